@@ -1,0 +1,1 @@
+"""Benchmark problems, hand-written Numba baselines and timing helpers for jitgrad."""

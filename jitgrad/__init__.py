@@ -1,0 +1,18 @@
+"""jitgrad: reverse-mode gradients of plain NumPy/loop Python, emitted as readable source and
+compiled with numba.njit.
+
+    import jitgrad as jg
+
+    @jg.grad
+    def f(x):
+        return np.square(x)
+
+    f(3.0)  # 6.0
+"""
+
+from .api import GradFunction, check_grad, grad, value_and_grad
+from .errors import JitgradError, ShapeError, SignatureError, UnsupportedError
+
+__all__ = ["grad", "value_and_grad", "check_grad", "GradFunction", "JitgradError",
+           "UnsupportedError", "SignatureError", "ShapeError"]
+__version__ = "0.1.0"

@@ -1,0 +1,307 @@
+"""The public entry points: `grad`, `value_and_grad`, `check_grad`.
+
+`grad(f, wrt=...)` reads and fences ``f`` at once (unsupported code is refused at decoration),
+and at each call specialises to the arguments' signature (kind and rank of every argument, as
+Numba specialises), runs the pipeline parse → reverse → optimise → emit → compile once per
+signature, and calls the compiled entry. Guarantees: each gradient has its argument's type and
+shape (float in, float out; array in, array of the same shape and dtype out); a tuple ``wrt``
+gives a tuple; an integer, bool or complex argument in ``wrt`` is refused with a clear error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import os
+import re
+
+import numpy as np
+
+from . import compile as _compile
+from . import ir
+from .emit import emit_module, kernel_names
+from .errors import JitgradError, Loc, ShapeError, SignatureError
+from .optimise import optimise
+from .parse import FunctionSource, build
+from .reverse import transform
+from .types import Type, type_of_value
+
+
+@dataclasses.dataclass(eq=False)
+class Compiled:
+    """One specialisation: the IR, the generated source, and the compiled entry."""
+
+    types: tuple
+    ir: ir.Function
+    source: str
+    path: str
+    entry: object
+    forward: object
+    adjoint: object
+
+
+def _key(a):
+    t = type(a)
+    if t is np.ndarray:
+        return (a.dtype.kind, a.ndim)
+    return t
+
+
+class GradFunction:
+    """A function's gradient (or value and gradient), compiled per call signature."""
+
+    def __init__(self, fn, wrt=0, *, with_value: bool = False):
+        if not callable(fn):
+            raise TypeError(f"jitgrad.grad needs a function, got {type(fn).__name__}")
+        self.fn = fn
+        self.with_value = with_value
+        self.src = FunctionSource.of(fn)
+        self.param_names = [a.arg for a in self.src.node.args.args]
+        self.signature = inspect.signature(self.src.fn)
+        self.wrt_tuple = isinstance(wrt, (tuple, list))
+        self.wrt = [self._position(w) for w in (wrt if self.wrt_tuple else (wrt,))]
+        if not self.wrt:
+            raise SignatureError("wrt is empty: name at least one argument to differentiate")
+        self._compiled: dict[tuple, Compiled] = {}
+        self._last: Compiled | None = None
+        functools.update_wrapper(self, fn)
+
+    def _position(self, w) -> int:
+        if isinstance(w, bool) or not isinstance(w, (int, np.integer, str)):
+            raise SignatureError(f"wrt must name arguments by position or name, got {w!r}")
+        if isinstance(w, str):
+            if w not in self.param_names:
+                raise SignatureError(f"{self.src.qualname} has no argument named {w!r} "
+                                     f"(its arguments: {', '.join(self.param_names)})")
+            return self.param_names.index(w)
+        n = len(self.param_names)
+        if not -n <= int(w) < n:
+            raise SignatureError(f"wrt={w} is out of range: {self.src.qualname} takes {n} "
+                                 "arguments")
+        return int(w) % n
+
+    # -- calling -------------------------------------------------------------------------
+
+    def _arguments(self, args, kwargs) -> list:
+        if kwargs or len(args) != len(self.param_names):
+            try:
+                bound = self.signature.bind(*args, **kwargs)
+            except TypeError as e:
+                raise SignatureError(f"{self.src.qualname}(): {e}") from None
+            bound.apply_defaults()
+            args = [bound.arguments[n] for n in self.param_names]
+        else:
+            args = list(args)
+        for k, a in enumerate(args):
+            if type(a) is np.ndarray and a.ndim == 0:
+                args[k] = a[()]
+            elif isinstance(a, (list, tuple)):
+                raise SignatureError(f"argument {self.param_names[k]!r} is a "
+                                     f"{type(a).__name__}; pass a NumPy array")
+        return args
+
+    def __call__(self, *args, **kwargs):
+        args = self._arguments(args, kwargs)
+        compiled = self._compiled.get(tuple(map(_key, args)))
+        if compiled is None:
+            compiled = self._specialise(args)
+        self._last = compiled
+        try:
+            value, grads = compiled.entry(*args)
+        except Exception as e:  # noqa: BLE001 - re-raised with the user's line where we can
+            raise _explain(e, compiled) from e
+        grads = tuple(_like(g, args[k]) for g, k in zip(grads, self.wrt))
+        out = grads if self.wrt_tuple else grads[0]
+        return (value, out) if self.with_value else out
+
+    def _specialise(self, args) -> Compiled:
+        types = []
+        for name, a in zip(self.param_names, args):
+            types.append(type_of_value(a, f"argument {name!r}"))
+        for k in self.wrt:
+            if types[k].kind != "f":
+                raise SignatureError(
+                    f"cannot differentiate with respect to argument {self.param_names[k]!r}: it "
+                    f"is {'an integer' if types[k].kind == 'i' else 'a bool'} "
+                    f"({type(args[k]).__name__}); pass a float or a float array",
+                    self.src.loc(self.src.node))
+        key = tuple(map(_key, args))
+        by_type = tuple(types)
+        for c in self._compiled.values():  # same kinds and ranks: reuse the generated code
+            if c.types == by_type:
+                self._compiled[key] = c
+                return c
+        compiled = self._compile(by_type)
+        self._compiled[key] = compiled
+        return compiled
+
+    def _compile(self, types: tuple) -> Compiled:
+        fn_ir = build(self.src, list(types))
+        grad = transform(fn_ir, self.wrt, fn_ir.namer)
+        optimise(grad)
+        signature = ", ".join(f"{n}: {t}" for n, t in zip(self.param_names, types))
+        source = emit_module(grad, signature, [self.param_names[k] for k in self.wrt])
+        names = list(kernel_names(grad))
+        path, fns = _compile.load(self.src.fn.__name__, source, names)
+        return Compiled(types, fn_ir, source, path, fns[names[2]], fns[names[0]], fns[names[1]])
+
+    # -- looking inside ------------------------------------------------------------------
+
+    def _for(self, args, kwargs) -> Compiled:
+        if args or kwargs:
+            args = self._arguments(args, kwargs)
+            return self._compiled.get(tuple(map(_key, args))) or self._specialise(args)
+        if self._last is None:
+            raise JitgradError("no signature compiled yet: call the function first, or pass "
+                               "example arguments")
+        return self._last
+
+    def source(self, *args, **kwargs) -> str:
+        """The generated forward and adjoint source, for the last call or for these arguments."""
+        return self._for(args, kwargs).source
+
+    def ir(self, *args, **kwargs) -> str:
+        """The forward graph in the compact, typed IR form."""
+        return ir.format_function(self._for(args, kwargs).ir)
+
+    def __repr__(self) -> str:
+        kind = "value_and_grad" if self.with_value else "grad"
+        wrt = [self.param_names[k] for k in self.wrt]
+        return f"<jitgrad.{kind} of {self.src.qualname} wrt {', '.join(wrt)}>"
+
+
+def _like(g, arg):
+    """The gradient in its argument's type: float for a scalar, its dtype and shape otherwise."""
+    if isinstance(arg, np.ndarray):
+        g = np.asarray(g)
+        if g.dtype != arg.dtype:
+            g = g.astype(arg.dtype)
+        return g
+    if isinstance(arg, np.floating):
+        return type(arg)(g)
+    return float(g)
+
+
+_GEN_LINE = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def user_loc_of_generated_line(source: str, lineno: int) -> str | None:
+    """The ``# file:line: source`` comment that heads generated line ``lineno``."""
+    lines = source.splitlines()
+    for k in range(min(lineno, len(lines)) - 1, -1, -1):
+        text = lines[k].strip()
+        if text.startswith("# ") and ":" in text and not text.startswith("# Generated"):
+            return text[2:]
+        if text.startswith("def "):
+            return None
+    return None
+
+
+def _explain(e: Exception, compiled: Compiled) -> Exception:
+    """A failure inside generated code, with the user's line that produced it."""
+    if isinstance(e, JitgradError):
+        return e
+    text = str(e)
+    where = None
+    for path, line in _GEN_LINE.findall(text):
+        if os.path.abspath(path) == os.path.abspath(compiled.path):
+            where = (int(line), user_loc_of_generated_line(compiled.source, int(line)))
+    if where is None:
+        tb = e.__traceback__
+        while tb is not None:
+            if os.path.abspath(tb.tb_frame.f_code.co_filename) == os.path.abspath(compiled.path):
+                where = (tb.tb_lineno, user_loc_of_generated_line(compiled.source, tb.tb_lineno))
+            tb = tb.tb_next
+    kind = "Numba could not compile" if _compile.is_compile_error(e) else "error in"
+    msg = f"{kind} the generated gradient code ({type(e).__name__}: {text.splitlines()[0] if text else ''})"
+    if where is not None:
+        msg += f"\n  generated line: {compiled.path}:{where[0]}"
+        if where[1]:
+            msg += f"\n  from your code: {where[1]}"
+    return JitgradError(msg)
+
+
+# ----------------------------------------------------------------------------- public API
+
+
+def grad(fn=None, wrt=0):
+    """The gradient of a scalar function: ``@grad``, ``@grad(wrt=...)`` or ``grad(f, wrt)``.
+
+    ``wrt`` is an argument position, an argument name, or a tuple of them (a tuple gives a tuple
+    of gradients).
+    """
+    if fn is None:
+        return lambda f: GradFunction(f, wrt)
+    if isinstance(fn, (int, str, tuple, list)) and not callable(fn):
+        wrt_given = fn
+        return lambda f: GradFunction(f, wrt_given)
+    return GradFunction(fn, wrt)
+
+
+def value_and_grad(fn=None, wrt=0):
+    """Like `grad`, returning ``(value, gradient)``."""
+    if fn is None:
+        return lambda f: GradFunction(f, wrt, with_value=True)
+    return GradFunction(fn, wrt, with_value=True)
+
+
+class GradientCheckError(JitgradError, AssertionError):
+    """`check_grad` found a gradient that disagrees with finite differences."""
+
+
+def numeric_grad(f, args, k, eps=1e-6):
+    """Central finite differences of ``f(*args)`` with respect to argument ``k``."""
+    args = list(args)
+    x = args[k]
+    if isinstance(x, np.ndarray):
+        g = np.zeros(x.shape)
+        flat = x.astype(np.float64).copy()
+        for i in np.ndindex(*x.shape):
+            orig = flat[i]
+            flat[i] = orig + eps
+            args[k] = flat.copy()
+            up = f(*args)
+            flat[i] = orig - eps
+            args[k] = flat.copy()
+            down = f(*args)
+            flat[i] = orig
+            g[i] = (up - down) / (2 * eps)
+        return g
+    args[k] = float(x) + eps
+    up = f(*args)
+    args[k] = float(x) - eps
+    down = f(*args)
+    return (up - down) / (2 * eps)
+
+
+def check_grad(fn, *args, wrt=None, eps=1e-6, rtol=1e-5, atol=1e-7):
+    """Compare jitgrad's gradient with central finite differences; raise on a mismatch.
+
+    ``wrt`` defaults to every float argument. Returns the worst relative error found.
+    """
+    src_fn = fn.fn if isinstance(fn, GradFunction) else fn
+    if wrt is None:
+        wrt = tuple(k for k, a in enumerate(args)
+                    if isinstance(a, (float, np.floating))
+                    or (isinstance(a, np.ndarray) and a.dtype.kind == "f"))
+    wrt = tuple(wrt) if isinstance(wrt, (tuple, list)) else (wrt,)
+    g = GradFunction(src_fn, wrt)
+    grads = g(*args)
+    worst = 0.0
+    for k, got in zip(g.wrt, grads):
+        want = numeric_grad(src_fn, args, k, eps)
+        err = np.abs(np.asarray(got) - want)
+        scale = atol + rtol * np.abs(want)
+        rel = float(np.max(err / (np.abs(want) + atol))) if np.size(err) else 0.0
+        worst = max(worst, rel)
+        if np.any(err > scale) or not np.all(np.isfinite(got)):
+            name = g.param_names[k]
+            raise GradientCheckError(
+                f"gradient with respect to {name!r} disagrees with finite differences: "
+                f"max abs error {float(np.max(err)):.3g}\n jitgrad: {got}\n finite diff: {want}")
+    return worst
+
+
+__all__ = ["grad", "value_and_grad", "check_grad", "GradFunction", "Loc", "Type",
+           "ShapeError"]

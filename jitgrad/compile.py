@@ -1,0 +1,113 @@
+"""Generated source → a real file → ``numba.njit``. The one module that imports Numba.
+
+Takes module source text (from `emit`) and the names of its functions. Guarantees:
+
+* The source lives in a real ``.py`` file under the cache folder (``JITGRAD_CACHE_DIR``, else the
+  user's cache folder), named by a hash of its text: tracebacks, ``inspect``, pdb and Numba's own
+  messages show it, and Numba's ``cache=True`` can persist the machine code next to it, so a
+  second process skips compilation.
+* A file is created once, atomically (write a temporary file, then link it into place; a file
+  that is already there with the same text is left alone, so its time stamp, which Numba's cache
+  checks, stays valid). Two processes creating the same entry at once both succeed; an entry
+  whose text is damaged is rewritten; a Numba cache that cannot be loaded is recompiled.
+* ``JITGRAD_DISABLE_JIT=1`` (like ``NUMBA_DISABLE_JIT``) runs the generated source as plain
+  Python, so pdb and print work inside it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import re
+import sys
+import tempfile
+
+import numba
+
+DISABLE_JIT = os.environ.get("JITGRAD_DISABLE_JIT", "") not in ("", "0")
+
+
+def jit(fn):
+    """``numba.njit(cache=True)``, or the function itself under ``JITGRAD_DISABLE_JIT=1``."""
+    if DISABLE_JIT:
+        return fn
+    return numba.njit(cache=True)(fn)
+
+
+def cache_dir() -> str:
+    """Where generated modules live: one folder per Python/Numba variant."""
+    base = os.environ.get("JITGRAD_CACHE_DIR")
+    if not base:
+        root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        base = os.path.join(root, "jitgrad")
+    variant = f"py{sys.version_info[0]}{sys.version_info[1]}-numba{numba.__version__}"
+    if DISABLE_JIT:
+        variant += "-nojit"
+    path = os.path.join(base, variant)
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def _write_once(path: str, text: str) -> None:
+    data = text.encode()
+    try:
+        with open(path, "rb") as f:
+            if f.read() == data:
+                return  # already there: keep its time stamp
+        damaged = True
+    except FileNotFoundError:
+        damaged = False
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        if damaged:
+            os.replace(tmp, path)
+            tmp = None
+        else:
+            try:
+                os.link(tmp, path)  # fails if another process created it first: keep theirs
+            except FileExistsError:
+                pass
+    finally:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def module_path(stem: str, source: str) -> str:
+    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+    stem = re.sub(r"\W", "_", stem)
+    return os.path.join(cache_dir(), f"{stem}_{digest}.py")
+
+
+def load(stem: str, source: str, names: list[str]) -> tuple[str, dict]:
+    """Write ``source`` to its file, import it, jit ``names``; return (path, {name: function})."""
+    path = module_path(stem, source)
+    _write_once(path, source)
+    mod_name = "jitgrad_generated." + os.path.splitext(os.path.basename(path))[0]
+    spec = importlib.util.spec_from_file_location(mod_name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[mod_name] = module  # Numba's disk cache re-imports the module by name
+    spec.loader.exec_module(module)
+    functions = {}
+    for name in names:
+        fn = jit(getattr(module, name))
+        setattr(module, name, fn)  # the entry calls the jitted kernels through the module
+        functions[name] = fn
+    return path, functions
+
+
+def is_compile_error(exc: BaseException) -> bool:
+    return isinstance(exc, (numba.core.errors.TypingError, numba.core.errors.LoweringError,
+                            numba.core.errors.UnsupportedError))
+
+
+def drop_disk_cache(fn) -> None:
+    """Forget a Numba disk cache that could not be loaded, so the next call recompiles."""
+    cache = getattr(fn, "_cache", None)
+    if cache is not None:
+        try:
+            cache.flush()
+        except Exception:  # noqa: BLE001 - a damaged cache is exactly what we are recovering
+            pass

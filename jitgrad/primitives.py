@@ -1,0 +1,401 @@
+"""The table of supported operations.
+
+Each `Primitive` says, in one place: its name, how NumPy computes it (`impl`, used by the tape and
+whenever a rule runs on concrete arrays), the type of its result (`type_rule`), how it is written
+in the generated Numba source (`emit`), and whether it has a derivative (the rules themselves live
+in `rules.py`, one per primitive). A primitive is callable: on arrays it runs `impl`; on the
+symbolic values of `reverse.py` it records an equation. That is how one rule table serves both
+the source transform and the interpreted tape.
+
+Emission templates use ``np`` for NumPy and ``_rt`` for `jitgrad.runtime` (loop helpers Numba
+compiles quickly, standing in for the NumPy forms Numba rejects or compiles slowly).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Callable
+
+import numpy as np
+
+from .types import Type, broadcast_ndim, promote_kinds
+
+PRIMITIVES: dict[str, Primitive] = {}
+
+
+@dataclasses.dataclass(eq=False)
+class Primitive:
+    name: str
+    impl: Callable
+    type_rule: Callable  # (in_types, params) -> out Type
+    emit: Callable  # (arg_sources, params, in_types) -> expression source
+    differentiable: bool = True
+    elementwise: bool = False  # broadcasts its array operands (adjoints are unbroadcast)
+
+    def __call__(self, *args, **params):
+        from .symbolic import Sym  # the transform's symbolic values
+
+        for a in args:
+            if isinstance(a, Sym):
+                return a.builder.apply(self, args, params)
+        return self.impl(*args, **params)
+
+    def __repr__(self) -> str:
+        return f"<primitive {self.name}>"
+
+
+def primitive(name, impl, type_rule, emit, **kw) -> Primitive:
+    p = Primitive(name, impl, type_rule, emit, **kw)
+    PRIMITIVES[name] = p
+    return p
+
+
+# ----------------------------------------------------------------------------- type rules
+
+
+def _float_elementwise(ts, p):
+    return Type("f", broadcast_ndim(*ts))
+
+
+def _arith(ts, p):
+    return Type(promote_kinds(*(t.kind for t in ts)), broadcast_ndim(*ts))
+
+
+def _arith_no_bool(ts, p):
+    kind = promote_kinds("i", *(t.kind for t in ts))
+    return Type(kind, broadcast_ndim(*ts))
+
+
+def _compare(ts, p):
+    return Type("b", broadcast_ndim(*ts))
+
+
+def _same(ts, p):
+    return ts[0]
+
+
+def _where(ts, p):
+    return Type(promote_kinds(ts[1].kind, ts[2].kind), broadcast_ndim(*ts))
+
+
+# ----------------------------------------------------------------------------- elementwise
+
+
+def _unary(name, fn, np_name=None, differentiable=True, type_rule=_float_elementwise):
+    np_name = np_name or name
+    primitive(name, fn, type_rule, lambda a, p, t: f"np.{np_name}({a[0]})",
+              differentiable=differentiable, elementwise=True)
+
+
+def _binop(name, fn, op, type_rule, differentiable=True):
+    primitive(name, fn, type_rule, lambda a, p, t: f"{a[0]} {op} {a[1]}",
+              differentiable=differentiable, elementwise=True)
+
+
+neg = primitive("neg", np.negative, _arith_no_bool, lambda a, p, t: f"-{a[0]}",
+                elementwise=True)
+for _name in ("exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "arctan",
+              "arcsin", "arccos", "sinh", "cosh", "arcsinh"):
+    _unary(_name, getattr(np, _name))
+_unary("square", np.square, type_rule=_arith_no_bool)
+_unary("abs", np.abs, type_rule=_arith_no_bool)
+_unary("sign", np.sign, differentiable=False, type_rule=_arith_no_bool)
+_unary("floor", np.floor, differentiable=False)
+_unary("ceil", np.ceil, differentiable=False)
+_unary("isnan", np.isnan, differentiable=False, type_rule=_compare)
+primitive("logical_not", np.logical_not, _compare, lambda a, p, t: f"np.logical_not({a[0]})"
+          if t[0].ndim else f"not {a[0]}", differentiable=False, elementwise=True)
+
+_binop("add", np.add, "+", _arith_no_bool)
+_binop("sub", np.subtract, "-", _arith_no_bool)
+_binop("mul", np.multiply, "*", _arith_no_bool)
+_binop("div", np.true_divide, "/", _float_elementwise)
+_binop("pow", np.power, "**", _arith_no_bool)
+_binop("floordiv", np.floor_divide, "//", _arith_no_bool, differentiable=False)
+_binop("mod", np.mod, "%", _arith_no_bool, differentiable=False)
+for _name, _fn, _op in (("lt", np.less, "<"), ("le", np.less_equal, "<="),
+                        ("gt", np.greater, ">"), ("ge", np.greater_equal, ">="),
+                        ("eq", np.equal, "=="), ("ne", np.not_equal, "!=")):
+    _binop(_name, _fn, _op, _compare, differentiable=False)
+primitive("logical_and", np.logical_and, _compare,
+          lambda a, p, t: f"np.logical_and({a[0]}, {a[1]})" if max(x.ndim for x in t)
+          else f"({a[0]} and {a[1]})", differentiable=False, elementwise=True)
+primitive("logical_or", np.logical_or, _compare,
+          lambda a, p, t: f"np.logical_or({a[0]}, {a[1]})" if max(x.ndim for x in t)
+          else f"({a[0]} or {a[1]})", differentiable=False, elementwise=True)
+primitive("maximum", np.maximum, _arith_no_bool,
+          lambda a, p, t: f"np.maximum({a[0]}, {a[1]})" if max(x.ndim for x in t)
+          else f"max({a[0]}, {a[1]})", elementwise=True)
+primitive("minimum", np.minimum, _arith_no_bool,
+          lambda a, p, t: f"np.minimum({a[0]}, {a[1]})" if max(x.ndim for x in t)
+          else f"min({a[0]}, {a[1]})", elementwise=True)
+primitive("where", np.where, _where,
+          lambda a, p, t: f"np.where({a[0]}, {a[1]}, {a[2]})" if max(x.ndim for x in t)
+          else f"{a[1]} if {a[0]} else {a[2]}", elementwise=True)
+
+
+def _cast_impl(x, kind):
+    if np.ndim(x):
+        return np.asarray(x, dtype={"f": float, "i": np.int64, "b": bool}[kind])
+    return {"f": float, "i": int, "b": bool}[kind](x)
+
+
+def _cast_emit(a, p, t):
+    if t[0].ndim:
+        return f"{a[0]}.astype({ {'f': 'np.float64', 'i': 'np.int64', 'b': 'np.bool_'}[p['kind']]})"
+    return f"{ {'f': 'float', 'i': 'int', 'b': 'bool'}[p['kind']]}({a[0]})"
+
+
+primitive("cast", _cast_impl, lambda ts, p: Type(p["kind"], ts[0].ndim), _cast_emit)
+
+# ----------------------------------------------------------------------------- reductions
+
+
+def _reduce_type(ts, p):
+    t = ts[0]
+    kind = "i" if (p["op"] == "sum" and t.kind == "b") else t.kind
+    if p["axis"] is None:
+        return Type(kind, t.ndim if p["keepdims"] else 0)
+    return Type(kind, t.ndim if p["keepdims"] else t.ndim - 1)
+
+
+def reduced_shape_src(x: str, ndim: int, axis, keepdims: bool) -> str:
+    """Source of the shape tuple of ``x`` reduced over ``axis`` (None: all axes)."""
+    dims = []
+    for k in range(ndim):
+        if axis is None or k == axis:
+            if keepdims:
+                dims.append("1")
+        else:
+            dims.append(f"{x}.shape[{k}]")
+    return "(" + "".join(d + ", " for d in dims).rstrip(" ") + ")" if dims else "()"
+
+
+def _reduce_emit(op):
+    def emit(a, p, t):
+        axis, keep, ndim = p["axis"], p["keepdims"], t[0].ndim
+        if axis is None:
+            full = f"np.{op}({a[0]})"
+            if keep:
+                return f"np.full({reduced_shape_src(a[0], ndim, None, True)}, {full})"
+            return full
+        return f"_rt.{op}_axis({a[0]}, {axis}, {reduced_shape_src(a[0], ndim, axis, keep)})"
+    return emit
+
+
+def _reduce_impl(fn):
+    return lambda x, axis=None, keepdims=False: fn(x, axis=axis, keepdims=keepdims)
+
+
+reduce_sum = primitive("sum", _reduce_impl(np.sum),
+                       lambda ts, p: _reduce_type(ts, dict(p, op="sum")), _reduce_emit("sum"))
+reduce_max = primitive("max", _reduce_impl(np.max),
+                       lambda ts, p: _reduce_type(ts, dict(p, op="max")), _reduce_emit("max"))
+reduce_min = primitive("min", _reduce_impl(np.min),
+                       lambda ts, p: _reduce_type(ts, dict(p, op="min")), _reduce_emit("min"))
+
+# ----------------------------------------------------------------------------- linear algebra
+
+
+def _matmul_type(ts, p):
+    a, b = ts
+    ndim = {(1, 1): 0, (1, 2): 1, (2, 1): 1, (2, 2): 2}[(a.ndim, b.ndim)]
+    return Type(promote_kinds("f", a.kind, b.kind), ndim)
+
+
+matmul = primitive("matmul", np.matmul, _matmul_type, lambda a, p, t: f"{a[0]} @ {a[1]}"
+                   if t[0].ndim + t[1].ndim > 2 else f"np.dot({a[0]}, {a[1]})")
+outer = primitive("outer", np.outer, lambda ts, p: Type("f", 2),
+                  lambda a, p, t: f"np.outer({a[0]}, {a[1]})")
+
+
+def _transpose_impl(x, axes=None):
+    return np.transpose(x, axes)
+
+
+def _transpose_emit(a, p, t):
+    if p.get("axes") is None:
+        return f"{a[0]}.T" if t[0].ndim else a[0]
+    return f"np.transpose({a[0]}, {tuple(p['axes'])})"
+
+
+transpose = primitive("transpose", _transpose_impl, _same, _transpose_emit)
+
+
+def _reshape_type(ts, p):
+    return Type(ts[0].kind, len(ts) - 1)
+
+
+def _shape_src(items: list[str]) -> str:
+    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+
+reshape = primitive("reshape", lambda x, *dims: np.reshape(x, tuple(int(d) for d in dims)),
+                    _reshape_type,
+                    lambda a, p, t: f"_rt.reshape({a[0]}, {_shape_src(a[1:])})")
+reshape_like = primitive("reshape_like", lambda x, like: np.reshape(x, np.shape(like)),
+                         lambda ts, p: Type(ts[0].kind, ts[1].ndim),
+                         lambda a, p, t: f"_rt.reshape({a[0]}, {a[1]}.shape)"
+                         if t[1].ndim else f"{a[0]}.item()" if t[0].ndim else a[0])
+expand_dims = primitive("expand_dims", lambda x, axis: np.expand_dims(x, axis),
+                        lambda ts, p: Type(ts[0].kind, ts[0].ndim + 1),
+                        lambda a, p, t: f"np.expand_dims({a[0]}, {p['axis']})")
+broadcast_like = primitive(
+    "broadcast_like", lambda g, like: np.broadcast_to(g, np.shape(like)),
+    lambda ts, p: Type(ts[0].kind, ts[1].ndim),
+    lambda a, p, t: f"_rt.broadcast_like({a[0]}, {a[1]})" if t[1].ndim else a[0])
+sum_to_like = primitive(
+    "sum_to_like", lambda g, like: _sum_to(g, np.shape(like)),
+    lambda ts, p: Type(ts[0].kind, ts[1].ndim),
+    lambda a, p, t: _sum_to_emit(a, t))
+
+
+def _sum_to(g, shape):
+    """Sum ``g`` down to ``shape`` (undo NumPy broadcasting)."""
+    g = np.asarray(g)
+    lead = g.ndim - len(shape)
+    if lead > 0:
+        g = g.sum(axis=tuple(range(lead)))
+    axes = tuple(k for k, n in enumerate(shape) if n == 1 and g.shape[k] != 1)
+    if axes:
+        g = g.sum(axis=axes, keepdims=True)
+    return g if shape else float(g)
+
+
+def _sum_to_emit(a, t):
+    g, like = a
+    if t[1].ndim == 0:
+        return f"np.sum({g})" if t[0].ndim else g
+    for k in range(1, t[0].ndim - t[1].ndim + 1):  # sum away the leading axes, one by one
+        g = f"_rt.sum_axis({g}, 0, {a[0]}.shape[{k}:])"
+    return f"_rt.sum_to({g}, {like})"
+
+
+# ----------------------------------------------------------------------------- indexing
+
+
+def index_source(x: str, spec: tuple, args: list[str]) -> str:
+    """``x[...]`` for an index spec: items 'i' (an atom), 's' + 3 flags (slice parts), ':'."""
+    parts, k = [], 0
+    for item in spec:
+        if item == "i":
+            parts.append(args[k])
+            k += 1
+        elif item == ":":
+            parts.append(":")
+        else:
+            _, has_start, has_stop, has_step = item
+            bits = []
+            for present in (has_start, has_stop, has_step):
+                if present:
+                    bits.append(args[k])
+                    k += 1
+                else:
+                    bits.append("")
+            s = f"{bits[0]}:{bits[1]}" + (f":{bits[2]}" if has_step else "")
+            parts.append(s)
+    return f"{x}[{', '.join(parts)}]"
+
+
+def _index_value(spec, vals):
+    out, k = [], 0
+    for item in spec:
+        if item == "i":
+            out.append(int(vals[k]))
+            k += 1
+        elif item == ":":
+            out.append(slice(None))
+        else:
+            parts = []
+            for present in item[1:]:
+                parts.append(int(vals[k]) if present else None)
+                k += int(present)
+            out.append(slice(*parts))
+    return tuple(out)
+
+
+def _getitem_type(ts, p):
+    spec = p["index_spec"]
+    ints = sum(1 for s in spec if s == "i")
+    return Type(ts[0].kind, ts[0].ndim - ints)
+
+
+def _getitem_emit(a, p, t):
+    src = index_source(a[0], p["index_spec"], a[1:])
+    # A full-array result of basic indexing is a view: callers that keep it get a copy only where
+    # the analysis in reverse.py says the storage is written later.
+    return src
+
+
+getitem = primitive("getitem", lambda x, *idx, index_spec: x[_index_value(index_spec, idx)],
+                    _getitem_type, _getitem_emit)
+
+
+def _setitem_impl(x, v, *idx, index_spec):
+    x = np.array(x, dtype=float)
+    x[_index_value(index_spec, idx)] = v
+    return x
+
+
+# ``setitem`` returns the array it wrote into (same storage): ``y[i] = v`` becomes
+# ``y_1 = setitem(y, v, i)`` in the IR and ``y[i] = v`` in the generated source.
+setitem = primitive("setitem", _setitem_impl, lambda ts, p: ts[0],
+                    lambda a, p, t: index_source(a[0], p["index_spec"], a[2:]))
+
+# ``add_at`` is the adjoint of a read: ``g_x[idx] += v`` on an adjoint array jitgrad owns.
+add_at = primitive("add_at", lambda x, v, *idx, index_spec: np.add.at(
+    x, _index_value(index_spec, idx), v) or x, lambda ts, p: ts[0],
+    lambda a, p, t: index_source(a[0], p["index_spec"], a[2:]))
+
+# ----------------------------------------------------------------------------- shapes, allocation
+
+shape_dim = primitive("shape_dim", lambda x, axis: np.shape(x)[axis],
+                      lambda ts, p: Type("i", 0),
+                      lambda a, p, t: f"{a[0]}.shape[{p['axis']}]", differentiable=False)
+size = primitive("size", np.size, lambda ts, p: Type("i", 0), lambda a, p, t: f"{a[0]}.size",
+                 differentiable=False)
+
+
+def _alloc_type(kind):
+    return lambda ts, p: Type(p.get("kind", kind), len(ts) - p.get("extra", 0))
+
+
+def _dtype_src(p):
+    return {"f": "np.float64", "i": "np.int64", "b": "np.bool_"}[p.get("kind", "f")]
+
+
+zeros = primitive("zeros", lambda *dims, kind="f": np.zeros(tuple(int(d) for d in dims)),
+                  _alloc_type("f"),
+                  lambda a, p, t: f"np.zeros({_shape_src(a)}, {_dtype_src(p)})",
+                  differentiable=False)
+ones = primitive("ones", lambda *dims, kind="f": np.ones(tuple(int(d) for d in dims)),
+                 _alloc_type("f"),
+                 lambda a, p, t: f"np.ones({_shape_src(a)}, {_dtype_src(p)})",
+                 differentiable=False)
+empty = primitive("empty", lambda *dims, kind="f": np.empty(tuple(int(d) for d in dims)),
+                  _alloc_type("f"),
+                  lambda a, p, t: f"np.empty({_shape_src(a)}, {_dtype_src(p)})",
+                  differentiable=False)
+zeros_like = primitive("zeros_like", np.zeros_like, lambda ts, p: ts[0].with_kind("f"),
+                       lambda a, p, t: f"np.zeros_like({a[0]}, np.float64)"
+                       if t[0].ndim else "0.0", differentiable=False)
+ones_like = primitive("ones_like", np.ones_like, lambda ts, p: ts[0].with_kind("f"),
+                      lambda a, p, t: f"np.ones_like({a[0]}, np.float64)"
+                      if t[0].ndim else "1.0", differentiable=False)
+full = primitive("full", lambda v, *dims: np.full(tuple(int(d) for d in dims), v),
+                 lambda ts, p: Type(ts[0].kind if ts[0].kind != "b" else "b", len(ts) - 1),
+                 lambda a, p, t: f"np.full({_shape_src(a[1:])}, {a[0]})")
+copy = primitive("copy", lambda x: np.array(x, copy=True), _same,
+                 lambda a, p, t: f"{a[0]}.copy()" if t[0].ndim else a[0])
+
+
+def constant_source(value) -> str:
+    """Python source for a constant the builder folded (floats keep a decimal point)."""
+    if isinstance(value, float):
+        if math.isinf(value):
+            return "np.inf" if value > 0 else "-np.inf"
+        if math.isnan(value):
+            return "np.nan"
+        return repr(value)
+    return repr(value)

@@ -1,0 +1,675 @@
+"""Reverse mode: one forward IR function → a forward kernel that saves, and an adjoint kernel.
+
+Takes an `ir.Function` and the parameters to differentiate. Guarantees:
+
+* **Activity.** Only values that depend on a ``wrt`` parameter *and* reach the result get an
+  adjoint ("active"); nothing else is differentiated or saved.
+* **Symbolic zeros.** An adjoint is nothing until its first contribution, which is assigned
+  (``_b_x = c``); later ones add. An adjoint that a loop body or a branch adds into while it is
+  defined outside it is materialised (zeros) before that loop or branch.
+* **Unbroadcasting in one place** (`_unbroadcast`): elementwise rules return their share at the
+  broadcast shape; it is summed back to the input's shape here.
+* **Saving.** The adjoint reads forward values by their forward names. A value of the top-level
+  block is returned by the forward kernel; a value computed inside a loop or branch is pushed on
+  its own typed stack where it is computed and popped where the adjoint of that block begins.
+  Arrays whose storage is written in place later are saved as copies.
+* **In-place writes.** All versions of an array written in place (``y[i] = v``) share one adjoint
+  array: the adjoint of a write reads the slot's adjoint and then zeroes it; the adjoint of a read
+  adds into the slot.
+* **Loops** run backwards as ``for _ in range(trips)``; a loop-carried value's adjoint is
+  carried backwards the same way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from . import primitives as P
+from .errors import Loc, UnsupportedError
+from .ir import (Atom, Block, Carry, Const, Eqn, For, Function, If, Namer, Repeat, Var, While,
+                 sub_blocks, used_atoms, walk)
+from .rules import RULES
+from .symbolic import GraphBuilder, Sym
+from .types import INT, Type
+
+# Inputs that an adjoint equation reads only for their shape (no copy needed when saving them).
+_SHAPE_ONLY = {"zeros_like": {0}, "shape_dim": {0}, "size": {0}, "broadcast_like": {1},
+               "sum_to_like": {1}, "reshape_like": {1}}
+# Equations that hand back (part of) their input's memory.
+_VIEWS = {"getitem", "transpose", "reshape", "reshape_like", "expand_dims", "broadcast_like",
+          "setitem", "copy_ref"}
+
+
+@dataclasses.dataclass(eq=False)
+class Kernel:
+    """A function to emit: parameters, body, the atoms it returns."""
+
+    name: str
+    params: list[Var]
+    body: Block
+    returns: list[Atom]
+    loc: Loc | None = None
+
+
+@dataclasses.dataclass(eq=False)
+class Gradient:
+    """What the transform produces: two kernels and how they fit together."""
+
+    forward: Kernel  # returns (value, *saved)
+    adjoint: Kernel  # takes (*params, *saved); returns the gradients of wrt
+    fn: Function
+    wrt: list[int]
+
+
+@dataclasses.dataclass(eq=False)
+class _Adj:
+    var: Var  # the adjoint variable, ``_b_<name>``
+    zero: bool = True  # no contribution yet
+    owned: bool = False  # an array jitgrad allocated: in-place updates are safe
+    const: float | None = None  # a scalar adjoint known while building (the seed's neighbours)
+
+
+# ----------------------------------------------------------------------------- analyses
+
+
+def _home_map(fn: Function):
+    """For every variable: the block it is defined in, and for loop-carried values and loop
+    indices the loop body where each iteration's value lives."""
+    home: dict[int, Block] = {id(p): fn.body for p in fn.params}
+    iter_home: dict[int, Block] = {}
+    parent: dict[int, tuple] = {}  # id(block) -> (stmt, enclosing block)
+
+    def block(b: Block):
+        for s in b.stmts:
+            if isinstance(s, Eqn):
+                for o in s.outs:
+                    home[id(o)] = b
+                continue
+            for sb in sub_blocks(s):
+                parent[id(sb)] = (s, b)
+                block(sb)
+            if isinstance(s, If):
+                for m in s.merges:
+                    home[id(m.var)] = b
+            else:
+                for c in s.carries:
+                    home[id(c.var)] = b
+                    iter_home[id(c.var)] = s.body
+                home[id(s.trips)] = b
+                if isinstance(s, For):
+                    home[id(s.index)] = s.body
+    block(fn.body)
+    return home, iter_home, parent
+
+
+def _varied(fn: Function, wrt_vars) -> set[int]:
+    varied = {id(v) for v in wrt_vars}
+
+    def mark(v):
+        if id(v) not in varied and v.type.kind == "f":
+            varied.add(id(v))
+            return True
+        return False
+
+    def is_v(a):
+        return isinstance(a, Var) and id(a) in varied
+
+    changed = True
+    while changed:
+        changed = False
+        for s in walk(fn.body):
+            if isinstance(s, Eqn):
+                rules = RULES.get(s.prim)
+                if rules and any(is_v(a) and k < len(rules) and rules[k] is not None
+                                 for k, a in enumerate(s.ins)):
+                    for o in s.outs:
+                        changed |= mark(o)
+            elif isinstance(s, If):
+                for m in s.merges:
+                    if is_v(m.init) or is_v(m.update):
+                        changed |= mark(m.var)
+            else:
+                for c in s.carries:
+                    if is_v(c.init) or is_v(c.update):
+                        changed |= mark(c.var)
+    return varied
+
+
+def _useful(fn: Function) -> set[int]:
+    useful: set[int] = {id(fn.result)} if isinstance(fn.result, Var) else set()
+
+    def mark(a):
+        if isinstance(a, Var) and id(a) not in useful:
+            useful.add(id(a))
+            return True
+        return False
+
+    stmts = list(walk(fn.body))
+    changed = True
+    while changed:
+        changed = False
+        for s in reversed(stmts):
+            if isinstance(s, Eqn):
+                if any(id(o) in useful for o in s.outs):
+                    rules = RULES.get(s.prim) or ()
+                    for k, a in enumerate(s.ins):
+                        if k < len(rules) and rules[k] is not None:
+                            changed |= mark(a)
+            elif isinstance(s, If):
+                for m in s.merges:
+                    if id(m.var) in useful:
+                        changed |= mark(m.init) | mark(m.update)
+            else:
+                for c in s.carries:
+                    if id(c.var) in useful:
+                        changed |= mark(c.init) | mark(c.update)
+    return useful
+
+
+class _Storage:
+    """Union-find over variables that may share memory (views, in-place writes, carries)."""
+
+    def __init__(self, fn: Function):
+        self.parent: dict[int, int] = {}
+        self.mutated: set[int] = set()
+        for s in walk(fn.body):
+            if isinstance(s, Eqn):
+                if s.prim in _VIEWS and s.ins and isinstance(s.ins[0], Var) and s.out.type.ndim:
+                    self.union(s.out, s.ins[0])
+            else:
+                carries = s.merges if isinstance(s, If) else s.carries
+                for c in carries:
+                    if c.var.type.ndim:
+                        for a in (c.init, c.update):
+                            if isinstance(a, Var):
+                                self.union(c.var, a)
+        for s in walk(fn.body):
+            if isinstance(s, Eqn) and s.prim == "setitem":
+                self.mutated.add(self.find(id(s.out)))
+
+    def find(self, i: int) -> int:
+        while self.parent.get(i, i) != i:
+            i = self.parent[i]
+        return i
+
+    def union(self, a: Var, b: Var):
+        ra, rb = self.find(id(a)), self.find(id(b))
+        if ra != rb:
+            self.parent[ra] = rb
+
+    def written(self, v: Var) -> bool:
+        return v.type.ndim > 0 and self.find(id(v)) in self.mutated
+
+
+# ----------------------------------------------------------------------------- the transform
+
+
+class _Reverse:
+    def __init__(self, fn: Function, wrt: list[int], namer: Namer):
+        self.fn = fn
+        self.wrt = wrt
+        self.namer = namer
+        self.gb = GraphBuilder(namer)
+        self.home, self.iter_home, self.parent = _home_map(fn)
+        wrt_vars = [fn.params[k] for k in wrt]
+        varied = _varied(fn, wrt_vars)
+        useful = _useful(fn)
+        self.mutated_roots = {id(s.out.root) for s in walk(fn.body)
+                              if isinstance(s, Eqn) and s.prim == "setitem"}
+        active = {i for i in varied if i in useful}
+        self.active_keys: set[int] = set()
+        self.vars: dict[int, Var] = {id(p): p for p in fn.params}
+        for s in walk(fn.body):
+            for v in _defs(s):
+                self.vars[id(v)] = v
+        for i in active:
+            self.active_keys.add(id(self.key(self.vars[i])))
+        self.adj: dict[int, _Adj] = {}
+        self.adjoint_of_block: dict[int, Block] = {}  # id(forward block) -> adjoint block
+        self.forward_of_block: dict[int, Block] = {}  # id(adjoint block) -> forward block
+
+    # -- adjoint bookkeeping -------------------------------------------------------------
+
+    def key(self, v: Var) -> Var:
+        """Versions of an array written in place share their first version's adjoint."""
+        return v.root if id(v.root) in self.mutated_roots else v
+
+    def active(self, a) -> bool:
+        return isinstance(a, Var) and id(self.key(a)) in self.active_keys
+
+    def state(self, v: Var) -> _Adj:
+        k = self.key(v)
+        st = self.adj.get(id(k))
+        if st is None:
+            st = self.adj[id(k)] = _Adj(Var(self.namer.fresh("_b_" + k.name.lstrip("_")),
+                                            Type("f", k.type.ndim)))
+        return st
+
+    def grad_of(self, v: Var):
+        st = self.state(v)
+        if st.const is not None:
+            return st.const
+        return None if st.zero else self.gb.sym(st.var)
+
+    def put(self, target: Var, prim: str, ins: list, params=None):
+        self.gb.block.stmts.append(Eqn(prim, [target] if target is not None else [],
+                                       list(ins), dict(params or {}), self.gb.loc))
+
+    def acc(self, x: Var, c) -> None:
+        """Add the contribution ``c`` to the adjoint of ``x``."""
+        atom = self.gb.atom(c)
+        if isinstance(atom, Const) and atom.value == 0 and not isinstance(atom.value, bool):
+            return
+        st = self.state(x)
+        if isinstance(atom, Const) and not x.type.ndim and (st.zero or st.const is not None):
+            st.const = (st.const or 0.0) + float(atom.value)
+            st.zero = False
+            return
+        if st.const is not None:
+            self.materialise(x)
+        if st.zero:
+            if x.type.ndim and atom.type.ndim != x.type.ndim:
+                atom = self.gb.atom(P.broadcast_like(self.gb.sym(atom), self.gb.sym(x)))
+            self.put(st.var, "assign", [atom])
+            st.zero, st.owned = False, False
+        elif x.type.ndim and st.owned:
+            self.put(None, "iadd", [st.var, atom])
+        else:
+            self.put(st.var, "add", [st.var, atom])
+            st.owned = bool(x.type.ndim)  # a fresh array from the addition
+
+    def materialise(self, x: Var) -> None:
+        """Make ``x``'s adjoint a real value jitgrad owns (before a loop or branch adds to it)."""
+        st = self.state(x)
+        if st.const is not None:
+            self.put(st.var, "assign", [Const(st.const)])
+            st.const, st.zero, st.owned = None, False, True
+        elif st.zero:
+            if x.type.ndim:
+                self.put(st.var, "zeros_like", [x])
+            else:
+                self.put(st.var, "assign", [Const(0.0)])
+            st.zero, st.owned = False, True
+        elif x.type.ndim and not st.owned:
+            self.put(st.var, "copy", [st.var])
+            st.owned = True
+
+    # -- blocks --------------------------------------------------------------------------
+
+    def reverse_block(self, fblock: Block) -> Block:
+        ablock = Block()
+        self.adjoint_of_block[id(fblock)] = ablock
+        self.forward_of_block[id(ablock)] = fblock
+        saved = self.gb.block
+        self.gb.block = ablock
+        try:
+            self.prologue(fblock)
+            for s in reversed(fblock.stmts):
+                self.gb.loc = s.loc
+                if isinstance(s, Eqn):
+                    self.reverse_eqn(s)
+                elif isinstance(s, If):
+                    self.reverse_if(s)
+                else:
+                    self.reverse_loop(s)
+        finally:
+            self.gb.block = saved
+        return ablock
+
+    def prologue(self, fblock: Block):
+        """At the start of a loop body's adjoint: carried adjoints move to their updates."""
+        owner = self.parent.get(id(fblock))
+        if owner is None or not isinstance(owner[0], (For, While)) or owner[0].body is not fblock:
+            return
+        loop = owner[0]
+        carries = [c for c in loop.carries if self.active(c.var)
+                   and not (isinstance(c.update, Var) and self.key(c.update) is self.key(c.var))]
+        loop_vars = {id(c.var) for c in loop.carries}
+        swaps = []
+        for c in carries:
+            g = self.gb.sym(self.state(c.var).var)
+            if isinstance(c.update, Var) and id(c.update) in loop_vars:
+                tmp = self.gb.new_var(self.state(c.var).var.type, "_b_swap")
+                self.put(tmp, "assign", [g.atom])
+                swaps.append((c, tmp))
+            elif self.active(c.update):
+                self.acc(c.update, g)
+                if c.var.type.ndim:
+                    self.state(c.update).owned = True  # the carried name is rebound below
+        for c in carries:
+            st = self.state(c.var)
+            if c.var.type.ndim:
+                self.put(st.var, "zeros_like", [st.var])
+            else:
+                self.put(st.var, "assign", [Const(0.0)])
+            st.zero, st.owned = False, True
+        for c, tmp in swaps:
+            if self.active(c.update):
+                self.acc(c.update, self.gb.sym(tmp))
+
+    def outer_targets(self, stmt) -> list[Var]:
+        """Active adjoints that ``stmt``'s adjoint adds into but that live outside it."""
+        inside: set[int] = set()
+        versions = []
+        for s in walk(Block([stmt])):
+            for v in _defs(s):
+                inside.add(id(v))
+                versions.append(v)
+        out, seen = [], set()
+        for a in used_atoms(stmt) + versions:
+            if not isinstance(a, Var) or not self.active(a):
+                continue
+            k = self.key(a)
+            if id(k) in inside or id(k) in seen:
+                continue
+            seen.add(id(k))
+            out.append(k)
+        return out
+
+    def reverse_loop(self, s):
+        for x in self.outer_targets(s):
+            self.materialise(x)
+        for c in s.carries:
+            if self.active(c.var):
+                self.materialise(c.var)
+        body = self.reverse_block(s.body)
+        self.gb.block.stmts.append(Repeat(s.trips, body))
+        for c in s.carries:
+            if self.active(c.var) and self.active(c.init):
+                self.acc(c.init, self.gb.sym(self.state(c.var).var))
+
+    def reverse_if(self, s: If):
+        for x in self.outer_targets(s):
+            self.materialise(x)
+        branches = []
+        for fblock, pick in ((s.then, "init"), (s.orelse, "update")):
+            ablock = Block()
+            saved = self.gb.block
+            self.gb.block = ablock
+            for m in s.merges:
+                value = getattr(m, pick)
+                if self.active(m.var) and self.active(value):
+                    g = self.grad_of(m.var)
+                    if g is not None:
+                        self.acc(value, g)
+            self.gb.block = saved
+            inner = self.reverse_block(fblock)
+            ablock.stmts += inner.stmts
+            self.adjoint_of_block[id(fblock)] = ablock
+            self.forward_of_block[id(ablock)] = fblock
+            branches.append(ablock)
+        self.gb.loc = s.loc
+        if branches[0].stmts or branches[1].stmts:
+            self.gb.block.stmts.append(If(s.cond, branches[0], branches[1], [], s.loc))
+
+    # -- equations -----------------------------------------------------------------------
+
+    def value(self, a):
+        return self.gb.sym(a) if isinstance(a, Var) else a.value
+
+    def reverse_eqn(self, e: Eqn):
+        out = e.out if e.outs else None
+        if out is None or not self.active(out):
+            return
+        g = self.grad_of(out)
+        if g is None:
+            return
+        if e.prim == "setitem":
+            return self.reverse_setitem(e, g)
+        if e.prim == "getitem":
+            x = e.ins[0]
+            if self.active(x):
+                self.add_at(x, g, e.ins[1:], e.params["index_spec"])
+            return
+        rules = RULES.get(e.prim)
+        if rules is None:
+            return
+        ins = [self.value(a) for a in e.ins]
+        ans = self.gb.sym(out)
+        elementwise = P.PRIMITIVES[e.prim].elementwise
+        for k, a in enumerate(e.ins):
+            if k >= len(rules) or rules[k] is None or not self.active(a):
+                continue
+            try:
+                c = rules[k](g, ans, *ins, **e.params)
+            except UnsupportedError:
+                raise
+            if elementwise:
+                c = self.unbroadcast(c, a, e)
+            self.acc(a, c)
+
+    def unbroadcast(self, c, x: Var, e: Eqn):
+        """The single place where a broadcast contribution is summed back to ``x``'s shape."""
+        c_ndim = c.ndim if isinstance(c, Sym) else 0
+        if c_ndim == 0 and x.type.ndim == 0:
+            return c
+        others = [a for a in e.ins if a is not x and a.type.ndim > 0]
+        if c_ndim == x.type.ndim and not others:
+            return c  # the only array operand: the result has its shape
+        if c_ndim == x.type.ndim and all(o is x for o in e.ins if o.type.ndim):
+            return c
+        return P.sum_to_like(c, self.gb.sym(x))
+
+    def add_at(self, x: Var, g, idx: list, spec):
+        self.ensure_owned(x)
+        st = self.state(x)
+        self.put(None, "add_at", [st.var, self.gb.atom(g)] + list(idx), {"index_spec": spec})
+
+    def ensure_owned(self, x: Var):
+        st = self.state(x)
+        if st.zero:
+            self.put(st.var, "zeros_like", [x])
+            st.zero, st.owned = False, True
+        elif not st.owned:
+            self.put(st.var, "copy", [st.var])
+            st.owned = True
+
+    def reverse_setitem(self, e: Eqn, g):
+        x, v, idx = e.ins[0], e.ins[1], e.ins[2:]
+        spec = e.params["index_spec"]
+        if self.active(v):
+            c = P.getitem(g, *[self.value(i) for i in idx], index_spec=spec)
+            if isinstance(c, Sym) and c.ndim:
+                c = P.copy(c)
+            if isinstance(c, Sym) and c.ndim:
+                c = P.sum_to_like(c, self.gb.sym(v))
+            self.acc(v, c)
+        self.ensure_owned(x)
+        st = self.state(x)
+        self.put(None, "zero_at", [st.var] + list(idx), {"index_spec": spec})
+
+    # -- the whole function ----------------------------------------------------------------
+
+    def run(self) -> tuple[Block, list[Atom]]:
+        top = Block()
+        self.gb.block = top
+        self.gb.loc = self.fn.loc
+        if self.active(self.fn.result):
+            self.acc(self.fn.result, Const(1.0))
+        inner = self.reverse_block(self.fn.body)
+        top.stmts += inner.stmts
+        self.adjoint_of_block[id(self.fn.body)] = top
+        self.forward_of_block[id(top)] = self.fn.body
+        self.gb.block = top
+        self.gb.loc = self.fn.loc
+        grads = []
+        for k in self.wrt:
+            p = self.fn.params[k]
+            st = self.state(p)
+            if st.const is not None:
+                self.materialise(p)
+            if st.zero:
+                if p.type.ndim:
+                    self.put(st.var, "zeros_like", [p])
+                else:
+                    self.put(st.var, "assign", [Const(0.0)])
+                st.zero = False
+            grads.append(st.var)
+        return top, grads
+
+
+def _defs(s) -> list[Var]:
+    if isinstance(s, Eqn):
+        return list(s.outs)
+    if isinstance(s, If):
+        return [m.var for m in s.merges]
+    if isinstance(s, Repeat):
+        return []
+    out = [c.var for c in s.carries] + [s.trips]
+    if isinstance(s, For):
+        out.append(s.index)
+    return out
+
+
+# ----------------------------------------------------------------------------- saving
+
+
+class _Saver:
+    """Decides where each forward value the adjoint reads comes from, and wires it up."""
+
+    def __init__(self, rev: _Reverse, fn: Function):
+        self.rev = rev
+        self.fn = fn
+        self.storage = _Storage(fn)
+        self.needed: dict[int, dict[int, tuple[Var, bool]]] = {}  # block -> var -> (v, copy)
+
+    def collect(self, ablock: Block, chain: list[Block]):
+        fblock = self.rev.forward_of_block.get(id(ablock))
+        if fblock is not None:
+            chain = chain + [fblock]
+        for s in ablock.stmts:
+            if isinstance(s, Eqn):
+                shape_only = _SHAPE_ONLY.get(s.prim, set())
+                for k, a in enumerate(s.ins):
+                    self.note(a, chain, k in shape_only)
+            elif isinstance(s, If):
+                self.note(s.cond, chain, False)
+            elif isinstance(s, Repeat):
+                self.note(s.trips, chain, False)
+            for b in sub_blocks(s):
+                self.collect(b, chain)
+
+    def note(self, a, chain, shape_only: bool):
+        if not isinstance(a, Var) or id(a) not in self.rev.home:
+            return  # a constant, or a variable of the adjoint itself
+        ih = self.rev.iter_home.get(id(a))
+        home = ih if ih is not None and any(b is ih for b in chain) else self.rev.home[id(a)]
+        entry = self.needed.setdefault(id(home), {})
+        copy = self.storage.written(a) and not shape_only
+        old = entry.get(id(a))
+        entry[id(a)] = (a, copy or (old[1] if old else False))
+
+    def apply(self, adj_top: Block, namer: Namer):
+        """Insert saves into the forward body and pops into the adjoint; return the top-level
+        values to pass and the stacks to pass."""
+        self.collect(adj_top, [])
+        top_saved: list[tuple[Atom, Var]] = []  # (forward atom to return, adjoint parameter)
+        stacks: list[Var] = []
+        params = {id(p) for p in self.fn.params}
+        for home_id, entries in self.needed.items():
+            for v, copy in entries.values():
+                if home_id == id(self.fn.body):
+                    if id(v) in params:
+                        continue
+                    if copy:
+                        saved = Var(namer.fresh("_save_" + v.name.lstrip("_")), v.type)
+                        _insert_after_def(self.fn.body, v, Eqn("copy", [saved], [v], {}, None),
+                                          self.rev)
+                        top_saved.append((saved, v))
+                    else:
+                        top_saved.append((v, v))
+                    continue
+                stacks += self.stack(v, copy, home_id, namer)
+        return top_saved, stacks
+
+    def stack(self, v: Var, copy: bool, home_id: int, namer: Namer) -> list[Var]:
+        base = v.name.lstrip("_")
+        tape = Var(namer.fresh("_tape_" + base), Type(v.type.kind, v.type.ndim + 1))
+        count = Var(namer.fresh("_n_" + base), INT)
+        home = _find_block(self.fn.body, home_id)
+        # allocate before the top-level statement that contains the home block
+        top_stmt = _top_level_ancestor(self.rev.parent, home, self.fn.body)
+        capacity: Atom = Const(16)
+        if isinstance(top_stmt, For) and top_stmt.body is home and v.type.ndim == 0:
+            capacity = Var(namer.fresh("_cap_" + base), INT)
+            _insert_before(self.fn.body, top_stmt, Eqn(
+                "trip_count", [capacity], [top_stmt.start, top_stmt.stop, top_stmt.step], {},
+                None))
+        _insert_before(self.fn.body, top_stmt, Eqn(
+            "stack_alloc", [tape, count], [capacity], {"kind": v.type.kind, "ndim": v.type.ndim},
+            None))
+        push = Eqn("push", [], [tape, count, v], {"copy": copy, "ndim": v.type.ndim}, None)
+        _insert_push(home, v, push, self.rev)
+        pop = Eqn("pop", [v], [tape, count], {"ndim": v.type.ndim}, None)
+        ablock = self.rev.adjoint_of_block[home_id]
+        ablock.stmts.insert(0, pop)
+        return [tape, count]
+
+
+def _find_block(top: Block, block_id: int) -> Block:
+    if id(top) == block_id:
+        return top
+    for s in walk(top):
+        for b in sub_blocks(s):
+            if id(b) == block_id:
+                return b
+    raise KeyError(block_id)
+
+
+def _top_level_ancestor(parent, block: Block, top: Block):
+    stmt = None
+    while block is not top:
+        stmt, block = parent[id(block)]
+    return stmt
+
+
+def _insert_before(block: Block, anchor, stmt):
+    for k, s in enumerate(block.stmts):
+        if s is anchor:
+            block.stmts.insert(k, stmt)
+            return
+    raise AssertionError("anchor not found")
+
+
+def _insert_after_def(block: Block, v: Var, stmt, rev: _Reverse):
+    home = rev.home[id(v)]
+    for k, s in enumerate(home.stmts):
+        if v in _defs(s) and not (isinstance(s, (For, While)) and rev.iter_home.get(id(v)) is
+                                  home):
+            home.stmts.insert(k + 1, stmt)
+            return
+    raise AssertionError(f"definition of {v.name} not found")
+
+
+def _insert_push(home: Block, v: Var, push: Eqn, rev: _Reverse):
+    """Push where ``v``'s value for ``home`` is known: after its definition, or for a loop's
+    carried value or index, at the start of each iteration."""
+    if rev.iter_home.get(id(v)) is home:
+        home.stmts.insert(0, push)
+        return
+    for k, s in enumerate(home.stmts):
+        if v in _defs(s):
+            home.stmts.insert(k + 1, push)
+            return
+    # a loop index: defined by the loop whose body this is
+    home.stmts.insert(0, push)
+
+
+# ----------------------------------------------------------------------------- entry point
+
+
+def transform(fn: Function, wrt: list[int], namer: Namer) -> Gradient:
+    rev = _Reverse(fn, wrt, namer)
+    adj_body, grads = rev.run()
+    saver = _Saver(rev, fn)
+    top_saved, stacks = saver.apply(adj_body, namer)
+    forward = Kernel(fn.name + "_forward", list(fn.params), fn.body,
+                     [fn.result] + [a for a, _ in top_saved] + stacks, fn.loc)
+    adj_params = list(fn.params) + [v for _, v in top_saved] + stacks
+    adjoint = Kernel(fn.name + "_adjoint", adj_params, adj_body, grads, fn.loc)
+    return Gradient(forward, adjoint, fn, wrt)
+
+
+__all__ = ["transform", "Gradient", "Kernel", "Carry", "np"]

@@ -1,0 +1,158 @@
+"""One derivative rule per primitive, written in NumPy.
+
+``RULES[name]`` holds one function per input, ``vjp(g, ans, *ins, **params)``, returning that
+input's share of the gradient given ``g``, the gradient of the result ``ans``. Rules are plain
+NumPy: `jitgrad.tape` runs them on arrays, and the source transform runs them on `Sym`s, which
+record each operation as an equation of the adjoint. ``None`` marks an input that takes no
+gradient (an index, a shape, a template).
+
+For elementwise primitives (`Primitive.elementwise`) a rule may return its share at the
+broadcast shape of the result: the caller sums it back to the input's shape, in one place
+(`unbroadcast`). Other rules return exactly the input's shape.
+
+Kinks and ties follow one convention: the derivative there is the mean of the one-sided
+derivatives. So ``abs'(0) = 0``, ``maximum(a, b)`` at ``a == b`` sends half of ``g`` to each,
+and ``max`` over an axis shares ``g`` equally among tied maxima. Primitives with zero derivative
+almost everywhere (comparisons, ``sign``, ``floor``, ``//``) have no rule and pass no gradient.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import primitives as P
+
+RULES: dict[str, tuple] = {}
+
+
+def defvjp(name: str, *vjps) -> None:
+    assert name in P.PRIMITIVES, name
+    RULES[name] = vjps
+
+
+defvjp("neg", lambda g, ans, x: -g)
+defvjp("add", lambda g, ans, x, y: g, lambda g, ans, x, y: g)
+defvjp("sub", lambda g, ans, x, y: g, lambda g, ans, x, y: -g)
+defvjp("mul", lambda g, ans, x, y: g * y, lambda g, ans, x, y: g * x)
+defvjp("div", lambda g, ans, x, y: g / y, lambda g, ans, x, y: -(g * ans) / y)
+defvjp("pow", lambda g, ans, x, y: g * (y * x ** (y - 1)),
+       lambda g, ans, x, y: g * (ans * np.log(x)))
+defvjp("mod", lambda g, ans, x, y: g, lambda g, ans, x, y: -(g * np.floor(x / y)))
+defvjp("exp", lambda g, ans, x: g * ans)
+defvjp("expm1", lambda g, ans, x: g * (ans + 1.0))
+defvjp("log", lambda g, ans, x: g / x)
+defvjp("log1p", lambda g, ans, x: g / (x + 1.0))
+defvjp("sqrt", lambda g, ans, x: g / (ans * 2.0))
+defvjp("square", lambda g, ans, x: g * (x * 2.0))
+defvjp("sin", lambda g, ans, x: g * np.cos(x))
+defvjp("cos", lambda g, ans, x: -(g * np.sin(x)))
+defvjp("tan", lambda g, ans, x: g * (ans * ans + 1.0))
+defvjp("tanh", lambda g, ans, x: g * (1.0 - ans * ans))
+defvjp("arctan", lambda g, ans, x: g / (x * x + 1.0))
+defvjp("arcsin", lambda g, ans, x: g / np.sqrt(1.0 - x * x))
+defvjp("arccos", lambda g, ans, x: -(g / np.sqrt(1.0 - x * x)))
+defvjp("sinh", lambda g, ans, x: g * np.cosh(x))
+defvjp("cosh", lambda g, ans, x: g * np.sinh(x))
+defvjp("arcsinh", lambda g, ans, x: g / np.sqrt(x * x + 1.0))
+defvjp("abs", lambda g, ans, x: g * np.sign(x))
+
+
+def _tie_share(x, y):
+    """1 where x wins, 1/2 at a tie, 0 where y wins."""
+    return (x > y) + (x == y) * 0.5
+
+
+defvjp("maximum", lambda g, ans, x, y: g * _tie_share(x, y),
+       lambda g, ans, x, y: g * _tie_share(y, x))
+defvjp("minimum", lambda g, ans, x, y: g * _tie_share(y, x),
+       lambda g, ans, x, y: g * _tie_share(x, y))
+defvjp("where", None, lambda g, ans, c, x, y: g * c, lambda g, ans, c, x, y: g * ~c
+       if not isinstance(c, (bool, np.bool_)) else g * (not c))
+defvjp("cast", lambda g, ans, x, kind: g)
+defvjp("copy", lambda g, ans, x: g)
+
+
+def _keepdims_form(v, x, axis, keepdims):
+    """``v`` (a reduction's result or gradient) with the reduced axes kept, size 1."""
+    if keepdims or axis is None:
+        return v
+    return P.expand_dims(v, axis=axis)
+
+
+def _sum_vjp(g, ans, x, axis, keepdims):
+    return P.broadcast_like(_keepdims_form(g, x, axis, keepdims), x)
+
+
+def _chooser_vjp(g, ans, x, axis, keepdims):
+    """max/min: the gradient goes to the entries equal to the result, shared among ties."""
+    g = _keepdims_form(g, x, axis, keepdims)
+    hit = x == _keepdims_form(ans, x, axis, keepdims)
+    count = P.reduce_sum(hit * 1.0, axis=axis, keepdims=axis is not None)
+    return g * hit / count
+
+
+defvjp("sum", lambda g, ans, x, axis, keepdims: _sum_vjp(g, ans, x, axis, keepdims))
+defvjp("max", _chooser_vjp)
+defvjp("min", _chooser_vjp)
+
+
+def _matmul_a(g, ans, a, b):
+    if np.ndim(b) == 1:
+        return P.outer(g, b) if np.ndim(a) == 2 else g * b
+    return P.matmul(g, P.transpose(b))
+
+
+def _matmul_b(g, ans, a, b):
+    if np.ndim(a) == 1:
+        return P.outer(a, g) if np.ndim(b) == 2 else g * a
+    return P.matmul(P.transpose(a), g)
+
+
+defvjp("matmul", _matmul_a, _matmul_b)
+defvjp("outer", lambda g, ans, x, y: P.matmul(g, y), lambda g, ans, x, y: P.matmul(x, g))
+
+
+def _transpose_vjp(g, ans, x, axes=None):
+    if axes is None:
+        return P.transpose(g)
+    return P.transpose(g, axes=tuple(int(i) for i in np.argsort(axes)))
+
+
+defvjp("transpose", _transpose_vjp)
+defvjp("reshape", lambda g, ans, x, *dims: P.reshape_like(g, x), *([None] * 8))
+defvjp("reshape_like", lambda g, ans, x, like: P.reshape_like(g, x), None)
+defvjp("expand_dims", lambda g, ans, x, axis: P.reshape_like(g, x))
+defvjp("broadcast_like", lambda g, ans, x, like: P.sum_to_like(g, x), None)
+defvjp("sum_to_like", lambda g, ans, x, like: P.broadcast_like(g, x), None)
+defvjp("full", lambda g, ans, v, *dims: P.reduce_sum(g), *([None] * 8))
+
+
+# Indexing. The transform accumulates these in place into an adjoint array it owns (see
+# reverse.py); the NumPy forms below are what the tape runs.
+
+
+def _getitem_vjp(g, ans, x, *idx, index_spec):
+    out = np.zeros(np.shape(x))
+    return P.add_at(out, g, *idx, index_spec=index_spec)
+
+
+def _setitem_x_vjp(g, ans, x, v, *idx, index_spec):
+    out = np.array(g, dtype=float)
+    out[P._index_value(index_spec, idx)] = 0.0
+    return out
+
+
+def _setitem_v_vjp(g, ans, x, v, *idx, index_spec):
+    return unbroadcast(P.getitem(g, *idx, index_spec=index_spec), v)
+
+
+defvjp("getitem", _getitem_vjp, *([None] * 8))
+defvjp("setitem", _setitem_x_vjp, _setitem_v_vjp, *([None] * 8))
+
+
+def unbroadcast(contribution, like):
+    """Sum an elementwise rule's ``contribution`` back to the shape of ``like`` (one place)."""
+    c_ndim, x_ndim = np.ndim(contribution), np.ndim(like)
+    if x_ndim == 0 and c_ndim == 0:
+        return contribution
+    return P.sum_to_like(contribution, like)

@@ -1,0 +1,51 @@
+"""Independent central finite differences in float64: the reference gradients for the corpus.
+
+Nothing here uses jitgrad.  Each element of argument ``k`` is perturbed by
+``h = eps * max(1, |x|)`` in both directions; the quotient uses the step actually represented
+in float64 (``x + h`` minus ``x - h``).  Arguments are copied before every call, so a function
+that (wrongly) writes into its inputs cannot corrupt later evaluations.
+"""
+
+import numpy as np
+
+
+def _copied(args):
+    return tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+
+
+def _value(f, args):
+    return float(f(*_copied(args)))
+
+
+def _with(args, k, v):
+    return args[:k] + (v,) + args[k + 1:]
+
+
+def numeric_grad(f, args, k, eps=1e-6):
+    """Central-difference gradient of scalar ``f(*args)`` w.r.t. argument ``k``.
+
+    Argument ``k`` must be a Python float (result: float) or a float64 ndarray of any rank,
+    including 0-d (result: float64 array of the same shape).
+    """
+    args = tuple(args)
+    x = args[k]
+    if isinstance(x, np.ndarray):
+        if x.dtype != np.float64:
+            raise TypeError(f"argument {k} has dtype {x.dtype}, expected float64")
+        g = np.zeros(x.shape, dtype=np.float64)
+        for idx in np.ndindex(*x.shape):
+            h = eps * max(1.0, abs(float(x[idx])))
+            xp = x.copy()
+            xm = x.copy()
+            xp[idx] += h
+            xm[idx] -= h
+            fp = _value(f, _with(args, k, xp))
+            fm = _value(f, _with(args, k, xm))
+            g[idx] = (fp - fm) / (xp[idx] - xm[idx])
+        return g
+    if isinstance(x, float):
+        x = float(x)
+        h = eps * max(1.0, abs(x))
+        xp, xm = x + h, x - h
+        return (_value(f, _with(args, k, xp)) - _value(f, _with(args, k, xm))) / (xp - xm)
+    raise TypeError(f"argument {k} is {type(x).__name__}, expected float or float64 array")

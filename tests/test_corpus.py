@@ -1,0 +1,16 @@
+"""Straight-line corpus: jitgrad's values and gradients vs plain Python and finite differences."""
+
+import pytest
+from corpus import STRAIGHT_CASES
+from corpus_check import case_params, check_single_grad, check_value_and_grad, point_params
+
+
+@pytest.mark.parametrize(("case", "idx"), point_params(STRAIGHT_CASES))
+def test_value_and_grad(case, idx):
+    check_value_and_grad(case, idx)
+
+
+@pytest.mark.parametrize("by", ["position", "name"])
+@pytest.mark.parametrize("case", case_params(STRAIGHT_CASES))
+def test_grad_single_argument(case, by):
+    check_single_grad(case, by)
