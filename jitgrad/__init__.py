@@ -13,6 +13,14 @@ compiled with numba.njit.
 from .api import GradFunction, check_grad, grad, value_and_grad
 from .errors import JitgradError, ShapeError, SignatureError, UnsupportedError
 
-__all__ = ["grad", "value_and_grad", "check_grad", "GradFunction", "JitgradError",
-           "UnsupportedError", "SignatureError", "ShapeError"]
+__all__ = [
+           "GradFunction",
+           "JitgradError",
+           "ShapeError",
+           "SignatureError",
+           "UnsupportedError",
+           "check_grad",
+           "grad",
+           "value_and_grad",
+]
 __version__ = "0.1.0"

@@ -22,7 +22,7 @@ from . import compile as _compile
 from . import ir
 from .emit import emit_module, kernel_names
 from .errors import JitgradError, Loc, ShapeError, SignatureError
-from .optimise import optimise
+from .optimise import common_subexpressions, optimise
 from .parse import FunctionSource, build
 from .reverse import transform
 from .types import Type, type_of_value
@@ -41,13 +41,6 @@ class Compiled:
     adjoint: object
 
 
-def _key(a):
-    t = type(a)
-    if t is np.ndarray:
-        return (a.dtype.kind, a.ndim)
-    return t
-
-
 class GradFunction:
     """A function's gradient (or value and gradient), compiled per call signature."""
 
@@ -63,7 +56,9 @@ class GradFunction:
         self.wrt = [self._position(w) for w in (wrt if self.wrt_tuple else (wrt,))]
         if not self.wrt:
             raise SignatureError("wrt is empty: name at least one argument to differentiate")
-        self._compiled: dict[tuple, Compiled] = {}
+        self.n_params = len(self.param_names)
+        self._calls: dict[tuple, tuple] = {}  # argument key -> (Compiled, 0-d args, converters)
+        self._by_types: dict[tuple, Compiled] = {}  # kinds and ranks -> Compiled
         self._last: Compiled | None = None
         functools.update_wrapper(self, fn)
 
@@ -83,41 +78,42 @@ class GradFunction:
 
     # -- calling -------------------------------------------------------------------------
 
-    def _arguments(self, args, kwargs) -> list:
-        if kwargs or len(args) != len(self.param_names):
-            try:
-                bound = self.signature.bind(*args, **kwargs)
-            except TypeError as e:
-                raise SignatureError(f"{self.src.qualname}(): {e}") from None
-            bound.apply_defaults()
-            args = [bound.arguments[n] for n in self.param_names]
-        else:
-            args = list(args)
-        for k, a in enumerate(args):
-            if type(a) is np.ndarray and a.ndim == 0:
-                args[k] = a[()]
-            elif isinstance(a, (list, tuple)):
-                raise SignatureError(f"argument {self.param_names[k]!r} is a "
-                                     f"{type(a).__name__}; pass a NumPy array")
-        return args
+    def _bind(self, args, kwargs) -> tuple:
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise SignatureError(f"{self.src.qualname}(): {e}") from None
+        bound.apply_defaults()
+        return tuple(bound.arguments[n] for n in self.param_names)
 
     def __call__(self, *args, **kwargs):
-        args = self._arguments(args, kwargs)
-        compiled = self._compiled.get(tuple(map(_key, args)))
-        if compiled is None:
-            compiled = self._specialise(args)
+        if kwargs or len(args) != self.n_params:
+            args = self._bind(args, kwargs)
+        key = tuple([(a.dtype, a.ndim) if type(a) is np.ndarray else type(a) for a in args])
+        call = self._calls.get(key)
+        if call is None:
+            call = self._calls[key] = self._specialise(args)
+        compiled, scalars, post = call
         self._last = compiled
+        if scalars:  # 0-d arrays travel as scalars
+            args = [a[()] if k in scalars else a for k, a in enumerate(args)]
         try:
             value, grads = compiled.entry(*args)
-        except Exception as e:  # noqa: BLE001 - re-raised with the user's line where we can
+        except Exception as e:
             raise _explain(e, compiled) from e
-        grads = tuple(_like(g, args[k]) for g, k in zip(grads, self.wrt))
+        if post:
+            grads = tuple(p(g) if p else g for p, g in zip(post, grads))
         out = grads if self.wrt_tuple else grads[0]
         return (value, out) if self.with_value else out
 
-    def _specialise(self, args) -> Compiled:
+    def _specialise(self, args):
+        """Compile (or reuse) the kernels for these arguments' kinds and ranks; return them
+        with what the call must convert on the way in (0-d arrays) and out (dtypes)."""
         types = []
         for name, a in zip(self.param_names, args):
+            if isinstance(a, (list, tuple)):
+                raise SignatureError(f"argument {name!r} is a {type(a).__name__}; pass a NumPy "
+                                     "array")
             types.append(type_of_value(a, f"argument {name!r}"))
         for k in self.wrt:
             if types[k].kind != "f":
@@ -126,32 +122,30 @@ class GradFunction:
                     f"is {'an integer' if types[k].kind == 'i' else 'a bool'} "
                     f"({type(args[k]).__name__}); pass a float or a float array",
                     self.src.loc(self.src.node))
-        key = tuple(map(_key, args))
-        by_type = tuple(types)
-        for c in self._compiled.values():  # same kinds and ranks: reuse the generated code
-            if c.types == by_type:
-                self._compiled[key] = c
-                return c
-        compiled = self._compile(by_type)
-        self._compiled[key] = compiled
-        return compiled
+        types = tuple(types)
+        compiled = self._by_types.get(types)
+        if compiled is None:
+            compiled = self._by_types[types] = self._compile(types)
+        scalars = {k for k, a in enumerate(args) if type(a) is np.ndarray and a.ndim == 0}
+        post = [_converter(args[k]) for k in self.wrt]
+        return compiled, scalars, post if any(post) else None
 
     def _compile(self, types: tuple) -> Compiled:
         fn_ir = build(self.src, list(types))
+        common_subexpressions(fn_ir)
         grad = transform(fn_ir, self.wrt, fn_ir.namer)
         optimise(grad)
         signature = ", ".join(f"{n}: {t}" for n, t in zip(self.param_names, types))
         source = emit_module(grad, signature, [self.param_names[k] for k in self.wrt])
         names = list(kernel_names(grad))
-        path, fns = _compile.load(self.src.fn.__name__, source, names)
+        path, fns = _compile.load(self.src.fn.__name__, source, names, inline=names[:2])
         return Compiled(types, fn_ir, source, path, fns[names[2]], fns[names[0]], fns[names[1]])
 
     # -- looking inside ------------------------------------------------------------------
 
     def _for(self, args, kwargs) -> Compiled:
         if args or kwargs:
-            args = self._arguments(args, kwargs)
-            return self._compiled.get(tuple(map(_key, args))) or self._specialise(args)
+            return self._specialise(self._bind(args, kwargs))[0]
         if self._last is None:
             raise JitgradError("no signature compiled yet: call the function first, or pass "
                                "example arguments")
@@ -171,16 +165,17 @@ class GradFunction:
         return f"<jitgrad.{kind} of {self.src.qualname} wrt {', '.join(wrt)}>"
 
 
-def _like(g, arg):
-    """The gradient in its argument's type: float for a scalar, its dtype and shape otherwise."""
+def _converter(arg):
+    """How a gradient returns to its argument's type, or None when Numba's result already is."""
     if isinstance(arg, np.ndarray):
-        g = np.asarray(g)
-        if g.dtype != arg.dtype:
-            g = g.astype(arg.dtype)
-        return g
-    if isinstance(arg, np.floating):
-        return type(arg)(g)
-    return float(g)
+        if arg.ndim == 0:
+            return lambda g, dt=arg.dtype: np.asarray(g, dtype=dt)
+        if arg.dtype != np.float64:
+            return lambda g, dt=arg.dtype: g.astype(dt)
+        return None
+    if isinstance(arg, np.floating) and not isinstance(arg, np.float64):
+        return type(arg)
+    return None
 
 
 _GEN_LINE = re.compile(r'File "([^"]+)", line (\d+)')
@@ -303,5 +298,12 @@ def check_grad(fn, *args, wrt=None, eps=1e-6, rtol=1e-5, atol=1e-7):
     return worst
 
 
-__all__ = ["grad", "value_and_grad", "check_grad", "GradFunction", "Loc", "Type",
-           "ShapeError"]
+__all__ = [
+    "GradFunction",
+    "Loc",
+    "ShapeError",
+    "Type",
+    "check_grad",
+    "grad",
+    "value_and_grad",
+]

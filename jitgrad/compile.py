@@ -16,6 +16,7 @@ Takes module source text (from `emit`) and the names of its functions. Guarantee
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import os
@@ -81,8 +82,12 @@ def module_path(stem: str, source: str) -> str:
     return os.path.join(cache_dir(), f"{stem}_{digest}.py")
 
 
-def load(stem: str, source: str, names: list[str]) -> tuple[str, dict]:
-    """Write ``source`` to its file, import it, jit ``names``; return (path, {name: function})."""
+def load(stem: str, source: str, names: list[str], inline: list[str] = ()) -> tuple[str, dict]:
+    """Write ``source`` to its file, import it, jit ``names``; return (path, {name: function}).
+
+    Functions in ``inline`` are inlined into their callers at Numba's IR level: the entry that
+    calls both kernels is then compiled as one function, once (a jitted callee would be
+    optimised again inside its caller, which doubles compile time)."""
     path = module_path(stem, source)
     _write_once(path, source)
     mod_name = "jitgrad_generated." + os.path.splitext(os.path.basename(path))[0]
@@ -92,7 +97,9 @@ def load(stem: str, source: str, names: list[str]) -> tuple[str, dict]:
     spec.loader.exec_module(module)
     functions = {}
     for name in names:
-        fn = jit(getattr(module, name))
+        py_fn = getattr(module, name)
+        fn = py_fn if DISABLE_JIT else numba.njit(cache=True, inline="always" if name in inline
+                                                   else "never")(py_fn)
         setattr(module, name, fn)  # the entry calls the jitted kernels through the module
         functions[name] = fn
     return path, functions
@@ -107,7 +114,5 @@ def drop_disk_cache(fn) -> None:
     """Forget a Numba disk cache that could not be loaded, so the next call recompiles."""
     cache = getattr(fn, "_cache", None)
     if cache is not None:
-        try:
+        with contextlib.suppress(Exception):  # a damaged cache is what we are recovering from
             cache.flush()
-        except Exception:  # noqa: BLE001 - a damaged cache is exactly what we are recovering
-            pass

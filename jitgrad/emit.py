@@ -112,7 +112,11 @@ class _Writer:
             else:
                 self.line(indent, f"{out} = {tape}[{count}]")
         else:
-            expr = P.PRIMITIVES[prim].emit(a, e.params, types)
+            p = P.PRIMITIVES[prim]
+            if p.elementwise and any(t.ndim for t in types):
+                expr = f"_rt.{prim}({', '.join(a)})"  # see runtime.py: compiled once per machine
+            else:
+                expr = p.emit(a, e.params, types)
             self.line(indent, f"{out} = {expr}")
 
     def merges(self, carries, pick: str, indent: int):

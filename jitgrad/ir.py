@@ -55,7 +55,7 @@ class Const:
         return repr(self.value)
 
 
-Atom = Union[Var, Const]
+Atom = Union[Var, Const]  # noqa: UP007 - a runtime alias, must work on Python 3.10
 
 
 @dataclasses.dataclass(eq=False)

@@ -3,9 +3,11 @@
 Takes a `reverse.Gradient`; guarantees each pass keeps the values the kernels return and every
 side effect (in-place writes, tape pushes and pops), and only removes or simplifies the rest.
 
-Passes:
+Passes, in order:
 * ``dead_code``: drops equations whose results nothing reads (shape reads the builder made
   eagerly, branches of a rule that turned out zero, forward values the adjoint never needs).
+* ``common_subexpressions`` (on the forward IR, before the transform): computes a repeated
+  operation once.
 * ``fold_assigns``: writes a temporary's operation straight into the adjoint it is assigned to.
 """
 
@@ -50,34 +52,35 @@ def _blocks(stmt) -> list[Block]:
 
 def dead_code(block: Block, live_out: set[int]) -> None:
     """Remove pure equations whose outputs are not live, to a fixed point."""
-    while True:
-        live = set(live_out)
-        # every use anywhere keeps its definition (conservative across loops and branches)
-        def collect(b: Block):
-            for s in b.stmts:
-                for a in _uses(s):
-                    if isinstance(a, Var):
-                        live.add(id(a))
-                for sb in _blocks(s):
-                    collect(sb)
-        collect(block)
-        removed = False
+    while _prune(block, _live_uses(block, set(live_out))):
+        pass
 
-        def prune(b: Block):
-            nonlocal removed
-            keep = []
-            for s in b.stmts:
-                if isinstance(s, Eqn) and s.prim not in _EFFECTS and s.outs and not any(
-                        id(o) in live for o in s.outs):
-                    removed = True
-                    continue
-                for sb in _blocks(s):
-                    prune(sb)
-                keep.append(s)
-            b.stmts[:] = keep
-        prune(block)
-        if not removed:
-            return
+
+def _live_uses(block: Block, live: set[int]) -> set[int]:
+    """Every variable used anywhere (conservative across loops and branches)."""
+    for s in block.stmts:
+        for a in _uses(s):
+            if isinstance(a, Var):
+                live.add(id(a))
+        for sb in _blocks(s):
+            _live_uses(sb, live)
+    return live
+
+
+def _prune(block: Block, live: set[int]) -> bool:
+    """Drop pure equations whose results are not live; say whether any went."""
+    removed = False
+    keep = []
+    for s in block.stmts:
+        if isinstance(s, Eqn) and s.prim not in _EFFECTS and s.outs and not any(
+                id(o) in live for o in s.outs):
+            removed = True
+            continue
+        for sb in _blocks(s):
+            removed |= _prune(sb, live)
+        keep.append(s)
+    block.stmts[:] = keep
+    return removed
 
 
 def fold_assigns(block: Block, returned: set[int]) -> None:
@@ -111,6 +114,59 @@ def fold_assigns(block: Block, returned: set[int]) -> None:
             keep.append(s)
         b.stmts[:] = keep
     fold(block)
+
+
+_NOT_SHARED = _EFFECTS | {"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "copy",
+                          "assign", "trip_count"}
+
+
+def _atom_key(a):
+    return ("v", id(a)) if isinstance(a, Var) else ("c", type(a.value).__name__, a.value)
+
+
+def common_subexpressions(fn) -> None:
+    """An equation repeating an earlier one (same primitive, inputs and parameters, in the same
+    block or an enclosing one) reuses its result: the user who writes ``np.exp(z)`` twice gets
+    it computed, and differentiated, once. Runs on the forward IR (SSA) before the transform."""
+    replace: dict[int, Var] = {}
+
+    def sub(a):
+        return replace.get(id(a), a) if isinstance(a, Var) else a
+
+    def block(b: Block, seen: dict):
+        seen = dict(seen)
+        keep = []
+        for s in b.stmts:
+            if isinstance(s, Eqn):
+                _substitute(s, sub)
+            if isinstance(s, Eqn) and len(s.outs) == 1 and s.prim not in _NOT_SHARED:
+                key = (s.prim, tuple(_atom_key(a) for a in s.ins),
+                       tuple(sorted((k, repr(v)) for k, v in s.params.items())))
+                if key in seen:
+                    replace[id(s.out)] = seen[key]
+                    continue
+                seen[key] = s.out
+            for sb in _blocks(s):
+                block(sb, seen)
+            if not isinstance(s, Eqn):
+                _substitute(s, sub)  # after its blocks: carried updates name values inside them
+            keep.append(s)
+        b.stmts[:] = keep
+    block(fn.body, {})
+    fn.result = sub(fn.result)
+
+
+def _substitute(s, sub) -> None:
+    if isinstance(s, Eqn):
+        s.ins = [sub(a) for a in s.ins]
+        return
+    for name in ("start", "stop", "step", "cond", "exit_flag", "trips"):
+        if hasattr(s, name) and getattr(s, name) is not None and not (
+                name == "trips" and not isinstance(s, Repeat)):
+            setattr(s, name, sub(getattr(s, name)))
+    carries = s.merges if isinstance(s, If) else getattr(s, "carries", [])
+    for c in carries:
+        c.init, c.update = sub(c.init), sub(c.update)
 
 
 def optimise(grad) -> None:

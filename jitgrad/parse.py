@@ -17,11 +17,13 @@ from __future__ import annotations
 import ast
 import builtins
 import dataclasses
+import functools
 import inspect
 import linecache
 import operator
 import textwrap
 import types as pytypes
+from typing import ClassVar
 
 import numpy as np
 
@@ -45,7 +47,7 @@ class FunctionSource:
     lines: list[str]  # the file's lines, for error messages
     names: set[str]  # every identifier the function uses (generated names avoid them)
 
-    _cache = {}
+    _cache: ClassVar[dict] = {}
 
     @classmethod
     def of(cls, fn) -> FunctionSource:
@@ -161,9 +163,9 @@ def fence(src: FunctionSource) -> None:
                                        src.loc(sub))
             if isinstance(sub, (ast.For, ast.While)) and sub.orelse:
                 raise UnsupportedError("`else` on a loop is not supported", src.loc(sub))
-            if isinstance(sub, ast.Constant) and isinstance(sub.value, (str, bytes)):
-                if not (isinstance(stmt, ast.Expr) and sub is stmt.value):
-                    raise UnsupportedError("strings are not supported", src.loc(sub))
+            if (isinstance(sub, ast.Constant) and isinstance(sub.value, (str, bytes))
+                    and not (isinstance(stmt, ast.Expr) and sub is stmt.value)):
+                raise UnsupportedError("strings are not supported", src.loc(sub))
             if isinstance(sub, ast.Constant) and isinstance(sub.value, complex):
                 raise UnsupportedError("complex numbers are not supported", src.loc(sub))
 
@@ -292,7 +294,7 @@ class Builder:
             if rest:
                 self.gb.loc = self.src.loc(rest[0])
                 self.build_if(S._apply("logical_not", flag),
-                              lambda: self.build_stmts(rest), lambda: None, rest[0])
+                              functools.partial(self.build_stmts, rest), lambda: None, rest[0])
             return
 
     def jump_flag(self):
@@ -519,8 +521,7 @@ class Builder:
                 t = self.gb.atom(b).type if _is_atom_value(b) else None
                 if t is None or t.kind not in "ib" or t.ndim:
                     raise UnsupportedError("range() bounds must be integers", self.loc(a))
-            start, stop, step = ([0] + bounds + [1])[1:] if len(bounds) == 1 else (
-                bounds + [1] if len(bounds) == 2 else bounds)
+            start, stop, step = {1: [0, *bounds, 1], 2: [*bounds, 1], 3: bounds}[len(bounds)]
             if isinstance(step, int) and step == 0:
                 raise ShapeError("range() step must not be zero", self.loc(call))
             self.build_for(stmt, stmt.target.id, start, stop, step, None)
@@ -653,9 +654,8 @@ class Builder:
                 continue
             if name in carry_vars:
                 self.env[name] = self.gb.sym(carry_vars[name])
-            elif name not in self.env or env_end[name] is not self.env[name]:
-                if name not in self.env:
-                    self.env[name] = _Undefined(f"`{name}` is only defined inside a loop")
+            elif name not in self.env:
+                self.env[name] = _Undefined(f"`{name}` is only defined inside a loop")
 
     def stmt_While(self, stmt):
         flags = self.loop_flags(stmt.body)

@@ -27,9 +27,24 @@ import dataclasses
 import numpy as np
 
 from . import primitives as P
-from .errors import Loc, UnsupportedError
-from .ir import (Atom, Block, Carry, Const, Eqn, For, Function, If, Namer, Repeat, Var, While,
-                 sub_blocks, used_atoms, walk)
+from .errors import Loc
+from .ir import (
+    Atom,
+    Block,
+    Carry,
+    Const,
+    Eqn,
+    For,
+    Function,
+    If,
+    Namer,
+    Repeat,
+    Var,
+    While,
+    sub_blocks,
+    used_atoms,
+    walk,
+)
 from .rules import RULES
 from .symbolic import GraphBuilder, Sym
 from .types import INT, Type
@@ -432,10 +447,7 @@ class _Reverse:
         for k, a in enumerate(e.ins):
             if k >= len(rules) or rules[k] is None or not self.active(a):
                 continue
-            try:
-                c = rules[k](g, ans, *ins, **e.params)
-            except UnsupportedError:
-                raise
+            c = rules[k](g, ans, *ins, **e.params)
             if elementwise:
                 c = self.unbroadcast(c, a, e)
             self.acc(a, c)
@@ -672,4 +684,4 @@ def transform(fn: Function, wrt: list[int], namer: Namer) -> Gradient:
     return Gradient(forward, adjoint, fn, wrt)
 
 
-__all__ = ["transform", "Gradient", "Kernel", "Carry", "np"]
+__all__ = ["Carry", "Gradient", "Kernel", "np", "transform"]

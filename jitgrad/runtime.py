@@ -54,7 +54,7 @@ def max_axis(x, axis, out_shape):
         for j in range(1, n):
             for b in range(post):
                 v = xc[a, j, b]
-                if v > out[a, b] or v != v:
+                if v > out[a, b] or np.isnan(v):
                     out[a, b] = v
     return out.reshape(out_shape)
 
@@ -71,7 +71,7 @@ def min_axis(x, axis, out_shape):
         for j in range(1, n):
             for b in range(post):
                 v = xc[a, j, b]
-                if v < out[a, b] or v != v:
+                if v < out[a, b] or np.isnan(v):
                     out[a, b] = v
     return out.reshape(out_shape)
 
@@ -129,3 +129,173 @@ def push(tape, n, value):
         tape = bigger
     tape[n] = value
     return tape, n + 1
+
+
+# --------------------------------------------------------------------------- elementwise
+# One small compiled function per elementwise primitive, called for array operands. Numba
+# compiles each (primitive, argument types) once per machine and keeps it in its disk cache, so
+# a new gradient's compile time is spent on calls, not on re-deriving the same array kernels.
+
+@jit
+def neg(x):
+    return -x
+
+@jit
+def exp(x):
+    return np.exp(x)
+
+@jit
+def log(x):
+    return np.log(x)
+
+@jit
+def log1p(x):
+    return np.log1p(x)
+
+@jit
+def expm1(x):
+    return np.expm1(x)
+
+@jit
+def sqrt(x):
+    return np.sqrt(x)
+
+@jit
+def sin(x):
+    return np.sin(x)
+
+@jit
+def cos(x):
+    return np.cos(x)
+
+@jit
+def tan(x):
+    return np.tan(x)
+
+@jit
+def tanh(x):
+    return np.tanh(x)
+
+@jit
+def arctan(x):
+    return np.arctan(x)
+
+@jit
+def arcsin(x):
+    return np.arcsin(x)
+
+@jit
+def arccos(x):
+    return np.arccos(x)
+
+@jit
+def sinh(x):
+    return np.sinh(x)
+
+@jit
+def cosh(x):
+    return np.cosh(x)
+
+@jit
+def arcsinh(x):
+    return np.arcsinh(x)
+
+@jit
+def square(x):
+    return x * x
+
+@jit
+def abs(x):
+    return np.abs(x)
+
+@jit
+def sign(x):
+    return np.sign(x)
+
+@jit
+def floor(x):
+    return np.floor(x)
+
+@jit
+def ceil(x):
+    return np.ceil(x)
+
+@jit
+def isnan(x):
+    return np.isnan(x)
+
+@jit
+def logical_not(x):
+    return np.logical_not(x)
+
+@jit
+def add(x, y):
+    return x + y
+
+@jit
+def sub(x, y):
+    return x - y
+
+@jit
+def mul(x, y):
+    return x * y
+
+@jit
+def div(x, y):
+    return x / y
+
+@jit
+def pow(x, y):
+    return x ** y
+
+@jit
+def floordiv(x, y):
+    return x // y
+
+@jit
+def mod(x, y):
+    return x % y
+
+@jit
+def lt(x, y):
+    return x < y
+
+@jit
+def le(x, y):
+    return x <= y
+
+@jit
+def gt(x, y):
+    return x > y
+
+@jit
+def ge(x, y):
+    return x >= y
+
+@jit
+def eq(x, y):
+    return x == y
+
+@jit
+def ne(x, y):
+    return x != y
+
+@jit
+def logical_and(x, y):
+    return np.logical_and(x, y)
+
+@jit
+def logical_or(x, y):
+    return np.logical_or(x, y)
+
+@jit
+def maximum(x, y):
+    return np.maximum(x, y)
+
+@jit
+def minimum(x, y):
+    return np.minimum(x, y)
+
+@jit
+def where(c, x, y):
+    return np.where(c, x, y)

@@ -471,4 +471,4 @@ def scalar_only(name, x, loc):
         raise UnsupportedError(f"{name} of an array (use the np. function)", loc)
 
 
-__all__ = ["GraphBuilder", "Sym", "NUMPY", "MATH", "FLOAT", "INT"]
+__all__ = ["FLOAT", "INT", "MATH", "NUMPY", "GraphBuilder", "Sym"]
