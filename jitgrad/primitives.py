@@ -34,11 +34,12 @@ class Primitive:
     elementwise: bool = False  # broadcasts its array operands (adjoints are unbroadcast)
 
     def __call__(self, *args, **params):
-        from .symbolic import Sym  # the transform's symbolic values
-
+        # A value that records operations (the transform's `Sym`, the tape's `Tensor`) says so
+        # with a ``_jitgrad_apply`` method; anything else is computed with NumPy.
         for a in args:
-            if isinstance(a, Sym):
-                return a.builder.apply(self, args, params)
+            apply = getattr(type(a), "_jitgrad_apply", None)
+            if apply is not None:
+                return apply(a, self, args, params)
         return self.impl(*args, **params)
 
     def __repr__(self) -> str:

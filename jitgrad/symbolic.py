@@ -143,6 +143,9 @@ class Sym:
     def __repr__(self) -> str:
         return f"Sym({self.atom!r}: {self.type})"
 
+    def _jitgrad_apply(self, prim, args, params):
+        return self.builder.apply(prim, args, params)
+
     # Python truth and float conversion need a run-time value: refuse with the user's line.
     def __bool__(self):
         raise UnsupportedError(
