@@ -131,6 +131,10 @@ primitive("maximum", np.maximum, _arith_no_bool,
 primitive("minimum", np.minimum, _arith_no_bool,
           lambda a, p, t: f"np.minimum({a[0]}, {a[1]})" if max(x.ndim for x in t)
           else f"min({a[0]}, {a[1]})", elementwise=True)
+tie_share = primitive("tie_share", lambda x, y: np.greater(x, y) + np.equal(x, y) * 0.5,
+                      _float_elementwise,
+                      lambda a, p, t: f"({a[0]} > {a[1]}) + ({a[0]} == {a[1]}) * 0.5",
+                      differentiable=False, elementwise=True)
 primitive("where", np.where, _where,
           lambda a, p, t: f"np.where({a[0]}, {a[1]}, {a[2]})" if max(x.ndim for x in t)
           else f"{a[1]} if {a[0]} else {a[2]}", elementwise=True)
@@ -235,6 +239,35 @@ def _shape_src(items: list[str]) -> str:
 reshape = primitive("reshape", lambda x, *dims: np.reshape(x, tuple(int(d) for d in dims)),
                     _reshape_type,
                     lambda a, p, t: f"_rt.reshape({a[0]}, {_shape_src(a[1:])})")
+def _spread_impl(g, like, axis=None):
+    shape = np.shape(like)
+    if axis is None:
+        return np.full(shape, np.reshape(g, ()))
+    keep = list(shape)
+    keep[axis] = 1
+    return np.broadcast_to(np.reshape(g, keep), shape).copy()
+
+
+def _choose_share_impl(x, m, axis=None):
+    if axis is None:
+        hit = x == np.reshape(m, ())
+        return hit / hit.sum()
+    keep = list(np.shape(x))
+    keep[axis] = 1
+    hit = x == np.reshape(m, keep)
+    return hit / hit.sum(axis=axis, keepdims=True)
+
+
+# The adjoints of reductions. ``spread`` copies a reduced value back along ``axis`` (kept or
+# not in ``g``) to the shape of ``like``; ``choose_share`` weighs the entries of ``x`` equal to
+# their reduction ``m`` (a max or min), 1/count each, so tied maxima share the gradient.
+spread = primitive("spread", _spread_impl, lambda ts, p: Type("f", ts[1].ndim),
+                   lambda a, p, t: f"_rt.broadcast_like({a[0]}, {a[1]})" if p["axis"] is None
+                   else f"_rt.spread({a[0]}, {a[1]}, {p['axis']})")
+choose_share = primitive("choose_share", _choose_share_impl, lambda ts, p: Type("f", ts[0].ndim),
+                         lambda a, p, t: f"_rt.choose_share_all({a[0]}, {a[1]})"
+                         if p["axis"] is None else f"_rt.choose_share({a[0]}, {a[1]}, "
+                         f"{p['axis']})", differentiable=False)
 reshape_like = primitive("reshape_like", lambda x, like: np.reshape(x, np.shape(like)),
                          lambda ts, p: Type(ts[0].kind, ts[1].ndim),
                          lambda a, p, t: f"_rt.reshape({a[0]}, {a[1]}.shape)"

@@ -57,38 +57,24 @@ defvjp("arcsinh", lambda g, ans, x: g / np.sqrt(x * x + 1.0))
 defvjp("abs", lambda g, ans, x: g * np.sign(x))
 
 
-def _tie_share(x, y):
-    """1 where x wins, 1/2 at a tie, 0 where y wins."""
-    return (x > y) + (x == y) * 0.5
-
-
-defvjp("maximum", lambda g, ans, x, y: g * _tie_share(x, y),
-       lambda g, ans, x, y: g * _tie_share(y, x))
-defvjp("minimum", lambda g, ans, x, y: g * _tie_share(y, x),
-       lambda g, ans, x, y: g * _tie_share(x, y))
+# tie_share(x, y): 1 where x wins, 1/2 at a tie, 0 where y wins.
+defvjp("maximum", lambda g, ans, x, y: g * P.tie_share(x, y),
+       lambda g, ans, x, y: g * P.tie_share(y, x))
+defvjp("minimum", lambda g, ans, x, y: g * P.tie_share(y, x),
+       lambda g, ans, x, y: g * P.tie_share(x, y))
 defvjp("where", None, lambda g, ans, c, x, y: g * c, lambda g, ans, c, x, y: g * ~c
        if not isinstance(c, (bool, np.bool_)) else g * (not c))
 defvjp("cast", lambda g, ans, x, kind: g)
 defvjp("copy", lambda g, ans, x: g)
 
 
-def _keepdims_form(v, x, axis, keepdims):
-    """``v`` (a reduction's result or gradient) with the reduced axes kept, size 1."""
-    if keepdims or axis is None:
-        return v
-    return P.expand_dims(v, axis=axis)
-
-
 def _sum_vjp(g, ans, x, axis, keepdims):
-    return P.broadcast_like(_keepdims_form(g, x, axis, keepdims), x)
+    return P.spread(g, x, axis=axis)
 
 
 def _chooser_vjp(g, ans, x, axis, keepdims):
     """max/min: the gradient goes to the entries equal to the result, shared among ties."""
-    g = _keepdims_form(g, x, axis, keepdims)
-    hit = x == _keepdims_form(ans, x, axis, keepdims)
-    count = P.reduce_sum(hit * 1.0, axis=axis, keepdims=axis is not None)
-    return g * hit / count
+    return P.spread(g, x, axis=axis) * P.choose_share(x, ans, axis=axis)
 
 
 defvjp("sum", lambda g, ans, x, axis, keepdims: _sum_vjp(g, ans, x, axis, keepdims))
@@ -123,6 +109,8 @@ defvjp("reshape", lambda g, ans, x, *dims: P.reshape_like(g, x), *([None] * 8))
 defvjp("reshape_like", lambda g, ans, x, like: P.reshape_like(g, x), None)
 defvjp("expand_dims", lambda g, ans, x, axis: P.reshape_like(g, x))
 defvjp("broadcast_like", lambda g, ans, x, like: P.sum_to_like(g, x), None)
+defvjp("spread", lambda g, ans, x, like, axis: P.reshape_like(
+    P.reduce_sum(g, axis=axis, keepdims=False), x), None)
 defvjp("sum_to_like", lambda g, ans, x, like: P.broadcast_like(g, x), None)
 defvjp("full", lambda g, ans, v, *dims: P.reduce_sum(g), *([None] * 8))
 

@@ -101,6 +101,47 @@ def sum_to(c, like):
 
 
 @jit
+def spread(g, like, axis):
+    """``g`` (``like`` reduced over ``axis``, the axis kept or not) copied back along ``axis``
+    to the shape of ``like``: the adjoint of a sum."""
+    pre, n, post = _split(like, axis)
+    gc = np.ascontiguousarray(g).reshape((pre, post))
+    out = np.empty((pre, n, post))
+    for a in range(pre):
+        for j in range(n):
+            for b in range(post):
+                out[a, j, b] = gc[a, b]
+    return out.reshape(like.shape)
+
+
+@jit
+def choose_share(x, m, axis):
+    """Weights of the entries of ``x`` equal to ``m`` (its max or min over ``axis``, kept or
+    not): 1/count each, 0 elsewhere, so tied extremes share the gradient equally."""
+    pre, n, post = _split(x, axis)
+    xc = np.ascontiguousarray(x).reshape((pre, n, post))
+    mc = np.ascontiguousarray(m).reshape((pre, post))
+    out = np.zeros((pre, n, post))
+    for a in range(pre):
+        for b in range(post):
+            count = 0
+            for j in range(n):
+                if xc[a, j, b] == mc[a, b]:
+                    count += 1
+            for j in range(n):
+                if xc[a, j, b] == mc[a, b]:
+                    out[a, j, b] = 1.0 / count
+    return out.reshape(x.shape)
+
+
+@jit
+def choose_share_all(x, m):
+    """``choose_share`` over all axes (``m`` is the max or min of the whole array)."""
+    hit = x == m
+    return hit / np.sum(hit)
+
+
+@jit
 def broadcast_like(g, like):
     """``g`` broadcast to the shape of ``like``, as a new array."""
     return np.zeros(like.shape) + g
@@ -295,6 +336,11 @@ def maximum(x, y):
 @jit
 def minimum(x, y):
     return np.minimum(x, y)
+
+@jit
+def tie_share(x, y):
+    return (x > y) + (x == y) * 0.5
+
 
 @jit
 def where(c, x, y):

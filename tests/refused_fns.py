@@ -1,0 +1,352 @@
+"""Functions jitgrad must refuse, used by ``test_refusals.py``.
+
+They live in a real file because jitgrad reads a function's source. The line where jitgrad
+should point carries a marker comment ``# refused: <tag>``; the tests look the marker up to
+find the expected line number, so lines can be added or moved freely. Each tag is unique.
+
+Nothing here is meant to be differentiated successfully.
+"""
+
+import math
+
+import numpy as np
+
+WEIGHTS = np.array([1.0, 2.0, 3.0])  # a global array: functions must take it as an argument
+LABEL = "weights"  # a global string
+
+
+# ----------------------------------------------------------------------------- decoration time
+# The fence (and the reading of the source) refuses these when `jitgrad.grad(f)` is called.
+
+
+def uses_try(x):
+    try:  # refused: try
+        y = x * 2.0
+    except ValueError:
+        y = x
+    return y
+
+
+def uses_with(x):
+    with np.errstate(all="ignore"):  # refused: with
+        y = x / 0.0
+    return y
+
+
+def uses_assert(x):
+    assert x > 0.0  # refused: assert
+    return x * x
+
+
+def uses_string(x):
+    name = "x"  # refused: string
+    return x * len(name)
+
+
+def uses_string_argument(x):
+    return np.sum(x.astype("float64"))  # refused: string-arg
+
+
+def uses_print_string(x):
+    print("value")  # refused: print-string
+    return x
+
+
+def uses_raise(x):
+    if x > 0.0:
+        raise ValueError  # refused: raise
+    return x
+
+
+def uses_nested_def(x):
+    def inner(t):  # refused: nested-def
+        return t * t
+
+    return inner(x)
+
+
+def uses_class(x):
+    class Box:  # refused: class
+        pass
+
+    return x
+
+
+def uses_inner_lambda(x):
+    f = lambda t: t * t  # refused: inner-lambda  # noqa: E731
+    return f(x)
+
+
+def uses_list_comprehension(x):
+    return sum([x * k for k in range(3)])  # refused: listcomp
+
+
+def uses_generator_expression(x):
+    return sum(x * k for k in range(3))  # refused: genexp
+
+
+def uses_dict(x):
+    d = {"a": x}  # refused: dict
+    return d["a"]
+
+
+def uses_fstring(x):
+    return f"{x}"  # refused: fstring
+
+
+def uses_walrus(x):
+    if (y := x * 2.0) > 1.0:  # refused: walrus
+        return y
+    return x
+
+
+def uses_global_statement(x):
+    global WEIGHTS  # refused: global
+    return x
+
+
+def uses_import(x):
+    import math as m  # refused: import
+
+    return m.sin(x)
+
+
+def uses_del(x):
+    y = x * 2.0
+    del y  # refused: del
+    return x
+
+
+def uses_complex_constant(x):
+    return x * 2j  # refused: complex-constant
+
+
+def uses_for_else(x):
+    s = 0.0
+    for k in range(3):  # refused: for-else
+        s = s + x * k
+    else:
+        s = s + 1.0
+    return s
+
+
+def uses_match(x):
+    match x:  # refused: match
+        case _:
+            return x
+
+
+def uses_starargs(*xs):  # refused: varargs
+    return xs[0]
+
+
+def uses_kwonly(x, *, scale=1.0):  # refused: kwonly
+    return x * scale
+
+
+def is_generator(x):  # refused: generator
+    yield x * x
+
+
+class Model:
+    """Methods and callable objects are not plain functions."""
+
+    def __init__(self, scale):
+        self.scale = scale
+
+    def loss(self, x):
+        return self.scale * x * x
+
+    def __call__(self, x):
+        return self.scale * x * x
+
+
+def make_closure():
+    scale = 2.0
+
+    def scaled(x):  # refused: closure
+        return scale * x
+
+    return scaled
+
+
+closure = make_closure()
+
+lambda_fn = lambda x: x * x  # refused: lambda  # noqa: E731
+
+# A function without source: created by exec, so inspect cannot read it.
+_namespace: dict = {}
+exec("def no_source(x):\n    return x * x\n", _namespace)  # noqa: S102
+no_source = _namespace["no_source"]
+
+
+# ----------------------------------------------------------------------------- first call
+# These pass the fence; building the graph for the arguments' types refuses them.
+
+
+def returns_array(x):
+    return x * 2.0  # refused: returns-array
+
+
+def returns_tuple(x):
+    return x, x * 2.0  # refused: returns-tuple
+
+
+def returns_nothing(x):  # refused: returns-nothing
+    x * 2.0
+
+
+def fft_sum(x):
+    return np.sum(np.fft.fft(x))  # refused: fft
+
+
+def inv_sum(x):
+    return np.sum(np.linalg.inv(x))  # refused: inv
+
+
+def sort_sum(x):
+    return np.sum(np.sort(x))  # refused: sort
+
+
+def cumsum_sum(x):
+    return np.sum(np.cumsum(x))  # refused: cumsum
+
+
+def fancy_index(x, idx):
+    return np.sum(x[idx])  # refused: fancy-index
+
+
+def boolean_index(x):
+    return np.sum(x[x > 0.0])  # refused: bool-index
+
+
+def global_array(x):
+    return np.sum(x * WEIGHTS)  # refused: global-array
+
+
+def global_string(x):
+    return x * len(LABEL)  # refused: global-string
+
+
+def uses_print(x):
+    print(x)  # refused: print
+    return x * x
+
+
+def uses_round(x):
+    return round(x) + x  # refused: round
+
+
+def uses_sum_builtin(x):
+    return sum(x)  # refused: sum-builtin
+
+
+def recursive(x, n):
+    if n <= 0:
+        return x
+    return x * recursive(x, n - 1)  # refused: recursion
+
+
+def rank_changing_loop(x):
+    s = 0.0
+    for _k in range(3):  # refused: rank-loop
+        s = s + x
+    return np.sum(s)
+
+
+def rank_changing_branch(x, flag):
+    if flag > 0.0:  # refused: rank-branch
+        y = x
+    else:
+        y = 0.0
+    return np.sum(y)
+
+
+def one_branch(x):
+    if x > 0.0:
+        y = x * 2.0
+    return y * y  # refused: one-branch
+
+
+def loop_only(x):
+    for k in range(3):
+        t = x * k
+    return t  # refused: loop-only
+
+
+def array_condition(x):
+    if x > 0.0:  # refused: array-condition
+        return 1.0
+    return np.sum(x)
+
+
+def shift_operator(x, n):
+    return x * (n << 1)  # refused: lshift
+
+
+def is_comparison(x):
+    if x is None:  # refused: is
+        return 0.0
+    return x
+
+
+def array_attribute(x):
+    return np.sum(x.imag)  # refused: attribute
+
+
+def missing_numpy_name(x):
+    return np.no_such_function(x)  # refused: missing-np
+
+
+def unpack_array(x):
+    a, b = x  # refused: unpack-array
+    return a * b
+
+
+def float_axis(x):
+    return np.sum(x, axis=0.5)  # refused: float-axis
+
+
+def axis_out_of_bounds(x):
+    return np.sum(x, axis=2)  # refused: axis-bounds
+
+
+def float_index(x):
+    return x[1.0]  # refused: float-index
+
+
+def too_many_indices(x):
+    return x[0, 0]  # refused: too-many-indices
+
+
+def rank3_matmul(a, b):
+    return np.sum(a @ b)  # refused: rank3-matmul
+
+
+def undefined_name(x):
+    return x * not_defined_anywhere  # refused: undefined-name  # noqa: F821
+
+
+def callee_with_string(t):
+    return t * len("abc")  # refused: callee-string
+
+
+def calls_bad_helper(x):
+    return callee_with_string(x)  # refused: calls-bad-helper
+
+
+def callee_with_print(t):
+    print(t)  # refused: callee-print
+    return t
+
+
+def calls_printing_helper(x):
+    return callee_with_print(x) * 2.0  # refused: calls-printing-helper
+
+
+def broadcast_mismatch(x, y):
+    return np.sum(x + y)  # refused: broadcast
+
+
+def uses_math(x):
+    return math.sin(x)
