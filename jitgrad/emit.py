@@ -63,7 +63,11 @@ class _Writer:
             elif isinstance(s, While):
                 self.while_(s, indent)
             elif isinstance(s, Repeat):
-                self.line(indent, f"for _ in range({atom_source(s.trips)}):")
+                if s.counter is None:
+                    self.line(indent, f"for _ in range({atom_source(s.trips)}):")
+                else:
+                    self.line(indent, f"for {s.counter.name} in range({atom_source(s.trips)} - 1, "
+                                      "-1, -1):")
                 self.last_loc = None
                 self.block(s.body, indent + 1)
                 self.last_loc = None
@@ -86,6 +90,10 @@ class _Writer:
             self.line(indent, f"{P.index_source(a[0], e.params['index_spec'], a[2:])} += {a[1]}")
         elif prim == "zero_at":
             self.line(indent, f"{P.index_source(a[0], e.params['index_spec'], a[1:])} = 0.0")
+        elif prim == "loop_index":
+            k, start, step = a
+            expr = k if step == "1" else f"{k} * {step}"
+            self.line(indent, f"{out} = {expr if start == '0' else f'{start} + {expr}'}")
         elif prim == "trip_count":
             self.line(indent, f"{out} = _rt.trip_count({a[0]}, {a[1]}, {a[2]})")
         elif prim == "stack_alloc":
@@ -101,6 +109,9 @@ class _Writer:
             if e.params["ndim"]:
                 value = f"{value}.copy()" if e.params["copy"] else value
                 self.line(indent, f"{tape}.append({value})")
+                self.line(indent, f"{count} += 1")
+            elif e.params.get("exact"):  # allocated for the loop's trip count: never full
+                self.line(indent, f"{tape}[{count}] = {value}")
                 self.line(indent, f"{count} += 1")
             else:
                 self.line(indent, f"{tape}, {count} = _rt.push({tape}, {count}, {value})")

@@ -135,6 +135,7 @@ class Repeat:
 
     trips: Atom
     body: Block
+    counter: Var | None = None  # when set: counts the iterations down, trips-1 .. 0
 
 
 @dataclasses.dataclass(eq=False)

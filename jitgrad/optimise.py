@@ -16,6 +16,7 @@ from __future__ import annotations
 from .ir import Block, Eqn, For, If, Repeat, Var, While
 
 _EFFECTS = {"setitem", "add_at", "zero_at", "iadd", "push", "pop", "stack_alloc"}
+# (``loop_index`` and ``assign`` in an adjoint prologue define values; they are pure.)
 
 
 def _uses(stmt) -> list:

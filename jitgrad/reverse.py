@@ -242,6 +242,7 @@ class _Reverse:
         for i in active:
             self.active_keys.add(id(self.key(self.vars[i])))
         self.adj: dict[int, _Adj] = {}
+        self.repeat_of: dict[int, Repeat] = {}  # id(forward loop) -> its adjoint loop
         self.adjoint_of_block: dict[int, Block] = {}  # id(forward block) -> adjoint block
         self.forward_of_block: dict[int, Block] = {}  # id(adjoint block) -> forward block
 
@@ -364,6 +365,13 @@ class _Reverse:
             if self.active(c.update):
                 self.acc(c.update, self.gb.sym(tmp))
 
+    def counter_of(self, loop) -> Var:
+        """The reverse iteration number of ``loop``'s adjoint (trips-1 down to 0)."""
+        rep = self.repeat_of[id(loop)]
+        if rep.counter is None:
+            rep.counter = Var(self.namer.fresh("_k"), INT)
+        return rep.counter
+
     def outer_targets(self, stmt) -> list[Var]:
         """Active adjoints that ``stmt``'s adjoint adds into but that live outside it."""
         inside: set[int] = set()
@@ -390,7 +398,8 @@ class _Reverse:
             if self.active(c.var):
                 self.materialise(c.var)
         body = self.reverse_block(s.body)
-        self.gb.block.stmts.append(Repeat(s.trips, body))
+        self.repeat_of[id(s)] = Repeat(s.trips, body)
+        self.gb.block.stmts.append(self.repeat_of[id(s)])
         for c in s.carries:
             if self.active(c.var) and self.active(c.init):
                 self.acc(c.init, self.gb.sym(self.state(c.var).var))
@@ -546,6 +555,7 @@ class _Saver:
         self.fn = fn
         self.storage = _Storage(fn)
         self.needed: dict[int, dict[int, tuple[Var, bool]]] = {}  # block -> var -> (v, copy)
+        self.capacity: dict[int, Var] = {}  # id(top-level for loop) -> its trip count
 
     def collect(self, ablock: Block, chain: list[Block]):
         fblock = self.rev.forward_of_block.get(id(ablock))
@@ -575,49 +585,94 @@ class _Saver:
 
     def apply(self, adj_top: Block, namer: Namer):
         """Insert saves into the forward body and pops into the adjoint; return the top-level
-        values to pass and the stacks to pass."""
+        values to pass and the stacks to pass.
+
+        Two values are rebuilt instead of saved: a ``for`` loop's index (``start + k * step``
+        from the reverse iteration number) and a carried value's update at the end of an
+        iteration, which is the carried value at the start of the next one (so the adjoint
+        keeps the value it popped one reverse iteration earlier)."""
         self.collect(adj_top, [])
+        loops = {}  # id(loop body) -> loop
+        for s in walk(self.fn.body):
+            if isinstance(s, (For, While)):
+                loops[id(s.body)] = s
+        prologue: dict[int, list] = {}  # id(forward block) -> equations before the pops
+        recompute: dict[int, list] = {}  # id(forward block) -> equations after the pops
+        work = [(home_id, v, copy) for home_id, entries in self.needed.items()
+                for v, copy in entries.values()]
+        saves: dict[tuple[int, int], tuple[Var, bool]] = {}
+        while work:
+            home_id, v, copy = work.pop()
+            loop = loops.get(home_id)
+            if loop is not None and isinstance(loop, For) and v is loop.index:
+                counter = self.rev.counter_of(loop)
+                recompute.setdefault(home_id, []).append(
+                    Eqn("loop_index", [v], [counter, loop.start, loop.step], {}, loop.loc))
+                for a in (loop.start, loop.step):
+                    if isinstance(a, Var) and id(a) in self.rev.home:
+                        work.append((id(self.rev.home[id(a)]), a, False))
+                continue
+            carry = None if loop is None or copy else next(
+                (c for c in loop.carries if c.update is v and self.rev.iter_home.get(id(v))
+                 is None), None)
+            if carry is not None:
+                prologue.setdefault(home_id, []).append(
+                    Eqn("assign", [v], [carry.var], {}, loop.loc))
+                work.append((home_id, carry.var, False))
+                work.append((id(self.rev.home[id(carry.var)]), carry.var, False))
+                continue
+            key = (home_id, id(v))
+            if key not in saves or (copy and not saves[key][1]):
+                saves[key] = (v, copy or saves.get(key, (v, False))[1])
         top_saved: list[tuple[Atom, Var]] = []  # (forward atom to return, adjoint parameter)
         stacks: list[Var] = []
         params = {id(p) for p in self.fn.params}
-        for home_id, entries in self.needed.items():
-            for v, copy in entries.values():
-                if home_id == id(self.fn.body):
-                    if id(v) in params:
-                        continue
-                    if copy:
-                        saved = Var(namer.fresh("_save_" + v.name.lstrip("_")), v.type)
-                        _insert_after_def(self.fn.body, v, Eqn("copy", [saved], [v], {}, None),
-                                          self.rev)
-                        top_saved.append((saved, v))
-                    else:
-                        top_saved.append((v, v))
+        pops: dict[int, list] = {}
+        for (home_id, _), (v, copy) in saves.items():
+            if home_id == id(self.fn.body):
+                if id(v) in params:
                     continue
-                stacks += self.stack(v, copy, home_id, namer)
+                if copy:
+                    saved = Var(namer.fresh("_save_" + v.name.lstrip("_")), v.type)
+                    _insert_after_def(self.fn.body, v, Eqn("copy", [saved], [v], {}, None),
+                                      self.rev)
+                    top_saved.append((saved, v))
+                else:
+                    top_saved.append((v, v))
+                continue
+            pop, new = self.stack(v, copy, home_id, namer)
+            pops.setdefault(home_id, []).append(pop)
+            stacks += new
+        for home_id in set(prologue) | set(pops) | set(recompute):
+            ablock = self.rev.adjoint_of_block[home_id]
+            ablock.stmts[:0] = (prologue.get(home_id, []) + pops.get(home_id, [])
+                                + recompute.get(home_id, []))
         return top_saved, stacks
 
-    def stack(self, v: Var, copy: bool, home_id: int, namer: Namer) -> list[Var]:
+    def stack(self, v: Var, copy: bool, home_id: int, namer: Namer):
+        """A typed stack for ``v``: allocated before the top-level statement holding its block,
+        pushed where ``v`` is computed; returns the pop for the adjoint and the new variables."""
         base = v.name.lstrip("_")
         tape = Var(namer.fresh("_tape_" + base), Type(v.type.kind, v.type.ndim + 1))
         count = Var(namer.fresh("_n_" + base), INT)
         home = _find_block(self.fn.body, home_id)
-        # allocate before the top-level statement that contains the home block
         top_stmt = _top_level_ancestor(self.rev.parent, home, self.fn.body)
         capacity: Atom = Const(16)
+        exact = isinstance(top_stmt, For) and top_stmt.body is home and v.type.ndim == 0
         if isinstance(top_stmt, For) and top_stmt.body is home and v.type.ndim == 0:
-            capacity = Var(namer.fresh("_cap_" + base), INT)
-            _insert_before(self.fn.body, top_stmt, Eqn(
-                "trip_count", [capacity], [top_stmt.start, top_stmt.stop, top_stmt.step], {},
-                None))
+            capacity = self.capacity.get(id(top_stmt))
+            if capacity is None:
+                capacity = self.capacity[id(top_stmt)] = Var(namer.fresh("_trip_count"), INT)
+                _insert_before(self.fn.body, top_stmt, Eqn(
+                    "trip_count", [capacity], [top_stmt.start, top_stmt.stop, top_stmt.step],
+                    {}, None))
         _insert_before(self.fn.body, top_stmt, Eqn(
             "stack_alloc", [tape, count], [capacity], {"kind": v.type.kind, "ndim": v.type.ndim},
             None))
-        push = Eqn("push", [], [tape, count, v], {"copy": copy, "ndim": v.type.ndim}, None)
+        push = Eqn("push", [], [tape, count, v],
+                   {"copy": copy, "ndim": v.type.ndim, "exact": exact}, None)
         _insert_push(home, v, push, self.rev)
-        pop = Eqn("pop", [v], [tape, count], {"ndim": v.type.ndim}, None)
-        ablock = self.rev.adjoint_of_block[home_id]
-        ablock.stmts.insert(0, pop)
-        return [tape, count]
+        return Eqn("pop", [v], [tape, count], {"ndim": v.type.ndim}, None), [tape, count]
 
 
 def _find_block(top: Block, block_id: int) -> Block:
