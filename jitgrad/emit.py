@@ -94,6 +94,8 @@ class _Writer:
             k, start, step = a
             expr = k if step == "1" else f"{k} * {step}"
             self.line(indent, f"{out} = {expr if start == '0' else f'{start} + {expr}'}")
+        elif prim == "reserve":
+            self.line(indent, f"{out} = _rt.reserve({a[0]}, {a[1]}, {a[2]})")
         elif prim == "trip_count":
             self.line(indent, f"{out} = _rt.trip_count({a[0]}, {a[1]}, {a[2]})")
         elif prim == "stack_alloc":
@@ -114,7 +116,10 @@ class _Writer:
                 self.line(indent, f"{tape}[{count}] = {value}")
                 self.line(indent, f"{count} += 1")
             else:
-                self.line(indent, f"{tape}, {count} = _rt.push({tape}, {count}, {value})")
+                self.line(indent, f"if {count} == {tape}.shape[0]:")
+                self.line(indent + 1, f"{tape} = _rt.grow({tape})")
+                self.line(indent, f"{tape}[{count}] = {value}")
+                self.line(indent, f"{count} += 1")
         elif prim == "pop":
             tape, count = a
             self.line(indent, f"{count} -= 1")
@@ -204,14 +209,23 @@ class _Writer:
 
     # -- kernels -------------------------------------------------------------------------
 
-    def kernel(self, k: Kernel, doc: str):
-        params = ", ".join(p.name for p in k.params)
-        self.line(0, f"def {k.name}({params}):")
+    def kernel(self, k: Kernel, doc: str, n_params: int, *, saved_out: bool):
+        """Saved values travel as one tuple, ``_saved`` (Python passes more than 30 arguments
+        with ``*args``, which Numba cannot inline)."""
+        params = [p.name for p in k.params[:n_params]]
+        saved_in = [p.name for p in k.params[n_params:]]
+        self.line(0, f"def {k.name}({', '.join(params if saved_out else [*params, '_saved'])}):")
         self.line(1, f'"""{doc}"""')
+        if saved_in:
+            self.line(1, f"{', '.join(saved_in)}{',' if len(saved_in) == 1 else ''} = _saved")
         self.last_loc = None
         self.block(k.body, 1)
         rets = [atom_source(r) for r in k.returns]
-        self.line(1, f"return ({', '.join(rets)}{',' if len(rets) == 1 else ''})")
+        if saved_out:
+            saved = ", ".join(rets[1:]) + ("," if len(rets) == 2 else "")
+            self.line(1, f"return {rets[0]}, ({saved})")
+        else:
+            self.line(1, f"return ({', '.join(rets)}{',' if len(rets) == 1 else ''})")
         self.line(0, "")
         self.line(0, "")
 
@@ -225,17 +239,16 @@ def emit_module(grad: Gradient, signature: str, wrt_names: list[str]) -> str:
                              wrt=", ".join(wrt_names)).splitlines()
     w.line(0, "")
     w.line(0, "")
-    w.kernel(grad.forward, "Forward pass: the function's value, then what the adjoint reads.")
+    n = len(grad.forward.params)
+    w.kernel(grad.forward, "Forward pass: the function's value, then what the adjoint reads.",
+             n, saved_out=True)
     w.kernel(grad.adjoint, "Adjoint pass: gradients of the value with respect to "
-                           f"{', '.join(wrt_names)}.")
+                           f"{', '.join(wrt_names)}.", n, saved_out=False)
     params = ", ".join(p.name for p in grad.forward.params)
-    saved = [p.name for p in grad.adjoint.params[len(grad.forward.params):]]
     w.line(0, f"def {fn.name}_value_and_grad({params}):")
     w.line(1, '"""Both passes in one compiled call: (value, gradients)."""')
-    w.line(1, f"{', '.join(['_value'] + saved)}{',' if not saved else ''} = "
-              f"{grad.forward.name}({params})")
-    adj_args = ", ".join([p.name for p in grad.forward.params] + saved)
-    w.line(1, f"return _value, {grad.adjoint.name}({adj_args})")
+    w.line(1, f"_value, _saved = {grad.forward.name}({params})")
+    w.line(1, f"return _value, {grad.adjoint.name}({params}{', ' if params else ''}_saved)")
     return "\n".join(w.lines) + "\n"
 
 

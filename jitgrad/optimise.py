@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from .ir import Block, Eqn, For, If, Repeat, Var, While
 
-_EFFECTS = {"setitem", "add_at", "zero_at", "iadd", "push", "pop", "stack_alloc"}
+_EFFECTS = {"setitem", "add_at", "zero_at", "iadd", "push", "pop", "stack_alloc", "reserve"}
 # (``loop_index`` and ``assign`` in an adjoint prologue define values; they are pure.)
 
 

@@ -1090,7 +1090,7 @@ def build(src: FunctionSource, arg_types: list[Type]) -> Function:
     names = src.node.args.args
     if len(arg_types) != len(names):
         raise JitgradError(f"{src.qualname} takes {len(names)} arguments, got {len(arg_types)}")
-    namer = Namer(reserved=src.names | {"np", "_rt", "_value", "_"})
+    namer = Namer(reserved=src.names | {"np", "_rt", "_value", "_saved", "_"})
     gb = GraphBuilder(namer)
     params = [Var(namer.fresh(a.arg), t) for a, t in zip(names, arg_types)]
     builder = Builder(src, gb)

@@ -228,6 +228,10 @@ class _Reverse:
         self.namer = namer
         self.gb = GraphBuilder(namer)
         self.home, self.iter_home, self.parent = _home_map(fn)
+        self.blocks: dict[int, Block] = {id(fn.body): fn.body}
+        for s in walk(fn.body):
+            for b in sub_blocks(s):
+                self.blocks[id(b)] = b
         wrt_vars = [fn.params[k] for k in wrt]
         varied = _varied(fn, wrt_vars)
         useful = _useful(fn)
@@ -556,6 +560,17 @@ class _Saver:
         self.storage = _Storage(fn)
         self.needed: dict[int, dict[int, tuple[Var, bool]]] = {}  # block -> var -> (v, copy)
         self.capacity: dict[int, Var] = {}  # id(top-level for loop) -> its trip count
+        self.defining: dict[int, Eqn] = {}  # id(var) -> the equation that computes it
+        self.trips_of: dict[int, object] = {}  # id(trips var) -> its loop
+        self.order: dict[int, int] = {}  # id(var) -> position in program order
+        for n, s in enumerate(walk(fn.body)):
+            if isinstance(s, Eqn):
+                for o in s.outs:
+                    self.defining[id(o)] = s
+                    self.order[id(o)] = n
+            elif isinstance(s, (For, While)):
+                self.trips_of[id(s.trips)] = s
+                self.order[id(s.trips)] = n
 
     def collect(self, ablock: Block, chain: list[Block]):
         fblock = self.rev.forward_of_block.get(id(ablock))
@@ -601,10 +616,14 @@ class _Saver:
         work = [(home_id, v, copy) for home_id, entries in self.needed.items()
                 for v, copy in entries.values()]
         saves: dict[tuple[int, int], tuple[Var, bool]] = {}
+        recomputed: set[int] = set()
         while work:
             home_id, v, copy = work.pop()
             loop = loops.get(home_id)
             if loop is not None and isinstance(loop, For) and v is loop.index:
+                if id(v) in recomputed:
+                    continue
+                recomputed.add(id(v))
                 counter = self.rev.counter_of(loop)
                 recompute.setdefault(home_id, []).append(
                     Eqn("loop_index", [v], [counter, loop.start, loop.step], {}, loop.loc))
@@ -620,6 +639,19 @@ class _Saver:
                     Eqn("assign", [v], [carry.var], {}, loop.loc))
                 work.append((home_id, carry.var, False))
                 work.append((id(self.rev.home[id(carry.var)]), carry.var, False))
+                continue
+            eqn = self.recomputable(v, home_id, loops)
+            if eqn is not None:
+                if id(v) not in recomputed:
+                    recomputed.add(id(v))
+                    recompute.setdefault(home_id, []).append(eqn)
+                    for a in (eqn.ins if isinstance(eqn, Eqn) else ()):
+                        if isinstance(a, Var) and id(a) in self.rev.home:
+                            ih = self.rev.iter_home.get(id(a))
+                            where = ih if ih is not None and _inside(
+                                self.rev.parent, self.rev.blocks[home_id], ih) else \
+                                self.rev.home[id(a)]
+                            work.append((id(where), a, False))
                 continue
             key = (home_id, id(v))
             if key not in saves or (copy and not saves[key][1]):
@@ -646,33 +678,93 @@ class _Saver:
         for home_id in set(prologue) | set(pops) | set(recompute):
             ablock = self.rev.adjoint_of_block[home_id]
             ablock.stmts[:0] = (prologue.get(home_id, []) + pops.get(home_id, [])
-                                + recompute.get(home_id, []))
+                                + self.in_forward_order(recompute.get(home_id, [])))
         return top_saved, stacks
+
+    def recomputable(self, v: Var, home_id: int, loops) -> Eqn | None:
+        """An equation that rebuilds the scalar ``v`` in the adjoint more cheaply than a tape:
+        ``v`` is computed by scalar arithmetic or a read of an array nothing writes into, in a
+        loop or branch, or it is the trip count of a loop that cannot exit early."""
+        if v.type.ndim or home_id == id(self.fn.body):
+            return None
+        eqn = self.defining.get(id(v))
+        if eqn is None:
+            loop = self.trips_of.get(id(v))
+            if loop is not None and isinstance(loop, For) and loop.exit_flag is None:
+                return Eqn("trip_count", [v], [loop.start, loop.stop, loop.step], {}, loop.loc)
+            return None
+        p = P.PRIMITIVES.get(eqn.prim)
+        if p is None or not (p.elementwise or eqn.prim in ("getitem", "shape_dim", "cast")):
+            return None
+        if any(a.type.ndim for a in eqn.ins[1:] if eqn.prim == "getitem") or (
+                eqn.prim != "getitem" and any(a.type.ndim for a in eqn.ins)):
+            return None
+        if eqn.prim == "getitem" and self.storage.written(eqn.ins[0]):
+            return None
+        return Eqn(eqn.prim, [v], list(eqn.ins), dict(eqn.params), eqn.loc)
+
+    def in_forward_order(self, eqns: list) -> list:
+        return sorted(eqns, key=lambda e: self.order.get(id(e.outs[0]), 0))
 
     def stack(self, v: Var, copy: bool, home_id: int, namer: Namer):
         """A typed stack for ``v``: allocated before the top-level statement holding its block,
-        pushed where ``v`` is computed; returns the pop for the adjoint and the new variables."""
+        pushed where ``v`` is computed; returns the pop for the adjoint and the new variables.
+
+        A scalar pushed at most once per iteration of a ``for`` loop gets room for the loop's
+        trip count before the loop starts, so the push itself is a plain store (a check for a
+        full stack in the loop would cost more than the store)."""
         base = v.name.lstrip("_")
         tape = Var(namer.fresh("_tape_" + base), Type(v.type.kind, v.type.ndim + 1))
         count = Var(namer.fresh("_n_" + base), INT)
         home = _find_block(self.fn.body, home_id)
         top_stmt = _top_level_ancestor(self.rev.parent, home, self.fn.body)
         capacity: Atom = Const(16)
-        exact = isinstance(top_stmt, For) and top_stmt.body is home and v.type.ndim == 0
-        if isinstance(top_stmt, For) and top_stmt.body is home and v.type.ndim == 0:
-            capacity = self.capacity.get(id(top_stmt))
-            if capacity is None:
-                capacity = self.capacity[id(top_stmt)] = Var(namer.fresh("_trip_count"), INT)
-                _insert_before(self.fn.body, top_stmt, Eqn(
-                    "trip_count", [capacity], [top_stmt.start, top_stmt.stop, top_stmt.step],
-                    {}, None))
+        loop = self.pushing_loop(home) if v.type.ndim == 0 else None
+        if loop is not None:
+            trips = self.trip_count(loop, namer)
+            if loop is top_stmt:
+                capacity = trips
+            else:
+                _insert_before(self.rev.parent[id(loop.body)][1], loop,
+                               Eqn("reserve", [tape], [tape, count, trips], {}, None))
         _insert_before(self.fn.body, top_stmt, Eqn(
             "stack_alloc", [tape, count], [capacity], {"kind": v.type.kind, "ndim": v.type.ndim},
             None))
         push = Eqn("push", [], [tape, count, v],
-                   {"copy": copy, "ndim": v.type.ndim, "exact": exact}, None)
+                   {"copy": copy, "ndim": v.type.ndim, "exact": loop is not None}, None)
         _insert_push(home, v, push, self.rev)
         return Eqn("pop", [v], [tape, count], {"ndim": v.type.ndim}, None), [tape, count]
+
+    def pushing_loop(self, home: Block):
+        """The ``for`` loop one of whose iterations runs ``home`` at most once, if any."""
+        block = home
+        while id(block) in self.rev.parent:
+            stmt, outer = self.rev.parent[id(block)]
+            if isinstance(stmt, For) and stmt.body is block:
+                return stmt
+            if not isinstance(stmt, If):
+                return None
+            block = outer
+        return None
+
+    def trip_count(self, loop: For, namer: Namer) -> Var:
+        """``len(range(...))`` of ``loop``, computed once just before it."""
+        trips = self.capacity.get(id(loop))
+        if trips is None:
+            trips = self.capacity[id(loop)] = Var(namer.fresh("_trip_count"), INT)
+            _insert_before(self.rev.parent[id(loop.body)][1], loop, Eqn(
+                "trip_count", [trips], [loop.start, loop.stop, loop.step], {}, None))
+        return trips
+
+
+def _inside(parent, block: Block, outer: Block) -> bool:
+    """Whether ``block`` is ``outer`` or nested in it."""
+    while True:
+        if block is outer:
+            return True
+        if id(block) not in parent:
+            return False
+        block = parent[id(block)][1]
 
 
 def _find_block(top: Block, block_id: int) -> Block:

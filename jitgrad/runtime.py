@@ -162,14 +162,21 @@ def trip_count(start, stop, step):
 
 
 @jit
-def push(tape, n, value):
-    """Append ``value`` to the stack ``tape`` holding ``n`` items; grow it when full."""
-    if n == tape.shape[0]:
-        bigger = np.empty(max(16, 2 * n), dtype=tape.dtype)
-        bigger[:n] = tape
-        tape = bigger
-    tape[n] = value
-    return tape, n + 1
+def reserve(tape, n, extra):
+    """The stack ``tape`` (holding ``n`` items) with room for ``extra`` more."""
+    if n + extra <= tape.shape[0]:
+        return tape
+    bigger = np.empty(max(n + extra, 2 * tape.shape[0]), dtype=tape.dtype)
+    bigger[:n] = tape[:n]
+    return bigger
+
+
+@jit
+def grow(tape):
+    """A stack twice as long holding the same items (called when a push finds it full)."""
+    bigger = np.empty(max(16, 2 * tape.shape[0]), dtype=tape.dtype)
+    bigger[:tape.shape[0]] = tape
+    return bigger
 
 
 # --------------------------------------------------------------------------- elementwise
