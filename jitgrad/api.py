@@ -60,7 +60,7 @@ class GradFunction:
         self._calls: dict[tuple, tuple] = {}  # argument key -> (Compiled, 0-d args, converters)
         self._by_types: dict[tuple, Compiled] = {}  # kinds and ranks -> Compiled
         self._last: Compiled | None = None
-        functools.update_wrapper(self, fn)
+        functools.update_wrapper(self, self.src.fn, updated=())
 
     def _position(self, w) -> int:
         if isinstance(w, bool) or not isinstance(w, (int, np.integer, str)):

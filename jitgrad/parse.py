@@ -410,6 +410,7 @@ class Builder:
         if isinstance(value, Sym) and value.type.kind == "f" and array.type.kind != "f":
             raise UnsupportedError("writing floats into an integer array", self.loc(target))
         old = array.atom
+        self.gb.note_write(old)
         out = self.gb.apply(P.PRIMITIVES["setitem"], [array, value] + idx,
                             {"index_spec": spec})
         out.atom.name = old.name  # same storage, same name in the generated code
@@ -1094,6 +1095,7 @@ def build(src: FunctionSource, arg_types: list[Type]) -> Function:
     gb = GraphBuilder(namer)
     params = [Var(namer.fresh(a.arg), t) for a, t in zip(names, arg_types)]
     builder = Builder(src, gb)
+    gb.params = {id(p) for p in params}
     S._CURRENT.append(gb)
     try:
         builder.bind_params([gb.sym(p) for p in params])

@@ -33,13 +33,27 @@ class GraphBuilder:
         self.namer = namer
         self.block = Block()
         self.loc: Loc | None = None
+        # Views (slices, .T, reshapes) share memory with their base: a view used after its
+        # base was written in place would show values the graph does not know about.
+        self.view_of: dict[int, tuple[Var, int]] = {}  # id(view) -> (base root, base writes)
+        self.writes: dict[int, int] = {}  # id(root) -> in-place writes so far
+        self.params: set[int] = set()  # ids of the parameters (the caller's arrays)
 
     # -- atoms ---------------------------------------------------------------------------
 
     def atom(self, value):
         if isinstance(value, Sym):
-            return value.atom
-        if isinstance(value, (Var, Const)):
+            value = value.atom
+        if isinstance(value, Var):
+            view = self.view_of.get(id(value))
+            if view is not None and self.writes.get(id(view[0]), 0) != view[1]:
+                raise UnsupportedError(
+                    f"`{value.name}` is a view (a slice, .T or reshape) of an array that was "
+                    "written in place after the view was taken; NumPy would show the new values "
+                    "through it, which jitgrad does not follow. Take the view after the write, "
+                    "or .copy() it", self.loc)
+            return value
+        if isinstance(value, Const):
             return value
         if isinstance(value, (bool, np.bool_)):
             return Const(bool(value))
@@ -73,9 +87,33 @@ class GraphBuilder:
             return self.sym(simplified) if isinstance(simplified, Var) else simplified.value
         types = [a.type for a in atoms]
         out_type = prim.type_rule(types, params)
-        return self.sym(self.emit(prim.name, atoms, params, out_type))
+        out = self.emit(prim.name, atoms, params, out_type)
+        if prim.name in _VIEWS and out_type.ndim and isinstance(atoms[0], Var):
+            base = self.base_of(atoms[0])
+            self.view_of[id(out)] = (base, self.writes.get(id(base), 0))
+        return self.sym(out)
+
+    def base_of(self, v: Var) -> Var:
+        """The root of the storage ``v`` lives in (through views and in-place versions)."""
+        view = self.view_of.get(id(v))
+        return view[0] if view is not None else v.root
+
+    def note_write(self, array: Var) -> None:
+        """Before ``array[...] = v``: refuse what the graph could not follow."""
+        if id(array) in self.view_of:
+            raise UnsupportedError(
+                f"writing into `{array.name}`, a view (a slice, .T or reshape) of another array, "
+                "is not supported: write into the array itself, or .copy() the view first",
+                self.loc)
+        if id(array.root) in self.params:
+            raise UnsupportedError(
+                f"writing into `{array.name}`, which is an argument under another name: jitgrad "
+                "copies an argument written in place only when it is written under its own "
+                "name", self.loc)
+        self.writes[id(array.root)] = self.writes.get(id(array.root), 0) + 1
 
 
+_VIEWS = {"getitem", "transpose", "reshape", "reshape_like", "expand_dims"}
 _NO_FOLD = {"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "copy"}
 
 

@@ -90,7 +90,13 @@ def check_grad(case, idx, k, g):
 
 
 def check_value_and_grad(case, idx):
-    out = call_checked(value_and_grad_fn(case, case.wrt), case, idx)
+    check_value_and_grad_result(case, idx, call_checked(value_and_grad_fn(case, case.wrt),
+                                                        case, idx))
+
+
+def check_value_and_grad_result(case, idx, out):
+    """``out``: what a ``value_and_grad(case.fn, wrt=case.wrt)`` (jitgrad's, or another
+    implementation's, e.g. ``jitgrad.tape``) returned at point ``idx``."""
     assert isinstance(out, tuple) and len(out) == 2, f"{case.name}: expected (value, grads)"
     value, grads = out
     check_value(case, idx, value)

@@ -1,0 +1,991 @@
+"""An interpreted, PyTorch-like tape over NumPy: the benchmark baseline and an independent oracle.
+
+The user's unmodified function runs on `Tensor` values. Every NumPy operation on a tensor
+(operators, ``np.exp(t)`` through ``__array_ufunc__``, ``np.sum(t, axis=0)`` through
+``__array_function__``, methods, indexing, ``t[i] = v``) goes through the table
+`jitgrad.symbolic.NUMPY` to a primitive of `jitgrad.primitives`, whose NumPy ``impl`` computes
+the value; the tape records a node (primitive, input values, parameters, result).
+``t.backward()`` walks the nodes in reverse order of recording and applies the derivative
+rules of `jitgrad.rules.RULES` (with `jitgrad.rules.unbroadcast` for elementwise
+primitives): the same table the source transform uses, so each rule lives in one place. The
+tape never calls the source transform or generated code.
+
+    x = Tensor(3.0, requires_grad=True)
+    y = np.square(x)
+    y.backward()
+    x.grad  # 6.0
+
+    tape.grad(f, wrt=(0, 1))(a, b)  # the same signature and semantics as jitgrad.grad
+
+Semantics (what differs from PyTorch is marked):
+
+* ``.grad`` of a leaf is a plain value of the leaf's type: a float for a scalar leaf, a float64
+  array of the leaf's shape for an array leaf. ``backward()`` adds to it; ``t.grad = None``
+  resets it.
+* The graph is kept after ``backward()`` (PyTorch frees it unless ``retain_graph=True``): a
+  second ``backward()`` through the same graph runs again and adds the same gradients again.
+* ``backward()`` needs a scalar result (or an explicit ``gradient`` of the result's shape) and
+  a result that depends on a tensor requiring gradients.
+* Gradients flow only through operations the tape records, i.e. NumPy (``np.*``) functions,
+  operators and array methods. ``math.exp(t)`` converts ``t`` with ``float()`` and cannot be
+  recorded, so ``float()`` of a tensor that carries a gradient raises `UnsupportedError`
+  (use ``np.exp``) instead of silently losing the gradient. The same happens when such a
+  tensor is written into a plain NumPy array (``y = np.zeros(n); y[i] = t``): allocate the
+  array from a tensor (``np.zeros_like(x)``, ``np.copy(x)``, ``x.copy()``) so writes are
+  recorded. ``bool()``, ``int()`` and comparisons work on any tensor, so Python control flow
+  (``if t > 0``, ``while``, ``range(len(t))``, ``min``/``max``/``abs``) just runs.
+* ``item()`` keeps the gradient (it is differentiable, as in jitgrad's compiled code) on a
+  tensor that requires gradients; ``detach()`` and ``numpy()`` give the plain value.
+* In-place writes (``t[i] = v``, ``t[i] += v``, ``t += v`` on an array tensor) are recorded
+  as ``setitem`` (copy-on-write: every recorded value stays as it was, so a write costs
+  O(size) in time and memory). Writing into a leaf that requires gradients, or into a view
+  (the result of indexing, reshaping or transposing another tensor), is refused. A view of a
+  tensor taken before a write into that tensor would, in NumPy, show the write; the tape
+  cannot, so using such a view afterwards raises `UnsupportedError` instead of computing
+  with the old values.
+* Builtins ``min``/``max`` return one of their arguments: at an exact tie the whole gradient
+  goes to the one returned (``np.minimum``/``np.maximum`` share it, as jitgrad does).
+
+Cost: about 1-3 microseconds per recorded scalar operation forward and as much backward
+(a 10^5-step scalar loop of three operations: about 1.5 s). Binary arithmetic and comparisons
+on two scalars use NumPy's float64 scalar operators instead of the ufunc (the same IEEE
+result). Reads ``x[i]`` accumulate their adjoint in place into a gradient buffer the tape owns
+(as the source transform does), so a loop reading ``n`` elements stays O(n); it is the
+scatter-add that ``RULES["getitem"]`` builds, without a zero array per read. Topological order
+is iterative (no recursion limit). `grad`/`value_and_grad` and ``backward()`` pause Python's
+cyclic garbage collector while they run (restoring it after): a graph is many live objects and
+no garbage, and repeated collections made long scalar loops 3-4x slower.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import gc
+import inspect
+import itertools
+import linecache
+import math
+import operator
+import os
+import sys
+import weakref
+
+import numpy as np
+
+from . import primitives as P
+from . import symbolic as S
+from .errors import JitgradError, Loc, ShapeError, SignatureError, UnsupportedError
+from .rules import RULES, unbroadcast
+
+__all__ = ["Tensor", "grad", "value_and_grad"]
+
+_ndarray = np.ndarray
+_new = object.__new__
+_PRIMS = P.PRIMITIVES
+_RULES_GET = RULES.get
+_GETITEM = _PRIMS["getitem"]
+_SETITEM = _PRIMS["setitem"]
+_EXPAND_DIMS = _PRIMS["expand_dims"]
+_SCALAR_FLOATS = (float, np.float64)
+_SCALAR_NUMBERS = (float, np.float64, int)
+_f64 = np.float64
+# Binary primitives computed on two scalars (one of them a float) with NumPy's float64 scalar
+# operators rather than the ufunc: the same value (one IEEE operation, NumPy's rules for
+# division by zero), ten times less overhead.
+_SCALAR_OPS = {_PRIMS[name]: fn for name, fn in (
+    ("add", operator.add), ("sub", operator.sub), ("mul", operator.mul),
+    ("div", operator.truediv), ("lt", operator.lt), ("le", operator.le), ("gt", operator.gt),
+    ("ge", operator.ge), ("eq", operator.eq), ("ne", operator.ne))}
+_INT_TYPES = (int, np.int64, np.int32, np.intp)
+_seq = itertools.count()
+
+
+class _Leaf:
+    """Marks a leaf tensor that requires gradients (``Tensor._node``)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<leaf>"
+
+
+_LEAF = _Leaf()
+
+
+class _Stale:
+    """Marks a view taken before a write into the tensor it views (``Tensor._base``)."""
+
+    __slots__ = ()
+
+
+_STALE = _Stale()
+
+# A node is a tuple (seq, prim, rules, parents, args, params, ans): ``parents[k]`` is the node
+# of input ``k`` (a tuple), the leaf tensor itself, or None (no gradient); ``args`` are the
+# input values as the primitive saw them. Values are never mutated after they are recorded.
+_SEQ, _PRIM, _RULES, _PARENTS, _ARGS, _PARAMS, _ANS = range(7)
+
+
+# ----------------------------------------------------------------------------- errors
+
+
+_JITGRAD_DIR = os.path.dirname(os.path.abspath(__file__))
+_NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__))
+
+
+def _user_loc() -> Loc | None:
+    """The innermost frame outside jitgrad and NumPy: the user's line that caused an error."""
+    f = sys._getframe(1)
+    while f is not None:
+        name = os.path.abspath(f.f_code.co_filename)
+        if not (name.startswith((_JITGRAD_DIR + os.sep, _NUMPY_DIR + os.sep))):
+            break
+        f = f.f_back
+    if f is None:
+        return None
+    code, lineno, col = f.f_code, f.f_lineno, 0
+    try:
+        pos = list(code.co_positions())[f.f_lasti // 2]
+        if pos[0] == lineno and pos[2] is not None:
+            col = pos[2]
+    except (AttributeError, IndexError):
+        pass
+    line = linecache.getline(code.co_filename, lineno).rstrip("\n")
+    return Loc(code.co_filename, lineno, col, line)
+
+
+def _lost_gradient(what: str) -> UnsupportedError:
+    return UnsupportedError(
+        f"{what} of a Tensor that carries a gradient: the gradient would be lost. The tape "
+        "records NumPy operations only: use np.exp, np.sqrt, ... instead of math.exp, "
+        "math.sqrt, ...; write tensors only into arrays allocated from a tensor "
+        "(np.zeros_like(x), np.copy(x), x.copy()), not into np.zeros(n)/np.empty/np.ones/"
+        "np.full arrays; use t.detach() where dropping the gradient is meant", _user_loc())
+
+
+def _stale_error() -> UnsupportedError:
+    return UnsupportedError(
+        "this view of an array was taken before a write into that array: NumPy would show "
+        "the write through the view, the tape cannot. Index the array again after the write, "
+        "or take a copy (x[i].copy()) if the old values are meant", _user_loc())
+
+
+# ----------------------------------------------------------------------------- Tensor
+
+
+def _as_value(value):
+    if isinstance(value, Tensor):
+        return value.value
+    if isinstance(value, (list, tuple)):
+        return np.array(value, dtype=np.float64)
+    if isinstance(value, (_ndarray, bool, int, float, np.number, np.bool_)):
+        return value
+    raise TypeError(f"a Tensor holds a number or a NumPy array, not {type(value).__name__}")
+
+
+def _float_leaf_value(value, what="a Tensor that requires gradients"):
+    """``value`` as a leaf value (float, or float64 array); refuses non-float values."""
+    if isinstance(value, _ndarray):
+        if value.dtype.kind != "f":
+            raise SignatureError(f"{what} must hold floats, not an array of {value.dtype}")
+        return np.asarray(value, dtype=np.float64)
+    if isinstance(value, (float, np.floating)):
+        return float(value)
+    raise SignatureError(f"{what} must hold floats, not {type(value).__name__}")
+
+
+def _make(value, node):
+    t = _new(_ArrayTensor if type(value) is _ndarray and value.ndim else Tensor)
+    t.value = value
+    t.grad = None
+    t._node = node
+    t._base = None
+    t._views = None
+    return t
+
+
+def _is_float(v) -> bool:
+    if type(v) in _SCALAR_FLOATS:
+        return True
+    if type(v) is _ndarray:
+        return v.dtype.kind == "f"
+    return isinstance(v, (float, np.floating))
+
+
+def _record(prim, args, params):
+    """Run ``prim`` on the values of ``args``; record a node if a gradient can flow."""
+    vals = []
+    parents = None
+    for k, a in enumerate(args):
+        if isinstance(a, Tensor):
+            if a._base is _STALE:
+                raise _stale_error()
+            vals.append(a.value)
+            n = a._node
+            if n is not None:
+                if parents is None:
+                    parents = [None] * len(args)
+                parents[k] = a if n is _LEAF else n
+        else:
+            vals.append(a)
+    fast = _SCALAR_OPS.get(prim)
+    if (fast is not None and type(vals[0]) in _SCALAR_NUMBERS and type(vals[1]) in _SCALAR_NUMBERS
+            and (type(vals[0]) in _SCALAR_FLOATS or type(vals[1]) in _SCALAR_FLOATS)):
+        out = fast(_f64(vals[0]), vals[1])  # NumPy scalar arithmetic: the same IEEE result
+    else:
+        out = prim.impl(*vals, **params)
+    node = None
+    if parents is not None:
+        rules = _RULES_GET(prim.name)
+        if rules is not None and _is_float(out):
+            nr = len(rules)
+            for k, p in enumerate(parents):
+                if p is not None and k < nr and rules[k] is not None:
+                    node = (next(_seq), prim, rules, parents, vals, params, out)
+                    break
+    t = _make(out, node)
+    if type(out) is _ndarray and out.base is not None:
+        _track_view(t, args)
+    return t
+
+
+def _track_view(t, args) -> None:
+    """Remember that ``t`` shares storage with a tensor it was computed from (NumPy view)."""
+    for a in args:
+        if isinstance(a, Tensor) and type(a.value) is _ndarray and np.may_share_memory(
+                t.value, a.value):
+            root = a._base if a._base is not None else a
+            t._base = root
+            if root._node is _LEAF:  # never written: its views never go stale
+                return
+            views = root._views
+            if views is None:
+                root._views = [weakref.ref(t)]
+                return
+            views.append(weakref.ref(t))
+            if len(views) >= 64 and (len(views) & (len(views) - 1)) == 0:
+                views[:] = [r for r in views if r() is not None]
+            return
+
+
+def _index_int(v):
+    if isinstance(v, Tensor):
+        v = v.value
+    if isinstance(v, (bool, np.bool_)) or (isinstance(v, _ndarray) and v.ndim):
+        raise UnsupportedError("indexing with an array or a bool (fancy or boolean indexing) "
+                               "is not supported; index with integers and slices", _user_loc())
+    try:
+        return operator.index(v)
+    except TypeError:
+        raise UnsupportedError(f"an index must be an integer, not {type(v).__name__}",
+                               _user_loc()) from None
+
+
+def _index(key):
+    """A Python index → (index_spec, index values, newaxis positions), as jitgrad's parser
+    builds them: items "i" (an integer), ":" (a full slice), ("s", has_start, has_stop,
+    has_step); ``None`` items become expand_dims after the read."""
+    if type(key) is not tuple:
+        key = (key,)
+    spec, vals, newaxes, pos = [], [], [], 0
+    for item in key:
+        if item is None:
+            newaxes.append(pos)
+            pos += 1
+        elif type(item) is slice:
+            flags = []
+            for part in (item.start, item.stop, item.step):
+                if part is not None:
+                    vals.append(_index_int(part))
+                flags.append(part is not None)
+            spec.append(("s", *flags) if any(flags) else ":")
+            pos += 1
+        elif item is Ellipsis:
+            raise UnsupportedError("... in an index is not supported", _user_loc())
+        else:
+            vals.append(_index_int(item))
+            spec.append("i")
+    return tuple(spec), vals, newaxes
+
+
+def _shape_of(x):
+    return np.shape(x.value if isinstance(x, Tensor) else x)
+
+
+class Tensor:
+    """A float or NumPy array whose NumPy operations are recorded for ``backward()``.
+
+    ``Tensor(value, requires_grad=False)``; a tensor holding an array of rank >= 1 also
+    supports indexing, ``len``, iteration and in-place writes.
+    """
+
+    __slots__ = ("__weakref__", "_base", "_node", "_views", "grad", "value")
+    __array_priority__ = 1000
+
+    def __new__(cls, value, requires_grad=False):
+        value = _as_value(value)
+        if requires_grad:
+            value = _float_leaf_value(value)
+        t = _make(value, _LEAF if requires_grad else None)
+        return t
+
+    # -- gradients -----------------------------------------------------------------------
+
+    @property
+    def requires_grad(self) -> bool:
+        """True for a leaf that requires gradients and for every result computed from one."""
+        return self._node is not None
+
+    @requires_grad.setter
+    def requires_grad(self, flag) -> None:
+        if not self.is_leaf:
+            raise JitgradError("requires_grad can only be changed on a leaf tensor (one not "
+                               "computed from tensors that require gradients); use detach()")
+        if flag:
+            self.value = _float_leaf_value(self.value)
+            self._node = _LEAF
+        else:
+            self._node = None
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._node is None or self._node is _LEAF
+
+    def backward(self, gradient=None) -> None:
+        """Add d(self)/d(leaf) to ``leaf.grad`` of every leaf that requires gradients.
+
+        ``self`` must be a scalar unless ``gradient`` (of self's shape) is given. The graph is
+        kept: calling ``backward()`` again adds the same gradients again.
+        """
+        if self._base is _STALE:
+            raise _stale_error()
+        shape = np.shape(self.value)
+        if gradient is None:
+            if shape:
+                raise ShapeError(f"backward() needs a scalar; this tensor has shape {shape} "
+                                 "(reduce it, e.g. with np.sum, or pass gradient=)")
+            seed = 1.0
+        else:
+            seed = gradient.value if isinstance(gradient, Tensor) else gradient
+            if np.shape(seed) != shape:
+                raise ShapeError(f"backward(gradient=...): the gradient has shape "
+                                 f"{np.shape(seed)}, the tensor has shape {shape}")
+        if self._node is None:
+            raise JitgradError("backward() on a tensor that does not require gradients (it "
+                               "depends on no tensor created with requires_grad=True)")
+        with _gc_paused():
+            _backward(self, seed)
+
+    def detach(self) -> Tensor:
+        """The same value, cut from the graph (no gradient flows through it)."""
+        if self._base is _STALE:
+            raise _stale_error()
+        t = _make(self.value, None)
+        if type(self.value) is _ndarray and self.value.ndim:
+            _track_view(t, (self,))
+        return t
+
+    def numpy(self):
+        """The plain value (float or ndarray), without gradient tracking."""
+        if self._base is _STALE:
+            raise _stale_error()
+        return self.value
+
+    def item(self):
+        """The single element: a Python number, or a scalar tensor if gradients flow."""
+        if self._node is not None:
+            return _PRIMS["reshape_like"](self, 0.0)
+        v = self.value
+        return v.item() if isinstance(v, (_ndarray, np.generic)) else v
+
+    # -- conversions: control flow works on values; losing a gradient raises -------------
+
+    def __float__(self):
+        if self._node is not None:
+            raise _lost_gradient("float()")
+        if self._base is _STALE:
+            raise _stale_error()
+        return float(self.value)
+
+    def __array__(self, dtype=None, copy=None):
+        if self._node is not None:
+            raise _lost_gradient("conversion to a NumPy array")
+        if self._base is _STALE:
+            raise _stale_error()
+        if copy:
+            return np.array(self.value, dtype=dtype, copy=True)
+        return np.asarray(self.value, dtype=dtype)
+
+    def __bool__(self):
+        if self._base is _STALE:
+            raise _stale_error()
+        return bool(self.value)
+
+    def __int__(self):
+        return int(self.value)
+
+    def __index__(self):
+        return operator.index(self.value)
+
+    def __floor__(self):
+        return math.floor(self.value)
+
+    def __ceil__(self):
+        return math.ceil(self.value)
+
+    def __trunc__(self):
+        return math.trunc(self.value)
+
+    def __format__(self, spec):
+        return format(self.value, spec)
+
+    def __repr__(self) -> str:
+        flag = ", requires_grad=True" if self._node is not None else ""
+        return f"Tensor({self.value!r}{flag})"
+
+    __hash__ = object.__hash__
+
+    # -- array attributes ----------------------------------------------------------------
+
+    @property
+    def shape(self) -> tuple:
+        return np.shape(self.value)
+
+    @property
+    def ndim(self) -> int:
+        return np.ndim(self.value)
+
+    @property
+    def size(self) -> int:
+        return np.size(self.value)
+
+    @property
+    def dtype(self):
+        return np.asarray(self.value).dtype
+
+    @property
+    def T(self):
+        return _record(_PRIMS["transpose"], (self,), {})
+
+    def sum(self, axis=None, keepdims=False):
+        return _sum(self, axis, keepdims)
+
+    def mean(self, axis=None, keepdims=False):
+        return _mean(self, axis, keepdims)
+
+    def max(self, axis=None, keepdims=False):
+        return _max(self, axis, keepdims)
+
+    def min(self, axis=None, keepdims=False):
+        return _min(self, axis, keepdims)
+
+    def reshape(self, *shape):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return S.np_reshape(self, tuple(_index_int(d) for d in shape))
+
+    def copy(self):
+        return _copy(self)
+
+    def dot(self, other):
+        return S._matmul(self, other)
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+            axes = tuple(axes[0])
+        return S.np_transpose(self, axes or None)
+
+    def astype(self, dtype):
+        return S.np_cast(self, dtype)
+
+    # -- NumPy protocols -----------------------------------------------------------------
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        handler = S.NUMPY.get(ufunc)
+        if method != "__call__" or handler is None or kwargs:
+            name = f"np.{ufunc.__name__}" + (f".{method}" if method != "__call__" else "")
+            if "out" in kwargs:
+                raise UnsupportedError(
+                    f"{name}(..., out=) on a Tensor: an in-place update of a plain NumPy array "
+                    "with a tensor (`y += t` where y is np.zeros(...)) cannot be recorded; "
+                    "allocate y from a tensor (np.zeros_like(x), x.copy())", _user_loc())
+            if handler is not None and method == "__call__":
+                raise UnsupportedError(f"{name}(..., {', '.join(kwargs)}=) is not supported",
+                                       _user_loc())
+            raise UnsupportedError(f"{name} is not supported on Tensors (jitgrad has no "
+                                   "derivative rule for it)", _user_loc())
+        return handler(*inputs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        handler = _FUNCTIONS.get(func) or S.NUMPY.get(func)
+        if handler is None:
+            raise UnsupportedError(f"np.{func.__name__} is not supported on Tensors (jitgrad "
+                                   "has no derivative rule for it)", _user_loc())
+        return handler(*args, **kwargs)
+
+    def _jitgrad_apply(self, prim, args, params):
+        return _record(prim, args, params)
+
+    # -- operators -----------------------------------------------------------------------
+
+    def __add__(self, o): return _record(_ADD, (self, o), {})
+    def __radd__(self, o): return _record(_ADD, (o, self), {})
+    def __sub__(self, o): return _record(_SUB, (self, o), {})
+    def __rsub__(self, o): return _record(_SUB, (o, self), {})
+    def __mul__(self, o): return _record(_MUL, (self, o), {})
+    def __rmul__(self, o): return _record(_MUL, (o, self), {})
+    def __truediv__(self, o): return _record(_DIV, (self, o), {})
+    def __rtruediv__(self, o): return _record(_DIV, (o, self), {})
+    def __floordiv__(self, o): return _record(_PRIMS["floordiv"], (self, o), {})
+    def __rfloordiv__(self, o): return _record(_PRIMS["floordiv"], (o, self), {})
+    def __mod__(self, o): return _record(_PRIMS["mod"], (self, o), {})
+    def __rmod__(self, o): return _record(_PRIMS["mod"], (o, self), {})
+    def __pow__(self, o): return _record(_POW, (self, o), {})
+    def __rpow__(self, o): return _record(_POW, (o, self), {})
+    def __matmul__(self, o): return S._matmul(self, o)
+    def __rmatmul__(self, o): return S._matmul(o, self)
+    def __neg__(self): return _record(_PRIMS["neg"], (self,), {})
+    def __pos__(self): return self
+    def __abs__(self): return _record(_PRIMS["abs"], (self,), {})
+    def __lt__(self, o): return _record(_PRIMS["lt"], (self, o), {})
+    def __le__(self, o): return _record(_PRIMS["le"], (self, o), {})
+    def __gt__(self, o): return _record(_PRIMS["gt"], (self, o), {})
+    def __ge__(self, o): return _record(_PRIMS["ge"], (self, o), {})
+    def __eq__(self, o): return _record(_PRIMS["eq"], (self, o), {})  # noqa: E704
+    def __ne__(self, o): return _record(_PRIMS["ne"], (self, o), {})
+    def __and__(self, o): return _record(_PRIMS["logical_and"], (self, o), {})
+    def __rand__(self, o): return _record(_PRIMS["logical_and"], (o, self), {})
+    def __or__(self, o): return _record(_PRIMS["logical_or"], (self, o), {})
+    def __ror__(self, o): return _record(_PRIMS["logical_or"], (o, self), {})
+    def __invert__(self): return _record(_PRIMS["logical_not"], (self,), {})
+
+
+_ADD, _SUB, _MUL, _DIV, _POW = (_PRIMS[n] for n in ("add", "sub", "mul", "div", "pow"))
+
+
+class _ArrayTensor(Tensor):
+    """A tensor holding an array of rank >= 1: indexing, ``len``, iteration, writes.
+
+    (A separate class so that NumPy does not take a scalar tensor for a sequence: writing one
+    into a plain array then reaches ``__float__`` and its clear error.)
+    """
+
+    __slots__ = ()
+
+    def __len__(self):
+        return len(self.value)
+
+    def __iter__(self):
+        for k in range(len(self.value)):
+            yield _record(_GETITEM, (self, k), {"index_spec": ("i",)})
+
+    def __getitem__(self, key):
+        if type(key) in _INT_TYPES:
+            return _record(_GETITEM, (self, key), {"index_spec": ("i",)})
+        if type(key) is tuple and key and all(type(k) in _INT_TYPES for k in key):
+            return _record(_GETITEM, (self, *key), {"index_spec": ("i",) * len(key)})
+        spec, vals, newaxes = _index(key)
+        out = self
+        if spec and not all(s == ":" for s in spec):
+            out = _record(_GETITEM, (self, *vals), {"index_spec": spec})
+        elif self._base is _STALE:
+            raise _stale_error()
+        for pos in newaxes:
+            out = _record(_EXPAND_DIMS, (out,), {"axis": pos})
+        return out
+
+    def _check_writable(self) -> None:
+        if self._node is _LEAF:
+            raise UnsupportedError("writing into a leaf tensor that requires gradients (an "
+                                   "argument being differentiated); copy it first "
+                                   "(y = x.copy())", _user_loc())
+        if self._base is _STALE:
+            raise _stale_error()
+        if self._base is not None:
+            raise UnsupportedError("writing into a view of another array (the result of "
+                                   "indexing, reshaping, transposing or detach()) is not "
+                                   "supported by the tape; write into the array itself "
+                                   "(`Y[i, j] = v`, not `Y[i][j] = v`)", _user_loc())
+
+    def _become(self, new: Tensor) -> None:
+        """Take the value and node of ``new`` (same shape): an in-place update of self."""
+        views = self._views
+        if views:
+            for r in views:
+                v = r()
+                if v is not None:
+                    v._base = _STALE
+        self._views = None
+        self.value = new.value
+        self._node = new._node
+
+    def __setitem__(self, key, v):
+        self._check_writable()
+        if type(key) in _INT_TYPES:
+            spec, vals, newaxes = ("i",), (key,), ()
+        else:
+            spec, vals, newaxes = _index(key)
+        if newaxes:
+            raise UnsupportedError("None (np.newaxis) in the index of a write", _user_loc())
+        self._become(_record(_SETITEM, (self, v, *vals), {"index_spec": spec}))
+
+    def _inplace(self, prim, o):
+        self._check_writable()
+        new = _record(prim, (self, o), {})
+        if np.shape(new.value) != np.shape(self.value):
+            raise ValueError(f"non-broadcastable output operand with shape {self.shape} "
+                             f"doesn't match the broadcast shape {new.shape}")
+        if not np.can_cast(new.value.dtype, self.value.dtype, "same_kind"):
+            raise TypeError(f"in-place {prim.name}: cannot cast {new.value.dtype} to "
+                            f"{self.value.dtype}")
+        self._become(new)
+        return self
+
+    def __iadd__(self, o): return self._inplace(_ADD, o)
+    def __isub__(self, o): return self._inplace(_SUB, o)
+    def __imul__(self, o): return self._inplace(_MUL, o)
+    def __itruediv__(self, o): return self._inplace(_DIV, o)
+    def __ipow__(self, o): return self._inplace(_POW, o)
+    def __ifloordiv__(self, o): return self._inplace(_PRIMS["floordiv"], o)
+    def __imod__(self, o): return self._inplace(_PRIMS["mod"], o)
+
+
+# ----------------------------------------------------------------------------- NumPy functions
+# The handlers of `symbolic.NUMPY` listed here test `isinstance(x, Sym)` to tell a recorded
+# value from a plain one, so on a Tensor they would recurse (np.sum, np.mean, np.max, np.min,
+# np.ndim) or return a constant (np.zeros_like, np.ones_like) or the argument itself
+# (np.copy). These do the same normalisation for tensors and end in the same primitives.
+
+
+def _reduce(op):
+    prim = _PRIMS[op]
+
+    def reduce(x, axis=None, keepdims=False, **unsupported):
+        if unsupported:
+            raise UnsupportedError(f"np.{op}(..., {', '.join(unsupported)}=) is not supported",
+                                   _user_loc())
+        if not isinstance(x, Tensor):
+            return getattr(np, op)(x, axis=axis, keepdims=keepdims)
+        ndim = np.ndim(x.value)
+        axis = S._norm_axis(axis, ndim, None)
+        if ndim == 0:
+            return x
+        if isinstance(axis, tuple):  # several axes: one at a time, highest first
+            for a in sorted(axis, reverse=True):
+                x = _record(prim, (x,), {"axis": a, "keepdims": bool(keepdims)})
+            return x
+        return _record(prim, (x,), {"axis": axis, "keepdims": bool(keepdims)})
+
+    return reduce
+
+
+_sum, _max, _min = _reduce("sum"), _reduce("max"), _reduce("min")
+
+
+def _mean(x, axis=None, keepdims=False, **unsupported):
+    if not isinstance(x, Tensor):
+        return np.mean(x, axis=axis, keepdims=keepdims)
+    total = _sum(x, axis, keepdims, **unsupported)
+    shape = np.shape(x.value)
+    if not shape:
+        return total
+    axis = S._norm_axis(axis, len(shape), None)
+    if axis is None:
+        count = int(np.prod(shape))
+    else:
+        count = 1
+        for a in axis if isinstance(axis, tuple) else (axis,):
+            count *= shape[a]
+    return total / count
+
+
+def _like(name):
+    prim = _PRIMS[name]
+
+    def like(x, dtype=None, **unsupported):
+        if unsupported:
+            raise UnsupportedError(f"np.{name}(..., {', '.join(unsupported)}=) is not "
+                                   "supported", _user_loc())
+        if dtype is not None and np.dtype(dtype).kind != "f":
+            raise UnsupportedError(f"np.{name} with a non-float dtype", _user_loc())
+        return _record(prim, (x,), {})
+
+    return like
+
+
+def _copy(x, **unsupported):
+    if unsupported:
+        raise UnsupportedError(f"np.copy(..., {', '.join(unsupported)}=) is not supported",
+                               _user_loc())
+    if isinstance(x, Tensor) and type(x.value) is _ndarray:
+        return _record(_PRIMS["copy"], (x,), {})
+    return x  # a number is immutable: its copy is itself
+
+
+_FUNCTIONS = {
+    np.sum: _sum, np.mean: _mean, np.max: _max, np.min: _min, np.amax: _max, np.amin: _min,
+    np.zeros_like: _like("zeros_like"), np.ones_like: _like("ones_like"), np.copy: _copy,
+    np.ndim: lambda x: len(_shape_of(x)), np.shape: _shape_of,
+    np.size: lambda x, axis=None: (int(np.prod(_shape_of(x))) if axis is None
+                                   else _shape_of(x)[axis]),
+}
+
+
+# ----------------------------------------------------------------------------- backward
+
+
+@contextlib.contextmanager
+def _gc_paused():
+    """Pause Python's cyclic garbage collector while a graph is built or walked.
+
+    A graph is many small live objects and no garbage: every collection would traverse all of
+    them again, which made a 10^5-step scalar loop 3-4x slower. Reference counting still frees
+    everything that is not in a cycle.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def _accumulate(grads, p, c) -> None:
+    """Add contribution ``c`` to the gradient of ``p`` (a node or a leaf tensor).
+
+    An entry is ``[gradient, owned, p]``: owned arrays belong to this pass and may be updated in
+    place; others may be shared (a rule can return its ``g``) and are copied on update.
+    """
+    key = id(p)
+    e = grads.get(key)
+    if e is None:
+        grads[key] = [c, False, p]
+    elif e[1]:
+        e[0] += c
+    else:
+        s = e[0] + c
+        e[0] = s
+        e[1] = type(s) is _ndarray
+
+
+def _owned_buffer(grads, p, x):
+    """The gradient buffer of ``p`` (whose value is ``x``), owned and writable."""
+    key = id(p)
+    e = grads.get(key)
+    if e is None:
+        buf = np.zeros(np.shape(x))
+        grads[key] = [buf, True, p]
+        return buf
+    if not e[1]:
+        e[0] = np.array(np.broadcast_to(e[0], np.shape(x)), dtype=np.float64)
+        e[1] = True
+    return e[0]
+
+
+def _backward(root: Tensor, seed) -> None:
+    grads: dict = {}
+    node = root._node
+    if node is _LEAF:
+        _accumulate(grads, root, seed)
+        _store_leaf_grads(grads)
+        return
+    # every node the root depends on, found without recursion
+    nodes, seen, stack = [], {id(node)}, [node]
+    while stack:
+        n = stack.pop()
+        nodes.append(n)
+        for p in n[_PARENTS]:
+            if type(p) is tuple and id(p) not in seen:
+                seen.add(id(p))
+                stack.append(p)
+    nodes.sort(key=operator.itemgetter(_SEQ), reverse=True)  # consumers before producers
+    grads[id(node)] = [seed, False, node]
+    pop, get = grads.pop, grads.get
+    for n in nodes:
+        e = pop(id(n), None)
+        if e is None:
+            continue
+        g = e[0]
+        _, prim, rules, parents, args, params, ans = n
+        if prim is _GETITEM:
+            # the adjoint of a read is a scatter-add (RULES["getitem"]), done in place
+            p = parents[0]
+            if p is not None:
+                buf = _owned_buffer(grads, p, args[0])
+                buf[P._index_value(params["index_spec"], args[1:])] += g
+            continue
+        elementwise = prim.elementwise
+        nr = len(rules)
+        for k, p in enumerate(parents):
+            if p is None or k >= nr:
+                continue
+            rule = rules[k]
+            if rule is None:
+                continue
+            c = rule(g, ans, *args, **params)
+            if elementwise and (type(c) is _ndarray or type(args[k]) is _ndarray):
+                c = unbroadcast(c, args[k])  # (two scalars: nothing to sum)
+            e = get(id(p))  # _accumulate, inlined: this loop is the backward pass's cost
+            if e is None:
+                grads[id(p)] = [c, False, p]
+            elif e[1]:
+                e[0] += c
+            else:
+                s = e[0] + c
+                e[0] = s
+                e[1] = type(s) is _ndarray
+    _store_leaf_grads(grads)
+
+
+def _store_leaf_grads(grads) -> None:
+    for g, owned, leaf in grads.values():
+        if type(leaf) is tuple:  # an unreachable node (cannot happen); nothing to store
+            continue
+        value = leaf.value
+        if type(value) is _ndarray:
+            if np.shape(g) != value.shape:
+                raise JitgradError(f"internal error: gradient of shape {np.shape(g)} for a "
+                                   f"leaf of shape {value.shape}")
+            g = g if owned else np.array(g, dtype=np.float64)
+            leaf.grad = g if leaf.grad is None else leaf.grad + g
+        else:
+            g = float(g)
+            leaf.grad = g if leaf.grad is None else leaf.grad + g
+
+
+# ----------------------------------------------------------------------------- grad
+
+
+class TapeGradFunction:
+    """A function's gradient (or value and gradient), computed by running it on the tape."""
+
+    def __init__(self, fn, wrt=0, *, with_value: bool = False):
+        if not callable(fn):
+            raise TypeError(f"jitgrad.tape.grad needs a function, got {type(fn).__name__}")
+        self.fn = fn
+        self.with_value = with_value
+        self.qualname = getattr(fn, "__qualname__", repr(fn))
+        self.signature = inspect.signature(fn)
+        self.param_names = [p.name for p in self.signature.parameters.values()
+                            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        self.wrt_tuple = isinstance(wrt, (tuple, list))
+        self.wrt = [self._position(w) for w in (wrt if self.wrt_tuple else (wrt,))]
+        if not self.wrt:
+            raise SignatureError("wrt is empty: name at least one argument to differentiate")
+        functools.update_wrapper(self, fn)
+
+    def _position(self, w) -> int:
+        if isinstance(w, bool) or not isinstance(w, (int, np.integer, str)):
+            raise SignatureError(f"wrt must name arguments by position or name, got {w!r}")
+        if isinstance(w, str):
+            if w not in self.param_names:
+                raise SignatureError(f"{self.qualname} has no argument named {w!r} "
+                                     f"(its arguments: {', '.join(self.param_names)})")
+            return self.param_names.index(w)
+        n = len(self.param_names)
+        if not -n <= int(w) < n:
+            raise SignatureError(f"wrt={w} is out of range: {self.qualname} takes {n} "
+                                 "arguments")
+        return int(w) % n
+
+    def __call__(self, *args, **kwargs):
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise SignatureError(f"{self.qualname}(): {e}") from None
+        bound.apply_defaults()
+        originals, leaves = {}, {}
+        for k in self.wrt:
+            name = self.param_names[k]
+            if k not in leaves:
+                originals[k] = bound.arguments[name]
+                leaves[k] = _leaf_for(originals[k], name)
+                bound.arguments[name] = leaves[k]
+        with _gc_paused():
+            out = self.fn(*bound.args, **bound.kwargs)
+            value, root = self._scalar(out)
+            if root is not None and root._node is not None:
+                _backward(root, 1.0)
+        grads = tuple(_gradient_like(originals[k], leaves[k].grad) for k in self.wrt)
+        result = grads if self.wrt_tuple else grads[0]
+        return (value, result) if self.with_value else result
+
+    def _scalar(self, out):
+        root = out if isinstance(out, Tensor) else None
+        v = out.value if root is not None else out
+        if root is not None and root._base is _STALE:
+            raise _stale_error()
+        if not isinstance(v, (_ndarray, bool, int, float, np.number, np.bool_)) or np.ndim(v):
+            what = (f"an array of shape {np.shape(v)}" if isinstance(v, _ndarray)
+                    else f"{type(v).__name__}")
+            raise ShapeError(f"{self.qualname} must return a scalar to be differentiated; it "
+                             f"returned {what}")
+        if isinstance(v, _ndarray):
+            v = v[()]
+        if isinstance(v, np.floating):
+            v = float(v)
+        elif isinstance(v, np.integer):
+            v = int(v)
+        elif isinstance(v, np.bool_):
+            v = bool(v)
+        return v, root
+
+    def __repr__(self) -> str:
+        kind = "value_and_grad" if self.with_value else "grad"
+        wrt = [self.param_names[k] for k in self.wrt]
+        return f"<jitgrad.tape.{kind} of {self.qualname} wrt {', '.join(wrt)}>"
+
+
+def _leaf_for(arg, name) -> Tensor:
+    if isinstance(arg, (list, tuple)):
+        raise SignatureError(f"argument {name!r} is a {type(arg).__name__}; pass a NumPy array")
+    kind = None
+    if isinstance(arg, (bool, np.bool_)) or (isinstance(arg, _ndarray) and arg.dtype.kind == "b"):
+        kind = "a bool"
+    elif isinstance(arg, (int, np.integer)) or (isinstance(arg, _ndarray)
+                                                 and arg.dtype.kind in "iu"):
+        kind = "an integer"
+    elif isinstance(arg, (complex, np.complexfloating)) or (isinstance(arg, _ndarray)
+                                                            and arg.dtype.kind == "c"):
+        kind = "complex"
+    elif not isinstance(arg, (float, np.floating, _ndarray)):
+        kind = f"a {type(arg).__name__}"
+    if kind is not None:
+        raise SignatureError(f"cannot differentiate with respect to argument {name!r}: it is "
+                             f"{kind} ({type(arg).__name__}); pass a float or a float array")
+    return Tensor(arg, requires_grad=True)
+
+
+def _gradient_like(arg, g):
+    """The gradient in the argument's type: float in → float out; array in → same shape and
+    dtype out (a fresh array)."""
+    if isinstance(arg, _ndarray):
+        if g is None:
+            return np.zeros(arg.shape, dtype=arg.dtype)
+        return np.array(g, dtype=arg.dtype).reshape(arg.shape)
+    g = 0.0 if g is None else float(g)
+    if isinstance(arg, np.floating) and not isinstance(arg, np.float64):
+        return type(arg)(g)
+    return g
+
+
+def grad(fn=None, wrt=0):
+    """The tape's gradient of a scalar function, with the signature of `jitgrad.grad`:
+    ``@grad``, ``@grad(wrt=...)`` or ``grad(f, wrt)``; ``wrt`` is a position, a name, or a
+    tuple of them (a tuple gives a tuple of gradients)."""
+    if fn is None:
+        return lambda f: TapeGradFunction(f, wrt)
+    if isinstance(fn, (int, str, tuple, list)) and not callable(fn):
+        wrt_given = fn
+        return lambda f: TapeGradFunction(f, wrt_given)
+    return TapeGradFunction(fn, wrt)
+
+
+def value_and_grad(fn=None, wrt=0):
+    """Like `grad`, returning ``(value, gradient)``."""
+    if fn is None:
+        return lambda f: TapeGradFunction(f, wrt, with_value=True)
+    return TapeGradFunction(fn, wrt, with_value=True)

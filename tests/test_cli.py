@@ -1,0 +1,49 @@
+"""The command line, run as a user runs it: ``python -m jitgrad`` in a subprocess."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+MODEL = os.path.join(os.path.dirname(__file__), "cli_model.py") + ":loss"
+SIG = "f64[:,:], f64[:], f64[:,:]"
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "jitgrad", *args], capture_output=True,
+                          text=True, timeout=300, check=False)
+
+
+@pytest.fixture(scope="module")
+def shown():
+    return run("show", MODEL, "--sig", SIG, "--wrt", "W,b")
+
+
+def test_show_prints_forward_adjoint_and_entry(shown):
+    assert shown.returncode == 0, shown.stderr
+    for name in ("def loss_forward(", "def loss_adjoint(", "def loss_value_and_grad("):
+        assert name in shown.stdout
+    assert "gradient with respect to: W, b" in shown.stdout
+    assert "# cli_model.py:7: return np.sum(np.tanh(x @ W + b) ** 2)" in shown.stdout
+
+
+def test_check_agrees_with_finite_differences():
+    out = run("check", MODEL, "--sig", SIG)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("ok: gradients with respect to W, b, x agree")
+
+
+def test_ir_lists_one_typed_operation_per_line():
+    out = run("ir", MODEL, "--sig", SIG)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.strip().splitlines()
+    assert lines[0] == "{ lambda ; W:f64[:,:], b:f64[:], x:f64[:,:] . let"
+    assert "= matmul x W  # cli_model.py:7" in out.stdout
+    assert lines[-1].strip().startswith("in (")
+
+
+def test_bad_target_is_a_clear_error():
+    out = run("show", "no_such_file.py", "--sig", SIG)
+    assert out.returncode != 0
+    assert "path/to/file.py:function" in out.stderr
