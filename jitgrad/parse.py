@@ -336,7 +336,12 @@ class Builder:
             raise UnsupportedError(f"the operator {type(stmt.op).__name__}=", self.loc(stmt))
         if isinstance(stmt.target, ast.Name):
             current = self.lookup(stmt.target.id, stmt.target)
-            self.assign(stmt.target, self.apply_op(op, current, self.expr(stmt.value), stmt))
+            value = self.apply_op(op, current, self.expr(stmt.value), stmt)
+            if isinstance(current, Sym) and current.ndim:  # NumPy updates an array in place:
+                full = ((":",) * current.ndim, [])  # every alias of it sees the new values
+                self.write(stmt.target.id, stmt.target, current, full, value)
+            else:
+                self.assign(stmt.target, value)
         elif isinstance(stmt.target, ast.Subscript):
             array = self.expr(stmt.target.value)
             index = self.index(stmt.target.slice)
@@ -400,15 +405,19 @@ class Builder:
         return value
 
     def setitem(self, target, array, index, value) -> None:
-        if not isinstance(array, Sym) or array.ndim == 0:
-            raise UnsupportedError("item assignment to something that is not an array",
-                                   self.loc(target))
         if not (isinstance(target.value, ast.Name)):
             raise UnsupportedError("item assignment must name the array (`y[i] = ...`)",
                                    self.loc(target))
+        self.write(target.value.id, target, array, index, value)
+
+    def write(self, name, node, array, index, value) -> None:
+        """``name[index] = value``, in place: a new version of the same storage."""
+        if not isinstance(array, Sym) or array.ndim == 0:
+            raise UnsupportedError("item assignment to something that is not an array",
+                                   self.loc(node))
         spec, idx = index
         if isinstance(value, Sym) and value.type.kind == "f" and array.type.kind != "f":
-            raise UnsupportedError("writing floats into an integer array", self.loc(target))
+            raise UnsupportedError("writing floats into an integer array", self.loc(node))
         old = array.atom
         self.gb.note_write(old)
         out = self.gb.apply(P.PRIMITIVES["setitem"], [array, value] + idx,
@@ -416,10 +425,10 @@ class Builder:
         out.atom.name = old.name  # same storage, same name in the generated code
         out.atom.storage = old.root
         self.gb.namer.used.add(old.name)
-        for name, v in list(self.env.items()):  # every alias sees the write
+        for alias, v in list(self.env.items()):  # every alias sees the write
             if isinstance(v, Sym) and v.atom is old:
-                self.env[name] = out
-        self.env[target.value.id] = out
+                self.env[alias] = out
+        self.env[name] = out
 
     # -- branches ------------------------------------------------------------------------
 
@@ -1022,6 +1031,8 @@ def _subscript_targets(body) -> set[str]:
             for t in targets:
                 if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
                     out.add(t.value.id)
+                if isinstance(node, ast.AugAssign) and isinstance(t, ast.Name):
+                    out.add(t.id)  # `x += 1` writes into x when x is an array
     return out
 
 

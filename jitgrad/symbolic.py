@@ -295,8 +295,14 @@ def _loc(*values):
     return b.loc if b else None
 
 
+def records(x) -> bool:
+    """Whether ``x`` records operations (a `Sym` here, a tape `Tensor`) rather than holding
+    a value NumPy computes with."""
+    return hasattr(type(x), "_jitgrad_apply")
+
+
 def ndim_of(x) -> int:
-    return x.ndim if isinstance(x, Sym) else np.ndim(x)
+    return x.ndim if records(x) else np.ndim(x)
 
 
 # ----------------------------------------------------------------------------- NumPy functions
@@ -319,7 +325,7 @@ def np_reduce(op, x, axis=None, keepdims=False, **unsupported):
     if unsupported:
         raise UnsupportedError(f"np.{op}(..., {', '.join(unsupported)}=) is not supported",
                                _loc(x))
-    if not isinstance(x, Sym):
+    if not records(x):
         return getattr(np, op)(x, axis=axis, keepdims=keepdims)
     axis = _norm_axis(axis, x.ndim, _loc(x))
     if x.ndim == 0:
@@ -336,7 +342,7 @@ def np_sum(x, axis=None, keepdims=False, **kw):
 
 
 def np_mean(x, axis=None, keepdims=False, **kw):
-    if not isinstance(x, Sym):
+    if not records(x):
         return np.mean(x, axis=axis, keepdims=keepdims)
     total = np_sum(x, axis, keepdims, **kw)
     if x.ndim == 0:
@@ -431,14 +437,14 @@ def _like(name):
     def like(x, dtype=None):
         if dtype is not None and np.dtype(dtype).kind != "f":
             raise UnsupportedError(f"np.{name} with a non-float dtype", _loc(x))
-        if not isinstance(x, Sym) or x.ndim == 0:
+        if not records(x) or x.ndim == 0:
             return 0.0 if name == "zeros_like" else 1.0
         return _apply(name, x)
     return like
 
 
 def np_copy(x):
-    return _apply("copy", x) if isinstance(x, Sym) else x
+    return _apply("copy", x) if records(x) else np.array(x, copy=True)
 
 
 def np_where(cond, a, b):
