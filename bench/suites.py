@@ -8,8 +8,10 @@ and n = 1000, large = MNIST (128, 784, 256, 10) and n = 100000), both run by def
 
 A ``Tool`` is one way to compute the case's gradient (``kind="grad"``) or primal
 (``kind="primal"``). ``tools(case, peers)`` lists, in report order: jitgrad, jitgrad.tape
-(if ``import jitgrad.tape`` works), the hand-written Numba gradient, the Numba primal, the
-plain NumPy/Python primal, then the peers named in ``peers`` (autograd, torch, jax).
+(if ``import jitgrad.tape`` works; on ``bench.tape_variants`` for rnn and gmm, whose
+``math.*`` calls the tape refuses by design), the hand-written Numba gradient, the Numba
+primal, the plain NumPy/Python primal, then the peers named in ``peers`` (autograd, torch,
+jax).
 ``tool.build(data)`` returns ``(call, to_numpy)``: ``call()`` is a zero-argument callable
 computing the result on ``data``, ``to_numpy(call())`` normalises it -- for gradients a
 tuple with one float / float64 array per differentiable argument, for primals a float.
@@ -26,7 +28,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from bench import handwritten, peers, problems
+from bench import handwritten, peers, problems, tape_variants
 
 SUITES = ("two_layer", "rnn", "gmm", "reproj", "control_flow")
 
@@ -184,9 +186,10 @@ def tools(case, peer_systems=()):
     ]
     tape = tape_module()
     if not isinstance(tape, str):
+        fn, style = tape_variants.VARIANTS.get(s.name, (s.problem, ""))
         out.append(Tool("jitgrad.tape", "grad",
-                        _grad_tool(lambda: tape.grad(s.problem, wrt=s.wrt), s.wrt),
-                        cheap=False, memory_traced=True, fresh_process=None))
+                        _grad_tool(lambda: tape.grad(fn, wrt=s.wrt), s.wrt),
+                        cheap=False, memory_traced=True, fresh_process=None, style=style))
     if s.grad is not None:
         out.append(Tool("hand-written Numba", "grad", _grad_tool(lambda: s.grad, s.wrt),
                         cheap=True, memory_traced=True, fresh_process="handwritten"))

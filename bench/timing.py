@@ -11,7 +11,8 @@ Takes zero-argument callables ("tools"); bind the data with ``functools.partial`
   machine hit all tools alike instead of whichever one happened to run during them.
   Returns a ``Timing`` per tool: median and quartiles of the per-call time across
   rounds, plus the time of the warm-up (first) call. Garbage collection is disabled
-  inside timed blocks (as ``timeit`` does) and run between rounds.
+  inside timed blocks (as ``timeit`` does) and run between rounds; ``settle`` untimed
+  calls before each block restore a steady state after that collection.
 * ``peak_memory(fn)`` -- peak extra bytes allocated during one (warmed-up) call, as seen
   by ``tracemalloc``, plus Numba NRT allocation counts. See its docstring for exactly
   what is and is not counted.
@@ -71,13 +72,16 @@ def _time_block(fn, inner):
             gc.enable()
 
 
-def measure(tools, rounds=15, inner=None, warmup=2, target_block=0.02):
+def measure(tools, rounds=15, inner=None, warmup=2, target_block=0.02, settle=0):
     """Interleaved timing of several zero-argument callables.
 
     ``tools``: ``{name: fn}``. Each tool is called ``warmup`` times first (at least once;
     the first call is reported as ``first_call``). ``inner`` is the number of calls per
     timed block; if ``None`` it is chosen per tool so one block lasts about
-    ``target_block`` seconds (from the last warm-up call; at least 1). Returns
+    ``target_block`` seconds (from the last warm-up call; at least 1). ``settle`` untimed
+    calls precede every timed block: they undo what the collection between rounds and the
+    other tools' blocks disturbed (JAX, for one, frees XLA buffers in a ``gc`` callback,
+    and its first call after a full collection costs 0.3-7 ms instead of 40 us). Returns
     ``{name: Timing}`` in the order of ``tools``.
     """
     names = list(tools)
@@ -99,6 +103,8 @@ def measure(tools, rounds=15, inner=None, warmup=2, target_block=0.02):
         gc.collect()
         shift = r % len(names)
         for name in names[shift:] + names[:shift]:
+            for _ in range(settle):
+                tools[name]()
             samples[name].append(_time_block(tools[name], inners[name]))
 
     result = {}

@@ -148,8 +148,7 @@ def fence(src: FunctionSource) -> None:
     if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
         raise UnsupportedError("*args, **kwargs and keyword-only or positional-only parameters "
                                "are not supported", src.loc(node))
-    if node.decorator_list and not _jitgrad_decorators_only(node.decorator_list, src):
-        pass  # decorators (njit, jitgrad.grad) are fine: jitgrad reads the undecorated body
+    # Decorators (numba.njit, jitgrad.grad) are fine: jitgrad reads the undecorated body.
     for stmt in node.body:
         for sub in ast.walk(stmt):
             what = _REFUSED_NAMES.get(type(sub))
@@ -168,10 +167,6 @@ def fence(src: FunctionSource) -> None:
                 raise UnsupportedError("strings are not supported", src.loc(sub))
             if isinstance(sub, ast.Constant) and isinstance(sub.value, complex):
                 raise UnsupportedError("complex numbers are not supported", src.loc(sub))
-
-
-def _jitgrad_decorators_only(decorators, src) -> bool:
-    return True
 
 
 # ----------------------------------------------------------------------------- building

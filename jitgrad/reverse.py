@@ -24,14 +24,11 @@ from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
-
 from . import primitives as P
 from .errors import Loc
 from .ir import (
     Atom,
     Block,
-    Carry,
     Const,
     Eqn,
     For,
@@ -54,7 +51,7 @@ _SHAPE_ONLY = {"zeros_like": {0}, "shape_dim": {0}, "size": {0}, "broadcast_like
                "sum_to_like": {1}, "reshape_like": {1}}
 # Equations that hand back (part of) their input's memory.
 _VIEWS = {"getitem", "transpose", "reshape", "reshape_like", "expand_dims", "broadcast_like",
-          "setitem", "copy_ref"}
+          "setitem"}
 
 
 @dataclasses.dataclass(eq=False)
@@ -831,4 +828,4 @@ def transform(fn: Function, wrt: list[int], namer: Namer) -> Gradient:
     return Gradient(forward, adjoint, fn, wrt)
 
 
-__all__ = ["Carry", "Gradient", "Kernel", "np", "transform"]
+__all__ = ["Gradient", "Kernel", "transform"]

@@ -73,7 +73,7 @@ def uses_class(x):
 
 
 def uses_inner_lambda(x):
-    f = lambda t: t * t  # refused: inner-lambda  # noqa: E731
+    f = lambda t: t * t  # refused: inner-lambda
     return f(x)
 
 
@@ -101,7 +101,7 @@ def uses_walrus(x):
 
 
 def uses_global_statement(x):
-    global WEIGHTS  # refused: global
+    global WEIGHTS  # refused: global  # noqa: PLW0602
     return x
 
 
@@ -125,7 +125,7 @@ def uses_for_else(x):
     s = 0.0
     for k in range(3):  # refused: for-else
         s = s + x * k
-    else:
+    else:  # noqa: PLW0120
         s = s + 1.0
     return s
 
@@ -172,7 +172,7 @@ def make_closure():
 
 closure = make_closure()
 
-lambda_fn = lambda x: x * x  # refused: lambda  # noqa: E731
+lambda_fn = lambda x: x * x  # refused: lambda
 
 # A function without source: created by exec, so inspect cannot read it.
 _namespace: dict = {}
@@ -303,10 +303,6 @@ def unpack_array(x):
     return a * b
 
 
-def float_axis(x):
-    return np.sum(x, axis=0.5)  # refused: float-axis
-
-
 def axis_out_of_bounds(x):
     return np.sum(x, axis=2)  # refused: axis-bounds
 
@@ -344,9 +340,44 @@ def calls_printing_helper(x):
     return callee_with_print(x) * 2.0  # refused: calls-printing-helper
 
 
+def write_through_alias(x):
+    y = x
+    y[0] = 0.0  # refused: alias-write
+    return np.sum(y * y)
+
+
+def write_into_view(x):
+    y = x[1:]
+    y[0] = 0.0  # refused: view-write
+    return np.sum(x * x)
+
+
+def stale_view(x):
+    z = x * 2.0
+    y = z[1:]
+    z[1] = 5.0
+    return np.sum(y * x[1:])  # refused: stale-view
+
+
 def broadcast_mismatch(x, y):
     return np.sum(x + y)  # refused: broadcast
 
 
-def uses_math(x):
-    return math.sin(x)
+def math_gamma(x):
+    return math.gamma(x)  # refused: math-gamma
+
+
+def log2_ufunc(x):
+    return np.sum(np.log2(x))  # refused: log2
+
+
+def float_axis_vector(x):
+    return np.sum(x, axis=0.5)  # refused: float-axis-vector
+
+
+# ----------------------------------------------------------------------------- signatures
+# Supported code; the tests call these with arguments jitgrad must refuse.
+
+
+def plain(x, n):  # refused: def-plain
+    return x * n
