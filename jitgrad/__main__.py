@@ -4,6 +4,7 @@
     jitgrad show  model.py:loss --sig "f64[:,:], f64[:]" [--wrt W,b]   generated source
     jitgrad ir    model.py:loss --sig ...           the graph, one operation per line
     jitgrad check model.py:loss --sig ...           finite-difference check on random data
+    jitgrad graph model.py:loss --sig ... [-o g.svg] [--adjoint]   the graph as DOT (or SVG)
 
 A signature lists the arguments in Numba's notation: ``f64`` (a float), ``i64`` (an int, given
 the value 3 for the check), ``f64[:]``, ``f64[:,:]``, ... (arrays of random numbers, 3 along
@@ -80,11 +81,14 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="jitgrad", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("demo", help="the square example and the two-layer seed loss")
-    for name in ("show", "ir", "check"):
+    for name in ("show", "ir", "check", "graph"):
         p = sub.add_parser(name)
         p.add_argument("target", help="path/to/file.py:function")
         p.add_argument("--sig", required=True, help='argument types, e.g. "f64[:,:], f64[:]"')
         p.add_argument("--wrt", help="comma-separated names or positions (default: all floats)")
+        if name == "graph":
+            p.add_argument("-o", dest="output", help="write SVG/PNG here (needs Graphviz)")
+            p.add_argument("--adjoint", action="store_true", help="draw the adjoint too")
     ns = parser.parse_args(argv)
     if ns.command == "demo":
         here = os.path.dirname(os.path.abspath(__file__))
@@ -98,6 +102,12 @@ def main(argv=None) -> int:
         print(g.source(*args))
     elif ns.command == "ir":
         print(g.ir(*args))
+    elif ns.command == "graph":
+        text = g.graph(*args, adjoint=ns.adjoint, path=ns.output)
+        if ns.output is None:
+            print(text, end="")
+        else:
+            print(f"wrote {ns.output}")
     else:
         worst = api.check_grad(g.fn, *args, wrt=tuple(g.wrt))
         print(f"ok: gradients with respect to {', '.join(g.param_names[k] for k in g.wrt)} "

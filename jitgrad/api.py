@@ -39,6 +39,7 @@ class Compiled:
     entry: object
     forward: object
     adjoint: object
+    gradient: object  # the reverse.Gradient (forward and adjoint kernels as IR)
 
 
 class GradFunction:
@@ -139,7 +140,8 @@ class GradFunction:
         source = emit_module(grad, signature, [self.param_names[k] for k in self.wrt])
         names = list(kernel_names(grad))
         path, fns = _compile.load(self.src.fn.__name__, source, names, inline=names[:2])
-        return Compiled(types, fn_ir, source, path, fns[names[2]], fns[names[0]], fns[names[1]])
+        return Compiled(types, fn_ir, source, path, fns[names[2]], fns[names[0]], fns[names[1]],
+                        grad)
 
     # -- looking inside ------------------------------------------------------------------
 
@@ -158,6 +160,18 @@ class GradFunction:
     def ir(self, *args, **kwargs) -> str:
         """The forward graph in the compact, typed IR form."""
         return ir.format_function(self._for(args, kwargs).ir)
+
+    def graph(self, *args, adjoint: bool = False, path: str | None = None, **kwargs) -> str:
+        """The operations graph as Graphviz DOT text (with ``adjoint=True``, the adjoint's
+        operations too, in red); with ``path``, also rendered there by the ``dot`` program
+        (format from the suffix: .svg, .png)."""
+        from .graphviz import render, to_dot
+
+        c = self._for(args, kwargs)
+        text = to_dot(c.ir, c.gradient.adjoint if adjoint else None)
+        if path is not None:
+            render(text, path)
+        return text
 
     def __repr__(self) -> str:
         kind = "value_and_grad" if self.with_value else "grad"

@@ -47,3 +47,18 @@ def test_bad_target_is_a_clear_error():
     out = run("show", "no_such_file.py", "--sig", SIG)
     assert out.returncode != 0
     assert "path/to/file.py:function" in out.stderr
+
+
+def test_graph_dot_has_a_node_per_operation_and_an_edge_per_use():
+    out = run("graph", MODEL, "--sig", SIG)
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    assert text.startswith('digraph "loss" {') and text.rstrip().endswith("}")
+    nodes = [line for line in text.splitlines() if "[label=" in line]
+    edges = [line for line in text.splitlines() if "->" in line]
+    # 3 parameters, 5 operations (matmul add tanh pow sum), the value
+    assert len(nodes) == 3 + 5 + 1
+    # matmul(x, W), add(_, b), tanh, pow, sum, value: 2 + 2 + 1 + 1 + 1 + 1
+    assert len(edges) == 8
+    with_adjoint = run("graph", MODEL, "--sig", SIG, "--adjoint").stdout
+    assert 'color="red"' in with_adjoint and len(with_adjoint) > len(text)
