@@ -101,7 +101,7 @@ class GradFunction:
         try:
             value, grads = compiled.entry(*args)
         except Exception as e:
-            raise _explain(e, compiled) from e
+            raise _explain(e, compiled, args) from e
         if post:
             grads = tuple(p(g) if p else g for p, g in zip(post, grads))
         out = grads if self.wrt_tuple else grads[0]
@@ -207,27 +207,50 @@ def user_loc_of_generated_line(source: str, lineno: int) -> str | None:
     return None
 
 
-def _explain(e: Exception, compiled: Compiled) -> Exception:
+def _generated_line(e: BaseException, path: str) -> int | None:
+    """The last line of the generated file named by ``e``'s message or traceback."""
+    path = os.path.abspath(path)
+    found = None
+    for p, line in _GEN_LINE.findall(str(e)):
+        if os.path.abspath(p) == path:
+            found = int(line)
+    tb = e.__traceback__
+    while tb is not None:
+        if os.path.abspath(tb.tb_frame.f_code.co_filename) == path:
+            found = tb.tb_lineno
+        tb = tb.tb_next
+    return found
+
+
+def _replay(compiled: Compiled, args) -> BaseException | None:
+    """Run the generated source as plain Python on the same arguments, to learn which line
+    fails (compiled code raises without one). Only called after a failure."""
+    namespace: dict = {"__name__": "jitgrad_replay"}
+    exec(compile(compiled.source, compiled.path, "exec"), namespace)  # noqa: S102 - our code
+    try:
+        namespace[compiled.gradient.fn.name + "_value_and_grad"](*args)
+    except Exception as replayed:  # noqa: BLE001 - it is the error we are explaining
+        return replayed
+    return None
+
+
+def _explain(e: Exception, compiled: Compiled, args) -> Exception:
     """A failure inside generated code, with the user's line that produced it."""
     if isinstance(e, JitgradError):
         return e
-    text = str(e)
-    where = None
-    for path, line in _GEN_LINE.findall(text):
-        if os.path.abspath(path) == os.path.abspath(compiled.path):
-            where = (int(line), user_loc_of_generated_line(compiled.source, int(line)))
-    if where is None:
-        tb = e.__traceback__
-        while tb is not None:
-            if os.path.abspath(tb.tb_frame.f_code.co_filename) == os.path.abspath(compiled.path):
-                where = (tb.tb_lineno, user_loc_of_generated_line(compiled.source, tb.tb_lineno))
-            tb = tb.tb_next
+    line = _generated_line(e, compiled.path)
+    if line is None and not _compile.is_compile_error(e):
+        replayed = _replay(compiled, args)
+        if replayed is not None and type(replayed) is type(e):
+            line = _generated_line(replayed, compiled.path)
+    first = str(e).splitlines()[0] if str(e) else ""
     kind = "Numba could not compile" if _compile.is_compile_error(e) else "error in"
-    msg = f"{kind} the generated gradient code ({type(e).__name__}: {text.splitlines()[0] if text else ''})"
-    if where is not None:
-        msg += f"\n  generated line: {compiled.path}:{where[0]}"
-        if where[1]:
-            msg += f"\n  from your code: {where[1]}"
+    msg = f"{kind} the generated gradient code: {type(e).__name__}: {first}"
+    if line is not None:
+        user = user_loc_of_generated_line(compiled.source, line)
+        if user:
+            msg += f"\n  from your code: {user}"
+        msg += f"\n  generated line: {compiled.path}:{line}"
     return JitgradError(msg)
 
 

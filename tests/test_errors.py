@@ -1,0 +1,30 @@
+"""A failure inside the generated code names the user's line that produced it."""
+
+import os
+
+import numpy as np
+import pytest
+from errors_fns import mismatched
+
+import jitgrad
+
+HERE = os.path.dirname(__file__)
+
+
+def marker_line(marker):
+    with open(os.path.join(HERE, "errors_fns.py")) as f:
+        for n, line in enumerate(f, 1):
+            if f"marker: {marker}" in line:
+                return n
+    raise AssertionError(marker)
+
+
+def test_runtime_error_reports_the_user_line():
+    g = jitgrad.grad(mismatched)
+    g(np.ones((3, 2)), np.ones((4, 3)))  # compiles and runs for these shapes
+    with pytest.raises(jitgrad.JitgradError) as info:
+        g(np.ones((3, 2)), np.ones((4, 5)))  # x @ W no longer lines up
+    text = str(info.value)
+    assert "ValueError" in text
+    assert f"errors_fns.py:{marker_line('matmul')}: h = np.tanh(x @ W)" in text
+    assert "generated line:" in text
