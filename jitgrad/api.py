@@ -10,6 +10,7 @@ gives a tuple; an integer, bool or complex argument in ``wrt`` is refused with a
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import inspect
@@ -40,6 +41,9 @@ class Compiled:
     forward: object
     adjoint: object
     gradient: object  # the reverse.Gradient (forward and adjoint kernels as IR)
+    ir_text: str  # the forward graph as built, printed
+    graph_ir: ir.Function  # the forward graph as built (the transform adds saves to `ir`)
+    line_locs: list  # the user's Loc behind each generated line (index: line number - 1)
 
 
 class GradFunction:
@@ -101,7 +105,10 @@ class GradFunction:
         try:
             value, grads = compiled.entry(*args)
         except Exception as e:
-            raise _explain(e, compiled, args) from e
+            if not _compile.is_cache_damage(e):
+                raise _explain(e, compiled, args) from e
+            _compile.drop_disk_cache(compiled.entry)  # a damaged disk cache: compile afresh
+            value, grads = compiled.entry(*args)
         if post:
             grads = tuple(p(g) if p else g for p, g in zip(post, grads))
         out = grads if self.wrt_tuple else grads[0]
@@ -134,14 +141,16 @@ class GradFunction:
     def _compile(self, types: tuple) -> Compiled:
         fn_ir = build(self.src, list(types))
         common_subexpressions(fn_ir)
+        ir_text = ir.format_function(fn_ir)  # before the transform adds its saves
+        graph_ir = copy.deepcopy(fn_ir)
         grad = transform(fn_ir, self.wrt, fn_ir.namer)
         optimise(grad)
         signature = ", ".join(f"{n}: {t}" for n, t in zip(self.param_names, types))
-        source = emit_module(grad, signature, [self.param_names[k] for k in self.wrt])
+        source, line_locs = emit_module(grad, signature, [self.param_names[k] for k in self.wrt])
         names = list(kernel_names(grad))
         path, fns = _compile.load(self.src.fn.__name__, source, names, inline=names[:2])
         return Compiled(types, fn_ir, source, path, fns[names[2]], fns[names[0]], fns[names[1]],
-                        grad)
+                        grad, ir_text, graph_ir, line_locs)
 
     # -- looking inside ------------------------------------------------------------------
 
@@ -159,7 +168,7 @@ class GradFunction:
 
     def ir(self, *args, **kwargs) -> str:
         """The forward graph in the compact, typed IR form."""
-        return ir.format_function(self._for(args, kwargs).ir)
+        return self._for(args, kwargs).ir_text
 
     def graph(self, *args, adjoint: bool = False, path: str | None = None, **kwargs) -> str:
         """The operations graph as Graphviz DOT text (with ``adjoint=True``, the adjoint's
@@ -168,7 +177,7 @@ class GradFunction:
         from .graphviz import render, to_dot
 
         c = self._for(args, kwargs)
-        text = to_dot(c.ir, c.gradient.adjoint if adjoint else None)
+        text = to_dot(c.ir, c.gradient.adjoint) if adjoint else to_dot(c.graph_ir)
         if path is not None:
             render(text, path)
         return text
@@ -193,18 +202,6 @@ def _converter(arg):
 
 
 _GEN_LINE = re.compile(r'File "([^"]+)", line (\d+)')
-
-
-def user_loc_of_generated_line(source: str, lineno: int) -> str | None:
-    """The ``# file:line: source`` comment that heads generated line ``lineno``."""
-    lines = source.splitlines()
-    for k in range(min(lineno, len(lines)) - 1, -1, -1):
-        text = lines[k].strip()
-        if text.startswith("# ") and ":" in text and not text.startswith("# Generated"):
-            return text[2:]
-        if text.startswith("def "):
-            return None
-    return None
 
 
 def _generated_line(e: BaseException, path: str) -> int | None:
@@ -246,12 +243,15 @@ def _explain(e: Exception, compiled: Compiled, args) -> Exception:
     first = str(e).splitlines()[0] if str(e) else ""
     kind = "Numba could not compile" if _compile.is_compile_error(e) else "error in"
     msg = f"{kind} the generated gradient code: {type(e).__name__}: {first}"
+    loc = None
     if line is not None:
-        user = user_loc_of_generated_line(compiled.source, line)
-        if user:
-            msg += f"\n  from your code: {user}"
-        msg += f"\n  generated line: {compiled.path}:{line}"
-    return JitgradError(msg)
+        if 0 < line <= len(compiled.line_locs):
+            loc = compiled.line_locs[line - 1]
+        msg += f"\n(generated line: {compiled.path}:{line})"
+    during = f"running the gradient of {compiled.gradient.fn.name}"
+    if isinstance(e, ValueError):  # shapes that do not line up; a ShapeError is a ValueError
+        return ShapeError(msg, loc, during)
+    return JitgradError(msg, loc, during)
 
 
 # ----------------------------------------------------------------------------- public API

@@ -110,6 +110,16 @@ def is_compile_error(exc: BaseException) -> bool:
                             numba.core.errors.UnsupportedError))
 
 
+def is_cache_damage(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised while Numba loaded a compiled function from its disk cache."""
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.replace(os.sep, "/").endswith("numba/core/caching.py"):
+            return True
+        tb = tb.tb_next
+    return False
+
+
 def drop_disk_cache(fn) -> None:
     """Forget a Numba disk cache that could not be loaded, so the next call recompiles."""
     cache = getattr(fn, "_cache", None)

@@ -33,10 +33,13 @@ def atom_source(a: Atom) -> str:
 class _Writer:
     def __init__(self):
         self.lines: list[str] = []
+        self.locs: list = []  # the user's Loc behind each line (None for scaffolding)
+        self.current = None
         self.last_loc = None
 
     def line(self, indent: int, text: str):
         self.lines.append("    " * indent + text)
+        self.locs.append(self.current)
 
     def comment_for(self, indent: int, loc):
         if loc is None or loc == self.last_loc:
@@ -75,6 +78,7 @@ class _Writer:
             self.line(indent, "pass")
 
     def eqn(self, e: Eqn, indent: int):
+        self.current = e.loc
         a = [atom_source(x) for x in e.ins]
         types = [x.type for x in e.ins]
         out = e.outs[0].name if e.outs else None
@@ -147,6 +151,7 @@ class _Writer:
                               f"{', '.join(x for _, x in pairs)}")
 
     def if_(self, s: If, indent: int):
+        self.current = s.loc
         self.comment_for(indent, s.loc)
         then_has = s.then.stmts or any(atom_source(m.init) != m.var.name for m in s.merges)
         else_has = s.orelse.stmts or any(atom_source(m.update) != m.var.name for m in s.merges)
@@ -170,6 +175,7 @@ class _Writer:
             self.last_loc = None
 
     def loop_head(self, s, indent):
+        self.current = s.loc
         self.comment_for(indent, s.loc)
         self.merges(s.carries, "init", indent)
         self.line(indent, f"{s.trips.name} = 0")
@@ -230,13 +236,15 @@ class _Writer:
         self.line(0, "")
 
 
-def emit_module(grad: Gradient, signature: str, wrt_names: list[str]) -> str:
+def emit_module(grad: Gradient, signature: str, wrt_names: list[str]):
+    """The module's source, and for each of its lines the user's `Loc` behind it (or None)."""
     fn = grad.fn
     loc = fn.loc
     w = _Writer()
-    w.lines += HEADER.format(qualname=fn.name, filename=os.path.basename(loc.filename),
-                             lineno=loc.lineno, signature=signature,
-                             wrt=", ".join(wrt_names)).splitlines()
+    for text in HEADER.format(qualname=fn.name, filename=os.path.basename(loc.filename),
+                              lineno=loc.lineno, signature=signature,
+                              wrt=", ".join(wrt_names)).splitlines():
+        w.line(0, text)
     w.line(0, "")
     w.line(0, "")
     n = len(grad.forward.params)
@@ -249,7 +257,7 @@ def emit_module(grad: Gradient, signature: str, wrt_names: list[str]) -> str:
     w.line(1, '"""Both passes in one compiled call: (value, gradients)."""')
     w.line(1, f"_value, _saved = {grad.forward.name}({params})")
     w.line(1, f"return _value, {grad.adjoint.name}({params}{', ' if params else ''}_saved)")
-    return "\n".join(w.lines) + "\n"
+    return "\n".join(w.lines) + "\n", w.locs
 
 
 def kernel_names(grad: Gradient) -> tuple[str, str, str]:

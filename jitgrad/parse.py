@@ -189,7 +189,7 @@ _BREAK, _CONTINUE, _RETURNED, _RETVAL = "%break", "%continue", "%returned", "%re
 
 def _base(name: str) -> str:
     """The generated-code base name for an environment name (flags get a leading underscore)."""
-    return "_" + name[1:] if name.startswith("%") else name
+    return "_" + name[1:].split("@")[0] if name.startswith("%") else name
 
 
 def _is_atom_value(v) -> bool:
@@ -849,7 +849,7 @@ class Builder:
         cond = self.condition(node.test)
         if not isinstance(cond, Sym):
             return self.expr(node.body if cond else node.orelse)
-        key = f"%ifexp{id(node)}"
+        key = f"%ifexp@{node.lineno}:{node.col_offset}"  # deterministic (no addresses)
         self.build_if(cond, lambda: self.env.__setitem__(key, self.expr(node.body)),
                       lambda: self.env.__setitem__(key, self.expr(node.orelse)), node)
         value = self.env.pop(key)
@@ -958,11 +958,15 @@ class Builder:
         if handler is not None:
             return handler(self, args, kwargs, node)
         target = _unwrap(fn)
+        library = str(getattr(target, "__module__", None) or "").split(".")[0]
+        if library == "numpy" or isinstance(fn, np.ufunc):
+            # NumPy's own Python functions (np.fft.fft, np.sort...) are not the user's code
+            # to inline: outside the table, they are refused where the user called them
+            raise UnsupportedError(f"{_fn_name(fn)} is not supported", self.loc(node))
+        if library in _LIBRARIES:
+            raise UnsupportedError(f"calling {_fn_name(fn)} is not supported", self.loc(node))
         if isinstance(target, pytypes.FunctionType):
             return self.inline(target, args, kwargs, node)
-        if isinstance(fn, (np.ufunc,)) or getattr(fn, "__module__", "") and str(
-                getattr(fn, "__module__", "")).startswith("numpy"):
-            raise UnsupportedError(f"{_fn_name(fn)} is not supported", self.loc(node))
         raise UnsupportedError(f"calling {_fn_name(fn)} is not supported", self.loc(node))
 
     def inline(self, fn, args, kwargs, node):
@@ -988,11 +992,17 @@ class Builder:
         return result
 
 
+_LIBRARIES = {"numpy", "scipy", "math", "builtins", "numba", "jitgrad", "random", "statistics",
+              "cmath", "functools", "itertools", "operator"}
+
+
 def _fn_name(fn) -> str:
-    mod = getattr(fn, "__module__", None) or ""
-    name = getattr(fn, "__name__", repr(fn))
+    """How the user wrote a library function: np.fft.fft, np.sort, math.gamma."""
+    mod = str(getattr(fn, "__module__", None) or "")
+    name = getattr(fn, "__name__", type(fn).__name__)
     if mod.startswith("numpy") or isinstance(fn, np.ufunc):
-        return f"np.{name}"
+        public = [p for p in mod.split(".")[1:] if not p.startswith("_")]
+        return ".".join(["np", *public, name])
     if mod == "math":
         return f"math.{name}"
     return name
@@ -1113,7 +1123,7 @@ def build(src: FunctionSource, arg_types: list[Type]) -> Function:
     if isinstance(result, (tuple, list)) or result is None:
         raise ShapeError(f"{src.qualname} must return a scalar to be differentiated (it "
                          f"returns {'None' if result is None else 'a tuple'})",
-                         src.loc(src.node))
+                         src.loc(_last_return(src.node)))
     if isinstance(result, Sym) and result.ndim:
         raise ShapeError(f"{src.qualname} must return a scalar to be differentiated; it "
                          f"returns an array of rank {result.ndim} (reduce it, e.g. np.sum)",

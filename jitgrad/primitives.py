@@ -114,7 +114,7 @@ _binop("mul", np.multiply, "*", _arith_no_bool)
 _binop("div", np.true_divide, "/", _float_elementwise)
 _binop("pow", np.power, "**", _arith_no_bool)
 _binop("floordiv", np.floor_divide, "//", _arith_no_bool, differentiable=False)
-_binop("mod", np.mod, "%", _arith_no_bool, differentiable=False)
+_binop("mod", np.mod, "%", _arith_no_bool)
 for _name, _fn, _op in (("lt", np.less, "<"), ("le", np.less_equal, "<="),
                         ("gt", np.greater, ">"), ("ge", np.greater_equal, ">="),
                         ("eq", np.equal, "=="), ("ne", np.not_equal, "!=")):
@@ -380,7 +380,7 @@ setitem = primitive("setitem", _setitem_impl, lambda ts, p: ts[0],
 # ``add_at`` is the adjoint of a read: ``g_x[idx] += v`` on an adjoint array jitgrad owns.
 add_at = primitive("add_at", lambda x, v, *idx, index_spec: np.add.at(
     x, _index_value(index_spec, idx), v) or x, lambda ts, p: ts[0],
-    lambda a, p, t: index_source(a[0], p["index_spec"], a[2:]))
+    lambda a, p, t: index_source(a[0], p["index_spec"], a[2:]), differentiable=False)
 
 # ----------------------------------------------------------------------------- shapes, allocation
 

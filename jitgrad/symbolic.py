@@ -315,6 +315,8 @@ def _norm_axis(axis, ndim, loc):
         raise UnsupportedError("the axis must be a constant integer", loc)
     if isinstance(axis, (tuple, list)):
         return tuple(sorted(_norm_axis(a, ndim, loc) for a in axis))
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise UnsupportedError(f"the axis must be an integer, not {axis!r}", loc)
     axis = int(axis)
     if not -ndim <= axis < ndim:
         raise ShapeError(f"axis {axis} is out of bounds for an array of dimension {ndim}", loc)

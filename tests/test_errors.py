@@ -26,5 +26,8 @@ def test_runtime_error_reports_the_user_line():
         g(np.ones((3, 2)), np.ones((4, 5)))  # x @ W no longer lines up
     text = str(info.value)
     assert "ValueError" in text
-    assert f"errors_fns.py:{marker_line('matmul')}: h = np.tanh(x @ W)" in text
+    path = os.path.join(HERE, "errors_fns.py")
+    assert f'File "{path}", line {marker_line("matmul")}:' in text
+    assert "h = np.tanh(x @ W)" in text
     assert "generated line:" in text
+    assert isinstance(info.value, jitgrad.ShapeError)  # also a ValueError, as NumPy raises

@@ -1,0 +1,266 @@
+"""Property tests of the broadcasting and reduction adjoints against central finite differences.
+
+Every new combination of argument ranks compiles a new Numba specialisation (about a second), so
+the ranks are a small fixed set; hypothesis varies the sizes (1 to 4 along each axis, size-1
+axes included) and the values, which reuse the compiled code. Values come from a seeded NumPy
+generator, so ties (where max/min/maximum have a kink) have probability zero; the few draws
+closer than ``GAP`` are rejected anyway. Examples are derandomized: the same on every run.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from fd import numeric_grad
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+import jitgrad
+
+SETTINGS = settings(max_examples=12, deadline=None, derandomize=True,
+                    suppress_health_check=[HealthCheck.too_slow])
+RTOL, ATOL = 1e-6, 1e-8
+GAP = 1e-3  # smallest |a - b| (or gap between entries) allowed near a kink
+
+# ----------------------------------------------------------------------------- binary functions
+
+
+def mul_add(a, b):
+    return np.sum(a * b + a)
+
+
+def maximum_squared(a, b):
+    return np.sum(np.maximum(a, b) ** 2)
+
+
+def minimum_weighted(a, b):
+    return np.sum(np.minimum(a, b) * np.sin(a))
+
+
+def div_sub(a, b):
+    return np.sum((a - b) / (1.0 + b * b))
+
+
+BINARY = [mul_add, maximum_squared, minimum_weighted, div_sub]
+KINKED = {maximum_squared, minimum_weighted}
+
+# (rank of a, rank of b); rank 0 is a Python float.
+RANK_PAIRS = [(2, 2), (2, 1), (1, 2), (2, 0), (0, 1), (3, 2)]
+
+
+@st.composite
+def broadcast_pair(draw, ranks):
+    """Two broadcast-compatible shapes of the given ranks: the trailing axes of a common shape,
+    each independently replaced by 1 (size-1 axes broadcast)."""
+    ra, rb = ranks
+    full = draw(st.lists(st.integers(1, 3), min_size=max(ra, rb), max_size=max(ra, rb)))
+
+    def operand(rank):
+        dims = full[len(full) - rank:]
+        return tuple(1 if draw(st.booleans()) else d for d in dims)
+
+    return operand(ra), operand(rb)
+
+
+def draw_value(rng, shape):
+    if shape == ():
+        return float(rng.normal())
+    return rng.normal(size=shape)
+
+
+def check_against_fd(fn, args, wrt):
+    value, grads = jitgrad.value_and_grad(fn, wrt=wrt)(*args)
+    assert value == pytest.approx(float(fn(*args)), rel=1e-12, abs=1e-12)
+    for k, got in zip(wrt, grads):
+        want = numeric_grad(fn, args, k)
+        if isinstance(args[k], np.ndarray):
+            assert isinstance(got, np.ndarray)
+            assert got.shape == args[k].shape
+        else:
+            assert isinstance(got, float)
+        np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL,
+                                   err_msg=f"{fn.__name__} d/d{'ab'[k]}, shapes "
+                                   f"{[np.shape(a) for a in args]}")
+
+
+# Rank 3 once is enough: each new rank pair compiles anew.
+BINARY_CASES = [pytest.param(fn, ranks, id=f"{fn.__name__}-ranks{ranks[0]}{ranks[1]}",
+                             marks=pytest.mark.slow if 3 in ranks else ())
+                for fn in BINARY for ranks in RANK_PAIRS if ranks != (3, 2) or fn is mul_add]
+
+
+@pytest.mark.parametrize(("fn", "ranks"), BINARY_CASES)
+def test_broadcasting_adjoints(fn, ranks):
+    @SETTINGS
+    @given(shapes=broadcast_pair(ranks), seed=st.integers(0, 2**32 - 1))
+    def prop(shapes, seed):
+        rng = np.random.default_rng(seed)
+        a, b = (draw_value(rng, s) for s in shapes)
+        if fn in KINKED:
+            assume(np.min(np.abs(np.subtract(a, b))) > GAP)
+        check_against_fd(fn, (a, b), (0, 1))
+
+    prop()
+
+
+# ----------------------------------------------------------------------------- reductions
+# One function per (reduction, axis): the axis must be a constant in the source. Each has the
+# reduction twice, without and with keepdims (one compile instead of two). The results go
+# through nonlinear maps and a weight ``w`` (shaped like the keepdims result), so the gradient
+# flowing into each reduction's adjoint differs from entry to entry.
+
+
+def sum_all(x, w):
+    plain = np.sum(x)
+    kept = np.sum(x, keepdims=True)
+    return np.sum(np.sin(plain)) + np.sum(np.cos(kept) * w)
+
+
+def sum_0(x, w):
+    plain = np.sum(x, axis=0)
+    kept = np.sum(x, axis=0, keepdims=True)
+    return np.sum(np.sin(plain)) + np.sum(np.cos(kept) * w)
+
+
+def sum_1(x, w):
+    plain = np.sum(x, axis=1)
+    kept = np.sum(x, axis=1, keepdims=True)
+    return np.sum(np.sin(plain)) + np.sum(np.cos(kept) * w)
+
+
+def sum_last(x, w):
+    plain = np.sum(x, axis=-1)
+    kept = np.sum(x, axis=-1, keepdims=True)
+    return np.sum(np.sin(plain)) + np.sum(np.cos(kept) * w)
+
+
+def mean_all(x, w):
+    plain = 3.0 * np.mean(x)
+    kept = 3.0 * np.mean(x, keepdims=True)
+    return np.sum(np.sin(plain)) + np.sum(np.cos(kept) * w)
+
+
+def mean_0(x, w):
+    plain = 3.0 * np.mean(x, axis=0)
+    kept = 3.0 * np.mean(x, axis=0, keepdims=True)
+    return np.sum(np.sin(plain)) + np.sum(np.cos(kept) * w)
+
+
+def mean_1(x, w):
+    plain = 3.0 * np.mean(x, axis=1)
+    kept = 3.0 * np.mean(x, axis=1, keepdims=True)
+    return np.sum(np.sin(plain)) + np.sum(np.cos(kept) * w)
+
+
+def mean_last(x, w):
+    plain = 3.0 * np.mean(x, axis=-1)
+    kept = 3.0 * np.mean(x, axis=-1, keepdims=True)
+    return np.sum(np.sin(plain)) + np.sum(np.cos(kept) * w)
+
+
+def max_all(x, w):
+    plain = np.max(x)
+    kept = np.max(x, keepdims=True)
+    return np.sum(np.sin(plain)) + np.sum(np.cos(kept) * w)
+
+
+def max_0(x, w):
+    plain = np.max(x, axis=0)
+    kept = np.max(x, axis=0, keepdims=True)
+    return np.sum(np.sin(plain)) + np.sum(np.cos(kept) * w)
+
+
+def max_1(x, w):
+    plain = np.max(x, axis=1)
+    kept = np.max(x, axis=1, keepdims=True)
+    return np.sum(np.sin(plain)) + np.sum(np.cos(kept) * w)
+
+
+def max_last(x, w):
+    plain = np.max(x, axis=-1)
+    kept = np.max(x, axis=-1, keepdims=True)
+    return np.sum(np.sin(plain)) + np.sum(np.cos(kept) * w)
+
+
+def min_all(x, w):
+    plain = np.min(x)
+    kept = np.min(x, keepdims=True)
+    return np.sum(np.sin(plain)) + np.sum(np.cos(kept) * w)
+
+
+def min_0(x, w):
+    plain = np.min(x, axis=0)
+    kept = np.min(x, axis=0, keepdims=True)
+    return np.sum(np.sin(plain)) + np.sum(np.cos(kept) * w)
+
+
+def min_1(x, w):
+    plain = np.min(x, axis=1)
+    kept = np.min(x, axis=1, keepdims=True)
+    return np.sum(np.sin(plain)) + np.sum(np.cos(kept) * w)
+
+
+def min_last(x, w):
+    plain = np.min(x, axis=-1)
+    kept = np.min(x, axis=-1, keepdims=True)
+    return np.sum(np.sin(plain)) + np.sum(np.cos(kept) * w)
+
+
+REDUCTIONS = [
+    sum_all, sum_0, sum_1, sum_last, mean_all, mean_0, mean_1, mean_last, max_all, max_0, max_1,
+    max_last, min_all, min_0, min_1, min_last,
+]
+CHOOSERS = {f for f in REDUCTIONS if f.__name__.startswith(("max", "min"))}
+
+
+def test_reduction_table_is_complete():
+    names = {f.__name__ for f in REDUCTIONS}
+    assert names == {f"{op}_{axis}" for op in ("sum", "mean", "max", "min")
+                     for axis in ("all", "0", "1", "last")}
+
+
+def keepdims_shape(shape, fn) -> tuple:
+    axis = fn.__name__.split("_")[1]
+    if axis == "all":
+        return (1,) * len(shape)
+    k = len(shape) - 1 if axis == "last" else int(axis)
+    return tuple(1 if j == k else n for j, n in enumerate(shape))
+
+
+def min_gap(x) -> float:
+    v = np.sort(np.ravel(x))
+    return float(np.min(np.diff(v))) if v.size > 1 else np.inf
+
+
+@pytest.mark.parametrize("fn", REDUCTIONS, ids=[f.__name__ for f in REDUCTIONS])
+def test_reduction_adjoints(fn):
+    @SETTINGS
+    @given(shape=st.tuples(st.integers(1, 4), st.integers(1, 4)),
+           seed=st.integers(0, 2**32 - 1))
+    def prop(shape, seed):
+        rng = np.random.default_rng(seed)
+        x = rng.normal(size=shape)
+        w = rng.normal(size=keepdims_shape(shape, fn))
+        if fn in CHOOSERS:
+            assume(min_gap(x) > GAP)  # no ties anywhere, so none within a row or column
+        check_against_fd(fn, (x, w), (0, 1))
+
+    prop()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fn", [sum_1, max_last], ids=lambda f: f.__name__)
+def test_reduction_adjoints_rank3(fn):
+    """The same sources specialised to rank 3 (axis 1 is now a middle axis)."""
+    @SETTINGS
+    @given(shape=st.tuples(st.integers(1, 3), st.integers(1, 3), st.integers(1, 3)),
+           seed=st.integers(0, 2**32 - 1))
+    def prop(shape, seed):
+        rng = np.random.default_rng(seed)
+        x = rng.normal(size=shape)
+        w = rng.normal(size=keepdims_shape(shape, fn))
+        if fn in CHOOSERS:
+            assume(min_gap(x) > GAP)
+        check_against_fd(fn, (x, w), (0, 1))
+
+    prop()

@@ -1,0 +1,399 @@
+"""Refusals: everything jitgrad does not support raises a clear, located error, never a guess.
+
+For each construct: the exception type (`UnsupportedError`, `SignatureError`, `ShapeError`, all
+`JitgradError`s), a message that names the construct, *when* it is raised (syntax-level refusals
+when ``jitgrad.grad(f)`` is called, type-level ones at the first call), and for source-level
+refusals the ``File "...", line N:`` header, the source line and a caret under the construct.
+The functions live in ``refused_fns.py``; the expected line is the one carrying the marker
+comment ``# refused: <tag>``, looked up in the file (never a hard-coded number).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+import refused_fns as R
+
+import jitgrad
+from jitgrad import JitgradError, ShapeError, SignatureError, UnsupportedError
+from jitgrad.api import GradientCheckError
+
+PATH = R.uses_try.__code__.co_filename
+with open(PATH, encoding="utf-8") as _f:
+    SOURCE_LINES = _f.read().splitlines()
+
+V3 = np.array([1.0, -2.0, 3.0])
+M22 = np.array([[2.0, 1.0], [1.0, 3.0]])
+
+
+def marker_line(tag: str) -> int:
+    """The 1-based line of refused_fns.py carrying ``# refused: <tag>`` (exactly one)."""
+    pattern = re.compile(rf"# refused: {re.escape(tag)}(\s|$)")
+    hits = [k + 1 for k, line in enumerate(SOURCE_LINES) if pattern.search(line)]
+    assert len(hits) == 1, f"marker {tag!r} found on lines {hits}"
+    return hits[0]
+
+
+def assert_points_at(err: BaseException, tag: str, token: str | None = None) -> None:
+    """``err`` shows the marked line: header with the right number, the line, a caret (under
+    ``token`` when given)."""
+    text = str(err)
+    lineno = marker_line(tag)
+    header = f'File "{PATH}", line {lineno}:'
+    lines = text.splitlines()
+    assert header in lines, f"expected {header!r} in:\n{text}"
+    k = lines.index(header)
+    source = SOURCE_LINES[lineno - 1].strip()
+    assert lines[k + 1] == "    " + source, text
+    caret = lines[k + 2]
+    assert re.fullmatch(r" {4,}\^", caret), f"no caret line under the source in:\n{text}"
+    if token is not None:
+        col = len(caret) - 1 - 4
+        assert source[col:].startswith(token), (
+            f"caret at column {col} of {source!r}, expected it under {token!r}:\n{text}")
+
+
+def test_path_is_the_refused_fns_file():
+    here = os.path.dirname(os.path.abspath(__file__))
+    assert os.path.samefile(PATH, os.path.join(here, "refused_fns.py"))
+
+
+def test_error_hierarchy():
+    for exc in (UnsupportedError, SignatureError, ShapeError, GradientCheckError):
+        assert issubclass(exc, JitgradError)
+    assert issubclass(SignatureError, TypeError)
+    assert issubclass(ShapeError, ValueError)
+    assert issubclass(GradientCheckError, AssertionError)
+    assert jitgrad.UnsupportedError is UnsupportedError
+
+
+# ----------------------------------------------------------------------------- decoration time
+
+
+@dataclass(frozen=True)
+class Fenced:
+    """A function refused when ``jitgrad.grad(f)`` is called."""
+
+    fn: str  # attribute of refused_fns
+    message: str  # regex the message must match
+    tag: str  # marker of the line the error points at
+    token: str | None = None  # what the caret must be under (None: just a caret)
+    exc: type = UnsupportedError
+
+
+FENCED = [
+    Fenced("uses_try", r"try/except is not supported", "try", "try"),
+    Fenced("uses_with", r"a with statement is not supported", "with", "with"),
+    Fenced("uses_assert", r"assert is not supported", "assert", "assert"),
+    Fenced("uses_string", r"strings are not supported", "string", '"x"'),
+    Fenced("uses_string_argument", r"strings are not supported", "string-arg", '"float64"'),
+    Fenced("uses_print_string", r"strings are not supported", "print-string", '"value"'),
+    Fenced("uses_raise", r"raise is not supported", "raise", "raise"),
+    Fenced("uses_nested_def", r"nested function definition is not supported", "nested-def",
+           "def inner"),
+    Fenced("uses_class", r"class definition is not supported", "class", "class Box"),
+    Fenced("uses_inner_lambda", r"a lambda is not supported", "inner-lambda", "lambda"),
+    Fenced("uses_list_comprehension", r"list comprehension is not supported", "listcomp",
+           "[x * k"),
+    Fenced("uses_generator_expression", r"generator expression is not supported", "genexp",
+           "(x * k"),
+    Fenced("uses_dict", r"a dict is not supported", "dict", '{"a"'),
+    Fenced("uses_fstring", r"f-string is not supported", "fstring", 'f"'),
+    Fenced("uses_walrus", r"walrus operator is not supported", "walrus", "y := "),
+    Fenced("uses_global_statement", r"global is not supported", "global", "global"),
+    Fenced("uses_import", r"import is not supported", "import", "import"),
+    Fenced("uses_del", r"del is not supported", "del", "del"),
+    Fenced("uses_complex_constant", r"complex numbers are not supported", "complex-constant",
+           "2j"),
+    Fenced("uses_for_else", r"`else` on a loop is not supported", "for-else", "for"),
+    Fenced("uses_match", r"match is not supported", "match", "match"),
+    Fenced("uses_starargs", r"\*args", "varargs", "def"),
+    Fenced("uses_kwonly", r"keyword-only", "kwonly", "def"),
+    Fenced("is_generator", r"is_generator is a generator", "generator", "def"),
+    Fenced("closure", r"closure over local variables \(scale\)", "closure", "def scaled"),
+    Fenced("lambda_fn", r"lambdas are not supported", "lambda"),
+]
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.fn) for c in FENCED])
+def test_refused_at_decoration(case):
+    fn = getattr(R, case.fn)
+    with pytest.raises(case.exc) as info:
+        jitgrad.grad(fn)
+    assert re.search(case.message, info.value.message), str(info.value)
+    assert_points_at(info.value, case.tag, case.token)
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.fn) for c in FENCED[:6]])
+def test_refused_at_decoration_in_every_form(case):
+    """``@grad(wrt=...)``, ``grad(f, wrt)``, ``value_and_grad`` all read the source at once."""
+    fn = getattr(R, case.fn)
+    for make in (lambda f: jitgrad.grad(wrt=0)(f), lambda f: jitgrad.grad(f, wrt="x"),
+                 jitgrad.value_and_grad, lambda f: jitgrad.value_and_grad(f, wrt=(0,))):
+        with pytest.raises(case.exc, match=case.message):
+            make(fn)
+
+
+def test_function_without_source():
+    with pytest.raises(UnsupportedError, match=r"source of no_source is not available"):
+        jitgrad.grad(R.no_source)
+
+
+def test_dynamic_lambda_has_no_source():
+    fn = eval("lambda x: x * x")  # a lambda with no file behind it
+    with pytest.raises(UnsupportedError, match="lambda"):
+        jitgrad.grad(fn)
+
+
+@pytest.mark.parametrize(("obj", "what"), [
+    pytest.param(R.Model(2.0), r"not a plain Python function \(a Model\)", id="callable-object"),
+    pytest.param(R.Model(2.0).loss, r"Model.loss is not a plain Python function \(a method\)",
+                 id="bound-method"),
+    pytest.param(np.sin, r"not a plain Python function \(a ufunc\)", id="ufunc"),
+    pytest.param(R.Model, r"not a plain Python function", id="class"),
+])
+def test_not_a_plain_function(obj, what):
+    with pytest.raises(UnsupportedError, match=what):
+        jitgrad.grad(obj)
+
+
+def test_grad_of_a_non_callable_is_a_type_error():
+    with pytest.raises(TypeError, match="needs a function"):
+        jitgrad.GradFunction(3.5)
+
+
+# ----------------------------------------------------------------------------- first call
+
+
+@dataclass(frozen=True)
+class Built:
+    """A function accepted at decoration and refused when the first call builds its graph."""
+
+    fn: str
+    args: tuple
+    message: str
+    tag: str | None  # None: no location checked here
+    token: str | None = None
+    exc: type = UnsupportedError
+    wrt: object = 0
+
+
+BUILT = [
+    Built("returns_array", (V3,), r"must return a scalar.*returns an array of rank 1",
+          "returns-array", "return", ShapeError),
+    Built("returns_tuple", (1.0,), r"must return a scalar.*returns a tuple", None,
+          exc=ShapeError),
+    Built("returns_nothing", (1.0,), r"returns nothing \(None\)", "returns-nothing", "def"),
+    Built("fancy_index", (V3, np.array([0, 2])), r"fancy or boolean indexing", "fancy-index",
+          "idx"),
+    Built("boolean_index", (V3,), r"fancy or boolean indexing", "bool-index", "x > 0.0"),
+    Built("global_array", (V3,), r"the global array `WEIGHTS`: pass it as an argument",
+          "global-array", "WEIGHTS"),
+    Built("global_string", (1.0,), r"the global `LABEL` of type str", "global-string", "LABEL"),
+    Built("uses_print", (1.0,), r"calling print is not supported", "print", "print"),
+    Built("uses_round", (1.0,), r"calling round is not supported", "round", "round"),
+    Built("uses_sum_builtin", (V3,), r"calling sum is not supported", "sum-builtin", "sum"),
+    Built("math_gamma", (1.5,), r"calling math.gamma is not supported", "math-gamma", "math.gamma"),
+    Built("log2_ufunc", (V3 ** 2,), r"np.log2 is not supported", "log2", "np.log2"),
+    Built("missing_numpy_name", (V3,), r"no_such_function does not exist", "missing-np",
+          "np.no_such_function"),
+    Built("recursive", (1.5, 3), r"recursion", "recursion", "recursive(x, n - 1)"),
+    Built("rank_changing_loop", (V3,), r"`s` is a f64 before the loop and a f64\[:\] inside it",
+          "rank-loop", "for", ShapeError),
+    Built("rank_changing_branch", (V3, 1.0), r"`y` is a f64\[:\] on one branch and a f64 on "
+          "the other", "rank-branch", "if", ShapeError),
+    Built("one_branch", (1.0,), r"`y` may be undefined here: `y` is assigned in only one branch",
+          "one-branch", "y * y"),
+    Built("loop_only", (1.0,), r"`t` may be undefined here: `t` is only defined inside a loop",
+          "loop-only", "t"),
+    Built("array_condition", (V3,), r"truth value of an array is ambiguous", "array-condition",
+          "x > 0.0"),
+    Built("shift_operator", (1.0, 2), r"the operator LShift", "lshift", "n << 1"),
+    Built("is_comparison", (1.0,), r"the comparison Is", "is", "x is None"),
+    Built("array_attribute", (V3,), r"the array attribute \.imag is not supported", "attribute",
+          "x.imag"),
+    Built("unpack_array", (np.array([1.0, 2.0]),), r"unpacking an array", "unpack-array",
+          "a, b"),
+    Built("axis_out_of_bounds", (M22,), r"axis 2 is out of bounds for an array of dimension 2",
+          "axis-bounds", "np.sum", ShapeError),
+    Built("float_index", (V3,), r"an index must be an integer", "float-index", "1.0"),
+    Built("too_many_indices", (V3,), r"too many indices for an array of rank 1",
+          "too-many-indices", "x[0, 0]", ShapeError),
+    Built("rank3_matmul", (np.ones((2, 2, 2)), M22), r"matrix product of operands of rank 3 "
+          "and 2", "rank3-matmul", "a @ b", wrt=(0, 1)),
+    Built("calls_bad_helper", (1.0,), r"strings are not supported", "callee-string", '"abc"'),
+    Built("calls_printing_helper", (1.0,), r"calling print is not supported", "callee-print",
+          "print"),
+    Built("write_through_alias", (V3,), r"writing into `x`, which is an argument under another "
+          "name", "alias-write", "y[0]"),
+    Built("write_into_view", (V3,), r"writing into `y`, a view .* is not supported",
+          "view-write", "y[0]"),
+    Built("stale_view", (V3,), r"`y` is a view .* written in place after the view was taken",
+          "stale-view", "y"),
+    Built("undefined_name", (1.0,), r"NameError: name 'not_defined_anywhere' is not defined",
+          "undefined-name", "not_defined_anywhere", JitgradError),
+]
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.fn) for c in BUILT])
+def test_refused_at_first_call(case):
+    g = jitgrad.grad(getattr(R, case.fn), wrt=case.wrt)  # accepted at decoration
+    with pytest.raises(case.exc) as info:
+        g(*case.args)
+    err = info.value
+    assert type(err) is case.exc, f"{type(err).__name__}: {err}"
+    assert re.search(case.message, err.message), str(err)
+    if case.tag is not None:
+        assert_points_at(err, case.tag, case.token)
+    # Not remembered as a success: the next call is refused again, with the same message.
+    with pytest.raises(case.exc) as again:
+        g(*case.args)
+    assert str(again.value) == str(err)
+
+
+def test_first_call_refusal_says_what_jitgrad_was_doing():
+    with pytest.raises(UnsupportedError) as info:
+        jitgrad.grad(R.uses_print)(1.0)
+    assert "During: building the graph of uses_print" in str(info.value)
+
+
+def test_refusal_in_a_helper_names_the_call_site():
+    with pytest.raises(UnsupportedError) as info:
+        jitgrad.grad(R.calls_printing_helper)(1.0)
+    call_line = marker_line("calls-printing-helper")
+    assert (f"During: building callee_with_print, called at refused_fns.py:{call_line}"
+            in str(info.value))
+
+
+def test_refusal_is_per_signature():
+    """A refusal for one signature does not poison others: the array version of
+    ``array_condition`` is refused, the float version differentiates."""
+    g = jitgrad.grad(R.array_condition)
+    with pytest.raises(UnsupportedError):
+        g(V3)
+    assert g(2.0) == 0.0  # returns the constant 1.0
+    assert g(-2.0) == 1.0  # returns np.sum(x) == x
+    with pytest.raises(UnsupportedError):
+        g(V3)
+
+
+# Known bugs in the first-call refusals -------------------------------------------------------
+
+
+@pytest.mark.parametrize(("fn", "args", "name", "tag"), [
+    pytest.param("fft_sum", (V3,), "fft", "fft", id="np.fft.fft"),
+    pytest.param("inv_sum", (M22,), "inv", "inv", id="np.linalg.inv"),
+    pytest.param("sort_sum", (V3,), "sort", "sort", id="np.sort"),
+    pytest.param("cumsum_sum", (V3,), "cumsum", "cumsum", id="np.cumsum"),
+])
+def test_unknown_numpy_function_refused_at_the_call(fn, args, name, tag):
+    with pytest.raises(UnsupportedError) as info:
+        jitgrad.grad(getattr(R, fn))(*args)
+    assert re.search(rf"np\.\S*{name}\S* is not supported", info.value.message), str(info.value)
+    assert_points_at(info.value, tag, "np.")
+
+
+def test_returns_tuple_points_at_the_return():
+    with pytest.raises(ShapeError) as info:
+        jitgrad.grad(R.returns_tuple)(1.0)
+    assert_points_at(info.value, "returns-tuple", "return")
+
+
+def test_float_axis_refused():
+    with pytest.raises(JitgradError) as info:
+        jitgrad.grad(R.float_axis_vector)(V3)
+    assert_points_at(info.value, "float-axis-vector")
+
+
+def test_shapes_that_do_not_broadcast():
+    with pytest.raises(ShapeError) as info:
+        jitgrad.grad(R.broadcast_mismatch)(V3, np.ones(4))
+    assert "broadcast" in str(info.value)
+    assert_points_at(info.value, "broadcast")
+
+
+# ----------------------------------------------------------------------------- signatures
+
+
+def test_integer_in_wrt_is_refused_at_the_call():
+    g = jitgrad.grad(R.plain, wrt=(0, 1))  # fine until called with an integer `n`
+    with pytest.raises(SignatureError) as info:
+        g(1.5, 3)
+    err = info.value
+    assert isinstance(err, TypeError)
+    assert re.search(r"cannot differentiate with respect to argument 'n': it is an integer",
+                     err.message)
+    assert_points_at(err, "def-plain", "def")
+    # the same call differentiating only x is fine: integers may be passed, not differentiated
+    assert jitgrad.grad(R.plain, wrt=0)(1.5, 3) == 3.0
+
+
+@pytest.mark.parametrize(("args", "what"), [
+    pytest.param((1.5, True), "a bool", id="bool"),
+    pytest.param((1.5, np.bool_(True)), "a bool", id="np.bool_"),
+    pytest.param((1.5, np.int32(3)), "an integer", id="np.int32"),
+    pytest.param((1.5, np.arange(3)), "an integer", id="int-array"),
+    pytest.param((1.5, np.ones(3, dtype=bool)), "a bool", id="bool-array"),
+])
+def test_non_float_in_wrt(args, what):
+    with pytest.raises(SignatureError, match=f"argument 'n': it is {what}"):
+        jitgrad.grad(R.plain, wrt="n")(*args)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    pytest.param((1 + 2j, 2.0), r"argument 'x' is complex", id="complex"),
+    pytest.param((np.complex128(1.0), 2.0), r"argument 'x' is complex", id="np.complex128"),
+    pytest.param((np.ones(3, dtype=complex), 2.0), r"argument 'x' is an array of dtype "
+                 "complex128", id="complex-array"),
+    pytest.param((1.0, 2j), r"argument 'n' is complex", id="complex-not-in-wrt"),
+    pytest.param(([1.0, 2.0], 2.0), r"argument 'x' is a list; pass a NumPy array", id="list"),
+    pytest.param(((1.0, 2.0), 2.0), r"argument 'x' is a tuple; pass a NumPy array", id="tuple"),
+    pytest.param((np.ones(3, dtype=np.float16), 2.0), r"dtype float16", id="float16-array"),
+    pytest.param((np.float16(1.0), 2.0), r"dtype float16", id="float16"),
+    pytest.param(("1.0", 2.0), r"argument 'x' is a str", id="str"),
+    pytest.param((None, 2.0), r"argument 'x' is a NoneType", id="None"),
+    pytest.param((np.array([1.0, None]), 2.0), r"dtype object", id="object-array"),
+])
+def test_argument_types_refused_at_the_call(args, message):
+    g = jitgrad.grad(R.plain)
+    with pytest.raises(SignatureError, match=message):
+        g(*args)
+
+
+@pytest.mark.parametrize(("args", "kwargs", "message"), [
+    pytest.param((1.0,), {}, r"plain\(\): missing a required argument: 'n'", id="too-few"),
+    pytest.param((1.0, 2.0, 3.0), {}, r"plain\(\): too many positional arguments",
+                 id="too-many"),
+    pytest.param((), {}, r"missing a required argument", id="none"),
+    pytest.param((1.0,), {"m": 2.0}, r"plain\(\)", id="unknown-keyword"),
+    pytest.param((1.0, 2.0), {"x": 2.0}, r"multiple values for argument 'x'", id="twice"),
+])
+def test_wrong_number_of_arguments(args, kwargs, message):
+    with pytest.raises(SignatureError, match=message):
+        jitgrad.grad(R.plain)(*args, **kwargs)
+
+
+@pytest.mark.parametrize(("wrt", "message"), [
+    pytest.param("m", r"plain has no argument named 'm' \(its arguments: x, n\)", id="missing"),
+    pytest.param(2, r"wrt=2 is out of range: plain takes 2 arguments", id="range"),
+    pytest.param(-3, r"wrt=-3 is out of range", id="negative-range"),
+    pytest.param((0, "q"), r"no argument named 'q'", id="missing-in-tuple"),
+    pytest.param(True, r"wrt must name arguments by position or name, got True", id="bool"),
+    pytest.param(1.0, r"wrt must name arguments by position or name, got 1.0", id="float"),
+    pytest.param((), r"wrt is empty", id="empty"),
+])
+def test_bad_wrt_refused_at_decoration(wrt, message):
+    for make in (lambda: jitgrad.grad(R.plain, wrt=wrt),
+                 lambda: jitgrad.grad(wrt=wrt)(R.plain),
+                 lambda: jitgrad.value_and_grad(R.plain, wrt=wrt)):
+        with pytest.raises(SignatureError, match=message):
+            make()
+
+
+def test_check_grad_with_nothing_to_differentiate():
+    with pytest.raises(SignatureError, match="wrt is empty"):
+        jitgrad.check_grad(R.plain, 3, 2)
