@@ -10,7 +10,7 @@ compiled with numba.njit.
     f(3.0)  # 6.0
 """
 
-from .api import GradFunction, check_grad, grad, value_and_grad
+from .api import GradFunction, check_grad, grad, show, value_and_grad
 from .errors import JitgradError, ShapeError, SignatureError, UnsupportedError
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
            "UnsupportedError",
            "check_grad",
            "grad",
+           "show",
            "value_and_grad",
 ]
 __version__ = "0.1.0"

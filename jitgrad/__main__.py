@@ -1,6 +1,6 @@
 """Command line: ``python -m jitgrad`` (also installed as ``jitgrad``).
 
-    jitgrad demo                                    the square example and the seed loss
+    jitgrad demo                  the square example, the seed loss's code, a short training run
     jitgrad show  model.py:loss --sig "f64[:,:], f64[:]" [--wrt W,b]   generated source
     jitgrad ir    model.py:loss --sig ...           the graph, one operation per line
     jitgrad check model.py:loss --sig ...           finite-difference check on random data
@@ -91,11 +91,9 @@ def main(argv=None) -> int:
             p.add_argument("--adjoint", action="store_true", help="draw the adjoint too")
     ns = parser.parse_args(argv)
     if ns.command == "demo":
-        here = os.path.dirname(os.path.abspath(__file__))
-        demo = os.path.join(os.path.dirname(here), "examples", "seed_loss.py")
-        if not os.path.exists(demo):
-            raise SystemExit("the demo lives in examples/seed_loss.py of a source checkout")
-        _load(demo + ":main")()
+        from . import demo
+
+        demo.main()
         return 0
     g, args = _gradient(ns)
     if ns.command == "show":

@@ -163,8 +163,17 @@ class GradFunction:
         return self._last
 
     def source(self, *args, **kwargs) -> str:
-        """The generated forward and adjoint source, for the last call or for these arguments."""
-        return self._for(args, kwargs).source
+        """The generated module (forward, adjoint and entry), for the last call or for example
+        arguments; ``source("forward")`` or ``source("adjoint")`` gives one function."""
+        part = None
+        if args and isinstance(args[0], str) and args[0] in ("forward", "adjoint", "entry"):
+            part, args = args[0], args[1:]
+        text = self._for(args, kwargs).source
+        if part is None:
+            return text
+        name = {"forward": "_forward(", "adjoint": "_adjoint(", "entry": "_value_and_grad("}[part]
+        blocks = text.split("\n\n\n")
+        return next(b for b in blocks if b.startswith("def ") and name in b.splitlines()[0]) + "\n"
 
     def ir(self, *args, **kwargs) -> str:
         """The forward graph in the compact, typed IR form."""
@@ -276,6 +285,14 @@ def value_and_grad(fn=None, wrt=0):
     if fn is None:
         return lambda f: GradFunction(f, wrt, with_value=True)
     return GradFunction(fn, wrt, with_value=True)
+
+
+def show(fn, *args, wrt=0) -> None:
+    """Print the graph and the generated code of ``fn``'s gradient for these example arguments."""
+    g = fn if isinstance(fn, GradFunction) else GradFunction(fn, wrt)
+    print(g.ir(*args))
+    print()
+    print(g.source(*args))
 
 
 class GradientCheckError(JitgradError, AssertionError):

@@ -62,3 +62,13 @@ def test_graph_dot_has_a_node_per_operation_and_an_edge_per_use():
     assert len(edges) == 8
     with_adjoint = run("graph", MODEL, "--sig", SIG, "--adjoint").stdout
     assert 'color="red"' in with_adjoint and len(with_adjoint) > len(text)
+
+
+def test_demo_runs_the_square_check_the_seed_loss_and_training():
+    out = run("demo")
+    assert out.returncode == 0, out.stderr
+    assert "d/dx x**2 at x = 3.0: 6.0" in out.stdout
+    assert "finite-difference check" in out.stdout
+    assert "def loss_adjoint(" in out.stdout
+    assert out.stdout.count("accuracy") == 5
+    assert "time per gradient step" in out.stdout
