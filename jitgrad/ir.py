@@ -201,33 +201,29 @@ def sub_blocks(stmt) -> list[Block]:
     return []
 
 
-def defined_vars(stmt) -> list[Var]:
-    """Variables a statement defines in the enclosing block (not those local to its blocks)."""
-    if isinstance(stmt, Eqn):
-        return list(stmt.outs)
-    if isinstance(stmt, For):
-        return [c.var for c in stmt.carries] + [stmt.trips]
-    if isinstance(stmt, While):
-        return [c.var for c in stmt.carries] + [stmt.trips]
-    if isinstance(stmt, If):
-        return [m.var for m in stmt.merges]
-    raise TypeError(stmt)
-
-
-def used_atoms(stmt) -> list[Atom]:
-    """Atoms a statement reads from the enclosing scope, its own blocks' reads included."""
+def direct_uses(stmt) -> list[Atom]:
+    """Atoms a statement reads itself: an equation's inputs; a loop's bounds, condition and exit
+    flag; a branch's condition; the carried or merged values (not its blocks' equations)."""
     if isinstance(stmt, Eqn):
         return list(stmt.ins)
     out: list[Atom] = []
     if isinstance(stmt, For):
         out += [stmt.start, stmt.stop, stmt.step]
-    if isinstance(stmt, If):
+    if isinstance(stmt, (If, While)):
         out.append(stmt.cond)
-    if isinstance(stmt, While):
-        out.append(stmt.cond)
-    carries = stmt.merges if isinstance(stmt, If) else stmt.carries
+    if isinstance(stmt, (For, While)) and stmt.exit_flag is not None:
+        out.append(stmt.exit_flag)
+    if isinstance(stmt, Repeat):
+        out.append(stmt.trips)
+    carries = stmt.merges if isinstance(stmt, If) else getattr(stmt, "carries", [])
     for c in carries:
         out += [c.init, c.update]
+    return out
+
+
+def used_atoms(stmt) -> list[Atom]:
+    """Atoms a statement reads, its own blocks' reads included."""
+    out = direct_uses(stmt)
     for b in sub_blocks(stmt):
         for s in b.stmts:
             out += used_atoms(s)

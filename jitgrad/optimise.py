@@ -13,42 +13,10 @@ Passes, in order:
 
 from __future__ import annotations
 
-from .ir import Block, Eqn, For, If, Repeat, Var, While
+from .ir import Block, Eqn, If, Repeat, Var, direct_uses, sub_blocks
 
 _EFFECTS = {"setitem", "add_at", "zero_at", "iadd", "push", "pop", "stack_alloc", "reserve"}
 # (``loop_index`` and ``assign`` in an adjoint prologue define values; they are pure.)
-
-
-def _uses(stmt) -> list:
-    out = []
-    if isinstance(stmt, Eqn):
-        return list(stmt.ins)
-    if isinstance(stmt, For):
-        out += [stmt.start, stmt.stop, stmt.step]
-        if stmt.exit_flag is not None:
-            out.append(stmt.exit_flag)
-    if isinstance(stmt, While):
-        out.append(stmt.cond)
-        if stmt.exit_flag is not None:
-            out.append(stmt.exit_flag)
-    if isinstance(stmt, If):
-        out.append(stmt.cond)
-    if isinstance(stmt, Repeat):
-        out.append(stmt.trips)
-    carries = stmt.merges if isinstance(stmt, If) else getattr(stmt, "carries", [])
-    for c in carries:
-        out += [c.init, c.update]
-    return out
-
-
-def _blocks(stmt) -> list[Block]:
-    if isinstance(stmt, (For, Repeat)):
-        return [stmt.body]
-    if isinstance(stmt, While):
-        return [stmt.cond_block, stmt.body]
-    if isinstance(stmt, If):
-        return [stmt.then, stmt.orelse]
-    return []
 
 
 def dead_code(block: Block, live_out: set[int]) -> None:
@@ -60,10 +28,10 @@ def dead_code(block: Block, live_out: set[int]) -> None:
 def _live_uses(block: Block, live: set[int]) -> set[int]:
     """Every variable used anywhere (conservative across loops and branches)."""
     for s in block.stmts:
-        for a in _uses(s):
+        for a in direct_uses(s):
             if isinstance(a, Var):
                 live.add(id(a))
-        for sb in _blocks(s):
+        for sb in sub_blocks(s):
             _live_uses(sb, live)
     return live
 
@@ -77,7 +45,7 @@ def _prune(block: Block, live: set[int]) -> bool:
                 id(o) in live for o in s.outs):
             removed = True
             continue
-        for sb in _blocks(s):
+        for sb in sub_blocks(s):
             removed |= _prune(sb, live)
         keep.append(s)
     block.stmts[:] = keep
@@ -91,17 +59,17 @@ def fold_assigns(block: Block, returned: set[int]) -> None:
 
     def count(b: Block):
         for s in b.stmts:
-            for a in _uses(s):
+            for a in direct_uses(s):
                 if isinstance(a, Var):
                     counts[id(a)] = counts.get(id(a), 0) + 1
-            for sb in _blocks(s):
+            for sb in sub_blocks(s):
                 count(sb)
     count(block)
 
     def fold(b: Block):
         keep = []
         for s in b.stmts:
-            for sb in _blocks(s):
+            for sb in sub_blocks(s):
                 fold(sb)
             if (isinstance(s, Eqn) and s.prim == "assign" and keep and isinstance(keep[-1], Eqn)
                     and isinstance(s.ins[0], Var) and keep[-1].outs
@@ -147,7 +115,7 @@ def common_subexpressions(fn) -> None:
                     replace[id(s.out)] = seen[key]
                     continue
                 seen[key] = s.out
-            for sb in _blocks(s):
+            for sb in sub_blocks(s):
                 block(sb, seen)
             if not isinstance(s, Eqn):
                 _substitute(s, sub)  # after its blocks: carried updates name values inside them

@@ -43,8 +43,8 @@ def sum_axis(x, axis, out_shape):
 
 
 @jit
-def max_axis(x, axis, out_shape):
-    """``np.max(x, axis)``; NaN propagates as in NumPy."""
+def _extreme_axis(x, axis, out_shape, largest):
+    """The max (``largest``) or min of ``x`` over ``axis``; NaN propagates as in NumPy."""
     pre, n, post = _split(x, axis)
     xc = np.ascontiguousarray(x).reshape((pre, n, post))
     out = np.empty((pre, post), dtype=x.dtype)
@@ -54,26 +54,21 @@ def max_axis(x, axis, out_shape):
         for j in range(1, n):
             for b in range(post):
                 v = xc[a, j, b]
-                if v > out[a, b] or np.isnan(v):
+                if (v > out[a, b] if largest else v < out[a, b]) or np.isnan(v):
                     out[a, b] = v
     return out.reshape(out_shape)
 
 
 @jit
+def max_axis(x, axis, out_shape):
+    """``np.max(x, axis)`` reshaped to ``out_shape`` (Numba rejects the axis argument)."""
+    return _extreme_axis(x, axis, out_shape, True)
+
+
+@jit
 def min_axis(x, axis, out_shape):
-    """``np.min(x, axis)``; NaN propagates as in NumPy."""
-    pre, n, post = _split(x, axis)
-    xc = np.ascontiguousarray(x).reshape((pre, n, post))
-    out = np.empty((pre, post), dtype=x.dtype)
-    for a in range(pre):
-        for b in range(post):
-            out[a, b] = xc[a, 0, b]
-        for j in range(1, n):
-            for b in range(post):
-                v = xc[a, j, b]
-                if v < out[a, b] or np.isnan(v):
-                    out[a, b] = v
-    return out.reshape(out_shape)
+    """``np.min(x, axis)`` reshaped to ``out_shape``."""
+    return _extreme_axis(x, axis, out_shape, False)
 
 
 @jit
