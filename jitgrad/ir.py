@@ -27,6 +27,9 @@ class Var:
     # For an array written in place, the variable that first held its storage (`setitem`
     # returns a new version of the same storage); None: the variable owns its storage.
     storage: Var | None = dataclasses.field(default=None, repr=False)
+    # What is known of the sizes, one token per axis: an int (1 after keepdims, None indexing
+    # or a literal), or a token shared by axes known to be equal. None: nothing is known.
+    dims: tuple | None = dataclasses.field(default=None, repr=False)
 
     @property
     def root(self) -> Var:
@@ -186,6 +189,28 @@ class Namer:
                 self.counters[prefix] = n
                 self.used.add(name)
                 return name
+
+
+def dims_of(a) -> tuple:
+    """Size tokens of an atom's axes; an axis nothing is known about gets its own token."""
+    if isinstance(a, Var):
+        return a.dims if a.dims is not None else tuple((id(a), k) for k in range(a.type.ndim))
+    return ()
+
+
+def broadcast_dims(*dims: tuple) -> tuple:
+    """The size tokens of a broadcast result (right-aligned, as NumPy broadcasts)."""
+    ndim = max((len(d) for d in dims), default=0)
+    out = []
+    for k in range(ndim):
+        size = 1
+        for d in dims:
+            j = k - (ndim - len(d))
+            if j < 0 or d[j] == 1:
+                continue
+            size = d[j] if size in (1, d[j]) else ("broadcast", size, d[j])
+        out.append(size)
+    return tuple(out)
 
 
 # ----------------------------------------------------------------------------- walking

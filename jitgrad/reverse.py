@@ -38,6 +38,7 @@ from .ir import (
     Repeat,
     Var,
     While,
+    dims_of,
     sub_blocks,
     used_atoms,
     walk,
@@ -261,7 +262,7 @@ class _Reverse:
         st = self.adj.get(id(k))
         if st is None:
             st = self.adj[id(k)] = _Adj(Var(self.namer.fresh("_b_" + k.name.lstrip("_")),
-                                            Type("f", k.type.ndim)))
+                                            Type("f", k.type.ndim), dims=dims_of(k)))
         return st
 
     def grad_of(self, v: Var):
@@ -463,16 +464,25 @@ class _Reverse:
             self.acc(a, c)
 
     def unbroadcast(self, c, x: Var, e: Eqn):
-        """The single place where a broadcast contribution is summed back to ``x``'s shape."""
-        c_ndim = c.ndim if isinstance(c, Sym) else 0
-        if c_ndim == 0 and x.type.ndim == 0:
-            return c
-        others = [a for a in e.ins if a is not x and a.type.ndim > 0]
-        if c_ndim == x.type.ndim and not others:
-            return c  # the only array operand: the result has its shape
-        if c_ndim == x.type.ndim and all(o is x for o in e.ins if o.type.ndim):
-            return c
-        return P.sum_to_like(c, self.gb.sym(x))
+        """The single place where a broadcast contribution is summed back to ``x``'s shape.
+
+        Where the sizes are known while building (the same size token, or a size-1 axis of
+        ``x`` from keepdims, None indexing or a literal), the sum is written out or skipped;
+        otherwise a run-time check (``_rt.sum_to``) does it."""
+        if not isinstance(c, Sym):
+            return c if x.type.ndim == 0 else P.sum_to_like(c, self.gb.sym(x))
+        if x.type.ndim == 0:
+            return P.sum_to_like(c, self.gb.sym(x)) if c.ndim else c
+        cd, xd = dims_of(c.atom), dims_of(x)
+        lead = len(cd) - len(xd)
+        if lead < 0 or not all(xd[k] == 1 or xd[k] == cd[lead + k] for k in range(len(xd))):
+            return P.sum_to_like(c, self.gb.sym(x))
+        for _ in range(lead):
+            c = P.reduce_sum(c, axis=0, keepdims=False)
+        for k in range(len(xd)):
+            if xd[k] == 1 and cd[lead + k] != 1:
+                c = P.reduce_sum(c, axis=k, keepdims=True)
+        return c
 
     def add_at(self, x: Var, g, idx: list, spec):
         self.ensure_owned(x)

@@ -20,7 +20,7 @@ import numpy as np
 
 from . import primitives as P
 from .errors import Loc, ShapeError, UnsupportedError
-from .ir import Block, Const, Eqn, Namer, Var
+from .ir import Block, Const, Eqn, Namer, Var, broadcast_dims, dims_of
 from .types import FLOAT, INT, Type
 
 _NUMBER = (numbers.Number, np.number, np.bool_)
@@ -88,6 +88,9 @@ class GraphBuilder:
         types = [a.type for a in atoms]
         out_type = prim.type_rule(types, params)
         out = self.emit(prim.name, atoms, params, out_type)
+        out.dims = _dims(prim, atoms, params, out_type)
+        if prim.name == "shape_dim":
+            out.dims = (dims_of(atoms[0])[params["axis"]],)  # the size itself, as a token
         if prim.name in _VIEWS and out_type.ndim and isinstance(atoms[0], Var):
             base = self.base_of(atoms[0])
             self.view_of[id(out)] = (base, self.writes.get(id(base), 0))
@@ -111,6 +114,55 @@ class GraphBuilder:
                 "copies an argument written in place only when it is written under its own "
                 "name", self.loc)
         self.writes[id(array.root)] = self.writes.get(id(array.root), 0) + 1
+
+
+def _size_token(a):
+    """The size an integer atom stands for: a literal, or a value read from a shape."""
+    if isinstance(a, Const):
+        return a.value
+    if a.type.ndim == 0 and a.dims is not None and len(a.dims) == 1:
+        return a.dims[0]
+    return None
+
+
+def _dims(prim, atoms, params, out_type) -> tuple | None:
+    """The size tokens of a primitive's result, from its operands' (None: unknown)."""
+    name, arrays = prim.name, [a for a in atoms if a.type.ndim]
+    if prim.elementwise:
+        return broadcast_dims(*(dims_of(a) for a in arrays)) if arrays else ()
+    d = dims_of(atoms[0]) if atoms else ()
+    if name in ("sum", "max", "min"):
+        axis, keep = params["axis"], params["keepdims"]
+        if axis is None:
+            return (1,) * len(d) if keep else ()
+        return d[:axis] + ((1,) if keep else ()) + d[axis + 1:]
+    if name == "matmul":
+        a, b = d, dims_of(atoms[1])
+        return (a[:-1] + b[1:]) if len(b) == 2 else a[:-1]  # (n, k) @ (k, m) -> (n, m)
+    if name == "outer":
+        return (d[0], dims_of(atoms[1])[0])
+    if name == "transpose":
+        axes = params.get("axes")
+        return tuple(reversed(d)) if axes is None else tuple(d[k] for k in axes)
+    if name == "expand_dims":
+        return d[:params["axis"]] + (1,) + d[params["axis"]:]
+    if name in ("reshape", "zeros", "ones", "empty", "full"):
+        sizes = atoms[1:] if name in ("reshape", "full") else atoms
+        tokens = tuple(_size_token(a) for a in sizes)
+        return None if any(t is None for t in tokens) else tokens
+    if name in ("reshape_like", "broadcast_like", "sum_to_like", "spread"):
+        return dims_of(atoms[1])
+    if name in ("choose_share", "copy", "cast", "zeros_like", "ones_like", "setitem"):
+        return d
+    if name == "getitem":
+        spec, out = params["index_spec"], []
+        for k, item in enumerate(spec):
+            if item == ":":
+                out.append(d[k])
+            elif item != "i":
+                return None  # a slice: a new size
+        return tuple(out) + d[len(spec):]
+    return None
 
 
 _VIEWS = {"getitem", "transpose", "reshape", "reshape_like", "expand_dims"}
