@@ -59,10 +59,6 @@ def _float_elementwise(ts, p):
     return Type("f", broadcast_ndim(*ts))
 
 
-def _arith(ts, p):
-    return Type(promote_kinds(*(t.kind for t in ts)), broadcast_ndim(*ts))
-
-
 def _arith_no_bool(ts, p):
     kind = promote_kinds("i", *(t.kind for t in ts))
     return Type(kind, broadcast_ndim(*ts))

@@ -22,17 +22,6 @@ class Type:
     kind: str  # 'f', 'i' or 'b'
     ndim: int
 
-    @property
-    def is_float(self) -> bool:
-        return self.kind == "f"
-
-    @property
-    def is_array(self) -> bool:
-        return self.ndim > 0
-
-    def with_ndim(self, ndim: int) -> Type:
-        return Type(self.kind, ndim)
-
     def with_kind(self, kind: str) -> Type:
         return Type(kind, self.ndim)
 
