@@ -226,6 +226,21 @@ def sub_blocks(stmt) -> list[Block]:
     return []
 
 
+def defs(stmt) -> list[Var]:
+    """Every variable a statement defines: an equation's outputs, the carried or merged values,
+    a loop's trip count and index."""
+    if isinstance(stmt, Eqn):
+        return list(stmt.outs)
+    if isinstance(stmt, If):
+        return [m.var for m in stmt.merges]
+    if isinstance(stmt, Repeat):
+        return []
+    out = [c.var for c in stmt.carries] + [stmt.trips]
+    if isinstance(stmt, For):
+        out.append(stmt.index)
+    return out
+
+
 def direct_uses(stmt) -> list[Atom]:
     """Atoms a statement reads itself: an equation's inputs; a loop's bounds, condition and exit
     flag; a branch's condition; the carried or merged values (not its blocks' equations)."""

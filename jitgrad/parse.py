@@ -30,7 +30,22 @@ import numpy as np
 from . import primitives as P
 from . import symbolic as S
 from .errors import JitgradError, Loc, ShapeError, UnsupportedError
-from .ir import Block, Carry, Const, Eqn, For, Function, If, Namer, Var, While, verify
+from .ir import (
+    Block,
+    Carry,
+    Const,
+    Eqn,
+    For,
+    Function,
+    If,
+    Namer,
+    Var,
+    While,
+    defs,
+    used_atoms,
+    verify,
+    walk,
+)
 from .symbolic import GraphBuilder, Sym
 from .types import INT, Type, promote_kinds
 
@@ -414,9 +429,10 @@ class Builder:
         if isinstance(value, Sym) and value.type.kind == "f" and array.type.kind != "f":
             raise UnsupportedError("writing floats into an integer array", self.loc(node))
         old = array.atom
-        self.gb.note_write(old)
+        self.gb.check_writable(old)
         out = self.gb.apply(P.PRIMITIVES["setitem"], [array, value] + idx,
                             {"index_spec": spec})
+        self.gb.note_write(out.atom)  # every older value of this memory is now out of date
         out.atom.name = old.name  # same storage, same name in the generated code
         out.atom.storage = old.root
         self.gb.namer.used.add(old.name)
@@ -458,8 +474,12 @@ class Builder:
             return
         loc = self.src.loc(node)
         before = self.env
+        writes = dict(self.gb.writes)  # each branch sees the writes made before the `if` only
         then_block, env_t = self.in_block(then_fn, before)
+        writes_then, self.gb.writes = self.gb.writes, dict(writes)
         else_block, env_e = self.in_block(else_fn, before)
+        for k, n in writes_then.items():  # after it, a write on either side counts
+            self.gb.writes[k] = max(n, self.gb.writes.get(k, 0))
         merges: list[Carry] = []
         env = {}
         for name in dict.fromkeys(list(env_t) + list(env_e)):
@@ -486,7 +506,7 @@ class Builder:
             if _same_structure(vt, ve):
                 return vt
             return _Undefined(f"`{name}` holds different non-numeric values on the two branches")
-        tt, te = self.gb.atom(vt).type, self.gb.atom(ve).type
+        tt, te = self.gb.atom(vt, check=False).type, self.gb.atom(ve, check=False).type
         if tt.ndim != te.ndim:
             raise ShapeError(f"`{_base(name)}` is a {tt} on one branch and a {te} on the "
                              "other", loc)
@@ -494,10 +514,14 @@ class Builder:
         at = self.cast_in(then_block, vt, kind)
         ae = self.cast_in(else_block, ve, kind)
         var = self.gb.new_var(Type(kind, tt.ndim), _base(name))
+        for a in (at, ae):  # the merged array is one of the two: it may alias either
+            if var.type.ndim and isinstance(a, Var):
+                self.gb.share_memory(var, a)
+        self.gb.restamp(var)
         return Carry(var, at, ae)
 
     def cast_in(self, block, value, kind):
-        atom = self.gb.atom(value)
+        atom = self.gb.atom(value, check=False)
         if atom.type.kind == kind:
             return atom
         if isinstance(atom, Const):
@@ -561,9 +585,14 @@ class Builder:
 
     def build_loop(self, stmt, carried, make_body_env, build_inside):
         """Build a loop body until the carried types settle; return what `build_inside` made."""
-        kinds = {n: self.gb.atom(self.env[n]).type for n in carried}
+        kinds = {n: self.gb.atom(self.env[n], check=False).type for n in carried}
         for _attempt in range(4):
             carry_vars = {n: self.gb.new_var(kinds[n], _base(n)) for n in carried}
+            for n, v in carry_vars.items():  # a carried array starts as its initial value
+                init = self.gb.atom(self.env[n], check=False)
+                if v.type.ndim and isinstance(init, Var):
+                    self.gb.share_memory(v, init)
+                self.gb.restamp(v)
             outer_env = self.env
             inner_env = dict(outer_env)
             for n, v in carry_vars.items():
@@ -580,7 +609,7 @@ class Builder:
                 if not _is_atom_value(end):
                     raise UnsupportedError(f"`{_base(n)}` changes kind inside the loop",
                                            self.loc(stmt))
-                t_end = self.gb.atom(end).type
+                t_end = self.gb.atom(end, check=False).type
                 if t_end.ndim != kinds[n].ndim:
                     raise ShapeError(f"`{_base(n)}` is a {kinds[n]} before the loop and a "
                                      f"{t_end} inside it", self.loc(stmt))
@@ -590,12 +619,36 @@ class Builder:
                     changed = True
             if not changed:
                 break
+        self.check_no_stale_reads(result, carry_vars, stmt)
+        for v in carry_vars.values():
+            self.gb.restamp(v)  # after the loop it holds the current contents
         carries = []
         for n in carried:
             init = self.cast_in(self.gb.block, self.env[n], kinds[n].kind)
             update = self.cast_in(result["body"], env_end[n], kinds[n].kind)
             carries.append(Carry(carry_vars[n], init, update))
         return carries, carry_vars, result
+
+    def check_no_stale_reads(self, result, carry_vars, stmt) -> None:
+        """An array made before the loop and read in it, whose memory the loop writes into
+        later in the body, shows new values from the second iteration on: refuse it."""
+        blocks = [result["body"]] + ([result["cond_block"]] if "cond_block" in result else [])
+        inside = {id(v) for v in carry_vars.values()}
+        for b in blocks:
+            for s in walk(b):
+                for v in defs(s):
+                    inside.add(id(v))
+        for b in blocks:
+            for s in b.stmts:
+                for a in used_atoms(s):
+                    if (isinstance(a, Var) and a.type.ndim and id(a) not in inside
+                            and self.gb.is_stale(a)):
+                        raise UnsupportedError(
+                            f"`{a.name}` is read in this loop and shares memory with an array "
+                            "the loop writes into in place, so from the second iteration on it "
+                            "shows new values, which jitgrad does not follow. Index the array "
+                            "itself inside the loop, or .copy() it before the loop",
+                            self.loc(stmt))
 
     def build_for(self, stmt, target, start, stop, step, over):
         flags = self.loop_flags(stmt.body)

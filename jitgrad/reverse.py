@@ -38,6 +38,7 @@ from .ir import (
     Repeat,
     Var,
     While,
+    defs,
     dims_of,
     sub_blocks,
     used_atoms,
@@ -239,7 +240,7 @@ class _Reverse:
         self.active_keys: set[int] = set()
         self.vars: dict[int, Var] = {id(p): p for p in fn.params}
         for s in walk(fn.body):
-            for v in _defs(s):
+            for v in defs(s):
                 self.vars[id(v)] = v
         for i in active:
             self.active_keys.add(id(self.key(self.vars[i])))
@@ -379,7 +380,7 @@ class _Reverse:
         inside: set[int] = set()
         versions = []
         for s in walk(Block([stmt])):
-            for v in _defs(s):
+            for v in defs(s):
                 inside.add(id(v))
                 versions.append(v)
         out, seen = [], set()
@@ -540,19 +541,6 @@ class _Reverse:
                 st.zero = False
             grads.append(st.var)
         return top, grads
-
-
-def _defs(s) -> list[Var]:
-    if isinstance(s, Eqn):
-        return list(s.outs)
-    if isinstance(s, If):
-        return [m.var for m in s.merges]
-    if isinstance(s, Repeat):
-        return []
-    out = [c.var for c in s.carries] + [s.trips]
-    if isinstance(s, For):
-        out.append(s.index)
-    return out
 
 
 # ----------------------------------------------------------------------------- saving
@@ -802,7 +790,7 @@ def _insert_before(block: Block, anchor, stmt):
 def _insert_after_def(block: Block, v: Var, stmt, rev: _Reverse):
     home = rev.home[id(v)]
     for k, s in enumerate(home.stmts):
-        if v in _defs(s) and not (isinstance(s, (For, While)) and rev.iter_home.get(id(v)) is
+        if v in defs(s) and not (isinstance(s, (For, While)) and rev.iter_home.get(id(v)) is
                                   home):
             home.stmts.insert(k + 1, stmt)
             return
@@ -816,7 +804,7 @@ def _insert_push(home: Block, v: Var, push: Eqn, rev: _Reverse):
         home.stmts.insert(0, push)
         return
     for k, s in enumerate(home.stmts):
-        if v in _defs(s):
+        if v in defs(s):
             home.stmts.insert(k + 1, push)
             return
     # a loop index: defined by the loop whose body this is

@@ -33,25 +33,30 @@ class GraphBuilder:
         self.namer = namer
         self.block = Block()
         self.loc: Loc | None = None
-        # Views (slices, .T, reshapes) share memory with their base: a view used after its
-        # base was written in place would show values the graph does not know about.
-        self.view_of: dict[int, tuple[Var, int]] = {}  # id(view) -> (base root, base writes)
-        self.writes: dict[int, int] = {}  # id(root) -> in-place writes so far
+        # Arrays that may share memory (views, in-place versions, a loop's carried array and
+        # its initial value) form one class. Each array value is stamped with its class's count
+        # of in-place writes when it is made: a value read after a later write to its class
+        # (through another name, or a view) would show values the graph does not know about.
+        self.memory: dict[int, int] = {}  # union-find: id(var) -> id(parent)
+        self.writes: dict[int, int] = {}  # id(class root) -> in-place writes so far
+        self.stamp: dict[int, int] = {}  # id(array var) -> its class's writes when made
+        self.views: set[int] = set()  # ids of views (slices, .T, reshapes)
         self.params: set[int] = set()  # ids of the parameters (the caller's arrays)
 
     # -- atoms ---------------------------------------------------------------------------
 
-    def atom(self, value):
+    def atom(self, value, check: bool = True):
+        """The IR atom of a value; ``check``: refuse a read of an array whose memory was
+        written in place since it was made (bookkeeping that reads no values passes False)."""
         if isinstance(value, Sym):
             value = value.atom
         if isinstance(value, Var):
-            view = self.view_of.get(id(value))
-            if view is not None and self.writes.get(id(view[0]), 0) != view[1]:
+            if check and self.is_stale(value):
                 raise UnsupportedError(
-                    f"`{value.name}` is a view (a slice, .T or reshape) of an array that was "
-                    "written in place after the view was taken; NumPy would show the new values "
-                    "through it, which jitgrad does not follow. Take the view after the write, "
-                    "or .copy() it", self.loc)
+                    f"`{value.name}` shares memory with an array written in place after "
+                    f"`{value.name}` was made (it is a view — a slice, .T, reshape — or another "
+                    "name for it); NumPy would show the new values through it, which jitgrad "
+                    "does not follow. Take it after the write, or .copy() it", self.loc)
             return value
         if isinstance(value, Const):
             return value
@@ -91,19 +96,47 @@ class GraphBuilder:
         out.dims = _dims(prim, atoms, params, out_type)
         if prim.name == "shape_dim":
             out.dims = (dims_of(atoms[0])[params["axis"]],)  # the size itself, as a token
-        if prim.name in _VIEWS and out_type.ndim and isinstance(atoms[0], Var):
-            base = self.base_of(atoms[0])
-            self.view_of[id(out)] = (base, self.writes.get(id(base), 0))
+        if out_type.ndim:
+            if prim.name in _VIEWS and isinstance(atoms[0], Var):
+                self.views.add(id(out))
+            if (prim.name in _VIEWS or prim.name == "setitem") and isinstance(atoms[0], Var):
+                self.share_memory(out, atoms[0])
+            self.restamp(out)
         return self.sym(out)
 
-    def base_of(self, v: Var) -> Var:
-        """The root of the storage ``v`` lives in (through views and in-place versions)."""
-        view = self.view_of.get(id(v))
-        return view[0] if view is not None else v.root
+    # -- memory: which array values may alias --------------------------------------------
 
-    def note_write(self, array: Var) -> None:
+    def _find(self, i: int) -> int:
+        while self.memory.get(i, i) != i:
+            i = self.memory[i]
+        return i
+
+    def share_memory(self, a: Var, b: Var) -> None:
+        """``a`` and ``b`` may be the same memory (a view, a version, a carried array)."""
+        ra, rb = self._find(id(a)), self._find(id(b))
+        if ra != rb:
+            self.memory[ra] = rb
+            self.writes[rb] = self.writes.get(rb, 0) + self.writes.get(ra, 0)
+
+    def writes_to(self, v: Var) -> int:
+        return self.writes.get(self._find(id(v)), 0)
+
+    def restamp(self, v: Var) -> None:
+        """``v`` holds the current contents of its memory."""
+        self.stamp[id(v)] = self.writes_to(v)
+
+    def is_stale(self, v: Var) -> bool:
+        return id(v) in self.stamp and self.stamp[id(v)] != self.writes_to(v)
+
+    def note_write(self, version: Var) -> None:
+        """``version`` is the new contents of its memory after an in-place write."""
+        root = self._find(id(version))
+        self.writes[root] = self.writes.get(root, 0) + 1
+        self.restamp(version)
+
+    def check_writable(self, array: Var) -> None:
         """Before ``array[...] = v``: refuse what the graph could not follow."""
-        if id(array) in self.view_of:
+        if id(array) in self.views:
             raise UnsupportedError(
                 f"writing into `{array.name}`, a view (a slice, .T or reshape) of another array, "
                 "is not supported: write into the array itself, or .copy() the view first",
@@ -113,7 +146,6 @@ class GraphBuilder:
                 f"writing into `{array.name}`, which is an argument under another name: jitgrad "
                 "copies an argument written in place only when it is written under its own "
                 "name", self.loc)
-        self.writes[id(array.root)] = self.writes.get(id(array.root), 0) + 1
 
 
 def _size_token(a):

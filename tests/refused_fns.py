@@ -359,6 +359,26 @@ def stale_view(x):
     return np.sum(y * x[1:])  # refused: stale-view
 
 
+def loop_reads_alias(x):
+    A = x.copy()
+    C = A
+    s = 0.0
+    for i in range(x.shape[0]):  # refused: loop-alias
+        s += C[0] * x[i]
+        A[0] = A[0] + s
+    return s
+
+
+def loop_reads_view(x):
+    A = x.copy()
+    row = A[0:2]
+    s = 0.0
+    for i in range(x.shape[0]):  # refused: loop-view
+        s += row[0] * x[i]
+        A[0] = s * 2.0
+    return s
+
+
 def broadcast_mismatch(x, y):
     return np.sum(x + y)  # refused: broadcast
 
