@@ -21,10 +21,11 @@ import numpy as np
 
 from . import compile as _compile
 from . import ir
+from .build import build
 from .emit import emit_module, kernel_names
 from .errors import JitgradError, Loc, ShapeError, SignatureError
 from .optimise import common_subexpressions, optimise
-from .parse import FunctionSource, build
+from .parse import FunctionSource
 from .reverse import transform
 from .types import Type, type_of_value
 

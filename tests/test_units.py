@@ -23,6 +23,7 @@ import pytest
 
 import jitgrad
 import jitgrad.runtime
+from jitgrad import build as jbuild
 from jitgrad import ir as jir
 from jitgrad import parse as jparse
 from jitgrad import types as jtypes
@@ -310,7 +311,7 @@ def test_ir_of_a_loop_is_the_forward_graph():
     g = jitgrad.grad(sine_loop)
     jitgrad.check_grad(sine_loop, 0.7)
     g(0.7)
-    fresh = jparse.build(jparse.FunctionSource.of(sine_loop), [jtypes.FLOAT])
+    fresh = jbuild.build(jparse.FunctionSource.of(sine_loop), [jtypes.FLOAT])
     assert g.ir() == jir.format_function(fresh)
 
 
@@ -472,7 +473,7 @@ def corpus_primitives() -> set[str]:
     used: set[str] = set()
     for case in corpus.STRAIGHT_CASES + corpus.LOOP_CASES:
         types = [jtypes.type_of_value(v) for v in case.points[0]]
-        fn_ir = jparse.build(jparse.FunctionSource.of(case.fn), types)
+        fn_ir = jbuild.build(jparse.FunctionSource.of(case.fn), types)
         used |= {s.prim for s in jir.walk(fn_ir.body) if isinstance(s, jir.Eqn)}
     return used
 
@@ -492,7 +493,7 @@ def test_rarely_tested_primitives():
     b = np.array([0.5, -1.0, 3.0])
     worst = jitgrad.check_grad(rarely_tested, x, a, b)
     assert worst < 1e-5
-    used = {s.prim for s in jir.walk(jparse.build(jparse.FunctionSource.of(rarely_tested), [
+    used = {s.prim for s in jir.walk(jbuild.build(jparse.FunctionSource.of(rarely_tested), [
         jtypes.type_of_value(v) for v in (x, a, b)]).body) if isinstance(s, jir.Eqn)}
     assert CORPUS_GAPS <= used
 
