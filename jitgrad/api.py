@@ -38,9 +38,7 @@ class Compiled:
     ir: ir.Function
     source: str
     path: str
-    entry: object
-    forward: object
-    adjoint: object
+    entry: object  # the compiled <name>_value_and_grad (the kernels are inlined into it)
     gradient: object  # the reverse.Gradient (forward and adjoint kernels as IR)
     ir_text: str  # the forward graph as built, printed
     graph_ir: ir.Function  # the forward graph as built (the transform adds saves to `ir`)
@@ -150,8 +148,8 @@ class GradFunction:
         source, line_locs = emit_module(grad, signature, [self.param_names[k] for k in self.wrt])
         names = list(kernel_names(grad))
         path, fns = _compile.load(self.src.fn.__name__, source, names, inline=names[:2])
-        return Compiled(types, fn_ir, source, path, fns[names[2]], fns[names[0]], fns[names[1]],
-                        grad, ir_text, graph_ir, line_locs)
+        return Compiled(types, fn_ir, source, path, fns[names[2]], grad, ir_text, graph_ir,
+                        line_locs)
 
     # -- looking inside ------------------------------------------------------------------
 
