@@ -10,9 +10,12 @@ Takes an `ir.Function` and the parameters to differentiate. Guarantees:
 * **Unbroadcasting in one place** (`_unbroadcast`): elementwise rules return their share at the
   broadcast shape; it is summed back to the input's shape here.
 * **Saving.** The adjoint reads forward values by their forward names. A value of the top-level
-  block is returned by the forward kernel; a value computed inside a loop or branch is pushed on
-  its own typed stack where it is computed and popped where the adjoint of that block begins.
-  Arrays whose storage is written in place later are saved as copies.
+  block is returned by the forward kernel. A value computed inside a loop or branch is rebuilt
+  in the adjoint when that is cheap (a ``for`` index from the reverse counter, a trip count,
+  scalar arithmetic or a read of an array nothing writes into, a carried value's update from the
+  next iteration's entry value); otherwise it is pushed on its own typed stack where it is
+  computed and popped where the adjoint of that block begins. Arrays whose storage is written in
+  place later are saved as copies.
 * **In-place writes.** All versions of an array written in place (``y[i] = v``) share one adjoint
   array: the adjoint of a write reads the slot's adjoint and then zeroes it; the adjoint of a read
   adds into the slot.
