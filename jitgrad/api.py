@@ -23,7 +23,7 @@ from . import compile as _compile
 from . import ir
 from .build import build
 from .emit import emit_module, kernel_names
-from .errors import JitgradError, Loc, ShapeError, SignatureError
+from .errors import JitgradError, Loc, ShapeError, SignatureError, SizesDiffer
 from .optimise import common_subexpressions, optimise
 from .parse import FunctionSource
 from .reverse import transform
@@ -103,15 +103,37 @@ class GradFunction:
             args = [a[()] if k in scalars else a for k, a in enumerate(args)]
         try:
             value, grads = compiled.entry(*args)
-        except Exception as e:
-            if not _compile.is_cache_damage(e):
-                raise _explain(e, compiled, args) from e
-            _compile.drop_disk_cache(compiled.entry)  # a damaged disk cache: compile afresh
-            value, grads = compiled.entry(*args)
+        except Exception as e:  # noqa: BLE001 - sorted out in _recover
+            value, grads = self._recover(e, compiled, args)
         if post:
             grads = tuple(p(g) if p else g for p, g in zip(post, grads))
         out = grads if self.wrt_tuple else grads[0]
         return (value, out) if self.with_value else out
+
+    def _recover(self, e: Exception, compiled: Compiled, args):
+        """A call that failed inside compiled code. A broken size assumption gets the general
+        code for its signature (kept from then on), a damaged disk cache a fresh compile;
+        anything else is explained at the user's line."""
+        if isinstance(e, SizesDiffer):
+            compiled = self._generalise(compiled)
+        elif _compile.is_cache_damage(e):
+            _compile.drop_disk_cache(compiled.entry)
+        else:
+            raise _explain(e, compiled, args) from e
+        self._last = compiled
+        try:
+            return compiled.entry(*args)
+        except Exception as again:
+            raise _explain(again, compiled, args) from again
+
+    def _generalise(self, compiled: Compiled) -> Compiled:
+        """The signature's code without size assumptions: NumPy broadcasting at run time."""
+        general = self._by_types[compiled.types] = self._compile(compiled.types,
+                                                                 assume_sizes=False)
+        for key, (c, scalars, post) in self._calls.items():
+            if c is compiled:
+                self._calls[key] = (general, scalars, post)
+        return general
 
     def _specialise(self, args):
         """Compile (or reuse) the kernels for these arguments' kinds and ranks; return them
@@ -137,8 +159,8 @@ class GradFunction:
         post = [_converter(args[k]) for k in self.wrt]
         return compiled, scalars, post if any(post) else None
 
-    def _compile(self, types: tuple) -> Compiled:
-        fn_ir = build(self.src, list(types))
+    def _compile(self, types: tuple, assume_sizes: bool = True) -> Compiled:
+        fn_ir = build(self.src, list(types), assume_sizes)
         common_subexpressions(fn_ir)
         ir_text = ir.format_function(fn_ir)  # before the transform adds its saves
         graph_ir = copy.deepcopy(fn_ir)

@@ -1016,16 +1016,18 @@ _BUILTINS = {abs: _b_abs, min: _b_minmax("min"), max: _b_minmax("max"), len: _b_
 # ----------------------------------------------------------------------------- build
 
 
-def build(src: FunctionSource, arg_types: list[Type]) -> Function:
-    """The IR of ``src`` specialised to ``arg_types`` (one per parameter)."""
+def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True) -> Function:
+    """The IR of ``src`` specialised to ``arg_types`` (one per parameter). With
+    ``assume_sizes``, axes of arguments that broadcast against each other are assumed to be
+    the same size, and the function starts by checking it (`GraphBuilder.assume_same_sizes`)."""
     names = src.node.args.args
     if len(arg_types) != len(names):
         raise JitgradError(f"{src.qualname} takes {len(names)} arguments, got {len(arg_types)}")
     namer = Namer(reserved=src.names | {"np", "_rt", "_value", "_saved", "_"})
-    gb = GraphBuilder(namer)
+    gb = GraphBuilder(namer, assume_sizes)
     params = [Var(namer.fresh(a.arg), t) for a, t in zip(names, arg_types)]
     builder = Builder(src, gb)
-    gb.params = {id(p) for p in params}
+    gb.set_params(params)
     S._CURRENT.append(gb)
     try:
         builder.bind_params([gb.sym(p) for p in params])
@@ -1047,6 +1049,7 @@ def build(src: FunctionSource, arg_types: list[Type]) -> Function:
         gb.loc = src.loc(_last_return(src.node))
         atom = gb.atom(S._apply("cast", gb.sym(atom), kind="f")) if isinstance(atom, Var) \
             else Const(float(atom.value))
+    gb.block.stmts[:0] = gb.size_checks()
     fn = Function(src.fn.__name__, params, gb.block, atom, src.loc(src.node), namer)
     verify(fn)
     return fn

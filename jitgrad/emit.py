@@ -32,7 +32,8 @@ def atom_source(a: Atom) -> str:
 
 
 class _Writer:
-    def __init__(self):
+    def __init__(self, namer):
+        self.namer = namer  # for the names of fused loops' elements
         self.lines: list[str] = []
         self.locs: list = []  # the user's Loc behind each line (None for scaffolding)
         self.current = None
@@ -40,6 +41,7 @@ class _Writer:
         self.uses: dict[int, int] = {}  # id(var) -> how many statements of the kernel read it
 
     def count_uses(self, kernel: Kernel):
+        self.kernel_ = kernel
         self.uses = {}
         for s in walk(kernel.body):
             for a in direct_uses(s):
@@ -72,8 +74,11 @@ class _Writer:
         while k < len(stmts):
             s = stmts[k]
             group = self.fusable_run(stmts, k)
-            if len(group) > 1:
-                self.fused(group, indent)
+            if group:
+                # at the top level, a result is stored only if a later statement reads it;
+                # in a loop or branch any read counts (it may be the next iteration's)
+                later = stmts[k + len(group):] if b is self.kernel_.body else None
+                self.fused(group, indent, later)
                 k += len(group)
                 continue
             k += 1
@@ -98,89 +103,132 @@ class _Writer:
         if len(self.lines) == start:
             self.line(indent, "pass")
 
-    # -- fused elementwise loops ---------------------------------------------------------
-
-    def fusable(self, e, dims) -> bool:
-        """An elementwise array operation whose operands line up with ``dims`` axis by axis
-        (the same size, or a size 1 known while building)."""
-        if not isinstance(e, Eqn) or len(e.outs) != 1 or e.outs[0] in e.ins:
-            return False
-        p = P.PRIMITIVES.get(e.prim)
-        out = e.outs[0]
-        if p is None or not p.elementwise or not out.type.ndim or out.dims is None:
-            return False
-        if dims is not None and out.dims != dims:
-            return False
-        for a in e.ins:
-            d = dims_of(a)
-            lead = len(out.dims) - len(d)
-            if lead < 0 or any(d[j] != 1 and d[j] != out.dims[lead + j] for j in range(len(d))):
-                return False
-        return True
+    # -- fused loop nests ----------------------------------------------------------------
 
     def fusable_run(self, stmts, k) -> list:
-        if not self.fusable(stmts[k], None):
+        """The statements from ``stmts[k]`` that one loop nest over the first one's shape can
+        compute: elementwise operations, copies, spreads and broadcasts onto that shape, and
+        sums of values of that shape (accumulated in the nest; nothing later in it reads them)."""
+        first = stmts[k]
+        if not isinstance(first, Eqn) or not first.outs or first.outs[0].dims is None:
             return []
-        dims = stmts[k].outs[0].dims
-        run = [stmts[k]]
-        while k + len(run) < len(stmts) and self.fusable(stmts[k + len(run)], dims):
-            run.append(stmts[k + len(run)])
-        return run
+        dims = _nest_dims(first)
+        run, made, sums, names = [], set(), set(), set()
+        for e in stmts[k:]:
+            reads = _nest_reads(e, dims)
+            if reads is None or any(id(a) in sums for a in e.ins):
+                break
+            out = e.outs[0]
+            if out.name in names:  # one name per value inside the nest
+                break
+            if e.prim == "assign" and id(e.ins[0]) not in made:
+                break  # a copy of an array from outside: cheaper as the alias it is
+            run.append(e)
+            names.add(out.name)
+            (sums if e.prim == "sum" else made).add(id(out))
+        return run if run and self.nest_sizes(run) is not None else []
 
-    def fused(self, group: list, indent: int):
-        """One loop nest for a run of elementwise operations over the same shape: no
-        temporary arrays, one pass over memory. Results read after the run are stored."""
-        out_dims = group[0].outs[0].dims
+    def nest_sizes(self, group) -> list[str] | None:
+        """Source for each loop's trip count, read from the shape of a value the nest reads
+        (or a literal size); None when some loop has no such source."""
+        dims = _nest_dims(group[0])
         inside = {id(e.outs[0]) for e in group}
-        internal_uses: dict[int, int] = {}
-        for e in group:
-            for a in e.ins:
-                if isinstance(a, Var) and id(a) in inside:
-                    internal_uses[id(a)] = internal_uses.get(id(a), 0) + 1
-        stored = [e.outs[0] for e in group
-                  if self.uses.get(id(e.outs[0]), 0) > internal_uses.get(id(e.outs[0]), 0)]
         sizes = []
-        for k, token in enumerate(out_dims):
-            if token == 1:
-                sizes.append("1")
+        for k, token in enumerate(dims):
+            if isinstance(token, int):
+                sizes.append(str(token))
                 continue
-            source = next(f"{a.name}.shape[{j}]" for e in group for a in e.ins
-                          if isinstance(a, Var) and id(a) not in inside
-                          for j, t in enumerate(dims_of(a))
-                          if len(out_dims) - len(dims_of(a)) + j == k and t == token)
+            source = next((f"{a.name}.shape[{j}]" for e in group
+                           for a, axes in zip(e.ins, _nest_reads(e, dims))
+                           if isinstance(a, Var) and id(a) not in inside and axes != "value"
+                           for j, ax in enumerate(axes) if ax == k), None)
+            if source is None:
+                return None
             sizes.append(source)
+        return sizes
+
+    def fused(self, group: list, indent: int, later: list | None):
+        """One loop nest for a run of operations over the same shape: no temporary arrays,
+        one pass over memory. Results read after the run are stored, sums accumulated. A
+        result named like a value the nest reads (an adjoint updated, ``_b_x = _b_x + c``) is
+        filled under a fresh name and takes its own after the nest."""
+        dims = _nest_dims(group[0])
+        sizes = self.nest_sizes(group)
+        # which operands are elements computed earlier in the nest (an adjoint updated in
+        # place, ``_b_x = _b_x + c``, reads the array before the nest and defines an element)
+        from_nest, made = [], set()
+        for e in group:
+            from_nest.append([isinstance(a, Var) and id(a) in made for a in e.ins])
+            made.add(id(e.outs[0]))
+        internal_uses: dict[int, int] = {}
+        read_names = set()
+        for e, inner in zip(group, from_nest):
+            for a, here in zip(e.ins, inner):
+                if here:
+                    internal_uses[id(a)] = internal_uses.get(id(a), 0) + 1
+                elif isinstance(a, Var):
+                    read_names.add(a.name)
+        if later is None:
+            stored = [e.outs[0] for e in group if e.prim != "sum" and self.uses.get(
+                id(e.outs[0]), 0) > internal_uses.get(id(e.outs[0]), 0)]
+        else:
+            read_later = {id(a) for s in walk(Block(later)) for a in direct_uses(s)}
+            read_later |= {id(a) for a in self.kernel_.returns}
+            stored = [e.outs[0] for e in group if e.prim != "sum" and id(e.outs[0]) in read_later]
+        filled = {}  # id(out) -> the name its array is filled under
+        for e in group:
+            if e.prim == "sum" or e.outs[0] in stored:
+                v = e.outs[0]
+                filled[id(v)] = self.namer.fresh(v.name) if v.name in read_names else v.name
+        element = {id(e.outs[0]): self.namer.fresh("_e_" + e.outs[0].name.lstrip("_"))
+                   for e in group if e.prim != "sum"}
         shape = "(" + ", ".join(sizes) + ("," if len(sizes) == 1 else "") + ")"
         self.comment_for(indent, group[0].loc)
         self.current = group[0].loc
-        for v in stored:
-            dtype = {"f": "np.float64", "i": "np.int64", "b": "np.bool_"}[v.type.kind]
-            self.line(indent, f"{v.name} = np.empty({shape}, {dtype})")
-        idx = [f"_i{k}" for k in range(len(out_dims))]
+        for e in group:
+            v = e.outs[0]
+            if id(v) not in filled:
+                continue
+            if e.prim != "sum":
+                self.line(indent, f"{filled[id(v)]} = np.empty({shape}, {_DTYPES[v.type.kind]})")
+            elif v.type.ndim:
+                kept = _summed_shape(sizes, e.params)
+                self.line(indent, f"{filled[id(v)]} = np.zeros({kept}, {_DTYPES[v.type.kind]})")
+            else:
+                self.line(indent, f"{filled[id(v)]} = {'0.0' if v.type.kind == 'f' else '0'}")
+        idx = [f"_i{k}" for k in range(len(dims))]
         for k, size in enumerate(sizes):
             self.line(indent + k, f"for {idx[k]} in range({size}):")
         inner = indent + len(sizes)
-        stored_ids = {id(v) for v in stored}
-        for e in group:
+        for e, here in zip(group, from_nest):
             self.comment_for(inner, e.loc)
             self.current = e.loc
             args = []
-            for a in e.ins:
-                if isinstance(a, Var) and id(a) in inside:
-                    args.append(f"_e_{a.name}")
-                elif isinstance(a, Var) and a.type.ndim:
-                    d = dims_of(a)
-                    lead = len(out_dims) - len(d)
-                    ix = ["0" if d[j] == 1 and out_dims[lead + j] != 1 else idx[lead + j]
-                          for j in range(len(d))]
-                    args.append(f"{a.name}[{', '.join(ix)}]")
-                else:
+            for a, axes, h in zip(e.ins, _nest_reads(e, dims), here):
+                if h:
+                    args.append(element[id(a)])
+                elif axes == "value":
                     args.append(atom_source(a))
-            scalar_types = [Type(a.type.kind, 0) for a in e.ins]
-            expr = P.PRIMITIVES[e.prim].emit(args, e.params, scalar_types)
+                else:
+                    args.append(f"{a.name}[{', '.join('0' if x is None else idx[x] for x in axes)}]")
             out = e.outs[0]
-            self.line(inner, f"_e_{out.name} = {expr}")
-            if id(out) in stored_ids:
-                self.line(inner, f"{out.name}[{', '.join(idx)}] = _e_{out.name}")
+            if e.prim == "sum":
+                at = _summed_index(idx, e.params) if out.type.ndim else ""
+                self.line(inner, f"{filled[id(out)]}{at} += {args[0]}")
+                continue
+            if e.prim in ("spread", "broadcast_like", "assign"):
+                expr = args[0]
+            else:
+                scalar_types = [Type(a.type.kind, 0) for a in e.ins]
+                expr = P.PRIMITIVES[e.prim].emit(args, e.params, scalar_types)
+            self.line(inner, f"{element[id(out)]} = {expr}")
+            if id(out) in filled:
+                self.line(inner, f"{filled[id(out)]}[{', '.join(idx)}] = {element[id(out)]}")
+        self.current = group[-1].loc
+        for e in group:
+            v = e.outs[0]
+            if filled.get(id(v), v.name) != v.name:
+                self.line(indent, f"{v.name} = {filled[id(v)]}")
         self.last_loc = None
 
     def eqn(self, e: Eqn, indent: int):
@@ -213,8 +261,7 @@ class _Writer:
             if e.params["ndim"]:
                 self.line(indent, f"{tape.name} = []")
             else:
-                dtype = {"f": "np.float64", "i": "np.int64", "b": "np.bool_"}[e.params["kind"]]
-                self.line(indent, f"{tape.name} = np.empty({a[0]}, {dtype})")
+                self.line(indent, f"{tape.name} = np.empty({a[0]}, {_DTYPES[e.params['kind']]})")
             self.line(indent, f"{count.name} = 0")
         elif prim == "push":
             tape, count, value = a
@@ -243,7 +290,7 @@ class _Writer:
                 expr = f"_rt.{prim}({', '.join(a)})"  # see runtime.py: compiled once per machine
             else:
                 expr = p.emit(a, e.params, types)
-            self.line(indent, f"{out} = {expr}")
+            self.line(indent, f"{out} = {expr}" if out else expr)
 
     def merges(self, carries, pick: str, indent: int):
         pairs = [(c.var.name, atom_source(getattr(c, pick))) for c in carries]
@@ -343,11 +390,85 @@ class _Writer:
         self.line(0, "")
 
 
+
+_DTYPES = {"f": "np.float64", "i": "np.int64", "b": "np.bool_"}
+
+
+def _nest_dims(e: Eqn) -> tuple:
+    return dims_of(e.ins[0]) if e.prim == "sum" else e.outs[0].dims
+
+
+def _nest_reads(e, dims) -> list | None:
+    """How one iteration of a loop nest over ``dims`` reads each operand of ``e``: "value" (a
+    scalar, read as it is) or, per axis of the operand, the loop indexing it (None: index 0,
+    a size-1 axis broadcast). The shape-only operand of a spread or broadcast is read at its
+    own position (never used). None: ``e`` cannot be computed by such a nest."""
+    if not isinstance(e, Eqn) or len(e.outs) != 1:
+        return None
+    out = e.outs[0]
+    if e.prim == "sum":
+        x = e.ins[0]
+        if x.type.kind != "f" or dims_of(x) != dims or not dims:
+            return None
+        axis = e.params["axis"]
+        return [tuple(range(len(dims)))] if axis is None or 0 <= axis < len(dims) else None
+    if e.prim == "assign":
+        x = e.ins[0]
+        ok = isinstance(x, Var) and out.dims == dims and dims_of(x) == dims and dims
+        return [tuple(range(len(dims)))] if ok else None
+    p = P.PRIMITIVES.get(e.prim)
+    if p is None or not out.type.ndim or out.dims != dims:
+        return None
+    if e.prim == "spread" and e.params["axis"] is not None:
+        g, axis = e.ins[0], e.params["axis"]
+        at = [k for k in range(len(dims)) if k != axis or g.type.ndim == len(dims)]
+        d = dims_of(g)
+        if len(d) != len(at) or any(d[j] != dims[k] and not (k == axis and d[j] == 1)
+                                    for j, k in enumerate(at)):
+            return None
+        return [tuple(None if k == axis else k for k in at), tuple(range(len(dims)))]
+    if not (p.elementwise or e.prim in ("spread", "broadcast_like")):
+        return None
+    reads = []
+    for a in e.ins:
+        d = dims_of(a)
+        if not d:
+            reads.append("value")
+            continue
+        lead = len(dims) - len(d)
+        if lead < 0:
+            return None
+        axes = []
+        for j, t in enumerate(d):
+            if t == dims[lead + j]:
+                axes.append(lead + j)
+            elif t == 1:
+                axes.append(None)
+            else:
+                return None
+        reads.append(tuple(axes))
+    return reads
+
+
+def _summed_shape(sizes: list[str], params) -> str:
+    axis, keep = params["axis"], params["keepdims"]
+    kept = ["1" if k == axis or axis is None else s for k, s in enumerate(sizes)
+            if keep or (axis is not None and k != axis)]
+    return "(" + ", ".join(kept) + ("," if len(kept) == 1 else "") + ")"
+
+
+def _summed_index(idx: list[str], params) -> str:
+    axis, keep = params["axis"], params["keepdims"]
+    at = ["0" if k == axis or axis is None else i for k, i in enumerate(idx)
+          if keep or (axis is not None and k != axis)]
+    return "[" + ", ".join(at) + "]"
+
+
 def emit_module(grad: Gradient, signature: str, wrt_names: list[str]):
     """The module's source, and for each of its lines the user's `Loc` behind it (or None)."""
     fn = grad.fn
     loc = fn.loc
-    w = _Writer()
+    w = _Writer(grad.fn.namer)
     for text in HEADER.format(qualname=fn.name, filename=os.path.basename(loc.filename),
                               lineno=loc.lineno, signature=signature,
                               wrt=", ".join(wrt_names)).splitlines():

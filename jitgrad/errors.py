@@ -71,3 +71,9 @@ class SignatureError(JitgradError, TypeError):
 
 class ShapeError(JitgradError, ValueError):
     """The function's value is not a scalar, or shapes do not broadcast."""
+
+
+class SizesDiffer(Exception):
+    """Raised by generated code when a call breaks a size assumption the build made (two
+    argument axes that broadcast against each other differ, so one is 1). Internal: the caller
+    compiles the general version for the signature and calls again; users never see it."""

@@ -370,7 +370,8 @@ def format_block(block: Block, indent: int = 1) -> list[str]:
             outs = ", ".join(f"{o.name}:{o.type}" for o in s.outs)
             ins = " ".join(repr(a) for a in s.ins)
             where = f"  # {s.loc.short()}" if s.loc else ""
-            lines.append(f"{pad}{outs} = {s.prim}{_fmt_params(s.params)} {ins}".rstrip() + where)
+            lhs = f"{outs} = " if outs else ""
+            lines.append(f"{pad}{lhs}{s.prim}{_fmt_params(s.params)} {ins}".rstrip() + where)
         elif isinstance(s, If):
             merges = ", ".join(f"{m.var.name}={m.init!r}|{m.update!r}" for m in s.merges)
             lines.append(f"{pad}if {s.cond!r}:  # merges {merges or '-'}")

@@ -383,6 +383,9 @@ add_at = primitive("add_at", lambda x, v, *idx, index_spec: np.add.at(
 shape_dim = primitive("shape_dim", lambda x, axis: np.shape(x)[axis],
                       lambda ts, p: Type("i", 0),
                       lambda a, p, t: f"{a[0]}.shape[{p['axis']}]", differentiable=False)
+# The check of a size assumption (`symbolic.GraphBuilder.assume_same_sizes`): no result.
+same_size = primitive("same_size", lambda n, m: None, lambda ts, p: None,
+                      lambda a, p, t: f"_rt.same_size({a[0]}, {a[1]})", differentiable=False)
 size = primitive("size", np.size, lambda ts, p: Type("i", 0), lambda a, p, t: f"{a[0]}.size",
                  differentiable=False)
 

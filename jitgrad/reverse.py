@@ -53,7 +53,7 @@ from .types import INT, Type
 
 # Inputs that an adjoint equation reads only for their shape (no copy needed when saving them).
 _SHAPE_ONLY = {"zeros_like": {0}, "shape_dim": {0}, "size": {0}, "broadcast_like": {1},
-               "sum_to_like": {1}, "reshape_like": {1}}
+               "sum_to_like": {1}, "reshape_like": {1}, "spread": {1}}
 # Equations that hand back (part of) their input's memory.
 _VIEWS = {"getitem", "transpose", "reshape", "reshape_like", "expand_dims", "broadcast_like",
           "setitem"}
@@ -817,9 +817,26 @@ def _insert_push(home: Block, v: Var, push: Eqn, rev: _Reverse):
 # ----------------------------------------------------------------------------- entry point
 
 
+def shape_stand_ins(block: Block, params: list[Var]) -> None:
+    """An adjoint equation that reads a forward array only for its shape reads an argument
+    with the same size tokens instead (their sizes are equal by construction, or checked on
+    entry), so that the forward pass need not keep that array for the adjoint."""
+    by_dims: dict = {}
+    for p in params:
+        if p.type.ndim and p.dims is not None:
+            by_dims.setdefault(p.dims, p)
+    for s in walk(block):
+        if isinstance(s, Eqn):
+            for k in _SHAPE_ONLY.get(s.prim, ()):
+                a = s.ins[k]
+                if isinstance(a, Var) and a.type.ndim and a.dims in by_dims:
+                    s.ins[k] = by_dims[a.dims]
+
+
 def transform(fn: Function, wrt: list[int], namer: Namer) -> Gradient:
     rev = _Reverse(fn, wrt, namer)
     adj_body, grads = rev.run()
+    shape_stand_ins(adj_body, fn.params)
     saver = _Saver(rev, fn)
     top_saved, stacks = saver.apply(adj_body, namer)
     forward = Kernel(fn.name + "_forward", list(fn.params), fn.body,

@@ -73,8 +73,10 @@ def _sum_vjp(g, ans, x, axis, keepdims):
 
 
 def _chooser_vjp(g, ans, x, axis, keepdims):
-    """max/min: the gradient goes to the entries equal to the result, shared among ties."""
-    return P.spread(g, x, axis=axis) * P.choose_share(x, ans, axis=axis)
+    """max/min: the gradient goes to the entries equal to the result, shared among ties.
+    (The shares first, so that the spread and the product are adjacent: one loop nest.)"""
+    share = P.choose_share(x, ans, axis=axis)
+    return P.spread(g, x, axis=axis) * share
 
 
 defvjp("sum", lambda g, ans, x, axis, keepdims: _sum_vjp(g, ans, x, axis, keepdims))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .compile import jit
+from .errors import SizesDiffer
 
 
 @jit
@@ -140,6 +141,14 @@ def choose_share_all(x, m):
 def broadcast_like(g, like):
     """``g`` broadcast to the shape of ``like``, as a new array."""
     return np.zeros(like.shape) + g
+
+
+@jit
+def same_size(n, m):
+    """The check of a size assumption (`symbolic.GraphBuilder.assume_same_sizes`)."""
+    if n != m:
+        raise SizesDiffer("an argument axis the compiled code assumed the same size as another "
+                          "differs (NumPy broadcasts a size 1)")
 
 
 @jit

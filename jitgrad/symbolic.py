@@ -29,10 +29,18 @@ _NUMBER = (numbers.Number, np.number, np.bool_)
 class GraphBuilder:
     """Appends equations to ``self.block``; folds constants; hands out names."""
 
-    def __init__(self, namer: Namer):
+    def __init__(self, namer: Namer, assume_sizes: bool = False):
         self.namer = namer
         self.block = Block()
         self.loc: Loc | None = None
+        # Size assumptions (see `assume_same_sizes`): when on, two argument axes that broadcast
+        # against each other are taken to be the same size, and the pairs are kept in
+        # ``assumed`` for the run-time check. ``same`` is a union-find over size tokens.
+        self.assume_sizes = assume_sizes
+        self.same: dict = {}
+        self.assumed: list[tuple] = []  # (token, token, loc), each a parameter axis or an int
+        self.made: list[Var] = []  # every variable made here whose dims may need renaming
+        self.param_axes: dict = {}  # size token of a parameter's axis -> (parameter, axis)
         # Arrays that may share memory (views, in-place versions, a loop's carried array and
         # its initial value) form one class. Each array value is stamped with its class's count
         # of in-place writes when it is made: a value read after a later write to its class
@@ -77,6 +85,7 @@ class GraphBuilder:
 
     def emit(self, prim: str, ins: list, params: dict, out_type: Type, base=None) -> Var:
         out = self.new_var(out_type, base)
+        self.made.append(out)
         self.block.stmts.append(Eqn(prim, [out], list(ins), dict(params), self.loc))
         return out
 
@@ -92,6 +101,8 @@ class GraphBuilder:
             return self.sym(simplified) if isinstance(simplified, Var) else simplified.value
         types = [a.type for a in atoms]
         out_type = prim.type_rule(types, params)
+        if prim.elementwise and self.assume_sizes:
+            self.assume_same_sizes([a for a in atoms if a.type.ndim])
         out = self.emit(prim.name, atoms, params, out_type)
         out.dims = _dims(prim, atoms, params, out_type)
         if prim.name == "shape_dim":
@@ -103,6 +114,78 @@ class GraphBuilder:
                 self.share_memory(out, atoms[0])
             self.restamp(out)
         return self.sym(out)
+
+    # -- sizes: what is assumed of the arguments' shapes ---------------------------------
+
+    def set_params(self, params: list[Var]) -> None:
+        self.params = {id(p) for p in params}
+        for p in params:
+            p.dims = tuple((id(p), k) for k in range(p.type.ndim))
+            self.param_axes.update({t: (p, k) for k, t in enumerate(p.dims)})
+            self.made.append(p)
+
+    def size_class(self, token):
+        while token in self.same:
+            token = self.same[token]
+        return token
+
+    def assume_same_sizes(self, arrays: list) -> None:
+        """Two axes that broadcast against each other and whose sizes are not known while
+        building are, nearly always, the same size (``x @ W + b``); NumPy also allows either to
+        be 1. Where both are axes of arguments (or one is a literal size), assume they are the
+        same: the forward pass checks it first thing (``same_size``), and a call that breaks it
+        gets the general code (`api`), which broadcasts and unbroadcasts at run time."""
+        ndim = max((a.type.ndim for a in arrays), default=0)
+        for k in range(ndim):
+            first = None
+            for a in arrays:
+                j = k - (ndim - a.type.ndim)
+                if j < 0:
+                    continue
+                t = self.size_class(dims_of(a)[j])
+                if t == 1:
+                    continue
+                if first is None or t == first:
+                    first = t
+                    continue
+                if not all(isinstance(x, int) or x in self.param_axes for x in (first, t)) or (
+                        isinstance(first, int) and isinstance(t, int)):
+                    continue  # two different literals: NumPy's own error, at run time
+                keep, drop = (t, first) if isinstance(t, int) else (first, t)
+                self.same[drop] = keep
+                self.assumed.append((keep, drop, self.loc))
+                self.rename_sizes()
+
+    def rename_sizes(self) -> None:
+        """Every variable's dims in terms of one token per class of same-size axes."""
+        def canon(t):
+            if isinstance(t, tuple) and t and t[0] == "broadcast":
+                return ("broadcast",) + tuple(canon(x) for x in t[1:])
+            return self.size_class(t)
+        for v in self.made:
+            if v.dims is not None:
+                v.dims = tuple(canon(t) for t in v.dims)
+
+    def size_checks(self) -> list[Eqn]:
+        """The forward pass's first statements: one ``same_size`` per assumption."""
+        out = []
+        reads: dict = {}
+
+        def size(token, loc):
+            if isinstance(token, int):
+                return Const(token)
+            if token not in reads:
+                p, k = self.param_axes[token]
+                v = self.new_var(Type("i", 0), f"_{p.name}_shape{k}")
+                v.dims = (self.size_class(token),)
+                out.append(Eqn("shape_dim", [v], [p], {"axis": k}, loc))
+                reads[token] = v
+            return reads[token]
+
+        for keep, drop, loc in self.assumed:
+            a, b = size(keep, loc), size(drop, loc)
+            out.append(Eqn("same_size", [], [a, b], {}, loc))
+        return out
 
     # -- memory: which array values may alias --------------------------------------------
 
@@ -503,9 +586,13 @@ def _apply_alloc(name, dims, kind, fill=None):
     if any(a.type.kind != "i" or a.type.ndim for a in atoms):
         raise UnsupportedError("array sizes must be integers", builder.loc)
     if fill is not None:
-        fa = builder.atom(fill)
-        return builder.sym(builder.emit("full", [fa] + atoms, {}, Type(fa.type.kind, len(dims))))
-    return builder.sym(builder.emit(name, atoms, {"kind": kind}, Type(kind, len(dims))))
+        name, atoms, params = "full", [builder.atom(fill)] + atoms, {}
+        out = builder.emit(name, atoms, params, Type(atoms[0].type.kind, len(dims)))
+    else:
+        params = {"kind": kind}
+        out = builder.emit(name, atoms, params, Type(kind, len(dims)))
+    out.dims = _dims(P.PRIMITIVES[name], atoms, params, out.type)
+    return builder.sym(out)
 
 
 # The builder whose block allocations go to when no argument is symbolic (np.zeros(3)).

@@ -266,6 +266,9 @@ def test_ir_affine_sum():
     _, h, ret, *_ = lines_of(affine_sum)
     assert g.ir() == textwrap.dedent(f"""\
         {{ lambda ; W:f64[:,:], x:f64[:], b:f64[:] . let
+            _W_shape0:i64 = shape_dim[axis=0] W  # {BASE}:{h}
+            _b_shape0:i64 = shape_dim[axis=0] b  # {BASE}:{h}
+            same_size _W_shape0 _b_shape0  # {BASE}:{h}
             _t0:f64[:] = matmul W x  # {BASE}:{h}
             _t1:f64[:] = add _t0 b  # {BASE}:{h}
             h:f64[:] = tanh _t1  # {BASE}:{h}

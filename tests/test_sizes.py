@@ -1,0 +1,89 @@
+"""Size assumptions: axes of arguments that broadcast against each other are compiled as the
+same size and checked on entry; a call where NumPy would broadcast a size 1 instead gets the
+general code for its signature. Either way the gradient is NumPy's, never a stale shape."""
+
+import os
+
+import numpy as np
+import pytest
+from fd import numeric_grad
+
+import jitgrad
+
+HERE = os.path.abspath(__file__)
+
+
+def bias_loss(W, b, x):
+    h = np.tanh(x @ W + b)  # marker: bias
+    return np.sum(h * h)
+
+
+def literal_sizes(x):
+    return np.sum((x + np.ones(3)) ** 2)
+
+
+def checked_in_a_branch(x, y, flag):
+    if flag > 0:
+        return np.sum(np.exp(x * y))
+    return np.sum(x) + np.sum(y)
+
+
+def _check(g, f, args, wrt):
+    got = g(*args)
+    got = got if isinstance(got, tuple) else (got,)
+    for k, gk in zip(wrt, got):
+        want = numeric_grad(f, args, k)
+        assert np.shape(gk) == np.shape(args[k])
+        np.testing.assert_allclose(gk, want, rtol=1e-6, atol=1e-8)
+
+
+def _line_of(marker):
+    with open(HERE) as f:
+        return next(n for n, line in enumerate(f, 1) if f"marker: {marker}" in line)
+
+
+def test_the_common_case_is_compiled_with_a_check_on_entry():
+    g = jitgrad.grad(bias_loss, wrt=(0, 1))
+    rng = np.random.default_rng(0)
+    _check(g, bias_loss, (rng.normal(size=(3, 4)), rng.normal(size=4), rng.normal(size=(5, 3))),
+           (0, 1))
+    src = g.source("forward")
+    assert "_rt.same_size(_W_shape1, _b_shape0)" in src
+    assert "_rt.add(" not in src  # the bias add is a plain loop over known-aligned axes
+    assert "sum_to" not in g.source("adjoint")  # and its adjoint a known sum over the batch
+
+
+def test_a_size_one_axis_switches_the_signature_to_the_general_code():
+    g = jitgrad.grad(bias_loss, wrt=(0, 1))
+    rng = np.random.default_rng(1)
+    W, x = rng.normal(size=(3, 4)), rng.normal(size=(5, 3))
+    _check(g, bias_loss, (W, rng.normal(size=4), x), (0, 1))
+    _check(g, bias_loss, (W, rng.normal(size=1), x), (0, 1))  # b broadcast along W's columns
+    assert "same_size" not in g.source()
+    _check(g, bias_loss, (W, rng.normal(size=4), x), (0, 1))  # the general code serves both
+    _check(g, bias_loss, (rng.normal(size=(3, 1)), rng.normal(size=4), x), (0, 1))
+
+
+def test_a_literal_size_is_checked_too():
+    g = jitgrad.grad(literal_sizes)
+    _check(g, literal_sizes, (np.array([0.5, -1.0, 2.0]),), (0,))
+    assert "_rt.same_size(" in g.source("forward")
+    _check(g, literal_sizes, (np.array([0.7]),), (0,))
+
+
+def test_an_assumption_made_in_a_branch_not_taken_is_still_safe():
+    g = jitgrad.grad(checked_in_a_branch, wrt=(0, 1))
+    rng = np.random.default_rng(2)
+    for x, y, flag in [(rng.normal(size=3), rng.normal(size=1), -1.0),
+                       (rng.normal(size=3), rng.normal(size=1), 1.0),
+                       (rng.normal(size=3), rng.normal(size=3), 1.0)]:
+        _check(g, checked_in_a_branch, (x, y, flag), (0, 1))
+
+
+def test_sizes_that_do_not_broadcast_are_a_shape_error_at_the_users_line():
+    g = jitgrad.grad(bias_loss, wrt=(0, 1))
+    rng = np.random.default_rng(3)
+    with pytest.raises(jitgrad.ShapeError) as info:
+        g(rng.normal(size=(3, 4)), rng.normal(size=2), rng.normal(size=(5, 3)))
+    assert f'line {_line_of("bias")}:' in str(info.value)
+    assert "h = np.tanh(x @ W + b)" in str(info.value)
