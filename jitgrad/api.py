@@ -22,7 +22,7 @@ import numpy as np
 from . import compile as _compile
 from . import ir
 from .build import build
-from .emit import emit_module, kernel_names
+from .emit import emit_module, entry_name
 from .errors import JitgradError, Loc, ShapeError, SignatureError, SizesDiffer
 from .optimise import common_subexpressions, optimise
 from .parse import FunctionSource
@@ -38,11 +38,15 @@ class Compiled:
     ir: ir.Function
     source: str
     path: str
-    entry: object  # the compiled <name>_value_and_grad (the kernels are inlined into it)
+    entry: object  # the compiled entry (the kernels are inlined into it): what a call returns
+    entry_name: str  # <name>_value_and_grad or <name>_grad
     gradient: object  # the reverse.Gradient (forward and adjoint kernels as IR)
     ir_text: str  # the forward graph as built, printed
     graph_ir: ir.Function  # the forward graph as built (the transform adds saves to `ir`)
     line_locs: list  # the user's Loc behind each generated line (index: line number - 1)
+
+
+_ndarray = np.ndarray  # one global lookup per argument in the call path, not two
 
 
 class GradFunction:
@@ -93,7 +97,7 @@ class GradFunction:
     def __call__(self, *args, **kwargs):
         if kwargs or len(args) != self.n_params:
             args = self._bind(args, kwargs)
-        key = tuple([(a.dtype, a.ndim) if type(a) is np.ndarray else type(a) for a in args])
+        key = tuple([(a.dtype, a.ndim) if type(a) is _ndarray else type(a) for a in args])
         call = self._calls.get(key)
         if call is None:
             call = self._calls[key] = self._specialise(args)
@@ -102,13 +106,10 @@ class GradFunction:
         if scalars:  # 0-d arrays travel as scalars
             args = [a[()] if k in scalars else a for k, a in enumerate(args)]
         try:
-            value, grads = compiled.entry(*args)
+            out = compiled.entry(*args)  # exactly what the caller gets, up to dtypes
         except Exception as e:  # noqa: BLE001 - sorted out in _recover
-            value, grads = self._recover(e, compiled, args)
-        if post:
-            grads = tuple(p(g) if p else g for p, g in zip(post, grads))
-        out = grads if self.wrt_tuple else grads[0]
-        return (value, out) if self.with_value else out
+            out = self._recover(e, compiled, args)
+        return post(out) if post else out
 
     def _recover(self, e: Exception, compiled: Compiled, args):
         """A call that failed inside compiled code. A broken size assumption gets the general
@@ -156,8 +157,18 @@ class GradFunction:
         if compiled is None:
             compiled = self._by_types[types] = self._compile(types)
         scalars = {k for k, a in enumerate(args) if type(a) is np.ndarray and a.ndim == 0}
-        post = [_converter(args[k]) for k in self.wrt]
-        return compiled, scalars, post if any(post) else None
+        return compiled, scalars, self._post([_converter(args[k]) for k in self.wrt])
+
+    def _post(self, converters: list):
+        """What turns the entry's result into the caller's dtypes (None: nothing to do)."""
+        if not any(converters):
+            return None
+
+        def grads(gs):
+            if not self.wrt_tuple:
+                return converters[0](gs)
+            return tuple(c(g) if c else g for c, g in zip(converters, gs))
+        return (lambda out: (out[0], grads(out[1]))) if self.with_value else grads
 
     def _compile(self, types: tuple, assume_sizes: bool = True) -> Compiled:
         fn_ir = build(self.src, list(types), assume_sizes)
@@ -167,11 +178,12 @@ class GradFunction:
         grad = transform(fn_ir, self.wrt, fn_ir.namer)
         optimise(grad)
         signature = ", ".join(f"{n}: {t}" for n, t in zip(self.param_names, types))
-        source, line_locs = emit_module(grad, signature, [self.param_names[k] for k in self.wrt])
-        names = list(kernel_names(grad))
+        source, line_locs = emit_module(grad, signature, [self.param_names[k] for k in self.wrt],
+                                        with_value=self.with_value, single=not self.wrt_tuple)
+        names = [grad.forward.name, grad.adjoint.name, entry_name(grad, self.with_value)]
         path, fns = _compile.load(self.src.fn.__name__, source, names, inline=names[:2])
-        return Compiled(types, fn_ir, source, path, fns[names[2]], grad, ir_text, graph_ir,
-                        line_locs)
+        return Compiled(types, fn_ir, source, path, fns[names[2]], names[2], grad, ir_text,
+                        graph_ir, line_locs)
 
     # -- looking inside ------------------------------------------------------------------
 
@@ -192,9 +204,11 @@ class GradFunction:
         text = self._for(args, kwargs).source
         if part is None:
             return text
-        name = {"forward": "_forward(", "adjoint": "_adjoint(", "entry": "_value_and_grad("}[part]
+        compiled = self._for(args, kwargs)
+        name = {"forward": compiled.gradient.forward.name, "adjoint": compiled.gradient.adjoint.name,
+                "entry": compiled.entry_name}[part]
         blocks = text.split("\n\n\n")
-        return next(b for b in blocks if b.startswith("def ") and name in b.splitlines()[0]) + "\n"
+        return next(b for b in blocks if b.startswith(f"def {name}(")) + "\n"
 
     def ir(self, *args, **kwargs) -> str:
         """The forward graph in the compact, typed IR form."""
@@ -255,7 +269,7 @@ def _replay(compiled: Compiled, args) -> BaseException | None:
     namespace: dict = {"__name__": "jitgrad_replay"}
     exec(compile(compiled.source, compiled.path, "exec"), namespace)  # noqa: S102 - our code
     try:
-        namespace[compiled.gradient.fn.name + "_value_and_grad"](*args)
+        namespace[compiled.entry_name](*args)
     except Exception as replayed:  # noqa: BLE001 - it is the error we are explaining
         return replayed
     return None

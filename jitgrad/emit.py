@@ -1,7 +1,7 @@
 """IR kernels → Python source text.
 
 Takes the `reverse.Gradient` of a function and writes one module: the forward kernel, the
-adjoint kernel and the fused entry ``<name>_value_and_grad`` that calls both (so saved values
+adjoint kernel and the entry ``<name>_value_and_grad`` (or ``<name>_grad``) that calls both (so saved values
 never cross into Python between the passes). Guarantees: one operation per line; a comment with
 the user's file, line and source line above each group of lines that came from it; the same
 text for the same input (names come from `ir.Namer`, nothing random, no addresses).
@@ -190,10 +190,10 @@ class _Writer:
             if id(v) not in filled:
                 continue
             if e.prim != "sum":
-                self.line(indent, f"{filled[id(v)]} = np.empty({shape}, {_DTYPES[v.type.kind]})")
+                self.line(indent, f"{filled[id(v)]} = {_alloc('empty', shape, v.type.kind)}")
             elif v.type.ndim:
                 kept = _summed_shape(sizes, e.params)
-                self.line(indent, f"{filled[id(v)]} = np.zeros({kept}, {_DTYPES[v.type.kind]})")
+                self.line(indent, f"{filled[id(v)]} = {_alloc('zeros', kept, v.type.kind)}")
             else:
                 self.line(indent, f"{filled[id(v)]} = {'0.0' if v.type.kind == 'f' else '0'}")
         idx = [f"_i{k}" for k in range(len(dims))]
@@ -394,6 +394,11 @@ class _Writer:
 _DTYPES = {"f": "np.float64", "i": "np.int64", "b": "np.bool_"}
 
 
+def _alloc(how: str, shape: str, kind: str) -> str:
+    """A new array: float64 ones through `runtime` (compiled once per machine)."""
+    return f"_rt.{how}({shape})" if kind == "f" else f"np.{how}({shape}, {_DTYPES[kind]})"
+
+
 def _nest_dims(e: Eqn) -> tuple:
     return dims_of(e.ins[0]) if e.prim == "sum" else e.outs[0].dims
 
@@ -464,8 +469,12 @@ def _summed_index(idx: list[str], params) -> str:
     return "[" + ", ".join(at) + "]"
 
 
-def emit_module(grad: Gradient, signature: str, wrt_names: list[str]):
-    """The module's source, and for each of its lines the user's `Loc` behind it (or None)."""
+def emit_module(grad: Gradient, signature: str, wrt_names: list[str], *,
+                with_value: bool = True, single: bool = False):
+    """The module's source, and for each of its lines the user's `Loc` behind it (or None).
+
+    The entry returns what the caller gets: ``(value, gradients)`` (``with_value``) or the
+    gradients alone, as a tuple or (``single``) the one gradient."""
     fn = grad.fn
     loc = fn.loc
     w = _Writer(grad.fn.namer)
@@ -481,12 +490,15 @@ def emit_module(grad: Gradient, signature: str, wrt_names: list[str]):
     w.kernel(grad.adjoint, "Adjoint pass: gradients of the value with respect to "
                            f"{', '.join(wrt_names)}.", n, saved_out=False)
     params = ", ".join(p.name for p in grad.forward.params)
-    w.line(0, f"def {fn.name}_value_and_grad({params}):")
-    w.line(1, '"""Both passes in one compiled call: (value, gradients)."""')
+    grads = f"{grad.adjoint.name}({params}{', ' if params else ''}_saved){'[0]' if single else ''}"
+    what = "the gradient" if single else "the gradients"
+    w.line(0, f"def {entry_name(grad, with_value)}({params}):")
+    w.line(1, f'"""Both passes in one compiled call: {"the value and " if with_value else ""}'
+              f'{what}."""')
     w.line(1, f"_value, _saved = {grad.forward.name}({params})")
-    w.line(1, f"return _value, {grad.adjoint.name}({params}{', ' if params else ''}_saved)")
+    w.line(1, f"return _value, {grads}" if with_value else f"return {grads}")
     return "\n".join(w.lines) + "\n", w.locs
 
 
-def kernel_names(grad: Gradient) -> tuple[str, str, str]:
-    return grad.forward.name, grad.adjoint.name, grad.fn.name + "_value_and_grad"
+def entry_name(grad: Gradient, with_value: bool) -> str:
+    return grad.fn.name + ("_value_and_grad" if with_value else "_grad")

@@ -144,6 +144,20 @@ def broadcast_like(g, like):
 
 
 @jit
+def empty(shape):
+    """``np.empty(shape)`` (float64). Allocations go through here and `zeros` because Numba
+    compiles every inline ``np.empty``/``np.zeros`` form anew in each process (30-100 ms
+    each); these are compiled once per machine."""
+    return np.empty(shape)
+
+
+@jit
+def zeros(shape):
+    """``np.zeros(shape)`` (float64); see `empty`."""
+    return np.zeros(shape)
+
+
+@jit
 def same_size(n, m):
     """The check of a size assumption (`symbolic.GraphBuilder.assume_same_sizes`)."""
     if n != m:

@@ -22,7 +22,7 @@ def shown():
 
 def test_show_prints_forward_adjoint_and_entry(shown):
     assert shown.returncode == 0, shown.stderr
-    for name in ("def loss_forward(", "def loss_adjoint(", "def loss_value_and_grad("):
+    for name in ("def loss_forward(", "def loss_adjoint(", "def loss_grad("):
         assert name in shown.stdout
     assert "gradient with respect to: W, b" in shown.stdout
     assert "# cli_model.py:7: return np.sum(np.tanh(x @ W + b) ** 2)" in shown.stdout

@@ -87,3 +87,19 @@ def test_sizes_that_do_not_broadcast_are_a_shape_error_at_the_users_line():
         g(rng.normal(size=(3, 4)), rng.normal(size=2), rng.normal(size=(5, 3)))
     assert f'line {_line_of("bias")}:' in str(info.value)
     assert "h = np.tanh(x @ W + b)" in str(info.value)
+
+
+def test_the_seed_loss_is_fused_loops_and_blas_only():
+    """What the size checks buy on the two-layer loss: every elementwise operation, spread and
+    sum of both passes sits in a loop nest; only the matmuls (BLAS), the row max and its tie
+    shares are calls."""
+    from jitgrad.demo import loss
+
+    rng = np.random.default_rng(4)
+    args = (rng.normal(size=(8, 16)), rng.normal(size=16), rng.normal(size=(16, 4)),
+            rng.normal(size=4), rng.normal(size=(5, 8)), np.eye(4)[rng.integers(0, 4, 5)])
+    g = jitgrad.grad(loss, wrt=(0, 1, 2, 3))
+    _check(g, loss, args, (0, 1, 2, 3))
+    calls = sorted({line.split("_rt.")[1].split("(")[0] for line in g.source().splitlines()
+                    if "_rt." in line and not line.lstrip().startswith("#")})
+    assert calls == ["choose_share", "empty", "max_axis", "same_size", "zeros"]
