@@ -125,7 +125,7 @@ class _Writer:
                 break  # a copy of an array from outside: cheaper as the alias it is
             run.append(e)
             names.add(out.name)
-            (sums if e.prim == "sum" else made).add(id(out))
+            (sums if e.prim in _REDUCE_INIT else made).add(id(out))
         return run if run and self.nest_sizes(run) is not None else []
 
     def nest_sizes(self, group) -> list[str] | None:
@@ -169,19 +169,20 @@ class _Writer:
                 elif isinstance(a, Var):
                     read_names.add(a.name)
         if later is None:
-            stored = [e.outs[0] for e in group if e.prim != "sum" and self.uses.get(
+            stored = [e.outs[0] for e in group if e.prim not in _REDUCE_INIT and self.uses.get(
                 id(e.outs[0]), 0) > internal_uses.get(id(e.outs[0]), 0)]
         else:
             read_later = {id(a) for s in walk(Block(later)) for a in direct_uses(s)}
             read_later |= {id(a) for a in self.kernel_.returns}
-            stored = [e.outs[0] for e in group if e.prim != "sum" and id(e.outs[0]) in read_later]
+            stored = [e.outs[0] for e in group
+                      if e.prim not in _REDUCE_INIT and id(e.outs[0]) in read_later]
         filled = {}  # id(out) -> the name its array is filled under
         for e in group:
-            if e.prim == "sum" or e.outs[0] in stored:
+            if e.prim in _REDUCE_INIT or e.outs[0] in stored:
                 v = e.outs[0]
                 filled[id(v)] = self.namer.fresh(v.name) if v.name in read_names else v.name
         element = {id(e.outs[0]): self.namer.fresh("_e_" + e.outs[0].name.lstrip("_"))
-                   for e in group if e.prim != "sum"}
+                   for e in group if e.prim not in _REDUCE_INIT}
         shape = "(" + ", ".join(sizes) + ("," if len(sizes) == 1 else "") + ")"
         self.comment_for(indent, group[0].loc)
         self.current = group[0].loc
@@ -189,13 +190,20 @@ class _Writer:
             v = e.outs[0]
             if id(v) not in filled:
                 continue
-            if e.prim != "sum":
+            if e.prim not in _REDUCE_INIT:
                 self.line(indent, f"{filled[id(v)]} = {_alloc('empty', shape, v.type.kind)}")
-            elif v.type.ndim:
+                continue
+            init = _REDUCE_INIT[e.prim]
+            if e.prim != "sum":  # NumPy: no maximum or minimum of nothing
+                axis = e.params["axis"]
+                extent = " * ".join(sizes) if axis is None else sizes[axis]
+                self.line(indent, f"_rt.nonempty({extent})")
+            if v.type.ndim:
                 kept = _summed_shape(sizes, e.params)
-                self.line(indent, f"{filled[id(v)]} = {_alloc('zeros', kept, v.type.kind)}")
+                how = f"_rt.zeros({kept})" if e.prim == "sum" else f"_rt.full({kept}, {init})"
+                self.line(indent, f"{filled[id(v)]} = {how}")
             else:
-                self.line(indent, f"{filled[id(v)]} = {'0.0' if v.type.kind == 'f' else '0'}")
+                self.line(indent, f"{filled[id(v)]} = {init}")
         idx = [f"_i{k}" for k in range(len(dims))]
         for k, size in enumerate(sizes):
             self.line(indent + k, f"for {idx[k]} in range({size}):")
@@ -212,9 +220,14 @@ class _Writer:
                 else:
                     args.append(f"{a.name}[{', '.join('0' if x is None else idx[x] for x in axes)}]")
             out = e.outs[0]
-            if e.prim == "sum":
-                at = _summed_index(idx, e.params) if out.type.ndim else ""
-                self.line(inner, f"{filled[id(out)]}{at} += {args[0]}")
+            if e.prim in _REDUCE_INIT:
+                acc = filled[id(out)] + (_summed_index(idx, e.params) if out.type.ndim else "")
+                if e.prim == "sum":
+                    self.line(inner, f"{acc} += {args[0]}")
+                else:  # NaN wins, as in NumPy; the first of tied extremes is kept
+                    beats = ">" if e.prim == "max" else "<"
+                    self.line(inner, f"if {args[0]} {beats} {acc} or {args[0]} != {args[0]}:")
+                    self.line(inner + 1, f"{acc} = {args[0]}")
                 continue
             if e.prim in ("spread", "broadcast_like", "assign"):
                 expr = args[0]
@@ -394,13 +407,17 @@ class _Writer:
 _DTYPES = {"f": "np.float64", "i": "np.int64", "b": "np.bool_"}
 
 
+# Reductions a loop nest accumulates, and the accumulator's starting value.
+_REDUCE_INIT = {"sum": "0.0", "max": "-np.inf", "min": "np.inf"}
+
+
 def _alloc(how: str, shape: str, kind: str) -> str:
     """A new array: float64 ones through `runtime` (compiled once per machine)."""
     return f"_rt.{how}({shape})" if kind == "f" else f"np.{how}({shape}, {_DTYPES[kind]})"
 
 
 def _nest_dims(e: Eqn) -> tuple:
-    return dims_of(e.ins[0]) if e.prim == "sum" else e.outs[0].dims
+    return dims_of(e.ins[0]) if e.prim in _REDUCE_INIT else e.outs[0].dims
 
 
 def _nest_reads(e, dims) -> list | None:
@@ -411,7 +428,7 @@ def _nest_reads(e, dims) -> list | None:
     if not isinstance(e, Eqn) or len(e.outs) != 1:
         return None
     out = e.outs[0]
-    if e.prim == "sum":
+    if e.prim in _REDUCE_INIT:
         x = e.ins[0]
         if x.type.kind != "f" or dims_of(x) != dims or not dims:
             return None

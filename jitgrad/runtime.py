@@ -47,6 +47,8 @@ def sum_axis(x, axis, out_shape):
 def _extreme_axis(x, axis, out_shape, largest):
     """The max (``largest``) or min of ``x`` over ``axis``; NaN propagates as in NumPy."""
     pre, n, post = _split(x, axis)
+    if pre * post:
+        nonempty(n)
     xc = np.ascontiguousarray(x).reshape((pre, n, post))
     out = np.empty((pre, post), dtype=x.dtype)
     for a in range(pre):
@@ -155,6 +157,20 @@ def empty(shape):
 def zeros(shape):
     """``np.zeros(shape)`` (float64); see `empty`."""
     return np.zeros(shape)
+
+
+@jit
+def full(shape, value):
+    """``np.full(shape, value)`` (float64); see `empty`."""
+    return np.full(shape, value)
+
+
+@jit
+def nonempty(n):
+    """Before a max or min over ``n`` values: NumPy has no maximum of nothing either."""
+    if n == 0:
+        raise ValueError("zero-size array to reduction operation maximum or minimum, which "
+                         "has no identity")
 
 
 @jit

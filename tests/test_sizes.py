@@ -90,9 +90,9 @@ def test_sizes_that_do_not_broadcast_are_a_shape_error_at_the_users_line():
 
 
 def test_the_seed_loss_is_fused_loops_and_blas_only():
-    """What the size checks buy on the two-layer loss: every elementwise operation, spread and
-    sum of both passes sits in a loop nest; only the matmuls (BLAS), the row max and its tie
-    shares are calls."""
+    """What the size checks buy on the two-layer loss: every elementwise operation, spread,
+    sum and max of both passes sits in a loop nest; besides the matmuls (BLAS) only the tie
+    shares of the row max, allocations and checks are calls."""
     from jitgrad.demo import loss
 
     rng = np.random.default_rng(4)
@@ -102,4 +102,22 @@ def test_the_seed_loss_is_fused_loops_and_blas_only():
     _check(g, loss, args, (0, 1, 2, 3))
     calls = sorted({line.split("_rt.")[1].split("(")[0] for line in g.source().splitlines()
                     if "_rt." in line and not line.lstrip().startswith("#")})
-    assert calls == ["choose_share", "empty", "max_axis", "same_size", "zeros"]
+    assert calls == ["choose_share", "empty", "full", "nonempty", "same_size", "zeros"]
+
+
+def row_max_loss(x, w):
+    z = x * w
+    return np.sum(np.max(z, axis=1)) + np.sum(np.min(z, axis=0))
+
+
+def test_a_fused_max_propagates_nan_and_refuses_an_empty_axis():
+    g = jitgrad.value_and_grad(row_max_loss, wrt=1)
+    rng = np.random.default_rng(5)
+    x, w = rng.normal(size=(3, 4)), rng.normal(size=4)
+    _check(jitgrad.grad(row_max_loss, wrt=(1,)), row_max_loss, (x, w), (1,))
+    assert "if " in g.source("forward", x, w)  # the max and min are accumulated in the nest
+    x[1, 2] = np.nan
+    value, _ = g(x, w)
+    assert np.isnan(value)
+    with pytest.raises(ValueError, match="zero-size"):
+        g(np.ones((3, 0)), np.ones(0))
