@@ -23,7 +23,7 @@ import subprocess
 import sys
 from importlib.metadata import PackageNotFoundError, version
 
-TOOL_ORDER = ("jitgrad", "jitgrad.tape", "hand-written Numba", "Numba primal", "NumPy primal",
+TOOL_ORDER = ("jitgrad", "jitgrad entry", "jitgrad.tape", "hand-written Numba", "Numba primal", "NumPy primal",
               "Python primal", "autograd", "torch", "jax")
 
 

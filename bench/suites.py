@@ -7,7 +7,8 @@ and n = 1000, large = MNIST (128, 784, 256, 10) and n = 100000), both run by def
 ``bench.problems`` (the default) and "small" a cut-down size for ``--quick``.
 
 A ``Tool`` is one way to compute the case's gradient (``kind="grad"``) or primal
-(``kind="primal"``). ``tools(case, peers)`` lists, in report order: jitgrad, jitgrad.tape
+(``kind="primal"``). ``tools(case, peers)`` lists, in report order: jitgrad, jitgrad's compiled entry called
+directly (a diagnostic: the cost of the Python call in front of it), jitgrad.tape
 (if ``import jitgrad.tape`` works; on ``bench.tape_variants`` for rnn and gmm, whose
 ``math.*`` calls the tape refuses by design), the hand-written Numba gradient, the Numba
 primal, the plain NumPy/Python primal, then the peers named in ``peers`` (autograd, torch,
@@ -159,6 +160,31 @@ def _grad_tool(make_grad, wrt):
     return build
 
 
+def _entry_tool(problem, wrt):
+    """jitgrad's compiled entry called directly: what a call costs without the Python in
+    front of it (argument check, signature lookup). A diagnostic, not a way to call jitgrad."""
+
+    def build(data):
+        entry = None
+
+        def call():
+            nonlocal entry
+            if entry is None:  # compiled on the first call, as every tool is
+                import jitgrad
+
+                g = jitgrad.grad(problem, wrt=wrt)
+                g(*data)
+                entry = g._last.entry  # the project's own benchmark, looking inside
+            return entry(*data)
+
+        def to_numpy(grads):
+            return tuple(_as_grad(data[k], v) for k, v in zip(wrt, grads))
+
+        return call, to_numpy
+
+    return build
+
+
 def _primal_tool(fn):
     def build(data):
         def call():
@@ -184,6 +210,8 @@ def tools(case, peer_systems=()):
         Tool("jitgrad", "grad", _grad_tool(lambda: jitgrad.grad(s.problem, wrt=s.wrt), s.wrt),
              cheap=True, memory_traced=True, fresh_process="jitgrad"),
     ]
+    out.append(Tool("jitgrad entry", "grad", _entry_tool(s.problem, s.wrt), cheap=True,
+                    memory_traced=True, fresh_process=None, style="no Python call in front"))
     tape = tape_module()
     if not isinstance(tape, str):
         fn, style = tape_variants.VARIANTS.get(s.name, (s.problem, ""))
