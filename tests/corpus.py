@@ -333,6 +333,12 @@ STRAIGHT_CASES = [
     case(F.log_softmax_pick, N(5), 3),
     case(F.hinge_loss, points=_hinge_points, wrt=(0, 1)),
     case(F.softmax_regression, points=_softmax_regression_points),
+    case(F.nest_reuse, N(4, 3), N(3), accept=lambda x, w: distinct(x * w)),
+    case(F.nest_center_min, N(5, 3), accept=distinct),
+    case(F.nest_rank3, N(2, 3, 4), accept=distinct),
+    case(F.nest_bias_twice, N(4, 3), N(3)),
+    case(F.nest_bias_size_one, N(4, 3), N(1)),
+    case(F.nest_column_row, N(4, 1), N(5)),
 ]
 
 LOOP_CASES = [

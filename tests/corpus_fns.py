@@ -464,6 +464,41 @@ def softmax_regression(W, X, Y):
     return -np.sum(Y * logp) / X.shape[0]
 
 
+# Loop nests of the emitter: adjoints updated inside a nest, reductions over the first axis and
+# over 3-D arrays accumulated in it, and argument axes compiled as the same size (bias) or not.
+
+
+def nest_reuse(x, w):
+    y = x * w
+    z = y + x
+    return np.sum(z * y) + np.sum(np.max(y, axis=0))
+
+
+def nest_center_min(x):
+    c = x - np.mean(x, axis=0)
+    return np.sum(c ** 2) + np.sum(np.min(x, axis=0, keepdims=True) * x)
+
+
+def nest_rank3(t):
+    s = np.sum(t, axis=1)
+    m = np.max(t, axis=2, keepdims=True)
+    return np.sum(s * s) + np.sum(np.exp(t - m)) + np.max(t) + np.min(t, keepdims=True)[0, 0, 0]
+
+
+def nest_bias_twice(x, b):
+    y = np.tanh(x + b)
+    y = y * y + b
+    return np.sum(np.sum(y, axis=0) * b)
+
+
+def nest_bias_size_one(x, b):  # called with b of size 1: the general code
+    return nest_bias_twice(x, b)
+
+
+def nest_column_row(a, b):
+    return np.sum(np.sin(a * b) + a) + np.sum((a + b) ** 2)
+
+
 
 
 # --------------------------------------------------------------------------------------------
@@ -1097,7 +1132,8 @@ STRAIGHT = [
     min_keepdims, centered_variance, normalize_keepdims_neg, method_sum, method_mean_axis,
     method_max_min, method_min_axis, layer_norm, mlp_helpers, global_constants, reassignment,
     int_constants, attention, cosine_similarity, rosenbrock, gmm_loglik, elastic_net,
-    log_softmax_pick, hinge_loss, softmax_regression,
+    log_softmax_pick, hinge_loss, softmax_regression, nest_reuse, nest_center_min, nest_rank3,
+    nest_bias_twice, nest_bias_size_one, nest_column_row,
 ]
 
 LOOPS = [
