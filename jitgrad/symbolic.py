@@ -7,8 +7,13 @@ type (kind and rank). A `Sym` speaks NumPy: operators, ``np.exp(s)`` (through
 (running the derivative rules of `rules.py`) build IR this way, so a rule written once in NumPy
 runs on arrays in the tape and on `Sym`s here.
 
+Every array value carries a size token per axis (`ir.Var.dims`). With ``assume_sizes``, two
+argument axes that broadcast against each other are taken to be the same size and share one
+token; `GraphBuilder.size_checks` lists the run-time checks that make that safe.
+
 Guarantees: constants fold at build time (an operation on known numbers is computed, not
-emitted); a NumPy function outside the table raises `UnsupportedError` naming it.
+emitted); a NumPy function outside the table raises `UnsupportedError` naming it; every size
+assumption is between argument axes (or an argument axis and a literal size) and has a check.
 """
 
 from __future__ import annotations
