@@ -201,13 +201,12 @@ class GradFunction:
         part = None
         if args and isinstance(args[0], str) and args[0] in ("forward", "adjoint", "entry"):
             part, args = args[0], args[1:]
-        text = self._for(args, kwargs).source
-        if part is None:
-            return text
         compiled = self._for(args, kwargs)
+        if part is None:
+            return compiled.source
         name = {"forward": compiled.gradient.forward.name, "adjoint": compiled.gradient.adjoint.name,
                 "entry": compiled.entry_name}[part]
-        blocks = text.split("\n\n\n")
+        blocks = compiled.source.split("\n\n\n")
         return next(b for b in blocks if b.startswith(f"def {name}(")) + "\n"
 
     def ir(self, *args, **kwargs) -> str:

@@ -39,9 +39,10 @@ class _Writer:
         self.current = None
         self.last_loc = None
         self.uses: dict[int, int] = {}  # id(var) -> how many statements of the kernel read it
+        self.kernel_ir: Kernel | None = None  # the kernel being written
 
     def count_uses(self, kernel: Kernel):
-        self.kernel_ = kernel
+        self.kernel_ir = kernel
         self.uses = {}
         for s in walk(kernel.body):
             for a in direct_uses(s):
@@ -77,7 +78,7 @@ class _Writer:
             if group:
                 # at the top level, a result is stored only if a later statement reads it;
                 # in a loop or branch any read counts (it may be the next iteration's)
-                later = stmts[k + len(group):] if b is self.kernel_.body else None
+                later = stmts[k + len(group):] if b is self.kernel_ir.body else None
                 self.fused(group, indent, later)
                 k += len(group)
                 continue
@@ -173,7 +174,7 @@ class _Writer:
                 id(e.outs[0]), 0) > internal_uses.get(id(e.outs[0]), 0)]
         else:
             read_later = {id(a) for s in walk(Block(later)) for a in direct_uses(s)}
-            read_later |= {id(a) for a in self.kernel_.returns}
+            read_later |= {id(a) for a in self.kernel_ir.returns}
             stored = [e.outs[0] for e in group
                       if e.prim not in _REDUCE_INIT and id(e.outs[0]) in read_later]
         filled = {}  # id(out) -> the name its array is filled under
