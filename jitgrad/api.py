@@ -155,7 +155,7 @@ class GradFunction:
         types = tuple(types)
         compiled = self._by_types.get(types)
         if compiled is None:
-            compiled = self._by_types[types] = self._compile(types)
+            compiled = self._by_types[types] = self._compile(types, args=args)
         scalars = {k for k, a in enumerate(args) if type(a) is np.ndarray and a.ndim == 0}
         return compiled, scalars, self._post([_converter(args[k]) for k in self.wrt])
 
@@ -170,8 +170,12 @@ class GradFunction:
             return tuple(c(g) if c else g for c, g in zip(converters, gs))
         return (lambda out: (out[0], grads(out[1]))) if self.with_value else grads
 
-    def _compile(self, types: tuple, assume_sizes: bool = True) -> Compiled:
+    def _compile(self, types: tuple, assume_sizes: bool = True, args=None) -> Compiled:
+        """Build, transform, emit and compile for ``types``. Given the call's ``args``, a build
+        whose size assumptions they break is not compiled: the general one is, at once."""
         fn_ir = build(self.src, list(types), assume_sizes)
+        if assume_sizes and args is not None and not _sizes_hold(fn_ir, args):
+            fn_ir = build(self.src, list(types), assume_sizes=False)
         common_subexpressions(fn_ir)
         ir_text = ir.format_function(fn_ir)  # before the transform adds its saves
         graph_ir = copy.deepcopy(fn_ir)
@@ -229,6 +233,21 @@ class GradFunction:
         kind = "value_and_grad" if self.with_value else "grad"
         wrt = [self.param_names[k] for k in self.wrt]
         return f"<jitgrad.{kind} of {self.src.qualname} wrt {', '.join(wrt)}>"
+
+
+def _sizes_hold(fn: ir.Function, args) -> bool:
+    """Whether ``args`` meet the size assumptions of ``fn``: the ``same_size`` checks (on
+    ``shape_dim`` reads of the arguments) that open its body, evaluated here in Python."""
+    value = {id(p): a for p, a in zip(fn.params, args)}
+    for s in fn.body.stmts:
+        if not isinstance(s, ir.Eqn) or s.prim not in ("shape_dim", "same_size"):
+            break
+        ins = [value[id(a)] if isinstance(a, ir.Var) else a.value for a in s.ins]
+        if s.prim == "shape_dim":
+            value[id(s.outs[0])] = np.shape(ins[0])[s.params["axis"]]
+        elif ins[0] != ins[1]:
+            return False
+    return True
 
 
 def _converter(arg):

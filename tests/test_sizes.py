@@ -121,3 +121,17 @@ def test_a_fused_max_propagates_nan_and_refuses_an_empty_axis():
     assert np.isnan(value)
     with pytest.raises(ValueError, match="zero-size"):
         g(np.ones((3, 0)), np.ones(0))
+
+
+def test_a_first_call_that_breaks_an_assumption_compiles_only_the_general_code(monkeypatch):
+    from jitgrad import compile as jcompile
+
+    loads = []
+    real_load = jcompile.load
+    monkeypatch.setattr(jcompile, "load", lambda *a, **k: loads.append(a[0]) or real_load(*a, **k))
+    g = jitgrad.grad(bias_loss, wrt=(0, 1))
+    rng = np.random.default_rng(6)
+    _check(g, bias_loss, (rng.normal(size=(3, 4)), rng.normal(size=1), rng.normal(size=(5, 3))),
+           (0, 1))
+    assert loads == ["bias_loss"]  # one build compiled, not the assuming one first
+    assert "same_size" not in g.source()
