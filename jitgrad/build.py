@@ -488,6 +488,10 @@ class Builder:
             init = self.cast_in(self.gb.block, self.env[n], kinds[n].kind)
             update = self.cast_in(result["body"], env_end[n], kinds[n].kind)
             carries.append(Carry(carry_vars[n], init, update))
+        for c in carries:  # an array the body only writes in place: one storage, before and in
+            if (c.var.type.ndim and isinstance(c.init, Var) and isinstance(c.update, Var)
+                    and c.update.root is c.var):
+                c.var.storage = c.init.root
         return carries, carry_vars, result
 
     def check_no_stale_reads(self, result, carry_vars, stmt) -> None:

@@ -24,8 +24,10 @@ from .types import Type
 class Var:
     name: str
     type: Type
-    # For an array written in place, the variable that first held its storage (`setitem`
-    # returns a new version of the same storage); None: the variable owns its storage.
+    # For an array written in place, a variable that held its storage before (`setitem`
+    # returns a new version of the same storage; a loop's carried array that the body only
+    # writes in place is its initial value's storage); `root` follows the chain to the first.
+    # None: the variable owns its storage.
     storage: Var | None = dataclasses.field(default=None, repr=False)
     # What is known of the sizes, one token per axis: an int (1 after keepdims, None indexing
     # or a literal), or a token shared by axes known to be equal. None: nothing is known.
@@ -33,7 +35,10 @@ class Var:
 
     @property
     def root(self) -> Var:
-        return self.storage if self.storage is not None else self
+        v = self
+        while v.storage is not None:
+            v = v.storage
+        return v
 
     def __repr__(self) -> str:
         return self.name

@@ -407,7 +407,8 @@ class _Reverse:
         self.repeat_of[id(s)] = Repeat(s.trips, body)
         self.gb.block.stmts.append(self.repeat_of[id(s)])
         for c in s.carries:
-            if self.active(c.var) and self.active(c.init):
+            if self.active(c.var) and self.active(c.init) and self.key(c.init) is not self.key(
+                    c.var):  # (an array written in place shares its adjoint with its init)
                 self.acc(c.init, self.gb.sym(self.state(c.var).var))
 
     def reverse_if(self, s: If):

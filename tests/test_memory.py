@@ -33,3 +33,29 @@ def test_million_step_recurrence_tape_is_compact():
     assert peak < 20 * n, f"peak {peak / n:.1f} bytes per step"
     assert dx.shape == (n,)
     assert math.isfinite(dw)
+
+
+def rows_in_place(x, w):
+    out = np.zeros(x.shape[1])
+    total = 0.0
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            out[j] = x[i, j] * w[j]
+        for j in range(x.shape[1]):
+            total += out[j] * out[j]
+    return total
+
+
+def test_an_array_written_in_place_in_nested_loops_has_one_adjoint_array():
+    """The inner loops' versions of ``out`` are one storage with it, so they share one adjoint
+    array: nothing is allocated per outer iteration (it was a fresh zeros_like each time)."""
+    rng = np.random.default_rng(1)
+    x, w = rng.normal(size=(50, 4)), rng.normal(size=4)
+    grad = jitgrad.grad(rows_in_place, wrt=(0, 1))
+    dx, dw = grad(x, w)
+    np.testing.assert_allclose(dw, np.sum(2 * (x * w) * x, axis=0), rtol=1e-12)
+    np.testing.assert_allclose(dx, 2 * (x * w) * w, rtol=1e-12)
+    adjoint = grad.source("adjoint").splitlines()
+    allocations = [line for line in adjoint if "zeros_like" in line]
+    assert all(line.startswith("    _b_") for line in allocations), allocations  # top level
+    assert sum("_b_out" in line for line in allocations) == 1
