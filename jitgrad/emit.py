@@ -1,10 +1,11 @@
 """IR kernels → Python source text.
 
 Takes the `reverse.Gradient` of a function and writes one module: the forward kernel, the
-adjoint kernel and the entry ``<name>_value_and_grad`` (or ``<name>_grad``) that calls both (so saved values
-never cross into Python between the passes). Guarantees: one operation per line; a comment with
-the user's file, line and source line above each group of lines that came from it; the same
-text for the same input (names come from `ir.Namer`, nothing random, no addresses).
+adjoint kernel and the entry ``<name>_grad`` (or ``<name>_value_and_grad``) that calls both (so
+saved values never cross into Python between the passes). Runs of array operations over one
+shape become one loop nest (`_Writer.fused`). Guarantees: one operation per line; a comment
+with the user's file, line and source line above each group of lines that came from it; the
+same text for the same input (names come from `ir.Namer`, nothing random, no addresses).
 """
 
 from __future__ import annotations
@@ -109,7 +110,8 @@ class _Writer:
     def fusable_run(self, stmts, k) -> list:
         """The statements from ``stmts[k]`` that one loop nest over the first one's shape can
         compute: elementwise operations, copies, spreads and broadcasts onto that shape, and
-        sums of values of that shape (accumulated in the nest; nothing later in it reads them)."""
+        sums, maxima and minima of values of that shape (accumulated in the nest; nothing later
+        in it reads them)."""
         first = stmts[k]
         if not isinstance(first, Eqn) or not first.outs or first.outs[0].dims is None:
             return []
