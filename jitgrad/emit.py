@@ -75,12 +75,12 @@ class _Writer:
         k = 0
         while k < len(stmts):
             s = stmts[k]
-            group = self.fusable_run(stmts, k)
+            group, sizes = self.fusable_run(stmts, k)
             if group:
                 # at the top level, a result is stored only if a later statement reads it;
                 # in a loop or branch any read counts (it may be the next iteration's)
                 later = stmts[k + len(group):] if b is self.kernel_ir.body else None
-                self.fused(group, indent, later)
+                self.fused(group, sizes, indent, later)
                 k += len(group)
                 continue
             k += 1
@@ -107,14 +107,14 @@ class _Writer:
 
     # -- fused loop nests ----------------------------------------------------------------
 
-    def fusable_run(self, stmts, k) -> list:
+    def fusable_run(self, stmts, k) -> tuple[list, list]:
         """The statements from ``stmts[k]`` that one loop nest over the first one's shape can
         compute: elementwise operations, copies, spreads and broadcasts onto that shape, and
         sums, maxima and minima of values of that shape (accumulated in the nest; nothing later
-        in it reads them)."""
+        in it reads them). With them, the loops' trip counts (`nest_sizes`)."""
         first = stmts[k]
         if not isinstance(first, Eqn) or not first.outs or first.outs[0].dims is None:
-            return []
+            return [], []
         dims = _nest_dims(first)
         run, made, sums, names = [], set(), set(), set()
         for e in stmts[k:]:
@@ -129,7 +129,8 @@ class _Writer:
             run.append(e)
             names.add(out.name)
             (sums if e.prim in _REDUCE_INIT else made).add(id(out))
-        return run if run and self.nest_sizes(run) is not None else []
+        sizes = self.nest_sizes(run) if run else None
+        return (run, sizes) if sizes is not None else ([], [])
 
     def nest_sizes(self, group) -> list[str] | None:
         """Source for each loop's trip count, read from the shape of a value the nest reads
@@ -150,13 +151,12 @@ class _Writer:
             sizes.append(source)
         return sizes
 
-    def fused(self, group: list, indent: int, later: list | None):
+    def fused(self, group: list, sizes: list[str], indent: int, later: list | None):
         """One loop nest for a run of operations over the same shape: no temporary arrays,
         one pass over memory. Results read after the run are stored, sums accumulated. A
         result named like a value the nest reads (an adjoint updated, ``_b_x = _b_x + c``) is
         filled under a fresh name and takes its own after the nest."""
         dims = _nest_dims(group[0])
-        sizes = self.nest_sizes(group)
         # which operands are elements computed earlier in the nest (an adjoint updated in
         # place, ``_b_x = _b_x + c``, reads the array before the nest and defines an element)
         from_nest, made = [], set()
