@@ -11,11 +11,18 @@ compiled with numba.njit.
 """
 
 from .api import GradFunction, check_grad, grad, show, value_and_grad
-from .errors import JitgradError, ShapeError, SignatureError, UnsupportedError
+from .errors import (
+    JitgradError,
+    MissingDependencyError,
+    ShapeError,
+    SignatureError,
+    UnsupportedError,
+)
 
 __all__ = [
            "GradFunction",
            "JitgradError",
+           "MissingDependencyError",
            "ShapeError",
            "SignatureError",
            "UnsupportedError",

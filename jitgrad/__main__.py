@@ -22,6 +22,7 @@ import sys
 import numpy as np
 
 from . import api
+from .errors import MissingDependencyError
 
 
 def _load(target: str):
@@ -78,6 +79,14 @@ def _gradient(ns) -> tuple[api.GradFunction, list]:
 
 
 def main(argv=None) -> int:
+    try:
+        return _main(argv)
+    except MissingDependencyError as e:  # the environment, not the user's code: one line
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+
+
+def _main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="jitgrad", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("demo", help="the square example and the two-layer seed loss")

@@ -23,7 +23,14 @@ from . import compile as _compile
 from . import ir
 from .build import build
 from .emit import emit_module, entry_name
-from .errors import JitgradError, Loc, ShapeError, SignatureError, SizesDiffer
+from .errors import (
+    JitgradError,
+    Loc,
+    MissingDependencyError,
+    ShapeError,
+    SignatureError,
+    SizesDiffer,
+)
 from .optimise import common_subexpressions, optimise
 from .parse import FunctionSource
 from .reverse import transform
@@ -120,12 +127,12 @@ class GradFunction:
         elif _compile.is_cache_damage(e):
             _compile.drop_disk_cache(compiled.entry)
         else:
-            raise _explain(e, compiled, args) from e
+            _raise_explained(e, compiled, args)
         self._last = compiled
         try:
             return compiled.entry(*args)
-        except Exception as again:
-            raise _explain(again, compiled, args) from again
+        except Exception as again:  # noqa: BLE001 - explained like the first failure
+            _raise_explained(again, compiled, args)
 
     def _generalise(self, compiled: Compiled) -> Compiled:
         """The signature's code without size assumptions: NumPy broadcasting at run time."""
@@ -291,6 +298,15 @@ def _replay(compiled: Compiled, args) -> BaseException | None:
     except Exception as replayed:  # noqa: BLE001 - it is the error we are explaining
         return replayed
     return None
+
+
+def _raise_explained(e: Exception, compiled: Compiled, args):
+    """Raise ``e`` explained. A missing package is an environment problem, not the user's
+    code: its one line with the fix is raised without Numba's traceback chained to it."""
+    missing = _compile.missing_dependency(e)
+    if missing is not None:
+        raise MissingDependencyError(missing) from None
+    raise _explain(e, compiled, args) from e
 
 
 def _explain(e: Exception, compiled: Compiled, args) -> Exception:

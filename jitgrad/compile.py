@@ -110,6 +110,25 @@ def is_compile_error(exc: BaseException) -> bool:
                             numba.core.errors.UnsupportedError))
 
 
+SCIPY_MISSING = ("jitgrad needs SciPy for matrix products (numba uses its BLAS): "
+                 "pip install scipy")
+
+
+def missing_dependency(exc: BaseException) -> str | None:
+    """The one-line message, with its fix, when ``exc`` (or an exception it was raised from)
+    says a package Numba needs is not installed; else None. Numba compiles ``@``/``np.dot`` to
+    BLAS calls it finds through ``scipy.linalg.cython_blas``, and raises "scipy 0.16+ is required
+    for linear algebra" (possibly wrapped in its own error) when SciPy is missing."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if (isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] == "scipy"
+                or "required for linear algebra" in str(exc)):
+            return SCIPY_MISSING
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
 def is_cache_damage(exc: BaseException) -> bool:
     """Whether ``exc`` was raised while Numba loaded a compiled function from its disk cache."""
     tb = exc.__traceback__

@@ -73,6 +73,11 @@ class ShapeError(JitgradError, ValueError):
     """The function's value is not a scalar, or shapes do not broadcast."""
 
 
+class MissingDependencyError(JitgradError, ImportError):
+    """A package Numba needs at run time is not installed. The message is one line that names
+    it and the command that installs it (SciPy: Numba calls its BLAS for ``@`` and ``np.dot``)."""
+
+
 class SizesDiffer(Exception):
     """Raised by generated code when a call breaks a size assumption the build made (two
     argument axes that broadcast against each other differ, so one is 1). Internal: the caller
