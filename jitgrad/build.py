@@ -114,21 +114,28 @@ class Builder:
 
     MAX_INLINE_DEPTH = 20
 
-    def __init__(self, src: FunctionSource, gb: GraphBuilder, depth: int = 0):
+    def __init__(self, src: FunctionSource, gb: GraphBuilder, caller: Builder | None = None,
+                 copied: frozenset = frozenset()):
         self.src = src
         self.gb = gb
         self.env: dict[str, object] = {}
-        self.depth = depth
+        self.caller = caller
+        self.depth = 0 if caller is None else caller.depth + 1
         self.in_loop = False
-        self.written: set[str] = _subscript_targets(src.node.body)
+        # The differentiated function's arguments that it writes into (found by name, or by a
+        # first build that met the write elsewhere: `symbolic.WritesArgument`).
+        self.copied = (_subscript_targets(src.node.body) | copied) if caller is None else set()
 
     # -- entry points --------------------------------------------------------------------
 
     def bind_params(self, values: list) -> None:
+        """Bind the arguments. The differentiated function's arguments that it writes into are
+        copied first (the caller's arrays are never modified); a called function's are not:
+        Python passes arrays by reference, so its writes reach its caller's arrays."""
         for name, value in zip(self.param_names(), values):
-            if name in self.written and isinstance(value, Sym) and value.ndim:
+            if name in self.copied and isinstance(value, Sym) and value.ndim:
                 self.gb.loc = self.src.loc(self.src.node)
-                value = value.copy()  # jitgrad never writes into the caller's array
+                value = value.copy()
             self.env[name] = value
 
     def param_names(self) -> list[str]:
@@ -143,8 +150,11 @@ class Builder:
             self.build_stmts(body[:-1])
             return self.expr(body[-1].value) if body[-1].value is not None else None
         if not any(isinstance(n, ast.Return) for s in body for n in ast.walk(s)):
-            raise UnsupportedError(f"{self.src.qualname} returns nothing (None)",
-                                   self.src.loc(self.src.node))
+            if self.caller is None:
+                raise UnsupportedError(f"{self.src.qualname} returns nothing (None)",
+                                       self.src.loc(self.src.node))
+            self.build_stmts(body)  # a kernel that fills its output argument
+            return None
         self.env[_RETVAL] = 0.0
         self.build_stmts(body)
         return self.lookup(_RETVAL, self.src.node)
@@ -286,21 +296,30 @@ class Builder:
         if not isinstance(array, Sym) or array.ndim == 0:
             raise UnsupportedError("item assignment to something that is not an array",
                                    self.loc(node))
-        spec, idx = index
+        spec, idx = _expand_ellipsis(index, array)
         if isinstance(value, Sym) and value.type.kind == "f" and array.type.kind != "f":
             raise UnsupportedError("writing floats into an integer array", self.loc(node))
         old = array.atom
-        self.gb.check_writable(old)
+        self.gb.check_writable(old, name)
         out = self.gb.apply(P.PRIMITIVES["setitem"], [array, value] + idx,
                             {"index_spec": spec})
         self.gb.note_write(out.atom)  # every older value of this memory is now out of date
         out.atom.name = old.name  # same storage, same name in the generated code
         out.atom.storage = old.root
         self.gb.namer.used.add(old.name)
-        for alias, v in list(self.env.items()):  # every alias sees the write
+        self.gb.newer(old, out.atom)
+        for alias, v in list(self.env.items()):  # every name for this array sees the write
             if isinstance(v, Sym) and v.atom is old:
                 self.env[alias] = out
         self.env[name] = out
+
+    def see_writes(self) -> None:
+        """After a call: the names for arrays the callee wrote into hold the new versions."""
+        for name, v in list(self.env.items()):
+            if isinstance(v, Sym) and v.ndim and isinstance(v.atom, Var):
+                now = self.gb.current(v.atom)
+                if now is not v.atom:
+                    self.env[name] = self.gb.sym(now)
 
     # -- branches ------------------------------------------------------------------------
 
@@ -354,6 +373,11 @@ class Builder:
                 env[name] = merged
         self.gb.loc = loc
         self.gb.block.stmts.append(If(self.gb.atom(cond), then_block, else_block, merges, loc))
+        for m in merges:  # an array written on a branch: after the `if` it is the merged value
+            for side in (m.init, m.update):
+                if isinstance(side, Var) and side.type.ndim:
+                    self.gb.newer_than_before(side, m.var)
+        self.gb.forget_versions_in([then_block, else_block])
         self.env = env
 
     def merge(self, name, vt, ve, then_block, else_block, loc):
@@ -397,6 +421,7 @@ class Builder:
     # -- loops ---------------------------------------------------------------------------
 
     def stmt_For(self, stmt):
+        stmt = self.as_range_loop(stmt)
         if not isinstance(stmt.target, ast.Name):
             raise UnsupportedError("the loop variable must be a single name", self.loc(stmt))
         it = stmt.iter
@@ -429,8 +454,96 @@ class Builder:
         raise UnsupportedError("a for loop must run over range(...) or a 1-D array",
                                self.loc(it))
 
+    def as_range_loop(self, stmt):
+        """``for`` over ``enumerate``, ``zip``, ``reversed`` and ``numba.prange``, rewritten as a
+        loop over ``range`` whose body starts by assigning the target from the sequences:
+        ``for i, (a, b) in enumerate(zip(x, y))`` runs as ``for k in range(n): i, (a, b) =
+        k, (x[k], y[k])``. The sequences are evaluated once, before the loop."""
+        it = stmt.iter
+        if not isinstance(it, ast.Call):
+            return stmt
+        fn = self.expr(it.func)
+        tag = f"@{id(stmt)}"
+
+        def hidden(kind, value):  # bind a value the rewritten loop reads to a hidden name
+            name = f"%{kind}{tag}_{len(self.env)}"
+            self.env[name] = value
+            return ast.Name(id=name, ctx=ast.Load())
+
+        def new_loop(iter_call, target, prologue):
+            node = ast.copy_location(ast.For(target=target, iter=iter_call, body=prologue + list(
+                stmt.body), orelse=stmt.orelse, type_comment=None), stmt)
+            return ast.fix_missing_locations(node)  # new nodes get the loop's line
+
+        def call(fn_name, *args):
+            return ast.Call(func=ast.Name(id=fn_name, ctx=ast.Load()), args=list(args),
+                            keywords=[])
+
+        if _is_prange(fn):  # numba.prange is range here (running it in parallel is not)
+            return new_loop(call("range", *it.args), stmt.target, [])
+        if fn is reversed and len(it.args) == 1 and isinstance(it.args[0], ast.Call) and (
+                self.expr(it.args[0].func) in (range,) or _is_prange(self.expr(it.args[0].func))):
+            inner = it.args[0]
+            bounds = [self.expr(a) for a in inner.args]
+            start, stop, step = {1: [0, *bounds, 1], 2: [*bounds, 1], 3: bounds}.get(
+                len(bounds), [None] * 3)
+            if not isinstance(step, int) or isinstance(step, bool) or step == 0:
+                raise UnsupportedError("reversed(range(...)) needs a constant, nonzero integer "
+                                       "step", self.loc(inner))
+            count = (stop - start + step - (1 if step > 0 else -1)) // step
+            count = S._apply("maximum", count, 0) if isinstance(count, Sym) else max(count, 0)
+            last = start + (count - 1) * step
+            return new_loop(call("range", hidden("rlast", last), hidden("rend", start - step),
+                                 ast.Constant(-step)), stmt.target, [])
+        if fn not in (enumerate, zip, reversed):
+            return stmt
+        length, item = self.loop_items(it, hidden)
+        k = ast.Name(id=f"%k{tag}", ctx=ast.Store())
+        prologue = [ast.Assign(targets=[stmt.target], value=item(ast.Name(id=k.id,
+                                                                          ctx=ast.Load())))]
+        return new_loop(call("range", hidden("n", length)), k, prologue)
+
+    def loop_items(self, node, hidden):
+        """(length, item) for a sequence ``for`` can run over: ``item(k)`` is the AST of its
+        k-th element."""
+        fn = self.expr(node.func) if isinstance(node, ast.Call) else None
+        if fn is enumerate:
+            starts = node.args[1:] + [k.value for k in node.keywords if k.arg == "start"]
+            if len(node.args) + len(node.keywords) > 2 or len(starts) > 1 or any(
+                    k.arg != "start" for k in node.keywords):
+                raise UnsupportedError("enumerate() takes a sequence and a start",
+                                       self.loc(node))
+            start = starts[0] if starts else ast.Constant(0)
+            n, inner = self.loop_items(node.args[0], hidden)
+            first = hidden("start", self.expr(start))
+            return n, lambda k: ast.Tuple(elts=[ast.BinOp(left=k, op=ast.Add(), right=first),
+                                                inner(k)], ctx=ast.Load())
+        if fn is zip and node.args and not node.keywords:
+            parts = [self.loop_items(a, hidden) for a in node.args]
+            n = parts[0][0]
+            for m, _ in parts[1:]:
+                n = S._apply("minimum", n, m) if isinstance(n, Sym) or isinstance(m, Sym) \
+                    else min(n, m)
+            return n, lambda k: ast.Tuple(elts=[item(k) for _, item in parts], ctx=ast.Load())
+        if fn is reversed and len(node.args) == 1 and not node.keywords:
+            seq = self.expr(node.args[0])
+            seq = S.NUMPY[np.flip](seq, 0) if isinstance(seq, Sym) else seq
+        else:
+            seq = self.expr(node)
+        if not (isinstance(seq, Sym) and seq.ndim >= 1):
+            raise UnsupportedError("enumerate(), zip() and reversed() in a `for` run over "
+                                   "arrays (or reversed(range(...)))", self.loc(node))
+        name = hidden("seq", seq)
+        return seq.shape[0], lambda k: ast.Subscript(value=name, slice=k, ctx=ast.Load())
+
     def loop_carries(self, body_stmts, extra=()):
-        names = _assigned_names(body_stmts) | set(extra)
+        """The names a loop carries: those it assigns, the arrays it passes to a function (which
+        may write into them), and every other name for an array among those (an alias sees
+        the writes)."""
+        names = _assigned_names(body_stmts) | _call_arguments(body_stmts) | set(extra)
+        arrays = {id(v.atom) for n, v in self.env.items()
+                  if n in names and isinstance(v, Sym) and v.ndim}
+        names |= {n for n, v in self.env.items() if isinstance(v, Sym) and id(v.atom) in arrays}
         carried = []
         for name in sorted(names):
             if name not in self.env:
@@ -439,6 +552,9 @@ class Builder:
             if isinstance(v, _Undefined):
                 continue
             if not _is_atom_value(v):
+                if name in _call_arguments(body_stmts) and name not in _assigned_names(
+                        body_stmts):
+                    continue  # a tuple or function passed along, never rebound
                 raise UnsupportedError(f"`{_base(name)}` (a {type(v).__name__}) is reassigned "
                                        "inside a loop", self.gb.loc)
             carried.append(name)
@@ -448,10 +564,16 @@ class Builder:
         """Build a loop body until the carried types settle; return what `build_inside` made."""
         kinds = {n: self.gb.atom(self.env[n], check=False).type for n in carried}
         for _attempt in range(4):
-            carry_vars = {n: self.gb.new_var(kinds[n], _base(n)) for n in carried}
-            for n, v in carry_vars.items():  # a carried array starts as its initial value
+            carry_vars: dict[str, Var] = {}
+            by_init: dict[int, Var] = {}  # names for one array share its carried variable
+            for n in carried:
                 init = self.gb.atom(self.env[n], check=False)
-                if v.type.ndim and isinstance(init, Var):
+                if kinds[n].ndim and isinstance(init, Var) and id(init) in by_init:
+                    carry_vars[n] = by_init[id(init)]
+                    continue
+                v = carry_vars[n] = self.gb.new_var(kinds[n], _base(n))
+                if v.type.ndim and isinstance(init, Var):  # it starts as its initial value
+                    by_init[id(init)] = v
                     self.gb.share_memory(v, init)
                 self.gb.restamp(v)
             outer_env = self.env
@@ -481,13 +603,30 @@ class Builder:
             if not changed:
                 break
         self.check_no_stale_reads(result, carry_vars, stmt)
+        self.gb.forget_versions_in([result["body"]] + (
+            [result["cond_block"]] if "cond_block" in result else []))
         for v in carry_vars.values():
             self.gb.restamp(v)  # after the loop it holds the current contents
         carries = []
+        first_name: dict[int, str] = {}
         for n in carried:
+            var = carry_vars[n]
+            if id(var) in first_name:  # another name for the same array
+                other = first_name[id(var)]
+                if self.gb.atom(env_end[n], check=False) is not self.gb.atom(
+                        env_end[other], check=False):
+                    raise UnsupportedError(
+                        f"`{_base(n)}` and `{_base(other)}` name the same array before the "
+                        "loop but not at the end of its body: jitgrad cannot follow which "
+                        "array each names from one iteration to the next", self.loc(stmt))
+                continue
+            first_name[id(var)] = n
             init = self.cast_in(self.gb.block, self.env[n], kinds[n].kind)
             update = self.cast_in(result["body"], env_end[n], kinds[n].kind)
-            carries.append(Carry(carry_vars[n], init, update))
+            carries.append(Carry(var, init, update))
+            if var.type.ndim and isinstance(init, Var):
+                self.gb.newer(init, var)  # after the loop, the array is the carried value
+                self.gb.latest.pop(id(var), None)
         for c in carries:  # an array the body only writes in place: one storage, before and in
             if (c.var.type.ndim and isinstance(c.init, Var) and isinstance(c.update, Var)
                     and c.update.root is c.var):
@@ -633,7 +772,7 @@ class Builder:
             self.gb.loc = saved
 
     def expr_Constant(self, node):
-        if isinstance(node.value, (bool, int, float)) or node.value is None:
+        if isinstance(node.value, (bool, int, float)) or node.value in (None, Ellipsis):
             return node.value
         raise UnsupportedError(f"the constant {node.value!r} is not supported", self.loc(node))
 
@@ -643,6 +782,8 @@ class Builder:
             if isinstance(v, _Undefined):
                 raise UnsupportedError(f"`{name}` may be undefined here: {v.why}",
                                        self.loc(node))
+            if isinstance(v, Sym) and isinstance(v.atom, Var) and self.gb.is_stale(v.atom):
+                raise UnsupportedError(S.stale_message(f"`{name}`"), self.loc(node))
             return v
         g = self.src.fn.__globals__
         if name in g:
@@ -680,10 +821,11 @@ class Builder:
                 return value
             return value
         if isinstance(base, Sym):
-            if node.attr in ("T", "shape", "ndim", "size"):
+            if node.attr in ("T", "shape", "ndim", "size", "dtype"):
                 return getattr(base, node.attr)
             if node.attr in ("sum", "mean", "max", "min", "dot", "copy", "transpose", "reshape",
-                             "item", "astype"):
+                             "item", "astype", "prod", "var", "std", "cumsum", "ravel",
+                             "flatten", "squeeze"):
                 return getattr(base, node.attr)
             raise UnsupportedError(f"the array attribute .{node.attr} is not supported",
                                    self.loc(node))
@@ -799,7 +941,11 @@ class Builder:
                 spec.append("n")
                 continue
             if v is Ellipsis:
-                raise UnsupportedError("... in an index", self.loc(item))
+                if "e" in spec:
+                    raise ShapeError("an index can only have a single ellipsis (...)",
+                                     self.loc(item))
+                spec.append("e")
+                continue
             if isinstance(v, Sym) and v.ndim:
                 raise UnsupportedError("indexing with an array (fancy or boolean indexing) is "
                                        "not supported; index with integers and slices",
@@ -817,7 +963,7 @@ class Builder:
             raise UnsupportedError("an index must be an integer", self.loc(node))
 
     def getitem(self, array, index, node):
-        spec, atoms = index
+        spec, atoms = _expand_ellipsis(index, array)
         if not isinstance(array, Sym):
             if isinstance(array, (tuple, list)):
                 if len(spec) == 1 and spec[0] == "i" and not isinstance(atoms[0], Sym):
@@ -898,7 +1044,7 @@ class Builder:
             raise JitgradError(f"TypeError calling {fn.__qualname__}: {e}",
                                self.loc(node)) from None
         bound.apply_defaults()
-        callee = Builder(src, self.gb, self.depth + 1)
+        callee = Builder(src, self.gb, self)
         callee.bind_params([bound.arguments[n] for n in callee.param_names()])
         saved_loc = self.gb.loc
         try:
@@ -907,7 +1053,13 @@ class Builder:
             raise e.with_during(f"building {fn.__qualname__}, called at "
                                 f"{self.loc(node).short()}")
         self.gb.loc = saved_loc
+        self.see_writes()
         return result
+
+
+def _is_prange(fn) -> bool:
+    return getattr(fn, "__name__", None) == "prange" and str(
+        getattr(fn, "__module__", "")).startswith("numba")
 
 
 _LIBRARIES = {"numpy", "scipy", "math", "builtins", "numba", "jitgrad", "random", "statistics",
@@ -940,6 +1092,28 @@ def _same_structure(a, b) -> bool:
     if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
         return all(x is y or _same_constant(x, y) for x, y in zip(a, b))
     return a is b
+
+
+def _expand_ellipsis(index, array):
+    """``...`` in an index stands for as many full slices as the array has axes left over."""
+    spec, atoms = index
+    if "e" not in spec:
+        return spec, atoms
+    left = max(S.ndim_of(array) - sum(s not in ("n", "e") for s in spec), 0)
+    k = spec.index("e")
+    return spec[:k] + (":",) * left + spec[k + 1:], atoms
+
+
+def _call_arguments(stmts) -> set[str]:
+    """Names passed as arguments to a call (a called function may write into an array)."""
+    out: set[str] = set()
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Call):
+                for a in list(node.args) + [k.value for k in node.keywords]:
+                    if isinstance(a, ast.Name):
+                        out.add(a.id)
+    return out
 
 
 def _subscript_targets(body) -> set[str]:
@@ -1012,7 +1186,22 @@ def _b_pow(b, args, kwargs, node):
     return args[0] ** args[1]
 
 
-_BUILTINS = {abs: _b_abs, min: _b_minmax("min"), max: _b_minmax("max"), len: _b_len,
+def _b_sum(b, args, kwargs, node):
+    if kwargs or not 1 <= len(args) <= 2:
+        raise UnsupportedError("sum() takes a sequence and a start", b.loc(node))
+    seq, total = args[0], (args[1] if len(args) == 2 else 0)
+    if isinstance(seq, Sym):
+        if not seq.ndim:
+            raise UnsupportedError("sum() of a scalar", b.loc(node))
+        return total + S.np_sum(seq, 0)  # over the first axis, as iterating does
+    if isinstance(seq, (tuple, list)):
+        for v in seq:
+            total = total + v
+        return total
+    raise UnsupportedError("sum() of this value", b.loc(node))
+
+
+_BUILTINS = {abs: _b_abs, sum: _b_sum, min: _b_minmax("min"), max: _b_minmax("max"), len: _b_len,
              float: _b_cast("float"), int: _b_cast("int"), bool: _b_cast("bool"),
              range: _b_range, pow: _b_pow}
 
@@ -1027,19 +1216,28 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True)
     names = src.node.args.args
     if len(arg_types) != len(names):
         raise JitgradError(f"{src.qualname} takes {len(names)} arguments, got {len(arg_types)}")
-    namer = Namer(reserved=src.names | {"np", "_rt", "_value", "_saved", "_"})
-    gb = GraphBuilder(namer, assume_sizes)
-    params = [Var(namer.fresh(a.arg), t) for a, t in zip(names, arg_types)]
-    builder = Builder(src, gb)
-    gb.set_params(params)
-    S._CURRENT.append(gb)
-    try:
-        builder.bind_params([gb.sym(p) for p in params])
-        result = builder.run_body()
-    except JitgradError as e:
-        raise e.with_during(f"building the graph of {src.qualname}")
-    finally:
-        S._CURRENT.pop()
+    copied: set[str] = set()
+    while True:
+        namer = Namer(reserved=src.names | {"np", "_rt", "_value", "_saved", "_"})
+        gb = GraphBuilder(namer, assume_sizes)
+        gb.new_arrays = True
+        params = [Var(namer.fresh(a.arg), t) for a, t in zip(names, arg_types)]
+        builder = Builder(src, gb, copied=frozenset(copied))
+        gb.set_params(params)
+        S._CURRENT.append(gb)
+        try:
+            builder.bind_params([gb.sym(p) for p in params])
+            result = builder.run_body()
+            break
+        except S.WritesArgument as w:  # written under another name: copy it on entry too
+            name = names[params.index(w.param)].arg
+            if name in copied:
+                raise AssertionError(f"argument {name} copied and still written") from None
+            copied.add(name)
+        except JitgradError as e:
+            raise e.with_during(f"building the graph of {src.qualname}")
+        finally:
+            S._CURRENT.pop()
     if isinstance(result, (tuple, list)) or result is None:
         raise ShapeError(f"{src.qualname} must return a scalar to be differentiated (it "
                          f"returns {'None' if result is None else 'a tuple'})",

@@ -9,16 +9,35 @@ Takes an `ir.Function` and the parameters to differentiate. Guarantees:
   defined outside it is materialised (zeros) before that loop or branch.
 * **Unbroadcasting in one place** (`_unbroadcast`): elementwise rules return their share at the
   broadcast shape; it is summed back to the input's shape here.
-* **Saving.** The adjoint reads forward values by their forward names. A value of the top-level
-  block is returned by the forward kernel. A value computed inside a loop or branch is rebuilt
-  in the adjoint when that is cheap (a ``for`` index from the reverse counter, a trip count,
-  scalar arithmetic or a read of an array nothing writes into, a carried value's update from the
-  next iteration's entry value); otherwise it is pushed on its own typed stack where it is
-  computed and popped where the adjoint of that block begins. Arrays whose storage is written in
-  place later are saved as copies.
-* **In-place writes.** All versions of an array written in place (``y[i] = v``) share one adjoint
-  array: the adjoint of a write reads the slot's adjoint and then zeroes it; the adjoint of a read
-  adds into the slot.
+* **Memory model** (the builder, `build.py`, resolves it; this module relies on it):
+
+  - *Buffers.* Every array value lives in a buffer. Arithmetic, `np.zeros`-like allocation
+    and ``.copy()`` make a new buffer (``x * 1.0`` too, although it folds). Views (basic
+    slicing, ``.T``, reshape), assignment ``a = b`` and passing an array to a called function
+    share the caller's buffer: Python passes arrays by reference.
+  - *Versions.* An in-place write (``y[i] = v``, ``y *= s``, a callee's ``out[i] = ...``) makes
+    a new SSA version of the buffer (``setitem``), emitted in place under the buffer's name.
+    Every name for the buffer (aliases, the callers' names after a call, the names a loop
+    carries, the merged value after a branch) then means the new version. A view taken
+    before the write is out of date: reading it, or writing into any view, is refused. Nothing
+    is ever read in an out-of-date version by the forward code.
+  - *Arguments.* The differentiated function's arguments that it writes into (under any name,
+    in a callee, in a loop) are copied on entry, so the caller's arrays are never modified;
+    a called function's arguments are not copied.
+  - *Shadows.* All versions of a buffer written in place share one adjoint array (its shadow).
+    The adjoint of a read adds into the shadow at the place read; the adjoint of
+    ``setitem(y, v, idx)`` takes the shadow's slot (a copy) as ``v``'s share, zeroes the slot
+    (the write killed what was there), then adds that share into ``v``'s adjoint (``v`` may
+    share the buffer).
+  - *Saving.* The adjoint reads forward values by their forward names. A value of the
+    top-level block is returned by the forward kernel. A value computed inside a loop or branch
+    is rebuilt in the adjoint when that is cheap (a ``for`` index from the reverse counter, a
+    trip count, scalar arithmetic or a read of an array nothing writes into, a carried value's
+    update from the next iteration's entry value); otherwise it is pushed on its own typed
+    stack where it is computed and popped where the adjoint of that block begins. A version of
+    a buffer written in place is saved as a copy (a snapshot) where it is made, and in the
+    adjoint every saved version is its own variable (``p_v``, ``p_v_1``): one name, one
+    version.
 * **Loops** run backwards as ``for _ in range(trips)``; a loop-carried value's adjoint is
   carried backwards the same way.
 """
@@ -504,18 +523,24 @@ class _Reverse:
             st.owned = True
 
     def reverse_setitem(self, e: Eqn, g):
+        """``y2 = setitem(y1, v, idx)``: the slot's adjoint goes to ``v``, then the slot's
+        adjoint is zeroed (the write killed what ``y1`` held there). ``v`` may share ``y``'s
+        storage (``y *= 1.0``, ``y[1:] = y[:-1]``): its share is taken as a copy first and
+        added only after the zeroing."""
         x, v, idx = e.ins[0], e.ins[1], e.ins[2:]
         spec = e.params["index_spec"]
+        c = None
         if self.active(v):
             c = P.getitem(g, *[self.value(i) for i in idx], index_spec=spec)
             if isinstance(c, Sym) and c.ndim:
                 c = P.copy(c)
             if isinstance(c, Sym) and c.ndim:
                 c = P.sum_to_like(c, self.gb.sym(v))
-            self.acc(v, c)
         self.ensure_owned(x)
         st = self.state(x)
         self.put(None, "zero_at", [st.var] + list(idx), {"index_spec": spec})
+        if c is not None:
+            self.acc(v, c)
 
     # -- the whole function ----------------------------------------------------------------
 
@@ -659,26 +684,49 @@ class _Saver:
         stacks: list[Var] = []
         params = {id(p) for p in self.fn.params}
         pops: dict[int, list] = {}
+        renames: dict[int, dict[int, Var]] = {}  # id(forward block) -> id(version) -> its name
         for (home_id, _), (v, copy) in saves.items():
+            # Versions of one array share its name in the forward code (they are one
+            # storage); in the adjoint each saved version is its own value, with its own name.
+            if id(v) in params:
+                continue
+            own = _version_name(v, namer) if v.storage is not None or copy else v
+            if own is not v:
+                renames.setdefault(home_id, {})[id(v)] = own
             if home_id == id(self.fn.body):
-                if id(v) in params:
-                    continue
                 if copy:
                     saved = Var(namer.fresh("_save_" + v.name.lstrip("_")), v.type)
                     _insert_after_def(self.fn.body, v, Eqn("copy", [saved], [v], {}, None),
                                       self.rev)
-                    top_saved.append((saved, v))
+                    top_saved.append((saved, own))
                 else:
-                    top_saved.append((v, v))
+                    top_saved.append((v, own))
                 continue
-            pop, new = self.stack(v, copy, home_id, namer)
+            pop, new = self.stack(v, copy, home_id, namer, own)
             pops.setdefault(home_id, []).append(pop)
             stacks += new
         for home_id in set(prologue) | set(pops) | set(recompute):
             ablock = self.rev.adjoint_of_block[home_id]
             ablock.stmts[:0] = (prologue.get(home_id, []) + pops.get(home_id, [])
                                 + self.in_forward_order(recompute.get(home_id, [])))
+        self.rename_versions(adj_top, renames, {})
         return top_saved, stacks
+
+    def rename_versions(self, ablock: Block, renames: dict, scope: dict) -> None:
+        """Read each saved version under its own adjoint name: in the adjoint of a forward
+        block, the names given to the versions saved for that block (the innermost wins)."""
+        fblock = self.rev.forward_of_block.get(id(ablock))
+        if fblock is not None and id(fblock) in renames:
+            scope = {**scope, **renames[id(fblock)]}
+        for s in ablock.stmts:
+            if isinstance(s, Eqn):
+                s.ins = [scope.get(id(a), a) if isinstance(a, Var) else a for a in s.ins]
+            elif isinstance(s, If) and isinstance(s.cond, Var):
+                s.cond = scope.get(id(s.cond), s.cond)
+            elif isinstance(s, Repeat) and isinstance(s.trips, Var):
+                s.trips = scope.get(id(s.trips), s.trips)
+            for b in sub_blocks(s):
+                self.rename_versions(b, renames, scope)
 
     def recomputable(self, v: Var, home_id: int, loops) -> Eqn | None:
         """An equation that rebuilds the scalar ``v`` in the adjoint more cheaply than a tape:
@@ -705,7 +753,7 @@ class _Saver:
     def in_forward_order(self, eqns: list) -> list:
         return sorted(eqns, key=lambda e: self.order.get(id(e.outs[0]), 0))
 
-    def stack(self, v: Var, copy: bool, home_id: int, namer: Namer):
+    def stack(self, v: Var, copy: bool, home_id: int, namer: Namer, own: Var):
         """A typed stack for ``v``: allocated before the top-level statement holding its block,
         pushed where ``v`` is computed; returns the pop for the adjoint and the new variables.
 
@@ -732,7 +780,7 @@ class _Saver:
         push = Eqn("push", [], [tape, count, v],
                    {"copy": copy, "ndim": v.type.ndim, "exact": loop is not None}, None)
         _insert_push(home, v, push, self.rev)
-        return Eqn("pop", [v], [tape, count], {"ndim": v.type.ndim}, None), [tape, count]
+        return Eqn("pop", [own], [tape, count], {"ndim": v.type.ndim}, None), [tape, count]
 
     def pushing_loop(self, home: Block):
         """The ``for`` loop one of whose iterations runs ``home`` at most once, if any."""
@@ -754,6 +802,11 @@ class _Saver:
             _insert_before(self.rev.parent[id(loop.body)][1], loop, Eqn(
                 "trip_count", [trips], [loop.start, loop.stop, loop.step], {}, None))
         return trips
+
+
+def _version_name(v: Var, namer: Namer) -> Var:
+    """A variable for one saved version of an array in the adjoint (``p`` -> ``p_v1``)."""
+    return Var(namer.fresh(v.name + "_v"), v.type, dims=v.dims)
 
 
 def _inside(parent, block: Block, outer: Block) -> bool:

@@ -24,7 +24,7 @@ import numpy as np
 
 from . import primitives as P
 from .errors import Loc, UnsupportedError
-from .ir import Block, Const, Eqn, Namer, Var, broadcast_dims, dims_of
+from .ir import Block, Const, Eqn, Namer, Var, broadcast_dims, defs, dims_of, walk
 from .types import FLOAT, INT, Type
 
 _NUMBER = (numbers.Number, np.number, np.bool_)
@@ -54,6 +54,11 @@ class GraphBuilder:
         self.stamp: dict[int, int] = {}  # id(array var) -> its class's writes when made
         self.views: set[int] = set()  # ids of views (slices, .T, reshapes)
         self.params: set[int] = set()  # ids of the parameters (the caller's arrays)
+        self.param_vars: list[Var] = []
+        # In the user's code an operation's array result is new memory, as in NumPy, even when
+        # an identity folds it (``x * 1.0``); the adjoint's own arithmetic may alias.
+        self.new_arrays = False
+        self.latest: dict[int, Var] = {}  # id(version) -> the version that replaced it
 
     # -- atoms ---------------------------------------------------------------------------
 
@@ -64,11 +69,8 @@ class GraphBuilder:
             value = value.atom
         if isinstance(value, Var):
             if check and self.is_stale(value):
-                raise UnsupportedError(
-                    f"`{value.name}` shares memory with an array written in place after "
-                    f"`{value.name}` was made (it is a view — a slice, .T, reshape — or another "
-                    "name for it); NumPy would show the new values through it, which jitgrad "
-                    "does not follow. Take it after the write, or .copy() it", self.loc)
+                what = "an array here" if value.name.startswith("_") else f"`{value.name}`"
+                raise UnsupportedError(stale_message(what), self.loc)
             return value
         if isinstance(value, Const):
             return value
@@ -102,6 +104,8 @@ class GraphBuilder:
             return _python_scalar(value)
         simplified = _simplify(prim.name, atoms)
         if simplified is not None:
+            if isinstance(simplified, Var) and simplified.type.ndim and self.new_arrays:
+                return self.apply(P.PRIMITIVES["copy"], [simplified], {})
             return self.sym(simplified) if isinstance(simplified, Var) else simplified.value
         types = [a.type for a in atoms]
         out_type = prim.type_rule(types, params)
@@ -123,6 +127,7 @@ class GraphBuilder:
 
     def set_params(self, params: list[Var]) -> None:
         self.params = {id(p) for p in params}
+        self.param_vars = list(params)
         for p in params:
             p.dims = tuple((id(p), k) for k in range(p.type.ndim))
             self.param_axes.update({t: (p, k) for k, t in enumerate(p.dims)})
@@ -221,18 +226,58 @@ class GraphBuilder:
         self.writes[root] = self.writes.get(root, 0) + 1
         self.restamp(version)
 
-    def check_writable(self, array: Var) -> None:
-        """Before ``array[...] = v``: refuse what the graph could not follow."""
+    def newer(self, old: Var, new: Var) -> None:
+        """``new`` is what ``old``'s memory holds now (a write, a loop, a branch)."""
+        self.latest[id(old)] = new
+
+    def newer_than_before(self, side: Var, merged: Var) -> None:
+        """After an ``if``: the arrays that became ``side`` on a branch are now ``merged``."""
+        for k, v in list(self.latest.items()):
+            if self.current(v) is side:
+                self.latest[k] = merged
+
+    def forget_versions_in(self, blocks) -> None:
+        """Versions made inside a loop body or branch are out of scope after it: an array
+        whose latest known version is one of them stays out of date (its reads are refused)."""
+        inner = {id(v) for b in blocks for s in walk(b) for v in defs(s)}
+        for k in [k for k, v in self.latest.items() if id(self.current(v)) in inner]:
+            del self.latest[k]
+
+    def current(self, v: Var) -> Var:
+        """The latest version of ``v``'s memory that the builder knows of."""
+        while id(v) in self.latest:
+            v = self.latest[id(v)]
+        return v
+
+    def check_writable(self, array: Var, name: str) -> None:
+        """Before ``name[...] = v`` writes into ``array``: an argument's memory is the caller's,
+        so the build starts again with that argument copied on entry (`WritesArgument`); a
+        write into a view is refused."""
+        cls = self._find(id(array))
+        for p in self.param_vars:
+            if p.type.ndim and self._find(id(p)) == cls:
+                raise WritesArgument(p)
         if id(array) in self.views:
             raise UnsupportedError(
-                f"writing into `{array.name}`, a view (a slice, .T or reshape) of another array, "
+                f"writing into `{name}`, a view (a slice, .T or reshape) of another array, "
                 "is not supported: write into the array itself, or .copy() the view first",
                 self.loc)
-        if id(array.root) in self.params:
-            raise UnsupportedError(
-                f"writing into `{array.name}`, which is an argument under another name: jitgrad "
-                "copies an argument written in place only when it is written under its own "
-                "name", self.loc)
+
+
+class WritesArgument(Exception):
+    """Internal: the function writes into the memory of argument ``param`` (under any name,
+    in a callee, through a loop); `build.build` starts again, copying it on entry."""
+
+    def __init__(self, param: Var):
+        super().__init__(param.name)
+        self.param = param
+
+
+def stale_message(what: str) -> str:
+    return (f"{what} shares memory with an array written in place after it was made (it is a "
+            "view — a slice, .T, reshape — or another name for it); NumPy would show the new "
+            "values through it, which jitgrad does not follow. Take it after the write, or "
+            ".copy() it")
 
 
 def _size_token(a):
@@ -285,7 +330,8 @@ def _dims(prim, atoms, params, out_type) -> tuple | None:
 
 
 _VIEWS = {"getitem", "transpose", "reshape", "reshape_like", "expand_dims"}
-_NO_FOLD = {"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "copy"}
+_NO_FOLD = {"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "copy", "stack",
+            "arange", "eye"}
 
 
 def _python_scalar(value):
@@ -438,6 +484,18 @@ class Sym:
     def astype(self, dtype):
         return np_cast(self, dtype)
 
+    @property
+    def dtype(self):  # np.zeros(n, dtype=x.dtype)
+        return np.dtype({"f": np.float64, "i": np.int64, "b": np.bool_}[self.type.kind])
+
+    def prod(self, axis=None, keepdims=False): return np_prod(self, axis, keepdims)
+    def var(self, *args, **kw): return np_var(self, *args, **kw)
+    def std(self, *args, **kw): return np_std(self, *args, **kw)
+    def cumsum(self, axis=None): return np_cumsum(self, axis)
+    def ravel(self): return np_ravel(self)
+    def flatten(self): return np_copy(np_ravel(self))
+    def squeeze(self, axis=None): return np_squeeze(self, axis)
+
     # -- the NumPy protocols -------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         handler = NUMPY.get(ufunc)
@@ -489,16 +547,24 @@ from .numpy_api import (
     _matmul,
     _norm_axis,
     np_cast,
+    np_copy,
+    np_cumsum,
     np_mean,
     np_power,
+    np_prod,
+    np_ravel,
     np_reduce,
     np_reshape,
     np_reshape_like,
+    np_squeeze,
+    np_std,
     np_sum,
     np_transpose,
+    np_var,
     scalar_only,
 )
 
 __all__ = ["CONSTANTS", "FLOAT", "INT", "MATH", "NUMPY", "GraphBuilder", "Sym", "_matmul",
-           "_norm_axis", "np_cast", "np_mean", "np_power", "np_reduce", "np_reshape",
-           "np_reshape_like", "np_sum", "np_transpose", "scalar_only"]
+           "_norm_axis", "np_cast", "np_copy", "np_cumsum", "np_mean", "np_power", "np_prod",
+           "np_ravel", "np_reduce", "np_reshape", "np_reshape_like", "np_squeeze", "np_std",
+           "np_sum", "np_transpose", "np_var", "scalar_only"]

@@ -340,12 +340,6 @@ def calls_printing_helper(x):
     return callee_with_print(x) * 2.0  # refused: calls-printing-helper
 
 
-def write_through_alias(x):
-    y = x
-    y[0] = 0.0  # refused: alias-write
-    return np.sum(y * y)
-
-
 def write_into_view(x):
     y = x[1:]
     y[0] = 0.0  # refused: view-write
@@ -357,16 +351,6 @@ def stale_view(x):
     y = z[1:]
     z[1] = 5.0
     return np.sum(y * x[1:])  # refused: stale-view
-
-
-def loop_reads_alias(x):
-    A = x.copy()
-    C = A
-    s = 0.0
-    for i in range(x.shape[0]):  # refused: loop-alias
-        s += C[0] * x[i]
-        A[0] = A[0] + s
-    return s
 
 
 def loop_reads_view(x):

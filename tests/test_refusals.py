@@ -228,14 +228,10 @@ BUILT = [
     Built("calls_bad_helper", (1.0,), r"strings are not supported", "callee-string", '"abc"'),
     Built("calls_printing_helper", (1.0,), r"calling print is not supported", "callee-print",
           "print"),
-    Built("write_through_alias", (V3,), r"writing into `x`, which is an argument under another "
-          "name", "alias-write", "y[0]"),
     Built("write_into_view", (V3,), r"writing into `y`, a view .* is not supported",
           "view-write", "y[0]"),
-    Built("stale_view", (V3,), r"`y` shares memory with an array written in place after `y` "
+    Built("stale_view", (V3,), r"`y` shares memory with an array written in place after it "
           "was made", "stale-view", "y"),
-    Built("loop_reads_alias", (V3,), r"`A` is read in this loop and shares memory with an array "
-          "the loop writes into", "loop-alias", "for"),
     Built("loop_reads_view", (V3,), r"`row` is read in this loop and shares memory with an "
           "array the loop writes into", "loop-view", "for"),
     Built("undefined_name", (1.0,), r"NameError: name 'not_defined_anywhere' is not defined",

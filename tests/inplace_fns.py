@@ -1,0 +1,189 @@
+"""Functions that write into arrays: the memory model's regression table (issue #10).
+
+Each was once a silently wrong gradient, a false refusal or a modified argument. They are
+written as a user writes them: in-place operators, aliases, writes by a called function into
+the caller's array, output-argument kernels that return nothing, writes in loops and branches.
+"""
+
+import numpy as np
+
+
+def exp_then_halve(x):  # two saved versions of p once shared one name in the adjoint
+    p = np.exp(x)
+    p /= 2.0
+    return np.log(p).sum()
+
+
+def normalise_slice(x):
+    y = x[1:] * 2.0
+    m = np.max(y)
+    y /= m
+    return np.sum(y)
+
+
+def fill(u, D):
+    for i in range(u.shape[0]):
+        D[i] = 2.0 * u[i]
+    return D
+
+
+def callee_fills_caller_array(u):  # the callee once wrote into a copy
+    D = np.zeros_like(u)
+    fill(u, D)
+    return np.sum(D)
+
+
+def times_one_then_update(x):  # x * 1.0 is a new array, not another name for x
+    p = x * 1.0
+    p /= 2.0
+    return np.sum(p * p)
+
+
+def scale_in_place(x, s):  # the adjoint of *= needs y before the update
+    y = np.sin(x)
+    y *= s
+    return np.sum(y * y)
+
+
+def outer_times_one(x, B):
+    v = np.outer(x, B[2])
+    v *= 1.0
+    return np.sum(v)
+
+
+def alias_before_loop(x):  # `a` sees the loop's writes into b
+    b = np.zeros(3)
+    a = b
+    for k in range(3):
+        b[k] = x[k] * 2.0
+    return np.sum(a * a)
+
+
+def alias_of_argument_in_loop(x):  # writes into the caller's x under another name
+    acc = x
+    for _ in range(2):
+        acc += 1.0
+    return np.sum(x * x)
+
+
+def outer_of_overwritten(x, s):  # np.outer's adjoint needs b before the second write
+    b = np.zeros(3)
+    b[0] = x[0]
+    c = np.outer(b, x)
+    b[0] = s
+    return np.sum(c) + np.sum(b)
+
+
+def square_into(x, out):  # a Numba output-argument kernel: returns nothing
+    for i in range(x.shape[0]):
+        out[i] = x[i] * x[i]
+
+
+def output_argument_kernel(x, w):
+    out = np.zeros_like(x)
+    square_into(x, out)
+    return np.sum(out * w)
+
+
+def kernel_in_loop(x, w):  # a callee's write inside the caller's loop
+    out = np.zeros_like(x)
+    total = 0.0
+    for _ in range(3):
+        square_into(x * w, out)
+        total += np.sum(out)
+        w = w * 0.5
+    return total
+
+
+def scale_rows(A, s):
+    for i in range(A.shape[0]):
+        A[i] *= s
+
+
+def callee_updates_argument(A, s):  # a called function updating an argument of f
+    scale_rows(A, s)
+    return np.sum(A * A)
+
+
+def write_on_one_branch(x, s):
+    y = np.cos(x)
+    if s > 0.0:
+        y[0] = s * s
+    else:
+        y[1] = s
+    return np.sum(y * x)
+
+
+def branch_in_callee(u, D, s):
+    if s > 0.0:
+        D[0] = s * u[0]
+    return D
+
+
+def callee_writes_on_branch(u, s):
+    D = np.ones_like(u)
+    branch_in_callee(u, D, s)
+    return np.sum(D * u)
+
+
+def slice_writes(x):
+    y = np.zeros(5)
+    y[1:4] = x * 2.0
+    y[0] = y[1] + y[3]
+    y[2:] *= y[0]
+    return np.sum(y * y)
+
+
+def column_and_row_writes(A, v):
+    B = A.copy()
+    B[:, 0] = v
+    B[1, :] += v[:3]
+    return np.sum(B * A)
+
+
+def self_shift(x):  # the right-hand side reads the memory being written
+    y = x * 1.0
+    y[1:] = y[:-1] * 0.5
+    return np.sum(y * y)
+
+
+def reassigned_after_write(x):
+    y = np.exp(x)
+    y[0] = 1.0
+    z = y
+    y = y * 2.0
+    z[1] = 3.0
+    return np.sum(y) + np.sum(z * z)
+
+
+def write_through_alias(x):  # was refused: an argument written under another name
+    y = x
+    y[0] = 0.0
+    return np.sum(y * y) + np.sum(x)
+
+
+def loop_reads_alias(x):  # was refused: C names A, so it sees A's writes
+    A = x.copy()
+    C = A
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += C[0] * x[i]
+        A[0] = A[0] + s
+    return s
+
+
+def whole_array_writes(x, y):
+    z = np.zeros_like(x)
+    z[:] = y * 2.0
+    z[...] *= x
+    w = z.copy()
+    w[...] = 0.5
+    z += w
+    return np.sum(z * z)
+
+
+def ellipsis_row_write(A, v):
+    B = A * 1.0
+    B[0, ...] = v
+    B[..., 1] *= 2.0
+    return np.sum(B * A)

@@ -1,0 +1,87 @@
+"""In-place writes, aliases and callees that write into their arguments (issue #10).
+
+Every function of ``inplace_fns`` is compiled and checked for its value against plain Python,
+its gradient against central finite differences, and its arguments left unmodified.
+"""
+
+import inplace_fns as F
+import numpy as np
+import pytest
+from corpus import N, U, case
+from corpus_check import case_params, check_value_and_grad, copied
+
+import jitgrad
+
+CASES = [
+    case(F.exp_then_halve, N(3)),
+    case(F.normalise_slice, U(0.5, 2.0, 4)),
+    case(F.callee_fills_caller_array, N(3)),
+    case(F.times_one_then_update, N(3)),
+    case(F.scale_in_place, N(3), N()),
+    case(F.outer_times_one, N(3), N(4, 3)),
+    case(F.alias_before_loop, N(3)),
+    case(F.alias_of_argument_in_loop, N(3)),
+    case(F.outer_of_overwritten, N(3), N()),
+    case(F.output_argument_kernel, N(3), N(3)),
+    case(F.kernel_in_loop, N(3), N(3)),
+    case(F.callee_updates_argument, N(3, 2), N()),
+    case(F.write_on_one_branch, N(3), U(0.5, 1.5)),
+    case(F.write_on_one_branch, N(3), U(-1.5, -0.5)),
+    case(F.callee_writes_on_branch, N(3), U(0.5, 1.5)),
+    case(F.callee_writes_on_branch, N(3), U(-1.5, -0.5)),
+    case(F.slice_writes, N(3)),
+    case(F.column_and_row_writes, N(4, 3), N(4)),
+    case(F.self_shift, N(4)),
+    case(F.reassigned_after_write, N(3)),
+    case(F.write_through_alias, N(3)),
+    case(F.loop_reads_alias, N(3)),
+    case(F.whole_array_writes, N(3), N(3)),
+    case(F.ellipsis_row_write, N(3, 4), N(4)),
+]
+
+
+@pytest.mark.parametrize("case", case_params(CASES))
+def test_value_and_grad(case):
+    for idx in range(len(case.points)):
+        check_value_and_grad(case, idx)
+
+
+def test_issue_examples_exact():
+    """The numbers quoted in issue #10, checked exactly."""
+    g = jitgrad.grad(F.exp_then_halve)(np.array([0.2, 0.5, 0.9]))
+    np.testing.assert_allclose(g, [1.0, 1.0, 1.0], rtol=1e-12)
+    g = jitgrad.grad(F.normalise_slice)(np.array([0.3, -2.0, 1.5, 0.7]))
+    np.testing.assert_allclose(g, [0, 2 / 3, 0.5777777777777777, 2 / 3], rtol=1e-12)
+    v, g = jitgrad.value_and_grad(F.callee_fills_caller_array)(np.array([1.0, 2.0, 3.0]))
+    assert v == 12.0
+    np.testing.assert_array_equal(g, [2.0, 2.0, 2.0])
+
+
+def test_alias_of_argument_leaves_caller_array_alone():
+    x = np.array([1.0, 2.0, 3.0])
+    before = x.copy()
+    v, g = jitgrad.value_and_grad(F.alias_of_argument_in_loop)(x)
+    np.testing.assert_array_equal(x, before)
+    assert v == F.alias_of_argument_in_loop(copied((before,))[0])
+    np.testing.assert_allclose(g, 2 * (before + 2.0))
+
+
+def test_saved_versions_have_their_own_names():
+    """The adjoint reads p before and after `p /= 2` under two names."""
+    grad = jitgrad.grad(F.exp_then_halve)
+    grad(np.ones(3))
+    head = next(ln for ln in grad.source("adjoint").splitlines() if ln.startswith("def "))
+    params = head[head.index("(") + 1:head.index(")")].split(", ")
+    assert len(params) == len(set(params)), head
+
+
+def write_into_view(x):
+    y = x * 2.0
+    u = y[1:]
+    u[0] = 5.0
+    return np.sum(y)
+
+
+def test_write_into_a_view_is_refused_with_the_users_names():
+    with pytest.raises(jitgrad.UnsupportedError, match="writing into `u`, a view"):
+        jitgrad.grad(write_into_view)(np.ones(3))
