@@ -684,15 +684,16 @@ class _Saver:
         stacks: list[Var] = []
         params = {id(p) for p in self.fn.params}
         pops: dict[int, list] = {}
-        renames: dict[int, dict[int, Var]] = {}  # id(forward block) -> id(version) -> its name
+        renames: dict[int, Var] = {}  # id(version) -> its name in the adjoint
         for (home_id, _), (v, copy) in saves.items():
             # Versions of one array share its name in the forward code (they are one
-            # storage); in the adjoint each saved version is its own value, with its own name.
+            # storage); in the adjoint each saved version is its own value, with its own name
+            # (one name wherever it is saved: a loop's pops and the value after the loop).
             if id(v) in params:
                 continue
-            own = _version_name(v, namer) if v.storage is not None or copy else v
-            if own is not v:
-                renames.setdefault(home_id, {})[id(v)] = own
+            if id(v) not in renames and (v.storage is not None or copy):
+                renames[id(v)] = _version_name(v, namer)
+            own = renames.get(id(v), v)
             if home_id == id(self.fn.body):
                 if copy:
                     saved = Var(namer.fresh("_save_" + v.name.lstrip("_")), v.type)
@@ -709,24 +710,8 @@ class _Saver:
             ablock = self.rev.adjoint_of_block[home_id]
             ablock.stmts[:0] = (prologue.get(home_id, []) + pops.get(home_id, [])
                                 + self.in_forward_order(recompute.get(home_id, [])))
-        self.rename_versions(adj_top, renames, {})
+        _rename_reads(adj_top, renames)
         return top_saved, stacks
-
-    def rename_versions(self, ablock: Block, renames: dict, scope: dict) -> None:
-        """Read each saved version under its own adjoint name: in the adjoint of a forward
-        block, the names given to the versions saved for that block (the innermost wins)."""
-        fblock = self.rev.forward_of_block.get(id(ablock))
-        if fblock is not None and id(fblock) in renames:
-            scope = {**scope, **renames[id(fblock)]}
-        for s in ablock.stmts:
-            if isinstance(s, Eqn):
-                s.ins = [scope.get(id(a), a) if isinstance(a, Var) else a for a in s.ins]
-            elif isinstance(s, If) and isinstance(s.cond, Var):
-                s.cond = scope.get(id(s.cond), s.cond)
-            elif isinstance(s, Repeat) and isinstance(s.trips, Var):
-                s.trips = scope.get(id(s.trips), s.trips)
-            for b in sub_blocks(s):
-                self.rename_versions(b, renames, scope)
 
     def recomputable(self, v: Var, home_id: int, loops) -> Eqn | None:
         """An equation that rebuilds the scalar ``v`` in the adjoint more cheaply than a tape:
@@ -802,6 +787,18 @@ class _Saver:
             _insert_before(self.rev.parent[id(loop.body)][1], loop, Eqn(
                 "trip_count", [trips], [loop.start, loop.stop, loop.step], {}, None))
         return trips
+
+
+def _rename_reads(block: Block, renames: dict) -> None:
+    """Every read of a renamed forward variable in ``block`` reads its new name instead."""
+    for s in walk(block):
+        if isinstance(s, Eqn):
+            s.ins = [renames.get(id(a), a) if isinstance(a, Var) else a for a in s.ins]
+            s.outs = [renames.get(id(o), o) for o in s.outs]
+        elif isinstance(s, If) and isinstance(s.cond, Var):
+            s.cond = renames.get(id(s.cond), s.cond)
+        elif isinstance(s, Repeat) and isinstance(s.trips, Var):
+            s.trips = renames.get(id(s.trips), s.trips)
 
 
 def _version_name(v: Var, namer: Namer) -> Var:

@@ -187,3 +187,56 @@ def ellipsis_row_write(A, v):
     B[0, ...] = v
     B[..., 1] *= 2.0
     return np.sum(B * A)
+
+
+def fill_scaled(out, v, s):
+    out[:] = v * s
+
+
+def kernel_feeds_carried_scalar(x, s):  # the carried array's update is rebuilt in reverse
+    o = np.zeros_like(x)
+    for _ in range(3):
+        fill_scaled(o, x, s)
+        s = s + np.sum(o)
+    return s
+
+
+def double_then_add(D, u):
+    D *= 2.0
+    D += u
+    return np.sum(D)
+
+
+def callee_returns_sum_after_writes(x, u):
+    D = x * 1.0
+    t = double_then_add(D, u)
+    return t + np.sum(D * D)
+
+
+def mix_first_two(a):
+    a[0] = a[0] * a[1]
+    a[1] = a[0] + 1.0
+
+
+def callee_called_twice(x):
+    y = x + 0.0
+    mix_first_two(y)
+    mix_first_two(y)
+    return np.sum(y * x)
+
+
+def writes_in_while(x, s):
+    y = np.cos(x)
+    i = 0
+    while i < 2:
+        y[i] = y[i] * s
+        i += 1
+    return np.sum(y * y)
+
+
+def whole_update_in_loop(x):
+    y = np.zeros(3)
+    for i in range(3):
+        y[i] = x[i] * 2.0
+        y *= 0.5
+    return np.sum(y * x)

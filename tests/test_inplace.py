@@ -37,6 +37,11 @@ CASES = [
     case(F.loop_reads_alias, N(3)),
     case(F.whole_array_writes, N(3), N(3)),
     case(F.ellipsis_row_write, N(3, 4), N(4)),
+    case(F.kernel_feeds_carried_scalar, N(3), N()),
+    case(F.callee_returns_sum_after_writes, N(3), N(3)),
+    case(F.callee_called_twice, N(3)),
+    case(F.writes_in_while, N(3), N()),
+    case(F.whole_update_in_loop, N(3)),
 ]
 
 
@@ -85,3 +90,17 @@ def write_into_view(x):
 def test_write_into_a_view_is_refused_with_the_users_names():
     with pytest.raises(jitgrad.UnsupportedError, match="writing into `u`, a view"):
         jitgrad.grad(write_into_view)(np.ones(3))
+
+
+def merged_then_written(x, s):
+    y = x * 2.0
+    z = np.sin(x)
+    w = y if s > 0 else z  # which array w names is known only at run time
+    w[0] = s
+    return np.sum(y * z) + np.sum(w)
+
+
+def test_a_write_through_a_name_for_either_of_two_arrays_is_refused():
+    with pytest.raises(jitgrad.UnsupportedError, match="`y` shares memory with an array "
+                       "written in place"):
+        jitgrad.grad(merged_then_written)(np.ones(3), 1.0)
