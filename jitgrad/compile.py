@@ -28,12 +28,16 @@ import numba
 
 DISABLE_JIT = os.environ.get("JITGRAD_DISABLE_JIT", "") not in ("", "0")
 
+# Scalar division by zero gives inf or nan, as NumPy does (and as the array code does), instead
+# of Python's ZeroDivisionError: the derivative of np.arcsin at 1 is inf, not an exception.
+ERROR_MODEL = "numpy"
+
 
 def jit(fn):
     """``numba.njit(cache=True)``, or the function itself under ``JITGRAD_DISABLE_JIT=1``."""
     if DISABLE_JIT:
         return fn
-    return numba.njit(cache=True)(fn)
+    return numba.njit(cache=True, error_model=ERROR_MODEL)(fn)
 
 
 def cache_dir() -> str:
@@ -98,8 +102,9 @@ def load(stem: str, source: str, names: list[str], inline: list[str] = ()) -> tu
     functions = {}
     for name in names:
         py_fn = getattr(module, name)
-        fn = py_fn if DISABLE_JIT else numba.njit(cache=True, inline="always" if name in inline
-                                                   else "never")(py_fn)
+        fn = py_fn if DISABLE_JIT else numba.njit(
+            cache=True, error_model=ERROR_MODEL,
+            inline="always" if name in inline else "never")(py_fn)
         setattr(module, name, fn)  # the entry calls the jitted kernels through the module
         functions[name] = fn
     return path, functions

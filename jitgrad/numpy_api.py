@@ -16,11 +16,13 @@ with the user's line, never a silently different result.
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
 from . import primitives as P
 from .errors import ShapeError, UnsupportedError
+from .rules import MAX_STACK
 from .symbolic import (
     _CURRENT,
     Sym,
@@ -58,6 +60,9 @@ def np_reduce(op, x, axis=None, keepdims=False, **unsupported):
     axis = _norm_axis(axis, x.ndim, _loc(x))
     if x.ndim == 0:
         return x
+    if axis is not None and set(axis if isinstance(axis, tuple) else (axis,)) == set(
+            range(x.ndim)):
+        axis = None  # every axis (np.sum(x, axis=0) of a vector): one reduction to a scalar
     if isinstance(axis, tuple):  # several axes: one at a time, highest first
         for a in sorted(axis, reverse=True):
             x = _apply(op, x, axis=a, keepdims=bool(keepdims))
@@ -185,14 +190,271 @@ def np_expand_dims(x, axis):
     return _apply("expand_dims", x, axis=axis)
 
 
-def np_clip(x, lo, hi):
-    return _apply("minimum", _apply("maximum", x, lo), hi)
+def np_clip(x, a_min=None, a_max=None, **kw):
+    lo, hi = kw.pop("min", a_min), kw.pop("max", a_max)
+    if kw:
+        raise UnsupportedError(f"np.clip(..., {', '.join(kw)}=) is not supported", _loc(x))
+    if lo is not None:
+        x = _apply("maximum", x, lo)
+    return x if hi is None else _apply("minimum", x, hi)
 
 
 def np_power(x, y):
     if not records(y) and isinstance(y, (int, float)) and not isinstance(y, bool) and y == 2:
         return _apply("square", x)  # x * x: cheaper than pow, and so is its derivative
     return _apply("pow", x, y)
+
+
+def _record(name, *args, **params):
+    """Apply a primitive that creates an array even when no argument is symbolic
+    (``np.arange(5)``): it is recorded in the current graph, not computed while building."""
+    if any(records(a) for a in args) or not _CURRENT:
+        return _apply(name, *args, **params)
+    return _CURRENT[-1].apply(P.PRIMITIVES[name], list(args), params)
+
+
+def _as_float(x):
+    if records(x):
+        return x if x.dtype.kind == "f" else _apply("cast", x, kind="f")
+    return float(x)
+
+
+# -- construction ------------------------------------------------------------------------
+
+
+def np_empty_like(x, dtype=None):
+    return _like("zeros_like")(x, dtype)  # any contents will do: zeros
+
+
+def np_full_like(x, fill_value, dtype=None):
+    if dtype is not None and np.dtype(dtype).kind != "f":
+        raise UnsupportedError("np.full_like with a non-float dtype", _loc(x))
+    if not records(x):
+        return np.full_like(x, fill_value, dtype=float)
+    fill = _as_float(fill_value)
+    if x.ndim == 0:
+        return fill
+    return np_full(x.shape, fill) if isinstance(x, Sym) else np.full(x.shape, fill)
+
+
+def np_array(obj, dtype=None, **kw):
+    if kw or (dtype is not None and np.dtype(dtype).kind != "f"):
+        raise UnsupportedError("np.array() with arguments other than a float dtype",
+                               _loc(obj))
+    if records(obj):
+        return _as_float(np_copy(obj)) if obj.ndim else _as_float(obj)
+    if not isinstance(obj, (list, tuple)):
+        return np.array(obj, dtype=float) if dtype is not None else np.array(obj)
+    return np_stack([np_array(v) if isinstance(v, (list, tuple)) else v for v in obj])
+
+
+def np_stack(arrays, axis=0):
+    arrays = list(arrays)
+    loc = _loc(*arrays)
+    if axis != 0:
+        raise UnsupportedError("np.stack along an axis other than 0", loc)
+    if not arrays or len(arrays) > MAX_STACK:
+        raise UnsupportedError(f"np.array/np.stack of 1 to {MAX_STACK} entries", loc)
+    if len({ndim_of(a) for a in arrays}) != 1:
+        raise UnsupportedError("np.array/np.stack of entries of different ranks", loc)
+    return _record("stack", *(a if records(a) or ndim_of(a) else float(a) for a in arrays))
+
+
+def np_arange(start, stop=None, step=None, dtype=None):
+    if stop is None:
+        start, stop = 0, start
+    out = _record("arange", start, stop, 1 if step is None else step)
+    return out if dtype is None else np_cast(out, dtype)
+
+
+def np_linspace(start, stop, num=50, endpoint=True, **kw):
+    if kw or endpoint is not True:
+        raise UnsupportedError("np.linspace with arguments other than start, stop, num",
+                               _loc(start, stop, num))
+    gaps = _apply("maximum", num - 1, 1) if records(num) else max(num - 1, 1)
+    return start + np_arange(num) * ((stop - start) / gaps)
+
+
+def np_eye(n, M=None, k=0, dtype=float):
+    if M is not None or k != 0 or np.dtype(dtype).kind != "f":
+        raise UnsupportedError("np.eye with arguments other than N", _loc(n))
+    return _record("eye", n)
+
+
+# -- elementwise functions written with other primitives ------------------------------------
+
+
+def _through(np_fn, build):
+    """``np_fn`` on plain values, ``build(x)`` (existing primitives) on recorded ones."""
+    return lambda x: build(x) if records(x) else np_fn(x)
+
+
+_LOG2, _LOG10 = math.log(2.0), math.log(10.0)
+np_log2 = _through(np.log2, lambda x: _apply("log", x) / _LOG2)
+np_log10 = _through(np.log10, lambda x: _apply("log", x) / _LOG10)
+np_exp2 = _through(np.exp2, lambda x: _apply("exp", x * _LOG2))
+np_reciprocal = _through(np.reciprocal, lambda x: 1.0 / x)
+np_deg2rad = _through(np.deg2rad, lambda x: x * (math.pi / 180.0))
+np_rad2deg = _through(np.rad2deg, lambda x: x * (180.0 / math.pi))
+
+
+def _nan_ignoring(name):
+    """fmax/fmin: maximum/minimum, except that a NaN loses to a number."""
+    def f(x, y):
+        if not (records(x) or records(y)):
+            return getattr(np, "f" + name[:3])(x, y)
+        both = _apply(name, x, y)
+        return np_where(_apply("isnan", y), x, np_where(_apply("isnan", x), y, both))
+    return f
+
+
+def np_float_power(x, y):
+    return _apply("pow", _as_float(x), y)
+
+
+def _scalar_fn(name, fn):
+    """A `math` function that needs more than one primitive: scalars only."""
+    def f(*args):
+        for a in args:
+            scalar_only(name, a, _loc(*args))
+        return fn(*args)
+    return f
+
+
+# -- reductions ----------------------------------------------------------------------------
+
+
+def np_prod(x, axis=None, keepdims=False, **kw):
+    if not records(x):
+        return np.prod(x, axis=axis, keepdims=keepdims, **kw)
+    axis = _norm_axis(axis, x.ndim, _loc(x))
+    if x.ndim == 0:
+        return x
+    if kw or keepdims or (axis is not None and set(np.atleast_1d(axis)) != set(range(x.ndim))):
+        raise UnsupportedError("np.prod over some axes only, or with keepdims= (jitgrad "
+                               "takes the product of all entries)", _loc(x))
+    return _apply("prod", x)
+
+
+def _count(x, axis):
+    axis = _norm_axis(axis, x.ndim, _loc(x))
+    if axis is None:
+        return x.size
+    count = 1
+    for a in axis if isinstance(axis, tuple) else (axis,):
+        count = count * x.shape[a]
+    return count
+
+
+def np_var(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+    if dtype is not None or out is not None or kw:
+        raise UnsupportedError("np.var/np.std with dtype=, out= or where=", _loc(x))
+    if not records(x):
+        return np.var(x, axis=axis, ddof=ddof, keepdims=keepdims)
+    if x.ndim == 0:
+        return x * 0.0
+    centred = x - np_mean(x, axis, keepdims=True)
+    return np_sum(_apply("square", centred), axis, keepdims) / (_count(x, axis) - ddof)
+
+
+def np_std(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+    if not records(x):
+        return np.std(x, axis=axis, ddof=ddof, keepdims=keepdims)
+    return _apply("sqrt", np_var(x, axis, dtype, out, ddof, keepdims, **kw))
+
+
+def np_average(a, axis=None, weights=None, returned=False, **kw):
+    if returned or kw:
+        raise UnsupportedError("np.average with returned= or keepdims=", _loc(a))
+    if weights is None:
+        return np_mean(a, axis)
+    if not (records(a) or records(weights)):
+        return np.average(a, axis=axis, weights=weights)
+    if ndim_of(weights) == ndim_of(a):  # weights of a's shape
+        return np_sum(a * weights, axis) / np_sum(weights, axis)
+    if ndim_of(weights) != 1 or axis is None or isinstance(axis, (tuple, list)):
+        raise ShapeError("np.average: weights of another shape than the array's must be 1-D, "
+                         "along one axis= of it", _loc(a, weights))
+    axis = _norm_axis(axis, ndim_of(a), _loc(a))
+    w = weights
+    for _ in range(ndim_of(a) - 1 - axis):
+        w = np_expand_dims(w, -1)  # line w up with `axis` of a
+    return np_sum(a * w, axis) / np_sum(weights)
+
+
+def np_cumsum(x, axis=None, **kw):
+    if kw:
+        raise UnsupportedError(f"np.cumsum(..., {', '.join(kw)}=) is not supported", _loc(x))
+    if not records(x):
+        return np.cumsum(x, axis=axis)
+    if axis is not None and not (x.ndim == 1 and _norm_axis(axis, 1, _loc(x)) == 0):
+        raise UnsupportedError("np.cumsum along an axis of a matrix (jitgrad runs it over the "
+                               "flattened array, as Numba does)", _loc(x))
+    return _apply("cumsum", x if x.ndim == 1 else np_reshape(x, (-1,)))
+
+
+def np_norm(x, ord=None, axis=None, keepdims=False):
+    if not records(x):
+        return np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
+    if axis is not None or keepdims or ord not in (None, "fro", 2) or (
+            ord == 2 and x.ndim != 1) or (ord == "fro" and x.ndim != 2):
+        raise UnsupportedError("np.linalg.norm other than the 2-norm of a vector or the "
+                               "Frobenius norm of a matrix", _loc(x))
+    return _apply("sqrt", np_sum(_apply("square", x)))
+
+
+# -- shape and data movement ----------------------------------------------------------------
+
+
+def _reversed_axes(x, axes):
+    spec = tuple(("s", False, False, True) if k in axes else ":" for k in range(x.ndim))
+    return _apply("getitem", x, *([-1] * len(axes)), index_spec=spec)
+
+
+def np_flip(x, axis=None):
+    if not records(x):
+        return np.flip(x, axis)
+    axis = _norm_axis(axis, x.ndim, _loc(x))
+    axes = range(x.ndim) if axis is None else axis if isinstance(axis, tuple) else (axis,)
+    return _reversed_axes(x, set(axes)) if x.ndim else x
+
+
+def np_roll(x, shift, axis=None):
+    if not records(x):
+        return np.roll(x, shift, axis)
+    if axis is not None and not (x.ndim == 1 and _norm_axis(axis, 1, _loc(x)) == 0):
+        raise UnsupportedError("np.roll with axis= (Numba rolls the flattened array)", _loc(x))
+    if ndim_of(shift) or not (records(shift) and shift.type.kind == "i" or isinstance(
+            shift, (int, np.integer)) and not isinstance(shift, bool)):
+        raise UnsupportedError("np.roll needs one integer shift", _loc(x))
+    return _apply("roll", x, shift)
+
+
+def np_diff(x, n=1, axis=-1):
+    if not records(x):
+        return np.diff(x, n, axis)
+    k = _norm_axis(axis, x.ndim, _loc(x))
+    for _ in range(n):
+        upper = tuple(("s", True, False, False) if j == k else ":" for j in range(x.ndim))
+        lower = tuple(("s", False, True, False) if j == k else ":" for j in range(x.ndim))
+        x = _apply("getitem", x, 1, index_spec=upper) - _apply("getitem", x, -1,
+                                                                index_spec=lower)
+    return x
+
+
+def np_ravel(x):
+    return np_reshape(x, (-1,)) if records(x) else np.ravel(x)
+
+
+def np_squeeze(x, axis=None):
+    if not records(x):
+        return np.squeeze(x, axis)
+    if axis is None:
+        raise UnsupportedError("squeeze() without axis= (which axes have size 1 is known only "
+                               "at run time; name them)", _loc(x))
+    axes = _norm_axis(axis, x.ndim, _loc(x))
+    axes = set(axes if isinstance(axes, tuple) else (axes,))
+    return np_reshape(x, tuple(d for k, d in enumerate(x.shape) if k not in axes))
 
 
 def _unary(name):
@@ -226,6 +488,28 @@ NUMPY: dict = {
     np.zeros: _alloc("zeros"), np.ones: _alloc("ones"), np.empty: _alloc("empty"),
     np.full: np_full, np.zeros_like: _like("zeros_like"), np.ones_like: _like("ones_like"),
     np.copy: np_copy, np.ndim: ndim_of, np.shape: lambda x: x.shape,
+    np.empty_like: np_empty_like, np.full_like: np_full_like, np.array: np_array,
+    np.asarray: np_array, np.stack: np_stack, np.arange: np_arange, np.linspace: np_linspace,
+    np.eye: np_eye, np.isfinite: _unary("isfinite"), np.cbrt: _unary("cbrt"),
+    np.arctan2: _binary("arctan2"), np.hypot: _binary("hypot"),
+    np.logaddexp: _binary("logaddexp"), np.copysign: _binary("copysign"),
+    np.log2: np_log2, np.log10: np_log10, np.exp2: np_exp2, np.reciprocal: np_reciprocal,
+    np.deg2rad: np_deg2rad, np.radians: np_deg2rad, np.rad2deg: np_rad2deg,
+    np.degrees: np_rad2deg, np.fmax: _nan_ignoring("maximum"),
+    np.fmin: _nan_ignoring("minimum"), np.float_power: np_float_power,
+    np.prod: np_prod, np.var: np_var, np.std: np_std, np.average: np_average,
+    np.cumsum: np_cumsum, np.linalg.norm: np_norm,
+    np.flip: np_flip, np.roll: np_roll, np.diff: np_diff, np.ravel: np_ravel,
+    np.squeeze: np_squeeze,
+    # operator.add(a, b) and friends, as reduce-style code passes them
+    operator.add: _binary("add"), operator.sub: _binary("sub"), operator.mul: _binary("mul"),
+    operator.truediv: _binary("div"), operator.neg: _unary("neg"),
+    operator.pow: lambda x, y: x ** y,
+    # math functions that need more than one primitive (scalars only)
+    math.pow: _scalar_fn("math.pow", np_float_power),
+    math.log2: _scalar_fn("math.log2", np_log2), math.log10: _scalar_fn("math.log10", np_log10),
+    math.degrees: _scalar_fn("math.degrees", np_rad2deg),
+    math.radians: _scalar_fn("math.radians", np_deg2rad),
 }
 for _name in ("exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "arctan",
               "arcsin", "arccos", "sinh", "cosh", "arcsinh"):
@@ -237,8 +521,13 @@ MATH: dict = {
     math.sqrt: "sqrt", math.sin: "sin", math.cos: "cos", math.tan: "tan", math.tanh: "tanh",
     math.atan: "arctan", math.asin: "arcsin", math.acos: "arccos", math.sinh: "sinh",
     math.cosh: "cosh", math.asinh: "arcsinh", math.fabs: "abs", math.floor: "floor",
-    math.ceil: "ceil", math.isnan: "isnan",
+    math.ceil: "ceil", math.isnan: "isnan", math.isfinite: "isfinite", math.erf: "erf",
+    math.erfc: "erfc", math.hypot: "hypot", math.atan2: "arctan2", math.copysign: "copysign",
 }
+if hasattr(math, "cbrt"):  # Python 3.11+
+    MATH[math.cbrt] = "cbrt"
+# Not here on purpose: math.lgamma and math.gamma, whose derivatives need the digamma
+# function, which neither NumPy nor Numba provides.
 
 CONSTANTS = {"pi": math.pi, "e": math.e, "inf": math.inf, "nan": math.nan}
 

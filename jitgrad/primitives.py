@@ -101,6 +101,16 @@ _unary("sign", np.sign, differentiable=False, type_rule=_arith_no_bool)
 _unary("floor", np.floor, differentiable=False)
 _unary("ceil", np.ceil, differentiable=False)
 _unary("isnan", np.isnan, differentiable=False, type_rule=_compare)
+_unary("isfinite", np.isfinite, differentiable=False, type_rule=_compare)
+_unary("cbrt", np.cbrt)
+# erf/erfc: NumPy has none (and Numba compiles no scipy.special): math.erf on scalars only.
+primitive("erf", np.vectorize(math.erf, otypes=[float]), _float_elementwise,
+          lambda a, p, t: f"_rt.erf({a[0]})", elementwise=True)
+primitive("erfc", np.vectorize(math.erfc, otypes=[float]), _float_elementwise,
+          lambda a, p, t: f"_rt.erfc({a[0]})", elementwise=True)
+for _name in ("arctan2", "hypot", "logaddexp", "copysign"):
+    primitive(_name, getattr(np, _name), _float_elementwise,
+              lambda a, p, t, _n=_name: f"np.{_n}({a[0]}, {a[1]})", elementwise=True)
 primitive("logical_not", np.logical_not, _compare, lambda a, p, t: f"np.logical_not({a[0]})"
           if t[0].ndim else f"not {a[0]}", differentiable=False, elementwise=True)
 
@@ -145,6 +155,8 @@ def _cast_impl(x, kind):
 def _cast_emit(a, p, t):
     if t[0].ndim:
         return f"{a[0]}.astype({ {'f': 'np.float64', 'i': 'np.int64', 'b': 'np.bool_'}[p['kind']]})"
+    if t[0].kind == "b" and p["kind"] != "b":  # Numba has no float(bool) / int(bool)
+        return f"({'1.0' if p['kind'] == 'f' else '1'} if {a[0]} else {'0.0' if p['kind'] == 'f' else '0'})"
     return f"{ {'f': 'float', 'i': 'int', 'b': 'bool'}[p['kind']]}({a[0]})"
 
 
@@ -195,6 +207,24 @@ reduce_max = primitive("max", _reduce_impl(np.max),
                        lambda ts, p: _reduce_type(ts, dict(p, op="max")), _reduce_emit("max"))
 reduce_min = primitive("min", _reduce_impl(np.min),
                        lambda ts, p: _reduce_type(ts, dict(p, op="min")), _reduce_emit("min"))
+
+
+def _prod_others_impl(x):
+    """Each entry's product of all the other entries of ``x`` (exact where some are zero)."""
+    flat = np.ravel(x).astype(float)
+    before = np.concatenate(([1.0], np.cumprod(flat)[:-1]))
+    after = np.concatenate((np.cumprod(flat[::-1])[::-1][1:], [1.0]))
+    return np.reshape(before * after, np.shape(x))
+
+
+# prod over every axis; its adjoint needs the product of the others (not ans / x: zeros).
+reduce_prod = primitive("prod", lambda x: np.prod(x), lambda ts, p: Type(ts[0].kind, 0),
+                        lambda a, p, t: f"np.prod({a[0]})")
+prod_others = primitive("prod_others", _prod_others_impl, lambda ts, p: Type("f", ts[0].ndim),
+                        lambda a, p, t: f"_rt.prod_others({a[0]})", differentiable=False)
+# Running sum of a vector (the adjoint is the running sum from the end).
+cumsum = primitive("cumsum", np.cumsum, lambda ts, p: Type(ts[0].kind, 1),
+                   lambda a, p, t: f"np.cumsum({a[0]})")
 
 # ----------------------------------------------------------------------------- linear algebra
 
@@ -421,6 +451,28 @@ full = primitive("full", lambda v, *dims: np.full(tuple(int(d) for d in dims), v
                  lambda a, p, t: f"np.full({_shape_src(a[1:])}, {a[0]})")
 copy = primitive("copy", lambda x: np.array(x, copy=True), _same,
                  lambda a, p, t: f"{a[0]}.copy()" if t[0].ndim else a[0])
+
+
+def _stack_type(ts, p):
+    return Type(promote_kinds("f", *(t.kind for t in ts)), ts[0].ndim + 1)
+
+
+def _stack_emit(a, p, t):
+    if t[0].ndim:
+        return f"np.stack(({', '.join(a)},))"
+    return f"np.array([{', '.join(f'float({x})' if u.kind != 'f' else x for x, u in zip(a, t))}])"
+
+
+# ``np.array([a, b, c])`` of scalars, ``np.array([row0, row1])``, ``np.stack`` on axis 0: the
+# inputs (all of one shape) become the rows of a new float array.
+stack = primitive("stack", lambda *xs: np.array(xs, dtype=float), _stack_type, _stack_emit)
+roll = primitive("roll", lambda x, shift: np.roll(x, int(shift)), _same,
+                 lambda a, p, t: f"np.roll({a[0]}, {a[1]})")
+arange = primitive("arange", lambda start, stop, step: np.arange(start, stop, step),
+                   lambda ts, p: Type(promote_kinds("i", *(t.kind for t in ts)), 1),
+                   lambda a, p, t: f"np.arange({a[0]}, {a[1]}, {a[2]})", differentiable=False)
+eye = primitive("eye", lambda n: np.eye(int(n)), lambda ts, p: Type("f", 2),
+                lambda a, p, t: f"np.eye({a[0]})", differentiable=False)
 
 
 def constant_source(value) -> str:

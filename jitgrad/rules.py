@@ -22,7 +22,10 @@ import numpy as np
 
 from . import primitives as P
 
+MAX_STACK = 64  # the most entries np.array([...]) / np.stack take (one rule per entry)
+
 RULES: dict[str, tuple] = {}
+_TWO_OVER_SQRT_PI = 1.1283791670955126  # d erf(x) / dx = 2 / sqrt(pi) exp(-x^2)
 
 
 def defvjp(name: str, *vjps) -> None:
@@ -35,8 +38,10 @@ defvjp("add", lambda g, ans, x, y: g, lambda g, ans, x, y: g)
 defvjp("sub", lambda g, ans, x, y: g, lambda g, ans, x, y: -g)
 defvjp("mul", lambda g, ans, x, y: g * y, lambda g, ans, x, y: g * x)
 defvjp("div", lambda g, ans, x, y: g / y, lambda g, ans, x, y: -(g * ans) / y)
+# d(x**y)/dy = x**y log(x), taken as 0 where x == 0 (as JAX and autograd do: 0**y is 0 for
+# every y > 0, so it does not change with y), not 0 * -inf = nan.
 defvjp("pow", lambda g, ans, x, y: g * (y * x ** (y - 1)),
-       lambda g, ans, x, y: g * (ans * np.log(x)))
+       lambda g, ans, x, y: g * (ans * np.log(np.where(x == 0, 1.0, x))))
 defvjp("mod", lambda g, ans, x, y: g, lambda g, ans, x, y: -(g * np.floor(x / y)))
 defvjp("exp", lambda g, ans, x: g * ans)
 defvjp("expm1", lambda g, ans, x: g * (ans + 1.0))
@@ -55,6 +60,16 @@ defvjp("sinh", lambda g, ans, x: g * np.cosh(x))
 defvjp("cosh", lambda g, ans, x: g * np.sinh(x))
 defvjp("arcsinh", lambda g, ans, x: g / np.sqrt(x * x + 1.0))
 defvjp("abs", lambda g, ans, x: g * np.sign(x))
+defvjp("cbrt", lambda g, ans, x: g / (ans * ans * 3.0))
+defvjp("erf", lambda g, ans, x: g * (np.exp(-(x * x)) * _TWO_OVER_SQRT_PI))
+defvjp("erfc", lambda g, ans, x: -(g * (np.exp(-(x * x)) * _TWO_OVER_SQRT_PI)))
+defvjp("arctan2", lambda g, ans, y, x: g * (x / (x * x + y * y)),
+       lambda g, ans, y, x: -(g * (y / (x * x + y * y))))
+defvjp("hypot", lambda g, ans, x, y: g * (x / ans), lambda g, ans, x, y: g * (y / ans))
+defvjp("logaddexp", lambda g, ans, x, y: g * np.exp(x - ans),
+       lambda g, ans, x, y: g * np.exp(y - ans))
+# copysign(x, y) = ±|x|: the sign of y is constant almost everywhere, so y takes no gradient.
+defvjp("copysign", lambda g, ans, x, y: g * (np.sign(x) * np.copysign(1.0, y)), None)
 
 
 # tie_share(x, y): 1 where x wins, 1/2 at a tie, 0 where y wins.
@@ -80,6 +95,21 @@ def _chooser_vjp(g, ans, x, axis, keepdims):
 
 
 defvjp("sum", lambda g, ans, x, axis, keepdims: _sum_vjp(g, ans, x, axis, keepdims))
+defvjp("prod", lambda g, ans, x: g * P.prod_others(x))
+# the adjoint of a running sum is the running sum of g from the end: flip, cumsum, flip
+defvjp("cumsum", lambda g, ans, x: _flip(P.cumsum(_flip(g))))
+
+
+def _flip(v):
+    return P.getitem(v, -1, index_spec=(("s", False, False, True),))
+
+
+def _row(k):
+    return lambda g, ans, *xs: P.getitem(g, k, index_spec=("i",))
+
+
+defvjp("stack", *[_row(k) for k in range(MAX_STACK)])  # entry k of np.array([...]) gets g[k]
+defvjp("roll", lambda g, ans, x, shift: P.roll(g, -shift), None)
 defvjp("max", _chooser_vjp)
 defvjp("min", _chooser_vjp)
 

@@ -11,6 +11,8 @@ generated code passes it in (``out_shape``), since it knows every rank.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .compile import jit
@@ -386,3 +388,54 @@ def tie_share(x, y):
 @jit
 def where(c, x, y):
     return np.where(c, x, y)
+
+
+@jit
+def isfinite(x):
+    return np.isfinite(x)
+
+@jit
+def cbrt(x):
+    return np.cbrt(x)
+
+@jit
+def arctan2(x, y):
+    return np.arctan2(x, y)
+
+@jit
+def hypot(x, y):
+    return np.hypot(x, y)
+
+@jit
+def logaddexp(x, y):
+    return np.logaddexp(x, y)
+
+@jit
+def copysign(x, y):
+    return np.copysign(x, y)
+
+# math.erf and math.erfc take scalars (NumPy has no erf): jitgrad allows them on scalars only.
+@jit
+def erf(x):
+    return math.erf(x)
+
+@jit
+def erfc(x):
+    return math.erfc(x)
+
+
+@jit
+def prod_others(x):
+    """Each entry's product of all the other entries (the adjoint of np.prod, exact at zeros):
+    the product of those before it times the product of those after it."""
+    flat = x.ravel()
+    out = np.empty(flat.size)
+    acc = 1.0
+    for i in range(flat.size):
+        out[i] = acc
+        acc *= flat[i]
+    acc = 1.0
+    for i in range(flat.size - 1, -1, -1):
+        out[i] *= acc
+        acc *= flat[i]
+    return out.reshape(x.shape)

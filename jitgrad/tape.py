@@ -499,6 +499,14 @@ class Tensor:
     def astype(self, dtype):
         return S.np_cast(self, dtype)
 
+    def prod(self, axis=None, keepdims=False): return S.np_prod(self, axis, keepdims)
+    def var(self, *args, **kw): return S.np_var(self, *args, **kw)
+    def std(self, *args, **kw): return S.np_std(self, *args, **kw)
+    def cumsum(self, axis=None): return S.np_cumsum(self, axis)
+    def ravel(self): return S.np_ravel(self)
+    def flatten(self): return _copy(S.np_ravel(self))
+    def squeeze(self, axis=None): return S.np_squeeze(self, axis)
+
     # -- NumPy protocols -----------------------------------------------------------------
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):

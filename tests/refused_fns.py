@@ -208,8 +208,8 @@ def sort_sum(x):
     return np.sum(np.sort(x))  # refused: sort
 
 
-def cumsum_sum(x):
-    return np.sum(np.cumsum(x))  # refused: cumsum
+def cumprod_sum(x):
+    return np.sum(np.cumprod(x))  # refused: cumprod
 
 
 def fancy_index(x, idx):
@@ -237,8 +237,8 @@ def uses_round(x):
     return round(x) + x  # refused: round
 
 
-def uses_sum_builtin(x):
-    return sum(x)  # refused: sum-builtin
+def uses_sorted_builtin(x):
+    return sorted(x)[1]  # refused: sorted-builtin
 
 
 def recursive(x, n):
@@ -371,8 +371,8 @@ def math_gamma(x):
     return math.gamma(x)  # refused: math-gamma
 
 
-def log2_ufunc(x):
-    return np.sum(np.log2(x))  # refused: log2
+def arccosh_ufunc(x):
+    return np.sum(np.arccosh(x))  # refused: arccosh
 
 
 def float_axis_vector(x):

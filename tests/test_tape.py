@@ -338,10 +338,10 @@ def test_writes_into_leaves_and_views_are_refused():
 
 
 def test_unsupported_numpy_is_refused():
-    with pytest.raises(UnsupportedError, match=r"np\.cumsum"):
-        tape.grad(lambda x: np.sum(np.cumsum(x)))(np.ones(3))
-    with pytest.raises(UnsupportedError, match=r"np\.log2"):
-        tape.grad(lambda x: np.sum(np.log2(x)))(np.ones(3))
+    with pytest.raises(UnsupportedError, match=r"np\.cumprod"):
+        tape.grad(lambda x: np.sum(np.cumprod(x)))(np.ones(3))
+    with pytest.raises(UnsupportedError, match=r"np\.arccosh"):
+        tape.grad(lambda x: np.sum(np.arccosh(x)))(np.ones(3))
     with pytest.raises(UnsupportedError, match="fancy"):
         tape.grad(lambda x: np.sum(x[np.array([0, 1])]))(np.ones(3))
 

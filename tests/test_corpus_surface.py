@@ -1,0 +1,112 @@
+"""Surface corpus (issue #11): jitgrad vs plain Python and finite differences, and the tape
+as the third oracle; plus the edge cases that used to crash."""
+
+import math
+
+import numpy as np
+import pytest
+from corpus_check import (
+    call_checked,
+    case_params,
+    check_single_grad,
+    check_value_and_grad,
+    check_value_and_grad_result,
+    copied,
+    point_params,
+    value_and_grad_fn,
+)
+from corpus_surface import SURFACE_CASES, TAPE_REFUSES
+
+import jitgrad
+from jitgrad import UnsupportedError, tape
+
+
+@pytest.mark.parametrize(("case", "idx"), point_params(SURFACE_CASES))
+def test_value_and_grad(case, idx):
+    check_value_and_grad(case, idx)
+
+
+@pytest.mark.parametrize("by", ["position", "name"])
+@pytest.mark.parametrize("case", case_params(SURFACE_CASES))
+def test_grad_single_argument(case, by):
+    check_single_grad(case, by)
+
+
+@pytest.mark.parametrize(("case", "idx"), point_params(SURFACE_CASES))
+def test_tape_agrees(case, idx):
+    tape_fn = tape.value_and_grad(case.fn, wrt=case.wrt)
+    if case.name in TAPE_REFUSES:
+        with pytest.raises(UnsupportedError):
+            tape_fn(*copied(case.points[idx]))
+        return
+    out = call_checked(tape_fn, case, idx)
+    check_value_and_grad_result(case, idx, out)
+    _, grads = out
+    _, jg_grads = call_checked(value_and_grad_fn(case, case.wrt), case, idx)
+    for k, g, jg in zip(case.wrt, grads, jg_grads):
+        np.testing.assert_allclose(g, jg, rtol=1e-8, atol=1e-12 * max(1.0, np.max(np.abs(jg))),
+                                   err_msg=f"{case.name}: tape and jitgrad disagree (arg {k})")
+
+
+def arcsin_sum(x):
+    return np.sum(np.arcsin(x))
+
+
+def arcsin_scalar(x):
+    return math.asin(x) + np.arcsin(x)
+
+
+def test_arcsin_at_one_is_inf_not_an_exception():
+    """Division by zero in generated code follows NumPy (inf), as in numpy and JAX."""
+    g = jitgrad.grad(arcsin_sum)(np.array([1.0, 0.5, -1.0]))
+    assert np.isinf(g[0]) and np.isinf(g[2]) and np.isclose(g[1], 1.0 / math.sqrt(0.75))
+    assert math.isinf(jitgrad.grad(arcsin_scalar)(1.0))
+
+
+def power_scalar(x, y):
+    return x ** y
+
+
+def test_power_at_zero_has_zero_exponent_gradient():
+    """d(x**y)/dy at x == 0 is 0 (as JAX and autograd), not 0 * log(0) = nan."""
+    assert jitgrad.grad(power_scalar, wrt=(0, 1))(0.0, 2.0) == (0.0, 0.0)
+    assert tape.grad(power_scalar, wrt=(0, 1))(0.0, 2.0) == (0.0, 0.0)
+
+
+def sum_axis0_vector(x):
+    return np.sum(x, axis=0)
+
+
+def test_reduction_of_a_vector_over_axis0_is_a_scalar():
+    g = jitgrad.grad(sum_axis0_vector)(np.arange(3.0))
+    np.testing.assert_array_equal(g, np.ones(3))
+
+
+def equal_result(x, y):
+    return x == y
+
+
+def test_comparison_result_has_zero_gradient():
+    assert jitgrad.value_and_grad(equal_result, wrt=(0, 1))(1.0, 1.0) == (1.0, (0.0, 0.0))
+
+
+def prod_axis(x):
+    return np.sum(np.prod(x, axis=1))
+
+
+def squeeze_no_axis(x):
+    return np.sum(x.squeeze())
+
+
+def lgamma_fn(x):
+    return math.lgamma(x)
+
+
+@pytest.mark.parametrize(("fn", "arg", "message"), [
+    (prod_axis, np.ones((2, 3)), "np.prod over some axes only"),
+    (squeeze_no_axis, np.ones((2, 1)), "squeeze() without axis="),
+    (lgamma_fn, 1.5, "math.lgamma"),
+])
+def test_refused_forms(fn, arg, message):
+    with pytest.raises(UnsupportedError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        jitgrad.grad(fn)(arg)
