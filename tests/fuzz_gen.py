@@ -1,0 +1,896 @@
+"""Random programs that write into arrays, and a checker that holds jitgrad to plain Python.
+
+Takes a seed (an int) and writes one small module of source text: an entry ``f`` over float64
+1-D/2-D arrays (sizes 3, 4, 3x4) and float scalars that returns a float, plus helper functions
+that write into their array arguments (with or without returning them, or returning nothing:
+the Numba output-argument idiom). The grammar mixes allocation (``np.zeros``, ``zeros_like``,
+``.copy()``, arithmetic), aliasing (``a = b``), views (basic slices, ``A[1]``, ``A[:, 0]``,
+``.T``, ``reshape``), element and slice writes, whole-array in-place updates, reads (``np.sum``,
+``np.max``, ``np.mean``, ``np.outer``, ``@``, ``np.sin``...), ``for`` loops with writes and
+carried values, ``if`` on scalar conditions, and helper calls.
+
+Guarantees, for a seed:
+
+* the same source text on every run and machine (``random.Random(seed)`` only, no set or dict
+  ordering, no time);
+* the program runs as plain Python on the inputs of `inputs` (shapes are tracked while
+  generating, values are kept bounded: ``sin``/``tanh``/``square``, division by ``1 + v*v``);
+  a program for which it does not is classed ``GENBUG`` (a bug in this file, not in jitgrad).
+
+`check` runs one program and classes it: ``ok``; ``refused`` (a `JitgradError` raised while
+building: the message's first line is kept); ``WRONG value``; ``WRONG grad`` (against central
+differences, `fd.numeric_grad`); ``WRONG tape`` (jitgrad matches the differences, the tape does
+not); ``MODIFIED`` (the caller's array changed); ``CRASH`` (any other exception, or a failure
+inside the generated code, which jitgrad wraps as "error in the generated gradient code").
+
+Command line (``JITGRAD_DISABLE_JIT=1`` is set unless ``--jit``)::
+
+    python tests/fuzz_gen.py --seeds 0:5000 [--jit] [--show N] [--jobs 2] [--json out.json]
+    python tests/fuzz_gen.py --seed 17 --print        # the source of one program
+    python tests/fuzz_gen.py --seed 17                # check one program, with details
+    python tests/fuzz_gen.py --random 500             # fresh seeds, each printed
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import importlib.util
+import json
+import os
+import random
+import re
+import sys
+import tempfile
+import traceback
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# The entry's possible arguments, in signature order: name -> shape (() is a Python float).
+ARGS = (("x", (4,)), ("y", (3,)), ("A", (3, 4)), ("s", ()))
+LITERALS = ("0.5", "1.5", "-0.7", "2.0", "0.25", "-1.2")
+MAX_DEPTH = 2  # nesting of loops and branches
+
+# ============================================================================= the generator
+
+
+class Scope:
+    """What a block may use: arrays (name -> shape, contiguous?), scalars, loop variables."""
+
+    def __init__(self, arrays=None, contig=None, scalars=None, loops=None):
+        self.arrays: dict[str, tuple] = dict(arrays or {})
+        self.contig: dict[str, bool] = dict(contig or {})
+        self.scalars: list[str] = list(scalars or [])
+        self.loops: list[tuple[str, int]] = list(loops or [])  # (name, trip count)
+
+    def child(self) -> Scope:
+        return Scope(self.arrays, self.contig, self.scalars, self.loops)
+
+    def names(self, shape=None) -> list[str]:
+        return [n for n, s in self.arrays.items() if shape is None or s == shape]
+
+
+class Gen:
+    """State of one program being generated: random source, lines, fresh names, helpers."""
+
+    def __init__(self, seed: int):
+        self.r = random.Random(seed)
+        self.lines: list[str] = []
+        self.helpers: list[str] = []
+        self.count = collections.Counter()
+        self.depth = 0
+
+    def fresh(self, prefix: str) -> str:
+        self.count[prefix] += 1
+        return f"{prefix}{self.count[prefix] - 1}"
+
+    def emit(self, text: str) -> None:
+        self.lines.append("    " * (self.depth + 1) + text)
+
+    def chance(self, p: float) -> bool:
+        return self.r.random() < p
+
+    def pick(self, seq):
+        return seq[self.r.randrange(len(seq))]
+
+
+def shape_text(shape: tuple) -> str:
+    return str(shape[0]) if len(shape) == 1 else f"({shape[0]}, {shape[1]})"
+
+
+# ----------------------------------------------------------------------------- indices
+
+
+def index_for(g: Gen, sc: Scope, length: int) -> str:
+    """An index into an axis of ``length``: a literal, negative, or from a loop variable."""
+    if sc.loops and g.chance(0.7):
+        k, n = g.pick(sc.loops)
+        forms = [f"{k} % {length}", f"({k} + 1) % {length}"]
+        if n <= length:
+            forms += [k, f"{length - 1} - {k}"]
+        return g.pick(forms)
+    return g.pick([str(g.r.randrange(length)), "-1"])
+
+
+# ----------------------------------------------------------------------------- scalar expressions
+
+
+def scalar_leaf(g: Gen, sc: Scope) -> str:
+    forms = ["lit", "elem"]
+    if sc.scalars:
+        forms += ["var", "var"]
+    kind = g.pick(forms)
+    if kind == "lit":
+        return g.pick(LITERALS)
+    if kind == "var":
+        return g.pick(sc.scalars)
+    v = g.pick(sc.names())
+    shape = sc.arrays[v]
+    if len(shape) == 1:
+        return f"{v}[{index_for(g, sc, shape[0])}]"
+    return f"{v}[{index_for(g, sc, shape[0])}, {index_for(g, sc, shape[1])}]"
+
+
+def scalar_expr(g: Gen, sc: Scope, depth: int = 2) -> str:
+    """A float expression: leaves, reductions of arrays, dots, sin/tanh, bounded division."""
+    if depth <= 0 or g.chance(0.3):
+        return scalar_leaf(g, sc)
+    kind = g.pick(["sum", "mean", "max", "mean0", "dot", "unary", "binop", "div", "sumouter"])
+    shape = g.pick([(4,), (3,), (3, 4)])
+    if kind == "sum":
+        return f"np.sum({array_expr(g, sc, shape, depth - 1)})"
+    if kind == "mean":
+        return f"np.mean({array_expr(g, sc, shape, depth - 1)})"
+    if kind == "max":
+        return f"np.max({array_expr(g, sc, shape, depth - 1)})"
+    if kind == "mean0":  # a reduction with axis= of a 1-D array is a scalar (issue #10, g6)
+        return f"np.mean({array_expr(g, sc, (shape[-1],), depth - 1)}, axis=0)"
+    if kind == "dot":
+        n = shape[-1]
+        return f"({array_expr(g, sc, (n,), depth - 1)} @ {array_expr(g, sc, (n,), depth - 1)})"
+    if kind == "sumouter":
+        return (f"np.sum(np.outer({array_expr(g, sc, (3,), depth - 1)}, "
+                f"{array_expr(g, sc, (4,), depth - 1)}))")
+    if kind == "unary":
+        return f"{g.pick(['np.sin', 'np.tanh'])}({scalar_expr(g, sc, depth - 1)})"
+    if kind == "div":
+        d = scalar_expr(g, sc, depth - 1)
+        return f"({scalar_expr(g, sc, depth - 1)} / (1.0 + {d} * {d}))"
+    op = g.pick(["+", "-", "*"])
+    return f"({scalar_expr(g, sc, depth - 1)} {op} {scalar_expr(g, sc, depth - 1)})"
+
+
+def bounded_scalar(g: Gen, sc: Scope) -> str:
+    """A scalar of magnitude at most ~2, for factors applied repeatedly (``v *= ...``)."""
+    if g.chance(0.4):
+        return g.pick(LITERALS)
+    if sc.scalars and g.chance(0.3):
+        return g.pick(sc.scalars) if "s" not in sc.scalars or g.chance(0.5) else "s"
+    return f"{g.pick(['np.tanh', 'np.sin'])}({scalar_expr(g, sc, 1)})"
+
+
+# ----------------------------------------------------------------------------- array expressions
+
+
+def array_leaf(g: Gen, sc: Scope, shape: tuple) -> str:
+    names = sc.names(shape)
+    if names and g.chance(0.85):
+        return g.pick(names)
+    transposed = sc.names(shape[::-1]) if len(shape) == 2 else []
+    if transposed and g.chance(0.5):
+        return f"{g.pick(transposed)}.T"
+    if len(shape) == 1:
+        rows = [n for n, s in sc.arrays.items() if len(s) == 2 and s[1] == shape[0]]
+        if rows and g.chance(0.6):
+            m = g.pick(rows)
+            return f"{m}[{index_for(g, sc, sc.arrays[m][0])}]"
+        longer = [n for n, s in sc.arrays.items() if len(s) == 1 and s[0] > shape[0]]
+        if longer and g.chance(0.7):
+            v = g.pick(longer)
+            a = g.r.randrange(sc.arrays[v][0] - shape[0] + 1)
+            return f"{v}[{a}:{a + shape[0]}]"
+    return f"np.ones({shape_text(shape)}) * {scalar_leaf(g, sc)}"
+
+
+def array_expr(g: Gen, sc: Scope, shape: tuple, depth: int = 2) -> str:
+    """A new array of ``shape``: elementwise arithmetic, broadcasting, outer, ``@``, reductions."""
+    if depth <= 0 or g.chance(0.3):
+        return array_leaf(g, sc, shape)
+    forms = ["unary", "unary", "binop", "binop", "scale", "div"]
+    if len(shape) == 2:
+        forms += ["outer", "rowbcast", "matmul"]
+    else:
+        forms += ["matvec", "reduce_axis"]
+    kind = g.pick(forms)
+    if kind == "unary":
+        fn = g.pick(["np.sin", "np.tanh", "np.square", "np.exp(np.tanh", "np.cos"])
+        inner = array_expr(g, sc, shape, depth - 1)
+        return f"np.exp(np.tanh({inner}))" if fn == "np.exp(np.tanh" else f"{fn}({inner})"
+    if kind == "binop":
+        op = g.pick(["+", "-", "*"])
+        return f"({array_expr(g, sc, shape, depth - 1)} {op} {array_expr(g, sc, shape, depth - 1)})"
+    if kind == "scale":
+        return f"({array_expr(g, sc, shape, depth - 1)} * {scalar_expr(g, sc, 1)})"
+    if kind == "div":
+        d = array_leaf(g, sc, shape)
+        return f"({array_expr(g, sc, shape, depth - 1)} / (1.0 + {d} * {d}))"
+    if kind == "outer":
+        return (f"np.outer({array_expr(g, sc, (shape[0],), depth - 1)}, "
+                f"{array_expr(g, sc, (shape[1],), depth - 1)})")
+    if kind == "rowbcast":
+        return (f"({array_expr(g, sc, shape, depth - 1)} {g.pick(['+', '*'])} "
+                f"{array_expr(g, sc, (shape[1],), depth - 1)})")
+    if kind == "matmul":
+        mids = [s[1] for n, s in sc.arrays.items() if len(s) == 2 and s[0] == shape[0]]
+        k = g.pick(mids) if mids else g.pick([3, 4])
+        return (f"({array_expr(g, sc, (shape[0], k), depth - 1)} @ "
+                f"{array_expr(g, sc, (k, shape[1]), depth - 1)})")
+    if kind == "matvec":
+        k = g.pick([3, 4])
+        if g.chance(0.5):
+            return (f"({array_expr(g, sc, (shape[0], k), depth - 1)} @ "
+                    f"{array_expr(g, sc, (k,), depth - 1)})")
+        return (f"({array_expr(g, sc, (k,), depth - 1)} @ "
+                f"{array_expr(g, sc, (k, shape[0]), depth - 1)})")
+    # reduce_axis: a 1-D array from a 2-D one
+    k = g.pick([3, 4])
+    red = g.pick(["np.sum", "np.mean", "np.max"])
+    if g.chance(0.5):
+        return f"{red}({array_expr(g, sc, (k, shape[0]), depth - 1)}, axis=0)"
+    return f"{red}({array_expr(g, sc, (shape[0], k), depth - 1)}, axis=1)"
+
+
+# ----------------------------------------------------------------------------- statements
+
+
+def tamed(sc: Scope, rhs: str) -> str:
+    """``np.tanh(rhs)`` inside loops: an update repeated n times then grows linearly at most."""
+    return f"np.tanh({rhs})" if sc.loops else rhs
+
+
+def st_alloc(g: Gen, sc: Scope) -> None:
+    """A new array: zeros, zeros_like, ones_like, copy, or arithmetic (a fresh buffer)."""
+    name = g.fresh("a")
+    src = g.pick(sc.names())
+    shape = sc.arrays[src]
+    kind = g.pick(["zeros", "zeros_like", "ones_like", "copy", "npcopy", "expr", "expr", "times1"])
+    if kind == "zeros":
+        shape = g.pick([(3,), (4,), (3, 4)])
+        g.emit(f"{name} = np.zeros({shape_text(shape)})")
+    elif kind in ("zeros_like", "ones_like"):
+        g.emit(f"{name} = np.{kind}({src})")
+    elif kind == "copy":
+        g.emit(f"{name} = {src}.copy()")
+    elif kind == "npcopy":
+        g.emit(f"{name} = np.copy({src})")
+    elif kind == "times1":  # a new array, not an alias (issue #10, 3)
+        g.emit(f"{name} = {src} * 1.0")
+    else:
+        g.emit(f"{name} = {array_expr(g, sc, shape)}")
+    sc.arrays[name], sc.contig[name] = shape, True
+
+
+def st_alias(g: Gen, sc: Scope) -> None:
+    """``b = a``: a second name for the same storage."""
+    src = g.pick(sc.names())
+    name = g.fresh("a")
+    g.emit(f"{name} = {src}")
+    sc.arrays[name], sc.contig[name] = sc.arrays[src], sc.contig[src]
+
+
+def st_view(g: Gen, sc: Scope) -> None:
+    """A view: basic slices, a row, a column, ``.T``, ``reshape`` (of contiguous arrays only)."""
+    two_d = [n for n, s in sc.arrays.items() if len(s) == 2]
+    src = g.pick(two_d) if two_d and g.chance(0.5) else g.pick(sc.names())
+    shape, contig = sc.arrays[src], sc.contig[src]
+    options = []
+    if len(shape) == 1:
+        n = shape[0]
+        options += [(f"{src}[1:]", (n - 1,), contig), (f"{src}[:-1]", (n - 1,), contig),
+                    (f"{src}[1:3]", (min(n, 3) - 1,), contig),
+                    (f"{src}[::2]", ((n + 1) // 2,), False)]
+        if contig and n % 2 == 0:
+            options.append((f"{src}.reshape(2, {n // 2})", (2, n // 2), True))
+        if contig and n == 4:
+            options.append((f"{src}.reshape(-1, 2)", (2, 2), True))
+    else:
+        r, c = shape
+        i = g.r.randrange(r)
+        j = g.r.randrange(c)
+        options += [(f"{src}[{i}]", (c,), contig), (f"{src}[:, {j}]", (r,), False),
+                    (f"{src}.T", (c, r), False), (f"{src}[1:, :]", (r - 1, c), contig),
+                    (f"{src}[:, 1:]", (r, c - 1), False)]
+        if contig:
+            options.append((f"{src}.reshape({r * c})", (r * c,), True))
+            options.append((f"{src}.reshape(-1)", (r * c,), True))
+    text, vshape, vcontig = g.pick(options)
+    if min(vshape) < 2:
+        return
+    name = g.fresh("v")
+    g.emit(f"{name} = {text}")
+    sc.arrays[name], sc.contig[name] = vshape, vcontig
+
+
+def st_elem_write(g: Gen, sc: Scope) -> None:
+    """``v[i] = e``, ``v[i] += e``, ``A[i, j] *= e``."""
+    v = g.pick(sc.names())
+    shape = sc.arrays[v]
+    idx = ", ".join(index_for(g, sc, n) for n in shape)
+    op = g.pick(["=", "=", "+=", "-=", "*="])
+    rhs = bounded_scalar(g, sc) if op == "*=" else scalar_expr(g, sc)
+    g.emit(f"{v}[{idx}] {op} {tamed(sc, rhs)}")
+
+
+def st_slice_write(g: Gen, sc: Scope) -> None:
+    """Slice writes: ``v[1:3] = e``, ``v[:] = e``, ``A[:, k] = v``, ``A[i, :] += v``, ``A[i] = s``."""
+    v = g.pick(sc.names())
+    shape = sc.arrays[v]
+    op = g.pick(["=", "=", "+=", "-="])
+    if len(shape) == 1:
+        n = shape[0]
+        options = [(f"{v}[:]", (n,)), (f"{v}[1:]", (n - 1,)), (f"{v}[:2]", (2,))]
+        if n >= 3:
+            options.append((f"{v}[1:3]", (2,)))
+        target, tshape = g.pick(options)
+    else:
+        r, c = shape
+        target, tshape = g.pick([(f"{v}[:, {index_for(g, sc, c)}]", (r,)),
+                                 (f"{v}[{index_for(g, sc, r)}, :]", (c,)),
+                                 (f"{v}[{index_for(g, sc, r)}]", (c,)),
+                                 (f"{v}[1:, :]", (r - 1, c))])
+    rhs = scalar_expr(g, sc, 1) if g.chance(0.25) else array_expr(g, sc, tshape)
+    g.emit(f"{target} {op} {tamed(sc, rhs)}")
+
+
+def st_inplace(g: Gen, sc: Scope) -> None:
+    """Whole-array updates: ``v *= s``, ``v += w``, ``v /= 1 + m*m``, ``v -= e``."""
+    v = g.pick(sc.names())
+    shape = sc.arrays[v]
+    kind = g.pick(["mul", "add", "div", "sub", "addrow"])
+    if kind == "mul":
+        g.emit(f"{v} *= {bounded_scalar(g, sc)}")
+    elif kind == "add":
+        g.emit(f"{v} += {tamed(sc, array_expr(g, sc, shape, 1))}")
+    elif kind == "div":
+        m = scalar_expr(g, sc, 1)
+        g.emit(f"{v} /= (1.0 + {m} * {m})")
+    elif kind == "sub":
+        rhs = array_expr(g, sc, shape, 1) if g.chance(0.6) else scalar_expr(g, sc, 1)
+        g.emit(f"{v} -= {tamed(sc, rhs)}")
+    elif len(shape) == 2:
+        g.emit(f"{v} += {array_expr(g, sc, (shape[1],), 1)}")
+    else:
+        m = g.pick(["np.max", "np.sum", "np.mean"])
+        g.emit(f"{v} /= (1.0 + {m}({v}) ** 2)")
+
+
+def st_scalar(g: Gen, sc: Scope) -> None:
+    """A new scalar, or an update of one (carried when in a loop)."""
+    if sc.scalars and g.chance(0.5):
+        t = g.pick(sc.scalars)
+        if t == "s" and g.chance(0.7):
+            return
+        form = g.pick(["+=", "tanh", "mix"])
+        if form == "+=":
+            g.emit(f"{t} += {tamed(sc, scalar_expr(g, sc))}")
+        elif form == "tanh":
+            g.emit(f"{t} = np.tanh({t} * {bounded_scalar(g, sc)} + {scalar_expr(g, sc)})")
+        else:
+            g.emit(f"{t} = 0.5 * {t} + {scalar_expr(g, sc)}")
+        return
+    t = g.fresh("t")
+    g.emit(f"{t} = {scalar_expr(g, sc)}")
+    sc.scalars.append(t)
+
+
+def st_rebind(g: Gen, sc: Scope) -> None:
+    """``v = <expr>``: the name now points to a new buffer; its old aliases keep the old one."""
+    v = g.pick(sc.names())
+    shape = sc.arrays[v]
+    g.emit(f"{v} = {tamed(sc, array_expr(g, sc, shape))}")
+    sc.contig[v] = True
+
+
+def st_loop(g: Gen, sc: Scope) -> None:
+    """``for k in range(n)``: writes at ``k``, in-place updates, carried scalars, calls."""
+    k = g.pick(["i", "j", "k"])
+    if any(name == k for name, _ in sc.loops):
+        return
+    n = g.pick([2, 3, 4])
+    g.emit(f"for {k} in range({n}):")
+    inner = sc.child()
+    inner.loops.append((k, n))
+    g.depth += 1
+    if sc.scalars and g.chance(0.5):  # a carried scalar
+        t = g.pick(sc.scalars)
+        if t != "s":
+            g.emit(f"{t} = np.tanh({t} * {bounded_scalar(g, inner)} + {scalar_expr(g, inner, 1)})")
+    block(g, inner, g.r.randint(1, 3), LOOP_STATEMENTS)
+    g.depth -= 1
+    sc.arrays.update((n_, s) for n_, s in inner.arrays.items() if n_ in sc.arrays)
+
+
+def condition(g: Gen, sc: Scope) -> str:
+    kind = g.pick(["scalar", "sum", "elem"])
+    if kind == "scalar" and sc.scalars:
+        return f"{g.pick(sc.scalars)} > {g.pick(['0.0', '0.3', '-0.5'])}"
+    if kind == "sum":
+        v = g.pick(sc.names())
+        return f"np.sum({v}) > 0.0"
+    return f"{scalar_leaf(g, sc)} < {scalar_leaf(g, sc)}"
+
+
+def st_if(g: Gen, sc: Scope) -> None:
+    """``if <scalar condition>:`` with an optional ``else``; names made inside stay inside."""
+    g.emit(f"if {condition(g, sc)}:")
+    g.depth += 1
+    block(g, sc.child(), g.r.randint(1, 2), BRANCH_STATEMENTS)
+    g.depth -= 1
+    if g.chance(0.5):
+        g.emit("else:")
+        g.depth += 1
+        block(g, sc.child(), g.r.randint(1, 2), BRANCH_STATEMENTS)
+        g.depth -= 1
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def helper_fill(g: Gen, name: str) -> tuple[str, bool]:
+    """``fill(u, D)``: a loop writing ``D[i]`` from ``u[i]``; returns D or nothing."""
+    rhs = g.pick(["2.0 * u[i]", "np.sin(u[i]) + D[i]", "u[i] * u[i] * 0.5",
+                  "D[i] * 0.5 + np.tanh(u[i])"])
+    returns = g.chance(0.5)
+    body = [f"def {name}(u, D):", "    for i in range(D.shape[0]):", f"        D[i] = {rhs}"]
+    if returns:
+        body.append("    return D")
+    return "\n".join(body), returns
+
+
+def helper_kernel(g: Gen, name: str) -> tuple[str, bool]:
+    """An output-argument kernel ``kernel(u, out)`` returning nothing."""
+    body = g.pick([
+        ["    out[:] = np.tanh(u) * 1.5"],
+        ["    for i in range(out.shape[0]):", "        out[i] = u[i] * u[i] + 0.5"],
+        ["    out += np.sin(u)"],
+        ["    out *= 0.5", "    out[0] = np.sum(u)"],
+    ])
+    return "\n".join([f"def {name}(u, out):"] + body), False
+
+
+def helper_scale(g: Gen, name: str) -> tuple[str, bool]:
+    """``scale(D, c)``: a whole-array update of the argument, returning nothing."""
+    body = g.pick(["    D *= c", "    D += c * D", "    D /= (1.0 + c * c)"])
+    return f"def {name}(D, c):\n{body}", False
+
+
+def helper_rows(g: Gen, name: str) -> tuple[str, bool]:
+    """``rows(M, v)``: writes every row of a 2-D argument."""
+    rhs = g.pick(["M[i, :] = v * (i + 1.0)", "M[i, :] += np.sin(v)", "M[i] = M[i] * v"])
+    return f"def {name}(M, v):\n    for i in range(M.shape[0]):\n        {rhs}", False
+
+
+def helper_bump(g: Gen, name: str) -> tuple[str, bool]:
+    """``bump(u)``: writes into its argument and returns it (an alias), or a scalar of it."""
+    body = g.pick([["    u[0] += 1.0", "    return u"],
+                   ["    u[1:] = u[:-1] * 0.5", "    return u"],
+                   ["    t = np.sum(u * u)", "    u[-1] = 0.0", "    return t"]])
+    return "\n".join([f"def {name}(u):"] + body), body[-1] == "    return t"
+
+
+HELPERS = (helper_fill, helper_kernel, helper_scale, helper_rows, helper_bump)
+
+
+def st_call(g: Gen, sc: Scope) -> None:
+    """A call of a new helper defined in the module, on names of the caller (by reference)."""
+    make = g.pick(HELPERS)
+    name = g.fresh("h")
+    text, flag = make(g, name)
+    one_d = [n for n, s in sc.arrays.items() if len(s) == 1]
+    if make is helper_rows:
+        two_d = [n for n, s in sc.arrays.items() if len(s) == 2]
+        if not two_d:
+            return
+        m = g.pick(two_d)
+        args = f"{m}, {array_expr(g, sc, (sc.arrays[m][1],), 1)}"
+    elif make is helper_scale:
+        args = f"{g.pick(sc.names())}, {bounded_scalar(g, sc)}"
+    elif make is helper_bump:
+        if not one_d:
+            return
+        args = g.pick(one_d)
+    else:
+        if not one_d:
+            return
+        d = g.pick(one_d)
+        u = array_expr(g, sc, sc.arrays[d], 1)
+        args = f"{u}, {d}"
+    g.helpers.append(text)
+    if make is helper_bump and flag:  # returns a scalar
+        t = g.fresh("t")
+        g.emit(f"{t} = {name}({args})")
+        sc.scalars.append(t)
+    elif (make is helper_fill and flag or make is helper_bump) and g.chance(0.6):
+        target = args.split(", ")[-1]
+        r = g.fresh("a")
+        g.emit(f"{r} = {name}({args})")
+        sc.arrays[r], sc.contig[r] = sc.arrays[target], sc.contig[target]
+    else:
+        g.emit(f"{name}({args})")
+
+
+# ----------------------------------------------------------------------------- blocks, programs
+
+TOP_STATEMENTS = ((st_alloc, 4), (st_alias, 2), (st_view, 3), (st_elem_write, 3),
+                  (st_slice_write, 3), (st_inplace, 3), (st_scalar, 2), (st_rebind, 1),
+                  (st_loop, 3), (st_if, 2), (st_call, 3))
+LOOP_STATEMENTS = ((st_elem_write, 4), (st_slice_write, 2), (st_inplace, 3), (st_scalar, 3),
+                   (st_rebind, 1), (st_alias, 1), (st_alloc, 1), (st_if, 1), (st_call, 2),
+                   (st_loop, 1))
+BRANCH_STATEMENTS = ((st_elem_write, 3), (st_slice_write, 2), (st_inplace, 3), (st_scalar, 2),
+                     (st_rebind, 1), (st_call, 1), (st_loop, 1))
+
+
+def block(g: Gen, sc: Scope, count: int, table) -> None:
+    """``count`` statements drawn from ``table`` (weighted); at least one line is emitted."""
+    start = len(g.lines)
+    fns = [f for f, _ in table]
+    weights = [w for _, w in table]
+    for _ in range(count):
+        fn = g.r.choices(fns, weights)[0]
+        if fn in (st_loop, st_if) and g.depth >= MAX_DEPTH:
+            fn = st_inplace
+        fn(g, sc)
+    if len(g.lines) == start:
+        st_elem_write(g, sc)
+
+
+def result_expr(g: Gen, sc: Scope) -> str:
+    """The returned scalar: reads of several arrays (recently made ones first) and scalars."""
+    names = sc.names()
+    recent = names[::-1][:3]
+    others = names[:-3] if len(names) > 3 else []
+    chosen = recent + ([g.pick(others)] if others else [])
+    terms = []
+    for v in chosen:
+        form = g.pick(["np.sum({v} * {v})", "np.sum(np.sin({v}))", "np.sum({v})",
+                       "np.mean(np.square({v}))"])
+        terms.append(form.format(v=v))
+    terms += [t for t in sc.scalars if t != "s"][:3]
+    return " + ".join(terms)
+
+
+def generate(seed: int) -> str:
+    """The source text of program ``seed``: helpers, then ``def f(...)`` returning a float."""
+    g = Gen(seed)
+    r = g.r
+    chosen = [a for a in ARGS if a[0] == "x" or r.random() < 0.55]
+    sc = Scope()
+    for name, shape in chosen:
+        if shape == ():
+            sc.scalars.append(name)
+        else:
+            sc.arrays[name], sc.contig[name] = shape, True
+    block(g, sc, r.randint(2, 7), TOP_STATEMENTS)
+    g.emit(f"return {result_expr(g, sc)}")
+    params = ", ".join(n for n, _ in chosen)
+    parts = ["import numpy as np", ""]
+    for h in g.helpers:
+        parts += ["", h, ""]
+    parts += ["", f"def f({params}):"] + g.lines
+    return "\n".join(parts) + "\n"
+
+
+def inputs(seed: int, source: str) -> tuple:
+    """Arguments of program ``seed``: standard normal values, the scalar a Python float."""
+    rng = np.random.default_rng(seed)
+    header = next(line for line in source.splitlines() if line.startswith("def f("))
+    names = header[len("def f("):-2].split(", ")
+    shapes = dict(ARGS)
+    return tuple(float(rng.normal()) if shapes[n] == () else rng.normal(size=shapes[n])
+                 for n in names)
+
+
+# ============================================================================= the checker
+
+VALUE_RTOL, VALUE_ATOL = 1e-9, 1e-10
+GRAD_RTOL, GRAD_ATOL = 1e-4, 1e-6
+TAPE_RTOL = 1e-7
+BIG = 1e6  # values beyond this are not checked (class "skip")
+
+_MODDIR = None
+
+
+_LOADED = collections.Counter()
+
+
+def load(seed: int, source: str):
+    """Write ``source`` to a real file (jitgrad reads source through inspect) and import it.
+    Every load gets a new file and module name, so a changed source is never read stale."""
+    global _MODDIR
+    if _MODDIR is None:
+        _MODDIR = tempfile.mkdtemp(prefix="jitgrad_fuzz_")
+    _LOADED[seed] += 1
+    name = f"fz_{seed}" if _LOADED[seed] == 1 else f"fz_{seed}_{_LOADED[seed] - 1}"
+    path = os.path.join(_MODDIR, f"{name}.py")
+    with open(path, "w") as fh:
+        fh.write(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def copied(args):
+    return tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+
+
+def _close(a, b, rtol, atol) -> bool:
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    scale = max(1.0, float(np.max(np.abs(b), initial=0.0)))
+    return a.shape == b.shape and bool(np.allclose(a, b, rtol=rtol, atol=atol * scale))
+
+
+def first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return f"{type(e).__name__}: {text.splitlines()[0] if text else ''}"
+
+
+def check(seed: int, source: str | None = None) -> dict:
+    """Run program ``seed`` and class it. Returns {seed, cls, reason, detail}."""
+    from fd import numeric_grad
+
+    import jitgrad
+    from jitgrad import tape
+    from jitgrad.errors import JitgradError
+
+    source = source or generate(seed)
+    out = {"seed": seed, "cls": "ok", "reason": "", "detail": ""}
+    try:
+        mod = load(seed, source)
+        args = inputs(seed, source)
+        value = float(mod.f(*copied(args)))
+    except Exception as e:  # noqa: BLE001 - a program plain Python rejects is our bug
+        return dict(out, cls="GENBUG", reason=first_line(e))
+    if not np.isfinite(value) or abs(value) > BIG:
+        return dict(out, cls="skip", reason="value not finite or too large")
+    wrt = tuple(k for k, a in enumerate(args) if isinstance(a, (float, np.ndarray)))
+    given = copied(args)
+    try:
+        got_value, got_grads = jitgrad.value_and_grad(mod.f, wrt=wrt)(*given)
+    except JitgradError as e:
+        msg = first_line(e)
+        if "generated gradient code" in msg:  # a failure of the generated code, not a refusal
+            return dict(out, cls="CRASH", reason=msg, detail=str(e))
+        return dict(out, cls="refused", reason=msg.split(": ", 1)[1])
+    except Exception as e:  # noqa: BLE001 - a raw traceback
+        return dict(out, cls="CRASH", reason=first_line(e), detail=traceback.format_exc())
+    problems = []
+    changed = [k for k, (a, b) in enumerate(zip(args, given))
+               if isinstance(a, np.ndarray) and not np.array_equal(a, b)]
+    if changed:
+        problems.append(("MODIFIED", f"arguments {changed} changed by the call"))
+    if not _close(got_value, value, VALUE_RTOL, VALUE_ATOL):
+        problems.append(("WRONG value", f"jitgrad {got_value!r}, Python {value!r}"))
+    wrong = []
+    for k, g in zip(wrt, got_grads):
+        ref = numeric_grad(mod.f, args, k)
+        if not _close(g, ref, GRAD_RTOL, GRAD_ATOL):
+            ref2 = numeric_grad(mod.f, args, k, eps=1e-5)
+            if not _close(g, ref2, GRAD_RTOL, GRAD_ATOL):
+                wrong.append(f"d/arg{k}: jitgrad {np.round(g, 5).tolist()}, "
+                             f"differences {np.round(ref, 5).tolist()}")
+    if wrong:
+        problems.append(("WRONG grad", "; ".join(wrong)))
+    else:
+        try:
+            _, tape_grads = tape.value_and_grad(mod.f, wrt=wrt)(*copied(args))
+        except Exception:  # noqa: BLE001 - the tape refuses some programs: no oracle then
+            tape_grads = None
+        out["tape"] = tape_grads is not None
+        if tape_grads is not None:
+            bad = [k for k, g, t in zip(wrt, got_grads, tape_grads)
+                   if not _close(t, g, TAPE_RTOL, 1e-9)]
+            if bad:
+                problems.append(("WRONG tape", f"tape differs on arguments {bad}"))
+    if problems:
+        order = ["CRASH", "MODIFIED", "WRONG value", "WRONG grad", "WRONG tape"]
+        problems.sort(key=lambda p: order.index(p[0]))
+        return dict(out, cls=problems[0][0], reason=problems[0][1],
+                    detail="\n".join(f"{c}: {d}" for c, d in problems))
+    return out
+
+
+def _check_quietly(seed: int, source: str | None = None) -> dict:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with np.errstate(all="ignore"):
+            return check(seed, source)
+
+
+# ============================================================================= minimizing
+
+
+def family(result: dict) -> str:
+    """What must stay the same while shrinking: the class, and for a crash its message
+    without names."""
+    if result["cls"] in ("CRASH", "refused"):
+        return result["cls"] + ": " + re.sub(
+            r"`[^`]*`|'[^']*'|\w+\.py, line \d+|\b(?=\w*[\d_])\w+\b|\b[A-Z]\b", "_",
+            result["reason"])
+    return result["cls"]
+
+
+def _blocks(lines: list[str], start: int) -> list[tuple[int, int]]:
+    """(first, end) line ranges of every statement from ``start`` on, a compound statement
+    with its indented body."""
+    out = []
+    for i in range(start, len(lines)):
+        indent = len(lines[i]) - len(lines[i].lstrip())
+        j = i + 1
+        while j < len(lines) and (not lines[j].strip()
+                                  or len(lines[j]) - len(lines[j].lstrip()) > indent):
+            j += 1
+        out.append((i, j))
+    return out
+
+
+def _candidates(source: str):
+    """Smaller programs: a statement (or block, or helper) removed, a returned term dropped."""
+    lines = source.rstrip("\n").split("\n")
+    blocks = _blocks(lines, 0)
+    ends = dict(blocks)
+    for first, end in blocks:  # an if with its else removed, or replaced by either body
+        head = lines[first].strip()
+        if head.startswith("if ") and end < len(lines) and lines[end].strip() == "else:":
+            yield "\n".join(lines[:first] + lines[ends[end]:]) + "\n"
+        if head.startswith("if ") or head == "else:":
+            stop = ends[end] if end < len(lines) and lines[end].strip() == "else:" else end
+            start = first - 1 if head == "else:" else first
+            while head == "else:" and not lines[start].strip().startswith("if "):
+                start -= 1
+            body = [line[4:] for line in lines[first + 1:end]]
+            yield "\n".join(lines[:start] + body + lines[stop:]) + "\n"
+    for first, end in sorted(blocks, key=lambda b: b[0] - b[1]):
+        text = lines[first].strip()
+        if not text or text.startswith(("import", "def f(", "return")):
+            continue
+        if text == "else:" or text.startswith("def "):
+            yield "\n".join(lines[:first] + lines[end:]) + "\n"
+            continue
+        rest = lines[:first] + lines[end:]
+        # a block left with no body gets a pass
+        prev = rest[first - 1] if first - 1 < len(rest) and first > 0 else ""
+        nxt = rest[first] if first < len(rest) else ""
+        indent = len(lines[first]) - len(lines[first].lstrip())
+        if prev.rstrip().endswith(":") and (len(nxt) - len(nxt.lstrip())) < indent:
+            rest = rest[:first] + [" " * indent + "pass"] + rest[first:]
+        yield "\n".join(rest) + "\n"
+    for i, line in enumerate(lines):
+        if line.strip().startswith("return ") and " + " in line:
+            head, expr = line.split("return ", 1)
+            terms = expr.split(" + ")
+            for k in range(len(terms)):
+                kept = terms[:k] + terms[k + 1:]
+                yield "\n".join(lines[:i] + [head + "return " + " + ".join(kept)]
+                                 + lines[i + 1:]) + "\n"
+
+
+def minimize(seed: int, source: str | None = None, budget: int = 3000) -> tuple[str, dict]:
+    """Shrink program ``seed`` while it stays in the same failure family (same inputs)."""
+    source = source or generate(seed)
+    want = _check_quietly(seed, source)
+    fam = family(want)
+    tries = 0
+    improved = True
+    while improved and tries < budget:
+        improved = False
+        for cand in _candidates(source):
+            tries += 1
+            try:
+                compile(cand, "<candidate>", "exec")
+            except SyntaxError:
+                continue
+            r = _check_quietly(seed, cand)
+            if family(r) == fam:
+                source, want, improved = cand, r, True
+                break
+            if tries >= budget:
+                break
+    return source, want
+
+
+# ============================================================================= command line
+
+FAILING = ("CRASH", "MODIFIED", "WRONG value", "WRONG grad", "WRONG tape", "GENBUG")
+
+
+def run(seeds, jobs: int = 1) -> list[dict]:
+    if jobs > 1:
+        import multiprocessing
+
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            return pool.map(_check_quietly, seeds, chunksize=16)
+    return [_check_quietly(s) for s in seeds]
+
+
+def summary(results: list[dict], show: int, out=sys.stdout) -> None:
+    counts = collections.Counter(r["cls"] for r in results)
+    print(f"{len(results)} programs: " + ", ".join(f"{c} {n}" for c, n in counts.most_common()),
+          file=out)
+    refused = [r["reason"] for r in results if r["cls"] == "refused"]
+    reasons = collections.Counter(re.sub(r"`[^`]*`", "`…`", m) for m in refused)
+    if reasons:
+        print("most common refusals (names replaced by `…`):", file=out)
+        for reason, n in reasons.most_common(10):
+            print(f"  {n:5d}  {reason[:200]}", file=out)
+    generated = sum(bool(re.search(r"`_|`[A-Za-z]\w*_\d+`", m)) for m in refused)
+    if generated:
+        print(f"{generated} refusals name a generated variable (`_t0`, `x_1`), "
+              "not the user's", file=out)
+    bad = sorted((r for r in results if r["cls"] in FAILING),
+                 key=lambda r: len(generate(r["seed"])))
+    if bad:
+        print(f"{len(bad)} failing programs (replay: python tests/fuzz_gen.py --seed K):", file=out)
+        for r in bad:
+            print(f"  seed {r['seed']}: {r['cls']}: {r['reason'][:150]}", file=out)
+        for r in bad[:show]:
+            print(f"\n# ---- seed {r['seed']}: {r['cls']}\n{generate(r['seed'])}", file=out)
+
+
+def parse_seeds(text: str) -> list[int]:
+    if ":" in text:
+        a, b = text.split(":")
+        return list(range(int(a), int(b)))
+    return [int(s) for s in text.split(",")]
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--seeds", default="0:200", help="a:b (range) or a,b,c")
+    p.add_argument("--seed", type=int, help="one program")
+    p.add_argument("--print", action="store_true", help="print the program's source only")
+    p.add_argument("--minimize", action="store_true",
+                   help="with --seed: shrink the program while it fails the same way")
+    p.add_argument("--random", type=int, metavar="N", help="check N fresh seeds")
+    p.add_argument("--jit", action="store_true", help="compile with Numba (default: plain Python)")
+    p.add_argument("--show", type=int, default=5, help="print the source of N failing programs")
+    p.add_argument("--jobs", type=int, default=1)
+    p.add_argument("--json", help="write the results to this file")
+    a = p.parse_args(argv)
+    if a.seed is not None and a.print:
+        print(generate(a.seed), end="")
+        return 0
+    if not a.jit:
+        os.environ["JITGRAD_DISABLE_JIT"] = "1"  # read when jitgrad.compile is imported
+    sys.path.insert(0, HERE)
+    if a.seed is not None and a.minimize:
+        small, r = minimize(a.seed)
+        print(small)
+        print(f"{r['cls']}: {r['reason']}\n{r['detail']}")
+        return int(r["cls"] in FAILING)
+    if a.seed is not None:
+        print(generate(a.seed))
+        r = _check_quietly(a.seed)
+        print(f"{r['cls']}: {r['reason']}\n{r['detail']}")
+        return int(r["cls"] in FAILING)
+    if a.random:
+        seeds = [random.SystemRandom().randrange(10**9) for _ in range(a.random)]
+        print("seeds:", ",".join(map(str, seeds)), flush=True)
+    else:
+        seeds = parse_seeds(a.seeds)
+    results = run(seeds, a.jobs)
+    if a.json:
+        with open(a.json, "w") as fh:
+            json.dump(results, fh)
+    summary(results, a.show)
+    return int(any(r["cls"] in FAILING for r in results))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
