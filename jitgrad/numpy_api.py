@@ -489,7 +489,7 @@ NUMPY: dict = {
     np.full: np_full, np.zeros_like: _like("zeros_like"), np.ones_like: _like("ones_like"),
     np.copy: np_copy, np.ndim: ndim_of, np.shape: lambda x: x.shape,
     np.empty_like: np_empty_like, np.full_like: np_full_like, np.array: np_array,
-    np.asarray: np_array, np.stack: np_stack, np.arange: np_arange, np.linspace: np_linspace,
+    np.asarray: lambda a, dtype=None: a if records(a) and dtype is None else np_array(a, dtype), np.stack: np_stack, np.arange: np_arange, np.linspace: np_linspace,
     np.eye: np_eye, np.isfinite: _unary("isfinite"), np.cbrt: _unary("cbrt"),
     np.arctan2: _binary("arctan2"), np.hypot: _binary("hypot"),
     np.logaddexp: _binary("logaddexp"), np.copysign: _binary("copysign"),

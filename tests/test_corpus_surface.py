@@ -16,9 +16,11 @@ from corpus_check import (
     value_and_grad_fn,
 )
 from corpus_surface import SURFACE_CASES, TAPE_REFUSES
+from fd import numeric_grad
 
 import jitgrad
 from jitgrad import UnsupportedError, tape
+from jitgrad.primitives import PRIMITIVES
 
 
 @pytest.mark.parametrize(("case", "idx"), point_params(SURFACE_CASES))
@@ -110,3 +112,17 @@ def lgamma_fn(x):
 def test_refused_forms(fn, arg, message):
     with pytest.raises(UnsupportedError, match=message.replace("(", r"\(").replace(")", r"\)")):
         jitgrad.grad(fn)(arg)
+
+
+@pytest.mark.parametrize("name", ["erf", "erfc"])
+def test_scalar_only_primitives_on_the_tape(name):
+    """math.erf/erfc cannot run on the tape (math.* calls float()); their primitive can: its
+    rule, on the tape, against finite differences and NumPy's value."""
+    prim = PRIMITIVES[name]
+
+    def f(x):
+        return np.sum(prim(x) * x)
+
+    x = np.array([-1.3, -0.2, 0.4, 2.1])
+    np.testing.assert_allclose(prim(x), [getattr(math, name)(v) for v in x], rtol=1e-15)
+    np.testing.assert_allclose(tape.grad(f)(x), numeric_grad(f, (x,), 0), rtol=1e-7)
