@@ -122,6 +122,7 @@ class Builder:
         self.caller = caller
         self.depth = 0 if caller is None else caller.depth + 1
         self.in_loop = False
+        self.stale_at_merge: set[int] = set()
         # The differentiated function's arguments that it writes into (found by name, or by a
         # first build that met the write elsewhere: `symbolic.WritesArgument`).
         self.copied = (_subscript_targets(src.node.body) | copied) if caller is None else set()
@@ -355,9 +356,14 @@ class Builder:
         loc = self.src.loc(node)
         before = self.env
         writes = dict(self.gb.writes)  # each branch sees the writes made before the `if` only
+        latest = dict(self.gb.latest)  # and the versions known before it
         then_block, env_t = self.in_block(then_fn, before)
+        self.stale_at_merge = self.stale_values(env_t)  # each side as its branch ends
         writes_then, self.gb.writes = self.gb.writes, dict(writes)
+        latest_then, self.gb.latest = self.gb.latest, dict(latest)
         else_block, env_e = self.in_block(else_fn, before)
+        self.stale_at_merge |= self.stale_values(env_e)
+        latest_else, self.gb.latest = self.gb.latest, latest
         for k, n in writes_then.items():  # after it, a write on either side counts
             self.gb.writes[k] = max(n, self.gb.writes.get(k, 0))
         merges: list[Carry] = []
@@ -373,11 +379,7 @@ class Builder:
                 env[name] = merged
         self.gb.loc = loc
         self.gb.block.stmts.append(If(self.gb.atom(cond), then_block, else_block, merges, loc))
-        for m in merges:  # an array written on a branch: after the `if` it is the merged value
-            for side in (m.init, m.update):
-                if isinstance(side, Var) and side.type.ndim:
-                    self.gb.newer_than_before(side, m.var)
-        self.gb.forget_versions_in([then_block, else_block])
+        self.gb.merge_versions(latest_then, latest_else, merges)
         self.env = env
 
     def merge(self, name, vt, ve, then_block, else_block, loc):
@@ -402,8 +404,15 @@ class Builder:
         for a in (at, ae):  # the merged array is one of the two: it may alias either
             if var.type.ndim and isinstance(a, Var):
                 self.gb.share_memory(var, a)
+                self.gb.same_view(var, a)
         self.gb.restamp(var)
+        if any(id(a) in self.stale_at_merge for a in (at, ae)):
+            self.gb.mark_stale(var)  # an out-of-date array stays out of date when merged
         return Carry(var, at, ae)
+
+    def stale_values(self, env) -> set[int]:
+        return {id(v.atom) for v in env.values() if isinstance(v, Sym)
+                and isinstance(v.atom, Var) and self.gb.is_stale(v.atom)}
 
     def cast_in(self, block, value, kind):
         atom = self.gb.atom(value, check=False)
@@ -575,7 +584,10 @@ class Builder:
                 if v.type.ndim and isinstance(init, Var):  # it starts as its initial value
                     by_init[id(init)] = v
                     self.gb.share_memory(v, init)
+                    self.gb.same_view(v, init)
                 self.gb.restamp(v)
+                if isinstance(init, Var) and self.gb.is_stale(init):
+                    self.gb.mark_stale(v)  # an out-of-date array stays out of date when carried
             outer_env = self.env
             inner_env = dict(outer_env)
             for n, v in carry_vars.items():
@@ -602,11 +614,12 @@ class Builder:
                     changed = True
             if not changed:
                 break
-        self.check_no_stale_reads(result, carry_vars, stmt)
+        out_of_date = self.check_no_stale_reads(result, carry_vars, stmt)
         self.gb.forget_versions_in([result["body"]] + (
             [result["cond_block"]] if "cond_block" in result else []))
         for v in carry_vars.values():
-            self.gb.restamp(v)  # after the loop it holds the current contents
+            if id(v) not in out_of_date:
+                self.gb.restamp(v)  # after the loop it holds the current contents
         carries = []
         first_name: dict[int, str] = {}
         for n in carried:
@@ -633,26 +646,40 @@ class Builder:
                 c.var.storage = c.init.root
         return carries, carry_vars, result
 
-    def check_no_stale_reads(self, result, carry_vars, stmt) -> None:
-        """An array made before the loop and read in it, whose memory the loop writes into
-        later in the body, shows new values from the second iteration on: refuse it."""
+    def check_no_stale_reads(self, result, carry_vars, stmt) -> set[int]:
+        """An array read in the loop whose memory the loop writes into later in the body,
+        under another name, shows new values from the second iteration on: refuse it. That is
+        an array made before the loop, or a carried one whose value at the end of the body is
+        out of date (a view of the array written). Return the carried arrays that are out of
+        date after the loop but not read in it (reading them after the loop is refused)."""
         blocks = [result["body"]] + ([result["cond_block"]] if "cond_block" in result else [])
         inside = {id(v) for v in carry_vars.values()}
         for b in blocks:
             for s in walk(b):
                 for v in defs(s):
                     inside.add(id(v))
+        stale_carries = set()
+        for n, v in carry_vars.items():
+            end = result["env_end"].get(n)
+            if v.type.ndim and isinstance(end, Sym) and isinstance(end.atom, Var) and (
+                    self.gb.is_stale(end.atom)):
+                stale_carries.add(id(v))
+        names = {id(v.atom): n for n, v in self.env.items() if isinstance(v, Sym)}
+        names.update({id(v): n for n, v in carry_vars.items()})
         for b in blocks:
             for s in b.stmts:
                 for a in used_atoms(s):
-                    if (isinstance(a, Var) and a.type.ndim and id(a) not in inside
-                            and self.gb.is_stale(a)):
+                    if isinstance(a, Var) and a.type.ndim and (
+                            id(a) in stale_carries
+                            or (id(a) not in inside and self.gb.is_stale(a))):
+                        what = f"`{_base(names[id(a)])}`" if id(a) in names else "an array"
                         raise UnsupportedError(
-                            f"`{a.name}` is read in this loop and shares memory with an array "
+                            f"{what} is read in this loop and shares memory with an array "
                             "the loop writes into in place, so from the second iteration on it "
                             "shows new values, which jitgrad does not follow. Index the array "
                             "itself inside the loop, or .copy() it before the loop",
                             self.loc(stmt))
+        return stale_carries
 
     def build_for(self, stmt, target, start, stop, step, over):
         flags = self.loop_flags(stmt.body)

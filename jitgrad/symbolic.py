@@ -59,6 +59,7 @@ class GraphBuilder:
         # an identity folds it (``x * 1.0``); the adjoint's own arithmetic may alias.
         self.new_arrays = False
         self.latest: dict[int, Var] = {}  # id(version) -> the version that replaced it
+        self.known: dict[int, Var] = {}  # id(version) -> version, for every key of `latest`
 
     # -- atoms ---------------------------------------------------------------------------
 
@@ -210,12 +211,20 @@ class GraphBuilder:
             self.memory[ra] = rb
             self.writes[rb] = self.writes.get(rb, 0) + self.writes.get(ra, 0)
 
+    def same_view(self, a: Var, b: Var) -> None:
+        """``a`` may be ``b`` (a loop's carried value, a merged value): a view if ``b`` is."""
+        if id(b) in self.views:
+            self.views.add(id(a))
+
     def writes_to(self, v: Var) -> int:
         return self.writes.get(self._find(id(v)), 0)
 
     def restamp(self, v: Var) -> None:
         """``v`` holds the current contents of its memory."""
         self.stamp[id(v)] = self.writes_to(v)
+
+    def mark_stale(self, v: Var) -> None:
+        self.stamp[id(v)] = -1
 
     def is_stale(self, v: Var) -> bool:
         return id(v) in self.stamp and self.stamp[id(v)] != self.writes_to(v)
@@ -229,12 +238,27 @@ class GraphBuilder:
     def newer(self, old: Var, new: Var) -> None:
         """``new`` is what ``old``'s memory holds now (a write, a loop, a branch)."""
         self.latest[id(old)] = new
+        self.known[id(old)] = old
 
-    def newer_than_before(self, side: Var, merged: Var) -> None:
-        """After an ``if``: the arrays that became ``side`` on a branch are now ``merged``."""
-        for k, v in list(self.latest.items()):
-            if self.current(v) is side:
-                self.latest[k] = merged
+    def merge_versions(self, then: dict, orelse: dict, merges) -> None:
+        """After an ``if`` whose branches left the versions ``then`` and ``orelse``: an array
+        that became one value on each side is now the value merged from them; one that
+        changed on a side without such a merge stays out of date (its reads are refused)."""
+        def current(table, v):
+            while id(v) in table:
+                v = table[id(v)]
+            return v
+        merged = {(id(m.init), id(m.update)): m.var for m in merges
+                  if isinstance(m.init, Var) and isinstance(m.update, Var)}
+        for k in set(then) | set(orelse):
+            v = self.known[k]
+            t, e = current(then, v), current(orelse, v)
+            if t is e:
+                continue
+            if (id(t), id(e)) in merged:
+                self.latest[k] = merged[(id(t), id(e))]
+            else:
+                self.latest.pop(k, None)
 
     def forget_versions_in(self, blocks) -> None:
         """Versions made inside a loop body or branch are out of scope after it: an array
