@@ -283,6 +283,47 @@ def walk(block: Block):
             yield from walk(b)
 
 
+# Equations whose result is (part of) their first input's memory.
+VIEW_PRIMS = {"getitem", "transpose", "reshape", "reshape_like", "expand_dims", "broadcast_like",
+              "setitem"}
+
+
+class Storage:
+    """Union-find over variables that may share memory (views, in-place versions, carried and
+    merged values); ``written(v)``: whether any version of ``v``'s memory is written in place."""
+
+    def __init__(self, fn: Function):
+        self.parent: dict[int, int] = {}
+        self.mutated: set[int] = set()
+        for s in walk(fn.body):
+            if isinstance(s, Eqn):
+                if s.prim in VIEW_PRIMS and s.ins and isinstance(s.ins[0], Var) and s.out.type.ndim:
+                    self.union(s.out, s.ins[0])
+            else:
+                carries = s.merges if isinstance(s, If) else s.carries
+                for c in carries:
+                    if c.var.type.ndim:
+                        for a in (c.init, c.update):
+                            if isinstance(a, Var):
+                                self.union(c.var, a)
+        for s in walk(fn.body):
+            if isinstance(s, Eqn) and s.prim == "setitem":
+                self.mutated.add(self.find(id(s.out)))
+
+    def find(self, i: int) -> int:
+        while self.parent.get(i, i) != i:
+            i = self.parent[i]
+        return i
+
+    def union(self, a: Var, b: Var):
+        ra, rb = self.find(id(a)), self.find(id(b))
+        if ra != rb:
+            self.parent[ra] = rb
+
+    def written(self, v: Var) -> bool:
+        return v.type.ndim > 0 and self.find(id(v)) in self.mutated
+
+
 # ----------------------------------------------------------------------------- verifier
 
 

@@ -13,7 +13,7 @@ Passes, in order:
 
 from __future__ import annotations
 
-from .ir import Block, Eqn, If, Repeat, Var, direct_uses, sub_blocks
+from .ir import Block, Eqn, If, Repeat, Storage, Var, direct_uses, sub_blocks
 
 _EFFECTS = {"setitem", "add_at", "zero_at", "iadd", "push", "pop", "stack_alloc", "reserve"}
 # (``loop_index`` and ``assign`` in an adjoint prologue define values; they are pure.)
@@ -96,8 +96,11 @@ def _atom_key(a):
 def common_subexpressions(fn) -> None:
     """An equation repeating an earlier one (same primitive, inputs and parameters, in the same
     block or an enclosing one) reuses its result: the user who writes ``np.exp(z)`` twice gets
-    it computed, and differentiated, once. Runs on the forward IR (SSA) before the transform."""
+    it computed, and differentiated, once. Runs on the forward IR (SSA) before the transform.
+    An array whose memory is written in place is not shared: ``a = np.square(x)`` written into
+    and a later ``np.square(x)`` are two arrays."""
     replace: dict[int, Var] = {}
+    storage = Storage(fn)
 
     def sub(a):
         return replace.get(id(a), a) if isinstance(a, Var) else a
@@ -108,7 +111,8 @@ def common_subexpressions(fn) -> None:
         for s in b.stmts:
             if isinstance(s, Eqn):
                 _substitute(s, sub)
-            if isinstance(s, Eqn) and len(s.outs) == 1 and s.prim not in _NOT_SHARED:
+            if (isinstance(s, Eqn) and len(s.outs) == 1 and s.prim not in _NOT_SHARED
+                    and not storage.written(s.out)):
                 key = (s.prim, tuple(_atom_key(a) for a in s.ins),
                        tuple(sorted((k, repr(v)) for k, v in s.params.items())))
                 if key in seen:

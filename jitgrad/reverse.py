@@ -58,6 +58,7 @@ from .ir import (
     If,
     Namer,
     Repeat,
+    Storage,
     Var,
     While,
     defs,
@@ -73,9 +74,6 @@ from .types import INT, Type
 # Inputs that an adjoint equation reads only for their shape (no copy needed when saving them).
 _SHAPE_ONLY = {"zeros_like": {0}, "shape_dim": {0}, "size": {0}, "broadcast_like": {1},
                "sum_to_like": {1}, "reshape_like": {1}, "spread": {1}}
-# Equations that hand back (part of) their input's memory.
-_VIEWS = {"getitem", "transpose", "reshape", "reshape_like", "expand_dims", "broadcast_like",
-          "setitem"}
 
 
 @dataclasses.dataclass(eq=False)
@@ -202,41 +200,6 @@ def _useful(fn: Function) -> set[int]:
                     if id(c.var) in useful:
                         changed |= mark(c.init) | mark(c.update)
     return useful
-
-
-class _Storage:
-    """Union-find over variables that may share memory (views, in-place writes, carries)."""
-
-    def __init__(self, fn: Function):
-        self.parent: dict[int, int] = {}
-        self.mutated: set[int] = set()
-        for s in walk(fn.body):
-            if isinstance(s, Eqn):
-                if s.prim in _VIEWS and s.ins and isinstance(s.ins[0], Var) and s.out.type.ndim:
-                    self.union(s.out, s.ins[0])
-            else:
-                carries = s.merges if isinstance(s, If) else s.carries
-                for c in carries:
-                    if c.var.type.ndim:
-                        for a in (c.init, c.update):
-                            if isinstance(a, Var):
-                                self.union(c.var, a)
-        for s in walk(fn.body):
-            if isinstance(s, Eqn) and s.prim == "setitem":
-                self.mutated.add(self.find(id(s.out)))
-
-    def find(self, i: int) -> int:
-        while self.parent.get(i, i) != i:
-            i = self.parent[i]
-        return i
-
-    def union(self, a: Var, b: Var):
-        ra, rb = self.find(id(a)), self.find(id(b))
-        if ra != rb:
-            self.parent[ra] = rb
-
-    def written(self, v: Var) -> bool:
-        return v.type.ndim > 0 and self.find(id(v)) in self.mutated
 
 
 # ----------------------------------------------------------------------------- the transform
@@ -581,7 +544,7 @@ class _Saver:
     def __init__(self, rev: _Reverse, fn: Function):
         self.rev = rev
         self.fn = fn
-        self.storage = _Storage(fn)
+        self.storage = Storage(fn)
         self.needed: dict[int, dict[int, tuple[Var, bool]]] = {}  # block -> var -> (v, copy)
         self.capacity: dict[int, Var] = {}  # id(top-level for loop) -> its trip count
         self.defining: dict[int, Eqn] = {}  # id(var) -> the equation that computes it

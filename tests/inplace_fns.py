@@ -240,3 +240,9 @@ def whole_update_in_loop(x):
         y[i] = x[i] * 2.0
         y *= 0.5
     return np.sum(y * x)
+
+
+def repeated_expression_written(x, A):  # np.square(x) twice: two arrays, one written into
+    a0 = np.square(x)
+    a0[-1] -= A[-1, -1]
+    return np.mean(np.square(x)) + np.sum(a0)

@@ -42,6 +42,7 @@ CASES = [
     case(F.callee_called_twice, N(3)),
     case(F.writes_in_while, N(3), N()),
     case(F.whole_update_in_loop, N(3)),
+    case(F.repeated_expression_written, N(3), N(2, 2)),
 ]
 
 
