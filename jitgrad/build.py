@@ -55,6 +55,14 @@ class _Undefined:
         self.why = why
 
 
+class _NoReturn:
+    """The value to return before any ``return`` ran: merged with a returned value, it takes
+    that value's shape (a placeholder on the side that has not returned, never read)."""
+
+
+_NO_RETURN = _NoReturn()
+
+
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
            ast.Pow: operator.pow, ast.MatMult: operator.matmul}
@@ -115,11 +123,12 @@ class Builder:
     MAX_INLINE_DEPTH = 20
 
     def __init__(self, src: FunctionSource, gb: GraphBuilder, caller: Builder | None = None,
-                 copied: frozenset = frozenset()):
+                 copied: frozenset = frozenset(), enclosing: Builder | None = None):
         self.src = src
         self.gb = gb
         self.env: dict[str, object] = {}
         self.caller = caller
+        self.enclosing = enclosing  # for a nested function: the one it was defined in
         self.depth = 0 if caller is None else caller.depth + 1
         self.in_loop = False
         self.stale_at_merge: set[int] = set()
@@ -156,8 +165,10 @@ class Builder:
                                        self.src.loc(self.src.node))
             self.build_stmts(body)  # a kernel that fills its output argument
             return None
-        self.env[_RETVAL] = 0.0
+        self.env[_RETVAL] = _NO_RETURN
         self.build_stmts(body)
+        if self.env[_RETVAL] is _NO_RETURN:
+            return None
         return self.lookup(_RETVAL, self.src.node)
 
     # -- statements ----------------------------------------------------------------------
@@ -235,11 +246,14 @@ class Builder:
 
     def stmt_Return(self, stmt):
         value = self.expr(stmt.value) if stmt.value is not None else None
-        if not _is_atom_value(value):
-            raise UnsupportedError("a return inside a loop or branch must return a number",
+        if self.in_loop and not _is_atom_value(value):
+            raise UnsupportedError("a return inside a loop must return a number",
                                    self.loc(stmt))
-        if isinstance(value, Sym) and value.ndim:
-            raise UnsupportedError("a return inside a loop or branch must return a scalar",
+        if self.in_loop and isinstance(value, Sym) and value.ndim:
+            raise UnsupportedError("a return inside a loop must return a scalar (return an "
+                                   "array from a branch, or after the loop)", self.loc(stmt))
+        if value is None:
+            raise UnsupportedError("a return without a value inside a loop or branch",
                                    self.loc(stmt))
         self.env[_RETVAL] = value
         self.env[_RETURNED] = True
@@ -249,6 +263,11 @@ class Builder:
 
     def stmt_Continue(self, stmt):
         self.env[_CONTINUE] = True
+
+    def stmt_LocalDef(self, stmt):
+        node = stmt.node
+        defaults = [self.expr(d) for d in node.args.defaults]
+        self.env[node.name] = _LocalFunction(self.src.local(node), self, defaults)
 
     def stmt_If(self, stmt):
         cond = self.condition(stmt.test)
@@ -301,6 +320,10 @@ class Builder:
         if isinstance(value, Sym) and value.type.kind == "f" and array.type.kind != "f":
             raise UnsupportedError("writing floats into an integer array", self.loc(node))
         old = array.atom
+        if id(old.root) in getattr(self.gb, "constant_arrays", ()):
+            raise UnsupportedError(f"writing into `{name}`, a global array (or one a closure "
+                                   "captured), which jitgrad reads as a constant, as Numba does; "
+                                   ".copy() it first", self.loc(node))
         self.gb.check_writable(old, name)
         out = self.gb.apply(P.PRIMITIVES["setitem"], [array, value] + idx,
                             {"index_spec": spec})
@@ -372,19 +395,51 @@ class Builder:
             vt = env_t.get(name, _Undefined(f"`{name}` is assigned in only one branch"))
             ve = env_e.get(name, _Undefined(f"`{name}` is assigned in only one branch"))
             merged = self.merge(name, vt, ve, then_block, else_block, loc)
-            if isinstance(merged, Carry):
-                merges.append(merged)
-                env[name] = self.gb.sym(merged.var)
-            else:
-                env[name] = merged
+            env[name] = self.merged_value(merged, merges)
         self.gb.loc = loc
         self.gb.block.stmts.append(If(self.gb.atom(cond), then_block, else_block, merges, loc))
         self.gb.merge_versions(latest_then, latest_else, merges)
         self.env = env
 
+    def merged_value(self, merged, merges):
+        """A merge's value after the `if`: its carries (also inside a tuple) become variables."""
+        if isinstance(merged, Carry):
+            merges.append(merged)
+            return self.gb.sym(merged.var)
+        if isinstance(merged, tuple):
+            return tuple(self.merged_value(m, merges) for m in merged)
+        return merged
+
+    def placeholder(self, like, block):
+        """A value of ``like``'s structure and types made in ``block``, for the side of a branch
+        that has not returned (it is never read): zeros, and empty arrays."""
+        if isinstance(like, tuple):
+            return tuple(self.placeholder(v, block) for v in like)
+        if not _is_atom_value(like):
+            return like
+        t = self.gb.atom(like, check=False).type
+        if not t.ndim:
+            return {"f": 0.0, "i": 0, "b": False}[t.kind]
+        saved, self.gb.block = self.gb.block, block
+        try:
+            out = self.gb.emit("empty", [Const(0)] * t.ndim, {"kind": t.kind}, t)
+        finally:
+            self.gb.block = saved
+        out.dims = (0,) * t.ndim
+        self.gb.restamp(out)
+        return self.gb.sym(out)
+
     def merge(self, name, vt, ve, then_block, else_block, loc):
         if vt is ve:
             return vt
+        if vt is _NO_RETURN:
+            vt = self.placeholder(ve, then_block)
+        elif ve is _NO_RETURN:
+            ve = self.placeholder(vt, else_block)
+        if (isinstance(vt, tuple) and isinstance(ve, tuple) and len(vt) == len(ve)
+                and not _same_structure(vt, ve)):  # a tuple returned on both sides
+            return tuple(self.merge(f"{name}_{k}", a, b, then_block, else_block, loc)
+                         for k, (a, b) in enumerate(zip(vt, ve)))
         if isinstance(vt, _Undefined) or isinstance(ve, _Undefined):
             return vt if isinstance(vt, _Undefined) else ve
         if _same_constant(vt, ve):
@@ -716,8 +771,11 @@ class Builder:
         self.after_loop(result["env_end"], carried, carry_vars)
 
     def loop_flags(self, body):
-        return {_RETURNED, _RETVAL} if any(
-            isinstance(n, ast.Return) for s in body for n in ast.walk(s)) else set()
+        if not any(isinstance(n, ast.Return) for s in body for n in ast.walk(s)):
+            return set()
+        if self.env.get(_RETVAL) is _NO_RETURN:
+            self.env[_RETVAL] = 0.0  # a loop carries a number (its returns return numbers)
+        return {_RETURNED, _RETVAL}
 
     def exit_flag(self, result):
         env_end = result["env_end"]
@@ -812,6 +870,17 @@ class Builder:
             if isinstance(v, Sym) and isinstance(v.atom, Var) and self.gb.is_stale(v.atom):
                 raise UnsupportedError(S.stale_message(f"`{name}`"), self.loc(node))
             return v
+        if self.enclosing is not None:  # a nested function reads its enclosing one's names
+            return self.enclosing.lookup(name, node)
+        code = self.src.fn.__code__
+        if name in code.co_freevars and self.src.node.name == self.src.fn.__name__:
+            # a closure's variable (`make_loss(reg)` returning `loss`): constant during a call
+            try:
+                value = self.src.fn.__closure__[code.co_freevars.index(name)].cell_contents
+            except ValueError:
+                raise JitgradError(f"NameError: free variable '{name}' referenced before "
+                                   "assignment in the enclosing scope", self.loc(node)) from None
+            return self.global_value(name, value, node, "closure variable")
         g = self.src.fn.__globals__
         if name in g:
             return self.global_value(name, g[name], node)
@@ -819,18 +888,35 @@ class Builder:
             return getattr(builtins, name)
         raise JitgradError(f"NameError: name '{name}' is not defined", self.loc(node))
 
-    def global_value(self, name, value, node):
+    def global_value(self, name, value, node, what="global"):
         if isinstance(value, (bool, int, float, np.number, np.bool_)):
             return S._python_scalar(value)
         if isinstance(value, (pytypes.ModuleType, pytypes.FunctionType, pytypes.BuiltinFunctionType,
                               np.ufunc, tuple)) or callable(value):
             return value
         if isinstance(value, np.ndarray):
-            raise UnsupportedError(f"the global array `{name}`: pass it as an argument "
-                                   "(jitgrad does not freeze global arrays into compiled code)",
-                                   self.loc(node))
-        raise UnsupportedError(f"the global `{name}` of type {type(value).__name__}",
+            return self.constant_array(name, value, node)
+        raise UnsupportedError(f"the {what} `{name}` of type {type(value).__name__}",
                                self.loc(node))
+
+    def constant_array(self, name, value, node):
+        """A global array (or one a closure captured) read as a constant, as Numba freezes it:
+        its contents when the signature is first compiled."""
+        kind = {"u": "i"}.get(value.dtype.kind, value.dtype.kind)
+        if kind not in "fib" or value.ndim == 0:
+            raise UnsupportedError(f"the global `{name}`: a {value.dtype} array of rank "
+                                   f"{value.ndim} (jitgrad reads float, integer and bool arrays "
+                                   "as constants)", self.loc(node))
+        t = Type(kind, value.ndim)
+        out = self.gb.emit("constant", [], {"name": P.constant_array_name(
+            value.astype({"f": np.float64, "i": np.int64, "b": np.bool_}[kind])), "type": t}, t,
+            base=name)
+        out.dims = tuple(int(n) for n in value.shape)
+        self.gb.restamp(out)
+        if not hasattr(self.gb, "constant_arrays"):
+            self.gb.constant_arrays = set()
+        self.gb.constant_arrays.add(id(out))
+        return self.gb.sym(out)
 
     def expr_Name(self, node):
         return self.lookup(node.id, node)
@@ -1035,6 +1121,8 @@ class Builder:
             raise UnsupportedError("calling a value that is not a function", self.loc(node))
         if getattr(fn, "__self__", None) is not None and isinstance(fn.__self__, Sym):
             return fn(*args, **kwargs)  # an array method
+        if isinstance(fn, _LocalFunction):
+            return self.inline(fn, args, kwargs, node)
         if fn in S.NUMPY:
             try:
                 return S.NUMPY[fn](*args, **kwargs)
@@ -1064,24 +1152,42 @@ class Builder:
         if self.depth >= self.MAX_INLINE_DEPTH:
             raise UnsupportedError("recursion (or calls nested too deeply) is not supported",
                                    self.loc(node))
-        src = FunctionSource.of(fn)
+        local = isinstance(fn, _LocalFunction)
+        src = fn.src if local else FunctionSource.of(fn)
         try:
-            bound = inspect.signature(fn).bind(*args, **kwargs)
+            bound = (fn.signature() if local else inspect.signature(fn)).bind(*args, **kwargs)
         except TypeError as e:
-            raise JitgradError(f"TypeError calling {fn.__qualname__}: {e}",
+            raise JitgradError(f"TypeError calling {src.qualname}: {e}",
                                self.loc(node)) from None
         bound.apply_defaults()
-        callee = Builder(src, self.gb, self)
+        callee = Builder(src, self.gb, self, enclosing=fn.builder if local else None)
         callee.bind_params([bound.arguments[n] for n in callee.param_names()])
         saved_loc = self.gb.loc
         try:
             result = callee.run_body()
         except JitgradError as e:
-            raise e.with_during(f"building {fn.__qualname__}, called at "
+            raise e.with_during(f"building {src.qualname}, called at "
                                 f"{self.loc(node).short()}")
         self.gb.loc = saved_loc
         self.see_writes()
         return result
+
+
+class _LocalFunction:
+    """A function defined inside the one being built: a closure over its names (read when it
+    is called, as Python does), built inline where it is called."""
+
+    def __init__(self, src: FunctionSource, builder: Builder, defaults: list):
+        self.src, self.builder, self.defaults = src, builder, defaults
+        self.__qualname__ = src.qualname
+
+    def signature(self) -> inspect.Signature:
+        names = [a.arg for a in self.src.node.args.args]
+        first_default = len(names) - len(self.defaults)
+        return inspect.Signature([inspect.Parameter(
+            n, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=(
+                self.defaults[k - first_default] if k >= first_default
+                else inspect.Parameter.empty)) for k, n in enumerate(names)])
 
 
 def _is_prange(fn) -> bool:

@@ -26,6 +26,8 @@ import tempfile
 
 import numba
 
+from .primitives import CONSTANT_ARRAYS
+
 DISABLE_JIT = os.environ.get("JITGRAD_DISABLE_JIT", "") not in ("", "0")
 
 # Scalar division by zero gives inf or nan, as NumPy does (and as the array code does), instead
@@ -99,6 +101,8 @@ def load(stem: str, source: str, names: list[str], inline: list[str] = ()) -> tu
     module = importlib.util.module_from_spec(spec)
     sys.modules[mod_name] = module  # Numba's disk cache re-imports the module by name
     spec.loader.exec_module(module)
+    for name in set(re.findall(r"\b_const_[0-9a-f]{16}\b", source)):
+        setattr(module, name, CONSTANT_ARRAYS[name])  # a frozen global array (primitives.py)
     functions = {}
     for name in names:
         py_fn = getattr(module, name)

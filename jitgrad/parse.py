@@ -30,6 +30,7 @@ class FunctionSource:
     node: ast.FunctionDef
     lines: list[str]  # the file's lines, for error messages
     names: set[str]  # every identifier the function uses (generated names avoid them)
+    local_name: str | None = None  # a function defined inside another: its qualified name
 
     _cache: ClassVar[dict] = {}
 
@@ -51,7 +52,29 @@ class FunctionSource:
 
     @property
     def qualname(self) -> str:
-        return self.fn.__qualname__
+        return self.local_name or self.fn.__qualname__
+
+    def local(self, node: ast.FunctionDef) -> FunctionSource:
+        """A function defined inside this one (its `LocalDef`), read from the same file."""
+        return dataclasses.replace(self, node=node,
+                                   local_name=f"{self.qualname}.<locals>.{node.name}")
+
+
+class LocalDef(ast.stmt):
+    """A ``def`` inside the function, set aside: walks over the enclosing body do not enter
+    it (its returns and assignments are its own); the builder binds its name when it runs."""
+
+    _fields = ()
+
+    def __init__(self, node: ast.FunctionDef):
+        super().__init__(lineno=node.lineno, col_offset=node.col_offset)
+        self.node = node
+
+
+class _SetAsideLocalDefs(ast.NodeTransformer):
+    def visit_FunctionDef(self, node):
+        self.generic_visit(node)  # the defs inside it first
+        return LocalDef(node)
 
 
 def _unwrap(fn):
@@ -76,10 +99,6 @@ def _read(fn) -> FunctionSource:
         raise UnsupportedError("lambdas are not supported: define the function with `def`", where)
     if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
         raise UnsupportedError(f"{name} is a generator or coroutine", where)
-    if code.co_freevars:
-        raise UnsupportedError(
-            f"{name} is a closure over local variables ({', '.join(code.co_freevars)}) of an "
-            "enclosing function; define it at module level or pass them as arguments", where)
     try:
         src_lines, first = inspect.getsourcelines(fn)
     except (OSError, TypeError) as e:
@@ -99,6 +118,7 @@ def _read(fn) -> FunctionSource:
     names |= {a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
     src = FunctionSource(fn, filename, first, indent, node, lines, names)
     fence(src)
+    node.body = [_SetAsideLocalDefs().visit(stmt) for stmt in node.body]
     return src
 
 
@@ -111,7 +131,7 @@ _EXPRESSIONS = (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Call, ast.N
                 ast.keyword, ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
 _REFUSED_NAMES = {
     ast.Try: "try/except", ast.With: "a with statement", ast.Raise: "raise",
-    ast.ClassDef: "a class definition", ast.FunctionDef: "a nested function definition",
+    ast.ClassDef: "a class definition",
     ast.AsyncFunctionDef: "an async function", ast.Lambda: "a lambda", ast.Yield: "yield",
     ast.YieldFrom: "yield from", ast.Await: "await", ast.Global: "global",
     ast.Nonlocal: "nonlocal", ast.Import: "import", ast.ImportFrom: "import",
@@ -138,6 +158,15 @@ def fence(src: FunctionSource) -> None:
             what = _REFUSED_NAMES.get(type(sub))
             if what:
                 raise UnsupportedError(f"{what} is not supported", src.loc(sub))
+            if isinstance(sub, ast.FunctionDef):  # a nested function: built where called
+                if sub.decorator_list:
+                    raise UnsupportedError("a decorator on a nested function is not supported",
+                                           src.loc(sub))
+                a = sub.args
+                if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
+                    raise UnsupportedError("*args, **kwargs and keyword-only or positional-only "
+                                           "parameters are not supported", src.loc(sub))
+                continue
             if isinstance(sub, ast.stmt) and not isinstance(sub, _STATEMENTS):
                 raise UnsupportedError(f"the statement {type(sub).__name__} is not supported",
                                        src.loc(sub))

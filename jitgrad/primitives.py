@@ -14,6 +14,7 @@ compiles quickly, standing in for the NumPy forms Numba rejects or compiles slow
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 from collections.abc import Callable
 
@@ -473,6 +474,27 @@ arange = primitive("arange", lambda start, stop, step: np.arange(start, stop, st
                    lambda a, p, t: f"np.arange({a[0]}, {a[1]}, {a[2]})", differentiable=False)
 eye = primitive("eye", lambda n: np.eye(int(n)), lambda ts, p: Type("f", 2),
                 lambda a, p, t: f"np.eye({a[0]})", differentiable=False)
+
+
+# A global array, or one a closure captured, read as a constant, as Numba freezes them: the
+# generated code names it (``_const_<hash of its bytes>``, so other contents make other code)
+# and `compile.load` puts the array into the generated module's globals.
+CONSTANT_ARRAYS: dict[str, np.ndarray] = {}
+
+
+def constant_array_name(value: np.ndarray) -> str:
+    value = np.ascontiguousarray(value)
+    digest = hashlib.sha256(f"{value.dtype.str}{value.shape}".encode() + value.tobytes())
+    name = f"_const_{digest.hexdigest()[:16]}"
+    if name not in CONSTANT_ARRAYS:
+        frozen = value.copy()
+        frozen.flags.writeable = False
+        CONSTANT_ARRAYS[name] = frozen
+    return name
+
+
+constant = primitive("constant", lambda name, type: CONSTANT_ARRAYS[name],
+                     lambda ts, p: p["type"], lambda a, p, t: p["name"], differentiable=False)
 
 
 def constant_source(value) -> str:

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-WEIGHTS = np.array([1.0, 2.0, 3.0])  # a global array: functions must take it as an argument
+WEIGHTS = np.array([1.0, 2.0, 3.0])  # a global array: read as a constant, never written
 LABEL = "weights"  # a global string
 
 
@@ -59,6 +59,7 @@ def uses_raise(x):
 
 
 def uses_nested_def(x):
+    @staticmethod
     def inner(t):  # refused: nested-def
         return t * t
 
@@ -162,10 +163,10 @@ class Model:
 
 
 def make_closure():
-    scale = 2.0
+    scale = [2.0]  # a list: not a constant jitgrad reads
 
-    def scaled(x):  # refused: closure
-        return scale * x
+    def scaled(x):
+        return scale[0] * x  # refused: closure
 
     return scaled
 
@@ -221,7 +222,8 @@ def boolean_index(x):
 
 
 def global_array(x):
-    return np.sum(x * WEIGHTS)  # refused: global-array
+    WEIGHTS[0] = 1.0  # refused: global-array
+    return np.sum(x * WEIGHTS)
 
 
 def global_string(x):
