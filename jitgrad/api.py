@@ -53,6 +53,22 @@ class Compiled:
     line_locs: list  # the user's Loc behind each generated line (index: line number - 1)
 
 
+@dataclasses.dataclass(eq=False)
+class Generated:
+    """One specialisation's generated module, before compiling: ``jitgrad.compile.load(stem,
+    source, names, inline=names[:2])`` compiles it; ``names[2]`` is the entry."""
+
+    stem: str
+    source: str
+    names: list  # forward kernel, adjoint kernel, entry
+    assume_sizes: bool  # whether ``graph_ir`` begins with size checks (see `_sizes_hold`)
+    ir: ir.Function
+    gradient: object
+    ir_text: str
+    graph_ir: ir.Function
+    line_locs: list
+
+
 _ndarray = np.ndarray  # one global lookup per argument in the call path, not two
 
 
@@ -146,6 +162,16 @@ class GradFunction:
     def _specialise(self, args):
         """Compile (or reuse) the kernels for these arguments' kinds and ranks; return them
         with what the call must convert on the way in (0-d arrays) and out (dtypes)."""
+        types = self.types_of(args)
+        compiled = self._by_types.get(types)
+        if compiled is None:
+            compiled = self._by_types[types] = self._compile(types, args=args)
+        scalars = {k for k, a in enumerate(args) if type(a) is np.ndarray and a.ndim == 0}
+        return compiled, scalars, self._post([_converter(args[k]) for k in self.wrt])
+
+    def types_of(self, args) -> tuple:
+        """The signature (kind and rank of every argument) these arguments are compiled for;
+        refuses lists, and integer or bool arguments in ``wrt``."""
         types = []
         for name, a in zip(self.param_names, args):
             if isinstance(a, (list, tuple)):
@@ -159,12 +185,7 @@ class GradFunction:
                     f"is {'an integer' if types[k].kind == 'i' else 'a bool'} "
                     f"({type(args[k]).__name__}); pass a float or a float array",
                     self.src.loc(self.src.node))
-        types = tuple(types)
-        compiled = self._by_types.get(types)
-        if compiled is None:
-            compiled = self._by_types[types] = self._compile(types, args=args)
-        scalars = {k for k, a in enumerate(args) if type(a) is np.ndarray and a.ndim == 0}
-        return compiled, scalars, self._post([_converter(args[k]) for k in self.wrt])
+        return tuple(types)
 
     def _post(self, converters: list):
         """What turns the entry's result into the caller's dtypes (None: nothing to do)."""
@@ -180,9 +201,19 @@ class GradFunction:
     def _compile(self, types: tuple, assume_sizes: bool = True, args=None) -> Compiled:
         """Build, transform, emit and compile for ``types``. Given the call's ``args``, a build
         whose size assumptions they break is not compiled: the general one is, at once."""
+        g = self.generate(types, assume_sizes, examples=() if args is None else (args,))
+        path, fns = _compile.load(g.stem, g.source, g.names, inline=g.names[:2])
+        return Compiled(types, g.ir, g.source, path, fns[g.names[2]], g.names[2], g.gradient,
+                        g.ir_text, g.graph_ir, g.line_locs)
+
+    def generate(self, types: tuple, assume_sizes: bool = True, examples=()) -> Generated:
+        """The generated module for ``types``, not compiled (`jitgrad.compile.load` compiles
+        it, in this process or another). A build whose size assumptions any of the argument
+        tuples in ``examples`` breaks is replaced by the general one."""
         fn_ir = build(self.src, list(types), assume_sizes)
-        if assume_sizes and args is not None and not _sizes_hold(fn_ir, args):
+        if assume_sizes and not all(_sizes_hold(fn_ir, a) for a in examples):
             fn_ir = build(self.src, list(types), assume_sizes=False)
+            assume_sizes = False
         common_subexpressions(fn_ir)
         ir_text = ir.format_function(fn_ir)  # before the transform adds its saves
         graph_ir = copy.deepcopy(fn_ir)
@@ -192,9 +223,8 @@ class GradFunction:
         source, line_locs = emit_module(grad, signature, [self.param_names[k] for k in self.wrt],
                                         with_value=self.with_value, single=not self.wrt_tuple)
         names = [grad.forward.name, grad.adjoint.name, entry_name(grad, self.with_value)]
-        path, fns = _compile.load(self.src.fn.__name__, source, names, inline=names[:2])
-        return Compiled(types, fn_ir, source, path, fns[names[2]], names[2], grad, ir_text,
-                        graph_ir, line_locs)
+        return Generated(self.src.fn.__name__, source, names, assume_sizes, fn_ir, grad, ir_text,
+                         graph_ir, line_locs)
 
     # -- looking inside ------------------------------------------------------------------
 
