@@ -1,0 +1,216 @@
+"""``python -m bench.dask_bench``: `jitgrad.dask` on a local cluster against one process.
+
+Starts a ``distributed.LocalCluster`` (default: 2 worker processes with 1 thread each), puts the
+loop GMM's points (default n = 4e5, d = 10, K = 25) in worker memory in 8 blocks, and measures:
+
+* **the ratio**: a warm `jitgrad.dask.value_and_grad` call over the cluster against
+  `jitgrad.value_and_grad` on all rows in this process (interleaved rounds, medians), after
+  checking that value and gradients agree within 1e-12 (relative norm);
+* **per-block cost**: the compiled gradient on one block in this process, and the median
+  duration of the block tasks on the workers (Dask's task stream);
+* **scheduler overhead**: the same call on tiny blocks (10 rows) with B = 8, 64, 256 blocks,
+  fitted as ``T(B) = latency + B * per_block``;
+* **an estimate** for n = 1e8 rows on W = 64 workers from those numbers.
+
+Prints a markdown report; ``--out FILE`` also writes it there. ``OPENBLAS_NUM_THREADS=1`` is
+set before NumPy is imported (the workers inherit it).
+"""
+
+import argparse
+import os
+import sys
+import time
+import warnings
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(prog="python -m bench.dask_bench", description=__doc__.split(
+        "\n\n")[0])
+    ap.add_argument("--n", type=float, default=4e5, help="rows (default 4e5)")
+    ap.add_argument("--d", type=int, default=10)
+    ap.add_argument("--K", type=int, default=25)
+    ap.add_argument("--blocks", type=int, default=8)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--target-n", type=float, default=1e8, help="rows for the estimate")
+    ap.add_argument("--target-workers", type=int, default=64, help="workers for the estimate")
+    ap.add_argument("--out", help="also write the report to this file")
+    return ap.parse_args(argv)
+
+
+_HALF = {}
+
+
+def _init_half(params, x):
+    """Pool initializer: this process's share of the rows, and the warm gradient."""
+    import jitgrad as jg
+    from bench.problems import gmm_nll
+
+    _HALF["params"], _HALF["x"] = params, x
+    _HALF["vg"] = jg.value_and_grad(gmm_nll, wrt=(0, 1, 2))
+
+
+def _run_half(blocks):
+    """(value, grads) summed over this process's blocks of rows (as the workers do)."""
+    vg, x = _HALF["vg"], _HALF["x"]
+    total = None
+    for b in range(blocks):
+        rows = -(-len(x) // blocks)
+        out = vg(*_HALF["params"], x[b * rows:(b + 1) * rows])
+        total = out if total is None else (total[0] + out[0],
+                                           tuple(a + g for a, g in zip(total[1], out[1])))
+    return total
+
+
+def fmt(t):
+    return f"{t * 1e3:.1f} ms" if t >= 1e-3 else f"{t * 1e6:.0f} µs"
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    import dask.array as da
+    from distributed import Client, LocalCluster, get_task_stream, wait
+
+    import jitgrad as jg
+    import jitgrad.dask as jgd
+    from bench.problems import gmm_nll, make_gmm
+    from bench.timing import measure
+
+    n, d, K = int(args.n), args.d, args.K
+    log = lambda *a: print(*a, file=sys.stderr, flush=True)
+    alphas, means, log_prec, x = make_gmm(n, d, K, seed=0)
+    rows = -(-n // args.blocks)
+
+    cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
+                           dashboard_address=None)
+    client = Client(cluster)
+    try:
+        with warnings.catch_warnings():  # "Sending large graph": once, on purpose
+            warnings.simplefilter("ignore")
+            X = da.from_array(x, chunks=(rows, d)).persist()
+        client.wait_for_workers(args.workers)
+        wait(X)
+        vg_dask = jgd.value_and_grad(gmm_nll, wrt=(0, 1, 2), shard="x", client=client)
+        vg_one = jg.value_and_grad(gmm_nll, wrt=(0, 1, 2))
+
+        log("first calls (compile or load from disk) ...")
+        t0 = time.perf_counter()
+        want = vg_one(alphas, means, log_prec, x)
+        first_one = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        got = vg_dask(alphas, means, log_prec, X)
+        first_dask = time.perf_counter() - t0
+        diff = jgd.relative_difference(got, want)
+        if not diff <= 1e-12:
+            raise SystemExit(f"jitgrad.dask differs from one process by {diff:.3g}")
+
+        # the machine's ceiling: the same blocks in bare worker processes, no Dask
+        import multiprocessing
+
+        halves = np.array_split(np.arange(n), args.workers)
+        pools = [multiprocessing.get_context("spawn").Pool(
+            1, _init_half, ((alphas, means, log_prec), x[h[0]:h[-1] + 1]))
+            for h in halves]
+        per = args.blocks // args.workers
+
+        def bare():
+            outs = [p.apply_async(_run_half, (per,)) for p in pools]
+            return [o.get() for o in outs]
+        bare()
+
+        log("timing ...")
+        timings = measure({
+            "one process": lambda: vg_one(alphas, means, log_prec, x),
+            "jitgrad.dask": lambda: vg_dask(alphas, means, log_prec, X),
+            "bare processes": bare,
+        }, rounds=args.rounds, inner=1)
+        for p in pools:
+            p.close()
+        t_one = timings["one process"].median
+        t_dask = timings["jitgrad.dask"].median
+        t_bare = timings["bare processes"].median
+        log(f"one process {fmt(t_one)}, dask {fmt(t_dask)}: {t_dask / t_one:.2f}x")
+
+        # per-block cost: here, and on the workers (task stream of a few calls)
+        block = x[:rows]
+        t_block = measure({"b": lambda: vg_one(alphas, means, log_prec, block)},
+                          rounds=args.rounds, inner=1)["b"].median
+        with get_task_stream(client) as ts:
+            for _ in range(3):
+                vg_dask(alphas, means, log_prec, X)
+        durs = [sum(s["stop"] - s["start"] for s in t["startstops"] if s["action"] == "compute")
+                for t in ts.data if "jitgrad-block" in str(t["key"])]
+        t_block_worker = float(np.median(durs)) if durs else float("nan")
+
+        # scheduler overhead: tiny blocks, T(B) = latency + B * per_block
+        tiny = {}
+        for B in (8, 32, 128, 512):
+            xb = da.from_array(x[:10 * B], chunks=(10, d)).persist()
+            wait(xb)
+            tiny[B] = measure({"t": lambda xb=xb: vg_dask(alphas, means, log_prec, xb)},
+                              rounds=max(5, args.rounds // 2), inner=1)["t"].median
+        Bs = np.array(sorted(tiny), dtype=float)
+        Ts = np.array([tiny[int(b)] for b in Bs])
+        per_task, latency = np.polyfit(Bs, Ts, 1)
+    finally:
+        client.close()
+        cluster.close()
+
+    # the estimate: n rows on W workers, 4 blocks per worker
+    W, N = args.target_workers, args.target_n
+    c_row = t_block / rows
+    B_target = 4 * W
+    compute = N / W * c_row
+    sched = B_target * per_task
+    depth = int(np.ceil(np.log(B_target) / np.log(8)))  # split_every=8
+    estimate = latency + max(compute, sched) + depth * latency / 2
+    worst = latency + compute + sched + depth * latency
+
+    lines = [
+        (f"# jitgrad.dask: loop GMM, n = {n:.3g}, d = {d}, K = {K}, {args.blocks} blocks, "
+        f"{args.workers} worker processes x 1 thread"),
+        "",
+        (f"`python -m bench.dask_bench {' '.join(sys.argv[1:] if argv is None else argv)}`, "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, nproc {os.cpu_count()}, "
+        f"medians of {args.rounds} interleaved rounds"),
+        "",
+        "| measurement | time |",
+        "|---|---|",
+        f"| one process, jitgrad.value_and_grad on all rows (warm) | {fmt(t_one)} |",
+        f"| jitgrad.dask warm call | {fmt(t_dask)} |",
+        f"| **ratio (dask / one process)** | **{t_dask / t_one:.2f}×** |",
+        (f"| the same blocks in {args.workers} bare processes (no Dask; the machine's "
+         f"ceiling) | {fmt(t_bare)} ({t_bare / t_one:.2f}×) |"),
+        f"| value and gradients, relative difference | {diff:.1e} |",
+        f"| load average at the end (1 min) | {os.getloadavg()[0]:.1f} |",
+        (f"| first call: one process / dask (compile or disk cache) | {fmt(first_one)} / "
+        f"{fmt(first_dask)} |"),
+        (f"| one block ({rows} rows), in this process | {fmt(t_block)} "
+        f"({t_block / rows * 1e9:.0f} ns/row) |"),
+        f"| one block, task duration on a worker (median) | {fmt(t_block_worker)} |",
+        (f"| tiny blocks (10 rows): T(B) for B = {', '.join(map(str, sorted(tiny)))} | "
+         f"{', '.join(fmt(tiny[b]) for b in sorted(tiny))} |"),
+        f"| fitted per-call latency | {fmt(latency)} |",
+        f"| fitted scheduler overhead per block | {fmt(per_task)} |",
+        "",
+        (f"Estimate for n = {N:.0e} on W = {W} workers (1 thread each, data already in worker "
+        f"memory, {B_target} blocks of {N / B_target:.3g} rows, so each worker runs 4): compute "
+        f"n/W x {c_row * 1e9:.0f} ns/row = {compute:.2f} s; scheduler {B_target} x "
+        f"{fmt(per_task)} = {sched:.2f} s, overlapping the compute; a summation tree "
+        f"{depth} levels deep. About **{estimate:.1f} s** per call "
+        f"(latency + max(compute, scheduler) + tree), at most {worst:.1f} s if nothing "
+        f"overlaps. One process would take {N * c_row:.0f} s."),
+    ]
+    report = "\n".join(lines) + "\n"
+    print(report)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(report)
+
+
+if __name__ == "__main__":
+    main()
