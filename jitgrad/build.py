@@ -313,6 +313,9 @@ class Builder:
 
     def write(self, name, node, array, index, value) -> None:
         """``name[index] = value``, in place: a new version of the same storage."""
+        if index[0] == ("a",):
+            raise UnsupportedError("writing through an integer-array index (fancy indexing) "
+                                   "is not supported; write in a loop", self.loc(node))
         if not isinstance(array, Sym) or array.ndim == 0:
             raise UnsupportedError("item assignment to something that is not an array",
                                    self.loc(node))
@@ -1060,8 +1063,11 @@ class Builder:
                 spec.append("e")
                 continue
             if isinstance(v, Sym) and v.ndim:
+                if len(items) == 1 and v.ndim == 1 and v.type.kind == "i":
+                    return ("a",), [v]  # x[idx]: rows of x at the integers idx (read only)
                 raise UnsupportedError("indexing with an array (fancy or boolean indexing) is "
-                                       "not supported; index with integers and slices",
+                                       "not supported; index with integers and slices, or "
+                                       "read rows with one 1-D integer array",
                                        self.loc(item))
             self.check_int(v, item)
             spec.append("i")
@@ -1076,6 +1082,11 @@ class Builder:
             raise UnsupportedError("an index must be an integer", self.loc(node))
 
     def getitem(self, array, index, node):
+        if index[0] == ("a",):
+            if not isinstance(array, Sym) or array.ndim not in (1, 2):
+                raise UnsupportedError("an integer-array index reads rows of a 1-D or 2-D "
+                                       "array", self.loc(node))
+            return S._apply("take", array, index[1][0])
         spec, atoms = _expand_ellipsis(index, array)
         if not isinstance(array, Sym):
             if isinstance(array, (tuple, list)):

@@ -15,6 +15,7 @@ with the user's line, never a silently different result.
 
 from __future__ import annotations
 
+import itertools
 import math
 import operator
 
@@ -457,6 +458,203 @@ def np_squeeze(x, axis=None):
     return np_reshape(x, tuple(d for k, d in enumerate(x.shape) if k not in axes))
 
 
+def _entries(arrays, what):
+    arrays = list(arrays)
+    if not arrays or len(arrays) > MAX_STACK:
+        raise UnsupportedError(f"{what} of 1 to {MAX_STACK} arrays", _loc(*arrays))
+    return arrays
+
+
+def np_concatenate(arrays, axis=0):
+    arrays = _entries(arrays, "np.concatenate")
+    if not any(records(a) for a in arrays):
+        return np.concatenate(arrays, axis=axis)
+    loc = _loc(*arrays)
+    if axis is None:
+        arrays, axis = [np_ravel(a) if records(a) else np.ravel(a) for a in arrays], 0
+    ndims = {ndim_of(a) for a in arrays}
+    if len(ndims) != 1 or 0 in ndims:
+        raise ShapeError("np.concatenate needs arrays of one rank (not scalars)", loc)
+    axis = _norm_axis(axis, ndims.pop(), loc)
+    if any(isinstance(a, Sym) for a in arrays) and not all(records(a) for a in arrays):
+        raise UnsupportedError("np.concatenate of a constant array and a computed one (build "
+                               "the constant with np.zeros/np.array inside the function)", loc)
+    if len(arrays) == 1:
+        return np_copy(arrays[0])
+    kinds = {a.dtype.kind for a in arrays}
+    if len(kinds) > 1:  # one dtype, as Numba wants
+        arrays = [_as_float(a) for a in arrays]
+    return _apply("concatenate", *arrays, axis=axis)
+
+
+def np_hstack(tup):
+    tup = _entries(tup, "np.hstack")
+    if all(ndim_of(a) == 0 for a in tup):
+        return np_stack(tup)
+    return np_concatenate(tup, axis=0 if ndim_of(tup[0]) == 1 else 1)
+
+
+def np_vstack(tup):
+    tup = _entries(tup, "np.vstack")
+    if all(ndim_of(a) <= 1 for a in tup):
+        return np_stack(tup)
+    return np_concatenate(tup, axis=0)
+
+
+def np_stack_axis(arrays, axis=0):
+    arrays = _entries(arrays, "np.stack")
+    nd = ndim_of(arrays[0])
+    axis = _norm_axis(axis, nd + 1, _loc(*arrays))
+    out = np_stack(arrays)
+    if axis == 0:
+        return out
+    return np_transpose(out, tuple(range(1, axis + 1)) + (0,) + tuple(range(axis + 1, nd + 1)))
+
+
+def _arg_extreme(name):
+    def f(x, axis=None):
+        if not records(x):
+            return getattr(np, name)(x, axis=axis)
+        if axis is not None and not (x.ndim == 1 and _norm_axis(axis, 1, _loc(x)) == 0):
+            raise UnsupportedError(f"np.{name} with axis= (jitgrad gives the flat index)",
+                                   _loc(x))
+        return _apply(name, x)
+    return f
+
+
+def np_vdot(a, b):
+    return np_sum(np_ravel(a) * np_ravel(b))
+
+
+def np_inner(a, b):
+    na, nb = ndim_of(a), ndim_of(b)
+    if na == 0 or nb == 0:
+        return a * b
+    if nb == 1:
+        return _matmul(a, b)
+    if na == 1 and nb == 2:
+        return _matmul(b, a)
+    return _matmul(a, np_transpose(b))
+
+
+def _diagonal(x):
+    """The main diagonal of a matrix, as a strided slice of its flattened entries."""
+    n, m = x.shape
+    k = _apply("minimum", n, m) if records(n) or records(m) else min(n, m)
+    return _apply("getitem", np_ravel(x), k * (m + 1), m + 1, index_spec=(("s", False, True,
+                                                                           True),))
+
+
+def np_diag(v, k=0):
+    if not records(v):
+        return np.diag(v, k)
+    if k != 0:
+        raise UnsupportedError("np.diag with an offset k", _loc(v))
+    if v.ndim == 2:
+        return _diagonal(v)
+    if v.ndim != 1:
+        raise UnsupportedError("np.diag of an array of rank other than 1 or 2", _loc(v))
+    return np_eye(v.shape[0]) * v  # the entries of v on the diagonal, zeros elsewhere
+
+
+def np_trace(x):
+    if not records(x):
+        return np.trace(x)
+    if x.ndim != 2:
+        raise UnsupportedError("np.trace of an array of rank other than 2", _loc(x))
+    return np_sum(_diagonal(x))
+
+
+def _triangle(lower):
+    def f(x, k=0):
+        if not records(x):
+            return (np.tril if lower else np.triu)(x, k)
+        if x.ndim != 2 or records(k):
+            raise UnsupportedError(f"np.{'tril' if lower else 'triu'} of a matrix, with a "
+                                   "constant k", _loc(x))
+        rows = np_expand_dims(np_arange(x.shape[0]), 1)
+        cols = np_expand_dims(np_arange(x.shape[1]), 0)
+        keep = (cols - rows <= k) if lower else (cols - rows >= k)
+        return np_where(keep, x, 0.0)
+    return f
+
+
+def np_repeat(x, repeats, axis=None):
+    if not records(x):
+        return np.repeat(x, repeats, axis)
+    if axis is not None or ndim_of(repeats) or not (
+            isinstance(repeats, (int, np.integer)) or records(repeats)
+            and repeats.type.kind == "i"):
+        raise UnsupportedError("np.repeat with one integer count and no axis (as Numba)",
+                               _loc(x))
+    flat = np_ravel(x)
+    ones = _apply_alloc("ones", (1, repeats), "f") if isinstance(x, Sym) else np.ones(
+        (1, repeats))
+    copies = np_expand_dims(flat, 1) * ones
+    return np_reshape(copies, (-1,))
+
+
+def _split(name, even):
+    def f(x, sections, axis=0):
+        if not records(x):
+            return tuple(getattr(np, name)(x, sections, axis))
+        axis = _norm_axis(axis, x.ndim, _loc(x))
+        n = x.shape[axis]
+        if isinstance(sections, (tuple, list)):
+            bounds = [0, *sections, n]
+        elif isinstance(sections, (int, np.integer)) and sections > 0 and even:
+            # sections equal parts: a reshape, which fails (as np.split) unless they divide n
+            shape = list(x.shape)
+            shape[axis:axis + 1] = [sections, n // sections]
+            parts = np_reshape(x, tuple(shape))
+            spec = (":",) * axis + ("i",)
+            return tuple(_apply("getitem", parts, i, index_spec=spec) for i in range(sections))
+        elif isinstance(sections, (int, np.integer)) and sections > 0:
+            q, r = n // sections, n % sections
+            bounds = [0]
+            for i in range(1, sections + 1):
+                extra = _apply("minimum", i, r) if records(r) else min(i, r)
+                bounds.append(q * i + extra)
+        else:
+            raise UnsupportedError(f"np.{name} needs a positive integer or a list of indices",
+                                   _loc(x))
+        spec = (":",) * axis + (("s", True, True, False),)
+        return tuple(_apply("getitem", x, a, b, index_spec=spec)
+                     for a, b in itertools.pairwise(bounds))
+    return f
+
+
+def _square_matrix(name, a):
+    if ndim_of(a) != 2:
+        raise UnsupportedError(f"np.linalg.{name} of an array of rank {ndim_of(a)} (jitgrad "
+                               "takes one matrix, as Numba)", _loc(a))
+    return _as_float(a)
+
+
+def _linalg(name):
+    def f(a):
+        if not records(a):
+            return getattr(np.linalg, name)(a)
+        return _apply(name, _square_matrix(name, a))
+    return f
+
+
+def np_solve(a, b):
+    if not (records(a) or records(b)):
+        return np.linalg.solve(a, b)
+    if ndim_of(b) not in (1, 2):
+        raise UnsupportedError("np.linalg.solve with a right-hand side of rank other than 1 "
+                               "or 2", _loc(a, b))
+    return _apply("solve", _square_matrix("solve", a), _as_float(b))
+
+
+def np_slogdet(a):
+    if not records(a):
+        return np.linalg.slogdet(a)
+    a = _square_matrix("slogdet", a)
+    return _apply("signdet", a), _apply("logabsdet", a)
+
+
 def _unary(name):
     return lambda x: _apply(name, x)
 
@@ -489,7 +687,8 @@ NUMPY: dict = {
     np.full: np_full, np.zeros_like: _like("zeros_like"), np.ones_like: _like("ones_like"),
     np.copy: np_copy, np.ndim: ndim_of, np.shape: lambda x: x.shape,
     np.empty_like: np_empty_like, np.full_like: np_full_like, np.array: np_array,
-    np.asarray: lambda a, dtype=None: a if records(a) and dtype is None else np_array(a, dtype), np.stack: np_stack, np.arange: np_arange, np.linspace: np_linspace,
+    np.asarray: lambda a, dtype=None: a if records(a) and dtype is None else np_array(a, dtype),
+    np.stack: np_stack_axis, np.arange: np_arange, np.linspace: np_linspace,
     np.eye: np_eye, np.isfinite: _unary("isfinite"), np.cbrt: _unary("cbrt"),
     np.arctan2: _binary("arctan2"), np.hypot: _binary("hypot"),
     np.logaddexp: _binary("logaddexp"), np.copysign: _binary("copysign"),
@@ -501,6 +700,14 @@ NUMPY: dict = {
     np.cumsum: np_cumsum, np.linalg.norm: np_norm,
     np.flip: np_flip, np.roll: np_roll, np.diff: np_diff, np.ravel: np_ravel,
     np.squeeze: np_squeeze,
+    np.concatenate: np_concatenate, np.hstack: np_hstack, np.vstack: np_vstack,
+    np.argmax: _arg_extreme("argmax"), np.argmin: _arg_extreme("argmin"),
+    np.vdot: np_vdot, np.inner: np_inner, np.diag: np_diag, np.trace: np_trace,
+    np.tril: _triangle(True), np.triu: _triangle(False), np.repeat: np_repeat,
+    np.linalg.inv: _linalg("inv"), np.linalg.det: _linalg("det"),
+    np.linalg.cholesky: _linalg("cholesky"), np.linalg.solve: np_solve,
+    np.linalg.slogdet: np_slogdet,
+    np.split: _split("split", True), np.array_split: _split("array_split", False),
     # operator.add(a, b) and friends, as reduce-style code passes them
     operator.add: _binary("add"), operator.sub: _binary("sub"), operator.mul: _binary("mul"),
     operator.truediv: _binary("div"), operator.neg: _unary("neg"),

@@ -242,6 +242,22 @@ outer = primitive("outer", np.outer, lambda ts, p: Type("f", 2),
                   lambda a, p, t: f"np.outer({a[0]}, {a[1]})")
 
 
+# Linear algebra Numba compiles (LAPACK through SciPy), on float matrices.
+def _linalg(name, fn, type_rule, src=None):
+    return primitive(name, fn, type_rule, lambda a, p, t: f"{src or 'np.linalg.' + name}("
+                     f"{', '.join(a)})")
+
+
+inv = _linalg("inv", np.linalg.inv, lambda ts, p: Type("f", 2))
+solve = _linalg("solve", np.linalg.solve, lambda ts, p: Type("f", ts[1].ndim))
+det = _linalg("det", np.linalg.det, lambda ts, p: Type("f", 0))
+cholesky = _linalg("cholesky", np.linalg.cholesky, lambda ts, p: Type("f", 2))
+logabsdet = primitive("logabsdet", lambda a: np.linalg.slogdet(a)[1], lambda ts, p: Type("f", 0),
+                      lambda a, p, t: f"np.linalg.slogdet({a[0]})[1]")
+signdet = primitive("signdet", lambda a: np.linalg.slogdet(a)[0], lambda ts, p: Type("f", 0),
+                    lambda a, p, t: f"np.linalg.slogdet({a[0]})[0]", differentiable=False)
+
+
 def _transpose_impl(x, axes=None):
     return np.transpose(x, axes)
 
@@ -467,6 +483,18 @@ def _stack_emit(a, p, t):
 # ``np.array([a, b, c])`` of scalars, ``np.array([row0, row1])``, ``np.stack`` on axis 0: the
 # inputs (all of one shape) become the rows of a new float array.
 stack = primitive("stack", lambda *xs: np.array(xs, dtype=float), _stack_type, _stack_emit)
+# Arrays of one rank joined along ``axis`` (np.concatenate, hstack, vstack); all float.
+concatenate = primitive("concatenate", lambda *xs, axis: np.concatenate(xs, axis=axis),
+                        lambda ts, p: Type(promote_kinds(*(t.kind for t in ts)), ts[0].ndim),
+                        lambda a, p, t: f"np.concatenate(({', '.join(a)},), axis={p['axis']})")
+# The flat index of the largest / smallest entry (the first one, as NumPy): an integer.
+argmax = primitive("argmax", np.argmax, lambda ts, p: Type("i", 0),
+                   lambda a, p, t: f"np.argmax({a[0]})", differentiable=False)
+argmin = primitive("argmin", np.argmin, lambda ts, p: Type("i", 0),
+                   lambda a, p, t: f"np.argmin({a[0]})", differentiable=False)
+# ``x[idx]`` with a 1-D integer array: the rows of x at idx (Numba allows one such index).
+take = primitive("take", lambda x, idx: x[np.asarray(idx)], lambda ts, p: ts[0],
+                 lambda a, p, t: f"{a[0]}[{a[1]}]")
 roll = primitive("roll", lambda x, shift: np.roll(x, int(shift)), _same,
                  lambda a, p, t: f"np.roll({a[0]}, {a[1]})")
 arange = primitive("arange", lambda start, stop, step: np.arange(start, stop, step),

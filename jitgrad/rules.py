@@ -109,6 +109,29 @@ def _row(k):
 
 
 defvjp("stack", *[_row(k) for k in range(MAX_STACK)])  # entry k of np.array([...]) gets g[k]
+def _piece(k):
+    """Input k of a concatenation gets its slice of g along the axis."""
+    def vjp(g, ans, *xs, axis):
+        start = 0
+        for x in xs[:k]:
+            start = start + np.shape(x)[axis]
+        stop = start + np.shape(xs[k])[axis]
+        spec = (":",) * axis + (("s", True, True, False),)
+        return P.getitem(g, start, stop, index_spec=spec)
+    return vjp
+
+
+def _take_vjp(g, ans, x, idx):
+    """x[idx] read rows of x: each row's gradient is the sum of g's rows that read it (a
+    one-hot matrix product, so repeated indices add up)."""
+    n = np.shape(x)[0]
+    hit = P.expand_dims(idx, axis=1) == P.expand_dims(P.arange(0, n, 1), axis=0)
+    hit = P.PRIMITIVES["cast"](hit, kind="f")
+    return P.matmul(P.transpose(hit), g)
+
+
+defvjp("concatenate", *[_piece(k) for k in range(MAX_STACK)])
+defvjp("take", _take_vjp, None)
 defvjp("roll", lambda g, ans, x, shift: P.roll(g, -shift), None)
 defvjp("max", _chooser_vjp)
 defvjp("min", _chooser_vjp)
@@ -128,6 +151,30 @@ def _matmul_b(g, ans, a, b):
 
 defvjp("matmul", _matmul_a, _matmul_b)
 defvjp("outer", lambda g, ans, x, y: P.matmul(g, y), lambda g, ans, x, y: P.matmul(x, g))
+
+
+# Linear algebra: the standard adjoints (Giles, "An extended collection of matrix derivative
+# results"), with A^-T written as transpose(inv(A)).
+def _solve_a(g, ans, a, b):
+    gb = P.solve(P.transpose(a), g)
+    return -(P.outer(gb, ans) if np.ndim(ans) == 1 else P.matmul(gb, P.transpose(ans)))
+
+
+def _cholesky_vjp(g, ans, a):
+    """A = L L^T: Phi(L^T g) keeps the lower triangle with the diagonal halved;
+    S = L^-T Phi L^-1; the gradient is S made symmetric."""
+    x = P.matmul(P.transpose(ans), g)
+    phi = np.tril(x) - P.eye(np.shape(x)[0]) * x * 0.5
+    l_inv = P.inv(ans)
+    s = P.matmul(P.matmul(P.transpose(l_inv), phi), l_inv)
+    return (s + P.transpose(s)) * 0.5
+
+
+defvjp("inv", lambda g, ans, a: -P.matmul(P.matmul(P.transpose(ans), g), P.transpose(ans)))
+defvjp("solve", _solve_a, lambda g, ans, a, b: P.solve(P.transpose(a), g))
+defvjp("det", lambda g, ans, a: g * ans * P.transpose(P.inv(a)))
+defvjp("logabsdet", lambda g, ans, a: g * P.transpose(P.inv(a)))
+defvjp("cholesky", _cholesky_vjp)
 
 
 def _transpose_vjp(g, ans, x, axes=None):

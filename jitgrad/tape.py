@@ -593,6 +593,9 @@ class _ArrayTensor(Tensor):
             return _record(_GETITEM, (self, key), {"index_spec": ("i",)})
         if type(key) is tuple and key and all(type(k) in _INT_TYPES for k in key):
             return _record(_GETITEM, (self, *key), {"index_spec": ("i",) * len(key)})
+        idx = key.value if isinstance(key, Tensor) else key
+        if type(idx) is _ndarray and idx.ndim == 1 and idx.dtype.kind in "iu":
+            return _record(P.PRIMITIVES["take"], (self, idx), {})  # x[idx], as jitgrad reads it
         spec, vals, newaxes = _index(key)
         out = self
         if spec and not all(s == ":" for s in spec):

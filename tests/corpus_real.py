@@ -5,7 +5,8 @@ differences, plain Python and the tape, with points on every side of each branch
 from __future__ import annotations
 
 import corpus_real_fns as F
-from corpus import N, U, away, case, pick
+import numpy as np
+from corpus import N, U, away, case, distinct, pick
 
 
 def _regression(n=6, d=3):
@@ -20,6 +21,17 @@ def _logistic(rng):
              (rng.uniform(size=6) > 0.5).astype(float)) for _ in range(2)]
 
 
+def _well_conditioned(rng):
+    return [(rng.normal(size=(3, 3)) + 3.0 * np.eye(3), rng.normal(size=(3, 2)))
+            for _ in range(2)]
+
+
+def _lattice(rng):
+    grid = np.array([[i, j, 0.0] for i in range(2) for j in range(3)]) * 1.2
+    return [(grid + rng.normal(scale=0.05, size=grid.shape), rng.uniform(0.5, 1.5))
+            for _ in range(2)]
+
+
 REAL_CASES = [
     case(F.helper_array_from_branch, away(0.2, 2.0, 5), pick([(-1.0, -0.3), (0.3, 1.0)]), n=4),
     case(F.helper_tuple_from_branch, N(5), pick([(-1.0, -0.3), (0.3, 1.0)]), n=4),
@@ -28,9 +40,52 @@ REAL_CASES = [
     case(F.nested_sigmoid_nll, points=_logistic, wrt=(0,)),
     case(F.global_stencil_smooth, N(7)),
     case(F.global_term_structure, U(0.0, 0.1), U(0.1, 0.5)),
+    # array functions
+    case(F.concat_features, N(5), N(4, 3), N(4, 2)),
+    case(F.hstack_vstack_design, N(4, 3), N(3)),
+    case(F.stack_last_axis, N(5), N(5)),
+    case(F.argmax_payoff, N(5), N(5), accept=lambda v, w: distinct(v, w)),
+    case(F.vdot_inner_trace, N(3, 4), N(4), N(4)),
+    case(F.diag_precision, N(3, 3), away(0.3, 1.5, 3)),
+    case(F.triangular_parts, N(3, 3), N(3, 4)),
+    case(F.repeat_upsample, N(4)),
+    case(F.split_halves, N(6), N(3, 5)),
+    case(F.split_at_indices, N(6)),
+    case(F.gather_rows, N(5), N(4, 3)),
+    case(F.embedding_lookup, N(5, 3), np.array([4, 1, 1, 0]), N(4)),
+    # linear algebra
+    case(F.gaussian_nll_cholesky, N(3), N(3, 3), N(4, 3)),
+    case(F.gaussian_logdet, N(3, 3), N(4, 3)),
+    case(F.ridge_solve, N(6, 3), N(6), U(0.5, 2.0)),
+    case(F.multi_rhs_solve, points=_well_conditioned),
+    # pricing
+    case(F.black_scholes_vector, U(80.0, 120.0, 4), U(90.0, 110.0, 4), U(0.2, 2.0, 4),
+         U(0.0, 0.05), U(0.1, 0.4)),
+    case(F.binomial_american_put, U(90.0, 110.0), U(95.0, 105.0), U(0.01, 0.05),
+         U(0.15, 0.3), tol=1e-4),
+    case(F.asian_mc, U(95.0, 105.0), U(0.1, 0.3), N(6, 8)),
+    # stencils
+    case(F.laplace_jacobi, N(5, 5)),
+    case(F.heat_explicit, N(8), U(0.05, 0.3)),
+    case(F.gray_scott, U(0.5, 1.0, 8), U(0.0, 0.5, 8), U(0.02, 0.06), U(0.05, 0.07)),
+    # particles
+    case(F.nbody_energy, N(5, 3), U(0.5, 2.0, 5)),
+    case(F.lennard_jones, points=_lattice),
+    # likelihoods
+    case(F.gmm_nll, N(6, 2), N(3, 2), N(3)),
+    case(F.student_t_nll, N(6), N(), N(s=0.3)),
+    case(F.logistic_regression, points=_logistic),
+    # recurrences, distances, integrators
+    case(F.ewma_variance, N(8), U(0.7, 0.95)),
+    case(F.pairwise_kde, N(6), U(0.3, 1.0)),
+    case(F.cdist_sum, N(4, 3), N(3, 3)),
+    case(F.rk4_decay, N(4), U(0.5, 2.0)),
+    case(F.leapfrog_oscillator, N(), N(), U(0.5, 2.0)),
 ]
 
 # Functions the tape cannot run (math.* converts a Tensor with float()).
-TAPE_REFUSES = {"global_term_structure"}
+TAPE_REFUSES = {"global_term_structure", "black_scholes_vector", "binomial_american_put",
+                "asian_mc", "nbody_energy", "gmm_nll", "student_t_nll", "ewma_variance",
+                "pairwise_kde"}
 
 assert len({c.name for c in REAL_CASES}) == len(REAL_CASES)

@@ -87,3 +87,299 @@ def global_term_structure(r, sigma):
     for t in TIMES:
         total += math.exp(-r * t) * _norm_cdf(sigma * math.sqrt(t))
     return total
+
+
+# ---- array functions: joining, splitting, diagonals, triangles, integer indices ----------------
+
+ORDER = np.array([3, 0, 2, 2, 1])  # a global integer array used as an index
+
+
+def concat_features(w, x, z):
+    feats = np.concatenate((x, z * z), axis=1)
+    return np.sum(np.tanh(feats @ w))
+
+
+def hstack_vstack_design(x, v):
+    design = np.hstack((x, np.ones((x.shape[0], 1))))
+    rows = np.vstack((v, v * 2.0))
+    return np.sum(design ** 2) + np.sum(rows @ rows.T) + np.sum(np.hstack((v, -v)) ** 3)
+
+
+def stack_last_axis(p, q):
+    pts = np.stack((p, q), axis=1)
+    return np.sum(np.sqrt(np.sum(pts * pts, axis=1)))
+
+
+def argmax_payoff(v, w):
+    i = np.argmax(v)
+    j = np.argmin(w)
+    return v[i] * w[j] + np.max(v) - w[np.argmax(w)]
+
+
+def vdot_inner_trace(a, v, w):
+    return np.vdot(v, w) + np.sum(np.inner(a, v) ** 2) + np.trace(a @ a.T) + np.inner(v, v)
+
+
+def diag_precision(s, v):
+    prec = s @ s.T + np.diag(v * v)
+    return np.sum(np.diag(prec) ** 2) + np.sum(np.log(np.diag(np.diag(v * v) + 1.0)))
+
+
+def triangular_parts(s, a):
+    lower = np.tril(s)
+    upper = np.triu(a, 1)
+    return np.sum((lower @ lower.T) ** 2) + np.sum(upper ** 3) + np.sum(np.tril(a, -1) * a)
+
+
+def repeat_upsample(v):
+    up = np.repeat(v, 3)
+    return np.sum(up * np.arange(up.shape[0]) * 0.1 + up ** 2)
+
+
+def split_halves(v, a):
+    head, tail = np.split(v, 2)
+    parts = np.array_split(a, 3, axis=1)
+    return np.sum(head * tail ** 2) + np.sum(parts[0] ** 2) + np.sum(parts[2] ** 3) + np.sum(
+        parts[1])
+
+
+def split_at_indices(v):
+    first, middle, rest = np.split(v, [1, 3])
+    return np.sum(first ** 2) + np.sum(middle ** 3) + np.sum(rest * 5.0)
+
+
+def gather_rows(v, a):
+    return np.sum(v[ORDER] ** 2 * np.arange(5.0)) + np.sum(a[ORDER[:2]] ** 3)
+
+
+def embedding_lookup(table, idx, y):
+    h = table[idx]
+    return np.sum((np.sum(h, axis=1) - y) ** 2)
+
+
+# ---- linear algebra ---------------------------------------------------------------------------
+
+
+def gaussian_nll_cholesky(mu, a, x):
+    cov = a @ a.T + np.eye(a.shape[0])
+    chol = np.linalg.cholesky(cov)
+    total = 0.0
+    for k in range(x.shape[0]):
+        z = np.linalg.solve(chol, x[k] - mu)
+        total += 0.5 * np.sum(z * z)
+    return total + x.shape[0] * np.sum(np.log(np.diag(chol)))
+
+
+def gaussian_logdet(a, x):
+    cov = a @ a.T + np.eye(a.shape[0])
+    sign, logdet = np.linalg.slogdet(cov)
+    prec = np.linalg.inv(cov)
+    return 0.5 * np.sum((x @ prec) * x) + 0.5 * x.shape[0] * logdet * sign
+
+
+def ridge_solve(a, y, lam):
+    g = a.T @ a + lam * np.eye(a.shape[1])
+    w = np.linalg.solve(g, a.T @ y)
+    r = a @ w - y
+    return np.sum(r * r) + np.linalg.det(g) * 1e-3
+
+
+def multi_rhs_solve(m, b):
+    return np.sum(np.linalg.solve(m, b) ** 2)
+
+
+# ---- pricing --------------------------------------------------------------------------------
+
+
+def black_scholes_vector(s, k, t, r, sigma):
+    d1 = (np.log(s / k) + (r + 0.5 * sigma * sigma) * t) / (sigma * np.sqrt(t))
+    d2 = d1 - sigma * np.sqrt(t)
+    total = 0.0
+    for i in range(s.shape[0]):
+        nd1 = 0.5 * (1.0 + math.erf(d1[i] / SQRT2))
+        nd2 = 0.5 * (1.0 + math.erf(d2[i] / SQRT2))
+        total += s[i] * nd1 - k[i] * math.exp(-r * t[i]) * nd2
+    return total
+
+
+def binomial_american_put(s0, k, r, sigma):
+    n = 40
+    dt = 1.0 / n
+    u = math.exp(sigma * math.sqrt(dt))
+    d = 1.0 / u
+    p = (math.exp(r * dt) - d) / (u - d)
+    disc = math.exp(-r * dt)
+    values = np.zeros(n + 1)
+    for j in range(n + 1):
+        values[j] = max(k - s0 * u ** j * d ** (n - j), 0.0)
+    for i in range(n - 1, -1, -1):
+        for j in range(i + 1):
+            hold = disc * (p * values[j + 1] + (1.0 - p) * values[j])
+            exercise = k - s0 * u ** j * d ** (i - j)
+            values[j] = hold if hold > exercise else exercise  # noqa: FURB136 (a branch)
+    return values[0]
+
+
+def asian_mc(s0, sigma, z):
+    r = 0.03
+    dt = 1.0 / z.shape[1]
+    total = 0.0
+    for p in range(z.shape[0]):
+        s = s0
+        avg = 0.0
+        for t in range(z.shape[1]):
+            s = s * math.exp((r - 0.5 * sigma * sigma) * dt + sigma * math.sqrt(dt) * z[p, t])
+            avg += s
+        avg = avg / z.shape[1]
+        total += max(avg - 100.0, 0.0)
+    return math.exp(-r) * total / z.shape[0]
+
+
+# ---- stencils ---------------------------------------------------------------------------------
+
+
+def laplace_jacobi(u0):
+    u = u0.copy()
+    n, m = u.shape
+    for _ in range(5):
+        new = u.copy()
+        for i in range(1, n - 1):
+            for j in range(1, m - 1):
+                new[i, j] = 0.25 * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1])
+        u = new
+    return np.sum(u * u)
+
+
+def heat_explicit(u0, alpha):
+    u = u0.copy()
+    for _ in range(10):
+        lap = np.zeros_like(u)
+        lap[1:-1] = u[:-2] - 2.0 * u[1:-1] + u[2:]
+        u = u + alpha * lap
+    return np.sum(u ** 2)
+
+
+def gray_scott(u0, v0, f, k):
+    u = u0.copy()
+    v = v0.copy()
+    for _ in range(4):
+        lu = np.roll(u, 1) + np.roll(u, -1) - 2.0 * u
+        lv = np.roll(v, 1) + np.roll(v, -1) - 2.0 * v
+        uvv = u * v * v
+        u = u + 0.2 * lu - uvv + f * (1.0 - u)
+        v = v + 0.1 * lv + uvv - (f + k) * v
+    return np.sum(v) + np.sum(u * u)
+
+
+# ---- particles --------------------------------------------------------------------------------
+
+
+def nbody_energy(pos, mass):
+    n = pos.shape[0]
+    e = 0.0
+    for i in range(n):
+        for j in range(i + 1, n):
+            dx = pos[i, 0] - pos[j, 0]
+            dy = pos[i, 1] - pos[j, 1]
+            dz = pos[i, 2] - pos[j, 2]
+            e -= mass[i] * mass[j] / math.sqrt(dx * dx + dy * dy + dz * dz + 0.01)
+    return e
+
+
+def lennard_jones(pos, eps):
+    n = pos.shape[0]
+    e = 0.0
+    for i in range(n):
+        for j in range(i + 1, n):
+            d = pos[i] - pos[j]
+            r2 = np.sum(d * d)
+            inv6 = 1.0 / (r2 * r2 * r2)
+            e += 4.0 * eps * (inv6 * inv6 - inv6)
+    return e
+
+
+# ---- likelihoods -----------------------------------------------------------------------------
+
+
+def gmm_nll(x, means, log_w):
+    n, k = x.shape[0], means.shape[0]
+    w = np.exp(log_w - np.max(log_w))
+    w = w / np.sum(w)
+    total = 0.0
+    for i in range(n):
+        best = -np.inf
+        comps = np.empty(k)
+        for c in range(k):
+            d = x[i] - means[c]
+            comps[c] = math.log(w[c]) - 0.5 * np.sum(d * d)
+            best = max(best, comps[c])
+        total -= best + math.log(np.sum(np.exp(comps - best)))
+    return total
+
+
+def student_t_nll(x, mu, log_scale):
+    nu = 4.0
+    scale = math.exp(log_scale)
+    z = (x - mu) / scale
+    return np.sum(0.5 * (nu + 1.0) * np.log1p(z * z / nu)) + x.shape[0] * log_scale
+
+
+def logistic_regression(w, x, y):
+    z = x @ w
+    return np.sum(np.logaddexp(0.0, z) - y * z) / x.shape[0]
+
+
+# ---- recurrences, distances, integrators --------------------------------------------------------
+
+
+def ewma_variance(r, lam):
+    var = r[0] * r[0]
+    total = 0.0
+    for t in range(1, r.shape[0]):
+        var = lam * var + (1.0 - lam) * r[t - 1] * r[t - 1]
+        total += math.log(var) + r[t] * r[t] / var
+    return 0.5 * total
+
+
+def pairwise_kde(x, h):
+    n = x.shape[0]
+    total = 0.0
+    for i in range(n):
+        dens = 0.0
+        for j in range(n):
+            u = (x[i] - x[j]) / h
+            dens += math.exp(-0.5 * u * u)
+        total += math.log(dens / (n * h))
+    return total
+
+
+def cdist_sum(a, b):
+    d = np.sqrt(np.sum((a[:, None, :] - b[None, :, :]) ** 2, axis=2))
+    return np.sum(np.exp(-d))
+
+
+def rk4_decay(y0, k):
+    y = y0.copy()  # (`y = y0` is refused: y0 would be carried with y, see the report)
+    h = 0.1
+
+    def rhs(v):
+        return -k * v + 0.1 * np.sin(v)
+
+    for _ in range(10):
+        k1 = rhs(y)
+        k2 = rhs(y + 0.5 * h * k1)
+        k3 = rhs(y + 0.5 * h * k2)
+        k4 = rhs(y + h * k3)
+        y = y + h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+    return np.sum(y * y)
+
+
+def leapfrog_oscillator(q0, p0, w):
+    q = q0
+    p = p0
+    dt = 0.05
+    for _ in range(20):
+        p = p - 0.5 * dt * w * w * q
+        q = q + dt * p
+        p = p - 0.5 * dt * w * w * q
+    return q * q + p * p

@@ -201,8 +201,8 @@ def fft_sum(x):
     return np.sum(np.fft.fft(x))  # refused: fft
 
 
-def inv_sum(x):
-    return np.sum(np.linalg.inv(x))  # refused: inv
+def pinv_sum(x):
+    return np.sum(np.linalg.pinv(x))  # refused: pinv
 
 
 def sort_sum(x):
@@ -214,7 +214,7 @@ def cumprod_sum(x):
 
 
 def fancy_index(x, idx):
-    return np.sum(x[idx])  # refused: fancy-index
+    return np.sum(x[idx, 0])  # refused: fancy-index
 
 
 def boolean_index(x):
