@@ -169,6 +169,76 @@ def make_gmm(n, d, K, seed=0):
     return alphas, means, log_prec, x
 
 
+def gmm_adbench(alphas, means, icf, x):
+    """ADBench's Gaussian-mixture objective in its loop form (the data term and the weights'
+    normaliser; no Wishart prior), as its C++ reference writes it.
+
+    ``icf`` (K, d + d(d-1)/2) holds, per component, the log-diagonal of the lower-triangular
+    inverse Cholesky factor Q_k (first d entries) and its off-diagonal entries row by row.
+    Q_k is applied one row at a time in an inner ``for c in range(r)`` loop, and the K-vector
+    ``beta`` is overwritten for every point (a two-pass, max-shifted logsumexp). As in
+    ADBench, the diagonals exp(icf[k, :d]) and their logs' sums are computed once, before the
+    loop over points::
+
+        value = -n d/2 log(2 pi) + sum_i logsumexp_k(alphas[k] + sum(icf[k, :d])
+                                                     - |Q_k (x_i - means_k)|^2 / 2)
+                - n logsumexp(alphas)
+    """
+    n = x.shape[0]
+    d = x.shape[1]
+    K = alphas.shape[0]
+    amax = alphas[0]
+    for k in range(1, K):
+        amax = max(amax, alphas[k])
+    asum = 0.0
+    for k in range(K):
+        asum += math.exp(alphas[k] - amax)
+    lse_alphas = amax + math.log(asum)
+    sum_qs = np.zeros(K)
+    qdiags = np.exp(icf[:, :d])
+    for k in range(K):
+        for j in range(d):
+            sum_qs[k] += icf[k, j]
+    xc = np.zeros(d)
+    beta = np.zeros(K)
+    slse = 0.0
+    for i in range(n):
+        for k in range(K):
+            for j in range(d):
+                xc[j] = x[i, j] - means[k, j]
+            sqsum = 0.0
+            idx = d
+            for r in range(d):
+                s = qdiags[k, r] * xc[r]
+                for c in range(r):
+                    s += icf[k, idx] * xc[c]
+                    idx += 1
+                sqsum += s * s
+            beta[k] = alphas[k] + sum_qs[k] - 0.5 * sqsum
+        bmax = beta[0]
+        for k in range(1, K):
+            bmax = max(bmax, beta[k])
+        se = 0.0
+        for k in range(K):
+            se += math.exp(beta[k] - bmax)
+        slse += bmax + math.log(se)
+    return -0.5 * n * d * math.log(2.0 * math.pi) + slse - n * lse_alphas
+
+
+def make_adbench_gmm(n, d, K, seed=0):
+    """Return ``(alphas, means, icf, x)`` for `gmm_adbench`: points from a mixture, and
+    parameters near the generating ones (so the gradient is not close to zero)."""
+    rng = np.random.default_rng(seed)
+    true_means = 3.0 * rng.standard_normal((K, d))
+    comp = rng.integers(0, K, size=n)
+    x = true_means[comp] + rng.standard_normal((n, d))
+    alphas = 0.5 * rng.standard_normal(K)
+    means = true_means + 0.3 * rng.standard_normal((K, d))
+    icf = np.concatenate([0.1 * rng.standard_normal((K, d)),
+                          0.1 * rng.standard_normal((K, d * (d - 1) // 2))], axis=1)
+    return alphas, means, icf, x
+
+
 # --------------------------------------------------------------------------------------
 # Bundle-adjustment style reprojection error
 # --------------------------------------------------------------------------------------

@@ -607,7 +607,9 @@ class Builder:
         """The names a loop carries: those it assigns, the arrays it passes to a function (which
         may write into them), and every other name for an array among those (an alias sees
         the writes)."""
-        names = _assigned_names(body_stmts) | _call_arguments(body_stmts) | set(extra)
+        passed = {n for n in _call_arguments(body_stmts)
+                  if isinstance(self.env.get(n), Sym) and self.env[n].ndim}
+        names = _assigned_names(body_stmts) | passed | set(extra)
         arrays = {id(v.atom) for n, v in self.env.items()
                   if n in names and isinstance(v, Sym) and v.ndim}
         names |= {n for n, v in self.env.items() if isinstance(v, Sym) and id(v.atom) in arrays}
@@ -619,9 +621,6 @@ class Builder:
             if isinstance(v, _Undefined):
                 continue
             if not _is_atom_value(v):
-                if name in _call_arguments(body_stmts) and name not in _assigned_names(
-                        body_stmts):
-                    continue  # a tuple or function passed along, never rebound
                 raise UnsupportedError(f"`{_base(name)}` (a {type(v).__name__}) is reassigned "
                                        "inside a loop", self.gb.loc)
             carried.append(name)

@@ -94,6 +94,8 @@ class _Writer:
             elif isinstance(s, While):
                 self.while_(s, indent)
             elif isinstance(s, Repeat):
+                if s.note:
+                    self.line(indent, f"# {s.note}")
                 if s.counter is None:
                     self.line(indent, f"for _ in range({atom_source(s.trips)}):")
                 else:
@@ -268,10 +270,20 @@ class _Writer:
             k, start, step = a
             expr = k if step == "1" else f"{k} * {step}"
             self.line(indent, f"{out} = {expr if start == '0' else f'{start} + {expr}'}")
-        elif prim == "reserve":
-            self.line(indent, f"{out} = _rt.reserve({a[0]}, {a[1]}, {a[2]})")
+        elif prim == "count_reset":  # counting a recomputed loop's pushes (`recompute`)
+            self.line(indent, f"{out} = 0")
+        elif prim == "count_tick":
+            self.line(indent, f"{a[0]} += 1")
+        elif prim == "count_max":
+            self.line(indent, f"{out} = max({a[0]}, {a[1]})")
+        elif prim == "reserve":  # the check inline: a call per inner loop costs more
+            self.line(indent, f"if {a[1]} + {a[2]} > {a[0]}.shape[0]:")
+            self.line(indent + 1, f"{out} = _rt.reserve({a[0]}, {a[1]}, {a[2]})")
         elif prim == "trip_count":
-            self.line(indent, f"{out} = _rt.trip_count({a[0]}, {a[1]}, {a[2]})")
+            if a[2] == "1":
+                self.line(indent, f"{out} = max(0, {a[1]} - {a[0]})")
+            else:
+                self.line(indent, f"{out} = _rt.trip_count({a[0]}, {a[1]}, {a[2]})")
         elif prim == "stack_alloc":
             tape, count = e.outs
             if e.params["ndim"]:
@@ -362,6 +374,8 @@ class _Writer:
 
     def for_(self, s: For, indent: int):
         self.loop_head(s, indent)
+        if s.note:
+            self.line(indent, f"# {s.note}")
         start, stop, step = (atom_source(x) for x in (s.start, s.stop, s.step))
         if step == "1":
             args = stop if start == "0" else f"{start}, {stop}"

@@ -112,6 +112,7 @@ class For:
     trips: Var
     exit_flag: Atom | None
     loc: Loc | None
+    note: str | None = None  # a comment for the generated code (how the loop is reversed)
 
 
 @dataclasses.dataclass(eq=False)
@@ -144,6 +145,7 @@ class Repeat:
     trips: Atom
     body: Block
     counter: Var | None = None  # when set: counts the iterations down, trips-1 .. 0
+    note: str | None = None  # a comment for the generated code
 
 
 @dataclasses.dataclass(eq=False)

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from .ir import Block, Eqn, If, Repeat, Storage, Var, direct_uses, sub_blocks
 
-_EFFECTS = {"setitem", "add_at", "zero_at", "iadd", "push", "pop", "stack_alloc", "reserve"}
+_EFFECTS = {"setitem", "add_at", "zero_at", "iadd", "push", "pop", "stack_alloc", "reserve",
+            "count_reset", "count_tick", "count_max"}
 # (``loop_index`` and ``assign`` in an adjoint prologue define values; they are pure.)
 
 

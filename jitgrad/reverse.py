@@ -67,10 +67,15 @@ from .ir import (
     used_atoms,
     walk,
 )
+from .recompute import planned, recompute_loops
 from .rules import RULES
 from .symbolic import GraphBuilder, Sym
 from .types import INT, Type
 
+# Scalar functions that cost more to compute again than to push and pop (in a replayed loop).
+_COSTLY = {"exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "arctan",
+           "arcsin", "arccos", "sinh", "cosh", "arcsinh", "pow", "arctan2", "hypot", "erf",
+           "erfc", "logaddexp", "cbrt"}
 # Inputs that an adjoint equation reads only for their shape (no copy needed when saving them).
 _SHAPE_ONLY = {"zeros_like": {0}, "shape_dim": {0}, "size": {0}, "broadcast_like": {1},
                "sum_to_like": {1}, "reshape_like": {1}, "spread": {1}}
@@ -546,6 +551,7 @@ class _Saver:
         self.fn = fn
         self.storage = Storage(fn)
         self.needed: dict[int, dict[int, tuple[Var, bool]]] = {}  # block -> var -> (v, copy)
+        self.replayed: set[int] = set()  # blocks of loops the adjoint will replay (`recompute`)
         self.capacity: dict[int, Var] = {}  # id(top-level for loop) -> its trip count
         self.defining: dict[int, Eqn] = {}  # id(var) -> the equation that computes it
         self.trips_of: dict[int, object] = {}  # id(trips var) -> its loop
@@ -696,6 +702,8 @@ class _Saver:
             return None
         if eqn.prim == "getitem" and self.storage.written(eqn.ins[0]):
             return None
+        if eqn.prim in _COSTLY and home_id in self.replayed:
+            return None  # the replay computed it already: a push is cheaper than a third time
         return Eqn(eqn.prim, [v], list(eqn.ins), dict(eqn.params), eqn.loc)
 
     def in_forward_order(self, eqns: list) -> list:
@@ -852,7 +860,10 @@ def transform(fn: Function, wrt: list[int], namer: Namer) -> Gradient:
     adj_body, grads = rev.run()
     shape_stand_ins(adj_body, fn.params)
     saver = _Saver(rev, fn)
+    saver.replayed = planned(fn)
     top_saved, stacks = saver.apply(adj_body, namer)
+    top_saved, stacks = recompute_loops(fn, adj_body, rev.repeat_of, rev.counter_of, top_saved,
+                                        stacks)
     forward = Kernel(fn.name + "_forward", list(fn.params), fn.body,
                      [fn.result] + [a for a, _ in top_saved] + stacks, fn.loc)
     adj_params = list(fn.params) + [v for _, v in top_saved] + stacks

@@ -1,0 +1,97 @@
+"""Loops whose iterations are independent (recomputed in reverse) and loops that look alike but
+are not (taped): `jitgrad.recompute`'s table."""
+
+import math
+
+import numpy as np
+
+
+def rowwise_logsumexp(x, w):  # a work array filled by a loop, then read: recomputed
+    n, d = x.shape
+    z = np.zeros(d)
+    total = 0.0
+    for i in range(n):
+        for j in range(d):
+            z[j] = x[i, j] * w[j]
+        m = z[0]
+        for j in range(1, d):
+            m = max(m, z[j])
+        s = 0.0
+        for j in range(d):
+            s += math.exp(z[j] - m)
+        total += m + math.log(s)
+    return total
+
+
+def pairwise_energy(p, eps):  # nested loops with a reduction: recomputed
+    n = p.shape[0]
+    e = 0.0
+    for i in range(n):
+        for j in range(n):
+            if i != j:
+                r2 = (p[i, 0] - p[j, 0]) ** 2 + (p[i, 1] - p[j, 1]) ** 2 + eps
+                e += math.exp(-r2) / r2
+    return e
+
+
+def whole_array_work(x, a):  # a work array written whole (z[:] = ...) each iteration
+    n = x.shape[0]
+    z = np.zeros(x.shape[1])
+    total = 0.0
+    for i in range(n):
+        z[:] = x[i] * a
+        for j in range(z.shape[0]):
+            total += z[j] * z[j]
+    return total
+
+
+def reads_last_iteration(x, a):  # z[0] read before it is written: the previous row's value
+    n, d = x.shape
+    z = np.zeros(d)
+    total = 0.0
+    for i in range(n):
+        total += z[0] * a
+        for j in range(d):
+            z[j] = x[i, j] * a
+    return total + np.sum(z)
+
+
+def carried_state(x, a):  # h depends on the previous iteration: taped
+    h = 0.0
+    total = 0.0
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            h = math.tanh(a * h + x[i, j])
+        total += h
+    return total
+
+
+def partial_fill(x, a):  # the inner loop writes only part of z: the rest is old
+    n, d = x.shape
+    z = np.zeros(d)
+    total = 0.0
+    for i in range(n):
+        for j in range(d - 1):
+            z[j] = x[i, j] * a
+        for j in range(d):
+            total += z[j] * z[j]
+    return total
+
+
+def accumulates_into_array(x, w):  # acc[j] += ... across iterations: taped
+    n, d = x.shape
+    acc = np.zeros(d)
+    for i in range(n):
+        for j in range(d):
+            acc[j] += x[i, j] * w[j]
+    return np.sum(acc * acc)
+
+
+def early_exit(x, a):
+    total = 0.0
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            total += x[i, j] * a
+        if total > 1e9:
+            break
+    return total
