@@ -17,6 +17,7 @@ import ast
 import builtins
 import functools
 import inspect
+import itertools
 import operator
 import types as pytypes
 
@@ -629,19 +630,24 @@ class Builder:
     def build_loop(self, stmt, carried, make_body_env, build_inside):
         """Build a loop body until the carried types settle; return what `build_inside` made."""
         kinds = {n: self.gb.atom(self.env[n], check=False).type for n in carried}
-        for _attempt in range(4):
+        apart: set[str] = set()  # names for one array that the body rebinds and never writes
+        for _attempt in range(6):
             carry_vars: dict[str, Var] = {}
             by_init: dict[int, Var] = {}  # names for one array share its carried variable
+            writes_before: dict[int, int] = {}
             for n in carried:
                 init = self.gb.atom(self.env[n], check=False)
-                if kinds[n].ndim and isinstance(init, Var) and id(init) in by_init:
+                if (kinds[n].ndim and isinstance(init, Var) and id(init) in by_init
+                        and n not in apart):
                     carry_vars[n] = by_init[id(init)]
                     continue
                 v = carry_vars[n] = self.gb.new_var(kinds[n], _base(n))
                 if v.type.ndim and isinstance(init, Var):  # it starts as its initial value
-                    by_init[id(init)] = v
+                    if n not in apart:
+                        by_init[id(init)] = v
                     self.gb.share_memory(v, init)
                     self.gb.same_view(v, init)
+                    writes_before[id(v)] = self.gb.writes_to(v)
                 self.gb.restamp(v)
                 if isinstance(init, Var) and self.gb.is_stale(init):
                     self.gb.mark_stale(v)  # an out-of-date array stays out of date when carried
@@ -668,6 +674,13 @@ class Builder:
                 kind = promote_kinds(kinds[n].kind, t_end.kind)
                 if kind != kinds[n].kind:
                     kinds[n] = Type(kind, kinds[n].ndim)
+                    changed = True
+            for n, m in itertools.combinations(carried, 2):  # `y = y0`, then `y = g(y)`:
+                v = carry_vars[n]  # two arrays from the second iteration on; if the body never
+                if (v is carry_vars[m] and self.gb.atom(env_end[n], check=False)  # writes, two
+                        is not self.gb.atom(env_end[m], check=False)  # carried variables
+                        and self.gb.writes_to(v) == writes_before[id(v)]):
+                    apart |= {n, m}
                     changed = True
             if not changed:
                 break

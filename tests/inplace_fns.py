@@ -246,3 +246,14 @@ def repeated_expression_written(x, A):  # np.square(x) twice: two arrays, one wr
     a0 = np.square(x)
     a0[-1] -= A[-1, -1]
     return np.mean(np.square(x)) + np.sum(a0)
+
+
+def decay_rate(y):
+    return -0.5 * y
+
+
+def alias_rebound_in_loop(y0, h):  # y names y0's array only until the loop rebinds it
+    y = y0
+    for _ in range(3):
+        y = y + h * decay_rate(y)
+    return np.sum(y * y) + np.sum(y0)
