@@ -173,10 +173,12 @@ class GradFunction:
         """The signature (kind and rank of every argument) these arguments are compiled for;
         refuses lists, and integer or bool arguments in ``wrt``."""
         types = []
-        for name, a in zip(self.param_names, args):
+        for k, (name, a) in enumerate(zip(self.param_names, args)):
             if isinstance(a, (list, tuple)):
-                raise SignatureError(f"argument {name!r} is a {type(a).__name__}; pass a NumPy "
-                                     "array")
+                raise SignatureError(f"argument {name!r} is a {type(a).__name__}, which jitgrad "
+                                     "does not take yet: pass a NumPy array (np.asarray), or "
+                                     "its items as separate arguments",
+                                     self.src.loc(self.src.node.args.args[k]))
             types.append(type_of_value(a, f"argument {name!r}"))
         for k in self.wrt:
             if types[k].kind != "f":
