@@ -119,8 +119,8 @@ def is_compile_error(exc: BaseException) -> bool:
                             numba.core.errors.UnsupportedError))
 
 
-SCIPY_MISSING = ("jitgrad needs SciPy for matrix products (numba uses its BLAS): "
-                 "pip install scipy")
+SCIPY_MISSING = ("jitgrad needs SciPy for matrix products and np.linalg (numba uses its BLAS "
+                 "and LAPACK): pip install scipy")
 
 
 def missing_dependency(exc: BaseException) -> str | None:

@@ -16,7 +16,8 @@ import pytest
 
 from jitgrad import compile as _compile
 
-MESSAGE = "jitgrad needs SciPy for matrix products (numba uses its BLAS): pip install scipy"
+MESSAGE = ("jitgrad needs SciPy for matrix products and np.linalg (numba uses its BLAS and "
+           "LAPACK): pip install scipy")
 
 MODEL = '''
 import numpy as np
