@@ -11,6 +11,7 @@ compiled with numba.njit.
 """
 
 from .api import GradFunction, check_grad, grad, show, value_and_grad
+from .custom import custom_vjp, stop_gradient
 from .errors import (
     JitgradError,
     MissingDependencyError,
@@ -27,8 +28,10 @@ __all__ = [
            "SignatureError",
            "UnsupportedError",
            "check_grad",
+           "custom_vjp",
            "grad",
            "show",
+           "stop_gradient",
            "value_and_grad",
 ]
 __version__ = "0.1.0"

@@ -25,6 +25,7 @@ import numpy as np
 
 from . import primitives as P
 from . import symbolic as S
+from .custom import custom_vjp
 from .errors import JitgradError, Loc, ShapeError, UnsupportedError
 from .ir import (
     Block,
@@ -1146,6 +1147,8 @@ class Builder:
             return fn(*args, **kwargs)  # an array method
         if isinstance(fn, _LocalFunction):
             return self.inline(fn, args, kwargs, node)
+        if isinstance(fn, custom_vjp):  # a hand-written rule: `custom.py`
+            return fn.build_call(self, args, kwargs, node)
         if fn in S.NUMPY:
             try:
                 return S.NUMPY[fn](*args, **kwargs)

@@ -436,6 +436,9 @@ class _Reverse:
             return
         if e.prim == "setitem":
             return self.reverse_setitem(e, g)
+        custom = getattr(P.PRIMITIVES.get(e.prim), "reverse", None)
+        if custom is not None:  # a rule that adds into several adjoints at once (`custom`)
+            return custom(self, e, g)
         if e.prim == "getitem":
             x = e.ins[0]
             if self.active(x):
