@@ -238,6 +238,14 @@ class GradFunction:
                                "example arguments")
         return self._last
 
+    def njit(self, *args, **kwargs):
+        """The compiled entry for these example arguments' signature: a Numba dispatcher that
+        ``@numba.njit`` code can call (an SGD loop that never returns to Python). It takes the
+        arguments positionally and returns what the entry returns: the gradient (a tuple for a
+        tuple ``wrt``; ``(value, gradients)`` for `value_and_grad`), in float64, with 0-d arrays
+        passed as scalars. Under ``JITGRAD_DISABLE_JIT=1`` it is the plain Python function."""
+        return self._for(args, kwargs).entry
+
     def source(self, *args, **kwargs) -> str:
         """The generated module (forward, adjoint and entry), for the last call or for example
         arguments; ``source("forward")`` or ``source("adjoint")`` gives one function."""

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import jitgrad
+from jitgrad.compile import DISABLE_JIT
 from tests import transforms_fns as T
 
 
@@ -54,3 +55,25 @@ def test_stop_gradient():
     assert jitgrad.grad(T.stopped_scalar)(0.8) == pytest.approx(np.sin(0.8) + 1.6)
     assert jitgrad.stop_gradient(2.5) == 2.5
     assert T.ste_round(1.6) == 2.0  # called from Python: the function itself
+
+
+@pytest.mark.skipif(DISABLE_JIT, reason="the entry is plain Python under JITGRAD_DISABLE_JIT")
+def test_gradient_callable_from_njit():
+    import numba
+
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((8, 3)), rng.standard_normal(8)
+    w0 = np.zeros(3)
+    g = jitgrad.grad(T.sgd_loss, wrt=0)
+    entry = g.njit(w0, x, y)
+
+    @numba.njit
+    def sgd(w, x, y, steps):
+        w = w.copy()
+        for _ in range(steps):
+            w -= 0.1 * entry(w, x, y)
+        return w
+
+    w = sgd(w0, x, y, 5000)
+    np.testing.assert_allclose(w, np.linalg.lstsq(x, y, rcond=None)[0], rtol=1e-6)
+    np.testing.assert_allclose(entry(w0, x, y), g(w0, x, y))
