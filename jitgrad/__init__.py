@@ -19,6 +19,7 @@ from .errors import (
     SignatureError,
     UnsupportedError,
 )
+from .vjp import jacobian, vjp
 
 __all__ = [
            "GradFunction",
@@ -30,8 +31,10 @@ __all__ = [
            "check_grad",
            "custom_vjp",
            "grad",
+           "jacobian",
            "show",
            "stop_gradient",
            "value_and_grad",
+           "vjp",
 ]
 __version__ = "0.1.0"

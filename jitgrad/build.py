@@ -1368,10 +1368,12 @@ _BUILTINS = {abs: _b_abs, sum: _b_sum, min: _b_minmax("min"), max: _b_minmax("ma
 # ----------------------------------------------------------------------------- build
 
 
-def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True) -> Function:
+def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
+          any_result: bool = False) -> Function:
     """The IR of ``src`` specialised to ``arg_types`` (one per parameter). With
     ``assume_sizes``, axes of arguments that broadcast against each other are assumed to be
-    the same size, and the function starts by checking it (`GraphBuilder.assume_same_sizes`)."""
+    the same size, and the function starts by checking it (`GraphBuilder.assume_same_sizes`).
+    With ``any_result``, the result may be an array (`vjp`, `jacobian`)."""
     names = src.node.args.args
     if len(arg_types) != len(names):
         raise JitgradError(f"{src.qualname} takes {len(names)} arguments, got {len(arg_types)}")
@@ -1401,7 +1403,7 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True)
         raise ShapeError(f"{src.qualname} must return a scalar to be differentiated (it "
                          f"returns {'None' if result is None else 'a tuple'})",
                          src.loc(_last_return(src.node)))
-    if isinstance(result, Sym) and result.ndim:
+    if isinstance(result, Sym) and result.ndim and not any_result:
         raise ShapeError(f"{src.qualname} must return a scalar to be differentiated; it "
                          f"returns an array of rank {result.ndim} (reduce it, e.g. np.sum)",
                          src.loc(_last_return(src.node)))

@@ -520,7 +520,8 @@ class _Reverse:
         self.gb.block = top
         self.gb.loc = self.fn.loc
         if self.active(self.fn.result):
-            self.acc(self.fn.result, Const(1.0))
+            seed = getattr(self.fn, "seed", None)  # a cotangent parameter (`vjp.py`)
+            self.acc(self.fn.result, Const(1.0) if seed is None else self.gb.sym(seed))
         inner = self.reverse_block(self.fn.body)
         top.stmts += inner.stmts
         self.adjoint_of_block[id(self.fn.body)] = top

@@ -8,6 +8,8 @@ import inspect
 
 import numpy as np
 import pytest
+from corpus import LOOP_CASES, STRAIGHT_CASES
+from fd import numeric_grad
 
 import jitgrad
 from jitgrad.compile import DISABLE_JIT
@@ -77,3 +79,66 @@ def test_gradient_callable_from_njit():
     w = sgd(w0, x, y, 5000)
     np.testing.assert_allclose(w, np.linalg.lstsq(x, y, rcond=None)[0], rtol=1e-6)
     np.testing.assert_allclose(entry(w0, x, y), g(w0, x, y))
+
+
+# ----------------------------------------------------------------------------- vjp, jacobian
+
+
+
+def _fd_jacobian(f, args, k):
+    """Central differences of an array-valued (or scalar) f: shape value.shape + arg.shape."""
+    value = np.asarray(f(*args))
+    cols = []
+    for idx in np.ndindex(*value.shape):
+        cols.append(numeric_grad(lambda *a, idx=idx: np.asarray(f(*a))[idx], args, k))
+    return np.array(cols).reshape(value.shape + np.shape(args[k]))
+
+
+def _floats(args):
+    return tuple(k for k, a in enumerate(args) if isinstance(a, float) or (
+        isinstance(a, np.ndarray) and a.dtype.kind == "f"))
+
+
+ARRAY_CASES = [
+    (T.arr_straight, (np.array([0.3, -0.5, 0.8]), np.arange(6.0).reshape(2, 3) / 5)),
+    (T.arr_running_sum, (np.array([0.3, -0.5, 0.8]), 5)),
+    (T.arr_branch, (np.array([0.3, -0.5, 0.8]), 0.7)),
+    (T.arr_branch, (np.array([0.3, -0.5, 0.8]), -0.7)),
+    (T.arr_inplace, (np.array([0.3, -0.5, 0.8, 1.1]),)),
+    (T.euler_trajectory, (2.0, 0.3, 1.0, 0.0, 6)),
+    (T.arr_matrix, (np.array([[0.3, -0.5], [0.8, 0.1]]), np.array([1.2, -0.4]))),
+]
+
+
+@pytest.mark.parametrize(("fn", "args"), ARRAY_CASES,
+                         ids=[f"{f.__name__}{k}" for k, (f, _) in enumerate(ARRAY_CASES)])
+def test_array_valued_jacobian_and_vjp(fn, args):
+    wrt = _floats(args)
+    jacs = jitgrad.jacobian(fn, wrt=wrt)(*args)
+    for k, J in zip(wrt, jacs):
+        np.testing.assert_allclose(J, _fd_jacobian(fn, args, k), rtol=1e-5, atol=1e-7)
+    value, pullback = jitgrad.vjp(fn, *args)
+    np.testing.assert_allclose(value, fn(*args), rtol=1e-12)
+    ct = np.random.default_rng(1).standard_normal(np.shape(value))
+    grads = pullback(ct)
+    for k, J in zip(wrt, jacs):
+        want = np.tensordot(ct, J, axes=np.ndim(ct))
+        np.testing.assert_allclose(grads[k], want, rtol=1e-9, atol=1e-12)
+    assert all(grads[k] is None for k in range(len(args)) if k not in wrt)
+
+
+SCALAR_CASES = STRAIGHT_CASES[::2] + LOOP_CASES[::2]
+
+
+@pytest.mark.parametrize("case", SCALAR_CASES, ids=[c.name for c in SCALAR_CASES])
+def test_scalar_corpus_vjp_and_jacobian(case):
+    args = case.points[0]
+    wrt = _floats(args)
+    value, pullback = jitgrad.vjp(case.fn, *args)
+    assert value == pytest.approx(case.fn(*args), rel=1e-10)
+    grads = pullback(0.5)
+    jacs = jitgrad.jacobian(case.fn, wrt=wrt)(*args)
+    for k, J in zip(wrt, jacs):
+        want = numeric_grad(case.fn, args, k)
+        np.testing.assert_allclose(J, want, rtol=case.tol, atol=case.tol)
+        np.testing.assert_allclose(grads[k], 0.5 * np.asarray(J), rtol=1e-9, atol=1e-12)

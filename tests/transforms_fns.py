@@ -113,3 +113,53 @@ def stopped_scalar(x):
 def sgd_loss(w, x, y):
     r = x @ w - y
     return np.sum(r * r) / x.shape[0]
+
+
+# ------------------------------------------------------------------- array-valued functions
+
+
+def arr_straight(x, A):
+    return np.tanh(A @ x) * x[0]
+
+
+def arr_running_sum(x, n):
+    out = np.zeros(n)
+    s = 0.0
+    for i in range(n):
+        s = s + x[i % x.shape[0]] ** 2
+        out[i] = s
+    return out
+
+
+def arr_branch(x, t):
+    if t > 0.0:
+        y = x * t
+    else:
+        y = np.sin(x)
+    return np.where(x > 0.0, y, y * y)
+
+
+def arr_inplace(x):
+    y = x.copy()
+    for i in range(1, y.shape[0]):
+        y[i] = y[i] * y[i - 1] + 0.5 * x[i]
+    return y
+
+
+def euler_trajectory(k, c, x0, v0, n):
+    """A damped oscillator by explicit Euler: the (n, 2) trajectory."""
+    out = np.zeros((n, 2))
+    x, v = x0, v0
+    dt = 0.1
+    for i in range(n):
+        a = -k * x - c * v
+        x = x + dt * v
+        v = v + dt * a
+        out[i, 0] = x
+        out[i, 1] = v
+    return out
+
+
+def arr_matrix(W, x):
+    h = np.exp(-W * W) @ x
+    return np.outer(h, x) + W

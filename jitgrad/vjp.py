@@ -1,0 +1,181 @@
+"""Vector-Jacobian products and Jacobians of functions that return arrays, by reverse mode.
+
+`vjp(f, *primals)` returns ``(value, vjp_fn)``: ``f``'s value, and a function taking a
+cotangent (a float for a scalar ``f``, an array of the value's shape otherwise) and returning
+one gradient per primal (``None`` for a non-float one). `jacobian(f, wrt=k)(*args)` returns
+the array of shape ``value.shape + args[k].shape``: one VJP per entry of the value.
+
+The pipeline is `api.GradFunction`'s with two differences: the builder keeps an array result
+(``build(any_result=True)``), and the reverse transform seeds the result's adjoint with a
+cotangent parameter ``_ct`` (``Function.seed``) instead of 1.0; the adjoint kernel takes it
+after the saved values. The forward kernel runs once per `vjp` (or per `jacobian` call), the
+adjoint once per cotangent, both compiled as every gradient is (and cached on disk).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from . import compile as _compile
+from .api import _converter, _sizes_hold
+from .build import build
+from .emit import emit_module, entry_name
+from .errors import SignatureError
+from .ir import Var, dims_of, format_function
+from .optimise import common_subexpressions, optimise
+from .parse import FunctionSource
+from .reverse import transform
+from .types import Type, type_of_value
+
+
+@dataclasses.dataclass(eq=False)
+class _Kernels:
+    source: str
+    forward: object  # (*args) -> (value, saved)
+    adjoint: object  # (*args, saved + (ct,)) -> tuple of gradients
+    entry: object  # (*args, ct) -> (value, gradients)
+    result_ndim: int
+    ir_text: str
+
+
+class _VJP:
+    """A function's VJP kernels, compiled per call signature and per set of wrt arguments."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.src = FunctionSource.of(fn)
+        self.param_names = [a.arg for a in self.src.node.args.args]
+        self._kernels: dict[tuple, _Kernels] = {}
+
+    def kernels(self, args, wrt: tuple) -> _Kernels:
+        if len(args) != len(self.param_names):
+            raise SignatureError(f"{self.src.qualname} takes {len(self.param_names)} arguments, "
+                                 f"got {len(args)}")
+        types = tuple(type_of_value(a, f"argument {n!r}") for n, a in zip(self.param_names, args))
+        key = (types, wrt)
+        k = self._kernels.get(key)
+        if k is None:
+            k = self._kernels[key] = self.compile(types, wrt, args)
+        return k
+
+    def compile(self, types, wrt, args) -> _Kernels:
+        fn_ir = build(self.src, list(types), True, any_result=True)
+        if not _sizes_hold(fn_ir, args):
+            fn_ir = build(self.src, list(types), False, any_result=True)
+        common_subexpressions(fn_ir)
+        ir_text = format_function(fn_ir)
+        r = fn_ir.result
+        ndim = r.type.ndim
+        ct = Var(fn_ir.namer.fresh("_ct"), Type("f", ndim),
+                 dims=dims_of(r) if isinstance(r, Var) and ndim else None)
+        fn_ir.seed = ct
+        grad = transform(fn_ir, list(wrt), fn_ir.namer)
+        grad.adjoint.params.append(ct)
+        optimise(grad)
+        signature = ", ".join(f"{n}: {t}" for n, t in zip(self.param_names, types))
+        wrt_names = [self.param_names[k] for k in wrt]
+        source, _ = emit_module(grad, signature, wrt_names, with_value=True)
+        source = source[:source.index(f"def {entry_name(grad, True)}(")]  # our entry instead
+        params = ", ".join(p.name for p in grad.forward.params)
+        name = grad.fn.name + "_vjp"
+        source += (f"def {name}({params}{', ' if params else ''}_ct):\n"
+                   f'    """Both passes in one compiled call: the value, and the cotangent _ct '
+                   f'pulled back to {", ".join(wrt_names)}."""\n'
+                   f"    _value, _saved = {grad.forward.name}({params})\n"
+                   f"    return _value, {grad.adjoint.name}({params}{', ' if params else ''}"
+                   f"_saved + (_ct,))\n")
+        names = [grad.forward.name, grad.adjoint.name, name]
+        _, fns = _compile.load(self.src.fn.__name__ + "_vjp", source, names, inline=names[:2])
+        return _Kernels(source, fns[names[0]], fns[names[1]], fns[names[2]], ndim, ir_text)
+
+
+_CACHE: dict[object, _VJP] = {}
+
+
+def _vjp_of(fn) -> _VJP:
+    v = _CACHE.get(fn)
+    if v is None:
+        v = _CACHE[fn] = _VJP(fn)
+    return v
+
+
+def _is_float(a) -> bool:
+    return isinstance(a, (float, np.floating)) or (isinstance(a, np.ndarray)
+                                                    and a.dtype.kind == "f")
+
+
+def _plain(a):
+    return a[()] if isinstance(a, np.ndarray) and a.ndim == 0 else a
+
+
+def vjp(fn, *primals):
+    """``(value, vjp_fn)``: ``fn(*primals)`` and its vector-Jacobian product, as in JAX.
+
+    ``vjp_fn(cotangent)`` returns a tuple with one gradient per primal: the cotangent pulled
+    back through ``fn`` (``None`` for an integer or bool primal). The forward pass runs once;
+    each ``vjp_fn`` call runs the compiled adjoint."""
+    v = _vjp_of(fn)
+    wrt = tuple(k for k, a in enumerate(primals) if _is_float(a))
+    args = tuple(_plain(a) for a in primals)
+    if not wrt:
+        return fn(*primals), lambda ct: (None,) * len(primals)
+    k = v.kernels(args, wrt)
+    value, saved = k.forward(*args)
+    converters = [_converter(primals[j]) for j in wrt]
+    shape = np.shape(value)
+
+    def vjp_fn(ct):
+        ct = np.asarray(ct, dtype=np.float64)
+        if ct.shape != shape:
+            raise SignatureError(f"the cotangent has shape {ct.shape}; the value has {shape}")
+        gs = k.adjoint(*args, saved + ((ct if k.result_ndim else float(ct)),))
+        out = [None] * len(primals)
+        for j, c, g in zip(wrt, converters, gs):
+            out[j] = c(g) if c else g
+        return tuple(out)
+
+    return value, vjp_fn
+
+
+def jacobian(fn, wrt=0):
+    """``jacobian(f, wrt=k)(*args)``: the array of shape ``value.shape + args[k].shape`` by
+    reverse mode, one vector-Jacobian product per entry of the value (a tuple ``wrt`` gives a
+    tuple of Jacobians)."""
+    v = _vjp_of(fn)
+    many = isinstance(wrt, (tuple, list))
+    positions = [_position(v, w) for w in (wrt if many else (wrt,))]
+
+    def jac(*args):
+        for j in positions:
+            if not _is_float(args[j]):
+                raise SignatureError(f"cannot differentiate with respect to argument "
+                                     f"{v.param_names[j]!r}: it is not a float or float array")
+        plain = tuple(_plain(a) for a in args)
+        k = v.kernels(plain, tuple(positions))
+        value, saved = k.forward(*plain)
+        out_shape = np.shape(value)
+        jacs = [np.zeros(out_shape + np.shape(args[j])) for j in positions]
+        ct = np.zeros(out_shape)
+        for i in np.ndindex(*out_shape):
+            ct[i] = 1.0
+            gs = k.adjoint(*plain, saved + ((ct if k.result_ndim else 1.0),))
+            for J, g in zip(jacs, gs):
+                J[i] = g  # (copied before the next row: a gradient may be `ct` itself)
+            ct[i] = 0.0
+        return tuple(jacs) if many else jacs[0]
+
+    jac.__wrapped__ = fn
+    return jac
+
+
+def _position(v: _VJP, w) -> int:
+    if isinstance(w, str):
+        if w not in v.param_names:
+            raise SignatureError(f"{v.src.qualname} has no argument named {w!r}")
+        return v.param_names.index(w)
+    return int(w) % len(v.param_names)
+
+
+__all__ = ["jacobian", "vjp"]
