@@ -25,7 +25,7 @@ import shlex
 import sys
 
 # the same as bench.suites.SUITES, which cannot be imported before the thread settings
-SUITES = ("two_layer", "rnn", "gmm", "reproj", "control_flow")
+SUITES = ("two_layer", "rnn", "gmm", "gmm_adbench", "reproj", "control_flow")
 
 
 def parse_args(argv):

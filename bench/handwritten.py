@@ -207,6 +207,7 @@ def rnn_grad(w, x):
 # --------------------------------------------------------------------------------------
 
 gmm_primal = numba.njit(problems.gmm_nll)
+gmm_adbench_primal = numba.njit(problems.gmm_adbench)  # no hand-written gradient (ADBench's is C++)
 
 
 @numba.njit

@@ -1,4 +1,4 @@
-"""Versions of two problems that ``jitgrad.tape`` can record.
+"""Versions of three problems that ``jitgrad.tape`` can record.
 
 The tape records NumPy operations only: by design it refuses ``float()`` of a tensor that
 carries a gradient, which ``math.tanh(t)`` / ``math.exp(t)`` do, and writing a tensor into a
@@ -59,8 +59,52 @@ def gmm_nll(alphas, means, log_prec, x):
     return n * (log_norm + const) - total
 
 
+def gmm_adbench(alphas, means, icf, x):
+    n = x.shape[0]
+    d = x.shape[1]
+    K = alphas.shape[0]
+    amax = alphas[0]
+    for k in range(1, K):
+        amax = max(amax, alphas[k])
+    asum = 0.0
+    for k in range(K):
+        asum += np.exp(alphas[k] - amax)
+    lse_alphas = amax + np.log(asum)
+    sum_qs = np.zeros_like(alphas)
+    qdiags = np.exp(icf[:, :d])
+    for k in range(K):
+        for j in range(d):
+            sum_qs[k] += icf[k, j]
+    xc = np.zeros_like(means[0])
+    beta = np.zeros_like(alphas)
+    slse = 0.0
+    for i in range(n):
+        for k in range(K):
+            for j in range(d):
+                xc[j] = x[i, j] - means[k, j]
+            sqsum = 0.0
+            idx = d
+            for r in range(d):
+                s = qdiags[k, r] * xc[r]
+                for c in range(r):
+                    s += icf[k, idx] * xc[c]
+                    idx += 1
+                sqsum += s * s
+            beta[k] = alphas[k] + sum_qs[k] - 0.5 * sqsum
+        bmax = beta[0]
+        for k in range(1, K):
+            bmax = max(bmax, beta[k])
+        se = 0.0
+        for k in range(K):
+            se += np.exp(beta[k] - bmax)
+        slse += bmax + np.log(se)
+    return -0.5 * n * d * math.log(2.0 * math.pi) + slse - n * lse_alphas
+
+
 # problem name -> (variant, what was changed), for the report
 VARIANTS = {
     "rnn": (rnn_loss, "tape variant: np.tanh for math.tanh"),
     "gmm": (gmm_nll, "tape variant: np.exp/np.log for math.exp/log, lp = np.zeros_like(alphas)"),
+    "gmm_adbench": (gmm_adbench, ("tape variant: np.exp/np.log for math.exp/log, work arrays "
+                                  "allocated with np.zeros_like")),
 }

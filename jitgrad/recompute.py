@@ -84,9 +84,12 @@ def recompute_loops(fn: Function, adj_body: Block, repeat_of: dict, counter_of,
         why = independent(loop, rep, storage, fn.body.stmts[k + 1:])
         if why is None and not ENABLED:
             why = "recomputation is switched off"
-        if why is None and not worth_it(loop):
+        if why is None and not worth_it(loop) and not loop.parallel:  # prange: no tape
             pushes = any(isinstance(s, Eqn) and s.prim == "push" for s in walk(loop.body))
             why = "its tape is small" if pushes else "it needs no tape"
+        if why == "it needs no tape":
+            rep.note = loop.note = "jitgrad: no tape: the adjoint rebuilds what it reads"
+            continue
         if why is not None:
             rep.note = loop.note = f"jitgrad: taped in reverse ({why})"
             continue

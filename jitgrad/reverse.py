@@ -100,6 +100,7 @@ class Gradient:
     adjoint: Kernel  # takes (*params, *saved); returns the gradients of wrt
     fn: Function
     wrt: list[int]
+    repeats: dict = dataclasses.field(default_factory=dict)  # id(forward loop) -> its Repeat
 
 
 @dataclasses.dataclass(eq=False)
@@ -628,6 +629,21 @@ class _Saver:
                     if isinstance(a, Var) and id(a) in self.rev.home:
                         work.append((id(self.rev.home[id(a)]), a, False))
                 continue
+            induction = self.induction(loop, v)
+            if induction is not None:  # i = i0 + k * step at iteration k: no tape
+                if id(v) not in recomputed:
+                    recomputed.add(id(v))
+                    init, step = induction
+                    recompute.setdefault(home_id, []).append(Eqn(
+                        "loop_index", [v], [self.rev.counter_of(loop), init, step], {},
+                        loop.loc))
+                    if isinstance(init, Var) and id(init) in self.rev.home:
+                        ih = self.rev.iter_home.get(id(init))
+                        where = ih if ih is not None and _inside(
+                            self.rev.parent, self.rev.blocks[home_id], ih) else \
+                            self.rev.home[id(init)]
+                        work.append((id(where), init, False))
+                continue
             carry = None if loop is None or copy else next(
                 (c for c in loop.carries if c.update is v and self.rev.iter_home.get(id(v))
                  is None), None)
@@ -685,6 +701,21 @@ class _Saver:
                                 + self.in_forward_order(recompute.get(home_id, [])))
         _rename_reads(adj_top, renames)
         return top_saved, stacks
+
+    def induction(self, loop, v: Var):
+        """``(init, step)`` if ``v`` is an integer carried by the ``for`` loop ``loop`` and
+        updated by ``v + step`` (a constant) at the top of its body: its value at iteration
+        ``k`` is ``init + k * step``, rebuilt from the reverse counter like the index."""
+        if not isinstance(loop, For) or v.type.kind != "i" or v.type.ndim:
+            return None
+        for c in loop.carries:
+            if c.var is v:
+                e = self.defining.get(id(c.update))
+                if (e is not None and e.prim == "add" and e in loop.body.stmts
+                        and len(e.ins) == 2 and e.ins[0] is v and isinstance(e.ins[1], Const)
+                        and isinstance(e.ins[1].value, int)):
+                    return c.init, e.ins[1]
+        return None
 
     def recomputable(self, v: Var, home_id: int, loops) -> Eqn | None:
         """An equation that rebuilds the scalar ``v`` in the adjoint more cheaply than a tape:
@@ -872,7 +903,7 @@ def transform(fn: Function, wrt: list[int], namer: Namer) -> Gradient:
                      [fn.result] + [a for a, _ in top_saved] + stacks, fn.loc)
     adj_params = list(fn.params) + [v for _, v in top_saved] + stacks
     adjoint = Kernel(fn.name + "_adjoint", adj_params, adj_body, grads, fn.loc)
-    return Gradient(forward, adjoint, fn, wrt)
+    return Gradient(forward, adjoint, fn, wrt, rev.repeat_of)
 
 
 __all__ = ["Gradient", "Kernel", "transform"]
