@@ -22,7 +22,7 @@ import functools
 from . import primitives as P
 from . import symbolic as S
 from .errors import JitgradError, UnsupportedError
-from .parse import FunctionSource
+from .parse import FunctionSource, _unwrap
 from .rules import defvjp
 from .types import Type
 
@@ -106,7 +106,7 @@ class custom_vjp:  # lower case, as in JAX
             if not isinstance(a, (S.Sym, int, float, bool)):
                 raise UnsupportedError("a custom_vjp function takes numbers and arrays",
                                        builder.loc(node))
-        out = builder.inline(self.fwd, list(args), {}, node)
+        out = builder.inline(_unwrap(self.fwd), list(args), {}, node)
         if not (isinstance(out, tuple) and len(out) == 2):
             raise UnsupportedError(f"{self.fwd.__qualname__} must return (value, residuals)",
                                    builder.loc(node))

@@ -42,6 +42,13 @@ def test_rule_with_loop_and_none_gradient():
     assert gb == pytest.approx(T.pair_loop_rule_b(0.7, -1.3, 4))
 
 
+def test_rule_of_njit_functions_matches_derivative():
+    x = np.array([0.3, -1.2, 0.05])
+    np.testing.assert_allclose(jitgrad.grad(T.softclip_loss)(x),
+                               2.0 * (1.0 - np.tanh(2.0 * x) ** 2), rtol=1e-12)
+    assert T.softclip_fwd(0.5)[0] == np.tanh(0.5)  # still a Numba function
+
+
 def test_generated_source_shows_the_rule():
     g = jitgrad.grad(T.clipped_array)
     src = g.source(np.array([0.2, 0.5]))

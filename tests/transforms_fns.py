@@ -1,5 +1,6 @@
 """Functions for tests/test_transforms.py: custom rules, stop_gradient, gradients from Numba."""
 
+import numba
 import numpy as np
 
 import jitgrad
@@ -59,6 +60,31 @@ def scaled_pair_bwd(res, g):
 
 
 scaled_pair.defvjp(scaled_pair_fwd, scaled_pair_bwd)
+
+
+@jitgrad.custom_vjp
+def softclip(x):
+    """tanh, whose rule (both halves compiled by Numba too) uses the saved value."""
+    return np.tanh(x)
+
+
+@numba.njit
+def softclip_fwd(x):
+    y = np.tanh(x)
+    return y, (y,)
+
+
+@numba.njit
+def softclip_bwd(res, g):
+    y = res[0]
+    return (g * (1.0 - y * y),)
+
+
+softclip.defvjp(softclip_fwd, softclip_bwd)
+
+
+def softclip_loss(x):
+    return np.sum(softclip(x * 2.0))
 
 
 def quantize_helper(w, x):
