@@ -257,3 +257,7 @@ def alias_rebound_in_loop(y0, h):  # y names y0's array only until the loop rebi
     for _ in range(3):
         y = y + h * decay_rate(y)
     return np.sum(y * y) + np.sum(y0)
+
+
+def mean_axis0_of_vector(x):  # issue #10's g6: a reduction with axis= of a 1-D array crashed
+    return np.mean(np.sin(x), axis=0) ** 2

@@ -44,6 +44,7 @@ CASES = [
     case(F.whole_update_in_loop, N(3)),
     case(F.repeated_expression_written, N(3), N(2, 2)),
     case(F.alias_rebound_in_loop, N(3), U(0.1, 0.3)),
+    case(F.mean_axis0_of_vector, N(3)),
 ]
 
 
