@@ -34,7 +34,7 @@ from .errors import (
 from .optimise import common_subexpressions, optimise
 from .parse import FunctionSource
 from .reverse import transform
-from .types import Type, type_of_value
+from .types import SeqType, Type, type_of_value
 
 
 @dataclasses.dataclass(eq=False)
@@ -70,6 +70,7 @@ class Generated:
 
 
 _ndarray = np.ndarray  # one global lookup per argument in the call path, not two
+_SEQUENCES = (tuple, list)
 
 
 class GradFunction:
@@ -123,6 +124,8 @@ class GradFunction:
         key = tuple([(a.dtype, a.ndim) if type(a) is _ndarray else type(a) for a in args])
         call = self._calls.get(key)
         if call is None:
+            if any(isinstance(a, _SEQUENCES) for a in args):  # items travel one by one
+                return self._call_with_sequences(args)
             call = self._calls[key] = self._specialise(args)
         compiled, scalars, post = call
         self._last = compiled
@@ -130,6 +133,24 @@ class GradFunction:
             args = [a[()] if k in scalars else a for k, a in enumerate(args)]
         try:
             out = compiled.entry(*args)  # exactly what the caller gets, up to dtypes
+        except Exception as e:  # noqa: BLE001 - sorted out in _recover
+            out = self._recover(e, compiled, args)
+        return post(out) if post else out
+
+    def _call_with_sequences(self, args):
+        """A call with tuple or list arguments: keyed by the kinds and ranks of their items
+        too, and made with the items in their place (what the generated code takes)."""
+        key = tuple([_key_of(a) for a in args])
+        call = self._calls.get(key)
+        if call is None:
+            call = self._calls[key] = self._specialise(args)
+        compiled, scalars, post = call
+        self._last = compiled
+        args = _flatten(args)
+        if scalars:
+            args = [a[()] if k in scalars else a for k, a in enumerate(args)]
+        try:
+            out = compiled.entry(*args)
         except Exception as e:  # noqa: BLE001 - sorted out in _recover
             out = self._recover(e, compiled, args)
         return post(out) if post else out
@@ -166,21 +187,76 @@ class GradFunction:
         compiled = self._by_types.get(types)
         if compiled is None:
             compiled = self._by_types[types] = self._compile(types, args=args)
-        scalars = {k for k, a in enumerate(args) if type(a) is np.ndarray and a.ndim == 0}
-        return compiled, scalars, self._post([_converter(args[k]) for k in self.wrt])
+        flat = _flatten(args)
+        scalars = {k for k, a in enumerate(flat) if type(a) is np.ndarray and a.ndim == 0}
+        if not any(isinstance(t, SeqType) for t in types):
+            return compiled, scalars, self._post([_converter(args[k]) for k in self.wrt])
+        return compiled, scalars, self._post_grouped(args, types)
+
+    def _flat_wrt(self, types) -> list[int]:
+        """The positions of the ``wrt`` arguments among the generated code's parameters (a
+        tuple argument stands for one parameter per item)."""
+        starts, n = [], 0
+        for t in types:
+            starts.append(n)
+            n += len(t.items) if isinstance(t, SeqType) else 1
+        return [starts[k] + j for k in self.wrt for j in (
+            range(len(types[k].items)) if isinstance(types[k], SeqType) else [0])]
+
+    def _post_grouped(self, args, types):
+        """The result of a call with tuple arguments: the gradient of a tuple argument is a
+        tuple (a list for a list) of its items' gradients; dtypes as `_converter` makes them."""
+        shapes = []  # per wrt argument: None (one gradient) or (container, item count)
+        converters = []
+        for k in self.wrt:
+            if isinstance(types[k], SeqType):
+                shapes.append((list if types[k].container == "list" else tuple,
+                               len(types[k].items)))
+                converters += [_converter(a) for a in args[k]]
+            else:
+                shapes.append(None)
+                converters.append(_converter(args[k]))
+        single = not self.wrt_tuple and shapes[0] is None
+
+        def grads(gs):
+            if single:
+                return converters[0](gs) if converters[0] else gs
+            flat = [c(g) if c else g for c, g in zip(converters, gs)]
+            out, n = [], 0
+            for shape in shapes:
+                if shape is None:
+                    out.append(flat[n])
+                    n += 1
+                else:
+                    out.append(shape[0](flat[n:n + shape[1]]))
+                    n += shape[1]
+            return tuple(out) if self.wrt_tuple else out[0]
+        return (lambda out: (out[0], grads(out[1]))) if self.with_value else grads
 
     def types_of(self, args) -> tuple:
         """The signature (kind and rank of every argument) these arguments are compiled for;
         refuses lists, and integer or bool arguments in ``wrt``."""
         types = []
         for k, (name, a) in enumerate(zip(self.param_names, args)):
-            if isinstance(a, (list, tuple)):
-                raise SignatureError(f"argument {name!r} is a {type(a).__name__}, which jitgrad "
-                                     "does not take yet: pass a NumPy array (np.asarray), or "
-                                     "its items as separate arguments",
-                                     self.src.loc(self.src.node.args.args[k]))
+            if isinstance(a, _SEQUENCES):
+                if any(isinstance(v, _SEQUENCES) for v in a):
+                    raise SignatureError(f"argument {name!r} is a {type(a).__name__} holding a "
+                                         "tuple or list, which jitgrad does not take: pass the "
+                                         "inner items as a flat tuple",
+                                         self.src.loc(self.src.node.args.args[k]))
+                types.append(SeqType(tuple(type_of_value(v, f"item {j} of argument {name!r}")
+                                           for j, v in enumerate(a)), type(a).__name__))
+                continue
             types.append(type_of_value(a, f"argument {name!r}"))
         for k in self.wrt:
+            if isinstance(types[k], SeqType):
+                bad = [j for j, t in enumerate(types[k].items) if t.kind != "f"]
+                if bad:
+                    raise SignatureError(
+                        f"cannot differentiate with respect to argument "
+                        f"{self.param_names[k]!r}: its item {bad[0]} is not a float or a float "
+                        "array", self.src.loc(self.src.node))
+                continue
             if types[k].kind != "f":
                 raise SignatureError(
                     f"cannot differentiate with respect to argument {self.param_names[k]!r}: it "
@@ -213,17 +289,18 @@ class GradFunction:
         it, in this process or another). A build whose size assumptions any of the argument
         tuples in ``examples`` breaks is replaced by the general one."""
         fn_ir = build(self.src, list(types), assume_sizes)
-        if assume_sizes and not all(_sizes_hold(fn_ir, a) for a in examples):
+        if assume_sizes and not all(_sizes_hold(fn_ir, _flatten(a)) for a in examples):
             fn_ir = build(self.src, list(types), assume_sizes=False)
             assume_sizes = False
         common_subexpressions(fn_ir)
         ir_text = ir.format_function(fn_ir)  # before the transform adds its saves
         graph_ir = copy.deepcopy(fn_ir)
-        grad = transform(fn_ir, self.wrt, fn_ir.namer)
+        grad = transform(fn_ir, self._flat_wrt(types), fn_ir.namer)
         optimise(grad)
         signature = ", ".join(f"{n}: {t}" for n, t in zip(self.param_names, types))
+        single = not self.wrt_tuple and not isinstance(types[self.wrt[0]], SeqType)
         source, line_locs = emit_module(grad, signature, [self.param_names[k] for k in self.wrt],
-                                        with_value=self.with_value, single=not self.wrt_tuple)
+                                        with_value=self.with_value, single=single)
         names = [grad.forward.name, grad.adjoint.name, entry_name(grad, self.with_value)]
         return Generated(self.src.fn.__name__, source, names, assume_sizes, fn_ir, grad, ir_text,
                          graph_ir, line_locs)
@@ -295,6 +372,26 @@ def _sizes_hold(fn: ir.Function, args) -> bool:
         elif ins[0] != ins[1]:
             return False
     return True
+
+
+def _key_of(a):
+    """A call key's part for one argument; a tuple's or list's says what it holds."""
+    if type(a) is _ndarray:
+        return (a.dtype, a.ndim)
+    if isinstance(a, _SEQUENCES):
+        return (type(a), tuple(_key_of(v) for v in a))
+    return type(a)
+
+
+def _flatten(args) -> list:
+    """The arguments as the generated code takes them: a tuple's items in its place."""
+    out = []
+    for a in args:
+        if isinstance(a, _SEQUENCES):
+            out.extend(a)
+        else:
+            out.append(a)
+    return out
 
 
 def _converter(arg):

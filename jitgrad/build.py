@@ -45,7 +45,7 @@ from .ir import (
 )
 from .parse import FunctionSource, _unwrap
 from .symbolic import GraphBuilder, Sym
-from .types import INT, Type, promote_kinds
+from .types import INT, SeqType, Type, promote_kinds
 
 # ----------------------------------------------------------------------------- building
 
@@ -148,6 +148,10 @@ class Builder:
             if name in self.copied and isinstance(value, Sym) and value.ndim:
                 self.gb.loc = self.src.loc(self.src.node)
                 value = value.copy()
+            if isinstance(value, tuple) and self.caller is None:  # a tuple argument's arrays
+                self.gb.loc = self.src.loc(self.src.node)
+                value = tuple(v.copy() if f"{name}[{k}]" in self.copied and v.ndim else v
+                              for k, v in enumerate(value))
             self.env[name] = value
 
     def param_names(self) -> list[str]:
@@ -564,6 +568,8 @@ class Builder:
             last = start + (count - 1) * step
             return new_loop(call("range", hidden("rlast", last), hidden("rend", start - step),
                                  ast.Constant(-step)), stmt.target, [])
+        if fn is np.ndindex:
+            return self.ndindex_loop(stmt, it, hidden, new_loop, call)
         if fn not in (enumerate, zip, reversed):
             return stmt
         length, item = self.loop_items(it, hidden)
@@ -571,6 +577,31 @@ class Builder:
         prologue = [ast.Assign(targets=[stmt.target], value=item(ast.Name(id=k.id,
                                                                           ctx=ast.Load())))]
         return new_loop(call("range", hidden("n", length)), k, prologue)
+
+    def ndindex_loop(self, stmt, it, hidden, new_loop, call):
+        """``for idx in np.ndindex(shape)`` as one loop over the flat position ``k``, whose body
+        starts with ``idx = (k // stride0 % n0, k // stride1 % n1, ...)`` (row-major, as
+        NumPy's order); ``break`` and ``continue`` keep their meaning."""
+        if it.keywords or any(isinstance(a, ast.Starred) for a in it.args):
+            raise UnsupportedError("np.ndindex takes a shape tuple or sizes", self.loc(it))
+        dims = [self.expr(a) for a in it.args]
+        if len(dims) == 1 and isinstance(dims[0], tuple):
+            dims = list(dims[0])
+        for d in dims:
+            self.check_int(d, it)
+        strides, total = [], 1
+        for d in reversed(dims):
+            strides.insert(0, total)
+            total = total * d
+        k = ast.Name(id=f"%k@{id(stmt)}", ctx=ast.Store())
+        parts = []
+        for d, s in zip(dims, strides):
+            part = ast.BinOp(left=ast.Name(id=k.id, ctx=ast.Load()), op=ast.FloorDiv(),
+                             right=hidden("stride", s))
+            parts.append(ast.BinOp(left=part, op=ast.Mod(), right=hidden("dim", d)))
+        prologue = [ast.Assign(targets=[stmt.target], value=ast.Tuple(elts=parts,
+                                                                       ctx=ast.Load()))]
+        return new_loop(call("range", hidden("n", total)), k, prologue)
 
     def loop_items(self, node, hidden):
         """(length, item) for a sequence ``for`` can run over: ``item(k)`` is the AST of its
@@ -952,8 +983,10 @@ class Builder:
         if isinstance(base, Sym):
             if node.attr in ("T", "shape", "ndim", "size", "dtype"):
                 return getattr(base, node.attr)
+            if node.attr == "flat":  # read only: x.flat[i] is the flattened array's entry i
+                return S.NUMPY[np.ravel](base)
             if node.attr in ("sum", "mean", "max", "min", "dot", "copy", "transpose", "reshape",
-                             "item", "astype", "prod", "var", "std", "cumsum", "ravel",
+                             "item", "astype", "prod", "var", "std", "cumsum", "cumprod", "ravel",
                              "flatten", "squeeze"):
                 return getattr(base, node.attr)
             raise UnsupportedError(f"the array attribute .{node.attr} is not supported",
@@ -1068,6 +1101,12 @@ class Builder:
             v = self.expr(item)
             if v is None:
                 spec.append("n")
+                continue
+            if isinstance(v, tuple):  # x[idx] with idx = (i, j), as np.ndindex gives
+                for e in v:
+                    self.check_int(e, item)
+                    spec.append("i")
+                    atoms.append(e)
                 continue
             if v is Ellipsis:
                 if "e" in spec:
@@ -1382,16 +1421,27 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
         namer = Namer(reserved=src.names | {"np", "_rt", "_value", "_saved", "_"})
         gb = GraphBuilder(namer, assume_sizes)
         gb.new_arrays = True
-        params = [Var(namer.fresh(a.arg), t) for a, t in zip(names, arg_types)]
+        params, owners, grouped = [], [], []  # a tuple argument: one parameter per item
+        for a, t in zip(names, arg_types):
+            if isinstance(t, SeqType):
+                items = [Var(namer.fresh(f"{a.arg}_{k}"), u) for k, u in enumerate(t.items)]
+                params += items
+                owners += [f"{a.arg}[{k}]" for k in range(len(items))]
+                grouped.append(items)
+            else:
+                params.append(Var(namer.fresh(a.arg), t))
+                owners.append(a.arg)
+                grouped.append(params[-1])
         builder = Builder(src, gb, copied=frozenset(copied))
         gb.set_params(params)
         S._CURRENT.append(gb)
         try:
-            builder.bind_params([gb.sym(p) for p in params])
+            builder.bind_params([tuple(gb.sym(v) for v in p) if isinstance(p, list)
+                                 else gb.sym(p) for p in grouped])
             result = builder.run_body()
             break
         except S.WritesArgument as w:  # written under another name: copy it on entry too
-            name = names[params.index(w.param)].arg
+            name = owners[params.index(w.param)]
             if name in copied:
                 raise AssertionError(f"argument {name} copied and still written") from None
             copied.add(name)

@@ -394,6 +394,17 @@ def np_cumsum(x, axis=None, **kw):
     return _apply("cumsum", x if x.ndim == 1 else np_reshape(x, (-1,)))
 
 
+def np_cumprod(x, axis=None, **kw):
+    if kw:
+        raise UnsupportedError(f"np.cumprod(..., {', '.join(kw)}=) is not supported", _loc(x))
+    if not records(x):
+        return np.cumprod(x, axis=axis)
+    if axis is not None and not (x.ndim == 1 and _norm_axis(axis, 1, _loc(x)) == 0):
+        raise UnsupportedError("np.cumprod along an axis of a matrix (jitgrad runs it over the "
+                               "flattened array, as Numba does)", _loc(x))
+    return _apply("cumprod", x if x.ndim == 1 else np_reshape(x, (-1,)))
+
+
 def np_norm(x, ord=None, axis=None, keepdims=False):
     if not records(x):
         return np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
@@ -697,7 +708,7 @@ NUMPY: dict = {
     np.degrees: np_rad2deg, np.fmax: _nan_ignoring("maximum"),
     np.fmin: _nan_ignoring("minimum"), np.float_power: np_float_power,
     np.prod: np_prod, np.var: np_var, np.std: np_std, np.average: np_average,
-    np.cumsum: np_cumsum, np.linalg.norm: np_norm,
+    np.cumsum: np_cumsum, np.cumprod: np_cumprod, np.linalg.norm: np_norm,
     np.flip: np_flip, np.roll: np_roll, np.diff: np_diff, np.ravel: np_ravel,
     np.squeeze: np_squeeze,
     np.concatenate: np_concatenate, np.hstack: np_hstack, np.vstack: np_vstack,

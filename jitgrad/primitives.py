@@ -227,6 +227,32 @@ prod_others = primitive("prod_others", _prod_others_impl, lambda ts, p: Type("f"
 cumsum = primitive("cumsum", np.cumsum, lambda ts, p: Type(ts[0].kind, 1),
                    lambda a, p, t: f"np.cumsum({a[0]})")
 
+
+
+def _cumprod_grad_impl(g, x):
+    """The adjoint of ``cumprod(x)`` given ``g``, without dividing by ``x`` (exact at zeros):
+    entry j gets prod(x[:j]) * s[j], where s[j] = g[j] + x[j+1] * s[j+1] runs from the end."""
+    x, g = np.ravel(x).astype(float), np.ravel(g).astype(float)
+    out = np.empty(x.size)
+    s = 0.0
+    for j in range(x.size - 1, -1, -1):
+        s = g[j] + (x[j + 1] * s if j + 1 < x.size else 0.0)
+        out[j] = s
+    before = 1.0
+    for j in range(x.size):
+        out[j] *= before
+        before *= x[j]
+    return out
+
+
+# Running product of a vector; its adjoint is a loop of its own (`_cumprod_grad_impl`).
+cumprod = primitive("cumprod", np.cumprod,
+                    lambda ts, p: Type("i" if ts[0].kind == "b" else ts[0].kind, 1),
+                    lambda a, p, t: f"np.cumprod({a[0]})")
+cumprod_grad = primitive("cumprod_grad", _cumprod_grad_impl, lambda ts, p: Type("f", 1),
+                         lambda a, p, t: f"_rt.cumprod_grad({a[0]}, {a[1]})",
+                         differentiable=False)
+
 # ----------------------------------------------------------------------------- linear algebra
 
 

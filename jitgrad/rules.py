@@ -98,6 +98,7 @@ defvjp("sum", lambda g, ans, x, axis, keepdims: _sum_vjp(g, ans, x, axis, keepdi
 defvjp("prod", lambda g, ans, x: g * P.prod_others(x))
 # the adjoint of a running sum is the running sum of g from the end: flip, cumsum, flip
 defvjp("cumsum", lambda g, ans, x: _flip(P.cumsum(_flip(g))))
+defvjp("cumprod", lambda g, ans, x: P.cumprod_grad(g, x))  # no division by x: zeros work
 
 
 def _flip(v):

@@ -425,6 +425,25 @@ def erfc(x):
 
 
 @jit
+def cumprod_grad(g, x):
+    """The adjoint of np.cumprod(x) (x 1-D) given g, exact at zeros: entry j gets
+    prod(x[:j]) * s[j], with s[j] = g[j] + x[j+1] * s[j+1] summed from the end."""
+    n = x.size
+    out = np.empty(n)
+    s = 0.0
+    for j in range(n - 1, -1, -1):
+        if j + 1 < n:
+            s = g[j] + x[j + 1] * s
+        else:
+            s = g[j]
+        out[j] = s
+    before = 1.0
+    for j in range(n):
+        out[j] *= before
+        before *= x[j]
+    return out
+
+
 def prod_others(x):
     """Each entry's product of all the other entries (the adjoint of np.prod, exact at zeros):
     the product of those before it times the product of those after it."""

@@ -516,6 +516,7 @@ class Sym:
     def var(self, *args, **kw): return np_var(self, *args, **kw)
     def std(self, *args, **kw): return np_std(self, *args, **kw)
     def cumsum(self, axis=None): return np_cumsum(self, axis)
+    def cumprod(self, axis=None): return np_cumprod(self, axis)
     def ravel(self): return np_ravel(self)
     def flatten(self): return np_copy(np_ravel(self))
     def squeeze(self, axis=None): return np_squeeze(self, axis)
@@ -572,6 +573,7 @@ from .numpy_api import (
     _norm_axis,
     np_cast,
     np_copy,
+    np_cumprod,
     np_cumsum,
     np_mean,
     np_power,
@@ -589,6 +591,6 @@ from .numpy_api import (
 )
 
 __all__ = ["CONSTANTS", "FLOAT", "INT", "MATH", "NUMPY", "GraphBuilder", "Sym", "_matmul",
-           "_norm_axis", "np_cast", "np_copy", "np_cumsum", "np_mean", "np_power", "np_prod",
+           "_norm_axis", "np_cast", "np_copy", "np_cumprod", "np_cumsum", "np_mean", "np_power", "np_prod",
            "np_ravel", "np_reduce", "np_reshape", "np_reshape_like", "np_squeeze", "np_std",
            "np_sum", "np_transpose", "np_var", "scalar_only"]

@@ -503,7 +503,11 @@ class Tensor:
     def var(self, *args, **kw): return S.np_var(self, *args, **kw)
     def std(self, *args, **kw): return S.np_std(self, *args, **kw)
     def cumsum(self, axis=None): return S.np_cumsum(self, axis)
+    def cumprod(self, axis=None): return S.np_cumprod(self, axis)
     def ravel(self): return S.np_ravel(self)
+
+    @property
+    def flat(self): return S.np_ravel(self)  # read only: x.flat[i]
     def flatten(self): return _copy(S.np_ravel(self))
     def squeeze(self, axis=None): return S.np_squeeze(self, axis)
 
@@ -913,14 +917,20 @@ class TapeGradFunction:
             name = self.param_names[k]
             if k not in leaves:
                 originals[k] = bound.arguments[name]
-                leaves[k] = _leaf_for(originals[k], name)
+                if isinstance(originals[k], (tuple, list)):  # a tuple of leaves, one per item
+                    leaves[k] = type(originals[k])(_leaf_for(v, f"{name}[{j}]")
+                                                   for j, v in enumerate(originals[k]))
+                else:
+                    leaves[k] = _leaf_for(originals[k], name)
                 bound.arguments[name] = leaves[k]
         with _gc_paused():
             out = self.fn(*bound.args, **bound.kwargs)
             value, root = self._scalar(out)
             if root is not None and root._node is not None:
                 _backward(root, 1.0)
-        grads = tuple(_gradient_like(originals[k], leaves[k].grad) for k in self.wrt)
+        grads = tuple(type(originals[k])(_gradient_like(o, leaf.grad) for o, leaf in zip(
+            originals[k], leaves[k])) if isinstance(originals[k], (tuple, list))
+            else _gradient_like(originals[k], leaves[k].grad) for k in self.wrt)
         result = grads if self.wrt_tuple else grads[0]
         return (value, result) if self.with_value else result
 

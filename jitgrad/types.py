@@ -30,6 +30,19 @@ class Type:
         return name if self.ndim == 0 else f"{name}[{','.join(':' * self.ndim)}]"
 
 
+@dataclasses.dataclass(frozen=True)
+class SeqType:
+    """A tuple or list argument: one `Type` per item (floats, integers, bools, arrays; not
+    nested). Numba takes it as a Tuple (or a reflected list); jitgrad passes its items to the
+    generated code as separate arguments and hands the function the tuple back."""
+
+    items: tuple  # of Type
+    container: str  # 'tuple' or 'list'
+
+    def __str__(self) -> str:
+        return f"{self.container}({', '.join(str(t) for t in self.items)})"
+
+
 FLOAT = Type("f", 0)
 INT = Type("i", 0)
 BOOL = Type("b", 0)

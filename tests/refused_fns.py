@@ -209,8 +209,8 @@ def sort_sum(x):
     return np.sum(np.sort(x))  # refused: sort
 
 
-def cumprod_sum(x):
-    return np.sum(np.cumprod(x))  # refused: cumprod
+def percentile_sum(x):
+    return np.sum(np.percentile(x, 30.0))  # refused: percentile
 
 
 def fancy_index(x, idx):

@@ -338,8 +338,8 @@ def test_writes_into_leaves_and_views_are_refused():
 
 
 def test_unsupported_numpy_is_refused():
-    with pytest.raises(UnsupportedError, match=r"np\.cumprod"):
-        tape.grad(lambda x: np.sum(np.cumprod(x)))(np.ones(3))
+    with pytest.raises(UnsupportedError, match=r"np\.sort"):
+        tape.grad(lambda x: np.sum(np.sort(x)))(np.ones(3))
     with pytest.raises(UnsupportedError, match=r"np\.arccosh"):
         tape.grad(lambda x: np.sum(np.arccosh(x)))(np.ones(3))
     with pytest.raises(UnsupportedError, match="fancy"):
@@ -380,7 +380,7 @@ def test_grad_errors():
         tape.grad(_poly, wrt="y")
     with pytest.raises(SignatureError, match="out of range"):
         tape.grad(_poly, wrt=3)
-    with pytest.raises(SignatureError, match="pass a NumPy array"):
+    with pytest.raises(TypeError, match="'list' and 'int'"):  # a list of leaves, as in Python
         tape.grad(_poly, wrt=1)(0.5, [1.0, 2.0], 2)
     with pytest.raises(ShapeError, match="must return a scalar"):
         tape.grad(lambda x: x * 2.0)(np.ones(3))

@@ -17,6 +17,7 @@ import sys
 import textwrap
 
 import corpus
+import corpus_more
 import corpus_real
 import corpus_surface
 import numba
@@ -481,7 +482,7 @@ CORPUS_GAPS = {"arccos", "arcsin", "arcsinh", "cast", "cosh", "expm1", "outer", 
 def corpus_primitives() -> set[str]:
     used: set[str] = set()
     for case in (corpus.STRAIGHT_CASES + corpus.LOOP_CASES + corpus_surface.SURFACE_CASES
-                 + corpus_real.REAL_CASES):
+                 + corpus_real.REAL_CASES + corpus_more.MORE_CASES):
         types = [jtypes.type_of_value(v) for v in case.points[0]]
         fn_ir = jbuild.build(jparse.FunctionSource.of(case.fn), types)
         used |= {s.prim for s in jir.walk(fn_ir.body) if isinstance(s, jir.Eqn)}
