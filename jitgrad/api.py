@@ -32,6 +32,7 @@ from .errors import (
     SizesDiffer,
 )
 from .optimise import common_subexpressions, optimise
+from .parallel import keep_marks, parallelise
 from .parse import FunctionSource
 from .reverse import transform
 from .types import SeqType, Type, type_of_value
@@ -76,11 +77,12 @@ _SEQUENCES = (tuple, list)
 class GradFunction:
     """A function's gradient (or value and gradient), compiled per call signature."""
 
-    def __init__(self, fn, wrt=0, *, with_value: bool = False):
+    def __init__(self, fn, wrt=0, *, with_value: bool = False, parallel: bool = False):
         if not callable(fn):
             raise TypeError(f"jitgrad.grad needs a function, got {type(fn).__name__}")
         self.fn = fn
         self.with_value = with_value
+        self.parallel = bool(parallel)  # prange loops run in parallel (`jitgrad.parallel`)
         self.src = FunctionSource.of(fn)
         self.param_names = [a.arg for a in self.src.node.args.args]
         self.signature = inspect.signature(self.src.fn)
@@ -280,7 +282,8 @@ class GradFunction:
         """Build, transform, emit and compile for ``types``. Given the call's ``args``, a build
         whose size assumptions they break is not compiled: the general one is, at once."""
         g = self.generate(types, assume_sizes, examples=() if args is None else (args,))
-        path, fns = _compile.load(g.stem, g.source, g.names, inline=g.names[:2])
+        path, fns = _compile.load(g.stem, g.source, g.names, inline=g.names[:2],
+                                  parallel=self.parallel)
         return Compiled(types, g.ir, g.source, path, fns[g.names[2]], g.names[2], g.gradient,
                         g.ir_text, g.graph_ir, g.line_locs)
 
@@ -295,12 +298,16 @@ class GradFunction:
         common_subexpressions(fn_ir)
         ir_text = ir.format_function(fn_ir)  # before the transform adds its saves
         graph_ir = copy.deepcopy(fn_ir)
+        keep_marks(fn_ir, self.parallel)
         grad = transform(fn_ir, self._flat_wrt(types), fn_ir.namer)
         optimise(grad)
+        if self.parallel:
+            parallelise(grad)
         signature = ", ".join(f"{n}: {t}" for n, t in zip(self.param_names, types))
         single = not self.wrt_tuple and not isinstance(types[self.wrt[0]], SeqType)
         source, line_locs = emit_module(grad, signature, [self.param_names[k] for k in self.wrt],
-                                        with_value=self.with_value, single=single)
+                                        with_value=self.with_value, single=single,
+                                        parallel=self.parallel)
         names = [grad.forward.name, grad.adjoint.name, entry_name(grad, self.with_value)]
         return Generated(self.src.fn.__name__, source, names, assume_sizes, fn_ir, grad, ir_text,
                          graph_ir, line_locs)
@@ -472,25 +479,26 @@ def _explain(e: Exception, compiled: Compiled, args) -> Exception:
 # ----------------------------------------------------------------------------- public API
 
 
-def grad(fn=None, wrt=0):
+def grad(fn=None, wrt=0, *, parallel=False):
     """The gradient of a scalar function: ``@grad``, ``@grad(wrt=...)`` or ``grad(f, wrt)``.
 
     ``wrt`` is an argument position, an argument name, or a tuple of them (a tuple gives a tuple
-    of gradients).
+    of gradients). ``parallel=True`` runs ``numba.prange`` loops in parallel, forward and
+    adjoint, with the same result at any thread count (`jitgrad.parallel`).
     """
     if fn is None:
-        return lambda f: GradFunction(f, wrt)
+        return lambda f: GradFunction(f, wrt, parallel=parallel)
     if isinstance(fn, (int, str, tuple, list)) and not callable(fn):
         wrt_given = fn
-        return lambda f: GradFunction(f, wrt_given)
-    return GradFunction(fn, wrt)
+        return lambda f: GradFunction(f, wrt_given, parallel=parallel)
+    return GradFunction(fn, wrt, parallel=parallel)
 
 
-def value_and_grad(fn=None, wrt=0):
+def value_and_grad(fn=None, wrt=0, *, parallel=False):
     """Like `grad`, returning ``(value, gradient)``."""
     if fn is None:
-        return lambda f: GradFunction(f, wrt, with_value=True)
-    return GradFunction(fn, wrt, with_value=True)
+        return lambda f: GradFunction(f, wrt, with_value=True, parallel=parallel)
+    return GradFunction(fn, wrt, with_value=True, parallel=parallel)
 
 
 def show(fn, *args, wrt=0) -> None:

@@ -552,8 +552,10 @@ class Builder:
             return ast.Call(func=ast.Name(id=fn_name, ctx=ast.Load()), args=list(args),
                             keywords=[])
 
-        if _is_prange(fn):  # numba.prange is range here (running it in parallel is not)
-            return new_loop(call("range", *it.args), stmt.target, [])
+        if _is_prange(fn):  # numba.prange is range here; the loop is marked (`parallel.py`)
+            node = new_loop(call("range", *it.args), stmt.target, [])
+            node.jitgrad_prange = True
+            return node
         if fn is reversed and len(it.args) == 1 and isinstance(it.args[0], ast.Call) and (
                 self.expr(it.args[0].func) in (range,) or _is_prange(self.expr(it.args[0].func))):
             inner = it.args[0]
@@ -813,7 +815,8 @@ class Builder:
         exit_flag = self.exit_flag(result)
         trips = self.gb.new_var(INT, "_trips")
         loop = For(index, self.gb.atom(start), self.gb.atom(stop), self.gb.atom(step),
-                   result["body"], carries, trips, exit_flag, self.src.loc(stmt))
+                   result["body"], carries, trips, exit_flag, self.src.loc(stmt),
+                   parallel=getattr(stmt, "jitgrad_prange", False))
         self.gb.block.stmts.append(loop)
         self.after_loop(result["env_end"], carried, carry_vars)
 

@@ -26,6 +26,7 @@ import tempfile
 
 import numba
 
+from .parallel import NUMBA_OPTIONS
 from .primitives import CONSTANT_ARRAYS
 
 DISABLE_JIT = os.environ.get("JITGRAD_DISABLE_JIT", "") not in ("", "0")
@@ -42,8 +43,10 @@ def jit(fn):
     return numba.njit(cache=True, error_model=ERROR_MODEL)(fn)
 
 
-def cache_dir() -> str:
-    """Where generated modules live: one folder per Python/Numba variant."""
+def cache_dir(parallel: bool = False) -> str:
+    """Where generated modules live: one folder per Python/Numba variant, and a folder of its
+    own for ``parallel=True`` builds (Numba's disk cache ignores the parallel option: numba
+    #6845)."""
     base = os.environ.get("JITGRAD_CACHE_DIR")
     if not base:
         root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
@@ -51,6 +54,8 @@ def cache_dir() -> str:
     variant = f"py{sys.version_info[0]}{sys.version_info[1]}-numba{numba.__version__}"
     if DISABLE_JIT:
         variant += "-nojit"
+    if parallel:
+        variant += "-parallel"
     path = os.path.join(base, variant)
     os.makedirs(path, exist_ok=True)
     return path
@@ -82,19 +87,21 @@ def _write_once(path: str, text: str) -> None:
             os.unlink(tmp)
 
 
-def module_path(stem: str, source: str) -> str:
+def module_path(stem: str, source: str, parallel: bool = False) -> str:
     digest = hashlib.sha256(source.encode()).hexdigest()[:16]
     stem = re.sub(r"\W", "_", stem)
-    return os.path.join(cache_dir(), f"{stem}_{digest}.py")
+    return os.path.join(cache_dir(parallel), f"{stem}_{digest}.py")
 
 
-def load(stem: str, source: str, names: list[str], inline: list[str] = ()) -> tuple[str, dict]:
+def load(stem: str, source: str, names: list[str], inline: list[str] = (),
+         parallel: bool = False) -> tuple[str, dict]:
     """Write ``source`` to its file, import it, jit ``names``; return (path, {name: function}).
 
     Functions in ``inline`` are inlined into their callers at Numba's IR level: the entry that
     calls both kernels is then compiled as one function, once (a jitted callee would be
-    optimised again inside its caller, which doubles compile time)."""
-    path = module_path(stem, source)
+    optimised again inside its caller, which doubles compile time). ``parallel``: compiled with
+    ``numba.njit(parallel=..., nogil=True)`` (`parallel.NUMBA_OPTIONS`: prange loops only)."""
+    path = module_path(stem, source, parallel)
     _write_once(path, source)
     mod_name = "jitgrad_generated." + os.path.splitext(os.path.basename(path))[0]
     spec = importlib.util.spec_from_file_location(mod_name, path)
@@ -106,12 +113,21 @@ def load(stem: str, source: str, names: list[str], inline: list[str] = ()) -> tu
     functions = {}
     for name in names:
         py_fn = getattr(module, name)
+        options = {"nogil": True} if parallel else {}
+        if parallel and "_prange(" in _function_source(source, name):
+            options["parallel"] = NUMBA_OPTIONS
         fn = py_fn if DISABLE_JIT else numba.njit(
             cache=True, error_model=ERROR_MODEL,
-            inline="always" if name in inline else "never")(py_fn)
+            # (Numba's parallel array analysis fails on the inlined kernels: call them)
+            inline="always" if name in inline and not parallel else "never", **options)(py_fn)
         setattr(module, name, fn)  # the entry calls the jitted kernels through the module
         functions[name] = fn
     return path, functions
+
+
+def _function_source(source: str, name: str) -> str:
+    """The text of ``def name`` in a generated module (its functions are two lines apart)."""
+    return next((b for b in source.split("\n\n\n") if b.startswith(f"def {name}(")), "")
 
 
 def is_compile_error(exc: BaseException) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 
+from . import parallel as _parallel
 from . import primitives as P
 from .ir import Atom, Block, Const, Eqn, For, If, Repeat, Var, While, dims_of, direct_uses, walk
 from .reverse import Gradient, Kernel
@@ -96,7 +97,9 @@ class _Writer:
             elif isinstance(s, Repeat):
                 if s.note:
                     self.line(indent, f"# {s.note}")
-                if s.counter is None:
+                if s.parallel:  # chunks of a parallel loop (`parallel.py`)
+                    self.line(indent, f"for {s.counter.name} in _prange({atom_source(s.trips)}):")
+                elif s.counter is None:
                     self.line(indent, f"for _ in range({atom_source(s.trips)}):")
                 else:
                     self.line(indent, f"for {s.counter.name} in range({atom_source(s.trips)} - 1, "
@@ -312,6 +315,8 @@ class _Writer:
                 self.line(indent, f"{out} = {tape}.pop()")
             else:
                 self.line(indent, f"{out} = {tape}[{count}]")
+        elif prim in _parallel.PRIMS:
+            _parallel.write_eqn(self, e, a, indent)
         else:
             p = P.PRIMITIVES[prim]
             if p.elementwise and any(t.ndim for t in types):
@@ -504,7 +509,7 @@ def _summed_index(idx: list[str], params) -> str:
 
 
 def emit_module(grad: Gradient, signature: str, wrt_names: list[str], *,
-                with_value: bool = True, single: bool = False):
+                with_value: bool = True, single: bool = False, parallel: bool = False):
     """The module's source, and for each of its lines the user's `Loc` behind it (or None).
 
     The entry returns what the caller gets: ``(value, gradients)`` (``with_value``) or the
@@ -516,6 +521,10 @@ def emit_module(grad: Gradient, signature: str, wrt_names: list[str], *,
                               lineno=loc.lineno, signature=signature,
                               wrt=", ".join(wrt_names)).splitlines():
         w.line(0, text)
+    if parallel:  # also keeps the source, and so Numba's cache, apart from the serial build
+        w.line(0, "# Compiled with numba.njit(parallel=True, nogil=True): prange loops run "
+                  "in parallel.")
+        w.line(0, "from numba import prange as _prange")
     w.line(0, "")
     w.line(0, "")
     n = len(grad.forward.params)

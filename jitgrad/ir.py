@@ -113,6 +113,7 @@ class For:
     exit_flag: Atom | None
     loc: Loc | None
     note: str | None = None  # a comment for the generated code (how the loop is reversed)
+    parallel: bool = False  # written with numba.prange (run in parallel under parallel=True)
 
 
 @dataclasses.dataclass(eq=False)
@@ -146,6 +147,7 @@ class Repeat:
     body: Block
     counter: Var | None = None  # when set: counts the iterations down, trips-1 .. 0
     note: str | None = None  # a comment for the generated code
+    parallel: bool = False  # `parallel.py`: counter runs 0 .. trips-1 with numba.prange
 
 
 @dataclasses.dataclass(eq=False)

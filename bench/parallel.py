@@ -1,0 +1,121 @@
+"""``python -m bench.parallel``: ``parallel=True`` against the serial jitgrad gradient (issue #13).
+
+The problem is ADBench's loop GMM data term (`problems.gmm_adbench`) with its loop over points
+written with ``numba.prange`` (and, as a ``prange`` loop needs, its work arrays ``xc`` and
+``beta`` allocated per point), n = 4·10⁴, d = 10, K = 25. Both gradients come from
+``jitgrad.value_and_grad``; the serial one reads ``prange`` as ``range``. Before timing, the
+parallel result is checked against the serial one (≤ 1e-12 relative) and against itself at
+1 and at every thread count measured (bit for bit). Then, for each thread count, the two run
+interleaved round by round (`timing.measure`); the table gives medians and the ratio
+parallel / serial. The machine is shared: read the ratios, not the times.
+
+Options: ``--rounds R`` (default 15), ``--threads 1,2`` (thread counts), ``--n N``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numba
+import numpy as np
+
+import jitgrad
+
+from .problems import make_adbench_gmm
+from .timing import measure
+
+
+def gmm_prange(alphas, means, icf, x):
+    """`problems.gmm_adbench` with ``numba.prange`` over the points."""
+    n = x.shape[0]
+    d = x.shape[1]
+    K = alphas.shape[0]
+    amax = alphas[0]
+    for k in range(1, K):
+        amax = max(amax, alphas[k])
+    asum = 0.0
+    for k in range(K):
+        asum += math.exp(alphas[k] - amax)
+    lse_alphas = amax + math.log(asum)
+    sum_qs = np.zeros(K)
+    qdiags = np.exp(icf[:, :d])
+    for k in range(K):
+        for j in range(d):
+            sum_qs[k] += icf[k, j]
+    slse = 0.0
+    for i in numba.prange(n):
+        xc = np.zeros(d)
+        beta = np.zeros(K)
+        for k in range(K):
+            for j in range(d):
+                xc[j] = x[i, j] - means[k, j]
+            sqsum = 0.0
+            idx = d
+            for r in range(d):
+                s = qdiags[k, r] * xc[r]
+                for c in range(r):
+                    s += icf[k, idx] * xc[c]
+                    idx += 1
+                sqsum += s * s
+            beta[k] = alphas[k] + sum_qs[k] - 0.5 * sqsum
+        bmax = beta[0]
+        for k in range(1, K):
+            bmax = max(bmax, beta[k])
+        se = 0.0
+        for k in range(K):
+            se += math.exp(beta[k] - bmax)
+        slse += bmax + math.log(se)
+    return -0.5 * n * d * math.log(2.0 * math.pi) + slse - n * lse_alphas
+
+
+def _rel(a, b) -> float:
+    return max(float(np.max(np.abs(np.asarray(u) - np.asarray(v)))) / max(
+        float(np.max(np.abs(np.asarray(v)))), 1e-300) for u, v in zip(a, b))
+
+
+def _flat(out):
+    return [out[0], *out[1]]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.parallel")
+    ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--n", type=int, default=40_000)
+    opts = ap.parse_args(argv)
+    threads = [int(t) for t in opts.threads.split(",")]
+    args = make_adbench_gmm(opts.n, 10, 25, seed=0)
+    wrt = (0, 1, 2)
+    serial = jitgrad.value_and_grad(gmm_prange, wrt=wrt)
+    par = jitgrad.value_and_grad(gmm_prange, wrt=wrt, parallel=True)
+    want = _flat(serial(*args))
+    first = None
+    for t in threads + threads[::-1]:
+        numba.set_num_threads(t)
+        got = _flat(par(*args))
+        first = first or got
+        assert all(np.array_equal(a, b) for a, b in zip(first, got)), "not repeatable"
+    rel = _rel(first, want)
+    assert rel <= 1e-12, rel
+    print(f"GMM data term with prange, n = {opts.n}, d = 10, K = 25; machine: "
+          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+    print(f"parallel vs serial: {rel:.1e} relative (value and gradients); identical at "
+          f"{', '.join(map(str, threads))} threads and across runs")
+    print()
+    print("| threads | serial jitgrad | parallel=True | parallel / serial |")
+    print("|---|---|---|---|")
+    for t in threads:
+        numba.set_num_threads(t)
+        res = measure({"serial": lambda: serial(*args), "parallel": lambda: par(*args)},
+                      rounds=opts.rounds, inner=1)
+        s, p = res["serial"].median, res["parallel"].median
+        print(f"| {t} | {s * 1e3:.1f} ms | {p * 1e3:.1f} ms | {p / s:.2f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

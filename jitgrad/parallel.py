@@ -1,0 +1,478 @@
+"""Parallel loops: under ``parallel=True``, a top-level ``numba.prange`` loop runs in parallel in
+the forward pass and in the adjoint, and the result does not depend on the thread count.
+
+Takes the transformed, optimised `reverse.Gradient` (the builder marks loops written with
+``numba.prange``: ``For.parallel``) and rewrites each marked loop it can run in parallel into a
+``numba.prange`` loop over a fixed number of chunks (`N_CHUNKS`, whatever the thread count):
+chunk ``c`` runs iterations ``c*T//N_CHUNKS`` to ``(c+1)*T//N_CHUNKS - 1`` (``T`` the trip count)
+one after another, as the serial loop would. Guarantees:
+
+* **Nothing races.** A chunk writes only its own variables, arrays it allocates, elements
+  ``a[i, ...]`` indexed by the loop's own index ``i`` (disjoint between iterations), and its own
+  slot of a *partials* array. Every other value that iterations add up — a scalar reduction
+  (``total += t``) in the forward pass, an adjoint that every iteration adds into
+  (``_b_means[k, j] += ...``, ``_b_eps = _b_eps + ...``) in the adjoint — is accumulated per
+  chunk, in a private variable or a private slice ``parts[c]``, and the chunks' partials are
+  added to the total after the loop, one after another, in chunk order.
+* **Bit-for-bit repeatable.** The chunks, the order within a chunk and the order of the final
+  sum are fixed, so the result is the same on every run and at any thread count; it equals the
+  serial result to rounding (the sums are associated differently).
+* **The adjoint needs no tape across iterations.** Only loops that ``recompute.py`` recomputes in
+  reverse run in parallel (a marked loop is recomputed whenever its iterations are independent,
+  however small its tape): each reverse iteration replays its forward iteration onto stacks its
+  chunk allocates.
+* **Refused loops run serially, and say why** in a comment in ``.source()`` (early exit, a value
+  carried from one iteration to the next, a write into a shared array not indexed by the loop
+  index, a ``prange`` inside another loop, ...).
+
+Only this module's rewrite produces parallel loops: ``Repeat.parallel`` (a loop over the chunks,
+emitted as ``for c in _prange(N)``) and the ``chunk_at`` / ``parts_*`` equations, which
+`write_eqn` emits. Numba's own parallel transforms of array expressions are switched off
+(`NUMBA_OPTIONS`): they would reduce in an order that depends on the thread count.
+"""
+
+from __future__ import annotations
+
+from .ir import Block, Carry, Const, Eqn, For, Function, If, Repeat, Var, sub_blocks, walk
+from .types import INT, Type
+
+N_CHUNKS = 64  # chunks per parallel loop: a fixed split, so results do not depend on threads
+# numba.njit(parallel=...): only prange loops; no parallel NumPy expressions or reductions
+NUMBA_OPTIONS = {"prange": True, "comprehension": False, "reduction": False, "setitem": False,
+                 "inplace_binop": False, "numpy": False, "stencil": False, "fusion": False}
+
+_TAPE = {"push", "pop", "reserve", "stack_alloc"}
+_IN_PLACE = {"setitem", "add_at", "zero_at", "iadd"}  # write into ins[0]'s memory
+_INDEXED = {"getitem", "setitem", "add_at", "zero_at"}
+_SHAPE_ONLY = {"shape_dim", "size", "zeros_like", "ones_like", "broadcast_like", "sum_to_like",
+               "reshape_like", "spread"}
+PRIMS = {"chunk_at", "parts_alloc", "parts_get", "parts_set", "parts_add", "parts_max"}
+
+
+class _Refused(Exception):
+    """Why a loop runs serially."""
+
+
+def keep_marks(fn: Function, enabled: bool) -> None:
+    """Without ``parallel=True`` a ``prange`` loop is an ordinary ``range`` loop."""
+    if not enabled:
+        for s in walk(fn.body):
+            if isinstance(s, For):
+                s.parallel = False
+
+
+def parallelise(grad) -> None:
+    """Rewrite every marked top-level loop of ``grad`` that can run in parallel (forward, and
+    its adjoint when it has one); leave the rest serial with a note saying why."""
+    fwd, adj = grad.forward, grad.adjoint
+    for s in list(fwd.body.stmts):
+        for t in walk(Block([s])):
+            if isinstance(t, For) and t.parallel and t is not s:
+                _note(t, grad, "a prange loop inside another loop")
+    namer = grad.fn.namer
+    for loop in [s for s in fwd.body.stmts if isinstance(s, For) and s.parallel]:
+        rep = grad.repeats.get(id(loop))
+        if rep is not None and not any(r is rep for r in adj.body.stmts):
+            rep = None  # (not at the adjoint's top level: leave it serial)
+        try:
+            plan = _forward_plan(loop, fwd)
+            adj_plan = _adjoint_plan(loop, rep, adj) if rep is not None and _has(adj, rep) \
+                else None
+        except _Refused as why:
+            _note(loop, grad, str(why))
+            continue
+        _rewrite_forward(loop, fwd, plan, namer)
+        if adj_plan is not None:
+            _rewrite_adjoint(loop, rep, adj, adj_plan, namer)
+
+
+def _has(kernel, stmt) -> bool:
+    return any(s is stmt for s in kernel.body.stmts)
+
+
+def _note(loop: For, grad, why: str) -> None:
+    text = f"jitgrad: runs serially under parallel=True: {why}"
+    loop.note = f"{loop.note}; {text}" if loop.note else text
+    rep = grad.repeats.get(id(loop))
+    if rep is not None:
+        rep.note = f"{rep.note}; {text}" if rep.note else text
+
+
+# ----------------------------------------------------------------------------- names
+
+
+def _bound(stmt) -> list[Var]:
+    """The variables a statement binds by name in the generated code (an in-place write into an
+    array binds nothing; a stack's counter is rebound by its push and pop)."""
+    if isinstance(stmt, Eqn):
+        if stmt.prim == "setitem":
+            return []
+        if stmt.prim == "assign" and isinstance(stmt.ins[0], Var) and \
+                stmt.ins[0].name == stmt.outs[0].name:
+            return []
+        out = list(stmt.outs)
+        if stmt.prim in ("push", "pop"):
+            out.append(stmt.ins[1])
+        if stmt.prim == "count_tick":
+            out.append(stmt.ins[0])
+        return out
+    if isinstance(stmt, If):
+        return [m.var for m in stmt.merges]
+    if isinstance(stmt, Repeat):
+        return [stmt.counter] if stmt.counter is not None else []
+    out = [c.var for c in stmt.carries] + [stmt.trips]
+    if isinstance(stmt, For):
+        out.append(stmt.index)
+    return out
+
+
+def _names_outside(kernel, inner) -> set[str]:
+    """Names the kernel binds outside the statement ``inner`` (its parameters included)."""
+    names = {p.name for p in kernel.params}
+
+    def block(b: Block):
+        for s in b.stmts:
+            if s is inner:
+                continue
+            names.update(v.name for v in _bound(s))
+            for sb in sub_blocks(s):
+                block(sb)
+    block(kernel.body)
+    return names
+
+
+def _rename(block: Block, mapping: dict) -> None:
+    """Replace variables (by identity) everywhere in ``block``, in place."""
+    def r(a):
+        return mapping.get(id(a), a) if isinstance(a, Var) else a
+
+    def carries(cs):
+        for c in cs:
+            c.var, c.init, c.update = r(c.var), r(c.init), r(c.update)
+
+    for s in walk(block):
+        if isinstance(s, Eqn):
+            s.ins = [r(a) for a in s.ins]
+            s.outs = [r(o) for o in s.outs]
+        elif isinstance(s, If):
+            s.cond = r(s.cond)
+            carries(s.merges)
+        elif isinstance(s, Repeat):
+            s.trips = r(s.trips)
+        else:
+            carries(s.carries)
+            s.trips = r(s.trips)
+            s.exit_flag = r(s.exit_flag)
+            if isinstance(s, For):
+                s.start, s.stop, s.step, s.index = r(s.start), r(s.stop), r(s.step), r(s.index)
+            else:
+                s.cond = r(s.cond)
+
+
+def _private(v: Var, namer, suffix="_c") -> Var:
+    return Var(namer.fresh(v.name + suffix), v.type, dims=v.dims)
+
+
+# ----------------------------------------------------------------------------- forward
+
+
+def _forward_plan(loop: For, fwd) -> dict:
+    """What the forward rewrite privatises, or `_Refused`."""
+    from .recompute import _is_reduction  # the reductions recomputing relies on too
+
+    if loop.exit_flag is not None:
+        raise _Refused("it can exit early")
+    if any(isinstance(s, Eqn) and s.prim in _TAPE for s in walk(loop.body)):
+        why = (loop.note or "").split("(")[-1].rstrip(")") if loop.note else ""
+        raise _Refused("its adjoint needs a tape across iterations"
+                       + (f" ({why})" if why else ""))
+    reductions, arrays = [], []
+    for c in loop.carries:
+        if c.update is c.var:
+            continue
+        if c.var.type.ndim:
+            _check_disjoint(loop, c)
+            arrays.append(c)
+            continue
+        uses = [s for s in walk(loop.body) if any(a is c.var for a in _reads(s))]
+        if c.var.type.kind not in "fi" or not uses or not _is_reduction(loop, c, uses):
+            raise _Refused(f"`{c.var.name}` is carried from one iteration to the next "
+                           "(only `x += ...` reductions may cross iterations)")
+        reductions.append(c)
+    outer = _names_outside(fwd, loop)
+    maxes = [s.outs[0] for s in loop.body.stmts if isinstance(s, Eqn) and s.prim == "count_max"]
+    private = {id(c.var) for c in reductions} | {id(v) for v in maxes}
+    for s in walk(loop.body):
+        for v in _bound(s):
+            if v.name in outer and id(v) not in private and not any(
+                    v is c.var for c in arrays):
+                raise _Refused(f"`{v.name}` is shared by all iterations")
+    return {"reductions": reductions, "arrays": arrays, "maxes": maxes}
+
+
+def _reads(s) -> list:
+    from .ir import direct_uses
+    return direct_uses(s)
+
+
+def _check_disjoint(loop: For, c: Carry) -> None:
+    """Every access to the carried array ``c.var`` in the body is at ``[i, ...]`` (``i`` the
+    loop's index), so iterations touch disjoint elements."""
+    versions = {id(c.var)}
+    index = _index_names(loop, loop.body)
+    for s in walk(loop.body):
+        if isinstance(s, Eqn) and s.prim == "setitem" and id(s.ins[0]) in versions:
+            versions.add(id(s.outs[0]))
+        for m in getattr(s, "carries", []) + getattr(s, "merges", []):
+            if any(isinstance(a, Var) and id(a) in versions for a in (m.init, m.update)):
+                versions.add(id(m.var))
+    for s in walk(loop.body):
+        if isinstance(s, Eqn):
+            for k, a in enumerate(s.ins):
+                if not (isinstance(a, Var) and id(a) in versions):
+                    continue
+                if s.prim in _SHAPE_ONLY and k == 0:
+                    continue
+                if not (k == 0 and s.prim in _INDEXED and _by_index(s, index)):
+                    name = (c.init.root if isinstance(c.init, Var) else c.var).name
+                    raise _Refused(f"`{name}` is shared by all iterations and not only read or "
+                                   f"written at [{loop.index.name}, ...]: allocate it in the "
+                                   "loop")
+
+
+def _by_index(e: Eqn, index: set[int]) -> bool:
+    """``e`` reads or writes ``a[i, ...]`` with ``i`` (the ids in ``index``) the loop's index."""
+    spec = e.params.get("index_spec") or ()
+    first = {"getitem": 1, "setitem": 2, "add_at": 2, "zero_at": 1}[e.prim]
+    return bool(spec) and spec[0] == "i" and len(e.ins) > first and id(e.ins[first]) in index
+
+
+def _index_names(loop: For, *blocks: Block) -> set[int]:
+    """The loop's index and the variables that carry or copy it (an inner loop carries it)."""
+    out = {id(loop.index)}
+    changed = True
+    while changed:
+        changed = False
+        for b in blocks:
+            for s in walk(b):
+                pairs = [(c.var, c.init, c.update) for c in getattr(s, "carries", [])]
+                if isinstance(s, Eqn) and s.prim == "assign" and isinstance(s.ins[0], Var):
+                    pairs.append((s.outs[0], s.ins[0], s.ins[0]))
+                for v, init, update in pairs:
+                    if id(v) not in out and id(init) in out and (update is v or id(update) in
+                                                                 out):
+                        out.add(id(v))
+                        changed = True
+    return out
+
+
+def _rewrite_forward(loop: For, fwd, plan: dict, namer) -> None:
+    at = next(k for k, s in enumerate(fwd.body.stmts) if s is loop)
+    chunk = Var(namer.fresh("_chunk"), INT)
+    trips = Var(namer.fresh("_trips_all"), INT)
+    before = [Eqn("trip_count", [trips], [loop.start, loop.stop, loop.step], {}, loop.loc)]
+    for c in plan["arrays"]:
+        before.append(Eqn("assign", [c.var], [c.init], {}, loop.loc))
+    inner_pre, inner_post, after, mapping, carries = [], [], [], {}, []
+    for v, kind, combine in ([(c.var, c.var.type.kind, "parts_add") for c in plan["reductions"]]
+                             + [(m, "i", "parts_max") for m in plan["maxes"]]):
+        mine = mapping[id(v)] = _private(v, namer)
+        parts = Var(namer.fresh("_parts_" + v.name.lstrip("_")), Type(kind, 1))
+        before.append(Eqn("parts_alloc", [parts], [], {"n": N_CHUNKS, "kind": kind}, loop.loc))
+        inner_post.append(Eqn("parts_set", [], [parts, chunk, mine], {}, loop.loc))
+        after.append(Eqn(combine, [], [v, parts], {"n": N_CHUNKS, "name": chunk.name}, loop.loc))
+        if combine == "parts_max":
+            inner_pre.append(Eqn("count_reset", [mine], [], {}, loop.loc))
+    for c in plan["reductions"]:
+        zero = Const(0.0 if c.var.type.kind == "f" else 0)
+        carries.append(Carry(mapping[id(c.var)], zero, c.update))
+        after.insert(0, Eqn("assign", [c.var], [c.init], {}, loop.loc))
+    _rename(loop.body, mapping)
+    for c in carries:
+        c.update = mapping.get(id(c.update), c.update)
+    lo = Var(namer.fresh("_lo"), INT)
+    hi = Var(namer.fresh("_hi"), INT)
+    bounds = [chunk, trips, loop.start, loop.step]
+    inner = For(loop.index, lo, hi, loop.step, loop.body, carries,
+                Var(namer.fresh("_trips"), INT), None, loop.loc)
+    body = Block([Eqn("chunk_at", [lo], bounds, {"n": N_CHUNKS, "next": False, "offset": 0},
+                      loop.loc),
+                  Eqn("chunk_at", [hi], bounds, {"n": N_CHUNKS, "next": True, "offset": 0},
+                      loop.loc)] + inner_pre + [inner] + inner_post)
+    par = Repeat(Const(N_CHUNKS), body, chunk, note=(
+        f"jitgrad: parallel: {N_CHUNKS} chunks of iterations run with numba.prange; "
+        "sums are added up per chunk, then in chunk order"), parallel=True)
+    after.append(Eqn("assign", [loop.trips], [trips], {}, loop.loc))
+    fwd.body.stmts[at:at + 1] = before + [par] + after
+
+
+# ----------------------------------------------------------------------------- adjoint
+
+
+def _adjoint_plan(loop: For, rep: Repeat, adj) -> dict:
+    """What the adjoint rewrite privatises, or `_Refused`."""
+    if not (rep.note or "").startswith("jitgrad: recomputed in reverse"):
+        raise _Refused("its adjoint reads a tape across iterations")
+    tapes = {id(s.ins[0]) for s in walk(rep.body) if isinstance(s, Eqn) and s.prim == "pop"}
+    allocs = [s for s in adj.body.stmts if isinstance(s, Eqn) and s.prim == "stack_alloc"
+              and id(s.outs[0]) in tapes]
+    if len(allocs) != len(tapes):
+        raise _Refused("its adjoint reads a stack the forward pass filled")
+    outer = _names_outside(adj, rep) - {v.name for a in allocs for v in a.outs}
+    # arrays from outside the loop that the adjoint writes into
+    written = {s.ins[0].name for s in walk(rep.body) if isinstance(s, Eqn)
+               and s.prim in _IN_PLACE and isinstance(s.ins[0], Var) and s.ins[0].name in outer}
+    accumulate, scalars, passthrough = [], [], []
+    index = _index_names(loop, loop.body, rep.body)
+    for name in sorted(written):
+        uses = [(s, k) for s in walk(rep.body) if isinstance(s, Eqn)
+                for k, a in enumerate(s.ins) if isinstance(a, Var) and a.name == name]
+        if all(k == 0 and s.prim in _INDEXED and _by_index(s, index)
+               or k == 0 and s.prim in _SHAPE_ONLY for s, k in uses):
+            continue  # iterations touch disjoint elements: written in place, shared
+        if all(k == 0 and s.prim in ("add_at", "iadd") for s, k in uses):
+            accumulate.append(next(s.ins[0] for s, _ in uses))
+            continue
+        raise _Refused(f"its adjoint reads and writes `{name}` at places other iterations "
+                       "write")
+    acc_names = {v.name for v in accumulate}
+    seen = set()
+    for s in walk(rep.body):
+        for v in _bound(s):
+            if v.name not in outer or v.name in seen:
+                continue
+            seen.add(v.name)
+            if v.name in acc_names or v.type.ndim:
+                raise _Refused(f"its adjoint rebinds the array `{v.name}`")
+            (scalars if _accumulates(rep.body, v) else passthrough).append(v)
+    for v in passthrough:
+        if not _carried_adjoint(rep.body, v):
+            raise _Refused(f"its adjoint carries `{v.name}` from one iteration to the next")
+    return {"allocs": allocs, "accumulate": accumulate, "scalars": scalars,
+            "passthrough": passthrough}
+
+
+def _accumulates(block: Block, v: Var) -> bool:
+    """Every binding of ``v``'s name in ``block`` is ``v = v + x`` (``x`` not ``v``), and ``v``
+    is read nowhere else: a sum the iterations add to."""
+    for s in walk(block):
+        reads = [a for a in _reads(s) if isinstance(a, Var) and a.name == v.name]
+        binds = [o for o in _bound(s) if o.name == v.name]
+        if not reads and not binds:
+            continue
+        if not (isinstance(s, Eqn) and s.prim == "add" and binds and len(reads) == 1):
+            return False
+    return True
+
+
+def _carried_adjoint(block: Block, v: Var) -> bool:
+    """A reduction's carried adjoint: each iteration starts by reading it and setting it to
+    zero (the reverse transform's loop prologue), and adds back what it read."""
+    first = [s for s in block.stmts if isinstance(s, Eqn) and (
+        any(isinstance(a, Var) and a.name == v.name for a in s.ins)
+        or any(o.name == v.name for o in s.outs))][:2]
+    return (len(first) == 2 and first[0].prim == "assign" and first[0].ins[0] is not None
+            and first[1].prim == "assign" and isinstance(first[1].ins[0], Const)
+            and first[1].ins[0].value == 0)
+
+
+def _rewrite_adjoint(loop: For, rep: Repeat, adj, plan: dict, namer) -> None:
+    body = adj.body.stmts
+    for a in plan["allocs"]:
+        body.remove(a)
+    at = next(k for k, s in enumerate(body) if s is rep)
+    chunk = Var(namer.fresh("_chunk"), INT)
+    counter = rep.counter if rep.counter is not None else Var(namer.fresh("_k"), INT)
+    trips = rep.trips
+    before, pre, post, after, mapping = [], list(plan["allocs"]), [], [], {}
+    for v in plan["accumulate"]:
+        parts = Var(namer.fresh("_parts" + v.name), Type("f", v.type.ndim + 1))
+        mine = mapping[id(v)] = _private(v, namer)
+        before.append(Eqn("parts_alloc", [parts], [v], {"n": N_CHUNKS, "kind": "f"}, loop.loc))
+        pre.append(Eqn("parts_get", [mine], [parts, chunk], {}, loop.loc))
+        after.append(Eqn("parts_add", [], [v, parts], {"n": N_CHUNKS, "name": chunk.name},
+                         loop.loc))
+    for v in plan["scalars"]:
+        parts = Var(namer.fresh("_parts" + v.name), Type("f", 1))
+        mine = mapping[id(v)] = _private(v, namer)
+        before.append(Eqn("parts_alloc", [parts], [], {"n": N_CHUNKS, "kind": "f"}, loop.loc))
+        pre.append(Eqn("assign", [mine], [Const(0.0)], {}, loop.loc))
+        post.append(Eqn("parts_set", [], [parts, chunk, mine], {}, loop.loc))
+        after.append(Eqn("parts_add", [], [v, parts], {"n": N_CHUNKS, "name": chunk.name},
+                         loop.loc))
+    for v in plan["passthrough"]:  # unchanged by the loop: each chunk starts from it
+        mine = mapping[id(v)] = _private(v, namer)
+        pre.append(Eqn("assign", [mine], [v], {}, loop.loc))
+    by_name = {v.name: mapping[id(v)] for v in plan["accumulate"] + plan["scalars"]
+               + plan["passthrough"]}
+    _rename_by_name(rep.body, by_name)
+    lo = Var(namer.fresh("_lo"), INT)
+    hi = Var(namer.fresh("_hi"), INT)
+    bounds = [chunk, trips, Const(0), Const(1)]
+    inner = For(counter, hi, lo, Const(-1), rep.body, [], Var(namer.fresh("_trips"), INT),
+                None, loop.loc)
+    chunk_body = Block(
+        [Eqn("chunk_at", [lo], bounds, {"n": N_CHUNKS, "next": False, "offset": -1}, loop.loc),
+         Eqn("chunk_at", [hi], bounds, {"n": N_CHUNKS, "next": True, "offset": -1}, loop.loc)]
+        + pre + [inner] + post)
+    par = Repeat(Const(N_CHUNKS), chunk_body, chunk, note=(
+        f"jitgrad: parallel: {N_CHUNKS} chunks, each in reverse, with numba.prange; each adds "
+        "into its own partial gradients, added up in chunk order after the loop"),
+        parallel=True)
+    body[at:at + 1] = before + [par] + after
+
+
+def _rename_by_name(block: Block, by_name: dict) -> None:
+    """Every variable named like a key reads and binds its private stand-in instead (the
+    adjoint's accumulators are one name for several variable objects)."""
+    ids = {}
+    for s in walk(block):
+        atoms = list(_reads(s)) + list(_bound(s))
+        if isinstance(s, Eqn):
+            atoms += s.outs
+        for a in atoms:
+            if isinstance(a, Var) and a.name in by_name:
+                ids[id(a)] = by_name[a.name]
+    _rename(block, ids)
+
+
+# ----------------------------------------------------------------------------- emitting
+
+
+def write_eqn(w, e: Eqn, a: list[str], indent: int) -> None:
+    """The source of this module's equations (``w``: the emitter, `emit._Writer`)."""
+    out = e.outs[0].name if e.outs else None
+    p = e.params
+    if e.prim == "chunk_at":  # start + (c*T // n) * step: the first iteration of chunk c
+        c, total, start, step = a
+        k = f"({c} + 1) * {total} // {p['n']}" if p["next"] else f"{c} * {total} // {p['n']}"
+        expr = k if step == "1" else f"({k}) * {step}"
+        expr = expr if start == "0" else f"{start} + {expr}"
+        expr = expr if not p["offset"] else f"{expr} - {-p['offset']}"
+        w.line(indent, f"{out} = {expr}")
+    elif e.prim == "parts_alloc":
+        if e.ins:
+            w.line(indent, f"{out} = np.zeros(({p['n']},) + {a[0]}.shape)")
+        else:
+            dtype = "np.float64" if p["kind"] == "f" else "np.int64"
+            w.line(indent, f"{out} = np.zeros({p['n']}, {dtype})")
+    elif e.prim == "parts_get":
+        w.line(indent, f"{out} = {a[0]}[{a[1]}]")
+    elif e.prim == "parts_set":
+        w.line(indent, f"{a[0]}[{a[1]}] = {a[2]}")
+    elif e.prim == "parts_add":  # in chunk order: the same sum at any thread count
+        w.line(indent, f"for {p['name']} in range({p['n']}):")
+        w.line(indent + 1, f"{a[0]} += {a[1]}[{p['name']}]")
+    elif e.prim == "parts_max":
+        w.line(indent, f"for {p['name']} in range({p['n']}):")
+        w.line(indent + 1, f"{a[0]} = max({a[0]}, {a[1]}[{p['name']}])")
+    else:
+        raise AssertionError(e.prim)
+
+
+def uses_prange(grad) -> bool:
+    return any(isinstance(s, Repeat) and s.parallel
+               for k in (grad.forward, grad.adjoint) for s in walk(k.body))
+
+
+__all__ = ["NUMBA_OPTIONS", "N_CHUNKS", "keep_marks", "parallelise", "write_eqn"]
