@@ -131,6 +131,8 @@ class GradFunction:
             call = self._calls[key] = self._specialise(args)
         compiled, scalars, post = call
         self._last = compiled
+        if compiled.ir.written_params:
+            self._refuse_shared_memory(compiled, args)
         if scalars:  # 0-d arrays travel as scalars
             args = [a[()] if k in scalars else a for k, a in enumerate(args)]
         try:
@@ -149,6 +151,8 @@ class GradFunction:
         compiled, scalars, post = call
         self._last = compiled
         args = _flatten(args)
+        if compiled.ir.written_params:
+            self._refuse_shared_memory(compiled, args)
         if scalars:
             args = [a[()] if k in scalars else a for k, a in enumerate(args)]
         try:
@@ -156,6 +160,21 @@ class GradFunction:
         except Exception as e:  # noqa: BLE001 - sorted out in _recover
             out = self._recover(e, compiled, args)
         return post(out) if post else out
+
+    def _refuse_shared_memory(self, compiled: Compiled, args) -> None:
+        """The function writes into an argument (jitgrad copies it on entry): another argument
+        that shares its memory (the same array passed twice, a view of it) would not see the
+        write as it does in Python, so such a call is refused."""
+        for k, name in compiled.ir.written_params:
+            for j, other in enumerate(args):
+                if j != k and isinstance(other, np.ndarray) and np.may_share_memory(
+                        args[k], other):
+                    raise SignatureError(
+                        f"{self.src.qualname} writes into its argument {name!r}, and another "
+                        f"argument ({_param_name(compiled.ir, j)!r}) shares its memory: jitgrad "
+                        "works on a copy of an argument it writes into, so the other would not "
+                        "see the write. Pass a copy (x.copy()) of one of them",
+                        self.src.loc(self.src.node))
 
     def _recover(self, e: Exception, compiled: Compiled, args):
         """A call that failed inside compiled code. A broken size assumption gets the general
@@ -399,6 +418,11 @@ def _flatten(args) -> list:
         else:
             out.append(a)
     return out
+
+
+def _param_name(fn, k: int) -> str:
+    names = dict(fn.written_params)
+    return names.get(k, fn.params[k].name)
 
 
 def _converter(arg):

@@ -1467,6 +1467,8 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
             else Const(float(atom.value))
     gb.block.stmts[:0] = gb.size_checks()
     fn = Function(src.fn.__name__, params, gb.block, atom, src.loc(src.node), namer)
+    fn.written_params = tuple((k, owners[k]) for k, p in enumerate(params)
+                              if owners[k] in builder.copied and p.type.ndim)
     verify(fn)
     return fn
 

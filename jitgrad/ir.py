@@ -158,6 +158,9 @@ class Function:
     result: Atom
     loc: Loc | None
     namer: Namer | None = None  # the names handed out so far (the transform adds its own)
+    # The array parameters the function writes into (copied on entry): (position, the user's
+    # name). An argument passed twice, or sharing memory with another, must then be refused.
+    written_params: tuple = ()
 
 
 class Namer:

@@ -107,3 +107,22 @@ def test_a_write_through_a_name_for_either_of_two_arrays_is_refused():
     with pytest.raises(jitgrad.UnsupportedError, match="`y` shares memory with an array "
                        "written in place"):
         jitgrad.grad(merged_then_written)(np.ones(3), 1.0)
+
+
+def write_first_read_second(a, b, x):
+    a[0] = 7.0
+    return np.sum(b * x)
+
+
+def test_an_argument_passed_twice_and_written_is_refused():
+    """In Python b sees the write into a when both are the same array; jitgrad writes into a
+    copy of a, so it refuses the call rather than give b's old values."""
+    x, y = np.ones(3), np.array([1.0, 2.0, 3.0])
+    grad = jitgrad.grad(write_first_read_second, wrt=2)
+    np.testing.assert_array_equal(grad(x, x.copy(), y), [1.0, 1.0, 1.0])
+    with pytest.raises(jitgrad.SignatureError, match="writes into its argument 'a', and another "
+                       "argument \\('b'\\) shares its memory"):
+        grad(x, x, y)
+    with pytest.raises(jitgrad.SignatureError, match="shares its memory"):
+        grad(x, x[::-1], y)  # a view of it
+    np.testing.assert_array_equal(x, np.ones(3))
