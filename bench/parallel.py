@@ -19,6 +19,9 @@ import math
 import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# Numba's OpenMP layer made the parallel adjoint 10x slower at 2 threads on this loaded 2-core
+# machine (1.8 s against 0.19 s); its own workqueue layer does not (see the README).
+os.environ.setdefault("NUMBA_THREADING_LAYER", "workqueue")
 
 import numba
 import numpy as np
@@ -102,7 +105,8 @@ def main(argv=None) -> int:
     rel = _rel(first, want)
     assert rel <= 1e-12, rel
     print(f"GMM data term with prange, n = {opts.n}, d = 10, K = 25; machine: "
-          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; Numba threading "
+          f"layer {numba.threading_layer()}")
     print(f"parallel vs serial: {rel:.1e} relative (value and gradients); identical at "
           f"{', '.join(map(str, threads))} threads and across runs")
     print()
