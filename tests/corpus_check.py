@@ -113,3 +113,23 @@ def check_single_grad(case, by):
     g = call_checked(grad_fn(case, wrt), case, 0)
     assert not isinstance(g, tuple), f"{case.name}: wrt={wrt!r} must give a single gradient"
     check_grad(case, 0, k, g)
+
+
+def check_tape_agrees(case, idx, tape_refuses=()):
+    """The tape (``jitgrad.tape``) as the third oracle: its value and gradient against plain
+    Python and finite differences, and against jitgrad's gradient (to 1e-8). A case named in
+    ``tape_refuses`` must be refused by the tape (``math.*`` calls, arrays built from lists)."""
+    from jitgrad import UnsupportedError, tape
+
+    tape_fn = tape.value_and_grad(case.fn, wrt=case.wrt)
+    if case.name in tape_refuses:
+        with pytest.raises(UnsupportedError):
+            tape_fn(*copied(case.points[idx]))
+        return
+    out = call_checked(tape_fn, case, idx)
+    check_value_and_grad_result(case, idx, out)
+    _, grads = out
+    _, jg_grads = call_checked(value_and_grad_fn(case, case.wrt), case, idx)
+    for k, g, jg in zip(case.wrt, grads, jg_grads):
+        np.testing.assert_allclose(g, jg, rtol=1e-8, atol=1e-12 * max(1.0, np.max(np.abs(jg))),
+                                   err_msg=f"{case.name}: tape and jitgrad disagree (arg {k})")
