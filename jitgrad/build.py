@@ -642,7 +642,7 @@ class Builder:
         """The names a loop carries: those it assigns, the arrays it passes to a function (which
         may write into them), and every other name for an array among those (an alias sees
         the writes)."""
-        passed = {n for n in _call_arguments(body_stmts)
+        passed = {n for n in _call_arguments(body_stmts, self.is_library_call)
                   if isinstance(self.env.get(n), Sym) and self.env[n].ndim}
         names = _assigned_names(body_stmts) | passed | set(extra)
         arrays = {id(v.atom) for n, v in self.env.items()
@@ -660,6 +660,23 @@ class Builder:
                                        "inside a loop", self.gb.loc)
             carried.append(name)
         return carried
+
+    def is_library_call(self, func) -> bool:
+        """Whether ``func`` (a call's function node) names a NumPy, math or builtin function
+        or an array method: resolved without building anything, so names and attributes of
+        modules only. Anything else may be the user's function, which may write."""
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            base = self.env.get(func.value.id, self.src.fn.__globals__.get(func.value.id))
+            if isinstance(base, Sym):
+                return True  # an array method: x.sum(), x.copy()
+            if isinstance(base, pytypes.ModuleType):
+                fn = getattr(base, func.attr, None)
+                return fn in S.NUMPY or fn in S.MATH
+            return False
+        if isinstance(func, ast.Name) and func.id not in self.env:
+            fn = self.src.fn.__globals__.get(func.id, getattr(builtins, func.id, None))
+            return fn in S.NUMPY or fn in S.MATH or fn in _BUILTINS or fn is range
+        return False
 
     def build_loop(self, stmt, carried, make_body_env, build_inside):
         """Build a loop body until the carried types settle; return what `build_inside` made."""
@@ -741,14 +758,28 @@ class Builder:
             init = self.cast_in(self.gb.block, self.env[n], kinds[n].kind)
             update = self.cast_in(result["body"], env_end[n], kinds[n].kind)
             carries.append(Carry(var, init, update))
-            if var.type.ndim and isinstance(init, Var):
-                self.gb.newer(init, var)  # after the loop, the array is the carried value
-                self.gb.latest.pop(id(var), None)
+            if (var.type.ndim and isinstance(init, Var) and isinstance(update, Var)
+                    and update.root is var):  # only written in place: after the loop, the
+                self.gb.newer(init, var)  # initial array holds the carried value
+            self.gb.latest.pop(id(var), None)
         for c in carries:  # an array the body only writes in place: one storage, before and in
             if (c.var.type.ndim and isinstance(c.init, Var) and isinstance(c.update, Var)
                     and c.update.root is c.var):
                 c.var.storage = c.init.root
-        return carries, carry_vars, result
+        kept = []
+        for c in carries:  # an array the body never rebinds nor writes is its initial value
+            if c.var.type.ndim and c.update is c.var and isinstance(c.init, Var):
+                blocks = [result["body"]] + ([result["cond_block"]]
+                                             if "cond_block" in result else [])
+                _replace_atom(blocks, c.var, c.init)
+                for n, v in list(carry_vars.items()):
+                    if v is c.var:
+                        carry_vars[n] = c.init
+                if self.gb.latest.get(id(c.init)) is c.var:
+                    del self.gb.latest[id(c.init)]
+                continue
+            kept.append(c)
+        return kept, carry_vars, result
 
     def check_no_stale_reads(self, result, carry_vars, stmt) -> set[int]:
         """An array read in the loop whose memory the loop writes into later in the body,
@@ -1305,12 +1336,29 @@ def _expand_ellipsis(index, array):
     return spec[:k] + (":",) * left + spec[k + 1:], atoms
 
 
-def _call_arguments(stmts) -> set[str]:
-    """Names passed as arguments to a call (a called function may write into an array)."""
+def _replace_atom(blocks, old: Var, new) -> None:
+    """Every read of ``old`` in ``blocks`` (nested statements included) reads ``new``."""
+    def sub(a):
+        return new if a is old else a
+    for b in blocks:
+        for s in walk(b):
+            if isinstance(s, Eqn):
+                s.ins = [sub(a) for a in s.ins]
+                continue
+            for name in ("start", "stop", "step", "cond", "exit_flag"):
+                if getattr(s, name, None) is not None:
+                    setattr(s, name, sub(getattr(s, name)))
+            for c in getattr(s, "carries", []) + getattr(s, "merges", []):
+                c.init, c.update = sub(c.init), sub(c.update)
+
+
+def _call_arguments(stmts, library) -> set[str]:
+    """Names passed as arguments to a call that may write into them: any call but those
+    ``library(func_node)`` knows are NumPy's, math's or builtins (which write into nothing)."""
     out: set[str] = set()
     for stmt in stmts:
         for node in ast.walk(stmt):
-            if isinstance(node, ast.Call):
+            if isinstance(node, ast.Call) and not library(node.func):
                 for a in list(node.args) + [k.value for k in node.keywords]:
                     if isinstance(a, ast.Name):
                         out.add(a.id)

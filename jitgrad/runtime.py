@@ -444,6 +444,7 @@ def cumprod_grad(g, x):
     return out
 
 
+@jit
 def prod_others(x):
     """Each entry's product of all the other entries (the adjoint of np.prod, exact at zeros):
     the product of those before it times the product of those after it."""

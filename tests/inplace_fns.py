@@ -261,3 +261,31 @@ def alias_rebound_in_loop(y0, h):  # y names y0's array only until the loop rebi
 
 def mean_axis0_of_vector(x):  # issue #10's g6: a reduction with axis= of a 1-D array crashed
     return np.mean(np.sin(x), axis=0) ** 2
+
+
+def sine_of(v):
+    return np.sin(v)
+
+
+def add_rows(M, v):
+    for i in range(M.shape[0]):
+        M[i, :] += sine_of(v)
+
+
+def callee_reads_array_in_loop(x, A):  # v is passed to a function in a loop, never written
+    A[:, 0] = A[-1, -1] / (1.0 + A[-1, -1] * A[-1, -1])
+    add_rows(A, x)
+    return np.sum(A * A) + np.sum(np.sin(x))
+
+
+def noop_kernel(D, c):
+    pass
+
+
+def alias_rebound_then_called(x, y, A):  # a0 = A, rebound in a loop: A keeps its own array
+    A /= 2.0
+    a0 = A
+    for _ in range(3):
+        a0 = np.tanh(np.outer(y, x) + a0 / (1.0 + A * A))
+    noop_kernel(a0, 1.0)
+    return np.sum(a0) + np.sum(A * A)

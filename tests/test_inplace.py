@@ -45,6 +45,8 @@ CASES = [
     case(F.repeated_expression_written, N(3), N(2, 2)),
     case(F.alias_rebound_in_loop, N(3), U(0.1, 0.3)),
     case(F.mean_axis0_of_vector, N(3)),
+    case(F.callee_reads_array_in_loop, N(4), N(3, 4)),
+    case(F.alias_rebound_then_called, N(4), N(3), N(3, 4)),
 ]
 
 
