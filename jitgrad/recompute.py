@@ -111,11 +111,11 @@ def independent(loop: For, rep: Repeat | None, storage: Storage, after: list) ->
     for c in loop.carries:
         if not isinstance(c.var, Var):
             continue
-        uses = [s for s in walk(loop.body) if any(a is c.var for a in _reads(s))]
+        uses = [s for s in walk(loop.body) if any(a is c.var for a in direct_uses(s))]
         if not uses:
             continue
         if c.var.type.ndim == 0:
-            if not _is_reduction(loop, c, uses):
+            if not _is_reduction(loop, c):
                 return f"`{c.var.name}` is carried from one iteration to the next"
         elif reads_start(loop.body, {id(c.var)}):
             return f"it reads `{c.var.name}` as the previous iteration left it"
@@ -139,12 +139,7 @@ def worth_it(loop: For) -> bool:
     return nested or len(own) >= MIN_PUSHES
 
 
-def _reads(s) -> list:
-    """What a statement itself reads (equations: their inputs; others: bounds and carries)."""
-    return direct_uses(s)
-
-
-def _is_reduction(loop: For, c: Carry, uses: list) -> bool:
+def _is_reduction(loop: For, c: Carry) -> bool:
     """``total += t``, perhaps in nested loops and branches: every value that derives from the
     carried ``total`` is only added to (``add``/``sub``), carried, merged, or the update. No
     derivative reads such a value, and the replay never needs it."""
@@ -169,7 +164,7 @@ def _is_reduction(loop: For, c: Carry, uses: list) -> bool:
     for s in walk(loop.body):
         plumbing = [a for m in getattr(s, "carries", []) + getattr(s, "merges", [])
                     for a in (m.init, m.update)]
-        for a in _reads(s):
+        for a in direct_uses(s):
             if not (isinstance(a, Var) and id(a) in acc):
                 continue
             if isinstance(s, Eqn):
@@ -278,7 +273,7 @@ def _free_vars(block: Block) -> list[Var]:
             defined.add(id(s.index))
     out, seen = [], set()
     for s in walk(block):
-        for a in _reads(s):
+        for a in direct_uses(s):
             if isinstance(a, Var) and id(a) not in defined and id(a) not in seen:
                 seen.add(id(a))
                 out.append(a)
