@@ -195,7 +195,7 @@ def _forward_plan(loop: For, fwd) -> dict:
             arrays.append(c)
             continue
         uses = [s for s in walk(loop.body) if any(a is c.var for a in _reads(s))]
-        if c.var.type.kind not in "fi" or not uses or not _is_reduction(loop, c, uses):
+        if c.var.type.kind not in "fi" or not uses or not _is_reduction(loop, c):
             raise _Refused(f"`{c.var.name}` is carried from one iteration to the next "
                            "(only `x += ...` reductions may cross iterations)")
         reductions.append(c)
