@@ -84,6 +84,8 @@ def recompute_loops(fn: Function, adj_body: Block, repeat_of: dict, counter_of,
         why = independent(loop, rep, storage, fn.body.stmts[k + 1:])
         if why is None and not ENABLED:
             why = "recomputation is switched off"
+        if why is None and _name_clash(loop, fn, top_saved):
+            why = "two versions of an array it reads share a name"
         if why is None and not worth_it(loop) and not loop.parallel:  # prange: no tape
             pushes = any(isinstance(s, Eqn) and s.prim == "push" for s in walk(loop.body))
             why = "its tape is small" if pushes else "it needs no tape"
@@ -335,6 +337,22 @@ def _recompute(fn, adj_body, loop: For, rep: Repeat, counter: Var, top_saved, st
             top_saved = top_saved + [(v, v)]
             bound.add(id(v))
     return top_saved, stacks
+
+
+def _name_clash(loop: For, fn: Function, top_saved: list) -> bool:
+    """Whether the replay would read, under its forward name, a variable whose name another
+    variable the adjoint already takes (or another read) has: versions of one array share
+    their name in the forward code."""
+    names: dict[str, int] = {v.name: id(v) for _, v in top_saved}
+    names.update({p.name: id(p) for p in fn.params})
+    reads = _free_vars(loop.body) + [c.init for c in loop.carries if isinstance(c.init, Var)]
+    carried = {id(c.var) for c in loop.carries}
+    for v in reads:
+        if id(v) in carried:
+            continue
+        if names.setdefault(v.name, id(v)) != id(v):
+            return True
+    return False
 
 
 def _count_pushes(block: Block, tapes: set[int]) -> None:
