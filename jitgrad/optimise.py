@@ -9,6 +9,8 @@ Passes, in order:
 * ``common_subexpressions`` (on the forward IR, before the transform): computes a repeated
   operation once.
 * ``fold_assigns``: writes a temporary's operation straight into the adjoint it is assigned to.
+* ``unused_saved``: a saved value the adjoint no longer reads (a fused loop's adjoint ran in
+  the forward pass) is neither returned by the forward kernel nor passed to the adjoint.
 """
 
 from __future__ import annotations
@@ -143,9 +145,26 @@ def _substitute(s, sub) -> None:
         c.init, c.update = sub(c.init), sub(c.update)
 
 
+def unused_saved(grad) -> None:
+    """Drop the saved values (the forward kernel's returns after the value, the adjoint's
+    parameters after the function's own, in the same order) that the adjoint never reads."""
+    n = len(grad.fn.params)
+    saved = grad.adjoint.params[n:n + len(grad.forward.returns) - 1]
+    used = {id(a) for a in grad.adjoint.returns if isinstance(a, Var)}
+    _live_uses(grad.adjoint.body, used)
+    keep = [k for k, v in enumerate(saved) if id(v) in used]
+    if len(keep) == len(saved):
+        return
+    grad.forward.returns[1:] = [grad.forward.returns[1 + k] for k in keep]
+    grad.adjoint.params[n:n + len(saved)] = [saved[k] for k in keep]
+
+
 def optimise(grad) -> None:
-    """Run the passes in order on both kernels."""
-    for kernel in (grad.forward, grad.adjoint):
+    """Run the passes in order on both kernels (the adjoint first: what it no longer reads,
+    the forward kernel need not compute)."""
+    for kernel in (grad.adjoint, grad.forward):
         live = {id(a) for a in kernel.returns if isinstance(a, Var)}
         dead_code(kernel.body, live)
         fold_assigns(kernel.body, live)
+        if kernel is grad.adjoint:
+            unused_saved(grad)

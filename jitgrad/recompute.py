@@ -56,6 +56,7 @@ _SHAPE_ONLY = {"shape_dim", "size", "zeros_like", "ones_like", "broadcast_like",
                "sum_to_like", "reshape_like", "spread"}
 MIN_PUSHES = 4  # values pushed per iteration, at the loop's own level, that make it worth it
 ENABLED = True  # tests compare with recomputation switched off
+FUSE = True  # and with fusion switched off (recomputed instead)
 
 
 def planned(fn: Function) -> set[int]:
@@ -72,20 +73,31 @@ def planned(fn: Function) -> set[int]:
     return out
 
 
-def recompute_loops(fn: Function, adj_body: Block, repeat_of: dict, counter_of,
-                    top_saved: list, stacks: list) -> tuple[list, list]:
-    """Turn every qualifying top-level loop of ``fn`` into a recomputed one (see the module
-    docstring); return the new ``top_saved`` and ``stacks``."""
+def recompute_loops(fn: Function, adj_body: Block, rev, top_saved: list, stacks: list,
+                    namer) -> tuple[list, list]:
+    """Turn every qualifying top-level loop of ``fn`` into a fused or a recomputed one (see
+    the module docstring); return the new ``top_saved`` and ``stacks``. ``rev`` is the reverse
+    transform (`reverse._Reverse`): its loops' adjoints and their adjoint variables."""
     storage = Storage(fn)
-    for k, loop in enumerate(fn.body.stmts):
-        if not isinstance(loop, For) or id(loop) not in repeat_of:
+    for loop in list(fn.body.stmts):  # (fusing inserts statements before the loop)
+        if not isinstance(loop, For) or id(loop) not in rev.repeat_of:
             continue
-        rep = repeat_of[id(loop)]
+        rep = rev.repeat_of[id(loop)]
+        k = next(i for i, s in enumerate(fn.body.stmts) if s is loop)
         why = independent(loop, rep, storage, fn.body.stmts[k + 1:])
         if why is None and not ENABLED:
             why = "recomputation is switched off"
         if why is None and _name_clash(loop, fn, top_saved):
             why = "two versions of an array it reads share a name"
+        seed = _one_seed(loop, rev) if why is None and FUSE and not loop.parallel else None
+        fused = None if seed is None else _fuse(fn, adj_body, loop, rep, seed, rev, top_saved,
+                                                stacks, namer)
+        if fused is not None:
+            top_saved, stacks = fused
+            rep.note = loop.note = (
+                "jitgrad: fused (its iterations are independent and it feeds one sum): each "
+                "iteration's adjoint runs right after it, in the forward pass")
+            continue
         if why is None and not worth_it(loop) and not loop.parallel:  # prange: no tape
             pushes = any(isinstance(s, Eqn) and s.prim == "push" for s in walk(loop.body))
             why = "its tape is small" if pushes else "it needs no tape"
@@ -95,8 +107,8 @@ def recompute_loops(fn: Function, adj_body: Block, repeat_of: dict, counter_of,
         if why is not None:
             rep.note = loop.note = f"jitgrad: taped in reverse ({why})"
             continue
-        top_saved, stacks = _recompute(fn, adj_body, loop, rep, counter_of(loop), top_saved,
-                                       stacks)
+        top_saved, stacks = _recompute(fn, adj_body, loop, rep, rev.counter_of(loop),
+                                       top_saved, stacks)
         rep.note = loop.note = ("jitgrad: recomputed in reverse (its iterations are "
                                 "independent): no tape across iterations")
     return top_saved, stacks
@@ -337,6 +349,206 @@ def _recompute(fn, adj_body, loop: For, rep: Repeat, counter: Var, top_saved, st
             top_saved = top_saved + [(v, v)]
             bound.add(id(v))
     return top_saved, stacks
+
+
+def _one_seed(loop: For, rev) -> Carry | None:
+    """The loop's one carried value that the code after it sends an adjoint back into, if
+    there is exactly one and it is a float sum (``total += t``); otherwise None."""
+    seeded = rev.seeded.get(id(loop), [])
+    if len(seeded) != 1:
+        return None
+    c = seeded[0]
+    if c.var.type.ndim or c.var.type.kind != "f" or not _is_reduction(loop, c):
+        return None
+    return c
+
+
+def _fuse(fn, adj_body, loop: For, rep: Repeat, seed: Carry, rev, top_saved, stacks, namer):
+    """Run each iteration's adjoint right after the iteration, in the forward pass.
+
+    The loop's iterations are independent and the code after it sends an adjoint into one
+    sum only (``seed``): the adjoint of iteration ``i`` is then that adjoint times what the
+    iteration's adjoint gives for a seed of 1. The forward pass runs the iteration, then its
+    adjoint with a seed of 1, adding into its own gradient arrays (``_g_means``: one per
+    adjoint the loop adds into); the adjoint pass adds the real seed times each of them. The
+    tape holds one iteration, and the body runs once instead of twice (forward, then replay).
+    """
+    counter = rep.counter
+    body = [s for s in rep.body.stmts if not (
+        isinstance(s, Eqn) and s.prim == "loop_index" and s.ins and s.ins[0] is counter)]
+    if counter is not None and any(a is counter for s in body for t in walk(Block([s]))
+                                   for a in direct_uses(t)):
+        return None
+    tapes = {id(s.ins[0]) for s in walk(loop.body) if isinstance(s, Eqn) and s.prim == "push"}
+    counting = _push_counts(loop, tapes, namer)
+    if counting is None:
+        return None
+    seed_adj = rev.state(seed.var).var
+    carried = {id(rev.state(c.var).var) for c in loop.carries if rev.active(c.var)}
+    forward_of = {id(rev.state(k).var): k for k in rev.outer_targets(loop)}
+    outer = [rev.state(k).var for k in rev.outer_targets(loop)
+             if id(rev.state(k).var) not in carried]
+    # what the adjoint receives under another name is read under its forward name here
+    rename = {id(v): a for a, v in top_saved if isinstance(a, Var) and a is not v}
+    unit = Var(namer.fresh("_unit"), seed_adj.type)
+    rename[id(seed_adj)] = unit
+    grads = {}
+    for v in outer:
+        grads[id(v)] = rename[id(v)] = Var(namer.fresh("_g_" + v.name[3:]), v.type,
+                                           dims=v.dims)
+    _rename_block(Block(body), rename)
+    # 1. the forward pass counts the most pushes of one iteration and allocates the stacks
+    #    for that (a push is then a bare store); the gradients start at zero, the seed at one;
+    #    each iteration runs its adjoint after its body (the pops take back what it pushed)
+    count_stmts, most = counting
+    allocs = [s for s in fn.body.stmts if isinstance(s, Eqn) and s.prim == "stack_alloc"
+              and id(s.outs[0]) in tapes]
+    fn.body.stmts[:] = [s for s in fn.body.stmts if not any(s is a for a in allocs)]
+    init = count_stmts + [Eqn("stack_alloc", list(a.outs), [most[id(a.outs[1])]],
+                              dict(a.params), a.loc) for a in allocs]
+    init.append(Eqn("assign", [unit], [Const(1.0)], {}, loop.loc))
+    for v in outer:
+        init.append(_zero(grads[id(v)], forward_of[id(v)], loop.loc))
+    for c in loop.carries:
+        if rev.active(c.var) and c is not seed:
+            adj = rev.state(c.var).var
+            if adj is not seed_adj and not any(isinstance(s, Eqn) and s.outs and s.outs[0] is adj
+                                               for s in init):
+                init.append(_zero(rename.get(id(adj), adj), rev.key(c.var), loop.loc))
+    at = next(i for i, s in enumerate(fn.body.stmts) if s is loop)
+    fn.body.stmts[at:at] = init
+    _drop_reserves(loop.body, tapes)
+    loop.body.stmts += body
+    # 2. the adjoint pass: the seed times each gradient, added where the loop's adjoint was
+    scaled = []
+    for v in outer:
+        t = Var(namer.fresh("_t"), v.type, dims=v.dims)
+        scaled.append(Eqn("mul", [t], [seed_adj, grads[id(v)]], {}, loop.loc))
+        scaled.append(Eqn("iadd", [], [v, t], {}, loop.loc) if v.type.ndim
+                      else Eqn("add", [v], [v, t], {}, loop.loc))
+    k = next(i for i, s in enumerate(adj_body.stmts) if s is rep)
+    adj_body.stmts[k:k + 1] = scaled
+    # 3. the loop's stacks stay in the forward pass; its gradients travel to the adjoint
+    moved = {id(v) for a in allocs for v in a.outs}
+    stacks = [v for v in stacks if id(v) not in moved]
+    top_saved = top_saved + [(grads[id(v)], grads[id(v)]) for v in outer]
+    return top_saved, stacks
+
+
+def _zero(var: Var, like: Var, loc) -> Eqn:
+    if var.type.ndim:
+        return Eqn("zeros_like", [var], [like], {}, loc)
+    return Eqn("assign", [var], [Const(0.0)], {}, loc)
+
+
+def _rename_block(block: Block, rename: dict) -> None:
+    """Every read and write of a renamed variable in ``block`` uses its new variable."""
+    def sub(a):
+        return rename.get(id(a), a) if isinstance(a, Var) else a
+    for s in walk(block):
+        if isinstance(s, Eqn):
+            s.ins = [sub(a) for a in s.ins]
+            s.outs = [sub(o) for o in s.outs]
+        elif isinstance(s, If):
+            s.cond = sub(s.cond)
+            for m in s.merges:
+                m.var, m.init, m.update = sub(m.var), sub(m.init), sub(m.update)
+        elif isinstance(s, Repeat):
+            s.trips = sub(s.trips)
+        else:
+            for name in ("start", "stop", "step", "cond", "exit_flag", "index", "trips"):
+                if getattr(s, name, None) is not None:
+                    setattr(s, name, sub(getattr(s, name)))
+            for c in s.carries:
+                c.var, c.init, c.update = sub(c.var), sub(c.init), sub(c.update)
+
+
+def _push_counts(loop: For, tapes: set[int], namer) -> tuple[list, dict] | None:
+    """Statements that count, before the loop runs, the most values one iteration pushes on
+    each of ``tapes``: a copy of the loop that keeps only what decides how often each push
+    runs (loop bounds and branch conditions, and what they are computed from), with fresh
+    names. Returns the statements and ``id(tape) -> its most pushes``; None when the pushes
+    depend on a value the copy would have to pop."""
+    copy = For(loop.index, loop.start, loop.stop, loop.step, _clone(loop.body),
+               _carries(loop.carries), loop.trips, loop.exit_flag, loop.loc)
+    _count_pushes(copy.body, tapes)
+    if not tapes:
+        return [], {}
+    for s in walk(copy.body):  # writes never change a shape: read it off the first version
+        if isinstance(s, Eqn) and s.prim in ("shape_dim", "size") and isinstance(s.ins[0], Var):
+            s.ins[0] = s.ins[0].root
+    needed: set[int] = set()
+
+    def ticks(s) -> bool:
+        return any(isinstance(t, Eqn) and t.prim == "count_tick" for t in walk(Block([s])))
+
+    for s in [copy] + [s for s in walk(copy.body) if not isinstance(s, Eqn)]:
+        if ticks(s):
+            needed |= {id(a) for a in _bounds(s) + ([s.cond] if isinstance(s, If) else [])
+                       if isinstance(a, Var)}
+    changed = True
+    while changed:
+        changed = False
+        for s in [copy] + list(walk(copy.body)):
+            reads = []
+            if isinstance(s, Eqn):
+                if any(id(o) in needed for o in s.outs):
+                    reads = s.ins
+            else:
+                for m in getattr(s, "carries", []) + getattr(s, "merges", []):
+                    if id(m.var) in needed:
+                        reads = reads + [m.init, m.update] + _bounds(s)
+                if isinstance(s, While) and id(s.cond) in needed:
+                    reads = reads + list(_free_vars(s.cond_block))
+            for a in reads:
+                if isinstance(a, Var) and id(a) not in needed:
+                    needed.add(id(a))
+                    changed = True
+
+    def keep(block: Block) -> bool:
+        out = []
+        for s in block.stmts:
+            if isinstance(s, Eqn):
+                if s.prim == "pop":
+                    if any(id(o) in needed for o in s.outs):
+                        return False
+                    continue
+                if s.prim == "count_tick" or any(id(o) in needed for o in s.outs):
+                    out.append(s)
+                continue
+            if not (ticks(s) or any(id(v) in needed for v in defs(s))):
+                continue
+            if isinstance(s, If):
+                s.merges = [m for m in s.merges if id(m.var) in needed]
+            else:
+                s.carries = [c for c in s.carries if id(c.var) in needed]
+            if not all(keep(b) for b in sub_blocks(s)):
+                return False
+            out.append(s)
+        block.stmts[:] = out
+        return True
+
+    if not keep(copy.body):
+        return None
+    copy.carries = [c for c in copy.carries if id(c.var) in needed]
+    fresh = {}
+    for s in [copy] + list(walk(copy.body)):
+        for v in defs(s):
+            storage = None if v.storage is None else fresh.get(id(v.storage), v.storage)
+            fresh[id(v)] = Var(namer.fresh(v.name), v.type, storage=storage, dims=v.dims)
+    _rename_block(Block([copy]), fresh)
+    most = {}
+    before = []
+    for s in walk(copy.body):
+        if isinstance(s, Eqn) and s.prim == "count_tick":
+            count = s.ins[0]
+            if id(count) not in most:
+                most[id(count)] = Var(namer.fresh(count.name + "_most"), count.type)
+                before.append(Eqn("count_reset", [most[id(count)]], [], {}, None))
+                copy.body.stmts[:0] = [Eqn("count_reset", [count], [], {}, None)]
+                copy.body.stmts.append(Eqn("count_max", [most[id(count)]],
+                                           [most[id(count)], count], {}, None))
+    return before + [copy], most
 
 
 def _name_clash(loop: For, fn: Function, top_saved: list) -> bool:

@@ -237,6 +237,9 @@ class _Reverse:
             self.active_keys.add(id(self.key(self.vars[i])))
         self.adj: dict[int, _Adj] = {}
         self.repeat_of: dict[int, Repeat] = {}  # id(forward loop) -> its adjoint loop
+        # id(forward loop) -> its active carried values whose adjoint is not zero when the
+        # loop's adjoint begins (what the code after the loop sends back into it)
+        self.seeded: dict[int, list] = {}
         self.adjoint_of_block: dict[int, Block] = {}  # id(forward block) -> adjoint block
         self.forward_of_block: dict[int, Block] = {}  # id(adjoint block) -> forward block
 
@@ -386,6 +389,8 @@ class _Reverse:
         return out
 
     def reverse_loop(self, s):
+        self.seeded[id(s)] = [c for c in s.carries if self.active(c.var) and (
+            not self.state(c.var).zero or self.state(c.var).const is not None)]
         for x in self.outer_targets(s):
             self.materialise(x)
         for c in s.carries:
@@ -897,8 +902,7 @@ def transform(fn: Function, wrt: list[int], namer: Namer) -> Gradient:
     saver = _Saver(rev, fn)
     saver.replayed = planned(fn)
     top_saved, stacks = saver.apply(adj_body, namer)
-    top_saved, stacks = recompute_loops(fn, adj_body, rev.repeat_of, rev.counter_of, top_saved,
-                                        stacks)
+    top_saved, stacks = recompute_loops(fn, adj_body, rev, top_saved, stacks, namer)
     forward = Kernel(fn.name + "_forward", list(fn.params), fn.body,
                      [fn.result] + [a for a, _ in top_saved] + stacks, fn.loc)
     adj_params = list(fn.params) + [v for _, v in top_saved] + stacks

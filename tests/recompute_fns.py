@@ -95,3 +95,59 @@ def early_exit(x, a):
         if total > 1e9:
             break
     return total
+
+
+# ---- fused (one sum after the loop) or only recomputed (more than one seed) ------------------
+
+
+def log_of_sum(x, w):  # the seed depends on the sum's value (1 / total): fused
+    total = 0.0
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            total += math.exp(x[i, j] * w[j])
+    return math.log(total)
+
+
+def sum_in_a_branch(x, a):  # the sum grows on one side of a branch only: fused
+    total = 0.0
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            v = x[i, j] * a
+            if v > 0.0:
+                total += v * v
+            else:
+                total -= 0.5 * v
+    return 3.0 * total
+
+
+def triangular_work(x, a):  # each iteration pushes a different number of values: fused
+    n = x.shape[0]
+    total = 0.0
+    for i in range(n):
+        s = 0.0
+        for j in range(i + 1):
+            s += math.sin(a * x[j])
+        total += s * s
+    return total
+
+
+def two_sums(x, a):  # two sums sent back into the loop: recomputed, not fused
+    s1 = 0.0
+    s2 = 0.0
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            v = math.tanh(a * x[i, j])
+            s1 += v
+            s2 += v * v
+    return s1 * s2
+
+
+def writes_an_output_row(x, a):  # out[i] is read after the loop: an array seed, recomputed
+    n, d = x.shape
+    out = np.zeros(n)
+    for i in range(n):
+        s = 0.0
+        for j in range(d):
+            s = math.tanh(s + a * x[i, j])
+        out[i] = s
+    return np.sum(out * out)

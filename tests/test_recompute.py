@@ -1,5 +1,6 @@
-"""Loops recomputed in reverse (`jitgrad.recompute`): the gradient is the taped one, the
-forward pass keeps no tape, and loops that are not independent keep theirs."""
+"""Loops recomputed in reverse or fused into the forward pass (`jitgrad.recompute`): the
+gradient is the taped one, no tape grows across iterations, and loops that are not independent
+keep theirs."""
 
 import pytest
 import recompute_fns as F
@@ -13,7 +14,15 @@ RECOMPUTED = [
     case(F.rowwise_logsumexp, N(6, 4), N(4)),
     case(F.pairwise_energy, N(5, 2), U(0.5, 1.0)),
     case(F.whole_array_work, N(5, 3), N(3)),
+    case(F.two_sums, N(4, 3), N()),
+    case(F.writes_an_output_row, N(4, 3), N()),
 ]
+FUSED = [
+    case(F.log_of_sum, N(4, 3, s=0.5), N(3, s=0.5)),
+    case(F.sum_in_a_branch, N(5, 3), N()),
+    case(F.triangular_work, N(6), N()),
+]
+ONE_SEED = {"rowwise_logsumexp", "pairwise_energy", "whole_array_work"}  # fused as well
 TAPED = [
     (case(F.reads_last_iteration, N(5, 3), N()), "as the previous iteration left it"),
     (case(F.carried_state, N(4, 3, s=0.5), U(0.2, 0.8)), "is carried from one iteration"),
@@ -26,14 +35,35 @@ TAPED = [
 def main_loop_note(c):
     grad = jitgrad.value_and_grad(c.fn, wrt=c.wrt)
     grad(*c.points[0])
-    return [ln.strip() for ln in grad.source("adjoint").splitlines() if "# jitgrad:" in ln]
+    return [ln.strip() for ln in grad.source().splitlines() if "# jitgrad:" in ln]
 
 
 @pytest.mark.parametrize("c", case_params(RECOMPUTED))
-def test_recomputed_loops_differentiate(c):
+def test_recomputed_loops_differentiate(c, monkeypatch):
+    if c.name in ONE_SEED:  # (these would be fused: see below)
+        monkeypatch.setattr(recompute, "FUSE", False)
     for idx in range(len(c.points)):
         check_value_and_grad(c, idx)
     assert any("recomputed in reverse" in n for n in main_loop_note(c)), main_loop_note(c)
+
+
+@pytest.mark.parametrize("c", case_params(FUSED + RECOMPUTED[:3]))
+def test_fused_loops_differentiate(c):
+    for idx in range(len(c.points)):
+        check_value_and_grad(c, idx)
+    assert any("fused" in n for n in main_loop_note(c)), main_loop_note(c)
+
+
+@pytest.mark.parametrize("c", case_params(FUSED + RECOMPUTED))
+@pytest.mark.parametrize("switch", ["FUSE", "ENABLED"])
+def test_fusing_and_recomputing_give_the_taped_gradient(c, switch, monkeypatch):
+    """The same value and gradient, to rounding, with fusion (then recomputation) off."""
+    value_on, on = jitgrad.value_and_grad(c.fn, wrt=c.wrt)(*c.points[0])
+    monkeypatch.setattr(recompute, switch, False)
+    value_off, off = jitgrad.value_and_grad(c.fn, wrt=c.wrt)(*c.points[0])
+    assert value_on == pytest.approx(value_off, rel=1e-13)
+    for a, b in zip(on, off):
+        assert a == pytest.approx(b, rel=1e-12, abs=1e-12)
 
 
 @pytest.mark.parametrize(("c", "why"), [pytest.param(c, w, id=c.name) for c, w in TAPED])
@@ -45,19 +75,21 @@ def test_dependent_loops_are_taped(c, why):
     assert any(why in n for n in notes), notes
 
 
-@pytest.mark.parametrize("c", case_params(RECOMPUTED))
-def test_recomputing_gives_the_taped_gradient(c, monkeypatch):
-    """The same gradient, to rounding, with recomputation switched off."""
-    _, on = jitgrad.value_and_grad(c.fn, wrt=c.wrt)(*c.points[0])
-    monkeypatch.setattr(recompute, "ENABLED", False)
-    _, off = jitgrad.value_and_grad(c.fn, wrt=c.wrt)(*c.points[0])
-    for a, b in zip(on, off):
-        assert a == pytest.approx(b, rel=1e-12, abs=1e-12)
-
-
-def test_the_forward_pass_keeps_no_tape_for_a_recomputed_loop():
+def test_the_forward_pass_keeps_no_tape_for_a_recomputed_loop(monkeypatch):
+    monkeypatch.setattr(recompute, "FUSE", False)
     c = RECOMPUTED[0]
     grad = jitgrad.value_and_grad(c.fn, wrt=c.wrt)
     grad(*c.points[0])
     forward = grad.source().split("def rowwise_logsumexp_adjoint")[0]
     assert ".append(" not in forward and "_tape_" not in forward
+
+
+def test_a_fused_loop_keeps_one_iteration_and_the_adjoint_only_scales():
+    """The stacks are sized by a counting pass for the largest iteration (pushes are bare
+    stores), and the adjoint pass no longer loops over the rows."""
+    c = FUSED[2]
+    grad = jitgrad.value_and_grad(c.fn, wrt=c.wrt)
+    grad(*c.points[0])
+    forward, adjoint = grad.source().split("def triangular_work_adjoint")
+    assert "_most" in forward and "reserve" not in forward and "_rt.grow" not in forward
+    assert "range(_trips" not in adjoint.split("def triangular_work_value_and_grad")[0]
