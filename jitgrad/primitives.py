@@ -253,6 +253,26 @@ cumprod_grad = primitive("cumprod_grad", _cumprod_grad_impl, lambda ts, p: Type(
                          lambda a, p, t: f"_rt.cumprod_grad({a[0]}, {a[1]})",
                          differentiable=False)
 
+
+
+def _cumprod_jvp_impl(t, x):
+    """The tangent of ``cumprod(x)`` given ``t``, without dividing by ``x`` (exact at zeros):
+    s[j] = x[j] * s[j-1] + t[j] * prod(x[:j])."""
+    x, t = np.ravel(x).astype(float), np.ravel(t).astype(float)
+    out = np.empty(x.size)
+    s, before = 0.0, 1.0
+    for j in range(x.size):
+        s = x[j] * s + t[j] * before
+        out[j] = s
+        before *= x[j]
+    return out
+
+
+# Forward mode's rule for cumprod (`rules.JVPS`): a loop of its own, like the adjoint's.
+cumprod_jvp = primitive("cumprod_jvp", _cumprod_jvp_impl, lambda ts, p: Type("f", 1),
+                        lambda a, p, t: f"_rt.cumprod_jvp({a[0]}, {a[1]})",
+                        differentiable=False)
+
 # ----------------------------------------------------------------------------- linear algebra
 
 

@@ -445,6 +445,21 @@ def cumprod_grad(g, x):
 
 
 @jit
+def cumprod_jvp(t, x):
+    """The tangent of np.cumprod(x) given t, exact at zeros: s[j] = x[j] s[j-1] + t[j]
+    prod(x[:j])."""
+    x, t = x.ravel(), t.ravel()
+    out = np.empty(x.size)
+    s = 0.0
+    before = 1.0
+    for j in range(x.size):
+        s = x[j] * s + t[j] * before
+        out[j] = s
+        before *= x[j]
+    return out
+
+
+@jit
 def prod_others(x):
     """Each entry's product of all the other entries (the adjoint of np.prod, exact at zeros):
     the product of those before it times the product of those after it."""
