@@ -17,7 +17,8 @@ own statements too. Guarantees:
 * **Memory.** An array written in place (all its `setitem` versions, an adjoint the adjoint
   adds into) has one tangent buffer, written in place the same way (``_d_y[i] = t``). A tangent
   never shares memory that its value does not: where a rule's tangent is another value's
-  tangent (``x + c`` with ``c`` constant) and either is written in place, it is copied.
+  tangent (``x + c`` with ``c`` constant) and either may share memory with an array written
+  in place (`_Memory`), it is copied.
 * **Stacks.** A pushed value's tangent is pushed on a twin stack with its own counter, and
   popped where the value is popped.
 * **Loops and branches** carry and merge tangents beside their values.
@@ -27,7 +28,22 @@ from __future__ import annotations
 
 from . import primitives as P
 from .errors import UnsupportedError
-from .ir import Atom, Block, Carry, Const, Eqn, For, If, Namer, Repeat, Var, While, dims_of, walk
+from .ir import (
+    VIEW_PRIMS,
+    Atom,
+    Block,
+    Carry,
+    Const,
+    Eqn,
+    For,
+    If,
+    Namer,
+    Repeat,
+    Var,
+    While,
+    dims_of,
+    walk,
+)
 from .rules import JVPS, JVPS_ALL, ZERO_TANGENT
 from .symbolic import GraphBuilder
 from .types import Type
@@ -51,15 +67,12 @@ class _Forward:
         self.mutated_roots = {id(s.outs[0].root) for s in walk(body)
                               if isinstance(s, Eqn) and s.prim == "setitem"}
         self.tangent: dict[int, Var] = {}  # id(key) -> its tangent variable
+        self.owner: dict[int, Var] = {}  # id(tangent variable) -> the value it belongs to
+        self.memory = _Memory(body)
         self.twin_count: dict[int, Var] = {}  # id(stack counter) -> the twin stack's counter
         self.active: set[int] = {id(self.key(v)) for v in seeds}
         self.seeds = [self.tangent_var(v) for v in seeds]
         self.find_active()
-        # Keys written in place, and their tangents: a rule's tangent that is another value's
-        # tangent is copied when either side is written in place (see the module docstring).
-        self.in_place = {id(self.key(s.ins[0])) for s in walk(body)
-                         if isinstance(s, Eqn) and s.prim in _IN_PLACE
-                         and isinstance(s.ins[0], Var)}
 
     # -- names ---------------------------------------------------------------------------
 
@@ -76,6 +89,7 @@ class _Forward:
         if t is None:
             t = self.tangent[id(k)] = Var(self.namer.fresh("_d_" + k.name.lstrip("_")),
                                           Type("f", k.type.ndim), dims=k.dims)
+            self.owner[id(t)] = k
         return t
 
     # -- activity ------------------------------------------------------------------------
@@ -324,13 +338,11 @@ class _Forward:
         t = self.tangent_var(out)
         if atom is t:
             return
-        if (out.type.ndim and not fresh and isinstance(atom, Var)
-                and (id(self.key(out)) in self.in_place or self.written_tangent(atom))):
+        if out.type.ndim and not fresh and isinstance(atom, Var) and (
+                self.memory.written(out) or id(atom) not in self.owner
+                or self.memory.written(self.owner[id(atom)])):
             atom = self.gb.atom(P.copy(self.gb.sym(atom)), False)
         self.put(t, "assign", [atom])
-
-    def written_tangent(self, t: Var) -> bool:
-        return any(self.tangent.get(k) is t for k in self.in_place)
 
     # -- in-place writes and stacks ------------------------------------------------------
 
@@ -402,6 +414,49 @@ _TAPE_AND_IN_PLACE = {
 }
 for _name in ("chunk_at", "parts_alloc", "parts_get", "parts_set", "parts_add", "parts_max"):
     _TAPE_AND_IN_PLACE[_name] = _Forward.parallel
+
+
+class _Memory:
+    """Which arrays may share memory with an array written in place: a union-find over views,
+    versions, aliases, carried and merged values and stacked arrays (conservative), and the
+    classes an equation writes into (`setitem`, and the adjoint's `iadd`, `add_at`,
+    `zero_at`)."""
+
+    _SHARING = VIEW_PRIMS | {"assign", "sum_to_like", "pop", "push", "reserve"}
+
+    def __init__(self, body: Block):
+        self.parent: dict[int, int] = {}
+        written = []
+        for s in walk(body):
+            if isinstance(s, Eqn):
+                arrays = [a for a in list(s.outs) + list(s.ins)
+                          if isinstance(a, Var) and a.type.ndim]
+                if s.prim in self._SHARING and len(arrays) > 1:
+                    first = s.ins[0] if s.prim != "push" else s.ins[2]
+                    for a in arrays:
+                        if a is not first and isinstance(first, Var):
+                            self.union(a, first)
+                if s.prim in _IN_PLACE and isinstance(s.ins[0], Var):
+                    written.append(s.ins[0])
+            elif isinstance(s, (If, For, While)):
+                for c in (s.merges if isinstance(s, If) else s.carries):
+                    for a in (c.init, c.update):
+                        if isinstance(a, Var) and c.var.type.ndim:
+                            self.union(c.var, a)
+        self.written_roots = {self.find(id(v)) for v in written}
+
+    def find(self, i: int) -> int:
+        while self.parent.get(i, i) != i:
+            i = self.parent[i]
+        return i
+
+    def union(self, a: Var, b: Var) -> None:
+        ra, rb = self.find(id(a)), self.find(id(b))
+        if ra != rb:
+            self.parent[ra] = rb
+
+    def written(self, v: Var) -> bool:
+        return self.find(id(v)) in self.written_roots
 
 
 def _may_broadcast(out: Var, ins: list) -> bool:

@@ -158,6 +158,63 @@ def check_case(fn, args, floats, tol) -> dict:
     return out
 
 
+def check_fuzz(seed: int) -> dict:
+    """One generated program (`fuzz_gen`: aliases, views, in-place writes, helpers that
+    write into their arguments, loops, branches): jvp along a random direction against
+    central differences of ``f``, and the HVP with respect to its first argument against
+    central differences of jitgrad's gradient; the first of several steps that agrees passes,
+    and a disagreement counts only when the differences have settled (else ``skip``)."""
+    import fuzz_gen as G
+
+    source = G.generate(seed)
+    mod = G.load(seed, source)
+    args = G.inputs(seed, source)
+    try:
+        value = float(mod.f(*_copied(args)))
+    except Exception:  # noqa: BLE001 - the generator's program, not jitgrad
+        return {"jvp": ("skip", "plain Python fails"), "hvp": ("skip", "plain Python fails")}
+    if not np.isfinite(value) or abs(value) > G.BIG:
+        return {"jvp": ("skip", "value not finite"), "hvp": ("skip", "value not finite")}
+    rng = np.random.default_rng(seed)
+    ts = [rng.standard_normal(np.shape(a)) if np.ndim(a) else float(rng.standard_normal())
+          for a in args]
+
+    def settled(got, refs) -> tuple[str, str]:
+        for r in refs:
+            if G._close(got, r, G.GRAD_RTOL, G.GRAD_ATOL):
+                return "ok", ""
+        converged = all(G._close(r, refs[-1], G.GRAD_RTOL, G.GRAD_ATOL) for r in refs[-3:])
+        return ("wrong" if converged else "skip"), f"{got} vs {refs[0]}"
+
+    def jvp():
+        given = _copied(args)
+        v, t = jitgrad.jvp(mod.f, given, ts)
+        if any(isinstance(a, np.ndarray) and not np.array_equal(a, b)
+               for a, b in zip(args, given)):
+            return "wrong", "the call changed an argument"
+        if not G._close(v, value, G.VALUE_RTOL, G.VALUE_ATOL):
+            return "wrong", f"value {v} vs {value}"
+        return settled(t, [_directional(mod.f, args, ts, eps) for eps in G.FD_STEPS])
+
+    def hvp():
+        k = 0
+        grad = jitgrad.grad(mod.f, wrt=k)
+        hv = jitgrad.hvp(mod.f, wrt=k)(*_copied(args), ts[k])
+        one = [ts[k] if j == k else None for j in range(len(args))]
+        return settled(hv, [_directional(lambda *a: np.asarray(grad(*a), dtype=float), args,
+                                         one, eps) for eps in G.FD_STEPS])
+
+    out = {}
+    for name, check in (("jvp", jvp), ("hvp", hvp)):
+        try:
+            out[name] = check()
+        except JitgradError as e:
+            out[name] = ("refused", str(e).splitlines()[0])
+        except Exception as e:  # noqa: BLE001 - every other exception is a failure
+            out[name] = ("crash", "".join(traceback.format_exception_only(type(e), e))[-500:])
+    return out
+
+
 def _swap(ndim: int) -> tuple:
     return tuple(range(ndim, 2 * ndim)) + tuple(range(ndim))
 
@@ -166,10 +223,21 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", help="write the results here")
     ap.add_argument("--only", help="only cases whose name contains this")
+    ap.add_argument("--fuzz", help="generated programs instead: seeds START:STOP")
     opts = ap.parse_args(argv)
     np.seterr(all="ignore")
     results = []
-    for group, name, fn, args, wrt, tol in groups():
+    if opts.fuzz:
+        start, stop = (int(x) for x in opts.fuzz.split(":"))
+        for seed in range(start, stop):
+            checks = check_fuzz(seed)
+            results.append({"group": "fuzz", "name": str(seed), "checks": checks})
+            print(f"fuzz {seed:5} " + " ".join(f"{k}:{v[0]}" for k, v in checks.items()),
+                  flush=True)
+            for k, (status, detail) in checks.items():
+                if status in ("wrong", "crash"):
+                    print(f"    {k}: {detail[:2000]}")
+    for group, name, fn, args, wrt, tol in ([] if opts.fuzz else groups()):
         if opts.only and opts.only not in name:
             continue
         checks = check_case(fn, args, wrt, tol)
