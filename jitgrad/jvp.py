@@ -25,7 +25,7 @@ from .build import build
 from .emit import emit_kernel
 from .errors import SignatureError
 from .forward import tangents
-from .ir import Block, Eqn, Var, format_function
+from .ir import Block, Eqn, Var, direct_uses, format_function, sub_blocks, walk
 from .optimise import common_subexpressions, dead_code, fold_assigns, optimise
 from .parse import FunctionSource
 from .reverse import Kernel, transform
@@ -108,6 +108,8 @@ class _Tangents:
         kernel = Kernel(f"{fn_ir.name}_{kind}", list(params) + tparams, new_body, outs, fn_ir.loc)
         live = {id(a) for a in outs if isinstance(a, Var)}
         dead_code(kernel.body, live)
+        _drop_unread_accumulators(kernel.body, live)
+        dead_code(kernel.body, live)
         fold_assigns(kernel.body, live)
         signature = ", ".join(f"{n}: {t}" for n, t in zip(self.param_names, types))
         source, _ = emit_kernel(kernel, fn_ir, signature, what, doc)
@@ -130,6 +132,58 @@ def _gradient_kernel(fn_ir, wrt: list[int]):
             body.stmts.append(Eqn("assign", [param], [ret], {}, None))
     body.stmts += adj.body.stmts
     return list(fwd.params), body, [fwd.returns[0]] + list(adj.returns)
+
+
+_ADDS_INTO = ("add_at", "iadd", "zero_at")  # in place into their first input
+
+
+def _drop_unread_accumulators(body: Block, live: set[int]) -> None:
+    """Drop the arrays that are only added into and never read (an HVP kernel does not
+    return the gradient: its adjoint accumulators are written, not read). An array qualifies
+    when it is not returned, every definition is ``zeros_like`` of an array (its shape) or
+    an update of itself, and every other use is as the target of `add_at`/`iadd`/`zero_at`
+    or the shape of a ``zeros_like`` (which then reads the shape's source instead)."""
+    defs: dict[int, list] = {}
+    uses: dict[int, list] = {}
+    for s in walk(body):
+        if isinstance(s, Eqn):
+            for o in s.outs:
+                defs.setdefault(id(o), []).append(s)
+            for k, a in enumerate(s.ins):
+                if isinstance(a, Var):
+                    uses.setdefault(id(a), []).append((s, k))
+        else:
+            for a in direct_uses(s):
+                if isinstance(a, Var):
+                    uses.setdefault(id(a), []).append((s, -1))
+    drop: set[int] = set()  # ids of the equations to remove
+    for vid, ds in defs.items():
+        v = ds[0].outs[0]
+        if vid in live or not v.type.ndim or len(ds[0].outs) != 1:
+            continue
+        shapes = [d.ins[0] for d in ds if d.prim == "zeros_like"]
+        updates = [d for d in ds if d.prim != "zeros_like"]
+        if not shapes or not all(len(d.outs) == 1 and d.prim in ("copy", "add", "assign")
+                                 and any(a is v for a in d.ins) for d in updates):
+            continue
+        readers = [(s, k) for s, k in uses.get(vid, []) if s not in updates]
+        if not all(isinstance(s, Eqn) and k == 0 and (s.prim in _ADDS_INTO
+                                                      or s.prim == "zeros_like")
+                   for s, k in readers):
+            continue
+        for s, _ in readers:
+            if s.prim == "zeros_like":
+                s.ins[0] = shapes[0]
+            else:
+                drop.add(id(s))
+        drop |= {id(d) for d in ds}
+
+    def prune(b: Block):
+        b.stmts[:] = [s for s in b.stmts if id(s) not in drop]
+        for s in b.stmts:
+            for sb in sub_blocks(s):
+                prune(sb)
+    prune(body)
 
 
 _CACHE: dict[object, _Tangents] = {}
