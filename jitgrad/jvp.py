@@ -41,6 +41,7 @@ class TangentKernel:
     path: str
     ir_text: str
     result_ndim: int
+    written_params: tuple = ()  # (position, name) of the arguments the function writes into
 
 
 class _Tangents:
@@ -75,6 +76,16 @@ class _Tangents:
         k = self._kernels.get(key)
         if k is None:
             k = self._kernels[key] = self.compile(types, seeds, kind, args)
+        for p, name in k.written_params:  # as `GradFunction` refuses such a call
+            for j, other in enumerate(args):
+                if j != p and isinstance(other, np.ndarray) and np.may_share_memory(
+                        args[p], other):
+                    raise SignatureError(
+                        f"{self.src.qualname} writes into its argument {name!r}, and another "
+                        f"argument ({self.param_names[j]!r}) shares its memory: jitgrad works "
+                        "on a copy of an argument it writes into, so the other would not see "
+                        "the write. Pass a copy (x.copy()) of one of them",
+                        self.src.loc(self.src.node))
         return k
 
     def build(self, types, args, any_result: bool):
@@ -115,7 +126,8 @@ class _Tangents:
         source, _ = emit_kernel(kernel, fn_ir, signature, what, doc)
         path, fns = _compile.load(f"{self.src.fn.__name__}_{kind}", source, [kernel.name])
         r = fn_ir.result
-        return TangentKernel(source, fns[kernel.name], path, ir_text, r.type.ndim)
+        return TangentKernel(source, fns[kernel.name], path, ir_text, r.type.ndim,
+                             tuple(fn_ir.written_params))
 
 
 def _gradient_kernel(fn_ir, wrt: list[int]):

@@ -78,3 +78,9 @@ def with_count(x, n):
     for i in range(n):
         total = total + np.sin(x * i)
     return total
+
+
+def writes_argument(x, w):
+    """Writes into its argument ``x`` (jitgrad works on a copy)."""
+    x *= 2.0
+    return np.sum(np.sin(x) * w)

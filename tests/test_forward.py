@@ -162,3 +162,17 @@ def test_tangents_of_integer_arguments_and_shapes():
         jitgrad.jvp(F.rosenbrock_loop, (np.ones(4),), (np.ones(3),))
     with pytest.raises(SignatureError, match="'n'"):
         jitgrad.hessian(F.with_count, wrt="n")(0.4, 5)
+
+
+def test_argument_written_in_place_is_copied_and_shared_memory_refused():
+    x, w = np.array([0.3, -0.2, 0.5]), np.array([1.0, 2.0, 0.5])
+    before = x.copy()
+    value, tangent = jitgrad.jvp(F.writes_argument, (x, w), (np.ones(3), None))
+    np.testing.assert_array_equal(x, before)  # the caller's array is not written
+    assert value == pytest.approx(F.writes_argument(x.copy(), w), rel=1e-12)
+    assert tangent == pytest.approx(np.sum(2.0 * np.cos(2.0 * x) * w), rel=1e-12)
+    H = jitgrad.hessian(F.writes_argument)(x, w)
+    np.testing.assert_allclose(H, np.diag(-4.0 * np.sin(2.0 * x) * w), rtol=1e-12, atol=1e-15)
+    np.testing.assert_array_equal(x, before)
+    with pytest.raises(SignatureError, match="shares its memory"):
+        jitgrad.hessian(F.writes_argument)(x, x)
