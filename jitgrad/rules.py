@@ -328,5 +328,7 @@ defjvp("getitem", lambda t, ans, x, *idx, index_spec: P.getitem(t, *idx, index_s
 # in the cotangent ``g``; the exact adjoint of cumprod is not differentiated in ``x``.
 defjvp("cumprod_grad", lambda t, ans, g, x: P.cumprod_grad(t, x),
        no_tangent_rule("the adjoint of np.cumprod (second derivatives of np.cumprod)"))
-defjvp("prod_others", no_tangent_rule("the adjoint of np.prod (second derivatives of np.prod)"))
+defjvp("prod_others", lambda t, ans, x: P.prod_others_jvp(t, x))  # no division: zeros work
+defjvp("prod_others_jvp", lambda t, ans, tx, x: P.prod_others_jvp(t, x),
+       no_tangent_rule("the tangent of np.prod's adjoint in x (third derivatives of np.prod)"))
 elementwise_jvps()

@@ -460,6 +460,22 @@ def cumprod_jvp(t, x):
 
 
 @jit
+def prod_others_jvp(t, x):
+    """The tangent of prod_others(x) given t, exact at zeros (see primitives.py)."""
+    flat, dt = x.ravel(), t.ravel()
+    n = flat.size
+    before, d_before = np.ones(n), np.zeros(n)
+    for i in range(1, n):
+        before[i] = before[i - 1] * flat[i - 1]
+        d_before[i] = d_before[i - 1] * flat[i - 1] + before[i - 1] * dt[i - 1]
+    after, d_after = np.ones(n), np.zeros(n)
+    for i in range(n - 2, -1, -1):
+        after[i] = after[i + 1] * flat[i + 1]
+        d_after[i] = d_after[i + 1] * flat[i + 1] + after[i + 1] * dt[i + 1]
+    return (d_before * after + before * d_after).reshape(x.shape)
+
+
+@jit
 def prod_others(x):
     """Each entry's product of all the other entries (the adjoint of np.prod, exact at zeros):
     the product of those before it times the product of those after it."""

@@ -84,3 +84,7 @@ def writes_argument(x, w):
     """Writes into its argument ``x`` (jitgrad works on a copy)."""
     x *= 2.0
     return np.sum(np.sin(x) * w)
+
+
+def cumprod_loss(x):
+    return np.sum(np.cumprod(x))
