@@ -19,6 +19,7 @@ from .errors import (
     SignatureError,
     UnsupportedError,
 )
+from .jvp import hessian, hvp, jvp
 from .vjp import jacobian, vjp
 
 __all__ = [
@@ -31,7 +32,10 @@ __all__ = [
            "check_grad",
            "custom_vjp",
            "grad",
+           "hessian",
+           "hvp",
            "jacobian",
+           "jvp",
            "show",
            "stop_gradient",
            "value_and_grad",

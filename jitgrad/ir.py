@@ -431,6 +431,10 @@ def format_block(block: Block, indent: int = 1) -> list[str]:
             lines += format_block(s.then, indent + 1)
             lines.append(f"{pad}else:")
             lines += format_block(s.orelse, indent + 1)
+        elif isinstance(s, Repeat):
+            counter = f" {s.counter.name} =" if s.counter is not None else ""
+            lines.append(f"{pad}repeat{counter} {s.trips!r} times (reversed):")
+            lines += format_block(s.body, indent + 1)
         else:
             carries = ", ".join(f"{c.var.name}={c.init!r}->{c.update!r}" for c in s.carries)
             if isinstance(s, For):

@@ -253,6 +253,49 @@ cumprod_grad = primitive("cumprod_grad", _cumprod_grad_impl, lambda ts, p: Type(
                          lambda a, p, t: f"_rt.cumprod_grad({a[0]}, {a[1]})",
                          differentiable=False)
 
+
+
+def _cumprod_jvp_impl(t, x):
+    """The tangent of ``cumprod(x)`` given ``t``, without dividing by ``x`` (exact at zeros):
+    s[j] = x[j] * s[j-1] + t[j] * prod(x[:j])."""
+    x, t = np.ravel(x).astype(float), np.ravel(t).astype(float)
+    out = np.empty(x.size)
+    s, before = 0.0, 1.0
+    for j in range(x.size):
+        s = x[j] * s + t[j] * before
+        out[j] = s
+        before *= x[j]
+    return out
+
+
+def _prod_others_jvp_impl(t, x):
+    """The tangent of ``prod_others(x)`` given ``t``, without dividing by ``x``: with
+    ``before[i]`` the product of the entries before ``i`` and ``after[i]`` of those after it,
+    entry i is ``d(before[i]) after[i] + before[i] d(after[i])``, each running product's
+    tangent built up as in `_cumprod_jvp_impl`."""
+    flat, dt = np.ravel(x).astype(float), np.ravel(t).astype(float)
+    n = flat.size
+    before, d_before = np.ones(n), np.zeros(n)
+    for i in range(1, n):
+        before[i] = before[i - 1] * flat[i - 1]
+        d_before[i] = d_before[i - 1] * flat[i - 1] + before[i - 1] * dt[i - 1]
+    after, d_after = np.ones(n), np.zeros(n)
+    for i in range(n - 2, -1, -1):
+        after[i] = after[i + 1] * flat[i + 1]
+        d_after[i] = d_after[i + 1] * flat[i + 1] + after[i + 1] * dt[i + 1]
+    return np.reshape(d_before * after + before * d_after, np.shape(x))
+
+
+# Forward mode's rules for prod's adjoint and cumprod (`rules.JVPS`): loops of their own.
+prod_others_jvp = primitive("prod_others_jvp", _prod_others_jvp_impl,
+                            lambda ts, p: Type("f", ts[1].ndim),
+                            lambda a, p, t: f"_rt.prod_others_jvp({a[0]}, {a[1]})",
+                            differentiable=False)
+# Forward mode's rule for cumprod (`rules.JVPS`): a loop of its own, like the adjoint's.
+cumprod_jvp = primitive("cumprod_jvp", _cumprod_jvp_impl, lambda ts, p: Type("f", 1),
+                        lambda a, p, t: f"_rt.cumprod_jvp({a[0]}, {a[1]})",
+                        differentiable=False)
+
 # ----------------------------------------------------------------------------- linear algebra
 
 

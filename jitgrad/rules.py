@@ -224,3 +224,111 @@ def unbroadcast(contribution, like):
     if x_ndim == 0 and c_ndim == 0:
         return contribution
     return P.sum_to_like(contribution, like)
+
+
+# ----------------------------------------------------------------------------- tangent rules
+#
+# Forward mode (`forward.py`) has its own table beside the adjoint one: ``JVPS[name]`` holds
+# one function per input, ``jvp(t, ans, *ins, **params)``, giving that input's part of the
+# result's tangent when the input's tangent is ``t`` (the parts add up; ``None``: an input
+# with no derivative, an index or a shape). ``ZERO_TANGENT`` lists the primitives whose
+# derivative is zero wherever it exists (piecewise constant, or reading only a shape). A
+# primitive in neither is refused by forward mode when one of its inputs has a tangent.
+
+JVPS: dict[str, tuple] = {}
+ZERO_TANGENT = {"sign", "floor", "ceil", "floordiv", "tie_share", "choose_share", "stop_gradient",
+                "zeros", "ones", "empty", "zeros_like", "ones_like", "eye", "arange", "constant",
+                "shape_dim", "size", "argmax", "argmin", "signdet", "isnan", "isfinite"}
+
+
+def defjvp(name: str, *jvps) -> None:
+    assert name in P.PRIMITIVES, name
+    JVPS[name] = jvps
+
+
+def no_tangent_rule(what: str):
+    """A tangent rule that refuses: the input has a derivative jitgrad has no rule for."""
+    def refuse(t, ans, *ins, **params):
+        from .errors import UnsupportedError
+        raise UnsupportedError(f"forward mode has no tangent rule for {what}")
+    return refuse
+
+
+# Elementwise primitives have a diagonal Jacobian: each adjoint rule above is ``g`` times the
+# partial derivative, so applied to a tangent it is the tangent rule (`elementwise_jvps`).
+def elementwise_jvps() -> None:
+    for name, p in P.PRIMITIVES.items():
+        if p.elementwise and name in RULES and name not in JVPS:
+            JVPS[name] = RULES[name]
+
+
+def _sum_all(x):
+    return P.reduce_sum(x, axis=None, keepdims=False)
+
+
+def _zero_like(x):
+    return P.zeros_like(x) if np.ndim(x) else 0.0
+
+
+def _stack_jvp(ts, ans, *xs):
+    return P.stack(*[t if t is not None else _zero_like(x) for t, x in zip(ts, xs)])
+
+
+def _concatenate_jvp(ts, ans, *xs, axis):
+    return P.concatenate(*[t if t is not None else P.zeros_like(x) for t, x in zip(ts, xs)],
+                         axis=axis)
+
+
+def _cholesky_jvp(t, ans, a):
+    """A = L L^T: dL = L Phi(L^-1 dA L^-T), Phi keeping the lower triangle, diagonal halved."""
+    l_inv = P.inv(ans)
+    y = P.matmul(P.matmul(l_inv, t), P.transpose(l_inv))
+    phi = np.tril(y) - P.eye(np.shape(y)[0]) * y * 0.5
+    return P.matmul(ans, phi)
+
+
+# Rules taking all the tangents at once (``None`` for an input without one): the result is
+# built from every input, so its parts do not add up input by input.
+JVPS_ALL = {"stack": _stack_jvp, "concatenate": _concatenate_jvp}
+
+defjvp("cast", lambda t, ans, x, kind: t)
+defjvp("copy", lambda t, ans, x: P.copy(t))
+defjvp("sum", lambda t, ans, x, axis, keepdims: P.reduce_sum(t, axis=axis, keepdims=keepdims))
+defjvp("prod", lambda t, ans, x: _sum_all(t * P.prod_others(x)))
+defjvp("cumsum", lambda t, ans, x: P.cumsum(t))
+defjvp("cumprod", lambda t, ans, x: P.cumprod_jvp(t, x))  # no division by x: zeros work
+defjvp("cumprod_jvp", lambda t, ans, tx, x: P.cumprod_jvp(t, x),
+       no_tangent_rule("the tangent of np.cumprod in x (second derivatives of np.cumprod)"))
+defjvp("max", lambda t, ans, x, axis, keepdims: P.reduce_sum(
+    t * P.choose_share(x, ans, axis=axis), axis=axis, keepdims=keepdims))
+defjvp("min", lambda t, ans, x, axis, keepdims: P.reduce_sum(
+    t * P.choose_share(x, ans, axis=axis), axis=axis, keepdims=keepdims))
+defjvp("take", lambda t, ans, x, idx: P.take(t, idx), None)
+defjvp("roll", lambda t, ans, x, shift: P.roll(t, shift), None)
+defjvp("matmul", lambda t, ans, a, b: P.matmul(t, b), lambda t, ans, a, b: P.matmul(a, t))
+defjvp("outer", lambda t, ans, x, y: P.outer(t, y), lambda t, ans, x, y: P.outer(x, t))
+defjvp("inv", lambda t, ans, a: -P.matmul(P.matmul(ans, t), ans))
+defjvp("solve", lambda t, ans, a, b: -P.solve(a, P.matmul(t, ans)),
+       lambda t, ans, a, b: P.solve(a, t))
+defjvp("det", lambda t, ans, a: ans * _sum_all(P.transpose(P.inv(a)) * t))
+defjvp("logabsdet", lambda t, ans, a: _sum_all(P.transpose(P.inv(a)) * t))
+defjvp("cholesky", _cholesky_jvp)
+defjvp("transpose", lambda t, ans, x, axes=None: P.transpose(t) if axes is None
+       else P.transpose(t, axes=axes))
+defjvp("reshape", lambda t, ans, x, *dims: P.reshape(t, *dims), *([None] * 8))
+defjvp("reshape_like", lambda t, ans, x, like: P.reshape_like(t, like), None)
+defjvp("expand_dims", lambda t, ans, x, axis: P.expand_dims(t, axis=axis))
+defjvp("broadcast_like", lambda t, ans, g, like: P.broadcast_like(t, like), None)
+defjvp("spread", lambda t, ans, g, like, axis: P.spread(t, like, axis=axis), None)
+defjvp("sum_to_like", lambda t, ans, g, like: P.sum_to_like(t, like), None)
+defjvp("full", lambda t, ans, v, *dims: P.full(t, *dims), *([None] * 8))
+defjvp("getitem", lambda t, ans, x, *idx, index_spec: P.getitem(t, *idx, index_spec=index_spec),
+       *([None] * 8))
+# The adjoint's own helpers (forward-over-reverse differentiates the adjoint): both are linear
+# in the cotangent ``g``; the exact adjoint of cumprod is not differentiated in ``x``.
+defjvp("cumprod_grad", lambda t, ans, g, x: P.cumprod_grad(t, x),
+       no_tangent_rule("the adjoint of np.cumprod (second derivatives of np.cumprod)"))
+defjvp("prod_others", lambda t, ans, x: P.prod_others_jvp(t, x))  # no division: zeros work
+defjvp("prod_others_jvp", lambda t, ans, tx, x: P.prod_others_jvp(t, x),
+       no_tangent_rule("the tangent of np.prod's adjoint in x (third derivatives of np.prod)"))
+elementwise_jvps()

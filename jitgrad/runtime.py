@@ -445,6 +445,37 @@ def cumprod_grad(g, x):
 
 
 @jit
+def cumprod_jvp(t, x):
+    """The tangent of np.cumprod(x) given t, exact at zeros: s[j] = x[j] s[j-1] + t[j]
+    prod(x[:j])."""
+    x, t = x.ravel(), t.ravel()
+    out = np.empty(x.size)
+    s = 0.0
+    before = 1.0
+    for j in range(x.size):
+        s = x[j] * s + t[j] * before
+        out[j] = s
+        before *= x[j]
+    return out
+
+
+@jit
+def prod_others_jvp(t, x):
+    """The tangent of prod_others(x) given t, exact at zeros (see primitives.py)."""
+    flat, dt = x.ravel(), t.ravel()
+    n = flat.size
+    before, d_before = np.ones(n), np.zeros(n)
+    for i in range(1, n):
+        before[i] = before[i - 1] * flat[i - 1]
+        d_before[i] = d_before[i - 1] * flat[i - 1] + before[i - 1] * dt[i - 1]
+    after, d_after = np.ones(n), np.zeros(n)
+    for i in range(n - 2, -1, -1):
+        after[i] = after[i + 1] * flat[i + 1]
+        d_after[i] = d_after[i + 1] * flat[i + 1] + after[i + 1] * dt[i + 1]
+    return (d_before * after + before * d_after).reshape(x.shape)
+
+
+@jit
 def prod_others(x):
     """Each entry's product of all the other entries (the adjoint of np.prod, exact at zeros):
     the product of those before it times the product of those after it."""

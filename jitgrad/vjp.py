@@ -23,7 +23,7 @@ from .api import _converter, _sizes_hold
 from .build import build
 from .emit import emit_module, entry_name
 from .errors import SignatureError
-from .ir import Var, dims_of, format_function
+from .ir import Const, Eqn, Var, dims_of, format_function, walk
 from .optimise import common_subexpressions, optimise
 from .parse import FunctionSource
 from .reverse import transform
@@ -60,6 +60,18 @@ class _VJP:
             k = self._kernels[key] = self.compile(types, wrt, args)
         return k
 
+    def mode(self, args, positions) -> str:
+        """"forward" when the arguments at ``positions`` have fewer entries than the value
+        (its size read from the arguments' shapes through the built graph's size tokens)."""
+        n_in = sum(int(np.size(args[j])) for j in positions)
+        types = tuple(type_of_value(a, f"argument {n!r}") for n, a in zip(self.param_names, args))
+        fn_ir = build(self.src, list(types), True, any_result=True)
+        r = fn_ir.result
+        if not isinstance(r, Var) or not r.type.ndim:
+            return "reverse"
+        n_out = _result_size(fn_ir, args)
+        return "forward" if n_out is not None and n_in < n_out else "reverse"
+
     def compile(self, types, wrt, args) -> _Kernels:
         fn_ir = build(self.src, list(types), True, any_result=True)
         if not _sizes_hold(fn_ir, args):
@@ -89,6 +101,29 @@ class _VJP:
         names = [grad.forward.name, grad.adjoint.name, name]
         _, fns = _compile.load(self.src.fn.__name__ + "_vjp", source, names, inline=names[:2])
         return _Kernels(source, fns[names[0]], fns[names[1]], fns[names[2]], ndim, ir_text)
+
+
+def _result_size(fn_ir, args) -> int | None:
+    """The number of entries of ``fn_ir``'s array result for these arguments, when its size
+    tokens are axes of the arguments or literals, or when it is (a version of) an array
+    allocated with sizes that are literals or integer arguments; else None."""
+    sizes = {}
+    for p, a in zip(fn_ir.params, args):
+        for axis, token in enumerate(dims_of(p)):
+            sizes.setdefault(token, np.shape(a)[axis])
+    r = fn_ir.result
+    if r.dims is not None and all(isinstance(t, int) or t in sizes for t in r.dims):
+        return int(np.prod([t if isinstance(t, int) else sizes[t] for t in r.dims]))
+    value = {id(p): a for p, a in zip(fn_ir.params, args)}
+    for s in walk(fn_ir.body):
+        if isinstance(s, Eqn) and s.outs and s.outs[0] is r.root and s.prim in (
+                "zeros", "ones", "empty", "full"):
+            dims = s.ins[1:] if s.prim == "full" else s.ins
+            if all(isinstance(d, Const) or (id(d) in value and np.ndim(value[id(d)]) == 0)
+                   for d in dims):
+                return int(np.prod([d.value if isinstance(d, Const) else value[id(d)]
+                                    for d in dims]))
+    return None
 
 
 _CACHE: dict[object, _VJP] = {}
@@ -139,13 +174,20 @@ def vjp(fn, *primals):
     return value, vjp_fn
 
 
-def jacobian(fn, wrt=0):
-    """``jacobian(f, wrt=k)(*args)``: the array of shape ``value.shape + args[k].shape`` by
-    reverse mode, one vector-Jacobian product per entry of the value (a tuple ``wrt`` gives a
-    tuple of Jacobians)."""
+def jacobian(fn, wrt=0, mode=None):
+    """``jacobian(f, wrt=k)(*args)``: the array of shape ``value.shape + args[k].shape`` (a
+    tuple ``wrt`` gives a tuple of Jacobians).
+
+    ``mode="reverse"``: one vector-Jacobian product per entry of the value (as JAX's
+    ``jacrev``); ``mode="forward"``: one Jacobian-vector product per entry of the arguments
+    (``jacfwd``, `jvp.jacobian_forward`). By default the one with fewer products: forward when
+    the arguments have fewer entries than the value, as far as the value's size is known from
+    the arguments' shapes before running (otherwise reverse)."""
     v = _vjp_of(fn)
     many = isinstance(wrt, (tuple, list))
     positions = [_position(v, w) for w in (wrt if many else (wrt,))]
+    if mode not in (None, "forward", "reverse"):
+        raise SignatureError(f"mode must be 'forward', 'reverse' or None, got {mode!r}")
 
     def jac(*args):
         for j in positions:
@@ -153,6 +195,10 @@ def jacobian(fn, wrt=0):
                 raise SignatureError(f"cannot differentiate with respect to argument "
                                      f"{v.param_names[j]!r}: it is not a float or float array")
         plain = tuple(_plain(a) for a in args)
+        if (mode or v.mode(plain, positions)) == "forward":
+            from .jvp import jacobian_forward
+            jacs = jacobian_forward(fn, positions, args)
+            return tuple(jacs) if many else jacs[0]
         k = v.kernels(plain, tuple(positions))
         value, saved = k.forward(*plain)
         out_shape = np.shape(value)

@@ -1,0 +1,371 @@
+"""Forward mode and second order: `jvp`, `hvp`, `hessian`, and the forward-mode Jacobian.
+
+`jvp(f, primals, tangents)` returns ``(value, tangent)``, as in JAX: the tangent transform
+(`forward.py`) of ``f``'s forward IR, emitted as one kernel and compiled like every gradient
+(Numba, cached on disk). `hvp(f, wrt=k)(*args, v)` is the Hessian of the scalar ``f`` with
+respect to argument ``k`` times ``v``, by forward over reverse: the tangent transform of the
+gradient's own kernels (`reverse.Gradient`: the forward kernel with its tape pushes, then the
+adjoint with its pops, its reversed and recomputed loops), run as one kernel whose parameter
+``k`` carries the tangent ``v``. The tangent of the gradient is the Hessian-vector product.
+`hessian(f, wrt=k)(*args)` is one HVP per entry of argument ``k``.
+
+Kernels are compiled once per call signature (kinds and ranks of the arguments, as Numba
+specialises) and per set of seeded arguments. Arguments that are tuples or lists are refused.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from . import compile as _compile
+from .api import _sizes_hold
+from .build import build
+from .emit import emit_kernel
+from .errors import SignatureError
+from .forward import tangents
+from .ir import Block, Eqn, Var, direct_uses, format_function, sub_blocks, walk
+from .optimise import common_subexpressions, dead_code, fold_assigns, optimise
+from .parse import FunctionSource
+from .reverse import Kernel, transform
+from .types import type_of_value
+
+
+@dataclasses.dataclass(eq=False)
+class TangentKernel:
+    """One compiled forward-mode kernel and its generated source."""
+
+    source: str
+    entry: object  # (*args, *tangents of the seeded args) -> tuple (see `_Tangents.compile`)
+    path: str
+    ir_text: str
+    result_ndim: int
+    written_params: tuple = ()  # (position, name) of the arguments the function writes into
+
+
+class _Tangents:
+    """A function's forward-mode kernels, per call signature, seeded arguments and kind."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.src = FunctionSource.of(fn)
+        self.param_names = [a.arg for a in self.src.node.args.args]
+        self._kernels: dict[tuple, TangentKernel] = {}
+
+    def types(self, args) -> tuple:
+        if len(args) != len(self.param_names):
+            raise SignatureError(f"{self.src.qualname} takes {len(self.param_names)} arguments, "
+                                 f"got {len(args)}")
+        out = []
+        for n, a in zip(self.param_names, args):
+            if isinstance(a, (tuple, list)):
+                raise SignatureError(f"forward mode does not take tuple or list arguments "
+                                     f"({n!r}): pass the items as arguments of their own")
+            out.append(type_of_value(a, f"argument {n!r}"))
+        return tuple(out)
+
+    def kernel(self, args, seeds: tuple, kind: str) -> TangentKernel:
+        types = self.types(args)
+        for k in seeds:
+            if types[k].kind != "f":
+                raise SignatureError(f"cannot differentiate with respect to argument "
+                                     f"{self.param_names[k]!r}: it is not a float or a float "
+                                     "array")
+        key = (types, seeds, kind)
+        k = self._kernels.get(key)
+        if k is None:
+            k = self._kernels[key] = self.compile(types, seeds, kind, args)
+        for p, name in k.written_params:  # as `GradFunction` refuses such a call
+            for j, other in enumerate(args):
+                if j != p and isinstance(other, np.ndarray) and np.may_share_memory(
+                        args[p], other):
+                    raise SignatureError(
+                        f"{self.src.qualname} writes into its argument {name!r}, and another "
+                        f"argument ({self.param_names[j]!r}) shares its memory: jitgrad works "
+                        "on a copy of an argument it writes into, so the other would not see "
+                        "the write. Pass a copy (x.copy()) of one of them",
+                        self.src.loc(self.src.node))
+        return k
+
+    def build(self, types, args, any_result: bool):
+        fn_ir = build(self.src, list(types), True, any_result=any_result)
+        if not _sizes_hold(fn_ir, args):
+            fn_ir = build(self.src, list(types), False, any_result=any_result)
+        common_subexpressions(fn_ir)
+        return fn_ir
+
+    def compile(self, types, seeds, kind, args) -> TangentKernel:
+        fn_ir = self.build(types, args, any_result=kind == "jvp")
+        ir_text = format_function(fn_ir)
+        names = [self.param_names[k] for k in seeds]
+        if kind == "jvp":
+            params, body, returns = fn_ir.params, fn_ir.body, [fn_ir.result]
+            what = f"tangents of: {', '.join(names)}"
+            doc = (f"The value and its tangent (forward mode), given the tangents _d_* of "
+                   f"{', '.join(names)}.")
+        else:
+            params, body, returns = _gradient_kernel(fn_ir, list(seeds))
+            what = f"Hessian-vector product with respect to: {', '.join(names)}"
+            doc = (f"{'The value, the gradient, and the' if kind != 'hvp' else 'The'} Hessian "
+                   f"times the tangents _d_* of {', '.join(names)} (forward over reverse).")
+        namer = fn_ir.namer
+        new_body, tparams, touts = tangents(params, body, returns,
+                                            [params[k] for k in seeds], namer)
+        # jvp: (value, its tangent); hvp: the gradients' tangents (the HVPs); value_grad_hvp:
+        # (value, gradients, HVPs). What is not returned is not computed (Numba drops it).
+        outs = {"jvp": list(returns) + touts, "hvp": touts[1:],
+                "value_grad_hvp": list(returns) + touts[1:]}[kind]
+        kernel = Kernel(f"{fn_ir.name}_{kind}", list(params) + tparams, new_body, outs, fn_ir.loc)
+        live = {id(a) for a in outs if isinstance(a, Var)}
+        dead_code(kernel.body, live)
+        _drop_unread_accumulators(kernel.body, live)
+        dead_code(kernel.body, live)
+        fold_assigns(kernel.body, live)
+        signature = ", ".join(f"{n}: {t}" for n, t in zip(self.param_names, types))
+        source, _ = emit_kernel(kernel, fn_ir, signature, what, doc)
+        path, fns = _compile.load(f"{self.src.fn.__name__}_{kind}", source, [kernel.name])
+        r = fn_ir.result
+        return TangentKernel(source, fns[kernel.name], path, ir_text, r.type.ndim,
+                             tuple(fn_ir.written_params))
+
+
+def _gradient_kernel(fn_ir, wrt: list[int]):
+    """The gradient as one kernel: the reverse transform's forward kernel, the saved values
+    handed over by name, then its adjoint kernel. Returns ``(params, body, returns)`` with
+    ``returns = [value, *gradients]``."""
+    grad = transform(fn_ir, wrt, fn_ir.namer)
+    optimise(grad)
+    fwd, adj = grad.forward, grad.adjoint
+    n = len(fwd.params)
+    body = Block(list(fwd.body.stmts))
+    for ret, param in zip(fwd.returns[1:], adj.params[n:]):
+        if ret is not param:
+            body.stmts.append(Eqn("assign", [param], [ret], {}, None))
+    body.stmts += adj.body.stmts
+    return list(fwd.params), body, [fwd.returns[0]] + list(adj.returns)
+
+
+_ADDS_INTO = ("add_at", "iadd", "zero_at")  # in place into their first input
+
+
+def _drop_unread_accumulators(body: Block, live: set[int]) -> None:
+    """Drop the arrays that are only added into and never read (an HVP kernel does not
+    return the gradient: its adjoint accumulators are written, not read). An array qualifies
+    when it is not returned, every definition is ``zeros_like`` of an array (its shape) or
+    an update of itself, and every other use is as the target of `add_at`/`iadd`/`zero_at`
+    or the shape of a ``zeros_like`` (which then reads the shape's source instead)."""
+    defs: dict[int, list] = {}
+    uses: dict[int, list] = {}
+    for s in walk(body):
+        if isinstance(s, Eqn):
+            for o in s.outs:
+                defs.setdefault(id(o), []).append(s)
+            for k, a in enumerate(s.ins):
+                if isinstance(a, Var):
+                    uses.setdefault(id(a), []).append((s, k))
+        else:
+            for a in direct_uses(s):
+                if isinstance(a, Var):
+                    uses.setdefault(id(a), []).append((s, -1))
+    drop: set[int] = set()  # ids of the equations to remove
+    for vid, ds in defs.items():
+        v = ds[0].outs[0]
+        if vid in live or not v.type.ndim or len(ds[0].outs) != 1:
+            continue
+        shapes = [d.ins[0] for d in ds if d.prim == "zeros_like"]
+        updates = [d for d in ds if d.prim != "zeros_like"]
+        if not shapes or not all(len(d.outs) == 1 and d.prim in ("copy", "add", "assign")
+                                 and any(a is v for a in d.ins) for d in updates):
+            continue
+        readers = [(s, k) for s, k in uses.get(vid, []) if s not in updates]
+        if not all(isinstance(s, Eqn) and k == 0 and (s.prim in _ADDS_INTO
+                                                      or s.prim == "zeros_like")
+                   for s, k in readers):
+            continue
+        for s, _ in readers:
+            if s.prim == "zeros_like":
+                s.ins[0] = shapes[0]
+            else:
+                drop.add(id(s))
+        drop |= {id(d) for d in ds}
+
+    def prune(b: Block):
+        b.stmts[:] = [s for s in b.stmts if id(s) not in drop]
+        for s in b.stmts:
+            for sb in sub_blocks(s):
+                prune(sb)
+    prune(body)
+
+
+_CACHE: dict[object, _Tangents] = {}
+
+
+def _tangents_of(fn) -> _Tangents:
+    t = _CACHE.get(fn)
+    if t is None:
+        t = _CACHE[fn] = _Tangents(fn)
+    return t
+
+
+def _is_float(a) -> bool:
+    return isinstance(a, (float, np.floating)) or (isinstance(a, np.ndarray)
+                                                    and a.dtype.kind == "f")
+
+
+def _plain(a):
+    return a[()] if isinstance(a, np.ndarray) and a.ndim == 0 else a
+
+
+def _is_zero_tangent(t) -> bool:
+    return t is None or (np.ndim(t) == 0 and not isinstance(t, np.ndarray) and t == 0)
+
+
+def _tangent_arg(t, primal, name: str):
+    """A tangent as the kernel takes it: float64 with the primal's shape."""
+    t = np.asarray(t, dtype=np.float64)
+    if t.shape != np.shape(primal):
+        raise SignatureError(f"the tangent of {name!r} has shape {t.shape}; the argument has "
+                             f"{np.shape(primal)}")
+    return t if t.ndim else float(t)
+
+
+def _position(t: _Tangents, w) -> int:
+    if isinstance(w, str):
+        if w not in t.param_names:
+            raise SignatureError(f"{t.src.qualname} has no argument named {w!r}")
+        return t.param_names.index(w)
+    n = len(t.param_names)
+    if isinstance(w, bool) or not -n <= int(w) < n:
+        raise SignatureError(f"wrt={w!r} is out of range: {t.src.qualname} takes {n} arguments")
+    return int(w) % n
+
+
+def jvp(fn, primals, tangents):
+    """``(value, tangent)``: ``fn(*primals)`` and its Jacobian times ``tangents``, as in JAX.
+
+    ``tangents`` has one entry per primal: an array of the primal's shape (a float for a
+    float), or ``None`` or ``0`` for an argument that does not move (integer and bool
+    arguments take only these). ``fn`` may return a float or an array; the tangent has its
+    shape. Forward mode: one compiled pass computes both."""
+    t = _tangents_of(fn)
+    primals, tangents = tuple(primals), tuple(tangents)
+    if len(tangents) != len(primals):
+        raise SignatureError(f"jvp got {len(primals)} primals and {len(tangents)} tangents")
+    seeds = []
+    for k, (p, d) in enumerate(zip(primals, tangents)):
+        if _is_zero_tangent(d):
+            continue
+        if not _is_float(p):
+            raise SignatureError(f"argument {t.param_names[k]!r} is not a float or a float "
+                                 "array: its tangent must be None or 0")
+        seeds.append(k)
+    args = tuple(_plain(a) for a in primals)
+    k = t.kernel(args, tuple(seeds), "jvp")
+    ts = [_tangent_arg(tangents[j], primals[j], t.param_names[j]) for j in seeds]
+    value, tangent = k.entry(*args, *ts)
+    return value, tangent
+
+
+def jacobian_forward(fn, positions: list[int], args) -> list:
+    """The Jacobians of ``fn`` with respect to the arguments at ``positions`` by forward mode:
+    one JVP per entry of each argument (what `vjp.jacobian` uses when the arguments are
+    smaller than the value)."""
+    t = _tangents_of(fn)
+    plain = tuple(_plain(a) for a in args)
+    k = t.kernel(plain, tuple(positions), "jvp")
+    zeros = [np.zeros(np.shape(args[j])) if np.ndim(args[j]) else 0.0 for j in positions]
+    jacs = []
+    for n, j in enumerate(positions):
+        shape = np.shape(args[j])
+        cols = None
+        basis = np.zeros(shape)
+        for i in np.ndindex(*shape):
+            basis[i] = 1.0
+            ts = list(zeros)
+            ts[n] = basis if shape else 1.0
+            value, tangent = k.entry(*plain, *ts)
+            if cols is None:
+                cols = np.zeros(np.shape(value) + shape)
+            cols[(...,) + i] = tangent
+            basis[i] = 0.0
+        jacs.append(cols)
+    return jacs
+
+
+class HVPFunction:
+    """``hvp(f, wrt=k)``: called as ``(*args, v)``, the Hessian of ``f`` (a scalar function)
+    with respect to argument ``k`` at ``args``, times ``v`` (``v`` has the shape of
+    ``args[k]``). Forward over reverse: about the cost of two or three gradients."""
+
+    def __init__(self, fn, wrt=0):
+        self.t = _tangents_of(fn)
+        self.wrt = _position(self.t, wrt)
+        self.fn = fn
+
+    def kernel(self, args, kind: str = "hvp") -> TangentKernel:
+        return self.t.kernel(tuple(_plain(a) for a in args), (self.wrt,), kind)
+
+    def value_grad_hvp(self, *args):
+        """``(value, gradient, Hessian times v)`` from one compiled call (a kernel of its
+        own); the last argument is ``v``."""
+        *args, v = args
+        k = self.kernel(args, "value_grad_hvp")
+        x = args[self.wrt]
+        value, g, hv = k.entry(*(_plain(a) for a in args),
+                               _tangent_arg(v, x, self.t.param_names[self.wrt]))
+        return value, _like(g, x), _like(hv, x)
+
+    def __call__(self, *args):
+        *args, v = args
+        k = self.kernel(args)
+        x = args[self.wrt]
+        return _like(k.entry(*(_plain(a) for a in args),
+                             _tangent_arg(v, x, self.t.param_names[self.wrt]))[0], x)
+
+    def source(self, *args) -> str:
+        """The generated kernel for these example arguments (``v`` last)."""
+        return self.kernel(args[:-1]).source
+
+    def __repr__(self) -> str:
+        return f"<jitgrad.hvp of {self.t.src.qualname} wrt {self.t.param_names[self.wrt]}>"
+
+
+def _like(g, x):
+    if isinstance(x, np.ndarray):
+        return np.asarray(g, dtype=x.dtype) if x.ndim == 0 or x.dtype != np.float64 else g
+    return g
+
+
+def hvp(fn, wrt=0) -> HVPFunction:
+    """The Hessian-vector product of a scalar function: ``hvp(f, wrt=k)(*args, v)`` (see
+    `HVPFunction`). ``scipy.optimize.minimize(..., hessp=lambda x, p: h(x, data, p))``."""
+    return HVPFunction(fn, wrt)
+
+
+def hessian(fn, wrt=0):
+    """``hessian(f, wrt=k)(*args)``: the Hessian of the scalar ``f`` with respect to argument
+    ``k``, of shape ``args[k].shape * 2`` (a float for a float argument): one Hessian-vector
+    product per entry of ``args[k]``, all from one compiled kernel."""
+    h = HVPFunction(fn, wrt)
+
+    def hess(*args):
+        x = args[h.wrt]
+        k = h.kernel(args)
+        plain = tuple(_plain(a) for a in args)
+        shape = np.shape(x)
+        if not shape:
+            return float(k.entry(*plain, 1.0)[0])
+        out = np.zeros(shape + shape)
+        basis = np.zeros(shape)
+        for i in np.ndindex(*shape):
+            basis[i] = 1.0
+            out[(...,) + i] = k.entry(*plain, basis)[0]
+            basis[i] = 0.0
+        return out
+
+    hess.__wrapped__ = fn
+    return hess
+
+
+__all__ = ["hessian", "hvp", "jacobian_forward", "jvp"]
