@@ -101,11 +101,13 @@ class _Writer:
                     self.line(indent, f"for {s.counter.name} in _prange({atom_source(s.trips)}):")
                 elif s.counter is None:
                     self.line(indent, f"for _ in range({atom_source(s.trips)}):")
-                else:
-                    self.line(indent, f"for {s.counter.name} in range({atom_source(s.trips)} - 1, "
-                                      "-1, -1):")
+                else:  # (Numba compiles a counting-down `while` tighter than range(n-1, -1, -1))
+                    self.line(indent, f"{s.counter.name} = {atom_source(s.trips)} - 1")
+                    self.line(indent, f"while {s.counter.name} >= 0:")
                 self.last_loc = None
                 self.block(s.body, indent + 1)
+                if s.counter is not None and not s.parallel:
+                    self.line(indent + 1, f"{s.counter.name} -= 1")
                 self.last_loc = None
         if len(self.lines) == start:
             self.line(indent, "pass")
