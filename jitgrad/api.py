@@ -77,12 +77,20 @@ _SEQUENCES = (tuple, list)
 class GradFunction:
     """A function's gradient (or value and gradient), compiled per call signature."""
 
-    def __init__(self, fn, wrt=0, *, with_value: bool = False, parallel: bool = False):
+    def __init__(self, fn, wrt=0, *, with_value: bool = False, parallel: bool = False,
+                 memory_cap: int | None = None):
         if not callable(fn):
             raise TypeError(f"jitgrad.grad needs a function, got {type(fn).__name__}")
         self.fn = fn
         self.with_value = with_value
         self.parallel = bool(parallel)  # prange loops run in parallel (`jitgrad.parallel`)
+        if memory_cap is None and os.environ.get("JITGRAD_MEMORY_CAP"):
+            memory_cap = int(os.environ["JITGRAD_MEMORY_CAP"])  # a default for every gradient
+        if memory_cap is not None and (isinstance(memory_cap, bool) or not isinstance(
+                memory_cap, (int, np.integer)) or memory_cap < 64):
+            raise SignatureError(f"memory_cap is a number of bytes (at least 64), got "
+                                 f"{memory_cap!r}")
+        self.memory_cap = None if memory_cap is None else int(memory_cap)  # `checkpoint`
         self.src = FunctionSource.of(fn)
         self.param_names = [a.arg for a in self.src.node.args.args]
         self.signature = inspect.signature(self.src.fn)
@@ -318,7 +326,7 @@ class GradFunction:
         ir_text = ir.format_function(fn_ir)  # before the transform adds its saves
         graph_ir = copy.deepcopy(fn_ir)
         keep_marks(fn_ir, self.parallel)
-        grad = transform(fn_ir, self._flat_wrt(types), fn_ir.namer)
+        grad = transform(fn_ir, self._flat_wrt(types), fn_ir.namer, self.memory_cap)
         optimise(grad)
         if self.parallel:
             parallelise(grad)
@@ -503,26 +511,30 @@ def _explain(e: Exception, compiled: Compiled, args) -> Exception:
 # ----------------------------------------------------------------------------- public API
 
 
-def grad(fn=None, wrt=0, *, parallel=False):
+def grad(fn=None, wrt=0, *, parallel=False, memory_cap=None):
     """The gradient of a scalar function: ``@grad``, ``@grad(wrt=...)`` or ``grad(f, wrt)``.
 
     ``wrt`` is an argument position, an argument name, or a tuple of them (a tuple gives a tuple
     of gradients). ``parallel=True`` runs ``numba.prange`` loops in parallel, forward and
-    adjoint, with the same result at any thread count (`jitgrad.parallel`).
+    adjoint, with the same result at any thread count (`jitgrad.parallel`). ``memory_cap``
+    (bytes; default: none) bounds the tape of a loop whose iterations depend on one another:
+    such a loop is checkpointed, and its body runs twice (`jitgrad.checkpoint`).
     """
+    options = {"parallel": parallel, "memory_cap": memory_cap}
     if fn is None:
-        return lambda f: GradFunction(f, wrt, parallel=parallel)
+        return lambda f: GradFunction(f, wrt, **options)
     if isinstance(fn, (int, str, tuple, list)) and not callable(fn):
         wrt_given = fn
-        return lambda f: GradFunction(f, wrt_given, parallel=parallel)
-    return GradFunction(fn, wrt, parallel=parallel)
+        return lambda f: GradFunction(f, wrt_given, **options)
+    return GradFunction(fn, wrt, **options)
 
 
-def value_and_grad(fn=None, wrt=0, *, parallel=False):
+def value_and_grad(fn=None, wrt=0, *, parallel=False, memory_cap=None):
     """Like `grad`, returning ``(value, gradient)``."""
+    options = {"parallel": parallel, "memory_cap": memory_cap}
     if fn is None:
-        return lambda f: GradFunction(f, wrt, with_value=True, parallel=parallel)
-    return GradFunction(fn, wrt, with_value=True, parallel=parallel)
+        return lambda f: GradFunction(f, wrt, with_value=True, **options)
+    return GradFunction(fn, wrt, with_value=True, **options)
 
 
 def show(fn, *args, wrt=0) -> None:

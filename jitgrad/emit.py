@@ -103,7 +103,8 @@ class _Writer:
                     self.line(indent, f"for _ in range({atom_source(s.trips)}):")
                 else:  # (Numba compiles a counting-down `while` tighter than range(n-1, -1, -1))
                     self.line(indent, f"{s.counter.name} = {atom_source(s.trips)} - 1")
-                    self.line(indent, f"while {s.counter.name} >= 0:")
+                    low = "0" if s.low is None else atom_source(s.low)
+                    self.line(indent, f"while {s.counter.name} >= {low}:")
                 self.last_loc = None
                 self.block(s.body, indent + 1)
                 if s.counter is not None and not s.parallel:

@@ -192,7 +192,7 @@ class _Forward:
                     self.branch(s)
                 elif isinstance(s, Repeat):
                     out.stmts.append(Repeat(s.trips, self.block(s.body), s.counter, s.note,
-                                            s.parallel))
+                                            s.parallel, s.low))
                 else:
                     self.loop(s)
         finally:

@@ -148,6 +148,7 @@ class Repeat:
     counter: Var | None = None  # when set: counts the iterations down, trips-1 .. 0
     note: str | None = None  # a comment for the generated code
     parallel: bool = False  # `parallel.py`: counter runs 0 .. trips-1 with numba.prange
+    low: Atom | None = None  # with a counter: it stops at ``low`` (a checkpointed segment)
 
 
 @dataclasses.dataclass(eq=False)
@@ -267,6 +268,8 @@ def direct_uses(stmt) -> list[Atom]:
         out.append(stmt.exit_flag)
     if isinstance(stmt, Repeat):
         out.append(stmt.trips)
+        if stmt.low is not None:
+            out.append(stmt.low)
     carries = stmt.merges if isinstance(stmt, If) else getattr(stmt, "carries", [])
     for c in carries:
         out += [c.init, c.update]

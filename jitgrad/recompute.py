@@ -139,7 +139,7 @@ def independent(loop: For, rep: Repeat | None, storage: Storage, after: list) ->
             return "its adjoint rebuilds values from the next iteration"
     written_after = {storage.find(id(o)) for s in after for t in walk(Block([s]))
                      if isinstance(t, Eqn) and t.prim == "setitem" for o in t.outs}
-    for a in _free_vars(loop.body):
+    for a in free_vars(loop.body):
         if a.type.ndim and storage.find(id(a)) in written_after:
             return f"`{a.name}` is written after the loop"
     return None
@@ -186,12 +186,12 @@ def _is_reduction(loop: For, c: Carry) -> bool:
                         s.prim == "sub" and s.ins[1] is a) or sum(
                         isinstance(b, Var) and id(b) in acc for b in s.ins) > 1:
                     return False
-            elif not any(a is b for b in plumbing) or a in _bounds(s):
+            elif not any(a is b for b in plumbing) or a in bounds(s):
                 return False
     return True
 
 
-def _bounds(s) -> list:
+def bounds(s) -> list:
     """A loop's or branch's own reads other than its carried values."""
     out = [s.cond] if isinstance(s, (If, While)) else []
     if isinstance(s, For):
@@ -277,7 +277,7 @@ def _fills(loop, c: Carry) -> bool:
     return False
 
 
-def _free_vars(block: Block) -> list[Var]:
+def free_vars(block: Block) -> list[Var]:
     """Variables ``block`` reads that it does not define (in first-use order)."""
     defined = set()
     for s in walk(block):
@@ -299,8 +299,8 @@ def _free_vars(block: Block) -> list[Var]:
 
 def _recompute(fn, adj_body, loop: For, rep: Repeat, counter: Var, top_saved, stacks):
     tapes = {id(s.ins[0]) for s in walk(loop.body) if isinstance(s, Eqn) and s.prim == "push"}
-    replay = _clone(loop.body)  # with its pushes
-    _drop_reserves(replay, tapes)
+    replay = clone(loop.body)  # with its pushes
+    drop_reserves(replay, tapes)
     # (a reduction's value is never read: the replay adds to a stand-in, see below)
     # 1. the forward pass keeps no tape for the loop; it counts the pushes of the iteration
     #    that pushes most, so that the adjoint's stacks need no check for room
@@ -317,7 +317,7 @@ def _recompute(fn, adj_body, loop: For, rep: Repeat, counter: Var, top_saved, st
                                    {}, None))
         top_saved = top_saved + [(most[id(tape)], most[id(tape)])]
     fn.body.stmts[:] = [s for s in fn.body.stmts if not any(s is a for a in allocs)]
-    _count_pushes(loop.body, tapes)
+    count_pushes(loop.body, tapes)
     moved = {id(v) for a in allocs for v in a.outs}
     stacks = [v for v in stacks if id(v) not in moved]
     # 2. the adjoint replays the iteration: its index, then the forward body (with its pushes)
@@ -343,7 +343,7 @@ def _recompute(fn, adj_body, loop: For, rep: Repeat, counter: Var, top_saved, st
     adj_body.stmts[k:k] = before
     # 4. what the replay reads from before the loop travels from the forward pass
     bound = {id(v) for _, v in top_saved} | {id(p) for p in fn.params}
-    for v in _free_vars(Block(before + [index] + replay.stmts)):
+    for v in free_vars(Block(before + [index] + replay.stmts)):
         if id(v) not in bound and v is not counter and not any(v is c.var
                                                               for c in loop.carries):
             top_saved = top_saved + [(v, v)]
@@ -396,7 +396,7 @@ def _fuse(fn, adj_body, loop: For, rep: Repeat, seed: Carry, rev, top_saved, sta
     for v in outer:
         grads[id(v)] = rename[id(v)] = Var(namer.fresh("_g_" + v.name[3:]), v.type,
                                            dims=v.dims)
-    _rename_block(Block(body), rename)
+    rename_block(Block(body), rename)
     # 1. the forward pass counts the most pushes of one iteration and allocates the stacks
     #    for that (a push is then a bare store); the gradients start at zero, the seed at one;
     #    each iteration runs its adjoint after its body (the pops take back what it pushed)
@@ -417,7 +417,7 @@ def _fuse(fn, adj_body, loop: For, rep: Repeat, seed: Carry, rev, top_saved, sta
                 init.append(_zero(rename.get(id(adj), adj), rev.key(c.var), loop.loc))
     at = next(i for i, s in enumerate(fn.body.stmts) if s is loop)
     fn.body.stmts[at:at] = init
-    _drop_reserves(loop.body, tapes)
+    drop_reserves(loop.body, tapes)
     loop.body.stmts += body
     # 2. the adjoint pass: the seed times each gradient, added where the loop's adjoint was
     scaled = []
@@ -441,7 +441,7 @@ def _zero(var: Var, like: Var, loc) -> Eqn:
     return Eqn("assign", [var], [Const(0.0)], {}, loc)
 
 
-def _rename_block(block: Block, rename: dict) -> None:
+def rename_block(block: Block, rename: dict) -> None:
     """Every read and write of a renamed variable in ``block`` uses its new variable."""
     def sub(a):
         return rename.get(id(a), a) if isinstance(a, Var) else a
@@ -469,9 +469,9 @@ def _push_counts(loop: For, tapes: set[int], namer) -> tuple[list, dict] | None:
     runs (loop bounds and branch conditions, and what they are computed from), with fresh
     names. Returns the statements and ``id(tape) -> its most pushes``; None when the pushes
     depend on a value the copy would have to pop."""
-    copy = For(loop.index, loop.start, loop.stop, loop.step, _clone(loop.body),
+    copy = For(loop.index, loop.start, loop.stop, loop.step, clone(loop.body),
                _carries(loop.carries), loop.trips, loop.exit_flag, loop.loc)
-    _count_pushes(copy.body, tapes)
+    count_pushes(copy.body, tapes)
     if not tapes:
         return [], {}
     for s in walk(copy.body):  # writes never change a shape: read it off the first version
@@ -484,7 +484,7 @@ def _push_counts(loop: For, tapes: set[int], namer) -> tuple[list, dict] | None:
 
     for s in [copy] + [s for s in walk(copy.body) if not isinstance(s, Eqn)]:
         if ticks(s):
-            needed |= {id(a) for a in _bounds(s) + ([s.cond] if isinstance(s, If) else [])
+            needed |= {id(a) for a in bounds(s) + ([s.cond] if isinstance(s, If) else [])
                        if isinstance(a, Var)}
     changed = True
     while changed:
@@ -497,9 +497,9 @@ def _push_counts(loop: For, tapes: set[int], namer) -> tuple[list, dict] | None:
             else:
                 for m in getattr(s, "carries", []) + getattr(s, "merges", []):
                     if id(m.var) in needed:
-                        reads = reads + [m.init, m.update] + _bounds(s)
+                        reads = reads + [m.init, m.update] + bounds(s)
                 if isinstance(s, While) and id(s.cond) in needed:
-                    reads = reads + list(_free_vars(s.cond_block))
+                    reads = reads + list(free_vars(s.cond_block))
             for a in reads:
                 if isinstance(a, Var) and id(a) not in needed:
                     needed.add(id(a))
@@ -536,7 +536,7 @@ def _push_counts(loop: For, tapes: set[int], namer) -> tuple[list, dict] | None:
         for v in defs(s):
             storage = None if v.storage is None else fresh.get(id(v.storage), v.storage)
             fresh[id(v)] = Var(namer.fresh(v.name), v.type, storage=storage, dims=v.dims)
-    _rename_block(Block([copy]), fresh)
+    rename_block(Block([copy]), fresh)
     most = {}
     before = []
     for s in walk(copy.body):
@@ -557,7 +557,7 @@ def _name_clash(loop: For, fn: Function, top_saved: list) -> bool:
     their name in the forward code."""
     names: dict[str, int] = {v.name: id(v) for _, v in top_saved}
     names.update({p.name: id(p) for p in fn.params})
-    reads = _free_vars(loop.body) + [c.init for c in loop.carries if isinstance(c.init, Var)]
+    reads = free_vars(loop.body) + [c.init for c in loop.carries if isinstance(c.init, Var)]
     carried = {id(c.var) for c in loop.carries}
     for v in reads:
         if id(v) in carried:
@@ -567,7 +567,7 @@ def _name_clash(loop: For, fn: Function, top_saved: list) -> bool:
     return False
 
 
-def _count_pushes(block: Block, tapes: set[int]) -> None:
+def count_pushes(block: Block, tapes: set[int]) -> None:
     """In the forward pass: count each push instead of making it; no room to reserve."""
     out = []
     for s in block.stmts:
@@ -576,12 +576,12 @@ def _count_pushes(block: Block, tapes: set[int]) -> None:
                 out.append(Eqn("count_tick", [], [s.ins[1]], {}, None))
             continue
         for b in sub_blocks(s):
-            _count_pushes(b, tapes)
+            count_pushes(b, tapes)
         out.append(s)
     block.stmts[:] = out
 
 
-def _drop_reserves(block: Block, tapes: set[int]) -> None:
+def drop_reserves(block: Block, tapes: set[int]) -> None:
     """In the replay: the stacks have room for the largest iteration; every push is a store."""
     block.stmts[:] = [s for s in block.stmts if not (
         isinstance(s, Eqn) and s.prim == "reserve" and id(s.ins[0]) in tapes)]
@@ -589,23 +589,23 @@ def _drop_reserves(block: Block, tapes: set[int]) -> None:
         if isinstance(s, Eqn) and s.prim == "push" and id(s.ins[0]) in tapes:
             s.params["exact"] = True
         for b in sub_blocks(s):
-            _drop_reserves(b, tapes)
+            drop_reserves(b, tapes)
 
 
-def _clone(block: Block) -> Block:
+def clone(block: Block) -> Block:
     """The same statements, new objects (the variables are shared)."""
     out = []
     for s in block.stmts:
         if isinstance(s, Eqn):
             out.append(Eqn(s.prim, list(s.outs), list(s.ins), dict(s.params), s.loc))
         elif isinstance(s, For):
-            out.append(For(s.index, s.start, s.stop, s.step, _clone(s.body), _carries(s.carries),
+            out.append(For(s.index, s.start, s.stop, s.step, clone(s.body), _carries(s.carries),
                            s.trips, s.exit_flag, s.loc))
         elif isinstance(s, While):
-            out.append(While(_clone(s.cond_block), s.cond, _clone(s.body), _carries(s.carries),
+            out.append(While(clone(s.cond_block), s.cond, clone(s.body), _carries(s.carries),
                              s.trips, s.loc, s.exit_flag))
         elif isinstance(s, If):
-            out.append(If(s.cond, _clone(s.then), _clone(s.orelse), _carries(s.merges), s.loc))
+            out.append(If(s.cond, clone(s.then), clone(s.orelse), _carries(s.merges), s.loc))
         else:
             raise TypeError(f"cannot replay {type(s).__name__}")
     return Block(out)

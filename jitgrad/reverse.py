@@ -47,6 +47,7 @@ from __future__ import annotations
 import dataclasses
 
 from . import primitives as P
+from .checkpoint import checkpoint_loops
 from .errors import Loc
 from .ir import (
     Atom,
@@ -895,7 +896,10 @@ def shape_stand_ins(block: Block, params: list[Var]) -> None:
                     s.ins[k] = by_dims[a.dims]
 
 
-def transform(fn: Function, wrt: list[int], namer: Namer) -> Gradient:
+def transform(fn: Function, wrt: list[int], namer: Namer,
+              memory_cap: int | None = None) -> Gradient:
+    """Reverse mode: the forward and adjoint kernels of ``fn`` for the parameters ``wrt``. With
+    ``memory_cap`` (bytes), loops that keep a tape are checkpointed (`checkpoint`)."""
     rev = _Reverse(fn, wrt, namer)
     adj_body, grads = rev.run()
     shape_stand_ins(adj_body, fn.params)
@@ -903,6 +907,7 @@ def transform(fn: Function, wrt: list[int], namer: Namer) -> Gradient:
     saver.replayed = planned(fn)
     top_saved, stacks = saver.apply(adj_body, namer)
     top_saved, stacks = recompute_loops(fn, adj_body, rev, top_saved, stacks, namer)
+    top_saved, stacks = checkpoint_loops(fn, adj_body, rev, top_saved, stacks, namer, memory_cap)
     forward = Kernel(fn.name + "_forward", list(fn.params), fn.body,
                      [fn.result] + [a for a, _ in top_saved] + stacks, fn.loc)
     adj_params = list(fn.params) + [v for _, v in top_saved] + stacks
