@@ -27,7 +27,7 @@ state); the adjoint is the taped one, iteration for iteration.
 from __future__ import annotations
 
 from .ir import Block, Carry, Const, Eqn, For, If, Repeat, Storage, Var, defs, sub_blocks, walk
-from .recompute import clone, drop_reserves, free_vars
+from .recompute import clone, drop_reserves, free_vars, name_clash, written_after
 from .types import INT, Type
 
 VALUE_BYTES = 8  # a pushed scalar
@@ -46,7 +46,12 @@ def checkpoint_loops(fn, adj_body: Block, rev, top_saved: list, stacks: list, na
         rep = rev.repeat_of[id(loop)]
         if not (rep.note or "").startswith("jitgrad: taped in reverse"):
             continue  # fused, recomputed, or no tape: nothing grows
-        why = _cannot(loop, storage)
+        k = next(i for i, s in enumerate(fn.body.stmts) if s is loop)
+        why = _cannot(loop, storage) or written_after(loop, storage, fn.body.stmts[k + 1:])
+        if why is None and name_clash(loop, fn, top_saved):
+            why = "two versions of an array it reads share a name"
+        if why is None:  # a state saved by reference must still hold it when restored
+            why = _state_written_after(loop, storage, fn.body.stmts[k + 1:])
         if why is not None:
             rep.note = loop.note = f"{rep.note}; not checkpointed: {why}"
             continue
@@ -68,6 +73,15 @@ def _cannot(loop: For, storage: Storage) -> str | None:
     for c in loop.carries:
         if isinstance(c.var, Var) and c.var.type.ndim and storage.written(c.var):
             return f"it writes `{c.var.name}` in place"
+    return None
+
+
+def _state_written_after(loop: For, storage: Storage, after: list) -> str | None:
+    written = {storage.find(id(o)) for s in after for t in walk(Block([s]))
+               if isinstance(t, Eqn) and t.prim == "setitem" for o in t.outs}
+    for c in loop.carries:
+        if isinstance(c.init, Var) and c.init.type.ndim and storage.find(id(c.init)) in written:
+            return f"`{c.init.name}`, which it starts from, is written after the loop"
     return None
 
 

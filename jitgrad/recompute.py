@@ -87,7 +87,7 @@ def recompute_loops(fn: Function, adj_body: Block, rev, top_saved: list, stacks:
         why = independent(loop, rep, storage, fn.body.stmts[k + 1:])
         if why is None and not ENABLED:
             why = "recomputation is switched off"
-        if why is None and _name_clash(loop, fn, top_saved):
+        if why is None and name_clash(loop, fn, top_saved):
             why = "two versions of an array it reads share a name"
         seed = _one_seed(loop, rev) if why is None and FUSE and not loop.parallel else None
         fused = None if seed is None else _fuse(fn, adj_body, loop, rep, seed, rev, top_saved,
@@ -137,10 +137,16 @@ def independent(loop: For, rep: Repeat | None, storage: Storage, after: list) ->
         if isinstance(s, Eqn) and s.prim == "assign" and any(  # iteration's: needs the tape
                 a is c.var for c in loop.carries for a in s.ins):
             return "its adjoint rebuilds values from the next iteration"
-    written_after = {storage.find(id(o)) for s in after for t in walk(Block([s]))
-                     if isinstance(t, Eqn) and t.prim == "setitem" for o in t.outs}
+    return written_after(loop, storage, after)
+
+
+def written_after(loop, storage: Storage, after: list) -> str | None:
+    """Why a replay of ``loop``'s body in the adjoint would read other values than the forward
+    pass did (an array it reads is written in place by a statement in ``after``), or None."""
+    written = {storage.find(id(o)) for s in after for t in walk(Block([s]))
+               if isinstance(t, Eqn) and t.prim == "setitem" for o in t.outs}
     for a in free_vars(loop.body):
-        if a.type.ndim and storage.find(id(a)) in written_after:
+        if a.type.ndim and storage.find(id(a)) in written:
             return f"`{a.name}` is written after the loop"
     return None
 
@@ -551,7 +557,7 @@ def _push_counts(loop: For, tapes: set[int], namer) -> tuple[list, dict] | None:
     return before + [copy], most
 
 
-def _name_clash(loop: For, fn: Function, top_saved: list) -> bool:
+def name_clash(loop: For, fn: Function, top_saved: list) -> bool:
     """Whether the replay would read, under its forward name, a variable whose name another
     variable the adjoint already takes (or another read) has: versions of one array share
     their name in the forward code."""

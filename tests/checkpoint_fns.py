@@ -85,3 +85,13 @@ def state_written_in_place(x, a):
     for i in range(x.shape[0]):
         h[:] = np.tanh(a * h + x[i])
     return np.sum(h)
+
+
+def reads_an_array_written_after(x, a):  # the replay would read y's new values
+    y = x * 1.0
+    h = 0.0
+    for i in range(y.shape[0]):
+        h = math.tanh(a * h + y[i])
+    y[0] = 0.0
+    return h + np.sum(y * y)
+

@@ -855,10 +855,15 @@ def summary(results: list[dict], show: int, out=sys.stdout) -> None:
 
 
 def parse_seeds(text: str) -> list[int]:
-    if ":" in text:
-        a, b = text.split(":")
-        return list(range(int(a), int(b)))
-    return [int(s) for s in text.split(",")]
+    """``a:b`` (a range), ``a,b,c``, or a mix of both (``0:300,446``)."""
+    out: list[int] = []
+    for part in text.split(","):
+        if ":" in part:
+            a, b = part.split(":")
+            out += range(int(a), int(b))
+        else:
+            out.append(int(part))
+    return out
 
 
 def main(argv=None) -> int:

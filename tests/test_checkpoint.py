@@ -24,6 +24,7 @@ CHECKPOINTED = [
 KEPT = [
     (case(F.exits_early, N(30, s=0.5), U(0.3, 0.9)), "it can exit early"),
     (case(F.state_written_in_place, N(20, 3, s=0.5), U(0.3, 0.9)), "in place"),
+    (case(F.reads_an_array_written_after, N(20, s=0.5), U(0.3, 0.9)), "written after the loop"),
 ]
 TINY = 64  # bytes: a segment of 4 values, so every loop above runs in many segments
 
