@@ -139,7 +139,7 @@ class Expressions:
                 return S.NUMPY[np.ravel](base)
             if node.attr in ("sum", "mean", "max", "min", "dot", "copy", "transpose", "reshape",
                              "item", "astype", "prod", "var", "std", "cumsum", "cumprod", "ravel",
-                             "flatten", "squeeze"):
+                             "flatten", "squeeze", "repeat", "swapaxes", "diagonal", "trace"):
                 return getattr(base, node.attr)
             raise UnsupportedError(f"the array attribute .{node.attr} is not supported",
                                    self.loc(node))
@@ -325,11 +325,20 @@ class Expressions:
 
     def expr_Call(self, node):
         fn = self.expr(node.func)
-        args = [self.expr(a) for a in node.args]
-        kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
+        if not isinstance(fn, Sym) and fn in S.REFUSED:
+            raise UnsupportedError(S.REFUSED[fn], self.loc(node))
+        args = [self.argument(a) for a in node.args]
+        kwargs = {k.arg: self.argument(k.value) for k in node.keywords}
         if None in kwargs:
             raise UnsupportedError("**kwargs in a call", self.loc(node))
         return self.call(fn, args, kwargs, node)
+
+    def argument(self, node):
+        """A call's argument: an expression, or a string constant (``ord="fro"``,
+        ``x.astype("float64")``), which the handler called reads or refuses."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        return self.expr(node)
 
     def call(self, fn, args, kwargs, node):
         if isinstance(fn, Sym) or fn is None:

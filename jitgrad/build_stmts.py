@@ -88,6 +88,16 @@ class Statements:
     def stmt_Expr(self, stmt):
         if is_docstring(stmt):
             return
+        call = stmt.value
+        if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "fill" and isinstance(call.func.value, ast.Name)
+                and len(call.args) == 1 and not call.keywords
+                and isinstance(self.env.get(call.func.value.id), Sym)):
+            # `x.fill(v)` is `x[...] = v`: every entry written in place
+            target = ast.copy_location(ast.Subscript(value=call.func.value, slice=ast.Constant(
+                Ellipsis), ctx=ast.Store()), call)
+            self.assign(target, self.expr(call.args[0]))
+            return
         self.expr(stmt.value)  # evaluated for its checks; dead code removal drops it
 
     def stmt_Assign(self, stmt):

@@ -153,6 +153,10 @@ def fence(src: FunctionSource) -> None:
         raise UnsupportedError("*args, **kwargs and keyword-only or positional-only parameters "
                                "are not supported", src.loc(node))
     # Decorators (numba.njit, jitgrad.grad) are fine: jitgrad reads the undecorated body.
+    # a string is read only as a call's argument (np.linalg.norm(x, ord="fro"), astype("f8"))
+    call_args = {id(a) for sub in ast.walk(node) if isinstance(sub, ast.Call)
+                 and not (isinstance(sub.func, ast.Name) and sub.func.id == "print")
+                 for a in [*sub.args, *(k.value for k in sub.keywords)]}
     for stmt in node.body:
         for sub in ast.walk(stmt):
             what = _REFUSED_NAMES.get(type(sub))
@@ -176,7 +180,8 @@ def fence(src: FunctionSource) -> None:
             if isinstance(sub, (ast.For, ast.While)) and sub.orelse:
                 raise UnsupportedError("`else` on a loop is not supported", src.loc(sub))
             if (isinstance(sub, ast.Constant) and isinstance(sub.value, (str, bytes))
-                    and not (isinstance(stmt, ast.Expr) and sub is stmt.value)):
+                    and not (isinstance(stmt, ast.Expr) and sub is stmt.value)
+                    and not (isinstance(sub.value, str) and id(sub) in call_args)):
                 raise UnsupportedError("strings are not supported", src.loc(sub))
             if isinstance(sub, ast.Constant) and isinstance(sub.value, complex):
                 raise UnsupportedError("complex numbers are not supported", src.loc(sub))

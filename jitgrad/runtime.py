@@ -285,6 +285,14 @@ def arcsinh(x):
     return np.arcsinh(x)
 
 @jit
+def arccosh(x):
+    return np.arccosh(x)
+
+@jit
+def arctanh(x):
+    return np.arctanh(x)
+
+@jit
 def square(x):
     return x * x
 
@@ -411,6 +419,10 @@ def logaddexp(x, y):
     return np.logaddexp(x, y)
 
 @jit
+def logaddexp2(x, y):
+    return np.logaddexp2(x, y)
+
+@jit
 def copysign(x, y):
     return np.copysign(x, y)
 
@@ -458,4 +470,52 @@ def prod_others(x):
     for i in range(flat.size - 1, -1, -1):
         out[i] *= acc
         acc *= flat[i]
+    return out.reshape(x.shape)
+
+
+@jit
+def prod_axis(x, axis, out_shape):
+    """``np.prod(x, axis)``, reshaped to ``out_shape`` (Numba has no axis argument)."""
+    pre, n, post = _split(x, axis)
+    xc = np.ascontiguousarray(x).reshape((pre, n, post))
+    out = np.ones((pre, post), dtype=x.dtype)
+    for a in range(pre):
+        for j in range(n):
+            for b in range(post):
+                out[a, b] *= xc[a, j, b]
+    return out.reshape(out_shape)
+
+
+@jit
+def prod_others_axis(x, axis):
+    """Each entry's product of the other entries along ``axis`` (the adjoint of
+    ``np.prod(x, axis)``, exact at zeros): the product before it times the product after it."""
+    pre, n, post = _split(x, axis)
+    xc = np.ascontiguousarray(x).reshape((pre, n, post))
+    out = np.empty((pre, n, post))
+    for a in range(pre):
+        for b in range(post):
+            acc = 1.0
+            for j in range(n):
+                out[a, j, b] = acc
+                acc *= xc[a, j, b]
+            acc = 1.0
+            for j in range(n - 1, -1, -1):
+                out[a, j, b] *= acc
+                acc *= xc[a, j, b]
+    return out.reshape(x.shape)
+
+
+@jit
+def cumsum_axis(x, axis):
+    """``np.cumsum(x, axis)`` (Numba's np.cumsum takes no axis)."""
+    pre, n, post = _split(x, axis)
+    xc = np.ascontiguousarray(x).reshape((pre, n, post))
+    out = np.empty((pre, n, post), dtype=xc.dtype)
+    for a in range(pre):
+        for b in range(post):
+            acc = xc[a, 0, b] - xc[a, 0, b]
+            for j in range(n):
+                acc += xc[a, j, b]
+                out[a, j, b] = acc
     return out.reshape(x.shape)

@@ -199,8 +199,7 @@ BUILT = [
     Built("uses_sorted_builtin", (V3,), r"calling sorted is not supported", "sorted-builtin",
           "sorted"),
     Built("math_gamma", (1.5,), r"calling math.gamma is not supported", "math-gamma", "math.gamma"),
-    Built("arccosh_ufunc", (V3 ** 2 + 1.0,), r"np.arccosh is not supported", "arccosh",
-          "np.arccosh"),
+    Built("sinc_ufunc", (V3 ** 2 + 1.0,), r"np.sinc is not supported", "sinc", "np.sinc"),
     Built("missing_numpy_name", (V3,), r"no_such_function does not exist", "missing-np",
           "np.no_such_function"),
     Built("recursive", (1.5, 3), r"recursion", "recursion", "recursive(x, n - 1)"),
@@ -234,6 +233,8 @@ BUILT = [
           "view-write", "y[0]"),
     Built("stale_view", (V3,), r"`y` shares memory with an array written in place after it "
           "was made", "stale-view", "y"),
+    Built("loop_joins_two_arrays", (V3,), r"`fx` and `fxnew` name one array from the second "
+          "iteration of this loop on", "joined-carries", "for _ in range(2)"),
     Built("loop_reads_view", (V3,), r"`row` is read in this loop and shares memory with an "
           "array the loop writes into", "loop-view", "for"),
     Built("undefined_name", (1.0,), r"NameError: name 'not_defined_anywhere' is not defined",
