@@ -250,6 +250,11 @@ class Expressions:
                     flags.append(True)
                 spec.append(":" if not any(flags) else ("s", *flags))
                 continue
+            if (len(items) == 1 and isinstance(item, (ast.List, ast.Tuple)) and item.elts
+                    and all(isinstance(e, ast.Constant) and type(e.value) is int
+                            for e in item.elts)):  # x[[0, 2, 2]]: rows at constant integers
+                rows = np.array([e.value for e in item.elts], dtype=np.int64)
+                return ("a",), [self.constant_array("rows", rows, item)]
             v = self.expr(item)
             if v is None:
                 spec.append("n")
@@ -299,6 +304,12 @@ class Expressions:
                 if len(spec) == 1 and spec[0] != "i" and not any(isinstance(a, Sym)
                                                                   for a in atoms):
                     return tuple(array[P._index_value(spec, atoms)[0]])
+                if (len(spec) == 1 and spec[0] == "i" and isinstance(atoms[0], Sym) and array
+                        and len({S.ndim_of(a) for a in array}) == 1 and all(
+                            isinstance(a, (Sym, int, float)) and not isinstance(a, bool)
+                            for a in array)):  # `(a, b, c)[i]`, i known at run time
+                    return S._apply("getitem", S.NUMPY[np.stack](list(array)), atoms[0],
+                                    index_spec=("i",))
             raise UnsupportedError("indexing this value", self.loc(node))
         plain = [s for s in spec if s != "n"]
         if len(plain) > array.ndim:

@@ -504,6 +504,8 @@ def np_concatenate(arrays, axis=0):
 
 
 def np_hstack(tup):
+    if isinstance(tup, Sym) and tup.ndim in (1, 2):  # one array: its rows, joined
+        return np_copy(tup) if tup.ndim == 1 else np_ravel(tup)
     tup = _entries(tup, "np.hstack")
     if all(ndim_of(a) == 0 for a in tup):
         return np_stack(tup)
@@ -511,6 +513,8 @@ def np_hstack(tup):
 
 
 def np_vstack(tup):
+    if isinstance(tup, Sym) and tup.ndim in (1, 2):  # one array: its rows, stacked again
+        return np_copy(tup) if tup.ndim == 2 else np_reshape(tup, (tup.shape[0], 1))
     tup = _entries(tup, "np.vstack")
     if all(ndim_of(a) <= 1 for a in tup):
         return np_stack(tup)

@@ -9,6 +9,8 @@
 - splitting and stacking by axis name: `hsplit`, `vsplit`, `dsplit`, `column_stack`,
   `row_stack`, `append`;
 - norms over an axis, and vector p-norms;
+- sorting a vector (through the sorting permutation), medians and percentiles;
+- ``nan_to_num`` and casts written as ``np.int64(x)``;
 - NumPy's complex-part functions on real arrays (`real`, `imag`, `conj`, `angle`).
 
 None adds a derivative rule: each records primitives whose rules exist, so the derivative
@@ -351,16 +353,12 @@ def _split_along(name, axis_of):
     return f
 
 
-def _rows_of(x, what):
-    """``np.vstack(x)`` and friends given one array: its entries along axis 0."""
-    if not records(x):
-        return list(x)
-    raise UnsupportedError(f"{what} of one array (pass a tuple or list of arrays)", _loc(x))
-
-
 def np_column_stack(tup):
-    if records(tup):
-        tup = _rows_of(tup, "np.column_stack")
+    if records(tup):  # one array: its rows, each a column
+        if tup.ndim != 2:
+            raise UnsupportedError("np.column_stack of one array of rank other than 2",
+                                   _loc(tup))
+        return np_transpose(tup)
     tup = list(tup)
     if _plain(*tup):
         return np.column_stack(tup)
@@ -378,6 +376,78 @@ def np_append(arr, values, axis=None):
 
 
 # -- norms and deviations whose gradient at 0 is 0 -------------------------------------------
+
+
+# -- sorting and order statistics --------------------------------------------------------------
+
+
+def np_sort(x, axis=-1, kind=None, order=None):
+    """A vector's entries in order: the entries at the sorting permutation (its gradient goes
+    back through the permutation; tied entries keep their order)."""
+    if _plain(x):
+        return np.sort(x, axis=axis)
+    if x.ndim != 1 or order is not None or _norm_axis(axis, 1, _loc(x)) != 0:
+        raise UnsupportedError("np.sort of a vector (axis=-1 or 0)", _loc(x))
+    return _apply("take", x, _apply("argsort", x))
+
+
+def np_median(x, axis=None, **kw):
+    if _plain(x):
+        return np.median(x, axis=axis, **kw)
+    if kw or axis is not None and not (x.ndim == 1 and _norm_axis(axis, 1, _loc(x)) == 0):
+        raise UnsupportedError("np.median of all the entries (no axis=)", _loc(x))
+    s = np_sort(np_ravel(x) if x.ndim != 1 else x)
+    n = s.shape[0]
+    lo = _apply("getitem", s, (n - 1) // 2, index_spec=("i",))
+    hi = _apply("getitem", s, n // 2, index_spec=("i",))
+    return (lo + hi) * 0.5
+
+
+def np_percentile(x, q, axis=None, **kw):
+    """The q-th percentile of all the entries, NumPy's default linear interpolation."""
+    if _plain(x, q):
+        return np.percentile(x, q, axis=axis, **kw)
+    if kw or axis is not None or ndim_of(q) or records(q):
+        raise UnsupportedError("np.percentile of all the entries at one constant q", _loc(x))
+    s = np_sort(np_ravel(x) if x.ndim != 1 else x)
+    pos = (s.shape[0] - 1) * (float(q) / 100.0)
+    lo = _apply("cast", _apply("floor", pos), kind="i")
+    hi = _imin(lo + 1, s.shape[0] - 1)
+    frac = pos - lo
+    below = _apply("getitem", s, lo, index_spec=("i",))
+    above = _apply("getitem", s, hi, index_spec=("i",))
+    return below + (above - below) * frac
+
+
+def np_quantile(x, q, axis=None, **kw):
+    if _plain(x, q):
+        return np.quantile(x, q, axis=axis, **kw)
+    if ndim_of(q) or records(q):
+        raise UnsupportedError("np.quantile of all the entries at one constant q", _loc(x))
+    return np_percentile(x, float(q) * 100.0, axis, **kw)
+
+
+# -- cleaning and casting -------------------------------------------------------------------
+
+
+def np_nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    if _plain(x):
+        return np.nan_to_num(x, copy=copy, nan=nan, posinf=posinf, neginf=neginf)
+    big = np.finfo(np.float64).max
+    top = big if posinf is None else float(posinf)
+    bottom = -big if neginf is None else float(neginf)
+    infinite = np_where(_apply("isnan", x), False, _apply("logical_not", _apply("isfinite", x)))
+    x = np_where(infinite, np_where(x > 0.0, top, bottom), x)
+    return np_where(_apply("isnan", x), float(nan), x)
+
+
+def _cast_to(dtype):
+    def f(x):
+        if _plain(x):
+            return dtype(x)
+        from .numpy_api import np_cast
+        return np_cast(x, dtype)
+    return f
 
 
 def np_norm(x, ord=None, axis=None, keepdims=False):
@@ -444,6 +514,10 @@ SHAPE: dict = {
     np.dsplit: _split_along("dsplit", lambda nd: 2 if nd >= 3 else None),
     np.column_stack: np_column_stack, np.append: np_append,
     np.linalg.norm: np_norm,
+    np.sort: np_sort, np.median: np_median, np.percentile: np_percentile,
+    np.quantile: np_quantile, np.nan_to_num: np_nan_to_num,
+    np.int64: _cast_to(np.int64), np.int32: _cast_to(np.int32),
+    np.float64: _cast_to(np.float64),
     np.real: _real_only("real", np.real, lambda x: x),
     np.conj: _real_only("conj", np.conj, lambda x: x),
     np.real_if_close: _real_only("real_if_close", np.real_if_close, lambda x: x),

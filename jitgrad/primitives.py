@@ -542,6 +542,11 @@ argmax = primitive("argmax", np.argmax, lambda ts, p: Type("i", 0),
                    lambda a, p, t: f"np.argmax({a[0]})", differentiable=False)
 argmin = primitive("argmin", np.argmin, lambda ts, p: Type("i", 0),
                    lambda a, p, t: f"np.argmin({a[0]})", differentiable=False)
+# The order that sorts a vector, stably (ties keep their order, as NumPy's mergesort).
+argsort = primitive("argsort", lambda x: np.argsort(x, kind="mergesort"),
+                    lambda ts, p: Type("i", 1),
+                    lambda a, p, t: f"np.argsort({a[0]}, kind='mergesort')",
+                    differentiable=False)
 # ``x[idx]`` with a 1-D integer array: the rows of x at idx (Numba allows one such index).
 take = primitive("take", lambda x, idx: x[np.asarray(idx)], lambda ts, p: ts[0],
                  lambda a, p, t: f"{a[0]}[{a[1]}]")

@@ -65,7 +65,11 @@ class _VJP:
         if len(args) != len(self.param_names):
             raise SignatureError(f"{self.src.qualname} takes {len(self.param_names)} arguments, "
                                  f"got {len(args)}")
-        types = tuple(type_of_value(a, f"argument {n!r}") for n, a in zip(self.param_names, args))
+        try:
+            types = tuple(type_of_value(a, f"argument {n!r}")
+                          for n, a in zip(self.param_names, args))
+        except SignatureError as e:  # say which function's parameter, at its `def` line
+            raise SignatureError(e.message, self.src.loc(self.src.node)) from None
         key = (types, wrt)
         k = self._kernels.get(key)
         if k is None:

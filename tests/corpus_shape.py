@@ -35,6 +35,26 @@ def _mod_clear(rng):
     return pts
 
 
+def _distinct(rng):
+    pts = []
+    while len(pts) < 2:
+        x = rng.normal(size=7)
+        if np.min(np.diff(np.sort(x))) > 0.05:
+            pts.append((x,))
+    return pts
+
+
+def _signed_logs(rng):
+    x = rng.uniform(0.3, 2.0, size=6) * np.array([1.0, -1.0, 1.0, 1.0, -1.0, 1.0])
+    return [(x,), (np.abs(x),)]
+
+
+def _cast_rows(rng):
+    w = rng.normal(size=(5, 4))
+    w[:, -1] = [0.2, 1.3, 4.6, 2.1, 3.7]  # row indices, clear of the integers
+    return [(w,)]
+
+
 SHAPE_CASES = [
     case(F.permuted_weights, N(2, 3, 4), N(4, 3, 2)),
     case(F.rotated_stencil, N(3, 4)),
@@ -64,11 +84,19 @@ SHAPE_CASES = [
     case(F.jacobi_swaps, N(6)),
     case(F.ewma_filled, N(6), U(0.2, 0.8)),
     case(F.string_arguments, N(3, 2)),
+    case(F.order_statistics, points=_distinct),
+    case(F.cleaned_logs, points=_signed_logs),
+    case(F.pick_by_index, points=lambda rng: [(0.3, -1.2, 0.8, 1), (0.3, -1.2, 0.8, 2),
+                                              (0.5, 0.7, -0.4, 0)]),
+    case(F.rows_by_list, N(4, 3)),
+    case(F.one_array_stacks, N(3, 3)),
+    case(F.rows_by_cast, points=_cast_rows),
 ]
 
 # Points the tape cannot record (math.* converts a Tensor with float(); writes into an array
-# np.empty made): checked to raise its refusal, like test_tape.REFUSED.
+# np.empty made or into an argument; a list index; np.int64 of a Tensor): checked to raise its
+# refusal, like test_tape.REFUSED.
 TAPE_REFUSES = {"operator_forms", "distance_matrix", "ewma_filled",
-                "jacobi_swaps"}
+                "jacobi_swaps", "rows_by_list", "rows_by_cast"}
 
 assert len({c.name for c in SHAPE_CASES}) == len(SHAPE_CASES)

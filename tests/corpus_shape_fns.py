@@ -208,3 +208,37 @@ def ewma_filled(data, alpha):
 
 def string_arguments(x):
     return np.sum(x.astype("float64") ** 2) + np.linalg.norm(x, ord="fro")
+
+
+# ---- order statistics, cleaning, indexing forms ---------------------------------------------
+
+
+def order_statistics(x):
+    s = np.sort(x)
+    return (np.sum(s * np.arange(s.shape[0])) + np.median(x) * 3.0 + np.percentile(x, 30)
+            + np.quantile(x, 0.75))
+
+
+def cleaned_logs(x):
+    """log of negative entries is NaN; np.nan_to_num makes it 0 (and its gradient 0)."""
+    return np.sum(np.nan_to_num(np.log(x)) * x)
+
+
+def pick_by_index(a, b, c, i):
+    """A tuple indexed at run time (Tangent's passthru_pack)."""
+    x = a, b * 2.0, c
+    return x[i] * x[0]
+
+
+def rows_by_list(x):
+    return np.sum(x[[0, 2, 2]] ** 2) + np.sum(x[[1]])
+
+
+def one_array_stacks(m):
+    return np.sum(np.vstack(m) * np.hstack(m)[: m.shape[1]]) + np.sum(np.column_stack(m) ** 2)
+
+
+def rows_by_cast(w):
+    """Row indices cast from a float column (autograd's test_cast_to_int)."""
+    idx = np.int64(w[:, -1])
+    return np.sum(w[:, :-1][idx] ** 2)

@@ -206,12 +206,12 @@ def pinv_sum(x):
     return np.sum(np.linalg.pinv(x))  # refused: pinv
 
 
-def sort_sum(x):
-    return np.sum(np.sort(x))  # refused: sort
+def partition_sum(x):
+    return np.sum(np.partition(x, 1))  # refused: partition
 
 
-def percentile_sum(x):
-    return np.sum(np.percentile(x, 30.0))  # refused: percentile
+def interp_sum(x):
+    return np.sum(np.interp(x, x, x))  # refused: interp
 
 
 def fancy_index(x, idx):
