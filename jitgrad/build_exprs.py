@@ -250,7 +250,10 @@ class Expressions:
                     flags.append(True)
                 spec.append(":" if not any(flags) else ("s", *flags))
                 continue
-            if (len(items) == 1 and isinstance(item, (ast.List, ast.Tuple)) and item.elts
+            if (item is items[0] and all(isinstance(i, ast.Slice) and i.lower is None
+                                         and i.upper is None and i.step is None
+                                         for i in items[1:])
+                    and isinstance(item, (ast.List, ast.Tuple)) and item.elts
                     and all(isinstance(e, ast.Constant) and type(e.value) is int
                             for e in item.elts)):  # x[[0, 2, 2]]: rows at constant integers
                 rows = np.array([e.value for e in item.elts], dtype=np.int64)
@@ -292,10 +295,15 @@ class Expressions:
 
     def getitem(self, array, index, node):
         if index[0] == ("a",):
-            if not isinstance(array, Sym) or array.ndim not in (1, 2):
-                raise UnsupportedError("an integer-array index reads rows of a 1-D or 2-D "
-                                       "array", self.loc(node))
-            return S._apply("take", array, index[1][0])
+            if not isinstance(array, Sym) or array.ndim == 0:
+                raise UnsupportedError("an integer-array index reads rows of an array",
+                                       self.loc(node))
+            rows = index[1][0]
+            if array.ndim <= 2:
+                return S._apply("take", array, rows)
+            rest = tuple(array.shape[1:])  # rows of a stack: rows of its (n, rest) reshape
+            flat = S.np_reshape(array, (array.shape[0], array.size // array.shape[0]))
+            return S.np_reshape(S._apply("take", flat, rows), (rows.shape[0],) + rest)
         spec, atoms = expand_ellipsis(index, array)
         if not isinstance(array, Sym):
             if isinstance(array, (tuple, list)):

@@ -31,7 +31,7 @@ from .build_ast import (
     same_structure,
 )
 from .build_exprs import LocalFunction, expand_ellipsis
-from .errors import ShapeError, UnsupportedError
+from .errors import JitgradError, ShapeError, UnsupportedError
 from .ir import (
     Block,
     Carry,
@@ -99,6 +99,14 @@ class Statements:
             self.assign(target, self.expr(call.args[0]))
             return
         self.expr(stmt.value)  # evaluated for its checks; dead code removal drops it
+
+    def stmt_Assert(self, stmt):
+        """A condition known while building (ranks, constants) is checked then; one on run-time
+        values is not checked by the gradient code (it does not change a value)."""
+        cond = self.condition(stmt.test)
+        if not isinstance(cond, Sym) and not cond:
+            raise JitgradError("AssertionError: the assertion fails for these argument types",
+                               self.loc(stmt))
 
     def stmt_Assign(self, stmt):
         value = self.expr(stmt.value)

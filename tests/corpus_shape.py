@@ -91,12 +91,14 @@ SHAPE_CASES = [
     case(F.rows_by_list, N(4, 3)),
     case(F.one_array_stacks, N(3, 3)),
     case(F.rows_by_cast, points=_cast_rows),
+    case(F.stack_rows, N(3, 2, 4)),
 ]
 
 # Points the tape cannot record (math.* converts a Tensor with float(); writes into an array
 # np.empty made or into an argument; a list index; np.int64 of a Tensor): checked to raise its
 # refusal, like test_tape.REFUSED.
 TAPE_REFUSES = {"operator_forms", "distance_matrix", "ewma_filled",
-                "jacobi_swaps", "rows_by_list", "rows_by_cast"}
+                "jacobi_swaps", "rows_by_list", "rows_by_cast",
+                "stack_rows"}
 
 assert len({c.name for c in SHAPE_CASES}) == len(SHAPE_CASES)

@@ -242,3 +242,8 @@ def rows_by_cast(w):
     """Row indices cast from a float column (autograd's test_cast_to_int)."""
     idx = np.int64(w[:, -1])
     return np.sum(w[:, :-1][idx] ** 2)
+
+
+def stack_rows(x):
+    """Rows of a stack by a list of integers (autograd's test_index_lists)."""
+    return np.sum(x[[0, 2], :, :] ** 2) + np.sum(x[[1, 1]] * x[0])

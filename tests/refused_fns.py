@@ -33,11 +33,6 @@ def uses_with(x):
     return y
 
 
-def uses_assert(x):
-    assert x > 0.0  # refused: assert
-    return x * x
-
-
 def uses_string(x):
     name = "x"  # refused: string
     return x * len(name)

@@ -46,3 +46,17 @@ def test_vjp_fills_in_default_arguments():
     assert all(r is not None for r in rest)  # the float defaults are primals too
     ref = numeric_grad(lambda v: float(np.dot(lorenz_rate(v), ct)), (x,), 0)
     np.testing.assert_allclose(g, ref, rtol=1e-6, atol=1e-8)
+
+
+def checked_rows(x):
+    assert x.ndim == 2, "rows of a matrix"
+    assert len(x) > 1  # a run-time condition: not checked by the gradient code
+    return np.sum(x[1] * x[0])
+
+
+def test_assert_is_checked_when_known_while_building():
+    x = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_allclose(jitgrad.grad(checked_rows)(x), [x[1], x[0]])
+    with pytest.raises(jitgrad.JitgradError, match="AssertionError") as info:
+        jitgrad.grad(checked_rows)(np.ones(3))
+    assert info.value.loc is not None and "x.ndim == 2" in info.value.loc.line

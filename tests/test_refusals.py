@@ -88,7 +88,6 @@ class Fenced:
 FENCED = [
     Fenced("uses_try", r"try/except is not supported", "try", "try"),
     Fenced("uses_with", r"a with statement is not supported", "with", "with"),
-    Fenced("uses_assert", r"assert is not supported", "assert", "assert"),
     Fenced("uses_string", r"strings are not supported", "string", '"x"'),
     Fenced("uses_string_argument", r"strings are not supported", "string-arg", '"float64"'),
     Fenced("uses_print_string", r"strings are not supported", "print-string", '"value"'),
