@@ -17,6 +17,7 @@ import types as pytypes
 import numpy as np
 
 from . import primitives as P
+from . import scipy_api
 from . import symbolic as S
 from .build_ast import (
     BINOPS,
@@ -145,6 +146,9 @@ class Expressions:
                                    self.loc(node))
         if isinstance(base, (int, float)) and node.attr in ("real",):
             return base
+        method = getattr(base, node.attr, None)
+        if method is not None and scipy_api.handler_for(method) is not None:
+            return method  # scipy.stats.norm.cdf
         raise UnsupportedError(f"the attribute .{node.attr} of a {type(base).__name__}",
                                self.loc(node))
 
@@ -381,6 +385,12 @@ class Expressions:
         handler = BUILTINS.get(fn)
         if handler is not None:
             return handler(self, args, kwargs, node)
+        scipy_fn = scipy_api.handler_for(fn)
+        if scipy_fn is not None:
+            try:
+                return scipy_fn(*args, **kwargs)
+            except TypeError as e:
+                raise UnsupportedError(f"{fn_name(fn)}: {e}", self.loc(node)) from None
         target = _unwrap(fn)
         library = str(getattr(target, "__module__", None) or "").split(".")[0]
         if library == "numpy" or isinstance(fn, np.ufunc):

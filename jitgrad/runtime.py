@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from .compile import jit
+from .compile import jit, vectorize
 from .errors import SizesDiffer
 
 
@@ -427,13 +427,17 @@ def copysign(x, y):
     return np.copysign(x, y)
 
 # math.erf and math.erfc take scalars (NumPy has no erf): jitgrad allows them on scalars only.
-@jit
-def erf(x):
+# erf/erfc of scalars and of arrays (scipy.special.erf, scipy.stats.norm.cdf): NumPy has no erf
+def _erf(x):
     return math.erf(x)
 
-@jit
-def erfc(x):
+
+def _erfc(x):
     return math.erfc(x)
+
+
+erf = vectorize(_erf)
+erfc = vectorize(_erfc)
 
 
 @jit

@@ -92,13 +92,16 @@ SHAPE_CASES = [
     case(F.one_array_stacks, N(3, 3)),
     case(F.rows_by_cast, points=_cast_rows),
     case(F.stack_rows, N(3, 2, 4)),
+    case(F.black_scholes_vectorised, U(10.0, 50.0, 5), U(10.0, 50.0, 5), U(1.0, 2.0, 5),
+         U(0.01, 0.1), U(0.1, 0.4)),
+    case(F.logistic_special, N(3), N(6, 3), U(0.0, 1.0, 6)),
 ]
 
 # Points the tape cannot record (math.* converts a Tensor with float(); writes into an array
-# np.empty made or into an argument; a list index; np.int64 of a Tensor): checked to raise its
-# refusal, like test_tape.REFUSED.
+# np.empty made or into an argument; a list index; np.int64 of a Tensor; SciPy functions):
+# checked to raise its refusal, like test_tape.REFUSED.
 TAPE_REFUSES = {"operator_forms", "distance_matrix", "ewma_filled",
                 "jacobi_swaps", "rows_by_list", "rows_by_cast",
-                "stack_rows"}
+                "stack_rows", "black_scholes_vectorised", "logistic_special"}
 
 assert len({c.name for c in SHAPE_CASES}) == len(SHAPE_CASES)

@@ -15,6 +15,8 @@ import math
 import operator
 
 import numpy as np
+from scipy import special
+from scipy.stats import norm
 
 # ---- axis permutations ----------------------------------------------------------------------
 
@@ -247,3 +249,20 @@ def rows_by_cast(w):
 def stack_rows(x):
     """Rows of a stack by a list of integers (autograd's test_index_lists)."""
     return np.sum(x[[0, 2], :, :] ** 2) + np.sum(x[[1, 1]] * x[0])
+
+
+# ---- SciPy functions NumPy-style kernels call ------------------------------------------------
+
+
+def black_scholes_vectorised(s, k, t, r, sigma):
+    """The NumPy-benchmark form, with scipy.stats.norm.cdf on arrays."""
+    d1 = (np.log(s / k) + (r + 0.5 * sigma ** 2) * t) / (sigma * np.sqrt(t))
+    d2 = d1 - sigma * np.sqrt(t)
+    call = s * norm.cdf(d1) - k * np.exp(-r * t) * norm.cdf(d2)
+    return np.sum(call) + np.sum(norm.pdf(d1, 0.1, 2.0) + norm.logpdf(d2, scale=sigma))
+
+
+def logistic_special(w, x, y):
+    p = special.expit(x @ w)
+    return (-np.sum(y * np.log(p) + (1 - y) * np.log(1 - p)) + special.logsumexp(x @ w)
+            + np.sum(special.logsumexp(x, axis=1)) + np.sum(special.erf(w)))
