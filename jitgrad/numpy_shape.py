@@ -4,7 +4,8 @@
 
 - axis permutations: `swapaxes`, `moveaxis`, `rollaxis`, `flipud`, `fliplr`, `rot90`;
 - rank padding and repetition: `atleast_1d/2d/3d`, `repeat` along an axis, `tile`;
-- products over named axes: `dot` of any ranks, `inner`, `tensordot`, `kron`, `cross`;
+- products over named axes: `dot` of any ranks, `inner`, `tensordot`, `kron`, `cross`,
+  `convolve`;
 - diagonals with an offset: `diagonal`, `trace`, `diag(v, k)`, `tril`/`triu` of stacks;
 - splitting and stacking by axis name: `hsplit`, `vsplit`, `dsplit`, `column_stack`,
   `row_stack`, `append`;
@@ -241,6 +242,28 @@ def np_inner(a, b):
     if na == 0 or nb == 0:
         return a * b
     return np_tensordot(a, b, ([na - 1], [nb - 1]))
+
+
+def np_convolve(a, v, mode="full"):
+    """The discrete convolution of two vectors: each a[i] * v row of their outer product,
+    shifted right by i (a reshape of the rows padded with zeros), summed over i."""
+    if _plain(a, v):
+        return np.convolve(a, v, mode)
+    if ndim_of(a) != 1 or ndim_of(v) != 1 or mode not in ("full", "same", "valid"):
+        raise UnsupportedError("np.convolve of two vectors, mode 'full', 'same' or 'valid'",
+                               _loc(a, v))
+    n, m = a.shape[0], v.shape[0]
+    rows = _apply("outer", a, v)  # (n, m)
+    padded = np_concatenate([rows, _zeros(a if isinstance(a, Sym) else v, (n, n))], axis=1)
+    width = n + m - 1
+    flat = _apply("getitem", np_ravel(padded), n * width, index_spec=(("s", False, True, False),))
+    full = np_sum(np_reshape(flat, (n, width)), axis=0)
+    if mode == "full":
+        return full
+    short = _imin(n, m)
+    start = (short - 1) // 2 if mode == "same" else short - 1
+    length = _imax(n, m) if mode == "same" else _imax(n, m) - short + 1
+    return _apply("getitem", full, start, start + length, index_spec=(("s", True, True, False),))
 
 
 def np_kron(a, b):
@@ -506,6 +529,7 @@ SHAPE: dict = {
     np.atleast_1d: _atleast(1), np.atleast_2d: _atleast(2), np.atleast_3d: _atleast(3),
     np.repeat: np_repeat, np.tile: np_tile,
     np.dot: np_dot, np.inner: np_inner, np.tensordot: np_tensordot, np.kron: np_kron,
+    np.convolve: np_convolve,
     np.cross: np_cross,
     np.diagonal: np_diagonal, np.trace: np_trace, np.diag: np_diag,
     np.tril: _triangle(True), np.triu: _triangle(False),
