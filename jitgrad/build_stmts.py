@@ -176,7 +176,7 @@ class Statements:
             self.env[target.id] = self.named(value, target.id)
         elif isinstance(target, (ast.Tuple, ast.List)):
             if isinstance(value, Sym):
-                raise UnsupportedError("unpacking an array", self.loc(target))
+                value = self.unpack_rows(value, len(target.elts), target)
             if not isinstance(value, (tuple, list)) or len(value) != len(target.elts):
                 raise UnsupportedError("unpacking needs a tuple of the same length",
                                        self.loc(target))
@@ -187,6 +187,14 @@ class Statements:
             self.setitem(target, array, self.index(target.slice), value)
         else:
             raise UnsupportedError(f"assignment to {type(target).__name__}", self.loc(target))
+
+    def unpack_rows(self, array, k, target) -> list:
+        """``a, b, c = x``: x's rows, after a run time check that it has k of them."""
+        if array.ndim == 0:
+            raise UnsupportedError("unpacking a number", self.loc(target))
+        k_checked = S._apply("unpack_count", array.shape[0], k)
+        first = k_checked - k  # 0, read from the check so that the check stays
+        return [S._apply("getitem", array, first + j, index_spec=("i",)) for j in range(k)]
 
     def named(self, value, name: str):
         """Give the variable the last equation defined the user's name, for readable code."""

@@ -542,6 +542,17 @@ argmax = primitive("argmax", np.argmax, lambda ts, p: Type("i", 0),
                    lambda a, p, t: f"np.argmax({a[0]})", differentiable=False)
 argmin = primitive("argmin", np.argmin, lambda ts, p: Type("i", 0),
                    lambda a, p, t: f"np.argmin({a[0]})", differentiable=False)
+def _unpack_count_impl(n, k):
+    if int(n) != int(k):
+        raise ValueError(f"cannot unpack an array of {int(n)} rows into {int(k)} names")
+    return int(k)
+
+
+# ``a, b, c = x``: the number of names, once the run time check of x's length passed (the
+# reads of the rows are indexed from it, so the check stays in the code).
+unpack_count = primitive("unpack_count", _unpack_count_impl, lambda ts, p: Type("i", 0),
+                         lambda a, p, t: f"_rt.unpack_count({a[0]}, {a[1]})",
+                         differentiable=False)
 # The order that sorts a vector, stably (ties keep their order, as NumPy's mergesort).
 argsort = primitive("argsort", lambda x: np.argsort(x, kind="mergesort"),
                     lambda ts, p: Type("i", 1),

@@ -296,8 +296,8 @@ def missing_numpy_name(x):
     return np.no_such_function(x)  # refused: missing-np
 
 
-def unpack_array(x):
-    a, b = x  # refused: unpack-array
+def unpack_number(x):
+    a, b = x[0]  # refused: unpack-number
     return a * b
 
 

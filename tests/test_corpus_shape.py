@@ -60,3 +60,19 @@ def test_assert_is_checked_when_known_while_building():
     with pytest.raises(jitgrad.JitgradError, match="AssertionError") as info:
         jitgrad.grad(checked_rows)(np.ones(3))
     assert info.value.loc is not None and "x.ndim == 2" in info.value.loc.line
+
+
+def unpacked_rows(x, pos):
+    a, b, c = x
+    dx, dy = pos[1] - pos[0]
+    return a * b - c * c + dx * dy
+
+
+def test_unpacking_an_array_checks_its_length():
+    """``a, b, c = x``: rows of x, after the run time check Python and Numba make."""
+    x, pos = np.array([0.5, -1.5, 2.0]), np.array([[0.1, 0.2], [1.0, -0.5]])
+    g = jitgrad.grad(unpacked_rows, wrt=(0, 1))(x, pos)
+    np.testing.assert_allclose(g[0], numeric_grad(unpacked_rows, (x, pos), 0), rtol=1e-6)
+    np.testing.assert_allclose(g[1], numeric_grad(unpacked_rows, (x, pos), 1), rtol=1e-6)
+    with pytest.raises(ValueError, match="unpack"):
+        jitgrad.grad(unpacked_rows)(np.ones(4), pos)
