@@ -317,9 +317,9 @@ class Expressions:
                                                                   for a in atoms):
                     return tuple(array[P._index_value(spec, atoms)[0]])
                 if (len(spec) == 1 and spec[0] == "i" and isinstance(atoms[0], Sym) and array
-                        and len({S.ndim_of(a) for a in array}) == 1 and all(
-                            isinstance(a, (Sym, int, float)) and not isinstance(a, bool)
-                            for a in array)):  # `(a, b, c)[i]`, i known at run time
+                        and all(S.ndim_of(a) == 0 and not isinstance(a, bool)
+                                and isinstance(a, (Sym, int, float)) for a in array)):
+                    # `(a, b, c)[i]` of numbers, i known at run time: a vector, then a read
                     return S._apply("getitem", S.NUMPY[np.stack](list(array)), atoms[0],
                                     index_spec=("i",))
             raise UnsupportedError("indexing this value", self.loc(node))
