@@ -93,9 +93,15 @@ def np_mean(x, axis=None, keepdims=False, **kw):
 
 def _matmul(a, b):
     na, nb = ndim_of(a), ndim_of(b)
+    if na >= 2 and nb >= 2 and max(na, nb) > 2:
+        # stacks of matrices, broadcast over the leading axes: sum_k a[..., i, k, None] *
+        # b[..., None, k, j] (Numba's @ takes 2-D operands only)
+        terms = np_expand_dims(a, -1) * np_expand_dims(b, -3)
+        return np_sum(terms, axis=-2)
     if na == 0 or nb == 0 or na > 2 or nb > 2:
         raise UnsupportedError(f"matrix product of operands of rank {na} and {nb} (jitgrad "
-                               "supports 1-D and 2-D operands)", _loc(a, b))
+                               "supports 1-D and 2-D operands, and stacks of matrices)",
+                               _loc(a, b))
     return _apply("matmul", a, b)
 
 

@@ -95,6 +95,7 @@ SHAPE_CASES = [
     case(F.black_scholes_vectorised, U(10.0, 50.0, 5), U(10.0, 50.0, 5), U(1.0, 2.0, 5),
          U(0.01, 0.1), U(0.1, 0.4)),
     case(F.logistic_special, N(3), N(6, 3), U(0.0, 1.0, 6)),
+    case(F.batched_matmul, N(2, 3, 4), N(2, 4, 2)),
     case(F.smoothed, points=lambda rng: [(rng.normal(size=7), rng.normal(size=3)),
                                          (rng.normal(size=3), rng.normal(size=6)),
                                          (rng.normal(size=4), rng.normal(size=4))]),

@@ -272,3 +272,8 @@ def smoothed(signal, kernel):
     """Moving averages by np.convolve, in its three modes (Numba compiles np.convolve)."""
     return (np.sum(np.convolve(signal, kernel, mode="same") ** 2)
             + np.sum(np.convolve(kernel, signal, "valid") * 1.5) + np.sum(np.convolve(signal, kernel)))
+
+
+def batched_matmul(a, b):
+    """Stacks of matrices multiplied, broadcast over the leading axis (np.matmul, @)."""
+    return np.sum(np.matmul(a, b) ** 2) + np.sum((a @ b[0]) * 0.5)

@@ -107,7 +107,6 @@ REFUSED = {
     "list_comprehension": "list comprehension",
     "returns_two_values": "must return a scalar",
     "np_einsum": "np.einsum is not supported (Numba does not compile it)",
-    "np_matmul_3d": "matrix product of operands of rank 3",
     "np_fancy_2d": "fancy or boolean indexing",
     "np_boolean_mask": "boolean indexing",
 }
