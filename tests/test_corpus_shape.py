@@ -21,7 +21,8 @@ def test_value_and_grad(case, idx):
     check_value_and_grad(case, idx)
 
 
-@pytest.mark.parametrize("case", case_params(SHAPE_CASES[::4]))
+# every eighth case: the single-argument path is the same for all (each compiles anew)
+@pytest.mark.parametrize("case", case_params(SHAPE_CASES[::8]))
 def test_grad_single_argument(case):
     check_single_grad(case, "position")
 
