@@ -17,6 +17,7 @@ import types as pytypes
 import numpy as np
 
 from . import primitives as P
+from . import scipy_api
 from . import symbolic as S
 from .build_ast import (
     BINOPS,
@@ -139,12 +140,15 @@ class Expressions:
                 return S.NUMPY[np.ravel](base)
             if node.attr in ("sum", "mean", "max", "min", "dot", "copy", "transpose", "reshape",
                              "item", "astype", "prod", "var", "std", "cumsum", "cumprod", "ravel",
-                             "flatten", "squeeze"):
+                             "flatten", "squeeze", "repeat", "swapaxes", "diagonal", "trace"):
                 return getattr(base, node.attr)
             raise UnsupportedError(f"the array attribute .{node.attr} is not supported",
                                    self.loc(node))
         if isinstance(base, (int, float)) and node.attr in ("real",):
             return base
+        method = getattr(base, node.attr, None)
+        if method is not None and scipy_api.handler_for(method) is not None:
+            return method  # scipy.stats.norm.cdf
         raise UnsupportedError(f"the attribute .{node.attr} of a {type(base).__name__}",
                                self.loc(node))
 
@@ -250,6 +254,14 @@ class Expressions:
                     flags.append(True)
                 spec.append(":" if not any(flags) else ("s", *flags))
                 continue
+            if (item is items[0] and all(isinstance(i, ast.Slice) and i.lower is None
+                                         and i.upper is None and i.step is None
+                                         for i in items[1:])
+                    and isinstance(item, (ast.List, ast.Tuple)) and item.elts
+                    and all(isinstance(e, ast.Constant) and type(e.value) is int
+                            for e in item.elts)):  # x[[0, 2, 2]]: rows at constant integers
+                rows = np.array([e.value for e in item.elts], dtype=np.int64)
+                return ("a",), [self.constant_array("rows", rows, item)]
             v = self.expr(item)
             if v is None:
                 spec.append("n")
@@ -287,10 +299,15 @@ class Expressions:
 
     def getitem(self, array, index, node):
         if index[0] == ("a",):
-            if not isinstance(array, Sym) or array.ndim not in (1, 2):
-                raise UnsupportedError("an integer-array index reads rows of a 1-D or 2-D "
-                                       "array", self.loc(node))
-            return S._apply("take", array, index[1][0])
+            if not isinstance(array, Sym) or array.ndim == 0:
+                raise UnsupportedError("an integer-array index reads rows of an array",
+                                       self.loc(node))
+            rows = index[1][0]
+            if array.ndim <= 2:
+                return S._apply("take", array, rows)
+            rest = tuple(array.shape[1:])  # rows of a stack: rows of its (n, rest) reshape
+            flat = S.np_reshape(array, (array.shape[0], array.size // array.shape[0]))
+            return S.np_reshape(S._apply("take", flat, rows), (rows.shape[0],) + rest)
         spec, atoms = expand_ellipsis(index, array)
         if not isinstance(array, Sym):
             if isinstance(array, (tuple, list)):
@@ -299,6 +316,12 @@ class Expressions:
                 if len(spec) == 1 and spec[0] != "i" and not any(isinstance(a, Sym)
                                                                   for a in atoms):
                     return tuple(array[P._index_value(spec, atoms)[0]])
+                if (len(spec) == 1 and spec[0] == "i" and isinstance(atoms[0], Sym) and array
+                        and all(S.ndim_of(a) == 0 and not isinstance(a, bool)
+                                and isinstance(a, (Sym, int, float)) for a in array)):
+                    # `(a, b, c)[i]` of numbers, i known at run time: a vector, then a read
+                    return S._apply("getitem", S.NUMPY[np.stack](list(array)), atoms[0],
+                                    index_spec=("i",))
             raise UnsupportedError("indexing this value", self.loc(node))
         plain = [s for s in spec if s != "n"]
         if len(plain) > array.ndim:
@@ -325,11 +348,20 @@ class Expressions:
 
     def expr_Call(self, node):
         fn = self.expr(node.func)
-        args = [self.expr(a) for a in node.args]
-        kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
+        if not isinstance(fn, Sym) and fn in S.REFUSED:
+            raise UnsupportedError(S.REFUSED[fn], self.loc(node))
+        args = [self.argument(a) for a in node.args]
+        kwargs = {k.arg: self.argument(k.value) for k in node.keywords}
         if None in kwargs:
             raise UnsupportedError("**kwargs in a call", self.loc(node))
         return self.call(fn, args, kwargs, node)
+
+    def argument(self, node):
+        """A call's argument: an expression, or a string constant (``ord="fro"``,
+        ``x.astype("float64")``), which the handler called reads or refuses."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        return self.expr(node)
 
     def call(self, fn, args, kwargs, node):
         if isinstance(fn, Sym) or fn is None:
@@ -353,6 +385,12 @@ class Expressions:
         handler = BUILTINS.get(fn)
         if handler is not None:
             return handler(self, args, kwargs, node)
+        scipy_fn = scipy_api.handler_for(fn)
+        if scipy_fn is not None:
+            try:
+                return scipy_fn(*args, **kwargs)
+            except TypeError as e:
+                raise UnsupportedError(f"{fn_name(fn)}: {e}", self.loc(node)) from None
         target = _unwrap(fn)
         library = str(getattr(target, "__module__", None) or "").split(".")[0]
         if library == "numpy" or isinstance(fn, np.ufunc):

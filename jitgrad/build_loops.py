@@ -240,7 +240,10 @@ class Loops:
         """Build a loop body until the carried types settle; return what `build_inside` made."""
         kinds = {n: self.gb.atom(self.env[n], check=False).type for n in carried}
         apart: set[str] = set()  # names for one array that the body rebinds and never writes
+        memory_before = self.gb.memory_state()
+        takes_over: dict[str, str] = {}  # n -> m: n holds m's array from the 2nd iteration on
         for _attempt in range(6):
+            self.gb.restore_memory_state(memory_before)  # an abandoned attempt wrote nothing
             carry_vars: dict[str, Var] = {}
             by_init: dict[int, Var] = {}  # names for one array share its carried variable
             writes_before: dict[int, int] = {}
@@ -260,6 +263,12 @@ class Loops:
                 self.gb.restamp(v)
                 if isinstance(init, Var) and self.gb.is_stale(init):
                     self.gb.mark_stale(v)  # an out-of-date array stays out of date when carried
+            for n, m in takes_over.items():  # a write into it may be a write into an argument
+                init = self.gb.atom(self.env[m], check=False)
+                if isinstance(init, Var):
+                    self.gb.holds_params[id(carry_vars[n])] = [
+                        p for p in self.gb.param_vars
+                        if p.type.ndim and self.gb._find(id(p)) == self.gb._find(id(init))]
             outer_env = self.env
             inner_env = dict(outer_env)
             for n, v in carry_vars.items():
@@ -284,6 +293,13 @@ class Loops:
                 if kind != kinds[n].kind:
                     kinds[n] = Type(kind, kinds[n].ndim)
                     changed = True
+            for n, m in itertools.permutations(carried, 2):  # `u, unew = unew, u`
+                end = self.gb.atom(env_end[n], check=False)
+                if (n not in takes_over and carry_vars[n] is not carry_vars[m]
+                        and kinds[n].ndim and isinstance(end, Var)
+                        and self.gb._find(id(end)) == self.gb._find(id(carry_vars[m]))):
+                    takes_over[n] = m
+                    changed = True
             for n, m in itertools.combinations(carried, 2):  # `y = y0`, then `y = g(y)`:
                 v = carry_vars[n]  # two arrays from the second iteration on; if the body never
                 if (v is carry_vars[m] and self.gb.atom(env_end[n], check=False)  # writes, two
@@ -293,6 +309,7 @@ class Loops:
                     changed = True
             if not changed:
                 break
+        self.check_no_joined_carries(carried, carry_vars, writes_before, env_end, stmt)
         out_of_date = self.check_no_stale_reads(result, carry_vars, stmt)
         self.gb.forget_versions_in([result["body"]] + (
             [result["cond_block"]] if "cond_block" in result else []))
@@ -338,6 +355,29 @@ class Loops:
                 continue
             kept.append(c)
         return kept, carry_vars, result
+
+    def check_no_joined_carries(self, carried, carry_vars, writes_before, env_end, stmt):
+        """Two names for two arrays before the loop that name one array at the end of its body
+        (``fx = fxnew``) are one array from the second iteration on: a write into it shows
+        through both names, which the carried values (one per name) do not follow. Refused
+        when the body writes into it in place; without writes the two values stay equal."""
+        for n, m in itertools.combinations(carried, 2):
+            v, w = carry_vars[n], carry_vars[m]
+            if v is w or not v.type.ndim:
+                continue
+            a = self.gb.atom(env_end[n], check=False)
+            b = self.gb.atom(env_end[m], check=False)
+            if not (isinstance(a, Var) and isinstance(b, Var) and a.type.ndim
+                    and self.gb._find(id(a)) == self.gb._find(id(b))):
+                continue
+            written = any(self.gb.writes_to(x) != writes_before.get(id(x), self.gb.writes_to(x))
+                          for x in (v, w))
+            if written:
+                raise UnsupportedError(
+                    f"`{base(n)}` and `{base(m)}` name one array from the second iteration of "
+                    "this loop on (one is assigned the other), and the loop writes into it in "
+                    "place, so a write shows through both names, which jitgrad does not "
+                    f"follow. Assign a copy (`{base(n)} = {base(m)}.copy()`)", self.loc(stmt))
 
     def check_no_stale_reads(self, result, carry_vars, stmt) -> set[int]:
         """An array read in the loop whose memory the loop writes into later in the body,

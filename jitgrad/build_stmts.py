@@ -31,7 +31,7 @@ from .build_ast import (
     same_structure,
 )
 from .build_exprs import LocalFunction, expand_ellipsis
-from .errors import ShapeError, UnsupportedError
+from .errors import JitgradError, ShapeError, UnsupportedError
 from .ir import (
     Block,
     Carry,
@@ -88,7 +88,25 @@ class Statements:
     def stmt_Expr(self, stmt):
         if is_docstring(stmt):
             return
+        call = stmt.value
+        if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "fill" and isinstance(call.func.value, ast.Name)
+                and len(call.args) == 1 and not call.keywords
+                and isinstance(self.env.get(call.func.value.id), Sym)):
+            # `x.fill(v)` is `x[...] = v`: every entry written in place
+            target = ast.copy_location(ast.Subscript(value=call.func.value, slice=ast.Constant(
+                Ellipsis), ctx=ast.Store()), call)
+            self.assign(target, self.expr(call.args[0]))
+            return
         self.expr(stmt.value)  # evaluated for its checks; dead code removal drops it
+
+    def stmt_Assert(self, stmt):
+        """A condition known while building (ranks, constants) is checked then; one on run-time
+        values is not checked by the gradient code (it does not change a value)."""
+        cond = self.condition(stmt.test)
+        if not isinstance(cond, Sym) and not cond:
+            raise JitgradError("AssertionError: the assertion fails for these argument types",
+                               self.loc(stmt))
 
     def stmt_Assign(self, stmt):
         value = self.expr(stmt.value)
@@ -158,7 +176,7 @@ class Statements:
             self.env[target.id] = self.named(value, target.id)
         elif isinstance(target, (ast.Tuple, ast.List)):
             if isinstance(value, Sym):
-                raise UnsupportedError("unpacking an array", self.loc(target))
+                value = self.unpack_rows(value, len(target.elts), target)
             if not isinstance(value, (tuple, list)) or len(value) != len(target.elts):
                 raise UnsupportedError("unpacking needs a tuple of the same length",
                                        self.loc(target))
@@ -169,6 +187,14 @@ class Statements:
             self.setitem(target, array, self.index(target.slice), value)
         else:
             raise UnsupportedError(f"assignment to {type(target).__name__}", self.loc(target))
+
+    def unpack_rows(self, array, k, target) -> list:
+        """``a, b, c = x``: x's rows, after a run time check that it has k of them."""
+        if array.ndim == 0:
+            raise UnsupportedError("unpacking a number", self.loc(target))
+        k_checked = S._apply("unpack_count", array.shape[0], k)
+        first = k_checked - k  # 0, read from the check so that the check stays
+        return [S._apply("getitem", array, first + j, index_spec=("i",)) for j in range(k)]
 
     def named(self, value, name: str):
         """Give the variable the last equation defined the user's name, for readable code."""

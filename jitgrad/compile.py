@@ -43,6 +43,17 @@ def jit(fn):
     return numba.njit(cache=True, error_model=ERROR_MODEL)(fn)
 
 
+def vectorize(fn):
+    """A scalar function applied to scalars and to arrays entry by entry: a Numba ufunc
+    (compiled on first use, cached), or ``np.vectorize`` under ``JITGRAD_DISABLE_JIT=1``."""
+    if DISABLE_JIT:
+        import numpy as np
+
+        v = np.vectorize(fn, otypes=[float])
+        return lambda x: v(x) if np.ndim(x) else fn(x)
+    return numba.vectorize(cache=True)(fn)
+
+
 def cache_dir(parallel: bool = False) -> str:
     """Where generated modules live: one folder per Python/Numba variant, and a folder of its
     own for ``parallel=True`` builds (Numba's disk cache ignores the parallel option: numba

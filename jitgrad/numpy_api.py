@@ -93,9 +93,15 @@ def np_mean(x, axis=None, keepdims=False, **kw):
 
 def _matmul(a, b):
     na, nb = ndim_of(a), ndim_of(b)
+    if na >= 2 and nb >= 2 and max(na, nb) > 2:
+        # stacks of matrices, broadcast over the leading axes: sum_k a[..., i, k, None] *
+        # b[..., None, k, j] (Numba's @ takes 2-D operands only)
+        terms = np_expand_dims(a, -1) * np_expand_dims(b, -3)
+        return np_sum(terms, axis=-2)
     if na == 0 or nb == 0 or na > 2 or nb > 2:
         raise UnsupportedError(f"matrix product of operands of rank {na} and {nb} (jitgrad "
-                               "supports 1-D and 2-D operands)", _loc(a, b))
+                               "supports 1-D and 2-D operands, and stacks of matrices)",
+                               _loc(a, b))
     return _apply("matmul", a, b)
 
 
@@ -328,13 +334,17 @@ def _scalar_fn(name, fn):
 def np_prod(x, axis=None, keepdims=False, **kw):
     if not records(x):
         return np.prod(x, axis=axis, keepdims=keepdims, **kw)
+    if kw:
+        raise UnsupportedError(f"np.prod(..., {', '.join(kw)}=) is not supported", _loc(x))
     axis = _norm_axis(axis, x.ndim, _loc(x))
     if x.ndim == 0:
         return x
-    if kw or keepdims or (axis is not None and set(np.atleast_1d(axis)) != set(range(x.ndim))):
-        raise UnsupportedError("np.prod over some axes only, or with keepdims= (jitgrad "
-                               "takes the product of all entries)", _loc(x))
-    return _apply("prod", x)
+    axes = range(x.ndim) if axis is None else axis if isinstance(axis, tuple) else (axis,)
+    if set(axes) == set(range(x.ndim)) and not keepdims:
+        return _apply("prod", x)
+    for a in sorted(axes, reverse=True):  # one axis at a time, highest first
+        x = _apply("prod_axis", x, axis=a, keepdims=bool(keepdims))
+    return x
 
 
 def _count(x, axis):
@@ -388,9 +398,9 @@ def np_cumsum(x, axis=None, **kw):
         raise UnsupportedError(f"np.cumsum(..., {', '.join(kw)}=) is not supported", _loc(x))
     if not records(x):
         return np.cumsum(x, axis=axis)
-    if axis is not None and not (x.ndim == 1 and _norm_axis(axis, 1, _loc(x)) == 0):
-        raise UnsupportedError("np.cumsum along an axis of a matrix (jitgrad runs it over the "
-                               "flattened array, as Numba does)", _loc(x))
+    axis = _norm_axis(axis, x.ndim, _loc(x))
+    if axis is not None and x.ndim > 1:
+        return _apply("cumsum_axis", x, axis=axis)
     return _apply("cumsum", x if x.ndim == 1 else np_reshape(x, (-1,)))
 
 
@@ -403,16 +413,6 @@ def np_cumprod(x, axis=None, **kw):
         raise UnsupportedError("np.cumprod along an axis of a matrix (jitgrad runs it over the "
                                "flattened array, as Numba does)", _loc(x))
     return _apply("cumprod", x if x.ndim == 1 else np_reshape(x, (-1,)))
-
-
-def np_norm(x, ord=None, axis=None, keepdims=False):
-    if not records(x):
-        return np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
-    if axis is not None or keepdims or ord not in (None, "fro", 2) or (
-            ord == 2 and x.ndim != 1) or (ord == "fro" and x.ndim != 2):
-        raise UnsupportedError("np.linalg.norm other than the 2-norm of a vector or the "
-                               "Frobenius norm of a matrix", _loc(x))
-    return _apply("sqrt", np_sum(_apply("square", x)))
 
 
 # -- shape and data movement ----------------------------------------------------------------
@@ -434,12 +434,23 @@ def np_flip(x, axis=None):
 def np_roll(x, shift, axis=None):
     if not records(x):
         return np.roll(x, shift, axis)
-    if axis is not None and not (x.ndim == 1 and _norm_axis(axis, 1, _loc(x)) == 0):
-        raise UnsupportedError("np.roll with axis= (Numba rolls the flattened array)", _loc(x))
     if ndim_of(shift) or not (records(shift) and shift.type.kind == "i" or isinstance(
             shift, (int, np.integer)) and not isinstance(shift, bool)):
         raise UnsupportedError("np.roll needs one integer shift", _loc(x))
-    return _apply("roll", x, shift)
+    if axis is None or x.ndim == 1:
+        if axis is not None:
+            _norm_axis(axis, 1, _loc(x))
+        return _apply("roll", x, shift)
+    # along one axis: the last `shift` entries, then the others (two slices joined)
+    k = _norm_axis(axis, x.ndim, _loc(x))
+    if isinstance(k, tuple):
+        raise UnsupportedError("np.roll along several axes", _loc(x))
+    n = x.shape[k]
+    cut = n - shift % n
+    spec = (":",) * k + (("s", True, True, False),)
+    head = _apply("getitem", x, cut, n, index_spec=spec)
+    tail = _apply("getitem", x, 0, cut, index_spec=spec)
+    return np_concatenate([head, tail], axis=k)
 
 
 def np_diff(x, n=1, axis=-1):
@@ -499,6 +510,8 @@ def np_concatenate(arrays, axis=0):
 
 
 def np_hstack(tup):
+    if isinstance(tup, Sym) and tup.ndim in (1, 2):  # one array: its rows, joined
+        return np_copy(tup) if tup.ndim == 1 else np_ravel(tup)
     tup = _entries(tup, "np.hstack")
     if all(ndim_of(a) == 0 for a in tup):
         return np_stack(tup)
@@ -506,6 +519,8 @@ def np_hstack(tup):
 
 
 def np_vstack(tup):
+    if isinstance(tup, Sym) and tup.ndim in (1, 2):  # one array: its rows, stacked again
+        return np_copy(tup) if tup.ndim == 2 else np_reshape(tup, (tup.shape[0], 1))
     tup = _entries(tup, "np.vstack")
     if all(ndim_of(a) <= 1 for a in tup):
         return np_stack(tup)
@@ -535,74 +550,6 @@ def _arg_extreme(name):
 
 def np_vdot(a, b):
     return np_sum(np_ravel(a) * np_ravel(b))
-
-
-def np_inner(a, b):
-    na, nb = ndim_of(a), ndim_of(b)
-    if na == 0 or nb == 0:
-        return a * b
-    if nb == 1:
-        return _matmul(a, b)
-    if na == 1 and nb == 2:
-        return _matmul(b, a)
-    return _matmul(a, np_transpose(b))
-
-
-def _diagonal(x):
-    """The main diagonal of a matrix, as a strided slice of its flattened entries."""
-    n, m = x.shape
-    k = _apply("minimum", n, m) if records(n) or records(m) else min(n, m)
-    return _apply("getitem", np_ravel(x), k * (m + 1), m + 1, index_spec=(("s", False, True,
-                                                                           True),))
-
-
-def np_diag(v, k=0):
-    if not records(v):
-        return np.diag(v, k)
-    if k != 0:
-        raise UnsupportedError("np.diag with an offset k", _loc(v))
-    if v.ndim == 2:
-        return _diagonal(v)
-    if v.ndim != 1:
-        raise UnsupportedError("np.diag of an array of rank other than 1 or 2", _loc(v))
-    return np_eye(v.shape[0]) * v  # the entries of v on the diagonal, zeros elsewhere
-
-
-def np_trace(x):
-    if not records(x):
-        return np.trace(x)
-    if x.ndim != 2:
-        raise UnsupportedError("np.trace of an array of rank other than 2", _loc(x))
-    return np_sum(_diagonal(x))
-
-
-def _triangle(lower):
-    def f(x, k=0):
-        if not records(x):
-            return (np.tril if lower else np.triu)(x, k)
-        if x.ndim != 2 or records(k):
-            raise UnsupportedError(f"np.{'tril' if lower else 'triu'} of a matrix, with a "
-                                   "constant k", _loc(x))
-        rows = np_expand_dims(np_arange(x.shape[0]), 1)
-        cols = np_expand_dims(np_arange(x.shape[1]), 0)
-        keep = (cols - rows <= k) if lower else (cols - rows >= k)
-        return np_where(keep, x, 0.0)
-    return f
-
-
-def np_repeat(x, repeats, axis=None):
-    if not records(x):
-        return np.repeat(x, repeats, axis)
-    if axis is not None or ndim_of(repeats) or not (
-            isinstance(repeats, (int, np.integer)) or records(repeats)
-            and repeats.type.kind == "i"):
-        raise UnsupportedError("np.repeat with one integer count and no axis (as Numba)",
-                               _loc(x))
-    flat = np_ravel(x)
-    ones = _apply_alloc("ones", (1, repeats), "f") if isinstance(x, Sym) else np.ones(
-        (1, repeats))
-    copies = np_expand_dims(flat, 1) * ones
-    return np_reshape(copies, (-1,))
 
 
 def _split(name, even):
@@ -691,7 +638,7 @@ NUMPY: dict = {
     np.min: lambda x, axis=None, keepdims=False, **kw: np_reduce("min", x, axis, keepdims, **kw),
     np.amax: lambda x, axis=None, keepdims=False: np_reduce("max", x, axis, keepdims),
     np.amin: lambda x, axis=None, keepdims=False: np_reduce("min", x, axis, keepdims),
-    np.matmul: _matmul, np.dot: _matmul, np.outer: _binary("outer"),
+    np.matmul: _matmul, np.outer: _binary("outer"),
     np.transpose: np_transpose, np.reshape: np_reshape, np.expand_dims: np_expand_dims,
     np.where: np_where, np.clip: np_clip,
     np.zeros: _alloc("zeros"), np.ones: _alloc("ones"), np.empty: _alloc("empty"),
@@ -702,19 +649,19 @@ NUMPY: dict = {
     np.stack: np_stack_axis, np.arange: np_arange, np.linspace: np_linspace,
     np.eye: np_eye, np.isfinite: _unary("isfinite"), np.cbrt: _unary("cbrt"),
     np.arctan2: _binary("arctan2"), np.hypot: _binary("hypot"),
-    np.logaddexp: _binary("logaddexp"), np.copysign: _binary("copysign"),
+    np.logaddexp: _binary("logaddexp"), np.logaddexp2: _binary("logaddexp2"),
+    np.copysign: _binary("copysign"),
     np.log2: np_log2, np.log10: np_log10, np.exp2: np_exp2, np.reciprocal: np_reciprocal,
     np.deg2rad: np_deg2rad, np.radians: np_deg2rad, np.rad2deg: np_rad2deg,
     np.degrees: np_rad2deg, np.fmax: _nan_ignoring("maximum"),
     np.fmin: _nan_ignoring("minimum"), np.float_power: np_float_power,
     np.prod: np_prod, np.var: np_var, np.std: np_std, np.average: np_average,
-    np.cumsum: np_cumsum, np.cumprod: np_cumprod, np.linalg.norm: np_norm,
+    np.cumsum: np_cumsum, np.cumprod: np_cumprod,
     np.flip: np_flip, np.roll: np_roll, np.diff: np_diff, np.ravel: np_ravel,
     np.squeeze: np_squeeze,
     np.concatenate: np_concatenate, np.hstack: np_hstack, np.vstack: np_vstack,
     np.argmax: _arg_extreme("argmax"), np.argmin: _arg_extreme("argmin"),
-    np.vdot: np_vdot, np.inner: np_inner, np.diag: np_diag, np.trace: np_trace,
-    np.tril: _triangle(True), np.triu: _triangle(False), np.repeat: np_repeat,
+    np.vdot: np_vdot,
     np.linalg.inv: _linalg("inv"), np.linalg.det: _linalg("det"),
     np.linalg.cholesky: _linalg("cholesky"), np.linalg.solve: np_solve,
     np.linalg.slogdet: np_slogdet,
@@ -722,7 +669,10 @@ NUMPY: dict = {
     # operator.add(a, b) and friends, as reduce-style code passes them
     operator.add: _binary("add"), operator.sub: _binary("sub"), operator.mul: _binary("mul"),
     operator.truediv: _binary("div"), operator.neg: _unary("neg"),
-    operator.pow: lambda x, y: x ** y,
+    operator.pow: lambda x, y: x ** y, operator.mod: _binary("mod"),
+    operator.floordiv: _binary("floordiv"), operator.abs: _unary("abs"),
+    operator.lt: _binary("lt"), operator.le: _binary("le"), operator.gt: _binary("gt"),
+    operator.ge: _binary("ge"), operator.eq: _binary("eq"), operator.ne: _binary("ne"),
     # math functions that need more than one primitive (scalars only)
     math.pow: _scalar_fn("math.pow", np_float_power),
     math.log2: _scalar_fn("math.log2", np_log2), math.log10: _scalar_fn("math.log10", np_log10),
@@ -730,7 +680,7 @@ NUMPY: dict = {
     math.radians: _scalar_fn("math.radians", np_deg2rad),
 }
 for _name in ("exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "arctan",
-              "arcsin", "arccos", "sinh", "cosh", "arcsinh"):
+              "arcsin", "arccos", "sinh", "cosh", "arcsinh", "arccosh", "arctanh"):
     NUMPY[getattr(np, _name)] = _unary(_name)
 
 # The math module and builtins on scalars map to the same primitives.
@@ -738,7 +688,8 @@ MATH: dict = {
     math.exp: "exp", math.log: "log", math.log1p: "log1p", math.expm1: "expm1",
     math.sqrt: "sqrt", math.sin: "sin", math.cos: "cos", math.tan: "tan", math.tanh: "tanh",
     math.atan: "arctan", math.asin: "arcsin", math.acos: "arccos", math.sinh: "sinh",
-    math.cosh: "cosh", math.asinh: "arcsinh", math.fabs: "abs", math.floor: "floor",
+    math.cosh: "cosh", math.asinh: "arcsinh", math.acosh: "arccosh", math.atanh: "arctanh",
+    math.fabs: "abs", math.floor: "floor",
     math.ceil: "ceil", math.isnan: "isnan", math.isfinite: "isfinite", math.erf: "erf",
     math.erfc: "erfc", math.hypot: "hypot", math.atan2: "arctan2", math.copysign: "copysign",
 }
@@ -746,6 +697,14 @@ if hasattr(math, "cbrt"):  # Python 3.11+
     MATH[math.cbrt] = "cbrt"
 # Not here on purpose: math.lgamma and math.gamma, whose derivatives need the digamma
 # function, which neither NumPy nor Numba provides.
+
+# Shape and data movement, products over axes, diagonals, norms: `numpy_shape.py` (which builds
+# on the handlers above). REFUSED: functions refused with a reason, read through this module.
+from .numpy_shape import REFUSED, SHAPE  # noqa: F401
+
+NUMPY.update(SHAPE)
+if hasattr(np, "row_stack"):
+    NUMPY[np.row_stack] = np_vstack
 
 CONSTANTS = {"pi": math.pi, "e": math.e, "inf": math.inf, "nan": math.nan}
 

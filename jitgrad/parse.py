@@ -125,7 +125,7 @@ def _read(fn) -> FunctionSource:
 # ----------------------------------------------------------------------------- the fence
 
 _STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.If, ast.For, ast.While,
-               ast.Break, ast.Continue, ast.Pass, ast.Expr)
+               ast.Break, ast.Continue, ast.Pass, ast.Expr, ast.Assert)
 _EXPRESSIONS = (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Call, ast.Name, ast.Constant,
                 ast.Attribute, ast.Subscript, ast.Slice, ast.Tuple, ast.List, ast.IfExp,
                 ast.keyword, ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
@@ -135,7 +135,7 @@ _REFUSED_NAMES = {
     ast.AsyncFunctionDef: "an async function", ast.Lambda: "a lambda", ast.Yield: "yield",
     ast.YieldFrom: "yield from", ast.Await: "await", ast.Global: "global",
     ast.Nonlocal: "nonlocal", ast.Import: "import", ast.ImportFrom: "import",
-    ast.Delete: "del", ast.Assert: "assert", ast.ListComp: "a list comprehension",
+    ast.Delete: "del", ast.ListComp: "a list comprehension",
     ast.GeneratorExp: "a generator expression", ast.DictComp: "a dict comprehension",
     ast.SetComp: "a set comprehension", ast.Dict: "a dict", ast.Set: "a set",
     ast.Starred: "starred arguments", ast.NamedExpr: "the walrus operator",
@@ -153,6 +153,11 @@ def fence(src: FunctionSource) -> None:
         raise UnsupportedError("*args, **kwargs and keyword-only or positional-only parameters "
                                "are not supported", src.loc(node))
     # Decorators (numba.njit, jitgrad.grad) are fine: jitgrad reads the undecorated body.
+    # a string is read only as a call's argument (np.linalg.norm(x, ord="fro"), astype("f8"))
+    call_args = {id(a) for sub in ast.walk(node) if isinstance(sub, ast.Call)
+                 and not (isinstance(sub.func, ast.Name) and sub.func.id == "print")
+                 for a in [*sub.args, *(k.value for k in sub.keywords)]}
+    call_args |= {id(sub.msg) for sub in ast.walk(node) if isinstance(sub, ast.Assert)}
     for stmt in node.body:
         for sub in ast.walk(stmt):
             what = _REFUSED_NAMES.get(type(sub))
@@ -176,7 +181,8 @@ def fence(src: FunctionSource) -> None:
             if isinstance(sub, (ast.For, ast.While)) and sub.orelse:
                 raise UnsupportedError("`else` on a loop is not supported", src.loc(sub))
             if (isinstance(sub, ast.Constant) and isinstance(sub.value, (str, bytes))
-                    and not (isinstance(stmt, ast.Expr) and sub is stmt.value)):
+                    and not (isinstance(stmt, ast.Expr) and sub is stmt.value)
+                    and not (isinstance(sub.value, str) and id(sub) in call_args)):
                 raise UnsupportedError("strings are not supported", src.loc(sub))
             if isinstance(sub, ast.Constant) and isinstance(sub.value, complex):
                 raise UnsupportedError("complex numbers are not supported", src.loc(sub))

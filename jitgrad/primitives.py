@@ -94,7 +94,7 @@ def _binop(name, fn, op, type_rule, differentiable=True):
 neg = primitive("neg", np.negative, _arith_no_bool, lambda a, p, t: f"-{a[0]}",
                 elementwise=True)
 for _name in ("exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "arctan",
-              "arcsin", "arccos", "sinh", "cosh", "arcsinh"):
+              "arcsin", "arccos", "sinh", "cosh", "arcsinh", "arccosh", "arctanh"):
     _unary(_name, getattr(np, _name))
 _unary("square", np.square, type_rule=_arith_no_bool)
 _unary("abs", np.abs, type_rule=_arith_no_bool)
@@ -109,7 +109,7 @@ primitive("erf", np.vectorize(math.erf, otypes=[float]), _float_elementwise,
           lambda a, p, t: f"_rt.erf({a[0]})", elementwise=True)
 primitive("erfc", np.vectorize(math.erfc, otypes=[float]), _float_elementwise,
           lambda a, p, t: f"_rt.erfc({a[0]})", elementwise=True)
-for _name in ("arctan2", "hypot", "logaddexp", "copysign"):
+for _name in ("arctan2", "hypot", "logaddexp", "logaddexp2", "copysign"):
     primitive(_name, getattr(np, _name), _float_elementwise,
               lambda a, p, t, _n=_name: f"np.{_n}({a[0]}, {a[1]})", elementwise=True)
 primitive("logical_not", np.logical_not, _compare, lambda a, p, t: f"np.logical_not({a[0]})"
@@ -223,6 +223,30 @@ reduce_prod = primitive("prod", lambda x: np.prod(x), lambda ts, p: Type(ts[0].k
                         lambda a, p, t: f"np.prod({a[0]})")
 prod_others = primitive("prod_others", _prod_others_impl, lambda ts, p: Type("f", ts[0].ndim),
                         lambda a, p, t: f"_rt.prod_others({a[0]})", differentiable=False)
+# The product along one axis, and each entry's product of the others along it (its adjoint).
+prod_axis = primitive("prod_axis",
+                      lambda x, axis, keepdims: np.prod(x, axis=axis, keepdims=keepdims),
+                      lambda ts, p: Type(ts[0].kind, ts[0].ndim - (not p["keepdims"])),
+                      lambda a, p, t: f"_rt.prod_axis({a[0]}, {p['axis']}, "
+                      f"{reduced_shape_src(a[0], t[0].ndim, p['axis'], p['keepdims'])})")
+
+
+def _prod_others_axis_impl(x, axis):
+    x = np.asarray(x, dtype=float)
+    moved = np.moveaxis(x, axis, -1)
+    rows = moved.reshape(-1, moved.shape[-1])
+    out = np.stack([_prod_others_impl(r) for r in rows]) if rows.size else rows.copy()
+    return np.moveaxis(out.reshape(moved.shape), -1, axis)
+
+
+prod_others_axis = primitive("prod_others_axis", _prod_others_axis_impl,
+                             lambda ts, p: Type("f", ts[0].ndim),
+                             lambda a, p, t: f"_rt.prod_others_axis({a[0]}, {p['axis']})",
+                             differentiable=False)
+# The running sum along one axis (np.cumsum(x, axis=k); Numba has no axis argument).
+cumsum_axis = primitive("cumsum_axis", lambda x, axis: np.cumsum(x, axis=axis),
+                        lambda ts, p: Type("i" if ts[0].kind == "b" else ts[0].kind, ts[0].ndim),
+                        lambda a, p, t: f"_rt.cumsum_axis({a[0]}, {p['axis']})")
 # Running sum of a vector (the adjoint is the running sum from the end).
 cumsum = primitive("cumsum", np.cumsum, lambda ts, p: Type(ts[0].kind, 1),
                    lambda a, p, t: f"np.cumsum({a[0]})")
@@ -561,6 +585,22 @@ argmax = primitive("argmax", np.argmax, lambda ts, p: Type("i", 0),
                    lambda a, p, t: f"np.argmax({a[0]})", differentiable=False)
 argmin = primitive("argmin", np.argmin, lambda ts, p: Type("i", 0),
                    lambda a, p, t: f"np.argmin({a[0]})", differentiable=False)
+def _unpack_count_impl(n, k):
+    if int(n) != int(k):
+        raise ValueError(f"cannot unpack an array of {int(n)} rows into {int(k)} names")
+    return int(k)
+
+
+# ``a, b, c = x``: the number of names, once the run time check of x's length passed (the
+# reads of the rows are indexed from it, so the check stays in the code).
+unpack_count = primitive("unpack_count", _unpack_count_impl, lambda ts, p: Type("i", 0),
+                         lambda a, p, t: f"_rt.unpack_count({a[0]}, {a[1]})",
+                         differentiable=False)
+# The order that sorts a vector, stably (ties keep their order, as NumPy's mergesort).
+argsort = primitive("argsort", lambda x: np.argsort(x, kind="mergesort"),
+                    lambda ts, p: Type("i", 1),
+                    lambda a, p, t: f"np.argsort({a[0]}, kind='mergesort')",
+                    differentiable=False)
 # ``x[idx]`` with a 1-D integer array: the rows of x at idx (Numba allows one such index).
 take = primitive("take", lambda x, idx: x[np.asarray(idx)], lambda ts, p: ts[0],
                  lambda a, p, t: f"{a[0]}[{a[1]}]")

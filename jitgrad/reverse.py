@@ -76,7 +76,7 @@ from .types import INT, Type
 # Scalar functions that cost more to compute again than to push and pop (in a replayed loop).
 _COSTLY = {"exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "arctan",
            "arcsin", "arccos", "sinh", "cosh", "arcsinh", "pow", "arctan2", "hypot", "erf",
-           "erfc", "logaddexp", "cbrt"}
+           "erfc", "logaddexp", "logaddexp2", "cbrt", "arccosh", "arctanh"}
 # Inputs that an adjoint equation reads only for their shape (no copy needed when saving them).
 _SHAPE_ONLY = {"zeros_like": {0}, "shape_dim": {0}, "size": {0}, "broadcast_like": {1},
                "sum_to_like": {1}, "reshape_like": {1}, "spread": {1}}
@@ -340,11 +340,14 @@ class _Reverse:
         loop = owner[0]
         carries = [c for c in loop.carries if self.active(c.var)
                    and not (isinstance(c.update, Var) and self.key(c.update) is self.key(c.var))]
-        loop_vars = {id(c.var) for c in loop.carries}
+        # an update that is itself carried, or a version of a carried array (whose adjoint is
+        # that array's), is read before any adjoint is zeroed: the carries are one parallel
+        # assignment (`u, unew = unew, u`)
+        loop_keys = {id(self.key(c.var)) for c in loop.carries}
         swaps = []
         for c in carries:
             g = self.gb.sym(self.state(c.var).var)
-            if isinstance(c.update, Var) and id(c.update) in loop_vars:
+            if isinstance(c.update, Var) and id(self.key(c.update)) in loop_keys:
                 tmp = self.gb.new_var(self.state(c.var).var.type, "_b_swap")
                 self.put(tmp, "assign", [g.atom])
                 swaps.append((c, tmp))

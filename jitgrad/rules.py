@@ -47,7 +47,10 @@ defvjp("exp", lambda g, ans, x: g * ans)
 defvjp("expm1", lambda g, ans, x: g * (ans + 1.0))
 defvjp("log", lambda g, ans, x: g / x)
 defvjp("log1p", lambda g, ans, x: g / (x + 1.0))
-defvjp("sqrt", lambda g, ans, x: g / (ans * 2.0))
+# sqrt'(0) is taken as 0, not inf: a square root at 0 in numerical code is a norm, a distance or
+# a standard deviation at 0 (a cone, whose one-sided derivatives average 0), and inf times the
+# zero derivative of the sum of squares beneath it would make the whole gradient NaN.
+defvjp("sqrt", lambda g, ans, x: np.where(ans == 0.0, 0.0, g / (ans * 2.0)))
 defvjp("square", lambda g, ans, x: g * (x * 2.0))
 defvjp("sin", lambda g, ans, x: g * np.cos(x))
 defvjp("cos", lambda g, ans, x: -(g * np.sin(x)))
@@ -59,6 +62,8 @@ defvjp("arccos", lambda g, ans, x: -(g / np.sqrt(1.0 - x * x)))
 defvjp("sinh", lambda g, ans, x: g * np.cosh(x))
 defvjp("cosh", lambda g, ans, x: g * np.sinh(x))
 defvjp("arcsinh", lambda g, ans, x: g / np.sqrt(x * x + 1.0))
+defvjp("arccosh", lambda g, ans, x: g / np.sqrt(x * x - 1.0))
+defvjp("arctanh", lambda g, ans, x: g / (1.0 - x * x))
 defvjp("abs", lambda g, ans, x: g * np.sign(x))
 defvjp("cbrt", lambda g, ans, x: g / (ans * ans * 3.0))
 defvjp("erf", lambda g, ans, x: g * (np.exp(-(x * x)) * _TWO_OVER_SQRT_PI))
@@ -68,6 +73,9 @@ defvjp("arctan2", lambda g, ans, y, x: g * (x / (x * x + y * y)),
 defvjp("hypot", lambda g, ans, x, y: g * (x / ans), lambda g, ans, x, y: g * (y / ans))
 defvjp("logaddexp", lambda g, ans, x, y: g * np.exp(x - ans),
        lambda g, ans, x, y: g * np.exp(y - ans))
+# logaddexp2(x, y) = log2(2**x + 2**y): the shares of 2**x and 2**y in the sum
+defvjp("logaddexp2", lambda g, ans, x, y: g * np.exp2(x - ans),
+       lambda g, ans, x, y: g * np.exp2(y - ans))
 # copysign(x, y) = ±|x|: the sign of y is constant almost everywhere, so y takes no gradient.
 defvjp("copysign", lambda g, ans, x, y: g * (np.sign(x) * np.copysign(1.0, y)), None)
 
@@ -96,13 +104,21 @@ def _chooser_vjp(g, ans, x, axis, keepdims):
 
 defvjp("sum", lambda g, ans, x, axis, keepdims: _sum_vjp(g, ans, x, axis, keepdims))
 defvjp("prod", lambda g, ans, x: g * P.prod_others(x))
+defvjp("prod_axis", lambda g, ans, x, axis, keepdims:
+       P.spread(g, x, axis=axis) * P.prod_others_axis(x, axis=axis))
 # the adjoint of a running sum is the running sum of g from the end: flip, cumsum, flip
 defvjp("cumsum", lambda g, ans, x: _flip(P.cumsum(_flip(g))))
+defvjp("cumsum_axis", lambda g, ans, x, axis: _flip_along(P.cumsum_axis(_flip_along(g, axis),
+                                                                       axis=axis), axis))
 defvjp("cumprod", lambda g, ans, x: P.cumprod_grad(g, x))  # no division by x: zeros work
 
 
 def _flip(v):
     return P.getitem(v, -1, index_spec=(("s", False, False, True),))
+
+
+def _flip_along(v, axis):
+    return P.getitem(v, -1, index_spec=(":",) * axis + (("s", False, False, True),))
 
 
 def _row(k):

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from .compile import jit
+from .compile import jit, vectorize
 from .errors import SizesDiffer
 
 
@@ -285,6 +285,14 @@ def arcsinh(x):
     return np.arcsinh(x)
 
 @jit
+def arccosh(x):
+    return np.arccosh(x)
+
+@jit
+def arctanh(x):
+    return np.arctanh(x)
+
+@jit
 def square(x):
     return x * x
 
@@ -411,17 +419,25 @@ def logaddexp(x, y):
     return np.logaddexp(x, y)
 
 @jit
+def logaddexp2(x, y):
+    return np.logaddexp2(x, y)
+
+@jit
 def copysign(x, y):
     return np.copysign(x, y)
 
 # math.erf and math.erfc take scalars (NumPy has no erf): jitgrad allows them on scalars only.
-@jit
-def erf(x):
+# erf/erfc of scalars and of arrays (scipy.special.erf, scipy.stats.norm.cdf): NumPy has no erf
+def _erf(x):
     return math.erf(x)
 
-@jit
-def erfc(x):
+
+def _erfc(x):
     return math.erfc(x)
+
+
+erf = vectorize(_erf)
+erfc = vectorize(_erfc)
 
 
 @jit
@@ -490,3 +506,59 @@ def prod_others(x):
         out[i] *= acc
         acc *= flat[i]
     return out.reshape(x.shape)
+
+
+@jit
+def prod_axis(x, axis, out_shape):
+    """``np.prod(x, axis)``, reshaped to ``out_shape`` (Numba has no axis argument)."""
+    pre, n, post = _split(x, axis)
+    xc = np.ascontiguousarray(x).reshape((pre, n, post))
+    out = np.ones((pre, post), dtype=x.dtype)
+    for a in range(pre):
+        for j in range(n):
+            for b in range(post):
+                out[a, b] *= xc[a, j, b]
+    return out.reshape(out_shape)
+
+
+@jit
+def prod_others_axis(x, axis):
+    """Each entry's product of the other entries along ``axis`` (the adjoint of
+    ``np.prod(x, axis)``, exact at zeros): the product before it times the product after it."""
+    pre, n, post = _split(x, axis)
+    xc = np.ascontiguousarray(x).reshape((pre, n, post))
+    out = np.empty((pre, n, post))
+    for a in range(pre):
+        for b in range(post):
+            acc = 1.0
+            for j in range(n):
+                out[a, j, b] = acc
+                acc *= xc[a, j, b]
+            acc = 1.0
+            for j in range(n - 1, -1, -1):
+                out[a, j, b] *= acc
+                acc *= xc[a, j, b]
+    return out.reshape(x.shape)
+
+
+@jit
+def cumsum_axis(x, axis):
+    """``np.cumsum(x, axis)`` (Numba's np.cumsum takes no axis)."""
+    pre, n, post = _split(x, axis)
+    xc = np.ascontiguousarray(x).reshape((pre, n, post))
+    out = np.empty((pre, n, post), dtype=xc.dtype)
+    for a in range(pre):
+        for b in range(post):
+            acc = xc[a, 0, b] - xc[a, 0, b]
+            for j in range(n):
+                acc += xc[a, j, b]
+                out[a, j, b] = acc
+    return out.reshape(x.shape)
+
+
+@jit
+def unpack_count(n, k):
+    """``a, b, c = x``: k, once x's n rows are checked to be k (as Python and Numba check)."""
+    if n != k:
+        raise ValueError("cannot unpack an array into a different number of names")
+    return k

@@ -53,6 +53,9 @@ class GraphBuilder:
         self.writes: dict[int, int] = {}  # id(class root) -> in-place writes so far
         self.stamp: dict[int, int] = {}  # id(array var) -> its class's writes when made
         self.views: set[int] = set()  # ids of views (slices, .T, reshapes)
+        # A loop's carried array that holds another carried array's memory from the second
+        # iteration on (`u, unew = unew, u`): the arguments that memory may be (id -> params).
+        self.holds_params: dict[int, list[Var]] = {}
         self.params: set[int] = set()  # ids of the parameters (the caller's arrays)
         self.param_vars: list[Var] = []
         # In the user's code an operation's array result is new memory, as in NumPy, even when
@@ -216,6 +219,17 @@ class GraphBuilder:
         if id(b) in self.views:
             self.views.add(id(a))
 
+    def memory_state(self) -> tuple:
+        """A copy of the memory bookkeeping, to undo a loop body built again (its types
+        changed): the writes of the attempt given up must not make earlier arrays stale."""
+        return (dict(self.memory), dict(self.writes), dict(self.stamp), set(self.views),
+                dict(self.latest), dict(self.known))
+
+    def restore_memory_state(self, state: tuple) -> None:
+        memory, writes, stamp, views, latest, known = state
+        self.memory, self.writes, self.stamp = dict(memory), dict(writes), dict(stamp)
+        self.views, self.latest, self.known = set(views), dict(latest), dict(known)
+
     def writes_to(self, v: Var) -> int:
         return self.writes.get(self._find(id(v)), 0)
 
@@ -281,6 +295,9 @@ class GraphBuilder:
         for p in self.param_vars:
             if p.type.ndim and self._find(id(p)) == cls:
                 raise WritesArgument(p)
+        for held, params in self.holds_params.items():
+            if params and self._find(held) == cls:
+                raise WritesArgument(params[0])
         if id(array) in self.views:
             raise UnsupportedError(
                 f"writing into `{name}`, a view (a slice, .T or reshape) of another array, "
@@ -319,7 +336,7 @@ def _dims(prim, atoms, params, out_type) -> tuple | None:
     if prim.elementwise:
         return broadcast_dims(*(dims_of(a) for a in arrays)) if arrays else ()
     d = dims_of(atoms[0]) if atoms else ()
-    if name in ("sum", "max", "min"):
+    if name in ("sum", "max", "min", "prod_axis"):
         axis, keep = params["axis"], params["keepdims"]
         if axis is None:
             return (1,) * len(d) if keep else ()
@@ -340,7 +357,8 @@ def _dims(prim, atoms, params, out_type) -> tuple | None:
         return None if any(t is None for t in tokens) else tokens
     if name in ("reshape_like", "broadcast_like", "sum_to_like", "spread"):
         return dims_of(atoms[1])
-    if name in ("choose_share", "copy", "cast", "zeros_like", "ones_like", "setitem"):
+    if name in ("choose_share", "copy", "cast", "zeros_like", "ones_like", "setitem",
+                "prod_others_axis", "cumsum_axis"):
         return d
     if name == "getitem":
         spec, out = params["index_spec"], []
@@ -495,7 +513,7 @@ class Sym:
     def mean(self, axis=None, keepdims=False): return np_mean(self, axis, keepdims)
     def max(self, axis=None, keepdims=False): return np_reduce("max", self, axis, keepdims)
     def min(self, axis=None, keepdims=False): return np_reduce("min", self, axis, keepdims)
-    def dot(self, o): return _matmul(self, o)
+    def dot(self, o): return NUMPY[np.dot](self, o)
     def copy(self): return _apply("copy", self)
     def transpose(self, *axes): return np_transpose(self, axes or None)
     def item(self): return np_reshape_like(self, 0.0)
@@ -520,6 +538,11 @@ class Sym:
     def ravel(self): return np_ravel(self)
     def flatten(self): return np_copy(np_ravel(self))
     def squeeze(self, axis=None): return np_squeeze(self, axis)
+    def repeat(self, repeats, axis=None): return NUMPY[np.repeat](self, repeats, axis)
+    def swapaxes(self, a, b): return NUMPY[np.swapaxes](self, a, b)
+    def diagonal(self, offset=0, axis1=0, axis2=1):
+        return NUMPY[np.diagonal](self, offset, axis1, axis2)
+    def trace(self, offset=0, axis1=0, axis2=1): return NUMPY[np.trace](self, offset, axis1, axis2)
 
     # -- the NumPy protocols -------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
@@ -569,6 +592,7 @@ from .numpy_api import (
     CONSTANTS,
     MATH,
     NUMPY,
+    REFUSED,
     _matmul,
     _norm_axis,
     np_cast,
@@ -590,7 +614,7 @@ from .numpy_api import (
     scalar_only,
 )
 
-__all__ = ["CONSTANTS", "FLOAT", "INT", "MATH", "NUMPY", "GraphBuilder", "Sym", "_matmul",
+__all__ = ["CONSTANTS", "FLOAT", "INT", "MATH", "NUMPY", "REFUSED", "GraphBuilder", "Sym", "_matmul",
            "_norm_axis", "np_cast", "np_copy", "np_cumprod", "np_cumsum", "np_mean", "np_power", "np_prod",
            "np_ravel", "np_reduce", "np_reshape", "np_reshape_like", "np_squeeze", "np_std",
            "np_sum", "np_transpose", "np_var", "scalar_only"]

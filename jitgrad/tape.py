@@ -489,7 +489,7 @@ class Tensor:
         return _copy(self)
 
     def dot(self, other):
-        return S._matmul(self, other)
+        return S.NUMPY[np.dot](self, other)
 
     def transpose(self, *axes):
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
@@ -510,6 +510,11 @@ class Tensor:
     def flat(self): return S.np_ravel(self)  # read only: x.flat[i]
     def flatten(self): return _copy(S.np_ravel(self))
     def squeeze(self, axis=None): return S.np_squeeze(self, axis)
+    def repeat(self, repeats, axis=None): return S.NUMPY[np.repeat](self, repeats, axis)
+    def swapaxes(self, a, b): return S.NUMPY[np.swapaxes](self, a, b)
+    def diagonal(self, offset=0, axis1=0, axis2=1):
+        return S.NUMPY[np.diagonal](self, offset, axis1, axis2)
+    def trace(self, offset=0, axis1=0, axis2=1): return S.NUMPY[np.trace](self, offset, axis1, axis2)
 
     # -- NumPy protocols -----------------------------------------------------------------
 

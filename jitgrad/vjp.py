@@ -15,6 +15,7 @@ adjoint once per cotangent, both compiled as every gradient is (and cached on di
 from __future__ import annotations
 
 import dataclasses
+import inspect
 
 import numpy as np
 
@@ -49,11 +50,26 @@ class _VJP:
         self.param_names = [a.arg for a in self.src.node.args.args]
         self._kernels: dict[tuple, _Kernels] = {}
 
+    def bind(self, args) -> tuple:
+        """The arguments with the parameters' defaults filled in (``f(x, sigma=10.0)``)."""
+        if len(args) == len(self.param_names):
+            return tuple(args)
+        try:
+            bound = inspect.signature(self.fn).bind(*args)
+        except TypeError as e:
+            raise SignatureError(f"{self.src.qualname}(): {e}") from None
+        bound.apply_defaults()
+        return tuple(bound.arguments[n] for n in self.param_names)
+
     def kernels(self, args, wrt: tuple) -> _Kernels:
         if len(args) != len(self.param_names):
             raise SignatureError(f"{self.src.qualname} takes {len(self.param_names)} arguments, "
                                  f"got {len(args)}")
-        types = tuple(type_of_value(a, f"argument {n!r}") for n, a in zip(self.param_names, args))
+        try:
+            types = tuple(type_of_value(a, f"argument {n!r}")
+                          for n, a in zip(self.param_names, args))
+        except SignatureError as e:  # say which function's parameter, at its `def` line
+            raise SignatureError(e.message, self.src.loc(self.src.node)) from None
         key = (types, wrt)
         k = self._kernels.get(key)
         if k is None:
@@ -152,6 +168,7 @@ def vjp(fn, *primals):
     back through ``fn`` (``None`` for an integer or bool primal). The forward pass runs once;
     each ``vjp_fn`` call runs the compiled adjoint."""
     v = _vjp_of(fn)
+    primals = v.bind(primals)
     wrt = tuple(k for k, a in enumerate(primals) if _is_float(a))
     args = tuple(_plain(a) for a in primals)
     if not wrt:
@@ -194,6 +211,7 @@ def jacobian(fn, wrt=0, mode=None):
             if not _is_float(args[j]):
                 raise SignatureError(f"cannot differentiate with respect to argument "
                                      f"{v.param_names[j]!r}: it is not a float or float array")
+        args = v.bind(args)
         plain = tuple(_plain(a) for a in args)
         if (mode or v.mode(plain, positions)) == "forward":
             from .jvp import jacobian_forward

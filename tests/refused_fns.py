@@ -33,18 +33,14 @@ def uses_with(x):
     return y
 
 
-def uses_assert(x):
-    assert x > 0.0  # refused: assert
-    return x * x
-
-
 def uses_string(x):
     name = "x"  # refused: string
     return x * len(name)
 
 
 def uses_string_argument(x):
-    return np.sum(x.astype("float64"))  # refused: string-arg
+    kind = "float64"  # refused: string-arg (a string is read only as a call's argument)
+    return np.sum(x.astype(kind))
 
 
 def uses_print_string(x):
@@ -205,12 +201,12 @@ def pinv_sum(x):
     return np.sum(np.linalg.pinv(x))  # refused: pinv
 
 
-def sort_sum(x):
-    return np.sum(np.sort(x))  # refused: sort
+def partition_sum(x):
+    return np.sum(np.partition(x, 1))  # refused: partition
 
 
-def percentile_sum(x):
-    return np.sum(np.percentile(x, 30.0))  # refused: percentile
+def interp_sum(x):
+    return np.sum(np.interp(x, x, x))  # refused: interp
 
 
 def fancy_index(x, idx):
@@ -300,8 +296,8 @@ def missing_numpy_name(x):
     return np.no_such_function(x)  # refused: missing-np
 
 
-def unpack_array(x):
-    a, b = x  # refused: unpack-array
+def unpack_number(x):
+    a, b = x[0]  # refused: unpack-number
     return a * b
 
 
@@ -326,7 +322,8 @@ def undefined_name(x):
 
 
 def callee_with_string(t):
-    return t * len("abc")  # refused: callee-string
+    s = "abc"  # refused: callee-string
+    return t * len(s)
 
 
 def calls_bad_helper(x):
@@ -365,6 +362,17 @@ def loop_reads_view(x):
     return s
 
 
+def loop_joins_two_arrays(x):
+    """`fx = fxnew` in the loop: one array under two names from the second iteration on."""
+    fx = x.copy()
+    fxnew = np.zeros_like(x)
+    for _ in range(2):  # refused: joined-carries
+        for i in range(1, x.shape[0] - 1):
+            fxnew[i] = fx[i] + 0.2 * (fx[i - 1] - 2.0 * fx[i] + fx[i + 1])
+        fx = fxnew
+    return np.sum(fxnew * fxnew)
+
+
 def broadcast_mismatch(x, y):
     return np.sum(x + y)  # refused: broadcast
 
@@ -373,8 +381,8 @@ def math_gamma(x):
     return math.gamma(x)  # refused: math-gamma
 
 
-def arccosh_ufunc(x):
-    return np.sum(np.arccosh(x))  # refused: arccosh
+def sinc_ufunc(x):
+    return np.sum(np.sinc(x))  # refused: sinc
 
 
 def float_axis_vector(x):

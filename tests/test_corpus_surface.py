@@ -80,8 +80,12 @@ def test_comparison_result_has_zero_gradient():
     assert jitgrad.value_and_grad(equal_result, wrt=(0, 1))(1.0, 1.0) == (1.0, (0.0, 0.0))
 
 
-def prod_axis(x):
-    return np.sum(np.prod(x, axis=1))
+def cumprod_axis(x):
+    return np.sum(np.cumprod(x, axis=1))
+
+
+def einsum_contraction(x):
+    return np.einsum("ij,ij->", x, x)
 
 
 def squeeze_no_axis(x):
@@ -93,7 +97,8 @@ def lgamma_fn(x):
 
 
 @pytest.mark.parametrize(("fn", "arg", "message"), [
-    (prod_axis, np.ones((2, 3)), "np.prod over some axes only"),
+    (cumprod_axis, np.ones((2, 3)), "np.cumprod along an axis of a matrix"),
+    (einsum_contraction, np.ones((2, 3)), "np.einsum is not supported (Numba does not compile it)"),
     (squeeze_no_axis, np.ones((2, 1)), "squeeze() without axis="),
     (lgamma_fn, 1.5, "math.lgamma"),
 ])

@@ -338,10 +338,10 @@ def test_writes_into_leaves_and_views_are_refused():
 
 
 def test_unsupported_numpy_is_refused():
-    with pytest.raises(UnsupportedError, match=r"np\.sort"):
-        tape.grad(lambda x: np.sum(np.sort(x)))(np.ones(3))
-    with pytest.raises(UnsupportedError, match=r"np\.arccosh"):
-        tape.grad(lambda x: np.sum(np.arccosh(x)))(np.ones(3))
+    with pytest.raises(UnsupportedError, match=r"np\.partition"):
+        tape.grad(lambda x: np.sum(np.partition(x, 1)))(np.ones(3))
+    with pytest.raises(UnsupportedError, match=r"np\.sinc"):
+        tape.grad(lambda x: np.sum(np.sinc(x)))(np.ones(3))
     with pytest.raises(UnsupportedError, match="fancy"):
         tape.grad(lambda x: np.sum(x[np.array([True, False, True])]))(np.ones(3))
 

@@ -109,14 +109,25 @@ def test_signature_shows_the_tuple():
     assert "params: tuple(f64[:], f64)" in src
 
 
-def test_items_not_indexed_by_a_run_time_integer():
+def test_items_indexed_by_a_run_time_integer():
+    """Numbers indexed at run time (``p[k]`` in a loop) are read from a vector of them;
+    arrays indexed at run time stay refused (their sizes may differ, Numba's may not)."""
     def dyn(p, x):
         s = 0.0
         for k in range(x.shape[0]):
-            s += p[k] * x[k]
+            s += p[k] * x[k] * x[k]
+        return s
+    gp, gx = jitgrad.grad(dyn, wrt=(0, 1))((1.0, 2.0), np.array([0.5, -1.5]))
+    np.testing.assert_allclose(gp, (0.25, 2.25))
+    np.testing.assert_allclose(gx, [1.0, -6.0])
+
+    def dyn_arrays(p, x):
+        s = 0.0
+        for k in range(x.shape[0]):
+            s += np.sum(p[k]) * x[k]
         return s
     with pytest.raises(UnsupportedError, match="indexing this value"):
-        jitgrad.grad(dyn, wrt=1)((1.0, 2.0), np.ones(2))
+        jitgrad.grad(dyn_arrays, wrt=1)((np.ones(2), np.ones(3)), np.ones(2))
 
 
 def test_int_item_in_wrt_is_refused():

@@ -19,6 +19,7 @@ import textwrap
 import corpus
 import corpus_more
 import corpus_real
+import corpus_shape
 import corpus_surface
 import numba
 import numpy as np
@@ -482,7 +483,7 @@ CORPUS_GAPS = {"arccos", "arcsin", "arcsinh", "cast", "cosh", "expm1", "outer", 
 def corpus_primitives() -> set[str]:
     used: set[str] = set()
     for case in (corpus.STRAIGHT_CASES + corpus.LOOP_CASES + corpus_surface.SURFACE_CASES
-                 + corpus_real.REAL_CASES + corpus_more.MORE_CASES):
+                 + corpus_real.REAL_CASES + corpus_more.MORE_CASES + corpus_shape.SHAPE_CASES):
         types = [jtypes.type_of_value(v) for v in case.points[0]]
         fn_ir = jbuild.build(jparse.FunctionSource.of(case.fn), types)
         used |= {s.prim for s in jir.walk(fn_ir.body) if isinstance(s, jir.Eqn)}
