@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
+
 from . import parallel as _parallel
 from . import primitives as P
 from .ir import Atom, Block, Const, Eqn, For, If, Repeat, Var, While, dims_of, direct_uses, walk
@@ -42,6 +44,7 @@ class _Writer:
         self.last_loc = None
         self.uses: dict[int, int] = {}  # id(var) -> how many statements of the kernel read it
         self.kernel_ir: Kernel | None = None  # the kernel being written
+        self.nonneg: set[int] = set()  # integer variables never negative (`nonnegative_ints`)
 
     def count_uses(self, kernel: Kernel):
         self.kernel_ir = kernel
@@ -261,6 +264,9 @@ class _Writer:
         types = [x.type for x in e.ins]
         out = e.outs[0].name if e.outs else None
         prim = e.prim
+        first = _INDEX_FROM.get(prim)
+        if first is not None and "index_spec" in e.params:
+            a[first:] = self.unsigned(e.params["index_spec"], e.ins[first:], a[first:])
         if prim == "assign":
             if out != a[0]:
                 self.line(indent, f"{out} = {a[0]}")
@@ -304,12 +310,12 @@ class _Writer:
                 self.line(indent, f"{tape}.append({value})")
                 self.line(indent, f"{count} += 1")
             elif e.params.get("exact"):  # allocated for the loop's trip count: never full
-                self.line(indent, f"{tape}[{count}] = {value}")
+                self.line(indent, f"{tape}[np.uint64({count})] = {value}")
                 self.line(indent, f"{count} += 1")
             else:
                 self.line(indent, f"if {count} == {tape}.shape[0]:")
                 self.line(indent + 1, f"{tape} = _rt.grow({tape})")
-                self.line(indent, f"{tape}[{count}] = {value}")
+                self.line(indent, f"{tape}[np.uint64({count})] = {value}")
                 self.line(indent, f"{count} += 1")
         elif prim == "pop":
             tape, count = a
@@ -317,7 +323,7 @@ class _Writer:
             if e.params["ndim"]:
                 self.line(indent, f"{out} = {tape}.pop()")
             else:
-                self.line(indent, f"{out} = {tape}[{count}]")
+                self.line(indent, f"{out} = {tape}[np.uint64({count})]")  # (a count >= 0)
         elif prim in _parallel.PRIMS:
             _parallel.write_eqn(self, e, a, indent)
         else:
@@ -327,6 +333,18 @@ class _Writer:
             else:
                 expr = p.emit(a, e.params, types)
             self.line(indent, f"{out} = {expr}" if out else expr)
+
+    def unsigned(self, spec, atoms, texts) -> list[str]:
+        """An index item that is never negative, written ``np.uint64(i)``: Numba then leaves
+        out the wrap-around of negative indices (a compare and a select per access, and in
+        a loop nest an address LLVM can no longer step)."""
+        out, k = list(texts), 0
+        for item in spec:
+            n = 1 if item == "i" else (0 if item == ":" else sum(item[1:]))
+            if item == "i" and isinstance(atoms[k], Var) and id(atoms[k]) in self.nonneg:
+                out[k] = f"np.uint64({texts[k]})"
+            k += n
+        return out
 
     def merges(self, carries, pick: str, indent: int):
         pairs = [(c.var.name, atom_source(getattr(c, pick))) for c in carries]
@@ -534,6 +552,7 @@ def emit_module(grad: Gradient, signature: str, wrt_names: list[str], *,
     w.line(0, "")
     w.line(0, "")
     n = len(grad.forward.params)
+    w.nonneg = nonnegative_ints([grad.forward.body, grad.adjoint.body])
     w.kernel(grad.forward, "Forward pass: the function's value, then what the adjoint reads.",
              n, saved_out=True)
     w.kernel(grad.adjoint, "Adjoint pass: gradients of the value with respect to "
@@ -569,8 +588,80 @@ def emit_kernel(kernel: Kernel, fn, signature: str, what: str, doc: str):
         w.line(0, text)
     w.line(0, "")
     w.line(0, "")
+    w.nonneg = nonnegative_ints([kernel.body])
     w.kernel(kernel, doc, len(kernel.params), saved_out=False, plain=True)
     return "\n".join(w.lines) + "\n", w.locs
+
+
+# Where an equation's index atoms begin (after the array, and the value written).
+_INDEX_FROM = {"getitem": 1, "setitem": 2, "add_at": 2, "zero_at": 1}
+_NONNEGATIVE = {"shape_dim", "size", "trip_count", "count_reset", "stack_alloc"}
+
+
+def nonnegative_ints(blocks: list[Block]) -> set[int]:
+    """The integer variables that are never negative, over all the kernels of a module (a
+    variable the forward kernel defines may be read by the adjoint): sizes, trip counts,
+    stack counts, loop counters, ascending loop indices from a non-negative start, a popped
+    value whose every push was one, and sums, maxima and copies of such. A variable counts
+    when every definition of it does (the greatest such set: a counter ``k = k + 1`` from 0)."""
+    producers: dict[int, list] = {}  # id(var) -> one check per definition
+
+    def define(v, check):
+        if isinstance(v, Var) and v.type.kind == "i" and not v.type.ndim:
+            producers.setdefault(id(v), []).append(check)
+
+    pushed: dict[int, list] = {}
+    pops = []
+    for block in blocks:
+        for s in walk(block):
+            if isinstance(s, Eqn):
+                if s.prim == "push":
+                    pushed.setdefault(id(s.ins[0]), []).append(s.ins[2])
+                elif s.prim == "pop":
+                    pops.append(s)
+                for o in s.outs:
+                    define(o, (s.prim, list(s.ins)))
+            elif isinstance(s, Repeat):
+                if s.counter is not None:
+                    define(s.counter, ("always", []))
+            else:
+                for c in getattr(s, "carries", []) + getattr(s, "merges", []):
+                    define(c.var, ("either_all", [c.init, c.update]))
+                if isinstance(s, (For, While)):
+                    define(s.trips, ("always", []))
+                if isinstance(s, For):
+                    up = isinstance(s.step, Const) and s.step.value > 0
+                    define(s.index, ("from", [s.start]) if up else ("never", []))
+    for s in pops:
+        producers[id(s.outs[0])] = [("either_all", pushed.get(id(s.ins[0]), []) or [None])]
+    good = set(producers)
+
+    def ok(a) -> bool:
+        if isinstance(a, Const):
+            return isinstance(a.value, (int, np.integer)) and not isinstance(a.value, bool) \
+                and a.value >= 0
+        return isinstance(a, Var) and id(a) in good
+
+    def holds(check) -> bool:
+        prim, ins = check
+        if prim in _NONNEGATIVE or prim == "always":
+            return True
+        if prim in ("assign", "from", "either_all", "add", "mul"):
+            return all(ok(a) for a in ins)
+        if prim == "loop_index":  # start + k * step
+            return all(ok(a) for a in ins)
+        if prim in ("max", "count_max", "maximum"):
+            return any(ok(a) for a in ins)
+        return False
+
+    changed = True
+    while changed:
+        changed = False
+        for k in list(good):
+            if not all(holds(c) for c in producers[k]):
+                good.discard(k)
+                changed = True
+    return good
 
 
 def entry_name(grad: Gradient, with_value: bool) -> str:
