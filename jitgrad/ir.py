@@ -293,6 +293,35 @@ def walk(block: Block):
             yield from walk(b)
 
 
+def replace_vars(block: Block, mapping: dict) -> None:
+    """Replace variables (``id(var) -> new atom``) everywhere in ``block``, in place: every
+    read and every definition, loop bounds, indices, trip counts and carried values included."""
+    def r(a):
+        return mapping.get(id(a), a) if isinstance(a, Var) else a
+
+    def carries(cs):
+        for c in cs:
+            c.var, c.init, c.update = r(c.var), r(c.init), r(c.update)
+
+    for s in walk(block):
+        if isinstance(s, Eqn):
+            s.ins = [r(a) for a in s.ins]
+            s.outs = [r(o) for o in s.outs]
+        elif isinstance(s, If):
+            s.cond = r(s.cond)
+            carries(s.merges)
+        elif isinstance(s, Repeat):
+            s.trips, s.counter, s.low = r(s.trips), r(s.counter), r(s.low)
+        else:
+            carries(s.carries)
+            s.trips = r(s.trips)
+            s.exit_flag = r(s.exit_flag)
+            if isinstance(s, For):
+                s.start, s.stop, s.step, s.index = r(s.start), r(s.stop), r(s.step), r(s.index)
+            else:
+                s.cond = r(s.cond)
+
+
 # Equations whose result is (part of) their first input's memory.
 VIEW_PRIMS = {"getitem", "transpose", "reshape", "reshape_like", "expand_dims", "broadcast_like",
               "setitem"}

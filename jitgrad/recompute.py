@@ -45,6 +45,7 @@ from .ir import (
     While,
     defs,
     direct_uses,
+    replace_vars,
     sub_blocks,
     walk,
 )
@@ -402,7 +403,7 @@ def _fuse(fn, adj_body, loop: For, rep: Repeat, seed: Carry, rev, top_saved, sta
     for v in outer:
         grads[id(v)] = rename[id(v)] = Var(namer.fresh("_g_" + v.name[3:]), v.type,
                                            dims=v.dims)
-    rename_block(Block(body), rename)
+    replace_vars(Block(body), rename)
     # 1. the forward pass counts the most pushes of one iteration and allocates the stacks
     #    for that (a push is then a bare store); the gradients start at zero, the seed at one;
     #    each iteration runs its adjoint after its body (the pops take back what it pushed)
@@ -445,28 +446,6 @@ def _zero(var: Var, like: Var, loc) -> Eqn:
     if var.type.ndim:
         return Eqn("zeros_like", [var], [like], {}, loc)
     return Eqn("assign", [var], [Const(0.0)], {}, loc)
-
-
-def rename_block(block: Block, rename: dict) -> None:
-    """Every read and write of a renamed variable in ``block`` uses its new variable."""
-    def sub(a):
-        return rename.get(id(a), a) if isinstance(a, Var) else a
-    for s in walk(block):
-        if isinstance(s, Eqn):
-            s.ins = [sub(a) for a in s.ins]
-            s.outs = [sub(o) for o in s.outs]
-        elif isinstance(s, If):
-            s.cond = sub(s.cond)
-            for m in s.merges:
-                m.var, m.init, m.update = sub(m.var), sub(m.init), sub(m.update)
-        elif isinstance(s, Repeat):
-            s.trips = sub(s.trips)
-        else:
-            for name in ("start", "stop", "step", "cond", "exit_flag", "index", "trips"):
-                if getattr(s, name, None) is not None:
-                    setattr(s, name, sub(getattr(s, name)))
-            for c in s.carries:
-                c.var, c.init, c.update = sub(c.var), sub(c.init), sub(c.update)
 
 
 def _push_counts(loop: For, tapes: set[int], namer) -> tuple[list, dict] | None:
@@ -542,7 +521,7 @@ def _push_counts(loop: For, tapes: set[int], namer) -> tuple[list, dict] | None:
         for v in defs(s):
             storage = None if v.storage is None else fresh.get(id(v.storage), v.storage)
             fresh[id(v)] = Var(namer.fresh(v.name), v.type, storage=storage, dims=v.dims)
-    rename_block(Block([copy]), fresh)
+    replace_vars(Block([copy]), fresh)
     most = {}
     before = []
     for s in walk(copy.body):
