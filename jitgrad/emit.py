@@ -45,6 +45,7 @@ class _Writer:
         self.uses: dict[int, int] = {}  # id(var) -> how many statements of the kernel read it
         self.kernel_ir: Kernel | None = None  # the kernel being written
         self.nonneg: set[int] = set()  # integer variables never negative (`nonnegative_ints`)
+        self.popped_at: dict[int, str] = {}  # id(pop) -> its position, in an ascending loop
 
     def count_uses(self, kernel: Kernel):
         self.kernel_ir = kernel
@@ -104,13 +105,15 @@ class _Writer:
                     self.line(indent, f"for {s.counter.name} in _prange({atom_source(s.trips)}):")
                 elif s.counter is None:
                     self.line(indent, f"for _ in range({atom_source(s.trips)}):")
+                elif s.ascending:  # the iterations commute: forwards, popping by position
+                    self.ascending(s, indent)
                 else:  # (Numba compiles a counting-down `while` tighter than range(n-1, -1, -1))
                     self.line(indent, f"{s.counter.name} = {atom_source(s.trips)} - 1")
                     low = "0" if s.low is None else atom_source(s.low)
                     self.line(indent, f"while {s.counter.name} >= {low}:")
                 self.last_loc = None
                 self.block(s.body, indent + 1)
-                if s.counter is not None and not s.parallel:
+                if s.counter is not None and not s.parallel and not s.ascending:
                     self.line(indent + 1, f"{s.counter.name} -= 1")
                 self.last_loc = None
         if len(self.lines) == start:
@@ -317,6 +320,8 @@ class _Writer:
                 self.line(indent + 1, f"{tape} = _rt.grow({tape})")
                 self.line(indent, f"{tape}[np.uint64({count})] = {value}")
                 self.line(indent, f"{count} += 1")
+        elif prim == "pop" and id(e) in self.popped_at:  # in an ascending loop (`ascending`)
+            self.line(indent, f"{out} = {a[0]}[np.uint64({self.popped_at[id(e)]})]")
         elif prim == "pop":
             tape, count = a
             self.line(indent, f"{count} -= 1")
@@ -333,6 +338,20 @@ class _Writer:
             else:
                 expr = p.emit(a, e.params, types)
             self.line(indent, f"{out} = {expr}" if out else expr)
+
+    def ascending(self, s: Repeat, indent: int):
+        """``for k in range(low, trips)``: each stack the body pops (once per iteration, at its
+        top) first drops the loop's values at once; iteration k's is at ``count + k - low``."""
+        trips, k = atom_source(s.trips), s.counter.name
+        low = None if s.low is None else atom_source(s.low)
+        n = trips if low is None else f"({trips} - {low})"
+        for e in s.body.stmts:
+            if isinstance(e, Eqn) and e.prim == "pop":
+                count = atom_source(e.ins[1])
+                self.line(indent, f"{count} -= {n}")
+                self.popped_at[id(e)] = f"{count} + {k}" if low is None else \
+                    f"{count} + {k} - {low}"
+        self.line(indent, f"for {k} in range({trips if low is None else f'{low}, {trips}'}):")
 
     def unsigned(self, spec, atoms, texts) -> list[str]:
         """An index item that is never negative, written ``np.uint64(i)``: Numba then leaves

@@ -149,6 +149,7 @@ class Repeat:
     note: str | None = None  # a comment for the generated code
     parallel: bool = False  # `parallel.py`: counter runs 0 .. trips-1 with numba.prange
     low: Atom | None = None  # with a counter: it stops at ``low`` (a checkpointed segment)
+    ascending: bool = False  # the iterations commute: run low .. trips-1 (`recompute.commutes`)
 
 
 @dataclasses.dataclass(eq=False)

@@ -58,6 +58,7 @@ _SHAPE_ONLY = {"shape_dim", "size", "zeros_like", "ones_like", "broadcast_like",
 MIN_PUSHES = 4  # values pushed per iteration, at the loop's own level, that make it worth it
 ENABLED = True  # tests compare with recomputation switched off
 FUSE = True  # and with fusion switched off (recomputed instead)
+ASCENDING = True  # and with every loop adjoint run backwards
 
 
 def planned(fn: Function) -> set[int]:
@@ -139,6 +140,59 @@ def independent(loop: For, rep: Repeat | None, storage: Storage, after: list) ->
                 a is c.var for c in loop.carries for a in s.ins):
             return "its adjoint rebuilds values from the next iteration"
     return written_after(loop, storage, after)
+
+
+def mark_ascending(fn: Function, repeat_of: dict, seeded: dict) -> None:
+    """Run forwards every loop adjoint whose iterations commute (`commutes`): Numba compiles an
+    ascending loop tighter, and the pops then read ``stack[base + k]``. The result changes by
+    rounding at most (gradients that several iterations add into one slot add in another
+    order)."""
+    for s in walk(fn.body):
+        if isinstance(s, For) and id(s) in repeat_of and not any(
+                isinstance(t, Repeat) for t in walk(s.body)):  # (fused: its adjoint is inside)
+            rep = repeat_of[id(s)]
+            rep.ascending = ASCENDING and commutes(s, rep, seeded.get(id(s), []))
+
+
+def commutes(loop: For, rep: Repeat, seeded: list) -> bool:
+    """Whether the iterations of ``rep`` (the adjoint of ``loop``) may run in any order: the
+    loop is independent but for integer counters (``idx += 1``); the code after it sends an
+    adjoint back only into sums (``seeded``: a value the last iteration leaves, such as an
+    array it writes, goes to the last iteration's adjoint alone); its adjoint reads nothing
+    from the next iteration; and every pop is at the top of the adjoint's body, of a scalar
+    (one per iteration: iteration k's value sits at ``base + k``)."""
+    if rep.counter is None or rep.parallel or loop.exit_flag is not None:
+        return False
+    if any(c.var.type.ndim or not _is_reduction(loop, c) for c in seeded):
+        return False
+    for c in loop.carries:
+        if not isinstance(c.var, Var) or not any(
+                a is c.var for s in walk(loop.body) for a in direct_uses(s)):
+            continue
+        if c.var.type.ndim:
+            if reads_start(loop.body, {id(c.var)}):
+                return False
+        elif not (_is_reduction(loop, c) or _is_counter(loop, c)):
+            return False
+    for s in rep.body.stmts:
+        if isinstance(s, Eqn) and s.prim == "assign" and any(
+                a is c.var for c in loop.carries for a in s.ins):
+            return False
+        if isinstance(s, Eqn) and s.prim == "pop" and s.params["ndim"]:
+            return False
+        if any(isinstance(t, Eqn) and t.prim == "pop" for b in sub_blocks(s)
+               for t in walk(b)):
+            return False
+    return True
+
+
+def _is_counter(loop: For, c: Carry) -> bool:
+    """``i = i + 1`` (an integer constant step) at the top of the body: ``i`` is its initial
+    value plus the iteration number times the step, in any order."""
+    return c.var.type.kind == "i" and any(
+        isinstance(s, Eqn) and s.prim == "add" and s.outs[0] is c.update and s.ins[0] is c.var
+        and isinstance(s.ins[1], Const) and isinstance(s.ins[1].value, int)
+        for s in loop.body.stmts)
 
 
 def written_after(loop, storage: Storage, after: list) -> str | None:
@@ -600,4 +654,4 @@ def _carries(carries) -> list[Carry]:
     return [Carry(c.var, c.init, c.update) for c in carries]
 
 
-__all__ = ["planned", "recompute_loops"]
+__all__ = ["mark_ascending", "planned", "recompute_loops"]

@@ -68,7 +68,7 @@ from .ir import (
     used_atoms,
     walk,
 )
-from .recompute import planned, recompute_loops
+from .recompute import mark_ascending, planned, recompute_loops
 from .rules import RULES
 from .symbolic import GraphBuilder, Sym
 from .types import INT, Type
@@ -911,6 +911,7 @@ def transform(fn: Function, wrt: list[int], namer: Namer,
     top_saved, stacks = saver.apply(adj_body, namer)
     top_saved, stacks = recompute_loops(fn, adj_body, rev, top_saved, stacks, namer)
     top_saved, stacks = checkpoint_loops(fn, adj_body, rev, top_saved, stacks, namer, memory_cap)
+    mark_ascending(fn, rev.repeat_of, rev.seeded)
     forward = Kernel(fn.name + "_forward", list(fn.params), fn.body,
                      [fn.result] + [a for a, _ in top_saved] + stacks, fn.loc)
     adj_params = list(fn.params) + [v for _, v in top_saved] + stacks

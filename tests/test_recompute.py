@@ -2,6 +2,7 @@
 gradient is the taped one, no tape grows across iterations, and loops that are not independent
 keep theirs."""
 
+import numpy as np
 import pytest
 import recompute_fns as F
 from corpus import N, U, case
@@ -93,3 +94,22 @@ def test_a_fused_loop_keeps_one_iteration_and_the_adjoint_only_scales():
     forward, adjoint = grad.source().split("def triangular_work_adjoint")
     assert "_most" in forward and "reserve" not in forward and "_rt.grow" not in forward
     assert "range(_trips" not in adjoint.split("def triangular_work_value_and_grad")[0]
+
+
+@pytest.mark.parametrize("c", case_params(FUSED + RECOMPUTED))
+def test_loop_adjoints_run_forwards_only_when_their_iterations_commute(c, monkeypatch):
+    """An inner loop's adjoint whose iterations commute runs forwards (`recompute.commutes`),
+    popping by position: the same gradient to rounding as running it backwards."""
+    _, forwards = jitgrad.value_and_grad(c.fn, wrt=c.wrt)(*c.points[0])
+    monkeypatch.setattr(recompute, "ASCENDING", False)
+    _, backwards = jitgrad.value_and_grad(c.fn, wrt=c.wrt)(*c.points[0])
+    for a, b in zip(forwards, backwards):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_an_inner_sum_runs_its_adjoint_forwards():
+    c = FUSED[0]  # log_of_sum: an inner loop summing exp(...) of a row
+    grad = jitgrad.value_and_grad(c.fn, wrt=c.wrt)
+    grad(*c.points[0])
+    adjoint_part = grad.source().split("# jitgrad: fused")[1]
+    assert "for _k" in adjoint_part and "while _k" not in adjoint_part
