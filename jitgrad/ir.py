@@ -204,9 +204,11 @@ class Namer:
 
 
 def dims_of(a) -> tuple:
-    """Size tokens of an atom's axes; an axis nothing is known about gets its own token."""
+    """Size tokens of an atom's axes; an axis nothing is known about gets its own token,
+    ``(a, k)``: it holds the variable itself (compared by identity), not its ``id()``, which a
+    later variable could reuse once ``a`` is dropped and so seem to have the same sizes."""
     if isinstance(a, Var):
-        return a.dims if a.dims is not None else tuple((id(a), k) for k in range(a.type.ndim))
+        return a.dims if a.dims is not None else tuple((a, k) for k in range(a.type.ndim))
     return ()
 
 
