@@ -396,13 +396,13 @@ class GradFunction:
 def _sizes_hold(fn: ir.Function, args) -> bool:
     """Whether ``args`` meet the size assumptions of ``fn``: the ``same_size`` checks (on
     ``shape_dim`` reads of the arguments) that open its body, evaluated here in Python."""
-    value = {id(p): a for p, a in zip(fn.params, args)}
+    value = {p: a for p, a in zip(fn.params, args)}
     for s in fn.body.stmts:
         if not isinstance(s, ir.Eqn) or s.prim not in ("shape_dim", "same_size"):
             break
-        ins = [value[id(a)] if isinstance(a, ir.Var) else a.value for a in s.ins]
+        ins = [value[a] if isinstance(a, ir.Var) else a.value for a in s.ins]
         if s.prim == "shape_dim":
-            value[id(s.outs[0])] = np.shape(ins[0])[s.params["axis"]]
+            value[s.outs[0]] = np.shape(ins[0])[s.params["axis"]]
         elif ins[0] != ins[1]:
             return False
     return True

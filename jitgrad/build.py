@@ -58,7 +58,7 @@ class Builder(Statements, Loops, Expressions):
         self.enclosing = enclosing  # for a nested function: the one it was defined in
         self.depth = 0 if caller is None else caller.depth + 1
         self.in_loop = False
-        self.stale_at_merge: set[int] = set()
+        self.stale_at_merge: set[Var] = set()  # values out of date as a branch ends
         # The differentiated function's arguments that it writes into (found by name, or by a
         # first build that met the write elsewhere: `symbolic.WritesArgument`).
         self.copied = (subscript_targets(src.node.body) | copied) if caller is None else set()

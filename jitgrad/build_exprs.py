@@ -113,9 +113,7 @@ class Expressions:
             base=name)
         out.dims = tuple(int(n) for n in value.shape)
         self.gb.restamp(out)
-        if not hasattr(self.gb, "constant_arrays"):
-            self.gb.constant_arrays = set()
-        self.gb.constant_arrays.add(id(out))
+        self.gb.constant_arrays.add(out)
         return self.gb.sym(out)
 
     def expr_Name(self, node):

@@ -94,7 +94,7 @@ class Loops:
         if not isinstance(it, ast.Call):
             return stmt
         fn = self.expr(it.func)
-        tag = f"@{id(stmt)}"
+        tag = f"@{self.gb.new_tag()}"
 
         def hidden(kind, value):  # bind a value the rewritten loop reads to a hidden name
             name = f"%{kind}{tag}_{len(self.env)}"
@@ -153,7 +153,7 @@ class Loops:
         for d in reversed(dims):
             strides.insert(0, total)
             total = total * d
-        k = ast.Name(id=f"%k@{id(stmt)}", ctx=ast.Store())
+        k = ast.Name(id=f"%k@{self.gb.new_tag()}", ctx=ast.Store())
         parts = []
         for d, s in zip(dims, strides):
             part = ast.BinOp(left=ast.Name(id=k.id, ctx=ast.Load()), op=ast.FloorDiv(),
@@ -203,9 +203,9 @@ class Loops:
         passed = {n for n in call_arguments(body_stmts, self.is_library_call)
                   if isinstance(self.env.get(n), Sym) and self.env[n].ndim}
         names = assigned_names(body_stmts) | passed | set(extra)
-        arrays = {id(v.atom) for n, v in self.env.items()
+        arrays = {v.atom for n, v in self.env.items()
                   if n in names and isinstance(v, Sym) and v.ndim}
-        names |= {n for n, v in self.env.items() if isinstance(v, Sym) and id(v.atom) in arrays}
+        names |= {n for n, v in self.env.items() if isinstance(v, Sym) and v.atom in arrays}
         carried = []
         for name in sorted(names):
             if name not in self.env:
@@ -245,30 +245,30 @@ class Loops:
         for _attempt in range(6):
             self.gb.restore_memory_state(memory_before)  # an abandoned attempt wrote nothing
             carry_vars: dict[str, Var] = {}
-            by_init: dict[int, Var] = {}  # names for one array share its carried variable
-            writes_before: dict[int, int] = {}
+            by_init: dict[Var, Var] = {}  # names for one array share its carried variable
+            writes_before: dict[Var, int] = {}
             for n in carried:
                 init = self.gb.atom(self.env[n], check=False)
-                if (kinds[n].ndim and isinstance(init, Var) and id(init) in by_init
+                if (kinds[n].ndim and isinstance(init, Var) and init in by_init
                         and n not in apart):
-                    carry_vars[n] = by_init[id(init)]
+                    carry_vars[n] = by_init[init]
                     continue
                 v = carry_vars[n] = self.gb.new_var(kinds[n], base(n))
                 if v.type.ndim and isinstance(init, Var):  # it starts as its initial value
                     if n not in apart:
-                        by_init[id(init)] = v
+                        by_init[init] = v
                     self.gb.share_memory(v, init)
                     self.gb.same_view(v, init)
-                    writes_before[id(v)] = self.gb.writes_to(v)
+                    writes_before[v] = self.gb.writes_to(v)
                 self.gb.restamp(v)
                 if isinstance(init, Var) and self.gb.is_stale(init):
                     self.gb.mark_stale(v)  # an out-of-date array stays out of date when carried
             for n, m in takes_over.items():  # a write into it may be a write into an argument
                 init = self.gb.atom(self.env[m], check=False)
                 if isinstance(init, Var):
-                    self.gb.holds_params[id(carry_vars[n])] = [
+                    self.gb.holds_params[carry_vars[n]] = [
                         p for p in self.gb.param_vars
-                        if p.type.ndim and self.gb._find(id(p)) == self.gb._find(id(init))]
+                        if p.type.ndim and self.gb._find(p) is self.gb._find(init)]
             outer_env = self.env
             inner_env = dict(outer_env)
             for n, v in carry_vars.items():
@@ -297,14 +297,14 @@ class Loops:
                 end = self.gb.atom(env_end[n], check=False)
                 if (n not in takes_over and carry_vars[n] is not carry_vars[m]
                         and kinds[n].ndim and isinstance(end, Var)
-                        and self.gb._find(id(end)) == self.gb._find(id(carry_vars[m]))):
+                        and self.gb._find(end) is self.gb._find(carry_vars[m])):
                     takes_over[n] = m
                     changed = True
             for n, m in itertools.combinations(carried, 2):  # `y = y0`, then `y = g(y)`:
                 v = carry_vars[n]  # two arrays from the second iteration on; if the body never
                 if (v is carry_vars[m] and self.gb.atom(env_end[n], check=False)  # writes, two
                         is not self.gb.atom(env_end[m], check=False)  # carried variables
-                        and self.gb.writes_to(v) == writes_before[id(v)]):
+                        and self.gb.writes_to(v) == writes_before[v]):
                     apart |= {n, m}
                     changed = True
             if not changed:
@@ -314,14 +314,14 @@ class Loops:
         self.gb.forget_versions_in([result["body"]] + (
             [result["cond_block"]] if "cond_block" in result else []))
         for v in carry_vars.values():
-            if id(v) not in out_of_date:
+            if v not in out_of_date:
                 self.gb.restamp(v)  # after the loop it holds the current contents
         carries = []
-        first_name: dict[int, str] = {}
+        first_name: dict[Var, str] = {}
         for n in carried:
             var = carry_vars[n]
-            if id(var) in first_name:  # another name for the same array
-                other = first_name[id(var)]
+            if var in first_name:  # another name for the same array
+                other = first_name[var]
                 if self.gb.atom(env_end[n], check=False) is not self.gb.atom(
                         env_end[other], check=False):
                     raise UnsupportedError(
@@ -329,14 +329,14 @@ class Loops:
                         "loop but not at the end of its body: jitgrad cannot follow which "
                         "array each names from one iteration to the next", self.loc(stmt))
                 continue
-            first_name[id(var)] = n
+            first_name[var] = n
             init = self.cast_in(self.gb.block, self.env[n], kinds[n].kind)
             update = self.cast_in(result["body"], env_end[n], kinds[n].kind)
             carries.append(Carry(var, init, update))
             if (var.type.ndim and isinstance(init, Var) and isinstance(update, Var)
                     and update.root is var):  # only written in place: after the loop, the
                 self.gb.newer(init, var)  # initial array holds the carried value
-            self.gb.latest.pop(id(var), None)
+            self.gb.latest.pop(var, None)
         for c in carries:  # an array the body only writes in place: one storage, before and in
             if (c.var.type.ndim and isinstance(c.init, Var) and isinstance(c.update, Var)
                     and c.update.root is c.var):
@@ -350,8 +350,8 @@ class Loops:
                 for n, v in list(carry_vars.items()):
                     if v is c.var:
                         carry_vars[n] = c.init
-                if self.gb.latest.get(id(c.init)) is c.var:
-                    del self.gb.latest[id(c.init)]
+                if self.gb.latest.get(c.init) is c.var:
+                    del self.gb.latest[c.init]
                 continue
             kept.append(c)
         return kept, carry_vars, result
@@ -368,9 +368,9 @@ class Loops:
             a = self.gb.atom(env_end[n], check=False)
             b = self.gb.atom(env_end[m], check=False)
             if not (isinstance(a, Var) and isinstance(b, Var) and a.type.ndim
-                    and self.gb._find(id(a)) == self.gb._find(id(b))):
+                    and self.gb._find(a) is self.gb._find(b)):
                 continue
-            written = any(self.gb.writes_to(x) != writes_before.get(id(x), self.gb.writes_to(x))
+            written = any(self.gb.writes_to(x) != writes_before.get(x, self.gb.writes_to(x))
                           for x in (v, w))
             if written:
                 raise UnsupportedError(
@@ -379,33 +379,33 @@ class Loops:
                     "place, so a write shows through both names, which jitgrad does not "
                     f"follow. Assign a copy (`{base(n)} = {base(m)}.copy()`)", self.loc(stmt))
 
-    def check_no_stale_reads(self, result, carry_vars, stmt) -> set[int]:
+    def check_no_stale_reads(self, result, carry_vars, stmt) -> set[Var]:
         """An array read in the loop whose memory the loop writes into later in the body,
         under another name, shows new values from the second iteration on: refuse it. That is
         an array made before the loop, or a carried one whose value at the end of the body is
         out of date (a view of the array written). Return the carried arrays that are out of
         date after the loop but not read in it (reading them after the loop is refused)."""
         blocks = [result["body"]] + ([result["cond_block"]] if "cond_block" in result else [])
-        inside = {id(v) for v in carry_vars.values()}
+        inside = set(carry_vars.values())
         for b in blocks:
             for s in walk(b):
-                for v in defs(s):
-                    inside.add(id(v))
+                inside.update(defs(s))
         stale_carries = set()
         for n, v in carry_vars.items():
             end = result["env_end"].get(n)
             if v.type.ndim and isinstance(end, Sym) and isinstance(end.atom, Var) and (
                     self.gb.is_stale(end.atom)):
-                stale_carries.add(id(v))
-        names = {id(v.atom): n for n, v in self.env.items() if isinstance(v, Sym)}
-        names.update({id(v): n for n, v in carry_vars.items()})
+                stale_carries.add(v)
+        names = {v.atom: n for n, v in self.env.items() if isinstance(v, Sym)
+                 and isinstance(v.atom, Var)}
+        names.update({v: n for n, v in carry_vars.items() if isinstance(v, Var)})
         for b in blocks:
             for s in b.stmts:
                 for a in used_atoms(s):
                     if isinstance(a, Var) and a.type.ndim and (
-                            id(a) in stale_carries
-                            or (id(a) not in inside and self.gb.is_stale(a))):
-                        what = f"`{base(names[id(a)])}`" if id(a) in names else "an array"
+                            a in stale_carries
+                            or (a not in inside and self.gb.is_stale(a))):
+                        what = f"`{base(names[a])}`" if a in names else "an array"
                         raise UnsupportedError(
                             f"{what} is read in this loop and shares memory with an array "
                             "the loop writes into in place, so from the second iteration on it "

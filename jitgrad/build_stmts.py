@@ -225,7 +225,7 @@ class Statements:
         if isinstance(value, Sym) and value.type.kind == "f" and array.type.kind != "f":
             raise UnsupportedError("writing floats into an integer array", self.loc(node))
         old = array.atom
-        if id(old.root) in getattr(self.gb, "constant_arrays", ()):
+        if old.root in self.gb.constant_arrays:
             raise UnsupportedError(f"writing into `{name}`, a global array (or one a closure "
                                    "captured), which jitgrad reads as a constant, as Numba does; "
                                    ".copy() it first", self.loc(node))
@@ -366,12 +366,12 @@ class Statements:
                 self.gb.share_memory(var, a)
                 self.gb.same_view(var, a)
         self.gb.restamp(var)
-        if any(id(a) in self.stale_at_merge for a in (at, ae)):
+        if any(isinstance(a, Var) and a in self.stale_at_merge for a in (at, ae)):
             self.gb.mark_stale(var)  # an out-of-date array stays out of date when merged
         return Carry(var, at, ae)
 
-    def stale_values(self, env) -> set[int]:
-        return {id(v.atom) for v in env.values() if isinstance(v, Sym)
+    def stale_values(self, env) -> set[Var]:
+        return {v.atom for v in env.values() if isinstance(v, Sym)
                 and isinstance(v.atom, Var) and self.gb.is_stale(v.atom)}
 
     def cast_in(self, block, value, kind):

@@ -41,9 +41,9 @@ def checkpoint_loops(fn, adj_body: Block, rev, top_saved: list, stacks: list, na
         return top_saved, stacks
     storage = Storage(fn)
     for loop in list(fn.body.stmts):
-        if not isinstance(loop, For) or id(loop) not in rev.repeat_of:
+        if not isinstance(loop, For) or loop not in rev.repeat_of:
             continue
-        rep = rev.repeat_of[id(loop)]
+        rep = rev.repeat_of[loop]
         if not (rep.note or "").startswith("jitgrad: taped in reverse"):
             continue  # fused, recomputed, or no tape: nothing grows
         k = next(i for i, s in enumerate(fn.body.stmts) if s is loop)
@@ -77,18 +77,18 @@ def _cannot(loop: For, storage: Storage) -> str | None:
 
 
 def _state_written_after(loop: For, storage: Storage, after: list) -> str | None:
-    written = {storage.find(id(o)) for s in after for t in walk(Block([s]))
+    written = {storage.find(o) for s in after for t in walk(Block([s]))
                if isinstance(t, Eqn) and t.prim == "setitem" for o in t.outs}
     for c in loop.carries:
-        if isinstance(c.init, Var) and c.init.type.ndim and storage.find(id(c.init)) in written:
+        if isinstance(c.init, Var) and c.init.type.ndim and storage.find(c.init) in written:
             return f"`{c.init.name}`, which it starts from, is written after the loop"
     return None
 
 
 def _checkpoint(fn, adj_body, loop: For, rep: Repeat, top_saved, stacks, namer, cap: int):
-    tapes = {id(s.ins[0]) for s in walk(loop.body) if isinstance(s, Eqn) and s.prim == "push"}
+    tapes = {s.ins[0] for s in walk(loop.body) if isinstance(s, Eqn) and s.prim == "push"}
     allocs = [s for s in fn.body.stmts if isinstance(s, Eqn) and s.prim == "stack_alloc"
-              and id(s.outs[0]) in tapes]
+              and s.outs[0] in tapes]
     replay = clone(loop.body)  # with its pushes, before the forward loses them
     drop_reserves(replay, tapes)
     loc = loop.loc
@@ -105,7 +105,7 @@ def _checkpoint(fn, adj_body, loop: For, rep: Repeat, top_saved, stacks, namer, 
         t = c.var.type
         states.append((c, fresh("_ck_" + c.var.name.lstrip("_"), Type(t.kind, t.ndim + 1)),
                        fresh("_n_ck_" + c.var.name.lstrip("_"), INT)))
-    most = {id(a.outs[1]): fresh(a.outs[1].name + "_most", INT) for a in allocs}
+    most = {a.outs[1]: fresh(a.outs[1].name + "_most", INT) for a in allocs}
     counts = [a.outs[1] for a in allocs]
 
     def save_state(iteration, values) -> list:
@@ -131,7 +131,7 @@ def _checkpoint(fn, adj_body, loop: For, rep: Repeat, top_saved, stacks, namer, 
                         + [Eqn("count_reset", [n], [], {}, loc) for n in counts])
     loop.body.stmts[:0] = [Eqn("ge", [full], [used, budget], {}, loc),
                            If(full, new_segment, Block(), [], loc)]
-    loop.body.stmts += [Eqn("count_max", [most[id(n)]], [most[id(n)], n], {}, loc)
+    loop.body.stmts += [Eqn("count_max", [most[n]], [most[n], n], {}, loc)
                         for n in counts]
     loop.body.stmts.append(Eqn("count_tick", [], [k], {}, loc))
     at = next(i for i, s in enumerate(fn.body.stmts) if s is loop)
@@ -141,15 +141,15 @@ def _checkpoint(fn, adj_body, loop: For, rep: Repeat, top_saved, stacks, namer, 
     # 2. the adjoint: segments last first; each is replayed with its tape, then reversed
     seg_start, seg_end = fresh("_ck_from", INT), fresh("_ck_to", INT)
     index = fresh("_ck_i", INT)
-    restored = {id(c.var): fresh(c.var.name + "_ck", c.var.type) for c in loop.carries}
+    restored = {c.var: fresh(c.var.name + "_ck", c.var.type) for c in loop.carries}
     body = [Eqn("pop", [seg_start], [starts, n_starts], {"ndim": 0}, loc)]
     for c, tape, n in reversed(states):
-        body.append(Eqn("pop", [restored[id(c.var)]], [tape, n], {"ndim": c.var.type.ndim},
+        body.append(Eqn("pop", [restored[c.var]], [tape, n], {"ndim": c.var.type.ndim},
                         loc))
     replay.stmts[:0] = [Eqn("loop_index", [loop.index], [index, loop.start, loop.step], {},
                             loc)]
     body.append(For(index, seg_start, seg_end, Const(1), replay,
-                    [Carry(c.var, restored[id(c.var)], c.update) for c in loop.carries],
+                    [Carry(c.var, restored[c.var], c.update) for c in loop.carries],
                     fresh("_ck_trips", INT), None, loc))
     if rep.counter is not None:
         body.append(Repeat(seg_end, rep.body, rep.counter, low=seg_start))
@@ -157,7 +157,7 @@ def _checkpoint(fn, adj_body, loop: For, rep: Repeat, top_saved, stacks, namer, 
         n_iter = fresh("_ck_len", INT)
         body += [Eqn("sub", [n_iter], [seg_end, seg_start], {}, loc), Repeat(n_iter, rep.body)]
     body.append(Eqn("assign", [seg_end], [seg_start], {}, loc))
-    segments = [Eqn("stack_alloc", list(a.outs), [most[id(a.outs[1])]], dict(a.params), a.loc)
+    segments = [Eqn("stack_alloc", list(a.outs), [most[a.outs[1]]], dict(a.params), a.loc)
                 for a in allocs]
     segments.append(Eqn("assign", [seg_end], [loop.trips], {}, loc))
     segments.append(Repeat(n_starts, Block(body), note=rep.note))
@@ -165,17 +165,17 @@ def _checkpoint(fn, adj_body, loop: For, rep: Repeat, top_saved, stacks, namer, 
     adj_body.stmts[k_rep:k_rep + 1] = segments
 
     # 3. what travels: the checkpoint stacks and the most pushes; the loop's stacks do not
-    moved = {id(v) for a in allocs for v in a.outs}
-    stacks = [v for v in stacks if id(v) not in moved] + [starts, n_starts] + [
+    moved = {v for a in allocs for v in a.outs}
+    stacks = [v for v in stacks if v not in moved] + [starts, n_starts] + [
         v for _, tape, n in states for v in (tape, n)]
-    bound = {id(v) for _, v in top_saved} | {id(p) for p in fn.params} | {id(v) for v in stacks}
+    bound = {v for _, v in top_saved} | {p for p in fn.params} | {v for v in stacks}
     needed = [*most.values(), loop.trips, loop.start, loop.step] + free_vars(Block(body))
-    defined_here = {id(v) for v in [*restored.values(), seg_start, seg_end, index, loop.index]}
+    defined_here = {v for v in [*restored.values(), seg_start, seg_end, index, loop.index]}
     for v in needed:
-        if isinstance(v, Var) and id(v) not in bound | moved and id(v) not in defined_here \
+        if isinstance(v, Var) and v not in bound | moved and v not in defined_here \
                 and _defined_in_forward(fn, v):
             top_saved = top_saved + [(v, v)]
-            bound.add(id(v))
+            bound.add(v)
     return top_saved, stacks
 
 
@@ -185,7 +185,7 @@ def _count_instead(block: Block, tapes: set[int], used: Var, namer) -> None:
     scalar, its size for an array."""
     out = []
     for s in block.stmts:
-        if isinstance(s, Eqn) and s.prim in ("push", "reserve") and id(s.ins[0]) in tapes:
+        if isinstance(s, Eqn) and s.prim in ("push", "reserve") and s.ins[0] in tapes:
             if s.prim == "push":
                 _, count, value = s.ins
                 out.append(Eqn("count_tick", [], [count], {}, s.loc))

@@ -42,7 +42,7 @@ class _Writer:
         self.locs: list = []  # the user's Loc behind each line (None for scaffolding)
         self.current = None
         self.last_loc = None
-        self.uses: dict[int, int] = {}  # id(var) -> how many statements of the kernel read it
+        self.uses: dict[Var, int] = {}  # var -> how many statements of the kernel read it
         self.kernel_ir: Kernel | None = None  # the kernel being written
         self.nonneg: set[int] = set()  # integer variables never negative (`nonnegative_ints`)
         self.popped_at: dict[int, str] = {}  # id(pop) -> its position, in an ascending loop
@@ -53,10 +53,10 @@ class _Writer:
         for s in walk(kernel.body):
             for a in direct_uses(s):
                 if isinstance(a, Var):
-                    self.uses[id(a)] = self.uses.get(id(a), 0) + 1
+                    self.uses[a] = self.uses.get(a, 0) + 1
         for a in kernel.returns:
             if isinstance(a, Var):
-                self.uses[id(a)] = self.uses.get(id(a), 0) + 1
+                self.uses[a] = self.uses.get(a, 0) + 1
 
     def line(self, indent: int, text: str):
         self.lines.append("    " * indent + text)
@@ -133,16 +133,16 @@ class _Writer:
         run, made, sums, names = [], set(), set(), set()
         for e in stmts[k:]:
             reads = _nest_reads(e, dims)
-            if reads is None or any(id(a) in sums for a in e.ins):
+            if reads is None or any(a in sums for a in e.ins):
                 break
             out = e.outs[0]
             if out.name in names:  # one name per value inside the nest
                 break
-            if e.prim == "assign" and id(e.ins[0]) not in made:
+            if e.prim == "assign" and e.ins[0] not in made:
                 break  # a copy of an array from outside: cheaper as the alias it is
             run.append(e)
             names.add(out.name)
-            (sums if e.prim in _REDUCE_INIT else made).add(id(out))
+            (sums if e.prim in _REDUCE_INIT else made).add(out)
         sizes = self.nest_sizes(run) if run else None
         return (run, sizes) if sizes is not None else ([], [])
 
@@ -150,7 +150,7 @@ class _Writer:
         """Source for each loop's trip count, read from the shape of a value the nest reads
         (or a literal size); None when some loop has no such source."""
         dims = _nest_dims(group[0])
-        inside = {id(e.outs[0]) for e in group}
+        inside = {e.outs[0] for e in group}
         sizes = []
         for k, token in enumerate(dims):
             if isinstance(token, int):
@@ -158,7 +158,7 @@ class _Writer:
                 continue
             source = next((f"{a.name}.shape[{j}]" for e in group
                            for a, axes in zip(e.ins, _nest_reads(e, dims))
-                           if isinstance(a, Var) and id(a) not in inside and axes != "value"
+                           if isinstance(a, Var) and a not in inside and axes != "value"
                            for j, ax in enumerate(axes) if ax == k), None)
             if source is None:
                 return None
@@ -175,40 +175,41 @@ class _Writer:
         # place, ``_b_x = _b_x + c``, reads the array before the nest and defines an element)
         from_nest, made = [], set()
         for e in group:
-            from_nest.append([isinstance(a, Var) and id(a) in made for a in e.ins])
-            made.add(id(e.outs[0]))
-        internal_uses: dict[int, int] = {}
+            from_nest.append([isinstance(a, Var) and a in made for a in e.ins])
+            made.add(e.outs[0])
+        internal_uses: dict[Var, int] = {}
         read_names = set()
         for e, inner in zip(group, from_nest):
             for a, here in zip(e.ins, inner):
                 if here:
-                    internal_uses[id(a)] = internal_uses.get(id(a), 0) + 1
+                    internal_uses[a] = internal_uses.get(a, 0) + 1
                 elif isinstance(a, Var):
                     read_names.add(a.name)
         if later is None:
             stored = [e.outs[0] for e in group if e.prim not in _REDUCE_INIT and self.uses.get(
-                id(e.outs[0]), 0) > internal_uses.get(id(e.outs[0]), 0)]
+                e.outs[0], 0) > internal_uses.get(e.outs[0], 0)]
         else:
-            read_later = {id(a) for s in walk(Block(later)) for a in direct_uses(s)}
-            read_later |= {id(a) for a in self.kernel_ir.returns}
+            read_later = {a for s in walk(Block(later)) for a in direct_uses(s)
+                          if isinstance(a, Var)}
+            read_later |= {a for a in self.kernel_ir.returns if isinstance(a, Var)}
             stored = [e.outs[0] for e in group
-                      if e.prim not in _REDUCE_INIT and id(e.outs[0]) in read_later]
-        filled = {}  # id(out) -> the name its array is filled under
+                      if e.prim not in _REDUCE_INIT and e.outs[0] in read_later]
+        filled = {}  # out -> the name its array is filled under
         for e in group:
             if e.prim in _REDUCE_INIT or e.outs[0] in stored:
                 v = e.outs[0]
-                filled[id(v)] = self.namer.fresh(v.name) if v.name in read_names else v.name
-        element = {id(e.outs[0]): self.namer.fresh("_e_" + e.outs[0].name.lstrip("_"))
+                filled[v] = self.namer.fresh(v.name) if v.name in read_names else v.name
+        element = {e.outs[0]: self.namer.fresh("_e_" + e.outs[0].name.lstrip("_"))
                    for e in group if e.prim not in _REDUCE_INIT}
         shape = "(" + ", ".join(sizes) + ("," if len(sizes) == 1 else "") + ")"
         self.comment_for(indent, group[0].loc)
         self.current = group[0].loc
         for e in group:
             v = e.outs[0]
-            if id(v) not in filled:
+            if v not in filled:
                 continue
             if e.prim not in _REDUCE_INIT:
-                self.line(indent, f"{filled[id(v)]} = {_alloc('empty', shape, v.type.kind)}")
+                self.line(indent, f"{filled[v]} = {_alloc('empty', shape, v.type.kind)}")
                 continue
             init = _REDUCE_INIT[e.prim]
             if e.prim != "sum":  # NumPy: no maximum or minimum of nothing
@@ -218,9 +219,9 @@ class _Writer:
             if v.type.ndim:
                 kept = _summed_shape(sizes, e.params)
                 how = f"_rt.zeros({kept})" if e.prim == "sum" else f"_rt.full({kept}, {init})"
-                self.line(indent, f"{filled[id(v)]} = {how}")
+                self.line(indent, f"{filled[v]} = {how}")
             else:
-                self.line(indent, f"{filled[id(v)]} = {init}")
+                self.line(indent, f"{filled[v]} = {init}")
         idx = [f"_i{k}" for k in range(len(dims))]
         for k, size in enumerate(sizes):
             self.line(indent + k, f"for {idx[k]} in range({size}):")
@@ -231,14 +232,14 @@ class _Writer:
             args = []
             for a, axes, h in zip(e.ins, _nest_reads(e, dims), here):
                 if h:
-                    args.append(element[id(a)])
+                    args.append(element[a])
                 elif axes == "value":
                     args.append(atom_source(a))
                 else:
                     args.append(f"{a.name}[{', '.join('0' if x is None else idx[x] for x in axes)}]")
             out = e.outs[0]
             if e.prim in _REDUCE_INIT:
-                acc = filled[id(out)] + (_summed_index(idx, e.params) if out.type.ndim else "")
+                acc = filled[out] + (_summed_index(idx, e.params) if out.type.ndim else "")
                 if e.prim == "sum":
                     self.line(inner, f"{acc} += {args[0]}")
                 else:  # NaN wins, as in NumPy; the first of tied extremes is kept
@@ -251,14 +252,14 @@ class _Writer:
             else:
                 scalar_types = [Type(a.type.kind, 0) for a in e.ins]
                 expr = P.PRIMITIVES[e.prim].emit(args, e.params, scalar_types)
-            self.line(inner, f"{element[id(out)]} = {expr}")
-            if id(out) in filled:
-                self.line(inner, f"{filled[id(out)]}[{', '.join(idx)}] = {element[id(out)]}")
+            self.line(inner, f"{element[out]} = {expr}")
+            if out in filled:
+                self.line(inner, f"{filled[out]}[{', '.join(idx)}] = {element[out]}")
         self.current = group[-1].loc
         for e in group:
             v = e.outs[0]
-            if filled.get(id(v), v.name) != v.name:
-                self.line(indent, f"{v.name} = {filled[id(v)]}")
+            if filled.get(v, v.name) != v.name:
+                self.line(indent, f"{v.name} = {filled[v]}")
         self.last_loc = None
 
     def eqn(self, e: Eqn, indent: int):

@@ -64,13 +64,13 @@ class _Forward:
         self.body = body
         self.namer = namer
         self.gb = GraphBuilder(namer)
-        self.mutated_roots = {id(s.outs[0].root) for s in walk(body)
+        self.mutated_roots = {s.outs[0].root for s in walk(body)
                               if isinstance(s, Eqn) and s.prim == "setitem"}
-        self.tangent: dict[int, Var] = {}  # id(key) -> its tangent variable
-        self.owner: dict[int, Var] = {}  # id(tangent variable) -> the value it belongs to
+        self.tangent: dict[Var, Var] = {}  # key -> its tangent variable
+        self.owner: dict[Var, Var] = {}  # tangent variable -> the value it belongs to
         self.memory = _Memory(body)
-        self.twin_count: dict[int, Var] = {}  # id(stack counter) -> the twin stack's counter
-        self.active: set[int] = {id(self.key(v)) for v in seeds}
+        self.twin_count: dict[Var, Var] = {}  # stack counter -> the twin stack's counter
+        self.active: set[Var] = {self.key(v) for v in seeds}
         self.seeds = [self.tangent_var(v) for v in seeds]
         self.find_active()
 
@@ -78,18 +78,18 @@ class _Forward:
 
     def key(self, v: Var) -> Var:
         """Versions of an array written in place share one tangent (their first version's)."""
-        return v.root if id(v.root) in self.mutated_roots else v
+        return v.root if v.root in self.mutated_roots else v
 
     def is_active(self, a) -> bool:
-        return isinstance(a, Var) and id(self.key(a)) in self.active
+        return isinstance(a, Var) and self.key(a) in self.active
 
     def tangent_var(self, v: Var) -> Var:
         k = self.key(v)
-        t = self.tangent.get(id(k))
+        t = self.tangent.get(k)
         if t is None:
-            t = self.tangent[id(k)] = Var(self.namer.fresh("_d_" + k.name.lstrip("_")),
+            t = self.tangent[k] = Var(self.namer.fresh("_d_" + k.name.lstrip("_")),
                                           Type("f", k.type.ndim), dims=k.dims)
-            self.owner[id(t)] = k
+            self.owner[t] = k
         return t
 
     # -- activity ------------------------------------------------------------------------
@@ -101,8 +101,8 @@ class _Forward:
         def mark(*atoms) -> None:
             nonlocal changed
             for a in atoms:
-                if _is_float(a) and id(self.key(a)) not in self.active:
-                    self.active.add(id(self.key(a)))
+                if _is_float(a) and self.key(a) not in self.active:
+                    self.active.add(self.key(a))
                     changed = True
 
         while changed:
@@ -307,12 +307,12 @@ class _Forward:
                 raise UnsupportedError(err.message, e.loc,
                                        "building the tangent (forward-mode) code") from None
             raise
-        made = {id(o) for s in block[start:] for o in getattr(s, "outs", [])}
+        made = {o for s in block[start:] for o in getattr(s, "outs", [])}
         spread = P.PRIMITIVES[prim].elementwise and _may_broadcast(
             out, [e.ins[k] for k in active_ins])
         self.fit(out, c, made, spread)
 
-    def fit(self, out: Var, c, made: set[int], spread: bool = False) -> None:
+    def fit(self, out: Var, c, made: set[Var], spread: bool = False) -> None:
         """Assign the tangent ``c`` (a Sym, a number, or None for zero) to ``out``'s tangent,
         broadcast to ``out``'s shape where ``spread`` (an elementwise rule's tangent has the
         shape of its active inputs, which NumPy may broadcast); a tangent that is not new
@@ -330,8 +330,8 @@ class _Forward:
                 return None
         elif out.type.ndim and (spread or atom.type.ndim != out.type.ndim):
             atom = self.gb.atom(P.broadcast_like(self.gb.sym(atom), self.gb.sym(out)), False)
-            made = made | {id(atom)}
-        self.assign_tangent(out, atom, fresh=id(atom) in made)
+            made = made | {atom}
+        self.assign_tangent(out, atom, fresh=atom in made)
         return None
 
     def assign_tangent(self, out: Var, atom: Atom, fresh: bool) -> None:
@@ -339,8 +339,8 @@ class _Forward:
         if atom is t:
             return
         if out.type.ndim and not fresh and isinstance(atom, Var) and (
-                self.memory.written(out) or id(atom) not in self.owner
-                or self.memory.written(self.owner[id(atom)])):
+                self.memory.written(out) or atom not in self.owner
+                or self.memory.written(self.owner[atom])):
             atom = self.gb.atom(P.copy(self.gb.sym(atom)), False)
         self.put(t, "assign", [atom])
 
@@ -365,9 +365,9 @@ class _Forward:
             self.put(None, "zero_at", [t] + list(e.ins[1:]), e.params)
 
     def twin(self, count: Var) -> Var:
-        t = self.twin_count.get(id(count))
+        t = self.twin_count.get(count)
         if t is None:
-            t = self.twin_count[id(count)] = Var(self.namer.fresh("_d" + count.name), count.type)
+            t = self.twin_count[count] = Var(self.namer.fresh("_d" + count.name), count.type)
         return t
 
     def stack_alloc(self, e: Eqn) -> None:
@@ -397,7 +397,7 @@ class _Forward:
     def counter(self, e: Eqn) -> None:
         """A stack counter reset or ticked: its twin too, once the twin stack exists."""
         count = e.outs[0] if e.prim == "count_reset" else e.ins[0]
-        twin = self.twin_count.get(id(count))
+        twin = self.twin_count.get(count)
         if twin is not None:
             self.put(twin if e.prim == "count_reset" else None, e.prim,
                      [] if e.prim == "count_reset" else [twin], e.params)
@@ -425,7 +425,7 @@ class _Memory:
     _SHARING = VIEW_PRIMS | {"assign", "sum_to_like", "pop", "push", "reserve"}
 
     def __init__(self, body: Block):
-        self.parent: dict[int, int] = {}
+        self.parent: dict[Var, Var] = {}
         written = []
         for s in walk(body):
             if isinstance(s, Eqn):
@@ -443,20 +443,20 @@ class _Memory:
                     for a in (c.init, c.update):
                         if isinstance(a, Var) and c.var.type.ndim:
                             self.union(c.var, a)
-        self.written_roots = {self.find(id(v)) for v in written}
+        self.written_roots = {self.find(v) for v in written}
 
-    def find(self, i: int) -> int:
-        while self.parent.get(i, i) != i:
-            i = self.parent[i]
-        return i
+    def find(self, v: Var) -> Var:
+        while self.parent.get(v, v) is not v:
+            v = self.parent[v]
+        return v
 
     def union(self, a: Var, b: Var) -> None:
-        ra, rb = self.find(id(a)), self.find(id(b))
-        if ra != rb:
+        ra, rb = self.find(a), self.find(b)
+        if ra is not rb:
             self.parent[ra] = rb
 
     def written(self, v: Var) -> bool:
-        return self.find(id(v)) in self.written_roots
+        return self.find(v) in self.written_roots
 
 
 def _may_broadcast(out: Var, ins: list) -> bool:

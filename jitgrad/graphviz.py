@@ -17,7 +17,7 @@ from .ir import Block, Eqn, For, If, Repeat, Var, While
 class _Dot:
     def __init__(self):
         self.lines: list[str] = []
-        self.node_of: dict[int, str] = {}  # id(var) -> node that defines it
+        self.node_of: dict[Var, str] = {}  # var -> node that defines it
         self.count = 0
 
     def node(self, label: str, **attrs) -> str:
@@ -29,8 +29,8 @@ class _Dot:
         return name
 
     def edge(self, a, target: str, color: str = "black"):
-        if isinstance(a, Var) and id(a) in self.node_of:
-            self.lines.append(f'  {self.node_of[id(a)]} -> {target} [color="{color}"];')
+        if isinstance(a, Var) and a in self.node_of:
+            self.lines.append(f'  {self.node_of[a]} -> {target} [color="{color}"];')
 
     def block(self, b: Block, color: str, title: str | None = None):
         if title is not None:
@@ -45,7 +45,7 @@ class _Dot:
                 for a in s.ins:
                     self.edge(a, name, color)
                 for o in s.outs:
-                    self.node_of[id(o)] = name
+                    self.node_of[o] = name
             elif isinstance(s, If):
                 self.block(s.then, color, "if (then)")
                 self.block(s.orelse, color, "else")
@@ -54,19 +54,19 @@ class _Dot:
                                      color=color)
                     self.edge(m.init, name, color)
                     self.edge(m.update, name, color)
-                    self.node_of[id(m.var)] = name
+                    self.node_of[m.var] = name
             elif isinstance(s, (For, While)):
                 for c in s.carries:
                     name = self.node(f"carry {c.var.name}\\n{c.var.type}", shape="diamond",
                                      color=color)
                     self.edge(c.init, name, color)
-                    self.node_of[id(c.var)] = name
+                    self.node_of[c.var] = name
                 kind = "for" if isinstance(s, For) else "while"
                 if isinstance(s, While):
                     self.block(s.cond_block, color, "while condition")
                 self.block(s.body, color, f"{kind} loop")
                 for c in s.carries:
-                    self.edge(c.update, self.node_of[id(c.var)], color)
+                    self.edge(c.update, self.node_of[c.var], color)
             elif isinstance(s, Repeat):
                 self.block(s.body, color, "loop, backwards")
         if title is not None:
@@ -79,7 +79,7 @@ def to_dot(fn, adjoint=None) -> str:
     d.lines.append(f'digraph "{fn.name}" {{')
     d.lines.append("  rankdir=TB; node [fontname=monospace, fontsize=10];")
     for p in fn.params:
-        d.node_of[id(p)] = d.node(f"{p.name}\\n{p.type}", shape="ellipse", style="filled",
+        d.node_of[p] = d.node(f"{p.name}\\n{p.type}", shape="ellipse", style="filled",
                                   fillcolor="lightblue")
     d.block(fn.body, "black")
     result = d.node("value", shape="doubleoctagon")

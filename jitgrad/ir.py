@@ -206,9 +206,11 @@ class Namer:
 
 
 def dims_of(a) -> tuple:
-    """Size tokens of an atom's axes; an axis nothing is known about gets its own token."""
+    """Size tokens of an atom's axes; an axis nothing is known about gets its own token,
+    ``(a, k)``: it holds the variable itself (compared by identity), not its ``id()``, which a
+    later variable could reuse once ``a`` is dropped and so seem to have the same sizes."""
     if isinstance(a, Var):
-        return a.dims if a.dims is not None else tuple((id(a), k) for k in range(a.type.ndim))
+        return a.dims if a.dims is not None else tuple((a, k) for k in range(a.type.ndim))
     return ()
 
 
@@ -295,10 +297,10 @@ def walk(block: Block):
 
 
 def replace_vars(block: Block, mapping: dict) -> None:
-    """Replace variables (``id(var) -> new atom``) everywhere in ``block``, in place: every
-    read and every definition, loop bounds, indices, trip counts and carried values included."""
+    """Replace variables (``var -> new atom``) everywhere in ``block``, in place: every read
+    and every definition, loop bounds, indices, trip counts and carried values included."""
     def r(a):
-        return mapping.get(id(a), a) if isinstance(a, Var) else a
+        return mapping.get(a, a) if isinstance(a, Var) else a
 
     def carries(cs):
         for c in cs:
@@ -330,11 +332,13 @@ VIEW_PRIMS = {"getitem", "transpose", "reshape", "reshape_like", "expand_dims", 
 
 class Storage:
     """Union-find over variables that may share memory (views, in-place versions, carried and
-    merged values); ``written(v)``: whether any version of ``v``'s memory is written in place."""
+    merged values); ``written(v)``: whether any version of ``v``'s memory is written in place.
+    Keyed by the variables themselves (hashed by identity), as are the passes' other tables:
+    an ``id()`` key outlives its variable when a pass drops it, and a new variable may reuse it."""
 
     def __init__(self, fn: Function):
-        self.parent: dict[int, int] = {}
-        self.mutated: set[int] = set()
+        self.parent: dict[Var, Var] = {}
+        self.mutated: set[Var] = set()
         for s in walk(fn.body):
             if isinstance(s, Eqn):
                 if s.prim in VIEW_PRIMS and s.ins and isinstance(s.ins[0], Var) and s.out.type.ndim:
@@ -348,20 +352,20 @@ class Storage:
                                 self.union(c.var, a)
         for s in walk(fn.body):
             if isinstance(s, Eqn) and s.prim == "setitem":
-                self.mutated.add(self.find(id(s.out)))
+                self.mutated.add(self.find(s.out))
 
-    def find(self, i: int) -> int:
-        while self.parent.get(i, i) != i:
-            i = self.parent[i]
-        return i
+    def find(self, v: Var) -> Var:
+        while self.parent.get(v, v) is not v:
+            v = self.parent[v]
+        return v
 
     def union(self, a: Var, b: Var):
-        ra, rb = self.find(id(a)), self.find(id(b))
-        if ra != rb:
+        ra, rb = self.find(a), self.find(b)
+        if ra is not rb:
             self.parent[ra] = rb
 
     def written(self, v: Var) -> bool:
-        return v.type.ndim > 0 and self.find(id(v)) in self.mutated
+        return v.type.ndim > 0 and self.find(v) in self.mutated
 
 
 # ----------------------------------------------------------------------------- verifier
@@ -369,19 +373,19 @@ class Storage:
 
 def verify(fn: Function) -> None:
     """Raise AssertionError if a variable is used before it is defined or defined twice."""
-    defined: set[int] = {id(p) for p in fn.params}
-    seen: set[int] = set(defined)
+    defined: set[Var] = set(fn.params)
+    seen: set[Var] = set(defined)
 
     def define(v: Var):
-        assert id(v) not in seen, f"{v.name} defined twice"
-        seen.add(id(v))
-        defined.add(id(v))
+        assert v not in seen, f"{v.name} defined twice"
+        seen.add(v)
+        defined.add(v)
 
     def use(a: Atom, where: str):
         if isinstance(a, Var):
-            assert id(a) in defined, f"{a.name} used before definition in {where}"
+            assert a in defined, f"{a.name} used before definition in {where}"
 
-    def block(b: Block, scope: set[int]):
+    def block(b: Block, scope: set[Var]):
         nonlocal defined
         saved = defined
         defined = set(scope)
@@ -404,36 +408,36 @@ def verify(fn: Function) -> None:
             e = block(s.orelse, defined)
             for m in s.merges:
                 if isinstance(m.init, Var):
-                    assert id(m.init) in t, f"{m.init.name} not defined in then-branch"
+                    assert m.init in t, f"{m.init.name} not defined in then-branch"
                 if isinstance(m.update, Var):
-                    assert id(m.update) in e, f"{m.update.name} not defined in else-branch"
+                    assert m.update in e, f"{m.update.name} not defined in else-branch"
                 define(m.var)
             return
         carries = s.carries
         for c in carries:
             use(c.init, "loop entry")
-        inner = set(defined) | {id(c.var) for c in carries}
+        inner = set(defined) | {c.var for c in carries}
         for c in carries:
-            seen.add(id(c.var))
+            seen.add(c.var)
         if isinstance(s, For):
             for a in (s.start, s.stop, s.step):
                 use(a, "range")
-            inner.add(id(s.index))
-            seen.add(id(s.index))
+            inner.add(s.index)
+            seen.add(s.index)
             body_defs = block(s.body, inner)
         else:
             cond_defs = block(s.cond_block, inner)
-            assert not isinstance(s.cond, Var) or id(s.cond) in cond_defs, "while condition"
+            assert not isinstance(s.cond, Var) or s.cond in cond_defs, "while condition"
             body_defs = block(s.body, cond_defs)
         for c in carries:
             if isinstance(c.update, Var):
-                assert id(c.update) in body_defs, f"{c.update.name} not defined in loop body"
-            defined.add(id(c.var))
+                assert c.update in body_defs, f"{c.update.name} not defined in loop body"
+            defined.add(c.var)
         define(s.trips)
 
     final = block(fn.body, defined)
     if isinstance(fn.result, Var):
-        assert id(fn.result) in final, "result undefined"
+        assert fn.result in final, "result undefined"
 
 
 # ----------------------------------------------------------------------------- printer

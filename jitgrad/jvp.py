@@ -117,7 +117,7 @@ class _Tangents:
         outs = {"jvp": list(returns) + touts, "hvp": touts[1:],
                 "value_grad_hvp": list(returns) + touts[1:]}[kind]
         kernel = Kernel(f"{fn_ir.name}_{kind}", list(params) + tparams, new_body, outs, fn_ir.loc)
-        live = {id(a) for a in outs if isinstance(a, Var)}
+        live = {a for a in outs if isinstance(a, Var)}
         dead_code(kernel.body, live)
         _drop_unread_accumulators(kernel.body, live)
         dead_code(kernel.body, live)
@@ -149,26 +149,26 @@ def _gradient_kernel(fn_ir, wrt: list[int]):
 _ADDS_INTO = ("add_at", "iadd", "zero_at")  # in place into their first input
 
 
-def _drop_unread_accumulators(body: Block, live: set[int]) -> None:
+def _drop_unread_accumulators(body: Block, live: set[Var]) -> None:
     """Drop the arrays that are only added into and never read (an HVP kernel does not
     return the gradient: its adjoint accumulators are written, not read). An array qualifies
     when it is not returned, every definition is ``zeros_like`` of an array (its shape) or
     an update of itself, and every other use is as the target of `add_at`/`iadd`/`zero_at`
     or the shape of a ``zeros_like`` (which then reads the shape's source instead)."""
-    defs: dict[int, list] = {}
-    uses: dict[int, list] = {}
+    defs: dict[Var, list] = {}
+    uses: dict[Var, list] = {}
     for s in walk(body):
         if isinstance(s, Eqn):
             for o in s.outs:
-                defs.setdefault(id(o), []).append(s)
+                defs.setdefault(o, []).append(s)
             for k, a in enumerate(s.ins):
                 if isinstance(a, Var):
-                    uses.setdefault(id(a), []).append((s, k))
+                    uses.setdefault(a, []).append((s, k))
         else:
             for a in direct_uses(s):
                 if isinstance(a, Var):
-                    uses.setdefault(id(a), []).append((s, -1))
-    drop: set[int] = set()  # ids of the equations to remove
+                    uses.setdefault(a, []).append((s, -1))
+    drop: set = set()  # the equations to remove
     for vid, ds in defs.items():
         v = ds[0].outs[0]
         if vid in live or not v.type.ndim or len(ds[0].outs) != 1:
@@ -187,11 +187,11 @@ def _drop_unread_accumulators(body: Block, live: set[int]) -> None:
             if s.prim == "zeros_like":
                 s.ins[0] = shapes[0]
             else:
-                drop.add(id(s))
-        drop |= {id(d) for d in ds}
+                drop.add(s)
+        drop |= {d for d in ds}
 
     def prune(b: Block):
-        b.stmts[:] = [s for s in b.stmts if id(s) not in drop]
+        b.stmts[:] = [s for s in b.stmts if s not in drop]
         for s in b.stmts:
             for sb in sub_blocks(s):
                 prune(sb)

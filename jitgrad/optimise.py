@@ -22,30 +22,30 @@ _EFFECTS = {"setitem", "add_at", "zero_at", "iadd", "push", "pop", "stack_alloc"
 # (``loop_index`` and ``assign`` in an adjoint prologue define values; they are pure.)
 
 
-def dead_code(block: Block, live_out: set[int]) -> None:
+def dead_code(block: Block, live_out: set[Var]) -> None:
     """Remove pure equations whose outputs are not live, to a fixed point."""
     while _prune(block, _live_uses(block, set(live_out))):
         pass
 
 
-def _live_uses(block: Block, live: set[int]) -> set[int]:
+def _live_uses(block: Block, live: set[Var]) -> set[Var]:
     """Every variable used anywhere (conservative across loops and branches)."""
     for s in block.stmts:
         for a in direct_uses(s):
             if isinstance(a, Var):
-                live.add(id(a))
+                live.add(a)
         for sb in sub_blocks(s):
             _live_uses(sb, live)
     return live
 
 
-def _prune(block: Block, live: set[int]) -> bool:
+def _prune(block: Block, live: set[Var]) -> bool:
     """Drop pure equations whose results are not live; say whether any went."""
     removed = False
     keep = []
     for s in block.stmts:
         if isinstance(s, Eqn) and s.prim not in _EFFECTS and s.outs and not any(
-                id(o) in live for o in s.outs):
+                o in live for o in s.outs):
             removed = True
             continue
         for sb in sub_blocks(s):
@@ -55,16 +55,16 @@ def _prune(block: Block, live: set[int]) -> bool:
     return removed
 
 
-def fold_assigns(block: Block, returned: set[int]) -> None:
+def fold_assigns(block: Block, returned: set[Var]) -> None:
     """``_t1 = x * 2.0`` followed by ``_b_x = _t1`` becomes ``_b_x = x * 2.0`` when nothing
     else reads ``_t1``."""
-    counts: dict[int, int] = {}
+    counts: dict[Var, int] = {}
 
     def count(b: Block):
         for s in b.stmts:
             for a in direct_uses(s):
                 if isinstance(a, Var):
-                    counts[id(a)] = counts.get(id(a), 0) + 1
+                    counts[a] = counts.get(a, 0) + 1
             for sb in sub_blocks(s):
                 count(sb)
     count(block)
@@ -77,8 +77,8 @@ def fold_assigns(block: Block, returned: set[int]) -> None:
             if (isinstance(s, Eqn) and s.prim == "assign" and keep and isinstance(keep[-1], Eqn)
                     and isinstance(s.ins[0], Var) and keep[-1].outs
                     and keep[-1].outs[0] is s.ins[0] and len(keep[-1].outs) == 1
-                    and s.ins[0].name.startswith("_t") and counts.get(id(s.ins[0])) == 1
-                    and id(s.ins[0]) not in returned and keep[-1].prim not in _EFFECTS
+                    and s.ins[0].name.startswith("_t") and counts.get(s.ins[0]) == 1
+                    and s.ins[0] not in returned and keep[-1].prim not in _EFFECTS
                     and s.outs[0] not in keep[-1].ins):
                 prev = keep[-1]
                 keep[-1] = Eqn(prev.prim, [s.outs[0]], prev.ins, prev.params, prev.loc)
@@ -93,7 +93,7 @@ _NOT_SHARED = _EFFECTS | {"zeros", "ones", "empty", "full", "zeros_like", "ones_
 
 
 def _atom_key(a):
-    return ("v", id(a)) if isinstance(a, Var) else ("c", type(a.value).__name__, a.value)
+    return ("v", a) if isinstance(a, Var) else ("c", type(a.value).__name__, a.value)
 
 
 def common_subexpressions(fn) -> None:
@@ -102,11 +102,11 @@ def common_subexpressions(fn) -> None:
     it computed, and differentiated, once. Runs on the forward IR (SSA) before the transform.
     An array whose memory is written in place is not shared: ``a = np.square(x)`` written into
     and a later ``np.square(x)`` are two arrays."""
-    replace: dict[int, Var] = {}
+    replace: dict[Var, Var] = {}
     storage = Storage(fn)
 
     def sub(a):
-        return replace.get(id(a), a) if isinstance(a, Var) else a
+        return replace.get(a, a) if isinstance(a, Var) else a
 
     def block(b: Block, seen: dict):
         seen = dict(seen)
@@ -119,7 +119,7 @@ def common_subexpressions(fn) -> None:
                 key = (s.prim, tuple(_atom_key(a) for a in s.ins),
                        tuple(sorted((k, repr(v)) for k, v in s.params.items())))
                 if key in seen:
-                    replace[id(s.out)] = seen[key]
+                    replace[s.out] = seen[key]
                     continue
                 seen[key] = s.out
             for sb in sub_blocks(s):
@@ -150,9 +150,9 @@ def unused_saved(grad) -> None:
     parameters after the function's own, in the same order) that the adjoint never reads."""
     n = len(grad.fn.params)
     saved = grad.adjoint.params[n:n + len(grad.forward.returns) - 1]
-    used = {id(a) for a in grad.adjoint.returns if isinstance(a, Var)}
+    used = {a for a in grad.adjoint.returns if isinstance(a, Var)}
     _live_uses(grad.adjoint.body, used)
-    keep = [k for k, v in enumerate(saved) if id(v) in used]
+    keep = [k for k, v in enumerate(saved) if v in used]
     if len(keep) == len(saved):
         return
     grad.forward.returns[1:] = [grad.forward.returns[1 + k] for k in keep]
@@ -163,7 +163,7 @@ def optimise(grad) -> None:
     """Run the passes in order on both kernels (the adjoint first: what it no longer reads,
     the forward kernel need not compute)."""
     for kernel in (grad.adjoint, grad.forward):
-        live = {id(a) for a in kernel.returns if isinstance(a, Var)}
+        live = {a for a in kernel.returns if isinstance(a, Var)}
         dead_code(kernel.body, live)
         fold_assigns(kernel.body, live)
         if kernel is grad.adjoint:

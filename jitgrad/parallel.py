@@ -71,7 +71,7 @@ def parallelise(grad) -> None:
                 _note(t, grad, "a prange loop inside another loop")
     namer = grad.fn.namer
     for loop in [s for s in fwd.body.stmts if isinstance(s, For) and s.parallel]:
-        rep = grad.repeats.get(id(loop))
+        rep = grad.repeats.get(loop)
         if rep is not None and not any(r is rep for r in adj.body.stmts):
             rep = None  # (not at the adjoint's top level: leave it serial)
         try:
@@ -93,7 +93,7 @@ def _has(kernel, stmt) -> bool:
 def _note(loop: For, grad, why: str) -> None:
     text = f"jitgrad: runs serially under parallel=True: {why}"
     loop.note = f"{loop.note}; {text}" if loop.note else text
-    rep = grad.repeats.get(id(loop))
+    rep = grad.repeats.get(loop)
     if rep is not None:
         rep.note = f"{rep.note}; {text}" if rep.note else text
 
@@ -144,7 +144,7 @@ def _names_outside(kernel, inner) -> set[str]:
 def _rename(block: Block, mapping: dict) -> None:
     """Replace variables (by identity) everywhere in ``block``, in place."""
     def r(a):
-        return mapping.get(id(a), a) if isinstance(a, Var) else a
+        return mapping.get(a, a) if isinstance(a, Var) else a
 
     def carries(cs):
         for c in cs:
@@ -201,10 +201,10 @@ def _forward_plan(loop: For, fwd) -> dict:
         reductions.append(c)
     outer = _names_outside(fwd, loop)
     maxes = [s.outs[0] for s in loop.body.stmts if isinstance(s, Eqn) and s.prim == "count_max"]
-    private = {id(c.var) for c in reductions} | {id(v) for v in maxes}
+    private = {c.var for c in reductions} | {v for v in maxes}
     for s in walk(loop.body):
         for v in _bound(s):
-            if v.name in outer and id(v) not in private and not any(
+            if v.name in outer and v not in private and not any(
                     v is c.var for c in arrays):
                 raise _Refused(f"`{v.name}` is shared by all iterations")
     return {"reductions": reductions, "arrays": arrays, "maxes": maxes}
@@ -218,18 +218,18 @@ def _reads(s) -> list:
 def _check_disjoint(loop: For, c: Carry) -> None:
     """Every access to the carried array ``c.var`` in the body is at ``[i, ...]`` (``i`` the
     loop's index), so iterations touch disjoint elements."""
-    versions = {id(c.var)}
+    versions = {c.var}
     index = _index_names(loop, loop.body)
     for s in walk(loop.body):
-        if isinstance(s, Eqn) and s.prim == "setitem" and id(s.ins[0]) in versions:
-            versions.add(id(s.outs[0]))
+        if isinstance(s, Eqn) and s.prim == "setitem" and s.ins[0] in versions:
+            versions.add(s.outs[0])
         for m in getattr(s, "carries", []) + getattr(s, "merges", []):
-            if any(isinstance(a, Var) and id(a) in versions for a in (m.init, m.update)):
-                versions.add(id(m.var))
+            if any(isinstance(a, Var) and a in versions for a in (m.init, m.update)):
+                versions.add(m.var)
     for s in walk(loop.body):
         if isinstance(s, Eqn):
             for k, a in enumerate(s.ins):
-                if not (isinstance(a, Var) and id(a) in versions):
+                if not (isinstance(a, Var) and a in versions):
                     continue
                 if s.prim in _SHAPE_ONLY and k == 0:
                     continue
@@ -240,16 +240,16 @@ def _check_disjoint(loop: For, c: Carry) -> None:
                                    "loop")
 
 
-def _by_index(e: Eqn, index: set[int]) -> bool:
-    """``e`` reads or writes ``a[i, ...]`` with ``i`` (the ids in ``index``) the loop's index."""
+def _by_index(e: Eqn, index: set[Var]) -> bool:
+    """``e`` reads or writes ``a[i, ...]`` with ``i`` (a variable in ``index``) the loop's index."""
     spec = e.params.get("index_spec") or ()
     first = {"getitem": 1, "setitem": 2, "add_at": 2, "zero_at": 1}[e.prim]
-    return bool(spec) and spec[0] == "i" and len(e.ins) > first and id(e.ins[first]) in index
+    return bool(spec) and spec[0] == "i" and len(e.ins) > first and e.ins[first] in index
 
 
-def _index_names(loop: For, *blocks: Block) -> set[int]:
+def _index_names(loop: For, *blocks: Block) -> set[Var]:
     """The loop's index and the variables that carry or copy it (an inner loop carries it)."""
-    out = {id(loop.index)}
+    out = {loop.index}
     changed = True
     while changed:
         changed = False
@@ -259,9 +259,9 @@ def _index_names(loop: For, *blocks: Block) -> set[int]:
                 if isinstance(s, Eqn) and s.prim == "assign" and isinstance(s.ins[0], Var):
                     pairs.append((s.outs[0], s.ins[0], s.ins[0]))
                 for v, init, update in pairs:
-                    if id(v) not in out and id(init) in out and (update is v or id(update) in
+                    if v not in out and init in out and (update is v or update in
                                                                  out):
-                        out.add(id(v))
+                        out.add(v)
                         changed = True
     return out
 
@@ -276,7 +276,7 @@ def _rewrite_forward(loop: For, fwd, plan: dict, namer) -> None:
     inner_pre, inner_post, after, mapping, carries = [], [], [], {}, []
     for v, kind, combine in ([(c.var, c.var.type.kind, "parts_add") for c in plan["reductions"]]
                              + [(m, "i", "parts_max") for m in plan["maxes"]]):
-        mine = mapping[id(v)] = _private(v, namer)
+        mine = mapping[v] = _private(v, namer)
         parts = Var(namer.fresh("_parts_" + v.name.lstrip("_")), Type(kind, 1))
         before.append(Eqn("parts_alloc", [parts], [], {"n": N_CHUNKS, "kind": kind}, loop.loc))
         inner_post.append(Eqn("parts_set", [], [parts, chunk, mine], {}, loop.loc))
@@ -285,11 +285,11 @@ def _rewrite_forward(loop: For, fwd, plan: dict, namer) -> None:
             inner_pre.append(Eqn("count_reset", [mine], [], {}, loop.loc))
     for c in plan["reductions"]:
         zero = Const(0.0 if c.var.type.kind == "f" else 0)
-        carries.append(Carry(mapping[id(c.var)], zero, c.update))
+        carries.append(Carry(mapping[c.var], zero, c.update))
         after.insert(0, Eqn("assign", [c.var], [c.init], {}, loop.loc))
     _rename(loop.body, mapping)
     for c in carries:
-        c.update = mapping.get(id(c.update), c.update)
+        c.update = mapping.get(c.update, c.update)
     lo = Var(namer.fresh("_lo"), INT)
     hi = Var(namer.fresh("_hi"), INT)
     bounds = [chunk, trips, loop.start, loop.step]
@@ -313,9 +313,9 @@ def _adjoint_plan(loop: For, rep: Repeat, adj) -> dict:
     """What the adjoint rewrite privatises, or `_Refused`."""
     if not (rep.note or "").startswith("jitgrad: recomputed in reverse"):
         raise _Refused("its adjoint reads a tape across iterations")
-    tapes = {id(s.ins[0]) for s in walk(rep.body) if isinstance(s, Eqn) and s.prim == "pop"}
+    tapes = {s.ins[0] for s in walk(rep.body) if isinstance(s, Eqn) and s.prim == "pop"}
     allocs = [s for s in adj.body.stmts if isinstance(s, Eqn) and s.prim == "stack_alloc"
-              and id(s.outs[0]) in tapes]
+              and s.outs[0] in tapes]
     if len(allocs) != len(tapes):
         raise _Refused("its adjoint reads a stack the forward pass filled")
     outer = _names_outside(adj, rep) - {v.name for a in allocs for v in a.outs}
@@ -387,23 +387,23 @@ def _rewrite_adjoint(loop: For, rep: Repeat, adj, plan: dict, namer) -> None:
     before, pre, post, after, mapping = [], list(plan["allocs"]), [], [], {}
     for v in plan["accumulate"]:
         parts = Var(namer.fresh("_parts" + v.name), Type("f", v.type.ndim + 1))
-        mine = mapping[id(v)] = _private(v, namer)
+        mine = mapping[v] = _private(v, namer)
         before.append(Eqn("parts_alloc", [parts], [v], {"n": N_CHUNKS, "kind": "f"}, loop.loc))
         pre.append(Eqn("parts_get", [mine], [parts, chunk], {}, loop.loc))
         after.append(Eqn("parts_add", [], [v, parts], {"n": N_CHUNKS, "name": chunk.name},
                          loop.loc))
     for v in plan["scalars"]:
         parts = Var(namer.fresh("_parts" + v.name), Type("f", 1))
-        mine = mapping[id(v)] = _private(v, namer)
+        mine = mapping[v] = _private(v, namer)
         before.append(Eqn("parts_alloc", [parts], [], {"n": N_CHUNKS, "kind": "f"}, loop.loc))
         pre.append(Eqn("assign", [mine], [Const(0.0)], {}, loop.loc))
         post.append(Eqn("parts_set", [], [parts, chunk, mine], {}, loop.loc))
         after.append(Eqn("parts_add", [], [v, parts], {"n": N_CHUNKS, "name": chunk.name},
                          loop.loc))
     for v in plan["passthrough"]:  # unchanged by the loop: each chunk starts from it
-        mine = mapping[id(v)] = _private(v, namer)
+        mine = mapping[v] = _private(v, namer)
         pre.append(Eqn("assign", [mine], [v], {}, loop.loc))
-    by_name = {v.name: mapping[id(v)] for v in plan["accumulate"] + plan["scalars"]
+    by_name = {v.name: mapping[v] for v in plan["accumulate"] + plan["scalars"]
                + plan["passthrough"]}
     _rename_by_name(rep.body, by_name)
     lo = Var(namer.fresh("_lo"), INT)
@@ -432,7 +432,7 @@ def _rename_by_name(block: Block, by_name: dict) -> None:
             atoms += s.outs
         for a in atoms:
             if isinstance(a, Var) and a.name in by_name:
-                ids[id(a)] = by_name[a.name]
+                ids[a] = by_name[a.name]
     _rename(block, ids)
 
 

@@ -61,17 +61,17 @@ FUSE = True  # and with fusion switched off (recomputed instead)
 ASCENDING = True  # and with every loop adjoint run backwards
 
 
-def planned(fn: Function) -> set[int]:
+def planned(fn: Function) -> set[Block]:
     """Before saving: the blocks of the top-level loops that will likely be recomputed (their
     iterations are independent and they hold a nested loop). Saving pushes the results of
     costly scalar functions there rather than computing them a third time."""
     storage = Storage(fn)
-    out: set[int] = set()
+    out: set[Block] = set()
     for k, loop in enumerate(fn.body.stmts if ENABLED else ()):
         if (isinstance(loop, For) and any(not isinstance(s, Eqn) for s in loop.body.stmts)
                 and independent(loop, None, storage, fn.body.stmts[k + 1:]) is None):
-            out.add(id(loop.body))
-            out |= {id(b) for s in walk(loop.body) for b in sub_blocks(s)}
+            out.add(loop.body)
+            out |= {b for s in walk(loop.body) for b in sub_blocks(s)}
     return out
 
 
@@ -82,9 +82,9 @@ def recompute_loops(fn: Function, adj_body: Block, rev, top_saved: list, stacks:
     transform (`reverse._Reverse`): its loops' adjoints and their adjoint variables."""
     storage = Storage(fn)
     for loop in list(fn.body.stmts):  # (fusing inserts statements before the loop)
-        if not isinstance(loop, For) or id(loop) not in rev.repeat_of:
+        if not isinstance(loop, For) or loop not in rev.repeat_of:
             continue
-        rep = rev.repeat_of[id(loop)]
+        rep = rev.repeat_of[loop]
         k = next(i for i, s in enumerate(fn.body.stmts) if s is loop)
         why = independent(loop, rep, storage, fn.body.stmts[k + 1:])
         if why is None and not ENABLED:
@@ -133,7 +133,7 @@ def independent(loop: For, rep: Repeat | None, storage: Storage, after: list) ->
         if c.var.type.ndim == 0:
             if not _is_reduction(loop, c):
                 return f"`{c.var.name}` is carried from one iteration to the next"
-        elif reads_start(loop.body, {id(c.var)}):
+        elif reads_start(loop.body, {c.var}):
             return f"it reads `{c.var.name}` as the previous iteration left it"
     for s in rep.body.stmts if rep else ():  # the adjoint rebuilds a value from the next
         if isinstance(s, Eqn) and s.prim == "assign" and any(  # iteration's: needs the tape
@@ -148,10 +148,10 @@ def mark_ascending(fn: Function, repeat_of: dict, seeded: dict) -> None:
     rounding at most (gradients that several iterations add into one slot add in another
     order)."""
     for s in walk(fn.body):
-        if isinstance(s, For) and id(s) in repeat_of and not any(
+        if isinstance(s, For) and s in repeat_of and not any(
                 isinstance(t, Repeat) for t in walk(s.body)):  # (fused: its adjoint is inside)
-            rep = repeat_of[id(s)]
-            rep.ascending = ASCENDING and commutes(s, rep, seeded.get(id(s), []))
+            rep = repeat_of[s]
+            rep.ascending = ASCENDING and commutes(s, rep, seeded.get(s, []))
 
 
 def commutes(loop: For, rep: Repeat, seeded: list) -> bool:
@@ -170,7 +170,7 @@ def commutes(loop: For, rep: Repeat, seeded: list) -> bool:
                 a is c.var for s in walk(loop.body) for a in direct_uses(s)):
             continue
         if c.var.type.ndim:
-            if reads_start(loop.body, {id(c.var)}):
+            if reads_start(loop.body, {c.var}):
                 return False
         elif not (_is_reduction(loop, c) or _is_counter(loop, c)):
             return False
@@ -198,10 +198,10 @@ def _is_counter(loop: For, c: Carry) -> bool:
 def written_after(loop, storage: Storage, after: list) -> str | None:
     """Why a replay of ``loop``'s body in the adjoint would read other values than the forward
     pass did (an array it reads is written in place by a statement in ``after``), or None."""
-    written = {storage.find(id(o)) for s in after for t in walk(Block([s]))
+    written = {storage.find(o) for s in after for t in walk(Block([s]))
                if isinstance(t, Eqn) and t.prim == "setitem" for o in t.outs}
     for a in free_vars(loop.body):
-        if a.type.ndim and storage.find(id(a)) in written:
+        if a.type.ndim and storage.find(a) in written:
             return f"`{a.name}` is written after the loop"
     return None
 
@@ -218,34 +218,34 @@ def _is_reduction(loop: For, c: Carry) -> bool:
     """``total += t``, perhaps in nested loops and branches: every value that derives from the
     carried ``total`` is only added to (``add``/``sub``), carried, merged, or the update. No
     derivative reads such a value, and the replay never needs it."""
-    acc = {id(c.var)}
+    acc = {c.var}
     changed = True
     while changed:
         changed = False
         for s in walk(loop.body):
             outs = []
             if isinstance(s, Eqn) and s.prim in ("add", "sub") and any(
-                    isinstance(a, Var) and id(a) in acc for a in s.ins[:1 + (s.prim == "add")]):
+                    isinstance(a, Var) and a in acc for a in s.ins[:1 + (s.prim == "add")]):
                 outs = s.outs
             for m in getattr(s, "carries", []) + getattr(s, "merges", []):
-                if any(isinstance(a, Var) and id(a) in acc for a in (m.init, m.update)):
+                if any(isinstance(a, Var) and a in acc for a in (m.init, m.update)):
                     outs = outs + [m.var]
             for o in outs:
-                if id(o) not in acc:
-                    acc.add(id(o))
+                if o not in acc:
+                    acc.add(o)
                     changed = True
-    if id(c.update) not in acc:
+    if c.update not in acc:
         return False
     for s in walk(loop.body):
         plumbing = [a for m in getattr(s, "carries", []) + getattr(s, "merges", [])
                     for a in (m.init, m.update)]
         for a in direct_uses(s):
-            if not (isinstance(a, Var) and id(a) in acc):
+            if not (isinstance(a, Var) and a in acc):
                 continue
             if isinstance(s, Eqn):
-                if s.prim not in ("add", "sub") or id(s.outs[0]) not in acc or (
+                if s.prim not in ("add", "sub") or s.outs[0] not in acc or (
                         s.prim == "sub" and s.ins[1] is a) or sum(
-                        isinstance(b, Var) and id(b) in acc for b in s.ins) > 1:
+                        isinstance(b, Var) and b in acc for b in s.ins) > 1:
                     return False
             elif not any(a is b for b in plumbing) or a in bounds(s):
                 return False
@@ -262,8 +262,8 @@ def bounds(s) -> list:
     return [a for a in out if isinstance(a, Var)]
 
 
-def reads_start(body: Block, stale: set[int]) -> bool:
-    """Whether ``body`` reads the contents of an array in ``stale`` (ids of variables whose
+def reads_start(body: Block, stale: set[Var]) -> bool:
+    """Whether ``body`` reads the contents of an array in ``stale`` (variables whose
     memory still holds what it held when the iteration began) before it is filled again."""
     stale = set(stale)
     for s in body.stmts:
@@ -271,47 +271,47 @@ def reads_start(body: Block, stale: set[int]) -> bool:
             if s.prim in _SHAPE_ONLY or s.prim in ("reserve", "stack_alloc", "trip_count"):
                 continue
             if s.prim == "setitem":
-                if any(isinstance(a, Var) and id(a) in stale for a in s.ins[1:]):
+                if any(isinstance(a, Var) and a in stale for a in s.ins[1:]):
                     return True
-                if id(s.ins[0]) in stale and not all(x == ":" for x in
+                if s.ins[0] in stale and not all(x == ":" for x in
                                                        s.params["index_spec"]):
-                    stale.add(id(s.outs[0]))  # partly written: the rest is still old
+                    stale.add(s.outs[0])  # partly written: the rest is still old
                 continue
-            if any(isinstance(a, Var) and id(a) in stale for a in s.ins):
+            if any(isinstance(a, Var) and a in stale for a in s.ins):
                 return True
         elif isinstance(s, If):
-            if isinstance(s.cond, Var) and id(s.cond) in stale:
+            if isinstance(s.cond, Var) and s.cond in stale:
                 return True
             for b in (s.then, s.orelse):
                 if reads_start(b, stale):
                     return True
             for m in s.merges:  # conservative: stale if it may be stale on either side
-                if any(isinstance(a, Var) and id(a) in stale | _stale_after(b, stale)
+                if any(isinstance(a, Var) and a in stale | _stale_after(b, stale)
                        for a, b in ((m.init, s.then), (m.update, s.orelse))):
-                    stale.add(id(m.var))
+                    stale.add(m.var)
         else:  # a nested loop
-            inner = stale | {id(c.var) for c in s.carries if isinstance(c.init, Var)
-                             and id(c.init) in stale}
+            inner = stale | {c.var for c in s.carries if isinstance(c.init, Var)
+                             and c.init in stale}
             blocks = [s.body] + ([s.cond_block] if isinstance(s, While) else [])
             if any(reads_start(b, inner) for b in blocks):
                 return True
-            if isinstance(s, While) and isinstance(s.cond, Var) and id(s.cond) in inner:
+            if isinstance(s, While) and isinstance(s.cond, Var) and s.cond in inner:
                 return True
             for c in s.carries:
-                if id(c.var) in inner and not _fills(s, c):
-                    stale.add(id(c.var))
+                if c.var in inner and not _fills(s, c):
+                    stale.add(c.var)
     return False
 
 
-def _stale_after(block: Block, stale: set[int]) -> set[int]:
+def _stale_after(block: Block, stale: set[Var]) -> set[Var]:
     """The stale set at the end of ``block`` (partial writes of stale arrays stay stale)."""
     out = set(stale)
     for s in walk(block):
-        if isinstance(s, Eqn) and s.prim == "setitem" and id(s.ins[0]) in out:
-            out.add(id(s.outs[0]))
+        if isinstance(s, Eqn) and s.prim == "setitem" and s.ins[0] in out:
+            out.add(s.outs[0])
         for c in getattr(s, "carries", []) + getattr(s, "merges", []):
-            if any(isinstance(a, Var) and id(a) in out for a in (c.init, c.update)):
-                out.add(id(c.var))
+            if any(isinstance(a, Var) and a in out for a in (c.init, c.update)):
+                out.add(c.var)
     return out
 
 
@@ -343,14 +343,14 @@ def free_vars(block: Block) -> list[Var]:
     defined = set()
     for s in walk(block):
         for v in defs(s):
-            defined.add(id(v))
+            defined.add(v)
         if isinstance(s, For):
-            defined.add(id(s.index))
+            defined.add(s.index)
     out, seen = [], set()
     for s in walk(block):
         for a in direct_uses(s):
-            if isinstance(a, Var) and id(a) not in defined and id(a) not in seen:
-                seen.add(id(a))
+            if isinstance(a, Var) and a not in defined and a not in seen:
+                seen.add(a)
                 out.append(a)
     return out
 
@@ -359,28 +359,28 @@ def free_vars(block: Block) -> list[Var]:
 
 
 def _recompute(fn, adj_body, loop: For, rep: Repeat, counter: Var, top_saved, stacks):
-    tapes = {id(s.ins[0]) for s in walk(loop.body) if isinstance(s, Eqn) and s.prim == "push"}
+    tapes = {s.ins[0] for s in walk(loop.body) if isinstance(s, Eqn) and s.prim == "push"}
     replay = clone(loop.body)  # with its pushes
     drop_reserves(replay, tapes)
     # (a reduction's value is never read: the replay adds to a stand-in, see below)
     # 1. the forward pass keeps no tape for the loop; it counts the pushes of the iteration
     #    that pushes most, so that the adjoint's stacks need no check for room
     allocs = [s for s in fn.body.stmts if isinstance(s, Eqn) and s.prim == "stack_alloc"
-              and id(s.outs[0]) in tapes]
-    most = {}  # id(tape) -> the most pushes in one iteration
+              and s.outs[0] in tapes]
+    most = {}  # tape -> the most pushes in one iteration
     at = next(i for i, s in enumerate(fn.body.stmts) if s is loop)
     for a in allocs:
         tape, count = a.outs
-        most[id(tape)] = Var(count.name + "_most", count.type)
-        fn.body.stmts[at:at] = [Eqn("count_reset", [most[id(tape)]], [], {}, None)]
+        most[tape] = Var(count.name + "_most", count.type)
+        fn.body.stmts[at:at] = [Eqn("count_reset", [most[tape]], [], {}, None)]
         loop.body.stmts[:0] = [Eqn("count_reset", [count], [], {}, None)]
-        loop.body.stmts.append(Eqn("count_max", [most[id(tape)]], [most[id(tape)], count],
+        loop.body.stmts.append(Eqn("count_max", [most[tape]], [most[tape], count],
                                    {}, None))
-        top_saved = top_saved + [(most[id(tape)], most[id(tape)])]
+        top_saved = top_saved + [(most[tape], most[tape])]
     fn.body.stmts[:] = [s for s in fn.body.stmts if not any(s is a for a in allocs)]
     count_pushes(loop.body, tapes)
-    moved = {id(v) for a in allocs for v in a.outs}
-    stacks = [v for v in stacks if id(v) not in moved]
+    moved = {v for a in allocs for v in a.outs}
+    stacks = [v for v in stacks if v not in moved]
     # 2. the adjoint replays the iteration: its index, then the forward body (with its pushes)
     index = next((s for s in rep.body.stmts if isinstance(s, Eqn) and s.prim == "loop_index"
                   and s.outs[0] is loop.index), None)
@@ -392,7 +392,7 @@ def _recompute(fn, adj_body, loop: For, rep: Repeat, counter: Var, top_saved, st
     # 3. before the adjoint loop: the stacks (one iteration deep) and the work arrays
     before = []
     for a in allocs:
-        before.append(Eqn("stack_alloc", list(a.outs), [most[id(a.outs[0])]], dict(a.params),
+        before.append(Eqn("stack_alloc", list(a.outs), [most[a.outs[0]]], dict(a.params),
                           a.loc))
     for c in loop.carries:  # work arrays (filled before read) and reductions (never read)
         if c.var.type.ndim:
@@ -403,19 +403,19 @@ def _recompute(fn, adj_body, loop: For, rep: Repeat, counter: Var, top_saved, st
     k = next(i for i, s in enumerate(adj_body.stmts) if s is rep)
     adj_body.stmts[k:k] = before
     # 4. what the replay reads from before the loop travels from the forward pass
-    bound = {id(v) for _, v in top_saved} | {id(p) for p in fn.params}
+    bound = {v for _, v in top_saved} | {p for p in fn.params}
     for v in free_vars(Block(before + [index] + replay.stmts)):
-        if id(v) not in bound and v is not counter and not any(v is c.var
+        if v not in bound and v is not counter and not any(v is c.var
                                                               for c in loop.carries):
             top_saved = top_saved + [(v, v)]
-            bound.add(id(v))
+            bound.add(v)
     return top_saved, stacks
 
 
 def _one_seed(loop: For, rev) -> Carry | None:
     """The loop's one carried value that the code after it sends an adjoint back into, if
     there is exactly one and it is a float sum (``total += t``); otherwise None."""
-    seeded = rev.seeded.get(id(loop), [])
+    seeded = rev.seeded.get(loop, [])
     if len(seeded) != 1:
         return None
     c = seeded[0]
@@ -440,22 +440,22 @@ def _fuse(fn, adj_body, loop: For, rep: Repeat, seed: Carry, rev, top_saved, sta
     if counter is not None and any(a is counter for s in body for t in walk(Block([s]))
                                    for a in direct_uses(t)):
         return None
-    tapes = {id(s.ins[0]) for s in walk(loop.body) if isinstance(s, Eqn) and s.prim == "push"}
+    tapes = {s.ins[0] for s in walk(loop.body) if isinstance(s, Eqn) and s.prim == "push"}
     counting = _push_counts(loop, tapes, namer)
     if counting is None:
         return None
     seed_adj = rev.state(seed.var).var
-    carried = {id(rev.state(c.var).var) for c in loop.carries if rev.active(c.var)}
-    forward_of = {id(rev.state(k).var): k for k in rev.outer_targets(loop)}
+    carried = {rev.state(c.var).var for c in loop.carries if rev.active(c.var)}
+    forward_of = {rev.state(k).var: k for k in rev.outer_targets(loop)}
     outer = [rev.state(k).var for k in rev.outer_targets(loop)
-             if id(rev.state(k).var) not in carried]
+             if rev.state(k).var not in carried]
     # what the adjoint receives under another name is read under its forward name here
-    rename = {id(v): a for a, v in top_saved if isinstance(a, Var) and a is not v}
+    rename = {v: a for a, v in top_saved if isinstance(a, Var) and a is not v}
     unit = Var(namer.fresh("_unit"), seed_adj.type)
-    rename[id(seed_adj)] = unit
+    rename[seed_adj] = unit
     grads = {}
     for v in outer:
-        grads[id(v)] = rename[id(v)] = Var(namer.fresh("_g_" + v.name[3:]), v.type,
+        grads[v] = rename[v] = Var(namer.fresh("_g_" + v.name[3:]), v.type,
                                            dims=v.dims)
     replace_vars(Block(body), rename)
     # 1. the forward pass counts the most pushes of one iteration and allocates the stacks
@@ -463,19 +463,19 @@ def _fuse(fn, adj_body, loop: For, rep: Repeat, seed: Carry, rev, top_saved, sta
     #    each iteration runs its adjoint after its body (the pops take back what it pushed)
     count_stmts, most = counting
     allocs = [s for s in fn.body.stmts if isinstance(s, Eqn) and s.prim == "stack_alloc"
-              and id(s.outs[0]) in tapes]
+              and s.outs[0] in tapes]
     fn.body.stmts[:] = [s for s in fn.body.stmts if not any(s is a for a in allocs)]
-    init = count_stmts + [Eqn("stack_alloc", list(a.outs), [most[id(a.outs[1])]],
+    init = count_stmts + [Eqn("stack_alloc", list(a.outs), [most[a.outs[1]]],
                               dict(a.params), a.loc) for a in allocs]
     init.append(Eqn("assign", [unit], [Const(1.0)], {}, loop.loc))
     for v in outer:
-        init.append(_zero(grads[id(v)], forward_of[id(v)], loop.loc))
+        init.append(_zero(grads[v], forward_of[v], loop.loc))
     for c in loop.carries:
         if rev.active(c.var) and c is not seed:
             adj = rev.state(c.var).var
             if adj is not seed_adj and not any(isinstance(s, Eqn) and s.outs and s.outs[0] is adj
                                                for s in init):
-                init.append(_zero(rename.get(id(adj), adj), rev.key(c.var), loop.loc))
+                init.append(_zero(rename.get(adj, adj), rev.key(c.var), loop.loc))
     at = next(i for i, s in enumerate(fn.body.stmts) if s is loop)
     fn.body.stmts[at:at] = init
     drop_reserves(loop.body, tapes)
@@ -484,15 +484,15 @@ def _fuse(fn, adj_body, loop: For, rep: Repeat, seed: Carry, rev, top_saved, sta
     scaled = []
     for v in outer:
         t = Var(namer.fresh("_t"), v.type, dims=v.dims)
-        scaled.append(Eqn("mul", [t], [seed_adj, grads[id(v)]], {}, loop.loc))
+        scaled.append(Eqn("mul", [t], [seed_adj, grads[v]], {}, loop.loc))
         scaled.append(Eqn("iadd", [], [v, t], {}, loop.loc) if v.type.ndim
                       else Eqn("add", [v], [v, t], {}, loop.loc))
     k = next(i for i, s in enumerate(adj_body.stmts) if s is rep)
     adj_body.stmts[k:k + 1] = scaled
     # 3. the loop's stacks stay in the forward pass; its gradients travel to the adjoint
-    moved = {id(v) for a in allocs for v in a.outs}
-    stacks = [v for v in stacks if id(v) not in moved]
-    top_saved = top_saved + [(grads[id(v)], grads[id(v)]) for v in outer]
+    moved = {v for a in allocs for v in a.outs}
+    stacks = [v for v in stacks if v not in moved]
+    top_saved = top_saved + [(grads[v], grads[v]) for v in outer]
     return top_saved, stacks
 
 
@@ -502,11 +502,11 @@ def _zero(var: Var, like: Var, loc) -> Eqn:
     return Eqn("assign", [var], [Const(0.0)], {}, loc)
 
 
-def _push_counts(loop: For, tapes: set[int], namer) -> tuple[list, dict] | None:
+def _push_counts(loop: For, tapes: set[Var], namer) -> tuple[list, dict] | None:
     """Statements that count, before the loop runs, the most values one iteration pushes on
     each of ``tapes``: a copy of the loop that keeps only what decides how often each push
     runs (loop bounds and branch conditions, and what they are computed from), with fresh
-    names. Returns the statements and ``id(tape) -> its most pushes``; None when the pushes
+    names. Returns the statements and ``tape -> its most pushes``; None when the pushes
     depend on a value the copy would have to pop."""
     copy = For(loop.index, loop.start, loop.stop, loop.step, clone(loop.body),
                _carries(loop.carries), loop.trips, loop.exit_flag, loop.loc)
@@ -516,14 +516,14 @@ def _push_counts(loop: For, tapes: set[int], namer) -> tuple[list, dict] | None:
     for s in walk(copy.body):  # writes never change a shape: read it off the first version
         if isinstance(s, Eqn) and s.prim in ("shape_dim", "size") and isinstance(s.ins[0], Var):
             s.ins[0] = s.ins[0].root
-    needed: set[int] = set()
+    needed: set[Var] = set()
 
     def ticks(s) -> bool:
         return any(isinstance(t, Eqn) and t.prim == "count_tick" for t in walk(Block([s])))
 
     for s in [copy] + [s for s in walk(copy.body) if not isinstance(s, Eqn)]:
         if ticks(s):
-            needed |= {id(a) for a in bounds(s) + ([s.cond] if isinstance(s, If) else [])
+            needed |= {a for a in bounds(s) + ([s.cond] if isinstance(s, If) else [])
                        if isinstance(a, Var)}
     changed = True
     while changed:
@@ -531,17 +531,17 @@ def _push_counts(loop: For, tapes: set[int], namer) -> tuple[list, dict] | None:
         for s in [copy] + list(walk(copy.body)):
             reads = []
             if isinstance(s, Eqn):
-                if any(id(o) in needed for o in s.outs):
+                if any(o in needed for o in s.outs):
                     reads = s.ins
             else:
                 for m in getattr(s, "carries", []) + getattr(s, "merges", []):
-                    if id(m.var) in needed:
+                    if m.var in needed:
                         reads = reads + [m.init, m.update] + bounds(s)
-                if isinstance(s, While) and id(s.cond) in needed:
+                if isinstance(s, While) and s.cond in needed:
                     reads = reads + list(free_vars(s.cond_block))
             for a in reads:
-                if isinstance(a, Var) and id(a) not in needed:
-                    needed.add(id(a))
+                if isinstance(a, Var) and a not in needed:
+                    needed.add(a)
                     changed = True
 
     def keep(block: Block) -> bool:
@@ -549,18 +549,18 @@ def _push_counts(loop: For, tapes: set[int], namer) -> tuple[list, dict] | None:
         for s in block.stmts:
             if isinstance(s, Eqn):
                 if s.prim == "pop":
-                    if any(id(o) in needed for o in s.outs):
+                    if any(o in needed for o in s.outs):
                         return False
                     continue
-                if s.prim == "count_tick" or any(id(o) in needed for o in s.outs):
+                if s.prim == "count_tick" or any(o in needed for o in s.outs):
                     out.append(s)
                 continue
-            if not (ticks(s) or any(id(v) in needed for v in defs(s))):
+            if not (ticks(s) or any(v in needed for v in defs(s))):
                 continue
             if isinstance(s, If):
-                s.merges = [m for m in s.merges if id(m.var) in needed]
+                s.merges = [m for m in s.merges if m.var in needed]
             else:
-                s.carries = [c for c in s.carries if id(c.var) in needed]
+                s.carries = [c for c in s.carries if c.var in needed]
             if not all(keep(b) for b in sub_blocks(s)):
                 return False
             out.append(s)
@@ -569,24 +569,24 @@ def _push_counts(loop: For, tapes: set[int], namer) -> tuple[list, dict] | None:
 
     if not keep(copy.body):
         return None
-    copy.carries = [c for c in copy.carries if id(c.var) in needed]
+    copy.carries = [c for c in copy.carries if c.var in needed]
     fresh = {}
     for s in [copy] + list(walk(copy.body)):
         for v in defs(s):
-            storage = None if v.storage is None else fresh.get(id(v.storage), v.storage)
-            fresh[id(v)] = Var(namer.fresh(v.name), v.type, storage=storage, dims=v.dims)
+            storage = None if v.storage is None else fresh.get(v.storage, v.storage)
+            fresh[v] = Var(namer.fresh(v.name), v.type, storage=storage, dims=v.dims)
     replace_vars(Block([copy]), fresh)
     most = {}
     before = []
     for s in walk(copy.body):
         if isinstance(s, Eqn) and s.prim == "count_tick":
             count = s.ins[0]
-            if id(count) not in most:
-                most[id(count)] = Var(namer.fresh(count.name + "_most"), count.type)
-                before.append(Eqn("count_reset", [most[id(count)]], [], {}, None))
+            if count not in most:
+                most[count] = Var(namer.fresh(count.name + "_most"), count.type)
+                before.append(Eqn("count_reset", [most[count]], [], {}, None))
                 copy.body.stmts[:0] = [Eqn("count_reset", [count], [], {}, None)]
-                copy.body.stmts.append(Eqn("count_max", [most[id(count)]],
-                                           [most[id(count)], count], {}, None))
+                copy.body.stmts.append(Eqn("count_max", [most[count]],
+                                           [most[count], count], {}, None))
     return before + [copy], most
 
 
@@ -594,23 +594,23 @@ def name_clash(loop: For, fn: Function, top_saved: list) -> bool:
     """Whether the replay would read, under its forward name, a variable whose name another
     variable the adjoint already takes (or another read) has: versions of one array share
     their name in the forward code."""
-    names: dict[str, int] = {v.name: id(v) for _, v in top_saved}
-    names.update({p.name: id(p) for p in fn.params})
+    names: dict[str, Var] = {v.name: v for _, v in top_saved}
+    names.update({p.name: p for p in fn.params})
     reads = free_vars(loop.body) + [c.init for c in loop.carries if isinstance(c.init, Var)]
-    carried = {id(c.var) for c in loop.carries}
+    carried = {c.var for c in loop.carries}
     for v in reads:
-        if id(v) in carried:
+        if v in carried:
             continue
-        if names.setdefault(v.name, id(v)) != id(v):
+        if names.setdefault(v.name, v) is not v:
             return True
     return False
 
 
-def count_pushes(block: Block, tapes: set[int]) -> None:
+def count_pushes(block: Block, tapes: set[Var]) -> None:
     """In the forward pass: count each push instead of making it; no room to reserve."""
     out = []
     for s in block.stmts:
-        if isinstance(s, Eqn) and s.prim in ("push", "reserve") and id(s.ins[0]) in tapes:
+        if isinstance(s, Eqn) and s.prim in ("push", "reserve") and s.ins[0] in tapes:
             if s.prim == "push":
                 out.append(Eqn("count_tick", [], [s.ins[1]], {}, None))
             continue
@@ -620,12 +620,12 @@ def count_pushes(block: Block, tapes: set[int]) -> None:
     block.stmts[:] = out
 
 
-def drop_reserves(block: Block, tapes: set[int]) -> None:
+def drop_reserves(block: Block, tapes: set[Var]) -> None:
     """In the replay: the stacks have room for the largest iteration; every push is a store."""
     block.stmts[:] = [s for s in block.stmts if not (
-        isinstance(s, Eqn) and s.prim == "reserve" and id(s.ins[0]) in tapes)]
+        isinstance(s, Eqn) and s.prim == "reserve" and s.ins[0] in tapes)]
     for s in block.stmts:
-        if isinstance(s, Eqn) and s.prim == "push" and id(s.ins[0]) in tapes:
+        if isinstance(s, Eqn) and s.prim == "push" and s.ins[0] in tapes:
             s.params["exact"] = True
         for b in sub_blocks(s):
             drop_reserves(b, tapes)

@@ -101,7 +101,7 @@ class Gradient:
     adjoint: Kernel  # takes (*params, *saved); returns the gradients of wrt
     fn: Function
     wrt: list[int]
-    repeats: dict = dataclasses.field(default_factory=dict)  # id(forward loop) -> its Repeat
+    repeats: dict = dataclasses.field(default_factory=dict)  # forward loop -> its Repeat
 
 
 @dataclasses.dataclass(eq=False)
@@ -118,44 +118,44 @@ class _Adj:
 def _home_map(fn: Function):
     """For every variable: the block it is defined in, and for loop-carried values and loop
     indices the loop body where each iteration's value lives."""
-    home: dict[int, Block] = {id(p): fn.body for p in fn.params}
-    iter_home: dict[int, Block] = {}
-    parent: dict[int, tuple] = {}  # id(block) -> (stmt, enclosing block)
+    home: dict[Var, Block] = {p: fn.body for p in fn.params}
+    iter_home: dict[Var, Block] = {}
+    parent: dict[Block, tuple] = {}  # block -> (stmt, enclosing block)
 
     def block(b: Block):
         for s in b.stmts:
             if isinstance(s, Eqn):
                 for o in s.outs:
-                    home[id(o)] = b
+                    home[o] = b
                 continue
             for sb in sub_blocks(s):
-                parent[id(sb)] = (s, b)
+                parent[sb] = (s, b)
                 block(sb)
             if isinstance(s, If):
                 for m in s.merges:
-                    home[id(m.var)] = b
+                    home[m.var] = b
             else:
                 for c in s.carries:
-                    home[id(c.var)] = b
-                    iter_home[id(c.var)] = s.body
-                home[id(s.trips)] = b
+                    home[c.var] = b
+                    iter_home[c.var] = s.body
+                home[s.trips] = b
                 if isinstance(s, For):
-                    home[id(s.index)] = s.body
+                    home[s.index] = s.body
     block(fn.body)
     return home, iter_home, parent
 
 
-def _varied(fn: Function, wrt_vars) -> set[int]:
-    varied = {id(v) for v in wrt_vars}
+def _varied(fn: Function, wrt_vars) -> set[Var]:
+    varied = {v for v in wrt_vars}
 
     def mark(v):
-        if id(v) not in varied and v.type.kind == "f":
-            varied.add(id(v))
+        if v not in varied and v.type.kind == "f":
+            varied.add(v)
             return True
         return False
 
     def is_v(a):
-        return isinstance(a, Var) and id(a) in varied
+        return isinstance(a, Var) and a in varied
 
     changed = True
     while changed:
@@ -178,12 +178,12 @@ def _varied(fn: Function, wrt_vars) -> set[int]:
     return varied
 
 
-def _useful(fn: Function) -> set[int]:
-    useful: set[int] = {id(fn.result)} if isinstance(fn.result, Var) else set()
+def _useful(fn: Function) -> set[Var]:
+    useful: set[Var] = {fn.result} if isinstance(fn.result, Var) else set()
 
     def mark(a):
-        if isinstance(a, Var) and id(a) not in useful:
-            useful.add(id(a))
+        if isinstance(a, Var) and a not in useful:
+            useful.add(a)
             return True
         return False
 
@@ -193,18 +193,18 @@ def _useful(fn: Function) -> set[int]:
         changed = False
         for s in reversed(stmts):
             if isinstance(s, Eqn):
-                if any(id(o) in useful for o in s.outs):
+                if any(o in useful for o in s.outs):
                     rules = RULES.get(s.prim) or ()
                     for k, a in enumerate(s.ins):
                         if k < len(rules) and rules[k] is not None:
                             changed |= mark(a)
             elif isinstance(s, If):
                 for m in s.merges:
-                    if id(m.var) in useful:
+                    if m.var in useful:
                         changed |= mark(m.init) | mark(m.update)
             else:
                 for c in s.carries:
-                    if id(c.var) in useful:
+                    if c.var in useful:
                         changed |= mark(c.init) | mark(c.update)
     return useful
 
@@ -219,45 +219,45 @@ class _Reverse:
         self.namer = namer
         self.gb = GraphBuilder(namer)
         self.home, self.iter_home, self.parent = _home_map(fn)
-        self.blocks: dict[int, Block] = {id(fn.body): fn.body}
+        self.blocks: dict[Block, Block] = {fn.body: fn.body}
         for s in walk(fn.body):
             for b in sub_blocks(s):
-                self.blocks[id(b)] = b
+                self.blocks[b] = b
         wrt_vars = [fn.params[k] for k in wrt]
         varied = _varied(fn, wrt_vars)
         useful = _useful(fn)
-        self.mutated_roots = {id(s.out.root) for s in walk(fn.body)
+        self.mutated_roots = {s.out.root for s in walk(fn.body)
                               if isinstance(s, Eqn) and s.prim == "setitem"}
         active = {i for i in varied if i in useful}
-        self.active_keys: set[int] = set()
-        self.vars: dict[int, Var] = {id(p): p for p in fn.params}
+        self.active_keys: set[Var] = set()
+        self.vars: dict[Var, Var] = {p: p for p in fn.params}
         for s in walk(fn.body):
             for v in defs(s):
-                self.vars[id(v)] = v
+                self.vars[v] = v
         for i in active:
-            self.active_keys.add(id(self.key(self.vars[i])))
-        self.adj: dict[int, _Adj] = {}
-        self.repeat_of: dict[int, Repeat] = {}  # id(forward loop) -> its adjoint loop
-        # id(forward loop) -> its active carried values whose adjoint is not zero when the
+            self.active_keys.add(self.key(self.vars[i]))
+        self.adj: dict[Var, _Adj] = {}
+        self.repeat_of: dict[For | While, Repeat] = {}  # forward loop -> its adjoint loop
+        # forward loop -> its active carried values whose adjoint is not zero when the
         # loop's adjoint begins (what the code after the loop sends back into it)
-        self.seeded: dict[int, list] = {}
-        self.adjoint_of_block: dict[int, Block] = {}  # id(forward block) -> adjoint block
-        self.forward_of_block: dict[int, Block] = {}  # id(adjoint block) -> forward block
+        self.seeded: dict[For | While, list] = {}
+        self.adjoint_of_block: dict[Block, Block] = {}  # forward block -> adjoint block
+        self.forward_of_block: dict[Block, Block] = {}  # adjoint block -> forward block
 
     # -- adjoint bookkeeping -------------------------------------------------------------
 
     def key(self, v: Var) -> Var:
         """Versions of an array written in place share their first version's adjoint."""
-        return v.root if id(v.root) in self.mutated_roots else v
+        return v.root if v.root in self.mutated_roots else v
 
     def active(self, a) -> bool:
-        return isinstance(a, Var) and id(self.key(a)) in self.active_keys
+        return isinstance(a, Var) and self.key(a) in self.active_keys
 
     def state(self, v: Var) -> _Adj:
         k = self.key(v)
-        st = self.adj.get(id(k))
+        st = self.adj.get(k)
         if st is None:
-            st = self.adj[id(k)] = _Adj(Var(self.namer.fresh("_b_" + k.name.lstrip("_")),
+            st = self.adj[k] = _Adj(Var(self.namer.fresh("_b_" + k.name.lstrip("_")),
                                             Type("f", k.type.ndim), dims=dims_of(k)))
         return st
 
@@ -314,8 +314,8 @@ class _Reverse:
 
     def reverse_block(self, fblock: Block) -> Block:
         ablock = Block()
-        self.adjoint_of_block[id(fblock)] = ablock
-        self.forward_of_block[id(ablock)] = fblock
+        self.adjoint_of_block[fblock] = ablock
+        self.forward_of_block[ablock] = fblock
         saved = self.gb.block
         self.gb.block = ablock
         try:
@@ -334,7 +334,7 @@ class _Reverse:
 
     def prologue(self, fblock: Block):
         """At the start of a loop body's adjoint: carried adjoints move to their updates."""
-        owner = self.parent.get(id(fblock))
+        owner = self.parent.get(fblock)
         if owner is None or not isinstance(owner[0], (For, While)) or owner[0].body is not fblock:
             return
         loop = owner[0]
@@ -343,11 +343,11 @@ class _Reverse:
         # an update that is itself carried, or a version of a carried array (whose adjoint is
         # that array's), is read before any adjoint is zeroed: the carries are one parallel
         # assignment (`u, unew = unew, u`)
-        loop_keys = {id(self.key(c.var)) for c in loop.carries}
+        loop_keys = {self.key(c.var) for c in loop.carries}
         swaps = []
         for c in carries:
             g = self.gb.sym(self.state(c.var).var)
-            if isinstance(c.update, Var) and id(self.key(c.update)) in loop_keys:
+            if isinstance(c.update, Var) and self.key(c.update) in loop_keys:
                 tmp = self.gb.new_var(self.state(c.var).var.type, "_b_swap")
                 self.put(tmp, "assign", [g.atom])
                 swaps.append((c, tmp))
@@ -368,32 +368,32 @@ class _Reverse:
 
     def counter_of(self, loop) -> Var:
         """The reverse iteration number of ``loop``'s adjoint (trips-1 down to 0)."""
-        rep = self.repeat_of[id(loop)]
+        rep = self.repeat_of[loop]
         if rep.counter is None:
             rep.counter = Var(self.namer.fresh("_k"), INT)
         return rep.counter
 
     def outer_targets(self, stmt) -> list[Var]:
         """Active adjoints that ``stmt``'s adjoint adds into but that live outside it."""
-        inside: set[int] = set()
+        inside: set[Var] = set()
         versions = []
         for s in walk(Block([stmt])):
             for v in defs(s):
-                inside.add(id(v))
+                inside.add(v)
                 versions.append(v)
         out, seen = [], set()
         for a in used_atoms(stmt) + versions:
             if not isinstance(a, Var) or not self.active(a):
                 continue
             k = self.key(a)
-            if id(k) in inside or id(k) in seen:
+            if k in inside or k in seen:
                 continue
-            seen.add(id(k))
+            seen.add(k)
             out.append(k)
         return out
 
     def reverse_loop(self, s):
-        self.seeded[id(s)] = [c for c in s.carries if self.active(c.var) and (
+        self.seeded[s] = [c for c in s.carries if self.active(c.var) and (
             not self.state(c.var).zero or self.state(c.var).const is not None)]
         for x in self.outer_targets(s):
             self.materialise(x)
@@ -401,8 +401,8 @@ class _Reverse:
             if self.active(c.var):
                 self.materialise(c.var)
         body = self.reverse_block(s.body)
-        self.repeat_of[id(s)] = Repeat(s.trips, body)
-        self.gb.block.stmts.append(self.repeat_of[id(s)])
+        self.repeat_of[s] = Repeat(s.trips, body)
+        self.gb.block.stmts.append(self.repeat_of[s])
         for c in s.carries:
             if self.active(c.var) and self.active(c.init) and self.key(c.init) is not self.key(
                     c.var):  # (an array written in place shares its adjoint with its init)
@@ -425,8 +425,8 @@ class _Reverse:
             self.gb.block = saved
             inner = self.reverse_block(fblock)
             ablock.stmts += inner.stmts
-            self.adjoint_of_block[id(fblock)] = ablock
-            self.forward_of_block[id(ablock)] = fblock
+            self.adjoint_of_block[fblock] = ablock
+            self.forward_of_block[ablock] = fblock
             branches.append(ablock)
         self.gb.loc = s.loc
         if branches[0].stmts or branches[1].stmts:
@@ -534,8 +534,8 @@ class _Reverse:
             self.acc(self.fn.result, Const(1.0) if seed is None else self.gb.sym(seed))
         inner = self.reverse_block(self.fn.body)
         top.stmts += inner.stmts
-        self.adjoint_of_block[id(self.fn.body)] = top
-        self.forward_of_block[id(top)] = self.fn.body
+        self.adjoint_of_block[self.fn.body] = top
+        self.forward_of_block[top] = self.fn.body
         self.gb.block = top
         self.gb.loc = self.fn.loc
         grads = []
@@ -564,23 +564,23 @@ class _Saver:
         self.rev = rev
         self.fn = fn
         self.storage = Storage(fn)
-        self.needed: dict[int, dict[int, tuple[Var, bool]]] = {}  # block -> var -> (v, copy)
-        self.replayed: set[int] = set()  # blocks of loops the adjoint will replay (`recompute`)
-        self.capacity: dict[int, Var] = {}  # id(top-level for loop) -> its trip count
-        self.defining: dict[int, Eqn] = {}  # id(var) -> the equation that computes it
-        self.trips_of: dict[int, object] = {}  # id(trips var) -> its loop
-        self.order: dict[int, int] = {}  # id(var) -> position in program order
+        self.needed: dict[Block, dict[Var, tuple[Var, bool]]] = {}  # block -> var -> (v, copy)
+        self.replayed: set[Block] = set()  # blocks of loops the adjoint will replay (`recompute`)
+        self.capacity: dict[For, Var] = {}  # top-level for loop -> its trip count
+        self.defining: dict[Var, Eqn] = {}  # var -> the equation that computes it
+        self.trips_of: dict[Var, object] = {}  # trips var -> its loop
+        self.order: dict[Var, int] = {}  # var -> position in program order
         for n, s in enumerate(walk(fn.body)):
             if isinstance(s, Eqn):
                 for o in s.outs:
-                    self.defining[id(o)] = s
-                    self.order[id(o)] = n
+                    self.defining[o] = s
+                    self.order[o] = n
             elif isinstance(s, (For, While)):
-                self.trips_of[id(s.trips)] = s
-                self.order[id(s.trips)] = n
+                self.trips_of[s.trips] = s
+                self.order[s.trips] = n
 
     def collect(self, ablock: Block, chain: list[Block]):
-        fblock = self.rev.forward_of_block.get(id(ablock))
+        fblock = self.rev.forward_of_block.get(ablock)
         if fblock is not None:
             chain = chain + [fblock]
         for s in ablock.stmts:
@@ -596,14 +596,14 @@ class _Saver:
                 self.collect(b, chain)
 
     def note(self, a, chain, shape_only: bool):
-        if not isinstance(a, Var) or id(a) not in self.rev.home:
+        if not isinstance(a, Var) or a not in self.rev.home:
             return  # a constant, or a variable of the adjoint itself
-        ih = self.rev.iter_home.get(id(a))
-        home = ih if ih is not None and any(b is ih for b in chain) else self.rev.home[id(a)]
-        entry = self.needed.setdefault(id(home), {})
+        ih = self.rev.iter_home.get(a)
+        home = ih if ih is not None and any(b is ih for b in chain) else self.rev.home[a]
+        entry = self.needed.setdefault(home, {})
         copy = self.storage.written(a) and not shape_only
-        old = entry.get(id(a))
-        entry[id(a)] = (a, copy or (old[1] if old else False))
+        old = entry.get(a)
+        entry[a] = (a, copy or (old[1] if old else False))
 
     def apply(self, adj_top: Block, namer: Namer):
         """Insert saves into the forward body and pops into the adjoint; return the top-level
@@ -614,85 +614,85 @@ class _Saver:
         iteration, which is the carried value at the start of the next one (so the adjoint
         keeps the value it popped one reverse iteration earlier)."""
         self.collect(adj_top, [])
-        loops = {}  # id(loop body) -> loop
+        loops = {}  # loop body -> loop
         for s in walk(self.fn.body):
             if isinstance(s, (For, While)):
-                loops[id(s.body)] = s
-        prologue: dict[int, list] = {}  # id(forward block) -> equations before the pops
-        recompute: dict[int, list] = {}  # id(forward block) -> equations after the pops
-        work = [(home_id, v, copy) for home_id, entries in self.needed.items()
+                loops[s.body] = s
+        prologue: dict[Block, list] = {}  # forward block -> equations before the pops
+        recompute: dict[Block, list] = {}  # forward block -> equations after the pops
+        work = [(home_block, v, copy) for home_block, entries in self.needed.items()
                 for v, copy in entries.values()]
-        saves: dict[tuple[int, int], tuple[Var, bool]] = {}
-        recomputed: set[int] = set()
+        saves: dict[tuple[Block, Var], tuple[Var, bool]] = {}
+        recomputed: set[Var] = set()
         while work:
-            home_id, v, copy = work.pop()
-            loop = loops.get(home_id)
+            home_block, v, copy = work.pop()
+            loop = loops.get(home_block)
             if loop is not None and isinstance(loop, For) and v is loop.index:
-                if id(v) in recomputed:
+                if v in recomputed:
                     continue
-                recomputed.add(id(v))
+                recomputed.add(v)
                 counter = self.rev.counter_of(loop)
-                recompute.setdefault(home_id, []).append(
+                recompute.setdefault(home_block, []).append(
                     Eqn("loop_index", [v], [counter, loop.start, loop.step], {}, loop.loc))
                 for a in (loop.start, loop.step):
-                    if isinstance(a, Var) and id(a) in self.rev.home:
-                        work.append((id(self.rev.home[id(a)]), a, False))
+                    if isinstance(a, Var) and a in self.rev.home:
+                        work.append((self.rev.home[a], a, False))
                 continue
             induction = self.induction(loop, v)
             if induction is not None:  # i = i0 + k * step at iteration k: no tape
-                if id(v) not in recomputed:
-                    recomputed.add(id(v))
+                if v not in recomputed:
+                    recomputed.add(v)
                     init, step = induction
-                    recompute.setdefault(home_id, []).append(Eqn(
+                    recompute.setdefault(home_block, []).append(Eqn(
                         "loop_index", [v], [self.rev.counter_of(loop), init, step], {},
                         loop.loc))
-                    if isinstance(init, Var) and id(init) in self.rev.home:
-                        ih = self.rev.iter_home.get(id(init))
+                    if isinstance(init, Var) and init in self.rev.home:
+                        ih = self.rev.iter_home.get(init)
                         where = ih if ih is not None and _inside(
-                            self.rev.parent, self.rev.blocks[home_id], ih) else \
-                            self.rev.home[id(init)]
-                        work.append((id(where), init, False))
+                            self.rev.parent, self.rev.blocks[home_block], ih) else \
+                            self.rev.home[init]
+                        work.append((where, init, False))
                 continue
             carry = None if loop is None or copy else next(
-                (c for c in loop.carries if c.update is v and self.rev.iter_home.get(id(v))
+                (c for c in loop.carries if c.update is v and self.rev.iter_home.get(v)
                  is None), None)
             if carry is not None:
-                prologue.setdefault(home_id, []).append(
+                prologue.setdefault(home_block, []).append(
                     Eqn("assign", [v], [carry.var], {}, loop.loc))
-                work.append((home_id, carry.var, False))
-                work.append((id(self.rev.home[id(carry.var)]), carry.var, False))
+                work.append((home_block, carry.var, False))
+                work.append((self.rev.home[carry.var], carry.var, False))
                 continue
-            eqn = self.recomputable(v, home_id, loops)
+            eqn = self.recomputable(v, home_block, loops)
             if eqn is not None:
-                if id(v) not in recomputed:
-                    recomputed.add(id(v))
-                    recompute.setdefault(home_id, []).append(eqn)
+                if v not in recomputed:
+                    recomputed.add(v)
+                    recompute.setdefault(home_block, []).append(eqn)
                     for a in (eqn.ins if isinstance(eqn, Eqn) else ()):
-                        if isinstance(a, Var) and id(a) in self.rev.home:
-                            ih = self.rev.iter_home.get(id(a))
+                        if isinstance(a, Var) and a in self.rev.home:
+                            ih = self.rev.iter_home.get(a)
                             where = ih if ih is not None and _inside(
-                                self.rev.parent, self.rev.blocks[home_id], ih) else \
-                                self.rev.home[id(a)]
-                            work.append((id(where), a, False))
+                                self.rev.parent, self.rev.blocks[home_block], ih) else \
+                                self.rev.home[a]
+                            work.append((where, a, False))
                 continue
-            key = (home_id, id(v))
+            key = (home_block, v)
             if key not in saves or (copy and not saves[key][1]):
                 saves[key] = (v, copy or saves.get(key, (v, False))[1])
         top_saved: list[tuple[Atom, Var]] = []  # (forward atom to return, adjoint parameter)
         stacks: list[Var] = []
-        params = {id(p) for p in self.fn.params}
-        pops: dict[int, list] = {}
-        renames: dict[int, Var] = {}  # id(version) -> its name in the adjoint
-        for (home_id, _), (v, copy) in saves.items():
+        params = {p for p in self.fn.params}
+        pops: dict[Block, list] = {}
+        renames: dict[Var, Var] = {}  # version -> its name in the adjoint
+        for (home_block, _), (v, copy) in saves.items():
             # Versions of one array share its name in the forward code (they are one
             # storage); in the adjoint each saved version is its own value, with its own name
             # (one name wherever it is saved: a loop's pops and the value after the loop).
-            if id(v) in params:
+            if v in params:
                 continue
-            if id(v) not in renames and (v.storage is not None or copy):
-                renames[id(v)] = _version_name(v, namer)
-            own = renames.get(id(v), v)
-            if home_id == id(self.fn.body):
+            if v not in renames and (v.storage is not None or copy):
+                renames[v] = _version_name(v, namer)
+            own = renames.get(v, v)
+            if home_block is self.fn.body:
                 if copy:
                     saved = Var(namer.fresh("_save_" + v.name.lstrip("_")), v.type)
                     _insert_after_def(self.fn.body, v, Eqn("copy", [saved], [v], {}, None),
@@ -701,13 +701,13 @@ class _Saver:
                 else:
                     top_saved.append((v, own))
                 continue
-            pop, new = self.stack(v, copy, home_id, namer, own)
-            pops.setdefault(home_id, []).append(pop)
+            pop, new = self.stack(v, copy, home_block, namer, own)
+            pops.setdefault(home_block, []).append(pop)
             stacks += new
-        for home_id in set(prologue) | set(pops) | set(recompute):
-            ablock = self.rev.adjoint_of_block[home_id]
-            ablock.stmts[:0] = (prologue.get(home_id, []) + pops.get(home_id, [])
-                                + self.in_forward_order(recompute.get(home_id, [])))
+        for home_block in dict.fromkeys([*prologue, *pops, *recompute]):  # in a fixed order
+            ablock = self.rev.adjoint_of_block[home_block]
+            ablock.stmts[:0] = (prologue.get(home_block, []) + pops.get(home_block, [])
+                                + self.in_forward_order(recompute.get(home_block, [])))
         _rename_reads(adj_top, renames)
         return top_saved, stacks
 
@@ -719,22 +719,22 @@ class _Saver:
             return None
         for c in loop.carries:
             if c.var is v:
-                e = self.defining.get(id(c.update))
+                e = self.defining.get(c.update)
                 if (e is not None and e.prim == "add" and e in loop.body.stmts
                         and len(e.ins) == 2 and e.ins[0] is v and isinstance(e.ins[1], Const)
                         and isinstance(e.ins[1].value, int)):
                     return c.init, e.ins[1]
         return None
 
-    def recomputable(self, v: Var, home_id: int, loops) -> Eqn | None:
+    def recomputable(self, v: Var, home_block: Block, loops) -> Eqn | None:
         """An equation that rebuilds the scalar ``v`` in the adjoint more cheaply than a tape:
         ``v`` is computed by scalar arithmetic or a read of an array nothing writes into, in a
         loop or branch, or it is the trip count of a loop that cannot exit early."""
-        if v.type.ndim or home_id == id(self.fn.body):
+        if v.type.ndim or home_block is self.fn.body:
             return None
-        eqn = self.defining.get(id(v))
+        eqn = self.defining.get(v)
         if eqn is None:
-            loop = self.trips_of.get(id(v))
+            loop = self.trips_of.get(v)
             if loop is not None and isinstance(loop, For) and loop.exit_flag is None:
                 return Eqn("trip_count", [v], [loop.start, loop.stop, loop.step], {}, loop.loc)
             return None
@@ -746,14 +746,14 @@ class _Saver:
             return None
         if eqn.prim == "getitem" and self.storage.written(eqn.ins[0]):
             return None
-        if eqn.prim in _COSTLY and home_id in self.replayed:
+        if eqn.prim in _COSTLY and home_block in self.replayed:
             return None  # the replay computed it already: a push is cheaper than a third time
         return Eqn(eqn.prim, [v], list(eqn.ins), dict(eqn.params), eqn.loc)
 
     def in_forward_order(self, eqns: list) -> list:
-        return sorted(eqns, key=lambda e: self.order.get(id(e.outs[0]), 0))
+        return sorted(eqns, key=lambda e: self.order.get(e.outs[0], 0))
 
-    def stack(self, v: Var, copy: bool, home_id: int, namer: Namer, own: Var):
+    def stack(self, v: Var, copy: bool, home_block: Block, namer: Namer, own: Var):
         """A typed stack for ``v``: allocated before the top-level statement holding its block,
         pushed where ``v`` is computed; returns the pop for the adjoint and the new variables.
 
@@ -763,7 +763,7 @@ class _Saver:
         base = v.name.lstrip("_")
         tape = Var(namer.fresh("_tape_" + base), Type(v.type.kind, v.type.ndim + 1))
         count = Var(namer.fresh("_n_" + base), INT)
-        home = _find_block(self.fn.body, home_id)
+        home = _find_block(self.fn.body, home_block)
         top_stmt = _top_level_ancestor(self.rev.parent, home, self.fn.body)
         capacity: Atom = Const(16)
         loop = self.pushing_loop(home) if v.type.ndim == 0 else None
@@ -772,7 +772,7 @@ class _Saver:
             if loop is top_stmt:
                 capacity = trips
             else:
-                _insert_before(self.rev.parent[id(loop.body)][1], loop,
+                _insert_before(self.rev.parent[loop.body][1], loop,
                                Eqn("reserve", [tape], [tape, count, trips], {}, None))
         _insert_before(self.fn.body, top_stmt, Eqn(
             "stack_alloc", [tape, count], [capacity], {"kind": v.type.kind, "ndim": v.type.ndim},
@@ -785,8 +785,8 @@ class _Saver:
     def pushing_loop(self, home: Block):
         """The ``for`` loop one of whose iterations runs ``home`` at most once, if any."""
         block = home
-        while id(block) in self.rev.parent:
-            stmt, outer = self.rev.parent[id(block)]
+        while block in self.rev.parent:
+            stmt, outer = self.rev.parent[block]
             if isinstance(stmt, For) and stmt.body is block:
                 return stmt
             if not isinstance(stmt, If):
@@ -796,10 +796,10 @@ class _Saver:
 
     def trip_count(self, loop: For, namer: Namer) -> Var:
         """``len(range(...))`` of ``loop``, computed once just before it."""
-        trips = self.capacity.get(id(loop))
+        trips = self.capacity.get(loop)
         if trips is None:
-            trips = self.capacity[id(loop)] = Var(namer.fresh("_trip_count"), INT)
-            _insert_before(self.rev.parent[id(loop.body)][1], loop, Eqn(
+            trips = self.capacity[loop] = Var(namer.fresh("_trip_count"), INT)
+            _insert_before(self.rev.parent[loop.body][1], loop, Eqn(
                 "trip_count", [trips], [loop.start, loop.stop, loop.step], {}, None))
         return trips
 
@@ -808,12 +808,12 @@ def _rename_reads(block: Block, renames: dict) -> None:
     """Every read of a renamed forward variable in ``block`` reads its new name instead."""
     for s in walk(block):
         if isinstance(s, Eqn):
-            s.ins = [renames.get(id(a), a) if isinstance(a, Var) else a for a in s.ins]
-            s.outs = [renames.get(id(o), o) for o in s.outs]
+            s.ins = [renames.get(a, a) if isinstance(a, Var) else a for a in s.ins]
+            s.outs = [renames.get(o, o) for o in s.outs]
         elif isinstance(s, If) and isinstance(s.cond, Var):
-            s.cond = renames.get(id(s.cond), s.cond)
+            s.cond = renames.get(s.cond, s.cond)
         elif isinstance(s, Repeat) and isinstance(s.trips, Var):
-            s.trips = renames.get(id(s.trips), s.trips)
+            s.trips = renames.get(s.trips, s.trips)
 
 
 def _version_name(v: Var, namer: Namer) -> Var:
@@ -826,25 +826,26 @@ def _inside(parent, block: Block, outer: Block) -> bool:
     while True:
         if block is outer:
             return True
-        if id(block) not in parent:
+        if block not in parent:
             return False
-        block = parent[id(block)][1]
+        block = parent[block][1]
 
 
-def _find_block(top: Block, block_id: int) -> Block:
-    if id(top) == block_id:
+def _find_block(top: Block, block: Block) -> Block:
+    """``block``, which must be ``top`` or nested in it."""
+    if top is block:
         return top
     for s in walk(top):
         for b in sub_blocks(s):
-            if id(b) == block_id:
+            if b is block:
                 return b
-    raise KeyError(block_id)
+    raise KeyError(block)
 
 
 def _top_level_ancestor(parent, block: Block, top: Block):
     stmt = None
     while block is not top:
-        stmt, block = parent[id(block)]
+        stmt, block = parent[block]
     return stmt
 
 
@@ -857,9 +858,9 @@ def _insert_before(block: Block, anchor, stmt):
 
 
 def _insert_after_def(block: Block, v: Var, stmt, rev: _Reverse):
-    home = rev.home[id(v)]
+    home = rev.home[v]
     for k, s in enumerate(home.stmts):
-        if v in defs(s) and not (isinstance(s, (For, While)) and rev.iter_home.get(id(v)) is
+        if v in defs(s) and not (isinstance(s, (For, While)) and rev.iter_home.get(v) is
                                   home):
             home.stmts.insert(k + 1, stmt)
             return
@@ -869,7 +870,7 @@ def _insert_after_def(block: Block, v: Var, stmt, rev: _Reverse):
 def _insert_push(home: Block, v: Var, push: Eqn, rev: _Reverse):
     """Push where ``v``'s value for ``home`` is known: after its definition, or for a loop's
     carried value or index, at the start of each iteration."""
-    if rev.iter_home.get(id(v)) is home:
+    if rev.iter_home.get(v) is home:
         home.stmts.insert(0, push)
         return
     for k, s in enumerate(home.stmts):

@@ -49,20 +49,24 @@ class GraphBuilder:
         # its initial value) form one class. Each array value is stamped with its class's count
         # of in-place writes when it is made: a value read after a later write to its class
         # (through another name, or a view) would show values the graph does not know about.
-        self.memory: dict[int, int] = {}  # union-find: id(var) -> id(parent)
-        self.writes: dict[int, int] = {}  # id(class root) -> in-place writes so far
-        self.stamp: dict[int, int] = {}  # id(array var) -> its class's writes when made
-        self.views: set[int] = set()  # ids of views (slices, .T, reshapes)
+        # Every table here is keyed by the `Var` itself (hashed by identity), never by its
+        # ``id()``: the builder drops variables (a loop body is built again until its carried
+        # types settle), and a later variable may reuse a dropped one's id, which would inherit
+        # its memory class, stamp or newer version. A key keeps its variable alive.
+        self.memory: dict[Var, Var] = {}  # union-find: var -> parent
+        self.writes: dict[Var, int] = {}  # class root -> in-place writes so far
+        self.stamp: dict[Var, int] = {}  # array var -> its class's writes when made
+        self.views: set[Var] = set()  # views (slices, .T, reshapes)
+        self.param_vars: list[Var] = []  # the parameters (the caller's arrays)
+        self.constant_arrays: set[Var] = set()  # global arrays read as constants
         # A loop's carried array that holds another carried array's memory from the second
-        # iteration on (`u, unew = unew, u`): the arguments that memory may be (id -> params).
-        self.holds_params: dict[int, list[Var]] = {}
-        self.params: set[int] = set()  # ids of the parameters (the caller's arrays)
-        self.param_vars: list[Var] = []
+        # iteration on (`u, unew = unew, u`): the arguments that memory may be.
+        self.holds_params: dict[Var, list[Var]] = {}
         # In the user's code an operation's array result is new memory, as in NumPy, even when
         # an identity folds it (``x * 1.0``); the adjoint's own arithmetic may alias.
         self.new_arrays = False
-        self.latest: dict[int, Var] = {}  # id(version) -> the version that replaced it
-        self.known: dict[int, Var] = {}  # id(version) -> version, for every key of `latest`
+        self.latest: dict[Var, Var] = {}  # version -> the version that replaced it
+        self.tags = 0  # hidden names' suffixes (`new_tag`)
 
     # -- atoms ---------------------------------------------------------------------------
 
@@ -86,6 +90,11 @@ class GraphBuilder:
             return Const(float(value))
         raise UnsupportedError(f"a value of type {type(value).__name__} cannot be used here",
                                self.loc)
+
+    def new_tag(self) -> int:
+        """A number no other hidden name of this build has (a counter, not an ``id()``)."""
+        self.tags += 1
+        return self.tags
 
     def sym(self, atom) -> Sym:
         return Sym(self, atom)
@@ -121,7 +130,7 @@ class GraphBuilder:
             out.dims = (dims_of(atoms[0])[params["axis"]],)  # the size itself, as a token
         if out_type.ndim:
             if prim.name in _VIEWS and isinstance(atoms[0], Var):
-                self.views.add(id(out))
+                self.views.add(out)
             if (prim.name in _VIEWS or prim.name == "setitem") and isinstance(atoms[0], Var):
                 self.share_memory(out, atoms[0])
             self.restamp(out)
@@ -130,10 +139,9 @@ class GraphBuilder:
     # -- sizes: what is assumed of the arguments' shapes ---------------------------------
 
     def set_params(self, params: list[Var]) -> None:
-        self.params = {id(p) for p in params}
         self.param_vars = list(params)
         for p in params:
-            p.dims = tuple((id(p), k) for k in range(p.type.ndim))
+            p.dims = tuple((p, k) for k in range(p.type.ndim))
             self.param_axes.update({t: (p, k) for k, t in enumerate(p.dims)})
             self.made.append(p)
 
@@ -202,103 +210,101 @@ class GraphBuilder:
 
     # -- memory: which array values may alias --------------------------------------------
 
-    def _find(self, i: int) -> int:
-        while self.memory.get(i, i) != i:
-            i = self.memory[i]
-        return i
+    def _find(self, v: Var) -> Var:
+        while self.memory.get(v, v) is not v:
+            v = self.memory[v]
+        return v
 
     def share_memory(self, a: Var, b: Var) -> None:
         """``a`` and ``b`` may be the same memory (a view, a version, a carried array)."""
-        ra, rb = self._find(id(a)), self._find(id(b))
-        if ra != rb:
+        ra, rb = self._find(a), self._find(b)
+        if ra is not rb:
             self.memory[ra] = rb
             self.writes[rb] = self.writes.get(rb, 0) + self.writes.get(ra, 0)
 
     def same_view(self, a: Var, b: Var) -> None:
         """``a`` may be ``b`` (a loop's carried value, a merged value): a view if ``b`` is."""
-        if id(b) in self.views:
-            self.views.add(id(a))
+        if b in self.views:
+            self.views.add(a)
 
     def memory_state(self) -> tuple:
         """A copy of the memory bookkeeping, to undo a loop body built again (its types
         changed): the writes of the attempt given up must not make earlier arrays stale."""
         return (dict(self.memory), dict(self.writes), dict(self.stamp), set(self.views),
-                dict(self.latest), dict(self.known))
+                dict(self.latest))
 
     def restore_memory_state(self, state: tuple) -> None:
-        memory, writes, stamp, views, latest, known = state
+        memory, writes, stamp, views, latest = state
         self.memory, self.writes, self.stamp = dict(memory), dict(writes), dict(stamp)
-        self.views, self.latest, self.known = set(views), dict(latest), dict(known)
+        self.views, self.latest = set(views), dict(latest)
 
     def writes_to(self, v: Var) -> int:
-        return self.writes.get(self._find(id(v)), 0)
+        return self.writes.get(self._find(v), 0)
 
     def restamp(self, v: Var) -> None:
         """``v`` holds the current contents of its memory."""
-        self.stamp[id(v)] = self.writes_to(v)
+        self.stamp[v] = self.writes_to(v)
 
     def mark_stale(self, v: Var) -> None:
-        self.stamp[id(v)] = -1
+        self.stamp[v] = -1
 
     def is_stale(self, v: Var) -> bool:
-        return id(v) in self.stamp and self.stamp[id(v)] != self.writes_to(v)
+        return v in self.stamp and self.stamp[v] != self.writes_to(v)
 
     def note_write(self, version: Var) -> None:
         """``version`` is the new contents of its memory after an in-place write."""
-        root = self._find(id(version))
+        root = self._find(version)
         self.writes[root] = self.writes.get(root, 0) + 1
         self.restamp(version)
 
     def newer(self, old: Var, new: Var) -> None:
         """``new`` is what ``old``'s memory holds now (a write, a loop, a branch)."""
-        self.latest[id(old)] = new
-        self.known[id(old)] = old
+        self.latest[old] = new
 
     def merge_versions(self, then: dict, orelse: dict, merges) -> None:
         """After an ``if`` whose branches left the versions ``then`` and ``orelse``: an array
         that became one value on each side is now the value merged from them; one that
         changed on a side without such a merge stays out of date (its reads are refused)."""
         def current(table, v):
-            while id(v) in table:
-                v = table[id(v)]
+            while v in table:
+                v = table[v]
             return v
-        merged = {(id(m.init), id(m.update)): m.var for m in merges
+        merged = {(m.init, m.update): m.var for m in merges
                   if isinstance(m.init, Var) and isinstance(m.update, Var)}
-        for k in set(then) | set(orelse):
-            v = self.known[k]
-            t, e = current(then, v), current(orelse, v)
+        for k in dict.fromkeys([*then, *orelse]):
+            t, e = current(then, k), current(orelse, k)
             if t is e:
                 continue
-            if (id(t), id(e)) in merged:
-                self.latest[k] = merged[(id(t), id(e))]
+            if (t, e) in merged:
+                self.latest[k] = merged[(t, e)]
             else:
                 self.latest.pop(k, None)
 
     def forget_versions_in(self, blocks) -> None:
         """Versions made inside a loop body or branch are out of scope after it: an array
         whose latest known version is one of them stays out of date (its reads are refused)."""
-        inner = {id(v) for b in blocks for s in walk(b) for v in defs(s)}
-        for k in [k for k, v in self.latest.items() if id(self.current(v)) in inner]:
+        inner = {v for b in blocks for s in walk(b) for v in defs(s)}
+        for k in [k for k, v in self.latest.items() if self.current(v) in inner]:
             del self.latest[k]
 
     def current(self, v: Var) -> Var:
         """The latest version of ``v``'s memory that the builder knows of."""
-        while id(v) in self.latest:
-            v = self.latest[id(v)]
+        while v in self.latest:
+            v = self.latest[v]
         return v
 
     def check_writable(self, array: Var, name: str) -> None:
         """Before ``name[...] = v`` writes into ``array``: an argument's memory is the caller's,
         so the build starts again with that argument copied on entry (`WritesArgument`); a
         write into a view is refused."""
-        cls = self._find(id(array))
+        cls = self._find(array)
         for p in self.param_vars:
-            if p.type.ndim and self._find(id(p)) == cls:
+            if p.type.ndim and self._find(p) is cls:
                 raise WritesArgument(p)
         for held, params in self.holds_params.items():
-            if params and self._find(held) == cls:
+            if params and self._find(held) is cls:
                 raise WritesArgument(params[0])
-        if id(array) in self.views:
+        if array in self.views:
             raise UnsupportedError(
                 f"writing into `{name}`, a view (a slice, .T or reshape) of another array, "
                 "is not supported: write into the array itself, or .copy() the view first",

@@ -130,14 +130,14 @@ def _result_size(fn_ir, args) -> int | None:
     r = fn_ir.result
     if r.dims is not None and all(isinstance(t, int) or t in sizes for t in r.dims):
         return int(np.prod([t if isinstance(t, int) else sizes[t] for t in r.dims]))
-    value = {id(p): a for p, a in zip(fn_ir.params, args)}
+    value = {p: a for p, a in zip(fn_ir.params, args)}
     for s in walk(fn_ir.body):
         if isinstance(s, Eqn) and s.outs and s.outs[0] is r.root and s.prim in (
                 "zeros", "ones", "empty", "full"):
             dims = s.ins[1:] if s.prim == "full" else s.ins
-            if all(isinstance(d, Const) or (id(d) in value and np.ndim(value[id(d)]) == 0)
+            if all(isinstance(d, Const) or (d in value and np.ndim(value[d]) == 0)
                    for d in dims):
-                return int(np.prod([d.value if isinstance(d, Const) else value[id(d)]
+                return int(np.prod([d.value if isinstance(d, Const) else value[d]
                                     for d in dims]))
     return None
 

@@ -884,6 +884,7 @@ def main(argv=None) -> int:
         return 0
     if not a.jit:
         os.environ["JITGRAD_DISABLE_JIT"] = "1"  # read when jitgrad.compile is imported
+    sys.path.insert(0, os.path.dirname(HERE))  # this checkout's jitgrad, not an installed one
     sys.path.insert(0, HERE)
     if a.seed is not None and a.minimize:
         small, r = minimize(a.seed)
