@@ -522,8 +522,8 @@ def emit_module(grad: Gradient, signature: str, wrt_names: list[str], *,
                               wrt=", ".join(wrt_names)).splitlines():
         w.line(0, text)
     if parallel:  # also keeps the source, and so Numba's cache, apart from the serial build
-        w.line(0, "# Compiled with numba.njit(parallel=True, nogil=True): prange loops run "
-                  "in parallel.")
+        w.line(0, "# Compiled with numba.njit(parallel=True, nogil=True), Numba's own parallel "
+                  "transforms off: only prange loops run in parallel.")
         w.line(0, "from numba import prange as _prange")
     w.line(0, "")
     w.line(0, "")

@@ -12,8 +12,14 @@ one after another, as the serial loop would. Guarantees:
   slot of a *partials* array. Every other value that iterations add up — a scalar reduction
   (``total += t``) in the forward pass, an adjoint that every iteration adds into
   (``_b_means[k, j] += ...``, ``_b_eps = _b_eps + ...``) in the adjoint — is accumulated per
-  chunk, in a private variable or a private slice ``parts[c]``, and the chunks' partials are
-  added to the total after the loop, one after another, in chunk order.
+  chunk, in a private variable or an array the chunk allocates, stored in the chunk's slot
+  ``parts[c]`` when the chunk is done, and the chunks' partials are added to the total after
+  the loop, one after another, in chunk order.
+* **Allocations per chunk, not per iteration.** Work arrays that every iteration allocates at
+  a size fixed before the loop are allocated once per chunk and refilled (`_hoist_allocations`);
+  the stacks of the replay are typed arrays sized for one iteration, once per chunk; an array
+  pushed on a list and popped straight back is not pushed at all (`_drop_round_trips`). A
+  list remains where an iteration pushes several arrays (views, copies).
 * **Bit-for-bit repeatable.** The chunks, the order within a chunk and the order of the final
   sum are fixed, so the result is the same on every run and at any thread count; it equals the
   serial result to rounding (the sums are associated differently).
@@ -26,9 +32,10 @@ one after another, as the serial loop would. Guarantees:
   index, a ``prange`` inside another loop, ...).
 
 Only this module's rewrite produces parallel loops: ``Repeat.parallel`` (a loop over the chunks,
-emitted as ``for c in _prange(N)``) and the ``chunk_at`` / ``parts_*`` equations, which
-`write_eqn` emits. Numba's own parallel transforms of array expressions are switched off
-(`NUMBA_OPTIONS`): they would reduce in an order that depends on the thread count.
+emitted as ``for c in _prange(N)``) and the ``chunk_at`` / ``parts_*`` / ``reuse`` equations,
+which `write_eqn` emits. Numba's own parallel transforms of array expressions are switched off
+(`NUMBA_OPTIONS`, passed as a fresh copy to every build: Numba empties the dict it is given):
+they would reduce in an order that depends on the thread count.
 """
 
 from __future__ import annotations
@@ -46,7 +53,7 @@ _IN_PLACE = {"setitem", "add_at", "zero_at", "iadd"}  # write into ins[0]'s memo
 _INDEXED = {"getitem", "setitem", "add_at", "zero_at"}
 _SHAPE_ONLY = {"shape_dim", "size", "zeros_like", "ones_like", "broadcast_like", "sum_to_like",
                "reshape_like", "spread"}
-PRIMS = {"chunk_at", "parts_alloc", "parts_get", "parts_set", "parts_add", "parts_max"}
+PRIMS = {"chunk_at", "parts_alloc", "parts_set", "parts_add", "parts_max", "reuse"}
 
 
 class _Refused(Exception):
@@ -290,6 +297,7 @@ def _rewrite_forward(loop: For, fwd, plan: dict, namer) -> None:
     _rename(loop.body, mapping)
     for c in carries:
         c.update = mapping.get(id(c.update), c.update)
+    inner_pre += _hoist_allocations(loop.body, namer)
     lo = Var(namer.fresh("_lo"), INT)
     hi = Var(namer.fresh("_hi"), INT)
     bounds = [chunk, trips, loop.start, loop.step]
@@ -384,12 +392,15 @@ def _rewrite_adjoint(loop: For, rep: Repeat, adj, plan: dict, namer) -> None:
     chunk = Var(namer.fresh("_chunk"), INT)
     counter = rep.counter if rep.counter is not None else Var(namer.fresh("_k"), INT)
     trips = rep.trips
-    before, pre, post, after, mapping = [], list(plan["allocs"]), [], [], {}
-    for v in plan["accumulate"]:
+    stacks = _drop_round_trips(rep.body, plan["allocs"])
+    before, pre, post, after, mapping = [], stacks, [], [], {}
+    for v in plan["accumulate"]:  # the chunk's own array (not a view into ``parts``: code
+        # that adds into an array it allocated itself ran 1.1x faster here)
         parts = Var(namer.fresh("_parts" + v.name), Type("f", v.type.ndim + 1))
         mine = mapping[id(v)] = _private(v, namer)
         before.append(Eqn("parts_alloc", [parts], [v], {"n": N_CHUNKS, "kind": "f"}, loop.loc))
-        pre.append(Eqn("parts_get", [mine], [parts, chunk], {}, loop.loc))
+        pre.append(Eqn("zeros_like", [mine], [v], {}, loop.loc))
+        post.append(Eqn("parts_set", [], [parts, chunk, mine], {}, loop.loc))
         after.append(Eqn("parts_add", [], [v, parts], {"n": N_CHUNKS, "name": chunk.name},
                          loop.loc))
     for v in plan["scalars"]:
@@ -406,6 +417,7 @@ def _rewrite_adjoint(loop: For, rep: Repeat, adj, plan: dict, namer) -> None:
     by_name = {v.name: mapping[id(v)] for v in plan["accumulate"] + plan["scalars"]
                + plan["passthrough"]}
     _rename_by_name(rep.body, by_name)
+    pre += _hoist_allocations(rep.body, namer)
     lo = Var(namer.fresh("_lo"), INT)
     hi = Var(namer.fresh("_hi"), INT)
     bounds = [chunk, trips, Const(0), Const(1)]
@@ -436,6 +448,72 @@ def _rename_by_name(block: Block, by_name: dict) -> None:
     _rename(block, ids)
 
 
+# ----------------------------------------------------------------------------- per chunk
+
+# Allocations a chunk makes once instead of once per iteration, and what refills them.
+_REUSED = {"zeros", "zeros_like", "empty"}
+_FILL = {"f": "0.0", "i": "0", "b": "False"}
+
+
+def _hoist_allocations(body: Block, namer) -> list[Eqn]:
+    """Work arrays that every iteration allocates afresh, at the top of its body and at a size
+    fixed before the loop (``xc = np.zeros(d)``, an adjoint's ``_b_xc = np.zeros_like(xc)``),
+    are allocated once per chunk instead: each iteration refills the chunk's array (`reuse`).
+    Rewrites ``body``; returns the chunk's allocations. Sound because an iteration's arrays do
+    not outlive it: nothing carries them to the next iteration (`parallelise` refuses that) and
+    the stacks they may be pushed on are emptied within the iteration."""
+    bound: dict[str, int] = {}
+    for s in walk(body):
+        for v in _bound(s):
+            bound[v.name] = bound.get(v.name, 0) + 1
+    chunk_array: dict[str, Var] = {}  # name in the body -> the chunk's array
+    allocs = []
+    for k, s in enumerate(body.stmts):
+        if not (isinstance(s, Eqn) and s.prim in _REUSED and s.outs[0].type.ndim
+                and bound.get(s.outs[0].name) == 1):
+            continue
+        ins = [chunk_array.get(a.name) if isinstance(a, Var) and a.name in bound else a
+               for a in s.ins]
+        if any(a is None for a in ins):
+            continue  # its size is computed in the iteration
+        v = s.outs[0]
+        mine = Var(namer.fresh("_chunk_" + v.name.lstrip("_")), v.type, dims=v.dims)
+        allocs.append(Eqn(s.prim, [mine], ins, dict(s.params), s.loc))
+        fill = None if s.prim == "empty" else _FILL[v.type.kind]
+        body.stmts[k] = Eqn("reuse", [v], [mine], {"fill": fill}, s.loc)
+        chunk_array[v.name] = mine
+    return allocs
+
+
+def _drop_round_trips(body: Block, allocs: list[Eqn]) -> list[Eqn]:
+    """A stack of arrays (a list) onto which an iteration pushes one array, at the top of its
+    body, and pops it back later, into the same name, which nothing rebinds in between: the
+    pop gives back the very object pushed, so both go, and the list with them. Returns the
+    stacks still needed."""
+    kept = []
+    for a in allocs:
+        tape = a.outs[0]
+        uses = [s for s in walk(body) if isinstance(s, Eqn) and s.prim in ("push", "pop")
+                and s.ins[0] is tape]
+        top = [k for k, s in enumerate(body.stmts) if any(s is u for u in uses)]
+        if not (a.params.get("ndim") and len(uses) == 2 and len(top) == 2
+                and [body.stmts[k].prim for k in top] == ["push", "pop"]):
+            kept.append(a)
+            continue
+        push, pop = body.stmts[top[0]], body.stmts[top[1]]
+        value = push.ins[2]
+        between = [v.name for s in body.stmts[top[0] + 1:top[1]] for t in walk(Block([s]))
+                   for v in _bound(t)]
+        if push.params.get("copy") or not isinstance(value, Var) or \
+                pop.outs[0].name != value.name or value.name in between:
+            kept.append(a)
+            continue
+        del body.stmts[top[1]]
+        del body.stmts[top[0]]
+        _rename(body, {id(pop.outs[0]): value})
+    return kept
+
+
 # ----------------------------------------------------------------------------- emitting
 
 
@@ -456,8 +534,10 @@ def write_eqn(w, e: Eqn, a: list[str], indent: int) -> None:
         else:
             dtype = "np.float64" if p["kind"] == "f" else "np.int64"
             w.line(indent, f"{out} = np.zeros({p['n']}, {dtype})")
-    elif e.prim == "parts_get":
-        w.line(indent, f"{out} = {a[0]}[{a[1]}]")
+    elif e.prim == "reuse":  # a work array allocated once per chunk, refilled per iteration
+        w.line(indent, f"{out} = {a[0]}")
+        if p["fill"] is not None:
+            w.line(indent, f"{out}[{', '.join([':'] * e.outs[0].type.ndim)}] = {p['fill']}")
     elif e.prim == "parts_set":
         w.line(indent, f"{a[0]}[{a[1]}] = {a[2]}")
     elif e.prim == "parts_add":  # in chunk order: the same sum at any thread count

@@ -2,12 +2,14 @@
 serial one (≤ 1e-12 relative), is bit-for-bit the same across runs and at 1 and 2 threads, and
 loops that cannot run in parallel run serially and say why."""
 
+import corpus_surface_fns as S
 import numba
 import numpy as np
 import parallel_fns as F
 import pytest
 
 import jitgrad
+from jitgrad import parallel
 
 rng = np.random.default_rng(13)
 PARALLEL = [  # (function, arguments, wrt)
@@ -18,6 +20,7 @@ PARALLEL = [  # (function, arguments, wrt)
     (F.rowwise_logsumexp, (rng.normal(size=(130, 5)), rng.normal(size=5)), (0, 1)),
     (F.gmm_data_term, (rng.normal(size=3), rng.normal(size=(3, 4)),
                        0.1 * rng.normal(size=(3, 10)), rng.normal(size=(200, 4))), (0, 1, 2)),
+    (S.prange_sum, (rng.normal(size=70),), 0),  # the surface corpus's prange function
 ]
 SERIAL = [  # (function, arguments, why)
     (F.carried_state, (rng.normal(size=100), 0.4), "is carried from one iteration"),
@@ -96,3 +99,48 @@ def test_grad_takes_parallel_too():
     fn, args, _ = PARALLEL[1]
     g = jitgrad.grad(fn, wrt=0, parallel=True)(*args)
     assert rel(g, jitgrad.grad(fn, wrt=0)(*args)) <= 1e-12
+
+
+def _parfor_kernels(compiled) -> dict:
+    """For each kernel of a build: how many parallel loops Numba compiled into it, and how many
+    ``_prange`` loops its source has."""
+    module = compiled.entry.py_func.__globals__
+    out = {}
+    for name in (compiled.gradient.forward.name, compiled.gradient.adjoint.name):
+        llvm = "".join(module[name].inspect_llvm().values())
+        gufuncs = {line.split("(")[0] for line in llvm.splitlines()
+                   if line.startswith("define") and "__numba_parfor_gufunc" in line
+                   and "@__gufunc__" not in line}
+        text = compiled.source.split(f"def {name}(")[1].split("\n\n\n")[0]
+        out[name] = (len(gufuncs), text.count("in _prange("))
+    return out
+
+
+def test_numba_runs_only_our_prange_loops_in_every_build(tmp_path, monkeypatch):
+    """Numba empties the options dict it is given: every build gets its own copy, so the second
+    parallel build in a process does not turn array expressions into parallel loops (which
+    reduce in an order that depends on the thread count, and ran the GMM adjoint 1.1x
+    slower)."""
+    monkeypatch.setenv("JITGRAD_CACHE_DIR", str(tmp_path))  # compiled here, not loaded
+    before = dict(parallel.NUMBA_OPTIONS)
+    for fn, args, wrt in (PARALLEL[3], PARALLEL[4]):  # two builds in one process
+        g = jitgrad.value_and_grad(fn, wrt=wrt, parallel=True)
+        g(*args)
+        for name, (gufuncs, pranges) in _parfor_kernels(g._last).items():
+            assert gufuncs == pranges == 1, (name, gufuncs, pranges)
+    assert parallel.NUMBA_OPTIONS == before
+
+
+def test_work_arrays_and_accumulators_are_allocated_once_per_chunk():
+    """``z = np.zeros(d)`` in every iteration becomes one array per chunk, refilled per
+    iteration; the adjoint's private gradients are the chunk's own arrays, and the stack the
+    replay pushed ``z`` onto (a list) is gone: the pop gave back the array pushed."""
+    fn, args, wrt = PARALLEL[3]  # rowwise_logsumexp
+    g = jitgrad.value_and_grad(fn, wrt=wrt, parallel=True)
+    g(*args)
+    adjoint = g.source().split("_adjoint(")[1]
+    assert "z = _chunk_z" in adjoint and "z[:] = 0.0" in adjoint
+    iteration = adjoint.split("for _chunk")[1].split("for _k")[1].split("\n")
+    assert not [line for line in iteration if "np.zeros" in line.split("#")[0]]
+    assert "= []" not in g.source()
+    assert "_b_w_c = np.zeros_like(_b_w" in adjoint
