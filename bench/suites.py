@@ -25,6 +25,8 @@ points), control_flow (x, thresh).
 
 import dataclasses
 import importlib
+import inspect
+import os
 from collections.abc import Callable
 
 import numpy as np
@@ -136,6 +138,36 @@ def cases(suites, size=None):
 
 
 @dataclasses.dataclass(frozen=True)
+class Threads:
+    """The threads every tool is given (``--threads``): ``n`` for Numba (jitgrad with
+    ``parallel=True`` when ``n > 1``), OpenBLAS, PyTorch and XLA alike; None: the environment's
+    settings (``--threads env``; jitgrad is parallel only if ``NUMBA_NUM_THREADS`` > 1 is set)."""
+
+    n: int | None = 1
+
+    @classmethod
+    def from_setting(cls, setting: str) -> "Threads":
+        return cls(None if setting == "env" else int(setting))
+
+    @property
+    def parallel(self) -> bool:
+        n = self.n if self.n is not None else int(os.environ.get("NUMBA_NUM_THREADS") or 1)
+        return n > 1
+
+    def column(self, tool: str, problem) -> str:
+        """The report's threads column: what ``tool`` may use. Code that runs on one thread
+        says so, with the BLAS threads NumPy or Numba's ``@`` may use besides."""
+        if self.n is None:
+            return "env"
+        if tool in ("torch", "jax"):
+            return str(self.n)  # intra-op threads
+        if tool.startswith("jitgrad") and tool != "jitgrad.tape" and self.parallel and \
+                "prange(" in inspect.getsource(problem):
+            return f"{self.n} (prange)"
+        return "1" if self.n == 1 else f"1 + BLAS {self.n}"
+
+
+@dataclasses.dataclass(frozen=True)
 class Tool:
     name: str
     kind: str  # "grad" or "primal"
@@ -144,6 +176,7 @@ class Tool:
     memory_traced: bool  # tracemalloc sees its allocations
     fresh_process: str | None  # first-call child kind measured in a fresh process, if any
     style: str = ""  # how the problem is written for this tool, for the report
+    threads: str = "1"  # the threads it may use (`Threads.column`)
 
 
 def tape_module():
@@ -171,7 +204,7 @@ def _grad_tool(make_grad, wrt):
     return build
 
 
-def _entry_tool(problem, wrt):
+def _entry_tool(problem, wrt, parallel=False):
     """jitgrad's compiled entry called directly: what a call costs without the Python in
     front of it (argument check, signature lookup). A diagnostic, not a way to call jitgrad."""
 
@@ -183,7 +216,7 @@ def _entry_tool(problem, wrt):
             if entry is None:  # compiled on the first call, as every tool is
                 import jitgrad
 
-                g = jitgrad.grad(problem, wrt=wrt)
+                g = jitgrad.grad(problem, wrt=wrt, parallel=parallel)
                 g(*data)
                 entry = g._last.entry  # the project's own benchmark, looking inside
             return entry(*data)
@@ -212,16 +245,19 @@ def _as_grad(arg, g):
     return np.asarray(g, dtype=np.float64)
 
 
-def tools(case, peer_systems=()):
-    """The tools for ``case`` in report order (see module doc)."""
+def tools(case, peer_systems=(), threads=Threads()):
+    """The tools for ``case`` in report order (see module doc), each given ``threads``."""
     import jitgrad
 
     s = case.suite
+    par = threads.parallel
     out = [
-        Tool("jitgrad", "grad", _grad_tool(lambda: jitgrad.grad(s.problem, wrt=s.wrt), s.wrt),
-             cheap=True, memory_traced=True, fresh_process="jitgrad"),
+        Tool("jitgrad", "grad",
+             _grad_tool(lambda: jitgrad.grad(s.problem, wrt=s.wrt, parallel=par), s.wrt),
+             cheap=True, memory_traced=True, fresh_process="jitgrad",
+             style="parallel=True" if par else ""),
     ]
-    out.append(Tool("jitgrad entry", "grad", _entry_tool(s.problem, s.wrt), cheap=True,
+    out.append(Tool("jitgrad entry", "grad", _entry_tool(s.problem, s.wrt, par), cheap=True,
                     memory_traced=True, fresh_process=None, style="no Python call in front"))
     tape = tape_module()
     if not isinstance(tape, str):
@@ -244,4 +280,5 @@ def tools(case, peer_systems=()):
             cheap=system == "jax", memory_traced=system == "autograd", fresh_process=None,
             style=peers.STYLE.get((system, s.name), "array code"),
         ))
-    return out
+    return [dataclasses.replace(tool, threads=threads.column(tool.name, s.problem))
+            for tool in out]
