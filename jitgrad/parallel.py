@@ -394,8 +394,7 @@ def _rewrite_adjoint(loop: For, rep: Repeat, adj, plan: dict, namer) -> None:
     trips = rep.trips
     stacks = _drop_round_trips(rep.body, plan["allocs"])
     before, pre, post, after, mapping = [], stacks, [], [], {}
-    for v in plan["accumulate"]:  # the chunk's own array (not a view into ``parts``: code
-        # that adds into an array it allocated itself ran 1.1x faster here)
+    for v in plan["accumulate"]:  # the chunk's own array, stored into ``parts`` at its end
         parts = Var(namer.fresh("_parts" + v.name), Type("f", v.type.ndim + 1))
         mine = mapping[id(v)] = _private(v, namer)
         before.append(Eqn("parts_alloc", [parts], [v], {"n": N_CHUNKS, "kind": "f"}, loop.loc))
