@@ -9,7 +9,9 @@ one after another, as the serial loop would. Guarantees:
 
 * **Nothing races.** A chunk writes only its own variables, arrays it allocates, elements
   ``a[i, ...]`` indexed by the loop's own index ``i`` (disjoint between iterations), and its own
-  slot of a *partials* array. Every other value that iterations add up — a scalar reduction
+  slot of a *partials* array. A work array allocated before the loop (``beta = np.zeros(K)``),
+  which every iteration fills before reading it and nothing reads after the loop, is allocated
+  per chunk instead (`_work_array`), and so is its adjoint (`_work_adjoint`). Every other value that iterations add up — a scalar reduction
   (``total += t``) in the forward pass, an adjoint that every iteration adds into
   (``_b_means[k, j] += ...``, ``_b_eps = _b_eps + ...``) in the adjoint — is accumulated per
   chunk, in a private variable or an array the chunk allocates, stored in the chunk's slot
@@ -82,9 +84,9 @@ def parallelise(grad) -> None:
         if rep is not None and not any(r is rep for r in adj.body.stmts):
             rep = None  # (not at the adjoint's top level: leave it serial)
         try:
-            plan = _forward_plan(loop, fwd)
-            adj_plan = _adjoint_plan(loop, rep, adj) if rep is not None and _has(adj, rep) \
-                else None
+            plan = _forward_plan(loop, fwd, adj, rep)
+            adj_plan = _adjoint_plan(loop, rep, adj, plan["work"]) \
+                if rep is not None and _has(adj, rep) else None
         except _Refused as why:
             _note(loop, grad, str(why))
             continue
@@ -183,7 +185,7 @@ def _private(v: Var, namer, suffix="_c") -> Var:
 # ----------------------------------------------------------------------------- forward
 
 
-def _forward_plan(loop: For, fwd) -> dict:
+def _forward_plan(loop: For, fwd, adj, rep) -> dict:
     """What the forward rewrite privatises, or `_Refused`."""
     from .recompute import _is_reduction  # the reductions recomputing relies on too
 
@@ -193,13 +195,18 @@ def _forward_plan(loop: For, fwd) -> dict:
         why = (loop.note or "").split("(")[-1].rstrip(")") if loop.note else ""
         raise _Refused("its adjoint needs a tape across iterations"
                        + (f" ({why})" if why else ""))
-    reductions, arrays = [], []
+    reductions, arrays, work = [], [], []
     for c in loop.carries:
         if c.update is c.var:
             continue
         if c.var.type.ndim:
-            _check_disjoint(loop, c)
-            arrays.append(c)
+            try:
+                _check_disjoint(loop, c)
+                arrays.append(c)
+            except _Refused:
+                if not _work_array(loop, c, fwd, adj, rep):
+                    raise
+                work.append(c)
             continue
         uses = [s for s in walk(loop.body) if any(a is c.var for a in _reads(s))]
         if c.var.type.kind not in "fi" or not uses or not _is_reduction(loop, c):
@@ -212,9 +219,32 @@ def _forward_plan(loop: For, fwd) -> dict:
     for s in walk(loop.body):
         for v in _bound(s):
             if v.name in outer and id(v) not in private and not any(
-                    v is c.var for c in arrays):
+                    v is c.var for c in arrays + work):
                 raise _Refused(f"`{v.name}` is shared by all iterations")
-    return {"reductions": reductions, "arrays": arrays, "maxes": maxes}
+    return {"reductions": reductions, "arrays": arrays, "maxes": maxes, "work": work}
+
+
+def _work_array(loop: For, c: Carry, fwd, adj, rep) -> bool:
+    """``c`` is a float work array allocated before the loop (``beta = np.zeros(K)``) that
+    every iteration fills before it reads it (`recompute.reads_start`), and whose contents
+    nothing reads after the loop: each chunk can fill an array of its own."""
+    from .recompute import reads_start
+
+    init = c.init
+    if not (isinstance(init, Var) and c.var.type.kind == "f" and init.name != c.var.name) \
+            or reads_start(loop.body, {id(c.var)}):
+        return False
+    names = {c.var.name, init.name, c.var.root.name}
+    at = next(k for k, s in enumerate(fwd.body.stmts) if s is loop)
+    later = [t for s in fwd.body.stmts[at + 1:] for t in walk(Block([s]))]
+    # (the adjoint sees what the forward pass saved; the loop's replay fills its own)
+    later += [t for s in adj.body.stmts if s is not rep for t in walk(Block([s]))]
+    for t in later:
+        for k, a in enumerate(_reads(t)):
+            if isinstance(a, Var) and a.name in names and not (
+                    isinstance(t, Eqn) and t.prim in _SHAPE_ONLY and k == 0):
+                return False
+    return True
 
 
 def _reads(s) -> list:
@@ -280,6 +310,7 @@ def _rewrite_forward(loop: For, fwd, plan: dict, namer) -> None:
     before = [Eqn("trip_count", [trips], [loop.start, loop.stop, loop.step], {}, loop.loc)]
     for c in plan["arrays"]:
         before.append(Eqn("assign", [c.var], [c.init], {}, loop.loc))
+    work = [Eqn("zeros_like", [c.var], [c.init], {}, loop.loc) for c in plan["work"]]
     inner_pre, inner_post, after, mapping, carries = [], [], [], {}, []
     for v, kind, combine in ([(c.var, c.var.type.kind, "parts_add") for c in plan["reductions"]]
                              + [(m, "i", "parts_max") for m in plan["maxes"]]):
@@ -297,7 +328,7 @@ def _rewrite_forward(loop: For, fwd, plan: dict, namer) -> None:
     _rename(loop.body, mapping)
     for c in carries:
         c.update = mapping.get(id(c.update), c.update)
-    inner_pre += _hoist_allocations(loop.body, namer)
+    inner_pre += work + _hoist_allocations(loop.body, namer)
     lo = Var(namer.fresh("_lo"), INT)
     hi = Var(namer.fresh("_hi"), INT)
     bounds = [chunk, trips, loop.start, loop.step]
@@ -311,14 +342,17 @@ def _rewrite_forward(loop: For, fwd, plan: dict, namer) -> None:
         f"jitgrad: parallel: {N_CHUNKS} chunks of iterations run with numba.prange; "
         "sums are added up per chunk, then in chunk order"), parallel=True)
     after.append(Eqn("assign", [loop.trips], [trips], {}, loop.loc))
+    for c in plan["work"]:  # (only its shape is read after the loop)
+        after.append(Eqn("assign", [c.var], [c.init], {}, loop.loc))
     fwd.body.stmts[at:at + 1] = before + [par] + after
 
 
 # ----------------------------------------------------------------------------- adjoint
 
 
-def _adjoint_plan(loop: For, rep: Repeat, adj) -> dict:
-    """What the adjoint rewrite privatises, or `_Refused`."""
+def _adjoint_plan(loop: For, rep: Repeat, adj, work: list[Carry]) -> dict:
+    """What the adjoint rewrite privatises, or `_Refused`. ``work``: the loop's work arrays,
+    which the replay fills in arrays the chunk allocates (moved there, like the stacks)."""
     if not (rep.note or "").startswith("jitgrad: recomputed in reverse"):
         raise _Refused("its adjoint reads a tape across iterations")
     tapes = {id(s.ins[0]) for s in walk(rep.body) if isinstance(s, Eqn) and s.prim == "pop"}
@@ -326,11 +360,16 @@ def _adjoint_plan(loop: For, rep: Repeat, adj) -> dict:
               and id(s.outs[0]) in tapes]
     if len(allocs) != len(tapes):
         raise _Refused("its adjoint reads a stack the forward pass filled")
+    works = [s for s in adj.body.stmts if isinstance(s, Eqn) and s.prim == "zeros_like"
+             and any(s.outs[0] is c.var for c in work)]
+    if len(works) != len(work):
+        raise _Refused("its adjoint reads a work array the forward pass filled")
+    allocs += works
     outer = _names_outside(adj, rep) - {v.name for a in allocs for v in a.outs}
     # arrays from outside the loop that the adjoint writes into
     written = {s.ins[0].name for s in walk(rep.body) if isinstance(s, Eqn)
                and s.prim in _IN_PLACE and isinstance(s.ins[0], Var) and s.ins[0].name in outer}
-    accumulate, scalars, passthrough = [], [], []
+    accumulate, scalars, passthrough, scratch = [], [], [], []
     index = _index_names(loop, loop.body, rep.body)
     for name in sorted(written):
         uses = [(s, k) for s in walk(rep.body) if isinstance(s, Eqn)
@@ -341,9 +380,12 @@ def _adjoint_plan(loop: For, rep: Repeat, adj) -> dict:
         if all(k == 0 and s.prim in ("add_at", "iadd") for s, k in uses):
             accumulate.append(next(s.ins[0] for s, _ in uses))
             continue
+        if _work_adjoint(name, work, adj, rep):
+            scratch.append(next(s.ins[0] for s, _ in uses))
+            continue
         raise _Refused(f"its adjoint reads and writes `{name}` at places other iterations "
                        "write")
-    acc_names = {v.name for v in accumulate}
+    acc_names = {v.name for v in accumulate + scratch}
     seen = set()
     for s in walk(rep.body):
         for v in _bound(s):
@@ -357,7 +399,32 @@ def _adjoint_plan(loop: For, rep: Repeat, adj) -> dict:
         if not _carried_adjoint(rep.body, v):
             raise _Refused(f"its adjoint carries `{v.name}` from one iteration to the next")
     return {"allocs": allocs, "accumulate": accumulate, "scalars": scalars,
-            "passthrough": passthrough}
+            "passthrough": passthrough, "scratch": scratch}
+
+
+def _work_adjoint(name: str, work: list[Carry], adj, rep: Repeat) -> bool:
+    """``name`` is the adjoint of a work array (``_b_z`` of ``z``), allocated as zeros just
+    before the loop and read by nothing after it: each chunk can have its own. Every reverse
+    iteration leaves it all zero (the adjoint of the fill that starts each iteration reads and
+    zeroes every element), so nothing crosses iterations through it."""
+    import re
+
+    if not any(re.fullmatch(rf"_b_{re.escape(n.lstrip('_'))}(_\d+)?", name)
+               for c in work for n in (c.var.name, c.init.name, c.var.root.name)):
+        return False
+    at = next(k for k, s in enumerate(adj.body.stmts) if s is rep)
+    binds = [k for k, s in enumerate(adj.body.stmts[:at])
+             if any(v.name == name for t in walk(Block([s])) for v in _bound(t))]
+    if len(binds) != 1 or not (isinstance(adj.body.stmts[binds[0]], Eqn)
+                               and adj.body.stmts[binds[0]].prim in ("zeros", "zeros_like")):
+        return False
+    for s in adj.body.stmts[binds[0] + 1:at] + adj.body.stmts[at + 1:]:
+        for t in walk(Block([s])):
+            for k, a in enumerate(_reads(t)):
+                if isinstance(a, Var) and a.name == name and not (
+                        isinstance(t, Eqn) and t.prim in _SHAPE_ONLY and k == 0):
+                    return False
+    return True
 
 
 def _accumulates(block: Block, v: Var) -> bool:
@@ -413,8 +480,11 @@ def _rewrite_adjoint(loop: For, rep: Repeat, adj, plan: dict, namer) -> None:
     for v in plan["passthrough"]:  # unchanged by the loop: each chunk starts from it
         mine = mapping[id(v)] = _private(v, namer)
         pre.append(Eqn("assign", [mine], [v], {}, loop.loc))
+    for v in plan["scratch"]:  # a work array's adjoint: zero at the start of each iteration
+        mine = mapping[id(v)] = _private(v, namer)
+        pre.append(Eqn("zeros_like", [mine], [v], {}, loop.loc))
     by_name = {v.name: mapping[id(v)] for v in plan["accumulate"] + plan["scalars"]
-               + plan["passthrough"]}
+               + plan["passthrough"] + plan["scratch"]}
     _rename_by_name(rep.body, by_name)
     pre += _hoist_allocations(rep.body, namer)
     lo = Var(namer.fresh("_lo"), INT)

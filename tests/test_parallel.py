@@ -21,10 +21,16 @@ PARALLEL = [  # (function, arguments, wrt)
     (F.gmm_data_term, (rng.normal(size=3), rng.normal(size=(3, 4)),
                        0.1 * rng.normal(size=(3, 10)), rng.normal(size=(200, 4))), (0, 1, 2)),
     (S.prange_sum, (rng.normal(size=70),), 0),  # the surface corpus's prange function
+    (F.shared_work_array, (rng.normal(size=(100, 3)), 0.4), (0, 1)),
+    (F.gmm_work_arrays_before_loop, (rng.normal(size=3), rng.normal(size=(3, 4)),
+                                     0.1 * rng.normal(size=(3, 10)), rng.normal(size=(200, 4))),
+     (0, 1, 2)),
 ]
 SERIAL = [  # (function, arguments, why)
     (F.carried_state, (rng.normal(size=100), 0.4), "is carried from one iteration"),
-    (F.shared_work_array, (rng.normal(size=(100, 3)), 0.4), "`z` is shared by all iterations"),
+    (F.running_array, (rng.normal(size=(100, 3)), 0.4), "as the previous iteration left it"),
+    (F.work_array_read_after, (rng.normal(size=(100, 3)), 0.4),
+     "`z` is shared by all iterations"),
 ]
 
 
