@@ -138,7 +138,8 @@ def _header_lines(env, settings):
     threads = env["threads"]
     thread_text = ("kept from the environment" if threads == "env" else
                    f"{threads}: OPENBLAS_NUM_THREADS={threads}, NUMBA_NUM_THREADS={threads}"
-                   + (" (jitgrad with parallel=True: only prange loops use them)"
+                   + (" (jitgrad with parallel=True, Numba threading layer "
+                      f"{os.environ.get('NUMBA_THREADING_LAYER', 'default')})"
                       if threads != "1" else "")
                    + f", torch.set_num_threads({threads}), XLA intra-op threads {threads}; "
                    "per tool: the threads column")

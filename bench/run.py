@@ -249,6 +249,9 @@ def run_case(case, tools, opts):
                 r.first_call_inproc = time.perf_counter() - t0
             outputs[tool.name] = to_numpy(out)
             calls[tool.name] = call
+            if getattr(call, "parallel_loops", None) is not None:  # jitgrad, parallel=True
+                r.threads = tool.threads.replace("(parallel)", "(parallel loops)"
+                                                 if call.parallel_loops() else "(none parallel)")
             if not tool.cheap and r.first_call_inproc * (1 + n_after) > opts.budget:
                 r.status = "skipped"
                 r.note = (f"verified, not timed: one call took {_fmt_s(r.first_call_inproc)}"

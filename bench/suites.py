@@ -25,7 +25,6 @@ points), control_flow (x, thresh).
 
 import dataclasses
 import importlib
-import inspect
 import os
 from collections.abc import Callable
 
@@ -156,14 +155,15 @@ class Threads:
 
     def column(self, tool: str, problem) -> str:
         """The report's threads column: what ``tool`` may use. Code that runs on one thread
-        says so, with the BLAS threads NumPy or Numba's ``@`` may use besides."""
+        says so, with the BLAS threads NumPy or Numba's ``@`` may use besides. jitgrad with
+        ``parallel=True``: whether its build has parallel loops is filled in after the first
+        call (``(parallel loops)`` or ``(none parallel)``)."""
         if self.n is None:
             return "env"
         if tool in ("torch", "jax"):
             return str(self.n)  # intra-op threads
-        if tool.startswith("jitgrad") and tool != "jitgrad.tape" and self.parallel and \
-                "prange(" in inspect.getsource(problem):
-            return f"{self.n} (prange)"
+        if tool in ("jitgrad", "jitgrad entry") and self.parallel:  # the build says which
+            return f"{self.n} (parallel)"
         return "1" if self.n == 1 else f"1 + BLAS {self.n}"
 
 
@@ -188,13 +188,18 @@ def tape_module():
 
 
 def _grad_tool(make_grad, wrt):
-    """Build for a gradient with jitgrad's calling convention: ``g(*data)`` -> tuple."""
+    """Build for a gradient with jitgrad's calling convention: ``g(*data)`` -> tuple. For a
+    jitgrad gradient with ``parallel=True``, ``call.parallel_loops()`` says (after the first
+    call) whether its build runs any loop in parallel."""
 
     def build(data):
         g = make_grad()
 
         def call():
             return g(*data)
+
+        if getattr(g, "parallel", False):
+            call.parallel_loops = lambda: "in _prange(" in g.source()
 
         def to_numpy(grads):
             return tuple(_as_grad(data[k], v) for k, v in zip(wrt, grads))
@@ -209,17 +214,20 @@ def _entry_tool(problem, wrt, parallel=False):
     front of it (argument check, signature lookup). A diagnostic, not a way to call jitgrad."""
 
     def build(data):
-        entry = None
+        entry = source = None
 
         def call():
-            nonlocal entry
+            nonlocal entry, source
             if entry is None:  # compiled on the first call, as every tool is
                 import jitgrad
 
                 g = jitgrad.grad(problem, wrt=wrt, parallel=parallel)
                 g(*data)
-                entry = g._last.entry  # the project's own benchmark, looking inside
+                entry, source = g._last.entry, g.source()  # the project's own benchmark
             return entry(*data)
+
+        if parallel:
+            call.parallel_loops = lambda: "in _prange(" in source
 
         def to_numpy(grads):
             return tuple(_as_grad(data[k], v) for k, v in zip(wrt, grads))

@@ -29,6 +29,9 @@ one after another, as the serial loop would. Guarantees:
   reverse run in parallel (a marked loop is recomputed whenever its iterations are independent,
   however small its tape): each reverse iteration replays its forward iteration onto stacks its
   chunk allocates.
+* **``range`` loops too.** A top-level ``range`` loop that ``recompute.py`` found independent
+  (it recomputes it in reverse) and that passes the same checks runs in parallel as well, and
+  ``.source()`` says so (`INFERRED`); one that does not pass stays serial without a note.
 * **Refused loops run serially, and say why** in a comment in ``.source()`` (early exit, a value
   carried from one iteration to the next, a write into a shared array not indexed by the loop
   index, a ``prange`` inside another loop, ...).
@@ -46,6 +49,8 @@ from .ir import Block, Carry, Const, Eqn, For, Function, If, Repeat, Var, sub_bl
 from .types import INT, Type
 
 N_CHUNKS = 64  # chunks per parallel loop: a fixed split, so results do not depend on threads
+# How `.source()` tells a parallel ``range`` loop (its independence inferred) from a prange one.
+INFERRED = " (a range loop: its iterations are independent apart from sums)"
 # numba.njit(parallel=...): only prange loops; no parallel NumPy expressions or reductions
 NUMBA_OPTIONS = {"prange": True, "comprehension": False, "reduction": False, "setitem": False,
                  "inplace_binop": False, "numpy": False, "stencil": False, "fusion": False}
@@ -71,28 +76,34 @@ def keep_marks(fn: Function, enabled: bool) -> None:
 
 
 def parallelise(grad) -> None:
-    """Rewrite every marked top-level loop of ``grad`` that can run in parallel (forward, and
-    its adjoint when it has one); leave the rest serial with a note saying why."""
+    """Rewrite every top-level loop of ``grad`` that can run in parallel (forward, and its
+    adjoint when it has one): those marked ``prange`` (the rest stay serial with a note saying
+    why) and the ``range`` loops recomputed in reverse (`INFERRED`)."""
     fwd, adj = grad.forward, grad.adjoint
     for s in list(fwd.body.stmts):
         for t in walk(Block([s])):
             if isinstance(t, For) and t.parallel and t is not s:
                 _note(t, grad, "a prange loop inside another loop")
     namer = grad.fn.namer
-    for loop in [s for s in fwd.body.stmts if isinstance(s, For) and s.parallel]:
+    for loop in [s for s in fwd.body.stmts if isinstance(s, For)]:
         rep = grad.repeats.get(id(loop))
         if rep is not None and not any(r is rep for r in adj.body.stmts):
             rep = None  # (not at the adjoint's top level: leave it serial)
+        if not loop.parallel and not (rep is not None and (rep.note or "").startswith(
+                "jitgrad: recomputed in reverse")):
+            continue  # a range loop that recompute.py did not find independent
         try:
             plan = _forward_plan(loop, fwd, adj, rep)
             adj_plan = _adjoint_plan(loop, rep, adj, plan["work"]) \
                 if rep is not None and _has(adj, rep) else None
         except _Refused as why:
-            _note(loop, grad, str(why))
+            if loop.parallel:  # (a range loop stays serial without a word)
+                _note(loop, grad, str(why))
             continue
-        _rewrite_forward(loop, fwd, plan, namer)
+        origin = "" if loop.parallel else INFERRED
+        _rewrite_forward(loop, fwd, plan, namer, origin)
         if adj_plan is not None:
-            _rewrite_adjoint(loop, rep, adj, adj_plan, namer)
+            _rewrite_adjoint(loop, rep, adj, adj_plan, namer, origin)
 
 
 def _has(kernel, stmt) -> bool:
@@ -303,7 +314,7 @@ def _index_names(loop: For, *blocks: Block) -> set[int]:
     return out
 
 
-def _rewrite_forward(loop: For, fwd, plan: dict, namer) -> None:
+def _rewrite_forward(loop: For, fwd, plan: dict, namer, origin: str = "") -> None:
     at = next(k for k, s in enumerate(fwd.body.stmts) if s is loop)
     chunk = Var(namer.fresh("_chunk"), INT)
     trips = Var(namer.fresh("_trips_all"), INT)
@@ -339,7 +350,7 @@ def _rewrite_forward(loop: For, fwd, plan: dict, namer) -> None:
                   Eqn("chunk_at", [hi], bounds, {"n": N_CHUNKS, "next": True, "offset": 0},
                       loop.loc)] + inner_pre + [inner] + inner_post)
     par = Repeat(Const(N_CHUNKS), body, chunk, note=(
-        f"jitgrad: parallel: {N_CHUNKS} chunks of iterations run with numba.prange; "
+        f"jitgrad: parallel{origin}: {N_CHUNKS} chunks of iterations run with numba.prange; "
         "sums are added up per chunk, then in chunk order"), parallel=True)
     after.append(Eqn("assign", [loop.trips], [trips], {}, loop.loc))
     for c in plan["work"]:  # (only its shape is read after the loop)
@@ -451,7 +462,8 @@ def _carried_adjoint(block: Block, v: Var) -> bool:
             and first[1].ins[0].value == 0)
 
 
-def _rewrite_adjoint(loop: For, rep: Repeat, adj, plan: dict, namer) -> None:
+def _rewrite_adjoint(loop: For, rep: Repeat, adj, plan: dict, namer,
+                     origin: str = "") -> None:
     body = adj.body.stmts
     for a in plan["allocs"]:
         body.remove(a)
@@ -497,8 +509,8 @@ def _rewrite_adjoint(loop: For, rep: Repeat, adj, plan: dict, namer) -> None:
          Eqn("chunk_at", [hi], bounds, {"n": N_CHUNKS, "next": True, "offset": -1}, loop.loc)]
         + pre + [inner] + post)
     par = Repeat(Const(N_CHUNKS), chunk_body, chunk, note=(
-        f"jitgrad: parallel: {N_CHUNKS} chunks, each in reverse, with numba.prange; each adds "
-        "into its own partial gradients, added up in chunk order after the loop"),
+        f"jitgrad: parallel{origin}: {N_CHUNKS} chunks, each in reverse, with numba.prange; each "
+        "adds into its own partial gradients, added up in chunk order after the loop"),
         parallel=True)
     body[at:at + 1] = before + [par] + after
 

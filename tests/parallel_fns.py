@@ -155,3 +155,29 @@ def work_array_read_after(x, a):  # like shared_work_array, but z's last row is 
         for j in range(d):
             total += z[j] * z[j]
     return total + z[0]
+
+
+def rowwise_logsumexp_range(x, w):  # rowwise_logsumexp with range: found independent, runs
+    n, d = x.shape  # in parallel under parallel=True, and .source() says so
+    total = 0.0
+    for i in range(n):
+        z = np.zeros(d)
+        for j in range(d):
+            z[j] = x[i, j] * w[j]
+        m = z[0]
+        for j in range(1, d):
+            m = max(m, z[j])
+        s = 0.0
+        for j in range(d):
+            s += math.exp(z[j] - m)
+        total += m + math.log(s)
+    return total
+
+
+def carried_state_range(x, a):  # carried_state with range: stays serial, without a note
+    h = 0.0
+    total = 0.0
+    for i in range(x.shape[0]):
+        h = math.tanh(a * h + x[i])
+        total += h
+    return total

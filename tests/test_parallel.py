@@ -25,6 +25,7 @@ PARALLEL = [  # (function, arguments, wrt)
     (F.gmm_work_arrays_before_loop, (rng.normal(size=3), rng.normal(size=(3, 4)),
                                      0.1 * rng.normal(size=(3, 10)), rng.normal(size=(200, 4))),
      (0, 1, 2)),
+    (F.rowwise_logsumexp_range, (rng.normal(size=(130, 5)), rng.normal(size=5)), (0, 1)),
 ]
 SERIAL = [  # (function, arguments, why)
     (F.carried_state, (rng.normal(size=100), 0.4), "is carried from one iteration"),
@@ -150,3 +151,16 @@ def test_work_arrays_and_accumulators_are_allocated_once_per_chunk():
     assert not [line for line in iteration if "np.zeros" in line.split("#")[0]]
     assert "= []" not in g.source()
     assert "_b_w_c = np.zeros_like(_b_w" in adjoint
+
+
+def test_independent_range_loops_run_in_parallel_and_say_so():
+    fn, args, wrt = PARALLEL[-1]  # rowwise_logsumexp_range
+    g = jitgrad.value_and_grad(fn, wrt=wrt, parallel=True)
+    g(*args)
+    assert g.source().count(parallel.INFERRED) == 2  # the forward loop and its adjoint
+    serial = jitgrad.value_and_grad(F.carried_state_range, parallel=True)
+    x = rng.normal(size=50)
+    got, want = flat(serial(x, 0.3)), flat(jitgrad.value_and_grad(F.carried_state_range)(x, 0.3))
+    assert all(np.array_equal(a, b) for a, b in zip(got, want))
+    assert "_prange(" not in serial.source().split("import", 3)[-1]
+    assert "runs serially" not in serial.source()  # range loops stay serial without a word
