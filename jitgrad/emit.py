@@ -42,6 +42,7 @@ class _Writer:
         self.last_loc = None
         self.uses: dict[int, int] = {}  # id(var) -> how many statements of the kernel read it
         self.kernel_ir: Kernel | None = None  # the kernel being written
+        self.parallel = False  # a parallel build: chunk loops call functions (`parallel.py`)
 
     def count_uses(self, kernel: Kernel):
         self.kernel_ir = kernel
@@ -407,6 +408,7 @@ class _Writer:
         """Saved values travel as one tuple, ``_saved`` (Python passes more than 30 arguments
         with ``*args``, which Numba cannot inline)."""
         self.count_uses(k)
+        start = len(self.lines)
         params = [p.name for p in k.params[:n_params]]
         saved_in = [p.name for p in k.params[n_params:]]
         self.line(0, f"def {k.name}({', '.join(params if saved_out else [*params, '_saved'])}):")
@@ -423,6 +425,8 @@ class _Writer:
             self.line(1, f"return ({', '.join(rets)}{',' if len(rets) == 1 else ''})")
         self.line(0, "")
         self.line(0, "")
+        if self.parallel:  # each chunk loop's body as a function of its own (`parallel.py`)
+            _parallel.outline_chunks(self.lines, self.locs, start, k.name)
 
 
 
@@ -525,6 +529,9 @@ def emit_module(grad: Gradient, signature: str, wrt_names: list[str], *,
         w.line(0, "# Compiled with numba.njit(parallel=True, nogil=True), Numba's own parallel "
                   "transforms off: only prange loops run in parallel.")
         w.line(0, "from numba import prange as _prange")
+        w.line(0, "")
+        w.line(0, "from jitgrad.compile import jit as _jit")
+        w.parallel = True
     w.line(0, "")
     w.line(0, "")
     n = len(grad.forward.params)

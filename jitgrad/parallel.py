@@ -22,6 +22,10 @@ one after another, as the serial loop would. Guarantees:
   the stacks of the replay are typed arrays sized for one iteration, once per chunk; an array
   pushed on a list and popped straight back is not pushed at all (`_drop_round_trips`). A
   list remains where an iteration pushes several arrays (views, copies).
+* **Chunk bodies compiled as serial code.** Each chunk loop's body becomes a function of the
+  generated module (``<kernel>_chunk0``, `outline_chunks`), called from the ``prange`` loop:
+  Numba compiles it as it compiles the serial gradient (inside its parallel loop the same code
+  ran 1.3x slower).
 * **Bit-for-bit repeatable.** The chunks, the order within a chunk and the order of the final
   sum are fixed, so the result is the same on every run and at any thread count; it equals the
   serial result to rounding (the sums are associated differently).
@@ -44,6 +48,9 @@ they would reduce in an order that depends on the thread count.
 """
 
 from __future__ import annotations
+
+import ast
+import re
 
 from .ir import Block, Carry, Const, Eqn, For, Function, If, Repeat, Var, sub_blocks, walk
 from .types import INT, Type
@@ -629,6 +636,69 @@ def write_eqn(w, e: Eqn, a: list[str], indent: int) -> None:
         w.line(indent + 1, f"{a[0]} = max({a[0]}, {a[1]}[{p['name']}])")
     else:
         raise AssertionError(e.prim)
+
+
+_PRANGE_LINE = re.compile(r"^( *)for (\w+) in _prange\((.+)\):$")
+
+
+def outline_chunks(lines: list[str], locs: list, start: int, kernel: str) -> None:
+    """Move the body of each chunk loop of the kernel written at ``lines[start:]`` into a
+    function of its own, compiled by Numba as serial code and called from the ``prange`` loop
+    (its lines and their `Loc` s move with it, before the kernel). Inside Numba's parallel
+    loop the same body ran 1.3x slower (the loop-GMM adjoint: 7.5 ms against 6.0 ms), outside
+    at the serial gradient's speed. A body that binds a name the kernel reads after the loop
+    stays where it is."""
+    text = "\n".join(lines[start:])
+    tree = ast.parse(text)
+    kernel_names = {a.arg for a in tree.body[0].args.args} | _stored(tree)
+    found = [k for k in range(start, len(lines)) if _PRANGE_LINE.match(lines[k])]
+    outlined = []
+    for n, at in enumerate(reversed(found)):
+        indent = len(_PRANGE_LINE.match(lines[at]).group(1))
+        end = at + 1
+        while end < len(lines) and (len(lines[end]) - len(lines[end].lstrip())) > indent:
+            end += 1
+        body = [line[indent:] for line in lines[at + 1:end]]  # indented as a function's
+        inner = ast.parse("def _f():\n" + "\n".join(body))
+        stored = _stored(inner)
+        if stored & _read_first(lines[end:]):
+            continue
+        params = []
+        for node in ast.walk(inner):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and \
+                    node.id not in stored and node.id in kernel_names and node.id not in params:
+                params.append(node.id)
+        name = f"{kernel}_chunk{len(found) - 1 - n}"
+        call = " " * (indent + 4) + f"{name}({', '.join(params)})"
+        body_locs = locs[at + 1:end]
+        lines[at + 1:end] = [call]
+        locs[at + 1:end] = [body_locs[0] if body_locs else None]
+        fn = ["@_jit", f"def {name}({', '.join(params)}):",
+              '    """One chunk of a parallel loop: Numba compiles it as serial code."""']
+        outlined.append((fn + body + ["", ""], [None] * len(fn) + body_locs + [None, None]))
+    for fn_lines, fn_locs in outlined:  # (the last loop's first: they end up in order)
+        lines[start:start] = fn_lines
+        locs[start:start] = fn_locs
+
+
+def _read_first(lines: list[str]) -> set[str]:
+    """Names the rest of a kernel (``lines``, the end of its body) may read before binding
+    them: read on or before the line of their first binding."""
+    tree = ast.parse("def _f():\n" + "\n".join(line for line in lines if line.strip()))
+    first_store: dict[str, int] = {}
+    loads = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Store):
+                first_store[node.id] = min(first_store.get(node.id, node.lineno), node.lineno)
+            else:
+                loads.append(node)
+    return {n.id for n in loads if n.lineno <= first_store.get(n.id, n.lineno)}
+
+
+def _stored(tree) -> set[str]:
+    return {node.id for node in ast.walk(tree)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
 
 
 def uses_prange(grad) -> bool:

@@ -145,12 +145,27 @@ def test_work_arrays_and_accumulators_are_allocated_once_per_chunk():
     fn, args, wrt = PARALLEL[3]  # rowwise_logsumexp
     g = jitgrad.value_and_grad(fn, wrt=wrt, parallel=True)
     g(*args)
-    adjoint = g.source().split("_adjoint(")[1]
-    assert "z = _chunk_z" in adjoint and "z[:] = 0.0" in adjoint
-    iteration = adjoint.split("for _chunk")[1].split("for _k")[1].split("\n")
+    source = g.source()
+    chunk = source.split("def rowwise_logsumexp_adjoint_chunk0(")[1].split("\ndef ")[0]
+    assert "z = _chunk_z" in chunk and "z[:] = 0.0" in chunk
+    iteration = chunk.split("for _k")[1].split("\n")
     assert not [line for line in iteration if "np.zeros" in line.split("#")[0]]
-    assert "= []" not in g.source()
-    assert "_b_w_c = np.zeros_like(_b_w" in adjoint
+    assert "= []" not in source
+    assert "_b_w_c = np.zeros_like(_b_w" in chunk
+
+
+def test_chunk_bodies_are_functions_numba_compiles_serially():
+    """Inside Numba's parallel loop the loop-GMM adjoint's body ran 1.3x slower than the same
+    code compiled as a function: each chunk loop calls one."""
+    fn, args, wrt = PARALLEL[4]  # gmm_data_term
+    g = jitgrad.value_and_grad(fn, wrt=wrt, parallel=True)
+    g(*args)
+    source = g.source()
+    for kernel in ("forward", "adjoint"):
+        name = f"gmm_data_term_{kernel}_chunk0"
+        assert f"@_jit\ndef {name}(" in source
+        loop = source.split(f"def gmm_data_term_{kernel}(")[1].split("in _prange(64):\n")[1]
+        assert loop.split("\n")[0].strip().startswith(f"{name}(")
 
 
 def test_independent_range_loops_run_in_parallel_and_say_so():
