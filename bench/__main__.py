@@ -14,8 +14,10 @@ against jitgrad's, times them (interleaved rounds), measures peak memory and fir
 matplotlib is installed. See ``bench/README.md`` for what each column means.
 
 Thread pools are set before NumPy is imported: ``--threads 1`` (the default) sets
-``OPENBLAS_NUM_THREADS=1`` and makes PyTorch and XLA single-threaded; ``--threads env``
-leaves the environment alone. The main process gives each case a temporary, empty
+``OPENBLAS_NUM_THREADS=1`` and ``NUMBA_NUM_THREADS=1`` and makes PyTorch and XLA
+single-threaded; ``--threads N`` gives each of them N threads and runs jitgrad with
+``parallel=True``; ``--threads env`` leaves the environment alone. The report's ``threads``
+column says what each tool may use. The main process gives each case a temporary, empty
 ``JITGRAD_CACHE_DIR`` (removed at exit), so in-process first calls compile.
 """
 
@@ -56,12 +58,17 @@ def parse_args(argv):
 
 
 def set_threads(threads):
-    """Must run before NumPy is imported (OpenBLAS reads the variable when it loads)."""
+    """Must run before NumPy is imported (OpenBLAS reads the variable when it loads). Numba's
+    threads too: with more than one, jitgrad runs with ``parallel=True`` (`suites`)."""
     if threads == "env":
         return
     if "numpy" in sys.modules:
         raise RuntimeError("thread settings must be applied before numpy is imported")
     os.environ["OPENBLAS_NUM_THREADS"] = threads
+    os.environ["NUMBA_NUM_THREADS"] = threads
+    # GNU OpenMP (Numba's default layer here) spin-waits: with other work on the cores the
+    # parallel GMM gradient took 15 ms instead of 1 ms (OMP_WAIT_POLICY=passive fixes it too)
+    os.environ.setdefault("NUMBA_THREADING_LAYER", "workqueue")
 
 
 def main(argv=None):
@@ -105,6 +112,7 @@ def _run(args, argv, cache_root):
         opts.budget = args.budget
     size = args.size or ("small" if args.quick else None)
     cases = suites.cases(args.suite or SUITES, size)
+    threads = suites.Threads.from_setting(args.threads)
 
     if args.threads != "env" and not args.no_peers:
         peers.configure_threads(int(args.threads))
@@ -128,7 +136,7 @@ def _run(args, argv, cache_root):
         say(f"== {case.name} {tuple(case.sizes)}")
         # an empty cache per case: two sizes of a problem generate the same code
         os.environ["JITGRAD_CACHE_DIR"] = tempfile.mkdtemp(dir=cache_root)
-        results.append(run.run_case(case, suites.tools(case, systems), opts))
+        results.append(run.run_case(case, suites.tools(case, systems, threads), opts))
     settings = {"rounds": opts.rounds, "target_block": opts.target_block,
                 "budget": opts.budget, "tol": opts.tol, "fresh_process": opts.fresh_process,
                 "compile_reps": opts.compile_reps, "quick": args.quick,

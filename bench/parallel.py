@@ -19,8 +19,9 @@ import math
 import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-# Numba's OpenMP layer made the parallel adjoint 10x slower at 2 threads on this loaded 2-core
-# machine (1.8 s against 0.19 s); its own workqueue layer does not (see the README).
+# GNU OpenMP (Numba's omp layer) spin-waits at the end of a parallel loop: with other processes
+# on the 2 cores a 2-thread gradient waits for a descheduled thread (the bench GMM at n = 1e3:
+# 15 ms against 1 ms; OMP_WAIT_POLICY=passive fixes it). Numba's workqueue layer does not spin.
 os.environ.setdefault("NUMBA_THREADING_LAYER", "workqueue")
 
 import numba

@@ -137,8 +137,12 @@ def _header_lines(env, settings):
     tape = env["jitgrad_tape"]
     threads = env["threads"]
     thread_text = ("kept from the environment" if threads == "env" else
-                   f"{threads}: OPENBLAS_NUM_THREADS={threads}, torch.set_num_threads({threads})"
-                   f", XLA intra-op threads {threads}")
+                   f"{threads}: OPENBLAS_NUM_THREADS={threads}, NUMBA_NUM_THREADS={threads}"
+                   + (" (jitgrad with parallel=True, Numba threading layer "
+                      f"{os.environ.get('NUMBA_THREADING_LAYER', 'default')})"
+                      if threads != "1" else "")
+                   + f", torch.set_num_threads({threads}), XLA intra-op threads {threads}; "
+                   "per tool: the threads column")
     extra_env = ", ".join(f"{k}={v}" for k, v in env["env"].items()
                           if v and k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
                                          "NUMBA_CACHE_DIR"))
@@ -239,7 +243,7 @@ def _case_table(c):
             notes.append(f"timed alone, {r['rounds']} rounds")
         iqr = None if r["median"] is None else r["q3"] - r["q1"]
         rows.append([
-            r["tool"], fmt_time(r["median"]), fmt_time(iqr), fmt_ratio(r["ratio"]),
+            r["tool"], r.get("threads", ""), fmt_time(r["median"]), fmt_time(iqr), fmt_ratio(r["ratio"]),
             fresh, fmt_time(r["first_call_warm_cache"]), fmt_time(r["first_call_inproc"]),
             "n/t" if r["status"] == "ok" and r["peak_bytes"] is None else
             fmt_bytes(r["peak_bytes"]), fmt_ratio(r["mem_ratio"]),
@@ -247,7 +251,7 @@ def _case_table(c):
             "—" if r["rel_err"] is None else f"{r['rel_err']:.1e}",
             "; ".join(notes),
         ])
-    header = ["tool", "median", "IQR", "×jitgrad", "first call (fresh process)",
+    header = ["tool", "threads", "median", "IQR", "×jitgrad", "first call (fresh process)",
               "warm-cache first call", "first call (in-process)", "peak mem", "÷ primal",
               "rel err", "notes"]
     return _table(header, rows)

@@ -75,6 +75,7 @@ class ToolResult:
     tool: str
     kind: str
     style: str = ""
+    threads: str = "1"  # what it may use (`suites.Threads.column`)
     status: str = "ok"  # ok | skipped | failed | mismatch
     note: str = ""
     error: str = ""
@@ -226,7 +227,7 @@ def run_case(case, tools, opts):
     outputs = {}
     calls = {}
     for tool in tools:
-        r = ToolResult(tool.name, tool.kind, tool.style)
+        r = ToolResult(tool.name, tool.kind, tool.style, tool.threads)
         results.append(r)
         _say(f"  {tool.name}: building / first call ...")
         n_after = _calls_after_verification(tool)
@@ -248,6 +249,9 @@ def run_case(case, tools, opts):
                 r.first_call_inproc = time.perf_counter() - t0
             outputs[tool.name] = to_numpy(out)
             calls[tool.name] = call
+            if getattr(call, "parallel_loops", None) is not None:  # jitgrad, parallel=True
+                r.threads = tool.threads.replace("(parallel)", "(parallel loops)"
+                                                 if call.parallel_loops() else "(none parallel)")
             if not tool.cheap and r.first_call_inproc * (1 + n_after) > opts.budget:
                 r.status = "skipped"
                 r.note = (f"verified, not timed: one call took {_fmt_s(r.first_call_inproc)}"
@@ -448,7 +452,8 @@ def first_call_child(spec):
     before = helper_cache_files()
     if spec["kind"] == "jitgrad":
         def call():
-            return jitgrad.grad(s.problem, wrt=s.wrt)(*data)
+            parallel = suites.Threads(None).parallel  # the parent's NUMBA_NUM_THREADS
+            return jitgrad.grad(s.problem, wrt=s.wrt, parallel=parallel)(*data)
     elif spec["kind"] == "handwritten":
         def call():
             return s.grad(*data)

@@ -25,6 +25,7 @@ points), control_flow (x, thresh).
 
 import dataclasses
 import importlib
+import os
 from collections.abc import Callable
 
 import numpy as np
@@ -136,6 +137,37 @@ def cases(suites, size=None):
 
 
 @dataclasses.dataclass(frozen=True)
+class Threads:
+    """The threads every tool is given (``--threads``): ``n`` for Numba (jitgrad with
+    ``parallel=True`` when ``n > 1``), OpenBLAS, PyTorch and XLA alike; None: the environment's
+    settings (``--threads env``; jitgrad is parallel only if ``NUMBA_NUM_THREADS`` > 1 is set)."""
+
+    n: int | None = 1
+
+    @classmethod
+    def from_setting(cls, setting: str) -> "Threads":
+        return cls(None if setting == "env" else int(setting))
+
+    @property
+    def parallel(self) -> bool:
+        n = self.n if self.n is not None else int(os.environ.get("NUMBA_NUM_THREADS") or 1)
+        return n > 1
+
+    def column(self, tool: str, problem) -> str:
+        """The report's threads column: what ``tool`` may use. Code that runs on one thread
+        says so, with the BLAS threads NumPy or Numba's ``@`` may use besides. jitgrad with
+        ``parallel=True``: whether its build has parallel loops is filled in after the first
+        call (``(parallel loops)`` or ``(none parallel)``)."""
+        if self.n is None:
+            return "env"
+        if tool in ("torch", "jax"):
+            return str(self.n)  # intra-op threads
+        if tool in ("jitgrad", "jitgrad entry") and self.parallel:  # the build says which
+            return f"{self.n} (parallel)"
+        return "1" if self.n == 1 else f"1 + BLAS {self.n}"
+
+
+@dataclasses.dataclass(frozen=True)
 class Tool:
     name: str
     kind: str  # "grad" or "primal"
@@ -144,6 +176,7 @@ class Tool:
     memory_traced: bool  # tracemalloc sees its allocations
     fresh_process: str | None  # first-call child kind measured in a fresh process, if any
     style: str = ""  # how the problem is written for this tool, for the report
+    threads: str = "1"  # the threads it may use (`Threads.column`)
 
 
 def tape_module():
@@ -155,13 +188,18 @@ def tape_module():
 
 
 def _grad_tool(make_grad, wrt):
-    """Build for a gradient with jitgrad's calling convention: ``g(*data)`` -> tuple."""
+    """Build for a gradient with jitgrad's calling convention: ``g(*data)`` -> tuple. For a
+    jitgrad gradient with ``parallel=True``, ``call.parallel_loops()`` says (after the first
+    call) whether its build runs any loop in parallel."""
 
     def build(data):
         g = make_grad()
 
         def call():
             return g(*data)
+
+        if getattr(g, "parallel", False):
+            call.parallel_loops = lambda: "in _prange(" in g.source()
 
         def to_numpy(grads):
             return tuple(_as_grad(data[k], v) for k, v in zip(wrt, grads))
@@ -171,22 +209,25 @@ def _grad_tool(make_grad, wrt):
     return build
 
 
-def _entry_tool(problem, wrt):
+def _entry_tool(problem, wrt, parallel=False):
     """jitgrad's compiled entry called directly: what a call costs without the Python in
     front of it (argument check, signature lookup). A diagnostic, not a way to call jitgrad."""
 
     def build(data):
-        entry = None
+        entry = source = None
 
         def call():
-            nonlocal entry
+            nonlocal entry, source
             if entry is None:  # compiled on the first call, as every tool is
                 import jitgrad
 
-                g = jitgrad.grad(problem, wrt=wrt)
+                g = jitgrad.grad(problem, wrt=wrt, parallel=parallel)
                 g(*data)
-                entry = g._last.entry  # the project's own benchmark, looking inside
+                entry, source = g._last.entry, g.source()  # the project's own benchmark
             return entry(*data)
+
+        if parallel:
+            call.parallel_loops = lambda: "in _prange(" in source
 
         def to_numpy(grads):
             return tuple(_as_grad(data[k], v) for k, v in zip(wrt, grads))
@@ -212,16 +253,19 @@ def _as_grad(arg, g):
     return np.asarray(g, dtype=np.float64)
 
 
-def tools(case, peer_systems=()):
-    """The tools for ``case`` in report order (see module doc)."""
+def tools(case, peer_systems=(), threads=Threads()):
+    """The tools for ``case`` in report order (see module doc), each given ``threads``."""
     import jitgrad
 
     s = case.suite
+    par = threads.parallel
     out = [
-        Tool("jitgrad", "grad", _grad_tool(lambda: jitgrad.grad(s.problem, wrt=s.wrt), s.wrt),
-             cheap=True, memory_traced=True, fresh_process="jitgrad"),
+        Tool("jitgrad", "grad",
+             _grad_tool(lambda: jitgrad.grad(s.problem, wrt=s.wrt, parallel=par), s.wrt),
+             cheap=True, memory_traced=True, fresh_process="jitgrad",
+             style="parallel=True" if par else ""),
     ]
-    out.append(Tool("jitgrad entry", "grad", _entry_tool(s.problem, s.wrt), cheap=True,
+    out.append(Tool("jitgrad entry", "grad", _entry_tool(s.problem, s.wrt, par), cheap=True,
                     memory_traced=True, fresh_process=None, style="no Python call in front"))
     tape = tape_module()
     if not isinstance(tape, str):
@@ -244,4 +288,5 @@ def tools(case, peer_systems=()):
             cheap=system == "jax", memory_traced=system == "autograd", fresh_process=None,
             style=peers.STYLE.get((system, s.name), "array code"),
         ))
-    return out
+    return [dataclasses.replace(tool, threads=threads.column(tool.name, s.problem))
+            for tool in out]

@@ -326,7 +326,8 @@ class GradFunction:
         ir_text = ir.format_function(fn_ir)  # before the transform adds its saves
         graph_ir = copy.deepcopy(fn_ir)
         keep_marks(fn_ir, self.parallel)
-        grad = transform(fn_ir, self._flat_wrt(types), fn_ir.namer, self.memory_cap)
+        grad = transform(fn_ir, self._flat_wrt(types), fn_ir.namer, self.memory_cap,
+                         parallel=self.parallel)
         optimise(grad)
         if self.parallel:
             parallelise(grad)

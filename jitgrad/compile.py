@@ -126,7 +126,7 @@ def load(stem: str, source: str, names: list[str], inline: list[str] = (),
         py_fn = getattr(module, name)
         options = {"nogil": True} if parallel else {}
         if parallel and "_prange(" in _function_source(source, name):
-            options["parallel"] = NUMBA_OPTIONS
+            options["parallel"] = dict(NUMBA_OPTIONS)  # Numba empties the dict it gets
         fn = py_fn if DISABLE_JIT else numba.njit(
             cache=True, error_model=ERROR_MODEL,
             # (Numba's parallel array analysis fails on the inlined kernels: call them)

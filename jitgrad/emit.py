@@ -44,8 +44,9 @@ class _Writer:
         self.last_loc = None
         self.uses: dict[Var, int] = {}  # var -> how many statements of the kernel read it
         self.kernel_ir: Kernel | None = None  # the kernel being written
-        self.nonneg: set[int] = set()  # integer variables never negative (`nonnegative_ints`)
-        self.popped_at: dict[int, str] = {}  # id(pop) -> its position, in an ascending loop
+        self.nonneg: set[Var] = set()  # integer variables never negative (`nonnegative_ints`)
+        self.popped_at: dict[Eqn, str] = {}  # a pop -> its position, in an ascending loop
+        self.parallel = False  # a parallel build: chunk loops call functions (`parallel.py`)
 
     def count_uses(self, kernel: Kernel):
         self.kernel_ir = kernel
@@ -321,8 +322,8 @@ class _Writer:
                 self.line(indent + 1, f"{tape} = _rt.grow({tape})")
                 self.line(indent, f"{tape}[np.uint64({count})] = {value}")
                 self.line(indent, f"{count} += 1")
-        elif prim == "pop" and id(e) in self.popped_at:  # in an ascending loop (`ascending`)
-            self.line(indent, f"{out} = {a[0]}[np.uint64({self.popped_at[id(e)]})]")
+        elif prim == "pop" and e in self.popped_at:  # in an ascending loop (`ascending`)
+            self.line(indent, f"{out} = {a[0]}[np.uint64({self.popped_at[e]})]")
         elif prim == "pop":
             tape, count = a
             self.line(indent, f"{count} -= 1")
@@ -350,7 +351,7 @@ class _Writer:
             if isinstance(e, Eqn) and e.prim == "pop":
                 count = atom_source(e.ins[1])
                 self.line(indent, f"{count} -= {n}")
-                self.popped_at[id(e)] = f"{count} + {k}" if low is None else \
+                self.popped_at[e] = f"{count} + {k}" if low is None else \
                     f"{count} + {k} - {low}"
         self.line(indent, f"for {k} in range({trips if low is None else f'{low}, {trips}'}):")
 
@@ -361,7 +362,7 @@ class _Writer:
         out, k = list(texts), 0
         for item in spec:
             n = 1 if item == "i" else (0 if item == ":" else sum(item[1:]))
-            if item == "i" and isinstance(atoms[k], Var) and id(atoms[k]) in self.nonneg:
+            if item == "i" and isinstance(atoms[k], Var) and atoms[k] in self.nonneg:
                 out[k] = f"np.uint64({texts[k]})"
             k += n
         return out
@@ -449,6 +450,7 @@ class _Writer:
         with ``*args``, which Numba cannot inline). A ``plain`` kernel takes its parameters
         and returns a tuple of its results (no saved values)."""
         self.count_uses(k)
+        start = len(self.lines)
         params = [p.name for p in k.params[:n_params]]
         saved_in = [p.name for p in k.params[n_params:]]
         if not (saved_out or plain):
@@ -467,6 +469,8 @@ class _Writer:
             self.line(1, f"return ({', '.join(rets)}{',' if len(rets) == 1 else ''})")
         self.line(0, "")
         self.line(0, "")
+        if self.parallel:  # each chunk loop's body as a function of its own (`parallel.py`)
+            _parallel.outline_chunks(self.lines, self.locs, start, k.name)
 
 
 
@@ -566,9 +570,12 @@ def emit_module(grad: Gradient, signature: str, wrt_names: list[str], *,
                               wrt=", ".join(wrt_names)).splitlines():
         w.line(0, text)
     if parallel:  # also keeps the source, and so Numba's cache, apart from the serial build
-        w.line(0, "# Compiled with numba.njit(parallel=True, nogil=True): prange loops run "
-                  "in parallel.")
+        w.line(0, "# Compiled with numba.njit(parallel=True, nogil=True), Numba's own parallel "
+                  "transforms off: only prange loops run in parallel.")
         w.line(0, "from numba import prange as _prange")
+        w.line(0, "")
+        w.line(0, "from jitgrad.compile import jit as _jit")
+        w.parallel = True
     w.line(0, "")
     w.line(0, "")
     n = len(grad.forward.params)
@@ -618,25 +625,25 @@ _INDEX_FROM = {"getitem": 1, "setitem": 2, "add_at": 2, "zero_at": 1}
 _NONNEGATIVE = {"shape_dim", "size", "trip_count", "count_reset", "stack_alloc"}
 
 
-def nonnegative_ints(blocks: list[Block]) -> set[int]:
+def nonnegative_ints(blocks: list[Block]) -> set[Var]:
     """The integer variables that are never negative, over all the kernels of a module (a
     variable the forward kernel defines may be read by the adjoint): sizes, trip counts,
     stack counts, loop counters, ascending loop indices from a non-negative start, a popped
     value whose every push was one, and sums, maxima and copies of such. A variable counts
     when every definition of it does (the greatest such set: a counter ``k = k + 1`` from 0)."""
-    producers: dict[int, list] = {}  # id(var) -> one check per definition
+    producers: dict[Var, list] = {}  # var -> one check per definition
 
     def define(v, check):
         if isinstance(v, Var) and v.type.kind == "i" and not v.type.ndim:
-            producers.setdefault(id(v), []).append(check)
+            producers.setdefault(v, []).append(check)
 
-    pushed: dict[int, list] = {}
+    pushed: dict[Var, list] = {}
     pops = []
     for block in blocks:
         for s in walk(block):
             if isinstance(s, Eqn):
                 if s.prim == "push":
-                    pushed.setdefault(id(s.ins[0]), []).append(s.ins[2])
+                    pushed.setdefault(s.ins[0], []).append(s.ins[2])
                 elif s.prim == "pop":
                     pops.append(s)
                 for o in s.outs:
@@ -653,14 +660,14 @@ def nonnegative_ints(blocks: list[Block]) -> set[int]:
                     up = isinstance(s.step, Const) and s.step.value > 0
                     define(s.index, ("from", [s.start]) if up else ("never", []))
     for s in pops:
-        producers[id(s.outs[0])] = [("either_all", pushed.get(id(s.ins[0]), []) or [None])]
+        producers[s.outs[0]] = [("either_all", pushed.get(s.ins[0], []) or [None])]
     good = set(producers)
 
     def ok(a) -> bool:
         if isinstance(a, Const):
             return isinstance(a.value, (int, np.integer)) and not isinstance(a.value, bool) \
                 and a.value >= 0
-        return isinstance(a, Var) and id(a) in good
+        return isinstance(a, Var) and a in good
 
     def holds(check) -> bool:
         prim, ins = check

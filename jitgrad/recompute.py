@@ -76,7 +76,7 @@ def planned(fn: Function) -> set[Block]:
 
 
 def recompute_loops(fn: Function, adj_body: Block, rev, top_saved: list, stacks: list,
-                    namer) -> tuple[list, list]:
+                    namer, fuse: bool = True) -> tuple[list, list]:
     """Turn every qualifying top-level loop of ``fn`` into a fused or a recomputed one (see
     the module docstring); return the new ``top_saved`` and ``stacks``. ``rev`` is the reverse
     transform (`reverse._Reverse`): its loops' adjoints and their adjoint variables."""
@@ -91,7 +91,8 @@ def recompute_loops(fn: Function, adj_body: Block, rev, top_saved: list, stacks:
             why = "recomputation is switched off"
         if why is None and name_clash(loop, fn, top_saved):
             why = "two versions of an array it reads share a name"
-        seed = _one_seed(loop, rev) if why is None and FUSE and not loop.parallel else None
+        seed = _one_seed(loop, rev) if why is None and FUSE and fuse and not loop.parallel \
+            else None
         fused = None if seed is None else _fuse(fn, adj_body, loop, rep, seed, rev, top_saved,
                                                 stacks, namer)
         if fused is not None:

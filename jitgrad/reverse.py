@@ -901,16 +901,19 @@ def shape_stand_ins(block: Block, params: list[Var]) -> None:
 
 
 def transform(fn: Function, wrt: list[int], namer: Namer,
-              memory_cap: int | None = None) -> Gradient:
+              memory_cap: int | None = None, parallel: bool = False) -> Gradient:
     """Reverse mode: the forward and adjoint kernels of ``fn`` for the parameters ``wrt``. With
-    ``memory_cap`` (bytes), loops that keep a tape are checkpointed (`checkpoint`)."""
+    ``memory_cap`` (bytes), loops that keep a tape are checkpointed (`checkpoint`). A
+    ``parallel`` build fuses no loop: an independent loop is recomputed, which `parallel`
+    then runs in chunks on every core."""
     rev = _Reverse(fn, wrt, namer)
     adj_body, grads = rev.run()
     shape_stand_ins(adj_body, fn.params)
     saver = _Saver(rev, fn)
     saver.replayed = planned(fn)
     top_saved, stacks = saver.apply(adj_body, namer)
-    top_saved, stacks = recompute_loops(fn, adj_body, rev, top_saved, stacks, namer)
+    top_saved, stacks = recompute_loops(fn, adj_body, rev, top_saved, stacks, namer,
+                                        fuse=not parallel)
     top_saved, stacks = checkpoint_loops(fn, adj_body, rev, top_saved, stacks, namer, memory_cap)
     mark_ascending(fn, rev.repeat_of, rev.seeded)
     forward = Kernel(fn.name + "_forward", list(fn.params), fn.body,
