@@ -170,19 +170,8 @@ class GradFunction:
         return post(out) if post else out
 
     def _refuse_shared_memory(self, compiled: Compiled, args) -> None:
-        """The function writes into an argument (jitgrad copies it on entry): another argument
-        that shares its memory (the same array passed twice, a view of it) would not see the
-        write as it does in Python, so such a call is refused."""
-        for k, name in compiled.ir.written_params:
-            for j, other in enumerate(args):
-                if j != k and isinstance(other, np.ndarray) and np.may_share_memory(
-                        args[k], other):
-                    raise SignatureError(
-                        f"{self.src.qualname} writes into its argument {name!r}, and another "
-                        f"argument ({_param_name(compiled.ir, j)!r}) shares its memory: jitgrad "
-                        "works on a copy of an argument it writes into, so the other would not "
-                        "see the write. Pass a copy (x.copy()) of one of them",
-                        self.src.loc(self.src.node))
+        refuse_shared_memory(self.src, compiled.ir.written_params, args,
+                             lambda j: _param_name(compiled.ir, j))
 
     def _recover(self, e: Exception, compiled: Compiled, args):
         """A call that failed inside compiled code. A broken size assumption gets the general
@@ -427,6 +416,21 @@ def _flatten(args) -> list:
         else:
             out.append(a)
     return out
+
+
+def refuse_shared_memory(src: FunctionSource, written_params, args, name_of) -> None:
+    """The function writes into an argument (jitgrad copies it on entry): another argument
+    that shares its memory (the same array passed twice, a view of it) would not see the write
+    as it does in Python, so such a call is refused. ``written_params``: (position, name)
+    pairs; ``name_of(j)``: the name of argument ``j``."""
+    for k, name in written_params:
+        for j, other in enumerate(args):
+            if j != k and isinstance(other, np.ndarray) and np.may_share_memory(args[k], other):
+                raise SignatureError(
+                    f"{src.qualname} writes into its argument {name!r}, and another argument "
+                    f"({name_of(j)!r}) shares its memory: jitgrad works on a copy of an argument "
+                    "it writes into, so the other would not see the write. Pass a copy "
+                    "(x.copy()) of one of them", src.loc(src.node))
 
 
 def _param_name(fn, k: int) -> str:

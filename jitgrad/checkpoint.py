@@ -26,8 +26,8 @@ state); the adjoint is the taped one, iteration for iteration.
 
 from __future__ import annotations
 
-from .ir import Block, Carry, Const, Eqn, For, If, Repeat, Storage, Var, defs, sub_blocks, walk
-from .recompute import clone, drop_reserves, free_vars, name_clash, written_after
+from .ir import Block, Carry, Const, Eqn, For, If, Repeat, Storage, Var, defs, walk
+from .recompute import clone, count_pushes, drop_reserves, free_vars, name_clash, written_after
 from .types import INT, Type
 
 VALUE_BYTES = 8  # a pushed scalar
@@ -124,7 +124,7 @@ def _checkpoint(fn, adj_body, loop: For, rep: Repeat, top_saved, stacks, namer, 
     before += [Eqn("count_reset", [m], [], {}, loc) for m in most.values()]
     before += [Eqn("count_reset", [n], [], {}, loc) for n in counts]
     before += save_state(Const(0), [c.init for c in loop.carries])
-    _count_instead(loop.body, tapes, used, namer)
+    count_pushes(loop.body, tapes, budget=used, namer=namer)
     full = fresh("_ck_full", Type("b", 0))
     new_segment = Block(save_state(k, [c.var for c in loop.carries])
                         + [Eqn("count_reset", [used], [], {}, loc)]
@@ -177,29 +177,6 @@ def _checkpoint(fn, adj_body, loop: For, rep: Repeat, top_saved, stacks, namer, 
             top_saved = top_saved + [(v, v)]
             bound.add(v)
     return top_saved, stacks
-
-
-def _count_instead(block: Block, tapes: set[int], used: Var, namer) -> None:
-    """In the forward pass: count each push on ``tapes`` instead of making it (no room to
-    reserve), and add what it would store to the segment's budget ``used``: one value for a
-    scalar, its size for an array."""
-    out = []
-    for s in block.stmts:
-        if isinstance(s, Eqn) and s.prim in ("push", "reserve") and s.ins[0] in tapes:
-            if s.prim == "push":
-                _, count, value = s.ins
-                out.append(Eqn("count_tick", [], [count], {}, s.loc))
-                if value.type.ndim:
-                    size = Var(namer.fresh("_ck_size"), INT)
-                    out += [Eqn("size", [size], [value], {}, s.loc),
-                            Eqn("add", [used], [used, size], {}, s.loc)]
-                else:
-                    out.append(Eqn("count_tick", [], [used], {}, s.loc))
-            continue
-        for b in sub_blocks(s):
-            _count_instead(b, tapes, used, namer)
-        out.append(s)
-    block.stmts[:] = out
 
 
 def _defined_in_forward(fn, v: Var) -> bool:

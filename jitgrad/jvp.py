@@ -20,7 +20,7 @@ import dataclasses
 import numpy as np
 
 from . import compile as _compile
-from .api import _sizes_hold
+from .api import _sizes_hold, refuse_shared_memory
 from .build import build
 from .emit import emit_kernel
 from .errors import SignatureError
@@ -76,16 +76,7 @@ class _Tangents:
         k = self._kernels.get(key)
         if k is None:
             k = self._kernels[key] = self.compile(types, seeds, kind, args)
-        for p, name in k.written_params:  # as `GradFunction` refuses such a call
-            for j, other in enumerate(args):
-                if j != p and isinstance(other, np.ndarray) and np.may_share_memory(
-                        args[p], other):
-                    raise SignatureError(
-                        f"{self.src.qualname} writes into its argument {name!r}, and another "
-                        f"argument ({self.param_names[j]!r}) shares its memory: jitgrad works "
-                        "on a copy of an argument it writes into, so the other would not see "
-                        "the write. Pass a copy (x.copy()) of one of them",
-                        self.src.loc(self.src.node))
+        refuse_shared_memory(self.src, k.written_params, args, lambda j: self.param_names[j])
         return k
 
     def build(self, types, args, any_result: bool):

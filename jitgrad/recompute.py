@@ -49,6 +49,7 @@ from .ir import (
     sub_blocks,
     walk,
 )
+from .types import INT
 
 # Statements of the saving machinery (not the user's computation).
 _TAPE = {"push", "reserve", "stack_alloc", "pop", "trip_count"}
@@ -607,16 +608,25 @@ def name_clash(loop: For, fn: Function, top_saved: list) -> bool:
     return False
 
 
-def count_pushes(block: Block, tapes: set[Var]) -> None:
-    """In the forward pass: count each push instead of making it; no room to reserve."""
+def count_pushes(block: Block, tapes: set[Var], budget: Var | None = None, namer=None) -> None:
+    """In the forward pass: count each push instead of making it; no room to reserve. With a
+    ``budget`` (`checkpoint`), also add what the push would store to it: one value for a
+    scalar, its size for an array."""
     out = []
     for s in block.stmts:
         if isinstance(s, Eqn) and s.prim in ("push", "reserve") and s.ins[0] in tapes:
             if s.prim == "push":
-                out.append(Eqn("count_tick", [], [s.ins[1]], {}, None))
+                _, count, value = s.ins
+                out.append(Eqn("count_tick", [], [count], {}, s.loc))
+                if budget is not None and value.type.ndim:
+                    size = Var(namer.fresh("_ck_size"), INT)
+                    out += [Eqn("size", [size], [value], {}, s.loc),
+                            Eqn("add", [budget], [budget, size], {}, s.loc)]
+                elif budget is not None:
+                    out.append(Eqn("count_tick", [], [budget], {}, s.loc))
             continue
         for b in sub_blocks(s):
-            count_pushes(b, tapes)
+            count_pushes(b, tapes, budget, namer)
         out.append(s)
     block.stmts[:] = out
 
