@@ -8,8 +8,10 @@ loop GMM's points (default n = 4e5, d = 10, K = 25) in worker memory in 8 blocks
   checking that value and gradients agree within 1e-12 (relative norm);
 * **per-block cost**: the compiled gradient on one block in this process, and the median
   duration of the block tasks on the workers (Dask's task stream);
-* **scheduler overhead**: the same call on tiny blocks (10 rows) with B = 8, 64, 256 blocks,
-  fitted as ``T(B) = latency + B * per_block``;
+* **scheduler overhead**: the same call on tiny blocks (10 rows) with B = 8 ... 512 blocks,
+  fitted as ``T(B) = latency + B * per_block``: blocks in worker memory (run in one group task
+  per worker) and blocks of a lazy array (one task per block, so ``per_block`` is the
+  scheduler's cost per task);
 * **an estimate** for n = 1e8 rows on W = 64 workers from those numbers.
 
 Prints a markdown report; ``--out FILE`` also writes it there. ``OPENBLAS_NUM_THREADS=1`` is
@@ -143,32 +145,53 @@ def main(argv=None):
             for _ in range(3):
                 vg_dask(alphas, means, log_prec, X)
         durs = [sum(s["stop"] - s["start"] for s in t["startstops"] if s["action"] == "compute")
-                for t in ts.data if "jitgrad-block" in str(t["key"])]
-        t_block_worker = float(np.median(durs)) if durs else float("nan")
+                for t in ts.data if "jitgrad-group" in str(t["key"])]
+        groups = len(durs) / 3
+        t_block_worker = float(np.median(durs)) * groups / args.blocks if durs else float("nan")
 
-        # scheduler overhead: tiny blocks, T(B) = latency + B * per_block
-        tiny = {}
+        # scheduler overhead: tiny blocks, T(B) = latency + B * per_block, in memory and lazy
+        tiny, lazy = {}, {}
         for B in (8, 32, 128, 512):
-            xb = da.from_array(x[:10 * B], chunks=(10, d)).persist()
-            wait(xb)
-            tiny[B] = measure({"t": lambda xb=xb: vg_dask(alphas, means, log_prec, xb)},
-                              rounds=max(5, args.rounds // 2), inner=1)["t"].median
+            xb = da.from_array(x[:10 * B], chunks=(10, d))
+            xp = xb.persist()
+            wait(xp)
+            rounds = max(5, args.rounds // 2)
+            tiny[B] = measure({"t": lambda xp=xp: vg_dask(alphas, means, log_prec, xp)},
+                              rounds=rounds, inner=1)["t"].median
+            lazy[B] = measure({"t": lambda xb=xb: vg_dask(alphas, means, log_prec, xb)},
+                              rounds=rounds, inner=1)["t"].median
         Bs = np.array(sorted(tiny), dtype=float)
-        Ts = np.array([tiny[int(b)] for b in Bs])
-        per_task, latency = np.polyfit(Bs, Ts, 1)
+        per_block, latency = np.polyfit(Bs, np.array([tiny[int(b)] for b in Bs]), 1)
+        per_task, latency_lazy = np.polyfit(Bs, np.array([lazy[int(b)] for b in Bs]), 1)
+        # one level of sum tasks: the same call with the client's share of the sum turned off
+        # (CLIENT_SUM_BYTES = 0: a task on a worker adds the two groups) against the default
+        xp = da.from_array(x[:80], chunks=(10, d)).persist()
+        wait(xp)
+
+        def tree():
+            saved, jgd.CLIENT_SUM_BYTES = jgd.CLIENT_SUM_BYTES, 0
+            try:
+                return vg_dask(alphas, means, log_prec, xp)
+            finally:
+                jgd.CLIENT_SUM_BYTES = saved
+        level = measure({"tree": tree, "flat": lambda: vg_dask(alphas, means, log_prec, xp)},
+                        rounds=max(5, args.rounds // 2), inner=1)
+        t_level = level["tree"].median - level["flat"].median
     finally:
         client.close()
         cluster.close()
 
-    # the estimate: n rows on W workers, 4 blocks per worker
+    # the estimate: n rows on W workers, data in worker memory: one group task per worker
     W, N = args.target_workers, args.target_n
     c_row = t_block / rows
-    B_target = 4 * W
     compute = N / W * c_row
-    sched = B_target * per_task
-    depth = int(np.ceil(np.log(B_target) / np.log(8)))  # split_every=8
-    estimate = latency + max(compute, sched) + depth * latency / 2
-    worst = latency + compute + sched + depth * latency
+    sched = W * per_task
+    depth = 0  # levels of sum tasks before the client adds at most split_every (8) results
+    parts = W
+    while parts > 8:
+        parts, depth = -(-parts // 8), depth + 1
+    estimate = latency + compute + depth * t_level
+    worst = estimate + sched
 
     lines = [
         (f"# jitgrad.dask: loop GMM, n = {n:.3g}, d = {d}, K = {K}, {args.blocks} blocks, "
@@ -191,19 +214,26 @@ def main(argv=None):
         f"{fmt(first_dask)} |"),
         (f"| one block ({rows} rows), in this process | {fmt(t_block)} "
         f"({t_block / rows * 1e9:.0f} ns/row) |"),
-        f"| one block, task duration on a worker (median) | {fmt(t_block_worker)} |",
-        (f"| tiny blocks (10 rows): T(B) for B = {', '.join(map(str, sorted(tiny)))} | "
-         f"{', '.join(fmt(tiny[b]) for b in sorted(tiny))} |"),
-        f"| fitted per-call latency | {fmt(latency)} |",
-        f"| fitted scheduler overhead per block | {fmt(per_task)} |",
+        (f"| one block on a worker (median group task duration / its blocks; "
+         f"{groups:.0f} group tasks per call) | {fmt(t_block_worker)} |"),
+        (f"| tiny blocks (10 rows) in worker memory: T(B) for B = "
+         f"{', '.join(map(str, sorted(tiny)))} | {', '.join(fmt(tiny[b]) for b in sorted(tiny))} |"),
+        f"| fitted per-call latency, per block (in memory, grouped) | {fmt(latency)}, "
+        f"{fmt(per_block)} |",
+        (f"| tiny blocks of a lazy array (a task each): T(B) | "
+         f"{', '.join(fmt(lazy[b]) for b in sorted(lazy))} |"),
+        f"| fitted per-call latency, per task (lazy) | {fmt(latency_lazy)}, {fmt(per_task)} |",
+        f"| one level of sum tasks on the workers (two groups added by a task, not the client) | "
+        f"{fmt(t_level)} |",
         "",
         (f"Estimate for n = {N:.0e} on W = {W} workers (1 thread each, data already in worker "
-        f"memory, {B_target} blocks of {N / B_target:.3g} rows, so each worker runs 4): compute "
-        f"n/W x {c_row * 1e9:.0f} ns/row = {compute:.2f} s; scheduler {B_target} x "
-        f"{fmt(per_task)} = {sched:.2f} s, overlapping the compute; a summation tree "
-        f"{depth} levels deep. About **{estimate:.1f} s** per call "
-        f"(latency + max(compute, scheduler) + tree), at most {worst:.1f} s if nothing "
-        f"overlaps. One process would take {N * c_row:.0f} s."),
+        f"memory, so one group task per worker of {N / W:.3g} rows): compute "
+        f"n/W x {c_row * 1e9:.0f} ns/row = {compute:.2f} s; {depth} level(s) of sum tasks "
+        f"({fmt(t_level)} each) before the client adds at most 8 partial sums; latency "
+        f"{fmt(latency)}. About **{estimate:.2f} s** per call; {worst:.2f} s if the "
+        f"scheduler's {W} x {fmt(per_task)} per task did not overlap anything. One process "
+        f"would take {N * c_row:.0f} s. Not included: load imbalance between workers and "
+        f"network bandwidth (each call sends the parameters to {W} workers)."),
     ]
     report = "\n".join(lines) + "\n"
     print(report)

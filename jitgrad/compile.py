@@ -35,6 +35,12 @@ DISABLE_JIT = os.environ.get("JITGRAD_DISABLE_JIT", "") not in ("", "0")
 # of Python's ZeroDivisionError: the derivative of np.arcsin at 1 is inf, not an exception.
 ERROR_MODEL = "numpy"
 
+# Every build is compiled with ``nogil=True``: a running gradient lets other Python threads run
+# (a Dask worker's event loop keeps serving transfers and heartbeats while a block computes).
+# Numba's disk cache does not key its entries by these options, so the cache folder carries a
+# format tag: entries compiled by an earlier jitgrad with other options are never loaded.
+CACHE_FORMAT = "jg2"
+
 
 def jit(fn):
     """``numba.njit(cache=True)``, or the function itself under ``JITGRAD_DISABLE_JIT=1``."""
@@ -55,14 +61,15 @@ def vectorize(fn):
 
 
 def cache_dir(parallel: bool = False) -> str:
-    """Where generated modules live: one folder per Python/Numba variant, and a folder of its
-    own for ``parallel=True`` builds (Numba's disk cache ignores the parallel option: numba
+    """Where generated modules live: one folder per Python/Numba variant and jitgrad cache
+    format, and a folder of its own for ``parallel=True`` builds (Numba's disk cache ignores the parallel option: numba
     #6845)."""
     base = os.environ.get("JITGRAD_CACHE_DIR")
     if not base:
         root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         base = os.path.join(root, "jitgrad")
-    variant = f"py{sys.version_info[0]}{sys.version_info[1]}-numba{numba.__version__}"
+    variant = (f"py{sys.version_info[0]}{sys.version_info[1]}-numba{numba.__version__}"
+               f"-{CACHE_FORMAT}")
     if DISABLE_JIT:
         variant += "-nojit"
     if parallel:
@@ -110,8 +117,9 @@ def load(stem: str, source: str, names: list[str], inline: list[str] = (),
 
     Functions in ``inline`` are inlined into their callers at Numba's IR level: the entry that
     calls both kernels is then compiled as one function, once (a jitted callee would be
-    optimised again inside its caller, which doubles compile time). ``parallel``: compiled with
-    ``numba.njit(parallel=..., nogil=True)`` (`parallel.NUMBA_OPTIONS`: prange loops only)."""
+    optimised again inside its caller, which doubles compile time). Every function is compiled
+    with ``nogil=True``; ``parallel``: also ``parallel=`` (`parallel.NUMBA_OPTIONS`, prange loops
+    only)."""
     path = module_path(stem, source, parallel)
     _write_once(path, source)
     mod_name = "jitgrad_generated." + os.path.splitext(os.path.basename(path))[0]
@@ -124,7 +132,7 @@ def load(stem: str, source: str, names: list[str], inline: list[str] = (),
     functions = {}
     for name in names:
         py_fn = getattr(module, name)
-        options = {"nogil": True} if parallel else {}
+        options = {"nogil": True}
         if parallel and "_prange(" in _function_source(source, name):
             options["parallel"] = dict(NUMBA_OPTIONS)  # Numba empties the dict it gets
         fn = py_fn if DISABLE_JIT else numba.njit(

@@ -17,11 +17,23 @@ How a call runs:
   first time a block needs it, or loads it from its Numba disk cache, and keeps the compiled
   entry in a registry (`_KERNELS`) keyed by that hash: every later block and call reuses it.
   Tasks carry the key, never a function object.
-* One task per block calls the entry on that block's rows and the other arguments (which travel
-  as one task result per call: fetched by each worker once). Block results are summed on the
-  workers in a tree of fixed shape (``split_every`` at a time, in block order), so only the
-  final value and gradients reach the client, and the sum does not depend on which worker ran
-  what: a block re-run after a worker died gives the same bits.
+* Blocks already in worker memory (a persisted or scattered Dask array) are run in groups, one
+  task per worker thread (`partition`): each group is the blocks its worker holds, balanced to
+  within half a block of an equal share of the rows (a block moves only when that evens the
+  load), and sums its blocks in block order. Dask places each group where its blocks are; the
+  group needs no other task to start. Blocks not in memory yet (a lazy array: `from_zarr`,
+  `map_blocks`) are one task each, computed and released one by one as Dask schedules them.
+* The other arguments travel inside the tasks when they are small (`EMBED_BYTES`), else as one
+  task result per call that each worker fetches once. Group results are summed on the workers in
+  a tree of fixed shape (``split_every`` at a time, in order of their first block) until at
+  most ``split_every`` partial sums of at most `CLIENT_SUM_BYTES` in all are left, which the
+  client adds in the same order (a last sum task on a worker would cost one more scheduler
+  round trip). Per-block results never travel; with the defaults the client receives at most 8
+  partial sums. The graph of a call is fixed when it is sent: a group re-run after its worker
+  died gives the same bits; a later call after blocks moved may differ in the last bits
+  (another grouping, another order of the sum).
+* Kernels are compiled with ``nogil=True`` (every jitgrad build is): while a block computes,
+  the worker's event loop keeps serving its peers' transfers and the scheduler's heartbeats.
 
 The contract: ``f`` is additive over the rows of the ``shard`` arguments (its value on all rows
 is the sum of its values on blocks of rows; then so are its gradients). The user promises it;
@@ -93,9 +105,15 @@ def _args(params: tuple, blocks) -> list:
     return args
 
 
-def _block(key: str, params: tuple, *blocks):
-    """One block's (value, gradients)."""
-    return _kernel(key)(*_args(params, blocks))
+def _group(key: str, params: tuple, n: int, *blocks):
+    """(value, gradients) summed over some blocks, in the order given: ``blocks`` is each
+    block's ``n`` shard arrays, block after block."""
+    entry = _kernel(key)
+    total = None
+    for i in range(0, len(blocks), n):
+        out = entry(*_args(params, blocks[i:i + n]))
+        total = out if total is None else _add(total, out)
+    return total
 
 
 def _add(a, b):
@@ -105,11 +123,19 @@ def _add(a, b):
 
 
 def _sum(*parts):
-    """The sum of block results, in the order given."""
+    """The sum of partial results (value, gradients), in the order given."""
     total = parts[0]
     for p in parts[1:]:
         total = _add(total, p)
     return total
+
+
+def _block_keys(a) -> list:
+    """The keys of a Dask array's blocks along axis 0 (it has one chunk along the others)."""
+    keys = a.__dask_keys__()
+    for _ in range(a.ndim - 1):
+        keys = [k[0] for k in keys]
+    return keys
 
 
 def _leaves(x):
@@ -160,6 +186,48 @@ def _plugin(key: str, spec: tuple):
 
 _REGISTERED: set = set()  # (client id, key): sources this process registered on a cluster
 
+# Other arguments up to this many bytes in all travel inside each task; larger ones as one task
+# result per call, fetched once by each worker that needs it (a round trip before it starts).
+EMBED_BYTES = 1 << 20
+# The client adds the last partial sums itself when there are at most ``split_every`` of them
+# and they hold at most this many bytes in all: one more task on a worker costs a scheduler
+# round trip (measured 7.5 ms, most of it Dask's batching of scheduler-to-worker messages).
+CLIENT_SUM_BYTES = 1 << 20
+
+
+def partition(rows, holders, slots) -> list[list[int]]:
+    """Blocks into groups, one per worker thread, from where their data is.
+
+    ``rows[i]`` is block i's number of rows, ``holders[i]`` the workers that hold it (empty if
+    it is not in memory), ``slots`` one worker address per thread. Each slot first takes blocks
+    its worker holds (blocks held by one worker first, each in block order) while it stays
+    within half a block of an equal share of the held rows; the held blocks left over go, in
+    block order, to the least-loaded slot (one whose worker holds the block first among
+    equals). Blocks that no worker holds are a group each. Returns the non-empty groups, each in block order, ordered by first block."""
+    held = [i for i, h in enumerate(holders) if h]
+    groups: list[list[int]] = [[i] for i, h in enumerate(holders) if not h]
+    if held and slots:
+        share = sum(rows[i] for i in held) / len(slots)
+        load = [0] * len(slots)
+        taken: list[list[int]] = [[] for _ in slots]
+        left = []
+        for i in sorted(held, key=lambda i: (len(holders[i]), i)):
+            local = [s for s, w in enumerate(slots) if w in holders[i]]
+            s = min(local, key=lambda s: (load[s], s), default=None)
+            if s is not None and load[s] + rows[i] / 2 <= share:
+                load[s] += rows[i]
+                taken[s].append(i)
+            else:
+                left.append(i)
+        for i in sorted(left):
+            s = min(range(len(slots)), key=lambda s: (load[s], slots[s] not in holders[i], s))
+            load[s] += rows[i]
+            taken[s].append(i)
+        groups += [sorted(t) for t in taken if t]
+    elif held:
+        groups += [[i] for i in held]
+    return sorted(groups)
+
 
 # ------------------------------------------------------------------------- client side
 
@@ -187,7 +255,9 @@ class DaskGradFunction:
             raise SignatureError(f"cannot differentiate with respect to a shard argument "
                                  f"({', '.join(both)}): its gradient is not a sum over blocks")
         self._specs: dict = {}  # (types, assume_sizes) -> (key, Generated)
+        self._held = None  # the last call's futures (see __call__)
         self.last_key: str | None = None
+        self.last_groups: list | None = None  # the blocks of each task of the last call
 
     def __repr__(self) -> str:
         kind = "value_and_grad" if self.with_value else "grad"
@@ -242,6 +312,20 @@ class DaskGradFunction:
         chunks = arrays[0].chunks[0]
         return [a if a.chunks[0] == chunks else a.rechunk({0: chunks}) for a in arrays]
 
+    @staticmethod
+    def _holders(client, shards) -> list[set]:
+        """For each block, the workers that hold every shard argument's block (empty when some
+        block is not in memory: a lazy array)."""
+        from distributed import futures_of
+
+        futures = futures_of(shards)
+        who = client.who_has(futures) if futures else {}
+        holders = None
+        for a in shards:
+            sets = [set(who.get(k, ())) for k in _block_keys(a)]
+            holders = sets if holders is None else [h & s for h, s in zip(holders, sets)]
+        return holders
+
     def _spec(self, types: tuple, examples: list) -> tuple:
         """(key, Generated) for this signature: the build with size assumptions while every
         block's shapes meet them, else the general one."""
@@ -284,33 +368,46 @@ class DaskGradFunction:
         others = [None if k in self.shard
                   else a[()] if isinstance(a, np.ndarray) and a.ndim == 0 else a
                   for k, a in enumerate(args)]
-        params = dask.delayed((self.shard, others), traverse=False,
-                              name=f"jitgrad-args-{uuid.uuid4().hex}")
+        call = uuid.uuid4().hex
+        params = (self.shard, others)
+        if sum(a.nbytes for a in others if isinstance(a, np.ndarray)) > EMBED_BYTES:
+            params = dask.delayed(params, traverse=False, name=f"jitgrad-args-{call}")
         blocks = list(zip(*(a.to_delayed(optimize_graph=True).ravel() for a in shards)))
-        run = dask.delayed(_block, pure=True)
-        level = [run(key, params, *b, dask_key_name=f"jitgrad-block-{key}-{i}-{params.key}")
-                 for i, b in enumerate(blocks)]
+        groups = partition(shards[0].chunks[0], self._holders(client, shards),
+                           [w for w, t in sorted(client.nthreads().items()) for _ in range(t)])
+        self.last_groups = groups
+        run = dask.delayed(_group, pure=True)
+        level = [run(key, params, len(shards), *(b for i in g for b in blocks[i]),
+                     dask_key_name=f"jitgrad-group-{key}-{g[0]}-{call}") for g in groups]
+        # Sum on the workers until what is left is few and small enough for the client to add.
+        partial = 8 + sum(8 * np.size(args[k]) for k in grad.wrt)  # bytes of one result
         add = dask.delayed(_sum, pure=True)
         depth = 0
-        while len(level) > 1:
+        while len(level) > 1 and (len(level) > self.split_every
+                                  or len(level) * partial > CLIENT_SUM_BYTES):
             depth += 1
             level = [add(*level[i:i + self.split_every],
-                         dask_key_name=f"jitgrad-sum-{depth}-{i}-{params.key}")
+                         dask_key_name=f"jitgrad-sum-{depth}-{i}-{call}")
                      for i in range(0, len(level), self.split_every)]
-        wanted = [level[0]]
+        wanted = list(level)
         if self.check and nblocks >= 2:
             wanted.append(dask.delayed(_check, pure=True)(key, params, len(shards), *blocks[0],
                                                           *blocks[1]))
-        results = client.gather(client.compute(wanted))
+        futures = client.compute(wanted)
+        # Keep this call's futures until the next call has sent its graph: releasing them now
+        # would put a message on the client's batched stream, which holds the next call's graph
+        # back for up to its 10 ms interval.
+        self._held = futures
+        results = client.gather(futures, direct=True)
         if self.check and nblocks >= 2:
-            diff, r0, r1 = results[1]
+            diff, r0, r1 = results.pop()
             if not diff <= 1e-9:  # also NaN
                 raise AdditivityError(
                     f"{grad.src.qualname} is not a sum over the rows of "
                     f"{', '.join(grad.param_names[k] for k in self.shard)}: on the first two "
                     f"blocks ({r0} and {r1} rows) the value and gradients of the blocks joined "
                     f"differ from their sum by {diff:.3g} (relative)")
-        out = results[0]
+        out = _sum(*results)
         post = grad._post([_api._converter(args[k]) for k in grad.wrt])
         if post is not None:
             out = post(out)

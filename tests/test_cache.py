@@ -233,3 +233,40 @@ def test_in_process_recompile_after_the_module_file_is_damaged(tmp_path, monkeyp
 
 def _in_process_model(x):
     return x * x * x
+
+
+# ----------------------------------------------------------------------------- the GIL
+
+
+def long_sum(x):
+    """Long enough (about 50 ms) for another thread to be seen running during one call."""
+    s = 0.0
+    for i in range(20_000_000):
+        s += x * (i % 7)
+    return s
+
+
+@pytest.mark.skipif(jcompile.DISABLE_JIT, reason="plain Python holds the GIL")
+def test_compiled_gradients_release_the_gil():
+    """Every build is ``nogil=True`` (a Dask worker's event loop keeps running while a block
+    computes): another Python thread makes progress during one call of the entry."""
+    import threading
+
+    g = jitgrad.grad(long_sum)
+    entry = g.njit(2.0)
+    assert entry.targetoptions["nogil"] is True
+    assert g(2.0) == 59_999_997.0  # the sum of i % 7; warm: the thread below measures a call, not compilation
+    done = threading.Event()
+
+    def call():
+        g(2.0)
+        done.set()
+
+    ticks = 0
+    thread = threading.Thread(target=call)
+    thread.start()
+    while not done.is_set():
+        ticks += 1
+    thread.join()
+    assert ticks > 100, ticks  # with the GIL held through the call: one or two
+    assert jcompile.CACHE_FORMAT in jcompile.cache_dir()

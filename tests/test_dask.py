@@ -76,6 +76,21 @@ def close(got, want, tol=1e-12):
     return jgd.relative_difference(got, want) <= tol
 
 
+def in_thread(fn, *args):
+    """Start ``fn(*args)`` in a thread; its result or exception lands in the dict returned."""
+    result = {}
+
+    def run():
+        try:
+            result["out"] = fn(*args)
+        except BaseException as e:  # noqa: BLE001 - reported by the caller's assertions
+            result["error"] = e
+
+    call = threading.Thread(target=run)
+    call.start()
+    return call, result
+
+
 @pytest.fixture(scope="module")
 def client():
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
@@ -157,16 +172,7 @@ def test_worker_killed_mid_call(client, tmp_path):
 
     X = da.from_array(x, chunks=(500, 3)).map_blocks(slow_first, dtype=x.dtype)
     vg = jgd.value_and_grad(gmm_data, wrt=(0, 1, 2), shard="x")
-    result = {}
-
-    def run():
-        try:
-            result["out"] = vg(alphas, means, log_prec, X)
-        except BaseException as e:  # noqa: BLE001 - reported by the assertion below
-            result["error"] = e
-
-    call = threading.Thread(target=run)
-    call.start()
+    call, result = in_thread(vg, alphas, means, log_prec, X)
     deadline = time.monotonic() + 60
     while not os.path.exists(marker):
         assert time.monotonic() < deadline, "the slow block never started"
@@ -181,6 +187,86 @@ def test_worker_killed_mid_call(client, tmp_path):
     want = jg.value_and_grad(gmm_data, wrt=(0, 1, 2))(alphas, means, log_prec, x)
     assert close(result["out"], want)
     assert jgd.relative_difference(result["out"], again) == 0.0
+
+
+def test_worker_killed_while_its_group_runs(client, tmp_path):
+    """All blocks are in worker memory, so each worker runs one group task. The function is
+    new (a random constant in its source), so both groups start by compiling it, which takes
+    seconds; one worker is killed then, with its group and the blocks it held. Dask recomputes
+    the lost blocks and reruns the lost group on a live worker: the same result."""
+    import importlib.util
+    import inspect
+
+    scale = float(np.random.default_rng().uniform(1.0, 2.0))
+    text = ("import math\nimport numpy as np\n\n\n"
+            + inspect.getsource(gmm_data).replace("0.5 * r * r", f"{scale!r} * r * r"))
+    (tmp_path / "fresh_gmm.py").write_text(text)
+    spec = importlib.util.spec_from_file_location("fresh_gmm", tmp_path / "fresh_gmm.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+    client.wait_for_workers(2)  # a worker killed by an earlier test is back
+    alphas, means, log_prec, x = make()
+    X = da.from_array(x, chunks=(500, 3)).persist()
+    distributed.wait(X)
+    pids = client.run(os.getpid)
+    vg = jgd.value_and_grad(module.gmm_data, wrt=(0, 1, 2), shard="x")
+    call, result = in_thread(vg, alphas, means, log_prec, X)
+    deadline = time.monotonic() + 60
+    while True:
+        busy = [w for w, keys in client.processing().items()
+                if any("jitgrad-group" in str(k) for k in keys)]
+        if len(busy) == 2 or "out" in result or "error" in result:
+            break
+        assert time.monotonic() < deadline, "the groups never started"
+        time.sleep(0.01)
+    assert len(busy) == 2 and len(vg.last_groups) == 2, (busy, vg.last_groups, result)
+    os.kill(pids[busy[0]], signal.SIGKILL)
+    assert not result, "the call ended before the worker was killed"
+    call.join(timeout=120)
+    assert "out" in result, f"the call did not return after the worker was killed: {result}"
+    want = jg.value_and_grad(module.gmm_data, wrt=(0, 1, 2))(alphas, means, log_prec, x)
+    assert close(result["out"], want)
+    assert close(vg(alphas, means, log_prec, X), want)
+
+
+def test_blocks_in_memory_run_one_task_per_worker(client):
+    client.wait_for_workers(2)
+    alphas, means, log_prec, x = make()
+    X = da.from_array(x, chunks=(500, 3)).persist()
+    distributed.wait(X)
+    vg = jgd.value_and_grad(gmm_data, wrt=0, shard="x")
+    with distributed.get_task_stream(client) as stream:
+        out = vg(alphas, means, log_prec, X)
+    assert close(out, jg.value_and_grad(gmm_data)(alphas, means, log_prec, x))
+    groups = [t["key"] for t in stream.data if "jitgrad-group" in str(t["key"])]
+    assert len(groups) == 2 == len(vg.last_groups), (groups, vg.last_groups)
+    assert sorted(i for g in vg.last_groups for i in g) == list(range(8))
+    assert [len(g) for g in vg.last_groups] == [4, 4]
+    held = client.who_has(X)
+    for g in vg.last_groups:  # each group is one worker's blocks
+        assert len({held[X.__dask_keys__()[i][0]][0] for i in g}) == 1
+
+
+@pytest.mark.parametrize("rows, holders, slots, want", [
+    # five blocks on a, three on b: one of a's moves to b (the last, in block order)
+    ([10] * 8, ["a", "a", "b", "a", "b", "a", "b", "a"], ["a", "b"],
+     [[0, 1, 3, 5], [2, 4, 6, 7]]),
+    # all on one worker: the second worker takes the blocks past an equal share
+    ([10] * 4, ["a"] * 4, ["a", "b"], [[0, 1], [2, 3]]),
+    # a worker with two threads has two slots
+    ([10] * 4, ["a"] * 4, ["a", "a"], [[0, 2], [1, 3]]),
+    # uneven blocks: a keeps its big block, b takes the small ones
+    ([30, 10, 10, 10], ["a", "a", "a", "a"], ["a", "b"], [[0], [1, 2, 3]]),
+    # blocks no worker holds (a lazy array) are a group each, for Dask to place
+    ([10] * 4, ["a", "", "a", ""], ["a", "b"], [[0], [1], [2], [3]]),
+    # a block held by both (a replica) goes where it evens the load: nothing moves
+    ([10] * 3, ["ab", "a", "a"], ["a", "b"], [[0], [1, 2]]),
+    # no workers yet
+    ([10] * 2, ["a", "a"], [], [[0], [1]]),
+])
+def test_partition(rows, holders, slots, want):
+    assert jgd.partition(rows, [set(h) for h in holders], slots) == want
 
 
 def test_jitgrad_imports_without_dask():
