@@ -289,6 +289,8 @@ class _Writer:
             self.line(indent, f"{out} = {expr if start == '0' else f'{start} + {expr}'}")
         elif prim == "count_reset":  # counting a recomputed loop's pushes (`recompute`)
             self.line(indent, f"{out} = 0")
+        elif prim == "count_tick" and e.params.get("flat"):  # a flat push: values and count
+            self.line(indent, f"{a[0]} += {a[1]}.shape[0] + 1")
         elif prim == "count_tick":
             self.line(indent, f"{a[0]} += 1")
         elif prim == "count_max":
@@ -303,11 +305,15 @@ class _Writer:
                 self.line(indent, f"{out} = _rt.trip_count({a[0]}, {a[1]}, {a[2]})")
         elif prim == "stack_alloc":
             tape, count = e.outs
-            if e.params["ndim"]:
+            if e.params.get("flat"):
+                self.line(indent, f"{tape.name} = np.empty({a[0]}, np.float64)")
+            elif e.params["ndim"]:
                 self.line(indent, f"{tape.name} = []")
             else:
                 self.line(indent, f"{tape.name} = np.empty({a[0]}, {_DTYPES[e.params['kind']]})")
             self.line(indent, f"{count.name} = 0")
+        elif prim == "push" and e.params.get("flat"):
+            self.flat_push(e, a, indent)
         elif prim == "push":
             tape, count, value = a
             if e.params["ndim"]:
@@ -324,6 +330,13 @@ class _Writer:
                 self.line(indent, f"{count} += 1")
         elif prim == "pop" and e in self.popped_at:  # in an ascending loop (`ascending`)
             self.line(indent, f"{out} = {a[0]}[np.uint64({self.popped_at[e]})]")
+        elif prim == "pop" and e.params.get("flat"):  # a view of the stack: read only
+            tape, count = a
+            size = self.namer.fresh("_size")
+            self.line(indent, f"{count} -= 1")
+            self.line(indent, f"{size} = int({tape}[np.uint64({count})])")
+            self.line(indent, f"{count} -= {size}")
+            self.line(indent, f"{out} = {tape}[{count}:{count} + {size}]")
         elif prim == "pop":
             tape, count = a
             self.line(indent, f"{count} -= 1")
@@ -340,6 +353,20 @@ class _Writer:
             else:
                 expr = p.emit(a, e.params, types)
             self.line(indent, f"{out} = {expr}" if out else expr)
+
+    def flat_push(self, e: Eqn, a: list, indent: int):
+        """A copy of a 1-D float array onto a flat stack: its values, then their count (which
+        the pop reads first). ``exact``: the stack was sized for it (`recompute`)."""
+        tape, count, value = a
+        if not e.params.get("exact"):
+            self.line(indent, f"if {count} + {value}.shape[0] + 1 > {tape}.shape[0]:")
+            self.line(indent + 1, f"{tape} = _rt.reserve({tape}, {count}, {value}.shape[0] + 1)")
+        j = self.namer.fresh("_j")
+        self.line(indent, f"for {j} in range({value}.shape[0]):")
+        self.line(indent + 1, f"{tape}[np.uint64({count} + {j})] = {value}[np.uint64({j})]")
+        self.line(indent, f"{count} += {value}.shape[0]")
+        self.line(indent, f"{tape}[np.uint64({count})] = {value}.shape[0]")
+        self.line(indent, f"{count} += 1")
 
     def ascending(self, s: Repeat, indent: int):
         """``for k in range(low, trips)``: each stack the body pops (once per iteration, at its

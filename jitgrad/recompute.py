@@ -467,7 +467,7 @@ def _fuse(fn, adj_body, loop: For, rep: Repeat, seed: Carry, rev, top_saved, sta
     allocs = [s for s in fn.body.stmts if isinstance(s, Eqn) and s.prim == "stack_alloc"
               and s.outs[0] in tapes]
     fn.body.stmts[:] = [s for s in fn.body.stmts if not any(s is a for a in allocs)]
-    init = count_stmts + [Eqn("stack_alloc", list(a.outs), [most[a.outs[1]]],
+    init = count_stmts + [Eqn("stack_alloc", list(a.outs), [most.get(a.outs[1], Const(16))],
                               dict(a.params), a.loc) for a in allocs]
     init.append(Eqn("assign", [unit], [Const(1.0)], {}, loop.loc))
     for v in outer:
@@ -480,7 +480,8 @@ def _fuse(fn, adj_body, loop: For, rep: Repeat, seed: Carry, rev, top_saved, sta
                 init.append(_zero(rename.get(adj, adj), rev.key(c.var), loop.loc))
     at = next(i for i, s in enumerate(fn.body.stmts) if s is loop)
     fn.body.stmts[at:at] = init
-    drop_reserves(loop.body, tapes)
+    drop_reserves(loop.body, tapes, growing={a.outs[0] for a in allocs
+                                             if a.outs[1] not in most})
     loop.body.stmts += body
     # 2. the adjoint pass: the seed times each gradient, added where the loop's adjoint was
     scaled = []
@@ -515,6 +516,15 @@ def _push_counts(loop: For, tapes: set[Var], namer) -> tuple[list, dict] | None:
     count_pushes(copy.body, tapes)
     if not tapes:
         return [], {}
+    # a flat push counts its array's size, read off the array's first version when that is
+    # made before the loop; otherwise its stack is not counted and grows as it needs
+    inside = {v for s in walk(copy.body) for v in defs(s)}
+    flat = [s for s in walk(copy.body) if isinstance(s, Eqn) and s.prim == "count_tick"
+            and s.params.get("flat")]
+    uncounted = {s.ins[0] for s in flat if s.ins[1].root in inside}
+    for s in flat:
+        s.ins[1] = s.ins[1].root
+    _drop_ticks(copy.body, uncounted)
     for s in walk(copy.body):  # writes never change a shape: read it off the first version
         if isinstance(s, Eqn) and s.prim in ("shape_dim", "size") and isinstance(s.ins[0], Var):
             s.ins[0] = s.ins[0].root
@@ -572,11 +582,12 @@ def _push_counts(loop: For, tapes: set[Var], namer) -> tuple[list, dict] | None:
     if not keep(copy.body):
         return None
     copy.carries = [c for c in copy.carries if c.var in needed]
-    fresh = {}
+    fresh, names = {}, {}  # versions of one array share its name: their copies share one too
     for s in [copy] + list(walk(copy.body)):
         for v in defs(s):
             storage = None if v.storage is None else fresh.get(v.storage, v.storage)
-            fresh[v] = Var(namer.fresh(v.name), v.type, storage=storage, dims=v.dims)
+            name = names.setdefault(v.name, namer.fresh(v.name))
+            fresh[v] = Var(name, v.type, storage=storage, dims=v.dims)
     replace_vars(Block([copy]), fresh)
     most = {}
     before = []
@@ -590,6 +601,14 @@ def _push_counts(loop: For, tapes: set[Var], namer) -> tuple[list, dict] | None:
                 copy.body.stmts.append(Eqn("count_max", [most[count]],
                                            [most[count], count], {}, None))
     return before + [copy], most
+
+
+def _drop_ticks(block: Block, counts: set[Var]) -> None:
+    block.stmts[:] = [s for s in block.stmts if not (
+        isinstance(s, Eqn) and s.prim == "count_tick" and s.ins[0] in counts)]
+    for s in block.stmts:
+        for b in sub_blocks(s):
+            _drop_ticks(b, counts)
 
 
 def name_clash(loop: For, fn: Function, top_saved: list) -> bool:
@@ -617,7 +636,10 @@ def count_pushes(block: Block, tapes: set[Var], budget: Var | None = None, namer
         if isinstance(s, Eqn) and s.prim in ("push", "reserve") and s.ins[0] in tapes:
             if s.prim == "push":
                 _, count, value = s.ins
-                out.append(Eqn("count_tick", [], [count], {}, s.loc))
+                if s.params.get("flat"):  # its values and their count
+                    out.append(Eqn("count_tick", [], [count, value], {"flat": True}, s.loc))
+                else:
+                    out.append(Eqn("count_tick", [], [count], {}, s.loc))
                 if budget is not None and value.type.ndim:
                     size = Var(namer.fresh("_ck_size"), INT)
                     out += [Eqn("size", [size], [value], {}, s.loc),
@@ -631,15 +653,17 @@ def count_pushes(block: Block, tapes: set[Var], budget: Var | None = None, namer
     block.stmts[:] = out
 
 
-def drop_reserves(block: Block, tapes: set[Var]) -> None:
-    """In the replay: the stacks have room for the largest iteration; every push is a store."""
+def drop_reserves(block: Block, tapes: set[Var], growing=frozenset()) -> None:
+    """In the replay: the stacks have room for the largest iteration; every push is a store
+    (but onto the ``growing`` stacks, which check for room: flat stacks `_push_counts` could
+    not count)."""
     block.stmts[:] = [s for s in block.stmts if not (
         isinstance(s, Eqn) and s.prim == "reserve" and s.ins[0] in tapes)]
     for s in block.stmts:
         if isinstance(s, Eqn) and s.prim == "push" and s.ins[0] in tapes:
-            s.params["exact"] = True
+            s.params["exact"] = s.ins[0] not in growing
         for b in sub_blocks(s):
-            drop_reserves(b, tapes)
+            drop_reserves(b, tapes, growing)
 
 
 def clone(block: Block) -> Block:

@@ -647,11 +647,17 @@ class _Saver:
                         "loop_index", [v], [self.rev.counter_of(loop), init, step], {},
                         loop.loc))
                     if isinstance(init, Var) and init in self.rev.home:
-                        ih = self.rev.iter_home.get(init)
-                        where = ih if ih is not None and _inside(
-                            self.rev.parent, self.rev.blocks[home_block], ih) else \
-                            self.rev.home[init]
-                        work.append((where, init, False))
+                        work.append((self.where(init, home_block), init, False))
+                continue
+            counted = self.counted(loop, v) if not copy else None
+            if counted is not None:  # v = v_end - (what the body added): no tape
+                if v not in recomputed:
+                    recomputed.add(v)
+                    update, inputs = counted
+                    recompute.setdefault(home_block, [])[:0] = update
+                    for a in inputs:
+                        work.append((self.where(a, home_block), a, False))
+                    work.append((self.rev.home[v], v, False))  # its value after the loop
                 continue
             carry = None if loop is None or copy else next(
                 (c for c in loop.carries if c.update is v and self.rev.iter_home.get(v)
@@ -669,11 +675,19 @@ class _Saver:
                     recompute.setdefault(home_block, []).append(eqn)
                     for a in (eqn.ins if isinstance(eqn, Eqn) else ()):
                         if isinstance(a, Var) and a in self.rev.home:
-                            ih = self.rev.iter_home.get(a)
-                            where = ih if ih is not None and _inside(
-                                self.rev.parent, self.rev.blocks[home_block], ih) else \
-                                self.rev.home[a]
-                            work.append((where, a, False))
+                            work.append((self.where(a, home_block), a, False))
+                continue
+            snapshot = self.snapshot(v, home_block)
+            if snapshot is not None:  # read from a copy of the array saved once, not pushed
+                eqn, where = snapshot
+                if v not in recomputed:
+                    recomputed.add(v)
+                    recompute.setdefault(home_block, []).append(
+                        Eqn(eqn.prim, [v], list(eqn.ins), dict(eqn.params), eqn.loc))
+                    for a in eqn.ins[1:]:
+                        if isinstance(a, Var) and a in self.rev.home:
+                            work.append((self.where(a, home_block), a, False))
+                work.append((where, eqn.ins[0], True))
                 continue
             key = (home_block, v)
             if key not in saves or (copy and not saves[key][1]):
@@ -726,6 +740,106 @@ class _Saver:
                     return c.init, e.ins[1]
         return None
 
+    def counted(self, loop, v: Var):
+        """For an integer ``v`` carried by the ``for`` loop ``loop`` that its body only counts
+        up (``v + c`` at the top level of the body, or an inner ``for`` loop without ``break``
+        that adds a constant step each iteration, like ADBench's ``idx``): equations that
+        rebuild ``v`` at the start of a reverse iteration from its value at the start of the
+        next one, which the adjoint still holds (after the last, the value after the loop),
+        minus what the iteration added: the inner loops' trip counts times their steps, and
+        the constants. Returns (equations, the variables they read) or None."""
+        if not isinstance(loop, For) or v.type.kind != "i" or v.type.ndim:
+            return None
+        carry = next((c for c in loop.carries if c.var is v), None)
+        if carry is None or self.induction(loop, v) is not None:
+            return None
+        top = loop.body.stmts
+        u, constant, inner = carry.update, 0, []
+        while u is not v:
+            e = self.defining.get(u)
+            if e is not None and any(t is e for t in top):
+                if not (e.prim == "add" and isinstance(e.ins[0], Var) and isinstance(
+                        e.ins[1], Const) and isinstance(e.ins[1].value, int)):
+                    return None
+                constant, u = constant + e.ins[1].value, e.ins[0]
+                continue
+            f = next((t for t in top if isinstance(t, For) and any(
+                c.var is u for c in t.carries)), None)
+            step = None if f is None or f.exit_flag is not None else self.induction(f, u)
+            if step is None or not isinstance(step[0], Var):
+                return None
+            inner.append((f, step[1].value))
+            u = step[0]
+        if not inner:
+            return None
+        ancestors = {b for b in self._ancestors(loop.body)}
+        inputs = []
+        for f, _ in inner:  # its range must be known at the start of the reverse iteration
+            for a in (f.start, f.stop, f.step):
+                if isinstance(a, Var) and a is not loop.index:
+                    if a not in self.rev.home or self.rev.home[a] not in ancestors:
+                        return None
+                    inputs.append(a)
+        for a in (loop.start, loop.step):
+            if isinstance(a, Var):
+                inputs.append(a)
+        out = [Eqn("loop_index", [loop.index], [self.rev.counter_of(loop), loop.start,
+                                                loop.step], {}, loop.loc)]
+        added: Atom = Const(constant)
+        for f, step in inner:
+            trips = Var(self.rev.namer.fresh("_trips"), INT)
+            out.append(Eqn("trip_count", [trips], [f.start, f.stop, f.step], {}, f.loc))
+            if step != 1:
+                scaled = Var(self.rev.namer.fresh("_added"), INT)
+                out.append(Eqn("mul", [scaled], [trips, Const(step)], {}, f.loc))
+                trips = scaled
+            total = Var(self.rev.namer.fresh("_added"), INT)
+            out.append(Eqn("add", [total], [added, trips], {}, f.loc))
+            added = total
+        out.append(Eqn("sub", [v], [v, added], {}, loop.loc))
+        return out, inputs
+
+    def _ancestors(self, block: Block):
+        """The forward blocks strictly enclosing ``block``."""
+        while block in self.rev.parent:
+            block = self.rev.parent[block][1]
+            yield block
+
+    def where(self, a: Var, home_block: Block) -> Block:
+        """The block whose value of ``a`` an equation in ``home_block`` reads: the loop body
+        that carries it, when ``home_block`` is inside that body; else where it is defined."""
+        ih = self.rev.iter_home.get(a)
+        if ih is not None and _inside(self.rev.parent, self.rev.blocks[home_block], ih):
+            return ih
+        return self.rev.home[a]
+
+    def snapshot(self, v: Var, home_block: Block) -> tuple[Eqn, Block] | None:
+        """``(v = a[i], block)`` when ``v``, an element of a 1-D float array ``a`` written in
+        place later, is read inside a loop over ``a``'s length nested in the block that made
+        this version of ``a``: saving ``a`` there once (its length in values, no more often
+        than that loop runs) is cheaper than a push per element read, and the adjoint reads
+        ``a[i]`` from the saved copy. (ADBench's GMM reads ``xc[c]`` d(d-1)/2 times per
+        component, ``xc`` holds d values.)"""
+        eqn = self.defining.get(v)
+        if (eqn is None or eqn.prim != "getitem" or v.type.ndim
+                or eqn.params.get("index_spec") != ("i",)):
+            return None
+        a = eqn.ins[0]
+        if not (isinstance(a, Var) and a.type.ndim == 1 and a.type.kind == "f"
+                and self.storage.written(a)):
+            return None
+        length = dims_of(a.root)[0]
+        where = self.where(a, home_block)
+        block = home_block
+        while block is not where:
+            if block not in self.rev.parent:
+                return None
+            stmt, block = self.rev.parent[block]
+            if (isinstance(stmt, For) and stmt.start == Const(0) and stmt.step == Const(1)
+                    and _token(stmt.stop) == length is not None):
+                return eqn, where
+        return None
+
     def recomputable(self, v: Var, home_block: Block, loops) -> Eqn | None:
         """An equation that rebuilds the scalar ``v`` in the adjoint more cheaply than a tape:
         ``v`` is computed by scalar arithmetic or a read of an array nothing writes into, in a
@@ -757,6 +871,9 @@ class _Saver:
         """A typed stack for ``v``: allocated before the top-level statement holding its block,
         pushed where ``v`` is computed; returns the pop for the adjoint and the new variables.
 
+        A copy of a 1-D float array goes onto a flat stack (one float array: the values, then
+        their count), so a snapshot costs no allocation; other arrays go onto a list.
+
         A scalar pushed at most once per iteration of a ``for`` loop gets room for the loop's
         trip count before the loop starts, so the push itself is a plain store (a check for a
         full stack in the loop would cost more than the store)."""
@@ -774,13 +891,16 @@ class _Saver:
             else:
                 _insert_before(self.rev.parent[loop.body][1], loop,
                                Eqn("reserve", [tape], [tape, count, trips], {}, None))
+        flat = copy and v.type.ndim == 1 and v.type.kind == "f"  # copies into one float array
         _insert_before(self.fn.body, top_stmt, Eqn(
-            "stack_alloc", [tape, count], [capacity], {"kind": v.type.kind, "ndim": v.type.ndim},
-            None))
+            "stack_alloc", [tape, count], [capacity], {"kind": v.type.kind, "ndim": v.type.ndim,
+                                                       "flat": flat}, None))
         push = Eqn("push", [], [tape, count, v],
-                   {"copy": copy, "ndim": v.type.ndim, "exact": loop is not None}, None)
+                   {"copy": copy, "ndim": v.type.ndim, "exact": loop is not None, "flat": flat},
+                   None)
         _insert_push(home, v, push, self.rev)
-        return Eqn("pop", [own], [tape, count], {"ndim": v.type.ndim}, None), [tape, count]
+        return (Eqn("pop", [own], [tape, count], {"ndim": v.type.ndim, "flat": flat}, None),
+                [tape, count])
 
     def pushing_loop(self, home: Block):
         """The ``for`` loop one of whose iterations runs ``home`` at most once, if any."""
@@ -819,6 +939,14 @@ def _rename_reads(block: Block, renames: dict) -> None:
 def _version_name(v: Var, namer: Namer) -> Var:
     """A variable for one saved version of an array in the adjoint (``p`` -> ``p_v1``)."""
     return Var(namer.fresh(v.name + "_v"), v.type, dims=v.dims)
+
+
+def _token(a) -> object:
+    """The size token an integer stands for: a literal's value, or the token of the size it
+    was read from (``d = x.shape[1]``); None if unknown."""
+    if isinstance(a, Const):
+        return a.value if isinstance(a.value, int) else None
+    return a.dims[0] if a.dims else None
 
 
 def _inside(parent, block: Block, outer: Block) -> bool:
