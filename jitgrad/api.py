@@ -52,6 +52,21 @@ class Compiled:
     ir_text: str  # the forward graph as built, printed
     graph_ir: ir.Function  # the forward graph as built (the transform adds saves to `ir`)
     line_locs: list  # the user's Loc behind each generated line (index: line number - 1)
+    shared: bool = False  # handed to Numba code by `GradFunction.njit`: it may compile more
+    frozen: bool = False  # Numba's compiling switched off: the entry of a fast call (`_freeze`)
+
+
+def _freeze(compiled: Compiled) -> None:
+    """No more signatures for this entry: a call that skips jitgrad's own type check
+    (`GradFunction._fast`) finds a signature jitgrad chose, or a TypeError from Numba."""
+    compiled.entry.disable_compile()
+    compiled.frozen = True
+
+
+def _thaw(compiled: Compiled) -> None:
+    """Numba may compile the entry again (for another layout of the same kinds and ranks)."""
+    compiled.entry.disable_compile(False)
+    compiled.frozen = False
 
 
 @dataclasses.dataclass(eq=False)
@@ -102,6 +117,11 @@ class GradFunction:
         self._calls: dict[tuple, tuple] = {}  # argument key -> (Compiled, 0-d args, converters)
         self._by_types: dict[tuple, Compiled] = {}  # kinds and ranks -> Compiled
         self._last: Compiled | None = None
+        # The last call's compiled entry when that call needed nothing but the call (every
+        # argument an array, nothing converted, no shared-memory check): the next call goes
+        # straight to it, and Numba's dispatcher, whose compiling is switched off, checks the
+        # argument types (a TypeError sends the call down the full path).
+        self._fast = None
         functools.update_wrapper(self, self.src.fn, updated=())
 
     def _position(self, w) -> int:
@@ -129,6 +149,14 @@ class GradFunction:
         return tuple(bound.arguments[n] for n in self.param_names)
 
     def __call__(self, *args, **kwargs):
+        fast = self._fast
+        if fast is not None and not kwargs:
+            try:
+                return fast(*args)
+            except TypeError:
+                pass  # Numba has no compiled signature for these: the full path decides
+            except Exception as e:  # noqa: BLE001 - sorted out in _recover
+                return self._recover(e, self._last, args)
         if kwargs or len(args) != self.n_params:
             args = self._bind(args, kwargs)
         key = tuple([(a.dtype, a.ndim) if type(a) is _ndarray else type(a) for a in args])
@@ -143,10 +171,17 @@ class GradFunction:
             self._refuse_shared_memory(compiled, args)
         if scalars:  # 0-d arrays travel as scalars
             args = [a[()] if k in scalars else a for k, a in enumerate(args)]
+        if compiled.frozen:
+            _thaw(compiled)
         try:
             out = compiled.entry(*args)  # exactly what the caller gets, up to dtypes
         except Exception as e:  # noqa: BLE001 - sorted out in _recover
             out = self._recover(e, compiled, args)
+        self._fast = None
+        if (not (scalars or post or compiled.ir.written_params or compiled.shared)
+                and all([type(a) is _ndarray for a in args]) and not _compile.DISABLE_JIT):
+            _freeze(compiled)
+            self._fast = compiled.entry  # the next call with these types goes straight in
         return post(out) if post else out
 
     def _call_with_sequences(self, args):
@@ -163,6 +198,9 @@ class GradFunction:
             self._refuse_shared_memory(compiled, args)
         if scalars:
             args = [a[()] if k in scalars else a for k, a in enumerate(args)]
+        self._fast = None
+        if compiled.frozen:
+            _thaw(compiled)
         try:
             out = compiled.entry(*args)
         except Exception as e:  # noqa: BLE001 - sorted out in _recover
@@ -184,6 +222,9 @@ class GradFunction:
         else:
             _raise_explained(e, compiled, args)
         self._last = compiled
+        self._fast = None
+        if compiled.frozen:
+            _thaw(compiled)
         try:
             return compiled.entry(*args)
         except Exception as again:  # noqa: BLE001 - explained like the first failure
@@ -345,7 +386,12 @@ class GradFunction:
         arguments positionally and returns what the entry returns: the gradient (a tuple for a
         tuple ``wrt``; ``(value, gradients)`` for `value_and_grad`), in float64, with 0-d arrays
         passed as scalars. Under ``JITGRAD_DISABLE_JIT=1`` it is the plain Python function."""
-        return self._for(args, kwargs).entry
+        compiled = self._for(args, kwargs)
+        compiled.shared = True  # Numba code may call it with types of its own: it compiles
+        self._fast = None
+        if compiled.frozen:
+            _thaw(compiled)
+        return compiled.entry
 
     def source(self, *args, **kwargs) -> str:
         """The generated module (forward, adjoint and entry), for the last call or for example
