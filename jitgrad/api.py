@@ -56,6 +56,14 @@ class Compiled:
     frozen: bool = False  # Numba's compiling switched off: the entry of a fast call (`_freeze`)
 
 
+def _as_scalar(a):
+    return a[()]
+
+
+def _as_float64(a):
+    return a.astype(np.float64)
+
+
 def _freeze(compiled: Compiled) -> None:
     """No more signatures for this entry: a call that skips jitgrad's own type check
     (`GradFunction._fast`) finds a signature jitgrad chose, or a TypeError from Numba."""
@@ -170,7 +178,7 @@ class GradFunction:
         if compiled.ir.written_params:
             self._refuse_shared_memory(compiled, args)
         if scalars:  # 0-d arrays travel as scalars
-            args = [a[()] if k in scalars else a for k, a in enumerate(args)]
+            args = [scalars[k](a) if k in scalars else a for k, a in enumerate(args)]
         if compiled.frozen:
             _thaw(compiled)
         try:
@@ -197,7 +205,7 @@ class GradFunction:
         if compiled.ir.written_params:
             self._refuse_shared_memory(compiled, args)
         if scalars:
-            args = [a[()] if k in scalars else a for k, a in enumerate(args)]
+            args = [scalars[k](a) if k in scalars else a for k, a in enumerate(args)]
         self._fast = None
         if compiled.frozen:
             _thaw(compiled)
@@ -247,7 +255,12 @@ class GradFunction:
         if compiled is None:
             compiled = self._by_types[types] = self._compile(types, args=args)
         flat = _flatten(args)
-        scalars = {k for k, a in enumerate(flat) if type(a) is np.ndarray and a.ndim == 0}
+        # 0-d arrays travel as scalars; other float arrays as float64 (the gradient is computed
+        # in float64, and Numba's `@` refuses mixed dtypes), their gradients converted back
+        scalars = {k: _as_scalar for k, a in enumerate(flat)
+                   if type(a) is np.ndarray and a.ndim == 0}
+        scalars.update({k: _as_float64 for k, a in enumerate(flat) if type(a) is np.ndarray
+                        and a.ndim and a.dtype.kind == "f" and a.dtype != np.float64})
         if not any(isinstance(t, SeqType) for t in types):
             return compiled, scalars, self._post([_converter(args[k]) for k in self.wrt])
         return compiled, scalars, self._post_grouped(args, types)

@@ -572,6 +572,24 @@ def test_array_gradient_has_the_arguments_dtype_and_shape(dtype, shape):
     np.testing.assert_allclose(g, 2.0 * x)
 
 
+def least_squares(w, x, y):
+    r = x @ w - y
+    return 0.5 * np.sum(r * r)
+
+
+def test_float32_arrays_through_matrix_products():
+    """float32 arguments are computed in float64 (Numba's `@` refuses mixed dtypes), and their
+    gradients come back in float32."""
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal(3), rng.standard_normal((5, 3)), rng.standard_normal(5)]
+    args32 = [a.astype(np.float32) for a in args]
+    g32 = jitgrad.grad(least_squares, wrt=(0, 1))(*args32)
+    want = jitgrad.grad(least_squares, wrt=(0, 1))(*[a.astype(np.float64) for a in args32])
+    for g, w in zip(g32, want):
+        assert g.dtype == np.float32
+        np.testing.assert_array_equal(g, w.astype(np.float32))
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_zero_dim_array_in_zero_dim_array_out(dtype):
     x = np.array(3.0, dtype=dtype)
