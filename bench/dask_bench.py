@@ -218,13 +218,13 @@ def main(argv=None):
          f"{groups:.0f} group tasks per call) | {fmt(t_block_worker)} |"),
         (f"| tiny blocks (10 rows) in worker memory: T(B) for B = "
          f"{', '.join(map(str, sorted(tiny)))} | {', '.join(fmt(tiny[b]) for b in sorted(tiny))} |"),
-        f"| fitted per-call latency, per block (in memory, grouped) | {fmt(latency)}, "
-        f"{fmt(per_block)} |",
+        (f"| fitted per-call latency, per block (in memory, grouped) | {fmt(latency)}, "
+         f"{fmt(per_block)} |"),
         (f"| tiny blocks of a lazy array (a task each): T(B) | "
          f"{', '.join(fmt(lazy[b]) for b in sorted(lazy))} |"),
         f"| fitted per-call latency, per task (lazy) | {fmt(latency_lazy)}, {fmt(per_task)} |",
-        f"| one level of sum tasks on the workers (two groups added by a task, not the client) | "
-        f"{fmt(t_level)} |",
+        (f"| one level of sum tasks on the workers (two groups added by a task, not the "
+         f"client) | {fmt(t_level)} |"),
         "",
         (f"Estimate for n = {N:.0e} on W = {W} workers (1 thread each, data already in worker "
         f"memory, so one group task per worker of {N / W:.3g} rows): compute "

@@ -187,7 +187,7 @@ class GradFunction:
             out = self._recover(e, compiled, args)
         self._fast = None
         if (not (scalars or post or compiled.ir.written_params or compiled.shared)
-                and all([type(a) is _ndarray for a in args]) and not _compile.DISABLE_JIT):
+                and all(type(a) is _ndarray for a in args) and not _compile.DISABLE_JIT):
             _freeze(compiled)
             self._fast = compiled.entry  # the next call with these types goes straight in
         return post(out) if post else out
