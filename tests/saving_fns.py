@@ -103,3 +103,16 @@ def recurrence_in_place(x, w):
         h += x[t]
         total += np.sum(np.sin(h))
     return total
+
+
+def recurrence_with_counter(x, w):
+    """A recurrence (checkpointed under a memory cap) whose counter an inner loop advances."""
+    n = x.shape[0]
+    h = 0.5
+    idx = 0
+    for t in range(n):
+        for j in range(t):
+            h = math.tanh(h * w[idx % w.shape[0]] + x[t])
+            idx += 1
+        h = h + 0.1 * x[t] * w[idx % w.shape[0]]
+    return h

@@ -19,9 +19,11 @@ CASES = [
     case(F.reads_not_over_length, N(4, 3), N(3)),
     case(F.snapshot_in_branch, N(4, 3), N(3)),
     case(F.recurrence_in_place, N(6, 3, s=0.5), U(0.2, 0.9, 3)),
+    case(F.recurrence_with_counter, N(8), U(0.2, 0.9, 5)),
 ]
 SNAPSHOT = {"packed_triangle", "snapshot_in_branch"}  # reads from a saved copy
-COUNTED = {"packed_triangle": "idx", "counter_steps": "pos"}  # rebuilt, not taped
+COUNTED = {"packed_triangle": "idx", "counter_steps": "pos",  # rebuilt, not taped
+           "recurrence_with_counter": "idx"}
 FLAT = SNAPSHOT | {"recurrence_in_place"}  # arrays saved onto one float array
 
 
@@ -55,3 +57,18 @@ def test_the_same_gradient_without_the_rule(c, rule, monkeypatch):
     _, off = jitgrad.value_and_grad(c.fn, wrt=c.wrt)(*c.points[0])
     for a, b in zip(on, off):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_a_counter_in_a_checkpointed_recurrence():
+    """The replay of each segment leaves the counter at the segment's end, which is where the
+    reverse iterations rebuild it from."""
+    c = next(c for c in CASES if c.name == "recurrence_with_counter")
+    capped = jitgrad.value_and_grad(c.fn, wrt=c.wrt, memory_cap=64)
+    for point in c.points:
+        value, grads = capped(*point)
+        want_value, want = jitgrad.value_and_grad(c.fn, wrt=c.wrt)(*point)
+        assert value == pytest.approx(want_value, rel=1e-14)
+        for a, b in zip(grads, want):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    text = capped.source()
+    assert "_ck_" in text and "idx = idx - _added" in text
