@@ -33,11 +33,14 @@ Takes an `ir.Function` and the parameters to differentiate. Guarantees:
     top-level block is returned by the forward kernel. A value computed inside a loop or branch
     is rebuilt in the adjoint when that is cheap (a ``for`` index from the reverse counter, a
     trip count, scalar arithmetic or a read of an array nothing writes into, a carried value's
-    update from the next iteration's entry value); otherwise it is pushed on its own typed
-    stack where it is computed and popped where the adjoint of that block begins. A version of
-    a buffer written in place is saved as a copy (a snapshot) where it is made, and in the
-    adjoint every saved version is its own variable (``p_v``, ``p_v_1``): one name, one
-    version.
+    update from the next iteration's entry value, an integer the loop only counts up from its
+    next entry value minus what the iteration added: `_Saver.counted`); otherwise it is pushed
+    on its own typed stack where it is computed and popped where the adjoint of that block
+    begins. A version of a buffer written in place is saved as a copy (a snapshot) where it is
+    made, and in the adjoint every saved version is its own variable (``p_v``, ``p_v_1``): one
+    name, one version. An element read of such a version, inside a loop over its length, is
+    read from the version's snapshot instead of pushed (`_Saver.snapshot`); copies of 1-D float
+    arrays go onto one flat float stack (values, then their count).
 * **Loops** run backwards as ``for _ in range(trips)``; a loop-carried value's adjoint is
   carried backwards the same way.
 """
