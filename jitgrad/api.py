@@ -122,7 +122,7 @@ class GradFunction:
         if not self.wrt:
             raise SignatureError("wrt is empty: name at least one argument to differentiate")
         self.n_params = len(self.param_names)
-        self._calls: dict[tuple, tuple] = {}  # argument key -> (Compiled, 0-d args, converters)
+        self._calls: dict[tuple, tuple] = {}  # argument key -> (Compiled, argument casts, result converter)
         self._by_types: dict[tuple, Compiled] = {}  # kinds and ranks -> Compiled
         self._last: Compiled | None = None
         # The last call's compiled entry when that call needed nothing but the call (every
@@ -173,12 +173,12 @@ class GradFunction:
             if any(isinstance(a, _SEQUENCES) for a in args):  # items travel one by one
                 return self._call_with_sequences(args)
             call = self._calls[key] = self._specialise(args)
-        compiled, scalars, post = call
+        compiled, casts, post = call
         self._last = compiled
         if compiled.ir.written_params:
             self._refuse_shared_memory(compiled, args)
-        if scalars:  # 0-d arrays travel as scalars
-            args = [scalars[k](a) if k in scalars else a for k, a in enumerate(args)]
+        if casts:  # 0-d arrays travel as scalars, other float arrays as float64
+            args = [casts[k](a) if k in casts else a for k, a in enumerate(args)]
         if compiled.frozen:
             _thaw(compiled)
         try:
@@ -186,7 +186,7 @@ class GradFunction:
         except Exception as e:  # noqa: BLE001 - sorted out in _recover
             out = self._recover(e, compiled, args)
         self._fast = None
-        if (not (scalars or post or compiled.ir.written_params or compiled.shared)
+        if (not (casts or post or compiled.ir.written_params or compiled.shared)
                 and all(type(a) is _ndarray for a in args) and not _compile.DISABLE_JIT):
             _freeze(compiled)
             self._fast = compiled.entry  # the next call with these types goes straight in
@@ -199,13 +199,13 @@ class GradFunction:
         call = self._calls.get(key)
         if call is None:
             call = self._calls[key] = self._specialise(args)
-        compiled, scalars, post = call
+        compiled, casts, post = call
         self._last = compiled
         args = _flatten(args)
         if compiled.ir.written_params:
             self._refuse_shared_memory(compiled, args)
-        if scalars:
-            args = [scalars[k](a) if k in scalars else a for k, a in enumerate(args)]
+        if casts:
+            args = [casts[k](a) if k in casts else a for k, a in enumerate(args)]
         self._fast = None
         if compiled.frozen:
             _thaw(compiled)
@@ -242,9 +242,9 @@ class GradFunction:
         """The signature's code without size assumptions: NumPy broadcasting at run time."""
         general = self._by_types[compiled.types] = self._compile(compiled.types,
                                                                  assume_sizes=False)
-        for key, (c, scalars, post) in self._calls.items():
+        for key, (c, casts, post) in self._calls.items():
             if c is compiled:
-                self._calls[key] = (general, scalars, post)
+                self._calls[key] = (general, casts, post)
         return general
 
     def _specialise(self, args):
@@ -257,13 +257,13 @@ class GradFunction:
         flat = _flatten(args)
         # 0-d arrays travel as scalars; other float arrays as float64 (the gradient is computed
         # in float64, and Numba's `@` refuses mixed dtypes), their gradients converted back
-        scalars = {k: _as_scalar for k, a in enumerate(flat)
+        casts = {k: _as_scalar for k, a in enumerate(flat)
                    if type(a) is np.ndarray and a.ndim == 0}
-        scalars.update({k: _as_float64 for k, a in enumerate(flat) if type(a) is np.ndarray
+        casts.update({k: _as_float64 for k, a in enumerate(flat) if type(a) is np.ndarray
                         and a.ndim and a.dtype.kind == "f" and a.dtype != np.float64})
         if not any(isinstance(t, SeqType) for t in types):
-            return compiled, scalars, self._post([_converter(args[k]) for k in self.wrt])
-        return compiled, scalars, self._post_grouped(args, types)
+            return compiled, casts, self._post([_converter(args[k]) for k in self.wrt])
+        return compiled, casts, self._post_grouped(args, types)
 
     def _flat_wrt(self, types) -> list[int]:
         """The positions of the ``wrt`` arguments among the generated code's parameters (a

@@ -657,7 +657,11 @@ class _Saver:
                 if v not in recomputed:
                     recomputed.add(v)
                     update, inputs = counted
-                    recompute.setdefault(home_block, [])[:0] = update
+                    # the update rebuilds the loop's index first: the only rebuild of it
+                    recomputed.add(loop.index)
+                    recompute[home_block] = update + [
+                        e for e in recompute.get(home_block, []) if not (
+                            e.prim == "loop_index" and e.outs[0] is loop.index)]
                     for a in inputs:
                         work.append((self.where(a, home_block), a, False))
                     work.append((self.rev.home[v], v, False))  # its value after the loop
@@ -775,7 +779,7 @@ class _Saver:
             u = step[0]
         if not inner:
             return None
-        ancestors = {b for b in self._ancestors(loop.body)}
+        ancestors = set(self._ancestors(loop.body))
         inputs = []
         for f, _ in inner:  # its range must be known at the start of the reverse iteration
             for a in (f.start, f.stop, f.step):
