@@ -1,8 +1,9 @@
 """Independent central finite differences in float64: the reference gradients for the corpus.
 
-Nothing here uses jitgrad.  Each element of argument ``k`` is perturbed by
+Nothing here uses jitgrad.  `numeric_grad`: each element of argument ``k`` is perturbed by
 ``h = eps * max(1, |x|)`` in both directions; the quotient uses the step actually represented
-in float64 (``x + h`` minus ``x - h``).  Arguments are copied before every call, so a function
+in float64 (``x + h`` minus ``x - h``).  `numeric_grad5`: the 5-point stencil, for references
+with ~1000x smaller rounding error.  Arguments are copied before every call, so a function
 that (wrongly) writes into its inputs cannot corrupt later evaluations.
 """
 
@@ -49,3 +50,31 @@ def numeric_grad(f, args, k, eps=1e-6):
         xp, xm = x + h, x - h
         return (_value(f, _with(args, k, xp)) - _value(f, _with(args, k, xm))) / (xp - xm)
     raise TypeError(f"argument {k} is {type(x).__name__}, expected float or float64 array")
+
+
+def _five_point(value, h):
+    """``(8 (v(h) - v(-h)) - (v(2h) - v(-2h))) / 12h`` of ``value(t)`` (f moved by ``t``)."""
+    return (8 * (value(h) - value(-h)) - (value(2 * h) - value(-2 * h))) / (12 * h)
+
+
+def numeric_grad5(f, args, k, eps=1e-3):
+    """Like `numeric_grad`, with the 5-point central stencil (`_five_point`) at
+    ``h = eps * max(1, |x|)``: its truncation error is h^4 f^(5) / 30 (2 points: h^2 f''' / 6),
+    which allows a larger step and so ~1000x less rounding error at h = 1e-3 than
+    `numeric_grad` at 1e-6."""
+    args = tuple(args)
+    x = args[k]
+    if isinstance(x, float):
+        def moved_float(t):
+            return _value(f, _with(args, k, x + t))
+        return _five_point(moved_float, eps * max(1.0, abs(x)))
+    if not isinstance(x, np.ndarray) or x.dtype != np.float64:
+        raise TypeError(f"argument {k} must be a float or a float64 array")
+    g = np.zeros(x.shape, dtype=np.float64)
+    for idx in np.ndindex(*x.shape):
+        def moved_entry(t, idx=idx):
+            moved = x.copy()
+            moved[idx] += t
+            return _value(f, _with(args, k, moved))
+        g[idx] = _five_point(moved_entry, eps * max(1.0, abs(float(x[idx]))))
+    return g
