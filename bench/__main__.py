@@ -6,8 +6,9 @@ Usage (from the repository root)::
     python -m bench --quick                # small sizes, few rounds, no subprocesses (< 1 min)
     python -m bench --suite rnn --suite gmm --size large --no-peers
 
-For each case (problem x size, see ``bench.suites``) it verifies every tool's gradient
-against jitgrad's, times them (interleaved rounds), measures peak memory and first-call
+For each case (problem x size, see ``bench.suites``) it checks jitgrad's gradient against
+references that are not jitgrad (``bench.oracle``), verifies every tool's gradient against
+jitgrad's, times them (interleaved rounds), measures peak memory and first-call
 (compile) time, and prints a markdown report on stdout (progress goes to stderr). Unless
 ``--no-save``, the same report is written to ``bench/results/`` as ``<timestamp>.json`` /
 ``.md``, ``latest.json`` / ``latest.md``, plus a PNG bar chart of the time ratios when

@@ -14,7 +14,11 @@
    of it, after which ``OverBudget`` interrupts them (skipped); a tool whose verification
    call shows it cannot fit its remaining calls in the budget is verified but not timed.
 2. Verify: one call of every tool at full size (timed: the "in-process first call"). The
-   reference is jitgrad's gradient (the hand-written one if jitgrad failed; said loudly).
+   reference is jitgrad's gradient, once it passes `bench.oracle.check` (central differences
+   of the Numba primal on sampled entries; for the ADBench GMM also its vectorised JAX and
+   autograd versions): a jitgrad gradient that is wrong there is marked ``mismatch``, said
+   loudly, and the hand-written gradient (checked the same way) becomes the reference, as it
+   does when jitgrad failed.
    A gradient is compared per differentiable argument as max |a - ref| / max |ref|; a
    primal value against the Numba primal's as |a - ref| / |ref|. Above ``opts.tol``
    (1e-8) the tool is marked ``mismatch``, reported on stderr and not timed. A tool that
@@ -51,7 +55,7 @@ import traceback
 
 import numpy as np
 
-from bench import suites
+from bench import oracle, suites
 from bench.timing import measure, peak_memory, time_first_call
 
 SLOW_CALL = 0.1  # seconds per call from which a tool is timed alone, with inner=1
@@ -110,6 +114,8 @@ class CaseResult:
     reference: str | None
     tools: list
     notes: list
+    # tool -> its gradient's checks against references that are not jitgrad (`bench.oracle`)
+    independent: dict = dataclasses.field(default_factory=dict)
 
 
 _START = time.perf_counter()
@@ -290,23 +296,45 @@ def _verify(case, results, outputs, result, tol):
     by_name = {r.tool: r for r in results}
     ref_name = None
     for name in ("jitgrad", "hand-written Numba"):
-        if name in outputs:
-            ref_name = name
-            break
+        if name not in outputs:
+            continue
+        checks = oracle.check(case, outputs[name], tol)
+        result.independent[name] = [dataclasses.asdict(c) for c in checks]
+        line = oracle.summary(checks)
+        _say(f"  {name} against independent references: {line}")
+        wrong = [c for c in checks if c.status == "wrong"]
+        if wrong:
+            r = by_name[name]
+            r.status = "mismatch"
+            r.note = _join(r.note, f"wrong against {wrong[0].against}: {wrong[0].detail}; "
+                                   "not timed")
+            _loud(f"MISMATCH on {case.name}: {name} is wrong against {wrong[0].against}: "
+                  f"{wrong[0].detail}")
+            result.notes.append(f"MISMATCH: {name} is wrong against {wrong[0].against}: "
+                                f"{wrong[0].detail[:300]}")
+            continue
+        unsure = [c for c in checks if c.status == "unsettled"]
+        if unsure:
+            _loud(f"{case.name}: {name} could not be checked on every sampled entry: "
+                  f"{unsure[0].detail}")
+            result.notes.append(f"{name}: {unsure[0].detail}")
+        ref_name = name
+        break
     result.reference = ref_name
     if ref_name is None:
-        _loud(f"{case.name}: neither jitgrad nor a hand-written gradient ran; nothing verified")
-        result.notes.append("no reference gradient: nothing verified, no ratios")
+        _loud(f"{case.name}: no gradient passed the independent checks; nothing verified")
+        result.notes.append("no reference gradient (none ran, or none passed the independent "
+                            "checks): nothing verified, no ratios")
     elif ref_name != "jitgrad":
-        msg = (f"jitgrad failed, so gradients are verified against and ratios are relative "
-               f"to the {ref_name} gradient")
+        msg = (f"jitgrad failed or was wrong, so gradients are verified against and ratios "
+               f"are relative to the {ref_name} gradient")
         _loud(f"{case.name}: {msg}")
         result.notes.append(msg)
     primal_ref = outputs.get("Numba primal")
     for name, out in outputs.items():
         r = by_name[name]
         if r.kind == "grad":
-            if ref_name is None:
+            if ref_name is None or r.status == "mismatch":
                 continue
             r.rel_err = rel_error(out, outputs[ref_name])
             against = ref_name
