@@ -20,7 +20,9 @@ several steps that agrees (see `against`). Each check is ``ok``, ``refused`` (a
 `JitgradError` naming what is not supported) or a failure: ``wrong`` (the references of two
 successive steps agree with each other, not with jitgrad), ``unsettled`` (no two steps agree),
 ``crash`` (any other exception). ``check_fuzz`` does the same for jvp and the HVP of
-`fuzz_gen`'s programs.
+`fuzz_gen`'s programs; ``check_jax_hessian`` (``--jax``) compares the Hessians with
+``jax.hessian`` where JAX is installed and traces ``f`` to the same value (118 of the 309
+scalar cases; ~2 min for all, so the suite runs it on the compiled sample only).
 
 Run as a script it writes the results as JSON; ``tests/test_forward.py`` runs it in a
 subprocess as plain Python (``JITGRAD_DISABLE_JIT=1``, read when jitgrad is imported), so
@@ -33,6 +35,7 @@ with Numba.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -333,6 +336,37 @@ def check_case(fn, args, floats, scalar_reverse=True) -> dict:
     return out
 
 
+def check_jax_hessian(fn, args, k) -> tuple[str, str, float | None]:
+    """jitgrad's Hessian with respect to argument ``k`` against ``jax.hessian`` of ``fn``
+    itself (JAX traces the NumPy code, float64), per entry within ``1e-9 |want| + 1e-12 (1 +
+    max |want|)``: ``untraceable`` where JAX cannot run ``fn`` (branches on traced values,
+    ``float()``) or computes another value (in-place updates of JAX arrays make new arrays),
+    else ``ok`` or ``wrong``. An extra check, where JAX is installed."""
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+
+    def f(xk):
+        return fn(*_copied(_with(args, k, xk)))
+
+    x = jax.numpy.asarray(args[k])
+    try:
+        traced_value = float(f(x))
+        want = np.asarray(jax.hessian(f)(x), dtype=float)
+    except Exception as e:  # noqa: BLE001 - whatever JAX cannot trace is not checked
+        return "untraceable", f"{type(e).__name__}: {str(e).splitlines()[0][:200]}", None
+    value = float(fn(*_copied(args)))
+    if not abs(traced_value - value) <= 1e-12 * (1 + abs(value)):
+        # e.g. ``D *= 2.0`` in a callee: a new JAX array, the caller's D unchanged
+        return "untraceable", f"JAX computes another function: {traced_value} vs {value}", None
+    H = np.asarray(jitgrad.hessian(fn, wrt=k)(*args), dtype=float)
+    if H.shape != want.shape or not np.all(np.isfinite(want)):
+        return "untraceable", f"JAX gives shape {want.shape} / non-finite entries", None
+    bound = 1e-9 * np.abs(want) + 1e-12 * _scale(want)
+    worst = float(np.max(np.abs(H - want) / bound)) if H.size else 0.0
+    return ("ok" if worst <= 1.0 else "wrong"), f"{H.tolist()} vs JAX {want.tolist()}", worst
+
+
 def check_fuzz(seed: int) -> dict:
     """One generated program (`fuzz_gen`: aliases, views, in-place writes, helpers that
     write into their arguments, loops, branches): jvp along a random direction against
@@ -387,6 +421,8 @@ def main(argv=None) -> int:
     ap.add_argument("--json", help="write the results here")
     ap.add_argument("--only", help="only cases whose name contains this")
     ap.add_argument("--fuzz", help="generated programs instead: seeds START:STOP")
+    ap.add_argument("--jax", action="store_true",
+                    help="instead: every scalar case's Hessian against jax.hessian")
     opts = ap.parse_args(argv)
     np.seterr(all="ignore")
     results = []
@@ -402,6 +438,13 @@ def main(argv=None) -> int:
                     print(f"    {k}: {detail[:2000]}")
     for group, name, fn, args, wrt in ([] if opts.fuzz else groups()):
         if opts.only and opts.only not in name:
+            continue
+        if opts.jax:
+            if np.ndim(fn(*_copied(args))) == 0:
+                checks = {"hessian_jax": _run(functools.partial(check_jax_hessian, fn, args,
+                                                                wrt[0]))}
+                results.append({"group": group, "name": name, "checks": checks})
+                print(f"{group:16} {name:36} {checks['hessian_jax'][0]}", flush=True)
             continue
         checks = check_case(fn, args, wrt)
         results.append({"group": group, "name": name, "checks": checks})
