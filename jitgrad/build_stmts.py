@@ -9,6 +9,7 @@ after it, refusing a read of a name that is undefined on some path.
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 
 import numpy as np
@@ -31,7 +32,7 @@ from .build_ast import (
     same_structure,
 )
 from .build_exprs import LocalFunction, expand_ellipsis
-from .errors import JitgradError, ShapeError, UnsupportedError
+from .errors import JitgradError, ShapeError, UnsupportedError, instead, refused
 from .ir import (
     Block,
     Carry,
@@ -98,7 +99,43 @@ class Statements:
                 Ellipsis), ctx=ast.Store()), call)
             self.assign(target, self.expr(call.args[0]))
             return
+        if isinstance(call, ast.Call) and self.is_print(call.func):
+            self.check_print_arguments(call)
+            return  # print(...) has no effect on a value: left out, its arguments unevaluated
         self.expr(stmt.value)  # evaluated for its checks; dead code removal drops it
+
+    def is_print(self, func) -> bool:
+        """Whether the call's function ``func`` is the builtin print (not a name that shadows
+        it), resolved without building anything."""
+        if not isinstance(func, ast.Name) or func.id in self.env:
+            return False
+        return self.src.fn.__globals__.get(func.id, getattr(builtins, func.id, None)) is print
+
+    def is_array_method(self, func) -> bool:
+        """Whether ``func`` is a method of an array read from one of the function's arrays
+        (``h[i].sum``, ``W.T.max``), resolved without building anything."""
+        if not isinstance(func, ast.Attribute):
+            return False
+        node = func.value
+        while isinstance(node, (ast.Subscript, ast.Attribute)):
+            node = node.value
+        return isinstance(node, ast.Name) and isinstance(self.env.get(node.id), Sym)
+
+    def check_print_arguments(self, call) -> None:
+        """print(...) is left out of the gradient and its arguments are not evaluated: refuse
+        a call among them that may write into an array (the user's function, an ``out=``, an
+        in-place method), whose effect leaving it out would lose."""
+        for sub in ast.walk(call):
+            if sub is call or not isinstance(sub, ast.Call):
+                continue
+            func = sub.func
+            writes = (any(k.arg == "out" for k in sub.keywords)
+                      or (isinstance(func, ast.Attribute) and func.attr in _WRITING_METHODS))
+            builtin = (isinstance(func, ast.Name) and func.id not in self.env
+                       and func.id not in self.src.fn.__globals__ and hasattr(builtins, func.id))
+            if writes or not (builtin or self.is_library_call(func) or self.is_array_method(func)):
+                raise UnsupportedError(f"`{ast.unparse(sub)}` inside print(...); "
+                                       f"{instead('call inside print')}", self.loc(sub))
 
     def stmt_Assert(self, stmt):
         """A condition known while building (ranks, constants) is checked then; one on run-time
@@ -131,7 +168,7 @@ class Statements:
                 self.assign(stmt.target, value)
         elif isinstance(stmt.target, ast.Subscript):
             array = self.expr(stmt.target.value)
-            index = self.index(stmt.target.slice)
+            index = self.index(stmt.target.slice, store=True)
             current = self.getitem(array, index, stmt.target)
             value = self.apply_op(op, current, self.expr(stmt.value), stmt)
             self.setitem(stmt.target, array, index, value)
@@ -184,7 +221,7 @@ class Statements:
                 self.assign(t, v)
         elif isinstance(target, ast.Subscript):
             array = self.expr(target.value)
-            self.setitem(target, array, self.index(target.slice), value)
+            self.setitem(target, array, self.index(target.slice, store=True), value)
         else:
             raise UnsupportedError(f"assignment to {type(target).__name__}", self.loc(target))
 
@@ -216,8 +253,8 @@ class Statements:
     def write(self, name, node, array, index, value) -> None:
         """``name[index] = value``, in place: a new version of the same storage."""
         if index[0] == ("a",):
-            raise UnsupportedError("writing through an integer-array index (fancy indexing) "
-                                   "is not supported; write in a loop", self.loc(node))
+            raise refused("writing through an integer-array index", "integer-array write",
+                          self.loc(node))
         if not isinstance(array, Sym) or array.ndim == 0:
             raise UnsupportedError("item assignment to something that is not an array",
                                    self.loc(node))
@@ -387,3 +424,7 @@ class Statements:
         finally:
             self.gb.block = saved
 
+
+# Array methods and NumPy functions that write into an array: never skipped inside print(...).
+_WRITING_METHODS = frozenset({"fill", "sort", "put", "partition", "resize", "itemset",
+                              "setfield", "copyto", "place", "putmask", "fill_diagonal", "at"})
