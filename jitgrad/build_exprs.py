@@ -241,9 +241,8 @@ class Expressions:
     # -- indexing ------------------------------------------------------------------------
 
     def index(self, node, store: bool = False):
-        """The index ``node`` as ``(spec, atoms)``; ``store``: it is written through (the
-        refusal of a mask says how to write instead)."""
-        """An index expression → (spec, atoms) for getitem/setitem; None items → newaxis."""
+        """An index expression → (spec, atoms) for getitem/setitem; None items → newaxis.
+        ``store``: the index is written through (a refused mask then says how to write)."""
         items = node.elts if isinstance(node, ast.Tuple) else [node]
         spec, atoms = [], []
         for item in items:

@@ -3,7 +3,9 @@
 Part of `build.Builder` (a mixin). Guarantees: every write into an array makes a new version
 that every name for its buffer then means (the memory model, README and `reverse.py`); each
 ``if`` branch is built from the versions known before it, and the names it changes are merged
-after it, refusing a read of a name that is undefined on some path.
+after it, refusing a read of a name that is undefined on some path. ``print(...)`` as a
+statement records nothing (its arguments are not evaluated; a call among them that may write
+into an array is refused).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+import types as pytypes
 
 import numpy as np
 
@@ -111,16 +114,6 @@ class Statements:
             return False
         return self.src.fn.__globals__.get(func.id, getattr(builtins, func.id, None)) is print
 
-    def is_array_method(self, func) -> bool:
-        """Whether ``func`` is a method of an array read from one of the function's arrays
-        (``h[i].sum``, ``W.T.max``), resolved without building anything."""
-        if not isinstance(func, ast.Attribute):
-            return False
-        node = func.value
-        while isinstance(node, (ast.Subscript, ast.Attribute)):
-            node = node.value
-        return isinstance(node, ast.Name) and isinstance(self.env.get(node.id), Sym)
-
     def check_print_arguments(self, call) -> None:
         """print(...) is left out of the gradient and its arguments are not evaluated: refuse
         a call among them that may write into an array (the user's function, an ``out=``, an
@@ -131,11 +124,37 @@ class Statements:
             func = sub.func
             writes = (any(k.arg == "out" for k in sub.keywords)
                       or (isinstance(func, ast.Attribute) and func.attr in _WRITING_METHODS))
-            builtin = (isinstance(func, ast.Name) and func.id not in self.env
-                       and func.id not in self.src.fn.__globals__ and hasattr(builtins, func.id))
-            if writes or not (builtin or self.is_library_call(func) or self.is_array_method(func)):
+            if writes or not self.names_a_pure_function(func):
                 raise UnsupportedError(f"`{ast.unparse(sub)}` inside print(...); "
                                        f"{instead('call inside print')}", self.loc(sub))
+
+    def names_a_pure_function(self, func) -> bool:
+        """Whether the call's function ``func`` is an array's method (``h[i].sum``), or a
+        NumPy, math or builtin function that writes into nothing (``np.linalg.norm``,
+        ``float``), resolved without building anything."""
+        attrs, node, through_index = [], func, False
+        while isinstance(node, (ast.Attribute, ast.Subscript)):
+            if isinstance(node, ast.Attribute):
+                attrs.append(node.attr)
+            else:
+                through_index = True
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return False
+        if node.id in self.env:
+            return bool(attrs) and isinstance(self.env[node.id], Sym)  # an array's method
+        if through_index:
+            return False
+        obj = self.src.fn.__globals__.get(node.id, getattr(builtins, node.id, None))
+        for attr in reversed(attrs):
+            if not isinstance(obj, pytypes.ModuleType):
+                return False
+            obj = getattr(obj, attr, None)
+        if obj in _PURE_BUILTINS or isinstance(obj, np.ufunc):
+            return True
+        module = str(getattr(obj, "__module__", None) or "")
+        return (callable(obj) and module.split(".")[0] in ("numpy", "math")
+                and not module.startswith("numpy.random"))  # a draw moves the generator
 
     def stmt_Assert(self, stmt):
         """A condition known while building (ranks, constants) is checked then; one on run-time
@@ -428,3 +447,6 @@ class Statements:
 # Array methods and NumPy functions that write into an array: never skipped inside print(...).
 _WRITING_METHODS = frozenset({"fill", "sort", "put", "partition", "resize", "itemset",
                               "setfield", "copyto", "place", "putmask", "fill_diagonal", "at"})
+# Builtins that may stand inside print(...)'s arguments (they write into nothing).
+_PURE_BUILTINS = frozenset({abs, len, min, max, sum, round, float, int, str, repr, bool, format,
+                            type, range, tuple, list, sorted, any, all, zip, enumerate})

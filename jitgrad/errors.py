@@ -103,7 +103,7 @@ class SizesDiffer(Exception):
 # ----------------------------------------------------------------------------- what to write instead
 
 # The form that works, for each construct refused with a hint. Keys name the construct; the
-# text completes "... is not supported; " and says what to write.
+# text follows "<the construct> is not supported; " and says what to write.
 INSTEAD = {
     "list.append": "jitgrad's lists have a fixed length: preallocate an array, "
                    "`out = np.zeros(n)`, and write `out[i] = v`",

@@ -159,7 +159,6 @@ def fence(src: FunctionSource) -> None:
     # Decorators (numba.njit, jitgrad.grad) are fine: jitgrad reads the undecorated body.
     # a string is read only as a call's argument (np.linalg.norm(x, ord="fro"), astype("f8"))
     call_args = {id(a) for sub in ast.walk(node) if isinstance(sub, ast.Call)
-                 and not (isinstance(sub.func, ast.Name) and sub.func.id == "print")
                  for a in [*sub.args, *(k.value for k in sub.keywords)]}
     call_args |= {id(sub.msg) for sub in ast.walk(node) if isinstance(sub, ast.Assert)}
     # print(...)'s arguments are never evaluated (the gradient leaves print out): strings and

@@ -30,7 +30,7 @@ def printed_loss(W, x):
     total = 0.0
     for i in range(h.shape[0]):
         if h[i, 0] > 0.0:
-            print("row", i, "positive:", h[i].sum())
+            print("row", i, "positive:", h[i].sum(), np.linalg.norm(h[i]), float(h[i, 0]))
         total += np.sum(h[i] * h[i])
     return total + printing_helper(W)
 

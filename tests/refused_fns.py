@@ -232,6 +232,17 @@ def printing_a_writing_call(x):
     return y * y
 
 
+def printing_a_sort(x):
+    y = x * 1.0
+    print(y.sort())  # refused: print-sort
+    return np.sum(y * x)
+
+
+def printing_a_draw(x):
+    print(np.random.normal())  # refused: print-draw
+    return np.sum(x)
+
+
 def fill_first(y):
     y[0] = 5.0
     return y[0]

@@ -202,6 +202,9 @@ BUILT = [
     Built("printing_a_writing_call", (V3,), r"`fill_first\(y\)` inside print\(\.\.\.\); the "
           r"gradient leaves print\(\.\.\.\) out without evaluating its arguments",
           "print-call", "fill_first"),
+    Built("printing_a_sort", (V3,), r"`y\.sort\(\)` inside print", "print-sort", "y.sort()"),
+    Built("printing_a_draw", (V3,), r"`np\.random\.normal\(\)` inside print", "print-draw",
+          "np.random"),
     Built("uses_round", (1.0,), r"calling round is not supported", "round", "round"),
     Built("uses_sorted_builtin", (V3,), r"calling sorted is not supported", "sorted-builtin",
           "sorted"),
