@@ -220,8 +220,9 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     ns = _parser().parse_args(argv)  # a malformed command line: argparse's message, status 2
+    before = os.environ.get(TRACEBACK_ENV)
     if ns.debug:
-        os.environ[TRACEBACK_ENV] = "full"
+        os.environ[TRACEBACK_ENV] = "full"  # every frame in the traceback printed below
     try:
         return _run(ns)
     except UsageError as e:
@@ -231,6 +232,11 @@ def main(argv=None) -> int:
     except Exception as e:  # noqa: BLE001 - the function raised, or jitgrad has a bug
         return _fail(ns, e, f"{type(e).__name__}: {e}"
                      + ("" if ns.debug else "\n(--debug shows the traceback)"), 1)
+    finally:
+        if before is None:
+            os.environ.pop(TRACEBACK_ENV, None)
+        else:
+            os.environ[TRACEBACK_ENV] = before
 
 
 def _fail(ns, e: BaseException, message: str, status: int) -> int:

@@ -209,3 +209,14 @@ def test_the_function_raising_in_check_is_one_message(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("error: ZeroDivisionError: float division by zero"), err
     assert "Traceback" not in err and "--debug shows the traceback" in err
+
+
+def test_debug_before_or_after_the_command_leaves_the_environment(capsys, monkeypatch):
+    monkeypatch.delenv("JITGRAD_TRACEBACK", raising=False)
+    for argv in (["--debug", "ir", MODEL_FILE + ":masked", "--sig", "f64[:]"],
+                 ["ir", MODEL_FILE + ":masked", "--sig", "f64[:]", "--debug"]):
+        assert cli.main(argv) == 1
+        err = capsys.readouterr().err
+        assert err.startswith("Traceback (most recent call last):"), err
+        assert "build_exprs.py" in err  # jitgrad's frames too
+        assert "JITGRAD_TRACEBACK" not in os.environ
