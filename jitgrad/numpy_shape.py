@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from .errors import ShapeError, UnsupportedError
+from .errors import ShapeError, UnsupportedError, instead
 from .numpy_api import (
     _apply_alloc,
     _matmul,
@@ -525,8 +525,8 @@ def _zero_like(x):
 # Refused before their arguments are read, with the reason (Numba compiles none of them, or
 # jitgrad has no exact rewrite yet).
 REFUSED = {
-    np.einsum: "np.einsum is not supported (Numba does not compile it): write the contraction "
-               "with np.tensordot, @ or a loop",
+    np.einsum: f"np.einsum is not supported; {instead('einsum')}",
+    np.take_along_axis: f"np.take_along_axis is not supported; {instead('take_along_axis')}",
     np.linalg.eigh: "np.linalg.eigh is not supported (its adjoint is not implemented)",
     np.linalg.eig: "np.linalg.eig is not supported (its adjoint is not implemented)",
     np.linalg.svd: "np.linalg.svd is not supported (its adjoint is not implemented)",

@@ -18,7 +18,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .errors import Loc, SignatureError, UnsupportedError
+from .errors import Loc, SignatureError, UnsupportedError, refused
 
 # ----------------------------------------------------------------------------- reading source
 
@@ -177,11 +177,15 @@ _REFUSED_NAMES = {
     ast.AsyncFunctionDef: "an async function", ast.Lambda: "a lambda", ast.Yield: "yield",
     ast.YieldFrom: "yield from", ast.Await: "await", ast.Global: "global",
     ast.Nonlocal: "nonlocal", ast.Import: "import", ast.ImportFrom: "import",
-    ast.Delete: "del", ast.ListComp: "a list comprehension",
-    ast.GeneratorExp: "a generator expression", ast.DictComp: "a dict comprehension",
-    ast.SetComp: "a set comprehension", ast.Dict: "a dict", ast.Set: "a set",
+    ast.Delete: "del", ast.SetComp: "a set comprehension", ast.Set: "a set",
     ast.Starred: "starred arguments", ast.NamedExpr: "the walrus operator",
     ast.JoinedStr: "an f-string", ast.Match: "match",
+}
+# refused with the form that works (a key of `errors.INSTEAD`)
+_REFUSED_WITH_HINT = {
+    ast.ListComp: ("a list comprehension", "list comprehension"),
+    ast.GeneratorExp: ("a generator expression", "generator expression"),
+    ast.Dict: ("a dict", "dict"), ast.DictComp: ("a dict comprehension", "dict"),
 }
 if hasattr(ast, "TryStar"):
     _REFUSED_NAMES[ast.TryStar] = "try/except*"
@@ -197,14 +201,28 @@ def fence(src: FunctionSource) -> None:
     # Decorators (numba.njit, jitgrad.grad) are fine: jitgrad reads the undecorated body.
     # a string is read only as a call's argument (np.linalg.norm(x, ord="fro"), astype("f8"))
     call_args = {id(a) for sub in ast.walk(node) if isinstance(sub, ast.Call)
-                 and not (isinstance(sub.func, ast.Name) and sub.func.id == "print")
                  for a in [*sub.args, *(k.value for k in sub.keywords)]}
     call_args |= {id(sub.msg) for sub in ast.walk(node) if isinstance(sub, ast.Assert)}
+    # print(...)'s arguments are never evaluated (the gradient leaves print out): strings and
+    # f-strings may stand there
+    printed = {id(a) for sub in ast.walk(node) if isinstance(sub, ast.Call)
+               and isinstance(sub.func, ast.Name) and sub.func.id == "print"
+               for arg in [*sub.args, *(k.value for k in sub.keywords)] for a in ast.walk(arg)}
+    string_indices = {id(sub.slice) for sub in ast.walk(node) if isinstance(sub, ast.Subscript)}
     for stmt in node.body:
         for sub in ast.walk(stmt):
+            if id(sub) in printed and (isinstance(sub, (ast.JoinedStr, ast.FormattedValue)) or (
+                    isinstance(sub, ast.Constant) and isinstance(sub.value, str))):
+                continue
             what = _REFUSED_NAMES.get(type(sub))
             if what:
                 raise UnsupportedError(f"{what} is not supported", src.loc(sub))
+            if type(sub) in _REFUSED_WITH_HINT:
+                raise refused(*_REFUSED_WITH_HINT[type(sub)], src.loc(sub))
+            if (id(sub) in string_indices and isinstance(sub, ast.Constant)
+                    and isinstance(sub.value, str)):
+                raise refused(f"indexing with a string ([{sub.value!r}], a dict's key)",
+                              "dict", src.loc(sub))
             if isinstance(sub, ast.FunctionDef):  # a nested function: built where called
                 if sub.decorator_list:
                     raise UnsupportedError("a decorator on a nested function is not supported",

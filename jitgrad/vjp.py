@@ -23,7 +23,7 @@ from . import compile as _compile
 from .api import _converter, _sizes_hold
 from .build import build
 from .emit import emit_module, entry_name
-from .errors import SignatureError
+from .errors import SignatureError, api_boundary
 from .ir import Const, Eqn, Var, dims_of, format_function, walk
 from .optimise import common_subexpressions, optimise
 from .parse import FunctionSource
@@ -161,6 +161,7 @@ def _plain(a):
     return a[()] if isinstance(a, np.ndarray) and a.ndim == 0 else a
 
 
+@api_boundary
 def vjp(fn, *primals):
     """``(value, vjp_fn)``: ``fn(*primals)`` and its vector-Jacobian product, as in JAX.
 
@@ -178,6 +179,7 @@ def vjp(fn, *primals):
     converters = [_converter(primals[j]) for j in wrt]
     shape = np.shape(value)
 
+    @api_boundary
     def vjp_fn(ct):
         ct = np.asarray(ct, dtype=np.float64)
         if ct.shape != shape:
@@ -191,6 +193,7 @@ def vjp(fn, *primals):
     return value, vjp_fn
 
 
+@api_boundary
 def jacobian(fn, wrt=0, mode=None):
     """``jacobian(f, wrt=k)(*args)``: the array of shape ``value.shape + args[k].shape`` (a
     tuple ``wrt`` gives a tuple of Jacobians).
@@ -206,6 +209,7 @@ def jacobian(fn, wrt=0, mode=None):
     if mode not in (None, "forward", "reverse"):
         raise SignatureError(f"mode must be 'forward', 'reverse' or None, got {mode!r}")
 
+    @api_boundary
     def jac(*args):
         for j in positions:
             if not _is_float(args[j]):
