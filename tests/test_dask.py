@@ -504,3 +504,103 @@ def test_reading_refuses_none_of_these(fn, notes):
     vg = jgd.DaskGradFunction(fn, 0, shard=shard)
     types = vg._grad.types_of(args)
     assert [n for n, _ in vg._read_code(types, vg._grad.generate(types))] == notes
+
+
+# ------------------------------------------------------------- generated losses: mean against sum
+
+# A loss is a total over rows (BASES) with modifiers (MODIFIERS) applied in turn; it is a sum
+# over rows exactly when its base and every modifier keep one.
+TERMS = ["r * r", "np.log1p(r * r)", "np.exp(0.1 * r)"]
+ROW_TERMS = {"r * r": "ri * ri", "np.log1p(r * r)": "math.log1p(ri * ri)",
+             "np.exp(0.1 * r)": "math.exp(0.1 * ri)"}
+RESIDUALS = ["x @ w - y", "np.tanh(x @ w) - y"]
+ROW_RESIDUALS = {"x @ w - y": "x[i, 0] * w[0] + x[i, 1] * w[1] + x[i, 2] * w[2] - y[i]",
+                 "np.tanh(x @ w) - y":
+                 "math.tanh(x[i, 0] * w[0] + x[i, 1] * w[1] + x[i, 2] * w[2]) - y[i]"}
+BASES = {  # name: (is a sum over rows, total = ...)
+    "sum": (True, "np.sum({t})"),
+    "loop sum": (True, None),
+    "mean": (False, "np.mean({t})"),
+    "sum / len(x)": (False, "np.sum({t}) / len(x)"),
+    "loop sum / x.shape[0]": (False, None),
+    "max": (False, "np.max({t})"),
+}
+MODIFIERS = {
+    "scaled": (True, "2.5 * total"),
+    "plus a count of rows": (True, "total + 0.5 * x.shape[0]"),
+    "plus a ridge": (False, "total + 0.1 * np.sum(w * w)"),
+    "plus a ridge in a loop": (False, None),
+    "squared": (False, "total ** 2"),
+    "log": (False, "math.log(1.0 + total)"),
+}
+
+
+def generated_loss(rng, index, base):
+    """(source of ``loss_<index>(w, x, y)``, whether it is a sum over rows, its description):
+    ``base`` with a random residual, term and 0 to 2 modifiers."""
+    residual, term = RESIDUALS[rng.integers(2)], TERMS[rng.integers(3)]
+    weights = np.array([3.0 if MODIFIERS[m][0] else 1.0 for m in MODIFIERS])  # sums kept
+    modifiers = [list(MODIFIERS)[k] for k in rng.choice(len(MODIFIERS), rng.integers(3),
+                                                         replace=False, p=weights / weights.sum())]
+    lines = [f"def loss_{index}(w, x, y):"]
+    if base.startswith("loop"):
+        lines += ["    total = 0.0", "    for i in range(x.shape[0]):",
+                  f"        ri = {ROW_RESIDUALS[residual]}",
+                  f"        total += {ROW_TERMS[term]}"]
+        if base != "loop sum":
+            lines.append("    total = total / x.shape[0]")
+    else:
+        lines += [f"    r = {residual}", f"    total = {BASES[base][1].format(t=term)}"]
+    for m in modifiers:
+        if m == "plus a ridge in a loop":
+            lines += ["    for j in range(w.shape[0]):", "        total += 0.1 * w[j] * w[j]"]
+        else:
+            lines.append(f"    total = {MODIFIERS[m][1]}")
+    lines.append("    return total")
+    is_sum = BASES[base][0] and all(MODIFIERS[m][0] for m in modifiers)
+    what = f"{base} of {term} with r = {residual}" + "".join(f", {m}" for m in modifiers)
+    return "\n".join(lines) + "\n", is_sum, what
+
+
+def test_generated_mean_and_sum_losses(client, tmp_path):
+    """Losses drawn from sums, means, maxima, regularisers, squares and logs of totals, written
+    vectorised and as loops (3 of each base). Each goes through jitgrad.dask with the default
+    check, on 4 blocks: a sum over rows must come back with central differences' gradient on all rows
+    (each entry within 1e-6); anything else must be refused. Counts: run, refused, wrong."""
+    import importlib.util
+
+    rng = np.random.default_rng(21)
+    w, x, y = regression(n=400)
+    X, Y = da.from_array(x, chunks=100), da.from_array(y, chunks=100)
+    programs = [generated_loss(rng, k, base) for k, base in enumerate(
+        b for b in BASES for _ in range(3))]
+    sums = sum(is_sum for _, is_sum, _ in programs)
+    assert 2 <= sums <= 6, [what for _, _, what in programs]  # both kinds are drawn
+    text = "import math\n\nimport numpy as np\n\n\n" + "\n\n".join(p for p, _, _ in programs)
+    (tmp_path / "generated_losses.py").write_text(text)
+    spec = importlib.util.spec_from_file_location("generated_losses", tmp_path /
+                                                  "generated_losses.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    refused, wrong = [], []
+    for k, (_, is_sum, what) in enumerate(programs):
+        fn = getattr(module, f"loss_{k}")
+        try:
+            value, g = jgd.value_and_grad(fn, shard=("x", "y"))(w, X, Y)
+        except jgd.AdditivityError as e:
+            refused.append((what, "reading" if e.loc is not None else "numeric check"))
+            if is_sum:
+                wrong.append(f"{what}: refused, though a sum over rows")
+            continue
+        want = numeric_grad(fn, (w, x, y), 0)
+        off = np.abs(g - want) > 1e-6 * np.abs(want) + 1e-9 * max(1.0, abs(value))
+        if not is_sum or off.any() or value != pytest.approx(fn(w, x, y), rel=1e-12):
+            wrong.append(f"{what}: {value}, {g} against {fn(w, x, y)}, {want}")
+    by_reading = sum(how == "reading" for _, how in refused)
+    print(f"\n{len(programs)} generated losses ({sums} sums over rows): {len(refused)} "
+          f"refused ({by_reading} by the reading, {len(refused) - by_reading} by the numeric "
+          f"check), {len(wrong)} wrong")
+    for what, how in refused:
+        print(f"  refused by the {how}: {what}")
+    assert not wrong, "\n".join(wrong)
+    assert len(refused) == len(programs) - sums
