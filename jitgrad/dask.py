@@ -57,7 +57,8 @@ by default (``check="first"``) it is refused with `AdditivityError`, in two ways
 
 What neither sees: a function whose failure to be a sum vanishes on the sample rows and at both
 points (a penalty that is exactly 0 near the given arguments, a branch on the number of rows
-that the samples do not take), and a non-sum whose effect is below the tolerance there. Later
+that the samples do not take), a non-sum whose effect is below the tolerance there, and the
+perturbed part when the function raises at the moved arguments (it then says nothing). Later
 calls of a checked signature are not checked (``check=True`` checks each). ``check=False``
 turns both off: the caller promises.
 
@@ -493,7 +494,7 @@ class DaskGradFunction:
         self.with_value = with_value
         if check not in ("first", True, False):
             raise ValueError(f"check must be 'first' (the default), True or False, not {check!r}")
-        self.check = check
+        self.check = check if isinstance(check, str) else bool(check)
         self._read: dict = {}  # key -> the notes of the reading of its code (it found no fault)
         self._checked: set = set()  # keys whose numeric check passed
         self.client = client
@@ -702,9 +703,9 @@ class DaskGradFunction:
                 perturbed = dask.delayed(perturbed, traverse=False,
                                          name=f"jitgrad-perturbed-{call}")
             head = dask.delayed(_head, pure=True)
-            rows = [[head(b, m) for b in blocks[i]] for i, m in enumerate(sample)]
+            heads = [[head(b, m) for b in blocks[i]] for i, m in enumerate(sample)]
             wanted.append(dask.delayed(_check, pure=True)(
-                key, params, perturbed, len(shards), *rows[0], *rows[1],
+                key, params, perturbed, len(shards), *heads[0], *heads[1],
                 dask_key_name=f"jitgrad-check-{key}-{call}"))
         futures = client.compute(wanted)
         # Keep this call's futures until the next call has sent its graph: releasing them now
