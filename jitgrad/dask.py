@@ -76,7 +76,7 @@ import numpy as np
 from . import api as _api
 from . import compile as _compile
 from . import ir
-from .errors import JitgradError, SignatureError
+from .errors import JitgradError, SignatureError, api_boundary
 from .primitives import PRIMITIVES as _PRIMITIVES
 from .types import SeqType
 
@@ -487,6 +487,7 @@ class DaskGradFunction:
     signature), True (read, and check every call) or False (neither); the module docstring
     says what the reading and the check find."""
 
+    @api_boundary
     def __init__(self, fn, wrt=0, *, shard, with_value: bool = True, check="first",
                  client=None, split_every: int = 8):
         src = fn.fn if isinstance(fn, _api.GradFunction) else fn
@@ -639,6 +640,7 @@ class DaskGradFunction:
                                   f"tolerance is {CHECK_TOLERANCE:g}).{notes} {ADVICE}")
         self._checked.add(key)
 
+    @api_boundary
     def __call__(self, *args, **kwargs):
         import dask
 
@@ -722,6 +724,7 @@ class DaskGradFunction:
         return out if self.with_value else out[1]
 
 
+@api_boundary
 def value_and_grad(fn=None, wrt=0, *, shard, check="first", client=None,
                    split_every: int = 8) -> DaskGradFunction:
     """``(value, gradients)`` of ``fn``, computed on a Dask cluster block by block.
@@ -742,6 +745,7 @@ def value_and_grad(fn=None, wrt=0, *, shard, check="first", client=None,
     return make if fn is None else make(fn)
 
 
+@api_boundary
 def grad(fn=None, wrt=0, *, shard, check="first", client=None,
          split_every: int = 8) -> DaskGradFunction:
     """`value_and_grad` without the value."""
