@@ -8,6 +8,11 @@ loop GMM's points (default n = 4e5, d = 10, K = 25) in worker memory in 8 blocks
   checking that value and gradients agree within 1e-12 (relative norm);
 * **per-block cost**: the compiled gradient on one block in this process, and the median
   duration of the block tasks on the workers (Dask's task stream);
+* **the additivity check** (`jitgrad.dask`'s default reads the code and checks the first call
+  of each compiled signature numerically): the first call of a new gradient object (kernel
+  already on the workers) with the default against ``check=False``, the reading alone, the
+  check task's duration on a worker, and a warm call with ``check=True`` (a check every call)
+  against ``check=False``;
 * **scheduler overhead**: the same call on tiny blocks (10 rows) with B = 8 ... 512 blocks,
   fitted as ``T(B) = latency + B * per_block``: blocks in worker memory (run in one group task
   per worker) and blocks of a lazy array (one task per block, so ``per_block`` is the
@@ -125,16 +130,48 @@ def main(argv=None):
         bare()
 
         log("timing ...")
+        vg_every = jgd.value_and_grad(gmm_nll, wrt=(0, 1, 2), shard="x", client=client,
+                                      check=True)
+        vg_never = jgd.value_and_grad(gmm_nll, wrt=(0, 1, 2), shard="x", client=client,
+                                      check=False)
         timings = measure({
             "one process": lambda: vg_one(alphas, means, log_prec, x),
             "jitgrad.dask": lambda: vg_dask(alphas, means, log_prec, X),
             "bare processes": bare,
+            "check=True": lambda: vg_every(alphas, means, log_prec, X),
+            "check=False": lambda: vg_never(alphas, means, log_prec, X),
         }, rounds=args.rounds, inner=1)
         for p in pools:
             p.close()
         t_one = timings["one process"].median
         t_dask = timings["jitgrad.dask"].median
         t_bare = timings["bare processes"].median
+        t_every, t_never = timings["check=True"].median, timings["check=False"].median
+
+        # the check's cost on a first call: new gradient objects (the kernel is on the
+        # workers; each builds the source on the client), the default against check=False
+        def first(check):
+            vg = jgd.value_and_grad(gmm_nll, wrt=(0, 1, 2), shard="x", client=client,
+                                    check=check)
+            t0 = time.perf_counter()
+            vg(alphas, means, log_prec, X)
+            return time.perf_counter() - t0
+        firsts = {"first": [], False: []}
+        for _ in range(max(3, args.rounds // 3)):
+            for check, times in firsts.items():
+                times.append(first(check))
+        t_first_checked = float(np.median(firsts["first"]))
+        t_first_unchecked = float(np.median(firsts[False]))
+        vg_read = jgd.DaskGradFunction(gmm_nll, (0, 1, 2), shard="x", client=client)
+        types = vg_read._grad.types_of((alphas, means, log_prec, x[:rows]))
+        generated = vg_read._grad.generate(types)
+        t_read = measure({"r": lambda: vg_read._read_code(types, generated)}, rounds=5,
+                         inner=1)["r"].median
+        with get_task_stream(client) as ts:
+            vg_every(alphas, means, log_prec, X)
+        t_check_task = sum(s["stop"] - s["start"] for t in ts.data
+                           if "jitgrad-check" in str(t["key"]) for s in t["startstops"]
+                           if s["action"] == "compute")
         log(f"one process {fmt(t_one)}, dask {fmt(t_dask)}: {t_dask / t_one:.2f}x")
 
         # per-block cost: here, and on the workers (task stream of a few calls)
@@ -212,6 +249,15 @@ def main(argv=None):
         f"| load average at the end (1 min) | {os.getloadavg()[0]:.1f} |",
         (f"| first call: one process / dask (compile or disk cache) | {fmt(first_one)} / "
         f"{fmt(first_dask)} |"),
+        (f"| additivity check, first call of a new gradient object (source built on the "
+         f"client, kernel already on the workers): default / check=False | "
+         f"{fmt(t_first_checked)} / {fmt(t_first_unchecked)} "
+         f"(+{fmt(t_first_checked - t_first_unchecked)}) |"),
+        (f"| the reading of the code (once per build, on the client) / the check task on a "
+         f"worker ({min(rows, jgd.CHECK_ROWS)} rows of 2 blocks) | {fmt(t_read)} / "
+         f"{fmt(t_check_task)} |"),
+        (f"| warm call: default (no check after the first) / check=True (every call) / "
+         f"check=False | {fmt(t_dask)} / {fmt(t_every)} / {fmt(t_never)} |"),
         (f"| one block ({rows} rows), in this process | {fmt(t_block)} "
         f"({t_block / rows * 1e9:.0f} ns/row) |"),
         (f"| one block on a worker (median group task duration / its blocks; "

@@ -30,6 +30,8 @@ from .errors import (
     ShapeError,
     SignatureError,
     SizesDiffer,
+    api_boundary,
+    hide_internal_frames,
 )
 from .optimise import common_subexpressions, optimise
 from .parallel import keep_marks, parallelise
@@ -100,6 +102,9 @@ _SEQUENCES = (tuple, list)
 class GradFunction:
     """A function's gradient (or value and gradient), compiled per call signature."""
 
+    jitgrad_transform = "grad"  # what `parse` refuses to read as a plain function
+
+    @api_boundary
     def __init__(self, fn, wrt=0, *, with_value: bool = False, parallel: bool = False,
                  memory_cap: int | None = None):
         if not callable(fn):
@@ -118,9 +123,7 @@ class GradFunction:
         self.param_names = [a.arg for a in self.src.node.args.args]
         self.signature = inspect.signature(self.src.fn)
         self.wrt_tuple = isinstance(wrt, (tuple, list))
-        self.wrt = [self._position(w) for w in (wrt if self.wrt_tuple else (wrt,))]
-        if not self.wrt:
-            raise SignatureError("wrt is empty: name at least one argument to differentiate")
+        self.wrt = self.src.wrt_positions(wrt)
         self.n_params = len(self.param_names)
         self._calls: dict[tuple, tuple] = {}  # argument key -> (Compiled, argument casts, result converter)
         self._by_types: dict[tuple, Compiled] = {}  # kinds and ranks -> Compiled
@@ -133,18 +136,7 @@ class GradFunction:
         functools.update_wrapper(self, self.src.fn, updated=())
 
     def _position(self, w) -> int:
-        if isinstance(w, bool) or not isinstance(w, (int, np.integer, str)):
-            raise SignatureError(f"wrt must name arguments by position or name, got {w!r}")
-        if isinstance(w, str):
-            if w not in self.param_names:
-                raise SignatureError(f"{self.src.qualname} has no argument named {w!r} "
-                                     f"(its arguments: {', '.join(self.param_names)})")
-            return self.param_names.index(w)
-        n = len(self.param_names)
-        if not -n <= int(w) < n:
-            raise SignatureError(f"wrt={w} is out of range: {self.src.qualname} takes {n} "
-                                 "arguments")
-        return int(w) % n
+        return self.src.wrt_positions(w)[0]
 
     # -- calling -------------------------------------------------------------------------
 
@@ -157,40 +149,43 @@ class GradFunction:
         return tuple(bound.arguments[n] for n in self.param_names)
 
     def __call__(self, *args, **kwargs):
-        fast = self._fast
-        if fast is not None and not kwargs:
-            try:
-                return fast(*args)
-            except TypeError:
-                pass  # Numba has no compiled signature for these: the full path decides
-            except Exception as e:  # noqa: BLE001 - sorted out in _recover
-                return self._recover(e, self._last, args)
-        if kwargs or len(args) != self.n_params:
-            args = self._bind(args, kwargs)
-        key = tuple([(a.dtype, a.ndim) if type(a) is _ndarray else type(a) for a in args])
-        call = self._calls.get(key)
-        if call is None:
-            if any(isinstance(a, _SEQUENCES) for a in args):  # items travel one by one
-                return self._call_with_sequences(args)
-            call = self._calls[key] = self._specialise(args)
-        compiled, casts, post = call
-        self._last = compiled
-        if compiled.ir.written_params:
-            self._refuse_shared_memory(compiled, args)
-        if casts:  # 0-d arrays travel as scalars, other float arrays as float64
-            args = [casts[k](a) if k in casts else a for k, a in enumerate(args)]
-        if compiled.frozen:
-            _thaw(compiled)
         try:
-            out = compiled.entry(*args)  # exactly what the caller gets, up to dtypes
-        except Exception as e:  # noqa: BLE001 - sorted out in _recover
-            out = self._recover(e, compiled, args)
-        self._fast = None
-        if (not (casts or post or compiled.ir.written_params or compiled.shared)
-                and all(type(a) is _ndarray for a in args) and not _compile.DISABLE_JIT):
-            _freeze(compiled)
-            self._fast = compiled.entry  # the next call with these types goes straight in
-        return post(out) if post else out
+            fast = self._fast
+            if fast is not None and not kwargs:
+                try:
+                    return fast(*args)
+                except TypeError:
+                    pass  # Numba has no compiled signature for these: the full path decides
+                except Exception as e:  # noqa: BLE001 - sorted out in _recover
+                    return self._recover(e, self._last, args)
+            if kwargs or len(args) != self.n_params:
+                args = self._bind(args, kwargs)
+            key = tuple([(a.dtype, a.ndim) if type(a) is _ndarray else type(a) for a in args])
+            call = self._calls.get(key)
+            if call is None:
+                if any(isinstance(a, _SEQUENCES) for a in args):  # items travel one by one
+                    return self._call_with_sequences(args)
+                call = self._calls[key] = self._specialise(args)
+            compiled, casts, post = call
+            self._last = compiled
+            if compiled.ir.written_params:
+                self._refuse_shared_memory(compiled, args)
+            if casts:  # 0-d arrays travel as scalars, other float arrays as float64
+                args = [casts[k](a) if k in casts else a for k, a in enumerate(args)]
+            if compiled.frozen:
+                _thaw(compiled)
+            try:
+                out = compiled.entry(*args)  # exactly what the caller gets, up to dtypes
+            except Exception as e:  # noqa: BLE001 - sorted out in _recover
+                out = self._recover(e, compiled, args)
+            self._fast = None
+            if (not (casts or post or compiled.ir.written_params or compiled.shared)
+                    and all(type(a) is _ndarray for a in args) and not _compile.DISABLE_JIT):
+                _freeze(compiled)
+                self._fast = compiled.entry  # the next call with these types goes straight in
+            return post(out) if post else out
+        except JitgradError as err:  # the user's line, not jitgrad's frames
+            raise hide_internal_frames(err)  # JITGRAD_TRACEBACK=full shows them
 
     def _call_with_sequences(self, args):
         """A call with tuple or list arguments: keyed by the kinds and ranks of their items
@@ -393,6 +388,7 @@ class GradFunction:
                                "example arguments")
         return self._last
 
+    @api_boundary
     def njit(self, *args, **kwargs):
         """The compiled entry for these example arguments' signature: a Numba dispatcher that
         ``@numba.njit`` code can call (an SGD loop that never returns to Python). It takes the
@@ -406,6 +402,7 @@ class GradFunction:
             _thaw(compiled)
         return compiled.entry
 
+    @api_boundary
     def source(self, *args, **kwargs) -> str:
         """The generated module (forward, adjoint and entry), for the last call or for example
         arguments; ``source("forward")`` or ``source("adjoint")`` gives one function."""
@@ -420,10 +417,12 @@ class GradFunction:
         blocks = compiled.source.split("\n\n\n")
         return next(b for b in blocks if b.startswith(f"def {name}(")) + "\n"
 
+    @api_boundary
     def ir(self, *args, **kwargs) -> str:
         """The forward graph in the compact, typed IR form."""
         return self._for(args, kwargs).ir_text
 
+    @api_boundary
     def graph(self, *args, adjoint: bool = False, path: str | None = None, **kwargs) -> str:
         """The operations graph as Graphviz DOT text (with ``adjoint=True``, the adjoint's
         operations too, in red); with ``path``, also rendered there by the ``dot`` program
@@ -575,6 +574,7 @@ def _explain(e: Exception, compiled: Compiled, args) -> Exception:
 # ----------------------------------------------------------------------------- public API
 
 
+@api_boundary
 def grad(fn=None, wrt=0, *, parallel=False, memory_cap=None):
     """The gradient of a scalar function: ``@grad``, ``@grad(wrt=...)`` or ``grad(f, wrt)``.
 
@@ -586,21 +586,23 @@ def grad(fn=None, wrt=0, *, parallel=False, memory_cap=None):
     """
     options = {"parallel": parallel, "memory_cap": memory_cap}
     if fn is None:
-        return lambda f: GradFunction(f, wrt, **options)
+        return api_boundary(lambda f: GradFunction(f, wrt, **options))
     if isinstance(fn, (int, str, tuple, list)) and not callable(fn):
         wrt_given = fn
-        return lambda f: GradFunction(f, wrt_given, **options)
+        return api_boundary(lambda f: GradFunction(f, wrt_given, **options))
     return GradFunction(fn, wrt, **options)
 
 
+@api_boundary
 def value_and_grad(fn=None, wrt=0, *, parallel=False, memory_cap=None):
     """Like `grad`, returning ``(value, gradient)``."""
     options = {"parallel": parallel, "memory_cap": memory_cap}
     if fn is None:
-        return lambda f: GradFunction(f, wrt, with_value=True, **options)
+        return api_boundary(lambda f: GradFunction(f, wrt, with_value=True, **options))
     return GradFunction(fn, wrt, with_value=True, **options)
 
 
+@api_boundary
 def show(fn, *args, wrt=0) -> None:
     """Print the graph and the generated code of ``fn``'s gradient for these example arguments."""
     g = fn if isinstance(fn, GradFunction) else GradFunction(fn, wrt)
@@ -638,6 +640,7 @@ def numeric_grad(f, args, k, eps=1e-6):
     return (up - down) / (2 * eps)
 
 
+@api_boundary
 def check_grad(fn, *args, wrt=None, eps=1e-6, rtol=1e-5, atol=1e-7):
     """Compare jitgrad's gradient with central finite differences; raise on a mismatch.
 

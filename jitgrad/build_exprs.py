@@ -25,9 +25,10 @@ from .build_ast import (
     LIBRARIES,
     Undefined,
     fn_name,
+    int_literal,
 )
 from .custom import custom_vjp
-from .errors import JitgradError, Loc, ShapeError, UnsupportedError
+from .errors import JitgradError, Loc, ShapeError, UnsupportedError, instead, refused
 from .ir import (
     Var,
 )
@@ -96,6 +97,9 @@ class Expressions:
             return value
         if isinstance(value, np.ndarray):
             return self.constant_array(name, value, node)
+        if isinstance(value, dict):
+            raise UnsupportedError(f"the {what} `{name}` is a dict; {instead('dict')}",
+                                   self.loc(node))
         raise UnsupportedError(f"the {what} `{name}` of type {type(value).__name__}",
                                self.loc(node))
 
@@ -144,6 +148,8 @@ class Expressions:
                                    self.loc(node))
         if isinstance(base, (int, float)) and node.attr in ("real",):
             return base
+        if isinstance(base, tuple) and node.attr in ("append", "extend", "insert"):
+            raise refused(f"`.{node.attr}` on a list", "list.append", self.loc(node))
         method = getattr(base, node.attr, None)
         if method is not None and scipy_api.handler_for(method) is not None:
             return method  # scipy.stats.norm.cdf
@@ -235,8 +241,9 @@ class Expressions:
 
     # -- indexing ------------------------------------------------------------------------
 
-    def index(self, node):
-        """An index expression → (spec, atoms) for getitem/setitem; None items → newaxis."""
+    def index(self, node, store: bool = False):
+        """An index expression → (spec, atoms) for getitem/setitem; None items → newaxis.
+        ``store``: the index is written through (a refused mask then says how to write)."""
         items = node.elts if isinstance(node, ast.Tuple) else [node]
         spec, atoms = [], []
         for item in items:
@@ -256,9 +263,9 @@ class Expressions:
                                          and i.upper is None and i.step is None
                                          for i in items[1:])
                     and isinstance(item, (ast.List, ast.Tuple)) and item.elts
-                    and all(isinstance(e, ast.Constant) and type(e.value) is int
-                            for e in item.elts)):  # x[[0, 2, 2]]: rows at constant integers
-                rows = np.array([e.value for e in item.elts], dtype=np.int64)
+                    and all(int_literal(e) is not None for e in item.elts)):
+                # x[[0, 2, -1]]: rows at constant integers
+                rows = np.array([int_literal(e) for e in item.elts], dtype=np.int64)
                 return ("a",), [self.constant_array("rows", rows, item)]
             v = self.expr(item)
             if v is None:
@@ -279,14 +286,28 @@ class Expressions:
             if isinstance(v, Sym) and v.ndim:
                 if len(items) == 1 and v.ndim == 1 and v.type.kind == "i":
                     return ("a",), [v]  # x[idx]: rows of x at the integers idx (read only)
-                raise UnsupportedError("indexing with an array (fancy or boolean indexing) is "
-                                       "not supported; index with integers and slices, or "
-                                       "read rows with one 1-D integer array",
-                                       self.loc(item))
+                raise self.array_index_refused(v, len(items), store, item)
             self.check_int(v, item)
             spec.append("i")
             atoms.append(v)
         return tuple(spec), atoms
+
+    def array_index_refused(self, v, n_items: int, store: bool, node) -> UnsupportedError:
+        """The refusal of the array ``v`` among ``n_items`` index items, with the form that
+        works: np.where for a mask, a loop for integer arrays jitgrad does not take."""
+        loc = self.loc(node)
+        if v.type.kind == "b":
+            return refused("indexing with a boolean mask", "mask write" if store else "mask read",
+                           loc)
+        if v.type.kind != "i":
+            return refused("indexing with an array of floats (np.array([...]) of Python numbers "
+                           "is one in jitgrad)", "integer arrays", loc)
+        if store:
+            return refused("writing through an integer-array index", "integer-array write", loc)
+        if n_items > 1:
+            return refused("indexing with an integer array beside other indices",
+                           "integer arrays", loc)
+        return refused(f"indexing with an integer array of rank {v.ndim}", "integer arrays", loc)
 
     def check_int(self, v, node):
         if isinstance(v, Sym):
@@ -346,6 +367,9 @@ class Expressions:
 
     def expr_Call(self, node):
         fn = self.expr(node.func)
+        if fn is builtins.print:
+            raise UnsupportedError(f"print(...) as a value is not supported; {instead('print')}",
+                                   self.loc(node))
         if not isinstance(fn, Sym) and fn in S.REFUSED:
             raise UnsupportedError(S.REFUSED[fn], self.loc(node))
         args = [self.argument(a) for a in node.args]

@@ -3,13 +3,17 @@
 Part of `build.Builder` (a mixin). Guarantees: every write into an array makes a new version
 that every name for its buffer then means (the memory model, README and `reverse.py`); each
 ``if`` branch is built from the versions known before it, and the names it changes are merged
-after it, refusing a read of a name that is undefined on some path.
+after it, refusing a read of a name that is undefined on some path. ``print(...)`` as a
+statement records nothing (its arguments are not evaluated; a call among them that may write
+into an array is refused).
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
+import types as pytypes
 
 import numpy as np
 
@@ -31,7 +35,7 @@ from .build_ast import (
     same_structure,
 )
 from .build_exprs import LocalFunction, expand_ellipsis
-from .errors import JitgradError, ShapeError, UnsupportedError
+from .errors import JitgradError, ShapeError, UnsupportedError, instead, refused
 from .ir import (
     Block,
     Carry,
@@ -98,7 +102,59 @@ class Statements:
                 Ellipsis), ctx=ast.Store()), call)
             self.assign(target, self.expr(call.args[0]))
             return
+        if isinstance(call, ast.Call) and self.is_print(call.func):
+            self.check_print_arguments(call)
+            return  # print(...) has no effect on a value: left out, its arguments unevaluated
         self.expr(stmt.value)  # evaluated for its checks; dead code removal drops it
+
+    def is_print(self, func) -> bool:
+        """Whether the call's function ``func`` is the builtin print (not a name that shadows
+        it), resolved without building anything."""
+        if not isinstance(func, ast.Name) or func.id in self.env:
+            return False
+        return self.src.fn.__globals__.get(func.id, getattr(builtins, func.id, None)) is print
+
+    def check_print_arguments(self, call) -> None:
+        """print(...) is left out of the gradient and its arguments are not evaluated: refuse
+        a call among them that may write into an array (the user's function, an ``out=``, an
+        in-place method), whose effect leaving it out would lose."""
+        for sub in ast.walk(call):
+            if sub is call or not isinstance(sub, ast.Call):
+                continue
+            func = sub.func
+            writes = (any(k.arg == "out" for k in sub.keywords)
+                      or (isinstance(func, ast.Attribute) and func.attr in _WRITING_METHODS))
+            if writes or not self.names_a_pure_function(func):
+                raise UnsupportedError(f"`{ast.unparse(sub)}` inside print(...); "
+                                       f"{instead('call inside print')}", self.loc(sub))
+
+    def names_a_pure_function(self, func) -> bool:
+        """Whether the call's function ``func`` is an array's method (``h[i].sum``), or a
+        NumPy, math or builtin function that writes into nothing (``np.linalg.norm``,
+        ``float``), resolved without building anything."""
+        attrs, node, through_index = [], func, False
+        while isinstance(node, (ast.Attribute, ast.Subscript)):
+            if isinstance(node, ast.Attribute):
+                attrs.append(node.attr)
+            else:
+                through_index = True
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return False
+        if node.id in self.env:
+            return bool(attrs) and isinstance(self.env[node.id], Sym)  # an array's method
+        if through_index:
+            return False
+        obj = self.src.fn.__globals__.get(node.id, getattr(builtins, node.id, None))
+        for attr in reversed(attrs):
+            if not isinstance(obj, pytypes.ModuleType):
+                return False
+            obj = getattr(obj, attr, None)
+        if obj in _PURE_BUILTINS or isinstance(obj, np.ufunc):
+            return True
+        module = str(getattr(obj, "__module__", None) or "")
+        return (callable(obj) and module.split(".")[0] in ("numpy", "math")
+                and not module.startswith("numpy.random"))  # a draw moves the generator
 
     def stmt_Assert(self, stmt):
         """A condition known while building (ranks, constants) is checked then; one on run-time
@@ -131,7 +187,7 @@ class Statements:
                 self.assign(stmt.target, value)
         elif isinstance(stmt.target, ast.Subscript):
             array = self.expr(stmt.target.value)
-            index = self.index(stmt.target.slice)
+            index = self.index(stmt.target.slice, store=True)
             current = self.getitem(array, index, stmt.target)
             value = self.apply_op(op, current, self.expr(stmt.value), stmt)
             self.setitem(stmt.target, array, index, value)
@@ -184,7 +240,7 @@ class Statements:
                 self.assign(t, v)
         elif isinstance(target, ast.Subscript):
             array = self.expr(target.value)
-            self.setitem(target, array, self.index(target.slice), value)
+            self.setitem(target, array, self.index(target.slice, store=True), value)
         else:
             raise UnsupportedError(f"assignment to {type(target).__name__}", self.loc(target))
 
@@ -216,8 +272,8 @@ class Statements:
     def write(self, name, node, array, index, value) -> None:
         """``name[index] = value``, in place: a new version of the same storage."""
         if index[0] == ("a",):
-            raise UnsupportedError("writing through an integer-array index (fancy indexing) "
-                                   "is not supported; write in a loop", self.loc(node))
+            raise refused("writing through an integer-array index", "integer-array write",
+                          self.loc(node))
         if not isinstance(array, Sym) or array.ndim == 0:
             raise UnsupportedError("item assignment to something that is not an array",
                                    self.loc(node))
@@ -387,3 +443,10 @@ class Statements:
         finally:
             self.gb.block = saved
 
+
+# Array methods and NumPy functions that write into an array: never skipped inside print(...).
+_WRITING_METHODS = frozenset({"fill", "sort", "put", "partition", "resize", "itemset",
+                              "setfield", "copyto", "place", "putmask", "fill_diagonal", "at"})
+# Builtins that may stand inside print(...)'s arguments (they write into nothing).
+_PURE_BUILTINS = frozenset({abs, len, min, max, sum, round, float, int, str, repr, bool, format,
+                            type, range, tuple, list, sorted, any, all, zip, enumerate})

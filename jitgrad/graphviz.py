@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 
+from .errors import JitgradError, MissingDependencyError
 from .ir import Block, Eqn, For, If, Repeat, Var, While
 
 
@@ -91,11 +92,19 @@ def to_dot(fn, adjoint=None) -> str:
 
 
 def render(dot_text: str, path: str) -> str:
-    """Write ``dot_text`` rendered by Graphviz to ``path`` (format from its suffix)."""
+    """Write ``dot_text`` rendered by Graphviz to ``path`` (format from its suffix). Raises
+    `MissingDependencyError` when the ``dot`` program is not installed, `JitgradError` with
+    dot's own message when it fails (an unknown format, a folder that does not exist)."""
     exe = shutil.which("dot")
     if exe is None:
-        raise RuntimeError("the Graphviz `dot` program is not installed (Debian/Ubuntu: "
-                           "apt-get install graphviz); the DOT text itself needs nothing")
+        raise MissingDependencyError("the Graphviz `dot` program is not installed, and it draws "
+                                     "the SVG/PNG (Debian/Ubuntu: apt-get install graphviz; "
+                                     "macOS: brew install graphviz); without -o, the DOT text "
+                                     "needs nothing")
     fmt = path.rsplit(".", 1)[-1] if "." in path else "svg"
-    subprocess.run([exe, f"-T{fmt}", "-o", path], input=dot_text.encode(), check=True)
+    done = subprocess.run([exe, f"-T{fmt}", "-o", path], input=dot_text.encode(),
+                          capture_output=True, check=False)
+    if done.returncode != 0:
+        raise JitgradError(f"Graphviz could not write {path}: "
+                           f"{done.stderr.decode(errors='replace').strip()}")
     return path

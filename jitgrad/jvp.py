@@ -23,7 +23,7 @@ from . import compile as _compile
 from .api import _sizes_hold, refuse_shared_memory
 from .build import build
 from .emit import emit_kernel
-from .errors import SignatureError
+from .errors import SignatureError, api_boundary
 from .forward import tangents
 from .ir import Block, Eqn, Var, direct_uses, format_function, sub_blocks, walk
 from .optimise import common_subexpressions, dead_code, fold_assigns, optimise
@@ -222,16 +222,13 @@ def _tangent_arg(t, primal, name: str):
 
 
 def _position(t: _Tangents, w) -> int:
-    if isinstance(w, str):
-        if w not in t.param_names:
-            raise SignatureError(f"{t.src.qualname} has no argument named {w!r}")
-        return t.param_names.index(w)
-    n = len(t.param_names)
-    if isinstance(w, bool) or not -n <= int(w) < n:
-        raise SignatureError(f"wrt={w!r} is out of range: {t.src.qualname} takes {n} arguments")
-    return int(w) % n
+    if isinstance(w, (tuple, list)):
+        raise SignatureError(f"wrt={w!r}: hvp and hessian take one argument (a position or "
+                             "a name); a Hessian over several arguments is not supported yet")
+    return t.src.wrt_positions(w)[0]
 
 
+@api_boundary
 def jvp(fn, primals, tangents):
     """``(value, tangent)``: ``fn(*primals)`` and its Jacobian times ``tangents``, as in JAX.
 
@@ -289,6 +286,9 @@ class HVPFunction:
     with respect to argument ``k`` at ``args``, times ``v`` (``v`` has the shape of
     ``args[k]``). Forward over reverse: about the cost of two or three gradients."""
 
+    jitgrad_transform = "hvp"  # what `parse` refuses to read as a plain function
+
+    @api_boundary
     def __init__(self, fn, wrt=0):
         self.t = _tangents_of(fn)
         self.wrt = _position(self.t, wrt)
@@ -297,6 +297,7 @@ class HVPFunction:
     def kernel(self, args, kind: str = "hvp") -> TangentKernel:
         return self.t.kernel(tuple(_plain(a) for a in args), (self.wrt,), kind)
 
+    @api_boundary
     def value_grad_hvp(self, *args):
         """``(value, gradient, Hessian times v)`` from one compiled call (a kernel of its
         own); the last argument is ``v``."""
@@ -307,6 +308,7 @@ class HVPFunction:
                                _tangent_arg(v, x, self.t.param_names[self.wrt]))
         return value, _like(g, x), _like(hv, x)
 
+    @api_boundary
     def __call__(self, *args):
         *args, v = args
         k = self.kernel(args)
@@ -314,6 +316,7 @@ class HVPFunction:
         return _like(k.entry(*(_plain(a) for a in args),
                              _tangent_arg(v, x, self.t.param_names[self.wrt]))[0], x)
 
+    @api_boundary
     def source(self, *args) -> str:
         """The generated kernel for these example arguments (``v`` last)."""
         return self.kernel(args[:-1]).source
@@ -328,18 +331,21 @@ def _like(g, x):
     return g
 
 
+@api_boundary
 def hvp(fn, wrt=0) -> HVPFunction:
     """The Hessian-vector product of a scalar function: ``hvp(f, wrt=k)(*args, v)`` (see
     `HVPFunction`). ``scipy.optimize.minimize(..., hessp=lambda x, p: h(x, data, p))``."""
     return HVPFunction(fn, wrt)
 
 
+@api_boundary
 def hessian(fn, wrt=0):
     """``hessian(f, wrt=k)(*args)``: the Hessian of the scalar ``f`` with respect to argument
     ``k``, of shape ``args[k].shape * 2`` (a float for a float argument): one Hessian-vector
     product per entry of ``args[k]``, all from one compiled kernel."""
     h = HVPFunction(fn, wrt)
 
+    @api_boundary
     def hess(*args):
         x = args[h.wrt]
         k = h.kernel(args)
@@ -356,6 +362,7 @@ def hessian(fn, wrt=0):
         return out
 
     hess.__wrapped__ = fn
+    hess.jitgrad_transform = "hessian"
     return hess
 
 

@@ -1,7 +1,7 @@
 """Source → AST → fence: reading a plain Python function and refusing what jitgrad cannot do.
 
-`FunctionSource.of(fn)` reads and parses a function once (numba dispatchers and jitgrad wrappers
-are unwrapped to the Python function) and runs the *fence*: every statement and expression form
+`FunctionSource.of(fn)` reads and parses a function once (numba dispatchers and decorators are
+unwrapped to the Python function; a jitgrad transform is refused) and runs the *fence*: every statement and expression form
 jitgrad does not handle is refused there, before any work, with the user's file, line and a
 caret. `build.py` then turns the fenced AST into IR for one call signature.
 """
@@ -16,7 +16,9 @@ import textwrap
 import types as pytypes
 from typing import ClassVar
 
-from .errors import Loc, UnsupportedError
+import numpy as np
+
+from .errors import Loc, SignatureError, UnsupportedError, refused
 
 # ----------------------------------------------------------------------------- reading source
 
@@ -54,6 +56,36 @@ class FunctionSource:
     def qualname(self) -> str:
         return self.local_name or self.fn.__qualname__
 
+    @property
+    def param_names(self) -> list[str]:
+        return [a.arg for a in self.node.args.args]
+
+    def wrt_positions(self, wrt) -> list[int]:
+        """The argument positions ``wrt`` names: a position (negative counts from the end, as
+        in Python), a name, or a tuple or list of them. Anything else, a position out of
+        range, a repeated argument or an empty tuple is a `SignatureError`."""
+        names = self.param_names
+        positions = []
+        for w in (wrt if isinstance(wrt, (tuple, list)) else (wrt,)):
+            if isinstance(w, str):
+                if w not in names:
+                    raise SignatureError(f"{self.qualname} has no argument named {w!r} (its "
+                                         f"arguments: {', '.join(names)})")
+                k = names.index(w)
+            elif isinstance(w, (int, np.integer)) and not isinstance(w, (bool, np.bool_)):
+                if not -len(names) <= int(w) < len(names):
+                    raise SignatureError(f"wrt={int(w)} is out of range: {self.qualname} "
+                                         f"takes {len(names)} arguments")
+                k = int(w) % len(names)
+            else:
+                raise SignatureError(f"wrt must name arguments by position or name, got {w!r}")
+            if k in positions:
+                raise SignatureError(f"wrt names argument {names[k]!r} twice")
+            positions.append(k)
+        if not positions:
+            raise SignatureError("wrt is empty: name at least one argument to differentiate")
+        return positions
+
     def local(self, node: ast.FunctionDef) -> FunctionSource:
         """A function defined inside this one (its `LocalDef`), read from the same file."""
         return dataclasses.replace(self, node=node,
@@ -78,7 +110,17 @@ class _SetAsideLocalDefs(ast.NodeTransformer):
 
 
 def _unwrap(fn):
-    """The plain Python function behind a Numba dispatcher or a jitgrad wrapper."""
+    """The plain Python function behind a Numba dispatcher or a decorator. A jitgrad transform
+    (a gradient, a Hessian, a Jacobian: it says so with ``jitgrad_transform``) is refused: its
+    ``__wrapped__`` is the function it differentiates, whose source is not its own."""
+    kind = getattr(fn, "jitgrad_transform", None)
+    if isinstance(kind, str):
+        inner = getattr(getattr(fn, "__wrapped__", None), "__qualname__", "a function")
+        raise UnsupportedError(
+            f"the jitgrad.{kind} of {inner} cannot be transformed again yet (grad of grad, a "
+            "gradient called inside a differentiated function). For second derivatives use "
+            "jitgrad.hessian(f) or jitgrad.hvp(f); call the gradient outside the "
+            "differentiated function")
     for attr in ("py_func", "__wrapped__"):
         inner = getattr(fn, attr, None)
         if inner is not None and inner is not fn:
@@ -135,11 +177,15 @@ _REFUSED_NAMES = {
     ast.AsyncFunctionDef: "an async function", ast.Lambda: "a lambda", ast.Yield: "yield",
     ast.YieldFrom: "yield from", ast.Await: "await", ast.Global: "global",
     ast.Nonlocal: "nonlocal", ast.Import: "import", ast.ImportFrom: "import",
-    ast.Delete: "del", ast.ListComp: "a list comprehension",
-    ast.GeneratorExp: "a generator expression", ast.DictComp: "a dict comprehension",
-    ast.SetComp: "a set comprehension", ast.Dict: "a dict", ast.Set: "a set",
+    ast.Delete: "del", ast.SetComp: "a set comprehension", ast.Set: "a set",
     ast.Starred: "starred arguments", ast.NamedExpr: "the walrus operator",
     ast.JoinedStr: "an f-string", ast.Match: "match",
+}
+# refused with the form that works (a key of `errors.INSTEAD`)
+_REFUSED_WITH_HINT = {
+    ast.ListComp: ("a list comprehension", "list comprehension"),
+    ast.GeneratorExp: ("a generator expression", "generator expression"),
+    ast.Dict: ("a dict", "dict"), ast.DictComp: ("a dict comprehension", "dict"),
 }
 if hasattr(ast, "TryStar"):
     _REFUSED_NAMES[ast.TryStar] = "try/except*"
@@ -155,14 +201,28 @@ def fence(src: FunctionSource) -> None:
     # Decorators (numba.njit, jitgrad.grad) are fine: jitgrad reads the undecorated body.
     # a string is read only as a call's argument (np.linalg.norm(x, ord="fro"), astype("f8"))
     call_args = {id(a) for sub in ast.walk(node) if isinstance(sub, ast.Call)
-                 and not (isinstance(sub.func, ast.Name) and sub.func.id == "print")
                  for a in [*sub.args, *(k.value for k in sub.keywords)]}
     call_args |= {id(sub.msg) for sub in ast.walk(node) if isinstance(sub, ast.Assert)}
+    # print(...)'s arguments are never evaluated (the gradient leaves print out): strings and
+    # f-strings may stand there
+    printed = {id(a) for sub in ast.walk(node) if isinstance(sub, ast.Call)
+               and isinstance(sub.func, ast.Name) and sub.func.id == "print"
+               for arg in [*sub.args, *(k.value for k in sub.keywords)] for a in ast.walk(arg)}
+    string_indices = {id(sub.slice) for sub in ast.walk(node) if isinstance(sub, ast.Subscript)}
     for stmt in node.body:
         for sub in ast.walk(stmt):
+            if id(sub) in printed and (isinstance(sub, (ast.JoinedStr, ast.FormattedValue)) or (
+                    isinstance(sub, ast.Constant) and isinstance(sub.value, str))):
+                continue
             what = _REFUSED_NAMES.get(type(sub))
             if what:
                 raise UnsupportedError(f"{what} is not supported", src.loc(sub))
+            if type(sub) in _REFUSED_WITH_HINT:
+                raise refused(*_REFUSED_WITH_HINT[type(sub)], src.loc(sub))
+            if (id(sub) in string_indices and isinstance(sub, ast.Constant)
+                    and isinstance(sub.value, str)):
+                raise refused(f"indexing with a string ([{sub.value!r}], a dict's key)",
+                              "dict", src.loc(sub))
             if isinstance(sub, ast.FunctionDef):  # a nested function: built where called
                 if sub.decorator_list:
                     raise UnsupportedError("a decorator on a nested function is not supported",

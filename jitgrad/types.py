@@ -12,7 +12,7 @@ import dataclasses
 
 import numpy as np
 
-from .errors import SignatureError
+from .errors import SignatureError, instead
 
 _KIND_ORDER = {"b": 0, "i": 1, "f": 2}
 
@@ -79,6 +79,8 @@ def type_of_value(value, what: str = "argument") -> Type:
             f"{what} is an array of dtype {value.dtype}; jitgrad supports float32/float64, "
             "integer and bool arrays (complex numbers are not differentiated)"
         )
+    if isinstance(value, dict):
+        raise SignatureError(f"{what} is a dict; {instead('dict')}")
     if isinstance(value, (complex, np.complexfloating)):
         raise SignatureError(f"{what} is complex; jitgrad differentiates real functions only")
     raise SignatureError(

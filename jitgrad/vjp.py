@@ -23,7 +23,7 @@ from . import compile as _compile
 from .api import _converter, _sizes_hold
 from .build import build
 from .emit import emit_module, entry_name
-from .errors import SignatureError
+from .errors import SignatureError, api_boundary
 from .ir import Const, Eqn, Var, dims_of, format_function, walk
 from .optimise import common_subexpressions, optimise
 from .parse import FunctionSource
@@ -161,6 +161,7 @@ def _plain(a):
     return a[()] if isinstance(a, np.ndarray) and a.ndim == 0 else a
 
 
+@api_boundary
 def vjp(fn, *primals):
     """``(value, vjp_fn)``: ``fn(*primals)`` and its vector-Jacobian product, as in JAX.
 
@@ -178,6 +179,7 @@ def vjp(fn, *primals):
     converters = [_converter(primals[j]) for j in wrt]
     shape = np.shape(value)
 
+    @api_boundary
     def vjp_fn(ct):
         ct = np.asarray(ct, dtype=np.float64)
         if ct.shape != shape:
@@ -191,6 +193,7 @@ def vjp(fn, *primals):
     return value, vjp_fn
 
 
+@api_boundary
 def jacobian(fn, wrt=0, mode=None):
     """``jacobian(f, wrt=k)(*args)``: the array of shape ``value.shape + args[k].shape`` (a
     tuple ``wrt`` gives a tuple of Jacobians).
@@ -202,10 +205,11 @@ def jacobian(fn, wrt=0, mode=None):
     the arguments' shapes before running (otherwise reverse)."""
     v = _vjp_of(fn)
     many = isinstance(wrt, (tuple, list))
-    positions = [_position(v, w) for w in (wrt if many else (wrt,))]
+    positions = v.src.wrt_positions(wrt)
     if mode not in (None, "forward", "reverse"):
         raise SignatureError(f"mode must be 'forward', 'reverse' or None, got {mode!r}")
 
+    @api_boundary
     def jac(*args):
         for j in positions:
             if not _is_float(args[j]):
@@ -231,15 +235,10 @@ def jacobian(fn, wrt=0, mode=None):
         return tuple(jacs) if many else jacs[0]
 
     jac.__wrapped__ = fn
+    jac.jitgrad_transform = "jacobian"
     return jac
 
 
-def _position(v: _VJP, w) -> int:
-    if isinstance(w, str):
-        if w not in v.param_names:
-            raise SignatureError(f"{v.src.qualname} has no argument named {w!r}")
-        return v.param_names.index(w)
-    return int(w) % len(v.param_names)
 
 
 __all__ = ["jacobian", "vjp"]

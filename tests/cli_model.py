@@ -5,3 +5,11 @@ import numpy as np
 
 def loss(W, b, x):
     return np.sum(np.tanh(x @ W + b) ** 2)
+
+
+def masked(x):
+    return np.sum(x[x > 0.0])  # marker: refused
+
+
+def scaled(x, n):
+    return np.sum(x) * n

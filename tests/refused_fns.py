@@ -43,11 +43,6 @@ def uses_string_argument(x):
     return np.sum(x.astype(kind))
 
 
-def uses_print_string(x):
-    print("value")  # refused: print-string
-    return x
-
-
 def uses_raise(x):
     if x > 0.0:
         raise ValueError  # refused: raise
@@ -226,9 +221,31 @@ def global_string(x):
     return x * len(LABEL)  # refused: global-string
 
 
-def uses_print(x):
-    print(x)  # refused: print
-    return x * x
+def print_as_value(x):
+    shown = print(x)  # refused: print-value
+    return x * x + (shown is None)
+
+
+def printing_a_writing_call(x):
+    y = x * 1.0
+    print(fill_first(y))  # refused: print-call
+    return y * y
+
+
+def printing_a_sort(x):
+    y = x * 1.0
+    print(y.sort())  # refused: print-sort
+    return np.sum(y * x)
+
+
+def printing_a_draw(x):
+    print(np.random.normal())  # refused: print-draw
+    return np.sum(x)
+
+
+def fill_first(y):
+    y[0] = 5.0
+    return y[0]
 
 
 def uses_round(x):
@@ -330,13 +347,12 @@ def calls_bad_helper(x):
     return callee_with_string(x)  # refused: calls-bad-helper
 
 
-def callee_with_print(t):
-    print(t)  # refused: callee-print
-    return t
+def callee_with_round(t):
+    return round(t) + t  # refused: callee-round
 
 
-def calls_printing_helper(x):
-    return callee_with_print(x) * 2.0  # refused: calls-printing-helper
+def calls_rounding_helper(x):
+    return callee_with_round(x) * 2.0  # refused: calls-rounding-helper
 
 
 def write_into_view(x):
@@ -387,6 +403,69 @@ def sinc_ufunc(x):
 
 def float_axis_vector(x):
     return np.sum(x, axis=0.5)  # refused: float-axis-vector
+
+
+# ----------------------------------------------------------------------------- common idioms
+# Refused with the form that works named in the message (`jitgrad.errors.INSTEAD`).
+
+
+def appends_to_list(x):
+    out = []
+    for i in range(x.shape[0]):
+        out.append(x[i] * 2.0)  # refused: append
+    return out[0]
+
+
+def reads_a_dict(params):
+    return params["w"] * 2.0  # refused: dict-key
+
+
+def picks_one_per_row(logp, y):
+    n = logp.shape[0]
+    return -np.sum(logp[np.arange(n), y])  # refused: pairs
+
+
+def masked_write(x):
+    y = x.copy()
+    y[y < 0.0] = 0.0  # refused: mask-write
+    return np.sum(y)
+
+
+def masked_update(x):
+    y = x.copy()
+    y[y > 0.0] += 1.0  # refused: mask-update
+    return np.sum(y)
+
+
+def takes_along_axis(logp, y):
+    return np.sum(np.take_along_axis(logp, y[:, None], axis=1))  # refused: take-along
+
+
+def uses_einsum(a, b):
+    return np.sum(np.einsum("ij,jk->ik", a, b))  # refused: einsum
+
+
+def writes_through_indices(x, idx):
+    y = np.zeros(5)
+    y[idx] = x  # refused: index-write
+    return np.sum(y)
+
+
+def adds_through_indices(x, idx):
+    y = np.zeros(5)
+    y[idx] += x  # refused: index-add
+    return np.sum(y)
+
+
+def matrix_index(x, idx):
+    return np.sum(x[idx])  # refused: matrix-index
+
+
+SCALES = {0: 2.0}  # a global dict
+
+
+def global_dict(x):
+    return x * SCALES[0]  # refused: global-dict
 
 
 # ----------------------------------------------------------------------------- signatures

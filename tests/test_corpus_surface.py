@@ -98,7 +98,7 @@ def lgamma_fn(x):
 
 @pytest.mark.parametrize(("fn", "arg", "message"), [
     (cumprod_axis, np.ones((2, 3)), "np.cumprod along an axis of a matrix"),
-    (einsum_contraction, np.ones((2, 3)), "np.einsum is not supported (Numba does not compile it)"),
+    (einsum_contraction, np.ones((2, 3)), "np.einsum is not supported; Numba does not compile it"),
     (squeeze_no_axis, np.ones((2, 1)), "squeeze() without axis="),
     (lgamma_fn, 1.5, "math.lgamma"),
 ])

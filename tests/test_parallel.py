@@ -1,12 +1,14 @@
 """``parallel=True`` (`jitgrad.parallel`): the gradient of every ``prange`` function equals the
-serial one (≤ 1e-12 relative), is bit-for-bit the same across runs and at 1 and 2 threads, and
-loops that cannot run in parallel run serially and say why."""
+serial one (≤ 1e-12 relative), central differences of the function compiled by Numba itself
+and JAX (where installed) per entry, is bit-for-bit the same across runs and at 1 and 2
+threads, and loops that cannot run in parallel run serially and say why."""
 
 import corpus_surface_fns as S
 import numba
 import numpy as np
 import parallel_fns as F
 import pytest
+from fd import numeric_grad
 
 import jitgrad
 from jitgrad import parallel
@@ -68,6 +70,90 @@ def test_parallel_gradient_equals_serial_and_repeats(fn, args, wrt, threads):
     source = par.source()
     assert source.count("in _prange(") == 2, source  # the forward loop and its adjoint
     assert "runs serially" not in source
+
+
+def entries_off(got, want, rtol, floor):
+    """The entries of ``got`` farther from ``want`` than ``rtol`` relative to each entry, with
+    ``floor`` (absolute) for entries near 0."""
+    got, want = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
+    bad = np.abs(got - want) > rtol * np.abs(want) + floor
+    return list(zip(got[bad].tolist(), want[bad].tolist()))
+
+
+@pytest.mark.parametrize(("fn", "args", "wrt"), PARALLEL, ids=[c[0].__name__ for c in PARALLEL])
+def test_parallel_gradient_against_central_differences(fn, args, wrt, threads):
+    """Central differences of the function as Numba compiles it (``numba.njit``, where prange
+    is range: no jitgrad in the reference), at 2 threads for the gradient. Each entry within
+    1e-6 relative; entries near 0 within 1e-9 of the value's size (the differences' rounding:
+    1e-16 x |f| / 1e-6)."""
+    numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+    value, grads = jitgrad.value_and_grad(fn, wrt=wrt, parallel=True)(*args)
+    grads = grads if isinstance(wrt, tuple) else (grads,)
+    primal = numba.njit(fn)
+    assert primal(*args) == pytest.approx(value, rel=1e-12)
+    floor = 1e-9 * max(1.0, abs(value))
+    for k, g in zip(wrt if isinstance(wrt, tuple) else (wrt,), grads):
+        assert not entries_off(g, numeric_grad(primal, args, k), 1e-6, floor), k
+
+
+def _jax_gmm(alphas, means, icf, x, with_icf_sum):
+    import jax.numpy as jnp
+    from jax.scipy.special import logsumexp
+
+    d = x.shape[1]
+    rows, cols = np.tril_indices(d, -1)  # icf[k, d:] holds L's entries row by row
+    lower = jnp.zeros((len(alphas), d, d)).at[:, rows, cols].set(icf[:, d:])
+    q = lower + jnp.exp(icf[:, :d])[:, :, None] * jnp.eye(d)
+    xc = x[:, None, :] - means[None]  # (n, K, d)
+    sq = jnp.sum(jnp.einsum("krc,nkc->nkr", q, xc) ** 2, axis=2)
+    beta = alphas + (jnp.sum(icf[:, :d], axis=1) if with_icf_sum else 0.0) - 0.5 * sq
+    return jnp.sum(logsumexp(beta, axis=1))
+
+
+def _jax_versions():
+    import jax.numpy as jnp
+    from jax.scipy.special import logsumexp
+
+    def pairwise(p, eps):
+        r2 = jnp.sum((p[:, None, :] - p[None, :, :]) ** 2, axis=2) + eps
+        off = 1.0 - jnp.eye(p.shape[0])
+        return jnp.sum(off * jnp.exp(-r2) / r2)
+
+    def rowwise(x, w):
+        return jnp.sum(logsumexp(x * w, axis=1))
+
+    return {
+        F.per_row_loss: lambda x, w, y: jnp.sum((jnp.tanh(x @ w) - y) ** 2),
+        F.pairwise_energy: pairwise,
+        F.rows_written_in_inner_loop: lambda x, w: jnp.sum(jnp.log1p(jnp.exp(x * w)) ** 2),
+        F.rowwise_logsumexp: rowwise,
+        F.gmm_data_term: lambda a, m, i, x: _jax_gmm(a, m, i, x, True),
+        S.prange_sum: lambda x: jnp.sum(x * x),
+        F.shared_work_array: lambda x, a: jnp.sum((x * a) ** 2),
+        F.gmm_work_arrays_before_loop: lambda a, m, i, x: _jax_gmm(a, m, i, x, False),
+        F.rowwise_logsumexp_range: rowwise,  # the same function: one JAX compile
+    }
+
+
+def test_parallel_gradients_against_jax(threads):
+    """Every parallel case against JAX's gradient of the same function written with jax.numpy
+    (float64, jitted: 3x faster to run here than op by op), at 2 threads: each entry within
+    1e-12 relative (1e-13 of the largest for entries near 0)."""
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+    versions = _jax_versions()
+    assert set(versions) == {fn for fn, _, _ in PARALLEL}
+    for fn, args, wrt in PARALLEL:
+        value, grads = jitgrad.value_and_grad(fn, wrt=wrt, parallel=True)(*args)
+        ks = wrt if isinstance(wrt, tuple) else (wrt,)
+        grads = grads if isinstance(wrt, tuple) else (grads,)
+        want_value, want = jax.jit(jax.value_and_grad(versions[fn], argnums=ks))(*args)
+        assert value == pytest.approx(float(want_value), rel=1e-12), fn.__name__
+        for k, g, w in zip(ks, grads, want):
+            w = np.asarray(w)
+            off = entries_off(g, w, 1e-12, 1e-13 * float(np.max(np.abs(w))))
+            assert not off, (fn.__name__, k, off[:3])
 
 
 @pytest.mark.parametrize(("fn", "args", "why"), SERIAL, ids=[c[0].__name__ for c in SERIAL])

@@ -103,12 +103,12 @@ PEER_CASES = [
 # The refusals, by function, with a word of each message: what is left to build (or refused on
 # purpose: dicts, comprehensions, a tuple result, boolean masks).
 REFUSED = {
-    "dict_argument": "strings are not supported",
+    "dict_argument": "jitgrad does not take dicts yet",
     "list_comprehension": "list comprehension",
     "returns_two_values": "must return a scalar",
-    "np_einsum": "np.einsum is not supported (Numba does not compile it)",
-    "np_fancy_2d": "fancy or boolean indexing",
-    "np_boolean_mask": "boolean indexing",
+    "np_einsum": "np.einsum is not supported; Numba does not compile it",
+    "np_fancy_2d": "indexing with an array of floats",
+    "np_boolean_mask": "indexing with a boolean mask",
 }
 
 

@@ -90,17 +90,20 @@ FENCED = [
     Fenced("uses_with", r"a with statement is not supported", "with", "with"),
     Fenced("uses_string", r"strings are not supported", "string", '"x"'),
     Fenced("uses_string_argument", r"strings are not supported", "string-arg", '"float64"'),
-    Fenced("uses_print_string", r"strings are not supported", "print-string", '"value"'),
     Fenced("uses_raise", r"raise is not supported", "raise", "raise"),
     Fenced("uses_nested_def", r"a decorator on a nested function is not supported",
            "nested-def", "def inner"),
     Fenced("uses_class", r"class definition is not supported", "class", "class Box"),
     Fenced("uses_inner_lambda", r"a lambda is not supported", "inner-lambda", "lambda"),
-    Fenced("uses_list_comprehension", r"list comprehension is not supported", "listcomp",
-           "[x * k"),
-    Fenced("uses_generator_expression", r"generator expression is not supported", "genexp",
-           "(x * k"),
-    Fenced("uses_dict", r"a dict is not supported", "dict", '{"a"'),
+    Fenced("uses_list_comprehension", r"list comprehension is not supported; write a loop "
+           r"into a preallocated array: `out = np.zeros\(n\)`", "listcomp", "[x * k"),
+    Fenced("uses_generator_expression", r"generator expression is not supported; write a loop "
+           r"that accumulates", "genexp", "(x * k"),
+    Fenced("uses_dict", r"a dict is not supported; jitgrad does not take dicts yet: pass "
+           r"arrays, or a tuple of arrays", "dict", '{"a"'),
+    Fenced("reads_a_dict", r"indexing with a string \(\['w'\], a dict's key\) is not supported;"
+           r" jitgrad does not take dicts yet: pass arrays, or a tuple of arrays", "dict-key",
+           '"w"'),
     Fenced("uses_fstring", r"f-string is not supported", "fstring", 'f"'),
     Fenced("uses_walrus", r"walrus operator is not supported", "walrus", "y := "),
     Fenced("uses_global_statement", r"global is not supported", "global", "global"),
@@ -186,14 +189,22 @@ BUILT = [
     Built("returns_tuple", (1.0,), r"must return a scalar.*returns a tuple", None,
           exc=ShapeError),
     Built("returns_nothing", (1.0,), r"returns nothing \(None\)", "returns-nothing", "def"),
-    Built("fancy_index", (V3, np.array([0, 2])), r"fancy or boolean indexing", "fancy-index",
-          "idx"),
-    Built("boolean_index", (V3,), r"fancy or boolean indexing", "bool-index", "x > 0.0"),
+    Built("fancy_index", (V3, np.array([0, 2])), r"indexing with an integer array beside other "
+          r"indices is not supported; one 1-D integer array reads rows", "fancy-index", "idx"),
+    Built("boolean_index", (V3,), r"indexing with a boolean mask is not supported; keep the "
+          r"shape with `np.where\(mask, x, 0.0\)`", "bool-index", "x > 0.0"),
     Built("global_array", (V3,), r"writing into `WEIGHTS`, a global array",
           "global-array", "WEIGHTS"),
     Built("closure", (1.0,), r"the closure variable `scale` of type list", "closure", "scale"),
     Built("global_string", (1.0,), r"the global `LABEL` of type str", "global-string", "LABEL"),
-    Built("uses_print", (1.0,), r"calling print is not supported", "print", "print"),
+    Built("print_as_value", (1.0,), r"print\(\.\.\.\) as a value is not supported; write "
+          r"print\(\.\.\.\) as a statement of its own", "print-value", "print"),
+    Built("printing_a_writing_call", (V3,), r"`fill_first\(y\)` inside print\(\.\.\.\); the "
+          r"gradient leaves print\(\.\.\.\) out without evaluating its arguments",
+          "print-call", "fill_first"),
+    Built("printing_a_sort", (V3,), r"`y\.sort\(\)` inside print", "print-sort", "y.sort()"),
+    Built("printing_a_draw", (V3,), r"`np\.random\.normal\(\)` inside print", "print-draw",
+          "np.random"),
     Built("uses_round", (1.0,), r"calling round is not supported", "round", "round"),
     Built("uses_sorted_builtin", (V3,), r"calling sorted is not supported", "sorted-builtin",
           "sorted"),
@@ -226,8 +237,8 @@ BUILT = [
     Built("rank3_matmul", (np.ones((2, 2, 2)), np.ones(2)), r"matrix product of operands of "
           "rank 3 and 1", "rank3-matmul", "a @ b", wrt=(0, 1)),
     Built("calls_bad_helper", (1.0,), r"strings are not supported", "callee-string", '"abc"'),
-    Built("calls_printing_helper", (1.0,), r"calling print is not supported", "callee-print",
-          "print"),
+    Built("calls_rounding_helper", (1.0,), r"calling round is not supported", "callee-round",
+          "round"),
     Built("write_into_view", (V3,), r"writing into `y`, a view .* is not supported",
           "view-write", "y[0]"),
     Built("stale_view", (V3,), r"`y` shares memory with an array written in place after it "
@@ -238,6 +249,33 @@ BUILT = [
           "array the loop writes into", "loop-view", "for"),
     Built("undefined_name", (1.0,), r"NameError: name 'not_defined_anywhere' is not defined",
           "undefined-name", "not_defined_anywhere", JitgradError),
+    # common idioms: the message names the construct and the form that works
+    Built("appends_to_list", (V3,), r"`\.append` on a list is not supported; jitgrad's lists "
+          r"have a fixed length: preallocate an array, `out = np\.zeros\(n\)`, and write "
+          r"`out\[i\] = v`", "append", "out.append"),
+    Built("picks_one_per_row", (M22, np.array([1, 0])), r"indexing with an integer array beside "
+          r"other indices is not supported;.*`logp\[np\.arange\(n\), y\]`.*loop: `for i in "
+          r"range\(n\): total \+= logp\[i, y\[i\]\]`", "pairs", "np.arange(n)", wrt=0),
+    Built("masked_write", (V3,), r"indexing with a boolean mask is not supported; write "
+          r"`x = np\.where\(mask, value, x\)` instead", "mask-write", "y < 0.0"),
+    Built("masked_update", (V3,), r"indexing with a boolean mask is not supported; write "
+          r"`x = np\.where\(mask, value, x\)`", "mask-update", "y > 0.0"),
+    Built("takes_along_axis", (M22, np.array([1, 0])), r"np\.take_along_axis is not "
+          r"supported; loop over the rows: `for i in range\(n\)", "take-along",
+          "np.take_along_axis"),
+    Built("uses_einsum", (M22, M22), r"np\.einsum is not supported; Numba does not compile it: "
+          r"write the contraction with `@`, np\.tensordot or a loop", "einsum", "np.einsum"),
+    Built("writes_through_indices", (V3, np.array([0, 2, 4])), r"writing through an "
+          r"integer-array index is not supported; write in a loop: `for k in "
+          r"range\(idx\.shape\[0\]\): x\[idx\[k\]\] = v\[k\]`", "index-write", "y[idx]"),
+    Built("adds_through_indices", (V3, np.array([0, 2, 4])), r"writing through an "
+          r"integer-array index is not supported; write in a loop:.*adds up repeated indices",
+          "index-add", "y[idx]"),
+    Built("matrix_index", (V3, np.zeros((2, 2), dtype=np.int64)), r"indexing with an integer "
+          r"array of rank 2 is not supported; one 1-D integer array reads rows", "matrix-index",
+          "idx"),
+    Built("global_dict", (1.0,), r"the global `SCALES` is a dict; jitgrad does not take dicts "
+          r"yet: pass arrays, or a tuple of arrays", "global-dict", "SCALES"),
 ]
 
 
@@ -259,15 +297,15 @@ def test_refused_at_first_call(case):
 
 def test_first_call_refusal_says_what_jitgrad_was_doing():
     with pytest.raises(UnsupportedError) as info:
-        jitgrad.grad(R.uses_print)(1.0)
-    assert "During: building the graph of uses_print" in str(info.value)
+        jitgrad.grad(R.uses_round)(1.0)
+    assert "During: building the graph of uses_round" in str(info.value)
 
 
 def test_refusal_in_a_helper_names_the_call_site():
     with pytest.raises(UnsupportedError) as info:
-        jitgrad.grad(R.calls_printing_helper)(1.0)
-    call_line = marker_line("calls-printing-helper")
-    assert (f"During: building callee_with_print, called at refused_fns.py:{call_line}"
+        jitgrad.grad(R.calls_rounding_helper)(1.0)
+    call_line = marker_line("calls-rounding-helper")
+    assert (f"During: building callee_with_round, called at refused_fns.py:{call_line}"
             in str(info.value))
 
 
@@ -361,6 +399,8 @@ def test_non_float_in_wrt(args, what):
     pytest.param((np.ones(3, dtype=np.float16), 2.0), r"dtype float16", id="float16-array"),
     pytest.param((np.float16(1.0), 2.0), r"dtype float16", id="float16"),
     pytest.param(("1.0", 2.0), r"argument 'x' is a str", id="str"),
+    pytest.param(({"w": 1.0}, 2.0), r"argument 'x' is a dict; jitgrad does not take dicts yet: "
+                 r"pass arrays, or a tuple of arrays, as arguments", id="dict"),
     pytest.param((None, 2.0), r"argument 'x' is a NoneType", id="None"),
     pytest.param((np.array([1.0, None]), 2.0), r"dtype object", id="object-array"),
 ])
