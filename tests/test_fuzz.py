@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -75,8 +76,23 @@ def test_the_grammar_is_covered():
     text = "\n".join(fuzz_gen.generate(s) for s in range(400))
     for construct in ("np.zeros(", "np.zeros_like(", ".copy()", ".T", ".reshape(", "[1:]",
                       "[:, ", " *= ", " += ", " /= ", " -= ", "np.outer(", " @ ", "np.max(",
-                      "np.mean(", "for ", "if ", "else:", "(u, out):", "return D", "return u"):
+                      "np.mean(", "for ", "if ", "else:", "(u, out):", "return D", "return u",
+                      # negative and repeated indices, integer arrays from data
+                      "[-1]", "[-2, ", " - 4]", ") - 3]", "[-1 - ", "np.argmax(", " = np.array([",
+                      "np.arange(4) - 4", "np.int64(np.floor(", ".astype(np.int64)",
+                      "np.argsort(", " % 4 - 4", "[ix0]", "[[-",
+                      # powers at 0 and of negative bases
+                      "np.power(np.maximum(", ", 0.0)", " ** 0\n", " ** 0)", " ** 3", " ** 0.5",
+                      "np.power(max(",
+                      # helpers writing into the caller's arrays in loops and branches
+                      "(p, s):\n    for t in range(s.shape[0]):", "        if ",
+                      "        for j in range(M.shape[1]):\n", "(s, p, k):", "(u, w):",
+                      "u.shape[0] > 1:\n            return ", ".shape[0] > 2:\n            return "):
         assert construct in text, construct
+    # the escaped bug's shape: a helper writing into a new np.zeros of its caller, in a loop
+    # with a branch, and a helper called inside a loop of its caller with the loop variable
+    assert re.search(r"(a\d+) = np\.zeros\(\d\)\n\s+h\d+\([^\n]*, \1\)\n", text)
+    assert re.search(r"for (\w) in range\(\d\):\n(\s+.*\n)*?\s+h\d+\(a?\w+, .*, \1\)\n", text)
 
 
 def test_fixed_seeds_as_plain_python(tmp_path):
