@@ -239,7 +239,7 @@ def gather(g: Gen, sc: Scope, shape: tuple) -> str | None:
     ints = [ix for ix in sc.index_arrays(n) if sc.ints[ix][0] == m]
     if ints and g.chance(0.9):
         return f"{v}[{g.pick(ints)}]"
-    return f"{v}[{index_list(g, m, n)}]" if g.chance(0.25) else None
+    return f"{v}[{index_list(g, m, n)}]" if g.chance(0.12) else None
 
 
 def index_list(g: Gen, m: int, n: int) -> str:

@@ -1,7 +1,9 @@
 """Generated programs (tests/fuzz_gen.py) against plain Python, central differences and the tape.
 
-Each program mixes allocation, aliases, views, element/slice/whole-array writes, loops, branches
-and helpers that write into their arguments. Every run is a subprocess, because
+Each program mixes allocation, aliases, views, element/slice/whole-array writes, loops, branches,
+early returns, indices of every sign (integer index arrays with negative and repeated entries,
+built from data too), powers at 0 and of negative bases, and helpers that write into their
+caller's arrays inside loops and branches. Every run is a subprocess, because
 ``JITGRAD_DISABLE_JIT`` is read when jitgrad is imported and the other tests compile with Numba:
 
 * a few hundred fixed seeds run as plain Python (``JITGRAD_DISABLE_JIT=1``): deterministic, fast;

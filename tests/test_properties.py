@@ -1,4 +1,5 @@
-"""Property tests of the broadcasting and reduction adjoints against central finite differences.
+"""Property tests of the broadcasting, reduction and integer-indexing adjoints against central
+finite differences.
 
 Every new combination of argument ranks compiles a new Numba specialisation (about a second), so
 the ranks are a small fixed set; hypothesis varies the sizes (1 to 4 along each axis, size-1
