@@ -100,6 +100,8 @@ _SEQUENCES = (tuple, list)
 class GradFunction:
     """A function's gradient (or value and gradient), compiled per call signature."""
 
+    jitgrad_transform = "grad"  # what `parse` refuses to read as a plain function
+
     def __init__(self, fn, wrt=0, *, with_value: bool = False, parallel: bool = False,
                  memory_cap: int | None = None):
         if not callable(fn):
@@ -118,9 +120,7 @@ class GradFunction:
         self.param_names = [a.arg for a in self.src.node.args.args]
         self.signature = inspect.signature(self.src.fn)
         self.wrt_tuple = isinstance(wrt, (tuple, list))
-        self.wrt = [self._position(w) for w in (wrt if self.wrt_tuple else (wrt,))]
-        if not self.wrt:
-            raise SignatureError("wrt is empty: name at least one argument to differentiate")
+        self.wrt = self.src.wrt_positions(wrt)
         self.n_params = len(self.param_names)
         self._calls: dict[tuple, tuple] = {}  # argument key -> (Compiled, argument casts, result converter)
         self._by_types: dict[tuple, Compiled] = {}  # kinds and ranks -> Compiled
@@ -133,18 +133,7 @@ class GradFunction:
         functools.update_wrapper(self, self.src.fn, updated=())
 
     def _position(self, w) -> int:
-        if isinstance(w, bool) or not isinstance(w, (int, np.integer, str)):
-            raise SignatureError(f"wrt must name arguments by position or name, got {w!r}")
-        if isinstance(w, str):
-            if w not in self.param_names:
-                raise SignatureError(f"{self.src.qualname} has no argument named {w!r} "
-                                     f"(its arguments: {', '.join(self.param_names)})")
-            return self.param_names.index(w)
-        n = len(self.param_names)
-        if not -n <= int(w) < n:
-            raise SignatureError(f"wrt={w} is out of range: {self.src.qualname} takes {n} "
-                                 "arguments")
-        return int(w) % n
+        return self.src.wrt_positions(w)[0]
 
     # -- calling -------------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ from .build_ast import (
     LIBRARIES,
     Undefined,
     fn_name,
+    int_literal,
 )
 from .custom import custom_vjp
 from .errors import JitgradError, Loc, ShapeError, UnsupportedError
@@ -256,9 +257,9 @@ class Expressions:
                                          and i.upper is None and i.step is None
                                          for i in items[1:])
                     and isinstance(item, (ast.List, ast.Tuple)) and item.elts
-                    and all(isinstance(e, ast.Constant) and type(e.value) is int
-                            for e in item.elts)):  # x[[0, 2, 2]]: rows at constant integers
-                rows = np.array([e.value for e in item.elts], dtype=np.int64)
+                    and all(int_literal(e) is not None for e in item.elts)):
+                # x[[0, 2, -1]]: rows at constant integers
+                rows = np.array([int_literal(e) for e in item.elts], dtype=np.int64)
                 return ("a",), [self.constant_array("rows", rows, item)]
             v = self.expr(item)
             if v is None:

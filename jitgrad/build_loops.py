@@ -36,6 +36,7 @@ from .ir import (
     Const,
     Eqn,
     For,
+    If,
     Var,
     While,
     defs,
@@ -311,8 +312,8 @@ class Loops:
                 break
         self.check_no_joined_carries(carried, carry_vars, writes_before, env_end, stmt)
         out_of_date = self.check_no_stale_reads(result, carry_vars, stmt)
-        self.gb.forget_versions_in([result["body"]] + (
-            [result["cond_block"]] if "cond_block" in result else []))
+        blocks = [result["body"]] + ([result["cond_block"]] if "cond_block" in result else [])
+        self.gb.forget_versions_in(blocks)
         for v in carry_vars.values():
             if v not in out_of_date:
                 self.gb.restamp(v)  # after the loop it holds the current contents
@@ -334,8 +335,8 @@ class Loops:
             update = self.cast_in(result["body"], env_end[n], kinds[n].kind)
             carries.append(Carry(var, init, update))
             if (var.type.ndim and isinstance(init, Var) and isinstance(update, Var)
-                    and update.root is var):  # only written in place: after the loop, the
-                self.gb.newer(init, var)  # initial array holds the carried value
+                    and holds_storage_of(update, var, blocks)):  # only written in place:
+                self.gb.newer(init, var)  # after the loop the initial array holds its value
             self.gb.latest.pop(var, None)
         for c in carries:  # an array the body only writes in place: one storage, before and in
             if (c.var.type.ndim and isinstance(c.init, Var) and isinstance(c.update, Var)
@@ -344,8 +345,6 @@ class Loops:
         kept = []
         for c in carries:  # an array the body never rebinds nor writes is its initial value
             if c.var.type.ndim and c.update is c.var and isinstance(c.init, Var):
-                blocks = [result["body"]] + ([result["cond_block"]]
-                                             if "cond_block" in result else [])
                 _replace_atom(blocks, c.var, c.init)
                 for n, v in list(carry_vars.items()):
                     if v is c.var:
@@ -536,3 +535,33 @@ def _replace_atom(blocks, old: Var, new) -> None:
                 c.init, c.update = sub(c.init), sub(c.update)
 
 
+
+
+def holds_storage_of(value: Var, array: Var, blocks) -> bool:
+    """Whether ``value``, made in ``blocks``, is ``array``'s own memory: a version written in
+    place (``value.root``), or a value merged after an ``if`` or carried by an inner loop whose
+    every source is. Such a value is what the caller's names for ``array`` see after a loop
+    in a called function (the loop may write in place under a branch)."""
+    sources: dict[Var, list] = {}
+    for b in blocks:
+        for s in walk(b):
+            if isinstance(s, If):
+                for m in s.merges:
+                    sources[m.var] = [m.init, m.update]
+            elif isinstance(s, (For, While)):
+                for c in s.carries:
+                    sources[c.var] = [c.init, c.update]
+    seen: set[Var] = set()
+
+    def holds(v) -> bool:
+        if not isinstance(v, Var):
+            return False
+        v = v.root  # a version written in place is its first version's memory
+        if v is array or v in seen:  # (an inner loop's carried value refers to itself)
+            return True
+        if v not in sources:
+            return False
+        seen.add(v)
+        return all(holds(u) for u in sources[v])
+
+    return holds(value)

@@ -477,7 +477,7 @@ def format_block(block: Block, indent: int = 1) -> list[str]:
             if isinstance(s, For):
                 head = f"for {s.index.name} in range({s.start!r}, {s.stop!r}, {s.step!r})"
                 if s.exit_flag is not None:
-                    head += f" until {s.exit_flag.name}"
+                    head += f" until {s.exit_flag!r}"
                 lines.append(f"{pad}{head}:  # carries {carries or '-'}; trips {s.trips.name}")
                 lines += format_block(s.body, indent + 1)
             else:

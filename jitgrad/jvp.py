@@ -222,14 +222,10 @@ def _tangent_arg(t, primal, name: str):
 
 
 def _position(t: _Tangents, w) -> int:
-    if isinstance(w, str):
-        if w not in t.param_names:
-            raise SignatureError(f"{t.src.qualname} has no argument named {w!r}")
-        return t.param_names.index(w)
-    n = len(t.param_names)
-    if isinstance(w, bool) or not -n <= int(w) < n:
-        raise SignatureError(f"wrt={w!r} is out of range: {t.src.qualname} takes {n} arguments")
-    return int(w) % n
+    if isinstance(w, (tuple, list)):
+        raise SignatureError(f"wrt={w!r}: hvp and hessian take one argument (a position or "
+                             "a name); a Hessian over several arguments is not supported yet")
+    return t.src.wrt_positions(w)[0]
 
 
 def jvp(fn, primals, tangents):
@@ -288,6 +284,8 @@ class HVPFunction:
     """``hvp(f, wrt=k)``: called as ``(*args, v)``, the Hessian of ``f`` (a scalar function)
     with respect to argument ``k`` at ``args``, times ``v`` (``v`` has the shape of
     ``args[k]``). Forward over reverse: about the cost of two or three gradients."""
+
+    jitgrad_transform = "hvp"  # what `parse` refuses to read as a plain function
 
     def __init__(self, fn, wrt=0):
         self.t = _tangents_of(fn)
@@ -356,6 +354,7 @@ def hessian(fn, wrt=0):
         return out
 
     hess.__wrapped__ = fn
+    hess.jitgrad_transform = "hessian"
     return hess
 
 

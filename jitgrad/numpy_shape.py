@@ -414,6 +414,15 @@ def np_sort(x, axis=-1, kind=None, order=None):
     return _apply("take", x, _apply("argsort", x))
 
 
+def np_argsort(x, axis=-1, kind=None, order=None):
+    """The order that sorts a vector (stable: tied entries keep their order), to index with."""
+    if _plain(x):
+        return np.argsort(x, axis=axis, kind=kind)
+    if x.ndim != 1 or order is not None or _norm_axis(axis, 1, _loc(x)) != 0:
+        raise UnsupportedError("np.argsort of a vector (axis=-1 or 0)", _loc(x))
+    return _apply("argsort", x)
+
+
 def np_median(x, axis=None, **kw):
     if _plain(x):
         return np.median(x, axis=axis, **kw)
@@ -538,7 +547,7 @@ SHAPE: dict = {
     np.dsplit: _split_along("dsplit", lambda nd: 2 if nd >= 3 else None),
     np.column_stack: np_column_stack, np.append: np_append,
     np.linalg.norm: np_norm,
-    np.sort: np_sort, np.median: np_median, np.percentile: np_percentile,
+    np.sort: np_sort, np.argsort: np_argsort, np.median: np_median, np.percentile: np_percentile,
     np.quantile: np_quantile, np.nan_to_num: np_nan_to_num,
     np.int64: _cast_to(np.int64), np.int32: _cast_to(np.int32),
     np.float64: _cast_to(np.float64),

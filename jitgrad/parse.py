@@ -1,7 +1,7 @@
 """Source → AST → fence: reading a plain Python function and refusing what jitgrad cannot do.
 
-`FunctionSource.of(fn)` reads and parses a function once (numba dispatchers and jitgrad wrappers
-are unwrapped to the Python function) and runs the *fence*: every statement and expression form
+`FunctionSource.of(fn)` reads and parses a function once (numba dispatchers and decorators are
+unwrapped to the Python function; a jitgrad transform is refused) and runs the *fence*: every statement and expression form
 jitgrad does not handle is refused there, before any work, with the user's file, line and a
 caret. `build.py` then turns the fenced AST into IR for one call signature.
 """
@@ -16,7 +16,9 @@ import textwrap
 import types as pytypes
 from typing import ClassVar
 
-from .errors import Loc, UnsupportedError
+import numpy as np
+
+from .errors import Loc, SignatureError, UnsupportedError
 
 # ----------------------------------------------------------------------------- reading source
 
@@ -54,6 +56,36 @@ class FunctionSource:
     def qualname(self) -> str:
         return self.local_name or self.fn.__qualname__
 
+    @property
+    def param_names(self) -> list[str]:
+        return [a.arg for a in self.node.args.args]
+
+    def wrt_positions(self, wrt) -> list[int]:
+        """The argument positions ``wrt`` names: a position (negative counts from the end, as
+        in Python), a name, or a tuple or list of them. Anything else, a position out of
+        range, a repeated argument or an empty tuple is a `SignatureError`."""
+        names = self.param_names
+        positions = []
+        for w in (wrt if isinstance(wrt, (tuple, list)) else (wrt,)):
+            if isinstance(w, str):
+                if w not in names:
+                    raise SignatureError(f"{self.qualname} has no argument named {w!r} (its "
+                                         f"arguments: {', '.join(names)})")
+                k = names.index(w)
+            elif isinstance(w, (int, np.integer)) and not isinstance(w, (bool, np.bool_)):
+                if not -len(names) <= int(w) < len(names):
+                    raise SignatureError(f"wrt={int(w)} is out of range: {self.qualname} "
+                                         f"takes {len(names)} arguments")
+                k = int(w) % len(names)
+            else:
+                raise SignatureError(f"wrt must name arguments by position or name, got {w!r}")
+            if k in positions:
+                raise SignatureError(f"wrt names argument {names[k]!r} twice")
+            positions.append(k)
+        if not positions:
+            raise SignatureError("wrt is empty: name at least one argument to differentiate")
+        return positions
+
     def local(self, node: ast.FunctionDef) -> FunctionSource:
         """A function defined inside this one (its `LocalDef`), read from the same file."""
         return dataclasses.replace(self, node=node,
@@ -78,7 +110,17 @@ class _SetAsideLocalDefs(ast.NodeTransformer):
 
 
 def _unwrap(fn):
-    """The plain Python function behind a Numba dispatcher or a jitgrad wrapper."""
+    """The plain Python function behind a Numba dispatcher or a decorator. A jitgrad transform
+    (a gradient, a Hessian, a Jacobian: it says so with ``jitgrad_transform``) is refused: its
+    ``__wrapped__`` is the function it differentiates, whose source is not its own."""
+    kind = getattr(fn, "jitgrad_transform", None)
+    if isinstance(kind, str):
+        inner = getattr(getattr(fn, "__wrapped__", None), "__qualname__", "a function")
+        raise UnsupportedError(
+            f"the jitgrad.{kind} of {inner} cannot be transformed again yet (grad of grad, a "
+            "gradient called inside a differentiated function). For second derivatives use "
+            "jitgrad.hessian(f) or jitgrad.hvp(f); call the gradient outside the "
+            "differentiated function")
     for attr in ("py_func", "__wrapped__"):
         inner = getattr(fn, attr, None)
         if inner is not None and inner is not fn:

@@ -604,6 +604,21 @@ argsort = primitive("argsort", lambda x: np.argsort(x, kind="mergesort"),
 # ``x[idx]`` with a 1-D integer array: the rows of x at idx (Numba allows one such index).
 take = primitive("take", lambda x, idx: x[np.asarray(idx)], lambda ts, p: ts[0],
                  lambda a, p, t: f"{a[0]}[{a[1]}]")
+
+
+def _take_add_impl(g, idx, n):
+    g = np.asarray(g)
+    out = np.zeros((int(n),) + g.shape[1:], dtype=g.dtype)
+    np.add.at(out, np.asarray(idx), g)  # repeated rows add up; negative ones count from the end
+    return out
+
+
+# The adjoint of ``take``: zeros of n rows, with row k of g added at row idx[k] (a scatter-add,
+# O(len(idx)) work; negative indices count from the end and repeated ones add up, as x[idx]
+# reads them).
+take_add = primitive("take_add", _take_add_impl, lambda ts, p: ts[0],
+                     lambda a, p, t: f"_rt.take_add_{'vector' if t[0].ndim == 1 else 'rows'}("
+                                     f"{a[0]}, {a[1]}, {a[2]})")
 roll = primitive("roll", lambda x, shift: np.roll(x, int(shift)), _same,
                  lambda a, p, t: f"np.roll({a[0]}, {a[1]})")
 arange = primitive("arange", lambda start, stop, step: np.arange(start, stop, step),

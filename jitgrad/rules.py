@@ -38,9 +38,18 @@ defvjp("add", lambda g, ans, x, y: g, lambda g, ans, x, y: g)
 defvjp("sub", lambda g, ans, x, y: g, lambda g, ans, x, y: -g)
 defvjp("mul", lambda g, ans, x, y: g * y, lambda g, ans, x, y: g * x)
 defvjp("div", lambda g, ans, x, y: g / y, lambda g, ans, x, y: -(g * ans) / y)
+def _pow_slope(x, y):
+    """d(x**y)/dx = y x**(y-1), taken as 0 where y == 0: x**0 is 1 for every x, 0 included (as
+    JAX and autograd take it), not 0 * inf = nan at x == 0."""
+    if isinstance(y, (int, float)):  # a constant exponent: decided while building
+        return y * x ** (y - 1) if y != 0 else _zero_like(x)
+    # Masking x (not the slope) keeps 0 * inf out of this rule's own derivative too (Hessians).
+    return y * np.where(y == 0, 1.0, x) ** (y - 1)
+
+
 # d(x**y)/dy = x**y log(x), taken as 0 where x == 0 (as JAX and autograd do: 0**y is 0 for
 # every y > 0, so it does not change with y), not 0 * -inf = nan.
-defvjp("pow", lambda g, ans, x, y: g * (y * x ** (y - 1)),
+defvjp("pow", lambda g, ans, x, y: g * _pow_slope(x, y),
        lambda g, ans, x, y: g * (ans * np.log(np.where(x == 0, 1.0, x))))
 defvjp("mod", lambda g, ans, x, y: g, lambda g, ans, x, y: -(g * np.floor(x / y)))
 defvjp("exp", lambda g, ans, x: g * ans)
@@ -139,16 +148,14 @@ def _piece(k):
 
 
 def _take_vjp(g, ans, x, idx):
-    """x[idx] read rows of x: each row's gradient is the sum of g's rows that read it (a
-    one-hot matrix product, so repeated indices add up)."""
-    n = np.shape(x)[0]
-    hit = P.expand_dims(idx, axis=1) == P.expand_dims(P.arange(0, n, 1), axis=0)
-    hit = P.PRIMITIVES["cast"](hit, kind="f")
-    return P.matmul(P.transpose(hit), g)
+    """x[idx] read rows of x: each row's gradient is the sum of g's rows that read it
+    (repeated indices add up; a negative index is the row it reads, counted from the end)."""
+    return P.take_add(g, idx, np.shape(x)[0])
 
 
 defvjp("concatenate", *[_piece(k) for k in range(MAX_STACK)])
 defvjp("take", _take_vjp, None)
+defvjp("take_add", lambda g, ans, rows, idx, n: P.take(g, idx), None, None)
 defvjp("roll", lambda g, ans, x, shift: P.roll(g, -shift), None)
 defvjp("max", _chooser_vjp)
 defvjp("min", _chooser_vjp)
@@ -320,6 +327,7 @@ defjvp("max", lambda t, ans, x, axis, keepdims: P.reduce_sum(
 defjvp("min", lambda t, ans, x, axis, keepdims: P.reduce_sum(
     t * P.choose_share(x, ans, axis=axis), axis=axis, keepdims=keepdims))
 defjvp("take", lambda t, ans, x, idx: P.take(t, idx), None)
+defjvp("take_add", lambda t, ans, g, idx, n: P.take_add(t, idx, n), None, None)
 defjvp("roll", lambda t, ans, x, shift: P.roll(t, shift), None)
 defjvp("matmul", lambda t, ans, a, b: P.matmul(t, b), lambda t, ans, a, b: P.matmul(a, t))
 defjvp("outer", lambda t, ans, x, y: P.outer(t, y), lambda t, ans, x, y: P.outer(x, t))

@@ -557,6 +557,36 @@ def cumsum_axis(x, axis):
 
 
 @jit
+def _row_at(i, n):
+    """Row ``i`` of ``n`` as NumPy reads it: a negative index counts from the end."""
+    if i < 0:
+        i += n
+    if i < 0 or i >= n:
+        raise IndexError("index out of bounds")
+    return i
+
+
+@jit
+def take_add_vector(g, idx, n):
+    """The adjoint of ``x[idx]`` for a vector x of length n: g[k] added at idx[k]."""
+    out = np.zeros(n, dtype=g.dtype)
+    for k in range(idx.shape[0]):
+        out[_row_at(idx[k], n)] += g[k]
+    return out
+
+
+@jit
+def take_add_rows(g, idx, n):
+    """The adjoint of ``x[idx]`` for a matrix x of n rows: row k of g added at row idx[k]."""
+    out = np.zeros((n, g.shape[1]), dtype=g.dtype)
+    for k in range(idx.shape[0]):
+        row = _row_at(idx[k], n)
+        for c in range(g.shape[1]):
+            out[row, c] += g[k, c]
+    return out
+
+
+@jit
 def unpack_count(n, k):
     """``a, b, c = x``: k, once x's n rows are checked to be k (as Python and Numba check)."""
     if n != k:

@@ -106,6 +106,8 @@ class GraphBuilder:
         out = self.new_var(out_type, base)
         self.made.append(out)
         self.block.stmts.append(Eqn(prim, [out], list(ins), dict(params), self.loc))
+        if out_type.ndim:  # every array is stamped when made: a read after a write through
+            self.restamp(out)  # another name for its memory is then refused (`is_stale`)
         return out
 
     # -- applying a primitive ------------------------------------------------------------
@@ -361,6 +363,9 @@ def _dims(prim, atoms, params, out_type) -> tuple | None:
         sizes = atoms[1:] if name in ("reshape", "full") else atoms
         tokens = tuple(_size_token(a) for a in sizes)
         return None if any(t is None for t in tokens) else tokens
+    if name == "take_add":
+        rows = _size_token(atoms[2])
+        return None if rows is None else (rows,) + dims_of(atoms[0])[1:]
     if name in ("reshape_like", "broadcast_like", "sum_to_like", "spread"):
         return dims_of(atoms[1])
     if name in ("choose_share", "copy", "cast", "zeros_like", "ones_like", "setitem",

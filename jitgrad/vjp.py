@@ -202,7 +202,7 @@ def jacobian(fn, wrt=0, mode=None):
     the arguments' shapes before running (otherwise reverse)."""
     v = _vjp_of(fn)
     many = isinstance(wrt, (tuple, list))
-    positions = [_position(v, w) for w in (wrt if many else (wrt,))]
+    positions = v.src.wrt_positions(wrt)
     if mode not in (None, "forward", "reverse"):
         raise SignatureError(f"mode must be 'forward', 'reverse' or None, got {mode!r}")
 
@@ -231,15 +231,10 @@ def jacobian(fn, wrt=0, mode=None):
         return tuple(jacs) if many else jacs[0]
 
     jac.__wrapped__ = fn
+    jac.jitgrad_transform = "jacobian"
     return jac
 
 
-def _position(v: _VJP, w) -> int:
-    if isinstance(w, str):
-        if w not in v.param_names:
-            raise SignatureError(f"{v.src.qualname} has no argument named {w!r}")
-        return v.param_names.index(w)
-    return int(w) % len(v.param_names)
 
 
 __all__ = ["jacobian", "vjp"]
