@@ -7,7 +7,20 @@ the Numba output-argument idiom). The grammar mixes allocation (``np.zeros``, ``
 ``.copy()``, arithmetic), aliasing (``a = b``), views (basic slices, ``A[1]``, ``A[:, 0]``,
 ``.T``, ``reshape``), element and slice writes, whole-array in-place updates, reads (``np.sum``,
 ``np.max``, ``np.mean``, ``np.outer``, ``@``, ``np.sin``...), ``for`` loops with writes and
-carried values, ``if`` on scalar conditions, and helper calls.
+carried values, ``if`` on scalar conditions, early ``return`` inside loops, and helper calls.
+
+Indices come in every sign: constants (``x[-1]``, ``A[-2, 1]``), computed at run time in loops
+(``i - 4``, ``(k % 3) - 3``, ``-1 - j``, ``np.argmax(v) - 4``), and integer index arrays with
+negative and repeated entries, read through (``x[ix]``, ``A[ix]``, ``x[[-1, 0, 2, 0]]``): module
+constants (``IX0 = np.array([-1, 0, 2, 0])``), ``np.arange`` arithmetic, or built from data
+(``np.int64(np.floor(np.tanh(e) * 2.5))``, ``.astype(np.int64)``, ``np.argsort(e)``, ``% n -
+n``). Powers: at exponent 0 (``np.power(b, 0.0)``, ``b ** 0``), integer exponents of negative
+bases (``b ** 3``, ``np.power(b, 2)``), with the base clipped at 0 by ``np.maximum(b, 0.0)``
+so that powers at 0 depend on the input, and square roots of positive bases only. Helpers
+write into their caller's arrays inside ``for`` loops and inside ``if`` branches in those
+loops (``clip(p, s)``: ``s[t] = p[0] * 3.0; if s[t] < 0.0: s[t] = 0.0``), in nested loops with
+a branch (``grid(M, v)``), one step per iteration of the caller's loop (``step(s, p, k)``),
+through negative indices (``back(u, w)``), and return from inside a loop (``first(u)``).
 
 Guarantees, for a seed:
 
@@ -57,16 +70,23 @@ MAX_DEPTH = 2  # nesting of loops and branches
 
 
 class Scope:
-    """What a block may use: arrays (name -> shape, contiguous?), scalars, loop variables."""
+    """What a block may use: arrays (name -> shape, contiguous?), scalars, loop variables, and
+    integer index arrays (name -> (length, bound): every entry is in ``[-bound, bound - 1]``, so
+    it indexes any axis at least ``bound`` long, negative entries counting from the end)."""
 
-    def __init__(self, arrays=None, contig=None, scalars=None, loops=None):
+    def __init__(self, arrays=None, contig=None, scalars=None, loops=None, ints=None):
         self.arrays: dict[str, tuple] = dict(arrays or {})
         self.contig: dict[str, bool] = dict(contig or {})
         self.scalars: list[str] = list(scalars or [])
         self.loops: list[tuple[str, int]] = list(loops or [])  # (name, trip count)
+        self.ints: dict[str, tuple[int, int]] = dict(ints or {})
 
     def child(self) -> Scope:
-        return Scope(self.arrays, self.contig, self.scalars, self.loops)
+        return Scope(self.arrays, self.contig, self.scalars, self.loops, self.ints)
+
+    def index_arrays(self, length: int) -> list[str]:
+        """Integer arrays whose every entry indexes an axis of ``length``."""
+        return [n for n, (_, bound) in self.ints.items() if bound <= length]
 
     def names(self, shape=None) -> list[str]:
         return [n for n, s in self.arrays.items() if shape is None or s == shape]
@@ -79,6 +99,7 @@ class Gen:
         self.r = random.Random(seed)
         self.lines: list[str] = []
         self.helpers: list[str] = []
+        self.constants: list[str] = []  # module-level lines (integer index arrays)
         self.count = collections.Counter()
         self.depth = 0
 
@@ -104,14 +125,27 @@ def shape_text(shape: tuple) -> str:
 
 
 def index_for(g: Gen, sc: Scope, length: int) -> str:
-    """An index into an axis of ``length``: a literal, negative, or from a loop variable."""
+    """An index into an axis of ``length``: a literal of either sign, one computed from a loop
+    variable (``k % n``, ``k - n``, ``(k % n) - n``, ``n - 1 - k``), an entry of an integer
+    index array, or ``np.argmax(v) - n`` of data."""
     if sc.loops and g.chance(0.7):
         k, n = g.pick(sc.loops)
-        forms = [f"{k} % {length}", f"({k} + 1) % {length}"]
+        forms = [f"{k} % {length}", f"({k} + 1) % {length}", f"({k} % {length}) - {length}"]
         if n <= length:
-            forms += [k, f"{length - 1} - {k}"]
+            forms += [k, f"{length - 1} - {k}", f"{k} - {length}", f"-1 - {k}"]
+        ints = sc.index_arrays(length)
+        if ints and g.chance(0.3):
+            ix = g.pick(ints)
+            return f"{ix}[{k} % {sc.ints[ix][0]}]"
         return g.pick(forms)
-    return g.pick([str(g.r.randrange(length)), "-1"])
+    ints = sc.index_arrays(length)
+    if ints and g.chance(0.1):
+        ix = g.pick(ints)
+        return f"{ix}[{g.r.randrange(-sc.ints[ix][0], sc.ints[ix][0])}]"
+    same = sc.names((length,))
+    if same and g.chance(0.08):
+        return f"np.{g.pick(['argmax', 'argmin'])}({g.pick(same)}) - {length}"
+    return g.pick([str(g.r.randrange(length)), "-1", str(-g.r.randrange(1, length + 1))])
 
 
 # ----------------------------------------------------------------------------- scalar expressions
@@ -137,8 +171,11 @@ def scalar_expr(g: Gen, sc: Scope, depth: int = 2) -> str:
     """A float expression: leaves, reductions of arrays, dots, sin/tanh, bounded division."""
     if depth <= 0 or g.chance(0.3):
         return scalar_leaf(g, sc)
-    kind = g.pick(["sum", "mean", "max", "mean0", "dot", "unary", "binop", "div", "sumouter"])
+    kind = g.pick(["sum", "mean", "max", "mean0", "dot", "unary", "binop", "div", "sumouter",
+                   "power"])
     shape = g.pick([(4,), (3,), (3, 4)])
+    if kind == "power":
+        return power(g, scalar_leaf(g, sc), scalar=True)
     if kind == "sum":
         return f"np.sum({array_expr(g, sc, shape, depth - 1)})"
     if kind == "mean":
@@ -162,6 +199,21 @@ def scalar_expr(g: Gen, sc: Scope, depth: int = 2) -> str:
     return f"({scalar_expr(g, sc, depth - 1)} {op} {scalar_expr(g, sc, depth - 1)})"
 
 
+def power(g: Gen, base: str, scalar: bool) -> str:
+    """A power of ``base`` (any sign): exponent 0 (``np.power(b, 0.0)``, ``b ** 0``), small
+    integers (``b ** 2``, ``np.power(b, 3)``, ``b ** 3.0``: negative bases allowed), or a
+    square root of a positive base (``(0.5 + b * b) ** 0.5``). With some chance the base is
+    first clipped at 0 (``np.maximum(b, 0.0)``, ``max(b, 0.0)``), so that powers at 0 depend
+    on the input. Never a fractional power of a negative number, nor a negative power of 0:
+    the program stays valid plain Python."""
+    if g.chance(0.35):
+        base = f"max({base}, 0.0)" if scalar else f"np.maximum({base}, 0.0)"
+    form = g.pick(["np.power({b}, 0.0)", "({b}) ** 0", "({b}) ** 2", "({b}) ** 3",
+                   "np.power({b}, 2)", "np.power({b}, 3.0)", "({b}) ** 2.0", "({b}) ** 1",
+                   "(0.5 + ({b}) * ({b})) ** 0.5", "(1.0 + ({b}) * ({b})) ** -1"])
+    return form.format(b=base)
+
+
 def bounded_scalar(g: Gen, sc: Scope) -> str:
     """A scalar of magnitude at most ~2, for factors applied repeatedly (``v *= ...``)."""
     if g.chance(0.4):
@@ -174,7 +226,37 @@ def bounded_scalar(g: Gen, sc: Scope) -> str:
 # ----------------------------------------------------------------------------- array expressions
 
 
+def gather(g: Gen, sc: Scope, shape: tuple) -> str | None:
+    """Rows of an array read through integers: ``v[ix]`` with an index array of the scope, or
+    a literal list ``v[[-1, 0, 2, 0]]`` (entries of either sign, often repeated); None when no
+    array of the scope has rows of the right size."""
+    m = shape[0]
+    sources = [n for n, s in sc.arrays.items() if s[1:] == shape[1:] and len(s) == len(shape)]
+    if not sources:
+        return None
+    v = g.pick(sources)
+    n = sc.arrays[v][0]
+    ints = [ix for ix in sc.index_arrays(n) if sc.ints[ix][0] == m]
+    if ints and g.chance(0.9):
+        return f"{v}[{g.pick(ints)}]"
+    return f"{v}[{index_list(g, m, n)}]" if g.chance(0.12) else None
+
+
+def index_list(g: Gen, m: int, n: int) -> str:
+    """``[e0, ..., e(m-1)]``: entries in ``[-n, n - 1]``, at least one negative, and one
+    repeated when ``m > 2``."""
+    entries = [g.r.randrange(-n, n) for _ in range(m)]
+    entries[g.r.randrange(m)] = -g.r.randrange(1, n + 1)
+    if m > 2:
+        a, b = g.r.sample(range(m), 2)
+        entries[a] = entries[b]
+    return "[" + ", ".join(map(str, entries)) + "]"
+
+
 def array_leaf(g: Gen, sc: Scope, shape: tuple) -> str:
+    gathered = gather(g, sc, shape) if g.chance(0.2) else None
+    if gathered:
+        return gathered
     names = sc.names(shape)
     if names and g.chance(0.85):
         return g.pick(names)
@@ -198,12 +280,14 @@ def array_expr(g: Gen, sc: Scope, shape: tuple, depth: int = 2) -> str:
     """A new array of ``shape``: elementwise arithmetic, broadcasting, outer, ``@``, reductions."""
     if depth <= 0 or g.chance(0.3):
         return array_leaf(g, sc, shape)
-    forms = ["unary", "unary", "binop", "binop", "scale", "div"]
+    forms = ["unary", "unary", "binop", "binop", "scale", "div", "power"]
     if len(shape) == 2:
         forms += ["outer", "rowbcast", "matmul"]
     else:
         forms += ["matvec", "reduce_axis"]
     kind = g.pick(forms)
+    if kind == "power":
+        return power(g, array_leaf(g, sc, shape), scalar=False)
     if kind == "unary":
         fn = g.pick(["np.sin", "np.tanh", "np.square", "np.exp(np.tanh", "np.cos"])
         inner = array_expr(g, sc, shape, depth - 1)
@@ -385,6 +469,47 @@ def st_scalar(g: Gen, sc: Scope) -> None:
     sc.scalars.append(t)
 
 
+def st_index(g: Gen, sc: Scope) -> None:
+    """A new integer index array ``ix`` of length 3 or 4, its entries of either sign: a module
+    constant ``IX = np.array([-1, 0, 2, 0])``, ``np.arange`` arithmetic (``np.arange(4) - 4``,
+    ``(np.arange(4) * 3) % 3 - 3``), or built from data (``np.int64(np.floor(np.tanh(e) * 2.5))``,
+    ``np.argsort(e)``, ``... % n - n``)."""
+    m = g.pick([3, 4])
+    bound = g.pick([3, 4])
+    name = g.fresh("ix")
+    kind = g.pick(["constant", "arange", "arange", "modulo", "floor", "floor", "astype",
+                   "argsort"])
+    if kind == "constant":
+        const = name.upper()
+        g.constants.append(f"{const} = np.array({index_list(g, m, bound)})")
+        text = const
+    elif kind == "arange":
+        text = g.pick([f"np.arange({m}) - {m}", f"np.arange({m})[::-1] - {m}",
+                       f"{m - 1} - np.arange({m})"])
+        bound = max(bound, m)
+    elif kind == "modulo":
+        text = f"(np.arange({m}) * {g.r.randrange(1, 4)} + {g.r.randrange(3)}) % {bound}"
+        text += g.pick(["", f" - {bound}"])
+    elif kind in ("floor", "astype"):
+        # tanh is in [-1, 1] (±1 exactly where it saturates): floor gives -bound .. bound - 1
+        e = f"np.tanh({array_expr(g, sc, (m,), 1)}) * {bound - 0.5}"
+        text = (f"np.int64(np.floor({e}))" if kind == "floor"
+                else f"np.floor({e}).astype(np.int64)")
+        if g.chance(0.4):
+            text = f"{text} % {bound} - {bound}"
+    else:
+        text = f"np.argsort({array_expr(g, sc, (m,), 1)})" + g.pick(["", f" - {m}"])
+        bound = max(bound, m)
+    g.emit(f"{name} = {text}")
+    sc.ints[name] = (m, bound)
+    rows = [v for v, s in sc.arrays.items() if s[0] >= bound]
+    if rows and g.chance(0.7):  # read through it at once: a new array of the rows
+        v = g.pick(rows)
+        new = g.fresh("a")
+        g.emit(f"{new} = {v}[{name}]" + g.pick(["", " * 1.5", " + 0.0"]))
+        sc.arrays[new], sc.contig[new] = (m,) + sc.arrays[v][1:], True
+
+
 def st_rebind(g: Gen, sc: Scope) -> None:
     """``v = <expr>``: the name now points to a new buffer; its old aliases keep the old one."""
     v = g.pick(sc.names())
@@ -420,6 +545,20 @@ def condition(g: Gen, sc: Scope) -> str:
         v = g.pick(sc.names())
         return f"np.sum({v}) > 0.0"
     return f"{scalar_leaf(g, sc)} < {scalar_leaf(g, sc)}"
+
+
+def st_return(g: Gen, sc: Scope) -> None:
+    """An early ``return`` inside a loop, under a condition on data or on a shape (known while
+    building: constant True or False); only at the entry's own level (helpers have theirs)."""
+    if not sc.loops:
+        return
+    v = g.pick(sc.names())
+    cond = g.pick([condition(g, sc), condition(g, sc), f"{v}.shape[0] > 2",
+                   f"{v}.shape[0] > 4"])
+    g.emit(f"if {cond}:")
+    g.depth += 1
+    g.emit(f"return {result_expr(g, sc)}")
+    g.depth -= 1
 
 
 def st_if(g: Gen, sc: Scope) -> None:
@@ -480,7 +619,78 @@ def helper_bump(g: Gen, name: str) -> tuple[str, bool]:
     return "\n".join([f"def {name}(u):"] + body), body[-1] == "    return t"
 
 
-HELPERS = (helper_fill, helper_kernel, helper_scale, helper_rows, helper_bump)
+def helper_clip(g: Gen, name: str) -> tuple[str, bool]:
+    """``clip(p, s)``: a loop writing ``s[t]`` from ``p``, then an ``if`` that may overwrite
+    it (a variance recursion with a clipping step); returns nothing. Its writes must reach
+    the caller's ``s`` (issue #21: they were lost, the gradient came back 0)."""
+    rhs = g.pick(["p[0] * 3.0", "p[t % p.shape[0]] * 3.0", "np.sin(p[t % p.shape[0]]) + s[t]",
+                  "0.5 * s[t - 1] + p[-1 - t % p.shape[0]]"])
+    cond = g.pick(["s[t] < 0.0", "s[t] > 0.5", "p[t % p.shape[0]] > 0.0"])
+    then = g.pick(["s[t] = 0.0", "s[t] = 0.5 * p[0]", "s[t] *= -1.0"])
+    body = [f"def {name}(p, s):", "    for t in range(s.shape[0]):", f"        s[t] = {rhs}",
+            f"        if {cond}:", f"            {then}"]
+    if g.chance(0.4):
+        body += ["        else:", "            s[t] += 0.25"]
+    return "\n".join(body), False
+
+
+def helper_grid(g: Gen, name: str) -> tuple[str, bool]:
+    """``grid(M, v)``: nested loops over a 2-D argument with a branch in the inner one."""
+    rhs = g.pick(["M[i, j] = v[j] * (i + 1.0)", "M[i, j] += np.tanh(v[j])",
+                  "M[i, -1 - j] = M[i, j] * 0.5 + v[j]"])
+    cond = g.pick(["M[i, j] > 0.5", "v[j] < 0.0", "(i + j) % 2 == 0"])
+    then = g.pick(["M[i, j] = 0.5", "M[i, j] *= v[j]", "M[i - 1, j] += v[j]"])
+    return "\n".join([f"def {name}(M, v):", "    for i in range(M.shape[0]):",
+                      "        for j in range(M.shape[1]):", f"            {rhs}",
+                      f"            if {cond}:", f"                {then}"]), False
+
+
+def helper_step(g: Gen, name: str) -> tuple[str, bool]:
+    """``step(s, p, k)``: one step of a recursion the caller's loop drives (``k`` is the
+    caller's loop variable): writes ``s`` at ``k``, then clips it under an ``if``."""
+    at = g.pick(["k % s.shape[0]", "k - s.shape[0]", "-1 - k % s.shape[0]"])
+    rhs = g.pick(["p[k % p.shape[0]] * 3.0", f"s[{at}] * 0.5 + np.sin(p[0])",
+                  "np.tanh(p[-1] + s[k % s.shape[0]])"])
+    then = g.pick([f"s[{at}] = 0.0", f"s[{at}] *= 0.5", f"s[{at}] = p[0]"])
+    return "\n".join([f"def {name}(s, p, k):", f"    s[{at}] = {rhs}",
+                      f"    if s[{at}] < 0.0:", f"        {then}"]), False
+
+
+def helper_first(g: Gen, name: str) -> tuple[str, bool]:
+    """``first(u)``: a scalar returned from inside a loop, under a condition on data or on a
+    shape (constant while building), with a fall-through ``return`` after the loop."""
+    cond = g.pick(["u[i] > 0.3", "u[i] < -0.5", "u.shape[0] > 1", "u.shape[0] > 9"])
+    ret = g.pick(["u[i] * 2.0", "np.sin(u[i]) + u[-1]", "u[i - u.shape[0]] ** 2"])
+    return "\n".join([f"def {name}(u):", "    for i in range(u.shape[0]):",
+                      f"        if {cond}:", f"            return {ret}",
+                      "    return np.sum(u) * 0.5"]), True
+
+
+def helper_negative(g: Gen, name: str) -> tuple[str, bool]:
+    """``back(u, w)``: writes ``u`` through negative indices, constant and computed in a loop."""
+    body = g.pick([["    u[-1] = w[0] * 2.0", "    u[-2] += np.sin(w[-1])"],
+                   ["    for i in range(u.shape[0]):",
+                    "        u[i - u.shape[0]] += w[-1 - i % w.shape[0]]"],
+                   ["    for i in range(u.shape[0]):", "        if w[-1 - i % w.shape[0]] > 0.0:",
+                    "            u[-1 - i] = 0.5 * u[i]"]])
+    return "\n".join([f"def {name}(u, w):"] + body), False
+
+
+HELPERS = (helper_fill, helper_kernel, helper_scale, helper_rows, helper_bump, helper_clip,
+           helper_clip, helper_grid, helper_step, helper_step, helper_first, helper_negative)
+
+
+def output_array(g: Gen, sc: Scope) -> str:
+    """The 1-D array a helper writes into: often a new ``np.zeros(n)`` of the caller, made
+    just before the call (or before the caller's loop: any 1-D name of the scope)."""
+    one_d = [n for n, s in sc.arrays.items() if len(s) == 1]
+    if one_d and g.chance(0.5):
+        return g.pick(one_d)
+    name = g.fresh("a")
+    n = g.pick([2, 3, 4])
+    g.emit(f"{name} = np.zeros({n})")
+    sc.arrays[name], sc.contig[name] = (n,), True
+    return name
 
 
 def st_call(g: Gen, sc: Scope) -> None:
@@ -489,12 +699,26 @@ def st_call(g: Gen, sc: Scope) -> None:
     name = g.fresh("h")
     text, flag = make(g, name)
     one_d = [n for n, s in sc.arrays.items() if len(s) == 1]
-    if make is helper_rows:
+    if make in (helper_rows, helper_grid):
         two_d = [n for n, s in sc.arrays.items() if len(s) == 2]
         if not two_d:
             return
         m = g.pick(two_d)
         args = f"{m}, {array_expr(g, sc, (sc.arrays[m][1],), 1)}"
+    elif make in (helper_clip, helper_negative, helper_step):
+        target = output_array(g, sc)
+        others = [n for n in one_d if n != target]
+        p_ = (g.pick(others) if others and g.chance(0.5)
+              else f"np.sin({array_expr(g, sc, g.pick([(3,), (4,)]), 1)})")
+        if make is helper_clip:
+            args = f"{p_}, {target}"
+        elif make is helper_negative:
+            args = f"{target}, {p_}"
+        else:  # k >= 0: the caller's loop variable, or a constant
+            k = g.pick(sc.loops)[0] if sc.loops else str(g.r.randrange(3))
+            args = f"{target}, {p_}, {k}"
+    elif make is helper_first:
+        args = array_expr(g, sc, g.pick([(3,), (4,)]), 1)
     elif make is helper_scale:
         args = f"{g.pick(sc.names())}, {bounded_scalar(g, sc)}"
     elif make is helper_bump:
@@ -508,7 +732,7 @@ def st_call(g: Gen, sc: Scope) -> None:
         u = array_expr(g, sc, sc.arrays[d], 1)
         args = f"{u}, {d}"
     g.helpers.append(text)
-    if make is helper_bump and flag:  # returns a scalar
+    if make is helper_bump and flag or make is helper_first:  # returns a scalar
         t = g.fresh("t")
         g.emit(f"{t} = {name}({args})")
         sc.scalars.append(t)
@@ -525,10 +749,10 @@ def st_call(g: Gen, sc: Scope) -> None:
 
 TOP_STATEMENTS = ((st_alloc, 4), (st_alias, 2), (st_view, 3), (st_elem_write, 3),
                   (st_slice_write, 3), (st_inplace, 3), (st_scalar, 2), (st_rebind, 1),
-                  (st_loop, 3), (st_if, 2), (st_call, 3))
+                  (st_loop, 3), (st_if, 2), (st_call, 3), (st_index, 2))
 LOOP_STATEMENTS = ((st_elem_write, 4), (st_slice_write, 2), (st_inplace, 3), (st_scalar, 3),
-                   (st_rebind, 1), (st_alias, 1), (st_alloc, 1), (st_if, 1), (st_call, 2),
-                   (st_loop, 1))
+                   (st_rebind, 1), (st_alias, 1), (st_alloc, 1), (st_if, 2), (st_call, 3),
+                   (st_loop, 1), (st_index, 1), (st_return, 1))
 BRANCH_STATEMENTS = ((st_elem_write, 3), (st_slice_write, 2), (st_inplace, 3), (st_scalar, 2),
                      (st_rebind, 1), (st_call, 1), (st_loop, 1))
 
@@ -562,8 +786,17 @@ def result_expr(g: Gen, sc: Scope) -> str:
     return " + ".join(terms)
 
 
+FROZEN = os.path.join(HERE, "fuzz_frozen")
+
+
 def generate(seed: int) -> str:
-    """The source text of program ``seed``: helpers, then ``def f(...)`` returning a float."""
+    """The source text of program ``seed``: helpers, then ``def f(...)`` returning a float.
+    A seed with a file ``fuzz_frozen/seed_K.txt`` gives that file's text: programs that once
+    exposed a bug, kept as an earlier grammar generated them (tests name them by seed)."""
+    frozen = os.path.join(FROZEN, f"seed_{seed}.txt")
+    if os.path.exists(frozen):
+        with open(frozen) as fh:
+            return fh.read()
     g = Gen(seed)
     r = g.r
     chosen = [a for a in ARGS if a[0] == "x" or r.random() < 0.55]
@@ -576,7 +809,7 @@ def generate(seed: int) -> str:
     block(g, sc, r.randint(2, 7), TOP_STATEMENTS)
     g.emit(f"return {result_expr(g, sc)}")
     params = ", ".join(n for n, _ in chosen)
-    parts = ["import numpy as np", ""]
+    parts = ["import numpy as np", ""] + ([""] + g.constants if g.constants else [])
     for h in g.helpers:
         parts += ["", h, ""]
     parts += ["", f"def f({params}):"] + g.lines

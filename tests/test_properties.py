@@ -1,4 +1,5 @@
-"""Property tests of the broadcasting and reduction adjoints against central finite differences.
+"""Property tests of the broadcasting, reduction and integer-indexing adjoints against central
+finite differences.
 
 Every new combination of argument ranks compiles a new Numba specialisation (about a second), so
 the ranks are a small fixed set; hypothesis varies the sizes (1 to 4 along each axis, size-1
@@ -79,7 +80,7 @@ def check_against_fd(fn, args, wrt):
         else:
             assert isinstance(got, float)
         np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL,
-                                   err_msg=f"{fn.__name__} d/d{'ab'[k]}, shapes "
+                                   err_msg=f"{fn.__name__} d/d(argument {k}), shapes "
                                    f"{[np.shape(a) for a in args]}")
 
 
@@ -264,3 +265,157 @@ def test_reduction_adjoints_rank3(fn):
         check_against_fd(fn, (x, w), (0, 1))
 
     prop()
+
+
+# ----------------------------------------------------------------------------- integer indices
+# Reads and writes through integers of every sign: an integer-array index ``x[idx]`` with
+# entries from ``-n`` to ``n - 1`` (negative entries count from the end; entries repeat), scalar
+# indices of either sign, indices computed at run time (``i % n - n``, ``-1 - i``), and writes
+# through them in loops (a scatter: repeated entries add up, or the last write wins). The index
+# arrays are arguments, so hypothesis varies their length and entries without a new compile;
+# each rank is one compile. NumPy, run on the same arguments, is what the gradient must match.
+
+
+def gather_rows(x, idx, w):
+    """Rows of ``x`` (of any rank) at the integers ``idx``; repeated rows add their gradients."""
+    return np.sum(np.sin(x[idx]) * w)
+
+
+def rows_from_data(x, w):
+    """An index array computed from data (``floor`` of a bounded value, entries of both signs),
+    then a read through it: the gradient reaches ``x`` through the rows it selects."""
+    idx = np.int64(np.floor(np.tanh(w) * (x.shape[0] - 0.5)))
+    return np.sum(x[idx] * x[idx] * w) + x[np.argmax(w) - x.shape[0]]
+
+
+def scalar_indices(A, i, j):
+    """Element, row and column reads and writes at ``i``, ``j`` of either sign, and at indices
+    computed from them (``i % r - r``, ``-1 - j``), a run-time negative index in a loop."""
+    r, c = A.shape
+    out = A * 1.0
+    out[i, j] = np.sin(A[j % r, i % c]) * A[i % r - r, -1 - j % c]
+    out[i % r - r, :] += A[-1 - i % r]
+    out[:, j] *= A[:, -1]
+    total = np.sum((A @ A[i]) * A[:, j])
+    for k in range(r):
+        total += out[k - r, j] * A[-1 - k, k % c - c]
+    return total + np.sum(out * out)
+
+
+def scatter(x, idx, v):
+    """Writes through ``idx[k]`` in a loop: ``+=`` (repeated entries add), then a
+    read-modify-write where the last write to an entry wins, then one under a branch."""
+    acc = np.zeros_like(x)
+    out = x * 1.0
+    for k in range(idx.shape[0]):
+        acc[idx[k]] += v[k] * x[idx[k]]
+        out[idx[k]] = np.sin(out[idx[k]]) * v[k] + x[-1 - k % x.shape[0]]
+        if v[k] > 0.0:
+            out[idx[k] - x.shape[0] * (idx[k] >= 0)] *= v[k]
+    return np.sum(acc * acc) + np.sum(out * np.cos(out))
+
+
+def array_write(x, idx, v):
+    """``out[idx] = v`` and ``out[idx] += v`` through an integer array (NumPy: with repeated
+    entries the last ``=`` wins and ``+=`` adds once per distinct entry)."""
+    out = x * 1.0
+    out[idx] = v * 2.0
+    out[idx] += v * out[idx]
+    return np.sum(out * out)
+
+
+@st.composite
+def rows_and_index(draw, rank):
+    """A shape (``n`` rows, 1 to 4 along each axis) and 1 to 5 row indices in ``[-n, n - 1]``."""
+    shape = tuple(draw(st.lists(st.integers(1, 4), min_size=rank, max_size=rank)))
+    n = shape[0]
+    idx = draw(st.lists(st.integers(-n, n - 1), min_size=1, max_size=5))
+    return shape, np.array(idx, dtype=np.int64)
+
+
+def test_index_strategy_draws_every_sign():
+    """The strategy reaches negative, zero, positive and repeated entries (else the properties
+    below would not test them)."""
+    seen = set()
+
+    @settings(max_examples=60, derandomize=True)
+    @given(drawn=rows_and_index(1))
+    def collect(drawn):
+        idx = drawn[1]
+        seen.update(np.sign(idx).tolist())
+        if len(set(idx.tolist())) < len(idx):
+            seen.add("repeated")
+
+    collect()
+    assert seen >= {-1, 0, 1, "repeated"}
+
+
+@pytest.mark.parametrize("rank", [1, 2, pytest.param(3, marks=pytest.mark.slow)])
+def test_integer_array_reads(rank):
+    @SETTINGS
+    @given(drawn=rows_and_index(rank), seed=st.integers(0, 2**32 - 1))
+    def prop(drawn, seed):
+        shape, idx = drawn
+        rng = np.random.default_rng(seed)
+        x = rng.normal(size=shape)
+        w = rng.normal(size=(idx.shape[0],) + shape[1:])
+        check_against_fd(gather_rows, (x, idx, w), (0, 2))
+
+    prop()
+
+
+def test_integer_arrays_built_from_data():
+    @SETTINGS
+    @given(n=st.integers(1, 4), m=st.integers(1, 5), seed=st.integers(0, 2**32 - 1))
+    def prop(n, m, seed):
+        rng = np.random.default_rng(seed)
+        x, w = rng.normal(size=n), rng.normal(size=m)
+        scaled = np.tanh(w) * (n - 0.5)
+        assume(np.min(np.abs(scaled - np.round(scaled))) > GAP)  # no floor at a jump
+        assume(m == 1 or min_gap(w) > GAP)  # argmax not at a tie
+        check_against_fd(rows_from_data, (x, w), (0, 1))
+
+    prop()
+
+
+def test_scalar_indices_of_every_sign():
+    @SETTINGS
+    @given(shape=st.tuples(st.integers(1, 4), st.integers(1, 4)), data=st.data(),
+           seed=st.integers(0, 2**32 - 1))
+    def prop(shape, data, seed):
+        r, c = shape
+        n = min(r, c)  # A @ A[i] and A[:, j] need a square A
+        i = data.draw(st.integers(-n, n - 1), label="i")
+        j = data.draw(st.integers(-n, n - 1), label="j")
+        A = np.random.default_rng(seed).normal(size=(n, n))
+        check_against_fd(scalar_indices, (A, i, j), (0,))
+
+    prop()
+
+
+@pytest.mark.parametrize("rank", [1, 2])
+def test_writes_through_integer_indices_in_a_loop(rank):
+    @SETTINGS
+    @given(drawn=rows_and_index(rank), seed=st.integers(0, 2**32 - 1))
+    def prop(drawn, seed):
+        shape, idx = drawn
+        rng = np.random.default_rng(seed)
+        x, v = rng.normal(size=shape), rng.normal(size=idx.shape[0])
+        assume(np.min(np.abs(v)) > GAP)  # the branch on v[k] > 0 not at its switch
+        check_against_fd(scatter, (x, idx, v), (0, 2))
+
+    prop()
+
+
+def test_writes_through_an_integer_array_are_right_or_refused():
+    """``out[idx] = v`` / ``out[idx] += v``: refused, pointing to the loop form, or (once
+    supported) NumPy's answer, repeated entries included."""
+    from jitgrad.errors import UnsupportedError
+
+    x, v = np.array([0.3, -1.2, 0.7, 2.0]), np.array([0.5, -0.4, 1.1])
+    for idx in ([-1, 0, -1], [2, -3, 1], [0, 0, 0]):
+        args = (x, np.array(idx, dtype=np.int64), v)
+        try:
+            check_against_fd(array_write, args, (0, 2))
+        except UnsupportedError as e:
+            assert "integer-array index" in str(e) and "loop" in str(e), str(e)
