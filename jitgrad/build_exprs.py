@@ -300,8 +300,7 @@ class Expressions:
             return refused("indexing with a boolean mask", "mask write" if store else "mask read",
                            loc)
         if v.type.kind != "i":
-            return refused("indexing with an array of floats (np.array([...]) of Python numbers "
-                           "is one in jitgrad)", "integer arrays", loc)
+            return refused("indexing with an array of floats", "integer arrays", loc)
         if store:
             return refused("writing through an integer-array index", "integer-array write", loc)
         if n_items > 1:

@@ -255,6 +255,10 @@ def np_array(obj, dtype=None, **kw):
     return np_stack([np_array(v) if isinstance(v, (list, tuple)) else v for v in obj])
 
 
+def _is_int(a) -> bool:
+    return isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))
+
+
 def np_stack(arrays, axis=0):
     arrays = list(arrays)
     loc = _loc(*arrays)
@@ -264,7 +268,8 @@ def np_stack(arrays, axis=0):
         raise UnsupportedError(f"np.array/np.stack of 1 to {MAX_STACK} entries", loc)
     if len({ndim_of(a) for a in arrays}) != 1:
         raise UnsupportedError("np.array/np.stack of entries of different ranks", loc)
-    return _record("stack", *(a if records(a) or ndim_of(a) else float(a) for a in arrays))
+    return _record("stack", *(a if records(a) or ndim_of(a) or _is_int(a) else float(a)
+                              for a in arrays))
 
 
 def np_arange(start, stop=None, step=None, dtype=None):

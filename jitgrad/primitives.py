@@ -563,19 +563,33 @@ copy = primitive("copy", lambda x: np.array(x, copy=True), _same,
                  lambda a, p, t: f"{a[0]}.copy()" if t[0].ndim else a[0])
 
 
+def _stack_kind(kinds) -> str:
+    """Integers stay integers (``np.array([-1, 0, 2])`` indexes, as in NumPy); anything else is
+    a float array."""
+    return "i" if all(k == "i" for k in kinds) else "f"
+
+
 def _stack_type(ts, p):
-    return Type(promote_kinds("f", *(t.kind for t in ts)), ts[0].ndim + 1)
+    return Type(_stack_kind([t.kind for t in ts]), ts[0].ndim + 1)
 
 
 def _stack_emit(a, p, t):
     if t[0].ndim:
         return f"np.stack(({', '.join(a)},))"
+    if _stack_kind([u.kind for u in t]) == "i":
+        return f"np.array([{', '.join(a)}], dtype=np.int64)"
     return f"np.array([{', '.join(f'float({x})' if u.kind != 'f' else x for x, u in zip(a, t))}])"
 
 
+def _stack_impl(*xs):
+    ints = all(np.asarray(x).dtype.kind in "iu" for x in xs)
+    return np.array(xs, dtype=np.int64 if ints else float)
+
+
 # ``np.array([a, b, c])`` of scalars, ``np.array([row0, row1])``, ``np.stack`` on axis 0: the
-# inputs (all of one shape) become the rows of a new float array.
-stack = primitive("stack", lambda *xs: np.array(xs, dtype=float), _stack_type, _stack_emit)
+# inputs (all of one shape) become the rows of a new array, of integers if they all are (as
+# NumPy makes them), else of floats.
+stack = primitive("stack", _stack_impl, _stack_type, _stack_emit)
 # Arrays of one rank joined along ``axis`` (np.concatenate, hstack, vstack); all float.
 concatenate = primitive("concatenate", lambda *xs, axis: np.concatenate(xs, axis=axis),
                         lambda ts, p: Type(promote_kinds(*(t.kind for t in ts)), ts[0].ndim),

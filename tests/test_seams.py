@@ -213,6 +213,11 @@ def indices_from_data(x, A):
     return np.sum(A[rows] * A[rows])
 
 
+def literal_index_array(W):
+    idx = np.array([-1, -2, 0, -1])  # integers, as NumPy makes them (was a float array)
+    return np.sum(W[idx] @ W[0])
+
+
 rng = np.random.default_rng(21)
 W4 = rng.standard_normal(4)
 W43 = rng.standard_normal((4, 3))
@@ -228,6 +233,7 @@ NEGATIVE_CASES = [
     (scalar_negative_index, (W4 + 0.0,), 0),
     (negative_index_writes, (rng.standard_normal(5),), 0),
     (sorted_weights, (rng.standard_normal(5),), 0),
+    (literal_index_array, (rng.standard_normal((4, 4)),), 0),
     (indices_from_data, (np.array([0.2, 1.3, 0.6, 1.2, 0.1]), W43), 1),
 ]
 
