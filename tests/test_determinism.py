@@ -80,20 +80,29 @@ def outcomes(seeds, builds: int, churn: int) -> dict[int, set[str]]:
     return out
 
 
+def digests_in_a_fresh_process(churn: int, builds: int, hash_seed: str | None = None) -> dict:
+    """`outcomes` in a new process: its full garbage collections between builds cost
+    milliseconds there, and seconds each in a test worker whose heap holds a suite's objects."""
+    env = dict(os.environ, JITGRAD_DISABLE_JIT="1")
+    if hash_seed is not None:
+        env["PYTHONHASHSEED"] = hash_seed
+    proc = subprocess.run([sys.executable, __file__, str(churn), str(builds)], env=env,
+                          check=True, capture_output=True, text=True, timeout=600)
+    return {int(s): d for s, d in json.loads(proc.stdout.splitlines()[-1]).items()}
+
+
 def test_builds_in_one_process_agree():
-    found = outcomes(SEEDS, BUILDS, churn=31)
-    differ = {s: sorted(d) for s, d in found.items() if len(d) != 1}
+    found = digests_in_a_fresh_process(churn=31, builds=BUILDS)
+    differ = {s: d for s, d in found.items() if isinstance(d, list)}
     assert not differ, f"programs whose generated code changes from one build to the next: {differ}"
+    assert set(found) == set(SEEDS)
 
 
 def test_fresh_processes_agree():
     """Two processes with other hash seeds and allocation patterns, and this one, agree."""
     here = {s: d.pop() for s, d in outcomes(SEEDS, 1, churn=0).items()}
     for hash_seed, churn in (("0", 11), ("1", 53)):
-        env = dict(os.environ, PYTHONHASHSEED=hash_seed, JITGRAD_DISABLE_JIT="1")
-        proc = subprocess.run([sys.executable, __file__, str(churn)], env=env, check=True,
-                              capture_output=True, text=True, timeout=600)
-        there = {int(s): d for s, d in json.loads(proc.stdout.splitlines()[-1]).items()}
+        there = digests_in_a_fresh_process(churn, builds=2, hash_seed=hash_seed)
         assert there == here, f"PYTHONHASHSEED={hash_seed}: {there} != {here}"
 
 
@@ -103,6 +112,7 @@ def test_refusal_of_2627_is_not_spurious():
     assert not outcome(2627).startswith("refused")
 
 
-if __name__ == "__main__":  # one process's digests, for test_fresh_processes_agree
-    found = outcomes(SEEDS, 2, churn=int(sys.argv[1]) if len(sys.argv) > 1 else 0)
+if __name__ == "__main__":  # one process's digests (churn, builds), for the tests above
+    found = outcomes(SEEDS, int(sys.argv[2]) if len(sys.argv) > 2 else 2,
+                     churn=int(sys.argv[1]) if len(sys.argv) > 1 else 0)
     print(json.dumps({s: min(d) if len(d) == 1 else sorted(d) for s, d in found.items()}))
