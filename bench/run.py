@@ -453,9 +453,9 @@ def numba_init_time(reps=1):
 def helper_cache_files():
     """``{file name: mtime_ns}`` of the Numba cache of jitgrad's runtime helpers (index
     ``.nbi`` and data ``.nbc`` files in the installed package's ``__pycache__``)."""
-    import jitgrad.runtime
+    import jitgrad.backend.numba.runtime
 
-    folder = os.path.join(os.path.dirname(jitgrad.runtime.__file__), "__pycache__")
+    folder = os.path.join(os.path.dirname(jitgrad.backend.numba.runtime.__file__), "__pycache__")
     try:
         names = [f for f in os.listdir(folder)
                  if f.startswith("runtime.") and f.endswith((".nbi", ".nbc"))]

@@ -10,17 +10,17 @@ compiled with numba.njit.
     f(3.0)  # 6.0
 """
 
-from .api import GradFunction, check_grad, grad, show, value_and_grad
-from .custom import custom_vjp, stop_gradient
-from .errors import (
+from jitgrad.api import GradFunction, check_grad, grad, show, value_and_grad
+from jitgrad.core.errors import (
     JitgradError,
     MissingDependencyError,
     ShapeError,
     SignatureError,
     UnsupportedError,
 )
-from .jvp import hessian, hvp, jvp
-from .vjp import jacobian, vjp
+from jitgrad.custom import custom_vjp, stop_gradient
+from jitgrad.jvp import hessian, hvp, jvp
+from jitgrad.vjp import jacobian, vjp
 
 __all__ = [
            "GradFunction",

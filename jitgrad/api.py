@@ -19,11 +19,10 @@ import re
 
 import numpy as np
 
-from . import compile as _compile
-from . import ir
-from .build import build
-from .emit import emit_module, entry_name
-from .errors import (
+from jitgrad.backend.numba import compile as _compile
+from jitgrad.backend.numba.emit import emit_module, entry_name
+from jitgrad.core import ir
+from jitgrad.core.errors import (
     JitgradError,
     Loc,
     MissingDependencyError,
@@ -33,11 +32,12 @@ from .errors import (
     api_boundary,
     hide_internal_frames,
 )
-from .optimise import common_subexpressions, optimise
-from .parallel import keep_marks, parallelise
-from .parse import FunctionSource
-from .reverse import transform
-from .types import SeqType, Type, type_of_value
+from jitgrad.core.types import SeqType, Type, type_of_value
+from jitgrad.frontend.build import build
+from jitgrad.frontend.parse import FunctionSource
+from jitgrad.transforms.optimise import common_subexpressions, optimise
+from jitgrad.transforms.parallel import keep_marks, parallelise
+from jitgrad.transforms.reverse import transform
 
 
 @dataclasses.dataclass(eq=False)
@@ -81,7 +81,7 @@ def _thaw(compiled: Compiled) -> None:
 
 @dataclasses.dataclass(eq=False)
 class Generated:
-    """One specialisation's generated module, before compiling: ``jitgrad.compile.load(stem,
+    """One specialisation's generated module, before compiling: ``jitgrad.backend.numba.compile.load(stem,
     source, names, inline=names[:2])`` compiles it; ``names[2]`` is the entry."""
 
     stem: str
@@ -111,7 +111,7 @@ class GradFunction:
             raise TypeError(f"jitgrad.grad needs a function, got {type(fn).__name__}")
         self.fn = fn
         self.with_value = with_value
-        self.parallel = bool(parallel)  # prange loops run in parallel (`jitgrad.parallel`)
+        self.parallel = bool(parallel)  # prange loops run in parallel (`jitgrad.transforms.parallel`)
         if memory_cap is None and os.environ.get("JITGRAD_MEMORY_CAP"):
             memory_cap = int(os.environ["JITGRAD_MEMORY_CAP"])  # a default for every gradient
         if memory_cap is not None and (isinstance(memory_cap, bool) or not isinstance(
@@ -353,7 +353,7 @@ class GradFunction:
                         g.ir_text, g.graph_ir, g.line_locs)
 
     def generate(self, types: tuple, assume_sizes: bool = True, examples=()) -> Generated:
-        """The generated module for ``types``, not compiled (`jitgrad.compile.load` compiles
+        """The generated module for ``types``, not compiled (`jitgrad.backend.numba.compile.load` compiles
         it, in this process or another). A build whose size assumptions any of the argument
         tuples in ``examples`` breaks is replaced by the general one."""
         fn_ir = build(self.src, list(types), assume_sizes)
@@ -427,7 +427,7 @@ class GradFunction:
         """The operations graph as Graphviz DOT text (with ``adjoint=True``, the adjoint's
         operations too, in red); with ``path``, also rendered there by the ``dot`` program
         (format from the suffix: .svg, .png)."""
-        from .graphviz import render, to_dot
+        from jitgrad.core.graphviz import render, to_dot
 
         c = self._for(args, kwargs)
         text = to_dot(c.ir, c.gradient.adjoint) if adjoint else to_dot(c.graph_ir)
@@ -580,9 +580,9 @@ def grad(fn=None, wrt=0, *, parallel=False, memory_cap=None):
 
     ``wrt`` is an argument position, an argument name, or a tuple of them (a tuple gives a tuple
     of gradients). ``parallel=True`` runs ``numba.prange`` loops in parallel, forward and
-    adjoint, with the same result at any thread count (`jitgrad.parallel`). ``memory_cap``
+    adjoint, with the same result at any thread count (`jitgrad.transforms.parallel`). ``memory_cap``
     (bytes; default: none) bounds the tape of a loop whose iterations depend on one another:
-    such a loop is checkpointed, and its body runs twice (`jitgrad.checkpoint`).
+    such a loop is checkpointed, and its body runs twice (`jitgrad.transforms.checkpoint`).
     """
     options = {"parallel": parallel, "memory_cap": memory_cap}
     if fn is None:

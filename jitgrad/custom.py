@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import functools
 
-from . import primitives as P
-from . import symbolic as S
-from .errors import JitgradError, UnsupportedError
-from .parse import FunctionSource, _unwrap
-from .rules import defvjp
-from .types import Type
+from jitgrad.core.errors import JitgradError, UnsupportedError
+from jitgrad.core.types import Type
+from jitgrad.frontend.parse import FunctionSource, _unwrap
+from jitgrad.lang import symbolic as S
+from jitgrad.prims import primitives as P
+from jitgrad.prims.rules import defvjp
 
 
 def _identity_emit(a, p, t):
@@ -132,7 +132,9 @@ class custom_vjp:  # lower case, as in JAX
 def reverse_custom(rev, e, g) -> None:
     """The adjoint of one custom_vjp equation: ``bwd(residuals, g)`` built inline into the
     adjoint; each gradient it returns is added into its argument's adjoint."""
-    from .build import Builder  # build imports this module's table entries at call time
+    from jitgrad.frontend.build import (
+        Builder,  # build imports this module's table entries at call time
+    )
 
     rule: custom_vjp = e.params["fn"]
     n = e.params["n_args"]

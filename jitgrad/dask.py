@@ -11,7 +11,7 @@ How a call runs:
 
 * On the client, jitgrad builds and emits the gradient's source for the signature of one block
   (as `jitgrad.grad` would for a NumPy call), without compiling it. The source is a
-  self-contained module (NumPy, Numba, `jitgrad.runtime`), keyed by the hash of its text.
+  self-contained module (NumPy, Numba, `jitgrad.backend.numba.runtime`), keyed by the hash of its text.
 * The first call with a new source registers it on every worker (a `distributed.WorkerPlugin`,
   so workers that join later, or that replace a dead one, get it too). A worker compiles it the
   first time a block needs it, or loads it from its Numba disk cache, and keeps the compiled
@@ -73,12 +73,12 @@ import uuid
 
 import numpy as np
 
-from . import api as _api
-from . import compile as _compile
-from . import ir
-from .errors import JitgradError, SignatureError, api_boundary
-from .primitives import PRIMITIVES as _PRIMITIVES
-from .types import SeqType
+from jitgrad import api as _api
+from jitgrad.backend.numba import compile as _compile
+from jitgrad.core import ir
+from jitgrad.core.errors import JitgradError, SignatureError, api_boundary
+from jitgrad.core.types import SeqType
+from jitgrad.prims.primitives import PRIMITIVES as _PRIMITIVES
 
 __all__ = ["AdditivityError", "DaskGradFunction", "grad", "value_and_grad"]
 

@@ -19,17 +19,17 @@ import dataclasses
 
 import numpy as np
 
-from . import compile as _compile
-from .api import _sizes_hold, refuse_shared_memory
-from .build import build
-from .emit import emit_kernel
-from .errors import SignatureError, api_boundary
-from .forward import tangents
-from .ir import Block, Eqn, Var, direct_uses, format_function, sub_blocks, walk
-from .optimise import common_subexpressions, dead_code, fold_assigns, optimise
-from .parse import FunctionSource
-from .reverse import Kernel, transform
-from .types import type_of_value
+from jitgrad.api import _sizes_hold, refuse_shared_memory
+from jitgrad.backend.numba import compile as _compile
+from jitgrad.backend.numba.emit import emit_kernel
+from jitgrad.core.errors import SignatureError, api_boundary
+from jitgrad.core.ir import Block, Eqn, Var, direct_uses, format_function, sub_blocks, walk
+from jitgrad.core.types import type_of_value
+from jitgrad.frontend.build import build
+from jitgrad.frontend.parse import FunctionSource
+from jitgrad.transforms.forward import tangents
+from jitgrad.transforms.optimise import common_subexpressions, dead_code, fold_assigns, optimise
+from jitgrad.transforms.reverse import Kernel, transform
 
 
 @dataclasses.dataclass(eq=False)

@@ -3,10 +3,10 @@
 The user's unmodified function runs on `Tensor` values. Every NumPy operation on a tensor
 (operators, ``np.exp(t)`` through ``__array_ufunc__``, ``np.sum(t, axis=0)`` through
 ``__array_function__``, methods, indexing, ``t[i] = v``) goes through the table
-`jitgrad.symbolic.NUMPY` to a primitive of `jitgrad.primitives`, whose NumPy ``impl`` computes
+`jitgrad.lang.symbolic.NUMPY` to a primitive of `jitgrad.prims.primitives`, whose NumPy ``impl`` computes
 the value; the tape records a node (primitive, input values, parameters, result).
 ``t.backward()`` walks the nodes in reverse order of recording and applies the derivative
-rules of `jitgrad.rules.RULES` (with `jitgrad.rules.unbroadcast` for elementwise
+rules of `jitgrad.prims.rules.RULES` (with `jitgrad.prims.rules.unbroadcast` for elementwise
 primitives): the same table the source transform uses, so each rule lives in one place. The
 tape never calls the source transform or generated code.
 
@@ -73,10 +73,10 @@ import weakref
 
 import numpy as np
 
-from . import primitives as P
-from . import symbolic as S
-from .errors import JitgradError, Loc, ShapeError, SignatureError, UnsupportedError
-from .rules import RULES, unbroadcast
+from jitgrad.core.errors import JitgradError, Loc, ShapeError, SignatureError, UnsupportedError
+from jitgrad.lang import symbolic as S
+from jitgrad.prims import primitives as P
+from jitgrad.prims.rules import RULES, unbroadcast
 
 __all__ = ["Tensor", "grad", "value_and_grad"]
 

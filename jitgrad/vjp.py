@@ -19,16 +19,16 @@ import inspect
 
 import numpy as np
 
-from . import compile as _compile
-from .api import _converter, _sizes_hold
-from .build import build
-from .emit import emit_module, entry_name
-from .errors import SignatureError, api_boundary
-from .ir import Const, Eqn, Var, dims_of, format_function, walk
-from .optimise import common_subexpressions, optimise
-from .parse import FunctionSource
-from .reverse import transform
-from .types import Type, type_of_value
+from jitgrad.api import _converter, _sizes_hold
+from jitgrad.backend.numba import compile as _compile
+from jitgrad.backend.numba.emit import emit_module, entry_name
+from jitgrad.core.errors import SignatureError, api_boundary
+from jitgrad.core.ir import Const, Eqn, Var, dims_of, format_function, walk
+from jitgrad.core.types import Type, type_of_value
+from jitgrad.frontend.build import build
+from jitgrad.frontend.parse import FunctionSource
+from jitgrad.transforms.optimise import common_subexpressions, optimise
+from jitgrad.transforms.reverse import transform
 
 
 @dataclasses.dataclass(eq=False)
@@ -218,7 +218,7 @@ def jacobian(fn, wrt=0, mode=None):
         args = v.bind(args)
         plain = tuple(_plain(a) for a in args)
         if (mode or v.mode(plain, positions)) == "forward":
-            from .jvp import jacobian_forward
+            from jitgrad.jvp import jacobian_forward
             jacs = jacobian_forward(fn, positions, args)
             return tuple(jacs) if many else jacs[0]
         k = v.kernels(plain, tuple(positions))

@@ -1,4 +1,4 @@
-"""Loops whose iterations depend on one another (recurrences), for `jitgrad.checkpoint`: each is
+"""Loops whose iterations depend on one another (recurrences), for `jitgrad.transforms.checkpoint`: each is
 differentiated with a tiny memory cap (many segments) and without one."""
 
 import math

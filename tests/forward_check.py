@@ -50,7 +50,7 @@ sys.path.insert(0, os.path.dirname(HERE))  # this checkout's jitgrad, and ``test
 from fd import numeric_grad5
 
 import jitgrad
-from jitgrad.errors import JitgradError
+from jitgrad.core.errors import JitgradError
 
 
 def groups():

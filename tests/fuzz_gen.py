@@ -882,7 +882,7 @@ def check(seed: int, source: str | None = None) -> dict:
 
     import jitgrad
     from jitgrad import tape
-    from jitgrad.errors import JitgradError
+    from jitgrad.core.errors import JitgradError
 
     source = source or generate(seed)
     out = {"seed": seed, "cls": "ok", "reason": "", "detail": ""}
@@ -1116,7 +1116,7 @@ def main(argv=None) -> int:
         print(generate(a.seed), end="")
         return 0
     if not a.jit:
-        os.environ["JITGRAD_DISABLE_JIT"] = "1"  # read when jitgrad.compile is imported
+        os.environ["JITGRAD_DISABLE_JIT"] = "1"  # read when jitgrad.backend.numba.compile is imported
     sys.path.insert(0, os.path.dirname(HERE))  # this checkout's jitgrad, not an installed one
     sys.path.insert(0, HERE)
     if a.seed is not None and a.minimize:

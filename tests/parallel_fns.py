@@ -1,4 +1,4 @@
-"""``numba.prange`` loops for `jitgrad.parallel`'s table: a per-row loss, a pairwise energy, a
+"""``numba.prange`` loops for `jitgrad.transforms.parallel`'s table: a per-row loss, a pairwise energy, a
 row-wise logsumexp with a work array per row, the GMM data term, work arrays allocated once
 before the loop (one per chunk), and loops that must stay serial (a value carried across
 iterations, an array that keeps the previous iteration's values, a work array read after the

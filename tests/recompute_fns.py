@@ -1,5 +1,5 @@
 """Loops whose iterations are independent (recomputed in reverse) and loops that look alike but
-are not (taped): `jitgrad.recompute`'s table."""
+are not (taped): `jitgrad.transforms.recompute`'s table."""
 
 import math
 

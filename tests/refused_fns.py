@@ -406,7 +406,7 @@ def float_axis_vector(x):
 
 
 # ----------------------------------------------------------------------------- common idioms
-# Refused with the form that works named in the message (`jitgrad.errors.INSTEAD`).
+# Refused with the form that works named in the message (`jitgrad.core.errors.INSTEAD`).
 
 
 def appends_to_list(x):

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import jitgrad
-from jitgrad import compile as jcompile
+from jitgrad.backend.numba import compile as jcompile
 
 pytestmark = pytest.mark.slow
 

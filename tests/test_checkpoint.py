@@ -1,4 +1,4 @@
-"""Checkpointed loops (`jitgrad.checkpoint`): with a memory cap, a recurrence's tape holds one
+"""Checkpointed loops (`jitgrad.transforms.checkpoint`): with a memory cap, a recurrence's tape holds one
 segment; the gradient is the taped one, and it stays within the cap."""
 
 import math

@@ -1,5 +1,5 @@
 """The command line, run as a user runs it: ``python -m jitgrad`` in a subprocess (and, for
-the many ways to get the command line wrong, `jitgrad.__main__.main` in this process, which is
+the many ways to get the command line wrong, `jitgrad.tools.cli.main` in this process, which is
 what the subprocess runs)."""
 
 import os
@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from jitgrad import __main__ as cli
+from jitgrad.tools import cli
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODEL_FILE = os.path.join(HERE, "cli_model.py")

@@ -17,7 +17,7 @@ from fd import numeric_grad
 
 import jitgrad
 from jitgrad import UnsupportedError, tape
-from jitgrad.primitives import PRIMITIVES
+from jitgrad.prims.primitives import PRIMITIVES
 
 
 @pytest.mark.parametrize(("case", "idx"), point_params(SURFACE_CASES))

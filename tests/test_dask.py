@@ -23,7 +23,7 @@ from fd import numeric_grad
 
 import jitgrad as jg
 import jitgrad.dask as jgd
-from jitgrad.errors import SignatureError
+from jitgrad.core.errors import SignatureError
 
 
 def gmm_data(alphas, means, log_prec, x):

@@ -33,9 +33,9 @@ sys.path.insert(0, os.path.dirname(HERE))  # this checkout's jitgrad (when run a
 import fuzz_gen
 
 import jitgrad
-from jitgrad.errors import JitgradError
-from jitgrad.ir import Var
-from jitgrad.types import FLOAT
+from jitgrad.core.errors import JitgradError
+from jitgrad.core.ir import Var
+from jitgrad.core.types import FLOAT
 
 # 2627: refused or built depending on which ids were free. The others mix loops carrying
 # arrays, branches, helpers that write into their arguments, views and aliases.

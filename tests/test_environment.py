@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from jitgrad import compile as _compile
+from jitgrad.backend.numba import compile as _compile
 
 MESSAGE = ("jitgrad needs SciPy for matrix products and np.linalg (numba uses its BLAS and "
            "LAPACK): pip install scipy")
@@ -43,7 +43,7 @@ except jitgrad.MissingDependencyError as e:
 '''
 
 CLI = HIDE_SCIPY + '''
-from jitgrad.__main__ import main
+from jitgrad.tools.cli import main
 sys.exit(main(["check", "env_model.py:env_matmul_loss", "--sig", "f64[:,:], f64[:,:]"]))
 '''
 

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import jitgrad
-from jitgrad import compile as jcompile
-from jitgrad.errors import JitgradError, SignatureError
+from jitgrad.backend.numba import compile as jcompile
+from jitgrad.core.errors import JitgradError, SignatureError
 
 pytestmark = pytest.mark.skipif(jcompile.DISABLE_JIT, reason="plain Python has no dispatcher")
 

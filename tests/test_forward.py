@@ -21,7 +21,7 @@ import pytest
 from fd import numeric_grad
 
 import jitgrad
-from jitgrad.errors import SignatureError, UnsupportedError
+from jitgrad.core.errors import SignatureError, UnsupportedError
 from jitgrad.vjp import _vjp_of
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -1,4 +1,4 @@
-"""``parallel=True`` (`jitgrad.parallel`): the gradient of every ``prange`` function equals the
+"""``parallel=True`` (`jitgrad.transforms.parallel`): the gradient of every ``prange`` function equals the
 serial one (≤ 1e-12 relative), central differences of the function compiled by Numba itself
 and JAX (where installed) per entry, is bit-for-bit the same across runs and at 1 and 2
 threads, and loops that cannot run in parallel run serially and say why."""
@@ -11,7 +11,7 @@ import pytest
 from fd import numeric_grad
 
 import jitgrad
-from jitgrad import parallel
+from jitgrad.transforms import parallel
 
 rng = np.random.default_rng(13)
 PARALLEL = [  # (function, arguments, wrt)

@@ -410,7 +410,7 @@ def test_writes_through_integer_indices_in_a_loop(rank):
 def test_writes_through_an_integer_array_are_right_or_refused():
     """``out[idx] = v`` / ``out[idx] += v``: refused, pointing to the loop form, or (once
     supported) NumPy's answer, repeated entries included."""
-    from jitgrad.errors import UnsupportedError
+    from jitgrad.core.errors import UnsupportedError
 
     x, v = np.array([0.3, -1.2, 0.7, 2.0]), np.array([0.5, -0.4, 1.1])
     for idx in ([-1, 0, -1], [2, -3, 1], [0, 0, 0]):

@@ -1,4 +1,4 @@
-"""Loops recomputed in reverse or fused into the forward pass (`jitgrad.recompute`): the
+"""Loops recomputed in reverse or fused into the forward pass (`jitgrad.transforms.recompute`): the
 gradient is the taped one, no tape grows across iterations, and loops that are not independent
 keep theirs."""
 
@@ -9,7 +9,7 @@ from corpus import N, U, case
 from corpus_check import case_params, check_value_and_grad
 
 import jitgrad
-from jitgrad import recompute
+from jitgrad.transforms import recompute
 
 RECOMPUTED = [
     case(F.rowwise_logsumexp, N(6, 4), N(4)),

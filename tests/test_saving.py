@@ -10,7 +10,7 @@ from corpus import N, U, case
 from corpus_check import case_params, check_value_and_grad
 
 import jitgrad
-from jitgrad import reverse
+from jitgrad.transforms import reverse
 
 CASES = [
     case(F.packed_triangle, N(3, 4), N(2, 4), N(2, 6, s=0.3), wrt=(1, 2)),

@@ -93,7 +93,7 @@ def test_the_seed_loss_is_fused_loops_and_blas_only():
     """What the size checks buy on the two-layer loss: every elementwise operation, spread,
     sum and max of both passes sits in a loop nest; besides the matmuls (BLAS) only the tie
     shares of the row max, allocations and checks are calls."""
-    from jitgrad.demo import loss
+    from jitgrad.tools.demo import loss
 
     rng = np.random.default_rng(4)
     args = (rng.normal(size=(8, 16)), rng.normal(size=16), rng.normal(size=(16, 4)),
@@ -124,7 +124,7 @@ def test_a_fused_max_propagates_nan_and_refuses_an_empty_axis():
 
 
 def test_a_first_call_that_breaks_an_assumption_compiles_only_the_general_code(monkeypatch):
-    from jitgrad import compile as jcompile
+    from jitgrad.backend.numba import compile as jcompile
 
     loads = []
     real_load = jcompile.load

@@ -1,10 +1,13 @@
-"""The package's import structure, read from its source (nothing is imported): a ratchet.
+"""The package's import structure, read from its source (nothing is imported): the layer contract.
 
-Issue #22 moves jitgrad to layers that import one way, with no private name imported across
-modules. Until that lands, this test freezes what main had (a16069f): the two import cycles and
-the 35 private names borrowed across modules. A new cycle, a cycle that grows, or a new borrowed
-private name fails; one that goes away must be struck from the lists below, so they only
-shrink. When both are empty, the layer contract replaces this file.
+jitgrad is layered (README, "How it works"). A module imports only from its own layer or the
+layers below it; `transforms` and `backend` sit side by side and never import each other; the
+Numba backend sees only `core` and `prims`; the tape (an independent oracle) sees only `core`,
+`prims` and `lang`. No import cycle, and no private name (``_x``) taken from another module.
+Function-level imports count: they hide a dependency, they do not remove it.
+
+The KNOWN_* sets below freeze what is not there yet; they only shrink (an entry that goes away
+must be struck, a new one fails).
 """
 
 from __future__ import annotations
@@ -12,13 +15,29 @@ from __future__ import annotations
 import ast
 import os
 
-PACKAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "jitgrad")
+HERE = os.path.dirname(os.path.abspath(__file__))
+PACKAGE = os.path.join(os.path.dirname(HERE), "jitgrad")
 
-KNOWN_CYCLES = {
-    frozenset({"numpy_api", "numpy_shape", "symbolic"}),
-    frozenset({"build", "build_exprs", "build_loops", "build_stmts", "custom"}),
+# Lowest first. A module's layer is its subpackage; the public modules at the root are `api`,
+# ``python -m jitgrad`` (`__main__`) is a tool.
+LAYERS = ["core", "prims", "lang", "frontend", "transforms|backend", "pipeline", "api", "tools"]
+ONLY = {  # a layer that may import less than everything below it
+    "backend": {"core", "prims", "backend"},
+    "jitgrad.tape": {"core", "prims", "lang"},
 }
 
+KNOWN_CYCLES: set[frozenset] = {
+    frozenset({"jitgrad.lang.numpy_api", "jitgrad.lang.numpy_shape", "jitgrad.lang.symbolic"}),
+    frozenset({"jitgrad.frontend.build", "jitgrad.frontend.build_exprs",
+               "jitgrad.frontend.build_loops", "jitgrad.frontend.build_stmts",
+               "jitgrad.custom"}),
+}
+KNOWN_AGAINST_LAYERS: set[tuple[str, str]] = {  # (importing module, module imported)
+    ("jitgrad.backend.numba.compile", "jitgrad.transforms.parallel"),
+    ("jitgrad.backend.numba.emit", "jitgrad.transforms.parallel"),
+    ("jitgrad.backend.numba.emit", "jitgrad.transforms.reverse"),
+    ("jitgrad.frontend.build_exprs", "jitgrad.custom"),
+}
 KNOWN_PRIVATE = {  # (importing module, module.name)
     ("build", "symbolic._CURRENT"), ("build", "symbolic._apply"),
     ("build_exprs", "parse._unwrap"), ("build_exprs", "primitives._index_value"),
@@ -41,32 +60,49 @@ KNOWN_PRIVATE = {  # (importing module, module.name)
 
 
 def modules() -> dict[str, ast.Module]:
+    """Every module of the package by dotted name (``jitgrad.core.ir``), parsed."""
     out = {}
-    for name in sorted(os.listdir(PACKAGE)):
-        if name.endswith(".py"):
-            with open(os.path.join(PACKAGE, name), encoding="utf-8") as f:
-                out[name[:-3]] = ast.parse(f.read(), name)
+    for folder, dirs, files in os.walk(PACKAGE):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        rel = os.path.relpath(folder, os.path.dirname(PACKAGE)).replace(os.sep, ".")
+        for name in sorted(files):
+            if name.endswith(".py"):
+                dotted = rel if name == "__init__.py" else f"{rel}.{name[:-3]}"
+                with open(os.path.join(folder, name), encoding="utf-8") as f:
+                    out[dotted] = ast.parse(f.read(), name)
     return out
 
 
-def imports(tree: ast.Module, names: set[str]):
-    """(module imported, the names taken from it) for each import of a sibling module,
-    function-level imports included: they hide a cycle, they do not remove it."""
+def _absolute(module: str, node: ast.ImportFrom, is_package: bool) -> str:
+    if not node.level:
+        return node.module or ""
+    base = module.split(".")
+    base = base[:len(base) - node.level + (1 if is_package else 0)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def imports(module: str, tree: ast.Module, names: set[str], is_package: bool = False):
+    """(module imported, the names taken from it) for each import of a jitgrad module."""
     aliases: dict[str, str] = {}
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.level == 1:
-            if node.module is None:  # from . import x
+        if isinstance(node, ast.ImportFrom):
+            target = _absolute(module, node, is_package)
+            if target in names:
+                taken = []
                 for a in node.names:
-                    if a.name in names:
-                        aliases[a.asname or a.name] = a.name
-                        yield a.name, []
-            elif node.module in names:
-                yield node.module, [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and \
-                node.module.startswith("jitgrad."):
-            mod = node.module.split(".", 1)[1]
-            if mod in names:
-                yield mod, [a.name for a in node.names]
+                    if f"{target}.{a.name}" in names:  # from jitgrad.core import ir
+                        aliases[a.asname or a.name] = f"{target}.{a.name}"
+                        yield f"{target}.{a.name}", []
+                    else:
+                        taken.append(a.name)
+                if taken:
+                    yield target, taken
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name in names:
+                    if a.asname:
+                        aliases[a.asname] = a.name
+                    yield a.name, []
     for node in ast.walk(tree):  # `x._name` through a module alias
         if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
                 and node.value.id in aliases and node.attr.startswith("_")
@@ -75,17 +111,45 @@ def imports(tree: ast.Module, names: set[str]):
 
 
 def graph():
+    """The import edges between jitgrad's modules, and the private names taken across them."""
     mods = modules()
     names = set(mods)
+    packages = {m for m in names if any(o.startswith(m + ".") for o in names)}
     edges = {m: set() for m in mods}
     private = set()
     for m, tree in mods.items():
-        for target, taken in imports(tree, names):
-            if target != m:
+        for target, taken in imports(m, tree, names, m in packages):
+            if target != m and target != "jitgrad" and not m.startswith(target + "."):
                 edges[m].add(target)
-            private |= {(m, f"{target}.{n}") for n in taken
-                        if n.startswith("_") and not n.startswith("__") and target != m}
+            private |= {(m.rsplit(".", 1)[-1], f"{target.rsplit('.', 1)[-1]}.{n}")
+                        for n in taken if n.startswith("_") and not n.startswith("__")
+                        and target != m}
     return edges, private
+
+
+def layer_of(module: str) -> tuple[int, str]:
+    """(layer index, layer name) of a dotted module name."""
+    parts = module.split(".")
+    top = parts[1] if len(parts) > 1 else "api"
+    if len(parts) == 2 and top not in ("core", "prims", "lang", "frontend", "transforms",
+                                       "backend", "tools"):
+        top = {"pipeline": "pipeline", "__main__": "tools"}.get(top, "api")
+    for k, layer in enumerate(LAYERS):
+        if top in layer.split("|"):
+            return k, top
+    raise AssertionError(f"{module} is in no layer; add its folder to LAYERS")
+
+
+def against_layers(edges) -> set[tuple[str, str]]:
+    bad = set()
+    for m, targets in edges.items():
+        k, name = layer_of(m)
+        allowed = ONLY.get(m, ONLY.get(name))
+        for t in targets:
+            j, tname = layer_of(t)
+            if j > k or (j == k and tname != name) or (allowed and tname not in allowed):
+                bad.add((m, t))
+    return bad
 
 
 def cycles(edges) -> set[frozenset]:
@@ -96,7 +160,7 @@ def cycles(edges) -> set[frozenset]:
         index[v] = low[v] = len(index)
         stack.append(v)
         on.add(v)
-        for w in sorted(edges[v]):
+        for w in sorted(edges.get(v, ())):
             if w not in index:
                 visit(w)
                 low[v] = min(low[v], low[w])
@@ -127,6 +191,15 @@ def test_no_new_import_cycle():
     assert not gone, f"these cycles are gone or smaller; strike them from KNOWN_CYCLES: {gone}"
 
 
+def test_imports_follow_the_layers():
+    found = against_layers(graph()[0])
+    assert not found - KNOWN_AGAINST_LAYERS, (
+        f"imports against the layer order {LAYERS} (a lower layer never imports a higher one; "
+        f"transforms and backend never import each other): {sorted(found - KNOWN_AGAINST_LAYERS)}")
+    assert not KNOWN_AGAINST_LAYERS - found, (
+        f"gone; strike them from KNOWN_AGAINST_LAYERS: {sorted(KNOWN_AGAINST_LAYERS - found)}")
+
+
 def test_no_new_private_import_across_modules():
     found = graph()[1]
     assert not found - KNOWN_PRIVATE, (
@@ -136,10 +209,29 @@ def test_no_new_private_import_across_modules():
         f"no longer imported; strike them from KNOWN_PRIVATE: {sorted(KNOWN_PRIVATE - found)}")
 
 
-def test_the_reader_sees_a_cycle_and_a_private_import():
-    """The reader itself: a planted cycle and a planted private import are found."""
+def test_every_module_is_in_a_layer():
+    for m in modules():
+        layer_of(m)
+
+
+def test_the_reader_sees_cycles_layers_and_private_imports():
+    """The reader itself: a planted cycle, a planted import against the layers and a planted
+    private import are found."""
     edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert cycles(edges) == {frozenset("abc")}
-    tree = ast.parse("from .symbolic import _apply, Sym\nfrom . import api\napi._converter(1)")
-    got = list(imports(tree, {"symbolic", "api"}))
-    assert ("symbolic", ["_apply", "Sym"]) in got and ("api", ["_converter"]) in got
+    names = {"jitgrad", "jitgrad.lang.symbolic", "jitgrad.api", "jitgrad.core", "jitgrad.core.ir"}
+    tree = ast.parse("from jitgrad.lang.symbolic import _apply, Sym\nfrom jitgrad import api\n"
+                     "from ..core import ir\napi._converter(1)")
+    got = list(imports("jitgrad.frontend.build", tree, names))
+    assert ("jitgrad.lang.symbolic", ["_apply", "Sym"]) in got
+    assert ("jitgrad.api", []) in got and ("jitgrad", []) not in got and ("jitgrad.api", ["_converter"]) in got
+    assert ("jitgrad.core.ir", []) in got
+    assert against_layers({"jitgrad.core.ir": {"jitgrad.lang.symbolic"},
+                           "jitgrad.backend.numba.emit": {"jitgrad.transforms.reverse"},
+                           "jitgrad.backend.numba.lower": {"jitgrad.lang.symbolic"},
+                           "jitgrad.tape": {"jitgrad.frontend.parse"},
+                           "jitgrad.api": {"jitgrad.core.ir"}}) == {
+        ("jitgrad.core.ir", "jitgrad.lang.symbolic"),
+        ("jitgrad.backend.numba.emit", "jitgrad.transforms.reverse"),
+        ("jitgrad.backend.numba.lower", "jitgrad.lang.symbolic"),
+        ("jitgrad.tape", "jitgrad.frontend.parse")}

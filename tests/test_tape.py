@@ -27,7 +27,7 @@ from fd import numeric_grad
 
 import jitgrad
 from jitgrad import JitgradError, ShapeError, SignatureError, UnsupportedError, tape
-from jitgrad.rules import RULES
+from jitgrad.prims.rules import RULES
 from jitgrad.tape import Tensor
 
 CASES = STRAIGHT_CASES + LOOP_CASES + RETURNS_IN_LOOP_CASES
@@ -400,7 +400,7 @@ def test_getitem_accumulation_matches_the_rule():
     reads = [((1, 2), ("i", "i")), ((0,), ("i",)), ((1, 3), (":", ("s", True, True, False)))]
     total, expected = 0.0, np.zeros_like(x0)
     for idx, spec in reads:
-        r = jitgrad.primitives.PRIMITIVES["getitem"](x, *idx, index_spec=spec)
+        r = jitgrad.prims.primitives.PRIMITIVES["getitem"](x, *idx, index_spec=spec)
         weight = np.arange(1.0, 1.0 + np.size(r.value)).reshape(np.shape(r.value))
         total = total + np.sum(r * weight)
         expected += RULES["getitem"][0](weight, r.value, x0, *idx, index_spec=spec)

@@ -12,7 +12,7 @@ from corpus import LOOP_CASES, STRAIGHT_CASES
 from fd import numeric_grad
 
 import jitgrad
-from jitgrad.compile import DISABLE_JIT
+from jitgrad.backend.numba.compile import DISABLE_JIT
 from tests import transforms_fns as T
 
 

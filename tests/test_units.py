@@ -26,14 +26,14 @@ import numpy as np
 import pytest
 
 import jitgrad
-import jitgrad.runtime
-from jitgrad import build as jbuild
-from jitgrad import ir as jir
-from jitgrad import parse as jparse
-from jitgrad import types as jtypes
+import jitgrad.backend.numba.runtime
 from jitgrad.api import GradientCheckError
-from jitgrad.primitives import PRIMITIVES
-from jitgrad.rules import RULES
+from jitgrad.core import ir as jir
+from jitgrad.core import types as jtypes
+from jitgrad.frontend import build as jbuild
+from jitgrad.frontend import parse as jparse
+from jitgrad.prims.primitives import PRIMITIVES
+from jitgrad.prims.rules import RULES
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BASE = os.path.basename(__file__)
@@ -332,7 +332,7 @@ def square_source_golden() -> str:
         # Specialised to: x: f64; gradient with respect to: x.
         import numpy as np
 
-        import jitgrad.runtime as _rt
+        import jitgrad.backend.numba.runtime as _rt
 
 
         def square_forward(x):
@@ -461,8 +461,8 @@ def test_every_rule_belongs_to_a_differentiable_primitive(name):
 
 @pytest.mark.parametrize("name", ELEMENTWISE)
 def test_every_elementwise_primitive_has_a_runtime_function(name):
-    fn = getattr(jitgrad.runtime, name, None)
-    assert fn is not None, f"jitgrad.runtime has no {name}"
+    fn = getattr(jitgrad.backend.numba.runtime, name, None)
+    assert fn is not None, f"jitgrad.backend.numba.runtime has no {name}"
     assert callable(fn)
 
 

@@ -1,0 +1,192 @@
+"""Generated source → a real file → ``numba.njit``. The one module that imports Numba.
+
+Takes module source text (from `emit`) and the names of its functions. Guarantees:
+
+* The source lives in a real ``.py`` file under the cache folder (``JITGRAD_CACHE_DIR``, else the
+  user's cache folder), named by a hash of its text: tracebacks, ``inspect``, pdb and Numba's own
+  messages show it, and Numba's ``cache=True`` can persist the machine code next to it, so a
+  second process skips compilation.
+* A file is created once, atomically (write a temporary file, then link it into place; a file
+  that is already there with the same text is left alone, so its time stamp, which Numba's cache
+  checks, stays valid). Two processes creating the same entry at once both succeed; an entry
+  whose text is damaged is rewritten; a Numba cache that cannot be loaded is recompiled.
+* ``JITGRAD_DISABLE_JIT=1`` (like ``NUMBA_DISABLE_JIT``) runs the generated source as plain
+  Python, so pdb and print work inside it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import os
+import re
+import sys
+import tempfile
+
+import numba
+
+from jitgrad.prims.primitives import CONSTANT_ARRAYS
+from jitgrad.transforms.parallel import NUMBA_OPTIONS
+
+DISABLE_JIT = os.environ.get("JITGRAD_DISABLE_JIT", "") not in ("", "0")
+
+# Scalar division by zero gives inf or nan, as NumPy does (and as the array code does), instead
+# of Python's ZeroDivisionError: the derivative of np.arcsin at 1 is inf, not an exception.
+ERROR_MODEL = "numpy"
+
+# Every build is compiled with ``nogil=True``: a running gradient lets other Python threads run
+# (a Dask worker's event loop keeps serving transfers and heartbeats while a block computes).
+# Numba's disk cache does not key its entries by these options, so the cache folder carries a
+# format tag: entries compiled by an earlier jitgrad with other options are never loaded.
+# jg3: the runtime helpers moved to jitgrad.backend.numba.runtime (generated code imports them).
+CACHE_FORMAT = "jg3"
+
+
+def jit(fn):
+    """``numba.njit(cache=True)``, or the function itself under ``JITGRAD_DISABLE_JIT=1``."""
+    if DISABLE_JIT:
+        return fn
+    return numba.njit(cache=True, error_model=ERROR_MODEL)(fn)
+
+
+def vectorize(fn):
+    """A scalar function applied to scalars and to arrays entry by entry: a Numba ufunc
+    (compiled on first use, cached), or ``np.vectorize`` under ``JITGRAD_DISABLE_JIT=1``."""
+    if DISABLE_JIT:
+        import numpy as np
+
+        v = np.vectorize(fn, otypes=[float])
+        return lambda x: v(x) if np.ndim(x) else fn(x)
+    return numba.vectorize(cache=True)(fn)
+
+
+def cache_dir(parallel: bool = False) -> str:
+    """Where generated modules live: one folder per Python/Numba variant and jitgrad cache
+    format, and a folder of its own for ``parallel=True`` builds (Numba's disk cache ignores the parallel option: numba
+    #6845)."""
+    base = os.environ.get("JITGRAD_CACHE_DIR")
+    if not base:
+        root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        base = os.path.join(root, "jitgrad")
+    variant = (f"py{sys.version_info[0]}{sys.version_info[1]}-numba{numba.__version__}"
+               f"-{CACHE_FORMAT}")
+    if DISABLE_JIT:
+        variant += "-nojit"
+    if parallel:
+        variant += "-parallel"
+    path = os.path.join(base, variant)
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def _write_once(path: str, text: str) -> None:
+    data = text.encode()
+    try:
+        with open(path, "rb") as f:
+            if f.read() == data:
+                return  # already there: keep its time stamp
+        damaged = True
+    except FileNotFoundError:
+        damaged = False
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        if damaged:
+            os.replace(tmp, path)
+            tmp = None
+        else:
+            try:
+                os.link(tmp, path)  # fails if another process created it first: keep theirs
+            except FileExistsError:
+                pass
+    finally:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def module_path(stem: str, source: str, parallel: bool = False) -> str:
+    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+    stem = re.sub(r"\W", "_", stem)
+    return os.path.join(cache_dir(parallel), f"{stem}_{digest}.py")
+
+
+def load(stem: str, source: str, names: list[str], inline: list[str] = (),
+         parallel: bool = False) -> tuple[str, dict]:
+    """Write ``source`` to its file, import it, jit ``names``; return (path, {name: function}).
+
+    Functions in ``inline`` are inlined into their callers at Numba's IR level: the entry that
+    calls both kernels is then compiled as one function, once (a jitted callee would be
+    optimised again inside its caller, which doubles compile time). Every function is compiled
+    with ``nogil=True``; ``parallel``: also ``parallel=`` (`parallel.NUMBA_OPTIONS`, prange loops
+    only)."""
+    path = module_path(stem, source, parallel)
+    _write_once(path, source)
+    mod_name = "jitgrad_generated." + os.path.splitext(os.path.basename(path))[0]
+    spec = importlib.util.spec_from_file_location(mod_name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[mod_name] = module  # Numba's disk cache re-imports the module by name
+    spec.loader.exec_module(module)
+    for name in set(re.findall(r"\b_const_[0-9a-f]{16}\b", source)):
+        setattr(module, name, CONSTANT_ARRAYS[name])  # a frozen global array (primitives.py)
+    functions = {}
+    for name in names:
+        py_fn = getattr(module, name)
+        options = {"nogil": True}
+        if parallel and "_prange(" in _function_source(source, name):
+            options["parallel"] = dict(NUMBA_OPTIONS)  # Numba empties the dict it gets
+        fn = py_fn if DISABLE_JIT else numba.njit(
+            cache=True, error_model=ERROR_MODEL,
+            # (Numba's parallel array analysis fails on the inlined kernels: call them)
+            inline="always" if name in inline and not parallel else "never", **options)(py_fn)
+        setattr(module, name, fn)  # the entry calls the jitted kernels through the module
+        functions[name] = fn
+    return path, functions
+
+
+def _function_source(source: str, name: str) -> str:
+    """The text of ``def name`` in a generated module (its functions are two lines apart)."""
+    return next((b for b in source.split("\n\n\n") if b.startswith(f"def {name}(")), "")
+
+
+def is_compile_error(exc: BaseException) -> bool:
+    return isinstance(exc, (numba.core.errors.TypingError, numba.core.errors.LoweringError,
+                            numba.core.errors.UnsupportedError))
+
+
+SCIPY_MISSING = ("jitgrad needs SciPy for matrix products and np.linalg (numba uses its BLAS "
+                 "and LAPACK): pip install scipy")
+
+
+def missing_dependency(exc: BaseException) -> str | None:
+    """The one-line message, with its fix, when ``exc`` (or an exception it was raised from)
+    says a package Numba needs is not installed; else None. Numba compiles ``@``/``np.dot`` to
+    BLAS calls it finds through ``scipy.linalg.cython_blas``, and raises "scipy 0.16+ is required
+    for linear algebra" (possibly wrapped in its own error) when SciPy is missing."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if (isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] == "scipy"
+                or "required for linear algebra" in str(exc)):
+            return SCIPY_MISSING
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def is_cache_damage(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised while Numba loaded a compiled function from its disk cache."""
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.replace(os.sep, "/").endswith("numba/core/caching.py"):
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def drop_disk_cache(fn) -> None:
+    """Forget a Numba disk cache that could not be loaded, so the next call recompiles."""
+    cache = getattr(fn, "_cache", None)
+    if cache is not None:
+        with contextlib.suppress(Exception):  # a damaged cache is what we are recovering from
+            cache.flush()

@@ -1,0 +1,594 @@
+"""Small array helpers that generated code calls as ``_rt.<name>``.
+
+Written as plain loops so that Numba compiles them in a fraction of a second (``np.sum(axis=)``
+takes seconds) and so that they cover what Numba rejects (``keepdims=``, ``np.max(axis=)``).
+Each is compiled with `compile.jit` (``numba.njit(cache=True)``, or left as plain Python under
+``JITGRAD_DISABLE_JIT=1``).
+
+Each takes arrays of any rank; where a result's shape cannot be computed inside Numba, the
+generated code passes it in (``out_shape``), since it knows every rank.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from jitgrad.backend.numba.compile import jit, vectorize
+from jitgrad.core.errors import SizesDiffer
+
+
+@jit
+def _split(x, axis):
+    """(before, n, after): the sizes of ``x`` before, at and after ``axis``."""
+    pre = 1
+    post = 1
+    for k in range(x.ndim):
+        if k < axis:
+            pre *= x.shape[k]
+        elif k > axis:
+            post *= x.shape[k]
+    return pre, x.shape[axis], post
+
+
+@jit
+def sum_axis(x, axis, out_shape):
+    """``np.sum(x, axis)``, reshaped to ``out_shape`` (with or without the kept axis)."""
+    pre, n, post = _split(x, axis)
+    xc = np.ascontiguousarray(x).reshape((pre, n, post))
+    out = np.zeros((pre, post), dtype=x.dtype)
+    for a in range(pre):
+        for j in range(n):
+            for b in range(post):
+                out[a, b] += xc[a, j, b]
+    return out.reshape(out_shape)
+
+
+@jit
+def _extreme_axis(x, axis, out_shape, largest):
+    """The max (``largest``) or min of ``x`` over ``axis``; NaN propagates as in NumPy."""
+    pre, n, post = _split(x, axis)
+    if pre * post:
+        nonempty(n)
+    xc = np.ascontiguousarray(x).reshape((pre, n, post))
+    out = np.empty((pre, post), dtype=x.dtype)
+    for a in range(pre):
+        for b in range(post):
+            out[a, b] = xc[a, 0, b]
+        for j in range(1, n):
+            for b in range(post):
+                v = xc[a, j, b]
+                if (v > out[a, b] if largest else v < out[a, b]) or np.isnan(v):
+                    out[a, b] = v
+    return out.reshape(out_shape)
+
+
+@jit
+def max_axis(x, axis, out_shape):
+    """``np.max(x, axis)`` reshaped to ``out_shape`` (Numba rejects the axis argument)."""
+    return _extreme_axis(x, axis, out_shape, True)
+
+
+@jit
+def min_axis(x, axis, out_shape):
+    """``np.min(x, axis)`` reshaped to ``out_shape``."""
+    return _extreme_axis(x, axis, out_shape, False)
+
+
+@jit
+def sum_to(c, like):
+    """Sum ``c`` over the axes where ``like`` (of the same rank) has size 1 but ``c`` has not:
+    the adjoint of NumPy broadcasting. Returns ``c`` itself (contiguous) when shapes agree."""
+    if c.shape == like.shape:
+        return np.ascontiguousarray(c)
+    out = np.zeros(like.shape)
+    cc = np.ascontiguousarray(c)
+    flat_c = cc.reshape(cc.size)
+    flat_o = out.reshape(out.size)
+    for i in range(flat_c.size):
+        rem = i
+        o = 0
+        mult = 1
+        for k in range(c.ndim - 1, -1, -1):
+            ik = rem % c.shape[k]
+            rem //= c.shape[k]
+            if like.shape[k] != 1:
+                o += ik * mult
+            mult *= like.shape[k]
+        flat_o[o] += flat_c[i]
+    return out
+
+
+@jit
+def spread(g, like, axis):
+    """``g`` (``like`` reduced over ``axis``, the axis kept or not) copied back along ``axis``
+    to the shape of ``like``: the adjoint of a sum."""
+    pre, n, post = _split(like, axis)
+    gc = np.ascontiguousarray(g).reshape((pre, post))
+    out = np.empty((pre, n, post))
+    for a in range(pre):
+        for j in range(n):
+            for b in range(post):
+                out[a, j, b] = gc[a, b]
+    return out.reshape(like.shape)
+
+
+@jit
+def choose_share(x, m, axis):
+    """Weights of the entries of ``x`` equal to ``m`` (its max or min over ``axis``, kept or
+    not): 1/count each, 0 elsewhere, so tied extremes share the gradient equally."""
+    pre, n, post = _split(x, axis)
+    xc = np.ascontiguousarray(x).reshape((pre, n, post))
+    mc = np.ascontiguousarray(m).reshape((pre, post))
+    out = np.zeros((pre, n, post))
+    for a in range(pre):
+        for b in range(post):
+            count = 0
+            for j in range(n):
+                if xc[a, j, b] == mc[a, b]:
+                    count += 1
+            for j in range(n):
+                if xc[a, j, b] == mc[a, b]:
+                    out[a, j, b] = 1.0 / count
+    return out.reshape(x.shape)
+
+
+@jit
+def choose_share_all(x, m):
+    """``choose_share`` over all axes (``m`` is the max or min of the whole array)."""
+    hit = x == m
+    return hit / np.sum(hit)
+
+
+@jit
+def broadcast_like(g, like):
+    """``g`` broadcast to the shape of ``like``, as a new array."""
+    return np.zeros(like.shape) + g
+
+
+@jit
+def empty(shape):
+    """``np.empty(shape)`` (float64). Allocations go through here and `zeros` because Numba
+    compiles every inline ``np.empty``/``np.zeros`` form anew in each process (30-100 ms
+    each); these are compiled once per machine."""
+    return np.empty(shape)
+
+
+@jit
+def zeros(shape):
+    """``np.zeros(shape)`` (float64); see `empty`."""
+    return np.zeros(shape)
+
+
+@jit
+def full(shape, value):
+    """``np.full(shape, value)`` (float64); see `empty`."""
+    return np.full(shape, value)
+
+
+@jit
+def nonempty(n):
+    """Before a max or min over ``n`` values: NumPy has no maximum of nothing either."""
+    if n == 0:
+        raise ValueError("zero-size array to reduction operation maximum or minimum, which "
+                         "has no identity")
+
+
+@jit
+def same_size(n, m):
+    """The check of a size assumption (`symbolic.GraphBuilder.assume_same_sizes`)."""
+    if n != m:
+        raise SizesDiffer("an argument axis the compiled code assumed the same size as another "
+                          "differs (NumPy broadcasts a size 1)")
+
+
+@jit
+def reshape(x, shape):
+    """``x.reshape(shape)`` for any layout (Numba reshapes contiguous arrays only)."""
+    return np.ascontiguousarray(x).reshape(shape)
+
+
+@jit
+def trip_count(start, stop, step):
+    """``len(range(start, stop, step))``."""
+    if step > 0:
+        return max(0, (stop - start + step - 1) // step)
+    return max(0, (start - stop - step - 1) // (-step))
+
+
+@jit
+def reserve(tape, n, extra):
+    """The stack ``tape`` (holding ``n`` items) with room for ``extra`` more."""
+    if n + extra <= tape.shape[0]:
+        return tape
+    bigger = np.empty(max(n + extra, 2 * tape.shape[0]), dtype=tape.dtype)
+    bigger[:n] = tape[:n]
+    return bigger
+
+
+@jit
+def grow(tape):
+    """A stack twice as long holding the same items (called when a push finds it full)."""
+    bigger = np.empty(max(16, 2 * tape.shape[0]), dtype=tape.dtype)
+    bigger[:tape.shape[0]] = tape
+    return bigger
+
+
+# --------------------------------------------------------------------------- elementwise
+# One small compiled function per elementwise primitive, called for array operands. Numba
+# compiles each (primitive, argument types) once per machine and keeps it in its disk cache, so
+# a new gradient's compile time is spent on calls, not on re-deriving the same array kernels.
+
+@jit
+def neg(x):
+    return -x
+
+@jit
+def exp(x):
+    return np.exp(x)
+
+@jit
+def log(x):
+    return np.log(x)
+
+@jit
+def log1p(x):
+    return np.log1p(x)
+
+@jit
+def expm1(x):
+    return np.expm1(x)
+
+@jit
+def sqrt(x):
+    return np.sqrt(x)
+
+@jit
+def sin(x):
+    return np.sin(x)
+
+@jit
+def cos(x):
+    return np.cos(x)
+
+@jit
+def tan(x):
+    return np.tan(x)
+
+@jit
+def tanh(x):
+    return np.tanh(x)
+
+@jit
+def arctan(x):
+    return np.arctan(x)
+
+@jit
+def arcsin(x):
+    return np.arcsin(x)
+
+@jit
+def arccos(x):
+    return np.arccos(x)
+
+@jit
+def sinh(x):
+    return np.sinh(x)
+
+@jit
+def cosh(x):
+    return np.cosh(x)
+
+@jit
+def arcsinh(x):
+    return np.arcsinh(x)
+
+@jit
+def arccosh(x):
+    return np.arccosh(x)
+
+@jit
+def arctanh(x):
+    return np.arctanh(x)
+
+@jit
+def square(x):
+    return x * x
+
+@jit
+def abs(x):
+    return np.abs(x)
+
+@jit
+def sign(x):
+    return np.sign(x)
+
+@jit
+def floor(x):
+    return np.floor(x)
+
+@jit
+def ceil(x):
+    return np.ceil(x)
+
+@jit
+def isnan(x):
+    return np.isnan(x)
+
+@jit
+def logical_not(x):
+    return np.logical_not(x)
+
+@jit
+def add(x, y):
+    return x + y
+
+@jit
+def sub(x, y):
+    return x - y
+
+@jit
+def mul(x, y):
+    return x * y
+
+@jit
+def div(x, y):
+    return x / y
+
+@jit
+def pow(x, y):
+    return x ** y
+
+@jit
+def floordiv(x, y):
+    return x // y
+
+@jit
+def mod(x, y):
+    return x % y
+
+@jit
+def lt(x, y):
+    return x < y
+
+@jit
+def le(x, y):
+    return x <= y
+
+@jit
+def gt(x, y):
+    return x > y
+
+@jit
+def ge(x, y):
+    return x >= y
+
+@jit
+def eq(x, y):
+    return x == y
+
+@jit
+def ne(x, y):
+    return x != y
+
+@jit
+def logical_and(x, y):
+    return np.logical_and(x, y)
+
+@jit
+def logical_or(x, y):
+    return np.logical_or(x, y)
+
+@jit
+def maximum(x, y):
+    return np.maximum(x, y)
+
+@jit
+def minimum(x, y):
+    return np.minimum(x, y)
+
+@jit
+def tie_share(x, y):
+    return (x > y) + (x == y) * 0.5
+
+
+@jit
+def where(c, x, y):
+    return np.where(c, x, y)
+
+
+@jit
+def isfinite(x):
+    return np.isfinite(x)
+
+@jit
+def cbrt(x):
+    return np.cbrt(x)
+
+@jit
+def arctan2(x, y):
+    return np.arctan2(x, y)
+
+@jit
+def hypot(x, y):
+    return np.hypot(x, y)
+
+@jit
+def logaddexp(x, y):
+    return np.logaddexp(x, y)
+
+@jit
+def logaddexp2(x, y):
+    return np.logaddexp2(x, y)
+
+@jit
+def copysign(x, y):
+    return np.copysign(x, y)
+
+# math.erf and math.erfc take scalars (NumPy has no erf): jitgrad allows them on scalars only.
+# erf/erfc of scalars and of arrays (scipy.special.erf, scipy.stats.norm.cdf): NumPy has no erf
+def _erf(x):
+    return math.erf(x)
+
+
+def _erfc(x):
+    return math.erfc(x)
+
+
+erf = vectorize(_erf)
+erfc = vectorize(_erfc)
+
+
+@jit
+def cumprod_grad(g, x):
+    """The adjoint of np.cumprod(x) (x 1-D) given g, exact at zeros: entry j gets
+    prod(x[:j]) * s[j], with s[j] = g[j] + x[j+1] * s[j+1] summed from the end."""
+    n = x.size
+    out = np.empty(n)
+    s = 0.0
+    for j in range(n - 1, -1, -1):
+        if j + 1 < n:
+            s = g[j] + x[j + 1] * s
+        else:
+            s = g[j]
+        out[j] = s
+    before = 1.0
+    for j in range(n):
+        out[j] *= before
+        before *= x[j]
+    return out
+
+
+@jit
+def cumprod_jvp(t, x):
+    """The tangent of np.cumprod(x) given t, exact at zeros: s[j] = x[j] s[j-1] + t[j]
+    prod(x[:j])."""
+    x, t = x.ravel(), t.ravel()
+    out = np.empty(x.size)
+    s = 0.0
+    before = 1.0
+    for j in range(x.size):
+        s = x[j] * s + t[j] * before
+        out[j] = s
+        before *= x[j]
+    return out
+
+
+@jit
+def prod_others_jvp(t, x):
+    """The tangent of prod_others(x) given t, exact at zeros (see primitives.py)."""
+    flat, dt = x.ravel(), t.ravel()
+    n = flat.size
+    before, d_before = np.ones(n), np.zeros(n)
+    for i in range(1, n):
+        before[i] = before[i - 1] * flat[i - 1]
+        d_before[i] = d_before[i - 1] * flat[i - 1] + before[i - 1] * dt[i - 1]
+    after, d_after = np.ones(n), np.zeros(n)
+    for i in range(n - 2, -1, -1):
+        after[i] = after[i + 1] * flat[i + 1]
+        d_after[i] = d_after[i + 1] * flat[i + 1] + after[i + 1] * dt[i + 1]
+    return (d_before * after + before * d_after).reshape(x.shape)
+
+
+@jit
+def prod_others(x):
+    """Each entry's product of all the other entries (the adjoint of np.prod, exact at zeros):
+    the product of those before it times the product of those after it."""
+    flat = x.ravel()
+    out = np.empty(flat.size)
+    acc = 1.0
+    for i in range(flat.size):
+        out[i] = acc
+        acc *= flat[i]
+    acc = 1.0
+    for i in range(flat.size - 1, -1, -1):
+        out[i] *= acc
+        acc *= flat[i]
+    return out.reshape(x.shape)
+
+
+@jit
+def prod_axis(x, axis, out_shape):
+    """``np.prod(x, axis)``, reshaped to ``out_shape`` (Numba has no axis argument)."""
+    pre, n, post = _split(x, axis)
+    xc = np.ascontiguousarray(x).reshape((pre, n, post))
+    out = np.ones((pre, post), dtype=x.dtype)
+    for a in range(pre):
+        for j in range(n):
+            for b in range(post):
+                out[a, b] *= xc[a, j, b]
+    return out.reshape(out_shape)
+
+
+@jit
+def prod_others_axis(x, axis):
+    """Each entry's product of the other entries along ``axis`` (the adjoint of
+    ``np.prod(x, axis)``, exact at zeros): the product before it times the product after it."""
+    pre, n, post = _split(x, axis)
+    xc = np.ascontiguousarray(x).reshape((pre, n, post))
+    out = np.empty((pre, n, post))
+    for a in range(pre):
+        for b in range(post):
+            acc = 1.0
+            for j in range(n):
+                out[a, j, b] = acc
+                acc *= xc[a, j, b]
+            acc = 1.0
+            for j in range(n - 1, -1, -1):
+                out[a, j, b] *= acc
+                acc *= xc[a, j, b]
+    return out.reshape(x.shape)
+
+
+@jit
+def cumsum_axis(x, axis):
+    """``np.cumsum(x, axis)`` (Numba's np.cumsum takes no axis)."""
+    pre, n, post = _split(x, axis)
+    xc = np.ascontiguousarray(x).reshape((pre, n, post))
+    out = np.empty((pre, n, post), dtype=xc.dtype)
+    for a in range(pre):
+        for b in range(post):
+            acc = xc[a, 0, b] - xc[a, 0, b]
+            for j in range(n):
+                acc += xc[a, j, b]
+                out[a, j, b] = acc
+    return out.reshape(x.shape)
+
+
+@jit
+def _row_at(i, n):
+    """Row ``i`` of ``n`` as NumPy reads it: a negative index counts from the end."""
+    if i < 0:
+        i += n
+    if i < 0 or i >= n:
+        raise IndexError("index out of bounds")
+    return i
+
+
+@jit
+def take_add_vector(g, idx, n):
+    """The adjoint of ``x[idx]`` for a vector x of length n: g[k] added at idx[k]."""
+    out = np.zeros(n, dtype=g.dtype)
+    for k in range(idx.shape[0]):
+        out[_row_at(idx[k], n)] += g[k]
+    return out
+
+
+@jit
+def take_add_rows(g, idx, n):
+    """The adjoint of ``x[idx]`` for a matrix x of n rows: row k of g added at row idx[k]."""
+    out = np.zeros((n, g.shape[1]), dtype=g.dtype)
+    for k in range(idx.shape[0]):
+        row = _row_at(idx[k], n)
+        for c in range(g.shape[1]):
+            out[row, c] += g[k, c]
+    return out
+
+
+@jit
+def unpack_count(n, k):
+    """``a, b, c = x``: k, once x's n rows are checked to be k (as Python and Numba check)."""
+    if n != k:
+        raise ValueError("cannot unpack an array into a different number of names")
+    return k

@@ -1,0 +1,497 @@
+"""The intermediate representation: flat typed equations in structured blocks.
+
+A `Function` is a list of parameters, a `Block` of statements and a result. A statement is an
+`Eqn` (one primitive applied to atoms, defining new variables), a `For`, a `While` or an `If`.
+Within a block every variable is defined once (SSA); a value that changes across loop iterations
+or branches is a `Carry`/merge variable of the structure, assigned at its entry and updated at
+the end of each iteration or branch. Every statement carries the user's `Loc`.
+
+Guarantees: names are unique within a function (the `Namer` hands them out deterministically);
+`verify` checks that every variable is defined before use; `format_function` prints a compact,
+typed, one-operation-per-line listing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Union
+
+from jitgrad.core.errors import Loc
+from jitgrad.core.types import Type
+
+
+@dataclasses.dataclass(eq=False)
+class Var:
+    name: str
+    type: Type
+    # For an array written in place, a variable that held its storage before (`setitem`
+    # returns a new version of the same storage; a loop's carried array that the body only
+    # writes in place is its initial value's storage); `root` follows the chain to the first.
+    # None: the variable owns its storage.
+    storage: Var | None = dataclasses.field(default=None, repr=False)
+    # What is known of the sizes, one token per axis: an int (1 after keepdims, None indexing
+    # or a literal), or a token shared by axes known to be equal. None: nothing is known.
+    dims: tuple | None = dataclasses.field(default=None, repr=False)
+
+    @property
+    def root(self) -> Var:
+        v = self
+        while v.storage is not None:
+            v = v.storage
+        return v
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+@dataclasses.dataclass(frozen=True)
+class Const:
+    """A value known when jitgrad builds the graph: a number, a bool, None, or a tuple of them."""
+
+    value: object
+
+    @property
+    def type(self) -> Type:
+        v = self.value
+        if isinstance(v, bool):
+            return Type("b", 0)
+        if isinstance(v, int):
+            return Type("i", 0)
+        return Type("f", 0)
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+Atom = Union[Var, Const]  # noqa: UP007 - a runtime alias, must work on Python 3.10
+
+
+@dataclasses.dataclass(eq=False)
+class Eqn:
+    prim: str
+    outs: list[Var]
+    ins: list[Atom]
+    params: dict
+    loc: Loc | None
+
+    @property
+    def out(self) -> Var:
+        return self.outs[0]
+
+
+@dataclasses.dataclass(eq=False)
+class Carry:
+    """A variable carried through a loop or merged after a branch.
+
+    For a loop: ``var`` takes ``init`` before the loop and ``update`` at the end of each
+    iteration; after the loop ``var`` holds the last value. For an `If`: ``var`` takes ``init``
+    (the value from the then-branch) or ``update`` (from the else-branch).
+    """
+
+    var: Var
+    init: Atom
+    update: Atom
+
+
+@dataclasses.dataclass(eq=False)
+class Block:
+    stmts: list = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass(eq=False)
+class For:
+    """``for index in range(start, stop, step)``; exits early after an iteration where
+    ``exit_flag`` (a carried bool) is true. ``trips`` counts the iterations run."""
+
+    index: Var
+    start: Atom
+    stop: Atom
+    step: Atom
+    body: Block
+    carries: list[Carry]
+    trips: Var
+    exit_flag: Atom | None
+    loc: Loc | None
+    note: str | None = None  # a comment for the generated code (how the loop is reversed)
+    parallel: bool = False  # written with numba.prange (run in parallel under parallel=True)
+
+
+@dataclasses.dataclass(eq=False)
+class While:
+    """``while cond``: ``cond_block`` computes ``cond`` from the carried values before each
+    iteration; ``trips`` counts the iterations run."""
+
+    cond_block: Block
+    cond: Atom
+    body: Block
+    carries: list[Carry]
+    trips: Var
+    loc: Loc | None
+    exit_flag: Atom | None = None
+
+
+@dataclasses.dataclass(eq=False)
+class If:
+    cond: Atom
+    then: Block
+    orelse: Block
+    merges: list[Carry]  # var = init if cond else update
+    loc: Loc | None
+
+
+@dataclasses.dataclass(eq=False)
+class Repeat:
+    """Adjoint code only: run ``body`` ``trips`` times (a loop's iterations, in reverse)."""
+
+    trips: Atom
+    body: Block
+    counter: Var | None = None  # when set: counts the iterations down, trips-1 .. 0
+    note: str | None = None  # a comment for the generated code
+    parallel: bool = False  # `parallel.py`: counter runs 0 .. trips-1 with numba.prange
+    low: Atom | None = None  # with a counter: it stops at ``low`` (a checkpointed segment)
+    ascending: bool = False  # the iterations commute: run low .. trips-1 (`recompute.commutes`)
+
+
+@dataclasses.dataclass(eq=False)
+class Function:
+    name: str
+    params: list[Var]
+    body: Block
+    result: Atom
+    loc: Loc | None
+    namer: Namer | None = None  # the names handed out so far (the transform adds its own)
+    # The array parameters the function writes into (copied on entry): (position, the user's
+    # name). An argument passed twice, or sharing memory with another, must then be refused.
+    written_params: tuple = ()
+
+
+class Namer:
+    """Deterministic fresh names that never clash with the user's own names.
+
+    A user's variable keeps its name the first time (``h``); later versions and every generated
+    name (``h_1``, ``_t3``, ``_b_h``) avoid both the names handed out and ``reserved``, the
+    identifiers of the user's source.
+    """
+
+    def __init__(self, reserved=()):
+        self.reserved: set[str] = set(reserved)
+        self.used: set[str] = set()
+        self.counters: dict[str, int] = {}
+
+    def _taken(self, name: str) -> bool:
+        return name in self.used or name in self.reserved
+
+    def fresh(self, base: str) -> str:
+        if base not in self.used:
+            self.used.add(base)
+            return base
+        n = self.counters.get(base, 0)
+        while True:
+            n += 1
+            name = f"{base}_{n}"
+            if not self._taken(name):
+                self.counters[base] = n
+                self.used.add(name)
+                return name
+
+    def temp(self, prefix: str = "_t") -> str:
+        n = self.counters.get(prefix, -1)
+        while True:
+            n += 1
+            name = f"{prefix}{n}"
+            if not self._taken(name):
+                self.counters[prefix] = n
+                self.used.add(name)
+                return name
+
+
+def dims_of(a) -> tuple:
+    """Size tokens of an atom's axes; an axis nothing is known about gets its own token,
+    ``(a, k)``: it holds the variable itself (compared by identity), not its ``id()``, which a
+    later variable could reuse once ``a`` is dropped and so seem to have the same sizes."""
+    if isinstance(a, Var):
+        return a.dims if a.dims is not None else tuple((a, k) for k in range(a.type.ndim))
+    return ()
+
+
+def broadcast_dims(*dims: tuple) -> tuple:
+    """The size tokens of a broadcast result (right-aligned, as NumPy broadcasts)."""
+    ndim = max((len(d) for d in dims), default=0)
+    out = []
+    for k in range(ndim):
+        size = 1
+        for d in dims:
+            j = k - (ndim - len(d))
+            if j < 0 or d[j] == 1:
+                continue
+            size = d[j] if size in (1, d[j]) else ("broadcast", size, d[j])
+        out.append(size)
+    return tuple(out)
+
+
+# ----------------------------------------------------------------------------- walking
+
+
+def sub_blocks(stmt) -> list[Block]:
+    if isinstance(stmt, (For, Repeat)):
+        return [stmt.body]
+    if isinstance(stmt, While):
+        return [stmt.cond_block, stmt.body]
+    if isinstance(stmt, If):
+        return [stmt.then, stmt.orelse]
+    return []
+
+
+def defs(stmt) -> list[Var]:
+    """Every variable a statement defines: an equation's outputs, the carried or merged values,
+    a loop's trip count and index."""
+    if isinstance(stmt, Eqn):
+        return list(stmt.outs)
+    if isinstance(stmt, If):
+        return [m.var for m in stmt.merges]
+    if isinstance(stmt, Repeat):
+        return []
+    out = [c.var for c in stmt.carries] + [stmt.trips]
+    if isinstance(stmt, For):
+        out.append(stmt.index)
+    return out
+
+
+def direct_uses(stmt) -> list[Atom]:
+    """Atoms a statement reads itself: an equation's inputs; a loop's bounds, condition and exit
+    flag; a branch's condition; the carried or merged values (not its blocks' equations)."""
+    if isinstance(stmt, Eqn):
+        return list(stmt.ins)
+    out: list[Atom] = []
+    if isinstance(stmt, For):
+        out += [stmt.start, stmt.stop, stmt.step]
+    if isinstance(stmt, (If, While)):
+        out.append(stmt.cond)
+    if isinstance(stmt, (For, While)) and stmt.exit_flag is not None:
+        out.append(stmt.exit_flag)
+    if isinstance(stmt, Repeat):
+        out.append(stmt.trips)
+        if stmt.low is not None:
+            out.append(stmt.low)
+    carries = stmt.merges if isinstance(stmt, If) else getattr(stmt, "carries", [])
+    for c in carries:
+        out += [c.init, c.update]
+    return out
+
+
+def used_atoms(stmt) -> list[Atom]:
+    """Atoms a statement reads, its own blocks' reads included."""
+    out = direct_uses(stmt)
+    for b in sub_blocks(stmt):
+        for s in b.stmts:
+            out += used_atoms(s)
+    return out
+
+
+def walk(block: Block):
+    """Every statement in a block, nested ones included, in program order."""
+    for s in block.stmts:
+        yield s
+        for b in sub_blocks(s):
+            yield from walk(b)
+
+
+def replace_vars(block: Block, mapping: dict) -> None:
+    """Replace variables (``var -> new atom``) everywhere in ``block``, in place: every read
+    and every definition, loop bounds, indices, trip counts and carried values included."""
+    def r(a):
+        return mapping.get(a, a) if isinstance(a, Var) else a
+
+    def carries(cs):
+        for c in cs:
+            c.var, c.init, c.update = r(c.var), r(c.init), r(c.update)
+
+    for s in walk(block):
+        if isinstance(s, Eqn):
+            s.ins = [r(a) for a in s.ins]
+            s.outs = [r(o) for o in s.outs]
+        elif isinstance(s, If):
+            s.cond = r(s.cond)
+            carries(s.merges)
+        elif isinstance(s, Repeat):
+            s.trips, s.counter, s.low = r(s.trips), r(s.counter), r(s.low)
+        else:
+            carries(s.carries)
+            s.trips = r(s.trips)
+            s.exit_flag = r(s.exit_flag)
+            if isinstance(s, For):
+                s.start, s.stop, s.step, s.index = r(s.start), r(s.stop), r(s.step), r(s.index)
+            else:
+                s.cond = r(s.cond)
+
+
+# Equations whose result is (part of) their first input's memory.
+VIEW_PRIMS = {"getitem", "transpose", "reshape", "reshape_like", "expand_dims", "broadcast_like",
+              "setitem"}
+
+
+class Storage:
+    """Union-find over variables that may share memory (views, in-place versions, carried and
+    merged values); ``written(v)``: whether any version of ``v``'s memory is written in place.
+    Keyed by the variables themselves (hashed by identity), as are the passes' other tables:
+    an ``id()`` key outlives its variable when a pass drops it, and a new variable may reuse it."""
+
+    def __init__(self, fn: Function):
+        self.parent: dict[Var, Var] = {}
+        self.mutated: set[Var] = set()
+        for s in walk(fn.body):
+            if isinstance(s, Eqn):
+                if s.prim in VIEW_PRIMS and s.ins and isinstance(s.ins[0], Var) and s.out.type.ndim:
+                    self.union(s.out, s.ins[0])
+            else:
+                carries = s.merges if isinstance(s, If) else s.carries
+                for c in carries:
+                    if c.var.type.ndim:
+                        for a in (c.init, c.update):
+                            if isinstance(a, Var):
+                                self.union(c.var, a)
+        for s in walk(fn.body):
+            if isinstance(s, Eqn) and s.prim == "setitem":
+                self.mutated.add(self.find(s.out))
+
+    def find(self, v: Var) -> Var:
+        while self.parent.get(v, v) is not v:
+            v = self.parent[v]
+        return v
+
+    def union(self, a: Var, b: Var):
+        ra, rb = self.find(a), self.find(b)
+        if ra is not rb:
+            self.parent[ra] = rb
+
+    def written(self, v: Var) -> bool:
+        return v.type.ndim > 0 and self.find(v) in self.mutated
+
+
+# ----------------------------------------------------------------------------- verifier
+
+
+def verify(fn: Function) -> None:
+    """Raise AssertionError if a variable is used before it is defined or defined twice."""
+    defined: set[Var] = set(fn.params)
+    seen: set[Var] = set(defined)
+
+    def define(v: Var):
+        assert v not in seen, f"{v.name} defined twice"
+        seen.add(v)
+        defined.add(v)
+
+    def use(a: Atom, where: str):
+        if isinstance(a, Var):
+            assert a in defined, f"{a.name} used before definition in {where}"
+
+    def block(b: Block, scope: set[Var]):
+        nonlocal defined
+        saved = defined
+        defined = set(scope)
+        for s in b.stmts:
+            stmt(s)
+        result = defined
+        defined = saved
+        return result
+
+    def stmt(s):
+        if isinstance(s, Eqn):
+            for a in s.ins:
+                use(a, s.prim)
+            for o in s.outs:
+                define(o)
+            return
+        if isinstance(s, If):
+            use(s.cond, "if")
+            t = block(s.then, defined)
+            e = block(s.orelse, defined)
+            for m in s.merges:
+                if isinstance(m.init, Var):
+                    assert m.init in t, f"{m.init.name} not defined in then-branch"
+                if isinstance(m.update, Var):
+                    assert m.update in e, f"{m.update.name} not defined in else-branch"
+                define(m.var)
+            return
+        carries = s.carries
+        for c in carries:
+            use(c.init, "loop entry")
+        inner = set(defined) | {c.var for c in carries}
+        for c in carries:
+            seen.add(c.var)
+        if isinstance(s, For):
+            for a in (s.start, s.stop, s.step):
+                use(a, "range")
+            inner.add(s.index)
+            seen.add(s.index)
+            body_defs = block(s.body, inner)
+        else:
+            cond_defs = block(s.cond_block, inner)
+            assert not isinstance(s.cond, Var) or s.cond in cond_defs, "while condition"
+            body_defs = block(s.body, cond_defs)
+        for c in carries:
+            if isinstance(c.update, Var):
+                assert c.update in body_defs, f"{c.update.name} not defined in loop body"
+            defined.add(c.var)
+        define(s.trips)
+
+    final = block(fn.body, defined)
+    if isinstance(fn.result, Var):
+        assert fn.result in final, "result undefined"
+
+
+# ----------------------------------------------------------------------------- printer
+
+
+def _fmt_params(params: dict) -> str:
+    if not params:
+        return ""
+    items = ", ".join(f"{k}={v!r}" for k, v in params.items() if k != "index_spec")
+    if "index_spec" in params:
+        items = ", ".join(x for x in (items, f"index={params['index_spec']}") if x)
+    return f"[{items}]"
+
+
+def format_block(block: Block, indent: int = 1) -> list[str]:
+    pad = "  " * indent
+    lines: list[str] = []
+    for s in block.stmts:
+        if isinstance(s, Eqn):
+            outs = ", ".join(f"{o.name}:{o.type}" for o in s.outs)
+            ins = " ".join(repr(a) for a in s.ins)
+            where = f"  # {s.loc.short()}" if s.loc else ""
+            lhs = f"{outs} = " if outs else ""
+            lines.append(f"{pad}{lhs}{s.prim}{_fmt_params(s.params)} {ins}".rstrip() + where)
+        elif isinstance(s, If):
+            merges = ", ".join(f"{m.var.name}={m.init!r}|{m.update!r}" for m in s.merges)
+            lines.append(f"{pad}if {s.cond!r}:  # merges {merges or '-'}")
+            lines += format_block(s.then, indent + 1)
+            lines.append(f"{pad}else:")
+            lines += format_block(s.orelse, indent + 1)
+        elif isinstance(s, Repeat):
+            counter = f" {s.counter.name} =" if s.counter is not None else ""
+            lines.append(f"{pad}repeat{counter} {s.trips!r} times (reversed):")
+            lines += format_block(s.body, indent + 1)
+        else:
+            carries = ", ".join(f"{c.var.name}={c.init!r}->{c.update!r}" for c in s.carries)
+            if isinstance(s, For):
+                head = f"for {s.index.name} in range({s.start!r}, {s.stop!r}, {s.step!r})"
+                if s.exit_flag is not None:
+                    head += f" until {s.exit_flag!r}"
+                lines.append(f"{pad}{head}:  # carries {carries or '-'}; trips {s.trips.name}")
+                lines += format_block(s.body, indent + 1)
+            else:
+                lines.append(f"{pad}while {s.cond!r}:  # carries {carries or '-'}; trips "
+                             f"{s.trips.name}")
+                lines += format_block(s.cond_block, indent + 2)
+                lines.append(f"{pad}  do:")
+                lines += format_block(s.body, indent + 2)
+    return lines
+
+
+def format_function(fn: Function) -> str:
+    params = ", ".join(f"{p.name}:{p.type}" for p in fn.params)
+    lines = [f"{{ lambda ; {params} . let"]
+    lines += format_block(fn.body, 2)
+    lines.append(f"  in ( {fn.result!r} ) }}")
+    return "\n".join(lines)

@@ -1,0 +1,88 @@
+"""Value types: what jitgrad knows about every value when it specialises a function.
+
+A `Type` is a kind (``'f'`` float, ``'i'`` integer, ``'b'`` bool) and a rank (``ndim``, 0 for a
+scalar). Sizes are not part of a type: one generated kernel serves every shape of a rank, as a
+Numba signature does. The precise float width (float32 / float64) is left to Numba, which
+compiles the same generated source for each.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from jitgrad.core.errors import SignatureError, instead
+
+_KIND_ORDER = {"b": 0, "i": 1, "f": 2}
+
+
+@dataclasses.dataclass(frozen=True)
+class Type:
+    kind: str  # 'f', 'i' or 'b'
+    ndim: int
+
+    def with_kind(self, kind: str) -> Type:
+        return Type(kind, self.ndim)
+
+    def __str__(self) -> str:
+        name = {"f": "f64", "i": "i64", "b": "bool"}[self.kind]
+        return name if self.ndim == 0 else f"{name}[{','.join(':' * self.ndim)}]"
+
+
+@dataclasses.dataclass(frozen=True)
+class SeqType:
+    """A tuple or list argument: one `Type` per item (floats, integers, bools, arrays; not
+    nested). Numba takes it as a Tuple (or a reflected list); jitgrad passes its items to the
+    generated code as separate arguments and hands the function the tuple back."""
+
+    items: tuple  # of Type
+    container: str  # 'tuple' or 'list'
+
+    def __str__(self) -> str:
+        return f"{self.container}({', '.join(str(t) for t in self.items)})"
+
+
+FLOAT = Type("f", 0)
+INT = Type("i", 0)
+BOOL = Type("b", 0)
+
+
+def promote_kinds(*kinds: str) -> str:
+    """The kind of an arithmetic result, as NumPy computes it (bool < int < float)."""
+    return max(kinds, key=_KIND_ORDER.__getitem__)
+
+
+def broadcast_ndim(*types: Type) -> int:
+    return max(t.ndim for t in types)
+
+
+def type_of_value(value, what: str = "argument") -> Type:
+    """The `Type` of a run-time argument; refuses what jitgrad cannot compile."""
+    if isinstance(value, (bool, np.bool_)):
+        return BOOL
+    if isinstance(value, (int, np.integer)):
+        return INT
+    if isinstance(value, (float, np.floating)):
+        if isinstance(value, np.floating) and value.dtype.itemsize < 4:
+            raise SignatureError(f"{what} has dtype {value.dtype}, which Numba cannot compile")
+        return FLOAT
+    if isinstance(value, np.ndarray):
+        kind = value.dtype.kind
+        if kind == "f" and value.dtype.itemsize >= 4:
+            return Type("f", value.ndim)
+        if kind in "iu":
+            return Type("i", value.ndim)
+        if kind == "b":
+            return Type("b", value.ndim)
+        raise SignatureError(
+            f"{what} is an array of dtype {value.dtype}; jitgrad supports float32/float64, "
+            "integer and bool arrays (complex numbers are not differentiated)"
+        )
+    if isinstance(value, dict):
+        raise SignatureError(f"{what} is a dict; {instead('dict')}")
+    if isinstance(value, (complex, np.complexfloating)):
+        raise SignatureError(f"{what} is complex; jitgrad differentiates real functions only")
+    raise SignatureError(
+        f"{what} is a {type(value).__name__}; jitgrad takes floats, ints, bools and NumPy arrays"
+    )

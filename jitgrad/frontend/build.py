@@ -1,0 +1,175 @@
+"""Fenced AST → IR, for one call signature.
+
+`build(source, arg_types)` evaluates the function's body on symbolic values (`symbolic.Sym`) to
+produce an `ir.Function`: straight-line code becomes flat equations, ``if``/``for``/``while``
+become structured statements whose changing names are carried explicitly (SSA), and
+``break``/``continue``/``return`` inside them become flags that guard the rest of the body.
+Calls to the user's other plain functions are built inline.
+
+`Builder` is assembled from three parts, one module each: statements and branches
+(`build_stmts`), loops (`build_loops`), expressions and calls (`build_exprs`); `build_ast` holds
+what they read off the AST. This module binds the arguments, runs the body and checks the result.
+
+Guarantees: the IR is verified (`ir.verify`); every equation has the user's location; anything
+the builder cannot follow raises `UnsupportedError` naming it, never a silently different graph
+(including a read of an array whose memory was written in place since it was made).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from jitgrad.core.errors import JitgradError, ShapeError, UnsupportedError
+from jitgrad.core.ir import (
+    Const,
+    Function,
+    Namer,
+    Var,
+    verify,
+)
+from jitgrad.core.types import SeqType, Type
+from jitgrad.frontend.build_ast import (
+    NO_RETURN,
+    RETURNED,
+    RETVAL,
+    is_docstring,
+    jumps,
+    subscript_targets,
+)
+from jitgrad.frontend.build_exprs import Expressions
+from jitgrad.frontend.build_loops import Loops
+from jitgrad.frontend.build_stmts import Statements
+from jitgrad.frontend.parse import FunctionSource
+from jitgrad.lang import symbolic as S
+from jitgrad.lang.symbolic import GraphBuilder, Sym
+
+
+class Builder(Statements, Loops, Expressions):
+    """Evaluates one function's AST on symbolic values, appending IR to a `GraphBuilder`."""
+
+    MAX_INLINE_DEPTH = 20
+
+    def __init__(self, src: FunctionSource, gb: GraphBuilder, caller: Builder | None = None,
+                 copied: frozenset = frozenset(), enclosing: Builder | None = None):
+        self.src = src
+        self.gb = gb
+        self.env: dict[str, object] = {}
+        self.caller = caller
+        self.enclosing = enclosing  # for a nested function: the one it was defined in
+        self.depth = 0 if caller is None else caller.depth + 1
+        self.in_loop = False
+        self.stale_at_merge: set[Var] = set()  # values out of date as a branch ends
+        # The differentiated function's arguments that it writes into (found by name, or by a
+        # first build that met the write elsewhere: `symbolic.WritesArgument`).
+        self.copied = (subscript_targets(src.node.body) | copied) if caller is None else set()
+
+    # -- entry points --------------------------------------------------------------------
+
+    def bind_params(self, values: list) -> None:
+        """Bind the arguments. The differentiated function's arguments that it writes into are
+        copied first (the caller's arrays are never modified); a called function's are not:
+        Python passes arrays by reference, so its writes reach its caller's arrays."""
+        for name, value in zip(self.param_names(), values):
+            if name in self.copied and isinstance(value, Sym) and value.ndim:
+                self.gb.loc = self.src.loc(self.src.node)
+                value = value.copy()
+            if isinstance(value, tuple) and self.caller is None:  # a tuple argument's arrays
+                self.gb.loc = self.src.loc(self.src.node)
+                value = tuple(v.copy() if f"{name}[{k}]" in self.copied and v.ndim else v
+                              for k, v in enumerate(value))
+            self.env[name] = value
+
+    def param_names(self) -> list[str]:
+        return [a.arg for a in self.src.node.args.args]
+
+    def run_body(self):
+        """Build the body; return the function's value (any Python value or `Sym`)."""
+        self.env[RETURNED] = False
+        body = [s for s in self.src.node.body if not is_docstring(s)]
+        if body and isinstance(body[-1], ast.Return) and not any(
+                jumps(s, loop_level=False) for s in body[:-1]):
+            self.build_stmts(body[:-1])
+            return self.expr(body[-1].value) if body[-1].value is not None else None
+        if not any(isinstance(n, ast.Return) for s in body for n in ast.walk(s)):
+            if self.caller is None:
+                raise UnsupportedError(f"{self.src.qualname} returns nothing (None)",
+                                       self.src.loc(self.src.node))
+            self.build_stmts(body)  # a kernel that fills its output argument
+            return None
+        self.env[RETVAL] = NO_RETURN
+        self.build_stmts(body)
+        if self.env[RETVAL] is NO_RETURN:
+            return None
+        return self.lookup(RETVAL, self.src.node)
+
+# ----------------------------------------------------------------------------- build
+
+
+def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
+          any_result: bool = False) -> Function:
+    """The IR of ``src`` specialised to ``arg_types`` (one per parameter). With
+    ``assume_sizes``, axes of arguments that broadcast against each other are assumed to be
+    the same size, and the function starts by checking it (`GraphBuilder.assume_same_sizes`).
+    With ``any_result``, the result may be an array (`vjp`, `jacobian`)."""
+    names = src.node.args.args
+    if len(arg_types) != len(names):
+        raise JitgradError(f"{src.qualname} takes {len(names)} arguments, got {len(arg_types)}")
+    copied: set[str] = set()
+    while True:
+        namer = Namer(reserved=src.names | {"np", "_rt", "_value", "_saved", "_"})
+        gb = GraphBuilder(namer, assume_sizes)
+        gb.new_arrays = True
+        params, owners, grouped = [], [], []  # a tuple argument: one parameter per item
+        for a, t in zip(names, arg_types):
+            if isinstance(t, SeqType):
+                items = [Var(namer.fresh(f"{a.arg}_{k}"), u) for k, u in enumerate(t.items)]
+                params += items
+                owners += [f"{a.arg}[{k}]" for k in range(len(items))]
+                grouped.append(items)
+            else:
+                params.append(Var(namer.fresh(a.arg), t))
+                owners.append(a.arg)
+                grouped.append(params[-1])
+        builder = Builder(src, gb, copied=frozenset(copied))
+        gb.set_params(params)
+        S._CURRENT.append(gb)
+        try:
+            builder.bind_params([tuple(gb.sym(v) for v in p) if isinstance(p, list)
+                                 else gb.sym(p) for p in grouped])
+            result = builder.run_body()
+            break
+        except S.WritesArgument as w:  # written under another name: copy it on entry too
+            name = owners[params.index(w.param)]
+            if name in copied:
+                raise AssertionError(f"argument {name} copied and still written") from None
+            copied.add(name)
+        except JitgradError as e:
+            raise e.with_during(f"building the graph of {src.qualname}")
+        finally:
+            S._CURRENT.pop()
+    if isinstance(result, (tuple, list)) or result is None:
+        raise ShapeError(f"{src.qualname} must return a scalar to be differentiated (it "
+                         f"returns {'None' if result is None else 'a tuple'})",
+                         src.loc(_last_return(src.node)))
+    if isinstance(result, Sym) and result.ndim and not any_result:
+        raise ShapeError(f"{src.qualname} must return a scalar to be differentiated; it "
+                         f"returns an array of rank {result.ndim} (reduce it, e.g. np.sum)",
+                         src.loc(_last_return(src.node)))
+    atom = gb.atom(result)
+    if atom.type.kind != "f":
+        gb.loc = src.loc(_last_return(src.node))
+        atom = gb.atom(S._apply("cast", gb.sym(atom), kind="f")) if isinstance(atom, Var) \
+            else Const(float(atom.value))
+    gb.block.stmts[:0] = gb.size_checks()
+    fn = Function(src.fn.__name__, params, gb.block, atom, src.loc(src.node), namer)
+    fn.written_params = tuple((k, owners[k]) for k, p in enumerate(params)
+                              if owners[k] in builder.copied and p.type.ndim)
+    verify(fn)
+    return fn
+
+
+def _last_return(node):
+    for stmt in reversed(node.body):
+        if isinstance(stmt, ast.Return):
+            return stmt
+    return node

@@ -1,0 +1,555 @@
+"""Building expressions: names, operators, subscripts and calls.
+
+Part of `build.Builder` (a mixin). Calls go to the NumPy namespace (`numpy_api`), the builtins
+table below, `custom_vjp` rules, or are built inline (the user's other plain functions and
+nested functions). Guarantees: a name, call or index the builder cannot follow raises
+`UnsupportedError` at the user's line.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import operator
+import types as pytypes
+
+import numpy as np
+
+from jitgrad.core.errors import JitgradError, Loc, ShapeError, UnsupportedError, instead, refused
+from jitgrad.core.ir import (
+    Var,
+)
+from jitgrad.core.types import Type
+from jitgrad.custom import custom_vjp
+from jitgrad.frontend.build_ast import (
+    BINOPS,
+    CMPOPS,
+    LIBRARIES,
+    Undefined,
+    fn_name,
+    int_literal,
+)
+from jitgrad.frontend.parse import FunctionSource, _unwrap
+from jitgrad.lang import scipy_api
+from jitgrad.lang import symbolic as S
+from jitgrad.lang.symbolic import Sym
+from jitgrad.prims import primitives as P
+
+
+class Expressions:
+    """The `Builder`'s expressions: methods mixed into `build.Builder`."""
+
+    # -- expressions ---------------------------------------------------------------------
+
+    def loc(self, node) -> Loc:
+        return self.src.loc(node)
+
+    def expr(self, node):
+        saved = self.gb.loc
+        self.gb.loc = self.src.loc(node)
+        try:
+            method = getattr(self, "expr_" + type(node).__name__, None)
+            if method is None:
+                raise UnsupportedError(f"the expression {type(node).__name__} is not supported",
+                                       self.loc(node))
+            return method(node)
+        finally:
+            self.gb.loc = saved
+
+    def expr_Constant(self, node):
+        if isinstance(node.value, (bool, int, float)) or node.value in (None, Ellipsis):
+            return node.value
+        raise UnsupportedError(f"the constant {node.value!r} is not supported", self.loc(node))
+
+    def lookup(self, name, node):
+        if name in self.env:
+            v = self.env[name]
+            if isinstance(v, Undefined):
+                raise UnsupportedError(f"`{name}` may be undefined here: {v.why}",
+                                       self.loc(node))
+            if isinstance(v, Sym) and isinstance(v.atom, Var) and self.gb.is_stale(v.atom):
+                raise UnsupportedError(S.stale_message(f"`{name}`"), self.loc(node))
+            return v
+        if self.enclosing is not None:  # a nested function reads its enclosing one's names
+            return self.enclosing.lookup(name, node)
+        code = self.src.fn.__code__
+        if name in code.co_freevars and self.src.node.name == self.src.fn.__name__:
+            # a closure's variable (`make_loss(reg)` returning `loss`): constant during a call
+            try:
+                value = self.src.fn.__closure__[code.co_freevars.index(name)].cell_contents
+            except ValueError:
+                raise JitgradError(f"NameError: free variable '{name}' referenced before "
+                                   "assignment in the enclosing scope", self.loc(node)) from None
+            return self.global_value(name, value, node, "closure variable")
+        g = self.src.fn.__globals__
+        if name in g:
+            return self.global_value(name, g[name], node)
+        if hasattr(builtins, name):
+            return getattr(builtins, name)
+        raise JitgradError(f"NameError: name '{name}' is not defined", self.loc(node))
+
+    def global_value(self, name, value, node, what="global"):
+        if isinstance(value, (bool, int, float, np.number, np.bool_)):
+            return S._python_scalar(value)
+        if isinstance(value, (pytypes.ModuleType, pytypes.FunctionType, pytypes.BuiltinFunctionType,
+                              np.ufunc, tuple)) or callable(value):
+            return value
+        if isinstance(value, np.ndarray):
+            return self.constant_array(name, value, node)
+        if isinstance(value, dict):
+            raise UnsupportedError(f"the {what} `{name}` is a dict; {instead('dict')}",
+                                   self.loc(node))
+        raise UnsupportedError(f"the {what} `{name}` of type {type(value).__name__}",
+                               self.loc(node))
+
+    def constant_array(self, name, value, node):
+        """A global array (or one a closure captured) read as a constant, as Numba freezes it:
+        its contents when the signature is first compiled."""
+        kind = {"u": "i"}.get(value.dtype.kind, value.dtype.kind)
+        if kind not in "fib" or value.ndim == 0:
+            raise UnsupportedError(f"the global `{name}`: a {value.dtype} array of rank "
+                                   f"{value.ndim} (jitgrad reads float, integer and bool arrays "
+                                   "as constants)", self.loc(node))
+        t = Type(kind, value.ndim)
+        out = self.gb.emit("constant", [], {"name": P.constant_array_name(
+            value.astype({"f": np.float64, "i": np.int64, "b": np.bool_}[kind])), "type": t}, t,
+            base=name)
+        out.dims = tuple(int(n) for n in value.shape)
+        self.gb.restamp(out)
+        self.gb.constant_arrays.add(out)
+        return self.gb.sym(out)
+
+    def expr_Name(self, node):
+        return self.lookup(node.id, node)
+
+    def expr_Attribute(self, node):
+        base = self.expr(node.value)
+        if isinstance(base, pytypes.ModuleType):
+            if not hasattr(base, node.attr):
+                raise UnsupportedError(f"{base.__name__}.{node.attr} does not exist",
+                                       self.loc(node))
+            value = getattr(base, node.attr)
+            if base is np and node.attr in ("pi", "e", "inf", "nan", "newaxis"):
+                return value
+            if base is np and node.attr in ("float64", "float32", "int64", "int32", "bool_"):
+                return value
+            return value
+        if isinstance(base, Sym):
+            if node.attr in ("T", "shape", "ndim", "size", "dtype"):
+                return getattr(base, node.attr)
+            if node.attr == "flat":  # read only: x.flat[i] is the flattened array's entry i
+                return S.NUMPY[np.ravel](base)
+            if node.attr in ("sum", "mean", "max", "min", "dot", "copy", "transpose", "reshape",
+                             "item", "astype", "prod", "var", "std", "cumsum", "cumprod", "ravel",
+                             "flatten", "squeeze", "repeat", "swapaxes", "diagonal", "trace"):
+                return getattr(base, node.attr)
+            raise UnsupportedError(f"the array attribute .{node.attr} is not supported",
+                                   self.loc(node))
+        if isinstance(base, (int, float)) and node.attr in ("real",):
+            return base
+        if isinstance(base, tuple) and node.attr in ("append", "extend", "insert"):
+            raise refused(f"`.{node.attr}` on a list", "list.append", self.loc(node))
+        method = getattr(base, node.attr, None)
+        if method is not None and scipy_api.handler_for(method) is not None:
+            return method  # scipy.stats.norm.cdf
+        raise UnsupportedError(f"the attribute .{node.attr} of a {type(base).__name__}",
+                               self.loc(node))
+
+    def expr_Tuple(self, node):
+        return tuple(self.expr(e) for e in node.elts)
+
+    def expr_List(self, node):
+        return tuple(self.expr(e) for e in node.elts)
+
+    def apply_op(self, op, a, b, node):
+        if isinstance(a, (tuple, list)) or isinstance(b, (tuple, list)):
+            if op is operator.add and isinstance(a, tuple) and isinstance(b, tuple):
+                return a + b
+            raise UnsupportedError("arithmetic on tuples or lists", self.loc(node))
+        if op is operator.matmul and not (isinstance(a, Sym) or isinstance(b, Sym)):
+            raise UnsupportedError("@ needs arrays", self.loc(node))
+        if op is operator.pow and isinstance(a, int) and isinstance(b, Sym):
+            a = float(a)
+        try:
+            return op(a, b)
+        except ZeroDivisionError:
+            raise JitgradError("ZeroDivisionError in a constant expression",
+                               self.loc(node)) from None
+
+    def expr_BinOp(self, node):
+        op = BINOPS.get(type(node.op))
+        if op is None:
+            raise UnsupportedError(f"the operator {type(node.op).__name__}", self.loc(node))
+        return self.apply_op(op, self.expr(node.left), self.expr(node.right), node)
+
+    def expr_UnaryOp(self, node):
+        v = self.expr(node.operand)
+        if isinstance(node.op, ast.USub):
+            return -v
+        if isinstance(node.op, ast.UAdd):
+            return v
+        if isinstance(node.op, ast.Not):
+            t = self.truth(v, node)
+            return (not t) if not isinstance(t, Sym) else S._apply("logical_not", t)
+        raise UnsupportedError(f"the operator {type(node.op).__name__}", self.loc(node))
+
+    def expr_Compare(self, node):
+        left = self.expr(node.left)
+        result = True
+        for op, right_node in zip(node.ops, node.comparators):
+            fn = CMPOPS.get(type(op))
+            if fn is None:
+                raise UnsupportedError(f"the comparison {type(op).__name__}", self.loc(node))
+            right = self.expr(right_node)
+            c = fn(left, right)
+            result = c if result is True else self.logical("and", result, c, node)
+            left = right
+        return result
+
+    def logical(self, kind, a, b, node):
+        if not isinstance(a, Sym) and not isinstance(b, Sym):
+            return (a and b) if kind == "and" else (a or b)
+        for v in (a, b):
+            if isinstance(v, Sym) and v.type.kind != "b":
+                raise UnsupportedError(f"`{kind}` on non-boolean run-time values (jitgrad "
+                                       "supports and/or between conditions)", self.loc(node))
+        if not isinstance(a, Sym):
+            return (b if a else False) if kind == "and" else (True if a else b)
+        if not isinstance(b, Sym):
+            return (a if b else False) if kind == "and" else (True if b else a)
+        return S._apply("logical_and" if kind == "and" else "logical_or", a, b)
+
+    def expr_BoolOp(self, node):
+        kind = "and" if isinstance(node.op, ast.And) else "or"
+        value = self.expr(node.values[0])
+        for v in node.values[1:]:
+            value = self.logical(kind, value, self.expr(v), node)
+        return value
+
+    def expr_IfExp(self, node):
+        cond = self.condition(node.test)
+        if not isinstance(cond, Sym):
+            return self.expr(node.body if cond else node.orelse)
+        key = f"%ifexp@{node.lineno}:{node.col_offset}"  # deterministic (no addresses)
+        self.build_if(cond, lambda: self.env.__setitem__(key, self.expr(node.body)),
+                      lambda: self.env.__setitem__(key, self.expr(node.orelse)), node)
+        value = self.env.pop(key)
+        if isinstance(value, Undefined):
+            raise UnsupportedError(value.why, self.loc(node))
+        return value
+
+    # -- indexing ------------------------------------------------------------------------
+
+    def index(self, node, store: bool = False):
+        """An index expression → (spec, atoms) for getitem/setitem; None items → newaxis.
+        ``store``: the index is written through (a refused mask then says how to write)."""
+        items = node.elts if isinstance(node, ast.Tuple) else [node]
+        spec, atoms = [], []
+        for item in items:
+            if isinstance(item, ast.Slice):
+                flags = []
+                for part in (item.lower, item.upper, item.step):
+                    if part is None:
+                        flags.append(False)
+                        continue
+                    v = self.expr(part)
+                    self.check_int(v, part)
+                    atoms.append(v)
+                    flags.append(True)
+                spec.append(":" if not any(flags) else ("s", *flags))
+                continue
+            if (item is items[0] and all(isinstance(i, ast.Slice) and i.lower is None
+                                         and i.upper is None and i.step is None
+                                         for i in items[1:])
+                    and isinstance(item, (ast.List, ast.Tuple)) and item.elts
+                    and all(int_literal(e) is not None for e in item.elts)):
+                # x[[0, 2, -1]]: rows at constant integers
+                rows = np.array([int_literal(e) for e in item.elts], dtype=np.int64)
+                return ("a",), [self.constant_array("rows", rows, item)]
+            v = self.expr(item)
+            if v is None:
+                spec.append("n")
+                continue
+            if isinstance(v, tuple):  # x[idx] with idx = (i, j), as np.ndindex gives
+                for e in v:
+                    self.check_int(e, item)
+                    spec.append("i")
+                    atoms.append(e)
+                continue
+            if v is Ellipsis:
+                if "e" in spec:
+                    raise ShapeError("an index can only have a single ellipsis (...)",
+                                     self.loc(item))
+                spec.append("e")
+                continue
+            if isinstance(v, Sym) and v.ndim:
+                if len(items) == 1 and v.ndim == 1 and v.type.kind == "i":
+                    return ("a",), [v]  # x[idx]: rows of x at the integers idx (read only)
+                raise self.array_index_refused(v, len(items), store, item)
+            self.check_int(v, item)
+            spec.append("i")
+            atoms.append(v)
+        return tuple(spec), atoms
+
+    def array_index_refused(self, v, n_items: int, store: bool, node) -> UnsupportedError:
+        """The refusal of the array ``v`` among ``n_items`` index items, with the form that
+        works: np.where for a mask, a loop for integer arrays jitgrad does not take."""
+        loc = self.loc(node)
+        if v.type.kind == "b":
+            return refused("indexing with a boolean mask", "mask write" if store else "mask read",
+                           loc)
+        if v.type.kind != "i":
+            return refused("indexing with an array of floats", "integer arrays", loc)
+        if store:
+            return refused("writing through an integer-array index", "integer-array write", loc)
+        if n_items > 1:
+            return refused("indexing with an integer array beside other indices",
+                           "integer arrays", loc)
+        return refused(f"indexing with an integer array of rank {v.ndim}", "integer arrays", loc)
+
+    def check_int(self, v, node):
+        if isinstance(v, Sym):
+            if v.type.kind != "i":
+                raise UnsupportedError("an index must be an integer", self.loc(node))
+        elif not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+            raise UnsupportedError("an index must be an integer", self.loc(node))
+
+    def getitem(self, array, index, node):
+        if index[0] == ("a",):
+            if not isinstance(array, Sym) or array.ndim == 0:
+                raise UnsupportedError("an integer-array index reads rows of an array",
+                                       self.loc(node))
+            rows = index[1][0]
+            if array.ndim <= 2:
+                return S._apply("take", array, rows)
+            rest = tuple(array.shape[1:])  # rows of a stack: rows of its (n, rest) reshape
+            flat = S.np_reshape(array, (array.shape[0], array.size // array.shape[0]))
+            return S.np_reshape(S._apply("take", flat, rows), (rows.shape[0],) + rest)
+        spec, atoms = expand_ellipsis(index, array)
+        if not isinstance(array, Sym):
+            if isinstance(array, (tuple, list)):
+                if len(spec) == 1 and spec[0] == "i" and not isinstance(atoms[0], Sym):
+                    return array[atoms[0]]
+                if len(spec) == 1 and spec[0] != "i" and not any(isinstance(a, Sym)
+                                                                  for a in atoms):
+                    return tuple(array[P._index_value(spec, atoms)[0]])
+                if (len(spec) == 1 and spec[0] == "i" and isinstance(atoms[0], Sym) and array
+                        and all(S.ndim_of(a) == 0 and not isinstance(a, bool)
+                                and isinstance(a, (Sym, int, float)) for a in array)):
+                    # `(a, b, c)[i]` of numbers, i known at run time: a vector, then a read
+                    return S._apply("getitem", S.NUMPY[np.stack](list(array)), atoms[0],
+                                    index_spec=("i",))
+            raise UnsupportedError("indexing this value", self.loc(node))
+        plain = [s for s in spec if s != "n"]
+        if len(plain) > array.ndim:
+            raise ShapeError(f"too many indices for an array of rank {array.ndim}",
+                             self.loc(node))
+        result = array
+        if plain and not all(s == ":" for s in plain):
+            result = S._apply("getitem", array, *atoms, index_spec=tuple(plain))
+        # newaxis: insert unit axes where the None items stood
+        pos = 0
+        for s in spec:
+            if s == "n":
+                result = S._apply("expand_dims", result, axis=pos)
+                pos += 1
+            elif s != "i":
+                pos += 1
+        return result
+
+    def expr_Subscript(self, node):
+        value = self.expr(node.value)
+        return self.getitem(value, self.index(node.slice), node)
+
+    # -- calls ---------------------------------------------------------------------------
+
+    def expr_Call(self, node):
+        fn = self.expr(node.func)
+        if fn is builtins.print:
+            raise UnsupportedError(f"print(...) as a value is not supported; {instead('print')}",
+                                   self.loc(node))
+        if not isinstance(fn, Sym) and fn in S.REFUSED:
+            raise UnsupportedError(S.REFUSED[fn], self.loc(node))
+        args = [self.argument(a) for a in node.args]
+        kwargs = {k.arg: self.argument(k.value) for k in node.keywords}
+        if None in kwargs:
+            raise UnsupportedError("**kwargs in a call", self.loc(node))
+        return self.call(fn, args, kwargs, node)
+
+    def argument(self, node):
+        """A call's argument: an expression, or a string constant (``ord="fro"``,
+        ``x.astype("float64")``), which the handler called reads or refuses."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        return self.expr(node)
+
+    def call(self, fn, args, kwargs, node):
+        if isinstance(fn, Sym) or fn is None:
+            raise UnsupportedError("calling a value that is not a function", self.loc(node))
+        if getattr(fn, "__self__", None) is not None and isinstance(fn.__self__, Sym):
+            return fn(*args, **kwargs)  # an array method
+        if isinstance(fn, LocalFunction):
+            return self.inline(fn, args, kwargs, node)
+        if isinstance(fn, custom_vjp):  # a hand-written rule: `custom.py`
+            return fn.build_call(self, args, kwargs, node)
+        if fn in S.NUMPY:
+            try:
+                return S.NUMPY[fn](*args, **kwargs)
+            except TypeError as e:
+                raise UnsupportedError(f"{fn_name(fn)}: {e}", self.loc(node)) from None
+        if fn in S.MATH:
+            for a in args:
+                S.scalar_only(fn_name(fn), a, self.loc(node))
+            return S._apply(S.MATH[fn], *args) if any(isinstance(a, Sym) for a in args) \
+                else fn(*args)
+        handler = BUILTINS.get(fn)
+        if handler is not None:
+            return handler(self, args, kwargs, node)
+        scipy_fn = scipy_api.handler_for(fn)
+        if scipy_fn is not None:
+            try:
+                return scipy_fn(*args, **kwargs)
+            except TypeError as e:
+                raise UnsupportedError(f"{fn_name(fn)}: {e}", self.loc(node)) from None
+        target = _unwrap(fn)
+        library = str(getattr(target, "__module__", None) or "").split(".")[0]
+        if library == "numpy" or isinstance(fn, np.ufunc):
+            # NumPy's own Python functions (np.fft.fft, np.sort...) are not the user's code
+            # to inline: outside the table, they are refused where the user called them
+            raise UnsupportedError(f"{fn_name(fn)} is not supported", self.loc(node))
+        if library in LIBRARIES:
+            raise UnsupportedError(f"calling {fn_name(fn)} is not supported", self.loc(node))
+        if isinstance(target, pytypes.FunctionType):
+            return self.inline(target, args, kwargs, node)
+        raise UnsupportedError(f"calling {fn_name(fn)} is not supported", self.loc(node))
+
+    def inline(self, fn, args, kwargs, node):
+        if self.depth >= self.MAX_INLINE_DEPTH:
+            raise UnsupportedError("recursion (or calls nested too deeply) is not supported",
+                                   self.loc(node))
+        local = isinstance(fn, LocalFunction)
+        src = fn.src if local else FunctionSource.of(fn)
+        try:
+            bound = (fn.signature() if local else inspect.signature(fn)).bind(*args, **kwargs)
+        except TypeError as e:
+            raise JitgradError(f"TypeError calling {src.qualname}: {e}",
+                               self.loc(node)) from None
+        bound.apply_defaults()
+        callee = type(self)(src, self.gb, self, enclosing=fn.builder if local else None)
+        callee.bind_params([bound.arguments[n] for n in callee.param_names()])
+        saved_loc = self.gb.loc
+        try:
+            result = callee.run_body()
+        except JitgradError as e:
+            raise e.with_during(f"building {src.qualname}, called at "
+                                f"{self.loc(node).short()}")
+        self.gb.loc = saved_loc
+        self.see_writes()
+        return result
+
+
+
+
+class LocalFunction:
+    """A function defined inside the one being built: a closure over its names (read when it
+    is called, as Python does), built inline where it is called."""
+
+    def __init__(self, src: FunctionSource, builder: Expressions, defaults: list):
+        self.src, self.builder, self.defaults = src, builder, defaults
+        self.__qualname__ = src.qualname
+
+    def signature(self) -> inspect.Signature:
+        names = [a.arg for a in self.src.node.args.args]
+        first_default = len(names) - len(self.defaults)
+        return inspect.Signature([inspect.Parameter(
+            n, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=(
+                self.defaults[k - first_default] if k >= first_default
+                else inspect.Parameter.empty)) for k, n in enumerate(names)])
+
+
+
+def expand_ellipsis(index, array):
+    """``...`` in an index stands for as many full slices as the array has axes left over."""
+    spec, atoms = index
+    if "e" not in spec:
+        return spec, atoms
+    left = max(S.ndim_of(array) - sum(s not in ("n", "e") for s in spec), 0)
+    k = spec.index("e")
+    return spec[:k] + (":",) * left + spec[k + 1:], atoms
+
+
+
+# ----------------------------------------------------------------------------- builtins
+
+
+def _b_abs(b, args, kwargs, node):
+    (x,) = args
+    return S._apply("abs", x) if isinstance(x, Sym) else abs(x)
+
+
+def _b_minmax(which):
+    def f(b, args, kwargs, node):
+        if kwargs or len(args) < 2:
+            raise UnsupportedError(f"{which}() of one iterable (use np.{which})", b.loc(node))
+        result = args[0]
+        for a in args[1:]:
+            for v in (result, a):
+                if isinstance(v, Sym) and v.ndim:
+                    raise UnsupportedError(f"builtin {which}() of arrays (use np.{which}imum)",
+                                           b.loc(node))
+            if isinstance(result, Sym) or isinstance(a, Sym):
+                result = S._apply("maximum" if which == "max" else "minimum", result, a)
+            else:
+                result = max(result, a) if which == "max" else min(result, a)
+        return result
+    return f
+
+
+def _b_len(b, args, kwargs, node):
+    (x,) = args
+    if isinstance(x, Sym):
+        if not x.ndim:
+            raise UnsupportedError("len() of a scalar", b.loc(node))
+        return x.shape[0]
+    return len(x)
+
+
+def _b_cast(kind):
+    def f(b, args, kwargs, node):
+        (x,) = args
+        if isinstance(x, Sym):
+            S.scalar_only(kind, x, b.loc(node))
+            return S._apply("cast", x, kind={"float": "f", "int": "i", "bool": "b"}[kind])
+        return {"float": float, "int": int, "bool": bool}[kind](x)
+    return f
+
+
+def _b_range(b, args, kwargs, node):
+    raise UnsupportedError("range() outside a `for` statement", b.loc(node))
+
+
+def _b_pow(b, args, kwargs, node):
+    return args[0] ** args[1]
+
+
+def _b_sum(b, args, kwargs, node):
+    if kwargs or not 1 <= len(args) <= 2:
+        raise UnsupportedError("sum() takes a sequence and a start", b.loc(node))
+    seq, total = args[0], (args[1] if len(args) == 2 else 0)
+    if isinstance(seq, Sym):
+        if not seq.ndim:
+            raise UnsupportedError("sum() of a scalar", b.loc(node))
+        return total + S.np_sum(seq, 0)  # over the first axis, as iterating does
+    if isinstance(seq, (tuple, list)):
+        for v in seq:
+            total = total + v
+        return total
+    raise UnsupportedError("sum() of this value", b.loc(node))
+
+
+BUILTINS = {abs: _b_abs, sum: _b_sum, min: _b_minmax("min"), max: _b_minmax("max"), len: _b_len,
+             float: _b_cast("float"), int: _b_cast("int"), bool: _b_cast("bool"),
+             range: _b_range, pow: _b_pow}
+
+

@@ -1,0 +1,567 @@
+"""Building loops: ``for`` over ranges and sequences, ``while``, and what they carry.
+
+Part of `build.Builder` (a mixin). Guarantees: a loop's carried names (including arrays a
+callee may write into, and aliases of one buffer) are explicit `ir.Carry` values; an exit
+(``break``, ``return``) becomes a flag that guards the rest of the body; reading an array
+version that a loop made stale is refused.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import itertools
+import types as pytypes
+
+import numpy as np
+
+from jitgrad.core.errors import ShapeError, UnsupportedError
+from jitgrad.core.ir import (
+    Carry,
+    Const,
+    Eqn,
+    For,
+    If,
+    Var,
+    While,
+    defs,
+    used_atoms,
+    walk,
+)
+from jitgrad.core.types import INT, Type, promote_kinds
+from jitgrad.frontend.build_ast import (
+    BREAK,
+    CONTINUE,
+    NO_RETURN,
+    RETURNED,
+    RETVAL,
+    Undefined,
+    assigned_names,
+    base,
+    call_arguments,
+    is_atom_value,
+    is_prange,
+)
+from jitgrad.frontend.build_exprs import BUILTINS
+from jitgrad.lang import symbolic as S
+from jitgrad.lang.symbolic import Sym
+
+
+class Loops:
+    """The `Builder`'s loops: methods mixed into `build.Builder`."""
+
+    # -- loops ---------------------------------------------------------------------------
+
+    def stmt_For(self, stmt):
+        stmt = self.as_range_loop(stmt)
+        if not isinstance(stmt.target, ast.Name):
+            raise UnsupportedError("the loop variable must be a single name", self.loc(stmt))
+        it = stmt.iter
+        call = it if isinstance(it, ast.Call) else None
+        fn = self.expr(call.func) if call is not None else None
+        if fn is range:
+            if call.keywords or not 1 <= len(call.args) <= 3:
+                raise UnsupportedError("range() takes 1 to 3 positional arguments",
+                                       self.loc(call))
+            bounds = [self.expr(a) for a in call.args]
+            for b, a in zip(bounds, call.args):
+                t = self.gb.atom(b).type if is_atom_value(b) else None
+                if t is None or t.kind not in "ib" or t.ndim:
+                    raise UnsupportedError("range() bounds must be integers", self.loc(a))
+            start, stop, step = {1: [0, *bounds, 1], 2: [*bounds, 1], 3: bounds}[len(bounds)]
+            if isinstance(step, int) and step == 0:
+                raise ShapeError("range() step must not be zero", self.loc(call))
+            self.build_for(stmt, stmt.target.id, start, stop, step, None)
+            return
+        seq = self.expr(it)
+        if isinstance(seq, Sym) and seq.ndim >= 1:
+            n = seq.shape[0]
+            self.build_for(stmt, "%i", 0, n, 1, (stmt.target.id, seq))
+            return
+        if isinstance(seq, (tuple, list)):  # a Python tuple: unrolled
+            for v in seq:
+                self.assign(stmt.target, v)
+                self.build_stmts(stmt.body)
+            return
+        raise UnsupportedError("a for loop must run over range(...) or a 1-D array",
+                               self.loc(it))
+
+    def as_range_loop(self, stmt):
+        """``for`` over ``enumerate``, ``zip``, ``reversed`` and ``numba.prange``, rewritten as a
+        loop over ``range`` whose body starts by assigning the target from the sequences:
+        ``for i, (a, b) in enumerate(zip(x, y))`` runs as ``for k in range(n): i, (a, b) =
+        k, (x[k], y[k])``. The sequences are evaluated once, before the loop."""
+        it = stmt.iter
+        if not isinstance(it, ast.Call):
+            return stmt
+        fn = self.expr(it.func)
+        tag = f"@{self.gb.new_tag()}"
+
+        def hidden(kind, value):  # bind a value the rewritten loop reads to a hidden name
+            name = f"%{kind}{tag}_{len(self.env)}"
+            self.env[name] = value
+            return ast.Name(id=name, ctx=ast.Load())
+
+        def new_loop(iter_call, target, prologue):
+            node = ast.copy_location(ast.For(target=target, iter=iter_call, body=prologue + list(
+                stmt.body), orelse=stmt.orelse, type_comment=None), stmt)
+            return ast.fix_missing_locations(node)  # new nodes get the loop's line
+
+        def call(fn_name, *args):
+            return ast.Call(func=ast.Name(id=fn_name, ctx=ast.Load()), args=list(args),
+                            keywords=[])
+
+        if is_prange(fn):  # numba.prange is range here; the loop is marked (`parallel.py`)
+            node = new_loop(call("range", *it.args), stmt.target, [])
+            node.jitgrad_prange = True
+            return node
+        if fn is reversed and len(it.args) == 1 and isinstance(it.args[0], ast.Call) and (
+                self.expr(it.args[0].func) in (range,) or is_prange(self.expr(it.args[0].func))):
+            inner = it.args[0]
+            bounds = [self.expr(a) for a in inner.args]
+            start, stop, step = {1: [0, *bounds, 1], 2: [*bounds, 1], 3: bounds}.get(
+                len(bounds), [None] * 3)
+            if not isinstance(step, int) or isinstance(step, bool) or step == 0:
+                raise UnsupportedError("reversed(range(...)) needs a constant, nonzero integer "
+                                       "step", self.loc(inner))
+            count = (stop - start + step - (1 if step > 0 else -1)) // step
+            count = S._apply("maximum", count, 0) if isinstance(count, Sym) else max(count, 0)
+            last = start + (count - 1) * step
+            return new_loop(call("range", hidden("rlast", last), hidden("rend", start - step),
+                                 ast.Constant(-step)), stmt.target, [])
+        if fn is np.ndindex:
+            return self.ndindex_loop(stmt, it, hidden, new_loop, call)
+        if fn not in (enumerate, zip, reversed):
+            return stmt
+        length, item = self.loop_items(it, hidden)
+        k = ast.Name(id=f"%k{tag}", ctx=ast.Store())
+        prologue = [ast.Assign(targets=[stmt.target], value=item(ast.Name(id=k.id,
+                                                                          ctx=ast.Load())))]
+        return new_loop(call("range", hidden("n", length)), k, prologue)
+
+    def ndindex_loop(self, stmt, it, hidden, new_loop, call):
+        """``for idx in np.ndindex(shape)`` as one loop over the flat position ``k``, whose body
+        starts with ``idx = (k // stride0 % n0, k // stride1 % n1, ...)`` (row-major, as
+        NumPy's order); ``break`` and ``continue`` keep their meaning."""
+        if it.keywords or any(isinstance(a, ast.Starred) for a in it.args):
+            raise UnsupportedError("np.ndindex takes a shape tuple or sizes", self.loc(it))
+        dims = [self.expr(a) for a in it.args]
+        if len(dims) == 1 and isinstance(dims[0], tuple):
+            dims = list(dims[0])
+        for d in dims:
+            self.check_int(d, it)
+        strides, total = [], 1
+        for d in reversed(dims):
+            strides.insert(0, total)
+            total = total * d
+        k = ast.Name(id=f"%k@{self.gb.new_tag()}", ctx=ast.Store())
+        parts = []
+        for d, s in zip(dims, strides):
+            part = ast.BinOp(left=ast.Name(id=k.id, ctx=ast.Load()), op=ast.FloorDiv(),
+                             right=hidden("stride", s))
+            parts.append(ast.BinOp(left=part, op=ast.Mod(), right=hidden("dim", d)))
+        prologue = [ast.Assign(targets=[stmt.target], value=ast.Tuple(elts=parts,
+                                                                       ctx=ast.Load()))]
+        return new_loop(call("range", hidden("n", total)), k, prologue)
+
+    def loop_items(self, node, hidden):
+        """(length, item) for a sequence ``for`` can run over: ``item(k)`` is the AST of its
+        k-th element."""
+        fn = self.expr(node.func) if isinstance(node, ast.Call) else None
+        if fn is enumerate:
+            starts = node.args[1:] + [k.value for k in node.keywords if k.arg == "start"]
+            if len(node.args) + len(node.keywords) > 2 or len(starts) > 1 or any(
+                    k.arg != "start" for k in node.keywords):
+                raise UnsupportedError("enumerate() takes a sequence and a start",
+                                       self.loc(node))
+            start = starts[0] if starts else ast.Constant(0)
+            n, inner = self.loop_items(node.args[0], hidden)
+            first = hidden("start", self.expr(start))
+            return n, lambda k: ast.Tuple(elts=[ast.BinOp(left=k, op=ast.Add(), right=first),
+                                                inner(k)], ctx=ast.Load())
+        if fn is zip and node.args and not node.keywords:
+            parts = [self.loop_items(a, hidden) for a in node.args]
+            n = parts[0][0]
+            for m, _ in parts[1:]:
+                n = S._apply("minimum", n, m) if isinstance(n, Sym) or isinstance(m, Sym) \
+                    else min(n, m)
+            return n, lambda k: ast.Tuple(elts=[item(k) for _, item in parts], ctx=ast.Load())
+        if fn is reversed and len(node.args) == 1 and not node.keywords:
+            seq = self.expr(node.args[0])
+            seq = S.NUMPY[np.flip](seq, 0) if isinstance(seq, Sym) else seq
+        else:
+            seq = self.expr(node)
+        if not (isinstance(seq, Sym) and seq.ndim >= 1):
+            raise UnsupportedError("enumerate(), zip() and reversed() in a `for` run over "
+                                   "arrays (or reversed(range(...)))", self.loc(node))
+        name = hidden("seq", seq)
+        return seq.shape[0], lambda k: ast.Subscript(value=name, slice=k, ctx=ast.Load())
+
+    def loop_carries(self, body_stmts, extra=()):
+        """The names a loop carries: those it assigns, the arrays it passes to a function (which
+        may write into them), and every other name for an array among those (an alias sees
+        the writes)."""
+        passed = {n for n in call_arguments(body_stmts, self.is_library_call)
+                  if isinstance(self.env.get(n), Sym) and self.env[n].ndim}
+        names = assigned_names(body_stmts) | passed | set(extra)
+        arrays = {v.atom for n, v in self.env.items()
+                  if n in names and isinstance(v, Sym) and v.ndim}
+        names |= {n for n, v in self.env.items() if isinstance(v, Sym) and v.atom in arrays}
+        carried = []
+        for name in sorted(names):
+            if name not in self.env:
+                continue
+            v = self.env[name]
+            if isinstance(v, Undefined):
+                continue
+            if not is_atom_value(v):
+                raise UnsupportedError(f"`{base(name)}` (a {type(v).__name__}) is reassigned "
+                                       "inside a loop", self.gb.loc)
+            carried.append(name)
+        return carried
+
+    def is_library_call(self, func) -> bool:
+        """Whether ``func`` (a call's function node) names a NumPy, math or builtin function
+        or an array method: resolved without building anything, so names and attributes of
+        modules only. Anything else may be the user's function, which may write."""
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            base = self.env.get(func.value.id, self.src.fn.__globals__.get(func.value.id))
+            if isinstance(base, Sym):
+                return True  # an array method: x.sum(), x.copy()
+            if isinstance(base, pytypes.ModuleType):
+                fn = getattr(base, func.attr, None)
+                return fn in S.NUMPY or fn in S.MATH
+            return False
+        if isinstance(func, ast.Name) and func.id not in self.env:
+            fn = self.src.fn.__globals__.get(func.id, getattr(builtins, func.id, None))
+            return fn in S.NUMPY or fn in S.MATH or fn in BUILTINS or fn is range
+        return False
+
+    def build_loop(self, stmt, carried, make_body_env, build_inside):
+        """Build a loop body until the carried types settle; return what `build_inside` made."""
+        kinds = {n: self.gb.atom(self.env[n], check=False).type for n in carried}
+        apart: set[str] = set()  # names for one array that the body rebinds and never writes
+        memory_before = self.gb.memory_state()
+        takes_over: dict[str, str] = {}  # n -> m: n holds m's array from the 2nd iteration on
+        for _attempt in range(6):
+            self.gb.restore_memory_state(memory_before)  # an abandoned attempt wrote nothing
+            carry_vars: dict[str, Var] = {}
+            by_init: dict[Var, Var] = {}  # names for one array share its carried variable
+            writes_before: dict[Var, int] = {}
+            for n in carried:
+                init = self.gb.atom(self.env[n], check=False)
+                if (kinds[n].ndim and isinstance(init, Var) and init in by_init
+                        and n not in apart):
+                    carry_vars[n] = by_init[init]
+                    continue
+                v = carry_vars[n] = self.gb.new_var(kinds[n], base(n))
+                if v.type.ndim and isinstance(init, Var):  # it starts as its initial value
+                    if n not in apart:
+                        by_init[init] = v
+                    self.gb.share_memory(v, init)
+                    self.gb.same_view(v, init)
+                    writes_before[v] = self.gb.writes_to(v)
+                self.gb.restamp(v)
+                if isinstance(init, Var) and self.gb.is_stale(init):
+                    self.gb.mark_stale(v)  # an out-of-date array stays out of date when carried
+            for n, m in takes_over.items():  # a write into it may be a write into an argument
+                init = self.gb.atom(self.env[m], check=False)
+                if isinstance(init, Var):
+                    self.gb.holds_params[carry_vars[n]] = [
+                        p for p in self.gb.param_vars
+                        if p.type.ndim and self.gb._find(p) is self.gb._find(init)]
+            outer_env = self.env
+            inner_env = dict(outer_env)
+            for n, v in carry_vars.items():
+                inner_env[n] = self.gb.sym(v)
+            make_body_env(inner_env)
+            result = build_inside(inner_env)
+            env_end = result["env_end"]
+            changed = False
+            for n in carried:
+                end = env_end.get(n)
+                if isinstance(end, Undefined) or end is None:
+                    raise UnsupportedError(f"`{base(n)}` may be undefined at the end of the "
+                                           "loop body", self.loc(stmt))
+                if not is_atom_value(end):
+                    raise UnsupportedError(f"`{base(n)}` changes kind inside the loop",
+                                           self.loc(stmt))
+                t_end = self.gb.atom(end, check=False).type
+                if t_end.ndim != kinds[n].ndim:
+                    raise ShapeError(f"`{base(n)}` is a {kinds[n]} before the loop and a "
+                                     f"{t_end} inside it", self.loc(stmt))
+                kind = promote_kinds(kinds[n].kind, t_end.kind)
+                if kind != kinds[n].kind:
+                    kinds[n] = Type(kind, kinds[n].ndim)
+                    changed = True
+            for n, m in itertools.permutations(carried, 2):  # `u, unew = unew, u`
+                end = self.gb.atom(env_end[n], check=False)
+                if (n not in takes_over and carry_vars[n] is not carry_vars[m]
+                        and kinds[n].ndim and isinstance(end, Var)
+                        and self.gb._find(end) is self.gb._find(carry_vars[m])):
+                    takes_over[n] = m
+                    changed = True
+            for n, m in itertools.combinations(carried, 2):  # `y = y0`, then `y = g(y)`:
+                v = carry_vars[n]  # two arrays from the second iteration on; if the body never
+                if (v is carry_vars[m] and self.gb.atom(env_end[n], check=False)  # writes, two
+                        is not self.gb.atom(env_end[m], check=False)  # carried variables
+                        and self.gb.writes_to(v) == writes_before[v]):
+                    apart |= {n, m}
+                    changed = True
+            if not changed:
+                break
+        self.check_no_joined_carries(carried, carry_vars, writes_before, env_end, stmt)
+        out_of_date = self.check_no_stale_reads(result, carry_vars, stmt)
+        blocks = [result["body"]] + ([result["cond_block"]] if "cond_block" in result else [])
+        self.gb.forget_versions_in(blocks)
+        for v in carry_vars.values():
+            if v not in out_of_date:
+                self.gb.restamp(v)  # after the loop it holds the current contents
+        carries = []
+        first_name: dict[Var, str] = {}
+        for n in carried:
+            var = carry_vars[n]
+            if var in first_name:  # another name for the same array
+                other = first_name[var]
+                if self.gb.atom(env_end[n], check=False) is not self.gb.atom(
+                        env_end[other], check=False):
+                    raise UnsupportedError(
+                        f"`{base(n)}` and `{base(other)}` name the same array before the "
+                        "loop but not at the end of its body: jitgrad cannot follow which "
+                        "array each names from one iteration to the next", self.loc(stmt))
+                continue
+            first_name[var] = n
+            init = self.cast_in(self.gb.block, self.env[n], kinds[n].kind)
+            update = self.cast_in(result["body"], env_end[n], kinds[n].kind)
+            carries.append(Carry(var, init, update))
+            if (var.type.ndim and isinstance(init, Var) and isinstance(update, Var)
+                    and holds_storage_of(update, var, blocks)):  # only written in place:
+                self.gb.newer(init, var)  # after the loop the initial array holds its value
+            self.gb.latest.pop(var, None)
+        for c in carries:  # an array the body only writes in place: one storage, before and in
+            if (c.var.type.ndim and isinstance(c.init, Var) and isinstance(c.update, Var)
+                    and c.update.root is c.var):
+                c.var.storage = c.init.root
+        kept = []
+        for c in carries:  # an array the body never rebinds nor writes is its initial value
+            if c.var.type.ndim and c.update is c.var and isinstance(c.init, Var):
+                _replace_atom(blocks, c.var, c.init)
+                for n, v in list(carry_vars.items()):
+                    if v is c.var:
+                        carry_vars[n] = c.init
+                if self.gb.latest.get(c.init) is c.var:
+                    del self.gb.latest[c.init]
+                continue
+            kept.append(c)
+        return kept, carry_vars, result
+
+    def check_no_joined_carries(self, carried, carry_vars, writes_before, env_end, stmt):
+        """Two names for two arrays before the loop that name one array at the end of its body
+        (``fx = fxnew``) are one array from the second iteration on: a write into it shows
+        through both names, which the carried values (one per name) do not follow. Refused
+        when the body writes into it in place; without writes the two values stay equal."""
+        for n, m in itertools.combinations(carried, 2):
+            v, w = carry_vars[n], carry_vars[m]
+            if v is w or not v.type.ndim:
+                continue
+            a = self.gb.atom(env_end[n], check=False)
+            b = self.gb.atom(env_end[m], check=False)
+            if not (isinstance(a, Var) and isinstance(b, Var) and a.type.ndim
+                    and self.gb._find(a) is self.gb._find(b)):
+                continue
+            written = any(self.gb.writes_to(x) != writes_before.get(x, self.gb.writes_to(x))
+                          for x in (v, w))
+            if written:
+                raise UnsupportedError(
+                    f"`{base(n)}` and `{base(m)}` name one array from the second iteration of "
+                    "this loop on (one is assigned the other), and the loop writes into it in "
+                    "place, so a write shows through both names, which jitgrad does not "
+                    f"follow. Assign a copy (`{base(n)} = {base(m)}.copy()`)", self.loc(stmt))
+
+    def check_no_stale_reads(self, result, carry_vars, stmt) -> set[Var]:
+        """An array read in the loop whose memory the loop writes into later in the body,
+        under another name, shows new values from the second iteration on: refuse it. That is
+        an array made before the loop, or a carried one whose value at the end of the body is
+        out of date (a view of the array written). Return the carried arrays that are out of
+        date after the loop but not read in it (reading them after the loop is refused)."""
+        blocks = [result["body"]] + ([result["cond_block"]] if "cond_block" in result else [])
+        inside = set(carry_vars.values())
+        for b in blocks:
+            for s in walk(b):
+                inside.update(defs(s))
+        stale_carries = set()
+        for n, v in carry_vars.items():
+            end = result["env_end"].get(n)
+            if v.type.ndim and isinstance(end, Sym) and isinstance(end.atom, Var) and (
+                    self.gb.is_stale(end.atom)):
+                stale_carries.add(v)
+        names = {v.atom: n for n, v in self.env.items() if isinstance(v, Sym)
+                 and isinstance(v.atom, Var)}
+        names.update({v: n for n, v in carry_vars.items() if isinstance(v, Var)})
+        for b in blocks:
+            for s in b.stmts:
+                for a in used_atoms(s):
+                    if isinstance(a, Var) and a.type.ndim and (
+                            a in stale_carries
+                            or (a not in inside and self.gb.is_stale(a))):
+                        what = f"`{base(names[a])}`" if a in names else "an array"
+                        raise UnsupportedError(
+                            f"{what} is read in this loop and shares memory with an array "
+                            "the loop writes into in place, so from the second iteration on it "
+                            "shows new values, which jitgrad does not follow. Index the array "
+                            "itself inside the loop, or .copy() it before the loop",
+                            self.loc(stmt))
+        return stale_carries
+
+    def build_for(self, stmt, target, start, stop, step, over):
+        flags = self.loop_flags(stmt.body)
+        carried = self.loop_carries(stmt.body, flags)
+        index = self.gb.new_var(INT, base(target) if target != "%i" else "_i")
+        saved_in_loop = self.in_loop
+
+        def body_env(env):
+            env[target] = self.gb.sym(index)
+            env[BREAK] = False
+            env[CONTINUE] = False
+
+        def inside(env):
+            def run():
+                if over is not None:
+                    name, seq = over
+                    self.assign(ast.Name(id=name), S._apply(
+                        "getitem", seq, self.gb.sym(index), index_spec=("i",)))
+                self.build_stmts(stmt.body)
+            self.in_loop = True
+            try:
+                body, env_end = self.in_block(run, env)
+            finally:
+                self.in_loop = saved_in_loop
+            return {"body": body, "env_end": env_end}
+
+        self.gb.loc = self.src.loc(stmt)
+        carries, carry_vars, result = self.build_loop(stmt, carried, body_env, inside)
+        exit_flag = self.exit_flag(result)
+        trips = self.gb.new_var(INT, "_trips")
+        loop = For(index, self.gb.atom(start), self.gb.atom(stop), self.gb.atom(step),
+                   result["body"], carries, trips, exit_flag, self.src.loc(stmt),
+                   parallel=getattr(stmt, "jitgrad_prange", False))
+        self.gb.block.stmts.append(loop)
+        self.after_loop(result["env_end"], carried, carry_vars)
+
+    def loop_flags(self, body):
+        if not any(isinstance(n, ast.Return) for s in body for n in ast.walk(s)):
+            return set()
+        if self.env.get(RETVAL) is NO_RETURN:
+            self.env[RETVAL] = 0.0  # a loop carries a number (its returns return numbers)
+        return {RETURNED, RETVAL}
+
+    def exit_flag(self, result):
+        env_end = result["env_end"]
+        flag = False
+        for n in (BREAK, RETURNED):
+            v = env_end.get(n, False)
+            if v is True:
+                flag = True
+            elif v is not False and flag is not True:
+                saved = self.gb.block
+                self.gb.block = result["body"]
+                flag = v if flag is False else S._apply("logical_or", flag, v)
+                self.gb.block = saved
+        if flag is False:
+            return None
+        if flag is True:
+            return Const(True)
+        return flag.atom
+
+    def after_loop(self, env_end, carried, carry_vars):
+        for name in env_end:
+            if name in (BREAK, CONTINUE):
+                continue
+            if name in carry_vars:
+                self.env[name] = self.gb.sym(carry_vars[name])
+            elif name not in self.env:
+                self.env[name] = Undefined(f"`{name}` is only defined inside a loop")
+
+    def stmt_While(self, stmt):
+        flags = self.loop_flags(stmt.body)
+        carried = self.loop_carries(stmt.body, flags)
+        saved_in_loop = self.in_loop
+
+        def body_env(env):
+            env[BREAK] = False
+            env[CONTINUE] = False
+
+        def inside(env):
+            holder = {}
+
+            def cond_fn():
+                holder["cond"] = self.condition(stmt.test)
+            cond_block, env_c = self.in_block(cond_fn, env)
+            self.in_loop = True
+            try:
+                body, env_end = self.in_block(lambda: self.build_stmts(stmt.body), env_c)
+            finally:
+                self.in_loop = saved_in_loop
+            return {"cond_block": cond_block, "cond": holder["cond"], "body": body,
+                    "env_end": env_end}
+
+        self.gb.loc = self.src.loc(stmt)
+        carries, carry_vars, result = self.build_loop(stmt, carried, body_env, inside)
+        cond = result["cond"]
+        if cond is False:
+            return  # the loop never runs
+        exit_flag = self.exit_flag(result)
+        trips = self.gb.new_var(INT, "_trips")
+        loop = While(result["cond_block"], self.gb.atom(cond), result["body"], carries, trips,
+                     self.src.loc(stmt), exit_flag)
+        self.gb.block.stmts.append(loop)
+        self.after_loop(result["env_end"], carried, carry_vars)
+
+
+
+def _replace_atom(blocks, old: Var, new) -> None:
+    """Every read of ``old`` in ``blocks`` (nested statements included) reads ``new``."""
+    def sub(a):
+        return new if a is old else a
+    for b in blocks:
+        for s in walk(b):
+            if isinstance(s, Eqn):
+                s.ins = [sub(a) for a in s.ins]
+                continue
+            for name in ("start", "stop", "step", "cond", "exit_flag"):
+                if getattr(s, name, None) is not None:
+                    setattr(s, name, sub(getattr(s, name)))
+            for c in getattr(s, "carries", []) + getattr(s, "merges", []):
+                c.init, c.update = sub(c.init), sub(c.update)
+
+
+
+
+def holds_storage_of(value: Var, array: Var, blocks) -> bool:
+    """Whether ``value``, made in ``blocks``, is ``array``'s own memory: a version written in
+    place (``value.root``), or a value merged after an ``if`` or carried by an inner loop whose
+    every source is. Such a value is what the caller's names for ``array`` see after a loop
+    in a called function (the loop may write in place under a branch)."""
+    sources: dict[Var, list] = {}
+    for b in blocks:
+        for s in walk(b):
+            if isinstance(s, If):
+                for m in s.merges:
+                    sources[m.var] = [m.init, m.update]
+            elif isinstance(s, (For, While)):
+                for c in s.carries:
+                    sources[c.var] = [c.init, c.update]
+    seen: set[Var] = set()
+
+    def holds(v) -> bool:
+        if not isinstance(v, Var):
+            return False
+        v = v.root  # a version written in place is its first version's memory
+        if v is array or v in seen:  # (an inner loop's carried value refers to itself)
+            return True
+        if v not in sources:
+            return False
+        seen.add(v)
+        return all(holds(u) for u in sources[v])
+
+    return holds(value)

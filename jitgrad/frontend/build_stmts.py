@@ -1,0 +1,452 @@
+"""Building statements: assignment, in-place writes, ``if`` and branch merges.
+
+Part of `build.Builder` (a mixin). Guarantees: every write into an array makes a new version
+that every name for its buffer then means (the memory model, README and `reverse.py`); each
+``if`` branch is built from the versions known before it, and the names it changes are merged
+after it, refusing a read of a name that is undefined on some path. ``print(...)`` as a
+statement records nothing (its arguments are not evaluated; a call among them that may write
+into an array is refused).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import functools
+import types as pytypes
+
+import numpy as np
+
+from jitgrad.core.errors import JitgradError, ShapeError, UnsupportedError, instead, refused
+from jitgrad.core.ir import (
+    Block,
+    Carry,
+    Const,
+    Eqn,
+    If,
+    Var,
+)
+from jitgrad.core.types import Type, promote_kinds
+from jitgrad.frontend.build_ast import (
+    BINOPS,
+    BREAK,
+    CONTINUE,
+    NO_RETURN,
+    RETURNED,
+    RETVAL,
+    Undefined,
+    base,
+    is_atom_value,
+    is_docstring,
+    jumps,
+    same_constant,
+    same_structure,
+)
+from jitgrad.frontend.build_exprs import LocalFunction, expand_ellipsis
+from jitgrad.lang import symbolic as S
+from jitgrad.lang.symbolic import Sym
+from jitgrad.prims import primitives as P
+
+
+class Statements:
+    """The `Builder`'s statements: methods mixed into `build.Builder`."""
+
+    # -- statements ----------------------------------------------------------------------
+
+    def build_stmts(self, stmts) -> None:
+        for k, stmt in enumerate(stmts):
+            self.build_stmt(stmt)
+            if not jumps(stmt, loop_level=self.in_loop):
+                continue
+            flag = self.jump_flag()
+            if flag is True:
+                return  # the rest cannot run
+            if flag is False:
+                continue
+            rest = stmts[k + 1:]
+            if rest:
+                self.gb.loc = self.src.loc(rest[0])
+                self.build_if(S._apply("logical_not", flag),
+                              functools.partial(self.build_stmts, rest), lambda: None, rest[0])
+            return
+
+    def jump_flag(self):
+        names = [RETURNED] + ([BREAK, CONTINUE] if self.in_loop else [])
+        flag = False
+        for n in names:
+            v = self.env.get(n, False)
+            if v is True:
+                return True
+            if v is not False:
+                flag = v if flag is False else S._apply("logical_or", flag, v)
+        return flag
+
+    def build_stmt(self, stmt) -> None:
+        self.gb.loc = self.src.loc(stmt)
+        method = getattr(self, "stmt_" + type(stmt).__name__)
+        method(stmt)
+
+    def stmt_Pass(self, stmt):
+        pass
+
+    def stmt_Expr(self, stmt):
+        if is_docstring(stmt):
+            return
+        call = stmt.value
+        if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "fill" and isinstance(call.func.value, ast.Name)
+                and len(call.args) == 1 and not call.keywords
+                and isinstance(self.env.get(call.func.value.id), Sym)):
+            # `x.fill(v)` is `x[...] = v`: every entry written in place
+            target = ast.copy_location(ast.Subscript(value=call.func.value, slice=ast.Constant(
+                Ellipsis), ctx=ast.Store()), call)
+            self.assign(target, self.expr(call.args[0]))
+            return
+        if isinstance(call, ast.Call) and self.is_print(call.func):
+            self.check_print_arguments(call)
+            return  # print(...) has no effect on a value: left out, its arguments unevaluated
+        self.expr(stmt.value)  # evaluated for its checks; dead code removal drops it
+
+    def is_print(self, func) -> bool:
+        """Whether the call's function ``func`` is the builtin print (not a name that shadows
+        it), resolved without building anything."""
+        if not isinstance(func, ast.Name) or func.id in self.env:
+            return False
+        return self.src.fn.__globals__.get(func.id, getattr(builtins, func.id, None)) is print
+
+    def check_print_arguments(self, call) -> None:
+        """print(...) is left out of the gradient and its arguments are not evaluated: refuse
+        a call among them that may write into an array (the user's function, an ``out=``, an
+        in-place method), whose effect leaving it out would lose."""
+        for sub in ast.walk(call):
+            if sub is call or not isinstance(sub, ast.Call):
+                continue
+            func = sub.func
+            writes = (any(k.arg == "out" for k in sub.keywords)
+                      or (isinstance(func, ast.Attribute) and func.attr in _WRITING_METHODS))
+            if writes or not self.names_a_pure_function(func):
+                raise UnsupportedError(f"`{ast.unparse(sub)}` inside print(...); "
+                                       f"{instead('call inside print')}", self.loc(sub))
+
+    def names_a_pure_function(self, func) -> bool:
+        """Whether the call's function ``func`` is an array's method (``h[i].sum``), or a
+        NumPy, math or builtin function that writes into nothing (``np.linalg.norm``,
+        ``float``), resolved without building anything."""
+        attrs, node, through_index = [], func, False
+        while isinstance(node, (ast.Attribute, ast.Subscript)):
+            if isinstance(node, ast.Attribute):
+                attrs.append(node.attr)
+            else:
+                through_index = True
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return False
+        if node.id in self.env:
+            return bool(attrs) and isinstance(self.env[node.id], Sym)  # an array's method
+        if through_index:
+            return False
+        obj = self.src.fn.__globals__.get(node.id, getattr(builtins, node.id, None))
+        for attr in reversed(attrs):
+            if not isinstance(obj, pytypes.ModuleType):
+                return False
+            obj = getattr(obj, attr, None)
+        if obj in _PURE_BUILTINS or isinstance(obj, np.ufunc):
+            return True
+        module = str(getattr(obj, "__module__", None) or "")
+        return (callable(obj) and module.split(".")[0] in ("numpy", "math")
+                and not module.startswith("numpy.random"))  # a draw moves the generator
+
+    def stmt_Assert(self, stmt):
+        """A condition known while building (ranks, constants) is checked then; one on run-time
+        values is not checked by the gradient code (it does not change a value)."""
+        cond = self.condition(stmt.test)
+        if not isinstance(cond, Sym) and not cond:
+            raise JitgradError("AssertionError: the assertion fails for these argument types",
+                               self.loc(stmt))
+
+    def stmt_Assign(self, stmt):
+        value = self.expr(stmt.value)
+        for target in stmt.targets:
+            self.assign(target, value)
+
+    def stmt_AnnAssign(self, stmt):
+        if stmt.value is not None:
+            self.assign(stmt.target, self.expr(stmt.value))
+
+    def stmt_AugAssign(self, stmt):
+        op = BINOPS.get(type(stmt.op))
+        if op is None:
+            raise UnsupportedError(f"the operator {type(stmt.op).__name__}=", self.loc(stmt))
+        if isinstance(stmt.target, ast.Name):
+            current = self.lookup(stmt.target.id, stmt.target)
+            value = self.apply_op(op, current, self.expr(stmt.value), stmt)
+            if isinstance(current, Sym) and current.ndim:  # NumPy updates an array in place:
+                full = ((":",) * current.ndim, [])  # every alias of it sees the new values
+                self.write(stmt.target.id, stmt.target, current, full, value)
+            else:
+                self.assign(stmt.target, value)
+        elif isinstance(stmt.target, ast.Subscript):
+            array = self.expr(stmt.target.value)
+            index = self.index(stmt.target.slice, store=True)
+            current = self.getitem(array, index, stmt.target)
+            value = self.apply_op(op, current, self.expr(stmt.value), stmt)
+            self.setitem(stmt.target, array, index, value)
+        else:
+            raise UnsupportedError("augmented assignment to this target", self.loc(stmt.target))
+
+    def stmt_Return(self, stmt):
+        value = self.expr(stmt.value) if stmt.value is not None else None
+        if self.in_loop and not is_atom_value(value):
+            raise UnsupportedError("a return inside a loop must return a number",
+                                   self.loc(stmt))
+        if self.in_loop and isinstance(value, Sym) and value.ndim:
+            raise UnsupportedError("a return inside a loop must return a scalar (return an "
+                                   "array from a branch, or after the loop)", self.loc(stmt))
+        if value is None:
+            raise UnsupportedError("a return without a value inside a loop or branch",
+                                   self.loc(stmt))
+        self.env[RETVAL] = value
+        self.env[RETURNED] = True
+
+    def stmt_Break(self, stmt):
+        self.env[BREAK] = True
+
+    def stmt_Continue(self, stmt):
+        self.env[CONTINUE] = True
+
+    def stmt_LocalDef(self, stmt):
+        node = stmt.node
+        defaults = [self.expr(d) for d in node.args.defaults]
+        self.env[node.name] = LocalFunction(self.src.local(node), self, defaults)
+
+    def stmt_If(self, stmt):
+        cond = self.condition(stmt.test)
+        self.gb.loc = self.src.loc(stmt)
+        self.build_if(cond, lambda: self.build_stmts(stmt.body),
+                      lambda: self.build_stmts(stmt.orelse), stmt)
+
+    # -- assignment ----------------------------------------------------------------------
+
+    def assign(self, target, value) -> None:
+        if isinstance(target, ast.Name):
+            self.env[target.id] = self.named(value, target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            if isinstance(value, Sym):
+                value = self.unpack_rows(value, len(target.elts), target)
+            if not isinstance(value, (tuple, list)) or len(value) != len(target.elts):
+                raise UnsupportedError("unpacking needs a tuple of the same length",
+                                       self.loc(target))
+            for t, v in zip(target.elts, value):
+                self.assign(t, v)
+        elif isinstance(target, ast.Subscript):
+            array = self.expr(target.value)
+            self.setitem(target, array, self.index(target.slice, store=True), value)
+        else:
+            raise UnsupportedError(f"assignment to {type(target).__name__}", self.loc(target))
+
+    def unpack_rows(self, array, k, target) -> list:
+        """``a, b, c = x``: x's rows, after a run time check that it has k of them."""
+        if array.ndim == 0:
+            raise UnsupportedError("unpacking a number", self.loc(target))
+        k_checked = S._apply("unpack_count", array.shape[0], k)
+        first = k_checked - k  # 0, read from the check so that the check stays
+        return [S._apply("getitem", array, first + j, index_spec=("i",)) for j in range(k)]
+
+    def named(self, value, name: str):
+        """Give the variable the last equation defined the user's name, for readable code."""
+        if isinstance(value, Sym) and isinstance(value.atom, Var):
+            stmts = self.gb.block.stmts
+            var = value.atom
+            if (stmts and isinstance(stmts[-1], Eqn) and stmts[-1].outs[0] is var
+                    and var.name.startswith("_t") and stmts[-1].prim != "setitem"):
+                self.gb.namer.used.discard(var.name)
+                var.name = self.gb.namer.fresh(base(name))
+        return value
+
+    def setitem(self, target, array, index, value) -> None:
+        if not (isinstance(target.value, ast.Name)):
+            raise UnsupportedError("item assignment must name the array (`y[i] = ...`)",
+                                   self.loc(target))
+        self.write(target.value.id, target, array, index, value)
+
+    def write(self, name, node, array, index, value) -> None:
+        """``name[index] = value``, in place: a new version of the same storage."""
+        if index[0] == ("a",):
+            raise refused("writing through an integer-array index", "integer-array write",
+                          self.loc(node))
+        if not isinstance(array, Sym) or array.ndim == 0:
+            raise UnsupportedError("item assignment to something that is not an array",
+                                   self.loc(node))
+        spec, idx = expand_ellipsis(index, array)
+        if isinstance(value, Sym) and value.type.kind == "f" and array.type.kind != "f":
+            raise UnsupportedError("writing floats into an integer array", self.loc(node))
+        old = array.atom
+        if old.root in self.gb.constant_arrays:
+            raise UnsupportedError(f"writing into `{name}`, a global array (or one a closure "
+                                   "captured), which jitgrad reads as a constant, as Numba does; "
+                                   ".copy() it first", self.loc(node))
+        self.gb.check_writable(old, name)
+        out = self.gb.apply(P.PRIMITIVES["setitem"], [array, value] + idx,
+                            {"index_spec": spec})
+        self.gb.note_write(out.atom)  # every older value of this memory is now out of date
+        out.atom.name = old.name  # same storage, same name in the generated code
+        out.atom.storage = old.root
+        self.gb.namer.used.add(old.name)
+        self.gb.newer(old, out.atom)
+        for alias, v in list(self.env.items()):  # every name for this array sees the write
+            if isinstance(v, Sym) and v.atom is old:
+                self.env[alias] = out
+        self.env[name] = out
+
+    def see_writes(self) -> None:
+        """After a call: the names for arrays the callee wrote into hold the new versions."""
+        for name, v in list(self.env.items()):
+            if isinstance(v, Sym) and v.ndim and isinstance(v.atom, Var):
+                now = self.gb.current(v.atom)
+                if now is not v.atom:
+                    self.env[name] = self.gb.sym(now)
+
+    # -- branches ------------------------------------------------------------------------
+
+    def condition(self, node):
+        cond = self.expr(node)
+        return self.truth(cond, node)
+
+    def truth(self, cond, node):
+        if isinstance(cond, Sym):
+            if cond.ndim:
+                raise UnsupportedError("the truth value of an array is ambiguous (use .any(), "
+                                       "np.where, or index an element)", self.loc(node))
+            if cond.type.kind != "b":
+                cond = cond != 0
+            return cond
+        if isinstance(cond, (bool, int, float, np.number, np.bool_)) or cond is None:
+            return bool(cond)
+        raise UnsupportedError(f"a condition of type {type(cond).__name__}", self.loc(node))
+
+    def in_block(self, fn, env):
+        saved_block, saved_env = self.gb.block, self.env
+        self.gb.block, self.env = Block(), dict(env)
+        try:
+            fn()
+            return self.gb.block, self.env
+        finally:
+            self.gb.block, self.env = saved_block, saved_env
+
+    def build_if(self, cond, then_fn, else_fn, node) -> None:
+        if not isinstance(cond, Sym):
+            (then_fn if cond else else_fn)()
+            return
+        loc = self.src.loc(node)
+        before = self.env
+        writes = dict(self.gb.writes)  # each branch sees the writes made before the `if` only
+        latest = dict(self.gb.latest)  # and the versions known before it
+        then_block, env_t = self.in_block(then_fn, before)
+        self.stale_at_merge = self.stale_values(env_t)  # each side as its branch ends
+        writes_then, self.gb.writes = self.gb.writes, dict(writes)
+        latest_then, self.gb.latest = self.gb.latest, dict(latest)
+        else_block, env_e = self.in_block(else_fn, before)
+        self.stale_at_merge |= self.stale_values(env_e)
+        latest_else, self.gb.latest = self.gb.latest, latest
+        for k, n in writes_then.items():  # after it, a write on either side counts
+            self.gb.writes[k] = max(n, self.gb.writes.get(k, 0))
+        merges: list[Carry] = []
+        env = {}
+        for name in dict.fromkeys(list(env_t) + list(env_e)):
+            vt = env_t.get(name, Undefined(f"`{name}` is assigned in only one branch"))
+            ve = env_e.get(name, Undefined(f"`{name}` is assigned in only one branch"))
+            merged = self.merge(name, vt, ve, then_block, else_block, loc)
+            env[name] = self.merged_value(merged, merges)
+        self.gb.loc = loc
+        self.gb.block.stmts.append(If(self.gb.atom(cond), then_block, else_block, merges, loc))
+        self.gb.merge_versions(latest_then, latest_else, merges)
+        self.env = env
+
+    def merged_value(self, merged, merges):
+        """A merge's value after the `if`: its carries (also inside a tuple) become variables."""
+        if isinstance(merged, Carry):
+            merges.append(merged)
+            return self.gb.sym(merged.var)
+        if isinstance(merged, tuple):
+            return tuple(self.merged_value(m, merges) for m in merged)
+        return merged
+
+    def placeholder(self, like, block):
+        """A value of ``like``'s structure and types made in ``block``, for the side of a branch
+        that has not returned (it is never read): zeros, and empty arrays."""
+        if isinstance(like, tuple):
+            return tuple(self.placeholder(v, block) for v in like)
+        if not is_atom_value(like):
+            return like
+        t = self.gb.atom(like, check=False).type
+        if not t.ndim:
+            return {"f": 0.0, "i": 0, "b": False}[t.kind]
+        saved, self.gb.block = self.gb.block, block
+        try:
+            out = self.gb.emit("empty", [Const(0)] * t.ndim, {"kind": t.kind}, t)
+        finally:
+            self.gb.block = saved
+        out.dims = (0,) * t.ndim
+        self.gb.restamp(out)
+        return self.gb.sym(out)
+
+    def merge(self, name, vt, ve, then_block, else_block, loc):
+        if vt is ve:
+            return vt
+        if vt is NO_RETURN:
+            vt = self.placeholder(ve, then_block)
+        elif ve is NO_RETURN:
+            ve = self.placeholder(vt, else_block)
+        if (isinstance(vt, tuple) and isinstance(ve, tuple) and len(vt) == len(ve)
+                and not same_structure(vt, ve)):  # a tuple returned on both sides
+            return tuple(self.merge(f"{name}_{k}", a, b, then_block, else_block, loc)
+                         for k, (a, b) in enumerate(zip(vt, ve)))
+        if isinstance(vt, Undefined) or isinstance(ve, Undefined):
+            return vt if isinstance(vt, Undefined) else ve
+        if same_constant(vt, ve):
+            return vt
+        if not (is_atom_value(vt) and is_atom_value(ve)):
+            if same_structure(vt, ve):
+                return vt
+            return Undefined(f"`{name}` holds different non-numeric values on the two branches")
+        tt, te = self.gb.atom(vt, check=False).type, self.gb.atom(ve, check=False).type
+        if tt.ndim != te.ndim:
+            raise ShapeError(f"`{base(name)}` is a {tt} on one branch and a {te} on the "
+                             "other", loc)
+        kind = promote_kinds(tt.kind, te.kind)
+        at = self.cast_in(then_block, vt, kind)
+        ae = self.cast_in(else_block, ve, kind)
+        var = self.gb.new_var(Type(kind, tt.ndim), base(name))
+        for a in (at, ae):  # the merged array is one of the two: it may alias either
+            if var.type.ndim and isinstance(a, Var):
+                self.gb.share_memory(var, a)
+                self.gb.same_view(var, a)
+        self.gb.restamp(var)
+        if any(isinstance(a, Var) and a in self.stale_at_merge for a in (at, ae)):
+            self.gb.mark_stale(var)  # an out-of-date array stays out of date when merged
+        return Carry(var, at, ae)
+
+    def stale_values(self, env) -> set[Var]:
+        return {v.atom for v in env.values() if isinstance(v, Sym)
+                and isinstance(v.atom, Var) and self.gb.is_stale(v.atom)}
+
+    def cast_in(self, block, value, kind):
+        atom = self.gb.atom(value, check=False)
+        if atom.type.kind == kind:
+            return atom
+        if isinstance(atom, Const):
+            return Const({"f": float, "i": int, "b": bool}[kind](atom.value))
+        saved = self.gb.block
+        self.gb.block = block
+        try:
+            return self.gb.atom(S._apply("cast", self.gb.sym(atom), kind=kind))
+        finally:
+            self.gb.block = saved
+
+
+# Array methods and NumPy functions that write into an array: never skipped inside print(...).
+_WRITING_METHODS = frozenset({"fill", "sort", "put", "partition", "resize", "itemset",
+                              "setfield", "copyto", "place", "putmask", "fill_diagonal", "at"})
+# Builtins that may stand inside print(...)'s arguments (they write into nothing).
+_PURE_BUILTINS = frozenset({abs, len, min, max, sum, round, float, int, str, repr, bool, format,
+                            type, range, tuple, list, sorted, any, all, zip, enumerate})

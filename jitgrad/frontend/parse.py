@@ -1,0 +1,248 @@
+"""Source → AST → fence: reading a plain Python function and refusing what jitgrad cannot do.
+
+`FunctionSource.of(fn)` reads and parses a function once (numba dispatchers and decorators are
+unwrapped to the Python function; a jitgrad transform is refused) and runs the *fence*: every statement and expression form
+jitgrad does not handle is refused there, before any work, with the user's file, line and a
+caret. `build.py` then turns the fenced AST into IR for one call signature.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+import linecache
+import textwrap
+import types as pytypes
+from typing import ClassVar
+
+import numpy as np
+
+from jitgrad.core.errors import Loc, SignatureError, UnsupportedError, refused
+
+# ----------------------------------------------------------------------------- reading source
+
+
+@dataclasses.dataclass(eq=False)
+class FunctionSource:
+    fn: pytypes.FunctionType
+    filename: str
+    first_line: int  # line number of the `def` in the file
+    indent: int  # columns removed by dedent
+    node: ast.FunctionDef
+    lines: list[str]  # the file's lines, for error messages
+    names: set[str]  # every identifier the function uses (generated names avoid them)
+    local_name: str | None = None  # a function defined inside another: its qualified name
+
+    _cache: ClassVar[dict] = {}
+
+    @classmethod
+    def of(cls, fn) -> FunctionSource:
+        code = getattr(fn, "__code__", None)
+        key = (fn, code)
+        hit = cls._cache.get(key)
+        if hit is None:
+            hit = cls._cache[key] = _read(fn)
+        return hit
+
+    def loc(self, node: ast.AST | None) -> Loc:
+        if node is None or not hasattr(node, "lineno"):
+            node = self.node
+        lineno = self.first_line + node.lineno - 1
+        line = self.lines[lineno - 1] if 0 < lineno <= len(self.lines) else ""
+        return Loc(self.filename, lineno, node.col_offset + self.indent, line.rstrip("\n"))
+
+    @property
+    def qualname(self) -> str:
+        return self.local_name or self.fn.__qualname__
+
+    @property
+    def param_names(self) -> list[str]:
+        return [a.arg for a in self.node.args.args]
+
+    def wrt_positions(self, wrt) -> list[int]:
+        """The argument positions ``wrt`` names: a position (negative counts from the end, as
+        in Python), a name, or a tuple or list of them. Anything else, a position out of
+        range, a repeated argument or an empty tuple is a `SignatureError`."""
+        names = self.param_names
+        positions = []
+        for w in (wrt if isinstance(wrt, (tuple, list)) else (wrt,)):
+            if isinstance(w, str):
+                if w not in names:
+                    raise SignatureError(f"{self.qualname} has no argument named {w!r} (its "
+                                         f"arguments: {', '.join(names)})")
+                k = names.index(w)
+            elif isinstance(w, (int, np.integer)) and not isinstance(w, (bool, np.bool_)):
+                if not -len(names) <= int(w) < len(names):
+                    raise SignatureError(f"wrt={int(w)} is out of range: {self.qualname} "
+                                         f"takes {len(names)} arguments")
+                k = int(w) % len(names)
+            else:
+                raise SignatureError(f"wrt must name arguments by position or name, got {w!r}")
+            if k in positions:
+                raise SignatureError(f"wrt names argument {names[k]!r} twice")
+            positions.append(k)
+        if not positions:
+            raise SignatureError("wrt is empty: name at least one argument to differentiate")
+        return positions
+
+    def local(self, node: ast.FunctionDef) -> FunctionSource:
+        """A function defined inside this one (its `LocalDef`), read from the same file."""
+        return dataclasses.replace(self, node=node,
+                                   local_name=f"{self.qualname}.<locals>.{node.name}")
+
+
+class LocalDef(ast.stmt):
+    """A ``def`` inside the function, set aside: walks over the enclosing body do not enter
+    it (its returns and assignments are its own); the builder binds its name when it runs."""
+
+    _fields = ()
+
+    def __init__(self, node: ast.FunctionDef):
+        super().__init__(lineno=node.lineno, col_offset=node.col_offset)
+        self.node = node
+
+
+class _SetAsideLocalDefs(ast.NodeTransformer):
+    def visit_FunctionDef(self, node):
+        self.generic_visit(node)  # the defs inside it first
+        return LocalDef(node)
+
+
+def _unwrap(fn):
+    """The plain Python function behind a Numba dispatcher or a decorator. A jitgrad transform
+    (a gradient, a Hessian, a Jacobian: it says so with ``jitgrad_transform``) is refused: its
+    ``__wrapped__`` is the function it differentiates, whose source is not its own."""
+    kind = getattr(fn, "jitgrad_transform", None)
+    if isinstance(kind, str):
+        inner = getattr(getattr(fn, "__wrapped__", None), "__qualname__", "a function")
+        raise UnsupportedError(
+            f"the jitgrad.{kind} of {inner} cannot be transformed again yet (grad of grad, a "
+            "gradient called inside a differentiated function). For second derivatives use "
+            "jitgrad.hessian(f) or jitgrad.hvp(f); call the gradient outside the "
+            "differentiated function")
+    for attr in ("py_func", "__wrapped__"):
+        inner = getattr(fn, attr, None)
+        if inner is not None and inner is not fn:
+            return _unwrap(inner)
+    return fn
+
+
+def _read(fn) -> FunctionSource:
+    fn = _unwrap(fn)
+    name = getattr(fn, "__qualname__", repr(fn))
+    if not isinstance(fn, pytypes.FunctionType):
+        raise UnsupportedError(f"{name} is not a plain Python function (a {type(fn).__name__})")
+    code = fn.__code__
+    filename = code.co_filename
+    where = Loc(filename, code.co_firstlineno, 0,
+                linecache.getline(filename, code.co_firstlineno).rstrip("\n"))
+    if fn.__name__ == "<lambda>":
+        raise UnsupportedError("lambdas are not supported: define the function with `def`", where)
+    if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
+        raise UnsupportedError(f"{name} is a generator or coroutine", where)
+    try:
+        src_lines, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError) as e:
+        raise UnsupportedError(f"the source of {name} is not available ({e}); jitgrad reads "
+                               "the function's source, so it must live in a file", where) from None
+    text = "".join(src_lines)
+    dedented = textwrap.dedent(text)
+    indent = len(src_lines[0]) - len(src_lines[0].lstrip()) if src_lines else 0
+    if len(dedented) == len(text):
+        indent = 0
+    tree = ast.parse(dedented)
+    node = tree.body[0]
+    if not isinstance(node, ast.FunctionDef):
+        raise UnsupportedError(f"{name}: could not find its `def` in the source", where)
+    lines = linecache.getlines(filename) or text.splitlines(True)
+    names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    names |= {a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
+    src = FunctionSource(fn, filename, first, indent, node, lines, names)
+    fence(src)
+    node.body = [_SetAsideLocalDefs().visit(stmt) for stmt in node.body]
+    return src
+
+
+# ----------------------------------------------------------------------------- the fence
+
+_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.If, ast.For, ast.While,
+               ast.Break, ast.Continue, ast.Pass, ast.Expr, ast.Assert)
+_EXPRESSIONS = (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Call, ast.Name, ast.Constant,
+                ast.Attribute, ast.Subscript, ast.Slice, ast.Tuple, ast.List, ast.IfExp,
+                ast.keyword, ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
+_REFUSED_NAMES = {
+    ast.Try: "try/except", ast.With: "a with statement", ast.Raise: "raise",
+    ast.ClassDef: "a class definition",
+    ast.AsyncFunctionDef: "an async function", ast.Lambda: "a lambda", ast.Yield: "yield",
+    ast.YieldFrom: "yield from", ast.Await: "await", ast.Global: "global",
+    ast.Nonlocal: "nonlocal", ast.Import: "import", ast.ImportFrom: "import",
+    ast.Delete: "del", ast.SetComp: "a set comprehension", ast.Set: "a set",
+    ast.Starred: "starred arguments", ast.NamedExpr: "the walrus operator",
+    ast.JoinedStr: "an f-string", ast.Match: "match",
+}
+# refused with the form that works (a key of `errors.INSTEAD`)
+_REFUSED_WITH_HINT = {
+    ast.ListComp: ("a list comprehension", "list comprehension"),
+    ast.GeneratorExp: ("a generator expression", "generator expression"),
+    ast.Dict: ("a dict", "dict"), ast.DictComp: ("a dict comprehension", "dict"),
+}
+if hasattr(ast, "TryStar"):
+    _REFUSED_NAMES[ast.TryStar] = "try/except*"
+
+
+def fence(src: FunctionSource) -> None:
+    """Refuse, with its location, the first construct jitgrad does not support."""
+    node = src.node
+    args = node.args
+    if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
+        raise UnsupportedError("*args, **kwargs and keyword-only or positional-only parameters "
+                               "are not supported", src.loc(node))
+    # Decorators (numba.njit, jitgrad.grad) are fine: jitgrad reads the undecorated body.
+    # a string is read only as a call's argument (np.linalg.norm(x, ord="fro"), astype("f8"))
+    call_args = {id(a) for sub in ast.walk(node) if isinstance(sub, ast.Call)
+                 for a in [*sub.args, *(k.value for k in sub.keywords)]}
+    call_args |= {id(sub.msg) for sub in ast.walk(node) if isinstance(sub, ast.Assert)}
+    # print(...)'s arguments are never evaluated (the gradient leaves print out): strings and
+    # f-strings may stand there
+    printed = {id(a) for sub in ast.walk(node) if isinstance(sub, ast.Call)
+               and isinstance(sub.func, ast.Name) and sub.func.id == "print"
+               for arg in [*sub.args, *(k.value for k in sub.keywords)] for a in ast.walk(arg)}
+    string_indices = {id(sub.slice) for sub in ast.walk(node) if isinstance(sub, ast.Subscript)}
+    for stmt in node.body:
+        for sub in ast.walk(stmt):
+            if id(sub) in printed and (isinstance(sub, (ast.JoinedStr, ast.FormattedValue)) or (
+                    isinstance(sub, ast.Constant) and isinstance(sub.value, str))):
+                continue
+            what = _REFUSED_NAMES.get(type(sub))
+            if what:
+                raise UnsupportedError(f"{what} is not supported", src.loc(sub))
+            if type(sub) in _REFUSED_WITH_HINT:
+                raise refused(*_REFUSED_WITH_HINT[type(sub)], src.loc(sub))
+            if (id(sub) in string_indices and isinstance(sub, ast.Constant)
+                    and isinstance(sub.value, str)):
+                raise refused(f"indexing with a string ([{sub.value!r}], a dict's key)",
+                              "dict", src.loc(sub))
+            if isinstance(sub, ast.FunctionDef):  # a nested function: built where called
+                if sub.decorator_list:
+                    raise UnsupportedError("a decorator on a nested function is not supported",
+                                           src.loc(sub))
+                a = sub.args
+                if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
+                    raise UnsupportedError("*args, **kwargs and keyword-only or positional-only "
+                                           "parameters are not supported", src.loc(sub))
+                continue
+            if isinstance(sub, ast.stmt) and not isinstance(sub, _STATEMENTS):
+                raise UnsupportedError(f"the statement {type(sub).__name__} is not supported",
+                                       src.loc(sub))
+            if isinstance(sub, ast.expr) and not isinstance(sub, _EXPRESSIONS):
+                raise UnsupportedError(f"the expression {type(sub).__name__} is not supported",
+                                       src.loc(sub))
+            if isinstance(sub, (ast.For, ast.While)) and sub.orelse:
+                raise UnsupportedError("`else` on a loop is not supported", src.loc(sub))
+            if (isinstance(sub, ast.Constant) and isinstance(sub.value, (str, bytes))
+                    and not (isinstance(stmt, ast.Expr) and sub is stmt.value)
+                    and not (isinstance(sub.value, str) and id(sub) in call_args)):
+                raise UnsupportedError("strings are not supported", src.loc(sub))
+            if isinstance(sub, ast.Constant) and isinstance(sub.value, complex):
+                raise UnsupportedError("complex numbers are not supported", src.loc(sub))

@@ -1,0 +1,720 @@
+"""The NumPy, `math` and builtin surface that user code calls on symbolic values.
+
+`NUMPY` maps a NumPy function or ufunc to its handler, `MATH` maps a `math` function to the
+primitive it records, `CONSTANTS` names the module constants. A handler normalises NumPy's
+arguments (axes, shapes, dtypes, keywords) and records primitives of `primitives.py` through
+`_apply`; a function NumPy has that maps onto existing primitives (``log2(x) = log(x) / log(2)``)
+is written here rather than given a primitive of its own.
+
+The same handlers serve `tape.py`: there ``records(x)`` is true of a `tape.Tensor`, and
+`_apply` runs the primitive's NumPy ``impl``.
+
+Guarantees: a keyword or form outside what a handler understands raises `UnsupportedError`
+with the user's line, never a silently different result.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import operator
+
+import numpy as np
+
+from jitgrad.core.errors import ShapeError, UnsupportedError
+from jitgrad.core.types import Type
+from jitgrad.lang.symbolic import (
+    _CURRENT,
+    Sym,
+    _apply,
+    _builder_of,
+    _dims,
+    _loc,
+    ndim_of,
+    records,
+)
+from jitgrad.prims import primitives as P
+from jitgrad.prims.rules import MAX_STACK
+
+
+def _norm_axis(axis, ndim, loc):
+    if axis is None:
+        return None
+    if isinstance(axis, Sym):
+        raise UnsupportedError("the axis must be a constant integer", loc)
+    if isinstance(axis, (tuple, list)):
+        return tuple(sorted(_norm_axis(a, ndim, loc) for a in axis))
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise UnsupportedError(f"the axis must be an integer, not {axis!r}", loc)
+    axis = int(axis)
+    if not -ndim <= axis < ndim:
+        raise ShapeError(f"axis {axis} is out of bounds for an array of dimension {ndim}", loc)
+    return axis % ndim
+
+
+def np_reduce(op, x, axis=None, keepdims=False, **unsupported):
+    if unsupported:
+        raise UnsupportedError(f"np.{op}(..., {', '.join(unsupported)}=) is not supported",
+                               _loc(x))
+    if not records(x):
+        return getattr(np, op)(x, axis=axis, keepdims=keepdims)
+    axis = _norm_axis(axis, x.ndim, _loc(x))
+    if x.ndim == 0:
+        return x
+    if axis is not None and set(axis if isinstance(axis, tuple) else (axis,)) == set(
+            range(x.ndim)):
+        axis = None  # every axis (np.sum(x, axis=0) of a vector): one reduction to a scalar
+    if isinstance(axis, tuple):  # several axes: one at a time, highest first
+        for a in sorted(axis, reverse=True):
+            x = _apply(op, x, axis=a, keepdims=bool(keepdims))
+        return x
+    return _apply(op, x, axis=axis, keepdims=bool(keepdims))
+
+
+def np_sum(x, axis=None, keepdims=False, **kw):
+    return np_reduce("sum", x, axis, keepdims, **kw)
+
+
+def np_mean(x, axis=None, keepdims=False, **kw):
+    if not records(x):
+        return np.mean(x, axis=axis, keepdims=keepdims)
+    total = np_sum(x, axis, keepdims, **kw)
+    if x.ndim == 0:
+        return total
+    axis = _norm_axis(axis, x.ndim, _loc(x))
+    if axis is None:
+        count = x.size
+    else:
+        count = 1
+        for a in axis if isinstance(axis, tuple) else (axis,):
+            count = count * x.shape[a]
+    return total / count
+
+
+def _matmul(a, b):
+    na, nb = ndim_of(a), ndim_of(b)
+    if na >= 2 and nb >= 2 and max(na, nb) > 2:
+        # stacks of matrices, broadcast over the leading axes: sum_k a[..., i, k, None] *
+        # b[..., None, k, j] (Numba's @ takes 2-D operands only)
+        terms = np_expand_dims(a, -1) * np_expand_dims(b, -3)
+        return np_sum(terms, axis=-2)
+    if na == 0 or nb == 0 or na > 2 or nb > 2:
+        raise UnsupportedError(f"matrix product of operands of rank {na} and {nb} (jitgrad "
+                               "supports 1-D and 2-D operands, and stacks of matrices)",
+                               _loc(a, b))
+    return _apply("matmul", a, b)
+
+
+def np_transpose(x, axes=None):
+    if axes is not None:
+        axes = tuple(int(a) for a in axes)
+        if axes == tuple(range(len(axes))):
+            return x
+        if ndim_of(x) == 2 or axes == tuple(reversed(range(len(axes)))):
+            axes = None
+    return _apply("transpose", x, axes=axes)
+
+
+def np_reshape(x, shape):
+    if not isinstance(shape, tuple):
+        shape = (shape,)
+    if any(isinstance(d, int) and d == -1 for d in shape):
+        known = 1
+        for d in shape:
+            if not (isinstance(d, int) and d == -1):
+                known = known * d
+        shape = tuple(x.size // known if (isinstance(d, int) and d == -1) else d for d in shape)
+    return _apply("reshape", x, *shape)
+
+
+def np_reshape_like(x, like):
+    return _apply("reshape_like", x, like)
+
+
+def np_cast(x, dtype):
+    kind = np.dtype(dtype).kind
+    kind = {"u": "i"}.get(kind, kind)
+    if kind not in "fib":
+        raise UnsupportedError(f"conversion to {dtype}", _loc(x))
+    return _apply("cast", x, kind=kind)
+
+
+def _alloc(name):
+    def alloc(shape, dtype=float, **kw):
+        if kw:
+            raise UnsupportedError(f"np.{name}(..., {', '.join(kw)}=) is not supported")
+        dims = shape if isinstance(shape, (tuple, list)) else (shape,)
+        kind = np.dtype(dtype).kind
+        return _apply_alloc(name, dims, kind)
+    return alloc
+
+
+def _apply_alloc(name, dims, kind, fill=None):
+    builder = _builder_of(*dims, fill)
+    if builder is None:
+        builder = _CURRENT[-1]
+    atoms = [builder.atom(d) for d in dims]
+    if any(a.type.kind != "i" or a.type.ndim for a in atoms):
+        raise UnsupportedError("array sizes must be integers", builder.loc)
+    if fill is not None:
+        name, atoms, params = "full", [builder.atom(fill)] + atoms, {}
+        out = builder.emit(name, atoms, params, Type(atoms[0].type.kind, len(dims)))
+    else:
+        params = {"kind": kind}
+        out = builder.emit(name, atoms, params, Type(kind, len(dims)))
+    out.dims = _dims(P.PRIMITIVES[name], atoms, params, out.type)
+    return builder.sym(out)
+
+
+def np_full(shape, fill_value, dtype=None):
+    dims = shape if isinstance(shape, (tuple, list)) else (shape,)
+    if dtype is not None:
+        fill_value = float(fill_value) if np.dtype(dtype).kind == "f" else fill_value
+    return _apply_alloc("full", dims, "f", fill=fill_value)
+
+
+def _like(name):
+    def like(x, dtype=None):
+        if dtype is not None and np.dtype(dtype).kind != "f":
+            raise UnsupportedError(f"np.{name} with a non-float dtype", _loc(x))
+        if not records(x) or x.ndim == 0:
+            return 0.0 if name == "zeros_like" else 1.0
+        return _apply(name, x)
+    return like
+
+
+def np_copy(x):
+    return _apply("copy", x) if records(x) else np.array(x, copy=True)
+
+
+def np_where(cond, a, b):
+    return _apply("where", cond, a, b)
+
+
+def np_expand_dims(x, axis):
+    axis = int(axis)
+    axis = axis % (ndim_of(x) + 1)
+    return _apply("expand_dims", x, axis=axis)
+
+
+def np_clip(x, a_min=None, a_max=None, **kw):
+    lo, hi = kw.pop("min", a_min), kw.pop("max", a_max)
+    if kw:
+        raise UnsupportedError(f"np.clip(..., {', '.join(kw)}=) is not supported", _loc(x))
+    if lo is not None:
+        x = _apply("maximum", x, lo)
+    return x if hi is None else _apply("minimum", x, hi)
+
+
+def np_power(x, y):
+    if not records(y) and isinstance(y, (int, float)) and not isinstance(y, bool) and y == 2:
+        return _apply("square", x)  # x * x: cheaper than pow, and so is its derivative
+    return _apply("pow", x, y)
+
+
+def _record(name, *args, **params):
+    """Apply a primitive that creates an array even when no argument is symbolic
+    (``np.arange(5)``): it is recorded in the current graph, not computed while building."""
+    if any(records(a) for a in args) or not _CURRENT:
+        return _apply(name, *args, **params)
+    return _CURRENT[-1].apply(P.PRIMITIVES[name], list(args), params)
+
+
+def _as_float(x):
+    if records(x):
+        return x if x.dtype.kind == "f" else _apply("cast", x, kind="f")
+    return float(x)
+
+
+# -- construction ------------------------------------------------------------------------
+
+
+def np_empty_like(x, dtype=None):
+    return _like("zeros_like")(x, dtype)  # any contents will do: zeros
+
+
+def np_full_like(x, fill_value, dtype=None):
+    if dtype is not None and np.dtype(dtype).kind != "f":
+        raise UnsupportedError("np.full_like with a non-float dtype", _loc(x))
+    if not records(x):
+        return np.full_like(x, fill_value, dtype=float)
+    fill = _as_float(fill_value)
+    if x.ndim == 0:
+        return fill
+    return np_full(x.shape, fill) if isinstance(x, Sym) else np.full(x.shape, fill)
+
+
+def np_array(obj, dtype=None, **kw):
+    if kw or (dtype is not None and np.dtype(dtype).kind != "f"):
+        raise UnsupportedError("np.array() with arguments other than a float dtype",
+                               _loc(obj))
+    if records(obj):
+        return _as_float(np_copy(obj)) if obj.ndim else _as_float(obj)
+    if not isinstance(obj, (list, tuple)):
+        return np.array(obj, dtype=float) if dtype is not None else np.array(obj)
+    return np_stack([np_array(v) if isinstance(v, (list, tuple)) else v for v in obj])
+
+
+def _is_int(a) -> bool:
+    return isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))
+
+
+def np_stack(arrays, axis=0):
+    arrays = list(arrays)
+    loc = _loc(*arrays)
+    if axis != 0:
+        raise UnsupportedError("np.stack along an axis other than 0", loc)
+    if not arrays or len(arrays) > MAX_STACK:
+        raise UnsupportedError(f"np.array/np.stack of 1 to {MAX_STACK} entries", loc)
+    if len({ndim_of(a) for a in arrays}) != 1:
+        raise UnsupportedError("np.array/np.stack of entries of different ranks", loc)
+    return _record("stack", *(a if records(a) or ndim_of(a) or _is_int(a) else float(a)
+                              for a in arrays))
+
+
+def np_arange(start, stop=None, step=None, dtype=None):
+    if stop is None:
+        start, stop = 0, start
+    out = _record("arange", start, stop, 1 if step is None else step)
+    return out if dtype is None else np_cast(out, dtype)
+
+
+def np_linspace(start, stop, num=50, endpoint=True, **kw):
+    if kw or endpoint is not True:
+        raise UnsupportedError("np.linspace with arguments other than start, stop, num",
+                               _loc(start, stop, num))
+    gaps = _apply("maximum", num - 1, 1) if records(num) else max(num - 1, 1)
+    return start + np_arange(num) * ((stop - start) / gaps)
+
+
+def np_eye(n, M=None, k=0, dtype=float):
+    if M is not None or k != 0 or np.dtype(dtype).kind != "f":
+        raise UnsupportedError("np.eye with arguments other than N", _loc(n))
+    return _record("eye", n)
+
+
+# -- elementwise functions written with other primitives ------------------------------------
+
+
+def _through(np_fn, build):
+    """``np_fn`` on plain values, ``build(x)`` (existing primitives) on recorded ones."""
+    return lambda x: build(x) if records(x) else np_fn(x)
+
+
+_LOG2, _LOG10 = math.log(2.0), math.log(10.0)
+np_log2 = _through(np.log2, lambda x: _apply("log", x) / _LOG2)
+np_log10 = _through(np.log10, lambda x: _apply("log", x) / _LOG10)
+np_exp2 = _through(np.exp2, lambda x: _apply("exp", x * _LOG2))
+np_reciprocal = _through(np.reciprocal, lambda x: 1.0 / x)
+np_deg2rad = _through(np.deg2rad, lambda x: x * (math.pi / 180.0))
+np_rad2deg = _through(np.rad2deg, lambda x: x * (180.0 / math.pi))
+
+
+def _nan_ignoring(name):
+    """fmax/fmin: maximum/minimum, except that a NaN loses to a number."""
+    def f(x, y):
+        if not (records(x) or records(y)):
+            return getattr(np, "f" + name[:3])(x, y)
+        both = _apply(name, x, y)
+        return np_where(_apply("isnan", y), x, np_where(_apply("isnan", x), y, both))
+    return f
+
+
+def np_float_power(x, y):
+    return _apply("pow", _as_float(x), y)
+
+
+def _scalar_fn(name, fn):
+    """A `math` function that needs more than one primitive: scalars only."""
+    def f(*args):
+        for a in args:
+            scalar_only(name, a, _loc(*args))
+        return fn(*args)
+    return f
+
+
+# -- reductions ----------------------------------------------------------------------------
+
+
+def np_prod(x, axis=None, keepdims=False, **kw):
+    if not records(x):
+        return np.prod(x, axis=axis, keepdims=keepdims, **kw)
+    if kw:
+        raise UnsupportedError(f"np.prod(..., {', '.join(kw)}=) is not supported", _loc(x))
+    axis = _norm_axis(axis, x.ndim, _loc(x))
+    if x.ndim == 0:
+        return x
+    axes = range(x.ndim) if axis is None else axis if isinstance(axis, tuple) else (axis,)
+    if set(axes) == set(range(x.ndim)) and not keepdims:
+        return _apply("prod", x)
+    for a in sorted(axes, reverse=True):  # one axis at a time, highest first
+        x = _apply("prod_axis", x, axis=a, keepdims=bool(keepdims))
+    return x
+
+
+def _count(x, axis):
+    axis = _norm_axis(axis, x.ndim, _loc(x))
+    if axis is None:
+        return x.size
+    count = 1
+    for a in axis if isinstance(axis, tuple) else (axis,):
+        count = count * x.shape[a]
+    return count
+
+
+def np_var(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+    if dtype is not None or out is not None or kw:
+        raise UnsupportedError("np.var/np.std with dtype=, out= or where=", _loc(x))
+    if not records(x):
+        return np.var(x, axis=axis, ddof=ddof, keepdims=keepdims)
+    if x.ndim == 0:
+        return x * 0.0
+    centred = x - np_mean(x, axis, keepdims=True)
+    return np_sum(_apply("square", centred), axis, keepdims) / (_count(x, axis) - ddof)
+
+
+def np_std(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+    if not records(x):
+        return np.std(x, axis=axis, ddof=ddof, keepdims=keepdims)
+    return _apply("sqrt", np_var(x, axis, dtype, out, ddof, keepdims, **kw))
+
+
+def np_average(a, axis=None, weights=None, returned=False, **kw):
+    if returned or kw:
+        raise UnsupportedError("np.average with returned= or keepdims=", _loc(a))
+    if weights is None:
+        return np_mean(a, axis)
+    if not (records(a) or records(weights)):
+        return np.average(a, axis=axis, weights=weights)
+    if ndim_of(weights) == ndim_of(a):  # weights of a's shape
+        return np_sum(a * weights, axis) / np_sum(weights, axis)
+    if ndim_of(weights) != 1 or axis is None or isinstance(axis, (tuple, list)):
+        raise ShapeError("np.average: weights of another shape than the array's must be 1-D, "
+                         "along one axis= of it", _loc(a, weights))
+    axis = _norm_axis(axis, ndim_of(a), _loc(a))
+    w = weights
+    for _ in range(ndim_of(a) - 1 - axis):
+        w = np_expand_dims(w, -1)  # line w up with `axis` of a
+    return np_sum(a * w, axis) / np_sum(weights)
+
+
+def np_cumsum(x, axis=None, **kw):
+    if kw:
+        raise UnsupportedError(f"np.cumsum(..., {', '.join(kw)}=) is not supported", _loc(x))
+    if not records(x):
+        return np.cumsum(x, axis=axis)
+    axis = _norm_axis(axis, x.ndim, _loc(x))
+    if axis is not None and x.ndim > 1:
+        return _apply("cumsum_axis", x, axis=axis)
+    return _apply("cumsum", x if x.ndim == 1 else np_reshape(x, (-1,)))
+
+
+def np_cumprod(x, axis=None, **kw):
+    if kw:
+        raise UnsupportedError(f"np.cumprod(..., {', '.join(kw)}=) is not supported", _loc(x))
+    if not records(x):
+        return np.cumprod(x, axis=axis)
+    if axis is not None and not (x.ndim == 1 and _norm_axis(axis, 1, _loc(x)) == 0):
+        raise UnsupportedError("np.cumprod along an axis of a matrix (jitgrad runs it over the "
+                               "flattened array, as Numba does)", _loc(x))
+    return _apply("cumprod", x if x.ndim == 1 else np_reshape(x, (-1,)))
+
+
+# -- shape and data movement ----------------------------------------------------------------
+
+
+def _reversed_axes(x, axes):
+    spec = tuple(("s", False, False, True) if k in axes else ":" for k in range(x.ndim))
+    return _apply("getitem", x, *([-1] * len(axes)), index_spec=spec)
+
+
+def np_flip(x, axis=None):
+    if not records(x):
+        return np.flip(x, axis)
+    axis = _norm_axis(axis, x.ndim, _loc(x))
+    axes = range(x.ndim) if axis is None else axis if isinstance(axis, tuple) else (axis,)
+    return _reversed_axes(x, set(axes)) if x.ndim else x
+
+
+def np_roll(x, shift, axis=None):
+    if not records(x):
+        return np.roll(x, shift, axis)
+    if ndim_of(shift) or not (records(shift) and shift.type.kind == "i" or isinstance(
+            shift, (int, np.integer)) and not isinstance(shift, bool)):
+        raise UnsupportedError("np.roll needs one integer shift", _loc(x))
+    if axis is None or x.ndim == 1:
+        if axis is not None:
+            _norm_axis(axis, 1, _loc(x))
+        return _apply("roll", x, shift)
+    # along one axis: the last `shift` entries, then the others (two slices joined)
+    k = _norm_axis(axis, x.ndim, _loc(x))
+    if isinstance(k, tuple):
+        raise UnsupportedError("np.roll along several axes", _loc(x))
+    n = x.shape[k]
+    cut = n - shift % n
+    spec = (":",) * k + (("s", True, True, False),)
+    head = _apply("getitem", x, cut, n, index_spec=spec)
+    tail = _apply("getitem", x, 0, cut, index_spec=spec)
+    return np_concatenate([head, tail], axis=k)
+
+
+def np_diff(x, n=1, axis=-1):
+    if not records(x):
+        return np.diff(x, n, axis)
+    k = _norm_axis(axis, x.ndim, _loc(x))
+    for _ in range(n):
+        upper = tuple(("s", True, False, False) if j == k else ":" for j in range(x.ndim))
+        lower = tuple(("s", False, True, False) if j == k else ":" for j in range(x.ndim))
+        x = _apply("getitem", x, 1, index_spec=upper) - _apply("getitem", x, -1,
+                                                                index_spec=lower)
+    return x
+
+
+def np_ravel(x):
+    return np_reshape(x, (-1,)) if records(x) else np.ravel(x)
+
+
+def np_squeeze(x, axis=None):
+    if not records(x):
+        return np.squeeze(x, axis)
+    if axis is None:
+        raise UnsupportedError("squeeze() without axis= (which axes have size 1 is known only "
+                               "at run time; name them)", _loc(x))
+    axes = _norm_axis(axis, x.ndim, _loc(x))
+    axes = set(axes if isinstance(axes, tuple) else (axes,))
+    return np_reshape(x, tuple(d for k, d in enumerate(x.shape) if k not in axes))
+
+
+def _entries(arrays, what):
+    arrays = list(arrays)
+    if not arrays or len(arrays) > MAX_STACK:
+        raise UnsupportedError(f"{what} of 1 to {MAX_STACK} arrays", _loc(*arrays))
+    return arrays
+
+
+def np_concatenate(arrays, axis=0):
+    arrays = _entries(arrays, "np.concatenate")
+    if not any(records(a) for a in arrays):
+        return np.concatenate(arrays, axis=axis)
+    loc = _loc(*arrays)
+    if axis is None:
+        arrays, axis = [np_ravel(a) if records(a) else np.ravel(a) for a in arrays], 0
+    ndims = {ndim_of(a) for a in arrays}
+    if len(ndims) != 1 or 0 in ndims:
+        raise ShapeError("np.concatenate needs arrays of one rank (not scalars)", loc)
+    axis = _norm_axis(axis, ndims.pop(), loc)
+    if any(isinstance(a, Sym) for a in arrays) and not all(records(a) for a in arrays):
+        raise UnsupportedError("np.concatenate of a constant array and a computed one (build "
+                               "the constant with np.zeros/np.array inside the function)", loc)
+    if len(arrays) == 1:
+        return np_copy(arrays[0])
+    kinds = {a.dtype.kind for a in arrays}
+    if len(kinds) > 1:  # one dtype, as Numba wants
+        arrays = [_as_float(a) for a in arrays]
+    return _apply("concatenate", *arrays, axis=axis)
+
+
+def np_hstack(tup):
+    if isinstance(tup, Sym) and tup.ndim in (1, 2):  # one array: its rows, joined
+        return np_copy(tup) if tup.ndim == 1 else np_ravel(tup)
+    tup = _entries(tup, "np.hstack")
+    if all(ndim_of(a) == 0 for a in tup):
+        return np_stack(tup)
+    return np_concatenate(tup, axis=0 if ndim_of(tup[0]) == 1 else 1)
+
+
+def np_vstack(tup):
+    if isinstance(tup, Sym) and tup.ndim in (1, 2):  # one array: its rows, stacked again
+        return np_copy(tup) if tup.ndim == 2 else np_reshape(tup, (tup.shape[0], 1))
+    tup = _entries(tup, "np.vstack")
+    if all(ndim_of(a) <= 1 for a in tup):
+        return np_stack(tup)
+    return np_concatenate(tup, axis=0)
+
+
+def np_stack_axis(arrays, axis=0):
+    arrays = _entries(arrays, "np.stack")
+    nd = ndim_of(arrays[0])
+    axis = _norm_axis(axis, nd + 1, _loc(*arrays))
+    out = np_stack(arrays)
+    if axis == 0:
+        return out
+    return np_transpose(out, tuple(range(1, axis + 1)) + (0,) + tuple(range(axis + 1, nd + 1)))
+
+
+def _arg_extreme(name):
+    def f(x, axis=None):
+        if not records(x):
+            return getattr(np, name)(x, axis=axis)
+        if axis is not None and not (x.ndim == 1 and _norm_axis(axis, 1, _loc(x)) == 0):
+            raise UnsupportedError(f"np.{name} with axis= (jitgrad gives the flat index)",
+                                   _loc(x))
+        return _apply(name, x)
+    return f
+
+
+def np_vdot(a, b):
+    return np_sum(np_ravel(a) * np_ravel(b))
+
+
+def _split(name, even):
+    def f(x, sections, axis=0):
+        if not records(x):
+            return tuple(getattr(np, name)(x, sections, axis))
+        axis = _norm_axis(axis, x.ndim, _loc(x))
+        n = x.shape[axis]
+        if isinstance(sections, (tuple, list)):
+            bounds = [0, *sections, n]
+        elif isinstance(sections, (int, np.integer)) and sections > 0 and even:
+            # sections equal parts: a reshape, which fails (as np.split) unless they divide n
+            shape = list(x.shape)
+            shape[axis:axis + 1] = [sections, n // sections]
+            parts = np_reshape(x, tuple(shape))
+            spec = (":",) * axis + ("i",)
+            return tuple(_apply("getitem", parts, i, index_spec=spec) for i in range(sections))
+        elif isinstance(sections, (int, np.integer)) and sections > 0:
+            q, r = n // sections, n % sections
+            bounds = [0]
+            for i in range(1, sections + 1):
+                extra = _apply("minimum", i, r) if records(r) else min(i, r)
+                bounds.append(q * i + extra)
+        else:
+            raise UnsupportedError(f"np.{name} needs a positive integer or a list of indices",
+                                   _loc(x))
+        spec = (":",) * axis + (("s", True, True, False),)
+        return tuple(_apply("getitem", x, a, b, index_spec=spec)
+                     for a, b in itertools.pairwise(bounds))
+    return f
+
+
+def _square_matrix(name, a):
+    if ndim_of(a) != 2:
+        raise UnsupportedError(f"np.linalg.{name} of an array of rank {ndim_of(a)} (jitgrad "
+                               "takes one matrix, as Numba)", _loc(a))
+    return _as_float(a)
+
+
+def _linalg(name):
+    def f(a):
+        if not records(a):
+            return getattr(np.linalg, name)(a)
+        return _apply(name, _square_matrix(name, a))
+    return f
+
+
+def np_solve(a, b):
+    if not (records(a) or records(b)):
+        return np.linalg.solve(a, b)
+    if ndim_of(b) not in (1, 2):
+        raise UnsupportedError("np.linalg.solve with a right-hand side of rank other than 1 "
+                               "or 2", _loc(a, b))
+    return _apply("solve", _square_matrix("solve", a), _as_float(b))
+
+
+def np_slogdet(a):
+    if not records(a):
+        return np.linalg.slogdet(a)
+    a = _square_matrix("slogdet", a)
+    return _apply("signdet", a), _apply("logabsdet", a)
+
+
+def _unary(name):
+    return lambda x: _apply(name, x)
+
+
+def _binary(name):
+    return lambda x, y: _apply(name, x, y)
+
+
+NUMPY: dict = {
+    np.add: _binary("add"), np.subtract: _binary("sub"), np.multiply: _binary("mul"),
+    np.divide: _binary("div"), np.true_divide: _binary("div"), np.power: np_power,
+    np.negative: _unary("neg"), np.floor_divide: _binary("floordiv"), np.mod: _binary("mod"),
+    np.maximum: _binary("maximum"), np.minimum: _binary("minimum"),
+    np.less: _binary("lt"), np.less_equal: _binary("le"), np.greater: _binary("gt"),
+    np.greater_equal: _binary("ge"), np.equal: _binary("eq"), np.not_equal: _binary("ne"),
+    np.logical_and: _binary("logical_and"), np.logical_or: _binary("logical_or"),
+    np.logical_not: _unary("logical_not"),
+    np.abs: _unary("abs"), np.absolute: _unary("abs"), np.fabs: _unary("abs"),
+    np.sign: _unary("sign"), np.floor: _unary("floor"), np.ceil: _unary("ceil"),
+    np.isnan: _unary("isnan"), np.square: _unary("square"),
+    np.sum: np_sum, np.mean: np_mean,
+    np.max: lambda x, axis=None, keepdims=False, **kw: np_reduce("max", x, axis, keepdims, **kw),
+    np.min: lambda x, axis=None, keepdims=False, **kw: np_reduce("min", x, axis, keepdims, **kw),
+    np.amax: lambda x, axis=None, keepdims=False: np_reduce("max", x, axis, keepdims),
+    np.amin: lambda x, axis=None, keepdims=False: np_reduce("min", x, axis, keepdims),
+    np.matmul: _matmul, np.outer: _binary("outer"),
+    np.transpose: np_transpose, np.reshape: np_reshape, np.expand_dims: np_expand_dims,
+    np.where: np_where, np.clip: np_clip,
+    np.zeros: _alloc("zeros"), np.ones: _alloc("ones"), np.empty: _alloc("empty"),
+    np.full: np_full, np.zeros_like: _like("zeros_like"), np.ones_like: _like("ones_like"),
+    np.copy: np_copy, np.ndim: ndim_of, np.shape: lambda x: x.shape,
+    np.empty_like: np_empty_like, np.full_like: np_full_like, np.array: np_array,
+    np.asarray: lambda a, dtype=None: a if records(a) and dtype is None else np_array(a, dtype),
+    np.stack: np_stack_axis, np.arange: np_arange, np.linspace: np_linspace,
+    np.eye: np_eye, np.isfinite: _unary("isfinite"), np.cbrt: _unary("cbrt"),
+    np.arctan2: _binary("arctan2"), np.hypot: _binary("hypot"),
+    np.logaddexp: _binary("logaddexp"), np.logaddexp2: _binary("logaddexp2"),
+    np.copysign: _binary("copysign"),
+    np.log2: np_log2, np.log10: np_log10, np.exp2: np_exp2, np.reciprocal: np_reciprocal,
+    np.deg2rad: np_deg2rad, np.radians: np_deg2rad, np.rad2deg: np_rad2deg,
+    np.degrees: np_rad2deg, np.fmax: _nan_ignoring("maximum"),
+    np.fmin: _nan_ignoring("minimum"), np.float_power: np_float_power,
+    np.prod: np_prod, np.var: np_var, np.std: np_std, np.average: np_average,
+    np.cumsum: np_cumsum, np.cumprod: np_cumprod,
+    np.flip: np_flip, np.roll: np_roll, np.diff: np_diff, np.ravel: np_ravel,
+    np.squeeze: np_squeeze,
+    np.concatenate: np_concatenate, np.hstack: np_hstack, np.vstack: np_vstack,
+    np.argmax: _arg_extreme("argmax"), np.argmin: _arg_extreme("argmin"),
+    np.vdot: np_vdot,
+    np.linalg.inv: _linalg("inv"), np.linalg.det: _linalg("det"),
+    np.linalg.cholesky: _linalg("cholesky"), np.linalg.solve: np_solve,
+    np.linalg.slogdet: np_slogdet,
+    np.split: _split("split", True), np.array_split: _split("array_split", False),
+    # operator.add(a, b) and friends, as reduce-style code passes them
+    operator.add: _binary("add"), operator.sub: _binary("sub"), operator.mul: _binary("mul"),
+    operator.truediv: _binary("div"), operator.neg: _unary("neg"),
+    operator.pow: lambda x, y: x ** y, operator.mod: _binary("mod"),
+    operator.floordiv: _binary("floordiv"), operator.abs: _unary("abs"),
+    operator.lt: _binary("lt"), operator.le: _binary("le"), operator.gt: _binary("gt"),
+    operator.ge: _binary("ge"), operator.eq: _binary("eq"), operator.ne: _binary("ne"),
+    # math functions that need more than one primitive (scalars only)
+    math.pow: _scalar_fn("math.pow", np_float_power),
+    math.log2: _scalar_fn("math.log2", np_log2), math.log10: _scalar_fn("math.log10", np_log10),
+    math.degrees: _scalar_fn("math.degrees", np_rad2deg),
+    math.radians: _scalar_fn("math.radians", np_deg2rad),
+}
+for _name in ("exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "arctan",
+              "arcsin", "arccos", "sinh", "cosh", "arcsinh", "arccosh", "arctanh"):
+    NUMPY[getattr(np, _name)] = _unary(_name)
+
+# The math module and builtins on scalars map to the same primitives.
+MATH: dict = {
+    math.exp: "exp", math.log: "log", math.log1p: "log1p", math.expm1: "expm1",
+    math.sqrt: "sqrt", math.sin: "sin", math.cos: "cos", math.tan: "tan", math.tanh: "tanh",
+    math.atan: "arctan", math.asin: "arcsin", math.acos: "arccos", math.sinh: "sinh",
+    math.cosh: "cosh", math.asinh: "arcsinh", math.acosh: "arccosh", math.atanh: "arctanh",
+    math.fabs: "abs", math.floor: "floor",
+    math.ceil: "ceil", math.isnan: "isnan", math.isfinite: "isfinite", math.erf: "erf",
+    math.erfc: "erfc", math.hypot: "hypot", math.atan2: "arctan2", math.copysign: "copysign",
+}
+if hasattr(math, "cbrt"):  # Python 3.11+
+    MATH[math.cbrt] = "cbrt"
+# Not here on purpose: math.lgamma and math.gamma, whose derivatives need the digamma
+# function, which neither NumPy nor Numba provides.
+
+# Shape and data movement, products over axes, diagonals, norms: `numpy_shape.py` (which builds
+# on the handlers above). REFUSED: functions refused with a reason, read through this module.
+from jitgrad.lang.numpy_shape import REFUSED, SHAPE  # noqa: F401
+
+NUMPY.update(SHAPE)
+if hasattr(np, "row_stack"):
+    NUMPY[np.row_stack] = np_vstack
+
+CONSTANTS = {"pi": math.pi, "e": math.e, "inf": math.inf, "nan": math.nan}
+
+
+def scalar_only(name, x, loc):
+    if isinstance(x, Sym) and x.ndim:
+        raise UnsupportedError(f"{name} of an array (use the np. function)", loc)
+

@@ -1,0 +1,559 @@
+"""More of NumPy's array surface, each function written with existing primitives.
+
+`numpy_api.py` holds the table (`NUMPY`) and the basic handlers; this module adds, by concept:
+
+- axis permutations: `swapaxes`, `moveaxis`, `rollaxis`, `flipud`, `fliplr`, `rot90`;
+- rank padding and repetition: `atleast_1d/2d/3d`, `repeat` along an axis, `tile`;
+- products over named axes: `dot` of any ranks, `inner`, `tensordot`, `kron`, `cross`,
+  `convolve`;
+- diagonals with an offset: `diagonal`, `trace`, `diag(v, k)`, `tril`/`triu` of stacks;
+- splitting and stacking by axis name: `hsplit`, `vsplit`, `dsplit`, `column_stack`,
+  `row_stack`, `append`;
+- norms over an axis, and vector p-norms;
+- sorting a vector (through the sorting permutation), medians and percentiles;
+- ``nan_to_num`` and casts written as ``np.int64(x)``;
+- NumPy's complex-part functions on real arrays (`real`, `imag`, `conj`, `angle`).
+
+None adds a derivative rule: each records primitives whose rules exist, so the derivative
+follows. Functions Numba does not compile and that have no exact rewrite here are refused with
+a reason (`REFUSED`), before their arguments are read.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from jitgrad.core.errors import ShapeError, UnsupportedError, instead
+from jitgrad.lang.numpy_api import (
+    _apply_alloc,
+    _matmul,
+    _norm_axis,
+    _split,
+    np_concatenate,
+    np_expand_dims,
+    np_flip,
+    np_ravel,
+    np_reshape,
+    np_stack,
+    np_stack_axis,
+    np_sum,
+    np_transpose,
+    np_where,
+)
+from jitgrad.lang.symbolic import Sym, _apply, _loc, ndim_of, records
+
+
+def _plain(*xs) -> bool:
+    return not any(records(x) for x in xs)
+
+
+def _imin(a, b):
+    return _apply("minimum", a, b) if records(a) or records(b) else min(a, b)
+
+
+def _imax(a, b):
+    return _apply("maximum", a, b) if records(a) or records(b) else max(a, b)
+
+
+def _ones(x, dims):
+    """Ones of shape ``dims`` in the graph of ``x`` (a plain array for the tape)."""
+    return _apply_alloc("ones", dims, "f") if isinstance(x, Sym) else np.ones(dims)
+
+
+def _zeros(x, dims):
+    return _apply_alloc("zeros", dims, "f") if isinstance(x, Sym) else np.zeros(dims)
+
+
+def _last(x, k, nd=None):
+    """``x[..., k]``: entry ``k`` along the last axis."""
+    nd = x.ndim if nd is None else nd
+    return _apply("getitem", x, k, index_spec=(":",) * (nd - 1) + ("i",))
+
+
+# -- axis permutations ----------------------------------------------------------------------
+
+
+def np_swapaxes(x, axis1, axis2):
+    if _plain(x):
+        return np.swapaxes(x, axis1, axis2)
+    a, b = (_norm_axis(v, x.ndim, _loc(x)) for v in (axis1, axis2))
+    perm = list(range(x.ndim))
+    perm[a], perm[b] = perm[b], perm[a]
+    return np_transpose(x, tuple(perm))
+
+
+def np_moveaxis(x, source, destination):
+    if _plain(x):
+        return np.moveaxis(x, source, destination)
+    s, d = (_norm_axis(v, x.ndim, _loc(x)) for v in (source, destination))
+    if isinstance(s, tuple) or isinstance(d, tuple):
+        raise UnsupportedError("np.moveaxis of several axes", _loc(x))
+    perm = [k for k in range(x.ndim) if k != s]
+    perm.insert(d, s)
+    return np_transpose(x, tuple(perm))
+
+
+def np_rollaxis(x, axis, start=0):
+    if _plain(x):
+        return np.rollaxis(x, axis, start)
+    a = _norm_axis(axis, x.ndim, _loc(x))
+    start = start + x.ndim if start < 0 else start
+    if not 0 <= start <= x.ndim:
+        raise ShapeError(f"np.rollaxis: start {start} is out of bounds", _loc(x))
+    if a < start:
+        start -= 1
+    perm = [k for k in range(x.ndim) if k != a]
+    perm.insert(start, a)
+    return np_transpose(x, tuple(perm))
+
+
+def np_flipud(x):
+    return np.flipud(x) if _plain(x) else np_flip(x, 0)
+
+
+def np_fliplr(x):
+    return np.fliplr(x) if _plain(x) else np_flip(x, 1)
+
+
+def np_rot90(x, k=1, axes=(0, 1)):
+    if _plain(x):
+        return np.rot90(x, k, axes)
+    a, b = (_norm_axis(v, x.ndim, _loc(x)) for v in axes)
+    k %= 4
+    if k == 0:
+        return x
+    if k == 2:
+        return np_flip(np_flip(x, a), b)
+    if k == 1:
+        return np_swapaxes(np_flip(x, b), a, b)
+    return np_flip(np_swapaxes(x, a, b), b)
+
+
+# -- rank padding and repetition ------------------------------------------------------------
+
+
+def _atleast(n):
+    def f(x):
+        if _plain(x):
+            return getattr(np, f"atleast_{n}d")(x)
+        if x.ndim >= n:
+            return x
+        if x.ndim == 0:
+            return np_reshape(np_stack([x]), (1,) * n)
+        shape = tuple(x.shape)
+        if n == 2 or x.ndim == 1 and n == 3:
+            shape = (1,) + shape
+        return np_reshape(x, shape + (1,) * (n - len(shape)))
+    return f
+
+
+def _integer(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool) or records(v) and (
+        v.dtype.kind == "i" and ndim_of(v) == 0)
+
+
+def np_repeat(x, repeats, axis=None):
+    if _plain(x):
+        return np.repeat(x, repeats, axis)
+    if ndim_of(repeats) or not _integer(repeats):
+        raise UnsupportedError("np.repeat with one integer count (as Numba)", _loc(x))
+    if axis is None:
+        x, axis = np_ravel(x), 0
+    elif x.ndim == 0:
+        raise ShapeError("np.repeat of a scalar along an axis", _loc(x))
+    a = _norm_axis(axis, x.ndim, _loc(x))
+    dims = [1] * (x.ndim + 1)
+    dims[a + 1] = repeats
+    copies = np_expand_dims(x, a + 1) * _ones(x, tuple(dims))
+    shape = list(x.shape)
+    shape[a] = shape[a] * repeats
+    return np_reshape(copies, tuple(shape))
+
+
+def np_tile(x, reps):
+    if _plain(x):
+        return np.tile(x, reps)
+    reps = tuple(reps) if isinstance(reps, (tuple, list)) else (reps,)
+    if not all(_integer(r) and (records(r) or r >= 0) for r in reps):
+        raise UnsupportedError("np.tile with integer repetitions", _loc(x))
+    d = max(x.ndim, len(reps))
+    shape = (1,) * (d - x.ndim) + tuple(x.shape)
+    reps = (1,) * (d - len(reps)) + reps
+    spread = np_reshape(x, tuple(v for s in shape for v in (1, s)))  # (1, s0, 1, s1, ...)
+    copies = spread * _ones(x, tuple(v for r in reps for v in (r, 1)))
+    return np_reshape(copies, tuple(r * s for r, s in zip(reps, shape)))
+
+
+# -- products over named axes ---------------------------------------------------------------
+
+
+def np_tensordot(a, b, axes=2):
+    if _plain(a, b):
+        return np.tensordot(a, b, axes)
+    na, nb = ndim_of(a), ndim_of(b)
+    loc = _loc(a, b)
+    if isinstance(axes, (int, np.integer)):
+        sa, sb = list(range(na - axes, na)), list(range(axes))
+    else:
+        sa, sb = ([v] if isinstance(v, (int, np.integer)) else list(v) for v in axes)
+    sa = [_norm_axis(v, na, loc) for v in sa]
+    sb = [_norm_axis(v, nb, loc) for v in sb]
+    if len(sa) != len(sb):
+        raise ShapeError("np.tensordot: the two lists of axes differ in length", loc)
+    if na == 0 or nb == 0:
+        return a * b
+    fa = [k for k in range(na) if k not in sa]
+    fb = [k for k in range(nb) if k not in sb]
+    at = np_transpose(a, tuple(fa + sa))
+    bt = np_transpose(b, tuple(sb + fb))
+    if not fa and not fb:
+        return np_sum(at * bt)
+    if not sa:  # an outer product
+        return np_reshape(np_ravel(at), tuple(a.shape) + (1,) * nb) * bt
+    free_a = tuple(a.shape[k] for k in fa)
+    free_b = tuple(b.shape[k] for k in fb)
+    inner = 1
+    for k in sa:
+        inner = inner * a.shape[k]
+    na_rows = 1
+    for s in free_a:
+        na_rows = na_rows * s
+    nb_cols = 1
+    for s in free_b:
+        nb_cols = nb_cols * s
+    left = np_reshape(at, (na_rows, inner)) if fa else np_reshape(at, (inner,))
+    right = np_reshape(bt, (inner, nb_cols)) if fb else np_reshape(bt, (inner,))
+    return np_reshape(_matmul(left, right), free_a + free_b)
+
+
+def np_dot(a, b):
+    na, nb = ndim_of(a), ndim_of(b)
+    if na == 0 or nb == 0:
+        return a * b
+    if na <= 2 and nb <= 2:
+        return _matmul(a, b)
+    return np_tensordot(a, b, ([na - 1], [max(nb - 2, 0)]))
+
+
+def np_inner(a, b):
+    na, nb = ndim_of(a), ndim_of(b)
+    if na == 0 or nb == 0:
+        return a * b
+    return np_tensordot(a, b, ([na - 1], [nb - 1]))
+
+
+def np_convolve(a, v, mode="full"):
+    """The discrete convolution of two vectors: each a[i] * v row of their outer product,
+    shifted right by i (a reshape of the rows padded with zeros), summed over i."""
+    if _plain(a, v):
+        return np.convolve(a, v, mode)
+    if ndim_of(a) != 1 or ndim_of(v) != 1 or mode not in ("full", "same", "valid"):
+        raise UnsupportedError("np.convolve of two vectors, mode 'full', 'same' or 'valid'",
+                               _loc(a, v))
+    n, m = a.shape[0], v.shape[0]
+    rows = _apply("outer", a, v)  # (n, m)
+    padded = np_concatenate([rows, _zeros(a if isinstance(a, Sym) else v, (n, n))], axis=1)
+    width = n + m - 1
+    flat = _apply("getitem", np_ravel(padded), n * width, index_spec=(("s", False, True, False),))
+    full = np_sum(np_reshape(flat, (n, width)), axis=0)
+    if mode == "full":
+        return full
+    short = _imin(n, m)
+    start = (short - 1) // 2 if mode == "same" else short - 1
+    length = _imax(n, m) if mode == "same" else _imax(n, m) - short + 1
+    return _apply("getitem", full, start, start + length, index_spec=(("s", True, True, False),))
+
+
+def np_kron(a, b):
+    if _plain(a, b):
+        return np.kron(a, b)
+    na, nb = ndim_of(a), ndim_of(b)
+    if na != nb or na == 0:
+        raise UnsupportedError("np.kron of two arrays of one rank", _loc(a, b))
+    wa = np_reshape(a, tuple(v for s in a.shape for v in (s, 1)))  # (m, 1, n, 1, ...)
+    wb = np_reshape(b, tuple(v for s in b.shape for v in (1, s)))  # (1, p, 1, q, ...)
+    return np_reshape(wa * wb, tuple(s * t for s, t in zip(a.shape, b.shape)))
+
+
+def np_cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    if _plain(a, b):
+        return np.cross(a, b, axisa, axisb, axisc, axis)
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a = np_moveaxis(a, axisa, -1) if ndim_of(a) > 1 else a
+    b = np_moveaxis(b, axisb, -1) if ndim_of(b) > 1 else b
+    if ndim_of(a) == 0 or ndim_of(b) == 0:
+        raise ShapeError("np.cross of scalars", _loc(a, b))
+    # vectors of 3 entries along the last axis (Numba's np.cross; 2-entry vectors: cross2d)
+    a0, a1, a2 = (_last(a, k) for k in range(3))
+    b0, b1, b2 = (_last(b, k) for k in range(3))
+    c = np_stack_axis([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+    return np_moveaxis(c, -1, axisc) if ndim_of(c) > 1 else c
+
+
+# -- diagonals with an offset ----------------------------------------------------------------
+
+
+def np_diagonal(x, offset=0, axis1=0, axis2=1):
+    """The ``offset`` diagonal of the planes (axis1, axis2), as NumPy: a strided slice of each
+    plane's flattened entries, along a new last axis."""
+    if _plain(x):
+        return np.diagonal(x, offset, axis1, axis2)
+    if records(offset) or x.ndim < 2:
+        raise UnsupportedError("np.diagonal of an array of rank 2 or more, with a constant "
+                               "offset", _loc(x))
+    a1, a2 = (_norm_axis(v, x.ndim, _loc(x)) for v in (axis1, axis2))
+    if a1 == a2:
+        raise ShapeError("np.diagonal: axis1 and axis2 cannot be the same", _loc(x))
+    y = np_transpose(x, tuple(k for k in range(x.ndim) if k not in (a1, a2)) + (a1, a2))
+    n, m = y.shape[-2], y.shape[-1]
+    flat = np_reshape(y, tuple(y.shape[:-2]) + (n * m,))
+    if offset >= 0:
+        start, count = offset, _imax(0, _imin(n, m - offset))
+    else:
+        start, count = -offset * m, _imax(0, _imin(n + offset, m))
+    spec = (":",) * (x.ndim - 2) + (("s", True, True, True),)
+    return _apply("getitem", flat, start, start + count * (m + 1), m + 1, index_spec=spec)
+
+
+def np_trace(x, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    if dtype is not None or out is not None:
+        raise UnsupportedError("np.trace with dtype= or out=", _loc(x))
+    if _plain(x):
+        return np.trace(x, offset, axis1, axis2)
+    return np_sum(np_diagonal(x, offset, axis1, axis2), axis=-1)
+
+
+def np_diag(v, k=0):
+    if _plain(v):
+        return np.diag(v, k)
+    if records(k):
+        raise UnsupportedError("np.diag with a constant offset k", _loc(v))
+    if v.ndim == 2:
+        return np_diagonal(v, k)
+    if v.ndim != 1:
+        raise UnsupportedError("np.diag of an array of rank other than 1 or 2", _loc(v))
+    n = v.shape[0]
+    eye = _apply("eye", n) if isinstance(v, Sym) else np.eye(len(v))
+    square = eye * v  # the entries of v on the diagonal, zeros elsewhere
+    if k == 0:
+        return square
+    j = abs(k)
+    side = _zeros(v, (n, j))
+    band = _zeros(v, (j, n + j))
+    if k > 0:  # v on the k-th diagonal above the main one: zeros on the left and below
+        return np_concatenate([np_concatenate([side, square], axis=1), band], axis=0)
+    return np_concatenate([band, np_concatenate([square, side], axis=1)], axis=0)
+
+
+def _triangle(lower):
+    def f(x, k=0):
+        if _plain(x):
+            return (np.tril if lower else np.triu)(x, k)
+        if x.ndim < 2 or records(k):
+            raise UnsupportedError(f"np.{'tril' if lower else 'triu'} of an array of rank 2 "
+                                   "or more, with a constant k", _loc(x))
+        rows = np_expand_dims(_apply("arange", 0, x.shape[-2], 1), 1)
+        cols = np_expand_dims(_apply("arange", 0, x.shape[-1], 1), 0)
+        keep = (cols - rows <= k) if lower else (cols - rows >= k)
+        return np_where(keep, x, 0.0)
+    return f
+
+
+# -- splitting and stacking by axis name ---------------------------------------------------
+
+
+def _split_along(name, axis_of):
+    def f(x, sections):
+        if _plain(x):
+            return tuple(getattr(np, name)(x, sections))
+        axis = axis_of(x.ndim)
+        if axis is None:
+            raise ShapeError(f"np.{name} of an array of rank {x.ndim}", _loc(x))
+        return _split("split", True)(x, sections, axis)
+    return f
+
+
+def np_column_stack(tup):
+    if records(tup):  # one array: its rows, each a column
+        if tup.ndim != 2:
+            raise UnsupportedError("np.column_stack of one array of rank other than 2",
+                                   _loc(tup))
+        return np_transpose(tup)
+    tup = list(tup)
+    if _plain(*tup):
+        return np.column_stack(tup)
+    cols = [np_expand_dims(a, 1) if ndim_of(a) == 1 else a for a in tup]
+    return np_concatenate(cols, axis=1)
+
+
+def np_append(arr, values, axis=None):
+    if _plain(arr, values):
+        return np.append(arr, values, axis)
+    if axis is not None:
+        return np_concatenate([arr, values], axis=axis)
+    pieces = [np_ravel(v) if ndim_of(v) else np_stack([v]) for v in (arr, values)]
+    return np_concatenate(pieces, axis=0)
+
+
+# -- norms and deviations whose gradient at 0 is 0 -------------------------------------------
+
+
+# -- sorting and order statistics --------------------------------------------------------------
+
+
+def np_sort(x, axis=-1, kind=None, order=None):
+    """A vector's entries in order: the entries at the sorting permutation (its gradient goes
+    back through the permutation; tied entries keep their order)."""
+    if _plain(x):
+        return np.sort(x, axis=axis)
+    if x.ndim != 1 or order is not None or _norm_axis(axis, 1, _loc(x)) != 0:
+        raise UnsupportedError("np.sort of a vector (axis=-1 or 0)", _loc(x))
+    return _apply("take", x, _apply("argsort", x))
+
+
+def np_argsort(x, axis=-1, kind=None, order=None):
+    """The order that sorts a vector (stable: tied entries keep their order), to index with."""
+    if _plain(x):
+        return np.argsort(x, axis=axis, kind=kind)
+    if x.ndim != 1 or order is not None or _norm_axis(axis, 1, _loc(x)) != 0:
+        raise UnsupportedError("np.argsort of a vector (axis=-1 or 0)", _loc(x))
+    return _apply("argsort", x)
+
+
+def np_median(x, axis=None, **kw):
+    if _plain(x):
+        return np.median(x, axis=axis, **kw)
+    if kw or axis is not None and not (x.ndim == 1 and _norm_axis(axis, 1, _loc(x)) == 0):
+        raise UnsupportedError("np.median of all the entries (no axis=)", _loc(x))
+    s = np_sort(np_ravel(x) if x.ndim != 1 else x)
+    n = s.shape[0]
+    lo = _apply("getitem", s, (n - 1) // 2, index_spec=("i",))
+    hi = _apply("getitem", s, n // 2, index_spec=("i",))
+    return (lo + hi) * 0.5
+
+
+def np_percentile(x, q, axis=None, **kw):
+    """The q-th percentile of all the entries, NumPy's default linear interpolation."""
+    if _plain(x, q):
+        return np.percentile(x, q, axis=axis, **kw)
+    if kw or axis is not None or ndim_of(q) or records(q):
+        raise UnsupportedError("np.percentile of all the entries at one constant q", _loc(x))
+    s = np_sort(np_ravel(x) if x.ndim != 1 else x)
+    pos = (s.shape[0] - 1) * (float(q) / 100.0)
+    lo = _apply("cast", _apply("floor", pos), kind="i")
+    hi = _imin(lo + 1, s.shape[0] - 1)
+    frac = pos - lo
+    below = _apply("getitem", s, lo, index_spec=("i",))
+    above = _apply("getitem", s, hi, index_spec=("i",))
+    return below + (above - below) * frac
+
+
+def np_quantile(x, q, axis=None, **kw):
+    if _plain(x, q):
+        return np.quantile(x, q, axis=axis, **kw)
+    if ndim_of(q) or records(q):
+        raise UnsupportedError("np.quantile of all the entries at one constant q", _loc(x))
+    return np_percentile(x, float(q) * 100.0, axis, **kw)
+
+
+# -- cleaning and casting -------------------------------------------------------------------
+
+
+def np_nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    if _plain(x):
+        return np.nan_to_num(x, copy=copy, nan=nan, posinf=posinf, neginf=neginf)
+    big = np.finfo(np.float64).max
+    top = big if posinf is None else float(posinf)
+    bottom = -big if neginf is None else float(neginf)
+    infinite = np_where(_apply("isnan", x), False, _apply("logical_not", _apply("isfinite", x)))
+    x = np_where(infinite, np_where(x > 0.0, top, bottom), x)
+    return np_where(_apply("isnan", x), float(nan), x)
+
+
+def _cast_to(dtype):
+    def f(x):
+        if _plain(x):
+            return dtype(x)
+        from jitgrad.lang.numpy_api import np_cast
+        return np_cast(x, dtype)
+    return f
+
+
+def np_norm(x, ord=None, axis=None, keepdims=False):
+    if _plain(x):
+        return np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
+    loc = _loc(x)
+    if axis is None and x.ndim > 2 and ord is None:
+        axis = tuple(range(x.ndim))
+    if axis is not None:
+        axis = _norm_axis(axis, x.ndim, loc)
+    vector = (axis is None and x.ndim == 1) or isinstance(axis, int)
+    if ord is None or ord == "fro" and not vector or ord == 2 and vector:
+        return _apply("sqrt", np_sum(_apply("square", x), axis, keepdims))
+    if vector and ord in (math.inf, -math.inf):
+        from jitgrad.lang.numpy_api import np_reduce
+        return np_reduce("max" if ord > 0 else "min", _apply("abs", x), axis, keepdims)
+    if vector and ord == 1:
+        return np_sum(_apply("abs", x), axis, keepdims)
+    if vector and isinstance(ord, (int, float)) and not isinstance(ord, bool) and ord > 1:
+        total = np_sum(_apply("pow", _apply("abs", x), float(ord)), axis, keepdims)
+        return _apply("pow", total, 1.0 / ord)
+    raise UnsupportedError(f"np.linalg.norm with ord={ord!r} (jitgrad: vector norms of order "
+                           "p >= 1 and inf, the Frobenius norm of a matrix)", loc)
+
+
+# -- complex parts of real arrays ------------------------------------------------------------
+
+
+def _real_only(name, fn, value):
+    def f(x, *args):
+        if _plain(x):
+            return fn(x, *args)
+        if x.dtype.kind == "c":
+            raise UnsupportedError(f"np.{name} of a complex array", _loc(x))
+        return value(x)
+    return f
+
+
+def _zero_like(x):
+    return x * 0.0 if ndim_of(x) == 0 else _apply("zeros_like", x)
+
+
+# Refused before their arguments are read, with the reason (Numba compiles none of them, or
+# jitgrad has no exact rewrite yet).
+REFUSED = {
+    np.einsum: f"np.einsum is not supported; {instead('einsum')}",
+    np.take_along_axis: f"np.take_along_axis is not supported; {instead('take_along_axis')}",
+    np.linalg.eigh: "np.linalg.eigh is not supported (its adjoint is not implemented)",
+    np.linalg.eig: "np.linalg.eig is not supported (its adjoint is not implemented)",
+    np.linalg.svd: "np.linalg.svd is not supported (its adjoint is not implemented)",
+}
+
+SHAPE: dict = {
+    np.swapaxes: np_swapaxes, np.moveaxis: np_moveaxis, np.rollaxis: np_rollaxis,
+    np.flipud: np_flipud, np.fliplr: np_fliplr, np.rot90: np_rot90,
+    np.atleast_1d: _atleast(1), np.atleast_2d: _atleast(2), np.atleast_3d: _atleast(3),
+    np.repeat: np_repeat, np.tile: np_tile,
+    np.dot: np_dot, np.inner: np_inner, np.tensordot: np_tensordot, np.kron: np_kron,
+    np.convolve: np_convolve,
+    np.cross: np_cross,
+    np.diagonal: np_diagonal, np.trace: np_trace, np.diag: np_diag,
+    np.tril: _triangle(True), np.triu: _triangle(False),
+    np.hsplit: _split_along("hsplit", lambda nd: 1 if nd > 1 else 0 if nd == 1 else None),
+    np.vsplit: _split_along("vsplit", lambda nd: 0 if nd >= 2 else None),
+    np.dsplit: _split_along("dsplit", lambda nd: 2 if nd >= 3 else None),
+    np.column_stack: np_column_stack, np.append: np_append,
+    np.linalg.norm: np_norm,
+    np.sort: np_sort, np.argsort: np_argsort, np.median: np_median, np.percentile: np_percentile,
+    np.quantile: np_quantile, np.nan_to_num: np_nan_to_num,
+    np.int64: _cast_to(np.int64), np.int32: _cast_to(np.int32),
+    np.float64: _cast_to(np.float64),
+    np.real: _real_only("real", np.real, lambda x: x),
+    np.conj: _real_only("conj", np.conj, lambda x: x),
+    np.real_if_close: _real_only("real_if_close", np.real_if_close, lambda x: x),
+    np.imag: _real_only("imag", np.imag, _zero_like),
+    np.angle: _real_only("angle", np.angle, lambda x: np_where(x < 0.0, math.pi, 0.0)),
+}

@@ -1,0 +1,631 @@
+"""Symbolic values: NumPy code run on stand-ins that record IR equations.
+
+`GraphBuilder` appends typed equations to a current `Block`; `Sym` is a value it knows only by
+type (kind and rank). A `Sym` speaks NumPy: operators, ``np.exp(s)`` (through
+``__array_ufunc__``), ``np.sum(s, axis=1)`` (through ``__array_function__``), ``s.T``,
+``s.shape``. Both the parser (evaluating the user's expressions) and the reverse transform
+(running the derivative rules of `rules.py`) build IR this way, so a rule written once in NumPy
+runs on arrays in the tape and on `Sym`s here.
+
+Every array value carries a size token per axis (`ir.Var.dims`). With ``assume_sizes``, two
+argument axes that broadcast against each other are taken to be the same size and share one
+token; `GraphBuilder.size_checks` lists the run-time checks that make that safe.
+
+Guarantees: constants fold at build time (an operation on known numbers is computed, not
+emitted); a NumPy function outside the table raises `UnsupportedError` naming it; every size
+assumption is between argument axes (or an argument axis and a literal size) and has a check.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from jitgrad.core.errors import Loc, UnsupportedError
+from jitgrad.core.ir import Block, Const, Eqn, Namer, Var, broadcast_dims, defs, dims_of, walk
+from jitgrad.core.types import FLOAT, INT, Type
+from jitgrad.prims import primitives as P
+
+_NUMBER = (numbers.Number, np.number, np.bool_)
+
+
+class GraphBuilder:
+    """Appends equations to ``self.block``; folds constants; hands out names."""
+
+    def __init__(self, namer: Namer, assume_sizes: bool = False):
+        self.namer = namer
+        self.block = Block()
+        self.loc: Loc | None = None
+        # Size assumptions (see `assume_same_sizes`): when on, two argument axes that broadcast
+        # against each other are taken to be the same size, and the pairs are kept in
+        # ``assumed`` for the run-time check. ``same`` is a union-find over size tokens.
+        self.assume_sizes = assume_sizes
+        self.same: dict = {}
+        self.assumed: list[tuple] = []  # (token, token, loc), each a parameter axis or an int
+        self.made: list[Var] = []  # every variable made here whose dims may need renaming
+        self.param_axes: dict = {}  # size token of a parameter's axis -> (parameter, axis)
+        # Arrays that may share memory (views, in-place versions, a loop's carried array and
+        # its initial value) form one class. Each array value is stamped with its class's count
+        # of in-place writes when it is made: a value read after a later write to its class
+        # (through another name, or a view) would show values the graph does not know about.
+        # Every table here is keyed by the `Var` itself (hashed by identity), never by its
+        # ``id()``: the builder drops variables (a loop body is built again until its carried
+        # types settle), and a later variable may reuse a dropped one's id, which would inherit
+        # its memory class, stamp or newer version. A key keeps its variable alive.
+        self.memory: dict[Var, Var] = {}  # union-find: var -> parent
+        self.writes: dict[Var, int] = {}  # class root -> in-place writes so far
+        self.stamp: dict[Var, int] = {}  # array var -> its class's writes when made
+        self.views: set[Var] = set()  # views (slices, .T, reshapes)
+        self.param_vars: list[Var] = []  # the parameters (the caller's arrays)
+        self.constant_arrays: set[Var] = set()  # global arrays read as constants
+        # A loop's carried array that holds another carried array's memory from the second
+        # iteration on (`u, unew = unew, u`): the arguments that memory may be.
+        self.holds_params: dict[Var, list[Var]] = {}
+        # In the user's code an operation's array result is new memory, as in NumPy, even when
+        # an identity folds it (``x * 1.0``); the adjoint's own arithmetic may alias.
+        self.new_arrays = False
+        self.latest: dict[Var, Var] = {}  # version -> the version that replaced it
+        self.tags = 0  # hidden names' suffixes (`new_tag`)
+
+    # -- atoms ---------------------------------------------------------------------------
+
+    def atom(self, value, check: bool = True):
+        """The IR atom of a value; ``check``: refuse a read of an array whose memory was
+        written in place since it was made (bookkeeping that reads no values passes False)."""
+        if isinstance(value, Sym):
+            value = value.atom
+        if isinstance(value, Var):
+            if check and self.is_stale(value):
+                what = "an array here" if value.name.startswith("_") else f"`{value.name}`"
+                raise UnsupportedError(stale_message(what), self.loc)
+            return value
+        if isinstance(value, Const):
+            return value
+        if isinstance(value, (bool, np.bool_)):
+            return Const(bool(value))
+        if isinstance(value, (int, np.integer)):
+            return Const(int(value))
+        if isinstance(value, (float, np.floating)):
+            return Const(float(value))
+        raise UnsupportedError(f"a value of type {type(value).__name__} cannot be used here",
+                               self.loc)
+
+    def new_tag(self) -> int:
+        """A number no other hidden name of this build has (a counter, not an ``id()``)."""
+        self.tags += 1
+        return self.tags
+
+    def sym(self, atom) -> Sym:
+        return Sym(self, atom)
+
+    def new_var(self, type_: Type, base: str | None = None) -> Var:
+        return Var(self.namer.fresh(base) if base else self.namer.temp(), type_)
+
+    def emit(self, prim: str, ins: list, params: dict, out_type: Type, base=None) -> Var:
+        out = self.new_var(out_type, base)
+        self.made.append(out)
+        self.block.stmts.append(Eqn(prim, [out], list(ins), dict(params), self.loc))
+        if out_type.ndim:  # every array is stamped when made: a read after a write through
+            self.restamp(out)  # another name for its memory is then refused (`is_stale`)
+        return out
+
+    # -- applying a primitive ------------------------------------------------------------
+
+    def apply(self, prim: P.Primitive, args, params) -> Sym | object:
+        atoms = [self.atom(a) for a in args]
+        if all(isinstance(a, Const) for a in atoms) and prim.name not in _NO_FOLD:
+            value = prim.impl(*(a.value for a in atoms), **params)
+            return _python_scalar(value)
+        simplified = _simplify(prim.name, atoms)
+        if simplified is not None:
+            if isinstance(simplified, Var) and simplified.type.ndim and self.new_arrays:
+                return self.apply(P.PRIMITIVES["copy"], [simplified], {})
+            return self.sym(simplified) if isinstance(simplified, Var) else simplified.value
+        types = [a.type for a in atoms]
+        out_type = prim.type_rule(types, params)
+        if prim.elementwise and self.assume_sizes:
+            self.assume_same_sizes([a for a in atoms if a.type.ndim])
+        out = self.emit(prim.name, atoms, params, out_type)
+        out.dims = _dims(prim, atoms, params, out_type)
+        if prim.name == "shape_dim":
+            out.dims = (dims_of(atoms[0])[params["axis"]],)  # the size itself, as a token
+        if out_type.ndim:
+            if prim.name in _VIEWS and isinstance(atoms[0], Var):
+                self.views.add(out)
+            if (prim.name in _VIEWS or prim.name == "setitem") and isinstance(atoms[0], Var):
+                self.share_memory(out, atoms[0])
+            self.restamp(out)
+        return self.sym(out)
+
+    # -- sizes: what is assumed of the arguments' shapes ---------------------------------
+
+    def set_params(self, params: list[Var]) -> None:
+        self.param_vars = list(params)
+        for p in params:
+            p.dims = tuple((p, k) for k in range(p.type.ndim))
+            self.param_axes.update({t: (p, k) for k, t in enumerate(p.dims)})
+            self.made.append(p)
+
+    def size_class(self, token):
+        while token in self.same:
+            token = self.same[token]
+        return token
+
+    def assume_same_sizes(self, arrays: list) -> None:
+        """Two axes that broadcast against each other and whose sizes are not known while
+        building are, nearly always, the same size (``x @ W + b``); NumPy also allows either to
+        be 1. Where both are axes of arguments (or one is a literal size), assume they are the
+        same: the forward pass checks it first thing (``same_size``), and a call that breaks it
+        gets the general code (`api`), which broadcasts and unbroadcasts at run time."""
+        ndim = max((a.type.ndim for a in arrays), default=0)
+        for k in range(ndim):
+            first = None
+            for a in arrays:
+                j = k - (ndim - a.type.ndim)
+                if j < 0:
+                    continue
+                t = self.size_class(dims_of(a)[j])
+                if t == 1:
+                    continue
+                if first is None or t == first:
+                    first = t
+                    continue
+                if not all(isinstance(x, int) or x in self.param_axes for x in (first, t)) or (
+                        isinstance(first, int) and isinstance(t, int)):
+                    continue  # two different literals: NumPy's own error, at run time
+                keep, drop = (t, first) if isinstance(t, int) else (first, t)
+                self.same[drop] = keep
+                self.assumed.append((keep, drop, self.loc))
+                self.rename_sizes()
+
+    def rename_sizes(self) -> None:
+        """Every variable's dims in terms of one token per class of same-size axes."""
+        def canon(t):
+            if isinstance(t, tuple) and t and t[0] == "broadcast":
+                return ("broadcast",) + tuple(canon(x) for x in t[1:])
+            return self.size_class(t)
+        for v in self.made:
+            if v.dims is not None:
+                v.dims = tuple(canon(t) for t in v.dims)
+
+    def size_checks(self) -> list[Eqn]:
+        """The forward pass's first statements: one ``same_size`` per assumption."""
+        out = []
+        reads: dict = {}
+
+        def size(token, loc):
+            if isinstance(token, int):
+                return Const(token)
+            if token not in reads:
+                p, k = self.param_axes[token]
+                v = self.new_var(Type("i", 0), f"_{p.name}_shape{k}")
+                v.dims = (self.size_class(token),)
+                out.append(Eqn("shape_dim", [v], [p], {"axis": k}, loc))
+                reads[token] = v
+            return reads[token]
+
+        for keep, drop, loc in self.assumed:
+            a, b = size(keep, loc), size(drop, loc)
+            out.append(Eqn("same_size", [], [a, b], {}, loc))
+        return out
+
+    # -- memory: which array values may alias --------------------------------------------
+
+    def _find(self, v: Var) -> Var:
+        while self.memory.get(v, v) is not v:
+            v = self.memory[v]
+        return v
+
+    def share_memory(self, a: Var, b: Var) -> None:
+        """``a`` and ``b`` may be the same memory (a view, a version, a carried array)."""
+        ra, rb = self._find(a), self._find(b)
+        if ra is not rb:
+            self.memory[ra] = rb
+            self.writes[rb] = self.writes.get(rb, 0) + self.writes.get(ra, 0)
+
+    def same_view(self, a: Var, b: Var) -> None:
+        """``a`` may be ``b`` (a loop's carried value, a merged value): a view if ``b`` is."""
+        if b in self.views:
+            self.views.add(a)
+
+    def memory_state(self) -> tuple:
+        """A copy of the memory bookkeeping, to undo a loop body built again (its types
+        changed): the writes of the attempt given up must not make earlier arrays stale."""
+        return (dict(self.memory), dict(self.writes), dict(self.stamp), set(self.views),
+                dict(self.latest))
+
+    def restore_memory_state(self, state: tuple) -> None:
+        memory, writes, stamp, views, latest = state
+        self.memory, self.writes, self.stamp = dict(memory), dict(writes), dict(stamp)
+        self.views, self.latest = set(views), dict(latest)
+
+    def writes_to(self, v: Var) -> int:
+        return self.writes.get(self._find(v), 0)
+
+    def restamp(self, v: Var) -> None:
+        """``v`` holds the current contents of its memory."""
+        self.stamp[v] = self.writes_to(v)
+
+    def mark_stale(self, v: Var) -> None:
+        self.stamp[v] = -1
+
+    def is_stale(self, v: Var) -> bool:
+        return v in self.stamp and self.stamp[v] != self.writes_to(v)
+
+    def note_write(self, version: Var) -> None:
+        """``version`` is the new contents of its memory after an in-place write."""
+        root = self._find(version)
+        self.writes[root] = self.writes.get(root, 0) + 1
+        self.restamp(version)
+
+    def newer(self, old: Var, new: Var) -> None:
+        """``new`` is what ``old``'s memory holds now (a write, a loop, a branch)."""
+        self.latest[old] = new
+
+    def merge_versions(self, then: dict, orelse: dict, merges) -> None:
+        """After an ``if`` whose branches left the versions ``then`` and ``orelse``: an array
+        that became one value on each side is now the value merged from them; one that
+        changed on a side without such a merge stays out of date (its reads are refused)."""
+        def current(table, v):
+            while v in table:
+                v = table[v]
+            return v
+        merged = {(m.init, m.update): m.var for m in merges
+                  if isinstance(m.init, Var) and isinstance(m.update, Var)}
+        for k in dict.fromkeys([*then, *orelse]):
+            t, e = current(then, k), current(orelse, k)
+            if t is e:
+                continue
+            if (t, e) in merged:
+                self.latest[k] = merged[(t, e)]
+            else:
+                self.latest.pop(k, None)
+
+    def forget_versions_in(self, blocks) -> None:
+        """Versions made inside a loop body or branch are out of scope after it: an array
+        whose latest known version is one of them stays out of date (its reads are refused)."""
+        inner = {v for b in blocks for s in walk(b) for v in defs(s)}
+        for k in [k for k, v in self.latest.items() if self.current(v) in inner]:
+            del self.latest[k]
+
+    def current(self, v: Var) -> Var:
+        """The latest version of ``v``'s memory that the builder knows of."""
+        while v in self.latest:
+            v = self.latest[v]
+        return v
+
+    def check_writable(self, array: Var, name: str) -> None:
+        """Before ``name[...] = v`` writes into ``array``: an argument's memory is the caller's,
+        so the build starts again with that argument copied on entry (`WritesArgument`); a
+        write into a view is refused."""
+        cls = self._find(array)
+        for p in self.param_vars:
+            if p.type.ndim and self._find(p) is cls:
+                raise WritesArgument(p)
+        for held, params in self.holds_params.items():
+            if params and self._find(held) is cls:
+                raise WritesArgument(params[0])
+        if array in self.views:
+            raise UnsupportedError(
+                f"writing into `{name}`, a view (a slice, .T or reshape) of another array, "
+                "is not supported: write into the array itself, or .copy() the view first",
+                self.loc)
+
+
+class WritesArgument(Exception):
+    """Internal: the function writes into the memory of argument ``param`` (under any name,
+    in a callee, through a loop); `build.build` starts again, copying it on entry."""
+
+    def __init__(self, param: Var):
+        super().__init__(param.name)
+        self.param = param
+
+
+def stale_message(what: str) -> str:
+    return (f"{what} shares memory with an array written in place after it was made (it is a "
+            "view — a slice, .T, reshape — or another name for it); NumPy would show the new "
+            "values through it, which jitgrad does not follow. Take it after the write, or "
+            ".copy() it")
+
+
+def _size_token(a):
+    """The size an integer atom stands for: a literal, or a value read from a shape."""
+    if isinstance(a, Const):
+        return a.value
+    if a.type.ndim == 0 and a.dims is not None and len(a.dims) == 1:
+        return a.dims[0]
+    return None
+
+
+def _dims(prim, atoms, params, out_type) -> tuple | None:
+    """The size tokens of a primitive's result, from its operands' (None: unknown)."""
+    name, arrays = prim.name, [a for a in atoms if a.type.ndim]
+    if prim.elementwise:
+        return broadcast_dims(*(dims_of(a) for a in arrays)) if arrays else ()
+    d = dims_of(atoms[0]) if atoms else ()
+    if name in ("sum", "max", "min", "prod_axis"):
+        axis, keep = params["axis"], params["keepdims"]
+        if axis is None:
+            return (1,) * len(d) if keep else ()
+        return d[:axis] + ((1,) if keep else ()) + d[axis + 1:]
+    if name == "matmul":
+        a, b = d, dims_of(atoms[1])
+        return (a[:-1] + b[1:]) if len(b) == 2 else a[:-1]  # (n, k) @ (k, m) -> (n, m)
+    if name == "outer":
+        return (d[0], dims_of(atoms[1])[0])
+    if name == "transpose":
+        axes = params.get("axes")
+        return tuple(reversed(d)) if axes is None else tuple(d[k] for k in axes)
+    if name == "expand_dims":
+        return d[:params["axis"]] + (1,) + d[params["axis"]:]
+    if name in ("reshape", "zeros", "ones", "empty", "full"):
+        sizes = atoms[1:] if name in ("reshape", "full") else atoms
+        tokens = tuple(_size_token(a) for a in sizes)
+        return None if any(t is None for t in tokens) else tokens
+    if name == "take_add":
+        rows = _size_token(atoms[2])
+        return None if rows is None else (rows,) + dims_of(atoms[0])[1:]
+    if name in ("reshape_like", "broadcast_like", "sum_to_like", "spread"):
+        return dims_of(atoms[1])
+    if name in ("choose_share", "copy", "cast", "zeros_like", "ones_like", "setitem",
+                "prod_others_axis", "cumsum_axis"):
+        return d
+    if name == "getitem":
+        spec, out = params["index_spec"], []
+        for k, item in enumerate(spec):
+            if item == ":":
+                out.append(d[k])
+            elif item != "i":
+                return None  # a slice: a new size
+        return tuple(out) + d[len(spec):]
+    return None
+
+
+_VIEWS = {"getitem", "transpose", "reshape", "reshape_like", "expand_dims"}
+_NO_FOLD = {"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "copy", "stack",
+            "arange", "eye"}
+
+
+def _python_scalar(value):
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    return value
+
+
+def _is(atom, value) -> bool:
+    return isinstance(atom, Const) and not isinstance(atom.value, bool) and atom.value == value
+
+
+def _simplify(name: str, atoms):
+    """Identities that keep the generated code free of ``0.0 * x`` and ``x * 1.0``."""
+    if len(atoms) != 2:
+        return None
+    a, b = atoms
+    if name == "mul":
+        if _is(a, 1) and isinstance(b, Var) and b.type.kind == "f":
+            return b
+        if _is(b, 1) and isinstance(a, Var) and a.type.kind == "f":
+            return a
+    if name in ("add", "sub") and _is(b, 0) and isinstance(a, Var) and a.type.kind == "f":
+        return a
+    if name == "add" and _is(a, 0) and isinstance(b, Var) and b.type.kind == "f":
+        return b
+    if name == "div" and _is(b, 1) and isinstance(a, Var) and a.type.kind == "f":
+        return a
+    if name == "pow" and _is(b, 1) and isinstance(a, Var) and a.type.kind == "f":
+        return a
+    return None
+
+
+# ----------------------------------------------------------------------------- Sym
+
+
+def _apply(name, *args, **params):
+    return P.PRIMITIVES[name](*args, **params)
+
+
+class Sym:
+    """A value known by its type only; NumPy operations on it record equations."""
+
+    __array_priority__ = 1000
+
+    def __init__(self, builder: GraphBuilder, atom):
+        self.builder = builder
+        self.atom = atom
+
+    @property
+    def type(self) -> Type:
+        return self.atom.type
+
+    @property
+    def ndim(self) -> int:
+        return self.atom.type.ndim
+
+    def __repr__(self) -> str:
+        return f"Sym({self.atom!r}: {self.type})"
+
+    def _jitgrad_apply(self, prim, args, params):
+        return self.builder.apply(prim, args, params)
+
+    # Python truth and float conversion need a run-time value: refuse with the user's line.
+    def __bool__(self):
+        raise UnsupportedError(
+            "this condition depends on run-time values where jitgrad needs it while building "
+            "the graph (use it in an `if`/`while` statement, or np.where)", self.builder.loc)
+
+    def __float__(self):
+        raise UnsupportedError("float() of a run-time value inside an expression jitgrad "
+                               "cannot follow", self.builder.loc)
+
+    def __index__(self):
+        raise UnsupportedError("a run-time value used where a constant integer is needed "
+                               "(an axis, a reshape size in a tuple built by Python)",
+                               self.builder.loc)
+
+    def __iter__(self):
+        raise UnsupportedError("iterating over an array outside a `for` statement",
+                               self.builder.loc)
+
+    def __len__(self):
+        raise UnsupportedError("len() of a run-time value", self.builder.loc)
+
+    # -- arithmetic ----------------------------------------------------------------------
+    def __add__(self, o): return _apply("add", self, o)
+    def __radd__(self, o): return _apply("add", o, self)
+    def __sub__(self, o): return _apply("sub", self, o)
+    def __rsub__(self, o): return _apply("sub", o, self)
+    def __mul__(self, o): return _apply("mul", self, o)
+    def __rmul__(self, o): return _apply("mul", o, self)
+    def __truediv__(self, o): return _apply("div", self, o)
+    def __rtruediv__(self, o): return _apply("div", o, self)
+    def __floordiv__(self, o): return _apply("floordiv", self, o)
+    def __rfloordiv__(self, o): return _apply("floordiv", o, self)
+    def __mod__(self, o): return _apply("mod", self, o)
+    def __rmod__(self, o): return _apply("mod", o, self)
+    def __pow__(self, o): return np_power(self, o)
+    def __rpow__(self, o): return _apply("pow", o, self)
+    def __matmul__(self, o): return _matmul(self, o)
+    def __rmatmul__(self, o): return _matmul(o, self)
+    def __neg__(self): return _apply("neg", self)
+    def __pos__(self): return self
+    def __abs__(self): return _apply("abs", self)
+    def __lt__(self, o): return _apply("lt", self, o)
+    def __le__(self, o): return _apply("le", self, o)
+    def __gt__(self, o): return _apply("gt", self, o)
+    def __ge__(self, o): return _apply("ge", self, o)
+    def __eq__(self, o): return _apply("eq", self, o)  # noqa: E704
+    def __ne__(self, o): return _apply("ne", self, o)
+    def __and__(self, o): return _apply("logical_and", self, o)
+    def __or__(self, o): return _apply("logical_or", self, o)
+    def __invert__(self): return _apply("logical_not", self)
+    __hash__ = object.__hash__
+
+    # -- array attributes and methods ----------------------------------------------------
+    @property
+    def T(self):
+        return _apply("transpose", self)
+
+    @property
+    def shape(self):
+        return tuple(_apply("shape_dim", self, axis=k) for k in range(self.ndim))
+
+    @property
+    def size(self):
+        return _apply("size", self) if self.ndim else 1
+
+    def sum(self, axis=None, keepdims=False): return np_sum(self, axis, keepdims)
+    def mean(self, axis=None, keepdims=False): return np_mean(self, axis, keepdims)
+    def max(self, axis=None, keepdims=False): return np_reduce("max", self, axis, keepdims)
+    def min(self, axis=None, keepdims=False): return np_reduce("min", self, axis, keepdims)
+    def dot(self, o): return NUMPY[np.dot](self, o)
+    def copy(self): return _apply("copy", self)
+    def transpose(self, *axes): return np_transpose(self, axes or None)
+    def item(self): return np_reshape_like(self, 0.0)
+
+    def reshape(self, *shape):
+        if len(shape) == 1 and isinstance(shape[0], tuple):
+            shape = shape[0]
+        return np_reshape(self, shape)
+
+    def astype(self, dtype):
+        return np_cast(self, dtype)
+
+    @property
+    def dtype(self):  # np.zeros(n, dtype=x.dtype)
+        return np.dtype({"f": np.float64, "i": np.int64, "b": np.bool_}[self.type.kind])
+
+    def prod(self, axis=None, keepdims=False): return np_prod(self, axis, keepdims)
+    def var(self, *args, **kw): return np_var(self, *args, **kw)
+    def std(self, *args, **kw): return np_std(self, *args, **kw)
+    def cumsum(self, axis=None): return np_cumsum(self, axis)
+    def cumprod(self, axis=None): return np_cumprod(self, axis)
+    def ravel(self): return np_ravel(self)
+    def flatten(self): return np_copy(np_ravel(self))
+    def squeeze(self, axis=None): return np_squeeze(self, axis)
+    def repeat(self, repeats, axis=None): return NUMPY[np.repeat](self, repeats, axis)
+    def swapaxes(self, a, b): return NUMPY[np.swapaxes](self, a, b)
+    def diagonal(self, offset=0, axis1=0, axis2=1):
+        return NUMPY[np.diagonal](self, offset, axis1, axis2)
+    def trace(self, offset=0, axis1=0, axis2=1): return NUMPY[np.trace](self, offset, axis1, axis2)
+
+    # -- the NumPy protocols -------------------------------------------------------------
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        handler = NUMPY.get(ufunc)
+        if method != "__call__" or handler is None or kwargs:
+            raise UnsupportedError(f"np.{ufunc.__name__}"
+                                   f"{'.' + method if method != '__call__' else ''} is not "
+                                   "supported", self.builder.loc)
+        return handler(*inputs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        handler = NUMPY.get(func)
+        if handler is None:
+            raise UnsupportedError(f"np.{func.__name__} is not supported", self.builder.loc)
+        return handler(*args, **kwargs)
+
+
+def _builder_of(*values) -> GraphBuilder | None:
+    for v in values:
+        if isinstance(v, Sym):
+            return v.builder
+    return None
+
+
+def _loc(*values):
+    b = _builder_of(*values)
+    return b.loc if b else None
+
+
+def records(x) -> bool:
+    """Whether ``x`` records operations (a `Sym` here, a tape `Tensor`) rather than holding
+    a value NumPy computes with."""
+    return hasattr(type(x), "_jitgrad_apply")
+
+
+def ndim_of(x) -> int:
+    return x.ndim if records(x) else np.ndim(x)
+
+
+# The builder whose block allocations go to when no argument is symbolic (np.zeros(3)).
+_CURRENT: list[GraphBuilder] = []
+
+
+# The NumPy surface lives in numpy_api.py; the names below are what Sym's methods and the other
+# modules use from it.
+from jitgrad.lang.numpy_api import (
+    CONSTANTS,
+    MATH,
+    NUMPY,
+    REFUSED,
+    _matmul,
+    _norm_axis,
+    np_cast,
+    np_copy,
+    np_cumprod,
+    np_cumsum,
+    np_mean,
+    np_power,
+    np_prod,
+    np_ravel,
+    np_reduce,
+    np_reshape,
+    np_reshape_like,
+    np_squeeze,
+    np_std,
+    np_sum,
+    np_transpose,
+    np_var,
+    scalar_only,
+)
+
+__all__ = ["CONSTANTS", "FLOAT", "INT", "MATH", "NUMPY", "REFUSED", "GraphBuilder", "Sym", "_matmul",
+           "_norm_axis", "np_cast", "np_copy", "np_cumprod", "np_cumsum", "np_mean", "np_power", "np_prod",
+           "np_ravel", "np_reduce", "np_reshape", "np_reshape_like", "np_squeeze", "np_std",
+           "np_sum", "np_transpose", "np_var", "scalar_only"]

@@ -1,0 +1,170 @@
+"""Named passes over the transformed kernels, run in a declared order.
+
+Takes a `reverse.Gradient`; guarantees each pass keeps the values the kernels return and every
+side effect (in-place writes, tape pushes and pops), and only removes or simplifies the rest.
+
+Passes, in order:
+* ``dead_code``: drops equations whose results nothing reads (shape reads the builder made
+  eagerly, branches of a rule that turned out zero, forward values the adjoint never needs).
+* ``common_subexpressions`` (on the forward IR, before the transform): computes a repeated
+  operation once.
+* ``fold_assigns``: writes a temporary's operation straight into the adjoint it is assigned to.
+* ``unused_saved``: a saved value the adjoint no longer reads (a fused loop's adjoint ran in
+  the forward pass) is neither returned by the forward kernel nor passed to the adjoint.
+"""
+
+from __future__ import annotations
+
+from jitgrad.core.ir import Block, Eqn, If, Repeat, Storage, Var, direct_uses, sub_blocks
+
+_EFFECTS = {"setitem", "add_at", "zero_at", "iadd", "push", "pop", "stack_alloc", "reserve",
+            "count_reset", "count_tick", "count_max"}
+# (``loop_index`` and ``assign`` in an adjoint prologue define values; they are pure.)
+
+
+def dead_code(block: Block, live_out: set[Var]) -> None:
+    """Remove pure equations whose outputs are not live, to a fixed point."""
+    while _prune(block, _live_uses(block, set(live_out))):
+        pass
+
+
+def _live_uses(block: Block, live: set[Var]) -> set[Var]:
+    """Every variable used anywhere (conservative across loops and branches)."""
+    for s in block.stmts:
+        for a in direct_uses(s):
+            if isinstance(a, Var):
+                live.add(a)
+        for sb in sub_blocks(s):
+            _live_uses(sb, live)
+    return live
+
+
+def _prune(block: Block, live: set[Var]) -> bool:
+    """Drop pure equations whose results are not live; say whether any went."""
+    removed = False
+    keep = []
+    for s in block.stmts:
+        if isinstance(s, Eqn) and s.prim not in _EFFECTS and s.outs and not any(
+                o in live for o in s.outs):
+            removed = True
+            continue
+        for sb in sub_blocks(s):
+            removed |= _prune(sb, live)
+        keep.append(s)
+    block.stmts[:] = keep
+    return removed
+
+
+def fold_assigns(block: Block, returned: set[Var]) -> None:
+    """``_t1 = x * 2.0`` followed by ``_b_x = _t1`` becomes ``_b_x = x * 2.0`` when nothing
+    else reads ``_t1``."""
+    counts: dict[Var, int] = {}
+
+    def count(b: Block):
+        for s in b.stmts:
+            for a in direct_uses(s):
+                if isinstance(a, Var):
+                    counts[a] = counts.get(a, 0) + 1
+            for sb in sub_blocks(s):
+                count(sb)
+    count(block)
+
+    def fold(b: Block):
+        keep = []
+        for s in b.stmts:
+            for sb in sub_blocks(s):
+                fold(sb)
+            if (isinstance(s, Eqn) and s.prim == "assign" and keep and isinstance(keep[-1], Eqn)
+                    and isinstance(s.ins[0], Var) and keep[-1].outs
+                    and keep[-1].outs[0] is s.ins[0] and len(keep[-1].outs) == 1
+                    and s.ins[0].name.startswith("_t") and counts.get(s.ins[0]) == 1
+                    and s.ins[0] not in returned and keep[-1].prim not in _EFFECTS
+                    and s.outs[0] not in keep[-1].ins):
+                prev = keep[-1]
+                keep[-1] = Eqn(prev.prim, [s.outs[0]], prev.ins, prev.params, prev.loc)
+                continue
+            keep.append(s)
+        b.stmts[:] = keep
+    fold(block)
+
+
+_NOT_SHARED = _EFFECTS | {"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "copy",
+                          "assign", "trip_count"}
+
+
+def _atom_key(a):
+    return ("v", a) if isinstance(a, Var) else ("c", type(a.value).__name__, a.value)
+
+
+def common_subexpressions(fn) -> None:
+    """An equation repeating an earlier one (same primitive, inputs and parameters, in the same
+    block or an enclosing one) reuses its result: the user who writes ``np.exp(z)`` twice gets
+    it computed, and differentiated, once. Runs on the forward IR (SSA) before the transform.
+    An array whose memory is written in place is not shared: ``a = np.square(x)`` written into
+    and a later ``np.square(x)`` are two arrays."""
+    replace: dict[Var, Var] = {}
+    storage = Storage(fn)
+
+    def sub(a):
+        return replace.get(a, a) if isinstance(a, Var) else a
+
+    def block(b: Block, seen: dict):
+        seen = dict(seen)
+        keep = []
+        for s in b.stmts:
+            if isinstance(s, Eqn):
+                _substitute(s, sub)
+            if (isinstance(s, Eqn) and len(s.outs) == 1 and s.prim not in _NOT_SHARED
+                    and not storage.written(s.out)):
+                key = (s.prim, tuple(_atom_key(a) for a in s.ins),
+                       tuple(sorted((k, repr(v)) for k, v in s.params.items())))
+                if key in seen:
+                    replace[s.out] = seen[key]
+                    continue
+                seen[key] = s.out
+            for sb in sub_blocks(s):
+                block(sb, seen)
+            if not isinstance(s, Eqn):
+                _substitute(s, sub)  # after its blocks: carried updates name values inside them
+            keep.append(s)
+        b.stmts[:] = keep
+    block(fn.body, {})
+    fn.result = sub(fn.result)
+
+
+def _substitute(s, sub) -> None:
+    if isinstance(s, Eqn):
+        s.ins = [sub(a) for a in s.ins]
+        return
+    for name in ("start", "stop", "step", "cond", "exit_flag", "trips"):
+        if hasattr(s, name) and getattr(s, name) is not None and not (
+                name == "trips" and not isinstance(s, Repeat)):
+            setattr(s, name, sub(getattr(s, name)))
+    carries = s.merges if isinstance(s, If) else getattr(s, "carries", [])
+    for c in carries:
+        c.init, c.update = sub(c.init), sub(c.update)
+
+
+def unused_saved(grad) -> None:
+    """Drop the saved values (the forward kernel's returns after the value, the adjoint's
+    parameters after the function's own, in the same order) that the adjoint never reads."""
+    n = len(grad.fn.params)
+    saved = grad.adjoint.params[n:n + len(grad.forward.returns) - 1]
+    used = {a for a in grad.adjoint.returns if isinstance(a, Var)}
+    _live_uses(grad.adjoint.body, used)
+    keep = [k for k, v in enumerate(saved) if v in used]
+    if len(keep) == len(saved):
+        return
+    grad.forward.returns[1:] = [grad.forward.returns[1 + k] for k in keep]
+    grad.adjoint.params[n:n + len(saved)] = [saved[k] for k in keep]
+
+
+def optimise(grad) -> None:
+    """Run the passes in order on both kernels (the adjoint first: what it no longer reads,
+    the forward kernel need not compute)."""
+    for kernel in (grad.adjoint, grad.forward):
+        live = {a for a in kernel.returns if isinstance(a, Var)}
+        dead_code(kernel.body, live)
+        fold_assigns(kernel.body, live)
+        if kernel is grad.adjoint:
+            unused_saved(grad)

@@ -1,0 +1,692 @@
+"""Recompute instead of tape: a loop whose iterations do not depend on one another is run again,
+one iteration at a time, inside its adjoint loop.
+
+Takes the result of the reverse transform and its saving (`reverse._Saver`): a forward body that
+pushes what the adjoint reads onto stacks, an adjoint body that pops it. For a top-level ``for``
+loop whose iterations are independent, the pushes leave the forward pass (which then runs at the
+primal's speed and keeps no tape for the loop) and each reverse iteration begins by running the
+forward body of that iteration again, pushing onto stacks the adjoint allocates once; the
+iteration's adjoint pops them straight back. The tape holds one iteration, not ``n``: memory is
+O(body), not O(n * body), and what the adjoint reads is still in cache. Tapenade and Enzyme treat
+such loops the same way.
+
+A loop qualifies (`independent`) when it has no early exit and each of its carried values is:
+
+* **unused** by the body (it is assigned before it is read, or never read);
+* a **reduction**: read only by the one ``add``/``sub`` that makes its update (``total += t``),
+  whose derivative does not read it; or
+* a **work array** that every iteration fills before it reads it (`reads_start`): an element
+  written by a ``for j in range(n)`` loop that writes ``a[j]`` for every ``j`` of an array of
+  size ``n``, or a whole-array write, counts as filled.
+
+and the values it reads from before the loop are not written after it. Guarantees: the replayed
+iteration computes exactly what the forward iteration computed (it reads the same inputs, and
+the work arrays' old contents are never read); the forward pass computes the same value.
+
+The cost model (`worth_it`): a loop qualifies for recomputing when its tape grows inside a
+nested loop, or by at least `MIN_PUSHES` values per iteration; a thin loop keeps its tape (a
+second pass over the body costs more than a few stores). ``.source()`` says which strategy
+each top-level loop got.
+"""
+
+from __future__ import annotations
+
+from jitgrad.core.ir import (
+    Block,
+    Carry,
+    Const,
+    Eqn,
+    For,
+    Function,
+    If,
+    Repeat,
+    Storage,
+    Var,
+    While,
+    defs,
+    direct_uses,
+    replace_vars,
+    sub_blocks,
+    walk,
+)
+from jitgrad.core.types import INT
+
+# Statements of the saving machinery (not the user's computation).
+_TAPE = {"push", "reserve", "stack_alloc", "pop", "trip_count"}
+# Equations that read an array only for its shape.
+_SHAPE_ONLY = {"shape_dim", "size", "zeros_like", "ones_like", "broadcast_like",
+               "sum_to_like", "reshape_like", "spread"}
+MIN_PUSHES = 4  # values pushed per iteration, at the loop's own level, that make it worth it
+ENABLED = True  # tests compare with recomputation switched off
+FUSE = True  # and with fusion switched off (recomputed instead)
+ASCENDING = True  # and with every loop adjoint run backwards
+
+
+def planned(fn: Function) -> set[Block]:
+    """Before saving: the blocks of the top-level loops that will likely be recomputed (their
+    iterations are independent and they hold a nested loop). Saving pushes the results of
+    costly scalar functions there rather than computing them a third time."""
+    storage = Storage(fn)
+    out: set[Block] = set()
+    for k, loop in enumerate(fn.body.stmts if ENABLED else ()):
+        if (isinstance(loop, For) and any(not isinstance(s, Eqn) for s in loop.body.stmts)
+                and independent(loop, None, storage, fn.body.stmts[k + 1:]) is None):
+            out.add(loop.body)
+            out |= {b for s in walk(loop.body) for b in sub_blocks(s)}
+    return out
+
+
+def recompute_loops(fn: Function, adj_body: Block, rev, top_saved: list, stacks: list,
+                    namer, fuse: bool = True) -> tuple[list, list]:
+    """Turn every qualifying top-level loop of ``fn`` into a fused or a recomputed one (see
+    the module docstring); return the new ``top_saved`` and ``stacks``. ``rev`` is the reverse
+    transform (`reverse._Reverse`): its loops' adjoints and their adjoint variables."""
+    storage = Storage(fn)
+    for loop in list(fn.body.stmts):  # (fusing inserts statements before the loop)
+        if not isinstance(loop, For) or loop not in rev.repeat_of:
+            continue
+        rep = rev.repeat_of[loop]
+        k = next(i for i, s in enumerate(fn.body.stmts) if s is loop)
+        why = independent(loop, rep, storage, fn.body.stmts[k + 1:])
+        if why is None and not ENABLED:
+            why = "recomputation is switched off"
+        if why is None and name_clash(loop, fn, top_saved):
+            why = "two versions of an array it reads share a name"
+        seed = _one_seed(loop, rev) if why is None and FUSE and fuse and not loop.parallel \
+            else None
+        fused = None if seed is None else _fuse(fn, adj_body, loop, rep, seed, rev, top_saved,
+                                                stacks, namer)
+        if fused is not None:
+            top_saved, stacks = fused
+            rep.note = loop.note = (
+                "jitgrad: fused (its iterations are independent and it feeds one sum): each "
+                "iteration's adjoint runs right after it, in the forward pass")
+            continue
+        if why is None and not worth_it(loop) and not loop.parallel:  # prange: no tape
+            pushes = any(isinstance(s, Eqn) and s.prim == "push" for s in walk(loop.body))
+            why = "its tape is small" if pushes else "it needs no tape"
+        if why == "it needs no tape":
+            rep.note = loop.note = "jitgrad: no tape: the adjoint rebuilds what it reads"
+            continue
+        if why is not None:
+            rep.note = loop.note = f"jitgrad: taped in reverse ({why})"
+            continue
+        top_saved, stacks = _recompute(fn, adj_body, loop, rep, rev.counter_of(loop),
+                                       top_saved, stacks)
+        rep.note = loop.note = ("jitgrad: recomputed in reverse (its iterations are "
+                                "independent): no tape across iterations")
+    return top_saved, stacks
+
+
+# ----------------------------------------------------------------------------- analysis
+
+
+def independent(loop: For, rep: Repeat | None, storage: Storage, after: list) -> str | None:
+    """None if ``loop``'s iterations are independent (module docstring); otherwise why not.
+    ``rep``: the loop's adjoint, once saving has written it (None before)."""
+    if loop.exit_flag is not None:
+        return "it can exit early"
+    for c in loop.carries:
+        if not isinstance(c.var, Var):
+            continue
+        uses = [s for s in walk(loop.body) if any(a is c.var for a in direct_uses(s))]
+        if not uses:
+            continue
+        if c.var.type.ndim == 0:
+            if not _is_reduction(loop, c):
+                return f"`{c.var.name}` is carried from one iteration to the next"
+        elif reads_start(loop.body, {c.var}):
+            return f"it reads `{c.var.name}` as the previous iteration left it"
+    for s in rep.body.stmts if rep else ():  # the adjoint rebuilds a value from the next
+        if isinstance(s, Eqn) and s.prim == "assign" and any(  # iteration's: needs the tape
+                a is c.var for c in loop.carries for a in s.ins):
+            return "its adjoint rebuilds values from the next iteration"
+    return written_after(loop, storage, after)
+
+
+def mark_ascending(fn: Function, repeat_of: dict, seeded: dict) -> None:
+    """Run forwards every loop adjoint whose iterations commute (`commutes`): Numba compiles an
+    ascending loop tighter, and the pops then read ``stack[base + k]``. The result changes by
+    rounding at most (gradients that several iterations add into one slot add in another
+    order)."""
+    for s in walk(fn.body):
+        if isinstance(s, For) and s in repeat_of and not any(
+                isinstance(t, Repeat) for t in walk(s.body)):  # (fused: its adjoint is inside)
+            rep = repeat_of[s]
+            rep.ascending = ASCENDING and commutes(s, rep, seeded.get(s, []))
+
+
+def commutes(loop: For, rep: Repeat, seeded: list) -> bool:
+    """Whether the iterations of ``rep`` (the adjoint of ``loop``) may run in any order: the
+    loop is independent but for integer counters (``idx += 1``); the code after it sends an
+    adjoint back only into sums (``seeded``: a value the last iteration leaves, such as an
+    array it writes, goes to the last iteration's adjoint alone); its adjoint reads nothing
+    from the next iteration; and every pop is at the top of the adjoint's body, of a scalar
+    (one per iteration: iteration k's value sits at ``base + k``)."""
+    if rep.counter is None or rep.parallel or loop.exit_flag is not None:
+        return False
+    if any(c.var.type.ndim or not _is_reduction(loop, c) for c in seeded):
+        return False
+    for c in loop.carries:
+        if not isinstance(c.var, Var) or not any(
+                a is c.var for s in walk(loop.body) for a in direct_uses(s)):
+            continue
+        if c.var.type.ndim:
+            if reads_start(loop.body, {c.var}):
+                return False
+        elif not (_is_reduction(loop, c) or _is_counter(loop, c)):
+            return False
+    for s in rep.body.stmts:
+        if isinstance(s, Eqn) and s.prim == "assign" and any(
+                a is c.var for c in loop.carries for a in s.ins):
+            return False
+        if isinstance(s, Eqn) and s.prim == "pop" and s.params["ndim"]:
+            return False
+        if any(isinstance(t, Eqn) and t.prim == "pop" for b in sub_blocks(s)
+               for t in walk(b)):
+            return False
+    return True
+
+
+def _is_counter(loop: For, c: Carry) -> bool:
+    """``i = i + 1`` (an integer constant step) at the top of the body: ``i`` is its initial
+    value plus the iteration number times the step, in any order."""
+    return c.var.type.kind == "i" and any(
+        isinstance(s, Eqn) and s.prim == "add" and s.outs[0] is c.update and s.ins[0] is c.var
+        and isinstance(s.ins[1], Const) and isinstance(s.ins[1].value, int)
+        for s in loop.body.stmts)
+
+
+def written_after(loop, storage: Storage, after: list) -> str | None:
+    """Why a replay of ``loop``'s body in the adjoint would read other values than the forward
+    pass did (an array it reads is written in place by a statement in ``after``), or None."""
+    written = {storage.find(o) for s in after for t in walk(Block([s]))
+               if isinstance(t, Eqn) and t.prim == "setitem" for o in t.outs}
+    for a in free_vars(loop.body):
+        if a.type.ndim and storage.find(a) in written:
+            return f"`{a.name}` is written after the loop"
+    return None
+
+
+def worth_it(loop: For) -> bool:
+    own = [s for s in loop.body.stmts if isinstance(s, Eqn) and s.prim == "push"]
+    nested = any(isinstance(s, Eqn) and s.prim == "push"
+                 for t in loop.body.stmts if not isinstance(t, Eqn)
+                 for s in walk(Block([t])))
+    return nested or len(own) >= MIN_PUSHES
+
+
+def _is_reduction(loop: For, c: Carry) -> bool:
+    """``total += t``, perhaps in nested loops and branches: every value that derives from the
+    carried ``total`` is only added to (``add``/``sub``), carried, merged, or the update. No
+    derivative reads such a value, and the replay never needs it."""
+    acc = {c.var}
+    changed = True
+    while changed:
+        changed = False
+        for s in walk(loop.body):
+            outs = []
+            if isinstance(s, Eqn) and s.prim in ("add", "sub") and any(
+                    isinstance(a, Var) and a in acc for a in s.ins[:1 + (s.prim == "add")]):
+                outs = s.outs
+            for m in getattr(s, "carries", []) + getattr(s, "merges", []):
+                if any(isinstance(a, Var) and a in acc for a in (m.init, m.update)):
+                    outs = outs + [m.var]
+            for o in outs:
+                if o not in acc:
+                    acc.add(o)
+                    changed = True
+    if c.update not in acc:
+        return False
+    for s in walk(loop.body):
+        plumbing = [a for m in getattr(s, "carries", []) + getattr(s, "merges", [])
+                    for a in (m.init, m.update)]
+        for a in direct_uses(s):
+            if not (isinstance(a, Var) and a in acc):
+                continue
+            if isinstance(s, Eqn):
+                if s.prim not in ("add", "sub") or s.outs[0] not in acc or (
+                        s.prim == "sub" and s.ins[1] is a) or sum(
+                        isinstance(b, Var) and b in acc for b in s.ins) > 1:
+                    return False
+            elif not any(a is b for b in plumbing) or a in bounds(s):
+                return False
+    return True
+
+
+def bounds(s) -> list:
+    """A loop's or branch's own reads other than its carried values."""
+    out = [s.cond] if isinstance(s, (If, While)) else []
+    if isinstance(s, For):
+        out += [s.start, s.stop, s.step]
+    if getattr(s, "exit_flag", None) is not None:
+        out.append(s.exit_flag)
+    return [a for a in out if isinstance(a, Var)]
+
+
+def reads_start(body: Block, stale: set[Var]) -> bool:
+    """Whether ``body`` reads the contents of an array in ``stale`` (variables whose
+    memory still holds what it held when the iteration began) before it is filled again."""
+    stale = set(stale)
+    for s in body.stmts:
+        if isinstance(s, Eqn):
+            if s.prim in _SHAPE_ONLY or s.prim in ("reserve", "stack_alloc", "trip_count"):
+                continue
+            if s.prim == "setitem":
+                if any(isinstance(a, Var) and a in stale for a in s.ins[1:]):
+                    return True
+                if s.ins[0] in stale and not all(x == ":" for x in
+                                                       s.params["index_spec"]):
+                    stale.add(s.outs[0])  # partly written: the rest is still old
+                continue
+            if any(isinstance(a, Var) and a in stale for a in s.ins):
+                return True
+        elif isinstance(s, If):
+            if isinstance(s.cond, Var) and s.cond in stale:
+                return True
+            for b in (s.then, s.orelse):
+                if reads_start(b, stale):
+                    return True
+            for m in s.merges:  # conservative: stale if it may be stale on either side
+                if any(isinstance(a, Var) and a in stale | _stale_after(b, stale)
+                       for a, b in ((m.init, s.then), (m.update, s.orelse))):
+                    stale.add(m.var)
+        else:  # a nested loop
+            inner = stale | {c.var for c in s.carries if isinstance(c.init, Var)
+                             and c.init in stale}
+            blocks = [s.body] + ([s.cond_block] if isinstance(s, While) else [])
+            if any(reads_start(b, inner) for b in blocks):
+                return True
+            if isinstance(s, While) and isinstance(s.cond, Var) and s.cond in inner:
+                return True
+            for c in s.carries:
+                if c.var in inner and not _fills(s, c):
+                    stale.add(c.var)
+    return False
+
+
+def _stale_after(block: Block, stale: set[Var]) -> set[Var]:
+    """The stale set at the end of ``block`` (partial writes of stale arrays stay stale)."""
+    out = set(stale)
+    for s in walk(block):
+        if isinstance(s, Eqn) and s.prim == "setitem" and s.ins[0] in out:
+            out.add(s.outs[0])
+        for c in getattr(s, "carries", []) + getattr(s, "merges", []):
+            if any(isinstance(a, Var) and a in out for a in (c.init, c.update)):
+                out.add(c.var)
+    return out
+
+
+def _fills(loop, c: Carry) -> bool:
+    """``for j in range(n): a[j] = ...`` with ``n`` the size of ``a``'s first axis: every
+    element of ``a`` is written (the loop cannot exit early)."""
+    if not (isinstance(loop, For) and loop.exit_flag is None and c.var.type.ndim
+            and isinstance(loop.start, Const) and loop.start.value == 0
+            and isinstance(loop.step, Const) and loop.step.value == 1):
+        return False
+    root = c.var.root  # the allocation, when the loop only writes into it in place
+    size = root.dims[0] if root.dims else None
+    stop = loop.stop.value if isinstance(loop.stop, Const) else (
+        loop.stop.dims[0] if loop.stop.dims else None)
+    if size is None or stop is None or size != stop:
+        return False
+    version = c.var
+    for s in loop.body.stmts:
+        if isinstance(s, Eqn) and s.prim == "setitem" and s.ins[0] is version:
+            spec = s.params["index_spec"]
+            if spec[0] == "i" and all(x == ":" for x in spec[1:]) and s.ins[2] is loop.index:
+                return True
+            version = s.outs[0]
+    return False
+
+
+def free_vars(block: Block) -> list[Var]:
+    """Variables ``block`` reads that it does not define (in first-use order)."""
+    defined = set()
+    for s in walk(block):
+        for v in defs(s):
+            defined.add(v)
+        if isinstance(s, For):
+            defined.add(s.index)
+    out, seen = [], set()
+    for s in walk(block):
+        for a in direct_uses(s):
+            if isinstance(a, Var) and a not in defined and a not in seen:
+                seen.add(a)
+                out.append(a)
+    return out
+
+
+# ----------------------------------------------------------------------------- rewriting
+
+
+def _recompute(fn, adj_body, loop: For, rep: Repeat, counter: Var, top_saved, stacks):
+    tapes = {s.ins[0] for s in walk(loop.body) if isinstance(s, Eqn) and s.prim == "push"}
+    replay = clone(loop.body)  # with its pushes
+    drop_reserves(replay, tapes)
+    # (a reduction's value is never read: the replay adds to a stand-in, see below)
+    # 1. the forward pass keeps no tape for the loop; it counts the pushes of the iteration
+    #    that pushes most, so that the adjoint's stacks need no check for room
+    allocs = [s for s in fn.body.stmts if isinstance(s, Eqn) and s.prim == "stack_alloc"
+              and s.outs[0] in tapes]
+    most = {}  # tape -> the most pushes in one iteration
+    at = next(i for i, s in enumerate(fn.body.stmts) if s is loop)
+    for a in allocs:
+        tape, count = a.outs
+        most[tape] = Var(count.name + "_most", count.type)
+        fn.body.stmts[at:at] = [Eqn("count_reset", [most[tape]], [], {}, None)]
+        loop.body.stmts[:0] = [Eqn("count_reset", [count], [], {}, None)]
+        loop.body.stmts.append(Eqn("count_max", [most[tape]], [most[tape], count],
+                                   {}, None))
+        top_saved = top_saved + [(most[tape], most[tape])]
+    fn.body.stmts[:] = [s for s in fn.body.stmts if not any(s is a for a in allocs)]
+    count_pushes(loop.body, tapes)
+    moved = {v for a in allocs for v in a.outs}
+    stacks = [v for v in stacks if v not in moved]
+    # 2. the adjoint replays the iteration: its index, then the forward body (with its pushes)
+    index = next((s for s in rep.body.stmts if isinstance(s, Eqn) and s.prim == "loop_index"
+                  and s.outs[0] is loop.index), None)
+    if index is not None:
+        rep.body.stmts.remove(index)
+    else:
+        index = Eqn("loop_index", [loop.index], [counter, loop.start, loop.step], {}, loop.loc)
+    rep.body.stmts[:0] = [index] + replay.stmts
+    # 3. before the adjoint loop: the stacks (one iteration deep) and the work arrays
+    before = []
+    for a in allocs:
+        before.append(Eqn("stack_alloc", list(a.outs), [most[a.outs[0]]], dict(a.params),
+                          a.loc))
+    for c in loop.carries:  # work arrays (filled before read) and reductions (never read)
+        if c.var.type.ndim:
+            before.append(Eqn("zeros_like", [c.var], [c.init], {}, loop.loc))
+        else:
+            zero = {"f": 0.0, "i": 0, "b": False}[c.var.type.kind]
+            before.append(Eqn("assign", [c.var], [Const(zero)], {}, loop.loc))
+    k = next(i for i, s in enumerate(adj_body.stmts) if s is rep)
+    adj_body.stmts[k:k] = before
+    # 4. what the replay reads from before the loop travels from the forward pass
+    bound = {v for _, v in top_saved} | {p for p in fn.params}
+    for v in free_vars(Block(before + [index] + replay.stmts)):
+        if v not in bound and v is not counter and not any(v is c.var
+                                                              for c in loop.carries):
+            top_saved = top_saved + [(v, v)]
+            bound.add(v)
+    return top_saved, stacks
+
+
+def _one_seed(loop: For, rev) -> Carry | None:
+    """The loop's one carried value that the code after it sends an adjoint back into, if
+    there is exactly one and it is a float sum (``total += t``); otherwise None."""
+    seeded = rev.seeded.get(loop, [])
+    if len(seeded) != 1:
+        return None
+    c = seeded[0]
+    if c.var.type.ndim or c.var.type.kind != "f" or not _is_reduction(loop, c):
+        return None
+    return c
+
+
+def _fuse(fn, adj_body, loop: For, rep: Repeat, seed: Carry, rev, top_saved, stacks, namer):
+    """Run each iteration's adjoint right after the iteration, in the forward pass.
+
+    The loop's iterations are independent and the code after it sends an adjoint into one
+    sum only (``seed``): the adjoint of iteration ``i`` is then that adjoint times what the
+    iteration's adjoint gives for a seed of 1. The forward pass runs the iteration, then its
+    adjoint with a seed of 1, adding into its own gradient arrays (``_g_means``: one per
+    adjoint the loop adds into); the adjoint pass adds the real seed times each of them. The
+    tape holds one iteration, and the body runs once instead of twice (forward, then replay).
+    """
+    counter = rep.counter
+    body = [s for s in rep.body.stmts if not (
+        isinstance(s, Eqn) and s.prim == "loop_index" and s.ins and s.ins[0] is counter)]
+    if counter is not None and any(a is counter for s in body for t in walk(Block([s]))
+                                   for a in direct_uses(t)):
+        return None
+    tapes = {s.ins[0] for s in walk(loop.body) if isinstance(s, Eqn) and s.prim == "push"}
+    counting = _push_counts(loop, tapes, namer)
+    if counting is None:
+        return None
+    seed_adj = rev.state(seed.var).var
+    carried = {rev.state(c.var).var for c in loop.carries if rev.active(c.var)}
+    forward_of = {rev.state(k).var: k for k in rev.outer_targets(loop)}
+    outer = [rev.state(k).var for k in rev.outer_targets(loop)
+             if rev.state(k).var not in carried]
+    # what the adjoint receives under another name is read under its forward name here
+    rename = {v: a for a, v in top_saved if isinstance(a, Var) and a is not v}
+    unit = Var(namer.fresh("_unit"), seed_adj.type)
+    rename[seed_adj] = unit
+    grads = {}
+    for v in outer:
+        grads[v] = rename[v] = Var(namer.fresh("_g_" + v.name[3:]), v.type,
+                                           dims=v.dims)
+    replace_vars(Block(body), rename)
+    # 1. the forward pass counts the most pushes of one iteration and allocates the stacks
+    #    for that (a push is then a bare store); the gradients start at zero, the seed at one;
+    #    each iteration runs its adjoint after its body (the pops take back what it pushed)
+    count_stmts, most = counting
+    allocs = [s for s in fn.body.stmts if isinstance(s, Eqn) and s.prim == "stack_alloc"
+              and s.outs[0] in tapes]
+    fn.body.stmts[:] = [s for s in fn.body.stmts if not any(s is a for a in allocs)]
+    init = count_stmts + [Eqn("stack_alloc", list(a.outs), [most.get(a.outs[1], Const(16))],
+                              dict(a.params), a.loc) for a in allocs]
+    init.append(Eqn("assign", [unit], [Const(1.0)], {}, loop.loc))
+    for v in outer:
+        init.append(_zero(grads[v], forward_of[v], loop.loc))
+    for c in loop.carries:
+        if rev.active(c.var) and c is not seed:
+            adj = rev.state(c.var).var
+            if adj is not seed_adj and not any(isinstance(s, Eqn) and s.outs and s.outs[0] is adj
+                                               for s in init):
+                init.append(_zero(rename.get(adj, adj), rev.key(c.var), loop.loc))
+    at = next(i for i, s in enumerate(fn.body.stmts) if s is loop)
+    fn.body.stmts[at:at] = init
+    drop_reserves(loop.body, tapes, growing={a.outs[0] for a in allocs
+                                             if a.outs[1] not in most})
+    loop.body.stmts += body
+    # 2. the adjoint pass: the seed times each gradient, added where the loop's adjoint was
+    scaled = []
+    for v in outer:
+        t = Var(namer.fresh("_t"), v.type, dims=v.dims)
+        scaled.append(Eqn("mul", [t], [seed_adj, grads[v]], {}, loop.loc))
+        scaled.append(Eqn("iadd", [], [v, t], {}, loop.loc) if v.type.ndim
+                      else Eqn("add", [v], [v, t], {}, loop.loc))
+    k = next(i for i, s in enumerate(adj_body.stmts) if s is rep)
+    adj_body.stmts[k:k + 1] = scaled
+    # 3. the loop's stacks stay in the forward pass; its gradients travel to the adjoint
+    moved = {v for a in allocs for v in a.outs}
+    stacks = [v for v in stacks if v not in moved]
+    top_saved = top_saved + [(grads[v], grads[v]) for v in outer]
+    return top_saved, stacks
+
+
+def _zero(var: Var, like: Var, loc) -> Eqn:
+    if var.type.ndim:
+        return Eqn("zeros_like", [var], [like], {}, loc)
+    return Eqn("assign", [var], [Const(0.0)], {}, loc)
+
+
+def _push_counts(loop: For, tapes: set[Var], namer) -> tuple[list, dict] | None:
+    """Statements that count, before the loop runs, the most values one iteration pushes on
+    each of ``tapes``: a copy of the loop that keeps only what decides how often each push
+    runs (loop bounds and branch conditions, and what they are computed from), with fresh
+    names. Returns the statements and ``tape -> its most pushes``; None when the pushes
+    depend on a value the copy would have to pop."""
+    copy = For(loop.index, loop.start, loop.stop, loop.step, clone(loop.body),
+               _carries(loop.carries), loop.trips, loop.exit_flag, loop.loc)
+    count_pushes(copy.body, tapes)
+    if not tapes:
+        return [], {}
+    # a flat push counts its array's size, read off the array's first version when that is
+    # made before the loop; otherwise its stack is not counted and grows as it needs
+    inside = {v for s in walk(copy.body) for v in defs(s)}
+    flat = [s for s in walk(copy.body) if isinstance(s, Eqn) and s.prim == "count_tick"
+            and s.params.get("flat")]
+    uncounted = {s.ins[0] for s in flat if s.ins[1].root in inside}
+    for s in flat:
+        s.ins[1] = s.ins[1].root
+    _drop_ticks(copy.body, uncounted)
+    for s in walk(copy.body):  # writes never change a shape: read it off the first version
+        if isinstance(s, Eqn) and s.prim in ("shape_dim", "size") and isinstance(s.ins[0], Var):
+            s.ins[0] = s.ins[0].root
+    needed: set[Var] = set()
+
+    def ticks(s) -> bool:
+        return any(isinstance(t, Eqn) and t.prim == "count_tick" for t in walk(Block([s])))
+
+    for s in [copy] + [s for s in walk(copy.body) if not isinstance(s, Eqn)]:
+        if ticks(s):
+            needed |= {a for a in bounds(s) + ([s.cond] if isinstance(s, If) else [])
+                       if isinstance(a, Var)}
+    changed = True
+    while changed:
+        changed = False
+        for s in [copy] + list(walk(copy.body)):
+            reads = []
+            if isinstance(s, Eqn):
+                if any(o in needed for o in s.outs):
+                    reads = s.ins
+            else:
+                for m in getattr(s, "carries", []) + getattr(s, "merges", []):
+                    if m.var in needed:
+                        reads = reads + [m.init, m.update] + bounds(s)
+                if isinstance(s, While) and s.cond in needed:
+                    reads = reads + list(free_vars(s.cond_block))
+            for a in reads:
+                if isinstance(a, Var) and a not in needed:
+                    needed.add(a)
+                    changed = True
+
+    def keep(block: Block) -> bool:
+        out = []
+        for s in block.stmts:
+            if isinstance(s, Eqn):
+                if s.prim == "pop":
+                    if any(o in needed for o in s.outs):
+                        return False
+                    continue
+                if s.prim == "count_tick" or any(o in needed for o in s.outs):
+                    out.append(s)
+                continue
+            if not (ticks(s) or any(v in needed for v in defs(s))):
+                continue
+            if isinstance(s, If):
+                s.merges = [m for m in s.merges if m.var in needed]
+            else:
+                s.carries = [c for c in s.carries if c.var in needed]
+            if not all(keep(b) for b in sub_blocks(s)):
+                return False
+            out.append(s)
+        block.stmts[:] = out
+        return True
+
+    if not keep(copy.body):
+        return None
+    copy.carries = [c for c in copy.carries if c.var in needed]
+    fresh, names = {}, {}  # versions of one array share its name: their copies share one too
+    for s in [copy] + list(walk(copy.body)):
+        for v in defs(s):
+            storage = None if v.storage is None else fresh.get(v.storage, v.storage)
+            name = names.setdefault(v.name, namer.fresh(v.name))
+            fresh[v] = Var(name, v.type, storage=storage, dims=v.dims)
+    replace_vars(Block([copy]), fresh)
+    most = {}
+    before = []
+    for s in walk(copy.body):
+        if isinstance(s, Eqn) and s.prim == "count_tick":
+            count = s.ins[0]
+            if count not in most:
+                most[count] = Var(namer.fresh(count.name + "_most"), count.type)
+                before.append(Eqn("count_reset", [most[count]], [], {}, None))
+                copy.body.stmts[:0] = [Eqn("count_reset", [count], [], {}, None)]
+                copy.body.stmts.append(Eqn("count_max", [most[count]],
+                                           [most[count], count], {}, None))
+    return before + [copy], most
+
+
+def _drop_ticks(block: Block, counts: set[Var]) -> None:
+    block.stmts[:] = [s for s in block.stmts if not (
+        isinstance(s, Eqn) and s.prim == "count_tick" and s.ins[0] in counts)]
+    for s in block.stmts:
+        for b in sub_blocks(s):
+            _drop_ticks(b, counts)
+
+
+def name_clash(loop: For, fn: Function, top_saved: list) -> bool:
+    """Whether the replay would read, under its forward name, a variable whose name another
+    variable the adjoint already takes (or another read) has: versions of one array share
+    their name in the forward code."""
+    names: dict[str, Var] = {v.name: v for _, v in top_saved}
+    names.update({p.name: p for p in fn.params})
+    reads = free_vars(loop.body) + [c.init for c in loop.carries if isinstance(c.init, Var)]
+    carried = {c.var for c in loop.carries}
+    for v in reads:
+        if v in carried:
+            continue
+        if names.setdefault(v.name, v) is not v:
+            return True
+    return False
+
+
+def count_pushes(block: Block, tapes: set[Var], budget: Var | None = None, namer=None) -> None:
+    """In the forward pass: count each push instead of making it; no room to reserve. With a
+    ``budget`` (`checkpoint`), also add what the push would store to it: one value for a
+    scalar, its size for an array."""
+    out = []
+    for s in block.stmts:
+        if isinstance(s, Eqn) and s.prim in ("push", "reserve") and s.ins[0] in tapes:
+            if s.prim == "push":
+                _, count, value = s.ins
+                if s.params.get("flat"):  # its values and their count
+                    out.append(Eqn("count_tick", [], [count, value], {"flat": True}, s.loc))
+                else:
+                    out.append(Eqn("count_tick", [], [count], {}, s.loc))
+                if budget is not None and value.type.ndim:
+                    size = Var(namer.fresh("_ck_size"), INT)
+                    out += [Eqn("size", [size], [value], {}, s.loc),
+                            Eqn("add", [budget], [budget, size], {}, s.loc)]
+                elif budget is not None:
+                    out.append(Eqn("count_tick", [], [budget], {}, s.loc))
+            continue
+        for b in sub_blocks(s):
+            count_pushes(b, tapes, budget, namer)
+        out.append(s)
+    block.stmts[:] = out
+
+
+def drop_reserves(block: Block, tapes: set[Var], growing=frozenset()) -> None:
+    """In the replay: the stacks have room for the largest iteration; every push is a store
+    (but onto the ``growing`` stacks, which check for room: flat stacks `_push_counts` could
+    not count)."""
+    block.stmts[:] = [s for s in block.stmts if not (
+        isinstance(s, Eqn) and s.prim == "reserve" and s.ins[0] in tapes)]
+    for s in block.stmts:
+        if isinstance(s, Eqn) and s.prim == "push" and s.ins[0] in tapes:
+            s.params["exact"] = s.ins[0] not in growing
+        for b in sub_blocks(s):
+            drop_reserves(b, tapes, growing)
+
+
+def clone(block: Block) -> Block:
+    """The same statements, new objects (the variables are shared)."""
+    out = []
+    for s in block.stmts:
+        if isinstance(s, Eqn):
+            out.append(Eqn(s.prim, list(s.outs), list(s.ins), dict(s.params), s.loc))
+        elif isinstance(s, For):
+            out.append(For(s.index, s.start, s.stop, s.step, clone(s.body), _carries(s.carries),
+                           s.trips, s.exit_flag, s.loc))
+        elif isinstance(s, While):
+            out.append(While(clone(s.cond_block), s.cond, clone(s.body), _carries(s.carries),
+                             s.trips, s.loc, s.exit_flag))
+        elif isinstance(s, If):
+            out.append(If(s.cond, clone(s.then), clone(s.orelse), _carries(s.merges), s.loc))
+        else:
+            raise TypeError(f"cannot replay {type(s).__name__}")
+    return Block(out)
+
+
+def _carries(carries) -> list[Carry]:
+    return [Carry(c.var, c.init, c.update) for c in carries]
+
+
+__all__ = ["mark_ascending", "planned", "recompute_loops"]

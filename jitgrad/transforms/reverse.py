@@ -1,0 +1,1061 @@
+"""Reverse mode: one forward IR function → a forward kernel that saves, and an adjoint kernel.
+
+Takes an `ir.Function` and the parameters to differentiate. Guarantees:
+
+* **Activity.** Only values that depend on a ``wrt`` parameter *and* reach the result get an
+  adjoint ("active"); nothing else is differentiated or saved.
+* **Symbolic zeros.** An adjoint is nothing until its first contribution, which is assigned
+  (``_b_x = c``); later ones add. An adjoint that a loop body or a branch adds into while it is
+  defined outside it is materialised (zeros) before that loop or branch.
+* **Unbroadcasting in one place** (`_unbroadcast`): elementwise rules return their share at the
+  broadcast shape; it is summed back to the input's shape here.
+* **Memory model** (the builder, `build.py`, resolves it; this module relies on it):
+
+  - *Buffers.* Every array value lives in a buffer. Arithmetic, `np.zeros`-like allocation
+    and ``.copy()`` make a new buffer (``x * 1.0`` too, although it folds). Views (basic
+    slicing, ``.T``, reshape), assignment ``a = b`` and passing an array to a called function
+    share the caller's buffer: Python passes arrays by reference.
+  - *Versions.* An in-place write (``y[i] = v``, ``y *= s``, a callee's ``out[i] = ...``) makes
+    a new SSA version of the buffer (``setitem``), emitted in place under the buffer's name.
+    Every name for the buffer (aliases, the callers' names after a call, the names a loop
+    carries, the merged value after a branch) then means the new version. A view taken
+    before the write is out of date: reading it, or writing into any view, is refused. Nothing
+    is ever read in an out-of-date version by the forward code.
+  - *Arguments.* The differentiated function's arguments that it writes into (under any name,
+    in a callee, in a loop) are copied on entry, so the caller's arrays are never modified;
+    a called function's arguments are not copied.
+  - *Shadows.* All versions of a buffer written in place share one adjoint array (its shadow).
+    The adjoint of a read adds into the shadow at the place read; the adjoint of
+    ``setitem(y, v, idx)`` takes the shadow's slot (a copy) as ``v``'s share, zeroes the slot
+    (the write killed what was there), then adds that share into ``v``'s adjoint (``v`` may
+    share the buffer).
+  - *Saving.* The adjoint reads forward values by their forward names. A value of the
+    top-level block is returned by the forward kernel. A value computed inside a loop or branch
+    is rebuilt in the adjoint when that is cheap (a ``for`` index from the reverse counter, a
+    trip count, scalar arithmetic or a read of an array nothing writes into, a carried value's
+    update from the next iteration's entry value, an integer the loop only counts up from its
+    next entry value minus what the iteration added: `_Saver.counted`); otherwise it is pushed
+    on its own typed stack where it is computed and popped where the adjoint of that block
+    begins. A version of a buffer written in place is saved as a copy (a snapshot) where it is
+    made, and in the adjoint every saved version is its own variable (``p_v``, ``p_v_1``): one
+    name, one version. An element read of such a version, inside a loop over its length, is
+    read from the version's snapshot instead of pushed (`_Saver.snapshot`); copies of 1-D float
+    arrays go onto one flat float stack (values, then their count).
+* **Loops** run backwards as ``for _ in range(trips)``; a loop-carried value's adjoint is
+  carried backwards the same way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from jitgrad.core.errors import Loc
+from jitgrad.core.ir import (
+    Atom,
+    Block,
+    Const,
+    Eqn,
+    For,
+    Function,
+    If,
+    Namer,
+    Repeat,
+    Storage,
+    Var,
+    While,
+    defs,
+    dims_of,
+    sub_blocks,
+    used_atoms,
+    walk,
+)
+from jitgrad.core.types import INT, Type
+from jitgrad.lang.symbolic import GraphBuilder, Sym
+from jitgrad.prims import primitives as P
+from jitgrad.prims.rules import RULES
+from jitgrad.transforms.checkpoint import checkpoint_loops
+from jitgrad.transforms.recompute import mark_ascending, planned, recompute_loops
+
+# Scalar functions that cost more to compute again than to push and pop (in a replayed loop).
+_COSTLY = {"exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "arctan",
+           "arcsin", "arccos", "sinh", "cosh", "arcsinh", "pow", "arctan2", "hypot", "erf",
+           "erfc", "logaddexp", "logaddexp2", "cbrt", "arccosh", "arctanh"}
+# Inputs that an adjoint equation reads only for their shape (no copy needed when saving them).
+_SHAPE_ONLY = {"zeros_like": {0}, "shape_dim": {0}, "size": {0}, "broadcast_like": {1},
+               "sum_to_like": {1}, "reshape_like": {1}, "spread": {1}}
+
+
+@dataclasses.dataclass(eq=False)
+class Kernel:
+    """A function to emit: parameters, body, the atoms it returns."""
+
+    name: str
+    params: list[Var]
+    body: Block
+    returns: list[Atom]
+    loc: Loc | None = None
+
+
+@dataclasses.dataclass(eq=False)
+class Gradient:
+    """What the transform produces: two kernels and how they fit together."""
+
+    forward: Kernel  # returns (value, *saved)
+    adjoint: Kernel  # takes (*params, *saved); returns the gradients of wrt
+    fn: Function
+    wrt: list[int]
+    repeats: dict = dataclasses.field(default_factory=dict)  # forward loop -> its Repeat
+
+
+@dataclasses.dataclass(eq=False)
+class _Adj:
+    var: Var  # the adjoint variable, ``_b_<name>``
+    zero: bool = True  # no contribution yet
+    owned: bool = False  # an array jitgrad allocated: in-place updates are safe
+    const: float | None = None  # a scalar adjoint known while building (the seed's neighbours)
+
+
+# ----------------------------------------------------------------------------- analyses
+
+
+def _home_map(fn: Function):
+    """For every variable: the block it is defined in, and for loop-carried values and loop
+    indices the loop body where each iteration's value lives."""
+    home: dict[Var, Block] = {p: fn.body for p in fn.params}
+    iter_home: dict[Var, Block] = {}
+    parent: dict[Block, tuple] = {}  # block -> (stmt, enclosing block)
+
+    def block(b: Block):
+        for s in b.stmts:
+            if isinstance(s, Eqn):
+                for o in s.outs:
+                    home[o] = b
+                continue
+            for sb in sub_blocks(s):
+                parent[sb] = (s, b)
+                block(sb)
+            if isinstance(s, If):
+                for m in s.merges:
+                    home[m.var] = b
+            else:
+                for c in s.carries:
+                    home[c.var] = b
+                    iter_home[c.var] = s.body
+                home[s.trips] = b
+                if isinstance(s, For):
+                    home[s.index] = s.body
+    block(fn.body)
+    return home, iter_home, parent
+
+
+def _varied(fn: Function, wrt_vars) -> set[Var]:
+    varied = {v for v in wrt_vars}
+
+    def mark(v):
+        if v not in varied and v.type.kind == "f":
+            varied.add(v)
+            return True
+        return False
+
+    def is_v(a):
+        return isinstance(a, Var) and a in varied
+
+    changed = True
+    while changed:
+        changed = False
+        for s in walk(fn.body):
+            if isinstance(s, Eqn):
+                rules = RULES.get(s.prim)
+                if rules and any(is_v(a) and k < len(rules) and rules[k] is not None
+                                 for k, a in enumerate(s.ins)):
+                    for o in s.outs:
+                        changed |= mark(o)
+            elif isinstance(s, If):
+                for m in s.merges:
+                    if is_v(m.init) or is_v(m.update):
+                        changed |= mark(m.var)
+            else:
+                for c in s.carries:
+                    if is_v(c.init) or is_v(c.update):
+                        changed |= mark(c.var)
+    return varied
+
+
+def _useful(fn: Function) -> set[Var]:
+    useful: set[Var] = {fn.result} if isinstance(fn.result, Var) else set()
+
+    def mark(a):
+        if isinstance(a, Var) and a not in useful:
+            useful.add(a)
+            return True
+        return False
+
+    stmts = list(walk(fn.body))
+    changed = True
+    while changed:
+        changed = False
+        for s in reversed(stmts):
+            if isinstance(s, Eqn):
+                if any(o in useful for o in s.outs):
+                    rules = RULES.get(s.prim) or ()
+                    for k, a in enumerate(s.ins):
+                        if k < len(rules) and rules[k] is not None:
+                            changed |= mark(a)
+            elif isinstance(s, If):
+                for m in s.merges:
+                    if m.var in useful:
+                        changed |= mark(m.init) | mark(m.update)
+            else:
+                for c in s.carries:
+                    if c.var in useful:
+                        changed |= mark(c.init) | mark(c.update)
+    return useful
+
+
+# ----------------------------------------------------------------------------- the transform
+
+
+class _Reverse:
+    def __init__(self, fn: Function, wrt: list[int], namer: Namer):
+        self.fn = fn
+        self.wrt = wrt
+        self.namer = namer
+        self.gb = GraphBuilder(namer)
+        self.home, self.iter_home, self.parent = _home_map(fn)
+        self.blocks: dict[Block, Block] = {fn.body: fn.body}
+        for s in walk(fn.body):
+            for b in sub_blocks(s):
+                self.blocks[b] = b
+        wrt_vars = [fn.params[k] for k in wrt]
+        varied = _varied(fn, wrt_vars)
+        useful = _useful(fn)
+        self.mutated_roots = {s.out.root for s in walk(fn.body)
+                              if isinstance(s, Eqn) and s.prim == "setitem"}
+        active = {i for i in varied if i in useful}
+        self.active_keys: set[Var] = set()
+        self.vars: dict[Var, Var] = {p: p for p in fn.params}
+        for s in walk(fn.body):
+            for v in defs(s):
+                self.vars[v] = v
+        for i in active:
+            self.active_keys.add(self.key(self.vars[i]))
+        self.adj: dict[Var, _Adj] = {}
+        self.repeat_of: dict[For | While, Repeat] = {}  # forward loop -> its adjoint loop
+        # forward loop -> its active carried values whose adjoint is not zero when the
+        # loop's adjoint begins (what the code after the loop sends back into it)
+        self.seeded: dict[For | While, list] = {}
+        self.adjoint_of_block: dict[Block, Block] = {}  # forward block -> adjoint block
+        self.forward_of_block: dict[Block, Block] = {}  # adjoint block -> forward block
+
+    # -- adjoint bookkeeping -------------------------------------------------------------
+
+    def key(self, v: Var) -> Var:
+        """Versions of an array written in place share their first version's adjoint."""
+        return v.root if v.root in self.mutated_roots else v
+
+    def active(self, a) -> bool:
+        return isinstance(a, Var) and self.key(a) in self.active_keys
+
+    def state(self, v: Var) -> _Adj:
+        k = self.key(v)
+        st = self.adj.get(k)
+        if st is None:
+            st = self.adj[k] = _Adj(Var(self.namer.fresh("_b_" + k.name.lstrip("_")),
+                                            Type("f", k.type.ndim), dims=dims_of(k)))
+        return st
+
+    def grad_of(self, v: Var):
+        st = self.state(v)
+        if st.const is not None:
+            return st.const
+        return None if st.zero else self.gb.sym(st.var)
+
+    def put(self, target: Var, prim: str, ins: list, params=None):
+        self.gb.block.stmts.append(Eqn(prim, [target] if target is not None else [],
+                                       list(ins), dict(params or {}), self.gb.loc))
+
+    def acc(self, x: Var, c) -> None:
+        """Add the contribution ``c`` to the adjoint of ``x``."""
+        atom = self.gb.atom(c)
+        if isinstance(atom, Const) and atom.value == 0 and not isinstance(atom.value, bool):
+            return
+        st = self.state(x)
+        if isinstance(atom, Const) and not x.type.ndim and (st.zero or st.const is not None):
+            st.const = (st.const or 0.0) + float(atom.value)
+            st.zero = False
+            return
+        if st.const is not None:
+            self.materialise(x)
+        if st.zero:
+            if x.type.ndim and atom.type.ndim != x.type.ndim:
+                atom = self.gb.atom(P.broadcast_like(self.gb.sym(atom), self.gb.sym(x)))
+            self.put(st.var, "assign", [atom])
+            st.zero, st.owned = False, False
+        elif x.type.ndim and st.owned:
+            self.put(None, "iadd", [st.var, atom])
+        else:
+            self.put(st.var, "add", [st.var, atom])
+            st.owned = bool(x.type.ndim)  # a fresh array from the addition
+
+    def materialise(self, x: Var) -> None:
+        """Make ``x``'s adjoint a real value jitgrad owns (before a loop or branch adds to it)."""
+        st = self.state(x)
+        if st.const is not None:
+            self.put(st.var, "assign", [Const(st.const)])
+            st.const, st.zero, st.owned = None, False, True
+        elif st.zero:
+            if x.type.ndim:
+                self.put(st.var, "zeros_like", [x])
+            else:
+                self.put(st.var, "assign", [Const(0.0)])
+            st.zero, st.owned = False, True
+        elif x.type.ndim and not st.owned:
+            self.put(st.var, "copy", [st.var])
+            st.owned = True
+
+    # -- blocks --------------------------------------------------------------------------
+
+    def reverse_block(self, fblock: Block) -> Block:
+        ablock = Block()
+        self.adjoint_of_block[fblock] = ablock
+        self.forward_of_block[ablock] = fblock
+        saved = self.gb.block
+        self.gb.block = ablock
+        try:
+            self.prologue(fblock)
+            for s in reversed(fblock.stmts):
+                self.gb.loc = s.loc
+                if isinstance(s, Eqn):
+                    self.reverse_eqn(s)
+                elif isinstance(s, If):
+                    self.reverse_if(s)
+                else:
+                    self.reverse_loop(s)
+        finally:
+            self.gb.block = saved
+        return ablock
+
+    def prologue(self, fblock: Block):
+        """At the start of a loop body's adjoint: carried adjoints move to their updates."""
+        owner = self.parent.get(fblock)
+        if owner is None or not isinstance(owner[0], (For, While)) or owner[0].body is not fblock:
+            return
+        loop = owner[0]
+        carries = [c for c in loop.carries if self.active(c.var)
+                   and not (isinstance(c.update, Var) and self.key(c.update) is self.key(c.var))]
+        # an update that is itself carried, or a version of a carried array (whose adjoint is
+        # that array's), is read before any adjoint is zeroed: the carries are one parallel
+        # assignment (`u, unew = unew, u`)
+        loop_keys = {self.key(c.var) for c in loop.carries}
+        swaps = []
+        for c in carries:
+            g = self.gb.sym(self.state(c.var).var)
+            if isinstance(c.update, Var) and self.key(c.update) in loop_keys:
+                tmp = self.gb.new_var(self.state(c.var).var.type, "_b_swap")
+                self.put(tmp, "assign", [g.atom])
+                swaps.append((c, tmp))
+            elif self.active(c.update):
+                self.acc(c.update, g)
+                if c.var.type.ndim:
+                    self.state(c.update).owned = True  # the carried name is rebound below
+        for c in carries:
+            st = self.state(c.var)
+            if c.var.type.ndim:
+                self.put(st.var, "zeros_like", [st.var])
+            else:
+                self.put(st.var, "assign", [Const(0.0)])
+            st.zero, st.owned = False, True
+        for c, tmp in swaps:
+            if self.active(c.update):
+                self.acc(c.update, self.gb.sym(tmp))
+
+    def counter_of(self, loop) -> Var:
+        """The reverse iteration number of ``loop``'s adjoint (trips-1 down to 0)."""
+        rep = self.repeat_of[loop]
+        if rep.counter is None:
+            rep.counter = Var(self.namer.fresh("_k"), INT)
+        return rep.counter
+
+    def outer_targets(self, stmt) -> list[Var]:
+        """Active adjoints that ``stmt``'s adjoint adds into but that live outside it."""
+        inside: set[Var] = set()
+        versions = []
+        for s in walk(Block([stmt])):
+            for v in defs(s):
+                inside.add(v)
+                versions.append(v)
+        out, seen = [], set()
+        for a in used_atoms(stmt) + versions:
+            if not isinstance(a, Var) or not self.active(a):
+                continue
+            k = self.key(a)
+            if k in inside or k in seen:
+                continue
+            seen.add(k)
+            out.append(k)
+        return out
+
+    def reverse_loop(self, s):
+        self.seeded[s] = [c for c in s.carries if self.active(c.var) and (
+            not self.state(c.var).zero or self.state(c.var).const is not None)]
+        for x in self.outer_targets(s):
+            self.materialise(x)
+        for c in s.carries:
+            if self.active(c.var):
+                self.materialise(c.var)
+        body = self.reverse_block(s.body)
+        self.repeat_of[s] = Repeat(s.trips, body)
+        self.gb.block.stmts.append(self.repeat_of[s])
+        for c in s.carries:
+            if self.active(c.var) and self.active(c.init) and self.key(c.init) is not self.key(
+                    c.var):  # (an array written in place shares its adjoint with its init)
+                self.acc(c.init, self.gb.sym(self.state(c.var).var))
+
+    def reverse_if(self, s: If):
+        for x in self.outer_targets(s):
+            self.materialise(x)
+        branches = []
+        for fblock, pick in ((s.then, "init"), (s.orelse, "update")):
+            ablock = Block()
+            saved = self.gb.block
+            self.gb.block = ablock
+            for m in s.merges:
+                value = getattr(m, pick)
+                if self.active(m.var) and self.active(value):
+                    g = self.grad_of(m.var)
+                    if g is not None:
+                        self.acc(value, g)
+            self.gb.block = saved
+            inner = self.reverse_block(fblock)
+            ablock.stmts += inner.stmts
+            self.adjoint_of_block[fblock] = ablock
+            self.forward_of_block[ablock] = fblock
+            branches.append(ablock)
+        self.gb.loc = s.loc
+        if branches[0].stmts or branches[1].stmts:
+            self.gb.block.stmts.append(If(s.cond, branches[0], branches[1], [], s.loc))
+
+    # -- equations -----------------------------------------------------------------------
+
+    def value(self, a):
+        return self.gb.sym(a) if isinstance(a, Var) else a.value
+
+    def reverse_eqn(self, e: Eqn):
+        out = e.out if e.outs else None
+        if out is None or not self.active(out):
+            return
+        g = self.grad_of(out)
+        if g is None:
+            return
+        if e.prim == "setitem":
+            return self.reverse_setitem(e, g)
+        custom = getattr(P.PRIMITIVES.get(e.prim), "reverse", None)
+        if custom is not None:  # a rule that adds into several adjoints at once (`custom`)
+            return custom(self, e, g)
+        if e.prim == "getitem":
+            x = e.ins[0]
+            if self.active(x):
+                self.add_at(x, g, e.ins[1:], e.params["index_spec"])
+            return
+        rules = RULES.get(e.prim)
+        if rules is None:
+            return
+        ins = [self.value(a) for a in e.ins]
+        ans = self.gb.sym(out)
+        elementwise = P.PRIMITIVES[e.prim].elementwise
+        for k, a in enumerate(e.ins):
+            if k >= len(rules) or rules[k] is None or not self.active(a):
+                continue
+            c = rules[k](g, ans, *ins, **e.params)
+            if elementwise:
+                c = self.unbroadcast(c, a, e)
+            self.acc(a, c)
+
+    def unbroadcast(self, c, x: Var, e: Eqn):
+        """The single place where a broadcast contribution is summed back to ``x``'s shape.
+
+        Where the sizes are known while building (the same size token, or a size-1 axis of
+        ``x`` from keepdims, None indexing or a literal), the sum is written out or skipped;
+        otherwise a run-time check (``_rt.sum_to``) does it."""
+        if not isinstance(c, Sym):
+            return c if x.type.ndim == 0 else P.sum_to_like(c, self.gb.sym(x))
+        if x.type.ndim == 0:
+            return P.sum_to_like(c, self.gb.sym(x)) if c.ndim else c
+        cd, xd = dims_of(c.atom), dims_of(x)
+        lead = len(cd) - len(xd)
+        if lead < 0 or not all(xd[k] == 1 or xd[k] == cd[lead + k] for k in range(len(xd))):
+            return P.sum_to_like(c, self.gb.sym(x))
+        for _ in range(lead):
+            c = P.reduce_sum(c, axis=0, keepdims=False)
+        for k in range(len(xd)):
+            if xd[k] == 1 and cd[lead + k] != 1:
+                c = P.reduce_sum(c, axis=k, keepdims=True)
+        return c
+
+    def add_at(self, x: Var, g, idx: list, spec):
+        self.ensure_owned(x)
+        st = self.state(x)
+        self.put(None, "add_at", [st.var, self.gb.atom(g)] + list(idx), {"index_spec": spec})
+
+    def ensure_owned(self, x: Var):
+        st = self.state(x)
+        if st.zero:
+            self.put(st.var, "zeros_like", [x])
+            st.zero, st.owned = False, True
+        elif not st.owned:
+            self.put(st.var, "copy", [st.var])
+            st.owned = True
+
+    def reverse_setitem(self, e: Eqn, g):
+        """``y2 = setitem(y1, v, idx)``: the slot's adjoint goes to ``v``, then the slot's
+        adjoint is zeroed (the write killed what ``y1`` held there). ``v`` may share ``y``'s
+        storage (``y *= 1.0``, ``y[1:] = y[:-1]``): its share is taken as a copy first and
+        added only after the zeroing."""
+        x, v, idx = e.ins[0], e.ins[1], e.ins[2:]
+        spec = e.params["index_spec"]
+        c = None
+        if self.active(v):
+            c = P.getitem(g, *[self.value(i) for i in idx], index_spec=spec)
+            if isinstance(c, Sym) and c.ndim:
+                c = P.copy(c)
+            if isinstance(c, Sym) and c.ndim:
+                c = P.sum_to_like(c, self.gb.sym(v))
+        self.ensure_owned(x)
+        st = self.state(x)
+        self.put(None, "zero_at", [st.var] + list(idx), {"index_spec": spec})
+        if c is not None:
+            self.acc(v, c)
+
+    # -- the whole function ----------------------------------------------------------------
+
+    def run(self) -> tuple[Block, list[Atom]]:
+        top = Block()
+        self.gb.block = top
+        self.gb.loc = self.fn.loc
+        if self.active(self.fn.result):
+            seed = getattr(self.fn, "seed", None)  # a cotangent parameter (`vjp.py`)
+            self.acc(self.fn.result, Const(1.0) if seed is None else self.gb.sym(seed))
+        inner = self.reverse_block(self.fn.body)
+        top.stmts += inner.stmts
+        self.adjoint_of_block[self.fn.body] = top
+        self.forward_of_block[top] = self.fn.body
+        self.gb.block = top
+        self.gb.loc = self.fn.loc
+        grads = []
+        for k in self.wrt:
+            p = self.fn.params[k]
+            st = self.state(p)
+            if st.const is not None:
+                self.materialise(p)
+            if st.zero:
+                if p.type.ndim:
+                    self.put(st.var, "zeros_like", [p])
+                else:
+                    self.put(st.var, "assign", [Const(0.0)])
+                st.zero = False
+            grads.append(st.var)
+        return top, grads
+
+
+# ----------------------------------------------------------------------------- saving
+
+
+class _Saver:
+    """Decides where each forward value the adjoint reads comes from, and wires it up."""
+
+    def __init__(self, rev: _Reverse, fn: Function):
+        self.rev = rev
+        self.fn = fn
+        self.storage = Storage(fn)
+        self.needed: dict[Block, dict[Var, tuple[Var, bool]]] = {}  # block -> var -> (v, copy)
+        self.replayed: set[Block] = set()  # blocks of loops the adjoint will replay (`recompute`)
+        self.capacity: dict[For, Var] = {}  # top-level for loop -> its trip count
+        self.defining: dict[Var, Eqn] = {}  # var -> the equation that computes it
+        self.trips_of: dict[Var, object] = {}  # trips var -> its loop
+        self.order: dict[Var, int] = {}  # var -> position in program order
+        for n, s in enumerate(walk(fn.body)):
+            if isinstance(s, Eqn):
+                for o in s.outs:
+                    self.defining[o] = s
+                    self.order[o] = n
+            elif isinstance(s, (For, While)):
+                self.trips_of[s.trips] = s
+                self.order[s.trips] = n
+
+    def collect(self, ablock: Block, chain: list[Block]):
+        fblock = self.rev.forward_of_block.get(ablock)
+        if fblock is not None:
+            chain = chain + [fblock]
+        for s in ablock.stmts:
+            if isinstance(s, Eqn):
+                shape_only = _SHAPE_ONLY.get(s.prim, set())
+                for k, a in enumerate(s.ins):
+                    self.note(a, chain, k in shape_only)
+            elif isinstance(s, If):
+                self.note(s.cond, chain, False)
+            elif isinstance(s, Repeat):
+                self.note(s.trips, chain, False)
+            for b in sub_blocks(s):
+                self.collect(b, chain)
+
+    def note(self, a, chain, shape_only: bool):
+        if not isinstance(a, Var) or a not in self.rev.home:
+            return  # a constant, or a variable of the adjoint itself
+        ih = self.rev.iter_home.get(a)
+        home = ih if ih is not None and any(b is ih for b in chain) else self.rev.home[a]
+        entry = self.needed.setdefault(home, {})
+        copy = self.storage.written(a) and not shape_only
+        old = entry.get(a)
+        entry[a] = (a, copy or (old[1] if old else False))
+
+    def apply(self, adj_top: Block, namer: Namer):
+        """Insert saves into the forward body and pops into the adjoint; return the top-level
+        values to pass and the stacks to pass.
+
+        Two values are rebuilt instead of saved: a ``for`` loop's index (``start + k * step``
+        from the reverse iteration number) and a carried value's update at the end of an
+        iteration, which is the carried value at the start of the next one (so the adjoint
+        keeps the value it popped one reverse iteration earlier)."""
+        self.collect(adj_top, [])
+        loops = {}  # loop body -> loop
+        for s in walk(self.fn.body):
+            if isinstance(s, (For, While)):
+                loops[s.body] = s
+        prologue: dict[Block, list] = {}  # forward block -> equations before the pops
+        recompute: dict[Block, list] = {}  # forward block -> equations after the pops
+        work = [(home_block, v, copy) for home_block, entries in self.needed.items()
+                for v, copy in entries.values()]
+        saves: dict[tuple[Block, Var], tuple[Var, bool]] = {}
+        recomputed: set[Var] = set()
+        while work:
+            home_block, v, copy = work.pop()
+            loop = loops.get(home_block)
+            if loop is not None and isinstance(loop, For) and v is loop.index:
+                if v in recomputed:
+                    continue
+                recomputed.add(v)
+                counter = self.rev.counter_of(loop)
+                recompute.setdefault(home_block, []).append(
+                    Eqn("loop_index", [v], [counter, loop.start, loop.step], {}, loop.loc))
+                for a in (loop.start, loop.step):
+                    if isinstance(a, Var) and a in self.rev.home:
+                        work.append((self.rev.home[a], a, False))
+                continue
+            induction = self.induction(loop, v)
+            if induction is not None:  # i = i0 + k * step at iteration k: no tape
+                if v not in recomputed:
+                    recomputed.add(v)
+                    init, step = induction
+                    recompute.setdefault(home_block, []).append(Eqn(
+                        "loop_index", [v], [self.rev.counter_of(loop), init, step], {},
+                        loop.loc))
+                    if isinstance(init, Var) and init in self.rev.home:
+                        work.append((self.where(init, home_block), init, False))
+                continue
+            counted = self.counted(loop, v) if not copy else None
+            if counted is not None:  # v = v_end - (what the body added): no tape
+                if v not in recomputed:
+                    recomputed.add(v)
+                    update, inputs = counted
+                    # the update rebuilds the loop's index first: the only rebuild of it
+                    recomputed.add(loop.index)
+                    recompute[home_block] = update + [
+                        e for e in recompute.get(home_block, []) if not (
+                            e.prim == "loop_index" and e.outs[0] is loop.index)]
+                    for a in inputs:
+                        work.append((self.where(a, home_block), a, False))
+                    work.append((self.rev.home[v], v, False))  # its value after the loop
+                continue
+            carry = None if loop is None or copy else next(
+                (c for c in loop.carries if c.update is v and self.rev.iter_home.get(v)
+                 is None), None)
+            if carry is not None:
+                prologue.setdefault(home_block, []).append(
+                    Eqn("assign", [v], [carry.var], {}, loop.loc))
+                work.append((home_block, carry.var, False))
+                work.append((self.rev.home[carry.var], carry.var, False))
+                continue
+            eqn = self.recomputable(v, home_block, loops)
+            if eqn is not None:
+                if v not in recomputed:
+                    recomputed.add(v)
+                    recompute.setdefault(home_block, []).append(eqn)
+                    for a in (eqn.ins if isinstance(eqn, Eqn) else ()):
+                        if isinstance(a, Var) and a in self.rev.home:
+                            work.append((self.where(a, home_block), a, False))
+                continue
+            snapshot = self.snapshot(v, home_block)
+            if snapshot is not None:  # read from a copy of the array saved once, not pushed
+                eqn, where = snapshot
+                if v not in recomputed:
+                    recomputed.add(v)
+                    recompute.setdefault(home_block, []).append(
+                        Eqn(eqn.prim, [v], list(eqn.ins), dict(eqn.params), eqn.loc))
+                    for a in eqn.ins[1:]:
+                        if isinstance(a, Var) and a in self.rev.home:
+                            work.append((self.where(a, home_block), a, False))
+                work.append((where, eqn.ins[0], True))
+                continue
+            key = (home_block, v)
+            if key not in saves or (copy and not saves[key][1]):
+                saves[key] = (v, copy or saves.get(key, (v, False))[1])
+        top_saved: list[tuple[Atom, Var]] = []  # (forward atom to return, adjoint parameter)
+        stacks: list[Var] = []
+        params = {p for p in self.fn.params}
+        pops: dict[Block, list] = {}
+        renames: dict[Var, Var] = {}  # version -> its name in the adjoint
+        for (home_block, _), (v, copy) in saves.items():
+            # Versions of one array share its name in the forward code (they are one
+            # storage); in the adjoint each saved version is its own value, with its own name
+            # (one name wherever it is saved: a loop's pops and the value after the loop).
+            if v in params:
+                continue
+            if v not in renames and (v.storage is not None or copy):
+                renames[v] = _version_name(v, namer)
+            own = renames.get(v, v)
+            if home_block is self.fn.body:
+                if copy:
+                    saved = Var(namer.fresh("_save_" + v.name.lstrip("_")), v.type)
+                    _insert_after_def(self.fn.body, v, Eqn("copy", [saved], [v], {}, None),
+                                      self.rev)
+                    top_saved.append((saved, own))
+                else:
+                    top_saved.append((v, own))
+                continue
+            pop, new = self.stack(v, copy, home_block, namer, own)
+            pops.setdefault(home_block, []).append(pop)
+            stacks += new
+        for home_block in dict.fromkeys([*prologue, *pops, *recompute]):  # in a fixed order
+            ablock = self.rev.adjoint_of_block[home_block]
+            ablock.stmts[:0] = (prologue.get(home_block, []) + pops.get(home_block, [])
+                                + self.in_forward_order(recompute.get(home_block, [])))
+        _rename_reads(adj_top, renames)
+        return top_saved, stacks
+
+    def induction(self, loop, v: Var):
+        """``(init, step)`` if ``v`` is an integer carried by the ``for`` loop ``loop`` and
+        updated by ``v + step`` (a constant) at the top of its body: its value at iteration
+        ``k`` is ``init + k * step``, rebuilt from the reverse counter like the index."""
+        if not isinstance(loop, For) or v.type.kind != "i" or v.type.ndim:
+            return None
+        for c in loop.carries:
+            if c.var is v:
+                e = self.defining.get(c.update)
+                if (e is not None and e.prim == "add" and e in loop.body.stmts
+                        and len(e.ins) == 2 and e.ins[0] is v and isinstance(e.ins[1], Const)
+                        and isinstance(e.ins[1].value, int)):
+                    return c.init, e.ins[1]
+        return None
+
+    def counted(self, loop, v: Var):
+        """For an integer ``v`` carried by the ``for`` loop ``loop`` that its body only counts
+        up (``v + c`` at the top level of the body, or an inner ``for`` loop without ``break``
+        that adds a constant step each iteration, like ADBench's ``idx``): equations that
+        rebuild ``v`` at the start of a reverse iteration from its value at the start of the
+        next one, which the adjoint still holds (after the last, the value after the loop),
+        minus what the iteration added: the inner loops' trip counts times their steps, and
+        the constants. Returns (equations, the variables they read) or None."""
+        if not isinstance(loop, For) or v.type.kind != "i" or v.type.ndim:
+            return None
+        carry = next((c for c in loop.carries if c.var is v), None)
+        if carry is None or self.induction(loop, v) is not None:
+            return None
+        top = loop.body.stmts
+        u, constant, inner = carry.update, 0, []
+        while u is not v:
+            e = self.defining.get(u)
+            if e is not None and any(t is e for t in top):
+                if not (e.prim == "add" and isinstance(e.ins[0], Var) and isinstance(
+                        e.ins[1], Const) and isinstance(e.ins[1].value, int)):
+                    return None
+                constant, u = constant + e.ins[1].value, e.ins[0]
+                continue
+            f = next((t for t in top if isinstance(t, For) and any(
+                c.var is u for c in t.carries)), None)
+            step = None if f is None or f.exit_flag is not None else self.induction(f, u)
+            if step is None or not isinstance(step[0], Var):
+                return None
+            inner.append((f, step[1].value))
+            u = step[0]
+        if not inner:
+            return None
+        ancestors = set(self._ancestors(loop.body))
+        inputs = []
+        for f, _ in inner:  # its range must be known at the start of the reverse iteration
+            for a in (f.start, f.stop, f.step):
+                if isinstance(a, Var) and a is not loop.index:
+                    if a not in self.rev.home or self.rev.home[a] not in ancestors:
+                        return None
+                    inputs.append(a)
+        for a in (loop.start, loop.step):
+            if isinstance(a, Var):
+                inputs.append(a)
+        out = [Eqn("loop_index", [loop.index], [self.rev.counter_of(loop), loop.start,
+                                                loop.step], {}, loop.loc)]
+        added: Atom = Const(constant)
+        for f, step in inner:
+            trips = Var(self.rev.namer.fresh("_trips"), INT)
+            out.append(Eqn("trip_count", [trips], [f.start, f.stop, f.step], {}, f.loc))
+            if step != 1:
+                scaled = Var(self.rev.namer.fresh("_added"), INT)
+                out.append(Eqn("mul", [scaled], [trips, Const(step)], {}, f.loc))
+                trips = scaled
+            total = Var(self.rev.namer.fresh("_added"), INT)
+            out.append(Eqn("add", [total], [added, trips], {}, f.loc))
+            added = total
+        out.append(Eqn("sub", [v], [v, added], {}, loop.loc))
+        return out, inputs
+
+    def _ancestors(self, block: Block):
+        """The forward blocks strictly enclosing ``block``."""
+        while block in self.rev.parent:
+            block = self.rev.parent[block][1]
+            yield block
+
+    def where(self, a: Var, home_block: Block) -> Block:
+        """The block whose value of ``a`` an equation in ``home_block`` reads: the loop body
+        that carries it, when ``home_block`` is inside that body; else where it is defined."""
+        ih = self.rev.iter_home.get(a)
+        if ih is not None and _inside(self.rev.parent, self.rev.blocks[home_block], ih):
+            return ih
+        return self.rev.home[a]
+
+    def snapshot(self, v: Var, home_block: Block) -> tuple[Eqn, Block] | None:
+        """``(v = a[i], block)`` when ``v``, an element of a 1-D float array ``a`` written in
+        place later, is read inside a loop over ``a``'s length nested in the block that made
+        this version of ``a``: saving ``a`` there once (its length in values, no more often
+        than that loop runs) is cheaper than a push per element read, and the adjoint reads
+        ``a[i]`` from the saved copy. (ADBench's GMM reads ``xc[c]`` d(d-1)/2 times per
+        component, ``xc`` holds d values.)"""
+        eqn = self.defining.get(v)
+        if (eqn is None or eqn.prim != "getitem" or v.type.ndim
+                or eqn.params.get("index_spec") != ("i",)):
+            return None
+        a = eqn.ins[0]
+        if not (isinstance(a, Var) and a.type.ndim == 1 and a.type.kind == "f"
+                and self.storage.written(a)):
+            return None
+        length = dims_of(a.root)[0]
+        where = self.where(a, home_block)
+        block = home_block
+        while block is not where:
+            if block not in self.rev.parent:
+                return None
+            stmt, block = self.rev.parent[block]
+            if (isinstance(stmt, For) and stmt.start == Const(0) and stmt.step == Const(1)
+                    and _token(stmt.stop) == length is not None):
+                return eqn, where
+        return None
+
+    def recomputable(self, v: Var, home_block: Block, loops) -> Eqn | None:
+        """An equation that rebuilds the scalar ``v`` in the adjoint more cheaply than a tape:
+        ``v`` is computed by scalar arithmetic or a read of an array nothing writes into, in a
+        loop or branch, or it is the trip count of a loop that cannot exit early."""
+        if v.type.ndim or home_block is self.fn.body:
+            return None
+        eqn = self.defining.get(v)
+        if eqn is None:
+            loop = self.trips_of.get(v)
+            if loop is not None and isinstance(loop, For) and loop.exit_flag is None:
+                return Eqn("trip_count", [v], [loop.start, loop.stop, loop.step], {}, loop.loc)
+            return None
+        p = P.PRIMITIVES.get(eqn.prim)
+        if p is None or not (p.elementwise or eqn.prim in ("getitem", "shape_dim", "cast")):
+            return None
+        if any(a.type.ndim for a in eqn.ins[1:] if eqn.prim == "getitem") or (
+                eqn.prim != "getitem" and any(a.type.ndim for a in eqn.ins)):
+            return None
+        if eqn.prim == "getitem" and self.storage.written(eqn.ins[0]):
+            return None
+        if eqn.prim in _COSTLY and home_block in self.replayed:
+            return None  # the replay computed it already: a push is cheaper than a third time
+        return Eqn(eqn.prim, [v], list(eqn.ins), dict(eqn.params), eqn.loc)
+
+    def in_forward_order(self, eqns: list) -> list:
+        return sorted(eqns, key=lambda e: self.order.get(e.outs[0], 0))
+
+    def stack(self, v: Var, copy: bool, home_block: Block, namer: Namer, own: Var):
+        """A typed stack for ``v``: allocated before the top-level statement holding its block,
+        pushed where ``v`` is computed; returns the pop for the adjoint and the new variables.
+
+        A copy of a 1-D float array goes onto a flat stack (one float array: the values, then
+        their count), so a snapshot costs no allocation; other arrays go onto a list.
+
+        A scalar pushed at most once per iteration of a ``for`` loop gets room for the loop's
+        trip count before the loop starts, so the push itself is a plain store (a check for a
+        full stack in the loop would cost more than the store)."""
+        base = v.name.lstrip("_")
+        tape = Var(namer.fresh("_tape_" + base), Type(v.type.kind, v.type.ndim + 1))
+        count = Var(namer.fresh("_n_" + base), INT)
+        home = _find_block(self.fn.body, home_block)
+        top_stmt = _top_level_ancestor(self.rev.parent, home, self.fn.body)
+        capacity: Atom = Const(16)
+        loop = self.pushing_loop(home) if v.type.ndim == 0 else None
+        if loop is not None:
+            trips = self.trip_count(loop, namer)
+            if loop is top_stmt:
+                capacity = trips
+            else:
+                _insert_before(self.rev.parent[loop.body][1], loop,
+                               Eqn("reserve", [tape], [tape, count, trips], {}, None))
+        flat = copy and v.type.ndim == 1 and v.type.kind == "f"  # copies into one float array
+        _insert_before(self.fn.body, top_stmt, Eqn(
+            "stack_alloc", [tape, count], [capacity], {"kind": v.type.kind, "ndim": v.type.ndim,
+                                                       "flat": flat}, None))
+        push = Eqn("push", [], [tape, count, v],
+                   {"copy": copy, "ndim": v.type.ndim, "exact": loop is not None, "flat": flat},
+                   None)
+        _insert_push(home, v, push, self.rev)
+        return (Eqn("pop", [own], [tape, count], {"ndim": v.type.ndim, "flat": flat}, None),
+                [tape, count])
+
+    def pushing_loop(self, home: Block):
+        """The ``for`` loop one of whose iterations runs ``home`` at most once, if any."""
+        block = home
+        while block in self.rev.parent:
+            stmt, outer = self.rev.parent[block]
+            if isinstance(stmt, For) and stmt.body is block:
+                return stmt
+            if not isinstance(stmt, If):
+                return None
+            block = outer
+        return None
+
+    def trip_count(self, loop: For, namer: Namer) -> Var:
+        """``len(range(...))`` of ``loop``, computed once just before it."""
+        trips = self.capacity.get(loop)
+        if trips is None:
+            trips = self.capacity[loop] = Var(namer.fresh("_trip_count"), INT)
+            _insert_before(self.rev.parent[loop.body][1], loop, Eqn(
+                "trip_count", [trips], [loop.start, loop.stop, loop.step], {}, None))
+        return trips
+
+
+def _rename_reads(block: Block, renames: dict) -> None:
+    """Every read of a renamed forward variable in ``block`` reads its new name instead."""
+    for s in walk(block):
+        if isinstance(s, Eqn):
+            s.ins = [renames.get(a, a) if isinstance(a, Var) else a for a in s.ins]
+            s.outs = [renames.get(o, o) for o in s.outs]
+        elif isinstance(s, If) and isinstance(s.cond, Var):
+            s.cond = renames.get(s.cond, s.cond)
+        elif isinstance(s, Repeat) and isinstance(s.trips, Var):
+            s.trips = renames.get(s.trips, s.trips)
+
+
+def _version_name(v: Var, namer: Namer) -> Var:
+    """A variable for one saved version of an array in the adjoint (``p`` -> ``p_v1``)."""
+    return Var(namer.fresh(v.name + "_v"), v.type, dims=v.dims)
+
+
+def _token(a) -> object:
+    """The size token an integer stands for: a literal's value, or the token of the size it
+    was read from (``d = x.shape[1]``); None if unknown."""
+    if isinstance(a, Const):
+        return a.value if isinstance(a.value, int) else None
+    return a.dims[0] if a.dims else None
+
+
+def _inside(parent, block: Block, outer: Block) -> bool:
+    """Whether ``block`` is ``outer`` or nested in it."""
+    while True:
+        if block is outer:
+            return True
+        if block not in parent:
+            return False
+        block = parent[block][1]
+
+
+def _find_block(top: Block, block: Block) -> Block:
+    """``block``, which must be ``top`` or nested in it."""
+    if top is block:
+        return top
+    for s in walk(top):
+        for b in sub_blocks(s):
+            if b is block:
+                return b
+    raise KeyError(block)
+
+
+def _top_level_ancestor(parent, block: Block, top: Block):
+    stmt = None
+    while block is not top:
+        stmt, block = parent[block]
+    return stmt
+
+
+def _insert_before(block: Block, anchor, stmt):
+    for k, s in enumerate(block.stmts):
+        if s is anchor:
+            block.stmts.insert(k, stmt)
+            return
+    raise AssertionError("anchor not found")
+
+
+def _insert_after_def(block: Block, v: Var, stmt, rev: _Reverse):
+    home = rev.home[v]
+    for k, s in enumerate(home.stmts):
+        if v in defs(s) and not (isinstance(s, (For, While)) and rev.iter_home.get(v) is
+                                  home):
+            home.stmts.insert(k + 1, stmt)
+            return
+    raise AssertionError(f"definition of {v.name} not found")
+
+
+def _insert_push(home: Block, v: Var, push: Eqn, rev: _Reverse):
+    """Push where ``v``'s value for ``home`` is known: after its definition, or for a loop's
+    carried value or index, at the start of each iteration."""
+    if rev.iter_home.get(v) is home:
+        home.stmts.insert(0, push)
+        return
+    for k, s in enumerate(home.stmts):
+        if v in defs(s):
+            home.stmts.insert(k + 1, push)
+            return
+    # a loop index: defined by the loop whose body this is
+    home.stmts.insert(0, push)
+
+
+# ----------------------------------------------------------------------------- entry point
+
+
+def shape_stand_ins(block: Block, params: list[Var]) -> None:
+    """An adjoint equation that reads a forward array only for its shape reads an argument
+    with the same size tokens instead (their sizes are equal by construction, or checked on
+    entry), so that the forward pass need not keep that array for the adjoint."""
+    by_dims: dict = {}
+    for p in params:
+        if p.type.ndim and p.dims is not None:
+            by_dims.setdefault(p.dims, p)
+    for s in walk(block):
+        if isinstance(s, Eqn):
+            for k in _SHAPE_ONLY.get(s.prim, ()):
+                a = s.ins[k]
+                if isinstance(a, Var) and a.type.ndim and a.dims in by_dims:
+                    s.ins[k] = by_dims[a.dims]
+
+
+def transform(fn: Function, wrt: list[int], namer: Namer,
+              memory_cap: int | None = None, parallel: bool = False) -> Gradient:
+    """Reverse mode: the forward and adjoint kernels of ``fn`` for the parameters ``wrt``. With
+    ``memory_cap`` (bytes), loops that keep a tape are checkpointed (`checkpoint`). A
+    ``parallel`` build fuses no loop: an independent loop is recomputed, which `parallel`
+    then runs in chunks on every core."""
+    rev = _Reverse(fn, wrt, namer)
+    adj_body, grads = rev.run()
+    shape_stand_ins(adj_body, fn.params)
+    saver = _Saver(rev, fn)
+    saver.replayed = planned(fn)
+    top_saved, stacks = saver.apply(adj_body, namer)
+    top_saved, stacks = recompute_loops(fn, adj_body, rev, top_saved, stacks, namer,
+                                        fuse=not parallel)
+    top_saved, stacks = checkpoint_loops(fn, adj_body, rev, top_saved, stacks, namer, memory_cap)
+    mark_ascending(fn, rev.repeat_of, rev.seeded)
+    forward = Kernel(fn.name + "_forward", list(fn.params), fn.body,
+                     [fn.result] + [a for a, _ in top_saved] + stacks, fn.loc)
+    adj_params = list(fn.params) + [v for _, v in top_saved] + stacks
+    adjoint = Kernel(fn.name + "_adjoint", adj_params, adj_body, grads, fn.loc)
+    return Gradient(forward, adjoint, fn, wrt, rev.repeat_of)
+
+
+__all__ = ["Gradient", "Kernel", "transform"]
