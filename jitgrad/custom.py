@@ -21,9 +21,9 @@ import functools
 
 from jitgrad.core.errors import JitgradError, UnsupportedError
 from jitgrad.core.types import Type
-from jitgrad.frontend.parse import FunctionSource, _unwrap
-from jitgrad.lang import symbolic as S
-from jitgrad.prims import primitives as P
+from jitgrad.frontend.parse import FunctionSource, unwrap
+from jitgrad.lang import symbolic
+from jitgrad.prims import primitives
 from jitgrad.prims.rules import defvjp
 
 
@@ -32,16 +32,16 @@ def _identity_emit(a, p, t):
     return f"{a[0]}.copy()" if t[0].ndim else a[0]
 
 
-P.primitive("stop_gradient", lambda x: x, lambda ts, p: Type("f", ts[0].ndim)
+primitives.primitive("stop_gradient", lambda x: x, lambda ts, p: Type("f", ts[0].ndim)
             if ts[0].kind == "f" else ts[0], _identity_emit, differentiable=False)
 
 
 def stop_gradient(x):
     """``x`` in value; no gradient flows through it (its derivative is zero)."""
-    return P.PRIMITIVES["stop_gradient"](x)
+    return primitives.PRIMITIVES["stop_gradient"](x)
 
 
-S.NUMPY[stop_gradient] = stop_gradient
+symbolic.NUMPY[stop_gradient] = stop_gradient
 
 
 # ----------------------------------------------------------------------------- custom_vjp
@@ -54,11 +54,11 @@ def _custom_primitive(n_args: int) -> str:
     *residuals)``, value ``value``; each argument has a rule (applied by `reverse_custom`, all
     at once), the value and the residuals none."""
     name = f"custom_vjp{n_args}"
-    if name not in P.PRIMITIVES:
-        P.primitive(name, lambda *ins, fn, n_args: ins[n_args],
+    if name not in primitives.PRIMITIVES:
+        primitives.primitive(name, lambda *ins, fn, n_args: ins[n_args],
                     lambda ts, p: ts[p["n_args"]],
                     lambda a, p, t: _identity_emit(a[p["n_args"]:], p, t[p["n_args"]:]))
-        P.PRIMITIVES[name].reverse = reverse_custom
+        primitives.PRIMITIVES[name].reverse = reverse_custom
         defvjp(name, *([_applied_by_reverse_custom] * n_args
                        + [None] * (1 + _MAX_RESIDUALS)))
     return name
@@ -103,10 +103,10 @@ class custom_vjp:  # lower case, as in JAX
             raise UnsupportedError("keyword arguments to a custom_vjp function",
                                    builder.loc(node))
         for a in args:
-            if not isinstance(a, (S.Sym, int, float, bool)):
+            if not isinstance(a, (symbolic.Sym, int, float, bool)):
                 raise UnsupportedError("a custom_vjp function takes numbers and arrays",
                                        builder.loc(node))
-        out = builder.inline(_unwrap(self.fwd), list(args), {}, node)
+        out = builder.inline(unwrap(self.fwd), list(args), {}, node)
         if not (isinstance(out, tuple) and len(out) == 2):
             raise UnsupportedError(f"{self.fwd.__qualname__} must return (value, residuals)",
                                    builder.loc(node))
@@ -116,17 +116,17 @@ class custom_vjp:  # lower case, as in JAX
             raise UnsupportedError("a custom_vjp function returns one number or array",
                                    builder.loc(node))
         if len(residuals) > _MAX_RESIDUALS or any(
-                not isinstance(r, (S.Sym, int, float, bool))
+                not isinstance(r, (symbolic.Sym, int, float, bool))
                 for r in residuals):
             raise UnsupportedError("residuals must be a tuple of numbers and arrays",
                                    builder.loc(node))
-        if not isinstance(value, S.Sym):
+        if not isinstance(value, symbolic.Sym):
             value = float(value)
-        if not any(isinstance(a, S.Sym) for a in (*args, value, *residuals)):
+        if not any(isinstance(a, symbolic.Sym) for a in (*args, value, *residuals)):
             return value  # all known while building: nothing to differentiate
         name = _custom_primitive(len(args))
         builder.gb.loc = builder.loc(node)
-        return P.PRIMITIVES[name](*args, value, *residuals, fn=self, n_args=len(args))
+        return primitives.PRIMITIVES[name](*args, value, *residuals, fn=self, n_args=len(args))
 
 
 def reverse_custom(rev, e, g) -> None:
@@ -146,15 +146,14 @@ def reverse_custom(rev, e, g) -> None:
     builder = Builder(src, rev.gb)
     if len(builder.param_names()) != 2:
         raise UnsupportedError(f"{src.qualname} must take (residuals, g)", src.loc(src.node))
-    S._CURRENT.append(rev.gb)
     saved_loc = rev.gb.loc
     try:
-        builder.bind_params([residuals, g])
-        grads = builder.run_body()
+        with symbolic.building(rev.gb):
+            builder.bind_params([residuals, g])
+            grads = builder.run_body()
     except JitgradError as err:
         raise err.with_during(f"building {src.qualname}, the rule of {rule.__qualname__}")
     finally:
-        S._CURRENT.pop()
         rev.gb.loc = saved_loc
     if not isinstance(grads, tuple):
         grads = (grads,)

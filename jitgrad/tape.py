@@ -74,15 +74,15 @@ import weakref
 import numpy as np
 
 from jitgrad.core.errors import JitgradError, Loc, ShapeError, SignatureError, UnsupportedError
-from jitgrad.lang import symbolic as S
-from jitgrad.prims import primitives as P
+from jitgrad.lang import numpy_api, symbolic
+from jitgrad.prims import primitives
 from jitgrad.prims.rules import RULES, unbroadcast
 
 __all__ = ["Tensor", "grad", "value_and_grad"]
 
 _ndarray = np.ndarray
 _new = object.__new__
-_PRIMS = P.PRIMITIVES
+_PRIMS = primitives.PRIMITIVES
 _RULES_GET = RULES.get
 _GETITEM = _PRIMS["getitem"]
 _SETITEM = _PRIMS["setitem"]
@@ -483,43 +483,43 @@ class Tensor:
     def reshape(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        return S.np_reshape(self, tuple(_index_int(d) for d in shape))
+        return numpy_api.np_reshape(self, tuple(_index_int(d) for d in shape))
 
     def copy(self):
         return _copy(self)
 
     def dot(self, other):
-        return S.NUMPY[np.dot](self, other)
+        return symbolic.NUMPY[np.dot](self, other)
 
     def transpose(self, *axes):
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = tuple(axes[0])
-        return S.np_transpose(self, axes or None)
+        return numpy_api.np_transpose(self, axes or None)
 
     def astype(self, dtype):
-        return S.np_cast(self, dtype)
+        return numpy_api.np_cast(self, dtype)
 
-    def prod(self, axis=None, keepdims=False): return S.np_prod(self, axis, keepdims)
-    def var(self, *args, **kw): return S.np_var(self, *args, **kw)
-    def std(self, *args, **kw): return S.np_std(self, *args, **kw)
-    def cumsum(self, axis=None): return S.np_cumsum(self, axis)
-    def cumprod(self, axis=None): return S.np_cumprod(self, axis)
-    def ravel(self): return S.np_ravel(self)
+    def prod(self, axis=None, keepdims=False): return numpy_api.np_prod(self, axis, keepdims)
+    def var(self, *args, **kw): return numpy_api.np_var(self, *args, **kw)
+    def std(self, *args, **kw): return numpy_api.np_std(self, *args, **kw)
+    def cumsum(self, axis=None): return numpy_api.np_cumsum(self, axis)
+    def cumprod(self, axis=None): return numpy_api.np_cumprod(self, axis)
+    def ravel(self): return numpy_api.np_ravel(self)
 
     @property
-    def flat(self): return S.np_ravel(self)  # read only: x.flat[i]
-    def flatten(self): return _copy(S.np_ravel(self))
-    def squeeze(self, axis=None): return S.np_squeeze(self, axis)
-    def repeat(self, repeats, axis=None): return S.NUMPY[np.repeat](self, repeats, axis)
-    def swapaxes(self, a, b): return S.NUMPY[np.swapaxes](self, a, b)
+    def flat(self): return numpy_api.np_ravel(self)  # read only: x.flat[i]
+    def flatten(self): return _copy(numpy_api.np_ravel(self))
+    def squeeze(self, axis=None): return numpy_api.np_squeeze(self, axis)
+    def repeat(self, repeats, axis=None): return symbolic.NUMPY[np.repeat](self, repeats, axis)
+    def swapaxes(self, a, b): return symbolic.NUMPY[np.swapaxes](self, a, b)
     def diagonal(self, offset=0, axis1=0, axis2=1):
-        return S.NUMPY[np.diagonal](self, offset, axis1, axis2)
-    def trace(self, offset=0, axis1=0, axis2=1): return S.NUMPY[np.trace](self, offset, axis1, axis2)
+        return symbolic.NUMPY[np.diagonal](self, offset, axis1, axis2)
+    def trace(self, offset=0, axis1=0, axis2=1): return symbolic.NUMPY[np.trace](self, offset, axis1, axis2)
 
     # -- NumPy protocols -----------------------------------------------------------------
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        handler = S.NUMPY.get(ufunc)
+        handler = symbolic.NUMPY.get(ufunc)
         if method != "__call__" or handler is None or kwargs:
             name = f"np.{ufunc.__name__}" + (f".{method}" if method != "__call__" else "")
             if "out" in kwargs:
@@ -535,7 +535,7 @@ class Tensor:
         return handler(*inputs)
 
     def __array_function__(self, func, types, args, kwargs):
-        handler = _FUNCTIONS.get(func) or S.NUMPY.get(func)
+        handler = _FUNCTIONS.get(func) or symbolic.NUMPY.get(func)
         if handler is None:
             raise UnsupportedError(f"np.{func.__name__} is not supported on Tensors (jitgrad "
                                    "has no derivative rule for it)", _user_loc())
@@ -560,8 +560,8 @@ class Tensor:
     def __rmod__(self, o): return _record(_PRIMS["mod"], (o, self), {})
     def __pow__(self, o): return _record(_POW, (self, o), {})
     def __rpow__(self, o): return _record(_POW, (o, self), {})
-    def __matmul__(self, o): return S._matmul(self, o)
-    def __rmatmul__(self, o): return S._matmul(o, self)
+    def __matmul__(self, o): return numpy_api.matmul(self, o)
+    def __rmatmul__(self, o): return numpy_api.matmul(o, self)
     def __neg__(self): return _record(_PRIMS["neg"], (self,), {})
     def __pos__(self): return self
     def __abs__(self): return _record(_PRIMS["abs"], (self,), {})
@@ -604,7 +604,7 @@ class _ArrayTensor(Tensor):
             return _record(_GETITEM, (self, *key), {"index_spec": ("i",) * len(key)})
         idx = key.value if isinstance(key, Tensor) else key
         if type(idx) is _ndarray and idx.ndim == 1 and idx.dtype.kind in "iu":
-            return _record(P.PRIMITIVES["take"], (self, idx), {})  # x[idx], as jitgrad reads it
+            return _record(primitives.PRIMITIVES["take"], (self, idx), {})  # x[idx], as jitgrad reads it
         spec, vals, newaxes = _index(key)
         out = self
         if spec and not all(s == ":" for s in spec):
@@ -688,7 +688,7 @@ def _reduce(op):
         if not isinstance(x, Tensor):
             return getattr(np, op)(x, axis=axis, keepdims=keepdims)
         ndim = np.ndim(x.value)
-        axis = S._norm_axis(axis, ndim, None)
+        axis = numpy_api.norm_axis(axis, ndim, None)
         if ndim == 0:
             return x
         if isinstance(axis, tuple):  # several axes: one at a time, highest first
@@ -710,7 +710,7 @@ def _mean(x, axis=None, keepdims=False, **unsupported):
     shape = np.shape(x.value)
     if not shape:
         return total
-    axis = S._norm_axis(axis, len(shape), None)
+    axis = numpy_api.norm_axis(axis, len(shape), None)
     if axis is None:
         count = int(np.prod(shape))
     else:
@@ -835,7 +835,7 @@ def _backward(root: Tensor, seed) -> None:
             p = parents[0]
             if p is not None:
                 buf = _owned_buffer(grads, p, args[0])
-                buf[P._index_value(params["index_spec"], args[1:])] += g
+                buf[primitives.index_value(params["index_spec"], args[1:])] += g
             continue
         elementwise = prim.elementwise
         nr = len(rules)

@@ -27,7 +27,6 @@ ONLY = {  # a layer that may import less than everything below it
 }
 
 KNOWN_CYCLES: set[frozenset] = {
-    frozenset({"jitgrad.lang.numpy_api", "jitgrad.lang.numpy_shape", "jitgrad.lang.symbolic"}),
     frozenset({"jitgrad.frontend.build", "jitgrad.frontend.build_exprs",
                "jitgrad.frontend.build_loops", "jitgrad.frontend.build_stmts",
                "jitgrad.custom"}),
@@ -39,22 +38,7 @@ KNOWN_AGAINST_LAYERS: set[tuple[str, str]] = {  # (importing module, module impo
     ("jitgrad.frontend.build_exprs", "jitgrad.custom"),
 }
 KNOWN_PRIVATE = {  # (importing module, module.name)
-    ("build", "symbolic._CURRENT"), ("build", "symbolic._apply"),
-    ("build_exprs", "parse._unwrap"), ("build_exprs", "primitives._index_value"),
-    ("build_exprs", "symbolic._apply"), ("build_exprs", "symbolic._python_scalar"),
-    ("build_loops", "symbolic._apply"), ("build_stmts", "symbolic._apply"),
-    ("custom", "parse._unwrap"), ("custom", "symbolic._CURRENT"),
     ("dask", "api._converter"), ("dask", "api._sizes_hold"), ("jvp", "api._sizes_hold"),
-    ("numpy_api", "symbolic._CURRENT"), ("numpy_api", "symbolic._apply"),
-    ("numpy_api", "symbolic._builder_of"), ("numpy_api", "symbolic._dims"),
-    ("numpy_api", "symbolic._loc"), ("numpy_shape", "numpy_api._apply_alloc"),
-    ("numpy_shape", "numpy_api._matmul"), ("numpy_shape", "numpy_api._norm_axis"),
-    ("numpy_shape", "numpy_api._split"), ("numpy_shape", "symbolic._apply"),
-    ("numpy_shape", "symbolic._loc"), ("parallel", "recompute._is_reduction"),
-    ("rules", "primitives._index_value"), ("scipy_api", "symbolic._apply"),
-    ("scipy_api", "symbolic._loc"), ("symbolic", "numpy_api._matmul"),
-    ("symbolic", "numpy_api._norm_axis"), ("tape", "primitives._index_value"),
-    ("tape", "symbolic._matmul"), ("tape", "symbolic._norm_axis"),
     ("vjp", "api._converter"), ("vjp", "api._sizes_hold"),
 }
 

@@ -40,7 +40,7 @@ from jitgrad.frontend.build_exprs import Expressions
 from jitgrad.frontend.build_loops import Loops
 from jitgrad.frontend.build_stmts import Statements
 from jitgrad.frontend.parse import FunctionSource
-from jitgrad.lang import symbolic as S
+from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import GraphBuilder, Sym
 
 
@@ -132,21 +132,19 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
                 grouped.append(params[-1])
         builder = Builder(src, gb, copied=frozenset(copied))
         gb.set_params(params)
-        S._CURRENT.append(gb)
         try:
-            builder.bind_params([tuple(gb.sym(v) for v in p) if isinstance(p, list)
-                                 else gb.sym(p) for p in grouped])
-            result = builder.run_body()
+            with symbolic.building(gb):
+                builder.bind_params([tuple(gb.sym(v) for v in p) if isinstance(p, list)
+                                     else gb.sym(p) for p in grouped])
+                result = builder.run_body()
             break
-        except S.WritesArgument as w:  # written under another name: copy it on entry too
+        except symbolic.WritesArgument as w:  # written under another name: copy it on entry too
             name = owners[params.index(w.param)]
             if name in copied:
                 raise AssertionError(f"argument {name} copied and still written") from None
             copied.add(name)
         except JitgradError as e:
             raise e.with_during(f"building the graph of {src.qualname}")
-        finally:
-            S._CURRENT.pop()
     if isinstance(result, (tuple, list)) or result is None:
         raise ShapeError(f"{src.qualname} must return a scalar to be differentiated (it "
                          f"returns {'None' if result is None else 'a tuple'})",
@@ -158,7 +156,7 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
     atom = gb.atom(result)
     if atom.type.kind != "f":
         gb.loc = src.loc(_last_return(src.node))
-        atom = gb.atom(S._apply("cast", gb.sym(atom), kind="f")) if isinstance(atom, Var) \
+        atom = gb.atom(symbolic.record("cast", gb.sym(atom), kind="f")) if isinstance(atom, Var) \
             else Const(float(atom.value))
     gb.block.stmts[:0] = gb.size_checks()
     fn = Function(src.fn.__name__, params, gb.block, atom, src.loc(src.node), namer)

@@ -30,11 +30,10 @@ from jitgrad.frontend.build_ast import (
     fn_name,
     int_literal,
 )
-from jitgrad.frontend.parse import FunctionSource, _unwrap
-from jitgrad.lang import scipy_api
-from jitgrad.lang import symbolic as S
+from jitgrad.frontend.parse import FunctionSource, unwrap
+from jitgrad.lang import numpy_api, numpy_shape, scipy_api, symbolic
 from jitgrad.lang.symbolic import Sym
-from jitgrad.prims import primitives as P
+from jitgrad.prims import primitives
 
 
 class Expressions:
@@ -69,7 +68,7 @@ class Expressions:
                 raise UnsupportedError(f"`{name}` may be undefined here: {v.why}",
                                        self.loc(node))
             if isinstance(v, Sym) and isinstance(v.atom, Var) and self.gb.is_stale(v.atom):
-                raise UnsupportedError(S.stale_message(f"`{name}`"), self.loc(node))
+                raise UnsupportedError(symbolic.stale_message(f"`{name}`"), self.loc(node))
             return v
         if self.enclosing is not None:  # a nested function reads its enclosing one's names
             return self.enclosing.lookup(name, node)
@@ -91,7 +90,7 @@ class Expressions:
 
     def global_value(self, name, value, node, what="global"):
         if isinstance(value, (bool, int, float, np.number, np.bool_)):
-            return S._python_scalar(value)
+            return symbolic.python_scalar(value)
         if isinstance(value, (pytypes.ModuleType, pytypes.FunctionType, pytypes.BuiltinFunctionType,
                               np.ufunc, tuple)) or callable(value):
             return value
@@ -112,7 +111,7 @@ class Expressions:
                                    f"{value.ndim} (jitgrad reads float, integer and bool arrays "
                                    "as constants)", self.loc(node))
         t = Type(kind, value.ndim)
-        out = self.gb.emit("constant", [], {"name": P.constant_array_name(
+        out = self.gb.emit("constant", [], {"name": primitives.constant_array_name(
             value.astype({"f": np.float64, "i": np.int64, "b": np.bool_}[kind])), "type": t}, t,
             base=name)
         out.dims = tuple(int(n) for n in value.shape)
@@ -139,7 +138,7 @@ class Expressions:
             if node.attr in ("T", "shape", "ndim", "size", "dtype"):
                 return getattr(base, node.attr)
             if node.attr == "flat":  # read only: x.flat[i] is the flattened array's entry i
-                return S.NUMPY[np.ravel](base)
+                return symbolic.NUMPY[np.ravel](base)
             if node.attr in ("sum", "mean", "max", "min", "dot", "copy", "transpose", "reshape",
                              "item", "astype", "prod", "var", "std", "cumsum", "cumprod", "ravel",
                              "flatten", "squeeze", "repeat", "swapaxes", "diagonal", "trace"):
@@ -191,7 +190,7 @@ class Expressions:
             return v
         if isinstance(node.op, ast.Not):
             t = self.truth(v, node)
-            return (not t) if not isinstance(t, Sym) else S._apply("logical_not", t)
+            return (not t) if not isinstance(t, Sym) else symbolic.record("logical_not", t)
         raise UnsupportedError(f"the operator {type(node.op).__name__}", self.loc(node))
 
     def expr_Compare(self, node):
@@ -218,7 +217,7 @@ class Expressions:
             return (b if a else False) if kind == "and" else (True if a else b)
         if not isinstance(b, Sym):
             return (a if b else False) if kind == "and" else (True if b else a)
-        return S._apply("logical_and" if kind == "and" else "logical_or", a, b)
+        return symbolic.record("logical_and" if kind == "and" else "logical_or", a, b)
 
     def expr_BoolOp(self, node):
         kind = "and" if isinstance(node.op, ast.And) else "or"
@@ -322,10 +321,10 @@ class Expressions:
                                        self.loc(node))
             rows = index[1][0]
             if array.ndim <= 2:
-                return S._apply("take", array, rows)
+                return symbolic.record("take", array, rows)
             rest = tuple(array.shape[1:])  # rows of a stack: rows of its (n, rest) reshape
-            flat = S.np_reshape(array, (array.shape[0], array.size // array.shape[0]))
-            return S.np_reshape(S._apply("take", flat, rows), (rows.shape[0],) + rest)
+            flat = numpy_api.np_reshape(array, (array.shape[0], array.size // array.shape[0]))
+            return numpy_api.np_reshape(symbolic.record("take", flat, rows), (rows.shape[0],) + rest)
         spec, atoms = expand_ellipsis(index, array)
         if not isinstance(array, Sym):
             if isinstance(array, (tuple, list)):
@@ -333,12 +332,12 @@ class Expressions:
                     return array[atoms[0]]
                 if len(spec) == 1 and spec[0] != "i" and not any(isinstance(a, Sym)
                                                                   for a in atoms):
-                    return tuple(array[P._index_value(spec, atoms)[0]])
+                    return tuple(array[primitives.index_value(spec, atoms)[0]])
                 if (len(spec) == 1 and spec[0] == "i" and isinstance(atoms[0], Sym) and array
-                        and all(S.ndim_of(a) == 0 and not isinstance(a, bool)
+                        and all(symbolic.ndim_of(a) == 0 and not isinstance(a, bool)
                                 and isinstance(a, (Sym, int, float)) for a in array)):
                     # `(a, b, c)[i]` of numbers, i known at run time: a vector, then a read
-                    return S._apply("getitem", S.NUMPY[np.stack](list(array)), atoms[0],
+                    return symbolic.record("getitem", symbolic.NUMPY[np.stack](list(array)), atoms[0],
                                     index_spec=("i",))
             raise UnsupportedError("indexing this value", self.loc(node))
         plain = [s for s in spec if s != "n"]
@@ -347,12 +346,12 @@ class Expressions:
                              self.loc(node))
         result = array
         if plain and not all(s == ":" for s in plain):
-            result = S._apply("getitem", array, *atoms, index_spec=tuple(plain))
+            result = symbolic.record("getitem", array, *atoms, index_spec=tuple(plain))
         # newaxis: insert unit axes where the None items stood
         pos = 0
         for s in spec:
             if s == "n":
-                result = S._apply("expand_dims", result, axis=pos)
+                result = symbolic.record("expand_dims", result, axis=pos)
                 pos += 1
             elif s != "i":
                 pos += 1
@@ -369,8 +368,8 @@ class Expressions:
         if fn is builtins.print:
             raise UnsupportedError(f"print(...) as a value is not supported; {instead('print')}",
                                    self.loc(node))
-        if not isinstance(fn, Sym) and fn in S.REFUSED:
-            raise UnsupportedError(S.REFUSED[fn], self.loc(node))
+        if not isinstance(fn, Sym) and fn in numpy_shape.REFUSED:
+            raise UnsupportedError(numpy_shape.REFUSED[fn], self.loc(node))
         args = [self.argument(a) for a in node.args]
         kwargs = {k.arg: self.argument(k.value) for k in node.keywords}
         if None in kwargs:
@@ -393,15 +392,15 @@ class Expressions:
             return self.inline(fn, args, kwargs, node)
         if isinstance(fn, custom_vjp):  # a hand-written rule: `custom.py`
             return fn.build_call(self, args, kwargs, node)
-        if fn in S.NUMPY:
+        if fn in symbolic.NUMPY:
             try:
-                return S.NUMPY[fn](*args, **kwargs)
+                return symbolic.NUMPY[fn](*args, **kwargs)
             except TypeError as e:
                 raise UnsupportedError(f"{fn_name(fn)}: {e}", self.loc(node)) from None
-        if fn in S.MATH:
+        if fn in numpy_api.MATH:
             for a in args:
-                S.scalar_only(fn_name(fn), a, self.loc(node))
-            return S._apply(S.MATH[fn], *args) if any(isinstance(a, Sym) for a in args) \
+                numpy_api.scalar_only(fn_name(fn), a, self.loc(node))
+            return symbolic.record(numpy_api.MATH[fn], *args) if any(isinstance(a, Sym) for a in args) \
                 else fn(*args)
         handler = BUILTINS.get(fn)
         if handler is not None:
@@ -412,7 +411,7 @@ class Expressions:
                 return scipy_fn(*args, **kwargs)
             except TypeError as e:
                 raise UnsupportedError(f"{fn_name(fn)}: {e}", self.loc(node)) from None
-        target = _unwrap(fn)
+        target = unwrap(fn)
         library = str(getattr(target, "__module__", None) or "").split(".")[0]
         if library == "numpy" or isinstance(fn, np.ufunc):
             # NumPy's own Python functions (np.fft.fft, np.sort...) are not the user's code
@@ -474,7 +473,7 @@ def expand_ellipsis(index, array):
     spec, atoms = index
     if "e" not in spec:
         return spec, atoms
-    left = max(S.ndim_of(array) - sum(s not in ("n", "e") for s in spec), 0)
+    left = max(symbolic.ndim_of(array) - sum(s not in ("n", "e") for s in spec), 0)
     k = spec.index("e")
     return spec[:k] + (":",) * left + spec[k + 1:], atoms
 
@@ -485,7 +484,7 @@ def expand_ellipsis(index, array):
 
 def _b_abs(b, args, kwargs, node):
     (x,) = args
-    return S._apply("abs", x) if isinstance(x, Sym) else abs(x)
+    return symbolic.record("abs", x) if isinstance(x, Sym) else abs(x)
 
 
 def _b_minmax(which):
@@ -499,7 +498,7 @@ def _b_minmax(which):
                     raise UnsupportedError(f"builtin {which}() of arrays (use np.{which}imum)",
                                            b.loc(node))
             if isinstance(result, Sym) or isinstance(a, Sym):
-                result = S._apply("maximum" if which == "max" else "minimum", result, a)
+                result = symbolic.record("maximum" if which == "max" else "minimum", result, a)
             else:
                 result = max(result, a) if which == "max" else min(result, a)
         return result
@@ -519,8 +518,8 @@ def _b_cast(kind):
     def f(b, args, kwargs, node):
         (x,) = args
         if isinstance(x, Sym):
-            S.scalar_only(kind, x, b.loc(node))
-            return S._apply("cast", x, kind={"float": "f", "int": "i", "bool": "b"}[kind])
+            numpy_api.scalar_only(kind, x, b.loc(node))
+            return symbolic.record("cast", x, kind={"float": "f", "int": "i", "bool": "b"}[kind])
         return {"float": float, "int": int, "bool": bool}[kind](x)
     return f
 
@@ -540,7 +539,7 @@ def _b_sum(b, args, kwargs, node):
     if isinstance(seq, Sym):
         if not seq.ndim:
             raise UnsupportedError("sum() of a scalar", b.loc(node))
-        return total + S.np_sum(seq, 0)  # over the first axis, as iterating does
+        return total + numpy_api.np_sum(seq, 0)  # over the first axis, as iterating does
     if isinstance(seq, (tuple, list)):
         for v in seq:
             total = total + v

@@ -43,7 +43,7 @@ from jitgrad.frontend.build_ast import (
     is_prange,
 )
 from jitgrad.frontend.build_exprs import BUILTINS
-from jitgrad.lang import symbolic as S
+from jitgrad.lang import numpy_api, symbolic
 from jitgrad.lang.symbolic import Sym
 
 
@@ -125,7 +125,7 @@ class Loops:
                 raise UnsupportedError("reversed(range(...)) needs a constant, nonzero integer "
                                        "step", self.loc(inner))
             count = (stop - start + step - (1 if step > 0 else -1)) // step
-            count = S._apply("maximum", count, 0) if isinstance(count, Sym) else max(count, 0)
+            count = symbolic.record("maximum", count, 0) if isinstance(count, Sym) else max(count, 0)
             last = start + (count - 1) * step
             return new_loop(call("range", hidden("rlast", last), hidden("rend", start - step),
                                  ast.Constant(-step)), stmt.target, [])
@@ -183,12 +183,12 @@ class Loops:
             parts = [self.loop_items(a, hidden) for a in node.args]
             n = parts[0][0]
             for m, _ in parts[1:]:
-                n = S._apply("minimum", n, m) if isinstance(n, Sym) or isinstance(m, Sym) \
+                n = symbolic.record("minimum", n, m) if isinstance(n, Sym) or isinstance(m, Sym) \
                     else min(n, m)
             return n, lambda k: ast.Tuple(elts=[item(k) for _, item in parts], ctx=ast.Load())
         if fn is reversed and len(node.args) == 1 and not node.keywords:
             seq = self.expr(node.args[0])
-            seq = S.NUMPY[np.flip](seq, 0) if isinstance(seq, Sym) else seq
+            seq = symbolic.NUMPY[np.flip](seq, 0) if isinstance(seq, Sym) else seq
         else:
             seq = self.expr(node)
         if not (isinstance(seq, Sym) and seq.ndim >= 1):
@@ -230,11 +230,11 @@ class Loops:
                 return True  # an array method: x.sum(), x.copy()
             if isinstance(base, pytypes.ModuleType):
                 fn = getattr(base, func.attr, None)
-                return fn in S.NUMPY or fn in S.MATH
+                return fn in symbolic.NUMPY or fn in numpy_api.MATH
             return False
         if isinstance(func, ast.Name) and func.id not in self.env:
             fn = self.src.fn.__globals__.get(func.id, getattr(builtins, func.id, None))
-            return fn in S.NUMPY or fn in S.MATH or fn in BUILTINS or fn is range
+            return fn in symbolic.NUMPY or fn in numpy_api.MATH or fn in BUILTINS or fn is range
         return False
 
     def build_loop(self, stmt, carried, make_body_env, build_inside):
@@ -428,7 +428,7 @@ class Loops:
             def run():
                 if over is not None:
                     name, seq = over
-                    self.assign(ast.Name(id=name), S._apply(
+                    self.assign(ast.Name(id=name), symbolic.record(
                         "getitem", seq, self.gb.sym(index), index_spec=("i",)))
                 self.build_stmts(stmt.body)
             self.in_loop = True
@@ -465,7 +465,7 @@ class Loops:
             elif v is not False and flag is not True:
                 saved = self.gb.block
                 self.gb.block = result["body"]
-                flag = v if flag is False else S._apply("logical_or", flag, v)
+                flag = v if flag is False else symbolic.record("logical_or", flag, v)
                 self.gb.block = saved
         if flag is False:
             return None

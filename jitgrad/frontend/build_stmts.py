@@ -43,9 +43,9 @@ from jitgrad.frontend.build_ast import (
     same_structure,
 )
 from jitgrad.frontend.build_exprs import LocalFunction, expand_ellipsis
-from jitgrad.lang import symbolic as S
+from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import Sym
-from jitgrad.prims import primitives as P
+from jitgrad.prims import primitives
 
 
 class Statements:
@@ -66,7 +66,7 @@ class Statements:
             rest = stmts[k + 1:]
             if rest:
                 self.gb.loc = self.src.loc(rest[0])
-                self.build_if(S._apply("logical_not", flag),
+                self.build_if(symbolic.record("logical_not", flag),
                               functools.partial(self.build_stmts, rest), lambda: None, rest[0])
             return
 
@@ -78,7 +78,7 @@ class Statements:
             if v is True:
                 return True
             if v is not False:
-                flag = v if flag is False else S._apply("logical_or", flag, v)
+                flag = v if flag is False else symbolic.record("logical_or", flag, v)
         return flag
 
     def build_stmt(self, stmt) -> None:
@@ -248,9 +248,9 @@ class Statements:
         """``a, b, c = x``: x's rows, after a run time check that it has k of them."""
         if array.ndim == 0:
             raise UnsupportedError("unpacking a number", self.loc(target))
-        k_checked = S._apply("unpack_count", array.shape[0], k)
+        k_checked = symbolic.record("unpack_count", array.shape[0], k)
         first = k_checked - k  # 0, read from the check so that the check stays
-        return [S._apply("getitem", array, first + j, index_spec=("i",)) for j in range(k)]
+        return [symbolic.record("getitem", array, first + j, index_spec=("i",)) for j in range(k)]
 
     def named(self, value, name: str):
         """Give the variable the last equation defined the user's name, for readable code."""
@@ -286,7 +286,7 @@ class Statements:
                                    "captured), which jitgrad reads as a constant, as Numba does; "
                                    ".copy() it first", self.loc(node))
         self.gb.check_writable(old, name)
-        out = self.gb.apply(P.PRIMITIVES["setitem"], [array, value] + idx,
+        out = self.gb.apply(primitives.PRIMITIVES["setitem"], [array, value] + idx,
                             {"index_spec": spec})
         self.gb.note_write(out.atom)  # every older value of this memory is now out of date
         out.atom.name = old.name  # same storage, same name in the generated code
@@ -439,7 +439,7 @@ class Statements:
         saved = self.gb.block
         self.gb.block = block
         try:
-            return self.gb.atom(S._apply("cast", self.gb.sym(atom), kind=kind))
+            return self.gb.atom(symbolic.record("cast", self.gb.sym(atom), kind=kind))
         finally:
             self.gb.block = saved
 

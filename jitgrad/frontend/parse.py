@@ -109,7 +109,7 @@ class _SetAsideLocalDefs(ast.NodeTransformer):
         return LocalDef(node)
 
 
-def _unwrap(fn):
+def unwrap(fn):
     """The plain Python function behind a Numba dispatcher or a decorator. A jitgrad transform
     (a gradient, a Hessian, a Jacobian: it says so with ``jitgrad_transform``) is refused: its
     ``__wrapped__`` is the function it differentiates, whose source is not its own."""
@@ -124,12 +124,12 @@ def _unwrap(fn):
     for attr in ("py_func", "__wrapped__"):
         inner = getattr(fn, attr, None)
         if inner is not None and inner is not fn:
-            return _unwrap(inner)
+            return unwrap(inner)
     return fn
 
 
 def _read(fn) -> FunctionSource:
-    fn = _unwrap(fn)
+    fn = unwrap(fn)
     name = getattr(fn, "__qualname__", repr(fn))
     if not isinstance(fn, pytypes.FunctionType):
         raise UnsupportedError(f"{name} is not a plain Python function (a {type(fn).__name__})")

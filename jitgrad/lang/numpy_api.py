@@ -1,13 +1,13 @@
 """The NumPy, `math` and builtin surface that user code calls on symbolic values.
 
 `NUMPY` maps a NumPy function or ufunc to its handler, `MATH` maps a `math` function to the
-primitive it records, `CONSTANTS` names the module constants. A handler normalises NumPy's
+primitive it records. A handler normalises NumPy's
 arguments (axes, shapes, dtypes, keywords) and records primitives of `primitives.py` through
-`_apply`; a function NumPy has that maps onto existing primitives (``log2(x) = log(x) / log(2)``)
+`record`; a function NumPy has that maps onto existing primitives (``log2(x) = log(x) / log(2)``)
 is written here rather than given a primitive of its own.
 
 The same handlers serve `tape.py`: there ``records(x)`` is true of a `tape.Tensor`, and
-`_apply` runs the primitive's NumPy ``impl``.
+`record` runs the primitive's NumPy ``impl``.
 
 Guarantees: a keyword or form outside what a handler understands raises `UnsupportedError`
 with the user's line, never a silently different result.
@@ -24,26 +24,28 @@ import numpy as np
 from jitgrad.core.errors import ShapeError, UnsupportedError
 from jitgrad.core.types import Type
 from jitgrad.lang.symbolic import (
-    _CURRENT,
+    METHODS,
+    NUMPY,
     Sym,
-    _apply,
-    _builder_of,
-    _dims,
-    _loc,
+    builder_of,
+    current_builder,
+    loc_of,
     ndim_of,
+    record,
     records,
+    result_dims,
 )
-from jitgrad.prims import primitives as P
+from jitgrad.prims import primitives
 from jitgrad.prims.rules import MAX_STACK
 
 
-def _norm_axis(axis, ndim, loc):
+def norm_axis(axis, ndim, loc):
     if axis is None:
         return None
     if isinstance(axis, Sym):
         raise UnsupportedError("the axis must be a constant integer", loc)
     if isinstance(axis, (tuple, list)):
-        return tuple(sorted(_norm_axis(a, ndim, loc) for a in axis))
+        return tuple(sorted(norm_axis(a, ndim, loc) for a in axis))
     if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
         raise UnsupportedError(f"the axis must be an integer, not {axis!r}", loc)
     axis = int(axis)
@@ -55,10 +57,10 @@ def _norm_axis(axis, ndim, loc):
 def np_reduce(op, x, axis=None, keepdims=False, **unsupported):
     if unsupported:
         raise UnsupportedError(f"np.{op}(..., {', '.join(unsupported)}=) is not supported",
-                               _loc(x))
+                               loc_of(x))
     if not records(x):
         return getattr(np, op)(x, axis=axis, keepdims=keepdims)
-    axis = _norm_axis(axis, x.ndim, _loc(x))
+    axis = norm_axis(axis, x.ndim, loc_of(x))
     if x.ndim == 0:
         return x
     if axis is not None and set(axis if isinstance(axis, tuple) else (axis,)) == set(
@@ -66,9 +68,9 @@ def np_reduce(op, x, axis=None, keepdims=False, **unsupported):
         axis = None  # every axis (np.sum(x, axis=0) of a vector): one reduction to a scalar
     if isinstance(axis, tuple):  # several axes: one at a time, highest first
         for a in sorted(axis, reverse=True):
-            x = _apply(op, x, axis=a, keepdims=bool(keepdims))
+            x = record(op, x, axis=a, keepdims=bool(keepdims))
         return x
-    return _apply(op, x, axis=axis, keepdims=bool(keepdims))
+    return record(op, x, axis=axis, keepdims=bool(keepdims))
 
 
 def np_sum(x, axis=None, keepdims=False, **kw):
@@ -81,7 +83,7 @@ def np_mean(x, axis=None, keepdims=False, **kw):
     total = np_sum(x, axis, keepdims, **kw)
     if x.ndim == 0:
         return total
-    axis = _norm_axis(axis, x.ndim, _loc(x))
+    axis = norm_axis(axis, x.ndim, loc_of(x))
     if axis is None:
         count = x.size
     else:
@@ -91,7 +93,7 @@ def np_mean(x, axis=None, keepdims=False, **kw):
     return total / count
 
 
-def _matmul(a, b):
+def matmul(a, b):
     na, nb = ndim_of(a), ndim_of(b)
     if na >= 2 and nb >= 2 and max(na, nb) > 2:
         # stacks of matrices, broadcast over the leading axes: sum_k a[..., i, k, None] *
@@ -101,8 +103,8 @@ def _matmul(a, b):
     if na == 0 or nb == 0 or na > 2 or nb > 2:
         raise UnsupportedError(f"matrix product of operands of rank {na} and {nb} (jitgrad "
                                "supports 1-D and 2-D operands, and stacks of matrices)",
-                               _loc(a, b))
-    return _apply("matmul", a, b)
+                               loc_of(a, b))
+    return record("matmul", a, b)
 
 
 def np_transpose(x, axes=None):
@@ -112,7 +114,7 @@ def np_transpose(x, axes=None):
             return x
         if ndim_of(x) == 2 or axes == tuple(reversed(range(len(axes)))):
             axes = None
-    return _apply("transpose", x, axes=axes)
+    return record("transpose", x, axes=axes)
 
 
 def np_reshape(x, shape):
@@ -124,19 +126,19 @@ def np_reshape(x, shape):
             if not (isinstance(d, int) and d == -1):
                 known = known * d
         shape = tuple(x.size // known if (isinstance(d, int) and d == -1) else d for d in shape)
-    return _apply("reshape", x, *shape)
+    return record("reshape", x, *shape)
 
 
 def np_reshape_like(x, like):
-    return _apply("reshape_like", x, like)
+    return record("reshape_like", x, like)
 
 
 def np_cast(x, dtype):
     kind = np.dtype(dtype).kind
     kind = {"u": "i"}.get(kind, kind)
     if kind not in "fib":
-        raise UnsupportedError(f"conversion to {dtype}", _loc(x))
-    return _apply("cast", x, kind=kind)
+        raise UnsupportedError(f"conversion to {dtype}", loc_of(x))
+    return record("cast", x, kind=kind)
 
 
 def _alloc(name):
@@ -145,14 +147,12 @@ def _alloc(name):
             raise UnsupportedError(f"np.{name}(..., {', '.join(kw)}=) is not supported")
         dims = shape if isinstance(shape, (tuple, list)) else (shape,)
         kind = np.dtype(dtype).kind
-        return _apply_alloc(name, dims, kind)
+        return apply_alloc(name, dims, kind)
     return alloc
 
 
-def _apply_alloc(name, dims, kind, fill=None):
-    builder = _builder_of(*dims, fill)
-    if builder is None:
-        builder = _CURRENT[-1]
+def apply_alloc(name, dims, kind, fill=None):
+    builder = builder_of(*dims, fill) or current_builder()
     atoms = [builder.atom(d) for d in dims]
     if any(a.type.kind != "i" or a.type.ndim for a in atoms):
         raise UnsupportedError("array sizes must be integers", builder.loc)
@@ -162,7 +162,7 @@ def _apply_alloc(name, dims, kind, fill=None):
     else:
         params = {"kind": kind}
         out = builder.emit(name, atoms, params, Type(kind, len(dims)))
-    out.dims = _dims(P.PRIMITIVES[name], atoms, params, out.type)
+    out.dims = result_dims(primitives.PRIMITIVES[name], atoms, params, out.type)
     return builder.sym(out)
 
 
@@ -170,59 +170,59 @@ def np_full(shape, fill_value, dtype=None):
     dims = shape if isinstance(shape, (tuple, list)) else (shape,)
     if dtype is not None:
         fill_value = float(fill_value) if np.dtype(dtype).kind == "f" else fill_value
-    return _apply_alloc("full", dims, "f", fill=fill_value)
+    return apply_alloc("full", dims, "f", fill=fill_value)
 
 
 def _like(name):
     def like(x, dtype=None):
         if dtype is not None and np.dtype(dtype).kind != "f":
-            raise UnsupportedError(f"np.{name} with a non-float dtype", _loc(x))
+            raise UnsupportedError(f"np.{name} with a non-float dtype", loc_of(x))
         if not records(x) or x.ndim == 0:
             return 0.0 if name == "zeros_like" else 1.0
-        return _apply(name, x)
+        return record(name, x)
     return like
 
 
 def np_copy(x):
-    return _apply("copy", x) if records(x) else np.array(x, copy=True)
+    return record("copy", x) if records(x) else np.array(x, copy=True)
 
 
 def np_where(cond, a, b):
-    return _apply("where", cond, a, b)
+    return record("where", cond, a, b)
 
 
 def np_expand_dims(x, axis):
     axis = int(axis)
     axis = axis % (ndim_of(x) + 1)
-    return _apply("expand_dims", x, axis=axis)
+    return record("expand_dims", x, axis=axis)
 
 
 def np_clip(x, a_min=None, a_max=None, **kw):
     lo, hi = kw.pop("min", a_min), kw.pop("max", a_max)
     if kw:
-        raise UnsupportedError(f"np.clip(..., {', '.join(kw)}=) is not supported", _loc(x))
+        raise UnsupportedError(f"np.clip(..., {', '.join(kw)}=) is not supported", loc_of(x))
     if lo is not None:
-        x = _apply("maximum", x, lo)
-    return x if hi is None else _apply("minimum", x, hi)
+        x = record("maximum", x, lo)
+    return x if hi is None else record("minimum", x, hi)
 
 
 def np_power(x, y):
     if not records(y) and isinstance(y, (int, float)) and not isinstance(y, bool) and y == 2:
-        return _apply("square", x)  # x * x: cheaper than pow, and so is its derivative
-    return _apply("pow", x, y)
+        return record("square", x)  # x * x: cheaper than pow, and so is its derivative
+    return record("pow", x, y)
 
 
-def _record(name, *args, **params):
+def _record_even_on_numbers(name, *args, **params):
     """Apply a primitive that creates an array even when no argument is symbolic
     (``np.arange(5)``): it is recorded in the current graph, not computed while building."""
-    if any(records(a) for a in args) or not _CURRENT:
-        return _apply(name, *args, **params)
-    return _CURRENT[-1].apply(P.PRIMITIVES[name], list(args), params)
+    if any(records(a) for a in args) or current_builder() is None:
+        return record(name, *args, **params)
+    return current_builder().apply(primitives.PRIMITIVES[name], list(args), params)
 
 
 def _as_float(x):
     if records(x):
-        return x if x.dtype.kind == "f" else _apply("cast", x, kind="f")
+        return x if x.dtype.kind == "f" else record("cast", x, kind="f")
     return float(x)
 
 
@@ -235,7 +235,7 @@ def np_empty_like(x, dtype=None):
 
 def np_full_like(x, fill_value, dtype=None):
     if dtype is not None and np.dtype(dtype).kind != "f":
-        raise UnsupportedError("np.full_like with a non-float dtype", _loc(x))
+        raise UnsupportedError("np.full_like with a non-float dtype", loc_of(x))
     if not records(x):
         return np.full_like(x, fill_value, dtype=float)
     fill = _as_float(fill_value)
@@ -247,7 +247,7 @@ def np_full_like(x, fill_value, dtype=None):
 def np_array(obj, dtype=None, **kw):
     if kw or (dtype is not None and np.dtype(dtype).kind != "f"):
         raise UnsupportedError("np.array() with arguments other than a float dtype",
-                               _loc(obj))
+                               loc_of(obj))
     if records(obj):
         return _as_float(np_copy(obj)) if obj.ndim else _as_float(obj)
     if not isinstance(obj, (list, tuple)):
@@ -261,36 +261,36 @@ def _is_int(a) -> bool:
 
 def np_stack(arrays, axis=0):
     arrays = list(arrays)
-    loc = _loc(*arrays)
+    loc = loc_of(*arrays)
     if axis != 0:
         raise UnsupportedError("np.stack along an axis other than 0", loc)
     if not arrays or len(arrays) > MAX_STACK:
         raise UnsupportedError(f"np.array/np.stack of 1 to {MAX_STACK} entries", loc)
     if len({ndim_of(a) for a in arrays}) != 1:
         raise UnsupportedError("np.array/np.stack of entries of different ranks", loc)
-    return _record("stack", *(a if records(a) or ndim_of(a) or _is_int(a) else float(a)
+    return _record_even_on_numbers("stack", *(a if records(a) or ndim_of(a) or _is_int(a) else float(a)
                               for a in arrays))
 
 
 def np_arange(start, stop=None, step=None, dtype=None):
     if stop is None:
         start, stop = 0, start
-    out = _record("arange", start, stop, 1 if step is None else step)
+    out = _record_even_on_numbers("arange", start, stop, 1 if step is None else step)
     return out if dtype is None else np_cast(out, dtype)
 
 
 def np_linspace(start, stop, num=50, endpoint=True, **kw):
     if kw or endpoint is not True:
         raise UnsupportedError("np.linspace with arguments other than start, stop, num",
-                               _loc(start, stop, num))
-    gaps = _apply("maximum", num - 1, 1) if records(num) else max(num - 1, 1)
+                               loc_of(start, stop, num))
+    gaps = record("maximum", num - 1, 1) if records(num) else max(num - 1, 1)
     return start + np_arange(num) * ((stop - start) / gaps)
 
 
 def np_eye(n, M=None, k=0, dtype=float):
     if M is not None or k != 0 or np.dtype(dtype).kind != "f":
-        raise UnsupportedError("np.eye with arguments other than N", _loc(n))
-    return _record("eye", n)
+        raise UnsupportedError("np.eye with arguments other than N", loc_of(n))
+    return _record_even_on_numbers("eye", n)
 
 
 # -- elementwise functions written with other primitives ------------------------------------
@@ -302,9 +302,9 @@ def _through(np_fn, build):
 
 
 _LOG2, _LOG10 = math.log(2.0), math.log(10.0)
-np_log2 = _through(np.log2, lambda x: _apply("log", x) / _LOG2)
-np_log10 = _through(np.log10, lambda x: _apply("log", x) / _LOG10)
-np_exp2 = _through(np.exp2, lambda x: _apply("exp", x * _LOG2))
+np_log2 = _through(np.log2, lambda x: record("log", x) / _LOG2)
+np_log10 = _through(np.log10, lambda x: record("log", x) / _LOG10)
+np_exp2 = _through(np.exp2, lambda x: record("exp", x * _LOG2))
 np_reciprocal = _through(np.reciprocal, lambda x: 1.0 / x)
 np_deg2rad = _through(np.deg2rad, lambda x: x * (math.pi / 180.0))
 np_rad2deg = _through(np.rad2deg, lambda x: x * (180.0 / math.pi))
@@ -315,20 +315,20 @@ def _nan_ignoring(name):
     def f(x, y):
         if not (records(x) or records(y)):
             return getattr(np, "f" + name[:3])(x, y)
-        both = _apply(name, x, y)
-        return np_where(_apply("isnan", y), x, np_where(_apply("isnan", x), y, both))
+        both = record(name, x, y)
+        return np_where(record("isnan", y), x, np_where(record("isnan", x), y, both))
     return f
 
 
 def np_float_power(x, y):
-    return _apply("pow", _as_float(x), y)
+    return record("pow", _as_float(x), y)
 
 
 def _scalar_fn(name, fn):
     """A `math` function that needs more than one primitive: scalars only."""
     def f(*args):
         for a in args:
-            scalar_only(name, a, _loc(*args))
+            scalar_only(name, a, loc_of(*args))
         return fn(*args)
     return f
 
@@ -340,20 +340,20 @@ def np_prod(x, axis=None, keepdims=False, **kw):
     if not records(x):
         return np.prod(x, axis=axis, keepdims=keepdims, **kw)
     if kw:
-        raise UnsupportedError(f"np.prod(..., {', '.join(kw)}=) is not supported", _loc(x))
-    axis = _norm_axis(axis, x.ndim, _loc(x))
+        raise UnsupportedError(f"np.prod(..., {', '.join(kw)}=) is not supported", loc_of(x))
+    axis = norm_axis(axis, x.ndim, loc_of(x))
     if x.ndim == 0:
         return x
     axes = range(x.ndim) if axis is None else axis if isinstance(axis, tuple) else (axis,)
     if set(axes) == set(range(x.ndim)) and not keepdims:
-        return _apply("prod", x)
+        return record("prod", x)
     for a in sorted(axes, reverse=True):  # one axis at a time, highest first
-        x = _apply("prod_axis", x, axis=a, keepdims=bool(keepdims))
+        x = record("prod_axis", x, axis=a, keepdims=bool(keepdims))
     return x
 
 
 def _count(x, axis):
-    axis = _norm_axis(axis, x.ndim, _loc(x))
+    axis = norm_axis(axis, x.ndim, loc_of(x))
     if axis is None:
         return x.size
     count = 1
@@ -364,24 +364,24 @@ def _count(x, axis):
 
 def np_var(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
     if dtype is not None or out is not None or kw:
-        raise UnsupportedError("np.var/np.std with dtype=, out= or where=", _loc(x))
+        raise UnsupportedError("np.var/np.std with dtype=, out= or where=", loc_of(x))
     if not records(x):
         return np.var(x, axis=axis, ddof=ddof, keepdims=keepdims)
     if x.ndim == 0:
         return x * 0.0
     centred = x - np_mean(x, axis, keepdims=True)
-    return np_sum(_apply("square", centred), axis, keepdims) / (_count(x, axis) - ddof)
+    return np_sum(record("square", centred), axis, keepdims) / (_count(x, axis) - ddof)
 
 
 def np_std(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
     if not records(x):
         return np.std(x, axis=axis, ddof=ddof, keepdims=keepdims)
-    return _apply("sqrt", np_var(x, axis, dtype, out, ddof, keepdims, **kw))
+    return record("sqrt", np_var(x, axis, dtype, out, ddof, keepdims, **kw))
 
 
 def np_average(a, axis=None, weights=None, returned=False, **kw):
     if returned or kw:
-        raise UnsupportedError("np.average with returned= or keepdims=", _loc(a))
+        raise UnsupportedError("np.average with returned= or keepdims=", loc_of(a))
     if weights is None:
         return np_mean(a, axis)
     if not (records(a) or records(weights)):
@@ -390,8 +390,8 @@ def np_average(a, axis=None, weights=None, returned=False, **kw):
         return np_sum(a * weights, axis) / np_sum(weights, axis)
     if ndim_of(weights) != 1 or axis is None or isinstance(axis, (tuple, list)):
         raise ShapeError("np.average: weights of another shape than the array's must be 1-D, "
-                         "along one axis= of it", _loc(a, weights))
-    axis = _norm_axis(axis, ndim_of(a), _loc(a))
+                         "along one axis= of it", loc_of(a, weights))
+    axis = norm_axis(axis, ndim_of(a), loc_of(a))
     w = weights
     for _ in range(ndim_of(a) - 1 - axis):
         w = np_expand_dims(w, -1)  # line w up with `axis` of a
@@ -400,24 +400,24 @@ def np_average(a, axis=None, weights=None, returned=False, **kw):
 
 def np_cumsum(x, axis=None, **kw):
     if kw:
-        raise UnsupportedError(f"np.cumsum(..., {', '.join(kw)}=) is not supported", _loc(x))
+        raise UnsupportedError(f"np.cumsum(..., {', '.join(kw)}=) is not supported", loc_of(x))
     if not records(x):
         return np.cumsum(x, axis=axis)
-    axis = _norm_axis(axis, x.ndim, _loc(x))
+    axis = norm_axis(axis, x.ndim, loc_of(x))
     if axis is not None and x.ndim > 1:
-        return _apply("cumsum_axis", x, axis=axis)
-    return _apply("cumsum", x if x.ndim == 1 else np_reshape(x, (-1,)))
+        return record("cumsum_axis", x, axis=axis)
+    return record("cumsum", x if x.ndim == 1 else np_reshape(x, (-1,)))
 
 
 def np_cumprod(x, axis=None, **kw):
     if kw:
-        raise UnsupportedError(f"np.cumprod(..., {', '.join(kw)}=) is not supported", _loc(x))
+        raise UnsupportedError(f"np.cumprod(..., {', '.join(kw)}=) is not supported", loc_of(x))
     if not records(x):
         return np.cumprod(x, axis=axis)
-    if axis is not None and not (x.ndim == 1 and _norm_axis(axis, 1, _loc(x)) == 0):
+    if axis is not None and not (x.ndim == 1 and norm_axis(axis, 1, loc_of(x)) == 0):
         raise UnsupportedError("np.cumprod along an axis of a matrix (jitgrad runs it over the "
-                               "flattened array, as Numba does)", _loc(x))
-    return _apply("cumprod", x if x.ndim == 1 else np_reshape(x, (-1,)))
+                               "flattened array, as Numba does)", loc_of(x))
+    return record("cumprod", x if x.ndim == 1 else np_reshape(x, (-1,)))
 
 
 # -- shape and data movement ----------------------------------------------------------------
@@ -425,13 +425,13 @@ def np_cumprod(x, axis=None, **kw):
 
 def _reversed_axes(x, axes):
     spec = tuple(("s", False, False, True) if k in axes else ":" for k in range(x.ndim))
-    return _apply("getitem", x, *([-1] * len(axes)), index_spec=spec)
+    return record("getitem", x, *([-1] * len(axes)), index_spec=spec)
 
 
 def np_flip(x, axis=None):
     if not records(x):
         return np.flip(x, axis)
-    axis = _norm_axis(axis, x.ndim, _loc(x))
+    axis = norm_axis(axis, x.ndim, loc_of(x))
     axes = range(x.ndim) if axis is None else axis if isinstance(axis, tuple) else (axis,)
     return _reversed_axes(x, set(axes)) if x.ndim else x
 
@@ -441,31 +441,31 @@ def np_roll(x, shift, axis=None):
         return np.roll(x, shift, axis)
     if ndim_of(shift) or not (records(shift) and shift.type.kind == "i" or isinstance(
             shift, (int, np.integer)) and not isinstance(shift, bool)):
-        raise UnsupportedError("np.roll needs one integer shift", _loc(x))
+        raise UnsupportedError("np.roll needs one integer shift", loc_of(x))
     if axis is None or x.ndim == 1:
         if axis is not None:
-            _norm_axis(axis, 1, _loc(x))
-        return _apply("roll", x, shift)
+            norm_axis(axis, 1, loc_of(x))
+        return record("roll", x, shift)
     # along one axis: the last `shift` entries, then the others (two slices joined)
-    k = _norm_axis(axis, x.ndim, _loc(x))
+    k = norm_axis(axis, x.ndim, loc_of(x))
     if isinstance(k, tuple):
-        raise UnsupportedError("np.roll along several axes", _loc(x))
+        raise UnsupportedError("np.roll along several axes", loc_of(x))
     n = x.shape[k]
     cut = n - shift % n
     spec = (":",) * k + (("s", True, True, False),)
-    head = _apply("getitem", x, cut, n, index_spec=spec)
-    tail = _apply("getitem", x, 0, cut, index_spec=spec)
+    head = record("getitem", x, cut, n, index_spec=spec)
+    tail = record("getitem", x, 0, cut, index_spec=spec)
     return np_concatenate([head, tail], axis=k)
 
 
 def np_diff(x, n=1, axis=-1):
     if not records(x):
         return np.diff(x, n, axis)
-    k = _norm_axis(axis, x.ndim, _loc(x))
+    k = norm_axis(axis, x.ndim, loc_of(x))
     for _ in range(n):
         upper = tuple(("s", True, False, False) if j == k else ":" for j in range(x.ndim))
         lower = tuple(("s", False, True, False) if j == k else ":" for j in range(x.ndim))
-        x = _apply("getitem", x, 1, index_spec=upper) - _apply("getitem", x, -1,
+        x = record("getitem", x, 1, index_spec=upper) - record("getitem", x, -1,
                                                                 index_spec=lower)
     return x
 
@@ -479,8 +479,8 @@ def np_squeeze(x, axis=None):
         return np.squeeze(x, axis)
     if axis is None:
         raise UnsupportedError("squeeze() without axis= (which axes have size 1 is known only "
-                               "at run time; name them)", _loc(x))
-    axes = _norm_axis(axis, x.ndim, _loc(x))
+                               "at run time; name them)", loc_of(x))
+    axes = norm_axis(axis, x.ndim, loc_of(x))
     axes = set(axes if isinstance(axes, tuple) else (axes,))
     return np_reshape(x, tuple(d for k, d in enumerate(x.shape) if k not in axes))
 
@@ -488,7 +488,7 @@ def np_squeeze(x, axis=None):
 def _entries(arrays, what):
     arrays = list(arrays)
     if not arrays or len(arrays) > MAX_STACK:
-        raise UnsupportedError(f"{what} of 1 to {MAX_STACK} arrays", _loc(*arrays))
+        raise UnsupportedError(f"{what} of 1 to {MAX_STACK} arrays", loc_of(*arrays))
     return arrays
 
 
@@ -496,13 +496,13 @@ def np_concatenate(arrays, axis=0):
     arrays = _entries(arrays, "np.concatenate")
     if not any(records(a) for a in arrays):
         return np.concatenate(arrays, axis=axis)
-    loc = _loc(*arrays)
+    loc = loc_of(*arrays)
     if axis is None:
         arrays, axis = [np_ravel(a) if records(a) else np.ravel(a) for a in arrays], 0
     ndims = {ndim_of(a) for a in arrays}
     if len(ndims) != 1 or 0 in ndims:
         raise ShapeError("np.concatenate needs arrays of one rank (not scalars)", loc)
-    axis = _norm_axis(axis, ndims.pop(), loc)
+    axis = norm_axis(axis, ndims.pop(), loc)
     if any(isinstance(a, Sym) for a in arrays) and not all(records(a) for a in arrays):
         raise UnsupportedError("np.concatenate of a constant array and a computed one (build "
                                "the constant with np.zeros/np.array inside the function)", loc)
@@ -511,7 +511,7 @@ def np_concatenate(arrays, axis=0):
     kinds = {a.dtype.kind for a in arrays}
     if len(kinds) > 1:  # one dtype, as Numba wants
         arrays = [_as_float(a) for a in arrays]
-    return _apply("concatenate", *arrays, axis=axis)
+    return record("concatenate", *arrays, axis=axis)
 
 
 def np_hstack(tup):
@@ -535,7 +535,7 @@ def np_vstack(tup):
 def np_stack_axis(arrays, axis=0):
     arrays = _entries(arrays, "np.stack")
     nd = ndim_of(arrays[0])
-    axis = _norm_axis(axis, nd + 1, _loc(*arrays))
+    axis = norm_axis(axis, nd + 1, loc_of(*arrays))
     out = np_stack(arrays)
     if axis == 0:
         return out
@@ -546,10 +546,10 @@ def _arg_extreme(name):
     def f(x, axis=None):
         if not records(x):
             return getattr(np, name)(x, axis=axis)
-        if axis is not None and not (x.ndim == 1 and _norm_axis(axis, 1, _loc(x)) == 0):
+        if axis is not None and not (x.ndim == 1 and norm_axis(axis, 1, loc_of(x)) == 0):
             raise UnsupportedError(f"np.{name} with axis= (jitgrad gives the flat index)",
-                                   _loc(x))
-        return _apply(name, x)
+                                   loc_of(x))
+        return record(name, x)
     return f
 
 
@@ -557,11 +557,11 @@ def np_vdot(a, b):
     return np_sum(np_ravel(a) * np_ravel(b))
 
 
-def _split(name, even):
+def split_handler(name, even):
     def f(x, sections, axis=0):
         if not records(x):
             return tuple(getattr(np, name)(x, sections, axis))
-        axis = _norm_axis(axis, x.ndim, _loc(x))
+        axis = norm_axis(axis, x.ndim, loc_of(x))
         n = x.shape[axis]
         if isinstance(sections, (tuple, list)):
             bounds = [0, *sections, n]
@@ -571,18 +571,18 @@ def _split(name, even):
             shape[axis:axis + 1] = [sections, n // sections]
             parts = np_reshape(x, tuple(shape))
             spec = (":",) * axis + ("i",)
-            return tuple(_apply("getitem", parts, i, index_spec=spec) for i in range(sections))
+            return tuple(record("getitem", parts, i, index_spec=spec) for i in range(sections))
         elif isinstance(sections, (int, np.integer)) and sections > 0:
             q, r = n // sections, n % sections
             bounds = [0]
             for i in range(1, sections + 1):
-                extra = _apply("minimum", i, r) if records(r) else min(i, r)
+                extra = record("minimum", i, r) if records(r) else min(i, r)
                 bounds.append(q * i + extra)
         else:
             raise UnsupportedError(f"np.{name} needs a positive integer or a list of indices",
-                                   _loc(x))
+                                   loc_of(x))
         spec = (":",) * axis + (("s", True, True, False),)
-        return tuple(_apply("getitem", x, a, b, index_spec=spec)
+        return tuple(record("getitem", x, a, b, index_spec=spec)
                      for a, b in itertools.pairwise(bounds))
     return f
 
@@ -590,7 +590,7 @@ def _split(name, even):
 def _square_matrix(name, a):
     if ndim_of(a) != 2:
         raise UnsupportedError(f"np.linalg.{name} of an array of rank {ndim_of(a)} (jitgrad "
-                               "takes one matrix, as Numba)", _loc(a))
+                               "takes one matrix, as Numba)", loc_of(a))
     return _as_float(a)
 
 
@@ -598,7 +598,7 @@ def _linalg(name):
     def f(a):
         if not records(a):
             return getattr(np.linalg, name)(a)
-        return _apply(name, _square_matrix(name, a))
+        return record(name, _square_matrix(name, a))
     return f
 
 
@@ -607,26 +607,26 @@ def np_solve(a, b):
         return np.linalg.solve(a, b)
     if ndim_of(b) not in (1, 2):
         raise UnsupportedError("np.linalg.solve with a right-hand side of rank other than 1 "
-                               "or 2", _loc(a, b))
-    return _apply("solve", _square_matrix("solve", a), _as_float(b))
+                               "or 2", loc_of(a, b))
+    return record("solve", _square_matrix("solve", a), _as_float(b))
 
 
 def np_slogdet(a):
     if not records(a):
         return np.linalg.slogdet(a)
     a = _square_matrix("slogdet", a)
-    return _apply("signdet", a), _apply("logabsdet", a)
+    return record("signdet", a), record("logabsdet", a)
 
 
 def _unary(name):
-    return lambda x: _apply(name, x)
+    return lambda x: record(name, x)
 
 
 def _binary(name):
-    return lambda x, y: _apply(name, x, y)
+    return lambda x, y: record(name, x, y)
 
 
-NUMPY: dict = {
+NUMPY.update({
     np.add: _binary("add"), np.subtract: _binary("sub"), np.multiply: _binary("mul"),
     np.divide: _binary("div"), np.true_divide: _binary("div"), np.power: np_power,
     np.negative: _unary("neg"), np.floor_divide: _binary("floordiv"), np.mod: _binary("mod"),
@@ -643,7 +643,7 @@ NUMPY: dict = {
     np.min: lambda x, axis=None, keepdims=False, **kw: np_reduce("min", x, axis, keepdims, **kw),
     np.amax: lambda x, axis=None, keepdims=False: np_reduce("max", x, axis, keepdims),
     np.amin: lambda x, axis=None, keepdims=False: np_reduce("min", x, axis, keepdims),
-    np.matmul: _matmul, np.outer: _binary("outer"),
+    np.matmul: matmul, np.outer: _binary("outer"),
     np.transpose: np_transpose, np.reshape: np_reshape, np.expand_dims: np_expand_dims,
     np.where: np_where, np.clip: np_clip,
     np.zeros: _alloc("zeros"), np.ones: _alloc("ones"), np.empty: _alloc("empty"),
@@ -670,7 +670,7 @@ NUMPY: dict = {
     np.linalg.inv: _linalg("inv"), np.linalg.det: _linalg("det"),
     np.linalg.cholesky: _linalg("cholesky"), np.linalg.solve: np_solve,
     np.linalg.slogdet: np_slogdet,
-    np.split: _split("split", True), np.array_split: _split("array_split", False),
+    np.split: split_handler("split", True), np.array_split: split_handler("array_split", False),
     # operator.add(a, b) and friends, as reduce-style code passes them
     operator.add: _binary("add"), operator.sub: _binary("sub"), operator.mul: _binary("mul"),
     operator.truediv: _binary("div"), operator.neg: _unary("neg"),
@@ -683,7 +683,7 @@ NUMPY: dict = {
     math.log2: _scalar_fn("math.log2", np_log2), math.log10: _scalar_fn("math.log10", np_log10),
     math.degrees: _scalar_fn("math.degrees", np_rad2deg),
     math.radians: _scalar_fn("math.radians", np_deg2rad),
-}
+})
 for _name in ("exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "arctan",
               "arcsin", "arccos", "sinh", "cosh", "arcsinh", "arccosh", "arctanh"):
     NUMPY[getattr(np, _name)] = _unary(_name)
@@ -703,16 +703,11 @@ if hasattr(math, "cbrt"):  # Python 3.11+
 # Not here on purpose: math.lgamma and math.gamma, whose derivatives need the digamma
 # function, which neither NumPy nor Numba provides.
 
-# Shape and data movement, products over axes, diagonals, norms: `numpy_shape.py` (which builds
-# on the handlers above). REFUSED: functions refused with a reason, read through this module.
-from jitgrad.lang.numpy_shape import REFUSED, SHAPE  # noqa: F401
-
-NUMPY.update(SHAPE)
 if hasattr(np, "row_stack"):
     NUMPY[np.row_stack] = np_vstack
-
-CONSTANTS = {"pi": math.pi, "e": math.e, "inf": math.inf, "nan": math.nan}
-
+METHODS.update({"astype": np_cast, "item": lambda x: np_reshape_like(x, 0.0)})
+# Shape and data movement, products over axes, diagonals, norms: `numpy_shape.py`, which builds
+# on the handlers above and adds its own to NUMPY.
 
 def scalar_only(name, x, loc):
     if isinstance(x, Sym) and x.ndim:

@@ -27,22 +27,24 @@ import numpy as np
 
 from jitgrad.core.errors import ShapeError, UnsupportedError, instead
 from jitgrad.lang.numpy_api import (
-    _apply_alloc,
-    _matmul,
-    _norm_axis,
-    _split,
+    apply_alloc,
+    matmul,
+    norm_axis,
+    np_cast,
     np_concatenate,
     np_expand_dims,
     np_flip,
     np_ravel,
+    np_reduce,
     np_reshape,
     np_stack,
     np_stack_axis,
     np_sum,
     np_transpose,
     np_where,
+    split_handler,
 )
-from jitgrad.lang.symbolic import Sym, _apply, _loc, ndim_of, records
+from jitgrad.lang.symbolic import NUMPY, Sym, loc_of, ndim_of, record, records
 
 
 def _plain(*xs) -> bool:
@@ -50,26 +52,26 @@ def _plain(*xs) -> bool:
 
 
 def _imin(a, b):
-    return _apply("minimum", a, b) if records(a) or records(b) else min(a, b)
+    return record("minimum", a, b) if records(a) or records(b) else min(a, b)
 
 
 def _imax(a, b):
-    return _apply("maximum", a, b) if records(a) or records(b) else max(a, b)
+    return record("maximum", a, b) if records(a) or records(b) else max(a, b)
 
 
 def _ones(x, dims):
     """Ones of shape ``dims`` in the graph of ``x`` (a plain array for the tape)."""
-    return _apply_alloc("ones", dims, "f") if isinstance(x, Sym) else np.ones(dims)
+    return apply_alloc("ones", dims, "f") if isinstance(x, Sym) else np.ones(dims)
 
 
 def _zeros(x, dims):
-    return _apply_alloc("zeros", dims, "f") if isinstance(x, Sym) else np.zeros(dims)
+    return apply_alloc("zeros", dims, "f") if isinstance(x, Sym) else np.zeros(dims)
 
 
 def _last(x, k, nd=None):
     """``x[..., k]``: entry ``k`` along the last axis."""
     nd = x.ndim if nd is None else nd
-    return _apply("getitem", x, k, index_spec=(":",) * (nd - 1) + ("i",))
+    return record("getitem", x, k, index_spec=(":",) * (nd - 1) + ("i",))
 
 
 # -- axis permutations ----------------------------------------------------------------------
@@ -78,7 +80,7 @@ def _last(x, k, nd=None):
 def np_swapaxes(x, axis1, axis2):
     if _plain(x):
         return np.swapaxes(x, axis1, axis2)
-    a, b = (_norm_axis(v, x.ndim, _loc(x)) for v in (axis1, axis2))
+    a, b = (norm_axis(v, x.ndim, loc_of(x)) for v in (axis1, axis2))
     perm = list(range(x.ndim))
     perm[a], perm[b] = perm[b], perm[a]
     return np_transpose(x, tuple(perm))
@@ -87,9 +89,9 @@ def np_swapaxes(x, axis1, axis2):
 def np_moveaxis(x, source, destination):
     if _plain(x):
         return np.moveaxis(x, source, destination)
-    s, d = (_norm_axis(v, x.ndim, _loc(x)) for v in (source, destination))
+    s, d = (norm_axis(v, x.ndim, loc_of(x)) for v in (source, destination))
     if isinstance(s, tuple) or isinstance(d, tuple):
-        raise UnsupportedError("np.moveaxis of several axes", _loc(x))
+        raise UnsupportedError("np.moveaxis of several axes", loc_of(x))
     perm = [k for k in range(x.ndim) if k != s]
     perm.insert(d, s)
     return np_transpose(x, tuple(perm))
@@ -98,10 +100,10 @@ def np_moveaxis(x, source, destination):
 def np_rollaxis(x, axis, start=0):
     if _plain(x):
         return np.rollaxis(x, axis, start)
-    a = _norm_axis(axis, x.ndim, _loc(x))
+    a = norm_axis(axis, x.ndim, loc_of(x))
     start = start + x.ndim if start < 0 else start
     if not 0 <= start <= x.ndim:
-        raise ShapeError(f"np.rollaxis: start {start} is out of bounds", _loc(x))
+        raise ShapeError(f"np.rollaxis: start {start} is out of bounds", loc_of(x))
     if a < start:
         start -= 1
     perm = [k for k in range(x.ndim) if k != a]
@@ -120,7 +122,7 @@ def np_fliplr(x):
 def np_rot90(x, k=1, axes=(0, 1)):
     if _plain(x):
         return np.rot90(x, k, axes)
-    a, b = (_norm_axis(v, x.ndim, _loc(x)) for v in axes)
+    a, b = (norm_axis(v, x.ndim, loc_of(x)) for v in axes)
     k %= 4
     if k == 0:
         return x
@@ -158,12 +160,12 @@ def np_repeat(x, repeats, axis=None):
     if _plain(x):
         return np.repeat(x, repeats, axis)
     if ndim_of(repeats) or not _integer(repeats):
-        raise UnsupportedError("np.repeat with one integer count (as Numba)", _loc(x))
+        raise UnsupportedError("np.repeat with one integer count (as Numba)", loc_of(x))
     if axis is None:
         x, axis = np_ravel(x), 0
     elif x.ndim == 0:
-        raise ShapeError("np.repeat of a scalar along an axis", _loc(x))
-    a = _norm_axis(axis, x.ndim, _loc(x))
+        raise ShapeError("np.repeat of a scalar along an axis", loc_of(x))
+    a = norm_axis(axis, x.ndim, loc_of(x))
     dims = [1] * (x.ndim + 1)
     dims[a + 1] = repeats
     copies = np_expand_dims(x, a + 1) * _ones(x, tuple(dims))
@@ -177,7 +179,7 @@ def np_tile(x, reps):
         return np.tile(x, reps)
     reps = tuple(reps) if isinstance(reps, (tuple, list)) else (reps,)
     if not all(_integer(r) and (records(r) or r >= 0) for r in reps):
-        raise UnsupportedError("np.tile with integer repetitions", _loc(x))
+        raise UnsupportedError("np.tile with integer repetitions", loc_of(x))
     d = max(x.ndim, len(reps))
     shape = (1,) * (d - x.ndim) + tuple(x.shape)
     reps = (1,) * (d - len(reps)) + reps
@@ -193,13 +195,13 @@ def np_tensordot(a, b, axes=2):
     if _plain(a, b):
         return np.tensordot(a, b, axes)
     na, nb = ndim_of(a), ndim_of(b)
-    loc = _loc(a, b)
+    loc = loc_of(a, b)
     if isinstance(axes, (int, np.integer)):
         sa, sb = list(range(na - axes, na)), list(range(axes))
     else:
         sa, sb = ([v] if isinstance(v, (int, np.integer)) else list(v) for v in axes)
-    sa = [_norm_axis(v, na, loc) for v in sa]
-    sb = [_norm_axis(v, nb, loc) for v in sb]
+    sa = [norm_axis(v, na, loc) for v in sa]
+    sb = [norm_axis(v, nb, loc) for v in sb]
     if len(sa) != len(sb):
         raise ShapeError("np.tensordot: the two lists of axes differ in length", loc)
     if na == 0 or nb == 0:
@@ -225,7 +227,7 @@ def np_tensordot(a, b, axes=2):
         nb_cols = nb_cols * s
     left = np_reshape(at, (na_rows, inner)) if fa else np_reshape(at, (inner,))
     right = np_reshape(bt, (inner, nb_cols)) if fb else np_reshape(bt, (inner,))
-    return np_reshape(_matmul(left, right), free_a + free_b)
+    return np_reshape(matmul(left, right), free_a + free_b)
 
 
 def np_dot(a, b):
@@ -233,7 +235,7 @@ def np_dot(a, b):
     if na == 0 or nb == 0:
         return a * b
     if na <= 2 and nb <= 2:
-        return _matmul(a, b)
+        return matmul(a, b)
     return np_tensordot(a, b, ([na - 1], [max(nb - 2, 0)]))
 
 
@@ -251,19 +253,19 @@ def np_convolve(a, v, mode="full"):
         return np.convolve(a, v, mode)
     if ndim_of(a) != 1 or ndim_of(v) != 1 or mode not in ("full", "same", "valid"):
         raise UnsupportedError("np.convolve of two vectors, mode 'full', 'same' or 'valid'",
-                               _loc(a, v))
+                               loc_of(a, v))
     n, m = a.shape[0], v.shape[0]
-    rows = _apply("outer", a, v)  # (n, m)
+    rows = record("outer", a, v)  # (n, m)
     padded = np_concatenate([rows, _zeros(a if isinstance(a, Sym) else v, (n, n))], axis=1)
     width = n + m - 1
-    flat = _apply("getitem", np_ravel(padded), n * width, index_spec=(("s", False, True, False),))
+    flat = record("getitem", np_ravel(padded), n * width, index_spec=(("s", False, True, False),))
     full = np_sum(np_reshape(flat, (n, width)), axis=0)
     if mode == "full":
         return full
     short = _imin(n, m)
     start = (short - 1) // 2 if mode == "same" else short - 1
     length = _imax(n, m) if mode == "same" else _imax(n, m) - short + 1
-    return _apply("getitem", full, start, start + length, index_spec=(("s", True, True, False),))
+    return record("getitem", full, start, start + length, index_spec=(("s", True, True, False),))
 
 
 def np_kron(a, b):
@@ -271,7 +273,7 @@ def np_kron(a, b):
         return np.kron(a, b)
     na, nb = ndim_of(a), ndim_of(b)
     if na != nb or na == 0:
-        raise UnsupportedError("np.kron of two arrays of one rank", _loc(a, b))
+        raise UnsupportedError("np.kron of two arrays of one rank", loc_of(a, b))
     wa = np_reshape(a, tuple(v for s in a.shape for v in (s, 1)))  # (m, 1, n, 1, ...)
     wb = np_reshape(b, tuple(v for s in b.shape for v in (1, s)))  # (1, p, 1, q, ...)
     return np_reshape(wa * wb, tuple(s * t for s, t in zip(a.shape, b.shape)))
@@ -285,7 +287,7 @@ def np_cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     a = np_moveaxis(a, axisa, -1) if ndim_of(a) > 1 else a
     b = np_moveaxis(b, axisb, -1) if ndim_of(b) > 1 else b
     if ndim_of(a) == 0 or ndim_of(b) == 0:
-        raise ShapeError("np.cross of scalars", _loc(a, b))
+        raise ShapeError("np.cross of scalars", loc_of(a, b))
     # vectors of 3 entries along the last axis (Numba's np.cross; 2-entry vectors: cross2d)
     a0, a1, a2 = (_last(a, k) for k in range(3))
     b0, b1, b2 = (_last(b, k) for k in range(3))
@@ -303,10 +305,10 @@ def np_diagonal(x, offset=0, axis1=0, axis2=1):
         return np.diagonal(x, offset, axis1, axis2)
     if records(offset) or x.ndim < 2:
         raise UnsupportedError("np.diagonal of an array of rank 2 or more, with a constant "
-                               "offset", _loc(x))
-    a1, a2 = (_norm_axis(v, x.ndim, _loc(x)) for v in (axis1, axis2))
+                               "offset", loc_of(x))
+    a1, a2 = (norm_axis(v, x.ndim, loc_of(x)) for v in (axis1, axis2))
     if a1 == a2:
-        raise ShapeError("np.diagonal: axis1 and axis2 cannot be the same", _loc(x))
+        raise ShapeError("np.diagonal: axis1 and axis2 cannot be the same", loc_of(x))
     y = np_transpose(x, tuple(k for k in range(x.ndim) if k not in (a1, a2)) + (a1, a2))
     n, m = y.shape[-2], y.shape[-1]
     flat = np_reshape(y, tuple(y.shape[:-2]) + (n * m,))
@@ -315,12 +317,12 @@ def np_diagonal(x, offset=0, axis1=0, axis2=1):
     else:
         start, count = -offset * m, _imax(0, _imin(n + offset, m))
     spec = (":",) * (x.ndim - 2) + (("s", True, True, True),)
-    return _apply("getitem", flat, start, start + count * (m + 1), m + 1, index_spec=spec)
+    return record("getitem", flat, start, start + count * (m + 1), m + 1, index_spec=spec)
 
 
 def np_trace(x, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     if dtype is not None or out is not None:
-        raise UnsupportedError("np.trace with dtype= or out=", _loc(x))
+        raise UnsupportedError("np.trace with dtype= or out=", loc_of(x))
     if _plain(x):
         return np.trace(x, offset, axis1, axis2)
     return np_sum(np_diagonal(x, offset, axis1, axis2), axis=-1)
@@ -330,13 +332,13 @@ def np_diag(v, k=0):
     if _plain(v):
         return np.diag(v, k)
     if records(k):
-        raise UnsupportedError("np.diag with a constant offset k", _loc(v))
+        raise UnsupportedError("np.diag with a constant offset k", loc_of(v))
     if v.ndim == 2:
         return np_diagonal(v, k)
     if v.ndim != 1:
-        raise UnsupportedError("np.diag of an array of rank other than 1 or 2", _loc(v))
+        raise UnsupportedError("np.diag of an array of rank other than 1 or 2", loc_of(v))
     n = v.shape[0]
-    eye = _apply("eye", n) if isinstance(v, Sym) else np.eye(len(v))
+    eye = record("eye", n) if isinstance(v, Sym) else np.eye(len(v))
     square = eye * v  # the entries of v on the diagonal, zeros elsewhere
     if k == 0:
         return square
@@ -354,9 +356,9 @@ def _triangle(lower):
             return (np.tril if lower else np.triu)(x, k)
         if x.ndim < 2 or records(k):
             raise UnsupportedError(f"np.{'tril' if lower else 'triu'} of an array of rank 2 "
-                                   "or more, with a constant k", _loc(x))
-        rows = np_expand_dims(_apply("arange", 0, x.shape[-2], 1), 1)
-        cols = np_expand_dims(_apply("arange", 0, x.shape[-1], 1), 0)
+                                   "or more, with a constant k", loc_of(x))
+        rows = np_expand_dims(record("arange", 0, x.shape[-2], 1), 1)
+        cols = np_expand_dims(record("arange", 0, x.shape[-1], 1), 0)
         keep = (cols - rows <= k) if lower else (cols - rows >= k)
         return np_where(keep, x, 0.0)
     return f
@@ -371,8 +373,8 @@ def _split_along(name, axis_of):
             return tuple(getattr(np, name)(x, sections))
         axis = axis_of(x.ndim)
         if axis is None:
-            raise ShapeError(f"np.{name} of an array of rank {x.ndim}", _loc(x))
-        return _split("split", True)(x, sections, axis)
+            raise ShapeError(f"np.{name} of an array of rank {x.ndim}", loc_of(x))
+        return split_handler("split", True)(x, sections, axis)
     return f
 
 
@@ -380,7 +382,7 @@ def np_column_stack(tup):
     if records(tup):  # one array: its rows, each a column
         if tup.ndim != 2:
             raise UnsupportedError("np.column_stack of one array of rank other than 2",
-                                   _loc(tup))
+                                   loc_of(tup))
         return np_transpose(tup)
     tup = list(tup)
     if _plain(*tup):
@@ -409,29 +411,29 @@ def np_sort(x, axis=-1, kind=None, order=None):
     back through the permutation; tied entries keep their order)."""
     if _plain(x):
         return np.sort(x, axis=axis)
-    if x.ndim != 1 or order is not None or _norm_axis(axis, 1, _loc(x)) != 0:
-        raise UnsupportedError("np.sort of a vector (axis=-1 or 0)", _loc(x))
-    return _apply("take", x, _apply("argsort", x))
+    if x.ndim != 1 or order is not None or norm_axis(axis, 1, loc_of(x)) != 0:
+        raise UnsupportedError("np.sort of a vector (axis=-1 or 0)", loc_of(x))
+    return record("take", x, record("argsort", x))
 
 
 def np_argsort(x, axis=-1, kind=None, order=None):
     """The order that sorts a vector (stable: tied entries keep their order), to index with."""
     if _plain(x):
         return np.argsort(x, axis=axis, kind=kind)
-    if x.ndim != 1 or order is not None or _norm_axis(axis, 1, _loc(x)) != 0:
-        raise UnsupportedError("np.argsort of a vector (axis=-1 or 0)", _loc(x))
-    return _apply("argsort", x)
+    if x.ndim != 1 or order is not None or norm_axis(axis, 1, loc_of(x)) != 0:
+        raise UnsupportedError("np.argsort of a vector (axis=-1 or 0)", loc_of(x))
+    return record("argsort", x)
 
 
 def np_median(x, axis=None, **kw):
     if _plain(x):
         return np.median(x, axis=axis, **kw)
-    if kw or axis is not None and not (x.ndim == 1 and _norm_axis(axis, 1, _loc(x)) == 0):
-        raise UnsupportedError("np.median of all the entries (no axis=)", _loc(x))
+    if kw or axis is not None and not (x.ndim == 1 and norm_axis(axis, 1, loc_of(x)) == 0):
+        raise UnsupportedError("np.median of all the entries (no axis=)", loc_of(x))
     s = np_sort(np_ravel(x) if x.ndim != 1 else x)
     n = s.shape[0]
-    lo = _apply("getitem", s, (n - 1) // 2, index_spec=("i",))
-    hi = _apply("getitem", s, n // 2, index_spec=("i",))
+    lo = record("getitem", s, (n - 1) // 2, index_spec=("i",))
+    hi = record("getitem", s, n // 2, index_spec=("i",))
     return (lo + hi) * 0.5
 
 
@@ -440,14 +442,14 @@ def np_percentile(x, q, axis=None, **kw):
     if _plain(x, q):
         return np.percentile(x, q, axis=axis, **kw)
     if kw or axis is not None or ndim_of(q) or records(q):
-        raise UnsupportedError("np.percentile of all the entries at one constant q", _loc(x))
+        raise UnsupportedError("np.percentile of all the entries at one constant q", loc_of(x))
     s = np_sort(np_ravel(x) if x.ndim != 1 else x)
     pos = (s.shape[0] - 1) * (float(q) / 100.0)
-    lo = _apply("cast", _apply("floor", pos), kind="i")
+    lo = record("cast", record("floor", pos), kind="i")
     hi = _imin(lo + 1, s.shape[0] - 1)
     frac = pos - lo
-    below = _apply("getitem", s, lo, index_spec=("i",))
-    above = _apply("getitem", s, hi, index_spec=("i",))
+    below = record("getitem", s, lo, index_spec=("i",))
+    above = record("getitem", s, hi, index_spec=("i",))
     return below + (above - below) * frac
 
 
@@ -455,7 +457,7 @@ def np_quantile(x, q, axis=None, **kw):
     if _plain(x, q):
         return np.quantile(x, q, axis=axis, **kw)
     if ndim_of(q) or records(q):
-        raise UnsupportedError("np.quantile of all the entries at one constant q", _loc(x))
+        raise UnsupportedError("np.quantile of all the entries at one constant q", loc_of(x))
     return np_percentile(x, float(q) * 100.0, axis, **kw)
 
 
@@ -468,16 +470,15 @@ def np_nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     big = np.finfo(np.float64).max
     top = big if posinf is None else float(posinf)
     bottom = -big if neginf is None else float(neginf)
-    infinite = np_where(_apply("isnan", x), False, _apply("logical_not", _apply("isfinite", x)))
+    infinite = np_where(record("isnan", x), False, record("logical_not", record("isfinite", x)))
     x = np_where(infinite, np_where(x > 0.0, top, bottom), x)
-    return np_where(_apply("isnan", x), float(nan), x)
+    return np_where(record("isnan", x), float(nan), x)
 
 
 def _cast_to(dtype):
     def f(x):
         if _plain(x):
             return dtype(x)
-        from jitgrad.lang.numpy_api import np_cast
         return np_cast(x, dtype)
     return f
 
@@ -485,22 +486,21 @@ def _cast_to(dtype):
 def np_norm(x, ord=None, axis=None, keepdims=False):
     if _plain(x):
         return np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
-    loc = _loc(x)
+    loc = loc_of(x)
     if axis is None and x.ndim > 2 and ord is None:
         axis = tuple(range(x.ndim))
     if axis is not None:
-        axis = _norm_axis(axis, x.ndim, loc)
+        axis = norm_axis(axis, x.ndim, loc)
     vector = (axis is None and x.ndim == 1) or isinstance(axis, int)
     if ord is None or ord == "fro" and not vector or ord == 2 and vector:
-        return _apply("sqrt", np_sum(_apply("square", x), axis, keepdims))
+        return record("sqrt", np_sum(record("square", x), axis, keepdims))
     if vector and ord in (math.inf, -math.inf):
-        from jitgrad.lang.numpy_api import np_reduce
-        return np_reduce("max" if ord > 0 else "min", _apply("abs", x), axis, keepdims)
+        return np_reduce("max" if ord > 0 else "min", record("abs", x), axis, keepdims)
     if vector and ord == 1:
-        return np_sum(_apply("abs", x), axis, keepdims)
+        return np_sum(record("abs", x), axis, keepdims)
     if vector and isinstance(ord, (int, float)) and not isinstance(ord, bool) and ord > 1:
-        total = np_sum(_apply("pow", _apply("abs", x), float(ord)), axis, keepdims)
-        return _apply("pow", total, 1.0 / ord)
+        total = np_sum(record("pow", record("abs", x), float(ord)), axis, keepdims)
+        return record("pow", total, 1.0 / ord)
     raise UnsupportedError(f"np.linalg.norm with ord={ord!r} (jitgrad: vector norms of order "
                            "p >= 1 and inf, the Frobenius norm of a matrix)", loc)
 
@@ -513,13 +513,13 @@ def _real_only(name, fn, value):
         if _plain(x):
             return fn(x, *args)
         if x.dtype.kind == "c":
-            raise UnsupportedError(f"np.{name} of a complex array", _loc(x))
+            raise UnsupportedError(f"np.{name} of a complex array", loc_of(x))
         return value(x)
     return f
 
 
 def _zero_like(x):
-    return x * 0.0 if ndim_of(x) == 0 else _apply("zeros_like", x)
+    return x * 0.0 if ndim_of(x) == 0 else record("zeros_like", x)
 
 
 # Refused before their arguments are read, with the reason (Numba compiles none of them, or
@@ -532,7 +532,7 @@ REFUSED = {
     np.linalg.svd: "np.linalg.svd is not supported (its adjoint is not implemented)",
 }
 
-SHAPE: dict = {
+NUMPY.update({
     np.swapaxes: np_swapaxes, np.moveaxis: np_moveaxis, np.rollaxis: np_rollaxis,
     np.flipud: np_flipud, np.fliplr: np_fliplr, np.rot90: np_rot90,
     np.atleast_1d: _atleast(1), np.atleast_2d: _atleast(2), np.atleast_3d: _atleast(3),
@@ -556,4 +556,4 @@ SHAPE: dict = {
     np.real_if_close: _real_only("real_if_close", np.real_if_close, lambda x: x),
     np.imag: _real_only("imag", np.imag, _zero_like),
     np.angle: _real_only("angle", np.angle, lambda x: np_where(x < 0.0, math.pi, 0.0)),
-}
+})

@@ -14,7 +14,8 @@ import math
 import sys
 
 from jitgrad.core.errors import UnsupportedError
-from jitgrad.lang.symbolic import _apply, _loc, records
+from jitgrad.lang.numpy_api import np_reduce, np_sum
+from jitgrad.lang.symbolic import loc_of, record, records
 
 _SQRT2 = math.sqrt(2.0)
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -27,21 +28,21 @@ def _standard(x, loc, scale):
 
 
 def _log_scale(scale):
-    return _apply("log", scale) if records(scale) else math.log(scale)
+    return record("log", scale) if records(scale) else math.log(scale)
 
 
 def norm_cdf(x, loc=0.0, scale=1.0):
     """Phi(z) = erfc(-z / sqrt 2) / 2: accurate in both tails."""
-    return _apply("erfc", -_standard(x, loc, scale) / _SQRT2) * 0.5
+    return record("erfc", -_standard(x, loc, scale) / _SQRT2) * 0.5
 
 
 def norm_sf(x, loc=0.0, scale=1.0):
-    return _apply("erfc", _standard(x, loc, scale) / _SQRT2) * 0.5
+    return record("erfc", _standard(x, loc, scale) / _SQRT2) * 0.5
 
 
 def norm_pdf(x, loc=0.0, scale=1.0):
     z = _standard(x, loc, scale)
-    return _apply("exp", -(z * z) * 0.5 - _LOG_SQRT_2PI) / scale
+    return record("exp", -(z * z) * 0.5 - _LOG_SQRT_2PI) / scale
 
 
 def norm_logpdf(x, loc=0.0, scale=1.0):
@@ -51,17 +52,16 @@ def norm_logpdf(x, loc=0.0, scale=1.0):
 
 def expit(x):
     """1 / (1 + exp(-x)) as (1 + tanh(x / 2)) / 2: no overflow for large |x|."""
-    return (_apply("tanh", x * 0.5) + 1.0) * 0.5
+    return (record("tanh", x * 0.5) + 1.0) * 0.5
 
 
 def logsumexp(a, axis=None, keepdims=False, **kw):
     """log(sum(exp(a))) around the largest entry (its gradient is the softmax)."""
-    from jitgrad.lang.numpy_api import np_reduce, np_sum
 
     if kw:
-        raise UnsupportedError(f"scipy.special.logsumexp(..., {', '.join(kw)}=)", _loc(a))
+        raise UnsupportedError(f"scipy.special.logsumexp(..., {', '.join(kw)}=)", loc_of(a))
     top = np_reduce("max", a, axis, True)
-    out = _apply("log", np_sum(_apply("exp", a - top), axis, True)) + top
+    out = record("log", np_sum(record("exp", a - top), axis, True)) + top
     return out if keepdims else np_sum(out, axis, False)  # drop the kept axes (size 1)
 
 
@@ -72,8 +72,8 @@ def handler_for(fn):
     """The handler of SciPy function ``fn``, or None."""
     special = sys.modules.get("scipy.special")
     if special is not None:
-        for name, handler in (("erf", lambda x: _apply("erf", x)),
-                              ("erfc", lambda x: _apply("erfc", x)),
+        for name, handler in (("erf", lambda x: record("erf", x)),
+                              ("erfc", lambda x: record("erfc", x)),
                               ("expit", expit), ("logsumexp", logsumexp)):
             if fn is getattr(special, name, None):
                 return handler

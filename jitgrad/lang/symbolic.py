@@ -18,16 +18,14 @@ assumption is between argument axes (or an argument axis and a literal size) and
 
 from __future__ import annotations
 
-import numbers
+import contextlib
 
 import numpy as np
 
 from jitgrad.core.errors import Loc, UnsupportedError
 from jitgrad.core.ir import Block, Const, Eqn, Namer, Var, broadcast_dims, defs, dims_of, walk
 from jitgrad.core.types import FLOAT, INT, Type
-from jitgrad.prims import primitives as P
-
-_NUMBER = (numbers.Number, np.number, np.bool_)
+from jitgrad.prims import primitives
 
 
 class GraphBuilder:
@@ -112,22 +110,22 @@ class GraphBuilder:
 
     # -- applying a primitive ------------------------------------------------------------
 
-    def apply(self, prim: P.Primitive, args, params) -> Sym | object:
+    def apply(self, prim: primitives.Primitive, args, params) -> Sym | object:
         atoms = [self.atom(a) for a in args]
         if all(isinstance(a, Const) for a in atoms) and prim.name not in _NO_FOLD:
             value = prim.impl(*(a.value for a in atoms), **params)
-            return _python_scalar(value)
+            return python_scalar(value)
         simplified = _simplify(prim.name, atoms)
         if simplified is not None:
             if isinstance(simplified, Var) and simplified.type.ndim and self.new_arrays:
-                return self.apply(P.PRIMITIVES["copy"], [simplified], {})
+                return self.apply(primitives.PRIMITIVES["copy"], [simplified], {})
             return self.sym(simplified) if isinstance(simplified, Var) else simplified.value
         types = [a.type for a in atoms]
         out_type = prim.type_rule(types, params)
         if prim.elementwise and self.assume_sizes:
             self.assume_same_sizes([a for a in atoms if a.type.ndim])
         out = self.emit(prim.name, atoms, params, out_type)
-        out.dims = _dims(prim, atoms, params, out_type)
+        out.dims = result_dims(prim, atoms, params, out_type)
         if prim.name == "shape_dim":
             out.dims = (dims_of(atoms[0])[params["axis"]],)  # the size itself, as a token
         if out_type.ndim:
@@ -338,7 +336,7 @@ def _size_token(a):
     return None
 
 
-def _dims(prim, atoms, params, out_type) -> tuple | None:
+def result_dims(prim, atoms, params, out_type) -> tuple | None:
     """The size tokens of a primitive's result, from its operands' (None: unknown)."""
     name, arrays = prim.name, [a for a in atoms if a.type.ndim]
     if prim.elementwise:
@@ -387,7 +385,7 @@ _NO_FOLD = {"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "copy",
             "arange", "eye"}
 
 
-def _python_scalar(value):
+def python_scalar(value):
     if isinstance(value, np.ndarray) and value.ndim == 0:
         value = value[()]
     if isinstance(value, np.bool_):
@@ -427,8 +425,10 @@ def _simplify(name: str, atoms):
 # ----------------------------------------------------------------------------- Sym
 
 
-def _apply(name, *args, **params):
-    return P.PRIMITIVES[name](*args, **params)
+def record(name, *args, **params):
+    """Apply the primitive ``name``: on a Sym (or a tape Tensor) it records an equation, on
+    numbers NumPy computes it."""
+    return primitives.PRIMITIVES[name](*args, **params)
 
 
 class Sym:
@@ -477,78 +477,78 @@ class Sym:
         raise UnsupportedError("len() of a run-time value", self.builder.loc)
 
     # -- arithmetic ----------------------------------------------------------------------
-    def __add__(self, o): return _apply("add", self, o)
-    def __radd__(self, o): return _apply("add", o, self)
-    def __sub__(self, o): return _apply("sub", self, o)
-    def __rsub__(self, o): return _apply("sub", o, self)
-    def __mul__(self, o): return _apply("mul", self, o)
-    def __rmul__(self, o): return _apply("mul", o, self)
-    def __truediv__(self, o): return _apply("div", self, o)
-    def __rtruediv__(self, o): return _apply("div", o, self)
-    def __floordiv__(self, o): return _apply("floordiv", self, o)
-    def __rfloordiv__(self, o): return _apply("floordiv", o, self)
-    def __mod__(self, o): return _apply("mod", self, o)
-    def __rmod__(self, o): return _apply("mod", o, self)
-    def __pow__(self, o): return np_power(self, o)
-    def __rpow__(self, o): return _apply("pow", o, self)
-    def __matmul__(self, o): return _matmul(self, o)
-    def __rmatmul__(self, o): return _matmul(o, self)
-    def __neg__(self): return _apply("neg", self)
+    def __add__(self, o): return record("add", self, o)
+    def __radd__(self, o): return record("add", o, self)
+    def __sub__(self, o): return record("sub", self, o)
+    def __rsub__(self, o): return record("sub", o, self)
+    def __mul__(self, o): return record("mul", self, o)
+    def __rmul__(self, o): return record("mul", o, self)
+    def __truediv__(self, o): return record("div", self, o)
+    def __rtruediv__(self, o): return record("div", o, self)
+    def __floordiv__(self, o): return record("floordiv", self, o)
+    def __rfloordiv__(self, o): return record("floordiv", o, self)
+    def __mod__(self, o): return record("mod", self, o)
+    def __rmod__(self, o): return record("mod", o, self)
+    def __pow__(self, o): return NUMPY[np.power](self, o)
+    def __rpow__(self, o): return record("pow", o, self)
+    def __matmul__(self, o): return NUMPY[np.matmul](self, o)
+    def __rmatmul__(self, o): return NUMPY[np.matmul](o, self)
+    def __neg__(self): return record("neg", self)
     def __pos__(self): return self
-    def __abs__(self): return _apply("abs", self)
-    def __lt__(self, o): return _apply("lt", self, o)
-    def __le__(self, o): return _apply("le", self, o)
-    def __gt__(self, o): return _apply("gt", self, o)
-    def __ge__(self, o): return _apply("ge", self, o)
-    def __eq__(self, o): return _apply("eq", self, o)  # noqa: E704
-    def __ne__(self, o): return _apply("ne", self, o)
-    def __and__(self, o): return _apply("logical_and", self, o)
-    def __or__(self, o): return _apply("logical_or", self, o)
-    def __invert__(self): return _apply("logical_not", self)
+    def __abs__(self): return record("abs", self)
+    def __lt__(self, o): return record("lt", self, o)
+    def __le__(self, o): return record("le", self, o)
+    def __gt__(self, o): return record("gt", self, o)
+    def __ge__(self, o): return record("ge", self, o)
+    def __eq__(self, o): return record("eq", self, o)  # noqa: E704
+    def __ne__(self, o): return record("ne", self, o)
+    def __and__(self, o): return record("logical_and", self, o)
+    def __or__(self, o): return record("logical_or", self, o)
+    def __invert__(self): return record("logical_not", self)
     __hash__ = object.__hash__
 
     # -- array attributes and methods ----------------------------------------------------
     @property
     def T(self):
-        return _apply("transpose", self)
+        return record("transpose", self)
 
     @property
     def shape(self):
-        return tuple(_apply("shape_dim", self, axis=k) for k in range(self.ndim))
+        return tuple(record("shape_dim", self, axis=k) for k in range(self.ndim))
 
     @property
     def size(self):
-        return _apply("size", self) if self.ndim else 1
+        return record("size", self) if self.ndim else 1
 
-    def sum(self, axis=None, keepdims=False): return np_sum(self, axis, keepdims)
-    def mean(self, axis=None, keepdims=False): return np_mean(self, axis, keepdims)
-    def max(self, axis=None, keepdims=False): return np_reduce("max", self, axis, keepdims)
-    def min(self, axis=None, keepdims=False): return np_reduce("min", self, axis, keepdims)
+    def sum(self, axis=None, keepdims=False): return NUMPY[np.sum](self, axis, keepdims)
+    def mean(self, axis=None, keepdims=False): return NUMPY[np.mean](self, axis, keepdims)
+    def max(self, axis=None, keepdims=False): return NUMPY[np.max](self, axis, keepdims)
+    def min(self, axis=None, keepdims=False): return NUMPY[np.min](self, axis, keepdims)
     def dot(self, o): return NUMPY[np.dot](self, o)
-    def copy(self): return _apply("copy", self)
-    def transpose(self, *axes): return np_transpose(self, axes or None)
-    def item(self): return np_reshape_like(self, 0.0)
+    def copy(self): return record("copy", self)
+    def transpose(self, *axes): return NUMPY[np.transpose](self, axes or None)
+    def item(self): return METHODS["item"](self)
 
     def reshape(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], tuple):
             shape = shape[0]
-        return np_reshape(self, shape)
+        return NUMPY[np.reshape](self, shape)
 
     def astype(self, dtype):
-        return np_cast(self, dtype)
+        return METHODS["astype"](self, dtype)
 
     @property
     def dtype(self):  # np.zeros(n, dtype=x.dtype)
         return np.dtype({"f": np.float64, "i": np.int64, "b": np.bool_}[self.type.kind])
 
-    def prod(self, axis=None, keepdims=False): return np_prod(self, axis, keepdims)
-    def var(self, *args, **kw): return np_var(self, *args, **kw)
-    def std(self, *args, **kw): return np_std(self, *args, **kw)
-    def cumsum(self, axis=None): return np_cumsum(self, axis)
-    def cumprod(self, axis=None): return np_cumprod(self, axis)
-    def ravel(self): return np_ravel(self)
-    def flatten(self): return np_copy(np_ravel(self))
-    def squeeze(self, axis=None): return np_squeeze(self, axis)
+    def prod(self, axis=None, keepdims=False): return NUMPY[np.prod](self, axis, keepdims)
+    def var(self, *args, **kw): return NUMPY[np.var](self, *args, **kw)
+    def std(self, *args, **kw): return NUMPY[np.std](self, *args, **kw)
+    def cumsum(self, axis=None): return NUMPY[np.cumsum](self, axis)
+    def cumprod(self, axis=None): return NUMPY[np.cumprod](self, axis)
+    def ravel(self): return NUMPY[np.ravel](self)
+    def flatten(self): return NUMPY[np.ravel](self).copy()
+    def squeeze(self, axis=None): return NUMPY[np.squeeze](self, axis)
     def repeat(self, repeats, axis=None): return NUMPY[np.repeat](self, repeats, axis)
     def swapaxes(self, a, b): return NUMPY[np.swapaxes](self, a, b)
     def diagonal(self, offset=0, axis1=0, axis2=1):
@@ -571,15 +571,15 @@ class Sym:
         return handler(*args, **kwargs)
 
 
-def _builder_of(*values) -> GraphBuilder | None:
+def builder_of(*values) -> GraphBuilder | None:
     for v in values:
         if isinstance(v, Sym):
             return v.builder
     return None
 
 
-def _loc(*values):
-    b = _builder_of(*values)
+def loc_of(*values):
+    b = builder_of(*values)
     return b.loc if b else None
 
 
@@ -593,39 +593,45 @@ def ndim_of(x) -> int:
     return x.ndim if records(x) else np.ndim(x)
 
 
-# The builder whose block allocations go to when no argument is symbolic (np.zeros(3)).
-_CURRENT: list[GraphBuilder] = []
+# The builders being built into, innermost last: an allocation none of whose arguments is
+# symbolic (np.zeros(3)) goes to the innermost.
+_BUILDING: list[GraphBuilder] = []
 
 
-# The NumPy surface lives in numpy_api.py; the names below are what Sym's methods and the other
-# modules use from it.
-from jitgrad.lang.numpy_api import (
-    CONSTANTS,
-    MATH,
-    NUMPY,
-    REFUSED,
-    _matmul,
-    _norm_axis,
-    np_cast,
-    np_copy,
-    np_cumprod,
-    np_cumsum,
-    np_mean,
-    np_power,
-    np_prod,
-    np_ravel,
-    np_reduce,
-    np_reshape,
-    np_reshape_like,
-    np_squeeze,
-    np_std,
-    np_sum,
-    np_transpose,
-    np_var,
-    scalar_only,
-)
+@contextlib.contextmanager
+def building(gb: GraphBuilder):
+    """Within the block, `current_builder()` is ``gb``."""
+    _BUILDING.append(gb)
+    try:
+        yield gb
+    finally:
+        _BUILDING.pop()
 
-__all__ = ["CONSTANTS", "FLOAT", "INT", "MATH", "NUMPY", "REFUSED", "GraphBuilder", "Sym", "_matmul",
-           "_norm_axis", "np_cast", "np_copy", "np_cumprod", "np_cumsum", "np_mean", "np_power", "np_prod",
-           "np_ravel", "np_reduce", "np_reshape", "np_reshape_like", "np_squeeze", "np_std",
-           "np_sum", "np_transpose", "np_var", "scalar_only"]
+
+def current_builder() -> GraphBuilder | None:
+    """The innermost builder being built into (None outside any build)."""
+    return _BUILDING[-1] if _BUILDING else None
+
+
+# The NumPy surface: `numpy_api` and `numpy_shape` fill these tables when `jitgrad.lang` is
+# imported; Sym's operators and methods dispatch through them (this module imports neither).
+NUMPY: dict = {}  # NumPy (and operator/math) function -> its handler on Syms and numbers
+METHODS: dict = {}  # array method with no NumPy function of its own ("astype", "item") -> handler
+
+__all__ = [
+    "FLOAT",
+    "INT",
+    "METHODS",
+    "NUMPY",
+    "GraphBuilder",
+    "Sym",
+    "builder_of",
+    "building",
+    "current_builder",
+    "loc_of",
+    "ndim_of",
+    "python_scalar",
+    "record",
+    "records",
+    "result_dims",
+]

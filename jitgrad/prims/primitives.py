@@ -468,7 +468,7 @@ def index_source(x: str, spec: tuple, args: list[str]) -> str:
     return f"{x}[{', '.join(parts)}]"
 
 
-def _index_value(spec, vals):
+def index_value(spec, vals):
     out, k = [], 0
     for item in spec:
         if item == "i":
@@ -498,13 +498,13 @@ def _getitem_emit(a, p, t):
     return src
 
 
-getitem = primitive("getitem", lambda x, *idx, index_spec: x[_index_value(index_spec, idx)],
+getitem = primitive("getitem", lambda x, *idx, index_spec: x[index_value(index_spec, idx)],
                     _getitem_type, _getitem_emit)
 
 
 def _setitem_impl(x, v, *idx, index_spec):
     x = np.array(x, dtype=float)
-    x[_index_value(index_spec, idx)] = v
+    x[index_value(index_spec, idx)] = v
     return x
 
 
@@ -515,7 +515,7 @@ setitem = primitive("setitem", _setitem_impl, lambda ts, p: ts[0],
 
 # ``add_at`` is the adjoint of a read: ``g_x[idx] += v`` on an adjoint array jitgrad owns.
 add_at = primitive("add_at", lambda x, v, *idx, index_spec: np.add.at(
-    x, _index_value(index_spec, idx), v) or x, lambda ts, p: ts[0],
+    x, index_value(index_spec, idx), v) or x, lambda ts, p: ts[0],
     lambda a, p, t: index_source(a[0], p["index_spec"], a[2:]), differentiable=False)
 
 # ----------------------------------------------------------------------------- shapes, allocation

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jitgrad.prims import primitives as P
+from jitgrad.prims import primitives
 
 MAX_STACK = 64  # the most entries np.array([...]) / np.stack take (one rule per entry)
 
@@ -29,7 +29,7 @@ _TWO_OVER_SQRT_PI = 1.1283791670955126  # d erf(x) / dx = 2 / sqrt(pi) exp(-x^2)
 
 
 def defvjp(name: str, *vjps) -> None:
-    assert name in P.PRIMITIVES, name
+    assert name in primitives.PRIMITIVES, name
     RULES[name] = vjps
 
 
@@ -90,10 +90,10 @@ defvjp("copysign", lambda g, ans, x, y: g * (np.sign(x) * np.copysign(1.0, y)), 
 
 
 # tie_share(x, y): 1 where x wins, 1/2 at a tie, 0 where y wins.
-defvjp("maximum", lambda g, ans, x, y: g * P.tie_share(x, y),
-       lambda g, ans, x, y: g * P.tie_share(y, x))
-defvjp("minimum", lambda g, ans, x, y: g * P.tie_share(y, x),
-       lambda g, ans, x, y: g * P.tie_share(x, y))
+defvjp("maximum", lambda g, ans, x, y: g * primitives.tie_share(x, y),
+       lambda g, ans, x, y: g * primitives.tie_share(y, x))
+defvjp("minimum", lambda g, ans, x, y: g * primitives.tie_share(y, x),
+       lambda g, ans, x, y: g * primitives.tie_share(x, y))
 defvjp("where", None, lambda g, ans, c, x, y: g * c, lambda g, ans, c, x, y: g * ~c
        if not isinstance(c, (bool, np.bool_)) else g * (not c))
 defvjp("cast", lambda g, ans, x, kind: g)
@@ -101,37 +101,37 @@ defvjp("copy", lambda g, ans, x: g)
 
 
 def _sum_vjp(g, ans, x, axis, keepdims):
-    return P.spread(g, x, axis=axis)
+    return primitives.spread(g, x, axis=axis)
 
 
 def _chooser_vjp(g, ans, x, axis, keepdims):
     """max/min: the gradient goes to the entries equal to the result, shared among ties.
     (The shares first, so that the spread and the product are adjacent: one loop nest.)"""
-    share = P.choose_share(x, ans, axis=axis)
-    return P.spread(g, x, axis=axis) * share
+    share = primitives.choose_share(x, ans, axis=axis)
+    return primitives.spread(g, x, axis=axis) * share
 
 
 defvjp("sum", lambda g, ans, x, axis, keepdims: _sum_vjp(g, ans, x, axis, keepdims))
-defvjp("prod", lambda g, ans, x: g * P.prod_others(x))
+defvjp("prod", lambda g, ans, x: g * primitives.prod_others(x))
 defvjp("prod_axis", lambda g, ans, x, axis, keepdims:
-       P.spread(g, x, axis=axis) * P.prod_others_axis(x, axis=axis))
+       primitives.spread(g, x, axis=axis) * primitives.prod_others_axis(x, axis=axis))
 # the adjoint of a running sum is the running sum of g from the end: flip, cumsum, flip
-defvjp("cumsum", lambda g, ans, x: _flip(P.cumsum(_flip(g))))
-defvjp("cumsum_axis", lambda g, ans, x, axis: _flip_along(P.cumsum_axis(_flip_along(g, axis),
+defvjp("cumsum", lambda g, ans, x: _flip(primitives.cumsum(_flip(g))))
+defvjp("cumsum_axis", lambda g, ans, x, axis: _flip_along(primitives.cumsum_axis(_flip_along(g, axis),
                                                                        axis=axis), axis))
-defvjp("cumprod", lambda g, ans, x: P.cumprod_grad(g, x))  # no division by x: zeros work
+defvjp("cumprod", lambda g, ans, x: primitives.cumprod_grad(g, x))  # no division by x: zeros work
 
 
 def _flip(v):
-    return P.getitem(v, -1, index_spec=(("s", False, False, True),))
+    return primitives.getitem(v, -1, index_spec=(("s", False, False, True),))
 
 
 def _flip_along(v, axis):
-    return P.getitem(v, -1, index_spec=(":",) * axis + (("s", False, False, True),))
+    return primitives.getitem(v, -1, index_spec=(":",) * axis + (("s", False, False, True),))
 
 
 def _row(k):
-    return lambda g, ans, *xs: P.getitem(g, k, index_spec=("i",))
+    return lambda g, ans, *xs: primitives.getitem(g, k, index_spec=("i",))
 
 
 defvjp("stack", *[_row(k) for k in range(MAX_STACK)])  # entry k of np.array([...]) gets g[k]
@@ -143,79 +143,79 @@ def _piece(k):
             start = start + np.shape(x)[axis]
         stop = start + np.shape(xs[k])[axis]
         spec = (":",) * axis + (("s", True, True, False),)
-        return P.getitem(g, start, stop, index_spec=spec)
+        return primitives.getitem(g, start, stop, index_spec=spec)
     return vjp
 
 
 def _take_vjp(g, ans, x, idx):
     """x[idx] read rows of x: each row's gradient is the sum of g's rows that read it
     (repeated indices add up; a negative index is the row it reads, counted from the end)."""
-    return P.take_add(g, idx, np.shape(x)[0])
+    return primitives.take_add(g, idx, np.shape(x)[0])
 
 
 defvjp("concatenate", *[_piece(k) for k in range(MAX_STACK)])
 defvjp("take", _take_vjp, None)
-defvjp("take_add", lambda g, ans, rows, idx, n: P.take(g, idx), None, None)
-defvjp("roll", lambda g, ans, x, shift: P.roll(g, -shift), None)
+defvjp("take_add", lambda g, ans, rows, idx, n: primitives.take(g, idx), None, None)
+defvjp("roll", lambda g, ans, x, shift: primitives.roll(g, -shift), None)
 defvjp("max", _chooser_vjp)
 defvjp("min", _chooser_vjp)
 
 
 def _matmul_a(g, ans, a, b):
     if np.ndim(b) == 1:
-        return P.outer(g, b) if np.ndim(a) == 2 else g * b
-    return P.matmul(g, P.transpose(b))
+        return primitives.outer(g, b) if np.ndim(a) == 2 else g * b
+    return primitives.matmul(g, primitives.transpose(b))
 
 
 def _matmul_b(g, ans, a, b):
     if np.ndim(a) == 1:
-        return P.outer(a, g) if np.ndim(b) == 2 else g * a
-    return P.matmul(P.transpose(a), g)
+        return primitives.outer(a, g) if np.ndim(b) == 2 else g * a
+    return primitives.matmul(primitives.transpose(a), g)
 
 
 defvjp("matmul", _matmul_a, _matmul_b)
-defvjp("outer", lambda g, ans, x, y: P.matmul(g, y), lambda g, ans, x, y: P.matmul(x, g))
+defvjp("outer", lambda g, ans, x, y: primitives.matmul(g, y), lambda g, ans, x, y: primitives.matmul(x, g))
 
 
 # Linear algebra: the standard adjoints (Giles, "An extended collection of matrix derivative
 # results"), with A^-T written as transpose(inv(A)).
 def _solve_a(g, ans, a, b):
-    gb = P.solve(P.transpose(a), g)
-    return -(P.outer(gb, ans) if np.ndim(ans) == 1 else P.matmul(gb, P.transpose(ans)))
+    gb = primitives.solve(primitives.transpose(a), g)
+    return -(primitives.outer(gb, ans) if np.ndim(ans) == 1 else primitives.matmul(gb, primitives.transpose(ans)))
 
 
 def _cholesky_vjp(g, ans, a):
     """A = L L^T: Phi(L^T g) keeps the lower triangle with the diagonal halved;
     S = L^-T Phi L^-1; the gradient is S made symmetric."""
-    x = P.matmul(P.transpose(ans), g)
-    phi = np.tril(x) - P.eye(np.shape(x)[0]) * x * 0.5
-    l_inv = P.inv(ans)
-    s = P.matmul(P.matmul(P.transpose(l_inv), phi), l_inv)
-    return (s + P.transpose(s)) * 0.5
+    x = primitives.matmul(primitives.transpose(ans), g)
+    phi = np.tril(x) - primitives.eye(np.shape(x)[0]) * x * 0.5
+    l_inv = primitives.inv(ans)
+    s = primitives.matmul(primitives.matmul(primitives.transpose(l_inv), phi), l_inv)
+    return (s + primitives.transpose(s)) * 0.5
 
 
-defvjp("inv", lambda g, ans, a: -P.matmul(P.matmul(P.transpose(ans), g), P.transpose(ans)))
-defvjp("solve", _solve_a, lambda g, ans, a, b: P.solve(P.transpose(a), g))
-defvjp("det", lambda g, ans, a: g * ans * P.transpose(P.inv(a)))
-defvjp("logabsdet", lambda g, ans, a: g * P.transpose(P.inv(a)))
+defvjp("inv", lambda g, ans, a: -primitives.matmul(primitives.matmul(primitives.transpose(ans), g), primitives.transpose(ans)))
+defvjp("solve", _solve_a, lambda g, ans, a, b: primitives.solve(primitives.transpose(a), g))
+defvjp("det", lambda g, ans, a: g * ans * primitives.transpose(primitives.inv(a)))
+defvjp("logabsdet", lambda g, ans, a: g * primitives.transpose(primitives.inv(a)))
 defvjp("cholesky", _cholesky_vjp)
 
 
 def _transpose_vjp(g, ans, x, axes=None):
     if axes is None:
-        return P.transpose(g)
-    return P.transpose(g, axes=tuple(int(i) for i in np.argsort(axes)))
+        return primitives.transpose(g)
+    return primitives.transpose(g, axes=tuple(int(i) for i in np.argsort(axes)))
 
 
 defvjp("transpose", _transpose_vjp)
-defvjp("reshape", lambda g, ans, x, *dims: P.reshape_like(g, x), *([None] * 8))
-defvjp("reshape_like", lambda g, ans, x, like: P.reshape_like(g, x), None)
-defvjp("expand_dims", lambda g, ans, x, axis: P.reshape_like(g, x))
-defvjp("broadcast_like", lambda g, ans, x, like: P.sum_to_like(g, x), None)
-defvjp("spread", lambda g, ans, x, like, axis: P.reshape_like(
-    P.reduce_sum(g, axis=axis, keepdims=False), x), None)
-defvjp("sum_to_like", lambda g, ans, x, like: P.broadcast_like(g, x), None)
-defvjp("full", lambda g, ans, v, *dims: P.reduce_sum(g), *([None] * 8))
+defvjp("reshape", lambda g, ans, x, *dims: primitives.reshape_like(g, x), *([None] * 8))
+defvjp("reshape_like", lambda g, ans, x, like: primitives.reshape_like(g, x), None)
+defvjp("expand_dims", lambda g, ans, x, axis: primitives.reshape_like(g, x))
+defvjp("broadcast_like", lambda g, ans, x, like: primitives.sum_to_like(g, x), None)
+defvjp("spread", lambda g, ans, x, like, axis: primitives.reshape_like(
+    primitives.reduce_sum(g, axis=axis, keepdims=False), x), None)
+defvjp("sum_to_like", lambda g, ans, x, like: primitives.broadcast_like(g, x), None)
+defvjp("full", lambda g, ans, v, *dims: primitives.reduce_sum(g), *([None] * 8))
 
 
 # Indexing. The transform accumulates these in place into an adjoint array it owns (see
@@ -224,17 +224,17 @@ defvjp("full", lambda g, ans, v, *dims: P.reduce_sum(g), *([None] * 8))
 
 def _getitem_vjp(g, ans, x, *idx, index_spec):
     out = np.zeros(np.shape(x))
-    return P.add_at(out, g, *idx, index_spec=index_spec)
+    return primitives.add_at(out, g, *idx, index_spec=index_spec)
 
 
 def _setitem_x_vjp(g, ans, x, v, *idx, index_spec):
     out = np.array(g, dtype=float)
-    out[P._index_value(index_spec, idx)] = 0.0
+    out[primitives.index_value(index_spec, idx)] = 0.0
     return out
 
 
 def _setitem_v_vjp(g, ans, x, v, *idx, index_spec):
-    return unbroadcast(P.getitem(g, *idx, index_spec=index_spec), v)
+    return unbroadcast(primitives.getitem(g, *idx, index_spec=index_spec), v)
 
 
 defvjp("getitem", _getitem_vjp, *([None] * 8))
@@ -246,7 +246,7 @@ def unbroadcast(contribution, like):
     c_ndim, x_ndim = np.ndim(contribution), np.ndim(like)
     if x_ndim == 0 and c_ndim == 0:
         return contribution
-    return P.sum_to_like(contribution, like)
+    return primitives.sum_to_like(contribution, like)
 
 
 # ----------------------------------------------------------------------------- tangent rules
@@ -265,7 +265,7 @@ ZERO_TANGENT = {"sign", "floor", "ceil", "floordiv", "tie_share", "choose_share"
 
 
 def defjvp(name: str, *jvps) -> None:
-    assert name in P.PRIMITIVES, name
+    assert name in primitives.PRIMITIVES, name
     JVPS[name] = jvps
 
 
@@ -280,34 +280,34 @@ def no_tangent_rule(what: str):
 # Elementwise primitives have a diagonal Jacobian: each adjoint rule above is ``g`` times the
 # partial derivative, so applied to a tangent it is the tangent rule (`elementwise_jvps`).
 def elementwise_jvps() -> None:
-    for name, p in P.PRIMITIVES.items():
+    for name, p in primitives.PRIMITIVES.items():
         if p.elementwise and name in RULES and name not in JVPS:
             JVPS[name] = RULES[name]
 
 
 def _sum_all(x):
-    return P.reduce_sum(x, axis=None, keepdims=False)
+    return primitives.reduce_sum(x, axis=None, keepdims=False)
 
 
 def _zero_like(x):
-    return P.zeros_like(x) if np.ndim(x) else 0.0
+    return primitives.zeros_like(x) if np.ndim(x) else 0.0
 
 
 def _stack_jvp(ts, ans, *xs):
-    return P.stack(*[t if t is not None else _zero_like(x) for t, x in zip(ts, xs)])
+    return primitives.stack(*[t if t is not None else _zero_like(x) for t, x in zip(ts, xs)])
 
 
 def _concatenate_jvp(ts, ans, *xs, axis):
-    return P.concatenate(*[t if t is not None else P.zeros_like(x) for t, x in zip(ts, xs)],
+    return primitives.concatenate(*[t if t is not None else primitives.zeros_like(x) for t, x in zip(ts, xs)],
                          axis=axis)
 
 
 def _cholesky_jvp(t, ans, a):
     """A = L L^T: dL = L Phi(L^-1 dA L^-T), Phi keeping the lower triangle, diagonal halved."""
-    l_inv = P.inv(ans)
-    y = P.matmul(P.matmul(l_inv, t), P.transpose(l_inv))
-    phi = np.tril(y) - P.eye(np.shape(y)[0]) * y * 0.5
-    return P.matmul(ans, phi)
+    l_inv = primitives.inv(ans)
+    y = primitives.matmul(primitives.matmul(l_inv, t), primitives.transpose(l_inv))
+    phi = np.tril(y) - primitives.eye(np.shape(y)[0]) * y * 0.5
+    return primitives.matmul(ans, phi)
 
 
 # Rules taking all the tangents at once (``None`` for an input without one): the result is
@@ -315,44 +315,44 @@ def _cholesky_jvp(t, ans, a):
 JVPS_ALL = {"stack": _stack_jvp, "concatenate": _concatenate_jvp}
 
 defjvp("cast", lambda t, ans, x, kind: t)
-defjvp("copy", lambda t, ans, x: P.copy(t))
-defjvp("sum", lambda t, ans, x, axis, keepdims: P.reduce_sum(t, axis=axis, keepdims=keepdims))
-defjvp("prod", lambda t, ans, x: _sum_all(t * P.prod_others(x)))
-defjvp("cumsum", lambda t, ans, x: P.cumsum(t))
-defjvp("cumprod", lambda t, ans, x: P.cumprod_jvp(t, x))  # no division by x: zeros work
-defjvp("cumprod_jvp", lambda t, ans, tx, x: P.cumprod_jvp(t, x),
+defjvp("copy", lambda t, ans, x: primitives.copy(t))
+defjvp("sum", lambda t, ans, x, axis, keepdims: primitives.reduce_sum(t, axis=axis, keepdims=keepdims))
+defjvp("prod", lambda t, ans, x: _sum_all(t * primitives.prod_others(x)))
+defjvp("cumsum", lambda t, ans, x: primitives.cumsum(t))
+defjvp("cumprod", lambda t, ans, x: primitives.cumprod_jvp(t, x))  # no division by x: zeros work
+defjvp("cumprod_jvp", lambda t, ans, tx, x: primitives.cumprod_jvp(t, x),
        no_tangent_rule("the tangent of np.cumprod in x (second derivatives of np.cumprod)"))
-defjvp("max", lambda t, ans, x, axis, keepdims: P.reduce_sum(
-    t * P.choose_share(x, ans, axis=axis), axis=axis, keepdims=keepdims))
-defjvp("min", lambda t, ans, x, axis, keepdims: P.reduce_sum(
-    t * P.choose_share(x, ans, axis=axis), axis=axis, keepdims=keepdims))
-defjvp("take", lambda t, ans, x, idx: P.take(t, idx), None)
-defjvp("take_add", lambda t, ans, g, idx, n: P.take_add(t, idx, n), None, None)
-defjvp("roll", lambda t, ans, x, shift: P.roll(t, shift), None)
-defjvp("matmul", lambda t, ans, a, b: P.matmul(t, b), lambda t, ans, a, b: P.matmul(a, t))
-defjvp("outer", lambda t, ans, x, y: P.outer(t, y), lambda t, ans, x, y: P.outer(x, t))
-defjvp("inv", lambda t, ans, a: -P.matmul(P.matmul(ans, t), ans))
-defjvp("solve", lambda t, ans, a, b: -P.solve(a, P.matmul(t, ans)),
-       lambda t, ans, a, b: P.solve(a, t))
-defjvp("det", lambda t, ans, a: ans * _sum_all(P.transpose(P.inv(a)) * t))
-defjvp("logabsdet", lambda t, ans, a: _sum_all(P.transpose(P.inv(a)) * t))
+defjvp("max", lambda t, ans, x, axis, keepdims: primitives.reduce_sum(
+    t * primitives.choose_share(x, ans, axis=axis), axis=axis, keepdims=keepdims))
+defjvp("min", lambda t, ans, x, axis, keepdims: primitives.reduce_sum(
+    t * primitives.choose_share(x, ans, axis=axis), axis=axis, keepdims=keepdims))
+defjvp("take", lambda t, ans, x, idx: primitives.take(t, idx), None)
+defjvp("take_add", lambda t, ans, g, idx, n: primitives.take_add(t, idx, n), None, None)
+defjvp("roll", lambda t, ans, x, shift: primitives.roll(t, shift), None)
+defjvp("matmul", lambda t, ans, a, b: primitives.matmul(t, b), lambda t, ans, a, b: primitives.matmul(a, t))
+defjvp("outer", lambda t, ans, x, y: primitives.outer(t, y), lambda t, ans, x, y: primitives.outer(x, t))
+defjvp("inv", lambda t, ans, a: -primitives.matmul(primitives.matmul(ans, t), ans))
+defjvp("solve", lambda t, ans, a, b: -primitives.solve(a, primitives.matmul(t, ans)),
+       lambda t, ans, a, b: primitives.solve(a, t))
+defjvp("det", lambda t, ans, a: ans * _sum_all(primitives.transpose(primitives.inv(a)) * t))
+defjvp("logabsdet", lambda t, ans, a: _sum_all(primitives.transpose(primitives.inv(a)) * t))
 defjvp("cholesky", _cholesky_jvp)
-defjvp("transpose", lambda t, ans, x, axes=None: P.transpose(t) if axes is None
-       else P.transpose(t, axes=axes))
-defjvp("reshape", lambda t, ans, x, *dims: P.reshape(t, *dims), *([None] * 8))
-defjvp("reshape_like", lambda t, ans, x, like: P.reshape_like(t, like), None)
-defjvp("expand_dims", lambda t, ans, x, axis: P.expand_dims(t, axis=axis))
-defjvp("broadcast_like", lambda t, ans, g, like: P.broadcast_like(t, like), None)
-defjvp("spread", lambda t, ans, g, like, axis: P.spread(t, like, axis=axis), None)
-defjvp("sum_to_like", lambda t, ans, g, like: P.sum_to_like(t, like), None)
-defjvp("full", lambda t, ans, v, *dims: P.full(t, *dims), *([None] * 8))
-defjvp("getitem", lambda t, ans, x, *idx, index_spec: P.getitem(t, *idx, index_spec=index_spec),
+defjvp("transpose", lambda t, ans, x, axes=None: primitives.transpose(t) if axes is None
+       else primitives.transpose(t, axes=axes))
+defjvp("reshape", lambda t, ans, x, *dims: primitives.reshape(t, *dims), *([None] * 8))
+defjvp("reshape_like", lambda t, ans, x, like: primitives.reshape_like(t, like), None)
+defjvp("expand_dims", lambda t, ans, x, axis: primitives.expand_dims(t, axis=axis))
+defjvp("broadcast_like", lambda t, ans, g, like: primitives.broadcast_like(t, like), None)
+defjvp("spread", lambda t, ans, g, like, axis: primitives.spread(t, like, axis=axis), None)
+defjvp("sum_to_like", lambda t, ans, g, like: primitives.sum_to_like(t, like), None)
+defjvp("full", lambda t, ans, v, *dims: primitives.full(t, *dims), *([None] * 8))
+defjvp("getitem", lambda t, ans, x, *idx, index_spec: primitives.getitem(t, *idx, index_spec=index_spec),
        *([None] * 8))
 # The adjoint's own helpers (forward-over-reverse differentiates the adjoint): both are linear
 # in the cotangent ``g``; the exact adjoint of cumprod is not differentiated in ``x``.
-defjvp("cumprod_grad", lambda t, ans, g, x: P.cumprod_grad(t, x),
+defjvp("cumprod_grad", lambda t, ans, g, x: primitives.cumprod_grad(t, x),
        no_tangent_rule("the adjoint of np.cumprod (second derivatives of np.cumprod)"))
-defjvp("prod_others", lambda t, ans, x: P.prod_others_jvp(t, x))  # no division: zeros work
-defjvp("prod_others_jvp", lambda t, ans, tx, x: P.prod_others_jvp(t, x),
+defjvp("prod_others", lambda t, ans, x: primitives.prod_others_jvp(t, x))  # no division: zeros work
+defjvp("prod_others_jvp", lambda t, ans, tx, x: primitives.prod_others_jvp(t, x),
        no_tangent_rule("the tangent of np.prod's adjoint in x (third derivatives of np.prod)"))
 elementwise_jvps()

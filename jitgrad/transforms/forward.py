@@ -45,7 +45,7 @@ from jitgrad.core.ir import (
 )
 from jitgrad.core.types import Type
 from jitgrad.lang.symbolic import GraphBuilder
-from jitgrad.prims import primitives as P
+from jitgrad.prims import primitives
 from jitgrad.prims.rules import JVPS, JVPS_ALL, ZERO_TANGENT
 
 # Statements that change an array (or a stack) in place: their first input is the target.
@@ -308,7 +308,7 @@ class _Forward:
                                        "building the tangent (forward-mode) code") from None
             raise
         made = {o for s in block[start:] for o in getattr(s, "outs", [])}
-        spread = P.PRIMITIVES[prim].elementwise and _may_broadcast(
+        spread = primitives.PRIMITIVES[prim].elementwise and _may_broadcast(
             out, [e.ins[k] for k in active_ins])
         self.fit(out, c, made, spread)
 
@@ -324,12 +324,12 @@ class _Forward:
             if out.type.ndim:
                 if atom.value == 0:
                     return self.zero(out)
-                atom = self.gb.atom(P.broadcast_like(atom.value, self.gb.sym(out)), False)
+                atom = self.gb.atom(primitives.broadcast_like(atom.value, self.gb.sym(out)), False)
             else:
                 self.put(self.tangent_var(out), "assign", [Const(float(atom.value))])
                 return None
         elif out.type.ndim and (spread or atom.type.ndim != out.type.ndim):
-            atom = self.gb.atom(P.broadcast_like(self.gb.sym(atom), self.gb.sym(out)), False)
+            atom = self.gb.atom(primitives.broadcast_like(self.gb.sym(atom), self.gb.sym(out)), False)
             made = made | {atom}
         self.assign_tangent(out, atom, fresh=atom in made)
         return None
@@ -341,7 +341,7 @@ class _Forward:
         if out.type.ndim and not fresh and isinstance(atom, Var) and (
                 self.memory.written(out) or atom not in self.owner
                 or self.memory.written(self.owner[atom])):
-            atom = self.gb.atom(P.copy(self.gb.sym(atom)), False)
+            atom = self.gb.atom(primitives.copy(self.gb.sym(atom)), False)
         self.put(t, "assign", [atom])
 
     # -- in-place writes and stacks ------------------------------------------------------

@@ -191,7 +191,7 @@ def _private(v: Var, namer, suffix="_c") -> Var:
 def _forward_plan(loop: For, fwd, adj, rep) -> dict:
     """What the forward rewrite privatises, or `_Refused`."""
     from jitgrad.transforms.recompute import (
-        _is_reduction,  # the reductions recomputing relies on too
+        is_reduction,  # the reductions recomputing relies on too
     )
 
     if loop.exit_flag is not None:
@@ -214,7 +214,7 @@ def _forward_plan(loop: For, fwd, adj, rep) -> dict:
                 work.append(c)
             continue
         uses = [s for s in walk(loop.body) if any(a is c.var for a in _reads(s))]
-        if c.var.type.kind not in "fi" or not uses or not _is_reduction(loop, c):
+        if c.var.type.kind not in "fi" or not uses or not is_reduction(loop, c):
             raise _Refused(f"`{c.var.name}` is carried from one iteration to the next "
                            "(only `x += ...` reductions may cross iterations)")
         reductions.append(c)

@@ -133,7 +133,7 @@ def independent(loop: For, rep: Repeat | None, storage: Storage, after: list) ->
         if not uses:
             continue
         if c.var.type.ndim == 0:
-            if not _is_reduction(loop, c):
+            if not is_reduction(loop, c):
                 return f"`{c.var.name}` is carried from one iteration to the next"
         elif reads_start(loop.body, {c.var}):
             return f"it reads `{c.var.name}` as the previous iteration left it"
@@ -165,7 +165,7 @@ def commutes(loop: For, rep: Repeat, seeded: list) -> bool:
     (one per iteration: iteration k's value sits at ``base + k``)."""
     if rep.counter is None or rep.parallel or loop.exit_flag is not None:
         return False
-    if any(c.var.type.ndim or not _is_reduction(loop, c) for c in seeded):
+    if any(c.var.type.ndim or not is_reduction(loop, c) for c in seeded):
         return False
     for c in loop.carries:
         if not isinstance(c.var, Var) or not any(
@@ -174,7 +174,7 @@ def commutes(loop: For, rep: Repeat, seeded: list) -> bool:
         if c.var.type.ndim:
             if reads_start(loop.body, {c.var}):
                 return False
-        elif not (_is_reduction(loop, c) or _is_counter(loop, c)):
+        elif not (is_reduction(loop, c) or _is_counter(loop, c)):
             return False
     for s in rep.body.stmts:
         if isinstance(s, Eqn) and s.prim == "assign" and any(
@@ -216,7 +216,7 @@ def worth_it(loop: For) -> bool:
     return nested or len(own) >= MIN_PUSHES
 
 
-def _is_reduction(loop: For, c: Carry) -> bool:
+def is_reduction(loop: For, c: Carry) -> bool:
     """``total += t``, perhaps in nested loops and branches: every value that derives from the
     carried ``total`` is only added to (``add``/``sub``), carried, merged, or the update. No
     derivative reads such a value, and the replay never needs it."""
@@ -421,7 +421,7 @@ def _one_seed(loop: For, rev) -> Carry | None:
     if len(seeded) != 1:
         return None
     c = seeded[0]
-    if c.var.type.ndim or c.var.type.kind != "f" or not _is_reduction(loop, c):
+    if c.var.type.ndim or c.var.type.kind != "f" or not is_reduction(loop, c):
         return None
     return c
 

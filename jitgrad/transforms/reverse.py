@@ -71,7 +71,7 @@ from jitgrad.core.ir import (
 )
 from jitgrad.core.types import INT, Type
 from jitgrad.lang.symbolic import GraphBuilder, Sym
-from jitgrad.prims import primitives as P
+from jitgrad.prims import primitives
 from jitgrad.prims.rules import RULES
 from jitgrad.transforms.checkpoint import checkpoint_loops
 from jitgrad.transforms.recompute import mark_ascending, planned, recompute_loops
@@ -288,7 +288,7 @@ class _Reverse:
             self.materialise(x)
         if st.zero:
             if x.type.ndim and atom.type.ndim != x.type.ndim:
-                atom = self.gb.atom(P.broadcast_like(self.gb.sym(atom), self.gb.sym(x)))
+                atom = self.gb.atom(primitives.broadcast_like(self.gb.sym(atom), self.gb.sym(x)))
             self.put(st.var, "assign", [atom])
             st.zero, st.owned = False, False
         elif x.type.ndim and st.owned:
@@ -449,7 +449,7 @@ class _Reverse:
             return
         if e.prim == "setitem":
             return self.reverse_setitem(e, g)
-        custom = getattr(P.PRIMITIVES.get(e.prim), "reverse", None)
+        custom = getattr(primitives.PRIMITIVES.get(e.prim), "reverse", None)
         if custom is not None:  # a rule that adds into several adjoints at once (`custom`)
             return custom(self, e, g)
         if e.prim == "getitem":
@@ -462,7 +462,7 @@ class _Reverse:
             return
         ins = [self.value(a) for a in e.ins]
         ans = self.gb.sym(out)
-        elementwise = P.PRIMITIVES[e.prim].elementwise
+        elementwise = primitives.PRIMITIVES[e.prim].elementwise
         for k, a in enumerate(e.ins):
             if k >= len(rules) or rules[k] is None or not self.active(a):
                 continue
@@ -478,18 +478,18 @@ class _Reverse:
         ``x`` from keepdims, None indexing or a literal), the sum is written out or skipped;
         otherwise a run-time check (``_rt.sum_to``) does it."""
         if not isinstance(c, Sym):
-            return c if x.type.ndim == 0 else P.sum_to_like(c, self.gb.sym(x))
+            return c if x.type.ndim == 0 else primitives.sum_to_like(c, self.gb.sym(x))
         if x.type.ndim == 0:
-            return P.sum_to_like(c, self.gb.sym(x)) if c.ndim else c
+            return primitives.sum_to_like(c, self.gb.sym(x)) if c.ndim else c
         cd, xd = dims_of(c.atom), dims_of(x)
         lead = len(cd) - len(xd)
         if lead < 0 or not all(xd[k] == 1 or xd[k] == cd[lead + k] for k in range(len(xd))):
-            return P.sum_to_like(c, self.gb.sym(x))
+            return primitives.sum_to_like(c, self.gb.sym(x))
         for _ in range(lead):
-            c = P.reduce_sum(c, axis=0, keepdims=False)
+            c = primitives.reduce_sum(c, axis=0, keepdims=False)
         for k in range(len(xd)):
             if xd[k] == 1 and cd[lead + k] != 1:
-                c = P.reduce_sum(c, axis=k, keepdims=True)
+                c = primitives.reduce_sum(c, axis=k, keepdims=True)
         return c
 
     def add_at(self, x: Var, g, idx: list, spec):
@@ -515,11 +515,11 @@ class _Reverse:
         spec = e.params["index_spec"]
         c = None
         if self.active(v):
-            c = P.getitem(g, *[self.value(i) for i in idx], index_spec=spec)
+            c = primitives.getitem(g, *[self.value(i) for i in idx], index_spec=spec)
             if isinstance(c, Sym) and c.ndim:
-                c = P.copy(c)
+                c = primitives.copy(c)
             if isinstance(c, Sym) and c.ndim:
-                c = P.sum_to_like(c, self.gb.sym(v))
+                c = primitives.sum_to_like(c, self.gb.sym(v))
         self.ensure_owned(x)
         st = self.state(x)
         self.put(None, "zero_at", [st.var] + list(idx), {"index_spec": spec})
@@ -859,7 +859,7 @@ class _Saver:
             if loop is not None and isinstance(loop, For) and loop.exit_flag is None:
                 return Eqn("trip_count", [v], [loop.start, loop.stop, loop.step], {}, loop.loc)
             return None
-        p = P.PRIMITIVES.get(eqn.prim)
+        p = primitives.PRIMITIVES.get(eqn.prim)
         if p is None or not (p.elementwise or eqn.prim in ("getitem", "shape_dim", "cast")):
             return None
         if any(a.type.ndim for a in eqn.ins[1:] if eqn.prim == "getitem") or (

@@ -29,7 +29,7 @@ from jitgrad.core.ir import (
     walk,
 )
 from jitgrad.core.types import Type
-from jitgrad.prims import primitives as P
+from jitgrad.prims import primitives
 from jitgrad.transforms import parallel as _parallel
 from jitgrad.transforms.reverse import Gradient, Kernel
 
@@ -45,7 +45,7 @@ import jitgrad.backend.numba.runtime as _rt
 def atom_source(a: Atom) -> str:
     if isinstance(a, Var):
         return a.name
-    return P.constant_source(a.value)
+    return primitives.constant_source(a.value)
 
 
 class _Writer:
@@ -265,7 +265,7 @@ class _Writer:
                 expr = args[0]
             else:
                 scalar_types = [Type(a.type.kind, 0) for a in e.ins]
-                expr = P.PRIMITIVES[e.prim].emit(args, e.params, scalar_types)
+                expr = primitives.PRIMITIVES[e.prim].emit(args, e.params, scalar_types)
             self.line(inner, f"{element[out]} = {expr}")
             if out in filled:
                 self.line(inner, f"{filled[out]}[{', '.join(idx)}] = {element[out]}")
@@ -291,11 +291,11 @@ class _Writer:
         elif prim == "iadd":
             self.line(indent, f"{a[0]} += {a[1]}")
         elif prim == "setitem":
-            self.line(indent, f"{P.index_source(a[0], e.params['index_spec'], a[2:])} = {a[1]}")
+            self.line(indent, f"{primitives.index_source(a[0], e.params['index_spec'], a[2:])} = {a[1]}")
         elif prim == "add_at":
-            self.line(indent, f"{P.index_source(a[0], e.params['index_spec'], a[2:])} += {a[1]}")
+            self.line(indent, f"{primitives.index_source(a[0], e.params['index_spec'], a[2:])} += {a[1]}")
         elif prim == "zero_at":
-            self.line(indent, f"{P.index_source(a[0], e.params['index_spec'], a[1:])} = 0.0")
+            self.line(indent, f"{primitives.index_source(a[0], e.params['index_spec'], a[1:])} = 0.0")
         elif prim == "loop_index":
             k, start, step = a
             expr = k if step == "1" else f"{k} * {step}"
@@ -360,7 +360,7 @@ class _Writer:
         elif prim in _parallel.PRIMS:
             _parallel.write_eqn(self, e, a, indent)
         else:
-            p = P.PRIMITIVES[prim]
+            p = primitives.PRIMITIVES[prim]
             if p.elementwise and any(t.ndim for t in types):
                 expr = f"_rt.{prim}({', '.join(a)})"  # see runtime.py: compiled once per machine
             else:
@@ -548,7 +548,7 @@ def _nest_reads(e, dims) -> list | None:
         x = e.ins[0]
         ok = isinstance(x, Var) and out.dims == dims and dims_of(x) == dims and dims
         return [tuple(range(len(dims)))] if ok else None
-    p = P.PRIMITIVES.get(e.prim)
+    p = primitives.PRIMITIVES.get(e.prim)
     if p is None or not out.type.ndim or out.dims != dims:
         return None
     if e.prim == "spread" and e.params["axis"] is not None:
