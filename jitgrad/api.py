@@ -19,8 +19,8 @@ import re
 
 import numpy as np
 
+from jitgrad import pipeline
 from jitgrad.backend.numba import compile as _compile
-from jitgrad.backend.numba.emit import emit_module, entry_name
 from jitgrad.core import ir
 from jitgrad.core.errors import (
     JitgradError,
@@ -33,11 +33,7 @@ from jitgrad.core.errors import (
     hide_internal_frames,
 )
 from jitgrad.core.types import SeqType, Type, type_of_value
-from jitgrad.frontend.build import build
 from jitgrad.frontend.parse import FunctionSource
-from jitgrad.transforms.optimise import common_subexpressions, optimise
-from jitgrad.transforms.parallel import keep_marks, parallelise
-from jitgrad.transforms.reverse import transform
 
 
 @dataclasses.dataclass(eq=False)
@@ -96,7 +92,7 @@ class Generated:
 
 
 _ndarray = np.ndarray  # one global lookup per argument in the call path, not two
-_SEQUENCES = (tuple, list)
+_SEQUENCES = pipeline.SEQUENCES
 
 
 class GradFunction:
@@ -119,6 +115,7 @@ class GradFunction:
             raise SignatureError(f"memory_cap is a number of bytes (at least 64), got "
                                  f"{memory_cap!r}")
         self.memory_cap = None if memory_cap is None else int(memory_cap)  # `checkpoint`
+        self.options = pipeline.Options(parallel=self.parallel, memory_cap=self.memory_cap)
         self.src = FunctionSource.of(fn)
         self.param_names = [a.arg for a in self.src.node.args.args]
         self.signature = inspect.signature(self.src.fn)
@@ -196,7 +193,7 @@ class GradFunction:
             call = self._calls[key] = self._specialise(args)
         compiled, casts, post = call
         self._last = compiled
-        args = _flatten(args)
+        args = pipeline.flatten(args)
         if compiled.ir.written_params:
             self._refuse_shared_memory(compiled, args)
         if casts:
@@ -211,7 +208,7 @@ class GradFunction:
         return post(out) if post else out
 
     def _refuse_shared_memory(self, compiled: Compiled, args) -> None:
-        refuse_shared_memory(self.src, compiled.ir.written_params, args,
+        pipeline.refuse_shared_memory(self.src, compiled.ir.written_params, args,
                              lambda j: _param_name(compiled.ir, j))
 
     def _recover(self, e: Exception, compiled: Compiled, args):
@@ -249,7 +246,7 @@ class GradFunction:
         compiled = self._by_types.get(types)
         if compiled is None:
             compiled = self._by_types[types] = self._compile(types, args=args)
-        flat = _flatten(args)
+        flat = pipeline.flatten(args)
         # 0-d arrays travel as scalars; other float arrays as float64 (the gradient is computed
         # in float64, and Numba's `@` refuses mixed dtypes), their gradients converted back
         casts = {k: _as_scalar for k, a in enumerate(flat)
@@ -257,7 +254,7 @@ class GradFunction:
         casts.update({k: _as_float64 for k, a in enumerate(flat) if type(a) is np.ndarray
                         and a.ndim and a.dtype.kind == "f" and a.dtype != np.float64})
         if not any(isinstance(t, SeqType) for t in types):
-            return compiled, casts, self._post([_converter(args[k]) for k in self.wrt])
+            return compiled, casts, self.result_post([pipeline.result_converter(args[k]) for k in self.wrt])
         return compiled, casts, self._post_grouped(args, types)
 
     def _flat_wrt(self, types) -> list[int]:
@@ -279,10 +276,10 @@ class GradFunction:
             if isinstance(types[k], SeqType):
                 shapes.append((list if types[k].container == "list" else tuple,
                                len(types[k].items)))
-                converters += [_converter(a) for a in args[k]]
+                converters += [pipeline.result_converter(a) for a in args[k]]
             else:
                 shapes.append(None)
-                converters.append(_converter(args[k]))
+                converters.append(pipeline.result_converter(args[k]))
         single = not self.wrt_tuple and shapes[0] is None
 
         def grads(gs):
@@ -332,7 +329,7 @@ class GradFunction:
                     self.src.loc(self.src.node))
         return tuple(types)
 
-    def _post(self, converters: list):
+    def result_post(self, converters: list):
         """What turns the entry's result into the caller's dtypes (None: nothing to do)."""
         if not any(converters):
             return None
@@ -347,34 +344,24 @@ class GradFunction:
         """Build, transform, emit and compile for ``types``. Given the call's ``args``, a build
         whose size assumptions they break is not compiled: the general one is, at once."""
         g = self.generate(types, assume_sizes, examples=() if args is None else (args,))
-        path, fns = _compile.load(g.stem, g.source, g.names, inline=g.names[:2],
-                                  parallel=self.parallel)
+        path, fns = pipeline.load(g.stem, g.source, g.names, self.options, inline=g.names[:2])
         return Compiled(types, g.ir, g.source, path, fns[g.names[2]], g.names[2], g.gradient,
                         g.ir_text, g.graph_ir, g.line_locs)
 
     def generate(self, types: tuple, assume_sizes: bool = True, examples=()) -> Generated:
-        """The generated module for ``types``, not compiled (`jitgrad.backend.numba.compile.load` compiles
-        it, in this process or another). A build whose size assumptions any of the argument
-        tuples in ``examples`` breaks is replaced by the general one."""
-        fn_ir = build(self.src, list(types), assume_sizes)
-        if assume_sizes and not all(_sizes_hold(fn_ir, _flatten(a)) for a in examples):
-            fn_ir = build(self.src, list(types), assume_sizes=False)
-            assume_sizes = False
-        common_subexpressions(fn_ir)
+        """The generated module for ``types``, not compiled (`pipeline.load` compiles it, in
+        this process or another). A build whose size assumptions any of the argument tuples
+        in ``examples`` breaks is replaced by the general one."""
+        fn_ir, assume_sizes = pipeline.build_graph(self.src, types, examples,
+                                                   assume_sizes=assume_sizes)
         ir_text = ir.format_function(fn_ir)  # before the transform adds its saves
         graph_ir = copy.deepcopy(fn_ir)
-        keep_marks(fn_ir, self.parallel)
-        grad = transform(fn_ir, self._flat_wrt(types), fn_ir.namer, self.memory_cap,
-                         parallel=self.parallel)
-        optimise(grad)
-        if self.parallel:
-            parallelise(grad)
+        grad = pipeline.reverse(fn_ir, self._flat_wrt(types), self.options)
         signature = ", ".join(f"{n}: {t}" for n, t in zip(self.param_names, types))
         single = not self.wrt_tuple and not isinstance(types[self.wrt[0]], SeqType)
-        source, line_locs = emit_module(grad, signature, [self.param_names[k] for k in self.wrt],
-                                        with_value=self.with_value, single=single,
-                                        parallel=self.parallel)
-        names = [grad.forward.name, grad.adjoint.name, entry_name(grad, self.with_value)]
+        source, line_locs, names = pipeline.lower_gradient(
+            grad, signature, [self.param_names[k] for k in self.wrt], self.options,
+            entry="value_and_grad" if self.with_value else "grad", single=single)
         return Generated(self.src.fn.__name__, source, names, assume_sizes, fn_ir, grad, ir_text,
                          graph_ir, line_locs)
 
@@ -441,21 +428,6 @@ class GradFunction:
         return f"<jitgrad.{kind} of {self.src.qualname} wrt {', '.join(wrt)}>"
 
 
-def _sizes_hold(fn: ir.Function, args) -> bool:
-    """Whether ``args`` meet the size assumptions of ``fn``: the ``same_size`` checks (on
-    ``shape_dim`` reads of the arguments) that open its body, evaluated here in Python."""
-    value = {p: a for p, a in zip(fn.params, args)}
-    for s in fn.body.stmts:
-        if not isinstance(s, ir.Eqn) or s.prim not in ("shape_dim", "same_size"):
-            break
-        ins = [value[a] if isinstance(a, ir.Var) else a.value for a in s.ins]
-        if s.prim == "shape_dim":
-            value[s.outs[0]] = np.shape(ins[0])[s.params["axis"]]
-        elif ins[0] != ins[1]:
-            return False
-    return True
-
-
 def _key_of(a):
     """A call key's part for one argument; a tuple's or list's says what it holds."""
     if type(a) is _ndarray:
@@ -465,48 +437,9 @@ def _key_of(a):
     return type(a)
 
 
-def _flatten(args) -> list:
-    """The arguments as the generated code takes them: a tuple's items in its place."""
-    out = []
-    for a in args:
-        if isinstance(a, _SEQUENCES):
-            out.extend(a)
-        else:
-            out.append(a)
-    return out
-
-
-def refuse_shared_memory(src: FunctionSource, written_params, args, name_of) -> None:
-    """The function writes into an argument (jitgrad copies it on entry): another argument
-    that shares its memory (the same array passed twice, a view of it) would not see the write
-    as it does in Python, so such a call is refused. ``written_params``: (position, name)
-    pairs; ``name_of(j)``: the name of argument ``j``."""
-    for k, name in written_params:
-        for j, other in enumerate(args):
-            if j != k and isinstance(other, np.ndarray) and np.may_share_memory(args[k], other):
-                raise SignatureError(
-                    f"{src.qualname} writes into its argument {name!r}, and another argument "
-                    f"({name_of(j)!r}) shares its memory: jitgrad works on a copy of an argument "
-                    "it writes into, so the other would not see the write. Pass a copy "
-                    "(x.copy()) of one of them", src.loc(src.node))
-
-
 def _param_name(fn, k: int) -> str:
     names = dict(fn.written_params)
     return names.get(k, fn.params[k].name)
-
-
-def _converter(arg):
-    """How a gradient returns to its argument's type, or None when Numba's result already is."""
-    if isinstance(arg, np.ndarray):
-        if arg.ndim == 0:
-            return lambda g, dt=arg.dtype: np.asarray(g, dtype=dt)
-        if arg.dtype != np.float64:
-            return lambda g, dt=arg.dtype: g.astype(dt)
-        return None
-    if isinstance(arg, np.floating) and not isinstance(arg, np.float64):
-        return type(arg)
-    return None
 
 
 _GEN_LINE = re.compile(r'File "([^"]+)", line (\d+)')

@@ -74,7 +74,7 @@ import uuid
 import numpy as np
 
 from jitgrad import api as _api
-from jitgrad.backend.numba import compile as _compile
+from jitgrad import pipeline
 from jitgrad.core import ir
 from jitgrad.core.errors import JitgradError, SignatureError, api_boundary
 from jitgrad.core.types import SeqType
@@ -135,7 +135,7 @@ def _kernel(key: str):
                 raise JitgradError(f"jitgrad.dask: kernel {key} was not registered on this "
                                    "worker (is the client connected to this scheduler?)")
             stem, source, names = spec
-            _, fns = _compile.load(stem, source, names, inline=names[:2])
+            _, fns = pipeline.load(stem, source, names, inline=names[:2])
             entry = _KERNELS[key] = fns[names[2]]
             STATS["loaded"] += 1
     return entry
@@ -586,7 +586,7 @@ class DaskGradFunction:
         """(key, Generated) for this signature: the build with size assumptions while every
         block's shapes meet them, else the general one."""
         spec = self._specs.get((types, True))
-        if spec is not None and not all(_api._sizes_hold(spec[1].graph_ir, a) for a in examples):
+        if spec is not None and not all(pipeline.sizes_hold(spec[1].graph_ir, a) for a in examples):
             spec = None
         if spec is None:
             spec = self._specs.get((types, False))
@@ -718,7 +718,7 @@ class DaskGradFunction:
         if checking:
             self._judge(key, results.pop(), sample)
         out = _sum(*results)
-        post = grad._post([_api._converter(args[k]) for k in grad.wrt])
+        post = grad.result_post([pipeline.result_converter(args[k]) for k in grad.wrt])
         if post is not None:
             out = post(out)
         return out if self.with_value else out[1]

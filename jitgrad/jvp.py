@@ -19,17 +19,11 @@ import dataclasses
 
 import numpy as np
 
-from jitgrad.api import _sizes_hold, refuse_shared_memory
-from jitgrad.backend.numba import compile as _compile
-from jitgrad.backend.numba.emit import emit_kernel
+from jitgrad import pipeline
 from jitgrad.core.errors import SignatureError, api_boundary
-from jitgrad.core.ir import Block, Eqn, Var, direct_uses, format_function, sub_blocks, walk
+from jitgrad.core.ir import Block, Eqn, Kernel, format_function
 from jitgrad.core.types import type_of_value
-from jitgrad.frontend.build import build
 from jitgrad.frontend.parse import FunctionSource
-from jitgrad.transforms.forward import tangents
-from jitgrad.transforms.optimise import common_subexpressions, dead_code, fold_assigns, optimise
-from jitgrad.transforms.reverse import Kernel, transform
 
 
 @dataclasses.dataclass(eq=False)
@@ -76,18 +70,11 @@ class _Tangents:
         k = self._kernels.get(key)
         if k is None:
             k = self._kernels[key] = self.compile(types, seeds, kind, args)
-        refuse_shared_memory(self.src, k.written_params, args, lambda j: self.param_names[j])
+        pipeline.refuse_shared_memory(self.src, k.written_params, args, lambda j: self.param_names[j])
         return k
 
-    def build(self, types, args, any_result: bool):
-        fn_ir = build(self.src, list(types), True, any_result=any_result)
-        if not _sizes_hold(fn_ir, args):
-            fn_ir = build(self.src, list(types), False, any_result=any_result)
-        common_subexpressions(fn_ir)
-        return fn_ir
-
     def compile(self, types, seeds, kind, args) -> TangentKernel:
-        fn_ir = self.build(types, args, any_result=kind == "jvp")
+        fn_ir, _ = pipeline.build_graph(self.src, types, (args,), any_result=kind == "jvp")
         ir_text = format_function(fn_ir)
         names = [self.param_names[k] for k in seeds]
         if kind == "jvp":
@@ -101,21 +88,17 @@ class _Tangents:
             doc = (f"{'The value, the gradient, and the' if kind != 'hvp' else 'The'} Hessian "
                    f"times the tangents _d_* of {', '.join(names)} (forward over reverse).")
         namer = fn_ir.namer
-        new_body, tparams, touts = tangents(params, body, returns,
-                                            [params[k] for k in seeds], namer)
+        new_body, tparams, touts = pipeline.forward(params, body, returns,
+                                                    [params[k] for k in seeds], namer)
         # jvp: (value, its tangent); hvp: the gradients' tangents (the HVPs); value_grad_hvp:
         # (value, gradients, HVPs). What is not returned is not computed (Numba drops it).
         outs = {"jvp": list(returns) + touts, "hvp": touts[1:],
                 "value_grad_hvp": list(returns) + touts[1:]}[kind]
         kernel = Kernel(f"{fn_ir.name}_{kind}", list(params) + tparams, new_body, outs, fn_ir.loc)
-        live = {a for a in outs if isinstance(a, Var)}
-        dead_code(kernel.body, live)
-        _drop_unread_accumulators(kernel.body, live)
-        dead_code(kernel.body, live)
-        fold_assigns(kernel.body, live)
+        pipeline.optimise_kernel(kernel)
         signature = ", ".join(f"{n}: {t}" for n, t in zip(self.param_names, types))
-        source, _ = emit_kernel(kernel, fn_ir, signature, what, doc)
-        path, fns = _compile.load(f"{self.src.fn.__name__}_{kind}", source, [kernel.name])
+        source, _ = pipeline.lower_kernel(kernel, fn_ir, signature, what, doc)
+        path, fns = pipeline.load(f"{self.src.fn.__name__}_{kind}", source, [kernel.name])
         r = fn_ir.result
         return TangentKernel(source, fns[kernel.name], path, ir_text, r.type.ndim,
                              tuple(fn_ir.written_params))
@@ -125,8 +108,7 @@ def _gradient_kernel(fn_ir, wrt: list[int]):
     """The gradient as one kernel: the reverse transform's forward kernel, the saved values
     handed over by name, then its adjoint kernel. Returns ``(params, body, returns)`` with
     ``returns = [value, *gradients]``."""
-    grad = transform(fn_ir, wrt, fn_ir.namer)
-    optimise(grad)
+    grad = pipeline.reverse(fn_ir, wrt)
     fwd, adj = grad.forward, grad.adjoint
     n = len(fwd.params)
     body = Block(list(fwd.body.stmts))
@@ -135,58 +117,6 @@ def _gradient_kernel(fn_ir, wrt: list[int]):
             body.stmts.append(Eqn("assign", [param], [ret], {}, None))
     body.stmts += adj.body.stmts
     return list(fwd.params), body, [fwd.returns[0]] + list(adj.returns)
-
-
-_ADDS_INTO = ("add_at", "iadd", "zero_at")  # in place into their first input
-
-
-def _drop_unread_accumulators(body: Block, live: set[Var]) -> None:
-    """Drop the arrays that are only added into and never read (an HVP kernel does not
-    return the gradient: its adjoint accumulators are written, not read). An array qualifies
-    when it is not returned, every definition is ``zeros_like`` of an array (its shape) or
-    an update of itself, and every other use is as the target of `add_at`/`iadd`/`zero_at`
-    or the shape of a ``zeros_like`` (which then reads the shape's source instead)."""
-    defs: dict[Var, list] = {}
-    uses: dict[Var, list] = {}
-    for s in walk(body):
-        if isinstance(s, Eqn):
-            for o in s.outs:
-                defs.setdefault(o, []).append(s)
-            for k, a in enumerate(s.ins):
-                if isinstance(a, Var):
-                    uses.setdefault(a, []).append((s, k))
-        else:
-            for a in direct_uses(s):
-                if isinstance(a, Var):
-                    uses.setdefault(a, []).append((s, -1))
-    drop: set = set()  # the equations to remove
-    for vid, ds in defs.items():
-        v = ds[0].outs[0]
-        if vid in live or not v.type.ndim or len(ds[0].outs) != 1:
-            continue
-        shapes = [d.ins[0] for d in ds if d.prim == "zeros_like"]
-        updates = [d for d in ds if d.prim != "zeros_like"]
-        if not shapes or not all(len(d.outs) == 1 and d.prim in ("copy", "add", "assign")
-                                 and any(a is v for a in d.ins) for d in updates):
-            continue
-        readers = [(s, k) for s, k in uses.get(vid, []) if s not in updates]
-        if not all(isinstance(s, Eqn) and k == 0 and (s.prim in _ADDS_INTO
-                                                      or s.prim == "zeros_like")
-                   for s, k in readers):
-            continue
-        for s, _ in readers:
-            if s.prim == "zeros_like":
-                s.ins[0] = shapes[0]
-            else:
-                drop.add(s)
-        drop |= {d for d in ds}
-
-    def prune(b: Block):
-        b.stmts[:] = [s for s in b.stmts if s not in drop]
-        for s in b.stmts:
-            for sb in sub_blocks(s):
-                prune(sb)
-    prune(body)
 
 
 _CACHE: dict[object, _Tangents] = {}

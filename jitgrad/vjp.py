@@ -5,10 +5,10 @@ cotangent (a float for a scalar ``f``, an array of the value's shape otherwise) 
 one gradient per primal (``None`` for a non-float one). `jacobian(f, wrt=k)(*args)` returns
 the array of shape ``value.shape + args[k].shape``: one VJP per entry of the value.
 
-The pipeline is `api.GradFunction`'s with two differences: the builder keeps an array result
-(``build(any_result=True)``), and the reverse transform seeds the result's adjoint with a
-cotangent parameter ``_ct`` (``Function.seed``) instead of 1.0; the adjoint kernel takes it
-after the saved values. The forward kernel runs once per `vjp` (or per `jacobian` call), the
+The pipeline is `api.GradFunction`'s (`jitgrad.pipeline`) with two differences: the builder
+keeps an array result (``any_result=True``), and the reverse transform seeds the result's
+adjoint with a cotangent parameter ``_ct`` instead of 1.0; the adjoint kernel takes it after
+the saved values, and the module's entry is the "vjp" one. The forward kernel runs once per `vjp` (or per `jacobian` call), the
 adjoint once per cotangent, both compiled as every gradient is (and cached on disk).
 """
 
@@ -19,16 +19,11 @@ import inspect
 
 import numpy as np
 
-from jitgrad.api import _converter, _sizes_hold
-from jitgrad.backend.numba import compile as _compile
-from jitgrad.backend.numba.emit import emit_module, entry_name
+from jitgrad import pipeline
 from jitgrad.core.errors import SignatureError, api_boundary
 from jitgrad.core.ir import Const, Eqn, Var, dims_of, format_function, walk
 from jitgrad.core.types import Type, type_of_value
-from jitgrad.frontend.build import build
 from jitgrad.frontend.parse import FunctionSource
-from jitgrad.transforms.optimise import common_subexpressions, optimise
-from jitgrad.transforms.reverse import transform
 
 
 @dataclasses.dataclass(eq=False)
@@ -81,7 +76,7 @@ class _VJP:
         (its size read from the arguments' shapes through the built graph's size tokens)."""
         n_in = sum(int(np.size(args[j])) for j in positions)
         types = tuple(type_of_value(a, f"argument {n!r}") for n, a in zip(self.param_names, args))
-        fn_ir = build(self.src, list(types), True, any_result=True)
+        fn_ir, _ = pipeline.build_graph(self.src, types, any_result=True)
         r = fn_ir.result
         if not isinstance(r, Var) or not r.type.ndim:
             return "reverse"
@@ -89,33 +84,18 @@ class _VJP:
         return "forward" if n_out is not None and n_in < n_out else "reverse"
 
     def compile(self, types, wrt, args) -> _Kernels:
-        fn_ir = build(self.src, list(types), True, any_result=True)
-        if not _sizes_hold(fn_ir, args):
-            fn_ir = build(self.src, list(types), False, any_result=True)
-        common_subexpressions(fn_ir)
+        fn_ir, _ = pipeline.build_graph(self.src, types, (args,), any_result=True)
         ir_text = format_function(fn_ir)
         r = fn_ir.result
         ndim = r.type.ndim
         ct = Var(fn_ir.namer.fresh("_ct"), Type("f", ndim),
                  dims=dims_of(r) if isinstance(r, Var) and ndim else None)
-        fn_ir.seed = ct
-        grad = transform(fn_ir, list(wrt), fn_ir.namer)
-        grad.adjoint.params.append(ct)
-        optimise(grad)
+        grad = pipeline.reverse(fn_ir, list(wrt), cotangent=ct)
         signature = ", ".join(f"{n}: {t}" for n, t in zip(self.param_names, types))
         wrt_names = [self.param_names[k] for k in wrt]
-        source, _ = emit_module(grad, signature, wrt_names, with_value=True)
-        source = source[:source.index(f"def {entry_name(grad, True)}(")]  # our entry instead
-        params = ", ".join(p.name for p in grad.forward.params)
-        name = grad.fn.name + "_vjp"
-        source += (f"def {name}({params}{', ' if params else ''}_ct):\n"
-                   f'    """Both passes in one compiled call: the value, and the cotangent _ct '
-                   f'pulled back to {", ".join(wrt_names)}."""\n'
-                   f"    _value, _saved = {grad.forward.name}({params})\n"
-                   f"    return _value, {grad.adjoint.name}({params}{', ' if params else ''}"
-                   f"_saved + (_ct,))\n")
-        names = [grad.forward.name, grad.adjoint.name, name]
-        _, fns = _compile.load(self.src.fn.__name__ + "_vjp", source, names, inline=names[:2])
+        source, _, names = pipeline.lower_gradient(grad, signature, wrt_names, pipeline.DEFAULT,
+                                                   entry="vjp")
+        _, fns = pipeline.load(self.src.fn.__name__ + "_vjp", source, names, inline=names[:2])
         return _Kernels(source, fns[names[0]], fns[names[1]], fns[names[2]], ndim, ir_text)
 
 
@@ -176,7 +156,7 @@ def vjp(fn, *primals):
         return fn(*primals), lambda ct: (None,) * len(primals)
     k = v.kernels(args, wrt)
     value, saved = k.forward(*args)
-    converters = [_converter(primals[j]) for j in wrt]
+    converters = [pipeline.result_converter(primals[j]) for j in wrt]
     shape = np.shape(value)
 
     @api_boundary

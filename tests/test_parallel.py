@@ -11,6 +11,7 @@ import pytest
 from fd import numeric_grad
 
 import jitgrad
+from jitgrad.backend.numba import compile as jcompile
 from jitgrad.transforms import parallel
 
 rng = np.random.default_rng(13)
@@ -215,13 +216,13 @@ def test_numba_runs_only_our_prange_loops_in_every_build(tmp_path, monkeypatch):
     reduce in an order that depends on the thread count, and ran the GMM adjoint 1.1x
     slower)."""
     monkeypatch.setenv("JITGRAD_CACHE_DIR", str(tmp_path))  # compiled here, not loaded
-    before = dict(parallel.NUMBA_OPTIONS)
+    before = dict(jcompile.NUMBA_OPTIONS)
     for fn, args, wrt in (PARALLEL[3], PARALLEL[4]):  # two builds in one process
         g = jitgrad.value_and_grad(fn, wrt=wrt, parallel=True)
         g(*args)
         for name, (gufuncs, pranges) in _parfor_kernels(g._last).items():
             assert gufuncs == pranges == 1, (name, gufuncs, pranges)
-    assert parallel.NUMBA_OPTIONS == before
+    assert jcompile.NUMBA_OPTIONS == before
 
 
 def test_work_arrays_and_accumulators_are_allocated_once_per_chunk():

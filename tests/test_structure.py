@@ -5,9 +5,6 @@ layers below it; `transforms` and `backend` sit side by side and never import ea
 Numba backend sees only `core` and `prims`; the tape (an independent oracle) sees only `core`,
 `prims` and `lang`. No import cycle, and no private name (``_x``) taken from another module.
 Function-level imports count: they hide a dependency, they do not remove it.
-
-The KNOWN_* sets below freeze what is not there yet; they only shrink (an entry that goes away
-must be struck, a new one fails).
 """
 
 from __future__ import annotations
@@ -25,23 +22,6 @@ ONLY = {  # a layer that may import less than everything below it
     "backend": {"core", "prims", "backend"},
     "jitgrad.tape": {"core", "prims", "lang"},
 }
-
-KNOWN_CYCLES: set[frozenset] = {
-    frozenset({"jitgrad.frontend.build", "jitgrad.frontend.build_exprs",
-               "jitgrad.frontend.build_loops", "jitgrad.frontend.build_stmts",
-               "jitgrad.custom"}),
-}
-KNOWN_AGAINST_LAYERS: set[tuple[str, str]] = {  # (importing module, module imported)
-    ("jitgrad.backend.numba.compile", "jitgrad.transforms.parallel"),
-    ("jitgrad.backend.numba.emit", "jitgrad.transforms.parallel"),
-    ("jitgrad.backend.numba.emit", "jitgrad.transforms.reverse"),
-    ("jitgrad.frontend.build_exprs", "jitgrad.custom"),
-}
-KNOWN_PRIVATE = {  # (importing module, module.name)
-    ("dask", "api._converter"), ("dask", "api._sizes_hold"), ("jvp", "api._sizes_hold"),
-    ("vjp", "api._converter"), ("vjp", "api._sizes_hold"),
-}
-
 
 def modules() -> dict[str, ast.Module]:
     """Every module of the package by dotted name (``jitgrad.core.ir``), parsed."""
@@ -167,30 +147,22 @@ def cycles(edges) -> set[frozenset]:
     return out
 
 
-def test_no_new_import_cycle():
+def test_no_import_cycle():
     found = cycles(graph()[0])
-    grown = [sorted(c) for c in found if not any(c <= k for k in KNOWN_CYCLES)]
-    assert not grown, f"new or larger import cycles: {grown}"
-    gone = [sorted(k) for k in KNOWN_CYCLES if not any(k <= c for c in found)]
-    assert not gone, f"these cycles are gone or smaller; strike them from KNOWN_CYCLES: {gone}"
+    assert not found, f"import cycles: {[sorted(c) for c in found]}"
 
 
 def test_imports_follow_the_layers():
     found = against_layers(graph()[0])
-    assert not found - KNOWN_AGAINST_LAYERS, (
+    assert not found, (
         f"imports against the layer order {LAYERS} (a lower layer never imports a higher one; "
-        f"transforms and backend never import each other): {sorted(found - KNOWN_AGAINST_LAYERS)}")
-    assert not KNOWN_AGAINST_LAYERS - found, (
-        f"gone; strike them from KNOWN_AGAINST_LAYERS: {sorted(KNOWN_AGAINST_LAYERS - found)}")
+        f"transforms and backend never import each other; {ONLY}): {sorted(found)}")
 
 
-def test_no_new_private_import_across_modules():
+def test_no_private_import_across_modules():
     found = graph()[1]
-    assert not found - KNOWN_PRIVATE, (
-        f"private names imported across modules (make them public or keep them in their "
-        f"module): {sorted(found - KNOWN_PRIVATE)}")
-    assert not KNOWN_PRIVATE - found, (
-        f"no longer imported; strike them from KNOWN_PRIVATE: {sorted(KNOWN_PRIVATE - found)}")
+    assert not found, (f"private names imported across modules (make them public or keep them "
+                       f"in their module): {sorted(found)}")
 
 
 def test_every_module_is_in_a_layer():

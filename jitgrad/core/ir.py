@@ -495,3 +495,28 @@ def format_function(fn: Function) -> str:
     lines += format_block(fn.body, 2)
     lines.append(f"  in ( {fn.result!r} ) }}")
     return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------- kernels
+
+
+@dataclasses.dataclass(eq=False)
+class Kernel:
+    """A function to emit: parameters, body, the atoms it returns."""
+
+    name: str
+    params: list[Var]
+    body: Block
+    returns: list[Atom]
+    loc: Loc | None = None
+
+
+@dataclasses.dataclass(eq=False)
+class Gradient:
+    """What the transform produces: two kernels and how they fit together."""
+
+    forward: Kernel  # returns (value, *saved)
+    adjoint: Kernel  # takes (*params, *saved); returns the gradients of wrt
+    fn: Function
+    wrt: list[int]
+    repeats: dict = dataclasses.field(default_factory=dict)  # forward loop -> its Repeat

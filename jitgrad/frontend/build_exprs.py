@@ -21,7 +21,7 @@ from jitgrad.core.ir import (
     Var,
 )
 from jitgrad.core.types import Type
-from jitgrad.custom import custom_vjp
+from jitgrad.frontend import custom_call
 from jitgrad.frontend.build_ast import (
     BINOPS,
     CMPOPS,
@@ -390,8 +390,8 @@ class Expressions:
             return fn(*args, **kwargs)  # an array method
         if isinstance(fn, LocalFunction):
             return self.inline(fn, args, kwargs, node)
-        if isinstance(fn, custom_vjp):  # a hand-written rule: `custom.py`
-            return fn.build_call(self, args, kwargs, node)
+        if custom_call.is_custom_rule(fn):  # a hand-written rule: `jitgrad.custom_vjp`
+            return custom_call.build_call(self, fn, args, kwargs, node)
         if fn in symbolic.NUMPY:
             try:
                 return symbolic.NUMPY[fn](*args, **kwargs)

@@ -33,6 +33,7 @@ class Primitive:
     emit: Callable  # (arg_sources, params, in_types) -> expression source
     differentiable: bool = True
     elementwise: bool = False  # broadcasts its array operands (adjoints are unbroadcast)
+    custom_rule: bool = False  # a user's custom_vjp: the reverse transform builds its rule
 
     def __call__(self, *args, **params):
         # A value that records operations (the transform's `Sym`, the tape's `Tensor`) says so
@@ -661,6 +662,17 @@ def constant_array_name(value: np.ndarray) -> str:
 
 constant = primitive("constant", lambda name, type: CONSTANT_ARRAYS[name],
                      lambda ts, p: p["type"], lambda a, p, t: p["name"], differentiable=False)
+
+
+def identity_copy_emit(a, p, t):
+    # An array result is a new array (`.copy()`): no alias for an in-place write to reach.
+    return f"{a[0]}.copy()" if t[0].ndim else a[0]
+
+
+# ``jitgrad.stop_gradient(x)``: x in value, no rule (so no gradient passes).
+stop_gradient = primitive("stop_gradient", lambda x: x,
+                          lambda ts, p: Type("f", ts[0].ndim) if ts[0].kind == "f" else ts[0],
+                          identity_copy_emit, differentiable=False)
 
 
 def constant_source(value) -> str:

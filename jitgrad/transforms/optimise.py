@@ -15,7 +15,7 @@ Passes, in order:
 
 from __future__ import annotations
 
-from jitgrad.core.ir import Block, Eqn, If, Repeat, Storage, Var, direct_uses, sub_blocks
+from jitgrad.core.ir import Block, Eqn, If, Repeat, Storage, Var, direct_uses, sub_blocks, walk
 
 _EFFECTS = {"setitem", "add_at", "zero_at", "iadd", "push", "pop", "stack_alloc", "reserve",
             "count_reset", "count_tick", "count_max"}
@@ -168,3 +168,55 @@ def optimise(grad) -> None:
         fold_assigns(kernel.body, live)
         if kernel is grad.adjoint:
             unused_saved(grad)
+
+
+_ADDS_INTO = ("add_at", "iadd", "zero_at")  # in place into their first input
+
+
+def drop_unread_accumulators(body: Block, live: set[Var]) -> None:
+    """Drop the arrays that are only added into and never read (an HVP kernel does not
+    return the gradient: its adjoint accumulators are written, not read). An array qualifies
+    when it is not returned, every definition is ``zeros_like`` of an array (its shape) or
+    an update of itself, and every other use is as the target of `add_at`/`iadd`/`zero_at`
+    or the shape of a ``zeros_like`` (which then reads the shape's source instead)."""
+    defs: dict[Var, list] = {}
+    uses: dict[Var, list] = {}
+    for s in walk(body):
+        if isinstance(s, Eqn):
+            for o in s.outs:
+                defs.setdefault(o, []).append(s)
+            for k, a in enumerate(s.ins):
+                if isinstance(a, Var):
+                    uses.setdefault(a, []).append((s, k))
+        else:
+            for a in direct_uses(s):
+                if isinstance(a, Var):
+                    uses.setdefault(a, []).append((s, -1))
+    drop: set = set()  # the equations to remove
+    for vid, ds in defs.items():
+        v = ds[0].outs[0]
+        if vid in live or not v.type.ndim or len(ds[0].outs) != 1:
+            continue
+        shapes = [d.ins[0] for d in ds if d.prim == "zeros_like"]
+        updates = [d for d in ds if d.prim != "zeros_like"]
+        if not shapes or not all(len(d.outs) == 1 and d.prim in ("copy", "add", "assign")
+                                 and any(a is v for a in d.ins) for d in updates):
+            continue
+        readers = [(s, k) for s, k in uses.get(vid, []) if s not in updates]
+        if not all(isinstance(s, Eqn) and k == 0 and (s.prim in _ADDS_INTO
+                                                      or s.prim == "zeros_like")
+                   for s, k in readers):
+            continue
+        for s, _ in readers:
+            if s.prim == "zeros_like":
+                s.ins[0] = shapes[0]
+            else:
+                drop.add(s)
+        drop |= {d for d in ds}
+
+    def prune(b: Block):
+        b.stmts[:] = [s for s in b.stmts if s not in drop]
+        for s in b.stmts:
+            for sb in sub_blocks(s):
+                prune(sb)
+    prune(body)

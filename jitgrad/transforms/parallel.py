@@ -42,14 +42,13 @@ one after another, as the serial loop would. Guarantees:
 
 Only this module's rewrite produces parallel loops: ``Repeat.parallel`` (a loop over the chunks,
 emitted as ``for c in _prange(N)``) and the ``chunk_at`` / ``parts_*`` / ``reuse`` equations,
-which `write_eqn` emits. Numba's own parallel transforms of array expressions are switched off
-(`NUMBA_OPTIONS`, passed as a fresh copy to every build: Numba empties the dict it is given):
+which `backend.numba.emit_parallel` writes. Numba's own parallel transforms of array expressions are switched off
+(`backend.numba.compile.NUMBA_OPTIONS`, passed as a fresh copy to every build: Numba empties the dict it is given):
 they would reduce in an order that depends on the thread count.
 """
 
 from __future__ import annotations
 
-import ast
 import re
 
 from jitgrad.core.ir import (
@@ -71,28 +70,23 @@ from jitgrad.core.types import INT, Type
 N_CHUNKS = 64  # chunks per parallel loop: a fixed split, so results do not depend on threads
 # How `.source()` tells a parallel ``range`` loop (its independence inferred) from a prange one.
 INFERRED = " (a range loop: its iterations are independent apart from sums)"
-# numba.njit(parallel=...): only prange loops; no parallel NumPy expressions or reductions
-NUMBA_OPTIONS = {"prange": True, "comprehension": False, "reduction": False, "setitem": False,
-                 "inplace_binop": False, "numpy": False, "stencil": False, "fusion": False}
 
 _TAPE = {"push", "pop", "reserve", "stack_alloc"}
 _IN_PLACE = {"setitem", "add_at", "zero_at", "iadd"}  # write into ins[0]'s memory
 _INDEXED = {"getitem", "setitem", "add_at", "zero_at"}
 _SHAPE_ONLY = {"shape_dim", "size", "zeros_like", "ones_like", "broadcast_like", "sum_to_like",
                "reshape_like", "spread"}
-PRIMS = {"chunk_at", "parts_alloc", "parts_set", "parts_add", "parts_max", "reuse"}
 
 
 class _Refused(Exception):
     """Why a loop runs serially."""
 
 
-def keep_marks(fn: Function, enabled: bool) -> None:
+def drop_prange_marks(fn: Function) -> None:
     """Without ``parallel=True`` a ``prange`` loop is an ordinary ``range`` loop."""
-    if not enabled:
-        for s in walk(fn.body):
-            if isinstance(s, For):
-                s.parallel = False
+    for s in walk(fn.body):
+        if isinstance(s, For):
+            s.parallel = False
 
 
 def parallelise(grad) -> None:
@@ -412,7 +406,6 @@ def _work_adjoint(name: str, work: list[Carry], adj, rep: Repeat) -> bool:
     before the loop and read by nothing after it: each chunk can have its own. Every reverse
     iteration leaves it all zero (the adjoint of the fill that starts each iteration reads and
     zeroes every element), so nothing crosses iterations through it."""
-    import re
 
     if not any(re.fullmatch(rf"_b_{re.escape(n.lstrip('_'))}(_\d+)?", name)
                for c in work for n in (c.var.name, c.init.name, c.var.root.name)):
@@ -589,108 +582,4 @@ def _drop_round_trips(body: Block, allocs: list[Eqn]) -> list[Eqn]:
     return kept
 
 
-# ----------------------------------------------------------------------------- emitting
-
-
-def write_eqn(w, e: Eqn, a: list[str], indent: int) -> None:
-    """The source of this module's equations (``w``: the emitter, `emit._Writer`)."""
-    out = e.outs[0].name if e.outs else None
-    p = e.params
-    if e.prim == "chunk_at":  # start + (c*T // n) * step: the first iteration of chunk c
-        c, total, start, step = a
-        k = f"({c} + 1) * {total} // {p['n']}" if p["next"] else f"{c} * {total} // {p['n']}"
-        expr = k if step == "1" else f"({k}) * {step}"
-        expr = expr if start == "0" else f"{start} + {expr}"
-        expr = expr if not p["offset"] else f"{expr} - {-p['offset']}"
-        w.line(indent, f"{out} = {expr}")
-    elif e.prim == "parts_alloc":
-        if e.ins:
-            w.line(indent, f"{out} = np.zeros(({p['n']},) + {a[0]}.shape)")
-        else:
-            dtype = "np.float64" if p["kind"] == "f" else "np.int64"
-            w.line(indent, f"{out} = np.zeros({p['n']}, {dtype})")
-    elif e.prim == "reuse":  # a work array allocated once per chunk, refilled per iteration
-        w.line(indent, f"{out} = {a[0]}")
-        if p["fill"] is not None:
-            w.line(indent, f"{out}[{', '.join([':'] * e.outs[0].type.ndim)}] = {p['fill']}")
-    elif e.prim == "parts_set":
-        w.line(indent, f"{a[0]}[{a[1]}] = {a[2]}")
-    elif e.prim == "parts_add":  # in chunk order: the same sum at any thread count
-        w.line(indent, f"for {p['name']} in range({p['n']}):")
-        w.line(indent + 1, f"{a[0]} += {a[1]}[{p['name']}]")
-    elif e.prim == "parts_max":
-        w.line(indent, f"for {p['name']} in range({p['n']}):")
-        w.line(indent + 1, f"{a[0]} = max({a[0]}, {a[1]}[{p['name']}])")
-    else:
-        raise AssertionError(e.prim)
-
-
-_PRANGE_LINE = re.compile(r"^( *)for (\w+) in _prange\((.+)\):$")
-
-
-def outline_chunks(lines: list[str], locs: list, start: int, kernel: str) -> None:
-    """Move the body of each chunk loop of the kernel written at ``lines[start:]`` into a
-    function of its own, compiled by Numba as serial code and called from the ``prange`` loop
-    (its lines and their `Loc` s move with it, before the kernel). Inside Numba's parallel
-    loop the same body ran 1.3x slower (the loop-GMM adjoint: 7.5 ms against 6.0 ms), outside
-    at the serial gradient's speed. A body that binds a name the kernel reads after the loop
-    stays where it is."""
-    text = "\n".join(lines[start:])
-    tree = ast.parse(text)
-    kernel_names = {a.arg for a in tree.body[0].args.args} | _stored(tree)
-    found = [k for k in range(start, len(lines)) if _PRANGE_LINE.match(lines[k])]
-    outlined = []
-    for n, at in enumerate(reversed(found)):
-        indent = len(_PRANGE_LINE.match(lines[at]).group(1))
-        end = at + 1
-        while end < len(lines) and (len(lines[end]) - len(lines[end].lstrip())) > indent:
-            end += 1
-        body = [line[indent:] for line in lines[at + 1:end]]  # indented as a function's
-        inner = ast.parse("def _f():\n" + "\n".join(body))
-        stored = _stored(inner)
-        if stored & _read_first(lines[end:]):
-            continue
-        params = []
-        for node in ast.walk(inner):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and \
-                    node.id not in stored and node.id in kernel_names and node.id not in params:
-                params.append(node.id)
-        name = f"{kernel}_chunk{len(found) - 1 - n}"
-        call = " " * (indent + 4) + f"{name}({', '.join(params)})"
-        body_locs = locs[at + 1:end]
-        lines[at + 1:end] = [call]
-        locs[at + 1:end] = [body_locs[0] if body_locs else None]
-        fn = ["@_jit", f"def {name}({', '.join(params)}):",
-              '    """One chunk of a parallel loop: Numba compiles it as serial code."""']
-        outlined.append((fn + body + ["", ""], [None] * len(fn) + body_locs + [None, None]))
-    for fn_lines, fn_locs in outlined:  # (the last loop's first: they end up in order)
-        lines[start:start] = fn_lines
-        locs[start:start] = fn_locs
-
-
-def _read_first(lines: list[str]) -> set[str]:
-    """Names the rest of a kernel (``lines``, the end of its body) may read before binding
-    them: read on or before the line of their first binding."""
-    tree = ast.parse("def _f():\n" + "\n".join(line for line in lines if line.strip()))
-    first_store: dict[str, int] = {}
-    loads = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            if isinstance(node.ctx, ast.Store):
-                first_store[node.id] = min(first_store.get(node.id, node.lineno), node.lineno)
-            else:
-                loads.append(node)
-    return {n.id for n in loads if n.lineno <= first_store.get(n.id, n.lineno)}
-
-
-def _stored(tree) -> set[str]:
-    return {node.id for node in ast.walk(tree)
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
-
-
-def uses_prange(grad) -> bool:
-    return any(isinstance(s, Repeat) and s.parallel
-               for k in (grad.forward, grad.adjoint) for s in walk(k.body))
-
-
-__all__ = ["NUMBA_OPTIONS", "N_CHUNKS", "keep_marks", "parallelise", "write_eqn"]
+__all__ = ["N_CHUNKS", "drop_prange_marks", "parallelise"]

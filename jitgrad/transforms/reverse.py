@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import dataclasses
 
-from jitgrad.core.errors import Loc
 from jitgrad.core.ir import (
     Atom,
     Block,
@@ -57,7 +56,9 @@ from jitgrad.core.ir import (
     Eqn,
     For,
     Function,
+    Gradient,
     If,
+    Kernel,
     Namer,
     Repeat,
     Storage,
@@ -74,6 +75,7 @@ from jitgrad.lang.symbolic import GraphBuilder, Sym
 from jitgrad.prims import primitives
 from jitgrad.prims.rules import RULES
 from jitgrad.transforms.checkpoint import checkpoint_loops
+from jitgrad.transforms.custom_rule import reverse_custom
 from jitgrad.transforms.recompute import mark_ascending, planned, recompute_loops
 
 # Scalar functions that cost more to compute again than to push and pop (in a replayed loop).
@@ -83,28 +85,6 @@ _COSTLY = {"exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", 
 # Inputs that an adjoint equation reads only for their shape (no copy needed when saving them).
 _SHAPE_ONLY = {"zeros_like": {0}, "shape_dim": {0}, "size": {0}, "broadcast_like": {1},
                "sum_to_like": {1}, "reshape_like": {1}, "spread": {1}}
-
-
-@dataclasses.dataclass(eq=False)
-class Kernel:
-    """A function to emit: parameters, body, the atoms it returns."""
-
-    name: str
-    params: list[Var]
-    body: Block
-    returns: list[Atom]
-    loc: Loc | None = None
-
-
-@dataclasses.dataclass(eq=False)
-class Gradient:
-    """What the transform produces: two kernels and how they fit together."""
-
-    forward: Kernel  # returns (value, *saved)
-    adjoint: Kernel  # takes (*params, *saved); returns the gradients of wrt
-    fn: Function
-    wrt: list[int]
-    repeats: dict = dataclasses.field(default_factory=dict)  # forward loop -> its Repeat
 
 
 @dataclasses.dataclass(eq=False)
@@ -449,9 +429,9 @@ class _Reverse:
             return
         if e.prim == "setitem":
             return self.reverse_setitem(e, g)
-        custom = getattr(primitives.PRIMITIVES.get(e.prim), "reverse", None)
-        if custom is not None:  # a rule that adds into several adjoints at once (`custom`)
-            return custom(self, e, g)
+        prim = primitives.PRIMITIVES.get(e.prim)
+        if prim is not None and prim.custom_rule:  # a user's rule: into several adjoints
+            return reverse_custom(self, e, g)
         if e.prim == "getitem":
             x = e.ins[0]
             if self.active(x):

@@ -27,7 +27,10 @@ import tempfile
 import numba
 
 from jitgrad.prims.primitives import CONSTANT_ARRAYS
-from jitgrad.transforms.parallel import NUMBA_OPTIONS
+
+# numba.njit(parallel=...): only prange loops; no parallel NumPy expressions or reductions
+NUMBA_OPTIONS = {"prange": True, "comprehension": False, "reduction": False, "setitem": False,
+                 "inplace_binop": False, "numpy": False, "stencil": False, "fusion": False}
 
 DISABLE_JIT = os.environ.get("JITGRAD_DISABLE_JIT", "") not in ("", "0")
 
@@ -119,7 +122,7 @@ def load(stem: str, source: str, names: list[str], inline: list[str] = (),
     Functions in ``inline`` are inlined into their callers at Numba's IR level: the entry that
     calls both kernels is then compiled as one function, once (a jitted callee would be
     optimised again inside its caller, which doubles compile time). Every function is compiled
-    with ``nogil=True``; ``parallel``: also ``parallel=`` (`parallel.NUMBA_OPTIONS`, prange loops
+    with ``nogil=True``; ``parallel``: also ``parallel=`` (`NUMBA_OPTIONS`, prange loops
     only)."""
     path = module_path(stem, source, parallel)
     _write_once(path, source)

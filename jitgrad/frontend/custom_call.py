@@ -1,0 +1,75 @@
+"""A call of a `jitgrad.custom_vjp` function in the user's code, built (L3).
+
+The builder (`build_exprs`) hands a call of an object with a ``jitgrad_custom_rule`` marker
+here. ``fwd``'s body is built inline, as any called function is, and one equation
+``custom_vjp<n>(*args, value, *residuals)`` is recorded whose value is ``value``. Its
+primitive says ``custom_rule=True``: the reverse transform applies the rule
+(`transforms.custom_rule`), building ``bwd``'s body into the adjoint; the tape refuses it.
+"""
+
+from __future__ import annotations
+
+from jitgrad.core.errors import JitgradError, UnsupportedError
+from jitgrad.frontend.parse import unwrap
+from jitgrad.lang.symbolic import Sym
+from jitgrad.prims import primitives
+from jitgrad.prims.rules import defvjp
+
+MAX_RESIDUALS = 64
+
+
+def custom_primitive(n_args: int) -> str:
+    """The primitive for a rule of ``n_args`` arguments: inputs ``(*args, value,
+    *residuals)``, value ``value``; the reverse transform applies the rule to all the
+    arguments at once, the value and the residuals get none."""
+    name = f"custom_vjp{n_args}"
+    if name not in primitives.PRIMITIVES:
+        primitives.primitive(name, lambda *ins, fn, n_args: ins[n_args],
+                             lambda ts, p: ts[p["n_args"]],
+                             lambda a, p, t: primitives.identity_copy_emit(a[p["n_args"]:], p,
+                                                                        t[p["n_args"]:]),
+                             custom_rule=True)
+        defvjp(name, *([_applied_by_the_transform] * n_args + [None] * (1 + MAX_RESIDUALS)))
+    return name
+
+
+def _applied_by_the_transform(g, ans, *ins, **params):
+    raise JitgradError("a custom_vjp rule is applied by the reverse transform "
+                       "(jitgrad.transforms.custom_rule); the tape does not run custom rules")
+
+
+def is_custom_rule(fn) -> bool:
+    return getattr(fn, "jitgrad_custom_rule", False) is True
+
+
+def build_call(builder, rule, args, kwargs, node):
+    """Build a call of the custom_vjp function ``rule``: ``fwd`` inline, then its equation."""
+    if rule.fwd is None:
+        raise UnsupportedError(f"the custom_vjp function {rule.__qualname__} has no rule: "
+                               "call .defvjp(fwd, bwd) first", builder.loc(node))
+    if kwargs:
+        raise UnsupportedError("keyword arguments to a custom_vjp function", builder.loc(node))
+    for a in args:
+        if not isinstance(a, (Sym, int, float, bool)):
+            raise UnsupportedError("a custom_vjp function takes numbers and arrays",
+                                   builder.loc(node))
+    out = builder.inline(unwrap(rule.fwd), list(args), {}, node)
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise UnsupportedError(f"{rule.fwd.__qualname__} must return (value, residuals)",
+                               builder.loc(node))
+    value, residuals = out
+    residuals = residuals if isinstance(residuals, tuple) else (residuals,)
+    if isinstance(value, tuple) or value is None:
+        raise UnsupportedError("a custom_vjp function returns one number or array",
+                               builder.loc(node))
+    if len(residuals) > MAX_RESIDUALS or any(not isinstance(r, (Sym, int, float, bool))
+                                             for r in residuals):
+        raise UnsupportedError("residuals must be a tuple of numbers and arrays",
+                               builder.loc(node))
+    if not isinstance(value, Sym):
+        value = float(value)
+    if not any(isinstance(a, Sym) for a in (*args, value, *residuals)):
+        return value  # all known while building: nothing to differentiate
+    name = custom_primitive(len(args))
+    builder.gb.loc = builder.loc(node)
+    return primitives.PRIMITIVES[name](*args, value, *residuals, fn=rule, n_args=len(args))

@@ -1,0 +1,196 @@
+"""The one path from a function's source to compiled code, which every entry point takes.
+
+    build (frontend) → common subexpressions → transform (reverse or forward) → optimise
+      → [parallelise] → lower (backend: module source) → load (backend: compiled functions)
+
+`grad`/`value_and_grad` (api), `jvp`/`hvp`/`hessian` (jvp), `vjp`/`jacobian` (vjp) and
+`jitgrad.dask` call the steps below in this order; none of them builds, transforms or emits
+on its own. `Options` carries what used to be module switches; `BACKENDS` is where a backend
+registers (a backend is a package with `emit_module`, `emit_kernel`, `entry_name` and `load`).
+
+Also here: the conventions every entry point shares for arguments and results (a tuple argument
+travels as its items, a result returns to its argument's dtype, size assumptions are checked
+against example arguments before compiling).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from jitgrad.backend import numba as numba_backend
+from jitgrad.core import ir
+from jitgrad.core.errors import SignatureError
+from jitgrad.core.ir import Gradient
+from jitgrad.frontend.build import build
+from jitgrad.frontend.parse import FunctionSource
+from jitgrad.transforms.forward import tangents
+from jitgrad.transforms.optimise import (
+    common_subexpressions,
+    dead_code,
+    drop_unread_accumulators,
+    fold_assigns,
+    optimise,
+)
+from jitgrad.transforms.parallel import drop_prange_marks, parallelise
+from jitgrad.transforms.reverse import transform
+
+BACKENDS = {"numba": numba_backend}  # name -> backend package: one line per backend
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    """How a function is compiled (one value per `GradFunction`, never a module global).
+
+    ``parallel``: prange loops run in parallel (`transforms.parallel`); ``memory_cap``: bytes a
+    loop's tape may hold before it is checkpointed (`transforms.checkpoint`); ``backend``: the
+    key in `BACKENDS`."""
+
+    parallel: bool = False
+    memory_cap: int | None = None
+    backend: str = "numba"
+
+    @property
+    def lowering(self):
+        return BACKENDS[self.backend]
+
+
+DEFAULT = Options()
+
+
+# ----------------------------------------------------------------------------- the steps
+
+
+def build_graph(src: FunctionSource, types, examples=(), any_result: bool = False,
+                assume_sizes: bool = True):
+    """The function's graph for ``types``, with common subexpressions merged, and whether it
+    assumes equal sizes (``same_size`` checks; ``assume_sizes=False``: never). A build whose
+    size assumptions one of the argument tuples in ``examples`` breaks is replaced by the
+    general one at once."""
+    fn_ir = build(src, list(types), assume_sizes, any_result=any_result)
+    if assume_sizes and not all(sizes_hold(fn_ir, flatten(a)) for a in examples):
+        fn_ir = build(src, list(types), False, any_result=any_result)
+        assume_sizes = False
+    common_subexpressions(fn_ir)
+    return fn_ir, assume_sizes
+
+
+def reverse(fn_ir: ir.Function, wrt: list[int], options: Options = DEFAULT,
+            cotangent: ir.Var | None = None) -> Gradient:
+    """The forward and adjoint kernels of ``fn_ir`` for the parameters at ``wrt``, optimised
+    (and with their prange loops split into chunks under ``options.parallel``). With a
+    ``cotangent`` (a vector-Jacobian product), the adjoint is seeded with it and takes it as
+    its last parameter."""
+    if not options.parallel:
+        drop_prange_marks(fn_ir)
+    if cotangent is not None:
+        fn_ir.seed = cotangent
+    grad = transform(fn_ir, list(wrt), fn_ir.namer, options.memory_cap,
+                     parallel=options.parallel)
+    if cotangent is not None:
+        grad.adjoint.params.append(cotangent)
+    optimise(grad)
+    if options.parallel:
+        parallelise(grad)
+    return grad
+
+
+def forward(params, body, returns, seeded, namer):
+    """The tangent transform (`transforms.forward`) of a kernel's body: (the new body, the
+    tangent parameters of ``seeded``, the tangents of ``returns``)."""
+    return tangents(params, body, returns, seeded, namer)
+
+
+def optimise_kernel(kernel: ir.Kernel) -> None:
+    """Drop from a plain kernel what its returns do not need: dead code, accumulators that
+    are only added into, assignments folded into their uses."""
+    live = {a for a in kernel.returns if isinstance(a, ir.Var)}
+    dead_code(kernel.body, live)
+    drop_unread_accumulators(kernel.body, live)
+    dead_code(kernel.body, live)
+    fold_assigns(kernel.body, live)
+
+
+def lower_gradient(grad: Gradient, signature: str, wrt_names: list[str], options: Options,
+                   entry: str = "value_and_grad", single: bool = False):
+    """The module of a gradient: (source, the user's Loc per line, [forward, adjoint, entry]
+    names). ``entry``: "grad", "value_and_grad" or "vjp" (the entry takes the cotangent)."""
+    backend = options.lowering
+    source, line_locs = backend.emit_module(grad, signature, wrt_names, entry=entry,
+                                            single=single, parallel=options.parallel)
+    names = [grad.forward.name, grad.adjoint.name, backend.entry_name(grad, entry)]
+    return source, line_locs, names
+
+
+def lower_kernel(kernel, fn_ir: ir.Function, signature: str, what: str, doc: str,
+                 options: Options = DEFAULT):
+    """The module of one plain kernel (forward mode): (source, the user's Loc per line)."""
+    return options.lowering.emit_kernel(kernel, fn_ir, signature, what, doc)
+
+
+def load(stem: str, source: str, names: list[str], options: Options = DEFAULT, inline=()):
+    """Compile the module: (its file's path, {name: compiled function})."""
+    return options.lowering.load(stem, source, names, inline=list(inline),
+                                 parallel=options.parallel)
+
+
+# ----------------------------------------------------------------------------- conventions
+
+
+SEQUENCES = (tuple, list)
+
+
+def flatten(args) -> list:
+    """The arguments as the generated code takes them: a tuple's items in its place."""
+    out = []
+    for a in args:
+        if isinstance(a, SEQUENCES):
+            out.extend(a)
+        else:
+            out.append(a)
+    return out
+
+
+def sizes_hold(fn: ir.Function, args) -> bool:
+    """Whether ``args`` meet the size assumptions of ``fn``: the ``same_size`` checks (on
+    ``shape_dim`` reads of the arguments) that open its body, evaluated here in Python."""
+    value = {p: a for p, a in zip(fn.params, args)}
+    for s in fn.body.stmts:
+        if not isinstance(s, ir.Eqn) or s.prim not in ("shape_dim", "same_size"):
+            break
+        ins = [value[a] if isinstance(a, ir.Var) else a.value for a in s.ins]
+        if s.prim == "shape_dim":
+            value[s.outs[0]] = np.shape(ins[0])[s.params["axis"]]
+        elif ins[0] != ins[1]:
+            return False
+    return True
+
+
+def result_converter(arg):
+    """How a gradient returns to its argument's type, or None when the compiled result
+    already is one (a float64 array, a float)."""
+    if isinstance(arg, np.ndarray):
+        if arg.ndim == 0:
+            return lambda g, dt=arg.dtype: np.asarray(g, dtype=dt)
+        if arg.dtype != np.float64:
+            return lambda g, dt=arg.dtype: g.astype(dt)
+        return None
+    if isinstance(arg, np.floating) and not isinstance(arg, np.float64):
+        return type(arg)
+    return None
+
+
+def refuse_shared_memory(src: FunctionSource, written_params, args, name_of) -> None:
+    """The function writes into an argument (jitgrad copies it on entry): another argument
+    that shares its memory (the same array passed twice, a view of it) would not see the write
+    as it does in Python, so such a call is refused. ``written_params``: (position, name)
+    pairs; ``name_of(j)``: the name of argument ``j``."""
+    for k, name in written_params:
+        for j, other in enumerate(args):
+            if j != k and isinstance(other, np.ndarray) and np.may_share_memory(args[k], other):
+                raise SignatureError(
+                    f"{src.qualname} writes into its argument {name!r}, and another argument "
+                    f"({name_of(j)!r}) shares its memory: jitgrad works on a copy of an argument "
+                    "it writes into, so the other would not see the write. Pass a copy "
+                    "(x.copy()) of one of them", src.loc(src.node))

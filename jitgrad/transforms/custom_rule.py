@@ -1,0 +1,47 @@
+"""The reverse rule of a `custom_vjp` equation (a primitive with ``custom_rule=True``).
+
+``bwd(residuals, g)`` is built inline into the adjoint, on the residuals (forward values,
+saved like any other the adjoint reads) and the result's adjoint; each gradient it returns is
+added into its argument's adjoint. So the function's own body is never differentiated, and
+the generated source shows ``fwd`` and ``bwd`` at their lines.
+"""
+
+from __future__ import annotations
+
+from jitgrad.core.errors import JitgradError, UnsupportedError
+from jitgrad.frontend.build import Builder
+from jitgrad.frontend.parse import FunctionSource
+from jitgrad.lang import symbolic
+
+
+def reverse_custom(rev, e, g) -> None:
+    """The adjoint of one custom_vjp equation ``e`` given its result's adjoint ``g``, added
+    into the adjoints of ``rev`` (the reverse transform)."""
+    rule = e.params["fn"]
+    n = e.params["n_args"]
+    args = e.ins[:n]
+    if not any(rev.active(a) for a in args):
+        return
+    residuals = tuple(rev.value(a) for a in e.ins[n + 1:])
+    src = FunctionSource.of(rule.bwd)
+    builder = Builder(src, rev.gb)
+    if len(builder.param_names()) != 2:
+        raise UnsupportedError(f"{src.qualname} must take (residuals, g)", src.loc(src.node))
+    saved_loc = rev.gb.loc
+    try:
+        with symbolic.building(rev.gb):
+            builder.bind_params([residuals, g])
+            grads = builder.run_body()
+    except JitgradError as err:
+        raise err.with_during(f"building {src.qualname}, the rule of {rule.__qualname__}")
+    finally:
+        rev.gb.loc = saved_loc
+    if not isinstance(grads, tuple):
+        grads = (grads,)
+    if len(grads) != n:
+        raise UnsupportedError(f"{src.qualname} returns {len(grads)} gradients for "
+                               f"{rule.__qualname__}'s {n} arguments", src.loc(src.node))
+    for a, c in zip(args, grads):
+        if c is None or not rev.active(a):
+            continue
+        rev.acc(a, rev.unbroadcast(c, a, e))
