@@ -75,7 +75,7 @@ import numpy as np
 
 from jitgrad import api as _api
 from jitgrad import pipeline
-from jitgrad.core import ir
+from jitgrad.core import ir, ops
 from jitgrad.core.errors import JitgradError, SignatureError, api_boundary
 from jitgrad.core.types import SeqType
 from jitgrad.prims.primitives import PRIMITIVES as _PRIMITIVES
@@ -327,14 +327,9 @@ def partition(rows, holders, slots) -> list[list[int]]:
 
 # ------------------------------------------------------------------------- reading the IR
 
-# Elementwise primitives that keep a sum over rows a sum over rows when the other operand does
-# not depend on the rows (multiplied or divided by a constant or a parameter).
-_LINEAR = {"neg", "cast", "copy"}
-# Elementwise functions that are not linear: of a sum over rows, never a sum over rows.
-_NONLINEAR = {"exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "arctan",
-              "arcsin", "arccos", "sinh", "cosh", "arcsinh", "arccosh", "arctanh", "square",
-              "abs", "cbrt", "erf", "erfc", "pow", "arctan2", "hypot", "logaddexp",
-              "logaddexp2", "maximum", "minimum"}
+# A sum over rows stays one through a `linear` primitive (neg, cast, copy) and through a product
+# or quotient by what does not depend on the rows; of a `nonlinear` one (exp, a square, ...)
+# it is a finding (`core.ops.Flags`).
 
 
 class _RowReading:
@@ -425,7 +420,7 @@ class _RowReading:
                 self.rows[out] = 0
             elif b_rows == 0 and a not in self.dep:
                 self.sums.add(out)
-        elif prim in _PRIMITIVES and _PRIMITIVES[prim].elementwise or prim in _LINEAR:
+        elif prim in _PRIMITIVES and _PRIMITIVES[prim].elementwise or ops.flags(prim).linear:
             self._elementwise(e, rows, sums, counts, where)
 
     def _elementwise(self, e, rows, sums, counts, where) -> None:
@@ -451,7 +446,7 @@ class _RowReading:
         others = [a for a in e.ins if a not in sums]
         plain = all(not isinstance(a, ir.Var) or a not in self.dep for a in others)
         scaled = (prim == "mul" and len(sums) == 1 or prim == "div" and e.ins[0] in sums)
-        if prim in _LINEAR or scaled and plain:
+        if ops.flags(prim).linear or scaled and plain:
             self.sums.add(out)
         elif prim in ("add", "sub"):
             if all(a in self.sums or a in self.counts for a in e.ins):
@@ -464,7 +459,7 @@ class _RowReading:
                        "or the number of rows", e)
         elif prim == "div" and e.ins[1] in sums:
             self._find(f"a division by a sum over the rows of {where}", e)
-        elif prim in _NONLINEAR:
+        elif ops.flags(prim).nonlinear:
             name = {"pow": "a power", "square": "a square"}.get(prim, f"np.{prim}")
             self._find(f"{name} of a sum over the rows of {where}", e)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Union
 
+from jitgrad.core import ops
 from jitgrad.core.errors import Loc
 from jitgrad.core.types import Type
 
@@ -325,9 +326,6 @@ def replace_vars(block: Block, mapping: dict) -> None:
                 s.cond = r(s.cond)
 
 
-# Equations whose result is (part of) their first input's memory.
-VIEW_PRIMS = {"getitem", "transpose", "reshape", "reshape_like", "expand_dims", "broadcast_like",
-              "setitem"}
 
 
 class Storage:
@@ -341,7 +339,7 @@ class Storage:
         self.mutated: set[Var] = set()
         for s in walk(fn.body):
             if isinstance(s, Eqn):
-                if s.prim in VIEW_PRIMS and s.ins and isinstance(s.ins[0], Var) and s.out.type.ndim:
+                if ops.flags(s.prim).shares_first_input and s.ins and isinstance(s.ins[0], Var) and s.out.type.ndim:
                     self.union(s.out, s.ins[0])
             else:
                 carries = s.merges if isinstance(s, If) else s.carries

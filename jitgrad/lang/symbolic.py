@@ -112,7 +112,7 @@ class GraphBuilder:
 
     def apply(self, prim: primitives.Primitive, args, params) -> Sym | object:
         atoms = [self.atom(a) for a in args]
-        if all(isinstance(a, Const) for a in atoms) and prim.name not in _NO_FOLD:
+        if all(isinstance(a, Const) for a in atoms) and not prim.flags.allocates:
             value = prim.impl(*(a.value for a in atoms), **params)
             return python_scalar(value)
         simplified = _simplify(prim.name, atoms)
@@ -129,9 +129,9 @@ class GraphBuilder:
         if prim.name == "shape_dim":
             out.dims = (dims_of(atoms[0])[params["axis"]],)  # the size itself, as a token
         if out_type.ndim:
-            if prim.name in _VIEWS and isinstance(atoms[0], Var):
+            if prim.flags.view and isinstance(atoms[0], Var):
                 self.views.add(out)
-            if (prim.name in _VIEWS or prim.name == "setitem") and isinstance(atoms[0], Var):
+            if (prim.flags.view or prim.name == "setitem") and isinstance(atoms[0], Var):
                 self.share_memory(out, atoms[0])
             self.restamp(out)
         return self.sym(out)
@@ -380,9 +380,6 @@ def result_dims(prim, atoms, params, out_type) -> tuple | None:
     return None
 
 
-_VIEWS = {"getitem", "transpose", "reshape", "reshape_like", "expand_dims"}
-_NO_FOLD = {"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "copy", "stack",
-            "arange", "eye"}
 
 
 def python_scalar(value):

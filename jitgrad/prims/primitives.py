@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from jitgrad.core import ops
 from jitgrad.core.types import Type, broadcast_ndim, promote_kinds
 
 PRIMITIVES: dict[str, Primitive] = {}
@@ -34,6 +35,7 @@ class Primitive:
     differentiable: bool = True
     elementwise: bool = False  # broadcasts its array operands (adjoints are unbroadcast)
     custom_rule: bool = False  # a user's custom_vjp: the reverse transform builds its rule
+    flags: ops.Flags = ops.NONE  # what the passes need to know (`core.ops.Flags`)
 
     def __call__(self, *args, **params):
         # A value that records operations (the transform's `Sym`, the tape's `Tensor`) says so
@@ -48,8 +50,16 @@ class Primitive:
         return f"<primitive {self.name}>"
 
 
+_ROW_FIELDS = {"differentiable", "elementwise", "custom_rule"}
+
+
 def primitive(name, impl, type_rule, emit, **kw) -> Primitive:
-    p = Primitive(name, impl, type_rule, emit, **kw)
+    """Define the primitive ``name``; keywords are the row's fields (``differentiable``,
+    ``elementwise``, ``custom_rule``) and its flags (`core.ops.Flags`: ``view``,
+    ``shape_only``, ``costly``, ...), declared for every pass to read."""
+    row = {k: v for k, v in kw.items() if k in _ROW_FIELDS}
+    flags = ops.declare(name, **{k: v for k, v in kw.items() if k not in _ROW_FIELDS})
+    p = Primitive(name, impl, type_rule, emit, flags=flags, **row)
     PRIMITIVES[name] = p
     return p
 
@@ -81,38 +91,43 @@ def _where(ts, p):
 # ----------------------------------------------------------------------------- elementwise
 
 
-def _unary(name, fn, np_name=None, differentiable=True, type_rule=_float_elementwise):
+def _unary(name, fn, np_name=None, differentiable=True, type_rule=_float_elementwise, **flags):
     np_name = np_name or name
     primitive(name, fn, type_rule, lambda a, p, t: f"np.{np_name}({a[0]})",
-              differentiable=differentiable, elementwise=True)
+              differentiable=differentiable, elementwise=True, **flags)
 
 
-def _binop(name, fn, op, type_rule, differentiable=True):
+def _binop(name, fn, op, type_rule, differentiable=True, **flags):
     primitive(name, fn, type_rule, lambda a, p, t: f"{a[0]} {op} {a[1]}",
-              differentiable=differentiable, elementwise=True)
+              differentiable=differentiable, elementwise=True, **flags)
+
+
+# Transcendental functions: worth keeping rather than recomputing, and not linear.
+COSTLY = {"costly": True, "nonlinear": True}
 
 
 neg = primitive("neg", np.negative, _arith_no_bool, lambda a, p, t: f"-{a[0]}",
-                elementwise=True)
+                elementwise=True, linear=True)
 for _name in ("exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "arctan",
               "arcsin", "arccos", "sinh", "cosh", "arcsinh", "arccosh", "arctanh"):
-    _unary(_name, getattr(np, _name))
-_unary("square", np.square, type_rule=_arith_no_bool)
-_unary("abs", np.abs, type_rule=_arith_no_bool)
+    _unary(_name, getattr(np, _name), **COSTLY)
+_unary("square", np.square, type_rule=_arith_no_bool, nonlinear=True)
+_unary("abs", np.abs, type_rule=_arith_no_bool, nonlinear=True)
 _unary("sign", np.sign, differentiable=False, type_rule=_arith_no_bool)
 _unary("floor", np.floor, differentiable=False)
 _unary("ceil", np.ceil, differentiable=False)
 _unary("isnan", np.isnan, differentiable=False, type_rule=_compare)
 _unary("isfinite", np.isfinite, differentiable=False, type_rule=_compare)
-_unary("cbrt", np.cbrt)
+_unary("cbrt", np.cbrt, **COSTLY)
 # erf/erfc: NumPy has none (and Numba compiles no scipy.special): math.erf on scalars only.
 primitive("erf", np.vectorize(math.erf, otypes=[float]), _float_elementwise,
-          lambda a, p, t: f"_rt.erf({a[0]})", elementwise=True)
+          lambda a, p, t: f"_rt.erf({a[0]})", elementwise=True, **COSTLY)
 primitive("erfc", np.vectorize(math.erfc, otypes=[float]), _float_elementwise,
-          lambda a, p, t: f"_rt.erfc({a[0]})", elementwise=True)
+          lambda a, p, t: f"_rt.erfc({a[0]})", elementwise=True, **COSTLY)
 for _name in ("arctan2", "hypot", "logaddexp", "logaddexp2", "copysign"):
     primitive(_name, getattr(np, _name), _float_elementwise,
-              lambda a, p, t, _n=_name: f"np.{_n}({a[0]}, {a[1]})", elementwise=True)
+              lambda a, p, t, _n=_name: f"np.{_n}({a[0]}, {a[1]})", elementwise=True,
+              **(COSTLY if _name != "copysign" else {}))
 primitive("logical_not", np.logical_not, _compare, lambda a, p, t: f"np.logical_not({a[0]})"
           if t[0].ndim else f"not {a[0]}", differentiable=False, elementwise=True)
 
@@ -120,7 +135,7 @@ _binop("add", np.add, "+", _arith_no_bool)
 _binop("sub", np.subtract, "-", _arith_no_bool)
 _binop("mul", np.multiply, "*", _arith_no_bool)
 _binop("div", np.true_divide, "/", _float_elementwise)
-_binop("pow", np.power, "**", _arith_no_bool)
+_binop("pow", np.power, "**", _arith_no_bool, **COSTLY)
 _binop("floordiv", np.floor_divide, "//", _arith_no_bool, differentiable=False)
 _binop("mod", np.mod, "%", _arith_no_bool)
 for _name, _fn, _op in (("lt", np.less, "<"), ("le", np.less_equal, "<="),
@@ -135,10 +150,10 @@ primitive("logical_or", np.logical_or, _compare,
           else f"({a[0]} or {a[1]})", differentiable=False, elementwise=True)
 primitive("maximum", np.maximum, _arith_no_bool,
           lambda a, p, t: f"np.maximum({a[0]}, {a[1]})" if max(x.ndim for x in t)
-          else f"max({a[0]}, {a[1]})", elementwise=True)
+          else f"max({a[0]}, {a[1]})", elementwise=True, nonlinear=True)
 primitive("minimum", np.minimum, _arith_no_bool,
           lambda a, p, t: f"np.minimum({a[0]}, {a[1]})" if max(x.ndim for x in t)
-          else f"min({a[0]}, {a[1]})", elementwise=True)
+          else f"min({a[0]}, {a[1]})", elementwise=True, nonlinear=True)
 tie_share = primitive("tie_share", lambda x, y: np.greater(x, y) + np.equal(x, y) * 0.5,
                       _float_elementwise,
                       lambda a, p, t: f"({a[0]} > {a[1]}) + ({a[0]} == {a[1]}) * 0.5",
@@ -162,7 +177,8 @@ def _cast_emit(a, p, t):
     return f"{ {'f': 'float', 'i': 'int', 'b': 'bool'}[p['kind']]}({a[0]})"
 
 
-primitive("cast", _cast_impl, lambda ts, p: Type(p["kind"], ts[0].ndim), _cast_emit)
+primitive("cast", _cast_impl, lambda ts, p: Type(p["kind"], ts[0].ndim), _cast_emit,
+          linear=True)
 
 # ----------------------------------------------------------------------------- reductions
 
@@ -362,7 +378,7 @@ def _transpose_emit(a, p, t):
     return f"np.transpose({a[0]}, {tuple(p['axes'])})"
 
 
-transpose = primitive("transpose", _transpose_impl, _same, _transpose_emit)
+transpose = primitive("transpose", _transpose_impl, _same, _transpose_emit, view=True)
 
 
 def _reshape_type(ts, p):
@@ -375,7 +391,7 @@ def _shape_src(items: list[str]) -> str:
 
 reshape = primitive("reshape", lambda x, *dims: np.reshape(x, tuple(int(d) for d in dims)),
                     _reshape_type,
-                    lambda a, p, t: f"_rt.reshape({a[0]}, {_shape_src(a[1:])})")
+                    lambda a, p, t: f"_rt.reshape({a[0]}, {_shape_src(a[1:])})", view=True)
 def _spread_impl(g, like, axis=None):
     shape = np.shape(like)
     if axis is None:
@@ -400,7 +416,7 @@ def _choose_share_impl(x, m, axis=None):
 # their reduction ``m`` (a max or min), 1/count each, so tied maxima share the gradient.
 spread = primitive("spread", _spread_impl, lambda ts, p: Type("f", ts[1].ndim),
                    lambda a, p, t: f"_rt.broadcast_like({a[0]}, {a[1]})" if p["axis"] is None
-                   else f"_rt.spread({a[0]}, {a[1]}, {p['axis']})")
+                   else f"_rt.spread({a[0]}, {a[1]}, {p['axis']})", shape_only={1})
 choose_share = primitive("choose_share", _choose_share_impl, lambda ts, p: Type("f", ts[0].ndim),
                          lambda a, p, t: f"_rt.choose_share_all({a[0]}, {a[1]})"
                          if p["axis"] is None else f"_rt.choose_share({a[0]}, {a[1]}, "
@@ -408,18 +424,20 @@ choose_share = primitive("choose_share", _choose_share_impl, lambda ts, p: Type(
 reshape_like = primitive("reshape_like", lambda x, like: np.reshape(x, np.shape(like)),
                          lambda ts, p: Type(ts[0].kind, ts[1].ndim),
                          lambda a, p, t: f"_rt.reshape({a[0]}, {a[1]}.shape)"
-                         if t[1].ndim else f"{a[0]}.item()" if t[0].ndim else a[0])
+                         if t[1].ndim else f"{a[0]}.item()" if t[0].ndim else a[0],
+                         view=True, shape_only={1})
 expand_dims = primitive("expand_dims", lambda x, axis: np.expand_dims(x, axis),
                         lambda ts, p: Type(ts[0].kind, ts[0].ndim + 1),
-                        lambda a, p, t: f"np.expand_dims({a[0]}, {p['axis']})")
+                        lambda a, p, t: f"np.expand_dims({a[0]}, {p['axis']})", view=True)
 broadcast_like = primitive(
     "broadcast_like", lambda g, like: np.broadcast_to(g, np.shape(like)),
     lambda ts, p: Type(ts[0].kind, ts[1].ndim),
-    lambda a, p, t: f"_rt.broadcast_like({a[0]}, {a[1]})" if t[1].ndim else a[0])
+    lambda a, p, t: f"_rt.broadcast_like({a[0]}, {a[1]})" if t[1].ndim else a[0],
+    read_only_view=True, shape_only={1})
 sum_to_like = primitive(
     "sum_to_like", lambda g, like: _sum_to(g, np.shape(like)),
     lambda ts, p: Type(ts[0].kind, ts[1].ndim),
-    lambda a, p, t: _sum_to_emit(a, t))
+    lambda a, p, t: _sum_to_emit(a, t), may_return_input=True, shape_only={1})
 
 
 def _sum_to(g, shape):
@@ -500,7 +518,7 @@ def _getitem_emit(a, p, t):
 
 
 getitem = primitive("getitem", lambda x, *idx, index_spec: x[index_value(index_spec, idx)],
-                    _getitem_type, _getitem_emit)
+                    _getitem_type, _getitem_emit, view=True, index_from=1)
 
 
 def _setitem_impl(x, v, *idx, index_spec):
@@ -512,23 +530,27 @@ def _setitem_impl(x, v, *idx, index_spec):
 # ``setitem`` returns the array it wrote into (same storage): ``y[i] = v`` becomes
 # ``y_1 = setitem(y, v, i)`` in the IR and ``y[i] = v`` in the generated source.
 setitem = primitive("setitem", _setitem_impl, lambda ts, p: ts[0],
-                    lambda a, p, t: index_source(a[0], p["index_spec"], a[2:]))
+                    lambda a, p, t: index_source(a[0], p["index_spec"], a[2:]),
+                    writes_into_first=True, effects=True, index_from=2)
 
 # ``add_at`` is the adjoint of a read: ``g_x[idx] += v`` on an adjoint array jitgrad owns.
 add_at = primitive("add_at", lambda x, v, *idx, index_spec: np.add.at(
     x, index_value(index_spec, idx), v) or x, lambda ts, p: ts[0],
-    lambda a, p, t: index_source(a[0], p["index_spec"], a[2:]), differentiable=False)
+    lambda a, p, t: index_source(a[0], p["index_spec"], a[2:]), differentiable=False,
+    writes_into_first=True, effects=True, accumulates=True, index_from=2)
 
 # ----------------------------------------------------------------------------- shapes, allocation
 
 shape_dim = primitive("shape_dim", lambda x, axis: np.shape(x)[axis],
                       lambda ts, p: Type("i", 0),
-                      lambda a, p, t: f"{a[0]}.shape[{p['axis']}]", differentiable=False)
+                      lambda a, p, t: f"{a[0]}.shape[{p['axis']}]", differentiable=False,
+                      shape_only={0}, nonnegative=True)
 # The check of a size assumption (`symbolic.GraphBuilder.assume_same_sizes`): no result.
 same_size = primitive("same_size", lambda n, m: None, lambda ts, p: None,
-                      lambda a, p, t: f"_rt.same_size({a[0]}, {a[1]})", differentiable=False)
+                      lambda a, p, t: f"_rt.same_size({a[0]}, {a[1]})", differentiable=False,
+                      no_tangent=True)
 size = primitive("size", np.size, lambda ts, p: Type("i", 0), lambda a, p, t: f"{a[0]}.size",
-                 differentiable=False)
+                 differentiable=False, shape_only={0}, nonnegative=True)
 
 
 def _alloc_type(kind):
@@ -542,26 +564,29 @@ def _dtype_src(p):
 zeros = primitive("zeros", lambda *dims, kind="f": np.zeros(tuple(int(d) for d in dims)),
                   _alloc_type("f"),
                   lambda a, p, t: f"np.zeros({_shape_src(a)}, {_dtype_src(p)})",
-                  differentiable=False)
+                  differentiable=False, allocates=True, buffer=True)
 ones = primitive("ones", lambda *dims, kind="f": np.ones(tuple(int(d) for d in dims)),
                  _alloc_type("f"),
                  lambda a, p, t: f"np.ones({_shape_src(a)}, {_dtype_src(p)})",
-                 differentiable=False)
+                 differentiable=False, allocates=True, buffer=True)
 empty = primitive("empty", lambda *dims, kind="f": np.empty(tuple(int(d) for d in dims)),
                   _alloc_type("f"),
                   lambda a, p, t: f"np.empty({_shape_src(a)}, {_dtype_src(p)})",
-                  differentiable=False)
+                  differentiable=False, allocates=True, buffer=True)
 zeros_like = primitive("zeros_like", np.zeros_like, lambda ts, p: ts[0].with_kind("f"),
                        lambda a, p, t: f"np.zeros_like({a[0]}, np.float64)"
-                       if t[0].ndim else "0.0", differentiable=False)
+                       if t[0].ndim else "0.0", differentiable=False, allocates=True, buffer=True,
+                       shape_only={0})
 ones_like = primitive("ones_like", np.ones_like, lambda ts, p: ts[0].with_kind("f"),
                       lambda a, p, t: f"np.ones_like({a[0]}, np.float64)"
-                      if t[0].ndim else "1.0", differentiable=False)
+                      if t[0].ndim else "1.0", differentiable=False, allocates=True, buffer=True,
+                      shape_only={0})
 full = primitive("full", lambda v, *dims: np.full(tuple(int(d) for d in dims), v),
                  lambda ts, p: Type(ts[0].kind if ts[0].kind != "b" else "b", len(ts) - 1),
-                 lambda a, p, t: f"np.full({_shape_src(a[1:])}, {a[0]})")
+                 lambda a, p, t: f"np.full({_shape_src(a[1:])}, {a[0]})", allocates=True, buffer=True)
 copy = primitive("copy", lambda x: np.array(x, copy=True), _same,
-                 lambda a, p, t: f"{a[0]}.copy()" if t[0].ndim else a[0])
+                 lambda a, p, t: f"{a[0]}.copy()" if t[0].ndim else a[0], allocates=True, buffer=True,
+                 linear=True)
 
 
 def _stack_kind(kinds) -> str:
@@ -590,7 +615,7 @@ def _stack_impl(*xs):
 # ``np.array([a, b, c])`` of scalars, ``np.array([row0, row1])``, ``np.stack`` on axis 0: the
 # inputs (all of one shape) become the rows of a new array, of integers if they all are (as
 # NumPy makes them), else of floats.
-stack = primitive("stack", _stack_impl, _stack_type, _stack_emit)
+stack = primitive("stack", _stack_impl, _stack_type, _stack_emit, allocates=True)
 # Arrays of one rank joined along ``axis`` (np.concatenate, hstack, vstack); all float.
 concatenate = primitive("concatenate", lambda *xs, axis: np.concatenate(xs, axis=axis),
                         lambda ts, p: Type(promote_kinds(*(t.kind for t in ts)), ts[0].ndim),
@@ -638,9 +663,10 @@ roll = primitive("roll", lambda x, shift: np.roll(x, int(shift)), _same,
                  lambda a, p, t: f"np.roll({a[0]}, {a[1]})")
 arange = primitive("arange", lambda start, stop, step: np.arange(start, stop, step),
                    lambda ts, p: Type(promote_kinds("i", *(t.kind for t in ts)), 1),
-                   lambda a, p, t: f"np.arange({a[0]}, {a[1]}, {a[2]})", differentiable=False)
+                   lambda a, p, t: f"np.arange({a[0]}, {a[1]}, {a[2]})", differentiable=False,
+                   allocates=True)
 eye = primitive("eye", lambda n: np.eye(int(n)), lambda ts, p: Type("f", 2),
-                lambda a, p, t: f"np.eye({a[0]})", differentiable=False)
+                lambda a, p, t: f"np.eye({a[0]})", differentiable=False, allocates=True)
 
 
 # A global array, or one a closure captured, read as a constant, as Numba freezes them: the

@@ -26,9 +26,9 @@ own statements too. Guarantees:
 
 from __future__ import annotations
 
+from jitgrad.core import ops
 from jitgrad.core.errors import UnsupportedError
 from jitgrad.core.ir import (
-    VIEW_PRIMS,
     Atom,
     Block,
     Carry,
@@ -49,9 +49,6 @@ from jitgrad.prims import primitives
 from jitgrad.prims.rules import JVPS, JVPS_ALL, ZERO_TANGENT
 
 # Statements that change an array (or a stack) in place: their first input is the target.
-_IN_PLACE = {"iadd", "add_at", "zero_at", "setitem"}
-# Statements whose outputs never carry a derivative (integers, counters, the tape's bookkeeping)
-_STRUCTURAL = {"loop_index", "trip_count", "count_reset", "count_tick", "count_max", "same_size"}
 
 
 def _is_float(a) -> bool:
@@ -130,7 +127,7 @@ class _Forward:
         elif prim == "setitem":
             if self.is_active(e.ins[0]) or self.is_active(e.ins[1]):
                 mark(e.outs[0])
-        elif prim in ZERO_TANGENT or prim in _STRUCTURAL or prim in ("stack_alloc", "zero_at"):
+        elif prim in ZERO_TANGENT or ops.flags(prim).no_tangent or prim in ("stack_alloc", "zero_at"):
             return
         elif any(self.is_active(a) for a in self.derivative_inputs(e)):
             mark(*e.outs)
@@ -422,7 +419,6 @@ class _Memory:
     classes an equation writes into (`setitem`, and the adjoint's `iadd`, `add_at`,
     `zero_at`)."""
 
-    _SHARING = VIEW_PRIMS | {"assign", "sum_to_like", "pop", "push", "reserve"}
 
     def __init__(self, body: Block):
         self.parent: dict[Var, Var] = {}
@@ -431,12 +427,13 @@ class _Memory:
             if isinstance(s, Eqn):
                 arrays = [a for a in list(s.outs) + list(s.ins)
                           if isinstance(a, Var) and a.type.ndim]
-                if s.prim in self._SHARING and len(arrays) > 1:
+                flags = ops.flags(s.prim)
+                if (flags.shares_first_input or flags.may_return_input) and len(arrays) > 1:
                     first = s.ins[0] if s.prim != "push" else s.ins[2]
                     for a in arrays:
                         if a is not first and isinstance(first, Var):
                             self.union(a, first)
-                if s.prim in _IN_PLACE and isinstance(s.ins[0], Var):
+                if flags.writes_into_first and isinstance(s.ins[0], Var):
                     written.append(s.ins[0])
             elif isinstance(s, (If, For, While)):
                 for c in (s.merges if isinstance(s, If) else s.carries):

@@ -15,10 +15,9 @@ Passes, in order:
 
 from __future__ import annotations
 
+from jitgrad.core import ops
 from jitgrad.core.ir import Block, Eqn, If, Repeat, Storage, Var, direct_uses, sub_blocks, walk
 
-_EFFECTS = {"setitem", "add_at", "zero_at", "iadd", "push", "pop", "stack_alloc", "reserve",
-            "count_reset", "count_tick", "count_max"}
 # (``loop_index`` and ``assign`` in an adjoint prologue define values; they are pure.)
 
 
@@ -44,7 +43,7 @@ def _prune(block: Block, live: set[Var]) -> bool:
     removed = False
     keep = []
     for s in block.stmts:
-        if isinstance(s, Eqn) and s.prim not in _EFFECTS and s.outs and not any(
+        if isinstance(s, Eqn) and not ops.flags(s.prim).effects and s.outs and not any(
                 o in live for o in s.outs):
             removed = True
             continue
@@ -78,7 +77,7 @@ def fold_assigns(block: Block, returned: set[Var]) -> None:
                     and isinstance(s.ins[0], Var) and keep[-1].outs
                     and keep[-1].outs[0] is s.ins[0] and len(keep[-1].outs) == 1
                     and s.ins[0].name.startswith("_t") and counts.get(s.ins[0]) == 1
-                    and s.ins[0] not in returned and keep[-1].prim not in _EFFECTS
+                    and s.ins[0] not in returned and not ops.flags(keep[-1].prim).effects
                     and s.outs[0] not in keep[-1].ins):
                 prev = keep[-1]
                 keep[-1] = Eqn(prev.prim, [s.outs[0]], prev.ins, prev.params, prev.loc)
@@ -88,8 +87,11 @@ def fold_assigns(block: Block, returned: set[Var]) -> None:
     fold(block)
 
 
-_NOT_SHARED = _EFFECTS | {"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "copy",
-                          "assign", "trip_count"}
+def _never_shared(prim: str) -> bool:
+    """Equations common_subexpressions never merges: effects, fresh buffers (each is its own
+    memory), and the copies and trip counts the builder places on purpose."""
+    flags = ops.flags(prim)
+    return flags.effects or flags.buffer or prim in ("assign", "trip_count")
 
 
 def _atom_key(a):
@@ -114,7 +116,7 @@ def common_subexpressions(fn) -> None:
         for s in b.stmts:
             if isinstance(s, Eqn):
                 _substitute(s, sub)
-            if (isinstance(s, Eqn) and len(s.outs) == 1 and s.prim not in _NOT_SHARED
+            if (isinstance(s, Eqn) and len(s.outs) == 1 and not _never_shared(s.prim)
                     and not storage.written(s.out)):
                 key = (s.prim, tuple(_atom_key(a) for a in s.ins),
                        tuple(sorted((k, repr(v)) for k, v in s.params.items())))
@@ -170,7 +172,6 @@ def optimise(grad) -> None:
             unused_saved(grad)
 
 
-_ADDS_INTO = ("add_at", "iadd", "zero_at")  # in place into their first input
 
 
 def drop_unread_accumulators(body: Block, live: set[Var]) -> None:
@@ -203,7 +204,7 @@ def drop_unread_accumulators(body: Block, live: set[Var]) -> None:
                                  and any(a is v for a in d.ins) for d in updates):
             continue
         readers = [(s, k) for s, k in uses.get(vid, []) if s not in updates]
-        if not all(isinstance(s, Eqn) and k == 0 and (s.prim in _ADDS_INTO
+        if not all(isinstance(s, Eqn) and k == 0 and (ops.flags(s.prim).accumulates
                                                       or s.prim == "zeros_like")
                    for s, k in readers):
             continue

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import re
 
+from jitgrad.core import ops
 from jitgrad.core.ir import (
     Block,
     Carry,
@@ -71,11 +72,11 @@ N_CHUNKS = 64  # chunks per parallel loop: a fixed split, so results do not depe
 # How `.source()` tells a parallel ``range`` loop (its independence inferred) from a prange one.
 INFERRED = " (a range loop: its iterations are independent apart from sums)"
 
-_TAPE = {"push", "pop", "reserve", "stack_alloc"}
-_IN_PLACE = {"setitem", "add_at", "zero_at", "iadd"}  # write into ins[0]'s memory
-_INDEXED = {"getitem", "setitem", "add_at", "zero_at"}
-_SHAPE_ONLY = {"shape_dim", "size", "zeros_like", "ones_like", "broadcast_like", "sum_to_like",
-               "reshape_like", "spread"}
+
+
+def _indexed(e: Eqn) -> bool:
+    """``e`` reads or writes its first input at an index (getitem, setitem, add_at, ...)."""
+    return ops.flags(e.prim).index_from is not None
 
 
 class _Refused(Exception):
@@ -190,7 +191,7 @@ def _forward_plan(loop: For, fwd, adj, rep) -> dict:
 
     if loop.exit_flag is not None:
         raise _Refused("it can exit early")
-    if any(isinstance(s, Eqn) and s.prim in _TAPE for s in walk(loop.body)):
+    if any(isinstance(s, Eqn) and ops.flags(s.prim).tape for s in walk(loop.body)):
         why = (loop.note or "").split("(")[-1].rstrip(")") if loop.note else ""
         raise _Refused("its adjoint needs a tape across iterations"
                        + (f" ({why})" if why else ""))
@@ -241,7 +242,7 @@ def _work_array(loop: For, c: Carry, fwd, adj, rep) -> bool:
     for t in later:
         for k, a in enumerate(_reads(t)):
             if isinstance(a, Var) and a.name in names and not (
-                    isinstance(t, Eqn) and t.prim in _SHAPE_ONLY and k == 0):
+                    isinstance(t, Eqn) and k in ops.flags(t.prim).shape_only):
                 return False
     return True
 
@@ -267,9 +268,9 @@ def _check_disjoint(loop: For, c: Carry) -> None:
             for k, a in enumerate(s.ins):
                 if not (isinstance(a, Var) and a in versions):
                     continue
-                if s.prim in _SHAPE_ONLY and k == 0:
+                if k in ops.flags(s.prim).shape_only:
                     continue
-                if not (k == 0 and s.prim in _INDEXED and _by_index(s, index)):
+                if not (k == 0 and _indexed(s) and _by_index(s, index)):
                     name = (c.init.root if isinstance(c.init, Var) else c.var).name
                     raise _Refused(f"`{name}` is shared by all iterations and not only read or "
                                    f"written at [{loop.index.name}, ...]: allocate it in the "
@@ -367,14 +368,14 @@ def _adjoint_plan(loop: For, rep: Repeat, adj, work: list[Carry]) -> dict:
     outer = _names_outside(adj, rep) - {v.name for a in allocs for v in a.outs}
     # arrays from outside the loop that the adjoint writes into
     written = {s.ins[0].name for s in walk(rep.body) if isinstance(s, Eqn)
-               and s.prim in _IN_PLACE and isinstance(s.ins[0], Var) and s.ins[0].name in outer}
+               and ops.flags(s.prim).writes_into_first and isinstance(s.ins[0], Var) and s.ins[0].name in outer}
     accumulate, scalars, passthrough, scratch = [], [], [], []
     index = _index_names(loop, loop.body, rep.body)
     for name in sorted(written):
         uses = [(s, k) for s in walk(rep.body) if isinstance(s, Eqn)
                 for k, a in enumerate(s.ins) if isinstance(a, Var) and a.name == name]
-        if all(k == 0 and s.prim in _INDEXED and _by_index(s, index)
-               or k == 0 and s.prim in _SHAPE_ONLY for s, k in uses):
+        if all(k == 0 and _indexed(s) and _by_index(s, index)
+               or k in ops.flags(s.prim).shape_only for s, k in uses):
             continue  # iterations touch disjoint elements: written in place, shared
         if all(k == 0 and s.prim in ("add_at", "iadd") for s, k in uses):
             accumulate.append(next(s.ins[0] for s, _ in uses))
@@ -420,7 +421,7 @@ def _work_adjoint(name: str, work: list[Carry], adj, rep: Repeat) -> bool:
         for t in walk(Block([s])):
             for k, a in enumerate(_reads(t)):
                 if isinstance(a, Var) and a.name == name and not (
-                        isinstance(t, Eqn) and t.prim in _SHAPE_ONLY and k == 0):
+                        isinstance(t, Eqn) and k in ops.flags(t.prim).shape_only):
                     return False
     return True
 

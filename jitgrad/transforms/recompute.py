@@ -31,6 +31,7 @@ each top-level loop got.
 
 from __future__ import annotations
 
+from jitgrad.core import ops
 from jitgrad.core.ir import (
     Block,
     Carry,
@@ -52,10 +53,7 @@ from jitgrad.core.ir import (
 from jitgrad.core.types import INT
 
 # Statements of the saving machinery (not the user's computation).
-_TAPE = {"push", "reserve", "stack_alloc", "pop", "trip_count"}
 # Equations that read an array only for its shape.
-_SHAPE_ONLY = {"shape_dim", "size", "zeros_like", "ones_like", "broadcast_like",
-               "sum_to_like", "reshape_like", "spread"}
 MIN_PUSHES = 4  # values pushed per iteration, at the loop's own level, that make it worth it
 ENABLED = True  # tests compare with recomputation switched off
 FUSE = True  # and with fusion switched off (recomputed instead)
@@ -270,8 +268,7 @@ def reads_start(body: Block, stale: set[Var]) -> bool:
     stale = set(stale)
     for s in body.stmts:
         if isinstance(s, Eqn):
-            if s.prim in _SHAPE_ONLY or s.prim in ("reserve", "stack_alloc", "trip_count"):
-                continue
+            shape_only = ops.flags(s.prim).shape_only  # (read for their shape: not contents)
             if s.prim == "setitem":
                 if any(isinstance(a, Var) and a in stale for a in s.ins[1:]):
                     return True
@@ -279,7 +276,8 @@ def reads_start(body: Block, stale: set[Var]) -> bool:
                                                        s.params["index_spec"]):
                     stale.add(s.outs[0])  # partly written: the rest is still old
                 continue
-            if any(isinstance(a, Var) and a in stale for a in s.ins):
+            if any(isinstance(a, Var) and a in stale and k not in shape_only
+                   for k, a in enumerate(s.ins)):
                 return True
         elif isinstance(s, If):
             if isinstance(s.cond, Var) and s.cond in stale:

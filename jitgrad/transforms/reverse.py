@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from jitgrad.core import ops
 from jitgrad.core.ir import (
     Atom,
     Block,
@@ -79,12 +80,7 @@ from jitgrad.transforms.custom_rule import reverse_custom
 from jitgrad.transforms.recompute import mark_ascending, planned, recompute_loops
 
 # Scalar functions that cost more to compute again than to push and pop (in a replayed loop).
-_COSTLY = {"exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "arctan",
-           "arcsin", "arccos", "sinh", "cosh", "arcsinh", "pow", "arctan2", "hypot", "erf",
-           "erfc", "logaddexp", "logaddexp2", "cbrt", "arccosh", "arctanh"}
 # Inputs that an adjoint equation reads only for their shape (no copy needed when saving them).
-_SHAPE_ONLY = {"zeros_like": {0}, "shape_dim": {0}, "size": {0}, "broadcast_like": {1},
-               "sum_to_like": {1}, "reshape_like": {1}, "spread": {1}}
 
 
 @dataclasses.dataclass(eq=False)
@@ -568,7 +564,7 @@ class _Saver:
             chain = chain + [fblock]
         for s in ablock.stmts:
             if isinstance(s, Eqn):
-                shape_only = _SHAPE_ONLY.get(s.prim, set())
+                shape_only = ops.flags(s.prim).shape_only
                 for k, a in enumerate(s.ins):
                     self.note(a, chain, k in shape_only)
             elif isinstance(s, If):
@@ -847,7 +843,7 @@ class _Saver:
             return None
         if eqn.prim == "getitem" and self.storage.written(eqn.ins[0]):
             return None
-        if eqn.prim in _COSTLY and home_block in self.replayed:
+        if ops.flags(eqn.prim).costly and home_block in self.replayed:
             return None  # the replay computed it already: a push is cheaper than a third time
         return Eqn(eqn.prim, [v], list(eqn.ins), dict(eqn.params), eqn.loc)
 
@@ -1009,7 +1005,7 @@ def shape_stand_ins(block: Block, params: list[Var]) -> None:
             by_dims.setdefault(p.dims, p)
     for s in walk(block):
         if isinstance(s, Eqn):
-            for k in _SHAPE_ONLY.get(s.prim, ()):
+            for k in ops.flags(s.prim).shape_only:
                 a = s.ins[k]
                 if isinstance(a, Var) and a.type.ndim and a.dims in by_dims:
                     s.ins[k] = by_dims[a.dims]

@@ -15,6 +15,7 @@ import os
 import numpy as np
 
 from jitgrad.backend.numba import emit_parallel
+from jitgrad.core import ops
 from jitgrad.core.ir import (
     Atom,
     Block,
@@ -283,7 +284,7 @@ class _Writer:
         types = [x.type for x in e.ins]
         out = e.outs[0].name if e.outs else None
         prim = e.prim
-        first = _INDEX_FROM.get(prim)
+        first = ops.flags(prim).index_from
         if first is not None and "index_spec" in e.params:
             a[first:] = self.unsigned(e.params["index_spec"], e.ins[first:], a[first:])
         if prim == "assign":
@@ -672,8 +673,6 @@ def emit_kernel(kernel: Kernel, fn, signature: str, what: str, doc: str):
 
 
 # Where an equation's index atoms begin (after the array, and the value written).
-_INDEX_FROM = {"getitem": 1, "setitem": 2, "add_at": 2, "zero_at": 1}
-_NONNEGATIVE = {"shape_dim", "size", "trip_count", "count_reset", "stack_alloc"}
 
 
 def nonnegative_ints(blocks: list[Block]) -> set[Var]:
@@ -722,7 +721,7 @@ def nonnegative_ints(blocks: list[Block]) -> set[Var]:
 
     def holds(check) -> bool:
         prim, ins = check
-        if prim in _NONNEGATIVE or prim == "always":
+        if ops.flags(prim).nonnegative or prim == "always":
             return True
         if prim in ("assign", "from", "either_all", "add", "mul"):
             return all(ok(a) for a in ins)
