@@ -14,6 +14,7 @@ typed, one-operation-per-line listing.
 from __future__ import annotations
 
 import dataclasses
+import enum
 from typing import Union
 
 from jitgrad.core import ops
@@ -99,6 +100,35 @@ class Block:
     stmts: list = dataclasses.field(default_factory=list)
 
 
+class LoopPlan(enum.Enum):
+    """How a top-level loop's adjoint gets the forward values it reads. The loop strategies
+    (`transforms.recompute`, then `transforms.checkpoint`) choose it, later ones and
+    `transforms.parallel` read it; the loop's ``note`` says it in the generated code."""
+
+    TAPED = "taped"  # every iteration pushes what its adjoint reads; the adjoint pops it
+    RECOMPUTED = "recomputed"  # iterations are independent: the adjoint recomputes each one
+    FUSED = "fused"  # each iteration's adjoint runs right after it, in the forward pass
+    NO_TAPE = "no tape"  # the adjoint rebuilds what it reads (nothing to save)
+    CHECKPOINTED = "checkpointed"  # states saved per segment; each segment runs again
+
+
+@dataclasses.dataclass(frozen=True)
+class LoopSettings:
+    """What a loop strategy is told about the build: a strategy is a function
+    ``(fn, adj_body, rev, top_saved, stacks, namer, settings) -> (top_saved, stacks)``
+    registered in `transforms.reverse.LOOP_STRATEGIES`."""
+
+    memory_cap: int | None = None  # bytes a loop's tape may hold (None: no cap)
+    parallel: bool = False  # a parallel build: prange loops will run in chunks
+
+
+def plan_loop(loop, rep, plan: LoopPlan, note: str, reason: str | None = None) -> None:
+    """Record the plan of a forward loop and of its adjoint ``Repeat``, with the comment the
+    generated code shows on both and, for a taped loop, why it is taped."""
+    for s in (loop, rep):
+        s.plan, s.plan_reason, s.note = plan, reason, note
+
+
 @dataclasses.dataclass(eq=False)
 class For:
     """``for index in range(start, stop, step)``; exits early after an iteration where
@@ -113,8 +143,10 @@ class For:
     trips: Var
     exit_flag: Atom | None
     loc: Loc | None
-    note: str | None = None  # a comment for the generated code (how the loop is reversed)
+    note: str | None = None  # the generated code's comment on the loop (how it is reversed)
     parallel: bool = False  # written with numba.prange (run in parallel under parallel=True)
+    plan: LoopPlan | None = None  # how its adjoint gets what it reads (`plan_loop`)
+    plan_reason: str | None = None  # why it is taped (when it is)
 
 
 @dataclasses.dataclass(eq=False)
@@ -147,10 +179,12 @@ class Repeat:
     trips: Atom
     body: Block
     counter: Var | None = None  # when set: counts the iterations down, trips-1 .. 0
-    note: str | None = None  # a comment for the generated code
+    note: str | None = None  # the generated code's comment on the loop
     parallel: bool = False  # `parallel.py`: counter runs 0 .. trips-1 with numba.prange
     low: Atom | None = None  # with a counter: it stops at ``low`` (a checkpointed segment)
     ascending: bool = False  # the iterations commute: run low .. trips-1 (`recompute.commutes`)
+    plan: LoopPlan | None = None  # its forward loop's plan (`plan_loop`)
+    plan_reason: str | None = None
 
 
 @dataclasses.dataclass(eq=False)

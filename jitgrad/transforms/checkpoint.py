@@ -26,7 +26,22 @@ state); the adjoint is the taped one, iteration for iteration.
 
 from __future__ import annotations
 
-from jitgrad.core.ir import Block, Carry, Const, Eqn, For, If, Repeat, Storage, Var, defs, walk
+from jitgrad.core.ir import (
+    Block,
+    Carry,
+    Const,
+    Eqn,
+    For,
+    If,
+    LoopPlan,
+    LoopSettings,
+    Repeat,
+    Storage,
+    Var,
+    defs,
+    plan_loop,
+    walk,
+)
 from jitgrad.core.types import INT, Type
 from jitgrad.transforms.recompute import (
     clone,
@@ -41,9 +56,10 @@ VALUE_BYTES = 8  # a pushed scalar
 
 
 def checkpoint_loops(fn, adj_body: Block, rev, top_saved: list, stacks: list, namer,
-                     cap: int | None) -> tuple[list, list]:
-    """Checkpoint every taped top-level loop that qualifies (module docstring); return the new
-    ``top_saved`` and ``stacks``."""
+                     settings: LoopSettings) -> tuple[list, list]:
+    """Checkpoint every taped top-level loop that qualifies (module docstring) under
+    ``settings.memory_cap``; return the new ``top_saved`` and ``stacks``."""
+    cap = settings.memory_cap
     if cap is None:
         return top_saved, stacks
     storage = Storage(fn)
@@ -51,7 +67,7 @@ def checkpoint_loops(fn, adj_body: Block, rev, top_saved: list, stacks: list, na
         if not isinstance(loop, For) or loop not in rev.repeat_of:
             continue
         rep = rev.repeat_of[loop]
-        if not (rep.note or "").startswith("jitgrad: taped in reverse"):
+        if rep.plan is not LoopPlan.TAPED:
             continue  # fused, recomputed, or no tape: nothing grows
         k = next(i for i, s in enumerate(fn.body.stmts) if s is loop)
         why = _cannot(loop, storage) or written_after(loop, storage, fn.body.stmts[k + 1:])
@@ -62,9 +78,10 @@ def checkpoint_loops(fn, adj_body: Block, rev, top_saved: list, stacks: list, na
         if why is not None:
             rep.note = loop.note = f"{rep.note}; not checkpointed: {why}"
             continue
-        rep.note = loop.note = (
-            f"jitgrad: checkpointed (memory cap {cap} bytes): the forward pass saves the state "
-            "at each segment's start; the adjoint runs each segment again, then its adjoint")
+        plan_loop(loop, rep, LoopPlan.CHECKPOINTED,
+                  f"jitgrad: checkpointed (memory cap {cap} bytes): the forward pass saves the "
+                  "state at each segment's start; the adjoint runs each segment again, then its "
+                  "adjoint", rep.plan_reason)
         top_saved, stacks = _checkpoint(fn, adj_body, loop, rep, top_saved, stacks, namer, cap)
     return top_saved, stacks
 
@@ -167,7 +184,8 @@ def _checkpoint(fn, adj_body, loop: For, rep: Repeat, top_saved, stacks, namer, 
     segments = [Eqn("stack_alloc", list(a.outs), [most[a.outs[1]]], dict(a.params), a.loc)
                 for a in allocs]
     segments.append(Eqn("assign", [seg_end], [loop.trips], {}, loc))
-    segments.append(Repeat(n_starts, Block(body), note=rep.note))
+    segments.append(Repeat(n_starts, Block(body), note=rep.note, plan=rep.plan,
+                           plan_reason=rep.plan_reason))
     k_rep = next(i for i, s in enumerate(adj_body.stmts) if s is rep)
     adj_body.stmts[k_rep:k_rep + 1] = segments
 

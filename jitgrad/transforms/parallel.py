@@ -60,6 +60,7 @@ from jitgrad.core.ir import (
     For,
     Function,
     If,
+    LoopPlan,
     Repeat,
     Var,
     replace_vars,
@@ -104,8 +105,7 @@ def parallelise(grad) -> None:
         rep = grad.repeats.get(loop)
         if rep is not None and not any(r is rep for r in adj.body.stmts):
             rep = None  # (not at the adjoint's top level: leave it serial)
-        if not loop.parallel and not (rep is not None and (rep.note or "").startswith(
-                "jitgrad: recomputed in reverse")):
+        if not loop.parallel and not (rep is not None and rep.plan is LoopPlan.RECOMPUTED):
             continue  # a range loop that recompute.py did not find independent
         try:
             plan = _forward_plan(loop, fwd, adj, rep)
@@ -192,7 +192,7 @@ def _forward_plan(loop: For, fwd, adj, rep) -> dict:
     if loop.exit_flag is not None:
         raise _Refused("it can exit early")
     if any(isinstance(s, Eqn) and ops.flags(s.prim).tape for s in walk(loop.body)):
-        why = (loop.note or "").split("(")[-1].rstrip(")") if loop.note else ""
+        why = loop.plan_reason
         raise _Refused("its adjoint needs a tape across iterations"
                        + (f" ({why})" if why else ""))
     reductions, arrays, work = [], [], []
@@ -353,7 +353,7 @@ def _rewrite_forward(loop: For, fwd, plan: dict, namer, origin: str = "") -> Non
 def _adjoint_plan(loop: For, rep: Repeat, adj, work: list[Carry]) -> dict:
     """What the adjoint rewrite privatises, or `_Refused`. ``work``: the loop's work arrays,
     which the replay fills in arrays the chunk allocates (moved there, like the stacks)."""
-    if not (rep.note or "").startswith("jitgrad: recomputed in reverse"):
+    if rep.plan is not LoopPlan.RECOMPUTED:
         raise _Refused("its adjoint reads a tape across iterations")
     tapes = {s.ins[0] for s in walk(rep.body) if isinstance(s, Eqn) and s.prim == "pop"}
     allocs = [s for s in adj.body.stmts if isinstance(s, Eqn) and s.prim == "stack_alloc"

@@ -40,12 +40,15 @@ from jitgrad.core.ir import (
     For,
     Function,
     If,
+    LoopPlan,
+    LoopSettings,
     Repeat,
     Storage,
     Var,
     While,
     defs,
     direct_uses,
+    plan_loop,
     replace_vars,
     sub_blocks,
     walk,
@@ -75,10 +78,12 @@ def planned(fn: Function) -> set[Block]:
 
 
 def recompute_loops(fn: Function, adj_body: Block, rev, top_saved: list, stacks: list,
-                    namer, fuse: bool = True) -> tuple[list, list]:
+                    namer, settings: LoopSettings) -> tuple[list, list]:
     """Turn every qualifying top-level loop of ``fn`` into a fused or a recomputed one (see
     the module docstring); return the new ``top_saved`` and ``stacks``. ``rev`` is the reverse
-    transform (`reverse._Reverse`): its loops' adjoints and their adjoint variables."""
+    transform (`reverse._Reverse`): its loops' adjoints and their adjoint variables. A
+    parallel build fuses no loop (a recomputed one runs in chunks)."""
+    fuse = not settings.parallel
     storage = Storage(fn)
     for loop in list(fn.body.stmts):  # (fusing inserts statements before the loop)
         if not isinstance(loop, For) or loop not in rev.repeat_of:
@@ -96,23 +101,24 @@ def recompute_loops(fn: Function, adj_body: Block, rev, top_saved: list, stacks:
                                                 stacks, namer)
         if fused is not None:
             top_saved, stacks = fused
-            rep.note = loop.note = (
-                "jitgrad: fused (its iterations are independent and it feeds one sum): each "
-                "iteration's adjoint runs right after it, in the forward pass")
+            plan_loop(loop, rep, LoopPlan.FUSED,
+                      "jitgrad: fused (its iterations are independent and it feeds one sum): "
+                      "each iteration's adjoint runs right after it, in the forward pass")
             continue
         if why is None and not worth_it(loop) and not loop.parallel:  # prange: no tape
             pushes = any(isinstance(s, Eqn) and s.prim == "push" for s in walk(loop.body))
             why = "its tape is small" if pushes else "it needs no tape"
         if why == "it needs no tape":
-            rep.note = loop.note = "jitgrad: no tape: the adjoint rebuilds what it reads"
+            plan_loop(loop, rep, LoopPlan.NO_TAPE,
+                      "jitgrad: no tape: the adjoint rebuilds what it reads")
             continue
         if why is not None:
-            rep.note = loop.note = f"jitgrad: taped in reverse ({why})"
+            plan_loop(loop, rep, LoopPlan.TAPED, f"jitgrad: taped in reverse ({why})", why)
             continue
         top_saved, stacks = _recompute(fn, adj_body, loop, rep, rev.counter_of(loop),
                                        top_saved, stacks)
-        rep.note = loop.note = ("jitgrad: recomputed in reverse (its iterations are "
-                                "independent): no tape across iterations")
+        plan_loop(loop, rep, LoopPlan.RECOMPUTED, "jitgrad: recomputed in reverse (its "
+                  "iterations are independent): no tape across iterations")
     return top_saved, stacks
 
 

@@ -60,6 +60,7 @@ from jitgrad.core.ir import (
     Gradient,
     If,
     Kernel,
+    LoopSettings,
     Namer,
     Repeat,
     Storage,
@@ -1011,6 +1012,11 @@ def shape_stand_ins(block: Block, params: list[Var]) -> None:
                     s.ins[k] = by_dims[a.dims]
 
 
+# The loop strategies, in order: each plans (`core.ir.LoopPlan`) the top-level loops the ones
+# before it left taped. A new strategy is a module with one such function, added here.
+LOOP_STRATEGIES = (recompute_loops, checkpoint_loops)
+
+
 def transform(fn: Function, wrt: list[int], namer: Namer,
               memory_cap: int | None = None, parallel: bool = False) -> Gradient:
     """Reverse mode: the forward and adjoint kernels of ``fn`` for the parameters ``wrt``. With
@@ -1023,9 +1029,9 @@ def transform(fn: Function, wrt: list[int], namer: Namer,
     saver = _Saver(rev, fn)
     saver.replayed = planned(fn)
     top_saved, stacks = saver.apply(adj_body, namer)
-    top_saved, stacks = recompute_loops(fn, adj_body, rev, top_saved, stacks, namer,
-                                        fuse=not parallel)
-    top_saved, stacks = checkpoint_loops(fn, adj_body, rev, top_saved, stacks, namer, memory_cap)
+    settings = LoopSettings(memory_cap, parallel)
+    for strategy in LOOP_STRATEGIES:
+        top_saved, stacks = strategy(fn, adj_body, rev, top_saved, stacks, namer, settings)
     mark_ascending(fn, rev.repeat_of, rev.seeded)
     forward = Kernel(fn.name + "_forward", list(fn.params), fn.body,
                      [fn.result] + [a for a, _ in top_saved] + stacks, fn.loc)
