@@ -1,6 +1,6 @@
 """What the forward pass saves for the adjoint, and what it rebuilds instead: whole-array
-snapshots of a work array read element by element (`reverse._Saver.snapshot`), integer counters
-rebuilt backwards from what each iteration added (`reverse._Saver.counted`), and look-alikes
+snapshots of a work array read element by element (`saving.Saver.snapshot`), integer counters
+rebuilt backwards from what each iteration added (`saving.Saver.counted`), and look-alikes
 that must keep a tape."""
 
 import math

@@ -1,4 +1,4 @@
-"""What the forward pass saves (`reverse._Saver`): snapshots of work arrays, counters rebuilt
+"""What the forward pass saves (`saving.Saver`): snapshots of work arrays, counters rebuilt
 instead of taped, flat stacks of arrays. Each function's value and gradient are checked
 against plain Python and central differences at several points, and the gradient against the
 one with the new rule switched off; the generated source shows which rule applied."""
@@ -10,7 +10,7 @@ from corpus import N, U, case
 from corpus_check import case_params, check_value_and_grad
 
 import jitgrad
-from jitgrad.transforms import reverse
+from jitgrad.transforms import saving
 
 CASES = [
     case(F.packed_triangle, N(3, 4), N(2, 4), N(2, 6, s=0.3), wrt=(1, 2)),
@@ -53,7 +53,7 @@ def test_which_rule_applied(c):
 @pytest.mark.parametrize("rule", ["snapshot", "counted"])
 def test_the_same_gradient_without_the_rule(c, rule, monkeypatch):
     _, on = jitgrad.value_and_grad(c.fn, wrt=c.wrt)(*c.points[0])
-    monkeypatch.setattr(reverse._Saver, rule, lambda self, *a: None)
+    monkeypatch.setattr(saving.Saver, rule, lambda self, *a: None)
     _, off = jitgrad.value_and_grad(c.fn, wrt=c.wrt)(*c.points[0])
     for a, b in zip(on, off):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)

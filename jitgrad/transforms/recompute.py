@@ -1,7 +1,7 @@
 """Recompute instead of tape: a loop whose iterations do not depend on one another is run again,
 one iteration at a time, inside its adjoint loop.
 
-Takes the result of the reverse transform and its saving (`reverse._Saver`): a forward body that
+Takes the result of the reverse transform and its saving (`saving.Saver`): a forward body that
 pushes what the adjoint reads onto stacks, an adjoint body that pops it. For a top-level ``for``
 loop whose iterations are independent, the pushes leave the forward pass (which then runs at the
 primal's speed and keeps no tape for the loop) and each reverse iteration begins by running the
