@@ -26,6 +26,8 @@ state); the adjoint is the taped one, iteration for iteration.
 
 from __future__ import annotations
 
+import dataclasses
+
 from jitgrad.core.ir import (
     Block,
     Carry,
@@ -109,65 +111,99 @@ def _state_written_after(loop: For, storage: Storage, after: list) -> str | None
     return None
 
 
+@dataclasses.dataclass
+class _Segments:
+    """The variables of one checkpointed loop: the pushes counted against the budget
+    (``used``), the iteration count (``k``), the stack of segment starts, and per carried
+    value the stack of its states at those starts; ``most`` per loop stack its most pushes in a
+    segment."""
+
+    loop: For
+    allocs: list  # the loop's own stack allocations (moved into the adjoint, per segment)
+    budget: Const
+    used: Var
+    k: Var
+    starts: Var
+    n_starts: Var
+    states: list  # (carry, its state stack, that stack's count)
+    most: dict  # loop stack count -> its most per segment
+    counts: list  # the loop stacks' counts
+
+    def save_state(self, iteration, values) -> list:
+        loc = self.loop.loc
+        out = [Eqn("push", [], [self.starts, self.n_starts, iteration],
+                   {"copy": False, "ndim": 0}, loc)]
+        for (c, tape, n), v in zip(self.states, values):
+            out.append(Eqn("push", [], [tape, n, v], {"copy": False, "ndim": c.var.type.ndim},
+                           loc))
+        return out
+
+
 def _checkpoint(fn, adj_body, loop: For, rep: Repeat, top_saved, stacks, namer, cap: int):
+    """Checkpoint one taped loop (module docstring): the forward pass counts, and saves the
+    state where a segment begins; the adjoint replays each segment with its tape, last first.
+    Returns the new ``top_saved`` and ``stacks``."""
     tapes = {s.ins[0] for s in walk(loop.body) if isinstance(s, Eqn) and s.prim == "push"}
     allocs = [s for s in fn.body.stmts if isinstance(s, Eqn) and s.prim == "stack_alloc"
               and s.outs[0] in tapes]
     replay = clone(loop.body)  # with its pushes, before the forward loses them
     drop_reserves(replay, tapes)
-    loc = loop.loc
-    budget = Const(max(1, cap // (2 * VALUE_BYTES)))
 
     def fresh(name, type_):
         return Var(namer.fresh(name), type_)
 
-    # 1. the forward pass: count instead of push; a new segment when the budget is used up
-    used, k = fresh("_ck_used", INT), fresh("_ck_k", INT)
-    starts, n_starts = fresh("_ck_start", Type("i", 1)), fresh("_n_ck_start", INT)
     states = []
     for c in loop.carries:
         t = c.var.type
         states.append((c, fresh("_ck_" + c.var.name.lstrip("_"), Type(t.kind, t.ndim + 1)),
                        fresh("_n_ck_" + c.var.name.lstrip("_"), INT)))
-    most = {a.outs[1]: fresh(a.outs[1].name + "_most", INT) for a in allocs}
-    counts = [a.outs[1] for a in allocs]
+    seg = _Segments(loop, allocs, Const(max(1, cap // (2 * VALUE_BYTES))),
+                    used=fresh("_ck_used", INT), k=fresh("_ck_k", INT),
+                    starts=fresh("_ck_start", Type("i", 1)), n_starts=fresh("_n_ck_start", INT),
+                    states=states,
+                    most={a.outs[1]: fresh(a.outs[1].name + "_most", INT) for a in allocs},
+                    counts=[a.outs[1] for a in allocs])
+    _segment_the_forward(fn, seg, tapes, namer, fresh("_ck_full", Type("b", 0)))
+    body, defined_here = _replay_the_segments(adj_body, seg, rep, replay, fresh)
+    return _what_travels(fn, seg, body, defined_here, top_saved, stacks)
 
-    def save_state(iteration, values) -> list:
-        out = [Eqn("push", [], [starts, n_starts, iteration], {"copy": False, "ndim": 0}, loc)]
-        for (c, tape, n), v in zip(states, values):
-            out.append(Eqn("push", [], [tape, n, v], {"copy": False, "ndim": c.var.type.ndim},
-                           loc))
-        return out
 
-    before = [Eqn("count_reset", [used], [], {}, loc), Eqn("count_reset", [k], [], {}, loc),
-              Eqn("stack_alloc", [starts, n_starts], [Const(16)], {"kind": "i", "ndim": 0},
-                  loc)]
-    for c, tape, n in states:
+def _segment_the_forward(fn, seg: _Segments, tapes, namer, full: Var) -> None:
+    """The forward pass: count instead of push; a new segment when the budget is used up."""
+    loop, loc = seg.loop, seg.loop.loc
+    before = [Eqn("count_reset", [seg.used], [], {}, loc),
+              Eqn("count_reset", [seg.k], [], {}, loc),
+              Eqn("stack_alloc", [seg.starts, seg.n_starts], [Const(16)],
+                  {"kind": "i", "ndim": 0}, loc)]
+    for c, tape, n in seg.states:
         before.append(Eqn("stack_alloc", [tape, n], [Const(16)],
                           {"kind": c.var.type.kind, "ndim": c.var.type.ndim}, loc))
-    before += [Eqn("count_reset", [m], [], {}, loc) for m in most.values()]
-    before += [Eqn("count_reset", [n], [], {}, loc) for n in counts]
-    before += save_state(Const(0), [c.init for c in loop.carries])
-    count_pushes(loop.body, tapes, budget=used, namer=namer)
-    full = fresh("_ck_full", Type("b", 0))
-    new_segment = Block(save_state(k, [c.var for c in loop.carries])
-                        + [Eqn("count_reset", [used], [], {}, loc)]
-                        + [Eqn("count_reset", [n], [], {}, loc) for n in counts])
-    loop.body.stmts[:0] = [Eqn("ge", [full], [used, budget], {}, loc),
+    before += [Eqn("count_reset", [m], [], {}, loc) for m in seg.most.values()]
+    before += [Eqn("count_reset", [n], [], {}, loc) for n in seg.counts]
+    before += seg.save_state(Const(0), [c.init for c in loop.carries])
+    count_pushes(loop.body, tapes, budget=seg.used, namer=namer)
+    new_segment = Block(seg.save_state(seg.k, [c.var for c in loop.carries])
+                        + [Eqn("count_reset", [seg.used], [], {}, loc)]
+                        + [Eqn("count_reset", [n], [], {}, loc) for n in seg.counts])
+    loop.body.stmts[:0] = [Eqn("ge", [full], [seg.used, seg.budget], {}, loc),
                            If(full, new_segment, Block(), [], loc)]
-    loop.body.stmts += [Eqn("count_max", [most[n]], [most[n], n], {}, loc)
-                        for n in counts]
-    loop.body.stmts.append(Eqn("count_tick", [], [k], {}, loc))
+    loop.body.stmts += [Eqn("count_max", [seg.most[n]], [seg.most[n], n], {}, loc)
+                        for n in seg.counts]
+    loop.body.stmts.append(Eqn("count_tick", [], [seg.k], {}, loc))
     at = next(i for i, s in enumerate(fn.body.stmts) if s is loop)
     fn.body.stmts[at:at] = before
-    fn.body.stmts[:] = [s for s in fn.body.stmts if not any(s is a for a in allocs)]
+    fn.body.stmts[:] = [s for s in fn.body.stmts if not any(s is a for a in seg.allocs)]
 
-    # 2. the adjoint: segments last first; each is replayed with its tape, then reversed
+
+def _replay_the_segments(adj_body, seg: _Segments, rep: Repeat, replay: Block, fresh):
+    """The adjoint: segments last first; each is replayed with its tape, then reversed.
+    Returns the segment body and the variables it defines."""
+    loop, loc = seg.loop, seg.loop.loc
     seg_start, seg_end = fresh("_ck_from", INT), fresh("_ck_to", INT)
     index = fresh("_ck_i", INT)
     restored = {c.var: fresh(c.var.name + "_ck", c.var.type) for c in loop.carries}
-    body = [Eqn("pop", [seg_start], [starts, n_starts], {"ndim": 0}, loc)]
-    for c, tape, n in reversed(states):
+    body = [Eqn("pop", [seg_start], [seg.starts, seg.n_starts], {"ndim": 0}, loc)]
+    for c, tape, n in reversed(seg.states):
         body.append(Eqn("pop", [restored[c.var]], [tape, n], {"ndim": c.var.type.ndim},
                         loc))
     replay.stmts[:0] = [Eqn("loop_index", [loop.index], [index, loop.start, loop.step], {},
@@ -181,21 +217,25 @@ def _checkpoint(fn, adj_body, loop: For, rep: Repeat, top_saved, stacks, namer, 
         n_iter = fresh("_ck_len", INT)
         body += [Eqn("sub", [n_iter], [seg_end, seg_start], {}, loc), Repeat(n_iter, rep.body)]
     body.append(Eqn("assign", [seg_end], [seg_start], {}, loc))
-    segments = [Eqn("stack_alloc", list(a.outs), [most[a.outs[1]]], dict(a.params), a.loc)
-                for a in allocs]
+    segments = [Eqn("stack_alloc", list(a.outs), [seg.most[a.outs[1]]], dict(a.params), a.loc)
+                for a in seg.allocs]
     segments.append(Eqn("assign", [seg_end], [loop.trips], {}, loc))
-    segments.append(Repeat(n_starts, Block(body), note=rep.note, plan=rep.plan,
+    segments.append(Repeat(seg.n_starts, Block(body), note=rep.note, plan=rep.plan,
                            plan_reason=rep.plan_reason))
     k_rep = next(i for i, s in enumerate(adj_body.stmts) if s is rep)
     adj_body.stmts[k_rep:k_rep + 1] = segments
+    return body, {*restored.values(), seg_start, seg_end, index, loop.index}
 
-    # 3. what travels: the checkpoint stacks and the most pushes; the loop's stacks do not
-    moved = {v for a in allocs for v in a.outs}
-    stacks = [v for v in stacks if v not in moved] + [starts, n_starts] + [
-        v for _, tape, n in states for v in (tape, n)]
+
+def _what_travels(fn, seg: _Segments, body, defined_here, top_saved, stacks):
+    """The checkpoint stacks and the most pushes go to the adjoint; the loop's own stacks do
+    not (each segment allocates them). Returns the new ``top_saved`` and ``stacks``."""
+    loop = seg.loop
+    moved = {v for a in seg.allocs for v in a.outs}
+    stacks = [v for v in stacks if v not in moved] + [seg.starts, seg.n_starts] + [
+        v for _, tape, n in seg.states for v in (tape, n)]
     bound = {v for _, v in top_saved} | {p for p in fn.params} | {v for v in stacks}
-    needed = [*most.values(), loop.trips, loop.start, loop.step] + free_vars(Block(body))
-    defined_here = {v for v in [*restored.values(), seg_start, seg_end, index, loop.index]}
+    needed = [*seg.most.values(), loop.trips, loop.start, loop.step] + free_vars(Block(body))
     for v in needed:
         if isinstance(v, Var) and v not in bound | moved and v not in defined_here \
                 and _defined_in_forward(fn, v):

@@ -520,8 +520,24 @@ def _push_counts(loop: For, tapes: set[Var], namer) -> tuple[list, dict] | None:
     count_pushes(copy.body, tapes)
     if not tapes:
         return [], {}
-    # a flat push counts its array's size, read off the array's first version when that is
-    # made before the loop; otherwise its stack is not counted and grows as it needs
+    _count_flat_pushes(copy)
+    needed = _what_decides_the_pushes(copy)
+    if not _keep_only(copy.body, needed):
+        return None
+    copy.carries = [c for c in copy.carries if c.var in needed]
+    _fresh_names(copy, namer)
+    return _count_the_most(copy, namer)
+
+
+def _ticks(s) -> bool:
+    """Whether statement ``s`` counts a push (a ``count_tick`` in it)."""
+    return any(isinstance(t, Eqn) and t.prim == "count_tick" for t in walk(Block([s])))
+
+
+def _count_flat_pushes(copy: For) -> None:
+    """A flat push counts its array's size, read off the array's first version when that is
+    made before the loop; otherwise its stack is not counted and grows as it needs. Writes
+    never change a shape: sizes are read off first versions too."""
     inside = {v for s in walk(copy.body) for v in defs(s)}
     flat = [s for s in walk(copy.body) if isinstance(s, Eqn) and s.prim == "count_tick"
             and s.params.get("flat")]
@@ -529,16 +545,17 @@ def _push_counts(loop: For, tapes: set[Var], namer) -> tuple[list, dict] | None:
     for s in flat:
         s.ins[1] = s.ins[1].root
     _drop_ticks(copy.body, uncounted)
-    for s in walk(copy.body):  # writes never change a shape: read it off the first version
+    for s in walk(copy.body):
         if isinstance(s, Eqn) and s.prim in ("shape_dim", "size") and isinstance(s.ins[0], Var):
             s.ins[0] = s.ins[0].root
+
+
+def _what_decides_the_pushes(copy: For) -> set[Var]:
+    """The variables the bounds and conditions of the statements that push are computed
+    from, closed over the equations, carries, merges and while conditions that define them."""
     needed: set[Var] = set()
-
-    def ticks(s) -> bool:
-        return any(isinstance(t, Eqn) and t.prim == "count_tick" for t in walk(Block([s])))
-
     for s in [copy] + [s for s in walk(copy.body) if not isinstance(s, Eqn)]:
-        if ticks(s):
+        if _ticks(s):
             needed |= {a for a in bounds(s) + ([s.cond] if isinstance(s, If) else [])
                        if isinstance(a, Var)}
     changed = True
@@ -559,40 +576,49 @@ def _push_counts(loop: For, tapes: set[Var], namer) -> tuple[list, dict] | None:
                 if isinstance(a, Var) and a not in needed:
                     needed.add(a)
                     changed = True
+    return needed
 
-    def keep(block: Block) -> bool:
-        out = []
-        for s in block.stmts:
-            if isinstance(s, Eqn):
-                if s.prim == "pop":
-                    if any(o in needed for o in s.outs):
-                        return False
-                    continue
-                if s.prim == "count_tick" or any(o in needed for o in s.outs):
-                    out.append(s)
-                continue
-            if not (ticks(s) or any(v in needed for v in defs(s))):
-                continue
-            if isinstance(s, If):
-                s.merges = [m for m in s.merges if m.var in needed]
-            else:
-                s.carries = [c for c in s.carries if c.var in needed]
-            if not all(keep(b) for b in sub_blocks(s)):
-                return False
-            out.append(s)
-        block.stmts[:] = out
-        return True
 
-    if not keep(copy.body):
-        return None
-    copy.carries = [c for c in copy.carries if c.var in needed]
-    fresh, names = {}, {}  # versions of one array share its name: their copies share one too
+def _keep_only(block: Block, needed: set[Var]) -> bool:
+    """Drop from ``block`` what neither counts a push nor defines a value in ``needed``;
+    False when a needed value is popped (the copy cannot run before the loop)."""
+    out = []
+    for s in block.stmts:
+        if isinstance(s, Eqn):
+            if s.prim == "pop":
+                if any(o in needed for o in s.outs):
+                    return False
+                continue
+            if s.prim == "count_tick" or any(o in needed for o in s.outs):
+                out.append(s)
+            continue
+        if not (_ticks(s) or any(v in needed for v in defs(s))):
+            continue
+        if isinstance(s, If):
+            s.merges = [m for m in s.merges if m.var in needed]
+        else:
+            s.carries = [c for c in s.carries if c.var in needed]
+        if not all(_keep_only(b, needed) for b in sub_blocks(s)):
+            return False
+        out.append(s)
+    block.stmts[:] = out
+    return True
+
+
+def _fresh_names(copy: For, namer) -> None:
+    """Give the copy's variables names of their own (versions of one array share one)."""
+    fresh, names = {}, {}
     for s in [copy] + list(walk(copy.body)):
         for v in defs(s):
             storage = None if v.storage is None else fresh.get(v.storage, v.storage)
             name = names.setdefault(v.name, namer.fresh(v.name))
             fresh[v] = Var(name, v.type, storage=storage, dims=v.dims)
     replace_vars(Block([copy]), fresh)
+
+
+def _count_the_most(copy: For, namer) -> tuple[list, dict]:
+    """Each counter reset per iteration, and its most over the iterations kept: (the
+    statements to run before the loop, counter -> its most)."""
     most = {}
     before = []
     for s in walk(copy.body):
