@@ -20,7 +20,6 @@ import re
 import numpy as np
 
 from jitgrad import pipeline
-from jitgrad.backend.numba import compile as _compile
 from jitgrad.core import ir
 from jitgrad.core.errors import (
     JitgradError,
@@ -50,6 +49,7 @@ class Compiled:
     ir_text: str  # the forward graph as built, printed
     graph_ir: ir.Function  # the forward graph as built (the transform adds saves to `ir`)
     line_locs: list  # the user's Loc behind each generated line (index: line number - 1)
+    backend: object = None  # the backend package that compiled it (`pipeline.BACKENDS`)
     shared: bool = False  # handed to Numba code by `GradFunction.njit`: it may compile more
     frozen: bool = False  # Numba's compiling switched off: the entry of a fast call (`_freeze`)
 
@@ -65,13 +65,13 @@ def _as_float64(a):
 def _freeze(compiled: Compiled) -> None:
     """No more signatures for this entry: a call that skips jitgrad's own type check
     (`GradFunction._fast`) finds a signature jitgrad chose, or a TypeError from Numba."""
-    compiled.entry.disable_compile()
+    compiled.backend.freeze(compiled.entry)
     compiled.frozen = True
 
 
 def _thaw(compiled: Compiled) -> None:
     """Numba may compile the entry again (for another layout of the same kinds and ranks)."""
-    compiled.entry.disable_compile(False)
+    compiled.backend.thaw(compiled.entry)
     compiled.frozen = False
 
 
@@ -177,7 +177,7 @@ class GradFunction:
                 out = self._recover(e, compiled, args)
             self._fast = None
             if (not (casts or post or compiled.ir.written_params or compiled.shared)
-                    and all(type(a) is _ndarray for a in args) and not _compile.DISABLE_JIT):
+                    and all(type(a) is _ndarray for a in args) and compiled.backend.compiles()):
                 _freeze(compiled)
                 self._fast = compiled.entry  # the next call with these types goes straight in
             return post(out) if post else out
@@ -217,8 +217,8 @@ class GradFunction:
         anything else is explained at the user's line."""
         if isinstance(e, SizesDiffer):
             compiled = self._generalise(compiled)
-        elif _compile.is_cache_damage(e):
-            _compile.drop_disk_cache(compiled.entry)
+        elif compiled.backend.is_cache_damage(e):
+            compiled.backend.drop_disk_cache(compiled.entry)
         else:
             _raise_explained(e, compiled, args)
         self._last = compiled
@@ -346,7 +346,7 @@ class GradFunction:
         g = self.generate(types, assume_sizes, examples=() if args is None else (args,))
         path, fns = pipeline.load(g.stem, g.source, g.names, self.options, inline=g.names[:2])
         return Compiled(types, g.ir, g.source, path, fns[g.names[2]], g.names[2], g.gradient,
-                        g.ir_text, g.graph_ir, g.line_locs)
+                        g.ir_text, g.graph_ir, g.line_locs, self.options.implementation)
 
     def generate(self, types: tuple, assume_sizes: bool = True, examples=()) -> Generated:
         """The generated module for ``types``, not compiled (`pipeline.load` compiles it, in
@@ -475,7 +475,7 @@ def _replay(compiled: Compiled, args) -> BaseException | None:
 def _raise_explained(e: Exception, compiled: Compiled, args):
     """Raise ``e`` explained. A missing package is an environment problem, not the user's
     code: its one line with the fix is raised without Numba's traceback chained to it."""
-    missing = _compile.missing_dependency(e)
+    missing = compiled.backend.missing_dependency(e)
     if missing is not None:
         raise MissingDependencyError(missing) from None
     raise _explain(e, compiled, args) from e
@@ -486,12 +486,12 @@ def _explain(e: Exception, compiled: Compiled, args) -> Exception:
     if isinstance(e, JitgradError):
         return e
     line = _generated_line(e, compiled.path)
-    if line is None and not _compile.is_compile_error(e):
+    if line is None and not compiled.backend.is_compile_error(e):
         replayed = _replay(compiled, args)
         if replayed is not None and type(replayed) is type(e):
             line = _generated_line(replayed, compiled.path)
     first = str(e).splitlines()[0] if str(e) else ""
-    kind = "Numba could not compile" if _compile.is_compile_error(e) else "error in"
+    kind = "Numba could not compile" if compiled.backend.is_compile_error(e) else "error in"
     msg = f"{kind} the generated gradient code: {type(e).__name__}: {first}"
     loc = None
     if line is not None:

@@ -6,7 +6,7 @@
 `grad`/`value_and_grad` (api), `jvp`/`hvp`/`hessian` (jvp), `vjp`/`jacobian` (vjp) and
 `jitgrad.dask` call the steps below in this order; none of them builds, transforms or emits
 on its own. `Options` carries what used to be module switches; `BACKENDS` is where a backend
-registers (a backend is a package with `emit_module`, `emit_kernel`, `entry_name` and `load`).
+registers (a backend is a package with the functions `jitgrad.backend` lists).
 
 Also here: the conventions every entry point shares for arguments and results (a tuple argument
 travels as its items, a result returns to its argument's dtype, size assumptions are checked
@@ -52,7 +52,8 @@ class Options:
     backend: str = "numba"
 
     @property
-    def lowering(self):
+    def implementation(self):
+        """The backend package (`BACKENDS`)."""
         return BACKENDS[self.backend]
 
 
@@ -116,7 +117,7 @@ def lower_gradient(grad: Gradient, signature: str, wrt_names: list[str], options
                    entry: str = "value_and_grad", single: bool = False):
     """The module of a gradient: (source, the user's Loc per line, [forward, adjoint, entry]
     names). ``entry``: "grad", "value_and_grad" or "vjp" (the entry takes the cotangent)."""
-    backend = options.lowering
+    backend = options.implementation
     source, line_locs = backend.emit_module(grad, signature, wrt_names, entry=entry,
                                             single=single, parallel=options.parallel)
     names = [grad.forward.name, grad.adjoint.name, backend.entry_name(grad, entry)]
@@ -126,12 +127,12 @@ def lower_gradient(grad: Gradient, signature: str, wrt_names: list[str], options
 def lower_kernel(kernel, fn_ir: ir.Function, signature: str, what: str, doc: str,
                  options: Options = DEFAULT):
     """The module of one plain kernel (forward mode): (source, the user's Loc per line)."""
-    return options.lowering.emit_kernel(kernel, fn_ir, signature, what, doc)
+    return options.implementation.emit_kernel(kernel, fn_ir, signature, what, doc)
 
 
 def load(stem: str, source: str, names: list[str], options: Options = DEFAULT, inline=()):
     """Compile the module: (its file's path, {name: compiled function})."""
-    return options.lowering.load(stem, source, names, inline=list(inline),
+    return options.implementation.load(stem, source, names, inline=list(inline),
                                  parallel=options.parallel)
 
 

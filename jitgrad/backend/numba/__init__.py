@@ -14,4 +14,28 @@ def load(stem, source, names, inline=(), parallel=False):
     return _compile_module.load(stem, source, names, inline=list(inline), parallel=parallel)
 
 
-__all__ = ["emit_kernel", "emit_module", "entry_name", "load"]
+# What a call needs to know about compiled entries (`api.GradFunction`).
+
+
+def compiles() -> bool:
+    """Whether entries are compiled (False under ``JITGRAD_DISABLE_JIT=1``: plain Python)."""
+    return not _compile_module.DISABLE_JIT
+
+
+def freeze(entry) -> None:
+    """No more signatures for this compiled entry: a call of another type raises TypeError."""
+    entry.disable_compile()
+
+
+def thaw(entry) -> None:
+    """The entry may compile new signatures again."""
+    entry.disable_compile(False)
+
+
+is_cache_damage = _compile_module.is_cache_damage  # (error) -> a damaged disk cache?
+drop_disk_cache = _compile_module.drop_disk_cache  # (entry) -> recompile it on its next call
+missing_dependency = _compile_module.missing_dependency  # (error) -> the fix's text, or None
+is_compile_error = _compile_module.is_compile_error  # (error) -> Numba could not compile it?
+
+__all__ = ["compiles", "drop_disk_cache", "emit_kernel", "emit_module", "entry_name", "freeze",
+           "is_cache_damage", "is_compile_error", "load", "missing_dependency", "thaw"]
