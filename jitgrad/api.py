@@ -102,7 +102,7 @@ class GradFunction:
 
     @api_boundary
     def __init__(self, fn, wrt=0, *, with_value: bool = False, parallel: bool = False,
-                 memory_cap: int | None = None):
+                 memory_cap: int | None = None, strategies: dict | None = None):
         if not callable(fn):
             raise TypeError(f"jitgrad.grad needs a function, got {type(fn).__name__}")
         self.fn = fn
@@ -115,7 +115,9 @@ class GradFunction:
             raise SignatureError(f"memory_cap is a number of bytes (at least 64), got "
                                  f"{memory_cap!r}")
         self.memory_cap = None if memory_cap is None else int(memory_cap)  # `checkpoint`
-        self.options = pipeline.Options(parallel=self.parallel, memory_cap=self.memory_cap)
+        # ``strategies``: loop strategies switched off by name (tests compare without them)
+        self.options = pipeline.Options(parallel=self.parallel, memory_cap=self.memory_cap,
+                                        **(strategies or {}))
         self.src = FunctionSource.of(fn)
         self.param_names = [a.arg for a in self.src.node.args.args]
         self.signature = inspect.signature(self.src.fn)

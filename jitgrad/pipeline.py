@@ -45,11 +45,20 @@ class Options:
 
     ``parallel``: prange loops run in parallel (`transforms.parallel`); ``memory_cap``: bytes a
     loop's tape may hold before it is checkpointed (`transforms.checkpoint`); ``backend``: the
-    key in `BACKENDS`."""
+    key in `BACKENDS`; ``recompute``, ``fuse``, ``ascending``: the loop strategies
+    (`transforms.recompute`), on unless a test compares without one."""
 
     parallel: bool = False
     memory_cap: int | None = None
     backend: str = "numba"
+    # Loop strategies (all on for users; tests compare with each switched off):
+    recompute: bool = True
+    fuse: bool = True
+    ascending: bool = True
+
+    def loop_settings(self) -> ir.LoopSettings:
+        return ir.LoopSettings(self.memory_cap, self.parallel, self.recompute, self.fuse,
+                               self.ascending)
 
     @property
     def implementation(self):
@@ -87,8 +96,7 @@ def reverse(fn_ir: ir.Function, wrt: list[int], options: Options = DEFAULT,
         drop_prange_marks(fn_ir)
     if cotangent is not None:
         fn_ir.seed = cotangent
-    grad = transform(fn_ir, list(wrt), fn_ir.namer, options.memory_cap,
-                     parallel=options.parallel)
+    grad = transform(fn_ir, list(wrt), fn_ir.namer, options.loop_settings())
     if cotangent is not None:
         grad.adjoint.params.append(cotangent)
     optimise(grad)

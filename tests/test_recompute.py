@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import recompute_fns as F
 from corpus import N, U, case
-from corpus_check import case_params, check_value_and_grad
+from corpus_check import case_params, check_value_and_grad, check_value_and_grad_result
 
 import jitgrad
-from jitgrad.transforms import recompute
+from jitgrad import GradFunction
 
 RECOMPUTED = [
     case(F.rowwise_logsumexp, N(6, 4), N(4)),
@@ -33,19 +33,25 @@ TAPED = [
 ]
 
 
-def main_loop_note(c):
-    grad = jitgrad.value_and_grad(c.fn, wrt=c.wrt)
+def value_and_grad(c, **off):
+    """value_and_grad of the case, with the loop strategies named in ``off`` switched off."""
+    return GradFunction(c.fn, c.wrt, with_value=True, strategies={k: False for k in off})
+
+
+def main_loop_note(c, **off):
+    grad = value_and_grad(c, **off)
     grad(*c.points[0])
     return [ln.strip() for ln in grad.source().splitlines() if "# jitgrad:" in ln]
 
 
 @pytest.mark.parametrize("c", case_params(RECOMPUTED))
-def test_recomputed_loops_differentiate(c, monkeypatch):
-    if c.name in ONE_SEED:  # (these would be fused: see below)
-        monkeypatch.setattr(recompute, "FUSE", False)
+def test_recomputed_loops_differentiate(c):
+    off = {"fuse": False} if c.name in ONE_SEED else {}  # (these would be fused: see below)
+    grad = value_and_grad(c, **off)
     for idx in range(len(c.points)):
-        check_value_and_grad(c, idx)
-    assert any("recomputed in reverse" in n for n in main_loop_note(c)), main_loop_note(c)
+        check_value_and_grad_result(c, idx, grad(*c.points[idx]))
+    notes = main_loop_note(c, **off)
+    assert any("recomputed in reverse" in n for n in notes), notes
 
 
 @pytest.mark.parametrize("c", case_params(FUSED + RECOMPUTED[:3]))
@@ -56,12 +62,11 @@ def test_fused_loops_differentiate(c):
 
 
 @pytest.mark.parametrize("c", case_params(FUSED + RECOMPUTED))
-@pytest.mark.parametrize("switch", ["FUSE", "ENABLED"])
-def test_fusing_and_recomputing_give_the_taped_gradient(c, switch, monkeypatch):
+@pytest.mark.parametrize("switch", ["fuse", "recompute"])
+def test_fusing_and_recomputing_give_the_taped_gradient(c, switch):
     """The same value and gradient, to rounding, with fusion (then recomputation) off."""
-    value_on, on = jitgrad.value_and_grad(c.fn, wrt=c.wrt)(*c.points[0])
-    monkeypatch.setattr(recompute, switch, False)
-    value_off, off = jitgrad.value_and_grad(c.fn, wrt=c.wrt)(*c.points[0])
+    value_on, on = value_and_grad(c)(*c.points[0])
+    value_off, off = value_and_grad(c, **{switch: False})(*c.points[0])
     assert value_on == pytest.approx(value_off, rel=1e-13)
     for a, b in zip(on, off):
         assert a == pytest.approx(b, rel=1e-12, abs=1e-12)
@@ -76,10 +81,9 @@ def test_dependent_loops_are_taped(c, why):
     assert any(why in n for n in notes), notes
 
 
-def test_the_forward_pass_keeps_no_tape_for_a_recomputed_loop(monkeypatch):
-    monkeypatch.setattr(recompute, "FUSE", False)
+def test_the_forward_pass_keeps_no_tape_for_a_recomputed_loop():
     c = RECOMPUTED[0]
-    grad = jitgrad.value_and_grad(c.fn, wrt=c.wrt)
+    grad = value_and_grad(c, fuse=False)
     grad(*c.points[0])
     forward = grad.source().split("def rowwise_logsumexp_adjoint")[0]
     assert ".append(" not in forward and "_tape_" not in forward
@@ -97,12 +101,11 @@ def test_a_fused_loop_keeps_one_iteration_and_the_adjoint_only_scales():
 
 
 @pytest.mark.parametrize("c", case_params(FUSED + RECOMPUTED))
-def test_loop_adjoints_run_forwards_only_when_their_iterations_commute(c, monkeypatch):
+def test_loop_adjoints_run_forwards_only_when_their_iterations_commute(c):
     """An inner loop's adjoint whose iterations commute runs forwards (`recompute.commutes`),
     popping by position: the same gradient to rounding as running it backwards."""
-    _, forwards = jitgrad.value_and_grad(c.fn, wrt=c.wrt)(*c.points[0])
-    monkeypatch.setattr(recompute, "ASCENDING", False)
-    _, backwards = jitgrad.value_and_grad(c.fn, wrt=c.wrt)(*c.points[0])
+    _, forwards = value_and_grad(c)(*c.points[0])
+    _, backwards = value_and_grad(c, ascending=False)(*c.points[0])
     for a, b in zip(forwards, backwards):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
 

@@ -120,6 +120,10 @@ class LoopSettings:
 
     memory_cap: int | None = None  # bytes a loop's tape may hold (None: no cap)
     parallel: bool = False  # a parallel build: prange loops will run in chunks
+    # Strategy switches (all on for users; tests compare with each one off):
+    recompute: bool = True  # independent loops recomputed or fused (else taped)
+    fuse: bool = True  # a loop that feeds one sum fused (else recomputed)
+    ascending: bool = True  # a loop adjoint whose iterations commute runs forwards
 
 
 def plan_loop(loop, rep, plan: LoopPlan, note: str, reason: str | None = None) -> None:

@@ -58,9 +58,6 @@ from jitgrad.core.types import INT
 # Statements of the saving machinery (not the user's computation).
 # Equations that read an array only for its shape.
 MIN_PUSHES = 4  # values pushed per iteration, at the loop's own level, that make it worth it
-ENABLED = True  # tests compare with recomputation switched off
-FUSE = True  # and with fusion switched off (recomputed instead)
-ASCENDING = True  # and with every loop adjoint run backwards
 
 
 def planned(fn: Function) -> set[Block]:
@@ -69,7 +66,7 @@ def planned(fn: Function) -> set[Block]:
     costly scalar functions there rather than computing them a third time."""
     storage = Storage(fn)
     out: set[Block] = set()
-    for k, loop in enumerate(fn.body.stmts if ENABLED else ()):
+    for k, loop in enumerate(fn.body.stmts):
         if (isinstance(loop, For) and any(not isinstance(s, Eqn) for s in loop.body.stmts)
                 and independent(loop, None, storage, fn.body.stmts[k + 1:]) is None):
             out.add(loop.body)
@@ -91,11 +88,11 @@ def recompute_loops(fn: Function, adj_body: Block, rev, top_saved: list, stacks:
         rep = rev.repeat_of[loop]
         k = next(i for i, s in enumerate(fn.body.stmts) if s is loop)
         why = independent(loop, rep, storage, fn.body.stmts[k + 1:])
-        if why is None and not ENABLED:
+        if why is None and not settings.recompute:
             why = "recomputation is switched off"
         if why is None and name_clash(loop, fn, top_saved):
             why = "two versions of an array it reads share a name"
-        seed = _one_seed(loop, rev) if why is None and FUSE and fuse and not loop.parallel \
+        seed = _one_seed(loop, rev) if why is None and settings.fuse and fuse and not loop.parallel \
             else None
         fused = None if seed is None else _fuse(fn, adj_body, loop, rep, seed, rev, top_saved,
                                                 stacks, namer)
@@ -148,7 +145,7 @@ def independent(loop: For, rep: Repeat | None, storage: Storage, after: list) ->
     return written_after(loop, storage, after)
 
 
-def mark_ascending(fn: Function, repeat_of: dict, seeded: dict) -> None:
+def mark_ascending(fn: Function, repeat_of: dict, seeded: dict, enabled: bool = True) -> None:
     """Run forwards every loop adjoint whose iterations commute (`commutes`): Numba compiles an
     ascending loop tighter, and the pops then read ``stack[base + k]``. The result changes by
     rounding at most (gradients that several iterations add into one slot add in another
@@ -157,7 +154,7 @@ def mark_ascending(fn: Function, repeat_of: dict, seeded: dict) -> None:
         if isinstance(s, For) and s in repeat_of and not any(
                 isinstance(t, Repeat) for t in walk(s.body)):  # (fused: its adjoint is inside)
             rep = repeat_of[s]
-            rep.ascending = ASCENDING and commutes(s, rep, seeded.get(s, []))
+            rep.ascending = enabled and commutes(s, rep, seeded.get(s, []))
 
 
 def commutes(loop: For, rep: Repeat, seeded: list) -> bool:

@@ -556,21 +556,21 @@ LOOP_STRATEGIES = (recompute_loops, checkpoint_loops)
 
 
 def transform(fn: Function, wrt: list[int], namer: Namer,
-              memory_cap: int | None = None, parallel: bool = False) -> Gradient:
+              settings: LoopSettings | None = None) -> Gradient:
     """Reverse mode: the forward and adjoint kernels of ``fn`` for the parameters ``wrt``. With
-    ``memory_cap`` (bytes), loops that keep a tape are checkpointed (`checkpoint`). A
-    ``parallel`` build fuses no loop: an independent loop is recomputed, which `parallel`
-    then runs in chunks on every core."""
+    ``settings.memory_cap`` (bytes), loops that keep a tape are checkpointed (`checkpoint`). A
+    ``settings.parallel`` build fuses no loop: an independent loop is recomputed, which
+    `parallel` then runs in chunks on every core."""
+    settings = settings or LoopSettings()
     rev = _Reverse(fn, wrt, namer)
     adj_body, grads = rev.run()
     shape_stand_ins(adj_body, fn.params)
     saver = Saver(rev, fn)
-    saver.replayed = planned(fn)
+    saver.replayed = planned(fn) if settings.recompute else set()
     top_saved, stacks = saver.apply(adj_body, namer)
-    settings = LoopSettings(memory_cap, parallel)
     for strategy in LOOP_STRATEGIES:
         top_saved, stacks = strategy(fn, adj_body, rev, top_saved, stacks, namer, settings)
-    mark_ascending(fn, rev.repeat_of, rev.seeded)
+    mark_ascending(fn, rev.repeat_of, rev.seeded, settings.ascending)
     forward = Kernel(fn.name + "_forward", list(fn.params), fn.body,
                      [fn.result] + [a for a, _ in top_saved] + stacks, fn.loc)
     adj_params = list(fn.params) + [v for _, v in top_saved] + stacks
