@@ -3,9 +3,10 @@
 Takes the `reverse.Gradient` of a function and writes one module: the forward kernel, the
 adjoint kernel and the entry ``<name>_grad`` (or ``<name>_value_and_grad``) that calls both (so
 saved values never cross into Python between the passes). Runs of array operations over one
-shape become one loop nest (`_Writer.fused`). Guarantees: one operation per line; a comment
-with the user's file, line and source line above each group of lines that came from it; the
-same text for the same input (names come from `ir.Namer`, nothing random, no addresses).
+shape become one loop nest (`_Writer.fused`; what a nest computes: `emit_nest`). Guarantees:
+one operation per line; a comment with the user's file, line and source line above each group
+of lines that came from it; the same text for the same input (names come from `ir.Namer`,
+nothing random, no addresses).
 """
 
 from __future__ import annotations
@@ -15,6 +16,14 @@ import os
 import numpy as np
 
 from jitgrad.backend.numba import emit_parallel
+from jitgrad.backend.numba.emit_nest import (
+    REDUCE_INIT,
+    nest_dims,
+    nest_operands,
+    nest_reads,
+    summed_index,
+    summed_shape,
+)
 from jitgrad.core.ir import (
     Atom,
     Block,
@@ -27,7 +36,6 @@ from jitgrad.core.ir import (
     Repeat,
     Var,
     While,
-    dims_of,
     direct_uses,
     walk,
 )
@@ -150,10 +158,10 @@ class _Writer:
         first = stmts[k]
         if not isinstance(first, Eqn) or not first.outs or first.outs[0].dims is None:
             return [], []
-        dims = _nest_dims(first)
+        dims = nest_dims(first)
         run, made, sums, names = [], set(), set(), set()
         for e in stmts[k:]:
-            reads = _nest_reads(e, dims)
+            reads = nest_reads(e, dims)
             if reads is None or any(a in sums for a in e.ins):
                 break
             out = e.outs[0]
@@ -163,14 +171,14 @@ class _Writer:
                 break  # a copy of an array from outside: cheaper as the alias it is
             run.append(e)
             names.add(out.name)
-            (sums if e.prim in _REDUCE_INIT else made).add(out)
+            (sums if e.prim in REDUCE_INIT else made).add(out)
         sizes = self.nest_sizes(run) if run else None
         return (run, sizes) if sizes is not None else ([], [])
 
     def nest_sizes(self, group) -> list[str] | None:
         """Source for each loop's trip count, read from the shape of a value the nest reads
         (or a literal size); None when some loop has no such source."""
-        dims = _nest_dims(group[0])
+        dims = nest_dims(group[0])
         inside = {e.outs[0] for e in group}
         sizes = []
         for k, token in enumerate(dims):
@@ -178,7 +186,7 @@ class _Writer:
                 sizes.append(str(token))
                 continue
             source = next((f"{a.name}.shape[{j}]" for e in group
-                           for a, axes in zip(e.ins, _nest_reads(e, dims))
+                           for a, axes in zip(e.ins, nest_reads(e, dims))
                            if isinstance(a, Var) and a not in inside and axes != "value"
                            for j, ax in enumerate(axes) if ax == k), None)
             if source is None:
@@ -195,8 +203,8 @@ class _Writer:
         Takes the run (`fusable_run`), its loops' trip counts (`nest_sizes`), the indent, and
         the statements after the run at the top level of the kernel (None in a loop or branch,
         where any read counts)."""
-        dims = _nest_dims(group[0])
-        from_nest, internal_uses, read_names = _nest_operands(group)
+        dims = nest_dims(group[0])
+        from_nest, internal_uses, read_names = nest_operands(group)
         stored = self.stored_results(group, internal_uses, later)
         filled, element = self.nest_names(group, stored, read_names)
         self.comment_for(indent, group[0].loc)
@@ -210,7 +218,7 @@ class _Writer:
             self.comment_for(inner, e.loc)
             self.current = e.loc
             args = _nest_args(e, here, dims, idx, element)
-            if e.prim in _REDUCE_INIT:
+            if e.prim in REDUCE_INIT:
                 self.nest_accumulate(e, args[0], filled, idx, inner)
             else:
                 self.nest_element(e, args, filled, element, idx, inner)
@@ -227,13 +235,13 @@ class _Writer:
         statements after the run); in a loop or branch (``later`` None), those read more often
         than the nest itself reads them."""
         if later is None:
-            return [e.outs[0] for e in group if e.prim not in _REDUCE_INIT and self.uses.get(
+            return [e.outs[0] for e in group if e.prim not in REDUCE_INIT and self.uses.get(
                 e.outs[0], 0) > internal_uses.get(e.outs[0], 0)]
         read_later = {a for s in walk(Block(later)) for a in direct_uses(s)
                       if isinstance(a, Var)}
         read_later |= {a for a in self.kernel_ir.returns if isinstance(a, Var)}
         return [e.outs[0] for e in group
-                if e.prim not in _REDUCE_INIT and e.outs[0] in read_later]
+                if e.prim not in REDUCE_INIT and e.outs[0] in read_later]
 
     def nest_names(self, group: list, stored: list, read_names: set) -> tuple[dict, dict]:
         """(filled, element): the name each stored result or reduction is filled under (a
@@ -241,11 +249,11 @@ class _Writer:
         non-reduction's element inside the nest. Fresh names are drawn in that order."""
         filled = {}  # out -> the name its array is filled under
         for e in group:
-            if e.prim in _REDUCE_INIT or e.outs[0] in stored:
+            if e.prim in REDUCE_INIT or e.outs[0] in stored:
                 v = e.outs[0]
                 filled[v] = self.namer.fresh(v.name) if v.name in read_names else v.name
         element = {e.outs[0]: self.namer.fresh("_e_" + e.outs[0].name.lstrip("_"))
-                   for e in group if e.prim not in _REDUCE_INIT}
+                   for e in group if e.prim not in REDUCE_INIT}
         return filled, element
 
     def nest_allocations(self, group: list, sizes: list[str], filled: dict, indent: int):
@@ -257,16 +265,16 @@ class _Writer:
             v = e.outs[0]
             if v not in filled:
                 continue
-            if e.prim not in _REDUCE_INIT:
+            if e.prim not in REDUCE_INIT:
                 self.line(indent, f"{filled[v]} = {_alloc('empty', shape, v.type.kind)}")
                 continue
-            init = _REDUCE_INIT[e.prim]
+            init = REDUCE_INIT[e.prim]
             if e.prim != "sum":  # NumPy: no maximum or minimum of nothing
                 axis = e.params["axis"]
                 extent = " * ".join(sizes) if axis is None else sizes[axis]
                 self.line(indent, f"_rt.nonempty({extent})")
             if v.type.ndim:
-                kept = _summed_shape(sizes, e.params)
+                kept = summed_shape(sizes, e.params)
                 how = f"_rt.zeros({kept})" if e.prim == "sum" else f"_rt.full({kept}, {init})"
                 self.line(indent, f"{filled[v]} = {how}")
             else:
@@ -277,7 +285,7 @@ class _Writer:
         beats a maximum's or minimum's (NaN wins, as in NumPy; the first of tied extremes is
         kept)."""
         out = e.outs[0]
-        acc = filled[out] + (_summed_index(idx, e.params) if out.type.ndim else "")
+        acc = filled[out] + (summed_index(idx, e.params) if out.type.ndim else "")
         if e.prim == "sum":
             self.line(indent, f"{acc} += {x}")
             return
@@ -576,10 +584,6 @@ class _Writer:
 
 _DTYPES = {"f": "np.float64", "i": "np.int64", "b": "np.bool_"}
 
-
-# Reductions a loop nest accumulates, and the accumulator's starting value.
-_REDUCE_INIT = {"sum": "0.0", "max": "-np.inf", "min": "np.inf"}
-
 # The equations `_Writer.eqn` hands to `_Writer.store_eqn` and `_Writer.counter_eqn`.
 _STORES = {"assign", "iadd", "setitem", "add_at", "zero_at"}
 _COUNTERS = {"loop_index", "count_reset", "count_tick", "count_max", "reserve", "trip_count"}
@@ -590,88 +594,12 @@ def _alloc(how: str, shape: str, kind: str) -> str:
     return f"_rt.{how}({shape})" if kind == "f" else f"np.{how}({shape}, {_DTYPES[kind]})"
 
 
-def _nest_dims(e: Eqn) -> tuple:
-    return dims_of(e.ins[0]) if e.prim in _REDUCE_INIT else e.outs[0].dims
-
-
-def _nest_reads(e, dims) -> list | None:
-    """How one iteration of a loop nest over ``dims`` reads each operand of ``e``: "value" (a
-    scalar, read as it is) or, per axis of the operand, the loop indexing it (None: index 0,
-    a size-1 axis broadcast). The shape-only operand of a spread or broadcast is read at its
-    own position (never used). None: ``e`` cannot be computed by such a nest."""
-    if not isinstance(e, Eqn) or len(e.outs) != 1:
-        return None
-    out = e.outs[0]
-    if e.prim in _REDUCE_INIT:
-        x = e.ins[0]
-        if x.type.kind != "f" or dims_of(x) != dims or not dims:
-            return None
-        axis = e.params["axis"]
-        return [tuple(range(len(dims)))] if axis is None or 0 <= axis < len(dims) else None
-    if e.prim == "assign":
-        x = e.ins[0]
-        ok = isinstance(x, Var) and out.dims == dims and dims_of(x) == dims and dims
-        return [tuple(range(len(dims)))] if ok else None
-    p = primitives.PRIMITIVES.get(e.prim)
-    if p is None or not out.type.ndim or out.dims != dims:
-        return None
-    if e.prim == "spread" and e.params["axis"] is not None:
-        g, axis = e.ins[0], e.params["axis"]
-        at = [k for k in range(len(dims)) if k != axis or g.type.ndim == len(dims)]
-        d = dims_of(g)
-        if len(d) != len(at) or any(d[j] != dims[k] and not (k == axis and d[j] == 1)
-                                    for j, k in enumerate(at)):
-            return None
-        return [tuple(None if k == axis else k for k in at), tuple(range(len(dims)))]
-    if not (p.elementwise or e.prim in ("spread", "broadcast_like")):
-        return None
-    reads = []
-    for a in e.ins:
-        d = dims_of(a)
-        if not d:
-            reads.append("value")
-            continue
-        lead = len(dims) - len(d)
-        if lead < 0:
-            return None
-        axes = []
-        for j, t in enumerate(d):
-            if t == dims[lead + j]:
-                axes.append(lead + j)
-            elif t == 1:
-                axes.append(None)
-            else:
-                return None
-        reads.append(tuple(axes))
-    return reads
-
-
-def _nest_operands(group: list) -> tuple[list, dict, set]:
-    """(from_nest, internal_uses, read_names) for a nest's run: per equation, whether each
-    operand is an element computed earlier in the nest (an adjoint updated in place, ``_b_x =
-    _b_x + c``, reads the array before the nest and defines an element); how often the nest
-    reads each such element; and the names of the values it reads from outside."""
-    from_nest, made = [], set()
-    for e in group:
-        from_nest.append([isinstance(a, Var) and a in made for a in e.ins])
-        made.add(e.outs[0])
-    internal_uses: dict[Var, int] = {}
-    read_names = set()
-    for e, inner in zip(group, from_nest):
-        for a, here in zip(e.ins, inner):
-            if here:
-                internal_uses[a] = internal_uses.get(a, 0) + 1
-            elif isinstance(a, Var):
-                read_names.add(a.name)
-    return from_nest, internal_uses, read_names
-
-
 def _nest_args(e: Eqn, here: list, dims: tuple, idx: list[str], element: dict) -> list[str]:
     """The source of each operand of ``e`` in one iteration of the nest (loop indices
     ``idx``): an element computed in the nest (``here``), a scalar as it is, or the
     operand's entry at the loops indexing its axes (0 for a broadcast axis)."""
     args = []
-    for a, axes, h in zip(e.ins, _nest_reads(e, dims), here):
+    for a, axes, h in zip(e.ins, nest_reads(e, dims), here):
         if h:
             args.append(element[a])
         elif axes == "value":
@@ -679,20 +607,6 @@ def _nest_args(e: Eqn, here: list, dims: tuple, idx: list[str], element: dict) -
         else:
             args.append(f"{a.name}[{', '.join('0' if x is None else idx[x] for x in axes)}]")
     return args
-
-
-def _summed_shape(sizes: list[str], params) -> str:
-    axis, keep = params["axis"], params["keepdims"]
-    kept = ["1" if k == axis or axis is None else s for k, s in enumerate(sizes)
-            if keep or (axis is not None and k != axis)]
-    return "(" + ", ".join(kept) + ("," if len(kept) == 1 else "") + ")"
-
-
-def _summed_index(idx: list[str], params) -> str:
-    axis, keep = params["axis"], params["keepdims"]
-    at = ["0" if k == axis or axis is None else i for k, i in enumerate(idx)
-          if keep or (axis is not None and k != axis)]
-    return "[" + ", ".join(at) + "]"
 
 
 def emit_module(grad: Gradient, signature: str, wrt_names: list[str], *,
