@@ -238,77 +238,33 @@ class Loops:
         return False
 
     def build_loop(self, stmt, carried, make_body_env, build_inside):
-        """Build a loop body until the carried types settle; return what `build_inside` made."""
+        """Build a loop body until the carried types settle; return what `build_inside` made.
+
+        Takes the loop statement, the names it carries (`loop_carries`), ``make_body_env(env)``
+        (binds the loop's own names in the body's environment) and ``build_inside(env)`` (builds
+        the body in ``env``; returns a dict with "body", "env_end" and, for a ``while``,
+        "cond_block"). The body is built again, up to six times, while an attempt finds that a
+        carried kind widens or that carried names share or part arrays; an abandoned attempt
+        leaves no writes behind. Returns (the carries the loop keeps, each carried name's
+        variable in the body, what the last `build_inside` returned)."""
         kinds = {n: self.gb.atom(self.env[n], check=False).type for n in carried}
         apart: set[str] = set()  # names for one array that the body rebinds and never writes
         memory_before = self.gb.memory_state()
         takes_over: dict[str, str] = {}  # n -> m: n holds m's array from the 2nd iteration on
         for _attempt in range(6):
             self.gb.restore_memory_state(memory_before)  # an abandoned attempt wrote nothing
-            carry_vars: dict[str, Var] = {}
-            by_init: dict[Var, Var] = {}  # names for one array share its carried variable
-            writes_before: dict[Var, int] = {}
-            for n in carried:
-                init = self.gb.atom(self.env[n], check=False)
-                if (kinds[n].ndim and isinstance(init, Var) and init in by_init
-                        and n not in apart):
-                    carry_vars[n] = by_init[init]
-                    continue
-                v = carry_vars[n] = self.gb.new_var(kinds[n], base(n))
-                if v.type.ndim and isinstance(init, Var):  # it starts as its initial value
-                    if n not in apart:
-                        by_init[init] = v
-                    self.gb.share_memory(v, init)
-                    self.gb.same_view(v, init)
-                    writes_before[v] = self.gb.writes_to(v)
-                self.gb.restamp(v)
-                if isinstance(init, Var) and self.gb.is_stale(init):
-                    self.gb.mark_stale(v)  # an out-of-date array stays out of date when carried
-            for n, m in takes_over.items():  # a write into it may be a write into an argument
-                init = self.gb.atom(self.env[m], check=False)
-                if isinstance(init, Var):
-                    self.gb.holds_params[carry_vars[n]] = [
-                        p for p in self.gb.param_vars
-                        if p.type.ndim and self.gb._find(p) is self.gb._find(init)]
-            outer_env = self.env
-            inner_env = dict(outer_env)
+            carry_vars, writes_before = self.new_carry_vars(carried, kinds, apart)
+            self.note_taken_over_params(carry_vars, takes_over)
+            inner_env = dict(self.env)
             for n, v in carry_vars.items():
                 inner_env[n] = self.gb.sym(v)
             make_body_env(inner_env)
             result = build_inside(inner_env)
             env_end = result["env_end"]
-            changed = False
-            for n in carried:
-                end = env_end.get(n)
-                if isinstance(end, Undefined) or end is None:
-                    raise UnsupportedError(f"`{base(n)}` may be undefined at the end of the "
-                                           "loop body", self.loc(stmt))
-                if not is_atom_value(end):
-                    raise UnsupportedError(f"`{base(n)}` changes kind inside the loop",
-                                           self.loc(stmt))
-                t_end = self.gb.atom(end, check=False).type
-                if t_end.ndim != kinds[n].ndim:
-                    raise ShapeError(f"`{base(n)}` is a {kinds[n]} before the loop and a "
-                                     f"{t_end} inside it", self.loc(stmt))
-                kind = promote_kinds(kinds[n].kind, t_end.kind)
-                if kind != kinds[n].kind:
-                    kinds[n] = Type(kind, kinds[n].ndim)
-                    changed = True
-            for n, m in itertools.permutations(carried, 2):  # `u, unew = unew, u`
-                end = self.gb.atom(env_end[n], check=False)
-                if (n not in takes_over and carry_vars[n] is not carry_vars[m]
-                        and kinds[n].ndim and isinstance(end, Var)
-                        and self.gb._find(end) is self.gb._find(carry_vars[m])):
-                    takes_over[n] = m
-                    changed = True
-            for n, m in itertools.combinations(carried, 2):  # `y = y0`, then `y = g(y)`:
-                v = carry_vars[n]  # two arrays from the second iteration on; if the body never
-                if (v is carry_vars[m] and self.gb.atom(env_end[n], check=False)  # writes, two
-                        is not self.gb.atom(env_end[m], check=False)  # carried variables
-                        and self.gb.writes_to(v) == writes_before[v]):
-                    apart |= {n, m}
-                    changed = True
-            if not changed:
+            widened = self.widen_carried_kinds(stmt, carried, kinds, env_end)
+            swapped = self.find_take_overs(carried, carry_vars, kinds, env_end, takes_over)
+            parted = self.find_carries_apart(carried, carry_vars, env_end, writes_before, apart)
+            if not (widened or swapped or parted):
                 break
         self.check_no_joined_carries(carried, carry_vars, writes_before, env_end, stmt)
         out_of_date = self.check_no_stale_reads(result, carry_vars, stmt)
@@ -317,6 +273,104 @@ class Loops:
         for v in carry_vars.values():
             if v not in out_of_date:
                 self.gb.restamp(v)  # after the loop it holds the current contents
+        carries = self.make_carries(stmt, carried, carry_vars, kinds, env_end, result["body"],
+                                    blocks)
+        self.share_written_storage(carries)
+        return self.drop_unchanged_carries(carries, carry_vars, blocks), carry_vars, result
+
+    def new_carry_vars(self, carried, kinds, apart):
+        """One attempt's variables for the carried names, of the kinds found so far: names for
+        one array before the loop share one variable (unless ``apart``), and an array variable
+        starts out as its initial value (same memory, same view, as stale as it). Returns
+        (name -> variable, array variable -> its write count before the body)."""
+        carry_vars: dict[str, Var] = {}
+        by_init: dict[Var, Var] = {}  # names for one array share its carried variable
+        writes_before: dict[Var, int] = {}
+        for n in carried:
+            init = self.gb.atom(self.env[n], check=False)
+            if (kinds[n].ndim and isinstance(init, Var) and init in by_init
+                    and n not in apart):
+                carry_vars[n] = by_init[init]
+                continue
+            v = carry_vars[n] = self.gb.new_var(kinds[n], base(n))
+            if v.type.ndim and isinstance(init, Var):  # it starts as its initial value
+                if n not in apart:
+                    by_init[init] = v
+                self.gb.share_memory(v, init)
+                self.gb.same_view(v, init)
+                writes_before[v] = self.gb.writes_to(v)
+            self.gb.restamp(v)
+            if isinstance(init, Var) and self.gb.is_stale(init):
+                self.gb.mark_stale(v)  # an out-of-date array stays out of date when carried
+        return carry_vars, writes_before
+
+    def note_taken_over_params(self, carry_vars, takes_over):
+        """A name that holds another's array from the second iteration on (``takes_over``: n ->
+        m) may hold an argument's array: a write into it may be a write into that argument."""
+        for n, m in takes_over.items():
+            init = self.gb.atom(self.env[m], check=False)
+            if isinstance(init, Var):
+                self.gb.holds_params[carry_vars[n]] = [
+                    p for p in self.gb.param_vars
+                    if p.type.ndim and self.gb._find(p) is self.gb._find(init)]
+
+    def widen_carried_kinds(self, stmt, carried, kinds, env_end) -> bool:
+        """Check each carried name's value at the end of the body (defined, one atom, the rank
+        it had before the loop) and widen ``kinds`` to hold it (an int that becomes a float).
+        Returns whether a kind widened (the body must be built again)."""
+        changed = False
+        for n in carried:
+            end = env_end.get(n)
+            if isinstance(end, Undefined) or end is None:
+                raise UnsupportedError(f"`{base(n)}` may be undefined at the end of the "
+                                       "loop body", self.loc(stmt))
+            if not is_atom_value(end):
+                raise UnsupportedError(f"`{base(n)}` changes kind inside the loop",
+                                       self.loc(stmt))
+            t_end = self.gb.atom(end, check=False).type
+            if t_end.ndim != kinds[n].ndim:
+                raise ShapeError(f"`{base(n)}` is a {kinds[n]} before the loop and a "
+                                 f"{t_end} inside it", self.loc(stmt))
+            kind = promote_kinds(kinds[n].kind, t_end.kind)
+            if kind != kinds[n].kind:
+                kinds[n] = Type(kind, kinds[n].ndim)
+                changed = True
+        return changed
+
+    def find_take_overs(self, carried, carry_vars, kinds, env_end, takes_over) -> bool:
+        """Arrays swapped by the body (``u, unew = unew, u``): a name that ends the body holding
+        another carried name's array takes it over, recorded in ``takes_over``. Returns whether
+        one was found (the body must be built again)."""
+        changed = False
+        for n, m in itertools.permutations(carried, 2):
+            end = self.gb.atom(env_end[n], check=False)
+            if (n not in takes_over and carry_vars[n] is not carry_vars[m]
+                    and kinds[n].ndim and isinstance(end, Var)
+                    and self.gb._find(end) is self.gb._find(carry_vars[m])):
+                takes_over[n] = m
+                changed = True
+        return changed
+
+    def find_carries_apart(self, carried, carry_vars, env_end, writes_before, apart) -> bool:
+        """Two names for one array before the loop (``y = y0``) that the body rebinds apart
+        (``y = g(y)``) and never writes into are two arrays from the second iteration on: they
+        join ``apart`` and get a carried variable each. Returns whether a pair was found (the
+        body must be built again)."""
+        changed = False
+        for n, m in itertools.combinations(carried, 2):
+            v = carry_vars[n]
+            if (v is carry_vars[m] and self.gb.atom(env_end[n], check=False)
+                    is not self.gb.atom(env_end[m], check=False)
+                    and self.gb.writes_to(v) == writes_before[v]):
+                apart |= {n, m}
+                changed = True
+        return changed
+
+    def make_carries(self, stmt, carried, carry_vars, kinds, env_end, body, blocks):
+        """One `Carry` per carried variable: its initial value and its update at the end of
+        ``body``, each cast to the carried kind. Names sharing a variable must still name one
+        array at the end of the body (refused otherwise). An array only written in place makes
+        its initial array hold the loop's value afterwards."""
         carries = []
         first_name: dict[Var, str] = {}
         for n in carried:
@@ -332,18 +386,28 @@ class Loops:
                 continue
             first_name[var] = n
             init = self.cast_in(self.gb.block, self.env[n], kinds[n].kind)
-            update = self.cast_in(result["body"], env_end[n], kinds[n].kind)
+            update = self.cast_in(body, env_end[n], kinds[n].kind)
             carries.append(Carry(var, init, update))
             if (var.type.ndim and isinstance(init, Var) and isinstance(update, Var)
                     and holds_storage_of(update, var, blocks)):  # only written in place:
                 self.gb.newer(init, var)  # after the loop the initial array holds its value
             self.gb.latest.pop(var, None)
-        for c in carries:  # an array the body only writes in place: one storage, before and in
+        return carries
+
+    @staticmethod
+    def share_written_storage(carries) -> None:
+        """An array the body only writes in place: one storage, before the loop and in it."""
+        for c in carries:
             if (c.var.type.ndim and isinstance(c.init, Var) and isinstance(c.update, Var)
                     and c.update.root is c.var):
                 c.var.storage = c.init.root
+
+    def drop_unchanged_carries(self, carries, carry_vars, blocks) -> list:
+        """The carries the loop keeps: an array the body never rebinds nor writes is its initial
+        value, so its carried variable is replaced by that value in ``blocks`` and
+        ``carry_vars``, and dropped."""
         kept = []
-        for c in carries:  # an array the body never rebinds nor writes is its initial value
+        for c in carries:
             if c.var.type.ndim and c.update is c.var and isinstance(c.init, Var):
                 _replace_atom(blocks, c.var, c.init)
                 for n, v in list(carry_vars.items()):
@@ -353,7 +417,7 @@ class Loops:
                     del self.gb.latest[c.init]
                 continue
             kept.append(c)
-        return kept, carry_vars, result
+        return kept
 
     def check_no_joined_carries(self, carried, carry_vars, writes_before, env_end, stmt):
         """Two names for two arrays before the loop that name one array at the end of its body

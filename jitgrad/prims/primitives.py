@@ -221,10 +221,10 @@ def _reduce_impl(fn):
 
 reduce_sum = primitive("sum", _reduce_impl(np.sum),
                        lambda ts, p: _reduce_type(ts, dict(p, op="sum")), _reduce_emit("sum"))
-reduce_max = primitive("max", _reduce_impl(np.max),
-                       lambda ts, p: _reduce_type(ts, dict(p, op="max")), _reduce_emit("max"))
-reduce_min = primitive("min", _reduce_impl(np.min),
-                       lambda ts, p: _reduce_type(ts, dict(p, op="min")), _reduce_emit("min"))
+primitive("max", _reduce_impl(np.max),
+          lambda ts, p: _reduce_type(ts, dict(p, op="max")), _reduce_emit("max"))
+primitive("min", _reduce_impl(np.min),
+          lambda ts, p: _reduce_type(ts, dict(p, op="min")), _reduce_emit("min"))
 
 
 def _prod_others_impl(x):
@@ -236,16 +236,16 @@ def _prod_others_impl(x):
 
 
 # prod over every axis; its adjoint needs the product of the others (not ans / x: zeros).
-reduce_prod = primitive("prod", lambda x: np.prod(x), lambda ts, p: Type(ts[0].kind, 0),
-                        lambda a, p, t: f"np.prod({a[0]})")
+primitive("prod", lambda x: np.prod(x), lambda ts, p: Type(ts[0].kind, 0),
+          lambda a, p, t: f"np.prod({a[0]})")
 prod_others = primitive("prod_others", _prod_others_impl, lambda ts, p: Type("f", ts[0].ndim),
                         lambda a, p, t: f"_rt.prod_others({a[0]})", differentiable=False)
 # The product along one axis, and each entry's product of the others along it (its adjoint).
-prod_axis = primitive("prod_axis",
-                      lambda x, axis, keepdims: np.prod(x, axis=axis, keepdims=keepdims),
-                      lambda ts, p: Type(ts[0].kind, ts[0].ndim - (not p["keepdims"])),
-                      lambda a, p, t: f"_rt.prod_axis({a[0]}, {p['axis']}, "
-                      f"{reduced_shape_src(a[0], t[0].ndim, p['axis'], p['keepdims'])})")
+primitive("prod_axis",
+          lambda x, axis, keepdims: np.prod(x, axis=axis, keepdims=keepdims),
+          lambda ts, p: Type(ts[0].kind, ts[0].ndim - (not p["keepdims"])),
+          lambda a, p, t: f"_rt.prod_axis({a[0]}, {p['axis']}, "
+          f"{reduced_shape_src(a[0], t[0].ndim, p['axis'], p['keepdims'])})")
 
 
 def _prod_others_axis_impl(x, axis):
@@ -287,9 +287,9 @@ def _cumprod_grad_impl(g, x):
 
 
 # Running product of a vector; its adjoint is a loop of its own (`_cumprod_grad_impl`).
-cumprod = primitive("cumprod", np.cumprod,
-                    lambda ts, p: Type("i" if ts[0].kind == "b" else ts[0].kind, 1),
-                    lambda a, p, t: f"np.cumprod({a[0]})")
+primitive("cumprod", np.cumprod,
+          lambda ts, p: Type("i" if ts[0].kind == "b" else ts[0].kind, 1),
+          lambda a, p, t: f"np.cumprod({a[0]})")
 cumprod_grad = primitive("cumprod_grad", _cumprod_grad_impl, lambda ts, p: Type("f", 1),
                          lambda a, p, t: f"_rt.cumprod_grad({a[0]}, {a[1]})",
                          differentiable=False)
@@ -360,12 +360,12 @@ def _linalg(name, fn, type_rule, src=None):
 
 inv = _linalg("inv", np.linalg.inv, lambda ts, p: Type("f", 2))
 solve = _linalg("solve", np.linalg.solve, lambda ts, p: Type("f", ts[1].ndim))
-det = _linalg("det", np.linalg.det, lambda ts, p: Type("f", 0))
-cholesky = _linalg("cholesky", np.linalg.cholesky, lambda ts, p: Type("f", 2))
-logabsdet = primitive("logabsdet", lambda a: np.linalg.slogdet(a)[1], lambda ts, p: Type("f", 0),
-                      lambda a, p, t: f"np.linalg.slogdet({a[0]})[1]")
-signdet = primitive("signdet", lambda a: np.linalg.slogdet(a)[0], lambda ts, p: Type("f", 0),
-                    lambda a, p, t: f"np.linalg.slogdet({a[0]})[0]", differentiable=False)
+_linalg("det", np.linalg.det, lambda ts, p: Type("f", 0))
+_linalg("cholesky", np.linalg.cholesky, lambda ts, p: Type("f", 2))
+primitive("logabsdet", lambda a: np.linalg.slogdet(a)[1], lambda ts, p: Type("f", 0),
+          lambda a, p, t: f"np.linalg.slogdet({a[0]})[1]")
+primitive("signdet", lambda a: np.linalg.slogdet(a)[0], lambda ts, p: Type("f", 0),
+          lambda a, p, t: f"np.linalg.slogdet({a[0]})[0]", differentiable=False)
 
 
 def _transpose_impl(x, axes=None):
@@ -621,10 +621,10 @@ concatenate = primitive("concatenate", lambda *xs, axis: np.concatenate(xs, axis
                         lambda ts, p: Type(promote_kinds(*(t.kind for t in ts)), ts[0].ndim),
                         lambda a, p, t: f"np.concatenate(({', '.join(a)},), axis={p['axis']})")
 # The flat index of the largest / smallest entry (the first one, as NumPy): an integer.
-argmax = primitive("argmax", np.argmax, lambda ts, p: Type("i", 0),
-                   lambda a, p, t: f"np.argmax({a[0]})", differentiable=False)
-argmin = primitive("argmin", np.argmin, lambda ts, p: Type("i", 0),
-                   lambda a, p, t: f"np.argmin({a[0]})", differentiable=False)
+primitive("argmax", np.argmax, lambda ts, p: Type("i", 0),
+          lambda a, p, t: f"np.argmax({a[0]})", differentiable=False)
+primitive("argmin", np.argmin, lambda ts, p: Type("i", 0),
+          lambda a, p, t: f"np.argmin({a[0]})", differentiable=False)
 def _unpack_count_impl(n, k):
     if int(n) != int(k):
         raise ValueError(f"cannot unpack an array of {int(n)} rows into {int(k)} names")
@@ -633,14 +633,14 @@ def _unpack_count_impl(n, k):
 
 # ``a, b, c = x``: the number of names, once the run time check of x's length passed (the
 # reads of the rows are indexed from it, so the check stays in the code).
-unpack_count = primitive("unpack_count", _unpack_count_impl, lambda ts, p: Type("i", 0),
-                         lambda a, p, t: f"_rt.unpack_count({a[0]}, {a[1]})",
-                         differentiable=False)
+primitive("unpack_count", _unpack_count_impl, lambda ts, p: Type("i", 0),
+          lambda a, p, t: f"_rt.unpack_count({a[0]}, {a[1]})",
+          differentiable=False)
 # The order that sorts a vector, stably (ties keep their order, as NumPy's mergesort).
-argsort = primitive("argsort", lambda x: np.argsort(x, kind="mergesort"),
-                    lambda ts, p: Type("i", 1),
-                    lambda a, p, t: f"np.argsort({a[0]}, kind='mergesort')",
-                    differentiable=False)
+primitive("argsort", lambda x: np.argsort(x, kind="mergesort"),
+          lambda ts, p: Type("i", 1),
+          lambda a, p, t: f"np.argsort({a[0]}, kind='mergesort')",
+          differentiable=False)
 # ``x[idx]`` with a 1-D integer array: the rows of x at idx (Numba allows one such index).
 take = primitive("take", lambda x, idx: x[np.asarray(idx)], lambda ts, p: ts[0],
                  lambda a, p, t: f"{a[0]}[{a[1]}]")
@@ -686,8 +686,8 @@ def constant_array_name(value: np.ndarray) -> str:
     return name
 
 
-constant = primitive("constant", lambda name, type: CONSTANT_ARRAYS[name],
-                     lambda ts, p: p["type"], lambda a, p, t: p["name"], differentiable=False)
+primitive("constant", lambda name, type: CONSTANT_ARRAYS[name],
+          lambda ts, p: p["type"], lambda a, p, t: p["name"], differentiable=False)
 
 
 def identity_copy_emit(a, p, t):
@@ -696,9 +696,9 @@ def identity_copy_emit(a, p, t):
 
 
 # ``jitgrad.stop_gradient(x)``: x in value, no rule (so no gradient passes).
-stop_gradient = primitive("stop_gradient", lambda x: x,
-                          lambda ts, p: Type("f", ts[0].ndim) if ts[0].kind == "f" else ts[0],
-                          identity_copy_emit, differentiable=False)
+primitive("stop_gradient", lambda x: x,
+          lambda ts, p: Type("f", ts[0].ndim) if ts[0].kind == "f" else ts[0],
+          identity_copy_emit, differentiable=False)
 
 
 def constant_source(value) -> str:

@@ -3,9 +3,10 @@
 Takes the `reverse.Gradient` of a function and writes one module: the forward kernel, the
 adjoint kernel and the entry ``<name>_grad`` (or ``<name>_value_and_grad``) that calls both (so
 saved values never cross into Python between the passes). Runs of array operations over one
-shape become one loop nest (`_Writer.fused`). Guarantees: one operation per line; a comment
-with the user's file, line and source line above each group of lines that came from it; the
-same text for the same input (names come from `ir.Namer`, nothing random, no addresses).
+shape become one loop nest (`_Writer.fused`; what a nest computes: `emit_nest`). Guarantees:
+one operation per line; a comment with the user's file, line and source line above each group
+of lines that came from it; the same text for the same input (names come from `ir.Namer`,
+nothing random, no addresses).
 """
 
 from __future__ import annotations
@@ -15,6 +16,14 @@ import os
 import numpy as np
 
 from jitgrad.backend.numba import emit_parallel
+from jitgrad.backend.numba.emit_nest import (
+    REDUCE_INIT,
+    nest_dims,
+    nest_operands,
+    nest_reads,
+    summed_index,
+    summed_shape,
+)
 from jitgrad.core import ops
 from jitgrad.core.ir import (
     Atom,
@@ -28,7 +37,6 @@ from jitgrad.core.ir import (
     Repeat,
     Var,
     While,
-    dims_of,
     direct_uses,
     walk,
 )
@@ -48,6 +56,12 @@ def atom_source(a: Atom) -> str:
     if isinstance(a, Var):
         return a.name
     return primitives.constant_source(a.value)
+
+
+def primitive_source(prim: str, args: list[str], params: dict, types: list[Type]) -> str:
+    """The source of primitive ``prim`` applied to ``args`` (source texts of operands of
+    ``types``): its Numba template. The one place the template is looked up."""
+    return primitives.PRIMITIVES[prim].emit(args, params, types)
 
 
 class _Writer:
@@ -145,10 +159,10 @@ class _Writer:
         first = stmts[k]
         if not isinstance(first, Eqn) or not first.outs or first.outs[0].dims is None:
             return [], []
-        dims = _nest_dims(first)
+        dims = nest_dims(first)
         run, made, sums, names = [], set(), set(), set()
         for e in stmts[k:]:
-            reads = _nest_reads(e, dims)
+            reads = nest_reads(e, dims)
             if reads is None or any(a in sums for a in e.ins):
                 break
             out = e.outs[0]
@@ -158,14 +172,14 @@ class _Writer:
                 break  # a copy of an array from outside: cheaper as the alias it is
             run.append(e)
             names.add(out.name)
-            (sums if e.prim in _REDUCE_INIT else made).add(out)
+            (sums if e.prim in REDUCE_INIT else made).add(out)
         sizes = self.nest_sizes(run) if run else None
         return (run, sizes) if sizes is not None else ([], [])
 
     def nest_sizes(self, group) -> list[str] | None:
         """Source for each loop's trip count, read from the shape of a value the nest reads
         (or a literal size); None when some loop has no such source."""
-        dims = _nest_dims(group[0])
+        dims = nest_dims(group[0])
         inside = {e.outs[0] for e in group}
         sizes = []
         for k, token in enumerate(dims):
@@ -173,7 +187,7 @@ class _Writer:
                 sizes.append(str(token))
                 continue
             source = next((f"{a.name}.shape[{j}]" for e in group
-                           for a, axes in zip(e.ins, _nest_reads(e, dims))
+                           for a, axes in zip(e.ins, nest_reads(e, dims))
                            if isinstance(a, Var) and a not in inside and axes != "value"
                            for j, ax in enumerate(axes) if ax == k), None)
             if source is None:
@@ -185,59 +199,18 @@ class _Writer:
         """One loop nest for a run of operations over the same shape: no temporary arrays,
         one pass over memory. Results read after the run are stored, sums accumulated. A
         result named like a value the nest reads (an adjoint updated, ``_b_x = _b_x + c``) is
-        filled under a fresh name and takes its own after the nest."""
-        dims = _nest_dims(group[0])
-        # which operands are elements computed earlier in the nest (an adjoint updated in
-        # place, ``_b_x = _b_x + c``, reads the array before the nest and defines an element)
-        from_nest, made = [], set()
-        for e in group:
-            from_nest.append([isinstance(a, Var) and a in made for a in e.ins])
-            made.add(e.outs[0])
-        internal_uses: dict[Var, int] = {}
-        read_names = set()
-        for e, inner in zip(group, from_nest):
-            for a, here in zip(e.ins, inner):
-                if here:
-                    internal_uses[a] = internal_uses.get(a, 0) + 1
-                elif isinstance(a, Var):
-                    read_names.add(a.name)
-        if later is None:
-            stored = [e.outs[0] for e in group if e.prim not in _REDUCE_INIT and self.uses.get(
-                e.outs[0], 0) > internal_uses.get(e.outs[0], 0)]
-        else:
-            read_later = {a for s in walk(Block(later)) for a in direct_uses(s)
-                          if isinstance(a, Var)}
-            read_later |= {a for a in self.kernel_ir.returns if isinstance(a, Var)}
-            stored = [e.outs[0] for e in group
-                      if e.prim not in _REDUCE_INIT and e.outs[0] in read_later]
-        filled = {}  # out -> the name its array is filled under
-        for e in group:
-            if e.prim in _REDUCE_INIT or e.outs[0] in stored:
-                v = e.outs[0]
-                filled[v] = self.namer.fresh(v.name) if v.name in read_names else v.name
-        element = {e.outs[0]: self.namer.fresh("_e_" + e.outs[0].name.lstrip("_"))
-                   for e in group if e.prim not in _REDUCE_INIT}
-        shape = "(" + ", ".join(sizes) + ("," if len(sizes) == 1 else "") + ")"
+        filled under a fresh name and takes its own after the nest.
+
+        Takes the run (`fusable_run`), its loops' trip counts (`nest_sizes`), the indent, and
+        the statements after the run at the top level of the kernel (None in a loop or branch,
+        where any read counts)."""
+        dims = nest_dims(group[0])
+        from_nest, internal_uses, read_names = nest_operands(group)
+        stored = self.stored_results(group, internal_uses, later)
+        filled, element = self.nest_names(group, stored, read_names)
         self.comment_for(indent, group[0].loc)
         self.current = group[0].loc
-        for e in group:
-            v = e.outs[0]
-            if v not in filled:
-                continue
-            if e.prim not in _REDUCE_INIT:
-                self.line(indent, f"{filled[v]} = {_alloc('empty', shape, v.type.kind)}")
-                continue
-            init = _REDUCE_INIT[e.prim]
-            if e.prim != "sum":  # NumPy: no maximum or minimum of nothing
-                axis = e.params["axis"]
-                extent = " * ".join(sizes) if axis is None else sizes[axis]
-                self.line(indent, f"_rt.nonempty({extent})")
-            if v.type.ndim:
-                kept = _summed_shape(sizes, e.params)
-                how = f"_rt.zeros({kept})" if e.prim == "sum" else f"_rt.full({kept}, {init})"
-                self.line(indent, f"{filled[v]} = {how}")
-            else:
-                self.line(indent, f"{filled[v]} = {init}")
+        self.nest_allocations(group, sizes, filled, indent)
         idx = [f"_i{k}" for k in range(len(dims))]
         for k, size in enumerate(sizes):
             self.line(indent + k, f"for {idx[k]} in range({size}):")
@@ -245,32 +218,11 @@ class _Writer:
         for e, here in zip(group, from_nest):
             self.comment_for(inner, e.loc)
             self.current = e.loc
-            args = []
-            for a, axes, h in zip(e.ins, _nest_reads(e, dims), here):
-                if h:
-                    args.append(element[a])
-                elif axes == "value":
-                    args.append(atom_source(a))
-                else:
-                    args.append(f"{a.name}[{', '.join('0' if x is None else idx[x] for x in axes)}]")
-            out = e.outs[0]
-            if e.prim in _REDUCE_INIT:
-                acc = filled[out] + (_summed_index(idx, e.params) if out.type.ndim else "")
-                if e.prim == "sum":
-                    self.line(inner, f"{acc} += {args[0]}")
-                else:  # NaN wins, as in NumPy; the first of tied extremes is kept
-                    beats = ">" if e.prim == "max" else "<"
-                    self.line(inner, f"if {args[0]} {beats} {acc} or {args[0]} != {args[0]}:")
-                    self.line(inner + 1, f"{acc} = {args[0]}")
-                continue
-            if e.prim in ("spread", "broadcast_like", "assign"):
-                expr = args[0]
+            args = _nest_args(e, here, dims, idx, element)
+            if e.prim in REDUCE_INIT:
+                self.nest_accumulate(e, args[0], filled, idx, inner)
             else:
-                scalar_types = [Type(a.type.kind, 0) for a in e.ins]
-                expr = primitives.PRIMITIVES[e.prim].emit(args, e.params, scalar_types)
-            self.line(inner, f"{element[out]} = {expr}")
-            if out in filled:
-                self.line(inner, f"{filled[out]}[{', '.join(idx)}] = {element[out]}")
+                self.nest_element(e, args, filled, element, idx, inner)
         self.current = group[-1].loc
         for e in group:
             v = e.outs[0]
@@ -278,15 +230,116 @@ class _Writer:
                 self.line(indent, f"{v.name} = {filled[v]}")
         self.last_loc = None
 
+    def stored_results(self, group: list, internal_uses: dict, later: list | None) -> list:
+        """The results of a nest (other than its reductions) that must be stored in arrays: at
+        the top level, those a later statement or the kernel's return reads (``later``: the
+        statements after the run); in a loop or branch (``later`` None), those read more often
+        than the nest itself reads them."""
+        if later is None:
+            return [e.outs[0] for e in group if e.prim not in REDUCE_INIT and self.uses.get(
+                e.outs[0], 0) > internal_uses.get(e.outs[0], 0)]
+        read_later = {a for s in walk(Block(later)) for a in direct_uses(s)
+                      if isinstance(a, Var)}
+        read_later |= {a for a in self.kernel_ir.returns if isinstance(a, Var)}
+        return [e.outs[0] for e in group
+                if e.prim not in REDUCE_INIT and e.outs[0] in read_later]
+
+    def nest_names(self, group: list, stored: list, read_names: set) -> tuple[dict, dict]:
+        """(filled, element): the name each stored result or reduction is filled under (a
+        fresh one when the nest reads a value of its name), and the fresh name of each
+        non-reduction's element inside the nest. Fresh names are drawn in that order."""
+        filled = {}  # out -> the name its array is filled under
+        for e in group:
+            if e.prim in REDUCE_INIT or e.outs[0] in stored:
+                v = e.outs[0]
+                filled[v] = self.namer.fresh(v.name) if v.name in read_names else v.name
+        element = {e.outs[0]: self.namer.fresh("_e_" + e.outs[0].name.lstrip("_"))
+                   for e in group if e.prim not in REDUCE_INIT}
+        return filled, element
+
+    def nest_allocations(self, group: list, sizes: list[str], filled: dict, indent: int):
+        """Before the nest: an empty array for each stored result, and each reduction's
+        accumulator at its starting value (after checking, for a maximum or minimum, that
+        the reduced extent is not empty)."""
+        shape = "(" + ", ".join(sizes) + ("," if len(sizes) == 1 else "") + ")"
+        for e in group:
+            v = e.outs[0]
+            if v not in filled:
+                continue
+            if e.prim not in REDUCE_INIT:
+                self.line(indent, f"{filled[v]} = {_alloc('empty', shape, v.type.kind)}")
+                continue
+            init = REDUCE_INIT[e.prim]
+            if e.prim != "sum":  # NumPy: no maximum or minimum of nothing
+                axis = e.params["axis"]
+                extent = " * ".join(sizes) if axis is None else sizes[axis]
+                self.line(indent, f"_rt.nonempty({extent})")
+            if v.type.ndim:
+                kept = summed_shape(sizes, e.params)
+                how = f"_rt.zeros({kept})" if e.prim == "sum" else f"_rt.full({kept}, {init})"
+                self.line(indent, f"{filled[v]} = {how}")
+            else:
+                self.line(indent, f"{filled[v]} = {init}")
+
+    def nest_accumulate(self, e: Eqn, x: str, filled: dict, idx: list[str], indent: int):
+        """Inside the nest: add the element ``x`` into a sum's accumulator, or keep it if it
+        beats a maximum's or minimum's (NaN wins, as in NumPy; the first of tied extremes is
+        kept)."""
+        out = e.outs[0]
+        acc = filled[out] + (summed_index(idx, e.params) if out.type.ndim else "")
+        if e.prim == "sum":
+            self.line(indent, f"{acc} += {x}")
+            return
+        beats = ">" if e.prim == "max" else "<"
+        self.line(indent, f"if {x} {beats} {acc} or {x} != {x}:")
+        self.line(indent + 1, f"{acc} = {x}")
+
+    def nest_element(self, e: Eqn, args: list[str], filled: dict, element: dict,
+                     idx: list[str], indent: int):
+        """Inside the nest: one element of ``e``'s result from its operands' elements
+        (``args``), with the primitive's scalar template; stored into its array if filled."""
+        out = e.outs[0]
+        if e.prim in ("spread", "broadcast_like", "assign"):
+            expr = args[0]
+        else:
+            scalar_types = [Type(a.type.kind, 0) for a in e.ins]
+            expr = primitive_source(e.prim, args, e.params, scalar_types)
+        self.line(indent, f"{element[out]} = {expr}")
+        if out in filled:
+            self.line(indent, f"{filled[out]}[{', '.join(idx)}] = {element[out]}")
+
     def eqn(self, e: Eqn, indent: int):
+        """One equation as source lines at ``indent``: index items that are never negative
+        written unsigned, then by kind of primitive: writes and copies, counters, the stacks
+        of saved values, a parallel loop's chunk operations, or the primitive's template."""
         self.current = e.loc
         a = [atom_source(x) for x in e.ins]
-        types = [x.type for x in e.ins]
         out = e.outs[0].name if e.outs else None
         prim = e.prim
         first = ops.flags(prim).index_from
         if first is not None and "index_spec" in e.params:
             a[first:] = self.unsigned(e.params["index_spec"], e.ins[first:], a[first:])
+        if prim in _STORES:
+            self.store_eqn(e, a, out, indent)
+        elif prim in _COUNTERS:
+            self.counter_eqn(e, a, out, indent)
+        elif prim == "stack_alloc":
+            self.stack_alloc_eqn(e, a, indent)
+        elif prim == "push" and e.params.get("flat"):
+            self.flat_push(e, a, indent)
+        elif prim == "push":
+            self.push_eqn(e, a, indent)
+        elif prim == "pop":
+            self.pop_eqn(e, a, out, indent)
+        elif prim in emit_parallel.PRIMS:
+            emit_parallel.write_eqn(self, e, a, indent)
+        else:
+            self.primitive_eqn(e, a, out, indent)
+
+    def store_eqn(self, e: Eqn, a: list[str], out: str | None, indent: int):
+        """A copy (``assign``, nothing when it is to itself) or a write into an array
+        (``iadd``, ``setitem``, ``add_at``, ``zero_at``)."""
+        prim = e.prim
         if prim == "assign":
             if out != a[0]:
                 self.line(indent, f"{out} = {a[0]}")
@@ -298,7 +351,12 @@ class _Writer:
             self.line(indent, f"{primitives.index_source(a[0], e.params['index_spec'], a[2:])} += {a[1]}")
         elif prim == "zero_at":
             self.line(indent, f"{primitives.index_source(a[0], e.params['index_spec'], a[1:])} = 0.0")
-        elif prim == "loop_index":
+
+    def counter_eqn(self, e: Eqn, a: list[str], out: str | None, indent: int):
+        """Loop indices and counts: a loop's index from its counter, the counts of a
+        recomputed loop's pushes (`recompute`), a stack's reserve check, a trip count."""
+        prim = e.prim
+        if prim == "loop_index":
             k, start, step = a
             expr = k if step == "1" else f"{k} * {step}"
             self.line(indent, f"{out} = {expr if start == '0' else f'{start} + {expr}'}")
@@ -318,56 +376,65 @@ class _Writer:
                 self.line(indent, f"{out} = max(0, {a[1]} - {a[0]})")
             else:
                 self.line(indent, f"{out} = _rt.trip_count({a[0]}, {a[1]}, {a[2]})")
-        elif prim == "stack_alloc":
-            tape, count = e.outs
-            if e.params.get("flat"):
-                self.line(indent, f"{tape.name} = np.empty({a[0]}, np.float64)")
-            elif e.params["ndim"]:
-                self.line(indent, f"{tape.name} = []")
-            else:
-                self.line(indent, f"{tape.name} = np.empty({a[0]}, {_DTYPES[e.params['kind']]})")
-            self.line(indent, f"{count.name} = 0")
-        elif prim == "push" and e.params.get("flat"):
-            self.flat_push(e, a, indent)
-        elif prim == "push":
-            tape, count, value = a
-            if e.params["ndim"]:
-                value = f"{value}.copy()" if e.params["copy"] else value
-                self.line(indent, f"{tape}.append({value})")
-                self.line(indent, f"{count} += 1")
-            elif e.params.get("exact"):  # allocated for the loop's trip count: never full
-                self.line(indent, f"{tape}[np.uint64({count})] = {value}")
-                self.line(indent, f"{count} += 1")
-            else:
-                self.line(indent, f"if {count} == {tape}.shape[0]:")
-                self.line(indent + 1, f"{tape} = _rt.grow({tape})")
-                self.line(indent, f"{tape}[np.uint64({count})] = {value}")
-                self.line(indent, f"{count} += 1")
-        elif prim == "pop" and e in self.popped_at:  # in an ascending loop (`ascending`)
+
+    def stack_alloc_eqn(self, e: Eqn, a: list[str], indent: int):
+        """A new stack of saved values and its count: a flat float array, a list of arrays,
+        or an array of scalars of the saved kind."""
+        tape, count = e.outs
+        if e.params.get("flat"):
+            self.line(indent, f"{tape.name} = np.empty({a[0]}, np.float64)")
+        elif e.params["ndim"]:
+            self.line(indent, f"{tape.name} = []")
+        else:
+            self.line(indent, f"{tape.name} = np.empty({a[0]}, {_DTYPES[e.params['kind']]})")
+        self.line(indent, f"{count.name} = 0")
+
+    def push_eqn(self, e: Eqn, a: list[str], indent: int):
+        """A value pushed onto a stack that is not flat: an array appended (copied if asked),
+        a scalar stored at the count (the stack grown first unless sized ``exact``)."""
+        tape, count, value = a
+        if e.params["ndim"]:
+            value = f"{value}.copy()" if e.params["copy"] else value
+            self.line(indent, f"{tape}.append({value})")
+            self.line(indent, f"{count} += 1")
+        elif e.params.get("exact"):  # allocated for the loop's trip count: never full
+            self.line(indent, f"{tape}[np.uint64({count})] = {value}")
+            self.line(indent, f"{count} += 1")
+        else:
+            self.line(indent, f"if {count} == {tape}.shape[0]:")
+            self.line(indent + 1, f"{tape} = _rt.grow({tape})")
+            self.line(indent, f"{tape}[np.uint64({count})] = {value}")
+            self.line(indent, f"{count} += 1")
+
+    def pop_eqn(self, e: Eqn, a: list[str], out: str | None, indent: int):
+        """A value popped from a stack: by position in an ascending loop (`ascending`), a view
+        of a flat stack (read only), an array from a list, or a scalar at the count."""
+        if e in self.popped_at:
             self.line(indent, f"{out} = {a[0]}[np.uint64({self.popped_at[e]})]")
-        elif prim == "pop" and e.params.get("flat"):  # a view of the stack: read only
+        elif e.params.get("flat"):  # a view of the stack: read only
             tape, count = a
             size = self.namer.fresh("_size")
             self.line(indent, f"{count} -= 1")
             self.line(indent, f"{size} = int({tape}[np.uint64({count})])")
             self.line(indent, f"{count} -= {size}")
             self.line(indent, f"{out} = {tape}[{count}:{count} + {size}]")
-        elif prim == "pop":
+        else:
             tape, count = a
             self.line(indent, f"{count} -= 1")
             if e.params["ndim"]:
                 self.line(indent, f"{out} = {tape}.pop()")
             else:
                 self.line(indent, f"{out} = {tape}[np.uint64({count})]")  # (a count >= 0)
-        elif prim in emit_parallel.PRIMS:
-            emit_parallel.write_eqn(self, e, a, indent)
+
+    def primitive_eqn(self, e: Eqn, a: list[str], out: str | None, indent: int):
+        """Any other primitive: an elementwise one on arrays calls `runtime` (compiled once per
+        machine), everything else is written with its template (`primitive_source`)."""
+        types = [x.type for x in e.ins]
+        if primitives.PRIMITIVES[e.prim].elementwise and any(t.ndim for t in types):
+            expr = f"_rt.{e.prim}({', '.join(a)})"  # see runtime.py: compiled once per machine
         else:
-            p = primitives.PRIMITIVES[prim]
-            if p.elementwise and any(t.ndim for t in types):
-                expr = f"_rt.{prim}({', '.join(a)})"  # see runtime.py: compiled once per machine
-            else:
-                expr = p.emit(a, e.params, types)
-            self.line(indent, f"{out} = {expr}" if out else expr)
+            expr = primitive_source(e.prim, a, e.params, types)
+        self.line(indent, f"{out} = {expr}" if out else expr)
 
     def flat_push(self, e: Eqn, a: list, indent: int):
         """A copy of a 1-D float array onto a flat stack: its values, then their count (which
@@ -518,9 +585,9 @@ class _Writer:
 
 _DTYPES = {"f": "np.float64", "i": "np.int64", "b": "np.bool_"}
 
-
-# Reductions a loop nest accumulates, and the accumulator's starting value.
-_REDUCE_INIT = {"sum": "0.0", "max": "-np.inf", "min": "np.inf"}
+# The equations `_Writer.eqn` hands to `_Writer.store_eqn` and `_Writer.counter_eqn`.
+_STORES = {"assign", "iadd", "setitem", "add_at", "zero_at"}
+_COUNTERS = {"loop_index", "count_reset", "count_tick", "count_max", "reserve", "trip_count"}
 
 
 def _alloc(how: str, shape: str, kind: str) -> str:
@@ -528,74 +595,19 @@ def _alloc(how: str, shape: str, kind: str) -> str:
     return f"_rt.{how}({shape})" if kind == "f" else f"np.{how}({shape}, {_DTYPES[kind]})"
 
 
-def _nest_dims(e: Eqn) -> tuple:
-    return dims_of(e.ins[0]) if e.prim in _REDUCE_INIT else e.outs[0].dims
-
-
-def _nest_reads(e, dims) -> list | None:
-    """How one iteration of a loop nest over ``dims`` reads each operand of ``e``: "value" (a
-    scalar, read as it is) or, per axis of the operand, the loop indexing it (None: index 0,
-    a size-1 axis broadcast). The shape-only operand of a spread or broadcast is read at its
-    own position (never used). None: ``e`` cannot be computed by such a nest."""
-    if not isinstance(e, Eqn) or len(e.outs) != 1:
-        return None
-    out = e.outs[0]
-    if e.prim in _REDUCE_INIT:
-        x = e.ins[0]
-        if x.type.kind != "f" or dims_of(x) != dims or not dims:
-            return None
-        axis = e.params["axis"]
-        return [tuple(range(len(dims)))] if axis is None or 0 <= axis < len(dims) else None
-    if e.prim == "assign":
-        x = e.ins[0]
-        ok = isinstance(x, Var) and out.dims == dims and dims_of(x) == dims and dims
-        return [tuple(range(len(dims)))] if ok else None
-    p = primitives.PRIMITIVES.get(e.prim)
-    if p is None or not out.type.ndim or out.dims != dims:
-        return None
-    if e.prim == "spread" and e.params["axis"] is not None:
-        g, axis = e.ins[0], e.params["axis"]
-        at = [k for k in range(len(dims)) if k != axis or g.type.ndim == len(dims)]
-        d = dims_of(g)
-        if len(d) != len(at) or any(d[j] != dims[k] and not (k == axis and d[j] == 1)
-                                    for j, k in enumerate(at)):
-            return None
-        return [tuple(None if k == axis else k for k in at), tuple(range(len(dims)))]
-    if not (p.elementwise or e.prim in ("spread", "broadcast_like")):
-        return None
-    reads = []
-    for a in e.ins:
-        d = dims_of(a)
-        if not d:
-            reads.append("value")
-            continue
-        lead = len(dims) - len(d)
-        if lead < 0:
-            return None
-        axes = []
-        for j, t in enumerate(d):
-            if t == dims[lead + j]:
-                axes.append(lead + j)
-            elif t == 1:
-                axes.append(None)
-            else:
-                return None
-        reads.append(tuple(axes))
-    return reads
-
-
-def _summed_shape(sizes: list[str], params) -> str:
-    axis, keep = params["axis"], params["keepdims"]
-    kept = ["1" if k == axis or axis is None else s for k, s in enumerate(sizes)
-            if keep or (axis is not None and k != axis)]
-    return "(" + ", ".join(kept) + ("," if len(kept) == 1 else "") + ")"
-
-
-def _summed_index(idx: list[str], params) -> str:
-    axis, keep = params["axis"], params["keepdims"]
-    at = ["0" if k == axis or axis is None else i for k, i in enumerate(idx)
-          if keep or (axis is not None and k != axis)]
-    return "[" + ", ".join(at) + "]"
+def _nest_args(e: Eqn, here: list, dims: tuple, idx: list[str], element: dict) -> list[str]:
+    """The source of each operand of ``e`` in one iteration of the nest (loop indices
+    ``idx``): an element computed in the nest (``here``), a scalar as it is, or the
+    operand's entry at the loops indexing its axes (0 for a broadcast axis)."""
+    args = []
+    for a, axes, h in zip(e.ins, nest_reads(e, dims), here):
+        if h:
+            args.append(element[a])
+        elif axes == "value":
+            args.append(atom_source(a))
+        else:
+            args.append(f"{a.name}[{', '.join('0' if x is None else idx[x] for x in axes)}]")
+    return args
 
 
 def emit_module(grad: Gradient, signature: str, wrt_names: list[str], *,

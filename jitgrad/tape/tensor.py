@@ -1,84 +1,29 @@
-"""An interpreted, PyTorch-like tape over NumPy: the benchmark baseline and an independent oracle.
+"""`Tensor`: a float or NumPy array whose NumPy operations the tape records.
 
-The user's unmodified function runs on `Tensor` values. Every NumPy operation on a tensor
-(operators, ``np.exp(t)`` through ``__array_ufunc__``, ``np.sum(t, axis=0)`` through
-``__array_function__``, methods, indexing, ``t[i] = v``) goes through the table
-`jitgrad.lang.symbolic.NUMPY` to a primitive of `jitgrad.prims.primitives`, whose NumPy ``impl`` computes
-the value; the tape records a node (primitive, input values, parameters, result).
-``t.backward()`` walks the nodes in reverse order of recording and applies the derivative
-rules of `jitgrad.prims.rules.RULES` (with `jitgrad.prims.rules.unbroadcast` for elementwise
-primitives): the same table the source transform uses, so each rule lives in one place. The
-tape never calls the source transform or generated code.
-
-    x = Tensor(3.0, requires_grad=True)
-    y = np.square(x)
-    y.backward()
-    x.grad  # 6.0
-
-    tape.grad(f, wrt=(0, 1))(a, b)  # the same signature and semantics as jitgrad.grad
-
-Semantics (what differs from PyTorch is marked):
-
-* ``.grad`` of a leaf is a plain value of the leaf's type: a float for a scalar leaf, a float64
-  array of the leaf's shape for an array leaf. ``backward()`` adds to it; ``t.grad = None``
-  resets it.
-* The graph is kept after ``backward()`` (PyTorch frees it unless ``retain_graph=True``): a
-  second ``backward()`` through the same graph runs again and adds the same gradients again.
-* ``backward()`` needs a scalar result (or an explicit ``gradient`` of the result's shape) and
-  a result that depends on a tensor requiring gradients.
-* Gradients flow only through operations the tape records, i.e. NumPy (``np.*``) functions,
-  operators and array methods. ``math.exp(t)`` converts ``t`` with ``float()`` and cannot be
-  recorded, so ``float()`` of a tensor that carries a gradient raises `UnsupportedError`
-  (use ``np.exp``) instead of silently losing the gradient. The same happens when such a
-  tensor is written into a plain NumPy array (``y = np.zeros(n); y[i] = t``): allocate the
-  array from a tensor (``np.zeros_like(x)``, ``np.copy(x)``, ``x.copy()``) so writes are
-  recorded. ``bool()``, ``int()`` and comparisons work on any tensor, so Python control flow
-  (``if t > 0``, ``while``, ``range(len(t))``, ``min``/``max``/``abs``) just runs.
-* ``item()`` keeps the gradient (it is differentiable, as in jitgrad's compiled code) on a
-  tensor that requires gradients; ``detach()`` and ``numpy()`` give the plain value.
-* In-place writes (``t[i] = v``, ``t[i] += v``, ``t += v`` on an array tensor) are recorded
-  as ``setitem`` (copy-on-write: every recorded value stays as it was, so a write costs
-  O(size) in time and memory). Writing into a leaf that requires gradients, or into a view
-  (the result of indexing, reshaping or transposing another tensor), is refused. A view of a
-  tensor taken before a write into that tensor would, in NumPy, show the write; the tape
-  cannot, so using such a view afterwards raises `UnsupportedError` instead of computing
-  with the old values.
-* Builtins ``min``/``max`` return one of their arguments: at an exact tie the whole gradient
-  goes to the one returned (``np.minimum``/``np.maximum`` share it, as jitgrad does).
-
-Cost: about 1-3 microseconds per recorded scalar operation forward and as much backward
-(a 10^5-step scalar loop of three operations: about 1.5 s). Binary arithmetic and comparisons
-on two scalars use NumPy's float64 scalar operators instead of the ufunc (the same IEEE
-result). Reads ``x[i]`` accumulate their adjoint in place into a gradient buffer the tape owns
-(as the source transform does), so a loop reading ``n`` elements stays O(n); it is the
-scatter-add that ``RULES["getitem"]`` builds, without a zero array per read. Topological order
-is iterative (no recursion limit). `grad`/`value_and_grad` and ``backward()`` pause Python's
-cyclic garbage collector while they run (restoring it after): a graph is many live objects and
-no garbage, and repeated collections made long scalar loops 3-4x slower.
+Takes the user's NumPy code running on tensors: operators, ufuncs (``__array_ufunc__``), NumPy
+functions (``__array_function__``), methods, indexing and in-place writes, each sent through
+`jitgrad.lang.symbolic.NUMPY` (or the handlers here) to a primitive of
+`jitgrad.prims.primitives`. Guarantees: every value is computed by the primitive's NumPy
+``impl`` (or NumPy's float64 scalar operators, the same IEEE result); a node (`graph`'s layout)
+is recorded whenever a gradient can flow; writes are copy-on-write, and a view taken before a
+write into its array is refused when used (`STALE`).
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import gc
-import inspect
 import itertools
-import linecache
 import math
 import operator
-import os
-import sys
 import weakref
 
 import numpy as np
 
-from jitgrad.core.errors import JitgradError, Loc, ShapeError, SignatureError, UnsupportedError
+from jitgrad.core.errors import JitgradError, ShapeError, SignatureError, UnsupportedError
 from jitgrad.lang import numpy_api, symbolic
 from jitgrad.prims import primitives
-from jitgrad.prims.rules import RULES, unbroadcast
-
-__all__ = ["Tensor", "grad", "value_and_grad"]
+from jitgrad.prims.rules import RULES
+from jitgrad.tape.errors import lost_gradient_error, stale_view_error, user_loc
+from jitgrad.tape.graph import LEAF, backward, gc_paused
 
 _ndarray = np.ndarray
 _new = object.__new__
@@ -98,77 +43,16 @@ _SCALAR_OPS = {_PRIMS[name]: fn for name, fn in (
     ("div", operator.truediv), ("lt", operator.lt), ("le", operator.le), ("gt", operator.gt),
     ("ge", operator.ge), ("eq", operator.eq), ("ne", operator.ne))}
 _INT_TYPES = (int, np.int64, np.int32, np.intp)
-_seq = itertools.count()
+_seq = itertools.count()  # the order nodes are recorded in (a node's layout: `graph`)
 
 
-class _Leaf:
-    """Marks a leaf tensor that requires gradients (``Tensor._node``)."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "<leaf>"
-
-
-_LEAF = _Leaf()
-
-
-class _Stale:
+class Stale:
     """Marks a view taken before a write into the tensor it views (``Tensor._base``)."""
 
     __slots__ = ()
 
 
-_STALE = _Stale()
-
-# A node is a tuple (seq, prim, rules, parents, args, params, ans): ``parents[k]`` is the node
-# of input ``k`` (a tuple), the leaf tensor itself, or None (no gradient); ``args`` are the
-# input values as the primitive saw them. Values are never mutated after they are recorded.
-_SEQ, _PRIM, _RULES, _PARENTS, _ARGS, _PARAMS, _ANS = range(7)
-
-
-# ----------------------------------------------------------------------------- errors
-
-
-_JITGRAD_DIR = os.path.dirname(os.path.abspath(__file__))
-_NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__))
-
-
-def _user_loc() -> Loc | None:
-    """The innermost frame outside jitgrad and NumPy: the user's line that caused an error."""
-    f = sys._getframe(1)
-    while f is not None:
-        name = os.path.abspath(f.f_code.co_filename)
-        if not (name.startswith((_JITGRAD_DIR + os.sep, _NUMPY_DIR + os.sep))):
-            break
-        f = f.f_back
-    if f is None:
-        return None
-    code, lineno, col = f.f_code, f.f_lineno, 0
-    try:
-        pos = list(code.co_positions())[f.f_lasti // 2]
-        if pos[0] == lineno and pos[2] is not None:
-            col = pos[2]
-    except (AttributeError, IndexError):
-        pass
-    line = linecache.getline(code.co_filename, lineno).rstrip("\n")
-    return Loc(code.co_filename, lineno, col, line)
-
-
-def _lost_gradient(what: str) -> UnsupportedError:
-    return UnsupportedError(
-        f"{what} of a Tensor that carries a gradient: the gradient would be lost. The tape "
-        "records NumPy operations only: use np.exp, np.sqrt, ... instead of math.exp, "
-        "math.sqrt, ...; write tensors only into arrays allocated from a tensor "
-        "(np.zeros_like(x), np.copy(x), x.copy()), not into np.zeros(n)/np.empty/np.ones/"
-        "np.full arrays; use t.detach() where dropping the gradient is meant", _user_loc())
-
-
-def _stale_error() -> UnsupportedError:
-    return UnsupportedError(
-        "this view of an array was taken before a write into that array: NumPy would show "
-        "the write through the view, the tape cannot. Index the array again after the write, "
-        "or take a copy (x[i].copy()) if the old values are meant", _user_loc())
+STALE = Stale()
 
 
 # ----------------------------------------------------------------------------- Tensor
@@ -219,14 +103,14 @@ def _record(prim, args, params):
     parents = None
     for k, a in enumerate(args):
         if isinstance(a, Tensor):
-            if a._base is _STALE:
-                raise _stale_error()
+            if a._base is STALE:
+                raise stale_view_error()
             vals.append(a.value)
             n = a._node
             if n is not None:
                 if parents is None:
                     parents = [None] * len(args)
-                parents[k] = a if n is _LEAF else n
+                parents[k] = a if n is LEAF else n
         else:
             vals.append(a)
     fast = _SCALAR_OPS.get(prim)
@@ -257,7 +141,7 @@ def _track_view(t, args) -> None:
                 t.value, a.value):
             root = a._base if a._base is not None else a
             t._base = root
-            if root._node is _LEAF:  # never written: its views never go stale
+            if root._node is LEAF:  # never written: its views never go stale
                 return
             views = root._views
             if views is None:
@@ -274,12 +158,12 @@ def _index_int(v):
         v = v.value
     if isinstance(v, (bool, np.bool_)) or (isinstance(v, _ndarray) and v.ndim):
         raise UnsupportedError("indexing with an array or a bool (fancy or boolean indexing) "
-                               "is not supported; index with integers and slices", _user_loc())
+                               "is not supported; index with integers and slices", user_loc())
     try:
         return operator.index(v)
     except TypeError:
         raise UnsupportedError(f"an index must be an integer, not {type(v).__name__}",
-                               _user_loc()) from None
+                               user_loc()) from None
 
 
 def _index(key):
@@ -302,7 +186,7 @@ def _index(key):
             spec.append(("s", *flags) if any(flags) else ":")
             pos += 1
         elif item is Ellipsis:
-            raise UnsupportedError("... in an index is not supported", _user_loc())
+            raise UnsupportedError("... in an index is not supported", user_loc())
         else:
             vals.append(_index_int(item))
             spec.append("i")
@@ -327,7 +211,7 @@ class Tensor:
         value = _as_value(value)
         if requires_grad:
             value = _float_leaf_value(value)
-        t = _make(value, _LEAF if requires_grad else None)
+        t = _make(value, LEAF if requires_grad else None)
         return t
 
     # -- gradients -----------------------------------------------------------------------
@@ -344,13 +228,13 @@ class Tensor:
                                "computed from tensors that require gradients); use detach()")
         if flag:
             self.value = _float_leaf_value(self.value)
-            self._node = _LEAF
+            self._node = LEAF
         else:
             self._node = None
 
     @property
     def is_leaf(self) -> bool:
-        return self._node is None or self._node is _LEAF
+        return self._node is None or self._node is LEAF
 
     def backward(self, gradient=None) -> None:
         """Add d(self)/d(leaf) to ``leaf.grad`` of every leaf that requires gradients.
@@ -358,8 +242,8 @@ class Tensor:
         ``self`` must be a scalar unless ``gradient`` (of self's shape) is given. The graph is
         kept: calling ``backward()`` again adds the same gradients again.
         """
-        if self._base is _STALE:
-            raise _stale_error()
+        if self._base is STALE:
+            raise stale_view_error()
         shape = np.shape(self.value)
         if gradient is None:
             if shape:
@@ -374,13 +258,13 @@ class Tensor:
         if self._node is None:
             raise JitgradError("backward() on a tensor that does not require gradients (it "
                                "depends on no tensor created with requires_grad=True)")
-        with _gc_paused():
-            _backward(self, seed)
+        with gc_paused():
+            backward(self, seed)
 
     def detach(self) -> Tensor:
         """The same value, cut from the graph (no gradient flows through it)."""
-        if self._base is _STALE:
-            raise _stale_error()
+        if self._base is STALE:
+            raise stale_view_error()
         t = _make(self.value, None)
         if type(self.value) is _ndarray and self.value.ndim:
             _track_view(t, (self,))
@@ -388,8 +272,8 @@ class Tensor:
 
     def numpy(self):
         """The plain value (float or ndarray), without gradient tracking."""
-        if self._base is _STALE:
-            raise _stale_error()
+        if self._base is STALE:
+            raise stale_view_error()
         return self.value
 
     def item(self):
@@ -403,23 +287,23 @@ class Tensor:
 
     def __float__(self):
         if self._node is not None:
-            raise _lost_gradient("float()")
-        if self._base is _STALE:
-            raise _stale_error()
+            raise lost_gradient_error("float()")
+        if self._base is STALE:
+            raise stale_view_error()
         return float(self.value)
 
     def __array__(self, dtype=None, copy=None):
         if self._node is not None:
-            raise _lost_gradient("conversion to a NumPy array")
-        if self._base is _STALE:
-            raise _stale_error()
+            raise lost_gradient_error("conversion to a NumPy array")
+        if self._base is STALE:
+            raise stale_view_error()
         if copy:
             return np.array(self.value, dtype=dtype, copy=True)
         return np.asarray(self.value, dtype=dtype)
 
     def __bool__(self):
-        if self._base is _STALE:
-            raise _stale_error()
+        if self._base is STALE:
+            raise stale_view_error()
         return bool(self.value)
 
     def __int__(self):
@@ -526,19 +410,19 @@ class Tensor:
                 raise UnsupportedError(
                     f"{name}(..., out=) on a Tensor: an in-place update of a plain NumPy array "
                     "with a tensor (`y += t` where y is np.zeros(...)) cannot be recorded; "
-                    "allocate y from a tensor (np.zeros_like(x), x.copy())", _user_loc())
+                    "allocate y from a tensor (np.zeros_like(x), x.copy())", user_loc())
             if handler is not None and method == "__call__":
                 raise UnsupportedError(f"{name}(..., {', '.join(kwargs)}=) is not supported",
-                                       _user_loc())
+                                       user_loc())
             raise UnsupportedError(f"{name} is not supported on Tensors (jitgrad has no "
-                                   "derivative rule for it)", _user_loc())
+                                   "derivative rule for it)", user_loc())
         return handler(*inputs)
 
     def __array_function__(self, func, types, args, kwargs):
         handler = _FUNCTIONS.get(func) or symbolic.NUMPY.get(func)
         if handler is None:
             raise UnsupportedError(f"np.{func.__name__} is not supported on Tensors (jitgrad "
-                                   "has no derivative rule for it)", _user_loc())
+                                   "has no derivative rule for it)", user_loc())
         return handler(*args, **kwargs)
 
     def _jitgrad_apply(self, prim, args, params):
@@ -609,24 +493,24 @@ class _ArrayTensor(Tensor):
         out = self
         if spec and not all(s == ":" for s in spec):
             out = _record(_GETITEM, (self, *vals), {"index_spec": spec})
-        elif self._base is _STALE:
-            raise _stale_error()
+        elif self._base is STALE:
+            raise stale_view_error()
         for pos in newaxes:
             out = _record(_EXPAND_DIMS, (out,), {"axis": pos})
         return out
 
     def _check_writable(self) -> None:
-        if self._node is _LEAF:
+        if self._node is LEAF:
             raise UnsupportedError("writing into a leaf tensor that requires gradients (an "
                                    "argument being differentiated); copy it first "
-                                   "(y = x.copy())", _user_loc())
-        if self._base is _STALE:
-            raise _stale_error()
+                                   "(y = x.copy())", user_loc())
+        if self._base is STALE:
+            raise stale_view_error()
         if self._base is not None:
             raise UnsupportedError("writing into a view of another array (the result of "
                                    "indexing, reshaping, transposing or detach()) is not "
                                    "supported by the tape; write into the array itself "
-                                   "(`Y[i, j] = v`, not `Y[i][j] = v`)", _user_loc())
+                                   "(`Y[i, j] = v`, not `Y[i][j] = v`)", user_loc())
 
     def _become(self, new: Tensor) -> None:
         """Take the value and node of ``new`` (same shape): an in-place update of self."""
@@ -635,7 +519,7 @@ class _ArrayTensor(Tensor):
             for r in views:
                 v = r()
                 if v is not None:
-                    v._base = _STALE
+                    v._base = STALE
         self._views = None
         self.value = new.value
         self._node = new._node
@@ -647,7 +531,7 @@ class _ArrayTensor(Tensor):
         else:
             spec, vals, newaxes = _index(key)
         if newaxes:
-            raise UnsupportedError("None (np.newaxis) in the index of a write", _user_loc())
+            raise UnsupportedError("None (np.newaxis) in the index of a write", user_loc())
         self._become(_record(_SETITEM, (self, v, *vals), {"index_spec": spec}))
 
     def _inplace(self, prim, o):
@@ -684,7 +568,7 @@ def _reduce(op):
     def reduce(x, axis=None, keepdims=False, **unsupported):
         if unsupported:
             raise UnsupportedError(f"np.{op}(..., {', '.join(unsupported)}=) is not supported",
-                                   _user_loc())
+                                   user_loc())
         if not isinstance(x, Tensor):
             return getattr(np, op)(x, axis=axis, keepdims=keepdims)
         ndim = np.ndim(x.value)
@@ -726,9 +610,9 @@ def _like(name):
     def like(x, dtype=None, **unsupported):
         if unsupported:
             raise UnsupportedError(f"np.{name}(..., {', '.join(unsupported)}=) is not "
-                                   "supported", _user_loc())
+                                   "supported", user_loc())
         if dtype is not None and np.dtype(dtype).kind != "f":
-            raise UnsupportedError(f"np.{name} with a non-float dtype", _user_loc())
+            raise UnsupportedError(f"np.{name} with a non-float dtype", user_loc())
         return _record(prim, (x,), {})
 
     return like
@@ -737,7 +621,7 @@ def _like(name):
 def _copy(x, **unsupported):
     if unsupported:
         raise UnsupportedError(f"np.copy(..., {', '.join(unsupported)}=) is not supported",
-                               _user_loc())
+                               user_loc())
     if isinstance(x, Tensor) and type(x.value) is _ndarray:
         return _record(_PRIMS["copy"], (x,), {})
     return x  # a number is immutable: its copy is itself
@@ -750,268 +634,3 @@ _FUNCTIONS = {
     np.size: lambda x, axis=None: (int(np.prod(_shape_of(x))) if axis is None
                                    else _shape_of(x)[axis]),
 }
-
-
-# ----------------------------------------------------------------------------- backward
-
-
-@contextlib.contextmanager
-def _gc_paused():
-    """Pause Python's cyclic garbage collector while a graph is built or walked.
-
-    A graph is many small live objects and no garbage: every collection would traverse all of
-    them again, which made a 10^5-step scalar loop 3-4x slower. Reference counting still frees
-    everything that is not in a cycle.
-    """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-
-
-def _accumulate(grads, p, c) -> None:
-    """Add contribution ``c`` to the gradient of ``p`` (a node or a leaf tensor).
-
-    An entry is ``[gradient, owned, p]``: owned arrays belong to this pass and may be updated in
-    place; others may be shared (a rule can return its ``g``) and are copied on update.
-    """
-    key = id(p)
-    e = grads.get(key)
-    if e is None:
-        grads[key] = [c, False, p]
-    elif e[1]:
-        e[0] += c
-    else:
-        s = e[0] + c
-        e[0] = s
-        e[1] = type(s) is _ndarray
-
-
-def _owned_buffer(grads, p, x):
-    """The gradient buffer of ``p`` (whose value is ``x``), owned and writable."""
-    key = id(p)
-    e = grads.get(key)
-    if e is None:
-        buf = np.zeros(np.shape(x))
-        grads[key] = [buf, True, p]
-        return buf
-    if not e[1]:
-        e[0] = np.array(np.broadcast_to(e[0], np.shape(x)), dtype=np.float64)
-        e[1] = True
-    return e[0]
-
-
-def _backward(root: Tensor, seed) -> None:
-    grads: dict = {}
-    node = root._node
-    if node is _LEAF:
-        _accumulate(grads, root, seed)
-        _store_leaf_grads(grads)
-        return
-    # every node the root depends on, found without recursion
-    nodes, seen, stack = [], {id(node)}, [node]
-    while stack:
-        n = stack.pop()
-        nodes.append(n)
-        for p in n[_PARENTS]:
-            if type(p) is tuple and id(p) not in seen:
-                seen.add(id(p))
-                stack.append(p)
-    nodes.sort(key=operator.itemgetter(_SEQ), reverse=True)  # consumers before producers
-    grads[id(node)] = [seed, False, node]
-    pop, get = grads.pop, grads.get
-    for n in nodes:
-        e = pop(id(n), None)
-        if e is None:
-            continue
-        g = e[0]
-        _, prim, rules, parents, args, params, ans = n
-        if prim is _GETITEM:
-            # the adjoint of a read is a scatter-add (RULES["getitem"]), done in place
-            p = parents[0]
-            if p is not None:
-                buf = _owned_buffer(grads, p, args[0])
-                buf[primitives.index_value(params["index_spec"], args[1:])] += g
-            continue
-        elementwise = prim.elementwise
-        nr = len(rules)
-        for k, p in enumerate(parents):
-            if p is None or k >= nr:
-                continue
-            rule = rules[k]
-            if rule is None:
-                continue
-            c = rule(g, ans, *args, **params)
-            if elementwise and (type(c) is _ndarray or type(args[k]) is _ndarray):
-                c = unbroadcast(c, args[k])  # (two scalars: nothing to sum)
-            e = get(id(p))  # _accumulate, inlined: this loop is the backward pass's cost
-            if e is None:
-                grads[id(p)] = [c, False, p]
-            elif e[1]:
-                e[0] += c
-            else:
-                s = e[0] + c
-                e[0] = s
-                e[1] = type(s) is _ndarray
-    _store_leaf_grads(grads)
-
-
-def _store_leaf_grads(grads) -> None:
-    for g, owned, leaf in grads.values():
-        if type(leaf) is tuple:  # an unreachable node (cannot happen); nothing to store
-            continue
-        value = leaf.value
-        if type(value) is _ndarray:
-            if np.shape(g) != value.shape:
-                raise JitgradError(f"internal error: gradient of shape {np.shape(g)} for a "
-                                   f"leaf of shape {value.shape}")
-            g = g if owned else np.array(g, dtype=np.float64)
-            leaf.grad = g if leaf.grad is None else leaf.grad + g
-        else:
-            g = float(g)
-            leaf.grad = g if leaf.grad is None else leaf.grad + g
-
-
-# ----------------------------------------------------------------------------- grad
-
-
-class TapeGradFunction:
-    """A function's gradient (or value and gradient), computed by running it on the tape."""
-
-    def __init__(self, fn, wrt=0, *, with_value: bool = False):
-        if not callable(fn):
-            raise TypeError(f"jitgrad.tape.grad needs a function, got {type(fn).__name__}")
-        self.fn = fn
-        self.with_value = with_value
-        self.qualname = getattr(fn, "__qualname__", repr(fn))
-        self.signature = inspect.signature(fn)
-        self.param_names = [p.name for p in self.signature.parameters.values()
-                            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        self.wrt_tuple = isinstance(wrt, (tuple, list))
-        self.wrt = [self._position(w) for w in (wrt if self.wrt_tuple else (wrt,))]
-        if not self.wrt:
-            raise SignatureError("wrt is empty: name at least one argument to differentiate")
-        functools.update_wrapper(self, fn)
-
-    def _position(self, w) -> int:
-        if isinstance(w, bool) or not isinstance(w, (int, np.integer, str)):
-            raise SignatureError(f"wrt must name arguments by position or name, got {w!r}")
-        if isinstance(w, str):
-            if w not in self.param_names:
-                raise SignatureError(f"{self.qualname} has no argument named {w!r} "
-                                     f"(its arguments: {', '.join(self.param_names)})")
-            return self.param_names.index(w)
-        n = len(self.param_names)
-        if not -n <= int(w) < n:
-            raise SignatureError(f"wrt={w} is out of range: {self.qualname} takes {n} "
-                                 "arguments")
-        return int(w) % n
-
-    def __call__(self, *args, **kwargs):
-        try:
-            bound = self.signature.bind(*args, **kwargs)
-        except TypeError as e:
-            raise SignatureError(f"{self.qualname}(): {e}") from None
-        bound.apply_defaults()
-        originals, leaves = {}, {}
-        for k in self.wrt:
-            name = self.param_names[k]
-            if k not in leaves:
-                originals[k] = bound.arguments[name]
-                if isinstance(originals[k], (tuple, list)):  # a tuple of leaves, one per item
-                    leaves[k] = type(originals[k])(_leaf_for(v, f"{name}[{j}]")
-                                                   for j, v in enumerate(originals[k]))
-                else:
-                    leaves[k] = _leaf_for(originals[k], name)
-                bound.arguments[name] = leaves[k]
-        with _gc_paused():
-            out = self.fn(*bound.args, **bound.kwargs)
-            value, root = self._scalar(out)
-            if root is not None and root._node is not None:
-                _backward(root, 1.0)
-        grads = tuple(type(originals[k])(_gradient_like(o, leaf.grad) for o, leaf in zip(
-            originals[k], leaves[k])) if isinstance(originals[k], (tuple, list))
-            else _gradient_like(originals[k], leaves[k].grad) for k in self.wrt)
-        result = grads if self.wrt_tuple else grads[0]
-        return (value, result) if self.with_value else result
-
-    def _scalar(self, out):
-        root = out if isinstance(out, Tensor) else None
-        v = out.value if root is not None else out
-        if root is not None and root._base is _STALE:
-            raise _stale_error()
-        if not isinstance(v, (_ndarray, bool, int, float, np.number, np.bool_)) or np.ndim(v):
-            what = (f"an array of shape {np.shape(v)}" if isinstance(v, _ndarray)
-                    else f"{type(v).__name__}")
-            raise ShapeError(f"{self.qualname} must return a scalar to be differentiated; it "
-                             f"returned {what}")
-        if isinstance(v, _ndarray):
-            v = v[()]
-        if isinstance(v, np.floating):
-            v = float(v)
-        elif isinstance(v, np.integer):
-            v = int(v)
-        elif isinstance(v, np.bool_):
-            v = bool(v)
-        return v, root
-
-    def __repr__(self) -> str:
-        kind = "value_and_grad" if self.with_value else "grad"
-        wrt = [self.param_names[k] for k in self.wrt]
-        return f"<jitgrad.tape.{kind} of {self.qualname} wrt {', '.join(wrt)}>"
-
-
-def _leaf_for(arg, name) -> Tensor:
-    if isinstance(arg, (list, tuple)):
-        raise SignatureError(f"argument {name!r} is a {type(arg).__name__}; pass a NumPy array")
-    kind = None
-    if isinstance(arg, (bool, np.bool_)) or (isinstance(arg, _ndarray) and arg.dtype.kind == "b"):
-        kind = "a bool"
-    elif isinstance(arg, (int, np.integer)) or (isinstance(arg, _ndarray)
-                                                 and arg.dtype.kind in "iu"):
-        kind = "an integer"
-    elif isinstance(arg, (complex, np.complexfloating)) or (isinstance(arg, _ndarray)
-                                                            and arg.dtype.kind == "c"):
-        kind = "complex"
-    elif not isinstance(arg, (float, np.floating, _ndarray)):
-        kind = f"a {type(arg).__name__}"
-    if kind is not None:
-        raise SignatureError(f"cannot differentiate with respect to argument {name!r}: it is "
-                             f"{kind} ({type(arg).__name__}); pass a float or a float array")
-    return Tensor(arg, requires_grad=True)
-
-
-def _gradient_like(arg, g):
-    """The gradient in the argument's type: float in → float out; array in → same shape and
-    dtype out (a fresh array)."""
-    if isinstance(arg, _ndarray):
-        if g is None:
-            return np.zeros(arg.shape, dtype=arg.dtype)
-        return np.array(g, dtype=arg.dtype).reshape(arg.shape)
-    g = 0.0 if g is None else float(g)
-    if isinstance(arg, np.floating) and not isinstance(arg, np.float64):
-        return type(arg)(g)
-    return g
-
-
-def grad(fn=None, wrt=0):
-    """The tape's gradient of a scalar function, with the signature of `jitgrad.grad`:
-    ``@grad``, ``@grad(wrt=...)`` or ``grad(f, wrt)``; ``wrt`` is a position, a name, or a
-    tuple of them (a tuple gives a tuple of gradients)."""
-    if fn is None:
-        return lambda f: TapeGradFunction(f, wrt)
-    if isinstance(fn, (int, str, tuple, list)) and not callable(fn):
-        wrt_given = fn
-        return lambda f: TapeGradFunction(f, wrt_given)
-    return TapeGradFunction(fn, wrt)
-
-
-def value_and_grad(fn=None, wrt=0):
-    """Like `grad`, returning ``(value, gradient)``."""
-    if fn is None:
-        return lambda f: TapeGradFunction(f, wrt, with_value=True)
-    return TapeGradFunction(fn, wrt, with_value=True)
