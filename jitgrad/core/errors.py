@@ -94,6 +94,13 @@ class MissingDependencyError(JitgradError, ImportError):
     it and the command that installs it (SciPy: Numba calls its BLAS for ``@`` and ``np.dot``)."""
 
 
+# The public errors are jitgrad's (`jitgrad.ShapeError`, ...): tracebacks name them so, and
+# pickling (a Dask worker's error on its way to the client) finds them there.
+for _public in (JitgradError, UnsupportedError, SignatureError, ShapeError,
+                MissingDependencyError):
+    _public.__module__ = "jitgrad"
+
+
 class SizesDiffer(Exception):
     """Raised by generated code when a call breaks a size assumption the build made (two
     argument axes that broadcast against each other differ, so one is 1). Internal: the caller
