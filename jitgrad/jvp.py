@@ -151,13 +151,6 @@ def _tangent_arg(t, primal, name: str):
     return t if t.ndim else float(t)
 
 
-def _position(t: _Tangents, w) -> int:
-    if isinstance(w, (tuple, list)):
-        raise SignatureError(f"wrt={w!r}: hvp and hessian take one argument (a position or "
-                             "a name); a Hessian over several arguments is not supported yet")
-    return t.src.wrt_positions(w)[0]
-
-
 @api_boundary
 def jvp(fn, primals, tangents):
     """``(value, tangent)``: ``fn(*primals)`` and its Jacobian times ``tangents``, as in JAX.
@@ -214,18 +207,36 @@ def jacobian_forward(fn, positions: list[int], args) -> list:
 class HVPFunction:
     """``hvp(f, wrt=k)``: called as ``(*args, v)``, the Hessian of ``f`` (a scalar function)
     with respect to argument ``k`` at ``args``, times ``v`` (``v`` has the shape of
-    ``args[k]``). Forward over reverse: about the cost of two or three gradients."""
+    ``args[k]``). With a tuple ``wrt``, ``v`` is a tuple (one entry per argument) and so is
+    the product: entry ``a`` is ``sum_j H[a][j] v[j]``. Forward over reverse: about the cost of
+    two or three gradients."""
 
     jitgrad_transform = "hvp"  # what `parse` refuses to read as a plain function
 
     @api_boundary
     def __init__(self, fn, wrt=0):
         self.t = _tangents_of(fn)
-        self.wrt = _position(self.t, wrt)
+        self.wrt_tuple = isinstance(wrt, (tuple, list))
+        self.positions = self.t.src.wrt_positions(wrt)
+        self.wrt = self.positions[0]
         self.fn = fn
 
     def kernel(self, args, kind: str = "hvp") -> TangentKernel:
-        return self.t.kernel(tuple(_plain(a) for a in args), (self.wrt,), kind)
+        return self.t.kernel(tuple(_plain(a) for a in args), tuple(self.positions), kind)
+
+    def _tangents(self, args, v) -> list:
+        """The tangent arguments for ``v`` (one per position in ``wrt``)."""
+        if not self.wrt_tuple:
+            v = (v,)
+        elif not isinstance(v, (tuple, list)) or len(v) != len(self.positions):
+            raise SignatureError(f"wrt is a tuple of {len(self.positions)} arguments, so v must "
+                                 f"be a tuple of {len(self.positions)} (one per argument)")
+        return [_tangent_arg(d, args[k], self.t.param_names[k])
+                for d, k in zip(v, self.positions)]
+
+    def _shaped(self, parts, args):
+        out = tuple(_like(h, args[k]) for h, k in zip(parts, self.positions))
+        return out if self.wrt_tuple else out[0]
 
     @api_boundary
     def value_grad_hvp(self, *args):
@@ -233,18 +244,15 @@ class HVPFunction:
         own); the last argument is ``v``."""
         *args, v = args
         k = self.kernel(args, "value_grad_hvp")
-        x = args[self.wrt]
-        value, g, hv = k.entry(*(_plain(a) for a in args),
-                               _tangent_arg(v, x, self.t.param_names[self.wrt]))
-        return value, _like(g, x), _like(hv, x)
+        n = len(self.positions)
+        out = k.entry(*(_plain(a) for a in args), *self._tangents(args, v))
+        return out[0], self._shaped(out[1:1 + n], args), self._shaped(out[1 + n:], args)
 
     @api_boundary
     def __call__(self, *args):
         *args, v = args
         k = self.kernel(args)
-        x = args[self.wrt]
-        return _like(k.entry(*(_plain(a) for a in args),
-                             _tangent_arg(v, x, self.t.param_names[self.wrt]))[0], x)
+        return self._shaped(k.entry(*(_plain(a) for a in args), *self._tangents(args, v)), args)
 
     @api_boundary
     def source(self, *args) -> str:
@@ -252,7 +260,8 @@ class HVPFunction:
         return self.kernel(args[:-1]).source
 
     def __repr__(self) -> str:
-        return f"<jitgrad.hvp of {self.t.src.qualname} wrt {self.t.param_names[self.wrt]}>"
+        names = ", ".join(self.t.param_names[k] for k in self.positions)
+        return f"<jitgrad.hvp of {self.t.src.qualname} wrt {names}>"
 
 
 def _like(g, x):
@@ -272,24 +281,32 @@ def hvp(fn, wrt=0) -> HVPFunction:
 def hessian(fn, wrt=0):
     """``hessian(f, wrt=k)(*args)``: the Hessian of the scalar ``f`` with respect to argument
     ``k``, of shape ``args[k].shape * 2`` (a float for a float argument): one Hessian-vector
-    product per entry of ``args[k]``, all from one compiled kernel."""
+    product per entry of ``args[k]``, all from one compiled kernel. With a tuple ``wrt`` the
+    blocks, as JAX gives them: ``H[a][b]`` of shape ``args[a].shape + args[b].shape``."""
     h = HVPFunction(fn, wrt)
 
     @api_boundary
     def hess(*args):
-        x = args[h.wrt]
         k = h.kernel(args)
         plain = tuple(_plain(a) for a in args)
-        shape = np.shape(x)
-        if not shape:
-            return float(k.entry(*plain, 1.0)[0])
-        out = np.zeros(shape + shape)
-        basis = np.zeros(shape)
-        for i in np.ndindex(*shape):
-            basis[i] = 1.0
-            out[(...,) + i] = k.entry(*plain, basis)[0]
-            basis[i] = 0.0
-        return out
+        xs = [args[p] for p in h.positions]
+        zeros = [np.zeros(np.shape(x)) if np.ndim(x) else 0.0 for x in xs]
+        blocks = [[np.zeros(np.shape(xa) + np.shape(xb)) for xb in xs] for xa in xs]
+        for b, xb in enumerate(xs):
+            shape = np.shape(xb)
+            basis = np.zeros(shape)
+            for i in np.ndindex(*shape):
+                basis[i] = 1.0
+                ts = list(zeros)
+                ts[b] = basis if shape else 1.0
+                column = k.entry(*plain, *ts)  # H[a][b] e_i for every a
+                for a in range(len(xs)):
+                    blocks[a][b][(...,) + i] = column[a]
+                basis[i] = 0.0
+        blocks = [[float(blk) if blk.ndim == 0 else blk for blk in row] for row in blocks]
+        if not h.wrt_tuple:
+            return blocks[0][0]
+        return tuple(tuple(row) for row in blocks)
 
     hess.__wrapped__ = fn
     hess.jitgrad_transform = "hessian"

@@ -112,6 +112,65 @@ def test_seed_loss_hessian_against_differences_of_the_gradient():
                                atol=1e-14)
 
 
+def test_hessian_blocks_over_several_arguments():
+    """``hessian(f, wrt=(a, b, ...))`` gives the blocks H[a][b] (shape args[a].shape +
+    args[b].shape), as JAX does: each against central differences of jitgrad's gradient with
+    respect to the other argument, and against JAX where it is installed; ``hvp`` with a
+    tuple wrt gives the product with every block."""
+    rng = np.random.default_rng(3)
+    W1, b1 = rng.normal(scale=0.5, size=(4, 5)), rng.normal(scale=0.1, size=5)
+    W2, b2 = rng.normal(scale=0.5, size=(5, 3)), rng.normal(scale=0.1, size=3)
+    x, y = rng.normal(size=(6, 4)), np.eye(3)[rng.integers(0, 3, 6)]
+    args = (W1, b1, W2, b2, x, y)
+    wrt = (1, 2, 3)
+    H = jitgrad.hessian(F.two_layer, wrt=wrt)(*args)
+    assert len(H) == 3 and all(len(row) == 3 for row in H)
+    for a, ka in enumerate(wrt):
+        grad_a = jitgrad.grad(F.two_layer, wrt=ka)
+        for b, kb in enumerate(wrt):
+            assert H[a][b].shape == args[ka].shape + args[kb].shape
+            for i in np.ndindex(*args[ka].shape):
+                column = numeric_grad(lambda *xs, i=i, g=grad_a: g(*xs)[i], args, kb)
+                np.testing.assert_allclose(H[a][b][i], column, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(H[0][1], np.moveaxis(H[1][0], -1, 0), rtol=1e-12, atol=1e-14)
+    v = tuple(rng.normal(size=args[k].shape) for k in wrt)
+    hv = jitgrad.hvp(F.two_layer, wrt=wrt)(*args, v)
+    for a, ka in enumerate(wrt):
+        n = args[ka].size
+        want = sum(H[a][b].reshape(n, -1) @ v[b].ravel() for b in range(3))
+        np.testing.assert_allclose(hv[a], want.reshape(args[ka].shape), rtol=1e-10, atol=1e-14)
+    with pytest.raises(SignatureError, match="v must be a tuple of 3"):
+        jitgrad.hvp(F.two_layer, wrt=wrt)(*args, v[0])
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+
+    def two_layer_jax(W1, b1, W2, b2, inputs, y_true):
+        h = jnp.maximum(inputs @ W1 + b1, 0.0)
+        z = h @ W2 + b2
+        z = z - jnp.max(z, axis=1, keepdims=True)
+        p = jnp.exp(z) / jnp.sum(jnp.exp(z), axis=1, keepdims=True)
+        return -jnp.mean(jnp.sum(y_true * jnp.log(p), axis=1))
+
+    HJ = jax.hessian(two_layer_jax, argnums=wrt)(*args)
+    for a in range(3):
+        for b in range(3):
+            np.testing.assert_allclose(H[a][b], np.asarray(HJ[a][b]), rtol=1e-9, atol=1e-12)
+
+
+def test_hessian_of_a_float_and_an_array():
+    """Blocks of a float argument are floats (its own block) or arrays of the other's shape."""
+    def f(x, s):
+        return np.sum(np.sin(x)) * s + s ** 3 * np.sum(x * x)
+    x, s = np.array([0.3, -1.2, 0.7]), 0.9
+    H = jitgrad.hessian(f, wrt=(0, 1))(x, s)
+    assert isinstance(H[1][1], float) and H[0][1].shape == (3,) and H[1][0].shape == (3,)
+    assert H[1][1] == pytest.approx(6 * s * np.sum(x * x), rel=1e-12)
+    np.testing.assert_allclose(H[0][1], np.cos(x) + 6 * s ** 2 * x, rtol=1e-12)
+    np.testing.assert_allclose(H[0][0], np.diag(-np.sin(x) * s + 2 * s ** 3), rtol=1e-12,
+                               atol=1e-15)
+
+
 def test_jvp_and_jacobians_of_an_array_valued_loop():
     args = (2.0, 0.9, 12)
     value, tangent = jitgrad.jvp(F.trajectory, args, (0.5, -1.0, None))
