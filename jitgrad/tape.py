@@ -6,9 +6,9 @@ The user's unmodified function runs on `Tensor` values. Every NumPy operation on
 `jitgrad.lang.symbolic.NUMPY` to a primitive of `jitgrad.prims.primitives`, whose NumPy ``impl`` computes
 the value; the tape records a node (primitive, input values, parameters, result).
 ``t.backward()`` walks the nodes in reverse order of recording and applies the derivative
-rules of `jitgrad.prims.rules.RULES` (with `jitgrad.prims.rules.unbroadcast` for elementwise
-primitives): the same table the source transform uses, so each rule lives in one place. The
-tape never calls the source transform or generated code.
+rules of `jitgrad.prims.primitives.RULES` (with `jitgrad.prims.primitives.unbroadcast` for
+elementwise primitives): the same table the source transform uses, so each rule lives in one
+place. The tape never calls the source transform or generated code.
 
     x = Tensor(3.0, requires_grad=True)
     y = np.square(x)
@@ -76,7 +76,7 @@ import numpy as np
 from jitgrad.core.errors import JitgradError, Loc, ShapeError, SignatureError, UnsupportedError
 from jitgrad.lang import numpy_api, symbolic
 from jitgrad.prims import primitives
-from jitgrad.prims.rules import RULES, unbroadcast
+from jitgrad.prims.primitives import RULES, unbroadcast
 
 __all__ = ["Tensor", "grad", "value_and_grad"]
 

@@ -32,8 +32,7 @@ from jitgrad.core import ir as jir
 from jitgrad.core import types as jtypes
 from jitgrad.frontend import build as jbuild
 from jitgrad.frontend import parse as jparse
-from jitgrad.prims.primitives import PRIMITIVES
-from jitgrad.prims.rules import RULES
+from jitgrad.prims.primitives import PRIMITIVES, RULES
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BASE = os.path.basename(__file__)

@@ -36,7 +36,7 @@ from jitgrad.lang.symbolic import (
     result_dims,
 )
 from jitgrad.prims import primitives
-from jitgrad.prims.rules import MAX_STACK
+from jitgrad.prims.primitives import MAX_STACK
 
 
 def norm_axis(axis, ndim, loc):

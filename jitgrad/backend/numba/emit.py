@@ -14,7 +14,7 @@ import os
 
 import numpy as np
 
-from jitgrad.backend.numba import emit_parallel
+from jitgrad.backend.numba import emit_parallel, lowering
 from jitgrad.core import ops
 from jitgrad.core.ir import (
     Atom,
@@ -267,7 +267,7 @@ class _Writer:
                 expr = args[0]
             else:
                 scalar_types = [Type(a.type.kind, 0) for a in e.ins]
-                expr = primitives.PRIMITIVES[e.prim].emit(args, e.params, scalar_types)
+                expr = lowering.lower(e.prim, args, e.params, scalar_types)
             self.line(inner, f"{element[out]} = {expr}")
             if out in filled:
                 self.line(inner, f"{filled[out]}[{', '.join(idx)}] = {element[out]}")
@@ -366,7 +366,7 @@ class _Writer:
             if p.elementwise and any(t.ndim for t in types):
                 expr = f"_rt.{prim}({', '.join(a)})"  # see runtime.py: compiled once per machine
             else:
-                expr = p.emit(a, e.params, types)
+                expr = lowering.lower(prim, a, e.params, types)
             self.line(indent, f"{out} = {expr}" if out else expr)
 
     def flat_push(self, e: Eqn, a: list, indent: int):
