@@ -28,6 +28,7 @@ import pytest
 import jitgrad
 import jitgrad.backend.numba.runtime
 from jitgrad.api import GradientCheckError
+from jitgrad.backend.numba import lowering
 from jitgrad.core import ir as jir
 from jitgrad.core import types as jtypes
 from jitgrad.frontend import build as jbuild
@@ -463,6 +464,18 @@ def test_every_elementwise_primitive_has_a_runtime_function(name):
     fn = getattr(jitgrad.backend.numba.runtime, name, None)
     assert fn is not None, f"jitgrad.backend.numba.runtime has no {name}"
     assert callable(fn)
+
+
+@pytest.mark.parametrize("name", sorted(PRIMITIVES))
+def test_every_primitive_has_a_lowering(name):
+    """A primitive without a template in `lowering.LOWER` is written as NumPy's function of its
+    name (or is a user's custom_vjp, lowered as a copy of its value)."""
+    assert (name in lowering.LOWER or PRIMITIVES[name].custom_rule
+            or callable(getattr(np, name, None))), f"{name}: no template and no np.{name}"
+
+
+def test_lowering_names_only_primitives():
+    assert set(lowering.LOWER) <= set(PRIMITIVES)
 
 
 def test_mod_is_differentiated_all_the_same():
