@@ -63,6 +63,7 @@ _elementwise("floor", np.floor, **PIECEWISE_CONSTANT)
 _elementwise("ceil", np.ceil, **PIECEWISE_CONSTANT)
 _elementwise("isnan", np.isnan, type_rule=_compare, **PIECEWISE_CONSTANT)
 _elementwise("isfinite", np.isfinite, type_rule=_compare, **PIECEWISE_CONSTANT)
+_elementwise("isinf", np.isinf, type_rule=_compare, **PIECEWISE_CONSTANT)
 _elementwise("cbrt", np.cbrt, **COSTLY)
 # erf/erfc: NumPy has none (and Numba compiles no scipy.special): math.erf on scalars only.
 _elementwise("erf", np.vectorize(math.erf, otypes=[float]), **COSTLY)
