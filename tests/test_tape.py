@@ -27,7 +27,7 @@ from fd import numeric_grad
 
 import jitgrad
 from jitgrad import JitgradError, ShapeError, SignatureError, UnsupportedError, tape
-from jitgrad.prims.rules import RULES
+from jitgrad.prims.primitives import RULES
 from jitgrad.tape import Tensor
 
 CASES = STRAIGHT_CASES + LOOP_CASES + RETURNS_IN_LOOP_CASES

@@ -28,12 +28,12 @@ import pytest
 import jitgrad
 import jitgrad.backend.numba.runtime
 from jitgrad.api import GradientCheckError
+from jitgrad.backend.numba import lowering
 from jitgrad.core import ir as jir
 from jitgrad.core import types as jtypes
 from jitgrad.frontend import build as jbuild
 from jitgrad.frontend import parse as jparse
-from jitgrad.prims.primitives import PRIMITIVES
-from jitgrad.prims.rules import RULES
+from jitgrad.prims.primitives import PRIMITIVES, RULES
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BASE = os.path.basename(__file__)
@@ -119,6 +119,16 @@ def rarely_tested(x, a, b):
 
 def mod_sum(x, y):
     return np.sum(np.mod(x, y))
+
+
+def inf_masked(x):
+    return np.sum(np.where(np.isinf(x), 0.0, x) ** 2)
+
+
+def inf_masked_scalar(a, b):
+    if math.isinf(a):
+        return b * b
+    return a * b
 
 
 def relu(x):
@@ -466,6 +476,18 @@ def test_every_elementwise_primitive_has_a_runtime_function(name):
     assert callable(fn)
 
 
+@pytest.mark.parametrize("name", sorted(PRIMITIVES))
+def test_every_primitive_has_a_lowering(name):
+    """A primitive without a template in `lowering.LOWER` is written as NumPy's function of its
+    name (or is a user's custom_vjp, lowered as a copy of its value)."""
+    assert (name in lowering.LOWER or PRIMITIVES[name].custom_rule
+            or callable(getattr(np, name, None))), f"{name}: no template and no np.{name}"
+
+
+def test_lowering_names_only_primitives():
+    assert set(lowering.LOWER) <= set(PRIMITIVES)
+
+
 def test_mod_is_differentiated_all_the_same():
     """x % y has derivative 1 in x and -floor(x / y) in y (see the mod bug above)."""
     g = jitgrad.grad(mod_sum, wrt=(0, 1))(np.array([2.0, 3.5]), np.array([1.5, 1.0]))
@@ -508,6 +530,29 @@ def test_rarely_tested_primitives():
     used = {s.prim for s in jir.walk(jbuild.build(jparse.FunctionSource.of(rarely_tested), [
         jtypes.type_of_value(v) for v in (x, a, b)]).body) if isinstance(s, jir.Eqn)}
     assert CORPUS_GAPS <= used
+
+
+def test_isinf_inside_a_gradient():
+    """np.isinf / math.isinf: no derivative, a zero tangent; on arrays and on scalars."""
+    x = np.array([0.5, np.inf, -1.5, -np.inf, 2.0])
+    g = jitgrad.grad(inf_masked)(x)
+    finite = np.isfinite(x)
+    want = np.zeros_like(x)
+    for k in np.flatnonzero(finite):  # central differences on the finite entries
+        h = 1e-6 * max(1.0, abs(x[k]))
+        up, down = x.copy(), x.copy()
+        up[k] += h
+        down[k] -= h
+        want[k] = (inf_masked(up) - inf_masked(down)) / (up[k] - down[k])
+    np.testing.assert_allclose(g, want, rtol=1e-7)
+    assert np.all(g[~finite] == 0.0)
+    v = np.ones_like(x)
+    np.testing.assert_allclose(jitgrad.hvp(inf_masked)(x, v), np.where(finite, 2.0, 0.0))
+    assert jitgrad.grad(inf_masked_scalar, wrt=(0, 1))(2.0, 3.0) == (3.0, 2.0)
+    assert jitgrad.grad(inf_masked_scalar, wrt=1)(math.inf, 3.0) == 6.0
+    # on arrays outside a fused loop, generated code calls _rt.isinf: NumPy's, compiled in place
+    rt_isinf = numba.njit(lambda v: jitgrad.backend.numba.runtime.isinf(v))
+    np.testing.assert_array_equal(rt_isinf(x), np.isinf(x))
 
 
 # ----------------------------------------------------------------------------- check_grad

@@ -13,7 +13,6 @@ from jitgrad.core.errors import JitgradError, UnsupportedError
 from jitgrad.frontend.parse import unwrap
 from jitgrad.lang.symbolic import Sym
 from jitgrad.prims import primitives
-from jitgrad.prims.rules import defvjp
 
 MAX_RESIDUALS = 64
 
@@ -25,11 +24,8 @@ def custom_primitive(n_args: int) -> str:
     name = f"custom_vjp{n_args}"
     if name not in primitives.PRIMITIVES:
         primitives.primitive(name, lambda *ins, fn, n_args: ins[n_args],
-                             lambda ts, p: ts[p["n_args"]],
-                             lambda a, p, t: primitives.identity_copy_emit(a[p["n_args"]:], p,
-                                                                        t[p["n_args"]:]),
-                             custom_rule=True)
-        defvjp(name, *([_applied_by_the_transform] * n_args + [None] * (1 + MAX_RESIDUALS)))
+                             lambda ts, p: ts[p["n_args"]], custom_rule=True)
+        primitives.defvjp(name, *([_applied_by_the_transform] * n_args + [None] * (1 + MAX_RESIDUALS)))
     return name
 
 

@@ -36,7 +36,7 @@ from jitgrad.lang.symbolic import (
     result_dims,
 )
 from jitgrad.prims import primitives
-from jitgrad.prims.rules import MAX_STACK
+from jitgrad.prims.primitives import MAX_STACK
 
 
 def norm_axis(axis, ndim, loc):
@@ -652,7 +652,8 @@ NUMPY.update({
     np.empty_like: np_empty_like, np.full_like: np_full_like, np.array: np_array,
     np.asarray: lambda a, dtype=None: a if records(a) and dtype is None else np_array(a, dtype),
     np.stack: np_stack_axis, np.arange: np_arange, np.linspace: np_linspace,
-    np.eye: np_eye, np.isfinite: _unary("isfinite"), np.cbrt: _unary("cbrt"),
+    np.eye: np_eye, np.isfinite: _unary("isfinite"), np.isinf: _unary("isinf"),
+    np.cbrt: _unary("cbrt"),
     np.arctan2: _binary("arctan2"), np.hypot: _binary("hypot"),
     np.logaddexp: _binary("logaddexp"), np.logaddexp2: _binary("logaddexp2"),
     np.copysign: _binary("copysign"),
@@ -695,7 +696,8 @@ MATH: dict = {
     math.atan: "arctan", math.asin: "arcsin", math.acos: "arccos", math.sinh: "sinh",
     math.cosh: "cosh", math.asinh: "arcsinh", math.acosh: "arccosh", math.atanh: "arctanh",
     math.fabs: "abs", math.floor: "floor",
-    math.ceil: "ceil", math.isnan: "isnan", math.isfinite: "isfinite", math.erf: "erf",
+    math.ceil: "ceil", math.isnan: "isnan", math.isfinite: "isfinite", math.isinf: "isinf",
+    math.erf: "erf",
     math.erfc: "erfc", math.hypot: "hypot", math.atan2: "arctan2", math.copysign: "copysign",
 }
 if hasattr(math, "cbrt"):  # Python 3.11+

@@ -4,7 +4,7 @@
 type (kind and rank). A `Sym` speaks NumPy: operators, ``np.exp(s)`` (through
 ``__array_ufunc__``), ``np.sum(s, axis=1)`` (through ``__array_function__``), ``s.T``,
 ``s.shape``. Both the parser (evaluating the user's expressions) and the reverse transform
-(running the derivative rules of `rules.py`) build IR this way, so a rule written once in NumPy
+(running the derivative rules of `jitgrad.prims`) build IR this way, so a rule written once in NumPy
 runs on arrays in the tape and on `Sym`s here.
 
 Every array value carries a size token per axis (`ir.Var.dims`). With ``assume_sizes``, two

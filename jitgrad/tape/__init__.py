@@ -6,7 +6,7 @@ The user's unmodified function runs on `Tensor` values. Every NumPy operation on
 `jitgrad.lang.symbolic.NUMPY` to a primitive of `jitgrad.prims.primitives`, whose NumPy ``impl`` computes
 the value; the tape records a node (primitive, input values, parameters, result).
 ``t.backward()`` walks the nodes in reverse order of recording and applies the derivative
-rules of `jitgrad.prims.rules.RULES` (with `jitgrad.prims.rules.unbroadcast` for elementwise
+rules of `jitgrad.prims.primitives.RULES` (with `jitgrad.prims.primitives.unbroadcast` for elementwise
 primitives): the same table the source transform uses, so each rule lives in one place. The
 tape never calls the source transform or generated code.
 

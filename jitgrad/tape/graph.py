@@ -3,7 +3,7 @@
 Takes the nodes `tensor` records, each a tuple laid out as below, and a root tensor with a seed
 (its gradient). Guarantees: `backward` visits every node the root depends on once, consumers
 before producers, without recursion; it applies each primitive's rules of
-`jitgrad.prims.rules.RULES` (unbroadcasting elementwise ones) and adds the result to ``.grad``
+`jitgrad.prims.primitives.RULES` (unbroadcasting elementwise ones) and adds the result to ``.grad``
 of each leaf that requires gradients, as a float for a scalar leaf and a float64 array of the
 leaf's shape otherwise. Recorded values are never mutated.
 """
@@ -18,7 +18,7 @@ import numpy as np
 
 from jitgrad.core.errors import JitgradError
 from jitgrad.prims import primitives
-from jitgrad.prims.rules import unbroadcast
+from jitgrad.prims.primitives import unbroadcast
 
 _ndarray = np.ndarray
 _GETITEM = primitives.PRIMITIVES["getitem"]

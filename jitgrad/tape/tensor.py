@@ -21,7 +21,7 @@ import numpy as np
 from jitgrad.core.errors import JitgradError, ShapeError, SignatureError, UnsupportedError
 from jitgrad.lang import numpy_api, symbolic
 from jitgrad.prims import primitives
-from jitgrad.prims.rules import RULES
+from jitgrad.prims.primitives import RULES
 from jitgrad.tape.errors import lost_gradient_error, stale_view_error, user_loc
 from jitgrad.tape.graph import LEAF, backward, gc_paused
 

@@ -11,9 +11,9 @@ own statements too. Guarantees:
   whole kernel before anything is written (a name the adjoint assigns several times, an array
   written in place, a stack: each has one tangent name), so a value whose tangent is needed
   somewhere has one everywhere it is defined (zeros where nothing active reached it).
-* **One rule per primitive** (`rules.JVPS`, beside the adjoint rules); a primitive whose
-  derivative is zero (`rules.ZERO_TANGENT`) gives a zero tangent; any other primitive with an
-  active input is refused (`UnsupportedError` naming the user's line), never taken as zero.
+* **One rule per primitive** (`primitives.JVPS`, beside the adjoint rules); a primitive whose
+  derivative is zero (its row says ``zero_tangent``) gives a zero tangent; any other primitive
+  with an active input is refused (`UnsupportedError` naming the user's line), never taken as zero.
 * **Memory.** An array written in place (all its `setitem` versions, an adjoint the adjoint
   adds into) has one tangent buffer, written in place the same way (``_d_y[i] = t``). A tangent
   never shares memory that its value does not: where a rule's tangent is another value's
@@ -46,7 +46,7 @@ from jitgrad.core.ir import (
 from jitgrad.core.types import Type
 from jitgrad.lang.symbolic import GraphBuilder
 from jitgrad.prims import primitives
-from jitgrad.prims.rules import JVPS, JVPS_ALL, ZERO_TANGENT
+from jitgrad.prims.primitives import JVPS, JVPS_ALL, zero_tangent
 
 # Statements that change an array (or a stack) in place: their first input is the target.
 
@@ -127,7 +127,7 @@ class _Forward:
         elif prim == "setitem":
             if self.is_active(e.ins[0]) or self.is_active(e.ins[1]):
                 mark(e.outs[0])
-        elif prim in ZERO_TANGENT or ops.flags(prim).no_tangent or prim in ("stack_alloc", "zero_at"):
+        elif zero_tangent(prim) or ops.flags(prim).no_tangent or prim in ("stack_alloc", "zero_at"):
             return
         elif any(self.is_active(a) for a in self.derivative_inputs(e)):
             mark(*e.outs)
@@ -260,7 +260,7 @@ class _Forward:
                                    e.loc)
         out = e.out
         active_ins = [k for k, a in enumerate(e.ins) if self.is_active(a)]
-        if prim in ZERO_TANGENT or not active_ins:
+        if zero_tangent(prim) or not active_ins:
             block.append(e)
             self.zero(out)
             return

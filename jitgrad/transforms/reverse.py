@@ -74,7 +74,7 @@ from jitgrad.core.ir import (
 from jitgrad.core.types import INT, Type
 from jitgrad.lang.symbolic import GraphBuilder, Sym
 from jitgrad.prims import primitives
-from jitgrad.prims.rules import RULES
+from jitgrad.prims.primitives import RULES
 from jitgrad.transforms.checkpoint import checkpoint_loops
 from jitgrad.transforms.custom_rule import reverse_custom
 from jitgrad.transforms.recompute import mark_ascending, planned, recompute_loops

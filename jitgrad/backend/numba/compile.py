@@ -132,7 +132,7 @@ def load(stem: str, source: str, names: list[str], inline: list[str] = (),
     sys.modules[mod_name] = module  # Numba's disk cache re-imports the module by name
     spec.loader.exec_module(module)
     for name in set(re.findall(r"\b_const_[0-9a-f]{16}\b", source)):
-        setattr(module, name, CONSTANT_ARRAYS[name])  # a frozen global array (primitives.py)
+        setattr(module, name, CONSTANT_ARRAYS[name])  # a frozen global array (prims/alloc.py)
     functions = {}
     for name in names:
         py_fn = getattr(module, name)

@@ -15,7 +15,7 @@ import os
 
 import numpy as np
 
-from jitgrad.backend.numba import emit_parallel
+from jitgrad.backend.numba import emit_parallel, lowering
 from jitgrad.backend.numba.emit_nest import (
     REDUCE_INIT,
     nest_dims,
@@ -60,8 +60,8 @@ def atom_source(a: Atom) -> str:
 
 def primitive_source(prim: str, args: list[str], params: dict, types: list[Type]) -> str:
     """The source of primitive ``prim`` applied to ``args`` (source texts of operands of
-    ``types``): its Numba template. The one place the template is looked up."""
-    return primitives.PRIMITIVES[prim].emit(args, params, types)
+    ``types``): its Numba template (`lowering.LOWER`). The one place it is looked up."""
+    return lowering.lower(prim, args, params, types)
 
 
 class _Writer:

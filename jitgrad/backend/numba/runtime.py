@@ -7,6 +7,10 @@ Each is compiled with `compile.jit` (``numba.njit(cache=True)``, or left as plai
 
 Each takes arrays of any rank; where a result's shape cannot be computed inside Numba, the
 generated code passes it in (``out_shape``), since it knows every rank.
+
+Generated code calls an elementwise primitive on arrays as ``_rt.<name>``: a loop compiled once
+per machine where this module defines one, else (a primitive lowered as NumPy's function,
+`lowering.lowered_by_default`) NumPy's function itself (`__getattr__`).
 """
 
 from __future__ import annotations
@@ -15,8 +19,10 @@ import math
 
 import numpy as np
 
+from jitgrad.backend.numba import lowering
 from jitgrad.backend.numba.compile import jit, vectorize
 from jitgrad.core.errors import SizesDiffer
+from jitgrad.prims import primitives
 
 
 @jit
@@ -477,7 +483,7 @@ def cumprod_jvp(t, x):
 
 @jit
 def prod_others_jvp(t, x):
-    """The tangent of prod_others(x) given t, exact at zeros (see primitives.py)."""
+    """The tangent of prod_others(x) given t, exact at zeros (see prims/reductions.py)."""
     flat, dt = x.ravel(), t.ravel()
     n = flat.size
     before, d_before = np.ones(n), np.zeros(n)
@@ -592,3 +598,11 @@ def unpack_count(n, k):
     if n != k:
         raise ValueError("cannot unpack an array into a different number of names")
     return k
+
+
+def __getattr__(name):
+    """``_rt.<name>`` of an elementwise primitive written as ``np.<name>`` with no loop here:
+    NumPy's function (Numba compiles it in place)."""
+    if lowering.lowered_by_default(name) and primitives.PRIMITIVES[name].elementwise:
+        return getattr(np, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,215 @@
+"""How each primitive is written in the generated Numba source: ``LOWER[name]``, a template
+``(arg_sources, params, in_types) -> expression source``.
+
+The templates take the sources of the arguments (names and literals), the equation's
+parameters and the input types (scalar types for the elements of a fused loop), and return
+one Python expression. They use ``np`` for NumPy and ``_rt`` for `runtime` (loop helpers Numba
+compiles quickly, standing in for the NumPy forms Numba rejects or compiles slowly). Two kinds
+of primitive need no entry:
+
+* a primitive whose Numba source is NumPy's own function of its arguments, ``np.<name>(a,
+  b, ...)``: that is the default (`lower`). An elementwise one of them on arrays is called
+  as ``_rt.<name>``, which is NumPy's function unless `runtime` has a loop of its own for it;
+* a user's ``custom_vjp`` (a row with ``custom_rule=True``): its value is its input
+  ``n_args``, copied (`identity_copy`).
+
+What the emitter writes for the internal operations (`core.ops`) and for the statements of a
+primitive that writes in place (``setitem``, ``add_at``) is the emitter's (`emit`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from jitgrad.prims import primitives
+from jitgrad.prims.primitives import index_source
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def reduced_shape_src(x: str, ndim: int, axis, keepdims: bool) -> str:
+    """Source of the shape tuple of ``x`` reduced over ``axis`` (None: all axes)."""
+    dims = []
+    for k in range(ndim):
+        if axis is None or k == axis:
+            if keepdims:
+                dims.append("1")
+        else:
+            dims.append(f"{x}.shape[{k}]")
+    return "(" + "".join(d + ", " for d in dims).rstrip(" ") + ")" if dims else "()"
+
+
+def shape_src(items: list[str]) -> str:
+    """Source of a shape tuple of the sizes ``items``."""
+    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+
+def dtype_src(p) -> str:
+    """Source of the NumPy dtype of an allocation's ``kind`` parameter (float by default)."""
+    return {"f": "np.float64", "i": "np.int64", "b": "np.bool_"}[p.get("kind", "f")]
+
+
+def identity_copy(a, p, t):
+    # An array result is a new array (`.copy()`): no alias for an in-place write to reach.
+    return f"{a[0]}.copy()" if t[0].ndim else a[0]
+
+
+def _binop(op):
+    return lambda a, p, t: f"{a[0]} {op} {a[1]}"
+
+
+def _cast(a, p, t):
+    if t[0].ndim:
+        return f"{a[0]}.astype({ {'f': 'np.float64', 'i': 'np.int64', 'b': 'np.bool_'}[p['kind']]})"
+    if t[0].kind == "b" and p["kind"] != "b":  # Numba has no float(bool) / int(bool)
+        return f"({'1.0' if p['kind'] == 'f' else '1'} if {a[0]} else {'0.0' if p['kind'] == 'f' else '0'})"
+    return f"{ {'f': 'float', 'i': 'int', 'b': 'bool'}[p['kind']]}({a[0]})"
+
+
+def _reduce(op):
+    def emit(a, p, t):
+        axis, keep, ndim = p["axis"], p["keepdims"], t[0].ndim
+        if axis is None:
+            full = f"np.{op}({a[0]})"
+            if keep:
+                return f"np.full({reduced_shape_src(a[0], ndim, None, True)}, {full})"
+            return full
+        return f"_rt.{op}_axis({a[0]}, {axis}, {reduced_shape_src(a[0], ndim, axis, keep)})"
+    return emit
+
+
+def _linalg(name):
+    return lambda a, p, t: f"np.linalg.{name}({', '.join(a)})"
+
+
+def _transpose(a, p, t):
+    if p.get("axes") is None:
+        return f"{a[0]}.T" if t[0].ndim else a[0]
+    return f"np.transpose({a[0]}, {tuple(p['axes'])})"
+
+
+def _sum_to(a, t):
+    g, like = a
+    if t[1].ndim == 0:
+        return f"np.sum({g})" if t[0].ndim else g
+    for k in range(1, t[0].ndim - t[1].ndim + 1):  # sum away the leading axes, one by one
+        g = f"_rt.sum_axis({g}, 0, {a[0]}.shape[{k}:])"
+    return f"_rt.sum_to({g}, {like})"
+
+
+def _getitem(a, p, t):
+    # A full-array result of basic indexing is a view: callers that keep it get a copy only
+    # where the analysis in reverse.py says the storage is written later.
+    return index_source(a[0], p["index_spec"], a[1:])
+
+
+def _stack(a, p, t):
+    if t[0].ndim:
+        return f"np.stack(({', '.join(a)},))"
+    if primitives.stack_kind([u.kind for u in t]) == "i":
+        return f"np.array([{', '.join(a)}], dtype=np.int64)"
+    return f"np.array([{', '.join(f'float({x})' if u.kind != 'f' else x for x, u in zip(a, t))}])"
+
+
+# ----------------------------------------------------------------------------- the table
+
+LOWER: dict[str, Callable] = {
+    # elementwise
+    "neg": lambda a, p, t: f"-{a[0]}",
+    "erf": lambda a, p, t: f"_rt.erf({a[0]})",
+    "erfc": lambda a, p, t: f"_rt.erfc({a[0]})",
+    "logical_not": lambda a, p, t: f"np.logical_not({a[0]})" if t[0].ndim else f"not {a[0]}",
+    "add": _binop("+"), "sub": _binop("-"), "mul": _binop("*"), "div": _binop("/"),
+    "pow": _binop("**"), "floordiv": _binop("//"), "mod": _binop("%"),
+    "lt": _binop("<"), "le": _binop("<="), "gt": _binop(">"), "ge": _binop(">="),
+    "eq": _binop("=="), "ne": _binop("!="),
+    "logical_and": lambda a, p, t: f"np.logical_and({a[0]}, {a[1]})" if max(x.ndim for x in t)
+    else f"({a[0]} and {a[1]})",
+    "logical_or": lambda a, p, t: f"np.logical_or({a[0]}, {a[1]})" if max(x.ndim for x in t)
+    else f"({a[0]} or {a[1]})",
+    "maximum": lambda a, p, t: f"np.maximum({a[0]}, {a[1]})" if max(x.ndim for x in t)
+    else f"max({a[0]}, {a[1]})",
+    "minimum": lambda a, p, t: f"np.minimum({a[0]}, {a[1]})" if max(x.ndim for x in t)
+    else f"min({a[0]}, {a[1]})",
+    "tie_share": lambda a, p, t: f"({a[0]} > {a[1]}) + ({a[0]} == {a[1]}) * 0.5",
+    "where": lambda a, p, t: f"np.where({a[0]}, {a[1]}, {a[2]})" if max(x.ndim for x in t)
+    else f"{a[1]} if {a[0]} else {a[2]}",
+    "cast": _cast,
+    # reductions
+    "sum": _reduce("sum"), "max": _reduce("max"), "min": _reduce("min"),
+    "prod_others": lambda a, p, t: f"_rt.prod_others({a[0]})",
+    "prod_axis": lambda a, p, t: f"_rt.prod_axis({a[0]}, {p['axis']}, "
+    f"{reduced_shape_src(a[0], t[0].ndim, p['axis'], p['keepdims'])})",
+    "prod_others_axis": lambda a, p, t: f"_rt.prod_others_axis({a[0]}, {p['axis']})",
+    "prod_others_jvp": lambda a, p, t: f"_rt.prod_others_jvp({a[0]}, {a[1]})",
+    "cumsum_axis": lambda a, p, t: f"_rt.cumsum_axis({a[0]}, {p['axis']})",
+    "cumprod_grad": lambda a, p, t: f"_rt.cumprod_grad({a[0]}, {a[1]})",
+    "cumprod_jvp": lambda a, p, t: f"_rt.cumprod_jvp({a[0]}, {a[1]})",
+    "spread": lambda a, p, t: f"_rt.broadcast_like({a[0]}, {a[1]})" if p["axis"] is None
+    else f"_rt.spread({a[0]}, {a[1]}, {p['axis']})",
+    "choose_share": lambda a, p, t: f"_rt.choose_share_all({a[0]}, {a[1]})"
+    if p["axis"] is None else f"_rt.choose_share({a[0]}, {a[1]}, {p['axis']})",
+    "argsort": lambda a, p, t: f"np.argsort({a[0]}, kind='mergesort')",
+    # linear algebra
+    "matmul": lambda a, p, t: f"{a[0]} @ {a[1]}" if t[0].ndim + t[1].ndim > 2
+    else f"np.dot({a[0]}, {a[1]})",
+    "inv": _linalg("inv"), "solve": _linalg("solve"), "det": _linalg("det"),
+    "cholesky": _linalg("cholesky"),
+    "logabsdet": lambda a, p, t: f"np.linalg.slogdet({a[0]})[1]",
+    "signdet": lambda a, p, t: f"np.linalg.slogdet({a[0]})[0]",
+    # shapes
+    "transpose": _transpose,
+    "reshape": lambda a, p, t: f"_rt.reshape({a[0]}, {shape_src(a[1:])})",
+    "reshape_like": lambda a, p, t: f"_rt.reshape({a[0]}, {a[1]}.shape)"
+    if t[1].ndim else f"{a[0]}.item()" if t[0].ndim else a[0],
+    "expand_dims": lambda a, p, t: f"np.expand_dims({a[0]}, {p['axis']})",
+    "broadcast_like": lambda a, p, t: f"_rt.broadcast_like({a[0]}, {a[1]})"
+    if t[1].ndim else a[0],
+    "sum_to_like": lambda a, p, t: _sum_to(a, t),
+    "shape_dim": lambda a, p, t: f"{a[0]}.shape[{p['axis']}]",
+    "same_size": lambda a, p, t: f"_rt.same_size({a[0]}, {a[1]})",
+    "size": lambda a, p, t: f"{a[0]}.size",
+    "unpack_count": lambda a, p, t: f"_rt.unpack_count({a[0]}, {a[1]})",
+    # indexing
+    "getitem": _getitem,
+    "setitem": lambda a, p, t: index_source(a[0], p["index_spec"], a[2:]),
+    "add_at": lambda a, p, t: index_source(a[0], p["index_spec"], a[2:]),
+    "take": lambda a, p, t: f"{a[0]}[{a[1]}]",
+    "take_add": lambda a, p, t: f"_rt.take_add_{'vector' if t[0].ndim == 1 else 'rows'}("
+                                f"{a[0]}, {a[1]}, {a[2]})",
+    # new arrays
+    "zeros": lambda a, p, t: f"np.zeros({shape_src(a)}, {dtype_src(p)})",
+    "ones": lambda a, p, t: f"np.ones({shape_src(a)}, {dtype_src(p)})",
+    "empty": lambda a, p, t: f"np.empty({shape_src(a)}, {dtype_src(p)})",
+    "zeros_like": lambda a, p, t: f"np.zeros_like({a[0]}, np.float64)" if t[0].ndim else "0.0",
+    "ones_like": lambda a, p, t: f"np.ones_like({a[0]}, np.float64)" if t[0].ndim else "1.0",
+    "full": lambda a, p, t: f"np.full({shape_src(a[1:])}, {a[0]})",
+    "copy": lambda a, p, t: f"{a[0]}.copy()" if t[0].ndim else a[0],
+    "stack": _stack,
+    "concatenate": lambda a, p, t: f"np.concatenate(({', '.join(a)},), axis={p['axis']})",
+    "constant": lambda a, p, t: p["name"],
+    "stop_gradient": identity_copy,
+}
+
+
+def default(name: str, a, p, t) -> str:
+    """NumPy's own function of the arguments: ``np.<name>(a, b, ...)``."""
+    return f"np.{name}({', '.join(a)})"
+
+
+def lower(name: str, a, p, t) -> str:
+    """The source of primitive ``name`` applied to the argument sources ``a`` (parameters
+    ``p``, input types ``t``)."""
+    template = LOWER.get(name)
+    if template is not None:
+        return template(a, p, t)
+    if primitives.PRIMITIVES[name].custom_rule:  # custom_vjp<n>: the value is input n_args
+        n = p["n_args"]
+        return identity_copy(a[n:], p, t[n:])
+    return default(name, a, p, t)
+
+
+def lowered_by_default(name: str) -> bool:
+    """Whether primitive ``name`` is written as NumPy's function of the same name."""
+    p = primitives.PRIMITIVES.get(name)
+    return p is not None and name not in LOWER and not p.custom_rule

@@ -1,0 +1,174 @@
+"""Elementwise primitives: NumPy's ufuncs and operators, ``where``, ``cast``.
+
+Each row is ``elementwise=True`` (it broadcasts its array operands), so its adjoint rules may
+return their share at the broadcast shape of the result (the caller unbroadcasts, in one place),
+and its adjoint rules, ``g`` times a partial derivative, are its tangent rules too (`defvjp`
+takes them as such): a row here needs a `defjvp` only if that is not so. Rules are written as
+``vjp(g, ans, *ins)``: ``ans`` is the result, often cheaper to reuse than to recompute (``exp``,
+``tanh``). Kinks and ties take the mean of the one-sided derivatives (``abs'(0) = 0``,
+``maximum`` sends half of ``g`` to each of two equal inputs, through `tie_share`). Comparisons,
+``sign``, ``floor``, ``//`` and the predicates (``isnan``, ``isinf``, ``isfinite``) have zero
+derivative wherever they have one: no rule, no gradient.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from jitgrad.core.types import Type, broadcast_ndim, promote_kinds
+from jitgrad.prims import alloc
+from jitgrad.prims.primitive import defjvp, defvjp, primitive
+
+# ----------------------------------------------------------------------------- type rules
+
+
+def _float_elementwise(ts, p):
+    return Type("f", broadcast_ndim(*ts))
+
+
+def _arith_no_bool(ts, p):
+    kind = promote_kinds("i", *(t.kind for t in ts))
+    return Type(kind, broadcast_ndim(*ts))
+
+
+def _compare(ts, p):
+    return Type("b", broadcast_ndim(*ts))
+
+
+def _where(ts, p):
+    return Type(promote_kinds(ts[1].kind, ts[2].kind), broadcast_ndim(*ts))
+
+
+def _elementwise(name, fn, type_rule=_float_elementwise, **kw):
+    return primitive(name, fn, type_rule, elementwise=True, **kw)
+
+
+# Transcendental functions: worth keeping rather than recomputing, and not linear.
+COSTLY = {"costly": True, "nonlinear": True}
+# Predicates and piecewise constant functions: no derivative, a zero tangent.
+PIECEWISE_CONSTANT = {"differentiable": False, "zero_tangent": True}
+
+# ----------------------------------------------------------------------------- unary
+
+neg = _elementwise("neg", np.negative, _arith_no_bool, linear=True)
+for _name in ("exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "arctan",
+              "arcsin", "arccos", "sinh", "cosh", "arcsinh", "arccosh", "arctanh"):
+    _elementwise(_name, getattr(np, _name), **COSTLY)
+_elementwise("square", np.square, type_rule=_arith_no_bool, nonlinear=True)
+_elementwise("abs", np.abs, type_rule=_arith_no_bool, nonlinear=True)
+_elementwise("sign", np.sign, type_rule=_arith_no_bool, **PIECEWISE_CONSTANT)
+_elementwise("floor", np.floor, **PIECEWISE_CONSTANT)
+_elementwise("ceil", np.ceil, **PIECEWISE_CONSTANT)
+_elementwise("isnan", np.isnan, type_rule=_compare, **PIECEWISE_CONSTANT)
+_elementwise("isfinite", np.isfinite, type_rule=_compare, **PIECEWISE_CONSTANT)
+_elementwise("isinf", np.isinf, type_rule=_compare, **PIECEWISE_CONSTANT)
+_elementwise("cbrt", np.cbrt, **COSTLY)
+# erf/erfc: NumPy has none (and Numba compiles no scipy.special): math.erf on scalars only.
+_elementwise("erf", np.vectorize(math.erf, otypes=[float]), **COSTLY)
+_elementwise("erfc", np.vectorize(math.erfc, otypes=[float]), **COSTLY)
+_elementwise("logical_not", np.logical_not, _compare, differentiable=False)
+
+_TWO_OVER_SQRT_PI = 1.1283791670955126  # d erf(x) / dx = 2 / sqrt(pi) exp(-x^2)
+
+defvjp("neg", lambda g, ans, x: -g)
+defvjp("exp", lambda g, ans, x: g * ans)
+defvjp("expm1", lambda g, ans, x: g * (ans + 1.0))
+defvjp("log", lambda g, ans, x: g / x)
+defvjp("log1p", lambda g, ans, x: g / (x + 1.0))
+# sqrt'(0) is taken as 0, not inf: a square root at 0 in numerical code is a norm, a distance or
+# a standard deviation at 0 (a cone, whose one-sided derivatives average 0), and inf times the
+# zero derivative of the sum of squares beneath it would make the whole gradient NaN.
+defvjp("sqrt", lambda g, ans, x: np.where(ans == 0.0, 0.0, g / (ans * 2.0)))
+defvjp("square", lambda g, ans, x: g * (x * 2.0))
+defvjp("sin", lambda g, ans, x: g * np.cos(x))
+defvjp("cos", lambda g, ans, x: -(g * np.sin(x)))
+defvjp("tan", lambda g, ans, x: g * (ans * ans + 1.0))
+defvjp("tanh", lambda g, ans, x: g * (1.0 - ans * ans))
+defvjp("arctan", lambda g, ans, x: g / (x * x + 1.0))
+defvjp("arcsin", lambda g, ans, x: g / np.sqrt(1.0 - x * x))
+defvjp("arccos", lambda g, ans, x: -(g / np.sqrt(1.0 - x * x)))
+defvjp("sinh", lambda g, ans, x: g * np.cosh(x))
+defvjp("cosh", lambda g, ans, x: g * np.sinh(x))
+defvjp("arcsinh", lambda g, ans, x: g / np.sqrt(x * x + 1.0))
+defvjp("arccosh", lambda g, ans, x: g / np.sqrt(x * x - 1.0))
+defvjp("arctanh", lambda g, ans, x: g / (1.0 - x * x))
+defvjp("abs", lambda g, ans, x: g * np.sign(x))
+defvjp("cbrt", lambda g, ans, x: g / (ans * ans * 3.0))
+defvjp("erf", lambda g, ans, x: g * (np.exp(-(x * x)) * _TWO_OVER_SQRT_PI))
+defvjp("erfc", lambda g, ans, x: -(g * (np.exp(-(x * x)) * _TWO_OVER_SQRT_PI)))
+
+# ----------------------------------------------------------------------------- binary
+
+for _name in ("arctan2", "hypot", "logaddexp", "logaddexp2", "copysign"):
+    _elementwise(_name, getattr(np, _name), **(COSTLY if _name != "copysign" else {}))
+_elementwise("add", np.add, _arith_no_bool)
+_elementwise("sub", np.subtract, _arith_no_bool)
+_elementwise("mul", np.multiply, _arith_no_bool)
+_elementwise("div", np.true_divide, _float_elementwise)
+_elementwise("pow", np.power, _arith_no_bool, **COSTLY)
+_elementwise("floordiv", np.floor_divide, _arith_no_bool, **PIECEWISE_CONSTANT)
+_elementwise("mod", np.mod, _arith_no_bool)
+for _name, _fn in (("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
+                   ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal)):
+    _elementwise(_name, _fn, _compare, differentiable=False)
+_elementwise("logical_and", np.logical_and, _compare, differentiable=False)
+_elementwise("logical_or", np.logical_or, _compare, differentiable=False)
+_elementwise("maximum", np.maximum, _arith_no_bool, nonlinear=True)
+_elementwise("minimum", np.minimum, _arith_no_bool, nonlinear=True)
+# tie_share(x, y): 1 where x wins, 1/2 at a tie, 0 where y wins.
+tie_share = _elementwise("tie_share", lambda x, y: np.greater(x, y) + np.equal(x, y) * 0.5,
+                         **PIECEWISE_CONSTANT)
+_elementwise("where", np.where, _where)
+
+defvjp("add", lambda g, ans, x, y: g, lambda g, ans, x, y: g)
+defvjp("sub", lambda g, ans, x, y: g, lambda g, ans, x, y: -g)
+defvjp("mul", lambda g, ans, x, y: g * y, lambda g, ans, x, y: g * x)
+defvjp("div", lambda g, ans, x, y: g / y, lambda g, ans, x, y: -(g * ans) / y)
+
+
+def _pow_slope(x, y):
+    """d(x**y)/dx = y x**(y-1), taken as 0 where y == 0: x**0 is 1 for every x, 0 included (as
+    JAX and autograd take it), not 0 * inf = nan at x == 0."""
+    if isinstance(y, (int, float)):  # a constant exponent: decided while building
+        return y * x ** (y - 1) if y != 0 else alloc.zero_like(x)
+    # Masking x (not the slope) keeps 0 * inf out of this rule's own derivative too (Hessians).
+    return y * np.where(y == 0, 1.0, x) ** (y - 1)
+
+
+# d(x**y)/dy = x**y log(x), taken as 0 where x == 0 (as JAX and autograd do: 0**y is 0 for
+# every y > 0, so it does not change with y), not 0 * -inf = nan.
+defvjp("pow", lambda g, ans, x, y: g * _pow_slope(x, y),
+       lambda g, ans, x, y: g * (ans * np.log(np.where(x == 0, 1.0, x))))
+defvjp("mod", lambda g, ans, x, y: g, lambda g, ans, x, y: -(g * np.floor(x / y)))
+defvjp("arctan2", lambda g, ans, y, x: g * (x / (x * x + y * y)),
+       lambda g, ans, y, x: -(g * (y / (x * x + y * y))))
+defvjp("hypot", lambda g, ans, x, y: g * (x / ans), lambda g, ans, x, y: g * (y / ans))
+defvjp("logaddexp", lambda g, ans, x, y: g * np.exp(x - ans),
+       lambda g, ans, x, y: g * np.exp(y - ans))
+# logaddexp2(x, y) = log2(2**x + 2**y): the shares of 2**x and 2**y in the sum
+defvjp("logaddexp2", lambda g, ans, x, y: g * np.exp2(x - ans),
+       lambda g, ans, x, y: g * np.exp2(y - ans))
+# copysign(x, y) = ±|x|: the sign of y is constant almost everywhere, so y takes no gradient.
+defvjp("copysign", lambda g, ans, x, y: g * (np.sign(x) * np.copysign(1.0, y)), None)
+defvjp("maximum", lambda g, ans, x, y: g * tie_share(x, y),
+       lambda g, ans, x, y: g * tie_share(y, x))
+defvjp("minimum", lambda g, ans, x, y: g * tie_share(y, x),
+       lambda g, ans, x, y: g * tie_share(x, y))
+defvjp("where", None, lambda g, ans, c, x, y: g * c, lambda g, ans, c, x, y: g * ~c
+       if not isinstance(c, (bool, np.bool_)) else g * (not c))
+
+# ----------------------------------------------------------------------------- casts
+
+
+def _cast_impl(x, kind):
+    if np.ndim(x):
+        return np.asarray(x, dtype={"f": float, "i": np.int64, "b": bool}[kind])
+    return {"f": float, "i": int, "b": bool}[kind](x)
+
+
+# ``x.astype(kind)``, ``float(x)``, ``np.float64(x)``: linear in x.
+primitive("cast", _cast_impl, lambda ts, p: Type(p["kind"], ts[0].ndim), linear=True)
+defvjp("cast", lambda g, ans, x, kind: g)
+defjvp("cast", lambda t, ans, x, kind: t)

@@ -1,0 +1,139 @@
+"""Indexing: basic reads and writes (``getitem``, ``setitem``, and ``add_at``, the adjoint of a
+read) and reads of rows by an integer vector (``take``, and ``take_add``, its adjoint).
+
+An index is an ``index_spec`` parameter plus atoms: items ``'i'`` (an integer atom), ``':'``
+and ``('s', has_start, has_stop, has_step)`` (a slice whose present parts are atoms), the
+atoms following the array operands (`core.ops.Flags.index_from`). `index_value` turns a spec
+and its atoms into a NumPy index, `index_source` into the Python text ``x[...]``. Index atoms
+take no gradient (``None`` in the rules). The adjoint of a read adds ``g`` into the entries
+read (the reverse transform does so in place, into an adjoint array it owns; the rules below
+are what the tape runs); a write's adjoint sends the written entries' gradient to the value
+written and none to the entries it replaced.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jitgrad.core.types import Type
+from jitgrad.prims.primitive import defjvp, defvjp, primitive, same_type, unbroadcast
+
+
+def index_source(x: str, spec: tuple, args: list[str]) -> str:
+    """``x[...]`` for an index spec: items 'i' (an atom), 's' + 3 flags (slice parts), ':'."""
+    parts, k = [], 0
+    for item in spec:
+        if item == "i":
+            parts.append(args[k])
+            k += 1
+        elif item == ":":
+            parts.append(":")
+        else:
+            _, has_start, has_stop, has_step = item
+            bits = []
+            for present in (has_start, has_stop, has_step):
+                if present:
+                    bits.append(args[k])
+                    k += 1
+                else:
+                    bits.append("")
+            s = f"{bits[0]}:{bits[1]}" + (f":{bits[2]}" if has_step else "")
+            parts.append(s)
+    return f"{x}[{', '.join(parts)}]"
+
+
+def index_value(spec, vals):
+    out, k = [], 0
+    for item in spec:
+        if item == "i":
+            out.append(int(vals[k]))
+            k += 1
+        elif item == ":":
+            out.append(slice(None))
+        else:
+            parts = []
+            for present in item[1:]:
+                parts.append(int(vals[k]) if present else None)
+                k += int(present)
+            out.append(slice(*parts))
+    return tuple(out)
+
+
+def _getitem_type(ts, p):
+    spec = p["index_spec"]
+    ints = sum(1 for s in spec if s == "i")
+    return Type(ts[0].kind, ts[0].ndim - ints)
+
+
+# A full-array result of basic indexing is a view: callers that keep it get a copy only where
+# the analysis in reverse.py says the storage is written later.
+getitem = primitive("getitem", lambda x, *idx, index_spec: x[index_value(index_spec, idx)],
+                    _getitem_type, view=True, index_from=1)
+
+
+def _setitem_impl(x, v, *idx, index_spec):
+    x = np.array(x, dtype=float)
+    x[index_value(index_spec, idx)] = v
+    return x
+
+
+# ``setitem`` returns the array it wrote into (same storage): ``y[i] = v`` becomes
+# ``y_1 = setitem(y, v, i)`` in the IR and ``y[i] = v`` in the generated source.
+setitem = primitive("setitem", _setitem_impl, lambda ts, p: ts[0],
+                    writes_into_first=True, effects=True, index_from=2)
+
+# ``add_at`` is the adjoint of a read: ``g_x[idx] += v`` on an adjoint array jitgrad owns.
+add_at = primitive("add_at", lambda x, v, *idx, index_spec: np.add.at(
+    x, index_value(index_spec, idx), v) or x, lambda ts, p: ts[0], differentiable=False,
+    writes_into_first=True, effects=True, accumulates=True, index_from=2)
+
+
+def _getitem_vjp(g, ans, x, *idx, index_spec):
+    out = np.zeros(np.shape(x))
+    return add_at(out, g, *idx, index_spec=index_spec)
+
+
+def _setitem_x_vjp(g, ans, x, v, *idx, index_spec):
+    out = np.array(g, dtype=float)
+    out[index_value(index_spec, idx)] = 0.0
+    return out
+
+
+def _setitem_v_vjp(g, ans, x, v, *idx, index_spec):
+    return unbroadcast(getitem(g, *idx, index_spec=index_spec), v)
+
+
+defvjp("getitem", _getitem_vjp, *([None] * 8))
+defvjp("setitem", _setitem_x_vjp, _setitem_v_vjp, *([None] * 8))
+defjvp("getitem", lambda t, ans, x, *idx, index_spec: getitem(t, *idx, index_spec=index_spec),
+       *([None] * 8))
+
+# ----------------------------------------------------------------------------- rows by index
+
+# ``x[idx]`` with a 1-D integer array: the rows of x at idx (Numba allows one such index).
+take = primitive("take", lambda x, idx: x[np.asarray(idx)], same_type)
+
+
+def _take_add_impl(g, idx, n):
+    g = np.asarray(g)
+    out = np.zeros((int(n),) + g.shape[1:], dtype=g.dtype)
+    np.add.at(out, np.asarray(idx), g)  # repeated rows add up; negative ones count from the end
+    return out
+
+
+# The adjoint of ``take``: zeros of n rows, with row k of g added at row idx[k] (a scatter-add,
+# O(len(idx)) work; negative indices count from the end and repeated ones add up, as x[idx]
+# reads them).
+take_add = primitive("take_add", _take_add_impl, same_type)
+
+
+def _take_vjp(g, ans, x, idx):
+    """x[idx] read rows of x: each row's gradient is the sum of g's rows that read it
+    (repeated indices add up; a negative index is the row it reads, counted from the end)."""
+    return take_add(g, idx, np.shape(x)[0])
+
+
+defvjp("take", _take_vjp, None)
+defvjp("take_add", lambda g, ans, rows, idx, n: take(g, idx), None, None)
+defjvp("take", lambda t, ans, x, idx: take(t, idx), None)
+defjvp("take_add", lambda t, ans, g, idx, n: take_add(t, idx, n), None, None)

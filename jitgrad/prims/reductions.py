@@ -1,0 +1,236 @@
+"""Reductions and running reductions: ``sum``, ``max``, ``min``, ``prod``, ``cumsum``,
+``cumprod``, ``argmax``/``argmin``/``argsort``, and the primitives their rules are made of.
+
+Reductions take ``axis`` (None: every axis) and ``keepdims`` as parameters. Their adjoints copy
+``g`` back along the reduced axis (`spread`); ``max`` and ``min`` share it among the entries
+equal to the result (`choose_share`: tied extremes share equally, the mean of the one-sided
+derivatives). Products never divide by ``x`` (exact where entries are zero): their rules use
+the product of the other entries (`prod_others`) and running-product loops of their own
+(`cumprod_grad`, `cumprod_jvp`, `prod_others_jvp`), which are primitives with rules of their
+own so that forward-over-reverse can differentiate the adjoint.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jitgrad.core.types import Type
+from jitgrad.prims import indexing, shape
+from jitgrad.prims.primitive import defjvp, defvjp, no_tangent_rule, primitive
+
+# ----------------------------------------------------------------------------- sum, max, min
+
+
+def _reduce_type(ts, p):
+    t = ts[0]
+    kind = "i" if (p["op"] == "sum" and t.kind == "b") else t.kind
+    if p["axis"] is None:
+        return Type(kind, t.ndim if p["keepdims"] else 0)
+    return Type(kind, t.ndim if p["keepdims"] else t.ndim - 1)
+
+
+def _reduce_impl(fn):
+    return lambda x, axis=None, keepdims=False: fn(x, axis=axis, keepdims=keepdims)
+
+
+reduce_sum = primitive("sum", _reduce_impl(np.sum),
+                       lambda ts, p: _reduce_type(ts, dict(p, op="sum")))
+reduce_max = primitive("max", _reduce_impl(np.max),
+                       lambda ts, p: _reduce_type(ts, dict(p, op="max")))
+reduce_min = primitive("min", _reduce_impl(np.min),
+                       lambda ts, p: _reduce_type(ts, dict(p, op="min")))
+
+
+def sum_all(x):
+    """The sum of every entry of ``x``."""
+    return reduce_sum(x, axis=None, keepdims=False)
+
+
+def _spread_impl(g, like, axis=None):
+    shape_ = np.shape(like)
+    if axis is None:
+        return np.full(shape_, np.reshape(g, ()))
+    keep = list(shape_)
+    keep[axis] = 1
+    return np.broadcast_to(np.reshape(g, keep), shape_).copy()
+
+
+def _choose_share_impl(x, m, axis=None):
+    if axis is None:
+        hit = x == np.reshape(m, ())
+        return hit / hit.sum()
+    keep = list(np.shape(x))
+    keep[axis] = 1
+    hit = x == np.reshape(m, keep)
+    return hit / hit.sum(axis=axis, keepdims=True)
+
+
+# The adjoints of reductions. ``spread`` copies a reduced value back along ``axis`` (kept or
+# not in ``g``) to the shape of ``like``; ``choose_share`` weighs the entries of ``x`` equal to
+# their reduction ``m`` (a max or min), 1/count each, so tied maxima share the gradient.
+spread = primitive("spread", _spread_impl, lambda ts, p: Type("f", ts[1].ndim), shape_only={1})
+choose_share = primitive("choose_share", _choose_share_impl, lambda ts, p: Type("f", ts[0].ndim),
+                         differentiable=False, zero_tangent=True)
+
+
+def _chooser_vjp(g, ans, x, axis, keepdims):
+    """max/min: the gradient goes to the entries equal to the result, shared among ties.
+    (The shares first, so that the spread and the product are adjacent: one loop nest.)"""
+    share = choose_share(x, ans, axis=axis)
+    return spread(g, x, axis=axis) * share
+
+
+def _chooser_jvp(t, ans, x, axis, keepdims):
+    return reduce_sum(t * choose_share(x, ans, axis=axis), axis=axis, keepdims=keepdims)
+
+
+defvjp("sum", lambda g, ans, x, axis, keepdims: spread(g, x, axis=axis))
+defvjp("max", _chooser_vjp)
+defvjp("min", _chooser_vjp)
+defvjp("spread", lambda g, ans, x, like, axis: shape.reshape_like(
+    reduce_sum(g, axis=axis, keepdims=False), x), None)
+defjvp("sum", lambda t, ans, x, axis, keepdims: reduce_sum(t, axis=axis, keepdims=keepdims))
+defjvp("max", _chooser_jvp)
+defjvp("min", _chooser_jvp)
+defjvp("spread", lambda t, ans, g, like, axis: spread(t, like, axis=axis), None)
+
+# ----------------------------------------------------------------------------- products
+
+
+def _prod_others_impl(x):
+    """Each entry's product of all the other entries of ``x`` (exact where some are zero)."""
+    flat = np.ravel(x).astype(float)
+    before = np.concatenate(([1.0], np.cumprod(flat)[:-1]))
+    after = np.concatenate((np.cumprod(flat[::-1])[::-1][1:], [1.0]))
+    return np.reshape(before * after, np.shape(x))
+
+
+def _prod_others_axis_impl(x, axis):
+    x = np.asarray(x, dtype=float)
+    moved = np.moveaxis(x, axis, -1)
+    rows = moved.reshape(-1, moved.shape[-1])
+    out = np.stack([_prod_others_impl(r) for r in rows]) if rows.size else rows.copy()
+    return np.moveaxis(out.reshape(moved.shape), -1, axis)
+
+
+def _prod_others_jvp_impl(t, x):
+    """The tangent of ``prod_others(x)`` given ``t``, without dividing by ``x``: with
+    ``before[i]`` the product of the entries before ``i`` and ``after[i]`` of those after it,
+    entry i is ``d(before[i]) after[i] + before[i] d(after[i])``, each running product's
+    tangent built up as in `_cumprod_jvp_impl`."""
+    flat, dt = np.ravel(x).astype(float), np.ravel(t).astype(float)
+    n = flat.size
+    before, d_before = np.ones(n), np.zeros(n)
+    for i in range(1, n):
+        before[i] = before[i - 1] * flat[i - 1]
+        d_before[i] = d_before[i - 1] * flat[i - 1] + before[i - 1] * dt[i - 1]
+    after, d_after = np.ones(n), np.zeros(n)
+    for i in range(n - 2, -1, -1):
+        after[i] = after[i + 1] * flat[i + 1]
+        d_after[i] = d_after[i + 1] * flat[i + 1] + after[i + 1] * dt[i + 1]
+    return np.reshape(d_before * after + before * d_after, np.shape(x))
+
+
+# prod over every axis; its adjoint needs the product of the others (not ans / x: zeros).
+reduce_prod = primitive("prod", lambda x: np.prod(x), lambda ts, p: Type(ts[0].kind, 0))
+prod_others = primitive("prod_others", _prod_others_impl, lambda ts, p: Type("f", ts[0].ndim),
+                        differentiable=False)
+# The product along one axis, and each entry's product of the others along it (its adjoint).
+prod_axis = primitive("prod_axis",
+                      lambda x, axis, keepdims: np.prod(x, axis=axis, keepdims=keepdims),
+                      lambda ts, p: Type(ts[0].kind, ts[0].ndim - (not p["keepdims"])))
+prod_others_axis = primitive("prod_others_axis", _prod_others_axis_impl,
+                             lambda ts, p: Type("f", ts[0].ndim), differentiable=False)
+# Forward mode's rule for prod's adjoint: a loop of its own.
+prod_others_jvp = primitive("prod_others_jvp", _prod_others_jvp_impl,
+                            lambda ts, p: Type("f", ts[1].ndim), differentiable=False)
+
+defvjp("prod", lambda g, ans, x: g * prod_others(x))
+defvjp("prod_axis", lambda g, ans, x, axis, keepdims:
+       spread(g, x, axis=axis) * prod_others_axis(x, axis=axis))
+defjvp("prod", lambda t, ans, x: sum_all(t * prod_others(x)))
+# The adjoint's own helper (forward-over-reverse differentiates the adjoint): linear in ``g``.
+defjvp("prod_others", lambda t, ans, x: prod_others_jvp(t, x))  # no division: zeros work
+defjvp("prod_others_jvp", lambda t, ans, tx, x: prod_others_jvp(t, x),
+       no_tangent_rule("the tangent of np.prod's adjoint in x (third derivatives of np.prod)"))
+
+# ----------------------------------------------------------------------------- running sums, products
+
+# The running sum along one axis (np.cumsum(x, axis=k); Numba has no axis argument).
+cumsum_axis = primitive("cumsum_axis", lambda x, axis: np.cumsum(x, axis=axis),
+                        lambda ts, p: Type("i" if ts[0].kind == "b" else ts[0].kind, ts[0].ndim))
+# Running sum of a vector (the adjoint is the running sum from the end).
+cumsum = primitive("cumsum", np.cumsum, lambda ts, p: Type(ts[0].kind, 1))
+
+
+def _flip(v):
+    return indexing.getitem(v, -1, index_spec=(("s", False, False, True),))
+
+
+def _flip_along(v, axis):
+    return indexing.getitem(v, -1, index_spec=(":",) * axis + (("s", False, False, True),))
+
+
+# the adjoint of a running sum is the running sum of g from the end: flip, cumsum, flip
+defvjp("cumsum", lambda g, ans, x: _flip(cumsum(_flip(g))))
+defvjp("cumsum_axis", lambda g, ans, x, axis: _flip_along(cumsum_axis(_flip_along(g, axis),
+                                                                      axis=axis), axis))
+defjvp("cumsum", lambda t, ans, x: cumsum(t))
+
+
+def _cumprod_grad_impl(g, x):
+    """The adjoint of ``cumprod(x)`` given ``g``, without dividing by ``x`` (exact at zeros):
+    entry j gets prod(x[:j]) * s[j], where s[j] = g[j] + x[j+1] * s[j+1] runs from the end."""
+    x, g = np.ravel(x).astype(float), np.ravel(g).astype(float)
+    out = np.empty(x.size)
+    s = 0.0
+    for j in range(x.size - 1, -1, -1):
+        s = g[j] + (x[j + 1] * s if j + 1 < x.size else 0.0)
+        out[j] = s
+    before = 1.0
+    for j in range(x.size):
+        out[j] *= before
+        before *= x[j]
+    return out
+
+
+def _cumprod_jvp_impl(t, x):
+    """The tangent of ``cumprod(x)`` given ``t``, without dividing by ``x`` (exact at zeros):
+    s[j] = x[j] * s[j-1] + t[j] * prod(x[:j])."""
+    x, t = np.ravel(x).astype(float), np.ravel(t).astype(float)
+    out = np.empty(x.size)
+    s, before = 0.0, 1.0
+    for j in range(x.size):
+        s = x[j] * s + t[j] * before
+        out[j] = s
+        before *= x[j]
+    return out
+
+
+# Running product of a vector; its adjoint is a loop of its own (`_cumprod_grad_impl`), and so
+# is forward mode's rule (`_cumprod_jvp_impl`).
+cumprod = primitive("cumprod", np.cumprod,
+                    lambda ts, p: Type("i" if ts[0].kind == "b" else ts[0].kind, 1))
+cumprod_grad = primitive("cumprod_grad", _cumprod_grad_impl, lambda ts, p: Type("f", 1),
+                         differentiable=False)
+cumprod_jvp = primitive("cumprod_jvp", _cumprod_jvp_impl, lambda ts, p: Type("f", 1),
+                        differentiable=False)
+
+defvjp("cumprod", lambda g, ans, x: cumprod_grad(g, x))  # no division by x: zeros work
+defjvp("cumprod", lambda t, ans, x: cumprod_jvp(t, x))  # no division by x: zeros work
+defjvp("cumprod_jvp", lambda t, ans, tx, x: cumprod_jvp(t, x),
+       no_tangent_rule("the tangent of np.cumprod in x (second derivatives of np.cumprod)"))
+# The adjoint's own helper: linear in the cotangent ``g``; not differentiated in ``x``.
+defjvp("cumprod_grad", lambda t, ans, g, x: cumprod_grad(t, x),
+       no_tangent_rule("the adjoint of np.cumprod (second derivatives of np.cumprod)"))
+
+# ----------------------------------------------------------------------------- positions
+
+# The flat index of the largest / smallest entry (the first one, as NumPy): an integer.
+argmax = primitive("argmax", np.argmax, lambda ts, p: Type("i", 0), differentiable=False,
+                   zero_tangent=True)
+argmin = primitive("argmin", np.argmin, lambda ts, p: Type("i", 0), differentiable=False,
+                   zero_tangent=True)
+# The order that sorts a vector, stably (ties keep their order, as NumPy's mergesort).
+argsort = primitive("argsort", lambda x: np.argsort(x, kind="mergesort"),
+                    lambda ts, p: Type("i", 1), differentiable=False)

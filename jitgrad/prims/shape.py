@@ -1,0 +1,110 @@
+"""Shapes and data movement: ``transpose``, ``reshape``, ``expand_dims``, ``roll``, the
+broadcasting pair ``broadcast_like``/``sum_to_like``, and the reads of a shape (``shape_dim``,
+``size``, ``same_size``, ``unpack_count``).
+
+Every rule here is linear: the adjoint moves ``g`` back the way the data came (the inverse
+permutation, the input's shape, the opposite shift), and the tangent moves ``t`` the same way
+as the value. A ``like`` input is read for its shape alone (``shape_only``) and takes no
+gradient. The reads of a shape are integers: no derivative, a zero tangent.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jitgrad.core.types import Type
+from jitgrad.prims.primitive import defjvp, defvjp, primitive, same_type
+
+# ----------------------------------------------------------------------------- views
+
+
+def _transpose_impl(x, axes=None):
+    return np.transpose(x, axes)
+
+
+def _reshape_type(ts, p):
+    return Type(ts[0].kind, len(ts) - 1)
+
+
+transpose = primitive("transpose", _transpose_impl, same_type, view=True)
+reshape = primitive("reshape", lambda x, *dims: np.reshape(x, tuple(int(d) for d in dims)),
+                    _reshape_type, view=True)
+reshape_like = primitive("reshape_like", lambda x, like: np.reshape(x, np.shape(like)),
+                         lambda ts, p: Type(ts[0].kind, ts[1].ndim), view=True, shape_only={1})
+expand_dims = primitive("expand_dims", lambda x, axis: np.expand_dims(x, axis),
+                        lambda ts, p: Type(ts[0].kind, ts[0].ndim + 1), view=True)
+
+
+def _transpose_vjp(g, ans, x, axes=None):
+    if axes is None:
+        return transpose(g)
+    return transpose(g, axes=tuple(int(i) for i in np.argsort(axes)))
+
+
+defvjp("transpose", _transpose_vjp)
+defvjp("reshape", lambda g, ans, x, *dims: reshape_like(g, x), *([None] * 8))
+defvjp("reshape_like", lambda g, ans, x, like: reshape_like(g, x), None)
+defvjp("expand_dims", lambda g, ans, x, axis: reshape_like(g, x))
+defjvp("transpose", lambda t, ans, x, axes=None: transpose(t) if axes is None
+       else transpose(t, axes=axes))
+defjvp("reshape", lambda t, ans, x, *dims: reshape(t, *dims), *([None] * 8))
+defjvp("reshape_like", lambda t, ans, x, like: reshape_like(t, like), None)
+defjvp("expand_dims", lambda t, ans, x, axis: expand_dims(t, axis=axis))
+
+# ----------------------------------------------------------------------------- broadcasting
+
+
+def _sum_to(g, shape):
+    """Sum ``g`` down to ``shape`` (undo NumPy broadcasting)."""
+    g = np.asarray(g)
+    lead = g.ndim - len(shape)
+    if lead > 0:
+        g = g.sum(axis=tuple(range(lead)))
+    axes = tuple(k for k, n in enumerate(shape) if n == 1 and g.shape[k] != 1)
+    if axes:
+        g = g.sum(axis=axes, keepdims=True)
+    return g if shape else float(g)
+
+
+# ``g`` broadcast to the shape of ``like`` (a read-only view), and its adjoint: ``g`` summed
+# down to the shape of ``like`` (which unbroadcasts the share of an elementwise rule).
+broadcast_like = primitive(
+    "broadcast_like", lambda g, like: np.broadcast_to(g, np.shape(like)),
+    lambda ts, p: Type(ts[0].kind, ts[1].ndim), read_only_view=True, shape_only={1})
+sum_to_like = primitive(
+    "sum_to_like", lambda g, like: _sum_to(g, np.shape(like)),
+    lambda ts, p: Type(ts[0].kind, ts[1].ndim), may_return_input=True, shape_only={1})
+
+defvjp("broadcast_like", lambda g, ans, x, like: sum_to_like(g, x), None)
+defvjp("sum_to_like", lambda g, ans, x, like: broadcast_like(g, x), None)
+defjvp("broadcast_like", lambda t, ans, g, like: broadcast_like(t, like), None)
+defjvp("sum_to_like", lambda t, ans, g, like: sum_to_like(t, like), None)
+
+# ----------------------------------------------------------------------------- moves
+
+roll = primitive("roll", lambda x, shift: np.roll(x, int(shift)), same_type)
+defvjp("roll", lambda g, ans, x, shift: roll(g, -shift), None)
+defjvp("roll", lambda t, ans, x, shift: roll(t, shift), None)
+
+# ----------------------------------------------------------------------------- sizes
+
+shape_dim = primitive("shape_dim", lambda x, axis: np.shape(x)[axis],
+                      lambda ts, p: Type("i", 0), differentiable=False, zero_tangent=True,
+                      shape_only={0}, nonnegative=True)
+# The check of a size assumption (`symbolic.GraphBuilder.assume_same_sizes`): no result.
+same_size = primitive("same_size", lambda n, m: None, lambda ts, p: None,
+                      differentiable=False, no_tangent=True)
+size = primitive("size", np.size, lambda ts, p: Type("i", 0), differentiable=False,
+                 zero_tangent=True, shape_only={0}, nonnegative=True)
+
+
+def _unpack_count_impl(n, k):
+    if int(n) != int(k):
+        raise ValueError(f"cannot unpack an array of {int(n)} rows into {int(k)} names")
+    return int(k)
+
+
+# ``a, b, c = x``: the number of names, once the run time check of x's length passed (the
+# reads of the rows are indexed from it, so the check stays in the code).
+unpack_count = primitive("unpack_count", _unpack_count_impl, lambda ts, p: Type("i", 0),
+                         differentiable=False)
