@@ -5,6 +5,7 @@ import math
 import tracemalloc
 
 import checkpoint_fns as F
+import corpus
 import numpy as np
 import pytest
 from corpus import N, U, case
@@ -53,6 +54,19 @@ def test_loops_that_cannot_be_checkpointed_keep_their_tape(c, why):
     check_value_and_grad_result(c, 0, capped(*copied(c.points[0])))
     found = notes(capped, c.points[0])
     assert any("not checkpointed" in n and why in n for n in found), found
+
+
+# Fused loops (their adjoint runs inside the forward pass) next to a cap: the checkpointing
+# pass once crashed reading the fused adjoint in the forward body (AttributeError).
+FUSED_UNDER_A_CAP = [c for c in corpus.ALL_CASES
+                     if c.name in ("pairwise_distances", "nested_break", "lower_tri_sum")]
+
+
+@pytest.mark.parametrize("c", [pytest.param(c, id=c.name) for c in FUSED_UNDER_A_CAP])
+def test_a_cap_with_fused_loops(c):
+    capped = jitgrad.value_and_grad(c.fn, wrt=c.wrt, memory_cap=TINY)
+    for idx in range(len(c.points)):
+        check_value_and_grad_result(c, idx, capped(*copied(c.points[idx])))
 
 
 def test_the_tape_stays_within_the_cap():

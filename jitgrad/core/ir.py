@@ -377,10 +377,11 @@ class Storage:
         self.mutated: set[Var] = set()
         for s in walk(fn.body):
             if isinstance(s, Eqn):
-                if ops.flags(s.prim).shares_first_input and s.ins and isinstance(s.ins[0], Var) and s.out.type.ndim:
+                if (ops.flags(s.prim).shares_first_input and s.ins and isinstance(s.ins[0], Var)
+                        and s.out.type.ndim):
                     self.union(s.out, s.ins[0])
-            else:
-                carries = s.merges if isinstance(s, If) else s.carries
+            else:  # (a Repeat, a fused loop's adjoint inside the forward body, carries none)
+                carries = s.merges if isinstance(s, If) else getattr(s, "carries", ())
                 for c in carries:
                     if c.var.type.ndim:
                         for a in (c.init, c.update):
