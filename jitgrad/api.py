@@ -134,12 +134,12 @@ class GradFunction:
         self._fast = None
         functools.update_wrapper(self, self.src.fn, updated=())
 
-    def _position(self, w) -> int:
+    def position(self, w) -> int:
         return self.src.wrt_positions(w)[0]
 
     # -- calling -------------------------------------------------------------------------
 
-    def _bind(self, args, kwargs) -> tuple:
+    def bind_arguments(self, args, kwargs) -> tuple:
         try:
             bound = self.signature.bind(*args, **kwargs)
         except TypeError as e:
@@ -158,7 +158,7 @@ class GradFunction:
                 except Exception as e:  # noqa: BLE001 - sorted out in _recover
                     return self._recover(e, self._last, args)
             if kwargs or len(args) != self.n_params:
-                args = self._bind(args, kwargs)
+                args = self.bind_arguments(args, kwargs)
             key = tuple([(a.dtype, a.ndim) if type(a) is _ndarray else type(a) for a in args])
             call = self._calls.get(key)
             if call is None:
@@ -371,7 +371,7 @@ class GradFunction:
 
     def _for(self, args, kwargs) -> Compiled:
         if args or kwargs:
-            return self._specialise(self._bind(args, kwargs))[0]
+            return self._specialise(self.bind_arguments(args, kwargs))[0]
         if self._last is None:
             raise JitgradError("no signature compiled yet: call the function first, or pass "
                                "example arguments")

@@ -500,7 +500,7 @@ class DaskGradFunction:
         names = shard if isinstance(shard, (tuple, list)) else (shard,)
         if not names:
             raise SignatureError("shard is empty: name the arguments split along axis 0")
-        self.shard = sorted({self._grad._position(s) for s in names})
+        self.shard = sorted({self._grad.position(s) for s in names})
         both = [self._grad.param_names[k] for k in self.shard if k in self._grad.wrt]
         if both:
             raise SignatureError(f"cannot differentiate with respect to a shard argument "
@@ -636,12 +636,27 @@ class DaskGradFunction:
         self._checked.add(key)
 
     @api_boundary
+    def _sums_on_workers(self, level: list, partial: int, call: str) -> list:
+        """Sum the groups' results on the workers, ``split_every`` at a time, until what is
+        left is few and small enough (``partial`` bytes each) for the client to add."""
+        import dask
+
+        add = dask.delayed(_sum, pure=True)
+        depth = 0
+        while len(level) > 1 and (len(level) > self.split_every
+                                  or len(level) * partial > CLIENT_SUM_BYTES):
+            depth += 1
+            level = [add(*level[i:i + self.split_every],
+                         dask_key_name=f"jitgrad-sum-{depth}-{i}-{call}")
+                     for i in range(0, len(level), self.split_every)]
+        return list(level)
+
     def __call__(self, *args, **kwargs):
         import dask
 
         grad = self._grad
         if kwargs or len(args) != grad.n_params:
-            args = grad._bind(args, kwargs)
+            args = grad.bind_arguments(args, kwargs)
         client = self._client()
         shards = self._shards(args, client)
         nblocks = len(shards[0].chunks[0])
@@ -683,17 +698,8 @@ class DaskGradFunction:
         run = dask.delayed(_group, pure=True)
         level = [run(key, params, len(shards), *(b for i in g for b in blocks[i]),
                      dask_key_name=f"jitgrad-group-{key}-{g[0]}-{call}") for g in groups]
-        # Sum on the workers until what is left is few and small enough for the client to add.
         partial = 8 + sum(8 * np.size(args[k]) for k in grad.wrt)  # bytes of one result
-        add = dask.delayed(_sum, pure=True)
-        depth = 0
-        while len(level) > 1 and (len(level) > self.split_every
-                                  or len(level) * partial > CLIENT_SUM_BYTES):
-            depth += 1
-            level = [add(*level[i:i + self.split_every],
-                         dask_key_name=f"jitgrad-sum-{depth}-{i}-{call}")
-                     for i in range(0, len(level), self.split_every)]
-        wanted = list(level)
+        wanted = self._sums_on_workers(level, partial, call)
         if checking:
             perturbed = (self.shard, _perturb(others, np.random.default_rng(0)))
             if not isinstance(params, tuple):
