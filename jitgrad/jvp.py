@@ -1,7 +1,7 @@
 """Forward mode and second order: `jvp`, `hvp`, `hessian`, and the forward-mode Jacobian.
 
 `jvp(f, primals, tangents)` returns ``(value, tangent)``, as in JAX: the tangent transform
-(`forward.py`) of ``f``'s forward IR, emitted as one kernel and compiled like every gradient
+(`transforms/forward.py`) of ``f``'s forward IR, emitted as one kernel and compiled like every gradient
 (Numba, cached on disk). `hvp(f, wrt=k)(*args, v)` is the Hessian of the scalar ``f`` with
 respect to argument ``k`` times ``v``, by forward over reverse: the tangent transform of the
 gradient's own kernels (`reverse.Gradient`: the forward kernel with its tape pushes, then the

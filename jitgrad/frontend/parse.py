@@ -3,7 +3,7 @@
 `FunctionSource.of(fn)` reads and parses a function once (numba dispatchers and decorators are
 unwrapped to the Python function; a jitgrad transform is refused) and runs the *fence*: every statement and expression form
 jitgrad does not handle is refused there, before any work, with the user's file, line and a
-caret. `build.py` then turns the fenced AST into IR for one call signature.
+caret. `frontend/build.py` then turns the fenced AST into IR for one call signature.
 """
 
 from __future__ import annotations

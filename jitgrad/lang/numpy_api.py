@@ -1,12 +1,12 @@
 """The NumPy, `math` and builtin surface that user code calls on symbolic values.
 
-`NUMPY` maps a NumPy function or ufunc to its handler, `MATH` maps a `math` function to the
-primitive it records. A handler normalises NumPy's
-arguments (axes, shapes, dtypes, keywords) and records primitives of `primitives.py` through
+It fills `symbolic.NUMPY` (a NumPy function or ufunc -> its handler) and `symbolic.METHODS`,
+and holds `MATH` (a `math` function -> the primitive it records). A handler normalises NumPy's
+arguments (axes, shapes, dtypes, keywords) and records primitives of `jitgrad.prims` through
 `record`; a function NumPy has that maps onto existing primitives (``log2(x) = log(x) / log(2)``)
 is written here rather than given a primitive of its own.
 
-The same handlers serve `tape.py`: there ``records(x)`` is true of a `tape.Tensor`, and
+The same handlers serve `jitgrad.tape`: there ``records(x)`` is true of a `tape.Tensor`, and
 `record` runs the primitive's NumPy ``impl``.
 
 Guarantees: a keyword or form outside what a handler understands raises `UnsupportedError`

@@ -1,6 +1,7 @@
 """More of NumPy's array surface, each function written with existing primitives.
 
-`numpy_api.py` holds the table (`NUMPY`) and the basic handlers; this module adds, by concept:
+`numpy_api.py` holds the basic handlers; this module adds its own to the same table
+(`symbolic.NUMPY`), by concept:
 
 - axis permutations: `swapaxes`, `moveaxis`, `rollaxis`, `flipud`, `fliplr`, `rot90`;
 - rank padding and repetition: `atleast_1d/2d/3d`, `repeat` along an axis, `tile`;

@@ -9,7 +9,7 @@ Takes an `ir.Function` and the parameters to differentiate. Guarantees:
   defined outside it is materialised (zeros) before that loop or branch.
 * **Unbroadcasting in one place** (`_unbroadcast`): elementwise rules return their share at the
   broadcast shape; it is summed back to the input's shape here.
-* **Memory model** (the builder, `build.py`, resolves it; this module relies on it):
+* **Memory model** (the builder, `frontend/build.py`, resolves it; this module relies on it):
 
   - *Buffers.* Every array value lives in a buffer. Arithmetic, `np.zeros`-like allocation
     and ``.copy()`` make a new buffer (``x * 1.0`` too, although it folds). Views (basic
