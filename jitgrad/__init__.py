@@ -42,3 +42,10 @@ __all__ = [
            "vjp",
 ]
 __version__ = "0.1.0"
+
+# The transforms a differentiated function may make in its body (``jitgrad.grad(g)(x)``): the
+# frontend calls them while building (their arguments are known then) and grafts the result's
+# trace into the graph (`frontend.custom_call.build_transform_call`).
+for _factory in (grad, value_and_grad, jacobian, hessian, hvp):
+    _factory.jitgrad_factory = True
+del _factory

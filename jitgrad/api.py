@@ -19,12 +19,13 @@ import re
 
 import numpy as np
 
-from jitgrad import pipeline
+from jitgrad import compose, pipeline
 from jitgrad.core import ir
 from jitgrad.core.errors import (
     JitgradError,
     Loc,
     MissingDependencyError,
+    NotReversible,
     ShapeError,
     SignatureError,
     SizesDiffer,
@@ -132,6 +133,9 @@ class GradFunction:
         # straight to it, and Numba's dispatcher, whose compiling is switched off, checks the
         # argument types (a TypeError sends the call down the full path).
         self._fast = None
+        # A function that calls a jitgrad transform (``grad(g)(x)`` in its body) is not
+        # reversible (`NotReversible`): from its first call on, forward mode takes it.
+        self._forward_mode: compose.NestedGrad | None = None
         functools.update_wrapper(self, self.src.fn, updated=())
 
     def position(self, w) -> int:
@@ -159,12 +163,20 @@ class GradFunction:
                     return self._recover(e, self._last, args)
             if kwargs or len(args) != self.n_params:
                 args = self.bind_arguments(args, kwargs)
+            if self._forward_mode is not None:
+                return self._forward_mode(*args)
             key = tuple([(a.dtype, a.ndim) if type(a) is _ndarray else type(a) for a in args])
             call = self._calls.get(key)
             if call is None:
                 if any(isinstance(a, _SEQUENCES) for a in args):  # items travel one by one
                     return self._call_with_sequences(args)
-                call = self._calls[key] = self._specialise(args)
+                try:
+                    call = self._calls[key] = self._specialise(args)
+                except NotReversible:
+                    self._forward_mode = compose.NestedGrad(
+                        self.fn, tuple(self.wrt) if self.wrt_tuple else self.wrt[0],
+                        with_value=self.with_value)
+                    return self._forward_mode(*args)
             compiled, casts, post = call
             self._last = compiled
             if compiled.ir.written_params:
@@ -367,6 +379,19 @@ class GradFunction:
         return Generated(self.src.fn.__name__, source, names, assume_sizes, fn_ir, grad, ir_text,
                          graph_ir, line_locs)
 
+    def jitgrad_trace(self, types: tuple, args: tuple):
+        """This gradient as IR for ``types`` (`jitgrad.compose`): what a transform of it
+        (``jacobian(grad(f))``, ``grad(grad(f))``) differentiates by forward mode."""
+        fn_ir, _ = pipeline.build_graph(self.src, types, () if args is None else (args,))
+        try:
+            return compose.gradient_trace(fn_ir, self._flat_wrt(types), self.with_value,
+                                          self.wrt_tuple, dataclasses.replace(
+                                              self.options, parallel=False))
+        except NotReversible:  # it calls a transform: forward mode, as its calls take
+            return compose.NestedGrad(self.fn, tuple(self.wrt) if self.wrt_tuple else
+                                      self.wrt[0], with_value=self.with_value
+                                      ).jitgrad_trace(types, args)
+
     # -- looking inside ------------------------------------------------------------------
 
     def _for(self, args, kwargs) -> Compiled:
@@ -521,11 +546,19 @@ def grad(fn=None, wrt=0, *, parallel=False, memory_cap=None):
     """
     options = {"parallel": parallel, "memory_cap": memory_cap}
     if fn is None:
-        return api_boundary(lambda f: GradFunction(f, wrt, **options))
+        return api_boundary(lambda f: _gradient(f, wrt, False, options))
     if isinstance(fn, (int, str, tuple, list)) and not callable(fn):
         wrt_given = fn
-        return api_boundary(lambda f: GradFunction(f, wrt_given, **options))
-    return GradFunction(fn, wrt, **options)
+        return api_boundary(lambda f: _gradient(f, wrt_given, False, options))
+    return _gradient(fn, wrt, False, options)
+
+
+def _gradient(fn, wrt, with_value: bool, options: dict):
+    """A `GradFunction` of a plain function; of a transform (``grad(grad(f))``), its
+    `compose.NestedGrad` (forward mode over the transform's own trace)."""
+    if compose.is_transform(fn):
+        return compose.NestedGrad(fn, wrt, with_value=with_value)
+    return GradFunction(fn, wrt, with_value=with_value, **options)
 
 
 @api_boundary
@@ -533,8 +566,8 @@ def value_and_grad(fn=None, wrt=0, *, parallel=False, memory_cap=None):
     """Like `grad`, returning ``(value, gradient)``."""
     options = {"parallel": parallel, "memory_cap": memory_cap}
     if fn is None:
-        return api_boundary(lambda f: GradFunction(f, wrt, with_value=True, **options))
-    return GradFunction(fn, wrt, with_value=True, **options)
+        return api_boundary(lambda f: _gradient(f, wrt, True, options))
+    return _gradient(fn, wrt, True, options)
 
 
 @api_boundary

@@ -15,127 +15,27 @@ specialises) and per set of seeded arguments. Arguments that are tuples or lists
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
-from jitgrad import pipeline
+from jitgrad.compose import (
+    ForwardKernels,
+    TangentKernel,
+    forward_kernels,
+    is_float,
+    jacobians_forward,
+    plain,
+    qualname,
+)
 from jitgrad.core.errors import SignatureError, api_boundary
-from jitgrad.core.ir import Block, Eqn, Kernel, format_function
-from jitgrad.core.types import type_of_value
-from jitgrad.frontend.parse import FunctionSource
+from jitgrad.frontend.parse import resolve_wrt
 
 
-@dataclasses.dataclass(eq=False)
-class TangentKernel:
-    """One compiled forward-mode kernel and its generated source."""
-
-    source: str
-    entry: object  # (*args, *tangents of the seeded args) -> tuple (see `_Tangents.compile`)
-    path: str
-    ir_text: str
-    result_ndim: int
-    written_params: tuple = ()  # (position, name) of the arguments the function writes into
+def _tangents_of(fn) -> ForwardKernels:
+    return forward_kernels(fn)
 
 
-class _Tangents:
-    """A function's forward-mode kernels, per call signature, seeded arguments and kind."""
-
-    def __init__(self, fn):
-        self.fn = fn
-        self.src = FunctionSource.of(fn)
-        self.param_names = [a.arg for a in self.src.node.args.args]
-        self._kernels: dict[tuple, TangentKernel] = {}
-
-    def types(self, args) -> tuple:
-        if len(args) != len(self.param_names):
-            raise SignatureError(f"{self.src.qualname} takes {len(self.param_names)} arguments, "
-                                 f"got {len(args)}")
-        out = []
-        for n, a in zip(self.param_names, args):
-            if isinstance(a, (tuple, list)):
-                raise SignatureError(f"forward mode does not take tuple or list arguments "
-                                     f"({n!r}): pass the items as arguments of their own")
-            out.append(type_of_value(a, f"argument {n!r}"))
-        return tuple(out)
-
-    def kernel(self, args, seeds: tuple, kind: str) -> TangentKernel:
-        types = self.types(args)
-        for k in seeds:
-            if types[k].kind != "f":
-                raise SignatureError(f"cannot differentiate with respect to argument "
-                                     f"{self.param_names[k]!r}: it is not a float or a float "
-                                     "array")
-        key = (types, seeds, kind)
-        k = self._kernels.get(key)
-        if k is None:
-            k = self._kernels[key] = self.compile(types, seeds, kind, args)
-        pipeline.refuse_shared_memory(self.src, k.written_params, args, lambda j: self.param_names[j])
-        return k
-
-    def compile(self, types, seeds, kind, args) -> TangentKernel:
-        fn_ir, _ = pipeline.build_graph(self.src, types, (args,), any_result=kind == "jvp")
-        ir_text = format_function(fn_ir)
-        names = [self.param_names[k] for k in seeds]
-        if kind == "jvp":
-            params, body, returns = fn_ir.params, fn_ir.body, [fn_ir.result]
-            what = f"tangents of: {', '.join(names)}"
-            doc = (f"The value and its tangent (forward mode), given the tangents _d_* of "
-                   f"{', '.join(names)}.")
-        else:
-            params, body, returns = _gradient_kernel(fn_ir, list(seeds))
-            what = f"Hessian-vector product with respect to: {', '.join(names)}"
-            doc = (f"{'The value, the gradient, and the' if kind != 'hvp' else 'The'} Hessian "
-                   f"times the tangents _d_* of {', '.join(names)} (forward over reverse).")
-        namer = fn_ir.namer
-        new_body, tparams, touts = pipeline.forward(params, body, returns,
-                                                    [params[k] for k in seeds], namer)
-        # jvp: (value, its tangent); hvp: the gradients' tangents (the HVPs); value_grad_hvp:
-        # (value, gradients, HVPs). What is not returned is not computed (Numba drops it).
-        outs = {"jvp": list(returns) + touts, "hvp": touts[1:],
-                "value_grad_hvp": list(returns) + touts[1:]}[kind]
-        kernel = Kernel(f"{fn_ir.name}_{kind}", list(params) + tparams, new_body, outs, fn_ir.loc)
-        pipeline.optimise_kernel(kernel)
-        signature = ", ".join(f"{n}: {t}" for n, t in zip(self.param_names, types))
-        source, _ = pipeline.lower_kernel(kernel, fn_ir, signature, what, doc)
-        path, fns = pipeline.load(f"{self.src.fn.__name__}_{kind}", source, [kernel.name])
-        r = fn_ir.result
-        return TangentKernel(source, fns[kernel.name], path, ir_text, r.type.ndim,
-                             tuple(fn_ir.written_params))
-
-
-def _gradient_kernel(fn_ir, wrt: list[int]):
-    """The gradient as one kernel: the reverse transform's forward kernel, the saved values
-    handed over by name, then its adjoint kernel. Returns ``(params, body, returns)`` with
-    ``returns = [value, *gradients]``."""
-    grad = pipeline.reverse(fn_ir, wrt)
-    fwd, adj = grad.forward, grad.adjoint
-    n = len(fwd.params)
-    body = Block(list(fwd.body.stmts))
-    for ret, param in zip(fwd.returns[1:], adj.params[n:]):
-        if ret is not param:
-            body.stmts.append(Eqn("assign", [param], [ret], {}, None))
-    body.stmts += adj.body.stmts
-    return list(fwd.params), body, [fwd.returns[0]] + list(adj.returns)
-
-
-_CACHE: dict[object, _Tangents] = {}
-
-
-def _tangents_of(fn) -> _Tangents:
-    t = _CACHE.get(fn)
-    if t is None:
-        t = _CACHE[fn] = _Tangents(fn)
-    return t
-
-
-def _is_float(a) -> bool:
-    return isinstance(a, (float, np.floating)) or (isinstance(a, np.ndarray)
-                                                    and a.dtype.kind == "f")
-
-
-def _plain(a):
-    return a[()] if isinstance(a, np.ndarray) and a.ndim == 0 else a
+_is_float = is_float
+_plain = plain
 
 
 def _is_zero_tangent(t) -> bool:
@@ -174,34 +74,16 @@ def jvp(fn, primals, tangents):
     args = tuple(_plain(a) for a in primals)
     k = t.kernel(args, tuple(seeds), "jvp")
     ts = [_tangent_arg(tangents[j], primals[j], t.param_names[j]) for j in seeds]
-    value, tangent = k.entry(*args, *ts)
-    return value, tangent
+    out = k.entry(*args, *ts)
+    return k.pack(out[:k.n_values]), k.pack(out[k.n_values:])
 
 
 def jacobian_forward(fn, positions: list[int], args) -> list:
-    """The Jacobians of ``fn`` with respect to the arguments at ``positions`` by forward mode:
-    one JVP per entry of each argument (what `vjp.jacobian` uses when the arguments are
-    smaller than the value)."""
-    t = _tangents_of(fn)
-    plain = tuple(_plain(a) for a in args)
-    k = t.kernel(plain, tuple(positions), "jvp")
-    zeros = [np.zeros(np.shape(args[j])) if np.ndim(args[j]) else 0.0 for j in positions]
-    jacs = []
-    for n, j in enumerate(positions):
-        shape = np.shape(args[j])
-        cols = None
-        basis = np.zeros(shape)
-        for i in np.ndindex(*shape):
-            basis[i] = 1.0
-            ts = list(zeros)
-            ts[n] = basis if shape else 1.0
-            value, tangent = k.entry(*plain, *ts)
-            if cols is None:
-                cols = np.zeros(np.shape(value) + shape)
-            cols[(...,) + i] = tangent
-            basis[i] = 0.0
-        jacs.append(cols)
-    return jacs
+    """The Jacobians of ``fn`` (returning one float or array) with respect to the arguments
+    at ``positions`` by forward mode: one JVP per entry of each argument (what
+    `vjp.jacobian` uses when the arguments are smaller than the value)."""
+    _, jacs, _ = jacobians_forward(fn, positions, args)
+    return jacs[0]
 
 
 class HVPFunction:
@@ -217,7 +99,7 @@ class HVPFunction:
     def __init__(self, fn, wrt=0):
         self.t = _tangents_of(fn)
         self.wrt_tuple = isinstance(wrt, (tuple, list))
-        self.positions = self.t.src.wrt_positions(wrt)
+        self.positions = resolve_wrt(self.t.param_names, qualname(fn), wrt)
         self.wrt = self.positions[0]
         self.fn = fn
 
@@ -310,6 +192,7 @@ def hessian(fn, wrt=0):
 
     hess.__wrapped__ = fn
     hess.jitgrad_transform = "hessian"
+    hess.param_names = list(h.t.param_names)
     return hess
 
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from jitgrad.backend import numba as numba_backend
 from jitgrad.core import ir
-from jitgrad.core.errors import SignatureError
+from jitgrad.core.errors import NotReversible, SignatureError
 from jitgrad.core.ir import Gradient
 from jitgrad.frontend.build import build
 from jitgrad.frontend.parse import FunctionSource
@@ -92,6 +92,12 @@ def reverse(fn_ir: ir.Function, wrt: list[int], options: Options = DEFAULT,
     (and with their prange loops split into chunks under ``options.parallel``). With a
     ``cotangent`` (a vector-Jacobian product), the adjoint is seeded with it and takes it as
     its last parameter."""
+    if fn_ir.grafted:
+        raise NotReversible(
+            f"{fn_ir.name} calls {fn_ir.grafted[0]}: reverse mode does not differentiate a "
+            "gradient's own code. jitgrad.grad and jitgrad.jacobian take it by forward mode "
+            "(one pass per entry of the argument); elsewhere, differentiate the function "
+            "that the inner gradient is taken of instead", fn_ir.loc)
     if not options.parallel:
         drop_prange_marks(fn_ir)
     if cotangent is not None:
@@ -103,6 +109,22 @@ def reverse(fn_ir: ir.Function, wrt: list[int], options: Options = DEFAULT,
     if options.parallel:
         parallelise(grad)
     return grad
+
+
+def gradient_kernel(fn_ir: ir.Function, wrt: list[int], options: Options = DEFAULT):
+    """The gradient as one kernel's parts: the reverse transform's forward kernel, the saved
+    values handed over by name, then its adjoint kernel. Returns ``(params, body, returns)``
+    with ``returns = [value, *gradients]``: what forward mode differentiates again (`hvp`,
+    `jitgrad.compose`)."""
+    grad = reverse(fn_ir, wrt, dataclasses.replace(options, parallel=False))
+    fwd, adj = grad.forward, grad.adjoint
+    n = len(fwd.params)
+    body = ir.Block(list(fwd.body.stmts))
+    for ret, param in zip(fwd.returns[1:], adj.params[n:]):
+        if ret is not param:
+            body.stmts.append(ir.Eqn("assign", [param], [ret], {}, None))
+    body.stmts += adj.body.stmts
+    return list(fwd.params), body, [fwd.returns[0]] + list(adj.returns)
 
 
 def forward(params, body, returns, seeded, namer):

@@ -19,8 +19,8 @@ import inspect
 
 import numpy as np
 
-from jitgrad import pipeline
-from jitgrad.core.errors import SignatureError, api_boundary
+from jitgrad import compose, pipeline
+from jitgrad.core.errors import NotReversible, SignatureError, api_boundary
 from jitgrad.core.ir import Const, Eqn, Var, dims_of, format_function, walk
 from jitgrad.core.types import Type, type_of_value
 from jitgrad.frontend.parse import FunctionSource
@@ -148,13 +148,18 @@ def vjp(fn, *primals):
     ``vjp_fn(cotangent)`` returns a tuple with one gradient per primal: the cotangent pulled
     back through ``fn`` (``None`` for an integer or bool primal). The forward pass runs once;
     each ``vjp_fn`` call runs the compiled adjoint."""
+    if compose.is_transform(fn):
+        return _vjp_of_transform(fn, primals)
     v = _vjp_of(fn)
     primals = v.bind(primals)
     wrt = tuple(k for k, a in enumerate(primals) if _is_float(a))
     args = tuple(_plain(a) for a in primals)
     if not wrt:
         return fn(*primals), lambda ct: (None,) * len(primals)
-    k = v.kernels(args, wrt)
+    try:
+        k = v.kernels(args, wrt)
+    except NotReversible:  # it calls a transform: forward mode
+        return _vjp_of_transform(fn, primals)
     value, saved = k.forward(*args)
     converters = [pipeline.result_converter(primals[j]) for j in wrt]
     shape = np.shape(value)
@@ -173,6 +178,35 @@ def vjp(fn, *primals):
     return value, vjp_fn
 
 
+def _vjp_of_transform(fn, primals):
+    """`vjp` of a transform (``vjp(grad(f), x)``): its Jacobians by forward mode
+    (`compose.jacobians_forward`), contracted with each cotangent."""
+    wrt = [k for k, a in enumerate(primals) if _is_float(a)]
+    values, jacs, k = compose.jacobians_forward(fn, wrt, primals)
+    value = k.pack([compose.as_result(v) for v in values])
+    shapes = [np.shape(v) for v in values]
+
+    @api_boundary
+    def vjp_fn(ct):
+        cts = [ct] if k.n_values == 1 else list(ct)
+        if len(cts) != k.n_values:
+            raise SignatureError(f"the cotangent has {len(cts)} parts; the value has "
+                                 f"{k.n_values}")
+        out = [None] * len(primals)
+        for n, j in enumerate(wrt):
+            g = np.zeros(np.shape(primals[j]))
+            for r, (c, shape) in enumerate(zip(cts, shapes)):
+                c = np.asarray(c, dtype=np.float64)
+                if c.shape != shape:
+                    raise SignatureError(f"the cotangent has shape {c.shape}; the value has "
+                                         f"{shape}")
+                g = g + np.tensordot(c, jacs[r][n], axes=c.ndim)
+            out[j] = compose.like(compose.as_result(g), primals[j])
+        return tuple(out)
+
+    return value, vjp_fn
+
+
 @api_boundary
 def jacobian(fn, wrt=0, mode=None):
     """``jacobian(f, wrt=k)(*args)``: the array of shape ``value.shape + args[k].shape`` (a
@@ -183,11 +217,17 @@ def jacobian(fn, wrt=0, mode=None):
     (``jacfwd``, `jvp.jacobian_forward`). By default the one with fewer products: forward when
     the arguments have fewer entries than the value, as far as the value's size is known from
     the arguments' shapes before running (otherwise reverse)."""
-    v = _vjp_of(fn)
     many = isinstance(wrt, (tuple, list))
-    positions = v.src.wrt_positions(wrt)
     if mode not in (None, "forward", "reverse"):
         raise SignatureError(f"mode must be 'forward', 'reverse' or None, got {mode!r}")
+    if compose.is_transform(fn):
+        return _jacobian_of_transform(fn, wrt, many)
+    v = _vjp_of(fn)
+    positions = v.src.wrt_positions(wrt)
+
+    def _forward(args):
+        _, jacs, _ = compose.jacobians_forward(fn, positions, args)
+        return tuple(jacs[0]) if many else jacs[0][0]
 
     @api_boundary
     def jac(*args):
@@ -198,10 +238,11 @@ def jacobian(fn, wrt=0, mode=None):
         args = v.bind(args)
         plain = tuple(_plain(a) for a in args)
         if (mode or v.mode(plain, positions)) == "forward":
-            from jitgrad.jvp import jacobian_forward
-            jacs = jacobian_forward(fn, positions, args)
-            return tuple(jacs) if many else jacs[0]
-        k = v.kernels(plain, tuple(positions))
+            return _forward(args)
+        try:
+            k = v.kernels(plain, tuple(positions))
+        except NotReversible:  # it calls a transform: forward mode
+            return _forward(args)
         value, saved = k.forward(*plain)
         out_shape = np.shape(value)
         jacs = [np.zeros(out_shape + np.shape(args[j])) for j in positions]
@@ -216,9 +257,31 @@ def jacobian(fn, wrt=0, mode=None):
 
     jac.__wrapped__ = fn
     jac.jitgrad_transform = "jacobian"
+    jac.param_names = list(v.param_names)
     return jac
 
 
+def _jacobian_of_transform(fn, wrt, many: bool):
+    """`jacobian` of a transform (``jacobian(grad(f))`` is the Hessian): forward mode over its
+    trace; a transform returning a tuple gives a tuple of Jacobians."""
+    names = compose.param_names(fn)
+    positions = compose.resolve_wrt(names, compose.qualname(fn), wrt)
+
+    @api_boundary
+    def jac(*args):
+        for j in positions:
+            if not _is_float(args[j]):
+                raise SignatureError(f"cannot differentiate with respect to argument "
+                                     f"{names[j]!r}: it is not a float or float array")
+        _, jacs, k = compose.jacobians_forward(fn, positions, args)
+        per_value = [tuple(compose.as_result(J) for J in row) if many
+                     else compose.as_result(row[0]) for row in jacs]
+        return k.pack(per_value)
+
+    jac.__wrapped__ = fn
+    jac.jitgrad_transform = "jacobian"
+    jac.param_names = names
+    return jac
 
 
 __all__ = ["jacobian", "vjp"]

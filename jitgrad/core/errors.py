@@ -81,6 +81,11 @@ class UnsupportedError(JitgradError):
     """The function uses a construct jitgrad cannot differentiate (refused, never guessed)."""
 
 
+class NotReversible(UnsupportedError):
+    """The graph calls a jitgrad transform (`ir.Function.grafted`), whose code the reverse
+    transform does not take: an entry point that can, falls back to forward mode."""
+
+
 class SignatureError(JitgradError, TypeError):
     """The arguments of a call do not fit (wrong type, an integer in ``wrt``, complex input)."""
 

@@ -202,6 +202,9 @@ class Function:
     # The array parameters the function writes into (copied on entry): (position, the user's
     # name). An argument passed twice, or sharing memory with another, must then be refused.
     written_params: tuple = ()
+    # The jitgrad transforms called in the body (``jitgrad.grad(g)(x)``), grafted in as their
+    # own IR (`graft`): a gradient's code is not SSA, so only forward mode takes this graph.
+    grafted: tuple = ()
 
 
 class Namer:
@@ -366,6 +369,45 @@ def replace_vars(block: Block, mapping: dict) -> None:
 
 
 
+def graft(body: Block, returns: list, params: list[Var], replacements: list, namer: Namer):
+    """Make another function's ``body`` part of this one, in place: its ``params`` replaced by
+    ``replacements`` (atoms of this function) everywhere, their size tokens and storage
+    included, and every other variable renamed by ``namer``. Returns the returned atoms with
+    the replacements made."""
+    mapping = dict(zip(params, replacements))
+    replace_vars(body, mapping)
+    keep = {id(a) for a in replacements if isinstance(a, Var)}
+
+    def token(t):
+        if isinstance(t, tuple) and len(t) == 2 and t[0] in mapping:
+            new = mapping[t[0]]
+            dims = dims_of(new) if isinstance(new, Var) else ()
+            return dims[t[1]] if t[1] < len(dims) else t
+        return mapping.get(t, t) if isinstance(t, Var) else t
+
+    seen: set[int] = set()
+    for s in walk(body):
+        atoms = defs(s) + used_atoms(s) + ([s.counter] if isinstance(s, Repeat) else [])
+        for a in atoms:
+            if not isinstance(a, Var) or id(a) in keep or id(a) in seen:
+                continue
+            seen.add(id(a))
+            a.name = namer.fresh(a.name)
+            if a.storage is not None and a.storage in mapping:
+                new = mapping[a.storage]
+                a.storage = new if isinstance(new, Var) else None
+            if a.dims is not None:
+                a.dims = tuple(token(t) for t in a.dims)
+    return [mapping.get(a, a) if isinstance(a, Var) else a for a in returns]
+
+
+def names_in(body: Block) -> set[str]:
+    """Every variable name ``body`` defines or reads."""
+    return {a.name for s in walk(body)
+            for a in defs(s) + used_atoms(s) + ([s.counter] if isinstance(s, Repeat) else [])
+            if isinstance(a, Var)}
+
+
 class Storage:
     """Union-find over variables that may share memory (views, in-place versions, carried and
     merged values); ``written(v)``: whether any version of ``v``'s memory is written in place.
@@ -409,12 +451,13 @@ class Storage:
 
 
 def verify(fn: Function) -> None:
-    """Raise AssertionError if a variable is used before it is defined or defined twice."""
+    """Raise AssertionError if a variable is used before it is defined or defined twice
+    (twice is allowed in a graph with `Function.grafted` code)."""
     defined: set[Var] = set(fn.params)
     seen: set[Var] = set(defined)
 
     def define(v: Var):
-        assert v not in seen, f"{v.name} defined twice"
+        assert fn.grafted or v not in seen, f"{v.name} defined twice"
         seen.add(v)
         defined.add(v)
 

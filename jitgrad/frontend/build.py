@@ -162,6 +162,7 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
     fn = Function(src.fn.__name__, params, gb.block, atom, src.loc(src.node), namer)
     fn.written_params = tuple((k, owners[k]) for k, p in enumerate(params)
                               if owners[k] in builder.copied and p.type.ndim)
+    fn.grafted = tuple(gb.grafted)
     verify(fn)
     return fn
 

@@ -392,6 +392,14 @@ class Expressions:
             return self.inline(fn, args, kwargs, node)
         if custom_call.is_custom_rule(fn):  # a hand-written rule: `jitgrad.custom_vjp`
             return custom_call.build_call(self, fn, args, kwargs, node)
+        if custom_call.is_traceable(fn):  # a jitgrad transform: ``jitgrad.grad(g)(x)``
+            return custom_call.build_transform_call(self, fn, args, kwargs, node)
+        if getattr(fn, "jitgrad_factory", False) is True:  # ``jitgrad.grad(g)``: made now
+            if any(isinstance(a, Sym) for a in (*args, *kwargs.values())):
+                raise UnsupportedError(f"{fn_name(fn)} takes a function and wrt, known "
+                                       "while building; here an argument is a run-time value",
+                                       self.loc(node))
+            return fn(*args, **kwargs)
         if fn in symbolic.NUMPY:
             try:
                 return symbolic.NUMPY[fn](*args, **kwargs)

@@ -1,4 +1,5 @@
-"""A call of a `jitgrad.custom_vjp` function in the user's code, built (L3).
+"""Calls of jitgrad's own functions in the user's code, built (L3): `jitgrad.custom_vjp`
+functions, and transforms (``jitgrad.grad(g)(x)`` inside a differentiated function).
 
 The builder (`build_exprs`) hands a call of an object with a ``jitgrad_custom_rule`` marker
 here. ``fwd``'s body is built inline, as any called function is, and one equation
@@ -10,8 +11,10 @@ primitive says ``custom_rule=True``: the reverse transform applies the rule
 from __future__ import annotations
 
 from jitgrad.core.errors import JitgradError, UnsupportedError
+from jitgrad.core.ir import Const, Var, graft
+from jitgrad.core.types import type_of_value
 from jitgrad.frontend.parse import unwrap
-from jitgrad.lang.symbolic import Sym
+from jitgrad.lang.symbolic import Sym, record
 from jitgrad.prims import primitives
 
 MAX_RESIDUALS = 64
@@ -69,3 +72,52 @@ def build_call(builder, rule, args, kwargs, node):
     name = custom_primitive(len(args))
     builder.gb.loc = builder.loc(node)
     return primitives.PRIMITIVES[name](*args, value, *residuals, fn=rule, n_args=len(args))
+
+
+def is_traceable(fn) -> bool:
+    """A jitgrad transform that can give its computation as IR (``jitgrad_trace``)."""
+    return isinstance(getattr(fn, "jitgrad_transform", None), str) and callable(
+        getattr(fn, "jitgrad_trace", None))
+
+
+def build_transform_call(builder, fn, args, kwargs, node):
+    """Build a call of a jitgrad transform (``jitgrad.grad(g)(x)``): its trace for the
+    arguments' types, grafted into the graph in place (`ir.graft`), its parameters replaced by
+    the arguments. Array results are copied: the graph never sees a result share an
+    argument's memory."""
+    loc = builder.loc(node)
+    names = list(fn.param_names)
+    if kwargs or len(args) != len(names):
+        raise UnsupportedError(f"call {fn!r} with its {len(names)} arguments by position "
+                               f"({', '.join(names)})", loc)
+    types = []
+    for name, a in zip(names, args):
+        if isinstance(a, Sym):
+            types.append(a.type)
+        elif isinstance(a, (bool, int, float)):
+            types.append(type_of_value(a, f"argument {name!r}"))
+        else:
+            raise UnsupportedError(f"{fn!r} called inside a function takes numbers and arrays "
+                                   f"(argument {name!r} is a {type(a).__name__})", loc)
+    try:
+        t = fn.jitgrad_trace(tuple(types), None)
+    except JitgradError as e:
+        raise e.with_during(f"building {fn!r}, called at {loc.short()}")
+    if t.fn_ir.written_params:
+        raise UnsupportedError(f"{fn!r} writes into its argument "
+                               f"{t.fn_ir.written_params[0][1]!r}: called inside a "
+                               "differentiated function, it cannot be", loc)
+    gb = builder.gb
+    atoms = [a.atom if isinstance(a, Sym) else Const(a) for a in args]
+    returns = graft(t.body, t.returns, t.params, atoms, gb.namer)
+    gb.block.stmts += t.body.stmts
+    gb.grafted.append(f"{fn!r} (called at {loc.short()})")
+    outs = []
+    for r in returns:
+        if isinstance(r, Var):
+            out = gb.sym(r)
+            outs.append(record("copy", out) if r.type.ndim else out)
+        else:
+            outs.append(r.value)
+    builder.see_writes()
+    return t.pack(outs)

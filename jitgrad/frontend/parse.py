@@ -61,30 +61,8 @@ class FunctionSource:
         return [a.arg for a in self.node.args.args]
 
     def wrt_positions(self, wrt) -> list[int]:
-        """The argument positions ``wrt`` names: a position (negative counts from the end, as
-        in Python), a name, or a tuple or list of them. Anything else, a position out of
-        range, a repeated argument or an empty tuple is a `SignatureError`."""
-        names = self.param_names
-        positions = []
-        for w in (wrt if isinstance(wrt, (tuple, list)) else (wrt,)):
-            if isinstance(w, str):
-                if w not in names:
-                    raise SignatureError(f"{self.qualname} has no argument named {w!r} (its "
-                                         f"arguments: {', '.join(names)})")
-                k = names.index(w)
-            elif isinstance(w, (int, np.integer)) and not isinstance(w, (bool, np.bool_)):
-                if not -len(names) <= int(w) < len(names):
-                    raise SignatureError(f"wrt={int(w)} is out of range: {self.qualname} "
-                                         f"takes {len(names)} arguments")
-                k = int(w) % len(names)
-            else:
-                raise SignatureError(f"wrt must name arguments by position or name, got {w!r}")
-            if k in positions:
-                raise SignatureError(f"wrt names argument {names[k]!r} twice")
-            positions.append(k)
-        if not positions:
-            raise SignatureError("wrt is empty: name at least one argument to differentiate")
-        return positions
+        """The argument positions ``wrt`` names (`resolve_wrt`)."""
+        return resolve_wrt(self.param_names, self.qualname, wrt)
 
     def local(self, node: ast.FunctionDef) -> FunctionSource:
         """A function defined inside this one (its `LocalDef`), read from the same file."""
@@ -117,15 +95,42 @@ def unwrap(fn):
     if isinstance(kind, str):
         inner = getattr(getattr(fn, "__wrapped__", None), "__qualname__", "a function")
         raise UnsupportedError(
-            f"the jitgrad.{kind} of {inner} cannot be transformed again yet (grad of grad, a "
-            "gradient called inside a differentiated function). For second derivatives use "
-            "jitgrad.hessian(f) or jitgrad.hvp(f); call the gradient outside the "
-            "differentiated function")
+            f"the jitgrad.{kind} of {inner} is not a plain Python function: jitgrad.grad, "
+            "value_and_grad, jvp, vjp, jacobian, hessian and hvp take it (grad(grad(f)) is "
+            "the second derivative), and so does a differentiated function that calls it; "
+            "this entry point does not")
     for attr in ("py_func", "__wrapped__"):
         inner = getattr(fn, attr, None)
         if inner is not None and inner is not fn:
             return unwrap(inner)
     return fn
+
+
+def resolve_wrt(names: list[str], qualname: str, wrt) -> list[int]:
+    """The argument positions ``wrt`` names among ``names``: a position (negative counts from
+    the end, as in Python), a name, or a tuple or list of them. Anything else, a position out
+    of range, a repeated argument or an empty tuple is a `SignatureError`. Every entry point
+    resolves its ``wrt`` here."""
+    positions = []
+    for w in (wrt if isinstance(wrt, (tuple, list)) else (wrt,)):
+        if isinstance(w, str):
+            if w not in names:
+                raise SignatureError(f"{qualname} has no argument named {w!r} (its "
+                                     f"arguments: {', '.join(names)})")
+            k = names.index(w)
+        elif isinstance(w, (int, np.integer)) and not isinstance(w, (bool, np.bool_)):
+            if not -len(names) <= int(w) < len(names):
+                raise SignatureError(f"wrt={int(w)} is out of range: {qualname} "
+                                     f"takes {len(names)} arguments")
+            k = int(w) % len(names)
+        else:
+            raise SignatureError(f"wrt must name arguments by position or name, got {w!r}")
+        if k in positions:
+            raise SignatureError(f"wrt names argument {names[k]!r} twice")
+        positions.append(k)
+    if not positions:
+        raise SignatureError("wrt is empty: name at least one argument to differentiate")
+    return positions
 
 
 def _read(fn) -> FunctionSource:

@@ -57,6 +57,7 @@ class GraphBuilder:
         self.views: set[Var] = set()  # views (slices, .T, reshapes)
         self.param_vars: list[Var] = []  # the parameters (the caller's arrays)
         self.constant_arrays: set[Var] = set()  # global arrays read as constants
+        self.grafted: list[str] = []  # the jitgrad transforms called in the body (`Function.grafted`)
         # A loop's carried array that holds another carried array's memory from the second
         # iteration on (`u, unew = unew, u`): the arguments that memory may be.
         self.holds_params: dict[Var, list[Var]] = {}

@@ -1,0 +1,396 @@
+"""Transforms of transforms: what lets every entry point take the result of any of them.
+
+Every function jitgrad returns can *trace* itself: for one call signature it gives its
+computation as IR (`Traced`: parameters, a body, the atoms it returns, and how they become
+the caller's result). A plain Python function traces to its built graph; a `GradFunction` to
+its gradient kernel (the reverse transform's forward and adjoint kernels, one after the
+other); a `NestedGrad` to one forward-mode pass per argument it differentiates.
+
+The derivative of a traced function is taken by forward mode (`transforms.forward`), which
+applies to any kernel, the reverse transform's stacks and reversed loops included:
+
+* `ForwardKernels` compiles, per call signature and set of seeded arguments, the tangent
+  transform of a function's trace: one kernel returning its values and their tangents. `jvp`,
+  `hvp`, `hessian` and the forward-mode `jacobian` call it.
+* `NestedGrad` is `grad` / `value_and_grad` of a function that is itself a transform: one
+  tangent pass per entry of the arguments it differentiates (``grad(grad(f))(x)`` is one pass).
+  Traced again (``grad(grad(grad(f)))``), it differentiates scalar arguments only; an array
+  argument there is refused by name.
+
+Guarantees: a function that cannot be traced (a `jacobian`, a `hessian`) is refused with a
+clear `UnsupportedError`, never differentiated as the function it wraps; every derivative is
+of the order asked for.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from jitgrad import pipeline
+from jitgrad.core.errors import NotReversible, SignatureError, UnsupportedError, api_boundary
+from jitgrad.core.ir import (
+    Block,
+    Const,
+    Eqn,
+    Kernel,
+    Var,
+    format_function,
+    graft,
+    names_in,
+)
+from jitgrad.core.types import Type, type_of_value
+from jitgrad.frontend.parse import FunctionSource, resolve_wrt  # noqa: F401 - resolve_wrt re-exported
+
+
+def is_transform(fn) -> bool:
+    """Whether ``fn`` is a function jitgrad returned (a gradient, a Jacobian, ...)."""
+    return isinstance(getattr(fn, "jitgrad_transform", None), str)
+
+
+def param_names(fn) -> list[str]:
+    """The parameter names of a plain function or of a transform (its function's own)."""
+    names = getattr(fn, "param_names", None)
+    if is_transform(fn) and names is not None:
+        return list(names)
+    return FunctionSource.of(fn).param_names
+
+
+def source_of(fn) -> FunctionSource:
+    """The plain function at the bottom of a stack of transforms."""
+    while is_transform(fn):
+        fn = getattr(fn, "fn", None) or fn.__wrapped__
+    return FunctionSource.of(fn)
+
+
+def qualname(fn) -> str:
+    """How messages name ``fn``: a transform by its repr (``<jitgrad.grad of f wrt x>``)."""
+    return repr(fn) if is_transform(fn) else FunctionSource.of(fn).qualname
+
+
+# ----------------------------------------------------------------------------- traces
+
+
+@dataclasses.dataclass(eq=False)
+class Traced:
+    """One call signature's computation as IR. ``returns``: the flat list of returned atoms;
+    ``pack(values)`` turns the flat list of their values into the caller's result (a float,
+    an array, a tuple); ``fn_ir``: the built graph underneath (its names, its `Namer`)."""
+
+    params: list[Var]
+    body: Block
+    returns: list
+    fn_ir: object
+    pack: object
+
+
+def _examples(args) -> tuple:
+    return () if args is None else (args,)
+
+
+def _single(values):
+    return values[0]
+
+
+def trace(fn, types: tuple, args: tuple | None) -> Traced:
+    """``fn``'s computation for ``types`` (``args``: an example call, or None while building
+    another graph), fresh IR each time."""
+    if is_transform(fn):
+        tracer = getattr(fn, "jitgrad_trace", None)
+        if tracer is None:
+            raise UnsupportedError(
+                f"{fn!r} cannot be transformed again: jitgrad differentiates grad, "
+                "value_and_grad and plain functions. Differentiate the function instead "
+                "(jacobian(grad(f)) is the Hessian; jacobian(jacobian(f)) is not available)")
+        return tracer(types, args)
+    src = FunctionSource.of(fn)
+    fn_ir, _ = pipeline.build_graph(src, types, _examples(args), any_result=True)
+    return Traced(list(fn_ir.params), fn_ir.body, [fn_ir.result], fn_ir, _single)
+
+
+def trace_gradient(fn, positions: list[int], types: tuple, args: tuple) -> Traced:
+    """The trace of ``value_and_grad(fn, wrt=positions)``: returns ``[value, *gradients]``."""
+    if not is_transform(fn):
+        src = FunctionSource.of(fn)
+        fn_ir, _ = pipeline.build_graph(src, types, _examples(args))
+        try:
+            params, body, returns = pipeline.gradient_kernel(fn_ir, list(positions))
+            return Traced(params, body, returns, fn_ir, tuple)
+        except NotReversible:
+            pass  # it calls a transform: forward mode, as for a transform
+    return NestedGrad(fn, tuple(positions), with_value=True).jitgrad_trace(types, args)
+
+
+def gradient_trace(fn_ir, wrt: list[int], with_value: bool, wrt_tuple: bool,
+                   options=pipeline.DEFAULT) -> Traced:
+    """A built graph's gradient as a `Traced` (what `GradFunction.jitgrad_trace` gives)."""
+    params, body, returns = pipeline.gradient_kernel(fn_ir, list(wrt), options)
+
+    def grads(values):
+        return tuple(values) if wrt_tuple else values[0]
+
+    if with_value:
+        return Traced(params, body, returns, fn_ir, lambda v: (v[0], grads(v[1:])))
+    return Traced(params, body, returns[1:], fn_ir, grads)
+
+
+# ----------------------------------------------------------------------------- forward mode
+
+
+@dataclasses.dataclass(eq=False)
+class TangentKernel:
+    """One compiled forward-mode kernel: ``entry(*args, *tangents of the seeded args)``
+    returns the traced values, then their tangents (``n_values`` of each, or what ``kind``
+    returns)."""
+
+    source: str
+    entry: object
+    path: str
+    ir_text: str
+    result_ndim: int  # of the first traced value
+    n_values: int
+    pack: object  # the trace's: flat values -> the caller's result
+    written_params: tuple = ()  # (position, name) of the arguments the function writes into
+
+
+class ForwardKernels:
+    """A function's forward-mode kernels (the function plain or a transform), per call
+    signature, seeded arguments and kind:
+
+    * ``"jvp"``: the trace's values, then their tangents;
+    * ``"hvp"``: the tangents of the gradient with respect to the seeds (forward over reverse);
+    * ``"value_grad_hvp"``: the value, the gradients, then their tangents.
+    """
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.src = source_of(fn)
+        self.param_names = param_names(fn)
+        self.qualname = qualname(fn)
+        self._kernels: dict[tuple, TangentKernel] = {}
+
+    def types(self, args) -> tuple:
+        if len(args) != len(self.param_names):
+            raise SignatureError(f"{self.qualname} takes {len(self.param_names)} arguments, "
+                                 f"got {len(args)}")
+        out = []
+        for n, a in zip(self.param_names, args):
+            if isinstance(a, (tuple, list)):
+                raise SignatureError(f"forward mode does not take tuple or list arguments "
+                                     f"({n!r}): pass the items as arguments of their own")
+            out.append(type_of_value(a, f"argument {n!r}"))
+        return tuple(out)
+
+    def kernel(self, args, seeds: tuple, kind: str) -> TangentKernel:
+        types = self.types(args)
+        for k in seeds:
+            if types[k].kind != "f":
+                raise SignatureError(f"cannot differentiate with respect to argument "
+                                     f"{self.param_names[k]!r}: it is not a float or a float "
+                                     "array")
+        key = (types, seeds, kind)
+        k = self._kernels.get(key)
+        if k is None:
+            k = self._kernels[key] = self.compile(types, seeds, kind, args)
+        pipeline.refuse_shared_memory(self.src, k.written_params, args,
+                                      lambda j: self.param_names[j])
+        return k
+
+    def compile(self, types, seeds, kind, args) -> TangentKernel:
+        if kind == "jvp":
+            t = trace(self.fn, types, args)
+        else:
+            t = trace_gradient(self.fn, list(seeds), types, args)
+        fn_ir = t.fn_ir
+        ir_text = format_function(fn_ir)
+        names = [self.param_names[k] for k in seeds]
+        if kind == "jvp":
+            what = f"tangents of: {', '.join(names)}"
+            doc = (f"The value and its tangent (forward mode), given the tangents _d_* of "
+                   f"{', '.join(names)}.")
+        else:
+            what = f"Hessian-vector product with respect to: {', '.join(names)}"
+            doc = (f"{'The value, the gradient, and the' if kind != 'hvp' else 'The'} Hessian "
+                   f"times the tangents _d_* of {', '.join(names)} (forward over reverse).")
+        new_body, tparams, touts = pipeline.forward(t.params, t.body, t.returns,
+                                                    [t.params[k] for k in seeds], fn_ir.namer)
+        # What is not returned is not computed (dead code, and Numba drops it).
+        outs = {"jvp": list(t.returns) + touts, "hvp": touts[1:],
+                "value_grad_hvp": list(t.returns) + touts[1:]}[kind]
+        kernel = Kernel(f"{fn_ir.name}_{kind}", list(t.params) + tparams, new_body, outs,
+                        fn_ir.loc)
+        pipeline.optimise_kernel(kernel)
+        signature = ", ".join(f"{n}: {ty}" for n, ty in zip(self.param_names, types))
+        source, _ = pipeline.lower_kernel(kernel, fn_ir, signature, what, doc)
+        path, fns = pipeline.load(f"{self.src.fn.__name__}_{kind}", source, [kernel.name])
+        first = t.returns[0]
+        return TangentKernel(source, fns[kernel.name], path, ir_text, first.type.ndim,
+                             len(t.returns), t.pack, tuple(fn_ir.written_params))
+
+
+_FORWARD: dict[object, ForwardKernels] = {}
+
+
+def forward_kernels(fn) -> ForwardKernels:
+    """The (cached) `ForwardKernels` of ``fn``."""
+    k = _FORWARD.get(fn)
+    if k is None:
+        k = _FORWARD[fn] = ForwardKernels(fn)
+    return k
+
+
+def plain(a):
+    """A 0-d array as the float the generated code takes."""
+    return a[()] if isinstance(a, np.ndarray) and a.ndim == 0 else a
+
+
+def is_float(a) -> bool:
+    return isinstance(a, (float, np.floating)) or (isinstance(a, np.ndarray)
+                                                    and a.dtype.kind == "f")
+
+
+def jacobians_forward(fn, positions: list[int], args) -> tuple:
+    """``(values, jacobians)``: ``fn``'s traced values at ``args``, and for each of them the
+    Jacobians with respect to the arguments at ``positions`` (``jacobians[r][n]`` has shape
+    ``values[r].shape + args[positions[n]].shape``): one tangent pass per argument entry."""
+    fk = forward_kernels(fn)
+    flat = tuple(plain(a) for a in args)
+    k = fk.kernel(flat, tuple(positions), "jvp")
+    zeros = [np.zeros(np.shape(args[j])) if np.ndim(args[j]) else 0.0 for j in positions]
+    values = None
+    jacs = None
+    for n, j in enumerate(positions):
+        shape = np.shape(args[j])
+        basis = np.zeros(shape)
+        for i in np.ndindex(*shape):
+            basis[i] = 1.0
+            ts = list(zeros)
+            ts[n] = basis if shape else 1.0
+            out = k.entry(*flat, *ts)
+            if values is None:
+                values = list(out[:k.n_values])
+                jacs = [[np.zeros(np.shape(v) + np.shape(args[p])) for p in positions]
+                        for v in values]
+            for r in range(k.n_values):
+                jacs[r][n][(...,) + i] = out[k.n_values + r]
+            basis[i] = 0.0
+    return values, jacs, k
+
+
+def as_result(a):
+    return float(a) if isinstance(a, np.ndarray) and a.ndim == 0 else a
+
+
+class NestedGrad:
+    """``grad(T)`` and ``value_and_grad(T)`` of a transform ``T`` (``grad(grad(f))``): by
+    forward mode over ``T``'s trace, one tangent pass per entry of each ``wrt`` argument. ``T``
+    must return one float."""
+
+    jitgrad_transform = "grad"
+
+    @api_boundary
+    def __init__(self, fn, wrt=0, *, with_value: bool = False):
+        if not callable(fn):
+            raise TypeError(f"jitgrad.grad needs a function, got {type(fn).__name__}")
+        self.fn = fn
+        self.with_value = with_value
+        self.param_names = param_names(fn)
+        self.wrt_tuple = isinstance(wrt, (tuple, list))
+        self.wrt = resolve_wrt(self.param_names, qualname(fn), wrt)
+        self.__wrapped__ = fn
+        self.__name__ = getattr(fn, "__name__", "f")
+        self.__doc__ = getattr(fn, "__doc__", None)
+
+    def _check(self, args) -> None:
+        for k in self.wrt:
+            if not is_float(args[k]):
+                raise SignatureError(f"cannot differentiate with respect to argument "
+                                     f"{self.param_names[k]!r}: it is not a float or a float "
+                                     "array")
+
+    @api_boundary
+    def __call__(self, *args):
+        self._check(args)
+        values, jacs, k = jacobians_forward(self.fn, self.wrt, args)
+        if k.n_values != 1 or np.ndim(values[0]) != 0:
+            raise SignatureError(
+                f"grad needs a function that returns one float; {self.fn!r} returns "
+                + (f"{k.n_values} values" if k.n_values != 1
+                   else f"an array of shape {np.shape(values[0])}")
+                + ": use jitgrad.jacobian for the derivative of an array")
+        gs = tuple(like(as_result(j), args[p]) for j, p in zip(jacs[0], self.wrt))
+        g = gs if self.wrt_tuple else gs[0]
+        return (as_result(values[0]), g) if self.with_value else g
+
+    def jitgrad_trace(self, types: tuple, args: tuple) -> Traced:
+        """This gradient as IR: the inner function's trace once per ``wrt`` argument, each
+        copy differentiated by forward mode with its seed's tangent 1.0. Scalar ``wrt`` only."""
+        for k in self.wrt:
+            if types[k].ndim:
+                raise UnsupportedError(
+                    f"{self!r} differentiates the array argument {self.param_names[k]!r}, and "
+                    "is transformed again: three derivatives deep, jitgrad takes float "
+                    "arguments only. Differentiate with respect to floats, or call this "
+                    "gradient outside the transform")
+        first = None
+        stmts = []
+        grads = []
+        for k in self.wrt:
+            t = trace(self.fn, types, args)
+            if first is None:
+                first = t
+                namer = t.fn_ir.namer
+                namer.used |= names_in(t.body) | {p.name for p in t.params}
+            else:
+                t.returns = graft(t.body, t.returns, t.params, first.params, namer)
+                t.params = first.params
+            out = t.returns[0]
+            if len(t.returns) != 1 or out.type != Type("f", 0):
+                raise SignatureError(f"grad needs a function that returns one float; "
+                                     f"{self.fn!r} returns "
+                                     + (f"{len(t.returns)} values" if len(t.returns) != 1
+                                        else f"{out.type}"))
+            body, tparams, touts = pipeline.forward(t.params, t.body, [out], [t.params[k]],
+                                                    namer)
+            stmts.append(Eqn("assign", [tparams[0]], [Const(1.0)], {}, None))
+            stmts += body.stmts
+            grads.append(touts[0])
+            if len(grads) == 1:
+                value = out
+
+        def pack_grads(vs):
+            return tuple(vs) if self.wrt_tuple else vs[0]
+
+        if self.with_value:
+            return Traced(first.params, Block(stmts), [value, *grads], first.fn_ir,
+                          lambda v: (v[0], pack_grads(v[1:])))
+        return Traced(first.params, Block(stmts), grads, first.fn_ir, pack_grads)
+
+    def __repr__(self) -> str:
+        kind = "value_and_grad" if self.with_value else "grad"
+        wrt = ", ".join(self.param_names[k] for k in self.wrt)
+        return f"<jitgrad.{kind} of {self.fn!r} wrt {wrt}>"
+
+
+def like(g, x):
+    """A derivative in its argument's dtype (float32 in, float32 out)."""
+    if isinstance(x, np.ndarray) and x.dtype != np.float64 and isinstance(g, np.ndarray):
+        return g.astype(x.dtype)
+    if isinstance(x, np.ndarray) and x.ndim == 0:
+        return np.asarray(g, dtype=x.dtype)
+    return g
+
+
+__all__ = [
+    "ForwardKernels",
+    "NestedGrad",
+    "TangentKernel",
+    "Traced",
+    "forward_kernels",
+    "is_transform",
+    "jacobians_forward",
+    "param_names",
+    "trace",
+    "trace_gradient",
+]
