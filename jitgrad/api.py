@@ -20,7 +20,7 @@ import re
 import numpy as np
 
 from jitgrad import compose, pipeline
-from jitgrad.core import ir
+from jitgrad.core import ir, pytree
 from jitgrad.core.errors import (
     JitgradError,
     Loc,
@@ -201,7 +201,7 @@ class GradFunction:
     def _call_with_sequences(self, args):
         """A call with tuple or list arguments: keyed by the kinds and ranks of their items
         too, and made with the items in their place (what the generated code takes)."""
-        key = tuple([_key_of(a) for a in args])
+        key = tuple([pytree.key_of(a) for a in args])
         call = self._calls.get(key)
         if call is None:
             call = self._calls[key] = self._specialise(args)
@@ -273,67 +273,66 @@ class GradFunction:
 
     def _flat_wrt(self, types) -> list[int]:
         """The positions of the ``wrt`` arguments among the generated code's parameters (a
-        tuple argument stands for one parameter per item)."""
+        tree argument stands for one parameter per leaf; its integer and bool leaves are not
+        differentiated)."""
         starts, n = [], 0
         for t in types:
             starts.append(n)
-            n += len(t.items) if isinstance(t, SeqType) else 1
-        return [starts[k] + j for k in self.wrt for j in (
-            range(len(types[k].items)) if isinstance(types[k], SeqType) else [0])]
+            n += pytree.n_leaves(t)
+        return [starts[k] + j for k in self.wrt
+                for j, u in enumerate(pytree.leaf_types(types[k])) if u.kind == "f"]
 
     def _post_grouped(self, args, types):
-        """The result of a call with tuple arguments: the gradient of a tuple argument is a
-        tuple (a list for a list) of its items' gradients; dtypes as `_converter` makes them."""
-        shapes = []  # per wrt argument: None (one gradient) or (container, item count)
+        """The result of a call with tree arguments: the gradient of a tree argument is a tree
+        of the same structure (``None`` at its integer and bool leaves); dtypes as
+        `pipeline.result_converter` makes them."""
+        trees = []  # per wrt argument: None (one gradient) or (its type, which leaves are floats)
         converters = []
         for k in self.wrt:
             if isinstance(types[k], SeqType):
-                shapes.append((list if types[k].container == "list" else tuple,
-                               len(types[k].items)))
-                converters += [pipeline.result_converter(a) for a in args[k]]
+                floats = [u.kind == "f" for u in pytree.leaf_types(types[k])]
+                trees.append((types[k], floats))
+                converters += [pipeline.result_converter(a) for a, f in
+                               zip(pytree.leaves(args[k]), floats) if f]
             else:
-                shapes.append(None)
+                trees.append(None)
                 converters.append(pipeline.result_converter(args[k]))
-        single = not self.wrt_tuple and shapes[0] is None
+        single = not self.wrt_tuple and trees[0] is None
 
         def grads(gs):
             if single:
                 return converters[0](gs) if converters[0] else gs
-            flat = [c(g) if c else g for c, g in zip(converters, gs)]
-            out, n = [], 0
-            for shape in shapes:
-                if shape is None:
-                    out.append(flat[n])
-                    n += 1
+            flat = iter([c(g) if c else g for c, g in zip(converters, gs)])
+            out = []
+            for tree in trees:
+                if tree is None:
+                    out.append(next(flat))
                 else:
-                    out.append(shape[0](flat[n:n + shape[1]]))
-                    n += shape[1]
+                    t, floats = tree
+                    out.append(pytree.unflatten(t, [next(flat) if f else None for f in floats]))
             return tuple(out) if self.wrt_tuple else out[0]
         return (lambda out: (out[0], grads(out[1]))) if self.with_value else grads
 
     def types_of(self, args) -> tuple:
-        """The signature (kind and rank of every argument) these arguments are compiled for;
-        refuses lists, and integer or bool arguments in ``wrt``."""
+        """The signature (kind and rank of every argument, a tree's structure) these arguments
+        are compiled for; refuses integer or bool arguments in ``wrt``."""
         types = []
         for k, (name, a) in enumerate(zip(self.param_names, args)):
             if isinstance(a, _SEQUENCES):
-                if any(isinstance(v, _SEQUENCES) for v in a):
-                    raise SignatureError(f"argument {name!r} is a {type(a).__name__} holding a "
-                                         "tuple or list, which jitgrad does not take: pass the "
-                                         "inner items as a flat tuple",
-                                         self.src.loc(self.src.node.args.args[k]))
-                types.append(SeqType(tuple(type_of_value(v, f"item {j} of argument {name!r}")
-                                           for j, v in enumerate(a)), type(a).__name__))
+                try:
+                    types.append(pytree.type_of_tree(a, f"argument {name!r}"))
+                except SignatureError as e:
+                    raise SignatureError(e.message, self.src.loc(self.src.node.args.args[k])) \
+                        from None
                 continue
             types.append(type_of_value(a, f"argument {name!r}"))
         for k in self.wrt:
             if isinstance(types[k], SeqType):
-                bad = [j for j, t in enumerate(types[k].items) if t.kind != "f"]
-                if bad:
+                if not any(u.kind == "f" for u in pytree.leaf_types(types[k])):
                     raise SignatureError(
                         f"cannot differentiate with respect to argument "
-                        f"{self.param_names[k]!r}: its item {bad[0]} is not a float or a float "
-                        "array", self.src.loc(self.src.node))
+                        f"{self.param_names[k]!r}: it holds no float or float array",
+                        self.src.loc(self.src.node))
                 continue
             if types[k].kind != "f":
                 raise SignatureError(
@@ -453,15 +452,6 @@ class GradFunction:
         kind = "value_and_grad" if self.with_value else "grad"
         wrt = [self.param_names[k] for k in self.wrt]
         return f"<jitgrad.{kind} of {self.src.qualname} wrt {', '.join(wrt)}>"
-
-
-def _key_of(a):
-    """A call key's part for one argument; a tuple's or list's says what it holds."""
-    if type(a) is _ndarray:
-        return (a.dtype, a.ndim)
-    if isinstance(a, _SEQUENCES):
-        return (type(a), tuple(_key_of(v) for v in a))
-    return type(a)
 
 
 def _param_name(fn, k: int) -> str:

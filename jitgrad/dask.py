@@ -77,7 +77,7 @@ from jitgrad import api as _api
 from jitgrad import pipeline
 from jitgrad.core import ir, ops
 from jitgrad.core.errors import JitgradError, SignatureError, api_boundary
-from jitgrad.core.types import SeqType
+from jitgrad.core import pytree
 from jitgrad.prims.primitives import PRIMITIVES as _PRIMITIVES
 
 __all__ = ["AdditivityError", "DaskGradFunction", "grad", "value_and_grad"]
@@ -602,7 +602,7 @@ class DaskGradFunction:
         starts, n = [], 0
         for t in types:
             starts.append(n)
-            n += len(t.items) if isinstance(t, SeqType) else 1
+            n += pytree.n_leaves(t)
         reading = read_rows(gen.graph_ir, [gen.graph_ir.params[starts[k]] for k in self.shard])
         if reading.findings:
             what, loc = reading.findings[0]

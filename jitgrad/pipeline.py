@@ -20,7 +20,7 @@ import dataclasses
 import numpy as np
 
 from jitgrad.backend import numba as numba_backend
-from jitgrad.core import ir
+from jitgrad.core import ir, pytree
 from jitgrad.core.errors import NotReversible, SignatureError
 from jitgrad.core.ir import Gradient
 from jitgrad.frontend.build import build
@@ -169,15 +169,16 @@ def load(stem: str, source: str, names: list[str], options: Options = DEFAULT, i
 # ----------------------------------------------------------------------------- conventions
 
 
-SEQUENCES = (tuple, list)
+SEQUENCES = pytree.CONTAINERS  # tree arguments: their leaves travel one by one
 
 
 def flatten(args) -> list:
-    """The arguments as the generated code takes them: a tuple's items in its place."""
+    """The arguments as the generated code takes them: a tree's leaves in its place
+    (`core.pytree`)."""
     out = []
     for a in args:
         if isinstance(a, SEQUENCES):
-            out.extend(a)
+            out.extend(pytree.leaves(a))
         else:
             out.append(a)
     return out

@@ -101,9 +101,8 @@ PEER_CASES = [
 ]
 
 # The refusals, by function, with a word of each message: what is left to build (or refused on
-# purpose: dicts, comprehensions, a tuple result, boolean masks).
+# purpose: comprehensions, a tuple result, boolean masks).
 REFUSED = {
-    "dict_argument": "jitgrad does not take dicts yet",
     "list_comprehension": "list comprehension",
     "returns_two_values": "must return a scalar",
     "np_einsum": "np.einsum is not supported; Numba does not compile it",
@@ -132,6 +131,11 @@ def outcome(fn, args, wrt):
                                                              *args[k + 1:]), (a[j],), 0)
                     for j in range(len(a))]
             ok = all(np.allclose(x, r, rtol=1e-5, atol=1e-6) for x, r in zip(g, refs))
+        elif isinstance(a, dict):  # a tree: a dict of floats, its gradient a dict
+            refs = {key: numeric_grad(lambda v, key=key, k=k, a=a: fn(
+                *args[:k], {**a, key: v}, *args[k + 1:]), (a[key],), 0) for key in a}
+            ok = isinstance(g, dict) and set(g) == set(refs) and all(
+                np.allclose(g[key], refs[key], rtol=1e-5, atol=1e-6) for key in refs)
         else:
             ref = numeric_grad(fn, args, k)
             ok = np.shape(g) == np.shape(ref) and np.allclose(g, ref, rtol=1e-5, atol=1e-6)

@@ -130,9 +130,15 @@ def test_items_indexed_by_a_run_time_integer():
         jitgrad.grad(dyn_arrays, wrt=1)((np.ones(2), np.ones(3)), np.ones(2))
 
 
-def test_int_item_in_wrt_is_refused():
-    with pytest.raises(SignatureError, match="its item 0 is not a float"):
-        jitgrad.grad(T.mixed_items, wrt=0)((3, 1.0, np.ones(4)), np.ones(4))
+def test_an_int_item_in_wrt_is_not_differentiated():
+    """As JAX's trees: the gradient has the tuple's structure, None at the integer."""
+    x = np.linspace(0.5, 1.5, 4)
+    g = jitgrad.grad(T.mixed_items, wrt=0)((3, 1.0, x), np.ones(4))
+    assert g[0] is None
+    want = numeric_grad(lambda v: T.mixed_items((3, v, x), np.ones(4)), (1.0,), 0)
+    assert g[1] == pytest.approx(want, rel=1e-6)
+    with pytest.raises(SignatureError, match="holds no float"):
+        jitgrad.grad(T.mixed_items, wrt=0)((3, 2), np.ones(4))
 
 
 # ---- np.cumprod, .flat, np.ndindex --------------------------------------------------------------

@@ -123,7 +123,8 @@ INSTEAD = {
                           "`for i in range(n): out[i] = ...`",
     "generator expression": "write a loop that accumulates: `total = 0.0`, then "
                             "`for i in range(n): total += ...`",
-    "dict": "jitgrad does not take dicts yet: pass arrays, or a tuple of arrays, as arguments",
+    "dict": "jitgrad takes a dict as an argument (read by constant keys: params['W1']), "
+            "not one made in the function: pass it in, or use a variable per entry",
     "mask read": "keep the shape with `np.where(mask, x, 0.0)` (`np.sum(np.where(x > 0, x, "
                  "0.0))` sums the positive entries; `np.sum(mask)` counts them)",
     "mask write": "write `x = np.where(mask, value, x)` instead",

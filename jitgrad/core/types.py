@@ -32,14 +32,19 @@ class Type:
 
 @dataclasses.dataclass(frozen=True)
 class SeqType:
-    """A tuple or list argument: one `Type` per item (floats, integers, bools, arrays; not
-    nested). Numba takes it as a Tuple (or a reflected list); jitgrad passes its items to the
-    generated code as separate arguments and hands the function the tuple back."""
+    """A tree argument (`core.pytree`): a tuple, list or dict (or None, an empty tree) of
+    numbers, arrays and trees. jitgrad passes its leaves to the generated code as separate
+    arguments and hands the function the tree back (a list as a tuple)."""
 
-    items: tuple  # of Type
-    container: str  # 'tuple' or 'list'
+    items: tuple  # of Type or SeqType (a dict's: in the order of ``keys``)
+    container: str  # 'tuple', 'list', 'dict' or 'none'
+    keys: tuple | None = None  # a dict's keys, sorted
 
     def __str__(self) -> str:
+        if self.container == "none":
+            return "None"
+        if self.container == "dict":
+            return "{" + ", ".join(f"{k!r}: {t}" for k, t in zip(self.keys, self.items)) + "}"
         return f"{self.container}({', '.join(str(t) for t in self.items)})"
 
 

@@ -18,6 +18,7 @@ the builder cannot follow raises `UnsupportedError` naming it, never a silently 
 from __future__ import annotations
 
 import ast
+import re
 
 from jitgrad.core.errors import JitgradError, ShapeError, UnsupportedError
 from jitgrad.core.ir import (
@@ -27,6 +28,7 @@ from jitgrad.core.ir import (
     Var,
     verify,
 )
+from jitgrad.core import pytree
 from jitgrad.core.types import SeqType, Type
 from jitgrad.frontend.build_ast import (
     NO_RETURN,
@@ -73,10 +75,9 @@ class Builder(Statements, Loops, Expressions):
             if name in self.copied and isinstance(value, Sym) and value.ndim:
                 self.gb.loc = self.src.loc(self.src.node)
                 value = value.copy()
-            if isinstance(value, tuple) and self.caller is None:  # a tuple argument's arrays
+            if isinstance(value, (tuple, dict)) and self.caller is None:  # a tree's arrays
                 self.gb.loc = self.src.loc(self.src.node)
-                value = tuple(v.copy() if f"{name}[{k}]" in self.copied and v.ndim else v
-                              for k, v in enumerate(value))
+                value = _copy_written(value, name, self.copied)
             self.env[name] = value
 
     def param_names(self) -> list[str]:
@@ -105,6 +106,37 @@ class Builder(Statements, Loops, Expressions):
 # ----------------------------------------------------------------------------- build
 
 
+def _leaf_name(path: str) -> str:
+    """A parameter name for a tree's leaf: ``params['W1']`` -> ``params_W1``."""
+    return re.sub(r"_+", "_", re.sub(r"[^0-9A-Za-z_]", "_", path)).rstrip("_")
+
+
+def _bound_tree(t: SeqType, syms: list):
+    """The value a tree parameter is bound to: its structure holding the leaves' `Sym`s (a
+    list as a tuple: the function reads it, jitgrad never lets it grow)."""
+    def tuples(v):
+        if isinstance(v, list):
+            return tuple(tuples(u) for u in v)
+        if isinstance(v, tuple):
+            return tuple(tuples(u) for u in v)
+        if isinstance(v, dict):
+            return {k: tuples(u) for k, u in v.items()}
+        return v
+    return tuples(pytree.unflatten(t, syms))
+
+
+def _copy_written(value, path: str, copied):
+    """A tree argument with the leaves the function writes into copied (by their paths)."""
+    if isinstance(value, dict):
+        return {k: _copy_written(v, f"{path}[{k!r}]", copied) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return tuple(_copy_written(v, f"{path}[{j}]", copied) for j, v in enumerate(value))
+    if isinstance(value, Sym) and value.ndim and path in copied:
+        return value.copy()
+    return value
+
+
+
 def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
           any_result: bool = False) -> Function:
     """The IR of ``src`` specialised to ``arg_types`` (one per parameter). With
@@ -119,13 +151,15 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
         namer = Namer(reserved=src.names | {"np", "_rt", "_value", "_saved", "_"})
         gb = GraphBuilder(namer, assume_sizes)
         gb.new_arrays = True
-        params, owners, grouped = [], [], []  # a tuple argument: one parameter per item
+        params, owners, grouped = [], [], []  # a tree argument: one parameter per leaf
         for a, t in zip(names, arg_types):
             if isinstance(t, SeqType):
-                items = [Var(namer.fresh(f"{a.arg}_{k}"), u) for k, u in enumerate(t.items)]
+                paths = pytree.leaf_paths(t, a.arg)
+                items = [Var(namer.fresh(_leaf_name(path)), u)
+                         for path, u in zip(paths, pytree.leaf_types(t))]
                 params += items
-                owners += [f"{a.arg}[{k}]" for k in range(len(items))]
-                grouped.append(items)
+                owners += paths
+                grouped.append((t, items))
             else:
                 params.append(Var(namer.fresh(a.arg), t))
                 owners.append(a.arg)
@@ -134,8 +168,8 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
         gb.set_params(params)
         try:
             with symbolic.building(gb):
-                builder.bind_params([tuple(gb.sym(v) for v in p) if isinstance(p, list)
-                                     else gb.sym(p) for p in grouped])
+                builder.bind_params([_bound_tree(p[0], [gb.sym(v) for v in p[1]])
+                                     if isinstance(p, tuple) else gb.sym(p) for p in grouped])
                 result = builder.run_body()
             break
         except symbolic.WritesArgument as w:  # written under another name: copy it on entry too

@@ -359,6 +359,18 @@ class Expressions:
 
     def expr_Subscript(self, node):
         value = self.expr(node.value)
+        key = node.slice
+        if isinstance(value, dict):  # a dict argument (a tree): read by a constant key
+            if not (isinstance(key, ast.Constant) and isinstance(key.value, (str, int))):
+                raise UnsupportedError("a dict argument is read with a constant key "
+                                       "(params['W1'])", self.loc(key))
+            if key.value not in value:
+                raise UnsupportedError(f"the dict has no key {key.value!r} (its keys: "
+                                       f"{', '.join(map(repr, value))})", self.loc(key))
+            return value[key.value]
+        if isinstance(key, ast.Constant) and isinstance(key.value, str):
+            raise refused(f"indexing with a string ([{key.value!r}], a dict's key) of a "
+                          "value that is not a dict argument", "dict", self.loc(key))
         return self.getitem(value, self.index(node.slice), node)
 
     # -- calls ---------------------------------------------------------------------------

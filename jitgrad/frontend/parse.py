@@ -224,10 +224,6 @@ def fence(src: FunctionSource) -> None:
                 raise UnsupportedError(f"{what} is not supported", src.loc(sub))
             if type(sub) in _REFUSED_WITH_HINT:
                 raise refused(*_REFUSED_WITH_HINT[type(sub)], src.loc(sub))
-            if (id(sub) in string_indices and isinstance(sub, ast.Constant)
-                    and isinstance(sub.value, str)):
-                raise refused(f"indexing with a string ([{sub.value!r}], a dict's key)",
-                              "dict", src.loc(sub))
             if isinstance(sub, ast.FunctionDef):  # a nested function: built where called
                 if sub.decorator_list:
                     raise UnsupportedError("a decorator on a nested function is not supported",
@@ -247,7 +243,8 @@ def fence(src: FunctionSource) -> None:
                 raise UnsupportedError("`else` on a loop is not supported", src.loc(sub))
             if (isinstance(sub, ast.Constant) and isinstance(sub.value, (str, bytes))
                     and not (isinstance(stmt, ast.Expr) and sub is stmt.value)
-                    and not (isinstance(sub.value, str) and id(sub) in call_args)):
+                    and not (isinstance(sub.value, str) and id(sub) in call_args)
+                    and not (isinstance(sub.value, str) and id(sub) in string_indices)):
                 raise UnsupportedError("strings are not supported", src.loc(sub))
             if isinstance(sub, ast.Constant) and isinstance(sub.value, complex):
                 raise UnsupportedError("complex numbers are not supported", src.loc(sub))

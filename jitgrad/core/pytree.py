@@ -1,0 +1,127 @@
+"""Pytrees: arguments that are dicts, lists and tuples, nested, of floats, ints, bools and
+arrays (JAX's convention). The one flatten/unflatten at the boundary that every entry point
+and `jitgrad.dask` share.
+
+* A tree's *leaves* are its numbers and arrays in a fixed order: a tuple's and a list's items
+  in order, a dict's values in the order of its sorted keys (as JAX orders them). ``None`` is
+  an empty subtree: it has no leaves and comes back as ``None``.
+* `type_of_tree` gives a tree's `SeqType` (its structure and its leaves' `Type`); `leaves`
+  its values, `leaf_types` the types, in that order; `unflatten` rebuilds a tree of the same
+  structure from one value per leaf (a gradient per leaf).
+
+Guarantees: the order of the leaves depends on the structure only (never on the dict's
+insertion order), so a tree's key for caching and its flat order agree.
+"""
+
+from __future__ import annotations
+
+from jitgrad.core.errors import SignatureError
+from jitgrad.core.types import SeqType, Type, type_of_value
+
+CONTAINERS = (tuple, list, dict)
+
+
+def is_tree(value) -> bool:
+    """A tuple, list or dict argument (a leaf is anything else)."""
+    return isinstance(value, CONTAINERS)
+
+
+def _sorted_keys(d: dict, what: str) -> list:
+    keys = list(d)
+    if not all(isinstance(k, str) for k in keys) and not all(
+            isinstance(k, int) and not isinstance(k, bool) for k in keys):
+        raise SignatureError(f"{what} is a dict whose keys are not all strings (or all "
+                             "integers): jitgrad reads a dict argument by constant keys")
+    return sorted(keys)
+
+
+def type_of_tree(value, what: str) -> SeqType | Type:
+    """The type of an argument: a `Type` for a leaf, a `SeqType` (nested) for a tree."""
+    if value is None:
+        return SeqType((), "none")
+    if isinstance(value, dict):
+        keys = _sorted_keys(value, what)
+        return SeqType(tuple(type_of_tree(value[k], f"entry {k!r} of {what}") for k in keys),
+                       "dict", tuple(keys))
+    if isinstance(value, (tuple, list)):
+        return SeqType(tuple(type_of_tree(v, f"item {j} of {what}") for j, v in enumerate(value)),
+                       type(value).__name__)
+    return type_of_value(value, what)
+
+
+def leaves(value) -> list:
+    """The tree's leaf values, in the order of `leaf_types`."""
+    out: list = []
+    _leaves(value, out)
+    return out
+
+
+def _leaves(value, out: list) -> None:
+    if value is None:
+        return
+    if isinstance(value, dict):
+        for k in sorted(value):
+            _leaves(value[k], out)
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            _leaves(v, out)
+    else:
+        out.append(value)
+
+
+def leaf_types(t) -> list[Type]:
+    """The leaves' types of a (tree) type, in order."""
+    if not isinstance(t, SeqType):
+        return [t]
+    return [u for item in t.items for u in leaf_types(item)]
+
+
+def leaf_paths(t, name: str) -> list[str]:
+    """How the user writes each leaf (``params['W1']``, ``layers[0][1]``), in order."""
+    if not isinstance(t, SeqType):
+        return [name]
+    if t.container == "dict":
+        return [p for k, item in zip(t.keys, t.items) for p in leaf_paths(item, f"{name}[{k!r}]")]
+    return [p for j, item in enumerate(t.items) for p in leaf_paths(item, f"{name}[{j}]")]
+
+
+def n_leaves(t) -> int:
+    return len(leaf_types(t))
+
+
+def unflatten(t, values: list):
+    """A tree of type ``t`` (its structure) holding ``values``, one per leaf, in order."""
+    it = iter(values)
+    out = _unflatten(t, it)
+    return out
+
+
+def _unflatten(t, it):
+    if not isinstance(t, SeqType):
+        return next(it)
+    if t.container == "none":
+        return None
+    items = [_unflatten(u, it) for u in t.items]
+    if t.container == "dict":
+        return dict(zip(t.keys, items))
+    return list(items) if t.container == "list" else tuple(items)
+
+
+def key_of(value):
+    """A cache key for a call argument: dtype and rank of arrays, the type of others, and a
+    tree's structure (its dict keys included)."""
+    import numpy as np
+
+    if type(value) is np.ndarray:
+        return (value.dtype, value.ndim)
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        return (dict, tuple((k, key_of(value[k])) for k in sorted(value, key=repr)))
+    if isinstance(value, (tuple, list)):
+        return (type(value), tuple(key_of(v) for v in value))
+    return type(value)
+
+
+__all__ = ["CONTAINERS", "is_tree", "key_of", "leaf_paths", "leaf_types", "leaves", "n_leaves",
+           "type_of_tree", "unflatten"]
