@@ -26,6 +26,7 @@ from jitgrad.core.errors import (
     Loc,
     MissingDependencyError,
     NotReversible,
+    UnsupportedError,
     ShapeError,
     SignatureError,
     SizesDiffer,
@@ -102,12 +103,14 @@ class GradFunction:
     jitgrad_transform = "grad"  # what `parse` refuses to read as a plain function
 
     @api_boundary
-    def __init__(self, fn, wrt=0, *, with_value: bool = False, parallel: bool = False,
-                 memory_cap: int | None = None, strategies: dict | None = None):
+    def __init__(self, fn, wrt=0, *, with_value: bool = False, has_aux: bool = False,
+                 parallel: bool = False, memory_cap: int | None = None,
+                 strategies: dict | None = None):
         if not callable(fn):
             raise TypeError(f"jitgrad.grad needs a function, got {type(fn).__name__}")
         self.fn = fn
         self.with_value = with_value
+        self.has_aux = bool(has_aux)  # fn returns (value, aux): JAX's conventions
         self.parallel = bool(parallel)  # prange loops run in parallel (`jitgrad.transforms.parallel`)
         if memory_cap is None and os.environ.get("JITGRAD_MEMORY_CAP"):
             memory_cap = int(os.environ["JITGRAD_MEMORY_CAP"])  # a default for every gradient
@@ -173,6 +176,8 @@ class GradFunction:
                 try:
                     call = self._calls[key] = self._specialise(args)
                 except NotReversible:
+                    if self.has_aux:
+                        raise
                     self._forward_mode = compose.NestedGrad(
                         self.fn, tuple(self.wrt) if self.wrt_tuple else self.wrt[0],
                         with_value=self.with_value)
@@ -268,8 +273,30 @@ class GradFunction:
         casts.update({k: _as_float64 for k, a in enumerate(flat) if type(a) is np.ndarray
                         and a.ndim and a.dtype.kind == "f" and a.dtype != np.float64})
         if not any(isinstance(t, SeqType) for t in types):
-            return compiled, casts, self.result_post([pipeline.result_converter(args[k]) for k in self.wrt])
-        return compiled, casts, self._post_grouped(args, types)
+            post = self.result_post([pipeline.result_converter(args[k]) for k in self.wrt])
+        else:
+            post = self._post_grouped(args, types)
+        if self.has_aux:
+            post = self._with_aux(compiled.ir.aux_structure, post)
+        return compiled, casts, post
+
+    def _with_aux(self, structure, post):
+        """The result of a ``has_aux`` call, as JAX gives it: ``(gradients, aux)`` from grad,
+        ``((value, aux), gradients)`` from value_and_grad; aux rebuilt as the tree the
+        function returned."""
+        def tree(flat):
+            return pytree.unflatten(structure, list(flat))
+
+        if self.with_value:
+            def out(result):
+                (value, aux), g = result
+                value, g = post((value, g)) if post else (value, g)
+                return (value, tree(aux)), g
+        else:
+            def out(result):
+                g, aux = result
+                return (post(g) if post else g), tree(aux)
+        return out
 
     def _flat_wrt(self, types) -> list[int]:
         """The positions of the ``wrt`` arguments among the generated code's parameters (a
@@ -366,7 +393,8 @@ class GradFunction:
         this process or another). A build whose size assumptions any of the argument tuples
         in ``examples`` breaks is replaced by the general one."""
         fn_ir, assume_sizes = pipeline.build_graph(self.src, types, examples,
-                                                   assume_sizes=assume_sizes)
+                                                   assume_sizes=assume_sizes,
+                                                   has_aux=self.has_aux)
         ir_text = ir.format_function(fn_ir)  # before the transform adds its saves
         graph_ir = copy.deepcopy(fn_ir)
         grad = pipeline.reverse(fn_ir, self._flat_wrt(types), self.options)
@@ -381,6 +409,10 @@ class GradFunction:
     def jitgrad_trace(self, types: tuple, args: tuple):
         """This gradient as IR for ``types`` (`jitgrad.compose`): what a transform of it
         (``jacobian(grad(f))``, ``grad(grad(f))``) differentiates by forward mode."""
+        if self.has_aux:
+            raise UnsupportedError(f"{self!r} has has_aux=True and is transformed again, "
+                                   "which jitgrad does not do yet: transform the gradient "
+                                   "without aux, and compute aux on its own")
         fn_ir, _ = pipeline.build_graph(self.src, types, () if args is None else (args,))
         try:
             return compose.gradient_trace(fn_ir, self._flat_wrt(types), self.with_value,
@@ -525,7 +557,7 @@ def _explain(e: Exception, compiled: Compiled, args) -> Exception:
 
 
 @api_boundary
-def grad(fn=None, wrt=0, *, parallel=False, memory_cap=None):
+def grad(fn=None, wrt=0, *, has_aux=False, parallel=False, memory_cap=None):
     """The gradient of a scalar function: ``@grad``, ``@grad(wrt=...)`` or ``grad(f, wrt)``.
 
     ``wrt`` is an argument position, an argument name, or a tuple of them (a tuple gives a tuple
@@ -533,8 +565,10 @@ def grad(fn=None, wrt=0, *, parallel=False, memory_cap=None):
     adjoint, with the same result at any thread count (`jitgrad.transforms.parallel`). ``memory_cap``
     (bytes; default: none) bounds the tape of a loop whose iterations depend on one another:
     such a loop is checkpointed, and its body runs twice (`jitgrad.transforms.checkpoint`).
+    ``has_aux=True``: the function returns ``(value, aux)``; the call returns
+    ``(gradient, aux)``, aux any tree of numbers and arrays, as JAX does.
     """
-    options = {"parallel": parallel, "memory_cap": memory_cap}
+    options = {"parallel": parallel, "memory_cap": memory_cap, "has_aux": has_aux}
     if fn is None:
         return api_boundary(lambda f: _gradient(f, wrt, False, options))
     if isinstance(fn, (int, str, tuple, list)) and not callable(fn):
@@ -547,14 +581,19 @@ def _gradient(fn, wrt, with_value: bool, options: dict):
     """A `GradFunction` of a plain function; of a transform (``grad(grad(f))``), its
     `compose.NestedGrad` (forward mode over the transform's own trace)."""
     if compose.is_transform(fn):
+        if options.get("has_aux"):
+            raise UnsupportedError(f"has_aux=True with {fn!r}: a gradient of a transform "
+                                   "takes no aux yet; give the aux to the inner function's "
+                                   "own call")
         return compose.NestedGrad(fn, wrt, with_value=with_value)
     return GradFunction(fn, wrt, with_value=with_value, **options)
 
 
 @api_boundary
-def value_and_grad(fn=None, wrt=0, *, parallel=False, memory_cap=None):
-    """Like `grad`, returning ``(value, gradient)``."""
-    options = {"parallel": parallel, "memory_cap": memory_cap}
+def value_and_grad(fn=None, wrt=0, *, has_aux=False, parallel=False, memory_cap=None):
+    """Like `grad`, returning ``(value, gradient)`` (with ``has_aux=True``: ``((value, aux),
+    gradient)``, as JAX does)."""
+    options = {"parallel": parallel, "memory_cap": memory_cap, "has_aux": has_aux}
     if fn is None:
         return api_boundary(lambda f: _gradient(f, wrt, True, options))
     return _gradient(fn, wrt, True, options)

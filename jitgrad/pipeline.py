@@ -73,14 +73,15 @@ DEFAULT = Options()
 
 
 def build_graph(src: FunctionSource, types, examples=(), any_result: bool = False,
-                assume_sizes: bool = True):
+                assume_sizes: bool = True, has_aux: bool = False):
     """The function's graph for ``types``, with common subexpressions merged, and whether it
     assumes equal sizes (``same_size`` checks; ``assume_sizes=False``: never). A build whose
     size assumptions one of the argument tuples in ``examples`` breaks is replaced by the
-    general one at once."""
-    fn_ir = build(src, list(types), assume_sizes, any_result=any_result)
+    general one at once. ``has_aux``: the function returns ``(value, aux)``
+    (`ir.Function.aux`)."""
+    fn_ir = build(src, list(types), assume_sizes, any_result=any_result, has_aux=has_aux)
     if assume_sizes and not all(sizes_hold(fn_ir, flatten(a)) for a in examples):
-        fn_ir = build(src, list(types), False, any_result=any_result)
+        fn_ir = build(src, list(types), False, any_result=any_result, has_aux=has_aux)
         assume_sizes = False
     common_subexpressions(fn_ir)
     return fn_ir, assume_sizes

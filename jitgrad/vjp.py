@@ -20,7 +20,8 @@ import inspect
 import numpy as np
 
 from jitgrad import compose, pipeline
-from jitgrad.core.errors import NotReversible, SignatureError, api_boundary
+from jitgrad.core import pytree
+from jitgrad.core.errors import NotReversible, SignatureError, UnsupportedError, api_boundary
 from jitgrad.core.ir import Const, Eqn, Var, dims_of, format_function, walk
 from jitgrad.core.types import Type, type_of_value
 from jitgrad.frontend.parse import FunctionSource
@@ -34,6 +35,7 @@ class _Kernels:
     entry: object  # (*args, ct) -> (value, gradients)
     result_ndim: int
     ir_text: str
+    aux_structure: object = None  # has_aux: the aux tree's structure (forward returns its leaves)
 
 
 class _VJP:
@@ -56,7 +58,7 @@ class _VJP:
         bound.apply_defaults()
         return tuple(bound.arguments[n] for n in self.param_names)
 
-    def kernels(self, args, wrt: tuple) -> _Kernels:
+    def kernels(self, args, wrt: tuple, has_aux: bool = False) -> _Kernels:
         if len(args) != len(self.param_names):
             raise SignatureError(f"{self.src.qualname} takes {len(self.param_names)} arguments, "
                                  f"got {len(args)}")
@@ -65,10 +67,10 @@ class _VJP:
                           for n, a in zip(self.param_names, args))
         except SignatureError as e:  # say which function's parameter, at its `def` line
             raise SignatureError(e.message, self.src.loc(self.src.node)) from None
-        key = (types, wrt)
+        key = (types, wrt, has_aux)
         k = self._kernels.get(key)
         if k is None:
-            k = self._kernels[key] = self.compile(types, wrt, args)
+            k = self._kernels[key] = self.compile(types, wrt, args, has_aux)
         return k
 
     def mode(self, args, positions) -> str:
@@ -83,8 +85,9 @@ class _VJP:
         n_out = _result_size(fn_ir, args)
         return "forward" if n_out is not None and n_in < n_out else "reverse"
 
-    def compile(self, types, wrt, args) -> _Kernels:
-        fn_ir, _ = pipeline.build_graph(self.src, types, (args,), any_result=True)
+    def compile(self, types, wrt, args, has_aux: bool = False) -> _Kernels:
+        fn_ir, _ = pipeline.build_graph(self.src, types, (args,), any_result=True,
+                                        has_aux=has_aux)
         ir_text = format_function(fn_ir)
         r = fn_ir.result
         ndim = r.type.ndim
@@ -96,7 +99,15 @@ class _VJP:
         source, _, names = pipeline.lower_gradient(grad, signature, wrt_names, pipeline.DEFAULT,
                                                    entry="vjp")
         _, fns = pipeline.load(self.src.fn.__name__ + "_vjp", source, names, inline=names[:2])
-        return _Kernels(source, fns[names[0]], fns[names[1]], fns[names[2]], ndim, ir_text)
+        return _Kernels(source, fns[names[0]], fns[names[1]], fns[names[2]], ndim, ir_text,
+                        fn_ir.aux_structure if has_aux else None)
+
+    def run_forward(self, k: _Kernels, args):
+        """``(value, saved, aux)``: the forward kernel's run (aux None without has_aux)."""
+        out = k.forward(*args)
+        if k.aux_structure is None:
+            return out[0], out[1], None
+        return out[0], out[1], pytree.unflatten(k.aux_structure, list(out[2]))
 
 
 def _result_size(fn_ir, args) -> int | None:
@@ -142,25 +153,33 @@ def _plain(a):
 
 
 @api_boundary
-def vjp(fn, *primals):
+def vjp(fn, *primals, has_aux=False):
     """``(value, vjp_fn)``: ``fn(*primals)`` and its vector-Jacobian product, as in JAX.
 
     ``vjp_fn(cotangent)`` returns a tuple with one gradient per primal: the cotangent pulled
     back through ``fn`` (``None`` for an integer or bool primal). The forward pass runs once;
-    each ``vjp_fn`` call runs the compiled adjoint."""
+    each ``vjp_fn`` call runs the compiled adjoint. ``has_aux=True``: ``fn`` returns
+    ``(value, aux)`` and the call returns ``(value, vjp_fn, aux)``, as JAX does."""
     if compose.is_transform(fn):
+        if has_aux:
+            raise UnsupportedError(f"has_aux=True with {fn!r}: a transform takes no aux yet")
         return _vjp_of_transform(fn, primals)
     v = _vjp_of(fn)
     primals = v.bind(primals)
     wrt = tuple(k for k, a in enumerate(primals) if _is_float(a))
     args = tuple(_plain(a) for a in primals)
     if not wrt:
+        if has_aux:
+            value, aux = fn(*primals)
+            return value, lambda ct: (None,) * len(primals), aux
         return fn(*primals), lambda ct: (None,) * len(primals)
     try:
-        k = v.kernels(args, wrt)
+        k = v.kernels(args, wrt, has_aux)
     except NotReversible:  # it calls a transform: forward mode
+        if has_aux:
+            raise
         return _vjp_of_transform(fn, primals)
-    value, saved = k.forward(*args)
+    value, saved, aux = v.run_forward(k, args)
     converters = [pipeline.result_converter(primals[j]) for j in wrt]
     shape = np.shape(value)
 
@@ -175,7 +194,7 @@ def vjp(fn, *primals):
             out[j] = c(g) if c else g
         return tuple(out)
 
-    return value, vjp_fn
+    return (value, vjp_fn, aux) if has_aux else (value, vjp_fn)
 
 
 def _vjp_of_transform(fn, primals):
@@ -208,7 +227,7 @@ def _vjp_of_transform(fn, primals):
 
 
 @api_boundary
-def jacobian(fn, wrt=0, mode=None):
+def jacobian(fn, wrt=0, mode=None, has_aux=False):
     """``jacobian(f, wrt=k)(*args)``: the array of shape ``value.shape + args[k].shape`` (a
     tuple ``wrt`` gives a tuple of Jacobians).
 
@@ -216,11 +235,16 @@ def jacobian(fn, wrt=0, mode=None):
     ``jacrev``); ``mode="forward"``: one Jacobian-vector product per entry of the arguments
     (``jacfwd``, `jvp.jacobian_forward`). By default the one with fewer products: forward when
     the arguments have fewer entries than the value, as far as the value's size is known from
-    the arguments' shapes before running (otherwise reverse)."""
+    the arguments' shapes before running (otherwise reverse). ``has_aux=True``: ``f``
+    returns ``(value, aux)`` and the call ``(jacobian, aux)``, as JAX does (reverse mode)."""
     many = isinstance(wrt, (tuple, list))
     if mode not in (None, "forward", "reverse"):
         raise SignatureError(f"mode must be 'forward', 'reverse' or None, got {mode!r}")
+    if has_aux and mode == "forward":
+        raise SignatureError("has_aux=True takes mode='reverse' (or None) for now")
     if compose.is_transform(fn):
+        if has_aux:
+            raise UnsupportedError(f"has_aux=True with {fn!r}: a transform takes no aux yet")
         return _jacobian_of_transform(fn, wrt, many)
     v = _vjp_of(fn)
     positions = v.src.wrt_positions(wrt)
@@ -237,13 +261,15 @@ def jacobian(fn, wrt=0, mode=None):
                                      f"{v.param_names[j]!r}: it is not a float or float array")
         args = v.bind(args)
         plain = tuple(_plain(a) for a in args)
-        if (mode or v.mode(plain, positions)) == "forward":
+        if not has_aux and (mode or v.mode(plain, positions)) == "forward":
             return _forward(args)
         try:
-            k = v.kernels(plain, tuple(positions))
+            k = v.kernels(plain, tuple(positions), has_aux)
         except NotReversible:  # it calls a transform: forward mode
+            if has_aux:
+                raise
             return _forward(args)
-        value, saved = k.forward(*plain)
+        value, saved, aux = v.run_forward(k, plain)
         out_shape = np.shape(value)
         jacs = [np.zeros(out_shape + np.shape(args[j])) for j in positions]
         ct = np.zeros(out_shape)
@@ -253,7 +279,8 @@ def jacobian(fn, wrt=0, mode=None):
             for J, g in zip(jacs, gs):
                 J[i] = g  # (copied before the next row: a gradient may be `ct` itself)
             ct[i] = 0.0
-        return tuple(jacs) if many else jacs[0]
+        result = tuple(jacs) if many else jacs[0]
+        return (result, aux) if has_aux else result
 
     jac.__wrapped__ = fn
     jac.jitgrad_transform = "jacobian"

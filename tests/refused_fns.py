@@ -78,7 +78,7 @@ def uses_generator_expression(x):
 
 
 def uses_dict(x):
-    d = {"a": x}  # refused: dict
+    d = {k: x for k in "ab"}  # refused: dict
     return d["a"]
 
 

@@ -99,8 +99,8 @@ FENCED = [
            r"into a preallocated array: `out = np.zeros\(n\)`", "listcomp", "[x * k"),
     Fenced("uses_generator_expression", r"generator expression is not supported; write a loop "
            r"that accumulates", "genexp", "(x * k"),
-    Fenced("uses_dict", r"a dict is not supported; jitgrad takes a dict as an argument "
-           r"\(read by constant keys", "dict", '{"a"'),
+    Fenced("uses_dict", r"a dict comprehension is not supported; jitgrad takes dicts with "
+           r"constant keys", "dict", "{k: x"),
     Fenced("uses_fstring", r"f-string is not supported", "fstring", 'f"'),
     Fenced("uses_walrus", r"walrus operator is not supported", "walrus", "y := "),
     Fenced("uses_global_statement", r"global is not supported", "global", "global"),
@@ -271,8 +271,8 @@ BUILT = [
     Built("matrix_index", (V3, np.zeros((2, 2), dtype=np.int64)), r"indexing with an integer "
           r"array of rank 2 is not supported; one 1-D integer array reads rows", "matrix-index",
           "idx"),
-    Built("global_dict", (1.0,), r"the global `SCALES` is a dict; jitgrad takes a dict as an "
-          r"argument", "global-dict", "SCALES"),
+    Built("global_dict", (1.0,), r"the global `SCALES` is a dict; jitgrad takes dicts with "
+          r"constant keys", "global-dict", "SCALES"),
     Built("reads_a_dict", (1.0,), r"indexing with a string \(\['w'\], a dict's key\) of a "
           r"value that is not a dict argument is not supported", "dict-key", '"w"'),
 ]

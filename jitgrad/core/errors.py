@@ -123,8 +123,9 @@ INSTEAD = {
                           "`for i in range(n): out[i] = ...`",
     "generator expression": "write a loop that accumulates: `total = 0.0`, then "
                             "`for i in range(n): total += ...`",
-    "dict": "jitgrad takes a dict as an argument (read by constant keys: params['W1']), "
-            "not one made in the function: pass it in, or use a variable per entry",
+    "dict": "jitgrad takes dicts with constant keys ({'W1': w, 'b': b}, params['W1']), as "
+            "arguments or made in the function: write the keys out, or use a variable per "
+            "entry",
     "mask read": "keep the shape with `np.where(mask, x, 0.0)` (`np.sum(np.where(x > 0, x, "
                  "0.0))` sums the positive entries; `np.sum(mask)` counts them)",
     "mask write": "write `x = np.where(mask, value, x)` instead",

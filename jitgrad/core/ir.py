@@ -205,6 +205,10 @@ class Function:
     # The jitgrad transforms called in the body (``jitgrad.grad(g)(x)``), grafted in as their
     # own IR (`graft`): a gradient's code is not SSA, so only forward mode takes this graph.
     grafted: tuple = ()
+    # ``has_aux``: the function returns (value, aux); the aux tree's leaves (atoms) and its
+    # structure (`pytree.structure`), returned beside the value, never differentiated.
+    aux: list = dataclasses.field(default_factory=list)
+    aux_structure: object = None
 
 
 class Namer:
@@ -589,6 +593,7 @@ class Kernel:
     body: Block
     returns: list[Atom]
     loc: Loc | None = None
+    aux: list = dataclasses.field(default_factory=list)  # returned too (a forward's `Function.aux`)
 
 
 @dataclasses.dataclass(eq=False)

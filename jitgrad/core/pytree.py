@@ -107,6 +107,21 @@ def _unflatten(t, it):
     return list(items) if t.container == "list" else tuple(items)
 
 
+LEAF = Type("f", 0)  # the leaf of a `structure`: what it holds is not recorded
+
+
+def structure(value, is_leaf) -> SeqType | Type:
+    """The structure of a tree whose leaves ``is_leaf`` says (`unflatten` rebuilds it)."""
+    if value is None:
+        return SeqType((), "none")
+    if isinstance(value, dict):
+        keys = sorted(value)
+        return SeqType(tuple(structure(value[k], is_leaf) for k in keys), "dict", tuple(keys))
+    if isinstance(value, (tuple, list)) and not is_leaf(value):
+        return SeqType(tuple(structure(v, is_leaf) for v in value), type(value).__name__)
+    return LEAF
+
+
 def key_of(value):
     """A cache key for a call argument: dtype and rank of arrays, the type of others, and a
     tree's structure (its dict keys included)."""
@@ -123,5 +138,5 @@ def key_of(value):
     return type(value)
 
 
-__all__ = ["CONTAINERS", "is_tree", "key_of", "leaf_paths", "leaf_types", "leaves", "n_leaves",
+__all__ = ["CONTAINERS", "LEAF", "is_tree", "structure", "key_of", "leaf_paths", "leaf_types", "leaves", "n_leaves",
            "type_of_tree", "unflatten"]

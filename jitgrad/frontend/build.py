@@ -125,6 +125,23 @@ def _bound_tree(t: SeqType, syms: list):
     return tuples(pytree.unflatten(t, syms))
 
 
+def _aux_leaves(gb, aux):
+    """The aux tree's structure and leaf atoms; an array leaf copied (a caller never gets a
+    view of an argument, nor memory the gradient reuses)."""
+    def leaf(v):
+        return not isinstance(v, (tuple, list, dict)) and v is not None
+    atoms = []
+    for v in pytree.leaves(aux):
+        if isinstance(v, Sym):
+            atoms.append(gb.atom(v.copy() if v.ndim else v))
+        elif isinstance(v, (bool, int, float)):
+            atoms.append(Const(v))
+        else:
+            raise UnsupportedError(f"aux holds a {type(v).__name__}: it may hold numbers and "
+                                   "arrays, in tuples, lists and dicts", gb.loc)
+    return pytree.structure(aux, leaf), atoms
+
+
 def _copy_written(value, path: str, copied):
     """A tree argument with the leaves the function writes into copied (by their paths)."""
     if isinstance(value, dict):
@@ -138,7 +155,7 @@ def _copy_written(value, path: str, copied):
 
 
 def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
-          any_result: bool = False) -> Function:
+          any_result: bool = False, has_aux: bool = False) -> Function:
     """The IR of ``src`` specialised to ``arg_types`` (one per parameter). With
     ``assume_sizes``, axes of arguments that broadcast against each other are assumed to be
     the same size, and the function starts by checking it (`GraphBuilder.assume_same_sizes`).
@@ -179,6 +196,14 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
             copied.add(name)
         except JitgradError as e:
             raise e.with_during(f"building the graph of {src.qualname}")
+    aux = None
+    if has_aux:  # (value, aux): aux is returned beside the value, never differentiated
+        if not (isinstance(result, (tuple, list)) and len(result) == 2):
+            raise ShapeError(f"with has_aux=True, {src.qualname} must return a pair (value, "
+                             "aux)", src.loc(_last_return(src.node)))
+        result, aux = result
+        gb.loc = src.loc(_last_return(src.node))
+        aux = _aux_leaves(gb, aux)
     if isinstance(result, (tuple, list)) or result is None:
         raise ShapeError(f"{src.qualname} must return a scalar to be differentiated (it "
                          f"returns {'None' if result is None else 'a tuple'})",
@@ -197,6 +222,8 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
     fn.written_params = tuple((k, owners[k]) for k, p in enumerate(params)
                               if owners[k] in builder.copied and p.type.ndim)
     fn.grafted = tuple(gb.grafted)
+    if aux is not None:
+        fn.aux_structure, fn.aux = aux
     verify(fn)
     return fn
 

@@ -158,6 +158,9 @@ class Expressions:
     def expr_Tuple(self, node):
         return tuple(self.expr(e) for e in node.elts)
 
+    def expr_Dict(self, node):  # constant keys (the fence): a tree, read by those keys
+        return {k.value: self.expr(v) for k, v in zip(node.keys, node.values)}
+
     def expr_List(self, node):
         return tuple(self.expr(e) for e in node.elts)
 

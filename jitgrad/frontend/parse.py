@@ -174,7 +174,7 @@ def _read(fn) -> FunctionSource:
 _STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.If, ast.For, ast.While,
                ast.Break, ast.Continue, ast.Pass, ast.Expr, ast.Assert)
 _EXPRESSIONS = (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Call, ast.Name, ast.Constant,
-                ast.Attribute, ast.Subscript, ast.Slice, ast.Tuple, ast.List, ast.IfExp,
+                ast.Attribute, ast.Subscript, ast.Slice, ast.Tuple, ast.List, ast.IfExp, ast.Dict,
                 ast.keyword, ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
 _REFUSED_NAMES = {
     ast.Try: "try/except", ast.With: "a with statement", ast.Raise: "raise",
@@ -190,7 +190,7 @@ _REFUSED_NAMES = {
 _REFUSED_WITH_HINT = {
     ast.ListComp: ("a list comprehension", "list comprehension"),
     ast.GeneratorExp: ("a generator expression", "generator expression"),
-    ast.Dict: ("a dict", "dict"), ast.DictComp: ("a dict comprehension", "dict"),
+    ast.DictComp: ("a dict comprehension", "dict"),
 }
 if hasattr(ast, "TryStar"):
     _REFUSED_NAMES[ast.TryStar] = "try/except*"
@@ -214,6 +214,8 @@ def fence(src: FunctionSource) -> None:
                and isinstance(sub.func, ast.Name) and sub.func.id == "print"
                for arg in [*sub.args, *(k.value for k in sub.keywords)] for a in ast.walk(arg)}
     string_indices = {id(sub.slice) for sub in ast.walk(node) if isinstance(sub, ast.Subscript)}
+    string_indices |= {id(k) for sub in ast.walk(node) if isinstance(sub, ast.Dict)
+                       for k in sub.keys}  # a dict's constant keys ({"loss": l, "n": n})
     for stmt in node.body:
         for sub in ast.walk(stmt):
             if id(sub) in printed and (isinstance(sub, (ast.JoinedStr, ast.FormattedValue)) or (
@@ -224,6 +226,11 @@ def fence(src: FunctionSource) -> None:
                 raise UnsupportedError(f"{what} is not supported", src.loc(sub))
             if type(sub) in _REFUSED_WITH_HINT:
                 raise refused(*_REFUSED_WITH_HINT[type(sub)], src.loc(sub))
+            if isinstance(sub, ast.Dict) and not all(
+                    isinstance(k, ast.Constant) and isinstance(k.value, (str, int))
+                    and not isinstance(k.value, bool) for k in sub.keys):
+                raise refused("a dict whose keys are not constants (or a ** in a dict)",
+                              "dict", src.loc(sub))
             if isinstance(sub, ast.FunctionDef):  # a nested function: built where called
                 if sub.decorator_list:
                     raise UnsupportedError("a decorator on a nested function is not supported",

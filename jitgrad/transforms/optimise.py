@@ -132,6 +132,7 @@ def common_subexpressions(fn) -> None:
         b.stmts[:] = keep
     block(fn.body, {})
     fn.result = sub(fn.result)
+    fn.aux = [sub(a) for a in fn.aux]
 
 
 def _substitute(s, sub) -> None:
@@ -165,7 +166,7 @@ def optimise(grad) -> None:
     """Run the passes in order on both kernels (the adjoint first: what it no longer reads,
     the forward kernel need not compute)."""
     for kernel in (grad.adjoint, grad.forward):
-        live = {a for a in kernel.returns if isinstance(a, Var)}
+        live = {a for a in kernel.returns + kernel.aux if isinstance(a, Var)}
         dead_code(kernel.body, live)
         fold_assigns(kernel.body, live)
         if kernel is grad.adjoint:

@@ -572,7 +572,7 @@ def transform(fn: Function, wrt: list[int], namer: Namer,
         top_saved, stacks = strategy(fn, adj_body, rev, top_saved, stacks, namer, settings)
     mark_ascending(fn, rev.repeat_of, rev.seeded, settings.ascending)
     forward = Kernel(fn.name + "_forward", list(fn.params), fn.body,
-                     [fn.result] + [a for a, _ in top_saved] + stacks, fn.loc)
+                     [fn.result] + [a for a, _ in top_saved] + stacks, fn.loc, list(fn.aux))
     adj_params = list(fn.params) + [v for _, v in top_saved] + stacks
     adjoint = Kernel(fn.name + "_adjoint", adj_params, adj_body, grads, fn.loc)
     return Gradient(forward, adjoint, fn, wrt, rev.repeat_of)

@@ -84,7 +84,7 @@ class _Writer:
             for a in direct_uses(s):
                 if isinstance(a, Var):
                     self.uses[a] = self.uses.get(a, 0) + 1
-        for a in kernel.returns:
+        for a in kernel.returns + kernel.aux:
             if isinstance(a, Var):
                 self.uses[a] = self.uses.get(a, 0) + 1
 
@@ -573,7 +573,12 @@ class _Writer:
         rets = [atom_source(r) for r in k.returns]
         if saved_out:
             saved = ", ".join(rets[1:]) + ("," if len(rets) == 2 else "")
-            self.line(1, f"return {rets[0]}, ({saved})")
+            if k.aux:  # has_aux: the aux leaves after the saved values, a tuple of their own
+                aux = [atom_source(a) for a in k.aux]
+                self.line(1, f"return {rets[0]}, ({saved}), ({', '.join(aux)}"
+                             f"{',' if len(aux) == 1 else ''})")
+            else:
+                self.line(1, f"return {rets[0]}, ({saved})")
         else:
             self.line(1, f"return ({', '.join(rets)}{',' if len(rets) == 1 else ''})")
         self.line(0, "")
@@ -641,21 +646,27 @@ def emit_module(grad: Gradient, signature: str, wrt_names: list[str], *,
                            f"{', '.join(wrt_names)}.", n, saved_out=False)
     params = ", ".join(p.name for p in grad.forward.params)
     sep = ", " if params else ""
+    aux = grad.forward.aux
+    unpack = "_value, _saved, _aux" if aux else "_value, _saved"
     if entry == "vjp":
         w.line(0, f"def {entry_name(grad, entry)}({params}{sep}_ct):")
         w.line(1, '"""Both passes in one compiled call: the value, and the cotangent _ct '
-                  f'pulled back to {", ".join(wrt_names)}."""')
-        w.line(1, f"_value, _saved = {grad.forward.name}({params})")
-        w.line(1, f"return _value, {grad.adjoint.name}({params}{sep}_saved + (_ct,))")
+                  f'pulled back to {", ".join(wrt_names)}{" (then aux)" if aux else ""}."""')
+        w.line(1, f"{unpack} = {grad.forward.name}({params})")
+        w.line(1, f"return _value, {grad.adjoint.name}({params}{sep}_saved + (_ct,))"
+                  + (", _aux" if aux else ""))
         return "\n".join(w.lines) + "\n", w.locs
     with_value = entry == "value_and_grad"
     grads = f"{grad.adjoint.name}({params}{sep}_saved){'[0]' if single else ''}"
     what = "the gradient" if single else "the gradients"
     w.line(0, f"def {entry_name(grad, entry)}({params}):")
     w.line(1, f'"""Both passes in one compiled call: {"the value and " if with_value else ""}'
-              f'{what}."""')
-    w.line(1, f"_value, _saved = {grad.forward.name}({params})")
-    w.line(1, f"return _value, {grads}" if with_value else f"return {grads}")
+              f'{what}{" (with aux, as JAX returns it)" if aux else ""}."""')
+    w.line(1, f"{unpack} = {grad.forward.name}({params})")
+    if aux:  # JAX's conventions: grad gives (g, aux), value_and_grad ((value, aux), g)
+        w.line(1, f"return (_value, _aux), {grads}" if with_value else f"return {grads}, _aux")
+    else:
+        w.line(1, f"return _value, {grads}" if with_value else f"return {grads}")
     return "\n".join(w.lines) + "\n", w.locs
 
 
