@@ -21,6 +21,7 @@ from jitgrad.core.errors import (
 from jitgrad.custom import custom_vjp, stop_gradient
 from jitgrad.jvp import hessian, hvp, jvp
 from jitgrad.vjp import jacobian, vjp
+from jitgrad.vmap import vmap
 
 __all__ = [
            "GradFunction",
@@ -40,6 +41,7 @@ __all__ = [
            "stop_gradient",
            "value_and_grad",
            "vjp",
+           "vmap",
 ]
 __version__ = "0.1.0"
 

@@ -26,10 +26,10 @@ from jitgrad.core.errors import (
     Loc,
     MissingDependencyError,
     NotReversible,
-    UnsupportedError,
     ShapeError,
     SignatureError,
     SizesDiffer,
+    UnsupportedError,
     api_boundary,
     hide_internal_frames,
 )
@@ -405,6 +405,23 @@ class GradFunction:
             entry="value_and_grad" if self.with_value else "grad", single=single)
         return Generated(self.src.fn.__name__, source, names, assume_sizes, fn_ir, grad, ir_text,
                          graph_ir, line_locs)
+
+    def compiled_call(self, args):
+        """``(entry, flat, post)`` for a call with ``args``: the compiled entry (a Numba
+        dispatcher), the arguments as it takes them (a tree's leaves in its place, 0-d
+        arrays as floats, float arrays as float64), and what turns its result into the
+        caller's (None: nothing). `jitgrad.vmap` calls the entry in a compiled loop."""
+        args = tuple(args) if len(args) == self.n_params else self.bind_arguments(args, {})
+        compiled, casts, post = self._specialise(args)
+        flat = pipeline.flatten(args)
+        if compiled.ir.written_params:
+            self._refuse_shared_memory(compiled, flat)
+        flat = [casts[k](a) if k in casts else a for k, a in enumerate(flat)]
+        compiled.shared = True  # Numba code calls it with types of its own: it compiles
+        self._fast = None
+        if compiled.frozen:
+            _thaw(compiled)
+        return compiled.entry, flat, post
 
     def jitgrad_trace(self, types: tuple, args: tuple):
         """This gradient as IR for ``types`` (`jitgrad.compose`): what a transform of it

@@ -41,7 +41,7 @@ from jitgrad.core.ir import (
     names_in,
 )
 from jitgrad.core.types import Type, type_of_value
-from jitgrad.frontend.parse import FunctionSource, resolve_wrt  # noqa: F401 - resolve_wrt re-exported
+from jitgrad.frontend.parse import FunctionSource, resolve_wrt
 
 
 def is_transform(fn) -> bool:

@@ -75,9 +75,8 @@ import numpy as np
 
 from jitgrad import api as _api
 from jitgrad import pipeline
-from jitgrad.core import ir, ops
+from jitgrad.core import ir, ops, pytree
 from jitgrad.core.errors import JitgradError, SignatureError, api_boundary
-from jitgrad.core import pytree
 from jitgrad.prims.primitives import PRIMITIVES as _PRIMITIVES
 
 __all__ = ["AdditivityError", "DaskGradFunction", "grad", "value_and_grad"]

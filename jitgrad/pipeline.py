@@ -167,6 +167,13 @@ def load(stem: str, source: str, names: list[str], options: Options = DEFAULT, i
                                  parallel=options.parallel)
 
 
+def batch_loop(entry, n_args: int, batched: tuple, paths: tuple, parallel: bool = False,
+               options: Options = DEFAULT):
+    """A compiled loop calling the compiled ``entry`` once per row of the ``batched``
+    arguments, writing each result leaf into its output's row (`jitgrad.vmap`)."""
+    return options.implementation.batch_loop(entry, n_args, batched, paths, parallel)
+
+
 # ----------------------------------------------------------------------------- conventions
 
 

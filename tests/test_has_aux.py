@@ -23,8 +23,7 @@ def looped(x, c):  # aux from a loop with a carried value and a branch
     peak = -1e300
     for i in range(x.shape[0]):
         s = s + np.sin(x[i] * c)
-        if x[i] > peak:
-            peak = x[i]
+        peak = max(peak, x[i])
     return s, [peak, s * 2.0]
 
 
@@ -75,6 +74,7 @@ def test_grad_with_aux():
 def test_value_and_grad_with_aux_and_several_wrt():
     (value, aux), (gw, gx) = jitgrad.value_and_grad(fit, wrt=(0, 1), has_aux=True)(W, X, Y)
     assert value == pytest.approx(fit(W, X, Y)[0], rel=1e-12)
+    np.testing.assert_allclose(gw, numeric_grad(value_of(fit), (W, X, Y), 0), rtol=1e-6)
     np.testing.assert_allclose(gx, numeric_grad(value_of(fit), (W, X, Y), 1), rtol=1e-6,
                                atol=1e-9)
     assert aux["n"] == 6 and aux["pair"][1] == 2
@@ -93,8 +93,11 @@ def test_vjp_and_jacobian_with_aux():
     value, pull, aux = jitgrad.vjp(vector, W, X, has_aux=True)
     ct = rng.normal(size=6)
     gw, gx = pull(ct)
+    np.testing.assert_allclose(value, vector(W, X)[0], rtol=1e-12)
     np.testing.assert_allclose(gw, numeric_grad(lambda w: float(vector(w, X)[0] @ ct), (W,), 0),
                                rtol=1e-6)
+    np.testing.assert_allclose(gx, numeric_grad(lambda x: float(vector(W, x)[0] @ ct), (X,), 0),
+                               rtol=1e-6, atol=1e-9)
     assert aux["energy"] == pytest.approx(vector(W, X)[1]["energy"], rel=1e-12)
     J, aux = jitgrad.jacobian(vector, has_aux=True)(W, X)
     np.testing.assert_allclose(ct @ J, gw, rtol=1e-12)

@@ -47,7 +47,7 @@ def fd_jacobian(f, args, k, eps=1e-6):
     shape = np.shape(x)
     cols = []
     for i in np.ndindex(*shape):
-        def at(v):
+        def at(v, i=i):
             xi = np.array(x, dtype=float).copy()
             xi[i] = v
             new = list(args)

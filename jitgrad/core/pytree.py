@@ -138,5 +138,16 @@ def key_of(value):
     return type(value)
 
 
-__all__ = ["CONTAINERS", "LEAF", "is_tree", "structure", "key_of", "leaf_paths", "leaf_types", "leaves", "n_leaves",
-           "type_of_tree", "unflatten"]
+__all__ = [
+    "CONTAINERS",
+    "LEAF",
+    "is_tree",
+    "key_of",
+    "leaf_paths",
+    "leaf_types",
+    "leaves",
+    "n_leaves",
+    "structure",
+    "type_of_tree",
+    "unflatten",
+]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import re
 
+from jitgrad.core import pytree
 from jitgrad.core.errors import JitgradError, ShapeError, UnsupportedError
 from jitgrad.core.ir import (
     Const,
@@ -28,7 +29,6 @@ from jitgrad.core.ir import (
     Var,
     verify,
 )
-from jitgrad.core import pytree
 from jitgrad.core.types import SeqType, Type
 from jitgrad.frontend.build_ast import (
     NO_RETURN,

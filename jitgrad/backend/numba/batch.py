@@ -1,0 +1,52 @@
+"""Batched calls: a compiled loop around a compiled entry (`jitgrad.vmap`).
+
+`batch_loop(entry, batched, paths, parallel)` returns a Numba function ``loop(*args, *outs)``
+that calls ``entry`` once per row ``b`` of the batched arguments (``args[k][b]`` for ``k`` in
+``batched``, the others as they are) and writes each result leaf (``paths``: how to reach it
+in the entry's result, ``"[1][0]"``) into row ``b`` of its output. With ``parallel`` the rows
+run in a ``numba.prange`` loop. The loop is generated source, one statement per line, and is
+compiled once per (entry, batched, paths, parallel).
+"""
+
+from __future__ import annotations
+
+import numba
+
+from jitgrad.backend.numba import compile as _compile
+
+_LOOPS: dict = {}
+
+
+def batch_source(n_args: int, batched: tuple, paths: tuple, parallel: bool) -> str:
+    """The loop's source: ``def _batched(a0, .., out0, ..)``."""
+    args = [f"a{k}" for k in range(n_args)]
+    outs = [f"out{j}" for j in range(len(paths))]
+    rows = ", ".join(f"a{k}[b]" if k in batched else f"a{k}" for k in range(n_args))
+    loop = "_prange" if parallel else "range"
+    lines = [f"def _batched({', '.join(args + outs)}):",
+             f"    for b in {loop}(a{batched[0]}.shape[0]):",
+             f"        r = _entry({rows})"]
+    lines += [f"        {o}[b] = r{p}" for o, p in zip(outs, paths)]
+    return "\n".join(lines) + "\n"
+
+
+def batch_loop(entry, n_args: int, batched: tuple, paths: tuple, parallel: bool = False):
+    """The compiled loop (see the module's docstring); plain Python under
+    ``JITGRAD_DISABLE_JIT=1``."""
+    key = (entry, n_args, batched, paths, parallel)
+    loop = _LOOPS.get(key)
+    if loop is None:
+        namespace = {"_entry": entry, "_prange": numba.prange if parallel else range}
+        exec(compile(batch_source(n_args, batched, paths, parallel), "<jitgrad.vmap>",  # noqa: S102
+                     "exec"), namespace)
+        fn = namespace["_batched"]
+        if not _compile.DISABLE_JIT:
+            options = {"nogil": True, "error_model": _compile.ERROR_MODEL}
+            if parallel:
+                options["parallel"] = dict(_compile.NUMBA_OPTIONS)  # prange loops only
+            fn = numba.njit(**options)(fn)
+        loop = _LOOPS[key] = fn
+    return loop
+
+
+__all__ = ["batch_loop", "batch_source"]

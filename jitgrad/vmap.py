@@ -1,0 +1,181 @@
+"""`vmap(f, in_axes=0, out_axes=0)`: ``f`` mapped over a batch axis, as JAX's ``vmap``, by a
+compiled loop around ``f``'s compiled code (`backend.numba.batch`), ``numba.prange`` with
+``parallel=True``; never a Python loop.
+
+``f`` is a plain function (compiled with ``numba.njit``) or a `jitgrad.grad` /
+`jitgrad.value_and_grad` result (its compiled entry): ``vmap(grad(loss), in_axes=(None, 0,
+0))(w, X, Y)`` is the per-example gradient. ``in_axes`` is an int, None, or one int or None
+per argument; a batched argument is an array whose axis ``in_axes[k]`` is the batch (all of
+the same size); an unbatched one may be anything ``f`` takes (a dict of parameters too).
+``out_axes`` puts the batch axis of every result leaf there. A result tree (a tuple of
+gradients, a dict of them) comes back with each leaf stacked.
+
+The first row is called from Python once, to learn the result's structure and shapes (and to
+compile ``f``); the loop then runs every row. Results are float64 (a float32 argument's
+gradients too). What cannot be mapped is refused: a batched tree argument, rows whose results
+change shape, a transform other than grad and value_and_grad.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from jitgrad import compose, pipeline
+from jitgrad.api import GradFunction
+from jitgrad.core import pytree
+from jitgrad.core.errors import SignatureError, UnsupportedError, api_boundary
+
+_NJIT: dict = {}
+
+
+def _njit(fn):
+    """A plain function compiled by Numba (once per function)."""
+    d = _NJIT.get(fn)
+    if d is None:
+        d = _NJIT[fn] = fn if pipeline.DEFAULT.implementation.compiles() is False else \
+            numba.njit(cache=False)(fn)
+    return d
+
+
+def _paths(structure, prefix: str = "") -> list[str]:
+    """How to reach each leaf of a result (`pytree.structure` of tuples): ``[1][0]``."""
+    if structure is pytree.LEAF:
+        return [prefix]
+    return [p for j, item in enumerate(structure.items) for p in _paths(item, f"{prefix}[{j}]")]
+
+
+class VmapFunction:
+    """``vmap(f, in_axes, out_axes)`` (see the module's docstring)."""
+
+    jitgrad_transform = "vmap"
+
+    @api_boundary
+    def __init__(self, fn, in_axes=0, out_axes=0, parallel: bool = False):
+        if not callable(fn):
+            raise TypeError(f"jitgrad.vmap needs a function, got {type(fn).__name__}")
+        if compose.is_transform(fn) and not isinstance(fn, GradFunction):
+            raise UnsupportedError(f"jitgrad.vmap maps plain functions and the results of "
+                                   f"jitgrad.grad and value_and_grad; {fn!r} is neither")
+        if not (isinstance(out_axes, int) and not isinstance(out_axes, bool)):
+            raise SignatureError(f"out_axes is an int (one axis for every result), got "
+                                 f"{out_axes!r}")
+        self.fn = fn
+        self.in_axes = in_axes
+        self.out_axes = out_axes
+        self.parallel = bool(parallel)
+        self.param_names = compose.param_names(fn)
+        self.__wrapped__ = fn
+
+    def _axes(self, args) -> list:
+        axes = self.in_axes
+        if not isinstance(axes, (tuple, list)):
+            axes = [axes] * len(args)
+        if len(axes) != len(args):
+            raise SignatureError(f"in_axes has {len(axes)} entries for {len(args)} arguments")
+        out = []
+        for name, ax, a in zip(self.param_names, axes, args):
+            if ax is None:
+                out.append(None)
+                continue
+            if isinstance(ax, bool) or not isinstance(ax, (int, np.integer)):
+                raise SignatureError(f"in_axes entries are ints or None, got {ax!r}")
+            if not isinstance(a, np.ndarray) or a.ndim == 0:
+                what = "a tree" if pytree.is_tree(a) else type(a).__name__
+                raise SignatureError(f"argument {name!r} is mapped over axis {ax}, but it is "
+                                     f"{what}: a mapped argument is an array (pass None in "
+                                     "in_axes for an argument shared by every row)")
+            if not -a.ndim <= ax < a.ndim:
+                raise SignatureError(f"in_axes {ax} is out of range for argument {name!r} of "
+                                     f"rank {a.ndim}")
+            out.append(int(ax) % a.ndim)
+        if all(ax is None for ax in out):
+            raise SignatureError("in_axes maps no argument: give at least one an axis")
+        return out
+
+    @api_boundary
+    def __call__(self, *args):
+        if len(args) != len(self.param_names):
+            raise SignatureError(f"{compose.qualname(self.fn)} takes {len(self.param_names)} "
+                                 f"arguments, got {len(args)}")
+        axes = self._axes(args)
+        rows = [a if ax is None else a if ax == 0 else np.ascontiguousarray(np.moveaxis(a, ax, 0))
+                for a, ax in zip(args, axes)]  # (contiguous rows: Numba's np.dot wants them)
+        sizes = {name: r.shape[0] for name, r, ax in zip(self.param_names, rows, axes)
+                 if ax is not None}
+        if len(set(sizes.values())) != 1:
+            raise SignatureError(f"the mapped axes differ in size: {sizes}")
+        n = next(iter(sizes.values()))
+        if n == 0:
+            raise SignatureError("the mapped axis is empty: vmap needs at least one row")
+        first = [r[0] if ax is not None else r for r, ax in zip(rows, axes)]
+        entry, flat_first, post = self._entry(first)
+        # the arguments as the entry takes them: a tree's leaves in its place, float64
+        flat_rows, batched = [], []
+        for r, ax in zip(rows, axes):
+            if ax is None:
+                leaves = pytree.leaves(r) if pytree.is_tree(r) else [r]
+                flat_rows += leaves
+            else:
+                batched.append(len(flat_rows))
+                flat_rows.append(r)
+        flat_rows = [_entry_arg(a, f) for a, f in zip(flat_rows, flat_first)]
+        result = entry(*flat_first)
+        structure = pytree.structure(result, lambda v: not isinstance(v, tuple))
+        leaves = pytree.leaves(result) if structure is not pytree.LEAF else [result]
+        outs = [np.empty((n,) + np.shape(v), dtype=np.asarray(v).dtype) for v in leaves]
+        loop = pipeline.batch_loop(entry, len(flat_rows), tuple(batched),
+                                   tuple(_paths(structure)), self.parallel)
+        try:
+            loop(*flat_rows, *outs)
+        except ValueError as e:
+            raise SignatureError(f"a row's result does not have the first row's shape ({e})") \
+                from None
+        stacked = pytree.unflatten(structure, outs) if structure is not pytree.LEAF else outs[0]
+        value = post(stacked) if post else stacked
+        if self.out_axes:
+            value = _tree_map(lambda o: np.moveaxis(o, 0, self.out_axes), value)
+        return value
+
+    def _entry(self, first):
+        """The compiled entry for one row, that row's arguments as it takes them, and what
+        turns its (stacked) result into the caller's (a gradient tree's structure)."""
+        if isinstance(self.fn, GradFunction):
+            return self.fn.compiled_call(first)
+        if any(pytree.is_tree(a) for a in first):
+            raise UnsupportedError("vmap of a plain function takes arrays and numbers; map "
+                                   "jitgrad.grad(f) to pass trees")
+        return _njit(self.fn), list(first), None
+
+    def __repr__(self) -> str:
+        return f"<jitgrad.vmap of {compose.qualname(self.fn)} in_axes={self.in_axes!r}>"
+
+
+def _entry_arg(batched, row):
+    """A batched argument as the entry takes its rows: float64 when the row is (a 0-d row
+    is a float already)."""
+    if isinstance(batched, np.ndarray) and isinstance(row, float) and batched.dtype != np.float64:
+        return batched.astype(np.float64)
+    if isinstance(batched, np.ndarray) and isinstance(row, np.ndarray) and row.dtype != batched.dtype:
+        return batched.astype(row.dtype)
+    return batched
+
+
+def _tree_map(f, tree):
+    if tree is None:
+        return None
+    if isinstance(tree, dict):
+        return {k: _tree_map(f, v) for k, v in tree.items()}
+    if isinstance(tree, (tuple, list)):
+        return type(tree)(_tree_map(f, v) for v in tree)
+    return f(tree)
+
+
+@api_boundary
+def vmap(fn, in_axes=0, out_axes=0, *, parallel=False):
+    """``fn`` mapped over axis ``in_axes`` of its arguments, as JAX's ``vmap``: a compiled
+    loop (``numba.prange`` with ``parallel=True``). See `VmapFunction`."""
+    return VmapFunction(fn, in_axes, out_axes, parallel)
+
+
+__all__ = ["VmapFunction", "vmap"]
