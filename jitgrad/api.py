@@ -272,13 +272,19 @@ class GradFunction:
                    if type(a) is np.ndarray and a.ndim == 0}
         casts.update({k: _as_float64 for k, a in enumerate(flat) if type(a) is np.ndarray
                         and a.ndim and a.dtype.kind == "f" and a.dtype != np.float64})
+        return compiled, casts, self.post_for(args, types, compiled.ir.aux_structure)
+
+    def post_for(self, args, types, aux_structure=None):
+        """What turns the entry's result for ``args`` (of ``types``) into the caller's: dtypes
+        back to the arguments', a tree argument's gradients into its tree, aux into its tree
+        (None: nothing to do). `jitgrad.dask` applies it to the blocks' sum."""
         if not any(isinstance(t, SeqType) for t in types):
             post = self.result_post([pipeline.result_converter(args[k]) for k in self.wrt])
         else:
             post = self._post_grouped(args, types)
         if self.has_aux:
-            post = self._with_aux(compiled.ir.aux_structure, post)
-        return compiled, casts, post
+            post = self._with_aux(aux_structure, post)
+        return post
 
     def _with_aux(self, structure, post):
         """The result of a ``has_aux`` call, as JAX gives it: ``(gradients, aux)`` from grad,

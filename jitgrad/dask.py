@@ -146,7 +146,7 @@ def _args(params: tuple, blocks) -> list:
     args = list(args)
     for k, b in zip(positions, blocks):
         args[k] = b
-    return args
+    return pipeline.flatten(args)  # a tree argument's leaves in its place (`core.pytree`)
 
 
 def _group(key: str, params: tuple, n: int, *blocks):
@@ -255,6 +255,8 @@ def _perturb(value, rng):
     """``value`` with every float in it moved by up to `PERTURBATION` · (1 + |value|)."""
     if isinstance(value, (tuple, list)):
         return type(value)(_perturb(v, rng) for v in value)
+    if isinstance(value, dict):
+        return {k: _perturb(v, rng) for k, v in value.items()}
     if isinstance(value, np.ndarray) and value.dtype.kind == "f":
         u = rng.uniform(-1.0, 1.0, value.shape)
         return (value + PERTURBATION * (1.0 + np.abs(value)) * u).astype(value.dtype)
@@ -697,7 +699,9 @@ class DaskGradFunction:
         run = dask.delayed(_group, pure=True)
         level = [run(key, params, len(shards), *(b for i in g for b in blocks[i]),
                      dask_key_name=f"jitgrad-group-{key}-{g[0]}-{call}") for g in groups]
-        partial = 8 + sum(8 * np.size(args[k]) for k in grad.wrt)  # bytes of one result
+        partial = 8 + sum(8 * np.size(leaf) for k in grad.wrt  # bytes of one result
+                          for leaf in (pytree.leaves(args[k]) if pytree.is_tree(args[k])
+                                       else [args[k]]))
         wanted = self._sums_on_workers(level, partial, call)
         if checking:
             perturbed = (self.shard, _perturb(others, np.random.default_rng(0)))
@@ -718,7 +722,7 @@ class DaskGradFunction:
         if checking:
             self._judge(key, results.pop(), sample)
         out = _sum(*results)
-        post = grad.result_post([pipeline.result_converter(args[k]) for k in grad.wrt])
+        post = grad.post_for(args, types)
         if post is not None:
             out = post(out)
         return out if self.with_value else out[1]

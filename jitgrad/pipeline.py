@@ -80,7 +80,7 @@ def build_graph(src: FunctionSource, types, examples=(), any_result: bool = Fals
     general one at once. ``has_aux``: the function returns ``(value, aux)``
     (`ir.Function.aux`)."""
     fn_ir = build(src, list(types), assume_sizes, any_result=any_result, has_aux=has_aux)
-    if assume_sizes and not all(sizes_hold(fn_ir, flatten(a)) for a in examples):
+    if assume_sizes and not all(sizes_hold(fn_ir, a) for a in examples):
         fn_ir = build(src, list(types), False, any_result=any_result, has_aux=has_aux)
         assume_sizes = False
     common_subexpressions(fn_ir)
@@ -195,6 +195,7 @@ def flatten(args) -> list:
 def sizes_hold(fn: ir.Function, args) -> bool:
     """Whether ``args`` meet the size assumptions of ``fn``: the ``same_size`` checks (on
     ``shape_dim`` reads of the arguments) that open its body, evaluated here in Python."""
+    args = flatten(args)  # a tree's leaves in its place, as the parameters are
     value = {p: a for p, a in zip(fn.params, args)}
     for s in fn.body.stmts:
         if not isinstance(s, ir.Eqn) or s.prim not in ("shape_dim", "same_size"):
