@@ -308,12 +308,7 @@ class GradFunction:
         """The positions of the ``wrt`` arguments among the generated code's parameters (a
         tree argument stands for one parameter per leaf; its integer and bool leaves are not
         differentiated)."""
-        starts, n = [], 0
-        for t in types:
-            starts.append(n)
-            n += pytree.n_leaves(t)
-        return [starts[k] + j for k in self.wrt
-                for j, u in enumerate(pytree.leaf_types(types[k])) if u.kind == "f"]
+        return pytree.float_leaf_positions(types, self.wrt)
 
     def _post_grouped(self, args, types):
         """The result of a call with tree arguments: the gradient of a tree argument is a tree

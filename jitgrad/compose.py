@@ -29,6 +29,7 @@ import dataclasses
 import numpy as np
 
 from jitgrad import pipeline
+from jitgrad.core import pytree
 from jitgrad.core.errors import NotReversible, SignatureError, UnsupportedError, api_boundary
 from jitgrad.core.ir import (
     Block,
@@ -40,7 +41,7 @@ from jitgrad.core.ir import (
     graft,
     names_in,
 )
-from jitgrad.core.types import Type, type_of_value
+from jitgrad.core.types import Type
 from jitgrad.frontend.parse import FunctionSource, resolve_wrt
 
 
@@ -176,25 +177,32 @@ class ForwardKernels:
                                  f"got {len(args)}")
         out = []
         for n, a in zip(self.param_names, args):
-            if isinstance(a, (tuple, list)):
-                raise SignatureError(f"forward mode does not take tuple or list arguments "
-                                     f"({n!r}): pass the items as arguments of their own")
-            out.append(type_of_value(a, f"argument {n!r}"))
+            if pytree.is_tree(a) and is_transform(self.fn):
+                raise SignatureError(f"forward mode of a transform does not take tree "
+                                     f"arguments ({n!r}) yet")
+            out.append(pytree.type_of_tree(a, f"argument {n!r}"))
         return tuple(out)
 
     def kernel(self, args, seeds: tuple, kind: str) -> TangentKernel:
+        """The kernel for ``args`` (trees allowed for ``"jvp"``) with tangents for the leaves
+        at the flat positions ``seeds`` (a leaf argument is one leaf)."""
         types = self.types(args)
+        leaf_types = [u for t in types for u in pytree.leaf_types(t)]
+        if kind != "jvp" and len(leaf_types) != len(types):
+            raise SignatureError(f"{kind} does not take tree arguments yet: differentiate "
+                                 "with jitgrad.jacobian(jitgrad.grad(f)), or pass the leaves "
+                                 "as arguments of their own")
+        paths = [p for n, t in zip(self.param_names, types) for p in pytree.leaf_paths(t, n)]
         for k in seeds:
-            if types[k].kind != "f":
+            if leaf_types[k].kind != "f":
                 raise SignatureError(f"cannot differentiate with respect to argument "
-                                     f"{self.param_names[k]!r}: it is not a float or a float "
-                                     "array")
+                                     f"{paths[k]!r}: it is not a float or a float array")
         key = (types, seeds, kind)
         k = self._kernels.get(key)
         if k is None:
             k = self._kernels[key] = self.compile(types, seeds, kind, args)
-        pipeline.refuse_shared_memory(self.src, k.written_params, args,
-                                      lambda j: self.param_names[j])
+        pipeline.refuse_shared_memory(self.src, k.written_params, pipeline.flatten(args),
+                                      lambda j: paths[j])
         return k
 
     def compile(self, types, seeds, kind, args) -> TangentKernel:
@@ -204,7 +212,8 @@ class ForwardKernels:
             t = trace_gradient(self.fn, list(seeds), types, args)
         fn_ir = t.fn_ir
         ir_text = format_function(fn_ir)
-        names = [self.param_names[k] for k in seeds]
+        paths = [p for n, ty in zip(self.param_names, types) for p in pytree.leaf_paths(ty, n)]
+        names = [paths[k] for k in seeds]
         if kind == "jvp":
             what = f"tangents of: {', '.join(names)}"
             doc = (f"The value and its tangent (forward mode), given the tangents _d_* of "

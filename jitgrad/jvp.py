@@ -26,6 +26,7 @@ from jitgrad.compose import (
     plain,
     qualname,
 )
+from jitgrad.core import pytree
 from jitgrad.core.errors import SignatureError, api_boundary
 from jitgrad.frontend.parse import resolve_wrt
 
@@ -63,19 +64,38 @@ def jvp(fn, primals, tangents):
     primals, tangents = tuple(primals), tuple(tangents)
     if len(tangents) != len(primals):
         raise SignatureError(f"jvp got {len(primals)} primals and {len(tangents)} tangents")
-    seeds = []
+    # one entry per leaf: a tree primal's tangent is a tree of the same structure (or None)
+    flat_p, flat_t, names = [], [], []
     for k, (p, d) in enumerate(zip(primals, tangents)):
+        name = t.param_names[k]
+        if pytree.is_tree(p):
+            leaves = pytree.leaves(p)
+            paths = pytree.leaf_paths(pytree.type_of_tree(p, f"argument {name!r}"), name)
+            if _is_zero_tangent(d):
+                d = [None] * len(leaves)
+            else:
+                d = pytree.leaves_like(d, p, f"the tangent of {name!r}")
+            flat_p += leaves
+            flat_t += d
+            names += paths
+        else:
+            flat_p.append(p)
+            flat_t.append(d)
+            names.append(name)
+    seeds = []
+    for k, (p, d) in enumerate(zip(flat_p, flat_t)):
         if _is_zero_tangent(d):
             continue
         if not _is_float(p):
-            raise SignatureError(f"argument {t.param_names[k]!r} is not a float or a float "
+            raise SignatureError(f"argument {names[k]!r} is not a float or a float "
                                  "array: its tangent must be None or 0")
         seeds.append(k)
     args = tuple(_plain(a) for a in primals)
     k = t.kernel(args, tuple(seeds), "jvp")
-    ts = [_tangent_arg(tangents[j], primals[j], t.param_names[j]) for j in seeds]
-    out = k.entry(*args, *ts)
+    ts = [_tangent_arg(flat_t[j], flat_p[j], names[j]) for j in seeds]
+    out = k.entry(*(_plain(a) for a in flat_p), *ts)
     return k.pack(out[:k.n_values]), k.pack(out[k.n_values:])
+
 
 
 def jacobian_forward(fn, positions: list[int], args) -> list:

@@ -23,7 +23,7 @@ from jitgrad import compose, pipeline
 from jitgrad.core import pytree
 from jitgrad.core.errors import NotReversible, SignatureError, UnsupportedError, api_boundary
 from jitgrad.core.ir import Const, Eqn, Var, dims_of, format_function, walk
-from jitgrad.core.types import Type, type_of_value
+from jitgrad.core.types import Type
 from jitgrad.frontend.parse import FunctionSource
 
 
@@ -36,6 +36,12 @@ class _Kernels:
     result_ndim: int
     ir_text: str
     aux_structure: object = None  # has_aux: the aux tree's structure (forward returns its leaves)
+    types: tuple = ()  # the arguments' types (trees as `SeqType`)
+    wrt: tuple = ()  # the differentiated arguments' positions
+
+    def regroup(self, flat: list) -> list:
+        """One gradient per ``wrt`` argument from the adjoint's flat ones (trees rebuilt)."""
+        return pytree.regroup(self.types, self.wrt, list(flat))
 
 
 class _VJP:
@@ -62,22 +68,29 @@ class _VJP:
         if len(args) != len(self.param_names):
             raise SignatureError(f"{self.src.qualname} takes {len(self.param_names)} arguments, "
                                  f"got {len(args)}")
-        try:
-            types = tuple(type_of_value(a, f"argument {n!r}")
-                          for n, a in zip(self.param_names, args))
-        except SignatureError as e:  # say which function's parameter, at its `def` line
-            raise SignatureError(e.message, self.src.loc(self.src.node)) from None
+        types = self.types(args)
         key = (types, wrt, has_aux)
         k = self._kernels.get(key)
         if k is None:
             k = self._kernels[key] = self.compile(types, wrt, args, has_aux)
         return k
 
+    def types(self, args) -> tuple:
+        """The arguments' types (a tree's `SeqType`), refused at the function's `def` line."""
+        try:
+            return tuple(pytree.type_of_tree(a, f"argument {n!r}")
+                         for n, a in zip(self.param_names, args))
+        except SignatureError as e:  # say which function's parameter, at its `def` line
+            raise SignatureError(e.message, self.src.loc(self.src.node)) from None
+
     def mode(self, args, positions) -> str:
         """"forward" when the arguments at ``positions`` have fewer entries than the value
-        (its size read from the arguments' shapes through the built graph's size tokens)."""
+        (its size read from the arguments' shapes through the built graph's size tokens);
+        "reverse" for tree arguments (forward mode does not take them)."""
+        if any(pytree.is_tree(a) for a in args):
+            return "reverse"
         n_in = sum(int(np.size(args[j])) for j in positions)
-        types = tuple(type_of_value(a, f"argument {n!r}") for n, a in zip(self.param_names, args))
+        types = self.types(args)
         fn_ir, _ = pipeline.build_graph(self.src, types, any_result=True)
         r = fn_ir.result
         if not isinstance(r, Var) or not r.type.ndim:
@@ -93,18 +106,18 @@ class _VJP:
         ndim = r.type.ndim
         ct = Var(fn_ir.namer.fresh("_ct"), Type("f", ndim),
                  dims=dims_of(r) if isinstance(r, Var) and ndim else None)
-        grad = pipeline.reverse(fn_ir, list(wrt), cotangent=ct)
+        grad = pipeline.reverse(fn_ir, pytree.float_leaf_positions(types, wrt), cotangent=ct)
         signature = ", ".join(f"{n}: {t}" for n, t in zip(self.param_names, types))
         wrt_names = [self.param_names[k] for k in wrt]
         source, _, names = pipeline.lower_gradient(grad, signature, wrt_names, pipeline.DEFAULT,
                                                    entry="vjp")
         _, fns = pipeline.load(self.src.fn.__name__ + "_vjp", source, names, inline=names[:2])
         return _Kernels(source, fns[names[0]], fns[names[1]], fns[names[2]], ndim, ir_text,
-                        fn_ir.aux_structure if has_aux else None)
+                        fn_ir.aux_structure if has_aux else None, types, tuple(wrt))
 
     def run_forward(self, k: _Kernels, args):
         """``(value, saved, aux)``: the forward kernel's run (aux None without has_aux)."""
-        out = k.forward(*args)
+        out = k.forward(*pipeline.flatten(args))
         if k.aux_structure is None:
             return out[0], out[1], None
         return out[0], out[1], pytree.unflatten(k.aux_structure, list(out[2]))
@@ -166,7 +179,8 @@ def vjp(fn, *primals, has_aux=False):
         return _vjp_of_transform(fn, primals)
     v = _vjp_of(fn)
     primals = v.bind(primals)
-    wrt = tuple(k for k, a in enumerate(primals) if _is_float(a))
+    wrt = tuple(k for k, a in enumerate(primals) if _is_float(a) or (
+        pytree.is_tree(a) and any(_is_float(leaf) for leaf in pytree.leaves(a))))
     args = tuple(_plain(a) for a in primals)
     if not wrt:
         if has_aux:
@@ -180,7 +194,8 @@ def vjp(fn, *primals, has_aux=False):
             raise
         return _vjp_of_transform(fn, primals)
     value, saved, aux = v.run_forward(k, args)
-    converters = [pipeline.result_converter(primals[j]) for j in wrt]
+    flat = pipeline.flatten(args)
+    converters = _leaf_converters(primals, wrt)
     shape = np.shape(value)
 
     @api_boundary
@@ -188,13 +203,21 @@ def vjp(fn, *primals, has_aux=False):
         ct = np.asarray(ct, dtype=np.float64)
         if ct.shape != shape:
             raise SignatureError(f"the cotangent has shape {ct.shape}; the value has {shape}")
-        gs = k.adjoint(*args, saved + ((ct if k.result_ndim else float(ct)),))
+        gs = k.adjoint(*flat, saved + ((ct if k.result_ndim else float(ct)),))
         out = [None] * len(primals)
-        for j, c, g in zip(wrt, converters, gs):
-            out[j] = c(g) if c else g
+        for j, g in zip(wrt, k.regroup([c(g) if c else g for c, g in zip(converters, gs)])):
+            out[j] = g
         return tuple(out)
 
     return (value, vjp_fn, aux) if has_aux else (value, vjp_fn)
+
+
+def _leaf_converters(args, positions) -> list:
+    """`pipeline.result_converter` of every float leaf of the arguments at ``positions``, in
+    `pytree.float_leaf_positions` order."""
+    return [pipeline.result_converter(leaf) for j in positions
+            for leaf in (pytree.leaves(args[j]) if pytree.is_tree(args[j]) else [args[j]])
+            if not pytree.is_tree(args[j]) or _is_float(leaf)]
 
 
 def _vjp_of_transform(fn, primals):
@@ -256,7 +279,7 @@ def jacobian(fn, wrt=0, mode=None, has_aux=False):
     @api_boundary
     def jac(*args):
         for j in positions:
-            if not _is_float(args[j]):
+            if not (_is_float(args[j]) or pytree.is_tree(args[j])):
                 raise SignatureError(f"cannot differentiate with respect to argument "
                                      f"{v.param_names[j]!r}: it is not a float or float array")
         args = v.bind(args)
@@ -270,15 +293,20 @@ def jacobian(fn, wrt=0, mode=None, has_aux=False):
                 raise
             return _forward(args)
         value, saved, aux = v.run_forward(k, plain)
+        flat = pipeline.flatten(plain)
         out_shape = np.shape(value)
-        jacs = [np.zeros(out_shape + np.shape(args[j])) for j in positions]
+        leaves = [leaf for j in positions for leaf, t in zip(
+            pytree.leaves(args[j]) if pytree.is_tree(args[j]) else [args[j]],
+            pytree.leaf_types(k.types[j])) if t.kind == "f"]
+        jacs = [np.zeros(out_shape + np.shape(leaf)) for leaf in leaves]
         ct = np.zeros(out_shape)
         for i in np.ndindex(*out_shape):
             ct[i] = 1.0
-            gs = k.adjoint(*plain, saved + ((ct if k.result_ndim else 1.0),))
+            gs = k.adjoint(*flat, saved + ((ct if k.result_ndim else 1.0),))
             for J, g in zip(jacs, gs):
                 J[i] = g  # (copied before the next row: a gradient may be `ct` itself)
             ct[i] = 0.0
+        jacs = k.regroup(jacs)  # a tree argument's Jacobians as its tree
         result = tuple(jacs) if many else jacs[0]
         return (result, aux) if has_aux else result
 

@@ -3,6 +3,8 @@ arrays. The gradient has the argument's structure (JAX's convention), ``None`` a
 leaves and at ``None``. Checked against central finite differences per leaf (`tests/fd.py`)
 and against JAX where it is installed; compiled, as users run them."""
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -137,3 +139,47 @@ def test_against_jax():
     got = jitgrad.grad(mlp_loss)(PARAMS, X, Y)
     for path in LEAVES:
         np.testing.assert_allclose(get(got, path), get(want, path), rtol=1e-12, atol=1e-14)
+
+
+def vector_of_tree(p, x):
+    return np.tanh(x @ p["w"] + p["b"] * p["n"])
+
+
+P_VEC = {"w": np.array([0.4, -0.3, 0.8]), "b": 0.3, "n": 2}
+X_VEC = np.random.default_rng(2).normal(size=(4, 3))
+
+
+def fd_columns(f, p, path, eps=1e-6):
+    """Central differences of the array-valued ``f(p)`` along each entry of the leaf at
+    ``path``: shape value.shape + leaf.shape."""
+    leaf = np.asarray(get(p, path), dtype=float)
+    cols = []
+    for i in np.ndindex(*leaf.shape):
+        up, down = leaf.copy(), leaf.copy()
+        up[i] += eps
+        down[i] -= eps
+        as_leaf = (lambda a: a) if leaf.shape else float
+        cols.append((f(replace(p, path, as_leaf(up))) - f(replace(p, path, as_leaf(down))))
+                    / (2 * eps))
+    return np.stack(cols, axis=-1).reshape(np.shape(cols[0]) + leaf.shape)
+
+
+def test_vjp_jacobian_and_jvp_take_trees():
+    f = functools.partial(vector_of_tree, x=X_VEC)
+    J = jitgrad.jacobian(vector_of_tree)(P_VEC, X_VEC)
+    assert set(J) == {"w", "b", "n"} and J["n"] is None
+    for path in (("w",), ("b",)):
+        np.testing.assert_allclose(J[path[0]], fd_columns(f, P_VEC, path), rtol=1e-6, atol=1e-9)
+    ct = np.array([1.0, -0.5, 2.0, 0.25])
+    value, pull = jitgrad.vjp(vector_of_tree, P_VEC, X_VEC)
+    gp, _ = pull(ct)
+    np.testing.assert_allclose(gp["w"], ct @ J["w"], rtol=1e-12)
+    assert gp["b"] == pytest.approx(float(ct @ J["b"]), rel=1e-12) and gp["n"] is None
+    tangent = {"w": np.array([1.0, 0.0, -1.0]), "b": 0.5, "n": None}
+    _, t = jitgrad.jvp(vector_of_tree, (P_VEC, X_VEC), (tangent, None))
+    np.testing.assert_allclose(t, J["w"] @ tangent["w"] + J["b"] * 0.5, rtol=1e-10)
+
+
+def test_forward_mode_second_order_of_a_tree_is_refused_with_the_way_out():
+    with pytest.raises(jitgrad.SignatureError, match="jacobian\\(jitgrad.grad"):
+        jitgrad.hessian(lambda_free_sum)({"w": np.ones(2), "b": 0.1})

@@ -69,6 +69,34 @@ def _leaves(value, out: list) -> None:
         out.append(value)
 
 
+def leaves_like(value, like, what: str) -> list:
+    """``value``'s entries at ``like``'s leaves, in `leaves` order: ``value`` has ``like``'s
+    structure, and may hold None where ``like`` has a leaf (a tangent: "does not move")."""
+    out: list = []
+
+    def walk(v, ref, where):
+        if ref is None:
+            return
+        if isinstance(ref, dict):
+            if not isinstance(v, dict) or set(v) != set(ref):
+                raise SignatureError(f"{what}{where} is not a dict with the keys "
+                                     f"{sorted(ref, key=repr)}")
+            for k in sorted(ref):
+                walk(v[k], ref[k], f"{where}[{k!r}]")
+        elif isinstance(ref, (tuple, list)):
+            if not isinstance(v, (tuple, list)) or len(v) != len(ref):
+                raise SignatureError(f"{what}{where} is not a sequence of {len(ref)}")
+            for j, (a, b) in enumerate(zip(v, ref)):
+                walk(a, b, f"{where}[{j}]")
+        else:
+            if is_tree(v):
+                raise SignatureError(f"{what}{where} is a tree where the argument has a leaf")
+            out.append(v)
+
+    walk(value, like, "")
+    return out
+
+
 def leaf_types(t) -> list[Type]:
     """The leaves' types of a (tree) type, in order."""
     if not isinstance(t, SeqType):
@@ -122,6 +150,33 @@ def structure(value, is_leaf) -> SeqType | Type:
     return LEAF
 
 
+def float_leaf_positions(types, positions) -> list[int]:
+    """The flat positions (among every argument's leaves) of the float leaves of the
+    arguments at ``positions``: what the reverse transform differentiates."""
+    starts, n = [], 0
+    for t in types:
+        starts.append(n)
+        n += n_leaves(t)
+    return [starts[k] + j for k in positions
+            for j, u in enumerate(leaf_types(types[k])) if u.kind == "f"]
+
+
+def regroup(types, positions, flat: list) -> list:
+    """One result per argument at ``positions`` from ``flat`` (one per float leaf, in
+    `float_leaf_positions` order): a leaf argument's own, a tree argument's as its tree with
+    None at integer, bool and None leaves."""
+    it = iter(flat)
+    out = []
+    for k in positions:
+        t = types[k]
+        if isinstance(t, SeqType):
+            out.append(unflatten(t, [next(it) if u.kind == "f" else None
+                                     for u in leaf_types(t)]))
+        else:
+            out.append(next(it))
+    return out
+
+
 def key_of(value):
     """A cache key for a call argument: dtype and rank of arrays, the type of others, and a
     tree's structure (its dict keys included)."""
@@ -141,9 +196,12 @@ def key_of(value):
 __all__ = [
     "CONTAINERS",
     "LEAF",
+    "float_leaf_positions",
+    "regroup",
     "is_tree",
     "key_of",
     "leaf_paths",
+    "leaves_like",
     "leaf_types",
     "leaves",
     "n_leaves",
