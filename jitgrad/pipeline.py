@@ -167,6 +167,11 @@ def load(stem: str, source: str, names: list[str], options: Options = DEFAULT, i
                                  parallel=options.parallel)
 
 
+def compile_plain(fn, options: Options = DEFAULT):
+    """A user's plain function compiled by the backend as it is (`jitgrad.vmap` maps it)."""
+    return options.implementation.compile_plain(fn)
+
+
 def batch_loop(entry, n_args: int, batched: tuple, paths: tuple, parallel: bool = False,
                options: Options = DEFAULT):
     """A compiled loop calling the compiled ``entry`` once per row of the ``batched``

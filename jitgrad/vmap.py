@@ -2,7 +2,7 @@
 compiled loop around ``f``'s compiled code (`backend.numba.batch`), ``numba.prange`` with
 ``parallel=True``; never a Python loop.
 
-``f`` is a plain function (compiled with ``numba.njit``) or a `jitgrad.grad` /
+``f`` is a plain function (compiled with ``numba.njit``, `pipeline.compile_plain`) or a `jitgrad.grad` /
 `jitgrad.value_and_grad` result (its compiled entry): ``vmap(grad(loss), in_axes=(None, 0,
 0))(w, X, Y)`` is the per-example gradient. ``in_axes`` is an int, None, or one int or None
 per argument; a batched argument is an array whose axis ``in_axes[k]`` is the batch (all of
@@ -18,24 +18,12 @@ change shape, a transform other than grad and value_and_grad.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from jitgrad import compose, pipeline
 from jitgrad.api import GradFunction
 from jitgrad.core import pytree
 from jitgrad.core.errors import SignatureError, UnsupportedError, api_boundary
-
-_NJIT: dict = {}
-
-
-def _njit(fn):
-    """A plain function compiled by Numba (once per function)."""
-    d = _NJIT.get(fn)
-    if d is None:
-        d = _NJIT[fn] = fn if pipeline.DEFAULT.implementation.compiles() is False else \
-            numba.njit(cache=False)(fn)
-    return d
 
 
 def _paths(structure, prefix: str = "") -> list[str]:
@@ -145,7 +133,7 @@ class VmapFunction:
         if any(pytree.is_tree(a) for a in first):
             raise UnsupportedError("vmap of a plain function takes arrays and numbers; map "
                                    "jitgrad.grad(f) to pass trees")
-        return _njit(self.fn), list(first), None
+        return pipeline.compile_plain(self.fn), list(first), None
 
     def __repr__(self) -> str:
         return f"<jitgrad.vmap of {compose.qualname(self.fn)} in_axes={self.in_axes!r}>"

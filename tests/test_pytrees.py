@@ -172,6 +172,7 @@ def test_vjp_jacobian_and_jvp_take_trees():
         np.testing.assert_allclose(J[path[0]], fd_columns(f, P_VEC, path), rtol=1e-6, atol=1e-9)
     ct = np.array([1.0, -0.5, 2.0, 0.25])
     value, pull = jitgrad.vjp(vector_of_tree, P_VEC, X_VEC)
+    np.testing.assert_allclose(value, vector_of_tree(P_VEC, X_VEC), rtol=1e-12)
     gp, _ = pull(ct)
     np.testing.assert_allclose(gp["w"], ct @ J["w"], rtol=1e-12)
     assert gp["b"] == pytest.approx(float(ct @ J["b"]), rel=1e-12) and gp["n"] is None

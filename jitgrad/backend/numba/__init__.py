@@ -6,7 +6,7 @@ and jits it. Generated code imports `jitgrad.backend.numba.runtime` by path (cac
 """
 
 from jitgrad.backend.numba import compile as _compile_module
-from jitgrad.backend.numba.batch import batch_loop
+from jitgrad.backend.numba.batch import batch_loop, compile_plain
 from jitgrad.backend.numba.emit import emit_kernel, emit_module, entry_name
 
 
@@ -38,5 +38,5 @@ drop_disk_cache = _compile_module.drop_disk_cache  # (entry) -> recompile it on 
 missing_dependency = _compile_module.missing_dependency  # (error) -> the fix's text, or None
 is_compile_error = _compile_module.is_compile_error  # (error) -> Numba could not compile it?
 
-__all__ = ["batch_loop", "compiles", "drop_disk_cache", "emit_kernel", "emit_module", "entry_name", "freeze",
+__all__ = ["batch_loop", "compile_plain", "compiles", "drop_disk_cache", "emit_kernel", "emit_module", "entry_name", "freeze",
            "is_cache_damage", "is_compile_error", "load", "missing_dependency", "thaw"]

@@ -15,6 +15,7 @@ import numba
 from jitgrad.backend.numba import compile as _compile
 
 _LOOPS: dict = {}
+_PLAIN: dict = {}
 
 
 def batch_source(n_args: int, batched: tuple, paths: tuple, parallel: bool) -> str:
@@ -28,6 +29,16 @@ def batch_source(n_args: int, batched: tuple, paths: tuple, parallel: bool) -> s
              f"        r = _entry({rows})"]
     lines += [f"        {o}[b] = r{p}" for o, p in zip(outs, paths)]
     return "\n".join(lines) + "\n"
+
+
+def compile_plain(fn):
+    """A plain Python function compiled by ``numba.njit`` (once per function; itself under
+    ``JITGRAD_DISABLE_JIT=1``): what `jitgrad.vmap` maps when it is not a gradient."""
+    d = _PLAIN.get(fn)
+    if d is None:
+        d = _PLAIN[fn] = fn if _compile.DISABLE_JIT else numba.njit(
+            nogil=True, error_model=_compile.ERROR_MODEL)(fn)
+    return d
 
 
 def batch_loop(entry, n_args: int, batched: tuple, paths: tuple, parallel: bool = False):
@@ -49,4 +60,4 @@ def batch_loop(entry, n_args: int, batched: tuple, paths: tuple, parallel: bool 
     return loop
 
 
-__all__ = ["batch_loop", "batch_source"]
+__all__ = ["batch_loop", "batch_source", "compile_plain"]
