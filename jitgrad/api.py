@@ -1,5 +1,11 @@
 """The public entry points: `grad`, `value_and_grad`, `check_grad`.
 
+Arguments may be trees (`core.pytree`: dicts, lists, tuples of numbers and arrays): the
+generated code takes their leaves, the gradient of a tree has its structure. ``has_aux=True``:
+the function returns ``(value, aux)``, and the call returns JAX's ``(g, aux)`` or ``((value,
+aux), g)``. The result of `grad` of a jitgrad transform (``grad(grad(f))``) is a
+`compose.NestedGrad`; a `GradFunction` traces itself for other transforms (`jitgrad_trace`).
+
 `grad(f, wrt=...)` reads and fences ``f`` at once (unsupported code is refused at decoration),
 and at each call specialises to the arguments' signature (kind and rank of every argument, as
 Numba specialises), runs the pipeline parse → reverse → optimise → emit → compile once per
