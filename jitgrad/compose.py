@@ -25,6 +25,7 @@ of the order asked for.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 
 import numpy as np
 
@@ -318,8 +319,22 @@ class NestedGrad:
                                      f"{self.param_names[k]!r}: it is not a float or a float "
                                      "array")
 
+    def _bind(self, args, kwargs) -> tuple:
+        """Positional arguments, with keywords and defaults as the function underneath
+        takes them."""
+        if not kwargs and len(args) == len(self.param_names):
+            return tuple(args)
+        fn = source_of(self.fn).fn
+        try:
+            bound = inspect.signature(fn).bind(*args, **kwargs)
+        except TypeError as e:
+            raise SignatureError(f"{self!r}: {e}") from None
+        bound.apply_defaults()
+        return tuple(bound.arguments[n] for n in self.param_names)
+
     @api_boundary
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
+        args = self._bind(args, kwargs)
         self._check(args)
         values, jacs, k = jacobians_forward(self.fn, self.wrt, args)
         if k.n_values != 1 or np.ndim(values[0]) != 0:

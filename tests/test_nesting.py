@@ -196,3 +196,15 @@ def test_against_jax():
     want = jax.grad(jax.grad(jax.grad(pair_jax)))(0.7, 1.3)
     assert jitgrad.grad(jitgrad.grad(jitgrad.grad(scalar_pair)))(0.7, 1.3) == pytest.approx(
         float(want), rel=1e-12)
+
+
+def scaled_cube(x, a=2.0):
+    return a * x ** 3
+
+
+def test_keywords_and_defaults_reach_the_function_underneath():
+    d2 = jitgrad.grad(jitgrad.grad(scaled_cube))
+    assert d2(1.0) == pytest.approx(12.0) and d2(x=1.0) == pytest.approx(12.0)
+    assert d2(1.0, a=1.0) == pytest.approx(6.0)
+    with pytest.raises(jitgrad.SignatureError, match="unexpected keyword argument 'b'"):
+        d2(1.0, b=2.0)
