@@ -9,7 +9,11 @@ parallel result is checked against the serial one (≤ 1e-12 relative) and again
 interleaved round by round (`timing.measure`); the table gives medians and the ratio
 parallel / serial. The machine is shared: read the ratios, not the times.
 
-Options: ``--rounds R`` (default 15), ``--threads 1,2`` (thread counts), ``--n N``.
+Options: ``--rounds R`` (default 15), ``--threads 1,2`` (thread counts), ``--n N``,
+``--layer L``: the threading layer. ``jitgrad`` (the default) leaves the choice to jitgrad
+(`backend.numba.compile.choose_threading_layer`: OpenMP with a passive wait policy, or
+workqueue), ``workqueue`` and ``omp`` set ``NUMBA_THREADING_LAYER`` (``omp``: GNU OpenMP with
+its own default wait policy, which spins: what Numba chooses on this machine).
 """
 
 from __future__ import annotations
@@ -18,11 +22,16 @@ import argparse
 import math
 import os
 
+import sys
+
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 # GNU OpenMP (Numba's omp layer) spin-waits at the end of a parallel loop: with other processes
 # on the 2 cores a 2-thread gradient waits for a descheduled thread (the bench GMM at n = 1e3:
 # 15 ms against 1 ms; OMP_WAIT_POLICY=passive fixes it). Numba's workqueue layer does not spin.
-os.environ.setdefault("NUMBA_THREADING_LAYER", "workqueue")
+# The layer is read when Numba loads, before the arguments are parsed: --layer is read here.
+LAYER = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--layer=")), "jitgrad")
+if LAYER != "jitgrad":
+    os.environ["NUMBA_THREADING_LAYER"] = LAYER
 
 import numba
 import numpy as np
@@ -90,6 +99,8 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--n", type=int, default=40_000)
+    ap.add_argument("--layer", choices=("jitgrad", "workqueue", "omp"), default="jitgrad",
+                    help="threading layer (given as --layer=L; see the module docstring)")
     opts = ap.parse_args(argv)
     threads = [int(t) for t in opts.threads.split(",")]
     args = make_adbench_gmm(opts.n, 10, 25, seed=0)
@@ -107,7 +118,8 @@ def main(argv=None) -> int:
     assert rel <= 1e-12, rel
     print(f"GMM data term with prange, n = {opts.n}, d = 10, K = 25; machine: "
           f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; Numba threading "
-          f"layer {numba.threading_layer()}")
+          f"layer {numba.threading_layer()} (--layer={LAYER}; OMP_WAIT_POLICY="
+          f"{os.environ.get('OMP_WAIT_POLICY', 'unset')})")
     print(f"parallel vs serial: {rel:.1e} relative (value and gradients); identical at "
           f"{', '.join(map(str, threads))} threads and across runs")
     print()

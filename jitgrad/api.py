@@ -128,6 +128,8 @@ class GradFunction:
         # ``strategies``: loop strategies switched off by name (tests compare without them)
         self.options = pipeline.Options(parallel=self.parallel, memory_cap=self.memory_cap,
                                         **(strategies or {}))
+        if self.parallel:  # the threading layer, before anything launches Numba's threads
+            self.options.implementation.prepare_parallel()
         self.src = FunctionSource.of(fn)
         self.param_names = [a.arg for a in self.src.node.args.args]
         self.signature = inspect.signature(self.src.fn)

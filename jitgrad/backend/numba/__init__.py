@@ -18,6 +18,12 @@ def load(stem, source, names, inline=(), parallel=False):
 # What a call needs to know about compiled entries (`api.GradFunction`).
 
 
+def prepare_parallel() -> None:
+    """Before a parallel build's first launch: choose Numba's threading layer
+    (`compile.choose_threading_layer`), unless the user did or the layer has launched."""
+    _compile_module.choose_threading_layer()
+
+
 def compiles() -> bool:
     """Whether entries are compiled (False under ``JITGRAD_DISABLE_JIT=1``: plain Python)."""
     return not _compile_module.DISABLE_JIT
@@ -39,4 +45,5 @@ missing_dependency = _compile_module.missing_dependency  # (error) -> the fix's 
 is_compile_error = _compile_module.is_compile_error  # (error) -> Numba could not compile it?
 
 __all__ = ["batch_loop", "compile_plain", "compiles", "drop_disk_cache", "emit_kernel", "emit_module", "entry_name", "freeze",
-           "is_cache_damage", "is_compile_error", "load", "missing_dependency", "thaw"]
+           "is_cache_damage", "is_compile_error", "load", "missing_dependency", "prepare_parallel",
+           "thaw"]
