@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-
 import sys
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
