@@ -79,7 +79,9 @@ def _reduce(op):
 
 
 def _linalg(name):
-    return lambda a, p, t: f"np.linalg.{name}({', '.join(a)})"
+    """A linear-algebra call through `runtime` (``_rt.solve``): Numba's LAPACK wrappers take
+    seconds to compile, and there they compile once per machine (cached), not per module."""
+    return lambda a, p, t: f"_rt.{name}({', '.join(a)})"
 
 
 def _transpose(a, p, t):
@@ -155,8 +157,7 @@ LOWER: dict[str, Callable] = {
     else f"np.dot({a[0]}, {a[1]})",
     "inv": _linalg("inv"), "solve": _linalg("solve"), "det": _linalg("det"),
     "cholesky": _linalg("cholesky"),
-    "logabsdet": lambda a, p, t: f"np.linalg.slogdet({a[0]})[1]",
-    "signdet": lambda a, p, t: f"np.linalg.slogdet({a[0]})[0]",
+    "logabsdet": _linalg("logabsdet"), "signdet": _linalg("signdet"),
     # shapes
     "transpose": _transpose,
     "reshape": lambda a, p, t: f"_rt.reshape({a[0]}, {shape_src(a[1:])})",

@@ -153,6 +153,41 @@ def broadcast_like(g, like):
     return np.zeros(like.shape) + g
 
 
+# Linear algebra: NumPy's functions as Numba compiles them (LAPACK wrappers that take seconds
+# to compile), here so that they compile once per machine and signature (cache=True), not in
+# every generated module.
+
+
+@jit
+def inv(a):
+    return np.linalg.inv(a)
+
+
+@jit
+def solve(a, b):
+    return np.linalg.solve(a, b)
+
+
+@jit
+def det(a):
+    return np.linalg.det(a)
+
+
+@jit
+def cholesky(a):
+    return np.linalg.cholesky(a)
+
+
+@jit
+def logabsdet(a):
+    return np.linalg.slogdet(a)[1]
+
+
+@jit
+def signdet(a):
+    return np.linalg.slogdet(a)[0]
+
+
 @jit
 def empty(shape):
     """``np.empty(shape)`` (float64). Allocations go through here and `zeros` because Numba
