@@ -25,8 +25,8 @@ program, and makes the data, before its clock starts:
    jitgrad`` the same way (interpreter start included), and **beyond numba** is the warm
    time less the ``import numba`` one: what a user waits for on top of Numba itself.
 4. **Peak RSS** of the cold processes: ``resource.getrusage(RUSAGE_SELF).ru_maxrss`` just
-   after the timed call, in MB, with the value before the clock (after the imports) in
-   parentheses.
+   after the timed call, in MB, with the value before the clock (after the imports and the
+   data) in parentheses.
 
 The cold jitgrad process then checks its gradient (first repetition only) against central
 differences of the plain Python function (`bench.oracle.central_differences`: 5-point
@@ -318,7 +318,7 @@ DEFINITIONS = (
     "making the data), and its `jitgrad.grad(f, ...)(*args)` call alone (loading the cached "
     "code). import numba / import jitgrad: fresh processes that only import it, timed the same "
     "way. beyond numba = warm - import numba. Peak RSS: ru_maxrss after the timed call (in "
-    "parentheses: after the imports, before the clock)."
+    "parentheses: after the imports and the data, before the clock)."
 )
 
 
