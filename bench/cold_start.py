@@ -326,7 +326,7 @@ def _load(load):
     return "/".join(f"{x:.2f}" for x in load)
 
 
-def header(command, load_start, reps, timeout):
+def header(command, started, load_start, reps, timeout):
     from bench import report
 
     env = report.environment(command, threads="env", peer_versions={}, tape=None,
@@ -343,7 +343,7 @@ def header(command, load_start, reps, timeout):
          "compare programs within this run, not with other runs."),
         "",
         f"- command: `{command}` (in `{ROOT}`)",
-        f"- date: {env['date']}",
+        f"- date: {started} to {env['date']}",
         (f"- machine: {env['nproc']} cores (nproc), {env['cpu_model']}; load average "
          f"{_load(load_start)} at start, {_load(os.getloadavg())} at the end"),
         (f"- versions: Python {env['python']}, NumPy {env['numpy']}, Numba {env['numba']}, "
@@ -353,11 +353,11 @@ def header(command, load_start, reps, timeout):
     ])
 
 
-def report_text(command, load_start, names, results, reps, timeout):
+def report_text(command, started, load_start, names, results, reps, timeout):
     from bench.cold_programs import PROGRAMS
 
     rows = {name: summarise(results[name]) for name in names}
-    parts = [header(command, load_start, reps, timeout), "", table(rows, PROGRAMS)]
+    parts = [header(command, started, load_start, reps, timeout), "", table(rows, PROGRAMS)]
     extra = notes(rows)
     if extra:
         parts += ["", "Notes:", "", extra]
@@ -392,9 +392,11 @@ def main(argv=None):
         return
     args = parse_args(argv)
     command = "python -m bench.cold_start" + "".join(" " + shlex.quote(a) for a in argv)
+    started = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
     load_start = os.getloadavg()
     results = measure_all(args.names, args.timeout, args.reps)
-    text = report_text(command, load_start, args.names, results, args.reps, args.timeout)
+    text = report_text(command, started, load_start, args.names, results, args.reps,
+                       args.timeout)
     print(text)
     if not args.no_save:
         stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
