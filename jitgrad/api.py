@@ -155,12 +155,8 @@ class GradFunction:
     # -- calling -------------------------------------------------------------------------
 
     def bind_arguments(self, args, kwargs) -> tuple:
-        try:
-            bound = self.signature.bind(*args, **kwargs)
-        except TypeError as e:
-            raise SignatureError(f"{self.src.qualname}(): {e}") from None
-        bound.apply_defaults()
-        return tuple(bound.arguments[n] for n in self.param_names)
+        return compose.bind_arguments(self.signature, self.param_names, self.src.qualname,
+                                      args, kwargs)
 
     def __call__(self, *args, **kwargs):
         try:

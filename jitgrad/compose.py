@@ -319,22 +319,10 @@ class NestedGrad:
                                      f"{self.param_names[k]!r}: it is not a float or a float "
                                      "array")
 
-    def _bind(self, args, kwargs) -> tuple:
-        """Positional arguments, with keywords and defaults as the function underneath
-        takes them."""
-        if not kwargs and len(args) == len(self.param_names):
-            return tuple(args)
-        fn = source_of(self.fn).fn
-        try:
-            bound = inspect.signature(fn).bind(*args, **kwargs)
-        except TypeError as e:
-            raise SignatureError(f"{self!r}: {e}") from None
-        bound.apply_defaults()
-        return tuple(bound.arguments[n] for n in self.param_names)
-
     @api_boundary
     def __call__(self, *args, **kwargs):
-        args = self._bind(args, kwargs)
+        args = bind_arguments(inspect.signature(source_of(self.fn).fn), self.param_names,
+                              repr(self), args, kwargs)
         self._check(args)
         values, jacs, k = jacobians_forward(self.fn, self.wrt, args)
         if k.n_values != 1 or np.ndim(values[0]) != 0:
@@ -398,12 +386,25 @@ class NestedGrad:
 
 
 def like(g, x):
-    """A derivative in its argument's dtype (float32 in, float32 out)."""
-    if isinstance(x, np.ndarray) and x.dtype != np.float64 and isinstance(g, np.ndarray):
-        return g.astype(x.dtype)
-    if isinstance(x, np.ndarray) and x.ndim == 0:
-        return np.asarray(g, dtype=x.dtype)
+    """A derivative in its argument's dtype and kind (float32 in, float32 out; a 0-d array
+    for a 0-d array)."""
+    if isinstance(x, np.ndarray):
+        return np.asarray(g, dtype=x.dtype) if x.ndim == 0 or x.dtype != np.float64 else g
     return g
+
+
+def bind_arguments(signature: inspect.Signature, names: list[str], qualname: str, args,
+                   kwargs=None) -> tuple:
+    """The call's arguments by position, keywords and defaults filled in as Python binds
+    them; a call that does not fit is a `SignatureError` naming the function."""
+    if not kwargs and len(args) == len(names):
+        return tuple(args)
+    try:
+        bound = signature.bind(*args, **(kwargs or {}))
+    except TypeError as e:
+        raise SignatureError(f"{qualname}(): {e}") from None
+    bound.apply_defaults()
+    return tuple(bound.arguments[n] for n in names)
 
 
 __all__ = [
@@ -411,6 +412,7 @@ __all__ = [
     "NestedGrad",
     "TangentKernel",
     "Traced",
+    "bind_arguments",
     "forward_kernels",
     "is_transform",
     "jacobians_forward",

@@ -1,4 +1,4 @@
-"""Forward mode and second order: `jvp`, `hvp`, `hessian`, and the forward-mode Jacobian.
+"""Forward mode and second order: `jvp`, `hvp`, `hessian`.
 
 `jvp(f, primals, tangents)` returns ``(value, tangent)``, as in JAX: the tangent transform
 (`transforms/forward.py`) of ``f``'s forward IR, emitted as one kernel and compiled like every gradient
@@ -9,8 +9,10 @@ adjoint with its pops, its reversed and recomputed loops), run as one kernel who
 ``k`` carries the tangent ``v``. The tangent of the gradient is the Hessian-vector product.
 `hessian(f, wrt=k)(*args)` is one HVP per entry of argument ``k``.
 
-Kernels are compiled once per call signature (kinds and ranks of the arguments, as Numba
-specialises) and per set of seeded arguments. Arguments that are tuples or lists are refused.
+The kernels are `compose.ForwardKernels` (which also serve the forward-mode Jacobian and
+the derivatives of transforms), compiled once per call signature (kinds and ranks of the
+arguments, as Numba specialises) and per set of seeded leaves. `jvp` takes tree arguments (a
+tangent tree of the primal's structure); `hvp` and `hessian` refuse them.
 """
 
 from __future__ import annotations
@@ -18,25 +20,16 @@ from __future__ import annotations
 import numpy as np
 
 from jitgrad.compose import (
-    ForwardKernels,
     TangentKernel,
     forward_kernels,
     is_float,
-    jacobians_forward,
+    like,
     plain,
     qualname,
 )
 from jitgrad.core import pytree
 from jitgrad.core.errors import SignatureError, api_boundary
 from jitgrad.frontend.parse import resolve_wrt
-
-
-def _tangents_of(fn) -> ForwardKernels:
-    return forward_kernels(fn)
-
-
-_is_float = is_float
-_plain = plain
 
 
 def _is_zero_tangent(t) -> bool:
@@ -60,7 +53,7 @@ def jvp(fn, primals, tangents):
     float), or ``None`` or ``0`` for an argument that does not move (integer and bool
     arguments take only these). ``fn`` may return a float or an array; the tangent has its
     shape. Forward mode: one compiled pass computes both."""
-    t = _tangents_of(fn)
+    t = forward_kernels(fn)
     primals, tangents = tuple(primals), tuple(tangents)
     if len(tangents) != len(primals):
         raise SignatureError(f"jvp got {len(primals)} primals and {len(tangents)} tangents")
@@ -86,24 +79,16 @@ def jvp(fn, primals, tangents):
     for k, (p, d) in enumerate(zip(flat_p, flat_t)):
         if _is_zero_tangent(d):
             continue
-        if not _is_float(p):
+        if not is_float(p):
             raise SignatureError(f"argument {names[k]!r} is not a float or a float "
                                  "array: its tangent must be None or 0")
         seeds.append(k)
-    args = tuple(_plain(a) for a in primals)
+    args = tuple(plain(a) for a in primals)
     k = t.kernel(args, tuple(seeds), "jvp")
     ts = [_tangent_arg(flat_t[j], flat_p[j], names[j]) for j in seeds]
-    out = k.entry(*(_plain(a) for a in flat_p), *ts)
+    out = k.entry(*(plain(a) for a in flat_p), *ts)
     return k.pack(out[:k.n_values]), k.pack(out[k.n_values:])
 
-
-
-def jacobian_forward(fn, positions: list[int], args) -> list:
-    """The Jacobians of ``fn`` (returning one float or array) with respect to the arguments
-    at ``positions`` by forward mode: one JVP per entry of each argument (what
-    `vjp.jacobian` uses when the arguments are smaller than the value)."""
-    _, jacs, _ = jacobians_forward(fn, positions, args)
-    return jacs[0]
 
 
 class HVPFunction:
@@ -117,14 +102,14 @@ class HVPFunction:
 
     @api_boundary
     def __init__(self, fn, wrt=0):
-        self.t = _tangents_of(fn)
+        self.t = forward_kernels(fn)
         self.wrt_tuple = isinstance(wrt, (tuple, list))
         self.positions = resolve_wrt(self.t.param_names, qualname(fn), wrt)
         self.wrt = self.positions[0]
         self.fn = fn
 
     def kernel(self, args, kind: str = "hvp") -> TangentKernel:
-        return self.t.kernel(tuple(_plain(a) for a in args), tuple(self.positions), kind)
+        return self.t.kernel(tuple(plain(a) for a in args), tuple(self.positions), kind)
 
     def _tangents(self, args, v) -> list:
         """The tangent arguments for ``v`` (one per position in ``wrt``)."""
@@ -137,7 +122,7 @@ class HVPFunction:
                 for d, k in zip(v, self.positions)]
 
     def _shaped(self, parts, args):
-        out = tuple(_like(h, args[k]) for h, k in zip(parts, self.positions))
+        out = tuple(like(h, args[k]) for h, k in zip(parts, self.positions))
         return out if self.wrt_tuple else out[0]
 
     @api_boundary
@@ -147,14 +132,14 @@ class HVPFunction:
         *args, v = args
         k = self.kernel(args, "value_grad_hvp")
         n = len(self.positions)
-        out = k.entry(*(_plain(a) for a in args), *self._tangents(args, v))
+        out = k.entry(*(plain(a) for a in args), *self._tangents(args, v))
         return out[0], self._shaped(out[1:1 + n], args), self._shaped(out[1 + n:], args)
 
     @api_boundary
     def __call__(self, *args):
         *args, v = args
         k = self.kernel(args)
-        return self._shaped(k.entry(*(_plain(a) for a in args), *self._tangents(args, v)), args)
+        return self._shaped(k.entry(*(plain(a) for a in args), *self._tangents(args, v)), args)
 
     @api_boundary
     def source(self, *args) -> str:
@@ -164,12 +149,6 @@ class HVPFunction:
     def __repr__(self) -> str:
         names = ", ".join(self.t.param_names[k] for k in self.positions)
         return f"<jitgrad.hvp of {self.t.src.qualname} wrt {names}>"
-
-
-def _like(g, x):
-    if isinstance(x, np.ndarray):
-        return np.asarray(g, dtype=x.dtype) if x.ndim == 0 or x.dtype != np.float64 else g
-    return g
 
 
 @api_boundary
@@ -190,7 +169,7 @@ def hessian(fn, wrt=0):
     @api_boundary
     def hess(*args):
         k = h.kernel(args)
-        plain = tuple(_plain(a) for a in args)
+        flat_args = tuple(plain(a) for a in args)
         xs = [args[p] for p in h.positions]
         zeros = [np.zeros(np.shape(x)) if np.ndim(x) else 0.0 for x in xs]
         blocks = [[np.zeros(np.shape(xa) + np.shape(xb)) for xb in xs] for xa in xs]
@@ -201,7 +180,7 @@ def hessian(fn, wrt=0):
                 basis[i] = 1.0
                 ts = list(zeros)
                 ts[b] = basis if shape else 1.0
-                column = k.entry(*plain, *ts)  # H[a][b] e_i for every a
+                column = k.entry(*flat_args, *ts)  # H[a][b] e_i for every a
                 for a in range(len(xs)):
                     blocks[a][b][(...,) + i] = column[a]
                 basis[i] = 0.0
@@ -216,4 +195,4 @@ def hessian(fn, wrt=0):
     return hess
 
 
-__all__ = ["hessian", "hvp", "jacobian_forward", "jvp"]
+__all__ = ["hessian", "hvp", "jvp"]

@@ -55,14 +55,8 @@ class _VJP:
 
     def bind(self, args) -> tuple:
         """The arguments with the parameters' defaults filled in (``f(x, sigma=10.0)``)."""
-        if len(args) == len(self.param_names):
-            return tuple(args)
-        try:
-            bound = inspect.signature(self.fn).bind(*args)
-        except TypeError as e:
-            raise SignatureError(f"{self.src.qualname}(): {e}") from None
-        bound.apply_defaults()
-        return tuple(bound.arguments[n] for n in self.param_names)
+        return compose.bind_arguments(inspect.signature(self.fn), self.param_names,
+                                      self.src.qualname, args)
 
     def kernels(self, args, wrt: tuple, has_aux: bool = False) -> _Kernels:
         if len(args) != len(self.param_names):
@@ -156,13 +150,8 @@ def _vjp_of(fn) -> _VJP:
     return v
 
 
-def _is_float(a) -> bool:
-    return isinstance(a, (float, np.floating)) or (isinstance(a, np.ndarray)
-                                                    and a.dtype.kind == "f")
-
-
-def _plain(a):
-    return a[()] if isinstance(a, np.ndarray) and a.ndim == 0 else a
+_is_float = compose.is_float
+_plain = compose.plain
 
 
 @api_boundary
@@ -256,7 +245,7 @@ def jacobian(fn, wrt=0, mode=None, has_aux=False):
 
     ``mode="reverse"``: one vector-Jacobian product per entry of the value (as JAX's
     ``jacrev``); ``mode="forward"``: one Jacobian-vector product per entry of the arguments
-    (``jacfwd``, `jvp.jacobian_forward`). By default the one with fewer products: forward when
+    (``jacfwd``, `compose.jacobians_forward`). By default the one with fewer products: forward when
     the arguments have fewer entries than the value, as far as the value's size is known from
     the arguments' shapes before running (otherwise reverse). ``has_aux=True``: ``f``
     returns ``(value, aux)`` and the call ``(jacobian, aux)``, as JAX does (reverse mode)."""
