@@ -180,12 +180,7 @@ class GradFunction:
                 try:
                     call = self._calls[key] = self._specialise(args)
                 except NotReversible:
-                    if self.has_aux:
-                        raise
-                    self._forward_mode = compose.NestedGrad(
-                        self.fn, tuple(self.wrt) if self.wrt_tuple else self.wrt[0],
-                        with_value=self.with_value)
-                    return self._forward_mode(*args)
+                    return self._by_forward_mode(args)
             compiled, casts, post = call
             self._last = compiled
             if compiled.ir.written_params:
@@ -213,7 +208,10 @@ class GradFunction:
         key = tuple([pytree.key_of(a) for a in args])
         call = self._calls.get(key)
         if call is None:
-            call = self._calls[key] = self._specialise(args)
+            try:
+                call = self._calls[key] = self._specialise(args)
+            except NotReversible:
+                return self._by_forward_mode(args)
         compiled, casts, post = call
         self._last = compiled
         args = pipeline.flatten(args)
@@ -229,6 +227,18 @@ class GradFunction:
         except Exception as e:  # noqa: BLE001 - sorted out in _recover
             out = self._recover(e, compiled, args)
         return post(out) if post else out
+
+    def _by_forward_mode(self, args):
+        """The gradient of a function that calls a jitgrad transform (`NotReversible`): by
+        forward mode from now on (`compose.NestedGrad`), as grad of a transform is."""
+        if self.has_aux:
+            raise NotReversible(f"{self.src.qualname} calls a jitgrad transform and has "
+                                "has_aux=True: forward mode takes no aux yet",
+                                self.src.loc(self.src.node))
+        self._forward_mode = compose.NestedGrad(
+            self.fn, tuple(self.wrt) if self.wrt_tuple else self.wrt[0],
+            with_value=self.with_value)
+        return self._forward_mode(*args)
 
     def _refuse_shared_memory(self, compiled: Compiled, args) -> None:
         pipeline.refuse_shared_memory(self.src, compiled.ir.written_params, args,

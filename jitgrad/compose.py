@@ -263,8 +263,14 @@ def is_float(a) -> bool:
 def jacobians_forward(fn, positions: list[int], args) -> tuple:
     """``(values, jacobians)``: ``fn``'s traced values at ``args``, and for each of them the
     Jacobians with respect to the arguments at ``positions`` (``jacobians[r][n]`` has shape
-    ``values[r].shape + args[positions[n]].shape``): one tangent pass per argument entry."""
+    ``values[r].shape + args[positions[n]].shape``): one tangent pass per argument entry.
+    Tree arguments are refused (``positions`` are argument positions, the kernel's seeds are
+    leaves)."""
     fk = forward_kernels(fn)
+    trees = [n for n, a in zip(fk.param_names, args) if pytree.is_tree(a)]
+    if trees:
+        raise SignatureError(f"forward mode over {fk.qualname} does not take tree arguments "
+                             f"yet ({trees[0]!r}): pass its leaves as arguments of their own")
     flat = tuple(plain(a) for a in args)
     k = fk.kernel(flat, tuple(positions), "jvp")
     zeros = [np.zeros(np.shape(args[j])) if np.ndim(args[j]) else 0.0 for j in positions]

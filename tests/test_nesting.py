@@ -208,3 +208,15 @@ def test_keywords_and_defaults_reach_the_function_underneath():
     assert d2(1.0, a=1.0) == pytest.approx(6.0)
     with pytest.raises(jitgrad.SignatureError, match="unexpected keyword argument 'b'"):
         d2(1.0, b=2.0)
+
+
+def penalised_tree(p, x):  # a tree beside a gradient called inside: forward mode refuses it
+    g = df_inner(x)
+    return np.sum(g * p["w"]) + p["b"]
+
+
+def test_a_tree_beside_a_gradient_inside_is_refused_not_misread():
+    """Forward mode seeds leaves; given argument positions with a tree before them it would
+    differentiate another leaf. It refuses instead."""
+    with pytest.raises(jitgrad.SignatureError, match="does not take tree arguments.*'p'"):
+        jitgrad.grad(penalised_tree, wrt=1)({"w": np.ones(3), "b": 1.0}, np.arange(3.0))
