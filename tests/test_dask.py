@@ -137,24 +137,6 @@ def test_two_shards_numpy_input(client):
     assert close((value, (gw, gb)), want)
 
 
-def tree_squares(params, x, y):
-    return np.sum((x @ params["w"] + params["b"] * params["steps"] - y) ** 2)
-
-
-def test_a_dict_of_parameters(client):
-    """A tree argument (`core.pytree`): the blocks take its leaves, the sum comes back as the
-    tree; checked against central differences, not against jitgrad in one process."""
-    rng = np.random.default_rng(5)
-    x, y = rng.standard_normal((600, 3)), rng.standard_normal(600)
-    params = {"w": rng.standard_normal(3), "b": 0.2, "steps": 3}
-    g = jgd.grad(tree_squares, shard=("x", "y"))(params, da.from_array(x, chunks=(200, 3)), y)
-    assert set(g) == {"w", "b", "steps"} and g["steps"] is None
-    gw = numeric_grad(lambda w: tree_squares({**params, "w": w}, x, y), (params["w"],), 0)
-    gb = numeric_grad(lambda b: tree_squares({**params, "b": b}, x, y), (0.2,), 0)
-    np.testing.assert_allclose(g["w"], gw, rtol=1e-6)
-    assert g["b"] == pytest.approx(gb, rel=1e-6)
-
-
 def test_check_additivity(client):
     alphas, means, log_prec, x = make(n=800)
     X = da.from_array(x, chunks=(200, 3))
@@ -622,3 +604,21 @@ def test_generated_mean_and_sum_losses(client, tmp_path):
         print(f"  refused by the {how}: {what}")
     assert not wrong, "\n".join(wrong)
     assert len(refused) == len(programs) - sums
+
+
+def tree_squares(params, x, y):
+    return np.sum((x @ params["w"] + params["b"] * params["steps"] - y) ** 2)
+
+
+def test_a_dict_of_parameters(client):
+    """A tree argument (`core.pytree`): the blocks take its leaves, the sum comes back as the
+    tree; checked against central differences, not against jitgrad in one process."""
+    rng = np.random.default_rng(5)
+    x, y = rng.standard_normal((600, 3)), rng.standard_normal(600)
+    params = {"w": rng.standard_normal(3), "b": 0.2, "steps": 3}
+    g = jgd.grad(tree_squares, shard=("x", "y"))(params, da.from_array(x, chunks=(200, 3)), y)
+    assert set(g) == {"w", "b", "steps"} and g["steps"] is None
+    gw = numeric_grad(lambda w: tree_squares({**params, "w": w}, x, y), (params["w"],), 0)
+    gb = numeric_grad(lambda b: tree_squares({**params, "b": b}, x, y), (0.2,), 0)
+    np.testing.assert_allclose(g["w"], gw, rtol=1e-6)
+    assert g["b"] == pytest.approx(gb, rel=1e-6)
