@@ -51,7 +51,7 @@ class Compiled:
     ir: ir.Function
     source: str
     path: str
-    entry: object  # the compiled entry (the kernels are inlined into it): what a call returns
+    entry: object  # the compiled entry (both passes in one function): what a call returns
     entry_name: str  # <name>_value_and_grad or <name>_grad
     gradient: object  # the reverse.Gradient (forward and adjoint kernels as IR)
     ir_text: str  # the forward graph as built, printed
@@ -85,12 +85,12 @@ def _thaw(compiled: Compiled) -> None:
 
 @dataclasses.dataclass(eq=False)
 class Generated:
-    """One specialisation's generated module, before compiling: ``jitgrad.backend.numba.compile.load(stem,
-    source, names, inline=names[:2])`` compiles it; ``names[2]`` is the entry."""
+    """One specialisation's generated module, before compiling: ``pipeline.load(stem, source,
+    names)`` compiles it; ``names[-1]`` is the entry (the gradient, one function)."""
 
     stem: str
     source: str
-    names: list  # forward kernel, adjoint kernel, entry
+    names: list  # the module's functions, the entry last
     assume_sizes: bool  # whether ``graph_ir`` begins with size checks (see `_sizes_hold`)
     ir: ir.Function
     gradient: object
@@ -399,8 +399,8 @@ class GradFunction:
         """Build, transform, emit and compile for ``types``. Given the call's ``args``, a build
         whose size assumptions they break is not compiled: the general one is, at once."""
         g = self.generate(types, assume_sizes, examples=() if args is None else (args,))
-        path, fns = pipeline.load(g.stem, g.source, g.names, self.options, inline=g.names[:2])
-        return Compiled(types, g.ir, g.source, path, fns[g.names[2]], g.names[2], g.gradient,
+        path, fns = pipeline.load(g.stem, g.source, g.names, self.options)
+        return Compiled(types, g.ir, g.source, path, fns[g.names[-1]], g.names[-1], g.gradient,
                         g.ir_text, g.graph_ir, g.line_locs, self.options.implementation)
 
     def generate(self, types: tuple, assume_sizes: bool = True, examples=()) -> Generated:
@@ -481,18 +481,24 @@ class GradFunction:
 
     @api_boundary
     def source(self, *args, **kwargs) -> str:
-        """The generated module (forward, adjoint and entry), for the last call or for example
-        arguments; ``source("forward")`` or ``source("adjoint")`` gives one function."""
+        """The generated module, for the last call or for example arguments. Its gradient is
+        one function, the forward pass then the adjoint pass: ``source("forward")`` or
+        ``source("adjoint")`` gives that part of it (from its ``# --`` line), ``source("entry")``
+        the whole function."""
         part = None
         if args and isinstance(args[0], str) and args[0] in ("forward", "adjoint", "entry"):
             part, args = args[0], args[1:]
         compiled = self._for(args, kwargs)
         if part is None:
             return compiled.source
-        name = {"forward": compiled.gradient.forward.name, "adjoint": compiled.gradient.adjoint.name,
-                "entry": compiled.entry_name}[part]
         blocks = compiled.source.split("\n\n\n")
-        return next(b for b in blocks if b.startswith(f"def {name}(")) + "\n"
+        entry = next(b for b in blocks if b.startswith(f"def {compiled.entry_name}(")) + "\n"
+        if part == "entry":
+            return entry
+        start = entry.index(f"# -- {part} pass")
+        start = entry.rindex("\n", 0, start) + 1
+        end = entry.find("    # -- adjoint pass") if part == "forward" else len(entry)
+        return entry[start:end]
 
     @api_boundary
     def ir(self, *args, **kwargs) -> str:

@@ -134,8 +134,8 @@ def _kernel(key: str):
                 raise JitgradError(f"jitgrad.dask: kernel {key} was not registered on this "
                                    "worker (is the client connected to this scheduler?)")
             stem, source, names = spec
-            _, fns = pipeline.load(stem, source, names, inline=names[:2])
-            entry = _KERNELS[key] = fns[names[2]]
+            _, fns = pipeline.load(stem, source, names)
+            entry = _KERNELS[key] = fns[names[-1]]
             STATS["loaded"] += 1
     return entry
 

@@ -146,12 +146,16 @@ def optimise_kernel(kernel: ir.Kernel) -> None:
 
 def lower_gradient(grad: Gradient, signature: str, wrt_names: list[str], options: Options,
                    entry: str = "value_and_grad", single: bool = False):
-    """The module of a gradient: (source, the user's Loc per line, [forward, adjoint, entry]
-    names). ``entry``: "grad", "value_and_grad" or "vjp" (the entry takes the cotangent)."""
+    """The module of a gradient: (source, the user's Loc per line, the names of its
+    functions, the entry last). ``entry``: "grad" or "value_and_grad" (one function, both
+    passes), or "vjp" (forward and adjoint kernels, and the entry that takes the cotangent
+    and calls them: ``load(..., inline=names[:-1])``)."""
     backend = options.implementation
     source, line_locs = backend.emit_module(grad, signature, wrt_names, entry=entry,
                                             single=single, parallel=options.parallel)
-    names = [grad.forward.name, grad.adjoint.name, backend.entry_name(grad, entry)]
+    names = [backend.entry_name(grad, entry)]
+    if entry == "vjp":
+        names = [grad.forward.name, grad.adjoint.name] + names
     return source, line_locs, names
 
 

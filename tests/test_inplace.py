@@ -79,10 +79,9 @@ def test_alias_of_argument_leaves_caller_array_alone():
 def test_saved_versions_have_their_own_names():
     """The adjoint reads p before and after `p /= 2` under two names."""
     grad = jitgrad.grad(F.exp_then_halve)
-    grad(np.ones(3))
-    head = next(ln for ln in grad.source("adjoint").splitlines() if ln.startswith("def "))
-    params = head[head.index("(") + 1:head.index(")")].split(", ")
-    assert len(params) == len(set(params)), head
+    np.testing.assert_allclose(grad(np.ones(3)), np.ones(3))  # d/dx sum(log(e^x / 2))
+    saved = [p.name for p in grad._last.gradient.adjoint.params]
+    assert len(saved) == len(set(saved)), saved
 
 
 def write_into_view(x):

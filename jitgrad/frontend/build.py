@@ -165,7 +165,7 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
         raise JitgradError(f"{src.qualname} takes {len(names)} arguments, got {len(arg_types)}")
     copied: set[str] = set()
     while True:
-        namer = Namer(reserved=src.names | {"np", "_rt", "_value", "_saved", "_"})
+        namer = Namer(reserved=src.names | {"np", "_rt", "_value", "_saved", "_aux", "_"})
         gb = GraphBuilder(namer, assume_sizes)
         gb.new_arrays = True
         params, owners, grouped = [], [], []  # a tree argument: one parameter per leaf

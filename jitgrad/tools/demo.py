@@ -65,7 +65,7 @@ def main(epochs: int = 5, batch: int = 32) -> None:
     print(f"finite-difference check: worst relative error {worst:.1e}")
     print("\nits graph, one typed operation per line:\n")
     print(step.ir())
-    print("\nthe generated adjoint (step.source() has the forward pass and the entry too):\n")
+    print("\nthe generated adjoint pass (step.source() has the forward pass before it):\n")
     print(step.source("adjoint"))
     dot = step.graph()
     print(f"the graph as DOT text: {dot.count('[label=')} nodes, {dot.count('->')} edges "

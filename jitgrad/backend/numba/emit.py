@@ -267,7 +267,7 @@ class _Writer:
             if v not in filled:
                 continue
             if e.prim not in REDUCE_INIT:
-                self.line(indent, f"{filled[v]} = {_alloc('empty', shape, v.type.kind)}")
+                self.line(indent, f"{filled[v]} = {lowering.allocation('empty', shape, v.type.kind)}")
                 continue
             init = REDUCE_INIT[e.prim]
             if e.prim != "sum":  # NumPy: no maximum or minimum of nothing
@@ -367,13 +367,13 @@ class _Writer:
         elif prim == "count_tick":
             self.line(indent, f"{a[0]} += 1")
         elif prim == "count_max":
-            self.line(indent, f"{out} = max({a[0]}, {a[1]})")
+            self.line(indent, f"{out} = _rt.larger({a[0]}, {a[1]})")
         elif prim == "reserve":  # the check inline: a call per inner loop costs more
             self.line(indent, f"if {a[1]} + {a[2]} > {a[0]}.shape[0]:")
             self.line(indent + 1, f"{out} = _rt.reserve({a[0]}, {a[1]}, {a[2]})")
         elif prim == "trip_count":
             if a[2] == "1":
-                self.line(indent, f"{out} = max(0, {a[1]} - {a[0]})")
+                self.line(indent, f"{out} = _rt.larger(0, {a[1]} - {a[0]})")
             else:
                 self.line(indent, f"{out} = _rt.trip_count({a[0]}, {a[1]}, {a[2]})")
 
@@ -382,11 +382,12 @@ class _Writer:
         or an array of scalars of the saved kind."""
         tape, count = e.outs
         if e.params.get("flat"):
-            self.line(indent, f"{tape.name} = np.empty({a[0]}, np.float64)")
+            self.line(indent, f"{tape.name} = {lowering.allocation('empty', a[0])}")
         elif e.params["ndim"]:
             self.line(indent, f"{tape.name} = []")
         else:
-            self.line(indent, f"{tape.name} = np.empty({a[0]}, {_DTYPES[e.params['kind']]})")
+            self.line(indent, f"{tape.name} = "
+                              f"{lowering.allocation('empty', a[0], e.params['kind'])}")
         self.line(indent, f"{count.name} = 0")
 
     def push_eqn(self, e: Eqn, a: list[str], indent: int):
@@ -586,18 +587,64 @@ class _Writer:
         if self.parallel:  # each chunk loop's body as a function of its own (`parallel.py`)
             emit_parallel.outline_chunks(self.lines, self.locs, start, k.name)
 
+    def gradient(self, grad: Gradient, name: str, wrt_names: list[str], *, with_value: bool,
+                 single: bool):
+        """The gradient as one function: the forward pass, then the adjoint pass reading the
+        forward's saved values by name. One function is compiled once: Numba inlining two
+        kernels into an entry took a fifth of a gradient's compile time (twice its Python
+        passes) and over half of a long straight-line kernel's."""
+        fwd, adj = grad.forward, grad.adjoint
+        n = len(fwd.params)
+        handover = [Eqn("assign", [param], [ret], {}, None)
+                    for ret, param in zip(fwd.returns[1:], adj.params[n:])
+                    if not (isinstance(ret, Var) and ret.name == param.name)]
+        value, grads = fwd.returns[0], adj.returns
+        self.count_uses(Kernel(name, list(fwd.params),
+                               Block(fwd.body.stmts + handover + adj.body.stmts),
+                               [value, *grads], aux=list(fwd.aux)))
+        start = len(self.lines)
+        what = "the gradient" if single else "the gradients"
+        aux_note = " (with aux, as JAX returns it)" if fwd.aux else ""
+        self.line(0, f"def {name}({', '.join(p.name for p in fwd.params)}):")
+        self.line(1, f'"""{"The value and " if with_value else ""}'
+                     f'{what if with_value else what[0].upper() + what[1:]} with respect to '
+                     f'{", ".join(wrt_names)}{aux_note}: the forward pass, then the adjoint '
+                     'pass."""')
+        self.line(1, "# -- forward pass: the value, and what the adjoint pass reads")
+        self.last_loc = None
+        self.block(fwd.body, 1)
+        # The adjoint pass may assign the names these are held in (a loop's carried values
+        # restored from their tape): what is returned of the forward pass is taken here.
+        kept = []
+        if with_value:
+            kept.append(("_value", [value]))
+        if fwd.aux:
+            kept.append(("_aux", fwd.aux))
+        for held, atoms in kept:
+            parts = [atom_source(a) for a in atoms]
+            text = parts[0] if held == "_value" else f"({', '.join(parts)}{',' * (len(parts) == 1)})"
+            self.line(1, f"{held} = {text}")
+        self.line(1, "# -- adjoint pass: derivatives, from the value back to the arguments")
+        self.last_loc = None
+        if handover:  # saved values the adjoint knows by other names
+            self.block(Block(handover), 1)
+        self.block(adj.body, 1)
+        gs = [atom_source(g) for g in grads]
+        result = gs[0] if single else f"({', '.join(gs)}{',' if len(gs) == 1 else ''})"
+        if fwd.aux:  # JAX's conventions: grad gives (g, aux), value_and_grad ((value, aux), g)
+            self.line(1, f"return (_value, _aux), {result}" if with_value
+                      else f"return {result}, _aux")
+        else:
+            self.line(1, f"return _value, {result}" if with_value else f"return {result}")
+        self.line(0, "")
+        self.line(0, "")
+        if self.parallel:
+            emit_parallel.outline_chunks(self.lines, self.locs, start, name)
 
-
-_DTYPES = {"f": "np.float64", "i": "np.int64", "b": "np.bool_"}
 
 # The equations `_Writer.eqn` hands to `_Writer.store_eqn` and `_Writer.counter_eqn`.
 _STORES = {"assign", "iadd", "setitem", "add_at", "zero_at"}
 _COUNTERS = {"loop_index", "count_reset", "count_tick", "count_max", "reserve", "trip_count"}
-
-
-def _alloc(how: str, shape: str, kind: str) -> str:
-    """A new array: float64 ones through `runtime` (compiled once per machine)."""
-    return f"_rt.{how}({shape})" if kind == "f" else f"np.{how}({shape}, {_DTYPES[kind]})"
 
 
 def _nest_args(e: Eqn, here: list, dims: tuple, idx: list[str], element: dict) -> list[str]:
@@ -640,33 +687,25 @@ def emit_module(grad: Gradient, signature: str, wrt_names: list[str], *,
     w.line(0, "")
     n = len(grad.forward.params)
     w.nonneg = nonnegative_ints([grad.forward.body, grad.adjoint.body])
-    w.kernel(grad.forward, "Forward pass: the function's value, then what the adjoint reads.",
-             n, saved_out=True)
-    w.kernel(grad.adjoint, "Adjoint pass: gradients of the value with respect to "
-                           f"{', '.join(wrt_names)}.", n, saved_out=False)
-    params = ", ".join(p.name for p in grad.forward.params)
-    sep = ", " if params else ""
-    aux = grad.forward.aux
-    unpack = "_value, _saved, _aux" if aux else "_value, _saved"
-    if entry == "vjp":
-        w.line(0, f"def {entry_name(grad, entry)}({params}{sep}_ct):")
+    name = entry_name(grad, entry)
+    if entry == "vjp":  # two kernels: `jitgrad.vjp` runs the forward pass alone first
+        n = len(grad.forward.params)
+        w.kernel(grad.forward, "Forward pass: the function's value, then what the adjoint "
+                               "reads.", n, saved_out=True)
+        w.kernel(grad.adjoint, "Adjoint pass: gradients of the value with respect to "
+                               f"{', '.join(wrt_names)}.", n, saved_out=False)
+        params = ", ".join(p.name for p in grad.forward.params)
+        sep = ", " if params else ""
+        unpack = "_value, _saved, _aux" if grad.forward.aux else "_value, _saved"
+        w.line(0, f"def {name}({params}{sep}_ct):")
         w.line(1, '"""Both passes in one compiled call: the value, and the cotangent _ct '
-                  f'pulled back to {", ".join(wrt_names)}{" (then aux)" if aux else ""}."""')
+                  f'pulled back to {", ".join(wrt_names)}'
+                  f'{" (then aux)" if grad.forward.aux else ""}."""')
         w.line(1, f"{unpack} = {grad.forward.name}({params})")
         w.line(1, f"return _value, {grad.adjoint.name}({params}{sep}_saved + (_ct,))"
-                  + (", _aux" if aux else ""))
-        return "\n".join(w.lines) + "\n", w.locs
-    with_value = entry == "value_and_grad"
-    grads = f"{grad.adjoint.name}({params}{sep}_saved){'[0]' if single else ''}"
-    what = "the gradient" if single else "the gradients"
-    w.line(0, f"def {entry_name(grad, entry)}({params}):")
-    w.line(1, f'"""Both passes in one compiled call: {"the value and " if with_value else ""}'
-              f'{what}{" (with aux, as JAX returns it)" if aux else ""}."""')
-    w.line(1, f"{unpack} = {grad.forward.name}({params})")
-    if aux:  # JAX's conventions: grad gives (g, aux), value_and_grad ((value, aux), g)
-        w.line(1, f"return (_value, _aux), {grads}" if with_value else f"return {grads}, _aux")
+                  + (", _aux" if grad.forward.aux else ""))
     else:
-        w.line(1, f"return _value, {grads}" if with_value else f"return {grads}")
+        w.gradient(grad, name, wrt_names, with_value=entry == "value_and_grad", single=single)
     return "\n".join(w.lines) + "\n", w.locs
 
 

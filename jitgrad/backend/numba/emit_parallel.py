@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import re
 
+from jitgrad.backend.numba.lowering import allocation
 from jitgrad.core.ir import Eqn
 
 # The chunk operations of `transforms.parallel`'s rewrite, written by `write_eqn`.
@@ -30,10 +31,10 @@ def write_eqn(w, e: Eqn, a: list[str], indent: int) -> None:
         w.line(indent, f"{out} = {expr}")
     elif e.prim == "parts_alloc":
         if e.ins:
-            w.line(indent, f"{out} = np.zeros(({p['n']},) + {a[0]}.shape)")
+            shape = f"({p['n']},) + {a[0]}.shape"
+            w.line(indent, f"{out} = {allocation('zeros', shape)}")
         else:
-            dtype = "np.float64" if p["kind"] == "f" else "np.int64"
-            w.line(indent, f"{out} = np.zeros({p['n']}, {dtype})")
+            w.line(indent, f"{out} = {allocation('zeros', str(p['n']), p['kind'])}")
     elif e.prim == "reuse":  # a work array allocated once per chunk, refilled per iteration
         w.line(indent, f"{out} = {a[0]}")
         if p["fill"] is not None:
@@ -45,7 +46,7 @@ def write_eqn(w, e: Eqn, a: list[str], indent: int) -> None:
         w.line(indent + 1, f"{a[0]} += {a[1]}[{p['name']}]")
     elif e.prim == "parts_max":
         w.line(indent, f"for {p['name']} in range({p['n']}):")
-        w.line(indent + 1, f"{a[0]} = max({a[0]}, {a[1]}[{p['name']}])")
+        w.line(indent + 1, f"{a[0]} = _rt.larger({a[0]}, {a[1]}[{p['name']}])")
     else:
         raise AssertionError(e.prim)
 

@@ -44,9 +44,14 @@ def shape_src(items: list[str]) -> str:
     return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
 
 
-def dtype_src(p) -> str:
-    """Source of the NumPy dtype of an allocation's ``kind`` parameter (float by default)."""
-    return {"f": "np.float64", "i": "np.int64", "b": "np.bool_"}[p.get("kind", "f")]
+_KIND_SUFFIX = {"f": "", "i": "_int", "b": "_bool"}
+
+
+def allocation(how: str, shape: str, kind: str = "f") -> str:
+    """Source of a new array: ``how`` is empty, zeros or ones, ``shape`` the source of an int
+    or a shape tuple, ``kind`` f, i or b. Through `runtime` (compiled once per machine), never
+    an inline ``np.empty``: Numba compiles those anew in every process."""
+    return f"_rt.{how}{_KIND_SUFFIX[kind]}({shape})"
 
 
 def identity_copy(a, p, t):
@@ -179,12 +184,13 @@ LOWER: dict[str, Callable] = {
     "take_add": lambda a, p, t: f"_rt.take_add_{'vector' if t[0].ndim == 1 else 'rows'}("
                                 f"{a[0]}, {a[1]}, {a[2]})",
     # new arrays
-    "zeros": lambda a, p, t: f"np.zeros({shape_src(a)}, {dtype_src(p)})",
-    "ones": lambda a, p, t: f"np.ones({shape_src(a)}, {dtype_src(p)})",
-    "empty": lambda a, p, t: f"np.empty({shape_src(a)}, {dtype_src(p)})",
-    "zeros_like": lambda a, p, t: f"np.zeros_like({a[0]}, np.float64)" if t[0].ndim else "0.0",
-    "ones_like": lambda a, p, t: f"np.ones_like({a[0]}, np.float64)" if t[0].ndim else "1.0",
-    "full": lambda a, p, t: f"np.full({shape_src(a[1:])}, {a[0]})",
+    "zeros": lambda a, p, t: allocation("zeros", shape_src(a), p.get("kind", "f")),
+    "ones": lambda a, p, t: allocation("ones", shape_src(a), p.get("kind", "f")),
+    "empty": lambda a, p, t: allocation("empty", shape_src(a), p.get("kind", "f")),
+    "zeros_like": lambda a, p, t: allocation("zeros", f"{a[0]}.shape") if t[0].ndim else "0.0",
+    "ones_like": lambda a, p, t: allocation("ones", f"{a[0]}.shape") if t[0].ndim else "1.0",
+    "full": lambda a, p, t: f"_rt.full({shape_src(a[1:])}, {a[0]})"
+    if t[0].kind == "f" else f"np.full({shape_src(a[1:])}, {a[0]})",
     "copy": lambda a, p, t: f"{a[0]}.copy()" if t[0].ndim else a[0],
     "stack": _stack,
     "concatenate": lambda a, p, t: f"np.concatenate(({', '.join(a)},), axis={p['axis']})",

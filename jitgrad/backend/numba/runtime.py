@@ -188,24 +188,76 @@ def signdet(a):
     return np.linalg.slogdet(a)[0]
 
 
+# Allocations. Numba compiles every inline ``np.empty``/``np.zeros``/``np.zeros_like`` form
+# anew in each process (30-250 ms each, a third of a small gradient's compile); these are
+# compiled once per machine (`warm` compiles the common shapes ahead of use). The generated
+# code names them through `lowering.allocation`: ``_rt.<how>[_int|_bool](shape)``.
+
 @jit
 def empty(shape):
-    """``np.empty(shape)`` (float64). Allocations go through here and `zeros` because Numba
-    compiles every inline ``np.empty``/``np.zeros`` form anew in each process (30-100 ms
-    each); these are compiled once per machine."""
+    """``np.empty(shape)`` (float64)."""
     return np.empty(shape)
 
 
 @jit
+def empty_int(shape):
+    """``np.empty(shape, np.int64)``."""
+    return np.empty(shape, np.int64)
+
+
+@jit
+def empty_bool(shape):
+    """``np.empty(shape, np.bool_)``."""
+    return np.empty(shape, np.bool_)
+
+
+@jit
 def zeros(shape):
-    """``np.zeros(shape)`` (float64); see `empty`."""
+    """``np.zeros(shape)`` (float64)."""
     return np.zeros(shape)
 
 
 @jit
+def zeros_int(shape):
+    """``np.zeros(shape, np.int64)``."""
+    return np.zeros(shape, np.int64)
+
+
+@jit
+def zeros_bool(shape):
+    """``np.zeros(shape, np.bool_)``."""
+    return np.zeros(shape, np.bool_)
+
+
+@jit
+def ones(shape):
+    """``np.ones(shape)`` (float64)."""
+    return np.ones(shape)
+
+
+@jit
+def ones_int(shape):
+    """``np.ones(shape, np.int64)``."""
+    return np.ones(shape, np.int64)
+
+
+@jit
+def ones_bool(shape):
+    """``np.ones(shape, np.bool_)``."""
+    return np.ones(shape, np.bool_)
+
+
+@jit
 def full(shape, value):
-    """``np.full(shape, value)`` (float64); see `empty`."""
+    """``np.full(shape, value)`` (float64)."""
     return np.full(shape, value)
+
+
+@jit
+def larger(a, b):
+    """``max(a, b)`` of two integers (a counter's high-water mark, a trip count): Numba's
+    builtin ``max`` inline is an overload compiled anew in each process, this once."""
+    return max(a, b)
 
 
 @jit
