@@ -11,8 +11,12 @@ positions of its differentiable arguments), every measurement is made in a fresh
 program, and makes the data, before its clock starts:
 
 1. **jitgrad cold**: the wall time of ``jitgrad.grad(f, wrt, parallel)(*args)`` (building
-   the gradient and its first call), with an empty temporary ``JITGRAD_CACHE_DIR`` and
-   ``NUMBA_CACHE_DIR`` (so jitgrad's runtime helpers are compiled too).
+   the gradient and its first call), with an empty temporary ``JITGRAD_CACHE_DIR``. Its
+   ``NUMBA_CACHE_DIR`` holds only jitgrad's runtime, made ready once per run by ``python -m
+   jitgrad warm`` in a process of its own (as on a machine where jitgrad was installed and
+   its demo or ``warm`` run; its time is in the header), copied into each cold process's
+   empty folder. With ``--runtime cold`` the folder is empty too: the first gradient ever
+   made on a machine, which compiles the runtime helpers it calls as well.
 2. **Numba cold**: the first call of ``numba.njit(f)(*args)`` (``parallel=True`` for the
    ``prange`` program), in another fresh process. A function Numba does not compile gets
    "—" and its error in the notes. **ratio** = jitgrad cold / Numba cold; the median and
@@ -50,6 +54,7 @@ import datetime
 import json
 import os
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -136,13 +141,27 @@ def child(spec):
     print(json.dumps(out))
 
 
-def _child_env(tmp):
+def _child_env(tmp, runtime_cache=None):
+    """The environment of a child whose caches live in ``tmp``; ``runtime_cache``: a Numba
+    cache folder holding jitgrad's warmed runtime, copied in first."""
     env = dict(os.environ)
     for k, v in CHILD_DEFAULTS.items():
         env.setdefault(k, v)
     env["JITGRAD_CACHE_DIR"] = os.path.join(tmp, "jitgrad")
     env["NUMBA_CACHE_DIR"] = os.path.join(tmp, "numba")
+    if runtime_cache is not None:
+        shutil.copytree(runtime_cache, env["NUMBA_CACHE_DIR"])
     return env
+
+
+def warm_runtime(folder, timeout):
+    """``python -m jitgrad warm`` with ``NUMBA_CACHE_DIR=folder``: its wall time in seconds
+    and its last line of output."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=folder)
+    start = time.time()
+    proc = subprocess.run([sys.executable, "-m", "jitgrad", "warm"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout, check=True)
+    return time.time() - start, proc.stdout.strip().splitlines()[-1]
 
 
 def run_child(spec, env, timeout):
@@ -171,11 +190,11 @@ def run_child(spec, env, timeout):
 # --------------------------------------------------------------------------------------
 
 
-def measure_program(name, timeout, check):
+def measure_program(name, timeout, check, runtime_cache=None):
     """One set of fresh processes for program ``name``: ``{measurement: child output}``."""
     runs = {}
     with tempfile.TemporaryDirectory(prefix="jitgrad-cold-") as tmp:
-        env = _child_env(tmp)
+        env = _child_env(tmp, runtime_cache)
         runs["cold"] = run_child({"kind": "jitgrad", "program": name, "check": check}, env,
                                  timeout)
         if runs["cold"]["status"] == "ok":
@@ -188,13 +207,13 @@ def measure_program(name, timeout, check):
     return runs
 
 
-def measure_all(names, timeout, reps):
+def measure_all(names, timeout, reps, runtime_cache=None):
     """``{name: [runs of each repetition]}``; repetition r starts at the r-th program."""
     results = {name: [] for name in names}
     for r in range(reps):
         for name in names[r % len(names):] + names[:r % len(names)]:
             _say(f"[rep {r + 1}/{reps}] {name} ...")
-            runs = measure_program(name, timeout, check=r == 0)
+            runs = measure_program(name, timeout, check=r == 0, runtime_cache=runtime_cache)
             results[name].append(runs)
             _say("    " + ", ".join(f"{k} {_brief(v)}" for k, v in runs.items()))
             check = runs["cold"].get("check")
@@ -312,7 +331,8 @@ def notes(rows):
 
 DEFINITIONS = (
     "jitgrad cold: `jitgrad.grad(f, wrt, parallel)(*args)` in a fresh process with an empty "
-    "JITGRAD_CACHE_DIR and NUMBA_CACHE_DIR, imports and data before the clock. Numba cold: the "
+    "JITGRAD_CACHE_DIR and a NUMBA_CACHE_DIR holding jitgrad's runtime only (see runtime "
+    "above), imports and data before the clock. Numba cold: the "
     "first `numba.njit(f)(*args)` call (`parallel=True` for `prange`), likewise. warm: a fresh "
     "process on the caches the cold one filled, from its start to its first gradient (less "
     "making the data), and its `jitgrad.grad(f, ...)(*args)` call alone (loading the cached "
@@ -326,7 +346,7 @@ def _load(load):
     return "/".join(f"{x:.2f}" for x in load)
 
 
-def header(command, started, load_start, reps, timeout):
+def header(command, started, load_start, reps, timeout, runtime_note):
     from bench import report
 
     env = report.environment(command, threads="env", peer_versions={}, tape=None,
@@ -349,15 +369,17 @@ def header(command, started, load_start, reps, timeout):
         (f"- versions: Python {env['python']}, NumPy {env['numpy']}, Numba {env['numba']}, "
          f"jitgrad {env['jitgrad']}{git}"),
         f"- children: {settings}; timeout {timeout:g} s per process; {sets}",
+        f"- runtime: {runtime_note}",
         f"- {DEFINITIONS}",
     ])
 
 
-def report_text(command, started, load_start, names, results, reps, timeout):
+def report_text(command, started, load_start, names, results, reps, timeout, runtime_note):
     from bench.cold_programs import PROGRAMS
 
     rows = {name: summarise(results[name]) for name in names}
-    parts = [header(command, started, load_start, reps, timeout), "", table(rows, PROGRAMS)]
+    parts = [header(command, started, load_start, reps, timeout, runtime_note), "",
+             table(rows, PROGRAMS)]
     extra = notes(rows)
     if extra:
         parts += ["", "Notes:", "", extra]
@@ -375,6 +397,9 @@ def parse_args(argv):
                     help="seconds per child process (default 300)")
     ap.add_argument("--reps", type=int, default=1,
                     help="fresh-process sets per program, median (default 1)")
+    ap.add_argument("--runtime", choices=("warm", "cold"), default="warm",
+                    help="warm (default): jitgrad's runtime made ready once (python -m "
+                         "jitgrad warm) before the cold processes; cold: compiled in each")
     ap.add_argument("--no-save", action="store_true", help="print only, write no file")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -394,9 +419,20 @@ def main(argv=None):
     command = "python -m bench.cold_start" + "".join(" " + shlex.quote(a) for a in argv)
     started = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
     load_start = os.getloadavg()
-    results = measure_all(args.names, args.timeout, args.reps)
+    with tempfile.TemporaryDirectory(prefix="jitgrad-runtime-") as runtime_cache:
+        if args.runtime == "warm":
+            _say("python -m jitgrad warm ...")
+            seconds, said = warm_runtime(runtime_cache, args.timeout)
+            runtime_note = (f"made ready once by `python -m jitgrad warm` in {seconds:.1f} s "
+                            f"(\"{said}\"), then copied into each cold process's empty "
+                            "NUMBA_CACHE_DIR")
+        else:
+            runtime_cache = None
+            runtime_note = ("cold (`--runtime cold`): each cold process compiles the runtime "
+                            "helpers it calls")
+        results = measure_all(args.names, args.timeout, args.reps, runtime_cache)
     text = report_text(command, started, load_start, args.names, results, args.reps,
-                       args.timeout)
+                       args.timeout, runtime_note)
     print(text)
     if not args.no_save:
         stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")

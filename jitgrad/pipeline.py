@@ -171,6 +171,12 @@ def load(stem: str, source: str, names: list[str], options: Options = DEFAULT, i
                                  parallel=options.parallel)
 
 
+def warm(report=None, options: Options = DEFAULT) -> int:
+    """Compile the backend's runtime ahead of use (``python -m jitgrad warm``, the demo):
+    the number of signatures made ready; ``report(name, seconds)`` hears of each."""
+    return options.implementation.warm(report)
+
+
 def compile_plain(fn, options: Options = DEFAULT):
     """A user's plain function compiled by the backend as it is (`jitgrad.vmap` maps it)."""
     return options.implementation.compile_plain(fn)

@@ -28,11 +28,12 @@ import inspect
 import os
 import re
 import sys
+import time
 import traceback
 
 import numpy as np
 
-from jitgrad import api
+from jitgrad import api, pipeline
 from jitgrad.core.errors import TRACEBACK_ENV, JitgradError
 
 COMMANDS = {
@@ -41,6 +42,8 @@ COMMANDS = {
     "ir": "print the function's graph, one typed operation per line, with its source lines",
     "check": "compare the gradient with central finite differences on random arguments",
     "graph": "print the graph as Graphviz DOT, or draw it with -o g.svg (needs Graphviz)",
+    "warm": "compile jitgrad's runtime for this machine once (the demo does too), so that a "
+            "new gradient's first call compiles only its own code",
 }
 
 
@@ -207,7 +210,7 @@ def _parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=summary, description=summary)
         p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                        help="on an error, print the Python traceback (jitgrad's frames too)")
-        if name == "demo":
+        if name in ("demo", "warm"):
             continue
         p.add_argument("target", help="path/to/file.py:function")
         p.add_argument("--sig", required=True, help='argument types, e.g. "f64[:,:], f64[:]"')
@@ -251,6 +254,12 @@ def _run(ns) -> int:
         from jitgrad.tools import demo
 
         demo.main()
+        return 0
+    if ns.command == "warm":
+        start = time.perf_counter()
+        n = pipeline.warm()
+        print(f"jitgrad's runtime: {n} signatures ready in Numba's cache "
+              f"({time.perf_counter() - start:.1f} s)")
         return 0
     g, args = _gradient(ns)
     if ns.command == "show":

@@ -18,6 +18,14 @@ def load(stem, source, names, inline=(), parallel=False):
 # What a call needs to know about compiled entries (`api.GradFunction`).
 
 
+def warm(report=None) -> int:
+    """Make the runtime's common signatures ready in Numba's disk cache (`runtime.warm`):
+    once per machine, then a new gradient's first call compiles only its own code."""
+    from jitgrad.backend.numba import runtime
+
+    return runtime.warm(report)
+
+
 def prepare_parallel() -> None:
     """Before a parallel build's first launch: choose Numba's threading layer
     (`compile.choose_threading_layer`), unless the user did or the layer has launched."""
@@ -46,4 +54,4 @@ is_compile_error = _compile_module.is_compile_error  # (error) -> Numba could no
 
 __all__ = ["batch_loop", "compile_plain", "compiles", "drop_disk_cache", "emit_kernel", "emit_module", "entry_name", "freeze",
            "is_cache_damage", "is_compile_error", "load", "missing_dependency", "prepare_parallel",
-           "thaw"]
+           "thaw", "warm"]

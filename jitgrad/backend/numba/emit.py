@@ -373,7 +373,8 @@ class _Writer:
             self.line(indent + 1, f"{out} = _rt.reserve({a[0]}, {a[1]}, {a[2]})")
         elif prim == "trip_count":
             if a[2] == "1":
-                self.line(indent, f"{out} = _rt.larger(0, {a[1]} - {a[0]})")
+                stop = a[1] if a[0] == "0" else f"{a[1]} - {a[0]}"
+                self.line(indent, f"{out} = _rt.nonnegative({stop})")
             else:
                 self.line(indent, f"{out} = _rt.trip_count({a[0]}, {a[1]}, {a[2]})")
 

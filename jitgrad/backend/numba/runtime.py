@@ -254,6 +254,13 @@ def full(shape, value):
 
 
 @jit
+def nonnegative(n):
+    """``max(0, n)`` of an integer (a loop's trip count); see `larger`. One argument: a
+    literal ``0`` passed in would make Numba compile (and cache) a signature per constant."""
+    return max(0, n)
+
+
+@jit
 def larger(a, b):
     """``max(a, b)`` of two integers (a counter's high-water mark, a trip count): Numba's
     builtin ``max`` inline is an overload compiled anew in each process, this once."""
@@ -693,3 +700,57 @@ def __getattr__(name):
     if lowering.lowered_by_default(name) and primitives.PRIMITIVES[name].elementwise:
         return getattr(np, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# --------------------------------------------------------------------------- warming
+# What `warm` compiles: the argument types generated code passes most (float64 arrays of rank
+# 1 and 2, C order; int64 sizes and shape tuples). A signature not here is compiled on its
+# first use and then cached like these.
+
+def _warm_examples():
+    f1, f2 = np.ones(2), np.ones((2, 2))
+    i1 = np.ones(2, np.int64)
+    shapes = (2, (2,), (2, 2), (2, 2, 2))
+    calls = [(fn, (s,)) for fn in (empty, empty_int, empty_bool, zeros, zeros_int, zeros_bool,
+                                   ones) for s in shapes]
+    calls += [(full, (s, 1.0)) for s in shapes[1:]]
+    calls += [(larger, (1, 2)), (nonnegative, (1,)), (same_size, (1, 1)), (nonempty, (1,)),
+              (trip_count, (0, 2, 1)), (reserve, (f1, 1, 1)), (reserve, (i1, 1, 1)),
+              (grow, (f1,)), (grow, (i1,)), (reshape, (f2, (4,))), (reshape, (f1, (2, 1))),
+              (sum_to, (f2, np.ones((1, 2)))), (sum_to, (f2, f2)), (sum_to, (f1, f1)),
+              (broadcast_like, (f1, f2)), (broadcast_like, (1.0, f1)),
+              (broadcast_like, (1.0, f2)), (sum_axis, (f2, 0, (2,))),
+              (sum_axis, (f2, 1, (2,))), (max_axis, (f2, 1, (2,)))]
+    for fn in (inv, det, cholesky, logabsdet, signdet):
+        calls.append((fn, (f2 + np.eye(2),)))
+    calls += [(solve, (f2 + np.eye(2), f1)), (solve, (f2 + np.eye(2), f2))]
+    for name in _UNARY:
+        calls += [(globals()[name], (f1,)), (globals()[name], (f2,))]
+    for name in _BINARY:
+        fn = globals()[name]
+        calls += [(fn, (f1, f1)), (fn, (f2, f2)), (fn, (1.0, f1)), (fn, (f1, 1.0)),
+                  (fn, (1.0, f2)), (fn, (f2, 1.0)), (fn, (f2, f1))]
+    calls += [(where, (f1 > 0, f1, 1.0)), (where, (f2 > 0, f2, 1.0)),
+              (where, (f2 > 0, f2, f2))]
+    return calls
+
+
+_UNARY = ("neg", "exp", "log", "sqrt", "tanh", "sin", "cos", "abs", "square", "log1p")
+_BINARY = ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "gt", "lt")
+
+
+def warm(report=None) -> int:
+    """Compile the helpers for the argument types generated code passes most, or load them
+    from Numba's disk cache: a machine pays this once (``python -m jitgrad warm``, and the
+    demo, run it), so a new gradient's first call compiles only its own code. Returns how
+    many signatures it made ready; ``report(name, seconds)`` hears of each."""
+    import time
+
+    n = 0
+    for fn, args in _warm_examples():
+        start = time.perf_counter()
+        fn(*args)
+        n += 1
+        if report is not None:
+            report(getattr(fn, "__name__", str(fn)), time.perf_counter() - start)
+    return n

@@ -1,0 +1,90 @@
+"""What keeps a first call cheap to compile (issue #24; the times are in bench/cold_start.py):
+generated code allocates through the runtime, whose helpers Numba compiles once per machine
+(`runtime.warm` makes the common ones ready), never with an inline ``np.empty``/``np.zeros``
+form that Numba compiles anew in every process; and a gradient is one function."""
+
+import math
+import re
+
+import numba
+import numpy as np
+import parallel_fns as P
+import pytest
+from fd import numeric_grad
+
+import jitgrad
+from bench import problems
+from jitgrad import pipeline
+from jitgrad.backend.numba import runtime
+
+# Inline forms that Numba compiles anew in each process (30-250 ms each on a first call).
+INLINE_ALLOCATION = re.compile(r"np\.(empty|zeros|ones|full)(_like)?\(|[^._\w]max\(0, ")
+
+
+def loop_with_tape(w, x):
+    h = 0.0
+    total = 0.0
+    for t in range(x.shape[0]):
+        h = np.tanh(w * h + x[t])
+        z = np.zeros(3)
+        z[1] = h
+        total += h * h + np.sum(z * z)
+    return total
+
+
+def fresh_recurrence(w, x):  # compiled only by the warm test below
+    h = 0.0
+    total = 0.0
+    for t in range(x.shape[0]):
+        h = math.sin(w * h - x[t])
+        total += h * x[t]
+    return total
+
+
+CASES = [  # (function, arguments, wrt, parallel)
+    (loop_with_tape, (0.5, np.linspace(-1.0, 1.0, 7)), (0, 1), False),
+    (problems.gmm_nll, problems.make_gmm(n=20, d=3, K=4), (0, 1, 2), False),
+    (P.rowwise_logsumexp, (np.linspace(-1.0, 1.0, 40).reshape(10, 4), np.ones(4) * 0.3),
+     (0, 1), True),
+]
+
+
+@pytest.mark.parametrize("k", range(len(CASES)))
+def test_generated_code_allocates_through_the_runtime(k):
+    fn, args, wrt, parallel = CASES[k]
+    g = jitgrad.value_and_grad(fn, wrt=wrt, parallel=parallel)
+    value, grads = g(*args)
+    source = g.source()
+    code = "\n".join(line.split("#")[0] for line in source.splitlines())
+    assert not INLINE_ALLOCATION.findall(code), INLINE_ALLOCATION.findall(code)
+    assert "_rt.empty(" in code or "_rt.zeros(" in code
+    assert value == pytest.approx(fn(*args), rel=1e-12)
+    for k_arg, got in zip(wrt, grads):
+        ref = numeric_grad(fn, args, k_arg)
+        np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-7)
+
+
+def test_a_gradient_module_is_one_function_with_both_passes():
+    g = jitgrad.grad(loop_with_tape, wrt=(0, 1))
+    g(*CASES[0][1])
+    defs = re.findall(r"^def (\w+)\(", g.source(), re.MULTILINE)
+    assert defs == ["loop_with_tape_grad"]
+    assert g.source("forward").lstrip().startswith("# -- forward pass")
+    assert g.source("adjoint").lstrip().startswith("# -- adjoint pass")
+
+
+def test_warm_makes_the_runtime_ready_and_generated_code_then_compiles_no_helper():
+    n = pipeline.warm()
+    assert n > 100
+    for name in ("empty", "zeros", "larger", "nonnegative", "add", "mul"):
+        assert getattr(runtime, name).signatures, name
+    # after warm, a new gradient's first call compiles its own function and no runtime helper
+    before = {name: len(fn.signatures) for name, fn in vars(runtime).items()
+              if isinstance(fn, numba.core.registry.CPUDispatcher)}
+    g = jitgrad.grad(fresh_recurrence, wrt=(0, 1))
+    x = np.linspace(-1.0, 1.0, 5)
+    np.testing.assert_allclose(g(0.25, x)[1], numeric_grad(fresh_recurrence, (0.25, x), 1),
+                               rtol=1e-6, atol=1e-9)
+    after = {name: len(fn.signatures) for name, fn in vars(runtime).items()
+             if isinstance(fn, numba.core.registry.CPUDispatcher)}
+    assert after == before
