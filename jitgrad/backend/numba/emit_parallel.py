@@ -39,6 +39,8 @@ def write_eqn(w, e: Eqn, a: list[str], indent: int) -> None:
         w.line(indent, f"{out} = {a[0]}")
         if p["fill"] is not None:
             w.line(indent, f"{out}[{', '.join([':'] * e.outs[0].type.ndim)}] = {p['fill']}")
+    elif e.prim == "parts_set" and e.ins[2].type.ndim:  # see `runtime.put_part`
+        w.line(indent, f"_rt.put_part({a[0]}, {a[1]}, {a[2]})")
     elif e.prim == "parts_set":
         w.line(indent, f"{a[0]}[{a[1]}] = {a[2]}")
     elif e.prim == "parts_add":  # in chunk order: the same sum at any thread count

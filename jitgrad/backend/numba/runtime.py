@@ -268,6 +268,17 @@ def larger(a, b):
 
 
 @jit
+def put_part(parts, chunk, part):
+    """``parts[chunk] = part`` for a chunk's partial gradient (``parts`` C-contiguous, from
+    `zeros`, ``part`` of its row's shape), as a loop: Numba's array assignment builds its
+    shape-mismatch message from str and repr, 1.7 s of compile in every process that uses it."""
+    row = parts[chunk].ravel()  # a view: the row of a C-contiguous array
+    flat = np.ascontiguousarray(part).ravel()
+    for k in range(flat.size):
+        row[k] = flat[k]
+
+
+@jit
 def nonempty(n):
     """Before a max or min over ``n`` values: NumPy has no maximum of nothing either."""
     if n == 0:
