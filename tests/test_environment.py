@@ -2,8 +2,10 @@
 
 SciPy is simulated missing in a fresh process (Numba keeps the matrix-product code it compiled
 earlier in a process, without asking for SciPy again) by putting ``None`` in ``sys.modules`` for
-the module Numba imports for BLAS, so that ``import`` raises ModuleNotFoundError; a fresh cache
-folder makes Numba compile (a warm disk cache would load machine code without asking for SciPy).
+the module Numba imports for BLAS, so that ``import`` raises ModuleNotFoundError. The product
+runs in `runtime.matmul`, which a warm Numba cache loads without asking for SciPy (the process
+then aborted at the call): jitgrad checks for SciPy before loading such a module
+(`runtime.require_scipy`), so the message comes whether the runtime's cache is warm or not.
 """
 
 from __future__ import annotations

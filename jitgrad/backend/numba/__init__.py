@@ -11,7 +11,12 @@ from jitgrad.backend.numba.emit import emit_kernel, emit_module, entry_name
 
 
 def load(stem, source, names, inline=(), parallel=False):
-    """Compile a module (`compile.load`): (its path, {name: compiled function})."""
+    """Compile a module (`compile.load`): (its path, {name: compiled function}). A module
+    whose products or linear algebra need SciPy, which is missing, is refused first
+    (`runtime.require_scipy`)."""
+    from jitgrad.backend.numba import runtime
+
+    runtime.require_scipy(source)
     return _compile_module.load(stem, source, names, inline=list(inline), parallel=parallel)
 
 

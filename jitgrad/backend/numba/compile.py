@@ -47,10 +47,36 @@ CACHE_FORMAT = "jg3"
 
 
 def jit(fn):
-    """``numba.njit(cache=True)``, or the function itself under ``JITGRAD_DISABLE_JIT=1``."""
+    """``numba.njit(cache=True)`` for a runtime helper, or the function itself under
+    ``JITGRAD_DISABLE_JIT=1``.
+
+    Called from compiled code, a Numba function is compiled for its arguments' types as the
+    caller has them, constants as literals: ``_rt.zeros((n, 1))`` and ``_rt.larger(0, n)``
+    would each get a signature of their own per constant, compiled in a first call and never
+    made ready by `runtime.warm`. A helper's calls are typed without literals instead
+    (``(int64, int64)``; a tuple of ints as ``UniTuple(int64, k)``), which Numba reaches from
+    the literal by a safe conversion."""
     if DISABLE_JIT:
         return fn
-    return numba.njit(cache=True, error_model=ERROR_MODEL)(fn)
+    dispatcher = numba.njit(cache=True, error_model=ERROR_MODEL)(fn)
+    typed = dispatcher.get_call_template
+
+    def get_call_template(args, kws):
+        return typed([_unliteral(a) for a in args], {k: _unliteral(v) for k, v in kws.items()})
+
+    dispatcher.get_call_template = get_call_template
+    return dispatcher
+
+
+def _unliteral(t):
+    """``t`` without literal types, a tuple's items too (a tuple of one item type becomes a
+    ``UniTuple``)."""
+    if isinstance(t, numba.core.types.BaseTuple) and not isinstance(t, numba.core.types.NamedTuple):
+        items = [_unliteral(x) for x in t]
+        if items and all(x == items[0] for x in items):
+            return numba.core.types.UniTuple(items[0], len(items))
+        return numba.core.types.Tuple(items) if items else t
+    return numba.core.types.unliteral(t)
 
 
 def vectorize(fn):

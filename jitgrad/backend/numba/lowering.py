@@ -158,8 +158,9 @@ LOWER: dict[str, Callable] = {
     if p["axis"] is None else f"_rt.choose_share({a[0]}, {a[1]}, {p['axis']})",
     "argsort": lambda a, p, t: f"np.argsort({a[0]}, kind='mergesort')",
     # linear algebra
-    "matmul": lambda a, p, t: f"{a[0]} @ {a[1]}" if t[0].ndim + t[1].ndim > 2
-    else f"np.dot({a[0]}, {a[1]})",
+    # products through the runtime: Numba's BLAS wrappers compile for 0.5-2 s in each process
+    "matmul": lambda a, p, t: f"_rt.matmul({a[0]}, {a[1]})" if t[0].ndim + t[1].ndim > 2
+    else f"_rt.dot({a[0]}, {a[1]})",
     "inv": _linalg("inv"), "solve": _linalg("solve"), "det": _linalg("det"),
     "cholesky": _linalg("cholesky"),
     "logabsdet": _linalg("logabsdet"), "signdet": _linalg("signdet"),
@@ -189,6 +190,12 @@ LOWER: dict[str, Callable] = {
     "empty": lambda a, p, t: allocation("empty", shape_src(a), p.get("kind", "f")),
     "zeros_like": lambda a, p, t: allocation("zeros", f"{a[0]}.shape") if t[0].ndim else "0.0",
     "ones_like": lambda a, p, t: allocation("ones", f"{a[0]}.shape") if t[0].ndim else "1.0",
+    # through the runtime: NumPy's forms took 0.3-1.2 s to compile in each process
+    "eye": lambda a, p, t: f"_rt.eye({a[0]})",
+    "arange": lambda a, p, t: f"_rt.arange({a[0]}, {a[1]}, {a[2]})"
+    if all(x.kind == "i" for x in t) else f"np.arange({a[0]}, {a[1]}, {a[2]})",
+    "outer": lambda a, p, t: f"_rt.outer({a[0]}, {a[1]})"
+    if all(x.kind == "f" for x in t) else f"np.outer({a[0]}, {a[1]})",
     "full": lambda a, p, t: f"_rt.full({shape_src(a[1:])}, {a[0]})"
     if t[0].kind == "f" else f"np.full({shape_src(a[1:])}, {a[0]})",
     "copy": lambda a, p, t: f"{a[0]}.copy()" if t[0].ndim else a[0],

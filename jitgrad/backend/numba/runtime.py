@@ -16,12 +16,13 @@ per machine where this module defines one, else (a primitive lowered as NumPy's 
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
 from jitgrad.backend.numba import lowering
-from jitgrad.backend.numba.compile import jit, vectorize
-from jitgrad.core.errors import SizesDiffer
+from jitgrad.backend.numba.compile import SCIPY_MISSING, jit, vectorize
+from jitgrad.core.errors import MissingDependencyError, SizesDiffer
 from jitgrad.prims import primitives
 
 
@@ -158,6 +159,37 @@ def broadcast_like(g, like):
 # every generated module.
 
 
+# The helpers that call BLAS or LAPACK, which Numba finds through SciPy when they first run: a
+# helper loaded from the disk cache never asks for SciPy while compiling, and without SciPy
+# the process would abort at the call (`require_scipy` refuses the module first).
+USES_SCIPY = ("matmul", "dot", "inv", "solve", "det", "cholesky", "logabsdet", "signdet")
+
+
+def require_scipy(source: str) -> None:
+    """Raise `MissingDependencyError` (one line, with the fix) when ``source`` calls a helper
+    of `USES_SCIPY` and SciPy's BLAS or LAPACK cannot be imported."""
+    if not re.search(r"\b_rt\.(" + "|".join(USES_SCIPY) + r")\(", source):
+        return
+    try:
+        import scipy.linalg.cython_blas
+        import scipy.linalg.cython_lapack  # noqa: F401
+    except ImportError:
+        raise MissingDependencyError(SCIPY_MISSING) from None
+
+
+@jit
+def matmul(a, b):
+    """``a @ b`` (a matrix among them): Numba's BLAS wrappers take 0.5-2 s to compile in each
+    process; here once per machine and layout."""
+    return a @ b
+
+
+@jit
+def dot(a, b):
+    """``np.dot(a, b)`` of two vectors, or of a number and an array; see `matmul`."""
+    return np.dot(a, b)
+
+
 @jit
 def inv(a):
     return np.linalg.inv(a)
@@ -258,6 +290,37 @@ def nonnegative(n):
     """``max(0, n)`` of an integer (a loop's trip count); see `larger`. One argument: a
     literal ``0`` passed in would make Numba compile (and cache) a signature per constant."""
     return max(0, n)
+
+
+@jit
+def eye(n):
+    """``np.eye(n)``; see the allocations above (Numba's own took 0.6 s in each process)."""
+    out = np.zeros((n, n))
+    for k in range(n):
+        out[k, k] = 1.0
+    return out
+
+
+@jit
+def arange(start, stop, step):
+    """``np.arange(start, stop, step)`` of integers (0.3 s in each process as NumPy's)."""
+    n = trip_count(start, stop, step)
+    out = np.empty(n, np.int64)
+    for k in range(n):
+        out[k] = start + k * step
+    return out
+
+
+@jit
+def outer(x, y):
+    """``np.outer(x, y)`` of float vectors, as loops (NumPy's took 1.2 s in each process)."""
+    xf = x.ravel()
+    yf = y.ravel()
+    out = np.empty((xf.size, yf.size))
+    for i in range(xf.size):
+        for j in range(yf.size):
+            out[i, j] = xf[i] * yf[j]
+    return out
 
 
 @jit
@@ -735,6 +798,13 @@ def _warm_examples():
     for fn in (inv, det, cholesky, logabsdet, signdet):
         calls.append((fn, (f2 + np.eye(2),)))
     calls += [(solve, (f2 + np.eye(2), f1)), (solve, (f2 + np.eye(2), f2))]
+    fortran = np.asfortranarray(f2 + np.eye(2))  # what cholesky and inv return
+    for fn in (inv, det, cholesky, logabsdet, signdet):
+        calls.append((fn, (fortran,)))
+    calls += [(solve, (fortran, f1)), (solve, (fortran, f2)), (eye, (2,)), (arange, (0, 2, 1)),
+              (outer, (f1, f1)), (dot, (f1, f1))]
+    for a in (f2, fortran):  # C-ordered arrays and transposes (F-ordered views)
+        calls += [(matmul, (a, f2)), (matmul, (f2, a)), (matmul, (a, f1)), (matmul, (f1, a))]
     for name in _UNARY:
         calls += [(globals()[name], (f1,)), (globals()[name], (f2,))]
     for name in _BINARY:
