@@ -81,6 +81,14 @@ REAL_CASES = [
     case(F.cdist_sum, N(4, 3), N(3, 3)),
     case(F.rk4_decay, N(4), U(0.5, 2.0)),
     case(F.leapfrog_oscillator, N(), N(), U(0.5, 2.0)),
+    # statements real code uses (issue #25)
+    case(F.huber_loss, away(0.2, 3.0, 6), U(0.5, 1.5),
+         accept=lambda r, d: np.min(np.abs(np.abs(r) - d)) > 0.05),
+    case(F.softplus_checked, N(5), U(0.5, 2.0)),
+    case(F.newton_sqrt, U(0.5, 4.0), U(0.5, 2.0)),
+    case(F.gaussian_loglik_try, N(), N(6)),
+    case(F.activation_loss, N(5, 3), N(3), "tanh"),
+    case(F.penalised_fit, points=_regression()),
 ]
 
 # Functions the tape cannot run (math.* converts a Tensor with float()).

@@ -383,3 +383,64 @@ def leapfrog_oscillator(q0, p0, w):
         q = q + dt * p
         p = p - 0.5 * dt * w * w * q
     return q * q + p * p
+
+
+# ---- statements real code uses (issue #25): raise, assert, try, string switches ---------------
+
+
+def huber_loss(r, delta):
+    if delta <= 0.0:
+        raise ValueError("delta must be positive")
+    a = np.abs(r)
+    quad = 0.5 * r * r
+    lin = delta * (a - 0.5 * delta)
+    return np.sum(np.where(a <= delta, quad, lin))
+
+
+def softplus_checked(x, beta):
+    assert x.ndim == 1, "x must be a vector"
+    assert beta > 0.0, "beta must be positive"
+    return np.sum(np.log1p(np.exp(beta * x)) / beta)
+
+
+def newton_sqrt(a, x0):
+    x = x0
+    for _ in range(8):
+        if x <= 0.0:
+            raise RuntimeError("Newton iterate left the domain")
+        x = 0.5 * (x + a / x)
+    return x
+
+
+def gaussian_loglik_try(mu, x):
+    try:
+        r = x - mu
+        ll = -0.5 * np.sum(r * r)
+    except FloatingPointError:
+        ll = -np.inf
+    return ll
+
+
+def activation_loss(x, w, kind):
+    z = x @ w
+    if kind == "relu":
+        h = np.maximum(z, 0.0)
+    elif kind == "tanh":
+        h = np.tanh(z)
+    elif kind == "softplus":
+        h = np.log1p(np.exp(z))
+    else:
+        raise ValueError("unknown activation: " + "expected relu, tanh or softplus")
+    return np.sum(h * h)
+
+
+def penalised_fit(w, x, y, penalty="l2"):
+    r = x @ w - y
+    loss = np.mean(r * r)
+    if penalty == "l2":
+        loss = loss + 0.1 * np.sum(w * w)
+    elif penalty == "l1":
+        loss = loss + 0.1 * np.sum(np.abs(w))
+    elif penalty != "none":
+        raise ValueError("penalty must be 'l1', 'l2' or 'none'")
+    return loss

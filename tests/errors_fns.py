@@ -14,9 +14,9 @@ def masked_sum(x):
 
 
 def with_try(x):
-    try:  # marker: try
-        return x
-    except ValueError:
+    try:
+        return 1.0 / x  # marker: try (a division may raise: refused)
+    except ZeroDivisionError:
         return x
 
 

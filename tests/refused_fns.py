@@ -20,11 +20,19 @@ LABEL = "weights"  # a global string
 
 
 def uses_try(x):
-    try:  # refused: try
-        y = x * 2.0
-    except ValueError:
+    try:
+        y = 1.0 / x  # refused: try (the division may raise ZeroDivisionError)
+    except ZeroDivisionError:
         y = x
     return y
+
+
+def try_around_a_call(x):
+    try:
+        y = np.linalg.inv(x)  # refused: try-call
+    except np.linalg.LinAlgError:
+        y = x
+    return np.sum(y)
 
 
 def uses_with(x):
@@ -43,10 +51,51 @@ def uses_string_argument(x):
     return np.sum(x.astype(kind))
 
 
+class DomainError(ValueError):
+    pass
+
+
 def uses_raise(x):
     if x > 0.0:
-        raise ValueError  # refused: raise
+        raise DomainError("x must not be positive")  # refused: raise
     return x
+
+
+def reraises(x):
+    if x > 0.0:
+        raise  # refused: bare-raise  # noqa: PLE0704
+    return x
+
+
+def raise_with_runtime_message(x):
+    if x > 0.0:
+        raise ValueError(f"x = {x} must not be positive")  # refused: raise-message
+    return x
+
+
+def raises_every_iteration(x):
+    total = 0.0
+    for i in range(3):  # refused: raise-every-iteration
+        total += x * i
+        raise ValueError("not converged")
+    return total
+
+
+def _always_raises(x):
+    raise RuntimeError("unreachable in a good run")
+
+
+def calls_raising_helper_in_branch(x):
+    y = x
+    if x > 0.0:
+        y = _always_raises(x)  # refused: raising-helper
+    return y
+
+
+def string_against_number(x, mode):
+    if mode == x:  # refused: string-vs-number
+        return x
+    return 2.0 * x
 
 
 def uses_nested_def(x):

@@ -38,6 +38,8 @@ BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
 CMPOPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
            ast.Eq: operator.eq, ast.NotEq: operator.ne}
 BREAK, CONTINUE, RETURNED, RETVAL = "%break", "%continue", "%returned", "%retval"
+# set once a `raise` ran on this path: the rest of the block is never reached
+RAISED = "%raised"
 
 
 def base(name: str) -> str:

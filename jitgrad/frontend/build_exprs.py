@@ -59,6 +59,8 @@ class Expressions:
     def expr_Constant(self, node):
         if isinstance(node.value, (bool, int, float)) or node.value in (None, Ellipsis):
             return node.value
+        if isinstance(node.value, str):  # a switch's value (the fence allows it only there)
+            return node.value
         raise UnsupportedError(f"the constant {node.value!r} is not supported", self.loc(node))
 
     def lookup(self, name, node):
@@ -200,6 +202,11 @@ class Expressions:
         left = self.expr(node.left)
         result = True
         for op, right_node in zip(node.ops, node.comparators):
+            if isinstance(left, str) and isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)):
+                left = self.string_switch(left, op, self.expr(right_node), node)
+                if left is False or len(node.ops) == 1:
+                    return left
+                raise UnsupportedError("a chained comparison of strings", self.loc(node))
             fn = CMPOPS.get(type(op))
             if fn is None:
                 raise UnsupportedError(f"the comparison {type(op).__name__}", self.loc(node))
@@ -208,6 +215,19 @@ class Expressions:
             result = c if result is True else self.logical("and", result, c, node)
             left = right
         return result
+
+    def string_switch(self, left: str, op, right, node) -> bool:
+        """``mode == "fast"``, ``mode in ("a", "b")``: a string argument is a constant of the
+        build, so the comparison is decided while building."""
+        if isinstance(op, (ast.In, ast.NotIn)):
+            if not (isinstance(right, tuple) and all(isinstance(r, str) for r in right)):
+                raise UnsupportedError("`in` with a string: compare with a tuple of constant "
+                                       'strings, `mode in ("a", "b")`', self.loc(node))
+            return (left in right) == isinstance(op, ast.In)
+        if not isinstance(right, str):
+            raise UnsupportedError(f"comparing the string {left!r} with a value that is not a "
+                                   "string", self.loc(node))
+        return (left == right) == isinstance(op, ast.Eq)
 
     def logical(self, kind, a, b, node):
         if not isinstance(a, Sym) and not isinstance(b, Sym):
@@ -463,6 +483,8 @@ class Expressions:
         saved_loc = self.gb.loc
         try:
             result = callee.run_body()
+            self.refuse_raise_on_every_path(callee.env, node, "inlined call (a function that "
+                                            "always raises, called under a run-time condition)")
         except JitgradError as e:
             raise e.with_during(f"building {src.qualname}, called at "
                                 f"{self.loc(node).short()}")

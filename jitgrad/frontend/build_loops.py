@@ -500,6 +500,7 @@ class Loops:
                 body, env_end = self.in_block(run, env)
             finally:
                 self.in_loop = saved_in_loop
+            self.refuse_raise_on_every_path(env_end, stmt, "iteration of this loop")
             return {"body": body, "env_end": env_end}
 
         self.gb.loc = self.src.loc(stmt)
@@ -566,6 +567,7 @@ class Loops:
                 body, env_end = self.in_block(lambda: self.build_stmts(stmt.body), env_c)
             finally:
                 self.in_loop = saved_in_loop
+            self.refuse_raise_on_every_path(env_end, stmt, "iteration of this loop")
             return {"cond_block": cond_block, "cond": holder["cond"], "body": body,
                     "env_end": env_end}
 

@@ -34,6 +34,7 @@ class GraphBuilder:
     def __init__(self, namer: Namer, assume_sizes: bool = False):
         self.namer = namer
         self.block = Block()
+        self.root = self.block  # the function's own block: what runs on every call
         self.loc: Loc | None = None
         # Size assumptions (see `assume_same_sizes`): when on, two argument axes that broadcast
         # against each other are taken to be the same size, and the pairs are kept in

@@ -171,6 +171,8 @@ LOWER: dict[str, Callable] = {
     "same_size": lambda a, p, t: f"_rt.same_size({a[0]}, {a[1]})",
     "size": lambda a, p, t: f"{a[0]}.size",
     "unpack_count": lambda a, p, t: f"_rt.unpack_count({a[0]}, {a[1]})",
+    "raise_error": lambda a, p, t: f"raise {p['exc']}" if p["msg"] is None
+    else f"raise {p['exc']}({p['msg']!r})",
     # indexing
     "getitem": _getitem,
     "setitem": lambda a, p, t: index_source(a[0], p["index_spec"], a[2:]),
