@@ -89,11 +89,29 @@ REAL_CASES = [
     case(F.gaussian_loglik_try, N(), N(6)),
     case(F.activation_loss, N(5, 3), N(3), "tanh"),
     case(F.penalised_fit, points=_regression()),
+    # arrays and indexing real code uses (issue #25)
+    case(F.mlp_inplace_activations, N(3, 4), N(4, 2), N(5, 3), N(5, 2)),
+    case(F.softmax_cross_entropy, N(3, 4), N(5, 3), np.array([0, 3, 3, 1, 2]), wrt=(0, 1)),
+    case(F.nll_take_along_axis, N(5, 3), np.array([2, 0, 1, 1, -1])),
+    case(F.label_smoothing_ce, N(4, 3), np.array([2, 0, 1, 2]), U(0.05, 0.2)),
+    case(F.smooth_l1, N(6), N(6), U(0.5, 1.5),
+         accept=lambda p, t, b: np.min(np.abs(np.abs(p - t) - b)) > 0.05),
+    case(F.clipped_relu_energy, away(0.1, 2.0, 7), U(-0.5, -0.2), U(0.8, 1.2),
+         accept=lambda x, lo, hi: np.min(np.abs(x - lo)) > 0.05 and np.min(np.abs(x - hi)) > 0.05),
+    case(F.nan_safe_mse, N(6), points=lambda rng: [
+        (rng.normal(size=6), np.where(np.arange(6) % 3 == 0, np.nan, rng.normal(size=6)))
+        for _ in range(2)], wrt=(0,)),
+    case(F.sparse_sgd_step, N(6), np.array([4, 1, 4, 0]), N(4)),
+    case(F.scatter_rows, N(5, 3), np.array([3, 0, 3]), N(3, 3)),
+    case(F.bilinear_attention, N(3, 4), N(5, 4), N(5, 4)),
+    case(F.quadratic_form_einsum, N(3), N(3, 3)),
 ]
 
 # Functions the tape cannot run (math.* converts a Tensor with float()).
 TAPE_REFUSES = {"global_term_structure", "black_scholes_vector", "binomial_american_put",
                 "asian_mc", "nbody_energy", "gmm_nll", "student_t_nll", "ewma_variance",
-                "pairwise_kde"}
+                "pairwise_kde",
+                # out= and np.full of a tensor: the tape cannot record them
+                "mlp_inplace_activations", "label_smoothing_ce"}
 
 assert len({c.name for c in REAL_CASES}) == len(REAL_CASES)

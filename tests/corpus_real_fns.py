@@ -444,3 +444,87 @@ def penalised_fit(w, x, y, penalty="l2"):
     elif penalty != "none":
         raise ValueError("penalty must be 'l1', 'l2' or 'none'")
     return loss
+
+
+# ---- arrays and indexing real code uses (issue #25): out=, masks, index arrays, einsum -------
+
+
+def mlp_inplace_activations(W1, W2, X, y):
+    H = X @ W1
+    np.maximum(H, 0, out=H)  # scikit-learn's inplace_relu
+    out = H @ W2
+    np.tanh(out, out=out)
+    return np.mean((out - y) ** 2)
+
+
+def softmax_cross_entropy(W, X, y):
+    n = X.shape[0]
+    z = X @ W
+    z = z - np.max(z, axis=1, keepdims=True)
+    p = np.exp(z)
+    p /= np.sum(p, axis=1, keepdims=True)
+    eps = np.finfo(np.float64).eps
+    return -np.mean(np.log(np.maximum(p[np.arange(n), y], eps)))
+
+
+def nll_take_along_axis(logits, y):
+    logp = logits - np.log(np.sum(np.exp(logits), axis=1, keepdims=True))
+    return -np.mean(np.take_along_axis(logp, y[:, None], axis=1))
+
+
+def label_smoothing_ce(logits, y, eps):
+    n, c = logits.shape
+    t = np.full((n, c), eps / (c - 1))
+    np.put_along_axis(t, y[:, None], 1.0 - eps, axis=1)
+    z = logits - logits.max(axis=1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    return -np.mean(np.sum(t * logp, axis=1))
+
+
+def smooth_l1(pred, target, beta):
+    diff = np.abs(pred - target)
+    loss = np.empty_like(diff)
+    small = diff < beta
+    loss[small] = 0.5 * diff[small] ** 2 / beta
+    loss[~small] = diff[~small] - 0.5 * beta
+    return loss.mean()
+
+
+def clipped_relu_energy(x, lo, hi):
+    y = x.copy()
+    y[y < 0.0] = 0.0
+    inside = (x > lo) & (x < hi)
+    outside = ~inside | (x > 10.0)
+    return np.sum(y[inside] ** 2) + 0.5 * np.sum(x[outside] ** 2) / np.size(x)
+
+
+def nan_safe_mse(pred, target):
+    ok = np.isfinite(target) & ~np.isnan(pred)
+    assert np.any(ok), "no finite targets"
+    r = pred[ok] - target[ok]
+    return np.sum(r * r) / np.sum(ok)
+
+
+def sparse_sgd_step(w, idx, g):
+    w_new = w.copy()
+    w_new[idx] -= 0.1 * g  # a repeated index keeps one update, as NumPy applies it
+    return np.sum(w_new ** 2 * np.arange(1.0, w.shape[0] + 1))
+
+
+def scatter_rows(table, idx, rows):
+    t = table.copy()
+    t[idx] = rows
+    return np.sum(np.tanh(t) * t)
+
+
+def bilinear_attention(q, k, v):
+    scores = np.einsum("nd,md->nm", q, k) / np.sqrt(q.shape[1])
+    scores = scores - scores.max(axis=1, keepdims=True)
+    w = np.exp(scores)
+    w = w / w.sum(axis=1, keepdims=True)
+    out = np.einsum("nm,md->nd", w, v)
+    return np.sum(np.einsum("nd,nd->n", out, q))
+
+
+def quadratic_form_einsum(x, A):
+    return np.einsum("i,ij,j->", x, A, x) + np.einsum("ii", A @ A.T)

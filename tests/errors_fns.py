@@ -10,7 +10,7 @@ def mismatched(W, x):
 
 
 def masked_sum(x):
-    return np.sum(x[x > 0.0])  # marker: mask
+    return np.sum(x[x[:, None] > 0.0])  # marker: mask (a mask of another rank: refused)
 
 
 def with_try(x):

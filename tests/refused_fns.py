@@ -258,7 +258,7 @@ def fancy_index(x, idx):
 
 
 def boolean_index(x):
-    return np.sum(x[x > 0.0])  # refused: bool-index
+    return np.sum(x[x[:, None] > 0.0])  # refused: bool-index
 
 
 def global_array(x):
@@ -469,40 +469,37 @@ def reads_a_dict(params):
     return params["w"] * 2.0  # refused: dict-key
 
 
-def picks_one_per_row(logp, y):
-    n = logp.shape[0]
-    return -np.sum(logp[np.arange(n), y])  # refused: pairs
-
-
-def masked_write(x):
+def masked_write_rank3(x):
     y = x.copy()
     y[y < 0.0] = 0.0  # refused: mask-write
     return np.sum(y)
 
 
-def masked_update(x):
+def uses_einsum_ellipsis(a, b):
+    return np.sum(np.einsum("...ij,...jk->...ik", a, b))  # refused: einsum
+
+
+def uses_einsum_diagonal(a):
+    return np.sum(np.einsum("iii->i", a))  # refused: einsum-diagonal
+
+
+def take_along_without_axis_rank(logp, y):
+    return np.sum(np.take_along_axis(logp, y, axis=1))  # refused: take-along
+
+
+def put_along_into_a_view(a, idx):
+    b = a.copy()
+    np.put_along_axis(b[1:], idx, 0.0, axis=1)  # refused: put-along
+    return np.sum(b)
+
+
+def bitwise_and_array(x, idx):
+    return np.sum(x[idx & 1])  # refused: bitwise
+
+
+def out_into_a_slice(x):
     y = x.copy()
-    y[y > 0.0] += 1.0  # refused: mask-update
-    return np.sum(y)
-
-
-def takes_along_axis(logp, y):
-    return np.sum(np.take_along_axis(logp, y[:, None], axis=1))  # refused: take-along
-
-
-def uses_einsum(a, b):
-    return np.sum(np.einsum("ij,jk->ik", a, b))  # refused: einsum
-
-
-def writes_through_indices(x, idx):
-    y = np.zeros(5)
-    y[idx] = x  # refused: index-write
-    return np.sum(y)
-
-
-def adds_through_indices(x, idx):
-    y = np.zeros(5)
-    y[idx] += x  # refused: index-add
+    np.exp(x[1:], out=y[1:])  # refused: out-slice
     return np.sum(y)
 
 

@@ -190,9 +190,11 @@ BUILT = [
           exc=ShapeError),
     Built("returns_nothing", (1.0,), r"returns nothing \(None\)", "returns-nothing", "def"),
     Built("fancy_index", (V3, np.array([0, 2])), r"indexing with an integer array beside other "
-          r"indices is not supported; one 1-D integer array reads rows", "fancy-index", "idx"),
-    Built("boolean_index", (V3,), r"indexing with a boolean mask is not supported; keep the "
-          r"shape with `np.where\(mask, x, 0.0\)`", "bool-index", "x > 0.0"),
+          r"indices is not supported; one 1-D integer array reads rows \(`x\[idx\]`\), two read "
+          "one entry per pair", "fancy-index", "idx"),
+    Built("boolean_index", (V3,), r"indexing with a boolean mask of rank 2 on an array of rank "
+          r"1 is not supported; keep the shape with `np.where\(mask, x, 0.0\)`", "bool-index",
+          "x[x[:, None]"),
     Built("global_array", (V3,), r"writing into `WEIGHTS`, a global array",
           "global-array", "WEIGHTS"),
     Built("closure", (1.0,), r"the closure variable `scale` of type list", "closure", "scale"),
@@ -253,24 +255,22 @@ BUILT = [
     Built("appends_to_list", (V3,), r"`\.append` on a list is not supported; jitgrad's lists "
           r"have a fixed length: preallocate an array, `out = np\.zeros\(n\)`, and write "
           r"`out\[i\] = v`", "append", "out.append"),
-    Built("picks_one_per_row", (M22, np.array([1, 0])), r"indexing with an integer array beside "
-          r"other indices is not supported;.*`logp\[np\.arange\(n\), y\]`.*loop: `for i in "
-          r"range\(n\): total \+= logp\[i, y\[i\]\]`", "pairs", "np.arange(n)", wrt=0),
-    Built("masked_write", (V3,), r"indexing with a boolean mask is not supported; write "
-          r"`x = np\.where\(mask, value, x\)` instead", "mask-write", "y < 0.0"),
-    Built("masked_update", (V3,), r"indexing with a boolean mask is not supported; write "
-          r"`x = np\.where\(mask, value, x\)`", "mask-update", "y > 0.0"),
-    Built("takes_along_axis", (M22, np.array([1, 0])), r"np\.take_along_axis is not "
-          r"supported; loop over the rows: `for i in range\(n\)", "take-along",
-          "np.take_along_axis"),
-    Built("uses_einsum", (M22, M22), r"np\.einsum is not supported; Numba does not compile it: "
-          r"write the contraction with `@`, np\.tensordot or a loop", "einsum", "np.einsum"),
-    Built("writes_through_indices", (V3, np.array([0, 2, 4])), r"writing through an "
-          r"integer-array index is not supported; write in a loop: `for k in "
-          r"range\(idx\.shape\[0\]\): x\[idx\[k\]\] = v\[k\]`", "index-write", "y[idx]"),
-    Built("adds_through_indices", (V3, np.array([0, 2, 4])), r"writing through an "
-          r"integer-array index is not supported; write in a loop:.*adds up repeated indices",
-          "index-add", "y[idx]"),
+    Built("masked_write_rank3", (np.ones((2, 2, 2)),), r"writing through a boolean mask of "
+          r"rank 3 or more \(of the array's rank\) is not supported; write `x = np\.where\(mask, "
+          r"value, x\)` instead", "mask-write", "y[y < 0.0]"),
+    Built("uses_einsum_ellipsis", (M22, M22), r"np\.einsum with an ellipsis \('\.\.\.'\): write "
+          "the axes out", "einsum", "np.einsum"),
+    Built("uses_einsum_diagonal", (np.ones((2, 2, 2)),), r"np\.einsum with a letter three "
+          r"times in one term \('iii'\): use np\.diagonal", "einsum-diagonal", "np.einsum"),
+    Built("take_along_without_axis_rank", (M22, np.array([1, 0])), r"np\.take_along_axis: the "
+          "index has rank 1, the array rank 2; they must match", "take-along",
+          "np.take_along_axis", ShapeError),
+    Built("put_along_into_a_view", (M22, np.array([[0], [1]])), r"np\.put_along_axis writes into "
+          "an array it must name", "put-along", "np.put_along_axis"),
+    Built("bitwise_and_array", (V3, np.array([0, 1, 2])), r"`&` on integers \(bitwise\) is not "
+          "supported", "bitwise", None),
+    Built("out_into_a_slice", (V3,), r"out= must name an array \(`np\.exp\(x, out=x\)`\)",
+          "out-slice", "y[1:]"),
     Built("matrix_index", (V3, np.zeros((2, 2), dtype=np.int64)), r"indexing with an integer "
           r"array of rank 2 is not supported; one 1-D integer array reads rows", "matrix-index",
           "idx"),

@@ -364,9 +364,9 @@ class Statements:
 
     def write(self, name, node, array, index, value) -> None:
         """``name[index] = value``, in place: a new version of the same storage."""
-        if index[0] == ("a",):
-            raise refused("writing through an integer-array index", "integer-array write",
-                          self.loc(node))
+        if index[0] in (("a",), ("m",), ("p",)):
+            self.write_advanced(name, node, array, index, value)
+            return
         if not isinstance(array, Sym) or array.ndim == 0:
             raise UnsupportedError("item assignment to something that is not an array",
                                    self.loc(node))
@@ -390,6 +390,57 @@ class Statements:
             if isinstance(v, Sym) and v.atom is old:
                 self.env[alias] = out
         self.env[name] = out
+
+    def write_advanced(self, name, node, array, index, value) -> None:
+        """``x[idx] = v``, ``x[mask] = v``, ``a[rows, cols] = v`` (and ``+=``, which reads the
+        entries first, as NumPy does): a loop that writes each position named in turn, as
+        NumPy assigns them (a repeated index keeps the last value written). The loop's writes
+        are ordinary in-place writes, so their adjoints are those of ``x[i] = v``."""
+        if not isinstance(array, Sym) or array.ndim == 0:
+            raise UnsupportedError("item assignment to something that is not an array",
+                                   self.loc(node))
+        if index[0] == ("m",) and index[1][0].ndim == array.ndim and array.ndim > 2:
+            raise refused("writing through a boolean mask of rank 3 or more (of the array's "
+                          "rank)", "mask write", self.loc(node))
+        positions, rows = self.advanced_positions(array, index, node)
+        self.scatter(name, node, array, positions, rows, value)
+
+    def scatter(self, name, node, array, positions, rows: bool, value) -> None:
+        """Write ``value`` into ``name`` (``array``) at ``positions``: its rows (``rows``), or
+        flat positions of its first two axes, one after the other in a loop (a repeated
+        position keeps the last value, as NumPy assigns); a value with one entry per
+        position is checked to have as many."""
+        flat_of_vector = not rows and array.ndim == 1
+        per_item = array.ndim - (1 if rows or flat_of_vector else 2)
+        v_ndim = symbolic.ndim_of(value)
+        if v_ndim > per_item + 1:
+            raise ShapeError(f"the value has rank {v_ndim}; the entries indexed have rank "
+                             f"{per_item + 1}", self.loc(node))
+        tag = f"@{node.lineno}:{node.col_offset}"
+        hidden = {"JGP": f"%positions{tag}", "JGV": f"%values{tag}", "JGM": f"%cols{tag}",
+                  "JGK": f"%k{tag}"}
+        at = "JGP[JGK]" if rows or flat_of_vector else "JGP[JGK] // JGM, JGP[JGK] % JGM"
+        each = "JGV[JGK]" if v_ndim == per_item + 1 else "JGV"
+        text = (f"for JGK in range(JGP.shape[0]):\n    {name}[{at}] = {each}\n")
+        if v_ndim == per_item + 1:
+            text = ("if JGV.shape[0] != JGP.shape[0]:\n    raise ValueError('shape mismatch: "
+                    "the values do not match the entries indexed')\n") + text
+        stmts = ast.parse(text).body
+        for stmt in stmts:
+            for sub in ast.walk(stmt):
+                if isinstance(sub, ast.Name) and sub.id in hidden:
+                    sub.id = hidden[sub.id]
+                if hasattr(sub, "lineno"):
+                    ast.copy_location(sub, node)
+        self.env[hidden["JGP"]] = positions
+        self.env[hidden["JGV"]] = value
+        if not (rows or flat_of_vector):
+            self.env[hidden["JGM"]] = array.shape[1]
+        try:
+            self.build_stmts(stmts)
+        finally:
+            for h in hidden.values():
+                self.env.pop(h, None)
 
     def see_writes(self) -> None:
         """After a call: the names for arrays the callee wrote into hold the new versions."""

@@ -618,6 +618,45 @@ def np_slogdet(a):
     return record("signdet", a), record("logabsdet", a)
 
 
+def np_size(x, axis=None):
+    """``np.size(x)``: the number of entries; with ``axis``, that axis's length."""
+    if not records(x):
+        return np.size(x, axis)
+    if axis is None:
+        return x.size
+    return x.shape[norm_axis(axis, x.ndim, loc_of(x))]
+
+
+def _any_all(which):
+    """``np.any``/``np.all`` (and the methods) of a mask: a count of entries compared with
+    zero (no derivative: the result is a bool)."""
+    def f(x, axis=None, keepdims=False):
+        if not records(x):
+            return getattr(np, which)(x, axis=axis, keepdims=keepdims)
+        if ndim_of(x) == 0:
+            return x != 0  # a scalar: any and all are its truth
+        truth = x if x.dtype.kind == "b" else record("ne", x, 0)
+        if which == "all":
+            truth = record("logical_not", truth)
+        count = np_sum(record("cast", truth, kind="i"), axis, keepdims)
+        return record("gt", count, 0) if which == "any" else record("eq", count, 0)
+    return f
+
+
+def _on_bools(name, op):
+    """``np.bitwise_and`` (``&``), ``bitwise_or``, ``bitwise_xor``, ``invert`` (``~``) of
+    booleans: the logical operation; bitwise on integers is not recorded."""
+    def f(*xs):
+        for x in xs:
+            kind = x.dtype.kind if hasattr(x, "dtype") else np.asarray(x).dtype.kind
+            if kind != "b":
+                raise UnsupportedError(f"`{op}` on integers (bitwise) is not supported; on "
+                                       "booleans (comparisons, masks) it is the logical "
+                                       "operation", loc_of(*xs))
+        return record(name, *xs)
+    return f
+
+
 def _unary(name):
     return lambda x: record(name, x)
 
@@ -635,6 +674,8 @@ NUMPY.update({
     np.greater_equal: _binary("ge"), np.equal: _binary("eq"), np.not_equal: _binary("ne"),
     np.logical_and: _binary("logical_and"), np.logical_or: _binary("logical_or"),
     np.logical_not: _unary("logical_not"),
+    np.bitwise_and: _on_bools("logical_and", "&"), np.bitwise_or: _on_bools("logical_or", "|"),
+    np.bitwise_xor: _on_bools("ne", "^"), np.invert: _on_bools("logical_not", "~"),
     np.abs: _unary("abs"), np.absolute: _unary("abs"), np.fabs: _unary("abs"),
     np.sign: _unary("sign"), np.floor: _unary("floor"), np.ceil: _unary("ceil"),
     np.isnan: _unary("isnan"), np.square: _unary("square"),
@@ -653,6 +694,8 @@ NUMPY.update({
     np.asarray: lambda a, dtype=None: a if records(a) and dtype is None else np_array(a, dtype),
     np.stack: np_stack_axis, np.arange: np_arange, np.linspace: np_linspace,
     np.eye: np_eye, np.isfinite: _unary("isfinite"), np.isinf: _unary("isinf"),
+    np.size: np_size, np.any: _any_all("any"), np.all: _any_all("all"),
+    np.finfo: lambda dtype: np.finfo(dtype),  # its .eps, .tiny, .max: constants (build_exprs)
     np.cbrt: _unary("cbrt"),
     np.arctan2: _binary("arctan2"), np.hypot: _binary("hypot"),
     np.logaddexp: _binary("logaddexp"), np.logaddexp2: _binary("logaddexp2"),
@@ -707,7 +750,7 @@ if hasattr(math, "cbrt"):  # Python 3.11+
 
 if hasattr(np, "row_stack"):
     NUMPY[np.row_stack] = np_vstack
-METHODS.update({"astype": np_cast, "item": lambda x: np_reshape_like(x, 0.0)})
+METHODS.update({"any": _any_all("any"), "all": _any_all("all"), "astype": np_cast, "item": lambda x: np_reshape_like(x, 0.0)})
 # Shape and data movement, products over axes, diagonals, norms: `numpy_shape.py`, which builds
 # on the handlers above and adds its own to NUMPY.
 

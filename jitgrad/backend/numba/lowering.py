@@ -178,6 +178,7 @@ LOWER: dict[str, Callable] = {
     "setitem": lambda a, p, t: index_source(a[0], p["index_spec"], a[2:]),
     "add_at": lambda a, p, t: index_source(a[0], p["index_spec"], a[2:]),
     "take": lambda a, p, t: f"{a[0]}[{a[1]}]",
+    "index_positions": lambda a, p, t: _positions(a, p),
     "take_add": lambda a, p, t: f"_rt.take_add_{'vector' if t[0].ndim == 1 else 'rows'}("
                                 f"{a[0]}, {a[1]}, {a[2]})",
     # new arrays
@@ -193,6 +194,23 @@ LOWER: dict[str, Callable] = {
     "constant": lambda a, p, t: p["name"],
     "stop_gradient": identity_copy,
 }
+
+
+def _positions(a, p) -> str:
+    """The positions an advanced index names, checked (`prims.indexing.index_positions`)."""
+    kind = p["kind"]
+    if kind == "rows":
+        return f"_rt.rows_at({a[0]}, {a[1]}.shape[0])"
+    if kind == "mask":
+        return f"_rt.mask_positions({a[0]}, {a[1]})"
+    if kind == "mask_rows":
+        return f"_rt.mask_rows({a[0]}, {a[1]}.shape[0])"
+    if kind == "pairs":
+        return f"_rt.pair_positions({a[0]}, {a[1]}, {a[2]}.shape[0], {a[2]}.shape[1])"
+    if len(a) == 3:  # np.put_along_axis: the values, of the index's shape
+        return f"_rt.along_positions({a[0]}, _rt.same_shape({a[1]}, {a[0]}, {a[2]}), " \
+            f"{p['axis']})"
+    return f"_rt.along_positions({a[0]}, {a[1]}, {p['axis']})"
 
 
 def default(name: str, a, p, t) -> str:
