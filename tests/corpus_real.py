@@ -105,6 +105,15 @@ REAL_CASES = [
     case(F.scatter_rows, N(5, 3), np.array([3, 0, 3]), N(3, 3)),
     case(F.bilinear_attention, N(3, 4), N(5, 4), N(5, 4)),
     case(F.quadratic_form_einsum, N(3), N(3, 3)),
+    # SciPy functions of arrays (issue #25, item 6)
+    case(F.poisson_nll, N(6, s=0.5), np.array([0.0, 1.0, 3.0, 0.0, 2.0, 5.0]), wrt=(0,)),
+    case(F.dirichlet_logpdf, U(0.5, 3.0, 4), points=lambda rng: [
+        (rng.uniform(0.5, 3.0, 4), rng.dirichlet(np.ones(4))) for _ in range(2)]),
+    case(F.poisson_pmf_factorial, U(0.5, 4.0, 5), np.array([0, 1, 2, 3, 7])),
+    case(F.rosen_gradient_penalty, N(5, s=0.5, m=1.0), tol=1e-4),
+    case(F.logistic_probit_mix, points=_logistic),
+    case(F.gamma_shape_loglik, U(-0.5, 1.0), U(0.2, 3.0, 6)),
+    case(F.dirichlet_expected_log, U(0.5, 3.0, 4), N(4)),
 ]
 
 # Functions the tape cannot run (math.* converts a Tensor with float()).
@@ -112,6 +121,10 @@ TAPE_REFUSES = {"global_term_structure", "black_scholes_vector", "binomial_ameri
                 "asian_mc", "nbody_energy", "gmm_nll", "student_t_nll", "ewma_variance",
                 "pairwise_kde",
                 # out= and np.full of a tensor: the tape cannot record them
-                "mlp_inplace_activations", "label_smoothing_ce"}
+                "mlp_inplace_activations", "label_smoothing_ce",
+                # SciPy's functions: the tape records NumPy's only
+                "poisson_nll", "dirichlet_logpdf",
+                "rosen_gradient_penalty", "logistic_probit_mix", "gamma_shape_loglik",
+                "dirichlet_expected_log"}
 
 assert len({c.name for c in REAL_CASES}) == len(REAL_CASES)

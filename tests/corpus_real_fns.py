@@ -8,6 +8,8 @@ Every function returns a scalar and leaves its arguments alone.
 import math
 
 import numpy as np
+from scipy.optimize import rosen, rosen_der
+from scipy.special import digamma, erf, expit, factorial, gammaln, logsumexp, xlogy
 
 # ---- Python forms: helpers, closures, global arrays ------------------------------------------
 
@@ -528,3 +530,39 @@ def bilinear_attention(q, k, v):
 
 def quadratic_form_einsum(x, A):
     return np.einsum("i,ij,j->", x, A, x) + np.einsum("ii", A @ A.T)
+
+
+# ---- SciPy functions of arrays (issue #25, item 6) ---------------------------------------------
+
+
+def poisson_nll(log_rate, counts):
+    rate = np.exp(log_rate)
+    return np.sum(rate - xlogy(counts, rate) + gammaln(counts + 1.0))
+
+
+def dirichlet_logpdf(alpha, x):
+    return gammaln(np.sum(alpha)) - np.sum(gammaln(alpha)) + np.sum(xlogy(alpha - 1.0, x))
+
+
+def poisson_pmf_factorial(lam, k):
+    return np.sum(k * np.log(lam) - lam - np.log(factorial(k)))
+
+
+def rosen_gradient_penalty(x):
+    return rosen(x) + 1e-3 * np.sum(rosen_der(x) ** 2)
+
+
+def logistic_probit_mix(w, X, y):
+    z = X @ w
+    p = 0.5 * expit(z) + 0.25 * (1.0 + erf(z / math.sqrt(2.0)))
+    return -np.mean(y * np.log(p) + (1.0 - y) * np.log(1.0 - p)) + logsumexp(w) * 0.01
+
+
+def gamma_shape_loglik(log_k, x):
+    k = math.exp(log_k)
+    n = x.shape[0]
+    return (k - 1.0) * np.sum(np.log(x)) - np.sum(x) - n * math.lgamma(k)
+
+
+def dirichlet_expected_log(alpha, w):
+    return np.sum(w * (digamma(alpha) - digamma(np.sum(alpha))))

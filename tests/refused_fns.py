@@ -442,8 +442,8 @@ def broadcast_mismatch(x, y):
     return np.sum(x + y)  # refused: broadcast
 
 
-def math_gamma(x):
-    return math.gamma(x)  # refused: math-gamma
+def math_comb(x, n):
+    return x * math.comb(n, 2)  # refused: math-comb
 
 
 def sinc_ufunc(x):

@@ -210,7 +210,7 @@ BUILT = [
     Built("uses_round", (1.0,), r"calling round is not supported", "round", "round"),
     Built("uses_sorted_builtin", (V3,), r"calling sorted is not supported", "sorted-builtin",
           "sorted"),
-    Built("math_gamma", (1.5,), r"calling math.gamma is not supported", "math-gamma", "math.gamma"),
+    Built("math_comb", (1.5, 4), r"calling math.comb is not supported", "math-comb", "math.comb"),
     Built("sinc_ufunc", (V3 ** 2 + 1.0,), r"np.sinc is not supported", "sinc", "np.sinc"),
     Built("missing_numpy_name", (V3,), r"no_such_function does not exist", "missing-np",
           "np.no_such_function"),

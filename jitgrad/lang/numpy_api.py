@@ -492,6 +492,9 @@ def _entries(arrays, what):
     return arrays
 
 
+np_zeros = _alloc("zeros")
+
+
 def np_concatenate(arrays, axis=0):
     arrays = _entries(arrays, "np.concatenate")
     if not any(records(a) for a in arrays):
@@ -687,7 +690,7 @@ NUMPY.update({
     np.matmul: matmul, np.outer: _binary("outer"),
     np.transpose: np_transpose, np.reshape: np_reshape, np.expand_dims: np_expand_dims,
     np.where: np_where, np.clip: np_clip,
-    np.zeros: _alloc("zeros"), np.ones: _alloc("ones"), np.empty: _alloc("empty"),
+    np.zeros: np_zeros, np.ones: _alloc("ones"), np.empty: _alloc("empty"),
     np.full: np_full, np.zeros_like: _like("zeros_like"), np.ones_like: _like("ones_like"),
     np.copy: np_copy, np.ndim: ndim_of, np.shape: lambda x: x.shape,
     np.empty_like: np_empty_like, np.full_like: np_full_like, np.array: np_array,
@@ -745,8 +748,8 @@ MATH: dict = {
 }
 if hasattr(math, "cbrt"):  # Python 3.11+
     MATH[math.cbrt] = "cbrt"
-# Not here on purpose: math.lgamma and math.gamma, whose derivatives need the digamma
-# function, which neither NumPy nor Numba provides.
+MATH[math.lgamma] = "gammaln"  # their derivatives: digamma, written in `prims.elementwise`
+MATH[math.gamma] = "gamma"
 
 if hasattr(np, "row_stack"):
     NUMPY[np.row_stack] = np_vstack

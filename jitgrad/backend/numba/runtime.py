@@ -22,7 +22,7 @@ import numpy as np
 from jitgrad.backend.numba import lowering
 from jitgrad.backend.numba.compile import jit, vectorize
 from jitgrad.core.errors import SizesDiffer
-from jitgrad.prims import primitives
+from jitgrad.prims import elementwise, primitives
 
 
 @jit
@@ -479,6 +479,12 @@ def _erfc(x):
 
 erf = vectorize(_erf)
 erfc = vectorize(_erfc)
+# The gamma family: the rows' own scalar functions (`prims.elementwise`), compiled.
+gammaln = vectorize(elementwise.lgamma_scalar)
+gamma = vectorize(elementwise.gamma_scalar)
+digamma = vectorize(elementwise.digamma_scalar)
+trigamma = vectorize(elementwise.trigamma_scalar)
+tetragamma = vectorize(elementwise.tetragamma_scalar)
 
 
 @jit
