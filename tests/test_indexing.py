@@ -264,3 +264,59 @@ def test_finfo_size_any_all():
     check(any_all_methods, x, with_tape=False)  # the tape's tensors have no .any()
     with pytest.raises(AssertionError, match="bad input"):
         jitgrad.grad(constants)(np.array([0.5, np.inf, 1.0]))
+
+
+# ----------------------------------------------------------------------------- in loops, branches
+
+
+def loop_scatter(x, idx, v):
+    y = x.copy()
+    for t in range(3):
+        y[idx] += v * y[idx]
+        if t == 1:
+            y[y > 2.0] = 2.0
+    return np.sum(y * y)
+
+
+def branch_scatter(x, idx, a):
+    y = x * 1.0
+    if a > 0.0:
+        y[idx] = a * x[idx]
+    else:
+        y[x < 0.0] *= a
+    return np.sum(y ** 3)
+
+
+def rnn_gather(W, tokens):
+    h = np.zeros(W.shape[1])
+    total = 0.0
+    for t in range(tokens.shape[0]):
+        h = np.tanh(W[tokens[t]] + 0.5 * h)
+        total += np.sum(h[h > 0.0])
+    return total
+
+
+CASES_IN_LOOPS = [
+    (loop_scatter, (np.array([0.3, 1.9, -0.4, 1.2, 0.8]), np.array([0, 2, 0]),
+                    np.array([0.2, -0.1, 0.3]))),
+    (branch_scatter, (np.array([0.3, -1.2, 0.5, 1.1, -0.7]), np.array([4, 1, 4]), 0.7)),
+    (branch_scatter, (np.array([0.3, -1.2, 0.5, 1.1, -0.7]), np.array([4, 1, 4]), -0.7)),
+    (rnn_gather, (RNG.normal(size=(4, 3)), np.array([1, 3, 1, 0, 2]))),
+]
+
+
+@pytest.mark.parametrize(("f", "args"), [pytest.param(f, a, id=f"{f.__name__}-{k}")
+                                         for k, (f, a) in enumerate(CASES_IN_LOOPS)])
+@pytest.mark.parametrize("memory_cap", [None, 256])
+def test_scatters_and_masks_in_loops_and_branches(f, args, memory_cap):
+    """Inside loops (taped, or checkpointed under a memory cap) and branches; the Hessian
+    (forward over reverse) against differences of the tape's gradient."""
+    wrt = float_positions(args)
+    grads = jitgrad.grad(f, wrt=wrt, memory_cap=memory_cap)(*args)
+    for k, g in zip(wrt, grads):
+        np.testing.assert_allclose(g, numeric_grad(f, args, k), rtol=1e-6, atol=1e-8)
+    if memory_cap is None:
+        h = jitgrad.hessian(f, wrt=0)(*args)
+        ref = np.array([numeric_grad(lambda x, j=j: tape.grad(f)(x, *args[1:])[j],
+                                     (args[0],), 0) for j in np.ndindex(args[0].shape)])
+        np.testing.assert_allclose(h.reshape(ref.shape), ref, rtol=1e-5, atol=1e-6)

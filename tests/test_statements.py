@@ -181,3 +181,18 @@ def test_string_leaf_of_a_dict_argument():
     np.testing.assert_allclose(g["w"], ref, rtol=1e-6, atol=1e-8)
     linear = jitgrad.grad(configured)({**params, "act": "linear"}, x)["w"]
     np.testing.assert_allclose(linear, 2.0 * 0.5 * x.T @ (x @ params["w"]), rtol=1e-10)
+
+
+def test_forward_mode_and_hessians_with_a_string_argument_and_defaults():
+    x = np.array([0.5, -1.2, 2.0, 0.3, -0.4])
+    h = jitgrad.hessian(activation)(x, "tanh")
+    t = np.tanh(x)
+    np.testing.assert_allclose(h, np.diag(2.0 * (1.0 - t * t) * (1.0 - 3.0 * t * t)),
+                               rtol=1e-10, atol=1e-12)
+    hv = jitgrad.hvp(activation)(x, "tanh", np.ones(5))
+    np.testing.assert_allclose(hv, np.diag(h), rtol=1e-10)
+    j = jitgrad.jacobian(activation, mode="forward")(x, "tanh")
+    np.testing.assert_allclose(j, jitgrad.grad(activation)(x, "tanh"), rtol=1e-12)
+    np.testing.assert_allclose(jitgrad.hessian(activation)(x), np.diag(2.0 * (x > 0.0)))
+    _, tangent = jitgrad.jvp(activation, (x,), (np.ones(5),))  # kind="relu", the default
+    assert tangent == pytest.approx(np.sum(2.0 * np.maximum(x, 0.0)))
