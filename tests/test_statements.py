@@ -196,3 +196,20 @@ def test_forward_mode_and_hessians_with_a_string_argument_and_defaults():
     np.testing.assert_allclose(jitgrad.hessian(activation)(x), np.diag(2.0 * (x > 0.0)))
     _, tangent = jitgrad.jvp(activation, (x,), (np.ones(5),))  # kind="relu", the default
     assert tangent == pytest.approx(np.sum(2.0 * np.maximum(x, 0.0)))
+
+
+def moments_or_raise(x, c):
+    if c > 0.0:
+        m = np.mean(x)
+        pair = (m, np.mean((x - m) ** 2))
+    else:
+        raise ValueError("c must be positive")
+    return pair[0] + pair[1] * c
+
+
+def test_a_tuple_made_beside_a_raising_branch():
+    x = np.array([0.3, 1.2, -0.5])
+    np.testing.assert_allclose(jitgrad.grad(moments_or_raise)(x, 2.0),
+                               numeric_grad(moments_or_raise, (x, 2.0), 0), rtol=1e-6)
+    with pytest.raises(ValueError, match="c must be positive"):
+        jitgrad.grad(moments_or_raise)(x, -1.0)

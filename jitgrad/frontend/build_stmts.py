@@ -597,11 +597,19 @@ def _past_a_raise(env_t: dict, env_e: dict) -> tuple[dict, dict]:
     if raised_t and raised_e or not (raised_t or raised_e):
         return env_t, env_e
     live, dead = (env_e, env_t) if raised_t else (env_t, env_e)
-    # a Sym made on the live side gets a placeholder on the other; anything else (flags,
-    # constants, functions) is taken as the live side's, so no merge is made for it
-    past = {k: NO_RETURN if isinstance(v, Sym) and dead.get(k) is not v else v
+    # a value holding a Sym made on the live side gets a placeholder on the other; anything
+    # else (flags, constants, functions) is taken as the live side's: no merge is made for it
+    past = {k: NO_RETURN if _holds_sym(v) and dead.get(k) is not v else v
             for k, v in live.items()}
     return (past, live) if raised_t else (live, past)
+
+
+def _holds_sym(v) -> bool:
+    if isinstance(v, (tuple, list)):
+        return any(_holds_sym(u) for u in v)
+    if isinstance(v, dict):
+        return any(_holds_sym(u) for u in v.values())
+    return isinstance(v, Sym)
 
 
 # Array methods and NumPy functions that write into an array: never skipped inside print(...).
