@@ -503,6 +503,12 @@ def out_into_a_slice(x):
     return np.sum(y)
 
 
+def writes_through_indices_beside_an_integer(x, idx):
+    y = np.zeros((5, 2))
+    y[idx, 0] += x  # refused: index-write-beside
+    return np.sum(y)
+
+
 def matrix_index(x, idx):
     return np.sum(x[idx])  # refused: matrix-index
 

@@ -271,6 +271,10 @@ BUILT = [
           "supported", "bitwise", None),
     Built("out_into_a_slice", (V3,), r"out= must name an array \(`np\.exp\(x, out=x\)`\)",
           "out-slice", "y[1:]"),
+    Built("writes_through_indices_beside_an_integer", (V3, np.array([0, 2, 4])), r"writing "
+          r"through an integer-array index is not supported; write in a loop: `for k in "
+          r"range\(idx\.shape\[0\]\): x\[idx\[k\]\] = v\[k\]`.*NumPy's `x\[idx\] \+= v` "
+          "applies one update per index", "index-write-beside", "idx"),
     Built("matrix_index", (V3, np.zeros((2, 2), dtype=np.int64)), r"indexing with an integer "
           r"array of rank 2 is not supported; one 1-D integer array reads rows", "matrix-index",
           "idx"),

@@ -8,6 +8,7 @@ Gradients are checked against central differences (``fd.numeric_grad``) and the 
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import pytest
 from fd import numeric_grad
@@ -213,3 +214,31 @@ def test_a_tuple_made_beside_a_raising_branch():
                                numeric_grad(moments_or_raise, (x, 2.0), 0), rtol=1e-6)
     with pytest.raises(ValueError, match="c must be positive"):
         jitgrad.grad(moments_or_raise)(x, -1.0)
+
+
+def checked_prange(x, w):
+    total = 0.0
+    for i in numba.prange(x.shape[0]):
+        assert x[i] < 100.0, "x too big"
+        a = np.tanh(x[i] * w[i])
+        b = np.sin(a * x[i])
+        c = np.exp(-b * b)
+        d = np.cos(c + a)
+        total += a * b + c * d
+    return total
+
+
+def test_a_prange_loop_that_may_raise_runs_serially_under_parallel():
+    """Numba cannot raise from a parallel loop's threads: the loop runs as range (taped, not
+    in chunks), and says so; its gradient is right and it raises the user's error."""
+    x = np.linspace(-1.0, 1.0, 50)
+    w = np.cos(x)
+    g = jitgrad.grad(checked_prange, wrt=(0, 1), parallel=True)
+    gx, gw = g(x, w)
+    np.testing.assert_allclose(gx, numeric_grad(checked_prange, (x, w), 0), rtol=1e-6,
+                               atol=1e-9)
+    np.testing.assert_allclose(gw, numeric_grad(checked_prange, (x, w), 1), rtol=1e-6,
+                               atol=1e-9)
+    assert "taped in reverse (it may raise, so it runs serially" in g.source(x, w)
+    with pytest.raises(AssertionError, match="x too big"):
+        g(np.full(50, 200.0), w)

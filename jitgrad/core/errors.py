@@ -133,7 +133,8 @@ INSTEAD = {
                       "pair (`logp[np.arange(n), y]`); for other forms, loop: `for i in "
                       "range(n): total += logp[i, y[i]]`",
     "integer-array write": "write in a loop: `for k in range(idx.shape[0]): x[idx[k]] = v[k]` "
-                           "(with `+=`, the loop adds up repeated indices, as np.add.at does)",
+                           "(with `+=`, the loop adds up repeated indices, as np.add.at does; "
+                           "NumPy's `x[idx] += v` applies one update per index)",
     "print": "write print(...) as a statement of its own: the gradient leaves it out (it "
              "prints nothing there)",
     "call inside print": "the gradient leaves print(...) out without evaluating its "

@@ -121,4 +121,4 @@ def _raise_impl(*, exc, msg):
 # no result; ``exc`` names a builtin exception class, ``msg`` is a constant string or None, as
 # Numba raises them. Never dropped or moved (``effects``).
 raise_error = primitive("raise_error", _raise_impl, lambda ts, p: None, differentiable=False,
-                        no_tangent=True, effects=True)
+                        no_tangent=True, effects=True, raises=True)
