@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 WEIGHTS = np.array([1.0, 2.0, 3.0])  # a global array: read as a constant, never written
-LABEL = "weights"  # a global string
+LABELS = {"weights", "bias"}  # a global set
 
 
 # ----------------------------------------------------------------------------- decoration time
@@ -266,8 +266,8 @@ def global_array(x):
     return np.sum(x * WEIGHTS)
 
 
-def global_string(x):
-    return x * len(LABEL)  # refused: global-string
+def global_set(x):
+    return x * len(LABELS)  # refused: global-set
 
 
 def print_as_value(x):

@@ -198,7 +198,7 @@ BUILT = [
     Built("global_array", (V3,), r"writing into `WEIGHTS`, a global array",
           "global-array", "WEIGHTS"),
     Built("closure", (1.0,), r"the closure variable `scale` of type list", "closure", "scale"),
-    Built("global_string", (1.0,), r"the global `LABEL` of type str", "global-string", "LABEL"),
+    Built("global_set", (1.0,), r"the global `LABELS` of type set", "global-set", "LABELS"),
     Built("print_as_value", (1.0,), r"print\(\.\.\.\) as a value is not supported; write "
           r"print\(\.\.\.\) as a statement of its own", "print-value", "print"),
     Built("printing_a_writing_call", (V3,), r"`fill_first\(y\)` inside print\(\.\.\.\); the "

@@ -242,3 +242,27 @@ def test_a_prange_loop_that_may_raise_runs_serially_under_parallel():
     assert "taped in reverse (it may raise, so it runs serially" in g.source(x, w)
     with pytest.raises(AssertionError, match="x too big"):
         g(np.full(50, 200.0), w)
+
+
+SCHEME = "central"  # a global string: a constant, as Numba freezes it
+
+
+def scheme_switch(x):
+    if SCHEME == "central":
+        return np.sum(np.sin(x))
+    return np.sum(np.cos(x))
+
+
+def make_penalty(kind):
+    def penalty(w):
+        if kind == "l1":
+            return np.sum(np.abs(w))
+        return np.sum(w * w)
+    return penalty
+
+
+def test_global_and_closure_strings_are_constants():
+    x = np.array([0.2, -0.7, 1.3])
+    np.testing.assert_allclose(jitgrad.grad(scheme_switch)(x), np.cos(x))
+    np.testing.assert_allclose(jitgrad.grad(make_penalty("l1"))(x), np.sign(x))
+    np.testing.assert_allclose(jitgrad.grad(make_penalty("l2"))(x), 2.0 * x)

@@ -93,6 +93,8 @@ class Expressions:
     def global_value(self, name, value, node, what="global"):
         if isinstance(value, (bool, int, float, np.number, np.bool_)):
             return symbolic.python_scalar(value)
+        if isinstance(value, str):  # a constant, as Numba freezes it: a switch (`MODE == "x"`)
+            return value
         if isinstance(value, (pytypes.ModuleType, pytypes.FunctionType, pytypes.BuiltinFunctionType,
                               np.ufunc, tuple)) or callable(value):
             return value
