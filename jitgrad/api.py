@@ -371,8 +371,9 @@ class GradFunction:
         for k in self.wrt:
             if isinstance(types[k], SeqType):
                 if not any(u.kind == "f" for u in pytree.leaf_types(types[k])):
-                    what = ("is a str (a switch the gradient is built for)"
-                            if types[k].container == "str" else "holds no float or float array")
+                    what = {"str": "is a str (a switch the gradient is built for)",
+                            "none": "is None"}.get(types[k].container,
+                                                   "holds no float or float array")
                     raise SignatureError(
                         f"cannot differentiate with respect to argument "
                         f"{self.param_names[k]!r}: it {what}", self.src.loc(self.src.node))

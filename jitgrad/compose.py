@@ -190,7 +190,7 @@ class ForwardKernels:
         types = self.types(args)
         leaf_types = [u for t in types for u in pytree.leaf_types(t)]
         if kind != "jvp" and len(leaf_types) != len(types) - sum(
-                isinstance(t, SeqType) and t.container == "str" for t in types):
+                isinstance(t, SeqType) and t.container in ("str", "none") for t in types):
             raise SignatureError(f"{kind} does not take tree arguments yet: differentiate "
                                  "with jitgrad.jacobian(jitgrad.grad(f)), or pass the leaves "
                                  "as arguments of their own")
@@ -269,7 +269,7 @@ def jacobians_forward(fn, positions: list[int], args) -> tuple:
     leaves)."""
     fk = forward_kernels(fn)
     trees = [n for n, a in zip(fk.param_names, args) if pytree.is_tree(a) and
-             not isinstance(a, str)]
+             not isinstance(a, (str, type(None)))]
     if trees:
         raise SignatureError(f"forward mode over {fk.qualname} does not take tree arguments "
                              f"yet ({trees[0]!r}): pass its leaves as arguments of their own")
@@ -298,18 +298,19 @@ def jacobians_forward(fn, positions: list[int], args) -> tuple:
 
 def leaf_seeds(args, positions) -> tuple:
     """The flat positions of the arguments at ``positions`` among the generated code's
-    parameters, for calls whose only trees are strings (no leaves: built in, not passed)."""
+    parameters, for calls whose only trees are strings and None (no leaves: built in, not
+    passed)."""
     starts, n = [], 0
     for a in args:
         starts.append(n)
-        n += 0 if isinstance(a, str) else 1
+        n += 0 if isinstance(a, str) or a is None else 1
     return tuple(starts[j] for j in positions)
 
 
 def leaves_of(args) -> tuple:
     """The arguments as the generated code takes them, for calls whose only trees are
-    strings: the strings left out, 0-d arrays as floats."""
-    return tuple(plain(a) for a in args if not isinstance(a, str))
+    strings and None: those left out, 0-d arrays as floats."""
+    return tuple(plain(a) for a in args if not isinstance(a, str) and a is not None)
 
 
 def as_result(a):

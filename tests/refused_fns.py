@@ -349,7 +349,8 @@ def shift_operator(x, n):
 
 
 def is_comparison(x):
-    if x is None:  # refused: is
+    y = x
+    if x is y:  # refused: is
         return 0.0
     return x
 

@@ -266,3 +266,25 @@ def test_global_and_closure_strings_are_constants():
     np.testing.assert_allclose(jitgrad.grad(scheme_switch)(x), np.cos(x))
     np.testing.assert_allclose(jitgrad.grad(make_penalty("l1"))(x), np.sign(x))
     np.testing.assert_allclose(jitgrad.grad(make_penalty("l2"))(x), 2.0 * x)
+
+
+def weighted_mse(pred, target, weights=None):
+    r = pred - target
+    if weights is None:
+        return np.mean(r * r)
+    assert weights is not None
+    return np.sum(weights * r * r) / np.sum(weights)
+
+
+def test_none_arguments_and_is_none_switches():
+    p, t = np.array([0.3, 1.2, -0.5]), np.array([0.1, 1.0, 0.0])
+    w = np.array([1.0, 2.0, 0.5])
+    g = jitgrad.grad(weighted_mse)
+    np.testing.assert_allclose(g(p, t), 2.0 * (p - t) / 3.0)  # the default, None
+    np.testing.assert_allclose(g(p, t, None), g(p, t))
+    np.testing.assert_allclose(g(p, t, w), 2.0 * w * (p - t) / np.sum(w))
+    np.testing.assert_allclose(jitgrad.hessian(weighted_mse)(p, t), np.eye(3) * 2.0 / 3.0)
+    _, tangent = jitgrad.jvp(weighted_mse, (p, t, None), (np.ones(3), None, None))
+    assert tangent == pytest.approx(np.sum(2.0 * (p - t) / 3.0))
+    with pytest.raises(jitgrad.SignatureError, match="'weights': it is None"):
+        jitgrad.grad(weighted_mse, wrt=2)(p, t)

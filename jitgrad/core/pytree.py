@@ -20,11 +20,11 @@ from __future__ import annotations
 from jitgrad.core.errors import SignatureError
 from jitgrad.core.types import SeqType, Type, type_of_value
 
-CONTAINERS = (tuple, list, dict, str)
+CONTAINERS = (tuple, list, dict, str, type(None))
 
 
 def is_tree(value) -> bool:
-    """A tuple, list, dict or string argument (a leaf is anything else)."""
+    """A tuple, list, dict, string or None argument (a leaf is anything else)."""
     return isinstance(value, CONTAINERS)
 
 
@@ -93,7 +93,7 @@ def leaves_like(value, like, what: str) -> list:
             for j, (a, b) in enumerate(zip(v, ref)):
                 walk(a, b, f"{where}[{j}]")
         else:
-            if is_tree(v):
+            if is_tree(v) and v is not None:
                 raise SignatureError(f"{what}{where} is a tree where the argument has a leaf")
             out.append(v)
 

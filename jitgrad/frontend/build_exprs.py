@@ -220,6 +220,8 @@ class Expressions:
                     return left
                 raise UnsupportedError("a chained comparison of strings", self.loc(node))
             fn = CMPOPS.get(type(op))
+            if isinstance(op, (ast.Is, ast.IsNot)):
+                fn = self.is_none(op, node)
             if fn is None:
                 raise UnsupportedError(f"the comparison {type(op).__name__}", self.loc(node))
             right = self.expr(right_node)
@@ -227,6 +229,16 @@ class Expressions:
             result = c if result is True else self.logical("and", result, c, node)
             left = right
         return result
+
+    def is_none(self, op, node):
+        """``x is None``, ``w is not None``: decided while building (None is an argument with
+        no leaves, a default such as ``weights=None``; an array or a number is never None)."""
+        def compare(left, right):
+            if left is not None and right is not None:
+                raise UnsupportedError(f"the comparison {type(op).__name__} (jitgrad takes `is "
+                                       "None` and `is not None`)", self.loc(node))
+            return (left is right) == isinstance(op, ast.Is)
+        return compare
 
     def string_switch(self, left: str, op, right, node) -> bool:
         """``mode == "fast"``, ``mode in ("a", "b")``: a string argument is a constant of the
