@@ -371,10 +371,12 @@ class GradFunction:
         for k in self.wrt:
             if isinstance(types[k], SeqType):
                 if not any(u.kind == "f" for u in pytree.leaf_types(types[k])):
+                    what = {"str": "is a str (a switch the gradient is built for)",
+                            "none": "is None"}.get(types[k].container,
+                                                   "holds no float or float array")
                     raise SignatureError(
                         f"cannot differentiate with respect to argument "
-                        f"{self.param_names[k]!r}: it holds no float or float array",
-                        self.src.loc(self.src.node))
+                        f"{self.param_names[k]!r}: it {what}", self.src.loc(self.src.node))
                 continue
             if types[k].kind != "f":
                 raise SignatureError(
@@ -565,7 +567,17 @@ def _raise_explained(e: Exception, compiled: Compiled, args):
     missing = compiled.backend.missing_dependency(e)
     if missing is not None:
         raise MissingDependencyError(missing) from None
+    if _raised_as_written(e, compiled):
+        raise e.with_traceback(None)  # the user's own `raise`/`assert`: as their code raises it
     raise _explain(e, compiled, args) from e
+
+
+def _raised_as_written(e: Exception, compiled: Compiled) -> bool:
+    """Whether ``e`` is an exception the user's code raises (a ``raise`` or a failed
+    ``assert``, which the generated code writes as ``raise ValueError('...')``)."""
+    name, msg = type(e).__name__, str(e)
+    line = f"raise {name}({msg!r})" if msg else f"raise {name}"
+    return line in {text.strip() for text in compiled.source.splitlines()}
 
 
 def _explain(e: Exception, compiled: Compiled, args) -> Exception:

@@ -42,7 +42,7 @@ from jitgrad.core.ir import (
     graft,
     names_in,
 )
-from jitgrad.core.types import Type
+from jitgrad.core.types import SeqType, Type
 from jitgrad.frontend.parse import FunctionSource, resolve_wrt
 
 
@@ -189,7 +189,8 @@ class ForwardKernels:
         at the flat positions ``seeds`` (a leaf argument is one leaf)."""
         types = self.types(args)
         leaf_types = [u for t in types for u in pytree.leaf_types(t)]
-        if kind != "jvp" and len(leaf_types) != len(types):
+        if kind != "jvp" and len(leaf_types) != len(types) - sum(
+                isinstance(t, SeqType) and t.container in ("str", "none") for t in types):
             raise SignatureError(f"{kind} does not take tree arguments yet: differentiate "
                                  "with jitgrad.jacobian(jitgrad.grad(f)), or pass the leaves "
                                  "as arguments of their own")
@@ -267,12 +268,13 @@ def jacobians_forward(fn, positions: list[int], args) -> tuple:
     Tree arguments are refused (``positions`` are argument positions, the kernel's seeds are
     leaves)."""
     fk = forward_kernels(fn)
-    trees = [n for n, a in zip(fk.param_names, args) if pytree.is_tree(a)]
+    trees = [n for n, a in zip(fk.param_names, args) if pytree.is_tree(a) and
+             not isinstance(a, (str, type(None)))]
     if trees:
         raise SignatureError(f"forward mode over {fk.qualname} does not take tree arguments "
                              f"yet ({trees[0]!r}): pass its leaves as arguments of their own")
-    flat = tuple(plain(a) for a in args)
-    k = fk.kernel(flat, tuple(positions), "jvp")
+    k = fk.kernel(tuple(plain(a) for a in args), leaf_seeds(args, positions), "jvp")
+    flat = leaves_of(args)
     zeros = [np.zeros(np.shape(args[j])) if np.ndim(args[j]) else 0.0 for j in positions]
     values = None
     jacs = None
@@ -292,6 +294,23 @@ def jacobians_forward(fn, positions: list[int], args) -> tuple:
                 jacs[r][n][(...,) + i] = out[k.n_values + r]
             basis[i] = 0.0
     return values, jacs, k
+
+
+def leaf_seeds(args, positions) -> tuple:
+    """The flat positions of the arguments at ``positions`` among the generated code's
+    parameters, for calls whose only trees are strings and None (no leaves: built in, not
+    passed)."""
+    starts, n = [], 0
+    for a in args:
+        starts.append(n)
+        n += 0 if isinstance(a, str) or a is None else 1
+    return tuple(starts[j] for j in positions)
+
+
+def leaves_of(args) -> tuple:
+    """The arguments as the generated code takes them, for calls whose only trees are
+    strings and None: those left out, 0-d arrays as floats."""
+    return tuple(plain(a) for a in args if not isinstance(a, str) and a is not None)
 
 
 def as_result(a):
@@ -422,6 +441,8 @@ __all__ = [
     "forward_kernels",
     "is_transform",
     "jacobians_forward",
+    "leaf_seeds",
+    "leaves_of",
     "param_names",
     "trace",
     "trace_gradient",

@@ -17,12 +17,17 @@ tangent tree of the primal's structure); `hvp` and `hessian` refuse them.
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from jitgrad.compose import (
     TangentKernel,
+    bind_arguments,
     forward_kernels,
     is_float,
+    leaf_seeds,
+    leaves_of,
     like,
     plain,
     qualname,
@@ -57,6 +62,9 @@ def jvp(fn, primals, tangents):
     primals, tangents = tuple(primals), tuple(tangents)
     if len(tangents) != len(primals):
         raise SignatureError(f"jvp got {len(primals)} primals and {len(tangents)} tangents")
+    if len(primals) < len(t.param_names):  # defaults filled in, as a call binds them: fixed
+        full = bind_arguments(inspect.signature(fn), t.param_names, t.qualname, primals)
+        primals, tangents = full, tangents + (None,) * (len(full) - len(primals))
     # one entry per leaf: a tree primal's tangent is a tree of the same structure (or None)
     flat_p, flat_t, names = [], [], []
     for k, (p, d) in enumerate(zip(primals, tangents)):
@@ -109,7 +117,8 @@ class HVPFunction:
         self.fn = fn
 
     def kernel(self, args, kind: str = "hvp") -> TangentKernel:
-        return self.t.kernel(tuple(plain(a) for a in args), tuple(self.positions), kind)
+        return self.t.kernel(tuple(plain(a) for a in args), leaf_seeds(args, self.positions),
+                             kind)
 
     def _tangents(self, args, v) -> list:
         """The tangent arguments for ``v`` (one per position in ``wrt``)."""
@@ -125,21 +134,30 @@ class HVPFunction:
         out = tuple(like(h, args[k]) for h, k in zip(parts, self.positions))
         return out if self.wrt_tuple else out[0]
 
+    def bound(self, args) -> tuple:
+        """The arguments with defaults filled in, as a call of the function binds them."""
+        if len(args) == len(self.t.param_names):
+            return tuple(args)
+        return bind_arguments(inspect.signature(self.fn), self.t.param_names, self.t.qualname,
+                              args)
+
     @api_boundary
     def value_grad_hvp(self, *args):
         """``(value, gradient, Hessian times v)`` from one compiled call (a kernel of its
         own); the last argument is ``v``."""
         *args, v = args
+        args = self.bound(args)
         k = self.kernel(args, "value_grad_hvp")
         n = len(self.positions)
-        out = k.entry(*(plain(a) for a in args), *self._tangents(args, v))
+        out = k.entry(*leaves_of(args), *self._tangents(args, v))
         return out[0], self._shaped(out[1:1 + n], args), self._shaped(out[1 + n:], args)
 
     @api_boundary
     def __call__(self, *args):
         *args, v = args
+        args = self.bound(args)
         k = self.kernel(args)
-        return self._shaped(k.entry(*(plain(a) for a in args), *self._tangents(args, v)), args)
+        return self._shaped(k.entry(*leaves_of(args), *self._tangents(args, v)), args)
 
     @api_boundary
     def source(self, *args) -> str:
@@ -168,8 +186,9 @@ def hessian(fn, wrt=0):
 
     @api_boundary
     def hess(*args):
+        args = h.bound(args)
         k = h.kernel(args)
-        flat_args = tuple(plain(a) for a in args)
+        flat_args = leaves_of(args)
         xs = [args[p] for p in h.positions]
         zeros = [np.zeros(np.shape(x)) if np.ndim(x) else 0.0 for x in xs]
         blocks = [[np.zeros(np.shape(xa) + np.shape(xb)) for xb in xs] for xa in xs]

@@ -8,7 +8,7 @@ def loss(W, b, x):
 
 
 def masked(x):
-    return np.sum(x[x > 0.0])  # marker: refused
+    return np.sum(x[x[:, None] > 0.0])  # marker: refused (a mask of another rank)
 
 
 def scaled(x, n):

@@ -81,11 +81,50 @@ REAL_CASES = [
     case(F.cdist_sum, N(4, 3), N(3, 3)),
     case(F.rk4_decay, N(4), U(0.5, 2.0)),
     case(F.leapfrog_oscillator, N(), N(), U(0.5, 2.0)),
+    # statements real code uses (issue #25)
+    case(F.huber_loss, away(0.2, 3.0, 6), U(0.5, 1.5),
+         accept=lambda r, d: np.min(np.abs(np.abs(r) - d)) > 0.05),
+    case(F.softplus_checked, N(5), U(0.5, 2.0)),
+    case(F.newton_sqrt, U(0.5, 4.0), U(0.5, 2.0)),
+    case(F.gaussian_loglik_try, N(), N(6)),
+    case(F.activation_loss, N(5, 3), N(3), "tanh"),
+    case(F.penalised_fit, points=_regression()),
+    # arrays and indexing real code uses (issue #25)
+    case(F.mlp_inplace_activations, N(3, 4), N(4, 2), N(5, 3), N(5, 2)),
+    case(F.softmax_cross_entropy, N(3, 4), N(5, 3), np.array([0, 3, 3, 1, 2]), wrt=(0, 1)),
+    case(F.nll_take_along_axis, N(5, 3), np.array([2, 0, 1, 1, -1])),
+    case(F.label_smoothing_ce, N(4, 3), np.array([2, 0, 1, 2]), U(0.05, 0.2)),
+    case(F.smooth_l1, N(6), N(6), U(0.5, 1.5),
+         accept=lambda p, t, b: np.min(np.abs(np.abs(p - t) - b)) > 0.05),
+    case(F.clipped_relu_energy, away(0.1, 2.0, 7), U(-0.5, -0.2), U(0.8, 1.2),
+         accept=lambda x, lo, hi: np.min(np.abs(x - lo)) > 0.05 and np.min(np.abs(x - hi)) > 0.05),
+    case(F.nan_safe_mse, N(6), points=lambda rng: [
+        (rng.normal(size=6), np.where(np.arange(6) % 3 == 0, np.nan, rng.normal(size=6)))
+        for _ in range(2)], wrt=(0,)),
+    case(F.sparse_sgd_step, N(6), np.array([4, 1, 4, 0]), N(4)),
+    case(F.scatter_rows, N(5, 3), np.array([3, 0, 3]), N(3, 3)),
+    case(F.bilinear_attention, N(3, 4), N(5, 4), N(5, 4)),
+    case(F.quadratic_form_einsum, N(3), N(3, 3)),
+    # SciPy functions of arrays (issue #25, item 6)
+    case(F.poisson_nll, N(6, s=0.5), np.array([0.0, 1.0, 3.0, 0.0, 2.0, 5.0]), wrt=(0,)),
+    case(F.dirichlet_logpdf, U(0.5, 3.0, 4), points=lambda rng: [
+        (rng.uniform(0.5, 3.0, 4), rng.dirichlet(np.ones(4))) for _ in range(2)]),
+    case(F.poisson_pmf_factorial, U(0.5, 4.0, 5), np.array([0, 1, 2, 3, 7])),
+    case(F.rosen_gradient_penalty, N(5, s=0.5, m=1.0), tol=1e-4),
+    case(F.logistic_probit_mix, points=_logistic),
+    case(F.gamma_shape_loglik, U(-0.5, 1.0), U(0.2, 3.0, 6)),
+    case(F.dirichlet_expected_log, U(0.5, 3.0, 4), N(4)),
 ]
 
 # Functions the tape cannot run (math.* converts a Tensor with float()).
 TAPE_REFUSES = {"global_term_structure", "black_scholes_vector", "binomial_american_put",
                 "asian_mc", "nbody_energy", "gmm_nll", "student_t_nll", "ewma_variance",
-                "pairwise_kde"}
+                "pairwise_kde",
+                # out= and np.full of a tensor: the tape cannot record them
+                "mlp_inplace_activations", "label_smoothing_ce",
+                # SciPy's functions: the tape records NumPy's only
+                "poisson_nll", "dirichlet_logpdf",
+                "rosen_gradient_penalty", "logistic_probit_mix", "gamma_shape_loglik",
+                "dirichlet_expected_log"}
 
 assert len({c.name for c in REAL_CASES}) == len(REAL_CASES)

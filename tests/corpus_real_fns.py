@@ -8,6 +8,8 @@ Every function returns a scalar and leaves its arguments alone.
 import math
 
 import numpy as np
+from scipy.optimize import rosen, rosen_der
+from scipy.special import digamma, erf, expit, factorial, gammaln, logsumexp, xlogy
 
 # ---- Python forms: helpers, closures, global arrays ------------------------------------------
 
@@ -383,3 +385,184 @@ def leapfrog_oscillator(q0, p0, w):
         q = q + dt * p
         p = p - 0.5 * dt * w * w * q
     return q * q + p * p
+
+
+# ---- statements real code uses (issue #25): raise, assert, try, string switches ---------------
+
+
+def huber_loss(r, delta):
+    if delta <= 0.0:
+        raise ValueError("delta must be positive")
+    a = np.abs(r)
+    quad = 0.5 * r * r
+    lin = delta * (a - 0.5 * delta)
+    return np.sum(np.where(a <= delta, quad, lin))
+
+
+def softplus_checked(x, beta):
+    assert x.ndim == 1, "x must be a vector"
+    assert beta > 0.0, "beta must be positive"
+    return np.sum(np.log1p(np.exp(beta * x)) / beta)
+
+
+def newton_sqrt(a, x0):
+    x = x0
+    for _ in range(8):
+        if x <= 0.0:
+            raise RuntimeError("Newton iterate left the domain")
+        x = 0.5 * (x + a / x)
+    return x
+
+
+def gaussian_loglik_try(mu, x):
+    try:
+        r = x - mu
+        ll = -0.5 * np.sum(r * r)
+    except FloatingPointError:
+        ll = -np.inf
+    return ll
+
+
+def activation_loss(x, w, kind):
+    z = x @ w
+    if kind == "relu":
+        h = np.maximum(z, 0.0)
+    elif kind == "tanh":
+        h = np.tanh(z)
+    elif kind == "softplus":
+        h = np.log1p(np.exp(z))
+    else:
+        raise ValueError("unknown activation: " + "expected relu, tanh or softplus")
+    return np.sum(h * h)
+
+
+def penalised_fit(w, x, y, penalty="l2"):
+    r = x @ w - y
+    loss = np.mean(r * r)
+    if penalty == "l2":
+        loss = loss + 0.1 * np.sum(w * w)
+    elif penalty == "l1":
+        loss = loss + 0.1 * np.sum(np.abs(w))
+    elif penalty != "none":
+        raise ValueError("penalty must be 'l1', 'l2' or 'none'")
+    return loss
+
+
+# ---- arrays and indexing real code uses (issue #25): out=, masks, index arrays, einsum -------
+
+
+def mlp_inplace_activations(W1, W2, X, y):
+    H = X @ W1
+    np.maximum(H, 0, out=H)  # scikit-learn's inplace_relu
+    out = H @ W2
+    np.tanh(out, out=out)
+    return np.mean((out - y) ** 2)
+
+
+def softmax_cross_entropy(W, X, y):
+    n = X.shape[0]
+    z = X @ W
+    z = z - np.max(z, axis=1, keepdims=True)
+    p = np.exp(z)
+    p /= np.sum(p, axis=1, keepdims=True)
+    eps = np.finfo(np.float64).eps
+    return -np.mean(np.log(np.maximum(p[np.arange(n), y], eps)))
+
+
+def nll_take_along_axis(logits, y):
+    logp = logits - np.log(np.sum(np.exp(logits), axis=1, keepdims=True))
+    return -np.mean(np.take_along_axis(logp, y[:, None], axis=1))
+
+
+def label_smoothing_ce(logits, y, eps):
+    n, c = logits.shape
+    t = np.full((n, c), eps / (c - 1))
+    np.put_along_axis(t, y[:, None], 1.0 - eps, axis=1)
+    z = logits - logits.max(axis=1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    return -np.mean(np.sum(t * logp, axis=1))
+
+
+def smooth_l1(pred, target, beta):
+    diff = np.abs(pred - target)
+    loss = np.empty_like(diff)
+    small = diff < beta
+    loss[small] = 0.5 * diff[small] ** 2 / beta
+    loss[~small] = diff[~small] - 0.5 * beta
+    return loss.mean()
+
+
+def clipped_relu_energy(x, lo, hi):
+    y = x.copy()
+    y[y < 0.0] = 0.0
+    inside = (x > lo) & (x < hi)
+    outside = ~inside | (x > 10.0)
+    return np.sum(y[inside] ** 2) + 0.5 * np.sum(x[outside] ** 2) / np.size(x)
+
+
+def nan_safe_mse(pred, target):
+    ok = np.isfinite(target) & ~np.isnan(pred)
+    assert np.any(ok), "no finite targets"
+    r = pred[ok] - target[ok]
+    return np.sum(r * r) / np.sum(ok)
+
+
+def sparse_sgd_step(w, idx, g):
+    w_new = w.copy()
+    w_new[idx] -= 0.1 * g  # a repeated index keeps one update, as NumPy applies it
+    return np.sum(w_new ** 2 * np.arange(1.0, w.shape[0] + 1))
+
+
+def scatter_rows(table, idx, rows):
+    t = table.copy()
+    t[idx] = rows
+    return np.sum(np.tanh(t) * t)
+
+
+def bilinear_attention(q, k, v):
+    scores = np.einsum("nd,md->nm", q, k) / np.sqrt(q.shape[1])
+    scores = scores - scores.max(axis=1, keepdims=True)
+    w = np.exp(scores)
+    w = w / w.sum(axis=1, keepdims=True)
+    out = np.einsum("nm,md->nd", w, v)
+    return np.sum(np.einsum("nd,nd->n", out, q))
+
+
+def quadratic_form_einsum(x, A):
+    return np.einsum("i,ij,j->", x, A, x) + np.einsum("ii", A @ A.T)
+
+
+# ---- SciPy functions of arrays (issue #25, item 6) ---------------------------------------------
+
+
+def poisson_nll(log_rate, counts):
+    rate = np.exp(log_rate)
+    return np.sum(rate - xlogy(counts, rate) + gammaln(counts + 1.0))
+
+
+def dirichlet_logpdf(alpha, x):
+    return gammaln(np.sum(alpha)) - np.sum(gammaln(alpha)) + np.sum(xlogy(alpha - 1.0, x))
+
+
+def poisson_pmf_factorial(lam, k):
+    return np.sum(k * np.log(lam) - lam - np.log(factorial(k)))
+
+
+def rosen_gradient_penalty(x):
+    return rosen(x) + 1e-3 * np.sum(rosen_der(x) ** 2)
+
+
+def logistic_probit_mix(w, X, y):
+    z = X @ w
+    p = 0.5 * expit(z) + 0.25 * (1.0 + erf(z / math.sqrt(2.0)))
+    return -np.mean(y * np.log(p) + (1.0 - y) * np.log(1.0 - p)) + logsumexp(w) * 0.01
+
+
+def gamma_shape_loglik(log_k, x):
+    k = math.exp(log_k)
+    n = x.shape[0]
+    return (k - 1.0) * np.sum(np.log(x)) - np.sum(x) - n * math.lgamma(k)
+
+
+def dirichlet_expected_log(alpha, w):
+    return np.sum(w * (digamma(alpha) - digamma(np.sum(alpha))))

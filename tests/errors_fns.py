@@ -10,13 +10,13 @@ def mismatched(W, x):
 
 
 def masked_sum(x):
-    return np.sum(x[x > 0.0])  # marker: mask
+    return np.sum(x[x[:, None] > 0.0])  # marker: mask (a mask of another rank: refused)
 
 
 def with_try(x):
-    try:  # marker: try
-        return x
-    except ValueError:
+    try:
+        return 1.0 / x  # marker: try (a division may raise: refused)
+    except ZeroDivisionError:
         return x
 
 

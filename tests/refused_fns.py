@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 WEIGHTS = np.array([1.0, 2.0, 3.0])  # a global array: read as a constant, never written
-LABEL = "weights"  # a global string
+LABELS = {"weights", "bias"}  # a global set
 
 
 # ----------------------------------------------------------------------------- decoration time
@@ -20,11 +20,19 @@ LABEL = "weights"  # a global string
 
 
 def uses_try(x):
-    try:  # refused: try
-        y = x * 2.0
-    except ValueError:
+    try:
+        y = 1.0 / x  # refused: try (the division may raise ZeroDivisionError)
+    except ZeroDivisionError:
         y = x
     return y
+
+
+def try_around_a_call(x):
+    try:
+        y = np.linalg.inv(x)  # refused: try-call
+    except np.linalg.LinAlgError:
+        y = x
+    return np.sum(y)
 
 
 def uses_with(x):
@@ -43,10 +51,51 @@ def uses_string_argument(x):
     return np.sum(x.astype(kind))
 
 
+class DomainError(ValueError):
+    pass
+
+
 def uses_raise(x):
     if x > 0.0:
-        raise ValueError  # refused: raise
+        raise DomainError("x must not be positive")  # refused: raise
     return x
+
+
+def reraises(x):
+    if x > 0.0:
+        raise  # refused: bare-raise  # noqa: PLE0704
+    return x
+
+
+def raise_with_runtime_message(x):
+    if x > 0.0:
+        raise ValueError(f"x = {x} must not be positive")  # refused: raise-message
+    return x
+
+
+def raises_every_iteration(x):
+    total = 0.0
+    for i in range(3):  # refused: raise-every-iteration
+        total += x * i
+        raise ValueError("not converged")
+    return total
+
+
+def _always_raises(x):
+    raise RuntimeError("unreachable in a good run")
+
+
+def calls_raising_helper_in_branch(x):
+    y = x
+    if x > 0.0:
+        y = _always_raises(x)  # refused: raising-helper
+    return y
+
+
+def string_against_number(x, mode):
+    if mode == x:  # refused: string-vs-number
+        return x
+    return 2.0 * x
 
 
 def uses_nested_def(x):
@@ -209,7 +258,7 @@ def fancy_index(x, idx):
 
 
 def boolean_index(x):
-    return np.sum(x[x > 0.0])  # refused: bool-index
+    return np.sum(x[x[:, None] > 0.0])  # refused: bool-index
 
 
 def global_array(x):
@@ -217,8 +266,8 @@ def global_array(x):
     return np.sum(x * WEIGHTS)
 
 
-def global_string(x):
-    return x * len(LABEL)  # refused: global-string
+def global_set(x):
+    return x * len(LABELS)  # refused: global-set
 
 
 def print_as_value(x):
@@ -300,7 +349,8 @@ def shift_operator(x, n):
 
 
 def is_comparison(x):
-    if x is None:  # refused: is
+    y = x
+    if x is y:  # refused: is
         return 0.0
     return x
 
@@ -393,8 +443,8 @@ def broadcast_mismatch(x, y):
     return np.sum(x + y)  # refused: broadcast
 
 
-def math_gamma(x):
-    return math.gamma(x)  # refused: math-gamma
+def math_comb(x, n):
+    return x * math.comb(n, 2)  # refused: math-comb
 
 
 def sinc_ufunc(x):
@@ -420,40 +470,43 @@ def reads_a_dict(params):
     return params["w"] * 2.0  # refused: dict-key
 
 
-def picks_one_per_row(logp, y):
-    n = logp.shape[0]
-    return -np.sum(logp[np.arange(n), y])  # refused: pairs
-
-
-def masked_write(x):
+def masked_write_rank3(x):
     y = x.copy()
     y[y < 0.0] = 0.0  # refused: mask-write
     return np.sum(y)
 
 
-def masked_update(x):
+def uses_einsum_ellipsis(a, b):
+    return np.sum(np.einsum("...ij,...jk->...ik", a, b))  # refused: einsum
+
+
+def uses_einsum_diagonal(a):
+    return np.sum(np.einsum("iii->i", a))  # refused: einsum-diagonal
+
+
+def take_along_without_axis_rank(logp, y):
+    return np.sum(np.take_along_axis(logp, y, axis=1))  # refused: take-along
+
+
+def put_along_into_a_view(a, idx):
+    b = a.copy()
+    np.put_along_axis(b[1:], idx, 0.0, axis=1)  # refused: put-along
+    return np.sum(b)
+
+
+def bitwise_and_array(x, idx):
+    return np.sum(x[idx & 1])  # refused: bitwise
+
+
+def out_into_a_slice(x):
     y = x.copy()
-    y[y > 0.0] += 1.0  # refused: mask-update
+    np.exp(x[1:], out=y[1:])  # refused: out-slice
     return np.sum(y)
 
 
-def takes_along_axis(logp, y):
-    return np.sum(np.take_along_axis(logp, y[:, None], axis=1))  # refused: take-along
-
-
-def uses_einsum(a, b):
-    return np.sum(np.einsum("ij,jk->ik", a, b))  # refused: einsum
-
-
-def writes_through_indices(x, idx):
-    y = np.zeros(5)
-    y[idx] = x  # refused: index-write
-    return np.sum(y)
-
-
-def adds_through_indices(x, idx):
-    y = np.zeros(5)
-    y[idx] += x  # refused: index-add
+def writes_through_indices_beside_an_integer(x, idx):
+    y = np.zeros((5, 2))
+    y[idx, 0] += x  # refused: index-write-beside
     return np.sum(y)
 
 

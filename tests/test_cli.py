@@ -113,13 +113,14 @@ def assert_one_message(err, status, out, expected_status):
 def test_refused_code_is_one_message_with_the_line_and_a_caret():
     done = run("show", MODEL_FILE + ":masked", "--sig", "f64[:]")
     assert_one_message(done.stderr, done.returncode, done.stdout, 1)
-    assert "indexing with a boolean mask is not supported; keep the shape with " \
-           "`np.where(mask, x, 0.0)`" in done.stderr
+    assert "indexing with a boolean mask of rank 2 on an array of rank 1 is not supported; " \
+           "keep the shape with `np.where(mask, x, 0.0)`" in done.stderr
     lines = done.stderr.splitlines()
     header = f'File "{MODEL_FILE}", line {marker_line("refused")}:'
     k = lines.index(header)
-    assert lines[k + 1] == "    return np.sum(x[x > 0.0])  # marker: refused"
-    assert lines[k + 2] == "    " + " " * len("return np.sum(x[") + "^"
+    assert lines[k + 1] == ("    return np.sum(x[x[:, None] > 0.0])  # marker: refused (a mask "
+                            "of another rank)")
+    assert lines[k + 2] == "    " + " " * len("return np.sum(") + "^"
 
 
 def test_debug_adds_the_traceback():
@@ -182,7 +183,8 @@ def write(tmp_path, text):
     pytest.param(["show", MODEL_FILE + ":scaled", "--sig", "i64[:], i64"], 2,
                  "--sig has no float argument to differentiate", id="no-float-argument"),
     pytest.param(["ir", MODEL_FILE + ":masked", "--sig", "f64[:]"], 1,
-                 "indexing with a boolean mask is not supported", id="refused"),
+                 "indexing with a boolean mask of rank 2 on an array of rank 1 is not supported",
+                 id="refused"),
 ])
 def test_a_mistake_is_one_message(argv, status, message, capsys):
     assert cli.main(argv) == status

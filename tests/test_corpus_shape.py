@@ -51,7 +51,7 @@ def test_vjp_fills_in_default_arguments():
 
 def checked_rows(x):
     assert x.ndim == 2, "rows of a matrix"
-    assert len(x) > 1  # a run-time condition: not checked by the gradient code
+    assert len(x) > 1  # a run-time condition: checked by the compiled gradient
     return np.sum(x[1] * x[0])
 
 
@@ -61,6 +61,8 @@ def test_assert_is_checked_when_known_while_building():
     with pytest.raises(jitgrad.JitgradError, match="AssertionError") as info:
         jitgrad.grad(checked_rows)(np.ones(3))
     assert info.value.loc is not None and "x.ndim == 2" in info.value.loc.line
+    with pytest.raises(AssertionError):  # the run-time one, raised by the compiled code
+        jitgrad.grad(checked_rows)(np.ones((1, 3)))
 
 
 def unpacked_rows(x, pos):

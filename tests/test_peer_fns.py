@@ -105,9 +105,7 @@ PEER_CASES = [
 REFUSED = {
     "list_comprehension": "list comprehension",
     "returns_two_values": "must return a scalar",
-    "np_einsum": "np.einsum is not supported; Numba does not compile it",
     "np_fancy_2d": "indexing with an integer array beside other indices",
-    "np_boolean_mask": "indexing with a boolean mask",
 }
 
 

@@ -342,8 +342,25 @@ def test_unsupported_numpy_is_refused():
         tape.grad(lambda x: np.sum(np.partition(x, 1)))(np.ones(3))
     with pytest.raises(UnsupportedError, match=r"np\.sinc"):
         tape.grad(lambda x: np.sum(np.sinc(x)))(np.ones(3))
-    with pytest.raises(UnsupportedError, match="fancy"):
-        tape.grad(lambda x: np.sum(x[np.array([True, False, True])]))(np.ones(3))
+    with pytest.raises(UnsupportedError, match="fancy"):  # a mask of another rank
+        tape.grad(lambda x: np.sum(x[np.array([[True], [False], [True]])]))(np.ones(3))
+    with pytest.raises(UnsupportedError, match="fancy"):  # an integer array beside an integer
+        tape.grad(lambda x: np.sum(x[np.array([0, 1]), 0]))(np.ones((3, 2)))
+
+
+def test_masks_and_index_pairs_read_and_write():
+    """The tape's reads and writes through masks, index vectors and pairs of them (repeated
+    positions included) against central differences."""
+    def f(x, idx):
+        y = x * 1.0
+        y[idx] += 2.0 * x[:3]
+        y[y > 1.0] = 0.5
+        z = y.reshape(2, 3)
+        return np.sum(z[np.array([0, 1, 1]), np.array([2, 0, 2])] ** 2) + np.sum(y[y < 0.0] ** 3)
+    x = np.array([0.3, -1.2, 0.8, 2.0, -0.4, 0.6])
+    idx = np.array([1, 4, 1])
+    g = tape.grad(f)(x, idx)
+    np.testing.assert_allclose(g, numeric_grad(f, (x, idx), 0), rtol=1e-6, atol=1e-8)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -129,14 +129,12 @@ INSTEAD = {
     "mask read": "keep the shape with `np.where(mask, x, 0.0)` (`np.sum(np.where(x > 0, x, "
                  "0.0))` sums the positive entries; `np.sum(mask)` counts them)",
     "mask write": "write `x = np.where(mask, value, x)` instead",
-    "integer arrays": "one 1-D integer array reads rows (`x[idx]`); to pick one entry per row, "
-                      "as `logp[np.arange(n), y]` does, loop: `for i in range(n): "
-                      "total += logp[i, y[i]]`",
+    "integer arrays": "one 1-D integer array reads rows (`x[idx]`), two read one entry per "
+                      "pair (`logp[np.arange(n), y]`); for other forms, loop: `for i in "
+                      "range(n): total += logp[i, y[i]]`",
     "integer-array write": "write in a loop: `for k in range(idx.shape[0]): x[idx[k]] = v[k]` "
-                           "(with `+=`, the loop adds up repeated indices, as np.add.at does)",
-    "take_along_axis": "loop over the rows: `for i in range(n): total += logp[i, y[i]]`",
-    "einsum": "Numba does not compile it: write the contraction with `@`, np.tensordot "
-              "or a loop",
+                           "(with `+=`, the loop adds up repeated indices, as np.add.at does; "
+                           "NumPy's `x[idx] += v` applies one update per index)",
     "print": "write print(...) as a statement of its own: the gradient leaves it out (it "
              "prints nothing there)",
     "call inside print": "the gradient leaves print(...) out without evaluating its "

@@ -28,8 +28,9 @@ class Flags:
     (worth keeping rather than recomputing), ``nonlinear`` (f(a + b) != f(a) + f(b), e.g. of
     a sum over data rows), ``linear`` (one input, linear in it), ``nonnegative`` (an integer
     result that is never negative), ``no_tangent`` (loop and tape bookkeeping: its result
-    carries no derivative). Inputs: ``shape_only`` (positions read for their shape alone),
-    ``index_from`` (the position where index atoms begin)."""
+    carries no derivative), ``raises`` (the user's own raise: a loop that holds one runs
+    serially, since Numba cannot raise from a parallel loop's threads). Inputs: ``shape_only`` (positions read for
+    their shape alone), ``index_from`` (the position where index atoms begin)."""
 
     view: bool = False
     read_only_view: bool = False
@@ -45,6 +46,7 @@ class Flags:
     linear: bool = False
     nonnegative: bool = False
     no_tangent: bool = False
+    raises: bool = False
     shape_only: frozenset = frozenset()
     index_from: int | None = None
 

@@ -5,6 +5,8 @@ and `jitgrad.dask` share.
 * A tree's *leaves* are its numbers and arrays in a fixed order: a tuple's and a list's items
   in order, a dict's values in the order of its sorted keys (as JAX orders them). ``None`` is
   an empty subtree: it has no leaves and comes back as ``None``.
+* A string is a tree without leaves that keeps its value: a switch known when the gradient is
+  built (``if mode == "fast":``), so each string gets its own build, as each structure does.
 * `type_of_tree` gives a tree's `SeqType` (its structure and its leaves' `Type`); `leaves`
   its values, `leaf_types` the types, in that order; `unflatten` rebuilds a tree of the same
   structure from one value per leaf (a gradient per leaf).
@@ -18,11 +20,11 @@ from __future__ import annotations
 from jitgrad.core.errors import SignatureError
 from jitgrad.core.types import SeqType, Type, type_of_value
 
-CONTAINERS = (tuple, list, dict)
+CONTAINERS = (tuple, list, dict, str, type(None))
 
 
 def is_tree(value) -> bool:
-    """A tuple, list or dict argument (a leaf is anything else)."""
+    """A tuple, list, dict, string or None argument (a leaf is anything else)."""
     return isinstance(value, CONTAINERS)
 
 
@@ -39,6 +41,8 @@ def type_of_tree(value, what: str) -> SeqType | Type:
     """The type of an argument: a `Type` for a leaf, a `SeqType` (nested) for a tree."""
     if value is None:
         return SeqType((), "none")
+    if isinstance(value, str):
+        return SeqType((), "str", value=value)
     if isinstance(value, dict):
         keys = _sorted_keys(value, what)
         return SeqType(tuple(type_of_tree(value[k], f"entry {k!r} of {what}") for k in keys),
@@ -57,7 +61,7 @@ def leaves(value) -> list:
 
 
 def _leaves(value, out: list) -> None:
-    if value is None:
+    if value is None or isinstance(value, str):
         return
     if isinstance(value, dict):
         for k in sorted(value):
@@ -75,7 +79,7 @@ def leaves_like(value, like, what: str) -> list:
     out: list = []
 
     def walk(v, ref, where):
-        if ref is None:
+        if ref is None or isinstance(ref, str):
             return
         if isinstance(ref, dict):
             if not isinstance(v, dict) or set(v) != set(ref):
@@ -89,7 +93,7 @@ def leaves_like(value, like, what: str) -> list:
             for j, (a, b) in enumerate(zip(v, ref)):
                 walk(a, b, f"{where}[{j}]")
         else:
-            if is_tree(v):
+            if is_tree(v) and v is not None:
                 raise SignatureError(f"{what}{where} is a tree where the argument has a leaf")
             out.append(v)
 
@@ -117,19 +121,23 @@ def n_leaves(t) -> int:
     return len(leaf_types(t))
 
 
-def unflatten(t, values: list):
-    """A tree of type ``t`` (its structure) holding ``values``, one per leaf, in order."""
+def unflatten(t, values: list, strings: bool = False):
+    """A tree of type ``t`` (its structure) holding ``values``, one per leaf, in order; a
+    string is None there (a gradient has no entry for it), or itself with ``strings`` (the
+    argument the function is built with)."""
     it = iter(values)
-    out = _unflatten(t, it)
+    out = _unflatten(t, it, strings)
     return out
 
 
-def _unflatten(t, it):
+def _unflatten(t, it, strings):
     if not isinstance(t, SeqType):
         return next(it)
     if t.container == "none":
         return None
-    items = [_unflatten(u, it) for u in t.items]
+    if t.container == "str":
+        return t.value if strings else None
+    items = [_unflatten(u, it, strings) for u in t.items]
     if t.container == "dict":
         return dict(zip(t.keys, items))
     return list(items) if t.container == "list" else tuple(items)
@@ -186,6 +194,8 @@ def key_of(value):
         return (value.dtype, value.ndim)
     if value is None:
         return None
+    if isinstance(value, str):
+        return (str, value)
     if isinstance(value, dict):
         return (dict, tuple((k, key_of(value[k])) for k in sorted(value, key=repr)))
     if isinstance(value, (tuple, list)):

@@ -33,16 +33,20 @@ class Type:
 @dataclasses.dataclass(frozen=True)
 class SeqType:
     """A tree argument (`core.pytree`): a tuple, list or dict (or None, an empty tree) of
-    numbers, arrays and trees. jitgrad passes its leaves to the generated code as separate
+    numbers, arrays and trees; or a string, a tree without leaves whose value the build is
+    specialised to (``mode == "fast"`` is decided while building). jitgrad passes its leaves to the generated code as separate
     arguments and hands the function the tree back (a list as a tuple)."""
 
     items: tuple  # of Type or SeqType (a dict's: in the order of ``keys``)
-    container: str  # 'tuple', 'list', 'dict' or 'none'
+    container: str  # 'tuple', 'list', 'dict', 'none' or 'str'
     keys: tuple | None = None  # a dict's keys, sorted
+    value: str | None = None  # a 'str': the string, a constant of the build (no leaves)
 
     def __str__(self) -> str:
         if self.container == "none":
             return "None"
+        if self.container == "str":
+            return repr(self.value)
         if self.container == "dict":
             return "{" + ", ".join(f"{k!r}: {t}" for k, t in zip(self.keys, self.items)) + "}"
         return f"{self.container}({', '.join(str(t) for t in self.items)})"

@@ -122,7 +122,7 @@ def _bound_tree(t: SeqType, syms: list):
         if isinstance(v, dict):
             return {k: tuples(u) for k, u in v.items()}
         return v
-    return tuples(pytree.unflatten(t, syms))
+    return tuples(pytree.unflatten(t, syms, strings=True))
 
 
 def _aux_leaves(gb, aux):

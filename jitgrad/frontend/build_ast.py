@@ -34,10 +34,13 @@ NO_RETURN = NoReturn()
 
 BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
-           ast.Pow: operator.pow, ast.MatMult: operator.matmul}
+           ast.Pow: operator.pow, ast.MatMult: operator.matmul, ast.BitAnd: operator.and_,
+           ast.BitOr: operator.or_, ast.BitXor: operator.xor}
 CMPOPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
            ast.Eq: operator.eq, ast.NotEq: operator.ne}
 BREAK, CONTINUE, RETURNED, RETVAL = "%break", "%continue", "%returned", "%retval"
+# set once a `raise` ran on this path: the rest of the block is never reached
+RAISED = "%raised"
 
 
 def base(name: str) -> str:

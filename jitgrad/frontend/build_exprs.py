@@ -59,6 +59,8 @@ class Expressions:
     def expr_Constant(self, node):
         if isinstance(node.value, (bool, int, float)) or node.value in (None, Ellipsis):
             return node.value
+        if isinstance(node.value, str):  # a switch's value (the fence allows it only there)
+            return node.value
         raise UnsupportedError(f"the constant {node.value!r} is not supported", self.loc(node))
 
     def lookup(self, name, node):
@@ -91,6 +93,8 @@ class Expressions:
     def global_value(self, name, value, node, what="global"):
         if isinstance(value, (bool, int, float, np.number, np.bool_)):
             return symbolic.python_scalar(value)
+        if isinstance(value, str):  # a constant, as Numba freezes it: a switch (`MODE == "x"`)
+            return value
         if isinstance(value, (pytypes.ModuleType, pytypes.FunctionType, pytypes.BuiltinFunctionType,
                               np.ufunc, tuple)) or callable(value):
             return value
@@ -141,12 +145,16 @@ class Expressions:
                 return symbolic.NUMPY[np.ravel](base)
             if node.attr in ("sum", "mean", "max", "min", "dot", "copy", "transpose", "reshape",
                              "item", "astype", "prod", "var", "std", "cumsum", "cumprod", "ravel",
-                             "flatten", "squeeze", "repeat", "swapaxes", "diagonal", "trace"):
+                             "flatten", "squeeze", "repeat", "swapaxes", "diagonal", "trace",
+                             "any", "all"):
                 return getattr(base, node.attr)
             raise UnsupportedError(f"the array attribute .{node.attr} is not supported",
                                    self.loc(node))
         if isinstance(base, (int, float)) and node.attr in ("real",):
             return base
+        if isinstance(base, np.finfo) and node.attr in ("eps", "epsneg", "tiny", "max", "min",
+                                                         "smallest_normal", "resolution"):
+            return float(getattr(base, node.attr))  # np.finfo(np.float64).eps: a constant
         if isinstance(base, tuple) and node.attr in ("append", "extend", "insert"):
             raise refused(f"`.{node.attr}` on a list", "list.append", self.loc(node))
         method = getattr(base, node.attr, None)
@@ -191,6 +199,12 @@ class Expressions:
             return -v
         if isinstance(node.op, ast.UAdd):
             return v
+        if isinstance(node.op, ast.Invert):
+            if isinstance(v, Sym):
+                return ~v
+            if isinstance(v, (bool, np.bool_)):  # ~True is -2 in Python, False in NumPy:
+                raise UnsupportedError("`~` on a bool (write `not`)", self.loc(node))
+            return ~v
         if isinstance(node.op, ast.Not):
             t = self.truth(v, node)
             return (not t) if not isinstance(t, Sym) else symbolic.record("logical_not", t)
@@ -200,7 +214,14 @@ class Expressions:
         left = self.expr(node.left)
         result = True
         for op, right_node in zip(node.ops, node.comparators):
+            if isinstance(left, str) and isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)):
+                left = self.string_switch(left, op, self.expr(right_node), node)
+                if left is False or len(node.ops) == 1:
+                    return left
+                raise UnsupportedError("a chained comparison of strings", self.loc(node))
             fn = CMPOPS.get(type(op))
+            if isinstance(op, (ast.Is, ast.IsNot)):
+                fn = self.is_none(op, node)
             if fn is None:
                 raise UnsupportedError(f"the comparison {type(op).__name__}", self.loc(node))
             right = self.expr(right_node)
@@ -208,6 +229,29 @@ class Expressions:
             result = c if result is True else self.logical("and", result, c, node)
             left = right
         return result
+
+    def is_none(self, op, node):
+        """``x is None``, ``w is not None``: decided while building (None is an argument with
+        no leaves, a default such as ``weights=None``; an array or a number is never None)."""
+        def compare(left, right):
+            if left is not None and right is not None:
+                raise UnsupportedError(f"the comparison {type(op).__name__} (jitgrad takes `is "
+                                       "None` and `is not None`)", self.loc(node))
+            return (left is right) == isinstance(op, ast.Is)
+        return compare
+
+    def string_switch(self, left: str, op, right, node) -> bool:
+        """``mode == "fast"``, ``mode in ("a", "b")``: a string argument is a constant of the
+        build, so the comparison is decided while building."""
+        if isinstance(op, (ast.In, ast.NotIn)):
+            if not (isinstance(right, tuple) and all(isinstance(r, str) for r in right)):
+                raise UnsupportedError("`in` with a string: compare with a tuple of constant "
+                                       'strings, `mode in ("a", "b")`', self.loc(node))
+            return (left in right) == isinstance(op, ast.In)
+        if not isinstance(right, str):
+            raise UnsupportedError(f"comparing the string {left!r} with a value that is not a "
+                                   "string", self.loc(node))
+        return (left == right) == isinstance(op, ast.Eq)
 
     def logical(self, kind, a, b, node):
         if not isinstance(a, Sym) and not isinstance(b, Sym):
@@ -287,7 +331,13 @@ class Expressions:
                 continue
             if isinstance(v, Sym) and v.ndim:
                 if len(items) == 1 and v.ndim == 1 and v.type.kind == "i":
-                    return ("a",), [v]  # x[idx]: rows of x at the integers idx (read only)
+                    return ("a",), [v]  # x[idx]: rows of x at the integers idx
+                if len(items) == 1 and v.type.kind == "b":
+                    return ("m",), [v]  # x[mask]: the entries (or rows) where mask holds
+                if len(items) == 2 and item is items[0] and v.ndim == 1 and v.type.kind == "i":
+                    w = self.expr(items[1])  # a[rows, cols]: one entry per pair
+                    if isinstance(w, Sym) and w.ndim == 1 and w.type.kind == "i":
+                        return ("p",), [v, w]
                 raise self.array_index_refused(v, len(items), store, item)
             self.check_int(v, item)
             spec.append("i")
@@ -317,17 +367,50 @@ class Expressions:
         elif not isinstance(v, (int, np.integer)) or isinstance(v, bool):
             raise UnsupportedError("an index must be an integer", self.loc(node))
 
+    def advanced_positions(self, array, index, node):
+        """The positions an advanced index (``x[idx]``, ``x[mask]``, ``a[rows, cols]``) names
+        in ``array`` (`index_positions`, checked at run time), and whether they count rows
+        of it (else entries of its first two axes, or of all of it for a mask of its shape)."""
+        spec, atoms = index
+        if not isinstance(array, Sym) or array.ndim == 0:
+            raise UnsupportedError("an index array reads from an array", self.loc(node))
+        if spec == ("a",):
+            return symbolic.record("index_positions", atoms[0], array, kind="rows"), True
+        if spec == ("m",):
+            mask = atoms[0]
+            if mask.ndim == array.ndim:
+                return symbolic.record("index_positions", mask, array, kind="mask"), \
+                    array.ndim == 1
+            if mask.ndim == 1:
+                return symbolic.record("index_positions", mask, array, kind="mask_rows"), True
+            raise refused(f"indexing with a boolean mask of rank {mask.ndim} on an array of "
+                          f"rank {array.ndim}", "mask read", self.loc(node))
+        if array.ndim < 2:
+            raise ShapeError(f"too many indices for an array of rank {array.ndim}",
+                             self.loc(node))
+        return symbolic.record("index_positions", atoms[0], atoms[1], array, kind="pairs"), \
+            False
+
+    def take_at(self, array, positions, rows: bool):
+        """``array``'s rows at ``positions`` (``rows``), or the entries at flat positions of
+        its first two axes (all of a matrix's): a gather, whose adjoint adds up repeats."""
+        if rows and array.ndim <= 2:
+            return symbolic.record("take", array, positions)
+        lead = array.shape[0] if rows else array.shape[0] * array.shape[1]
+        rest = tuple(array.shape[1 if rows else 2:])
+        if not rest:  # a matrix's entries: of its flattened vector
+            return symbolic.record("take", numpy_api.np_reshape(array, (lead,)), positions)
+        flat = numpy_api.np_reshape(array, (lead, array.size // lead))
+        return numpy_api.np_reshape(symbolic.record("take", flat, positions),
+                                    (positions.shape[0],) + rest)
+
     def getitem(self, array, index, node):
-        if index[0] == ("a",):
-            if not isinstance(array, Sym) or array.ndim == 0:
-                raise UnsupportedError("an integer-array index reads rows of an array",
-                                       self.loc(node))
-            rows = index[1][0]
-            if array.ndim <= 2:
-                return symbolic.record("take", array, rows)
-            rest = tuple(array.shape[1:])  # rows of a stack: rows of its (n, rest) reshape
-            flat = numpy_api.np_reshape(array, (array.shape[0], array.size // array.shape[0]))
-            return numpy_api.np_reshape(symbolic.record("take", flat, rows), (rows.shape[0],) + rest)
+        if index[0] in (("a",), ("m",), ("p",)):
+            positions, rows = self.advanced_positions(array, index, node)
+            if index[0] == ("m",) and index[1][0].ndim == array.ndim and array.ndim > 2:
+                flat = numpy_api.np_reshape(array, (array.size,))
+                return symbolic.record("take", flat, positions)
+            return self.take_at(array, positions, rows)
         spec, atoms = expand_ellipsis(index, array)
         if not isinstance(array, Sym):
             if isinstance(array, (tuple, list)):
@@ -386,10 +469,64 @@ class Expressions:
         if not isinstance(fn, Sym) and fn in numpy_shape.REFUSED:
             raise UnsupportedError(numpy_shape.REFUSED[fn], self.loc(node))
         args = [self.argument(a) for a in node.args]
-        kwargs = {k.arg: self.argument(k.value) for k in node.keywords}
+        kwargs = {k.arg: self.argument(k.value) for k in node.keywords if k.arg != "out"}
         if None in kwargs:
             raise UnsupportedError("**kwargs in a call", self.loc(node))
+        out = next((k.value for k in node.keywords if k.arg == "out"), None)
+        if out is not None:
+            return self.call_into(fn, args, kwargs, out, node)
+        if fn is np.put_along_axis:
+            return self.put_along_axis(args, kwargs, node)
         return self.call(fn, args, kwargs, node)
+
+    def put_along_axis(self, args, kwargs, node):
+        """``np.put_along_axis(a, idx, values, axis)``: in place into ``a`` (a vector or a
+        matrix, named), at the positions np.take_along_axis reads; returns None."""
+        try:
+            bound = inspect.signature(lambda arr, indices, values, axis: None).bind(*args,
+                                                                                    **kwargs)
+        except TypeError as e:
+            raise UnsupportedError(f"np.put_along_axis: {e}", self.loc(node)) from None
+        arr, indices, values, axis = bound.args
+        target = node.args[0] if node.args else None
+        if not (isinstance(target, ast.Name) and isinstance(arr, Sym)):
+            raise UnsupportedError("np.put_along_axis writes into an array it must name "
+                                   "(`np.put_along_axis(a, idx, v, axis=1)`)", self.loc(node))
+        if not (isinstance(indices, Sym) and indices.type.kind == "i") or axis is None:
+            raise UnsupportedError("np.put_along_axis with an integer array index along a "
+                                   "given axis", self.loc(node))
+        if arr.ndim > 2 or indices.ndim != arr.ndim:
+            raise UnsupportedError("np.put_along_axis of a vector or a matrix, with an index "
+                                   "of the same rank", self.loc(node))
+        axis = numpy_api.norm_axis(axis, arr.ndim, self.loc(node))
+        if symbolic.ndim_of(values):  # one value per index entry, of the index's shape
+            positions = symbolic.record("index_positions", indices, values, arr, kind="along",
+                                        axis=axis)
+            values = numpy_api.np_reshape(values, (values.size,))
+        else:
+            positions = symbolic.record("index_positions", indices, arr, kind="along",
+                                        axis=axis)
+        self.scatter(target.id, node, arr, positions, False, values)  # returns None
+
+    def call_into(self, fn, args, kwargs, out, node):
+        """``np.exp(x, out=x)``, ``np.maximum(h, 0.0, out=h)``: the result written into
+        ``out`` in place (every entry, as ``out[...] = value``: a new version of its memory)."""
+        if isinstance(fn, Sym) or fn not in symbolic.NUMPY:
+            raise UnsupportedError(f"out= on {fn_name(fn)} (jitgrad takes out= on NumPy's "
+                                   "functions)", self.loc(node))
+        if not isinstance(out, ast.Name):
+            raise UnsupportedError("out= must name an array (`np.exp(x, out=x)`); to write "
+                                   "into part of one, assign: `y[1:] = np.exp(x[1:])`",
+                                   self.loc(out))
+        array = self.lookup(out.id, out)
+        value = self.call(fn, args, kwargs, node)
+        if not isinstance(array, Sym) or array.ndim == 0:
+            raise UnsupportedError("out= must be an array", self.loc(out))
+        if symbolic.ndim_of(value) > array.ndim:
+            raise ShapeError(f"out= has rank {array.ndim}, the result rank "
+                             f"{symbolic.ndim_of(value)}", self.loc(out))
+        self.write(out.id, out, array, ((":",) * array.ndim, []), value)
+        return self.env[out.id]
 
     def argument(self, node):
         """A call's argument: an expression, or a string constant (``ord="fro"``,
@@ -463,6 +600,8 @@ class Expressions:
         saved_loc = self.gb.loc
         try:
             result = callee.run_body()
+            self.refuse_raise_on_every_path(callee.env, node, "inlined call (a function that "
+                                            "always raises, called under a run-time condition)")
         except JitgradError as e:
             raise e.with_during(f"building {src.qualname}, called at "
                                 f"{self.loc(node).short()}")

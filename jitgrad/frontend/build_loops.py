@@ -15,6 +15,7 @@ import types as pytypes
 
 import numpy as np
 
+from jitgrad.core import ops
 from jitgrad.core.errors import ShapeError, UnsupportedError
 from jitgrad.core.ir import (
     Carry,
@@ -500,15 +501,20 @@ class Loops:
                 body, env_end = self.in_block(run, env)
             finally:
                 self.in_loop = saved_in_loop
+            self.refuse_raise_on_every_path(env_end, stmt, "iteration of this loop")
             return {"body": body, "env_end": env_end}
 
         self.gb.loc = self.src.loc(stmt)
         carries, carry_vars, result = self.build_loop(stmt, carried, body_env, inside)
         exit_flag = self.exit_flag(result)
         trips = self.gb.new_var(INT, "_trips")
+        # A body that may raise (a raise, a run-time assert) runs as `range`: Numba cannot
+        # raise from a parallel loop's threads.
+        raises = any(isinstance(t, Eqn) and ops.flags(t.prim).raises
+                     for t in walk(result["body"]))
         loop = For(index, self.gb.atom(start), self.gb.atom(stop), self.gb.atom(step),
                    result["body"], carries, trips, exit_flag, self.src.loc(stmt),
-                   parallel=getattr(stmt, "jitgrad_prange", False))
+                   parallel=getattr(stmt, "jitgrad_prange", False) and not raises)
         self.gb.block.stmts.append(loop)
         self.after_loop(result["env_end"], carried, carry_vars)
 
@@ -566,6 +572,7 @@ class Loops:
                 body, env_end = self.in_block(lambda: self.build_stmts(stmt.body), env_c)
             finally:
                 self.in_loop = saved_in_loop
+            self.refuse_raise_on_every_path(env_end, stmt, "iteration of this loop")
             return {"cond_block": cond_block, "cond": holder["cond"], "body": body,
                     "env_end": env_end}
 

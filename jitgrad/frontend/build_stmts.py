@@ -32,6 +32,7 @@ from jitgrad.frontend.build_ast import (
     BREAK,
     CONTINUE,
     NO_RETURN,
+    RAISED,
     RETURNED,
     RETVAL,
     Undefined,
@@ -56,6 +57,8 @@ class Statements:
     def build_stmts(self, stmts) -> None:
         for k, stmt in enumerate(stmts):
             self.build_stmt(stmt)
+            if self.env.get(RAISED):
+                return  # the rest of the block is never reached
             if not jumps(stmt, loop_level=self.in_loop):
                 continue
             flag = self.jump_flag()
@@ -157,12 +160,102 @@ class Statements:
                 and not module.startswith("numpy.random"))  # a draw moves the generator
 
     def stmt_Assert(self, stmt):
-        """A condition known while building (ranks, constants) is checked then; one on run-time
-        values is not checked by the gradient code (it does not change a value)."""
+        """``assert cond, "message"``: a condition known while building (ranks, constants) is
+        checked then and fails at its line; one on run-time values is checked by the compiled
+        code, which raises AssertionError with the same message."""
         cond = self.condition(stmt.test)
-        if not isinstance(cond, Sym) and not cond:
-            raise JitgradError("AssertionError: the assertion fails for these argument types",
-                               self.loc(stmt))
+        msg = self.constant_message(stmt.msg, stmt, "an assert")
+        if not isinstance(cond, Sym):
+            if not cond:
+                raise JitgradError("AssertionError: the assertion fails for these argument "
+                                   "types" + (f": {msg}" if msg is not None else ""),
+                                   self.loc(stmt))
+            return
+        self.build_if(symbolic.record("logical_not", cond),
+                      lambda: self.raise_now("AssertionError", msg, stmt), lambda: None, stmt)
+
+    def stmt_Raise(self, stmt):
+        """``raise ValueError("message")``: the compiled code raises the same exception where
+        the user's code does (under a run-time condition); one that runs on every call for
+        this signature is raised when the gradient is built."""
+        exc = stmt.exc
+        if exc is None or stmt.cause is not None:
+            raise UnsupportedError("a bare `raise` and `raise ... from ...` are not supported: "
+                                   "raise an exception with a constant message, "
+                                   '`raise ValueError("...")`', self.loc(stmt))
+        args, kind = [], exc
+        if isinstance(exc, ast.Call):
+            if exc.keywords or len(exc.args) > 1:
+                raise UnsupportedError("an exception raised with more than one argument: "
+                                       'give it one constant message, `raise ValueError("...")`',
+                                       self.loc(exc))
+            args, kind = exc.args, exc.func
+        error = self.expr(kind)
+        if not (isinstance(error, type) and issubclass(error, Exception)
+                and getattr(builtins, error.__name__, None) is error):
+            raise UnsupportedError(f"raising `{ast.unparse(kind)}`: the compiled code raises "
+                                   "Python's built-in exceptions (ValueError, RuntimeError, "
+                                   "...), as Numba does", self.loc(kind))
+        msg = self.constant_message(args[0] if args else None, stmt, "a raise")
+        self.raise_now(error.__name__, msg, stmt)
+
+    def constant_message(self, node, stmt, what):
+        """The message of a raise or an assert, made while building: a string, an f-string or
+        a sum of strings, of constants and values known while building (a string argument, a
+        rank); None without one. The compiled code raises constant messages, as Numba does."""
+        if node is None:
+            return None
+        if isinstance(node, ast.JoinedStr):
+            return "".join(self.constant_message(v, stmt, what) for v in node.values)
+        if isinstance(node, ast.FormattedValue):
+            value = self.expr(node.value) if not isinstance(node.value, ast.Constant) \
+                else node.value.value
+            self.known_for_message(value, node.value, what)
+            value = {115: str, 114: repr, 97: ascii}.get(node.conversion, lambda v: v)(value)
+            spec = self.constant_message(node.format_spec, stmt, what) if node.format_spec \
+                else ""
+            return format(value, spec)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            return (self.constant_message(node.left, stmt, what)
+                    + self.constant_message(node.right, stmt, what))
+        value = node.value if isinstance(node, ast.Constant) else self.expr(node)
+        self.known_for_message(value, node, what)
+        return str(value)
+
+    def known_for_message(self, value, node, what) -> None:
+        if isinstance(value, Sym) or not isinstance(value, (str, int, float, tuple)):
+            raise UnsupportedError(
+                f"the message of {what} holds a value known only at run time: the compiled code "
+                "raises constant messages, as Numba does; write a constant message (values "
+                "known while building, such as a string argument or a rank, may be formatted "
+                "into it)", self.loc(node))
+
+    def raise_now(self, exc: str, msg, stmt) -> None:
+        """Raise ``exc(msg)`` here: at once if this code runs on every call (the gradient cannot
+        be built for these argument types), else in the compiled code; the rest of the block is
+        not reached (`RAISED`)."""
+        if self.gb.block is self.gb.root:
+            error = getattr(builtins, exc)
+            err = error() if msg is None else error(msg)
+            err.add_note(f"(raised while jitgrad built the gradient for these argument types)"
+                         f"\n{self.loc(stmt)}:\n    {self.loc(stmt).line.strip()}")
+            raise err
+        self.gb.block.stmts.append(Eqn("raise_error", [], [], {"exc": exc, "msg": msg},
+                                       self.loc(stmt)))
+        self.env[RAISED] = True
+
+    def stmt_Try(self, stmt):
+        """A try whose body cannot raise (the fence checked): its body, ``else`` and
+        ``finally`` run in order; its handlers never would."""
+        self.build_stmts(stmt.body + stmt.orelse + stmt.finalbody)
+
+    def refuse_raise_on_every_path(self, env, node, what: str) -> None:
+        """A raise that ends every path of a loop's iteration (or of a function called under a
+        run-time condition) is refused: write it under the condition that leads to it."""
+        if env.get(RAISED):
+            raise UnsupportedError(f"a raise on every path of an {what} is not supported: "
+                                   "raise under an `if` that tests the condition",
+                                   self.loc(node))
 
     def stmt_Assign(self, stmt):
         value = self.expr(stmt.value)
@@ -271,9 +364,9 @@ class Statements:
 
     def write(self, name, node, array, index, value) -> None:
         """``name[index] = value``, in place: a new version of the same storage."""
-        if index[0] == ("a",):
-            raise refused("writing through an integer-array index", "integer-array write",
-                          self.loc(node))
+        if index[0] in (("a",), ("m",), ("p",)):
+            self.write_advanced(name, node, array, index, value)
+            return
         if not isinstance(array, Sym) or array.ndim == 0:
             raise UnsupportedError("item assignment to something that is not an array",
                                    self.loc(node))
@@ -297,6 +390,57 @@ class Statements:
             if isinstance(v, Sym) and v.atom is old:
                 self.env[alias] = out
         self.env[name] = out
+
+    def write_advanced(self, name, node, array, index, value) -> None:
+        """``x[idx] = v``, ``x[mask] = v``, ``a[rows, cols] = v`` (and ``+=``, which reads the
+        entries first, as NumPy does): a loop that writes each position named in turn, as
+        NumPy assigns them (a repeated index keeps the last value written). The loop's writes
+        are ordinary in-place writes, so their adjoints are those of ``x[i] = v``."""
+        if not isinstance(array, Sym) or array.ndim == 0:
+            raise UnsupportedError("item assignment to something that is not an array",
+                                   self.loc(node))
+        if index[0] == ("m",) and index[1][0].ndim == array.ndim and array.ndim > 2:
+            raise refused("writing through a boolean mask of rank 3 or more (of the array's "
+                          "rank)", "mask write", self.loc(node))
+        positions, rows = self.advanced_positions(array, index, node)
+        self.scatter(name, node, array, positions, rows, value)
+
+    def scatter(self, name, node, array, positions, rows: bool, value) -> None:
+        """Write ``value`` into ``name`` (``array``) at ``positions``: its rows (``rows``), or
+        flat positions of its first two axes, one after the other in a loop (a repeated
+        position keeps the last value, as NumPy assigns); a value with one entry per
+        position is checked to have as many."""
+        flat_of_vector = not rows and array.ndim == 1
+        per_item = array.ndim - (1 if rows or flat_of_vector else 2)
+        v_ndim = symbolic.ndim_of(value)
+        if v_ndim > per_item + 1:
+            raise ShapeError(f"the value has rank {v_ndim}; the entries indexed have rank "
+                             f"{per_item + 1}", self.loc(node))
+        tag = f"@{node.lineno}:{node.col_offset}"
+        hidden = {"JGP": f"%positions{tag}", "JGV": f"%values{tag}", "JGM": f"%cols{tag}",
+                  "JGK": f"%k{tag}"}
+        at = "JGP[JGK]" if rows or flat_of_vector else "JGP[JGK] // JGM, JGP[JGK] % JGM"
+        each = "JGV[JGK]" if v_ndim == per_item + 1 else "JGV"
+        text = (f"for JGK in range(JGP.shape[0]):\n    {name}[{at}] = {each}\n")
+        if v_ndim == per_item + 1:
+            text = ("if JGV.shape[0] != JGP.shape[0]:\n    raise ValueError('shape mismatch: "
+                    "the values do not match the entries indexed')\n") + text
+        stmts = ast.parse(text).body
+        for stmt in stmts:
+            for sub in ast.walk(stmt):
+                if isinstance(sub, ast.Name) and sub.id in hidden:
+                    sub.id = hidden[sub.id]
+                if hasattr(sub, "lineno"):
+                    ast.copy_location(sub, node)
+        self.env[hidden["JGP"]] = positions
+        self.env[hidden["JGV"]] = value
+        if not (rows or flat_of_vector):
+            self.env[hidden["JGM"]] = array.shape[1]
+        try:
+            self.build_stmts(stmts)
+        finally:
+            for h in hidden.values():
+                self.env.pop(h, None)
 
     def see_writes(self) -> None:
         """After a call: the names for arrays the callee wrote into hold the new versions."""
@@ -350,6 +494,7 @@ class Statements:
         latest_else, self.gb.latest = self.gb.latest, latest
         for k, n in writes_then.items():  # after it, a write on either side counts
             self.gb.writes[k] = max(n, self.gb.writes.get(k, 0))
+        env_t, env_e = _past_a_raise(env_t, env_e)
         merges: list[Carry] = []
         env = {}
         for name in dict.fromkeys(list(env_t) + list(env_e)):
@@ -442,6 +587,29 @@ class Statements:
             return self.gb.atom(symbolic.record("cast", self.gb.sym(atom), kind=kind))
         finally:
             self.gb.block = saved
+
+
+def _past_a_raise(env_t: dict, env_e: dict) -> tuple[dict, dict]:
+    """The two branches' names as the code after the ``if`` sees them: a branch that raised
+    never gets there, so the other's values stand (a placeholder on the raising side, never
+    read); when both raised, so does the code after the ``if``."""
+    raised_t, raised_e = env_t.get(RAISED), env_e.get(RAISED)
+    if raised_t and raised_e or not (raised_t or raised_e):
+        return env_t, env_e
+    live, dead = (env_e, env_t) if raised_t else (env_t, env_e)
+    # a value holding a Sym made on the live side gets a placeholder on the other; anything
+    # else (flags, constants, functions) is taken as the live side's: no merge is made for it
+    past = {k: NO_RETURN if _holds_sym(v) and dead.get(k) is not v else v
+            for k, v in live.items()}
+    return (past, live) if raised_t else (live, past)
+
+
+def _holds_sym(v) -> bool:
+    if isinstance(v, (tuple, list)):
+        return any(_holds_sym(u) for u in v)
+    if isinstance(v, dict):
+        return any(_holds_sym(u) for u in v.values())
+    return isinstance(v, Sym)
 
 
 # Array methods and NumPy functions that write into an array: never skipped inside print(...).

@@ -172,12 +172,12 @@ def _read(fn) -> FunctionSource:
 # ----------------------------------------------------------------------------- the fence
 
 _STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.If, ast.For, ast.While,
-               ast.Break, ast.Continue, ast.Pass, ast.Expr, ast.Assert)
+               ast.Break, ast.Continue, ast.Pass, ast.Expr, ast.Assert, ast.Raise, ast.Try)
 _EXPRESSIONS = (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Call, ast.Name, ast.Constant,
                 ast.Attribute, ast.Subscript, ast.Slice, ast.Tuple, ast.List, ast.IfExp, ast.Dict,
                 ast.keyword, ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
 _REFUSED_NAMES = {
-    ast.Try: "try/except", ast.With: "a with statement", ast.Raise: "raise",
+    ast.With: "a with statement",
     ast.ClassDef: "a class definition",
     ast.AsyncFunctionDef: "an async function", ast.Lambda: "a lambda", ast.Yield: "yield",
     ast.YieldFrom: "yield from", ast.Await: "await", ast.Global: "global",
@@ -213,7 +213,18 @@ def fence(src: FunctionSource) -> None:
     printed = {id(a) for sub in ast.walk(node) if isinstance(sub, ast.Call)
                and isinstance(sub.func, ast.Name) and sub.func.id == "print"
                for arg in [*sub.args, *(k.value for k in sub.keywords)] for a in ast.walk(arg)}
+    # a raise's or an assert's message (`raise ValueError(f"unknown kind {kind!r}")`): made
+    # while building from constants (`Builder.constant_message`), so strings and f-strings
+    printed |= {id(a) for sub in ast.walk(node) if isinstance(sub, (ast.Raise, ast.Assert))
+                for part in ([sub.msg] if isinstance(sub, ast.Assert) else [sub.exc])
+                if part is not None for a in ast.walk(part)}
     string_indices = {id(sub.slice) for sub in ast.walk(node) if isinstance(sub, ast.Subscript)}
+    # a switch on a string argument (`if mode == "fast":`, `kind in ("a", "b")`), decided
+    # while building: each string gets its own build
+    string_indices |= {id(a) for sub in ast.walk(node) if isinstance(sub, ast.Compare)
+                       for operand in [sub.left, *sub.comparators]
+                       for a in ([operand] if not isinstance(operand, ast.Tuple)
+                                 else operand.elts)}
     string_indices |= {id(k) for sub in ast.walk(node) if isinstance(sub, ast.Dict)
                        for k in sub.keys}  # a dict's constant keys ({"loss": l, "n": n})
     for stmt in node.body:
@@ -246,6 +257,8 @@ def fence(src: FunctionSource) -> None:
             if isinstance(sub, ast.expr) and not isinstance(sub, _EXPRESSIONS):
                 raise UnsupportedError(f"the expression {type(sub).__name__} is not supported",
                                        src.loc(sub))
+            if isinstance(sub, ast.Try):
+                _fence_try(src, sub)
             if isinstance(sub, (ast.For, ast.While)) and sub.orelse:
                 raise UnsupportedError("`else` on a loop is not supported", src.loc(sub))
             if (isinstance(sub, ast.Constant) and isinstance(sub.value, (str, bytes))
@@ -255,3 +268,64 @@ def fence(src: FunctionSource) -> None:
                 raise UnsupportedError("strings are not supported", src.loc(sub))
             if isinstance(sub, ast.Constant) and isinstance(sub.value, complex):
                 raise UnsupportedError("complex numbers are not supported", src.loc(sub))
+
+
+# ----------------------------------------------------------------------------- try/except
+# The body of a `try` is taken and its handlers dropped only where nothing in it can raise, in
+# Python or in compiled code: the handler would never run. Anything that may raise (an index,
+# a division, a call that is not NumPy's arithmetic) is refused, naming what may raise.
+
+_SAFE_TRY_STMTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Pass, ast.If,
+                   ast.Return)
+_SAFE_TRY_EXPRS = (ast.Name, ast.Constant, ast.Attribute, ast.Tuple, ast.List, ast.BinOp,
+                   ast.UnaryOp, ast.Compare, ast.BoolOp, ast.IfExp, ast.Call, ast.keyword,
+                   ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
+_SAFE_TRY_OPS = (ast.Add, ast.Sub, ast.Mult, ast.MatMult)
+_UNSAFE_NUMPY = ("numpy.linalg", "numpy.random")
+
+
+def _may_raise(src: FunctionSource, node: ast.AST) -> str | None:
+    """What in ``node`` may raise (a phrase), or None: only NumPy's functions (not linalg,
+    not random), + - * @, comparisons and branches are taken as unable to raise."""
+    if isinstance(node, (ast.BinOp, ast.AugAssign)) and not isinstance(node.op, _SAFE_TRY_OPS):
+        return f"`{ast.unparse(node)}` (a division or power may raise ZeroDivisionError " \
+               "or OverflowError in Python)"
+    if isinstance(node, ast.Subscript):
+        return f"`{ast.unparse(node)}` (an index may raise IndexError)"
+    if isinstance(node, ast.Call):
+        func = node.func
+        parts = []
+        while isinstance(func, ast.Attribute):
+            parts.append(func.attr)
+            func = func.value
+        module = src.fn.__globals__.get(func.id) if isinstance(func, ast.Name) else None
+        if not (isinstance(module, pytypes.ModuleType) and module.__name__ == "numpy"):
+            return f"`{ast.unparse(node)}` (a call that is not a NumPy function may raise)"
+        obj = module
+        for attr in reversed(parts):
+            obj = getattr(obj, attr, None)
+        where = str(getattr(obj, "__module__", None) or "numpy")
+        if any(where.startswith(m) for m in _UNSAFE_NUMPY) or parts[-1:] in (["linalg"],
+                                                                            ["random"]):
+            return f"`{ast.unparse(node)}` (it may raise)"
+    if isinstance(node, ast.stmt) and not isinstance(node, _SAFE_TRY_STMTS):
+        return f"a {type(node).__name__.lower()} statement"
+    if isinstance(node, ast.expr) and not isinstance(node, _SAFE_TRY_EXPRS):
+        return f"`{ast.unparse(node)}`"
+    for child in ast.iter_child_nodes(node):
+        found = _may_raise(src, child)
+        if found:
+            return found
+    return None
+
+
+def _fence_try(src: FunctionSource, node: ast.Try) -> None:
+    """A `try` whose body cannot raise runs its body (and ``else``, ``finally``); otherwise it
+    is refused: the compiled code does not catch exceptions."""
+    for stmt in node.body:
+        found = _may_raise(src, stmt)
+        if found:
+            raise UnsupportedError(
+                "try/except is supported only around code that cannot raise (the compiled "
+                f"gradient does not catch exceptions); here {found}: test the condition "
+                "with `if` instead, or move the call out of the try", src.loc(stmt))

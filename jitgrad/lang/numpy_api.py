@@ -492,6 +492,9 @@ def _entries(arrays, what):
     return arrays
 
 
+np_zeros = _alloc("zeros")
+
+
 def np_concatenate(arrays, axis=0):
     arrays = _entries(arrays, "np.concatenate")
     if not any(records(a) for a in arrays):
@@ -618,6 +621,45 @@ def np_slogdet(a):
     return record("signdet", a), record("logabsdet", a)
 
 
+def np_size(x, axis=None):
+    """``np.size(x)``: the number of entries; with ``axis``, that axis's length."""
+    if not records(x):
+        return np.size(x, axis)
+    if axis is None:
+        return x.size
+    return x.shape[norm_axis(axis, x.ndim, loc_of(x))]
+
+
+def _any_all(which):
+    """``np.any``/``np.all`` (and the methods) of a mask: a count of entries compared with
+    zero (no derivative: the result is a bool)."""
+    def f(x, axis=None, keepdims=False):
+        if not records(x):
+            return getattr(np, which)(x, axis=axis, keepdims=keepdims)
+        if ndim_of(x) == 0:
+            return x != 0  # a scalar: any and all are its truth
+        truth = x if x.dtype.kind == "b" else record("ne", x, 0)
+        if which == "all":
+            truth = record("logical_not", truth)
+        count = np_sum(record("cast", truth, kind="i"), axis, keepdims)
+        return record("gt", count, 0) if which == "any" else record("eq", count, 0)
+    return f
+
+
+def _on_bools(name, op):
+    """``np.bitwise_and`` (``&``), ``bitwise_or``, ``bitwise_xor``, ``invert`` (``~``) of
+    booleans: the logical operation; bitwise on integers is not recorded."""
+    def f(*xs):
+        for x in xs:
+            kind = x.dtype.kind if hasattr(x, "dtype") else np.asarray(x).dtype.kind
+            if kind != "b":
+                raise UnsupportedError(f"`{op}` on integers (bitwise) is not supported; on "
+                                       "booleans (comparisons, masks) it is the logical "
+                                       "operation", loc_of(*xs))
+        return record(name, *xs)
+    return f
+
+
 def _unary(name):
     return lambda x: record(name, x)
 
@@ -635,6 +677,8 @@ NUMPY.update({
     np.greater_equal: _binary("ge"), np.equal: _binary("eq"), np.not_equal: _binary("ne"),
     np.logical_and: _binary("logical_and"), np.logical_or: _binary("logical_or"),
     np.logical_not: _unary("logical_not"),
+    np.bitwise_and: _on_bools("logical_and", "&"), np.bitwise_or: _on_bools("logical_or", "|"),
+    np.bitwise_xor: _on_bools("ne", "^"), np.invert: _on_bools("logical_not", "~"),
     np.abs: _unary("abs"), np.absolute: _unary("abs"), np.fabs: _unary("abs"),
     np.sign: _unary("sign"), np.floor: _unary("floor"), np.ceil: _unary("ceil"),
     np.isnan: _unary("isnan"), np.square: _unary("square"),
@@ -646,13 +690,15 @@ NUMPY.update({
     np.matmul: matmul, np.outer: _binary("outer"),
     np.transpose: np_transpose, np.reshape: np_reshape, np.expand_dims: np_expand_dims,
     np.where: np_where, np.clip: np_clip,
-    np.zeros: _alloc("zeros"), np.ones: _alloc("ones"), np.empty: _alloc("empty"),
+    np.zeros: np_zeros, np.ones: _alloc("ones"), np.empty: _alloc("empty"),
     np.full: np_full, np.zeros_like: _like("zeros_like"), np.ones_like: _like("ones_like"),
     np.copy: np_copy, np.ndim: ndim_of, np.shape: lambda x: x.shape,
     np.empty_like: np_empty_like, np.full_like: np_full_like, np.array: np_array,
     np.asarray: lambda a, dtype=None: a if records(a) and dtype is None else np_array(a, dtype),
     np.stack: np_stack_axis, np.arange: np_arange, np.linspace: np_linspace,
     np.eye: np_eye, np.isfinite: _unary("isfinite"), np.isinf: _unary("isinf"),
+    np.size: np_size, np.any: _any_all("any"), np.all: _any_all("all"),
+    np.finfo: lambda dtype: np.finfo(dtype),  # its .eps, .tiny, .max: constants (build_exprs)
     np.cbrt: _unary("cbrt"),
     np.arctan2: _binary("arctan2"), np.hypot: _binary("hypot"),
     np.logaddexp: _binary("logaddexp"), np.logaddexp2: _binary("logaddexp2"),
@@ -702,12 +748,12 @@ MATH: dict = {
 }
 if hasattr(math, "cbrt"):  # Python 3.11+
     MATH[math.cbrt] = "cbrt"
-# Not here on purpose: math.lgamma and math.gamma, whose derivatives need the digamma
-# function, which neither NumPy nor Numba provides.
+MATH[math.lgamma] = "gammaln"  # their derivatives: digamma, written in `prims.elementwise`
+MATH[math.gamma] = "gamma"
 
 if hasattr(np, "row_stack"):
     NUMPY[np.row_stack] = np_vstack
-METHODS.update({"astype": np_cast, "item": lambda x: np_reshape_like(x, 0.0)})
+METHODS.update({"any": _any_all("any"), "all": _any_all("all"), "astype": np_cast, "item": lambda x: np_reshape_like(x, 0.0)})
 # Shape and data movement, products over axes, diagonals, norms: `numpy_shape.py`, which builds
 # on the handlers above and adds its own to NUMPY.
 

@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from jitgrad.core.errors import ShapeError, UnsupportedError, instead
+from jitgrad.core.errors import ShapeError, UnsupportedError
 from jitgrad.lang.numpy_api import (
     apply_alloc,
     matmul,
@@ -38,6 +38,7 @@ from jitgrad.lang.numpy_api import (
     np_ravel,
     np_reduce,
     np_reshape,
+    np_reshape_like,
     np_stack,
     np_stack_axis,
     np_sum,
@@ -523,11 +524,100 @@ def _zero_like(x):
     return x * 0.0 if ndim_of(x) == 0 else record("zeros_like", x)
 
 
+def np_take_along_axis(arr, indices, axis):
+    """``np.take_along_axis``: the entries of ``arr`` at the flat positions the index names
+    (`index_positions`, checked at run time), gathered in the index's shape; the adjoint adds
+    a repeated position's gradients up."""
+    if _plain(arr) and _plain(indices):
+        return np.take_along_axis(arr, indices, axis)
+    loc = loc_of(arr, indices)
+    if not ((isinstance(indices, Sym) and indices.type.kind == "i") or (
+            isinstance(indices, np.ndarray) and indices.dtype.kind in "iu")):
+        raise UnsupportedError("np.take_along_axis with an index that is not an integer array",
+                               loc)
+    if axis is None:
+        arr, axis = np_ravel(arr), 0
+    if ndim_of(arr) != indices.ndim:
+        raise ShapeError(f"np.take_along_axis: the index has rank {indices.ndim}, the array "
+                         f"rank {ndim_of(arr)}; they must match", loc)
+    axis = norm_axis(axis, arr.ndim, loc)
+    positions = record("index_positions", indices, arr, kind="along", axis=axis)
+    return np_reshape_like(record("take", np_ravel(arr), positions), indices)
+
+
+def _einsum_terms(subscripts, operands, loc):
+    """The input terms and the output term of an einsum subscript string (the output, when
+    not written, as NumPy makes it: the letters used once, in alphabetical order)."""
+    if not isinstance(subscripts, str):
+        raise UnsupportedError("np.einsum takes a subscript string ('ij,jk->ik')", loc)
+    spec = subscripts.replace(" ", "")
+    if "." in spec:
+        raise UnsupportedError("np.einsum with an ellipsis ('...'): write the axes out", loc)
+    ins, arrow, out = spec.partition("->")
+    terms = ins.split(",")
+    if len(terms) != len(operands):
+        raise ShapeError(f"np.einsum: {len(terms)} terms for {len(operands)} operands", loc)
+    for t, op in zip(terms, operands):
+        if not all(c.isalpha() for c in t) or len(t) != ndim_of(op):
+            raise ShapeError(f"np.einsum: the term {t!r} does not fit an operand of rank "
+                             f"{ndim_of(op)}", loc)
+        if any(t.count(c) > 2 for c in t):
+            raise UnsupportedError(f"np.einsum with a letter three times in one term ({t!r}): "
+                                   "use np.diagonal", loc)
+    letters = "".join(terms)
+    if not arrow:
+        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    if len(set(out)) != len(out) or not all(c in letters for c in out):
+        raise ShapeError(f"np.einsum: the output {out!r} must name letters of the inputs, "
+                         "once each", loc)
+    return terms, out
+
+
+def np_einsum(subscripts, *operands, optimize=False):
+    """``np.einsum`` with a subscript string, written with what jitgrad differentiates:
+    letters used by one operand only and not in the output summed first; two operands that
+    share only summed letters contracted by np.tensordot (a matrix product); anything else a
+    broadcast product summed over the letters the output leaves out."""
+    if _plain(*operands):
+        return np.einsum(subscripts, *operands)
+    loc = loc_of(*operands)
+    terms, out = _einsum_terms(subscripts, operands, loc)
+    ops = []
+    for t, op in zip(terms, operands):
+        for c in [c for c in dict.fromkeys(t) if t.count(c) == 2]:  # 'ii': the diagonal
+            p, q = t.index(c), t.rindex(c)
+            op = np_diagonal(op, 0, p, q)  # its axis goes last
+            t = "".join(d for k, d in enumerate(t) if k not in (p, q)) + c
+        alone = tuple(k for k, c in enumerate(t)
+                      if c not in out and sum(c in u for u in terms) == 1)
+        if alone:
+            op = np_sum(op, axis=alone)
+            t = "".join(c for k, c in enumerate(t) if k not in alone)
+        ops.append((t, op))
+    if len(ops) == 2:
+        (ta, a), (tb, b) = ops
+        shared = [c for c in ta if c in tb]
+        if shared and not any(c in out for c in shared):
+            r = np_tensordot(a, b, ([ta.index(c) for c in shared], [tb.index(c) for c in shared]))
+            rt = [c for c in ta if c not in shared] + [c for c in tb if c not in shared]
+            return np_transpose(r, tuple(rt.index(c) for c in out)) if len(out) > 1 else r
+    order = out + "".join(sorted({c for t, _ in ops for c in t} - set(out)))
+    product = None
+    for t, op in ops:
+        mine = [c for c in order if c in t]
+        if len(mine) > 1:
+            op = np_transpose(op, tuple(t.index(c) for c in mine))
+        for k, c in enumerate(order):
+            if c not in t:
+                op = np_expand_dims(op, k)
+        product = op if product is None else product * op
+    summed = tuple(range(len(out), len(order)))
+    return np_sum(product, axis=summed) if summed else product
+
+
 # Refused before their arguments are read, with the reason (Numba compiles none of them, or
 # jitgrad has no exact rewrite yet).
 REFUSED = {
-    np.einsum: f"np.einsum is not supported; {instead('einsum')}",
-    np.take_along_axis: f"np.take_along_axis is not supported; {instead('take_along_axis')}",
     np.linalg.eigh: "np.linalg.eigh is not supported (its adjoint is not implemented)",
     np.linalg.eig: "np.linalg.eig is not supported (its adjoint is not implemented)",
     np.linalg.svd: "np.linalg.svd is not supported (its adjoint is not implemented)",
@@ -550,6 +640,7 @@ NUMPY.update({
     np.linalg.norm: np_norm,
     np.sort: np_sort, np.argsort: np_argsort, np.median: np_median, np.percentile: np_percentile,
     np.quantile: np_quantile, np.nan_to_num: np_nan_to_num,
+    np.take_along_axis: np_take_along_axis, np.einsum: np_einsum,
     np.int64: _cast_to(np.int64), np.int32: _cast_to(np.int32),
     np.float64: _cast_to(np.float64),
     np.real: _real_only("real", np.real, lambda x: x),

@@ -14,8 +14,8 @@ import math
 import sys
 
 from jitgrad.core.errors import UnsupportedError
-from jitgrad.lang.numpy_api import np_reduce, np_sum
-from jitgrad.lang.symbolic import loc_of, record, records
+from jitgrad.lang.numpy_api import np_concatenate, np_reduce, np_sum, np_zeros
+from jitgrad.lang.symbolic import loc_of, ndim_of, record, records
 
 _SQRT2 = math.sqrt(2.0)
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -65,6 +65,58 @@ def logsumexp(a, axis=None, keepdims=False, **kw):
     return out if keepdims else np_sum(out, axis, False)  # drop the kept axes (size 1)
 
 
+def xlogy(x, y):
+    """x log(y), 0 where x == 0 (also at y == 0): y is replaced by 1 only where both are 0,
+    so the derivative in x is log(y) wherever y > 0, x == 0 included."""
+    both_zero = record("logical_and", record("eq", x, 0.0), record("eq", y, 0.0))
+    return x * record("log", record("where", both_zero, 1.0, y))
+
+
+def factorial(n, exact=False):
+    """Gamma(n + 1) for n >= 0 and 0 for n < 0, as scipy.special.factorial (exact=False)."""
+    if exact:
+        raise UnsupportedError("scipy.special.factorial(..., exact=True) (Python integers): "
+                               "use exact=False", loc_of(n))
+    return record("where", record("lt", n, 0), 0.0, record("gamma", n + 1.0))
+
+
+def polygamma(n, x):
+    """scipy.special.polygamma for a constant order 0, 1 or 2 (digamma, trigamma,
+    tetragamma)."""
+    rows = {0: "digamma", 1: "trigamma", 2: "tetragamma"}
+    if records(n) or n not in rows:
+        raise UnsupportedError("scipy.special.polygamma of an order other than the constants "
+                               "0, 1 and 2", loc_of(x))
+    return record(rows[n], x)
+
+
+def _shifted(x, start, stop):
+    """x[start:stop] along the first axis (a view)."""
+    spec = (("s", start is not None, stop is not None, False),)
+    return record("getitem", x, *(v for v in (start, stop) if v is not None), index_spec=spec)
+
+
+def rosen(x):
+    """scipy.optimize.rosen: sum(100 (x[1:] - x[:-1]**2)**2 + (1 - x[:-1])**2) along axis 0."""
+    head, tail = _shifted(x, None, -1), _shifted(x, 1, None)
+    r = tail - head * head
+    return np_sum(r * r * 100.0 + (1.0 - head) * (1.0 - head), 0)
+
+
+def rosen_der(x):
+    """scipy.optimize.rosen_der of a vector: each entry's share as the entry after a pair
+    (200 (x[i] - x[i-1]**2)) plus as the entry before one (-400 x[i] (x[i+1] - x[i]**2) -
+    2 (1 - x[i])), padded with a zero at the other end."""
+    if ndim_of(x) != 1:
+        raise UnsupportedError("scipy.optimize.rosen_der of an array that is not a vector",
+                               loc_of(x))
+    head, tail = _shifted(x, None, -1), _shifted(x, 1, None)
+    r = tail - head * head
+    zero = np_zeros(1)
+    return (np_concatenate((zero, r * 200.0))
+            + np_concatenate((-(head * r) * 400.0 - (1.0 - head) * 2.0, zero)))
+
+
 _NORM = {"cdf": norm_cdf, "sf": norm_sf, "pdf": norm_pdf, "logpdf": norm_logpdf}
 
 
@@ -74,8 +126,19 @@ def handler_for(fn):
     if special is not None:
         for name, handler in (("erf", lambda x: record("erf", x)),
                               ("erfc", lambda x: record("erfc", x)),
-                              ("expit", expit), ("logsumexp", logsumexp)):
+                              ("expit", expit), ("logsumexp", logsumexp),
+                              ("gammaln", lambda x: record("gammaln", x)),
+                              ("gamma", lambda x: record("gamma", x)),
+                              ("digamma", lambda x: record("digamma", x)),
+                              ("psi", lambda x: record("digamma", x)),
+                              ("polygamma", polygamma),
+                              ("factorial", factorial), ("xlogy", xlogy)):
             if fn is getattr(special, name, None):
+                return handler
+    optimize = sys.modules.get("scipy.optimize")
+    if optimize is not None:
+        for name, handler in (("rosen", rosen), ("rosen_der", rosen_der)):
+            if fn is getattr(optimize, name, None):
                 return handler
     stats = sys.modules.get("scipy.stats")
     owner = getattr(fn, "__self__", None)

@@ -34,6 +34,7 @@ class GraphBuilder:
     def __init__(self, namer: Namer, assume_sizes: bool = False):
         self.namer = namer
         self.block = Block()
+        self.root = self.block  # the function's own block: what runs on every call
         self.loc: Loc | None = None
         # Size assumptions (see `assume_same_sizes`): when on, two argument axes that broadcast
         # against each other are taken to be the same size, and the pairs are kept in
@@ -429,6 +430,19 @@ def record(name, *args, **params):
     return primitives.PRIMITIVES[name](*args, **params)
 
 
+def _boolean(name, op, *operands):
+    """``a & b``, ``a | b``, ``a ^ b``, ``~a`` on booleans (masks): the logical operation.
+    On integers they are bitwise, which jitgrad does not record: refused."""
+    for v in operands:
+        kind = v.type.kind if isinstance(v, Sym) else "b" if isinstance(v, (bool, np.bool_)) \
+            else "i"
+        if kind != "b":
+            where = v.builder.loc if isinstance(v, Sym) else None
+            raise UnsupportedError(f"`{op}` on integers (bitwise) is not supported; on booleans "
+                                   "(comparisons, masks) it is the logical operation", where)
+    return record(name, *operands)
+
+
 class Sym:
     """A value known by its type only; NumPy operations on it record equations."""
 
@@ -500,9 +514,13 @@ class Sym:
     def __ge__(self, o): return record("ge", self, o)
     def __eq__(self, o): return record("eq", self, o)  # noqa: E704
     def __ne__(self, o): return record("ne", self, o)
-    def __and__(self, o): return record("logical_and", self, o)
-    def __or__(self, o): return record("logical_or", self, o)
-    def __invert__(self): return record("logical_not", self)
+    def __and__(self, o): return _boolean("logical_and", "&", self, o)
+    def __rand__(self, o): return _boolean("logical_and", "&", o, self)
+    def __or__(self, o): return _boolean("logical_or", "|", self, o)
+    def __ror__(self, o): return _boolean("logical_or", "|", o, self)
+    def __xor__(self, o): return _boolean("ne", "^", self, o)
+    def __rxor__(self, o): return _boolean("ne", "^", o, self)
+    def __invert__(self): return _boolean("logical_not", "~", self)
     __hash__ = object.__hash__
 
     # -- array attributes and methods ----------------------------------------------------
@@ -526,6 +544,8 @@ class Sym:
     def copy(self): return record("copy", self)
     def transpose(self, *axes): return NUMPY[np.transpose](self, axes or None)
     def item(self): return METHODS["item"](self)
+    def any(self, axis=None, keepdims=False): return METHODS["any"](self, axis, keepdims)
+    def all(self, axis=None, keepdims=False): return METHODS["all"](self, axis, keepdims)
 
     def reshape(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], tuple):

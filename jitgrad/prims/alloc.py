@@ -49,7 +49,7 @@ full = primitive("full", lambda v, *dims: np.full(tuple(int(d) for d in dims), v
                  lambda ts, p: Type(ts[0].kind if ts[0].kind != "b" else "b", len(ts) - 1),
                  allocates=True, buffer=True)
 
-defvjp("full", lambda g, ans, v, *dims: reductions.reduce_sum(g), *([None] * 8))
+defvjp("full", lambda g, ans, v, *dims: reductions.sum_all(g), *([None] * 8))
 defjvp("full", lambda t, ans, v, *dims: full(t, *dims), *([None] * 8))
 
 

@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from jitgrad.core.errors import UnsupportedError
 from jitgrad.core.types import Type, broadcast_ndim, promote_kinds
 from jitgrad.prims import alloc
 from jitgrad.prims.primitive import defjvp, defvjp, primitive
@@ -69,6 +70,100 @@ _elementwise("cbrt", np.cbrt, **COSTLY)
 _elementwise("erf", np.vectorize(math.erf, otypes=[float]), **COSTLY)
 _elementwise("erfc", np.vectorize(math.erfc, otypes=[float]), **COSTLY)
 _elementwise("logical_not", np.logical_not, _compare, differentiable=False)
+
+# ----------------------------------------------------------------------------- gamma family
+# log|Gamma|, Gamma and their derivatives digamma and trigamma (NumPy and Numba have none of
+# the derivatives): scalar functions of plain `math`, so the backend compiles the same code.
+
+
+def lgamma_scalar(x):
+    """log|Gamma(x)|, inf at the poles (0, -1, -2, ...), as scipy.special.gammaln."""
+    if x <= 0.0 and x == math.floor(x):
+        return math.inf
+    return math.lgamma(x)
+
+
+def gamma_scalar(x):
+    """Gamma(x): nan at the negative integers, inf at 0 and past overflow, as SciPy."""
+    if x <= 0.0 and x == math.floor(x):
+        return math.inf if x == 0.0 else math.nan
+    if x > 171.7:
+        return math.inf
+    return math.gamma(x)
+
+
+def digamma_scalar(x):
+    """psi(x) = d log Gamma(x) / dx: reflection below 0, the recurrence psi(x) = psi(x + 1) -
+    1/x up to 10, then the asymptotic series (error below 1e-15 there)."""
+    if x <= 0.0 and x == math.floor(x):
+        return math.nan
+    result = 0.0
+    if x < 0.0:  # psi(1 - x) - psi(x) = pi cot(pi x)
+        result -= math.pi / math.tan(math.pi * x)
+        x = 1.0 - x
+    while x < 10.0:
+        result -= 1.0 / x
+        x += 1.0
+    f = 1.0 / (x * x)
+    series = f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f / 132))))
+    return result + math.log(x) - 0.5 / x - series
+
+
+def trigamma_scalar(x):
+    """psi'(x): reflection below 0, the recurrence psi'(x) = psi'(x + 1) + 1/x^2 up to 10,
+    then the asymptotic series."""
+    if x <= 0.0 and x == math.floor(x):
+        return math.nan
+    reflected, sign = 0.0, 1.0
+    if x < 0.0:  # psi'(1 - x) + psi'(x) = pi^2 / sin^2(pi x)
+        s = math.sin(math.pi * x)
+        reflected, sign, x = math.pi * math.pi / (s * s), -1.0, 1.0 - x
+    result = 0.0
+    while x < 10.0:
+        result += 1.0 / (x * x)
+        x += 1.0
+    f = 1.0 / (x * x)
+    series = 1.0 / x + f / 2 + f / x * (1.0 / 6 - f * (1.0 / 30 - f * (1.0 / 42 - f / 30)))
+    return reflected + sign * (result + series)
+
+
+def tetragamma_scalar(x):
+    """psi''(x): reflection below 0, the recurrence psi''(x) = psi''(x + 1) - 2/x^3 up to 10,
+    then the asymptotic series."""
+    if x <= 0.0 and x == math.floor(x):
+        return math.nan
+    reflected = 0.0
+    if x < 0.0:  # psi''(1 - x) - psi''(x) = 2 pi^3 cos(pi x) / sin^3(pi x)
+        s = math.sin(math.pi * x)
+        reflected = -2.0 * math.pi ** 3 * math.cos(math.pi * x) / (s * s * s)
+        x = 1.0 - x
+    result = 0.0
+    while x < 10.0:
+        result -= 2.0 / (x * x * x)
+        x += 1.0
+    f = 1.0 / (x * x)
+    tail = f * (1.0 / 6 - f * (1.0 / 6 - f * (0.3 - f * 5.0 / 6)))
+    return reflected + result - f * (1.0 + 1.0 / x + f * (0.5 - tail))
+
+
+gammaln = _elementwise("gammaln", np.vectorize(lgamma_scalar, otypes=[float]), **COSTLY)
+gamma = _elementwise("gamma", np.vectorize(gamma_scalar, otypes=[float]), **COSTLY)
+digamma = _elementwise("digamma", np.vectorize(digamma_scalar, otypes=[float]), **COSTLY)
+trigamma = _elementwise("trigamma", np.vectorize(trigamma_scalar, otypes=[float]), **COSTLY)
+tetragamma = _elementwise("tetragamma", np.vectorize(tetragamma_scalar, otypes=[float]),
+                          **COSTLY)
+
+
+def _no_fourth_derivative(g, ans, x):
+    raise UnsupportedError("the derivative of tetragamma (a fourth derivative of gammaln) is "
+                           "not implemented")
+
+
+defvjp("gammaln", lambda g, ans, x: g * digamma(x))
+defvjp("gamma", lambda g, ans, x: g * (ans * digamma(x)))
+defvjp("digamma", lambda g, ans, x: g * trigamma(x))
+defvjp("trigamma", lambda g, ans, x: g * tetragamma(x))
+defvjp("tetragamma", _no_fourth_derivative)
 
 _TWO_OVER_SQRT_PI = 1.1283791670955126  # d erf(x) / dx = 2 / sqrt(pi) exp(-x^2)
 

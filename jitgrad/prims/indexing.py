@@ -1,5 +1,8 @@
 """Indexing: basic reads and writes (``getitem``, ``setitem``, and ``add_at``, the adjoint of a
-read) and reads of rows by an integer vector (``take``, and ``take_add``, its adjoint).
+read), reads of rows by an integer vector (``take``, and ``take_add``, its adjoint), and the
+positions that NumPy's advanced indices name (``index_positions``: the rows of ``x[idx]``, the
+entries of ``x[mask]``, of ``a[rows, cols]`` and of ``np.take_along_axis``), checked and
+counted from the front, which reads (a ``take``) and writes (a loop of ``setitem``) index by.
 
 An index is an ``index_spec`` parameter plus atoms: items ``'i'`` (an integer atom), ``':'``
 and ``('s', has_start, has_stop, has_step)`` (a slice whose present parts are atoms), the
@@ -137,3 +140,53 @@ defvjp("take", _take_vjp, None)
 defvjp("take_add", lambda g, ans, rows, idx, n: take(g, idx), None, None)
 defjvp("take", lambda t, ans, x, idx: take(t, idx), None)
 defjvp("take_add", lambda t, ans, g, idx, n: take_add(t, idx, n), None, None)
+
+
+# ----------------------------------------------------------------------------- advanced indices
+
+
+def _rows_at(idx, n):
+    idx = np.asarray(idx, dtype=np.int64)
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise IndexError("index out of bounds")
+    return np.where(idx < 0, idx + n, idx)
+
+
+def _positions_impl(*ins, kind, axis=0):
+    """The positions an advanced index names (a 1-D int64 array, counted from the front):
+    ``rows``: (idx, x) the rows x[idx] reads; ``mask``: (mask, x) the flat positions of the
+    entries x[mask] reads (mask of x's shape), ``mask_rows``: (mask, x) the rows (a 1-D mask
+    over x's rows); ``pairs``: (rows, cols, x) the flat positions of x[rows, cols] in x's first
+    two axes; ``along``: (idx, x) the flat positions np.take_along_axis(x, idx, axis) reads,
+    in idx's order, or (idx, values, x), checking that values has idx's shape. An index out of bounds raises IndexError, shapes that differ IndexError
+    (masks) or ValueError, as NumPy does."""
+    *idx, x = ins
+    shape = np.shape(x)
+    if kind == "rows":
+        return _rows_at(idx[0], shape[0])
+    if kind in ("mask", "mask_rows"):
+        mask = np.asarray(idx[0])
+        want = shape if kind == "mask" else shape[:1]
+        if mask.shape != want:
+            raise IndexError("boolean index did not match indexed array")
+        return np.flatnonzero(mask)
+    if kind == "pairs":
+        rows, cols = (np.asarray(i) for i in idx)
+        if rows.shape != cols.shape:
+            raise ValueError("shape mismatch: indexing arrays could not be broadcast together")
+        return _rows_at(rows, shape[0]) * shape[1] + _rows_at(cols, shape[1])
+    if len(idx) == 2 and np.shape(idx[1]) != np.shape(idx[0]):  # along, with the values
+        raise ValueError("np.put_along_axis: the values must have the index's shape")
+    idx = np.asarray(idx[0])  # along
+    if idx.ndim != len(shape) or any(idx.shape[d] != shape[d] for d in range(len(shape))
+                                     if d != axis):
+        raise ValueError("np.take_along_axis: the index must have the array's shape except "
+                         "along the axis")
+    coords = list(np.indices(idx.shape))
+    coords[axis] = _rows_at(idx, shape[axis])
+    return np.ravel_multi_index(tuple(c.ravel() for c in coords), shape)
+
+
+# Integers to index with: no derivative; ``x`` (the last input) is read for its shape alone.
+index_positions = primitive("index_positions", _positions_impl, lambda ts, p: Type("i", 1),
+                            differentiable=False, zero_tangent=True, shape_only={1, 2})

@@ -40,6 +40,7 @@ from jitgrad.prims.elementwise import neg, tie_share
 from jitgrad.prims.indexing import (
     add_at,
     getitem,
+    index_positions,
     index_source,
     index_value,
     setitem,
@@ -103,7 +104,7 @@ __all__ = [
     "add_at", "arange", "argmax", "argmin", "argsort", "broadcast_like", "cholesky",
     "choose_share", "concatenate", "constant", "constant_array_name", "constant_source", "copy",
     "cumprod", "cumprod_grad", "cumprod_jvp", "cumsum", "cumsum_axis", "defjvp", "defjvp_all",
-    "defvjp", "det", "empty", "expand_dims", "eye", "full", "getitem", "index_source",
+    "defvjp", "det", "empty", "expand_dims", "eye", "full", "getitem", "index_positions", "index_source",
     "index_value", "inv", "logabsdet", "matmul", "neg", "no_tangent_rule", "ones", "ones_like",
     "outer", "primitive", "prod_axis", "prod_others", "prod_others_axis", "prod_others_jvp",
     "reduce_max", "reduce_min", "reduce_prod", "reduce_sum", "reshape", "reshape_like", "roll",

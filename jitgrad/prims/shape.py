@@ -1,6 +1,6 @@
 """Shapes and data movement: ``transpose``, ``reshape``, ``expand_dims``, ``roll``, the
-broadcasting pair ``broadcast_like``/``sum_to_like``, and the reads of a shape (``shape_dim``,
-``size``, ``same_size``, ``unpack_count``).
+broadcasting pair ``broadcast_like``/``sum_to_like``, the reads of a shape (``shape_dim``,
+``size``, ``same_size``, ``unpack_count``), and ``raise_error``, the user's own ``raise``.
 
 Every rule here is linear: the adjoint moves ``g`` back the way the data came (the inverse
 permutation, the input's shape, the opposite shift), and the tangent moves ``t`` the same way
@@ -9,6 +9,8 @@ gradient. The reads of a shape are integers: no derivative, a zero tangent.
 """
 
 from __future__ import annotations
+
+import builtins
 
 import numpy as np
 
@@ -108,3 +110,15 @@ def _unpack_count_impl(n, k):
 # reads of the rows are indexed from it, so the check stays in the code).
 unpack_count = primitive("unpack_count", _unpack_count_impl, lambda ts, p: Type("i", 0),
                          differentiable=False)
+
+
+def _raise_impl(*, exc, msg):
+    error = getattr(builtins, exc)
+    raise error() if msg is None else error(msg)
+
+
+# ``raise ValueError("msg")`` (and a failed ``assert``) where the user's code raises: no inputs,
+# no result; ``exc`` names a builtin exception class, ``msg`` is a constant string or None, as
+# Numba raises them. Never dropped or moved (``effects``).
+raise_error = primitive("raise_error", _raise_impl, lambda ts, p: None, differentiable=False,
+                        no_tangent=True, effects=True, raises=True)

@@ -166,6 +166,28 @@ def _index_int(v):
                                user_loc()) from None
 
 
+def _advanced(x, key):
+    """An advanced index of ``x`` (jitgrad's forms: a boolean mask of x's shape or over its
+    rows, a pair of integer vectors ``a[rows, cols]``): ``(positions, rows)``, the positions
+    it names (NumPy's `index_positions`) and whether they are rows of x (else flat positions
+    of its first two axes); None for any other index."""
+    def plain(v):
+        return v.value if isinstance(v, Tensor) else v
+    shape = _shape_of(x)
+    positions = _PRIMS["index_positions"].impl
+    k = plain(key)
+    if type(k) is _ndarray and k.dtype.kind == "b":
+        if k.ndim == len(shape):
+            return positions(k, x.value, kind="mask"), len(shape) == 1
+        if k.ndim == 1:
+            return positions(k, x.value, kind="mask_rows"), True
+    if (type(k) is tuple and len(k) == 2 and all(type(plain(i)) is _ndarray and plain(i).ndim
+                                                 == 1 and plain(i).dtype.kind in "iu"
+                                                 for i in k)):
+        return positions(plain(k[0]), plain(k[1]), x.value, kind="pairs"), False
+    return None
+
+
 def _index(key):
     """A Python index → (index_spec, index values, newaxis positions), as jitgrad's parser
     builds them: items "i" (an integer), ":" (a full slice), ("s", has_start, has_stop,
@@ -459,6 +481,8 @@ class Tensor:
     def __rand__(self, o): return _record(_PRIMS["logical_and"], (o, self), {})
     def __or__(self, o): return _record(_PRIMS["logical_or"], (self, o), {})
     def __ror__(self, o): return _record(_PRIMS["logical_or"], (o, self), {})
+    def __xor__(self, o): return _record(_PRIMS["ne"], (self, o), {})
+    def __rxor__(self, o): return _record(_PRIMS["ne"], (o, self), {})
     def __invert__(self): return _record(_PRIMS["logical_not"], (self,), {})
 
 
@@ -489,6 +513,14 @@ class _ArrayTensor(Tensor):
         idx = key.value if isinstance(key, Tensor) else key
         if type(idx) is _ndarray and idx.ndim == 1 and idx.dtype.kind in "iu":
             return _record(primitives.PRIMITIVES["take"], (self, idx), {})  # x[idx], as jitgrad reads it
+        advanced = _advanced(self, key)
+        if advanced is not None:  # the entries at the positions: a take of rows
+            positions, rows = advanced
+            shape = self.shape
+            lead = shape[0] if rows else shape[0] * shape[1]
+            rest = tuple(shape[1 if rows else 2:])
+            flat = self if rows else _record(_PRIMS["reshape"], (self, lead, *rest), {})
+            return _record(primitives.PRIMITIVES["take"], (flat, positions), {})
         spec, vals, newaxes = _index(key)
         out = self
         if spec and not all(s == ":" for s in spec):
@@ -526,6 +558,13 @@ class _ArrayTensor(Tensor):
 
     def __setitem__(self, key, v):
         self._check_writable()
+        idx = key.value if isinstance(key, Tensor) else key
+        if type(idx) is _ndarray and idx.ndim == 1 and idx.dtype.kind in "iu":
+            return self._write_at(_PRIMS["index_positions"].impl(idx, self.value, kind="rows"),
+                                  True, v)
+        advanced = _advanced(self, key)
+        if advanced is not None:
+            return self._write_at(*advanced, v)
         if type(key) in _INT_TYPES:
             spec, vals, newaxes = ("i",), (key,), ()
         else:
@@ -533,6 +572,18 @@ class _ArrayTensor(Tensor):
         if newaxes:
             raise UnsupportedError("None (np.newaxis) in the index of a write", user_loc())
         self._become(_record(_SETITEM, (self, v, *vals), {"index_spec": spec}))
+
+    def _write_at(self, positions, rows: bool, v) -> None:
+        """``x[idx] = v`` (and ``x[mask] = v``, ``a[rows, cols] = v``): one write per
+        position, in order (a repeated position keeps the last value, as NumPy assigns)."""
+        shape = self.shape
+        per_item = len(shape) - (1 if rows or len(shape) == 1 else 2)
+        each = np.ndim(v.value if isinstance(v, Tensor) else v) == per_item + 1
+        if each and np.shape(v.value if isinstance(v, Tensor) else v)[0] != len(positions):
+            raise ValueError("shape mismatch: the values do not match the entries indexed")
+        for k, p in enumerate(positions):
+            at = int(p) if rows or len(shape) == 1 else (int(p) // shape[1], int(p) % shape[1])
+            self[at] = v[k] if each else v
 
     def _inplace(self, prim, o):
         self._check_writable()

@@ -92,6 +92,9 @@ def recompute_loops(fn: Function, adj_body: Block, rev, top_saved: list, stacks:
             why = "recomputation is switched off"
         if why is None and name_clash(loop, fn, top_saved):
             why = "two versions of an array it reads share a name"
+        if why is None and settings.parallel and any(
+                isinstance(s, Eqn) and ops.flags(s.prim).raises for s in walk(loop.body)):
+            why = "it may raise, so it runs serially (not in parallel chunks)"
         seed = _one_seed(loop, rev) if why is None and settings.fuse and fuse and not loop.parallel \
             else None
         fused = None if seed is None else _fuse(fn, adj_body, loop, rep, seed, rev, top_saved,

@@ -125,6 +125,11 @@ LOWER: dict[str, Callable] = {
     "neg": lambda a, p, t: f"-{a[0]}",
     "erf": lambda a, p, t: f"_rt.erf({a[0]})",
     "erfc": lambda a, p, t: f"_rt.erfc({a[0]})",
+    "gammaln": lambda a, p, t: f"_rt.gammaln({a[0]})",
+    "gamma": lambda a, p, t: f"_rt.gamma({a[0]})",
+    "digamma": lambda a, p, t: f"_rt.digamma({a[0]})",
+    "trigamma": lambda a, p, t: f"_rt.trigamma({a[0]})",
+    "tetragamma": lambda a, p, t: f"_rt.tetragamma({a[0]})",
     "logical_not": lambda a, p, t: f"np.logical_not({a[0]})" if t[0].ndim else f"not {a[0]}",
     "add": _binop("+"), "sub": _binop("-"), "mul": _binop("*"), "div": _binop("/"),
     "pow": _binop("**"), "floordiv": _binop("//"), "mod": _binop("%"),
@@ -177,11 +182,14 @@ LOWER: dict[str, Callable] = {
     "same_size": lambda a, p, t: f"_rt.same_size({a[0]}, {a[1]})",
     "size": lambda a, p, t: f"{a[0]}.size",
     "unpack_count": lambda a, p, t: f"_rt.unpack_count({a[0]}, {a[1]})",
+    "raise_error": lambda a, p, t: f"raise {p['exc']}" if p["msg"] is None
+    else f"raise {p['exc']}({p['msg']!r})",
     # indexing
     "getitem": _getitem,
     "setitem": lambda a, p, t: index_source(a[0], p["index_spec"], a[2:]),
     "add_at": lambda a, p, t: index_source(a[0], p["index_spec"], a[2:]),
     "take": lambda a, p, t: f"{a[0]}[{a[1]}]",
+    "index_positions": lambda a, p, t: _positions(a, p),
     "take_add": lambda a, p, t: f"_rt.take_add_{'vector' if t[0].ndim == 1 else 'rows'}("
                                 f"{a[0]}, {a[1]}, {a[2]})",
     # new arrays
@@ -204,6 +212,23 @@ LOWER: dict[str, Callable] = {
     "constant": lambda a, p, t: p["name"],
     "stop_gradient": identity_copy,
 }
+
+
+def _positions(a, p) -> str:
+    """The positions an advanced index names, checked (`prims.indexing.index_positions`)."""
+    kind = p["kind"]
+    if kind == "rows":
+        return f"_rt.rows_at({a[0]}, {a[1]}.shape[0])"
+    if kind == "mask":
+        return f"_rt.mask_positions({a[0]}, {a[1]})"
+    if kind == "mask_rows":
+        return f"_rt.mask_rows({a[0]}, {a[1]}.shape[0])"
+    if kind == "pairs":
+        return f"_rt.pair_positions({a[0]}, {a[1]}, {a[2]}.shape[0], {a[2]}.shape[1])"
+    if len(a) == 3:  # np.put_along_axis: the values, of the index's shape
+        return f"_rt.along_positions({a[0]}, _rt.same_shape({a[1]}, {a[0]}, {a[2]}), " \
+            f"{p['axis']})"
+    return f"_rt.along_positions({a[0]}, {a[1]}, {p['axis']})"
 
 
 def default(name: str, a, p, t) -> str:

@@ -23,7 +23,7 @@ import numpy as np
 from jitgrad.backend.numba import lowering
 from jitgrad.backend.numba.compile import SCIPY_MISSING, jit, vectorize
 from jitgrad.core.errors import MissingDependencyError, SizesDiffer
-from jitgrad.prims import primitives
+from jitgrad.prims import elementwise, primitives
 
 
 @jit
@@ -612,6 +612,12 @@ def _erfc(x):
 
 erf = vectorize(_erf)
 erfc = vectorize(_erfc)
+# The gamma family: the rows' own scalar functions (`prims.elementwise`), compiled.
+gammaln = vectorize(elementwise.lgamma_scalar)
+gamma = vectorize(elementwise.gamma_scalar)
+digamma = vectorize(elementwise.digamma_scalar)
+trigamma = vectorize(elementwise.trigamma_scalar)
+tetragamma = vectorize(elementwise.tetragamma_scalar)
 
 
 @jit
@@ -757,6 +763,97 @@ def take_add_rows(g, idx, n):
         row = _row_at(idx[k], n)
         for c in range(g.shape[1]):
             out[row, c] += g[k, c]
+    return out
+
+
+@jit
+def rows_at(idx, n):
+    """The rows ``x[idx]`` reads, for x of n rows: negative ones counted from the end, one out
+    of bounds an IndexError (Numba does not check an index array)."""
+    out = np.empty(idx.shape[0], dtype=np.int64)
+    for k in range(idx.shape[0]):
+        out[k] = _row_at(idx[k], n)
+    return out
+
+
+@jit
+def _count_true(mask):
+    count = 0
+    for v in mask:
+        if v:
+            count += 1
+    return count
+
+
+@jit
+def _true_positions(flat):
+    out = np.empty(_count_true(flat), dtype=np.int64)
+    j = 0
+    for k in range(flat.shape[0]):
+        if flat[k]:
+            out[j] = k
+            j += 1
+    return out
+
+
+@jit
+def mask_positions(mask, x):
+    """The flat positions of the entries ``x[mask]`` reads (mask of x's shape)."""
+    if mask.shape != x.shape:
+        raise IndexError("boolean index did not match indexed array")
+    return _true_positions(mask.ravel())
+
+
+@jit
+def mask_rows(mask, n):
+    """The rows ``x[mask]`` reads, for a 1-D mask over x's n rows."""
+    if mask.shape[0] != n:
+        raise IndexError("boolean index did not match indexed array")
+    return _true_positions(mask)
+
+
+@jit
+def pair_positions(rows, cols, n, m):
+    """The flat positions ``x[rows, cols]`` reads in x's first two axes (n by m)."""
+    if rows.shape[0] != cols.shape[0]:
+        raise ValueError("shape mismatch: indexing arrays could not be broadcast together")
+    out = np.empty(rows.shape[0], dtype=np.int64)
+    for k in range(rows.shape[0]):
+        out[k] = _row_at(rows[k], n) * m + _row_at(cols[k], m)
+    return out
+
+
+@jit
+def same_shape(values, idx, x):
+    """``x``, once ``values`` is checked to have ``idx``'s shape (np.put_along_axis)."""
+    if values.shape != idx.shape:
+        raise ValueError("np.put_along_axis: the values must have the index's shape")
+    return x
+
+
+@jit
+def along_positions(idx, x, axis):
+    """The flat positions ``np.take_along_axis(x, idx, axis)`` reads, in idx's (C) order."""
+    if idx.ndim != x.ndim:
+        raise ValueError("np.take_along_axis: the index must have the array's rank")
+    for d in range(x.ndim):
+        if d != axis and idx.shape[d] != x.shape[d]:
+            raise ValueError("np.take_along_axis: the index must have the array's shape "
+                             "except along the axis")
+    flat = idx.ravel()
+    out = np.empty(flat.shape[0], dtype=np.int64)
+    for k in range(flat.shape[0]):
+        rest = k
+        pos = 0
+        stride = 1
+        for d in range(x.ndim - 1, -1, -1):
+            c = rest % idx.shape[d]
+            rest //= idx.shape[d]
+            if d == axis:
+                c = _row_at(flat[k], x.shape[axis])
+            pos += c * stride
+            stride *= x.shape[d]
+        out[k] = pos
     return out
 
 
