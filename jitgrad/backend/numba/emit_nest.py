@@ -26,7 +26,18 @@ def nest_reads(e, dims) -> list | None:
     """How one iteration of a loop nest over ``dims`` reads each operand of ``e``: "value" (a
     scalar, read as it is) or, per axis of the operand, the loop indexing it (None: index 0,
     a size-1 axis broadcast). The shape-only operand of a spread or broadcast is read at its
-    own position (never used). None: ``e`` cannot be computed by such a nest."""
+    own position (never used). None: ``e`` cannot be computed by such a nest.
+
+    An accumulation into an array of the nest's shape (``iadd``: ``_b_z += c``, the adjoint
+    of a value read several times) is read like an elementwise operation: the array at the
+    nest's position, then its operand. (Whether the array may be written inside the nest is
+    the nest's question: `emit._Writer.fusable_run`.)"""
+    if isinstance(e, Eqn) and e.prim == "iadd" and not e.outs:
+        acc = e.ins[0]
+        if not isinstance(acc, Var) or acc.type.kind != "f" or not dims or dims_of(acc) != dims:
+            return None
+        value = _elementwise_reads([e.ins[1]], dims)
+        return None if value is None else [tuple(range(len(dims)))] + value
     if not isinstance(e, Eqn) or len(e.outs) != 1:
         return None
     out = e.outs[0]
@@ -53,8 +64,14 @@ def nest_reads(e, dims) -> list | None:
         return [tuple(None if k == axis else k for k in at), tuple(range(len(dims)))]
     if not (p.elementwise or e.prim in ("spread", "broadcast_like")):
         return None
+    return _elementwise_reads(e.ins, dims)
+
+
+def _elementwise_reads(atoms, dims) -> list | None:
+    """Per atom: "value" for a scalar, else the loop indexing each of its axes (None for a
+    size-1 axis broadcast); None when an atom does not broadcast to ``dims``."""
     reads = []
-    for a in e.ins:
+    for a in atoms:
         d = dims_of(a)
         if not d:
             reads.append("value")
@@ -82,7 +99,7 @@ def nest_operands(group: list) -> tuple[list, dict, set]:
     from_nest, made = [], set()
     for e in group:
         from_nest.append([isinstance(a, Var) and a in made for a in e.ins])
-        made.add(e.outs[0])
+        made.update(e.outs)  # (an accumulation into an array from outside makes nothing)
     internal_uses: dict[Var, int] = {}
     read_names = set()
     for e, inner in zip(group, from_nest):
