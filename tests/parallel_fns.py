@@ -181,3 +181,17 @@ def carried_state_range(x, a):  # carried_state with range: stays serial, withou
         h = math.tanh(a * h + x[i])
         total += h
     return total
+
+
+def shared_scratch(x, w):  # recomputed in reverse, then kept serial: `tmp` is shared
+    n, d = x.shape
+    tmp = np.zeros(d)
+    total = 0.0
+    for i in numba.prange(n):
+        for j in range(d):
+            tmp[j] = math.tanh(x[i, j] * w[j])
+        s = 0.0
+        for j in range(d):
+            s += tmp[j] * tmp[j] * w[j]
+        total += s
+    return total + np.sum(tmp)

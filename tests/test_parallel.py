@@ -270,3 +270,19 @@ def test_independent_range_loops_run_in_parallel_and_say_so():
     assert all(np.array_equal(a, b) for a, b in zip(got, want))
     assert "_prange(" not in serial.source().split("import", 3)[-1]
     assert "runs serially" not in serial.source()  # range loops stay serial without a word
+
+
+def test_a_recomputed_loop_turned_down_by_the_parallel_rewrite_keeps_its_gradient():
+    """A prange loop that recompute.py replays in reverse, which the parallel rewrite then
+    leaves serial (every iteration writes the scratch array ``tmp``): the replay's pushes and
+    pops must still pair up (a session saw them disagree on another path). Checked against
+    central differences (the tape cannot run it: a tensor written into ``np.zeros(d)``)."""
+    rng = np.random.default_rng(3)
+    x, w = rng.normal(size=(37, 5)), rng.normal(size=5)
+    g = jitgrad.grad(F.shared_scratch, wrt=(0, 1), parallel=True)
+    gx, gw = g(x, w)
+    notes = g.source()
+    assert "recomputed in reverse" in notes and "runs serially under parallel=True" in notes
+    for k, got in enumerate((gx, gw)):
+        np.testing.assert_allclose(got, numeric_grad(F.shared_scratch, (x, w), k),
+                                   rtol=1e-6, atol=1e-8)
