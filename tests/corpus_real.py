@@ -114,6 +114,9 @@ REAL_CASES = [
     case(F.logistic_probit_mix, points=_logistic),
     case(F.gamma_shape_loglik, U(-0.5, 1.0), U(0.2, 3.0, 6)),
     case(F.dirichlet_expected_log, U(0.5, 3.0, 4), N(4)),
+    # Python's builtins over arrays and tuples (issue #25, item 3)
+    case(F.max_abs_normalise, N(5), N(5)),
+    case(F.range_penalty, N(5)),
 ]
 
 # Functions the tape cannot run (math.* converts a Tensor with float()).

@@ -566,3 +566,12 @@ def gamma_shape_loglik(log_k, x):
 
 def dirichlet_expected_log(alpha, w):
     return np.sum(w * (digamma(alpha) - digamma(np.sum(alpha))))
+
+
+def max_abs_normalise(x, w):  # a scale taken the way scripts take it: Python's max
+    scale = max(abs(x))
+    return np.sum(w * x / scale)
+
+
+def range_penalty(x):  # min/max of a 1-D array and of a tuple
+    return (max(x) - min(x)) ** 2 + max((x[0] * x[1], 0.25, x[2]))

@@ -732,6 +732,25 @@ def test_builtin_max_min_at_a_tie():
     assert jitgrad.grad(builtin_min, wrt=(0, 1))(1.5, 1.5) == (0.5, 0.5)
 
 
+def builtin_max_of_rows(x):
+    return np.sum(max(x))
+
+
+def builtin_min_of_a_number(x):
+    return min(x)
+
+
+def test_builtin_max_min_of_one_iterable():
+    """Python's max of a 1-D array is np.max's value, ties shared; of a 2-D array or of a
+    number Python compares rows or fails: refused, pointing at np.max."""
+    np.testing.assert_allclose(jitgrad.grad(builtin_max_of_rows)(np.array([1.0, 3.0, 3.0])),
+                               [0.0, 0.5, 0.5])
+    with pytest.raises(jitgrad.UnsupportedError, match=r"max\(\) of one array of rank 2"):
+        jitgrad.grad(builtin_max_of_rows)(np.ones((2, 2)))
+    with pytest.raises(jitgrad.UnsupportedError, match=r"use np.min\(x\)"):
+        jitgrad.grad(builtin_min_of_a_number)(2.0)
+
+
 def test_max_over_ties_shares_equally():
     np.testing.assert_allclose(jitgrad.grad(max_all)(np.array([1.0, 3.0, 3.0, 2.0])),
                                [0.0, 0.5, 0.5, 0.0])

@@ -650,9 +650,29 @@ def _b_abs(b, args, kwargs, node):
 
 
 def _b_minmax(which):
+    """Python's ``max``/``min``: of several numbers (``max(a, b)``, recorded as ``maximum``),
+    of one tuple or list of them, or of one 1-D array, its largest or smallest entry as
+    `np.max` gives it (the same value and, at ties, the project's mean of the one-sided
+    derivatives; with a NaN in the array NumPy's NaN, where Python's answer depends on the
+    NaN's place)."""
     def f(b, args, kwargs, node):
-        if kwargs or len(args) < 2:
-            raise UnsupportedError(f"{which}() of one iterable (use np.{which})", b.loc(node))
+        if kwargs:
+            raise UnsupportedError(f"{which}() with keywords (key=, default=): use np.{which} "
+                                   "or a loop", b.loc(node))
+        if len(args) == 1:
+            (x,) = args
+            if isinstance(x, Sym) and x.ndim == 1:
+                return getattr(np, which)(x)
+            if isinstance(x, np.ndarray) and x.ndim == 1:  # a constant array
+                return max(x) if which == "max" else min(x)
+            if not isinstance(x, (tuple, list)) or not x:
+                what = f"array of rank {x.ndim}" if isinstance(x, Sym) else type(x).__name__
+                raise UnsupportedError(f"{which}() of one {what}: Python iterates over a 1-D "
+                                       f"array's entries or a tuple's items; use np.{which}(x) "
+                                       f"or np.{which}(x, axis=0)", b.loc(node))
+            args = tuple(x)
+            if len(args) == 1:
+                return args[0]
         result = args[0]
         for a in args[1:]:
             for v in (result, a):
