@@ -117,6 +117,11 @@ REAL_CASES = [
     # Python's builtins over arrays and tuples (issue #25, item 3)
     case(F.max_abs_normalise, N(5), N(5)),
     case(F.range_penalty, N(5)),
+    case(F.dot_by_zip, N(5), N(5)),
+    case(F.weighted_log_terms, N(5), N(5)),
+    case(F.pairwise_energy, N(5)),
+    case(F.any_all_switch, N(5), points=lambda rng: [(rng.normal(size=5),),
+                                                   (rng.normal(size=5) + 3.0,)]),
 ]
 
 # Functions the tape cannot run (math.* converts a Tensor with float()).

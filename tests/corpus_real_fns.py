@@ -575,3 +575,23 @@ def max_abs_normalise(x, w):  # a scale taken the way scripts take it: Python's 
 
 def range_penalty(x):  # min/max of a 1-D array and of a tuple
     return (max(x) - min(x)) ** 2 + max((x[0] * x[1], 0.25, x[2]))
+
+
+def dot_by_zip(a, b):  # pure-Python style dot product (finance and physics scripts)
+    return sum(x * y for x, y in zip(a, b))
+
+
+def weighted_log_terms(w, x):  # a filtered generator, and max of one
+    total = sum(wi * np.log(1.0 + xi * xi) for wi, xi in zip(w, x) if xi > -10.0)
+    return total + max(abs(v) for v in w)
+
+
+def pairwise_energy(pos):  # nested generator expressions over index pairs
+    n = pos.shape[0]
+    return sum(sum(1.0 / (1.0 + (pos[i] - pos[j]) ** 2) for j in range(i)) for i in range(n))
+
+
+def any_all_switch(x):  # any/all of generators as branch conditions
+    if any(v > 2.5 for v in x):
+        return np.sum(x ** 2)
+    return np.sum(x) * float(all(v > -5.0 for v in x)) + min([v * v for v in x])

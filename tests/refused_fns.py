@@ -119,11 +119,11 @@ def uses_inner_lambda(x):
 
 
 def uses_list_comprehension(x):
-    return sum([x * k for k in range(3)])  # refused: listcomp
+    return np.sum(np.array([x * k for k in range(3)]))  # refused: listcomp
 
 
 def uses_generator_expression(x):
-    return sum(x * k for k in range(3))  # refused: genexp
+    return np.prod(list(x * k for k in range(3)))  # refused: genexp
 
 
 def uses_dict(x):

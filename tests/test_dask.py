@@ -241,7 +241,8 @@ def test_blocks_in_memory_run_one_task_per_worker(client):
     X = da.from_array(x, chunks=(500, 3)).persist()
     distributed.wait(X)
     vg = jgd.value_and_grad(gmm_data, wrt=0, shard="x")
-    held = client.who_has(X)  # where the blocks are (the first call's check may copy some)
+    vg(alphas, means, log_prec, X)  # the first call's check may copy blocks to other workers
+    held = client.who_has(X)  # where the blocks are now (a block may be held twice)
     with distributed.get_task_stream(client) as stream:
         out = vg(alphas, means, log_prec, X)
     assert close(out, jg.value_and_grad(gmm_data)(alphas, means, log_prec, x))
@@ -249,8 +250,9 @@ def test_blocks_in_memory_run_one_task_per_worker(client):
     assert len(groups) == 2 == len(vg.last_groups), (groups, vg.last_groups)
     assert sorted(i for g in vg.last_groups for i in g) == list(range(8))
     assert [len(g) for g in vg.last_groups] == [4, 4]
-    for g in vg.last_groups:  # each group is one worker's blocks
-        assert len({held[X.__dask_keys__()[i][0]][0] for i in g}) == 1
+    for g in vg.last_groups:  # each group is one worker's blocks: some worker holds them all
+        holders = [set(held[X.__dask_keys__()[i][0]]) for i in g]
+        assert set.intersection(*holders), (g, holders)
 
 
 @pytest.mark.parametrize("rows, holders, slots, want", [

@@ -751,6 +751,40 @@ def test_builtin_max_min_of_one_iterable():
         jitgrad.grad(builtin_min_of_a_number)(2.0)
 
 
+def generator_keeps_its_names(a, b):
+    x = 2.0
+    s = sum(x * y for x, y in zip(a, b) if y > 0)
+    return s * x  # the function's x, not the generator's
+
+
+def max_of_an_empty_generator(a):
+    return max(v for v in a[:0])
+
+
+def generator_in_a_while_test(a):
+    k = 0
+    while sum(v for v in a[:k]) < 1.0:
+        k += 1
+    return a[0]
+
+
+def test_reductions_of_generator_expressions():
+    """sum/max/min/any/all of a comprehension are built as their loops (frontend/desugar.py):
+    the comprehension's names stay its own, max of nothing raises as Python's does, and a
+    comprehension evaluated more than once where it stands (a while test) is refused."""
+    a, b = np.array([0.5, -2.0, 1.5]), np.array([1.0, -2.0, 3.0])
+    value, grads = jitgrad.value_and_grad(generator_keeps_its_names, wrt=(0, 1))(a, b)
+    assert value == pytest.approx(generator_keeps_its_names(a, b))
+    np.testing.assert_allclose(grads[0], [2.0, 0.0, 6.0])
+    np.testing.assert_allclose(grads[1], [1.0, 0.0, 3.0])
+    source = jitgrad.grad(generator_keeps_its_names).source(a, b)
+    assert "s = sum(x * y for x, y in zip(a, b) if y > 0)" in source  # the user's line
+    with pytest.raises(ValueError, match=r"max\(\) arg is an empty sequence"):
+        jitgrad.grad(max_of_an_empty_generator)(a)
+    with pytest.raises(jitgrad.UnsupportedError, match="generator expression is not supported"):
+        jitgrad.grad(generator_in_a_while_test)(a)
+
+
 def test_max_over_ties_shares_equally():
     np.testing.assert_allclose(jitgrad.grad(max_all)(np.array([1.0, 3.0, 3.0, 2.0])),
                                [0.0, 0.5, 0.5, 0.0])

@@ -120,9 +120,13 @@ INSTEAD = {
     "list.append": "jitgrad's lists have a fixed length: preallocate an array, "
                    "`out = np.zeros(n)`, and write `out[i] = v`",
     "list comprehension": "write a loop into a preallocated array: `out = np.zeros(n)`, then "
-                          "`for i in range(n): out[i] = ...`",
+                          "`for i in range(n): out[i] = ...` (sum, max, min, any or all of "
+                          "a comprehension, in an assignment, a return or an if test, is "
+                          "taken as its loop)",
     "generator expression": "write a loop that accumulates: `total = 0.0`, then "
-                            "`for i in range(n): total += ...`",
+                            "`for i in range(n): total += ...` (sum, max, min, any or all of "
+                            "one, in an assignment, a return or an if test, is taken as its "
+                            "loop)",
     "dict": "jitgrad takes dicts with constant keys ({'W1': w, 'b': b}, params['W1']), as "
             "arguments or made in the function: write the keys out, or use a variable per "
             "entry",

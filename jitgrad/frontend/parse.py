@@ -19,6 +19,7 @@ from typing import ClassVar
 import numpy as np
 
 from jitgrad.core.errors import Loc, SignatureError, UnsupportedError, refused
+from jitgrad.frontend.desugar import REDUCERS, desugar
 
 # ----------------------------------------------------------------------------- reading source
 
@@ -160,6 +161,7 @@ def _read(fn) -> FunctionSource:
     node = tree.body[0]
     if not isinstance(node, ast.FunctionDef):
         raise UnsupportedError(f"{name}: could not find its `def` in the source", where)
+    desugar(node, _not_builtins(fn, node))
     lines = linecache.getlines(filename) or text.splitlines(True)
     names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
     names |= {a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
@@ -167,6 +169,17 @@ def _read(fn) -> FunctionSource:
     fence(src)
     node.body = [_SetAsideLocalDefs().visit(stmt) for stmt in node.body]
     return src
+
+
+def _not_builtins(fn, node) -> set[str]:
+    """The reductions' names (`desugar.REDUCERS`) that mean something else in ``fn``: assigned
+    or bound in it, or a global or closure variable of that name."""
+    bound = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)
+             and isinstance(n.ctx, (ast.Store, ast.Del))}
+    bound |= {a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
+    bound |= {d.name for d in ast.walk(node) if isinstance(d, ast.FunctionDef)}
+    bound |= set(fn.__code__.co_freevars) | set(fn.__globals__)
+    return {name for name in REDUCERS if name in bound}
 
 
 # ----------------------------------------------------------------------------- the fence

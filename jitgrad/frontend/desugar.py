@@ -1,0 +1,208 @@
+"""Generator expressions and comprehensions reduced by ``sum``, ``max``, ``min``, ``any`` or
+``all``, rewritten as the loops they stand for, before the fence reads the function.
+
+Takes a function's AST (`parse._read`, before the fence) and the names that do not mean
+Python's builtins there; rewrites it in place. Guarantees:
+
+* ``sum(f(x) for x in xs if c(x))`` (or of a list comprehension ``[...]``, with any number of
+  ``for`` and ``if`` clauses) in a statement becomes, just before that statement, the loop it
+  stands for, accumulating into a fresh name, and the call becomes that name. ``max``/``min``
+  keep the first value and compare the rest with Python's ``max(a, b)`` (an empty sequence
+  raises ValueError, as Python does); ``any``/``all`` set a flag.
+* The comprehension's own variables get fresh names (Python keeps them local to it): a
+  function's ``x`` is never clobbered by ``sum(x for x in xs)``.
+* Every new node carries the comprehension's location, so messages and the generated code's
+  comments point at the user's line.
+* Only where the statement is evaluated once where it stands: an assignment, an augmented
+  assignment, a return, an expression statement, or an ``if`` test. Anywhere else (a
+  ``while`` test, a nested function), and for a reduction whose name is not Python's builtin
+  there, the comprehension is left as it was, for the fence to refuse with its hint. The loop
+  runs every iteration (Python's ``any`` stops at the first true item: only a raising item
+  after it behaves differently).
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import itertools
+
+REDUCERS = ("sum", "max", "min", "any", "all")
+_HOISTABLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr)
+
+
+def desugar(fn_node: ast.FunctionDef, rebound: set[str]) -> None:
+    """Rewrite the reductions of comprehensions in ``fn_node``'s body (see the module).
+    ``rebound``: names that do not mean the builtins here (assigned in the function, globals,
+    closure variables)."""
+    taken = {n.id for n in ast.walk(fn_node) if isinstance(n, ast.Name)}
+    taken |= {a.arg for a in ast.walk(fn_node) if isinstance(a, ast.arg)}
+    fresh = _Fresh(taken)
+    fn_node.body = _statements(fn_node.body, rebound, fresh)
+
+
+class _Fresh:
+    def __init__(self, taken: set[str]):
+        self.taken = taken
+        self.count = itertools.count()
+
+    def __call__(self, stem: str) -> str:
+        while True:
+            name = f"_{stem}_c{next(self.count)}"
+            if name not in self.taken:
+                self.taken.add(name)
+                return name
+
+
+def _statements(stmts: list, rebound, fresh) -> list:
+    out = []
+    for s in stmts:
+        for field in ("body", "orelse", "finalbody"):
+            if isinstance(getattr(s, field, None), list) and not isinstance(s, ast.FunctionDef):
+                setattr(s, field, _statements(getattr(s, field), rebound, fresh))
+        if isinstance(s, ast.Try):
+            for h in s.handlers:
+                h.body = _statements(h.body, rebound, fresh)
+        root = s.test if isinstance(s, ast.If) else s if isinstance(s, _HOISTABLE) else None
+        replaced = {}
+        for call in ([] if root is None else _outermost_reductions(root, rebound)):
+            loop, result = _loop_for(call, fresh)
+            out += _statements(loop, rebound, fresh)  # (a reduction inside the item, too)
+            replaced[id(call)] = ast.copy_location(ast.Name(result, ast.Load()), call)
+        if replaced and isinstance(s, ast.If):
+            s.test = _Replace(replaced).visit(s.test)
+        elif replaced:
+            s = _Replace(replaced).visit(s)
+        out.append(s)
+    return out
+
+
+class _Replace(ast.NodeTransformer):
+    """Each reduction call (by identity) becomes the name its loop computed."""
+
+    def __init__(self, replaced: dict):
+        self.replaced = replaced
+
+    def visit_Call(self, node):
+        if id(node) in self.replaced:
+            return self.replaced[id(node)]
+        return self.generic_visit(node)
+
+
+def _outermost_reductions(root, rebound) -> list:
+    """The reduction calls in ``root`` not inside another comprehension or a lambda."""
+    found = []
+
+    def visit(node):
+        if _is_reduction(node, rebound):
+            found.append(node)
+            return
+        if isinstance(node, (ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.SetComp,
+                             ast.DictComp, ast.FunctionDef)):
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(root)
+    return found
+
+
+def _is_reduction(node, rebound) -> bool:
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id in REDUCERS and node.func.id not in rebound
+            and len(node.args) == 1 and not node.keywords
+            and isinstance(node.args[0], (ast.GeneratorExp, ast.ListComp))
+            and _renamable(node.args[0]))
+
+
+def _targets(target) -> list[str] | None:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts):
+        return [e.id for e in target.elts]
+    return None
+
+
+def _renamable(comp) -> bool:
+    """Plain name targets, no async clause, and no comprehension inside that binds one of
+    its names again (renaming both to one name would change what they mean)."""
+    names = []
+    for g in comp.generators:
+        t = _targets(g.target)
+        if t is None or g.is_async:
+            return False
+        names += t
+    for sub in ast.walk(comp):
+        if sub is not comp and isinstance(sub, (ast.GeneratorExp, ast.ListComp, ast.SetComp,
+                                                ast.DictComp)):
+            inner = [n for g in sub.generators for n in (_targets(g.target) or [])]
+            if set(inner) & set(names):
+                return False
+    return True
+
+
+class _Rename(ast.NodeTransformer):
+    def __init__(self, mapping):
+        self.mapping = mapping
+
+    def visit_Name(self, node):
+        if node.id in self.mapping:
+            return ast.copy_location(ast.Name(self.mapping[node.id], node.ctx), node)
+        return node
+
+
+def _loop_for(call: ast.Call, fresh) -> tuple[list, str]:
+    """The statements computing ``call`` (a reduction of a comprehension) into a fresh name,
+    and that name."""
+    which, comp = call.func.id, call.args[0]
+    mapping = {}
+    for g in comp.generators:
+        for name in _targets(g.target):
+            mapping[name] = fresh(name.lstrip("_") or "v")
+    rename = _Rename(mapping)
+    result = fresh(which)
+    count = fresh(which + "_n") if which in ("max", "min") else None
+
+    def name(n, store=False):
+        return ast.Name(n, ast.Store() if store else ast.Load())
+
+    elt = rename.visit(comp.elt)
+    if which == "sum":
+        inner = [ast.AugAssign(name(result, True), ast.Add(), elt)]
+        first = [ast.Assign([name(result, True)], ast.Constant(0))]
+    elif which in ("max", "min"):
+        pick = ast.Call(ast.Name(which, ast.Load()), [name(result), copy.deepcopy(elt)], [])
+        inner = [ast.If(ast.Compare(name(count), [ast.Eq()], [ast.Constant(0)]),
+                        [ast.Assign([name(result, True)], elt)],
+                        [ast.Assign([name(result, True)], pick)]),
+                 ast.AugAssign(name(count, True), ast.Add(), ast.Constant(1))]
+        first = [ast.Assign([name(result, True)], ast.Constant(0.0)),
+                 ast.Assign([name(count, True)], ast.Constant(0))]
+    else:  # any, all: a flag
+        test = elt if which == "any" else ast.UnaryOp(ast.Not(), elt)
+        inner = [ast.If(test, [ast.Assign([name(result, True)],
+                                          ast.Constant(which == "any"))], [])]
+        first = [ast.Assign([name(result, True)], ast.Constant(which == "all"))]
+    body = inner
+    for g in reversed(comp.generators):
+        for cond in reversed(g.ifs):
+            body = [ast.If(rename.visit(cond), body, [])]
+        target = rename.visit(g.target)
+        body = [ast.For(target, rename.visit(g.iter), body, [])]
+    after = []
+    if count is not None:  # Python: max() of nothing raises
+        after = [ast.If(ast.Compare(name(count), [ast.Eq()], [ast.Constant(0)]),
+                        [ast.Raise(ast.Call(ast.Name("ValueError", ast.Load()),
+                                            [ast.Constant(f"{which}() arg is an empty "
+                                                          "sequence")], []), None)], [])]
+    statements = first + body + after
+    for s in statements:
+        _locate(s, comp)
+    return statements, result
+
+
+def _locate(node, like) -> None:
+    """Give ``node`` and the nodes under it that have no location ``like``'s."""
+    for sub in ast.walk(node):
+        if isinstance(sub, (ast.expr, ast.stmt)) and not hasattr(sub, "lineno"):
+            ast.copy_location(sub, like)
