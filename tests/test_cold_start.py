@@ -1,6 +1,6 @@
 """What keeps a first call cheap to compile (issue #24; the times are in bench/cold_start.py):
 generated code allocates through the runtime, whose helpers Numba compiles once per machine
-(`runtime.warm` makes the common ones ready), never with an inline ``np.empty``/``np.zeros``
+(`warming.warm` makes the common ones ready), never with an inline ``np.empty``/``np.zeros``
 form that Numba compiles anew in every process; and a gradient is one function."""
 
 import math

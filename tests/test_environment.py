@@ -5,7 +5,7 @@ earlier in a process, without asking for SciPy again) by putting ``None`` in ``s
 the module Numba imports for BLAS, so that ``import`` raises ModuleNotFoundError. The product
 runs in `runtime.matmul`, which a warm Numba cache loads without asking for SciPy (the process
 then aborted at the call): jitgrad checks for SciPy before loading such a module
-(`runtime.require_scipy`), so the message comes whether the runtime's cache is warm or not.
+(`compile.require_scipy`), so the message comes whether the runtime's cache is warm or not.
 """
 
 from __future__ import annotations

@@ -13,10 +13,10 @@ from jitgrad.backend.numba.emit import emit_kernel, emit_module, entry_name
 def load(stem, source, names, inline=(), parallel=False):
     """Compile a module (`compile.load`): (its path, {name: compiled function}). A module
     whose products or linear algebra need SciPy, which is missing, is refused first
-    (`runtime.require_scipy`)."""
+    (`compile.require_scipy`)."""
     from jitgrad.backend.numba import runtime
 
-    runtime.require_scipy(source)
+    _compile_module.require_scipy(source, runtime.USES_SCIPY)
     return _compile_module.load(stem, source, names, inline=list(inline), parallel=parallel)
 
 
@@ -26,9 +26,9 @@ def load(stem, source, names, inline=(), parallel=False):
 def warm(report=None) -> int:
     """Make the runtime's common signatures ready in Numba's disk cache (`runtime.warm`):
     once per machine, then a new gradient's first call compiles only its own code."""
-    from jitgrad.backend.numba import runtime
+    from jitgrad.backend.numba import warming
 
-    return runtime.warm(report)
+    return warming.warm(report)
 
 
 def prepare_parallel() -> None:

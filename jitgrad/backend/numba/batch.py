@@ -10,8 +10,6 @@ compiled once per (entry, batched, paths, parallel).
 
 from __future__ import annotations
 
-import numba
-
 from jitgrad.backend.numba import compile as _compile
 
 _LOOPS: dict = {}
@@ -36,8 +34,7 @@ def compile_plain(fn):
     ``JITGRAD_DISABLE_JIT=1``): what `jitgrad.vmap` maps when it is not a gradient."""
     d = _PLAIN.get(fn)
     if d is None:
-        d = _PLAIN[fn] = fn if _compile.DISABLE_JIT else numba.njit(
-            nogil=True, error_model=_compile.ERROR_MODEL)(fn)
+        d = _PLAIN[fn] = fn if _compile.DISABLE_JIT else _compile.njit_plain(fn)
     return d
 
 
@@ -47,15 +44,12 @@ def batch_loop(entry, n_args: int, batched: tuple, paths: tuple, parallel: bool 
     key = (entry, n_args, batched, paths, parallel)
     loop = _LOOPS.get(key)
     if loop is None:
-        namespace = {"_entry": entry, "_prange": numba.prange if parallel else range}
+        namespace = {"_entry": entry, "_prange": _compile.PRANGE if parallel else range}
         exec(compile(batch_source(n_args, batched, paths, parallel), "<jitgrad.vmap>",  # noqa: S102
                      "exec"), namespace)
         fn = namespace["_batched"]
         if not _compile.DISABLE_JIT:
-            options = {"nogil": True, "error_model": _compile.ERROR_MODEL}
-            if parallel:
-                options["parallel"] = dict(_compile.NUMBA_OPTIONS)  # prange loops only
-            fn = numba.njit(**options)(fn)
+            fn = _compile.njit_plain(fn, parallel)
         loop = _LOOPS[key] = fn
     return loop
 

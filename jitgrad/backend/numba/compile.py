@@ -26,6 +26,7 @@ import tempfile
 
 import numba
 
+from jitgrad.core.errors import MissingDependencyError
 from jitgrad.prims.primitives import CONSTANT_ARRAYS
 
 # numba.njit(parallel=...): only prange loops; no parallel NumPy expressions or reductions
@@ -77,6 +78,19 @@ def _unliteral(t):
             return numba.core.types.UniTuple(items[0], len(items))
         return numba.core.types.Tuple(items) if items else t
     return numba.core.types.unliteral(t)
+
+
+def njit_plain(fn, parallel: bool = False):
+    """``numba.njit(nogil=True)`` of a function jitgrad did not generate (a user's plain
+    function, `batch`'s loop); with ``parallel``, its prange loops only (`NUMBA_OPTIONS`).
+    Not cached: the function need not live in a file."""
+    options = {"nogil": True, "error_model": ERROR_MODEL}
+    if parallel:
+        options["parallel"] = dict(NUMBA_OPTIONS)  # Numba empties the dict it gets
+    return numba.njit(**options)(fn)
+
+
+PRANGE = numba.prange
 
 
 def vectorize(fn):
@@ -221,6 +235,20 @@ def is_compile_error(exc: BaseException) -> bool:
 
 SCIPY_MISSING = ("jitgrad needs SciPy for matrix products and np.linalg (numba uses its BLAS "
                  "and LAPACK): pip install scipy")
+
+
+def require_scipy(source: str, uses_scipy) -> None:
+    """Raise `MissingDependencyError` (one line, with the fix) when ``source`` calls a runtime
+    helper named in ``uses_scipy`` (`runtime.USES_SCIPY`: BLAS or LAPACK) and SciPy's BLAS or
+    LAPACK cannot be imported. Such a helper loaded from a warm cache never asks for SciPy
+    while compiling, and the process would abort at the call."""
+    if not re.search(r"\b_rt\.(" + "|".join(uses_scipy) + r")\(", source):
+        return
+    try:
+        import scipy.linalg.cython_blas
+        import scipy.linalg.cython_lapack  # noqa: F401
+    except ImportError:
+        raise MissingDependencyError(SCIPY_MISSING) from None
 
 
 def missing_dependency(exc: BaseException) -> str | None:

@@ -16,13 +16,12 @@ per machine where this module defines one, else (a primitive lowered as NumPy's 
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 
 from jitgrad.backend.numba import lowering
-from jitgrad.backend.numba.compile import SCIPY_MISSING, jit, vectorize
-from jitgrad.core.errors import MissingDependencyError, SizesDiffer
+from jitgrad.backend.numba.compile import jit, vectorize
+from jitgrad.core.errors import SizesDiffer
 from jitgrad.prims import elementwise, primitives
 
 
@@ -161,20 +160,8 @@ def broadcast_like(g, like):
 
 # The helpers that call BLAS or LAPACK, which Numba finds through SciPy when they first run: a
 # helper loaded from the disk cache never asks for SciPy while compiling, and without SciPy
-# the process would abort at the call (`require_scipy` refuses the module first).
+# the process would abort at the call (`compile.require_scipy` refuses the module first).
 USES_SCIPY = ("matmul", "dot", "inv", "solve", "det", "cholesky", "logabsdet", "signdet")
-
-
-def require_scipy(source: str) -> None:
-    """Raise `MissingDependencyError` (one line, with the fix) when ``source`` calls a helper
-    of `USES_SCIPY` and SciPy's BLAS or LAPACK cannot be imported."""
-    if not re.search(r"\b_rt\.(" + "|".join(USES_SCIPY) + r")\(", source):
-        return
-    try:
-        import scipy.linalg.cython_blas
-        import scipy.linalg.cython_lapack  # noqa: F401
-    except ImportError:
-        raise MissingDependencyError(SCIPY_MISSING) from None
 
 
 @jit
@@ -736,133 +723,7 @@ def cumsum_axis(x, axis):
     return out.reshape(x.shape)
 
 
-@jit
-def _row_at(i, n):
-    """Row ``i`` of ``n`` as NumPy reads it: a negative index counts from the end."""
-    if i < 0:
-        i += n
-    if i < 0 or i >= n:
-        raise IndexError("index out of bounds")
-    return i
-
-
-@jit
-def take_add_vector(g, idx, n):
-    """The adjoint of ``x[idx]`` for a vector x of length n: g[k] added at idx[k]."""
-    out = np.zeros(n, dtype=g.dtype)
-    for k in range(idx.shape[0]):
-        out[_row_at(idx[k], n)] += g[k]
-    return out
-
-
-@jit
-def take_add_rows(g, idx, n):
-    """The adjoint of ``x[idx]`` for a matrix x of n rows: row k of g added at row idx[k]."""
-    out = np.zeros((n, g.shape[1]), dtype=g.dtype)
-    for k in range(idx.shape[0]):
-        row = _row_at(idx[k], n)
-        for c in range(g.shape[1]):
-            out[row, c] += g[k, c]
-    return out
-
-
-@jit
-def rows_at(idx, n):
-    """The rows ``x[idx]`` reads, for x of n rows: negative ones counted from the end, one out
-    of bounds an IndexError (Numba does not check an index array)."""
-    out = np.empty(idx.shape[0], dtype=np.int64)
-    for k in range(idx.shape[0]):
-        out[k] = _row_at(idx[k], n)
-    return out
-
-
-@jit
-def _count_true(mask):
-    count = 0
-    for v in mask:
-        if v:
-            count += 1
-    return count
-
-
-@jit
-def _true_positions(flat):
-    out = np.empty(_count_true(flat), dtype=np.int64)
-    j = 0
-    for k in range(flat.shape[0]):
-        if flat[k]:
-            out[j] = k
-            j += 1
-    return out
-
-
-@jit
-def mask_positions(mask, x):
-    """The flat positions of the entries ``x[mask]`` reads (mask of x's shape)."""
-    if mask.shape != x.shape:
-        raise IndexError("boolean index did not match indexed array")
-    return _true_positions(mask.ravel())
-
-
-@jit
-def mask_rows(mask, n):
-    """The rows ``x[mask]`` reads, for a 1-D mask over x's n rows."""
-    if mask.shape[0] != n:
-        raise IndexError("boolean index did not match indexed array")
-    return _true_positions(mask)
-
-
-@jit
-def pair_positions(rows, cols, n, m):
-    """The flat positions ``x[rows, cols]`` reads in x's first two axes (n by m)."""
-    if rows.shape[0] != cols.shape[0]:
-        raise ValueError("shape mismatch: indexing arrays could not be broadcast together")
-    out = np.empty(rows.shape[0], dtype=np.int64)
-    for k in range(rows.shape[0]):
-        out[k] = _row_at(rows[k], n) * m + _row_at(cols[k], m)
-    return out
-
-
-@jit
-def same_shape(values, idx, x):
-    """``x``, once ``values`` is checked to have ``idx``'s shape (np.put_along_axis)."""
-    if values.shape != idx.shape:
-        raise ValueError("np.put_along_axis: the values must have the index's shape")
-    return x
-
-
-@jit
-def along_positions(idx, x, axis):
-    """The flat positions ``np.take_along_axis(x, idx, axis)`` reads, in idx's (C) order."""
-    if idx.ndim != x.ndim:
-        raise ValueError("np.take_along_axis: the index must have the array's rank")
-    for d in range(x.ndim):
-        if d != axis and idx.shape[d] != x.shape[d]:
-            raise ValueError("np.take_along_axis: the index must have the array's shape "
-                             "except along the axis")
-    flat = idx.ravel()
-    out = np.empty(flat.shape[0], dtype=np.int64)
-    for k in range(flat.shape[0]):
-        rest = k
-        pos = 0
-        stride = 1
-        for d in range(x.ndim - 1, -1, -1):
-            c = rest % idx.shape[d]
-            rest //= idx.shape[d]
-            if d == axis:
-                c = _row_at(flat[k], x.shape[axis])
-            pos += c * stride
-            stride *= x.shape[d]
-        out[k] = pos
-    return out
-
-
-@jit
-def unpack_count(n, k):
-    """``a, b, c = x``: k, once x's n rows are checked to be k (as Python and Numba check)."""
-    if n != k:
-        raise ValueError("cannot unpack an array into a different number of names")
-    return k
+# Reads and writes through masks and index arrays: `runtime_index` (their positions, checked).
 
 
 def __getattr__(name):
@@ -871,64 +732,3 @@ def __getattr__(name):
     if lowering.lowered_by_default(name) and primitives.PRIMITIVES[name].elementwise:
         return getattr(np, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-# --------------------------------------------------------------------------- warming
-# What `warm` compiles: the argument types generated code passes most (float64 arrays of rank
-# 1 and 2, C order; int64 sizes and shape tuples). A signature not here is compiled on its
-# first use and then cached like these.
-
-def _warm_examples():
-    f1, f2 = np.ones(2), np.ones((2, 2))
-    i1 = np.ones(2, np.int64)
-    shapes = (2, (2,), (2, 2), (2, 2, 2))
-    calls = [(fn, (s,)) for fn in (empty, empty_int, empty_bool, zeros, zeros_int, zeros_bool,
-                                   ones) for s in shapes]
-    calls += [(full, (s, 1.0)) for s in shapes[1:]]
-    calls += [(larger, (1, 2)), (nonnegative, (1,)), (same_size, (1, 1)), (nonempty, (1,)),
-              (trip_count, (0, 2, 1)), (reserve, (f1, 1, 1)), (reserve, (i1, 1, 1)),
-              (grow, (f1,)), (grow, (i1,)), (reshape, (f2, (4,))), (reshape, (f1, (2, 1))),
-              (sum_to, (f2, np.ones((1, 2)))), (sum_to, (f2, f2)), (sum_to, (f1, f1)),
-              (broadcast_like, (f1, f2)), (broadcast_like, (1.0, f1)),
-              (broadcast_like, (1.0, f2)), (sum_axis, (f2, 0, (2,))),
-              (sum_axis, (f2, 1, (2,))), (max_axis, (f2, 1, (2,)))]
-    for fn in (inv, det, cholesky, logabsdet, signdet):
-        calls.append((fn, (f2 + np.eye(2),)))
-    calls += [(solve, (f2 + np.eye(2), f1)), (solve, (f2 + np.eye(2), f2))]
-    fortran = np.asfortranarray(f2 + np.eye(2))  # what cholesky and inv return
-    for fn in (inv, det, cholesky, logabsdet, signdet):
-        calls.append((fn, (fortran,)))
-    calls += [(solve, (fortran, f1)), (solve, (fortran, f2)), (eye, (2,)), (arange, (0, 2, 1)),
-              (outer, (f1, f1)), (dot, (f1, f1))]
-    for a in (f2, fortran):  # C-ordered arrays and transposes (F-ordered views)
-        calls += [(matmul, (a, f2)), (matmul, (f2, a)), (matmul, (a, f1)), (matmul, (f1, a))]
-    for name in _UNARY:
-        calls += [(globals()[name], (f1,)), (globals()[name], (f2,))]
-    for name in _BINARY:
-        fn = globals()[name]
-        calls += [(fn, (f1, f1)), (fn, (f2, f2)), (fn, (1.0, f1)), (fn, (f1, 1.0)),
-                  (fn, (1.0, f2)), (fn, (f2, 1.0)), (fn, (f2, f1))]
-    calls += [(where, (f1 > 0, f1, 1.0)), (where, (f2 > 0, f2, 1.0)),
-              (where, (f2 > 0, f2, f2))]
-    return calls
-
-
-_UNARY = ("neg", "exp", "log", "sqrt", "tanh", "sin", "cos", "abs", "square", "log1p")
-_BINARY = ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "gt", "lt")
-
-
-def warm(report=None) -> int:
-    """Compile the helpers for the argument types generated code passes most, or load them
-    from Numba's disk cache: a machine pays this once (``python -m jitgrad warm``, and the
-    demo, run it), so a new gradient's first call compiles only its own code. Returns how
-    many signatures it made ready; ``report(name, seconds)`` hears of each."""
-    import time
-
-    n = 0
-    for fn, args in _warm_examples():
-        start = time.perf_counter()
-        fn(*args)
-        n += 1
-        if report is not None:
-            report(getattr(fn, "__name__", str(fn)), time.perf_counter() - start)
-    return n

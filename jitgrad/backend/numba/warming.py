@@ -1,0 +1,105 @@
+"""`warm`: the runtime's common signatures compiled (or loaded from Numba's disk cache) ahead
+of a first gradient, once per machine (``python -m jitgrad warm``; the demo runs it).
+
+Takes nothing; guarantees that every helper call below is compiled for its argument types and
+in Numba's cache, so a new gradient's first call compiles only its own function.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from jitgrad.backend.numba import runtime
+from jitgrad.backend.numba.runtime import (
+    arange,
+    broadcast_like,
+    cholesky,
+    det,
+    dot,
+    empty,
+    empty_bool,
+    empty_int,
+    eye,
+    full,
+    grow,
+    inv,
+    larger,
+    logabsdet,
+    matmul,
+    max_axis,
+    nonempty,
+    nonnegative,
+    ones,
+    outer,
+    reserve,
+    reshape,
+    same_size,
+    signdet,
+    solve,
+    sum_axis,
+    sum_to,
+    trip_count,
+    where,
+    zeros,
+    zeros_bool,
+    zeros_int,
+)
+
+# What `warm` compiles: the argument types generated code passes most (float64 arrays of rank
+# 1 and 2, C order; int64 sizes and shape tuples). A signature not here is compiled on its
+# first use and then cached like these.
+
+def _warm_examples():
+    f1, f2 = np.ones(2), np.ones((2, 2))
+    i1 = np.ones(2, np.int64)
+    shapes = (2, (2,), (2, 2), (2, 2, 2))
+    calls = [(fn, (s,)) for fn in (empty, empty_int, empty_bool, zeros, zeros_int, zeros_bool,
+                                   ones) for s in shapes]
+    calls += [(full, (s, 1.0)) for s in shapes[1:]]
+    calls += [(larger, (1, 2)), (nonnegative, (1,)), (same_size, (1, 1)), (nonempty, (1,)),
+              (trip_count, (0, 2, 1)), (reserve, (f1, 1, 1)), (reserve, (i1, 1, 1)),
+              (grow, (f1,)), (grow, (i1,)), (reshape, (f2, (4,))), (reshape, (f1, (2, 1))),
+              (sum_to, (f2, np.ones((1, 2)))), (sum_to, (f2, f2)), (sum_to, (f1, f1)),
+              (broadcast_like, (f1, f2)), (broadcast_like, (1.0, f1)),
+              (broadcast_like, (1.0, f2)), (sum_axis, (f2, 0, (2,))),
+              (sum_axis, (f2, 1, (2,))), (max_axis, (f2, 1, (2,)))]
+    for fn in (inv, det, cholesky, logabsdet, signdet):
+        calls.append((fn, (f2 + np.eye(2),)))
+    calls += [(solve, (f2 + np.eye(2), f1)), (solve, (f2 + np.eye(2), f2))]
+    fortran = np.asfortranarray(f2 + np.eye(2))  # what cholesky and inv return
+    for fn in (inv, det, cholesky, logabsdet, signdet):
+        calls.append((fn, (fortran,)))
+    calls += [(solve, (fortran, f1)), (solve, (fortran, f2)), (eye, (2,)), (arange, (0, 2, 1)),
+              (outer, (f1, f1)), (dot, (f1, f1))]
+    for a in (f2, fortran):  # C-ordered arrays and transposes (F-ordered views)
+        calls += [(matmul, (a, f2)), (matmul, (f2, a)), (matmul, (a, f1)), (matmul, (f1, a))]
+    for name in _UNARY:
+        calls += [(getattr(runtime, name), (f1,)), (getattr(runtime, name), (f2,))]
+    for name in _BINARY:
+        fn = getattr(runtime, name)
+        calls += [(fn, (f1, f1)), (fn, (f2, f2)), (fn, (1.0, f1)), (fn, (f1, 1.0)),
+                  (fn, (1.0, f2)), (fn, (f2, 1.0)), (fn, (f2, f1))]
+    calls += [(where, (f1 > 0, f1, 1.0)), (where, (f2 > 0, f2, 1.0)),
+              (where, (f2 > 0, f2, f2))]
+    return calls
+
+
+_UNARY = ("neg", "exp", "log", "sqrt", "tanh", "sin", "cos", "abs", "square", "log1p")
+_BINARY = ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "gt", "lt")
+
+
+def warm(report=None) -> int:
+    """Compile the helpers for the argument types generated code passes most, or load them
+    from Numba's disk cache: a machine pays this once (``python -m jitgrad warm``, and the
+    demo, run it), so a new gradient's first call compiles only its own code. Returns how
+    many signatures it made ready; ``report(name, seconds)`` hears of each."""
+    n = 0
+    for fn, args in _warm_examples():
+        start = time.perf_counter()
+        fn(*args)
+        n += 1
+        if report is not None:
+            report(getattr(fn, "__name__", str(fn)), time.perf_counter() - start)
+    return n
