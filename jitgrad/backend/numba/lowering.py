@@ -44,14 +44,14 @@ def shape_src(items: list[str]) -> str:
     return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
 
 
-_KIND_SUFFIX = {"f": "", "i": "_int", "b": "_bool"}
+_KIND_DTYPE = {"f": "", "i": ", np.int64", "b": ", np.bool_"}
 
 
 def allocation(how: str, shape: str, kind: str = "f") -> str:
     """Source of a new array: ``how`` is empty, zeros or ones, ``shape`` the source of an int
     or a shape tuple, ``kind`` f, i or b. Through `runtime` (compiled once per machine), never
     an inline ``np.empty``: Numba compiles those anew in every process."""
-    return f"_rt.{how}{_KIND_SUFFIX[kind]}({shape})"
+    return f"_rt.{how}({shape}{_KIND_DTYPE[kind]})"
 
 
 def identity_copy(a, p, t):

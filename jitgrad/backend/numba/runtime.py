@@ -21,6 +21,20 @@ import numpy as np
 
 from jitgrad.backend.numba import lowering
 from jitgrad.backend.numba.compile import jit, vectorize
+
+# Reads and writes through masks and index arrays (their positions, checked): generated code
+# calls them as _rt.<name> too.
+from jitgrad.backend.numba.runtime_index import (  # noqa: F401 - re-exported
+    along_positions,
+    mask_positions,
+    mask_rows,
+    pair_positions,
+    rows_at,
+    same_shape,
+    take_add_rows,
+    take_add_vector,
+    unpack_count,
+)
 from jitgrad.core.errors import SizesDiffer
 from jitgrad.prims import elementwise, primitives
 
@@ -210,60 +224,24 @@ def signdet(a):
 # Allocations. Numba compiles every inline ``np.empty``/``np.zeros``/``np.zeros_like`` form
 # anew in each process (30-250 ms each, a third of a small gradient's compile); these are
 # compiled once per machine (`warm` compiles the common shapes ahead of use). The generated
-# code names them through `lowering.allocation`: ``_rt.<how>[_int|_bool](shape)``.
+# code names them through `lowering.allocation`: ``_rt.<how>(shape[, np.int64 | np.bool_])``.
 
 @jit
-def empty(shape):
-    """``np.empty(shape)`` (float64)."""
-    return np.empty(shape)
-
-
-@jit
-def empty_int(shape):
-    """``np.empty(shape, np.int64)``."""
-    return np.empty(shape, np.int64)
+def empty(shape, dtype=np.float64):
+    """``np.empty(shape, dtype)``."""
+    return np.empty(shape, dtype)
 
 
 @jit
-def empty_bool(shape):
-    """``np.empty(shape, np.bool_)``."""
-    return np.empty(shape, np.bool_)
+def zeros(shape, dtype=np.float64):
+    """``np.zeros(shape, dtype)``."""
+    return np.zeros(shape, dtype)
 
 
 @jit
-def zeros(shape):
-    """``np.zeros(shape)`` (float64)."""
-    return np.zeros(shape)
-
-
-@jit
-def zeros_int(shape):
-    """``np.zeros(shape, np.int64)``."""
-    return np.zeros(shape, np.int64)
-
-
-@jit
-def zeros_bool(shape):
-    """``np.zeros(shape, np.bool_)``."""
-    return np.zeros(shape, np.bool_)
-
-
-@jit
-def ones(shape):
-    """``np.ones(shape)`` (float64)."""
-    return np.ones(shape)
-
-
-@jit
-def ones_int(shape):
-    """``np.ones(shape, np.int64)``."""
-    return np.ones(shape, np.int64)
-
-
-@jit
-def ones_bool(shape):
-    """``np.ones(shape, np.bool_)``."""
-    return np.ones(shape, np.bool_)
+def ones(shape, dtype=np.float64):
+    """``np.ones(shape, dtype)``."""
+    return np.ones(shape, dtype)
 
 
 @jit
@@ -721,9 +699,6 @@ def cumsum_axis(x, axis):
                 acc += xc[a, j, b]
                 out[a, j, b] = acc
     return out.reshape(x.shape)
-
-
-# Reads and writes through masks and index arrays: `runtime_index` (their positions, checked).
 
 
 def __getattr__(name):

@@ -19,8 +19,6 @@ from jitgrad.backend.numba.runtime import (
     det,
     dot,
     empty,
-    empty_bool,
-    empty_int,
     eye,
     full,
     grow,
@@ -43,8 +41,6 @@ from jitgrad.backend.numba.runtime import (
     trip_count,
     where,
     zeros,
-    zeros_bool,
-    zeros_int,
 )
 
 # What `warm` compiles: the argument types generated code passes most (float64 arrays of rank
@@ -55,8 +51,8 @@ def _warm_examples():
     f1, f2 = np.ones(2), np.ones((2, 2))
     i1 = np.ones(2, np.int64)
     shapes = (2, (2,), (2, 2), (2, 2, 2))
-    calls = [(fn, (s,)) for fn in (empty, empty_int, empty_bool, zeros, zeros_int, zeros_bool,
-                                   ones) for s in shapes]
+    calls = [(fn, (s,) if dtype is None else (s, dtype)) for fn in (empty, zeros, ones)
+             for s in shapes for dtype in (None, np.int64, np.bool_)]
     calls += [(full, (s, 1.0)) for s in shapes[1:]]
     calls += [(larger, (1, 2)), (nonnegative, (1,)), (same_size, (1, 1)), (nonempty, (1,)),
               (trip_count, (0, 2, 1)), (reserve, (f1, 1, 1)), (reserve, (i1, 1, 1)),
