@@ -838,6 +838,10 @@ BIG = 1e6  # values beyond this are not checked (class "skip")
 FD_STEPS = (1e-6, 1e-5, 1e-7, 1e-8, 1e-9)
 
 _MODDIR = None
+# With --parallel: every gradient is built with parallel=True, and f's top-level range loops are
+# written as numba.prange loops (`as_prange`), so the parallel rewrite meets every program:
+# the loops it runs in chunks and the ones it turns down (those must stay serial and right).
+PARALLEL = False
 
 
 _LOADED = collections.Counter()
@@ -876,6 +880,16 @@ def first_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {text.splitlines()[0] if text else ''}"
 
 
+def as_prange(source: str) -> str:
+    """``source`` with f's top-level ``for v in range(...)`` loops as ``numba.prange`` loops.
+    Plain Python runs them as range loops, the reference the gradient is checked against."""
+    lines = source.splitlines()
+    start = next(k for k, line in enumerate(lines) if line.startswith("def f("))
+    for k in range(start + 1, len(lines)):
+        lines[k] = re.sub(r"^(    for \w+ in )range\(", r"\1numba.prange(", lines[k])
+    return "import numba\n" + "\n".join(lines) + "\n"
+
+
 def check(seed: int, source: str | None = None) -> dict:
     """Run program ``seed`` and class it. Returns {seed, cls, reason, detail}."""
     from fd import numeric_grad
@@ -885,6 +899,8 @@ def check(seed: int, source: str | None = None) -> dict:
     from jitgrad.core.errors import JitgradError
 
     source = source or generate(seed)
+    if PARALLEL and "import numba\n" not in source:
+        source = as_prange(source)
     out = {"seed": seed, "cls": "ok", "reason": "", "detail": ""}
     try:
         mod = load(seed, source)
@@ -897,7 +913,10 @@ def check(seed: int, source: str | None = None) -> dict:
     wrt = tuple(k for k, a in enumerate(args) if isinstance(a, (float, np.ndarray)))
     given = copied(args)
     try:
-        got_value, got_grads = jitgrad.value_and_grad(mod.f, wrt=wrt)(*given)
+        built = jitgrad.value_and_grad(mod.f, wrt=wrt, parallel=PARALLEL)
+        got_value, got_grads = built(*given)
+        if PARALLEL:  # how many loops (forward and adjoint) the parallel rewrite ran in chunks
+            out["chunked"] = built.source().count("jitgrad: parallel")
     except JitgradError as e:
         msg = first_line(e)
         if "generated gradient code" in msg:  # a failure of the generated code, not a refusal
@@ -1109,9 +1128,13 @@ def main(argv=None) -> int:
     p.add_argument("--random", type=int, metavar="N", help="check N fresh seeds")
     p.add_argument("--jit", action="store_true", help="compile with Numba (default: plain Python)")
     p.add_argument("--show", type=int, default=5, help="print the source of N failing programs")
+    p.add_argument("--parallel", action="store_true",
+                   help="build with parallel=True, f's top-level loops written as prange")
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--json", help="write the results to this file")
     a = p.parse_args(argv)
+    global PARALLEL
+    PARALLEL = a.parallel
     if a.seed is not None and a.print:
         print(generate(a.seed), end="")
         return 0
