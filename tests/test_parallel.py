@@ -71,7 +71,9 @@ def test_parallel_gradient_equals_serial_and_repeats(fn, args, wrt, threads):
         for g, first in zip(got, runs[0]):
             assert np.array_equal(g, first)  # bit for bit, at any thread count
     source = par.source()
-    assert source.count("in _prange(") == 2, source  # the forward loop and its adjoint
+    # the forward loop and its adjoint, or one loop when fused (its adjoint runs inside)
+    fused = "fused: each iteration's adjoint runs right after it" in source
+    assert source.count("in _prange(") == (1 if fused else 2), source
     assert "runs serially" not in source
 
 
@@ -219,29 +221,34 @@ def test_numba_runs_only_our_prange_loops_in_every_build(tmp_path, monkeypatch):
     slower)."""
     monkeypatch.setenv("JITGRAD_CACHE_DIR", str(tmp_path))  # compiled here, not loaded
     before = dict(jcompile.NUMBA_OPTIONS)
-    for fn, args, wrt in (PARALLEL[3], PARALLEL[4]):  # two builds in one process
+    # two builds in one process: a recomputed loop (the forward pass's prange loop, then the
+    # adjoint's) and a fused one (one prange loop: each iteration runs its adjoint)
+    for (fn, args, wrt), loops in ((PARALLEL[0], 2), (PARALLEL[4], 1)):
         g = jitgrad.value_and_grad(fn, wrt=wrt, parallel=True)
         g(*args)
         for name, (gufuncs, pranges) in _parfor_kernels(g._last).items():
-            assert gufuncs == pranges == 2, (name, gufuncs, pranges)  # forward's, adjoint's
+            assert gufuncs == pranges == loops, (name, gufuncs, pranges)
     assert jcompile.NUMBA_OPTIONS == before
 
 
 def test_work_arrays_and_accumulators_are_allocated_once_per_chunk():
     """``z = np.zeros(d)`` in every iteration becomes one array per chunk, refilled per
-    iteration; the adjoint's private gradients are the chunk's own arrays, and the stack the
-    replay pushed ``z`` onto (a list) is gone: the pop gave back the array pushed."""
+    iteration, and so does its adjoint ``_b_z``; the private gradients and the stacks of one
+    iteration's inner loops are the chunk's own arrays (the loop is fused: one chunk function
+    runs each iteration and its adjoint); no stack of arrays (a list) remains."""
     fn, args, wrt = PARALLEL[3]  # rowwise_logsumexp
     g = jitgrad.value_and_grad(fn, wrt=wrt, parallel=True)
     g(*args)
     source = g.source()
-    # the chunks of the forward pass's loop, then of the adjoint pass's
-    chunk = source.split("def rowwise_logsumexp_value_and_grad_chunk1(")[1].split("\ndef ")[0]
-    assert "z = _chunk_z" in chunk and "z[:] = 0.0" in chunk
-    iteration = chunk.split("for _k")[1].split("\n")
-    assert not [line for line in iteration if "np.zeros" in line.split("#")[0]]
+    chunk = source.split("def rowwise_logsumexp_value_and_grad_chunk0(")[1].split("\ndef ")[0]
+    assert "def rowwise_logsumexp_value_and_grad_chunk1(" not in source
+    start, iteration = chunk.split("for i in range(_lo, _hi):")
+    assert "z = _chunk_z" in iteration and "z[:] = 0.0" in iteration
+    assert "_b_z = _chunk_b_z" in iteration and "_b_z[:] = 0.0" in iteration
+    assert not [line for line in iteration.split("\n") if "zeros" in line.split("#")[0]
+                or "_rt.empty" in line]
     assert "= []" not in source
-    assert "_b_w_c = _rt.zeros(_b_w.shape)" in chunk
+    assert "_g_w_c = _rt.zeros(_g_w.shape)" in start and "_tape_t12 = _rt.empty(" in start
 
 
 def test_chunk_bodies_are_functions_numba_compiles_serially():
@@ -252,7 +259,7 @@ def test_chunk_bodies_are_functions_numba_compiles_serially():
     g(*args)
     source = g.source()
     loops = source.split("def gmm_data_term_value_and_grad(")[1].split("in _prange(64):\n")[1:]
-    assert len(loops) == 2  # the forward pass's, the adjoint pass's
+    assert len(loops) == 1  # fused: each iteration's adjoint runs in the forward pass's loop
     for k, loop in enumerate(loops):
         name = f"gmm_data_term_value_and_grad_chunk{k}"
         assert f"@_jit\ndef {name}(" in source
@@ -263,7 +270,7 @@ def test_independent_range_loops_run_in_parallel_and_say_so():
     fn, args, wrt = PARALLEL[-1]  # rowwise_logsumexp_range
     g = jitgrad.value_and_grad(fn, wrt=wrt, parallel=True)
     g(*args)
-    assert g.source().count(parallel.INFERRED) == 2  # the forward loop and its adjoint
+    assert g.source().count(parallel.INFERRED + parallel.FUSED) == 1  # one loop: fused
     serial = jitgrad.value_and_grad(F.carried_state_range, parallel=True)
     x = rng.normal(size=50)
     got, want = flat(serial(x, 0.3)), flat(jitgrad.value_and_grad(F.carried_state_range)(x, 0.3))

@@ -92,12 +92,24 @@ def test_the_forward_pass_keeps_no_tape_for_a_recomputed_loop():
 def test_a_fused_loop_keeps_one_iteration_and_the_adjoint_only_scales():
     """The stacks are sized by a counting pass for the largest iteration (pushes are bare
     stores), and the adjoint pass no longer loops over the rows."""
-    c = FUSED[2]
+    c = FUSED[0]  # log_of_sum: an inner loop pushes exp(...) once per element of the row
     grad = jitgrad.value_and_grad(c.fn, wrt=c.wrt)
     grad(*c.points[0])
     forward, adjoint = grad.source("forward"), grad.source("adjoint")
     assert "_most" in forward and "reserve" not in forward and "_rt.grow" not in forward
     assert "range(_trips" not in adjoint
+
+
+def test_a_value_pushed_and_popped_back_in_one_iteration_keeps_no_stack():
+    """Fused, an iteration pushes values that its own adjoint pops a few lines later into the
+    same names: no stack, no counting pass, and still the gradient of central differences
+    (`recompute.round_trips`)."""
+    c = FUSED[2]  # triangular_work
+    grad = jitgrad.value_and_grad(c.fn, wrt=c.wrt)
+    for idx, args in enumerate(c.points):  # (central differences and the tape)
+        check_value_and_grad_result(c, idx, grad(*args))
+    forward = grad.source("forward")
+    assert "fused" in forward and "_tape" not in forward and "_most" not in forward
 
 
 @pytest.mark.parametrize("c", case_params(FUSED + RECOMPUTED))

@@ -72,6 +72,8 @@ from jitgrad.core.types import INT, Type
 N_CHUNKS = 64  # chunks per parallel loop: a fixed split, so results do not depend on threads
 # How `.source()` tells a parallel ``range`` loop (its independence inferred) from a prange one.
 INFERRED = " (a range loop: its iterations are independent apart from sums)"
+# ... and a fused one (`recompute._fuse`), whose iterations run their adjoints too.
+FUSED = " (fused: each iteration's adjoint runs right after it, in the forward pass)"
 
 
 
@@ -105,18 +107,24 @@ def parallelise(grad) -> None:
         rep = grad.repeats.get(loop)
         if rep is not None and not any(r is rep for r in adj.body.stmts):
             rep = None  # (not at the adjoint's top level: leave it serial)
-        if not loop.parallel and not (rep is not None and rep.plan is LoopPlan.RECOMPUTED):
+        fused = loop.plan is LoopPlan.FUSED
+        if not loop.parallel and not fused and not (
+                rep is not None and rep.plan is LoopPlan.RECOMPUTED):
             continue  # a range loop that recompute.py did not find independent
         try:
-            plan = _forward_plan(loop, fwd, adj, rep)
+            adjoint_part = _fused_plan(loop, fwd, adj) if fused else None
+            plan = _forward_plan(loop, fwd, adj, rep, adjoint_part)
+            if fused and any(c not in plan["work"] for c in adjoint_part["scratch_of"]):
+                raise _Refused("its adjoint writes the adjoint of an array shared by all "
+                               "iterations")
             adj_plan = _adjoint_plan(loop, rep, adj, plan["work"]) \
                 if rep is not None and _has(adj, rep) else None
         except _Refused as why:
             if loop.parallel:  # (a range loop stays serial without a word)
                 _note(loop, grad, str(why))
             continue
-        origin = "" if loop.parallel else INFERRED
-        _rewrite_forward(loop, fwd, plan, namer, origin)
+        origin = ("" if loop.parallel else INFERRED) + (FUSED if fused else "")
+        _rewrite_forward(loop, fwd, plan, namer, origin, adjoint_part)
         if adj_plan is not None:
             _rewrite_adjoint(loop, rep, adj, adj_plan, namer, origin)
 
@@ -183,15 +191,17 @@ def _private(v: Var, namer, suffix="_c") -> Var:
 # ----------------------------------------------------------------------------- forward
 
 
-def _forward_plan(loop: For, fwd, adj, rep) -> dict:
-    """What the forward rewrite privatises, or `_Refused`."""
+def _forward_plan(loop: For, fwd, adj, rep, adjoint_part: dict | None = None) -> dict:
+    """What the forward rewrite privatises, or `_Refused`. ``adjoint_part``: a fused loop's
+    `_fused_plan` (the names its iterations' adjoints accumulate into are privatised there)."""
     from jitgrad.transforms.recompute import (
         is_reduction,  # the reductions recomputing relies on too
     )
 
     if loop.exit_flag is not None:
         raise _Refused("it can exit early")
-    if any(isinstance(s, Eqn) and ops.flags(s.prim).tape for s in walk(loop.body)):
+    if adjoint_part is None and any(isinstance(s, Eqn) and ops.flags(s.prim).tape
+                                    for s in walk(loop.body)):
         why = loop.plan_reason
         raise _Refused("its adjoint needs a tape across iterations"
                        + (f" ({why})" if why else ""))
@@ -216,9 +226,10 @@ def _forward_plan(loop: For, fwd, adj, rep) -> dict:
     outer = _names_outside(fwd, loop)
     maxes = [s.outs[0] for s in loop.body.stmts if isinstance(s, Eqn) and s.prim == "count_max"]
     private = {c.var for c in reductions} | {v for v in maxes}
+    fused_names = set() if adjoint_part is None else adjoint_part["names"]
     for s in walk(loop.body):
         for v in _bound(s):
-            if v.name in outer and v not in private and not any(
+            if v.name in outer and v not in private and v.name not in fused_names and not any(
                     v is c.var for c in arrays + work):
                 raise _Refused(f"`{v.name}` is shared by all iterations")
     return {"reductions": reductions, "arrays": arrays, "maxes": maxes, "work": work}
@@ -303,7 +314,69 @@ def _index_names(loop: For, *blocks: Block) -> set[Var]:
     return out
 
 
-def _rewrite_forward(loop: For, fwd, plan: dict, namer, origin: str = "") -> None:
+def _fused_plan(loop: For, fwd, adj) -> dict:
+    """A fused loop (`recompute._fuse`: each iteration runs its adjoint, for a seed of one, in
+    the forward pass) also adds into gradient arrays and sums made before it, by name: what
+    each chunk does with them, or `_Refused`. Arrays the adjoints add into (``_g_w[j] +=``)
+    and scalar sums are accumulated per chunk like the adjoint's (`_adjoint_plan`); arrays
+    written only at ``[i, ...]`` are shared; the seed (read, zeroed, added back by every
+    iteration) starts each chunk at its value. The stacks of one iteration are the chunk's."""
+    outer = _names_outside(fwd, loop)
+    index = _index_names(loop, loop.body)
+    carried = {c.var.name for c in loop.carries}
+    written = {s.ins[0].name for s in walk(loop.body) if isinstance(s, Eqn)
+               and ops.flags(s.prim).writes_into_first and isinstance(s.ins[0], Var)
+               and s.ins[0].name in outer and s.ins[0].name not in carried}
+    accumulate, scratch = [], []
+    for name in sorted(written):
+        uses = [(s, k) for s in walk(loop.body) if isinstance(s, Eqn)
+                for k, a in enumerate(s.ins) if isinstance(a, Var) and a.name == name]
+        if all(k == 0 and _indexed(s) and _by_index(s, index)
+               or k in ops.flags(s.prim).shape_only for s, k in uses):
+            continue  # iterations touch disjoint elements: written in place, shared
+        if all(k == 0 and s.prim in ("add_at", "iadd") for s, k in uses):
+            accumulate.append(next(s.ins[0] for s, _ in uses))
+            continue
+        work = _work_adjoint(name, [c for c in loop.carries if c.var.type.ndim], fwd, loop,
+                             also=[adj])
+        if work is not None:  # (`parallelise` checks that the work array is one)
+            scratch.append((next(s.ins[0] for s, _ in uses), work))
+            continue
+        raise _Refused(f"its adjoint reads and writes `{name}` at places other iterations "
+                       "write")
+    tapes = {s.ins[0] for s in walk(loop.body) if isinstance(s, Eqn) and s.prim == "push"}
+    stacks = [s for s in fwd.body.stmts if isinstance(s, Eqn) and s.prim == "stack_alloc"
+              and s.outs[0] in tapes]
+    popped_after = {s.ins[0] for b in (fwd.body, adj.body) for s in walk(b)
+                    if isinstance(s, Eqn) and s.prim == "pop"
+                    and not any(s is t for t in walk(loop.body))}
+    if len(stacks) != len(tapes) or tapes & popped_after:
+        raise _Refused("its stacks are used outside the loop")
+    counters = {s.outs[1].name for s in stacks}
+    scalars, passthrough, seen = [], [], set()
+    for s in walk(loop.body):
+        for v in _bound(s):
+            if v.name not in outer or v.name in seen or v.name in carried \
+                    or v.name in counters:
+                continue
+            seen.add(v.name)
+            if v.type.ndim:
+                raise _Refused(f"its adjoint rebinds the array `{v.name}`")
+            if _accumulates(loop.body, v):
+                scalars.append(v)
+            elif _carried_adjoint(loop.body, v):
+                passthrough.append(v)
+            else:
+                raise _Refused(f"its adjoint carries `{v.name}` from one iteration to the next")
+    names = {v.name for v in accumulate + scalars + passthrough} | counters \
+        | {v.name for v, _ in scratch}
+    return {"accumulate": accumulate, "scalars": scalars, "passthrough": passthrough,
+            "scratch": [v for v, _ in scratch], "scratch_of": [c for _, c in scratch],
+            "stacks": stacks, "names": names}
+
+
+def _rewrite_forward(loop: For, fwd, plan: dict, namer, origin: str = "",
+                     adjoint_part: dict | None = None) -> None:
     at = next(k for k, s in enumerate(fwd.body.stmts) if s is loop)
     chunk = Var(namer.fresh("_chunk"), INT)
     trips = Var(namer.fresh("_trips_all"), INT)
@@ -328,6 +401,15 @@ def _rewrite_forward(loop: For, fwd, plan: dict, namer, origin: str = "") -> Non
     replace_vars(loop.body, mapping)
     for c in carries:
         c.update = mapping.get(c.update, c.update)
+    if adjoint_part is not None:
+        more = _privatise_sums(loop.body, adjoint_part, chunk, namer, loop.loc)
+        for a in adjoint_part["stacks"]:
+            fwd.body.stmts.remove(a)
+        at = next(k for k, s in enumerate(fwd.body.stmts) if s is loop)
+        before += more["before"]
+        inner_pre += adjoint_part["stacks"] + more["pre"]
+        inner_post += more["post"]
+        after += more["after"]
     inner_pre += work + _hoist_allocations(loop.body, namer)
     lo = Var(namer.fresh("_lo"), INT)
     hi = Var(namer.fresh("_hi"), INT)
@@ -380,7 +462,7 @@ def _adjoint_plan(loop: For, rep: Repeat, adj, work: list[Carry]) -> dict:
         if all(k == 0 and s.prim in ("add_at", "iadd") for s, k in uses):
             accumulate.append(next(s.ins[0] for s, _ in uses))
             continue
-        if _work_adjoint(name, work, adj, rep):
+        if _work_adjoint(name, work, adj, rep) is not None:
             scratch.append(next(s.ins[0] for s, _ in uses))
             continue
         raise _Refused(f"its adjoint reads and writes `{name}` at places other iterations "
@@ -402,28 +484,30 @@ def _adjoint_plan(loop: For, rep: Repeat, adj, work: list[Carry]) -> dict:
             "passthrough": passthrough, "scratch": scratch}
 
 
-def _work_adjoint(name: str, work: list[Carry], adj, rep: Repeat) -> bool:
-    """``name`` is the adjoint of a work array (``_b_z`` of ``z``), allocated as zeros just
-    before the loop and read by nothing after it: each chunk can have its own. Every reverse
-    iteration leaves it all zero (the adjoint of the fill that starts each iteration reads and
-    zeroes every element), so nothing crosses iterations through it."""
-
-    if not any(re.fullmatch(rf"_b_{re.escape(n.lstrip('_'))}(_\d+)?", name)
-               for c in work for n in (c.var.name, c.init.name, c.var.root.name)):
-        return False
-    at = next(k for k, s in enumerate(adj.body.stmts) if s is rep)
-    binds = [k for k, s in enumerate(adj.body.stmts[:at])
+def _work_adjoint(name: str, work: list[Carry], kernel, stmt, also=()) -> Carry | None:
+    """The work array (one of ``work``) whose adjoint ``name`` is (``_b_z`` of ``z``), when that
+    adjoint is allocated as zeros in ``kernel`` just before the loop ``stmt`` and read by
+    nothing after it (nor anywhere in the kernels ``also``): each chunk can have its own.
+    Every reverse iteration leaves it all zero (the adjoint of the fill that starts each
+    iteration reads and zeroes every element), so nothing crosses iterations through it."""
+    carry = next((c for c in work for n in (c.var.name, c.init.name, c.var.root.name)
+                  if re.fullmatch(rf"_b_{re.escape(n.lstrip('_'))}(_\d+)?", name)), None)
+    if carry is None:
+        return None
+    at = next(k for k, s in enumerate(kernel.body.stmts) if s is stmt)
+    binds = [k for k, s in enumerate(kernel.body.stmts[:at])
              if any(v.name == name for t in walk(Block([s])) for v in _bound(t))]
-    if len(binds) != 1 or not (isinstance(adj.body.stmts[binds[0]], Eqn)
-                               and adj.body.stmts[binds[0]].prim in ("zeros", "zeros_like")):
-        return False
-    for s in adj.body.stmts[binds[0] + 1:at] + adj.body.stmts[at + 1:]:
+    if len(binds) != 1 or not (isinstance(kernel.body.stmts[binds[0]], Eqn)
+                               and kernel.body.stmts[binds[0]].prim in ("zeros", "zeros_like")):
+        return None
+    later = kernel.body.stmts[binds[0] + 1:at] + kernel.body.stmts[at + 1:]
+    for s in later + [s for k in also for s in k.body.stmts]:
         for t in walk(Block([s])):
             for k, a in enumerate(_reads(t)):
                 if isinstance(a, Var) and a.name == name and not (
                         isinstance(t, Eqn) and k in ops.flags(t.prim).shape_only):
-                    return False
-    return True
+                    return None
+    return carry
 
 
 def _accumulates(block: Block, v: Var) -> bool:
@@ -460,32 +544,8 @@ def _rewrite_adjoint(loop: For, rep: Repeat, adj, plan: dict, namer,
     counter = rep.counter if rep.counter is not None else Var(namer.fresh("_k"), INT)
     trips = rep.trips
     stacks = _drop_round_trips(rep.body, plan["allocs"])
-    before, pre, post, after, mapping = [], stacks, [], [], {}
-    for v in plan["accumulate"]:  # the chunk's own array, stored into ``parts`` at its end
-        parts = Var(namer.fresh("_parts" + v.name), Type("f", v.type.ndim + 1))
-        mine = mapping[v] = _private(v, namer)
-        before.append(Eqn("parts_alloc", [parts], [v], {"n": N_CHUNKS, "kind": "f"}, loop.loc))
-        pre.append(Eqn("zeros_like", [mine], [v], {}, loop.loc))
-        post.append(Eqn("parts_set", [], [parts, chunk, mine], {}, loop.loc))
-        after.append(Eqn("parts_add", [], [v, parts], {"n": N_CHUNKS, "name": chunk.name},
-                         loop.loc))
-    for v in plan["scalars"]:
-        parts = Var(namer.fresh("_parts" + v.name), Type("f", 1))
-        mine = mapping[v] = _private(v, namer)
-        before.append(Eqn("parts_alloc", [parts], [], {"n": N_CHUNKS, "kind": "f"}, loop.loc))
-        pre.append(Eqn("assign", [mine], [Const(0.0)], {}, loop.loc))
-        post.append(Eqn("parts_set", [], [parts, chunk, mine], {}, loop.loc))
-        after.append(Eqn("parts_add", [], [v, parts], {"n": N_CHUNKS, "name": chunk.name},
-                         loop.loc))
-    for v in plan["passthrough"]:  # unchanged by the loop: each chunk starts from it
-        mine = mapping[v] = _private(v, namer)
-        pre.append(Eqn("assign", [mine], [v], {}, loop.loc))
-    for v in plan["scratch"]:  # a work array's adjoint: zero at the start of each iteration
-        mine = mapping[v] = _private(v, namer)
-        pre.append(Eqn("zeros_like", [mine], [v], {}, loop.loc))
-    by_name = {v.name: mapping[v] for v in plan["accumulate"] + plan["scalars"]
-               + plan["passthrough"] + plan["scratch"]}
-    _rename_by_name(rep.body, by_name)
+    more = _privatise_sums(rep.body, plan, chunk, namer, loop.loc)
+    before, pre, post, after = more["before"], stacks + more["pre"], more["post"], more["after"]
     pre += _hoist_allocations(rep.body, namer)
     lo = Var(namer.fresh("_lo"), INT)
     hi = Var(namer.fresh("_hi"), INT)
@@ -501,6 +561,40 @@ def _rewrite_adjoint(loop: For, rep: Repeat, adj, plan: dict, namer,
         "adds into its own partial gradients, added up in chunk order after the loop"),
         parallel=True)
     body[at:at + 1] = before + [par] + after
+
+
+def _privatise_sums(body: Block, plan: dict, chunk: Var, namer, loc) -> dict:
+    """Give each chunk its own copy of what the iterations of ``body`` add into by name:
+    arrays (``plan["accumulate"]``) and scalars (``"scalars"``) start at zero and are stored
+    in the chunk's slot of a partials array, added to the total after the loop in chunk
+    order; a carried adjoint (``"passthrough"``) starts from its value; a work array's adjoint
+    (``"scratch"``) at zero. Renames ``body``; returns the statements to put before the loop,
+    at a chunk's start and end, and after the loop."""
+    before, pre, post, after, mapping = [], [], [], [], {}
+    for v in plan["accumulate"]:  # the chunk's own array, stored into ``parts`` at its end
+        parts = Var(namer.fresh("_parts" + v.name), Type("f", v.type.ndim + 1))
+        mine = mapping[v] = _private(v, namer)
+        before.append(Eqn("parts_alloc", [parts], [v], {"n": N_CHUNKS, "kind": "f"}, loc))
+        pre.append(Eqn("zeros_like", [mine], [v], {}, loc))
+        post.append(Eqn("parts_set", [], [parts, chunk, mine], {}, loc))
+        after.append(Eqn("parts_add", [], [v, parts], {"n": N_CHUNKS, "name": chunk.name},
+                         loc))
+    for v in plan["scalars"]:
+        parts = Var(namer.fresh("_parts" + v.name), Type("f", 1))
+        mine = mapping[v] = _private(v, namer)
+        before.append(Eqn("parts_alloc", [parts], [], {"n": N_CHUNKS, "kind": "f"}, loc))
+        pre.append(Eqn("assign", [mine], [Const(0.0)], {}, loc))
+        post.append(Eqn("parts_set", [], [parts, chunk, mine], {}, loc))
+        after.append(Eqn("parts_add", [], [v, parts], {"n": N_CHUNKS, "name": chunk.name},
+                         loc))
+    for v in plan["passthrough"]:  # unchanged by the loop: each chunk starts from it
+        mine = mapping[v] = _private(v, namer)
+        pre.append(Eqn("assign", [mine], [v], {}, loc))
+    for v in plan.get("scratch", []):  # a work array's adjoint: zero at each iteration's start
+        mine = mapping[v] = _private(v, namer)
+        pre.append(Eqn("zeros_like", [mine], [v], {}, loc))
+    _rename_by_name(body, {v.name: m for v, m in mapping.items()})
+    return {"before": before, "pre": pre, "post": post, "after": after}
 
 
 def _rename_by_name(block: Block, by_name: dict) -> None:

@@ -78,9 +78,9 @@ def recompute_loops(fn: Function, adj_body: Block, rev, top_saved: list, stacks:
                     namer, settings: LoopSettings) -> tuple[list, list]:
     """Turn every qualifying top-level loop of ``fn`` into a fused or a recomputed one (see
     the module docstring); return the new ``top_saved`` and ``stacks``. ``rev`` is the reverse
-    transform (`reverse._Reverse`): its loops' adjoints and their adjoint variables. A
-    parallel build fuses no loop (a recomputed one runs in chunks)."""
-    fuse = not settings.parallel
+    transform (`reverse._Reverse`): its loops' adjoints and their adjoint variables. Under
+    ``parallel=True``, `transforms.parallel` then runs a fused loop in chunks as it does a
+    recomputed one."""
     storage = Storage(fn)
     for loop in list(fn.body.stmts):  # (fusing inserts statements before the loop)
         if not isinstance(loop, For) or loop not in rev.repeat_of:
@@ -95,8 +95,7 @@ def recompute_loops(fn: Function, adj_body: Block, rev, top_saved: list, stacks:
         if why is None and settings.parallel and any(
                 isinstance(s, Eqn) and ops.flags(s.prim).raises for s in walk(loop.body)):
             why = "it may raise, so it runs serially (not in parallel chunks)"
-        seed = _one_seed(loop, rev) if why is None and settings.fuse and fuse and not loop.parallel \
-            else None
+        seed = _one_seed(loop, rev) if why is None and settings.fuse else None
         fused = None if seed is None else _fuse(fn, adj_body, loop, rep, seed, rev, top_saved,
                                                 stacks, namer)
         if fused is not None:
@@ -295,15 +294,16 @@ def reads_start(body: Block, stale: set[Var]) -> bool:
                 if any(isinstance(a, Var) and a in stale | _stale_after(b, stale)
                        for a, b in ((m.init, s.then), (m.update, s.orelse))):
                     stale.add(m.var)
-        else:  # a nested loop
-            inner = stale | {c.var for c in s.carries if isinstance(c.init, Var)
+        else:  # a nested loop (or, in a fused loop, an inner loop's adjoint: no carries)
+            carries = getattr(s, "carries", [])
+            inner = stale | {c.var for c in carries if isinstance(c.init, Var)
                              and c.init in stale}
             blocks = [s.body] + ([s.cond_block] if isinstance(s, While) else [])
             if any(reads_start(b, inner) for b in blocks):
                 return True
             if isinstance(s, While) and isinstance(s.cond, Var) and s.cond in inner:
                 return True
-            for c in s.carries:
+            for c in carries:
                 if c.var in inner and not _fills(s, c):
                     stale.add(c.var)
     return False
@@ -366,6 +366,9 @@ def free_vars(block: Block) -> list[Var]:
 
 def _recompute(fn, adj_body, loop: For, rep: Repeat, counter: Var, top_saved, stacks):
     tapes = {s.ins[0] for s in walk(loop.body) if isinstance(s, Eqn) and s.prim == "push"}
+    dropped = drop_round_trips(fn, rep, adj_body, round_trips(fn, loop, rep, adj_body, tapes))
+    tapes -= dropped
+    stacks = [v for v in stacks if v not in dropped]
     replay = clone(loop.body)  # with its pushes
     drop_reserves(replay, tapes)
     # (a reduction's value is never read: the replay adds to a stand-in, see below)
@@ -418,6 +421,68 @@ def _recompute(fn, adj_body, loop: For, rep: Repeat, counter: Var, top_saved, st
     return top_saved, stacks
 
 
+def round_trips(fn: Function, loop: For, rep: Repeat, adj_body: Block,
+                tapes: set[Var]) -> list[tuple[Var, list[Eqn], Eqn]]:
+    """The stacks that become pointless once an iteration's adjoint runs in the same iteration
+    as its forward body (fused, or replayed): the iteration pushes one value at the top of its
+    body, the adjoint pops it at the top of its own into the same name, nothing rebinds that
+    name in between and nothing else uses the stack. The pop would give back the value still
+    in the variable. Arrays only when pushed without a copy (the same object comes back).
+    Returns ``(stack, the statements that go, the pop)`` for each; changes nothing."""
+    uses: dict[Var, list] = {}
+    for block in (fn.body, adj_body):
+        for s in walk(block):
+            if isinstance(s, Eqn):
+                for a in s.ins + s.outs:
+                    uses.setdefault(a, []).append(s)
+    found = []
+    for tape in sorted(tapes, key=lambda v: v.name):
+        pushes = [s for s in loop.body.stmts if isinstance(s, Eqn) and s.prim == "push"
+                  and s.ins[0] is tape]
+        pops = [s for s in rep.body.stmts if isinstance(s, Eqn) and s.prim == "pop"
+                and s.ins[0] is tape]
+        if len(pushes) != 1 or len(pops) != 1:
+            continue
+        push, pop = pushes[0], pops[0]
+        count, value = push.ins[1], push.ins[2]
+        alloc = [s for s in uses.get(tape, ()) if s.prim == "stack_alloc"]
+        reserves = [s for s in uses.get(tape, ()) if s.prim == "reserve"]
+        if len(alloc) != 1 or not any(s is alloc[0] for s in fn.body.stmts):
+            continue
+        going = [push, pop] + alloc + reserves
+        if {id(s) for s in uses.get(tape, []) + uses.get(count, [])} != {id(s) for s in going}:
+            continue
+        if push.params.get("flat") or (value.type.ndim and push.params.get("copy")) \
+                or not isinstance(value, Var) or pop.outs[0].name != value.name:
+            continue
+        after_push = loop.body.stmts[next(k for k, t in enumerate(loop.body.stmts)
+                                          if t is push) + 1:]
+        before_pop = rep.body.stmts[:next(k for k, t in enumerate(rep.body.stmts) if t is pop)]
+        if any(v.name == value.name for s in after_push + before_pop
+               for t in walk(Block([s])) for v in defs(t)):
+            continue
+        found.append((tape, going, pop))
+    return found
+
+
+def drop_round_trips(fn: Function, rep: Repeat, adj_body: Block, found: list) -> set[Var]:
+    """Remove the `round_trips` ``found``: the push, the pop (its value read from the pushed
+    variable), the stack and its room; returns the stacks dropped."""
+    for _, going, pop in found:
+        gone = {id(s) for s in going}
+        for block in (fn.body, adj_body):
+            _remove(block, gone)
+        replace_vars(rep.body, {pop.outs[0]: going[0].ins[2]})
+    return {tape for tape, _, _ in found}
+
+
+def _remove(block: Block, gone: set[int]) -> None:
+    block.stmts[:] = [s for s in block.stmts if id(s) not in gone]
+    for s in block.stmts:
+        for b in sub_blocks(s):
+            _remove(b, gone)
+
+
 def _one_seed(loop: For, rev) -> Carry | None:
     """The loop's one carried value that the code after it sends an adjoint back into, if
     there is exactly one and it is a float sum (``total += t``); otherwise None."""
@@ -447,9 +512,14 @@ def _fuse(fn, adj_body, loop: For, rep: Repeat, seed: Carry, rev, top_saved, sta
                                    for a in direct_uses(t)):
         return None
     tapes = {s.ins[0] for s in walk(loop.body) if isinstance(s, Eqn) and s.prim == "push"}
+    trips = round_trips(fn, loop, rep, adj_body, tapes)
+    tapes -= {tape for tape, _, _ in trips}
     counting = _push_counts(loop, tapes, namer)
     if counting is None:
         return None
+    drop_round_trips(fn, rep, adj_body, trips)
+    stacks = [v for v in stacks if v not in {tape for tape, _, _ in trips}]
+    body = [s for s in body if any(s is t for t in rep.body.stmts)]  # (its pops are gone)
     seed_adj = rev.state(seed.var).var
     carried = {rev.state(c.var).var for c in loop.carries if rev.active(c.var)}
     forward_of = {rev.state(k).var: k for k in rev.outer_targets(loop)}

@@ -558,9 +558,9 @@ LOOP_STRATEGIES = (recompute_loops, checkpoint_loops)
 def transform(fn: Function, wrt: list[int], namer: Namer,
               settings: LoopSettings | None = None) -> Gradient:
     """Reverse mode: the forward and adjoint kernels of ``fn`` for the parameters ``wrt``. With
-    ``settings.memory_cap`` (bytes), loops that keep a tape are checkpointed (`checkpoint`). A
-    ``settings.parallel`` build fuses no loop: an independent loop is recomputed, which
-    `parallel` then runs in chunks on every core."""
+    ``settings.memory_cap`` (bytes), loops that keep a tape are checkpointed (`checkpoint`).
+    Fused and recomputed loops are the ones a ``settings.parallel`` build then runs in chunks
+    on every core (`parallel`)."""
     settings = settings or LoopSettings()
     rev = _Reverse(fn, wrt, namer)
     adj_body, grads = rev.run()
