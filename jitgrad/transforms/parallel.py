@@ -19,9 +19,9 @@ one after another, as the serial loop would. Guarantees:
   the loop, one after another, in chunk order.
 * **Allocations per chunk, not per iteration.** Work arrays that every iteration allocates at
   a size fixed before the loop are allocated once per chunk and refilled (`_hoist_allocations`);
-  the stacks of the replay are typed arrays sized for one iteration, once per chunk; an array
-  pushed on a list and popped straight back is not pushed at all (`_drop_round_trips`). A
-  list remains where an iteration pushes several arrays (views, copies).
+  the stacks of the replay are typed arrays sized for one iteration, once per chunk (a value
+  pushed and popped straight back has no stack: `recompute.round_trips`). A list remains
+  where an iteration pushes several arrays (views, copies).
 * **Chunk bodies compiled as serial code.** Each chunk loop's body becomes a function of the
   generated module (``<kernel>_chunk0``, `outline_chunks`), called from the ``prange`` loop:
   Numba compiles it as it compiles the serial gradient (inside its parallel loop the same code
@@ -29,13 +29,16 @@ one after another, as the serial loop would. Guarantees:
 * **Bit-for-bit repeatable.** The chunks, the order within a chunk and the order of the final
   sum are fixed, so the result is the same on every run and at any thread count; it equals the
   serial result to rounding (the sums are associated differently).
-* **The adjoint needs no tape across iterations.** Only loops that ``recompute.py`` recomputes in
-  reverse run in parallel (a marked loop is recomputed whenever its iterations are independent,
-  however small its tape): each reverse iteration replays its forward iteration onto stacks its
-  chunk allocates.
+* **The adjoint needs no tape across iterations.** Only loops that ``recompute.py`` fuses or
+  recomputes run in parallel (a marked loop is one or the other whenever its iterations are
+  independent, however small its tape). A fused loop is one ``prange`` loop: each iteration's
+  adjoint runs right after it, in the same chunk (`_fused_plan`). A recomputed loop is two:
+  the forward in chunks, then the adjoint in chunks, each reverse iteration replaying its
+  forward iteration onto stacks its chunk allocates.
 * **``range`` loops too.** A top-level ``range`` loop that ``recompute.py`` found independent
-  (it recomputes it in reverse) and that passes the same checks runs in parallel as well, and
-  ``.source()`` says so (`INFERRED`); one that does not pass stays serial without a note.
+  (it fuses or recomputes it) and that passes the same checks runs in parallel as well, and
+  ``.source()`` says so (`INFERRED`, and `FUSED` for a fused one); one that does not pass
+  stays serial without a note.
 * **Refused loops run serially, and say why** in a comment in ``.source()`` (early exit, a value
   carried from one iteration to the next, a write into a shared array not indexed by the loop
   index, a ``prange`` inside another loop, ...).
@@ -543,7 +546,7 @@ def _rewrite_adjoint(loop: For, rep: Repeat, adj, plan: dict, namer,
     chunk = Var(namer.fresh("_chunk"), INT)
     counter = rep.counter if rep.counter is not None else Var(namer.fresh("_k"), INT)
     trips = rep.trips
-    stacks = _drop_round_trips(rep.body, plan["allocs"])
+    stacks = list(plan["allocs"])
     more = _privatise_sums(rep.body, plan, chunk, namer, loop.loc)
     before, pre, post, after = more["before"], stacks + more["pre"], more["post"], more["after"]
     pre += _hoist_allocations(rep.body, namer)
@@ -646,35 +649,6 @@ def _hoist_allocations(body: Block, namer) -> list[Eqn]:
         body.stmts[k] = Eqn("reuse", [v], [mine], {"fill": fill}, s.loc)
         chunk_array[v.name] = mine
     return allocs
-
-
-def _drop_round_trips(body: Block, allocs: list[Eqn]) -> list[Eqn]:
-    """A stack of arrays (a list) onto which an iteration pushes one array, at the top of its
-    body, and pops it back later, into the same name, which nothing rebinds in between: the
-    pop gives back the very object pushed, so both go, and the list with them. Returns the
-    stacks still needed."""
-    kept = []
-    for a in allocs:
-        tape = a.outs[0]
-        uses = [s for s in walk(body) if isinstance(s, Eqn) and s.prim in ("push", "pop")
-                and s.ins[0] is tape]
-        top = [k for k, s in enumerate(body.stmts) if any(s is u for u in uses)]
-        if not (a.params.get("ndim") and len(uses) == 2 and len(top) == 2
-                and [body.stmts[k].prim for k in top] == ["push", "pop"]):
-            kept.append(a)
-            continue
-        push, pop = body.stmts[top[0]], body.stmts[top[1]]
-        value = push.ins[2]
-        between = [v.name for s in body.stmts[top[0] + 1:top[1]] for t in walk(Block([s]))
-                   for v in _bound(t)]
-        if push.params.get("copy") or not isinstance(value, Var) or \
-                pop.outs[0].name != value.name or value.name in between:
-            kept.append(a)
-            continue
-        del body.stmts[top[1]]
-        del body.stmts[top[0]]
-        replace_vars(body, {pop.outs[0]: value})
-    return kept
 
 
 __all__ = ["N_CHUNKS", "drop_prange_marks", "parallelise"]
