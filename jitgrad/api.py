@@ -717,11 +717,15 @@ def check_grad(fn, *args, wrt=None, eps=1e-6, rtol=1e-5, atol=1e-7):
                     or (isinstance(a, np.ndarray) and a.dtype.kind == "f"))
     wrt = tuple(wrt) if isinstance(wrt, (tuple, list)) else (wrt,)
     g = GradFunction(src_fn, wrt)
-    before = draws.generator_states(src_fn)
+    try:
+        plan = g._for(args, {}).ir.draws  # compiled first: nothing is drawn yet
+    except NotReversible:
+        plan = None  # forward mode, which refuses draws
+    before = draws.generator_states(src_fn, plan)
     grads = g(*args)
     f = src_fn
-    if g._last is not None and g._last.ir.draws is not None:
-        after = draws.generator_states(src_fn)
+    if plan is not None:
+        after = draws.generator_states(src_fn, plan)
 
         def f(*a):  # np.random inside: every evaluation sees the draws jitgrad's call saw
             draws.restore(before)

@@ -117,6 +117,17 @@ def loop_array_draws(w, n):
     return total / n
 
 
+def written_draws(x):
+    s = 0.0
+    for i in range(2):
+        z = np.random.rand(3)  # a new array each iteration, as in NumPy: writable
+        z[0] = 1.0
+        s += np.sum(x * z)
+    w = np.random.rand(3)
+    w[1] *= x[1]
+    return s + np.sum(w * x)
+
+
 def _helper_noise(x):
     return x + np.random.normal(0.0, 0.3, x.shape)
 
@@ -143,6 +154,7 @@ CASES = [
     (loop_nested, (np.array([0.5, 1.0, -2.0]), 3), (0,)),
     (loop_array_draws, (np.array([0.5, 1.0, -2.0]), 4), (0,)),
     (draw_in_helper, (np.array([0.5, 1.0, -2.0]),), (0,)),
+    (written_draws, (np.array([0.5, 1.0, -2.0]),), (0,)),
 ]
 
 
@@ -339,6 +351,11 @@ def shuffled(x):
     return np.sum(y * np.arange(3.0))
 
 
+def bit_generator_inside(x):
+    g = np.random.Generator(np.random.PCG64(1))
+    return np.sum(x * g.random(3))
+
+
 def float32_draw(x):
     rng = np.random.default_rng(0)
     return np.sum(x * rng.standard_normal(3, dtype=np.float32))
@@ -355,6 +372,7 @@ def float32_draw(x):
     (generator_choice, [".choice", "pass the values as an argument"]),
     (shuffled, ["np.random.shuffle"]),
     (float32_draw, ["dtype=float32"]),
+    (bit_generator_inside, ["np.random.PCG64(...)", "np.random.default_rng(seed)"]),
 ])
 def test_refusals_name_the_construct_and_the_line(f, words):
     with pytest.raises(UnsupportedError) as e:

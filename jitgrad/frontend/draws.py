@@ -380,6 +380,8 @@ class Recorder:
                     k = k // step
                 ks.append(k)
             value = symbolic.record("getitem", value, *ks, index_spec=("i",) * len(ks))
+            if shape:  # a new array, as NumPy's draw is (not a view the user cannot write into)
+                value = value.copy()
         return var, value
 
     def finish(self, params: list[Var], body: ir.Block) -> DrawPlan | None:
@@ -465,6 +467,11 @@ def build_call(builder, recorder: Recorder, fn, args, kwargs, node):
                              loc)
         recorder.add(made)
         return GeneratorRef(made.legacy, made=made)
+    elif isinstance(fn, type):
+        raise UnsupportedError(f"{_fn_name(fn)}(...) inside the function is not supported: "
+                               "make the generator with np.random.default_rng(seed) (or "
+                               "np.random.RandomState(seed)), or make it at module level",
+                               loc)
     else:
         raise refused(f"{_fn_name(fn)}", "distribution", loc)
     if name == "seed":
@@ -554,12 +561,13 @@ def _size(gb, size, operands, loc) -> tuple:
 # ----------------------------------------------------------------------------- state
 
 
-def generator_states(fn) -> list:
+def generator_states(fn, plan: DrawPlan | None = None) -> list:
     """The state of every generator ``fn`` may draw from (NumPy's global one, its module's
-    and its closure's generators), to `restore`: `jitgrad.check_grad` gives each evaluation
-    the same draws."""
+    and its closure's generators, those ``plan`` draws from), to `restore`:
+    `jitgrad.check_grad` gives each evaluation the same draws."""
     found = [_GLOBAL]
-    values = list(getattr(fn, "__globals__", {}).values())
+    values = [] if plan is None else [s.resolve({}) for s in plan.sources() if s.made is None]
+    values += list(getattr(fn, "__globals__", {}).values())
     values += [c.cell_contents for c in (getattr(fn, "__closure__", None) or ())
                if _filled(c)]
     for v in values:
