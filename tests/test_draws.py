@@ -516,3 +516,15 @@ def test_generating_without_replay_refuses():
     g = GradFunction(global_uniform_default)
     with pytest.raises(UnsupportedError, match="value_and_grad only"):
         g.generate((type_of_value(X3, "x"),))
+
+
+def _row_noise(x):
+    return np.sum(x * RNG.normal(size=x.shape))
+
+
+def test_vmap_of_a_plain_function_that_draws_refuses():
+    """Numba's np.random has a generator of its own: the rows would not see NumPy's draws."""
+    for f, where in [(global_uniform_default, "np.random.uniform"), (_row_noise, "RNG.normal")]:
+        with pytest.raises(UnsupportedError) as e:
+            jitgrad.vmap(f)(np.ones((2, 3)))
+        assert where in str(e.value) and "Numba's generator" in str(e.value)

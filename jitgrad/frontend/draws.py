@@ -25,8 +25,12 @@ that does not replay (`pipeline.build_graph` refuses a graph with draws unless a
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import dataclasses
+import inspect
+import textwrap
+import types
 
 import numpy as np
 
@@ -556,6 +560,47 @@ def _size(gb, size, operands, loc) -> tuple:
     if isinstance(size, (tuple, list)):
         return (tuple(_int_atom(gb, d, "a size", loc) for d in size),)
     return ((_int_atom(gb, size, "a size", loc),),)
+
+
+# ----------------------------------------------------------------------------- plain code
+
+
+def random_call_in(fn, depth: int = 3) -> str | None:
+    """Where ``fn`` (or a plain function it calls, ``depth`` deep) calls np.random or a
+    generator's method, as ``"file:line: source"``, else None. `jitgrad.vmap` of a plain
+    function compiles it with Numba, whose np.random has a generator of its own: it refuses
+    rather than draw other values than NumPy's."""
+    try:
+        lines, first = inspect.getsourcelines(fn)
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    names = dict(getattr(fn, "__globals__", {}))
+    code = getattr(fn, "__code__", None)
+    for name, cell in zip(code.co_freevars if code else (), getattr(fn, "__closure__", None) or ()):
+        if _filled(cell):
+            names[name] = cell.cell_contents
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        attrs, base = [], node.func
+        while isinstance(base, ast.Attribute):
+            attrs.append(base.attr)
+            base = base.value
+        obj = names.get(base.id) if isinstance(base, ast.Name) else None
+        for attr in reversed(attrs):
+            if isinstance(obj, GENERATORS):
+                obj = DrawMethod(GeneratorRef(False), attr)
+                break
+            obj = getattr(obj, attr, None)
+        if obj is not None and handles(obj):
+            where = f"{inspect.getsourcefile(fn)}:{first + node.lineno - 1}"
+            return f"{where}: {ast.unparse(node)}"
+        if depth and isinstance(obj, types.FunctionType) and obj is not fn:
+            found = random_call_in(obj, depth - 1)
+            if found:
+                return found
+    return None
 
 
 # ----------------------------------------------------------------------------- state
