@@ -547,8 +547,8 @@ def _int_atom(gb, v, what: str, loc):
         return gb.atom(v)
     if isinstance(v, (int, np.integer)):
         return Const(int(v))
-    raise UnsupportedError(f"np.random: {what} must be an integer, got "
-                           f"{'an array' if isinstance(v, Sym) else type(v).__name__}", loc)
+    got = type(v).__name__ if not isinstance(v, Sym) else "an array" if v.ndim else "a float"
+    raise UnsupportedError(f"np.random: {what} must be an integer, got {got}", loc)
 
 
 def _size(gb, size, operands, loc) -> tuple:
