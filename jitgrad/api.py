@@ -40,6 +40,7 @@ from jitgrad.core.errors import (
     hide_internal_frames,
 )
 from jitgrad.core.types import SeqType, Type, type_of_value
+from jitgrad.frontend import draws
 from jitgrad.frontend.parse import FunctionSource
 
 
@@ -187,6 +188,8 @@ class GradFunction:
                 self._refuse_shared_memory(compiled, args)
             if casts:  # 0-d arrays travel as scalars, other float arrays as float64
                 args = [casts[k](a) if k in casts else a for k, a in enumerate(args)]
+            if compiled.ir.draws is not None:  # np.random's draws, made now (`draws`)
+                args = [*args, *compiled.ir.draws.replay(args)]
             if compiled.frozen:
                 _thaw(compiled)
             try:
@@ -194,7 +197,8 @@ class GradFunction:
             except Exception as e:  # noqa: BLE001 - sorted out in _recover
                 out = self._recover(e, compiled, args)
             self._fast = None
-            if (not (casts or post or compiled.ir.written_params or compiled.shared)
+            if (not (casts or post or compiled.ir.written_params or compiled.shared
+                     or compiled.ir.draws is not None)
                     and all(type(a) is _ndarray for a in args) and compiled.backend.compiles()):
                 _freeze(compiled)
                 self._fast = compiled.entry  # the next call with these types goes straight in
@@ -219,6 +223,8 @@ class GradFunction:
             self._refuse_shared_memory(compiled, args)
         if casts:
             args = [casts[k](a) if k in casts else a for k, a in enumerate(args)]
+        if compiled.ir.draws is not None:
+            args = [*args, *compiled.ir.draws.replay(args)]
         self._fast = None
         if compiled.frozen:
             _thaw(compiled)
@@ -239,6 +245,10 @@ class GradFunction:
             self.fn, tuple(self.wrt) if self.wrt_tuple else self.wrt[0],
             with_value=self.with_value)
         return self._forward_mode(*args)
+
+    def _refuse_draws(self, compiled: Compiled, what: str) -> None:
+        if compiled.ir.draws is not None:
+            raise pipeline.refuse_draws(self.src, compiled.ir.draws.first_loc, what)
 
     def _refuse_shared_memory(self, compiled: Compiled, args) -> None:
         pipeline.refuse_shared_memory(self.src, compiled.ir.written_params, args,
@@ -400,18 +410,23 @@ class GradFunction:
     def _compile(self, types: tuple, assume_sizes: bool = True, args=None) -> Compiled:
         """Build, transform, emit and compile for ``types``. Given the call's ``args``, a build
         whose size assumptions they break is not compiled: the general one is, at once."""
-        g = self.generate(types, assume_sizes, examples=() if args is None else (args,))
+        g = self.generate(types, assume_sizes, examples=() if args is None else (args,),
+                          replays_draws=True)
         path, fns = pipeline.load(g.stem, g.source, g.names, self.options)
         return Compiled(types, g.ir, g.source, path, fns[g.names[-1]], g.names[-1], g.gradient,
                         g.ir_text, g.graph_ir, g.line_locs, self.options.implementation)
 
-    def generate(self, types: tuple, assume_sizes: bool = True, examples=()) -> Generated:
+    def generate(self, types: tuple, assume_sizes: bool = True, examples=(),
+                 replays_draws: bool = False) -> Generated:
         """The generated module for ``types``, not compiled (`pipeline.load` compiles it, in
         this process or another). A build whose size assumptions any of the argument tuples
-        in ``examples`` breaks is replaced by the general one."""
+        in ``examples`` breaks is replaced by the general one. ``replays_draws``: the caller
+        makes np.random's draws before each call (`draws.DrawPlan.replay`); else they are
+        refused."""
         fn_ir, assume_sizes = pipeline.build_graph(self.src, types, examples,
                                                    assume_sizes=assume_sizes,
-                                                   has_aux=self.has_aux)
+                                                   has_aux=self.has_aux,
+                                                   replays_draws=replays_draws)
         ir_text = ir.format_function(fn_ir)  # before the transform adds its saves
         graph_ir = copy.deepcopy(fn_ir)
         grad = pipeline.reverse(fn_ir, self._flat_wrt(types), self.options)
@@ -430,6 +445,7 @@ class GradFunction:
         caller's (None: nothing). `jitgrad.vmap` calls the entry in a compiled loop."""
         args = tuple(args) if len(args) == self.n_params else self.bind_arguments(args, {})
         compiled, casts, post = self._specialise(args)
+        self._refuse_draws(compiled, "jitgrad.vmap (it calls the compiled code in a loop)")
         flat = pipeline.flatten(args)
         if compiled.ir.written_params:
             self._refuse_shared_memory(compiled, flat)
@@ -475,6 +491,7 @@ class GradFunction:
         tuple ``wrt``; ``(value, gradients)`` for `value_and_grad`), in float64, with 0-d arrays
         passed as scalars. Under ``JITGRAD_DISABLE_JIT=1`` it is the plain Python function."""
         compiled = self._for(args, kwargs)
+        self._refuse_draws(compiled, ".njit() (Numba code calls the compiled code itself)")
         compiled.shared = True  # Numba code may call it with types of its own: it compiles
         self._fast = None
         if compiled.frozen:
@@ -700,10 +717,24 @@ def check_grad(fn, *args, wrt=None, eps=1e-6, rtol=1e-5, atol=1e-7):
                     or (isinstance(a, np.ndarray) and a.dtype.kind == "f"))
     wrt = tuple(wrt) if isinstance(wrt, (tuple, list)) else (wrt,)
     g = GradFunction(src_fn, wrt)
+    try:
+        plan = g._for(args, {}).ir.draws  # compiled first: nothing is drawn yet
+    except NotReversible:
+        plan = None  # forward mode, which refuses draws
+    before = draws.generator_states(src_fn, plan)
     grads = g(*args)
+    f = src_fn
+    if plan is not None:
+        after = draws.generator_states(src_fn, plan)
+
+        def f(*a):  # np.random inside: every evaluation sees the draws jitgrad's call saw
+            draws.restore(before)
+            value = src_fn(*a)
+            draws.restore(after)  # the generator ends as one call leaves it
+            return value
     worst = 0.0
     for k, got in zip(g.wrt, grads):
-        want = numeric_grad(src_fn, args, k, eps)
+        want = numeric_grad(f, args, k, eps)
         err = np.abs(np.asarray(got) - want)
         scale = atol + rtol * np.abs(want)
         rel = float(np.max(err / (np.abs(want) + atol))) if np.size(err) else 0.0

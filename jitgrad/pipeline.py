@@ -21,7 +21,7 @@ import numpy as np
 
 from jitgrad.backend import numba as numba_backend
 from jitgrad.core import ir, pytree
-from jitgrad.core.errors import NotReversible, SignatureError
+from jitgrad.core.errors import NotReversible, SignatureError, UnsupportedError, instead
 from jitgrad.core.ir import Gradient
 from jitgrad.frontend.build import build
 from jitgrad.frontend.parse import FunctionSource
@@ -73,13 +73,17 @@ DEFAULT = Options()
 
 
 def build_graph(src: FunctionSource, types, examples=(), any_result: bool = False,
-                assume_sizes: bool = True, has_aux: bool = False):
+                assume_sizes: bool = True, has_aux: bool = False, replays_draws: bool = False):
     """The function's graph for ``types``, with common subexpressions merged, and whether it
     assumes equal sizes (``same_size`` checks; ``assume_sizes=False``: never). A build whose
     size assumptions one of the argument tuples in ``examples`` breaks is replaced by the
     general one at once. ``has_aux``: the function returns ``(value, aux)``
-    (`ir.Function.aux`)."""
+    (`ir.Function.aux`). A graph with np.random draws (`Function.draws`) is refused unless
+    the caller replays them before each call (``replays_draws``: `api.GradFunction`)."""
     fn_ir = build(src, list(types), assume_sizes, any_result=any_result, has_aux=has_aux)
+    if fn_ir.draws is not None and not replays_draws:
+        raise refuse_draws(src, fn_ir.draws.first_loc, "this transform (jvp, hvp, hessian, "
+                           "vjp, jacobian, jitgrad.dask, or a transform of a transform)")
     if assume_sizes and not all(sizes_hold(fn_ir, a) for a in examples):
         fn_ir = build(src, list(types), False, any_result=any_result, has_aux=has_aux)
         assume_sizes = False
@@ -235,6 +239,15 @@ def result_converter(arg):
     if isinstance(arg, np.floating) and not isinstance(arg, np.float64):
         return type(arg)
     return None
+
+
+def refuse_draws(src: FunctionSource, loc, what: str) -> UnsupportedError:
+    """The refusal of np.random draws in ``src`` where ``what`` would not replay them (it
+    would draw other values, or none, in its passes)."""
+    return UnsupportedError(f"np.random draws inside {src.qualname} are constants of a call, "
+                            "replayed before it by jitgrad.grad and value_and_grad only; "
+                            f"{what} does not replay them (it would not see the same "
+                            f"values): {instead('draws elsewhere')}", loc)
 
 
 def refuse_shared_memory(src: FunctionSource, written_params, args, name_of) -> None:

@@ -23,7 +23,8 @@ import numpy as np
 from jitgrad import compose, pipeline
 from jitgrad.api import GradFunction
 from jitgrad.core import pytree
-from jitgrad.core.errors import SignatureError, UnsupportedError, api_boundary
+from jitgrad.core.errors import SignatureError, UnsupportedError, api_boundary, instead
+from jitgrad.frontend import draws
 
 
 def _paths(structure, prefix: str = "") -> list[str]:
@@ -133,6 +134,12 @@ class VmapFunction:
         if any(pytree.is_tree(a) for a in first):
             raise UnsupportedError("vmap of a plain function takes arrays and numbers; map "
                                    "jitgrad.grad(f) to pass trees")
+        found = draws.random_call_in(self.fn)
+        if found:  # Numba's np.random draws from a generator of its own, not NumPy's
+            raise UnsupportedError(
+                f"vmap of {compose.qualname(self.fn)}, which calls np.random ({found}): the "
+                "compiled loop would draw from Numba's generator, not NumPy's, so the values "
+                f"would differ from NumPy's; {instead('draws elsewhere')}")
         return pipeline.compile_plain(self.fn), list(first), None
 
     def __repr__(self) -> str:

@@ -595,3 +595,40 @@ def any_all_switch(x):  # any/all of generators as branch conditions
     if any(v > 2.5 for v in x):
         return np.sum(x ** 2)
     return np.sum(x) * float(all(v > -5.0 for v in x)) + min([v * v for v in x])
+
+
+# ---- np.random inside the function (issue #25): draws are constants of the call -------------
+
+def dropout_mlp_loss(W, x, y):
+    """Inverted dropout on a hidden layer; the mask drawn from a generator seeded in the
+    function, as a reproducible training step writes it."""
+    rng = np.random.default_rng(0)
+    keep = 0.8
+    h = np.tanh(x @ W)
+    mask = rng.random(h.shape) < keep
+    h = h * mask / keep
+    return np.mean((h.sum(axis=1) - y) ** 2)
+
+
+def reparam_gaussian_loss(mu, log_sigma, x):
+    """A variational Gaussian's loss: z = mu + sigma * eps drawn by np.random.normal(mu, sigma)
+    (the reparameterisation: the gradient flows into mu and sigma), plus the KL term."""
+    rng = np.random.default_rng(1)
+    sigma = np.exp(log_sigma)
+    z = rng.normal(mu, sigma)
+    recon = np.sum((x - z) ** 2)
+    kl = 0.5 * np.sum(sigma ** 2 + mu ** 2 - 1.0 - 2.0 * log_sigma)
+    return recon + kl
+
+
+def mc_european_call(s0, k, r, sigma, t):
+    """Monte-Carlo price of a European call under geometric Brownian motion, the global
+    generator seeded in the function: its gradient is the pathwise delta, rho, vega, theta."""
+    np.random.seed(7)
+    n = 400
+    total = 0.0
+    for i in range(n):
+        z = np.random.randn()
+        st = s0 * math.exp((r - 0.5 * sigma * sigma) * t + sigma * math.sqrt(t) * z)
+        total += max(st - k, 0.0)
+    return math.exp(-r * t) * total / n

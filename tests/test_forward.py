@@ -30,6 +30,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # a loop of its own, with no tangent rule in x. Every other check of every case must be "ok"
 # (not "wrong", "unsettled" or "crash").
 EXPECTED_REFUSALS = {("survival_cumprod", "hessian"): "np.cumprod"}
+# np.random inside the function (issue #25): only grad and value_and_grad replay the draws
+DRAWS = ("dropout_mlp_loss", "reparam_gaussian_loss", "mc_european_call")
+EXPECTED_REFUSALS.update({(name, check): "replayed before it by jitgrad.grad and value_and_grad"
+                          for name in DRAWS
+                          for check in ("jvp", "jacobian_forward", "jacobian_reverse", "hessian")})
 CORPUS_CASES = 316  # the tables' cases when the gate was set; fewer means a table was lost
 
 
@@ -57,7 +62,7 @@ def test_corpora_against_finite_differences(tmp_path):
     hessians = [r["checks"]["hessian"][1] for r in results if "hessian" in r["checks"]]
     by_tape = sum("tape's gradient" in h for h in hessians)
     by_f = sum("second differences of f" in h for h in hessians)
-    assert by_tape + by_f + len(EXPECTED_REFUSALS) == len(hessians)
+    assert by_tape + by_f + sum(c == "hessian" for _, c in EXPECTED_REFUSALS) == len(hessians)
     assert by_tape >= 237 and by_f >= 1  # the tape runs 237 of the corpus' scalar functions
 
 

@@ -144,6 +144,15 @@ INSTEAD = {
     "call inside print": "the gradient leaves print(...) out without evaluating its "
                          "arguments, so a call that may write into an array must not hide "
                          "there: make the call on a line of its own and print its result",
+    "draw at run time": "draw a fixed number of values before it (`z = "
+                        "np.random.standard_normal(max_steps)`) and read `z[k]` where you "
+                        "drew; or draw outside the function and pass the values as an "
+                        "argument",
+    "distribution": "draw outside the function and pass the values as an argument (jitgrad "
+                    "replays normal, standard_normal, randn, rand, random, random_sample, "
+                    "uniform, randint and integers, and seed)",
+    "draws elsewhere": "use jitgrad.grad or jitgrad.value_and_grad, or draw outside the "
+                       "function and pass the values as an argument",
 }
 
 

@@ -209,6 +209,9 @@ class Function:
     # structure (`pytree.structure`), returned beside the value, never differentiated.
     aux: list = dataclasses.field(default_factory=list)
     aux_structure: object = None
+    # np.random draws in the body (`frontend.draws.DrawPlan`): made in Python before each call
+    # and passed as the hidden parameters that end ``params``. None: no draws.
+    draws: object = None
 
 
 class Namer:

@@ -41,6 +41,7 @@ from jitgrad.frontend.build_ast import (
 from jitgrad.frontend.build_exprs import Expressions
 from jitgrad.frontend.build_loops import Loops
 from jitgrad.frontend.build_stmts import Statements
+from jitgrad.frontend.draws import Recorder
 from jitgrad.frontend.parse import FunctionSource
 from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import GraphBuilder, Sym
@@ -60,6 +61,8 @@ class Builder(Statements, Loops, Expressions):
         self.enclosing = enclosing  # for a nested function: the one it was defined in
         self.depth = 0 if caller is None else caller.depth + 1
         self.in_loop = False
+        # np.random's draws, seeds and generators, in program order (`frontend.draws`)
+        self.draws = caller.draws if caller is not None else Recorder(gb)
         self.stale_at_merge: set[Var] = set()  # values out of date as a branch ends
         # The differentiated function's arguments that it writes into (found by name, or by a
         # first build that met the write elsewhere: `symbolic.WritesArgument`).
@@ -222,6 +225,9 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
     fn.written_params = tuple((k, owners[k]) for k, p in enumerate(params)
                               if owners[k] in builder.copied and p.type.ndim)
     fn.grafted = tuple(gb.grafted)
+    fn.draws = builder.draws.finish(params, gb.block)
+    if fn.draws is not None:  # the draws travel as hidden parameters, after the user's
+        fn.params += fn.draws.hidden
     if aux is not None:
         fn.aux_structure, fn.aux = aux
     verify(fn)

@@ -21,7 +21,7 @@ from jitgrad.core.ir import (
     Var,
 )
 from jitgrad.core.types import Type
-from jitgrad.frontend import custom_call
+from jitgrad.frontend import custom_call, draws
 from jitgrad.frontend.build_ast import (
     BINOPS,
     CMPOPS,
@@ -103,6 +103,10 @@ class Expressions:
         if isinstance(value, dict):
             raise UnsupportedError(f"the {what} `{name}` is a dict; {instead('dict')}",
                                    self.loc(node))
+        generator = draws.generator_value(value, name, self.src.fn.__globals__
+                                          if what == "global" else None)
+        if generator is not None:  # a Generator/RandomState the function draws from
+            return generator
         raise UnsupportedError(f"the {what} `{name}` of type {type(value).__name__}",
                                self.loc(node))
 
@@ -155,6 +159,8 @@ class Expressions:
         if isinstance(base, np.finfo) and node.attr in ("eps", "epsneg", "tiny", "max", "min",
                                                          "smallest_normal", "resolution"):
             return float(getattr(base, node.attr))  # np.finfo(np.float64).eps: a constant
+        if isinstance(base, draws.GeneratorRef):  # rng.normal
+            return draws.method_of(base, node.attr, self.loc(node))
         if isinstance(base, tuple) and node.attr in ("append", "extend", "insert"):
             raise refused(f"`.{node.attr}` on a list", "list.append", self.loc(node))
         method = getattr(base, node.attr, None)
@@ -542,6 +548,8 @@ class Expressions:
             return fn(*args, **kwargs)  # an array method
         if isinstance(fn, LocalFunction):
             return self.inline(fn, args, kwargs, node)
+        if draws.handles(fn):  # np.random: a draw replayed before the call (`draws`)
+            return draws.build_call(self, self.draws, fn, args, kwargs, node)
         if custom_call.is_custom_rule(fn):  # a hand-written rule: `jitgrad.custom_vjp`
             return custom_call.build_call(self, fn, args, kwargs, node)
         if custom_call.is_traceable(fn):  # a jitgrad transform: ``jitgrad.grad(g)(x)``

@@ -489,13 +489,17 @@ class Loops:
             env[BREAK] = False
             env[CONTINUE] = False
 
+        frames = []  # the draws of each attempt at the body (`draws.Recorder.loop`)
+
         def inside(env):
             def run():
                 if over is not None:
                     name, seq = over
                     self.assign(ast.Name(id=name), symbolic.record(
                         "getitem", seq, self.gb.sym(index), index_spec=("i",)))
-                self.build_stmts(stmt.body)
+                with self.draws.loop(index, start, stop, step, self.src.loc(stmt)) as frame:
+                    frames.append(frame)
+                    self.build_stmts(stmt.body)
             self.in_loop = True
             try:
                 body, env_end = self.in_block(run, env)
@@ -507,6 +511,7 @@ class Loops:
         self.gb.loc = self.src.loc(stmt)
         carries, carry_vars, result = self.build_loop(stmt, carried, body_env, inside)
         exit_flag = self.exit_flag(result)
+        self.draws.attach(frames[-1], exit_flag, self.src.loc(stmt))
         trips = self.gb.new_var(INT, "_trips")
         # A body that may raise (a raise, a run-time assert) runs as `range`: Numba cannot
         # raise from a parallel loop's threads.
@@ -566,12 +571,13 @@ class Loops:
 
             def cond_fn():
                 holder["cond"] = self.condition(stmt.test)
-            cond_block, env_c = self.in_block(cond_fn, env)
-            self.in_loop = True
-            try:
-                body, env_end = self.in_block(lambda: self.build_stmts(stmt.body), env_c)
-            finally:
-                self.in_loop = saved_in_loop
+            with self.draws.run_time("a while loop", self.src.loc(stmt)):
+                cond_block, env_c = self.in_block(cond_fn, env)
+                self.in_loop = True
+                try:
+                    body, env_end = self.in_block(lambda: self.build_stmts(stmt.body), env_c)
+                finally:
+                    self.in_loop = saved_in_loop
             self.refuse_raise_on_every_path(env_end, stmt, "iteration of this loop")
             return {"cond_block": cond_block, "cond": holder["cond"], "body": body,
                     "env_end": env_end}

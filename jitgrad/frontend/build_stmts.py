@@ -485,11 +485,13 @@ class Statements:
         before = self.env
         writes = dict(self.gb.writes)  # each branch sees the writes made before the `if` only
         latest = dict(self.gb.latest)  # and the versions known before it
-        then_block, env_t = self.in_block(then_fn, before)
-        self.stale_at_merge = self.stale_values(env_t)  # each side as its branch ends
-        writes_then, self.gb.writes = self.gb.writes, dict(writes)
-        latest_then, self.gb.latest = self.gb.latest, dict(latest)
-        else_block, env_e = self.in_block(else_fn, before)
+        with self.draws.run_time("a branch on a value known only at run time (a `continue`, "
+                                 "`break` or `return` before it makes one too)", loc):
+            then_block, env_t = self.in_block(then_fn, before)
+            self.stale_at_merge = self.stale_values(env_t)  # each side as its branch ends
+            writes_then, self.gb.writes = self.gb.writes, dict(writes)
+            latest_then, self.gb.latest = self.gb.latest, dict(latest)
+            else_block, env_e = self.in_block(else_fn, before)
         self.stale_at_merge |= self.stale_values(env_e)
         latest_else, self.gb.latest = self.gb.latest, latest
         for k, n in writes_then.items():  # after it, a write on either side counts
