@@ -139,6 +139,9 @@ INSTEAD = {
     "integer-array write": "write in a loop: `for k in range(idx.shape[0]): x[idx[k]] = v[k]` "
                            "(with `+=`, the loop adds up repeated indices, as np.add.at does; "
                            "NumPy's `x[idx] += v` applies one update per index)",
+    "walrus": "jitgrad takes `(n := e)` in an assignment, a return or an if test, where it "
+              "is evaluated whenever the statement is; elsewhere (a while test, after `and`/"
+              "`or`, in a comprehension) assign `n = e` on a line of its own",
     "print": "write print(...) as a statement of its own: the gradient leaves it out (it "
              "prints nothing there)",
     "call inside print": "the gradient leaves print(...) out without evaluating its "
