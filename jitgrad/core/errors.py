@@ -139,6 +139,12 @@ INSTEAD = {
     "integer-array write": "write in a loop: `for k in range(idx.shape[0]): x[idx[k]] = v[k]` "
                            "(with `+=`, the loop adds up repeated indices, as np.add.at does; "
                            "NumPy's `x[idx] += v` applies one update per index)",
+    "list": "a list built by appending in a `for` loop or by a list comprehension is an "
+            "array of its items in the gradient: read it as one (`np.array(out)`, a NumPy "
+            "function of it, `sum(out)`, `len(out)`, `out[i]`, `for v in out`), or preallocate "
+            "`out = np.zeros(n)` and write `out[i] = v`",
+    "list of arrays": "preallocate the array of rows, `out = np.zeros((n, d))`, and write "
+                      "`out[i] = row` (or `out[i, :] = row`)",
     "walrus": "jitgrad takes `(n := e)` in an assignment, a return or an if test, where it "
               "is evaluated whenever the statement is; elsewhere (a while test, after `and`/"
               "`or`, in a comprehension) assign `n = e` on a line of its own",

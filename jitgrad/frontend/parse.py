@@ -21,6 +21,7 @@ import numpy as np
 from jitgrad.core.errors import Loc, SignatureError, UnsupportedError, refused
 from jitgrad.frontend.desugar import REDUCERS, Fresh, desugar
 from jitgrad.frontend.desugar_forms import desugar_forms
+from jitgrad.frontend.desugar_lists import lower_lists
 
 # ----------------------------------------------------------------------------- reading source
 
@@ -166,6 +167,8 @@ def _read(fn) -> FunctionSource:
     desugar_forms(node, fn, fresh)
     desugar(node, _not_builtins(fn, node), fresh)
     lines = linecache.getlines(filename) or text.splitlines(True)
+    lower_lists(node, fn, fresh, FunctionSource(fn, filename, first, indent, node, lines,
+                                                set()).loc)
     names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
     names |= {a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
     src = FunctionSource(fn, filename, first, indent, node, lines, names)
