@@ -117,8 +117,9 @@ class SizesDiffer(Exception):
 # The form that works, for each construct refused with a hint. Keys name the construct; the
 # text follows "<the construct> is not supported; " and says what to write.
 INSTEAD = {
-    "list.append": "jitgrad's lists have a fixed length: preallocate an array, "
-                   "`out = np.zeros(n)`, and write `out[i] = v`",
+    "list.append": "append in the `for` loop that follows `out = []` (the list is then an "
+                   "array of its items), or preallocate an array, `out = np.zeros(n)`, and "
+                   "write `out[i] = v`",
     "list comprehension": "write a loop into a preallocated array: `out = np.zeros(n)`, then "
                           "`for i in range(n): out[i] = ...` (sum, max, min, any or all of "
                           "a comprehension, in an assignment, a return or an if test, is "

@@ -103,6 +103,9 @@ class Expressions:
             return value
         if isinstance(value, np.ndarray):
             return self.constant_array(name, value, node)
+        if isinstance(value, list) and all(isinstance(v, (bool, int, float, np.number))
+                                           for v in value):  # W = [0.2, 0.3, 0.5]: constants
+            return tuple(symbolic.python_scalar(v) for v in value)
         if isinstance(value, dict):
             raise UnsupportedError(f"the {what} `{name}` is a dict; {instead('dict')}",
                                    self.loc(node))

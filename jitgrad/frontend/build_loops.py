@@ -175,11 +175,13 @@ class Loops:
             "enumerate", "reversed") else node.args
         for a in seqs:
             if isinstance(a, ast.Call) and isinstance(a.func, ast.Name) and a.func.id in (
-                    "zip", "enumerate", "reversed") and a.func.id not in self.env:
+                    "zip", "enumerate", "reversed", "list", "tuple", "sorted") and (
+                    a.func.id not in self.env):
                 if not self.python_sequences(a):
                     return False
             elif not (isinstance(a, (ast.Tuple, ast.List)) or (
-                    isinstance(a, ast.Name) and isinstance(self.env.get(a.id), (tuple, list)))):
+                    isinstance(a, ast.Name) and isinstance(self.env.get(
+                        a.id, self.src.fn.__globals__.get(a.id)), (tuple, list)))):
                 return False
         return bool(seqs)
 

@@ -173,6 +173,10 @@ class _Lists:
                 name = s.targets[0].id
                 later = next((k for k in range(j + 1, len(out)) if _mentions(out[k], name)),
                              None)
+                if later is not None and isinstance(out[later], ast.While) and self.appends_in(
+                        out[later], name):
+                    self.refuse(f"appending to `{name}` in a while loop (the number of items "
+                                "is not known when the loop starts)", out[later])
                 if later is not None and isinstance(out[later], ast.For) and self.appends_in(
                         out[later], name):
                     out[j:later + 1] = out[j + 1:later] + self.lower(name, out[later], s,
@@ -207,6 +211,8 @@ class _Lists:
                     self.refuse("`.append` with other than one argument", node)
                 appends.append((node, list(chain)))
                 conditional = conditional or under_if
+                for child in ast.walk(call.args[0]):
+                    visit(child, chain, under_if)  # (the item must not read the list)
                 return
             if isinstance(node, ast.Name) and node.id == name:
                 self.refuse(f"reading the list `{name}` in the loop that appends to it", node)
