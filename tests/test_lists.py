@@ -216,7 +216,71 @@ CASES = [
     (dict_of_values, (X, 0.3)),
 ]
 
-TAPE_REFUSES = set()
+# The tape runs the Python function itself, on Tensors; NumPy cannot take a list of Tensors
+# (np.array(out) converts each to a float), so for the functions that hand a list to NumPy the
+# tape runs their twin, written with arrays as one would without lists.
+
+
+def _appended_squares(x):
+    out = x * x
+    return np.sum(out) + np.sum(out) * out[0] + len(out) * out[-1]
+
+
+def _appended_where_positive(x):
+    pos = np.exp(x[x > 0.0])
+    return np.mean(pos) + len(pos)
+
+
+def _appended_nested(a, x):
+    return np.sum(np.tanh(a * x) ** 2)
+
+
+def _appended_twice_per_step(x):
+    p = x[1::2] * x[0::2][:len(x) // 2]
+    q = x[1::2] - x[0::2][:len(x) // 2]
+    return np.sum(p * p) + np.sum(q * q)
+
+
+def _appended_rows_each_step(x):
+    total = 0.0
+    for t in range(3):
+        row = x * x[::-1] * (t + 1) + np.arange(len(x))
+        total += np.max(row) + np.std(row)
+    return total
+
+
+def _appended_then_rebound(x):
+    out = np.sin(x[::-1]) * 2.0 + 1.0
+    return np.sum(out * out)
+
+
+def _comprehension_array(x):
+    y = x * 2.0
+    return np.sum(y * y)
+
+
+def _comprehension_zip(x, w):
+    y = x * w
+    return np.sum(y) + np.max(y) + y[1] * len(y)
+
+
+def _comprehension_filtered(x):
+    return np.sum(np.log1p(x[np.abs(x) > 0.5] ** 2))
+
+
+def _comprehension_of_constants(x):
+    return np.sum(np.exp(np.array(W3) * x))
+
+
+def _comprehension_nested(a):
+    off = np.ones(a.shape) - np.eye(a.shape[0], a.shape[1])
+    return np.sum(a ** 2 * off) / np.sum(off)
+
+
+TWINS = {f: globals()["_" + f.__name__] for f in (
+    appended_squares, appended_where_positive, appended_nested, appended_twice_per_step,
+    appended_rows_each_step, appended_then_rebound, comprehension_array, comprehension_zip,
+    comprehension_filtered, comprehension_of_constants, comprehension_nested)}
 
 
 @pytest.mark.parametrize(("fn", "args"), CASES, ids=lambda c: getattr(c, "__name__", ""))
@@ -226,8 +290,8 @@ def test_gradient_matches_differences_and_tape(fn, args):
     assert value == pytest.approx(fn(*args), rel=1e-12)
     for k, g in zip(wrt, grads):
         np.testing.assert_allclose(g, numeric_grad(fn, args, k), rtol=1e-6, atol=1e-8)
-        if fn.__name__ not in TAPE_REFUSES:
-            np.testing.assert_allclose(g, tape.grad(fn, wrt=k)(*args), rtol=1e-10, atol=1e-12)
+        on_tape = tape.grad(TWINS.get(fn, fn), wrt=k)(*args)
+        np.testing.assert_allclose(g, on_tape, rtol=1e-10, atol=1e-12)
 
 
 def test_an_appended_list_becomes_an_array_filled_in_its_loop():
