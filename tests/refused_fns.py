@@ -115,7 +115,7 @@ def uses_class(x):
 
 def uses_inner_lambda(x):
     k = 0.0
-    while (lambda t: t * t)(k) < x:  # refused: inner-lambda
+    while (lambda t: t * t)(k) < x:  # refused: inner-lambda  # noqa: PLC3002
         k += 1.0
     return k * x
 

@@ -121,8 +121,8 @@ def comprehension_nested(a):
 
 
 def local_lambda(x, s):
-    sq = lambda t: t * t  # noqa: E731
-    scaled = lambda t, k=2.0: k * s * t  # noqa: E731
+    sq = lambda t: t * t
+    scaled = lambda t, k=2.0: k * s * t
     return np.sum(sq(x)) + np.sum(scaled(x)) + sq(s)
 
 
@@ -153,7 +153,7 @@ def fold_by_hand(x):  # what reduce(operator.add, x) stands for
             acc = v  # the first item starts the sum afresh: not a running sum
         else:
             acc = acc + v
-        n += 1
+        n += 1  # noqa: SIM113
     return acc * acc
 
 
@@ -371,7 +371,7 @@ def walrus_in_a_while(x):
 
 
 def sorted_of_an_array(x):
-    return sorted(x)[0]
+    return sorted(x)[0]  # noqa: FURB192
 
 
 REFUSED = [
@@ -396,3 +396,60 @@ def test_refused_with_the_line_and_what_to_write(fn, what, hint):
     message = str(info.value)
     assert what in message and hint in message
     assert 'test_lists.py", line' in message
+
+
+# ---- more forms: two lists in one loop, list(generator), a walrus in a comprehension ---------
+
+
+def two_lists_one_loop(x, w):
+    num = []
+    den = []
+    for n in range(x.shape[0]):
+        num.append(w[n] * np.exp(x[n]))
+        den.append(np.exp(x[n]))
+    return sum(num) / sum(den)
+
+
+def list_of_a_generator(x):
+    logs = list(np.log1p(v * v) for v in x)  # noqa: C400
+    return np.sum(logs) * logs[0]
+
+
+def walrus_in_a_comprehension(x):
+    kept = [y for v in x if (y := v * v) > 0.2]
+    return np.sum(kept) * len(kept)
+
+
+def rows_by_comprehension(a, x):  # a scalar per row of a matrix
+    return np.max([np.dot(row, x) for row in a])
+
+
+def _two_lists_one_loop(x, w):
+    return np.sum(w * np.exp(x)) / np.sum(np.exp(x))
+
+
+def _list_of_a_generator(x):
+    logs = np.log1p(x * x)
+    return np.sum(logs) * logs[0]
+
+
+def _walrus_in_a_comprehension(x):
+    sq = x * x
+    return np.sum(sq[sq > 0.2]) * np.sum(sq > 0.2)
+
+
+def _rows_by_comprehension(a, x):
+    return np.max(a @ x)
+
+
+TWINS.update({two_lists_one_loop: _two_lists_one_loop, list_of_a_generator: _list_of_a_generator,
+              walrus_in_a_comprehension: _walrus_in_a_comprehension,
+              rows_by_comprehension: _rows_by_comprehension})
+
+
+@pytest.mark.parametrize(("fn", "args"), [
+    (two_lists_one_loop, (X, W)), (list_of_a_generator, (X,)),
+    (walrus_in_a_comprehension, (X,)), (rows_by_comprehension, (A, X))],
+    ids=lambda c: getattr(c, "__name__", ""))
+def test_more_list_forms(fn, args):
+    test_gradient_matches_differences_and_tape(fn, args)

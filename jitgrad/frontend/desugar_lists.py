@@ -110,6 +110,8 @@ class _Lists:
             if expr is None:
                 out.append(s)
                 continue
+            expr = _ListCalls(self).visit(expr)
+            setattr(s, root, expr)
             if (isinstance(s, ast.Assign) and len(s.targets) == 1 and s.value is expr
                     and isinstance(s.targets[0], ast.Name) and isinstance(expr, ast.ListComp)
                     and renamable(expr)):  # y = [...]: appended into y
@@ -181,6 +183,7 @@ class _Lists:
                         out[later], name):
                     out[j:later + 1] = out[j + 1:later] + self.lower(name, out[later], s,
                                                                      out[later + 1:])
+                    continue  # (what follows `out = []` is at j now)
             j += 1
         return out
 
@@ -232,8 +235,8 @@ class _Lists:
             product = None
             for f in chain:
                 trips = self.trip_count(f)
-                if trips is None or (_store_names([trips]) | {
-                        n.id for n in ast.walk(trips) if isinstance(n, ast.Name)}) & assigned:
+                if trips is None or (f is not loop and {  # (the loop's own: read once)
+                        n.id for n in ast.walk(trips) if isinstance(n, ast.Name)} & assigned):
                     self.refuse(f"appending to `{name}` in a loop whose number of iterations "
                                 "is not known when the outer loop starts", f)
                 product = trips if product is None else ast.BinOp(product, ast.Mult(), trips)
@@ -389,6 +392,26 @@ def _replace_statement(root, old, new: list) -> None:
                 h.body[k:k + 1] = new
                 return
     raise AssertionError("the append is not in the loop")
+
+
+class _ListCalls(ast.NodeTransformer):
+    """``list(v * 2 for v in x)``: the list comprehension ``[v * 2 for v in x]``."""
+
+    def __init__(self, lists: _Lists):
+        self.lists = lists
+
+    def visit_Call(self, node):
+        node = self.generic_visit(node)
+        if (isinstance(node.func, ast.Name) and node.func.id == "list"
+                and node.func.id not in self.lists.bound and "list" not in self.lists.globals
+                and len(node.args) == 1 and not node.keywords
+                and isinstance(node.args[0], ast.GeneratorExp)):
+            gen = node.args[0]
+            return ast.copy_location(ast.ListComp(gen.elt, gen.generators), node)
+        return node
+
+    def visit_Lambda(self, node):
+        return node
 
 
 class _Swap(ast.NodeTransformer):

@@ -169,6 +169,7 @@ def _read(fn) -> FunctionSource:
     lines = linecache.getlines(filename) or text.splitlines(True)
     lower_lists(node, fn, fresh, FunctionSource(fn, filename, first, indent, node, lines,
                                                 set()).loc)
+    desugar_forms(node, fn, fresh)  # (a walrus or a lambda in a comprehension, now a loop)
     names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
     names |= {a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
     src = FunctionSource(fn, filename, first, indent, node, lines, names)
