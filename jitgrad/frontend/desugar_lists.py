@@ -51,10 +51,10 @@ _NUMPY_READERS = {
     "array", "asarray", "asanyarray", "copy", "sum", "mean", "max", "min", "amax", "amin",
     "prod", "std", "var", "median", "average", "cumsum", "cumprod", "sort", "argsort",
     "argmax", "argmin", "dot", "inner", "outer", "vdot", "diff", "percentile", "quantile",
-    "hstack", "concatenate", "flip", "linalg.norm", "any", "all", "size", "shape", "ravel",
+    "hstack", "flip", "linalg.norm", "any", "all", "size", "shape", "ravel",
     "where", "maximum", "minimum", "clip", "interp", "trapz", "trapezoid", "nansum",
 }
-_BUILTIN_READERS = {"sum", "len", "max", "min"}
+_BUILTIN_READERS = {"sum", "len", "max", "min", "print"}  # (print: left out of the gradient)
 
 
 def lower_lists(fn_node: ast.FunctionDef, fn, fresh: Fresh, where) -> None:
