@@ -127,6 +127,21 @@ REAL_CASES = [
     case(F.pairwise_energy, N(5)),
     case(F.any_all_switch, N(5), points=lambda rng: [(rng.normal(size=5),),
                                                    (rng.normal(size=5) + 3.0,)]),
+    # lists appended and comprehended, lambdas, walrus, reduce, constant lists, dicts
+    case(F.asset_contributions, N(5), N(5)),
+    case(F.kinetic_energy_list, U(0.5, 2.0, 4), N(4, 3), accept=lambda m, v: distinct(
+        0.5 * m * np.sum(v * v, axis=1))),
+    case(F.squared_errors_loop, N(3), N(6, 3), N(6)),
+    case(F.positive_gain_ratio, away(0.1, 1.0, 7)),
+    case(F.geometric_mean_reduce, U(0.5, 2.0, 5)),
+    case(F.compounded_growth, U(-0.05, 0.1, 6)),
+    case(F.logistic_loss_lambda, points=_logistic, wrt=(0,)),
+    case(F.clipped_step_walrus, N(4), points=lambda rng: [
+        (rng.normal(size=4), rng.normal(size=4)), (rng.normal(size=4), 20.0 * rng.normal(size=4))]),
+    case(F.smoothed_by_weights, N(6)),
+    case(F.piecewise_knots, away(0.1, 2.0, 5, c=0.0), accept=lambda x: all(
+        min(abs(x - k)) > 0.05 for k in (-0.5, 0.0, 0.5))),
+    case(F.config_dict_penalty, away(0.1, 1.0, 3), N(5, 3)),
 ]
 
 # Functions the tape cannot run (math.* converts a Tensor with float()).
@@ -140,6 +155,9 @@ TAPE_REFUSES = {"global_term_structure", "black_scholes_vector", "binomial_ameri
                 "rosen_gradient_penalty", "logistic_probit_mix", "gamma_shape_loglik",
                 "dirichlet_expected_log",
                 # a Tensor given to np.random.normal, and math.exp of one: refused by the tape
-                "reparam_gaussian_loss", "mc_european_call"}
+                "reparam_gaussian_loss", "mc_european_call",
+                # a list of Tensors given to NumPy (np.std(contrib)): NumPy converts each
+                # Tensor to a float (test_lists.py checks such lists against array twins)
+                "asset_contributions", "squared_errors_loop"}
 
 assert len({c.name for c in REAL_CASES}) == len(REAL_CASES)

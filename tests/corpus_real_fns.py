@@ -6,6 +6,8 @@ Every function returns a scalar and leaves its arguments alone.
 """
 
 import math
+import operator
+from functools import reduce
 
 import numpy as np
 from scipy.optimize import rosen, rosen_der
@@ -632,3 +634,78 @@ def mc_european_call(s0, k, r, sigma, t):
         st = s0 * math.exp((r - 0.5 * sigma * sigma) * t + sigma * math.sqrt(t) * z)
         total += max(st - k, 0.0)
     return math.exp(-r * t) * total / n
+
+
+# ---- lists, lambdas, walrus, reduce, constant lists and dicts (issue #25, item 3) -------------
+
+SMOOTHING = [0.25, 0.5, 0.25]  # a module-level list of weights, as scripts keep them
+
+
+def asset_contributions(w, r):  # per-asset terms appended in a loop, then NumPy over them
+    contrib = []
+    for i in range(len(w)):
+        contrib.append(w[i] * r[i])
+    return np.std(contrib) + sum(contrib)
+
+
+def kinetic_energy_list(m, v):  # a list comprehension over particles
+    energies = [0.5 * m[i] * np.dot(v[i], v[i]) for i in range(len(m))]
+    return sum(energies) + max(energies)
+
+
+def squared_errors_loop(w, X, y):  # the textbook loss loop: a list of losses, then the mean
+    losses = []
+    for xi, yi in zip(X, y):
+        pred = np.dot(w, xi)
+        losses.append((pred - yi) ** 2)
+    return np.mean(np.array(losses))
+
+
+def positive_gain_ratio(returns):  # a filtered comprehension: its length is a run-time value
+    gains = [r for r in returns if r > 0]
+    losses = [-r for r in returns if r <= 0]
+    return sum(gains) / (len(gains) + 1.0) - sum(losses) / (len(losses) + 1.0)
+
+
+def geometric_mean_reduce(x):
+    return reduce(operator.mul, x) ** (1.0 / len(x))
+
+
+def compounded_growth(rates):
+    return reduce(lambda a, b: a * b, [1.0 + r for r in rates], 1.0) - 1.0
+
+
+def logistic_loss_lambda(w, X, y):
+    sigmoid = lambda z: 1.0 / (1.0 + np.exp(-z))
+    p = sigmoid(X @ w)
+    return -np.mean(y * np.log(p) + (1.0 - y) * np.log(1.0 - p))
+
+
+def clipped_step_walrus(x, g):
+    step = 0.1 * g
+    if (norm := np.sqrt(np.sum(step * step))) > 0.5:
+        step = step * (0.5 / norm)
+    return np.sum((x - step) ** 2) + norm
+
+
+def smoothed_by_weights(x):  # constant weights in a list, and a generator over them
+    total = 0.0
+    for i in range(1, x.shape[0] - 1):
+        s = sum(c * x[i + k - 1] for k, c in enumerate(SMOOTHING))
+        total += s * s
+    return total + np.sum(np.array(SMOOTHING) * x[:3])
+
+
+def piecewise_knots(x):  # sorted constant knots, zipped with constant slopes
+    knots = sorted([0.5, -0.5, 0.0])
+    slopes = (1.0, 2.0, 0.5)
+    total = 0.0
+    for k, a in zip(knots, slopes):
+        total += a * np.sum(np.maximum(x - k, 0.0) ** 2)
+    return total * len(knots)
+
+
+def config_dict_penalty(w, x):  # a small dict of settings and arrays made in the function
+    p = {"alpha": 0.3, "l1": 0.01, "w": w}
+    r = x @ p["w"]
+    return np.mean(r * r) + p["alpha"] * np.sum(p["w"] ** 2) + p["l1"] * np.sum(np.abs(w))

@@ -114,12 +114,17 @@ def uses_class(x):
 
 
 def uses_inner_lambda(x):
-    f = lambda t: t * t  # refused: inner-lambda
-    return f(x)
+    k = 0.0
+    while (lambda t: t * t)(k) < x:  # refused: inner-lambda  # noqa: PLC3002
+        k += 1.0
+    return k * x
 
 
 def uses_list_comprehension(x):
-    return np.sum(np.array([x * k for k in range(3)]))  # refused: listcomp
+    k = 0.0
+    while len([v for v in x if v > k]) > 1:  # refused: listcomp
+        k += 1.0
+    return np.sum(x) * k
 
 
 def uses_generator_expression(x):
@@ -136,8 +141,9 @@ def uses_fstring(x):
 
 
 def uses_walrus(x):
-    if (y := x * 2.0) > 1.0:  # refused: walrus
-        return y
+    y = x
+    while (y := y * 2.0) < 1.0:  # refused: walrus
+        x = x + y
     return x
 
 
@@ -203,7 +209,7 @@ class Model:
 
 
 def make_closure():
-    scale = [2.0]  # a list: not a constant jitgrad reads
+    scale = {2.0: 1.0}.keys()  # a dict view: not a constant jitgrad reads
 
     def scaled(x):
         return scale[0] * x  # refused: closure
@@ -460,8 +466,8 @@ def float_axis_vector(x):
 
 
 def appends_to_list(x):
-    out = []
-    for i in range(x.shape[0]):
+    out = [x[0]]
+    for i in range(1, x.shape[0]):
         out.append(x[i] * 2.0)  # refused: append
     return out[0]
 

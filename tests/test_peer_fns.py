@@ -101,9 +101,8 @@ PEER_CASES = [
 ]
 
 # The refusals, by function, with a word of each message: what is left to build (or refused on
-# purpose: comprehensions, a tuple result, boolean masks).
+# purpose: a tuple result). A list comprehension differentiates since issue #25 (item 3).
 REFUSED = {
-    "list_comprehension": "list comprehension",
     "returns_two_values": "must return a scalar",
     "np_fancy_2d": "indexing with an integer array beside other indices",
 }

@@ -99,13 +99,14 @@ FENCED = [
     Fenced("uses_class", r"class definition is not supported", "class", "class Box"),
     Fenced("uses_inner_lambda", r"a lambda is not supported", "inner-lambda", "lambda"),
     Fenced("uses_list_comprehension", r"list comprehension is not supported; write a loop "
-           r"into a preallocated array: `out = np.zeros\(n\)`", "listcomp", "[x * k"),
+           r"into a preallocated array: `out = np.zeros\(n\)`", "listcomp", "[v for"),
     Fenced("uses_generator_expression", r"generator expression is not supported; write a loop "
            r"that accumulates", "genexp", "(x * k"),
     Fenced("uses_dict", r"a dict comprehension is not supported; jitgrad takes dicts with "
            r"constant keys", "dict", "{k: x"),
     Fenced("uses_fstring", r"f-string is not supported", "fstring", 'f"'),
-    Fenced("uses_walrus", r"walrus operator is not supported", "walrus", "y := "),
+    Fenced("uses_walrus", r"the walrus operator here is not supported; jitgrad takes "
+           r"`\(n := e\)` in an assignment", "walrus", "y := "),
     Fenced("uses_global_statement", r"global is not supported", "global", "global"),
     Fenced("uses_import", r"import is not supported", "import", "import"),
     Fenced("uses_del", r"del is not supported", "del", "del"),
@@ -197,7 +198,7 @@ BUILT = [
           "x[x[:, None]"),
     Built("global_array", (V3,), r"writing into `WEIGHTS`, a global array",
           "global-array", "WEIGHTS"),
-    Built("closure", (1.0,), r"the closure variable `scale` of type list", "closure", "scale"),
+    Built("closure", (1.0,), r"the closure variable `scale` of type dict_keys", "closure", "scale"),
     Built("global_set", (1.0,), r"the global `LABELS` of type set", "global-set", "LABELS"),
     Built("print_as_value", (1.0,), r"print\(\.\.\.\) as a value is not supported; write "
           r"print\(\.\.\.\) as a statement of its own", "print-value", "print"),
@@ -208,7 +209,8 @@ BUILT = [
     Built("printing_a_draw", (V3,), r"`np\.random\.normal\(\)` inside print", "print-draw",
           "np.random"),
     Built("uses_round", (1.0,), r"calling round is not supported", "round", "round"),
-    Built("uses_sorted_builtin", (V3,), r"calling sorted is not supported", "sorted-builtin",
+    Built("uses_sorted_builtin", (V3,), r"sorted\(\) of an array or a run-time value outside "
+          r"a `for` statement is not supported: use np\.sort\(x\)", "sorted-builtin",
           "sorted"),
     Built("math_comb", (1.5, 4), r"calling math.comb is not supported", "math-comb", "math.comb"),
     Built("sinc_ufunc", (V3 ** 2 + 1.0,), r"np.sinc is not supported", "sinc", "np.sinc"),
@@ -253,9 +255,9 @@ BUILT = [
     Built("undefined_name", (1.0,), r"NameError: name 'not_defined_anywhere' is not defined",
           "undefined-name", "not_defined_anywhere", JitgradError),
     # common idioms: the message names the construct and the form that works
-    Built("appends_to_list", (V3,), r"`\.append` on a list is not supported; jitgrad's lists "
-          r"have a fixed length: preallocate an array, `out = np\.zeros\(n\)`, and write "
-          r"`out\[i\] = v`", "append", "out.append"),
+    Built("appends_to_list", (V3,), r"`\.append` on a list is not supported; append in the "
+          r"`for` loop that follows `out = \[\]` .* or preallocate an array, `out = "
+          r"np\.zeros\(n\)`, and write `out\[i\] = v`", "append", "out.append"),
     Built("masked_write_rank3", (np.ones((2, 2, 2)),), r"writing through a boolean mask of "
           r"rank 3 or more \(of the array's rank\) is not supported; write `x = np\.where\(mask, "
           r"value, x\)` instead", "mask-write", "y[y < 0.0]"),

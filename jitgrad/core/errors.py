@@ -117,8 +117,9 @@ class SizesDiffer(Exception):
 # The form that works, for each construct refused with a hint. Keys name the construct; the
 # text follows "<the construct> is not supported; " and says what to write.
 INSTEAD = {
-    "list.append": "jitgrad's lists have a fixed length: preallocate an array, "
-                   "`out = np.zeros(n)`, and write `out[i] = v`",
+    "list.append": "append in the `for` loop that follows `out = []` (the list is then an "
+                   "array of its items), or preallocate an array, `out = np.zeros(n)`, and "
+                   "write `out[i] = v`",
     "list comprehension": "write a loop into a preallocated array: `out = np.zeros(n)`, then "
                           "`for i in range(n): out[i] = ...` (sum, max, min, any or all of "
                           "a comprehension, in an assignment, a return or an if test, is "
@@ -139,6 +140,15 @@ INSTEAD = {
     "integer-array write": "write in a loop: `for k in range(idx.shape[0]): x[idx[k]] = v[k]` "
                            "(with `+=`, the loop adds up repeated indices, as np.add.at does; "
                            "NumPy's `x[idx] += v` applies one update per index)",
+    "list": "a list built by appending in a `for` loop or by a list comprehension is an "
+            "array of its items in the gradient: read it as one (`np.array(out)`, a NumPy "
+            "function of it, `sum(out)`, `len(out)`, `out[i]`, `for v in out`), or preallocate "
+            "`out = np.zeros(n)` and write `out[i] = v`",
+    "list of arrays": "preallocate the array of rows, `out = np.zeros((n, d))`, and write "
+                      "`out[i] = row` (or `out[i, :] = row`)",
+    "walrus": "jitgrad takes `(n := e)` in an assignment, a return or an if test, where it "
+              "is evaluated whenever the statement is; elsewhere (a while test, after `and`/"
+              "`or`, in a comprehension) assign `n = e` on a line of its own",
     "print": "write print(...) as a statement of its own: the gradient leaves it out (it "
              "prints nothing there)",
     "call inside print": "the gradient leaves print(...) out without evaluating its "

@@ -30,6 +30,7 @@ from jitgrad.frontend.build_ast import (
     fn_name,
     int_literal,
 )
+from jitgrad.frontend.desugar_lists import INTRINSICS
 from jitgrad.frontend.parse import FunctionSource, unwrap
 from jitgrad.lang import numpy_api, numpy_shape, scipy_api, symbolic
 from jitgrad.lang.symbolic import Sym
@@ -64,6 +65,8 @@ class Expressions:
         raise UnsupportedError(f"the constant {node.value!r} is not supported", self.loc(node))
 
     def lookup(self, name, node):
+        if name in INTRINSICS:  # what the rewritten lists call (`desugar_lists`)
+            return INTRINSICS[name]
         if name in self.env:
             v = self.env[name]
             if isinstance(v, Undefined):
@@ -100,6 +103,9 @@ class Expressions:
             return value
         if isinstance(value, np.ndarray):
             return self.constant_array(name, value, node)
+        if isinstance(value, list) and all(isinstance(v, (bool, int, float, np.number))
+                                           for v in value):  # W = [0.2, 0.3, 0.5]: constants
+            return tuple(symbolic.python_scalar(v) for v in value)
         if isinstance(value, dict):
             raise UnsupportedError(f"the {what} `{name}` is a dict; {instead('dict')}",
                                    self.loc(node))
@@ -737,8 +743,36 @@ def _b_sum(b, args, kwargs, node):
     raise UnsupportedError("sum() of this value", b.loc(node))
 
 
+def _b_sequence(which):
+    """``sorted``, ``list``, ``tuple``, ``reversed``, ``zip`` and ``enumerate`` of tuples and
+    lists known while building (``w = [0.2, 0.3, 0.5]``, a tuple of arrays): the tuple Python
+    would iterate over. Of an array they are refused: its items are known only at run time
+    (``for`` takes ``zip``, ``enumerate`` and ``reversed`` of arrays by itself)."""
+    def f(b, args, kwargs, node):
+        seqs = args if which == "zip" else args[:1]
+        if not seqs or not all(isinstance(s, (tuple, list)) for s in seqs):
+            hint = {"sorted": "np.sort(x)", "list": "the array itself",
+                    "tuple": "the array itself"}.get(which, f"`for ... in {which}(x)`")
+            raise UnsupportedError(f"{which}() of an array or a run-time value outside a "
+                                   f"`for` statement is not supported: use {hint}",
+                                   b.loc(node))
+        if which == "sorted" and (set(kwargs) - {"reverse"}
+                                  or any(isinstance(v, Sym) for v in args[0])):
+            raise UnsupportedError("sorted() of numbers known while building (with "
+                                   "reverse=): for run-time values use np.sort", b.loc(node))
+        try:
+            result = {"sorted": sorted, "list": list, "tuple": tuple, "reversed": reversed,
+                      "zip": zip, "enumerate": enumerate}[which](*args, **kwargs)
+        except TypeError as e:
+            raise UnsupportedError(f"{which}(): {e}", b.loc(node)) from None
+        return tuple(tuple(v) if which in ("zip", "enumerate") else v for v in result)
+    return f
+
+
 BUILTINS = {abs: _b_abs, sum: _b_sum, min: _b_minmax("min"), max: _b_minmax("max"), len: _b_len,
              float: _b_cast("float"), int: _b_cast("int"), bool: _b_cast("bool"),
              range: _b_range, pow: _b_pow}
+BUILTINS.update({fn: _b_sequence(fn.__name__) for fn in (sorted, list, tuple, reversed, zip,
+                                                          enumerate)})
 
 

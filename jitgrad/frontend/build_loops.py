@@ -55,11 +55,13 @@ class Loops:
 
     def stmt_For(self, stmt):
         stmt = self.as_range_loop(stmt)
-        if not isinstance(stmt.target, ast.Name):
-            raise UnsupportedError("the loop variable must be a single name", self.loc(stmt))
         it = stmt.iter
         call = it if isinstance(it, ast.Call) else None
         fn = self.expr(call.func) if call is not None else None
+        if not isinstance(stmt.target, ast.Name) and not (
+                fn in (zip, enumerate, reversed) or isinstance(it, (ast.Tuple, ast.List)) or (
+                    isinstance(it, ast.Name) and isinstance(self.env.get(it.id), tuple))):
+            raise UnsupportedError("the loop variable must be a single name", self.loc(stmt))
         if fn is range:
             if call.keywords or not 1 <= len(call.args) <= 3:
                 raise UnsupportedError("range() takes 1 to 3 positional arguments",
@@ -75,7 +77,7 @@ class Loops:
             self.build_for(stmt, stmt.target.id, start, stop, step, None)
             return
         seq = self.expr(it)
-        if isinstance(seq, Sym) and seq.ndim >= 1:
+        if isinstance(seq, Sym) and seq.ndim >= 1 and isinstance(stmt.target, ast.Name):
             n = seq.shape[0]
             self.build_for(stmt, "%i", 0, n, 1, (stmt.target.id, seq))
             return
@@ -132,8 +134,8 @@ class Loops:
                                  ast.Constant(-step)), stmt.target, [])
         if fn is np.ndindex:
             return self.ndindex_loop(stmt, it, hidden, new_loop, call)
-        if fn not in (enumerate, zip, reversed):
-            return stmt
+        if fn not in (enumerate, zip, reversed) or self.python_sequences(it):
+            return stmt  # (of tuples known while building: unrolled, as a tuple is)
         length, item = self.loop_items(it, hidden)
         k = ast.Name(id=f"%k{tag}", ctx=ast.Store())
         prologue = [ast.Assign(targets=[stmt.target], value=item(ast.Name(id=k.id,
@@ -164,6 +166,24 @@ class Loops:
         prologue = [ast.Assign(targets=[stmt.target], value=ast.Tuple(elts=parts,
                                                                        ctx=ast.Load()))]
         return new_loop(call("range", hidden("n", total)), k, prologue)
+
+    def python_sequences(self, node) -> bool:
+        """Whether ``zip``/``enumerate``/``reversed`` call ``node`` runs over tuples or lists
+        known while building only (names bound to them, or written out), read without
+        building anything."""
+        seqs = node.args[:1] if isinstance(node.func, ast.Name) and node.func.id in (
+            "enumerate", "reversed") else node.args
+        for a in seqs:
+            if isinstance(a, ast.Call) and isinstance(a.func, ast.Name) and a.func.id in (
+                    "zip", "enumerate", "reversed", "list", "tuple", "sorted") and (
+                    a.func.id not in self.env):
+                if not self.python_sequences(a):
+                    return False
+            elif not (isinstance(a, (ast.Tuple, ast.List)) or (
+                    isinstance(a, ast.Name) and isinstance(self.env.get(
+                        a.id, self.src.fn.__globals__.get(a.id)), (tuple, list)))):
+                return False
+        return bool(seqs)
 
     def loop_items(self, node, hidden):
         """(length, item) for a sequence ``for`` can run over: ``item(k)`` is the AST of its

@@ -259,8 +259,23 @@ class Statements:
 
     def stmt_Assign(self, stmt):
         value = self.expr(stmt.value)
+        if getattr(stmt, "jitgrad_append", None):  # a list's item, into its array
+            self.check_list_item(stmt.jitgrad_append, value, stmt)
         for target in stmt.targets:
             self.assign(target, value)
+
+    def check_list_item(self, name, value, stmt):
+        """A list built in the function is an array of numbers (`desugar_lists`): refuse
+        appending anything else."""
+        kind = (value.type.kind if isinstance(value, Sym) and not value.ndim else
+                "f" if isinstance(value, (int, float)) and not isinstance(value, bool) else None)
+        if kind not in ("f", "i"):
+            what = (f"an array of rank {value.ndim}" if isinstance(value, Sym) and value.ndim
+                    else "a bool" if kind == "b" or isinstance(value, bool)
+                    else f"a {type(value).__name__}")
+            raise UnsupportedError(f"a list of numbers only: appending {what} to `{name}` (or "
+                                   f"making it an item of a list comprehension) is not "
+                                   f"supported; {instead('list of arrays')}", self.loc(stmt))
 
     def stmt_AnnAssign(self, stmt):
         if stmt.value is not None:

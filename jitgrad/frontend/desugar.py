@@ -31,20 +31,26 @@ REDUCERS = ("sum", "max", "min", "any", "all")
 _HOISTABLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr)
 
 
-def desugar(fn_node: ast.FunctionDef, rebound: set[str]) -> None:
+def desugar(fn_node: ast.FunctionDef, rebound: set[str], fresh: Fresh | None = None) -> None:
     """Rewrite the reductions of comprehensions in ``fn_node``'s body (see the module).
     ``rebound``: names that do not mean the builtins here (assigned in the function, globals,
-    closure variables)."""
-    taken = {n.id for n in ast.walk(fn_node) if isinstance(n, ast.Name)}
-    taken |= {a.arg for a in ast.walk(fn_node) if isinstance(a, ast.arg)}
-    fresh = _Fresh(taken)
+    closure variables); ``fresh``: the maker of new names (`Fresh.of`), shared by the passes."""
+    fresh = fresh or Fresh.of(fn_node)
     fn_node.body = _statements(fn_node.body, rebound, fresh)
 
 
-class _Fresh:
+class Fresh:
+    """New names (``_x_c0``) that no name of the function takes."""
+
     def __init__(self, taken: set[str]):
         self.taken = taken
         self.count = itertools.count()
+
+    @classmethod
+    def of(cls, fn_node: ast.FunctionDef) -> Fresh:
+        taken = {n.id for n in ast.walk(fn_node) if isinstance(n, ast.Name)}
+        taken |= {a.arg for a in ast.walk(fn_node) if isinstance(a, ast.arg)}
+        return cls(taken)
 
     def __call__(self, stem: str) -> str:
         while True:
@@ -112,10 +118,10 @@ def _is_reduction(node, rebound) -> bool:
             and node.func.id in REDUCERS and node.func.id not in rebound
             and len(node.args) == 1 and not node.keywords
             and isinstance(node.args[0], (ast.GeneratorExp, ast.ListComp))
-            and _renamable(node.args[0]))
+            and renamable(node.args[0]))
 
 
-def _targets(target) -> list[str] | None:
+def targets(target) -> list[str] | None:
     if isinstance(target, ast.Name):
         return [target.id]
     if isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts):
@@ -123,25 +129,25 @@ def _targets(target) -> list[str] | None:
     return None
 
 
-def _renamable(comp) -> bool:
+def renamable(comp) -> bool:
     """Plain name targets, no async clause, and no comprehension inside that binds one of
     its names again (renaming both to one name would change what they mean)."""
     names = []
     for g in comp.generators:
-        t = _targets(g.target)
+        t = targets(g.target)
         if t is None or g.is_async:
             return False
         names += t
     for sub in ast.walk(comp):
         if sub is not comp and isinstance(sub, (ast.GeneratorExp, ast.ListComp, ast.SetComp,
                                                 ast.DictComp)):
-            inner = [n for g in sub.generators for n in (_targets(g.target) or [])]
+            inner = [n for g in sub.generators for n in (targets(g.target) or [])]
             if set(inner) & set(names):
                 return False
     return True
 
 
-class _Rename(ast.NodeTransformer):
+class Rename(ast.NodeTransformer):
     def __init__(self, mapping):
         self.mapping = mapping
 
@@ -157,9 +163,9 @@ def _loop_for(call: ast.Call, fresh) -> tuple[list, str]:
     which, comp = call.func.id, call.args[0]
     mapping = {}
     for g in comp.generators:
-        for name in _targets(g.target):
+        for name in targets(g.target):
             mapping[name] = fresh(name.lstrip("_") or "v")
-    rename = _Rename(mapping)
+    rename = Rename(mapping)
     result = fresh(which)
     count = fresh(which + "_n") if which in ("max", "min") else None
 
@@ -197,11 +203,11 @@ def _loop_for(call: ast.Call, fresh) -> tuple[list, str]:
                                                           "sequence")], []), None)], [])]
     statements = first + body + after
     for s in statements:
-        _locate(s, comp)
+        locate(s, comp)
     return statements, result
 
 
-def _locate(node, like) -> None:
+def locate(node, like) -> None:
     """Give ``node`` and the nodes under it that have no location ``like``'s."""
     for sub in ast.walk(node):
         if isinstance(sub, (ast.expr, ast.stmt)) and not hasattr(sub, "lineno"):

@@ -19,7 +19,9 @@ from typing import ClassVar
 import numpy as np
 
 from jitgrad.core.errors import Loc, SignatureError, UnsupportedError, refused
-from jitgrad.frontend.desugar import REDUCERS, desugar
+from jitgrad.frontend.desugar import REDUCERS, Fresh, desugar
+from jitgrad.frontend.desugar_forms import desugar_forms
+from jitgrad.frontend.desugar_lists import lower_lists
 
 # ----------------------------------------------------------------------------- reading source
 
@@ -161,8 +163,13 @@ def _read(fn) -> FunctionSource:
     node = tree.body[0]
     if not isinstance(node, ast.FunctionDef):
         raise UnsupportedError(f"{name}: could not find its `def` in the source", where)
-    desugar(node, _not_builtins(fn, node))
+    fresh = Fresh.of(node)
+    desugar_forms(node, fn, fresh)
+    desugar(node, _not_builtins(fn, node), fresh)
     lines = linecache.getlines(filename) or text.splitlines(True)
+    lower_lists(node, fn, fresh, FunctionSource(fn, filename, first, indent, node, lines,
+                                                set()).loc)
+    desugar_forms(node, fn, fresh)  # (a walrus or a lambda in a comprehension, now a loop)
     names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
     names |= {a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
     src = FunctionSource(fn, filename, first, indent, node, lines, names)
@@ -196,7 +203,7 @@ _REFUSED_NAMES = {
     ast.YieldFrom: "yield from", ast.Await: "await", ast.Global: "global",
     ast.Nonlocal: "nonlocal", ast.Import: "import", ast.ImportFrom: "import",
     ast.Delete: "del", ast.SetComp: "a set comprehension", ast.Set: "a set",
-    ast.Starred: "starred arguments", ast.NamedExpr: "the walrus operator",
+    ast.Starred: "starred arguments",
     ast.JoinedStr: "an f-string", ast.Match: "match",
 }
 # refused with the form that works (a key of `errors.INSTEAD`)
@@ -204,6 +211,7 @@ _REFUSED_WITH_HINT = {
     ast.ListComp: ("a list comprehension", "list comprehension"),
     ast.GeneratorExp: ("a generator expression", "generator expression"),
     ast.DictComp: ("a dict comprehension", "dict"),
+    ast.NamedExpr: ("the walrus operator here", "walrus"),
 }
 if hasattr(ast, "TryStar"):
     _REFUSED_NAMES[ast.TryStar] = "try/except*"

@@ -723,6 +723,7 @@ NUMPY.update({
     operator.truediv: _binary("div"), operator.neg: _unary("neg"),
     operator.pow: lambda x, y: x ** y, operator.mod: _binary("mod"),
     operator.floordiv: _binary("floordiv"), operator.abs: _unary("abs"),
+    operator.matmul: lambda a, b: a @ b, operator.pos: lambda x: +x,
     operator.lt: _binary("lt"), operator.le: _binary("le"), operator.gt: _binary("gt"),
     operator.ge: _binary("ge"), operator.eq: _binary("eq"), operator.ne: _binary("ne"),
     # math functions that need more than one primitive (scalars only)

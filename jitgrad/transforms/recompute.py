@@ -241,6 +241,11 @@ def is_reduction(loop: For, c: Carry) -> bool:
                     changed = True
     if c.update not in acc:
         return False
+    for s in walk(loop.body):  # a branch that sets `total` afresh (`total = v`, as a fold's
+        for m in getattr(s, "merges", []):  # first item does) restarts the sum: not one
+            if (isinstance(m.init, Var) and m.init in acc) != (
+                    isinstance(m.update, Var) and m.update in acc):
+                return False
     for s in walk(loop.body):
         plumbing = [a for m in getattr(s, "carries", []) + getattr(s, "merges", [])
                     for a in (m.init, m.update)]

@@ -1,0 +1,258 @@
+"""Local lambdas, the walrus operator and ``functools.reduce``, rewritten as the plain Python
+they stand for, before the fence reads the function (after `parse._read` has parsed it, before
+`desugar.desugar`).
+
+Takes a function's AST and the function (its globals say what ``reduce`` is); rewrites the AST
+in place. Guarantees:
+
+* ``f = lambda t: t * t`` becomes ``def f(t): return t * t`` (a local function: built inline
+  where it is called, reading the enclosing names when called, as the lambda does). A lambda
+  elsewhere in a statement (``reduce(lambda a, b: a * b, xs)``) becomes a ``def`` of a fresh
+  name just before the statement, and the lambda that name.
+* ``(n := e)`` in a statement evaluated once where it stands (an assignment, a return, an
+  expression statement, an ``if`` test) becomes ``n = e`` just before it, and the expression
+  ``n``: only where ``e`` is evaluated whenever the statement is (not in the second operand of
+  ``and``/``or``, a branch of ``a if c else b``, a comprehension or a lambda) and ``n`` is not
+  read before it in the statement. Elsewhere (a ``while`` test) the fence refuses it.
+* ``functools.reduce(f, seq[, init])``: of a tuple or list written out, the nested calls
+  ``f(f(init, a), b)``; of a generator expression or a list comprehension, or any other
+  sequence, the loop that folds it, just before the statement (its variables renamed, as
+  `desugar` does); of nothing without ``init``, TypeError as Python's.
+* New nodes carry the location of what they replace.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import functools
+import types as pytypes
+
+from jitgrad.frontend.desugar import Fresh, Rename, locate, renamable, targets
+
+_ROOTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr)
+_SCOPES = (ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp,
+           ast.FunctionDef)
+
+
+def desugar_forms(fn_node: ast.FunctionDef, fn, fresh: Fresh) -> None:
+    """Rewrite ``fn_node``'s lambdas, walruses and reduces (see the module)."""
+    fn_node.body = _statements(fn_node.body, _Forms(fn, fn_node, fresh))
+
+
+class _Forms:
+    def __init__(self, fn, fn_node, fresh):
+        self.fresh = fresh
+        g = getattr(fn, "__globals__", {})
+        bound = {n.id for n in ast.walk(fn_node) if isinstance(n, ast.Name)
+                 and isinstance(n.ctx, ast.Store)} | set(getattr(fn.__code__, "co_freevars", ()))
+        self.reduce_names = {k for k, v in g.items() if v is functools.reduce} - bound
+        self.functools_names = {k for k, v in g.items() if v is functools
+                                or (isinstance(v, pytypes.ModuleType)
+                                    and v.__name__ == "functools")} - bound
+
+    def is_reduce(self, node) -> bool:
+        if not (isinstance(node, ast.Call) and not node.keywords and 2 <= len(node.args) <= 3
+                and not any(isinstance(a, ast.Starred) for a in node.args)):
+            return False
+        f = node.func
+        return (isinstance(f, ast.Name) and f.id in self.reduce_names) or (
+            isinstance(f, ast.Attribute) and f.attr == "reduce"
+            and isinstance(f.value, ast.Name) and f.value.id in self.functools_names)
+
+
+def _statements(stmts: list, forms: _Forms) -> list:
+    out = []
+    for s in stmts:
+        for field in ("body", "orelse", "finalbody"):
+            if isinstance(getattr(s, field, None), list) and not isinstance(s, ast.FunctionDef):
+                setattr(s, field, _statements(getattr(s, field), forms))
+        if isinstance(s, ast.Try):
+            for h in s.handlers:
+                h.body = _statements(h.body, forms)
+        if (isinstance(s, ast.Assign) and len(s.targets) == 1
+                and isinstance(s.targets[0], ast.Name) and isinstance(s.value, ast.Lambda)):
+            out.append(_as_def(s.targets[0].id, s.value))  # f = lambda t: ...
+            continue
+        before = []
+        root = "test" if isinstance(s, ast.If) else "value" if isinstance(s, _ROOTS) else None
+        if root is not None and getattr(s, root, None) is not None:
+            expr = getattr(s, root)
+            expr, hoisted = _hoist_lambdas(expr, forms.fresh)
+            before += hoisted
+            expr, hoisted = _hoist_walruses(expr)
+            before += hoisted
+            expr, hoisted = _reduces(expr, forms)
+            before += hoisted
+            setattr(s, root, expr)
+        for b in before:
+            locate(b, s)
+        out += _statements(before, forms)  # (a reduce inside a folded item, too)
+        out.append(s)
+    return out
+
+
+def _as_def(name: str, lam: ast.Lambda) -> ast.FunctionDef:
+    node = ast.FunctionDef(name=name, args=lam.args, body=[ast.Return(lam.body)],
+                           decorator_list=[], returns=None, type_comment=None)
+    if "type_params" in ast.FunctionDef._fields:
+        node.type_params = []
+    ast.copy_location(node, lam)
+    locate(node, lam)
+    return node
+
+
+def _outermost(root, match) -> list:
+    """The nodes under ``root`` that ``match``, not inside a lambda, comprehension or def."""
+    found = []
+
+    def visit(node):
+        if match(node):
+            found.append(node)
+            return
+        if isinstance(node, _SCOPES):
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(root)
+    return found
+
+
+class _Swap(ast.NodeTransformer):
+    def __init__(self, replaced: dict):
+        self.replaced = replaced
+
+    def visit(self, node):
+        if id(node) in self.replaced:
+            return self.replaced[id(node)]
+        return super().visit(node)
+
+
+def _hoist_lambdas(expr, fresh):
+    lambdas = [] if isinstance(expr, ast.Lambda) else _outermost(
+        expr, lambda n: isinstance(n, ast.Lambda))
+    if not lambdas:
+        return expr, []
+    defs, replaced = [], {}
+    for lam in lambdas:
+        name = fresh("lambda")
+        defs.append(_as_def(name, lam))
+        replaced[id(lam)] = ast.copy_location(ast.Name(name, ast.Load()), lam)
+    return _Swap(replaced).visit(expr), defs
+
+
+def _walruses(root) -> list:
+    """The walruses of ``root`` evaluated whenever ``root`` is, innermost first."""
+    found = []
+
+    def visit(node, always=True):
+        if isinstance(node, _SCOPES):
+            return
+        if isinstance(node, ast.BoolOp):
+            visit(node.values[0], always)
+            for v in node.values[1:]:
+                visit(v, False)
+            return
+        if isinstance(node, ast.IfExp):
+            visit(node.test, always)
+            visit(node.body, False)
+            visit(node.orelse, False)
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child, always)
+        if isinstance(node, ast.NamedExpr) and always:
+            found.append(node)
+
+    visit(root)
+    return found
+
+
+def _hoist_walruses(expr):
+    hoisted, replaced = [], {}
+    for w in _walruses(expr):
+        name = w.target.id
+        end = (w.end_lineno, w.end_col_offset)
+        read_before = any(isinstance(n, ast.Name) and n.id == name and n is not w.target
+                          and (n.lineno, n.col_offset) < end for n in ast.walk(expr))
+        if read_before:
+            continue  # its old value is read first: the fence refuses it
+        value = _Swap(replaced).visit(w.value)
+        hoisted.append(ast.copy_location(ast.Assign([ast.Name(name, ast.Store())], value), w))
+        replaced[id(w)] = ast.copy_location(ast.Name(name, ast.Load()), w)
+    if not replaced:
+        return expr, []
+    return _Swap(replaced).visit(expr), hoisted
+
+
+def _reduces(expr, forms):
+    calls = _outermost(expr, forms.is_reduce)
+    if not calls:
+        return expr, []
+    before, replaced = [], {}
+    for call in calls:
+        value, loop = _reduce(call, forms)
+        before += loop
+        replaced[id(call)] = ast.copy_location(value, call) if not loop else value
+    return _Swap(replaced).visit(expr), before
+
+
+def _call(f, a, b):
+    return ast.Call(copy.deepcopy(f), [a, b], [])
+
+
+def _reduce(call: ast.Call, forms: _Forms):
+    """(the expression that stands for ``call``, the statements computing it first)."""
+    f, seq = call.args[0], call.args[1]
+    init = call.args[2] if len(call.args) == 3 else None
+    if isinstance(seq, (ast.Tuple, ast.List)) and not any(
+            isinstance(e, ast.Starred) for e in seq.elts) and (seq.elts or init is not None):
+        items = list(seq.elts)
+        acc = init if init is not None else items.pop(0)
+        for e in items:
+            acc = ast.copy_location(_call(f, acc, e), e)
+        return acc, []
+    fresh = forms.fresh
+    result = fresh("reduce")
+    count = fresh("reduce_n") if init is None else None
+
+    def name(n, store=False):
+        return ast.Name(n, ast.Store() if store else ast.Load())
+
+    if isinstance(seq, (ast.GeneratorExp, ast.ListComp)) and renamable(seq):
+        mapping = {n: fresh(n.lstrip("_") or "v") for g in seq.generators
+                   for n in targets(g.target)}
+        rename = Rename(mapping)
+        elt = rename.visit(seq.elt)
+        loops = [(rename.visit(g.target), rename.visit(g.iter), [rename.visit(c) for c in g.ifs])
+                 for g in seq.generators]
+    else:
+        item = fresh("item")
+        elt = name(item)
+        loops = [(name(item, True), seq, [])]
+    if init is None:
+        inner = [ast.If(ast.Compare(name(count), [ast.Eq()], [ast.Constant(0)]),
+                        [ast.Assign([name(result, True)], elt)],
+                        [ast.Assign([name(result, True)],
+                                    _call(f, name(result), copy.deepcopy(elt)))]),
+                 ast.AugAssign(name(count, True), ast.Add(), ast.Constant(1))]
+        first = [ast.Assign([name(result, True)], ast.Constant(0.0)),
+                 ast.Assign([name(count, True)], ast.Constant(0))]
+    else:
+        inner = [ast.Assign([name(result, True)], _call(f, name(result), elt))]
+        first = [ast.Assign([name(result, True)], init)]
+    body = inner
+    for target, it, ifs in reversed(loops):
+        for cond in reversed(ifs):
+            body = [ast.If(cond, body, [])]
+        body = [ast.For(target, it, body, [])]
+    after = []
+    if count is not None:  # Python: reduce() of nothing without an initial value raises
+        after = [ast.If(ast.Compare(name(count), [ast.Eq()], [ast.Constant(0)]),
+                        [ast.Raise(ast.Call(ast.Name("TypeError", ast.Load()), [ast.Constant(
+                            "reduce() of empty iterable with no initial value")], []), None)],
+                        [])]
+    statements = first + body + after
+    for s in statements:
+        locate(s, call)
+    return ast.copy_location(name(result), call), statements

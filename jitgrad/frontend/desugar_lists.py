@@ -1,0 +1,424 @@
+"""Lists built in the function, by appending in a loop or by a list comprehension, rewritten
+as arrays filled in that loop, before the fence reads the function (after `desugar.desugar`).
+
+Takes a function's AST, the function (its globals say what ``np`` and ``len`` are) and a way to
+locate a node (`parse._read`); rewrites the AST in place or raises `UnsupportedError`.
+Guarantees:
+
+* A list comprehension in a statement evaluated once where it stands (an assignment, a
+  return, an expression statement, an ``if`` test) becomes, just before it, ``name = []`` and
+  the loop it stands for appending its items (its variables renamed, as `desugar` does);
+  ``y = [...]`` appends into ``y`` itself.
+* ``out = []`` followed by a ``for`` loop that appends to ``out`` becomes, just before that
+  loop, ``out = np.empty(count)`` and the loop writes ``out[k] = v; k += 1`` instead. The count
+  is the loop's number of iterations (the product over nested loops, summed over the appends),
+  computed when the loop starts from ``range``'s bounds (a constant step), ``len`` of the
+  sequence, the shortest of a ``zip``. When an append may not run every iteration (under an
+  ``if``, in a loop with ``break``, ``continue`` or ``return``), that count is an upper bound and
+  after the loop ``out = out[:k].copy()``: the items appended, in their order.
+* So that the list may be an array: each item must be a number (the builder checks the
+  value: an array or a tuple appended is refused, ``Assign.jitgrad_append``), the list is not
+  read in the loop that fills it (appending only), and everywhere else it is used as NumPy
+  and Python's reductions would use an array of its items: ``np.array(out)``, a NumPy
+  function's argument, ``sum``, ``len``, ``max``, ``min``, ``out[i]``, ``for v in out``, ``zip``
+  and ``enumerate`` of it. Anything else (``out + [v]``, ``out * 2``, a slice, ``out ==``, passing
+  it to your own function, returning it, a second loop appending) is refused, naming it and
+  what to write instead. A loop whose count is not known when it starts (a ``while``, an
+  inner loop whose bounds depend on the outer one) is refused the same way.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import copy
+
+import numpy as np
+
+from jitgrad.core.errors import UnsupportedError, instead
+from jitgrad.frontend.desugar import Fresh, Rename, locate, renamable, targets
+
+# The functions the rewritten code calls, by names no source can spell (the builder's
+# `lookup` reads them first), so that the user's own `np`, `len` or `max` cannot change them.
+INTRINSICS = {"%empty": np.empty, "%len": builtins.len, "%max": builtins.max,
+              "%min": builtins.min}
+
+_ROOTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr)
+_SCOPES = (ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp,
+           ast.FunctionDef)
+# NumPy functions that read a list of numbers as they read the 1-D array of its items
+_NUMPY_READERS = {
+    "array", "asarray", "asanyarray", "copy", "sum", "mean", "max", "min", "amax", "amin",
+    "prod", "std", "var", "median", "average", "cumsum", "cumprod", "sort", "argsort",
+    "argmax", "argmin", "dot", "inner", "outer", "vdot", "diff", "percentile", "quantile",
+    "hstack", "flip", "linalg.norm", "any", "all", "size", "shape", "ravel",
+    "where", "maximum", "minimum", "clip", "interp", "trapz", "trapezoid", "nansum",
+}
+_BUILTIN_READERS = {"sum", "len", "max", "min", "print"}  # (print: left out of the gradient)
+
+
+def lower_lists(fn_node: ast.FunctionDef, fn, fresh: Fresh, where) -> None:
+    """Rewrite ``fn_node``'s list comprehensions and appended lists as arrays (see the
+    module). ``where(node)``: the `Loc` of a node, for refusals."""
+    lists = _Lists(fn, fn_node, fresh, where)
+    fn_node.body = lists.comprehensions(fn_node.body)
+    fn_node.body = lists.appended(fn_node.body)
+
+
+def _mentions(node, name) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
+
+
+def _store_names(nodes) -> set[str]:
+    return {n.id for node in nodes for n in ast.walk(node)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _name(n, store=False):
+    return ast.Name(n, ast.Store() if store else ast.Load())
+
+
+def _call(fn_name, *args):
+    return ast.Call(_name(fn_name), list(args), [])
+
+
+class _Lists:
+    def __init__(self, fn, fn_node, fresh, where):
+        self.fresh, self.where = fresh, where
+        self.globals = getattr(fn, "__globals__", {})
+        self.bound = _store_names([fn_node]) | {a.arg for a in ast.walk(fn_node)
+                                                if isinstance(a, ast.arg)}
+        self.parents: dict = {}
+        self.root = fn_node
+
+    def refuse(self, what, node, key="list"):
+        raise UnsupportedError(f"{what} is not supported; {instead(key)}", self.where(node))
+
+    # -- list comprehensions: a list appended in a loop --------------------------------------
+
+    def comprehensions(self, stmts: list) -> list:
+        out = []
+        for s in stmts:
+            for field in ("body", "orelse", "finalbody"):
+                if isinstance(getattr(s, field, None), list) and not isinstance(s, ast.FunctionDef):
+                    setattr(s, field, self.comprehensions(getattr(s, field)))
+            if isinstance(s, ast.Try):
+                for h in s.handlers:
+                    h.body = self.comprehensions(h.body)
+            root = "test" if isinstance(s, ast.If) else "value" if isinstance(s, _ROOTS) else None
+            expr = getattr(s, root, None) if root else None
+            if expr is None:
+                out.append(s)
+                continue
+            expr = _ListCalls(self).visit(expr)
+            setattr(s, root, expr)
+            if (isinstance(s, ast.Assign) and len(s.targets) == 1 and s.value is expr
+                    and isinstance(s.targets[0], ast.Name) and isinstance(expr, ast.ListComp)
+                    and renamable(expr)):  # y = [...]: appended into y
+                out += self.comprehensions(self.filling(expr, s.targets[0].id))
+                continue
+            found = []
+
+            def visit(node, found=found):
+                if isinstance(node, ast.ListComp) and renamable(node):
+                    found.append(node)
+                    return
+                if isinstance(node, _SCOPES):
+                    return
+                for child in ast.iter_child_nodes(node):
+                    visit(child)
+
+            visit(expr)
+            replaced = {}
+            for comp in found:
+                name = self.fresh("list")
+                out += self.comprehensions(self.filling(comp, name))
+                replaced[id(comp)] = ast.copy_location(_name(name), comp)
+            if replaced:
+                setattr(s, root, _Swap(replaced).visit(expr))
+            out.append(s)
+        return out
+
+    def filling(self, comp: ast.ListComp, name: str) -> list:
+        """``name = []`` and the loop appending ``comp``'s items to it."""
+        mapping = {n: self.fresh(n.lstrip("_") or "v") for g in comp.generators
+                   for n in targets(g.target)}
+        rename = Rename(mapping)
+        body = [ast.Expr(ast.Call(ast.Attribute(_name(name), "append", ast.Load()),
+                                  [rename.visit(comp.elt)], []))]
+        for g in reversed(comp.generators):
+            for cond in reversed(g.ifs):
+                body = [ast.If(rename.visit(cond), body, [])]
+            body = [ast.For(rename.visit(g.target), rename.visit(g.iter), body, [])]
+        statements = [ast.Assign([_name(name, True)], ast.List([], ast.Load()))] + body
+        for s in statements:
+            locate(s, comp)
+        return statements
+
+    # -- appended lists: arrays ------------------------------------------------------------------
+
+    def appended(self, stmts: list) -> list:
+        for s in stmts:
+            for field in ("body", "orelse", "finalbody"):
+                if isinstance(getattr(s, field, None), list) and not isinstance(s, ast.FunctionDef):
+                    setattr(s, field, self.appended(getattr(s, field)))
+            if isinstance(s, ast.Try):
+                for h in s.handlers:
+                    h.body = self.appended(h.body)
+        out = list(stmts)
+        j = 0
+        while j < len(out):
+            s = out[j]
+            if (isinstance(s, ast.Assign) and len(s.targets) == 1
+                    and isinstance(s.targets[0], ast.Name) and isinstance(s.value, ast.List)
+                    and not s.value.elts):
+                name = s.targets[0].id
+                later = next((k for k in range(j + 1, len(out)) if _mentions(out[k], name)),
+                             None)
+                if later is not None and isinstance(out[later], ast.While) and self.appends_in(
+                        out[later], name):
+                    self.refuse(f"appending to `{name}` in a while loop (the number of items "
+                                "is not known when the loop starts)", out[later])
+                if later is not None and isinstance(out[later], ast.For) and self.appends_in(
+                        out[later], name):
+                    out[j:later + 1] = out[j + 1:later] + self.lower(name, out[later], s,
+                                                                     out[later + 1:])
+                    continue  # (what follows `out = []` is at j now)
+            j += 1
+        return out
+
+    def appends_in(self, loop: ast.For, name: str) -> bool:
+        return any(self.is_append(n, name) for n in ast.walk(loop))
+
+    @staticmethod
+    def is_append(node, name) -> bool:
+        return (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, ast.Attribute)
+                and node.value.func.attr == "append"
+                and isinstance(node.value.func.value, ast.Name)
+                and node.value.func.value.id == name)
+
+    def lower(self, name: str, loop: ast.For, made: ast.Assign, after: list) -> list:
+        """The statements replacing ``loop`` (which appends to ``name``, made empty by
+        ``made``): the allocation, the loop writing into it, and the trim."""
+        appends, conditional = [], False
+        assigned = _store_names([loop])
+
+        def visit(node, chain, under_if):
+            nonlocal conditional
+            if isinstance(node, (ast.Break, ast.Continue, ast.Return)):
+                conditional = True
+            if self.is_append(node, name):
+                call = node.value
+                if len(call.args) != 1 or call.keywords:
+                    self.refuse("`.append` with other than one argument", node)
+                appends.append((node, list(chain)))
+                conditional = conditional or under_if
+                for child in ast.walk(call.args[0]):
+                    visit(child, chain, under_if)  # (the item must not read the list)
+                return
+            if isinstance(node, ast.Name) and node.id == name:
+                self.refuse(f"reading the list `{name}` in the loop that appends to it", node)
+            if isinstance(node, (ast.While, *_SCOPES)) and _mentions(node, name):
+                self.refuse(f"appending to `{name}` in a "
+                            f"{'while loop' if isinstance(node, ast.While) else 'nested scope'}"
+                            " (its count is not known when the loop starts)", node)
+            if isinstance(node, ast.For) and node is not loop:
+                chain = chain + [node]
+            under = under_if or isinstance(node, (ast.If, ast.Try))
+            for child in ast.iter_child_nodes(node):
+                visit(child, chain, under)
+
+        visit(loop, [loop], False)
+        total = None
+        for node, chain in appends:
+            product = None
+            for f in chain:
+                trips = self.trip_count(f)
+                if trips is None or (f is not loop and {  # (the loop's own: read once)
+                        n.id for n in ast.walk(trips) if isinstance(n, ast.Name)} & assigned):
+                    self.refuse(f"appending to `{name}` in a loop whose number of iterations "
+                                "is not known when the outer loop starts", f)
+                product = trips if product is None else ast.BinOp(product, ast.Mult(), trips)
+            total = product if total is None else ast.BinOp(total, ast.Add(), product)
+        self.check_uses(name, loop, after)
+        count, k = self.fresh(f"{name.lstrip('_')}_n"), self.fresh(f"{name.lstrip('_')}_k")
+        buffer = self.fresh(f"{name.lstrip('_')}_buf") if conditional else name
+        for node, _ in appends:
+            write = ast.Assign([ast.Subscript(_name(buffer), _name(k), ast.Store())],
+                               node.value.args[0])
+            write.jitgrad_append = name  # the builder checks the item is a number
+            step = ast.AugAssign(_name(k, True), ast.Add(), ast.Constant(1))
+            for s in (write, step):
+                ast.copy_location(s, node)
+                locate(s, node)
+            _replace_statement(loop, node, [write, step])
+        first = [ast.Assign([_name(count, True)], total),
+                 ast.Assign([_name(buffer, True)], _call("%empty", _name(count))),
+                 ast.Assign([_name(k, True)], ast.Constant(0))]
+        for s in first:
+            locate(s, made)
+        last = []
+        if conditional:
+            trimmed = ast.Subscript(_name(buffer), ast.Slice(None, _name(k), None), ast.Load())
+            last = [ast.Assign([_name(name, True)], ast.Call(
+                ast.Attribute(trimmed, "copy", ast.Load()), [], []))]
+            for s in last:
+                locate(s, loop)
+        return first + [loop] + last
+
+    def trip_count(self, loop: ast.For):
+        """The AST of ``loop``'s number of iterations, or None."""
+        return self.count_of(loop.iter)
+
+    def count_of(self, it):
+        if isinstance(it, ast.Call) and not any(isinstance(a, ast.Starred) for a in it.args):
+            f = it.func
+            fname = f.id if isinstance(f, ast.Name) and f.id not in self.bound else (
+                f.attr if isinstance(f, ast.Attribute) else None)
+            if fname in ("range", "prange") and not it.keywords and 1 <= len(it.args) <= 3:
+                args = [copy.deepcopy(a) for a in it.args]
+                if len(args) == 1:
+                    return _call("%max", args[0], ast.Constant(0))
+                step = 1 if len(args) == 2 else _constant_int(args[2])
+                if step is None or step == 0:
+                    return None
+                a, b = args[0], args[1]
+                span = ast.BinOp(b, ast.Sub(), a) if step > 0 else ast.BinOp(a, ast.Sub(), b)
+                if abs(step) != 1:
+                    span = ast.BinOp(ast.BinOp(span, ast.Add(), ast.Constant(abs(step) - 1)),
+                                     ast.FloorDiv(), ast.Constant(abs(step)))
+                return _call("%max", span, ast.Constant(0))
+            if fname in ("reversed", "enumerate") and it.args:
+                return self.count_of(it.args[0])
+            if fname == "zip" and it.args and not it.keywords:
+                parts = [self.count_of(a) for a in it.args]
+                if any(p is None for p in parts):
+                    return None
+                return parts[0] if len(parts) == 1 else _call("%min", *parts)
+            if fname == "ndindex":
+                return None
+        return _call("%len", copy.deepcopy(it))
+
+    # -- where the list is read ------------------------------------------------------------------
+
+    def check_uses(self, name: str, loop: ast.For, after: list) -> None:
+        """Refuse every read of ``name`` outside ``loop`` that an array of its items would not
+        give the same meaning to (see the module)."""
+        self.parents = {id(c): p for p in ast.walk(self.root) for c in ast.iter_child_nodes(p)}
+        inside = {id(n) for n in ast.walk(loop)}
+        stop = next((k for k, s in enumerate(after) if isinstance(s, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in s.targets)), None)
+        skipped = set()
+        if stop is not None:  # rebound after the loop (`out = np.array(out)`): not the list
+            skipped = {id(n) for s in after[stop + 1:] for n in ast.walk(s)}
+        for node in ast.walk(self.root):
+            if (isinstance(node, ast.Name) and node.id == name and id(node) not in inside
+                    and id(node) not in skipped and isinstance(node.ctx, ast.Load)):
+                what = self.misuse(node)
+                if what:
+                    self.refuse(f"the list `{name}` {what} (the list is an array in the "
+                                "gradient)", node)
+
+    def misuse(self, node) -> str | None:
+        """How reading ``node`` (the list) differs from reading an array, or None."""
+        parent = self.parents.get(id(node))
+        if isinstance(parent, ast.Subscript) and parent.value is node:
+            if isinstance(parent.slice, (ast.Slice, ast.Tuple)):
+                return "sliced (a slice of a list is a list)"
+            return None
+        if isinstance(parent, ast.Attribute):
+            return f"used with .{parent.attr}"
+        if isinstance(parent, ast.For) and parent.iter is node:
+            return None
+        if isinstance(parent, ast.Call) and node in parent.args:
+            if self.reads_as_array(parent):
+                return None
+            return f"passed to {ast.unparse(parent.func)}"
+        if isinstance(parent, (ast.BinOp, ast.AugAssign)):
+            return "in arithmetic (+ joins lists, * repeats them)"
+        if isinstance(parent, ast.Return):
+            return "returned"
+        if isinstance(parent, ast.Compare):
+            return "compared"
+        return f"used in `{ast.unparse(parent)}`" if parent is not None else "used here"
+
+    def reads_as_array(self, call: ast.Call) -> bool:
+        f = call.func
+        if isinstance(f, ast.Name) and f.id not in self.bound:
+            if f.id in _BUILTIN_READERS and f.id not in self.globals:
+                return True
+            if f.id in ("zip", "enumerate", "reversed") and f.id not in self.globals:
+                parent = self.parents.get(id(call))  # in a for: over the items
+                return (isinstance(parent, ast.For) and parent.iter is call) or (
+                    isinstance(parent, ast.Call) and self.reads_as_array(parent))
+            value = self.globals.get(f.id)
+            return isinstance(value, np.ufunc) or any(
+                value is getattr(np, n, None) for n in _NUMPY_READERS if "." not in n)
+        parts = []
+        while isinstance(f, ast.Attribute):
+            parts.insert(0, f.attr)
+            f = f.value
+        if isinstance(f, ast.Name) and f.id not in self.bound and \
+                getattr(self.globals.get(f.id), "__name__", None) == "numpy":
+            obj = np
+            for p in parts:
+                obj = getattr(obj, p, None)
+            return isinstance(obj, np.ufunc) or ".".join(parts) in _NUMPY_READERS
+        return False
+
+
+def _constant_int(node):
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        v = _constant_int(node.operand)
+        return None if v is None else -v
+    return None
+
+
+def _replace_statement(root, old, new: list) -> None:
+    """Put the statements ``new`` where the statement ``old`` is, under ``root``."""
+    for node in ast.walk(root):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and any(s is old for s in block):
+                k = next(i for i, s in enumerate(block) if s is old)
+                block[k:k + 1] = new
+                return
+        for h in getattr(node, "handlers", []):
+            if any(s is old for s in h.body):
+                k = next(i for i, s in enumerate(h.body) if s is old)
+                h.body[k:k + 1] = new
+                return
+    raise AssertionError("the append is not in the loop")
+
+
+class _ListCalls(ast.NodeTransformer):
+    """``list(v * 2 for v in x)``: the list comprehension ``[v * 2 for v in x]``."""
+
+    def __init__(self, lists: _Lists):
+        self.lists = lists
+
+    def visit_Call(self, node):
+        node = self.generic_visit(node)
+        if (isinstance(node.func, ast.Name) and node.func.id == "list"
+                and node.func.id not in self.lists.bound and "list" not in self.lists.globals
+                and len(node.args) == 1 and not node.keywords
+                and isinstance(node.args[0], ast.GeneratorExp)):
+            gen = node.args[0]
+            return ast.copy_location(ast.ListComp(gen.elt, gen.generators), node)
+        return node
+
+    def visit_Lambda(self, node):
+        return node
+
+
+class _Swap(ast.NodeTransformer):
+    def __init__(self, replaced: dict):
+        self.replaced = replaced
+
+    def visit(self, node):
+        if id(node) in self.replaced:
+            return self.replaced[id(node)]
+        return super().visit(node)
