@@ -41,12 +41,13 @@ from jitgrad.frontend.build_ast import (
 from jitgrad.frontend.build_exprs import Expressions
 from jitgrad.frontend.build_loops import Loops
 from jitgrad.frontend.build_stmts import Statements
+from jitgrad.frontend.build_views import Views
 from jitgrad.frontend.parse import FunctionSource
 from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import GraphBuilder, Sym
 
 
-class Builder(Statements, Loops, Expressions):
+class Builder(Statements, Loops, Views, Expressions):
     """Evaluates one function's AST on symbolic values, appending IR to a `GraphBuilder`."""
 
     MAX_INLINE_DEPTH = 20

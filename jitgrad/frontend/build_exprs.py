@@ -69,6 +69,9 @@ class Expressions:
             if isinstance(v, Undefined):
                 raise UnsupportedError(f"`{name}` may be undefined here: {v.why}",
                                        self.loc(node))
+            if isinstance(v, Sym) and isinstance(v.atom, Var) and v.atom in self.gb.view_of:
+                now = self.follow(v.atom, name, node)  # a view: as its array holds it now
+                return v if now is v.atom else self.gb.sym(now)
             if isinstance(v, Sym) and isinstance(v.atom, Var) and self.gb.is_stale(v.atom):
                 raise UnsupportedError(symbolic.stale_message(f"`{name}`"), self.loc(node))
             return v
