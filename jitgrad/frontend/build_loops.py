@@ -283,11 +283,11 @@ class Loops:
                 break
         self.check_no_joined_carries(carried, carry_vars, writes_before, env_end, stmt)
         out_of_date = self.check_no_stale_reads(result, carry_vars, stmt)
-        self.gb.forget_versions_in(blocks)
-        for n in carried:  # the versions lent to the body (`new_carry_vars`)
+        for n in carried:  # the versions lent to the body (`new_carry_vars`), taken back
             init = self.env[n].atom if isinstance(self.env[n], Sym) else None
-            if self.gb.latest.get(init) is carry_vars[n]:
+            if self.gb.latest.get(init) is carry_vars[n]:  # before the body's are forgotten
                 del self.gb.latest[init]
+        self.gb.forget_versions_in(blocks)
         for v in carry_vars.values():
             if v not in out_of_date:
                 self.gb.restamp(v)  # after the loop it holds the current contents
