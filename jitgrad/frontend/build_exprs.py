@@ -429,6 +429,10 @@ class Expressions:
                     return symbolic.record("getitem", symbolic.NUMPY[np.stack](list(array)), atoms[0],
                                     index_spec=("i",))
             raise UnsupportedError("indexing this value", self.loc(node))
+        if (isinstance(array.atom, Var) and array.atom in self.gb.view_of and "n" not in spec
+                and not self.gb.is_stale(array.atom)):  # `u[j]` of `u = U[k]`: `U[k, j]`
+            array, spec, atoms = self.read_through(array.atom, spec, atoms) or (array, spec,
+                                                                                atoms)
         plain = [s for s in spec if s != "n"]
         if len(plain) > array.ndim:
             raise ShapeError(f"too many indices for an array of rank {array.ndim}",

@@ -63,6 +63,23 @@ class Views:
         gb.retaken[key] = r
         return r
 
+    def read_through(self, view: Var, spec, idx):
+        """An entry of the view ``view`` (fresh) read as the entry of its array: (array,
+        spec, operands), or None where the index does not name one entry or does not compose
+        (the view itself is read then). No view is then taken per entry read in a loop."""
+        base, prim, others, params = self.gb.view_of[view]
+        if prim not in ("getitem", "transpose") or sum(s != "i" for s in spec) or (
+                len(spec) != view.type.ndim):
+            return None
+        composed = compose(prim, params, list(others), spec, list(idx), view.type.ndim, 0)
+        if composed is None:
+            return None
+        if base in self.gb.view_of:
+            deeper = self.read_through(base, *composed)
+            if deeper is not None:
+                return deeper
+        return (self.gb.sym(base), *composed)
+
     def view_root(self, v: Var) -> Var:
         """The array a (chain of) followed view(s) ``v`` was taken from, as the builder knows
         it now (no code emitted)."""
@@ -93,11 +110,15 @@ class Views:
 
 def view_bases(stmts, written: set[str]) -> set[str]:
     """The arrays a loop body may write into through views it takes (``row = U[i]`` then
-    ``row[:] = ...``, ``row *= s`` or ``kernel(row)``, ``written`` naming those): ``U``, and
+    ``row[:] = ...``, ``row *= s``, ``kernel(row)``: ``written`` names those; or ``row.fill(v)``): ``U``, and
     so on down a chain of views taken of views."""
     taken: dict[str, set[str]] = {}
+    written = set(written)
     for stmt in stmts:
         for node in ast.walk(stmt):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "fill" and isinstance(node.func.value, ast.Name)):
+                written.add(node.func.value.id)  # `row.fill(v)` writes into row
             if (isinstance(node, ast.Assign) and len(node.targets) == 1
                     and isinstance(node.targets[0], ast.Name)
                     and isinstance(node.value, (ast.Subscript, ast.Attribute))):
