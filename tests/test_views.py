@@ -45,6 +45,18 @@ CASES = [
     case(F.filled_row, N(3, 4), N(), wrt=(0, 1)),
     case(F.heat_rows, N(6), U(0.1, 0.3), wrt=(0, 1)),
     case(F.leapfrog, N(3), N(3), U(0.05, 0.2), wrt=(0, 1, 2)),
+    case(F.out_into_row, N(3, 4), N(4), wrt=(0, 1)),
+    case(F.row_of_unnamed_array, N(4)),
+    case(F.rows_at_negative_indices, N(3, 4), N(4), wrt=(0, 1)),
+    case(F.row_per_outer_iteration, N(3, 4), N(4), wrt=(0, 1)),
+    case(F.view_of_array_rebound_in_loop, N(4)),
+    case(F.column_written_in_loop, N(3, 4), N(4), wrt=(0, 1)),
+    case(F.alias_of_view_written, N(3, 4), N(4), wrt=(0, 1)),
+    case(F.view_read_after_writes_into_array, N(3, 4), N(4), wrt=(0, 1)),
+    case(F.branch_in_loop_over_row, N(3, 4), N(4), wrt=(0, 1)),
+    case(F.strided_view_in_loop, N(5)),
+    case(F.reversed_view_written, N(4)),
+    case(F.transpose_rows_in_loop, N(3, 4), N(4), wrt=(0, 1)),
 ]
 
 DIRECT = ["row_filled", "row_written_in_loop", "row_plus_equals", "segment_written_in_loop",

@@ -178,6 +178,77 @@ def leapfrog(q0, p0, dt):
     return np.sum(S[0] ** 2) + np.sum(np.cos(S[1]))
 
 
+# Edge cases: out=, an array with no name, run-time and negative row indices, nested loops,
+# a view of an array the loop rebinds, columns, aliases of views, branches, steps, .T in loops.
+def out_into_row(U, x):
+    u = U[1]
+    np.exp(u, out=u)
+    return np.sum(U * x)
+def row_of_unnamed_array(x):
+    u = np.zeros((3, 4))[1]
+    for j in range(4):
+        u[j] = x[j] * u[j - 1] + x[j]
+    return np.sum(u * u)
+def rows_at_negative_indices(U, x):
+    for k in range(3):
+        u = U[k - 3]
+        u[1:] += x[:-1] * u[0]
+    return np.sum(U ** 2)
+def row_per_outer_iteration(U, x):
+    for i in range(3):
+        u = U[i]
+        for j in range(1, 4):
+            u[j] = u[j - 1] * x[j] + u[j]
+    return np.sum(U ** 2)
+def view_of_array_rebound_in_loop(x):
+    y = x.copy()
+    for i in range(3):
+        y = y * 1.5
+        seg = y[1:]
+        seg *= x[0]
+    return np.sum(y ** 2)
+def column_written_in_loop(A, x):
+    c = A[:, 2]
+    for i in range(3):
+        c[i] = c[i] * x[i] + c[i - 1]
+    return np.sum(A ** 2)
+def alias_of_view_written(U, x):
+    u = U[0]
+    w = u
+    w[:] = x
+    u[1] = 3.0 * u[2]
+    return np.sum(U ** 2) + np.sum(w)
+def view_read_after_writes_into_array(U, x):
+    u = U[2]
+    U[2, 1] = x[0] * 4.0
+    U *= 2.0
+    return np.sum(u * x)
+def branch_in_loop_over_row(U, x):
+    u = U[1]
+    for j in range(4):
+        if x[j] > 0.0:
+            u[j] = x[j] * u[j - 1]
+        else:
+            u[j] *= 0.5
+    return np.sum(U ** 2) + np.sum(u)
+def strided_view_in_loop(x):
+    ev = x[::2]
+    for j in range(ev.shape[0]):
+        ev[j] = ev[j] * 2.0 + x[1]
+    return np.sum(x ** 2)
+def reversed_view_written(x):
+    r = x[::-1]
+    r[0] = x[0] * 3.0
+    r[1:] += 1.0
+    return np.sum(x ** 3)
+def transpose_rows_in_loop(A, x):
+    At = A.T
+    for j in range(4):
+        At[j] = At[j] * x[j]
+        At[j, 0] += 1.0
+    return np.sum(A ** 2)
+
+
 # The same computations written into the arrays themselves: the tape (which refuses writes
 # through views) differentiates these, an oracle independent of jitgrad's view handling. The
 # tape refuses writes into its arguments and into np.zeros: they copy, and allocate from x.
