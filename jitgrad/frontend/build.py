@@ -6,8 +6,9 @@ become structured statements whose changing names are carried explicitly (SSA), 
 ``break``/``continue``/``return`` inside them become flags that guard the rest of the body.
 Calls to the user's other plain functions are built inline.
 
-`Builder` is assembled from three parts, one module each: statements and branches
-(`build_stmts`), loops (`build_loops`), expressions and calls (`build_exprs`); `build_ast` holds
+`Builder` is assembled from four parts, one module each: statements and branches
+(`build_stmts`), loops (`build_loops`), views followed to their arrays (`build_views`),
+expressions and calls (`build_exprs`); `build_ast` holds
 what they read off the AST. This module binds the arguments, runs the body and checks the result.
 
 Guarantees: the IR is verified (`ir.verify`); every equation has the user's location; anything
