@@ -57,6 +57,7 @@ CASES = [
     case(F.strided_view_in_loop, N(5)),
     case(F.reversed_view_written, N(4)),
     case(F.transpose_rows_in_loop, N(3, 4), N(4), wrt=(0, 1)),
+    case(F.row_in_nested_loops, N(3, 4), N(4), wrt=(0, 1)),
 ]
 
 DIRECT = ["row_filled", "row_written_in_loop", "row_plus_equals", "segment_written_in_loop",
@@ -138,3 +139,18 @@ def test_a_view_whose_array_a_loop_rebinds_is_refused():
     with pytest.raises(jitgrad.UnsupportedError, match="shares memory with an array written "
                        "in place"):
         jitgrad.grad(view_then_array_rebound)(np.ones((3, 4)), np.ones(4))
+
+
+def view_then_array_rebound_in_outer_loop(U, x):
+    u = U[0]
+    for i in range(3):
+        for j in range(2):
+            u[j] = u[j] * x[j] + x[i]  # the inner loop writes through u into the first U
+        U = U * 2.0
+    return np.sum(U) + np.sum(u * u)
+
+
+def test_a_view_whose_array_an_outer_loop_rebinds_is_refused():
+    with pytest.raises(jitgrad.UnsupportedError, match="shares memory with an array written "
+                       "in place"):
+        jitgrad.grad(view_then_array_rebound_in_outer_loop)(np.ones((3, 4)), np.ones(4))

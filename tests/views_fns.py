@@ -249,6 +249,15 @@ def transpose_rows_in_loop(A, x):
     return np.sum(A ** 2)
 
 
+def row_in_nested_loops(U, x):
+    u = U[0]
+    for i in range(3):
+        for j in range(2):
+            u[j] = u[j] * x[j] + x[i]
+        U[1] = U[1] + u
+    return np.sum(U ** 2) + np.sum(u * u)
+
+
 # The same computations written into the arrays themselves: the tape (which refuses writes
 # through views) differentiates these, an oracle independent of jitgrad's view handling. The
 # tape refuses writes into its arguments and into np.zeros: they copy, and allocate from x.

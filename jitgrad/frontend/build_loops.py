@@ -262,6 +262,7 @@ class Loops:
         memory_before = self.gb.memory_state()
         takes_over: dict[str, str] = {}  # n -> m: n holds m's array from the 2nd iteration on
         unfollowed: set[str] = set()  # names whose view or newer version the body may not use
+        followed_outside = self.gb.followed  # an enclosing loop's body checks these after it
         for _attempt in range(6):
             self.gb.restore_memory_state(memory_before)  # an abandoned attempt wrote nothing
             carry_vars, writes_before = self.new_carry_vars(carried, kinds, apart, unfollowed)
@@ -281,6 +282,7 @@ class Loops:
             lent = self.find_wrongly_followed(carried, carry_vars, env_end, blocks, unfollowed)
             if not (widened or swapped or parted or lent):
                 break
+        self.gb.followed = followed_outside | self.gb.followed
         self.check_no_joined_carries(carried, carry_vars, writes_before, env_end, stmt)
         out_of_date = self.check_no_stale_reads(result, carry_vars, stmt)
         for n in carried:  # the versions lent to the body (`new_carry_vars`), taken back

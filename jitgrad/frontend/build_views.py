@@ -57,7 +57,7 @@ class Views:
             return v
         key = (v, gb.block)
         r = gb.retaken.get(key)
-        if r is not None and gb.view_of[r][0] is b and not gb.is_stale(r):
+        if r is not None and gb.view_of.get(r, (None,))[0] is b and not gb.is_stale(r):
             return r
         r = gb.apply(primitives.PRIMITIVES[prim], [gb.sym(b), *others], params).atom
         gb.retaken[key] = r
