@@ -242,7 +242,8 @@ def hvp_reference(fn, args, k):
     v0 = np.ones(np.shape(args[k])) if isinstance(args[k], np.ndarray) else 1.0
     try:
         tape_hvp(fn, args, k, v0, FIRST_STEPS[0])
-    except (JitgradError, TypeError):
+    except (JitgradError, TypeError, AttributeError):  # AttributeError: `u.fill(v)`, which the
+        # tape's arrays do not have (the generated programs write through views with it)
         return (lambda v, step: (*second_difference_hvp(fn, args, k, v, step),
                                  "second differences of f")), SECOND_STEPS
     return (lambda v, step: (*tape_hvp(fn, args, k, v, step),

@@ -397,6 +397,80 @@ def st_view(g: Gen, sc: Scope) -> None:
     sc.arrays[name], sc.contig[name] = vshape, vcontig
 
 
+def st_view_write(g: Gen, sc: Scope) -> None:
+    """A write through a view (issue 25), as Numba simulation code writes them: a view taken
+    (``w = A[i]``, ``A[i, :]``, ``A[:, j]``, ``A.T``, ``A[1:, :]``, ``A[i][1:]``, ``A.T[j]``,
+    ``v[1:]``, ``v[1:3]``, ``v[::2]``, ``v[::-1]``, ``v[None]``, row indices of every sign,
+    loop variables among them) and written through at once: ``w[:] = e``, ``w[k] op= e``,
+    ``w op= e``, ``w.fill(e)``, a loop over its entries reading its neighbours
+    (``w[q] = w[q] * b + w[q - 1]``); or a chained target, ``A[i][1:] = e``,
+    ``v[1:][...] += e``. A named view stays in scope: later statements read and write it."""
+    src = g.pick(sc.names())
+    shape = sc.arrays[src]
+    if len(shape) == 1:
+        n = shape[0]
+        options = [(f"{src}[1:]", (n - 1,)), (f"{src}[:-1]", (n - 1,)),
+                   (f"{src}[1:3]", (min(n, 3) - 1,)), (f"{src}[::2]", ((n + 1) // 2,)),
+                   (f"{src}[::-1]", (n,)), (f"{src}[None]", (1, n))]
+    else:
+        r, c = shape
+        i, j = index_for(g, sc, r), index_for(g, sc, c)
+        options = [(f"{src}[{i}]", (c,)), (f"{src}[{i}, :]", (c,)), (f"{src}[:, {j}]", (r,)),
+                   (f"{src}.T", (c, r)), (f"{src}[1:, :]", (r - 1, c)),
+                   (f"{src}[:, 1:]", (r, c - 1)), (f"{src}[{i}][1:]", (c - 1,)),
+                   (f"{src}.T[{j}]", (r,))]
+    text, vshape = g.pick(options)
+    named = g.chance(0.7)
+    target = text
+    if named:
+        target = g.fresh("w")
+        g.emit(f"{target} = {text}")
+        if min(vshape) >= 2:
+            sc.arrays[target], sc.contig[target] = vshape, False
+    kinds = ["all", "elem", "elem", "region"] + (["whole", "fill"] if named else [])
+    if named and len(vshape) == 1 and g.depth < MAX_DEPTH and vshape[0] >= 2:
+        kinds += ["loop", "loop"]
+    kind = g.pick(kinds)
+    op = g.pick(["=", "=", "+=", "-=", "*="])
+    if kind == "all":
+        rhs = scalar_expr(g, sc, 1) if g.chance(0.3) else array_expr(g, sc, vshape, 1)
+        g.emit(f"{target}[{g.pick([':', '...'])}] {op if op != '*=' else '='} "
+               f"{tamed(sc, rhs)}")
+    elif kind == "elem":
+        idx = ", ".join(index_for(g, sc, m) for m in vshape)
+        rhs = bounded_scalar(g, sc) if op == "*=" else scalar_expr(g, sc)
+        g.emit(f"{target}[{idx}] {op} {tamed(sc, rhs)}")
+    elif kind == "region":
+        if len(vshape) == 2:
+            at, rshape = g.pick([(f"{index_for(g, sc, vshape[0])}", (vshape[1],)),
+                                 (f":, {index_for(g, sc, vshape[1])}", (vshape[0],)),
+                                 ("1:, :", (vshape[0] - 1, vshape[1]))])
+        else:
+            at, rshape = g.pick([("1:", (vshape[0] - 1,)), (":-1", (vshape[0] - 1,))])
+        if min(rshape) < 1:
+            return
+        rhs = array_expr(g, sc, rshape, 1) if min(rshape) >= 2 else scalar_expr(g, sc, 1)
+        g.emit(f"{target}[{at}] {op if op != '*=' else '+='} {tamed(sc, rhs)}")
+    elif kind == "whole":
+        if op in ("=", "*="):
+            g.emit(f"{target} *= {bounded_scalar(g, sc)}")
+        else:
+            g.emit(f"{target} {op} {tamed(sc, array_expr(g, sc, vshape, 1))}")
+    elif kind == "fill":
+        g.emit(f"{target}.fill({tamed(sc, scalar_expr(g, sc, 1))})")
+    else:
+        q = next((k for k in ("q", "p", "m") if all(k != name for name, _ in sc.loops)), None)
+        if q is None:
+            return
+        g.emit(f"for {q} in range({vshape[0]}):")
+        g.depth += 1
+        inner = sc.child()
+        inner.loops.append((q, vshape[0]))
+        g.emit(f"{target}[{q}] = np.tanh({target}[{q}] * {bounded_scalar(g, inner)} + "
+               f"{target}[{q} - 1] * 0.5 + {scalar_expr(g, inner, 1)})")
+        g.depth -= 1
+
+
 def st_elem_write(g: Gen, sc: Scope) -> None:
     """``v[i] = e``, ``v[i] += e``, ``A[i, j] *= e``."""
     v = g.pick(sc.names())
@@ -749,12 +823,12 @@ def st_call(g: Gen, sc: Scope) -> None:
 
 TOP_STATEMENTS = ((st_alloc, 4), (st_alias, 2), (st_view, 3), (st_elem_write, 3),
                   (st_slice_write, 3), (st_inplace, 3), (st_scalar, 2), (st_rebind, 1),
-                  (st_loop, 3), (st_if, 2), (st_call, 3), (st_index, 2))
+                  (st_loop, 3), (st_if, 2), (st_call, 3), (st_index, 2), (st_view_write, 3))
 LOOP_STATEMENTS = ((st_elem_write, 4), (st_slice_write, 2), (st_inplace, 3), (st_scalar, 3),
                    (st_rebind, 1), (st_alias, 1), (st_alloc, 1), (st_if, 2), (st_call, 3),
-                   (st_loop, 1), (st_index, 1), (st_return, 1))
+                   (st_loop, 1), (st_index, 1), (st_return, 1), (st_view_write, 2))
 BRANCH_STATEMENTS = ((st_elem_write, 3), (st_slice_write, 2), (st_inplace, 3), (st_scalar, 2),
-                     (st_rebind, 1), (st_call, 1), (st_loop, 1))
+                     (st_rebind, 1), (st_call, 1), (st_loop, 1), (st_view_write, 2))
 
 
 def block(g: Gen, sc: Scope, count: int, table) -> None:

@@ -412,26 +412,34 @@ def calls_rounding_helper(x):
 
 
 def write_into_view(x):
-    y = x[1:]
-    y[0] = 0.0  # refused: view-write
+    y = x.reshape(3, 1)  # a reshape: NumPy copies a non-contiguous array, so not followed
+    y[0, 0] = 0.0  # refused: view-write
     return np.sum(x * x)
 
 
 def stale_view(x):
     z = x * 2.0
-    y = z[1:]
+    y = z.reshape(3, 1)
     z[1] = 5.0
-    return np.sum(y * x[1:])  # refused: stale-view
+    return np.sum(y * 2.0)  # refused: stale-view
 
 
 def loop_reads_view(x):
     A = x.copy()
-    row = A[0:2]
+    row = A.reshape(3, 1)
     s = 0.0
     for i in range(x.shape[0]):  # refused: loop-view
-        s += row[0] * x[i]
+        s += row[0, 0] * x[i]
         A[0] = s * 2.0
     return s
+
+
+def view_rebound_in_loop(U, x):
+    u = U[0]
+    for j in range(3):  # refused: view-rebound
+        u = U[j]
+        u[j] = x[j]
+    return np.sum(U * U)
 
 
 def loop_joins_two_arrays(x):

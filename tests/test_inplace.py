@@ -91,9 +91,11 @@ def write_into_view(x):
     return np.sum(y)
 
 
-def test_write_into_a_view_is_refused_with_the_users_names():
-    with pytest.raises(jitgrad.UnsupportedError, match="writing into `u`, a view"):
-        jitgrad.grad(write_into_view)(np.ones(3))
+def test_write_into_a_view_writes_into_its_array():
+    """``u[0] = 5.0`` through ``u = y[1:]`` is ``y[1] = 5.0`` (issue #25; `test_views`)."""
+    v, g = jitgrad.value_and_grad(write_into_view)(np.ones(3))
+    assert v == 2.0 + 5.0 + 2.0
+    np.testing.assert_array_equal(g, [2.0, 0.0, 2.0])
 
 
 def merged_then_written(x, s):

@@ -244,8 +244,10 @@ BUILT = [
     Built("calls_bad_helper", (1.0,), r"strings are not supported", "callee-string", '"abc"'),
     Built("calls_rounding_helper", (1.0,), r"calling round is not supported", "callee-round",
           "round"),
-    Built("write_into_view", (V3,), r"writing into `y`, a view .* is not supported",
-          "view-write", "y[0]"),
+    Built("write_into_view", (V3,), r"writing into `y`, a view of another array that "
+          r"jitgrad cannot follow .*\(a reshape", "view-write", "y[0, 0]"),
+    Built("view_rebound_in_loop", (np.ones((3, 3)), V3), r"`u`, a view of `U` that this loop "
+          "writes through, is taken again inside the loop", "view-rebound", "for"),
     Built("stale_view", (V3,), r"`y` shares memory with an array written in place after it "
           "was made", "stale-view", "y"),
     Built("loop_joins_two_arrays", (V3,), r"`fx` and `fxnew` name one array from the second "

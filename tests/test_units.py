@@ -868,9 +868,17 @@ def test_writes_through_an_alias_of_an_argument_work_on_a_copy():
     np.testing.assert_allclose(g, [0.0, 4.0, 6.0])  # y[0] = 0 is a constant
 
 
-@pytest.mark.parametrize("fn", [write_via_slice_view, write_via_reshape_view])
+def test_a_write_through_a_slice_of_an_argument_works_on_a_copy():
+    """``y = x[1:]; y[0] = 0.0`` writes x[1] of x's copy (issue 25): the caller's x is kept."""
+    x = np.array([1.0, 2.0, 3.0])
+    (g,) = _check_untouched(write_via_slice_view, (x,), (0,))
+    np.testing.assert_allclose(g, [2.0, 0.0, 6.0])
+
+
+@pytest.mark.parametrize("fn", [write_via_reshape_view])
 def test_writes_through_a_view_are_refused(fn):
-    """Writing into a view of an argument is refused; the caller's array is left as it was."""
+    """Writing into a reshape of an argument is refused (NumPy may copy in a reshape); the
+    caller's array is left as it was."""
     x = np.array([1.0, 2.0, 3.0])
     with pytest.raises(jitgrad.UnsupportedError, match="writing into `[xy]`"):
         jitgrad.value_and_grad(fn)(x)

@@ -6,8 +6,9 @@ become structured statements whose changing names are carried explicitly (SSA), 
 ``break``/``continue``/``return`` inside them become flags that guard the rest of the body.
 Calls to the user's other plain functions are built inline.
 
-`Builder` is assembled from three parts, one module each: statements and branches
-(`build_stmts`), loops (`build_loops`), expressions and calls (`build_exprs`); `build_ast` holds
+`Builder` is assembled from four parts, one module each: statements and branches
+(`build_stmts`), loops (`build_loops`), views followed to their arrays (`build_views`),
+expressions and calls (`build_exprs`); `build_ast` holds
 what they read off the AST. This module binds the arguments, runs the body and checks the result.
 
 Guarantees: the IR is verified (`ir.verify`); every equation has the user's location; anything
@@ -41,13 +42,14 @@ from jitgrad.frontend.build_ast import (
 from jitgrad.frontend.build_exprs import Expressions
 from jitgrad.frontend.build_loops import Loops
 from jitgrad.frontend.build_stmts import Statements
+from jitgrad.frontend.build_views import Views
 from jitgrad.frontend.draws import Recorder
 from jitgrad.frontend.parse import FunctionSource
 from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import GraphBuilder, Sym
 
 
-class Builder(Statements, Loops, Expressions):
+class Builder(Statements, Loops, Views, Expressions):
     """Evaluates one function's AST on symbolic values, appending IR to a `GraphBuilder`."""
 
     MAX_INLINE_DEPTH = 20

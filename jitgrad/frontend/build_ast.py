@@ -145,6 +145,8 @@ def call_arguments(stmts, library) -> set[str]:
         for node in ast.walk(stmt):
             if isinstance(node, ast.Call) and not library(node.func):
                 for a in list(node.args) + [k.value for k in node.keywords]:
+                    while isinstance(a, (ast.Subscript, ast.Attribute)):
+                        a = a.value  # a view passed (`kernel(U[i])`): its array may be written
                     if isinstance(a, ast.Name):
                         out.add(a.id)
     return out

@@ -72,6 +72,9 @@ class Expressions:
             if isinstance(v, Undefined):
                 raise UnsupportedError(f"`{name}` may be undefined here: {v.why}",
                                        self.loc(node))
+            if isinstance(v, Sym) and isinstance(v.atom, Var) and v.atom in self.gb.view_of:
+                now = self.follow(v.atom, name, node)  # a view: as its array holds it now
+                return v if now is v.atom else self.gb.sym(now)
             if isinstance(v, Sym) and isinstance(v.atom, Var) and self.gb.is_stale(v.atom):
                 raise UnsupportedError(symbolic.stale_message(f"`{name}`"), self.loc(node))
             return v
@@ -438,6 +441,10 @@ class Expressions:
                     return symbolic.record("getitem", symbolic.NUMPY[np.stack](list(array)), atoms[0],
                                     index_spec=("i",))
             raise UnsupportedError("indexing this value", self.loc(node))
+        if (isinstance(array.atom, Var) and array.atom in self.gb.view_of and "n" not in spec
+                and not self.gb.is_stale(array.atom)):  # `u[j]` of `u = U[k]`: `U[k, j]`
+            array, spec, atoms = self.read_through(array.atom, spec, atoms) or (array, spec,
+                                                                                atoms)
         plain = [s for s in spec if s != "n"]
         if len(plain) > array.ndim:
             raise ShapeError(f"too many indices for an array of rank {array.ndim}",

@@ -42,8 +42,10 @@ from jitgrad.frontend.build_ast import (
     call_arguments,
     is_atom_value,
     is_prange,
+    subscript_targets,
 )
 from jitgrad.frontend.build_exprs import BUILTINS
+from jitgrad.frontend.build_views import view_bases
 from jitgrad.lang import numpy_api, symbolic
 from jitgrad.lang.symbolic import Sym
 
@@ -225,8 +227,15 @@ class Loops:
         passed = {n for n in call_arguments(body_stmts, self.is_library_call)
                   if isinstance(self.env.get(n), Sym) and self.env[n].ndim}
         names = assigned_names(body_stmts) | passed | set(extra)
+        names |= view_bases(body_stmts, subscript_targets(body_stmts) | passed)
         arrays = {v.atom for n, v in self.env.items()
                   if n in names and isinstance(v, Sym) and v.ndim}
+        for v in list(arrays):  # a view written through: its array is written (`Views`)
+            if isinstance(v, Var) and v in self.gb.view_of:
+                root = self.view_root(v)
+                arrays.add(root)
+                if not any(isinstance(u, Sym) and u.atom is root for u in self.env.values()):
+                    self.env[f"%array{self.gb.new_tag()}"] = self.gb.sym(root)  # unnamed
         names |= {n for n, v in self.env.items() if isinstance(v, Sym) and v.atom in arrays}
         carried = []
         for name in sorted(names):
@@ -272,9 +281,12 @@ class Loops:
         apart: set[str] = set()  # names for one array that the body rebinds and never writes
         memory_before = self.gb.memory_state()
         takes_over: dict[str, str] = {}  # n -> m: n holds m's array from the 2nd iteration on
+        unfollowed: set[str] = set()  # names whose view or newer version the body may not use
+        followed_outside = self.gb.followed  # an enclosing loop's body checks these after it
         for _attempt in range(6):
             self.gb.restore_memory_state(memory_before)  # an abandoned attempt wrote nothing
-            carry_vars, writes_before = self.new_carry_vars(carried, kinds, apart)
+            carry_vars, writes_before = self.new_carry_vars(carried, kinds, apart, unfollowed)
+            self.gb.followed = set()
             self.note_taken_over_params(carry_vars, takes_over)
             inner_env = dict(self.env)
             for n, v in carry_vars.items():
@@ -285,11 +297,18 @@ class Loops:
             widened = self.widen_carried_kinds(stmt, carried, kinds, env_end)
             swapped = self.find_take_overs(carried, carry_vars, kinds, env_end, takes_over)
             parted = self.find_carries_apart(carried, carry_vars, env_end, writes_before, apart)
-            if not (widened or swapped or parted):
+            blocks = [result["body"]] + ([result["cond_block"]] if "cond_block" in result
+                                         else [])
+            lent = self.find_wrongly_followed(carried, carry_vars, env_end, blocks, unfollowed)
+            if not (widened or swapped or parted or lent):
                 break
+        self.gb.followed = followed_outside | self.gb.followed
         self.check_no_joined_carries(carried, carry_vars, writes_before, env_end, stmt)
         out_of_date = self.check_no_stale_reads(result, carry_vars, stmt)
-        blocks = [result["body"]] + ([result["cond_block"]] if "cond_block" in result else [])
+        for n in carried:  # the versions lent to the body (`new_carry_vars`), taken back
+            init = self.env[n].atom if isinstance(self.env[n], Sym) else None
+            if self.gb.latest.get(init) is carry_vars[n]:  # before the body's are forgotten
+                del self.gb.latest[init]
         self.gb.forget_versions_in(blocks)
         for v in carry_vars.values():
             if v not in out_of_date:
@@ -299,11 +318,14 @@ class Loops:
         self.share_written_storage(carries)
         return self.drop_unchanged_carries(carries, carry_vars, blocks), carry_vars, result
 
-    def new_carry_vars(self, carried, kinds, apart):
+    def new_carry_vars(self, carried, kinds, apart, unfollowed=()):
         """One attempt's variables for the carried names, of the kinds found so far: names for
         one array before the loop share one variable (unless ``apart``), and an array variable
-        starts out as its initial value (same memory, same view, as stale as it). Returns
-        (name -> variable, array variable -> its write count before the body)."""
+        starts out as its initial value (same memory, same view, as stale as it). Unless
+        ``unfollowed``, a carried view is taken as its initial view was (`Views.follow`), and
+        a carried array is, inside the body, the newer version of its initial array (checked
+        after the body by `find_wrongly_followed`). Returns (name -> variable, array variable
+        -> its write count before the body)."""
         carry_vars: dict[str, Var] = {}
         by_init: dict[Var, Var] = {}  # names for one array share its carried variable
         writes_before: dict[Var, int] = {}
@@ -323,7 +345,39 @@ class Loops:
             self.gb.restamp(v)
             if isinstance(init, Var) and self.gb.is_stale(init):
                 self.gb.mark_stale(v)  # an out-of-date array stays out of date when carried
+            if v.type.ndim and isinstance(init, Var) and n not in unfollowed:
+                if init in self.gb.view_of:
+                    self.gb.view_of[v] = self.gb.view_of[init]
+                elif init not in self.gb.latest and init not in self.gb.views:
+                    self.gb.newer(init, v)
         return carry_vars, writes_before
+
+    def followed_view(self, *carry_vars) -> bool:
+        """Whether one of the carried variables is a view taken as its initial view was (it
+        shares its array's memory, and is taken again from it when read: `Views.follow`)."""
+        return any(v in self.gb.view_of for v in carry_vars)
+
+    def find_wrongly_followed(self, carried, carry_vars, env_end, blocks, unfollowed) -> bool:
+        """After an attempt: a carried view taken as its initial view was must still be that
+        view at the end of the body (not rebound), and a carried array lent to views as the
+        newer version of its initial array must hold that array's memory throughout (written
+        in place only). Otherwise the name joins ``unfollowed``; returns whether one did (the
+        body must be built again)."""
+        changed = False
+        for n in carried:
+            v, init = carry_vars[n], self.gb.atom(self.env[n], check=False)
+            if n in unfollowed or not (v.type.ndim and isinstance(init, Var)):
+                continue
+            end = self.gb.atom(env_end[n], check=False)
+            if v in self.gb.view_of:
+                wrong = end is not v
+            else:
+                wrong = init in self.gb.followed and not (
+                    isinstance(end, Var) and holds_storage_of(end, v, blocks))
+            if wrong:
+                unfollowed.add(n)
+                changed = True
+        return changed
 
     def note_taken_over_params(self, carry_vars, takes_over):
         """A name that holds another's array from the second iteration on (``takes_over``: n ->
@@ -367,6 +421,7 @@ class Loops:
             end = self.gb.atom(env_end[n], check=False)
             if (n not in takes_over and carry_vars[n] is not carry_vars[m]
                     and kinds[n].ndim and isinstance(end, Var)
+                    and not self.followed_view(carry_vars[n], carry_vars[m])
                     and self.gb._find(end) is self.gb._find(carry_vars[m])):
                 takes_over[n] = m
                 changed = True
@@ -447,7 +502,7 @@ class Loops:
         when the body writes into it in place; without writes the two values stay equal."""
         for n, m in itertools.combinations(carried, 2):
             v, w = carry_vars[n], carry_vars[m]
-            if v is w or not v.type.ndim:
+            if v is w or not v.type.ndim or self.followed_view(v, w):
                 continue
             a = self.gb.atom(env_end[n], check=False)
             b = self.gb.atom(env_end[m], check=False)
@@ -456,6 +511,14 @@ class Loops:
                 continue
             written = any(self.gb.writes_to(x) != writes_before.get(x, self.gb.writes_to(x))
                           for x in (v, w))
+            if written and (v in self.gb.views or w in self.gb.views):
+                view, of = (n, m) if v in self.gb.views else (m, n)
+                raise UnsupportedError(
+                    f"`{base(view)}`, a view of `{base(of)}` that this loop writes through, is "
+                    "taken again inside the loop under the name it had before it: jitgrad "
+                    "cannot follow which part of the array it is from one iteration to the "
+                    f"next. Give the view taken inside the loop a name of its own, or write "
+                    f"into `{base(of)}` itself", self.loc(stmt))
             if written:
                 raise UnsupportedError(
                     f"`{base(n)}` and `{base(m)}` name one array from the second iteration of "

@@ -372,13 +372,18 @@ class Statements:
         return value
 
     def setitem(self, target, array, index, value) -> None:
-        if not (isinstance(target.value, ast.Name)):
-            raise UnsupportedError("item assignment must name the array (`y[i] = ...`)",
-                                   self.loc(target))
-        self.write(target.value.id, target, array, index, value)
+        if isinstance(target.value, ast.Name):
+            self.write(target.value.id, target, array, index, value)
+        elif (isinstance(array, Sym) and isinstance(array.atom, Var)
+              and array.atom in self.gb.view_of):  # `x[1:][0] = v`, `A.T[0] = v`
+            self.write(ast.unparse(target.value), target, array, index, value)
+        else:
+            raise UnsupportedError("item assignment must name the array (`y[i] = ...`) or a "
+                                   "view of it (`y[1:][i] = ...`)", self.loc(target))
 
     def write(self, name, node, array, index, value) -> None:
-        """``name[index] = value``, in place: a new version of the same storage."""
+        """``name[index] = value``, in place: a new version of the same storage (through a
+        view: of its array's storage, `write_through`)."""
         if index[0] in (("a",), ("m",), ("p",)):
             self.write_advanced(name, node, array, index, value)
             return
@@ -388,13 +393,20 @@ class Statements:
         spec, idx = expand_ellipsis(index, array)
         if isinstance(value, Sym) and value.type.kind == "f" and array.type.kind != "f":
             raise UnsupportedError("writing floats into an integer array", self.loc(node))
-        old = array.atom
+        if isinstance(array.atom, Var) and array.atom in self.gb.view_of:
+            self.write_through(name, node, array.atom, spec, idx, value)
+            return  # the view's names stay: a read takes the view again (`follow`)
+        self.env[name] = self.write_version(name, node, array.atom, spec, idx, value)
+
+    def write_version(self, name, node, old, spec, idx, value) -> Sym:
+        """The new version of ``old`` (an array, not a view) with ``value`` written at the
+        index; every name for ``old`` then means it."""
         if old.root in self.gb.constant_arrays:
             raise UnsupportedError(f"writing into `{name}`, a global array (or one a closure "
                                    "captured), which jitgrad reads as a constant, as Numba does; "
                                    ".copy() it first", self.loc(node))
         self.gb.check_writable(old, name)
-        out = self.gb.apply(primitives.PRIMITIVES["setitem"], [array, value] + idx,
+        out = self.gb.apply(primitives.PRIMITIVES["setitem"], [self.gb.sym(old), value] + idx,
                             {"index_spec": spec})
         self.gb.note_write(out.atom)  # every older value of this memory is now out of date
         out.atom.name = old.name  # same storage, same name in the generated code
@@ -404,7 +416,7 @@ class Statements:
         for alias, v in list(self.env.items()):  # every name for this array sees the write
             if isinstance(v, Sym) and v.atom is old:
                 self.env[alias] = out
-        self.env[name] = out
+        return out
 
     def write_advanced(self, name, node, array, index, value) -> None:
         """``x[idx] = v``, ``x[mask] = v``, ``a[rows, cols] = v`` (and ``+=``, which reads the

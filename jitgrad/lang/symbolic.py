@@ -56,6 +56,12 @@ class GraphBuilder:
         self.writes: dict[Var, int] = {}  # class root -> in-place writes so far
         self.stamp: dict[Var, int] = {}  # array var -> its class's writes when made
         self.views: set[Var] = set()  # views (slices, .T, reshapes)
+        # How each view was taken: view -> (base, primitive, other operands, params). A view
+        # read after a write into its array is taken again from the array's newer version, and
+        # a write through it becomes a write into the array (`frontend.build_views`).
+        self.view_of: dict[Var, tuple] = {}
+        self.retaken: dict[tuple, Var] = {}  # (view, block) -> the view taken again there
+        self.followed: set[Var] = set()  # versions whose newer version a view was taken from
         self.param_vars: list[Var] = []  # the parameters (the caller's arrays)
         self.constant_arrays: set[Var] = set()  # global arrays read as constants
         self.grafted: list[str] = []  # the jitgrad transforms called in the body (`Function.grafted`)
@@ -133,6 +139,8 @@ class GraphBuilder:
         if out_type.ndim:
             if prim.flags.view and isinstance(atoms[0], Var):
                 self.views.add(out)
+                if prim.name in VIEW_PRIMS:
+                    self.view_of[out] = (atoms[0], prim.name, atoms[1:], dict(params))
             if (prim.flags.view or prim.name == "setitem") and isinstance(atoms[0], Var):
                 self.share_memory(out, atoms[0])
             self.restamp(out)
@@ -233,12 +241,12 @@ class GraphBuilder:
         """A copy of the memory bookkeeping, to undo a loop body built again (its types
         changed): the writes of the attempt given up must not make earlier arrays stale."""
         return (dict(self.memory), dict(self.writes), dict(self.stamp), set(self.views),
-                dict(self.latest))
+                dict(self.latest), dict(self.view_of))
 
     def restore_memory_state(self, state: tuple) -> None:
-        memory, writes, stamp, views, latest = state
+        memory, writes, stamp, views, latest, view_of = state
         self.memory, self.writes, self.stamp = dict(memory), dict(writes), dict(stamp)
-        self.views, self.latest = set(views), dict(latest)
+        self.views, self.latest, self.view_of = set(views), dict(latest), dict(view_of)
 
     def writes_to(self, v: Var) -> int:
         return self.writes.get(self._find(v), 0)
@@ -308,9 +316,15 @@ class GraphBuilder:
                 raise WritesArgument(params[0])
         if array in self.views:
             raise UnsupportedError(
-                f"writing into `{name}`, a view (a slice, .T or reshape) of another array, "
-                "is not supported: write into the array itself, or .copy() the view first",
-                self.loc)
+                f"writing into `{name}`, a view of another array that jitgrad cannot follow "
+                "to that array here (a reshape, a view carried by a loop or merged after a "
+                "branch): write into the array itself (`U[k, j] = ...`), or .copy() the view "
+                "first", self.loc)
+
+
+# Views followed to their array (`view_of`): basic indexing, .T and newaxis are views in NumPy
+# whatever the array's layout. A reshape is not followed (NumPy copies a non-contiguous array).
+VIEW_PRIMS = frozenset({"getitem", "transpose", "expand_dims"})
 
 
 class WritesArgument(Exception):

@@ -19,8 +19,10 @@ Takes an `ir.Function` and the parameters to differentiate. Guarantees:
     a new SSA version of the buffer (``setitem``), emitted in place under the buffer's name.
     Every name for the buffer (aliases, the callers' names after a call, the names a loop
     carries, the merged value after a branch) then means the new version. A view taken
-    before the write is out of date: reading it, or writing into any view, is refused. Nothing
-    is ever read in an out-of-date version by the forward code.
+    before the write is out of date: a view of basic indexing or ``.T`` is taken again from
+    the new version when read, and a write through it is a write into its array
+    (`frontend.build_views`); reading any other out-of-date view is refused. Nothing is ever
+    read in an out-of-date version by the forward code.
   - *Arguments.* The differentiated function's arguments that it writes into (under any name,
     in a callee, in a loop) are copied on entry, so the caller's arrays are never modified;
     a called function's arguments are not copied.
