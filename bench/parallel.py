@@ -6,8 +6,10 @@ written with ``numba.prange`` (and, as a ``prange`` loop needs, its work arrays 
 ``jitgrad.value_and_grad``; the serial one reads ``prange`` as ``range``. Before timing, the
 parallel result is checked against the serial one (≤ 1e-12 relative) and against itself at
 1 and at every thread count measured (bit for bit). Then, for each thread count, the two run
-interleaved round by round (`timing.measure`); the table gives medians and the ratio
-parallel / serial. The machine is shared: read the ratios, not the times.
+interleaved round by round (`timing.measure`) with the plain function compiled by
+``numba.njit`` and by ``numba.njit(parallel=True)``; the table gives medians, the ratio
+parallel / serial, the primal's own ratio (the scaling this machine allows this loop) and
+`arithmetic_loop`'s (the scaling it allows any loop). The machine is shared: read the ratios, not the times.
 
 Options: ``--rounds R`` (default 15), ``--threads 1,2`` (thread counts), ``--n N``,
 ``--layer L``: the threading layer. ``jitgrad`` (the default) leaves the choice to jitgrad
@@ -84,6 +86,20 @@ def gmm_prange(alphas, means, icf, x):
     return -0.5 * n * d * math.log(2.0 * math.pi) + slse - n * lse_alphas
 
 
+@numba.njit(parallel=True, nogil=True)
+def arithmetic_loop(reps):
+    """A reference with nothing to share between threads: 64 chunks of one dependent chain of
+    multiply-adds each, no memory traffic, no allocation. Its parallel / serial ratio is the
+    best a loop can do on this machine at that thread count."""
+    parts = np.zeros(64)
+    for c in numba.prange(64):
+        s = 0.0
+        for r in range(reps):
+            s = s * 0.999999 + 1e-3 * r
+        parts[c] = s
+    return parts.sum()
+
+
 def _rel(a, b) -> float:
     return max(float(np.max(np.abs(np.asarray(u) - np.asarray(v)))) / max(
         float(np.max(np.abs(np.asarray(v)))), 1e-300) for u, v in zip(a, b))
@@ -113,6 +129,10 @@ def main(argv=None) -> int:
         got = _flat(par(*args))
         first = first or got
         assert all(np.array_equal(a, b) for a, b in zip(first, got)), "not repeatable"
+    primal = numba.njit(gmm_prange)  # (prange is range without parallel=True)
+    primal_par = numba.njit(parallel=True)(gmm_prange)
+    assert abs(primal_par(*args) - want[0]) <= 1e-12 * abs(want[0])
+    assert abs(primal(*args) - want[0]) <= 1e-12 * abs(want[0])
     rel = _rel(first, want)
     assert rel <= 1e-12, rel
     print(f"GMM data term with prange, n = {opts.n}, d = 10, K = 25; machine: "
@@ -122,14 +142,30 @@ def main(argv=None) -> int:
     print(f"parallel vs serial: {rel:.1e} relative (value and gradients); identical at "
           f"{', '.join(map(str, threads))} threads and across runs")
     print()
-    print("| threads | serial jitgrad | parallel=True | parallel / serial |")
-    print("|---|---|---|---|")
+    print("| threads | serial jitgrad | parallel=True | parallel / serial | Numba primal "
+          "parallel / serial | arithmetic loop / 1 thread |")
+    print("|---|---|---|---|---|---|")
+    arithmetic_loop(10)
+    numba.set_num_threads(1)
+    alone = measure({"arithmetic": lambda: arithmetic_loop(200_000)}, rounds=opts.rounds,
+                    inner=1)["arithmetic"].median
     for t in threads:
         numba.set_num_threads(t)
-        res = measure({"serial": lambda: serial(*args), "parallel": lambda: par(*args)},
+        res = measure({"serial": lambda: serial(*args), "parallel": lambda: par(*args),
+                       "primal": lambda: primal(*args),
+                       "primal parallel": lambda: primal_par(*args),
+                       "arithmetic": lambda: arithmetic_loop(200_000)},
                       rounds=opts.rounds, inner=1)
         s, p = res["serial"].median, res["parallel"].median
-        print(f"| {t} | {s * 1e3:.1f} ms | {p * 1e3:.1f} ms | {p / s:.2f} |")
+        ratio = res["primal parallel"].median / res["primal"].median
+        ceiling = res["arithmetic"].median / alone
+        print(f"| {t} | {s * 1e3:.1f} ms | {p * 1e3:.1f} ms | {p / s:.2f} | {ratio:.2f} | "
+              f"{ceiling:.2f} |")
+    print()
+    print("Numba primal parallel / serial: the plain function under numba.njit(parallel=True) "
+          "against numba.njit, same rounds: how far this machine lets this loop scale. "
+          "Arithmetic loop: `arithmetic_loop` (64 chunks of pure arithmetic) at this thread "
+          "count against 1 thread: how far it lets any loop scale.")
     return 0
 
 
