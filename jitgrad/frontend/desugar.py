@@ -76,23 +76,24 @@ def _statements(stmts: list, rebound, fresh) -> list:
             out += _statements(loop, rebound, fresh)  # (a reduction inside the item, too)
             replaced[id(call)] = ast.copy_location(ast.Name(result, ast.Load()), call)
         if replaced and isinstance(s, ast.If):
-            s.test = _Replace(replaced).visit(s.test)
+            s.test = Swap(replaced).visit(s.test)
         elif replaced:
-            s = _Replace(replaced).visit(s)
+            s = Swap(replaced).visit(s)
         out.append(s)
     return out
 
 
-class _Replace(ast.NodeTransformer):
-    """Each reduction call (by identity) becomes the name its loop computed."""
+class Swap(ast.NodeTransformer):
+    """Each node of ``replaced`` (keyed by identity: ``id(node)``) becomes its value: a
+    reduction call the name its loop computed, a lambda the name of its ``def``."""
 
     def __init__(self, replaced: dict):
         self.replaced = replaced
 
-    def visit_Call(self, node):
+    def visit(self, node):
         if id(node) in self.replaced:
             return self.replaced[id(node)]
-        return self.generic_visit(node)
+        return super().visit(node)
 
 
 def _outermost_reductions(root, rebound) -> list:

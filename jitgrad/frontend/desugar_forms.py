@@ -28,7 +28,7 @@ import copy
 import functools
 import types as pytypes
 
-from jitgrad.frontend.desugar import Fresh, Rename, locate, renamable, targets
+from jitgrad.frontend.desugar import Fresh, Rename, Swap, locate, renamable, targets
 
 _ROOTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr)
 _SCOPES = (ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp,
@@ -119,16 +119,6 @@ def _outermost(root, match) -> list:
     return found
 
 
-class _Swap(ast.NodeTransformer):
-    def __init__(self, replaced: dict):
-        self.replaced = replaced
-
-    def visit(self, node):
-        if id(node) in self.replaced:
-            return self.replaced[id(node)]
-        return super().visit(node)
-
-
 def _hoist_lambdas(expr, fresh):
     lambdas = [] if isinstance(expr, ast.Lambda) else _outermost(
         expr, lambda n: isinstance(n, ast.Lambda))
@@ -139,7 +129,7 @@ def _hoist_lambdas(expr, fresh):
         name = fresh("lambda")
         defs.append(_as_def(name, lam))
         replaced[id(lam)] = ast.copy_location(ast.Name(name, ast.Load()), lam)
-    return _Swap(replaced).visit(expr), defs
+    return Swap(replaced).visit(expr), defs
 
 
 def _walruses(root) -> list:
@@ -177,12 +167,12 @@ def _hoist_walruses(expr):
                           and (n.lineno, n.col_offset) < end for n in ast.walk(expr))
         if read_before:
             continue  # its old value is read first: the fence refuses it
-        value = _Swap(replaced).visit(w.value)
+        value = Swap(replaced).visit(w.value)
         hoisted.append(ast.copy_location(ast.Assign([ast.Name(name, ast.Store())], value), w))
         replaced[id(w)] = ast.copy_location(ast.Name(name, ast.Load()), w)
     if not replaced:
         return expr, []
-    return _Swap(replaced).visit(expr), hoisted
+    return Swap(replaced).visit(expr), hoisted
 
 
 def _reduces(expr, forms):
@@ -194,7 +184,7 @@ def _reduces(expr, forms):
         value, loop = _reduce(call, forms)
         before += loop
         replaced[id(call)] = ast.copy_location(value, call) if not loop else value
-    return _Swap(replaced).visit(expr), before
+    return Swap(replaced).visit(expr), before
 
 
 def _call(f, a, b):

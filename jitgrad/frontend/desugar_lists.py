@@ -36,7 +36,7 @@ import copy
 import numpy as np
 
 from jitgrad.core.errors import UnsupportedError, instead
-from jitgrad.frontend.desugar import Fresh, Rename, locate, renamable, targets
+from jitgrad.frontend.desugar import Fresh, Rename, Swap, locate, renamable, targets
 
 # The functions the rewritten code calls, by names no source can spell (the builder's
 # `lookup` reads them first), so that the user's own `np`, `len` or `max` cannot change them.
@@ -135,7 +135,7 @@ class _Lists:
                 out += self.comprehensions(self.filling(comp, name))
                 replaced[id(comp)] = ast.copy_location(_name(name), comp)
             if replaced:
-                setattr(s, root, _Swap(replaced).visit(expr))
+                setattr(s, root, Swap(replaced).visit(expr))
             out.append(s)
         return out
 
@@ -414,11 +414,3 @@ class _ListCalls(ast.NodeTransformer):
         return node
 
 
-class _Swap(ast.NodeTransformer):
-    def __init__(self, replaced: dict):
-        self.replaced = replaced
-
-    def visit(self, node):
-        if id(node) in self.replaced:
-            return self.replaced[id(node)]
-        return super().visit(node)

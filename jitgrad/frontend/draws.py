@@ -368,7 +368,7 @@ class Recorder:
         loops = [f for f in self.stack if isinstance(f, Loop)]
         ndim = len(loops) + len(shape)
         var = Var(self.gb.namer.fresh("_draw"), Type("i" if kind == "integers" else "f", ndim))
-        tokens = [None if a is None else _size_token(a) for a in shape]
+        tokens = [None if a is None else symbolic.size_token(a) for a in shape]
         var.dims = tuple((var, k) for k in range(len(loops))) + tuple(
             (var, len(loops) + k) if t is None else t for k, t in enumerate(tokens))
         self.gb.made.append(var)
@@ -441,15 +441,6 @@ def _what(node) -> str:
 
 def _py(gb, atom):
     return atom.value if isinstance(atom, Const) else gb.sym(atom)
-
-
-def _size_token(a):
-    """The size an integer atom stands for (a literal, or a size read from a shape)."""
-    if isinstance(a, Const):
-        return a.value
-    if a.type.ndim == 0 and a.dims is not None and len(a.dims) == 1:
-        return a.dims[0]
-    return None
 
 
 def build_call(builder, recorder: Recorder, fn, args, kwargs, node):

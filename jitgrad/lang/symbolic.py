@@ -343,7 +343,7 @@ def stale_message(what: str) -> str:
             ".copy() it")
 
 
-def _size_token(a):
+def size_token(a):
     """The size an integer atom stands for: a literal, or a value read from a shape."""
     if isinstance(a, Const):
         return a.value
@@ -375,10 +375,10 @@ def result_dims(prim, atoms, params, out_type) -> tuple | None:
         return d[:params["axis"]] + (1,) + d[params["axis"]:]
     if name in ("reshape", "zeros", "ones", "empty", "full"):
         sizes = atoms[1:] if name in ("reshape", "full") else atoms
-        tokens = tuple(_size_token(a) for a in sizes)
+        tokens = tuple(size_token(a) for a in sizes)
         return None if any(t is None for t in tokens) else tokens
     if name == "take_add":
-        rows = _size_token(atoms[2])
+        rows = size_token(atoms[2])
         return None if rows is None else (rows,) + dims_of(atoms[0])[1:]
     if name in ("reshape_like", "broadcast_like", "sum_to_like", "spread"):
         return dims_of(atoms[1])

@@ -317,6 +317,21 @@ def _index_names(loop: For, *blocks: Block) -> set[Var]:
     return out
 
 
+def _shared_write(body: Block, name: str, index: set[Var]) -> tuple[str | None, Var]:
+    """How the iterations of ``body`` write into the array named ``name``, defined outside
+    it: ``"disjoint"`` (only at places indexed by the loop index, or read for its shape),
+    ``"accumulated"`` (only added into: ``iadd``, ``add_at``), or None. Also the array."""
+    uses = [(s, k) for s in walk(body) if isinstance(s, Eqn)
+            for k, a in enumerate(s.ins) if isinstance(a, Var) and a.name == name]
+    array = next(s.ins[0] for s, _ in uses)
+    if all(k == 0 and _indexed(s) and _by_index(s, index)
+           or k in ops.flags(s.prim).shape_only for s, k in uses):
+        return "disjoint", array
+    if all(k == 0 and s.prim in ("add_at", "iadd") for s, k in uses):
+        return "accumulated", array
+    return None, array
+
+
 def _fused_plan(loop: For, fwd, adj) -> dict:
     """A fused loop (`recompute._fuse`: each iteration runs its adjoint, for a seed of one, in
     the forward pass) also adds into gradient arrays and sums made before it, by name: what
@@ -332,18 +347,16 @@ def _fused_plan(loop: For, fwd, adj) -> dict:
                and s.ins[0].name in outer and s.ins[0].name not in carried}
     accumulate, scratch = [], []
     for name in sorted(written):
-        uses = [(s, k) for s in walk(loop.body) if isinstance(s, Eqn)
-                for k, a in enumerate(s.ins) if isinstance(a, Var) and a.name == name]
-        if all(k == 0 and _indexed(s) and _by_index(s, index)
-               or k in ops.flags(s.prim).shape_only for s, k in uses):
+        how, array = _shared_write(loop.body, name, index)
+        if how == "disjoint":
             continue  # iterations touch disjoint elements: written in place, shared
-        if all(k == 0 and s.prim in ("add_at", "iadd") for s, k in uses):
-            accumulate.append(next(s.ins[0] for s, _ in uses))
+        if how == "accumulated":
+            accumulate.append(array)
             continue
         work = _work_adjoint(name, [c for c in loop.carries if c.var.type.ndim], fwd, loop,
                              also=[adj])
         if work is not None:  # (`parallelise` checks that the work array is one)
-            scratch.append((next(s.ins[0] for s, _ in uses), work))
+            scratch.append((array, work))
             continue
         raise _Refused(f"its adjoint reads and writes `{name}` at places other iterations "
                        "write")
@@ -457,16 +470,14 @@ def _adjoint_plan(loop: For, rep: Repeat, adj, work: list[Carry]) -> dict:
     accumulate, scalars, passthrough, scratch = [], [], [], []
     index = _index_names(loop, loop.body, rep.body)
     for name in sorted(written):
-        uses = [(s, k) for s in walk(rep.body) if isinstance(s, Eqn)
-                for k, a in enumerate(s.ins) if isinstance(a, Var) and a.name == name]
-        if all(k == 0 and _indexed(s) and _by_index(s, index)
-               or k in ops.flags(s.prim).shape_only for s, k in uses):
+        how, array = _shared_write(rep.body, name, index)
+        if how == "disjoint":
             continue  # iterations touch disjoint elements: written in place, shared
-        if all(k == 0 and s.prim in ("add_at", "iadd") for s, k in uses):
-            accumulate.append(next(s.ins[0] for s, _ in uses))
+        if how == "accumulated":
+            accumulate.append(array)
             continue
         if _work_adjoint(name, work, adj, rep) is not None:
-            scratch.append(next(s.ins[0] for s, _ in uses))
+            scratch.append(array)
             continue
         raise _Refused(f"its adjoint reads and writes `{name}` at places other iterations "
                        "write")
