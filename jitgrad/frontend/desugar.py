@@ -28,7 +28,12 @@ import copy
 import itertools
 
 REDUCERS = ("sum", "max", "min", "any", "all")
-_HOISTABLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr)
+# Statements whose ``value`` is evaluated once where they stand (a pass may put statements
+# before them); an ``if`` has its ``test``.
+ROOTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr)
+# Nodes with names of their own: a pass looking at a statement's expressions stops at them.
+SCOPES = (ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp,
+          ast.FunctionDef)
 
 
 def desugar(fn_node: ast.FunctionDef, rebound: set[str], fresh: Fresh | None = None) -> None:
@@ -63,13 +68,8 @@ class Fresh:
 def _statements(stmts: list, rebound, fresh) -> list:
     out = []
     for s in stmts:
-        for field in ("body", "orelse", "finalbody"):
-            if isinstance(getattr(s, field, None), list) and not isinstance(s, ast.FunctionDef):
-                setattr(s, field, _statements(getattr(s, field), rebound, fresh))
-        if isinstance(s, ast.Try):
-            for h in s.handlers:
-                h.body = _statements(h.body, rebound, fresh)
-        root = s.test if isinstance(s, ast.If) else s if isinstance(s, _HOISTABLE) else None
+        rewrite_blocks(s, lambda block: _statements(block, rebound, fresh))
+        root = s.test if isinstance(s, ast.If) else s if isinstance(s, ROOTS) else None
         replaced = {}
         for call in ([] if root is None else _outermost_reductions(root, rebound)):
             loop, result = _loop_for(call, fresh)
@@ -96,22 +96,39 @@ class Swap(ast.NodeTransformer):
         return super().visit(node)
 
 
-def _outermost_reductions(root, rebound) -> list:
-    """The reduction calls in ``root`` not inside another comprehension or a lambda."""
+def rewrite_blocks(s, rewrite) -> None:
+    """Replace every statement list nested directly in the statement ``s`` (its body, ``else``,
+    ``finally`` and handlers; not a nested ``def``'s body) by ``rewrite(that list)``."""
+    if isinstance(s, ast.FunctionDef):
+        return
+    for field in ("body", "orelse", "finalbody"):
+        if isinstance(getattr(s, field, None), list):
+            setattr(s, field, rewrite(getattr(s, field)))
+    for h in getattr(s, "handlers", []):
+        h.body = rewrite(h.body)
+
+
+def outermost(root, match) -> list:
+    """The nodes under ``root`` (itself included) that ``match``, not inside another that
+    does, nor inside a lambda, a comprehension or a def (`SCOPES`)."""
     found = []
 
     def visit(node):
-        if _is_reduction(node, rebound):
+        if match(node):
             found.append(node)
             return
-        if isinstance(node, (ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.SetComp,
-                             ast.DictComp, ast.FunctionDef)):
+        if isinstance(node, SCOPES):
             return
         for child in ast.iter_child_nodes(node):
             visit(child)
 
     visit(root)
     return found
+
+
+def _outermost_reductions(root, rebound) -> list:
+    """The reduction calls in ``root`` not inside another comprehension or a lambda."""
+    return outermost(root, lambda node: _is_reduction(node, rebound))
 
 
 def _is_reduction(node, rebound) -> bool:

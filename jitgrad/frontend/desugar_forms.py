@@ -28,11 +28,18 @@ import copy
 import functools
 import types as pytypes
 
-from jitgrad.frontend.desugar import Fresh, Rename, Swap, locate, renamable, targets
-
-_ROOTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr)
-_SCOPES = (ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp,
-           ast.FunctionDef)
+from jitgrad.frontend.desugar import (
+    ROOTS,
+    SCOPES,
+    Fresh,
+    Rename,
+    Swap,
+    locate,
+    outermost,
+    renamable,
+    rewrite_blocks,
+    targets,
+)
 
 
 def desugar_forms(fn_node: ast.FunctionDef, fn, fresh: Fresh) -> None:
@@ -64,18 +71,13 @@ class _Forms:
 def _statements(stmts: list, forms: _Forms) -> list:
     out = []
     for s in stmts:
-        for field in ("body", "orelse", "finalbody"):
-            if isinstance(getattr(s, field, None), list) and not isinstance(s, ast.FunctionDef):
-                setattr(s, field, _statements(getattr(s, field), forms))
-        if isinstance(s, ast.Try):
-            for h in s.handlers:
-                h.body = _statements(h.body, forms)
+        rewrite_blocks(s, lambda block: _statements(block, forms))
         if (isinstance(s, ast.Assign) and len(s.targets) == 1
                 and isinstance(s.targets[0], ast.Name) and isinstance(s.value, ast.Lambda)):
             out.append(_as_def(s.targets[0].id, s.value))  # f = lambda t: ...
             continue
         before = []
-        root = "test" if isinstance(s, ast.If) else "value" if isinstance(s, _ROOTS) else None
+        root = "test" if isinstance(s, ast.If) else "value" if isinstance(s, ROOTS) else None
         if root is not None and getattr(s, root, None) is not None:
             expr = getattr(s, root)
             expr, hoisted = _hoist_lambdas(expr, forms.fresh)
@@ -102,25 +104,8 @@ def _as_def(name: str, lam: ast.Lambda) -> ast.FunctionDef:
     return node
 
 
-def _outermost(root, match) -> list:
-    """The nodes under ``root`` that ``match``, not inside a lambda, comprehension or def."""
-    found = []
-
-    def visit(node):
-        if match(node):
-            found.append(node)
-            return
-        if isinstance(node, _SCOPES):
-            return
-        for child in ast.iter_child_nodes(node):
-            visit(child)
-
-    visit(root)
-    return found
-
-
 def _hoist_lambdas(expr, fresh):
-    lambdas = [] if isinstance(expr, ast.Lambda) else _outermost(
+    lambdas = [] if isinstance(expr, ast.Lambda) else outermost(
         expr, lambda n: isinstance(n, ast.Lambda))
     if not lambdas:
         return expr, []
@@ -137,7 +122,7 @@ def _walruses(root) -> list:
     found = []
 
     def visit(node, always=True):
-        if isinstance(node, _SCOPES):
+        if isinstance(node, SCOPES):
             return
         if isinstance(node, ast.BoolOp):
             visit(node.values[0], always)
@@ -176,7 +161,7 @@ def _hoist_walruses(expr):
 
 
 def _reduces(expr, forms):
-    calls = _outermost(expr, forms.is_reduce)
+    calls = outermost(expr, forms.is_reduce)
     if not calls:
         return expr, []
     before, replaced = [], {}

@@ -36,16 +36,24 @@ import copy
 import numpy as np
 
 from jitgrad.core.errors import UnsupportedError, instead
-from jitgrad.frontend.desugar import Fresh, Rename, Swap, locate, renamable, targets
+from jitgrad.frontend.desugar import (
+    ROOTS,
+    SCOPES,
+    Fresh,
+    Rename,
+    Swap,
+    locate,
+    outermost,
+    renamable,
+    rewrite_blocks,
+    targets,
+)
 
 # The functions the rewritten code calls, by names no source can spell (the builder's
 # `lookup` reads them first), so that the user's own `np`, `len` or `max` cannot change them.
 INTRINSICS = {"%empty": np.empty, "%len": builtins.len, "%max": builtins.max,
               "%min": builtins.min}
 
-_ROOTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr)
-_SCOPES = (ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp,
-           ast.FunctionDef)
 # NumPy functions that read a list of numbers as they read the 1-D array of its items
 _NUMPY_READERS = {
     "array", "asarray", "asanyarray", "copy", "sum", "mean", "max", "min", "amax", "amin",
@@ -99,13 +107,8 @@ class _Lists:
     def comprehensions(self, stmts: list) -> list:
         out = []
         for s in stmts:
-            for field in ("body", "orelse", "finalbody"):
-                if isinstance(getattr(s, field, None), list) and not isinstance(s, ast.FunctionDef):
-                    setattr(s, field, self.comprehensions(getattr(s, field)))
-            if isinstance(s, ast.Try):
-                for h in s.handlers:
-                    h.body = self.comprehensions(h.body)
-            root = "test" if isinstance(s, ast.If) else "value" if isinstance(s, _ROOTS) else None
+            rewrite_blocks(s, self.comprehensions)
+            root = "test" if isinstance(s, ast.If) else "value" if isinstance(s, ROOTS) else None
             expr = getattr(s, root, None) if root else None
             if expr is None:
                 out.append(s)
@@ -117,20 +120,8 @@ class _Lists:
                     and renamable(expr)):  # y = [...]: appended into y
                 out += self.comprehensions(self.filling(expr, s.targets[0].id))
                 continue
-            found = []
-
-            def visit(node, found=found):
-                if isinstance(node, ast.ListComp) and renamable(node):
-                    found.append(node)
-                    return
-                if isinstance(node, _SCOPES):
-                    return
-                for child in ast.iter_child_nodes(node):
-                    visit(child)
-
-            visit(expr)
             replaced = {}
-            for comp in found:
+            for comp in outermost(expr, lambda n: isinstance(n, ast.ListComp) and renamable(n)):
                 name = self.fresh("list")
                 out += self.comprehensions(self.filling(comp, name))
                 replaced[id(comp)] = ast.copy_location(_name(name), comp)
@@ -159,12 +150,7 @@ class _Lists:
 
     def appended(self, stmts: list) -> list:
         for s in stmts:
-            for field in ("body", "orelse", "finalbody"):
-                if isinstance(getattr(s, field, None), list) and not isinstance(s, ast.FunctionDef):
-                    setattr(s, field, self.appended(getattr(s, field)))
-            if isinstance(s, ast.Try):
-                for h in s.handlers:
-                    h.body = self.appended(h.body)
+            rewrite_blocks(s, self.appended)
         out = list(stmts)
         j = 0
         while j < len(out):
@@ -219,7 +205,7 @@ class _Lists:
                 return
             if isinstance(node, ast.Name) and node.id == name:
                 self.refuse(f"reading the list `{name}` in the loop that appends to it", node)
-            if isinstance(node, (ast.While, *_SCOPES)) and _mentions(node, name):
+            if isinstance(node, (ast.While, *SCOPES)) and _mentions(node, name):
                 self.refuse(f"appending to `{name}` in a "
                             f"{'while loop' if isinstance(node, ast.While) else 'nested scope'}"
                             " (its count is not known when the loop starts)", node)

@@ -317,19 +317,27 @@ def _index_names(loop: For, *blocks: Block) -> set[Var]:
     return out
 
 
-def _shared_write(body: Block, name: str, index: set[Var]) -> tuple[str | None, Var]:
-    """How the iterations of ``body`` write into the array named ``name``, defined outside
-    it: ``"disjoint"`` (only at places indexed by the loop index, or read for its shape),
-    ``"accumulated"`` (only added into: ``iadd``, ``add_at``), or None. Also the array."""
-    uses = [(s, k) for s in walk(body) if isinstance(s, Eqn)
-            for k, a in enumerate(s.ins) if isinstance(a, Var) and a.name == name]
-    array = next(s.ins[0] for s, _ in uses)
-    if all(k == 0 and _indexed(s) and _by_index(s, index)
-           or k in ops.flags(s.prim).shape_only for s, k in uses):
-        return "disjoint", array
-    if all(k == 0 and s.prim in ("add_at", "iadd") for s, k in uses):
-        return "accumulated", array
-    return None, array
+def _outer_writes(body: Block, outer: set[str], index: set[Var]) -> tuple[list, list]:
+    """The arrays named in ``outer`` (defined outside ``body``) that iterations of ``body``
+    write into, in name order, less those written only at places indexed by the loop index
+    ``index`` (or read for their shape: disjoint, so shared): the ones only added into
+    (``iadd``, ``add_at``: accumulated per chunk), and the others as ``(name, array)``."""
+    written = {s.ins[0].name for s in walk(body) if isinstance(s, Eqn)
+               and ops.flags(s.prim).writes_into_first and isinstance(s.ins[0], Var)
+               and s.ins[0].name in outer}
+    accumulate, others = [], []
+    for name in sorted(written):
+        uses = [(s, k) for s in walk(body) if isinstance(s, Eqn)
+                for k, a in enumerate(s.ins) if isinstance(a, Var) and a.name == name]
+        array = next(s.ins[0] for s, _ in uses)
+        if all(k == 0 and _indexed(s) and _by_index(s, index)
+               or k in ops.flags(s.prim).shape_only for s, k in uses):
+            continue
+        if all(k == 0 and s.prim in ("add_at", "iadd") for s, k in uses):
+            accumulate.append(array)
+        else:
+            others.append((name, array))
+    return accumulate, others
 
 
 def _fused_plan(loop: For, fwd, adj) -> dict:
@@ -342,17 +350,9 @@ def _fused_plan(loop: For, fwd, adj) -> dict:
     outer = _names_outside(fwd, loop)
     index = _index_names(loop, loop.body)
     carried = {c.var.name for c in loop.carries}
-    written = {s.ins[0].name for s in walk(loop.body) if isinstance(s, Eqn)
-               and ops.flags(s.prim).writes_into_first and isinstance(s.ins[0], Var)
-               and s.ins[0].name in outer and s.ins[0].name not in carried}
-    accumulate, scratch = [], []
-    for name in sorted(written):
-        how, array = _shared_write(loop.body, name, index)
-        if how == "disjoint":
-            continue  # iterations touch disjoint elements: written in place, shared
-        if how == "accumulated":
-            accumulate.append(array)
-            continue
+    accumulate, others = _outer_writes(loop.body, outer - carried, index)
+    scratch = []
+    for name, array in others:
         work = _work_adjoint(name, [c for c in loop.carries if c.var.type.ndim], fwd, loop,
                              also=[adj])
         if work is not None:  # (`parallelise` checks that the work array is one)
@@ -465,17 +465,10 @@ def _adjoint_plan(loop: For, rep: Repeat, adj, work: list[Carry]) -> dict:
     allocs += works
     outer = _names_outside(adj, rep) - {v.name for a in allocs for v in a.outs}
     # arrays from outside the loop that the adjoint writes into
-    written = {s.ins[0].name for s in walk(rep.body) if isinstance(s, Eqn)
-               and ops.flags(s.prim).writes_into_first and isinstance(s.ins[0], Var) and s.ins[0].name in outer}
-    accumulate, scalars, passthrough, scratch = [], [], [], []
     index = _index_names(loop, loop.body, rep.body)
-    for name in sorted(written):
-        how, array = _shared_write(rep.body, name, index)
-        if how == "disjoint":
-            continue  # iterations touch disjoint elements: written in place, shared
-        if how == "accumulated":
-            accumulate.append(array)
-            continue
+    accumulate, others = _outer_writes(rep.body, outer, index)
+    scalars, passthrough, scratch = [], [], []
+    for name, array in others:
         if _work_adjoint(name, work, adj, rep) is not None:
             scratch.append(array)
             continue
