@@ -536,15 +536,23 @@ class _Writer:
             self.merges(s.merges, "update", indent + 1)
             self.last_loc = None
 
+    def counts_trips(self, s) -> bool:
+        """Whether a loop counts its iterations: only when something reads the count (an
+        unread counter is a variable assigned in every iteration, which Numba's SSA pass
+        and type inference pay for however little it costs at run time)."""
+        return self.uses.get(s.trips, 0) > 0
+
     def loop_head(self, s, indent):
         self.current = s.loc
         self.comment_for(indent, s.loc)
         self.merges(s.carries, "init", indent)
-        self.line(indent, f"{s.trips.name} = 0")
+        if self.counts_trips(s):
+            self.line(indent, f"{s.trips.name} = 0")
 
     def loop_tail(self, s, indent):
         self.merges(s.carries, "update", indent + 1)
-        self.line(indent + 1, f"{s.trips.name} += 1")
+        if self.counts_trips(s):
+            self.line(indent + 1, f"{s.trips.name} += 1")
         if s.exit_flag is not None:
             if isinstance(s.exit_flag, Const):
                 self.line(indent + 1, "break")
