@@ -114,13 +114,17 @@ class _Writer:
         k = 0
         while k < len(stmts):
             s = stmts[k]
-            group, sizes = self.fusable_run(stmts, k)
+            group, sizes, aliases = self.fusable_run(stmts, k)
             if group:
+                taken = len(group) + len(aliases)
                 # at the top level, a result is stored only if a later statement reads it;
                 # in a loop or branch any read counts (it may be the next iteration's)
-                later = stmts[k + len(group):] if b is self.kernel_ir.body else None
+                later = stmts[k + taken:] if b is self.kernel_ir.body else None
+                for e in aliases:
+                    self.comment_for(indent, e.loc)
+                    self.eqn(e, indent)
                 self.fused(group, sizes, indent, later)
-                k += len(group)
+                k += taken
                 continue
             k += 1
             if isinstance(s, Eqn):
@@ -155,32 +159,70 @@ class _Writer:
 
     # -- fused loop nests ----------------------------------------------------------------
 
-    def fusable_run(self, stmts, k) -> tuple[list, list]:
+    def fusable_run(self, stmts, k) -> tuple[list, list, list]:
         """The statements from ``stmts[k]`` that one loop nest over the first one's shape can
         compute: elementwise operations, copies, spreads and broadcasts onto that shape, and
         sums, maxima and minima of values of that shape (accumulated in the nest; nothing later
-        in it reads them). With them, the loops' trip counts (`nest_sizes`)."""
+        in it reads them). With them, the loops' trip counts (`nest_sizes`), and the aliases
+        among the statements taken, which the caller writes before the nest.
+
+        An alias (``_b_a04 = _b_b4``: a copy of an array from outside the run, which is the
+        array under a second name) does not end the run: it is made before the nest, when
+        neither name is read or (re)bound by the run before it or bound after it, so that
+        each name holds the same array throughout the nest as it would have in order.
+
+        Adjoints accumulated in the run stay in it: ``_b_z += c`` into an array the run makes
+        adds to its element (unless the run copied that element, ``_b_t = _b_z``: the copy is
+        the same array, which sees the update), and ``_b_z = _b_z + c`` updates the element
+        (the value is a new array, which the copy is not).  A name bound again to another
+        value is taken once nothing else reads the value it held."""
         first = stmts[k]
         if not isinstance(first, Eqn) or not first.outs or first.outs[0].dims is None:
-            return [], []
+            return [], [], []
         dims = nest_dims(first)
         run, made, sums, names = [], set(), set(), set()
+        aliases, aliased, read = [], set(), set()
+        bound: dict[str, Var] = {}  # name -> the value of the run it holds
+        copied: set[Var] = set()  # values of the run copied in it (``_b_t = _b_z``)
+        reads_in_run: dict[Var, int] = {}
         for e in stmts[k:]:
+            if not isinstance(e, Eqn):
+                break
             reads = nest_reads(e, dims)
+            if e.prim == "assign" and e.outs and isinstance(e.ins[0], Var) and (
+                    e.ins[0] not in made and e.ins[0] not in sums and e.ins[0].type.ndim):
+                # (a copy of an array from outside: cheaper as the alias it is)
+                if (not run or e.outs[0].name in names | read or e.ins[0].name in names
+                        or e.ins[0] in self.views):
+                    break
+                aliases.append(e)
+                aliased |= {e.outs[0].name, e.ins[0].name}
+                continue
             if reads is None or any(a in sums for a in e.ins):
                 break
-            if not e.outs:  # an accumulation into an array from outside the nest (`iadd`)
-                if e.ins[0] in made or e.ins[0].name in names or e.ins[0] in self.views:
+            if not e.outs:  # an accumulation (`iadd`) into an array
+                acc = e.ins[0]
+                if acc in made and acc in copied:
+                    break  # (the copy's element would miss the update its array sees)
+                if acc not in made and (acc.name in names or acc in self.views):
                     break
                 run.append(e)
+                self.count_reads(e, read, reads_in_run)
                 continue
             out = e.outs[0]
-            if out.name in names:  # one name per value inside the nest
+            if out.name in aliased or e.prim == "assign" and e.ins[0] not in made:
                 break
-            if e.prim == "assign" and e.ins[0] not in made:
-                break  # a copy of an array from outside: cheaper as the alias it is
+            if out.name in names:  # one name per value, unless the earlier one is done with
+                earlier = bound[out.name]  # (or is this one: an adjoint updated, same element)
+                if earlier not in made or earlier is not out and self.count_reads(
+                        e, set(), dict(reads_in_run)).get(earlier, 0) < self.uses.get(earlier, 0):
+                    break
             run.append(e)
+            self.count_reads(e, read, reads_in_run)
             names.add(out.name)
+            bound[out.name] = out
+            if e.prim == "assign":
+                copied.add(e.ins[0])
             (sums if e.prim in REDUCE_INIT else made).add(out)
         # Written in the nest, an array is read at the nest's position only: element i of the
         # accumulation lands before the element i + 1 reads. A view read in the same nest may
@@ -189,7 +231,23 @@ class _Writer:
         if writes and any(isinstance(a, Var) and a in self.views for e in run for a in e.ins):
             run = run[:writes[0]]
         sizes = self.nest_sizes(run) if run else None
-        return (run, sizes) if sizes is not None else ([], [])
+        if sizes is None:
+            return [], [], []
+        # the statements taken are those up to the run's last (aliases after it are not)
+        end = next(j for j in range(k + len(run) + len(aliases) - 1, k - 1, -1)
+                   if stmts[j] is run[-1])
+        aliases = [a for a in aliases if any(a is s for s in stmts[k:end])]
+        return run, sizes, aliases
+
+    @staticmethod
+    def count_reads(e: Eqn, names: set, counts: dict) -> dict:
+        """Add the names ``e`` reads to ``names`` and count its reads of each value into
+        ``counts``; returns ``counts``."""
+        for a in e.ins:
+            if isinstance(a, Var):
+                names.add(a.name)
+                counts[a] = counts.get(a, 0) + 1
+        return counts
 
     def nest_sizes(self, group) -> list[str] | None:
         """Source for each loop's trip count, read from the shape of a value the nest reads
@@ -230,21 +288,28 @@ class _Writer:
         for k, size in enumerate(sizes):
             self.line(indent + k, f"for {idx[k]} in range({size}):")
         inner = indent + len(sizes)
-        for e, here in zip(group, from_nest):
+        # an element updated in the nest (``_b_x += c``, ``_b_x = _b_x + c``) is stored once,
+        # after its last update
+        last_update = {}
+        for j, (e, here) in enumerate(zip(group, from_nest)):
+            if e.outs or here[0]:
+                last_update[e.outs[0] if e.outs else e.ins[0]] = j
+        for j, (e, here) in enumerate(zip(group, from_nest)):
             self.comment_for(inner, e.loc)
             self.current = e.loc
             args = _nest_args(e, here, dims, idx, element)
-            if not e.outs:  # `iadd` into an array from outside: its entry here, in place
+            if not e.outs:  # `iadd`: into an array's entry here, or an element of the nest
                 self.line(inner, f"{args[0]} += {args[1]}")
             elif e.prim in REDUCE_INIT:
                 self.nest_accumulate(e, args[0], filled, idx, inner)
-            else:
-                self.nest_element(e, args, filled, element, idx, inner)
-        self.current = group[-1].loc
-        for e in group:
-            if not e.outs:
                 continue
-            v = e.outs[0]
+            else:
+                self.nest_element(e, args, element, inner)
+            v = e.outs[0] if e.outs else e.ins[0]
+            if v in filled and last_update.get(v) == j:
+                self.line(inner, f"{filled[v]}[{', '.join(idx)}] = {element[v]}")
+        self.current = group[-1].loc
+        for v in dict.fromkeys(e.outs[0] for e in group if e.outs):
             if filled.get(v, v.name) != v.name:
                 self.line(indent, f"{v.name} = {filled[v]}")
         self.last_loc = None
@@ -269,7 +334,8 @@ class _Writer:
         fresh one when the nest reads a value of its name), and the fresh name of each
         non-reduction's element inside the nest. Fresh names are drawn in that order."""
         filled = {}  # out -> the name its array is filled under
-        group = [e for e in group if e.outs]  # (an accumulation has no result to name)
+        # (an accumulation has no result to name; an updated element is named once)
+        group = list({e.outs[0]: e for e in reversed(group) if e.outs}.values())[::-1]
         for e in group:
             if e.prim in REDUCE_INIT or e.outs[0] in stored:
                 v = e.outs[0]
@@ -283,12 +349,12 @@ class _Writer:
         accumulator at its starting value (after checking, for a maximum or minimum, that
         the reduced extent is not empty)."""
         shape = "(" + ", ".join(sizes) + ("," if len(sizes) == 1 else "") + ")"
+        allocated = set()
         for e in group:
-            if not e.outs:
+            if not e.outs or e.outs[0] not in filled or e.outs[0] in allocated:
                 continue
             v = e.outs[0]
-            if v not in filled:
-                continue
+            allocated.add(v)
             if e.prim not in REDUCE_INIT:
                 self.line(indent, f"{filled[v]} = {lowering.allocation('empty', shape, v.type.kind)}")
                 continue
@@ -317,10 +383,9 @@ class _Writer:
         self.line(indent, f"if {x} {beats} {acc} or {x} != {x}:")
         self.line(indent + 1, f"{acc} = {x}")
 
-    def nest_element(self, e: Eqn, args: list[str], filled: dict, element: dict,
-                     idx: list[str], indent: int):
+    def nest_element(self, e: Eqn, args: list[str], element: dict, indent: int):
         """Inside the nest: one element of ``e``'s result from its operands' elements
-        (``args``), with the primitive's scalar template; stored into its array if filled."""
+        (``args``), with the primitive's scalar template."""
         out = e.outs[0]
         if e.prim in ("spread", "broadcast_like", "assign"):
             expr = args[0]
@@ -328,8 +393,6 @@ class _Writer:
             scalar_types = [Type(a.type.kind, 0) for a in e.ins]
             expr = primitive_source(e.prim, args, e.params, scalar_types)
         self.line(indent, f"{element[out]} = {expr}")
-        if out in filled:
-            self.line(indent, f"{filled[out]}[{', '.join(idx)}] = {element[out]}")
 
     def eqn(self, e: Eqn, indent: int):
         """One equation as source lines at ``indent``: index items that are never negative
