@@ -147,9 +147,9 @@ def alias_of_an_update(x):
 
 @pytest.mark.parametrize("fn", [alias_update, alias_then_rebind, alias_of_an_update])
 def test_a_copy_in_a_nest_sees_the_updates_its_array_sees(fn):
-    """An element the nest copied (``z = y``) and then updated in place (``y += c``) would
-    give the copy the old element where NumPy gives it the array's new one: such an update
-    ends the nest. A rebinding (``y = y + c``) makes a new array, which the copy is not."""
+    """A copy (``z = y``) is the array: it sees an update in place (``y += c``) and not a
+    rebinding (``y = y + c``, a new array). With nests now taking in copies and updates,
+    the gradient still follows NumPy's semantics."""
     from jitgrad import tape
 
     x = np.linspace(-1.0, 1.5, 5)
