@@ -151,3 +151,13 @@ def writes_an_output_row(x, a):  # out[i] is read after the loop: an array seed,
             s = math.tanh(s + a * x[i, j])
         out[i] = s
     return np.sum(out * out)
+
+
+def triangular_pushes(x, w):  # iteration i pushes i + 1 values (exp): fused, counted per row
+    total = 0.0
+    for i in range(x.shape[0]):
+        s = 0.0
+        for j in range(i + 1):
+            s += math.exp(x[i] * w[j])
+        total += math.log(s)
+    return total

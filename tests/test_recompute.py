@@ -9,7 +9,7 @@ from corpus import N, U, case
 from corpus_check import case_params, check_value_and_grad, check_value_and_grad_result
 
 import jitgrad
-from jitgrad import GradFunction
+from jitgrad import GradFunction, tape
 
 RECOMPUTED = [
     case(F.rowwise_logsumexp, N(6, 4), N(4)),
@@ -98,6 +98,37 @@ def test_a_fused_loop_keeps_one_iteration_and_the_adjoint_only_scales():
     forward, adjoint = grad.source("forward"), grad.source("adjoint")
     assert "_most" in forward and "reserve" not in forward and "_rt.grow" not in forward
     assert "range(_trips" not in adjoint
+
+
+def test_the_counting_pass_is_closed_form_when_every_iteration_counts_the_same():
+    """Counting the pushes costs Numba compile time for every line (issue #24): an inner loop
+    that only counts becomes its trip count, and when every iteration counts the same the
+    count runs once, not in a loop over the iterations; when the count depends on the
+    iteration (row i pushes i + 1 values) the loop over the iterations stays. Either way
+    the gradient is the tape's and the differences', also for no iterations at all."""
+    def counting(grad):
+        forward = grad.source("forward")
+        return "\n".join(line for line in forward[:forward.index("_tape_")].splitlines()
+                         if not line.lstrip().startswith("#"))
+
+    c = FUSED[0]  # log_of_sum: every row pushes x.shape[1] values
+    grad = jitgrad.value_and_grad(c.fn, wrt=c.wrt)
+    grad(*c.points[0])
+    assert "for " not in counting(grad) and "_rt.nonnegative(_t1)" in counting(grad)
+    tri = case(F.triangular_pushes, N(5, s=0.5), N(5, s=0.5))
+    for p in range(len(tri.points)):
+        check_value_and_grad(tri, p)
+    grad = jitgrad.value_and_grad(tri.fn, wrt=tri.wrt)
+    grad(*tri.points[0])
+    assert "for i_1 in range(" in counting(grad)
+    w = np.linspace(0.1, 0.5, 5)
+    for fn, args in ((F.triangular_pushes, (np.zeros(0), w)),
+                     (F.rowwise_logsumexp, (np.zeros((0, 5)), w))):
+        value, grads = jitgrad.value_and_grad(fn, wrt=(0, 1))(*args)
+        t_value, t_grads = tape.value_and_grad(fn, wrt=(0, 1))(*args)
+        assert value == t_value or (np.isnan(value) and np.isnan(t_value))
+        for got, want in zip(grads, t_grads):
+            np.testing.assert_array_equal(got, want)
 
 
 def test_a_value_pushed_and_popped_back_in_one_iteration_keeps_no_stack():

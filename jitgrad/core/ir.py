@@ -408,6 +408,56 @@ def graft(body: Block, returns: list, params: list[Var], replacements: list, nam
     return [mapping.get(a, a) if isinstance(a, Var) else a for a in returns]
 
 
+def bounds(s) -> list:
+    """A loop's or branch's own reads other than its carried values."""
+    out = [s.cond] if isinstance(s, (If, While)) else []
+    if isinstance(s, For):
+        out += [s.start, s.stop, s.step]
+    if getattr(s, "exit_flag", None) is not None:
+        out.append(s.exit_flag)
+    return [a for a in out if isinstance(a, Var)]
+
+
+def free_vars(block: Block) -> list[Var]:
+    """Variables ``block`` reads that it does not define (in first-use order)."""
+    defined = set()
+    for s in walk(block):
+        for v in defs(s):
+            defined.add(v)
+        if isinstance(s, For):
+            defined.add(s.index)
+    out, seen = [], set()
+    for s in walk(block):
+        for a in direct_uses(s):
+            if isinstance(a, Var) and a not in defined and a not in seen:
+                seen.add(a)
+                out.append(a)
+    return out
+
+
+def clone(block: Block) -> Block:
+    """The same statements, new objects (the variables are shared)."""
+    out = []
+    for s in block.stmts:
+        if isinstance(s, Eqn):
+            out.append(Eqn(s.prim, list(s.outs), list(s.ins), dict(s.params), s.loc))
+        elif isinstance(s, For):
+            out.append(For(s.index, s.start, s.stop, s.step, clone(s.body), copy_carries(s.carries),
+                           s.trips, s.exit_flag, s.loc))
+        elif isinstance(s, While):
+            out.append(While(clone(s.cond_block), s.cond, clone(s.body), copy_carries(s.carries),
+                             s.trips, s.loc, s.exit_flag))
+        elif isinstance(s, If):
+            out.append(If(s.cond, clone(s.then), clone(s.orelse), copy_carries(s.merges), s.loc))
+        else:
+            raise TypeError(f"cannot copy {type(s).__name__}")
+    return Block(out)
+
+
+def copy_carries(carries) -> list[Carry]:
+    return [Carry(c.var, c.init, c.update) for c in carries]
+
+
 def names_in(body: Block) -> set[str]:
     """Every variable name ``body`` defines or reads."""
     return {a.name for s in walk(body)

@@ -40,19 +40,15 @@ from jitgrad.core.ir import (
     Repeat,
     Storage,
     Var,
+    clone,
     defs,
+    free_vars,
     plan_loop,
     walk,
 )
 from jitgrad.core.types import INT, Type
-from jitgrad.transforms.recompute import (
-    clone,
-    count_pushes,
-    drop_reserves,
-    free_vars,
-    name_clash,
-    written_after,
-)
+from jitgrad.transforms.push_counts import count_pushes
+from jitgrad.transforms.recompute import drop_reserves, name_clash, written_after
 
 VALUE_BYTES = 8  # a pushed scalar
 

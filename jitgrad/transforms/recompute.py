@@ -46,14 +46,17 @@ from jitgrad.core.ir import (
     Storage,
     Var,
     While,
+    bounds,
+    clone,
     defs,
     direct_uses,
+    free_vars,
     plan_loop,
     replace_vars,
     sub_blocks,
     walk,
 )
-from jitgrad.core.types import INT
+from jitgrad.transforms.push_counts import count_pushes, push_counts
 
 # Statements of the saving machinery (not the user's computation).
 # Equations that read an array only for its shape.
@@ -262,16 +265,6 @@ def is_reduction(loop: For, c: Carry) -> bool:
     return True
 
 
-def bounds(s) -> list:
-    """A loop's or branch's own reads other than its carried values."""
-    out = [s.cond] if isinstance(s, (If, While)) else []
-    if isinstance(s, For):
-        out += [s.start, s.stop, s.step]
-    if getattr(s, "exit_flag", None) is not None:
-        out.append(s.exit_flag)
-    return [a for a in out if isinstance(a, Var)]
-
-
 def reads_start(body: Block, stale: set[Var]) -> bool:
     """Whether ``body`` reads the contents of an array in ``stale`` (variables whose
     memory still holds what it held when the iteration began) before it is filled again."""
@@ -347,23 +340,6 @@ def _fills(loop, c: Carry) -> bool:
                 return True
             version = s.outs[0]
     return False
-
-
-def free_vars(block: Block) -> list[Var]:
-    """Variables ``block`` reads that it does not define (in first-use order)."""
-    defined = set()
-    for s in walk(block):
-        for v in defs(s):
-            defined.add(v)
-        if isinstance(s, For):
-            defined.add(s.index)
-    out, seen = [], set()
-    for s in walk(block):
-        for a in direct_uses(s):
-            if isinstance(a, Var) and a not in defined and a not in seen:
-                seen.add(a)
-                out.append(a)
-    return out
 
 
 # ----------------------------------------------------------------------------- rewriting
@@ -519,7 +495,7 @@ def _fuse(fn, adj_body, loop: For, rep: Repeat, seed: Carry, rev, top_saved, sta
     tapes = {s.ins[0] for s in walk(loop.body) if isinstance(s, Eqn) and s.prim == "push"}
     trips = round_trips(fn, loop, rep, adj_body, tapes)
     tapes -= {tape for tape, _, _ in trips}
-    counting = _push_counts(loop, tapes, namer)
+    counting = push_counts(loop, tapes, namer)
     if counting is None:
         return None
     drop_round_trips(fn, rep, adj_body, trips)
@@ -584,138 +560,6 @@ def _zero(var: Var, like: Var, loc) -> Eqn:
     return Eqn("assign", [var], [Const(0.0)], {}, loc)
 
 
-def _push_counts(loop: For, tapes: set[Var], namer) -> tuple[list, dict] | None:
-    """Statements that count, before the loop runs, the most values one iteration pushes on
-    each of ``tapes``: a copy of the loop that keeps only what decides how often each push
-    runs (loop bounds and branch conditions, and what they are computed from), with fresh
-    names. Returns the statements and ``tape -> its most pushes``; None when the pushes
-    depend on a value the copy would have to pop."""
-    copy = For(loop.index, loop.start, loop.stop, loop.step, clone(loop.body),
-               _carries(loop.carries), loop.trips, loop.exit_flag, loop.loc)
-    count_pushes(copy.body, tapes)
-    if not tapes:
-        return [], {}
-    _count_flat_pushes(copy)
-    needed = _what_decides_the_pushes(copy)
-    if not _keep_only(copy.body, needed):
-        return None
-    copy.carries = [c for c in copy.carries if c.var in needed]
-    _fresh_names(copy, namer)
-    return _count_the_most(copy, namer)
-
-
-def _ticks(s) -> bool:
-    """Whether statement ``s`` counts a push (a ``count_tick`` in it)."""
-    return any(isinstance(t, Eqn) and t.prim == "count_tick" for t in walk(Block([s])))
-
-
-def _count_flat_pushes(copy: For) -> None:
-    """A flat push counts its array's size, read off the array's first version when that is
-    made before the loop; otherwise its stack is not counted and grows as it needs. Writes
-    never change a shape: sizes are read off first versions too."""
-    inside = {v for s in walk(copy.body) for v in defs(s)}
-    flat = [s for s in walk(copy.body) if isinstance(s, Eqn) and s.prim == "count_tick"
-            and s.params.get("flat")]
-    uncounted = {s.ins[0] for s in flat if s.ins[1].root in inside}
-    for s in flat:
-        s.ins[1] = s.ins[1].root
-    _drop_ticks(copy.body, uncounted)
-    for s in walk(copy.body):
-        if isinstance(s, Eqn) and s.prim in ("shape_dim", "size") and isinstance(s.ins[0], Var):
-            s.ins[0] = s.ins[0].root
-
-
-def _what_decides_the_pushes(copy: For) -> set[Var]:
-    """The variables the bounds and conditions of the statements that push are computed
-    from, closed over the equations, carries, merges and while conditions that define them."""
-    needed: set[Var] = set()
-    for s in [copy] + [s for s in walk(copy.body) if not isinstance(s, Eqn)]:
-        if _ticks(s):
-            needed |= {a for a in bounds(s) + ([s.cond] if isinstance(s, If) else [])
-                       if isinstance(a, Var)}
-    changed = True
-    while changed:
-        changed = False
-        for s in [copy] + list(walk(copy.body)):
-            reads = []
-            if isinstance(s, Eqn):
-                if any(o in needed for o in s.outs):
-                    reads = s.ins
-            else:
-                for m in getattr(s, "carries", []) + getattr(s, "merges", []):
-                    if m.var in needed:
-                        reads = reads + [m.init, m.update] + bounds(s)
-                if isinstance(s, While) and s.cond in needed:
-                    reads = reads + list(free_vars(s.cond_block))
-            for a in reads:
-                if isinstance(a, Var) and a not in needed:
-                    needed.add(a)
-                    changed = True
-    return needed
-
-
-def _keep_only(block: Block, needed: set[Var]) -> bool:
-    """Drop from ``block`` what neither counts a push nor defines a value in ``needed``;
-    False when a needed value is popped (the copy cannot run before the loop)."""
-    out = []
-    for s in block.stmts:
-        if isinstance(s, Eqn):
-            if s.prim == "pop":
-                if any(o in needed for o in s.outs):
-                    return False
-                continue
-            if s.prim == "count_tick" or any(o in needed for o in s.outs):
-                out.append(s)
-            continue
-        if not (_ticks(s) or any(v in needed for v in defs(s))):
-            continue
-        if isinstance(s, If):
-            s.merges = [m for m in s.merges if m.var in needed]
-        else:
-            s.carries = [c for c in s.carries if c.var in needed]
-        if not all(_keep_only(b, needed) for b in sub_blocks(s)):
-            return False
-        out.append(s)
-    block.stmts[:] = out
-    return True
-
-
-def _fresh_names(copy: For, namer) -> None:
-    """Give the copy's variables names of their own (versions of one array share one)."""
-    fresh, names = {}, {}
-    for s in [copy] + list(walk(copy.body)):
-        for v in defs(s):
-            storage = None if v.storage is None else fresh.get(v.storage, v.storage)
-            name = names.setdefault(v.name, namer.fresh(v.name))
-            fresh[v] = Var(name, v.type, storage=storage, dims=v.dims)
-    replace_vars(Block([copy]), fresh)
-
-
-def _count_the_most(copy: For, namer) -> tuple[list, dict]:
-    """Each counter reset per iteration, and its most over the iterations kept: (the
-    statements to run before the loop, counter -> its most)."""
-    most = {}
-    before = []
-    for s in walk(copy.body):
-        if isinstance(s, Eqn) and s.prim == "count_tick":
-            count = s.ins[0]
-            if count not in most:
-                most[count] = Var(namer.fresh(count.name + "_most"), count.type)
-                before.append(Eqn("count_reset", [most[count]], [], {}, None))
-                copy.body.stmts[:0] = [Eqn("count_reset", [count], [], {}, None)]
-                copy.body.stmts.append(Eqn("count_max", [most[count]],
-                                           [most[count], count], {}, None))
-    return before + [copy], most
-
-
-def _drop_ticks(block: Block, counts: set[Var]) -> None:
-    block.stmts[:] = [s for s in block.stmts if not (
-        isinstance(s, Eqn) and s.prim == "count_tick" and s.ins[0] in counts)]
-    for s in block.stmts:
-        for b in sub_blocks(s):
-            _drop_ticks(b, counts)
-
-
 def name_clash(loop: For, fn: Function, top_saved: list) -> bool:
     """Whether the replay would read, under its forward name, a variable whose name another
     variable the adjoint already takes (or another read) has: versions of one array share
@@ -732,35 +576,9 @@ def name_clash(loop: For, fn: Function, top_saved: list) -> bool:
     return False
 
 
-def count_pushes(block: Block, tapes: set[Var], budget: Var | None = None, namer=None) -> None:
-    """In the forward pass: count each push instead of making it; no room to reserve. With a
-    ``budget`` (`checkpoint`), also add what the push would store to it: one value for a
-    scalar, its size for an array."""
-    out = []
-    for s in block.stmts:
-        if isinstance(s, Eqn) and s.prim in ("push", "reserve") and s.ins[0] in tapes:
-            if s.prim == "push":
-                _, count, value = s.ins
-                if s.params.get("flat"):  # its values and their count
-                    out.append(Eqn("count_tick", [], [count, value], {"flat": True}, s.loc))
-                else:
-                    out.append(Eqn("count_tick", [], [count], {}, s.loc))
-                if budget is not None and value.type.ndim:
-                    size = Var(namer.fresh("_ck_size"), INT)
-                    out += [Eqn("size", [size], [value], {}, s.loc),
-                            Eqn("add", [budget], [budget, size], {}, s.loc)]
-                elif budget is not None:
-                    out.append(Eqn("count_tick", [], [budget], {}, s.loc))
-            continue
-        for b in sub_blocks(s):
-            count_pushes(b, tapes, budget, namer)
-        out.append(s)
-    block.stmts[:] = out
-
-
 def drop_reserves(block: Block, tapes: set[Var], growing=frozenset()) -> None:
     """In the replay: the stacks have room for the largest iteration; every push is a store
-    (but onto the ``growing`` stacks, which check for room: flat stacks `_push_counts` could
+    (but onto the ``growing`` stacks, which check for room: flat stacks `push_counts` could
     not count)."""
     block.stmts[:] = [s for s in block.stmts if not (
         isinstance(s, Eqn) and s.prim == "reserve" and s.ins[0] in tapes)]
@@ -769,29 +587,6 @@ def drop_reserves(block: Block, tapes: set[Var], growing=frozenset()) -> None:
             s.params["exact"] = s.ins[0] not in growing
         for b in sub_blocks(s):
             drop_reserves(b, tapes, growing)
-
-
-def clone(block: Block) -> Block:
-    """The same statements, new objects (the variables are shared)."""
-    out = []
-    for s in block.stmts:
-        if isinstance(s, Eqn):
-            out.append(Eqn(s.prim, list(s.outs), list(s.ins), dict(s.params), s.loc))
-        elif isinstance(s, For):
-            out.append(For(s.index, s.start, s.stop, s.step, clone(s.body), _carries(s.carries),
-                           s.trips, s.exit_flag, s.loc))
-        elif isinstance(s, While):
-            out.append(While(clone(s.cond_block), s.cond, clone(s.body), _carries(s.carries),
-                             s.trips, s.loc, s.exit_flag))
-        elif isinstance(s, If):
-            out.append(If(s.cond, clone(s.then), clone(s.orelse), _carries(s.merges), s.loc))
-        else:
-            raise TypeError(f"cannot replay {type(s).__name__}")
-    return Block(out)
-
-
-def _carries(carries) -> list[Carry]:
-    return [Carry(c.var, c.init, c.update) for c in carries]
 
 
 __all__ = ["mark_ascending", "planned", "recompute_loops"]

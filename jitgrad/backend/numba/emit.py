@@ -37,6 +37,7 @@ from jitgrad.core.ir import (
     Var,
     While,
     direct_uses,
+    sub_blocks,
     walk,
 )
 from jitgrad.core.types import Type
@@ -91,6 +92,8 @@ class _Writer:
         for a in kernel.returns + kernel.aux:
             if isinstance(a, Var):
                 self.uses[a] = self.uses.get(a, 0) + 1
+        self.read_trips = {a for a in kernel.returns + kernel.aux if isinstance(a, Var)}
+        self.find_read_trips(kernel.body)
 
     def line(self, indent: int, text: str):
         self.lines.append("    " * indent + text)
@@ -600,10 +603,26 @@ class _Writer:
             self.last_loc = None
 
     def counts_trips(self, s) -> bool:
-        """Whether a loop counts its iterations: only when something reads the count (an
-        unread counter is a variable assigned in every iteration, which Numba's SSA pass
-        and type inference pay for however little it costs at run time)."""
-        return self.uses.get(s.trips, 0) > 0
+        """Whether a loop counts its iterations: only when something reads the count before
+        a ``trip_count`` sets it again (an unread counter is a variable assigned in every
+        iteration, which Numba's SSA pass and type inference pay for however little it costs
+        at run time)."""
+        return s.trips in self.read_trips
+
+    def find_read_trips(self, block: Block, recounted: frozenset = frozenset()) -> None:
+        """Add to ``read_trips`` the loops' counts read where the loop's own count may be the
+        value: not after a ``trip_count`` that sets it again in the same or an enclosing
+        block (which then runs first: blocks are structured)."""
+        for s in block.stmts:
+            for a in direct_uses(s):
+                if isinstance(a, Var) and a not in recounted:
+                    self.read_trips.add(a)
+            for b in sub_blocks(s):
+                self.find_read_trips(b, recounted)
+            if isinstance(s, Eqn) and s.prim == "trip_count":
+                recounted = recounted | {s.outs[0]}
+            elif isinstance(s, (For, While)):
+                recounted = recounted - {s.trips}
 
     def loop_head(self, s, indent):
         self.current = s.loc
