@@ -131,6 +131,23 @@ def test_the_counting_pass_is_closed_form_when_every_iteration_counts_the_same()
             np.testing.assert_array_equal(got, want)
 
 
+def test_a_fused_loop_does_not_compute_again_what_its_iteration_holds():
+    """The adjoint of a fused iteration runs right after it: the scalars `saving` would
+    recompute instead of taping are still there, and computing them again is only code for
+    Numba to compile (issue #24: the reprojection gradient lost 42 of its 202 lines)."""
+    from bench import problems
+
+    args = problems.make_reproj(3, 10, 40)
+    grad = jitgrad.grad(problems.reproj_loss, wrt=(0, 1))
+    got = grad(*args)
+    code = [line.strip() for line in grad.source("forward").splitlines()
+            if not line.lstrip().startswith("#")]
+    assert code.count("u0 = y0 / y2") == 1 and code.count("c = cam_idx[np.uint64(o)]") == 1
+    want = tape.grad(problems.reproj_loss, wrt=(0, 1))(*args)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+
+
 def test_a_value_pushed_and_popped_back_in_one_iteration_keeps_no_stack():
     """Fused, an iteration pushes values that its own adjoint pops a few lines later into the
     same names: no stack, no counting pass, and still the gradient of central differences

@@ -537,7 +537,7 @@ def _fuse(fn, adj_body, loop: For, rep: Repeat, seed: Carry, rev, top_saved, sta
     fn.body.stmts[at:at] = init
     drop_reserves(loop.body, tapes, growing={a.outs[0] for a in allocs
                                              if a.outs[1] not in most})
-    loop.body.stmts += body
+    loop.body.stmts += _without_recomputing(body, loop.body)
     # 2. the adjoint pass: the seed times each gradient, added where the loop's adjoint was
     scaled = []
     for v in outer:
@@ -552,6 +552,18 @@ def _fuse(fn, adj_body, loop: For, rep: Repeat, seed: Carry, rev, top_saved, sta
     stacks = [v for v in stacks if v not in moved]
     top_saved = top_saved + [(grads[v], grads[v]) for v in outer]
     return top_saved, stacks
+
+
+def _without_recomputing(adjoint: list, iteration: Block) -> list:
+    """The iteration's adjoint without the equations that compute again, at its top level,
+    a value the iteration computed at its own top level (`saving` recomputes a scalar instead
+    of taping it; fused, the adjoint runs right after the iteration, which still holds it).
+    The values are the same: a recomputed value reads nothing written after it is computed
+    (`saving.Saver.recomputable`), and the iteration defines each of its values once."""
+    held = {v for s in iteration.stmts if isinstance(s, Eqn) for v in s.outs}
+    return [s for s in adjoint if not (
+        isinstance(s, Eqn) and s.outs and all(v in held for v in s.outs)
+        and not ops.flags(s.prim).effects)]
 
 
 def _zero(var: Var, like: Var, loc) -> Eqn:
