@@ -71,7 +71,8 @@ def _blas_info():
     out = []
     for d in threadpool_info():
         path = d.get("filepath") or ""
-        folder = os.path.basename(os.path.dirname(path))
+        parts = os.path.dirname(path).split(os.sep)
+        folder = parts[-1] if parts[-1] != "lib" or len(parts) < 2 else parts[-2]  # torch/lib
         owner = ("SciPy (Numba's @)" if "scipy" in folder else
                  "NumPy" if "numpy" in folder else
                  folder or "unknown")
@@ -166,8 +167,7 @@ def _blas_text(env):
         text = "; ".join(
             f"{b['owner']}: {b['internal_api']} {b['version']} ({b['file']}), kernel "
             f"{b['architecture']}, {b['num_threads']} thread(s)" if b["user_api"] == "blas"
-            else f"{b['owner']}: {b['internal_api']} {b['version']} ({b['file']}), "
-                 f"{b['num_threads']} thread(s)"
+            else f"{b['owner']}: {b['user_api']} ({b['file']}), {b['num_threads']} thread(s)"
             for b in blas) or "none found by threadpoolctl"
     unset = [k for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if not env["env"].get(k)]
     return text + (f"; {' and '.join(unset)} unset" if unset else "")
