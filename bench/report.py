@@ -56,6 +56,33 @@ def _version(name):
         return None
 
 
+def _blas_info():
+    """The BLAS libraries loaded in this process and the kernels they run, from threadpoolctl
+    (optional, bench-only: without it, a string saying so). Numba's ``@`` and ``np.dot`` call
+    SciPy's BLAS (``scipy.linalg.cython_blas``, loaded here first), NumPy's ``@`` its own; the
+    two may differ in version and in the kernel OpenBLAS picks (``architecture``: the CPU it
+    detected, or OPENBLAS_CORETYPE). XLA's and PyTorch's own kernels are not listed unless they
+    load a library threadpoolctl knows."""
+    try:
+        import scipy.linalg.cython_blas  # noqa: F401 - what Numba's @ calls
+        from threadpoolctl import threadpool_info
+    except ImportError as e:
+        return f"not recorded ({e})"
+    out = []
+    for d in threadpool_info():
+        path = d.get("filepath") or ""
+        parts = os.path.dirname(path).split(os.sep)
+        folder = parts[-1] if parts[-1] != "lib" or len(parts) < 2 else parts[-2]  # torch/lib
+        owner = ("SciPy (Numba's @)" if "scipy" in folder else
+                 "NumPy" if "numpy" in folder else
+                 folder or "unknown")
+        out.append({"owner": owner, "file": os.path.basename(path),
+                    **{k: d.get(k) for k in ("user_api", "internal_api", "version",
+                                              "architecture", "threading_layer",
+                                              "num_threads")}})
+    return out
+
+
 def environment(command, threads, peer_versions, tape, helper_cache, numba_init):
     """Header facts; see the module doc."""
     import numba
@@ -92,6 +119,7 @@ def environment(command, threads, peer_versions, tape, helper_cache, numba_init)
                                                 "NUMBA_CACHE_DIR")},
         "helper_cache_at_start": helper_cache,
         "numba_init_first_call": numba_init,
+        "blas": _blas_info(),
     }
 
 
@@ -131,6 +159,20 @@ def _table(header, rows):
     return "\n".join(out)
 
 
+def _blas_text(env):
+    blas = env.get("blas")
+    if blas is None or isinstance(blas, str):
+        text = blas or "not recorded"
+    else:
+        text = "; ".join(
+            f"{b['owner']}: {b['internal_api']} {b['version']} ({b['file']}), kernel "
+            f"{b['architecture']}, {b['num_threads']} thread(s)" if b["user_api"] == "blas"
+            else f"{b['owner']}: {b['user_api']} ({b['file']}), {b['num_threads']} thread(s)"
+            for b in blas) or "none found by threadpoolctl"
+    unset = [k for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if not env["env"].get(k)]
+    return text + (f"; {' and '.join(unset)} unset" if unset else "")
+
+
 def _header_lines(env, settings):
     peers = env["peers"]
     peer_text = ", ".join(f"{k} {v}" if v else f"{k} not installed" for k, v in peers.items())
@@ -163,6 +205,7 @@ def _header_lines(env, settings):
         f"- peers: {peer_text}; matplotlib {env['matplotlib'] or 'not installed'}",
         f"- threads: {thread_text}"
         + (f"; from the environment: {extra_env}" if extra_env else ""),
+        f"- BLAS: {_blas_text(env)}",
         (
             f"- timing: `bench.timing.measure`, {settings['rounds']} interleaved rounds of "
             f"blocks of ~{fmt_time(settings['target_block'])} after warm-up, each block after "

@@ -124,6 +124,8 @@ LOWER: dict[str, Callable] = {
     # elementwise
     "neg": lambda a, p, t: f"-{a[0]}",
     "erf": lambda a, p, t: f"_rt.erf({a[0]})",
+    # not libm's tanh: runtime.tanh_scalar says why
+    "tanh": lambda a, p, t: f"_rt.tanh({a[0]})" if t[0].ndim else f"_rt.tanh_scalar({a[0]})",
     "erfc": lambda a, p, t: f"_rt.erfc({a[0]})",
     "gammaln": lambda a, p, t: f"_rt.gammaln({a[0]})",
     "gamma": lambda a, p, t: f"_rt.gamma({a[0]})",
