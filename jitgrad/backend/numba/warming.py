@@ -38,6 +38,7 @@ from jitgrad.backend.numba.runtime import (
     solve,
     sum_axis,
     sum_to,
+    tanh_scalar,
     trip_count,
     where,
     zeros,
@@ -55,6 +56,7 @@ def _warm_examples():
              for s in shapes for dtype in (None, np.int64, np.bool_)]
     calls += [(full, (s, 1.0)) for s in shapes[1:]]
     calls += [(larger, (1, 2)), (nonnegative, (1,)), (same_size, (1, 1)), (nonempty, (1,)),
+              (tanh_scalar, (1.0,)),
               (trip_count, (0, 2, 1)), (reserve, (f1, 1, 1)), (reserve, (i1, 1, 1)),
               (grow, (f1,)), (grow, (i1,)), (reshape, (f2, (4,))), (reshape, (f1, (2, 1))),
               (sum_to, (f2, np.ones((1, 2)))), (sum_to, (f2, f2)), (sum_to, (f1, f1)),
