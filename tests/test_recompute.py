@@ -148,6 +148,23 @@ def test_a_fused_loop_does_not_compute_again_what_its_iteration_holds():
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
 
 
+def test_a_vector_read_back_entry_by_entry_is_read_through_its_stack():
+    """ADBench's GMM pushes the centred point (a vector) per component and reads it back
+    entry by entry in the adjoint: read through the stack at its offset, not through a view
+    of the stack (a reference Numba counts, two atomic operations per pop; issue #26)."""
+    from bench import problems
+    from fd import numeric_grad
+
+    args = problems.make_adbench_gmm(15, 3, 2)
+    grad = jitgrad.grad(problems.gmm_adbench, wrt=(0, 1, 2))
+    got = grad(*args)
+    source = grad.source()
+    assert "_at_xc" in source and "_tape_xc_3[_n_xc_3:" not in source
+    for k in range(3):
+        np.testing.assert_allclose(got[k], numeric_grad(problems.gmm_adbench, args, k),
+                                   rtol=1e-6, atol=1e-8)
+
+
 def test_a_value_pushed_and_popped_back_in_one_iteration_keeps_no_stack():
     """Fused, an iteration pushes values that its own adjoint pops a few lines later into the
     same names: no stack, no counting pass, and still the gradient of central differences

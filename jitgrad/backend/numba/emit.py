@@ -75,6 +75,9 @@ class _Writer:
         self.kernel_ir: Kernel | None = None  # the kernel being written
         self.nonneg: set[Var] = set()  # integer variables never negative (`nonnegative_ints`)
         self.popped_at: dict[Eqn, str] = {}  # a pop -> its position, in an ascending loop
+        self.by_offset: set[Var] = set()  # popped vectors read through the stack (`find_entry_reads`)
+        self.offsets: dict[Var, tuple[str, str]] = {}  # popped vector -> (stack, its offset)
+        self.read_trips: set[Var] = set()  # loop counts read (`find_read_trips`)
         self.parallel = False  # a parallel build: chunk loops call functions (`parallel.py`)
 
     def count_uses(self, kernel: Kernel):
@@ -94,6 +97,7 @@ class _Writer:
                 self.uses[a] = self.uses.get(a, 0) + 1
         self.read_trips = {a for a in kernel.returns + kernel.aux if isinstance(a, Var)}
         self.find_read_trips(kernel.body)
+        self.find_entry_reads(kernel.body)
 
     def line(self, indent: int, text: str):
         self.lines.append("    " * indent + text)
@@ -408,7 +412,10 @@ class _Writer:
         first = ops.flags(prim).index_from
         if first is not None and "index_spec" in e.params:
             a[first:] = self.unsigned(e.params["index_spec"], e.ins[first:], a[first:])
-        if prim in _STORES:
+        if prim == "getitem" and e.ins[0] in self.offsets:  # an entry of a popped vector
+            tape, offset = self.offsets[e.ins[0]]
+            self.line(indent, f"{out} = {tape}[np.uint64({offset} + {atom_source(e.ins[1])})]")
+        elif prim in _STORES:
             self.store_eqn(e, a, out, indent)
         elif prim in _COUNTERS:
             self.counter_eqn(e, a, out, indent)
@@ -508,7 +515,12 @@ class _Writer:
             self.line(indent, f"{count} -= 1")
             self.line(indent, f"{size} = int({tape}[np.uint64({count})])")
             self.line(indent, f"{count} -= {size}")
-            self.line(indent, f"{out} = {tape}[{count}:{count} + {size}]")
+            if e.outs[0] in self.by_offset:
+                offset = self.namer.fresh("_at_" + out.lstrip("_"))
+                self.offsets[e.outs[0]] = (tape, offset)
+                self.line(indent, f"{offset} = {count}")
+            else:
+                self.line(indent, f"{out} = {tape}[{count}:{count} + {size}]")
         else:
             tape, count = a
             self.line(indent, f"{count} -= 1")
@@ -608,6 +620,26 @@ class _Writer:
         iteration, which Numba's SSA pass and type inference pay for however little it costs
         at run time)."""
         return s.trips in self.read_trips
+
+    def find_entry_reads(self, body: Block) -> None:
+        """``by_offset``: the vectors popped off a flat stack that are only read entry by
+        entry at indices never negative. Such a pop keeps the vector's offset in the stack
+        and the reads index the stack there: a view of the stack is a reference Numba counts
+        (an atomic add and subtract per pop, in the adjoint's innermost loops; ADBench's
+        GMM gradient, issue #26: 7-10% of its time)."""
+        entry_reads: dict[Var, int] = {}
+        for s in walk(body):
+            if (isinstance(s, Eqn) and s.prim == "getitem" and isinstance(s.ins[0], Var)
+                    and tuple(s.params.get("index_spec", ())) == ("i",)
+                    and (s.ins[1] in self.nonneg or isinstance(s.ins[1], Const)
+                         and s.ins[1].value >= 0)):
+                entry_reads[s.ins[0]] = entry_reads.get(s.ins[0], 0) + 1
+        self.by_offset = {
+            s.outs[0] for s in walk(body)
+            if isinstance(s, Eqn) and s.prim == "pop" and s.params.get("flat")
+            and s.outs[0].type.ndim == 1
+            and entry_reads.get(s.outs[0], 0) == self.uses.get(s.outs[0], 0)}
+        self.offsets = {}
 
     def find_read_trips(self, block: Block, recounted: frozenset = frozenset()) -> None:
         """Add to ``read_trips`` the loops' counts read where the loop's own count may be the
