@@ -76,6 +76,15 @@ def test_a_gradient_module_is_one_function_with_both_passes():
 def test_warm_makes_the_runtime_ready_and_generated_code_then_compiles_no_helper():
     n = pipeline.warm()
     assert n > 100
+    # and jitgrad's bytecode, which Python reads even where it does not write it
+    # (PYTHONDONTWRITEBYTECODE): every module of the package has its .pyc
+    import importlib.util
+    import pathlib
+
+    package = pathlib.Path(jitgrad.__file__).parent
+    missing = [str(p) for p in package.rglob("*.py")
+               if not pathlib.Path(importlib.util.cache_from_source(str(p))).exists()]
+    assert not missing, missing[:3]
     for name in ("empty", "zeros", "larger", "nonnegative", "add", "mul"):
         assert getattr(runtime, name).signatures, name
     # after warm, a new gradient's first call compiles its own function and no runtime helper

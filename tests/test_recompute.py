@@ -152,8 +152,9 @@ def test_a_vector_read_back_entry_by_entry_is_read_through_its_stack():
     """ADBench's GMM pushes the centred point (a vector) per component and reads it back
     entry by entry in the adjoint: read through the stack at its offset, not through a view
     of the stack (a reference Numba counts, two atomic operations per pop; issue #26)."""
-    from bench import problems
     from fd import numeric_grad
+
+    from bench import problems
 
     args = problems.make_adbench_gmm(15, 3, 2)
     grad = jitgrad.grad(problems.gmm_adbench, wrt=(0, 1, 2))
