@@ -192,9 +192,8 @@ def compile_bytecode() -> bool:
     import compileall
     import os
 
-    import jitgrad
-
-    return bool(compileall.compile_dir(os.path.dirname(jitgrad.__file__), quiet=2))
+    package = os.path.dirname(os.path.abspath(__file__))  # (this module is at its top)
+    return bool(compileall.compile_dir(package, quiet=2))
 
 
 def compile_plain(fn, options: Options = DEFAULT):

@@ -4,7 +4,7 @@ Takes equations of the IR (their atoms' symbolic dims, `ir.dims_of`). Guarantees
 says, per operand, how one iteration of a nest over ``dims`` reads it (or that the equation
 cannot be computed in such a nest); `nest_operands` which operands are elements computed
 earlier in the nest; `summed_shape` and `summed_index` the accumulator of a reduction along
-an axis. Nothing here writes source lines: `emit._Writer.fused` does.
+an axis. Nothing here writes source lines: `emit_fused.NestWriter.fused` does.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def nest_reads(e, dims) -> list | None:
     An accumulation into an array of the nest's shape (``iadd``: ``_b_z += c``, the adjoint
     of a value read several times) is read like an elementwise operation: the array at the
     nest's position, then its operand. (Whether the array may be written inside the nest is
-    the nest's question: `emit._Writer.fusable_run`.)"""
+    the nest's question: `emit_fused.NestWriter.fusable_run`.)"""
     if isinstance(e, Eqn) and e.prim == "iadd" and not e.outs:
         acc = e.ins[0]
         if not isinstance(acc, Var) or acc.type.kind != "f" or not dims or dims_of(acc) != dims:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from jitgrad.core.ir import Var
 from jitgrad.prims import primitives
 from jitgrad.prims.primitives import index_source
 
@@ -254,3 +255,16 @@ def lowered_by_default(name: str) -> bool:
     """Whether primitive ``name`` is written as NumPy's function of the same name."""
     p = primitives.PRIMITIVES.get(name)
     return p is not None and name not in LOWER and not p.custom_rule
+
+
+def atom_source(a) -> str:
+    """The source of an IR atom: a variable's name, or a constant written out."""
+    if isinstance(a, Var):
+        return a.name
+    return primitives.constant_source(a.value)
+
+
+def primitive_source(prim: str, args: list[str], params: dict, types: list) -> str:
+    """The source of primitive ``prim`` applied to ``args`` (source texts of operands of
+    ``types``): its Numba template (`lowering.LOWER`). The one place it is looked up."""
+    return lower(prim, args, params, types)

@@ -1,0 +1,276 @@
+"""Loop nests as source: a run of array operations over one shape becomes one loop nest.
+
+`NestWriter` is the part of the module writer (`emit._Writer`, which inherits it) that finds
+such runs in a block (`fusable_run`) and writes each as one nest (`fused`): no temporary
+arrays, one pass over memory, results read later stored, reductions accumulated, an
+adjoint updated in the nest updated in its element. It uses the writer's ``line``,
+``comment_for``, ``namer``, ``uses``, ``views`` and ``kernel_ir``. What one iteration of a nest
+reads of each operand is `emit_nest`'s. Guarantees: the nest computes what the run's
+operations compute in order, entry by entry.
+"""
+
+from __future__ import annotations
+
+from jitgrad.backend.numba.emit_nest import (
+    REDUCE_INIT,
+    nest_dims,
+    nest_operands,
+    nest_reads,
+    summed_index,
+    summed_shape,
+)
+from jitgrad.backend.numba.lowering import allocation, atom_source, primitive_source
+from jitgrad.core.ir import Block, Eqn, Var, direct_uses, walk
+from jitgrad.core.types import Type
+
+
+class NestWriter:
+    def fusable_run(self, stmts, k) -> tuple[list, list, list]:
+        """The statements from ``stmts[k]`` that one loop nest over the first one's shape can
+        compute: elementwise operations, copies, spreads and broadcasts onto that shape, and
+        sums, maxima and minima of values of that shape (accumulated in the nest; nothing later
+        in it reads them). With them, the loops' trip counts (`nest_sizes`), and the aliases
+        among the statements taken, which the caller writes before the nest.
+
+        An alias (``_b_a04 = _b_b4``: a copy of an array from outside the run, which is the
+        array under a second name) does not end the run: it is made before the nest, when
+        neither name is read or (re)bound by the run before it or bound after it, so that
+        each name holds the same array throughout the nest as it would have in order.
+
+        Adjoints accumulated in the run stay in it: ``_b_z += c`` into an array the run makes
+        adds to its element (unless the run copied that element, ``_b_t = _b_z``: the copy is
+        the same array, which sees the update), and ``_b_z = _b_z + c`` updates the element
+        (the value is a new array, which the copy is not).  A name bound again to another
+        value is taken once nothing else reads the value it held."""
+        first = stmts[k]
+        if not isinstance(first, Eqn) or not first.outs or first.outs[0].dims is None:
+            return [], [], []
+        dims = nest_dims(first)
+        run, made, sums, names = [], set(), set(), set()
+        aliases, aliased, read = [], set(), set()
+        bound: dict[str, Var] = {}  # name -> the value of the run it holds
+        copied: set[Var] = set()  # values of the run copied in it (``_b_t = _b_z``)
+        reads_in_run: dict[Var, int] = {}
+        for e in stmts[k:]:
+            if not isinstance(e, Eqn):
+                break
+            reads = nest_reads(e, dims)
+            if e.prim == "assign" and e.outs and isinstance(e.ins[0], Var) and (
+                    e.ins[0] not in made and e.ins[0] not in sums and e.ins[0].type.ndim):
+                # (a copy of an array from outside: cheaper as the alias it is)
+                if (not run or e.outs[0].name in names | read or e.ins[0].name in names
+                        or e.ins[0] in self.views):
+                    break
+                aliases.append(e)
+                aliased |= {e.outs[0].name, e.ins[0].name}
+                continue
+            if reads is None or any(a in sums for a in e.ins):
+                break
+            if not e.outs:  # an accumulation (`iadd`) into an array
+                acc = e.ins[0]
+                if acc in made and acc in copied:
+                    break  # (the copy's element would miss the update its array sees)
+                if acc not in made and (acc.name in names or acc in self.views):
+                    break
+                run.append(e)
+                self.count_reads(e, read, reads_in_run)
+                continue
+            out = e.outs[0]
+            if out.name in aliased or e.prim == "assign" and e.ins[0] not in made:
+                break
+            if out.name in names:  # one name per value, unless the earlier one is done with
+                earlier = bound[out.name]  # (or is this one: an adjoint updated, same element)
+                if earlier not in made or earlier is not out and self.count_reads(
+                        e, set(), dict(reads_in_run)).get(earlier, 0) < self.uses.get(earlier, 0):
+                    break
+            run.append(e)
+            self.count_reads(e, read, reads_in_run)
+            names.add(out.name)
+            bound[out.name] = out
+            if e.prim == "assign":
+                copied.add(e.ins[0])
+            (sums if e.prim in REDUCE_INIT else made).add(out)
+        # Written in the nest, an array is read at the nest's position only: element i of the
+        # accumulation lands before the element i + 1 reads. A view read in the same nest may
+        # be the array at other positions, so then the run stops before the first write.
+        writes = [j for j, e in enumerate(run) if not e.outs]
+        if writes and any(isinstance(a, Var) and a in self.views for e in run for a in e.ins):
+            run = run[:writes[0]]
+        sizes = self.nest_sizes(run) if run else None
+        if sizes is None:
+            return [], [], []
+        # the statements taken are those up to the run's last (aliases after it are not)
+        end = next(j for j in range(k + len(run) + len(aliases) - 1, k - 1, -1)
+                   if stmts[j] is run[-1])
+        aliases = [a for a in aliases if any(a is s for s in stmts[k:end])]
+        return run, sizes, aliases
+
+    @staticmethod
+    def count_reads(e: Eqn, names: set, counts: dict) -> dict:
+        """Add the names ``e`` reads to ``names`` and count its reads of each value into
+        ``counts``; returns ``counts``."""
+        for a in e.ins:
+            if isinstance(a, Var):
+                names.add(a.name)
+                counts[a] = counts.get(a, 0) + 1
+        return counts
+
+    def nest_sizes(self, group) -> list[str] | None:
+        """Source for each loop's trip count, read from the shape of a value the nest reads
+        (or a literal size); None when some loop has no such source."""
+        dims = nest_dims(group[0])
+        inside = {v for e in group for v in e.outs}
+        sizes = []
+        for k, token in enumerate(dims):
+            if isinstance(token, int):
+                sizes.append(str(token))
+                continue
+            source = next((f"{a.name}.shape[{j}]" for e in group
+                           for a, axes in zip(e.ins, nest_reads(e, dims))
+                           if isinstance(a, Var) and a not in inside and axes != "value"
+                           for j, ax in enumerate(axes) if ax == k), None)
+            if source is None:
+                return None
+            sizes.append(source)
+        return sizes
+
+    def fused(self, group: list, sizes: list[str], indent: int, later: list | None):
+        """One loop nest for a run of operations over the same shape: no temporary arrays,
+        one pass over memory. Results read after the run are stored, sums accumulated. A
+        result named like a value the nest reads (an adjoint updated, ``_b_x = _b_x + c``) is
+        filled under a fresh name and takes its own after the nest.
+
+        Takes the run (`fusable_run`), its loops' trip counts (`nest_sizes`), the indent, and
+        the statements after the run at the top level of the kernel (None in a loop or branch,
+        where any read counts)."""
+        dims = nest_dims(group[0])
+        from_nest, internal_uses, read_names = nest_operands(group)
+        stored = self.stored_results(group, internal_uses, later)
+        filled, element = self.nest_names(group, stored, read_names)
+        self.comment_for(indent, group[0].loc)
+        self.current = group[0].loc
+        self.nest_allocations(group, sizes, filled, indent)
+        idx = [f"_i{k}" for k in range(len(dims))]
+        for k, size in enumerate(sizes):
+            self.line(indent + k, f"for {idx[k]} in range({size}):")
+        inner = indent + len(sizes)
+        # an element updated in the nest (``_b_x += c``, ``_b_x = _b_x + c``) is stored once,
+        # after its last update
+        last_update = {}
+        for j, (e, here) in enumerate(zip(group, from_nest)):
+            if e.outs or here[0]:
+                last_update[e.outs[0] if e.outs else e.ins[0]] = j
+        for j, (e, here) in enumerate(zip(group, from_nest)):
+            self.comment_for(inner, e.loc)
+            self.current = e.loc
+            args = nest_args(e, here, dims, idx, element)
+            if not e.outs:  # `iadd`: into an array's entry here, or an element of the nest
+                self.line(inner, f"{args[0]} += {args[1]}")
+            elif e.prim in REDUCE_INIT:
+                self.nest_accumulate(e, args[0], filled, idx, inner)
+                continue
+            else:
+                self.nest_element(e, args, element, inner)
+            v = e.outs[0] if e.outs else e.ins[0]
+            if v in filled and last_update.get(v) == j:
+                self.line(inner, f"{filled[v]}[{', '.join(idx)}] = {element[v]}")
+        self.current = group[-1].loc
+        for v in dict.fromkeys(e.outs[0] for e in group if e.outs):
+            if filled.get(v, v.name) != v.name:
+                self.line(indent, f"{v.name} = {filled[v]}")
+        self.last_loc = None
+
+    def stored_results(self, group: list, internal_uses: dict, later: list | None) -> list:
+        """The results of a nest (other than its reductions) that must be stored in arrays: at
+        the top level, those a later statement or the kernel's return reads (``later``: the
+        statements after the run); in a loop or branch (``later`` None), those read more often
+        than the nest itself reads them."""
+        group = [e for e in group if e.outs]  # (an accumulation stores into its own array)
+        if later is None:
+            return [e.outs[0] for e in group if e.prim not in REDUCE_INIT and self.uses.get(
+                e.outs[0], 0) > internal_uses.get(e.outs[0], 0)]
+        read_later = {a for s in walk(Block(later)) for a in direct_uses(s)
+                      if isinstance(a, Var)}
+        read_later |= {a for a in self.kernel_ir.returns if isinstance(a, Var)}
+        return [e.outs[0] for e in group
+                if e.prim not in REDUCE_INIT and e.outs[0] in read_later]
+
+    def nest_names(self, group: list, stored: list, read_names: set) -> tuple[dict, dict]:
+        """(filled, element): the name each stored result or reduction is filled under (a
+        fresh one when the nest reads a value of its name), and the fresh name of each
+        non-reduction's element inside the nest. Fresh names are drawn in that order."""
+        filled = {}  # out -> the name its array is filled under
+        # (an accumulation has no result to name; an updated element is named once)
+        group = list({e.outs[0]: e for e in reversed(group) if e.outs}.values())[::-1]
+        for e in group:
+            if e.prim in REDUCE_INIT or e.outs[0] in stored:
+                v = e.outs[0]
+                filled[v] = self.namer.fresh(v.name) if v.name in read_names else v.name
+        element = {e.outs[0]: self.namer.fresh("_e_" + e.outs[0].name.lstrip("_"))
+                   for e in group if e.prim not in REDUCE_INIT}
+        return filled, element
+
+    def nest_allocations(self, group: list, sizes: list[str], filled: dict, indent: int):
+        """Before the nest: an empty array for each stored result, and each reduction's
+        accumulator at its starting value (after checking, for a maximum or minimum, that
+        the reduced extent is not empty)."""
+        shape = "(" + ", ".join(sizes) + ("," if len(sizes) == 1 else "") + ")"
+        allocated = set()
+        for e in group:
+            if not e.outs or e.outs[0] not in filled or e.outs[0] in allocated:
+                continue
+            v = e.outs[0]
+            allocated.add(v)
+            if e.prim not in REDUCE_INIT:
+                self.line(indent, f"{filled[v]} = {allocation('empty', shape, v.type.kind)}")
+                continue
+            init = REDUCE_INIT[e.prim]
+            if e.prim != "sum":  # NumPy: no maximum or minimum of nothing
+                axis = e.params["axis"]
+                extent = " * ".join(sizes) if axis is None else sizes[axis]
+                self.line(indent, f"_rt.nonempty({extent})")
+            if v.type.ndim:
+                kept = summed_shape(sizes, e.params)
+                how = f"_rt.zeros({kept})" if e.prim == "sum" else f"_rt.full({kept}, {init})"
+                self.line(indent, f"{filled[v]} = {how}")
+            else:
+                self.line(indent, f"{filled[v]} = {init}")
+
+    def nest_accumulate(self, e: Eqn, x: str, filled: dict, idx: list[str], indent: int):
+        """Inside the nest: add the element ``x`` into a sum's accumulator, or keep it if it
+        beats a maximum's or minimum's (NaN wins, as in NumPy; the first of tied extremes is
+        kept)."""
+        out = e.outs[0]
+        acc = filled[out] + (summed_index(idx, e.params) if out.type.ndim else "")
+        if e.prim == "sum":
+            self.line(indent, f"{acc} += {x}")
+            return
+        beats = ">" if e.prim == "max" else "<"
+        self.line(indent, f"if {x} {beats} {acc} or {x} != {x}:")
+        self.line(indent + 1, f"{acc} = {x}")
+
+    def nest_element(self, e: Eqn, args: list[str], element: dict, indent: int):
+        """Inside the nest: one element of ``e``'s result from its operands' elements
+        (``args``), with the primitive's scalar template."""
+        out = e.outs[0]
+        if e.prim in ("spread", "broadcast_like", "assign"):
+            expr = args[0]
+        else:
+            scalar_types = [Type(a.type.kind, 0) for a in e.ins]
+            expr = primitive_source(e.prim, args, e.params, scalar_types)
+        self.line(indent, f"{element[out]} = {expr}")
+
+
+def nest_args(e: Eqn, here: list, dims: tuple, idx: list[str], element: dict) -> list[str]:
+    """The source of each operand of ``e`` in one iteration of the nest (loop indices
+    ``idx``): an element computed in the nest (``here``), a scalar as it is, or the
+    operand's entry at the loops indexing its axes (0 for a broadcast axis)."""
+    args = []
+    for a, axes, h in zip(e.ins, nest_reads(e, dims), here):
+        if h:
+            args.append(element[a])
+        elif axes == "value":
+            args.append(atom_source(a))
+        else:
+            args.append(f"{a.name}[{', '.join('0' if x is None else idx[x] for x in axes)}]")
+    return args
