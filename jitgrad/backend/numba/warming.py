@@ -15,6 +15,8 @@ from jitgrad.backend.numba import runtime
 from jitgrad.backend.numba.runtime import (
     arange,
     broadcast_like,
+    choose_share,
+    choose_share_all,
     cholesky,
     det,
     dot,
@@ -62,7 +64,10 @@ def _warm_examples():
               (sum_to, (f2, np.ones((1, 2)))), (sum_to, (f2, f2)), (sum_to, (f1, f1)),
               (broadcast_like, (f1, f2)), (broadcast_like, (1.0, f1)),
               (broadcast_like, (1.0, f2)), (sum_axis, (f2, 0, (2,))),
-              (sum_axis, (f2, 1, (2,))), (max_axis, (f2, 1, (2,)))]
+              (sum_axis, (f2, 1, (2,))), (max_axis, (f2, 1, (2,))),
+              # the gradient of a max or min: softmax's row max, kept or not, and np.max(x)
+              (choose_share, (f2, np.ones((2, 1)), 1)), (choose_share, (f2, f1, 1)),
+              (choose_share_all, (f1, 1.0)), (choose_share_all, (f2, 1.0))]
     for fn in (inv, det, cholesky, logabsdet, signdet):
         calls.append((fn, (f2 + np.eye(2),)))
     calls += [(solve, (f2 + np.eye(2), f1)), (solve, (f2 + np.eye(2), f2))]
