@@ -26,8 +26,13 @@ program, and makes the data, before its clock starts:
    the data (so: interpreter start, imports, loading the cached code, the call), and the
    ``jitgrad.grad(f, ...)(*args)`` call alone ("the call": loading the cached code). Two more
    fresh processes on the same caches time only ``import numba`` and only ``import
-   jitgrad`` the same way (interpreter start included), and **beyond numba** is the warm
-   time less the ``import numba`` one: what a user waits for on top of Numba itself.
+   jitgrad`` the same way (interpreter start included), and **beyond import numba** is the
+   warm time less the ``import numba`` one. **Numba warm** is Numba's own warm start: a fresh
+   process's first call of ``numba.njit(cache=True)(f)`` on a cache a build of it filled
+   (after the Numba cold call, off the clock), timed like jitgrad's warm process; **beyond
+   Numba warm** = jitgrad's warm time less Numba's: what a user waits for on top of a Numba
+   program that loads its cached code (both pay Numba's registries and SciPy's import on
+   that first call).
 4. **Peak RSS** of the cold processes: ``resource.getrusage(RUSAGE_SELF).ru_maxrss`` just
    after the timed call, in MB, with the value before the clock (after the imports and the
    data) in parentheses.
@@ -96,6 +101,9 @@ def _jitgrad_child(program, check):
 
 
 def _numba_child(program):
+    """Numba's cold compile of the plain function (not cached, as a first ``njit`` call
+    compiles), then, off the clock, a ``cache=True`` build that fills Numba's cache for
+    `_numba_warm_child`."""
     import numba
 
     args = program.make()
@@ -106,8 +114,26 @@ def _numba_child(program):
         fn(*args)
     except numba.core.errors.NumbaError as e:
         return {"unsupported": _refusal(e)}
-    return {"first_call": time.perf_counter() - t0, "rss_before_mb": rss_before,
-            "peak_rss_mb": _rss_mb()}
+    out = {"first_call": time.perf_counter() - t0, "rss_before_mb": rss_before,
+           "peak_rss_mb": _rss_mb()}
+    numba.njit(cache=True, parallel=program.parallel)(program.fn)(*args)
+    return out
+
+
+def _numba_warm_child(program):
+    """Numba's own warm start: the first call of ``numba.njit(cache=True)(f)`` in a fresh
+    process whose cache `_numba_child` filled (Numba's registries load on this call)."""
+    import numba
+
+    t0 = time.perf_counter()
+    args = program.make()
+    data_s = time.perf_counter() - t0
+    fn = numba.njit(cache=True, parallel=program.parallel)(program.fn)
+    t0 = time.perf_counter()
+    fn(*args)
+    if not fn.stats.cache_hits:
+        return {"status": "error", "error": "Numba compiled instead of loading its cache"}
+    return {"done_at": time.time(), "data_s": data_s, "first_call": time.perf_counter() - t0}
 
 
 def _refusal(e):
@@ -130,12 +156,15 @@ def child(spec):
         import numba  # noqa: F401 -- imported before the clock, as jitgrad imports it
         import numpy  # noqa: F401
 
-        import jitgrad  # noqa: F401
         from bench.cold_programs import PROGRAMS
 
         program = PROGRAMS[spec["program"]]
         if spec["kind"] == "jitgrad":
+            import jitgrad  # noqa: F401
+
             out = _jitgrad_child(program, spec.get("check", False))
+        elif spec["kind"] == "numba_warm":
+            out = _numba_warm_child(program)
         else:
             out = _numba_child(program)
     print(json.dumps(out))
@@ -203,7 +232,11 @@ def measure_program(name, timeout, check, runtime_cache=None):
             runs[f"import_{module}"] = run_child({"kind": "import", "module": module}, env,
                                                  timeout)
     with tempfile.TemporaryDirectory(prefix="jitgrad-cold-numba-") as tmp:
-        runs["numba"] = run_child({"kind": "numba", "program": name}, _child_env(tmp), timeout)
+        env = _child_env(tmp)
+        runs["numba"] = run_child({"kind": "numba", "program": name}, env, timeout)
+        if runs["numba"]["status"] == "ok":
+            runs["numba_warm"] = run_child({"kind": "numba_warm", "program": name}, env,
+                                           timeout)
     return runs
 
 
@@ -259,12 +292,16 @@ def summarise(runs):
            "rss": median("cold", "peak_rss_mb"), "rss_before": median("cold", "rss_before_mb"),
            "numba_rss": median("numba", "peak_rss_mb"),
            "numba_rss_before": median("numba", "rss_before_mb"),
-           "failures": {k: failure(k) for k in ("cold", "warm", "numba")},
+           "failures": {k: failure(k) for k in ("cold", "warm", "numba", "numba_warm")},
            "check": runs[0]["cold"].get("check"), "notes": []}
     row["ratio"] = row["jitgrad"] / row["numba"] if row["jitgrad"] and row["numba"] else None
+    row["numba_warm"] = median("numba_warm", "since_start")
     row["beyond_numba"] = (row["warm"] - row["import_numba"]
                            if row["warm"] is not None and row["import_numba"] is not None
                            else None)
+    row["beyond_numba_warm"] = (row["warm"] - row["numba_warm"]
+                                if row["warm"] is not None and row["numba_warm"] is not None
+                                else None)
     for kind in ("cold", "numba"):
         bad = next((r[kind] for r in runs if r[kind]["status"] not in ("ok", "timeout")), None)
         if bad is not None:
@@ -282,6 +319,15 @@ def _cell(row, key, kind):
     return "—" if failure in (None, "unsupported") else failure
 
 
+def _signed_time(seconds):
+    """A time that may be negative (jitgrad's warm start faster than Numba's)."""
+    from bench.report import fmt_time
+
+    if seconds is None or seconds >= 0:
+        return fmt_time(seconds)
+    return "−" + fmt_time(-seconds)
+
+
 def _mb(peak, before):
     return "—" if peak is None else f"{peak:.0f} ({before:.0f})"
 
@@ -297,15 +343,16 @@ def table(rows, programs):
 
     header = ["program", "exercises", "jitgrad cold", "Numba cold", "ratio",
               "warm: start → gradient", "warm: the call", "import numba", "import jitgrad",
-              "beyond numba", "peak RSS MB jitgrad (imports)", "peak RSS MB Numba (imports)",
-              "gradient check"]
+              "beyond import numba", "Numba warm: start → call", "beyond Numba warm",
+              "peak RSS MB jitgrad (imports)", "peak RSS MB Numba (imports)", "gradient check"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name, row in rows.items():
         cells = [f"`{name}`", programs[name].features, _cell(row, "jitgrad", "cold"),
                  _cell(row, "numba", "numba"), fmt_ratio(row["ratio"]),
                  _cell(row, "warm", "warm"), _cell(row, "warm_call", "warm"),
                  fmt_time(row["import_numba"]), fmt_time(row["import_jitgrad"]),
-                 fmt_time(row["beyond_numba"]),
+                 fmt_time(row["beyond_numba"]), _cell(row, "numba_warm", "numba_warm"),
+                 _signed_time(row["beyond_numba_warm"]),
                  _mb(row["rss"], row["rss_before"]),
                  _mb(row["numba_rss"], row["numba_rss_before"]), _check_cell(row["check"])]
         lines.append("| " + " | ".join(cells) + " |")
@@ -337,8 +384,12 @@ DEFINITIONS = (
     "process on the caches the cold one filled, from its start to its first gradient (less "
     "making the data), and its `jitgrad.grad(f, ...)(*args)` call alone (loading the cached "
     "code). import numba / import jitgrad: fresh processes that only import it, timed the same "
-    "way. beyond numba = warm - import numba. Peak RSS: ru_maxrss after the timed call (in "
-    "parentheses: after the imports and the data, before the clock)."
+    "way. beyond import numba = warm - import numba. Numba warm: a fresh process on a cache "
+    "that a `numba.njit(cache=True)(f)` build filled, from its start to the first call of "
+    "that function (Numba loads its registries, and through them SciPy, on that call: paid by "
+    "any Numba program's first call); beyond Numba warm = warm - Numba warm. Peak RSS: "
+    "ru_maxrss after the timed call (in parentheses: after the imports and the data, before "
+    "the clock)."
 )
 
 

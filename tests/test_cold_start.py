@@ -32,6 +32,12 @@ def loop_with_tape(w, x):
     return total
 
 
+def fresh_log_softmax(z):  # likewise: a row max (choose_share), kept, and sums over rows
+    m = np.max(z, axis=1, keepdims=True)
+    e = np.exp(z - m)
+    return np.sum(np.log(np.sum(e, axis=1)) + m[:, 0])
+
+
 def fresh_recurrence(w, x):  # compiled only by the warm test below
     h = 0.0
     total = 0.0
@@ -73,7 +79,9 @@ def test_a_gradient_module_is_one_function_with_both_passes():
     assert g.source("adjoint").lstrip().startswith("# -- adjoint pass")
 
 
-def test_warm_makes_the_runtime_ready_and_generated_code_then_compiles_no_helper():
+def test_warm_makes_the_runtime_ready_and_generated_code_then_compiles_no_helper(
+        tmp_path, monkeypatch):
+    monkeypatch.setenv("JITGRAD_CACHE_DIR", str(tmp_path))  # gradients compiled, not loaded
     n = pipeline.warm()
     assert n > 100
     # and jitgrad's bytecode, which Python reads even where it does not write it
@@ -94,6 +102,9 @@ def test_warm_makes_the_runtime_ready_and_generated_code_then_compiles_no_helper
     x = np.linspace(-1.0, 1.0, 5)
     np.testing.assert_allclose(g(0.25, x)[1], numeric_grad(fresh_recurrence, (0.25, x), 1),
                                rtol=1e-6, atol=1e-9)
+    z = np.linspace(-1.0, 1.0, 12).reshape(3, 4)
+    np.testing.assert_allclose(jitgrad.grad(fresh_log_softmax)(z),
+                               numeric_grad(fresh_log_softmax, (z,), 0), rtol=1e-6, atol=1e-9)
     after = {name: len(fn.signatures) for name, fn in vars(runtime).items()
              if isinstance(fn, numba.core.registry.CPUDispatcher)}
     assert after == before

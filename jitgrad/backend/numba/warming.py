@@ -15,9 +15,9 @@ from jitgrad.backend.numba import runtime
 from jitgrad.backend.numba.runtime import (
     arange,
     broadcast_like,
+    cholesky,
     choose_share,
     choose_share_all,
-    cholesky,
     det,
     dot,
     empty,
