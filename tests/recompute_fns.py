@@ -108,6 +108,19 @@ def log_of_sum(x, w):  # the seed depends on the sum's value (1 / total): fused
     return math.log(total)
 
 
+def fused_then_earlier_read(w, x):  # fused; in reverse its gradient reaches _b_w first, then
+    v = w * 2.0                     # this read adds into it (and into the loop's _b_v)
+    total = 0.0
+    for i in range(x.shape[0]):
+        for j in range(w.shape[0]):
+            total += np.sin(w[j] * x[i] + v[j])
+    return total
+
+
+def scaled_fused_then_earlier_read(w, x):  # the same, the loop's seed not one
+    return 3.0 * fused_then_earlier_read(w, x)
+
+
 def sum_in_a_branch(x, a):  # the sum grows on one side of a branch only: fused
     total = 0.0
     for i in range(x.shape[0]):

@@ -6,7 +6,12 @@ import numpy as np
 import pytest
 import recompute_fns as F
 from corpus import N, U, case
-from corpus_check import case_params, check_value_and_grad, check_value_and_grad_result
+from corpus_check import (
+    case_params,
+    check_tape_agrees,
+    check_value_and_grad,
+    check_value_and_grad_result,
+)
 
 import jitgrad
 from jitgrad import GradFunction, tape
@@ -129,6 +134,27 @@ def test_the_counting_pass_is_closed_form_when_every_iteration_counts_the_same()
         assert value == t_value or (np.isnan(value) and np.isnan(t_value))
         for got, want in zip(grads, t_grads):
             np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("fn", [F.fused_then_earlier_read, F.scaled_fused_then_earlier_read])
+def test_a_fused_gradient_reaching_an_adjoint_at_zero_is_taken_not_added(fn):
+    """Where the fused loop's gradient is the first to reach an adjoint, the adjoint takes it
+    (``_b_w = _g_w``, or the seed times it) instead of a zero array and a loop nest adding the
+    seed times it (issue #24: fewer lines to compile; one pass less over each gradient). The
+    read of ``w`` before the loop then adds into that array in place: checked against central
+    differences and the tape at several points, each call on fresh arrays."""
+    c = case(fn, N(4, s=0.5), N(5, s=0.5), n=3)
+    for idx in range(len(c.points)):
+        check_value_and_grad(c, idx)
+        check_tape_agrees(c, idx)
+    grad = jitgrad.value_and_grad(c.fn, wrt=c.wrt)
+    first = grad(*c.points[0])[1]
+    again = grad(*c.points[0])[1]
+    assert all(a is not b and np.array_equal(a, b) for a, b in zip(first, again))
+    adjoint = grad.source("adjoint")
+    assert "_rt.zeros(" not in adjoint, adjoint
+    if fn is F.fused_then_earlier_read:
+        assert "_b_w = _g_w" in adjoint and "_b_x = _g_x" in adjoint, adjoint
 
 
 def test_a_fused_loop_does_not_compute_again_what_its_iteration_holds():

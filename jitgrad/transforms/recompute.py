@@ -538,20 +538,60 @@ def _fuse(fn, adj_body, loop: For, rep: Repeat, seed: Carry, rev, top_saved, sta
     drop_reserves(loop.body, tapes, growing={a.outs[0] for a in allocs
                                              if a.outs[1] not in most})
     loop.body.stmts += _without_recomputing(body, loop.body)
-    # 2. the adjoint pass: the seed times each gradient, added where the loop's adjoint was
-    scaled = []
+    # 2. the adjoint pass: the seed times each gradient, added where the loop's adjoint was;
+    #    an adjoint still at its zero start takes the product (the gradient itself for a seed
+    #    of one) instead of a zero array and an addition
+    k = next(i for i, s in enumerate(adj_body.stmts) if s is rep)
+    before = adj_body.stmts[:k]
+    unit_seed = _is_one_here(seed_adj, before)
+    scaled, zero_starts = [], []
     for v in outer:
+        start = _zero_start(v, before)
+        if start is not None:
+            zero_starts.append(start)
+            scaled.append(Eqn("assign", [v], [grads[v]], {}, loop.loc) if unit_seed
+                          else Eqn("mul", [v], [seed_adj, grads[v]], {}, loop.loc))
+            continue
         t = Var(namer.fresh("_t"), v.type, dims=v.dims)
         scaled.append(Eqn("mul", [t], [seed_adj, grads[v]], {}, loop.loc))
         scaled.append(Eqn("iadd", [], [v, t], {}, loop.loc) if v.type.ndim
                       else Eqn("add", [v], [v, t], {}, loop.loc))
-    k = next(i for i, s in enumerate(adj_body.stmts) if s is rep)
     adj_body.stmts[k:k + 1] = scaled
+    adj_body.stmts[:] = [s for s in adj_body.stmts if not any(s is z for z in zero_starts)]
     # 3. the loop's stacks stay in the forward pass; its gradients travel to the adjoint
     moved = {v for a in allocs for v in a.outs}
     stacks = [v for v in stacks if v not in moved]
     top_saved = top_saved + [(grads[v], grads[v]) for v in outer]
     return top_saved, stacks
+
+
+def _is_one_here(var: Var, stmts: list) -> bool:
+    """Whether ``var`` is 1.0 after ``stmts``: they define it once, at their top level, as the
+    constant 1.0 (the seed of a gradient), and nothing else there defines a variable of its
+    name."""
+    found = [s for s in stmts for t in walk(Block([s])) if any(v.name == var.name for v in defs(t))]
+    return (len(found) == 1 and isinstance(found[0], Eqn) and found[0].prim == "assign"
+            and found[0].outs == [var] and isinstance(found[0].ins[0], Const)
+            and found[0].ins[0].value == 1.0)
+
+
+def _zero_start(var: Var, stmts: list) -> Eqn | None:
+    """The equation of ``stmts``' top level that starts adjoint ``var`` at zero, if nothing else
+    in ``stmts`` reads or writes a variable of its name: the first contribution may then be
+    assigned to it (the fused gradient ``_g_x`` it takes is a fresh array of the same type,
+    read nowhere after)."""
+    start = None
+    for s in stmts:
+        if (isinstance(s, Eqn) and s.outs == [var] and start is None and (
+                s.prim == "zeros_like" if var.type.ndim else
+                s.prim == "assign" and isinstance(s.ins[0], Const) and s.ins[0].value == 0.0)):
+            start = s
+            continue
+        for t in walk(Block([s])):
+            if any(isinstance(a, Var) and a.name == var.name
+                   for a in [*defs(t), *direct_uses(t)]):
+                return None
+    return start
 
 
 def _without_recomputing(adjoint: list, iteration: Block) -> list:
