@@ -8,8 +8,12 @@ parallel result is checked against the serial one (≤ 1e-12 relative) and again
 1 and at every thread count measured (bit for bit). Then, for each thread count, the two run
 interleaved round by round (`timing.measure`) with the plain function compiled by
 ``numba.njit`` and by ``numba.njit(parallel=True)``; the table gives medians, the ratio
-parallel / serial, the primal's own ratio (the scaling this machine allows this loop) and
-`arithmetic_loop`'s (the scaling it allows any loop). The machine is shared: read the ratios, not the times.
+parallel / serial, the primal's own ratio (the scaling this machine allows this loop), and
+two reference loops' ratio at t threads to 1 thread: `arithmetic_loop` (one dependent chain
+per chunk: latency-bound, the scaling any loop could reach) and `multiply_add_loop` (eight
+independent chains per chunk: bound by the core's arithmetic throughput, like the GMM's
+inner loops; on two vCPUs that share a physical core's units it scales less far). The
+machine is shared: read the ratios, not the times.
 
 Options: ``--rounds R`` (default 15), ``--threads 1,2`` (thread counts), ``--n N``,
 ``--layer L``: the threading layer. ``jitgrad`` (the default) leaves the choice to jitgrad
@@ -100,6 +104,30 @@ def arithmetic_loop(reps):
     return parts.sum()
 
 
+@numba.njit(parallel=True, nogil=True)
+def multiply_add_loop(reps, a, b):
+    """A second reference, bound by the core's floating-point throughput rather than by one
+    chain's latency: 64 chunks of eight independent multiply-add chains over two arrays that
+    stay in L1 (like the GMM's inner loops over d and the triangle of Q). Where two threads
+    share a core's arithmetic units (two vCPUs on one physical core's hyperthreads), this
+    scales less far than `arithmetic_loop`, and so does any loop of that kind."""
+    parts = np.zeros(64)
+    for c in numba.prange(64):
+        s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
+        for r in range(reps):
+            for i in range(0, a.shape[0], 8):
+                s0 += a[i] * b[i]
+                s1 += a[i + 1] * b[i + 1]
+                s2 += a[i + 2] * b[i + 2]
+                s3 += a[i + 3] * b[i + 3]
+                s4 += a[i + 4] * b[i + 4]
+                s5 += a[i + 5] * b[i + 5]
+                s6 += a[i + 6] * b[i + 6]
+                s7 += a[i + 7] * b[i + 7]
+        parts[c] = s0 + s1 + s2 + s3 + s4 + s5 + s6 + s7
+    return parts.sum()
+
+
 def _rel(a, b) -> float:
     return max(float(np.max(np.abs(np.asarray(u) - np.asarray(v)))) / max(
         float(np.max(np.abs(np.asarray(v)))), 1e-300) for u, v in zip(a, b))
@@ -143,29 +171,34 @@ def main(argv=None) -> int:
           f"{', '.join(map(str, threads))} threads and across runs")
     print()
     print("| threads | serial jitgrad | parallel=True | parallel / serial | Numba primal "
-          "parallel / serial | arithmetic loop / 1 thread |")
-    print("|---|---|---|---|---|---|")
-    arithmetic_loop(10)
+          "parallel / serial | arithmetic loop / 1 thread | multiply-add loop / 1 thread |")
+    print("|---|---|---|---|---|---|---|")
+    a, b = np.linspace(0.0, 1.0, 512), np.linspace(1.0, 0.0, 512)
+    references = {"arithmetic": lambda: arithmetic_loop(200_000),
+                  "multiply-add": lambda: multiply_add_loop(400, a, b)}
+    for run in references.values():
+        run()
     numba.set_num_threads(1)
-    alone = measure({"arithmetic": lambda: arithmetic_loop(200_000)}, rounds=opts.rounds,
-                    inner=1)["arithmetic"].median
+    alone = {k: v.median for k, v in measure(references, rounds=opts.rounds, inner=1).items()}
     for t in threads:
         numba.set_num_threads(t)
         res = measure({"serial": lambda: serial(*args), "parallel": lambda: par(*args),
                        "primal": lambda: primal(*args),
-                       "primal parallel": lambda: primal_par(*args),
-                       "arithmetic": lambda: arithmetic_loop(200_000)},
+                       "primal parallel": lambda: primal_par(*args), **references},
                       rounds=opts.rounds, inner=1)
         s, p = res["serial"].median, res["parallel"].median
         ratio = res["primal parallel"].median / res["primal"].median
-        ceiling = res["arithmetic"].median / alone
+        ceilings = " | ".join(f"{res[k].median / alone[k]:.2f}" for k in references)
         print(f"| {t} | {s * 1e3:.1f} ms | {p * 1e3:.1f} ms | {p / s:.2f} | {ratio:.2f} | "
-              f"{ceiling:.2f} |")
+              f"{ceilings} |")
     print()
     print("Numba primal parallel / serial: the plain function under numba.njit(parallel=True) "
           "against numba.njit, same rounds: how far this machine lets this loop scale. "
-          "Arithmetic loop: `arithmetic_loop` (64 chunks of pure arithmetic) at this thread "
-          "count against 1 thread: how far it lets any loop scale.")
+          "Arithmetic loop: `arithmetic_loop` (64 chunks of one dependent chain each) at this "
+          "thread count against 1 thread: how far it lets a latency-bound loop scale. "
+          "Multiply-add loop: `multiply_add_loop` (64 chunks of eight independent chains over "
+          "arrays in L1) likewise: how far it lets a loop bound by the core's arithmetic "
+          "throughput scale.")
     return 0
 
 
