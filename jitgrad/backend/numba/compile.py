@@ -56,16 +56,31 @@ def jit(fn):
     would each get a signature of their own per constant, compiled in a first call and never
     made ready by `runtime.warm`. A helper's calls are typed without literals instead
     (``(int64, int64)``; a tuple of ints as ``UniTuple(int64, k)``), which Numba reaches from
-    the literal by a safe conversion."""
+    the literal by a safe conversion.
+
+    The disk cache is switched on at the helper's first compile (or cache load), not when
+    the module is imported: Numba's ``cache=True`` checks that the cache folder is writable
+    by creating a temporary file there, once per function, and the runtime has over a
+    hundred helpers of which a gradient calls a few (0.08 s of every process's first
+    gradient here, its code loaded from the cache or not)."""
     if DISABLE_JIT:
         return fn
-    dispatcher = numba.njit(cache=True, error_model=ERROR_MODEL)(fn)
+    dispatcher = numba.njit(error_model=ERROR_MODEL)(fn)
     typed = dispatcher.get_call_template
+    compile_now = dispatcher.compile
+    caching = []
 
     def get_call_template(args, kws):
         return typed([_unliteral(a) for a in args], {k: _unliteral(v) for k, v in kws.items()})
 
+    def compile_cached(sig):
+        if not caching:
+            dispatcher.enable_caching()
+            caching.append(True)
+        return compile_now(sig)
+
     dispatcher.get_call_template = get_call_template
+    dispatcher.compile = compile_cached
     return dispatcher
 
 

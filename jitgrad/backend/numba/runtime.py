@@ -606,14 +606,12 @@ def _erfc(x):
     return math.erfc(x)
 
 
-erf = vectorize(_erf)
-erfc = vectorize(_erfc)
-# The gamma family: the rows' own scalar functions (`prims.elementwise`), compiled.
-gammaln = vectorize(elementwise.lgamma_scalar)
-gamma = vectorize(elementwise.gamma_scalar)
-digamma = vectorize(elementwise.digamma_scalar)
-trigamma = vectorize(elementwise.trigamma_scalar)
-tetragamma = vectorize(elementwise.tetragamma_scalar)
+# These, and the gamma family (the rows' own scalar functions, `prims.elementwise`), are Numba
+# ufuncs made on first use (`__getattr__`): making one costs milliseconds, and few gradients
+# call any.
+_UFUNCS = {"erf": _erf, "erfc": _erfc, "gammaln": elementwise.lgamma_scalar,
+           "gamma": elementwise.gamma_scalar, "digamma": elementwise.digamma_scalar,
+           "trigamma": elementwise.trigamma_scalar, "tetragamma": elementwise.tetragamma_scalar}
 
 
 @jit
@@ -733,8 +731,12 @@ def cumsum_axis(x, axis):
 
 
 def __getattr__(name):
-    """``_rt.<name>`` of an elementwise primitive written as ``np.<name>`` with no loop here:
-    NumPy's function (Numba compiles it in place)."""
+    """``_rt.<name>`` of a ufunc of `_UFUNCS`: made now, kept as a global. Of an elementwise
+    primitive written as ``np.<name>`` with no loop here: NumPy's function (Numba compiles it
+    in place)."""
+    if name in _UFUNCS:
+        ufunc = globals()[name] = vectorize(_UFUNCS[name])
+        return ufunc
     if lowering.lowered_by_default(name) and primitives.PRIMITIVES[name].elementwise:
         return getattr(np, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
