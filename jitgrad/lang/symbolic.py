@@ -73,6 +73,7 @@ class GraphBuilder:
         self.new_arrays = False
         self.latest: dict[Var, Var] = {}  # version -> the version that replaced it
         self.tags = 0  # hidden names' suffixes (`new_tag`)
+        self.shared: dict | None = None  # operations made inside `sharing`, by their key
 
     # -- atoms ---------------------------------------------------------------------------
 
@@ -116,6 +117,28 @@ class GraphBuilder:
             self.restamp(out)  # another name for its memory is then refused (`is_stale`)
         return out
 
+    @contextlib.contextmanager
+    def sharing(self):
+        """Inside, an operation made again on the same inputs with the same parameters is the
+        first one's result (the reverse transform runs one equation's rules inside: the two
+        contributions of ``x * x``, ``g * x`` each, are one product). Only values: no effects,
+        allocations or views, which are memory of their own."""
+        saved, self.shared = self.shared, {}
+        try:
+            yield
+        finally:
+            self.shared = saved
+
+    def _share_key(self, prim: primitives.Primitive, atoms: list, params: dict):
+        f = prim.flags
+        if self.shared is None or f.effects or f.buffer or f.allocates or f.shares_first_input \
+                or f.may_return_input:
+            return None
+        return (prim.name,
+                tuple(("v", a) if isinstance(a, Var) else ("c", type(a.value).__name__, a.value)
+                      for a in atoms),
+                tuple(sorted((k, repr(v)) for k, v in params.items())))
+
     # -- applying a primitive ------------------------------------------------------------
 
     def apply(self, prim: primitives.Primitive, args, params) -> Sym | object:
@@ -128,6 +151,9 @@ class GraphBuilder:
             if isinstance(simplified, Var) and simplified.type.ndim and self.new_arrays:
                 return self.apply(primitives.PRIMITIVES["copy"], [simplified], {})
             return self.sym(simplified) if isinstance(simplified, Var) else simplified.value
+        key = self._share_key(prim, atoms, params)
+        if key is not None and key in self.shared:
+            return self.sym(self.shared[key])
         types = [a.type for a in atoms]
         out_type = prim.type_rule(types, params)
         if prim.elementwise and self.assume_sizes:
@@ -144,6 +170,8 @@ class GraphBuilder:
             if (prim.flags.view or prim.name == "setitem") and isinstance(atoms[0], Var):
                 self.share_memory(out, atoms[0])
             self.restamp(out)
+        if key is not None:
+            self.shared[key] = out
         return self.sym(out)
 
     # -- sizes: what is assumed of the arguments' shapes ---------------------------------

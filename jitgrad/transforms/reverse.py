@@ -439,13 +439,14 @@ class _Reverse:
         ins = [self.value(a) for a in e.ins]
         ans = self.gb.sym(out)
         elementwise = primitives.PRIMITIVES[e.prim].elementwise
-        for k, a in enumerate(e.ins):
-            if k >= len(rules) or rules[k] is None or not self.active(a):
-                continue
-            c = rules[k](g, ans, *ins, **e.params)
-            if elementwise:
-                c = self.unbroadcast(c, a, e)
-            self.acc(a, c)
+        with self.gb.sharing():  # x * x: one product g * x, added twice
+            for k, a in enumerate(e.ins):
+                if k >= len(rules) or rules[k] is None or not self.active(a):
+                    continue
+                c = rules[k](g, ans, *ins, **e.params)
+                if elementwise:
+                    c = self.unbroadcast(c, a, e)
+                self.acc(a, c)
 
     def unbroadcast(self, c, x: Var, e: Eqn):
         """The single place where a broadcast contribution is summed back to ``x``'s shape.
