@@ -32,6 +32,16 @@ def loop_with_tape(w, x):
     return total
 
 
+def fresh_prange_rows(w, x):  # likewise, parallel: each chunk stores its partial gradient
+    total = 0.0
+    for i in numba.prange(x.shape[0]):
+        s = 0.0
+        for j in range(x.shape[1]):
+            s += x[i, j] * w[j]
+        total += s * s
+    return total
+
+
 def fresh_log_softmax(z):  # likewise: a row max (choose_share), kept, and sums over rows
     m = np.max(z, axis=1, keepdims=True)
     e = np.exp(z - m)
@@ -105,6 +115,10 @@ def test_warm_makes_the_runtime_ready_and_generated_code_then_compiles_no_helper
     z = np.linspace(-1.0, 1.0, 12).reshape(3, 4)
     np.testing.assert_allclose(jitgrad.grad(fresh_log_softmax)(z),
                                numeric_grad(fresh_log_softmax, (z,), 0), rtol=1e-6, atol=1e-9)
+    w = np.linspace(-0.5, 0.5, 3)
+    np.testing.assert_allclose(jitgrad.grad(fresh_prange_rows, parallel=True)(w, z[:, :3]),
+                               numeric_grad(fresh_prange_rows, (w, z[:, :3]), 0),
+                               rtol=1e-6, atol=1e-9)
     after = {name: len(fn.signatures) for name, fn in vars(runtime).items()
              if isinstance(fn, numba.core.registry.CPUDispatcher)}
     assert after == before

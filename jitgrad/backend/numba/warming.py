@@ -33,6 +33,7 @@ from jitgrad.backend.numba.runtime import (
     nonnegative,
     ones,
     outer,
+    put_part,
     reserve,
     reshape,
     same_size,
@@ -67,7 +68,9 @@ def _warm_examples():
               (sum_axis, (f2, 1, (2,))), (max_axis, (f2, 1, (2,))),
               # the gradient of a max or min: softmax's row max, kept or not, and np.max(x)
               (choose_share, (f2, np.ones((2, 1)), 1)), (choose_share, (f2, f1, 1)),
-              (choose_share_all, (f1, 1.0)), (choose_share_all, (f2, 1.0))]
+              (choose_share_all, (f1, 1.0)), (choose_share_all, (f2, 1.0)),
+              # a parallel chunk's partial gradient of a vector or a matrix (parallel=True)
+              (put_part, (np.zeros((2, 2)), 1, f1)), (put_part, (np.zeros((2, 2, 2)), 1, f2))]
     for fn in (inv, det, cholesky, logabsdet, signdet):
         calls.append((fn, (f2 + np.eye(2),)))
     calls += [(solve, (f2 + np.eye(2), f1)), (solve, (f2 + np.eye(2), f2))]
