@@ -218,7 +218,10 @@ def test_numba_runs_only_our_prange_loops_in_every_build(tmp_path, monkeypatch):
     """Numba empties the options dict it is given: every build gets its own copy, so the second
     parallel build in a process does not turn array expressions into parallel loops (which
     reduce in an order that depends on the thread count, and ran the GMM adjoint 1.1x
-    slower)."""
+    slower). And each chunk function is compiled once: Numba types a prange counter ``int64``
+    in the kernel and ``uint64`` in the parallel loop it lowers, and a chunk function called
+    with the bare counter was compiled for both (a second full compile: 0.3-0.8 s of the
+    ``prange`` cold start)."""
     monkeypatch.setenv("JITGRAD_CACHE_DIR", str(tmp_path))  # compiled here, not loaded
     before = dict(jcompile.NUMBA_OPTIONS)
     # two builds in one process: a recomputed loop (the forward pass's prange loop, then the
@@ -228,6 +231,11 @@ def test_numba_runs_only_our_prange_loops_in_every_build(tmp_path, monkeypatch):
         g(*args)
         for name, (gufuncs, pranges) in _parfor_kernels(g._last).items():
             assert gufuncs == pranges == loops, (name, gufuncs, pranges)
+        module = g._last.entry.py_func.__globals__
+        chunks = [name for name in module if re.search(r"_chunk\d+$", name)]
+        assert chunks, g.source()
+        for name in chunks:
+            assert len(module[name].signatures) == 1, (name, module[name].signatures)
     assert jcompile.NUMBA_OPTIONS == before
 
 
@@ -264,22 +272,6 @@ def test_chunk_bodies_are_functions_numba_compiles_serially():
         name = f"gmm_data_term_value_and_grad_chunk{k}"
         assert f"@_jit\ndef {name}(" in source
         assert loop.split("\n")[0].strip().startswith(f"{name}(")
-
-
-def test_each_chunk_function_is_compiled_once(tmp_path, monkeypatch):
-    """Numba types a prange counter ``int64`` in the kernel and ``uint64`` in the parallel
-    loop it lowers: a chunk function called with the bare counter was compiled twice, for two
-    signatures (a second full compile: 0.3-0.8 s of the ``prange`` cold start)."""
-    monkeypatch.setenv("JITGRAD_CACHE_DIR", str(tmp_path))  # compiled here, not loaded
-    for fn, args, wrt in (PARALLEL[0], PARALLEL[4]):  # recomputed in reverse; fused
-        g = jitgrad.value_and_grad(fn, wrt=wrt, parallel=True)
-        g(*args)
-        module = g._last.entry.py_func.__globals__
-        chunks = [name for name in module if "_chunk" in name and name.endswith(
-            tuple("0123456789")) and hasattr(module[name], "signatures")]
-        assert chunks, g.source()
-        for name in chunks:
-            assert len(module[name].signatures) == 1, (name, module[name].signatures)
 
 
 def test_independent_range_loops_run_in_parallel_and_say_so():
