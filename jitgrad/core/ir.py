@@ -589,6 +589,16 @@ def _fmt_params(params: dict) -> str:
     return f"[{items}]"
 
 
+def equation_key(prim: str, ins: list, params: dict) -> tuple:
+    """What makes two equations compute the same value: primitive, inputs (variables by
+    identity, constants by type and value) and parameters (`optimise.common_subexpressions`,
+    `GraphBuilder.sharing`)."""
+    return (prim,
+            tuple(("v", a) if isinstance(a, Var) else ("c", type(a.value).__name__, a.value)
+                  for a in ins),
+            tuple(sorted((k, repr(v)) for k, v in params.items())))
+
+
 def format_block(block: Block, indent: int = 1) -> list[str]:
     pad = "  " * indent
     lines: list[str] = []

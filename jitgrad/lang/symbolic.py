@@ -23,7 +23,18 @@ import contextlib
 import numpy as np
 
 from jitgrad.core.errors import Loc, UnsupportedError
-from jitgrad.core.ir import Block, Const, Eqn, Namer, Var, broadcast_dims, defs, dims_of, walk
+from jitgrad.core.ir import (
+    Block,
+    Const,
+    Eqn,
+    Namer,
+    Var,
+    broadcast_dims,
+    defs,
+    dims_of,
+    equation_key,
+    walk,
+)
 from jitgrad.core.types import FLOAT, INT, Type
 from jitgrad.prims import primitives
 
@@ -134,10 +145,7 @@ class GraphBuilder:
         if self.shared is None or f.effects or f.buffer or f.allocates or f.shares_first_input \
                 or f.may_return_input:
             return None
-        return (prim.name,
-                tuple(("v", a) if isinstance(a, Var) else ("c", type(a.value).__name__, a.value)
-                      for a in atoms),
-                tuple(sorted((k, repr(v)) for k, v in params.items())))
+        return equation_key(prim.name, atoms, params)
 
     # -- applying a primitive ------------------------------------------------------------
 

@@ -16,7 +16,18 @@ Passes, in order:
 from __future__ import annotations
 
 from jitgrad.core import ops
-from jitgrad.core.ir import Block, Eqn, If, Repeat, Storage, Var, direct_uses, sub_blocks, walk
+from jitgrad.core.ir import (
+    Block,
+    Eqn,
+    If,
+    Repeat,
+    Storage,
+    Var,
+    direct_uses,
+    equation_key,
+    sub_blocks,
+    walk,
+)
 
 # (``loop_index`` and ``assign`` in an adjoint prologue define values; they are pure.)
 
@@ -94,10 +105,6 @@ def _never_shared(prim: str) -> bool:
     return flags.effects or flags.buffer or prim in ("assign", "trip_count")
 
 
-def _atom_key(a):
-    return ("v", a) if isinstance(a, Var) else ("c", type(a.value).__name__, a.value)
-
-
 def common_subexpressions(fn) -> None:
     """An equation repeating an earlier one (same primitive, inputs and parameters, in the same
     block or an enclosing one) reuses its result: the user who writes ``np.exp(z)`` twice gets
@@ -118,8 +125,7 @@ def common_subexpressions(fn) -> None:
                 _substitute(s, sub)
             if (isinstance(s, Eqn) and len(s.outs) == 1 and not _never_shared(s.prim)
                     and not storage.written(s.out)):
-                key = (s.prim, tuple(_atom_key(a) for a in s.ins),
-                       tuple(sorted((k, repr(v)) for k, v in s.params.items())))
+                key = equation_key(s.prim, s.ins, s.params)
                 if key in seen:
                     replace[s.out] = seen[key]
                     continue
