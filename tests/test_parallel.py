@@ -274,6 +274,33 @@ def test_chunk_bodies_are_functions_numba_compiles_serially():
         assert loop.split("\n")[0].strip().startswith(f"{name}(")
 
 
+def test_chunks_are_handed_out_one_by_one_and_the_callers_setting_comes_back(threads):
+    """Numba gives each thread one equal slice of a prange loop, fixed when the loop starts:
+    a thread that wakes late or shares its core holds up the end. The chunk loop runs with
+    Numba's chunk size 1 (each chunk to the next free thread), set and restored in compiled
+    code by the C function's name (`compile.set_chunksize`: Numba's own
+    ``set_parallel_chunksize`` in compiled code makes it uncachable). The calling thread's
+    setting is what it was after the call, and the gradient is the same at 1 and 2 threads."""
+    fn, args, wrt = PARALLEL[4]  # gmm_data_term
+    g = jitgrad.value_and_grad(fn, wrt=wrt, parallel=True)
+    g(*args)
+    kernel = g.source().split("def gmm_data_term_value_and_grad(")[1]
+    assert "_chunksize = _rt.set_chunksize(1)\n    for _chunk in _prange(64):\n" in kernel
+    after = kernel.split("in _prange(64):\n")[1].split("\n")
+    assert after[1].strip() == "_rt.set_chunksize(_chunksize)", after[:3]
+    before = numba.get_parallel_chunksize()
+    results = []
+    try:
+        numba.set_parallel_chunksize(7)
+        for n in (1, 2):
+            numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+            results.append(flat(g(*args)))
+            assert numba.get_parallel_chunksize() == 7
+    finally:
+        numba.set_parallel_chunksize(before)
+    assert all(np.array_equal(a, b) for a, b in zip(*results))
+
+
 def test_independent_range_loops_run_in_parallel_and_say_so():
     fn, args, wrt = PARALLEL[-1]  # rowwise_logsumexp_range
     g = jitgrad.value_and_grad(fn, wrt=wrt, parallel=True)

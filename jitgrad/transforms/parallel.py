@@ -437,8 +437,9 @@ def _rewrite_forward(loop: For, fwd, plan: dict, namer, origin: str = "",
                   Eqn("chunk_at", [hi], bounds, {"n": N_CHUNKS, "next": True, "offset": 0},
                       loop.loc)] + inner_pre + [inner] + inner_post)
     par = Repeat(Const(N_CHUNKS), body, chunk, note=(
-        f"jitgrad: parallel{origin}: {N_CHUNKS} chunks of iterations run with numba.prange; "
-        "sums are added up per chunk, then in chunk order"), parallel=True)
+        f"jitgrad: parallel{origin}: {N_CHUNKS} chunks of iterations run with numba.prange, "
+        "each to the next free thread; sums are added up per chunk, then in chunk order"),
+        parallel=True)
     after.append(Eqn("assign", [loop.trips], [trips], {}, loop.loc))
     for c in plan["work"]:  # (only its shape is read after the loop)
         after.append(Eqn("assign", [c.var], [c.init], {}, loop.loc))

@@ -126,7 +126,9 @@ class _Writer(NestWriter):
             elif isinstance(s, Repeat):
                 if s.note:
                     self.line(indent, f"# {s.note}")
-                if s.parallel:  # chunks of a parallel loop (`parallel.py`)
+                if s.parallel:  # chunks of a parallel loop (`parallel.py`), handed out one
+                    # by one to the next free thread (`compile.set_chunksize`)
+                    self.line(indent, "_chunksize = _rt.set_chunksize(1)")
                     self.line(indent, f"for {s.counter.name} in _prange({atom_source(s.trips)}):")
                 elif s.counter is None:
                     self.line(indent, f"for _ in range({atom_source(s.trips)}):")
@@ -140,6 +142,8 @@ class _Writer(NestWriter):
                 self.block(s.body, indent + 1)
                 if s.counter is not None and not s.parallel and not s.ascending:
                     self.line(indent + 1, f"{s.counter.name} -= 1")
+                if s.parallel:
+                    self.line(indent, "_rt.set_chunksize(_chunksize)")
                 self.last_loc = None
         if len(self.lines) == start:
             self.line(indent, "pass")
