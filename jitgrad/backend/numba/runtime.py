@@ -20,8 +20,11 @@ import math
 import numpy as np
 
 from jitgrad.backend.numba import lowering
-from jitgrad.backend.numba.compile import jit, vectorize
-from jitgrad.backend.numba.compile import set_chunksize  # noqa: F401 - for parallel loops
+from jitgrad.backend.numba.compile import (
+    jit,
+    set_chunksize,  # noqa: F401 - for parallel loops
+    vectorize,
+)
 
 # Reads and writes through masks and index arrays (their positions, checked): generated code
 # calls them as _rt.<name> too.
