@@ -15,6 +15,7 @@ no on-disk cache) taking the same positional arguments as the matching problem:
   ``two_layer_grad_loops``     same, every matmul / reduction as a loop
   ``rnn_grad``                 ``(dw, dx)``
   ``gmm_grad``                 ``(dalphas, dmeans, dlog_prec)`` (not ``x``)
+  ``gmm_adbench_grad``         ``(dalphas, dmeans, dicf)``: ADBench's Manual, in Numba
   ``reproj_grad``              ``(dcams, dpoints)``
   ``control_flow_grad``        ``(dx, dthresh)``
   ==========================  ==============================================
@@ -207,7 +208,76 @@ def rnn_grad(w, x):
 # --------------------------------------------------------------------------------------
 
 gmm_primal = numba.njit(problems.gmm_nll)
-gmm_adbench_primal = numba.njit(problems.gmm_adbench)  # no hand-written gradient (ADBench's is C++)
+gmm_adbench_primal = numba.njit(problems.gmm_adbench)
+
+
+@numba.njit
+def gmm_adbench_grad(alphas, means, icf, x):
+    """ADBench's Manual gradient of its loop GMM (`problems.gmm_adbench`), structured as its C++
+    (``gmm_objective_d``): per point, the forward work of every component is kept (``xc`` and
+    ``Q xc`` per component: no tape), then with the weights ``w_k = exp(beta_k - lse)`` each
+    component's gradient is accumulated in one sweep over the triangle of ``Q``, which also
+    builds ``Q^T (Q xc)`` for the means."""
+    n, d = x.shape
+    K = alphas.shape[0]
+    amax = alphas[0]
+    for k in range(1, K):
+        amax = max(amax, alphas[k])
+    asum = 0.0
+    for k in range(K):
+        asum += math.exp(alphas[k] - amax)
+    qdiags = np.exp(icf[:, :d])
+    sum_qs = np.zeros(K)
+    for k in range(K):
+        for j in range(d):
+            sum_qs[k] += icf[k, j]
+    dalphas = np.zeros(K)
+    dmeans = np.zeros((K, d))
+    dicf = np.zeros(icf.shape)
+    xcs = np.zeros((K, d))
+    qxc = np.zeros((K, d))
+    beta = np.zeros(K)
+    tmp = np.zeros(d)
+    for i in range(n):
+        for k in range(K):
+            for j in range(d):
+                xcs[k, j] = x[i, j] - means[k, j]
+            sqsum = 0.0
+            idx = d
+            for r in range(d):
+                s = qdiags[k, r] * xcs[k, r]
+                for c in range(r):
+                    s += icf[k, idx] * xcs[k, c]
+                    idx += 1
+                qxc[k, r] = s
+                sqsum += s * s
+            beta[k] = alphas[k] + sum_qs[k] - 0.5 * sqsum
+        bmax = beta[0]
+        for k in range(1, K):
+            bmax = max(bmax, beta[k])
+        se = 0.0
+        for k in range(K):
+            se += math.exp(beta[k] - bmax)
+        lse = bmax + math.log(se)
+        for k in range(K):
+            w = math.exp(beta[k] - lse)  # d value / d beta_k
+            dalphas[k] += w
+            for j in range(d):
+                tmp[j] = 0.0
+            idx = d
+            for r in range(d):
+                g = -w * qxc[k, r]  # d value / d (Q xc)_r
+                dicf[k, r] += w + g * xcs[k, r] * qdiags[k, r]  # sum_qs, and exp's diagonal
+                tmp[r] += g * qdiags[k, r]
+                for c in range(r):
+                    dicf[k, idx] += g * xcs[k, c]
+                    tmp[c] += g * icf[k, idx]
+                    idx += 1
+            for j in range(d):
+                dmeans[k, j] -= tmp[j]
+    for k in range(K):  # - n logsumexp(alphas)
+        dalphas[k] -= n * math.exp(alphas[k] - amax) / asum
+    return dalphas, dmeans, dicf
 
 
 @numba.njit
@@ -403,6 +473,8 @@ def verify(tol=1e-6, verbose=True):
         ),
         ("rnn", P.rnn_loss, rnn_primal, rnn_grad, P.make_rnn(*P.SMALL_RNN), (0, 1)),
         ("gmm", P.gmm_nll, gmm_primal, gmm_grad, P.make_gmm(*P.SMALL_GMM), (0, 1, 2)),
+        ("gmm_adbench", P.gmm_adbench, gmm_adbench_primal, gmm_adbench_grad,
+         P.make_adbench_gmm(30, 3, 4), (0, 1, 2)),
         (
             "reproj",
             P.reproj_loss,

@@ -75,7 +75,7 @@ SUITE_DEFS = {
     ),
     "gmm_adbench": Suite(
         "gmm_adbench", problems.gmm_adbench, problems.make_adbench_gmm, (0, 1, 2),
-        handwritten.gmm_adbench_primal, None,
+        handwritten.gmm_adbench_primal, handwritten.gmm_adbench_grad,
         {"small": (1_000, 10, 25), "large": problems.BENCH_GMM},
         {"small": "n=1000", "large": "n=10000"}, False, 0,
     ),
