@@ -29,12 +29,12 @@ def write_eqn(w, e: Eqn, a: list[str], indent: int) -> None:
         expr = expr if start == "0" else f"{start} + {expr}"
         expr = expr if not p["offset"] else f"{expr} - {-p['offset']}"
         w.line(indent, f"{out} = {expr}")
-    elif e.prim == "parts_alloc":
+    elif e.prim == "parts_alloc":  # not zeroed: every chunk stores its whole slot (parts_set)
         if e.ins:
             shape = f"({p['n']},) + {a[0]}.shape"
-            w.line(indent, f"{out} = {allocation('zeros', shape)}")
+            w.line(indent, f"{out} = {allocation('empty', shape)}")
         else:
-            w.line(indent, f"{out} = {allocation('zeros', str(p['n']), p['kind'])}")
+            w.line(indent, f"{out} = {allocation('empty', str(p['n']), p['kind'])}")
     elif e.prim == "reuse":  # a work array allocated once per chunk, refilled per iteration
         w.line(indent, f"{out} = {a[0]}")
         if p["fill"] is not None:
