@@ -883,3 +883,46 @@ def test_writes_through_a_view_are_refused(fn):
     with pytest.raises(jitgrad.UnsupportedError, match="writing into `[xy]`"):
         jitgrad.value_and_grad(fn)(x)
     np.testing.assert_array_equal(x, [1.0, 2.0, 3.0])
+
+
+_NUMBA_DISABLED_SCRIPT = """
+import numba
+import numpy as np
+
+import jitgrad
+
+
+def square(x):
+    return x * x
+
+
+def total(w, x):
+    s = 0.0
+    for i in numba.prange(x.shape[0]):
+        s += np.tanh(w * x[i])
+    return s
+
+
+x = np.linspace(-1.0, 1.0, 7)
+g = jitgrad.grad(total, parallel=True)(0.3, x)
+h = 1e-6
+fd = (total(0.3 + h, x) - total(0.3 - h, x)) / (2 * h)
+print(jitgrad.grad(square)(3.0), g, fd)
+"""
+
+
+def test_numbas_own_disable_jit_runs_the_generated_code_as_python(tmp_path):
+    """``NUMBA_DISABLE_JIT=1`` (what a Numba user sets to step through their code) used to break
+    ``import jitgrad``: Numba's decorators return plain functions, which have no dispatcher to
+    configure. It now means what ``JITGRAD_DISABLE_JIT=1`` means, a parallel build included
+    (its chunk size setting does nothing then)."""
+    script = tmp_path / "disabled.py"
+    script.write_text(_NUMBA_DISABLED_SCRIPT)
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1", JITGRAD_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("JITGRAD_DISABLE_JIT", None)
+    proc = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    square, g, fd = (float(v) for v in proc.stdout.split())
+    assert square == 6.0
+    assert abs(g - fd) <= 1e-8 * max(1.0, abs(fd)), (g, fd)

@@ -10,7 +10,7 @@ Takes module source text (from `emit`) and the names of its functions. Guarantee
   that is already there with the same text is left alone, so its time stamp, which Numba's cache
   checks, stays valid). Two processes creating the same entry at once both succeed; an entry
   whose text is damaged is rewritten; a Numba cache that cannot be loaded is recompiled.
-* ``JITGRAD_DISABLE_JIT=1`` (like ``NUMBA_DISABLE_JIT``) runs the generated source as plain
+* ``JITGRAD_DISABLE_JIT=1`` (or Numba's ``NUMBA_DISABLE_JIT=1``) runs the generated source as plain
   Python, so pdb and print work inside it.
 """
 
@@ -33,7 +33,9 @@ from jitgrad.prims.primitives import CONSTANT_ARRAYS
 NUMBA_OPTIONS = {"prange": True, "comprehension": False, "reduction": False, "setitem": False,
                  "inplace_binop": False, "numpy": False, "stencil": False, "fusion": False}
 
-DISABLE_JIT = os.environ.get("JITGRAD_DISABLE_JIT", "") not in ("", "0")
+# Numba's own NUMBA_DISABLE_JIT=1 (its decorators then return the plain functions) means the same
+DISABLE_JIT = (os.environ.get("JITGRAD_DISABLE_JIT", "") not in ("", "0")
+               or bool(numba.config.DISABLE_JIT))
 
 # Scalar division by zero gives inf or nan, as NumPy does (and as the array code does), instead
 # of Python's ZeroDivisionError: the derivative of np.arcsin at 1 is inf, not an exception.
