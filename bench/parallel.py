@@ -15,7 +15,12 @@ independent chains per chunk: bound by the core's arithmetic throughput, like th
 inner loops; on two vCPUs that share a physical core's units it scales less far). The
 machine is shared: read the ratios, not the times.
 
-Options: ``--rounds R`` (default 15), ``--threads 1,2`` (thread counts), ``--n N``,
+It also times two serial gradients at once in two Python threads against one alone
+(`two_at_once`): half that slowdown is the best parallel / serial ratio this machine allows
+this very code at 2 threads.
+
+Options: ``--rounds R`` (default 15), ``--runs K`` (repeat, then the median and range of the
+ratios over the runs), ``--threads 1,2`` (thread counts), ``--n N``,
 ``--layer L``: the threading layer. ``jitgrad`` (the default) leaves the choice to jitgrad
 (`backend.numba.compile.choose_threading_layer`: OpenMP with a passive wait policy, or
 workqueue), ``workqueue`` and ``omp`` set ``NUMBA_THREADING_LAYER`` (``omp``: GNU OpenMP with
@@ -28,6 +33,8 @@ import argparse
 import math
 import os
 import sys
+import threading
+import time
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 # GNU OpenMP (Numba's omp layer) spin-waits at the end of a parallel loop: with other processes
@@ -137,9 +144,44 @@ def _flat(out):
     return [out[0], *out[1]]
 
 
+def _calls(fn, reps: int, start, took: list) -> None:
+    start.wait()
+    t = time.perf_counter()
+    for _ in range(reps):
+        fn()
+    took.append((time.perf_counter() - t) / reps)
+
+
+def two_at_once(fn, rounds: int) -> float:
+    """The best parallel / serial ratio this machine allows ``fn`` at 2 threads: ``fn`` (a
+    ``nogil`` build) called in two Python threads at once, against the same calls in one,
+    interleaved round by round, each thread calling it for about 0.1 s; half the median
+    slowdown per call. Two vCPUs that share a core's units, or another tenant on the host,
+    show here as a slowdown above 1."""
+    t = time.perf_counter()
+    fn()
+    reps = max(1, math.ceil(0.1 / (time.perf_counter() - t)))
+    alone, both = [], []
+    for _ in range(rounds):
+        took: list = []
+        _calls(fn, reps, threading.Barrier(1), took)
+        alone.append(took[0])
+        start, took = threading.Barrier(2), []
+        pair = [threading.Thread(target=_calls, args=(fn, reps, start, took)) for _ in range(2)]
+        for th in pair:
+            th.start()
+        for th in pair:
+            th.join()
+        both.append(max(took))
+    return float(np.median(both) / np.median(alone)) / 2
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.parallel")
     ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--runs", type=int, default=1,
+                    help="repeat the measurement and summarise the ratios (they move between "
+                         "runs on a shared machine)")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--n", type=int, default=40_000)
     ap.add_argument("--layer", choices=("jitgrad", "workqueue", "omp"), default="jitgrad",
@@ -178,19 +220,36 @@ def main(argv=None) -> int:
                   "multiply-add": lambda: multiply_add_loop(400, a, b)}
     for run in references.values():
         run()
-    numba.set_num_threads(1)
-    alone = {k: v.median for k, v in measure(references, rounds=opts.rounds, inner=1).items()}
-    for t in threads:
-        numba.set_num_threads(t)
-        res = measure({"serial": lambda: serial(*args), "parallel": lambda: par(*args),
-                       "primal": lambda: primal(*args),
-                       "primal parallel": lambda: primal_par(*args), **references},
-                      rounds=opts.rounds, inner=1)
-        s, p = res["serial"].median, res["parallel"].median
-        ratio = res["primal parallel"].median / res["primal"].median
-        ceilings = " | ".join(f"{res[k].median / alone[k]:.2f}" for k in references)
-        print(f"| {t} | {s * 1e3:.1f} ms | {p * 1e3:.1f} ms | {p / s:.2f} | {ratio:.2f} | "
-              f"{ceilings} |")
+    ratios: dict[int, list] = {t: [] for t in threads}
+    limits = []
+    for _ in range(opts.runs):
+        numba.set_num_threads(1)
+        alone = {k: v.median for k, v in measure(references, rounds=opts.rounds,
+                                                 inner=1).items()}
+        for t in threads:
+            numba.set_num_threads(t)
+            res = measure({"serial": lambda: serial(*args), "parallel": lambda: par(*args),
+                           "primal": lambda: primal(*args),
+                           "primal parallel": lambda: primal_par(*args), **references},
+                          rounds=opts.rounds, inner=1)
+            s, p = res["serial"].median, res["parallel"].median
+            ratio = res["primal parallel"].median / res["primal"].median
+            ratios[t].append((p / s, ratio))
+            ceilings = " | ".join(f"{res[k].median / alone[k]:.2f}" for k in references)
+            print(f"| {t} | {s * 1e3:.1f} ms | {p * 1e3:.1f} ms | {p / s:.2f} | {ratio:.2f} | "
+                  f"{ceilings} |")
+        limits.append(two_at_once(lambda: serial(*args), max(3, opts.rounds // 3)))
+    print()
+    print(f"Two serial gradients at once, in two threads, each against one alone: the best "
+          f"parallel / serial at 2 threads this machine allows this code: "
+          f"{', '.join(f'{x:.2f}' for x in limits)}.")
+    if opts.runs > 1:
+        for t in threads:
+            grad = sorted(r[0] for r in ratios[t])
+            prim = sorted(r[1] for r in ratios[t])
+            print(f"Over {opts.runs} runs at {t} threads: parallel / serial median "
+                  f"{np.median(grad):.2f} ({grad[0]:.2f}-{grad[-1]:.2f}), Numba primal "
+                  f"{np.median(prim):.2f} ({prim[0]:.2f}-{prim[-1]:.2f}).")
     print()
     print("Numba primal parallel / serial: the plain function under numba.njit(parallel=True) "
           "against numba.njit, same rounds: how far this machine lets this loop scale. "
