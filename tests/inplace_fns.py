@@ -289,3 +289,62 @@ def alias_rebound_then_called(x, y, A):  # a0 = A, rebound in a loop: A keeps it
         a0 = np.tanh(np.outer(y, x) + a0 / (1.0 + A * A))
     noop_kernel(a0, 1.0)
     return np.sum(a0) + np.sum(A * A)
+
+
+# Increments ``y[i] += u``: their adjoint passes the element's adjoint to u and leaves it in
+# place (`reverse._increments`); an adjoint loop adding into one fixed element adds into a
+# scalar instead (`optimise.sums_in_registers`).
+
+
+def increments_in_a_loop(x, w):  # += and -=, the second reading another element (y[-1] at 0)
+    y = x * 1.0
+    for i in range(y.shape[0]):
+        y[i] += w * x[i] ** 2
+        y[i] -= 0.5 * np.sin(y[i - 1])
+    return np.sum(y * y)
+
+
+def increment_from_the_left_and_of_itself(x, w):  # y[i] = u + y[i]; y[i] += y[i] * w
+    y = np.cos(x)
+    for i in range(y.shape[0]):
+        y[i] = w * x[i] + y[i]
+        y[i] += y[i] * w
+    return np.sum(y * y * y)
+
+
+def triangle_by_columns(L, x):  # ADBench's Q x: out[r] += L[idx] * x[c] over r, c fixed
+    d = x.shape[0]
+    out = np.exp(x)
+    idx = 0
+    for c in range(d):
+        for r in range(c + 1, d):
+            out[r] += L[idx] * x[c]
+            idx += 1
+    return np.sum(out * out)
+
+
+def fixed_element_written_in_the_loop(x, w):  # y[c] is read and, at r == c, written
+    y = x * 1.0
+    c = 1
+    for r in range(y.shape[0]):
+        y[r] += y[c] * w[r]
+    return np.sum(y * y)
+
+
+def empty_inner_loops_past_the_end(x):  # for c >= d the inner loop is empty: x[c] never read
+    d = x.shape[0]
+    out = x * x
+    for c in range(d + 2):
+        for r in range(c + 1, d):
+            out[r] += np.sin(x[c]) * x[r]
+    return np.sum(out * out)
+
+
+def incremented_value_read_again(x, w):  # z = y[i] + u is written and also read
+    y = np.sin(x)
+    total = 0.0
+    for i in range(y.shape[0]):
+        z = y[i] + w * x[i]
+        y[i] = z
+        total += z * z
+    return total + np.sum(y * x)

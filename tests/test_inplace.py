@@ -8,9 +8,18 @@ import inplace_fns as F
 import numpy as np
 import pytest
 from corpus import N, U, case
-from corpus_check import case_params, check_value_and_grad, copied
+from corpus_check import case_params, check_tape_agrees, check_value_and_grad, copied
 
 import jitgrad
+
+INCREMENTS = [
+    case(F.increments_in_a_loop, N(4), N()),
+    case(F.increment_from_the_left_and_of_itself, N(4), U(0.2, 0.6)),
+    case(F.triangle_by_columns, N(6, s=0.3), N(4)),
+    case(F.fixed_element_written_in_the_loop, N(4), N(4, s=0.5)),
+    case(F.empty_inner_loops_past_the_end, N(4)),
+    case(F.incremented_value_read_again, N(4), N()),
+]
 
 CASES = [
     case(F.exp_then_halve, N(3)),
@@ -47,6 +56,7 @@ CASES = [
     case(F.mean_axis0_of_vector, N(3)),
     case(F.callee_reads_array_in_loop, N(4), N(3, 4)),
     case(F.alias_rebound_then_called, N(4), N(3), N(3, 4)),
+    *INCREMENTS,
 ]
 
 
@@ -54,6 +64,11 @@ CASES = [
 def test_value_and_grad(case):
     for idx in range(len(case.points)):
         check_value_and_grad(case, idx)
+
+
+@pytest.mark.parametrize("case", case_params(INCREMENTS))
+def test_increments_agree_with_the_tape(case):
+    check_tape_agrees(case, 0)
 
 
 def test_issue_examples_exact():

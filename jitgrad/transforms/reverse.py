@@ -30,7 +30,8 @@ Takes an `ir.Function` and the parameters to differentiate. Guarantees:
     The adjoint of a read adds into the shadow at the place read; the adjoint of
     ``setitem(y, v, idx)`` takes the shadow's slot (a copy) as ``v``'s share, zeroes the slot
     (the write killed what was there), then adds that share into ``v``'s adjoint (``v`` may
-    share the buffer).
+    share the buffer). An increment ``y[i] += u`` of one element leaves the slot and gives it
+    to ``u``: the zeroing and the read's re-adding cancel (`_increments`).
   - *Saving.* The adjoint reads forward values by their forward names. A value of the
     top-level block is returned by the forward kernel. A value computed inside a loop or branch
     is rebuilt in the adjoint when that is cheap (a ``for`` index from the reverse counter, a
@@ -188,6 +189,45 @@ def _useful(fn: Function) -> set[Var]:
     return useful
 
 
+def _increments(fn: Function) -> dict[Eqn, tuple[Eqn, int]]:
+    """The element increments ``y[i] += u`` (and ``-=``): ``y' = setitem(y, w, i)`` of a scalar
+    element where ``w = t + u`` (or ``t - u``, ``u + t``) and ``t = y[i]``, read from the same
+    version at the same index. For each such ``setitem``: the addition and the position of
+    ``u`` in it.
+
+    Its adjoint sends the slot's adjoint to ``u`` and leaves the slot as it is
+    (``reverse_setitem``): zeroing the slot for the write and adding the same amount back
+    through ``t``'s share of the addition cancel, so the adjoint neither zeroes nor re-adds in
+    memory. What ``w`` and ``t`` receive from their other uses (``y[i] += y[i] * s``, ``z`` in
+    ``z = y[i] + u; y[i] = z; total += z``) still flows through the addition and the read."""
+    made = {s.out: s for s in walk(fn.body) if isinstance(s, Eqn) and len(s.outs) == 1}
+    found = {}
+    for s in walk(fn.body):
+        if not (isinstance(s, Eqn) and s.prim == "setitem"):
+            continue
+        y, w, idx = s.ins[0], s.ins[1], s.ins[2:]
+        spec = s.params["index_spec"]
+        add = made.get(w) if isinstance(w, Var) else None
+        if (add is None or add.prim not in ("add", "sub") or w.type.ndim
+                or any(item != "i" for item in spec)):
+            continue
+        for k in ((1,) if add.prim == "sub" else (1, 0)):
+            t = add.ins[1 - k]
+            read = made.get(t) if isinstance(t, Var) else None
+            if (read is not None and read.prim == "getitem" and read.ins[0] is y
+                    and read.params["index_spec"] == spec and len(read.ins) - 1 == len(idx)
+                    and all(_same_atom(a, b) for a, b in zip(read.ins[1:], idx))):
+                found[s] = (add, k)
+                break
+    return found
+
+
+def _same_atom(a: Atom, b: Atom) -> bool:
+    if isinstance(a, Var) or isinstance(b, Var):
+        return a is b
+    return type(a.value) is type(b.value) and a.value == b.value
+
+
 # ----------------------------------------------------------------------------- the transform
 
 
@@ -222,6 +262,7 @@ class _Reverse:
         self.seeded: dict[For | While, list] = {}
         self.adjoint_of_block: dict[Block, Block] = {}  # forward block -> adjoint block
         self.forward_of_block: dict[Block, Block] = {}  # adjoint block -> forward block
+        self.increments = _increments(fn)
 
     # -- adjoint bookkeeping -------------------------------------------------------------
 
@@ -487,9 +528,18 @@ class _Reverse:
         """``y2 = setitem(y1, v, idx)``: the slot's adjoint goes to ``v``, then the slot's
         adjoint is zeroed (the write killed what ``y1`` held there). ``v`` may share ``y``'s
         storage (``y *= 1.0``, ``y[1:] = y[:-1]``): its share is taken as a copy first and
-        added only after the zeroing."""
+        added only after the zeroing. An increment (``y[i] += u``, `_increments`) leaves the
+        slot as it is and gives its adjoint to ``u``."""
         x, v, idx = e.ins[0], e.ins[1], e.ins[2:]
         spec = e.params["index_spec"]
+        if e in self.increments:  # y[i] += u: the slot's adjoint goes to u and stays
+            add, k = self.increments[e]
+            u = add.ins[k]
+            if self.active(u):
+                c = primitives.getitem(g, *[self.value(i) for i in idx], index_spec=spec)
+                ins = [self.value(a) for a in add.ins]
+                self.acc(u, RULES[add.prim][k](c, self.gb.sym(add.out), *ins))
+            return
         c = None
         if self.active(v):
             c = primitives.getitem(g, *[self.value(i) for i in idx], index_spec=spec)
