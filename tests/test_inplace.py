@@ -71,6 +71,22 @@ def test_increments_agree_with_the_tape(case):
     check_tape_agrees(case, 0)
 
 
+def test_an_increment_leaves_its_slot_and_a_fixed_element_sums_in_a_scalar():
+    """``out[r] += L[idx] * x[c]``: the adjoint reads ``_b_out[r]`` and neither zeroes nor
+    re-adds it; ``x[c]``'s adjoint is summed over the loop over ``r`` in a scalar and added
+    once after it, only when that loop ran (``c`` past the end in `empty_inner_loops_past_the_end`
+    never indexed anything)."""
+    src = jitgrad.grad(F.triangle_by_columns, wrt=(0, 1)).source(np.ones(6), np.ones(4))
+    adjoint = src[src.index("# -- adjoint pass"):]
+    assert "_b_out[np.uint64(r)] = 0.0" not in adjoint
+    assert "_b_out[np.uint64(r)] +=" not in adjoint
+    loop, after = adjoint.split("_sum_b_x = _sum_b_x + ", 1)
+    assert "_b_x[np.uint64(c)]" not in loop.split("_sum_b_x = 0.0")[1]
+    ran = after.index("_ran = _trips > 0")
+    assert after.index("if _ran:") > ran
+    assert after.index("_b_x[np.uint64(c)] += _sum_b_x") > after.index("if _ran:")
+
+
 def test_issue_examples_exact():
     """The numbers quoted in issue #10, checked exactly."""
     g = jitgrad.grad(F.exp_then_halve)(np.array([0.2, 0.5, 0.9]))

@@ -9,6 +9,8 @@ Passes, in order:
 * ``common_subexpressions`` (on the forward IR, before the transform): computes a repeated
   operation once.
 * ``fold_assigns``: writes a temporary's operation straight into the adjoint it is assigned to.
+* ``sums_in_registers``: an adjoint loop that adds into one element of an array at an index
+  the loop does not change adds into a scalar, added into the element after the loop.
 * ``unused_saved``: a saved value the adjoint no longer reads (a fused loop's adjoint ran in
   the forward pass) is neither returned by the forward kernel nor passed to the adjoint.
 """
@@ -18,16 +20,20 @@ from __future__ import annotations
 from jitgrad.core import ops
 from jitgrad.core.ir import (
     Block,
+    Const,
     Eqn,
     If,
+    Namer,
     Repeat,
     Storage,
     Var,
+    defs,
     direct_uses,
     equation_key,
     sub_blocks,
     walk,
 )
+from jitgrad.core.types import BOOL, FLOAT
 
 # (``loop_index`` and ``assign`` in an adjoint prologue define values; they are pure.)
 
@@ -175,8 +181,101 @@ def optimise(grad) -> None:
         live = {a for a in kernel.returns + kernel.aux if isinstance(a, Var)}
         dead_code(kernel.body, live)
         fold_assigns(kernel.body, live)
+        sums_in_registers(kernel.body, kernel.params, grad.fn.namer)
         if kernel is grad.adjoint:
             unused_saved(grad)
+
+
+def sums_in_registers(body: Block, params: list[Var], namer: Namer) -> None:
+    """An adjoint loop that adds into one element of an array at an index it does not change
+    (``_b_xc[c] += u`` in the loop over ``r`` of ADBench's ``out[r] += L[idx] * x[c]``) adds
+    into a scalar instead (``_sum = _sum + u``), which goes into the element after the loop,
+    if the loop ran (its index may be out of range otherwise). Numba cannot do this itself:
+    it does not know that the loop's other writes (``_g_icf[k, idx] += ...``) never reach that
+    element, so it loads and stores the element every iteration and leaves the loop scalar.
+
+    Taken only when nothing in the loop reads or writes the array otherwise, under any name
+    that may share its memory (a view, an assignment, a carried value), the array is not a
+    kernel parameter (the caller could pass it twice), and the loop is not a parallel one.
+    The sum is added in a different order (the loop's terms first), as a compiler reassociates
+    a reduction."""
+    alias = _Aliases(body)
+    passed = {alias.find(p) for p in params if p.type.ndim}
+    _registers_in(body, alias, passed, namer)
+
+
+class _Aliases:
+    """Union-find over the variables of a kernel that may share memory: an operation's result
+    and the input it may be a view, a version or the same object of; carried and merged values
+    and their sources (a conservative superset: an adjoint reassigns its names)."""
+
+    def __init__(self, body: Block):
+        self.parent: dict[Var, Var] = {}
+        for s in walk(body):
+            if isinstance(s, Eqn):
+                f = ops.flags(s.prim)
+                if (f.view or f.read_only_view or f.writes_into_first or f.may_return_input) and (
+                        s.ins and isinstance(s.ins[0], Var) and s.ins[0].type.ndim):
+                    for o in s.outs:
+                        if o.type.ndim:
+                            self.union(o, s.ins[0])
+            else:
+                for c in (s.merges if isinstance(s, If) else getattr(s, "carries", ())):
+                    for a in (c.init, c.update):
+                        if isinstance(a, Var) and c.var.type.ndim:
+                            self.union(c.var, a)
+
+    def find(self, v: Var) -> Var:
+        while self.parent.get(v, v) is not v:
+            v = self.parent[v]
+        return v
+
+    def union(self, a: Var, b: Var) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra is not rb:
+            self.parent[ra] = rb
+
+
+def _registers_in(block: Block, alias: _Aliases, passed: set, namer: Namer) -> None:
+    out = []
+    for s in block.stmts:
+        for sb in sub_blocks(s):
+            _registers_in(sb, alias, passed, namer)
+        if not isinstance(s, Repeat) or s.parallel:
+            out.append(s)
+            continue
+        inside: set[Var] = {s.counter} if s.counter is not None else set()
+        arrays: dict[Var, int] = {}  # alias class -> references in the loop
+        for t in walk(s.body):
+            inside.update(defs(t))
+            for a in direct_uses(t) + defs(t):
+                if isinstance(a, Var) and a.type.ndim:
+                    arrays[alias.find(a)] = arrays.get(alias.find(a), 0) + 1
+        after = []
+        for k, e in enumerate(s.body.stmts):
+            if not (isinstance(e, Eqn) and e.prim == "add_at" and isinstance(e.ins[0], Var)
+                    and not e.ins[1].type.ndim
+                    and all(item == "i" for item in e.params["index_spec"])
+                    and len(e.params["index_spec"]) == e.ins[0].type.ndim
+                    and all(not (isinstance(a, Var) and a in inside) for a in e.ins[2:])):
+                continue
+            root = alias.find(e.ins[0])
+            if root in passed or arrays.get(root) != 1:
+                continue
+            total = Var(namer.fresh("_sum_" + e.ins[0].name.lstrip("_")), FLOAT)
+            out.append(Eqn("assign", [total], [Const(0.0)], {}, e.loc))
+            s.body.stmts[k] = Eqn("add", [total], [total, e.ins[1]], {}, e.loc)
+            once = Eqn("add_at", [], [e.ins[0], total] + e.ins[2:], dict(e.params), e.loc)
+            low = s.low if s.low is not None else Const(0)
+            if isinstance(s.trips, Const) and isinstance(low, Const) and s.trips.value > low.value:
+                after.append(once)
+                continue
+            ran = Var(namer.fresh("_ran"), BOOL)
+            after.append(Eqn("gt", [ran], [s.trips, low], {}, e.loc))
+            after.append(If(ran, Block([once]), Block([]), [], e.loc))
+        out.append(s)
+        out += after
+    block.stmts[:] = out
 
 
 
