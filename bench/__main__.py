@@ -28,7 +28,8 @@ import shlex
 import sys
 
 # the same as bench.suites.SUITES, which cannot be imported before the thread settings
-SUITES = ("two_layer", "rnn", "gmm", "gmm_adbench", "reproj", "control_flow")
+SUITES = ("two_layer", "rnn", "gmm", "gmm_adbench", "gmm_adbench_cols", "reproj",
+          "control_flow")
 
 
 def parse_args(argv):

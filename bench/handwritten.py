@@ -16,6 +16,7 @@ no on-disk cache) taking the same positional arguments as the matching problem:
   ``rnn_grad``                 ``(dw, dx)``
   ``gmm_grad``                 ``(dalphas, dmeans, dlog_prec)`` (not ``x``)
   ``gmm_adbench_grad``         ``(dalphas, dmeans, dicf)``: ADBench's Manual, in Numba
+  ``gmm_adbench_cols_grad``    same, Q by columns as ADBench's C++
   ``reproj_grad``              ``(dcams, dpoints)``
   ``control_flow_grad``        ``(dx, dthresh)``
   ==========================  ==============================================
@@ -209,6 +210,7 @@ def rnn_grad(w, x):
 
 gmm_primal = numba.njit(problems.gmm_nll)
 gmm_adbench_primal = numba.njit(problems.gmm_adbench)
+gmm_adbench_cols_primal = numba.njit(problems.gmm_adbench_cols)
 
 
 @numba.njit
@@ -275,6 +277,75 @@ def gmm_adbench_grad(alphas, means, icf, x):
                     idx += 1
             for j in range(d):
                 dmeans[k, j] -= tmp[j]
+    for k in range(K):  # - n logsumexp(alphas)
+        dalphas[k] -= n * math.exp(alphas[k] - amax) / asum
+    return dalphas, dmeans, dicf
+
+
+@numba.njit
+def gmm_adbench_cols_grad(alphas, means, icf, x):
+    """ADBench's Manual gradient (``gmm_objective_d``) of `problems.gmm_adbench_cols`, Q's
+    entries by columns as in its C++: per point, every component's ``xc`` and ``Q xc`` kept;
+    then, with the weights ``w_k``, one sweep down each column ``c`` of Q that adds into the
+    column's entries of ``dicf`` and sums ``(Q^T g)_c`` in a scalar (ADBench's
+    ``Qtransposetimesx``, fused with its ``compute_L_inner_term``)."""
+    n, d = x.shape
+    K = alphas.shape[0]
+    amax = alphas[0]
+    for k in range(1, K):
+        amax = max(amax, alphas[k])
+    asum = 0.0
+    for k in range(K):
+        asum += math.exp(alphas[k] - amax)
+    qdiags = np.exp(icf[:, :d])
+    sum_qs = np.zeros(K)
+    for k in range(K):
+        for j in range(d):
+            sum_qs[k] += icf[k, j]
+    dalphas = np.zeros(K)
+    dmeans = np.zeros((K, d))
+    dicf = np.zeros(icf.shape)
+    xcs = np.zeros((K, d))
+    qxc = np.zeros((K, d))
+    beta = np.zeros(K)
+    for i in range(n):
+        for k in range(K):
+            for j in range(d):
+                xcs[k, j] = x[i, j] - means[k, j]
+            for j in range(d):
+                qxc[k, j] = qdiags[k, j] * xcs[k, j]
+            idx = d
+            for c in range(d):
+                xcc = xcs[k, c]
+                for r in range(c + 1, d):
+                    qxc[k, r] += icf[k, idx] * xcc
+                    idx += 1
+            sqsum = 0.0
+            for j in range(d):
+                sqsum += qxc[k, j] * qxc[k, j]
+            beta[k] = alphas[k] + sum_qs[k] - 0.5 * sqsum
+        bmax = beta[0]
+        for k in range(1, K):
+            bmax = max(bmax, beta[k])
+        se = 0.0
+        for k in range(K):
+            se += math.exp(beta[k] - bmax)
+        lse = bmax + math.log(se)
+        for k in range(K):
+            w = math.exp(beta[k] - lse)  # d value / d beta_k
+            dalphas[k] += w
+            idx = d
+            for c in range(d):
+                g_c = -w * qxc[k, c]  # d value / d (Q xc)_c
+                xcc = xcs[k, c]
+                dicf[k, c] += w + g_c * xcc * qdiags[k, c]  # sum_qs, and exp's diagonal
+                s = g_c * qdiags[k, c]
+                for r in range(c + 1, d):
+                    g = -w * qxc[k, r]
+                    dicf[k, idx] += g * xcc
+                    s += icf[k, idx] * g
+                    idx += 1
+                dmeans[k, c] -= s
     for k in range(K):  # - n logsumexp(alphas)
         dalphas[k] -= n * math.exp(alphas[k] - amax) / asum
     return dalphas, dmeans, dicf
@@ -475,6 +546,8 @@ def verify(tol=1e-6, verbose=True):
         ("gmm", P.gmm_nll, gmm_primal, gmm_grad, P.make_gmm(*P.SMALL_GMM), (0, 1, 2)),
         ("gmm_adbench", P.gmm_adbench, gmm_adbench_primal, gmm_adbench_grad,
          P.make_adbench_gmm(30, 3, 4), (0, 1, 2)),
+        ("gmm_adbench_cols", P.gmm_adbench_cols, gmm_adbench_cols_primal, gmm_adbench_cols_grad,
+         P.make_adbench_gmm(30, 4, 3), (0, 1, 2)),
         (
             "reproj",
             P.reproj_loss,

@@ -171,14 +171,15 @@ def make_gmm(n, d, K, seed=0):
 
 def gmm_adbench(alphas, means, icf, x):
     """ADBench's Gaussian-mixture objective in its loop form (the data term and the weights'
-    normaliser; no Wishart prior), as its C++ reference writes it.
+    normaliser; no Wishart prior), with Q applied row by row.
 
     ``icf`` (K, d + d(d-1)/2) holds, per component, the log-diagonal of the lower-triangular
     inverse Cholesky factor Q_k (first d entries) and its off-diagonal entries row by row.
-    Q_k is applied one row at a time in an inner ``for c in range(r)`` loop, and the K-vector
-    ``beta`` is overwritten for every point (a two-pass, max-shifted logsumexp). As in
-    ADBench, the diagonals exp(icf[k, :d]) and their logs' sums are computed once, before the
-    loop over points::
+    Q_k is applied one row at a time in an inner ``for c in range(r)`` loop (a dot product
+    per row: ADBench's C++ applies it by columns, an update of the output per entry, which is
+    `gmm_adbench_cols`), and the K-vector ``beta`` is overwritten for every point (a two-pass,
+    max-shifted logsumexp). As in ADBench, the diagonals exp(icf[k, :d]) and their logs' sums
+    are computed once, before the loop over points::
 
         value = -n d/2 log(2 pi) + sum_i logsumexp_k(alphas[k] + sum(icf[k, :d])
                                                      - |Q_k (x_i - means_k)|^2 / 2)
@@ -225,8 +226,58 @@ def gmm_adbench(alphas, means, icf, x):
     return -0.5 * n * d * math.log(2.0 * math.pi) + slse - n * lse_alphas
 
 
+def gmm_adbench_cols(alphas, means, icf, x):
+    """`gmm_adbench` as ADBench's C++ writes it (``gmm.h``: ``Qtimesx``): ``icf`` holds Q_k's
+    off-diagonal entries column by column, and Q_k (x - mu_k) is the diagonal's product
+    updated one column at a time, ``out[r] += Q[r, c] * xc[c]`` for the rows below ``c``.
+    Its sum of squares is then a loop of its own. Same value formula as `gmm_adbench` (with
+    the entries of ``icf`` read in the other order)."""
+    n = x.shape[0]
+    d = x.shape[1]
+    K = alphas.shape[0]
+    amax = alphas[0]
+    for k in range(1, K):
+        amax = max(amax, alphas[k])
+    asum = 0.0
+    for k in range(K):
+        asum += math.exp(alphas[k] - amax)
+    lse_alphas = amax + math.log(asum)
+    sum_qs = np.zeros(K)
+    qdiags = np.exp(icf[:, :d])
+    for k in range(K):
+        for j in range(d):
+            sum_qs[k] += icf[k, j]
+    xc = np.zeros(d)
+    qxc = np.zeros(d)
+    beta = np.zeros(K)
+    slse = 0.0
+    for i in range(n):
+        for k in range(K):
+            for j in range(d):
+                xc[j] = x[i, j] - means[k, j]
+            for j in range(d):
+                qxc[j] = qdiags[k, j] * xc[j]
+            idx = d
+            for c in range(d):
+                for r in range(c + 1, d):
+                    qxc[r] += icf[k, idx] * xc[c]
+                    idx += 1
+            sqsum = 0.0
+            for j in range(d):
+                sqsum += qxc[j] * qxc[j]
+            beta[k] = alphas[k] + sum_qs[k] - 0.5 * sqsum
+        bmax = beta[0]
+        for k in range(1, K):
+            bmax = max(bmax, beta[k])
+        se = 0.0
+        for k in range(K):
+            se += math.exp(beta[k] - bmax)
+        slse += bmax + math.log(se)
+    return -0.5 * n * d * math.log(2.0 * math.pi) + slse - n * lse_alphas
+
+
 def make_adbench_gmm(n, d, K, seed=0):
-    """Return ``(alphas, means, icf, x)`` for `gmm_adbench`: points from a mixture, and
+    """Return ``(alphas, means, icf, x)`` for `gmm_adbench` and `gmm_adbench_cols`: points from a mixture, and
     parameters near the generating ones (so the gradient is not close to zero)."""
     rng = np.random.default_rng(seed)
     true_means = 3.0 * rng.standard_normal((K, d))

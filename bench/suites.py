@@ -32,12 +32,13 @@ import numpy as np
 
 from bench import handwritten, peers, problems, tape_variants
 
-SUITES = ("two_layer", "rnn", "gmm", "gmm_adbench", "reproj", "control_flow")
+SUITES = ("two_layer", "rnn", "gmm", "gmm_adbench", "gmm_adbench_cols", "reproj",
+          "control_flow")
 
 
 # Suites the peers do not run: ADBench's loop GMM is the `gmm` problem in another form, and the
 # peers' (vectorised) GMM is timed there.
-PEERLESS = {"gmm_adbench"}
+PEERLESS = {"gmm_adbench", "gmm_adbench_cols"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,6 +77,12 @@ SUITE_DEFS = {
     "gmm_adbench": Suite(
         "gmm_adbench", problems.gmm_adbench, problems.make_adbench_gmm, (0, 1, 2),
         handwritten.gmm_adbench_primal, handwritten.gmm_adbench_grad,
+        {"small": (1_000, 10, 25), "large": problems.BENCH_GMM},
+        {"small": "n=1000", "large": "n=10000"}, False, 0,
+    ),
+    "gmm_adbench_cols": Suite(
+        "gmm_adbench_cols", problems.gmm_adbench_cols, problems.make_adbench_gmm, (0, 1, 2),
+        handwritten.gmm_adbench_cols_primal, handwritten.gmm_adbench_cols_grad,
         {"small": (1_000, 10, 25), "large": problems.BENCH_GMM},
         {"small": "n=1000", "large": "n=10000"}, False, 0,
     ),

@@ -101,10 +101,57 @@ def gmm_adbench(alphas, means, icf, x):
     return -0.5 * n * d * math.log(2.0 * math.pi) + slse - n * lse_alphas
 
 
+def gmm_adbench_cols(alphas, means, icf, x):
+    n = x.shape[0]
+    d = x.shape[1]
+    K = alphas.shape[0]
+    amax = alphas[0]
+    for k in range(1, K):
+        amax = max(amax, alphas[k])
+    asum = 0.0
+    for k in range(K):
+        asum += np.exp(alphas[k] - amax)
+    lse_alphas = amax + np.log(asum)
+    sum_qs = np.zeros_like(alphas)
+    qdiags = np.exp(icf[:, :d])
+    for k in range(K):
+        for j in range(d):
+            sum_qs[k] += icf[k, j]
+    xc = np.zeros_like(means[0])
+    qxc = np.zeros_like(means[0])
+    beta = np.zeros_like(alphas)
+    slse = 0.0
+    for i in range(n):
+        for k in range(K):
+            for j in range(d):
+                xc[j] = x[i, j] - means[k, j]
+            for j in range(d):
+                qxc[j] = qdiags[k, j] * xc[j]
+            idx = d
+            for c in range(d):
+                for r in range(c + 1, d):
+                    qxc[r] += icf[k, idx] * xc[c]
+                    idx += 1
+            sqsum = 0.0
+            for j in range(d):
+                sqsum += qxc[j] * qxc[j]
+            beta[k] = alphas[k] + sum_qs[k] - 0.5 * sqsum
+        bmax = beta[0]
+        for k in range(1, K):
+            bmax = max(bmax, beta[k])
+        se = 0.0
+        for k in range(K):
+            se += np.exp(beta[k] - bmax)
+        slse += bmax + np.log(se)
+    return -0.5 * n * d * math.log(2.0 * math.pi) + slse - n * lse_alphas
+
+
 # problem name -> (variant, what was changed), for the report
 VARIANTS = {
     "rnn": (rnn_loss, "tape variant: np.tanh for math.tanh"),
     "gmm": (gmm_nll, "tape variant: np.exp/np.log for math.exp/log, lp = np.zeros_like(alphas)"),
     "gmm_adbench": (gmm_adbench, ("tape variant: np.exp/np.log for math.exp/log, work arrays "
                                   "allocated with np.zeros_like")),
+    "gmm_adbench_cols": (gmm_adbench_cols, ("tape variant: np.exp/np.log for math.exp/log, "
+                                            "work arrays allocated with np.zeros_like")),
 }

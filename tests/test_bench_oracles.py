@@ -53,6 +53,23 @@ def test_gradient_against_the_tape(jitgrad_grads):
     _assert_entries_close(jitgrad_grads, taped, rtol=1e-10, atol=1e-12)
 
 
+def test_column_form_against_differences_the_tape_and_the_hand_written_gradient():
+    """`problems.gmm_adbench_cols` (Q by columns, ADBench's C++; its adjoint has increments
+    and a sum over each column kept in a scalar), compiled, on every entry."""
+    from bench import handwritten
+
+    data = problems.make_adbench_gmm(30, 4, 4, seed=1)  # d = 4: rows and columns differ
+    got = jitgrad.grad(problems.gmm_adbench_cols, wrt=WRT)(*data)
+    fd = [numeric_grad5(problems.gmm_adbench_cols, data, k, eps=1e-3) for k in WRT]
+    rounding = 1.5 * 1e-14 * (1 + abs(problems.gmm_adbench_cols(*data))) / 1e-3
+    _assert_entries_close(got, fd, rtol=1e-6, atol=rounding)
+    assert all(np.max(np.abs(g)) > 1.0 for g in got)
+    taped = tape.grad(tape_variants.gmm_adbench_cols, wrt=WRT)(*data)
+    _assert_entries_close(got, taped, rtol=1e-10, atol=1e-12)
+    _assert_entries_close(got, handwritten.gmm_adbench_cols_grad(*data), rtol=1e-10, atol=1e-12)
+    assert not np.allclose(got[2], jitgrad.grad(problems.gmm_adbench, wrt=WRT)(*data)[2])
+
+
 @pytest.mark.parametrize("system", ["jax", "autograd"])
 def test_gradient_against_the_vectorised_peers(jitgrad_grads, system):
     pytest.importorskip(system)
