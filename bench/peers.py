@@ -63,16 +63,20 @@ STYLE = {
 _LOG_2PI = math.log(2.0 * math.pi)
 
 
-def _adbench_gmm(xp, logsumexp):
-    """`problems.gmm_adbench` as array code in the NumPy-like module ``xp`` (``autograd.numpy``,
-    ``jax.numpy``): the inverse Cholesky factors Q_k built whole, ``|Q_k (x_i - means_k)|^2``
-    as an (n, K, d) einsum, the library's ``logsumexp``. Only the benchmark's independent check
-    of jitgrad's gradient uses it (`bench.oracle`); the peers are timed on `gmm`."""
+def _adbench_gmm(xp, logsumexp, by_columns=False):
+    """`problems.gmm_adbench` (or, ``by_columns``, `problems.gmm_adbench_cols`, which reads
+    ``icf[k, d:]`` column by column) as array code in the NumPy-like module ``xp``
+    (``autograd.numpy``, ``jax.numpy``): the inverse Cholesky factors Q_k built whole,
+    ``|Q_k (x_i - means_k)|^2`` as an (n, K, d) einsum, the library's ``logsumexp``. Only the
+    benchmark's independent check of jitgrad's gradient uses it (`bench.oracle`); the peers
+    are timed on `gmm`."""
 
     def gmm_adbench(alphas, means, icf, x):
         n, d = x.shape
         K = alphas.shape[0]
         rows, cols = np.tril_indices(d, -1)  # row by row, as the loop form reads icf[k, d:]
+        if by_columns:
+            cols, rows = np.triu_indices(d, 1)  # (c, r) with r > c, column by column
         scatter = np.zeros((rows.size, d * d))
         scatter[np.arange(rows.size), rows * d + cols] = 1.0
         Q = (xp.dot(icf[:, d:], scatter).reshape(K, d, d)
@@ -177,6 +181,7 @@ def _autograd_fns():
         return total
 
     gmm_adbench = _adbench_gmm(anp, logsumexp)
+    gmm_adbench_cols = _adbench_gmm(anp, logsumexp, by_columns=True)
 
     return locals()
 
@@ -335,6 +340,7 @@ def _jax_fns():
         return total
 
     gmm_adbench = _adbench_gmm(jnp, logsumexp)
+    gmm_adbench_cols = _adbench_gmm(jnp, logsumexp, by_columns=True)
 
     return locals()
 

@@ -71,12 +71,16 @@ def test_column_form_against_differences_the_tape_and_the_hand_written_gradient(
 
 
 @pytest.mark.parametrize("system", ["jax", "autograd"])
-def test_gradient_against_the_vectorised_peers(jitgrad_grads, system):
+@pytest.mark.parametrize("name", ["gmm_adbench", "gmm_adbench_cols"])
+def test_gradient_against_the_vectorised_peers(system, name):
     pytest.importorskip(system)
-    call, to_numpy = peers.make_tool(system, "gmm_adbench", DATA, WRT)
-    value = float(peers.function(system, "gmm_adbench")(*DATA))
-    assert value == pytest.approx(problems.gmm_adbench(*DATA), rel=1e-12)
-    _assert_entries_close(jitgrad_grads, to_numpy(call()), rtol=1e-10, atol=1e-12)
+    data = problems.make_adbench_gmm(30, 4, 4, seed=1)  # d = 4: rows and columns differ
+    fn = getattr(problems, name)
+    call, to_numpy = peers.make_tool(system, name, data, WRT)
+    value = float(peers.function(system, name)(*data))
+    assert value == pytest.approx(fn(*data), rel=1e-12)
+    _assert_entries_close(jitgrad.grad(fn, wrt=WRT)(*data), to_numpy(call()), rtol=1e-10,
+                          atol=1e-12)
 
 
 def test_oracle_passes_a_right_gradient_and_fails_a_wrong_one(jitgrad_grads):
