@@ -348,3 +348,11 @@ def incremented_value_read_again(x, w):  # z = y[i] + u is written and also read
         y[i] = z
         total += z * z
     return total + np.sum(y * x)
+
+
+def matvec_in_place(A, x):  # i is read in the written index, never rebound
+    y = np.zeros(A.shape[0])
+    for i in range(A.shape[0]):
+        for j in range(A.shape[1]):
+            y[i] += A[i, j] * x[j]
+    return np.sum(np.tanh(y))

@@ -87,6 +87,19 @@ def test_an_increment_leaves_its_slot_and_a_fixed_element_sums_in_a_scalar():
     assert after.index("_b_x[np.uint64(c)] += _sum_b_x") > after.index("if _ran:")
 
 
+def test_a_name_read_in_a_written_index_is_not_carried_or_taped():
+    """``y[i] += A[i, j] * x[j]`` in a loop over ``j`` rebinds ``y``, not ``i``: the inner
+    loop once carried ``i`` as a value of its own and pushed it on a tape every iteration
+    (n * m integers), 4 to 13 times the gradient's time in matvec, matmul and conv1d loops."""
+    src = jitgrad.grad(F.matvec_in_place, wrt=(0, 1)).source(np.ones((3, 2)), np.ones(2))
+    assert "_tape_" not in src and "i_1" not in src
+    A, x = np.array([[1.0, 2.0], [3.0, -1.0], [0.5, 0.25]]), np.array([0.3, -0.7])
+    gA, gx = jitgrad.grad(F.matvec_in_place, wrt=(0, 1))(A, x)
+    d = 1.0 - np.tanh(A @ x) ** 2
+    np.testing.assert_allclose(gA, np.outer(d, x), rtol=1e-13)
+    np.testing.assert_allclose(gx, A.T @ d, rtol=1e-13)
+
+
 def test_issue_examples_exact():
     """The numbers quoted in issue #10, checked exactly."""
     g = jitgrad.grad(F.exp_then_halve)(np.array([0.2, 0.5, 0.9]))

@@ -53,18 +53,29 @@ def is_atom_value(v) -> bool:
 
 
 def assigned_names(stmts) -> set[str]:
+    """The names the statements bind or write into (a loop carries them): ``a`` in ``a = ...``,
+    ``a, b = ...`` and ``for a in``; ``y`` in ``y[i] = ...`` and ``y[i][j] += ...`` (a new
+    version of its array), but not ``i``, which the index only reads."""
     out: set[str] = set()
     for stmt in stmts:
         for node in ast.walk(stmt):
             if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for t in targets:
-                    for n in ast.walk(t):
-                        if isinstance(n, ast.Name):
-                            out.add(n.id)
+                    out |= _bound_by(t)
             if isinstance(node, ast.Return):
                 out |= {RETURNED, RETVAL}
     return out
+
+
+def _bound_by(target) -> set[str]:
+    if isinstance(target, ast.Name):
+        return {target.id}
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return set().union(*(_bound_by(t) for t in target.elts))
+    if isinstance(target, (ast.Starred, ast.Subscript, ast.Attribute)):
+        return _bound_by(target.value)  # the array written into
+    return set()
 
 
 def jumps(stmt, loop_level=True) -> bool:
