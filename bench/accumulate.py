@@ -28,7 +28,7 @@ from bench import problems, timing
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "tests"))
-import corpus_fns  # noqa: E402  (the test corpus: functions as users write them)
+import corpus_fns  # the test corpus: functions as users write them
 
 
 def cases():
