@@ -17,6 +17,7 @@ every inner iteration). Options: ``--rounds R`` (default 21).
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 
@@ -74,8 +75,8 @@ def main(argv=None) -> None:
         grads = grad(*args)
         err = _check(numba.njit(fn), args, wrt, grads)
         assert err < 1e-4, f"{name}: gradient off by {err:.1e} against central differences"
-        t = timing.measure({"primal": lambda: primal(*args), "grad": lambda: grad(*args)},
-                           rounds=opts.rounds)
+        t = timing.measure({"primal": functools.partial(primal, *args),
+                            "grad": functools.partial(grad, *args)}, rounds=opts.rounds)
         p, g = t["primal"].median, t["grad"].median
         print(f"{name:34s} {p * 1e6:8.0f}µs {g * 1e6:8.0f}µs {g / p:6.2f}  fd {err:.0e}")
 
