@@ -504,6 +504,49 @@ class Storage:
         return v.type.ndim > 0 and self.find(v) in self.mutated
 
 
+class MayShare:
+    """Which arrays of a kernel's body may share memory: a union-find over views, versions,
+    aliases (``assign``), carried and merged values and stacked arrays (conservative: the
+    adjoint reassigns its names), and the classes an equation writes into (`setitem`, and the
+    adjoint's `iadd`, `add_at`, `zero_at`). `Storage` is the forward IR's exact counterpart.
+    Used by forward mode (what to copy) and `optimise.sums_in_registers` (what may alias)."""
+
+    def __init__(self, body: Block):
+        self.parent: dict[Var, Var] = {}
+        written = []
+        for s in walk(body):
+            if isinstance(s, Eqn):
+                arrays = [a for a in list(s.outs) + list(s.ins)
+                          if isinstance(a, Var) and a.type.ndim]
+                flags = ops.flags(s.prim)
+                if (flags.shares_first_input or flags.may_return_input) and len(arrays) > 1:
+                    first = s.ins[0] if s.prim != "push" else s.ins[2]
+                    for a in arrays:
+                        if a is not first and isinstance(first, Var):
+                            self.union(a, first)
+                if flags.writes_into_first and isinstance(s.ins[0], Var):
+                    written.append(s.ins[0])
+            elif isinstance(s, (If, For, While)):
+                for c in (s.merges if isinstance(s, If) else s.carries):
+                    for a in (c.init, c.update):
+                        if isinstance(a, Var) and c.var.type.ndim:
+                            self.union(c.var, a)
+        self.written_roots = {self.find(v) for v in written}
+
+    def find(self, v: Var) -> Var:
+        while self.parent.get(v, v) is not v:
+            v = self.parent[v]
+        return v
+
+    def union(self, a: Var, b: Var) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra is not rb:
+            self.parent[ra] = rb
+
+    def written(self, v: Var) -> bool:
+        return self.find(v) in self.written_roots
+
+
 # ----------------------------------------------------------------------------- verifier
 
 

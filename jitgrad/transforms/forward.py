@@ -18,7 +18,7 @@ own statements too. Guarantees:
   adds into) has one tangent buffer, written in place the same way (``_d_y[i] = t``). A tangent
   never shares memory that its value does not: where a rule's tangent is another value's
   tangent (``x + c`` with ``c`` constant) and either may share memory with an array written
-  in place (`_Memory`), it is copied.
+  in place (`core.ir.MayShare`), it is copied.
 * **Stacks.** A pushed value's tangent is pushed on a twin stack with its own counter, and
   popped where the value is popped.
 * **Loops and branches** carry and merge tangents beside their values.
@@ -36,6 +36,7 @@ from jitgrad.core.ir import (
     Eqn,
     For,
     If,
+    MayShare,
     Namer,
     Repeat,
     Var,
@@ -65,7 +66,7 @@ class _Forward:
                               if isinstance(s, Eqn) and s.prim == "setitem"}
         self.tangent: dict[Var, Var] = {}  # key -> its tangent variable
         self.owner: dict[Var, Var] = {}  # tangent variable -> the value it belongs to
-        self.memory = _Memory(body)
+        self.memory = MayShare(body)
         self.twin_count: dict[Var, Var] = {}  # stack counter -> the twin stack's counter
         self.active: set[Var] = {self.key(v) for v in seeds}
         self.seeds = [self.tangent_var(v) for v in seeds]
@@ -411,49 +412,6 @@ _TAPE_AND_IN_PLACE = {
 }
 for _name in ("chunk_at", "parts_alloc", "parts_set", "parts_add", "parts_max"):
     _TAPE_AND_IN_PLACE[_name] = _Forward.parallel
-
-
-class _Memory:
-    """Which arrays may share memory with an array written in place: a union-find over views,
-    versions, aliases, carried and merged values and stacked arrays (conservative), and the
-    classes an equation writes into (`setitem`, and the adjoint's `iadd`, `add_at`,
-    `zero_at`)."""
-
-
-    def __init__(self, body: Block):
-        self.parent: dict[Var, Var] = {}
-        written = []
-        for s in walk(body):
-            if isinstance(s, Eqn):
-                arrays = [a for a in list(s.outs) + list(s.ins)
-                          if isinstance(a, Var) and a.type.ndim]
-                flags = ops.flags(s.prim)
-                if (flags.shares_first_input or flags.may_return_input) and len(arrays) > 1:
-                    first = s.ins[0] if s.prim != "push" else s.ins[2]
-                    for a in arrays:
-                        if a is not first and isinstance(first, Var):
-                            self.union(a, first)
-                if flags.writes_into_first and isinstance(s.ins[0], Var):
-                    written.append(s.ins[0])
-            elif isinstance(s, (If, For, While)):
-                for c in (s.merges if isinstance(s, If) else s.carries):
-                    for a in (c.init, c.update):
-                        if isinstance(a, Var) and c.var.type.ndim:
-                            self.union(c.var, a)
-        self.written_roots = {self.find(v) for v in written}
-
-    def find(self, v: Var) -> Var:
-        while self.parent.get(v, v) is not v:
-            v = self.parent[v]
-        return v
-
-    def union(self, a: Var, b: Var) -> None:
-        ra, rb = self.find(a), self.find(b)
-        if ra is not rb:
-            self.parent[ra] = rb
-
-    def written(self, v: Var) -> bool:
-        return self.find(v) in self.written_roots
 
 
 def _may_broadcast(out: Var, ins: list) -> bool:

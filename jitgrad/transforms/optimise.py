@@ -23,6 +23,7 @@ from jitgrad.core.ir import (
     Const,
     Eqn,
     If,
+    MayShare,
     Namer,
     Repeat,
     Storage,
@@ -195,48 +196,17 @@ def sums_in_registers(body: Block, params: list[Var], namer: Namer) -> None:
     element, so it loads and stores the element every iteration and leaves the loop scalar.
 
     Taken only when nothing in the loop reads or writes the array otherwise, under any name
-    that may share its memory (a view, an assignment, a carried value), the array is not a
-    kernel parameter (the caller could pass it twice), and the loop is not a parallel one.
+    that may share its memory (`core.ir.MayShare`: a view, an assignment, a carried value),
+    the array is not a kernel parameter (the caller could pass it twice), and the loop is not
+    a parallel one.
     The sum is added in a different order (the loop's terms first), as a compiler reassociates
     a reduction."""
-    alias = _Aliases(body)
+    alias = MayShare(body)
     passed = {alias.find(p) for p in params if p.type.ndim}
     _registers_in(body, alias, passed, namer)
 
 
-class _Aliases:
-    """Union-find over the variables of a kernel that may share memory: an operation's result
-    and the input it may be a view, a version or the same object of; carried and merged values
-    and their sources (a conservative superset: an adjoint reassigns its names)."""
-
-    def __init__(self, body: Block):
-        self.parent: dict[Var, Var] = {}
-        for s in walk(body):
-            if isinstance(s, Eqn):
-                f = ops.flags(s.prim)
-                if (f.view or f.read_only_view or f.writes_into_first or f.may_return_input) and (
-                        s.ins and isinstance(s.ins[0], Var) and s.ins[0].type.ndim):
-                    for o in s.outs:
-                        if o.type.ndim:
-                            self.union(o, s.ins[0])
-            else:
-                for c in (s.merges if isinstance(s, If) else getattr(s, "carries", ())):
-                    for a in (c.init, c.update):
-                        if isinstance(a, Var) and c.var.type.ndim:
-                            self.union(c.var, a)
-
-    def find(self, v: Var) -> Var:
-        while self.parent.get(v, v) is not v:
-            v = self.parent[v]
-        return v
-
-    def union(self, a: Var, b: Var) -> None:
-        ra, rb = self.find(a), self.find(b)
-        if ra is not rb:
-            self.parent[ra] = rb
-
-
-def _registers_in(block: Block, alias: _Aliases, passed: set, namer: Namer) -> None:
+def _registers_in(block: Block, alias: MayShare, passed: set, namer: Namer) -> None:
     out = []
     for s in block.stmts:
         for sb in sub_blocks(s):
