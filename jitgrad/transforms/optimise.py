@@ -248,8 +248,6 @@ def _registers_in(block: Block, alias: MayShare, passed: set, namer: Namer) -> N
     block.stmts[:] = out
 
 
-
-
 def drop_unread_accumulators(body: Block, live: set[Var]) -> None:
     """Drop the arrays that are only added into and never read (an HVP kernel does not
     return the gradient: its adjoint accumulators are written, not read). An array qualifies

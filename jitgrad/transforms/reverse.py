@@ -70,6 +70,7 @@ from jitgrad.core.ir import (
     While,
     defs,
     dims_of,
+    equation_key,
     sub_blocks,
     used_atoms,
     walk,
@@ -211,21 +212,13 @@ def _increments(fn: Function) -> dict[Eqn, tuple[Eqn, int]]:
         if (add is None or add.prim not in ("add", "sub") or w.type.ndim
                 or any(item != "i" for item in spec)):
             continue
+        slot = equation_key("getitem", [y, *idx], {"index_spec": spec})  # the read y[i]
         for k in ((1,) if add.prim == "sub" else (1, 0)):
-            t = add.ins[1 - k]
-            read = made.get(t) if isinstance(t, Var) else None
-            if (read is not None and read.prim == "getitem" and read.ins[0] is y
-                    and read.params["index_spec"] == spec and len(read.ins) - 1 == len(idx)
-                    and all(_same_atom(a, b) for a, b in zip(read.ins[1:], idx))):
+            read = made.get(add.ins[1 - k]) if isinstance(add.ins[1 - k], Var) else None
+            if read is not None and equation_key(read.prim, read.ins, read.params) == slot:
                 found[s] = (add, k)
                 break
     return found
-
-
-def _same_atom(a: Atom, b: Atom) -> bool:
-    if isinstance(a, Var) or isinstance(b, Var):
-        return a is b
-    return type(a.value) is type(b.value) and a.value == b.value
 
 
 # ----------------------------------------------------------------------------- the transform
