@@ -173,3 +173,21 @@ def test_an_argument_passed_twice_and_written_is_refused():
     with pytest.raises(jitgrad.SignatureError, match="shares its memory"):
         grad(x, x[::-1], y)  # a view of it
     np.testing.assert_array_equal(x, np.ones(3))
+
+
+def test_an_adjoint_loop_reads_what_no_iteration_changes_once_before_it():
+    """``out[r] += np.sin(x[c]) * x[r]`` over ``r``: the adjoint reads ``x[c]`` and takes its
+    sine and cosine once per ``c``, before the loop over ``r`` and only if it runs (for ``c``
+    past the end the loop is empty and ``x[c]`` is never read; `optimise.invariant_reads_hoisted`).
+    ``x[r]`` and ``_b_out[r]`` change with ``r`` and stay in the loop. The gradient against
+    central differences and the tape: `test_value_and_grad`, `test_increments_agree_with_the_tape`
+    (`empty_inner_loops_past_the_end`)."""
+    src = jitgrad.grad(F.empty_inner_loops_past_the_end).source(np.ones(4))
+    code = "\n".join(line for line in src.splitlines() if not line.strip().startswith("#"))
+    adjoint = code[code.index("_b_x = _rt.zeros"):]
+    before, loop = adjoint.split("while _k_1 >= 0:", 1)
+    guarded = before.split("if _runs:", 1)[1]
+    for line in (" = x[np.uint64(c)]", "np.sin(", "np.cos("):
+        assert line in guarded, line
+        assert line not in loop.split("_k_1 -= 1")[0], line
+    assert "x[np.uint64(r)]" in loop and "_b_out[np.uint64(r)]" in loop

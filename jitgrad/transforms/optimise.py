@@ -11,6 +11,8 @@ Passes, in order:
 * ``fold_assigns``: writes a temporary's operation straight into the adjoint it is assigned to.
 * ``sums_in_registers``: an adjoint loop that adds into one element of an array at an index
   the loop does not change adds into a scalar, added into the element after the loop.
+* ``invariant_reads_hoisted``: an adjoint loop's read of an element that no iteration changes
+  is made once, before the loop, if the loop runs.
 * ``unused_saved``: a saved value the adjoint no longer reads (a fused loop's adjoint ran in
   the forward pass) is neither returned by the forward kernel nor passed to the adjoint.
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 from jitgrad.core import ops
 from jitgrad.core.ir import (
     Block,
+    Carry,
     Const,
     Eqn,
     If,
@@ -183,6 +186,7 @@ def optimise(grad) -> None:
         dead_code(kernel.body, live)
         fold_assigns(kernel.body, live)
         sums_in_registers(kernel.body, kernel.params, grad.fn.namer)
+        invariant_reads_hoisted(kernel.body, grad.fn.namer)
         if kernel is grad.adjoint:
             unused_saved(grad)
 
@@ -246,6 +250,99 @@ def _registers_in(block: Block, alias: MayShare, passed: set, namer: Namer) -> N
         out.append(s)
         out += after
     block.stmts[:] = out
+
+
+def invariant_reads_hoisted(body: Block, namer: Namer) -> None:
+    """An adjoint loop that reads the same element every iteration (``xc[c]`` in the loop over
+    ``r`` of the adjoint of ADBench's ``qxc[r] += icf[k, idx] * xc[c]``), or computes the same
+    number from such values (``np.cos(x[c])``), does it once, before the loop, under ``if`` the
+    loop runs (the index may be out of range otherwise; the name
+    keeps the value it had when it does not, as before). Numba cannot do it: the loop's writes (``_g_icf[k, idx] += ...``)
+    might reach the element as far as it knows, so it loads it again every iteration.
+
+    Taken, in order, for the equations at the top of the loop's body that `_invariant` accepts:
+    a float read at integer indices of an array that nothing in the loop writes into, under any
+    name that may share its memory (`core.ir.MayShare`), or a pure operation on numbers; with
+    every input defined outside the loop (or by an equation hoisted before it), its name defined
+    once in the loop and not read in it before; the loop neither parallel nor checkpointed, nor
+    at the kernel's top level (`parallel.parallelise`, which runs after, splits those)."""
+    alias = MayShare(body)
+    for s in body.stmts:  # a top-level loop may be split into parallel chunks later: not it
+        for sb in sub_blocks(s):
+            _hoist_in(sb, alias, namer)
+
+
+def _hoist_in(block: Block, alias: MayShare, namer: Namer) -> None:
+    out: list = []
+    for s in block.stmts:
+        for sb in sub_blocks(s):
+            _hoist_in(sb, alias, namer)
+        if isinstance(s, Repeat) and not s.parallel and s.low is None:
+            out += _hoisted_reads(s, alias, namer)
+        out.append(s)
+    block.stmts[:] = out
+
+
+def _hoisted_reads(rep: Repeat, alias: MayShare, namer: Namer) -> list:
+    stmts = list(walk(rep.body))
+    defined: dict[Var, int] = {rep.counter: 1} if rep.counter is not None else {}
+    written: set[Var] = set()
+    for t in stmts:
+        for v in defs(t):
+            defined[v] = defined.get(v, 0) + 1
+        if isinstance(t, Eqn):
+            flags = ops.flags(t.prim)
+            if flags.writes_into_first and isinstance(t.ins[0], Var):
+                written.add(alias.find(t.ins[0]))
+            if flags.tape or flags.effects and not flags.writes_into_first:
+                written.update(alias.find(a) for a in list(t.ins) + list(t.outs)
+                               if isinstance(a, Var) and a.type.ndim)
+        elif not isinstance(t, Repeat):  # carried or merged arrays: a new version each time
+            for a in direct_uses(t) + defs(t):
+                if isinstance(a, Var) and a.type.ndim:
+                    written.add(alias.find(a))
+    hoisted: list[Eqn] = []
+    made: set[Var] = set()  # the names the hoisted equations define
+    read_so_far: set[Var] = set()
+    for e in list(rep.body.stmts):
+        if _invariant(e, defined, made, written, alias) and not any(
+                o in read_so_far for o in e.outs):
+            rep.body.stmts.remove(e)
+            hoisted.append(e)
+            made.update(e.outs)
+            continue
+        for t in walk(Block([e])):
+            read_so_far.update(a for a in direct_uses(t) if isinstance(a, Var))
+    if not hoisted:
+        return []
+    if not rep.body.stmts:  # nothing would be left to repeat: leave the loop as it was
+        rep.body.stmts[:] = hoisted
+        return []
+    ran = Var(namer.fresh("_runs"), BOOL)
+    low = Const(0)
+    merges = [Carry(e.out, e.out, e.out) for e in hoisted]  # unchanged if it does not run
+    return [Eqn("gt", [ran], [rep.trips, low], {}, hoisted[0].loc),
+            If(ran, Block(hoisted), Block([]), merges, hoisted[0].loc)]
+
+
+def _invariant(e, defined: dict, made: set, written: set, alias: MayShare) -> bool:
+    """Whether equation ``e`` at the top of a loop's body computes the same scalar every
+    iteration: a float element read of an array the loop does not write, or a pure operation
+    on numbers, from names the loop does not define (or hoisted ones), its name defined once."""
+    if not (isinstance(e, Eqn) and len(e.outs) == 1 and not e.out.type.ndim
+            and defined.get(e.out) == 1):
+        return False
+    if any(isinstance(a, Var) and a in defined and a not in made for a in e.ins):
+        return False
+    if e.prim == "getitem":
+        spec = e.params["index_spec"]
+        return (e.out.type == FLOAT and isinstance(e.ins[0], Var) and e.ins[0] not in made
+                and bool(spec) and all(item == "i" for item in spec)
+                and len(spec) == e.ins[0].type.ndim and alias.find(e.ins[0]) not in written)
+    flags = ops.flags(e.prim)
+    return not (flags.effects or flags.tape or flags.allocates or flags.buffer or flags.raises
+                or flags.no_tangent or flags.view or flags.read_only_view
+                or any(isinstance(a, Var) and a.type.ndim for a in e.ins))
 
 
 def drop_unread_accumulators(body: Block, live: set[Var]) -> None:
