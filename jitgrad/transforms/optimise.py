@@ -11,8 +11,8 @@ Passes, in order:
 * ``fold_assigns``: writes a temporary's operation straight into the adjoint it is assigned to.
 * ``sums_in_registers``: an adjoint loop that adds into one element of an array at an index
   the loop does not change adds into a scalar, added into the element after the loop.
-* ``invariant_reads_hoisted``: an adjoint loop's read of an element that no iteration changes
-  is made once, before the loop, if the loop runs.
+* ``invariant_reads_hoisted``: an adjoint loop's read of an element that no iteration changes,
+  and the numbers computed from it, are made once, before the loop, if the loop runs.
 * ``unused_saved``: a saved value the adjoint no longer reads (a fused loop's adjoint ran in
   the forward pass) is neither returned by the forward kernel nor passed to the adjoint.
 """
@@ -229,8 +229,7 @@ def _registers_in(block: Block, alias: MayShare, passed: set, namer: Namer) -> N
         for k, e in enumerate(s.body.stmts):
             if not (isinstance(e, Eqn) and e.prim == "add_at" and isinstance(e.ins[0], Var)
                     and not e.ins[1].type.ndim
-                    and all(item == "i" for item in e.params["index_spec"])
-                    and len(e.params["index_spec"]) == e.ins[0].type.ndim
+                    and _one_element(e.params["index_spec"], e.ins[0])
                     and all(not (isinstance(a, Var) and a in inside) for a in e.ins[2:])):
                 continue
             root = alias.find(e.ins[0])
@@ -256,8 +255,8 @@ def invariant_reads_hoisted(body: Block, namer: Namer) -> None:
     """An adjoint loop that reads the same element every iteration (``xc[c]`` in the loop over
     ``r`` of the adjoint of ADBench's ``qxc[r] += icf[k, idx] * xc[c]``), or computes the same
     number from such values (``np.cos(x[c])``), does it once, before the loop, under ``if`` the
-    loop runs (the index may be out of range otherwise; the name
-    keeps the value it had when it does not, as before). Numba cannot do it: the loop's writes (``_g_icf[k, idx] += ...``)
+    loop runs (the index may be out of range otherwise; the name keeps the value it had when
+    it does not, as before). Numba cannot do it: the loop's writes (``_g_icf[k, idx] += ...``)
     might reach the element as far as it knows, so it loads it again every iteration.
 
     Taken, in order, for the equations at the top of the loop's body that `_invariant` accepts:
@@ -294,7 +293,7 @@ def _hoisted_reads(rep: Repeat, alias: MayShare, namer: Namer) -> list:
             flags = ops.flags(t.prim)
             if flags.writes_into_first and isinstance(t.ins[0], Var):
                 written.add(alias.find(t.ins[0]))
-            if flags.tape or flags.effects and not flags.writes_into_first:
+            if flags.tape or (flags.effects and not flags.writes_into_first):
                 written.update(alias.find(a) for a in list(t.ins) + list(t.outs)
                                if isinstance(a, Var) and a.type.ndim)
         elif not isinstance(t, Repeat):  # carried or merged arrays: a new version each time
@@ -319,9 +318,8 @@ def _hoisted_reads(rep: Repeat, alias: MayShare, namer: Namer) -> list:
         rep.body.stmts[:] = hoisted
         return []
     ran = Var(namer.fresh("_runs"), BOOL)
-    low = Const(0)
     merges = [Carry(e.out, e.out, e.out) for e in hoisted]  # unchanged if it does not run
-    return [Eqn("gt", [ran], [rep.trips, low], {}, hoisted[0].loc),
+    return [Eqn("gt", [ran], [rep.trips, Const(0)], {}, hoisted[0].loc),
             If(ran, Block(hoisted), Block([]), merges, hoisted[0].loc)]
 
 
@@ -335,14 +333,18 @@ def _invariant(e, defined: dict, made: set, written: set, alias: MayShare) -> bo
     if any(isinstance(a, Var) and a in defined and a not in made for a in e.ins):
         return False
     if e.prim == "getitem":
-        spec = e.params["index_spec"]
-        return (e.out.type == FLOAT and isinstance(e.ins[0], Var) and e.ins[0] not in made
-                and bool(spec) and all(item == "i" for item in spec)
-                and len(spec) == e.ins[0].type.ndim and alias.find(e.ins[0]) not in written)
+        return (e.out.type == FLOAT and isinstance(e.ins[0], Var)
+                and _one_element(e.params["index_spec"], e.ins[0])
+                and alias.find(e.ins[0]) not in written)
     flags = ops.flags(e.prim)
     return not (flags.effects or flags.tape or flags.allocates or flags.buffer or flags.raises
                 or flags.no_tangent or flags.view or flags.read_only_view
                 or any(isinstance(a, Var) and a.type.ndim for a in e.ins))
+
+
+def _one_element(index_spec, array: Var) -> bool:
+    """Whether an index names one element of ``array``: an integer for every axis."""
+    return len(index_spec) == array.type.ndim and all(item == "i" for item in index_spec)
 
 
 def drop_unread_accumulators(body: Block, live: set[Var]) -> None:
