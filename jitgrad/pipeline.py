@@ -55,6 +55,10 @@ class Options:
     recompute: bool = True
     fuse: bool = True
     ascending: bool = True
+    # A parallel loop's number of chunks: None (users), as many as pay for themselves
+    # (`backend.numba.runtime.chunk_count`); a number: that many (tests run several chunks on
+    # inputs too small to get them)
+    chunks: int | None = None
 
     def loop_settings(self) -> ir.LoopSettings:
         return ir.LoopSettings(self.memory_cap, self.parallel, self.recompute, self.fuse,
@@ -112,7 +116,7 @@ def reverse(fn_ir: ir.Function, wrt: list[int], options: Options = DEFAULT,
         grad.adjoint.params.append(cotangent)
     optimise(grad)
     if options.parallel:
-        parallelise(grad)
+        parallelise(grad, options.chunks)
     return grad
 
 

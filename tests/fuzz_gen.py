@@ -915,7 +915,10 @@ _MODDIR = None
 # With --parallel: every gradient is built with parallel=True, and f's top-level range loops are
 # written as numba.prange loops (`as_prange`), so the parallel rewrite meets every program:
 # the loops it runs in chunks and the ones it turns down (those must stay serial and right).
+# Each loop runs in `PARALLEL_CHUNKS` chunks (uneven, some empty on short loops): the programs
+# are too small for `chunk_count` to give them more than one.
 PARALLEL = False
+PARALLEL_CHUNKS = 3
 
 
 _LOADED = collections.Counter()
@@ -968,8 +971,8 @@ def check(seed: int, source: str | None = None) -> dict:
     """Run program ``seed`` and class it. Returns {seed, cls, reason, detail}."""
     from fd import numeric_grad
 
-    import jitgrad
     from jitgrad import tape
+    from jitgrad.api import GradFunction
     from jitgrad.core.errors import JitgradError
 
     source = source or generate(seed)
@@ -987,7 +990,8 @@ def check(seed: int, source: str | None = None) -> dict:
     wrt = tuple(k for k, a in enumerate(args) if isinstance(a, (float, np.ndarray)))
     given = copied(args)
     try:
-        built = jitgrad.value_and_grad(mod.f, wrt=wrt, parallel=PARALLEL)
+        built = GradFunction(mod.f, wrt, with_value=True, parallel=PARALLEL,
+                             strategies={"chunks": PARALLEL_CHUNKS} if PARALLEL else None)
         got_value, got_grads = built(*given)
         if PARALLEL:  # how many loops (forward and adjoint) the parallel rewrite ran in chunks
             out["chunked"] = built.source().count("jitgrad: parallel")

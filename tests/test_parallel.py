@@ -10,10 +10,12 @@ import numba
 import numpy as np
 import parallel_fns as F
 import pytest
-from fd import numeric_grad
+from fd import numeric_grad, numeric_grad5
 
 import jitgrad
+from jitgrad.api import GradFunction
 from jitgrad.backend.numba import compile as jcompile
+from jitgrad.backend.numba import runtime as rt
 from jitgrad.transforms import parallel
 
 rng = np.random.default_rng(13)
@@ -40,6 +42,18 @@ SERIAL = [  # (function, arguments, why)
 ]
 
 
+# Several chunks for every loop, as a large input gets them (`runtime.chunk_count` gives these
+# small inputs one chunk, on the calling thread): the partials and their sum in chunk order.
+CHUNKS = (None, 5)
+
+
+def parallel_value_and_grad(fn, wrt, chunks=None):
+    """``jitgrad.value_and_grad(fn, wrt=wrt, parallel=True)``, with ``chunks`` chunks per
+    parallel loop when given."""
+    return GradFunction(fn, wrt, with_value=True, parallel=True,
+                        strategies=None if chunks is None else {"chunks": chunks})
+
+
 def flat(out):
     value, grads = out
     return [value, *(grads if isinstance(grads, tuple) else (grads,))]
@@ -57,10 +71,11 @@ def threads():
     numba.set_num_threads(before)
 
 
+@pytest.mark.parametrize("chunks", CHUNKS)
 @pytest.mark.parametrize(("fn", "args", "wrt"), PARALLEL, ids=[c[0].__name__ for c in PARALLEL])
-def test_parallel_gradient_equals_serial_and_repeats(fn, args, wrt, threads):
+def test_parallel_gradient_equals_serial_and_repeats(fn, args, wrt, chunks, threads):
     want = flat(jitgrad.value_and_grad(fn, wrt=wrt)(*args))
-    par = jitgrad.value_and_grad(fn, wrt=wrt, parallel=True)
+    par = parallel_value_and_grad(fn, wrt, chunks)
     runs = []
     for n in (1, 2, 2, 1):
         numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
@@ -85,14 +100,15 @@ def entries_off(got, want, rtol, floor):
     return list(zip(got[bad].tolist(), want[bad].tolist()))
 
 
+@pytest.mark.parametrize("chunks", CHUNKS)
 @pytest.mark.parametrize(("fn", "args", "wrt"), PARALLEL, ids=[c[0].__name__ for c in PARALLEL])
-def test_parallel_gradient_against_central_differences(fn, args, wrt, threads):
+def test_parallel_gradient_against_central_differences(fn, args, wrt, chunks, threads):
     """Central differences of the function as Numba compiles it (``numba.njit``, where prange
     is range: no jitgrad in the reference), at 2 threads for the gradient. Each entry within
     1e-6 relative; entries near 0 within 1e-9 of the value's size (the differences' rounding:
     1e-16 x |f| / 1e-6)."""
     numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
-    value, grads = jitgrad.value_and_grad(fn, wrt=wrt, parallel=True)(*args)
+    value, grads = parallel_value_and_grad(fn, wrt, chunks)(*args)
     grads = grads if isinstance(wrt, tuple) else (grads,)
     primal = numba.njit(fn)
     assert primal(*args) == pytest.approx(value, rel=1e-12)
@@ -142,15 +158,16 @@ def _jax_versions():
 
 def test_parallel_gradients_against_jax(threads):
     """Every parallel case against JAX's gradient of the same function written with jax.numpy
-    (float64, jitted: 3x faster to run here than op by op), at 2 threads: each entry within
-    1e-12 relative (1e-13 of the largest for entries near 0)."""
+    (float64, jitted: 3x faster to run here than op by op), at 2 threads, in the chunks
+    `chunk_count` chooses and in five: each entry within 1e-12 relative (1e-13 of the largest
+    for entries near 0)."""
     jax = pytest.importorskip("jax")
     jax.config.update("jax_enable_x64", True)
     numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
     versions = _jax_versions()
     assert set(versions) == {fn for fn, _, _ in PARALLEL}
-    for fn, args, wrt in PARALLEL:
-        value, grads = jitgrad.value_and_grad(fn, wrt=wrt, parallel=True)(*args)
+    for (fn, args, wrt), chunks in [(case, c) for case in PARALLEL for c in CHUNKS]:
+        value, grads = parallel_value_and_grad(fn, wrt, chunks)(*args)
         ks = wrt if isinstance(wrt, tuple) else (wrt,)
         grads = grads if isinstance(wrt, tuple) else (grads,)
         want_value, want = jax.jit(jax.value_and_grad(versions[fn], argnums=ks))(*args)
@@ -266,28 +283,32 @@ def test_chunk_bodies_are_functions_numba_compiles_serially():
     g = jitgrad.value_and_grad(fn, wrt=wrt, parallel=True)
     g(*args)
     source = g.source()
-    loops = source.split("def gmm_data_term_value_and_grad(")[1].split("in _prange(64):\n")[1:]
+    loops = source.split("def gmm_data_term_value_and_grad(")[1].split("in _prange(_chunks")[1:]
     assert len(loops) == 1  # fused: each iteration's adjoint runs in the forward pass's loop
     for k, loop in enumerate(loops):
         name = f"gmm_data_term_value_and_grad_chunk{k}"
         assert f"@_jit\ndef {name}(" in source
-        assert loop.split("\n")[0].strip().startswith(f"{name}(")
+        assert loop.split("\n")[1].strip().startswith(f"{name}(")
 
 
-def test_chunks_are_handed_out_one_by_one_and_the_callers_setting_comes_back(threads):
+@pytest.mark.parametrize("chunks", CHUNKS)
+def test_chunks_are_handed_out_one_by_one_and_the_callers_settings_come_back(chunks, threads):
     """Numba gives each thread one equal slice of a prange loop, fixed when the loop starts:
     a thread that wakes late or shares its core holds up the end. The chunk loop runs with
-    Numba's chunk size 1 (each chunk to the next free thread), set and restored in compiled
-    code by the C function's name (`compile.set_chunksize`: Numba's own
-    ``set_parallel_chunksize`` in compiled code makes it uncachable). The calling thread's
-    setting is what it was after the call, and the gradient is the same at 1 and 2 threads."""
+    Numba's chunk size 1 (each chunk to the next free thread), on no more threads than it has
+    chunks (one chunk: on the calling thread, no thread woken), both set and restored in
+    compiled code by the C functions' names (`compile.set_chunksize`, `compile.limit_threads`:
+    Numba's own functions in compiled code make it uncachable). The calling thread's settings
+    are what they were after the call, and the gradient is the same at 1 and 2 threads."""
     fn, args, wrt = PARALLEL[4]  # gmm_data_term
-    g = jitgrad.value_and_grad(fn, wrt=wrt, parallel=True)
+    g = parallel_value_and_grad(fn, wrt, chunks)
     g(*args)
     kernel = g.source().split("def gmm_data_term_value_and_grad(")[1]
-    assert "_chunksize = _rt.set_chunksize(1)\n    for _chunk in _prange(64):\n" in kernel
-    after = kernel.split("in _prange(64):\n")[1].split("\n")
-    assert after[1].strip() == "_rt.set_chunksize(_chunksize)", after[:3]
+    assert ("_chunksize = _rt.set_chunksize(1)\n    _threads = _rt.limit_threads(_chunks)\n"
+            "    for _chunk in _prange(_chunks):\n") in kernel
+    after = kernel.split("in _prange(_chunks):\n")[1].split("\n")
+    assert [a.strip() for a in after[1:3]] == ["_rt.set_threads(_threads)",
+                                               "_rt.set_chunksize(_chunksize)"], after[:4]
     before = numba.get_parallel_chunksize()
     results = []
     try:
@@ -296,6 +317,7 @@ def test_chunks_are_handed_out_one_by_one_and_the_callers_setting_comes_back(thr
             numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
             results.append(flat(g(*args)))
             assert numba.get_parallel_chunksize() == 7
+            assert numba.get_num_threads() == min(n, numba.config.NUMBA_NUM_THREADS)
     finally:
         numba.set_parallel_chunksize(before)
     assert all(np.array_equal(a, b) for a, b in zip(*results))
@@ -328,3 +350,41 @@ def test_a_recomputed_loop_turned_down_by_the_parallel_rewrite_keeps_its_gradien
     for k, got in enumerate((gx, gw)):
         np.testing.assert_allclose(got, numeric_grad(F.shared_scratch, (x, w), k),
                                    rtol=1e-6, atol=1e-8)
+
+
+def test_a_loop_gets_as_many_chunks_as_pay_for_themselves():
+    """`runtime.chunk_count`: one chunk (on the calling thread) for a loop too short to pay
+    for waking a thread, more as the loop's work grows against what each chunk accumulates,
+    a multiple of 8 (or 1, 2, 4), at most 64 and one per iteration; the same for the same
+    arguments, whatever the thread count (it is given none)."""
+    small = rt.chunk_count(100, 50, 10)
+    assert small == 1
+    counts = [rt.chunk_count(trips, 45_000, 1926) for trips in (300, 500, 1000, 4000, 40_000)]
+    assert counts == sorted(counts) and counts[0] == 1 and counts[-1] == rt.MOST_CHUNKS
+    assert all(c in (1, 2, 4) or c % 8 == 0 for c in counts), counts
+    assert 1 < counts[1] < rt.MOST_CHUNKS, counts  # the bench GMM at n = 500: a few chunks
+    # a larger partial gradient: fewer chunks for the same loop
+    assert rt.chunk_count(4000, 45_000, 100_000) < rt.chunk_count(4000, 45_000, 1926)
+    assert rt.chunk_count(3, 10**9, 1) == 2  # never more chunks than iterations (3 -> 2)
+    assert rt.chunk_count(0, 10**9, 1) == 1 and rt.chunk_count(10**6, 0, 1) == 1
+
+
+def test_a_large_input_runs_in_several_chunks_and_matches_finite_differences(threads):
+    """The GMM data term on 8000 points: `chunk_count` gives it several chunks (its sums are
+    associated differently from one chunk's: not the same bits), and the gradient, at 2
+    threads, matches 5-point differences of the function as Numba compiles it (each entry
+    within 1e-6 relative, or 1e-9 of the value near 0: their rounding, 1e-16 x |f| / 1e-3)
+    and the serial build (1e-12)."""
+    fn, args, wrt = PARALLEL[4]  # gmm_data_term
+    x = np.random.default_rng(5).normal(size=(8000, args[3].shape[1]))
+    args = args[:3] + (x,)
+    numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+    got = flat(parallel_value_and_grad(fn, wrt)(*args))
+    one_chunk = flat(parallel_value_and_grad(fn, wrt, chunks=1)(*args))
+    assert not all(np.array_equal(a, b) for a, b in zip(got, one_chunk))
+    for g, w in zip(got, flat(jitgrad.value_and_grad(fn, wrt=wrt)(*args))):
+        assert rel(g, w) <= 1e-12
+    primal = numba.njit(fn)
+    floor = 1e-9 * max(1.0, abs(got[0]))
+    for k, g in zip(wrt, got[1:]):
+        assert not entries_off(g, numeric_grad5(primal, args, k), 1e-6, floor), k

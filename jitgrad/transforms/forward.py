@@ -410,7 +410,7 @@ _TAPE_AND_IN_PLACE = {
     "pop": _Forward.pop, "reserve": _Forward.reserve, "count_reset": _Forward.counter,
     "count_tick": _Forward.counter,
 }
-for _name in ("chunk_at", "parts_alloc", "parts_set", "parts_add", "parts_max"):
+for _name in ("chunk_count", "chunk_at", "parts_alloc", "parts_set", "parts_add", "parts_max"):
     _TAPE_AND_IN_PLACE[_name] = _Forward.parallel
 
 

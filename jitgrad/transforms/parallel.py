@@ -3,9 +3,10 @@ the forward pass and in the adjoint, and the result does not depend on the threa
 
 Takes the transformed, optimised `reverse.Gradient` (the builder marks loops written with
 ``numba.prange``: ``For.parallel``) and rewrites each marked loop it can run in parallel into a
-``numba.prange`` loop over a fixed number of chunks (`N_CHUNKS`, whatever the thread count):
-chunk ``c`` runs iterations ``c*T//N_CHUNKS`` to ``(c+1)*T//N_CHUNKS - 1`` (``T`` the trip count)
-one after another, as the serial loop would. Guarantees:
+``numba.prange`` loop over ``N`` chunks: chunk ``c`` runs iterations ``c*T//N`` to
+``(c+1)*T//N - 1`` (``T`` the trip count) one after another, as the serial loop would. ``N`` is
+computed when the loop starts, from ``T``, an estimate of an iteration's work and the size of
+what each chunk accumulates (`chunk_count`), never from the thread count. Guarantees:
 
 * **Nothing races.** A chunk writes only its own variables, arrays it allocates, elements
   ``a[i, ...]`` indexed by the loop's own index ``i`` (disjoint between iterations), and its own
@@ -27,8 +28,15 @@ one after another, as the serial loop would. Guarantees:
   Numba compiles it as it compiles the serial gradient (inside its parallel loop the same code
   ran 1.3x slower).
 * **Bit-for-bit repeatable.** The chunks, the order within a chunk and the order of the final
-  sum are fixed, so the result is the same on every run and at any thread count; it equals the
-  serial result to rounding (the sums are associated differently).
+  sum are fixed by the arguments, so the result is the same on every run and at any thread
+  count; it equals the serial result to rounding (the sums are associated differently).
+* **As many chunks as pay for themselves.** A chunk costs its partials (allocated, zeroed,
+  stored, added up after the loop) and a loop costs waking the threads: a short loop, or one
+  whose iterations are cheap next to its partials, gets fewer chunks, down to one, which runs on
+  the calling thread (`backend.numba.runtime.chunk_count`, and the emitter limits the threads to
+  the chunks). The estimate of an iteration's work (`_work`) counts its equations, an inner
+  loop's as many times as it runs when its bounds are known before the loop, else
+  `UNKNOWN_TRIPS` times.
 * **The adjoint needs no tape across iterations.** Only loops that ``recompute.py`` fuses or
   recomputes run in parallel (a marked loop is one or the other whenever its iterations are
   independent, however small its tape). A fused loop is one ``prange`` loop: each iteration's
@@ -72,7 +80,7 @@ from jitgrad.core.ir import (
 )
 from jitgrad.core.types import INT, Type
 
-N_CHUNKS = 64  # chunks per parallel loop: a fixed split, so results do not depend on threads
+UNKNOWN_TRIPS = 8  # `_work`: the trips counted for an inner loop whose bounds the iteration computes
 # How `.source()` tells a parallel ``range`` loop (its independence inferred) from a prange one.
 INFERRED = " (a range loop: its iterations are independent apart from sums)"
 # ... and a fused one (`recompute._fuse`), whose iterations run their adjoints too.
@@ -96,10 +104,11 @@ def drop_prange_marks(fn: Function) -> None:
             s.parallel = False
 
 
-def parallelise(grad) -> None:
+def parallelise(grad, chunks: int | None = None) -> None:
     """Rewrite every top-level loop of ``grad`` that can run in parallel (forward, and its
     adjoint when it has one): those marked ``prange`` (the rest stay serial with a note saying
-    why) and the ``range`` loops recomputed in reverse (`INFERRED`)."""
+    why) and the ``range`` loops recomputed in reverse (`INFERRED`). ``chunks``: a fixed
+    number of chunks per loop (tests run several on small inputs); None: `chunk_count`."""
     fwd, adj = grad.forward, grad.adjoint
     for s in list(fwd.body.stmts):
         for t in walk(Block([s])):
@@ -127,9 +136,9 @@ def parallelise(grad) -> None:
                 _note(loop, grad, str(why))
             continue
         origin = ("" if loop.parallel else INFERRED) + (FUSED if fused else "")
-        _rewrite_forward(loop, fwd, plan, namer, origin, adjoint_part)
+        _rewrite_forward(loop, fwd, plan, namer, origin, adjoint_part, chunks)
         if adj_plan is not None:
-            _rewrite_adjoint(loop, rep, adj, adj_plan, namer, origin)
+            _rewrite_adjoint(loop, rep, adj, adj_plan, namer, origin, chunks)
 
 
 def _has(kernel, stmt) -> bool:
@@ -392,10 +401,12 @@ def _fused_plan(loop: For, fwd, adj) -> dict:
 
 
 def _rewrite_forward(loop: For, fwd, plan: dict, namer, origin: str = "",
-                     adjoint_part: dict | None = None) -> None:
+                     adjoint_part: dict | None = None, fixed: int | None = None) -> None:
     at = next(k for k, s in enumerate(fwd.body.stmts) if s is loop)
     chunk = Var(namer.fresh("_chunk"), INT)
+    chunks = Var(namer.fresh("_chunks"), INT)
     trips = Var(namer.fresh("_trips_all"), INT)
+    outer = _names_outside(fwd, loop)
     before = [Eqn("trip_count", [trips], [loop.start, loop.stop, loop.step], {}, loop.loc)]
     for c in plan["arrays"]:
         before.append(Eqn("assign", [c.var], [c.init], {}, loop.loc))
@@ -405,9 +416,9 @@ def _rewrite_forward(loop: For, fwd, plan: dict, namer, origin: str = "",
                              + [(m, "i", "parts_max") for m in plan["maxes"]]):
         mine = mapping[v] = _private(v, namer)
         parts = Var(namer.fresh("_parts_" + v.name.lstrip("_")), Type(kind, 1))
-        before.append(Eqn("parts_alloc", [parts], [], {"n": N_CHUNKS, "kind": kind}, loop.loc))
+        before.append(Eqn("parts_alloc", [parts], [chunks], {"kind": kind}, loop.loc))
         inner_post.append(Eqn("parts_set", [], [parts, chunk, mine], {}, loop.loc))
-        after.append(Eqn(combine, [], [v, parts], {"n": N_CHUNKS, "name": chunk.name}, loop.loc))
+        after.append(Eqn(combine, [], [v, parts, chunks], {"name": chunk.name}, loop.loc))
         if combine == "parts_max":
             inner_pre.append(Eqn("count_reset", [mine], [], {}, loop.loc))
     for c in plan["reductions"]:
@@ -417,8 +428,12 @@ def _rewrite_forward(loop: For, fwd, plan: dict, namer, origin: str = "",
     replace_vars(loop.body, mapping)
     for c in carries:
         c.update = mapping.get(c.update, c.update)
+    sized = []  # what each chunk accumulates: arrays, and a count of scalars
+    scalars = len(plan["reductions"]) + len(plan["maxes"])
     if adjoint_part is not None:
-        more = _privatise_sums(loop.body, adjoint_part, chunk, namer, loop.loc)
+        sized = list(adjoint_part["accumulate"])
+        scalars += len(adjoint_part["scalars"])
+        more = _privatise_sums(loop.body, adjoint_part, chunk, chunks, namer, loop.loc)
         for a in adjoint_part["stacks"]:
             fwd.body.stmts.remove(a)
         at = next(k for k, s in enumerate(fwd.body.stmts) if s is loop)
@@ -429,17 +444,18 @@ def _rewrite_forward(loop: For, fwd, plan: dict, namer, origin: str = "",
     inner_pre += work + _hoist_allocations(loop.body, namer)
     lo = Var(namer.fresh("_lo"), INT)
     hi = Var(namer.fresh("_hi"), INT)
-    bounds = [chunk, trips, loop.start, loop.step]
+    bounds = [chunk, trips, loop.start, loop.step, chunks]
+    before[1:1] = _chunk_count(chunks, trips, loop.body, outer, sized, scalars, fixed, namer,
+                               loop.loc)
     inner = For(loop.index, lo, hi, loop.step, loop.body, carries,
                 Var(namer.fresh("_trips"), INT), None, loop.loc)
-    body = Block([Eqn("chunk_at", [lo], bounds, {"n": N_CHUNKS, "next": False, "offset": 0},
-                      loop.loc),
-                  Eqn("chunk_at", [hi], bounds, {"n": N_CHUNKS, "next": True, "offset": 0},
-                      loop.loc)] + inner_pre + [inner] + inner_post)
-    par = Repeat(Const(N_CHUNKS), body, chunk, note=(
-        f"jitgrad: parallel{origin}: {N_CHUNKS} chunks of iterations run with numba.prange, "
-        "each to the next free thread; sums are added up per chunk, then in chunk order"),
-        parallel=True)
+    body = Block([Eqn("chunk_at", [lo], bounds, {"next": False, "offset": 0}, loop.loc),
+                  Eqn("chunk_at", [hi], bounds, {"next": True, "offset": 0}, loop.loc)]
+                 + inner_pre + [inner] + inner_post)
+    par = Repeat(chunks, body, chunk, note=(
+        f"jitgrad: parallel{origin}: chunks of iterations (as many as pay for themselves: "
+        "`_rt.chunk_count`) run with numba.prange, each to the next free thread; sums are added "
+        "up per chunk, then in chunk order"), parallel=True)
     after.append(Eqn("assign", [loop.trips], [trips], {}, loop.loc))
     for c in plan["work"]:  # (only its shape is read after the loop)
         after.append(Eqn("assign", [c.var], [c.init], {}, loop.loc))
@@ -543,35 +559,39 @@ def _carried_adjoint(block: Block, v: Var) -> bool:
 
 
 def _rewrite_adjoint(loop: For, rep: Repeat, adj, plan: dict, namer,
-                     origin: str = "") -> None:
+                     origin: str = "", fixed: int | None = None) -> None:
     body = adj.body.stmts
     for a in plan["allocs"]:
         body.remove(a)
     at = next(k for k, s in enumerate(body) if s is rep)
     chunk = Var(namer.fresh("_chunk"), INT)
+    chunks = Var(namer.fresh("_chunks"), INT)
     counter = rep.counter if rep.counter is not None else Var(namer.fresh("_k"), INT)
     trips = rep.trips
     stacks = list(plan["allocs"])
-    more = _privatise_sums(rep.body, plan, chunk, namer, loop.loc)
+    outer = _names_outside(adj, rep)
+    more = _privatise_sums(rep.body, plan, chunk, chunks, namer, loop.loc)
     before, pre, post, after = more["before"], stacks + more["pre"], more["post"], more["after"]
     pre += _hoist_allocations(rep.body, namer)
     lo = Var(namer.fresh("_lo"), INT)
     hi = Var(namer.fresh("_hi"), INT)
-    bounds = [chunk, trips, Const(0), Const(1)]
+    bounds = [chunk, trips, Const(0), Const(1), chunks]
+    count = _chunk_count(chunks, trips, rep.body, outer, list(plan["accumulate"]),
+                         len(plan["scalars"]), fixed, namer, loop.loc)
     inner = For(counter, hi, lo, Const(-1), rep.body, [], Var(namer.fresh("_trips"), INT),
                 None, loop.loc)
     chunk_body = Block(
-        [Eqn("chunk_at", [lo], bounds, {"n": N_CHUNKS, "next": False, "offset": -1}, loop.loc),
-         Eqn("chunk_at", [hi], bounds, {"n": N_CHUNKS, "next": True, "offset": -1}, loop.loc)]
+        [Eqn("chunk_at", [lo], bounds, {"next": False, "offset": -1}, loop.loc),
+         Eqn("chunk_at", [hi], bounds, {"next": True, "offset": -1}, loop.loc)]
         + pre + [inner] + post)
-    par = Repeat(Const(N_CHUNKS), chunk_body, chunk, note=(
-        f"jitgrad: parallel{origin}: {N_CHUNKS} chunks, each in reverse, with numba.prange; each "
-        "adds into its own partial gradients, added up in chunk order after the loop"),
-        parallel=True)
-    body[at:at + 1] = before + [par] + after
+    par = Repeat(chunks, chunk_body, chunk, note=(
+        f"jitgrad: parallel{origin}: chunks (as many as pay for themselves: `_rt.chunk_count`), "
+        "each in reverse, with numba.prange; each adds into its own partial gradients, added up "
+        "in chunk order after the loop"), parallel=True)
+    body[at:at + 1] = count + before + [par] + after
 
 
-def _privatise_sums(body: Block, plan: dict, chunk: Var, namer, loc) -> dict:
+def _privatise_sums(body: Block, plan: dict, chunk: Var, chunks: Var, namer, loc) -> dict:
     """Give each chunk its own copy of what the iterations of ``body`` add into by name:
     arrays (``plan["accumulate"]``) and scalars (``"scalars"``) start at zero and are stored
     in the chunk's slot of a partials array, added to the total after the loop in chunk
@@ -582,19 +602,17 @@ def _privatise_sums(body: Block, plan: dict, chunk: Var, namer, loc) -> dict:
     for v in plan["accumulate"]:  # the chunk's own array, stored into ``parts`` at its end
         parts = Var(namer.fresh("_parts" + v.name), Type("f", v.type.ndim + 1))
         mine = mapping[v] = _private(v, namer)
-        before.append(Eqn("parts_alloc", [parts], [v], {"n": N_CHUNKS, "kind": "f"}, loc))
+        before.append(Eqn("parts_alloc", [parts], [chunks, v], {"kind": "f"}, loc))
         pre.append(Eqn("zeros_like", [mine], [v], {}, loc))
         post.append(Eqn("parts_set", [], [parts, chunk, mine], {}, loc))
-        after.append(Eqn("parts_add", [], [v, parts], {"n": N_CHUNKS, "name": chunk.name},
-                         loc))
+        after.append(Eqn("parts_add", [], [v, parts, chunks], {"name": chunk.name}, loc))
     for v in plan["scalars"]:
         parts = Var(namer.fresh("_parts" + v.name), Type("f", 1))
         mine = mapping[v] = _private(v, namer)
-        before.append(Eqn("parts_alloc", [parts], [], {"n": N_CHUNKS, "kind": "f"}, loc))
+        before.append(Eqn("parts_alloc", [parts], [chunks], {"kind": "f"}, loc))
         pre.append(Eqn("assign", [mine], [Const(0.0)], {}, loc))
         post.append(Eqn("parts_set", [], [parts, chunk, mine], {}, loc))
-        after.append(Eqn("parts_add", [], [v, parts], {"n": N_CHUNKS, "name": chunk.name},
-                         loc))
+        after.append(Eqn("parts_add", [], [v, parts, chunks], {"name": chunk.name}, loc))
     for v in plan["passthrough"]:  # unchanged by the loop: each chunk starts from it
         mine = mapping[v] = _private(v, namer)
         pre.append(Eqn("assign", [mine], [v], {}, loc))
@@ -617,6 +635,106 @@ def _rename_by_name(block: Block, by_name: dict) -> None:
             if isinstance(a, Var) and a.name in by_name:
                 ids[a] = by_name[a.name]
     replace_vars(block, ids)
+
+
+# ----------------------------------------------------------------------------- work
+
+
+def _chunk_count(chunks: Var, trips: Var, body: Block, outer: set[str], sized: list[Var],
+                 scalars: int, fixed: int | None, namer, loc) -> list[Eqn]:
+    """The equations that set ``chunks``, the number of chunks of a loop of ``trips``
+    iterations of ``body``, each of which accumulates the arrays ``sized`` and ``scalars``
+    numbers: ``fixed``, or `chunk_count` of the loop's estimated work (`_work`)."""
+    if fixed is not None:
+        return [Eqn("chunk_count", [chunks], [trips], {"fixed": fixed}, loc)]
+    work = _work(body, outer, namer, loc)
+    return work["eqns"] + [Eqn("chunk_count", [chunks], [trips, work["atom"]] + sized,
+                               {"scalars": scalars}, loc)]
+
+
+# The integer operations `_work` repeats before a parallel loop to learn an inner loop's trip
+# count: those that cannot fail (a read or a division could, where the iteration guards it).
+_COUNTING = {"trip_count", "add", "sub", "mul"}
+
+
+def _work(body: Block, outer: set[str], namer, loc) -> dict:
+    """An estimate of the equations one iteration of ``body`` runs, for `chunk_count`: each
+    equation once, an inner loop's body times its trip count, both branches of an ``if``. A
+    trip count is computed before the parallel loop when it can be: from constants and names
+    bound outside the loop, through integer operations the iteration does on them (an
+    adjoint loop's ``_trips = _rt.nonnegative(d)``); else it counts `UNKNOWN_TRIPS` (a
+    triangle's ``range(c + 1, d)``). Returns ``{"eqns": what computes it, "atom": it}``."""
+    binds: dict[str, list] = {}
+    for s in walk(body):
+        for v in _bound(s):
+            binds.setdefault(v.name, []).append(s)
+    eqns: list[Eqn] = []
+    early: dict[str, object] = {}  # name in the iteration -> the same value before the loop
+
+    def before_loop(a):
+        """``a`` computed before the loop, or None when the iteration decides it."""
+        if isinstance(a, Const) or (a.name in outer and a.name not in binds):
+            return a
+        if a.name in early:
+            return early[a.name]
+        # bound once by an integer operation (and maybe by a loop as its trip count: the
+        # adjoint counts a loop's trips again)
+        found = [e for e in binds.get(a.name, []) if not (isinstance(e, For) and e.trips is a)]
+        e = found[0] if len(found) == 1 else None
+        early[a.name] = None  # (a cycle resolves to unknown)
+        if not (isinstance(e, Eqn) and e.prim in _COUNTING and len(e.outs) == 1
+                and e.outs[0].type.kind == "i"):
+            return None
+        ins = [before_loop(x) for x in e.ins]
+        if any(x is None for x in ins):
+            return None
+        out = Var(namer.fresh("_trips_est"), INT)
+        eqns.append(Eqn(e.prim, [out], ins, dict(e.params), loc))
+        early[a.name] = out
+        return out
+
+    def op(prim: str, a, b):
+        out = Var(namer.fresh("_work"), INT)
+        eqns.append(Eqn(prim, [out], [a, b], {}, loc))
+        return out
+
+    def trips_of(s):
+        if isinstance(s, For):
+            bounds = [before_loop(x) for x in (s.start, s.stop, s.step)]
+            if any(x is None for x in bounds):
+                return None
+            out = Var(namer.fresh("_trips_est"), INT)
+            eqns.append(Eqn("trip_count", [out], bounds, {}, loc))
+            return out
+        return before_loop(s.trips) if isinstance(s, Repeat) else None
+
+    def block(b: Block):
+        """(a constant, the terms known only when the loop starts) of one run of ``b``."""
+        count, terms = 0, []
+        for s in b.stmts:
+            count += 1
+            inner = [block(sb) for sb in sub_blocks(s)]
+            inner_count = sum(c for c, _ in inner)
+            inner_terms = [t for _, ts in inner for t in ts]
+            if isinstance(s, (Eqn, If)):
+                count, terms = count + inner_count, terms + inner_terms
+                continue
+            trips = trips_of(s)
+            if trips is None:  # a loop whose trip count the iteration decides
+                count += UNKNOWN_TRIPS * inner_count
+                terms += [op("mul", Const(UNKNOWN_TRIPS), t) for t in inner_terms]
+                continue
+            per_trip = Const(inner_count)
+            for t in inner_terms:
+                per_trip = op("add", per_trip, t)
+            terms.append(op("mul", trips, per_trip))
+        return count, terms
+
+    count, terms = block(body)
+    atom = Const(count)
+    for t in terms:
+        atom = op("add", atom, t)
+    return {"eqns": eqns, "atom": atom}
 
 
 # ----------------------------------------------------------------------------- per chunk
@@ -656,4 +774,4 @@ def _hoist_allocations(body: Block, namer) -> list[Eqn]:
     return allocs
 
 
-__all__ = ["N_CHUNKS", "drop_prange_marks", "parallelise"]
+__all__ = ["UNKNOWN_TRIPS", "drop_prange_marks", "parallelise"]

@@ -127,8 +127,10 @@ class _Writer(NestWriter):
                 if s.note:
                     self.line(indent, f"# {s.note}")
                 if s.parallel:  # chunks of a parallel loop (`parallel.py`), handed out one
-                    # by one to the next free thread (`compile.set_chunksize`)
+                    # by one to the next free thread (`compile.set_chunksize`), on no more
+                    # threads than chunks (`compile.limit_threads`: one runs on this thread)
                     self.line(indent, "_chunksize = _rt.set_chunksize(1)")
+                    self.line(indent, f"_threads = _rt.limit_threads({atom_source(s.trips)})")
                     self.line(indent, f"for {s.counter.name} in _prange({atom_source(s.trips)}):")
                 elif s.counter is None:
                     self.line(indent, f"for _ in range({atom_source(s.trips)}):")
@@ -143,6 +145,7 @@ class _Writer(NestWriter):
                 if s.counter is not None and not s.parallel and not s.ascending:
                     self.line(indent + 1, f"{s.counter.name} -= 1")
                 if s.parallel:
+                    self.line(indent, "_rt.set_threads(_threads)")
                     self.line(indent, "_rt.set_chunksize(_chunksize)")
                 self.last_loc = None
         if len(self.lines) == start:

@@ -1,6 +1,6 @@
 """Numba source for the parallel rewrite's operations (`transforms.parallel`).
 
-`write_eqn` writes the chunk operations (chunk_at, parts_*, reuse) as Numba source; after a
+`write_eqn` writes the chunk operations (chunk_count, chunk_at, parts_*, reuse) as Numba source; after a
 kernel is written, `outline_chunks` moves each ``prange`` chunk body into a serial function of
 its own. Takes the emitter's lines; guarantees the same sums at any thread count (partial
 results are combined in chunk order).
@@ -15,26 +15,32 @@ from jitgrad.backend.numba.lowering import allocation
 from jitgrad.core.ir import Eqn
 
 # The chunk operations of `transforms.parallel`'s rewrite, written by `write_eqn`.
-PRIMS = {"chunk_at", "parts_alloc", "parts_set", "parts_add", "parts_max", "reuse"}
+PRIMS = {"chunk_count", "chunk_at", "parts_alloc", "parts_set", "parts_add", "parts_max",
+         "reuse"}
 
 
 def write_eqn(w, e: Eqn, a: list[str], indent: int) -> None:
     """The source of one chunk operation (``w``: the emitter, `emit._Writer`)."""
     out = e.outs[0].name if e.outs else None
     p = e.params
-    if e.prim == "chunk_at":  # start + (c*T // n) * step: the first iteration of chunk c
-        c, total, start, step = a
-        k = f"({c} + 1) * {total} // {p['n']}" if p["next"] else f"{c} * {total} // {p['n']}"
+    if e.prim == "chunk_count" and p.get("fixed") is not None:
+        w.line(indent, f"{out} = {p['fixed']}")
+    elif e.prim == "chunk_count":  # trips, work per iteration, then the accumulated arrays
+        size = " + ".join([f"{x}.size" for x in a[2:]] + [str(p["scalars"])])
+        w.line(indent, f"{out} = _rt.chunk_count({a[0]}, {a[1]}, {size})")
+    elif e.prim == "chunk_at":  # start + (c*T // n) * step: the first iteration of chunk c
+        c, total, start, step, n = a
+        k = f"({c} + 1) * {total} // {n}" if p["next"] else f"{c} * {total} // {n}"
         expr = k if step == "1" else f"({k}) * {step}"
         expr = expr if start == "0" else f"{start} + {expr}"
         expr = expr if not p["offset"] else f"{expr} - {-p['offset']}"
         w.line(indent, f"{out} = {expr}")
     elif e.prim == "parts_alloc":  # not zeroed: every chunk stores its whole slot (parts_set)
-        if e.ins:
-            shape = f"({p['n']},) + {a[0]}.shape"
+        if len(e.ins) > 1:
+            shape = f"({a[0]},) + {a[1]}.shape"
             w.line(indent, f"{out} = {allocation('empty', shape)}")
         else:
-            w.line(indent, f"{out} = {allocation('empty', str(p['n']), p['kind'])}")
+            w.line(indent, f"{out} = {allocation('empty', a[0], p['kind'])}")
     elif e.prim == "reuse":  # a work array allocated once per chunk, refilled per iteration
         w.line(indent, f"{out} = {a[0]}")
         if p["fill"] is not None:
@@ -44,10 +50,10 @@ def write_eqn(w, e: Eqn, a: list[str], indent: int) -> None:
     elif e.prim == "parts_set":
         w.line(indent, f"{a[0]}[{a[1]}] = {a[2]}")
     elif e.prim == "parts_add":  # in chunk order: the same sum at any thread count
-        w.line(indent, f"for {p['name']} in range({p['n']}):")
+        w.line(indent, f"for {p['name']} in range({a[2]}):")
         w.line(indent + 1, f"{a[0]} += {a[1]}[{p['name']}]")
     elif e.prim == "parts_max":
-        w.line(indent, f"for {p['name']} in range({p['n']}):")
+        w.line(indent, f"for {p['name']} in range({a[2]}):")
         w.line(indent + 1, f"{a[0]} = _rt.larger({a[0]}, {a[1]}[{p['name']}])")
     else:
         raise AssertionError(e.prim)

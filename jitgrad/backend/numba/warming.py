@@ -18,6 +18,7 @@ from jitgrad.backend.numba.runtime import (
     cholesky,
     choose_share,
     choose_share_all,
+    chunk_count,
     det,
     dot,
     empty,
@@ -69,7 +70,9 @@ def _warm_examples():
               # the gradient of a max or min: softmax's row max, kept or not, and np.max(x)
               (choose_share, (f2, np.ones((2, 1)), 1)), (choose_share, (f2, f1, 1)),
               (choose_share_all, (f1, 1.0)), (choose_share_all, (f2, 1.0)),
-              # a parallel chunk's partial gradient of a vector or a matrix (parallel=True)
+              # a parallel loop's chunks, and a chunk's partial gradient of a vector or a
+              # matrix (parallel=True)
+              (chunk_count, (1, 1, 1)),
               (put_part, (np.zeros((2, 2)), 1, f1)), (put_part, (np.zeros((2, 2, 2)), 1, f2))]
     for fn in (inv, det, cholesky, logabsdet, signdet):
         calls.append((fn, (f2 + np.eye(2),)))
