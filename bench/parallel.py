@@ -24,7 +24,9 @@ ratios over the runs), ``--threads 1,2`` (thread counts), ``--n N``,
 ``--layer L``: the threading layer. ``jitgrad`` (the default) leaves the choice to jitgrad
 (`backend.numba.compile.choose_threading_layer`: OpenMP with a passive wait policy, or
 workqueue), ``workqueue`` and ``omp`` set ``NUMBA_THREADING_LAYER`` (``omp``: GNU OpenMP with
-its own default wait policy, which spins: what Numba chooses on this machine).
+its own default wait policy, which spins: what Numba chooses on this machine). ``OMP_WAIT_POLICY``
+and ``GOMP_SPINCOUNT`` in the environment are GNU OpenMP's (``GOMP_SPINCOUNT=3000``: a spin of
+60-90 us here, then sleep), printed with the table.
 """
 
 from __future__ import annotations
@@ -208,7 +210,8 @@ def main(argv=None) -> int:
     print(f"GMM data term with prange, n = {opts.n}, d = 10, K = 25; machine: "
           f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; Numba threading "
           f"layer {numba.threading_layer()} (--layer={LAYER}; OMP_WAIT_POLICY="
-          f"{os.environ.get('OMP_WAIT_POLICY', 'unset')})")
+          f"{os.environ.get('OMP_WAIT_POLICY', 'unset')}, GOMP_SPINCOUNT="
+          f"{os.environ.get('GOMP_SPINCOUNT', 'unset')})")
     print(f"parallel vs serial: {rel:.1e} relative (value and gradients); identical at "
           f"{', '.join(map(str, threads))} threads and across runs")
     print()
