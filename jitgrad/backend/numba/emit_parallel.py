@@ -26,8 +26,11 @@ def write_eqn(w, e: Eqn, a: list[str], indent: int) -> None:
     if e.prim == "chunk_count" and p.get("fixed") is not None:
         w.line(indent, f"{out} = {p['fixed']}")
     elif e.prim == "chunk_count":  # trips, work per iteration, then the accumulated arrays
-        size = " + ".join([f"{x}.size" for x in a[2:]] + [str(p["scalars"])])
-        w.line(indent, f"{out} = _rt.chunk_count({a[0]}, {a[1]}, {size})")
+        terms = [f"{x}.size" for x in a[2:]] + [str(p["scalars"])] * bool(p["scalars"])
+        args = [a[0], a[1], " + ".join(terms) or "0"]
+        # (a bare number would be typed as a literal: a signature of its own for each)
+        args = [f"np.int64({x})" if x.lstrip("-").isdigit() else x for x in args]
+        w.line(indent, f"{out} = _rt.chunk_count({', '.join(args)})")
     elif e.prim == "chunk_at":  # start + (c*T // n) * step: the first iteration of chunk c
         c, total, start, step, n = a
         k = f"({c} + 1) * {total} // {n}" if p["next"] else f"{c} * {total} // {n}"
