@@ -363,8 +363,10 @@ def test_a_loop_gets_as_many_chunks_as_pay_for_themselves():
     assert counts == sorted(counts) and counts[0] == 1 and counts[-1] == rt.MOST_CHUNKS
     assert all(c in (1, 2, 4) or c % 8 == 0 for c in counts), counts
     assert 1 < counts[1] < rt.MOST_CHUNKS, counts  # the bench GMM at n = 500: a few chunks
-    # a larger partial gradient: fewer chunks for the same loop
+    # a larger partial gradient: fewer chunks for the same loop; a scatter into 10^6 entries
+    # from 10^4 cheap iterations (`s += w[idx[i]] ** 2`), one (64 copies of it took 716 MB)
     assert rt.chunk_count(4000, 45_000, 100_000) < rt.chunk_count(4000, 45_000, 1926)
+    assert rt.chunk_count(10**4, 11, 10**6 + 1) == 1
     assert rt.chunk_count(3, 10**9, 1) == 2  # never more chunks than iterations (3 -> 2)
     assert rt.chunk_count(0, 10**9, 1) == 1 and rt.chunk_count(10**6, 0, 1) == 1
 
