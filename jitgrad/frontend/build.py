@@ -62,7 +62,8 @@ class Builder(Statements, Loops, Views, Expressions):
         self.caller = caller
         self.enclosing = enclosing  # for a nested function: the one it was defined in
         self.depth = 0 if caller is None else caller.depth + 1
-        self.in_loop = False
+        self.in_loop = False  # inside a loop of the graph (a `For` or `While`)
+        self.in_unrolled_loop = False  # inside a loop over a tuple, unrolled while building
         # np.random's draws, seeds and generators, in program order (`frontend.draws`)
         self.draws = caller.draws if caller is not None else Recorder(gb)
         self.stale_at_merge: set[Var] = set()  # values out of date as a branch ends

@@ -34,6 +34,7 @@ from jitgrad.frontend.build_ast import (
     BREAK,
     CONTINUE,
     NO_RETURN,
+    RAISED,
     RETURNED,
     RETVAL,
     Undefined,
@@ -84,12 +85,49 @@ class Loops:
             self.build_for(stmt, "%i", 0, n, 1, (stmt.target.id, seq))
             return
         if isinstance(seq, (tuple, list)):  # a Python tuple: unrolled
-            for v in seq:
-                self.assign(stmt.target, v)
-                self.build_stmts(stmt.body)
+            self.build_unrolled(stmt, list(seq))
             return
         raise UnsupportedError("a for loop must run over range(...) or a 1-D array",
                                self.loc(it))
+
+    def build_unrolled(self, stmt, items: list) -> None:
+        """``for`` over a tuple or list known while building: the body once per item, in
+        order. A ``continue`` ends its own copy of the body; a ``break`` or ``return`` skips
+        the copies after it (known only at run time, they run under ``if not (break or
+        return)``). The enclosing loop's break and continue flags are set aside meanwhile, so
+        that a jump inside never reaches it."""
+        outer = {n: self.env.pop(n) for n in (BREAK, CONTINUE) if n in self.env}
+        saved_in_unrolled = self.in_unrolled_loop
+        self.in_unrolled_loop = True
+        try:
+            self.unroll(stmt, items)
+        finally:
+            self.in_unrolled_loop = saved_in_unrolled
+        for n in (BREAK, CONTINUE):
+            self.env.pop(n, None)
+        self.env.update(outer)
+
+    def unroll(self, stmt, items: list) -> None:
+        """`build_unrolled`'s copies of the body, from ``items[0]`` on."""
+        for k, item in enumerate(items):
+            self.env[BREAK] = self.env[CONTINUE] = False
+            self.assign(stmt.target, item)
+            self.build_stmts(stmt.body)
+            if self.env.get(RAISED):
+                return
+            stop = False  # whether the copies after this one are skipped
+            for n in (BREAK, RETURNED):
+                v = self.env.get(n, False)
+                if v is True:
+                    return
+                if v is not False:
+                    stop = v if stop is False else symbolic.record("logical_or", stop, v)
+            rest = items[k + 1:]
+            if stop is not False and rest:
+                self.gb.loc = self.src.loc(stmt)
+                self.build_if(symbolic.record("logical_not", stop),
+                              lambda rest=rest: self.unroll(stmt, rest), lambda: None, stmt)
+                return
 
     def as_range_loop(self, stmt):
         """``for`` over ``enumerate``, ``zip``, ``reversed`` and ``numba.prange``, rewritten as a

@@ -59,7 +59,7 @@ class Statements:
             self.build_stmt(stmt)
             if self.env.get(RAISED):
                 return  # the rest of the block is never reached
-            if not jumps(stmt, loop_level=self.in_loop):
+            if not jumps(stmt, loop_level=self.in_loop or self.in_unrolled_loop):
                 continue
             flag = self.jump_flag()
             if flag is True:
@@ -74,7 +74,7 @@ class Statements:
             return
 
     def jump_flag(self):
-        names = [RETURNED] + ([BREAK, CONTINUE] if self.in_loop else [])
+        names = [RETURNED] + ([BREAK, CONTINUE] if self.in_loop or self.in_unrolled_loop else [])
         flag = False
         for n in names:
             v = self.env.get(n, False)
