@@ -44,7 +44,7 @@ def test_compiled_case(group, name, fn, args, wrt):
 
 # The sample's cases JAX traces to the same value (the rest branch on traced values, call
 # float() or write in place); their compiled Hessians against jax.hessian, to 1e-9 per entry.
-JAX_TRACEABLE = 16
+JAX_TRACEABLE = 16  # (JAX 0.10 traces 17: a floor, the oracle checks at least these)
 
 
 def test_compiled_hessians_against_jax():
@@ -56,5 +56,5 @@ def test_compiled_hessians_against_jax():
                 status, detail, _ = FC.check_jax_hessian(fn, args, wrt[0])
                 assert status != "wrong", f"{name}: {detail[:3000]}"
                 statuses[name] = status
-    assert sum(s == "ok" for s in statuses.values()) == JAX_TRACEABLE, statuses
+    assert sum(s == "ok" for s in statuses.values()) >= JAX_TRACEABLE, statuses
 

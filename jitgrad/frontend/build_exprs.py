@@ -20,7 +20,6 @@ from jitgrad.core.errors import JitgradError, Loc, ShapeError, UnsupportedError,
 from jitgrad.core.ir import (
     Var,
 )
-from jitgrad.core.types import Type
 from jitgrad.frontend import custom_call, draws
 from jitgrad.frontend.build_ast import (
     BINOPS,
@@ -127,14 +126,7 @@ class Expressions:
             raise UnsupportedError(f"the global `{name}`: a {value.dtype} array of rank "
                                    f"{value.ndim} (jitgrad reads float, integer and bool arrays "
                                    "as constants)", self.loc(node))
-        t = Type(kind, value.ndim)
-        out = self.gb.emit("constant", [], {"name": primitives.constant_array_name(
-            value.astype({"f": np.float64, "i": np.int64, "b": np.bool_}[kind])), "type": t}, t,
-            base=name)
-        out.dims = tuple(int(n) for n in value.shape)
-        self.gb.restamp(out)
-        self.gb.constant_arrays.add(out)
-        return self.gb.sym(out)
+        return self.gb.sym(self.gb.constant_array(value, name))
 
     def expr_Name(self, node):
         return self.lookup(node.id, node)
@@ -191,6 +183,9 @@ class Expressions:
         if isinstance(a, (tuple, list)) or isinstance(b, (tuple, list)):
             if op is operator.add and isinstance(a, tuple) and isinstance(b, tuple):
                 return a + b
+            if any(isinstance(v, Sym) and v.ndim for v in (a, b)):  # array_like: NumPy's
+                a, b = numpy_api.as_array(a), numpy_api.as_array(b)
+                return op(a, b)
             raise UnsupportedError("arithmetic on tuples or lists", self.loc(node))
         if op is operator.matmul and not (isinstance(a, Sym) or isinstance(b, Sym)):
             raise UnsupportedError("@ needs arrays", self.loc(node))
@@ -293,8 +288,13 @@ class Expressions:
         if not isinstance(cond, Sym):
             return self.expr(node.body if cond else node.orelse)
         key = f"%ifexp@{node.lineno}:{node.col_offset}"  # deterministic (no addresses)
-        self.build_if(cond, lambda: self.env.__setitem__(key, self.expr(node.body)),
-                      lambda: self.env.__setitem__(key, self.expr(node.orelse)), node)
+
+        def branch(value_node):
+            def build():
+                value = self.expr(value_node)  # (may replace self.env: a nested `if`)
+                self.env[key] = value
+            return build
+        self.build_if(cond, branch(node.body), branch(node.orelse), node)
         value = self.env.pop(key)
         if isinstance(value, Undefined):
             raise UnsupportedError(value.why, self.loc(node))

@@ -15,6 +15,7 @@ with the user's line, never a silently different result.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import operator
@@ -55,6 +56,7 @@ def norm_axis(axis, ndim, loc):
 
 
 def np_reduce(op, x, axis=None, keepdims=False, **unsupported):
+    x = as_array(x) if records_inside(x) else x
     if unsupported:
         raise UnsupportedError(f"np.{op}(..., {', '.join(unsupported)}=) is not supported",
                                loc_of(x))
@@ -78,6 +80,7 @@ def np_sum(x, axis=None, keepdims=False, **kw):
 
 
 def np_mean(x, axis=None, keepdims=False, **kw):
+    x = as_array(x) if records_inside(x) else x
     if not records(x):
         return np.mean(x, axis=axis, keepdims=keepdims)
     total = np_sum(x, axis, keepdims, **kw)
@@ -91,6 +94,36 @@ def np_mean(x, axis=None, keepdims=False, **kw):
         for a in axis if isinstance(axis, tuple) else (axis,):
             count = count * x.shape[a]
     return total / count
+
+
+def float_dtype_only(name, a, dtype=None, out=None):
+    """``a`` for np.<name>'s ``dtype`` and ``out`` parameters: a float dtype makes its values
+    float first (as NumPy computes in it); another dtype, and ``out``, are refused."""
+    if out is not None:
+        raise UnsupportedError(f"np.{name}(..., out=) is not supported: use the value it "
+                               "returns", loc_of(a))
+    if dtype is None:
+        return a
+    if np.dtype(dtype).kind != "f":
+        raise UnsupportedError(f"np.{name} with dtype {np.dtype(dtype)} (a float dtype is "
+                               "supported)", loc_of(a))
+    a = as_array(a) if records_inside(a) else a
+    return _as_float(a) if records(a) else np.asarray(a, dtype=np.float64)
+
+
+def numpy_order(name, reduce, dtype: bool):
+    """np.<name> with NumPy's parameters in NumPy's order, so that a positional argument means
+    what it means there: ``(a, axis, dtype, out, keepdims)`` (sum, prod, mean) or ``(a, axis,
+    out, keepdims)`` (max, min, any, all). ``reduce(a, axis, keepdims, **rest)`` does the
+    work; `float_dtype_only` takes ``dtype`` and ``out``."""
+    if dtype:
+        def with_dtype(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
+            return reduce(float_dtype_only(name, a, dtype, out), axis, keepdims, **kw)
+        return with_dtype
+
+    def without_dtype(a, axis=None, out=None, keepdims=False, **kw):
+        return reduce(float_dtype_only(name, a, None, out), axis, keepdims, **kw)
+    return without_dtype
 
 
 def matmul(a, b):
@@ -244,7 +277,8 @@ def np_full_like(x, fill_value, dtype=None):
     return np_full(x.shape, fill) if isinstance(x, Sym) else np.full(x.shape, fill)
 
 
-def np_array(obj, dtype=None, **kw):
+def np_array(obj, dtype=None, *, copy=True, **kw):
+    # (copy: the result is always new memory, as with copy=True; copy=None or False allow it)
     if kw or (dtype is not None and np.dtype(dtype).kind != "f"):
         raise UnsupportedError("np.array() with arguments other than a float dtype",
                                loc_of(obj))
@@ -252,7 +286,28 @@ def np_array(obj, dtype=None, **kw):
         return _as_float(np_copy(obj)) if obj.ndim else _as_float(obj)
     if not isinstance(obj, (list, tuple)):
         return np.array(obj, dtype=float) if dtype is not None else np.array(obj)
-    return np_stack([np_array(v) if isinstance(v, (list, tuple)) else v for v in obj])
+    stacked = np_stack([np_array(v) if isinstance(v, (list, tuple)) else v for v in obj])
+    return stacked if dtype is None else _as_float(stacked)  # a float dtype, as NumPy's
+
+
+def records_inside(x) -> bool:
+    """Whether the list or tuple ``x`` holds a value that records operations."""
+    return isinstance(x, (list, tuple)) and any(records(v) or records_inside(v) for v in x)
+
+
+def as_array(x):
+    """``x`` as NumPy takes an array_like: a list or tuple (of numbers, values or arrays) is
+    the array it makes (``np.cross([0, 0, 1], h)``); anything else is itself."""
+    return np_array(x) if isinstance(x, (list, tuple)) else x
+
+
+def array_like(handler, *positions):
+    """``handler``, with its positional arguments at ``positions`` taken `as_array`."""
+    @functools.wraps(handler)
+    def taking_arrays(*args, **kwargs):
+        return handler(*(as_array(a) if k in positions else a for k, a in enumerate(args)),
+                       **kwargs)
+    return taking_arrays
 
 
 def _is_int(a) -> bool:
@@ -363,8 +418,9 @@ def _count(x, axis):
 
 
 def np_var(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
-    if dtype is not None or out is not None or kw:
-        raise UnsupportedError("np.var/np.std with dtype=, out= or where=", loc_of(x))
+    if kw:
+        raise UnsupportedError("np.var/np.std with where=", loc_of(x))
+    x = float_dtype_only("var", x, dtype, out)
     if not records(x):
         return np.var(x, axis=axis, ddof=ddof, keepdims=keepdims)
     if x.ndim == 0:
@@ -398,7 +454,8 @@ def np_average(a, axis=None, weights=None, returned=False, **kw):
     return np_sum(a * w, axis) / np_sum(weights)
 
 
-def np_cumsum(x, axis=None, **kw):
+def np_cumsum(x, axis=None, dtype=None, out=None, **kw):
+    x = float_dtype_only("cumsum", x, dtype, out)
     if kw:
         raise UnsupportedError(f"np.cumsum(..., {', '.join(kw)}=) is not supported", loc_of(x))
     if not records(x):
@@ -409,7 +466,8 @@ def np_cumsum(x, axis=None, **kw):
     return record("cumsum", x if x.ndim == 1 else np_reshape(x, (-1,)))
 
 
-def np_cumprod(x, axis=None, **kw):
+def np_cumprod(x, axis=None, dtype=None, out=None, **kw):
+    x = float_dtype_only("cumprod", x, dtype, out)
     if kw:
         raise UnsupportedError(f"np.cumprod(..., {', '.join(kw)}=) is not supported", loc_of(x))
     if not records(x):
@@ -682,11 +740,12 @@ NUMPY.update({
     np.abs: _unary("abs"), np.absolute: _unary("abs"), np.fabs: _unary("abs"),
     np.sign: _unary("sign"), np.floor: _unary("floor"), np.ceil: _unary("ceil"),
     np.isnan: _unary("isnan"), np.square: _unary("square"),
-    np.sum: np_sum, np.mean: np_mean,
-    np.max: lambda x, axis=None, keepdims=False, **kw: np_reduce("max", x, axis, keepdims, **kw),
-    np.min: lambda x, axis=None, keepdims=False, **kw: np_reduce("min", x, axis, keepdims, **kw),
-    np.amax: lambda x, axis=None, keepdims=False: np_reduce("max", x, axis, keepdims),
-    np.amin: lambda x, axis=None, keepdims=False: np_reduce("min", x, axis, keepdims),
+    np.sum: numpy_order("sum", np_sum, dtype=True),
+    np.mean: numpy_order("mean", np_mean, dtype=True),
+    np.max: numpy_order("max", functools.partial(np_reduce, "max"), dtype=False),
+    np.min: numpy_order("min", functools.partial(np_reduce, "min"), dtype=False),
+    np.amax: numpy_order("amax", functools.partial(np_reduce, "max"), dtype=False),
+    np.amin: numpy_order("amin", functools.partial(np_reduce, "min"), dtype=False),
     np.matmul: matmul, np.outer: _binary("outer"),
     np.transpose: np_transpose, np.reshape: np_reshape, np.expand_dims: np_expand_dims,
     np.where: np_where, np.clip: np_clip,
@@ -697,7 +756,8 @@ NUMPY.update({
     np.asarray: lambda a, dtype=None: a if records(a) and dtype is None else np_array(a, dtype),
     np.stack: np_stack_axis, np.arange: np_arange, np.linspace: np_linspace,
     np.eye: np_eye, np.isfinite: _unary("isfinite"), np.isinf: _unary("isinf"),
-    np.size: np_size, np.any: _any_all("any"), np.all: _any_all("all"),
+    np.size: np_size, np.any: numpy_order("any", _any_all("any"), dtype=False),
+    np.all: numpy_order("all", _any_all("all"), dtype=False),
     np.finfo: lambda dtype: np.finfo(dtype),  # its .eps, .tiny, .max: constants (build_exprs)
     np.cbrt: _unary("cbrt"),
     np.arctan2: _binary("arctan2"), np.hypot: _binary("hypot"),
@@ -707,7 +767,7 @@ NUMPY.update({
     np.deg2rad: np_deg2rad, np.radians: np_deg2rad, np.rad2deg: np_rad2deg,
     np.degrees: np_rad2deg, np.fmax: _nan_ignoring("maximum"),
     np.fmin: _nan_ignoring("minimum"), np.float_power: np_float_power,
-    np.prod: np_prod, np.var: np_var, np.std: np_std, np.average: np_average,
+    np.prod: numpy_order("prod", np_prod, dtype=True), np.var: np_var, np.std: np_std, np.average: np_average,
     np.cumsum: np_cumsum, np.cumprod: np_cumprod,
     np.flip: np_flip, np.roll: np_roll, np.diff: np_diff, np.ravel: np_ravel,
     np.squeeze: np_squeeze,
@@ -754,7 +814,7 @@ MATH[math.gamma] = "gamma"
 
 if hasattr(np, "row_stack"):
     NUMPY[np.row_stack] = np_vstack
-METHODS.update({"any": _any_all("any"), "all": _any_all("all"), "astype": np_cast, "item": lambda x: np_reshape_like(x, 0.0)})
+METHODS.update({"any": NUMPY[np.any], "all": NUMPY[np.all], "astype": np_cast, "item": lambda x: np_reshape_like(x, 0.0)})
 # Shape and data movement, products over axes, diagonals, norms: `numpy_shape.py`, which builds
 # on the handlers above and adds its own to NUMPY.
 

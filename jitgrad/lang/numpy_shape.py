@@ -29,6 +29,8 @@ import numpy as np
 from jitgrad.core.errors import ShapeError, UnsupportedError
 from jitgrad.lang.numpy_api import (
     apply_alloc,
+    array_like,
+    as_array,
     matmul,
     norm_axis,
     np_cast,
@@ -573,11 +575,34 @@ def _einsum_terms(subscripts, operands, loc):
     return terms, out
 
 
+def _einsum_sublists(args, loc):
+    """einsum's sublist form, ``np.einsum(a, [0, 1], b, [1, 2], [0, 2])``, as its subscript
+    string and operands (``'ab,bc->ac'``, ``(a, b)``): axis labels 0-51 are letters."""
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+    def term(sublist):
+        if not isinstance(sublist, (list, tuple)) or not all(
+                isinstance(k, (int, np.integer)) and 0 <= k < len(letters) for k in sublist):
+            raise UnsupportedError("np.einsum's sublists must be lists of axis labels 0 to 51 "
+                                   "(an ellipsis: write the axes out)", loc)
+        return "".join(letters[k] for k in sublist)
+
+    operands, terms = args[0::2], [term(s) for s in args[1::2]]
+    out = term(operands[-1]) if len(args) % 2 else None
+    operands = operands[:-1] if out is not None else operands
+    return ",".join(terms) + ("" if out is None else "->" + out), operands
+
+
 def np_einsum(subscripts, *operands, optimize=False):
-    """``np.einsum`` with a subscript string, written with what jitgrad differentiates:
-    letters used by one operand only and not in the output summed first; two operands that
-    share only summed letters contracted by np.tensordot (a matrix product); anything else a
-    broadcast product summed over the letters the output leaves out."""
+    """``np.einsum`` with a subscript string (or in its sublist form), written with what
+    jitgrad differentiates: letters used by one operand only and not in the output summed
+    first; two operands that share only summed letters contracted by np.tensordot (a matrix
+    product); anything else a broadcast product summed over the letters the output leaves
+    out."""
+    if not isinstance(subscripts, str):
+        subscripts, operands = _einsum_sublists((subscripts, *operands),
+                                                loc_of(subscripts, *operands))
+    operands = tuple(as_array(op) for op in operands)
     if _plain(*operands):
         return np.einsum(subscripts, *operands)
     loc = loc_of(*operands)
@@ -628,9 +653,10 @@ NUMPY.update({
     np.flipud: np_flipud, np.fliplr: np_fliplr, np.rot90: np_rot90,
     np.atleast_1d: _atleast(1), np.atleast_2d: _atleast(2), np.atleast_3d: _atleast(3),
     np.repeat: np_repeat, np.tile: np_tile,
-    np.dot: np_dot, np.inner: np_inner, np.tensordot: np_tensordot, np.kron: np_kron,
-    np.convolve: np_convolve,
-    np.cross: np_cross,
+    # (array_like: a list or tuple given for an array is the array it makes, as in NumPy)
+    np.dot: array_like(np_dot, 0, 1), np.inner: array_like(np_inner, 0, 1),
+    np.tensordot: array_like(np_tensordot, 0, 1), np.kron: array_like(np_kron, 0, 1),
+    np.convolve: array_like(np_convolve, 0, 1), np.cross: array_like(np_cross, 0, 1),
     np.diagonal: np_diagonal, np.trace: np_trace, np.diag: np_diag,
     np.tril: _triangle(True), np.triu: _triangle(False),
     np.hsplit: _split_along("hsplit", lambda nd: 1 if nd > 1 else 0 if nd == 1 else None),

@@ -88,6 +88,19 @@ class GraphBuilder:
 
     # -- atoms ---------------------------------------------------------------------------
 
+    def constant_array(self, value: np.ndarray, base: str = "c") -> Var:
+        """The array ``value`` (float, integer or bool, rank 1 or more) as a constant of the
+        graph, its contents fixed now, as Numba freezes a global array."""
+        kind = {"u": "i"}.get(value.dtype.kind, value.dtype.kind)
+        t = Type(kind, value.ndim)
+        out = self.emit("constant", [], {"name": primitives.constant_array_name(
+            value.astype({"f": np.float64, "i": np.int64, "b": np.bool_}[kind])), "type": t}, t,
+            base=base)
+        out.dims = tuple(int(n) for n in value.shape)
+        self.restamp(out)
+        self.constant_arrays.add(out)
+        return out
+
     def atom(self, value, check: bool = True):
         """The IR atom of a value; ``check``: refuse a read of an array whose memory was
         written in place since it was made (bookkeeping that reads no values passes False)."""
@@ -150,6 +163,11 @@ class GraphBuilder:
     # -- applying a primitive ------------------------------------------------------------
 
     def apply(self, prim: primitives.Primitive, args, params) -> Sym | object:
+        # A list or tuple where a primitive takes a value is an array_like, as in NumPy
+        # (``np.maximum(x, [0.5, 1.0])``): the array np.array makes of it.
+        # A NumPy array computed while building (from constants) is a constant of the graph.
+        args = [NUMPY[np.array](a) if isinstance(a, (list, tuple)) else self.sym(
+            self.constant_array(a)) if _constant_array(a) else a for a in args]
         atoms = [self.atom(a) for a in args]
         if all(isinstance(a, Const) for a in atoms) and not prim.flags.allocates:
             value = prim.impl(*(a.value for a in atoms), **params)
@@ -474,6 +492,11 @@ def _simplify(name: str, atoms):
 # ----------------------------------------------------------------------------- Sym
 
 
+def _constant_array(a) -> bool:
+    """Whether ``a`` is a NumPy array the graph can hold as a constant."""
+    return isinstance(a, np.ndarray) and a.ndim > 0 and a.dtype.kind in "fiub"
+
+
 def record(name, *args, **params):
     """Apply the primitive ``name``: on a Sym (or a tape Tensor) it records an equation, on
     numbers NumPy computes it."""
@@ -586,16 +609,17 @@ class Sym:
     def size(self):
         return record("size", self) if self.ndim else 1
 
-    def sum(self, axis=None, keepdims=False): return NUMPY[np.sum](self, axis, keepdims)
-    def mean(self, axis=None, keepdims=False): return NUMPY[np.mean](self, axis, keepdims)
-    def max(self, axis=None, keepdims=False): return NUMPY[np.max](self, axis, keepdims)
-    def min(self, axis=None, keepdims=False): return NUMPY[np.min](self, axis, keepdims)
+    # ndarray's methods take NumPy's parameters in NumPy's order (dtype and out among them)
+    def sum(self, *args, **kw): return NUMPY[np.sum](self, *args, **kw)
+    def mean(self, *args, **kw): return NUMPY[np.mean](self, *args, **kw)
+    def max(self, *args, **kw): return NUMPY[np.max](self, *args, **kw)
+    def min(self, *args, **kw): return NUMPY[np.min](self, *args, **kw)
     def dot(self, o): return NUMPY[np.dot](self, o)
     def copy(self): return record("copy", self)
     def transpose(self, *axes): return NUMPY[np.transpose](self, axes or None)
     def item(self): return METHODS["item"](self)
-    def any(self, axis=None, keepdims=False): return METHODS["any"](self, axis, keepdims)
-    def all(self, axis=None, keepdims=False): return METHODS["all"](self, axis, keepdims)
+    def any(self, *args, **kw): return METHODS["any"](self, *args, **kw)
+    def all(self, *args, **kw): return METHODS["all"](self, *args, **kw)
 
     def reshape(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], tuple):
@@ -609,11 +633,11 @@ class Sym:
     def dtype(self):  # np.zeros(n, dtype=x.dtype)
         return np.dtype({"f": np.float64, "i": np.int64, "b": np.bool_}[self.type.kind])
 
-    def prod(self, axis=None, keepdims=False): return NUMPY[np.prod](self, axis, keepdims)
+    def prod(self, *args, **kw): return NUMPY[np.prod](self, *args, **kw)
     def var(self, *args, **kw): return NUMPY[np.var](self, *args, **kw)
     def std(self, *args, **kw): return NUMPY[np.std](self, *args, **kw)
-    def cumsum(self, axis=None): return NUMPY[np.cumsum](self, axis)
-    def cumprod(self, axis=None): return NUMPY[np.cumprod](self, axis)
+    def cumsum(self, *args, **kw): return NUMPY[np.cumsum](self, *args, **kw)
+    def cumprod(self, *args, **kw): return NUMPY[np.cumprod](self, *args, **kw)
     def ravel(self): return NUMPY[np.ravel](self)
     def flatten(self): return NUMPY[np.ravel](self).copy()
     def squeeze(self, axis=None): return NUMPY[np.squeeze](self, axis)

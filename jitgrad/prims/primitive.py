@@ -69,13 +69,26 @@ class Primitive:
         # A value that records operations (the transform's `Sym`, the tape's `Tensor`) says so
         # with a ``_jitgrad_apply`` method; anything else is computed with NumPy.
         for a in args:
-            apply = getattr(type(a), "_jitgrad_apply", None)
-            if apply is not None:
-                return apply(a, self, args, params)
+            recorder = _recording_leaf(a)
+            if recorder is not None:
+                return type(recorder)._jitgrad_apply(recorder, self, args, params)
         return self.impl(*args, **params)
 
     def __repr__(self) -> str:
         return f"<primitive {self.name}>"
+
+
+def _recording_leaf(a):
+    """``a`` if it records operations, else the first value in the list or tuple ``a`` (an
+    array_like such as ``[x[0], 1.0]``) that does; None if nothing in it does."""
+    if hasattr(type(a), "_jitgrad_apply"):
+        return a
+    if isinstance(a, (list, tuple)):
+        for v in a:
+            leaf = _recording_leaf(v)
+            if leaf is not None:
+                return leaf
+    return None
 
 
 _ROW_FIELDS = {"differentiable", "elementwise", "custom_rule", "zero_tangent"}

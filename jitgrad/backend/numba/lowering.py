@@ -84,10 +84,19 @@ def _reduce(op):
     return emit
 
 
+def _as_float(x: str, t) -> str:
+    """``x`` as floats: NumPy's products and linear algebra convert integer operands to
+    float, where Numba's BLAS and LAPACK wrappers refuse them."""
+    if t.kind == "f":
+        return x
+    return f"{x}.astype(np.float64)" if t.ndim else f"float({x})"
+
+
 def _linalg(name):
-    """A linear-algebra call through `runtime` (``_rt.solve``): Numba's LAPACK wrappers take
-    seconds to compile, and there they compile once per machine (cached), not per module."""
-    return lambda a, p, t: f"_rt.{name}({', '.join(a)})"
+    """A product or linear-algebra call through `runtime` (``_rt.solve``), on float
+    operands: Numba's BLAS and LAPACK wrappers take seconds to compile, and there they
+    compile once per machine (cached), not per module."""
+    return lambda a, p, t: f"_rt.{name}({', '.join(map(_as_float, a, t))})"
 
 
 def _transpose(a, p, t):
@@ -167,8 +176,7 @@ LOWER: dict[str, Callable] = {
     "argsort": lambda a, p, t: f"np.argsort({a[0]}, kind='mergesort')",
     # linear algebra
     # products through the runtime: Numba's BLAS wrappers compile for 0.5-2 s in each process
-    "matmul": lambda a, p, t: f"_rt.matmul({a[0]}, {a[1]})" if t[0].ndim + t[1].ndim > 2
-    else f"_rt.dot({a[0]}, {a[1]})",
+    "matmul": lambda a, p, t: _linalg("matmul" if t[0].ndim + t[1].ndim > 2 else "dot")(a, p, t),
     "inv": _linalg("inv"), "solve": _linalg("solve"), "det": _linalg("det"),
     "cholesky": _linalg("cholesky"),
     "logabsdet": _linalg("logabsdet"), "signdet": _linalg("signdet"),

@@ -1,0 +1,349 @@
+"""Regression tests for the wrong gradient and the crashes that code from outside the test suite
+found (issue #42). Every gradient is compiled with Numba, as users run it, and checked against
+central differences (`fd.numeric_grad`, at two steps) and, where JAX is installed, against JAX.
+
+* **Loops over a tuple, with a jump** (the wrong gradient). A loop over a tuple known while
+  building (``for kr in (0, 1):``) is unrolled, one copy of its body per item. A ``continue``
+  or ``break`` in it was dropped at the top level and, inside a ``range`` loop, ended the
+  *enclosing* loop's iteration: the contributions after it were lost. Ocean and climate
+  models write their staggered-grid stencils this way (an isoneutral-mixing kernel: offsets
+  ``kr``/``ip`` in (0, 1), the surface layer skipped with ``continue``, slopes tapered by
+  ``tanh``, ``min``/``max`` limiters); `staggered_slopes` is a program of that class.
+* **A conditional expression in both branches of another**: an internal KeyError.
+* **Integer arrays in products and linear algebra**: ``H = np.array([[1, 0], ...])`` then
+  ``H @ x`` with float ``x`` did not type in Numba (NumPy converts the integers to float).
+* **np.array's dtype given positionally** (``np.array(rows, float)``) was taken for an
+  integer array, and a write of floats into it refused for the wrong reason.
+* **array_like arguments**: a list or tuple where NumPy takes an array (``np.cross([0, 0, 1],
+  h)``: an AttributeError), and einsum's sublist form (``np.einsum(M, [0, 1], [1, 0])``: a
+  RecursionError).
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+
+import numpy as np
+import pytest
+from fd import numeric_grad
+
+import jitgrad
+from jitgrad.lang import symbolic
+
+# ----------------------------------------------------------------- loops over tuples, with jumps
+
+KISO_STEEP = 0.5  # the limiter's floor (a module constant, as the models keep theirs)
+
+
+def _taper(s):
+    """A slope taper between 0 and 1, as ocean models limit steep isopycnal slopes."""
+    return 0.5 * (1.0 + np.tanh((0.8 - abs(s)) / 0.5))
+
+
+def staggered_slopes(temp, dz, dx, kappa, out):
+    """Slopes on a staggered grid: vertical gradients on the cells' lower faces first (the
+    bottom face's set to 0 through a negative index), then for each cell the faces above and
+    below (``kr``) and the two horizontal neighbours (``ip``), the surface face skipped with
+    ``continue``; steep slopes tapered, and the result limited from below."""
+    nx, nz = temp.shape
+    dtdz = np.empty_like(temp)
+    for i in range(nx):
+        for k in range(nz - 1):
+            dtdz[i, k] = (temp[i, k + 1] - temp[i, k]) / dz[k]
+        dtdz[i, -1] = 0.0
+    for i in range(nx - 1):
+        for k in range(nz):
+            total = 0.0
+            for kr in (0, 1):
+                if k == 0 and kr == 0:
+                    continue  # no face above the surface
+                for ip in (0, 1):
+                    dtdx = (temp[i + 1, k] - temp[i, k]) / dx[i]
+                    slope = -dtdx / min(-0.1, -dtdz[i + ip, k + kr - 1])
+                    total += dz[k + kr - 1] * max(KISO_STEEP, kappa * _taper(slope))
+            out[i, k] = total / (4.0 * dz[k])
+
+
+def staggered_loss(temp, dz, dx, kappa):
+    out = np.zeros(temp.shape)
+    staggered_slopes(temp, dz, dx, kappa, out)
+    return np.sum(out * np.arange(1.0, out.size + 1.0).reshape(out.shape))
+
+
+def tuple_loop_continue(x):
+    s = 0.0
+    for c in (0.5, 1.5, 2.5):
+        if c < 1.0:
+            continue
+        s += x[0] * c
+    return s + x[1]
+
+
+def tuple_loop_break_at_run_time(x):
+    s = 0.0
+    for c in (0.5, 1.5, 2.5):
+        if x[0] * c > 1.0:
+            break  # known at run time only: the copies after it run under `if not break`
+        s += x[1] * c
+    return s + x[2]
+
+
+def tuple_loop_return(x):
+    for c in (1.0, 2.0, 3.0):
+        if x[0] * c > 2.0:
+            return x[1] * c
+    return x[2]
+
+
+def tuple_loop_continue_inside_range(x):
+    s = 0.0
+    for i in range(3):
+        for c in (1, 2):
+            if x[i] > 0.0:
+                continue  # the tuple loop's own iteration ends, not the range loop's
+            s += x[i] * c
+        s += 0.5 * x[i]
+    return s
+
+
+def zipped_tuples_continue(x):
+    out = np.zeros(3)
+    for c, w in zip((0, 1, 2), (0.5, 1.0, 2.0)):
+        if c == 1:
+            continue
+        out[c] = x[c] * w
+    return np.sum(out ** 2)
+
+
+def _temperature_column(rng):
+    """A stratified column (temperature rising with the level index) with horizontal gradients
+    of a few tenths of the vertical ones: the taper is neither 0 nor 1."""
+    base = np.linspace(7.0, 10.0, 3)[None, :] + np.array([0.0, 1.5, 2.0, 4.5])[:, None]
+    return base + 0.05 * rng.standard_normal((4, 3))
+
+
+RNG = np.random.default_rng(42)
+TEMP = _temperature_column(RNG)
+DZ = np.array([1.0, 1.3, 1.7])
+DX = np.array([2.0, 2.2, 1.9, 2.1])
+KAPPA = 0.9
+
+TUPLE_LOOP_CASES = [
+    (staggered_loss, (TEMP, DZ, DX, KAPPA), (0, 1, 2, 3)),
+    (tuple_loop_continue, (np.array([0.7, -0.4, 1.1]),), (0,)),
+    (tuple_loop_break_at_run_time, (np.array([0.5, -0.4, 1.1]),), (0,)),
+    (tuple_loop_break_at_run_time, (np.array([0.9, -0.4, 1.1]),), (0,)),
+    (tuple_loop_break_at_run_time, (np.array([-0.3, -0.4, 1.1]),), (0,)),
+    (tuple_loop_return, (np.array([0.8, -0.3, 0.4]),), (0,)),
+    (tuple_loop_return, (np.array([1.3, -0.3, 0.4]),), (0,)),
+    (tuple_loop_return, (np.array([0.1, -0.3, 0.4]),), (0,)),
+    (tuple_loop_continue_inside_range, (np.array([0.8, -0.3, 0.4]),), (0,)),
+    (zipped_tuples_continue, (np.array([0.8, -0.3, 0.4]),), (0,)),
+]
+
+
+def check_against_differences(fn, args, wrt):
+    """jitgrad's value and gradients against plain Python and central differences at two steps
+    (which must agree with each other: no kink or branch switch inside the steps)."""
+    value, grads = jitgrad.value_and_grad(fn, wrt=tuple(wrt))(*args)
+    np.testing.assert_allclose(value, fn(*[np.copy(a) for a in args]), rtol=1e-12, atol=1e-12)
+    for k, g in zip(wrt, grads):
+        fine, coarse = numeric_grad(fn, args, k, eps=1e-7), numeric_grad(fn, args, k, eps=1e-5)
+        np.testing.assert_allclose(fine, coarse, rtol=1e-5, atol=1e-6,
+                                   err_msg=f"{fn.__name__}: the two steps disagree (a kink)")
+        np.testing.assert_allclose(g, coarse, rtol=1e-6, atol=1e-6,
+                                   err_msg=f"{fn.__name__}: gradient w.r.t. argument {k}")
+    return grads
+
+
+@pytest.mark.parametrize(("fn", "args", "wrt"), TUPLE_LOOP_CASES,
+                         ids=[f"{c[0].__name__}-{k}" for k, c in enumerate(TUPLE_LOOP_CASES)])
+def test_jumps_in_loops_over_tuples(fn, args, wrt):
+    check_against_differences(fn, args, wrt)
+
+
+def test_the_staggered_slopes_exercise_the_taper_and_the_limiter():
+    """The inputs reach the taper's smooth part and both sides of the limiter, so the test can
+    see a lost contribution (a gradient of 0 from a taper at 0 or 1 would hide it)."""
+    dtdz = np.zeros_like(TEMP)
+    dtdz[:, :-1] = np.diff(TEMP, axis=1) / DZ[:-1]
+    tapers = np.array([_taper((TEMP[i, k] - TEMP[i + 1, k]) / DX[i]
+                              / min(-0.1, -dtdz[i + ip, k + kr - 1]))
+                       for i in range(3) for k in range(3) for kr in (0, 1) for ip in (0, 1)
+                       if k or kr])
+    assert np.sum((tapers > 0.1) & (tapers < 0.9)) >= 8
+    limited = KAPPA * tapers < KISO_STEEP
+    assert 0 < np.sum(limited) < len(tapers)
+
+
+# ----------------------------------------------------------------- nested conditional expressions
+
+
+def nested_ifexp(x, c, d):
+    a = x * 2.0
+    return (a if c > 0.0 else x) if d > 0.0 else (x * x if c > 1.0 else a * x)
+
+
+@pytest.mark.parametrize(("c", "d"), [(1.0, 1.0), (-1.0, 1.0), (2.0, -1.0), (0.5, -1.0)])
+def test_a_conditional_expression_in_both_branches_of_another(c, d):
+    check_against_differences(nested_ifexp, (1.5, c, d), (0,))
+
+
+# ------------------------------------------------------------------ integer arrays and dtypes
+
+
+def integer_observation(x, P):
+    """A Kalman-style observation matrix written as integers, used with float arrays."""
+    H = np.array([[1, 0, 0, 0], [0, 1, 0, 0]])
+    z = H @ x
+    S = H @ P @ H.T + np.eye(2)
+    return np.sum(z * np.linalg.solve(S, z)) + np.linalg.det(np.array([[2, 1], [1, 3]]) + S)
+
+
+def positional_float_dtype(x):
+    A = np.array([[1, 0, 0], [1, 0, 0]], float)  # NumPy: a float array
+    A[0, 1] = x[0] * 2.0
+    B = np.asarray([[0, 1, 0]], np.float64)
+    B[0, 2] = x[1]
+    return np.sum(A @ x) + np.sum(B @ x) + np.sum(np.array([1, 2, 3], "f8") * x)
+
+
+def test_integer_matrices_in_products_and_linear_algebra():
+    x = np.array([0.3, -0.8, 1.1, 0.4])
+    P = np.array([[1.0, 0.2, 0.0, 0.1], [0.2, 2.0, 0.3, 0.0], [0.0, 0.3, 1.5, 0.2],
+                  [0.1, 0.0, 0.2, 1.2]])
+    check_against_differences(integer_observation, (x, P), (0, 1))
+
+
+def test_np_array_dtype_given_positionally():
+    g, = check_against_differences(positional_float_dtype, (np.array([0.7, -1.2, 0.4]),), (0,))
+    assert np.all(g != 0.0)
+
+
+# ----------------------------------------------------------------------- array_like arguments
+
+UP = [0, 0, 1]
+
+
+def cross_with_a_list(h):
+    return np.sum(np.cross(UP, h) * np.array([1.0, -2.0, 0.5])) + np.sum(
+        np.cross(h, (1.0, 0.0, 0.0)) ** 2)
+
+
+def einsum_sublists(h):
+    M = np.outer(h, h + 1.0)
+    return (np.sum(np.einsum(M, (0, 1), (1, 0)) * np.arange(9.0).reshape(3, 3))
+            + np.sum(np.einsum(M, [0, 1], h, [1], [0]) ** 2) + np.einsum(M, [0, 0]))
+
+
+def lists_where_numpy_takes_arrays(h):
+    return (np.dot([1, 2, 3], h) + np.sum(np.outer([1.0, 2.0], h) ** 2)
+            + np.sum(np.maximum(h, [0.5, 0.5, 0.5])) + np.sum(np.convolve(h, [0.25, 0.5, 0.25]))
+            + np.sum(h * [1.0, 2.0, 3.0]) + np.mean([h[0], h[1]]) + np.max([h[0], h[1], 0.1])
+            + np.sum(np.exp([h[0], h[2]])) + np.vdot(np.array([1.0, 2.0, 3.0]) * 2.0, h))
+
+
+ARRAY_LIKE = np.array([0.3, 0.7, 1.1])
+
+
+@pytest.mark.parametrize("fn", [cross_with_a_list, einsum_sublists,
+                                lists_where_numpy_takes_arrays])
+def test_array_like_arguments(fn):
+    check_against_differences(fn, (ARRAY_LIKE,), (0,))
+
+
+def test_einsum_sublists_malformed_are_refused_with_a_reason():
+    def f(h):
+        return np.sum(np.einsum(np.outer(h, h), [0, Ellipsis], [0]))
+    with pytest.raises(jitgrad.UnsupportedError, match="sublists"):
+        jitgrad.grad(f)(ARRAY_LIKE)
+
+
+# ----------------------------------------------------- NumPy's parameters, in NumPy's order
+
+
+def positional_numpy_arguments(A):
+    """Positional arguments as NumPy binds them: np.sum's third is dtype (it was taken for
+    keepdims), np.max's third is out, the methods' second is dtype."""
+    col = np.sum(A, 0, float)  # shape (3,): no keepdims
+    row = np.max(A, 1, None, True)  # shape (2, 1)
+    kept = A.sum(1, None, None, True)  # shape (2, 1)
+    return (np.sum(col * np.array([1.0, 2.0, 3.0])) + np.sum(row * A) + np.sum(kept * A)
+            + np.sum(np.cumsum(A, 1, float) ** 2) + np.sum(np.std(A, 0, float, None, 1))
+            + np.sum(np.array(A, copy=True) ** 3) + np.mean(A, 1, np.float64) @ [1.0, -1.0])
+
+
+def test_positional_arguments_mean_what_they_mean_in_numpy():
+    A = np.array([[0.3, 0.7, 1.1], [0.2, -0.5, 0.9]])
+    check_against_differences(positional_numpy_arguments, (A,), (0,))
+
+
+# Parameters named otherwise than NumPy names them, with the same meaning at that position.
+RENAMED = {"where": {"x": "a", "y": "b"}, "int64": {"value": "x"}, "int32": {"value": "x"},
+           "float64": {"value": "x"}}
+
+
+def test_numpy_handlers_take_numpys_optional_parameters_in_numpys_order():
+    """A handler's optional positional parameters have NumPy's names, in NumPy's order: a
+    positional argument reaches the parameter NumPy would bind it to."""
+    def positional(fn):
+        return [p for p in inspect.signature(fn).parameters.values()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+    checked = 0
+    for fn, handler in symbolic.NUMPY.items():
+        try:
+            theirs, ours = positional(fn), positional(handler)
+        except (TypeError, ValueError):  # ufuncs and builtins: no signature to read
+            continue
+        required = sum(p.default is p.empty for p in theirs)
+        renamed = RENAMED.get(fn.__name__, {})
+        for p, q in list(zip(theirs, ours))[required:]:
+            assert renamed.get(p.name, p.name) == q.name, (
+                f"np.{fn.__name__}: NumPy's parameter {p.name!r} is the handler's {q.name!r}")
+            checked += 1
+    assert checked > 100
+
+
+# ------------------------------------------------------------------------------------ JAX
+
+
+def test_against_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+
+    def staggered_jax(temp, dz, dx, kappa):
+        dtdz = jnp.zeros(temp.shape).at[:, :-1].set(jnp.diff(temp, axis=1) / dz[:-1])
+        total = jnp.zeros(temp.shape)
+        nx, nz = temp.shape
+        for i in range(nx - 1):
+            for k in range(nz):
+                acc = 0.0
+                for kr in (0, 1):
+                    if k == 0 and kr == 0:
+                        continue
+                    for ip in (0, 1):
+                        dtdx = (temp[i + 1, k] - temp[i, k]) / dx[i]
+                        slope = -dtdx / jnp.minimum(-0.1, -dtdz[i + ip, k + kr - 1])
+                        taper = 0.5 * (1.0 + jnp.tanh((0.8 - jnp.abs(slope)) / 0.5))
+                        acc = acc + dz[k + kr - 1] * jnp.maximum(KISO_STEEP, kappa * taper)
+                total = total.at[i, k].set(acc / (4.0 * dz[k]))
+        return jnp.sum(total * jnp.arange(1.0, total.size + 1.0).reshape(total.shape))
+
+    want = jax.grad(staggered_jax, argnums=(0, 1, 2, 3))(TEMP, DZ, DX, KAPPA)
+    got = jitgrad.grad(staggered_loss, wrt=(0, 1, 2, 3))(TEMP, DZ, DX, KAPPA)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-11, atol=1e-12)
+
+    h = ARRAY_LIKE
+    want = jax.grad(lambda h: jnp.sum(jnp.cross(jnp.array([0.0, 0.0, 1.0]), h)
+                                      * jnp.array([1.0, -2.0, 0.5]))
+                    + jnp.sum(jnp.cross(h, jnp.array([1.0, 0.0, 0.0])) ** 2))(h)
+    np.testing.assert_allclose(jitgrad.grad(cross_with_a_list)(h), want, rtol=1e-12)
+    M = lambda h: jnp.outer(h, h + 1.0)
+    want = jax.grad(lambda h: jnp.sum(M(h).T * jnp.arange(9.0).reshape(3, 3))
+                    + jnp.sum((M(h) @ h) ** 2) + jnp.trace(M(h)))(h)
+    np.testing.assert_allclose(jitgrad.grad(einsum_sublists)(h), want, rtol=1e-12)
+    assert math.isfinite(float(want[0]))
