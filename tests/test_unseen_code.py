@@ -116,6 +116,21 @@ def zipped_tuples_continue(x):
     return np.sum(out ** 2)
 
 
+OFFSETS = ((0, 1), (1, 0))  # module-level pairs, as models keep their stencils' offsets
+WEIGHTS = [(0.5, 1.0), (2.0, 0.25)]
+
+
+def module_level_pairs(x):
+    s = 0.0
+    for kr, ip in OFFSETS:
+        if kr == 1 and x[ip] > 5.0:
+            continue
+        s += x[kr] * (ip + 1.0)
+    for a, b in WEIGHTS:
+        s += a * x[0] * x[1] + b
+    return s
+
+
 def _temperature_column(rng):
     """A stratified column (temperature rising with the level index) with horizontal gradients
     of a few tenths of the vertical ones: the taper is neither 0 nor 1."""
@@ -140,6 +155,7 @@ TUPLE_LOOP_CASES = [
     (tuple_loop_return, (np.array([0.1, -0.3, 0.4]),), (0,)),
     (tuple_loop_continue_inside_range, (np.array([0.8, -0.3, 0.4]),), (0,)),
     (zipped_tuples_continue, (np.array([0.8, -0.3, 0.4]),), (0,)),
+    (module_level_pairs, (np.array([0.8, -0.3]),), (0,)),
 ]
 
 

@@ -105,9 +105,8 @@ class Expressions:
             return value
         if isinstance(value, np.ndarray):
             return self.constant_array(name, value, node)
-        if isinstance(value, list) and all(isinstance(v, (bool, int, float, np.number))
-                                           for v in value):  # W = [0.2, 0.3, 0.5]: constants
-            return tuple(symbolic.python_scalar(v) for v in value)
+        if isinstance(value, list) and _numbers(value):  # W = [0.2, 0.3], [(0, 1), (1, 0)]
+            return _as_tuples(value)  # constants, read as tuples are
         if isinstance(value, dict):
             raise UnsupportedError(f"the {what} `{name}` is a dict; {instead('dict')}",
                                    self.loc(node))
@@ -649,6 +648,20 @@ class LocalFunction:
                 self.defaults[k - first_default] if k >= first_default
                 else inspect.Parameter.empty)) for k, n in enumerate(names)])
 
+
+
+def _numbers(value) -> bool:
+    """Whether ``value`` is a number, or a list or tuple (nested) of numbers."""
+    if isinstance(value, (list, tuple)):
+        return all(_numbers(v) for v in value)
+    return isinstance(value, (bool, int, float, np.number))
+
+
+def _as_tuples(value):
+    """A list or tuple of numbers (`_numbers`) as tuples, of Python numbers."""
+    if isinstance(value, (list, tuple)):
+        return tuple(_as_tuples(v) for v in value)
+    return symbolic.python_scalar(value)
 
 
 def expand_ellipsis(index, array):

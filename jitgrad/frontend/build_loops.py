@@ -63,7 +63,8 @@ class Loops:
         fn = self.expr(call.func) if call is not None else None
         if not isinstance(stmt.target, ast.Name) and not (
                 fn in (zip, enumerate, reversed) or isinstance(it, (ast.Tuple, ast.List)) or (
-                    isinstance(it, ast.Name) and isinstance(self.env.get(it.id), tuple))):
+                    isinstance(it, ast.Name) and isinstance(self.env.get(
+                        it.id, self.src.fn.__globals__.get(it.id)), (tuple, list)))):
             raise UnsupportedError("the loop variable must be a single name", self.loc(stmt))
         if fn is range:
             if call.keywords or not 1 <= len(call.args) <= 3:
