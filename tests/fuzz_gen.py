@@ -22,6 +22,24 @@ loops (``clip(p, s)``: ``s[t] = p[0] * 3.0; if s[t] < 0.0: s[t] = 0.0``), in nes
 a branch (``grid(M, v)``), one step per iteration of the caller's loop (``step(s, p, k)``),
 through negative indices (``back(u, w)``), and return from inside a loop (``first(u)``).
 
+Constructs real code found bugs in (issue 42; an ocean model's kernels, a Kalman filter,
+rigid-body code): loops over literal tuples (``for kr in (0, 1):``, ``(0, 1, 2)``, ``(-1, 0,
+1)``, floats; the tuple bound to a name in the function or at module level; ``zip`` and
+``enumerate`` of tuples, tuples of pairs), nested in range loops and in each other, whose
+bodies ``continue`` or ``break`` under conditions on the tuple variable, on the enclosing
+index (``k == 0 and kr == 0``, ``k + kr - 1 < 0``) or on data (``v[k + kr - 1] > 0.0``), with
+the tuple variable in index arithmetic (``k + kr - 1``, ``i + ip``) and in values, and sums
+and writes after the jump: `st_tuple_loop` (any statements in the body) and `st_stencil`
+(the kernel's shape: a sum reset per ``k``, tuple loops accumulating products at offset
+indices, the sum written at ``k``). Conditional expressions nested in both branches,
+``(a if c else b) if d else (e if g else h)``, conditions known only at run time (`ifexp`).
+Literals met by float arrays (`st_literal`): integer matrices (``H = np.array([[1, 0, 0, 0],
+[0, 1, 0, 0]])``, also inline and at module level) in ``H @ x``, ``np.dot(H, x)``, ``z @ H``;
+``np.array([[1, 0, 0], [1, 0, 0]], float)`` (the dtype positional, or ``np.float64``,
+``dtype=float``) then written with floats; ``np.cross([0, 0, 1], h)`` of a list or tuple
+literal (`cross`). ``np.einsum`` in the sublist form, ``np.einsum(M, (0, 1), (1, 0))``,
+``np.einsum(M, [0, 1], v, [1], [0])``, to a scalar with ``[]`` (`einsum`).
+
 Guarantees, for a seed:
 
 * the same source text on every run and machine (``random.Random(seed)`` only, no set or dict
@@ -31,10 +49,13 @@ Guarantees, for a seed:
   a program for which it does not is classed ``GENBUG`` (a bug in this file, not in jitgrad).
 
 `check` runs one program and classes it: ``ok``; ``refused`` (a `JitgradError` raised while
-building: the message's first line is kept); ``WRONG value``; ``WRONG grad`` (against central
-differences, `fd.numeric_grad`); ``WRONG tape`` (jitgrad matches the differences, the tape does
-not); ``MODIFIED`` (the caller's array changed); ``CRASH`` (any other exception, or a failure
-inside the generated code, which jitgrad wraps as "error in the generated gradient code").
+building: the message's first line is kept); ``WRONG refusal`` (a refusal no generated program
+deserves, `WRONG_REFUSALS`: "writing floats into an integer array", the grammar writes floats
+only into float arrays); ``WRONG value``; ``WRONG grad`` (against central differences,
+`fd.numeric_grad`); ``WRONG tape`` (jitgrad matches the differences, the tape does not);
+``MODIFIED`` (the caller's array changed); ``CRASH`` (any other exception, or a failure inside
+the generated code, which jitgrad wraps as "error in the generated gradient code"; with
+``--jit``, Numba failing to compile it).
 
 Command line (``JITGRAD_DISABLE_JIT=1`` is set unless ``--jit``)::
 
@@ -74,15 +95,21 @@ class Scope:
     integer index arrays (name -> (length, bound): every entry is in ``[-bound, bound - 1]``, so
     it indexes any axis at least ``bound`` long, negative entries counting from the end)."""
 
-    def __init__(self, arrays=None, contig=None, scalars=None, loops=None, ints=None):
+    def __init__(self, arrays=None, contig=None, scalars=None, loops=None, ints=None,
+                 ivars=None, fixed=None, mats=None):
         self.arrays: dict[str, tuple] = dict(arrays or {})
         self.contig: dict[str, bool] = dict(contig or {})
         self.scalars: list[str] = list(scalars or [])
         self.loops: list[tuple[str, int]] = list(loops or [])  # (name, trip count)
         self.ints: dict[str, tuple[int, int]] = dict(ints or {})
+        # integer loop variables (range and literal-tuple loops): name -> (lowest, highest)
+        self.ivars: dict[str, tuple[int, int]] = dict(ivars or {})
+        self.fixed: list[str] = list(fixed or [])  # float loop variables: read, never assigned
+        self.mats: dict[str, tuple] = dict(mats or {})  # integer matrix literals: name -> shape
 
     def child(self) -> Scope:
-        return Scope(self.arrays, self.contig, self.scalars, self.loops, self.ints)
+        return Scope(self.arrays, self.contig, self.scalars, self.loops, self.ints, self.ivars,
+                     self.fixed, self.mats)
 
     def index_arrays(self, length: int) -> list[str]:
         """Integer arrays whose every entry indexes an axis of ``length``."""
@@ -153,13 +180,13 @@ def index_for(g: Gen, sc: Scope, length: int) -> str:
 
 def scalar_leaf(g: Gen, sc: Scope) -> str:
     forms = ["lit", "elem"]
-    if sc.scalars:
+    if sc.scalars or sc.fixed:
         forms += ["var", "var"]
     kind = g.pick(forms)
     if kind == "lit":
         return g.pick(LITERALS)
     if kind == "var":
-        return g.pick(sc.scalars)
+        return g.pick(sc.scalars + sc.fixed)
     v = g.pick(sc.names())
     shape = sc.arrays[v]
     if len(shape) == 1:
@@ -171,6 +198,10 @@ def scalar_expr(g: Gen, sc: Scope, depth: int = 2) -> str:
     """A float expression: leaves, reductions of arrays, dots, sin/tanh, bounded division."""
     if depth <= 0 or g.chance(0.3):
         return scalar_leaf(g, sc)
+    if g.chance(0.07):  # issue 42's families
+        if g.chance(0.6):
+            return ifexp(g, sc, lambda: scalar_expr(g, sc, depth - 1))
+        return einsum(g, sc, (), depth - 1)
     kind = g.pick(["sum", "mean", "max", "mean0", "dot", "unary", "binop", "div", "sumouter",
                    "power"])
     shape = g.pick([(4,), (3,), (3, 4)])
@@ -280,6 +311,23 @@ def array_expr(g: Gen, sc: Scope, shape: tuple, depth: int = 2) -> str:
     """A new array of ``shape``: elementwise arithmetic, broadcasting, outer, ``@``, reductions."""
     if depth <= 0 or g.chance(0.3):
         return array_leaf(g, sc, shape)
+    if shape == (3,) and g.chance(0.05):
+        return cross(g, sc, depth - 1)
+    if g.chance(0.1):  # issue 42's families
+        kinds = ["ifexp", "einsum"]
+        if len(shape) == 1 and shape[0] <= 4:
+            kinds.append("intmat")
+        kind = g.pick(kinds)
+        if kind == "ifexp":
+            return ifexp(g, sc, lambda: array_expr(g, sc, shape, depth - 1))
+        if kind == "einsum":
+            return einsum(g, sc, shape, depth - 1)
+        mats = [h for h, s in sc.mats.items() if s[0] == shape[0]]
+        if mats and g.chance(0.5):
+            h = g.pick(mats)
+            return f"({h} @ {array_expr(g, sc, (sc.mats[h][1],), depth - 1)})"
+        n = g.pick([3, 4])
+        return f"(np.array({int_matrix(g, shape[0], n)}) @ {array_expr(g, sc, (n,), depth - 1)})"
     forms = ["unary", "unary", "binop", "binop", "scale", "div", "power"]
     if len(shape) == 2:
         forms += ["outer", "rowbcast", "matmul"]
@@ -601,6 +649,7 @@ def st_loop(g: Gen, sc: Scope) -> None:
     g.emit(f"for {k} in range({n}):")
     inner = sc.child()
     inner.loops.append((k, n))
+    inner.ivars[k] = (0, n - 1)
     g.depth += 1
     if sc.scalars and g.chance(0.5):  # a carried scalar
         t = g.pick(sc.scalars)
@@ -819,16 +868,508 @@ def st_call(g: Gen, sc: Scope) -> None:
         g.emit(f"{name}({args})")
 
 
+# ----------------------------------------------------------------------------- issue 42's families
+# Constructs that real code (an ocean model's kernels, a Kalman filter, rigid-body code) found
+# bugs in: loops over literal tuples with `continue`/`break`, conditional expressions nested in
+# both branches, matrix literals of integers (or with a dtype given positionally), np.cross of
+# a list literal, and einsum's sublist form.
+
+TUPLE_VARS = ("kr", "ip", "jc", "ko", "kp", "jr")
+FLOAT_VARS = ("cf", "cg", "ch")
+INT_TUPLES = ((0, 1), (0, 1), (0, 1), (1, 0), (0, 1, 2), (0, 2), (-1, 0, 1), (2, 0, 1),
+              (0, 1, 2, 3))
+FLOAT_TUPLES = ((0.5, -1.0), (1.5, 0.25, -0.7), (-1.2, 2.0), (0.25, 0.5, 1.0))
+
+
+def offset_index(g: Gen, sc: Scope, length: int, want: str | tuple | None = None) -> str:
+    """An index into an axis of ``length`` from the scope's integer loop variables (range and
+    literal-tuple loops), as stencils write them: ``k + kr - 1``, ``i + ip``, ``k - kr``,
+    ``kr``, ``ip + 1``. ``want``: variables to include. Each variable's extent is known: a sum
+    that could leave ``[-length, length - 1]`` is taken ``% length`` (negative sums inside it
+    count from the end, as NumPy does)."""
+    names = list(sc.ivars)
+    if not names:
+        return index_for(g, sc, length)
+    wants = [want] if isinstance(want, str) else list(want or ())
+    for _ in range(3):  # a sum that stays in bounds if one comes in three draws
+        chosen = [w for w in wants if w in sc.ivars]
+        others = [n for n in names if n not in chosen]
+        extra = g.r.randint(0 if chosen else 1, max(0, min(2 - len(chosen), len(others))))
+        chosen += g.r.sample(others, extra)
+        text, lo, hi = "", 0, 0
+        for k, name in enumerate(chosen):
+            a, b = sc.ivars[name]
+            if k and g.chance(0.2):
+                text, lo, hi = f"{text} - {name}", lo - b, hi - a
+            else:
+                text, lo, hi = (f"{text} + {name}" if text else name), lo + a, hi + b
+        c = g.pick([-1, -1, 0, 0, 0, 1, 2])
+        if c:
+            text, lo, hi = f"{text} {'+' if c > 0 else '-'} {abs(c)}", lo + c, hi + c
+        if lo >= -length and hi <= length - 1:
+            return text
+    return f"({text}) % {length}"
+
+
+def tuple_source(g: Gen, vals: tuple) -> str:
+    """What a tuple loop runs over: the literal (``(0, 1)``), or a name bound to it, in the
+    function (``offs0 = (0, 1)``, emitted here) or at module level (``OFFS0 = (0, 1)``)."""
+    text = "(" + ", ".join(map(str, vals)) + ")"
+    where = g.pick(["literal", "literal", "literal", "local", "module"])
+    if where == "literal":
+        return text
+    if where == "local":
+        name = g.fresh("offs")
+        g.emit(f"{name} = {text}")
+        return name
+    name = g.fresh("OFFS")
+    g.constants.append(f"{name} = {text}")
+    return name
+
+
+def tuple_loop_head(g: Gen, sc: Scope, floats: bool | None = None):
+    """Emit the head of a loop over a literal tuple, with fresh variables: ``for kr in (0, 1):``
+    (ints; floats with ``floats``), over pairs (``for kr, ip in ((0, 1), (1, 0)):``), or with a
+    float alongside (``for kr, cf in zip((0, 1), (0.5, -1.0)):``, ``enumerate((0.5, 1.5))``).
+    Returns the variables, the one jumps are conditioned on and its values, and the body's
+    scope: integers with their extent (and as loop variables for `index_for` when not
+    negative), floats as read-only scalars. None when the names are used up."""
+    free = [n for n in TUPLE_VARS if n not in sc.ivars]
+    ffree = [n for n in FLOAT_VARS if n not in sc.fixed]
+    if len(free) < 2 or not ffree:
+        return None
+    if floats is None:
+        floats = g.chance(0.2)
+    inner = sc.child()
+    form = "plain" if floats or g.chance(0.75) else g.pick(["zip", "enumerate", "pairs"])
+
+    def add_int(name, vals):
+        inner.ivars[name] = (min(vals), max(vals))
+        if min(vals) >= 0:
+            inner.loops.append((name, max(vals) + 1))
+
+    def float_tuple(size):
+        return tuple(float(g.pick(LITERALS)) for _ in range(size))
+
+    if form == "plain":
+        vals = g.pick(FLOAT_TUPLES if floats else INT_TUPLES)
+        var = ffree[0] if floats else free[0]
+        g.emit(f"for {var} in {tuple_source(g, vals)}:")
+        if floats:
+            inner.fixed.append(var)
+        else:
+            add_int(var, vals)
+        return [var], var, vals, inner
+    var, other = free[0], (free[1] if form == "pairs" else ffree[0])
+    if form == "zip":
+        vals = g.pick(INT_TUPLES)
+        g.emit(f"for {var}, {other} in zip({tuple_source(g, vals)}, "
+               f"{tuple_source(g, float_tuple(len(vals)))}):")
+    elif form == "enumerate":
+        size = g.pick([2, 3])
+        vals = tuple(range(size))
+        g.emit(f"for {var}, {other} in enumerate({tuple_source(g, float_tuple(size))}):")
+    else:
+        pairs = tuple((g.pick([0, 0, 1]), g.pick([0, 1, 2])) for _ in range(g.pick([2, 3])))
+        vals = tuple(a for a, _ in pairs)
+        add_int(other, tuple(b for _, b in pairs))
+        g.emit(f"for {var}, {other} in {tuple_source(g, pairs)}:")
+    add_int(var, vals)
+    if form != "pairs":
+        inner.fixed.append(other)
+    return [var, other], var, vals, inner
+
+
+def jump_condition(g: Gen, sc: Scope, var: str, vals: tuple, acc: str | None = None) -> str:
+    """When a tuple loop's body jumps: on the tuple variable (``kr == 0``), on it and an
+    enclosing loop's index (``k == 0 and kr == 0``, ``k + kr - 1 < 0``: the bounds guard of a
+    stencil), on the enclosing index alone, or on run-time data (``v[k + kr - 1] > 0.0``,
+    ``t > 0.5``)."""
+    forms = []
+    outer = [n for n in sc.ivars if n != var]
+    if var in sc.ivars:
+        v = g.pick(vals)
+        forms += [f"{var} == {v}", f"{var} == {v}", f"{var} != {v}", f"{var} > {min(vals)}"]
+        if outer:
+            k = g.pick(outer)
+            ka, kb = sc.ivars[k]
+            forms += [f"{k} == {ka} and {var} == {v}", f"{k} == {ka} and {var} == {v}",
+                      f"{k} + {var} - 1 < {ka}", f"{k} + {var} > {kb}", f"{var} > {k}"]
+    else:
+        forms += [f"{var} < 0.0", f"{var} > 1.0", f"{var} * {scalar_leaf(g, sc)} > 0.3"]
+    if outer:
+        k = g.pick(outer)
+        forms += [f"{k} == {sc.ivars[k][1]}", f"{k} % 2 == 1"]
+    v = g.pick(sc.names())
+    idx = ", ".join(offset_index(g, sc, m, var if var in sc.ivars else None)
+                    for m in sc.arrays[v])
+    forms += [f"{v}[{idx}] > 0.0", f"{v}[{idx}] < -0.3",
+              f"{scalar_leaf(g, sc)} < {scalar_leaf(g, sc)}"]
+    if acc:
+        forms += [f"{acc} > 0.5", f"{acc} < -0.2"]
+    return g.pick(forms)
+
+
+def st_jump(g: Gen, sc: Scope, var: str, vals: tuple, acc: str | None = None) -> None:
+    """``if <condition>: continue`` (or ``break``) in a tuple loop's body, sometimes after a
+    statement inside the branch."""
+    g.emit(f"if {jump_condition(g, sc, var, vals, acc)}:")
+    g.depth += 1
+    if g.chance(0.2):
+        st_offset_update(g, sc)
+    g.emit("continue" if g.chance(0.55) else "break")
+    g.depth -= 1
+
+
+def st_offset_update(g: Gen, sc: Scope) -> None:
+    """A write at an index of the loop variables whose value uses the tuple variable:
+    ``t += np.tanh((kr + 0.5) * v[k + kr - 1])``, ``a[i + ip] += np.tanh(c * M[i, ip])``."""
+    if not sc.ivars and not sc.fixed:
+        st_elem_write(g, sc)
+        return
+    want = list(sc.ivars)[-1] if sc.ivars else None
+    src = g.pick(sc.names())
+    read = f"{src}[{', '.join(offset_index(g, sc, m, want) for m in sc.arrays[src])}]"
+    coefs = ["0.5", scalar_leaf(g, sc)]
+    if want:
+        coefs += [f"({want} + 0.5)", f"({want} - 1.0)", f"{want}"]
+    if sc.fixed:
+        coefs += [sc.fixed[-1], sc.fixed[-1]]
+    rhs = f"np.tanh({g.pick(coefs)} * {read})"
+    scalars = [t for t in sc.scalars if t != "s"]
+    if scalars and g.chance(0.4):
+        g.emit(f"{g.pick(scalars)} {g.pick(['+=', '-='])} {rhs}")
+        return
+    dst = g.pick(sc.names())
+    idx = ", ".join(offset_index(g, sc, m, want) for m in sc.arrays[dst])
+    g.emit(f"{dst}[{idx}] {g.pick(['=', '+=', '+=', '-='])} {rhs}")
+
+
+def st_tuple_loop(g: Gen, sc: Scope) -> None:
+    """``for kr in (0, 1):`` (ints, sometimes floats; a literal or a name bound to one) whose
+    body ``continue``s or ``break``s under a condition (`jump_condition`), with writes and
+    accumulations before and after the jump; tuple loops nest in range loops and in each
+    other. jitgrad unrolls them while building: a jump must end the tuple loop's iteration,
+    not the enclosing range loop's (issue 42: it ended the range loop's, or was ignored)."""
+    head = tuple_loop_head(g, sc)
+    if head is None:
+        st_offset_update(g, sc)
+        return
+    _, var, vals, inner = head
+    g.depth += 1
+    if g.chance(0.4):
+        block(g, inner, 1, TUPLE_STATEMENTS)
+    if g.chance(0.85):
+        st_jump(g, inner, var, vals)
+    block(g, inner, g.r.randint(1, 2), TUPLE_STATEMENTS)
+    g.depth -= 1
+    sc.arrays.update((n_, s) for n_, s in inner.arrays.items() if n_ in sc.arrays)
+
+
+def stencil_term(g: Gen, sc: Scope, avoid: str, tvars: list[str], k: str) -> str:
+    """A product of reads at offset indices of ``k`` and the tuple variables, and a value of
+    these: ``dz[k + kr - 1] * x[k + ip, kr]``, ``v[k - kr] * (ip + 0.5)``, ``w[kr] * cf``."""
+    sources = [n for n in sc.names() if n != avoid] or sc.names()
+    factors = []
+    for _ in range(g.pick([1, 2, 2])):
+        v = g.pick(sources)
+        idx = [offset_index(g, sc, m, (k, g.pick(tvars)) if g.chance(0.7) else g.pick(tvars))
+               for m in sc.arrays[v]]
+        factors.append(f"{v}[{', '.join(idx)}]")
+    ints = [t for t in tvars if t in sc.ivars]
+    if ints and g.chance(0.3):
+        factors.append(f"({g.pick(ints)} + 0.5)")
+    floats = [t for t in tvars if t in sc.fixed]
+    if floats and g.chance(0.7):
+        factors.append(g.pick(floats))
+    return " * ".join(factors)
+
+
+def st_stencil(g: Gen, sc: Scope) -> None:
+    """The ocean-model kernel's shape: for each ``k`` (a new range loop, or the enclosing
+    one's variable), a scalar reset to 0, tuple loops (often nested) that skip or stop under
+    conditions and accumulate products at offset indices, then the result written at ``k``::
+
+        for k in range(4):
+            t3 = 0.0
+            for kr in (0, 1):
+                if k == 0 and kr == 0:
+                    continue
+                for ip in (0, 1):
+                    t3 += v[k + kr - 1] * A[k + ip - 1, kr]
+            a2[k] = t3 / (1.0 + d * d)
+    """
+    ranges = [n for n in sc.ivars if sc.ivars[n][0] == 0 and n in dict(sc.loops)]
+    own = not ranges or g.depth == 0 or g.chance(0.3)
+    names = [n for n in ("k", "j", "i") if n not in sc.ivars]
+    if own and not names:
+        own = False
+    inner = sc.child()
+    if own:
+        k, n = names[0], g.pick([3, 4, 4])
+        longer = [v for v, s in sc.arrays.items() if len(s) == 1 and s[0] >= n]
+        if longer and g.chance(0.3):
+            out = g.pick(longer)
+        else:
+            out = g.fresh("a")
+            g.emit(f"{out} = np.zeros({n})")
+            sc.arrays[out], sc.contig[out] = (n,), True
+            inner.arrays[out], inner.contig[out] = (n,), True
+        g.emit(f"for {k} in range({n}):")
+        g.depth += 1
+        inner.loops.append((k, n))
+        inner.ivars[k] = (0, n - 1)
+        at = k
+    else:
+        k = g.pick(ranges)
+        out = g.pick(sc.names())
+        at = ", ".join(offset_index(g, inner, m, k) for m in sc.arrays[out])
+    depth0 = g.depth
+    acc = g.fresh("t")
+    g.emit(f"{acc} = 0.0")
+    head = tuple_loop_head(g, inner, floats=g.chance(0.1))
+    if head is None:
+        g.depth = depth0 - (1 if own else 0)
+        return
+    tvars, var, vals, body = head
+    g.depth += 1
+    jumped = g.chance(0.85)
+    if jumped and g.chance(0.7):
+        st_jump(g, body, var, vals, acc)
+        jumped = False
+    if g.chance(0.5):
+        head2 = tuple_loop_head(g, body, floats=g.chance(0.15))
+        if head2 is not None:
+            names2, var2, vals2, body2 = head2
+            tvars = tvars + names2
+            g.depth += 1
+            if g.chance(0.45):
+                st_jump(g, body2, var2, vals2, acc)
+            g.emit(f"{acc} += {stencil_term(g, body2, out, tvars, k)}")
+            g.depth -= 1
+        else:
+            g.emit(f"{acc} += {stencil_term(g, body, out, tvars, k)}")
+    else:
+        g.emit(f"{acc} += {stencil_term(g, body, out, tvars, k)}")
+    if jumped:
+        st_jump(g, body, var, vals, acc)
+    if g.chance(0.3):  # a write after the jump
+        g.emit(f"{acc} += 0.5 * {stencil_term(g, body, out, [var], k)}")
+    if g.chance(0.25):
+        dst = g.pick([v for v in body.names() if v != out] or [out])
+        idx = ", ".join(offset_index(g, body, m, var) for m in body.arrays[dst])
+        g.emit(f"{dst}[{idx}] += 0.5 * np.tanh({acc})")
+    g.depth -= 1
+    if own:
+        d = scalar_leaf(g, inner)
+        g.emit(f"{out}[{at}] " + g.pick([f"= {acc} / (1.0 + {d} * {d})", f"= np.tanh({acc})",
+                                         f"+= {acc} / (1.0 + {acc} * {acc})"]))
+    else:
+        g.emit(f"{out}[{at}] " + g.pick(["= ", "+= "]) + g.pick(
+            [f"np.tanh({acc})", f"{acc} / (1.0 + {acc} * {acc})"]))
+    g.depth = depth0 - (1 if own else 0)
+    if not own and g.chance(0.3):  # the sum read on after the tuple loops (not after a loop)
+        sc.scalars.append(acc)
+
+
+def runtime_condition(g: Gen, sc: Scope) -> str:
+    """A condition known only at run time: on an entry of an array or a scalar (never two
+    literals), or on a loop's index."""
+    if sc.ivars and g.chance(0.2):
+        k = g.pick(list(sc.ivars))
+        return g.pick([f"{k} > {sc.ivars[k][0]}", f"{k} % 2 == 0"])
+    v = g.pick(sc.names())
+    left = g.pick(sc.scalars + sc.fixed + [
+        f"{v}[{', '.join(index_for(g, sc, m) for m in sc.arrays[v])}]"] * 2)
+    right = g.pick(["0.0", "0.3", "-0.5", scalar_leaf(g, sc)])
+    return f"{left} {g.pick(['>', '<'])} {right}"
+
+
+def ifexp(g: Gen, sc: Scope, branch) -> str:
+    """A conditional expression of ``branch()`` values: nested in both branches
+    (``(a if c else b) if d else (e if g else h)``, issue 42: a crash when every condition is
+    known only at run time), in one, or flat."""
+    def c():
+        return runtime_condition(g, sc)
+    form = g.pick(["both", "both", "both", "left", "right", "flat"])
+    if form == "both":
+        return (f"(({branch()} if {c()} else {branch()}) if {c()} else "
+                f"({branch()} if {c()} else {branch()}))")
+    if form == "left":
+        return f"(({branch()} if {c()} else {branch()}) if {c()} else {branch()})"
+    if form == "right":
+        return f"({branch()} if {c()} else ({branch()} if {c()} else {branch()}))"
+    return f"({branch()} if {c()} else {branch()})"
+
+
+def int_matrix(g: Gen, rows: int, cols: int, ints_only: bool = True) -> str:
+    """A matrix literal of small integers: mostly a selection (rows of the identity, as a
+    Kalman filter's ``H``), or entries in -1..2; floats (``1.0``) when not ``ints_only``."""
+    if g.chance(0.6):
+        picks = g.r.sample(range(cols), min(rows, cols)) + [g.r.randrange(cols)] * max(
+            0, rows - cols)
+        body = [[int(j == p) for j in range(cols)] for p in picks]
+    else:
+        body = [[g.pick([-1, 0, 0, 1, 1, 2]) for _ in range(cols)] for _ in range(rows)]
+    fmt = (lambda e: str(e)) if ints_only else (lambda e: f"{e:.1f}")
+    return "[" + ", ".join("[" + ", ".join(fmt(e) for e in row) + "]" for row in body) + "]"
+
+
+def st_literal(g: Gen, sc: Scope) -> None:
+    """A literal met by float arrays. A matrix of integers (``H = np.array([[1, 0, 0, 0], [0,
+    1, 0, 0]])``, in the function or at module level) multiplying them: ``H @ x``, ``H @ A``,
+    ``z @ H``, ``np.dot(H, x)`` (issue 42: the generated code failed Numba's typing). A matrix
+    or vector of floats by a dtype given positionally (``np.array([[1, 0], [0, 1]], float)``,
+    ``np.float64``, or ``dtype=float``), then written with floats (issue 42: taken for an
+    integer array and refused) and kept in scope as a float array. Or a cross product with a
+    list literal, ``a = np.cross([0, 0, 1], h)`` (issue 42: an AttributeError)."""
+    src = g.pick(sc.names())
+    shape = sc.arrays[src]
+    n = shape[0]
+    m = g.pick([2, 3, 4])
+    kind = g.pick(["ints", "ints", "ints", "floats", "floats", "cross"])
+    if kind == "cross":
+        name = g.fresh("a")
+        g.emit(f"{name} = {cross(g, sc, 1)}")
+        sc.arrays[name], sc.contig[name] = (3,), True
+        return
+    if kind == "ints":  # integers, with floats
+        name = next((h for h, s in sc.mats.items() if s == (m, n)), None)
+        if name is None or g.chance(0.3):
+            name = g.fresh("H")
+            lit = f"np.array({int_matrix(g, m, n)})"
+            if g.chance(0.3):
+                g.constants.append(f"{name} = {lit}")
+            else:
+                g.emit(f"{name} = {lit}")
+            sc.mats[name] = (m, n)
+        ms = [z for z, s in sc.arrays.items() if s == (m,)]
+        if len(shape) == 1 and g.chance(0.3):  # a vector of n
+            out = f"{g.pick(ms)} @ {name}" if ms else f"{name}.T @ ({name} @ {src})"
+            oshape = (n,)
+        else:
+            out = g.pick([f"{name} @ {src}", f"{name} @ {src}", f"np.dot({name}, {src})"])
+            oshape = (m,) + shape[1:]
+        if g.chance(0.3):
+            out += f" + {array_leaf(g, sc, oshape)}"
+        new = g.fresh("a")
+        g.emit(f"{new} = {out}")
+        sc.arrays[new], sc.contig[new] = oshape, True
+        return
+    rows, cols = g.pick([(2, 3), (3, 4), (2, 4), (3, 3), (2, 2)])
+    dtype = g.pick(["float", "float", "np.float64", "dtype=float", "dtype=np.float64"])
+    one_d = g.chance(0.25)
+    lit = int_matrix(g, 1 if one_d else rows, cols)
+    if one_d:
+        lit, vshape = lit[1:-1], (cols,)
+    else:
+        vshape = (rows, cols)
+    name = g.fresh("B")
+    g.emit(f"{name} = np.array({lit}, {dtype})")
+    sc.arrays[name], sc.contig[name] = vshape, True
+    kind = g.pick(["elem", "elem", "row", "col"] if not one_d else ["elem", "elem", "slice"])
+    if kind == "elem":
+        idx = ", ".join(index_for(g, sc, k) for k in vshape)
+        g.emit(f"{name}[{idx}] {g.pick(['=', '+='])} {tamed(sc, scalar_expr(g, sc))}")
+    elif kind == "row":
+        g.emit(f"{name}[{index_for(g, sc, rows)}] = {tamed(sc, array_expr(g, sc, (cols,), 1))}")
+    elif kind == "col":
+        g.emit(f"{name}[:, {index_for(g, sc, cols)}] {g.pick(['=', '+='])} "
+               f"{tamed(sc, array_expr(g, sc, (rows,), 1))}")
+    else:
+        g.emit(f"{name}[1:] = {tamed(sc, array_expr(g, sc, (cols - 1,), 1))}"
+               if cols > 2 else f"{name}[0] = {scalar_expr(g, sc, 1)}")
+    if not one_d and g.chance(0.6):  # used as a matrix of floats
+        v = g.pick([v for v, s in sc.arrays.items() if s == (cols,)] or [None])
+        if v is not None:
+            new = g.fresh("a")
+            g.emit(f"{new} = {name} @ {v}")
+            sc.arrays[new], sc.contig[new] = (rows,), True
+
+
+CROSS_LITERALS = ("[0, 0, 1]", "[0, 0, 1]", "[1, 0, 0]", "(0, 1, 0)", "[1.0, 0.0, 0.0]",
+                  "[0.5, -1.0, 2.0]", "[0, -1, 1]")
+
+
+def cross(g: Gen, sc: Scope, depth: int) -> str:
+    """``np.cross`` of 3-vectors, one often a list or tuple literal (``np.cross([0, 0, 1],
+    h)``, issue 42: an AttributeError), or of two arrays."""
+    a = array_expr(g, sc, (3,), depth)
+    if g.chance(0.25):
+        return f"np.cross({a}, {array_expr(g, sc, (3,), depth)})"
+    lit = g.pick(CROSS_LITERALS)
+    return f"np.cross({lit}, {a})" if g.chance(0.6) else f"np.cross({a}, {lit})"
+
+
+def sub(g: Gen, axes: list[int]) -> str:
+    """An einsum sublist: a list or a tuple of axis numbers (``[0, 1]``, ``(1,)``, ``[]``)."""
+    if g.chance(0.6):
+        return "[" + ", ".join(map(str, axes)) + "]"
+    return "(" + ", ".join(map(str, axes)) + ("," if len(axes) == 1 else "") + ")"
+
+
+def einsum(g: Gen, sc: Scope, shape: tuple, depth: int) -> str:
+    """``np.einsum`` in the sublist form (``np.einsum(M, (0, 1), (1, 0))``, ``np.einsum(M,
+    [0, 1], v, [1], [0])``; issue 42: a RecursionError), sometimes the subscript string."""
+    def e(s):
+        return array_expr(g, sc, s, depth)
+    k = g.pick([3, 4])
+    if shape == ():
+        n = g.pick([3, 4])
+        form = g.pick(["dot", "dot", "sum", "frob", "implicit"])
+        if form == "dot":
+            return f"np.einsum({e((n,))}, {sub(g, [0])}, {e((n,))}, {sub(g, [0])}, {sub(g, [])})"
+        if form == "implicit":
+            return f"np.einsum({e((n,))}, {sub(g, [0])}, {e((n,))}, {sub(g, [0])})"
+        if form == "sum":
+            return f"np.einsum({e((n, k))}, {sub(g, [0, 1])}, {sub(g, [])})"
+        return (f"np.einsum({e((n, k))}, {sub(g, [0, 1])}, {e((n, k))}, {sub(g, [0, 1])}, "
+                f"{sub(g, [])})")
+    if len(shape) == 1:
+        n = shape[0]
+        form = g.pick(["matvec", "matvec", "rowsum", "colsum", "vecmat", "string"])
+        if form == "matvec":
+            return (f"np.einsum({e((n, k))}, {sub(g, [0, 1])}, {e((k,))}, {sub(g, [1])}, "
+                    f"{sub(g, [0])})")
+        if form == "vecmat":
+            return (f"np.einsum({e((k,))}, {sub(g, [0])}, {e((k, n))}, {sub(g, [0, 1])}, "
+                    f"{sub(g, [1])})")
+        if form == "rowsum":
+            return f"np.einsum({e((n, k))}, {sub(g, [0, 1])}, {sub(g, [0])})"
+        if form == "colsum":
+            return f"np.einsum({e((k, n))}, {sub(g, [0, 1])}, {sub(g, [1])})"
+        return f"np.einsum('ij,j->i', {e((n, k))}, {e((k,))})"
+    r, c = shape
+    form = g.pick(["transpose", "transpose", "matmul", "outer", "scale", "string"])
+    if form == "transpose":
+        return f"np.einsum({e((c, r))}, {sub(g, [0, 1])}, {sub(g, [1, 0])})"
+    if form == "matmul":
+        return (f"np.einsum({e((r, k))}, {sub(g, [0, 1])}, {e((k, c))}, {sub(g, [1, 2])}, "
+                f"{sub(g, [0, 2])})")
+    if form == "outer":
+        return f"np.einsum({e((r,))}, {sub(g, [0])}, {e((c,))}, {sub(g, [1])}, {sub(g, [0, 1])})"
+    if form == "scale":
+        return (f"np.einsum({e((r, c))}, {sub(g, [0, 1])}, {e((c,))}, {sub(g, [1])}, "
+                f"{sub(g, [0, 1])})")
+    return f"np.einsum('ji->ij', {e((c, r))})"
+
+
 # ----------------------------------------------------------------------------- blocks, programs
 
 TOP_STATEMENTS = ((st_alloc, 4), (st_alias, 2), (st_view, 3), (st_elem_write, 3),
                   (st_slice_write, 3), (st_inplace, 3), (st_scalar, 2), (st_rebind, 1),
-                  (st_loop, 3), (st_if, 2), (st_call, 3), (st_index, 2), (st_view_write, 3))
+                  (st_loop, 3), (st_if, 2), (st_call, 3), (st_index, 3), (st_view_write, 3),
+                  (st_tuple_loop, 1), (st_stencil, 1), (st_literal, 1))
 LOOP_STATEMENTS = ((st_elem_write, 4), (st_slice_write, 2), (st_inplace, 3), (st_scalar, 3),
                    (st_rebind, 1), (st_alias, 1), (st_alloc, 1), (st_if, 2), (st_call, 3),
-                   (st_loop, 1), (st_index, 1), (st_return, 1), (st_view_write, 2))
+                   (st_loop, 1), (st_index, 1), (st_return, 1), (st_view_write, 2),
+                   (st_tuple_loop, 2), (st_stencil, 1), (st_literal, 1))
 BRANCH_STATEMENTS = ((st_elem_write, 3), (st_slice_write, 2), (st_inplace, 3), (st_scalar, 2),
-                     (st_rebind, 1), (st_call, 1), (st_loop, 1), (st_view_write, 2))
+                     (st_rebind, 1), (st_call, 1), (st_loop, 1), (st_view_write, 2),
+                     (st_tuple_loop, 1))
+# a tuple loop's body: writes at offset indices, accumulations, nested tuple and range loops
+TUPLE_STATEMENTS = ((st_offset_update, 5), (st_elem_write, 2), (st_scalar, 2), (st_inplace, 1),
+                    (st_if, 1), (st_call, 1), (st_tuple_loop, 1), (st_loop, 1), (st_return, 1))
 
 
 def block(g: Gen, sc: Scope, count: int, table) -> None:
@@ -840,6 +1381,8 @@ def block(g: Gen, sc: Scope, count: int, table) -> None:
         fn = g.r.choices(fns, weights)[0]
         if fn in (st_loop, st_if) and g.depth >= MAX_DEPTH:
             fn = st_inplace
+        if fn in (st_tuple_loop, st_stencil) and g.depth > MAX_DEPTH:
+            fn = st_offset_update
         fn(g, sc)
     if len(g.lines) == start:
         st_elem_write(g, sc)
@@ -910,6 +1453,11 @@ BIG = 1e6  # values beyond this are not checked (class "skip")
 # three agree with each other (the differences have converged), and "skip" when they do not
 # (an ill-conditioned point, where no step gives a reliable reference).
 FD_STEPS = (1e-6, 1e-5, 1e-7, 1e-8, 1e-9)
+
+# Refusals no generated program deserves: the grammar never does what they name. It writes
+# floats only into float arrays (issue 42: np.array([[1, 0], [0, 1]], float), its dtype given
+# positionally, was taken for an integer array and writing floats into it refused).
+WRONG_REFUSALS = ("writing floats into an integer array",)
 
 _MODDIR = None
 # With --parallel: every gradient is built with parallel=True, and f's top-level range loops are
@@ -999,6 +1547,8 @@ def check(seed: int, source: str | None = None) -> dict:
         msg = first_line(e)
         if "generated gradient code" in msg:  # a failure of the generated code, not a refusal
             return dict(out, cls="CRASH", reason=msg, detail=str(e))
+        if any(w in msg for w in WRONG_REFUSALS):
+            return dict(out, cls="WRONG refusal", reason=msg.split(": ", 1)[1], detail=str(e))
         return dict(out, cls="refused", reason=msg.split(": ", 1)[1])
     except Exception as e:  # noqa: BLE001 - a raw traceback
         return dict(out, cls="CRASH", reason=first_line(e), detail=traceback.format_exc())
@@ -1148,7 +1698,8 @@ def minimize(seed: int, source: str | None = None, budget: int = 3000) -> tuple[
 
 # ============================================================================= command line
 
-FAILING = ("CRASH", "MODIFIED", "WRONG value", "WRONG grad", "WRONG tape", "GENBUG")
+FAILING = ("CRASH", "MODIFIED", "WRONG value", "WRONG grad", "WRONG tape", "WRONG refusal",
+           "GENBUG")
 
 
 def run(seeds, jobs: int = 1) -> list[dict]:
