@@ -22,6 +22,7 @@ central differences (`fd.numeric_grad`, at two steps) and, where JAX is installe
 from __future__ import annotations
 
 import inspect
+import linecache
 import math
 
 import numpy as np
@@ -363,3 +364,21 @@ def test_against_jax():
                     + jnp.sum((M(h) @ h) ** 2) + jnp.trace(M(h)))(h)
     np.testing.assert_allclose(jitgrad.grad(einsum_sublists)(h), want, rtol=1e-12)
     assert math.isfinite(float(want[0]))
+
+
+# ------------------------------------------------------------------ a source changed on disk
+
+
+def test_a_source_changed_since_import_is_refused_not_misread(tmp_path, monkeypatch):
+    """A module edited after it was imported: the function's first line now starts another
+    `def`. jitgrad read that one (a KeyError on its parameters); now it says what happened."""
+    path = tmp_path / "edited_module.py"
+    path.write_text("import numpy as np\n\n\ndef loss(x):\n    return np.sum(x ** 2)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import edited_module
+
+    path.write_text("import numpy as np\n\n\ndef other(z, w):\n    return z\n\n\n"
+                    "def loss(x):\n    return np.sum(x ** 2)\n")
+    linecache.checkcache(str(path))
+    with pytest.raises(jitgrad.UnsupportedError, match="has changed since it was imported"):
+        jitgrad.grad(edited_module.loss)(ARRAY_LIKE)

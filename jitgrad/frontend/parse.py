@@ -163,6 +163,13 @@ def _read(fn) -> FunctionSource:
     node = tree.body[0]
     if not isinstance(node, ast.FunctionDef):
         raise UnsupportedError(f"{name}: could not find its `def` in the source", where)
+    # The file may have changed since the function was imported: its line then starts another
+    written = [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
+    params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    if node.name != fn.__name__ or tuple(written) != params:
+        raise UnsupportedError(
+            f"the source of {name} in {filename} has changed since it was imported (line "
+            f"{first} now holds `def {node.name}(...)`): import it again, or restart", where)
     fresh = Fresh.of(node)
     desugar_forms(node, fn, fresh)
     desugar(node, _not_builtins(fn, node), fresh)
