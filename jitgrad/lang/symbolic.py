@@ -336,6 +336,9 @@ class GraphBuilder:
         merged = {(m.init, m.update): m.var for m in merges
                   if isinstance(m.init, Var) and isinstance(m.update, Var)}
         for k in dict.fromkeys([*then, *orelse]):
+            if then.get(k) is orelse.get(k):
+                continue  # the same link on both sides (one lent to a loop's body): kept; a
+                # later link where the sides part is merged or dropped, and `current` sees it
             t, e = current(then, k), current(orelse, k)
             if t is e:
                 continue
