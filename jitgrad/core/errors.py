@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import re
 import sys
 import types
 
@@ -191,11 +192,20 @@ def _library_dirs(with_numba: bool) -> tuple[str, ...]:
     return tuple(dirs)
 
 
-def _without_frames_of(tb: types.TracebackType | None, dirs: tuple[str, ...]):
-    """The traceback ``tb`` without the frames whose files lie in ``dirs``."""
+# Numba's own files as a cached compiled function names them: the raise locations it keeps
+# are paths of the environment that compiled it, which may be another one (a runtime helper's
+# cache beside jitgrad's source is shared by every environment that installed it editable).
+_NUMBA_FILES = re.compile(r"[\\/](site|dist)-packages[\\/]numba[\\/]")
+
+
+def _without_frames_of(tb: types.TracebackType | None, dirs: tuple[str, ...],
+                       numba: bool = False):
+    """The traceback ``tb`` without the frames whose files lie in ``dirs`` (and, with
+    ``numba``, in any environment's Numba: `_NUMBA_FILES`)."""
     kept = []
     while tb is not None:
-        if not os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(dirs):
+        path = os.path.abspath(tb.tb_frame.f_code.co_filename)
+        if not (path.startswith(dirs) or (numba and _NUMBA_FILES.search(path))):
             kept.append(tb)
         tb = tb.tb_next
     out = None
@@ -221,7 +231,7 @@ def hide_internal_frames(err: BaseException) -> BaseException:
         if e is None or id(e) in seen:
             continue
         seen.add(id(e))
-        e.__traceback__ = _without_frames_of(e.__traceback__, libraries)
+        e.__traceback__ = _without_frames_of(e.__traceback__, libraries, numba=True)
         chained += [e.__cause__, e.__context__]
     if (before is not None and hasattr(err, "add_note")
             and _NOTE not in getattr(err, "__notes__", ())):
