@@ -168,15 +168,6 @@ def uses_complex_constant(x):
     return x * 2j  # refused: complex-constant
 
 
-def uses_for_else(x):
-    s = 0.0
-    for k in range(3):  # refused: for-else
-        s = s + x * k
-    else:  # noqa: PLW0120
-        s = s + 1.0
-    return s
-
-
 def uses_match(x):
     match x:  # refused: match
         case _:

@@ -112,7 +112,6 @@ FENCED = [
     Fenced("uses_del", r"del is not supported", "del", "del"),
     Fenced("uses_complex_constant", r"complex numbers are not supported", "complex-constant",
            "2j"),
-    Fenced("uses_for_else", r"`else` on a loop is not supported", "for-else", "for"),
     Fenced("uses_match", r"match is not supported", "match", "match"),
     Fenced("uses_starargs", r"\*args", "varargs", "def"),
     Fenced("uses_kwonly", r"keyword-only", "kwonly", "def"),

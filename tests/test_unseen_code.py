@@ -12,6 +12,7 @@ central differences (`fd.numeric_grad`, at two steps) and, where JAX is installe
 * **A conditional expression in both branches of another**: an internal KeyError.
 * **Integer arrays in products and linear algebra**: ``H = np.array([[1, 0], ...])`` then
   ``H @ x`` with float ``x`` did not type in Numba (NumPy converts the integers to float).
+* ``for``/``while`` ... ``else`` (refused before; issue 43's loop forms).
 * **np.array's dtype given positionally** (``np.array(rows, float)``) was taken for an
   integer array, and a write of floats into it refused for the wrong reason.
 * **array_like arguments**: a list or tuple where NumPy takes an array (``np.cross([0, 0, 1],
@@ -192,6 +193,69 @@ def test_the_staggered_slopes_exercise_the_taper_and_the_limiter():
     assert np.sum((tapers > 0.1) & (tapers < 0.9)) >= 8
     limited = KAPPA * tapers < KISO_STEEP
     assert 0 < np.sum(limited) < len(tapers)
+
+
+# ------------------------------------------------------------------- for ... else, while ... else
+
+
+def first_crossing(x, limit):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i] * x[i]
+        if s > limit:
+            break
+    else:  # no crossing: runs only when the loop did not break
+        s = s * 0.5
+    return s
+
+
+def crossing_over_a_tuple(x, limit):
+    s = 0.0
+    for c in (1.0, 2.0, 3.0):
+        s += c * x[0]
+        if s > limit:
+            break
+    else:
+        s = -s
+    return s
+
+
+def newton_sqrt(x, tol):
+    y = x
+    k = 0
+    while k < 20:
+        y = y - (y * y - 2.0 * x) / (2.0 * y)
+        k += 1
+        if abs(y * y - 2.0 * x) < tol:
+            break
+    else:  # not converged
+        y = 0.0 * y
+    return y
+
+
+def nested_loop_else(x):
+    s = 0.0
+    for i in range(3):
+        for j in range(3):
+            if j > i:
+                break  # the inner loop's break: the inner else is skipped, not the outer
+            s += x[i] * x[j]
+        else:
+            s += 10.0 * x[i]
+    else:  # noqa: PLW0120 - an else with no break of its own always runs
+        s *= 2.0
+    return s
+
+
+LOOP_ELSE = np.array([0.6, 0.8, 1.1])
+
+
+@pytest.mark.parametrize(("fn", "args"), [
+    (first_crossing, (LOOP_ELSE, 0.5)), (first_crossing, (LOOP_ELSE, 10.0)),
+    (crossing_over_a_tuple, (LOOP_ELSE, 1.0)), (crossing_over_a_tuple, (LOOP_ELSE, 10.0)),
+    (newton_sqrt, (1.3, 1e-12)), (newton_sqrt, (1.3, -1.0)), (nested_loop_else, (LOOP_ELSE,))])
+def test_else_on_loops(fn, args):
+    check_against_differences(fn, args, (0,))
 
 
 # ----------------------------------------------------------------- nested conditional expressions

@@ -14,6 +14,8 @@ in place. Guarantees:
   ``n``: only where ``e`` is evaluated whenever the statement is (not in the second operand of
   ``and``/``or``, a branch of ``a if c else b``, a comprehension or a lambda) and ``n`` is not
   read before it in the statement. Elsewhere (a ``while`` test) the fence refuses it.
+* ``for``/``while`` ... ``else``: a flag set by the loop's own ``break``s, and the ``else``
+  under ``if not`` it after the loop (`_loop_else`).
 * ``functools.reduce(f, seq[, init])``: of a tuple or list written out, the nested calls
   ``f(f(init, a), b)``; of a generator expression or a list comprehension, or any other
   sequence, the loop that folds it, just before the statement (its variables renamed, as
@@ -72,6 +74,9 @@ def _statements(stmts: list, forms: _Forms) -> list:
     out = []
     for s in stmts:
         rewrite_blocks(s, lambda block: _statements(block, forms))
+        if isinstance(s, (ast.For, ast.While)) and s.orelse:
+            out += _loop_else(s, forms.fresh)
+            continue
         if (isinstance(s, ast.Assign) and len(s.targets) == 1
                 and isinstance(s.targets[0], ast.Name) and isinstance(s.value, ast.Lambda)):
             out.append(_as_def(s.targets[0].id, s.value))  # f = lambda t: ...
@@ -92,6 +97,35 @@ def _statements(stmts: list, forms: _Forms) -> list:
         out += _statements(before, forms)  # (a reduce inside a folded item, too)
         out.append(s)
     return out
+
+
+def _loop_else(loop, fresh) -> list:
+    """``for``/``while`` ... ``else: E`` as ``broke = False``, the loop with each of its own
+    ``break``s setting ``broke = True`` first, then ``if not broke: E``."""
+    broke = fresh("broke")
+
+    def name(ctx):
+        return ast.Name(id=broke, ctx=ctx)
+
+    def marked(stmts):
+        out = []
+        for st in stmts:
+            if isinstance(st, ast.Break):
+                flag = ast.Assign(targets=[name(ast.Store())], value=ast.Constant(True))
+                out.append(ast.fix_missing_locations(ast.copy_location(flag, st)))
+            elif not isinstance(st, (ast.For, ast.While, ast.FunctionDef)):
+                rewrite_blocks(st, marked)  # a break in a nested loop is that loop's
+            out.append(st)
+        return out
+
+    orelse, loop.orelse = loop.orelse, []
+    loop.body = marked(loop.body)
+    start = ast.Assign(targets=[name(ast.Store())], value=ast.Constant(False))
+    after = ast.If(test=ast.UnaryOp(op=ast.Not(), operand=name(ast.Load())), body=orelse,
+                   orelse=[])
+    for node in (start, after):
+        locate(node, loop)
+    return [start, loop, after]
 
 
 def _as_def(name: str, lam: ast.Lambda) -> ast.FunctionDef:

@@ -287,8 +287,6 @@ def fence(src: FunctionSource) -> None:
                                        src.loc(sub))
             if isinstance(sub, ast.Try):
                 _fence_try(src, sub)
-            if isinstance(sub, (ast.For, ast.While)) and sub.orelse:
-                raise UnsupportedError("`else` on a loop is not supported", src.loc(sub))
             if (isinstance(sub, ast.Constant) and isinstance(sub.value, (str, bytes))
                     and not (isinstance(stmt, ast.Expr) and sub is stmt.value)
                     and not (isinstance(sub.value, str) and id(sub) in call_args)
