@@ -164,6 +164,13 @@ INSTEAD = {
                     "uniform, randint and integers, and seed)",
     "draws elsewhere": "use jitgrad.grad or jitgrad.value_and_grad, or draw outside the "
                        "function and pass the values as an argument",
+    "ufunc.at": "write the loop: `for k in range(idx.shape[0]): out[idx[k]] += v[k]` (it "
+                "adds up repeated indices, as np.add.at does)",
+    "ufunc.accumulate": "np.cumsum and np.cumprod for add and multiply; otherwise write the "
+                        "loop that carries the running value (`m = max(m, x[i]); out[i] = m`)",
+    "ufunc.reduce": "the reduction's own function (np.sum, np.prod, np.max, np.min, np.any, "
+                    "np.all), or the loop",
+    "ufunc.outer": "broadcast: `f(a[:, None], b[None, :])` (np.outer for multiply)",
 }
 
 

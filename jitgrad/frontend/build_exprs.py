@@ -16,7 +16,15 @@ import types as pytypes
 
 import numpy as np
 
-from jitgrad.core.errors import JitgradError, Loc, ShapeError, UnsupportedError, instead, refused
+from jitgrad.core.errors import (
+    INSTEAD,
+    JitgradError,
+    Loc,
+    ShapeError,
+    UnsupportedError,
+    instead,
+    refused,
+)
 from jitgrad.core.ir import (
     Var,
 )
@@ -166,8 +174,11 @@ class Expressions:
         method = getattr(base, node.attr, None)
         if method is not None and scipy_api.handler_for(method) is not None:
             return method  # scipy.stats.norm.cdf
-        raise UnsupportedError(f"the attribute .{node.attr} of a {type(base).__name__}",
-                               self.loc(node))
+        if isinstance(base, np.ufunc) and f"ufunc.{node.attr}" in INSTEAD:
+            raise refused(f"np.{base.__name__}.{node.attr}", f"ufunc.{node.attr}",
+                          self.loc(node))
+        raise UnsupportedError(f"the attribute .{node.attr} of a {type(base).__name__} is not "
+                               "supported", self.loc(node))
 
     def expr_Tuple(self, node):
         return tuple(self.expr(e) for e in node.elts)
