@@ -16,15 +16,7 @@ import types as pytypes
 
 import numpy as np
 
-from jitgrad.core.errors import (
-    INSTEAD,
-    JitgradError,
-    Loc,
-    ShapeError,
-    UnsupportedError,
-    instead,
-    refused,
-)
+from jitgrad.core.errors import JitgradError, Loc, ShapeError, UnsupportedError, instead, refused
 from jitgrad.core.ir import (
     Var,
 )
@@ -39,7 +31,7 @@ from jitgrad.frontend.build_ast import (
 )
 from jitgrad.frontend.desugar_lists import INTRINSICS
 from jitgrad.frontend.parse import FunctionSource, unwrap
-from jitgrad.lang import numpy_api, numpy_shape, scipy_api, symbolic
+from jitgrad.lang import numpy_api, numpy_args, numpy_shape, scipy_api, symbolic
 from jitgrad.lang.symbolic import Sym
 from jitgrad.prims import primitives
 
@@ -113,8 +105,8 @@ class Expressions:
             return value
         if isinstance(value, np.ndarray):
             return self.constant_array(name, value, node)
-        if isinstance(value, list) and _numbers(value):  # W = [0.2, 0.3], [(0, 1), (1, 0)]
-            return _as_tuples(value)  # constants, read as tuples are
+        if isinstance(value, list) and numpy_args.constant_tuples(value) is not None:
+            return numpy_args.constant_tuples(value)  # W = [0.2, 0.3], [(0, 1), (1, 0)]
         if isinstance(value, dict):
             raise UnsupportedError(f"the {what} `{name}` is a dict; {instead('dict')}",
                                    self.loc(node))
@@ -174,9 +166,8 @@ class Expressions:
         method = getattr(base, node.attr, None)
         if method is not None and scipy_api.handler_for(method) is not None:
             return method  # scipy.stats.norm.cdf
-        if isinstance(base, np.ufunc) and f"ufunc.{node.attr}" in INSTEAD:
-            raise refused(f"np.{base.__name__}.{node.attr}", f"ufunc.{node.attr}",
-                          self.loc(node))
+        if isinstance(base, np.ufunc):
+            numpy_args.refuse_ufunc_method(base, node.attr, self.loc(node))
         raise UnsupportedError(f"the attribute .{node.attr} of a {type(base).__name__} is not "
                                "supported", self.loc(node))
 
@@ -194,7 +185,7 @@ class Expressions:
             if op is operator.add and isinstance(a, tuple) and isinstance(b, tuple):
                 return a + b
             if any(isinstance(v, Sym) and v.ndim for v in (a, b)):  # array_like: NumPy's
-                a, b = numpy_api.as_array(a), numpy_api.as_array(b)
+                a, b = numpy_args.as_array(a), numpy_args.as_array(b)
                 return op(a, b)
             raise UnsupportedError("arithmetic on tuples or lists", self.loc(node))
         if op is operator.matmul and not (isinstance(a, Sym) or isinstance(b, Sym)):
@@ -659,20 +650,6 @@ class LocalFunction:
                 self.defaults[k - first_default] if k >= first_default
                 else inspect.Parameter.empty)) for k, n in enumerate(names)])
 
-
-
-def _numbers(value) -> bool:
-    """Whether ``value`` is a number, or a list or tuple (nested) of numbers."""
-    if isinstance(value, (list, tuple)):
-        return all(_numbers(v) for v in value)
-    return isinstance(value, (bool, int, float, np.number))
-
-
-def _as_tuples(value):
-    """A list or tuple of numbers (`_numbers`) as tuples, of Python numbers."""
-    if isinstance(value, (list, tuple)):
-        return tuple(_as_tuples(v) for v in value)
-    return symbolic.python_scalar(value)
 
 
 def expand_ellipsis(index, array):

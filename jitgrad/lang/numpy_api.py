@@ -24,6 +24,12 @@ import numpy as np
 
 from jitgrad.core.errors import ShapeError, UnsupportedError
 from jitgrad.core.types import Type
+from jitgrad.lang.numpy_args import (
+    as_array,
+    float_dtype_only,
+    numpy_order,
+    records_inside,
+)
 from jitgrad.lang.symbolic import (
     METHODS,
     NUMPY,
@@ -94,36 +100,6 @@ def np_mean(x, axis=None, keepdims=False, **kw):
         for a in axis if isinstance(axis, tuple) else (axis,):
             count = count * x.shape[a]
     return total / count
-
-
-def float_dtype_only(name, a, dtype=None, out=None):
-    """``a`` for np.<name>'s ``dtype`` and ``out`` parameters: a float dtype makes its values
-    float first (as NumPy computes in it); another dtype, and ``out``, are refused."""
-    if out is not None:
-        raise UnsupportedError(f"np.{name}(..., out=) is not supported: use the value it "
-                               "returns", loc_of(a))
-    if dtype is None:
-        return a
-    if np.dtype(dtype).kind != "f":
-        raise UnsupportedError(f"np.{name} with dtype {np.dtype(dtype)} (a float dtype is "
-                               "supported)", loc_of(a))
-    a = as_array(a) if records_inside(a) else a
-    return _as_float(a) if records(a) else np.asarray(a, dtype=np.float64)
-
-
-def numpy_order(name, reduce, dtype: bool):
-    """np.<name> with NumPy's parameters in NumPy's order, so that a positional argument means
-    what it means there: ``(a, axis, dtype, out, keepdims)`` (sum, prod, mean) or ``(a, axis,
-    out, keepdims)`` (max, min, any, all). ``reduce(a, axis, keepdims, **rest)`` does the
-    work; `float_dtype_only` takes ``dtype`` and ``out``."""
-    if dtype:
-        def with_dtype(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
-            return reduce(float_dtype_only(name, a, dtype, out), axis, keepdims, **kw)
-        return with_dtype
-
-    def without_dtype(a, axis=None, out=None, keepdims=False, **kw):
-        return reduce(float_dtype_only(name, a, None, out), axis, keepdims, **kw)
-    return without_dtype
 
 
 def matmul(a, b):
@@ -288,26 +264,6 @@ def np_array(obj, dtype=None, *, copy=True, **kw):
         return np.array(obj, dtype=float) if dtype is not None else np.array(obj)
     stacked = np_stack([np_array(v) if isinstance(v, (list, tuple)) else v for v in obj])
     return stacked if dtype is None else _as_float(stacked)  # a float dtype, as NumPy's
-
-
-def records_inside(x) -> bool:
-    """Whether the list or tuple ``x`` holds a value that records operations."""
-    return isinstance(x, (list, tuple)) and any(records(v) or records_inside(v) for v in x)
-
-
-def as_array(x):
-    """``x`` as NumPy takes an array_like: a list or tuple (of numbers, values or arrays) is
-    the array it makes (``np.cross([0, 0, 1], h)``); anything else is itself."""
-    return np_array(x) if isinstance(x, (list, tuple)) else x
-
-
-def array_like(handler, *positions):
-    """``handler``, with its positional arguments at ``positions`` taken `as_array`."""
-    @functools.wraps(handler)
-    def taking_arrays(*args, **kwargs):
-        return handler(*(as_array(a) if k in positions else a for k, a in enumerate(args)),
-                       **kwargs)
-    return taking_arrays
 
 
 def _is_int(a) -> bool:
@@ -767,7 +723,8 @@ NUMPY.update({
     np.deg2rad: np_deg2rad, np.radians: np_deg2rad, np.rad2deg: np_rad2deg,
     np.degrees: np_rad2deg, np.fmax: _nan_ignoring("maximum"),
     np.fmin: _nan_ignoring("minimum"), np.float_power: np_float_power,
-    np.prod: numpy_order("prod", np_prod, dtype=True), np.var: np_var, np.std: np_std, np.average: np_average,
+    np.prod: numpy_order("prod", np_prod, dtype=True), np.var: np_var, np.std: np_std,
+    np.average: np_average,
     np.cumsum: np_cumsum, np.cumprod: np_cumprod,
     np.flip: np_flip, np.roll: np_roll, np.diff: np_diff, np.ravel: np_ravel,
     np.squeeze: np_squeeze,

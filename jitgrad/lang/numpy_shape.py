@@ -29,8 +29,6 @@ import numpy as np
 from jitgrad.core.errors import ShapeError, UnsupportedError
 from jitgrad.lang.numpy_api import (
     apply_alloc,
-    array_like,
-    as_array,
     matmul,
     norm_axis,
     np_cast,
@@ -48,6 +46,7 @@ from jitgrad.lang.numpy_api import (
     np_where,
     split_handler,
 )
+from jitgrad.lang.numpy_args import array_like, as_array
 from jitgrad.lang.symbolic import NUMPY, Sym, loc_of, ndim_of, record, records
 
 
