@@ -105,8 +105,9 @@ class Expressions:
             return value
         if isinstance(value, np.ndarray):
             return self.constant_array(name, value, node)
-        if isinstance(value, list) and numpy_args.constant_tuples(value) is not None:
-            return numpy_args.constant_tuples(value)  # W = [0.2, 0.3], [(0, 1), (1, 0)]
+        constants = numpy_args.constant_tuples(value) if isinstance(value, list) else None
+        if constants is not None:  # W = [0.2, 0.3], [(0, 1), (1, 0)]: read as tuples are
+            return constants
         if isinstance(value, dict):
             raise UnsupportedError(f"the {what} `{name}` is a dict; {instead('dict')}",
                                    self.loc(node))

@@ -24,12 +24,7 @@ import numpy as np
 
 from jitgrad.core.errors import ShapeError, UnsupportedError
 from jitgrad.core.types import Type
-from jitgrad.lang.numpy_args import (
-    as_array,
-    float_dtype_only,
-    numpy_order,
-    records_inside,
-)
+from jitgrad.lang.numpy_args import float_dtype_only, numpy_order
 from jitgrad.lang.symbolic import (
     METHODS,
     NUMPY,
@@ -62,7 +57,6 @@ def norm_axis(axis, ndim, loc):
 
 
 def np_reduce(op, x, axis=None, keepdims=False, **unsupported):
-    x = as_array(x) if records_inside(x) else x
     if unsupported:
         raise UnsupportedError(f"np.{op}(..., {', '.join(unsupported)}=) is not supported",
                                loc_of(x))
@@ -86,7 +80,6 @@ def np_sum(x, axis=None, keepdims=False, **kw):
 
 
 def np_mean(x, axis=None, keepdims=False, **kw):
-    x = as_array(x) if records_inside(x) else x
     if not records(x):
         return np.mean(x, axis=axis, keepdims=keepdims)
     total = np_sum(x, axis, keepdims, **kw)

@@ -42,7 +42,9 @@ def array_like(handler, *positions):
 
 def float_dtype_only(name, a, dtype=None, out=None):
     """``a`` for np.<name>'s ``dtype`` and ``out`` parameters: a float dtype makes its values
-    float first (as NumPy computes in it); another dtype, and ``out``, are refused."""
+    float first (as NumPy computes in it); another dtype, and ``out``, are refused. A list
+    holding recorded values (``np.mean([a, b])``) is taken `as_array` first."""
+    a = as_array(a) if records_inside(a) else a
     if out is not None:
         raise UnsupportedError(f"np.{name}(..., out=) is not supported: use the value it "
                                "returns", loc_of(a))
@@ -51,7 +53,6 @@ def float_dtype_only(name, a, dtype=None, out=None):
     if np.dtype(dtype).kind != "f":
         raise UnsupportedError(f"np.{name} with dtype {np.dtype(dtype)} (a float dtype is "
                                "supported)", loc_of(a))
-    a = as_array(a) if records_inside(a) else a
     if not records(a):
         return np.asarray(a, dtype=np.float64)
     return a if a.dtype.kind == "f" else record("cast", a, kind="f")
