@@ -435,7 +435,7 @@ class GradFunction:
         source, line_locs, names = pipeline.lower_gradient(
             grad, signature, [self.param_names[k] for k in self.wrt], self.options,
             entry="value_and_grad" if self.with_value else "grad", single=single)
-        return Generated(self.src.fn.__name__, source, names, assume_sizes, fn_ir, grad, ir_text,
+        return Generated(self.src.node.name, source, names, assume_sizes, fn_ir, grad, ir_text,
                          graph_ir, line_locs)
 
     def compiled_call(self, args):

@@ -42,13 +42,8 @@ def uses_with(x):
 
 
 def uses_string(x):
-    name = "x"  # refused: string
-    return x * len(name)
-
-
-def uses_string_argument(x):
-    kind = "float64"  # refused: string-arg (a string is read only as a call's argument)
-    return np.sum(x.astype(kind))
+    name = "x"
+    return x + name  # refused: string
 
 
 class DomainError(ValueError):
@@ -137,7 +132,8 @@ def uses_dict(x):
 
 
 def uses_fstring(x):
-    return f"{x}"  # refused: fstring
+    label = f"{x}"
+    return label == "1.0"  # refused: fstring
 
 
 def uses_walrus(x):
@@ -150,12 +146,6 @@ def uses_walrus(x):
 def uses_global_statement(x):
     global WEIGHTS  # refused: global  # noqa: PLW0602
     return x
-
-
-def uses_import(x):
-    import math as m  # refused: import
-
-    return m.sin(x)
 
 
 def uses_del(x):
@@ -178,7 +168,7 @@ def uses_starargs(*xs):  # refused: varargs
     return xs[0]
 
 
-def uses_kwonly(x, *, scale=1.0):  # refused: kwonly
+def uses_kwonly(x, *, scale):  # refused: kwonly
     return x * scale
 
 
@@ -294,8 +284,8 @@ def fill_first(y):
     return y[0]
 
 
-def uses_round(x):
-    return round(x) + x  # refused: round
+def uses_hash(x):
+    return hash(x) + x  # refused: hash
 
 
 def uses_sorted_builtin(x):
@@ -331,8 +321,8 @@ def one_branch(x):
 
 def loop_only(x):
     for k in range(3):
-        t = x * k
-    return t  # refused: loop-only
+        t = x * k  # an array: not carried out of the loop (a number is)
+    return np.sum(t)  # refused: loop-only
 
 
 def array_condition(x):
@@ -386,20 +376,20 @@ def undefined_name(x):
 
 
 def callee_with_string(t):
-    s = "abc"  # refused: callee-string
-    return t * len(s)
+    s = "abc"
+    return t * s  # refused: callee-string
 
 
 def calls_bad_helper(x):
     return callee_with_string(x)  # refused: calls-bad-helper
 
 
-def callee_with_round(t):
-    return round(t) + t  # refused: callee-round
+def callee_with_hash(t):
+    return hash(t) + t  # refused: callee-hash
 
 
-def calls_rounding_helper(x):
-    return callee_with_round(x) * 2.0  # refused: calls-rounding-helper
+def calls_hashing_helper(x):
+    return callee_with_hash(x) * 2.0  # refused: calls-hashing-helper
 
 
 def write_into_view(x):

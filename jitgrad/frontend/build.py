@@ -35,6 +35,7 @@ from jitgrad.frontend.build_ast import (
     NO_RETURN,
     RETURNED,
     RETVAL,
+    ReadAfterLoop,
     is_docstring,
     jumps,
     subscript_targets,
@@ -44,7 +45,7 @@ from jitgrad.frontend.build_loops import Loops
 from jitgrad.frontend.build_stmts import Statements
 from jitgrad.frontend.build_views import Views
 from jitgrad.frontend.draws import Recorder
-from jitgrad.frontend.parse import FunctionSource
+from jitgrad.frontend.parse import FunctionSource, check_entry
 from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import GraphBuilder, Sym
 
@@ -55,9 +56,12 @@ class Builder(Statements, Loops, Views, Expressions):
     MAX_INLINE_DEPTH = 20
 
     def __init__(self, src: FunctionSource, gb: GraphBuilder, caller: Builder | None = None,
-                 copied: frozenset = frozenset(), enclosing: Builder | None = None):
+                 copied: frozenset = frozenset(), enclosing: Builder | None = None,
+                 seeds: LoopSeeds | None = None):
         self.src = src
         self.gb = gb
+        # numbers to define before a loop, found by an earlier attempt (`ReadAfterLoop`)
+        self.seeds = caller.seeds if caller is not None else (seeds or LoopSeeds())
         self.env: dict[str, object] = {}
         self.caller = caller
         self.enclosing = enclosing  # for a nested function: the one it was defined in
@@ -85,9 +89,20 @@ class Builder(Statements, Loops, Views, Expressions):
                 self.gb.loc = self.src.loc(self.src.node)
                 value = _copy_written(value, name, self.copied)
             self.env[name] = value
+        if self.caller is None:  # keyword-only parameters with defaults: constants of the call
+            for p in self.src.node.args.kwonlyargs:
+                self.env[p.arg] = self.global_value(p.arg, self.src.fn.__kwdefaults__[p.arg],
+                                                    p, "default")
 
     def param_names(self) -> list[str]:
-        return [a.arg for a in self.src.node.args.args]
+        """The names a call binds: the differentiated function's positional arguments (its
+        keyword-only ones take their defaults, `bind_params`); a called function's every
+        parameter, in order (``*args`` bound to a tuple, ``**kwargs`` to a dict)."""
+        a = self.src.node.args
+        if self.caller is None:
+            return [p.arg for p in a.args]
+        return [p.arg for p in (*a.posonlyargs, *a.args, *([a.vararg] if a.vararg else ()),
+                                *a.kwonlyargs, *([a.kwarg] if a.kwarg else ()))]
 
     def run_body(self):
         """Build the body; return the function's value (any Python value or `Sym`)."""
@@ -110,6 +125,16 @@ class Builder(Statements, Loops, Views, Expressions):
         return self.lookup(RETVAL, self.src.node)
 
 # ----------------------------------------------------------------------------- build
+
+
+class LoopSeeds(dict):
+    """The numbers assigned only inside a loop and read after it, by loop (its file, line and
+    column) -> {name: type}, found by earlier attempts at a build (`ReadAfterLoop`);
+    ``refused``: those a seed did not define (read where no loop sets them)."""
+
+    def __init__(self):
+        super().__init__()
+        self.refused: set = set()
 
 
 def _leaf_name(path: str) -> str:
@@ -166,10 +191,12 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
     ``assume_sizes``, axes of arguments that broadcast against each other are assumed to be
     the same size, and the function starts by checking it (`GraphBuilder.assume_same_sizes`).
     With ``any_result``, the result may be an array (`vjp`, `jacobian`)."""
+    check_entry(src)
     names = src.node.args.args
     if len(arg_types) != len(names):
         raise JitgradError(f"{src.qualname} takes {len(names)} arguments, got {len(arg_types)}")
     copied: set[str] = set()
+    seeds = LoopSeeds()
     while True:
         namer = Namer(reserved=src.names | {"np", "_rt", "_value", "_saved", "_aux", "_"})
         gb = GraphBuilder(namer, assume_sizes)
@@ -187,7 +214,7 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
                 params.append(Var(namer.fresh(a.arg), t))
                 owners.append(a.arg)
                 grouped.append(params[-1])
-        builder = Builder(src, gb, copied=frozenset(copied))
+        builder = Builder(src, gb, copied=frozenset(copied), seeds=seeds)
         gb.set_params(params)
         try:
             with symbolic.building(gb):
@@ -195,6 +222,10 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
                                      if isinstance(p, tuple) else gb.sym(p) for p in grouped])
                 result = builder.run_body()
             break
+        except ReadAfterLoop as r:  # a number set in a loop, read after it: defined before
+            if r.name in seeds.get(r.loop_key, {}):
+                seeds.refused.add((r.loop_key, r.name))
+            seeds.setdefault(r.loop_key, {})[r.name] = r.type
         except symbolic.WritesArgument as w:  # written under another name: copy it on entry too
             name = owners[params.index(w.param)]
             if name in copied:
@@ -224,7 +255,7 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
         atom = gb.atom(symbolic.record("cast", gb.sym(atom), kind="f")) if isinstance(atom, Var) \
             else Const(float(atom.value))
     gb.block.stmts[:0] = gb.size_checks()
-    fn = Function(src.fn.__name__, params, gb.block, atom, src.loc(src.node), namer)
+    fn = Function(src.node.name, params, gb.block, atom, src.loc(src.node), namer)
     fn.written_params = tuple((k, owners[k]) for k, p in enumerate(params)
                               if owners[k] in builder.copied and p.type.ndim)
     fn.grafted = tuple(gb.grafted)

@@ -4,24 +4,60 @@ Takes `ast` nodes of the function being built. Guarantees: nothing here builds I
 questions about the source (which names a block assigns, whether a statement may jump, which
 arguments a body writes into, how the user spelled a library function) and the markers the
 builder's environment uses (`Undefined`, `NO_RETURN`, the flag names for break, continue and
-return).
+return), and the function values it passes around (`LocalFunction`, `Choice`).
 """
 
 from __future__ import annotations
 
 import ast
+import inspect
 import operator
 
 import numpy as np
 
+from jitgrad.frontend.parse import FunctionSource
 from jitgrad.lang.symbolic import Sym
 
 
 class Undefined:
-    """A name with no value on some path (defined in one branch, or only inside a loop)."""
+    """A name with no value on some path (defined in one branch, or only inside a loop).
+    ``seed``: for a number defined only inside a loop, (the loop's key, its type): read
+    after the loop, the build starts again with the name defined before it
+    (`ReadAfterLoop`)."""
 
-    def __init__(self, why: str):
+    def __init__(self, why: str, seed: tuple | None = None):
         self.why = why
+        self.seed = seed
+
+
+class ReadAfterLoop(Exception):
+    """Internal: a number assigned only inside a loop is read after it, as Python allows
+    (it holds the last iteration's value). `build.build` starts again with the name defined
+    as zero of its type before that loop (``seeds``), so that the loop carries it out."""
+
+    def __init__(self, loop_key: tuple, name: str, type_):
+        super().__init__(name)
+        self.loop_key, self.name, self.type = loop_key, name, type_
+
+
+class Choice:
+    """One of two functions, by a condition known at run time (``f = np.sin if c else
+    np.cos``): a call of it is built as an ``if`` calling each (`Expressions.call`)."""
+
+    def __init__(self, cond, then, orelse):
+        self.cond, self.then, self.orelse = cond, then, orelse
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError("a Choice is called by the builder")
+
+
+class RunTimeText:
+    """An f-string that formats a value known only at run time (a label, a log line): it may
+    be assigned, printed or put in a raise's message (naming the value), never compared or
+    computed with."""
+
+    def __init__(self, source: str):
+        self.source = source
 
 
 class NoReturn:
@@ -180,3 +216,40 @@ def subscript_targets(body) -> set[str]:
     return out
 
 
+class LocalFunction:
+    """A function defined inside the one being built: a closure over its names (read when it
+    is called, as Python does), built inline where it is called."""
+
+    def __init__(self, src: FunctionSource, builder, defaults: list):
+        self.src, self.builder, self.defaults = src, builder, defaults
+        self.__qualname__ = src.qualname
+
+    def __call__(self, *args, **kwargs):  # a function value (`callable`); the builder calls it
+        raise TypeError(f"{self.__qualname__} is built inline by the builder")
+
+    def signature(self) -> inspect.Signature:
+        """Python's binding rules for its ``def``: every parameter kind, with the defaults
+        evaluated where the ``def`` ran (``defaults``: positional ones, then keyword-only)."""
+        a, P, empty = self.src.node.args, inspect.Parameter, inspect.Parameter.empty
+        positional = [(p, P.POSITIONAL_ONLY) for p in a.posonlyargs]
+        positional += [(p, P.POSITIONAL_OR_KEYWORD) for p in a.args]
+        n_pos_defaults = len(a.defaults)
+        pos_defaults, kw_defaults = self.defaults[:n_pos_defaults], self.defaults[n_pos_defaults:]
+        first_default = len(positional) - n_pos_defaults
+        params = [P(p.arg, kind, default=pos_defaults[k - first_default]
+                    if k >= first_default else empty)
+                  for k, (p, kind) in enumerate(positional)]
+        if a.vararg:
+            params.append(P(a.vararg.arg, P.VAR_POSITIONAL))
+        params += [P(p.arg, P.KEYWORD_ONLY, default=empty if d is None else value)
+                   for p, d, value in zip(a.kwonlyargs, a.kw_defaults, _kw_values(a, kw_defaults))]
+        if a.kwarg:
+            params.append(P(a.kwarg.arg, P.VAR_KEYWORD))
+        return inspect.Signature(params)
+
+
+def _kw_values(a, kw_defaults):
+    """The evaluated keyword-only defaults, one per keyword-only parameter (None where it has
+    none)."""
+    values = iter(kw_defaults)
+    return [None if d is None else next(values) for d in a.kw_defaults]

@@ -1,7 +1,7 @@
 """Building expressions: names, operators, subscripts and calls.
 
-Part of `build.Builder` (a mixin). Calls go to the NumPy namespace (`numpy_api`), the builtins
-table below, `custom_vjp` rules, or are built inline (the user's other plain functions and
+Part of `build.Builder` (a mixin). Calls go to the NumPy namespace (`numpy_api`), Python's builtins
+(`build_builtins`), `custom_vjp` rules, or are built inline (the user's other plain functions and
 nested functions). Guarantees: a name, call or index the builder cannot follow raises
 `UnsupportedError` at the user's line.
 """
@@ -25,10 +25,15 @@ from jitgrad.frontend.build_ast import (
     BINOPS,
     CMPOPS,
     LIBRARIES,
+    Choice,
+    LocalFunction,
+    ReadAfterLoop,
+    RunTimeText,
     Undefined,
     fn_name,
     int_literal,
 )
+from jitgrad.frontend.build_builtins import BUILTINS
 from jitgrad.frontend.desugar_lists import INTRINSICS
 from jitgrad.frontend.parse import FunctionSource, unwrap
 from jitgrad.lang import numpy_api, numpy_args, numpy_shape, scipy_api, symbolic
@@ -63,12 +68,33 @@ class Expressions:
             return node.value
         raise UnsupportedError(f"the constant {node.value!r} is not supported", self.loc(node))
 
+    def expr_JoinedStr(self, node):
+        """An f-string: a string, when every value it formats is known while building; else a
+        `RunTimeText` (printed, or a raise's message, but never computed with)."""
+        parts = []
+        for v in node.values:
+            if isinstance(v, ast.Constant):
+                parts.append(str(v.value))
+                continue
+            value = self.expr(v.value)
+            if isinstance(value, (Sym, RunTimeText)) or not isinstance(
+                    value, (str, int, float, bool, tuple, type(None))):
+                return RunTimeText(ast.unparse(node))
+            value = {115: str, 114: repr, 97: ascii}.get(v.conversion, lambda u: u)(value)
+            spec = self.expr(v.format_spec) if v.format_spec else ""
+            if isinstance(spec, RunTimeText):
+                return RunTimeText(ast.unparse(node))
+            parts.append(format(value, spec))
+        return "".join(parts)
+
     def lookup(self, name, node):
         if name in INTRINSICS:  # what the rewritten lists call (`desugar_lists`)
             return INTRINSICS[name]
         if name in self.env:
             v = self.env[name]
             if isinstance(v, Undefined):
+                if v.seed is not None and (v.seed[0], name) not in self.seeds.refused:
+                    raise ReadAfterLoop(v.seed[0], name, v.seed[1])
                 raise UnsupportedError(f"`{name}` may be undefined here: {v.why}",
                                        self.loc(node))
             if isinstance(v, Sym) and isinstance(v.atom, Var) and v.atom in self.gb.view_of:
@@ -80,7 +106,7 @@ class Expressions:
         if self.enclosing is not None:  # a nested function reads its enclosing one's names
             return self.enclosing.lookup(name, node)
         code = self.src.fn.__code__
-        if name in code.co_freevars and self.src.node.name == self.src.fn.__name__:
+        if name in code.co_freevars and self.src.local_name is None:
             # a closure's variable (`make_loss(reg)` returning `loss`): constant during a call
             try:
                 value = self.src.fn.__closure__[code.co_freevars.index(name)].cell_contents
@@ -162,6 +188,10 @@ class Expressions:
             return float(getattr(base, node.attr))  # np.finfo(np.float64).eps: a constant
         if isinstance(base, draws.GeneratorRef):  # rng.normal
             return draws.method_of(base, node.attr, self.loc(node))
+        if isinstance(base, dict) and node.attr in ("get", "keys", "values", "items"):
+            return getattr(base, node.attr)  # a dict built or passed: read while building
+        if isinstance(base, tuple) and node.attr in ("index", "count"):
+            return getattr(base, node.attr)
         if isinstance(base, tuple) and node.attr in ("append", "extend", "insert"):
             raise refused(f"`.{node.attr}` on a list", "list.append", self.loc(node))
         method = getattr(base, node.attr, None)
@@ -173,18 +203,58 @@ class Expressions:
                                "supported", self.loc(node))
 
     def expr_Tuple(self, node):
-        return tuple(self.expr(e) for e in node.elts)
+        return tuple(self.items(node.elts))
+
+    def items(self, nodes, evaluate=None) -> list:
+        """The values of a call's arguments or a display's items, ``*seq`` spread: a tuple or
+        list known while building, or the rows of an array whose length is (`unpack_rows`)."""
+        evaluate = evaluate or self.expr
+        values = []
+        for n in nodes:
+            if not isinstance(n, ast.Starred):
+                values.append(evaluate(n))
+                continue
+            seq = self.expr(n.value)
+            if isinstance(seq, Sym) and seq.ndim and isinstance(seq.shape[0], int):
+                seq = self.unpack_rows(seq, seq.shape[0], n)
+            if isinstance(seq, dict):
+                seq = tuple(seq)
+            if not isinstance(seq, (tuple, list, range)):
+                raise UnsupportedError(
+                    "`*` spreads a tuple or list whose length is known while building (this "
+                    "is a run-time value: index it, `f(x[0], x[1])`)", self.loc(n))
+            values.extend(seq)
+        return values
+
+    def unpacked_dict(self, node) -> dict:
+        value = self.expr(node)
+        if not isinstance(value, dict):
+            raise UnsupportedError("`**` spreads a dict built in the function or passed to "
+                                   "it (`f(**options)`)", self.loc(node))
+        return value
 
     def expr_Dict(self, node):  # constant keys (the fence): a tree, read by those keys
-        return {k.value: self.expr(v) for k, v in zip(node.keys, node.values)}
+        out = {}
+        for k, v in zip(node.keys, node.values):
+            if k is None:  # {**defaults, "lr": lr}
+                out.update(self.unpacked_dict(v))
+            else:
+                out[k.value] = self.expr(v)
+        return out
 
     def expr_List(self, node):
-        return tuple(self.expr(e) for e in node.elts)
+        return tuple(self.items(node.elts))
 
     def apply_op(self, op, a, b, node):
+        if any(isinstance(v, (str, RunTimeText)) for v in (a, b)):
+            if isinstance(a, str) and isinstance(b, str) and op in (operator.add, operator.mod):
+                return op(a, b)  # a label or a message built from constants
+            raise UnsupportedError("arithmetic with a string", self.loc(node))
         if isinstance(a, (tuple, list)) or isinstance(b, (tuple, list)):
             if op is operator.add and isinstance(a, tuple) and isinstance(b, tuple):
                 return a + b
+            if op is operator.mul and any(type(v) is int for v in (a, b)):
+                return op(a, b)  # (1.0,) * n, [0.0] * 3: repeated, n known while building
             if any(isinstance(v, Sym) and v.ndim for v in (a, b)):  # array_like: NumPy's
                 a, b = numpy_args.as_array(a), numpy_args.as_array(b)
                 return op(a, b)
@@ -226,6 +296,14 @@ class Expressions:
         left = self.expr(node.left)
         result = True
         for op, right_node in zip(node.ops, node.comparators):
+            if isinstance(left, RunTimeText):
+                raise UnsupportedError("comparing an f-string that formats a run-time value",
+                                       self.loc(node))
+            if isinstance(op, (ast.In, ast.NotIn)) and not isinstance(left, str):
+                left = self.membership(left, op, self.expr(right_node), node)
+                if left is False or len(node.ops) == 1:
+                    return left
+                raise UnsupportedError("a chained comparison with `in`", self.loc(node))
             if isinstance(left, str) and isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)):
                 left = self.string_switch(left, op, self.expr(right_node), node)
                 if left is False or len(node.ops) == 1:
@@ -242,6 +320,26 @@ class Expressions:
             left = right
         return result
 
+    def membership(self, left, op, right, node):
+        """``k in (1, 2)``, ``key in options`` (a dict: its keys), ``i in idx`` of a tuple: while
+        building where every value is known, else the run-time ``or`` of equalities."""
+        if isinstance(right, dict):
+            right = tuple(right)
+        if not isinstance(right, (tuple, list)) or any(
+                isinstance(v, Sym) and v.ndim for v in (left, *right)):
+            raise UnsupportedError("`in` with a tuple, list or dict known while building (of an "
+                                   "array: `np.any(x == v)`)", self.loc(node))
+        found = False
+        for v in right:
+            if isinstance(v, str) or isinstance(left, RunTimeText):
+                continue  # a number never equals a string
+            same = CMPOPS[ast.Eq](left, v)
+            found = same if found is False else self.logical("or", found, same, node)
+            if found is True:
+                break
+        return found if isinstance(op, ast.In) else (
+            not found if not isinstance(found, Sym) else symbolic.record("logical_not", found))
+
     def is_none(self, op, node):
         """``x is None``, ``w is not None``: decided while building (None is an argument with
         no leaves, a default such as ``weights=None``; an array or a number is never None)."""
@@ -256,6 +354,8 @@ class Expressions:
         """``mode == "fast"``, ``mode in ("a", "b")``: a string argument is a constant of the
         build, so the comparison is decided while building."""
         if isinstance(op, (ast.In, ast.NotIn)):
+            if isinstance(right, dict):
+                right = tuple(right)
             if not (isinstance(right, tuple) and all(isinstance(r, str) for r in right)):
                 raise UnsupportedError("`in` with a string: compare with a tuple of constant "
                                        'strings, `mode in ("a", "b")`', self.loc(node))
@@ -333,6 +433,15 @@ class Expressions:
             v = self.expr(item)
             if v is None:
                 spec.append("n")
+                continue
+            if isinstance(v, slice):  # s = slice(1, n); x[s]
+                parts = (v.start, v.stop, v.step)
+                for part in parts:
+                    if part is not None:
+                        self.check_int(part, item)
+                        atoms.append(part)
+                flags = [p is not None for p in parts]
+                spec.append(":" if not any(flags) else ("s", *flags))
                 continue
             if isinstance(v, tuple):  # x[idx] with idx = (i, j), as np.ndindex gives
                 for e in v:
@@ -489,10 +598,13 @@ class Expressions:
                                    self.loc(node))
         if not isinstance(fn, Sym) and fn in numpy_shape.REFUSED:
             raise UnsupportedError(numpy_shape.REFUSED[fn], self.loc(node))
-        args = [self.argument(a) for a in node.args]
-        kwargs = {k.arg: self.argument(k.value) for k in node.keywords if k.arg != "out"}
-        if None in kwargs:
-            raise UnsupportedError("**kwargs in a call", self.loc(node))
+        args = self.items(node.args, self.argument)
+        kwargs = {}
+        for k in node.keywords:
+            if k.arg is None:  # f(**options): a dict known while building
+                kwargs.update(self.unpacked_dict(k.value))
+            elif k.arg != "out":
+                kwargs[k.arg] = self.argument(k.value)
         out = next((k.value for k in node.keywords if k.arg == "out"), None)
         if out is not None:
             return self.call_into(fn, args, kwargs, out, node)
@@ -561,8 +673,12 @@ class Expressions:
             raise UnsupportedError("calling a value that is not a function", self.loc(node))
         if getattr(fn, "__self__", None) is not None and isinstance(fn.__self__, Sym):
             return fn(*args, **kwargs)  # an array method
+        if isinstance(getattr(fn, "__self__", None), (dict, tuple)):
+            return fn(*args, **kwargs)  # options.get("scale", 1.0): read while building
         if isinstance(fn, LocalFunction):
             return self.inline(fn, args, kwargs, node)
+        if isinstance(fn, Choice):  # one of two functions, by a run-time condition
+            return self.call_choice(fn, args, kwargs, node)
         if draws.handles(fn):  # np.random: a draw replayed before the call (`draws`)
             return draws.build_call(self, self.draws, fn, args, kwargs, node)
         if custom_call.is_custom_rule(fn):  # a hand-written rule: `jitgrad.custom_vjp`
@@ -606,6 +722,20 @@ class Expressions:
             return self.inline(target, args, kwargs, node)
         raise UnsupportedError(f"calling {fn_name(fn)} is not supported", self.loc(node))
 
+    def call_choice(self, choice, args, kwargs, node):
+        """``f(x)`` with ``f = g if c else h``: built as ``g(x) if c else h(x)``."""
+        key = f"%choice@{node.lineno}:{node.col_offset}"
+
+        def branch(fn):
+            def build():
+                self.env[key] = self.call(fn, args, kwargs, node)
+            return build
+        self.build_if(choice.cond, branch(choice.then), branch(choice.orelse), node)
+        value = self.env.pop(key)
+        if isinstance(value, Undefined):
+            raise UnsupportedError(value.why, self.loc(node))
+        return value
+
     def inline(self, fn, args, kwargs, node):
         if self.depth >= self.MAX_INLINE_DEPTH:
             raise UnsupportedError("recursion (or calls nested too deeply) is not supported",
@@ -635,24 +765,6 @@ class Expressions:
 
 
 
-class LocalFunction:
-    """A function defined inside the one being built: a closure over its names (read when it
-    is called, as Python does), built inline where it is called."""
-
-    def __init__(self, src: FunctionSource, builder: Expressions, defaults: list):
-        self.src, self.builder, self.defaults = src, builder, defaults
-        self.__qualname__ = src.qualname
-
-    def signature(self) -> inspect.Signature:
-        names = [a.arg for a in self.src.node.args.args]
-        first_default = len(names) - len(self.defaults)
-        return inspect.Signature([inspect.Parameter(
-            n, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=(
-                self.defaults[k - first_default] if k >= first_default
-                else inspect.Parameter.empty)) for k, n in enumerate(names)])
-
-
-
 def expand_ellipsis(index, array):
     """``...`` in an index stands for as many full slices as the array has axes left over."""
     spec, atoms = index
@@ -661,127 +773,3 @@ def expand_ellipsis(index, array):
     left = max(symbolic.ndim_of(array) - sum(s not in ("n", "e") for s in spec), 0)
     k = spec.index("e")
     return spec[:k] + (":",) * left + spec[k + 1:], atoms
-
-
-
-# ----------------------------------------------------------------------------- builtins
-
-
-def _b_abs(b, args, kwargs, node):
-    (x,) = args
-    return symbolic.record("abs", x) if isinstance(x, Sym) else abs(x)
-
-
-def _b_minmax(which):
-    """Python's ``max``/``min``: of several numbers (``max(a, b)``, recorded as ``maximum``),
-    of one tuple or list of them, or of one 1-D array, its largest or smallest entry as
-    `np.max` gives it (the same value and, at ties, the project's mean of the one-sided
-    derivatives; with a NaN in the array NumPy's NaN, where Python's answer depends on the
-    NaN's place)."""
-    def f(b, args, kwargs, node):
-        if kwargs:
-            raise UnsupportedError(f"{which}() with keywords (key=, default=): use np.{which} "
-                                   "or a loop", b.loc(node))
-        if len(args) == 1:
-            (x,) = args
-            if isinstance(x, Sym) and x.ndim == 1:
-                return getattr(np, which)(x)
-            if isinstance(x, np.ndarray) and x.ndim == 1:  # a constant array
-                return max(x) if which == "max" else min(x)
-            if not isinstance(x, (tuple, list)) or not x:
-                what = f"array of rank {x.ndim}" if isinstance(x, Sym) else type(x).__name__
-                raise UnsupportedError(f"{which}() of one {what}: Python iterates over a 1-D "
-                                       f"array's entries or a tuple's items; use np.{which}(x) "
-                                       f"or np.{which}(x, axis=0)", b.loc(node))
-            args = tuple(x)
-            if len(args) == 1:
-                return args[0]
-        result = args[0]
-        for a in args[1:]:
-            for v in (result, a):
-                if isinstance(v, Sym) and v.ndim:
-                    raise UnsupportedError(f"builtin {which}() of arrays (use np.{which}imum)",
-                                           b.loc(node))
-            if isinstance(result, Sym) or isinstance(a, Sym):
-                result = symbolic.record("maximum" if which == "max" else "minimum", result, a)
-            else:
-                result = max(result, a) if which == "max" else min(result, a)
-        return result
-    return f
-
-
-def _b_len(b, args, kwargs, node):
-    (x,) = args
-    if isinstance(x, Sym):
-        if not x.ndim:
-            raise UnsupportedError("len() of a scalar", b.loc(node))
-        return x.shape[0]
-    return len(x)
-
-
-def _b_cast(kind):
-    def f(b, args, kwargs, node):
-        (x,) = args
-        if isinstance(x, Sym):
-            numpy_api.scalar_only(kind, x, b.loc(node))
-            return symbolic.record("cast", x, kind={"float": "f", "int": "i", "bool": "b"}[kind])
-        return {"float": float, "int": int, "bool": bool}[kind](x)
-    return f
-
-
-def _b_range(b, args, kwargs, node):
-    raise UnsupportedError("range() outside a `for` statement", b.loc(node))
-
-
-def _b_pow(b, args, kwargs, node):
-    return args[0] ** args[1]
-
-
-def _b_sum(b, args, kwargs, node):
-    if kwargs or not 1 <= len(args) <= 2:
-        raise UnsupportedError("sum() takes a sequence and a start", b.loc(node))
-    seq, total = args[0], (args[1] if len(args) == 2 else 0)
-    if isinstance(seq, Sym):
-        if not seq.ndim:
-            raise UnsupportedError("sum() of a scalar", b.loc(node))
-        return total + numpy_api.np_sum(seq, 0)  # over the first axis, as iterating does
-    if isinstance(seq, (tuple, list)):
-        for v in seq:
-            total = total + v
-        return total
-    raise UnsupportedError("sum() of this value", b.loc(node))
-
-
-def _b_sequence(which):
-    """``sorted``, ``list``, ``tuple``, ``reversed``, ``zip`` and ``enumerate`` of tuples and
-    lists known while building (``w = [0.2, 0.3, 0.5]``, a tuple of arrays): the tuple Python
-    would iterate over. Of an array they are refused: its items are known only at run time
-    (``for`` takes ``zip``, ``enumerate`` and ``reversed`` of arrays by itself)."""
-    def f(b, args, kwargs, node):
-        seqs = args if which == "zip" else args[:1]
-        if not seqs or not all(isinstance(s, (tuple, list)) for s in seqs):
-            hint = {"sorted": "np.sort(x)", "list": "the array itself",
-                    "tuple": "the array itself"}.get(which, f"`for ... in {which}(x)`")
-            raise UnsupportedError(f"{which}() of an array or a run-time value outside a "
-                                   f"`for` statement is not supported: use {hint}",
-                                   b.loc(node))
-        if which == "sorted" and (set(kwargs) - {"reverse"}
-                                  or any(isinstance(v, Sym) for v in args[0])):
-            raise UnsupportedError("sorted() of numbers known while building (with "
-                                   "reverse=): for run-time values use np.sort", b.loc(node))
-        try:
-            result = {"sorted": sorted, "list": list, "tuple": tuple, "reversed": reversed,
-                      "zip": zip, "enumerate": enumerate}[which](*args, **kwargs)
-        except TypeError as e:
-            raise UnsupportedError(f"{which}(): {e}", b.loc(node)) from None
-        return tuple(tuple(v) if which in ("zip", "enumerate") else v for v in result)
-    return f
-
-
-BUILTINS = {abs: _b_abs, sum: _b_sum, min: _b_minmax("min"), max: _b_minmax("max"), len: _b_len,
-             float: _b_cast("float"), int: _b_cast("int"), bool: _b_cast("bool"),
-             range: _b_range, pow: _b_pow}
-BUILTINS.update({fn: _b_sequence(fn.__name__) for fn in (sorted, list, tuple, reversed, zip,
-                                                          enumerate)})
-
-

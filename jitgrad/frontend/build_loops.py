@@ -601,6 +601,7 @@ class Loops:
         return stale_carries
 
     def build_for(self, stmt, target, start, stop, step, over):
+        self.seed_names(stmt)
         flags = self.loop_flags(stmt.body)
         carried = self.loop_carries(stmt.body, flags)
         index = self.gb.new_var(INT, base(target) if target != "%i" else "_i")
@@ -643,7 +644,7 @@ class Loops:
                    result["body"], carries, trips, exit_flag, self.src.loc(stmt),
                    parallel=getattr(stmt, "jitgrad_prange", False) and not raises)
         self.gb.block.stmts.append(loop)
-        self.after_loop(result["env_end"], carried, carry_vars)
+        self.after_loop(stmt, result["env_end"], carried, carry_vars)
 
     def loop_flags(self, body):
         if not any(isinstance(n, ast.Return) for s in body for n in ast.walk(s)):
@@ -670,16 +671,37 @@ class Loops:
             return Const(True)
         return flag.atom
 
-    def after_loop(self, env_end, carried, carry_vars):
+    def after_loop(self, stmt, env_end, carried, carry_vars):
         for name in env_end:
             if name in (BREAK, CONTINUE):
                 continue
             if name in carry_vars:
                 self.env[name] = self.gb.sym(carry_vars[name])
             elif name not in self.env:
-                self.env[name] = Undefined(f"`{name}` is only defined inside a loop")
+                v = env_end[name]
+                seed = None
+                if is_atom_value(v) and not name.startswith("%") and \
+                        self.gb.atom(v, check=False).type.ndim == 0:
+                    seed = (self.loop_key(stmt), self.gb.atom(v, check=False).type)
+                self.env[name] = Undefined(
+                    f"`{name}` is only defined inside a loop (an array assigned only inside "
+                    "a loop is not carried out of it: assign it before the loop, "
+                    f"`{name} = np.zeros_like(...)`)", seed)
+
+    def loop_key(self, stmt) -> tuple:
+        loc = self.src.loc(stmt)
+        return (loc.filename, loc.lineno, loc.col)
+
+    def seed_names(self, stmt) -> None:
+        """The numbers assigned only inside this loop and read after it (`ReadAfterLoop`),
+        defined before it as zero of their type: if the loop runs no iteration they hold
+        that zero (where Python would raise UnboundLocalError)."""
+        for name, type_ in self.seeds.get(self.loop_key(stmt), {}).items():
+            if name not in self.env or isinstance(self.env[name], Undefined):
+                self.env[name] = {"f": 0.0, "i": 0, "b": False}[type_.kind]
 
     def stmt_While(self, stmt):
+        self.seed_names(stmt)
         flags = self.loop_flags(stmt.body)
         carried = self.loop_carries(stmt.body, flags)
         saved_in_loop = self.in_loop
@@ -714,7 +736,7 @@ class Loops:
         loop = While(result["cond_block"], self.gb.atom(cond), result["body"], carries, trips,
                      self.src.loc(stmt), exit_flag)
         self.gb.block.stmts.append(loop)
-        self.after_loop(result["env_end"], carried, carry_vars)
+        self.after_loop(stmt, result["env_end"], carried, carry_vars)
 
 
 

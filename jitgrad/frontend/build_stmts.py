@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+import importlib
 import types as pytypes
 
 import numpy as np
@@ -35,6 +36,9 @@ from jitgrad.frontend.build_ast import (
     RAISED,
     RETURNED,
     RETVAL,
+    Choice,
+    LocalFunction,
+    RunTimeText,
     Undefined,
     base,
     is_atom_value,
@@ -43,7 +47,7 @@ from jitgrad.frontend.build_ast import (
     same_constant,
     same_structure,
 )
-from jitgrad.frontend.build_exprs import LocalFunction, expand_ellipsis
+from jitgrad.frontend.build_exprs import expand_ellipsis
 from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import Sym
 from jitgrad.prims import primitives
@@ -211,6 +215,8 @@ class Statements:
             value = self.expr(node.value) if not isinstance(node.value, ast.Constant) \
                 else node.value.value
             self.known_for_message(value, node.value, what)
+            if isinstance(value, (Sym, RunTimeText)):  # known at run time: named, not formatted
+                return "{" + ast.unparse(node.value) + "}"
             value = {115: str, 114: repr, 97: ascii}.get(node.conversion, lambda v: v)(value)
             spec = self.constant_message(node.format_spec, stmt, what) if node.format_spec \
                 else ""
@@ -220,15 +226,43 @@ class Statements:
                     + self.constant_message(node.right, stmt, what))
         value = node.value if isinstance(node, ast.Constant) else self.expr(node)
         self.known_for_message(value, node, what)
+        if isinstance(value, (Sym, RunTimeText)):
+            return "{" + ast.unparse(node) + "}"
         return str(value)
 
+    def stmt_Import(self, stmt):
+        """``import math``, ``import numpy as np`` inside the function: the module, bound."""
+        for alias in stmt.names:
+            module = self.import_module(alias.name, stmt)
+            if alias.asname is None:  # `import a.b` binds `a`
+                module = self.import_module(alias.name.split(".")[0], stmt)
+            self.env[alias.asname or alias.name.split(".")[0]] = module
+
+    def stmt_ImportFrom(self, stmt):
+        """``from scipy.special import expit``: the names, bound as globals are read."""
+        if stmt.level:
+            raise UnsupportedError("a relative import inside the function: import at the top "
+                                   "of the module", self.loc(stmt))
+        module = self.import_module(stmt.module, stmt)
+        for alias in stmt.names:
+            if alias.name == "*" or not hasattr(module, alias.name):
+                raise UnsupportedError(f"from {stmt.module} import {alias.name}: import names "
+                                       "the module has", self.loc(stmt))
+            name = alias.asname or alias.name
+            self.env[name] = self.global_value(name, getattr(module, alias.name), stmt)
+
+    def import_module(self, name, stmt):
+        try:
+            return importlib.import_module(name)
+        except ImportError as e:
+            raise JitgradError(f"ImportError: {e}", self.loc(stmt)) from None
+
     def known_for_message(self, value, node, what) -> None:
-        if isinstance(value, Sym) or not isinstance(value, (str, int, float, tuple)):
+        if not isinstance(value, (Sym, RunTimeText, str, int, float, tuple)):
             raise UnsupportedError(
-                f"the message of {what} holds a value known only at run time: the compiled code "
-                "raises constant messages, as Numba does; write a constant message (values "
-                "known while building, such as a string argument or a rank, may be formatted "
-                "into it)", self.loc(node))
+                f"the message of {what} formats a {type(value).__name__}: write a constant "
+                "message (values known while building, such as a string argument or a rank, "
+                "may be formatted into it)", self.loc(node))
 
     def raise_now(self, exc: str, msg, stmt) -> None:
         """Raise ``exc(msg)`` here: at once if this code runs on every call (the gradient cannot
@@ -324,7 +358,8 @@ class Statements:
 
     def stmt_LocalDef(self, stmt):
         node = stmt.node
-        defaults = [self.expr(d) for d in node.args.defaults]
+        defaults = [self.expr(d) for d in node.args.defaults]  # then keyword-only ones
+        defaults += [self.expr(d) for d in node.args.kw_defaults if d is not None]
         self.env[node.name] = LocalFunction(self.src.local(node), self, defaults)
 
     def stmt_If(self, stmt):
@@ -339,13 +374,26 @@ class Statements:
         if isinstance(target, ast.Name):
             self.env[target.id] = self.named(value, target.id)
         elif isinstance(target, (ast.Tuple, ast.List)):
-            if isinstance(value, Sym):
+            star = [k for k, t in enumerate(target.elts) if isinstance(t, ast.Starred)]
+            if isinstance(value, Sym) and not star:
                 value = self.unpack_rows(value, len(target.elts), target)
-            if not isinstance(value, (tuple, list)) or len(value) != len(target.elts):
-                raise UnsupportedError("unpacking needs a tuple of the same length",
+            elif isinstance(value, Sym) and value.ndim and isinstance(value.shape[0], int):
+                value = self.unpack_rows(value, value.shape[0], target)
+            if isinstance(value, dict):
+                value = tuple(value)
+            n = len(target.elts) - len(star)
+            if not isinstance(value, (tuple, list)) or len(star) > 1 or (
+                    len(value) != n if not star else len(value) < n):
+                raise UnsupportedError("unpacking needs a tuple of the same length (or, with "
+                                       "one `*rest`, at least as long), known while building",
                                        self.loc(target))
+            if star:  # first, *rest = t: rest is a tuple of what is left over
+                k = star[0]
+                tail = len(target.elts) - k - 1
+                value = (*value[:k], tuple(value[k:len(value) - tail]),
+                         *value[len(value) - tail:])
             for t, v in zip(target.elts, value):
-                self.assign(t, v)
+                self.assign(t.value if isinstance(t, ast.Starred) else t, v)
         elif isinstance(target, ast.Subscript):
             array = self.expr(target.value)
             self.setitem(target, array, self.index(target.slice, store=True), value)
@@ -529,7 +577,7 @@ class Statements:
         for name in dict.fromkeys(list(env_t) + list(env_e)):
             vt = env_t.get(name, Undefined(f"`{name}` is assigned in only one branch"))
             ve = env_e.get(name, Undefined(f"`{name}` is assigned in only one branch"))
-            merged = self.merge(name, vt, ve, then_block, else_block, loc)
+            merged = self.merge(name, vt, ve, then_block, else_block, loc, cond)
             env[name] = self.merged_value(merged, merges)
         self.gb.loc = loc
         self.gb.block.stmts.append(If(self.gb.atom(cond), then_block, else_block, merges, loc))
@@ -564,7 +612,7 @@ class Statements:
         self.gb.restamp(out)
         return self.gb.sym(out)
 
-    def merge(self, name, vt, ve, then_block, else_block, loc):
+    def merge(self, name, vt, ve, then_block, else_block, loc, cond=None):
         if vt is ve:
             return vt
         if vt is NO_RETURN:
@@ -573,7 +621,7 @@ class Statements:
             ve = self.placeholder(vt, else_block)
         if (isinstance(vt, tuple) and isinstance(ve, tuple) and len(vt) == len(ve)
                 and not same_structure(vt, ve)):  # a tuple returned on both sides
-            return tuple(self.merge(f"{name}_{k}", a, b, then_block, else_block, loc)
+            return tuple(self.merge(f"{name}_{k}", a, b, then_block, else_block, loc, cond)
                          for k, (a, b) in enumerate(zip(vt, ve)))
         if isinstance(vt, Undefined) or isinstance(ve, Undefined):
             return vt if isinstance(vt, Undefined) else ve
@@ -582,6 +630,8 @@ class Statements:
         if not (is_atom_value(vt) and is_atom_value(ve)):
             if same_structure(vt, ve):
                 return vt
+            if cond is not None and all(callable(v) and not isinstance(v, Sym) for v in (vt, ve)):
+                return Choice(cond, vt, ve)  # f = np.sin if x > 0 else np.cos
             return Undefined(f"`{name}` holds different non-numeric values on the two branches")
         tt, te = self.gb.atom(vt, check=False).type, self.gb.atom(ve, check=False).type
         if tt.ndim != te.ndim:

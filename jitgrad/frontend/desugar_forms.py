@@ -46,7 +46,9 @@ from jitgrad.frontend.desugar import (
 
 def desugar_forms(fn_node: ast.FunctionDef, fn, fresh: Fresh) -> None:
     """Rewrite ``fn_node``'s lambdas, walruses and reduces (see the module)."""
-    fn_node.body = _statements(fn_node.body, _Forms(fn, fn_node, fresh))
+    forms = _Forms(fn, fn_node, fresh)
+    fn_node.body = [_MapFilter(forms).visit(s) for s in fn_node.body]
+    fn_node.body = _statements(fn_node.body, forms)
 
 
 class _Forms:
@@ -56,6 +58,7 @@ class _Forms:
         bound = {n.id for n in ast.walk(fn_node) if isinstance(n, ast.Name)
                  and isinstance(n.ctx, ast.Store)} | set(getattr(fn.__code__, "co_freevars", ()))
         self.reduce_names = {k for k, v in g.items() if v is functools.reduce} - bound
+        self.builtin_names = {"map", "filter"} - bound - set(g)  # Python's own here
         self.functools_names = {k for k, v in g.items() if v is functools
                                 or (isinstance(v, pytypes.ModuleType)
                                     and v.__name__ == "functools")} - bound
@@ -97,6 +100,46 @@ def _statements(stmts: list, forms: _Forms) -> list:
         out += _statements(before, forms)  # (a reduce inside a folded item, too)
         out.append(s)
     return out
+
+
+class _MapFilter(ast.NodeTransformer):
+    """``map(f, xs, ys)`` as the generator expression ``(f(a, b) for a, b in zip(xs, ys))``,
+    and ``filter(f, xs)`` as ``(a for a in xs if f(a))`` (``filter(None, xs)``: ``if a``), so
+    that what takes a comprehension (``sum``, ``list``, ``np.array(list(...))``, a ``for``)
+    takes them too."""
+
+    def __init__(self, forms: _Forms):
+        self.forms = forms
+
+    def visit_Call(self, node):
+        node = self.generic_visit(node)
+        f = node.func
+        if not (isinstance(f, ast.Name) and f.id in self.forms.builtin_names
+                and not node.keywords and len(node.args) >= 2
+                and not any(isinstance(a, ast.Starred) for a in node.args)):
+            return node
+        fn, seqs = node.args[0], node.args[1:]
+        if f.id == "filter" and len(seqs) != 1:
+            return node
+        names = [self.forms.fresh("item") for _ in seqs]
+
+        def load(n):
+            return ast.Name(id=n, ctx=ast.Load())
+        target = ast.Name(id=names[0], ctx=ast.Store()) if len(names) == 1 else ast.Tuple(
+            [ast.Name(id=n, ctx=ast.Store()) for n in names], ast.Store())
+        it = seqs[0] if len(seqs) == 1 else ast.Call(ast.Name("zip", ast.Load()), seqs, [])
+        if f.id == "map":
+            elt, ifs = ast.Call(fn, [load(n) for n in names], []), []
+        else:
+            test = load(names[0]) if isinstance(fn, ast.Constant) and fn.value is None \
+                else ast.Call(fn, [load(names[0])], [])
+            elt, ifs = load(names[0]), [test]
+        gen = ast.GeneratorExp(elt, [ast.comprehension(target, it, ifs, is_async=0)])
+        locate(gen, node)
+        return gen
+
+    def visit_Lambda(self, node):
+        return self.generic_visit(node)
 
 
 def _loop_else(loop, fresh) -> list:

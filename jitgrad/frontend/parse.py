@@ -61,6 +61,8 @@ class FunctionSource:
 
     @property
     def param_names(self) -> list[str]:
+        """The arguments of the function as an entry point (`check_entry`)."""
+        check_entry(self)
         return [a.arg for a in self.node.args.args]
 
     def wrt_positions(self, wrt) -> list[int]:
@@ -136,6 +138,20 @@ def resolve_wrt(names: list[str], qualname: str, wrt) -> list[int]:
     return positions
 
 
+def check_entry(src: FunctionSource) -> None:
+    """The differentiated function itself takes its arguments by position: each is a value of
+    the call signature. (A function it calls may take any parameters: it is built inline,
+    its ``*args`` a tuple and its ``**kwargs`` a dict of the values passed.)"""
+    args = src.node.args
+    if args.vararg or args.kwarg or args.posonlyargs or any(
+            d is None for d in args.kw_defaults):
+        raise UnsupportedError(
+            "the differentiated function takes *args, **kwargs, positional-only or keyword-only "
+            "parameters without defaults: name its arguments (`def f(x, y)`), or wrap it "
+            "(`def loss(x, y): return f(x, y)`); the functions it calls may take any parameters",
+            src.loc(src.node))
+
+
 def _read(fn) -> FunctionSource:
     fn = unwrap(fn)
     name = getattr(fn, "__qualname__", repr(fn))
@@ -145,10 +161,10 @@ def _read(fn) -> FunctionSource:
     filename = code.co_filename
     where = Loc(filename, code.co_firstlineno, 0,
                 linecache.getline(filename, code.co_firstlineno).rstrip("\n"))
-    if fn.__name__ == "<lambda>":
-        raise UnsupportedError("lambdas are not supported: define the function with `def`", where)
     if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
         raise UnsupportedError(f"{name} is a generator or coroutine", where)
+    if fn.__name__ == "<lambda>":
+        return _read_lambda(fn, where)
     try:
         src_lines, first = inspect.getsourcelines(fn)
     except (OSError, TypeError) as e:
@@ -170,10 +186,55 @@ def _read(fn) -> FunctionSource:
         raise UnsupportedError(
             f"the source of {name} in {filename} has changed since it was imported (line "
             f"{first} now holds `def {node.name}(...)`): import it again, or restart", where)
+    return _prepared(fn, node, filename, first, indent,
+                     linecache.getlines(filename) or text.splitlines(True))
+
+
+def _read_lambda(fn, where) -> FunctionSource:
+    """``jitgrad.grad(lambda p: loss(p, x, y))``: the lambda's expression, found in its file
+    by its line and parameters (and, where one line holds several such lambdas, by the
+    column its code starts at), read as ``def lambda_(p): return loss(p, x, y)``."""
+    code = fn.__code__
+    lines = linecache.getlines(code.co_filename)
+    if not lines:
+        raise UnsupportedError("the source of this lambda is not available: jitgrad reads the "
+                               "function's source, so it must live in a file", where)
+    try:
+        tree = ast.parse("".join(lines))
+    except SyntaxError:
+        raise UnsupportedError("the file holding this lambda no longer parses", where) from None
+    params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    found = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda)
+             and n.lineno == code.co_firstlineno
+             and tuple(a.arg for a in (*n.args.posonlyargs, *n.args.args,
+                                       *n.args.kwonlyargs)) == params]
+    if len(found) > 1:  # several on the line: the one whose body holds the code's start
+        positions = code.co_positions() if hasattr(code, "co_positions") else ()  # 3.11+
+        cols = [p[2] for p in positions if p[0] == code.co_firstlineno
+                and p[2] is not None and p[3] is not None and p[3] > p[2]]  # (not RESUME)
+        start = min(cols) if cols else -1
+        found = [n for n in found if n.body.col_offset <= start
+                 and (n.body.end_lineno, n.body.end_col_offset) >= (code.co_firstlineno, start)]
+        found = found[-1:]  # the innermost
+    if len(found) != 1:
+        raise UnsupportedError("jitgrad could not find this lambda in its file (has the file "
+                               "changed since it was imported?); define it with `def`", where)
+    lam = found[0]
+    node = ast.FunctionDef(name="lambda_", args=lam.args, body=[ast.Return(lam.body)],
+                           decorator_list=[], returns=None, type_comment=None)
+    if "type_params" in ast.FunctionDef._fields:
+        node.type_params = []
+    ast.copy_location(node, lam)
+    node.body[0].lineno, node.body[0].col_offset = lam.body.lineno, lam.body.col_offset
+    ast.fix_missing_locations(node)
+    return _prepared(fn, node, code.co_filename, 1, 0, lines)
+
+
+def _prepared(fn, node, filename, first, indent, lines) -> FunctionSource:
+    """The function's AST rewritten to the forms the builder takes, then fenced."""
     fresh = Fresh.of(node)
     desugar_forms(node, fn, fresh)
     desugar(node, _not_builtins(fn, node), fresh)
-    lines = linecache.getlines(filename) or text.splitlines(True)
     lower_lists(node, fn, fresh, FunctionSource(fn, filename, first, indent, node, lines,
                                                 set()).loc)
     desugar_forms(node, fn, fresh)  # (a walrus or a lambda in a comprehension, now a loop)
@@ -199,19 +260,19 @@ def _not_builtins(fn, node) -> set[str]:
 # ----------------------------------------------------------------------------- the fence
 
 _STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.If, ast.For, ast.While,
-               ast.Break, ast.Continue, ast.Pass, ast.Expr, ast.Assert, ast.Raise, ast.Try)
+               ast.Break, ast.Continue, ast.Pass, ast.Expr, ast.Assert, ast.Raise, ast.Try,
+               ast.Import, ast.ImportFrom)
 _EXPRESSIONS = (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Call, ast.Name, ast.Constant,
                 ast.Attribute, ast.Subscript, ast.Slice, ast.Tuple, ast.List, ast.IfExp, ast.Dict,
-                ast.keyword, ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
+                ast.Starred, ast.JoinedStr, ast.FormattedValue, ast.keyword, ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
 _REFUSED_NAMES = {
     ast.With: "a with statement",
     ast.ClassDef: "a class definition",
     ast.AsyncFunctionDef: "an async function", ast.Lambda: "a lambda", ast.Yield: "yield",
     ast.YieldFrom: "yield from", ast.Await: "await", ast.Global: "global",
-    ast.Nonlocal: "nonlocal", ast.Import: "import", ast.ImportFrom: "import",
+    ast.Nonlocal: "nonlocal",
     ast.Delete: "del", ast.SetComp: "a set comprehension", ast.Set: "a set",
-    ast.Starred: "starred arguments",
-    ast.JoinedStr: "an f-string", ast.Match: "match",
+    ast.Match: "match",
 }
 # refused with the form that works (a key of `errors.INSTEAD`)
 _REFUSED_WITH_HINT = {
@@ -227,57 +288,25 @@ if hasattr(ast, "TryStar"):
 def fence(src: FunctionSource) -> None:
     """Refuse, with its location, the first construct jitgrad does not support."""
     node = src.node
-    args = node.args
-    if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
-        raise UnsupportedError("*args, **kwargs and keyword-only or positional-only parameters "
-                               "are not supported", src.loc(node))
     # Decorators (numba.njit, jitgrad.grad) are fine: jitgrad reads the undecorated body.
-    # a string is read only as a call's argument (np.linalg.norm(x, ord="fro"), astype("f8"))
-    call_args = {id(a) for sub in ast.walk(node) if isinstance(sub, ast.Call)
-                 for a in [*sub.args, *(k.value for k in sub.keywords)]}
-    call_args |= {id(sub.msg) for sub in ast.walk(node) if isinstance(sub, ast.Assert)}
-    # print(...)'s arguments are never evaluated (the gradient leaves print out): strings and
-    # f-strings may stand there
-    printed = {id(a) for sub in ast.walk(node) if isinstance(sub, ast.Call)
-               and isinstance(sub.func, ast.Name) and sub.func.id == "print"
-               for arg in [*sub.args, *(k.value for k in sub.keywords)] for a in ast.walk(arg)}
-    # a raise's or an assert's message (`raise ValueError(f"unknown kind {kind!r}")`): made
-    # while building from constants (`Builder.constant_message`), so strings and f-strings
-    printed |= {id(a) for sub in ast.walk(node) if isinstance(sub, (ast.Raise, ast.Assert))
-                for part in ([sub.msg] if isinstance(sub, ast.Assert) else [sub.exc])
-                if part is not None for a in ast.walk(part)}
-    string_indices = {id(sub.slice) for sub in ast.walk(node) if isinstance(sub, ast.Subscript)}
-    # a switch on a string argument (`if mode == "fast":`, `kind in ("a", "b")`), decided
-    # while building: each string gets its own build
-    string_indices |= {id(a) for sub in ast.walk(node) if isinstance(sub, ast.Compare)
-                       for operand in [sub.left, *sub.comparators]
-                       for a in ([operand] if not isinstance(operand, ast.Tuple)
-                                 else operand.elts)}
-    string_indices |= {id(k) for sub in ast.walk(node) if isinstance(sub, ast.Dict)
-                       for k in sub.keys}  # a dict's constant keys ({"loss": l, "n": n})
+    # Strings and f-strings are values known while building (a switch's value, a message, a
+    # label); the builder refuses one where a number is needed.
     for stmt in node.body:
         for sub in ast.walk(stmt):
-            if id(sub) in printed and (isinstance(sub, (ast.JoinedStr, ast.FormattedValue)) or (
-                    isinstance(sub, ast.Constant) and isinstance(sub.value, str))):
-                continue
             what = _REFUSED_NAMES.get(type(sub))
             if what:
                 raise UnsupportedError(f"{what} is not supported", src.loc(sub))
             if type(sub) in _REFUSED_WITH_HINT:
                 raise refused(*_REFUSED_WITH_HINT[type(sub)], src.loc(sub))
             if isinstance(sub, ast.Dict) and not all(
-                    isinstance(k, ast.Constant) and isinstance(k.value, (str, int))
+                    k is None or isinstance(k, ast.Constant) and isinstance(k.value, (str, int))
                     and not isinstance(k.value, bool) for k in sub.keys):
-                raise refused("a dict whose keys are not constants (or a ** in a dict)",
+                raise refused("a dict whose keys are not constants",
                               "dict", src.loc(sub))
             if isinstance(sub, ast.FunctionDef):  # a nested function: built where called
                 if sub.decorator_list:
                     raise UnsupportedError("a decorator on a nested function is not supported",
                                            src.loc(sub))
-                a = sub.args
-                if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
-                    raise UnsupportedError("*args, **kwargs and keyword-only or positional-only "
-                                           "parameters are not supported", src.loc(sub))
                 continue
             if isinstance(sub, ast.stmt) and not isinstance(sub, _STATEMENTS):
                 raise UnsupportedError(f"the statement {type(sub).__name__} is not supported",
@@ -287,11 +316,8 @@ def fence(src: FunctionSource) -> None:
                                        src.loc(sub))
             if isinstance(sub, ast.Try):
                 _fence_try(src, sub)
-            if (isinstance(sub, ast.Constant) and isinstance(sub.value, (str, bytes))
-                    and not (isinstance(stmt, ast.Expr) and sub is stmt.value)
-                    and not (isinstance(sub.value, str) and id(sub) in call_args)
-                    and not (isinstance(sub.value, str) and id(sub) in string_indices)):
-                raise UnsupportedError("strings are not supported", src.loc(sub))
+            if isinstance(sub, ast.Constant) and isinstance(sub.value, bytes):
+                raise UnsupportedError("bytes are not supported", src.loc(sub))
             if isinstance(sub, ast.Constant) and isinstance(sub.value, complex):
                 raise UnsupportedError("complex numbers are not supported", src.loc(sub))
 

@@ -1,0 +1,215 @@
+"""Python's built-in functions as the builder takes them: ``abs``, ``max``, ``len``, ``sum``,
+``isinstance``, ``slice``, ``map``... on symbolic values (`symbolic.Sym`) and on values known
+while building.
+
+Each entry takes the builder, the call's evaluated arguments and keywords, and the call's AST
+node (for messages); it returns the call's value or raises `UnsupportedError` at the user's
+line, saying what to write instead. `build_exprs.Expressions.call` looks calls up in
+`BUILTINS`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jitgrad.core.errors import UnsupportedError
+from jitgrad.lang import numpy_api, symbolic
+from jitgrad.lang.symbolic import Sym
+
+# ----------------------------------------------------------------------------- builtins
+
+
+def _b_abs(b, args, kwargs, node):
+    (x,) = args
+    return symbolic.record("abs", x) if isinstance(x, Sym) else abs(x)
+
+
+def _b_minmax(which):
+    """Python's ``max``/``min``: of several numbers (``max(a, b)``, recorded as ``maximum``),
+    of one tuple or list of them, or of one 1-D array, its largest or smallest entry as
+    `np.max` gives it (the same value and, at ties, the project's mean of the one-sided
+    derivatives; with a NaN in the array NumPy's NaN, where Python's answer depends on the
+    NaN's place)."""
+    def f(b, args, kwargs, node):
+        if kwargs:
+            raise UnsupportedError(f"{which}() with keywords (key=, default=): use np.{which} "
+                                   "or a loop", b.loc(node))
+        if len(args) == 1:
+            (x,) = args
+            if isinstance(x, Sym) and x.ndim == 1:
+                return getattr(np, which)(x)
+            if isinstance(x, np.ndarray) and x.ndim == 1:  # a constant array
+                return max(x) if which == "max" else min(x)
+            if not isinstance(x, (tuple, list)) or not x:
+                what = f"array of rank {x.ndim}" if isinstance(x, Sym) else type(x).__name__
+                raise UnsupportedError(f"{which}() of one {what}: Python iterates over a 1-D "
+                                       f"array's entries or a tuple's items; use np.{which}(x) "
+                                       f"or np.{which}(x, axis=0)", b.loc(node))
+            args = tuple(x)
+            if len(args) == 1:
+                return args[0]
+        result = args[0]
+        for a in args[1:]:
+            for v in (result, a):
+                if isinstance(v, Sym) and v.ndim:
+                    raise UnsupportedError(f"builtin {which}() of arrays (use np.{which}imum)",
+                                           b.loc(node))
+            if isinstance(result, Sym) or isinstance(a, Sym):
+                result = symbolic.record("maximum" if which == "max" else "minimum", result, a)
+            else:
+                result = max(result, a) if which == "max" else min(result, a)
+        return result
+    return f
+
+
+def _b_len(b, args, kwargs, node):
+    (x,) = args
+    if isinstance(x, Sym):
+        if not x.ndim:
+            raise UnsupportedError("len() of a scalar", b.loc(node))
+        return x.shape[0]
+    return len(x)
+
+
+def _b_cast(kind):
+    def f(b, args, kwargs, node):
+        (x,) = args
+        if isinstance(x, Sym):
+            numpy_api.scalar_only(kind, x, b.loc(node))
+            return symbolic.record("cast", x, kind={"float": "f", "int": "i", "bool": "b"}[kind])
+        return {"float": float, "int": int, "bool": bool}[kind](x)
+    return f
+
+
+def _b_pow(b, args, kwargs, node):
+    return args[0] ** args[1]
+
+
+def _b_sum(b, args, kwargs, node):
+    if kwargs or not 1 <= len(args) <= 2:
+        raise UnsupportedError("sum() takes a sequence and a start", b.loc(node))
+    seq, total = args[0], (args[1] if len(args) == 2 else 0)
+    if isinstance(seq, Sym):
+        if not seq.ndim:
+            raise UnsupportedError("sum() of a scalar", b.loc(node))
+        return total + numpy_api.np_sum(seq, 0)  # over the first axis, as iterating does
+    if isinstance(seq, (tuple, list)):
+        for v in seq:
+            total = total + v
+        return total
+    raise UnsupportedError("sum() of this value", b.loc(node))
+
+
+def _b_sequence(which):
+    """``sorted``, ``list``, ``tuple``, ``reversed``, ``zip`` and ``enumerate`` of tuples and
+    lists known while building (``w = [0.2, 0.3, 0.5]``, a tuple of arrays): the tuple Python
+    would iterate over. Of an array they are refused: its items are known only at run time
+    (``for`` takes ``zip``, ``enumerate`` and ``reversed`` of arrays by itself)."""
+    def f(b, args, kwargs, node):
+        seqs = args if which == "zip" else args[:1]
+        if not seqs or not all(isinstance(s, (tuple, list)) for s in seqs):
+            hint = {"sorted": "np.sort(x)", "list": "the array itself",
+                    "tuple": "the array itself"}.get(which, f"`for ... in {which}(x)`")
+            raise UnsupportedError(f"{which}() of an array or a run-time value outside a "
+                                   f"`for` statement is not supported: use {hint}",
+                                   b.loc(node))
+        if which == "sorted" and (set(kwargs) - {"reverse"}
+                                  or any(isinstance(v, Sym) for v in args[0])):
+            raise UnsupportedError("sorted() of numbers known while building (with "
+                                   "reverse=): for run-time values use np.sort", b.loc(node))
+        try:
+            result = {"sorted": sorted, "list": list, "tuple": tuple, "reversed": reversed,
+                      "zip": zip, "enumerate": enumerate}[which](*args, **kwargs)
+        except TypeError as e:
+            raise UnsupportedError(f"{which}(): {e}", b.loc(node)) from None
+        return tuple(tuple(v) if which in ("zip", "enumerate") else v for v in result)
+    return f
+
+
+def _b_isinstance(b, args, kwargs, node):
+    """``isinstance(x, float)``, ``isinstance(w, (list, tuple))``, ``isinstance(a,
+    np.ndarray)``: decided while building from what the value is (a run-time number is a
+    Python or NumPy number of its kind, an array an ndarray of its rank). Where the answer
+    depends on what the build cannot tell apart (a list from a tuple, which jitgrad holds
+    alike; a Python float from a NumPy float64) it is refused rather than guessed."""
+    if kwargs or len(args) != 2:
+        raise UnsupportedError("isinstance() takes a value and a type", b.loc(node))
+    value, types = args
+    try:
+        answers = {isinstance(v, types) for v in _prototypes(value)}
+    except TypeError as e:
+        raise UnsupportedError(f"isinstance(): {e}", b.loc(node)) from None
+    if len(answers) > 1:
+        what = "a list from a tuple" if isinstance(value, tuple) else \
+            "a Python number from a NumPy scalar"
+        raise UnsupportedError(f"isinstance() here would need to tell {what}, which the "
+                               "gradient does not: test for both (`isinstance(v, (list, "
+                               "tuple))`, `isinstance(x, (float, np.floating))`)", b.loc(node))
+    return answers.pop()
+
+
+def _prototypes(value) -> list:
+    """Python values of every kind ``value`` may stand for."""
+    if isinstance(value, Sym):
+        kind = value.type.kind
+        dtype = {"f": np.float64, "i": np.int64, "b": np.bool_}[kind]
+        if value.ndim:
+            return [np.empty((0,) * value.ndim, dtype)]
+        return [{"f": 0.0, "i": 0, "b": False}[kind], dtype(0)]
+    if isinstance(value, tuple):  # a tuple, or a list held as one
+        return [value, list(value)]
+    return [value]
+
+
+def _b_slice(b, args, kwargs, node):
+    """``s = slice(1, n)``: a slice object, used later as an index (``x[s]``)."""
+    if kwargs or not 1 <= len(args) <= 3:
+        raise UnsupportedError("slice() takes one to three arguments", b.loc(node))
+    for a in args:
+        if a is not None:
+            b.check_int(a, node)
+    return slice(*args)
+
+
+def _b_range(b, args, kwargs, node):
+    """``range(...)`` as a value (``tuple(range(3))``, ``for k in range(n)`` is a loop): its
+    bounds must be known while building."""
+    if kwargs or any(isinstance(a, Sym) for a in args):
+        raise UnsupportedError("range() of run-time bounds outside a `for` statement (a "
+                               "loop `for k in range(n)` takes them)", b.loc(node))
+    try:
+        return tuple(range(*args))
+    except TypeError as e:
+        raise UnsupportedError(f"range(): {e}", b.loc(node)) from None
+
+
+def _b_round(b, args, kwargs, node):
+    """``round(x)``: NumPy's round half to even (an integer for a number, as Python gives);
+    ``round(x, k)`` keeps the type. Its derivative is zero where it exists."""
+    if kwargs or not 1 <= len(args) <= 2:
+        raise UnsupportedError("round() takes a number and a digit count", b.loc(node))
+    x = args[0]
+    if not isinstance(x, Sym):
+        return round(*args)
+    numpy_api.scalar_only("round", x, b.loc(node))
+    rounded = np.round(x, args[1]) if len(args) == 2 else np.round(x)
+    return rounded if len(args) == 2 else symbolic.record("cast", rounded, kind="i")
+
+
+def _b_divmod(b, args, kwargs, node):
+    a, c = args
+    return a // c, a % c
+
+
+def _b_callable(b, args, kwargs, node):
+    return callable(args[0]) and not isinstance(args[0], Sym)
+
+
+BUILTINS = {abs: _b_abs, sum: _b_sum, min: _b_minmax("min"), max: _b_minmax("max"), len: _b_len,
+             float: _b_cast("float"), int: _b_cast("int"), bool: _b_cast("bool"),
+             range: _b_range, pow: _b_pow, isinstance: _b_isinstance, slice: _b_slice,
+             round: _b_round, divmod: _b_divmod, callable: _b_callable}
+BUILTINS.update({fn: _b_sequence(fn.__name__) for fn in (sorted, list, tuple, reversed, zip,
+                                                          enumerate)})
+
+
