@@ -123,3 +123,120 @@ def read_after_loop(x, tol):
         last = y_new * n
         n += 1
     return y_new + last + it * 0.0 + math.hypot(y_new, 1.0)
+
+
+def branch_set_in_first_iteration(a):
+    for i in range(4):
+        if i == 0:
+            z = a * 2.0  # set in the first iteration, read in the later ones
+        else:
+            z = z * 0.5 + a
+    return z
+
+
+# ---- lists of arrays, objects, library calls on constants ------------------------------------
+
+
+def lists_of_arrays(x, W):
+    states = []
+    h = x
+    for t in range(3):
+        h = np.tanh(W @ h + 0.1 * t)
+        states.append(h)
+    rows = [np.sin(x * k) for k in range(1, 3)]
+    kept = []
+    for i in range(x.shape[0]):
+        if x[i] > 0.0:
+            kept.append(x * x[i])
+    for it in range(2):
+        H = np.outer(h, h) + np.eye(x.shape[0]) * it  # read after the loop
+    S = np.stack(states)
+    return (np.sum(S[-1] * S[0]) + np.sum(np.vstack(rows) ** 2) + np.sum(np.concatenate(rows))
+            + np.sum(np.array(kept)) + np.sum(H) + len(states))
+
+
+class Layer:
+    def __init__(self, W, b):
+        self.W, self.b = W, b
+
+    def forward(self, x):
+        return np.tanh(self.W @ x + self.b)
+
+
+class Body:
+    def __init__(self, mass, pos):
+        self.mass, self.pos = mass, pos
+
+    @classmethod
+    def unit(cls, pos):
+        return cls(1.0, pos)
+
+    def energy(self, g=9.81):
+        return self.mass * g * self.pos[-1]
+
+
+LAYERS = [Layer(np.array([[0.5, 0.1, 0.0], [0.2, -0.3, 0.4], [0.1, 0.1, 0.1]]),
+                np.array([0.1, 0.0, -0.1])),
+          Layer(np.eye(3) * 0.7, np.zeros(3))]
+WEIGHTS = {"data": 1.0, "prior": 0.25}
+DEFAULT_SHIFT = np.array([0.5, -0.5, 0.25])
+
+
+def _shifted(x, shift=DEFAULT_SHIFT):
+    return x + shift
+
+
+def objects(x):
+    for layer in LAYERS:
+        x = layer.forward(x)
+    body = Body.unit(_shifted(x))
+    nodes, weights = np.polynomial.legendre.leggauss(4)  # constants: run while building
+    ys, xs = np.meshgrid(np.arange(3.0), x)
+    with np.errstate(divide="ignore"):
+        quad = np.sum(weights * np.cos(nodes * x[0]))
+    if np.sqrt(0.5) < 10.0 and not np.isscalar(x):
+        quad = quad * WEIGHTS["data"]
+    return body.energy() + quad + np.sum(xs * ys) + WEIGHTS["prior"] * np.sum(x * x)
+
+
+def densities(x, m):
+    from scipy import special, stats
+
+    cov = np.array([[1.0, 0.3], [0.3, 2.0]])
+    pts = np.array([[0.1, 0.2], [0.5, -0.3], [1.0, 0.0]])
+    return (np.sum(stats.t.logpdf(x, 3.0, 0.5, 2.0)) + np.sum(stats.gamma.logpdf(x, 2.0))
+            + np.sum(stats.beta.logpdf(x / 3.0, 2.0, 3.0)) + np.sum(stats.poisson.logpmf(3.0, x))
+            + np.sum(special.logit(x / 3.0)) + np.sum(special.betaln(x, 2.0))
+            + np.sum(stats.norm.logcdf(x)) + np.sum(stats.lognorm.logpdf(x, 0.5))
+            + stats.dirichlet.logpdf(np.array([0.2, 0.3, 0.5]), x)
+            + np.sum(stats.multivariate_normal.logpdf(pts, m, cov))
+            + stats.multivariate_normal.pdf(pts[0], m, cov))
+
+
+def loop_index_after(x):
+    """Python leaves a loop's variable at its last item (the one a break stopped at); a loop
+    that runs no iteration leaves it as it was."""
+    for i in range(x.shape[0]):
+        pass
+    last = x[i] ** 3
+    for j in range(x.shape[0]):
+        if x[j] > 0.5:
+            break
+    k = 1
+    for k in range(0):
+        pass
+    return last + x[j] ** 2 * j + x[k] * 2.0 + math.log(x[0], 3.0)
+
+
+def piecewise_constant(x):
+    """Rounding, counts and closeness tests: values as NumPy's, zero derivative (JAX's)."""
+    from scipy import linalg, signal
+
+    r = np.round(x * 3.7) + np.rint(x) + np.trunc(x * 5.0) + np.fix(-x) + round(x[0] * 10.0)
+    c = np.count_nonzero(x > 0.5) + np.isclose(x, 0.3).sum() + np.allclose(x, x)
+    k = x.argmax() + np.round(x, 1).sum() + math.trunc(x[2] * 3.0)
+    A = np.outer(x, x) + np.eye(x.shape[0])
+    L = linalg.cholesky(A, lower=True)
+    y = linalg.solve_triangular(L, x, lower=True) + linalg.solve(A, x)
+    return (np.sum(r * x) + c * x[0] + k * x[1] + np.sum(y * y)
+            + np.sum(signal.convolve(x, np.array([0.25, 0.5]))))

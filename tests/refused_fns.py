@@ -35,9 +35,17 @@ def try_around_a_call(x):
     return np.sum(y)
 
 
+class Timer:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
 def uses_with(x):
-    with np.errstate(all="ignore"):  # refused: with
-        y = x / 0.0
+    with Timer():  # refused: with
+        y = x / 2.0
     return y
 
 
@@ -319,10 +327,10 @@ def one_branch(x):
     return y * y  # refused: one-branch
 
 
-def loop_only(x):
-    for k in range(3):
-        t = x * k  # an array: not carried out of the loop (a number is)
-    return np.sum(t)  # refused: loop-only
+def one_branch_only(x):
+    if x > 0.5:
+        t = x * 2.0
+    return t  # refused: one-branch-only
 
 
 def array_condition(x):
@@ -509,11 +517,11 @@ def matrix_index(x, idx):
     return np.sum(x[idx])  # refused: matrix-index
 
 
-SCALES = {0: 2.0}  # a global dict
+SCALES = {(0, 1): 2.0}  # a global dict keyed by tuples
 
 
 def global_dict(x):
-    return x * SCALES[0]  # refused: global-dict
+    return x * SCALES[0, 1]  # refused: global-dict
 
 
 # ----------------------------------------------------------------------------- signatures

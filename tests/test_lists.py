@@ -188,11 +188,23 @@ def dict_of_values(x, b):
     return np.sum(np.tanh(q[0] + q[1])) * p["scale"]
 
 
+def appends_rows(x):
+    rows = []
+    for i in range(3):
+        rows.append(x * i)
+    return np.sum(np.array(rows))
+
+
+def _appends_rows(x):  # for the tape: the same sum without a list of arrays
+    return np.sum(x * 0.0) + np.sum(x * 1.0) + np.sum(x * 2.0)
+
+
 X = np.array([0.7, -1.2, 1.9, 0.4, -0.3])
 W = np.array([0.5, 1.5, -0.8, 2.0, 1.1])
 A = np.array([[0.3, -0.7, 1.2, 0.1, 0.5], [0.9, 0.2, -0.4, 0.6, -1.1], [0.0, 1.3, 0.8, -0.2, 0.4]])
 
 CASES = [
+    (appends_rows, (X,)),  # a list of arrays: the array of its rows
     (appended_squares, (X,)),
     (appended_where_positive, (X,)),
     (appended_until_break, (X, W)),
@@ -278,7 +290,7 @@ def _comprehension_nested(a):
 
 
 TWINS = {f: globals()["_" + f.__name__] for f in (
-    appended_squares, appended_where_positive, appended_nested, appended_twice_per_step,
+    appends_rows, appended_squares, appended_where_positive, appended_nested, appended_twice_per_step,
     appended_rows_each_step, appended_then_rebound, comprehension_array, comprehension_zip,
     comprehension_filtered, comprehension_of_constants, comprehension_nested)}
 
@@ -313,10 +325,10 @@ def joins_lists(x):
     return np.sum(out + [1.0])
 
 
-def appends_rows(x):
+def appends_ragged(x):
     rows = []
     for i in range(3):
-        rows.append(x * i)
+        rows.append(x[:i + 1] * 2.0)  # a row longer each time
     return np.sum(np.array(rows))
 
 
@@ -376,7 +388,8 @@ def sorted_of_an_array(x):
 
 REFUSED = [
     (joins_lists, "the list `out` in arithmetic", "read it as one"),
-    (appends_rows, "appending an array of rank 1 to `rows`", "out = np.zeros((n, d))"),
+    (appends_ragged, "appending to `rows` arrays whose shape is known only inside the loop",
+     "out = np.zeros((n, d))"),
     (appends_in_a_while, "appending to `out` in a while loop", "preallocate"),
     (appends_in_a_triangle, "not known when the outer loop starts", "preallocate"),
     (reads_while_appending, "reading the list `out` in the loop that appends", "preallocate"),

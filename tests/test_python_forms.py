@@ -12,7 +12,15 @@ What each form is built as:
   ``filter`` are comprehensions.
 * ``isinstance``, ``in`` and comparisons of strings are decided while building; f-strings
   of run-time values may be printed or raised.
-* A number assigned only inside a loop and read after it is carried out of the loop.
+* A number, or an array of the arguments' shapes, assigned only inside a loop and read after
+  it (or in a later iteration) is carried out of the loop.
+* A list of arrays built in a loop is an array of rows (``np.stack``, ``np.array``,
+  ``np.vstack``, ``np.concatenate`` of it).
+* The user's objects are values of the build: attributes read, methods built inline, classes
+  instantiated; a library function on constants runs while building.
+* ``scipy.stats`` densities, ``scipy.special``, ``scipy.linalg`` and ``scipy.signal`` functions
+  as autograd differentiates them; rounding, counts and closeness tests with NumPy's values and
+  a zero derivative.
 """
 
 from __future__ import annotations
@@ -42,6 +50,14 @@ CASES = [  # (function, args, wrt)
     (F.type_tests, (X5, W5), (0, 1)),
     (F.statements, (np.array([0.3, 0.8, -0.4, 1.1, 0.6]),), 0),
     (F.read_after_loop, (1.7, 1e-10), 0),
+    (F.branch_set_in_first_iteration, (0.7,), 0),
+    (F.loop_index_after, (np.array([0.3, 0.2, 0.7, 0.9]),), 0),
+    (F.lists_of_arrays, (np.array([0.3, -0.5, 0.8]), np.array([[0.5, 0.1, 0.0],
+                                                             [0.2, -0.3, 0.4],
+                                                             [0.1, 0.1, 0.1]])), (0, 1)),
+    (F.objects, (np.array([0.3, -0.5, 0.8]),), 0),
+    (F.piecewise_constant, (np.array([0.31, 0.22, 0.74, 0.93]),), 0),
+    (F.densities, (np.array([0.5, 1.2, 2.0]), np.array([0.3, -0.1])), (0, 1)),
 ]
 
 

@@ -91,7 +91,6 @@ FENCED = [
            "try", "y = 1.0 / x"),
     Fenced("try_around_a_call", r"try/except is supported only around code that cannot "
            r"raise.*`np\.linalg\.inv\(x\)` \(it may raise\)", "try-call", "y = np.linalg"),
-    Fenced("uses_with", r"a with statement is not supported", "with", "with"),
     Fenced("uses_nested_def", r"a decorator on a nested function is not supported",
            "nested-def", "def inner"),
     Fenced("uses_class", r"class definition is not supported", "class", "class Box"),
@@ -203,6 +202,8 @@ BUILT = [
     Built("printing_a_sort", (V3,), r"`y\.sort\(\)` inside print", "print-sort", "y.sort()"),
     Built("printing_a_draw", (V3,), r"`np\.random\.normal\(\)` inside print", "print-draw",
           "np.random"),
+    Built("uses_with", (1.0,), r"a with statement \(jitgrad takes `with np.errstate",
+          "with", "with"),
     Built("uses_string", (1.0,), r"arithmetic with a string", "string", "x + name"),
     Built("uses_fstring", (1.0,), r"comparing an f-string that formats a run-time value",
           "fstring", "label =="),
@@ -221,10 +222,8 @@ BUILT = [
           "the other", "rank-branch", "if", ShapeError),
     Built("one_branch", (1.0,), r"`y` may be undefined here: `y` is assigned in only one branch",
           "one-branch", "y * y"),
-    Built("loop_only", (V3,), r"`t` may be undefined here: `t` is only defined inside a loop "
-          r"\(an array assigned only inside a loop is not carried out of it: assign it before "
-          r"the loop, `t = np.zeros_like\(\.\.\.\)`\)",
-          "loop-only", "t"),
+    Built("one_branch_only", (1.0,), r"`t` may be undefined here: `t` is assigned in only one "
+          "branch", "one-branch-only", "t"),
     Built("array_condition", (V3,), r"truth value of an array is ambiguous", "array-condition",
           "x > 0.0"),
     Built("shift_operator", (1.0, 2), r"the operator LShift", "lshift", "n << 1"),

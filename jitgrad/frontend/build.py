@@ -8,7 +8,8 @@ Calls to the user's other plain functions are built inline.
 
 `Builder` is assembled from four parts, one module each: statements and branches
 (`build_stmts`), loops (`build_loops`), views followed to their arrays (`build_views`),
-expressions and calls (`build_exprs`); `build_ast` holds
+expressions and calls (`build_exprs`), values known while building: the user's objects,
+library calls on constants (`build_values`); `build_ast` holds
 what they read off the AST. This module binds the arguments, runs the body and checks the result.
 
 Guarantees: the IR is verified (`ir.verify`); every equation has the user's location; anything
@@ -35,6 +36,7 @@ from jitgrad.frontend.build_ast import (
     NO_RETURN,
     RETURNED,
     RETVAL,
+    ListOfArrays,
     ReadAfterLoop,
     is_docstring,
     jumps,
@@ -43,6 +45,7 @@ from jitgrad.frontend.build_ast import (
 from jitgrad.frontend.build_exprs import Expressions
 from jitgrad.frontend.build_loops import Loops
 from jitgrad.frontend.build_stmts import Statements
+from jitgrad.frontend.build_values import Values
 from jitgrad.frontend.build_views import Views
 from jitgrad.frontend.draws import Recorder
 from jitgrad.frontend.parse import FunctionSource, check_entry
@@ -50,7 +53,7 @@ from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import GraphBuilder, Sym
 
 
-class Builder(Statements, Loops, Views, Expressions):
+class Builder(Statements, Loops, Views, Values, Expressions):
     """Evaluates one function's AST on symbolic values, appending IR to a `GraphBuilder`."""
 
     MAX_INLINE_DEPTH = 20
@@ -61,12 +64,14 @@ class Builder(Statements, Loops, Views, Expressions):
         self.src = src
         self.gb = gb
         # numbers to define before a loop, found by an earlier attempt (`ReadAfterLoop`)
-        self.seeds = caller.seeds if caller is not None else (seeds or LoopSeeds())
+        self.seeds = caller.seeds if caller is not None else (
+            seeds if seeds is not None else LoopSeeds())
         self.env: dict[str, object] = {}
         self.caller = caller
         self.enclosing = enclosing  # for a nested function: the one it was defined in
         self.depth = 0 if caller is None else caller.depth + 1
         self.in_loop = False  # inside a loop of the graph (a `For` or `While`)
+        self.loops_building: list = []  # the loop statements being built, outermost first
         self.in_unrolled_loop = False  # inside a loop over a tuple, unrolled while building
         # np.random's draws, seeds and generators, in program order (`frontend.draws`)
         self.draws = caller.draws if caller is not None else Recorder(gb)
@@ -135,6 +140,7 @@ class LoopSeeds(dict):
     def __init__(self):
         super().__init__()
         self.refused: set = set()
+        self.lists: dict = {}  # a list built in a loop (its key) -> its rows' shape
 
 
 def _leaf_name(path: str) -> str:
@@ -222,6 +228,8 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
                                      if isinstance(p, tuple) else gb.sym(p) for p in grouped])
                 result = builder.run_body()
             break
+        except ListOfArrays as r:  # a list of arrays: allocated again with rows of that shape
+            seeds.lists[r.key] = r.rows
         except ReadAfterLoop as r:  # a number set in a loop, read after it: defined before
             if r.name in seeds.get(r.loop_key, {}):
                 seeds.refused.add((r.loop_key, r.name))

@@ -51,6 +51,16 @@ class Choice:
         raise TypeError("a Choice is called by the builder")
 
 
+class ListOfArrays(Exception):
+    """Internal: a list built in a loop (`desugar_lists`) has array items, of a shape made of
+    constants and the arguments' axes (``rows``: an int, or (parameter position, axis), per
+    axis); `build.build` starts again with its array allocated with rows of that shape."""
+
+    def __init__(self, key: tuple, rows: tuple):
+        super().__init__(str(key))
+        self.key, self.rows = key, rows
+
+
 class RunTimeText:
     """An f-string that formats a value known only at run time (a label, a log line): it may
     be assigned, printed or put in a raise's message (naming the value), never compared or
@@ -149,6 +159,8 @@ def fn_name(fn) -> str:
     """How the user wrote a library function: np.fft.fft, np.sort, math.gamma."""
     mod = str(getattr(fn, "__module__", None) or "")
     name = getattr(fn, "__name__", type(fn).__name__)
+    if isinstance(fn, np.ufunc) and getattr(np, name, None) is not fn:
+        return f"scipy.special.{name}"  # SciPy's special functions are ufuncs too
     if mod.startswith("numpy") or isinstance(fn, np.ufunc):
         public = [p for p in mod.split(".")[1:] if not p.startswith("_")]
         return ".".join(["np", *public, name])

@@ -192,7 +192,7 @@ def _b_round(b, args, kwargs, node):
     if not isinstance(x, Sym):
         return round(*args)
     numpy_api.scalar_only("round", x, b.loc(node))
-    rounded = np.round(x, args[1]) if len(args) == 2 else np.round(x)
+    rounded = symbolic.NUMPY[np.round](x, *args[1:])
     return rounded if len(args) == 2 else symbolic.record("cast", rounded, kind="i")
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import builtins
 import inspect
+import math
 import operator
 import types as pytypes
 
@@ -20,6 +21,7 @@ from jitgrad.core.errors import JitgradError, Loc, ShapeError, UnsupportedError,
 from jitgrad.core.ir import (
     Var,
 )
+from jitgrad.core.types import Type
 from jitgrad.frontend import custom_call, draws
 from jitgrad.frontend.build_ast import (
     BINOPS,
@@ -30,10 +32,12 @@ from jitgrad.frontend.build_ast import (
     ReadAfterLoop,
     RunTimeText,
     Undefined,
+    assigned_names,
     fn_name,
     int_literal,
 )
 from jitgrad.frontend.build_builtins import BUILTINS
+from jitgrad.frontend.build_values import is_user_object, library_of
 from jitgrad.frontend.desugar_lists import INTRINSICS
 from jitgrad.frontend.parse import FunctionSource, unwrap
 from jitgrad.lang import numpy_api, numpy_args, numpy_shape, scipy_api, symbolic
@@ -119,6 +123,10 @@ class Expressions:
             return self.global_value(name, g[name], node)
         if hasattr(builtins, name):
             return getattr(builtins, name)
+        for loop in reversed(self.loops_building):  # set in a later iteration's branch
+            if name in assigned_names(loop.body) and (self.loop_key(loop), name) \
+                    not in self.seeds.refused:
+                raise ReadAfterLoop(self.loop_key(loop), name, Type("f", 0))
         raise JitgradError(f"NameError: name '{name}' is not defined", self.loc(node))
 
     def global_value(self, name, value, node, what="global"):
@@ -134,9 +142,18 @@ class Expressions:
         constants = numpy_args.constant_tuples(value) if isinstance(value, list) else None
         if constants is not None:  # W = [0.2, 0.3], [(0, 1), (1, 0)]: read as tuples are
             return constants
+        if isinstance(value, list) and all(is_user_object(v) for v in value):
+            return tuple(value)  # LAYERS = [Layer(...), ...]: objects, read while building
+        if value is None:
+            return None
+        if isinstance(value, dict) and all(isinstance(k, (str, int)) for k in value):
+            return {k: self.global_value(f"{name}[{k!r}]", v, node, what)
+                    for k, v in value.items()}  # a table of constants, read by its keys
         if isinstance(value, dict):
             raise UnsupportedError(f"the {what} `{name}` is a dict; {instead('dict')}",
                                    self.loc(node))
+        if is_user_object(value):  # read while building (`build_values`)
+            return value
         generator = draws.generator_value(value, name, self.src.fn.__globals__
                                           if what == "global" else None)
         if generator is not None:  # a Generator/RandomState the function draws from
@@ -179,6 +196,8 @@ class Expressions:
                              "flatten", "squeeze", "repeat", "swapaxes", "diagonal", "trace",
                              "any", "all"):
                 return getattr(base, node.attr)
+            if _ARRAY_METHODS.get(node.attr) in symbolic.NUMPY:  # x.argmax(1): np.argmax(x, 1)
+                return _ArrayMethod(base, _ARRAY_METHODS[node.attr])
             raise UnsupportedError(f"the array attribute .{node.attr} is not supported",
                                    self.loc(node))
         if isinstance(base, (int, float)) and node.attr in ("real",):
@@ -199,6 +218,9 @@ class Expressions:
             return method  # scipy.stats.norm.cdf
         if isinstance(base, np.ufunc):
             numpy_args.refuse_ufunc_method(base, node.attr, self.loc(node))
+        if is_user_object(base) or (isinstance(base, type) and library_of(base) not in LIBRARIES
+                                    and base.__module__ != "builtins"):
+            return self.object_attribute(base, node.attr, node)
         raise UnsupportedError(f"the attribute .{node.attr} of a {type(base).__name__} is not "
                                "supported", self.loc(node))
 
@@ -596,6 +618,9 @@ class Expressions:
         if fn is builtins.print:
             raise UnsupportedError(f"print(...) as a value is not supported; {instead('print')}",
                                    self.loc(node))
+        if not isinstance(fn, Sym) and not _hashable(fn):
+            raise UnsupportedError(f"calling {fn_name(fn)} is not supported (a "
+                                   f"{type(fn).__name__})", self.loc(node))
         if not isinstance(fn, Sym) and fn in numpy_shape.REFUSED:
             raise UnsupportedError(numpy_shape.REFUSED[fn], self.loc(node))
         args = self.items(node.args, self.argument)
@@ -693,9 +718,11 @@ class Expressions:
             return fn(*args, **kwargs)
         if fn in symbolic.NUMPY:
             try:
-                return symbolic.NUMPY[fn](*args, **kwargs)
+                return self.known(symbolic.NUMPY[fn](*args, **kwargs), node)
             except TypeError as e:
                 raise UnsupportedError(f"{fn_name(fn)}: {e}", self.loc(node)) from None
+        if fn is math.log and len(args) == 2:  # math.log(x, base)
+            return self.call(fn, args[:1], {}, node) / self.call(fn, args[1:], {}, node)
         if fn in numpy_api.MATH:
             for a in args:
                 numpy_api.scalar_only(fn_name(fn), a, self.loc(node))
@@ -712,6 +739,13 @@ class Expressions:
                 raise UnsupportedError(f"{fn_name(fn)}: {e}", self.loc(node)) from None
         target = unwrap(fn)
         library = str(getattr(target, "__module__", None) or "").split(".")[0]
+        if library in ("numpy", "scipy", "math") or isinstance(fn, np.ufunc):
+            value = self.call_on_constants(fn, args, kwargs, node)  # of constants: run now
+            if value is not NotImplemented:
+                return value
+        value = self.call_object(fn, args, kwargs, node)  # the user's method or class
+        if value is not NotImplemented:
+            return value
         if library == "numpy" or isinstance(fn, np.ufunc):
             # NumPy's own Python functions (np.fft.fft, np.sort...) are not the user's code
             # to inline: outside the table, they are refused where the user called them
@@ -748,6 +782,9 @@ class Expressions:
             raise JitgradError(f"TypeError calling {src.qualname}: {e}",
                                self.loc(node)) from None
         bound.apply_defaults()
+        for name, value in bound.arguments.items():  # a default array: a constant
+            if isinstance(value, (np.ndarray, np.generic)):
+                bound.arguments[name] = self.known(value, node)
         callee = type(self)(src, self.gb, self, enclosing=fn.builder if local else None)
         callee.bind_params([bound.arguments[n] for n in callee.param_names()])
         saved_loc = self.gb.loc
@@ -763,6 +800,30 @@ class Expressions:
         return result
 
 
+
+
+# ndarray methods that are NumPy's function of the array (looked up in NumPy's table)
+_ARRAY_METHODS = {"argmax": np.argmax, "argmin": np.argmin, "argsort": np.argsort,
+                  "clip": np.clip, "round": np.round, "conj": np.conj, "conjugate": np.conj,
+                  "nonzero": np.nonzero, "cumprod": np.cumprod, "ptp": np.ptp}
+
+
+class _ArrayMethod:
+    """``x.argmax``: bound to ``x`` (``__self__``, as `Expressions.call` reads a method)."""
+
+    def __init__(self, array, fn):
+        self.__self__, self.fn = array, fn
+
+    def __call__(self, *args, **kwargs):
+        return symbolic.NUMPY[self.fn](self.__self__, *args, **kwargs)
+
+
+def _hashable(value) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
 
 
 def expand_ellipsis(index, array):

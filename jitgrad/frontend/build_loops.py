@@ -632,7 +632,11 @@ class Loops:
             return {"body": body, "env_end": env_end}
 
         self.gb.loc = self.src.loc(stmt)
-        carries, carry_vars, result = self.build_loop(stmt, carried, body_env, inside)
+        self.loops_building.append(stmt)
+        try:
+            carries, carry_vars, result = self.build_loop(stmt, carried, body_env, inside)
+        finally:
+            self.loops_building.pop()
         exit_flag = self.exit_flag(result)
         self.draws.attach(frames[-1], exit_flag, self.src.loc(stmt))
         trips = self.gb.new_var(INT, "_trips")
@@ -680,25 +684,31 @@ class Loops:
             elif name not in self.env:
                 v = env_end[name]
                 seed = None
-                if is_atom_value(v) and not name.startswith("%") and \
-                        self.gb.atom(v, check=False).type.ndim == 0:
-                    seed = (self.loop_key(stmt), self.gb.atom(v, check=False).type)
-                self.env[name] = Undefined(
-                    f"`{name}` is only defined inside a loop (an array assigned only inside "
-                    "a loop is not carried out of it: assign it before the loop, "
-                    f"`{name} = np.zeros_like(...)`)", seed)
+                if is_atom_value(v) and not name.startswith("%"):
+                    t = self.gb.atom(v, check=False).type
+                    rows = self.row_shape(v) if t.ndim else ()
+                    # (an array whose shape is known only in the loop starts empty: the loop
+                    # carries it with sizes of its own, and it is read only if the loop ran)
+                    seed = (self.loop_key(stmt), (t, (0,) * t.ndim if rows is None else rows))
+                self.env[name] = Undefined(f"`{name}` is only defined inside a loop", seed)
 
     def loop_key(self, stmt) -> tuple:
         loc = self.src.loc(stmt)
         return (loc.filename, loc.lineno, loc.col)
 
     def seed_names(self, stmt) -> None:
-        """The numbers assigned only inside this loop and read after it (`ReadAfterLoop`),
-        defined before it as zero of their type: if the loop runs no iteration they hold
-        that zero (where Python would raise UnboundLocalError)."""
-        for name, type_ in self.seeds.get(self.loop_key(stmt), {}).items():
+        """The numbers and arrays assigned only inside this loop and read after it, or read in an iteration after the one that sets them
+        (`ReadAfterLoop`), defined before it as zeros of their type: where the loop runs no
+        iteration they hold zero (where Python would raise UnboundLocalError)."""
+        for name, seed in self.seeds.get(self.loop_key(stmt), {}).items():
             if name not in self.env or isinstance(self.env[name], Undefined):
-                self.env[name] = {"f": 0.0, "i": 0, "b": False}[type_.kind]
+                type_, rows = seed if isinstance(seed, tuple) else (seed, ())
+                if not type_.ndim:
+                    self.env[name] = {"f": 0.0, "i": 0, "b": False}[type_.kind]
+                    continue
+                self.gb.loc = self.src.loc(stmt)
+                self.env[name] = symbolic.NUMPY[np.zeros](self.dims_of_rows(rows), dtype={
+                    "f": np.float64, "i": np.int64, "b": np.bool_}[type_.kind])
 
     def stmt_While(self, stmt):
         self.seed_names(stmt)
@@ -727,7 +737,11 @@ class Loops:
                     "env_end": env_end}
 
         self.gb.loc = self.src.loc(stmt)
-        carries, carry_vars, result = self.build_loop(stmt, carried, body_env, inside)
+        self.loops_building.append(stmt)
+        try:
+            carries, carry_vars, result = self.build_loop(stmt, carried, body_env, inside)
+        finally:
+            self.loops_building.pop()
         cond = result["cond"]
         if cond is False:
             return  # the loop never runs

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import functools
 import importlib
 import types as pytypes
+import warnings
 
 import numpy as np
 
@@ -37,6 +39,7 @@ from jitgrad.frontend.build_ast import (
     RETURNED,
     RETVAL,
     Choice,
+    ListOfArrays,
     LocalFunction,
     RunTimeText,
     Undefined,
@@ -51,6 +54,9 @@ from jitgrad.frontend.build_exprs import expand_ellipsis
 from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import Sym
 from jitgrad.prims import primitives
+
+# context managers that change how floating-point warnings are reported, never a value
+_QUIET_CONTEXTS = (np.errstate, warnings.catch_warnings, contextlib.nullcontext)
 
 
 class Statements:
@@ -230,6 +236,19 @@ class Statements:
             return "{" + ast.unparse(node) + "}"
         return str(value)
 
+    def stmt_With(self, stmt):
+        """``with np.errstate(...):``, ``with warnings.catch_warnings():``: context managers
+        that change only how floating-point warnings are reported: the body is built as if
+        they were not there (the compiled code reports none)."""
+        for item in stmt.items:
+            manager = self.expr(item.context_expr)
+            if not isinstance(manager, _QUIET_CONTEXTS) or item.optional_vars is not None:
+                raise UnsupportedError(
+                    "a with statement (jitgrad takes `with np.errstate(...)`, "
+                    "`warnings.catch_warnings()` and `contextlib.nullcontext()`, which do not "
+                    "change values)", self.loc(stmt))
+        self.build_stmts(stmt.body)
+
     def stmt_Import(self, stmt):
         """``import math``, ``import numpy as np`` inside the function: the module, bound."""
         for alias in stmt.names:
@@ -292,15 +311,50 @@ class Statements:
                                    self.loc(node))
 
     def stmt_Assign(self, stmt):
-        value = self.expr(stmt.value)
+        made = getattr(stmt, "jitgrad_list", None)
+        if made is not None and not getattr(stmt, "jitgrad_append", None):
+            value = self.list_array(stmt, made)  # a list built in a loop: its array
+        else:
+            value = self.expr(stmt.value)
         if getattr(stmt, "jitgrad_append", None):  # a list's item, into its array
             self.check_list_item(stmt.jitgrad_append, value, stmt)
         for target in stmt.targets:
             self.assign(target, value)
 
+    def list_key(self, made) -> tuple:
+        loc = self.src.loc(made)
+        return (loc.filename, loc.lineno, loc.col)
+
+    def list_array(self, stmt, made):
+        """The array a list built in a loop becomes (`desugar_lists`): one entry per item, or,
+        once a first attempt found its items to be arrays (`ListOfArrays`), one row each."""
+        count = self.expr(stmt.value.args[0])
+        dims = self.dims_of_rows(self.seeds.lists.get(self.list_key(made), ()))
+        return symbolic.NUMPY[np.empty]((count, *dims)) if dims else \
+            symbolic.NUMPY[np.empty](count)
+
+    def dims_of_rows(self, rows) -> tuple:
+        """The sizes `row_shape` describes, as values of this build."""
+        return tuple(r if isinstance(r, int) else symbolic.record(
+            "shape_dim", self.gb.sym(self.gb.param_vars[r[0]]), axis=r[1]) for r in rows)
+
     def check_list_item(self, name, value, stmt):
-        """A list built in the function is an array of numbers (`desugar_lists`): refuse
-        appending anything else."""
+        """A list built in the function is an array of numbers, or of arrays whose shape is
+        known before the loop (`desugar_lists`): refuse appending anything else."""
+        if isinstance(value, Sym) and value.ndim and value.type.kind in "fi":
+            rows = self.row_shape(value)
+            key = self.list_key(stmt.jitgrad_list)
+            if rows is not None and self.seeds.lists.get(key) != rows:
+                if key in self.seeds.lists:
+                    raise UnsupportedError(f"the items appended to `{name}` change shape",
+                                           self.loc(stmt))
+                raise ListOfArrays(key, rows)
+            if rows is not None:
+                return
+            raise UnsupportedError(f"appending to `{name}` arrays whose shape is known only "
+                                   "inside the loop (a list of arrays is an array of rows, "
+                                   "allocated before the loop from the arguments' shapes); "
+                                   f"{instead('list of arrays')}", self.loc(stmt))
         kind = (value.type.kind if isinstance(value, Sym) and not value.ndim else
                 "f" if isinstance(value, (int, float)) and not isinstance(value, bool) else None)
         if kind not in ("f", "i"):
@@ -310,6 +364,32 @@ class Statements:
             raise UnsupportedError(f"a list of numbers only: appending {what} to `{name}` (or "
                                    f"making it an item of a list comprehension) is not "
                                    f"supported; {instead('list of arrays')}", self.loc(stmt))
+
+    def row_shape(self, value) -> tuple | None:
+        """``value``'s shape as constants and the arguments' axes (`ListOfArrays`), or None."""
+        dims = value.atom.dims if isinstance(value.atom, Var) else None
+        if dims is None:
+            return None
+        rows = []
+        for token in dims:
+            if isinstance(token, tuple) and token and token[0] == "broadcast":
+                # the size of one of its parts (the others are that size or 1): an argument's
+                # axis or a constant, where one is
+                known = [self.gb.size_class(t) for t in token[1:]]
+                known = [t for t in known if isinstance(t, int) and t != 1
+                         or t in self.gb.param_axes]
+                if not known:
+                    return None
+                token = known[0]
+            token = self.gb.size_class(token)
+            if isinstance(token, int):
+                rows.append(token)
+            elif token in self.gb.param_axes:
+                param, axis = self.gb.param_axes[token]
+                rows.append((self.gb.param_vars.index(param), axis))
+            else:
+                return None
+        return tuple(rows)
 
     def stmt_AnnAssign(self, stmt):
         if stmt.value is not None:

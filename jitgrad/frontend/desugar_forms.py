@@ -47,6 +47,7 @@ from jitgrad.frontend.desugar import (
 def desugar_forms(fn_node: ast.FunctionDef, fn, fresh: Fresh) -> None:
     """Rewrite ``fn_node``'s lambdas, walruses and reduces (see the module)."""
     forms = _Forms(fn, fn_node, fresh)
+    _keep_loop_targets(fn_node, fresh)
     fn_node.body = [_MapFilter(forms).visit(s) for s in fn_node.body]
     fn_node.body = _statements(fn_node.body, forms)
 
@@ -100,6 +101,38 @@ def _statements(stmts: list, forms: _Forms) -> list:
         out += _statements(before, forms)  # (a reduce inside a folded item, too)
         out.append(s)
     return out
+
+
+def _keep_loop_targets(fn_node, fresh) -> None:
+    """``for i in range(n): ...`` whose ``i`` is read after the loop (Python leaves it at the
+    last item): the loop runs over a fresh name and its body starts with ``i = <that name>``,
+    so that the builder carries ``i`` out of the loop as it carries any name assigned in it
+    (`build_loops.Loops.seed_names`). Loops whose target is not read elsewhere are left as they
+    are."""
+    loops = [n for n in ast.walk(fn_node) if isinstance(n, ast.For)
+             and isinstance(n.target, ast.Name)]
+    for loop in loops:
+        name = loop.target.id
+        if not _read_outside(fn_node, loop, name):
+            continue
+        item = fresh(name)
+        loop.target = ast.copy_location(ast.Name(item, ast.Store()), loop.target)
+        keep = ast.Assign([ast.Name(name, ast.Store())], ast.Name(item, ast.Load()))
+        locate(keep, loop)
+        loop.body.insert(0, keep)
+
+
+def _read_outside(fn_node, loop, name) -> bool:
+    """Whether ``name`` is read outside ``loop``, other than inside another loop over
+    ``name`` or a scope of its own."""
+    skipped = {id(n) for n in ast.walk(loop)}
+    for node in ast.walk(fn_node):
+        if node is not loop and node is not fn_node and (isinstance(node, SCOPES) or (
+                isinstance(node, ast.For) and isinstance(node.target, ast.Name)
+                and node.target.id == name)):
+            skipped |= {id(n) for n in ast.walk(node)}
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+               and id(n) not in skipped for n in ast.walk(fn_node))
 
 
 class _MapFilter(ast.NodeTransformer):

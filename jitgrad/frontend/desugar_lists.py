@@ -16,8 +16,10 @@ Guarantees:
   sequence, the shortest of a ``zip``. When an append may not run every iteration (under an
   ``if``, in a loop with ``break``, ``continue`` or ``return``), that count is an upper bound and
   after the loop ``out = out[:k].copy()``: the items appended, in their order.
-* So that the list may be an array: each item must be a number (the builder checks the
-  value: an array or a tuple appended is refused, ``Assign.jitgrad_append``), the list is not
+* So that the list may be an array: each item must be a number or an array whose shape
+  is known before the loop (from the arguments' shapes and constants: the list is then the
+  array of those rows, ``np.stack`` of it), which the builder checks (``Assign.jitgrad_append``;
+  a tuple appended is refused), the list is not
   read in the loop that fills it (appending only), and everywhere else it is used as NumPy
   and Python's reductions would use an array of its items: ``np.array(out)``, a NumPy
   function's argument, ``sum``, ``len``, ``max``, ``min``, ``out[i]``, ``for v in out``, ``zip``
@@ -59,7 +61,8 @@ _NUMPY_READERS = {
     "array", "asarray", "asanyarray", "copy", "sum", "mean", "max", "min", "amax", "amin",
     "prod", "std", "var", "median", "average", "cumsum", "cumprod", "sort", "argsort",
     "argmax", "argmin", "dot", "inner", "outer", "vdot", "diff", "percentile", "quantile",
-    "hstack", "flip", "linalg.norm", "any", "all", "size", "shape", "ravel",
+    "hstack", "flip", "linalg.norm", "any", "all", "size", "shape", "ravel", "stack",
+    "concatenate", "vstack",
     "where", "maximum", "minimum", "clip", "interp", "trapz", "trapezoid", "nansum",
 }
 _BUILTIN_READERS = {"sum", "len", "max", "min", "print"}  # (print: left out of the gradient)
@@ -233,7 +236,8 @@ class _Lists:
         for node, _ in appends:
             write = ast.Assign([ast.Subscript(_name(buffer), _name(k), ast.Store())],
                                node.value.args[0])
-            write.jitgrad_append = name  # the builder checks the item is a number
+            write.jitgrad_append = name  # the builder checks the item: a number or an array
+            write.jitgrad_list = made  # (the list's key: where it was made)
             step = ast.AugAssign(_name(k, True), ast.Add(), ast.Constant(1))
             for s in (write, step):
                 ast.copy_location(s, node)
@@ -242,6 +246,7 @@ class _Lists:
         first = [ast.Assign([_name(count, True)], total),
                  ast.Assign([_name(buffer, True)], _call("%empty", _name(count))),
                  ast.Assign([_name(k, True)], ast.Constant(0))]
+        first[1].jitgrad_list = made  # its rows take the items' shape (`Builder`)
         for s in first:
             locate(s, made)
         last = []

@@ -503,6 +503,11 @@ np_zeros = _alloc("zeros")
 
 
 def np_concatenate(arrays, axis=0):
+    if isinstance(arrays, Sym) and arrays.ndim >= 2 and axis in (0, None):
+        # one array (a list of arrays built in a loop, as an array of rows): its rows joined
+        if axis is None:
+            return np_ravel(arrays)
+        return np_reshape(arrays, (arrays.shape[0] * arrays.shape[1], *arrays.shape[2:]))
     arrays = _entries(arrays, "np.concatenate")
     if not any(records(a) for a in arrays):
         return np.concatenate(arrays, axis=axis)
@@ -536,6 +541,8 @@ def np_hstack(tup):
 def np_vstack(tup):
     if isinstance(tup, Sym) and tup.ndim in (1, 2):  # one array: its rows, stacked again
         return np_copy(tup) if tup.ndim == 2 else np_reshape(tup, (tup.shape[0], 1))
+    if isinstance(tup, Sym) and tup.ndim > 2:  # its rows (arrays) joined along their first axis
+        return np_concatenate(tup, axis=0)
     tup = _entries(tup, "np.vstack")
     if all(ndim_of(a) <= 1 for a in tup):
         return np_stack(tup)
@@ -543,6 +550,10 @@ def np_vstack(tup):
 
 
 def np_stack_axis(arrays, axis=0):
+    if isinstance(arrays, Sym) and arrays.ndim:  # one array: its rows, stacked again
+        axis = norm_axis(axis, arrays.ndim, loc_of(arrays))
+        order = tuple(range(1, axis + 1)) + (0,) + tuple(range(axis + 1, arrays.ndim))
+        return np_copy(arrays) if axis == 0 else np_transpose(arrays, order)
     arrays = _entries(arrays, "np.stack")
     nd = ndim_of(arrays[0])
     axis = norm_axis(axis, nd + 1, loc_of(*arrays))
@@ -703,6 +714,7 @@ NUMPY.update({
     np.copy: np_copy, np.ndim: ndim_of, np.shape: lambda x: x.shape,
     np.empty_like: np_empty_like, np.full_like: np_full_like, np.array: np_array,
     np.asarray: lambda a, dtype=None: a if records(a) and dtype is None else np_array(a, dtype),
+    np.asanyarray: lambda a, dtype=None: a if records(a) and dtype is None else np_array(a, dtype),
     np.stack: np_stack_axis, np.arange: np_arange, np.linspace: np_linspace,
     np.eye: np_eye, np.isfinite: _unary("isfinite"), np.isinf: _unary("isinf"),
     np.size: np_size, np.any: numpy_order("any", _any_all("any"), dtype=False),

@@ -639,6 +639,39 @@ def np_einsum(subscripts, *operands, optimize=False):
     return np_sum(product, axis=summed) if summed else product
 
 
+def np_meshgrid(*xs, indexing="xy", sparse=False, copy=True):
+    """Coordinate matrices of 1-D arrays: each array broadcast along the others' axes (with
+    ``indexing="xy"`` the first two axes swapped, as NumPy does); ``sparse=True`` keeps the
+    size-1 axes."""
+    if _plain(*xs):
+        return tuple(np.meshgrid(*xs, indexing=indexing, sparse=sparse, copy=copy))
+    xs = [as_array(x) for x in xs]
+    if any(ndim_of(x) != 1 for x in xs):
+        raise UnsupportedError("np.meshgrid of 1-D arrays", loc_of(*xs))
+    if indexing not in ("xy", "ij"):
+        raise UnsupportedError(f"np.meshgrid: indexing={indexing!r}", loc_of(*xs))
+    n = len(xs)
+    axes = list(range(n))  # the output axis each input runs along
+    if indexing == "xy" and n >= 2:
+        axes[0], axes[1] = 1, 0
+    size = [None] * n
+    for x, axis in zip(xs, axes):
+        size[axis] = x.shape[0]
+    grids = [np_reshape(x, tuple(size[axis] if j == axis else 1 for j in range(n)))
+             for x, axis in zip(xs, axes)]
+    if sparse:
+        return tuple(grids)
+    ones = NUMPY[np.ones](tuple(size))
+    return tuple(g * ones for g in grids)  # each broadcast to the full grid
+
+
+def np_isscalar(x) -> bool:
+    """Whether ``x`` is a number (a run-time number included), not an array or a tuple."""
+    if isinstance(x, Sym):
+        return x.ndim == 0
+    return bool(np.isscalar(x))
+
+
 # Refused before their arguments are read, with the reason (Numba compiles none of them, or
 # jitgrad has no exact rewrite yet).
 REFUSED = {
@@ -651,7 +684,8 @@ NUMPY.update({
     np.swapaxes: np_swapaxes, np.moveaxis: np_moveaxis, np.rollaxis: np_rollaxis,
     np.flipud: np_flipud, np.fliplr: np_fliplr, np.rot90: np_rot90,
     np.atleast_1d: _atleast(1), np.atleast_2d: _atleast(2), np.atleast_3d: _atleast(3),
-    np.repeat: np_repeat, np.tile: np_tile,
+    np.repeat: np_repeat, np.tile: np_tile, np.meshgrid: np_meshgrid,
+    np.isscalar: np_isscalar,
     # (array_like: a list or tuple given for an array is the array it makes, as in NumPy)
     np.dot: array_like(np_dot, 0, 1), np.inner: array_like(np_inner, 0, 1),
     np.tensordot: array_like(np_tensordot, 0, 1), np.kron: array_like(np_kron, 0, 1),

@@ -14,6 +14,7 @@ import math
 import sys
 
 from jitgrad.core.errors import UnsupportedError
+from jitgrad.lang import scipy_stats
 from jitgrad.lang.numpy_api import np_concatenate, np_reduce, np_sum, np_zeros
 from jitgrad.lang.symbolic import loc_of, ndim_of, record, records
 
@@ -135,6 +136,16 @@ def handler_for(fn):
                               ("factorial", factorial), ("xlogy", xlogy)):
             if fn is getattr(special, name, None):
                 return handler
+        for name, handler in scipy_stats.SPECIAL.items():
+            if fn is getattr(special, name, None):
+                return handler
+    for module, table in (("scipy.linalg", scipy_stats.LINALG),
+                          ("scipy.signal", scipy_stats.SIGNAL)):
+        loaded = sys.modules.get(module)
+        if loaded is not None:
+            for name, handler in table.items():
+                if fn is getattr(loaded, name, None):
+                    return handler
     optimize = sys.modules.get("scipy.optimize")
     if optimize is not None:
         for name, handler in (("rosen", rosen), ("rosen_der", rosen_der)):
@@ -143,5 +154,10 @@ def handler_for(fn):
     stats = sys.modules.get("scipy.stats")
     owner = getattr(fn, "__self__", None)
     if stats is not None and owner is not None and owner is getattr(stats, "norm", None):
-        return _NORM.get(getattr(fn, "__name__", ""))
+        method = getattr(fn, "__name__", "")
+        return _NORM.get(method) or scipy_stats.DISTRIBUTIONS["norm"].get(method)
+    if stats is not None and owner is not None:
+        for name, methods in scipy_stats.DISTRIBUTIONS.items():
+            if owner is getattr(stats, name, None):
+                return methods.get(getattr(fn, "__name__", ""))
     return None

@@ -7,7 +7,7 @@ takes them as such): a row here needs a `defjvp` only if that is not so. Rules a
 ``vjp(g, ans, *ins)``: ``ans`` is the result, often cheaper to reuse than to recompute (``exp``,
 ``tanh``). Kinks and ties take the mean of the one-sided derivatives (``abs'(0) = 0``,
 ``maximum`` sends half of ``g`` to each of two equal inputs, through `tie_share`). Comparisons,
-``sign``, ``floor``, ``//`` and the predicates (``isnan``, ``isinf``, ``isfinite``) have zero
+``sign``, ``floor``, ``rint``, ``trunc``, ``//`` and the predicates (``isnan``, ``isinf``, ``isfinite``) have zero
 derivative wherever they have one: no rule, no gradient.
 """
 
@@ -62,6 +62,8 @@ _elementwise("abs", np.abs, type_rule=_arith_no_bool, nonlinear=True)
 _elementwise("sign", np.sign, type_rule=_arith_no_bool, **PIECEWISE_CONSTANT)
 _elementwise("floor", np.floor, **PIECEWISE_CONSTANT)
 _elementwise("ceil", np.ceil, **PIECEWISE_CONSTANT)
+_elementwise("rint", np.rint, **PIECEWISE_CONSTANT)  # half to even, as NumPy rounds
+_elementwise("trunc", np.trunc, **PIECEWISE_CONSTANT)
 _elementwise("isnan", np.isnan, type_rule=_compare, **PIECEWISE_CONSTANT)
 _elementwise("isfinite", np.isfinite, type_rule=_compare, **PIECEWISE_CONSTANT)
 _elementwise("isinf", np.isinf, type_rule=_compare, **PIECEWISE_CONSTANT)

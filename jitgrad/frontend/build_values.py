@@ -1,0 +1,117 @@
+"""Values known while building that are not numbers or arrays: the user's objects, and library
+functions called on constants.
+
+Part of `build.Builder` (a mixin). Takes the values `build_exprs` evaluated; guarantees:
+
+* A NumPy, SciPy or math function outside jitgrad's table, called on arguments that are all
+  known while building (``np.meshgrid(np.arange(3), np.arange(2))`` of constants,
+  ``np.sqrt(0.6)``, ``scipy.special.roots_legendre(5)``), is run then, as a global array is
+  read: its result is a constant of the graph (`known`). With a run-time argument it stays
+  refused, by name, where the user called it.
+* The user's objects are values of the build, as Numba's frozen globals are: an attribute is
+  read while building (an array attribute becomes a constant, or stays the run-time value it
+  was made of), a method is built inline with ``self`` bound, a class is instantiated while
+  building (its ``__init__`` runs on the values passed, run-time values included, so that
+  ``State(x, v).x`` is ``x``). Anything that ``__init__`` cannot do with a run-time value is
+  refused naming the class. Attributes are never written while building a gradient.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types as pytypes
+
+import numpy as np
+
+from jitgrad.core.errors import JitgradError, UnsupportedError
+from jitgrad.frontend.build_ast import LIBRARIES, fn_name
+from jitgrad.lang.symbolic import Sym
+
+
+def _holds_run_time(value) -> bool:
+    if isinstance(value, Sym):
+        return True
+    if isinstance(value, (tuple, list)):
+        return any(_holds_run_time(v) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_run_time(v) for v in value.values())
+    return False
+
+
+def library_of(fn) -> str:
+    return str(getattr(fn, "__module__", None) or "").split(".")[0]
+
+
+def is_user_object(value) -> bool:
+    """An instance of a class of the user's (not a library's, not a Python builtin)."""
+    cls = type(value)
+    return (not isinstance(value, (Sym, type, pytypes.ModuleType, pytypes.FunctionType))
+            and library_of(cls) not in LIBRARIES and cls.__module__ != "builtins"
+            and hasattr(value, "__dict__"))
+
+
+class Values:
+    """The `Builder`'s values known while building: methods mixed into `build.Builder`."""
+
+    def known(self, value, node):
+        """A library's result made while building, as the graph takes it: NumPy scalars as
+        Python numbers, arrays as constants of the graph, tuples item by item."""
+        if isinstance(value, np.generic):
+            return value.item()
+        if isinstance(value, np.ndarray):
+            if value.ndim == 0:
+                return value.item()
+            return self.constant_array(getattr(node.func, "attr", "c") if hasattr(node, "func")
+                                       else "c", value, node)
+        if isinstance(value, tuple):
+            return tuple(self.known(v, node) for v in value)
+        if isinstance(value, list):
+            return tuple(self.known(v, node) for v in value)
+        return value
+
+    def call_on_constants(self, fn, args, kwargs, node):
+        """A library function outside the table, on arguments all known while building: run
+        now. Returns NotImplemented when an argument is a run-time value."""
+        if _holds_run_time(args) or _holds_run_time(kwargs):
+            return NotImplemented
+        try:
+            value = fn(*args, **kwargs)
+        except Exception as e:  # noqa: BLE001 - the user's call failed as Python would
+            raise JitgradError(f"{type(e).__name__} calling {fn_name(fn)}: {e}",
+                               self.loc(node)) from None
+        return self.known(value, node)
+
+    def call_object(self, fn, args, kwargs, node):
+        """A method of the user's object, or the user's class: built inline with ``self``
+        bound, or instantiated while building. Returns NotImplemented for anything else."""
+        owner = getattr(fn, "__self__", None)
+        if inspect.ismethod(fn) and (is_user_object(owner) or isinstance(owner, type)) \
+                and library_of(fn.__func__) not in LIBRARIES \
+                and isinstance(fn.__func__, pytypes.FunctionType):
+            return self.inline(fn.__func__, (owner, *args), kwargs, node)
+        if isinstance(fn, type) and library_of(fn) not in LIBRARIES and \
+                fn.__module__ != "builtins" and not issubclass(fn, BaseException):
+            try:
+                return fn(*args, **kwargs)
+            except JitgradError as e:
+                raise UnsupportedError(f"making a {fn.__name__} from run-time values: "
+                                       f"{e.message}", self.loc(node)) from None
+            except Exception as e:  # noqa: BLE001 - its __init__ on run-time values
+                raise UnsupportedError(f"making a {fn.__name__} while building the gradient "
+                                       f"failed ({type(e).__name__}: {e}): its __init__ runs "
+                                       "on the values passed, and may store them or compute "
+                                       "with operators, not call NumPy on run-time values",
+                                       self.loc(node)) from None
+        return NotImplemented
+
+    def object_attribute(self, base, attr, node):
+        """``obj.attr`` of the user's object (or class): read while building."""
+        if not hasattr(base, attr):
+            raise JitgradError(f"AttributeError: {type(base).__name__} has no attribute "
+                               f"{attr!r}", self.loc(node))
+        value = getattr(base, attr)
+        if isinstance(value, Sym) or inspect.ismethod(value) or callable(value):
+            return value
+        if isinstance(value, (tuple, list)):
+            return tuple(v if isinstance(v, Sym) else self.known(v, node) for v in value)
+        return self.global_value(attr, value, node, "attribute")

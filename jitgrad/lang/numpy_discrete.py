@@ -1,0 +1,82 @@
+"""NumPy's functions whose values are piecewise constant: rounding, predicates, counts and
+closeness tests, as compositions of the primitives (`prims.elementwise`'s ``rint``,
+``trunc``, comparisons, ``isinf``...). Their derivative is zero wherever it exists, as in JAX
+and autograd, and jitgrad gives zero (never a refusal for lack of a derivative).
+
+Takes values of the graph (`Sym`) or constants; fills `symbolic.NUMPY` when imported (by
+``jitgrad.lang``).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from jitgrad.core.errors import UnsupportedError
+from jitgrad.lang.symbolic import NUMPY, loc_of, record, records
+
+
+def np_round(x, decimals=0, out=None):
+    """NumPy's rounding: half to even at ``decimals`` digits, as NumPy computes it (scaled by
+    10**decimals, rounded, scaled back)."""
+    if not records(x):
+        return np.round(x, decimals)
+    if decimals == 0:
+        return record("rint", x)
+    scale = 10.0 ** decimals
+    return record("rint", x * scale) / scale
+
+
+def np_trunc(x):
+    return record("trunc", x) if records(x) else np.trunc(x)
+
+
+def math_trunc(x):
+    return record("cast", record("trunc", x), kind="i") if records(x) else math.trunc(x)
+
+
+def np_isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    if equal_nan:
+        raise UnsupportedError("np.isclose with equal_nan=True", loc_of(a, b))
+    if not (records(a) or records(b)):
+        return np.isclose(a, b, rtol, atol)
+    return NUMPY[np.abs](a - b) <= atol + rtol * NUMPY[np.abs](b)
+
+
+def np_allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return NUMPY[np.all](np_isclose(a, b, rtol, atol, equal_nan)) if (
+        records(a) or records(b)) else np.allclose(a, b, rtol, atol, equal_nan)
+
+
+def np_count_nonzero(a, axis=None):
+    if not records(a):
+        return np.count_nonzero(a, axis=axis)
+    return NUMPY[np.sum](record("cast", record("ne", a, 0), kind="i"), axis=axis)
+
+
+def np_isneginf(x):
+    return NUMPY[np.logical_and](record("isinf", x), x < 0.0) if records(x) else np.isneginf(x)
+
+
+def np_isposinf(x):
+    return NUMPY[np.logical_and](record("isinf", x), x > 0.0) if records(x) else np.isposinf(x)
+
+
+def np_logical_xor(a, b):
+    if not (records(a) or records(b)):
+        return np.logical_xor(a, b)
+    return record("ne", record("cast", a, kind="b"), record("cast", b, kind="b"))
+
+
+NUMPY.update({
+    np.round: np_round, np.around: np_round, np.rint: lambda x: np_round(x),
+    np.trunc: np_trunc, np.fix: np_trunc, math.trunc: math_trunc,
+    np.isclose: np_isclose, np.allclose: np_allclose, np.count_nonzero: np_count_nonzero,
+    np.isneginf: np_isneginf, np.isposinf: np_isposinf, np.logical_xor: np_logical_xor,
+    np.iscomplexobj: lambda x: False, np.isrealobj: lambda x: True,
+    operator.and_: NUMPY[np.bitwise_and], operator.or_: NUMPY[np.bitwise_or],
+    operator.xor: NUMPY[np.bitwise_xor], operator.not_: lambda x: record("logical_not", x)
+    if records(x) else not x,
+})

@@ -1,0 +1,236 @@
+"""``scipy.stats`` distributions, ``scipy.special`` functions and the ``scipy.linalg`` and
+``scipy.signal`` functions NumPy also has, as autograd differentiates them (its
+``scipy/stats``, ``scipy/special``, ``scipy/linalg`` and ``scipy/signal`` wrappers), written
+with jitgrad's primitives.
+
+Each density takes SciPy's parameters in SciPy's order (the shape parameters, then ``loc`` and
+``scale``) and is the closed form of its log-density; ``pdf`` is its exponential. The
+derivatives follow from the primitives (``gammaln``, ``digamma``, ``log1p``, ``erfc``...), with
+respect to every argument, shape parameters included. `DISTRIBUTIONS` maps a distribution's
+name (``"t"``) to its methods (``"logpdf"``); `SPECIAL`, `LINALG` and `SIGNAL` map a name in
+that SciPy module to its handler. `scipy_api.handler_for` looks them up.
+
+Discrete distributions (``poisson``) take their count as a number of the graph, which is not
+differentiated (its gradient is zero, as in autograd).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from jitgrad.core.errors import UnsupportedError
+from jitgrad.lang.symbolic import NUMPY, loc_of, ndim_of, record, records
+
+_LOG_2PI = math.log(2.0 * math.pi)
+_LOG_PI = math.log(math.pi)
+
+
+def _f(name, x):
+    """An elementwise primitive of ``x``, or its value on a constant."""
+    if records(x):
+        return record(name, x)
+    scalar = {"log": math.log, "exp": math.exp, "gammaln": math.lgamma,
+              "log1p": math.log1p, "erfc": math.erfc}[name]
+    return np.vectorize(scalar)(x) if isinstance(x, np.ndarray) else scalar(x)
+
+
+def _z(x, loc, scale):
+    return (x - loc) / scale
+
+
+def _exp_of(logpdf):
+    def pdf(*args, **kwargs):
+        return NUMPY[np.exp](logpdf(*args, **kwargs))
+    return pdf
+
+
+# ---- continuous distributions: log-densities ------------------------------------------------
+
+
+def t_logpdf(x, df, loc=0.0, scale=1.0):
+    z = _z(x, loc, scale)
+    half = (df + 1.0) * 0.5
+    return (_f("gammaln", half) - _f("gammaln", df * 0.5) - 0.5 * (_f("log", df) + _LOG_PI)
+            - _f("log", scale) - half * _f("log1p", z * z / df))
+
+
+def gamma_logpdf(x, a, loc=0.0, scale=1.0):
+    z = _z(x, loc, scale)
+    return (a - 1.0) * _f("log", z) - z - _f("gammaln", a) - _f("log", scale)
+
+
+def beta_logpdf(x, a, b, loc=0.0, scale=1.0):
+    z = _z(x, loc, scale)
+    return ((a - 1.0) * _f("log", z) + (b - 1.0) * _f("log1p", -z) - betaln(a, b)
+            - _f("log", scale))
+
+
+def chi2_logpdf(x, df, loc=0.0, scale=1.0):
+    z = _z(x, loc, scale)
+    k = df * 0.5
+    return ((k - 1.0) * _f("log", z) - z * 0.5 - k * math.log(2.0) - _f("gammaln", k)
+            - _f("log", scale))
+
+
+def expon_logpdf(x, loc=0.0, scale=1.0):
+    return -_z(x, loc, scale) - _f("log", scale)
+
+
+def laplace_logpdf(x, loc=0.0, scale=1.0):
+    return -NUMPY[np.abs](_z(x, loc, scale)) - math.log(2.0) - _f("log", scale)
+
+
+def cauchy_logpdf(x, loc=0.0, scale=1.0):
+    z = _z(x, loc, scale)
+    return -_LOG_PI - _f("log", scale) - _f("log1p", z * z)
+
+
+def logistic_logpdf(x, loc=0.0, scale=1.0):
+    z = _z(x, loc, scale)
+    return -z - 2.0 * NUMPY[np.logaddexp](0.0, -z) - _f("log", scale)
+
+
+def lognorm_logpdf(x, s, loc=0.0, scale=1.0):
+    y = _z(x, loc, scale)
+    ly = _f("log", y)
+    return -(ly * ly) / (2.0 * s * s) - ly - _f("log", s) - 0.5 * _LOG_2PI - _f("log", scale)
+
+
+def norm_logcdf(x, loc=0.0, scale=1.0):
+    return _f("log", _f("erfc", -_z(x, loc, scale) / math.sqrt(2.0)) * 0.5)
+
+
+def norm_logsf(x, loc=0.0, scale=1.0):
+    return _f("log", _f("erfc", _z(x, loc, scale) / math.sqrt(2.0)) * 0.5)
+
+
+def poisson_logpmf(k, mu, loc=0):
+    k = k - loc
+    return k * _f("log", mu) - mu - _f("gammaln", k + 1.0)
+
+
+def multivariate_normal_logpdf(x, mean=None, cov=1.0, allow_singular=False):
+    """log N(x; mean, cov) of one point (``x`` of shape (d,)) or of rows (shape (n, d)),
+    through a Cholesky factor of ``cov`` (its log-determinant and a solve)."""
+    if allow_singular:
+        raise UnsupportedError("multivariate_normal with allow_singular=True", loc_of(x))
+    d_axis = ndim_of(x) - 1
+    if d_axis not in (0, 1) or ndim_of(cov) != 2:
+        raise UnsupportedError("multivariate_normal.logpdf of a vector or rows of vectors, "
+                               "with a covariance matrix", loc_of(x, cov))
+    diff = x - mean if mean is not None else x
+    sign_logdet = NUMPY[np.linalg.slogdet](cov)
+    logdet = sign_logdet[1]
+    d = x.shape[d_axis] if records(x) else np.shape(x)[d_axis]
+    if d_axis == 0:
+        maha = NUMPY[np.dot](diff, NUMPY[np.linalg.solve](cov, diff))
+    else:
+        solved = NUMPY[np.linalg.solve](cov, NUMPY[np.transpose](diff))
+        maha = NUMPY[np.sum](diff * NUMPY[np.transpose](solved), axis=1)
+    return -0.5 * (maha + logdet + d * _LOG_2PI)
+
+
+def dirichlet_logpdf(x, alpha):
+    return (NUMPY[np.sum]((alpha - 1.0) * NUMPY[np.log](x))
+            + _f("gammaln", NUMPY[np.sum](alpha)) - NUMPY[np.sum](_f("gammaln", alpha)))
+
+
+# ---- scipy.special --------------------------------------------------------------------------
+
+
+def betaln(a, b):
+    return _f("gammaln", a) + _f("gammaln", b) - _f("gammaln", a + b)
+
+
+def beta(a, b):
+    return NUMPY[np.exp](betaln(a, b)) if records(a) or records(b) else math.exp(betaln(a, b))
+
+
+def logit(p):
+    return _f("log", p) - _f("log1p", -p)
+
+
+def ndtr(x):
+    return _f("erfc", -x / math.sqrt(2.0)) * 0.5
+
+
+def log_ndtr(x):
+    return _f("log", ndtr(x))
+
+
+def multigammaln(a, d):
+    if records(d) or not isinstance(d, int):
+        raise UnsupportedError("multigammaln with an integer dimension known while building",
+                               loc_of(a))
+    total = d * (d - 1) * 0.25 * _LOG_PI
+    for j in range(d):
+        total = total + _f("gammaln", a - j * 0.5)
+    return total
+
+
+def _distribution(logpdf, log_name="logpdf", exp_name="pdf"):
+    return {log_name: logpdf, exp_name: _exp_of(logpdf)}
+
+
+DISTRIBUTIONS = {
+    "t": _distribution(t_logpdf),
+    "gamma": _distribution(gamma_logpdf),
+    "beta": _distribution(beta_logpdf),
+    "chi2": _distribution(chi2_logpdf),
+    "expon": _distribution(expon_logpdf),
+    "laplace": _distribution(laplace_logpdf),
+    "cauchy": _distribution(cauchy_logpdf),
+    "logistic": _distribution(logistic_logpdf),
+    "lognorm": _distribution(lognorm_logpdf),
+    "poisson": _distribution(poisson_logpmf, "logpmf", "pmf"),
+    "multivariate_normal": _distribution(multivariate_normal_logpdf),
+    "dirichlet": _distribution(dirichlet_logpdf),
+    "norm": {"logcdf": norm_logcdf, "logsf": norm_logsf},
+}
+
+SPECIAL = {"betaln": betaln, "beta": beta, "logit": logit, "ndtr": ndtr, "log_ndtr": log_ndtr,
+           "multigammaln": multigammaln}
+
+
+# ---- scipy.linalg and scipy.signal, where NumPy has the same function ----------------------
+
+
+def linalg_solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True,
+                 assume_a="gen", transposed=False):
+    if transposed:
+        a = NUMPY[np.transpose](a)
+    return NUMPY[np.linalg.solve](a, b)
+
+
+def linalg_cholesky(a, lower=False, overwrite_a=False, check_finite=True):
+    """SciPy's factor is upper triangular unless ``lower=True`` (NumPy's is lower)."""
+    factor = NUMPY[np.linalg.cholesky](a)
+    return factor if lower else NUMPY[np.transpose](factor)
+
+
+def linalg_solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False,
+                            overwrite_b=False, check_finite=True):
+    """Only ``a``'s triangle is read (its other entries get a zero gradient, as SciPy ignores
+    them): the solve of that triangle."""
+    if unit_diagonal:
+        raise UnsupportedError("solve_triangular with unit_diagonal=True", loc_of(a, b))
+    tri = NUMPY[np.tril](a) if lower else NUMPY[np.triu](a)
+    if trans in (1, "T"):
+        tri = NUMPY[np.transpose](tri)
+    elif trans not in (0, "N"):
+        raise UnsupportedError(f"solve_triangular with trans={trans!r}", loc_of(a, b))
+    return NUMPY[np.linalg.solve](tri, b)
+
+
+def signal_convolve(in1, in2, mode="full", method="auto"):
+    if ndim_of(in1) != 1 or ndim_of(in2) != 1:
+        raise UnsupportedError("scipy.signal.convolve of vectors (np.convolve)",
+                               loc_of(in1, in2))
+    return NUMPY[np.convolve](in1, in2, mode=mode)
+
+
+LINALG = {"solve": linalg_solve, "cholesky": linalg_cholesky,
+          "solve_triangular": linalg_solve_triangular}
+SIGNAL = {"convolve": signal_convolve}
