@@ -240,3 +240,27 @@ def piecewise_constant(x):
     y = linalg.solve_triangular(L, x, lower=True) + linalg.solve(A, x)
     return (np.sum(r * x) + c * x[0] + k * x[1] + np.sum(y * y)
             + np.sum(signal.convolve(x, np.array([0.25, 0.5]))))
+
+
+def composed(x):
+    """NumPy functions made of others: NaN-aware reductions, interpolation, covariance,
+    correlation, integration, polynomials, selections."""
+    poly = np.polynomial.polynomial
+    y = x.copy()
+    y[1] = np.nan
+    a = (np.nansum(y) + np.nanmean(y) + np.nanmax(y) + np.nanstd(y) + np.sum(np.nancumsum(y))
+         + np.nanvar(y, ddof=1))
+    xp = np.array([0.0, 0.5, 1.0, 2.0])
+    fp = x[:4] * 2.0
+    b = np.sum(np.interp(np.array([0.2, 0.7, 1.5, 2.5, -1.0]), xp, fp)) + np.interp(x[0], xp, fp)
+    c = (np.trapezoid(x, np.linspace(0.0, 1.0, x.shape[0])) + np.sum(np.cov(np.vstack((x, x * x))))
+         + np.cov(x) + np.sum(np.corrcoef(np.vstack((x, x ** 3)))))
+    d = (np.sum(np.correlate(x, np.array([1.0, 2.0]), "full")) + np.ptp(x)
+         + np.sum(np.fmod(x * 7.3, 1.1)) + np.sum(np.sinc(x - 0.5))
+         + np.sum(np.broadcast_to(x, (2, x.shape[0]))))
+    e = (np.sum(np.take(x, np.array([0, 2]))) + np.sum(np.select([x > 0.5, x > 0.2], [x, x * 2.0]))
+         + np.sum(np.linalg.matrix_power(np.outer(x[:2], x[:2]) + np.eye(2), 3)))
+    f = (np.sum(poly.polyval(x, np.array([1.0, 2.0, 3.0]))) + np.sum(poly.polymul(x[:2], x[1:3]))
+         + np.polyval(np.array([1.0, x[0], 2.0]), 0.5) + np.sum(np.diagflat(x))
+         + np.sum(np.tri(3) * x[0]))
+    return a + b + c + d + e + f

@@ -57,6 +57,7 @@ CASES = [  # (function, args, wrt)
                                                              [0.1, 0.1, 0.1]])), (0, 1)),
     (F.objects, (np.array([0.3, -0.5, 0.8]),), 0),
     (F.piecewise_constant, (np.array([0.31, 0.22, 0.74, 0.93]),), 0),
+    (F.composed, (np.array([0.31, 0.22, 0.74, 0.93, 0.45]),), 0),
     (F.densities, (np.array([0.5, 1.2, 2.0]), np.array([0.3, -0.1])), (0, 1)),
 ]
 

@@ -10,9 +10,12 @@ line, saying what to write instead. `build_exprs.Expressions.call` looks calls u
 
 from __future__ import annotations
 
+import ast
+
 import numpy as np
 
 from jitgrad.core.errors import UnsupportedError
+from jitgrad.frontend.build_ast import RunTimeText
 from jitgrad.lang import numpy_api, symbolic
 from jitgrad.lang.symbolic import Sym
 
@@ -205,10 +208,58 @@ def _b_callable(b, args, kwargs, node):
     return callable(args[0]) and not isinstance(args[0], Sym)
 
 
+def _b_text(which):
+    """``str(x)``, ``repr(x)``: a string while building; of a run-time value, a label
+    (`RunTimeText`: printed or raised, never computed with)."""
+    def f(b, args, kwargs, node):
+        if any(isinstance(a, (Sym, RunTimeText)) for a in args):
+            return RunTimeText(ast.unparse(node))
+        return which(*args, **kwargs)
+    return f
+
+
+def _b_getattr(b, args, kwargs, node):
+    """``getattr(obj, "name", default)`` and ``hasattr``: of values known while building,
+    read as ``obj.name`` is."""
+    obj, name = args[0], args[1]
+    if not isinstance(name, str):
+        raise UnsupportedError("getattr() with a name known while building", b.loc(node))
+    attr = ast.copy_location(ast.Attribute(value=ast.Name("%obj", ast.Load()), attr=name,
+                                           ctx=ast.Load()), node)
+    if isinstance(obj, Sym) or not hasattr(obj, name):
+        if len(args) == 3:
+            return args[2]
+        if not isinstance(obj, Sym):
+            raise UnsupportedError(f"{type(obj).__name__} has no attribute {name!r}",
+                                   b.loc(node))
+    b.env["%obj"] = obj
+    try:
+        return b.expr_Attribute(attr)
+    finally:
+        b.env.pop("%obj", None)
+
+
+def _b_hasattr(b, args, kwargs, node):
+    obj, name = args
+    if isinstance(obj, Sym):
+        return name in ("shape", "ndim", "size", "dtype", "T") or hasattr(np.empty(0), name)
+    return hasattr(obj, name)
+
+
+def _b_dict(b, args, kwargs, node):
+    """``dict(a=1.0, b=x)``, ``dict(pairs)`` of keys known while building."""
+    try:
+        return dict(*args, **kwargs)
+    except (TypeError, ValueError) as e:
+        raise UnsupportedError(f"dict(): {e}", b.loc(node)) from None
+
+
 BUILTINS = {abs: _b_abs, sum: _b_sum, min: _b_minmax("min"), max: _b_minmax("max"), len: _b_len,
              float: _b_cast("float"), int: _b_cast("int"), bool: _b_cast("bool"),
              range: _b_range, pow: _b_pow, isinstance: _b_isinstance, slice: _b_slice,
-             round: _b_round, divmod: _b_divmod, callable: _b_callable}
+             round: _b_round, divmod: _b_divmod, callable: _b_callable,
+             str: _b_text(str), repr: _b_text(repr), getattr: _b_getattr,
+             hasattr: _b_hasattr, dict: _b_dict}
 BUILTINS.update({fn: _b_sequence(fn.__name__) for fn in (sorted, list, tuple, reversed, zip,
                                                           enumerate)})
 

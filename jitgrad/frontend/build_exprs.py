@@ -207,6 +207,9 @@ class Expressions:
             return float(getattr(base, node.attr))  # np.finfo(np.float64).eps: a constant
         if isinstance(base, draws.GeneratorRef):  # rng.normal
             return draws.method_of(base, node.attr, self.loc(node))
+        if isinstance(base, (str, int, float)) and not isinstance(base, bool) and \
+                hasattr(base, node.attr):
+            return getattr(base, node.attr)  # "a,b".split(","), n.bit_length(): while building
         if isinstance(base, dict) and node.attr in ("get", "keys", "values", "items"):
             return getattr(base, node.attr)  # a dict built or passed: read while building
         if isinstance(base, tuple) and node.attr in ("index", "count"):
@@ -698,7 +701,10 @@ class Expressions:
             raise UnsupportedError("calling a value that is not a function", self.loc(node))
         if getattr(fn, "__self__", None) is not None and isinstance(fn.__self__, Sym):
             return fn(*args, **kwargs)  # an array method
-        if isinstance(getattr(fn, "__self__", None), (dict, tuple)):
+        if isinstance(getattr(fn, "__self__", None), (dict, tuple, str, int, float)):
+            if isinstance(fn.__self__, str) and any(
+                    isinstance(a, (Sym, RunTimeText)) for a in (*args, *kwargs.values())):
+                return RunTimeText(ast.unparse(node))  # "{:.3f}".format(loss): a label
             return fn(*args, **kwargs)  # options.get("scale", 1.0): read while building
         if isinstance(fn, LocalFunction):
             return self.inline(fn, args, kwargs, node)

@@ -272,8 +272,11 @@ def np_stack(arrays, axis=0):
         raise UnsupportedError(f"np.array/np.stack of 1 to {MAX_STACK} entries", loc)
     if len({ndim_of(a) for a in arrays}) != 1:
         raise UnsupportedError("np.array/np.stack of entries of different ranks", loc)
-    return _record_even_on_numbers("stack", *(a if records(a) or ndim_of(a) or _is_int(a) else float(a)
-                              for a in arrays))
+    out = _record_even_on_numbers("stack", *(a if records(a) or ndim_of(a) or _is_int(a)
+                                             else float(a) for a in arrays))
+    if not ndim_of(arrays[0]) and isinstance(out, Sym) and out.atom.dims is None:
+        out.atom.dims = (len(arrays),)  # np.array([a, b, c]): its length is known
+    return out
 
 
 def np_arange(start, stop=None, step=None, dtype=None):

@@ -70,7 +70,22 @@ def np_logical_xor(a, b):
     return record("ne", record("cast", a, kind="b"), record("cast", b, kind="b"))
 
 
+def _in_place(op):
+    """``operator.iadd(a, b)`` and friends: on numbers, the operator (numbers are never
+    changed in place); on an array, refused (it would write into it: ``a += b``)."""
+    def f(a, b):
+        if records(a) and a.ndim:
+            raise UnsupportedError(f"operator.{op.__name__} of an array (it writes into it): "
+                                   "write the augmented assignment `a += b`", loc_of(a, b))
+        return op(a, b)
+    return f
+
+
 NUMPY.update({
+    operator.iadd: _in_place(operator.add), operator.isub: _in_place(operator.sub),
+    operator.imul: _in_place(operator.mul), operator.itruediv: _in_place(operator.truediv),
+    operator.ifloordiv: _in_place(operator.floordiv), operator.imod: _in_place(operator.mod),
+    operator.ipow: _in_place(operator.pow), operator.imatmul: _in_place(operator.matmul),
     np.round: np_round, np.around: np_round, np.rint: lambda x: np_round(x),
     np.trunc: np_trunc, np.fix: np_trunc, math.trunc: math_trunc,
     np.isclose: np_isclose, np.allclose: np_allclose, np.count_nonzero: np_count_nonzero,

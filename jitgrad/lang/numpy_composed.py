@@ -1,0 +1,408 @@
+"""NumPy functions written as compositions of NumPy functions jitgrad already takes: NaN-aware
+reductions, interpolation, covariance and correlation, integration, polynomials, and a few
+array builders. Each is the closed form NumPy documents, so its derivative follows from the
+functions it is made of (where NumPy's value is piecewise, as ``np.interp`` between its points,
+the derivative is that of the piece).
+
+Takes values of the graph (`Sym`) or constants (a call on constants only is run by NumPy
+itself); fills `symbolic.NUMPY` when imported (by ``jitgrad.lang``). A form outside what a
+function here covers is refused naming the function and the argument.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from jitgrad.core.errors import UnsupportedError
+from jitgrad.lang.numpy_args import as_array
+from jitgrad.lang.symbolic import NUMPY, loc_of, ndim_of, record, records
+
+
+def _np(fn):
+    return NUMPY[fn]
+
+
+def _plain(*xs) -> bool:
+    return not any(records(x) for x in xs)
+
+
+def _at(x, i):
+    """``x[i]``: an entry (``i`` a number) or the rows at integers (``i`` an int vector)."""
+    if not records(x) and not records(i):
+        return x[i]
+    x = as_array(x)
+    if ndim_of(i):  # a gather (checked at run time), whose adjoint adds up repeats
+        if ndim_of(x) != 1:
+            raise UnsupportedError("rows at integers of a vector only", loc_of(x, i))
+        return record("take", x, record("index_positions", i, x, kind="rows"))
+    return record("getitem", x, i, index_spec=("i",))
+
+
+def _from(x, start=None, stop=None):
+    """``x[start:stop]`` of a vector."""
+    if not records(x):
+        return x[start:stop]
+    bounds = [b for b in (start, stop) if b is not None]
+    return record("getitem", x, *bounds, index_spec=(("s", start is not None, stop is not None,
+                                                      False),))
+
+
+def _static_len(c):
+    """The length of vector ``c`` where it is known while building (a constant, or an array
+    made with a literal size), else None."""
+    if not records(c):
+        return len(c)
+    dims = getattr(getattr(c, "atom", None), "dims", None)
+    return dims[0] if dims and isinstance(dims[0], int) else None
+
+
+def _column(x):
+    return _np(np.reshape)(x, (-1, 1))
+
+
+def _row(x):
+    return _np(np.reshape)(x, (1, -1))
+
+
+# ---- NaN-aware reductions: the reduction of the entries that are not NaN -----------------------
+
+
+def _nan_reduction(name, fill, reduce):
+    """``np.nansum`` and friends: NaN entries replaced by ``fill`` (the reduction's identity),
+    then reduced; ``nanmean``/``nanvar`` divide by the count of entries that are not NaN."""
+    fn = getattr(np, name)
+
+    def f(a, axis=None, **kwargs):
+        if _plain(a):
+            return fn(a, axis=axis, **kwargs)
+        if set(kwargs) - {"keepdims", "ddof"}:
+            raise UnsupportedError(f"np.{name} with {', '.join(kwargs)}", loc_of(a))
+        nan = record("isnan", a)
+        return reduce(_np(np.where)(nan, fill, a), nan, axis, kwargs)
+    return f
+
+
+def _count(nan, axis, keepdims=False):
+    return _np(np.sum)(record("cast", record("logical_not", nan), kind="f"), axis=axis,
+                       keepdims=keepdims)
+
+
+def _nanmean(filled, nan, axis, kw):
+    return _np(np.sum)(filled, axis=axis, keepdims=kw.get("keepdims", False)) / _count(
+        nan, axis, kw.get("keepdims", False))
+
+
+def _nanvar(filled, nan, axis, kw):
+    n = _count(nan, axis, True)
+    mean = _np(np.sum)(filled, axis=axis, keepdims=True) / n
+    dev = _np(np.where)(nan, 0.0, filled - mean)
+    keep = kw.get("keepdims", False)
+    return _np(np.sum)(dev * dev, axis=axis, keepdims=keep) / (
+        _count(nan, axis, keep) - kw.get("ddof", 0))
+
+
+NAN_REDUCTIONS = {
+    np.nansum: _nan_reduction("nansum", 0.0, lambda a, nan, axis, kw: _np(np.sum)(
+        a, axis=axis, **kw)),
+    np.nanprod: _nan_reduction("nanprod", 1.0, lambda a, nan, axis, kw: _np(np.prod)(
+        a, axis=axis, **kw)),
+    np.nanmax: _nan_reduction("nanmax", -np.inf, lambda a, nan, axis, kw: _np(np.max)(
+        a, axis=axis, **kw)),
+    np.nanmin: _nan_reduction("nanmin", np.inf, lambda a, nan, axis, kw: _np(np.min)(
+        a, axis=axis, **kw)),
+    np.nanmean: _nan_reduction("nanmean", 0.0, _nanmean),
+    np.nanvar: _nan_reduction("nanvar", 0.0, _nanvar),
+    np.nanstd: _nan_reduction("nanstd", 0.0, lambda a, nan, axis, kw: _np(np.sqrt)(
+        _nanvar(a, nan, axis, kw))),
+    np.nancumsum: _nan_reduction("nancumsum", 0.0, lambda a, nan, axis, kw: _np(np.cumsum)(
+        a, axis=axis)),
+    np.nancumprod: _nan_reduction("nancumprod", 1.0, lambda a, nan, axis, kw: _np(np.cumprod)(
+        a, axis=axis)),
+}
+
+
+# ---- interpolation, integration, statistics ---------------------------------------------------
+
+
+def np_interp(x, xp, fp, left=None, right=None, period=None):
+    """Linear interpolation at ``x`` (a number or a vector) between the points ``(xp, fp)``
+    (``xp`` increasing): each x's interval found by counting the points at or below it,
+    ``fp[0]`` left of the points and ``fp[-1]`` right of them (or ``left``/``right``)."""
+    if _plain(x, xp, fp):
+        return np.interp(x, xp, fp, left, right, period)
+    if period is not None:
+        raise UnsupportedError("np.interp with period=", loc_of(x, xp, fp))
+    xp, fp = as_array(xp), as_array(fp)
+    if ndim_of(xp) != 1 or ndim_of(fp) != 1 or ndim_of(x) > 1:
+        raise UnsupportedError("np.interp at a number or a vector, between vectors of points",
+                               loc_of(x, xp, fp))
+    scalar = ndim_of(x) == 0
+    xs = _np(np.reshape)(as_array(x) if not scalar else x * _np(np.ones)(1), (-1, 1))
+    below = _np(np.sum)(record("cast", _row(xp) <= xs, kind="i"), axis=1)
+    last = xp.shape[0] - 2 if records(xp) else len(xp) - 2
+    i = _np(np.clip)(below - 1, 0, last)
+    x0, x1, f0, f1 = _at(xp, i), _at(xp, i + 1), _at(fp, i), _at(fp, i + 1)
+    flat = _np(np.reshape)(xs, (-1,))
+    inside = f0 + (flat - x0) * ((f1 - f0) / (x1 - x0))
+    low = _at(fp, 0) if left is None else left
+    high = _at(fp, -1) if right is None else right
+    out = _np(np.where)(flat < _at(xp, 0), low, _np(np.where)(flat > _at(xp, -1), high, inside))
+    return _at(out, 0) if scalar else out
+
+
+def np_trapezoid(y, x=None, dx=1.0, axis=-1):
+    if _plain(y, x):
+        return np.trapezoid(y, x, dx, axis)
+    if ndim_of(y) != 1 or (x is not None and ndim_of(x) != 1):
+        raise UnsupportedError("np.trapezoid of a vector", loc_of(y, x))
+    y = as_array(y)
+    widths = _np(np.diff)(as_array(x)) if x is not None else dx
+    return _np(np.sum)((_from(y, 1) + _from(y, None, -1)) * widths) * 0.5
+
+
+def np_cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None,
+           dtype=None):
+    """The covariance of the variables (rows, or columns with ``rowvar=False``): the centred
+    observations' product, divided by N - 1 (N with ``bias``, N - ``ddof``)."""
+    if _plain(m, y):
+        return np.cov(m, y, rowvar, bias, ddof, fweights, aweights, dtype)
+    if fweights is not None or aweights is not None:
+        raise UnsupportedError("np.cov with weights", loc_of(m))
+    m = as_array(m)
+    one_variable = ndim_of(m) == 1 and y is None  # NumPy's answer is then a number
+    if ndim_of(m) == 1:
+        m = _np(np.reshape)(m, (1, -1))
+    elif not rowvar:
+        m = _np(np.transpose)(m)
+    if y is not None:
+        y = as_array(y)
+        y = _np(np.reshape)(y, (1, -1)) if ndim_of(y) == 1 else (
+            y if rowvar else _np(np.transpose)(y))
+        m = _np(np.concatenate)((m, y), axis=0)
+    n = m.shape[1]
+    dof = n - (ddof if ddof is not None else (0 if bias else 1))
+    centred = m - _np(np.mean)(m, axis=1, keepdims=True)
+    c = (centred @ _np(np.transpose)(centred)) / dof
+    return _at(_at(c, 0), 0) if one_variable else c
+
+
+def np_corrcoef(x, y=None, rowvar=True, dtype=None):
+    c = np_cov(x, y, rowvar)
+    d = _np(np.sqrt)(_np(np.diagonal)(c))
+    return c / (_column(d) * _row(d))
+
+
+def np_correlate(a, v, mode="valid"):
+    """NumPy's cross-correlation of real vectors: the convolution with ``v`` reversed."""
+    if _plain(a, v):
+        return np.correlate(a, v, mode)
+    return _np(np.convolve)(as_array(a), _np(np.flip)(as_array(v)), mode=mode)
+
+
+def np_ptp(a, axis=None, out=None, keepdims=False):
+    if out is not None:
+        raise UnsupportedError("np.ptp with out=", loc_of(a))
+    return _np(np.max)(a, axis=axis, keepdims=keepdims) - _np(np.min)(
+        a, axis=axis, keepdims=keepdims)
+
+
+def np_fmod(x, y):
+    """C's remainder (the sign of ``x``): x - trunc(x / y) * y."""
+    return x - record("trunc", x / y) * y if not _plain(x, y) else np.fmod(x, y)
+
+
+def np_sinc(x):
+    """sin(pi x) / (pi x), 1 at 0 (the division never sees 0: no NaN reaches the gradient)."""
+    if _plain(x):
+        return np.sinc(x)
+    zero = x == 0.0
+    safe = _np(np.where)(zero, 1.0, x) * math.pi
+    return _np(np.where)(zero, 1.0, _np(np.sin)(safe) / safe)
+
+
+def np_ldexp(x, e):
+    return x * 2.0 ** e if not _plain(x, e) else np.ldexp(x, e)
+
+
+def np_divmod(x, y):
+    return _np(np.floor_divide)(x, y), _np(np.mod)(x, y)
+
+
+# ---- arrays ----------------------------------------------------------------------------------
+
+
+def np_broadcast_to(x, shape, subok=False):
+    if _plain(x):
+        return np.broadcast_to(x, shape)
+    shape = (shape,) if not isinstance(shape, tuple) else shape
+    return x * _np(np.ones)(shape)  # (a copy: jitgrad never hands out the read-only view)
+
+
+def np_broadcast_arrays(*args, subok=False):
+    ones = None
+    for a in args:
+        ones = _np(np.ones_like)(a) if ones is None else ones * _np(np.ones_like)(a)
+    return tuple(a * ones for a in args)
+
+
+def np_dstack(tup):
+    parts = [as_array(a) for a in tup]
+    parts = [_np(np.reshape)(p, (1, -1, 1)) if ndim_of(p) == 1 else
+             (_np(np.reshape)(p, (p.shape[0], p.shape[1], 1)) if ndim_of(p) == 2 else p)
+             for p in parts]
+    return _np(np.concatenate)(tuple(parts), axis=2)
+
+
+def np_take(a, indices, axis=None):
+    if _plain(a, indices):
+        return np.take(a, indices, axis)
+    a = as_array(a)
+    if axis is None:
+        return _at(_np(np.ravel)(a), indices)
+    if axis in (0, -ndim_of(a)):
+        return _at(a, indices)
+    raise UnsupportedError("np.take along an axis other than the first (index that axis)",
+                           loc_of(a))
+
+
+def np_diagflat(v, k=0):
+    return _np(np.diag)(_np(np.ravel)(as_array(v)), k)
+
+
+def np_identity(n, dtype=None):
+    return _np(np.eye)(n) if dtype is None else _np(np.eye)(n, dtype=dtype)
+
+
+def np_tri(N, M=None, k=0, dtype=float):
+    return _np(np.tril)(_np(np.ones)((N, N if M is None else M)), k)
+
+
+def np_ediff1d(ary, to_end=None, to_begin=None):
+    if to_end is not None or to_begin is not None:
+        raise UnsupportedError("np.ediff1d with to_end= or to_begin=", loc_of(ary))
+    return _np(np.diff)(_np(np.ravel)(as_array(ary)))
+
+
+def np_select(condlist, choicelist, default=0.0):
+    """The first choice whose condition holds: nested ``np.where`` from the last one out."""
+    if len(condlist) != len(choicelist):
+        raise UnsupportedError("np.select needs as many conditions as choices",
+                               loc_of(*condlist))
+    out = default
+    for cond, choice in reversed(list(zip(condlist, choicelist))):
+        out = _np(np.where)(cond, choice, out)
+    return out
+
+
+def np_iscomplex(x):
+    """False at every entry of a real array (NaN included)."""
+    if not records(x):
+        return np.iscomplex(x)
+    inf = record("isinf", x)
+    return record("logical_and", inf, record("logical_not", inf))
+
+
+def np_isreal(x):
+    if not records(x):
+        return np.isreal(x)
+    inf = record("isinf", x)
+    return record("logical_or", inf, record("logical_not", inf))
+
+
+def np_matrix_power(a, n):
+    if _plain(a):
+        return np.linalg.matrix_power(a, n)
+    if not isinstance(n, int):
+        raise UnsupportedError("np.linalg.matrix_power with an integer power known while "
+                               "building", loc_of(a))
+    if n < 0:
+        a, n = _np(np.linalg.inv)(a), -n
+    out = _np(np.eye)(a.shape[0]) if n == 0 else a
+    for _ in range(n - 1):
+        out = out @ a
+    return out
+
+
+def np_multi_dot(arrays, out=None):
+    result = arrays[0]
+    for a in arrays[1:]:
+        result = result @ a
+    return result
+
+
+# ---- polynomials (numpy.polynomial.polynomial: coefficients from the constant term up) --------
+
+
+def poly_val(x, c, tensor=True):
+    c = as_array(c)
+    if ndim_of(c) != 1:
+        raise UnsupportedError("polyval with a vector of coefficients", loc_of(x, c))
+    n = _static_len(c)
+    if n is None:
+        raise UnsupportedError("polyval with a number of coefficients known while building",
+                               loc_of(x, c))
+    out = _at(c, n - 1) + x * 0.0
+    for k in range(n - 2, -1, -1):  # Horner's scheme
+        out = out * x + _at(c, k)
+    return out
+
+
+def np_polyval(p, x):
+    """NumPy's legacy ``polyval``: coefficients from the highest power down (Horner)."""
+    if _plain(p, x):
+        return np.polyval(p, x)
+    p = as_array(p)
+    n = _static_len(p)
+    if n is None or ndim_of(p) != 1:
+        raise UnsupportedError("np.polyval with a vector of coefficients whose length is known "
+                               "while building", loc_of(p, x))
+    out = _at(p, 0) + x * 0.0
+    for k in range(1, n):
+        out = out * x + _at(p, k)
+    return out
+
+
+def _padded(c, n):
+    c = as_array(c)
+    m = _static_len(c)
+    return c if m == n else _np(np.concatenate)((c, _np(np.zeros)(n - m)))
+
+
+def _length(c) -> int:
+    n = _static_len(as_array(c))
+    if n is None:
+        raise UnsupportedError("a polynomial with a number of coefficients known while "
+                               "building", loc_of(c))
+    return n
+
+
+def poly_add(c1, c2):
+    n = max(_length(c1), _length(c2))
+    return _padded(c1, n) + _padded(c2, n)
+
+
+def poly_sub(c1, c2):
+    n = max(_length(c1), _length(c2))
+    return _padded(c1, n) - _padded(c2, n)
+
+
+def poly_mul(c1, c2):
+    return _np(np.convolve)(as_array(c1), as_array(c2))
+
+
+NUMPY.update(NAN_REDUCTIONS)
+NUMPY.update({
+    np.interp: np_interp, np.trapezoid: np_trapezoid, np.cov: np_cov, np.corrcoef: np_corrcoef,
+    np.correlate: np_correlate, np.ptp: np_ptp, np.fmod: np_fmod, np.sinc: np_sinc,
+    np.ldexp: np_ldexp, np.divmod: np_divmod, np.broadcast_to: np_broadcast_to,
+    np.broadcast_arrays: np_broadcast_arrays, np.dstack: np_dstack, np.take: np_take,
+    np.diagflat: np_diagflat, np.identity: np_identity, np.tri: np_tri,
+    np.ediff1d: np_ediff1d, np.select: np_select, np.iscomplex: np_iscomplex,
+    np.isreal: np_isreal, np.linalg.matrix_power: np_matrix_power,
+    np.linalg.multi_dot: np_multi_dot,
+    np.polynomial.polynomial.polyval: poly_val, np.polynomial.polynomial.polyadd: poly_add,
+    np.polynomial.polynomial.polysub: poly_sub, np.polynomial.polynomial.polymul: poly_mul,
+    np.polyval: np_polyval,
+})
