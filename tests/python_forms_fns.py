@@ -264,3 +264,61 @@ def composed(x):
          + np.polyval(np.array([1.0, x[0], 2.0]), 0.5) + np.sum(np.diagflat(x))
          + np.sum(np.tri(3) * x[0]))
     return a + b + c + d + e + f
+
+
+def _solve_kepler(m, e, tol=1e-12):
+    if e < 0.0:
+        raise ValueError("eccentricity must not be negative")
+    elif e >= 1.0:
+        return np.nan  # hyperbolic: not handled here
+    ecc = m
+    for _ in range(50):
+        step = (ecc - e * np.sin(ecc) - m) / (1.0 - e * np.cos(ecc))
+        ecc = ecc - step
+        if abs(step) < tol:
+            break
+    return ecc
+
+
+def early_returns(w, e):
+    """A branch that returns (or raises) leaves the names the other branches assign to the code
+    after the ``if``; ``zip(range(n), w)`` in a ``for``."""
+    if e < 0.3:
+        scale = 2.0 * w[0]
+    elif e > 0.95:
+        return 0.0
+    else:
+        scale = 3.0 * w[0]
+    s = 0.0
+    for i, a in zip(range(1, w.shape[0] + 1), w):
+        s += a * i
+    return scale * s + _solve_kepler(w[1], e)
+
+
+def accuracy_as_aux(W, x, y):
+    """A softmax loss with accuracy as its aux: ``np.argmax(z, axis=1)`` (issue #46 item 7)."""
+    z = x @ W
+    p = np.exp(z - np.max(z, axis=1, keepdims=True))
+    p = p / np.sum(p, axis=1, keepdims=True)
+    acc = np.mean(np.argmax(z, axis=1) == y) + 0.0 * np.sum(np.argmin(z, axis=0))
+    return -np.mean(np.log(p[np.arange(x.shape[0]), y])), acc
+
+
+COEFFS = {"a": 1.5, "b": 2.5}
+
+
+def loop_headers(x):
+    """Loop headers Python allows: a dict's items and keys, rows unpacked, itertools.product
+    of ranges."""
+    import itertools
+
+    s = 0.0
+    for k, v in COEFFS.items():
+        s += v * x[0] * len(k)
+    for a, b in x.reshape(2, 2):
+        s += a * b
+    for i, j in itertools.product(range(2), range(2)):
+        s += x[i] * x[j] * (i + 1)
+    for name in COEFFS:  # noqa: PLC0206 (a dict iterated by its keys, as written)
+        s += COEFFS[name] * x[1]
+    return s

@@ -57,6 +57,8 @@ CASES = [  # (function, args, wrt)
                                                              [0.1, 0.1, 0.1]])), (0, 1)),
     (F.objects, (np.array([0.3, -0.5, 0.8]),), 0),
     (F.piecewise_constant, (np.array([0.31, 0.22, 0.74, 0.93]),), 0),
+    (F.loop_headers, (np.array([0.3, 0.5, 0.7, 0.2]),), 0),
+    (F.early_returns, (np.array([0.3, 0.5, 0.9]), 0.4), (0, 1)),
     (F.composed, (np.array([0.31, 0.22, 0.74, 0.93, 0.45]),), 0),
     (F.densities, (np.array([0.5, 1.2, 2.0]), np.array([0.3, -0.1])), (0, 1)),
 ]
@@ -133,3 +135,13 @@ def test_against_jax():
     theirs = jax.grad(type_tests, argnums=(0, 1))(X5, W5)
     for a, b in zip(ours, theirs):
         np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_argmax_along_an_axis_as_aux():
+    rng = np.random.default_rng(0)
+    W, x = rng.normal(size=(4, 3)), rng.normal(size=(6, 4))
+    y = np.array([0, 1, 2, 1, 0, 2])
+    g, acc = jitgrad.grad(F.accuracy_as_aux, has_aux=True)(W, x, y)
+    assert acc == F.accuracy_as_aux(W, x, y)[1]
+    np.testing.assert_allclose(g, numeric_grad(lambda *a: F.accuracy_as_aux(*a)[0], (W, x, y), 0),
+                               rtol=1e-6, atol=1e-9)

@@ -50,7 +50,7 @@ from jitgrad.frontend.build_ast import (
     same_constant,
     same_structure,
 )
-from jitgrad.frontend.build_exprs import expand_ellipsis
+from jitgrad.frontend.build_index import expand_ellipsis
 from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import Sym
 from jitgrad.prims import primitives
@@ -651,7 +651,7 @@ class Statements:
         latest_else, self.gb.latest = self.gb.latest, latest
         for k, n in writes_then.items():  # after it, a write on either side counts
             self.gb.writes[k] = max(n, self.gb.writes.get(k, 0))
-        env_t, env_e = _past_a_raise(env_t, env_e)
+        env_t, env_e = _past_a_return(*_past_a_raise(env_t, env_e))
         merges: list[Carry] = []
         env = {}
         for name in dict.fromkeys(list(env_t) + list(env_e)):
@@ -761,6 +761,21 @@ def _past_a_raise(env_t: dict, env_e: dict) -> tuple[dict, dict]:
     past = {k: NO_RETURN if _holds_sym(v) and dead.get(k) is not v else v
             for k, v in live.items()}
     return (past, live) if raised_t else (live, past)
+
+
+def _past_a_return(env_t: dict, env_e: dict) -> tuple[dict, dict]:
+    """A branch that returned on every path (``elif e < 0.7: return np.nan``) never reaches
+    the code after the ``if``: a name the other branch assigns and it does not is that
+    branch's value there (a placeholder on the returning side, never read), not a name
+    "assigned in only one branch"."""
+    ret_t, ret_e = env_t.get(RETURNED) is True, env_e.get(RETURNED) is True
+    if ret_t == ret_e:
+        return env_t, env_e
+    live, dead = (env_e, dict(env_t)) if ret_t else (env_t, dict(env_e))
+    for k, v in live.items():
+        if k not in dead:
+            dead[k] = NO_RETURN if _holds_sym(v) else v
+    return (dead, live) if ret_t else (live, dead)
 
 
 def _holds_sym(v) -> bool:

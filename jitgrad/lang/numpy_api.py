@@ -570,10 +570,11 @@ def _arg_extreme(name):
     def f(x, axis=None):
         if not records(x):
             return getattr(np, name)(x, axis=axis)
-        if axis is not None and not (x.ndim == 1 and norm_axis(axis, 1, loc_of(x)) == 0):
-            raise UnsupportedError(f"np.{name} with axis= (jitgrad gives the flat index)",
-                                   loc_of(x))
-        return record(name, x)
+        if axis is None or x.ndim == 1:
+            if axis is not None:
+                norm_axis(axis, 1, loc_of(x))
+            return record(name, x)
+        return record(name, x, axis=norm_axis(axis, x.ndim, loc_of(x)))  # along one axis
     return f
 
 

@@ -226,11 +226,16 @@ defjvp("cumprod_grad", lambda t, ans, g, x: cumprod_grad(t, x),
 
 # ----------------------------------------------------------------------------- positions
 
-# The flat index of the largest / smallest entry (the first one, as NumPy): an integer.
-argmax = primitive("argmax", np.argmax, lambda ts, p: Type("i", 0), differentiable=False,
-                   zero_tangent=True)
-argmin = primitive("argmin", np.argmin, lambda ts, p: Type("i", 0), differentiable=False,
-                   zero_tangent=True)
+# The flat index of the largest / smallest entry (the first one, as NumPy): an integer; with
+# ``axis``, the index along that axis of each line (an integer array of one rank less).
+def _position_type(ts, p):
+    return Type("i", 0 if p.get("axis") is None else ts[0].ndim - 1)
+
+
+argmax = primitive("argmax", lambda x, axis=None: np.argmax(x, axis=axis), _position_type,
+                   differentiable=False, zero_tangent=True)
+argmin = primitive("argmin", lambda x, axis=None: np.argmin(x, axis=axis), _position_type,
+                   differentiable=False, zero_tangent=True)
 # The order that sorts a vector, stably (ties keep their order, as NumPy's mergesort).
 argsort = primitive("argsort", lambda x: np.argsort(x, kind="mergesort"),
                     lambda ts, p: Type("i", 1), differentiable=False)

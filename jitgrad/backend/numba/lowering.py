@@ -161,6 +161,10 @@ LOWER: dict[str, Callable] = {
     "cast": _cast,
     # reductions
     "sum": _reduce("sum"), "max": _reduce("max"), "min": _reduce("min"),
+    "argmax": lambda a, p, t: f"np.argmax({a[0]})" if p.get("axis") is None
+    else f"np.argmax({a[0]}, axis={p['axis']})",
+    "argmin": lambda a, p, t: f"np.argmin({a[0]})" if p.get("axis") is None
+    else f"np.argmin({a[0]}, axis={p['axis']})",
     "prod_others": lambda a, p, t: f"_rt.prod_others({a[0]})",
     "prod_axis": lambda a, p, t: f"_rt.prod_axis({a[0]}, {p['axis']}, "
     f"{reduced_shape_src(a[0], t[0].ndim, p['axis'], p['keepdims'])})",

@@ -1,0 +1,223 @@
+"""Building subscripts: index expressions to index specs, reads and gathers.
+
+Part of `build.Builder` (a mixin, under `build_exprs.Expressions`). Takes a subscript's AST
+(``x[i, 1:n, None]``, ``x[idx]``, ``x[mask]``, ``a[rows, cols]``, a ``slice`` object, an
+index tuple from ``np.ndindex``); gives ``(spec, atoms)`` for the ``getitem``/``setitem``
+primitives, or the gather an advanced index is (positions checked at run time). Guarantees:
+an index jitgrad cannot follow is refused at the user's line, saying what to write instead.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+
+from jitgrad.core.errors import ShapeError, UnsupportedError, refused
+from jitgrad.core.ir import Var
+from jitgrad.frontend.build_ast import int_literal
+from jitgrad.lang import numpy_api, symbolic
+from jitgrad.lang.symbolic import Sym
+from jitgrad.prims import primitives
+
+
+class Indexing:
+    """Methods mixed into `build.Builder` through `build_exprs.Expressions`."""
+
+    # -- indexing ------------------------------------------------------------------------
+
+    def index(self, node, store: bool = False):
+        """An index expression → (spec, atoms) for getitem/setitem; None items → newaxis.
+        ``store``: the index is written through (a refused mask then says how to write)."""
+        items = node.elts if isinstance(node, ast.Tuple) else [node]
+        spec, atoms = [], []
+        for item in items:
+            if isinstance(item, ast.Slice):
+                flags = []
+                for part in (item.lower, item.upper, item.step):
+                    if part is None:
+                        flags.append(False)
+                        continue
+                    v = self.expr(part)
+                    self.check_int(v, part)
+                    atoms.append(v)
+                    flags.append(True)
+                spec.append(":" if not any(flags) else ("s", *flags))
+                continue
+            if (item is items[0] and all(isinstance(i, ast.Slice) and i.lower is None
+                                         and i.upper is None and i.step is None
+                                         for i in items[1:])
+                    and isinstance(item, (ast.List, ast.Tuple)) and item.elts
+                    and all(int_literal(e) is not None for e in item.elts)):
+                # x[[0, 2, -1]]: rows at constant integers
+                rows = np.array([int_literal(e) for e in item.elts], dtype=np.int64)
+                return ("a",), [self.constant_array("rows", rows, item)]
+            v = self.expr(item)
+            if v is None:
+                spec.append("n")
+                continue
+            if isinstance(v, slice):  # s = slice(1, n); x[s]
+                parts = (v.start, v.stop, v.step)
+                for part in parts:
+                    if part is not None:
+                        self.check_int(part, item)
+                        atoms.append(part)
+                flags = [p is not None for p in parts]
+                spec.append(":" if not any(flags) else ("s", *flags))
+                continue
+            if isinstance(v, tuple):  # x[idx] with idx = (i, j), as np.ndindex gives
+                for e in v:
+                    self.check_int(e, item)
+                    spec.append("i")
+                    atoms.append(e)
+                continue
+            if v is Ellipsis:
+                if "e" in spec:
+                    raise ShapeError("an index can only have a single ellipsis (...)",
+                                     self.loc(item))
+                spec.append("e")
+                continue
+            if isinstance(v, Sym) and v.ndim:
+                if len(items) == 1 and v.ndim == 1 and v.type.kind == "i":
+                    return ("a",), [v]  # x[idx]: rows of x at the integers idx
+                if len(items) == 1 and v.type.kind == "b":
+                    return ("m",), [v]  # x[mask]: the entries (or rows) where mask holds
+                if len(items) == 2 and item is items[0] and v.ndim == 1 and v.type.kind == "i":
+                    w = self.expr(items[1])  # a[rows, cols]: one entry per pair
+                    if isinstance(w, Sym) and w.ndim == 1 and w.type.kind == "i":
+                        return ("p",), [v, w]
+                raise self.array_index_refused(v, len(items), store, item)
+            self.check_int(v, item)
+            spec.append("i")
+            atoms.append(v)
+        return tuple(spec), atoms
+
+    def array_index_refused(self, v, n_items: int, store: bool, node) -> UnsupportedError:
+        """The refusal of the array ``v`` among ``n_items`` index items, with the form that
+        works: np.where for a mask, a loop for integer arrays jitgrad does not take."""
+        loc = self.loc(node)
+        if v.type.kind == "b":
+            return refused("indexing with a boolean mask", "mask write" if store else "mask read",
+                           loc)
+        if v.type.kind != "i":
+            return refused("indexing with an array of floats", "integer arrays", loc)
+        if store:
+            return refused("writing through an integer-array index", "integer-array write", loc)
+        if n_items > 1:
+            return refused("indexing with an integer array beside other indices",
+                           "integer arrays", loc)
+        return refused(f"indexing with an integer array of rank {v.ndim}", "integer arrays", loc)
+
+    def check_int(self, v, node):
+        if isinstance(v, Sym):
+            if v.type.kind != "i":
+                raise UnsupportedError("an index must be an integer", self.loc(node))
+        elif not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+            raise UnsupportedError("an index must be an integer", self.loc(node))
+
+    def advanced_positions(self, array, index, node):
+        """The positions an advanced index (``x[idx]``, ``x[mask]``, ``a[rows, cols]``) names
+        in ``array`` (`index_positions`, checked at run time), and whether they count rows
+        of it (else entries of its first two axes, or of all of it for a mask of its shape)."""
+        spec, atoms = index
+        if not isinstance(array, Sym) or array.ndim == 0:
+            raise UnsupportedError("an index array reads from an array", self.loc(node))
+        if spec == ("a",):
+            return symbolic.record("index_positions", atoms[0], array, kind="rows"), True
+        if spec == ("m",):
+            mask = atoms[0]
+            if mask.ndim == array.ndim:
+                return symbolic.record("index_positions", mask, array, kind="mask"), \
+                    array.ndim == 1
+            if mask.ndim == 1:
+                return symbolic.record("index_positions", mask, array, kind="mask_rows"), True
+            raise refused(f"indexing with a boolean mask of rank {mask.ndim} on an array of "
+                          f"rank {array.ndim}", "mask read", self.loc(node))
+        if array.ndim < 2:
+            raise ShapeError(f"too many indices for an array of rank {array.ndim}",
+                             self.loc(node))
+        return symbolic.record("index_positions", atoms[0], atoms[1], array, kind="pairs"), \
+            False
+
+    def take_at(self, array, positions, rows: bool):
+        """``array``'s rows at ``positions`` (``rows``), or the entries at flat positions of
+        its first two axes (all of a matrix's): a gather, whose adjoint adds up repeats."""
+        if rows and array.ndim <= 2:
+            return symbolic.record("take", array, positions)
+        lead = array.shape[0] if rows else array.shape[0] * array.shape[1]
+        rest = tuple(array.shape[1 if rows else 2:])
+        if not rest:  # a matrix's entries: of its flattened vector
+            return symbolic.record("take", numpy_api.np_reshape(array, (lead,)), positions)
+        flat = numpy_api.np_reshape(array, (lead, array.size // lead))
+        return numpy_api.np_reshape(symbolic.record("take", flat, positions),
+                                    (positions.shape[0],) + rest)
+
+    def getitem(self, array, index, node):
+        if index[0] in (("a",), ("m",), ("p",)):
+            positions, rows = self.advanced_positions(array, index, node)
+            if index[0] == ("m",) and index[1][0].ndim == array.ndim and array.ndim > 2:
+                flat = numpy_api.np_reshape(array, (array.size,))
+                return symbolic.record("take", flat, positions)
+            return self.take_at(array, positions, rows)
+        spec, atoms = expand_ellipsis(index, array)
+        if not isinstance(array, Sym):
+            if isinstance(array, (tuple, list)):
+                if len(spec) == 1 and spec[0] == "i" and not isinstance(atoms[0], Sym):
+                    return array[atoms[0]]
+                if len(spec) == 1 and spec[0] != "i" and not any(isinstance(a, Sym)
+                                                                  for a in atoms):
+                    return tuple(array[primitives.index_value(spec, atoms)[0]])
+                if (len(spec) == 1 and spec[0] == "i" and isinstance(atoms[0], Sym) and array
+                        and all(symbolic.ndim_of(a) == 0 and not isinstance(a, bool)
+                                and isinstance(a, (Sym, int, float)) for a in array)):
+                    # `(a, b, c)[i]` of numbers, i known at run time: a vector, then a read
+                    return symbolic.record("getitem", symbolic.NUMPY[np.stack](list(array)), atoms[0],
+                                    index_spec=("i",))
+            raise UnsupportedError("indexing this value", self.loc(node))
+        if (isinstance(array.atom, Var) and array.atom in self.gb.view_of and "n" not in spec
+                and not self.gb.is_stale(array.atom)):  # `u[j]` of `u = U[k]`: `U[k, j]`
+            array, spec, atoms = self.read_through(array.atom, spec, atoms) or (array, spec,
+                                                                                atoms)
+        plain = [s for s in spec if s != "n"]
+        if len(plain) > array.ndim:
+            raise ShapeError(f"too many indices for an array of rank {array.ndim}",
+                             self.loc(node))
+        result = array
+        if plain and not all(s == ":" for s in plain):
+            result = symbolic.record("getitem", array, *atoms, index_spec=tuple(plain))
+        # newaxis: insert unit axes where the None items stood
+        pos = 0
+        for s in spec:
+            if s == "n":
+                result = symbolic.record("expand_dims", result, axis=pos)
+                pos += 1
+            elif s != "i":
+                pos += 1
+        return result
+
+    def expr_Subscript(self, node):
+        value = self.expr(node.value)
+        key = node.slice
+        if isinstance(value, dict):  # a dict (an argument's tree, or built): by a known key
+            k = key.value if isinstance(key, ast.Constant) else self.expr(key)
+            if isinstance(k, Sym) or not isinstance(k, (str, int, tuple)):
+                raise UnsupportedError("a dict is read with a key known while building "
+                                       "(params['W1'], or a name bound to one)", self.loc(key))
+            if k not in value:
+                raise UnsupportedError(f"the dict has no key {k!r} (its keys: "
+                                       f"{', '.join(map(repr, value))})", self.loc(key))
+            return value[k]
+        if isinstance(key, ast.Constant) and isinstance(key.value, str):
+            raise refused(f"indexing with a string ([{key.value!r}], a dict's key) of a "
+                          "value that is not a dict argument", "dict", self.loc(key))
+        return self.getitem(value, self.index(node.slice), node)
+
+
+def expand_ellipsis(index, array):
+    """``...`` in an index stands for as many full slices as the array has axes left over."""
+    spec, atoms = index
+    if "e" not in spec:
+        return spec, atoms
+    left = max(symbolic.ndim_of(array) - sum(s not in ("n", "e") for s in spec), 0)
+    k = spec.index("e")
+    return spec[:k] + (":",) * left + spec[k + 1:], atoms

@@ -1,0 +1,175 @@
+"""Loop headers rewritten as loops over ``range``: ``enumerate``, ``zip`` (of arrays, and of
+``range``), ``reversed``, ``numba.prange``, ``np.ndindex`` and ``itertools.product`` of
+``range``s.
+
+Part of `build.Builder` (a mixin, under `build_loops.Loops`). Takes a ``for`` statement;
+returns one whose iterator is ``range(...)`` and whose body starts by assigning the user's
+target from the sequences (evaluated once, before the loop, into hidden names), or the
+statement unchanged (a ``range`` loop, or a loop over tuples known while building, which
+`Loops.build_unrolled` unrolls). Guarantees: the user's target sees, in each iteration, the
+item Python's iterator would give.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+
+import numpy as np
+
+from jitgrad.core.errors import UnsupportedError
+from jitgrad.frontend.build_ast import is_prange
+from jitgrad.lang import symbolic
+from jitgrad.lang.symbolic import Sym
+
+
+class LoopHeaders:
+    """Methods mixed into `build.Builder` through `build_loops.Loops`."""
+
+    def as_range_loop(self, stmt):
+        """``for`` over ``enumerate``, ``zip``, ``reversed`` and ``numba.prange``, rewritten as a
+        loop over ``range`` whose body starts by assigning the target from the sequences:
+        ``for i, (a, b) in enumerate(zip(x, y))`` runs as ``for k in range(n): i, (a, b) =
+        k, (x[k], y[k])``. The sequences are evaluated once, before the loop."""
+        it = stmt.iter
+        if not isinstance(it, ast.Call):
+            return stmt
+        fn = self.expr(it.func)
+        tag = f"@{self.gb.new_tag()}"
+
+        def hidden(kind, value):  # bind a value the rewritten loop reads to a hidden name
+            name = f"%{kind}{tag}_{len(self.env)}"
+            self.env[name] = value
+            return ast.Name(id=name, ctx=ast.Load())
+
+        def new_loop(iter_call, target, prologue):
+            node = ast.copy_location(ast.For(target=target, iter=iter_call, body=prologue + list(
+                stmt.body), orelse=stmt.orelse, type_comment=None), stmt)
+            return ast.fix_missing_locations(node)  # new nodes get the loop's line
+
+        def call(fn_name, *args):
+            return ast.Call(func=ast.Name(id=fn_name, ctx=ast.Load()), args=list(args),
+                            keywords=[])
+
+        if is_prange(fn):  # numba.prange is range here; the loop is marked (`parallel.py`)
+            node = new_loop(call("range", *it.args), stmt.target, [])
+            node.jitgrad_prange = True
+            return node
+        if fn is reversed and len(it.args) == 1 and isinstance(it.args[0], ast.Call) and (
+                self.expr(it.args[0].func) in (range,) or is_prange(self.expr(it.args[0].func))):
+            inner = it.args[0]
+            bounds = [self.expr(a) for a in inner.args]
+            start, stop, step = {1: [0, *bounds, 1], 2: [*bounds, 1], 3: bounds}.get(
+                len(bounds), [None] * 3)
+            if not isinstance(step, int) or isinstance(step, bool) or step == 0:
+                raise UnsupportedError("reversed(range(...)) needs a constant, nonzero integer "
+                                       "step", self.loc(inner))
+            count = (stop - start + step - (1 if step > 0 else -1)) // step
+            count = symbolic.record("maximum", count, 0) if isinstance(count, Sym) else max(count, 0)
+            last = start + (count - 1) * step
+            return new_loop(call("range", hidden("rlast", last), hidden("rend", start - step),
+                                 ast.Constant(-step)), stmt.target, [])
+        if fn is np.ndindex:
+            return self.ndindex_loop(stmt, it, hidden, new_loop, call)
+        if fn is itertools.product and it.args and not it.keywords and all(
+                isinstance(a, ast.Call) and self.expr(a.func) is range and len(a.args) == 1
+                and not a.keywords for a in it.args):
+            # itertools.product(range(n), range(m)): np.ndindex(n, m), row-major as product
+            sizes = ast.copy_location(ast.Call(func=it.func, args=[a.args[0] for a in it.args],
+                                               keywords=[]), it)
+            return self.ndindex_loop(stmt, sizes, hidden, new_loop, call)
+        if fn not in (enumerate, zip, reversed) or self.python_sequences(it):
+            return stmt  # (of tuples known while building: unrolled, as a tuple is)
+        length, item = self.loop_items(it, hidden)
+        k = ast.Name(id=f"%k{tag}", ctx=ast.Store())
+        prologue = [ast.Assign(targets=[stmt.target], value=item(ast.Name(id=k.id,
+                                                                          ctx=ast.Load())))]
+        return new_loop(call("range", hidden("n", length)), k, prologue)
+
+    def ndindex_loop(self, stmt, it, hidden, new_loop, call):
+        """``for idx in np.ndindex(shape)`` as one loop over the flat position ``k``, whose body
+        starts with ``idx = (k // stride0 % n0, k // stride1 % n1, ...)`` (row-major, as
+        NumPy's order); ``break`` and ``continue`` keep their meaning."""
+        if it.keywords or any(isinstance(a, ast.Starred) for a in it.args):
+            raise UnsupportedError("np.ndindex takes a shape tuple or sizes", self.loc(it))
+        dims = [self.expr(a) for a in it.args]
+        if len(dims) == 1 and isinstance(dims[0], tuple):
+            dims = list(dims[0])
+        for d in dims:
+            self.check_int(d, it)
+        strides, total = [], 1
+        for d in reversed(dims):
+            strides.insert(0, total)
+            total = total * d
+        k = ast.Name(id=f"%k@{self.gb.new_tag()}", ctx=ast.Store())
+        parts = []
+        for d, s in zip(dims, strides):
+            part = ast.BinOp(left=ast.Name(id=k.id, ctx=ast.Load()), op=ast.FloorDiv(),
+                             right=hidden("stride", s))
+            parts.append(ast.BinOp(left=part, op=ast.Mod(), right=hidden("dim", d)))
+        prologue = [ast.Assign(targets=[stmt.target], value=ast.Tuple(elts=parts,
+                                                                       ctx=ast.Load()))]
+        return new_loop(call("range", hidden("n", total)), k, prologue)
+
+    def python_sequences(self, node) -> bool:
+        """Whether ``zip``/``enumerate``/``reversed`` call ``node`` runs over tuples or lists
+        known while building only (names bound to them, or written out), read without
+        building anything."""
+        seqs = node.args[:1] if isinstance(node.func, ast.Name) and node.func.id in (
+            "enumerate", "reversed") else node.args
+        for a in seqs:
+            if isinstance(a, ast.Call) and isinstance(a.func, ast.Name) and a.func.id in (
+                    "zip", "enumerate", "reversed", "list", "tuple", "sorted") and (
+                    a.func.id not in self.env):
+                if not self.python_sequences(a):
+                    return False
+            elif not (isinstance(a, (ast.Tuple, ast.List)) or (
+                    isinstance(a, ast.Name) and isinstance(self.env.get(
+                        a.id, self.src.fn.__globals__.get(a.id)), (tuple, list)))):
+                return False
+        return bool(seqs)
+
+    def loop_items(self, node, hidden):
+        """(length, item) for a sequence ``for`` can run over: ``item(k)`` is the AST of its
+        k-th element."""
+        fn = self.expr(node.func) if isinstance(node, ast.Call) else None
+        if fn is enumerate:
+            starts = node.args[1:] + [k.value for k in node.keywords if k.arg == "start"]
+            if len(node.args) + len(node.keywords) > 2 or len(starts) > 1 or any(
+                    k.arg != "start" for k in node.keywords):
+                raise UnsupportedError("enumerate() takes a sequence and a start",
+                                       self.loc(node))
+            start = starts[0] if starts else ast.Constant(0)
+            n, inner = self.loop_items(node.args[0], hidden)
+            first = hidden("start", self.expr(start))
+            return n, lambda k: ast.Tuple(elts=[ast.BinOp(left=k, op=ast.Add(), right=first),
+                                                inner(k)], ctx=ast.Load())
+        if fn is zip and node.args and not node.keywords:
+            parts = [self.loop_items(a, hidden) for a in node.args]
+            n = parts[0][0]
+            for m, _ in parts[1:]:
+                n = symbolic.record("minimum", n, m) if isinstance(n, Sym) or isinstance(m, Sym) \
+                    else min(n, m)
+            return n, lambda k: ast.Tuple(elts=[item(k) for _, item in parts], ctx=ast.Load())
+        if fn is range and 1 <= len(node.args) <= 3 and not node.keywords:
+            bounds = [self.expr(a) for a in node.args]  # range(...) inside zip or enumerate
+            start, stop, step = {1: [0, *bounds, 1], 2: [*bounds, 1], 3: bounds}[len(bounds)]
+            if not isinstance(step, int) or isinstance(step, bool) or step == 0:
+                raise UnsupportedError("range() inside zip() needs a constant, nonzero "
+                                       "integer step", self.loc(node))
+            count = (stop - start + step - (1 if step > 0 else -1)) // step
+            count = symbolic.record("maximum", count, 0) if isinstance(count, Sym) \
+                else max(count, 0)
+            first, stride = hidden("start", start), hidden("step", step)
+            return count, lambda k: ast.BinOp(left=first, op=ast.Add(), right=ast.BinOp(
+                left=k, op=ast.Mult(), right=stride))
+        if fn is reversed and len(node.args) == 1 and not node.keywords:
+            seq = self.expr(node.args[0])
+            seq = symbolic.NUMPY[np.flip](seq, 0) if isinstance(seq, Sym) else seq
+        else:
+            seq = self.expr(node)
+        if not (isinstance(seq, Sym) and seq.ndim >= 1):
+            raise UnsupportedError("enumerate(), zip() and reversed() in a `for` run over "
+                                   "arrays (or reversed(range(...)))", self.loc(node))
+        name = hidden("seq", seq)
+        return seq.shape[0], lambda k: ast.Subscript(value=name, slice=k, ctx=ast.Load())
