@@ -322,3 +322,46 @@ def loop_headers(x):
     for name in COEFFS:  # noqa: PLC0206 (a dict iterated by its keys, as written)
         s += COEFFS[name] * x[1]
     return s
+
+
+class Frame:
+    """A class compared by identity (``cls is Frame``) while building."""
+
+
+def _make_step(a):
+    return lambda v: v - 0.05 * (v ** 2 - a)  # a lambda returned by a helper
+
+
+def _newton(func, fprime, x0, args=(), tol=1e-12, maxiter=50):
+    """The root, left on some paths by a branch before a `break` (read after the loop)."""
+    p0 = 1.0 * x0
+    for itr in range(maxiter):
+        fval = func(p0, *args)
+        if fval == 0:
+            p = p0
+            break
+        p = p0 - fval / fprime(p0, *args)
+        if abs(p - p0) < tol:
+            break
+        p0 = p
+    return p, itr
+
+
+def more_forms(x):
+    from scipy.linalg import block_diag
+
+    try:
+        arr = np.array(x, dtype=np.float64).flatten()  # cannot raise: the handler never runs
+    except ValueError:
+        raise ValueError("not an array") from None
+    cls = Frame
+    if cls is Frame:
+        arr = arr * 2.0
+    mask = np.full_like(x, False, dtype=bool)
+    us = [0.0] * x.shape[0]  # a list of one number, repeated: an array
+    for i in range(x.shape[0]):
+        us[i] = x[i] * (i + 1)
+    root, _ = _newton(lambda v, a: v * v - a, lambda v, a: 2.0 * v, 1.0, args=(x[0] + 1.0,))
+    step = _make_step(x[1])
+    return (np.sum(np.where(mask, 0.0, arr)) + np.sum(block_diag(*[np.outer(x[:2], x[:2])] * 2))
+            + np.sum(np.array(us)) + root + step(1.5))

@@ -57,6 +57,7 @@ CASES = [  # (function, args, wrt)
                                                              [0.1, 0.1, 0.1]])), (0, 1)),
     (F.objects, (np.array([0.3, -0.5, 0.8]),), 0),
     (F.piecewise_constant, (np.array([0.31, 0.22, 0.74, 0.93]),), 0),
+    (F.more_forms, (np.array([0.3, 0.5, 0.9]),), 0),
     (F.loop_headers, (np.array([0.3, 0.5, 0.7, 0.2]),), 0),
     (F.early_returns, (np.array([0.3, 0.5, 0.9]), 0.4), (0, 1)),
     (F.composed, (np.array([0.31, 0.22, 0.74, 0.93, 0.45]),), 0),

@@ -228,8 +228,8 @@ BUILT = [
     Built("array_condition", (V3,), r"truth value of an array is ambiguous", "array-condition",
           "x > 0.0"),
     Built("shift_operator", (1.0, 2), r"the operator LShift", "lshift", "n << 1"),
-    Built("is_comparison", (1.0,), r"the comparison Is \(jitgrad takes `is None` and `is not "
-          r"None`\)", "is", "x is y"),
+    Built("is_comparison", (1.0,), r"the comparison Is of two numbers or arrays \(jitgrad "
+          r"takes `is` with None, classes, functions and objects\)", "is", "x is y"),
     Built("array_attribute", (V3,), r"the array attribute \.imag is not supported", "attribute",
           "x.imag"),
     Built("unpack_number", (np.array([1.0, 2.0]),), r"unpacking a number", "unpack-number",

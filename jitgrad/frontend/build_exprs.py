@@ -365,12 +365,16 @@ class Expressions(Indexing):
             not found if not isinstance(found, Sym) else symbolic.record("logical_not", found))
 
     def is_none(self, op, node):
-        """``x is None``, ``w is not None``: decided while building (None is an argument with
-        no leaves, a default such as ``weights=None``; an array or a number is never None)."""
+        """``x is None``, ``cls is Ellipsoid``: decided while building (None is an argument
+        with no leaves, a default such as ``weights=None``; an array or a number is never None;
+        classes, functions and objects known while building are compared as Python does).
+        Two run-time values are refused: whether they are one object is not a value."""
         def compare(left, right):
-            if left is not None and right is not None:
-                raise UnsupportedError(f"the comparison {type(op).__name__} (jitgrad takes `is "
-                                       "None` and `is not None`)", self.loc(node))
+            if isinstance(left, Sym) and isinstance(right, Sym) or (
+                    isinstance(left, (int, float)) and isinstance(right, (int, float))):
+                raise UnsupportedError(f"the comparison {type(op).__name__} of two numbers or "
+                                       "arrays (jitgrad takes `is` with None, classes, "
+                                       "functions and objects)", self.loc(node))
             return (left is right) == isinstance(op, ast.Is)
         return compare
 

@@ -561,7 +561,11 @@ class Loops(LoopHeaders):
             elif name not in self.env:
                 v = env_end[name]
                 seed = None
-                if is_atom_value(v) and not name.startswith("%"):
+                if isinstance(v, Undefined) and not name.startswith("%"):
+                    # set on some paths only (a branch before a `break`): seeded as a number,
+                    # the loop carries it (an array there is refused as a change of rank)
+                    seed = (self.loop_key(stmt), (Type("f", 0), ()))
+                elif is_atom_value(v) and not name.startswith("%"):
                     t = self.gb.atom(v, check=False).type
                     rows = self.row_shape(v) if t.ndim else ()
                     # (an array whose shape is known only in the loop starts empty: the loop

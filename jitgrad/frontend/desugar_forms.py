@@ -215,8 +215,8 @@ def _as_def(name: str, lam: ast.Lambda) -> ast.FunctionDef:
 
 
 def _hoist_lambdas(expr, fresh):
-    lambdas = [] if isinstance(expr, ast.Lambda) else outermost(
-        expr, lambda n: isinstance(n, ast.Lambda))
+    lambdas = [expr] if isinstance(expr, ast.Lambda) else outermost(
+        expr, lambda n: isinstance(n, ast.Lambda))  # (`return lambda x: ...` too)
     if not lambdas:
         return expr, []
     defs, replaced = [], {}

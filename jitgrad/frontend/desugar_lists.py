@@ -53,8 +53,8 @@ from jitgrad.frontend.desugar import (
 
 # The functions the rewritten code calls, by names no source can spell (the builder's
 # `lookup` reads them first), so that the user's own `np`, `len` or `max` cannot change them.
-INTRINSICS = {"%empty": np.empty, "%len": builtins.len, "%max": builtins.max,
-              "%min": builtins.min}
+INTRINSICS = {"%empty": np.empty, "%full": np.full, "%len": builtins.len,
+              "%max": builtins.max, "%min": builtins.min}
 
 # NumPy functions that read a list of numbers as they read the 1-D array of its items
 _NUMPY_READERS = {
@@ -151,10 +151,31 @@ class _Lists:
 
     # -- appended lists: arrays ------------------------------------------------------------------
 
+    def repeated(self, s) -> ast.stmt:
+        """``us = [0.0] * n`` (a list of one number, repeated; ``n`` may be known only at run
+        time), used as an array: ``us = np.full(n, 0.0)``, a float array (its entries are
+        written as floats)."""
+        v = getattr(s, "value", None)
+        if not (isinstance(s, ast.Assign) and len(s.targets) == 1
+                and isinstance(s.targets[0], ast.Name) and isinstance(v, ast.BinOp)
+                and isinstance(v.op, ast.Mult)):
+            return s
+        lst, count = (v.left, v.right) if isinstance(v.left, ast.List) else (v.right, v.left)
+        if not (isinstance(lst, ast.List) and len(lst.elts) == 1
+                and isinstance(lst.elts[0], ast.Constant)
+                and type(lst.elts[0].value) in (int, float)):
+            return s
+        name = s.targets[0].id
+        self.check_uses(name, s, [])
+        full = ast.copy_location(ast.Assign([_name(name, True)], _call(
+            "%full", count, ast.Constant(float(lst.elts[0].value)))), s)
+        locate(full, s)
+        return full
+
     def appended(self, stmts: list) -> list:
         for s in stmts:
             rewrite_blocks(s, self.appended)
-        out = list(stmts)
+        out = [self.repeated(s) for s in stmts]
         j = 0
         while j < len(out):
             s = out[j]

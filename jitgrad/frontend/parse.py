@@ -333,6 +333,9 @@ _SAFE_TRY_EXPRS = (ast.Name, ast.Constant, ast.Attribute, ast.Tuple, ast.List, a
                    ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
 _SAFE_TRY_OPS = (ast.Add, ast.Sub, ast.Mult, ast.MatMult)
 _UNSAFE_NUMPY = ("numpy.linalg", "numpy.random")
+# array methods that raise for no array (without arguments)
+_SAFE_METHODS = frozenset({"flatten", "ravel", "copy", "sum", "mean", "transpose", "cumsum",
+                           "prod", "conj", "conjugate", "any", "all"})
 
 
 def _may_raise(src: FunctionSource, node: ast.AST) -> str | None:
@@ -343,6 +346,9 @@ def _may_raise(src: FunctionSource, node: ast.AST) -> str | None:
                "or OverflowError in Python)"
     if isinstance(node, ast.Subscript):
         return f"`{ast.unparse(node)}` (an index may raise IndexError)"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            node.func.attr in _SAFE_METHODS and not node.args and not node.keywords:
+        return _may_raise(src, node.func.value)  # x.flatten(), np.array(...).copy()
     if isinstance(node, ast.Call):
         func = node.func
         parts = []

@@ -175,10 +175,22 @@ def np_full(shape, fill_value, dtype=None):
     return apply_alloc("full", dims, "f", fill=fill_value)
 
 
+def _kind_of(dtype, x) -> str:
+    kind = {"u": "i"}.get(np.dtype(dtype).kind, np.dtype(dtype).kind)
+    if kind not in "fib":
+        raise UnsupportedError(f"an array of dtype {np.dtype(dtype)} (jitgrad's arrays are "
+                               "float, integer or bool)", loc_of(x))
+    return kind
+
+
 def _like(name):
     def like(x, dtype=None):
-        if dtype is not None and np.dtype(dtype).kind != "f":
-            raise UnsupportedError(f"np.{name} with a non-float dtype", loc_of(x))
+        if dtype is not None and np.dtype(dtype).kind != "f":  # zeros (ones) of x's shape
+            kind = _kind_of(dtype, x)
+            if not records(x):
+                return getattr(np, name)(x, dtype=dtype)
+            return apply_alloc(name.removesuffix("_like"), tuple(x.shape), kind) if x.ndim \
+                else {"i": 0, "b": False}[kind] + (name == "ones_like")
         if not records(x) or x.ndim == 0:
             return 0.0 if name == "zeros_like" else 1.0
         return record(name, x)
@@ -237,7 +249,12 @@ def np_empty_like(x, dtype=None):
 
 def np_full_like(x, fill_value, dtype=None):
     if dtype is not None and np.dtype(dtype).kind != "f":
-        raise UnsupportedError("np.full_like with a non-float dtype", loc_of(x))
+        kind = _kind_of(dtype, x)
+        if records(fill_value) or not records(x) or not x.ndim:
+            raise UnsupportedError("np.full_like with a non-float dtype, of an array, with a "
+                                   "constant fill", loc_of(x))
+        fill = {"i": int, "b": bool}[kind](fill_value)
+        return apply_alloc("full", tuple(x.shape), kind, fill=fill)
     if not records(x):
         return np.full_like(x, fill_value, dtype=float)
     fill = _as_float(fill_value)

@@ -231,6 +231,27 @@ def signal_convolve(in1, in2, mode="full", method="auto"):
     return NUMPY[np.convolve](in1, in2, mode=mode)
 
 
+def linalg_block_diag(*arrs):
+    """The blocks on the diagonal of a matrix of zeros (a vector is a row, a number a 1x1
+    block), joined with np.concatenate."""
+    if not arrs:
+        return np.zeros((1, 0))
+    blocks = []
+    for a in arrs:
+        a = a if records(a) else np.asarray(a, dtype=float)
+        nd = ndim_of(a)
+        if nd > 2:
+            raise UnsupportedError("block_diag of numbers, vectors and matrices", loc_of(a))
+        blocks.append(NUMPY[np.reshape](a, (1, -1)) if nd == 1 else
+                      NUMPY[np.reshape](a, (1, 1)) if nd == 0 else a)
+    rows = []
+    for i, a in enumerate(blocks):
+        parts = [a if j == i else NUMPY[np.zeros]((a.shape[0], b.shape[1]))
+                 for j, b in enumerate(blocks)]
+        rows.append(NUMPY[np.concatenate](tuple(parts), axis=1) if len(parts) > 1 else a)
+    return NUMPY[np.concatenate](tuple(rows), axis=0) if len(rows) > 1 else rows[0]
+
+
 LINALG = {"solve": linalg_solve, "cholesky": linalg_cholesky,
-          "solve_triangular": linalg_solve_triangular}
+          "solve_triangular": linalg_solve_triangular, "block_diag": linalg_block_diag}
 SIGNAL = {"convolve": signal_convolve}
