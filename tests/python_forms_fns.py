@@ -321,6 +321,9 @@ def loop_headers(x):
         s += x[i] * x[j] * (i + 1)
     for name in COEFFS:  # noqa: PLC0206 (a dict iterated by its keys, as written)
         s += COEFFS[name] * x[1]
+    parts = (x[:2], np.outer(x[:2], x[2:]), np.eye(2) * x[3])
+    for a, m, c in zip(*parts):  # zip(*seqs) of a tuple of arrays: their rows
+        s += a * np.sum(m * c)
     return s
 
 
@@ -365,3 +368,27 @@ def more_forms(x):
     step = _make_step(x[1])
     return (np.sum(np.where(mask, 0.0, arr)) + np.sum(block_diag(*[np.outer(x[:2], x[:2])] * 2))
             + np.sum(np.array(us)) + root + step(1.5))
+
+
+def trajectory(x, W):
+    """A list made with its first items, then appended to: a trajectory from its initial state
+    (the first item is the value where the list was made, not after)."""
+    h = x
+    xs = [h]
+    h = h * 1.0
+    for t in range(3):
+        h = np.tanh(W @ h)
+        xs.append(h)
+    vals = [x[0], x[1] * 2.0]
+    for v in x:
+        if v > 0.4:
+            vals.append(v * v)
+    S = np.array(xs)
+    return np.sum(S * S) + len(xs) + np.sum(np.array(vals)) * len(vals)
+
+
+def deleted_names(x):
+    tmp = x * 2.0
+    y = tmp + 1.0
+    del tmp  # unbound from here on, as in Python
+    return y * y

@@ -157,9 +157,9 @@ def uses_global_statement(x):
 
 
 def uses_del(x):
-    y = x * 2.0
-    del y  # refused: del
-    return x
+    d = {"a": x, "b": 2.0}
+    del d["b"]  # refused: del
+    return d["a"]
 
 
 def uses_complex_constant(x):
@@ -464,8 +464,7 @@ def float_axis_vector(x):
 
 def appends_to_list(x):
     out = [x[0]]
-    for i in range(1, x.shape[0]):
-        out.append(x[i] * 2.0)  # refused: append
+    out.append(x[1] * 2.0)  # refused: append (outside a loop)
     return out[0]
 
 

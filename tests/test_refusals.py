@@ -104,7 +104,6 @@ FENCED = [
     Fenced("uses_walrus", r"the walrus operator here is not supported; jitgrad takes "
            r"`\(n := e\)` in an assignment", "walrus", "y := "),
     Fenced("uses_global_statement", r"global is not supported", "global", "global"),
-    Fenced("uses_del", r"del is not supported", "del", "del"),
     Fenced("uses_complex_constant", r"complex numbers are not supported", "complex-constant",
            "2j"),
     Fenced("uses_match", r"match is not supported", "match", "match"),
@@ -202,6 +201,8 @@ BUILT = [
     Built("printing_a_sort", (V3,), r"`y\.sort\(\)` inside print", "print-sort", "y.sort()"),
     Built("printing_a_draw", (V3,), r"`np\.random\.normal\(\)` inside print", "print-draw",
           "np.random"),
+    Built("uses_del", (1.0,), r"del of an entry or an attribute \(jitgrad takes `del name`\)",
+          "del", 'd["b"]'),
     Built("uses_with", (1.0,), r"a with statement \(jitgrad takes `with np.errstate",
           "with", "with"),
     Built("uses_string", (1.0,), r"arithmetic with a string", "string", "x + name"),

@@ -145,7 +145,17 @@ class LoopHeaders:
             return n, lambda k: ast.Tuple(elts=[ast.BinOp(left=k, op=ast.Add(), right=first),
                                                 inner(k)], ctx=ast.Load())
         if fn is zip and node.args and not node.keywords:
-            parts = [self.loop_items(a, hidden) for a in node.args]
+            args = []
+            for a in node.args:  # zip(*pairs): the sequences of a tuple known while building
+                if not isinstance(a, ast.Starred):
+                    args.append(a)
+                    continue
+                seqs = self.expr(a.value)
+                if not isinstance(seqs, (tuple, list)):
+                    raise UnsupportedError("zip(*seqs) of a tuple known while building",
+                                           self.loc(a))
+                args += [ast.copy_location(hidden("seq", v), a) for v in seqs]
+            parts = [self.loop_items(a, hidden) for a in args]
             n = parts[0][0]
             for m, _ in parts[1:]:
                 n = symbolic.record("minimum", n, m) if isinstance(n, Sym) or isinstance(m, Sym) \

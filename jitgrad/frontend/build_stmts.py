@@ -249,6 +249,18 @@ class Statements:
                     "change values)", self.loc(stmt))
         self.build_stmts(stmt.body)
 
+    def stmt_Delete(self, stmt):
+        """``del tmp``: the name is unbound (a later read is Python's NameError); ``del`` of
+        an entry or an attribute is refused (it would change a value in place)."""
+        for target in stmt.targets:
+            if not isinstance(target, ast.Name):
+                raise UnsupportedError("del of an entry or an attribute (jitgrad takes "
+                                       "`del name`)", self.loc(target))
+            if target.id not in self.env:
+                raise JitgradError(f"NameError: name '{target.id}' is not defined",
+                                   self.loc(target))
+            self.env[target.id] = Undefined(f"`{target.id}` was deleted")
+
     def stmt_Import(self, stmt):
         """``import math``, ``import numpy as np`` inside the function: the module, bound."""
         for alias in stmt.names:
@@ -344,11 +356,11 @@ class Statements:
         if isinstance(value, Sym) and value.ndim and value.type.kind in "fi":
             rows = self.row_shape(value)
             key = self.list_key(stmt.jitgrad_list)
-            if rows is not None and self.seeds.lists.get(key) != rows:
-                if key in self.seeds.lists:
-                    raise UnsupportedError(f"the items appended to `{name}` change shape",
-                                           self.loc(stmt))
+            if rows is not None and key not in self.seeds.lists:
                 raise ListOfArrays(key, rows)
+            if rows is not None and len(self.seeds.lists[key]) != len(rows):
+                raise UnsupportedError(f"the items appended to `{name}` change rank",
+                                       self.loc(stmt))  # (sizes: checked by the write)
             if rows is not None:
                 return
             raise UnsupportedError(f"appending to `{name}` arrays whose shape is known only "

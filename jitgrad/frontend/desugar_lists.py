@@ -181,7 +181,7 @@ class _Lists:
             s = out[j]
             if (isinstance(s, ast.Assign) and len(s.targets) == 1
                     and isinstance(s.targets[0], ast.Name) and isinstance(s.value, ast.List)
-                    and not s.value.elts):
+                    and not any(isinstance(e, ast.Starred) for e in s.value.elts)):
                 name = s.targets[0].id
                 later = next((k for k in range(j + 1, len(out)) if _mentions(out[k], name)),
                              None)
@@ -191,9 +191,16 @@ class _Lists:
                                 "is not known when the loop starts)", out[later])
                 if later is not None and isinstance(out[later], ast.For) and self.appends_in(
                         out[later], name):
-                    out[j:later + 1] = out[j + 1:later] + self.lower(name, out[later], s,
-                                                                     out[later + 1:])
-                    continue  # (what follows `out = []` is at j now)
+                    # xs = [x0] then appends: x0 evaluated where the list was made, written
+                    # first into the array (a trajectory that starts with its initial state)
+                    first = [self.fresh(f"{name.lstrip('_')}_first") for _ in s.value.elts]
+                    held = [ast.copy_location(ast.Assign([_name(t, True)], e), s)
+                            for t, e in zip(first, s.value.elts)]
+                    for h in held:
+                        locate(h, s)
+                    out[j:later + 1] = held + out[j + 1:later] + self.lower(
+                        name, out[later], s, out[later + 1:], first)
+                    continue  # (what follows `out = [...]` is at j now)
             j += 1
         return out
 
@@ -208,9 +215,12 @@ class _Lists:
                 and isinstance(node.value.func.value, ast.Name)
                 and node.value.func.value.id == name)
 
-    def lower(self, name: str, loop: ast.For, made: ast.Assign, after: list) -> list:
-        """The statements replacing ``loop`` (which appends to ``name``, made empty by
-        ``made``): the allocation, the loop writing into it, and the trim."""
+    def lower(self, name: str, loop: ast.For, made: ast.Assign, after: list,
+              first: list | None = None) -> list:
+        """The statements replacing ``loop`` (which appends to ``name``, made by ``made``
+        empty or holding the values of the names ``first``): the allocation, the first items,
+        the loop writing into it, and the trim."""
+        first = first or []
         appends, conditional = [], False
         assigned = _store_names([loop])
 
@@ -264,11 +274,18 @@ class _Lists:
                 ast.copy_location(s, node)
                 locate(s, node)
             _replace_statement(loop, node, [write, step])
-        first = [ast.Assign([_name(count, True)], total),
+        if first:
+            total = ast.BinOp(total, ast.Add(), ast.Constant(len(first)))
+        start = [ast.Assign([_name(count, True)], total),
                  ast.Assign([_name(buffer, True)], _call("%empty", _name(count))),
                  ast.Assign([_name(k, True)], ast.Constant(0))]
-        first[1].jitgrad_list = made  # its rows take the items' shape (`Builder`)
-        for s in first:
+        start[1].jitgrad_list = made  # its rows take the items' shape (`Builder`)
+        for item in first:  # the items the list was made with
+            write = ast.Assign([ast.Subscript(_name(buffer), _name(k), ast.Store())],
+                               _name(item))
+            write.jitgrad_append, write.jitgrad_list = name, made
+            start += [write, ast.AugAssign(_name(k, True), ast.Add(), ast.Constant(1))]
+        for s in start:
             locate(s, made)
         last = []
         if conditional:
@@ -277,7 +294,7 @@ class _Lists:
                 ast.Attribute(trimmed, "copy", ast.Load()), [], []))]
             for s in last:
                 locate(s, loop)
-        return first + [loop] + last
+        return start + [loop] + last
 
     def trip_count(self, loop: ast.For):
         """The AST of ``loop``'s number of iterations, or None."""

@@ -261,7 +261,7 @@ def _not_builtins(fn, node) -> set[str]:
 
 _STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.If, ast.For, ast.While,
                ast.Break, ast.Continue, ast.Pass, ast.Expr, ast.Assert, ast.Raise, ast.Try,
-               ast.Import, ast.ImportFrom, ast.With)
+               ast.Import, ast.ImportFrom, ast.With, ast.Delete)
 _EXPRESSIONS = (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Call, ast.Name, ast.Constant,
                 ast.Attribute, ast.Subscript, ast.Slice, ast.Tuple, ast.List, ast.IfExp, ast.Dict,
                 ast.Starred, ast.JoinedStr, ast.FormattedValue, ast.withitem, ast.keyword, ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
@@ -270,7 +270,7 @@ _REFUSED_NAMES = {
     ast.AsyncFunctionDef: "an async function", ast.Lambda: "a lambda", ast.Yield: "yield",
     ast.YieldFrom: "yield from", ast.Await: "await", ast.Global: "global",
     ast.Nonlocal: "nonlocal",
-    ast.Delete: "del", ast.SetComp: "a set comprehension", ast.Set: "a set",
+    ast.SetComp: "a set comprehension", ast.Set: "a set",
     ast.Match: "match",
 }
 # refused with the form that works (a key of `errors.INSTEAD`)
