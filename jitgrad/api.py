@@ -189,7 +189,7 @@ class GradFunction:
             if casts:  # 0-d arrays travel as scalars, other float arrays as float64
                 args = [casts[k](a) if k in casts else a for k, a in enumerate(args)]
             if compiled.ir.draws is not None:  # np.random's draws, made now (`draws`)
-                args = [*args, *compiled.ir.draws.replay(args)]
+                args = [*args, *compiled.ir.draws.replay(args, args)]
             if compiled.frozen:
                 _thaw(compiled)
             try:
@@ -218,13 +218,13 @@ class GradFunction:
                 return self._by_forward_mode(args)
         compiled, casts, post = call
         self._last = compiled
-        args = pipeline.flatten(args)
+        arguments, args = args, pipeline.flatten(args)
         if compiled.ir.written_params:
             self._refuse_shared_memory(compiled, args)
         if casts:
             args = [casts[k](a) if k in casts else a for k, a in enumerate(args)]
         if compiled.ir.draws is not None:
-            args = [*args, *compiled.ir.draws.replay(args)]
+            args = [*args, *compiled.ir.draws.replay(args, arguments)]
         self._fast = None
         if compiled.frozen:
             _thaw(compiled)
@@ -382,7 +382,8 @@ class GradFunction:
             if isinstance(types[k], SeqType):
                 if not any(u.kind == "f" for u in pytree.leaf_types(types[k])):
                     what = {"str": "is a str (a switch the gradient is built for)",
-                            "none": "is None"}.get(types[k].container,
+                            "none": "is None", "generator": "is a random generator"}.get(
+                                types[k].container,
                                                    "holds no float or float array")
                     raise SignatureError(
                         f"cannot differentiate with respect to argument "
@@ -721,11 +722,11 @@ def check_grad(fn, *args, wrt=None, eps=1e-6, rtol=1e-5, atol=1e-7):
         plan = g._for(args, {}).ir.draws  # compiled first: nothing is drawn yet
     except NotReversible:
         plan = None  # forward mode, which refuses draws
-    before = draws.generator_states(src_fn, plan)
+    before = draws.generator_states(src_fn, plan, args)
     grads = g(*args)
     f = src_fn
     if plan is not None:
-        after = draws.generator_states(src_fn, plan)
+        after = draws.generator_states(src_fn, plan, args)
 
         def f(*a):  # np.random inside: every evaluation sees the draws jitgrad's call saw
             draws.restore(before)

@@ -190,7 +190,8 @@ class ForwardKernels:
         types = self.types(args)
         leaf_types = [u for t in types for u in pytree.leaf_types(t)]
         if kind != "jvp" and len(leaf_types) != len(types) - sum(
-                isinstance(t, SeqType) and t.container in ("str", "none") for t in types):
+                isinstance(t, SeqType) and t.container in ("str", "none", "generator")
+                for t in types):
             raise SignatureError(f"{kind} does not take tree arguments yet: differentiate "
                                  "with jitgrad.jacobian(jitgrad.grad(f)), or pass the leaves "
                                  "as arguments of their own")

@@ -17,15 +17,24 @@ insertion order), so a tree's key for caching and its flat order agree.
 
 from __future__ import annotations
 
+import numpy as np
+
 from jitgrad.core.errors import SignatureError
 from jitgrad.core.types import SeqType, Type, type_of_value
 
-CONTAINERS = (tuple, list, dict, str, type(None))
+# a NumPy generator passed as an argument: a tree without leaves, as a string is; the
+# function's draws from it are made before each call (`frontend.draws`)
+GENERATORS = (np.random.Generator, np.random.RandomState)
+CONTAINERS = (tuple, list, dict, str, type(None), *GENERATORS)
 
 
 def is_tree(value) -> bool:
-    """A tuple, list, dict, string or None argument (a leaf is anything else)."""
+    """A tuple, list, dict, string, generator or None argument (a leaf is anything else)."""
     return isinstance(value, CONTAINERS)
+
+
+def _without_leaves(value) -> bool:
+    return value is None or isinstance(value, (str, *GENERATORS))
 
 
 def _sorted_keys(d: dict, what: str) -> list:
@@ -43,6 +52,8 @@ def type_of_tree(value, what: str) -> SeqType | Type:
         return SeqType((), "none")
     if isinstance(value, str):
         return SeqType((), "str", value=value)
+    if isinstance(value, GENERATORS):  # its kind: which methods it has
+        return SeqType((), "generator", value=type(value).__name__)
     if isinstance(value, dict):
         keys = _sorted_keys(value, what)
         return SeqType(tuple(type_of_tree(value[k], f"entry {k!r} of {what}") for k in keys),
@@ -61,7 +72,7 @@ def leaves(value) -> list:
 
 
 def _leaves(value, out: list) -> None:
-    if value is None or isinstance(value, str):
+    if _without_leaves(value):
         return
     if isinstance(value, dict):
         for k in sorted(value):
@@ -79,7 +90,7 @@ def leaves_like(value, like, what: str) -> list:
     out: list = []
 
     def walk(v, ref, where):
-        if ref is None or isinstance(ref, str):
+        if _without_leaves(ref):
             return
         if isinstance(ref, dict):
             if not isinstance(v, dict) or set(v) != set(ref):
@@ -137,6 +148,8 @@ def _unflatten(t, it, strings):
         return None
     if t.container == "str":
         return t.value if strings else None
+    if t.container == "generator":
+        return None  # (`build.build` binds the call's generator in its place)
     items = [_unflatten(u, it, strings) for u in t.items]
     if t.container == "dict":
         return dict(zip(t.keys, items))
@@ -196,6 +209,8 @@ def key_of(value):
         return None
     if isinstance(value, str):
         return (str, value)
+    if isinstance(value, GENERATORS):  # (not which one: the call's own is drawn from; and
+        return ("generator", type(value))  # never a plain call's key, whose leaves differ)
     if isinstance(value, dict):
         return (dict, tuple((k, key_of(value[k])) for k in sorted(value, key=repr)))
     if isinstance(value, (tuple, list)):

@@ -38,15 +38,19 @@ class SeqType:
     arguments and hands the function the tree back (a list as a tuple)."""
 
     items: tuple  # of Type or SeqType (a dict's: in the order of ``keys``)
-    container: str  # 'tuple', 'list', 'dict', 'none' or 'str'
+    container: str  # 'tuple', 'list', 'dict', 'none', 'str' or 'generator'
     keys: tuple | None = None  # a dict's keys, sorted
-    value: str | None = None  # a 'str': the string, a constant of the build (no leaves)
+    # a 'str': the string, a constant of the build (no leaves); a 'generator': its class's
+    # name (Generator or RandomState: the call's own is drawn from, before the call)
+    value: str | None = None
 
     def __str__(self) -> str:
         if self.container == "none":
             return "None"
         if self.container == "str":
             return repr(self.value)
+        if self.container == "generator":
+            return f"np.random.{self.value}"
         if self.container == "dict":
             return "{" + ", ".join(f"{k!r}: {t}" for k, t in zip(self.keys, self.items)) + "}"
         return f"{self.container}({', '.join(str(t) for t in self.items)})"

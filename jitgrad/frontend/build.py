@@ -47,7 +47,7 @@ from jitgrad.frontend.build_loops import Loops
 from jitgrad.frontend.build_stmts import Statements
 from jitgrad.frontend.build_values import Values
 from jitgrad.frontend.build_views import Views
-from jitgrad.frontend.draws import Recorder
+from jitgrad.frontend.draws import GeneratorRef, Recorder
 from jitgrad.frontend.parse import FunctionSource, check_entry
 from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import GraphBuilder, Sym
@@ -162,6 +162,18 @@ def _bound_tree(t: SeqType, syms: list):
     return tuples(pytree.unflatten(t, syms, strings=True))
 
 
+def _bound_argument(k: int, p, gb):
+    """Argument ``k``'s value while building: a `Sym`, a tree of them, or, for a random
+    generator, a reference to the call's own (`draws.GeneratorRef`: drawn from before each
+    call)."""
+    if not isinstance(p, tuple):
+        return gb.sym(p)
+    t, items = p
+    if t.container == "generator":
+        return GeneratorRef(t.value == "RandomState", argument=k)
+    return _bound_tree(t, [gb.sym(v) for v in items])
+
+
 def _aux_leaves(gb, aux):
     """The aux tree's structure and leaf atoms; an array leaf copied (a caller never gets a
     view of an argument, nor memory the gradient reuses)."""
@@ -224,8 +236,7 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
         gb.set_params(params)
         try:
             with symbolic.building(gb):
-                builder.bind_params([_bound_tree(p[0], [gb.sym(v) for v in p[1]])
-                                     if isinstance(p, tuple) else gb.sym(p) for p in grouped])
+                builder.bind_params([_bound_argument(k, p, gb) for k, p in enumerate(grouped)])
                 result = builder.run_body()
             break
         except ListOfArrays as r:  # a list of arrays: allocated again with rows of that shape

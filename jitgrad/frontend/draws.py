@@ -67,6 +67,9 @@ _GENERATOR_ONLY = {"integers"}
 # ----------------------------------------------------------------------------- generators
 
 
+ARGUMENTS = "%arguments"  # in a replay's ``made``: the call's arguments, as the user gave them
+
+
 @dataclasses.dataclass(eq=False)
 class GeneratorRef:
     """A generator the function draws from, as a value while building: an object (NumPy's
@@ -78,10 +81,15 @@ class GeneratorRef:
     globals: dict | None = None
     name: str | None = None
     made: MakeGenerator | None = None
+    argument: int | None = None  # the differentiated function's argument at this position
 
     def resolve(self, made: dict):
+        """The generator itself, at a call: ``made`` holds those the function made, and the
+        call's arguments (under `ARGUMENTS`)."""
         if self.made is not None:
             return made[self.made]
+        if self.argument is not None:
+            return made[ARGUMENTS][self.argument]
         if self.name is None:
             return self.obj
         obj = self.globals.get(self.name)
@@ -204,12 +212,13 @@ class DrawPlan:
     def sources(self) -> list:
         return [n.source for n in _walk(self.nodes) if isinstance(n, (Draw, Seed))]
 
-    def replay(self, args) -> list:
+    def replay(self, args, arguments=()) -> list:
         """The hidden arguments for a call with the (flattened) ``args``: the draws, made from
-        the user's generators in program order."""
+        the user's generators in program order (a generator passed as an argument is read
+        from ``arguments``, the call's arguments as the user gave them)."""
         env = dict(zip(self.params, args))
         out: dict = {}
-        self._run(self.nodes, (), env, out, {}, {})
+        self._run(self.nodes, (), env, out, {ARGUMENTS: tuple(arguments)}, {})
         return [out[v] for v in self.hidden]
 
     def _run(self, nodes, prefix, env, out, made, trips):
@@ -597,12 +606,14 @@ def random_call_in(fn, depth: int = 3) -> str | None:
 # ----------------------------------------------------------------------------- state
 
 
-def generator_states(fn, plan: DrawPlan | None = None) -> list:
+def generator_states(fn, plan: DrawPlan | None = None, args=()) -> list:
     """The state of every generator ``fn`` may draw from (NumPy's global one, its module's
-    and its closure's generators, those ``plan`` draws from), to `restore`:
-    `jitgrad.check_grad` gives each evaluation the same draws."""
+    and its closure's generators, those ``plan`` draws from, those among the call's ``args``),
+    to `restore`: `jitgrad.check_grad` gives each evaluation the same draws."""
     found = [_GLOBAL]
-    values = [] if plan is None else [s.resolve({}) for s in plan.sources() if s.made is None]
+    values = [] if plan is None else [s.resolve({}) for s in plan.sources()
+                                      if s.made is None and s.argument is None]
+    values += list(args)
     values += list(getattr(fn, "__globals__", {}).values())
     values += [c.cell_contents for c in (getattr(fn, "__closure__", None) or ())
                if _filled(c)]
