@@ -392,3 +392,21 @@ def deleted_names(x):
     y = tmp + 1.0
     del tmp  # unbound from here on, as in Python
     return y * y
+
+
+def _solve_with_results(x):
+    from collections import namedtuple
+
+    results = namedtuple("results", "root iterations")
+    return results(x * 2.0, 3)
+
+
+def named_results(x, us=None):
+    """A namedtuple's fields read by name; a list argument defaulting to None, made as a list
+    of one number repeated when it is None."""
+    out = _solve_with_results(x)
+    if us is None:
+        us = [0.0] * 3
+    for i in range(3):
+        us[i] = x * i
+    return out.root * out.iterations + np.sum(np.array(us))

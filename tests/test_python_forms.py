@@ -58,6 +58,7 @@ CASES = [  # (function, args, wrt)
     (F.objects, (np.array([0.3, -0.5, 0.8]),), 0),
     (F.piecewise_constant, (np.array([0.31, 0.22, 0.74, 0.93]),), 0),
     (F.deleted_names, (0.7,), 0),
+    (F.named_results, (0.7,), 0),
     (F.trajectory, (np.array([0.3, -0.5, 0.8]), np.array([[0.5, 0.1, 0.0], [0.2, -0.3, 0.4],
                                                           [0.1, 0.1, 0.1]])), (0, 1)),
     (F.more_forms, (np.array([0.3, 0.5, 0.9]),), 0),

@@ -13,6 +13,7 @@ import builtins
 import inspect
 import math
 import operator
+import sys
 import types as pytypes
 
 import numpy as np
@@ -213,6 +214,8 @@ class Expressions(Indexing):
             return getattr(base, node.attr)  # a dict built or passed: read while building
         if isinstance(base, tuple) and node.attr in ("index", "count"):
             return getattr(base, node.attr)
+        if isinstance(base, tuple) and node.attr in getattr(type(base), "_fields", ()):
+            return getattr(base, node.attr)  # a namedtuple's field (results.root)
         if isinstance(base, tuple) and node.attr in ("append", "extend", "insert"):
             raise refused(f"`.{node.attr}` on a list", "list.append", self.loc(node))
         method = getattr(base, node.attr, None)
@@ -561,7 +564,8 @@ class Expressions(Indexing):
                 raise UnsupportedError(f"{fn_name(fn)}: {e}", self.loc(node)) from None
         target = unwrap(fn)
         library = str(getattr(target, "__module__", None) or "").split(".")[0]
-        if library in ("numpy", "scipy", "math") or isinstance(fn, np.ufunc):
+        if library in ("numpy", "scipy", "math") or isinstance(fn, np.ufunc) or (
+                library in sys.stdlib_module_names and library != "builtins"):
             value = self.call_on_constants(fn, args, kwargs, node)  # of constants: run now
             if value is not NotImplemented:
                 return value
@@ -572,7 +576,7 @@ class Expressions(Indexing):
             # NumPy's own Python functions (np.fft.fft, np.sort...) are not the user's code
             # to inline: outside the table, they are refused where the user called them
             raise UnsupportedError(f"{fn_name(fn)} is not supported", self.loc(node))
-        if library in LIBRARIES:
+        if library in LIBRARIES or library in sys.stdlib_module_names:  # not the user's code
             raise UnsupportedError(f"calling {fn_name(fn)} is not supported", self.loc(node))
         if isinstance(target, pytypes.FunctionType):
             return self.inline(target, args, kwargs, node)

@@ -50,6 +50,10 @@ def is_user_object(value) -> bool:
             and hasattr(value, "__dict__"))
 
 
+def _is_namedtuple(cls) -> bool:
+    return issubclass(cls, tuple) and hasattr(cls, "_fields")
+
+
 class Values:
     """The `Builder`'s values known while building: methods mixed into `build.Builder`."""
 
@@ -89,8 +93,9 @@ class Values:
                 and library_of(fn.__func__) not in LIBRARIES \
                 and isinstance(fn.__func__, pytypes.FunctionType):
             return self.inline(fn.__func__, (owner, *args), kwargs, node)
-        if isinstance(fn, type) and library_of(fn) not in LIBRARIES and \
-                fn.__module__ != "builtins" and not issubclass(fn, BaseException):
+        if isinstance(fn, type) and (library_of(fn) not in LIBRARIES and fn.__module__ !=
+                                     "builtins" or _is_namedtuple(fn)) and \
+                not issubclass(fn, BaseException):
             try:
                 return fn(*args, **kwargs)
             except JitgradError as e:

@@ -368,6 +368,9 @@ class _Lists:
             return "in arithmetic (+ joins lists, * repeats them)"
         if isinstance(parent, ast.Return):
             return "returned"
+        if isinstance(parent, ast.Compare) and all(
+                isinstance(op, (ast.Is, ast.IsNot)) for op in parent.ops):
+            return None  # `us is None`: a list is never None, nor an array
         if isinstance(parent, ast.Compare):
             return "compared"
         return f"used in `{ast.unparse(parent)}`" if parent is not None else "used here"
