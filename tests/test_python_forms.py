@@ -150,3 +150,23 @@ def test_argmax_along_an_axis_as_aux():
     assert acc == F.accuracy_as_aux(W, x, y)[1]
     np.testing.assert_allclose(g, numeric_grad(lambda *a: F.accuracy_as_aux(*a)[0], (W, x, y), 0),
                                rtol=1e-6, atol=1e-9)
+
+
+def _times_a_python_draw(x):
+    import random
+
+    return x * random.random()
+
+
+def _times_a_scipy_draw(x):
+    from scipy import stats
+
+    return x * stats.norm.rvs(size=1)[0]
+
+
+def test_random_values_are_never_frozen_while_building():
+    """A library call on constants runs while building, except a random draw: run once, its
+    value would be the same at every call, where Python's differs (a wrong gradient)."""
+    for fn in (_times_a_python_draw, _times_a_scipy_draw):
+        with pytest.raises(jitgrad.JitgradError, match="random|rvs"):
+            jitgrad.grad(fn)(1.0)

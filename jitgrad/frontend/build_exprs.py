@@ -38,7 +38,7 @@ from jitgrad.frontend.build_ast import (
 )
 from jitgrad.frontend.build_builtins import BUILTINS
 from jitgrad.frontend.build_index import Indexing
-from jitgrad.frontend.build_values import is_user_object, library_of
+from jitgrad.frontend.build_values import PURE_STDLIB, is_user_object, library_of
 from jitgrad.frontend.desugar_lists import INTRINSICS
 from jitgrad.frontend.parse import FunctionSource, unwrap
 from jitgrad.lang import numpy_api, numpy_args, numpy_shape, scipy_api, symbolic
@@ -564,8 +564,7 @@ class Expressions(Indexing):
                 raise UnsupportedError(f"{fn_name(fn)}: {e}", self.loc(node)) from None
         target = unwrap(fn)
         library = str(getattr(target, "__module__", None) or "").split(".")[0]
-        if library in ("numpy", "scipy", "math") or isinstance(fn, np.ufunc) or (
-                library in sys.stdlib_module_names and library != "builtins"):
+        if library in ("numpy", "scipy", "math", *PURE_STDLIB) or isinstance(fn, np.ufunc):
             value = self.call_on_constants(fn, args, kwargs, node)  # of constants: run now
             if value is not NotImplemented:
                 return value

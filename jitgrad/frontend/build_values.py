@@ -27,6 +27,18 @@ from jitgrad.core.errors import JitgradError, UnsupportedError
 from jitgrad.frontend.build_ast import LIBRARIES, fn_name
 from jitgrad.lang.symbolic import Sym
 
+# Standard-library modules whose functions give the same result for the same arguments (no
+# clock, no random state, no files): run while building on constants. Any other module's
+# function (random.random(), time.time()) is refused: run once while building, its value would
+# be frozen into every call.
+PURE_STDLIB = frozenset({"collections", "itertools", "functools", "operator", "fractions",
+                         "bisect", "string", "numbers", "enum", "dataclasses", "typing",
+                         "copy", "cmath"})
+
+
+# SciPy's samplers (``scipy.stats.norm.rvs``): random, so never run while building
+_DRAWS = frozenset({"rvs", "random_state"})
+
 
 def _holds_run_time(value) -> bool:
     if isinstance(value, Sym):
@@ -78,6 +90,12 @@ class Values:
         now. Returns NotImplemented when an argument is a run-time value."""
         if _holds_run_time(args) or _holds_run_time(kwargs):
             return NotImplemented
+        if getattr(fn, "__name__", "") in _DRAWS or "random" in str(getattr(fn, "__module__",
+                                                                            "")).split("."):
+            raise UnsupportedError(f"{fn_name(fn)} draws random numbers: run while building, "
+                                   "its values would be the same at every call (draw with "
+                                   "np.random, which jitgrad replays at each call)",
+                                   self.loc(node))
         try:
             value = fn(*args, **kwargs)
         except Exception as e:  # noqa: BLE001 - the user's call failed as Python would
