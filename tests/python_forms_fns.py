@@ -366,7 +366,9 @@ def more_forms(x):
         us[i] = x[i] * (i + 1)
     root, _ = _newton(lambda v, a: v * v - a, lambda v, a: 2.0 * v, 1.0, args=(x[0] + 1.0,))
     step = _make_step(x[1])
+    q = [[0.25 * x[0] ** 4, 0.5 * x[0] ** 3], [0.5 * x[0] ** 3, x[0] ** 2]]  # rows, as filterpy
     return (np.sum(np.where(mask, 0.0, arr)) + np.sum(block_diag(*[np.outer(x[:2], x[:2])] * 2))
+            + np.sum(block_diag(*[q] * 3))
             + np.sum(np.array(us)) + root + step(1.5))
 
 

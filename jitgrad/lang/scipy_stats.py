@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from jitgrad.core.errors import UnsupportedError
+from jitgrad.lang.numpy_args import as_array
 from jitgrad.lang.symbolic import NUMPY, loc_of, ndim_of, record, records
 
 _LOG_2PI = math.log(2.0 * math.pi)
@@ -238,6 +239,7 @@ def linalg_block_diag(*arrs):
         return np.zeros((1, 0))
     blocks = []
     for a in arrs:
+        a = as_array(a)  # a list of rows (Q = [[dt ** 4 / 4, ...], ...]) is its array
         a = a if records(a) else np.asarray(a, dtype=float)
         nd = ndim_of(a)
         if nd > 2:
