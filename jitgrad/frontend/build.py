@@ -9,7 +9,8 @@ Calls to the user's other plain functions are built inline.
 `Builder` is assembled from four parts, one module each: statements and branches
 (`build_stmts`), loops (`build_loops`), views followed to their arrays (`build_views`),
 expressions and calls (`build_exprs`), values known while building: the user's objects,
-library calls on constants (`build_values`); `build_ast` holds
+library calls on constants (`build_values`), the arrays of lists built in loops
+(`build_lists`); `build_ast` holds
 what they read off the AST. This module binds the arguments, runs the body and checks the result.
 
 Guarantees: the IR is verified (`ir.verify`); every equation has the user's location; anything
@@ -43,6 +44,7 @@ from jitgrad.frontend.build_ast import (
     subscript_targets,
 )
 from jitgrad.frontend.build_exprs import Expressions
+from jitgrad.frontend.build_lists import ListArrays
 from jitgrad.frontend.build_loops import Loops
 from jitgrad.frontend.build_stmts import Statements
 from jitgrad.frontend.build_values import Values
@@ -53,7 +55,7 @@ from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import GraphBuilder, Sym
 
 
-class Builder(Statements, Loops, Views, Values, Expressions):
+class Builder(Statements, ListArrays, Loops, Views, Values, Expressions):
     """Evaluates one function's AST on symbolic values, appending IR to a `GraphBuilder`."""
 
     MAX_INLINE_DEPTH = 20

@@ -219,24 +219,13 @@ def _b_text(which):
 
 
 def _b_getattr(b, args, kwargs, node):
-    """``getattr(obj, "name", default)`` and ``hasattr``: of values known while building,
-    read as ``obj.name`` is."""
+    """``getattr(obj, "name", default)``: read as ``obj.name`` is (`Expressions.attribute`)."""
     obj, name = args[0], args[1]
     if not isinstance(name, str):
         raise UnsupportedError("getattr() with a name known while building", b.loc(node))
-    attr = ast.copy_location(ast.Attribute(value=ast.Name("%obj", ast.Load()), attr=name,
-                                           ctx=ast.Load()), node)
-    if isinstance(obj, Sym) or not hasattr(obj, name):
-        if len(args) == 3:
-            return args[2]
-        if not isinstance(obj, Sym):
-            raise UnsupportedError(f"{type(obj).__name__} has no attribute {name!r}",
-                                   b.loc(node))
-    b.env["%obj"] = obj
-    try:
-        return b.expr_Attribute(attr)
-    finally:
-        b.env.pop("%obj", None)
+    if len(args) == 3 and not _b_hasattr(b, args[:2], {}, node):
+        return args[2]
+    return b.attribute(obj, name, node)
 
 
 def _b_hasattr(b, args, kwargs, node):

@@ -175,58 +175,62 @@ class Expressions(Indexing):
         return self.lookup(node.id, node)
 
     def expr_Attribute(self, node):
-        base = self.expr(node.value)
+        return self.attribute(self.expr(node.value), node.attr, node)
+
+    def attribute(self, base, attr: str, node):
+        """``base.attr`` (``node`` locates it for messages): of a module, an array, a value
+        known while building, a generator, the user's object; `getattr` reads here too."""
         if isinstance(base, pytypes.ModuleType):
-            if not hasattr(base, node.attr):
-                raise UnsupportedError(f"{base.__name__}.{node.attr} does not exist",
+            if not hasattr(base, attr):
+                raise UnsupportedError(f"{base.__name__}.{attr} does not exist",
                                        self.loc(node))
-            value = getattr(base, node.attr)
-            if base is np and node.attr in ("pi", "e", "inf", "nan", "newaxis"):
+            value = getattr(base, attr)
+            if base is np and attr in ("pi", "e", "inf", "nan", "newaxis"):
                 return value
-            if base is np and node.attr in ("float64", "float32", "int64", "int32", "bool_"):
+            if base is np and attr in ("float64", "float32", "int64", "int32", "bool_"):
                 return value
             return value
         if isinstance(base, Sym):
-            if node.attr in ("T", "shape", "ndim", "size", "dtype"):
-                return getattr(base, node.attr)
-            if node.attr == "flat":  # read only: x.flat[i] is the flattened array's entry i
+            if attr in ("T", "shape", "ndim", "size", "dtype"):
+                return getattr(base, attr)
+            if attr == "flat":  # read only: x.flat[i] is the flattened array's entry i
                 return symbolic.NUMPY[np.ravel](base)
-            if node.attr in ("sum", "mean", "max", "min", "dot", "copy", "transpose", "reshape",
+            if attr in ("sum", "mean", "max", "min", "dot", "copy", "transpose", "reshape",
                              "item", "astype", "prod", "var", "std", "cumsum", "cumprod", "ravel",
                              "flatten", "squeeze", "repeat", "swapaxes", "diagonal", "trace",
                              "any", "all"):
-                return getattr(base, node.attr)
-            if _ARRAY_METHODS.get(node.attr) in symbolic.NUMPY:  # x.argmax(1): np.argmax(x, 1)
-                return _ArrayMethod(base, _ARRAY_METHODS[node.attr])
-            raise UnsupportedError(f"the array attribute .{node.attr} is not supported",
+                return getattr(base, attr)
+            if _ARRAY_METHODS.get(attr) in symbolic.NUMPY:  # x.argmax(1): np.argmax(x, 1)
+                return _ArrayMethod(base, _ARRAY_METHODS[attr])
+            raise UnsupportedError(f"the array attribute .{attr} is not supported",
                                    self.loc(node))
-        if isinstance(base, (int, float)) and node.attr in ("real",):
+        if isinstance(base, (int, float)) and attr in ("real",):
             return base
-        if isinstance(base, np.finfo) and node.attr in ("eps", "epsneg", "tiny", "max", "min",
+        if isinstance(base, np.finfo) and attr in ("eps", "epsneg", "tiny", "max", "min",
                                                          "smallest_normal", "resolution"):
-            return float(getattr(base, node.attr))  # np.finfo(np.float64).eps: a constant
+            return float(getattr(base, attr))  # np.finfo(np.float64).eps: a constant
         if isinstance(base, draws.GeneratorRef):  # rng.normal
-            return draws.method_of(base, node.attr, self.loc(node))
+            return draws.method_of(base, attr, self.loc(node))
         if isinstance(base, (str, int, float)) and not isinstance(base, bool) and \
-                hasattr(base, node.attr):
-            return getattr(base, node.attr)  # "a,b".split(","), n.bit_length(): while building
-        if isinstance(base, dict) and node.attr in ("get", "keys", "values", "items"):
-            return getattr(base, node.attr)  # a dict built or passed: read while building
-        if isinstance(base, tuple) and node.attr in ("index", "count"):
-            return getattr(base, node.attr)
-        if isinstance(base, tuple) and node.attr in getattr(type(base), "_fields", ()):
-            return getattr(base, node.attr)  # a namedtuple's field (results.root)
-        if isinstance(base, tuple) and node.attr in ("append", "extend", "insert"):
-            raise refused(f"`.{node.attr}` on a list", "list.append", self.loc(node))
-        method = getattr(base, node.attr, None)
+                hasattr(base, attr):
+            return getattr(base, attr)  # "a,b".split(","), n.bit_length(): while building
+        if isinstance(base, dict) and attr in ("get", "keys", "values", "items"):
+            return getattr(base, attr)  # a dict built or passed: read while building
+        if isinstance(base, tuple) and attr in ("index", "count"):
+            return getattr(base, attr)
+        if isinstance(base, tuple) and attr in getattr(type(base), "_fields", ()):
+            return getattr(base, attr)  # a namedtuple's field (results.root)
+        if isinstance(base, tuple) and attr in ("append", "extend", "insert"):
+            raise refused(f"`.{attr}` on a list", "list.append", self.loc(node))
+        method = getattr(base, attr, None)
         if method is not None and scipy_api.handler_for(method) is not None:
             return method  # scipy.stats.norm.cdf
         if isinstance(base, np.ufunc):
-            numpy_args.refuse_ufunc_method(base, node.attr, self.loc(node))
+            numpy_args.refuse_ufunc_method(base, attr, self.loc(node))
         if is_user_object(base) or (isinstance(base, type) and library_of(base) not in LIBRARIES
                                     and base.__module__ != "builtins"):
-            return self.object_attribute(base, node.attr, node)
-        raise UnsupportedError(f"the attribute .{node.attr} of a {type(base).__name__} is not "
+            return self.object_attribute(base, attr, node)
+        raise UnsupportedError(f"the attribute .{attr} of a {type(base).__name__} is not "
                                "supported", self.loc(node))
 
     def expr_Tuple(self, node):

@@ -39,7 +39,6 @@ from jitgrad.frontend.build_ast import (
     RETURNED,
     RETVAL,
     Choice,
-    ListOfArrays,
     LocalFunction,
     RunTimeText,
     Undefined,
@@ -332,76 +331,6 @@ class Statements:
             self.check_list_item(stmt.jitgrad_append, value, stmt)
         for target in stmt.targets:
             self.assign(target, value)
-
-    def list_key(self, made) -> tuple:
-        loc = self.src.loc(made)
-        return (loc.filename, loc.lineno, loc.col)
-
-    def list_array(self, stmt, made):
-        """The array a list built in a loop becomes (`desugar_lists`): one entry per item, or,
-        once a first attempt found its items to be arrays (`ListOfArrays`), one row each."""
-        count = self.expr(stmt.value.args[0])
-        dims = self.dims_of_rows(self.seeds.lists.get(self.list_key(made), ()))
-        return symbolic.NUMPY[np.empty]((count, *dims)) if dims else \
-            symbolic.NUMPY[np.empty](count)
-
-    def dims_of_rows(self, rows) -> tuple:
-        """The sizes `row_shape` describes, as values of this build."""
-        return tuple(r if isinstance(r, int) else symbolic.record(
-            "shape_dim", self.gb.sym(self.gb.param_vars[r[0]]), axis=r[1]) for r in rows)
-
-    def check_list_item(self, name, value, stmt):
-        """A list built in the function is an array of numbers, or of arrays whose shape is
-        known before the loop (`desugar_lists`): refuse appending anything else."""
-        if isinstance(value, Sym) and value.ndim and value.type.kind in "fi":
-            rows = self.row_shape(value)
-            key = self.list_key(stmt.jitgrad_list)
-            if rows is not None and key not in self.seeds.lists:
-                raise ListOfArrays(key, rows)
-            if rows is not None and len(self.seeds.lists[key]) != len(rows):
-                raise UnsupportedError(f"the items appended to `{name}` change rank",
-                                       self.loc(stmt))  # (sizes: checked by the write)
-            if rows is not None:
-                return
-            raise UnsupportedError(f"appending to `{name}` arrays whose shape is known only "
-                                   "inside the loop (a list of arrays is an array of rows, "
-                                   "allocated before the loop from the arguments' shapes); "
-                                   f"{instead('list of arrays')}", self.loc(stmt))
-        kind = (value.type.kind if isinstance(value, Sym) and not value.ndim else
-                "f" if isinstance(value, (int, float)) and not isinstance(value, bool) else None)
-        if kind not in ("f", "i"):
-            what = (f"an array of rank {value.ndim}" if isinstance(value, Sym) and value.ndim
-                    else "a bool" if kind == "b" or isinstance(value, bool)
-                    else f"a {type(value).__name__}")
-            raise UnsupportedError(f"a list of numbers only: appending {what} to `{name}` (or "
-                                   f"making it an item of a list comprehension) is not "
-                                   f"supported; {instead('list of arrays')}", self.loc(stmt))
-
-    def row_shape(self, value) -> tuple | None:
-        """``value``'s shape as constants and the arguments' axes (`ListOfArrays`), or None."""
-        dims = value.atom.dims if isinstance(value.atom, Var) else None
-        if dims is None:
-            return None
-        rows = []
-        for token in dims:
-            if isinstance(token, tuple) and token and token[0] == "broadcast":
-                # the size of one of its parts (the others are that size or 1): an argument's
-                # axis or a constant, where one is
-                known = [self.gb.size_class(t) for t in token[1:]]
-                known = [t for t in known if isinstance(t, int) and t != 1
-                         or t in self.gb.param_axes]
-                if not known:
-                    return None
-                token = known[0]
-            token = self.gb.size_class(token)
-            if isinstance(token, int):
-                rows.append(token)
-            elif token in self.gb.param_axes:
-                param, axis = self.gb.param_axes[token]
-                rows.append((self.gb.param_vars.index(param), axis))
-            else:
-                return None
-        return tuple(rows)
 
     def stmt_AnnAssign(self, stmt):
         if stmt.value is not None:

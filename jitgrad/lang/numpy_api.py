@@ -583,18 +583,6 @@ def np_stack_axis(arrays, axis=0):
     return np_transpose(out, tuple(range(1, axis + 1)) + (0,) + tuple(range(axis + 1, nd + 1)))
 
 
-def _arg_extreme(name):
-    def f(x, axis=None):
-        if not records(x):
-            return getattr(np, name)(x, axis=axis)
-        if axis is None or x.ndim == 1:
-            if axis is not None:
-                norm_axis(axis, 1, loc_of(x))
-            return record(name, x)
-        return record(name, x, axis=norm_axis(axis, x.ndim, loc_of(x)))  # along one axis
-    return f
-
-
 def np_vdot(a, b):
     return np_sum(np_ravel(a) * np_ravel(b))
 
@@ -755,7 +743,6 @@ NUMPY.update({
     np.flip: np_flip, np.roll: np_roll, np.diff: np_diff, np.ravel: np_ravel,
     np.squeeze: np_squeeze,
     np.concatenate: np_concatenate, np.hstack: np_hstack, np.vstack: np_vstack,
-    np.argmax: _arg_extreme("argmax"), np.argmin: _arg_extreme("argmin"),
     np.vdot: np_vdot,
     np.linalg.inv: _linalg("inv"), np.linalg.det: _linalg("det"),
     np.linalg.cholesky: _linalg("cholesky"), np.linalg.solve: np_solve,

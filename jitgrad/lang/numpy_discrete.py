@@ -1,5 +1,5 @@
-"""NumPy's functions whose values are piecewise constant: rounding, predicates, counts and
-closeness tests, as compositions of the primitives (`prims.elementwise`'s ``rint``,
+"""NumPy's functions whose values are piecewise constant: rounding, positions (argmax),
+predicates, counts and closeness tests, as compositions of the primitives (`prims.elementwise`'s ``rint``,
 ``trunc``, comparisons, ``isinf``...). Their derivative is zero wherever it exists, as in JAX
 and autograd, and jitgrad gives zero (never a refusal for lack of a derivative).
 
@@ -15,7 +15,22 @@ import operator
 import numpy as np
 
 from jitgrad.core.errors import UnsupportedError
+from jitgrad.lang.numpy_api import norm_axis
 from jitgrad.lang.symbolic import NUMPY, loc_of, record, records
+
+
+def _arg_extreme(name):
+    """``np.argmax``/``np.argmin``: the flat index, or the index along ``axis`` (Numba
+    compiles both)."""
+    def f(x, axis=None):
+        if not records(x):
+            return getattr(np, name)(x, axis=axis)
+        if axis is None or x.ndim == 1:
+            if axis is not None:
+                norm_axis(axis, 1, loc_of(x))
+            return record(name, x)
+        return record(name, x, axis=norm_axis(axis, x.ndim, loc_of(x)))  # along one axis
+    return f
 
 
 def np_round(x, decimals=0, out=None):
@@ -82,6 +97,7 @@ def _in_place(op):
 
 
 NUMPY.update({
+    np.argmax: _arg_extreme("argmax"), np.argmin: _arg_extreme("argmin"),
     operator.iadd: _in_place(operator.add), operator.isub: _in_place(operator.sub),
     operator.imul: _in_place(operator.mul), operator.itruediv: _in_place(operator.truediv),
     operator.ifloordiv: _in_place(operator.floordiv), operator.imod: _in_place(operator.mod),

@@ -6,7 +6,8 @@ with jitgrad's primitives.
 Each density takes SciPy's parameters in SciPy's order (the shape parameters, then ``loc`` and
 ``scale``) and is the closed form of its log-density; ``pdf`` is its exponential. The
 derivatives follow from the primitives (``gammaln``, ``digamma``, ``log1p``, ``erfc``...), with
-respect to every argument, shape parameters included. `DISTRIBUTIONS` maps a distribution's
+respect to every argument, shape parameters included; on constants the primitives compute
+with NumPy (`symbolic.record`). `DISTRIBUTIONS` maps a distribution's
 name (``"t"``) to its methods (``"logpdf"``); `SPECIAL`, `LINALG` and `SIGNAL` map a name in
 that SciPy module to its handler. `scipy_api.handler_for` looks them up.
 
@@ -28,15 +29,6 @@ _LOG_2PI = math.log(2.0 * math.pi)
 _LOG_PI = math.log(math.pi)
 
 
-def _f(name, x):
-    """An elementwise primitive of ``x``, or its value on a constant."""
-    if records(x):
-        return record(name, x)
-    scalar = {"log": math.log, "exp": math.exp, "gammaln": math.lgamma,
-              "log1p": math.log1p, "erfc": math.erfc}[name]
-    return np.vectorize(scalar)(x) if isinstance(x, np.ndarray) else scalar(x)
-
-
 def _z(x, loc, scale):
     return (x - loc) / scale
 
@@ -53,63 +45,63 @@ def _exp_of(logpdf):
 def t_logpdf(x, df, loc=0.0, scale=1.0):
     z = _z(x, loc, scale)
     half = (df + 1.0) * 0.5
-    return (_f("gammaln", half) - _f("gammaln", df * 0.5) - 0.5 * (_f("log", df) + _LOG_PI)
-            - _f("log", scale) - half * _f("log1p", z * z / df))
+    return (record("gammaln", half) - record("gammaln", df * 0.5) - 0.5 * (record("log", df) + _LOG_PI)
+            - record("log", scale) - half * record("log1p", z * z / df))
 
 
 def gamma_logpdf(x, a, loc=0.0, scale=1.0):
     z = _z(x, loc, scale)
-    return (a - 1.0) * _f("log", z) - z - _f("gammaln", a) - _f("log", scale)
+    return (a - 1.0) * record("log", z) - z - record("gammaln", a) - record("log", scale)
 
 
 def beta_logpdf(x, a, b, loc=0.0, scale=1.0):
     z = _z(x, loc, scale)
-    return ((a - 1.0) * _f("log", z) + (b - 1.0) * _f("log1p", -z) - betaln(a, b)
-            - _f("log", scale))
+    return ((a - 1.0) * record("log", z) + (b - 1.0) * record("log1p", -z) - betaln(a, b)
+            - record("log", scale))
 
 
 def chi2_logpdf(x, df, loc=0.0, scale=1.0):
     z = _z(x, loc, scale)
     k = df * 0.5
-    return ((k - 1.0) * _f("log", z) - z * 0.5 - k * math.log(2.0) - _f("gammaln", k)
-            - _f("log", scale))
+    return ((k - 1.0) * record("log", z) - z * 0.5 - k * math.log(2.0) - record("gammaln", k)
+            - record("log", scale))
 
 
 def expon_logpdf(x, loc=0.0, scale=1.0):
-    return -_z(x, loc, scale) - _f("log", scale)
+    return -_z(x, loc, scale) - record("log", scale)
 
 
 def laplace_logpdf(x, loc=0.0, scale=1.0):
-    return -NUMPY[np.abs](_z(x, loc, scale)) - math.log(2.0) - _f("log", scale)
+    return -NUMPY[np.abs](_z(x, loc, scale)) - math.log(2.0) - record("log", scale)
 
 
 def cauchy_logpdf(x, loc=0.0, scale=1.0):
     z = _z(x, loc, scale)
-    return -_LOG_PI - _f("log", scale) - _f("log1p", z * z)
+    return -_LOG_PI - record("log", scale) - record("log1p", z * z)
 
 
 def logistic_logpdf(x, loc=0.0, scale=1.0):
     z = _z(x, loc, scale)
-    return -z - 2.0 * NUMPY[np.logaddexp](0.0, -z) - _f("log", scale)
+    return -z - 2.0 * NUMPY[np.logaddexp](0.0, -z) - record("log", scale)
 
 
 def lognorm_logpdf(x, s, loc=0.0, scale=1.0):
     y = _z(x, loc, scale)
-    ly = _f("log", y)
-    return -(ly * ly) / (2.0 * s * s) - ly - _f("log", s) - 0.5 * _LOG_2PI - _f("log", scale)
+    ly = record("log", y)
+    return -(ly * ly) / (2.0 * s * s) - ly - record("log", s) - 0.5 * _LOG_2PI - record("log", scale)
 
 
 def norm_logcdf(x, loc=0.0, scale=1.0):
-    return _f("log", _f("erfc", -_z(x, loc, scale) / math.sqrt(2.0)) * 0.5)
+    return record("log", record("erfc", -_z(x, loc, scale) / math.sqrt(2.0)) * 0.5)
 
 
 def norm_logsf(x, loc=0.0, scale=1.0):
-    return _f("log", _f("erfc", _z(x, loc, scale) / math.sqrt(2.0)) * 0.5)
+    return record("log", record("erfc", _z(x, loc, scale) / math.sqrt(2.0)) * 0.5)
 
 
 def poisson_logpmf(k, mu, loc=0):
     k = k - loc
-    return k * _f("log", mu) - mu - _f("gammaln", k + 1.0)
+    return k * record("log", mu) - mu - record("gammaln", k + 1.0)
 
 
 def multivariate_normal_logpdf(x, mean=None, cov=1.0, allow_singular=False):
@@ -135,30 +127,30 @@ def multivariate_normal_logpdf(x, mean=None, cov=1.0, allow_singular=False):
 
 def dirichlet_logpdf(x, alpha):
     return (NUMPY[np.sum]((alpha - 1.0) * NUMPY[np.log](x))
-            + _f("gammaln", NUMPY[np.sum](alpha)) - NUMPY[np.sum](_f("gammaln", alpha)))
+            + record("gammaln", NUMPY[np.sum](alpha)) - NUMPY[np.sum](record("gammaln", alpha)))
 
 
 # ---- scipy.special --------------------------------------------------------------------------
 
 
 def betaln(a, b):
-    return _f("gammaln", a) + _f("gammaln", b) - _f("gammaln", a + b)
+    return record("gammaln", a) + record("gammaln", b) - record("gammaln", a + b)
 
 
 def beta(a, b):
-    return NUMPY[np.exp](betaln(a, b)) if records(a) or records(b) else math.exp(betaln(a, b))
+    return record("exp", betaln(a, b))
 
 
 def logit(p):
-    return _f("log", p) - _f("log1p", -p)
+    return record("log", p) - record("log1p", -p)
 
 
 def ndtr(x):
-    return _f("erfc", -x / math.sqrt(2.0)) * 0.5
+    return record("erfc", -x / math.sqrt(2.0)) * 0.5
 
 
 def log_ndtr(x):
-    return _f("log", ndtr(x))
+    return record("log", ndtr(x))
 
 
 def multigammaln(a, d):
@@ -167,7 +159,7 @@ def multigammaln(a, d):
                                loc_of(a))
     total = d * (d - 1) * 0.25 * _LOG_PI
     for j in range(d):
-        total = total + _f("gammaln", a - j * 0.5)
+        total = total + record("gammaln", a - j * 0.5)
     return total
 
 

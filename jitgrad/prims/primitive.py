@@ -72,7 +72,9 @@ class Primitive:
             recorder = _recording_leaf(a)
             if recorder is not None:
                 return type(recorder)._jitgrad_apply(recorder, self, args, params)
-        return self.impl(*args, **params)
+        out = self.impl(*args, **params)
+        # a number in, a number out, as NumPy's ufuncs give (a vectorized impl gives 0-d)
+        return out[()] if isinstance(out, np.ndarray) and out.ndim == 0 else out
 
     def __repr__(self) -> str:
         return f"<primitive {self.name}>"
