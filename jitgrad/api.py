@@ -39,6 +39,7 @@ from jitgrad.core.errors import (
     api_boundary,
     hide_internal_frames,
 )
+from jitgrad.core.settings import Settings
 from jitgrad.core.types import SeqType, Type, type_of_value
 from jitgrad.frontend import draws
 from jitgrad.frontend.parse import FunctionSource
@@ -127,10 +128,10 @@ class GradFunction:
                                  f"{memory_cap!r}")
         self.memory_cap = None if memory_cap is None else int(memory_cap)  # `checkpoint`
         # ``strategies``: loop strategies switched off by name (tests compare without them)
-        self.options = pipeline.Options(parallel=self.parallel, memory_cap=self.memory_cap,
-                                        **(strategies or {}))
+        self.options = Settings(parallel=self.parallel, memory_cap=self.memory_cap,
+                                **(strategies or {}))
         if self.parallel:  # the threading layer, before anything launches Numba's threads
-            self.options.implementation.prepare_parallel()
+            pipeline.backend_of(self.options).prepare_parallel()
         self.src = FunctionSource.of(fn)
         self.param_names = [a.arg for a in self.src.node.args.args]
         self.signature = inspect.signature(self.src.fn)
@@ -415,7 +416,8 @@ class GradFunction:
                           replays_draws=True)
         path, fns = pipeline.load(g.stem, g.source, g.names, self.options)
         return Compiled(types, g.ir, g.source, path, fns[g.names[-1]], g.names[-1], g.gradient,
-                        g.ir_text, g.graph_ir, g.line_locs, self.options.implementation)
+                        g.ir_text, g.graph_ir, g.line_locs,
+                        pipeline.backend_of(self.options))
 
     def generate(self, types: tuple, assume_sizes: bool = True, examples=(),
                  replays_draws: bool = False) -> Generated:

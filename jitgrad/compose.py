@@ -125,9 +125,9 @@ def trace_gradient(fn, positions: list[int], types: tuple, args: tuple) -> Trace
 
 
 def gradient_trace(fn_ir, wrt: list[int], with_value: bool, wrt_tuple: bool,
-                   options=pipeline.DEFAULT) -> Traced:
+                   settings=pipeline.DEFAULT) -> Traced:
     """A built graph's gradient as a `Traced` (what `GradFunction.jitgrad_trace` gives)."""
-    params, body, returns = pipeline.gradient_kernel(fn_ir, list(wrt), options)
+    params, body, returns = pipeline.gradient_kernel(fn_ir, list(wrt), settings)
 
     def grads(values):
         return tuple(values) if wrt_tuple else values[0]

@@ -1,12 +1,14 @@
 """The one path from a function's source to compiled code, which every entry point takes.
 
-    build (frontend) → common subexpressions → transform (reverse or forward) → optimise
-      → [parallelise] → lower (backend: module source) → load (backend: compiled functions)
+    build (frontend) → common subexpressions → transform: reverse mode's passes
+      (`GRADIENT_PASSES`) or forward mode → lower (backend: module source)
+      → load (backend: compiled functions)
 
 `grad`/`value_and_grad` (api), `jvp`/`hvp`/`hessian` (jvp), `vjp`/`jacobian` (vjp) and
 `jitgrad.dask` call the steps below in this order; none of them builds, transforms or emits
-on its own. `Options` carries what used to be module switches; `BACKENDS` is where a backend
-registers (a backend is a package with the functions `jitgrad.backend` lists).
+on its own. One `core.settings.Settings` value carries the switches from the public API to the
+backend; `BACKENDS` is where a backend registers (a backend is a package with the functions
+`jitgrad.backend` lists).
 
 Also here: the conventions every entry point shares for arguments and results (a tuple argument
 travels as its items, a result returns to its argument's dtype, size assumptions are checked
@@ -23,54 +25,42 @@ from jitgrad.backend import numba as numba_backend
 from jitgrad.core import ir, pytree
 from jitgrad.core.errors import NotReversible, SignatureError, UnsupportedError, instead
 from jitgrad.core.ir import Gradient
+from jitgrad.core.settings import DEFAULT, Settings
 from jitgrad.frontend.build import build
 from jitgrad.frontend.parse import FunctionSource
+from jitgrad.transforms import checkpoint, optimise, parallel, recompute, reverse, saving
 from jitgrad.transforms.forward import tangents
 from jitgrad.transforms.optimise import (
     common_subexpressions,
     dead_code,
     drop_unread_accumulators,
     fold_assigns,
-    optimise,
 )
-from jitgrad.transforms.parallel import drop_prange_marks, parallelise
-from jitgrad.transforms.reverse import transform
+from jitgrad.transforms.passes import GradientWork, run_passes
 
 BACKENDS = {"numba": numba_backend}  # name -> backend package: one line per backend
 
 
-@dataclasses.dataclass(frozen=True)
-class Options:
-    """How a function is compiled (one value per `GradFunction`, never a module global).
-
-    ``parallel``: prange loops run in parallel (`transforms.parallel`); ``memory_cap``: bytes a
-    loop's tape may hold before it is checkpointed (`transforms.checkpoint`); ``backend``: the
-    key in `BACKENDS`; ``recompute``, ``fuse``, ``ascending``: the loop strategies
-    (`transforms.recompute`), on unless a test compares without one."""
-
-    parallel: bool = False
-    memory_cap: int | None = None
-    backend: str = "numba"
-    # Loop strategies (all on for users; tests compare with each switched off):
-    recompute: bool = True
-    fuse: bool = True
-    ascending: bool = True
-    # A parallel loop's number of chunks: None (users), as many as pay for themselves
-    # (`backend.numba.runtime.chunk_count`); a number: that many (tests run several chunks on
-    # inputs too small to get them)
-    chunks: int | None = None
-
-    def loop_settings(self) -> ir.LoopSettings:
-        return ir.LoopSettings(self.memory_cap, self.parallel, self.recompute, self.fuse,
-                               self.ascending)
-
-    @property
-    def implementation(self):
-        """The backend package (`BACKENDS`)."""
-        return BACKENDS[self.backend]
+# Reverse mode, from a function's forward IR to its optimised forward and adjoint kernels: each
+# pass declares what it reads, writes and needs (`transforms.passes`); a new pass is one module
+# and one line here.
+GRADIENT_PASSES = (
+    parallel.SERIAL,  # without parallel=True, a prange loop is a range loop
+    reverse.REVERSE,  # the adjoint body, statement by statement
+    reverse.SHAPE_STAND_INS,  # an adjoint that reads an array for its shape reads an argument
+    saving.SAVING,  # every forward value the adjoint reads: rebuilt, recomputed or pushed
+    recompute.RECOMPUTE,  # independent loops fused or recomputed instead of taped
+    checkpoint.CHECKPOINT,  # under a memory cap, taped loops run again in segments
+    recompute.ASCENDING,  # loop adjoints whose iterations commute run forwards
+    reverse.KERNELS,  # the forward and adjoint kernels
+    optimise.OPTIMISE,  # dead code, folded assignments, sums in registers, hoisted reads
+    parallel.PARALLELISE,  # under parallel=True, loops run in chunks on every core
+)
 
 
-DEFAULT = Options()
+def backend_of(settings: Settings):
+    """The backend package that ``settings`` names (`BACKENDS`)."""
+    return BACKENDS[settings.backend]
 
 
 # ----------------------------------------------------------------------------- the steps
@@ -95,37 +85,28 @@ def build_graph(src: FunctionSource, types, examples=(), any_result: bool = Fals
     return fn_ir, assume_sizes
 
 
-def reverse(fn_ir: ir.Function, wrt: list[int], options: Options = DEFAULT,
+def reverse(fn_ir: ir.Function, wrt: list[int], settings: Settings = DEFAULT,
             cotangent: ir.Var | None = None) -> Gradient:
-    """The forward and adjoint kernels of ``fn_ir`` for the parameters at ``wrt``, optimised
-    (and with their prange loops split into chunks under ``options.parallel``). With a
-    ``cotangent`` (a vector-Jacobian product), the adjoint is seeded with it and takes it as
-    its last parameter."""
+    """The forward and adjoint kernels of ``fn_ir`` for the parameters at ``wrt``: the passes
+    of `GRADIENT_PASSES` that ``settings`` switches on. With a ``cotangent`` (a
+    vector-Jacobian product), the adjoint is seeded with it and takes it as its last
+    parameter."""
     if fn_ir.grafted:
         raise NotReversible(
             f"{fn_ir.name} calls {fn_ir.grafted[0]}: reverse mode does not differentiate a "
             "gradient's own code. jitgrad.grad and jitgrad.jacobian take it by forward mode "
             "(one pass per entry of the argument); elsewhere, differentiate the function "
             "that the inner gradient is taken of instead", fn_ir.loc)
-    if not options.parallel:
-        drop_prange_marks(fn_ir)
-    if cotangent is not None:
-        fn_ir.seed = cotangent
-    grad = transform(fn_ir, list(wrt), fn_ir.namer, options.loop_settings())
-    if cotangent is not None:
-        grad.adjoint.params.append(cotangent)
-    optimise(grad)
-    if options.parallel:
-        parallelise(grad, options.chunks)
-    return grad
+    work = GradientWork(fn_ir, list(wrt), settings, cotangent)
+    return run_passes(GRADIENT_PASSES, work).gradient
 
 
-def gradient_kernel(fn_ir: ir.Function, wrt: list[int], options: Options = DEFAULT):
+def gradient_kernel(fn_ir: ir.Function, wrt: list[int], settings: Settings = DEFAULT):
     """The gradient as one kernel's parts: the reverse transform's forward kernel, the saved
     values handed over by name, then its adjoint kernel. Returns ``(params, body, returns)``
     with ``returns = [value, *gradients]``: what forward mode differentiates again (`hvp`,
     `jitgrad.compose`)."""
-    grad = reverse(fn_ir, wrt, dataclasses.replace(options, parallel=False))
+    grad = reverse(fn_ir, wrt, dataclasses.replace(settings, parallel=False))
     fwd, adj = grad.forward, grad.adjoint
     n = len(fwd.params)
     body = ir.Block(list(fwd.body.stmts))
@@ -152,15 +133,15 @@ def optimise_kernel(kernel: ir.Kernel) -> None:
     fold_assigns(kernel.body, live)
 
 
-def lower_gradient(grad: Gradient, signature: str, wrt_names: list[str], options: Options,
+def lower_gradient(grad: Gradient, signature: str, wrt_names: list[str], settings: Settings,
                    entry: str = "value_and_grad", single: bool = False):
     """The module of a gradient: (source, the user's Loc per line, the names of its
     functions, the entry last). ``entry``: "grad" or "value_and_grad" (one function, both
     passes), or "vjp" (forward and adjoint kernels, and the entry that takes the cotangent
     and calls them: ``load(..., inline=names[:-1])``)."""
-    backend = options.implementation
+    backend = backend_of(settings)
     source, line_locs = backend.emit_module(grad, signature, wrt_names, entry=entry,
-                                            single=single, parallel=options.parallel)
+                                            single=single, settings=settings)
     names = [backend.entry_name(grad, entry)]
     if entry == "vjp":
         names = [grad.forward.name, grad.adjoint.name] + names
@@ -168,23 +149,22 @@ def lower_gradient(grad: Gradient, signature: str, wrt_names: list[str], options
 
 
 def lower_kernel(kernel, fn_ir: ir.Function, signature: str, what: str, doc: str,
-                 options: Options = DEFAULT):
+                 settings: Settings = DEFAULT):
     """The module of one plain kernel (forward mode): (source, the user's Loc per line)."""
-    return options.implementation.emit_kernel(kernel, fn_ir, signature, what, doc)
+    return backend_of(settings).emit_kernel(kernel, fn_ir, signature, what, doc)
 
 
-def load(stem: str, source: str, names: list[str], options: Options = DEFAULT, inline=()):
+def load(stem: str, source: str, names: list[str], settings: Settings = DEFAULT, inline=()):
     """Compile the module: (its file's path, {name: compiled function})."""
-    return options.implementation.load(stem, source, names, inline=list(inline),
-                                 parallel=options.parallel)
+    return backend_of(settings).load(stem, source, names, inline=list(inline), settings=settings)
 
 
-def warm(report=None, options: Options = DEFAULT) -> int:
+def warm(report=None, settings: Settings = DEFAULT) -> int:
     """Compile the backend's runtime ahead of use (``python -m jitgrad warm``, the demo):
     the number of signatures made ready; ``report(name, seconds)`` hears of each. Also
     jitgrad's own modules to bytecode (`compile_bytecode`)."""
     compile_bytecode()
-    return options.implementation.warm(report)
+    return backend_of(settings).warm(report)
 
 
 def compile_bytecode() -> bool:
@@ -200,16 +180,16 @@ def compile_bytecode() -> bool:
     return bool(compileall.compile_dir(package, quiet=2))
 
 
-def compile_plain(fn, options: Options = DEFAULT):
+def compile_plain(fn, settings: Settings = DEFAULT):
     """A user's plain function compiled by the backend as it is (`jitgrad.vmap` maps it)."""
-    return options.implementation.compile_plain(fn)
+    return backend_of(settings).compile_plain(fn)
 
 
-def batch_loop(entry, n_args: int, batched: tuple, paths: tuple, parallel: bool = False,
-               options: Options = DEFAULT):
+def batch_loop(entry, n_args: int, batched: tuple, paths: tuple, settings: Settings = DEFAULT):
     """A compiled loop calling the compiled ``entry`` once per row of the ``batched``
-    arguments, writing each result leaf into its output's row (`jitgrad.vmap`)."""
-    return options.implementation.batch_loop(entry, n_args, batched, paths, parallel)
+    arguments, writing each result leaf into its output's row (`jitgrad.vmap`); a prange loop
+    under ``settings.parallel``."""
+    return backend_of(settings).batch_loop(entry, n_args, batched, paths, settings.parallel)
 
 
 # ----------------------------------------------------------------------------- conventions

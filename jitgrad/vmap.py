@@ -24,6 +24,7 @@ from jitgrad import compose, pipeline
 from jitgrad.api import GradFunction
 from jitgrad.core import pytree
 from jitgrad.core.errors import SignatureError, UnsupportedError, api_boundary, instead
+from jitgrad.core.settings import Settings
 from jitgrad.frontend import draws
 
 
@@ -114,7 +115,8 @@ class VmapFunction:
         leaves = pytree.leaves(result) if structure is not pytree.LEAF else [result]
         outs = [np.empty((n,) + np.shape(v), dtype=np.asarray(v).dtype) for v in leaves]
         loop = pipeline.batch_loop(entry, len(flat_rows), tuple(batched),
-                                   tuple(_paths(structure)), self.parallel)
+                                   tuple(_paths(structure)),
+                                   Settings(parallel=self.parallel))
         try:
             loop(*flat_rows, *outs)
         except ValueError as e:

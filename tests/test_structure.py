@@ -214,3 +214,55 @@ def test_the_reader_sees_cycles_layers_and_private_imports():
         ("jitgrad.tape.tensor", "jitgrad.transforms.reverse"),
         ("jitgrad.tape.tensor", "jitgrad.api")}
     assert layer_of("jitgrad.tape.tensor") == layer_of("jitgrad.tape") == layer_of("jitgrad.api")
+
+
+# ----------------------------------------------------------------------------- the contract
+# (issue #44): what a pass may read of the reverse transform, one settings value, passes
+# declared in their own modules and run from one list.
+
+
+def test_passes_read_the_reverse_transform_through_its_context():
+    """Only the pipeline (which lists its passes) imports `transforms.reverse`: every other
+    pass reads the transform's result through `reverse_context.ReverseContext`, a frozen
+    dataclass, and never its private state."""
+    edges = graph()[0]
+    importers = sorted(m for m, targets in edges.items() if "jitgrad.transforms.reverse" in targets)
+    assert importers == ["jitgrad.pipeline"], importers
+    tree = modules()["jitgrad.transforms.reverse_context"]
+    context = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ReverseContext")
+    frozen = [k for d in context.decorator_list if isinstance(d, ast.Call)
+              for k in d.keywords if k.arg == "frozen" and getattr(k.value, "value", False)]
+    assert frozen, "ReverseContext must be a frozen dataclass"
+
+
+def test_one_settings_value():
+    """One class holds how a function is compiled (`core.settings.Settings`): no other class
+    is called *Settings or Options, and no other class declares two of its fields (a copy made
+    field by field)."""
+    fields = {"memory_cap", "recompute", "fuse", "ascending", "chunks"}
+    found = []
+    for m, tree in modules().items():
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            declared = {s.target.id for s in node.body if isinstance(s, ast.AnnAssign)
+                        and isinstance(s.target, ast.Name)}
+            if (node.name.endswith("Settings") or node.name == "Options"
+                    or len(declared & fields) >= 2):
+                found.append(f"{m}.{node.name}")
+    assert found == ["jitgrad.core.settings.Settings"], found
+
+
+def test_gradient_passes_are_declared_in_their_modules():
+    """`pipeline.GRADIENT_PASSES` lists `Pass` objects by module (``saving.SAVING``), each
+    defined in that module as ``NAME = Pass(...)``: a new pass is one module and one line."""
+    mods = modules()
+    listed = next(n.value for n in mods["jitgrad.pipeline"].body if isinstance(n, ast.Assign)
+                  and any(getattr(t, "id", "") == "GRADIENT_PASSES" for t in n.targets))
+    assert isinstance(listed, ast.Tuple) and len(listed.elts) >= 8
+    for e in listed.elts:
+        assert isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name), ast.dump(e)
+        tree = mods[f"jitgrad.transforms.{e.value.id}"]
+        assert any(isinstance(n, ast.Assign) and any(getattr(t, "id", "") == e.attr for t in n.targets)
+                   and isinstance(n.value, ast.Call) and getattr(n.value.func, "id", "") == "Pass"
+                   for n in tree.body), f"{e.value.id}.{e.attr} is not declared as a Pass there"

@@ -112,20 +112,6 @@ class LoopPlan(enum.Enum):
     CHECKPOINTED = "checkpointed"  # states saved per segment; each segment runs again
 
 
-@dataclasses.dataclass(frozen=True)
-class LoopSettings:
-    """What a loop strategy is told about the build: a strategy is a function
-    ``(fn, adj_body, rev, top_saved, stacks, namer, settings) -> (top_saved, stacks)``
-    registered in `transforms.reverse.LOOP_STRATEGIES`."""
-
-    memory_cap: int | None = None  # bytes a loop's tape may hold (None: no cap)
-    parallel: bool = False  # a parallel build: prange loops will run in chunks
-    # Strategy switches (all on for users; tests compare with each one off):
-    recompute: bool = True  # independent loops recomputed or fused (else taped)
-    fuse: bool = True  # a loop that feeds one sum fused (else recomputed)
-    ascending: bool = True  # a loop adjoint whose iterations commute runs forwards
-
-
 def plan_loop(loop, rep, plan: LoopPlan, note: str, reason: str | None = None) -> None:
     """Record the plan of a forward loop and of its adjoint ``Repeat``, with the comment the
     generated code shows on both and, for a taped loop, why it is taped."""

@@ -1,7 +1,7 @@
 """Checkpointing: a taped loop whose tape would pass a memory cap is run again in segments.
 
-Takes the reverse transform after saving and recomputing (`reverse.transform`), and the cap in
-bytes the user set (``grad(f, memory_cap=...)``; None: no cap, nothing changes). A top-level
+Takes the reverse transform after saving and recomputing (the passes before `CHECKPOINT`), and
+the cap in bytes the user set (``grad(f, memory_cap=...)``; the pass runs only under a cap). A top-level
 ``for`` loop that kept its tape (its iterations depend on one another: a recurrence, an ODE
 step) is checkpointed instead, when it can be:
 
@@ -36,7 +36,6 @@ from jitgrad.core.ir import (
     For,
     If,
     LoopPlan,
-    LoopSettings,
     Repeat,
     Storage,
     Var,
@@ -47,24 +46,23 @@ from jitgrad.core.ir import (
     walk,
 )
 from jitgrad.core.types import INT, Type
+from jitgrad.transforms.passes import GradientWork, Pass
 from jitgrad.transforms.push_counts import count_pushes
 from jitgrad.transforms.recompute import drop_reserves, name_clash, written_after
 
 VALUE_BYTES = 8  # a pushed scalar
 
 
-def checkpoint_loops(fn, adj_body: Block, rev, top_saved: list, stacks: list, namer,
-                     settings: LoopSettings) -> tuple[list, list]:
+def checkpoint_loops(work: GradientWork) -> None:
     """Checkpoint every taped top-level loop that qualifies (module docstring) under
-    ``settings.memory_cap``; return the new ``top_saved`` and ``stacks``."""
-    cap = settings.memory_cap
-    if cap is None:
-        return top_saved, stacks
+    ``work.settings.memory_cap``, updating ``work.saved`` and ``work.stacks``."""
+    ctx, cap, adj_body = work.context, work.settings.memory_cap, work.adjoint
+    fn, namer, top_saved, stacks = ctx.fn, ctx.namer, work.saved, work.stacks
     storage = Storage(fn)
     for loop in list(fn.body.stmts):
-        if not isinstance(loop, For) or loop not in rev.repeat_of:
+        if not isinstance(loop, For) or loop not in ctx.repeat_of:
             continue
-        rep = rev.repeat_of[loop]
+        rep = ctx.repeat_of[loop]
         if rep.plan is not LoopPlan.TAPED:
             continue  # fused, recomputed, or no tape: nothing grows
         k = next(i for i, s in enumerate(fn.body.stmts) if s is loop)
@@ -81,7 +79,7 @@ def checkpoint_loops(fn, adj_body: Block, rev, top_saved: list, stacks: list, na
                   "state at each segment's start; the adjoint runs each segment again, then its "
                   "adjoint", rep.plan_reason)
         top_saved, stacks = _checkpoint(fn, adj_body, loop, rep, top_saved, stacks, namer, cap)
-    return top_saved, stacks
+    work.saved, work.stacks = top_saved, stacks
 
 
 def _cannot(loop: For, storage: Storage) -> str | None:
@@ -246,4 +244,7 @@ def _defined_in_forward(fn, v: Var) -> bool:
         any(v is d for d in defs(s)) for s in fn.body.stmts)
 
 
-__all__ = ["checkpoint_loops"]
+CHECKPOINT = Pass("checkpoint", checkpoint_loops, reads=("context", "adjoint", "saved", "stacks"),
+                  writes=("saved", "stacks"), needs=("recompute",), when="memory_cap")
+
+__all__ = ["CHECKPOINT", "checkpoint_loops"]

@@ -12,36 +12,37 @@ from jitgrad.core.errors import JitgradError, UnsupportedError
 from jitgrad.frontend.build import Builder
 from jitgrad.frontend.parse import FunctionSource
 from jitgrad.lang import symbolic
+from jitgrad.transforms.reverse_context import AdjointWriter
 
 
-def reverse_custom(rev, e, g) -> None:
+def reverse_custom(adjoints: AdjointWriter, e, g) -> None:
     """The adjoint of one custom_vjp equation ``e`` given its result's adjoint ``g``, added
-    into the adjoints of ``rev`` (the reverse transform)."""
+    into the reverse transform's adjoints through ``adjoints``."""
     rule = e.params["fn"]
     n = e.params["n_args"]
     args = e.ins[:n]
-    if not any(rev.active(a) for a in args):
+    if not any(adjoints.is_active(a) for a in args):
         return
-    residuals = tuple(rev.value(a) for a in e.ins[n + 1:])
+    residuals = tuple(adjoints.value(a) for a in e.ins[n + 1:])
     src = FunctionSource.of(rule.bwd)
-    builder = Builder(src, rev.gb)
+    builder = Builder(src, adjoints.graph)
     if len(builder.param_names()) != 2:
         raise UnsupportedError(f"{src.qualname} must take (residuals, g)", src.loc(src.node))
-    saved_loc = rev.gb.loc
+    saved_loc = adjoints.graph.loc
     try:
-        with symbolic.building(rev.gb):
+        with symbolic.building(adjoints.graph):
             builder.bind_params([residuals, g])
             grads = builder.run_body()
     except JitgradError as err:
         raise err.with_during(f"building {src.qualname}, the rule of {rule.__qualname__}")
     finally:
-        rev.gb.loc = saved_loc
+        adjoints.graph.loc = saved_loc
     if not isinstance(grads, tuple):
         grads = (grads,)
     if len(grads) != n:
         raise UnsupportedError(f"{src.qualname} returns {len(grads)} gradients for "
                                f"{rule.__qualname__}'s {n} arguments", src.loc(src.node))
     for a, c in zip(args, grads):
-        if c is None or not rev.active(a):
+        if c is None or not adjoints.is_active(a):
             continue
-        rev.acc(a, rev.unbroadcast(c, a, e))
+        adjoints.add(a, c, e)

@@ -38,6 +38,7 @@ from jitgrad.core.ir import (
     walk,
 )
 from jitgrad.core.types import BOOL, FLOAT
+from jitgrad.transforms.passes import GradientWork, Pass
 
 # (``loop_index`` and ``assign`` in an adjoint prologue define values; they are pure.)
 
@@ -189,6 +190,13 @@ def optimise(grad) -> None:
         invariant_reads_hoisted(kernel.body, grad.fn.namer)
         if kernel is grad.adjoint:
             unused_saved(grad)
+
+
+def _optimise(work: GradientWork) -> None:
+    optimise(work.gradient)
+
+
+OPTIMISE = Pass("optimise", _optimise, reads=("gradient",), writes=(), needs=("kernels",))
 
 
 def sums_in_registers(body: Block, params: list[Var], namer: Namer) -> None:

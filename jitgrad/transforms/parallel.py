@@ -79,6 +79,7 @@ from jitgrad.core.ir import (
     walk,
 )
 from jitgrad.core.types import INT, Type
+from jitgrad.transforms.passes import GradientWork, Pass
 
 UNKNOWN_TRIPS = 8  # `_work`: the trips counted for an inner loop whose bounds the iteration computes
 # How `.source()` tells a parallel ``range`` loop (its independence inferred) from a prange one.
@@ -774,4 +775,16 @@ def _hoist_allocations(body: Block, namer) -> list[Eqn]:
     return allocs
 
 
-__all__ = ["UNKNOWN_TRIPS", "drop_prange_marks", "parallelise"]
+def _serial(work: GradientWork) -> None:
+    drop_prange_marks(work.function)
+
+
+def _parallel(work: GradientWork) -> None:
+    parallelise(work.gradient, work.settings.chunks)
+
+
+SERIAL = Pass("serial", _serial, reads=("function",), writes=(), when="not parallel")
+PARALLELISE = Pass("parallelise", _parallel, reads=("gradient",), writes=(), needs=("optimise",),
+                   when="parallel")
+
+__all__ = ["PARALLELISE", "SERIAL", "UNKNOWN_TRIPS", "drop_prange_marks", "parallelise"]

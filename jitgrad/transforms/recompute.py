@@ -41,7 +41,6 @@ from jitgrad.core.ir import (
     Function,
     If,
     LoopPlan,
-    LoopSettings,
     Repeat,
     Storage,
     Var,
@@ -56,10 +55,10 @@ from jitgrad.core.ir import (
     sub_blocks,
     walk,
 )
+from jitgrad.transforms.passes import GradientWork, Pass
 from jitgrad.transforms.push_counts import count_pushes, push_counts
+from jitgrad.transforms.reverse_context import ReverseContext
 
-# Statements of the saving machinery (not the user's computation).
-# Equations that read an array only for its shape.
 MIN_PUSHES = 4  # values pushed per iteration, at the loop's own level, that make it worth it
 
 
@@ -77,18 +76,18 @@ def planned(fn: Function) -> set[Block]:
     return out
 
 
-def recompute_loops(fn: Function, adj_body: Block, rev, top_saved: list, stacks: list,
-                    namer, settings: LoopSettings) -> tuple[list, list]:
-    """Turn every qualifying top-level loop of ``fn`` into a fused or a recomputed one (see
-    the module docstring); return the new ``top_saved`` and ``stacks``. ``rev`` is the reverse
-    transform (`reverse._Reverse`): its loops' adjoints and their adjoint variables. Under
-    ``parallel=True``, `transforms.parallel` then runs a fused loop in chunks as it does a
-    recomputed one."""
+def recompute_loops(work: GradientWork) -> None:
+    """Turn every qualifying top-level loop of the function into a fused or a recomputed one
+    (see the module docstring), updating ``work.saved`` and ``work.stacks``. The loops'
+    adjoints and their adjoint variables come from ``work.context``. Under ``parallel=True``,
+    `transforms.parallel` then runs a fused loop in chunks as it does a recomputed one."""
+    ctx, settings, adj_body = work.context, work.settings, work.adjoint
+    fn, namer, top_saved, stacks = ctx.fn, ctx.namer, work.saved, work.stacks
     storage = Storage(fn)
     for loop in list(fn.body.stmts):  # (fusing inserts statements before the loop)
-        if not isinstance(loop, For) or loop not in rev.repeat_of:
+        if not isinstance(loop, For) or loop not in ctx.repeat_of:
             continue
-        rep = rev.repeat_of[loop]
+        rep = ctx.repeat_of[loop]
         k = next(i for i, s in enumerate(fn.body.stmts) if s is loop)
         why = independent(loop, rep, storage, fn.body.stmts[k + 1:])
         if why is None and not settings.recompute:
@@ -98,8 +97,8 @@ def recompute_loops(fn: Function, adj_body: Block, rev, top_saved: list, stacks:
         if why is None and settings.parallel and any(
                 isinstance(s, Eqn) and ops.flags(s.prim).raises for s in walk(loop.body)):
             why = "it may raise, so it runs serially (not in parallel chunks)"
-        seed = _one_seed(loop, rev) if why is None and settings.fuse else None
-        fused = None if seed is None else _fuse(fn, adj_body, loop, rep, seed, rev, top_saved,
+        seed = _one_seed(loop, ctx) if why is None and settings.fuse else None
+        fused = None if seed is None else _fuse(fn, adj_body, loop, rep, seed, ctx, top_saved,
                                                 stacks, namer)
         if fused is not None:
             top_saved, stacks = fused
@@ -117,11 +116,11 @@ def recompute_loops(fn: Function, adj_body: Block, rev, top_saved: list, stacks:
         if why is not None:
             plan_loop(loop, rep, LoopPlan.TAPED, f"jitgrad: taped in reverse ({why})", why)
             continue
-        top_saved, stacks = _recompute(fn, adj_body, loop, rep, rev.counter_of(loop),
+        top_saved, stacks = _recompute(fn, adj_body, loop, rep, ctx.counter_of(loop),
                                        top_saved, stacks)
         plan_loop(loop, rep, LoopPlan.RECOMPUTED, "jitgrad: recomputed in reverse (its "
                   "iterations are independent): no tape across iterations")
-    return top_saved, stacks
+    work.saved, work.stacks = top_saved, stacks
 
 
 # ----------------------------------------------------------------------------- analysis
@@ -150,11 +149,13 @@ def independent(loop: For, rep: Repeat | None, storage: Storage, after: list) ->
     return written_after(loop, storage, after)
 
 
-def mark_ascending(fn: Function, repeat_of: dict, seeded: dict, enabled: bool = True) -> None:
+def mark_ascending(work: GradientWork) -> None:
     """Run forwards every loop adjoint whose iterations commute (`commutes`): Numba compiles an
     ascending loop tighter, and the pops then read ``stack[base + k]``. The result changes by
     rounding at most (gradients that several iterations add into one slot add in another
-    order)."""
+    order). With ``settings.ascending`` off, every loop adjoint runs backwards."""
+    fn, repeat_of, seeded = work.context.fn, work.context.repeat_of, work.context.seeded
+    enabled = work.settings.ascending
     for s in walk(fn.body):
         if isinstance(s, For) and s in repeat_of and not any(
                 isinstance(t, Repeat) for t in walk(s.body)):  # (fused: its adjoint is inside)
@@ -464,10 +465,10 @@ def _remove(block: Block, gone: set[int]) -> None:
             _remove(b, gone)
 
 
-def _one_seed(loop: For, rev) -> Carry | None:
+def _one_seed(loop: For, ctx: ReverseContext) -> Carry | None:
     """The loop's one carried value that the code after it sends an adjoint back into, if
     there is exactly one and it is a float sum (``total += t``); otherwise None."""
-    seeded = rev.seeded.get(loop, [])
+    seeded = ctx.seeded.get(loop, [])
     if len(seeded) != 1:
         return None
     c = seeded[0]
@@ -476,7 +477,8 @@ def _one_seed(loop: For, rev) -> Carry | None:
     return c
 
 
-def _fuse(fn, adj_body, loop: For, rep: Repeat, seed: Carry, rev, top_saved, stacks, namer):
+def _fuse(fn, adj_body, loop: For, rep: Repeat, seed: Carry, ctx: ReverseContext, top_saved,
+          stacks, namer):
     """Run each iteration's adjoint right after the iteration, in the forward pass.
 
     The loop's iterations are independent and the code after it sends an adjoint into one
@@ -501,11 +503,11 @@ def _fuse(fn, adj_body, loop: For, rep: Repeat, seed: Carry, rev, top_saved, sta
     drop_round_trips(fn, rep, adj_body, trips)
     stacks = [v for v in stacks if v not in {tape for tape, _, _ in trips}]
     body = [s for s in body if any(s is t for t in rep.body.stmts)]  # (its pops are gone)
-    seed_adj = rev.state(seed.var).var
-    carried = {rev.state(c.var).var for c in loop.carries if rev.active(c.var)}
-    forward_of = {rev.state(k).var: k for k in rev.outer_targets(loop)}
-    outer = [rev.state(k).var for k in rev.outer_targets(loop)
-             if rev.state(k).var not in carried]
+    seed_adj = ctx.adjoint_of(seed.var)
+    carried = {ctx.adjoint_of(c.var) for c in loop.carries if ctx.is_active(c.var)}
+    forward_of = {ctx.adjoint_of(k): k for k in ctx.outer_targets(loop)}
+    outer = [ctx.adjoint_of(k) for k in ctx.outer_targets(loop)
+             if ctx.adjoint_of(k) not in carried]
     # what the adjoint receives under another name is read under its forward name here
     rename = {v: a for a, v in top_saved if isinstance(a, Var) and a is not v}
     unit = Var(namer.fresh("_unit"), seed_adj.type)
@@ -528,11 +530,11 @@ def _fuse(fn, adj_body, loop: For, rep: Repeat, seed: Carry, rev, top_saved, sta
     for v in outer:
         init.append(_zero(grads[v], forward_of[v], loop.loc))
     for c in loop.carries:
-        if rev.active(c.var) and c is not seed:
-            adj = rev.state(c.var).var
+        if ctx.is_active(c.var) and c is not seed:
+            adj = ctx.adjoint_of(c.var)
             if adj is not seed_adj and not any(isinstance(s, Eqn) and s.outs and s.outs[0] is adj
                                                for s in init):
-                init.append(_zero(rename.get(adj, adj), rev.key(c.var), loop.loc))
+                init.append(_zero(rename.get(adj, adj), ctx.adjoint_key(c.var), loop.loc))
     at = next(i for i, s in enumerate(fn.body.stmts) if s is loop)
     fn.body.stmts[at:at] = init
     drop_reserves(loop.body, tapes, growing={a.outs[0] for a in allocs
@@ -641,4 +643,10 @@ def drop_reserves(block: Block, tapes: set[Var], growing=frozenset()) -> None:
             drop_reserves(b, tapes, growing)
 
 
-__all__ = ["mark_ascending", "planned", "recompute_loops"]
+RECOMPUTE = Pass("recompute", recompute_loops, reads=("context", "adjoint", "saved", "stacks"),
+                 writes=("saved", "stacks"), needs=("saving",))
+ASCENDING = Pass("ascending", mark_ascending, reads=("context",), writes=(),
+                 needs=("recompute",))
+
+__all__ = ["ASCENDING", "RECOMPUTE", "mark_ascending", "planned", "recompute_loops"]
+

@@ -51,6 +51,7 @@ Takes an `ir.Function` and the parameters to differentiate. Guarantees:
 from __future__ import annotations
 
 import dataclasses
+from types import MappingProxyType
 
 from jitgrad.core import ops
 from jitgrad.core.ir import (
@@ -63,7 +64,6 @@ from jitgrad.core.ir import (
     Gradient,
     If,
     Kernel,
-    LoopSettings,
     Namer,
     Repeat,
     Var,
@@ -79,10 +79,9 @@ from jitgrad.core.types import INT, Type
 from jitgrad.lang.symbolic import GraphBuilder, Sym
 from jitgrad.prims import primitives
 from jitgrad.prims.primitives import RULES
-from jitgrad.transforms.checkpoint import checkpoint_loops
 from jitgrad.transforms.custom_rule import reverse_custom
-from jitgrad.transforms.recompute import mark_ascending, planned, recompute_loops
-from jitgrad.transforms.saving import Saver
+from jitgrad.transforms.passes import GradientWork, Pass
+from jitgrad.transforms.reverse_context import ReverseContext
 
 
 @dataclasses.dataclass(eq=False)
@@ -225,16 +224,13 @@ def _increments(fn: Function) -> dict[Eqn, tuple[Eqn, int]]:
 
 
 class _Reverse:
-    def __init__(self, fn: Function, wrt: list[int], namer: Namer):
+    def __init__(self, fn: Function, wrt: list[int], namer: Namer, seed: Var | None = None):
         self.fn = fn
         self.wrt = wrt
         self.namer = namer
+        self.seed = seed  # a cotangent parameter (`vjp.py`); None: the result's adjoint is 1
         self.gb = GraphBuilder(namer)
         self.home, self.iter_home, self.parent = _home_map(fn)
-        self.blocks: dict[Block, Block] = {fn.body: fn.body}
-        for s in walk(fn.body):
-            for b in sub_blocks(s):
-                self.blocks[b] = b
         wrt_vars = [fn.params[k] for k in wrt]
         varied = _varied(fn, wrt_vars)
         useful = _useful(fn)
@@ -263,7 +259,7 @@ class _Reverse:
         """Versions of an array written in place share their first version's adjoint."""
         return v.root if v.root in self.mutated_roots else v
 
-    def active(self, a) -> bool:
+    def is_active(self, a) -> bool:
         return isinstance(a, Var) and self.key(a) in self.active_keys
 
     def state(self, v: Var) -> _Adj:
@@ -306,6 +302,15 @@ class _Reverse:
         else:
             self.put(st.var, "add", [st.var, atom])
             st.owned = bool(x.type.ndim)  # a fresh array from the addition
+
+    @property
+    def graph(self) -> GraphBuilder:
+        """Where adjoint statements are built (`reverse_context.AdjointWriter`)."""
+        return self.gb
+
+    def add(self, x: Var, c, e: Eqn) -> None:
+        """Add ``e``'s contribution ``c`` (at the broadcast shape) to the adjoint of ``x``."""
+        self.acc(x, self.unbroadcast(c, x, e))
 
     def materialise(self, x: Var) -> None:
         """Make ``x``'s adjoint a real value jitgrad owns (before a loop or branch adds to it)."""
@@ -351,7 +356,7 @@ class _Reverse:
         if owner is None or not isinstance(owner[0], (For, While)) or owner[0].body is not fblock:
             return
         loop = owner[0]
-        carries = [c for c in loop.carries if self.active(c.var)
+        carries = [c for c in loop.carries if self.is_active(c.var)
                    and not (isinstance(c.update, Var) and self.key(c.update) is self.key(c.var))]
         # an update that is itself carried, or a version of a carried array (whose adjoint is
         # that array's), is read before any adjoint is zeroed: the carries are one parallel
@@ -364,7 +369,7 @@ class _Reverse:
                 tmp = self.gb.new_var(self.state(c.var).var.type, "_b_swap")
                 self.put(tmp, "assign", [g.atom])
                 swaps.append((c, tmp))
-            elif self.active(c.update):
+            elif self.is_active(c.update):
                 self.acc(c.update, g)
                 if c.var.type.ndim:
                     self.state(c.update).owned = True  # the carried name is rebound below
@@ -376,7 +381,7 @@ class _Reverse:
                 self.put(st.var, "assign", [Const(0.0)])
             st.zero, st.owned = False, True
         for c, tmp in swaps:
-            if self.active(c.update):
+            if self.is_active(c.update):
                 self.acc(c.update, self.gb.sym(tmp))
 
     def counter_of(self, loop) -> Var:
@@ -396,7 +401,7 @@ class _Reverse:
                 versions.append(v)
         out, seen = [], set()
         for a in used_atoms(stmt) + versions:
-            if not isinstance(a, Var) or not self.active(a):
+            if not isinstance(a, Var) or not self.is_active(a):
                 continue
             k = self.key(a)
             if k in inside or k in seen:
@@ -406,18 +411,18 @@ class _Reverse:
         return out
 
     def reverse_loop(self, s):
-        self.seeded[s] = [c for c in s.carries if self.active(c.var) and (
+        self.seeded[s] = [c for c in s.carries if self.is_active(c.var) and (
             not self.state(c.var).zero or self.state(c.var).const is not None)]
         for x in self.outer_targets(s):
             self.materialise(x)
         for c in s.carries:
-            if self.active(c.var):
+            if self.is_active(c.var):
                 self.materialise(c.var)
         body = self.reverse_block(s.body)
         self.repeat_of[s] = Repeat(s.trips, body)
         self.gb.block.stmts.append(self.repeat_of[s])
         for c in s.carries:
-            if self.active(c.var) and self.active(c.init) and self.key(c.init) is not self.key(
+            if self.is_active(c.var) and self.is_active(c.init) and self.key(c.init) is not self.key(
                     c.var):  # (an array written in place shares its adjoint with its init)
                 self.acc(c.init, self.gb.sym(self.state(c.var).var))
 
@@ -431,7 +436,7 @@ class _Reverse:
             self.gb.block = ablock
             for m in s.merges:
                 value = getattr(m, pick)
-                if self.active(m.var) and self.active(value):
+                if self.is_active(m.var) and self.is_active(value):
                     g = self.grad_of(m.var)
                     if g is not None:
                         self.acc(value, g)
@@ -452,7 +457,7 @@ class _Reverse:
 
     def reverse_eqn(self, e: Eqn):
         out = e.out if e.outs else None
-        if out is None or not self.active(out):
+        if out is None or not self.is_active(out):
             return
         g = self.grad_of(out)
         if g is None:
@@ -464,7 +469,7 @@ class _Reverse:
             return reverse_custom(self, e, g)
         if e.prim == "getitem":
             x = e.ins[0]
-            if self.active(x):
+            if self.is_active(x):
                 self.add_at(x, g, e.ins[1:], e.params["index_spec"])
             return
         rules = RULES.get(e.prim)
@@ -475,7 +480,7 @@ class _Reverse:
         elementwise = primitives.PRIMITIVES[e.prim].elementwise
         with self.gb.sharing():  # x * x: one product g * x, added twice
             for k, a in enumerate(e.ins):
-                if k >= len(rules) or rules[k] is None or not self.active(a):
+                if k >= len(rules) or rules[k] is None or not self.is_active(a):
                     continue
                 c = rules[k](g, ans, *ins, **e.params)
                 if elementwise:
@@ -528,13 +533,13 @@ class _Reverse:
         if e in self.increments:  # y[i] += u: the slot's adjoint goes to u and stays
             add, k = self.increments[e]
             u = add.ins[k]
-            if self.active(u):
+            if self.is_active(u):
                 c = primitives.getitem(g, *[self.value(i) for i in idx], index_spec=spec)
                 ins = [self.value(a) for a in add.ins]
                 self.acc(u, RULES[add.prim][k](c, self.gb.sym(add.out), *ins))
             return
         c = None
-        if self.active(v):
+        if self.is_active(v):
             c = primitives.getitem(g, *[self.value(i) for i in idx], index_spec=spec)
             if isinstance(c, Sym) and c.ndim:
                 c = primitives.copy(c)
@@ -552,9 +557,8 @@ class _Reverse:
         top = Block()
         self.gb.block = top
         self.gb.loc = self.fn.loc
-        if self.active(self.fn.result):
-            seed = getattr(self.fn, "seed", None)  # a cotangent parameter (`vjp.py`)
-            self.acc(self.fn.result, Const(1.0) if seed is None else self.gb.sym(seed))
+        if self.is_active(self.fn.result):
+            self.acc(self.fn.result, Const(1.0) if self.seed is None else self.gb.sym(self.seed))
         inner = self.reverse_block(self.fn.body)
         top.stmts += inner.stmts
         self.adjoint_of_block[self.fn.body] = top
@@ -576,6 +580,18 @@ class _Reverse:
             grads.append(st.var)
         return top, grads
 
+    def context(self) -> ReverseContext:
+        """What the passes after this one may read (`reverse_context`)."""
+        return ReverseContext(
+            fn=self.fn, namer=self.namer, home=MappingProxyType(self.home),
+            iter_home=MappingProxyType(self.iter_home), parent=MappingProxyType(self.parent),
+            adjoint_of_block=MappingProxyType(self.adjoint_of_block),
+            forward_of_block=MappingProxyType(self.forward_of_block),
+            repeat_of=MappingProxyType(self.repeat_of), seeded=MappingProxyType(self.seeded),
+            is_active=self.is_active, adjoint_key=self.key,
+            adjoint_of=lambda v: self.state(v).var, outer_targets=self.outer_targets,
+            counter_of=self.counter_of)
+
 
 # ----------------------------------------------------------------------------- entry point
 
@@ -596,32 +612,38 @@ def shape_stand_ins(block: Block, params: list[Var]) -> None:
                     s.ins[k] = by_dims[a.dims]
 
 
-# The loop strategies, in order: each plans (`core.ir.LoopPlan`) the top-level loops the ones
-# before it left taped. A new strategy is a module with one such function, added here.
-LOOP_STRATEGIES = (recompute_loops, checkpoint_loops)
+def differentiate(work: GradientWork) -> None:
+    """The pass: the adjoint body of ``work.function`` for the parameters ``work.wrt``, its
+    results, and the context the passes after it read."""
+    fn = work.function
+    rev = _Reverse(fn, list(work.wrt), fn.namer, work.cotangent)
+    work.adjoint, work.gradients = rev.run()
+    work.context = rev.context()
 
 
-def transform(fn: Function, wrt: list[int], namer: Namer,
-              settings: LoopSettings | None = None) -> Gradient:
-    """Reverse mode: the forward and adjoint kernels of ``fn`` for the parameters ``wrt``. With
-    ``settings.memory_cap`` (bytes), loops that keep a tape are checkpointed (`checkpoint`).
-    Fused and recomputed loops are the ones a ``settings.parallel`` build then runs in chunks
-    on every core (`parallel`)."""
-    settings = settings or LoopSettings()
-    rev = _Reverse(fn, wrt, namer)
-    adj_body, grads = rev.run()
-    shape_stand_ins(adj_body, fn.params)
-    saver = Saver(rev, fn)
-    saver.replayed = planned(fn) if settings.recompute else set()
-    top_saved, stacks = saver.apply(adj_body, namer)
-    for strategy in LOOP_STRATEGIES:
-        top_saved, stacks = strategy(fn, adj_body, rev, top_saved, stacks, namer, settings)
-    mark_ascending(fn, rev.repeat_of, rev.seeded, settings.ascending)
+def stand_ins(work: GradientWork) -> None:
+    """The pass of `shape_stand_ins` on the adjoint body."""
+    shape_stand_ins(work.adjoint, work.function.params)
+
+
+def kernels(work: GradientWork) -> None:
+    """The pass that ends reverse mode: the forward kernel returns the value, the saved values
+    and the stacks; the adjoint kernel takes the parameters, those, and a cotangent last."""
+    fn, saved, stacks = work.function, work.saved, work.stacks
     forward = Kernel(fn.name + "_forward", list(fn.params), fn.body,
-                     [fn.result] + [a for a, _ in top_saved] + stacks, fn.loc, list(fn.aux))
-    adj_params = list(fn.params) + [v for _, v in top_saved] + stacks
-    adjoint = Kernel(fn.name + "_adjoint", adj_params, adj_body, grads, fn.loc)
-    return Gradient(forward, adjoint, fn, wrt, rev.repeat_of)
+                     [fn.result] + [a for a, _ in saved] + stacks, fn.loc, list(fn.aux))
+    adj_params = list(fn.params) + [v for _, v in saved] + stacks
+    if work.cotangent is not None:
+        adj_params.append(work.cotangent)
+    adjoint = Kernel(fn.name + "_adjoint", adj_params, work.adjoint, work.gradients, fn.loc)
+    work.gradient = Gradient(forward, adjoint, fn, list(work.wrt), dict(work.context.repeat_of))
 
 
-__all__ = ["Gradient", "Kernel", "transform"]
+REVERSE = Pass("reverse", differentiate, reads=("function", "wrt"),
+               writes=("adjoint", "gradients", "context"))
+SHAPE_STAND_INS = Pass("shape stand-ins", stand_ins, reads=("function", "adjoint"), writes=(),
+                       needs=("reverse",))
+KERNELS = Pass("kernels", kernels, reads=("function", "context", "adjoint", "gradients", "saved",
+                                          "stacks"), writes=("gradient",), needs=("saving",))
+
+__all__ = ["KERNELS", "REVERSE", "SHAPE_STAND_INS", "differentiate", "kernels"]

@@ -1,7 +1,8 @@
 """Where each forward value the adjoint reads comes from (`Saver`), and the wiring for it.
 
-Takes the reverse transform's state (`reverse._Reverse`: the adjoint blocks, each forward
-variable's home block, the loops' reverse counters) after the adjoint is built. Guarantees
+Takes the reverse transform's result (`reverse_context.ReverseContext`: the adjoint blocks,
+each forward variable's home block, the loops' reverse counters) after the adjoint is built; runs
+as the pass `SAVING` (`transforms.passes`). Guarantees
 (rule 5 of the memory model, `reverse` module docstring): every forward value the adjoint reads
 is available there, at the cheapest of: rebuilt from the reverse counter (a ``for`` index, an
 induction variable, a counter the loop only counts up: `Saver.counted`), taken from the next
@@ -22,7 +23,6 @@ from jitgrad.core.ir import (
     Const,
     Eqn,
     For,
-    Function,
     If,
     Namer,
     Repeat,
@@ -36,6 +36,9 @@ from jitgrad.core.ir import (
 )
 from jitgrad.core.types import INT, Type
 from jitgrad.prims import primitives
+from jitgrad.transforms.passes import GradientWork, Pass
+from jitgrad.transforms.recompute import planned
+from jitgrad.transforms.reverse_context import ReverseContext
 
 
 @dataclasses.dataclass
@@ -52,9 +55,9 @@ class _Placement:
 class Saver:
     """Decides where each forward value the adjoint reads comes from, and wires it up."""
 
-    def __init__(self, rev, fn: Function):
-        self.rev = rev
-        self.fn = fn
+    def __init__(self, ctx: ReverseContext):
+        self.ctx = ctx
+        self.fn = fn = ctx.fn
         self.storage = Storage(fn)
         self.needed: dict[Block, dict[Var, tuple[Var, bool]]] = {}  # block -> var -> (v, copy)
         self.replayed: set[Block] = set()  # blocks of loops the adjoint will replay (`recompute`)
@@ -72,7 +75,7 @@ class Saver:
                 self.order[s.trips] = n
 
     def collect(self, ablock: Block, chain: list[Block]):
-        fblock = self.rev.forward_of_block.get(ablock)
+        fblock = self.ctx.forward_of_block.get(ablock)
         if fblock is not None:
             chain = chain + [fblock]
         for s in ablock.stmts:
@@ -88,10 +91,10 @@ class Saver:
                 self.collect(b, chain)
 
     def note(self, a, chain, shape_only: bool):
-        if not isinstance(a, Var) or a not in self.rev.home:
+        if not isinstance(a, Var) or a not in self.ctx.home:
             return  # a constant, or a variable of the adjoint itself
-        ih = self.rev.iter_home.get(a)
-        home = ih if ih is not None and any(b is ih for b in chain) else self.rev.home[a]
+        ih = self.ctx.iter_home.get(a)
+        home = ih if ih is not None and any(b is ih for b in chain) else self.ctx.home[a]
         entry = self.needed.setdefault(home, {})
         copy = self.storage.written(a) and not shape_only
         old = entry.get(a)
@@ -113,7 +116,7 @@ class Saver:
             work += self.place(plan, home_block, v, copy)
         top_saved, stacks, pops, renames = self.wire_saves(plan.saves, namer)
         for home_block in dict.fromkeys([*plan.prologue, *pops, *plan.rebuilt]):  # fixed order
-            ablock = self.rev.adjoint_of_block[home_block]
+            ablock = self.ctx.adjoint_of_block[home_block]
             ablock.stmts[:0] = (plan.prologue.get(home_block, []) + pops.get(home_block, [])
                                 + self.in_forward_order(plan.rebuilt.get(home_block, [])))
         _rename_reads(adj_top, renames)
@@ -137,7 +140,7 @@ class Saver:
     def _needs(self, atoms, home_block: Block) -> list:
         """The forward values among ``atoms``, to be placed for ``home_block`` (not copies)."""
         return [(self.where(a, home_block), a, False) for a in atoms
-                if isinstance(a, Var) and a in self.rev.home]
+                if isinstance(a, Var) and a in self.ctx.home]
 
     def rebuild_index(self, plan, loop, home_block, v, copy):
         """A ``for`` loop's index: ``start + k * step`` from the reverse counter."""
@@ -147,10 +150,10 @@ class Saver:
             return []
         plan.done.add(v)
         plan.rebuilt.setdefault(home_block, []).append(Eqn(
-            "loop_index", [v], [self.rev.counter_of(loop), loop.start, loop.step], {},
+            "loop_index", [v], [self.ctx.counter_of(loop), loop.start, loop.step], {},
             loop.loc))
-        return [(self.rev.home[a], a, False) for a in (loop.start, loop.step)
-                if isinstance(a, Var) and a in self.rev.home]
+        return [(self.ctx.home[a], a, False) for a in (loop.start, loop.step)
+                if isinstance(a, Var) and a in self.ctx.home]
 
     def rebuild_induction(self, plan, loop, home_block, v, copy):
         """``i = i0 + k * step`` at iteration k: rebuilt like the index, no tape."""
@@ -162,7 +165,7 @@ class Saver:
         plan.done.add(v)
         init, step = induction
         plan.rebuilt.setdefault(home_block, []).append(Eqn(
-            "loop_index", [v], [self.rev.counter_of(loop), init, step], {}, loop.loc))
+            "loop_index", [v], [self.ctx.counter_of(loop), init, step], {}, loop.loc))
         return self._needs([init], home_block)
 
     def rebuild_counted(self, plan, loop, home_block, v, copy):
@@ -179,20 +182,20 @@ class Saver:
         plan.rebuilt[home_block] = update + [
             e for e in plan.rebuilt.get(home_block, []) if not (
                 e.prim == "loop_index" and e.outs[0] is loop.index)]
-        return self._needs(inputs, home_block) + [(self.rev.home[v], v, False)]
+        return self._needs(inputs, home_block) + [(self.ctx.home[v], v, False)]
 
     def rebuild_carried(self, plan, loop, home_block, v, copy):
         """A carried value's update at the end of an iteration is the carried value at the
         start of the next one: the adjoint keeps the value it popped one reverse iteration
         earlier."""
         carry = None if loop is None or copy else next(
-            (c for c in loop.carries if c.update is v and self.rev.iter_home.get(v) is None),
+            (c for c in loop.carries if c.update is v and self.ctx.iter_home.get(v) is None),
             None)
         if carry is None:
             return None
         plan.prologue.setdefault(home_block, []).append(
             Eqn("assign", [v], [carry.var], {}, loop.loc))
-        return [(home_block, carry.var, False), (self.rev.home[carry.var], carry.var, False)]
+        return [(home_block, carry.var, False), (self.ctx.home[carry.var], carry.var, False)]
 
     def rebuild_recomputed(self, plan, loop, home_block, v, copy):
         """Cheap arithmetic, or a read of an array nothing writes: computed again."""
@@ -240,7 +243,7 @@ class Saver:
                 if copy:
                     saved = Var(namer.fresh("_save_" + v.name.lstrip("_")), v.type)
                     _insert_after_def(self.fn.body, v, Eqn("copy", [saved], [v], {}, None),
-                                      self.rev)
+                                      self.ctx)
                     top_saved.append((saved, own))
                 else:
                     top_saved.append((v, own))
@@ -302,23 +305,23 @@ class Saver:
         for f, _ in inner:  # its range must be known at the start of the reverse iteration
             for a in (f.start, f.stop, f.step):
                 if isinstance(a, Var) and a is not loop.index:
-                    if a not in self.rev.home or self.rev.home[a] not in ancestors:
+                    if a not in self.ctx.home or self.ctx.home[a] not in ancestors:
                         return None
                     inputs.append(a)
         for a in (loop.start, loop.step):
             if isinstance(a, Var):
                 inputs.append(a)
-        out = [Eqn("loop_index", [loop.index], [self.rev.counter_of(loop), loop.start,
+        out = [Eqn("loop_index", [loop.index], [self.ctx.counter_of(loop), loop.start,
                                                 loop.step], {}, loop.loc)]
         added: Atom = Const(constant)
         for f, step in inner:
-            trips = Var(self.rev.namer.fresh("_trips"), INT)
+            trips = Var(self.ctx.namer.fresh("_trips"), INT)
             out.append(Eqn("trip_count", [trips], [f.start, f.stop, f.step], {}, f.loc))
             if step != 1:
-                scaled = Var(self.rev.namer.fresh("_added"), INT)
+                scaled = Var(self.ctx.namer.fresh("_added"), INT)
                 out.append(Eqn("mul", [scaled], [trips, Const(step)], {}, f.loc))
                 trips = scaled
-            total = Var(self.rev.namer.fresh("_added"), INT)
+            total = Var(self.ctx.namer.fresh("_added"), INT)
             out.append(Eqn("add", [total], [added, trips], {}, f.loc))
             added = total
         out.append(Eqn("sub", [v], [v, added], {}, loop.loc))
@@ -326,17 +329,17 @@ class Saver:
 
     def _ancestors(self, block: Block):
         """The forward blocks strictly enclosing ``block``."""
-        while block in self.rev.parent:
-            block = self.rev.parent[block][1]
+        while block in self.ctx.parent:
+            block = self.ctx.parent[block][1]
             yield block
 
     def where(self, a: Var, home_block: Block) -> Block:
         """The block whose value of ``a`` an equation in ``home_block`` reads: the loop body
         that carries it, when ``home_block`` is inside that body; else where it is defined."""
-        ih = self.rev.iter_home.get(a)
-        if ih is not None and _inside(self.rev.parent, self.rev.blocks[home_block], ih):
+        ih = self.ctx.iter_home.get(a)
+        if ih is not None and _inside(self.ctx.parent, home_block, ih):
             return ih
-        return self.rev.home[a]
+        return self.ctx.home[a]
 
     def snapshot(self, v: Var, home_block: Block) -> tuple[Eqn, Block] | None:
         """``(v = a[i], block)`` when ``v``, an element of a 1-D float array ``a`` written in
@@ -357,9 +360,9 @@ class Saver:
         where = self.where(a, home_block)
         block = home_block
         while block is not where:
-            if block not in self.rev.parent:
+            if block not in self.ctx.parent:
                 return None
-            stmt, block = self.rev.parent[block]
+            stmt, block = self.ctx.parent[block]
             if (isinstance(stmt, For) and stmt.start == Const(0) and stmt.step == Const(1)
                     and _token(stmt.stop) == length is not None):
                 return eqn, where
@@ -406,7 +409,7 @@ class Saver:
         tape = Var(namer.fresh("_tape_" + base), Type(v.type.kind, v.type.ndim + 1))
         count = Var(namer.fresh("_n_" + base), INT)
         home = _find_block(self.fn.body, home_block)
-        top_stmt = _top_level_ancestor(self.rev.parent, home, self.fn.body)
+        top_stmt = _top_level_ancestor(self.ctx.parent, home, self.fn.body)
         capacity: Atom = Const(16)
         loop = self.pushing_loop(home) if v.type.ndim == 0 else None
         if loop is not None:
@@ -414,7 +417,7 @@ class Saver:
             if loop is top_stmt:
                 capacity = trips
             else:
-                _insert_before(self.rev.parent[loop.body][1], loop,
+                _insert_before(self.ctx.parent[loop.body][1], loop,
                                Eqn("reserve", [tape], [tape, count, trips], {}, None))
         flat = copy and v.type.ndim == 1 and v.type.kind == "f"  # copies into one float array
         _insert_before(self.fn.body, top_stmt, Eqn(
@@ -423,15 +426,15 @@ class Saver:
         push = Eqn("push", [], [tape, count, v],
                    {"copy": copy, "ndim": v.type.ndim, "exact": loop is not None, "flat": flat},
                    None)
-        _insert_push(home, v, push, self.rev)
+        _insert_push(home, v, push, self.ctx)
         return (Eqn("pop", [own], [tape, count], {"ndim": v.type.ndim, "flat": flat}, None),
                 [tape, count])
 
     def pushing_loop(self, home: Block):
         """The ``for`` loop one of whose iterations runs ``home`` at most once, if any."""
         block = home
-        while block in self.rev.parent:
-            stmt, outer = self.rev.parent[block]
+        while block in self.ctx.parent:
+            stmt, outer = self.ctx.parent[block]
             if isinstance(stmt, For) and stmt.body is block:
                 return stmt
             if not isinstance(stmt, If):
@@ -444,7 +447,7 @@ class Saver:
         trips = self.capacity.get(loop)
         if trips is None:
             trips = self.capacity[loop] = Var(namer.fresh("_trip_count"), INT)
-            _insert_before(self.rev.parent[loop.body][1], loop, Eqn(
+            _insert_before(self.ctx.parent[loop.body][1], loop, Eqn(
                 "trip_count", [trips], [loop.start, loop.stop, loop.step], {}, None))
         return trips
 
@@ -510,20 +513,20 @@ def _insert_before(block: Block, anchor, stmt):
     raise AssertionError("anchor not found")
 
 
-def _insert_after_def(block: Block, v: Var, stmt, rev):
-    home = rev.home[v]
+def _insert_after_def(block: Block, v: Var, stmt, ctx: ReverseContext):
+    home = ctx.home[v]
     for k, s in enumerate(home.stmts):
-        if v in defs(s) and not (isinstance(s, (For, While)) and rev.iter_home.get(v) is
+        if v in defs(s) and not (isinstance(s, (For, While)) and ctx.iter_home.get(v) is
                                   home):
             home.stmts.insert(k + 1, stmt)
             return
     raise AssertionError(f"definition of {v.name} not found")
 
 
-def _insert_push(home: Block, v: Var, push: Eqn, rev):
+def _insert_push(home: Block, v: Var, push: Eqn, ctx: ReverseContext):
     """Push where ``v``'s value for ``home`` is known: after its definition, or for a loop's
     carried value or index, at the start of each iteration."""
-    if rev.iter_home.get(v) is home:
+    if ctx.iter_home.get(v) is home:
         home.stmts.insert(0, push)
         return
     for k, s in enumerate(home.stmts):
@@ -532,3 +535,15 @@ def _insert_push(home: Block, v: Var, push: Eqn, rev):
             return
     # a loop index: defined by the loop whose body this is
     home.stmts.insert(0, push)
+
+
+def save_values(work: GradientWork) -> None:
+    """The pass: every forward value the adjoint reads made available there (module
+    docstring); ``work.saved`` and ``work.stacks`` are what the forward kernel hands over."""
+    saver = Saver(work.context)
+    saver.replayed = planned(work.function) if work.settings.recompute else set()
+    work.saved, work.stacks = saver.apply(work.adjoint, work.context.namer)
+
+
+SAVING = Pass("saving", save_values, reads=("function", "context", "adjoint"),
+              writes=("saved", "stacks"), needs=("reverse",))

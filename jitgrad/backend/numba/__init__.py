@@ -8,16 +8,18 @@ and jits it. Generated code imports `jitgrad.backend.numba.runtime` by path (cac
 from jitgrad.backend.numba import compile as _compile_module
 from jitgrad.backend.numba.batch import batch_loop, compile_plain
 from jitgrad.backend.numba.emit import emit_kernel, emit_module, entry_name
+from jitgrad.core.settings import DEFAULT, Settings
 
 
-def load(stem, source, names, inline=(), parallel=False):
-    """Compile a module (`compile.load`): (its path, {name: compiled function}). A module
-    whose products or linear algebra need SciPy, which is missing, is refused first
-    (`compile.require_scipy`)."""
+def load(stem, source, names, inline=(), settings: Settings = DEFAULT):
+    """Compile a module (`compile.load`; with Numba's ``parallel=True`` under
+    ``settings.parallel``): (its path, {name: compiled function}). A module whose products or
+    linear algebra need SciPy, which is missing, is refused first (`compile.require_scipy`)."""
     from jitgrad.backend.numba import runtime
 
     _compile_module.require_scipy(source, runtime.USES_SCIPY)
-    return _compile_module.load(stem, source, names, inline=list(inline), parallel=parallel)
+    return _compile_module.load(stem, source, names, inline=list(inline),
+                                parallel=settings.parallel)
 
 
 # What a call needs to know about compiled entries (`api.GradFunction`).

@@ -33,6 +33,7 @@ from jitgrad.core.ir import (
     sub_blocks,
     walk,
 )
+from jitgrad.core.settings import DEFAULT, Settings
 from jitgrad.prims import primitives
 
 HEADER = '''\
@@ -544,8 +545,10 @@ _COUNTERS = {"loop_index", "count_reset", "count_tick", "count_max", "reserve", 
 
 
 def emit_module(grad: Gradient, signature: str, wrt_names: list[str], *,
-                entry: str = "value_and_grad", single: bool = False, parallel: bool = False):
+                entry: str = "value_and_grad", single: bool = False,
+                settings: Settings = DEFAULT):
     """The module's source, and for each of its lines the user's `Loc` behind it (or None).
+    Under ``settings.parallel``, chunk loops call functions of their own (`emit_parallel`).
 
     The entry returns what the caller gets: ``(value, gradients)`` ("value_and_grad"), the
     gradients alone ("grad"), as a tuple or (``single``) the one gradient, or for "vjp" the
@@ -557,7 +560,7 @@ def emit_module(grad: Gradient, signature: str, wrt_names: list[str], *,
                               lineno=loc.lineno, signature=signature,
                               wrt=", ".join(wrt_names)).splitlines():
         w.line(0, text)
-    if parallel:  # also keeps the source, and so Numba's cache, apart from the serial build
+    if settings.parallel:  # also keeps the source, and so Numba's cache, apart from serial
         w.line(0, "# Compiled with numba.njit(parallel=True, nogil=True), Numba's own parallel "
                   "transforms off: only prange loops run in parallel.")
         w.line(0, "from numba import prange as _prange")
