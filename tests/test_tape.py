@@ -403,6 +403,52 @@ def test_grad_errors():
         tape.grad(lambda x: x * 2.0)(np.ones(3))
 
 
+def _mlp_loss(params, x, y):
+    h = np.tanh(x @ params["W"] + params["b"])
+    z = h @ params["head"][0] + params["head"][1] * params["scale"]
+    loss = np.mean((z - y) ** 2)
+    return loss, {"mse": loss, "first": z[0], "steps": params["steps"]}
+
+
+def test_dict_parameters_and_has_aux_as_jitgrad_takes_them():
+    """A dict of parameters (nested, with an integer leaf) and ``has_aux``: the tape gives
+    jitgrad.grad's structure and central differences' values, and aux as the function
+    returned it (plain values, no tensors)."""
+    rng = np.random.default_rng(3)
+    params = {"W": rng.normal(size=(3, 4)), "b": rng.normal(size=4),
+              "head": (rng.normal(size=4), 0.3), "scale": 1.5, "steps": 7}
+    x, y = rng.normal(size=(5, 3)), rng.normal(size=5)
+    (value, aux), (g, gx) = tape.value_and_grad(_mlp_loss, wrt=(0, 1), has_aux=True)(
+        params, x, y)
+    g_only, aux_only = tape.grad(_mlp_loss, has_aux=True)(params, x, y)
+    assert aux == aux_only and aux["steps"] == 7 and not isinstance(aux["mse"], Tensor)
+    assert value == pytest.approx(aux["mse"]) and g["steps"] is None
+
+    def leaf(path):
+        def f(v):
+            p = {**params, "head": tuple(params["head"])}
+            if path == ("head", 0):
+                p["head"] = (v, p["head"][1])
+            elif path == ("head", 1):
+                p["head"] = (p["head"][0], v)
+            else:
+                p[path[0]] = v
+            return _mlp_loss(p, x, y)[0]
+        return f
+
+    for path, got in [(("W",), g["W"]), (("b",), g["b"]), (("head", 0), g["head"][0]),
+                      (("head", 1), g["head"][1]), (("scale",), g["scale"])]:
+        start = params[path[0]] if len(path) == 1 else params["head"][path[1]]
+        np.testing.assert_allclose(got, numeric_grad(leaf(path), (start,), 0), rtol=1e-6,
+                                   atol=1e-9)
+        assert type(got) is type(start)
+    np.testing.assert_allclose(gx, numeric_grad(lambda v: _mlp_loss(params, v, y)[0], (x,), 0),
+                               rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(g_only["W"], g["W"], rtol=0, atol=0)
+    with pytest.raises(ShapeError, match="pair"):
+        tape.grad(lambda v: np.sum(v), has_aux=True)(np.ones(2))
+
+
 def test_gradient_of_an_unused_argument_is_zero():
     g = tape.grad(lambda x, y: np.sum(y * y), wrt=(0, 1))(np.ones(2), np.ones(3))
     np.testing.assert_array_equal(g[0], np.zeros(2))

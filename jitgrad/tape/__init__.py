@@ -16,6 +16,7 @@ tape never calls the source transform or generated code.
     x.grad  # 6.0
 
     tape.grad(f, wrt=(0, 1))(a, b)  # the same signature and semantics as jitgrad.grad
+    tape.grad(loss, has_aux=True)(params, x)  # dict parameters, (gradients, aux) as JAX
 
 Semantics (what differs from PyTorch is marked):
 

@@ -1,10 +1,17 @@
 """`grad` and `value_and_grad` on the tape, with the signature and semantics of `jitgrad.grad`.
 
 Takes a scalar function and the arguments to differentiate (positions, names, or a tuple of
-them). Guarantees: the function runs once on leaf tensors in place of those arguments (a tuple
-or list argument: one leaf per item) with Python's cyclic garbage collector paused; the
-gradient comes back in each argument's type (a float for a float, a fresh array of the
-argument's shape and dtype for an array), zero where no gradient flowed.
+them). An argument may be a tree (`core.pytree`: dicts, lists and tuples, nested, of numbers
+and arrays), as `jitgrad.grad` takes it. ``has_aux=True``: the function returns ``(value,
+aux)``, and the call returns ``(gradients, aux)`` (``((value, aux), gradients)`` from
+`value_and_grad`), JAX's conventions, as `jitgrad.grad` does.
+
+Guarantees: the function runs once on leaf tensors in place of those arguments' float leaves
+with Python's cyclic garbage collector paused; the gradient comes back in each argument's type
+and structure (a float for a float, a fresh array of the argument's shape and dtype for an
+array, the same tree for a tree, with None for its integer, bool and string leaves, which are
+not differentiated), zero where no gradient flowed. Aux comes back with plain values in place
+of tensors.
 """
 
 from __future__ import annotations
@@ -25,11 +32,12 @@ _ndarray = np.ndarray
 class TapeGradFunction:
     """A function's gradient (or value and gradient), computed by running it on the tape."""
 
-    def __init__(self, fn, wrt=0, *, with_value: bool = False):
+    def __init__(self, fn, wrt=0, *, with_value: bool = False, has_aux: bool = False):
         if not callable(fn):
             raise TypeError(f"jitgrad.tape.grad needs a function, got {type(fn).__name__}")
         self.fn = fn
         self.with_value = with_value
+        self.has_aux = bool(has_aux)
         self.qualname = getattr(fn, "__qualname__", repr(fn))
         self.signature = inspect.signature(fn)
         self.param_names = [p.name for p in self.signature.parameters.values()
@@ -65,21 +73,24 @@ class TapeGradFunction:
             name = self.param_names[k]
             if k not in leaves:
                 originals[k] = bound.arguments[name]
-                if isinstance(originals[k], (tuple, list)):  # a tuple of leaves, one per item
-                    leaves[k] = type(originals[k])(_leaf_for(v, f"{name}[{j}]")
-                                                   for j, v in enumerate(originals[k]))
-                else:
-                    leaves[k] = _leaf_for(originals[k], name)
+                leaves[k] = _leaves_for(originals[k], name)
                 bound.arguments[name] = leaves[k]
         with gc_paused():
             out = self.fn(*bound.args, **bound.kwargs)
+            aux = None
+            if self.has_aux:
+                if not isinstance(out, tuple) or len(out) != 2:
+                    raise ShapeError(f"{self.qualname} has has_aux=True and must return a pair "
+                                     f"(value, aux); it returned {type(out).__name__}")
+                out, aux = out
             value, root = self._scalar(out)
             if root is not None and root._node is not None:
                 backward(root, 1.0)
-        grads = tuple(type(originals[k])(_gradient_like(o, leaf.grad) for o, leaf in zip(
-            originals[k], leaves[k])) if isinstance(originals[k], (tuple, list))
-            else _gradient_like(originals[k], leaves[k].grad) for k in self.wrt)
+        grads = tuple(_gradients_like(originals[k], leaves[k]) for k in self.wrt)
         result = grads if self.wrt_tuple else grads[0]
+        if self.has_aux:
+            aux = _plain(aux)
+            return ((value, aux), result) if self.with_value else (result, aux)
         return (value, result) if self.with_value else result
 
     def _scalar(self, out):
@@ -108,9 +119,54 @@ class TapeGradFunction:
         return f"<jitgrad.tape.{kind} of {self.qualname} wrt {', '.join(wrt)}>"
 
 
+def _leaves_for(arg, name):
+    """``arg`` with a leaf tensor in place of each float leaf (a tree keeps its structure; its
+    integer, bool, string and None leaves stay as they are)."""
+    if isinstance(arg, dict):
+        return {key: _tree_leaf(v, f"{name}[{key!r}]") for key, v in arg.items()}
+    if isinstance(arg, (tuple, list)):
+        return type(arg)(_tree_leaf(v, f"{name}[{j}]") for j, v in enumerate(arg))
+    return _leaf_for(arg, name)
+
+
+def _tree_leaf(value, name):
+    if isinstance(value, (dict, tuple, list)):
+        return _leaves_for(value, name)
+    if _not_differentiated(value):
+        return value  # no gradient: None comes back in its place
+    return _leaf_for(value, name)  # a float or float array (anything else is refused)
+
+
+def _not_differentiated(value) -> bool:
+    """An integer, bool, string or None leaf of a tree (as `jitgrad.grad` treats them)."""
+    if isinstance(value, _ndarray):
+        return value.dtype.kind in "biu"
+    return value is None or isinstance(value, (bool, int, str, np.bool_, np.integer))
+
+
+def _gradients_like(arg, leaves):
+    """The gradients of ``arg`` from its ``leaves`` (`_leaves_for`), in its structure."""
+    if isinstance(arg, dict):
+        return {key: _gradients_like(v, leaves[key]) for key, v in arg.items()}
+    if isinstance(arg, (tuple, list)):
+        return type(arg)(_gradients_like(v, t) for v, t in zip(arg, leaves))
+    if not isinstance(leaves, Tensor):
+        return None
+    return _gradient_like(arg, leaves.grad)
+
+
+def _plain(aux):
+    """``aux`` with each tensor's value in its place."""
+    if isinstance(aux, Tensor):
+        return aux.value
+    if isinstance(aux, dict):
+        return {key: _plain(v) for key, v in aux.items()}
+    if isinstance(aux, (tuple, list)):
+        return type(aux)(_plain(v) for v in aux)
+    return aux
+
+
 def _leaf_for(arg, name) -> Tensor:
-    if isinstance(arg, (list, tuple)):
-        raise SignatureError(f"argument {name!r} is a {type(arg).__name__}; pass a NumPy array")
     kind = None
     if isinstance(arg, (bool, np.bool_)) or (isinstance(arg, _ndarray) and arg.dtype.kind == "b"):
         kind = "a bool"
@@ -141,20 +197,22 @@ def _gradient_like(arg, g):
     return g
 
 
-def grad(fn=None, wrt=0):
+def grad(fn=None, wrt=0, *, has_aux=False):
     """The tape's gradient of a scalar function, with the signature of `jitgrad.grad`:
     ``@grad``, ``@grad(wrt=...)`` or ``grad(f, wrt)``; ``wrt`` is a position, a name, or a
-    tuple of them (a tuple gives a tuple of gradients)."""
+    tuple of them (a tuple gives a tuple of gradients). ``has_aux=True``: the function returns
+    ``(value, aux)`` and the call ``(gradients, aux)``."""
     if fn is None:
-        return lambda f: TapeGradFunction(f, wrt)
+        return lambda f: TapeGradFunction(f, wrt, has_aux=has_aux)
     if isinstance(fn, (int, str, tuple, list)) and not callable(fn):
         wrt_given = fn
-        return lambda f: TapeGradFunction(f, wrt_given)
-    return TapeGradFunction(fn, wrt)
+        return lambda f: TapeGradFunction(f, wrt_given, has_aux=has_aux)
+    return TapeGradFunction(fn, wrt, has_aux=has_aux)
 
 
-def value_and_grad(fn=None, wrt=0):
-    """Like `grad`, returning ``(value, gradient)``."""
+def value_and_grad(fn=None, wrt=0, *, has_aux=False):
+    """Like `grad`, returning ``(value, gradient)`` (with ``has_aux=True``: ``((value, aux),
+    gradient)``)."""
     if fn is None:
-        return lambda f: TapeGradFunction(f, wrt, with_value=True)
-    return TapeGradFunction(fn, wrt, with_value=True)
+        return lambda f: TapeGradFunction(f, wrt, with_value=True, has_aux=has_aux)
+    return TapeGradFunction(fn, wrt, with_value=True, has_aux=has_aux)
