@@ -715,9 +715,7 @@ def check_grad(fn, *args, wrt=None, eps=1e-6, rtol=1e-5, atol=1e-7):
     """
     src_fn = fn.fn if isinstance(fn, GradFunction) else fn
     if wrt is None:
-        wrt = tuple(k for k, a in enumerate(args)
-                    if isinstance(a, (float, np.floating))
-                    or (isinstance(a, np.ndarray) and a.dtype.kind == "f"))
+        wrt = tuple(k for k, a in enumerate(args) if _has_float(a))
     wrt = tuple(wrt) if isinstance(wrt, (tuple, list)) else (wrt,)
     g = GradFunction(src_fn, wrt)
     try:
@@ -736,18 +734,47 @@ def check_grad(fn, *args, wrt=None, eps=1e-6, rtol=1e-5, atol=1e-7):
             draws.restore(after)  # the generator ends as one call leaves it
             return value
     worst = 0.0
-    for k, got in zip(g.wrt, grads):
-        want = numeric_grad(f, args, k, eps)
-        err = np.abs(np.asarray(got) - want)
-        scale = atol + rtol * np.abs(want)
-        rel = float(np.max(err / (np.abs(want) + atol))) if np.size(err) else 0.0
-        worst = max(worst, rel)
-        if np.any(err > scale) or not np.all(np.isfinite(got)):
-            name = g.param_names[k]
-            raise GradientCheckError(
-                f"gradient with respect to {name!r} disagrees with finite differences: "
-                f"max abs error {float(np.max(err)):.3g}\n jitgrad: {got}\n finite diff: {want}")
+    for k, tree in zip(g.wrt, grads):
+        for name, got, want in _compared(f, args, k, tree, g.param_names[k], eps):
+            err = np.abs(np.asarray(got) - want)
+            scale = atol + rtol * np.abs(want)
+            rel = float(np.max(err / (np.abs(want) + atol))) if np.size(err) else 0.0
+            worst = max(worst, rel)
+            if np.any(err > scale) or not np.all(np.isfinite(got)):
+                raise GradientCheckError(
+                    f"gradient with respect to {name!r} disagrees with finite differences: "
+                    f"max abs error {float(np.max(err)):.3g}\n jitgrad: {got}\n finite diff: "
+                    f"{want}")
     return worst
+
+
+def _has_float(a) -> bool:
+    """A float, a float array, or a tree with one among its leaves."""
+    if pytree.is_tree(a):
+        return any(t.kind == "f" for t in pytree.leaf_types(pytree.type_of_tree(a, "argument")))
+    return isinstance(a, (float, np.floating)) or (isinstance(a, np.ndarray)
+                                                   and a.dtype.kind == "f")
+
+
+def _compared(f, args, k, got, name, eps):
+    """(how the user writes the leaf, jitgrad's gradient, central differences) for argument
+    ``k``, or for each float leaf of it when it is a tree (``params['W']``)."""
+    arg = args[k]
+    if not pytree.is_tree(arg):
+        yield name, got, numeric_grad(f, args, k, eps)
+        return
+    t = pytree.type_of_tree(arg, name)
+    values, gots = pytree.leaves(arg), pytree.leaves_like(got, arg, name)
+    for j, (leaf_type, path) in enumerate(zip(pytree.leaf_types(t), pytree.leaf_paths(t, name))):
+        if leaf_type.kind != "f":
+            continue
+
+        def at_leaf(*a, j=j):  # f with leaf j of argument k as its argument k
+            tree = pytree.unflatten(t, values[:j] + [a[k]] + values[j + 1:], strings=True)
+            return f(*a[:k], tree, *a[k + 1:])
+
+        yield path, gots[j], numeric_grad(at_leaf, args[:k] + (values[j],) + args[k + 1:], k,
+                                          eps)
 
 
 __all__ = [

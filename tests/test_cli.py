@@ -165,14 +165,19 @@ def write(tmp_path, text):
     pytest.param(["show", MODEL, "--sig", "f64[:,:], f64[:], f64[:,:], f64"], 2,
                  "--sig gives 4 types and loss takes 3 arguments", id="too-many-types"),
     pytest.param(["show", MODEL, "--sig", "f64[:,:, f64[:], f64[:,:]"], 2,
-                 "cannot read the signature 'f64[:,:, f64[:], f64[:,:]': unbalanced brackets",
+                 "cannot read the signature 'f64[:,:, f64[:], f64[:,:]' at column 1: cannot read "
+                 "'f64[:,:, f64[:]'",
                  id="unclosed-bracket"),
     pytest.param(["show", MODEL, "--sig", "f64[:,:], float128[:], f64[:,:]"], 2,
-                 "cannot read 'float128[:]' in the signature", id="unknown-type"),
+                 "at column 11: unknown type 'float128'", id="unknown-type"),
     pytest.param(["show", MODEL, "--sig", "f64[:,:], f64[::], f64[:,:]"], 2,
-                 "cannot read 'f64[::]' in the signature", id="malformed-axes"),
+                 "at column 11: cannot read 'f64[::]'", id="malformed-axes"),
     pytest.param(["show", MODEL, "--sig", "f64[:,:],, f64[:,:]"], 2,
-                 "an empty item between commas", id="empty-item"),
+                 "at column 10: an empty item between commas", id="empty-item"),
+    pytest.param(["show", MODEL, "--sig", "{W: f64[:,:], b f64[:]}, f64[:,:]"], 2,
+                 "at column 17: expected ':' after the key 'b'", id="dict-without-colon"),
+    pytest.param(["show", MODEL, "--sig", "(f64, f64"], 2,
+                 "at column 10: expected ',' or ')'", id="unclosed-tuple"),
     pytest.param(["show", MODEL, "--sig", SIG, "--wrt", "W,q"], 2,
                  "--wrt: loss has no argument named 'q' (its arguments: W, b, x)",
                  id="wrt-unknown-name"),
@@ -223,3 +228,26 @@ def test_debug_before_or_after_the_command_leaves_the_environment(capsys, monkey
         assert err.startswith("Traceback (most recent call last):"), err
         assert "build_exprs.py" in err  # jitgrad's frames too
         assert "JITGRAD_TRACEBACK" not in os.environ
+
+
+def test_a_dict_signature_and_a_module_beside_the_file(tmp_path):
+    """The installed ``jitgrad`` command (not ``python -m``, whose folder is the current one)
+    imports a file that imports a module beside it, from another folder; ``--sig`` gives a
+    dict of parameters with a tuple inside, checked leaf by leaf against central
+    differences."""
+    (tmp_path / "layers.py").write_text("import numpy as np\n\ndef act(z):\n"
+                                         "    return np.tanh(z)\n")
+    (tmp_path / "net.py").write_text(
+        "import numpy as np\nfrom layers import act\n\ndef loss(params, x):\n"
+        "    h = act(x @ params['W'] + params['b'])\n"
+        "    return np.sum(h * h) * params['scale'][0] + params['scale'][1]\n")
+    command = os.path.join(os.path.dirname(sys.executable), "jitgrad")
+    if not os.path.exists(command):
+        pytest.skip("the jitgrad command is not installed beside this Python")
+    done = subprocess.run([command, "check", str(tmp_path / "net.py") + ":loss", "--sig",
+                           "{W: f64[:,:], b: f64[:], 'scale': (f64, f64)}, f64[:,:]"],
+                          capture_output=True, text=True, timeout=300, check=False,
+                          cwd=HERE)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("ok: gradients with respect to params, x agree")
+    assert cli.example_args("{W: f64[:,:], 'b': (i64, f64[:])}, bool")[0]["b"][0] == 3

@@ -8,7 +8,11 @@
 
 A signature lists the arguments in Numba's notation: ``f64`` (a float), ``i64`` (an int, given
 the value 3 for the check), ``f64[:]``, ``f64[:,:]``, ... (arrays of random numbers, 3 along
-every axis, so that matrix products and broadcasting line up).
+every axis, so that matrix products and broadcasting line up), and trees of them: a tuple
+``(f64, f64[:])`` or a dict ``{W: f64[:,:], b: f64[:]}``.
+
+The file is imported as ``python file.py`` would run it: its own folder comes first on
+``sys.path``, so it may import a module beside it.
 
 Exit status: 0 on success. 1 when jitgrad refuses the function (the message shows the file, line
 and a caret under what it refuses), when ``check`` finds a gradient that disagrees with finite
@@ -64,6 +68,9 @@ def _load(target: str):
         raise UsageError(f"cannot read {path} as Python source (name it with .py)")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
+    folder = os.path.dirname(os.path.abspath(path))  # as `python file.py` runs it: a module
+    if folder not in sys.path:  # beside the file imports, from the installed command too
+        sys.path.insert(0, folder)
     try:
         spec.loader.exec_module(module)
     except Exception as e:  # the user's file: one message, where it failed
@@ -92,54 +99,111 @@ def _where(e: BaseException, path: str) -> str:
 
 
 _SIZES = (3, 3, 3, 3, 3)
-_ITEM = re.compile(r"(f64|f32|float64|float32|float|i64|int64|int|bool)\s*(?:\[(.*)\])?")
+_LEAF = re.compile(r"(\w+)\s*(?:\[([^\]]*)\])?")
+_LEAF_TYPES = {"f64", "f32", "float64", "float32", "float", "i64", "int64", "int", "bool"}
+_KEY = re.compile(r"[A-Za-z_]\w*|'[^']*'|\"[^\"]*\"")
+_SIG_HELP = ("use f64, f32, i64, bool, arrays such as f64[:] or f64[:,:], tuples such as "
+             "(f64, f64[:]) and dicts such as {W: f64[:,:], b: f64[:]}")
 
 
-def _signature_items(signature: str) -> list[str]:
-    """``"f64[:,:], f64"`` -> ``["f64[:,:]", "f64"]``: split at the commas outside brackets."""
-    items, depth, current = [], 0, ""
-    for ch in signature:
-        depth += {"[": 1, "]": -1}.get(ch, 0)
-        if depth < 0 or depth > 1:
-            raise UsageError(f"cannot read the signature {signature!r}: unbalanced brackets")
-        if ch == "," and depth == 0:
-            items.append(current.strip())
-            current = ""
-        else:
-            current += ch
-    if depth:
-        raise UsageError(f"cannot read the signature {signature!r}: a '[' is not closed")
-    items.append(current.strip())
-    if not any(items):
-        raise UsageError("the signature is empty: give one type per argument, e.g. "
-                         '--sig "f64[:,:], f64[:]"')
-    if not all(items):
-        raise UsageError(f"cannot read the signature {signature!r}: an empty item between commas")
-    return items
+class _Signature:
+    """A reader of ``--sig``: items separated by commas, each a leaf type (``f64``,
+    ``f64[:,:]``), a tuple of items ``(f64, f64[:])`` or a dict of items ``{W: f64[:,:],
+    b: f64[:]}`` (keys bare names or quoted strings), nested as the function's arguments are.
+    Each item reads as a function of a random generator that makes an example value."""
+
+    def __init__(self, text: str):
+        self.text, self.pos = text, 0
+
+    def fail(self, what: str):
+        raise UsageError(f"cannot read the signature {self.text!r} at column {self.pos + 1}: "
+                         f"{what} ({_SIG_HELP})")
+
+    def skip(self) -> str:
+        while self.pos < len(self.text) and self.text[self.pos].isspace():
+            self.pos += 1
+        return self.text[self.pos:self.pos + 1]
+
+    def items(self) -> list:
+        """The top level: one item per argument."""
+        if not self.skip():
+            raise UsageError('the signature is empty: give one type per argument, e.g. '
+                             '--sig "f64[:,:], f64[:]"')
+        out = self.sequence("")
+        if self.pos < len(self.text):
+            self.fail(f"unexpected {self.text[self.pos]!r}")
+        return out
+
+    def sequence(self, close: str) -> list:
+        out = []
+        while True:
+            if self.skip() == close and close:
+                return out
+            out.append(self.item())
+            ch = self.skip()
+            if ch == ",":
+                self.pos += 1
+                if self.skip() in ("", ",", close):
+                    self.fail("an empty item between commas")
+                continue
+            if ch == close:
+                return out
+            self.fail("expected ',' or " + (repr(close) if close else "the end"))
+
+    def item(self):
+        ch = self.skip()
+        if ch == "(":
+            self.pos += 1
+            items = self.sequence(")")
+            self.pos += 1
+            return lambda rng: tuple(make(rng) for make in items)
+        if ch == "{":
+            self.pos += 1
+            entries = []
+            while self.skip() != "}":
+                m = _KEY.match(self.text, self.pos)
+                if m is None:
+                    self.fail("expected a key (a name or a quoted string)")
+                key = m.group(0).strip("'\"")
+                self.pos = m.end()
+                if self.skip() != ":":
+                    self.fail(f"expected ':' after the key {key!r}")
+                self.pos += 1
+                entries.append((key, self.item()))
+                if self.skip() == ",":
+                    self.pos += 1
+                elif self.skip() != "}":
+                    self.fail("expected ',' or '}'")
+            self.pos += 1
+            return lambda rng: {key: make(rng) for key, make in entries}
+        m = _LEAF.match(self.text, self.pos)
+        if m is None:
+            self.fail("expected a type")
+        if m.group(1) not in _LEAF_TYPES:
+            self.fail(f"unknown type {m.group(1)!r}")
+        axes = [] if m.group(2) is None else [a.strip() for a in m.group(2).split(",")]
+        if not all(a in (":", "::1") for a in axes) or (m.group(2) is not None and not axes):
+            self.fail(f"cannot read {m.group(0)!r}")
+        self.pos = m.end()
+        kind, ndim = m.group(1), len(axes)
+        return lambda rng: _leaf(rng, kind, ndim)
+
+
+def _leaf(rng, kind: str, ndim: int):
+    """A random example value of a leaf type: ints are 3 (or 0..2), arrays 3 along each axis."""
+    if kind.startswith("i") or kind == "int":
+        return 3 if ndim == 0 else rng.integers(0, 3, _SIZES[:ndim])
+    if kind == "bool":
+        return True if ndim == 0 else rng.random(_SIZES[:ndim]) > 0.5
+    dtype = np.float32 if "32" in kind else np.float64
+    return float(rng.normal()) if ndim == 0 else rng.normal(size=_SIZES[:ndim]).astype(dtype)
 
 
 def example_args(signature: str, seed: int = 0) -> list:
-    """Random arguments for a Numba-style signature such as ``"f64[:,:], f64, i64"``; a
-    signature it cannot read raises `UsageError`."""
+    """Random arguments for a Numba-style signature such as ``"f64[:,:], f64, i64"`` (with
+    tuples and dicts: `_Signature`); a signature it cannot read raises `UsageError`."""
     rng = np.random.default_rng(seed)
-    args = []
-    for item in _signature_items(signature):
-        m = _ITEM.fullmatch(item)
-        axes = [] if m is None or m.group(2) is None else [a.strip() for a in m.group(2).split(",")]
-        if m is None or not all(a in (":", "::1") for a in axes) or (m.group(2) is not None
-                                                                     and not axes):
-            raise UsageError(f"cannot read {item!r} in the signature (use f64, f32, i64, bool, "
-                             "and arrays such as f64[:] or f64[:,:])")
-        kind, ndim = m.group(1), len(axes)
-        if kind.startswith("i") or kind == "int":
-            args.append(3 if ndim == 0 else rng.integers(0, 3, _SIZES[:ndim]))
-        elif kind == "bool":
-            args.append(True if ndim == 0 else rng.random(_SIZES[:ndim]) > 0.5)
-        else:
-            dtype = np.float32 if "32" in kind else np.float64
-            args.append(float(rng.normal()) if ndim == 0
-                        else rng.normal(size=_SIZES[:ndim]).astype(dtype))
-    return args
+    return [make(rng) for make in _Signature(signature).items()]
 
 
 def _parameters(fn) -> tuple[list[str], int] | None:
@@ -154,6 +218,11 @@ def _parameters(fn) -> tuple[list[str], int] | None:
 
 
 def _is_float(a) -> bool:
+    """A float, a float array, or a tuple or dict with one of them among its leaves."""
+    if isinstance(a, dict):
+        return any(_is_float(v) for v in a.values())
+    if isinstance(a, tuple):
+        return any(_is_float(v) for v in a)
     return isinstance(a, float) or (isinstance(a, np.ndarray) and a.dtype.kind == "f")
 
 
