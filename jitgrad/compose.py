@@ -42,7 +42,7 @@ from jitgrad.core.ir import (
     graft,
     names_in,
 )
-from jitgrad.core.types import SeqType, Type
+from jitgrad.core.types import Type
 from jitgrad.frontend.parse import FunctionSource, resolve_wrt
 
 
@@ -185,16 +185,11 @@ class ForwardKernels:
         return tuple(out)
 
     def kernel(self, args, seeds: tuple, kind: str) -> TangentKernel:
-        """The kernel for ``args`` (trees allowed for ``"jvp"``) with tangents for the leaves
-        at the flat positions ``seeds`` (a leaf argument is one leaf)."""
+        """The kernel for ``args`` (trees of a plain function's arguments: `types` refuses
+        them for a transform) with tangents for the leaves at the flat positions ``seeds`` (a
+        leaf argument is one leaf)."""
         types = self.types(args)
         leaf_types = [u for t in types for u in pytree.leaf_types(t)]
-        if kind != "jvp" and len(leaf_types) != len(types) - sum(
-                isinstance(t, SeqType) and t.container in ("str", "none", "generator")
-                for t in types):
-            raise SignatureError(f"{kind} does not take tree arguments yet: differentiate "
-                                 "with jitgrad.jacobian(jitgrad.grad(f)), or pass the leaves "
-                                 "as arguments of their own")
         paths = [p for n, t in zip(self.param_names, types) for p in pytree.leaf_paths(t, n)]
         for k in seeds:
             if leaf_types[k].kind != "f":

@@ -11,8 +11,9 @@ adjoint with its pops, its reversed and recomputed loops), run as one kernel who
 
 The kernels are `compose.ForwardKernels` (which also serve the forward-mode Jacobian and
 the derivatives of transforms), compiled once per call signature (kinds and ranks of the
-arguments, as Numba specialises) and per set of seeded leaves. `jvp` takes tree arguments (a
-tangent tree of the primal's structure); `hvp` and `hessian` refuse them.
+arguments, as Numba specialises) and per set of seeded leaves. Each takes tree arguments: `jvp`
+a tangent tree of the primal's structure, `hvp` a ``v`` of the argument's structure, and
+`hessian` gives nested blocks as JAX does.
 """
 
 from __future__ import annotations
@@ -26,14 +27,13 @@ from jitgrad.compose import (
     bind_arguments,
     forward_kernels,
     is_float,
-    leaf_seeds,
-    leaves_of,
     like,
     plain,
     qualname,
 )
 from jitgrad.core import pytree
 from jitgrad.core.errors import SignatureError, api_boundary
+from jitgrad.core.types import SeqType
 from jitgrad.frontend.parse import resolve_wrt
 
 
@@ -102,9 +102,9 @@ def jvp(fn, primals, tangents):
 class HVPFunction:
     """``hvp(f, wrt=k)``: called as ``(*args, v)``, the Hessian of ``f`` (a scalar function)
     with respect to argument ``k`` at ``args``, times ``v`` (``v`` has the shape of
-    ``args[k]``). With a tuple ``wrt``, ``v`` is a tuple (one entry per argument) and so is
-    the product: entry ``a`` is ``sum_j H[a][j] v[j]``. Forward over reverse: about the cost of
-    two or three gradients."""
+    ``args[k]``; for a tree argument, ``v`` is a tree of its structure). With a tuple ``wrt``,
+    ``v`` is a tuple (one entry per argument) and so is the product: entry ``a`` is ``sum_j
+    H[a][j] v[j]``. Forward over reverse: about the cost of two or three gradients."""
 
     jitgrad_transform = "hvp"  # what `parse` refuses to read as a plain function
 
@@ -117,22 +117,55 @@ class HVPFunction:
         self.fn = fn
 
     def kernel(self, args, kind: str = "hvp") -> TangentKernel:
-        return self.t.kernel(tuple(plain(a) for a in args), leaf_seeds(args, self.positions),
-                             kind)
+        args = tuple(plain(a) for a in args)
+        return self.t.kernel(args, self.seeds(args), kind)
+
+    def seeds(self, args) -> tuple:
+        """The flat positions of what is differentiated: an argument at ``wrt``, or each float
+        leaf of a tree argument there (its integer and bool leaves are not)."""
+        types, seeds, n = self.t.types(args), [], 0
+        for k, t in enumerate(types):
+            if k in self.positions:
+                floats = pytree.float_leaf_positions([t], [0])
+                seeds += [n + j for j in floats] if isinstance(t, SeqType) else [n]
+            n += pytree.n_leaves(t)
+        return tuple(seeds)
 
     def _tangents(self, args, v) -> list:
-        """The tangent arguments for ``v`` (one per position in ``wrt``)."""
+        """The tangent arguments for ``v`` (one per seed: `seeds`)."""
         if not self.wrt_tuple:
             v = (v,)
         elif not isinstance(v, (tuple, list)) or len(v) != len(self.positions):
             raise SignatureError(f"wrt is a tuple of {len(self.positions)} arguments, so v must "
                                  f"be a tuple of {len(self.positions)} (one per argument)")
-        return [_tangent_arg(d, args[k], self.t.param_names[k])
-                for d, k in zip(v, self.positions)]
+        out = []
+        for d, k in zip(v, self.positions):
+            name = self.t.param_names[k]
+            if not pytree.is_tree(args[k]):
+                out.append(_tangent_arg(d, args[k], name))
+                continue
+            t = pytree.type_of_tree(args[k], f"argument {name!r}")
+            leaves = pytree.leaves(args[k])
+            ds = pytree.leaves_like(d, args[k], f"v for {name!r}")
+            out += [_tangent_arg(dj, leaf, path) for dj, leaf, path, u in zip(
+                ds, leaves, pytree.leaf_paths(t, name), pytree.leaf_types(t)) if u.kind == "f"]
+        return out
 
     def _shaped(self, parts, args):
-        out = tuple(like(h, args[k]) for h, k in zip(parts, self.positions))
-        return out if self.wrt_tuple else out[0]
+        """One result per seed, as the caller's: per argument at ``wrt``, in its dtype, a tree
+        argument's as its tree (None at integer and bool leaves)."""
+        types = self.t.types(tuple(plain(a) for a in args))
+        flat = iter(parts)
+        out = []
+        for k in self.positions:
+            if isinstance(types[k], SeqType):
+                leaves = iter(pytree.leaves(args[k]))
+                out.append(pytree.unflatten(types[k], [
+                    like(next(flat), leaf) if u.kind == "f" else None
+                    for u, leaf in zip(pytree.leaf_types(types[k]), leaves)]))
+            else:
+                out.append(like(next(flat), args[k]))
+        return tuple(out) if self.wrt_tuple else out[0]
 
     def bound(self, args) -> tuple:
         """The arguments with defaults filled in, as a call of the function binds them."""
@@ -148,8 +181,8 @@ class HVPFunction:
         *args, v = args
         args = self.bound(args)
         k = self.kernel(args, "value_grad_hvp")
-        n = len(self.positions)
-        out = k.entry(*leaves_of(args), *self._tangents(args, v))
+        n = len(self.seeds(tuple(plain(a) for a in args)))
+        out = k.entry(*flat_leaves(args), *self._tangents(args, v))
         return out[0], self._shaped(out[1:1 + n], args), self._shaped(out[1 + n:], args)
 
     @api_boundary
@@ -157,7 +190,8 @@ class HVPFunction:
         *args, v = args
         args = self.bound(args)
         k = self.kernel(args)
-        return self._shaped(k.entry(*leaves_of(args), *self._tangents(args, v)), args)
+        out = k.entry(*flat_leaves(args), *self._tangents(args, v))
+        return self._shaped(out if isinstance(out, tuple) else (out,), args)
 
     @api_boundary
     def source(self, *args) -> str:
@@ -176,20 +210,29 @@ def hvp(fn, wrt=0) -> HVPFunction:
     return HVPFunction(fn, wrt)
 
 
+def flat_leaves(args) -> list:
+    """The arguments as the generated code takes them: a tree's leaves in its place, 0-d
+    arrays as floats (strings and None have no leaves)."""
+    return [plain(a) for a in pytree.leaves(tuple(args))]
+
+
 @api_boundary
 def hessian(fn, wrt=0):
     """``hessian(f, wrt=k)(*args)``: the Hessian of the scalar ``f`` with respect to argument
     ``k``, of shape ``args[k].shape * 2`` (a float for a float argument): one Hessian-vector
     product per entry of ``args[k]``, all from one compiled kernel. With a tuple ``wrt`` the
-    blocks, as JAX gives them: ``H[a][b]`` of shape ``args[a].shape + args[b].shape``."""
+    blocks, as JAX gives them: ``H[a][b]`` of shape ``args[a].shape + args[b].shape``. A tree
+    argument (a dict of parameters) gives JAX's nested blocks: ``H['W']['b']`` of shape
+    ``W.shape + b.shape`` (None where a leaf is an integer or a bool)."""
     h = HVPFunction(fn, wrt)
 
     @api_boundary
     def hess(*args):
         args = h.bound(args)
         k = h.kernel(args)
-        flat_args = leaves_of(args)
-        xs = [args[p] for p in h.positions]
+        flat_args = flat_leaves(args)
+        seeds = h.seeds(tuple(plain(a) for a in args))
+        xs = [flat_args[s] for s in seeds]  # the differentiated leaves
         zeros = [np.zeros(np.shape(x)) if np.ndim(x) else 0.0 for x in xs]
         blocks = [[np.zeros(np.shape(xa) + np.shape(xb)) for xb in xs] for xa in xs]
         for b, xb in enumerate(xs):
@@ -200,13 +243,29 @@ def hessian(fn, wrt=0):
                 ts = list(zeros)
                 ts[b] = basis if shape else 1.0
                 column = k.entry(*flat_args, *ts)  # H[a][b] e_i for every a
+                column = column if isinstance(column, tuple) else (column,)
                 for a in range(len(xs)):
                     blocks[a][b][(...,) + i] = column[a]
                 basis[i] = 0.0
-        blocks = [[float(blk) if blk.ndim == 0 else blk for blk in row] for row in blocks]
-        if not h.wrt_tuple:
-            return blocks[0][0]
-        return tuple(tuple(row) for row in blocks)
+        rows = [[float(blk) if blk.ndim == 0 else blk for blk in row] for row in blocks]
+        # back to the arguments' structure: H[a][b] for the arguments at wrt, each a tree of
+        # trees where an argument is a tree
+        outer = h._shaped(list(range(len(xs))), args)  # the seed index at each leaf
+        outer = outer if h.wrt_tuple else (outer,)
+
+        def block_row(a_index):
+            inner = h._shaped([rows[a_index][b] for b in range(len(xs))], args)
+            return inner
+
+        def nest(tree):
+            if isinstance(tree, dict):
+                return {key: nest(v) for key, v in tree.items()}
+            if isinstance(tree, (tuple, list)):
+                return type(tree)(nest(v) for v in tree)
+            return None if tree is None else block_row(int(tree))
+
+        result = tuple(nest(o) for o in outer)
+        return result if h.wrt_tuple else result[0]
 
     hess.__wrapped__ = fn
     hess.jitgrad_transform = "hessian"
