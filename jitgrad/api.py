@@ -21,16 +21,14 @@ import dataclasses
 import functools
 import inspect
 import os
-import re
 
 import numpy as np
 
-from jitgrad import compose, pipeline
+from jitgrad import compose, explain, pipeline
 from jitgrad.core import ir, pytree
 from jitgrad.core.errors import (
     JitgradError,
     Loc,
-    MissingDependencyError,
     NotReversible,
     ShapeError,
     SignatureError,
@@ -263,7 +261,7 @@ class GradFunction:
         elif compiled.backend.is_cache_damage(e):
             compiled.backend.drop_disk_cache(compiled.entry)
         else:
-            _raise_explained(e, compiled, args)
+            explain.raise_explained(e, compiled, args)
         self._last = compiled
         self._fast = None
         if compiled.frozen:
@@ -271,7 +269,7 @@ class GradFunction:
         try:
             return compiled.entry(*args)
         except Exception as again:  # noqa: BLE001 - explained like the first failure
-            _raise_explained(again, compiled, args)
+            explain.raise_explained(again, compiled, args)
 
     def _generalise(self, compiled: Compiled) -> Compiled:
         """The signature's code without size assumptions: NumPy broadcasting at run time."""
@@ -547,78 +545,6 @@ class GradFunction:
 def _param_name(fn, k: int) -> str:
     names = dict(fn.written_params)
     return names.get(k, fn.params[k].name)
-
-
-_GEN_LINE = re.compile(r'File "([^"]+)", line (\d+)')
-
-
-def _generated_line(e: BaseException, path: str) -> int | None:
-    """The last line of the generated file named by ``e``'s message or traceback."""
-    path = os.path.abspath(path)
-    found = None
-    for p, line in _GEN_LINE.findall(str(e)):
-        if os.path.abspath(p) == path:
-            found = int(line)
-    tb = e.__traceback__
-    while tb is not None:
-        if os.path.abspath(tb.tb_frame.f_code.co_filename) == path:
-            found = tb.tb_lineno
-        tb = tb.tb_next
-    return found
-
-
-def _replay(compiled: Compiled, args) -> BaseException | None:
-    """Run the generated source as plain Python on the same arguments, to learn which line
-    fails (compiled code raises without one). Only called after a failure."""
-    namespace: dict = {"__name__": "jitgrad_replay"}
-    exec(compile(compiled.source, compiled.path, "exec"), namespace)  # noqa: S102 - our code
-    try:
-        namespace[compiled.entry_name](*args)
-    except Exception as replayed:  # noqa: BLE001 - it is the error we are explaining
-        return replayed
-    return None
-
-
-def _raise_explained(e: Exception, compiled: Compiled, args):
-    """Raise ``e`` explained. A missing package is an environment problem, not the user's
-    code: its one line with the fix is raised without Numba's traceback chained to it."""
-    missing = compiled.backend.missing_dependency(e)
-    if missing is not None:
-        raise MissingDependencyError(missing) from None
-    if _raised_as_written(e, compiled):
-        raise e.with_traceback(None)  # the user's own `raise`/`assert`: as their code raises it
-    raise _explain(e, compiled, args) from e
-
-
-def _raised_as_written(e: Exception, compiled: Compiled) -> bool:
-    """Whether ``e`` is an exception the user's code raises (a ``raise`` or a failed
-    ``assert``, which the generated code writes as ``raise ValueError('...')``)."""
-    name, msg = type(e).__name__, str(e)
-    line = f"raise {name}({msg!r})" if msg else f"raise {name}"
-    return line in {text.strip() for text in compiled.source.splitlines()}
-
-
-def _explain(e: Exception, compiled: Compiled, args) -> Exception:
-    """A failure inside generated code, with the user's line that produced it."""
-    if isinstance(e, JitgradError):
-        return e
-    line = _generated_line(e, compiled.path)
-    if line is None and not compiled.backend.is_compile_error(e):
-        replayed = _replay(compiled, args)
-        if replayed is not None and type(replayed) is type(e):
-            line = _generated_line(replayed, compiled.path)
-    first = str(e).splitlines()[0] if str(e) else ""
-    kind = "Numba could not compile" if compiled.backend.is_compile_error(e) else "error in"
-    msg = f"{kind} the generated gradient code: {type(e).__name__}: {first}"
-    loc = None
-    if line is not None:
-        if 0 < line <= len(compiled.line_locs):
-            loc = compiled.line_locs[line - 1]
-        msg += f"\n(generated line: {compiled.path}:{line})"
-    during = f"running the gradient of {compiled.gradient.fn.name}"
-    if isinstance(e, ValueError):  # shapes that do not line up; a ShapeError is a ValueError
-        return ShapeError(msg, loc, during)
-    return JitgradError(msg, loc, during)
 
 
 # ----------------------------------------------------------------------------- public API
