@@ -214,3 +214,18 @@ def test_the_reader_sees_cycles_layers_and_private_imports():
         ("jitgrad.tape.tensor", "jitgrad.transforms.reverse"),
         ("jitgrad.tape.tensor", "jitgrad.api")}
     assert layer_of("jitgrad.tape.tensor") == layer_of("jitgrad.tape") == layer_of("jitgrad.api")
+
+
+FACADE_LINES = 250  # issue #44: the public class is a thin facade over modules of their own
+
+
+def test_grad_function_is_a_thin_facade():
+    """`api.GradFunction` holds no responsibility of its own beyond the public API: the calling
+    conventions (`calling`), the compiled code and the calls into it (`specialisations`) and
+    the explanation of a failed call (`explain`) are modules of their own."""
+    tree = modules()["jitgrad.api"]
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "GradFunction")
+    lines = cls.end_lineno - cls.lineno + 1
+    assert lines <= FACADE_LINES, (
+        f"GradFunction in jitgrad/api.py is {lines} lines (at most {FACADE_LINES}): move what "
+        "it does into the module that holds that responsibility")
