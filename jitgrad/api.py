@@ -12,6 +12,10 @@ Numba specialises), runs the pipeline parse → reverse → optimise → emit �
 signature, and calls the compiled entry. Guarantees: each gradient has its argument's type and
 shape (float in, float out; array in, array of the same shape and dtype out); a tuple ``wrt``
 gives a tuple; an integer, bool or complex argument in ``wrt`` is refused with a clear error.
+
+`GradFunction` is a façade: how it is called and what it returns is `jitgrad.calling`, the
+compiled code per signature and the calls into it `jitgrad.specialisations`, what a failed call
+tells the user `jitgrad.explain`.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ def load(stem, source, names, inline=(), parallel=False):
     return _compile_module.load(stem, source, names, inline=list(inline), parallel=parallel)
 
 
-# What a call needs to know about compiled entries (`api.GradFunction`).
+# What a call needs to know about compiled entries (`jitgrad.specialisations`).
 
 
 def warm(report=None) -> int:
