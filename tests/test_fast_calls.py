@@ -101,3 +101,26 @@ def test_njit_hands_out_an_entry_that_compiles():
     xf = np.asfortranarray(x)
     np.testing.assert_allclose(step(w, xf, y), w - 0.1 * fresh(w, x, y)[0], rtol=1e-14)
     same(g(w, xf, y), fresh(w, xf, y))
+
+
+def guarded(w, x, y):
+    if x[0, 0] > 100.0:
+        raise ValueError("x[0, 0] is too big")
+    r = x @ w - y
+    return 0.5 * np.sum(r * r) + np.sum(np.tanh(w))
+
+
+def test_a_failed_call_leaves_no_fast_entry_that_compiles():
+    """A call that switched the fast entry's compiling on again (another layout) and then
+    failed leaves no fast path behind: a float32 call after it takes the full path (float64
+    inside, float32 back), where it once reached Numba, which could not compile it."""
+    g = jitgrad.grad(guarded, wrt=(0, 1))
+    w, x, y = data()
+    g(w, x, y)
+    big = np.asfortranarray(x)
+    big[0, 0] = 1000.0
+    with pytest.raises(ValueError, match="too big"):
+        g(w, big, y)
+    assert g.specialisations.fast is None
+    args32 = data(np.float32)
+    same(g(*args32), jitgrad.grad(guarded, wrt=(0, 1))(*args32))
