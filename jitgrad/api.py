@@ -125,9 +125,11 @@ class GradFunction:
                                   with_value=self.with_value)
 
     def position(self, w) -> int:
+        """`CallingConvention.position`: the position of parameter ``w`` (position or name)."""
         return self.convention.position(w)
 
     def bind_arguments(self, args, kwargs) -> tuple:
+        """`CallingConvention.bind_arguments`: the arguments in parameter order."""
         return self.convention.bind_arguments(args, kwargs)
 
     def types_of(self, args) -> tuple:
