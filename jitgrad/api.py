@@ -12,101 +12,47 @@ Numba specialises), runs the pipeline parse → reverse → optimise → emit �
 signature, and calls the compiled entry. Guarantees: each gradient has its argument's type and
 shape (float in, float out; array in, array of the same shape and dtype out); a tuple ``wrt``
 gives a tuple; an integer, bool or complex argument in ``wrt`` is refused with a clear error.
+
+`GradFunction` is a façade: how it is called and what it returns is `jitgrad.calling`, the
+compiled code per signature and the calls into it `jitgrad.specialisations`, what a failed call
+tells the user `jitgrad.explain`.
 """
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import functools
-import inspect
 import os
-import re
 
 import numpy as np
 
 from jitgrad import compose, pipeline
-from jitgrad.core import ir, pytree
+from jitgrad.calling import CallingConvention
+from jitgrad.core import pytree
 from jitgrad.core.errors import (
     JitgradError,
     Loc,
-    MissingDependencyError,
     NotReversible,
     ShapeError,
     SignatureError,
-    SizesDiffer,
     UnsupportedError,
     api_boundary,
     hide_internal_frames,
 )
 from jitgrad.core.settings import Settings
-from jitgrad.core.types import SeqType, Type, type_of_value
+from jitgrad.core.types import Type
 from jitgrad.frontend import draws
 from jitgrad.frontend.parse import FunctionSource
-
-
-@dataclasses.dataclass(eq=False)
-class Compiled:
-    """One specialisation: the IR, the generated source, and the compiled entry."""
-
-    types: tuple
-    ir: ir.Function
-    source: str
-    path: str
-    entry: object  # the compiled entry (both passes in one function): what a call returns
-    entry_name: str  # <name>_value_and_grad or <name>_grad
-    gradient: object  # the reverse.Gradient (forward and adjoint kernels as IR)
-    ir_text: str  # the forward graph as built, printed
-    graph_ir: ir.Function  # the forward graph as built (the transform adds saves to `ir`)
-    line_locs: list  # the user's Loc behind each generated line (index: line number - 1)
-    backend: object = None  # the backend package that compiled it (`pipeline.BACKENDS`)
-    shared: bool = False  # handed to Numba code by `GradFunction.njit`: it may compile more
-    frozen: bool = False  # Numba's compiling switched off: the entry of a fast call (`_freeze`)
-
-
-def _as_scalar(a):
-    return a[()]
-
-
-def _as_float64(a):
-    return a.astype(np.float64)
-
-
-def _freeze(compiled: Compiled) -> None:
-    """No more signatures for this entry: a call that skips jitgrad's own type check
-    (`GradFunction._fast`) finds a signature jitgrad chose, or a TypeError from Numba."""
-    compiled.backend.freeze(compiled.entry)
-    compiled.frozen = True
-
-
-def _thaw(compiled: Compiled) -> None:
-    """Numba may compile the entry again (for another layout of the same kinds and ranks)."""
-    compiled.backend.thaw(compiled.entry)
-    compiled.frozen = False
-
-
-@dataclasses.dataclass(eq=False)
-class Generated:
-    """One specialisation's generated module, before compiling: ``pipeline.load(stem, source,
-    names)`` compiles it; ``names[-1]`` is the entry (the gradient, one function)."""
-
-    stem: str
-    source: str
-    names: list  # the module's functions, the entry last
-    assume_sizes: bool  # whether ``graph_ir`` begins with size checks (see `_sizes_hold`)
-    ir: ir.Function
-    gradient: object
-    ir_text: str
-    graph_ir: ir.Function
-    line_locs: list
-
-
-_ndarray = np.ndarray  # one global lookup per argument in the call path, not two
-_SEQUENCES = pipeline.SEQUENCES
+from jitgrad.specialisations import Compiled, Generated, Specialisations
 
 
 class GradFunction:
-    """A function's gradient (or value and gradient), compiled per call signature."""
+    """A function's gradient (or value and gradient), compiled per call signature.
+
+    The public face of two parts: its `calling.CallingConvention` (``convention``: binding the
+    arguments, the signature they are compiled for, the result in the caller's types) and its
+    `specialisations.Specialisations` (``specialisations``: the compiled code per signature,
+    the calls into it, recovery after a failed call, the fast path)."""
 
     jitgrad_transform = "grad"  # what `parse` refuses to read as a plain function
 
@@ -128,318 +74,82 @@ class GradFunction:
                                  f"{memory_cap!r}")
         self.memory_cap = None if memory_cap is None else int(memory_cap)  # `checkpoint`
         # ``strategies``: loop strategies switched off by name (tests compare without them)
-        self.options = Settings(parallel=self.parallel, memory_cap=self.memory_cap,
+        self.settings = Settings(parallel=self.parallel, memory_cap=self.memory_cap,
                                 **(strategies or {}))
         if self.parallel:  # the threading layer, before anything launches Numba's threads
-            pipeline.backend_of(self.options).prepare_parallel()
+            pipeline.backend_of(self.settings).prepare_parallel()
         self.src = FunctionSource.of(fn)
-        self.param_names = [a.arg for a in self.src.node.args.args]
-        self.signature = inspect.signature(self.src.fn)
-        self.wrt_tuple = isinstance(wrt, (tuple, list))
-        self.wrt = self.src.wrt_positions(wrt)
-        self.n_params = len(self.param_names)
-        self._calls: dict[tuple, tuple] = {}  # argument key -> (Compiled, argument casts, result converter)
-        self._by_types: dict[tuple, Compiled] = {}  # kinds and ranks -> Compiled
-        self._last: Compiled | None = None
-        # The last call's compiled entry when that call needed nothing but the call (every
-        # argument an array, nothing converted, no shared-memory check): the next call goes
-        # straight to it, and Numba's dispatcher, whose compiling is switched off, checks the
-        # argument types (a TypeError sends the call down the full path).
-        self._fast = None
+        self.convention = convention = CallingConvention(self.src, wrt, with_value, self.has_aux)
+        # The convention's parameters, read here, by `jitgrad.dask` and the command line:
+        self.param_names, self.signature = convention.param_names, convention.signature
+        self.n_params, self.wrt, self.wrt_tuple = (convention.n_params, convention.wrt,
+                                                   convention.wrt_tuple)
+        self.specialisations = Specialisations(convention, self.settings)
         # A function that calls a jitgrad transform (``grad(g)(x)`` in its body) is not
         # reversible (`NotReversible`): from its first call on, forward mode takes it.
         self._forward_mode: compose.NestedGrad | None = None
         functools.update_wrapper(self, self.src.fn, updated=())
 
-    def position(self, w) -> int:
-        return self.src.wrt_positions(w)[0]
-
     # -- calling -------------------------------------------------------------------------
 
-    def bind_arguments(self, args, kwargs) -> tuple:
-        return compose.bind_arguments(self.signature, self.param_names, self.src.qualname,
-                                      args, kwargs)
-
     def __call__(self, *args, **kwargs):
+        specialisations = self.specialisations
         try:
-            fast = self._fast
+            fast = specialisations.fast  # see `Specialisations.fast`
             if fast is not None and not kwargs:
                 try:
                     return fast(*args)
                 except TypeError:
                     pass  # Numba has no compiled signature for these: the full path decides
-                except Exception as e:  # noqa: BLE001 - sorted out in _recover
-                    return self._recover(e, self._last, args)
+                except Exception as e:  # noqa: BLE001 - sorted out in recover
+                    return specialisations.recover(e, specialisations.last, args)
             if kwargs or len(args) != self.n_params:
                 args = self.bind_arguments(args, kwargs)
-            if self._forward_mode is not None:
-                return self._forward_mode(*args)
-            key = tuple([(a.dtype, a.ndim) if type(a) is _ndarray else type(a) for a in args])
-            call = self._calls.get(key)
-            if call is None:
-                if any(isinstance(a, _SEQUENCES) for a in args):  # items travel one by one
-                    return self._call_with_sequences(args)
+            if self._forward_mode is None:
                 try:
-                    call = self._calls[key] = self._specialise(args)
+                    call = specialisations.call_for(args)
                 except NotReversible:
-                    return self._by_forward_mode(args)
-            compiled, casts, post = call
-            self._last = compiled
-            if compiled.ir.written_params:
-                self._refuse_shared_memory(compiled, args)
-            if casts:  # 0-d arrays travel as scalars, other float arrays as float64
-                args = [casts[k](a) if k in casts else a for k, a in enumerate(args)]
-            if compiled.ir.draws is not None:  # np.random's draws, made now (`draws`)
-                args = [*args, *compiled.ir.draws.replay(args, args)]
-            if compiled.frozen:
-                _thaw(compiled)
-            try:
-                out = compiled.entry(*args)  # exactly what the caller gets, up to dtypes
-            except Exception as e:  # noqa: BLE001 - sorted out in _recover
-                out = self._recover(e, compiled, args)
-            self._fast = None
-            if (not (casts or post or compiled.ir.written_params or compiled.shared
-                     or compiled.ir.draws is not None)
-                    and all(type(a) is _ndarray for a in args) and compiled.backend.compiles()):
-                _freeze(compiled)
-                self._fast = compiled.entry  # the next call with these types goes straight in
-            return post(out) if post else out
+                    self._forward_mode = self._by_forward_mode()
+                else:
+                    return specialisations.run(call, args)
+            return self._forward_mode(*args)
         except JitgradError as err:  # the user's line, not jitgrad's frames
             raise hide_internal_frames(err)  # JITGRAD_TRACEBACK=full shows them
 
-    def _call_with_sequences(self, args):
-        """A call with tuple or list arguments: keyed by the kinds and ranks of their items
-        too, and made with the items in their place (what the generated code takes)."""
-        key = tuple([pytree.key_of(a) for a in args])
-        call = self._calls.get(key)
-        if call is None:
-            try:
-                call = self._calls[key] = self._specialise(args)
-            except NotReversible:
-                return self._by_forward_mode(args)
-        compiled, casts, post = call
-        self._last = compiled
-        arguments, args = args, pipeline.flatten(args)
-        if compiled.ir.written_params:
-            self._refuse_shared_memory(compiled, args)
-        if casts:
-            args = [casts[k](a) if k in casts else a for k, a in enumerate(args)]
-        if compiled.ir.draws is not None:
-            args = [*args, *compiled.ir.draws.replay(args, arguments)]
-        self._fast = None
-        if compiled.frozen:
-            _thaw(compiled)
-        try:
-            out = compiled.entry(*args)
-        except Exception as e:  # noqa: BLE001 - sorted out in _recover
-            out = self._recover(e, compiled, args)
-        return post(out) if post else out
-
-    def _by_forward_mode(self, args):
-        """The gradient of a function that calls a jitgrad transform (`NotReversible`): by
-        forward mode from now on (`compose.NestedGrad`), as grad of a transform is."""
+    def _by_forward_mode(self) -> compose.NestedGrad:
+        """This gradient by forward mode (`compose.NestedGrad`), as grad of a transform is:
+        what takes a function that calls a jitgrad transform (`NotReversible`)."""
         if self.has_aux:
             raise NotReversible(f"{self.src.qualname} calls a jitgrad transform and has "
                                 "has_aux=True: forward mode takes no aux yet",
                                 self.src.loc(self.src.node))
-        self._forward_mode = compose.NestedGrad(
-            self.fn, tuple(self.wrt) if self.wrt_tuple else self.wrt[0],
-            with_value=self.with_value)
-        return self._forward_mode(*args)
+        return compose.NestedGrad(self.fn, tuple(self.wrt) if self.wrt_tuple else self.wrt[0],
+                                  with_value=self.with_value)
 
-    def _refuse_draws(self, compiled: Compiled, what: str) -> None:
-        if compiled.ir.draws is not None:
-            raise pipeline.refuse_draws(self.src, compiled.ir.draws.first_loc, what)
+    def position(self, w) -> int:
+        """`CallingConvention.position`: the position of parameter ``w`` (position or name)."""
+        return self.convention.position(w)
 
-    def _refuse_shared_memory(self, compiled: Compiled, args) -> None:
-        pipeline.refuse_shared_memory(self.src, compiled.ir.written_params, args,
-                             lambda j: _param_name(compiled.ir, j))
-
-    def _recover(self, e: Exception, compiled: Compiled, args):
-        """A call that failed inside compiled code. A broken size assumption gets the general
-        code for its signature (kept from then on), a damaged disk cache a fresh compile;
-        anything else is explained at the user's line."""
-        if isinstance(e, SizesDiffer):
-            compiled = self._generalise(compiled)
-        elif compiled.backend.is_cache_damage(e):
-            compiled.backend.drop_disk_cache(compiled.entry)
-        else:
-            _raise_explained(e, compiled, args)
-        self._last = compiled
-        self._fast = None
-        if compiled.frozen:
-            _thaw(compiled)
-        try:
-            return compiled.entry(*args)
-        except Exception as again:  # noqa: BLE001 - explained like the first failure
-            _raise_explained(again, compiled, args)
-
-    def _generalise(self, compiled: Compiled) -> Compiled:
-        """The signature's code without size assumptions: NumPy broadcasting at run time."""
-        general = self._by_types[compiled.types] = self._compile(compiled.types,
-                                                                 assume_sizes=False)
-        for key, (c, casts, post) in self._calls.items():
-            if c is compiled:
-                self._calls[key] = (general, casts, post)
-        return general
-
-    def _specialise(self, args):
-        """Compile (or reuse) the kernels for these arguments' kinds and ranks; return them
-        with what the call must convert on the way in (0-d arrays) and out (dtypes)."""
-        types = self.types_of(args)
-        compiled = self._by_types.get(types)
-        if compiled is None:
-            compiled = self._by_types[types] = self._compile(types, args=args)
-        flat = pipeline.flatten(args)
-        # 0-d arrays travel as scalars; other float arrays as float64 (the gradient is computed
-        # in float64, and Numba's `@` refuses mixed dtypes), their gradients converted back
-        casts = {k: _as_scalar for k, a in enumerate(flat)
-                   if type(a) is np.ndarray and a.ndim == 0}
-        casts.update({k: _as_float64 for k, a in enumerate(flat) if type(a) is np.ndarray
-                        and a.ndim and a.dtype.kind == "f" and a.dtype != np.float64})
-        return compiled, casts, self.post_for(args, types, compiled.ir.aux_structure)
-
-    def post_for(self, args, types, aux_structure=None):
-        """What turns the entry's result for ``args`` (of ``types``) into the caller's: dtypes
-        back to the arguments', a tree argument's gradients into its tree, aux into its tree
-        (None: nothing to do). `jitgrad.dask` applies it to the blocks' sum."""
-        if not any(isinstance(t, SeqType) for t in types):
-            post = self.result_post([pipeline.result_converter(args[k]) for k in self.wrt])
-        else:
-            post = self._post_grouped(args, types)
-        if self.has_aux:
-            post = self._with_aux(aux_structure, post)
-        return post
-
-    def _with_aux(self, structure, post):
-        """The result of a ``has_aux`` call, as JAX gives it: ``(gradients, aux)`` from grad,
-        ``((value, aux), gradients)`` from value_and_grad; aux rebuilt as the tree the
-        function returned."""
-        def tree(flat):
-            return pytree.unflatten(structure, list(flat))
-
-        if self.with_value:
-            def out(result):
-                (value, aux), g = result
-                value, g = post((value, g)) if post else (value, g)
-                return (value, tree(aux)), g
-        else:
-            def out(result):
-                g, aux = result
-                return (post(g) if post else g), tree(aux)
-        return out
-
-    def _flat_wrt(self, types) -> list[int]:
-        """The positions of the ``wrt`` arguments among the generated code's parameters (a
-        tree argument stands for one parameter per leaf; its integer and bool leaves are not
-        differentiated)."""
-        return pytree.float_leaf_positions(types, self.wrt)
-
-    def _post_grouped(self, args, types):
-        """The result of a call with tree arguments: the gradient of a tree argument is a tree
-        of the same structure (``None`` at its integer and bool leaves); dtypes as
-        `pipeline.result_converter` makes them."""
-        trees = []  # per wrt argument: None (one gradient) or (its type, which leaves are floats)
-        converters = []
-        for k in self.wrt:
-            if isinstance(types[k], SeqType):
-                floats = [u.kind == "f" for u in pytree.leaf_types(types[k])]
-                trees.append((types[k], floats))
-                converters += [pipeline.result_converter(a) for a, f in
-                               zip(pytree.leaves(args[k]), floats) if f]
-            else:
-                trees.append(None)
-                converters.append(pipeline.result_converter(args[k]))
-        single = not self.wrt_tuple and trees[0] is None
-
-        def grads(gs):
-            if single:
-                return converters[0](gs) if converters[0] else gs
-            flat = iter([c(g) if c else g for c, g in zip(converters, gs)])
-            out = []
-            for tree in trees:
-                if tree is None:
-                    out.append(next(flat))
-                else:
-                    t, floats = tree
-                    out.append(pytree.unflatten(t, [next(flat) if f else None for f in floats]))
-            return tuple(out) if self.wrt_tuple else out[0]
-        return (lambda out: (out[0], grads(out[1]))) if self.with_value else grads
+    def bind_arguments(self, args, kwargs) -> tuple:
+        """`CallingConvention.bind_arguments`: the arguments in parameter order."""
+        return self.convention.bind_arguments(args, kwargs)
 
     def types_of(self, args) -> tuple:
-        """The signature (kind and rank of every argument, a tree's structure) these arguments
-        are compiled for; refuses integer or bool arguments in ``wrt``."""
-        types = []
-        for k, (name, a) in enumerate(zip(self.param_names, args)):
-            if isinstance(a, _SEQUENCES):
-                try:
-                    types.append(pytree.type_of_tree(a, f"argument {name!r}"))
-                except SignatureError as e:
-                    raise SignatureError(e.message, self.src.loc(self.src.node.args.args[k])) \
-                        from None
-                continue
-            types.append(type_of_value(a, f"argument {name!r}"))
-        for k in self.wrt:
-            if isinstance(types[k], SeqType):
-                if not any(u.kind == "f" for u in pytree.leaf_types(types[k])):
-                    what = {"str": "is a str (a switch the gradient is built for)",
-                            "none": "is None", "generator": "is a random generator"}.get(
-                                types[k].container,
-                                                   "holds no float or float array")
-                    raise SignatureError(
-                        f"cannot differentiate with respect to argument "
-                        f"{self.param_names[k]!r}: it {what}", self.src.loc(self.src.node))
-                continue
-            if types[k].kind != "f":
-                raise SignatureError(
-                    f"cannot differentiate with respect to argument {self.param_names[k]!r}: it "
-                    f"is {'an integer' if types[k].kind == 'i' else 'a bool'} "
-                    f"({type(args[k]).__name__}); pass a float or a float array",
-                    self.src.loc(self.src.node))
-        return tuple(types)
+        """`CallingConvention.types_of`: the signature ``args`` are compiled for."""
+        return self.convention.types_of(args)
+
+    def post_for(self, args, types, aux_structure=None):
+        """`CallingConvention.post_for`: what turns the entry's result into the caller's."""
+        return self.convention.post_for(args, types, aux_structure)
 
     def result_post(self, converters: list):
-        """What turns the entry's result into the caller's dtypes (None: nothing to do)."""
-        if not any(converters):
-            return None
-
-        def grads(gs):
-            if not self.wrt_tuple:
-                return converters[0](gs)
-            return tuple(c(g) if c else g for c, g in zip(converters, gs))
-        return (lambda out: (out[0], grads(out[1]))) if self.with_value else grads
-
-    def _compile(self, types: tuple, assume_sizes: bool = True, args=None) -> Compiled:
-        """Build, transform, emit and compile for ``types``. Given the call's ``args``, a build
-        whose size assumptions they break is not compiled: the general one is, at once."""
-        g = self.generate(types, assume_sizes, examples=() if args is None else (args,),
-                          replays_draws=True)
-        path, fns = pipeline.load(g.stem, g.source, g.names, self.options)
-        return Compiled(types, g.ir, g.source, path, fns[g.names[-1]], g.names[-1], g.gradient,
-                        g.ir_text, g.graph_ir, g.line_locs,
-                        pipeline.backend_of(self.options))
+        """`CallingConvention.result_post`: the entry's result into the caller's dtypes."""
+        return self.convention.result_post(converters)
 
     def generate(self, types: tuple, assume_sizes: bool = True, examples=(),
                  replays_draws: bool = False) -> Generated:
-        """The generated module for ``types``, not compiled (`pipeline.load` compiles it, in
-        this process or another). A build whose size assumptions any of the argument tuples
-        in ``examples`` breaks is replaced by the general one. ``replays_draws``: the caller
-        makes np.random's draws before each call (`draws.DrawPlan.replay`); else they are
-        refused."""
-        fn_ir, assume_sizes = pipeline.build_graph(self.src, types, examples,
-                                                   assume_sizes=assume_sizes,
-                                                   has_aux=self.has_aux,
-                                                   replays_draws=replays_draws)
-        ir_text = ir.format_function(fn_ir)  # before the transform adds its saves
-        graph_ir = copy.deepcopy(fn_ir)
-        grad = pipeline.reverse(fn_ir, self._flat_wrt(types), self.options)
-        signature = ", ".join(f"{n}: {t}" for n, t in zip(self.param_names, types))
-        single = not self.wrt_tuple and not isinstance(types[self.wrt[0]], SeqType)
-        source, line_locs, names = pipeline.lower_gradient(
-            grad, signature, [self.param_names[k] for k in self.wrt], self.options,
-            entry="value_and_grad" if self.with_value else "grad", single=single)
-        return Generated(self.src.node.name, source, names, assume_sizes, fn_ir, grad, ir_text,
-                         graph_ir, line_locs)
+        """`Specialisations.generate`: the generated module for ``types``, not compiled."""
+        return self.specialisations.generate(types, assume_sizes, examples, replays_draws)
 
     def compiled_call(self, args):
         """``(entry, flat, post)`` for a call with ``args``: the compiled entry (a Numba
@@ -447,17 +157,11 @@ class GradFunction:
         arrays as floats, float arrays as float64), and what turns its result into the
         caller's (None: nothing). `jitgrad.vmap` calls the entry in a compiled loop."""
         args = tuple(args) if len(args) == self.n_params else self.bind_arguments(args, {})
-        compiled, casts, post = self._specialise(args)
-        self._refuse_draws(compiled, "jitgrad.vmap (it calls the compiled code in a loop)")
-        flat = pipeline.flatten(args)
-        if compiled.ir.written_params:
-            self._refuse_shared_memory(compiled, flat)
-        flat = [casts[k](a) if k in casts else a for k, a in enumerate(flat)]
-        compiled.shared = True  # Numba code calls it with types of its own: it compiles
-        self._fast = None
-        if compiled.frozen:
-            _thaw(compiled)
-        return compiled.entry, flat, post
+        call = self.specialisations.specialise(args)
+        self.convention.refuse_draws(call.compiled.ir,
+                                     "jitgrad.vmap (it calls the compiled code in a loop)")
+        flat = list(self.specialisations.entry_arguments(call, args))
+        return self.specialisations.share(call.compiled), flat, call.post
 
     def jitgrad_trace(self, types: tuple, args: tuple):
         """This gradient as IR for ``types`` (`jitgrad.compose`): what a transform of it
@@ -468,23 +172,18 @@ class GradFunction:
                                    "without aux, and compute aux on its own")
         fn_ir, _ = pipeline.build_graph(self.src, types, () if args is None else (args,))
         try:
-            return compose.gradient_trace(fn_ir, self._flat_wrt(types), self.with_value,
-                                          self.wrt_tuple, dataclasses.replace(
-                                              self.options, parallel=False))
+            return compose.gradient_trace(fn_ir, self.convention.flat_wrt(types),
+                                          self.with_value, self.wrt_tuple,
+                                          dataclasses.replace(self.settings, parallel=False))
         except NotReversible:  # it calls a transform: forward mode, as its calls take
-            return compose.NestedGrad(self.fn, tuple(self.wrt) if self.wrt_tuple else
-                                      self.wrt[0], with_value=self.with_value
-                                      ).jitgrad_trace(types, args)
+            return self._by_forward_mode().jitgrad_trace(types, args)
 
     # -- looking inside ------------------------------------------------------------------
 
     def _for(self, args, kwargs) -> Compiled:
-        if args or kwargs:
-            return self._specialise(self.bind_arguments(args, kwargs))[0]
-        if self._last is None:
-            raise JitgradError("no signature compiled yet: call the function first, or pass "
-                               "example arguments")
-        return self._last
+        """The specialisation for example arguments, or the last call's without them."""
+        return self.specialisations.compiled_for(
+            self.bind_arguments(args, kwargs) if args or kwargs else None)
 
     @api_boundary
     def njit(self, *args, **kwargs):
@@ -494,12 +193,9 @@ class GradFunction:
         tuple ``wrt``; ``(value, gradients)`` for `value_and_grad`), in float64, with 0-d arrays
         passed as scalars. Under ``JITGRAD_DISABLE_JIT=1`` it is the plain Python function."""
         compiled = self._for(args, kwargs)
-        self._refuse_draws(compiled, ".njit() (Numba code calls the compiled code itself)")
-        compiled.shared = True  # Numba code may call it with types of its own: it compiles
-        self._fast = None
-        if compiled.frozen:
-            _thaw(compiled)
-        return compiled.entry
+        self.convention.refuse_draws(compiled.ir,
+                                     ".njit() (Numba code calls the compiled code itself)")
+        return self.specialisations.share(compiled)
 
     @api_boundary
     def source(self, *args, **kwargs) -> str:
@@ -511,16 +207,7 @@ class GradFunction:
         if args and isinstance(args[0], str) and args[0] in ("forward", "adjoint", "entry"):
             part, args = args[0], args[1:]
         compiled = self._for(args, kwargs)
-        if part is None:
-            return compiled.source
-        blocks = compiled.source.split("\n\n\n")
-        entry = next(b for b in blocks if b.startswith(f"def {compiled.entry_name}(")) + "\n"
-        if part == "entry":
-            return entry
-        start = entry.index(f"# -- {part} pass")
-        start = entry.rindex("\n", 0, start) + 1
-        end = entry.find("    # -- adjoint pass") if part == "forward" else len(entry)
-        return entry[start:end]
+        return compiled.source if part is None else compiled.source_part(part)
 
     @api_boundary
     def ir(self, *args, **kwargs) -> str:
@@ -544,83 +231,6 @@ class GradFunction:
         kind = "value_and_grad" if self.with_value else "grad"
         wrt = [self.param_names[k] for k in self.wrt]
         return f"<jitgrad.{kind} of {self.src.qualname} wrt {', '.join(wrt)}>"
-
-
-def _param_name(fn, k: int) -> str:
-    names = dict(fn.written_params)
-    return names.get(k, fn.params[k].name)
-
-
-_GEN_LINE = re.compile(r'File "([^"]+)", line (\d+)')
-
-
-def _generated_line(e: BaseException, path: str) -> int | None:
-    """The last line of the generated file named by ``e``'s message or traceback."""
-    path = os.path.abspath(path)
-    found = None
-    for p, line in _GEN_LINE.findall(str(e)):
-        if os.path.abspath(p) == path:
-            found = int(line)
-    tb = e.__traceback__
-    while tb is not None:
-        if os.path.abspath(tb.tb_frame.f_code.co_filename) == path:
-            found = tb.tb_lineno
-        tb = tb.tb_next
-    return found
-
-
-def _replay(compiled: Compiled, args) -> BaseException | None:
-    """Run the generated source as plain Python on the same arguments, to learn which line
-    fails (compiled code raises without one). Only called after a failure."""
-    namespace: dict = {"__name__": "jitgrad_replay"}
-    exec(compile(compiled.source, compiled.path, "exec"), namespace)  # noqa: S102 - our code
-    try:
-        namespace[compiled.entry_name](*args)
-    except Exception as replayed:  # noqa: BLE001 - it is the error we are explaining
-        return replayed
-    return None
-
-
-def _raise_explained(e: Exception, compiled: Compiled, args):
-    """Raise ``e`` explained. A missing package is an environment problem, not the user's
-    code: its one line with the fix is raised without Numba's traceback chained to it."""
-    missing = compiled.backend.missing_dependency(e)
-    if missing is not None:
-        raise MissingDependencyError(missing) from None
-    if _raised_as_written(e, compiled):
-        raise e.with_traceback(None)  # the user's own `raise`/`assert`: as their code raises it
-    raise _explain(e, compiled, args) from e
-
-
-def _raised_as_written(e: Exception, compiled: Compiled) -> bool:
-    """Whether ``e`` is an exception the user's code raises (a ``raise`` or a failed
-    ``assert``, which the generated code writes as ``raise ValueError('...')``)."""
-    name, msg = type(e).__name__, str(e)
-    line = f"raise {name}({msg!r})" if msg else f"raise {name}"
-    return line in {text.strip() for text in compiled.source.splitlines()}
-
-
-def _explain(e: Exception, compiled: Compiled, args) -> Exception:
-    """A failure inside generated code, with the user's line that produced it."""
-    if isinstance(e, JitgradError):
-        return e
-    line = _generated_line(e, compiled.path)
-    if line is None and not compiled.backend.is_compile_error(e):
-        replayed = _replay(compiled, args)
-        if replayed is not None and type(replayed) is type(e):
-            line = _generated_line(replayed, compiled.path)
-    first = str(e).splitlines()[0] if str(e) else ""
-    kind = "Numba could not compile" if compiled.backend.is_compile_error(e) else "error in"
-    msg = f"{kind} the generated gradient code: {type(e).__name__}: {first}"
-    loc = None
-    if line is not None:
-        if 0 < line <= len(compiled.line_locs):
-            loc = compiled.line_locs[line - 1]
-        msg += f"\n(generated line: {compiled.path}:{line})"
-    during = f"running the gradient of {compiled.gradient.fn.name}"
-    if isinstance(e, ValueError):  # shapes that do not line up; a ShapeError is a ValueError
-        return ShapeError(msg, loc, during)
-    return JitgradError(msg, loc, during)
 
 
 # ----------------------------------------------------------------------------- public API

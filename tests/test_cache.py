@@ -45,9 +45,9 @@ SCRIPT = textwrap.dedent("""\
     t0 = time.perf_counter()
     gx, gw = g(x, 0.5)
     seconds = time.perf_counter() - t0
-    stats = g._last.entry.stats
+    stats = g.specialisations.last.entry.stats
     print(json.dumps({"seconds": seconds, "hits": sum(stats.cache_hits.values()),
-                      "misses": sum(stats.cache_misses.values()), "path": g._last.path,
+                      "misses": sum(stats.cache_misses.values()), "path": g.specialisations.last.path,
                       "source": g.source(), "gx": gx.tolist(), "gw": float(gw)}))
     """)
 
@@ -222,7 +222,7 @@ def test_in_process_recompile_after_the_module_file_is_damaged(tmp_path, monkeyp
     monkeypatch.setenv("JITGRAD_CACHE_DIR", str(tmp_path))
     g = jitgrad.grad(_in_process_model)
     assert g(2.0) == 12.0
-    path = g._last.path
+    path = g.specialisations.last.path
     with open(path, "w", encoding="utf-8") as f:
         f.write("garbage (\n")
     h = jitgrad.grad(_in_process_model)

@@ -1,5 +1,5 @@
 """A call whose arguments are all arrays goes straight to the compiled entry
-(`GradFunction._fast`), with Numba's compiling switched off so that its dispatcher rejects
+(`Specialisations.fast`), with Numba's compiling switched off so that its dispatcher rejects
 argument types jitgrad did not specialise for. Every other call takes the full path: these
 tests hold the fast path to what the full path gives."""
 
@@ -39,9 +39,9 @@ def test_an_all_array_call_makes_the_next_one_fast():
     g = jitgrad.grad(loss, wrt=(0, 1))
     args = data()
     first = g(*args)
-    assert g._fast is not None
+    assert g.specialisations.fast is not None
     with pytest.raises(TypeError):  # the fast entry compiles nothing new
-        g._fast(*data(np.float32))
+        g.specialisations.fast(*data(np.float32))
     same(g(*args), first)
 
 
@@ -51,7 +51,7 @@ def test_other_types_layouts_and_arguments_take_the_full_path():
     g(w, x, y)
     xf = np.asfortranarray(x)
     same(g(w, xf, y), fresh(w, xf, y))  # another layout: compiled for it, then fast again
-    assert g._fast is not None
+    assert g.specialisations.fast is not None
     wide = np.random.default_rng(1).standard_normal((5, 6))[:, ::2]  # not contiguous
     same(g(w, wide, y), fresh(w, wide, y))
     w.flags.writeable = False
@@ -91,7 +91,7 @@ def test_njit_hands_out_an_entry_that_compiles():
     w, x, y = data()
     g(w, x, y)
     entry = g.njit(w, x, y)
-    assert g._fast is None
+    assert g.specialisations.fast is None
 
     @numba.njit
     def step(w, x, y):
@@ -101,3 +101,26 @@ def test_njit_hands_out_an_entry_that_compiles():
     xf = np.asfortranarray(x)
     np.testing.assert_allclose(step(w, xf, y), w - 0.1 * fresh(w, x, y)[0], rtol=1e-14)
     same(g(w, xf, y), fresh(w, xf, y))
+
+
+def guarded(w, x, y):
+    if x[0, 0] > 100.0:
+        raise ValueError("x[0, 0] is too big")
+    r = x @ w - y
+    return 0.5 * np.sum(r * r) + np.sum(np.tanh(w))
+
+
+def test_a_failed_call_leaves_no_fast_entry_that_compiles():
+    """A call that switched the fast entry's compiling on again (another layout) and then
+    failed leaves no fast path behind: a float32 call after it takes the full path (float64
+    inside, float32 back), where it once reached Numba, which could not compile it."""
+    g = jitgrad.grad(guarded, wrt=(0, 1))
+    w, x, y = data()
+    g(w, x, y)
+    big = np.asfortranarray(x)
+    big[0, 0] = 1000.0
+    with pytest.raises(ValueError, match="too big"):
+        g(w, big, y)
+    assert g.specialisations.fast is None
+    args32 = data(np.float32)
+    same(g(*args32), jitgrad.grad(guarded, wrt=(0, 1))(*args32))

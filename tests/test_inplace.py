@@ -124,7 +124,7 @@ def test_saved_versions_have_their_own_names():
     """The adjoint reads p before and after `p /= 2` under two names."""
     grad = jitgrad.grad(F.exp_then_halve)
     np.testing.assert_allclose(grad(np.ones(3)), np.ones(3))  # d/dx sum(log(e^x / 2))
-    saved = [p.name for p in grad._last.gradient.adjoint.params]
+    saved = [p.name for p in grad.specialisations.last.gradient.adjoint.params]
     assert len(saved) == len(set(saved)), saved
 
 

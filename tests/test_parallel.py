@@ -205,7 +205,7 @@ def test_parallel_builds_have_their_own_source_and_cache_folder():
     par = jitgrad.value_and_grad(fn, wrt=wrt, parallel=True)
     serial(*args)
     par(*args)
-    s, p = serial._last, par._last
+    s, p = serial.specialisations.last, par.specialisations.last
     assert s.path != p.path and p.path.split("/")[-2].endswith("-parallel")
     assert "parallel=True" in p.source and "parallel=True" not in s.source
 
@@ -246,9 +246,9 @@ def test_numba_runs_only_our_prange_loops_in_every_build(tmp_path, monkeypatch):
     for (fn, args, wrt), loops in ((PARALLEL[0], 2), (PARALLEL[4], 1)):
         g = jitgrad.value_and_grad(fn, wrt=wrt, parallel=True)
         g(*args)
-        for name, (gufuncs, pranges) in _parfor_kernels(g._last).items():
+        for name, (gufuncs, pranges) in _parfor_kernels(g.specialisations.last).items():
             assert gufuncs == pranges == loops, (name, gufuncs, pranges)
-        module = g._last.entry.py_func.__globals__
+        module = g.specialisations.last.entry.py_func.__globals__
         chunks = [name for name in module if re.search(r"_chunk\d+$", name)]
         assert chunks, g.source()
         for name in chunks:

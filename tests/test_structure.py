@@ -266,3 +266,18 @@ def test_gradient_passes_are_declared_in_their_modules():
         assert any(isinstance(n, ast.Assign) and any(getattr(t, "id", "") == e.attr for t in n.targets)
                    and isinstance(n.value, ast.Call) and getattr(n.value.func, "id", "") == "Pass"
                    for n in tree.body), f"{e.value.id}.{e.attr} is not declared as a Pass there"
+
+
+FACADE_LINES = 250  # issue #44: the public class is a thin facade over modules of their own
+
+
+def test_grad_function_is_a_thin_facade():
+    """`api.GradFunction` holds no responsibility of its own beyond the public API: the calling
+    conventions (`calling`), the compiled code and the calls into it (`specialisations`) and
+    the explanation of a failed call (`explain`) are modules of their own."""
+    tree = modules()["jitgrad.api"]
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "GradFunction")
+    lines = cls.end_lineno - cls.lineno + 1
+    assert lines <= FACADE_LINES, (
+        f"GradFunction in jitgrad/api.py is {lines} lines (at most {FACADE_LINES}): move what "
+        "it does into the module that holds that responsibility")

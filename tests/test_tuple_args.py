@@ -97,10 +97,10 @@ def test_one_compile_per_item_signature():
     w, x, y = _n(3), _n(5, 3), _n(5)
     g((w, 0.1), x, y)
     g((w * 2.0, -0.2), x, y)
-    assert len(g._by_types) == 1
+    assert len(g.specialisations.by_types) == 1
     assert isinstance(g([w, 0.1], x, y), list)  # a list: another signature, a list back
     gb = g((w, np.ones(5)), x, y)[1]  # an array item: another signature
-    assert gb.shape == (5,) and len(g._by_types) == 3
+    assert gb.shape == (5,) and len(g.specialisations.by_types) == 3
 
 
 def test_signature_shows_the_tuple():

@@ -385,7 +385,7 @@ def test_source_is_deterministic():
 def test_source_is_a_real_file_in_the_cache_folder():
     g = jitgrad.grad(square)
     g(3.0)
-    path = g._last.path
+    path = g.specialisations.last.path
     assert os.path.isfile(path)
     with open(path, encoding="utf-8") as f:
         assert f.read() == g.source()

@@ -22,7 +22,7 @@ def load(stem, source, names, inline=(), settings: Settings = DEFAULT):
                                 parallel=settings.parallel)
 
 
-# What a call needs to know about compiled entries (`api.GradFunction`).
+# What a call needs to know about compiled entries (`jitgrad.specialisations`).
 
 
 def warm(report=None) -> int:

@@ -1,0 +1,199 @@
+"""How a gradient is called and what it returns: one `CallingConvention` per `GradFunction`.
+
+Takes the function's source (`FunctionSource`), its ``wrt`` (a position, a name, or a tuple
+of them) and the kind of result (``with_value``, ``has_aux``). Guarantees, for every path into
+the compiled code (a call, `GradFunction.compiled_call`, `jitgrad.dask`'s blocks):
+
+- arguments are bound to the function's parameters as Python binds them (`bind_arguments`);
+- the signature compiled for is the kind and rank of every argument, and a tree's structure;
+  an integer, bool or leafless argument in ``wrt`` is refused (`types_of`);
+- the entry takes the arguments with a tree's leaves in its place, 0-d arrays as scalars and
+  other float arrays as float64 (`casts_for`), and a call where an argument shares memory with
+  one the function writes into is refused (`refuse_shared_memory`);
+- the caller gets each gradient in its argument's type, dtype and tree structure, a tuple for
+  a tuple ``wrt``, ``(value, gradient)`` with the value, and JAX's layout of aux
+  (`post_for`).
+
+The conventions every entry point shares (`pipeline.flatten`, `pipeline.result_converter`)
+stay in `jitgrad.pipeline`; this module applies them to one gradient's parameters.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from jitgrad import compose, pipeline
+from jitgrad.core import pytree
+from jitgrad.core.errors import SignatureError
+from jitgrad.core.types import SeqType, type_of_value
+from jitgrad.frontend.parse import FunctionSource
+
+
+def _as_scalar(a):
+    return a[()]
+
+
+def _as_float64(a):
+    return a.astype(np.float64)
+
+
+def casts_for(flat) -> dict:
+    """What the entry's arguments (``flat``: a tree's leaves in its place) need converting:
+    {position: conversion}. 0-d arrays travel as scalars; other float arrays as float64 (the
+    gradient is computed in float64, and Numba's `@` refuses mixed dtypes), their gradients
+    converted back (`CallingConvention.post_for`)."""
+    casts = {k: _as_scalar for k, a in enumerate(flat)
+             if type(a) is np.ndarray and a.ndim == 0}
+    casts.update({k: _as_float64 for k, a in enumerate(flat) if type(a) is np.ndarray
+                  and a.ndim and a.dtype.kind == "f" and a.dtype != np.float64})
+    return casts
+
+
+class CallingConvention:
+    """The parameters of one gradient, which of them it differentiates, and the shape of its
+    result."""
+
+    def __init__(self, src: FunctionSource, wrt, with_value: bool, has_aux: bool):
+        self.src = src
+        self.param_names = [a.arg for a in src.node.args.args]
+        self.n_params = len(self.param_names)
+        self.signature = inspect.signature(src.fn)
+        self.wrt_tuple = isinstance(wrt, (tuple, list))  # a tuple of gradients back
+        self.wrt = src.wrt_positions(wrt)  # the differentiated parameters' positions
+        self.with_value = with_value  # (value, gradients) back
+        self.has_aux = has_aux  # the function returns (value, aux)
+
+    def position(self, w) -> int:
+        """The position of the parameter ``w`` (a position or a name)."""
+        return self.src.wrt_positions(w)[0]
+
+    def bind_arguments(self, args, kwargs) -> tuple:
+        """The call's arguments in parameter order, as Python binds them."""
+        return compose.bind_arguments(self.signature, self.param_names, self.src.qualname,
+                                      args, kwargs)
+
+    def types_of(self, args) -> tuple:
+        """The signature (kind and rank of every argument, a tree's structure) these arguments
+        are compiled for; refuses integer or bool arguments in ``wrt``."""
+        types = []
+        for k, (name, a) in enumerate(zip(self.param_names, args)):
+            if isinstance(a, pipeline.SEQUENCES):
+                try:
+                    types.append(pytree.type_of_tree(a, f"argument {name!r}"))
+                except SignatureError as e:
+                    raise SignatureError(e.message, self.src.loc(self.src.node.args.args[k])) \
+                        from None
+                continue
+            types.append(type_of_value(a, f"argument {name!r}"))
+        for k in self.wrt:
+            if isinstance(types[k], SeqType):
+                if not any(u.kind == "f" for u in pytree.leaf_types(types[k])):
+                    what = {"str": "is a str (a switch the gradient is built for)",
+                            "none": "is None", "generator": "is a random generator"}.get(
+                                types[k].container, "holds no float or float array")
+                    raise SignatureError(
+                        f"cannot differentiate with respect to argument "
+                        f"{self.param_names[k]!r}: it {what}", self.src.loc(self.src.node))
+                continue
+            if types[k].kind != "f":
+                raise SignatureError(
+                    f"cannot differentiate with respect to argument {self.param_names[k]!r}: it "
+                    f"is {'an integer' if types[k].kind == 'i' else 'a bool'} "
+                    f"({type(args[k]).__name__}); pass a float or a float array",
+                    self.src.loc(self.src.node))
+        return tuple(types)
+
+    def flat_wrt(self, types) -> list[int]:
+        """The positions of the ``wrt`` arguments among the generated code's parameters (a
+        tree argument stands for one parameter per leaf; its integer and bool leaves are not
+        differentiated)."""
+        return pytree.float_leaf_positions(types, self.wrt)
+
+    def refuse_shared_memory(self, fn_ir, flat) -> None:
+        """Refuse a call (``flat``: the entry's arguments) where an argument shares memory with
+        one ``fn_ir`` writes into (`pipeline.refuse_shared_memory`)."""
+        names = dict(fn_ir.written_params)
+        pipeline.refuse_shared_memory(self.src, fn_ir.written_params, flat,
+                                      lambda j: names.get(j, fn_ir.params[j].name))
+
+    def refuse_draws(self, fn_ir, what: str) -> None:
+        """Refuse np.random draws in ``fn_ir`` where ``what`` calls the compiled code without
+        replaying them first."""
+        if fn_ir.draws is not None:
+            raise pipeline.refuse_draws(self.src, fn_ir.draws.first_loc, what)
+
+    # -- results -------------------------------------------------------------------------
+
+    def post_for(self, args, types, aux_structure=None):
+        """What turns the entry's result for ``args`` (of ``types``) into the caller's: dtypes
+        back to the arguments', a tree argument's gradients into its tree, aux into its tree
+        (None: nothing to do). `jitgrad.dask` applies it to the blocks' sum."""
+        if not any(isinstance(t, SeqType) for t in types):
+            post = self.result_post([pipeline.result_converter(args[k]) for k in self.wrt])
+        else:
+            post = self._post_grouped(args, types)
+        if self.has_aux:
+            post = self._with_aux(aux_structure, post)
+        return post
+
+    def result_post(self, converters: list):
+        """What turns the entry's result into the caller's dtypes (None: nothing to do)."""
+        if not any(converters):
+            return None
+
+        def grads(gs):
+            if not self.wrt_tuple:
+                return converters[0](gs)
+            return tuple(c(g) if c else g for c, g in zip(converters, gs))
+        return (lambda out: (out[0], grads(out[1]))) if self.with_value else grads
+
+    def _with_aux(self, structure, post):
+        """The result of a ``has_aux`` call, as JAX gives it: ``(gradients, aux)`` from grad,
+        ``((value, aux), gradients)`` from value_and_grad; aux rebuilt as the tree the
+        function returned."""
+        def tree(flat):
+            return pytree.unflatten(structure, list(flat))
+
+        if self.with_value:
+            def out(result):
+                (value, aux), g = result
+                value, g = post((value, g)) if post else (value, g)
+                return (value, tree(aux)), g
+        else:
+            def out(result):
+                g, aux = result
+                return (post(g) if post else g), tree(aux)
+        return out
+
+    def _post_grouped(self, args, types):
+        """The result of a call with tree arguments: the gradient of a tree argument is a tree
+        of the same structure (``None`` at its integer and bool leaves); dtypes as
+        `pipeline.result_converter` makes them."""
+        trees = []  # per wrt argument: None (one gradient) or (its type, which leaves are floats)
+        converters = []
+        for k in self.wrt:
+            if isinstance(types[k], SeqType):
+                floats = [u.kind == "f" for u in pytree.leaf_types(types[k])]
+                trees.append((types[k], floats))
+                converters += [pipeline.result_converter(a) for a, f in
+                               zip(pytree.leaves(args[k]), floats) if f]
+            else:
+                trees.append(None)
+                converters.append(pipeline.result_converter(args[k]))
+        single = not self.wrt_tuple and trees[0] is None
+
+        def grads(gs):
+            if single:
+                return converters[0](gs) if converters[0] else gs
+            flat = iter([c(g) if c else g for c, g in zip(converters, gs)])
+            out = []
+            for tree in trees:
+                if tree is None:
+                    out.append(next(flat))
+                else:
+                    t, floats = tree
+                    out.append(pytree.unflatten(t, [next(flat) if f else None for f in floats]))
+            return tuple(out) if self.wrt_tuple else out[0]
+        return (lambda out: (out[0], grads(out[1]))) if self.with_value else grads
