@@ -42,7 +42,7 @@ from jitgrad.backend.numba.runtime_index import (  # noqa: F401 - re-exported
     unpack_count,
 )
 from jitgrad.core.errors import SizesDiffer
-from jitgrad.prims import elementwise, primitives
+from jitgrad.prims import elementwise, primitives, reductions
 
 
 @jit
@@ -595,9 +595,8 @@ def maximum(x, y):
 def minimum(x, y):
     return np.minimum(x, y)
 
-@jit
-def tie_share(x, y):
-    return (x > y) + (x == y) * 0.5
+# the primitive's own function (`prims.elementwise.tie_share_impl`), compiled
+tie_share = jit(elementwise.tie_share_impl)
 
 
 @jit
@@ -633,73 +632,21 @@ def logaddexp2(x, y):
 def copysign(x, y):
     return np.copysign(x, y)
 
-# math.erf and math.erfc take scalars (NumPy has no erf): jitgrad allows them on scalars only.
-# erf/erfc of scalars and of arrays (scipy.special.erf, scipy.stats.norm.cdf): NumPy has no erf
-def _erf(x):
-    return math.erf(x)
-
-
-def _erfc(x):
-    return math.erfc(x)
-
-
-# These, and the gamma family (the rows' own scalar functions, `prims.elementwise`), are Numba
-# ufuncs made on first use (`__getattr__`): making one costs milliseconds, and few gradients
-# call any.
-_UFUNCS = {"erf": _erf, "erfc": _erfc, "gammaln": elementwise.lgamma_scalar,
+# erf/erfc (NumPy has none, Numba compiles no scipy.special) and the gamma family: the rows' own
+# scalar functions (`prims.elementwise`), as Numba ufuncs made on first use (`__getattr__`):
+# making one costs milliseconds, and few gradients call any.
+_UFUNCS = {"erf": elementwise.erf_scalar, "erfc": elementwise.erfc_scalar,
+           "gammaln": elementwise.lgamma_scalar,
            "gamma": elementwise.gamma_scalar, "digamma": elementwise.digamma_scalar,
            "trigamma": elementwise.trigamma_scalar, "tetragamma": elementwise.tetragamma_scalar}
 
 
-@jit
-def cumprod_grad(g, x):
-    """The adjoint of np.cumprod(x) (x 1-D) given g, exact at zeros: entry j gets
-    prod(x[:j]) * s[j], with s[j] = g[j] + x[j+1] * s[j+1] summed from the end."""
-    n = x.size
-    out = np.empty(n)
-    s = 0.0
-    for j in range(n - 1, -1, -1):
-        if j + 1 < n:
-            s = g[j] + x[j + 1] * s
-        else:
-            s = g[j]
-        out[j] = s
-    before = 1.0
-    for j in range(n):
-        out[j] *= before
-        before *= x[j]
-    return out
-
-
-@jit
-def cumprod_jvp(t, x):
-    """The tangent of np.cumprod(x) given t, exact at zeros: s[j] = x[j] s[j-1] + t[j]
-    prod(x[:j])."""
-    x, t = x.ravel(), t.ravel()
-    out = np.empty(x.size)
-    s = 0.0
-    before = 1.0
-    for j in range(x.size):
-        s = x[j] * s + t[j] * before
-        out[j] = s
-        before *= x[j]
-    return out
-
-
-@jit
-def prod_others_jvp(t, x):
-    """The tangent of prod_others(x) given t, exact at zeros (see prims/reductions.py)."""
-    flat, dt = x.ravel(), t.ravel()
-    n = flat.size
-    before, d_before = np.ones(n), np.zeros(n)
-    for i in range(1, n):
-        before[i] = before[i - 1] * flat[i - 1]
-        d_before[i] = d_before[i - 1] * flat[i - 1] + before[i - 1] * dt[i - 1]
-    after, d_after = np.ones(n), np.zeros(n)
-    for i in range(n - 2, -1, -1):
-        after[i] = after[i + 1] * flat[i + 1]
-        d_after[i] = d_after[i + 1] * flat[i + 1] + after[i + 1] * dt[i + 1]
-    return (d_before * after + before * d_after).reshape(x.shape)
+# The running-product loops of np.prod's and np.cumprod's rules: the primitives' own functions
+# (`prims.reductions`), compiled, so that the interpreter and compiled code compute the same
+# numbers from one copy.
+cumprod_grad = jit(reductions.cumprod_grad_loop)
+cumprod_jvp = jit(reductions.cumprod_jvp_loop)
+prod_others_jvp = jit(reductions.prod_others_jvp_loop)
 
 
 @jit
