@@ -41,6 +41,7 @@ from jitgrad.backend.numba.runtime_index import (  # noqa: F401 - re-exported
     take_add_vector,
     unpack_count,
 )
+from jitgrad.core import chunking
 from jitgrad.core.errors import SizesDiffer
 from jitgrad.prims import elementwise, primitives, reductions
 
@@ -301,35 +302,9 @@ def larger(a, b):
     return max(a, b)
 
 
-# `chunk_count`'s costs, in the units of `transforms.parallel._work`'s estimate (an equation
-# of the loop body, an inner loop's as many times as it runs; in ADBench's GMM, d = 10, K = 25,
-# `bench.parallel`, one costs about 0.06 ns here): per number a chunk accumulates (allocated,
-# zeroed, stored and added up: 1.8 ns measured there), per chunk (its allocations), and per
-# loop (waking the other threads: 5 us when they spin, 30-80 us when they sleep).
-MOST_CHUNKS = 64
-CHUNK_COST_PER_NUMBER = 30
-CHUNK_COST = 4_000
-WAKE_COST = 1_000_000
-
-
-@jit
-def chunk_count(trips, work, size):
-    """How many chunks a parallel loop of ``trips`` iterations runs in: as many as pay for
-    themselves, at most `MOST_CHUNKS` and one per iteration, a multiple of 8 or else 1, 2 or 4
-    (two threads that run at the same speed each get as many). ``work``: an estimate of one
-    iteration's equations; ``size``: how many numbers each chunk accumulates (its partial
-    gradients and sums). The chunks' own costs stay under 1/32 of the loop's work, and a
-    loop under 16 times the cost of waking a thread runs in one chunk (on the calling
-    thread). Depends on the arguments only, never on the thread count: the sums are the same
-    at any thread count."""
-    total = float(trips) * max(work, 1)  # (a float: no overflow)
-    if total < 16 * WAKE_COST:
-        return 1
-    n = min(MOST_CHUNKS, trips,
-            int(total / (32.0 * (CHUNK_COST_PER_NUMBER * size + CHUNK_COST))))
-    if n >= 8:  # a multiple of 8 (else 1, 2 or 4): as many chunks for each of 2, 4 or 8 threads
-        return n - n % 8
-    return 4 if n >= 4 else 2 if n >= 2 else 1
+# How many chunks a parallel loop runs in: the cost model of `core.chunking` (its costs are in
+# the unit of the transforms' work estimate, and live with it), compiled.
+chunk_count = jit(chunking.chunk_count)
 
 
 @jit
