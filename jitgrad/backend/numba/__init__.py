@@ -13,10 +13,11 @@ from jitgrad.backend.numba.emit import emit_kernel, emit_module, entry_name
 def load(stem, source, names, inline=(), parallel=False):
     """Compile a module (`compile.load`): (its path, {name: compiled function}). A module
     whose products or linear algebra need SciPy, which is missing, is refused first
-    (`compile.require_scipy`)."""
+    (`compile.require_scipy`); the ufuncs it calls are made first (`runtime.bind_ufuncs`)."""
     from jitgrad.backend.numba import runtime
 
     _compile_module.require_scipy(source, runtime.USES_SCIPY)
+    runtime.bind_ufuncs(source)
     return _compile_module.load(stem, source, names, inline=list(inline), parallel=parallel)
 
 

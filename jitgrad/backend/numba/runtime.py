@@ -9,17 +9,18 @@ Each takes arrays of any rank; where a result's shape cannot be computed inside 
 generated code passes it in (``out_shape``), since it knows every rank.
 
 Generated code calls an elementwise primitive on arrays as ``_rt.<name>``: a loop compiled once
-per machine where this module defines one, else (a primitive lowered as NumPy's function,
-`lowering.lowered_by_default`) NumPy's function itself (`__getattr__`).
+per machine where this module defines one, NumPy's ufunc itself (`NUMPY_AS_IS`), or a Numba ufunc
+of the primitive's scalar function made on first use (`UFUNC_SCALARS`, bound by `bind_ufuncs`
+before a module that calls it compiles).
 """
 
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
-from jitgrad.backend.numba import lowering
 from jitgrad.backend.numba.compile import (
     jit,
     limit_threads,  # noqa: F401 - for parallel loops
@@ -43,7 +44,7 @@ from jitgrad.backend.numba.runtime_index import (  # noqa: F401 - re-exported
 )
 from jitgrad.core import chunking
 from jitgrad.core.errors import SizesDiffer
-from jitgrad.prims import elementwise, primitives, reductions
+from jitgrad.prims import elementwise, reductions
 
 
 @jit
@@ -607,13 +608,39 @@ def logaddexp2(x, y):
 def copysign(x, y):
     return np.copysign(x, y)
 
-# erf/erfc (NumPy has none, Numba compiles no scipy.special) and the gamma family: the rows' own
-# scalar functions (`prims.elementwise`), as Numba ufuncs made on first use (`__getattr__`):
-# making one costs milliseconds, and few gradients call any.
-_UFUNCS = {"erf": elementwise.erf_scalar, "erfc": elementwise.erfc_scalar,
-           "gammaln": elementwise.lgamma_scalar,
-           "gamma": elementwise.gamma_scalar, "digamma": elementwise.digamma_scalar,
-           "trigamma": elementwise.trigamma_scalar, "tetragamma": elementwise.tetragamma_scalar}
+# Elementwise primitives whose array form is NumPy's ufunc itself, compiled by Numba in place.
+NUMPY_AS_IS = ("rint", "trunc", "isinf")
+rint, trunc, isinf = np.rint, np.trunc, np.isinf
+
+# Elementwise primitives with no NumPy function (NumPy has no erf, Numba compiles no
+# scipy.special): the primitive's scalar function (`prims.elementwise`), as a Numba ufunc.
+UFUNC_SCALARS = {"erf": elementwise.erf_scalar, "erfc": elementwise.erfc_scalar,
+                 "gammaln": elementwise.lgamma_scalar, "gamma": elementwise.gamma_scalar,
+                 "digamma": elementwise.digamma_scalar, "trigamma": elementwise.trigamma_scalar,
+                 "tetragamma": elementwise.tetragamma_scalar}
+_MADE: dict = {}
+
+
+def ufunc(name: str):
+    """The Numba ufunc of `UFUNC_SCALARS` ``[name]`` (scalars and arrays, entry by entry), made
+    at the first call and the same object after (`compile.vectorize`: compiled for an argument
+    type on its first use, and cached on disk)."""
+    made = _MADE.get(name)
+    if made is None:
+        made = _MADE.setdefault(name, vectorize(UFUNC_SCALARS[name]))
+    return made
+
+
+_CALLS = re.compile(r"\b_rt\.(\w+)\(")
+
+
+def bind_ufuncs(source: str) -> None:
+    """Bind here, as ``_rt.<name>``, each ufunc of `UFUNC_SCALARS` (erf, the gamma family) that
+    the generated module ``source`` calls, made on its first use (`ufunc`: milliseconds each,
+    and few gradients call any). The backend's `load` calls this before it runs and compiles
+    the module, so every name the module calls on ``_rt`` is bound by then."""
+    for name in sorted(set(_CALLS.findall(source)) & UFUNC_SCALARS.keys()):
+        globals()[name] = ufunc(name)
 
 
 # The running-product loops of np.prod's and np.cumprod's rules: the primitives' own functions
@@ -687,15 +714,3 @@ def cumsum_axis(x, axis):
                 acc += xc[a, j, b]
                 out[a, j, b] = acc
     return out.reshape(x.shape)
-
-
-def __getattr__(name):
-    """``_rt.<name>`` of a ufunc of `_UFUNCS`: made now, kept as a global. Of an elementwise
-    primitive written as ``np.<name>`` with no loop here: NumPy's function (Numba compiles it
-    in place)."""
-    if name in _UFUNCS:
-        ufunc = globals()[name] = vectorize(_UFUNCS[name])
-        return ufunc
-    if lowering.lowered_by_default(name) and primitives.PRIMITIVES[name].elementwise:
-        return getattr(np, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
