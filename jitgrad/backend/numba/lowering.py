@@ -9,7 +9,7 @@ of primitive need no entry:
 
 * a primitive whose Numba source is NumPy's own function of its arguments, ``np.<name>(a,
   b, ...)``: that is the default (`lower`). (An elementwise primitive with an array operand is
-  not written from this table: the emitter calls ``_rt.<name>``, which `runtime`
+  not written from this table: the emitter calls ``_rt.<name>``, which `runtime_elementwise`
   defines for every elementwise primitive);
 * a user's ``custom_vjp`` (a row with ``custom_rule=True``): its value is its input
   ``n_args``, copied (`identity_copy`).
@@ -135,7 +135,7 @@ LOWER: dict[str, Callable] = {
     # elementwise
     "neg": lambda a, p, t: f"-{a[0]}",
     "erf": lambda a, p, t: f"_rt.erf({a[0]})",
-    # not libm's tanh: runtime.tanh_scalar says why
+    # not libm's tanh: runtime_elementwise.tanh_scalar says why
     "tanh": lambda a, p, t: f"_rt.tanh({a[0]})" if t[0].ndim else f"_rt.tanh_scalar({a[0]})",
     "erfc": lambda a, p, t: f"_rt.erfc({a[0]})",
     "gammaln": lambda a, p, t: f"_rt.gammaln({a[0]})",
