@@ -16,6 +16,7 @@ import jitgrad
 from jitgrad.api import GradFunction
 from jitgrad.backend.numba import compile as jcompile
 from jitgrad.backend.numba import runtime as rt
+from jitgrad.core import chunking
 from jitgrad.transforms import parallel
 
 rng = np.random.default_rng(13)
@@ -353,16 +354,16 @@ def test_a_recomputed_loop_turned_down_by_the_parallel_rewrite_keeps_its_gradien
 
 
 def test_a_loop_gets_as_many_chunks_as_pay_for_themselves():
-    """`runtime.chunk_count`: one chunk (on the calling thread) for a loop too short to pay
-    for waking a thread, more as the loop's work grows against what each chunk accumulates,
-    a multiple of 8 (or 1, 2, 4), at most 64 and one per iteration; the same for the same
-    arguments, whatever the thread count (it is given none)."""
+    """`runtime.chunk_count` (`core.chunking`'s, compiled): one chunk (on the calling thread)
+    for a loop too short to pay for waking a thread, more as the loop's work grows against what
+    each chunk accumulates, a multiple of 8 (or 1, 2, 4), at most 64 and one per iteration; the
+    same for the same arguments, whatever the thread count (it is given none)."""
     small = rt.chunk_count(100, 50, 10)
     assert small == 1
     counts = [rt.chunk_count(trips, 45_000, 1926) for trips in (300, 500, 1000, 4000, 40_000)]
-    assert counts == sorted(counts) and counts[0] == 1 and counts[-1] == rt.MOST_CHUNKS
+    assert counts == sorted(counts) and counts[0] == 1 and counts[-1] == chunking.MOST_CHUNKS
     assert all(c in (1, 2, 4) or c % 8 == 0 for c in counts), counts
-    assert 1 < counts[1] < rt.MOST_CHUNKS, counts  # the bench GMM at n = 500: a few chunks
+    assert 1 < counts[1] < chunking.MOST_CHUNKS, counts  # the bench GMM at n = 500: a few chunks
     # a larger partial gradient: fewer chunks for the same loop; a scatter into 10^6 entries
     # from 10^4 cheap iterations (`s += w[idx[i]] ** 2`), one (64 copies of it took 716 MB)
     assert rt.chunk_count(4000, 45_000, 100_000) < rt.chunk_count(4000, 45_000, 1926)

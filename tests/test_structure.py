@@ -281,3 +281,89 @@ def test_grad_function_is_a_thin_facade():
     assert lines <= FACADE_LINES, (
         f"GradFunction in jitgrad/api.py is {lines} lines (at most {FACADE_LINES}): move what "
         "it does into the module that holds that responsibility")
+
+
+# ----------------------------------------------------------------------------- the runtime
+# Generated code calls ``_rt.<name>`` (`backend.numba.runtime`, which re-exports the helpers of
+# the ``runtime_*`` modules). Each name there is bound explicitly: no module-level
+# ``__getattr__`` answers for missing names, and the helpers never reach back into the emitter
+# or its tables. The chunk cost model's constants live in one module, with the unit they are in.
+
+RUNTIME = "jitgrad.backend.numba.runtime"
+COST_MODEL = "jitgrad.core.chunking"  # the chunk costs and the unit of the work estimate
+# What the runtime modules may import from the backend: the compiler's `jit` and each other.
+RUNTIME_MAY_IMPORT = {"jitgrad.backend.numba.compile"}
+
+
+def module_getattrs(tree: ast.Module) -> list[int]:
+    """The lines of a module-level ``def __getattr__`` (PEP 562)."""
+    return [n.lineno for n in tree.body
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "__getattr__"]
+
+
+def _numeric(node) -> bool:
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+    if isinstance(node, ast.UnaryOp):
+        return _numeric(node.operand)
+    if isinstance(node, ast.BinOp):
+        return _numeric(node.left) and _numeric(node.right)
+    return False
+
+
+def cost_constants(tree: ast.Module) -> list[str]:
+    """The names with a word ``COST`` (``CHUNK_COST``, ``WAKE_COST``) a module binds to a
+    number, anywhere in it."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        if _numeric(value):
+            found += [t.id for t in targets
+                      if isinstance(t, ast.Name) and "COST" in t.id.upper().split("_")]
+    return found
+
+
+def test_no_module_getattr_in_the_backend():
+    """Every ``_rt.<name>`` of generated code is bound by name (or, for a ufunc made on first
+    use, by `runtime.bind_ufuncs` before the module compiles), not made up by ``__getattr__``."""
+    found = {m: lines for m, tree in modules().items()
+             if m.startswith("jitgrad.backend") and (lines := module_getattrs(tree))}
+    assert not found, f"module-level __getattr__ in the backend: {found}"
+
+
+def test_the_runtime_never_imports_the_emitter():
+    """The runtime modules import core, prims, `compile` and each other: not `lowering`, the
+    emitters or anything else of the backend. And each says what it holds (a docstring)."""
+    mods = modules()
+    edges = graph()[0]
+    runtime = [m for m in mods if m == RUNTIME or m.startswith(RUNTIME + "_")]
+    assert len(runtime) > 1, runtime
+    bad = {(m, t) for m in runtime for t in edges[m]
+           if inside(t, "jitgrad.backend") and t not in RUNTIME_MAY_IMPORT and t not in runtime}
+    assert not bad, f"runtime modules importing the rest of the backend: {sorted(bad)}"
+    assert all(ast.get_docstring(mods[m]) for m in runtime), [
+        m for m in runtime if not ast.get_docstring(mods[m])]
+
+
+def test_cost_constants_live_with_the_cost_model():
+    """The chunk costs are in the unit of the transforms' work estimate: one module
+    (`COST_MODEL`) holds both, and no other module has numbers of its own named as costs."""
+    mods = modules()
+    assert cost_constants(mods[COST_MODEL]), f"{COST_MODEL} has no costs: update COST_MODEL"
+    found = {m: names for m, tree in mods.items()
+             if m != COST_MODEL and (names := cost_constants(tree))}
+    assert not found, f"cost constants outside {COST_MODEL}: {found}"
+
+
+def test_the_reader_sees_getattr_and_cost_constants():
+    tree = ast.parse("X_COST = 4_000\nWAKE_COST: int = -2 * 10\nCOSTLY = 1\nCOST = 'a'\n"
+                     "def f():\n    per_cost = 3.5\n"
+                     "class C:\n    def __getattr__(self, n): pass\n"
+                     "def __getattr__(name):\n    raise AttributeError(name)\n")
+    assert cost_constants(tree) == ["X_COST", "WAKE_COST", "per_cost"]
+    assert module_getattrs(tree) == [9]

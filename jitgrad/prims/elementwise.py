@@ -68,9 +68,22 @@ _elementwise("isnan", np.isnan, type_rule=_compare, **PIECEWISE_CONSTANT)
 _elementwise("isfinite", np.isfinite, type_rule=_compare, **PIECEWISE_CONSTANT)
 _elementwise("isinf", np.isinf, type_rule=_compare, **PIECEWISE_CONSTANT)
 _elementwise("cbrt", np.cbrt, **COSTLY)
-# erf/erfc: NumPy has none (and Numba compiles no scipy.special): math.erf on scalars only.
-_elementwise("erf", np.vectorize(math.erf, otypes=[float]), **COSTLY)
-_elementwise("erfc", np.vectorize(math.erfc, otypes=[float]), **COSTLY)
+
+
+# erf/erfc: NumPy has none (and Numba compiles no scipy.special): `math`'s, one number at a time,
+# as the gamma family below (the backend makes Numba ufuncs of these same functions).
+def erf_scalar(x):
+    """erf(x) of one number (`math.erf`)."""
+    return math.erf(x)
+
+
+def erfc_scalar(x):
+    """erfc(x) = 1 - erf(x) of one number (`math.erfc`)."""
+    return math.erfc(x)
+
+
+_elementwise("erf", np.vectorize(erf_scalar, otypes=[float]), **COSTLY)
+_elementwise("erfc", np.vectorize(erfc_scalar, otypes=[float]), **COSTLY)
 _elementwise("logical_not", np.logical_not, _compare, differentiable=False)
 
 # ----------------------------------------------------------------------------- gamma family
@@ -214,9 +227,15 @@ _elementwise("logical_and", np.logical_and, _compare, differentiable=False)
 _elementwise("logical_or", np.logical_or, _compare, differentiable=False)
 _elementwise("maximum", np.maximum, _arith_no_bool, nonlinear=True)
 _elementwise("minimum", np.minimum, _arith_no_bool, nonlinear=True)
-# tie_share(x, y): 1 where x wins, 1/2 at a tie, 0 where y wins.
-tie_share = _elementwise("tie_share", lambda x, y: np.greater(x, y) + np.equal(x, y) * 0.5,
-                         **PIECEWISE_CONSTANT)
+
+
+def tie_share_impl(x, y):
+    """tie_share(x, y): 1 where x wins, 1/2 at a tie, 0 where y wins (numbers or arrays; the
+    backend compiles this same function for arrays)."""
+    return np.greater(x, y) + np.equal(x, y) * 0.5
+
+
+tie_share = _elementwise("tie_share", tie_share_impl, **PIECEWISE_CONSTANT)
 _elementwise("where", np.where, _where)
 
 defvjp("add", lambda g, ans, x, y: g, lambda g, ans, x, y: g)

@@ -7,7 +7,9 @@ equal to the result (`choose_share`: tied extremes share equally, the mean of th
 derivatives). Products never divide by ``x`` (exact where entries are zero): their rules use
 the product of the other entries (`prod_others`) and running-product loops of their own
 (`cumprod_grad`, `cumprod_jvp`, `prod_others_jvp`), which are primitives with rules of their
-own so that forward-over-reverse can differentiate the adjoint.
+own so that forward-over-reverse can differentiate the adjoint. Those loops (``*_loop``) are
+written in what Numba compiles: the backend compiles these same functions for generated code,
+so the numbers are written once.
 """
 
 from __future__ import annotations
@@ -113,12 +115,15 @@ def _prod_others_axis_impl(x, axis):
     return np.moveaxis(out.reshape(moved.shape), -1, axis)
 
 
-def _prod_others_jvp_impl(t, x):
+def prod_others_jvp_loop(t, x):
     """The tangent of ``prod_others(x)`` given ``t``, without dividing by ``x``: with
     ``before[i]`` the product of the entries before ``i`` and ``after[i]`` of those after it,
     entry i is ``d(before[i]) after[i] + before[i] d(after[i])``, each running product's
-    tangent built up as in `_cumprod_jvp_impl`."""
-    flat, dt = np.ravel(x).astype(float), np.ravel(t).astype(float)
+    tangent built up as in `cumprod_jvp_loop`. Written in what Numba compiles (loops over
+    arrays, nothing but NumPy): the primitive's implementation, and the function the backend
+    compiles for generated code (`backend.numba.runtime_reduce`), so both compute the same
+    numbers."""
+    flat, dt = np.ravel(x), np.ravel(t)
     n = flat.size
     before, d_before = np.ones(n), np.zeros(n)
     for i in range(1, n):
@@ -128,7 +133,7 @@ def _prod_others_jvp_impl(t, x):
     for i in range(n - 2, -1, -1):
         after[i] = after[i + 1] * flat[i + 1]
         d_after[i] = d_after[i + 1] * flat[i + 1] + after[i + 1] * dt[i + 1]
-    return np.reshape(d_before * after + before * d_after, np.shape(x))
+    return (d_before * after + before * d_after).reshape(np.shape(x))
 
 
 # prod over every axis; its adjoint needs the product of the others (not ans / x: zeros).
@@ -142,7 +147,7 @@ prod_axis = primitive("prod_axis",
 prod_others_axis = primitive("prod_others_axis", _prod_others_axis_impl,
                              lambda ts, p: Type("f", ts[0].ndim), differentiable=False)
 # Forward mode's rule for prod's adjoint: a loop of its own.
-prod_others_jvp = primitive("prod_others_jvp", _prod_others_jvp_impl,
+prod_others_jvp = primitive("prod_others_jvp", prod_others_jvp_loop,
                             lambda ts, p: Type("f", ts[1].ndim), differentiable=False)
 
 defvjp("prod", lambda g, ans, x: g * prod_others(x))
@@ -178,42 +183,51 @@ defvjp("cumsum_axis", lambda g, ans, x, axis: _flip_along(cumsum_axis(_flip_alon
 defjvp("cumsum", lambda t, ans, x: cumsum(t))
 
 
-def _cumprod_grad_impl(g, x):
-    """The adjoint of ``cumprod(x)`` given ``g``, without dividing by ``x`` (exact at zeros):
-    entry j gets prod(x[:j]) * s[j], where s[j] = g[j] + x[j+1] * s[j+1] runs from the end."""
-    x, g = np.ravel(x).astype(float), np.ravel(g).astype(float)
-    out = np.empty(x.size)
+# The running product's adjoint and tangent, as loops that never divide by ``x`` (exact at
+# zeros). Like `prod_others_jvp_loop`, each is the primitive's implementation and the function
+# the backend compiles for generated code.
+
+
+def cumprod_grad_loop(g, x):
+    """The adjoint of ``cumprod(x)`` given ``g``: entry j gets prod(x[:j]) * s[j], where
+    s[j] = g[j] + x[j+1] * s[j+1] runs from the end."""
+    xs, gs = np.ravel(x), np.ravel(g)
+    n = xs.size
+    out = np.empty(n)
     s = 0.0
-    for j in range(x.size - 1, -1, -1):
-        s = g[j] + (x[j + 1] * s if j + 1 < x.size else 0.0)
+    for j in range(n - 1, -1, -1):
+        if j + 1 < n:
+            s = gs[j] + xs[j + 1] * s
+        else:
+            s = gs[j]
         out[j] = s
     before = 1.0
-    for j in range(x.size):
+    for j in range(n):
         out[j] *= before
-        before *= x[j]
+        before *= xs[j]
     return out
 
 
-def _cumprod_jvp_impl(t, x):
-    """The tangent of ``cumprod(x)`` given ``t``, without dividing by ``x`` (exact at zeros):
-    s[j] = x[j] * s[j-1] + t[j] * prod(x[:j])."""
-    x, t = np.ravel(x).astype(float), np.ravel(t).astype(float)
-    out = np.empty(x.size)
-    s, before = 0.0, 1.0
-    for j in range(x.size):
-        s = x[j] * s + t[j] * before
+def cumprod_jvp_loop(t, x):
+    """The tangent of ``cumprod(x)`` given ``t``: s[j] = x[j] * s[j-1] + t[j] * prod(x[:j])."""
+    xs, ts = np.ravel(x), np.ravel(t)
+    out = np.empty(xs.size)
+    s = 0.0
+    before = 1.0
+    for j in range(xs.size):
+        s = xs[j] * s + ts[j] * before
         out[j] = s
-        before *= x[j]
+        before *= xs[j]
     return out
 
 
-# Running product of a vector; its adjoint is a loop of its own (`_cumprod_grad_impl`), and so
-# is forward mode's rule (`_cumprod_jvp_impl`).
+# Running product of a vector; its adjoint is a loop of its own (`cumprod_grad_loop`), and so
+# is forward mode's rule (`cumprod_jvp_loop`).
 cumprod = primitive("cumprod", np.cumprod,
                     lambda ts, p: Type("i" if ts[0].kind == "b" else ts[0].kind, 1))
-cumprod_grad = primitive("cumprod_grad", _cumprod_grad_impl, lambda ts, p: Type("f", 1),
+cumprod_grad = primitive("cumprod_grad", cumprod_grad_loop, lambda ts, p: Type("f", 1),
                          differentiable=False)
-cumprod_jvp = primitive("cumprod_jvp", _cumprod_jvp_impl, lambda ts, p: Type("f", 1),
+cumprod_jvp = primitive("cumprod_jvp", cumprod_jvp_loop, lambda ts, p: Type("f", 1),
                         differentiable=False)
 
 defvjp("cumprod", lambda g, ans, x: cumprod_grad(g, x))  # no division by x: zeros work

@@ -33,10 +33,10 @@ what each chunk accumulates (`chunk_count`), never from the thread count. Guaran
 * **As many chunks as pay for themselves.** A chunk costs its partials (allocated, zeroed,
   stored, added up after the loop) and a loop costs waking the threads: a short loop, or one
   whose iterations are cheap next to its partials, gets fewer chunks, down to one, which runs on
-  the calling thread (`backend.numba.runtime.chunk_count`, and the emitter limits the threads to
+  the calling thread (`core.chunking.chunk_count`, and the emitter limits the threads to
   the chunks). The estimate of an iteration's work (`_work`) counts its equations, an inner
   loop's as many times as it runs when its bounds are known before the loop, else
-  `UNKNOWN_TRIPS` times.
+  `UNKNOWN_TRIPS` times: the unit `core.chunking` prices the chunks in.
 * **The adjoint needs no tape across iterations.** Only loops that ``recompute.py`` fuses or
   recomputes run in parallel (a marked loop is one or the other whenever its iterations are
   independent, however small its tape). A fused loop is one ``prange`` loop: each iteration's
@@ -63,6 +63,7 @@ from __future__ import annotations
 import re
 
 from jitgrad.core import ops
+from jitgrad.core.chunking import UNKNOWN_TRIPS
 from jitgrad.core.ir import (
     Block,
     Carry,
@@ -81,7 +82,6 @@ from jitgrad.core.ir import (
 from jitgrad.core.types import INT, Type
 from jitgrad.transforms.passes import GradientWork, Pass
 
-UNKNOWN_TRIPS = 8  # `_work`: the trips counted for an inner loop whose bounds the iteration computes
 # How `.source()` tells a parallel ``range`` loop (its independence inferred) from a prange one.
 INFERRED = " (a range loop: its iterations are independent apart from sums)"
 # ... and a fused one (`recompute._fuse`), whose iterations run their adjoints too.
@@ -659,12 +659,13 @@ _COUNTING = {"trip_count", "add", "sub", "mul"}
 
 
 def _work(body: Block, outer: set[str], namer, loc) -> dict:
-    """An estimate of the equations one iteration of ``body`` runs, for `chunk_count`: each
-    equation once, an inner loop's body times its trip count, both branches of an ``if``. A
-    trip count is computed before the parallel loop when it can be: from constants and names
-    bound outside the loop, through integer operations the iteration does on them (an
-    adjoint loop's ``_trips = _rt.nonnegative(d)``); else it counts `UNKNOWN_TRIPS` (a
-    triangle's ``range(c + 1, d)``). Returns ``{"eqns": what computes it, "atom": it}``."""
+    """An estimate of the equations one iteration of ``body`` runs, for `chunk_count` (in the
+    unit `core.chunking` defines and prices): each equation once, an inner loop's body times
+    its trip count, both branches of an ``if``. A trip count is computed before the parallel
+    loop when it can be: from constants and names bound outside the loop, through integer
+    operations the iteration does on them (an adjoint loop's ``_trips = _rt.nonnegative(d)``);
+    else it counts `UNKNOWN_TRIPS` (a triangle's ``range(c + 1, d)``). Returns ``{"eqns":
+    what computes it, "atom": it}``."""
     binds: dict[str, list] = {}
     for s in walk(body):
         for v in _bound(s):

@@ -8,8 +8,9 @@ compiles quickly, standing in for the NumPy forms Numba rejects or compiles slow
 of primitive need no entry:
 
 * a primitive whose Numba source is NumPy's own function of its arguments, ``np.<name>(a,
-  b, ...)``: that is the default (`lower`). An elementwise one of them on arrays is called
-  as ``_rt.<name>``, which is NumPy's function unless `runtime` has a loop of its own for it;
+  b, ...)``: that is the default (`lower`). (An elementwise primitive with an array operand is
+  not written from this table: the emitter calls ``_rt.<name>``, which `runtime_elementwise`
+  defines for every elementwise primitive);
 * a user's ``custom_vjp`` (a row with ``custom_rule=True``): its value is its input
   ``n_args``, copied (`identity_copy`).
 
@@ -134,7 +135,7 @@ LOWER: dict[str, Callable] = {
     # elementwise
     "neg": lambda a, p, t: f"-{a[0]}",
     "erf": lambda a, p, t: f"_rt.erf({a[0]})",
-    # not libm's tanh: runtime.tanh_scalar says why
+    # not libm's tanh: runtime_elementwise.tanh_scalar says why
     "tanh": lambda a, p, t: f"_rt.tanh({a[0]})" if t[0].ndim else f"_rt.tanh_scalar({a[0]})",
     "erfc": lambda a, p, t: f"_rt.erfc({a[0]})",
     "gammaln": lambda a, p, t: f"_rt.gammaln({a[0]})",
@@ -261,12 +262,6 @@ def lower(name: str, a, p, t) -> str:
         n = p["n_args"]
         return identity_copy(a[n:], p, t[n:])
     return default(name, a, p, t)
-
-
-def lowered_by_default(name: str) -> bool:
-    """Whether primitive ``name`` is written as NumPy's function of the same name."""
-    p = primitives.PRIMITIVES.get(name)
-    return p is not None and name not in LOWER and not p.custom_rule
 
 
 def atom_source(a) -> str:

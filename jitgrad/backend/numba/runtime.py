@@ -1,35 +1,97 @@
-"""Small array helpers that generated code calls as ``_rt.<name>``.
+"""The namespace generated code calls as ``_rt.<name>`` (``import jitgrad.backend.numba.runtime
+as _rt``): the helpers of the ``runtime_*`` modules, re-exported by name, nothing of its own but
+`bind_ufuncs`.
 
-Written as plain loops so that Numba compiles them in a fraction of a second (``np.sum(axis=)``
-takes seconds) and so that they cover what Numba rejects (``keepdims=``, ``np.max(axis=)``).
-Each is compiled with `compile.jit` (``numba.njit(cache=True)``, or left as plain Python under
-``JITGRAD_DISABLE_JIT=1``).
+Each helper lives in the module of what it is, which says what it takes and guarantees and why
+the backend has it (in short: Numba compiles these once per machine, `compile.jit` with its disk
+cache, where the NumPy forms they stand for compile slowly in every process or not at all):
 
-Each takes arrays of any rank; where a result's shape cannot be computed inside Numba, the
-generated code passes it in (``out_shape``), since it knows every rank.
+* `runtime_reduce`: reductions along an axis and the adjoints of reductions and broadcasting;
+* `runtime_elementwise`: the elementwise primitives on arrays (and the ufuncs made on first use);
+* `runtime_linalg`: products and linear algebra (`USES_SCIPY`);
+* `runtime_alloc`: new arrays (allocations, eye, arange, outer) and reshapes;
+* `runtime_loops`: trip counts, high-water marks, growing stacks, size checks;
+* `runtime_parallel`: a parallel loop's chunk count, partial results and thread settings;
+* `runtime_index`: reads and writes through index arrays and masks, checked.
 
-Generated code calls an elementwise primitive on arrays as ``_rt.<name>``: a loop compiled once
-per machine where this module defines one, else (a primitive lowered as NumPy's function,
-`lowering.lowered_by_default`) NumPy's function itself (`__getattr__`).
+Numbers that are the primitives' own (a derivative's loop, a scalar function) are not written in
+the backend: the ``runtime_*`` modules compile the functions of `jitgrad.prims` (and the chunk
+count of `core.chunking`) themselves. Nothing here imports the emitter or its tables.
 """
 
 from __future__ import annotations
 
-import math
+import re
 
-import numpy as np
-
-from jitgrad.backend.numba import lowering
-from jitgrad.backend.numba.compile import (
-    jit,
-    limit_threads,  # noqa: F401 - for parallel loops
-    set_chunksize,  # noqa: F401 - for parallel loops
-    set_threads,  # noqa: F401 - for parallel loops
-    vectorize,
+from jitgrad.backend.numba.runtime_alloc import (  # noqa: F401 - re-exported
+    arange,
+    empty,
+    eye,
+    full,
+    ones,
+    outer,
+    reshape,
+    zeros,
 )
-
-# Reads and writes through masks and index arrays (their positions, checked): generated code
-# calls them as _rt.<name> too.
+from jitgrad.backend.numba.runtime_elementwise import (  # noqa: F401 - re-exported
+    UFUNC_SCALARS,
+    abs,
+    add,
+    arccos,
+    arccosh,
+    arcsin,
+    arcsinh,
+    arctan,
+    arctan2,
+    arctanh,
+    cbrt,
+    ceil,
+    copysign,
+    cos,
+    cosh,
+    div,
+    eq,
+    exp,
+    expm1,
+    floor,
+    floordiv,
+    ge,
+    gt,
+    hypot,
+    isfinite,
+    isinf,
+    isnan,
+    le,
+    log,
+    log1p,
+    logaddexp,
+    logaddexp2,
+    logical_and,
+    logical_not,
+    logical_or,
+    lt,
+    maximum,
+    minimum,
+    mod,
+    mul,
+    ne,
+    neg,
+    pow,
+    rint,
+    sign,
+    sin,
+    sinh,
+    sqrt,
+    square,
+    sub,
+    tan,
+    tanh,
+    tanh_scalar,
+    tie_share,
+    trunc,
+    ufunc,
+    where,
+)
 from jitgrad.backend.numba.runtime_index import (  # noqa: F401 - re-exported
     along_positions,
     mask_positions,
@@ -41,739 +103,58 @@ from jitgrad.backend.numba.runtime_index import (  # noqa: F401 - re-exported
     take_add_vector,
     unpack_count,
 )
-from jitgrad.core.errors import SizesDiffer
-from jitgrad.prims import elementwise, primitives
-
-
-@jit
-def _split(x, axis):
-    """(before, n, after): the sizes of ``x`` before, at and after ``axis``."""
-    pre = 1
-    post = 1
-    for k in range(x.ndim):
-        if k < axis:
-            pre *= x.shape[k]
-        elif k > axis:
-            post *= x.shape[k]
-    return pre, x.shape[axis], post
-
-
-@jit
-def sum_axis(x, axis, out_shape):
-    """``np.sum(x, axis)``, reshaped to ``out_shape`` (with or without the kept axis)."""
-    pre, n, post = _split(x, axis)
-    xc = np.ascontiguousarray(x).reshape((pre, n, post))
-    out = np.zeros((pre, post), dtype=x.dtype)
-    for a in range(pre):
-        for j in range(n):
-            for b in range(post):
-                out[a, b] += xc[a, j, b]
-    return out.reshape(out_shape)
-
-
-@jit
-def _extreme_axis(x, axis, out_shape, largest):
-    """The max (``largest``) or min of ``x`` over ``axis``; NaN propagates as in NumPy."""
-    pre, n, post = _split(x, axis)
-    if pre * post:
-        nonempty(n)
-    xc = np.ascontiguousarray(x).reshape((pre, n, post))
-    out = np.empty((pre, post), dtype=x.dtype)
-    for a in range(pre):
-        for b in range(post):
-            out[a, b] = xc[a, 0, b]
-        for j in range(1, n):
-            for b in range(post):
-                v = xc[a, j, b]
-                if (v > out[a, b] if largest else v < out[a, b]) or np.isnan(v):
-                    out[a, b] = v
-    return out.reshape(out_shape)
-
-
-@jit
-def max_axis(x, axis, out_shape):
-    """``np.max(x, axis)`` reshaped to ``out_shape`` (Numba rejects the axis argument)."""
-    return _extreme_axis(x, axis, out_shape, True)
-
-
-@jit
-def min_axis(x, axis, out_shape):
-    """``np.min(x, axis)`` reshaped to ``out_shape``."""
-    return _extreme_axis(x, axis, out_shape, False)
-
-
-@jit
-def sum_to(c, like):
-    """Sum ``c`` over the axes where ``like`` (of the same rank) has size 1 but ``c`` has not:
-    the adjoint of NumPy broadcasting. Returns ``c`` itself (contiguous) when shapes agree."""
-    if c.shape == like.shape:
-        return np.ascontiguousarray(c)
-    out = np.zeros(like.shape)
-    cc = np.ascontiguousarray(c)
-    flat_c = cc.reshape(cc.size)
-    flat_o = out.reshape(out.size)
-    for i in range(flat_c.size):
-        rem = i
-        o = 0
-        mult = 1
-        for k in range(c.ndim - 1, -1, -1):
-            ik = rem % c.shape[k]
-            rem //= c.shape[k]
-            if like.shape[k] != 1:
-                o += ik * mult
-            mult *= like.shape[k]
-        flat_o[o] += flat_c[i]
-    return out
-
-
-@jit
-def spread(g, like, axis):
-    """``g`` (``like`` reduced over ``axis``, the axis kept or not) copied back along ``axis``
-    to the shape of ``like``: the adjoint of a sum."""
-    pre, n, post = _split(like, axis)
-    gc = np.ascontiguousarray(g).reshape((pre, post))
-    out = np.empty((pre, n, post))
-    for a in range(pre):
-        for j in range(n):
-            for b in range(post):
-                out[a, j, b] = gc[a, b]
-    return out.reshape(like.shape)
-
-
-@jit
-def choose_share(x, m, axis):
-    """Weights of the entries of ``x`` equal to ``m`` (its max or min over ``axis``, kept or
-    not): 1/count each, 0 elsewhere, so tied extremes share the gradient equally."""
-    pre, n, post = _split(x, axis)
-    xc = np.ascontiguousarray(x).reshape((pre, n, post))
-    mc = np.ascontiguousarray(m).reshape((pre, post))
-    out = np.zeros((pre, n, post))
-    for a in range(pre):
-        for b in range(post):
-            count = 0
-            for j in range(n):
-                if xc[a, j, b] == mc[a, b]:
-                    count += 1
-            for j in range(n):
-                if xc[a, j, b] == mc[a, b]:
-                    out[a, j, b] = 1.0 / count
-    return out.reshape(x.shape)
-
-
-@jit
-def choose_share_all(x, m):
-    """``choose_share`` over all axes (``m`` is the max or min of the whole array)."""
-    hit = x == m
-    return hit / np.sum(hit)
-
-
-@jit
-def broadcast_like(g, like):
-    """``g`` broadcast to the shape of ``like``, as a new array."""
-    return np.zeros(like.shape) + g
-
-
-# Linear algebra: NumPy's functions as Numba compiles them (LAPACK wrappers that take seconds
-# to compile), here so that they compile once per machine and signature (cache=True), not in
-# every generated module.
-
-
-# The helpers that call BLAS or LAPACK, which Numba finds through SciPy when they first run: a
-# helper loaded from the disk cache never asks for SciPy while compiling, and without SciPy
-# the process would abort at the call (`compile.require_scipy` refuses the module first).
-USES_SCIPY = ("matmul", "dot", "inv", "solve", "det", "cholesky", "logabsdet", "signdet")
-
-
-@jit
-def matmul(a, b):
-    """``a @ b`` (a matrix among them): Numba's BLAS wrappers take 0.5-2 s to compile in each
-    process; here once per machine and layout."""
-    return a @ b
-
-
-@jit
-def dot(a, b):
-    """``np.dot(a, b)`` of two vectors, or of a number and an array; see `matmul`."""
-    return np.dot(a, b)
-
-
-@jit
-def inv(a):
-    return np.linalg.inv(a)
-
-
-@jit
-def solve(a, b):
-    return np.linalg.solve(a, b)
-
-
-@jit
-def det(a):
-    return np.linalg.det(a)
-
-
-@jit
-def cholesky(a):
-    return np.linalg.cholesky(a)
-
-
-@jit
-def logabsdet(a):
-    return np.linalg.slogdet(a)[1]
-
-
-@jit
-def signdet(a):
-    return np.linalg.slogdet(a)[0]
-
-
-# Allocations. Numba compiles every inline ``np.empty``/``np.zeros``/``np.zeros_like`` form
-# anew in each process (30-250 ms each, a third of a small gradient's compile); these are
-# compiled once per machine (`warm` compiles the common shapes ahead of use). The generated
-# code names them through `lowering.allocation`: ``_rt.<how>(shape[, np.int64 | np.bool_])``.
-
-@jit
-def empty(shape, dtype=np.float64):
-    """``np.empty(shape, dtype)``."""
-    return np.empty(shape, dtype)
-
-
-@jit
-def zeros(shape, dtype=np.float64):
-    """``np.zeros(shape, dtype)``."""
-    return np.zeros(shape, dtype)
-
-
-@jit
-def ones(shape, dtype=np.float64):
-    """``np.ones(shape, dtype)``."""
-    return np.ones(shape, dtype)
-
-
-@jit
-def full(shape, value):
-    """``np.full(shape, value)`` (float64)."""
-    return np.full(shape, value)
-
-
-@jit
-def nonnegative(n):
-    """``max(0, n)`` of an integer (a loop's trip count); see `larger`. One argument: a
-    literal ``0`` passed in would make Numba compile (and cache) a signature per constant."""
-    return max(0, n)
-
-
-@jit
-def eye(n):
-    """``np.eye(n)``; see the allocations above (Numba's own took 0.6 s in each process)."""
-    out = np.zeros((n, n))
-    for k in range(n):
-        out[k, k] = 1.0
-    return out
-
-
-@jit
-def arange(start, stop, step):
-    """``np.arange(start, stop, step)`` of integers (0.3 s in each process as NumPy's)."""
-    n = trip_count(start, stop, step)
-    out = np.empty(n, np.int64)
-    for k in range(n):
-        out[k] = start + k * step
-    return out
-
-
-@jit
-def outer(x, y):
-    """``np.outer(x, y)`` of float vectors, as loops (NumPy's took 1.2 s in each process)."""
-    xf = x.ravel()
-    yf = y.ravel()
-    out = np.empty((xf.size, yf.size))
-    for i in range(xf.size):
-        for j in range(yf.size):
-            out[i, j] = xf[i] * yf[j]
-    return out
-
-
-@jit
-def larger(a, b):
-    """``max(a, b)`` of two integers (a counter's high-water mark, a trip count): Numba's
-    builtin ``max`` inline is an overload compiled anew in each process, this once."""
-    return max(a, b)
-
-
-# `chunk_count`'s costs, in the units of `transforms.parallel._work`'s estimate (an equation
-# of the loop body, an inner loop's as many times as it runs; in ADBench's GMM, d = 10, K = 25,
-# `bench.parallel`, one costs about 0.06 ns here): per number a chunk accumulates (allocated,
-# zeroed, stored and added up: 1.8 ns measured there), per chunk (its allocations), and per
-# loop (waking the other threads: 5 us when they spin, 30-80 us when they sleep).
-MOST_CHUNKS = 64
-CHUNK_COST_PER_NUMBER = 30
-CHUNK_COST = 4_000
-WAKE_COST = 1_000_000
-
-
-@jit
-def chunk_count(trips, work, size):
-    """How many chunks a parallel loop of ``trips`` iterations runs in: as many as pay for
-    themselves, at most `MOST_CHUNKS` and one per iteration, a multiple of 8 or else 1, 2 or 4
-    (two threads that run at the same speed each get as many). ``work``: an estimate of one
-    iteration's equations; ``size``: how many numbers each chunk accumulates (its partial
-    gradients and sums). The chunks' own costs stay under 1/32 of the loop's work, and a
-    loop under 16 times the cost of waking a thread runs in one chunk (on the calling
-    thread). Depends on the arguments only, never on the thread count: the sums are the same
-    at any thread count."""
-    total = float(trips) * max(work, 1)  # (a float: no overflow)
-    if total < 16 * WAKE_COST:
-        return 1
-    n = min(MOST_CHUNKS, trips,
-            int(total / (32.0 * (CHUNK_COST_PER_NUMBER * size + CHUNK_COST))))
-    if n >= 8:  # a multiple of 8 (else 1, 2 or 4): as many chunks for each of 2, 4 or 8 threads
-        return n - n % 8
-    return 4 if n >= 4 else 2 if n >= 2 else 1
-
-
-@jit
-def put_part(parts, chunk, part):
-    """``parts[chunk] = part`` for a chunk's partial gradient (``parts`` C-contiguous, from
-    `zeros`, ``part`` of its row's shape), as a loop: Numba's array assignment builds its
-    shape-mismatch message from str and repr, 1.7 s of compile in every process that uses it."""
-    row = parts[chunk].ravel()  # a view: the row of a C-contiguous array
-    flat = np.ascontiguousarray(part).ravel()
-    for k in range(flat.size):
-        row[k] = flat[k]
-
-
-@jit
-def nonempty(n):
-    """Before a max or min over ``n`` values: NumPy has no maximum of nothing either."""
-    if n == 0:
-        raise ValueError("zero-size array to reduction operation maximum or minimum, which "
-                         "has no identity")
-
-
-@jit
-def same_size(n, m):
-    """The check of a size assumption (`symbolic.GraphBuilder.assume_same_sizes`)."""
-    if n != m:
-        raise SizesDiffer("an argument axis the compiled code assumed the same size as another "
-                          "differs (NumPy broadcasts a size 1)")
-
-
-@jit
-def reshape(x, shape):
-    """``x.reshape(shape)`` for any layout (Numba reshapes contiguous arrays only)."""
-    return np.ascontiguousarray(x).reshape(shape)
-
-
-@jit
-def trip_count(start, stop, step):
-    """``len(range(start, stop, step))``."""
-    if step > 0:
-        return max(0, (stop - start + step - 1) // step)
-    return max(0, (start - stop - step - 1) // (-step))
-
-
-@jit
-def reserve(tape, n, extra):
-    """The stack ``tape`` (holding ``n`` items) with room for ``extra`` more."""
-    if n + extra <= tape.shape[0]:
-        return tape
-    bigger = np.empty(max(n + extra, 2 * tape.shape[0]), dtype=tape.dtype)
-    bigger[:n] = tape[:n]
-    return bigger
-
-
-@jit
-def grow(tape):
-    """A stack twice as long holding the same items (called when a push finds it full)."""
-    bigger = np.empty(max(16, 2 * tape.shape[0]), dtype=tape.dtype)
-    bigger[:tape.shape[0]] = tape
-    return bigger
-
-
-# --------------------------------------------------------------------------- elementwise
-# One small compiled function per elementwise primitive, called for array operands. Numba
-# compiles each (primitive, argument types) once per machine and keeps it in its disk cache, so
-# a new gradient's compile time is spent on calls, not on re-deriving the same array kernels.
-
-@jit
-def neg(x):
-    return -x
-
-@jit
-def exp(x):
-    return np.exp(x)
-
-@jit
-def log(x):
-    return np.log(x)
-
-@jit
-def log1p(x):
-    return np.log1p(x)
-
-@jit
-def expm1(x):
-    return np.expm1(x)
-
-@jit
-def sqrt(x):
-    return np.sqrt(x)
-
-@jit
-def sin(x):
-    return np.sin(x)
-
-@jit
-def cos(x):
-    return np.cos(x)
-
-@jit
-def tan(x):
-    return np.tan(x)
-
-# tanh: Cephes' rational approximation (S. L. Moshier's Cephes library, tanh.c, as in SciPy's
-# cephes) for |x| < 0.625 and 1 - 2/(exp(2|x|) + 1) above, instead of libm's tanh (glibc computes
-# it from expm1). Measured against long-double tanh on 3.7e7 points of [-20, 20] (and tiny
-# arguments down to 1e-300; `bench/tanh_ulp.py`): at most 1.34 ulp from the exact value, where
-# glibc's tanh is at most 2.19 ulp; about half libm's latency in a recurrence like bench's rnn
-# (issue #26). Generated code calls `tanh_scalar` on numbers, `tanh` on arrays
-# (`lowering.LOWER["tanh"]`).
-_TANH_P = (-9.64399179425052238628e-1, -9.92877231001918586564e1, -1.61468768441708447952e3)
-_TANH_Q = (1.12811678491632931402e2, 2.23548839060100448583e3, 4.84406305325125486048e3)
-
-
-@jit
-def tanh_scalar(x):
-    a = abs(x)
-    if a < 0.625:
-        z = a * a
-        r = a + a * z * (((_TANH_P[0] * z + _TANH_P[1]) * z + _TANH_P[2])
-                         / (((z + _TANH_Q[0]) * z + _TANH_Q[1]) * z + _TANH_Q[2]))
-    elif a > 22.0:  # 1 - tanh(22) < 1e-19: rounds to 1
-        r = 1.0
-    else:  # also NaN
-        r = 1.0 - 2.0 / (math.exp(2.0 * a) + 1.0)
-    return math.copysign(r, x)  # odd, and tanh(-0.0) = -0.0
-
-
-@jit
-def tanh(x):
-    """`tanh_scalar` of each entry of an array (any rank and layout). Vectorised, LLVM may
-    evaluate both branches for every entry: the results are right, but inf sets the CPU's
-    "invalid" flag, which only a NumPy ufunc would report (this is not one)."""
-    out = np.empty(x.shape)
-    for i, v in np.ndenumerate(x):
-        out[i] = tanh_scalar(v)
-    return out
-
-@jit
-def arctan(x):
-    return np.arctan(x)
-
-@jit
-def arcsin(x):
-    return np.arcsin(x)
-
-@jit
-def arccos(x):
-    return np.arccos(x)
-
-@jit
-def sinh(x):
-    return np.sinh(x)
-
-@jit
-def cosh(x):
-    return np.cosh(x)
-
-@jit
-def arcsinh(x):
-    return np.arcsinh(x)
-
-@jit
-def arccosh(x):
-    return np.arccosh(x)
-
-@jit
-def arctanh(x):
-    return np.arctanh(x)
-
-@jit
-def square(x):
-    return x * x
-
-@jit
-def abs(x):
-    return np.abs(x)
-
-@jit
-def sign(x):
-    return np.sign(x)
-
-@jit
-def floor(x):
-    return np.floor(x)
-
-@jit
-def ceil(x):
-    return np.ceil(x)
-
-@jit
-def isnan(x):
-    return np.isnan(x)
-
-@jit
-def logical_not(x):
-    return np.logical_not(x)
-
-@jit
-def add(x, y):
-    return x + y
-
-@jit
-def sub(x, y):
-    return x - y
-
-@jit
-def mul(x, y):
-    return x * y
-
-@jit
-def div(x, y):
-    return x / y
-
-@jit
-def pow(x, y):
-    return x ** y
-
-@jit
-def floordiv(x, y):
-    return x // y
-
-@jit
-def mod(x, y):
-    return x % y
-
-@jit
-def lt(x, y):
-    return x < y
-
-@jit
-def le(x, y):
-    return x <= y
-
-@jit
-def gt(x, y):
-    return x > y
-
-@jit
-def ge(x, y):
-    return x >= y
-
-@jit
-def eq(x, y):
-    return x == y
-
-@jit
-def ne(x, y):
-    return x != y
-
-@jit
-def logical_and(x, y):
-    return np.logical_and(x, y)
-
-@jit
-def logical_or(x, y):
-    return np.logical_or(x, y)
-
-@jit
-def maximum(x, y):
-    return np.maximum(x, y)
-
-@jit
-def minimum(x, y):
-    return np.minimum(x, y)
-
-@jit
-def tie_share(x, y):
-    return (x > y) + (x == y) * 0.5
-
-
-@jit
-def where(c, x, y):
-    return np.where(c, x, y)
-
-
-@jit
-def isfinite(x):
-    return np.isfinite(x)
-
-@jit
-def cbrt(x):
-    return np.cbrt(x)
-
-@jit
-def arctan2(x, y):
-    return np.arctan2(x, y)
-
-@jit
-def hypot(x, y):
-    return np.hypot(x, y)
-
-@jit
-def logaddexp(x, y):
-    return np.logaddexp(x, y)
-
-@jit
-def logaddexp2(x, y):
-    return np.logaddexp2(x, y)
-
-@jit
-def copysign(x, y):
-    return np.copysign(x, y)
-
-# math.erf and math.erfc take scalars (NumPy has no erf): jitgrad allows them on scalars only.
-# erf/erfc of scalars and of arrays (scipy.special.erf, scipy.stats.norm.cdf): NumPy has no erf
-def _erf(x):
-    return math.erf(x)
-
-
-def _erfc(x):
-    return math.erfc(x)
-
-
-# These, and the gamma family (the rows' own scalar functions, `prims.elementwise`), are Numba
-# ufuncs made on first use (`__getattr__`): making one costs milliseconds, and few gradients
-# call any.
-_UFUNCS = {"erf": _erf, "erfc": _erfc, "gammaln": elementwise.lgamma_scalar,
-           "gamma": elementwise.gamma_scalar, "digamma": elementwise.digamma_scalar,
-           "trigamma": elementwise.trigamma_scalar, "tetragamma": elementwise.tetragamma_scalar}
-
-
-@jit
-def cumprod_grad(g, x):
-    """The adjoint of np.cumprod(x) (x 1-D) given g, exact at zeros: entry j gets
-    prod(x[:j]) * s[j], with s[j] = g[j] + x[j+1] * s[j+1] summed from the end."""
-    n = x.size
-    out = np.empty(n)
-    s = 0.0
-    for j in range(n - 1, -1, -1):
-        if j + 1 < n:
-            s = g[j] + x[j + 1] * s
-        else:
-            s = g[j]
-        out[j] = s
-    before = 1.0
-    for j in range(n):
-        out[j] *= before
-        before *= x[j]
-    return out
-
-
-@jit
-def cumprod_jvp(t, x):
-    """The tangent of np.cumprod(x) given t, exact at zeros: s[j] = x[j] s[j-1] + t[j]
-    prod(x[:j])."""
-    x, t = x.ravel(), t.ravel()
-    out = np.empty(x.size)
-    s = 0.0
-    before = 1.0
-    for j in range(x.size):
-        s = x[j] * s + t[j] * before
-        out[j] = s
-        before *= x[j]
-    return out
-
-
-@jit
-def prod_others_jvp(t, x):
-    """The tangent of prod_others(x) given t, exact at zeros (see prims/reductions.py)."""
-    flat, dt = x.ravel(), t.ravel()
-    n = flat.size
-    before, d_before = np.ones(n), np.zeros(n)
-    for i in range(1, n):
-        before[i] = before[i - 1] * flat[i - 1]
-        d_before[i] = d_before[i - 1] * flat[i - 1] + before[i - 1] * dt[i - 1]
-    after, d_after = np.ones(n), np.zeros(n)
-    for i in range(n - 2, -1, -1):
-        after[i] = after[i + 1] * flat[i + 1]
-        d_after[i] = d_after[i + 1] * flat[i + 1] + after[i + 1] * dt[i + 1]
-    return (d_before * after + before * d_after).reshape(x.shape)
-
-
-@jit
-def prod_others(x):
-    """Each entry's product of all the other entries (the adjoint of np.prod, exact at zeros):
-    the product of those before it times the product of those after it."""
-    flat = x.ravel()
-    out = np.empty(flat.size)
-    acc = 1.0
-    for i in range(flat.size):
-        out[i] = acc
-        acc *= flat[i]
-    acc = 1.0
-    for i in range(flat.size - 1, -1, -1):
-        out[i] *= acc
-        acc *= flat[i]
-    return out.reshape(x.shape)
-
-
-@jit
-def prod_axis(x, axis, out_shape):
-    """``np.prod(x, axis)``, reshaped to ``out_shape`` (Numba has no axis argument)."""
-    pre, n, post = _split(x, axis)
-    xc = np.ascontiguousarray(x).reshape((pre, n, post))
-    out = np.ones((pre, post), dtype=x.dtype)
-    for a in range(pre):
-        for j in range(n):
-            for b in range(post):
-                out[a, b] *= xc[a, j, b]
-    return out.reshape(out_shape)
-
-
-@jit
-def prod_others_axis(x, axis):
-    """Each entry's product of the other entries along ``axis`` (the adjoint of
-    ``np.prod(x, axis)``, exact at zeros): the product before it times the product after it."""
-    pre, n, post = _split(x, axis)
-    xc = np.ascontiguousarray(x).reshape((pre, n, post))
-    out = np.empty((pre, n, post))
-    for a in range(pre):
-        for b in range(post):
-            acc = 1.0
-            for j in range(n):
-                out[a, j, b] = acc
-                acc *= xc[a, j, b]
-            acc = 1.0
-            for j in range(n - 1, -1, -1):
-                out[a, j, b] *= acc
-                acc *= xc[a, j, b]
-    return out.reshape(x.shape)
-
-
-@jit
-def cumsum_axis(x, axis):
-    """``np.cumsum(x, axis)`` (Numba's np.cumsum takes no axis)."""
-    pre, n, post = _split(x, axis)
-    xc = np.ascontiguousarray(x).reshape((pre, n, post))
-    out = np.empty((pre, n, post), dtype=xc.dtype)
-    for a in range(pre):
-        for b in range(post):
-            acc = xc[a, 0, b] - xc[a, 0, b]
-            for j in range(n):
-                acc += xc[a, j, b]
-                out[a, j, b] = acc
-    return out.reshape(x.shape)
-
-
-def __getattr__(name):
-    """``_rt.<name>`` of a ufunc of `_UFUNCS`: made now, kept as a global. Of an elementwise
-    primitive written as ``np.<name>`` with no loop here: NumPy's function (Numba compiles it
-    in place)."""
-    if name in _UFUNCS:
-        ufunc = globals()[name] = vectorize(_UFUNCS[name])
-        return ufunc
-    if lowering.lowered_by_default(name) and primitives.PRIMITIVES[name].elementwise:
-        return getattr(np, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+from jitgrad.backend.numba.runtime_linalg import (  # noqa: F401 - re-exported
+    USES_SCIPY,
+    cholesky,
+    det,
+    dot,
+    inv,
+    logabsdet,
+    matmul,
+    signdet,
+    solve,
+)
+from jitgrad.backend.numba.runtime_loops import (  # noqa: F401 - re-exported
+    grow,
+    larger,
+    nonnegative,
+    reserve,
+    same_size,
+    trip_count,
+)
+from jitgrad.backend.numba.runtime_parallel import (  # noqa: F401 - re-exported
+    chunk_count,
+    limit_threads,
+    put_part,
+    set_chunksize,
+    set_threads,
+)
+from jitgrad.backend.numba.runtime_reduce import (  # noqa: F401 - re-exported
+    broadcast_like,
+    choose_share,
+    choose_share_all,
+    cumprod_grad,
+    cumprod_jvp,
+    cumsum_axis,
+    max_axis,
+    min_axis,
+    nonempty,
+    prod_axis,
+    prod_others,
+    prod_others_axis,
+    prod_others_jvp,
+    spread,
+    sum_axis,
+    sum_to,
+)
+
+_CALLS = re.compile(r"\b_rt\.(\w+)\(")
+
+
+def bind_ufuncs(source: str) -> None:
+    """Bind here, as ``_rt.<name>``, each ufunc of `UFUNC_SCALARS` (erf, the gamma family) that
+    the generated module ``source`` calls, made on its first use (`runtime_elementwise.ufunc`:
+    milliseconds each, and few gradients call any). The backend's `load` calls this before it
+    runs and compiles the module, so every name the module calls on ``_rt`` is bound by then."""
+    for name in sorted(set(_CALLS.findall(source)) & UFUNC_SCALARS.keys()):
+        globals()[name] = ufunc(name)

@@ -2,7 +2,10 @@
 by `runtime`): the positions a gather or scatter touches, checked as NumPy checks them (an
 index out of bounds raises IndexError, a mask of another shape IndexError, index arrays of
 different lengths ValueError; Numba itself checks nothing), and the scatter-adds of gathers'
-adjoints. Compiled with `compile.jit`, once per machine.
+adjoints. Compiled with `compile.jit`, once per machine. Why the backend has its own: the
+primitives' implementations (`prims.indexing`) are NumPy's vectorised forms for the interpreter
+(``np.add.at``, ``np.flatnonzero``, ``np.ravel_multi_index``), and Numba does not check the
+entries of an index array; these loops read the same positions and raise NumPy's errors.
 """
 
 from __future__ import annotations

@@ -1,0 +1,290 @@
+"""Elementwise primitives on arrays for generated code (``_rt.<name>``, re-exported by
+`runtime`): generated code calls an elementwise primitive with an array operand as
+``_rt.<name>`` (`emit._Writer.primitive_eqn`), and every elementwise primitive of
+`prims.elementwise` has one here, of one of three kinds:
+
+* a small compiled function (most): NumPy's function or operator, compiled once per machine
+  and argument types (`compile.jit`, Numba's disk cache), so a new gradient's compile time is
+  spent on calls, not on re-deriving the same array kernels; `tie_share` is the primitive's own
+  function, compiled;
+* NumPy's ufunc itself, which Numba compiles in place (`NUMPY_AS_IS`);
+* a Numba ufunc of the primitive's own scalar function (erf and the gamma family,
+  `UFUNC_SCALARS`), made on first use (`ufunc`): making one costs milliseconds, and few
+  gradients call any. `runtime.bind_ufuncs` binds those a generated module calls before it is
+  compiled.
+
+The one numeric routine of the backend's own here is `tanh_scalar` (Cephes' tanh in compiled
+code, where the interpreter runs NumPy's: the comment above it says why). Takes numbers and
+arrays of any rank and layout; guarantees NumPy's results, but for tanh's (within 1.34 ulp of
+the exact value).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from jitgrad.backend.numba.compile import jit, vectorize
+from jitgrad.prims import elementwise
+
+# One small compiled function per elementwise primitive, called for array operands (see above).
+
+@jit
+def neg(x):
+    return -x
+
+@jit
+def exp(x):
+    return np.exp(x)
+
+@jit
+def log(x):
+    return np.log(x)
+
+@jit
+def log1p(x):
+    return np.log1p(x)
+
+@jit
+def expm1(x):
+    return np.expm1(x)
+
+@jit
+def sqrt(x):
+    return np.sqrt(x)
+
+@jit
+def sin(x):
+    return np.sin(x)
+
+@jit
+def cos(x):
+    return np.cos(x)
+
+@jit
+def tan(x):
+    return np.tan(x)
+
+# tanh: Cephes' rational approximation (S. L. Moshier's Cephes library, tanh.c, as in SciPy's
+# cephes) for |x| < 0.625 and 1 - 2/(exp(2|x|) + 1) above, instead of libm's tanh (glibc computes
+# it from expm1). Measured against long-double tanh on 3.7e7 points of [-20, 20] (and tiny
+# arguments down to 1e-300; `bench/tanh_ulp.py`): at most 1.34 ulp from the exact value, where
+# glibc's tanh is at most 2.19 ulp; about half libm's latency in a recurrence like bench's rnn
+# (issue #26). Generated code calls `tanh_scalar` on numbers, `tanh` on arrays
+# (`lowering.LOWER["tanh"]`).
+_TANH_P = (-9.64399179425052238628e-1, -9.92877231001918586564e1, -1.61468768441708447952e3)
+_TANH_Q = (1.12811678491632931402e2, 2.23548839060100448583e3, 4.84406305325125486048e3)
+
+
+@jit
+def tanh_scalar(x):
+    a = abs(x)
+    if a < 0.625:
+        z = a * a
+        r = a + a * z * (((_TANH_P[0] * z + _TANH_P[1]) * z + _TANH_P[2])
+                         / (((z + _TANH_Q[0]) * z + _TANH_Q[1]) * z + _TANH_Q[2]))
+    elif a > 22.0:  # 1 - tanh(22) < 1e-19: rounds to 1
+        r = 1.0
+    else:  # also NaN
+        r = 1.0 - 2.0 / (math.exp(2.0 * a) + 1.0)
+    return math.copysign(r, x)  # odd, and tanh(-0.0) = -0.0
+
+
+@jit
+def tanh(x):
+    """`tanh_scalar` of each entry of an array (any rank and layout). Vectorised, LLVM may
+    evaluate both branches for every entry: the results are right, but inf sets the CPU's
+    "invalid" flag, which only a NumPy ufunc would report (this is not one)."""
+    out = np.empty(x.shape)
+    for i, v in np.ndenumerate(x):
+        out[i] = tanh_scalar(v)
+    return out
+
+@jit
+def arctan(x):
+    return np.arctan(x)
+
+@jit
+def arcsin(x):
+    return np.arcsin(x)
+
+@jit
+def arccos(x):
+    return np.arccos(x)
+
+@jit
+def sinh(x):
+    return np.sinh(x)
+
+@jit
+def cosh(x):
+    return np.cosh(x)
+
+@jit
+def arcsinh(x):
+    return np.arcsinh(x)
+
+@jit
+def arccosh(x):
+    return np.arccosh(x)
+
+@jit
+def arctanh(x):
+    return np.arctanh(x)
+
+@jit
+def square(x):
+    return x * x
+
+@jit
+def abs(x):
+    return np.abs(x)
+
+@jit
+def sign(x):
+    return np.sign(x)
+
+@jit
+def floor(x):
+    return np.floor(x)
+
+@jit
+def ceil(x):
+    return np.ceil(x)
+
+@jit
+def isnan(x):
+    return np.isnan(x)
+
+@jit
+def logical_not(x):
+    return np.logical_not(x)
+
+@jit
+def add(x, y):
+    return x + y
+
+@jit
+def sub(x, y):
+    return x - y
+
+@jit
+def mul(x, y):
+    return x * y
+
+@jit
+def div(x, y):
+    return x / y
+
+@jit
+def pow(x, y):
+    return x ** y
+
+@jit
+def floordiv(x, y):
+    return x // y
+
+@jit
+def mod(x, y):
+    return x % y
+
+@jit
+def lt(x, y):
+    return x < y
+
+@jit
+def le(x, y):
+    return x <= y
+
+@jit
+def gt(x, y):
+    return x > y
+
+@jit
+def ge(x, y):
+    return x >= y
+
+@jit
+def eq(x, y):
+    return x == y
+
+@jit
+def ne(x, y):
+    return x != y
+
+@jit
+def logical_and(x, y):
+    return np.logical_and(x, y)
+
+@jit
+def logical_or(x, y):
+    return np.logical_or(x, y)
+
+@jit
+def maximum(x, y):
+    return np.maximum(x, y)
+
+@jit
+def minimum(x, y):
+    return np.minimum(x, y)
+
+# the primitive's own function (`prims.elementwise.tie_share_impl`), compiled
+tie_share = jit(elementwise.tie_share_impl)
+
+
+@jit
+def where(c, x, y):
+    return np.where(c, x, y)
+
+
+@jit
+def isfinite(x):
+    return np.isfinite(x)
+
+@jit
+def cbrt(x):
+    return np.cbrt(x)
+
+@jit
+def arctan2(x, y):
+    return np.arctan2(x, y)
+
+@jit
+def hypot(x, y):
+    return np.hypot(x, y)
+
+@jit
+def logaddexp(x, y):
+    return np.logaddexp(x, y)
+
+@jit
+def logaddexp2(x, y):
+    return np.logaddexp2(x, y)
+
+@jit
+def copysign(x, y):
+    return np.copysign(x, y)
+
+
+# Elementwise primitives whose array form is NumPy's ufunc itself, compiled by Numba in place.
+NUMPY_AS_IS = ("rint", "trunc", "isinf")
+rint, trunc, isinf = np.rint, np.trunc, np.isinf
+
+# Elementwise primitives with no NumPy function (NumPy has no erf, Numba compiles no
+# scipy.special): the primitive's scalar function (`prims.elementwise`), as a Numba ufunc.
+UFUNC_SCALARS = {"erf": elementwise.erf_scalar, "erfc": elementwise.erfc_scalar,
+                 "gammaln": elementwise.lgamma_scalar, "gamma": elementwise.gamma_scalar,
+                 "digamma": elementwise.digamma_scalar, "trigamma": elementwise.trigamma_scalar,
+                 "tetragamma": elementwise.tetragamma_scalar}
+_MADE: dict = {}
+
+
+def ufunc(name: str):
+    """The Numba ufunc of `UFUNC_SCALARS` ``[name]`` (scalars and arrays, entry by entry), made
+    at the first call and the same object after (`compile.vectorize`: compiled for an argument
+    type on its first use, and cached on disk)."""
+    made = _MADE.get(name)
+    if made is None:
+        made = _MADE.setdefault(name, vectorize(UFUNC_SCALARS[name]))
+    return made
