@@ -172,9 +172,10 @@ class GradFunction:
                                    "without aux, and compute aux on its own")
         fn_ir, _ = pipeline.build_graph(self.src, types, () if args is None else (args,))
         try:
-            return compose.gradient_trace(fn_ir, self.convention.flat_wrt(types),
-                                          self.with_value, self.wrt_tuple,
-                                          dataclasses.replace(self.settings, parallel=False))
+            return compose.gradient_trace(
+                fn_ir, self.convention.flat_wrt(types), self.with_value, self.wrt_tuple,
+                dataclasses.replace(self.settings, parallel=False),
+                lambda flat: pytree.regroup(types, self.wrt, flat))
         except NotReversible:  # it calls a transform: forward mode, as its calls take
             return self._by_forward_mode().jitgrad_trace(types, args)
 

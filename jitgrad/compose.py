@@ -42,7 +42,7 @@ from jitgrad.core.ir import (
     graft,
     names_in,
 )
-from jitgrad.core.types import Type
+from jitgrad.core.types import SeqType, Type
 from jitgrad.frontend.parse import FunctionSource, resolve_wrt
 
 
@@ -125,12 +125,15 @@ def trace_gradient(fn, positions: list[int], types: tuple, args: tuple) -> Trace
 
 
 def gradient_trace(fn_ir, wrt: list[int], with_value: bool, wrt_tuple: bool,
-                   settings=pipeline.DEFAULT) -> Traced:
-    """A built graph's gradient as a `Traced` (what `GradFunction.jitgrad_trace` gives)."""
+                   settings=pipeline.DEFAULT, regroup=list) -> Traced:
+    """A built graph's gradient as a `Traced` (what `GradFunction.jitgrad_trace` gives).
+    ``wrt``: the flat positions differentiated; ``regroup``: one gradient per ``wrt``
+    argument from the flat ones (a tree argument's as its tree)."""
     params, body, returns = pipeline.gradient_kernel(fn_ir, list(wrt), settings)
 
     def grads(values):
-        return tuple(values) if wrt_tuple else values[0]
+        per_argument = regroup(list(values))
+        return tuple(per_argument) if wrt_tuple else per_argument[0]
 
     if with_value:
         return Traced(params, body, returns, fn_ir, lambda v: (v[0], grads(v[1:])))
@@ -257,25 +260,34 @@ def is_float(a) -> bool:
                                                     and a.dtype.kind == "f")
 
 
-def jacobians_forward(fn, positions: list[int], args) -> tuple:
+def jacobians_forward(fn, positions: list[int], args, leafwise: bool = False) -> tuple:
     """``(values, jacobians)``: ``fn``'s traced values at ``args``, and for each of them the
     Jacobians with respect to the arguments at ``positions`` (``jacobians[r][n]`` has shape
     ``values[r].shape + args[positions[n]].shape``): one tangent pass per argument entry.
-    Tree arguments are refused (``positions`` are argument positions, the kernel's seeds are
-    leaves)."""
+    ``leafwise``: tree arguments are taken, and ``n`` counts the float leaves of the arguments
+    at ``positions`` (`seed_positions` order; `pytree.regroup` rebuilds their trees);
+    otherwise a tree argument is refused."""
     fk = forward_kernels(fn)
     trees = [n for n, a in zip(fk.param_names, args) if pytree.is_tree(a) and
              not isinstance(a, (str, type(None)))]
-    if trees:
+    if trees and not leafwise:
         raise SignatureError(f"forward mode over {fk.qualname} does not take tree arguments "
                              f"yet ({trees[0]!r}): pass its leaves as arguments of their own")
-    k = fk.kernel(tuple(plain(a) for a in args), leaf_seeds(args, positions), "jvp")
-    flat = leaves_of(args)
-    zeros = [np.zeros(np.shape(args[j])) if np.ndim(args[j]) else 0.0 for j in positions]
+    args = tuple(plain(a) for a in args)
+    seeds = seed_positions(fk.types(args), positions)
+    k = fk.kernel(args, seeds, "jvp")
+    flat = [plain(a) for a in pytree.leaves(args)]
+    return _columns(k, flat, [flat[s] for s in seeds])
+
+
+def _columns(k, flat: list, xs: list) -> tuple:
+    """The kernel ``k``'s values and their Jacobians with respect to the seeded leaves ``xs``
+    (one tangent pass per entry)."""
+    zeros = [np.zeros(np.shape(x)) if np.ndim(x) else 0.0 for x in xs]
     values = None
     jacs = None
-    for n, j in enumerate(positions):
-        shape = np.shape(args[j])
+    for n, x in enumerate(xs):
+        shape = np.shape(x)
         basis = np.zeros(shape)
         for i in np.ndindex(*shape):
             basis[i] = 1.0
@@ -284,12 +296,24 @@ def jacobians_forward(fn, positions: list[int], args) -> tuple:
             out = k.entry(*flat, *ts)
             if values is None:
                 values = list(out[:k.n_values])
-                jacs = [[np.zeros(np.shape(v) + np.shape(args[p])) for p in positions]
-                        for v in values]
+                jacs = [[np.zeros(np.shape(v) + np.shape(xp)) for xp in xs] for v in values]
             for r in range(k.n_values):
                 jacs[r][n][(...,) + i] = out[k.n_values + r]
             basis[i] = 0.0
     return values, jacs, k
+
+
+def seed_positions(types, positions) -> tuple:
+    """The flat positions (among every argument's leaves) of what is differentiated: an
+    argument at ``positions``, or each float leaf of a tree argument there (its integer and
+    bool leaves are not)."""
+    seeds, n = [], 0
+    for k, t in enumerate(types):
+        if k in positions:
+            floats = pytree.float_leaf_positions([t], [0])
+            seeds += [n + j for j in floats] if isinstance(t, SeqType) else [n]
+        n += pytree.n_leaves(t)
+    return tuple(seeds)
 
 
 def leaf_seeds(args, positions) -> tuple:
@@ -335,7 +359,7 @@ class NestedGrad:
 
     def _check(self, args) -> None:
         for k in self.wrt:
-            if not is_float(args[k]):
+            if not is_float(args[k]) and not isinstance(args[k], (dict, tuple, list)):
                 raise SignatureError(f"cannot differentiate with respect to argument "
                                      f"{self.param_names[k]!r}: it is not a float or a float "
                                      "array")
@@ -345,15 +369,19 @@ class NestedGrad:
         args = bind_arguments(inspect.signature(source_of(self.fn).fn), self.param_names,
                               repr(self), args, kwargs)
         self._check(args)
-        values, jacs, k = jacobians_forward(self.fn, self.wrt, args)
+        values, jacs, k = jacobians_forward(self.fn, self.wrt, args, leafwise=True)
         if k.n_values != 1 or np.ndim(values[0]) != 0:
             raise SignatureError(
                 f"grad needs a function that returns one float; {self.fn!r} returns "
                 + (f"{k.n_values} values" if k.n_values != 1
                    else f"an array of shape {np.shape(values[0])}")
                 + ": use jitgrad.jacobian for the derivative of an array")
-        gs = tuple(like(as_result(j), args[p]) for j, p in zip(jacs[0], self.wrt))
-        g = gs if self.wrt_tuple else gs[0]
+        types = forward_kernels(self.fn).types(tuple(plain(a) for a in args))
+        leaves = pytree.leaves(tuple(args))
+        seeds = seed_positions(types, self.wrt)
+        gs = pytree.regroup(types, self.wrt, [like(as_result(j), leaves[s])
+                                              for j, s in zip(jacs[0], seeds)])
+        g = tuple(gs) if self.wrt_tuple else gs[0]
         return (as_result(values[0]), g) if self.with_value else g
 
     def jitgrad_trace(self, types: tuple, args: tuple) -> Traced:
@@ -440,6 +468,7 @@ __all__ = [
     "leaf_seeds",
     "leaves_of",
     "param_names",
+    "seed_positions",
     "trace",
     "trace_gradient",
 ]

@@ -30,6 +30,7 @@ from jitgrad.compose import (
     like,
     plain,
     qualname,
+    seed_positions,
 )
 from jitgrad.core import pytree
 from jitgrad.core.errors import SignatureError, api_boundary
@@ -121,15 +122,8 @@ class HVPFunction:
         return self.t.kernel(args, self.seeds(args), kind)
 
     def seeds(self, args) -> tuple:
-        """The flat positions of what is differentiated: an argument at ``wrt``, or each float
-        leaf of a tree argument there (its integer and bool leaves are not)."""
-        types, seeds, n = self.t.types(args), [], 0
-        for k, t in enumerate(types):
-            if k in self.positions:
-                floats = pytree.float_leaf_positions([t], [0])
-                seeds += [n + j for j in floats] if isinstance(t, SeqType) else [n]
-            n += pytree.n_leaves(t)
-        return tuple(seeds)
+        """The flat positions differentiated (`compose.seed_positions`)."""
+        return seed_positions(self.t.types(args), self.positions)
 
     def _tangents(self, args, v) -> list:
         """The tangent arguments for ``v`` (one per seed: `seeds`)."""

@@ -247,3 +247,34 @@ def test_second_order_of_a_tree_against_jax():
         np.testing.assert_allclose(got[0][a][1], want[0][a][1], rtol=1e-12, atol=1e-13)
         np.testing.assert_allclose(got[1][0][a], want[1][0][a], rtol=1e-12, atol=1e-13)
     np.testing.assert_allclose(got[1][1], want[1][1], rtol=1e-12, atol=1e-13)
+
+
+TREE_GRAD = jitgrad.grad(tree_loss)
+
+
+def gradient_norm(q, x):
+    d = TREE_GRAD(q, x)
+    return np.sum(d["w"] ** 2) + np.sum(d["b"] ** 2) + d["s"] ** 2
+
+
+def gradient_norm_by_hand(q, x):
+    """``gradient_norm`` with the inner gradient written out (the oracle's path)."""
+    h = np.tanh(x @ q["w"] + q["b"])
+    dz = 2.0 * h * (1.0 - h ** 2) * q["s"]
+    dw, db, ds = x.T @ dz, dz.sum(axis=0), np.sum(h ** 2)
+    return np.sum(dw ** 2) + np.sum(db ** 2) + ds ** 2
+
+
+def test_grad_of_a_function_that_takes_a_tree_gradient():
+    """grad of a function that calls grad on a dict of parameters (grad of grad): forward mode
+    over the inner gradient's trace, leaf by leaf, against central differences of the same
+    function with its inner gradient written by hand."""
+    x = np.random.default_rng(7).normal(size=(4, 3))
+    got = jitgrad.grad(gradient_norm)(P_TREE, x)
+    assert gradient_norm(P_TREE, x) == pytest.approx(gradient_norm_by_hand(P_TREE, x), rel=1e-12)
+    assert got["n"] is None
+    for leaf in ("w", "b", "s"):
+        def f(v, leaf=leaf):
+            return gradient_norm_by_hand({**P_TREE, leaf: v}, x)
+        np.testing.assert_allclose(got[leaf], numeric_grad(f, (P_TREE[leaf],), 0), rtol=1e-6,
+                                   atol=1e-8)

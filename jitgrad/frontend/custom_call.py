@@ -10,9 +10,10 @@ primitive says ``custom_rule=True``: the reverse transform applies the rule
 
 from __future__ import annotations
 
+from jitgrad.core import pytree
 from jitgrad.core.errors import JitgradError, UnsupportedError
 from jitgrad.core.ir import Const, Var, graft
-from jitgrad.core.types import type_of_value
+from jitgrad.core.types import SeqType, type_of_value
 from jitgrad.frontend.parse import unwrap
 from jitgrad.lang.symbolic import Sym, record
 from jitgrad.prims import primitives
@@ -80,6 +81,25 @@ def is_traceable(fn) -> bool:
         getattr(fn, "jitgrad_trace", None))
 
 
+def _tree_type(a, what: str, fn, loc):
+    """The type of an argument of a transform called inside a function: a number or array,
+    or a dict, tuple or list of them (a tree, `core.pytree`, whose leaves the trace takes in
+    their flat order)."""
+    if isinstance(a, Sym):
+        return a.type
+    if isinstance(a, (bool, int, float)):
+        return type_of_value(a, what)
+    if isinstance(a, dict) and all(isinstance(k, str) for k in a):
+        keys = sorted(a)
+        return SeqType(tuple(_tree_type(a[k], f"entry {k!r} of {what}", fn, loc) for k in keys),
+                       "dict", tuple(keys))
+    if isinstance(a, (tuple, list)):
+        return SeqType(tuple(_tree_type(v, f"item {j} of {what}", fn, loc)
+                             for j, v in enumerate(a)), type(a).__name__)
+    raise UnsupportedError(f"{fn!r} called inside a function takes numbers, arrays and dicts, "
+                           f"tuples and lists of them ({what} is a {type(a).__name__})", loc)
+
+
 def build_transform_call(builder, fn, args, kwargs, node):
     """Build a call of a jitgrad transform (``jitgrad.grad(g)(x)``): its trace for the
     arguments' types, grafted into the graph in place (`ir.graft`), its parameters replaced by
@@ -90,15 +110,7 @@ def build_transform_call(builder, fn, args, kwargs, node):
     if kwargs or len(args) != len(names):
         raise UnsupportedError(f"call {fn!r} with its {len(names)} arguments by position "
                                f"({', '.join(names)})", loc)
-    types = []
-    for name, a in zip(names, args):
-        if isinstance(a, Sym):
-            types.append(a.type)
-        elif isinstance(a, (bool, int, float)):
-            types.append(type_of_value(a, f"argument {name!r}"))
-        else:
-            raise UnsupportedError(f"{fn!r} called inside a function takes numbers and arrays "
-                                   f"(argument {name!r} is a {type(a).__name__})", loc)
+    types = [_tree_type(a, f"argument {name!r}", fn, loc) for name, a in zip(names, args)]
     try:
         t = fn.jitgrad_trace(tuple(types), None)
     except JitgradError as e:
@@ -108,7 +120,7 @@ def build_transform_call(builder, fn, args, kwargs, node):
                                f"{t.fn_ir.written_params[0][1]!r}: called inside a "
                                "differentiated function, it cannot be", loc)
     gb = builder.gb
-    atoms = [a.atom if isinstance(a, Sym) else Const(a) for a in args]
+    atoms = [a.atom if isinstance(a, Sym) else Const(a) for a in pytree.leaves(tuple(args))]
     returns = graft(t.body, t.returns, t.params, atoms, gb.namer)
     gb.block.stmts += t.body.stmts
     gb.grafted.append(f"{fn!r} (called at {loc.short()})")
