@@ -393,7 +393,7 @@ class _RowReading:
         elif prim == "size":
             if rows:
                 self.counts.add(out)
-        elif prim in ("sum", "max", "min", "prod", "argmax", "argmin"):
+        elif ops.flags(prim).reduction and prim != "prod_axis":  # (np.prod(x, axis): not followed)
             x = e.ins[0]
             axis = e.params.get("axis")
             if x in self.rows:
@@ -437,9 +437,10 @@ class _RowReading:
             if len(axes) == 1 and out.type.ndim:
                 self.rows[out] = axes.pop()
             return
-        if counts and out.type.ndim == 0 and prim in ("add", "sub", "mul", "neg", "cast",
-                                                      "copy", "maximum", "minimum"):
-            self.counts.add(out)
+        flags = ops.flags(prim)
+        if counts and out.type.ndim == 0 and (flags.counting or flags.linear
+                                              or flags.extreme is not None):
+            self.counts.add(out)  # integer arithmetic, a copy or cast, the larger or smaller
 
     def _of_sum(self, e, sums, where) -> None:
         """``e`` takes a sum over rows: it is one too, or a finding, or unknown."""
@@ -449,7 +450,7 @@ class _RowReading:
         scaled = (prim == "mul" and len(sums) == 1 or prim == "div" and e.ins[0] in sums)
         if ops.flags(prim).linear or scaled and plain:
             self.sums.add(out)
-        elif prim in ("add", "sub"):
+        elif ops.flags(prim).additive:
             if all(a in self.sums or a in self.counts for a in e.ins):
                 self.sums.add(out)
             elif plain and not all(isinstance(a, ir.Const) and a.value == 0 for a in others):

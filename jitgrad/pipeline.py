@@ -22,12 +22,13 @@ import dataclasses
 import numpy as np
 
 from jitgrad.backend import numba as numba_backend
-from jitgrad.core import ir, pytree
+from jitgrad.core import ir, ops, pytree
 from jitgrad.core.errors import NotReversible, SignatureError, UnsupportedError, instead
 from jitgrad.core.ir import Gradient
 from jitgrad.core.settings import DEFAULT, Settings
 from jitgrad.frontend.build import build
 from jitgrad.frontend.parse import FunctionSource
+from jitgrad.prims.primitives import PRIMITIVES
 from jitgrad.transforms import checkpoint, optimise, parallel, recompute, reverse, saving
 from jitgrad.transforms.forward import tangents
 from jitgrad.transforms.optimise import (
@@ -211,16 +212,18 @@ def flatten(args) -> list:
 
 
 def sizes_hold(fn: ir.Function, args) -> bool:
-    """Whether ``args`` meet the size assumptions of ``fn``: the ``same_size`` checks (on
-    ``shape_dim`` reads of the arguments) that open its body, evaluated here in Python."""
+    """Whether ``args`` meet the size assumptions of ``fn``: the checks (``checks_sizes``, on
+    reads of the arguments' sizes, ``reads_size``) that open its body, evaluated here in
+    Python."""
     args = flatten(args)  # a tree's leaves in its place, as the parameters are
     value = {p: a for p, a in zip(fn.params, args)}
     for s in fn.body.stmts:
-        if not isinstance(s, ir.Eqn) or s.prim not in ("shape_dim", "same_size"):
+        flags = ops.flags(s.prim) if isinstance(s, ir.Eqn) else ops.NONE
+        if not (flags.reads_size or flags.checks_sizes):
             break
         ins = [value[a] if isinstance(a, ir.Var) else a.value for a in s.ins]
-        if s.prim == "shape_dim":
-            value[s.outs[0]] = np.shape(ins[0])[s.params["axis"]]
+        if flags.reads_size:
+            value[s.outs[0]] = PRIMITIVES[s.prim](*ins, **s.params)
         elif ins[0] != ins[1]:
             return False
     return True

@@ -20,7 +20,7 @@ import inspect
 import numpy as np
 
 from jitgrad import compose, pipeline
-from jitgrad.core import pytree
+from jitgrad.core import ops, pytree
 from jitgrad.core.errors import NotReversible, SignatureError, UnsupportedError, api_boundary
 from jitgrad.core.ir import Const, Eqn, Var, dims_of, format_function, walk
 from jitgrad.core.types import Type
@@ -130,9 +130,9 @@ def _result_size(fn_ir, args) -> int | None:
         return int(np.prod([t if isinstance(t, int) else sizes[t] for t in r.dims]))
     value = {p: a for p, a in zip(fn_ir.params, args)}
     for s in walk(fn_ir.body):
-        if isinstance(s, Eqn) and s.outs and s.outs[0] is r.root and s.prim in (
-                "zeros", "ones", "empty", "full"):
-            dims = s.ins[1:] if s.prim == "full" else s.ins
+        flags = ops.flags(s.prim) if isinstance(s, Eqn) else ops.NONE
+        if flags.allocates and flags.sizes_from is not None and s.outs and s.outs[0] is r.root:
+            dims = s.ins[flags.sizes_from:]
             if all(isinstance(d, Const) or (d in value and np.ndim(value[d]) == 0)
                    for d in dims):
                 return int(np.prod([d.value if isinstance(d, Const) else value[d]

@@ -1,4 +1,4 @@
-"""The package's import structure, read from its source (nothing is imported): the layer contract.
+"""The package's structure, read from its source: the layer contract, and flags, not name lists.
 
 jitgrad is layered (README, "How it works"). A module imports only from its own layer or the
 layers below it; `transforms` and `backend` sit side by side and never import each other; the
@@ -6,6 +6,11 @@ Numba backend sees only `core` and `prims`; the tape (an independent oracle: eve
 the `jitgrad.tape` package, in the api layer) sees only `core`, `prims`, `lang` and its own
 modules. No import cycle, and no private name (``_x``) taken from another module.
 Function-level imports count: they hide a dependency, they do not remove it.
+
+What a pass needs to know about an operation is a flag on the operation's row (`core.ops`),
+declared where the operation is: no module outside `jitgrad.prims` and `jitgrad.core.ops` keeps
+a literal list of operation names (`SPELLING_TABLES` excepted). Nothing is imported but the
+table of operations, for their names.
 """
 
 from __future__ import annotations
@@ -188,6 +193,50 @@ def test_every_module_is_in_a_layer():
         layer_of(m)
 
 
+# Modules that may hold a literal list of operation names, and why: a table of how user code
+# spells operations, not a property of them that a pass keeps.
+SPELLING_TABLES = {
+    "jitgrad.lang.numpy_api": "the NumPy functions (np.exp, np.log, ...) handled as the unary "
+                              "primitive of the same name",
+}
+
+
+def declares_operations(module: str) -> bool:
+    """Where operations and their flags are declared: the primitives' rows, `core.ops`."""
+    return inside(module, "jitgrad.prims") or module == "jitgrad.core.ops"
+
+
+def operation_names() -> set[str]:
+    """Every primitive's and internal operation's name (importing `prims.primitives` declares
+    them all)."""
+    import jitgrad.prims.primitives  # noqa: F401  (fills the tables)
+    from jitgrad.core.ops import FLAGS
+    from jitgrad.prims.primitive import PRIMITIVES
+    return set(PRIMITIVES) | set(FLAGS)
+
+
+def name_lists(tree: ast.Module, names: set[str]) -> list[int]:
+    """The lines of the tuple, list and set literals in ``tree`` of two or more strings, all of
+    them in ``names``."""
+    return sorted(node.lineno for node in ast.walk(tree)
+                  if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and len(node.elts) >= 2
+                  and all(isinstance(e, ast.Constant) and isinstance(e.value, str)
+                          and e.value in names for e in node.elts))
+
+
+def test_passes_ask_flags_not_name_lists():
+    """A property of operations is a flag declared on their rows, which every pass asks
+    (``ops.flags(name)``): a pass's own list of names would be a second place for it, which a
+    new operation, or a change of the row, would miss."""
+    names = operation_names()
+    found = [f"{m}:{line}" for m, tree in modules().items()
+             if not declares_operations(m) and m not in SPELLING_TABLES
+             for line in name_lists(tree, names)]
+    assert not found, (f"literal lists of operation names outside jitgrad.prims and "
+                       f"jitgrad.core.ops (declare a flag on the rows, `core.ops.Flags`, and "
+                       f"ask it): {found}")
+
+
 def test_the_reader_sees_cycles_layers_and_private_imports():
     """The reader itself: a planted cycle, a planted import against the layers and a planted
     private import are found."""
@@ -367,3 +416,13 @@ def test_the_reader_sees_getattr_and_cost_constants():
                      "def __getattr__(name):\n    raise AttributeError(name)\n")
     assert cost_constants(tree) == ["X_COST", "WAKE_COST", "per_cost"]
     assert module_getattrs(tree) == [9]
+
+
+def test_the_reader_sees_name_lists():
+    """Tuples, lists and sets of two or more names are found; a single name, a dict, or a list
+    with another string in it are not."""
+    planted = ast.parse("if p in ('add', 'sub'):\n    x = ['add', 'x']\n    y = {'sub'}\n"
+                        "    z = {'add': 1, 'sub': 2}\n    w = ('sub', 'add')")
+    assert name_lists(planted, {"add", "sub"}) == [1, 5]
+    assert declares_operations("jitgrad.prims.alloc") and declares_operations("jitgrad.core.ops")
+    assert not declares_operations("jitgrad.core.ir")

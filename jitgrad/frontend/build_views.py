@@ -65,10 +65,11 @@ class Views:
 
     def read_through(self, view: Var, spec, idx):
         """An entry of the view ``view`` (fresh) read as the entry of its array: (array,
-        spec, operands), or None where the index does not name one entry or does not compose
-        (the view itself is read then). No view is then taken per entry read in a loop."""
+        spec, operands), or None where the index does not name one entry or does not compose,
+        or the view adds an axis (``expand_dims``; the view itself is read then). No view is
+        then taken per entry read in a loop."""
         base, prim, others, params = self.gb.view_of[view]
-        if prim not in ("getitem", "transpose") or sum(s != "i" for s in spec) or (
+        if prim == "expand_dims" or sum(s != "i" for s in spec) or (
                 len(spec) != view.type.ndim):
             return None
         composed = compose(prim, params, list(others), spec, list(idx), view.type.ndim, 0)

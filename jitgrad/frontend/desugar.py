@@ -27,7 +27,9 @@ import ast
 import copy
 import itertools
 
-REDUCERS = ("sum", "max", "min", "any", "all")
+# The builtins that fold a comprehension (`_loop_for`), and how: a running total, the extreme
+# so far, or a flag.
+REDUCERS = {"sum": "total", "max": "extreme", "min": "extreme", "any": "flag", "all": "flag"}
 # Statements whose ``value`` is evaluated once where they stand (a pass may put statements
 # before them); an ``if`` has its ``test``.
 ROOTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr)
@@ -179,22 +181,23 @@ def _loop_for(call: ast.Call, fresh) -> tuple[list, str]:
     """The statements computing ``call`` (a reduction of a comprehension) into a fresh name,
     and that name."""
     which, comp = call.func.id, call.args[0]
+    kind = REDUCERS[which]
     mapping = {}
     for g in comp.generators:
         for name in targets(g.target):
             mapping[name] = fresh(name.lstrip("_") or "v")
     rename = Rename(mapping)
     result = fresh(which)
-    count = fresh(which + "_n") if which in ("max", "min") else None
+    count = fresh(which + "_n") if kind == "extreme" else None
 
     def name(n, store=False):
         return ast.Name(n, ast.Store() if store else ast.Load())
 
     elt = rename.visit(comp.elt)
-    if which == "sum":
+    if kind == "total":
         inner = [ast.AugAssign(name(result, True), ast.Add(), elt)]
         first = [ast.Assign([name(result, True)], ast.Constant(0))]
-    elif which in ("max", "min"):
+    elif kind == "extreme":
         pick = ast.Call(ast.Name(which, ast.Load()), [name(result), copy.deepcopy(elt)], [])
         inner = [ast.If(ast.Compare(name(count), [ast.Eq()], [ast.Constant(0)]),
                         [ast.Assign([name(result, True)], elt)],
@@ -202,7 +205,7 @@ def _loop_for(call: ast.Call, fresh) -> tuple[list, str]:
                  ast.AugAssign(name(count, True), ast.Add(), ast.Constant(1))]
         first = [ast.Assign([name(result, True)], ast.Constant(0.0)),
                  ast.Assign([name(count, True)], ast.Constant(0))]
-    else:  # any, all: a flag
+    else:  # a flag: any, all
         test = elt if which == "any" else ast.UnaryOp(ast.Not(), elt)
         inner = [ast.If(test, [ast.Assign([name(result, True)],
                                           ast.Constant(which == "any"))], [])]

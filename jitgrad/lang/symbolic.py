@@ -22,6 +22,7 @@ import contextlib
 
 import numpy as np
 
+from jitgrad.core import ops
 from jitgrad.core.errors import Loc, UnsupportedError
 from jitgrad.core.ir import (
     Block,
@@ -67,9 +68,11 @@ class GraphBuilder:
         self.writes: dict[Var, int] = {}  # class root -> in-place writes so far
         self.stamp: dict[Var, int] = {}  # array var -> its class's writes when made
         self.views: set[Var] = set()  # views (slices, .T, reshapes)
-        # How each view was taken: view -> (base, primitive, other operands, params). A view
-        # read after a write into its array is taken again from the array's newer version, and
-        # a write through it becomes a write into the array (`frontend.build_views`).
+        # How each view was taken: view -> (base, primitive, other operands, params), for the
+        # views NumPy makes whatever the array's layout (basic indexing, .T, newaxis; not a
+        # reshape, `Flags.view_if_contiguous`). A view read after a write into its array is
+        # taken again from the array's newer version, and a write through it becomes a write
+        # into the array (`frontend.build_views`).
         self.view_of: dict[Var, tuple] = {}
         self.retaken: dict[tuple, Var] = {}  # (view, block) -> the view taken again there
         self.followed: set[Var] = set()  # versions whose newer version a view was taken from
@@ -191,7 +194,7 @@ class GraphBuilder:
         if out_type.ndim:
             if prim.flags.view and isinstance(atoms[0], Var):
                 self.views.add(out)
-                if prim.name in VIEW_PRIMS:
+                if not prim.flags.view_if_contiguous:  # a view whatever the layout: followed
                     self.view_of[out] = (atoms[0], prim.name, atoms[1:], dict(params))
             if (prim.flags.view or prim.name == "setitem") and isinstance(atoms[0], Var):
                 self.share_memory(out, atoms[0])
@@ -379,11 +382,6 @@ class GraphBuilder:
                 "first", self.loc)
 
 
-# Views followed to their array (`view_of`): basic indexing, .T and newaxis are views in NumPy
-# whatever the array's layout. A reshape is not followed (NumPy copies a non-contiguous array).
-VIEW_PRIMS = frozenset({"getitem", "transpose", "expand_dims"})
-
-
 class WritesArgument(Exception):
     """Internal: the function writes into the memory of argument ``param`` (under any name,
     in a callee, through a loop); `build.build` starts again, copying it on entry."""
@@ -415,7 +413,8 @@ def result_dims(prim, atoms, params, out_type) -> tuple | None:
     if prim.elementwise:
         return broadcast_dims(*(dims_of(a) for a in arrays)) if arrays else ()
     d = dims_of(atoms[0]) if atoms else ()
-    if name in ("sum", "max", "min", "prod_axis"):
+    flags = prim.flags
+    if flags.reduction and "keepdims" in params:  # (np.prod over all, argmax: not followed)
         axis, keep = params["axis"], params["keepdims"]
         if axis is None:
             return (1,) * len(d) if keep else ()
@@ -430,18 +429,14 @@ def result_dims(prim, atoms, params, out_type) -> tuple | None:
         return tuple(reversed(d)) if axes is None else tuple(d[k] for k in axes)
     if name == "expand_dims":
         return d[:params["axis"]] + (1,) + d[params["axis"]:]
-    if name in ("reshape", "zeros", "ones", "empty", "full"):
-        sizes = atoms[1:] if name in ("reshape", "full") else atoms
-        tokens = tuple(size_token(a) for a in sizes)
+    if flags.sizes_from is not None:
+        tokens = tuple(size_token(a) for a in atoms[flags.sizes_from:])
         return None if any(t is None for t in tokens) else tokens
     if name == "take_add":
         rows = size_token(atoms[2])
         return None if rows is None else (rows,) + dims_of(atoms[0])[1:]
-    if name in ("reshape_like", "broadcast_like", "sum_to_like", "spread"):
-        return dims_of(atoms[1])
-    if name in ("choose_share", "copy", "cast", "zeros_like", "ones_like", "setitem",
-                "prod_others_axis", "cumsum_axis"):
-        return d
+    if flags.same_shape_as is not None:
+        return dims_of(atoms[flags.same_shape_as])
     if name == "getitem":
         spec, out = params["index_spec"], []
         for k, item in enumerate(spec):
@@ -481,7 +476,7 @@ def _simplify(name: str, atoms):
             return b
         if _is(b, 1) and isinstance(a, Var) and a.type.kind == "f":
             return a
-    if name in ("add", "sub") and _is(b, 0) and isinstance(a, Var) and a.type.kind == "f":
+    if ops.flags(name).additive and _is(b, 0) and isinstance(a, Var) and a.type.kind == "f":
         return a
     if name == "add" and _is(a, 0) and isinstance(b, Var) and b.type.kind == "f":
         return b

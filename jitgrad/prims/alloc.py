@@ -32,22 +32,23 @@ def _alloc_type(kind):
 FROM_SIZES = {"differentiable": False, "zero_tangent": True, "allocates": True}
 
 zeros = primitive("zeros", lambda *dims, kind="f": np.zeros(tuple(int(d) for d in dims)),
-                  _alloc_type("f"), buffer=True, **FROM_SIZES)
+                  _alloc_type("f"), buffer=True, zero_filled=True, sizes_from=0, **FROM_SIZES)
 ones = primitive("ones", lambda *dims, kind="f": np.ones(tuple(int(d) for d in dims)),
-                 _alloc_type("f"), buffer=True, **FROM_SIZES)
+                 _alloc_type("f"), buffer=True, sizes_from=0, **FROM_SIZES)
 empty = primitive("empty", lambda *dims, kind="f": np.empty(tuple(int(d) for d in dims)),
-                  _alloc_type("f"), buffer=True, **FROM_SIZES)
+                  _alloc_type("f"), buffer=True, uninitialised=True, sizes_from=0, **FROM_SIZES)
 zeros_like = primitive("zeros_like", np.zeros_like, lambda ts, p: ts[0].with_kind("f"),
-                       buffer=True, shape_only={0}, **FROM_SIZES)
+                       buffer=True, zero_filled=True, shape_only={0}, same_shape_as=0,
+                       **FROM_SIZES)
 ones_like = primitive("ones_like", np.ones_like, lambda ts, p: ts[0].with_kind("f"),
-                      buffer=True, shape_only={0}, **FROM_SIZES)
+                      buffer=True, shape_only={0}, same_shape_as=0, **FROM_SIZES)
 arange = primitive("arange", lambda start, stop, step: np.arange(start, stop, step),
                    lambda ts, p: Type(promote_kinds("i", *(t.kind for t in ts)), 1),
                    **FROM_SIZES)
 eye = primitive("eye", lambda n: np.eye(int(n)), lambda ts, p: Type("f", 2), **FROM_SIZES)
 full = primitive("full", lambda v, *dims: np.full(tuple(int(d) for d in dims), v),
                  lambda ts, p: Type(ts[0].kind if ts[0].kind != "b" else "b", len(ts) - 1),
-                 allocates=True, buffer=True)
+                 allocates=True, buffer=True, sizes_from=1)
 
 defvjp("full", lambda g, ans, v, *dims: reductions.sum_all(g), *([None] * 8))
 defjvp("full", lambda t, ans, v, *dims: full(t, *dims), *([None] * 8))
@@ -61,7 +62,7 @@ def zero_like(x):
 # ----------------------------------------------------------------------------- from arrays
 
 copy = primitive("copy", lambda x: np.array(x, copy=True), same_type, allocates=True,
-                 buffer=True, linear=True)
+                 buffer=True, linear=True, same_value=True, same_shape_as=0)
 defvjp("copy", lambda g, ans, x: g)
 defjvp("copy", lambda t, ans, x: copy(t))
 

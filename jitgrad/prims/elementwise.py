@@ -213,9 +213,9 @@ defvjp("erfc", lambda g, ans, x: -(g * (np.exp(-(x * x)) * _TWO_OVER_SQRT_PI)))
 
 for _name in ("arctan2", "hypot", "logaddexp", "logaddexp2", "copysign"):
     _elementwise(_name, getattr(np, _name), **(COSTLY if _name != "copysign" else {}))
-_elementwise("add", np.add, _arith_no_bool)
-_elementwise("sub", np.subtract, _arith_no_bool)
-_elementwise("mul", np.multiply, _arith_no_bool)
+_elementwise("add", np.add, _arith_no_bool, additive=True, counting=True)
+_elementwise("sub", np.subtract, _arith_no_bool, additive=True, counting=True)
+_elementwise("mul", np.multiply, _arith_no_bool, counting=True)
 _elementwise("div", np.true_divide, _float_elementwise)
 _elementwise("pow", np.power, _arith_no_bool, **COSTLY)
 _elementwise("floordiv", np.floor_divide, _arith_no_bool, **PIECEWISE_CONSTANT)
@@ -225,8 +225,8 @@ for _name, _fn in (("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
     _elementwise(_name, _fn, _compare, differentiable=False)
 _elementwise("logical_and", np.logical_and, _compare, differentiable=False)
 _elementwise("logical_or", np.logical_or, _compare, differentiable=False)
-_elementwise("maximum", np.maximum, _arith_no_bool, nonlinear=True)
-_elementwise("minimum", np.minimum, _arith_no_bool, nonlinear=True)
+_elementwise("maximum", np.maximum, _arith_no_bool, nonlinear=True, extreme="max")
+_elementwise("minimum", np.minimum, _arith_no_bool, nonlinear=True, extreme="min")
 
 
 def tie_share_impl(x, y):
@@ -285,6 +285,7 @@ def _cast_impl(x, kind):
 
 
 # ``x.astype(kind)``, ``float(x)``, ``np.float64(x)``: linear in x.
-primitive("cast", _cast_impl, lambda ts, p: Type(p["kind"], ts[0].ndim), linear=True)
+primitive("cast", _cast_impl, lambda ts, p: Type(p["kind"], ts[0].ndim), linear=True,
+          recomputable=True, same_shape_as=0)
 defvjp("cast", lambda g, ans, x, kind: g)
 defjvp("cast", lambda t, ans, x, kind: t)

@@ -71,7 +71,7 @@ def _getitem_type(ts, p):
 # A full-array result of basic indexing is a view: callers that keep it get a copy only where
 # the analysis in reverse.py says the storage is written later.
 getitem = primitive("getitem", lambda x, *idx, index_spec: x[index_value(index_spec, idx)],
-                    _getitem_type, view=True, index_from=1)
+                    _getitem_type, view=True, index_from=1, recomputable=True)
 
 
 def _setitem_impl(x, v, *idx, index_spec):
@@ -83,12 +83,12 @@ def _setitem_impl(x, v, *idx, index_spec):
 # ``setitem`` returns the array it wrote into (same storage): ``y[i] = v`` becomes
 # ``y_1 = setitem(y, v, i)`` in the IR and ``y[i] = v`` in the generated source.
 setitem = primitive("setitem", _setitem_impl, lambda ts, p: ts[0],
-                    writes_into_first=True, effects=True, index_from=2)
+                    writes_into_first=True, effects=True, index_from=2, same_shape_as=0)
 
 # ``add_at`` is the adjoint of a read: ``g_x[idx] += v`` on an adjoint array jitgrad owns.
 add_at = primitive("add_at", lambda x, v, *idx, index_spec: np.add.at(
     x, index_value(index_spec, idx), v) or x, lambda ts, p: ts[0], differentiable=False,
-    writes_into_first=True, effects=True, accumulates=True, index_from=2)
+    writes_into_first=True, effects=True, accumulates=True, adds_into=True, index_from=2)
 
 
 def _getitem_vjp(g, ans, x, *idx, index_spec):

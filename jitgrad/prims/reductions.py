@@ -36,11 +36,13 @@ def _reduce_impl(fn):
 
 
 reduce_sum = primitive("sum", _reduce_impl(np.sum),
-                       lambda ts, p: _reduce_type(ts, dict(p, op="sum")))
+                       lambda ts, p: _reduce_type(ts, dict(p, op="sum")), reduction=True)
 reduce_max = primitive("max", _reduce_impl(np.max),
-                       lambda ts, p: _reduce_type(ts, dict(p, op="max")))
+                       lambda ts, p: _reduce_type(ts, dict(p, op="max")), reduction=True,
+                       extreme="max")
 reduce_min = primitive("min", _reduce_impl(np.min),
-                       lambda ts, p: _reduce_type(ts, dict(p, op="min")))
+                       lambda ts, p: _reduce_type(ts, dict(p, op="min")), reduction=True,
+                       extreme="min")
 
 
 def sum_all(x):
@@ -70,9 +72,10 @@ def _choose_share_impl(x, m, axis=None):
 # The adjoints of reductions. ``spread`` copies a reduced value back along ``axis`` (kept or
 # not in ``g``) to the shape of ``like``; ``choose_share`` weighs the entries of ``x`` equal to
 # their reduction ``m`` (a max or min), 1/count each, so tied maxima share the gradient.
-spread = primitive("spread", _spread_impl, lambda ts, p: Type("f", ts[1].ndim), shape_only={1})
+spread = primitive("spread", _spread_impl, lambda ts, p: Type("f", ts[1].ndim), shape_only={1},
+                   broadcasts=True, same_shape_as=1)
 choose_share = primitive("choose_share", _choose_share_impl, lambda ts, p: Type("f", ts[0].ndim),
-                         differentiable=False, zero_tangent=True)
+                         differentiable=False, zero_tangent=True, same_shape_as=0)
 
 
 def _chooser_vjp(g, ans, x, axis, keepdims):
@@ -137,15 +140,18 @@ def prod_others_jvp_loop(t, x):
 
 
 # prod over every axis; its adjoint needs the product of the others (not ans / x: zeros).
-reduce_prod = primitive("prod", lambda x: np.prod(x), lambda ts, p: Type(ts[0].kind, 0))
+reduce_prod = primitive("prod", lambda x: np.prod(x), lambda ts, p: Type(ts[0].kind, 0),
+                        reduction=True)
 prod_others = primitive("prod_others", _prod_others_impl, lambda ts, p: Type("f", ts[0].ndim),
                         differentiable=False)
 # The product along one axis, and each entry's product of the others along it (its adjoint).
 prod_axis = primitive("prod_axis",
                       lambda x, axis, keepdims: np.prod(x, axis=axis, keepdims=keepdims),
-                      lambda ts, p: Type(ts[0].kind, ts[0].ndim - (not p["keepdims"])))
+                      lambda ts, p: Type(ts[0].kind, ts[0].ndim - (not p["keepdims"])),
+                      reduction=True)
 prod_others_axis = primitive("prod_others_axis", _prod_others_axis_impl,
-                             lambda ts, p: Type("f", ts[0].ndim), differentiable=False)
+                             lambda ts, p: Type("f", ts[0].ndim), differentiable=False,
+                             same_shape_as=0)
 # Forward mode's rule for prod's adjoint: a loop of its own.
 prod_others_jvp = primitive("prod_others_jvp", prod_others_jvp_loop,
                             lambda ts, p: Type("f", ts[1].ndim), differentiable=False)
@@ -163,7 +169,8 @@ defjvp("prod_others_jvp", lambda t, ans, tx, x: prod_others_jvp(t, x),
 
 # The running sum along one axis (np.cumsum(x, axis=k); Numba has no axis argument).
 cumsum_axis = primitive("cumsum_axis", lambda x, axis: np.cumsum(x, axis=axis),
-                        lambda ts, p: Type("i" if ts[0].kind == "b" else ts[0].kind, ts[0].ndim))
+                        lambda ts, p: Type("i" if ts[0].kind == "b" else ts[0].kind, ts[0].ndim),
+                        same_shape_as=0)
 # Running sum of a vector (the adjoint is the running sum from the end).
 cumsum = primitive("cumsum", np.cumsum, lambda ts, p: Type(ts[0].kind, 1))
 
@@ -247,9 +254,9 @@ def _position_type(ts, p):
 
 
 argmax = primitive("argmax", lambda x, axis=None: np.argmax(x, axis=axis), _position_type,
-                   differentiable=False, zero_tangent=True)
+                   differentiable=False, zero_tangent=True, reduction=True)
 argmin = primitive("argmin", lambda x, axis=None: np.argmin(x, axis=axis), _position_type,
-                   differentiable=False, zero_tangent=True)
+                   differentiable=False, zero_tangent=True, reduction=True)
 # The order that sorts a vector, stably (ties keep their order, as NumPy's mergesort).
 argsort = primitive("argsort", lambda x: np.argsort(x, kind="mergesort"),
                     lambda ts, p: Type("i", 1), differentiable=False)

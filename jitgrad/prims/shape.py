@@ -30,9 +30,10 @@ def _reshape_type(ts, p):
 
 transpose = primitive("transpose", _transpose_impl, same_type, view=True)
 reshape = primitive("reshape", lambda x, *dims: np.reshape(x, tuple(int(d) for d in dims)),
-                    _reshape_type, view=True)
+                    _reshape_type, view=True, view_if_contiguous=True, sizes_from=1)
 reshape_like = primitive("reshape_like", lambda x, like: np.reshape(x, np.shape(like)),
-                         lambda ts, p: Type(ts[0].kind, ts[1].ndim), view=True, shape_only={1})
+                         lambda ts, p: Type(ts[0].kind, ts[1].ndim), view=True,
+                         view_if_contiguous=True, shape_only={1}, same_shape_as=1)
 expand_dims = primitive("expand_dims", lambda x, axis: np.expand_dims(x, axis),
                         lambda ts, p: Type(ts[0].kind, ts[0].ndim + 1), view=True)
 
@@ -72,10 +73,12 @@ def _sum_to(g, shape):
 # down to the shape of ``like`` (which unbroadcasts the share of an elementwise rule).
 broadcast_like = primitive(
     "broadcast_like", lambda g, like: np.broadcast_to(g, np.shape(like)),
-    lambda ts, p: Type(ts[0].kind, ts[1].ndim), read_only_view=True, shape_only={1})
+    lambda ts, p: Type(ts[0].kind, ts[1].ndim), read_only_view=True, shape_only={1},
+    broadcasts=True, same_shape_as=1)
 sum_to_like = primitive(
     "sum_to_like", lambda g, like: _sum_to(g, np.shape(like)),
-    lambda ts, p: Type(ts[0].kind, ts[1].ndim), may_return_input=True, shape_only={1})
+    lambda ts, p: Type(ts[0].kind, ts[1].ndim), may_return_input=True, shape_only={1},
+    same_shape_as=1)
 
 defvjp("broadcast_like", lambda g, ans, x, like: sum_to_like(g, x), None)
 defvjp("sum_to_like", lambda g, ans, x, like: broadcast_like(g, x), None)
@@ -92,12 +95,12 @@ defjvp("roll", lambda t, ans, x, shift: roll(t, shift), None)
 
 shape_dim = primitive("shape_dim", lambda x, axis: np.shape(x)[axis],
                       lambda ts, p: Type("i", 0), differentiable=False, zero_tangent=True,
-                      shape_only={0}, nonnegative=True)
+                      shape_only={0}, nonnegative=True, reads_size=True, recomputable=True)
 # The check of a size assumption (`symbolic.GraphBuilder.assume_same_sizes`): no result.
 same_size = primitive("same_size", lambda n, m: None, lambda ts, p: None,
-                      differentiable=False, no_tangent=True)
+                      differentiable=False, no_tangent=True, checks_sizes=True)
 size = primitive("size", np.size, lambda ts, p: Type("i", 0), differentiable=False,
-                 zero_tangent=True, shape_only={0}, nonnegative=True)
+                 zero_tangent=True, shape_only={0}, nonnegative=True, reads_size=True)
 
 
 def _unpack_count_impl(n, k):

@@ -486,7 +486,8 @@ class Tensor:
     def __invert__(self): return _record(_PRIMS["logical_not"], (self,), {})
 
 
-_ADD, _SUB, _MUL, _DIV, _POW = (_PRIMS[n] for n in ("add", "sub", "mul", "div", "pow"))
+_ADD, _SUB, _MUL, _DIV, _POW = (_PRIMS["add"], _PRIMS["sub"], _PRIMS["mul"], _PRIMS["div"],
+                                _PRIMS["pow"])
 
 
 class _ArrayTensor(Tensor):

@@ -115,21 +115,21 @@ class _Forward:
                             mark(c.var, c.init, c.update)
 
     def mark_eqn(self, e: Eqn, mark) -> None:
-        prim = e.prim
+        prim, flags = e.prim, ops.flags(e.prim)
         if prim == "push":
             if self.is_active(e.ins[2]):
                 mark(e.ins[0])
-        elif prim in ("pop", "reserve"):
+        elif flags.tape and flags.may_return_input:  # pop, reserve: the stack and its result
             if self.is_active(e.ins[0]) or self.is_active(e.outs[0]):
                 mark(e.ins[0], e.outs[0])
-        elif prim in ("iadd", "add_at"):
+        elif flags.adds_into:
             if self.is_active(e.ins[1]):
                 mark(e.ins[0])
         elif prim == "setitem":
             if self.is_active(e.ins[0]) or self.is_active(e.ins[1]):
                 mark(e.outs[0])
-        elif zero_tangent(prim) or ops.flags(prim).no_tangent or prim in ("stack_alloc", "zero_at"):
-            return
+        elif zero_tangent(prim) or flags.no_tangent or flags.tape or flags.accumulates:
+            return  # (the tape's stack_alloc, an accumulator's zero_at: nothing made active)
         elif any(self.is_active(a) for a in self.derivative_inputs(e)):
             mark(*e.outs)
 

@@ -111,9 +111,9 @@ def fold_assigns(block: Block, returned: set[Var]) -> None:
 
 def _never_shared(prim: str) -> bool:
     """Equations common_subexpressions never merges: effects, fresh buffers (each is its own
-    memory), and the copies and trip counts the builder places on purpose."""
+    memory), and what the builder places on purpose (``never_merged``: copies, trip counts)."""
     flags = ops.flags(prim)
-    return flags.effects or flags.buffer or prim in ("assign", "trip_count")
+    return flags.effects or flags.buffer or flags.never_merged
 
 
 def common_subexpressions(fn) -> None:
@@ -381,8 +381,9 @@ def drop_unread_accumulators(body: Block, live: set[Var]) -> None:
             continue
         shapes = [d.ins[0] for d in ds if d.prim == "zeros_like"]
         updates = [d for d in ds if d.prim != "zeros_like"]
-        if not shapes or not all(len(d.outs) == 1 and d.prim in ("copy", "add", "assign")
-                                 and any(a is v for a in d.ins) for d in updates):
+        if not shapes or not all(len(d.outs) == 1 and any(a is v for a in d.ins)
+                                 and (d.prim == "add" or ops.flags(d.prim).same_value)
+                                 for d in updates):
             continue
         readers = [(s, k) for s, k in uses.get(vid, []) if s not in updates]
         if not all(isinstance(s, Eqn) and k == 0 and (ops.flags(s.prim).accumulates

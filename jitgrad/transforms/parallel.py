@@ -159,7 +159,7 @@ def _note(loop: For, grad, why: str) -> None:
 
 def _bound(stmt) -> list[Var]:
     """The variables a statement binds by name in the generated code (an in-place write into an
-    array binds nothing; a stack's counter is rebound by its push and pop)."""
+    array binds nothing; a counter is rebound by what steps it: a push, a pop, a tick)."""
     if isinstance(stmt, Eqn):
         if stmt.prim == "setitem":
             return []
@@ -167,10 +167,9 @@ def _bound(stmt) -> list[Var]:
                 stmt.ins[0].name == stmt.outs[0].name:
             return []
         out = list(stmt.outs)
-        if stmt.prim in ("push", "pop"):
-            out.append(stmt.ins[1])
-        if stmt.prim == "count_tick":
-            out.append(stmt.ins[0])
+        counter = ops.flags(stmt.prim).steps_counter
+        if counter is not None:
+            out.append(stmt.ins[counter])
         return out
     if isinstance(stmt, If):
         return [m.var for m in stmt.merges]
@@ -343,7 +342,7 @@ def _outer_writes(body: Block, outer: set[str], index: set[Var]) -> tuple[list, 
         if all(k == 0 and _indexed(s) and _by_index(s, index)
                or k in ops.flags(s.prim).shape_only for s, k in uses):
             continue
-        if all(k == 0 and s.prim in ("add_at", "iadd") for s, k in uses):
+        if all(k == 0 and ops.flags(s.prim).adds_into for s, k in uses):
             accumulate.append(array)
         else:
             others.append((name, array))
@@ -523,7 +522,7 @@ def _work_adjoint(name: str, work: list[Carry], kernel, stmt, also=()) -> Carry 
     binds = [k for k, s in enumerate(kernel.body.stmts[:at])
              if any(v.name == name for t in walk(Block([s])) for v in _bound(t))]
     if len(binds) != 1 or not (isinstance(kernel.body.stmts[binds[0]], Eqn)
-                               and kernel.body.stmts[binds[0]].prim in ("zeros", "zeros_like")):
+                               and ops.flags(kernel.body.stmts[binds[0]].prim).zero_filled):
         return None
     later = kernel.body.stmts[binds[0] + 1:at] + kernel.body.stmts[at + 1:]
     for s in later + [s for k in also for s in k.body.stmts]:
@@ -653,9 +652,11 @@ def _chunk_count(chunks: Var, trips: Var, body: Block, outer: set[str], sized: l
                                {"scalars": scalars}, loc)]
 
 
-# The integer operations `_work` repeats before a parallel loop to learn an inner loop's trip
-# count: those that cannot fail (a read or a division could, where the iteration guards it).
-_COUNTING = {"trip_count", "add", "sub", "mul"}
+def _repeatable(prim: str) -> bool:
+    """The integer operations `_work` repeats before a parallel loop to learn an inner loop's
+    trip count: counting that cannot fail and has no effects (a read or a division could
+    fail, where the iteration guards it)."""
+    return ops.flags(prim).counting and not ops.flags(prim).effects
 
 
 def _work(body: Block, outer: set[str], namer, loc) -> dict:
@@ -684,7 +685,7 @@ def _work(body: Block, outer: set[str], namer, loc) -> dict:
         found = [e for e in binds.get(a.name, []) if not (isinstance(e, For) and e.trips is a)]
         e = found[0] if len(found) == 1 else None
         early[a.name] = None  # (a cycle resolves to unknown)
-        if not (isinstance(e, Eqn) and e.prim in _COUNTING and len(e.outs) == 1
+        if not (isinstance(e, Eqn) and _repeatable(e.prim) and len(e.outs) == 1
                 and e.outs[0].type.kind == "i"):
             return None
         ins = [before_loop(x) for x in e.ins]
@@ -741,8 +742,8 @@ def _work(body: Block, outer: set[str], namer, loc) -> dict:
 
 # ----------------------------------------------------------------------------- per chunk
 
-# Allocations a chunk makes once instead of once per iteration, and what refills them.
-_REUSED = {"zeros", "zeros_like", "empty"}
+# Allocations a chunk makes once instead of once per iteration (`zero_filled` or
+# `uninitialised` arrays), and what refills them (nothing, for an uninitialised one).
 _FILL = {"f": "0.0", "i": "0", "b": "False"}
 
 
@@ -760,7 +761,8 @@ def _hoist_allocations(body: Block, namer) -> list[Eqn]:
     chunk_array: dict[str, Var] = {}  # name in the body -> the chunk's array
     allocs = []
     for k, s in enumerate(body.stmts):
-        if not (isinstance(s, Eqn) and s.prim in _REUSED and s.outs[0].type.ndim
+        flags = ops.flags(s.prim) if isinstance(s, Eqn) else ops.NONE
+        if not ((flags.zero_filled or flags.uninitialised) and s.outs[0].type.ndim
                 and bound.get(s.outs[0].name) == 1):
             continue
         ins = [chunk_array.get(a.name) if isinstance(a, Var) and a.name in bound else a
@@ -770,7 +772,7 @@ def _hoist_allocations(body: Block, namer) -> list[Eqn]:
         v = s.outs[0]
         mine = Var(namer.fresh("_chunk_" + v.name.lstrip("_")), v.type, dims=v.dims)
         allocs.append(Eqn(s.prim, [mine], ins, dict(s.params), s.loc))
-        fill = None if s.prim == "empty" else _FILL[v.type.kind]
+        fill = None if flags.uninitialised else _FILL[v.type.kind]
         body.stmts[k] = Eqn("reuse", [v], [mine], {"fill": fill}, s.loc)
         chunk_array[v.name] = mine
     return allocs

@@ -16,6 +16,7 @@ a loop whose iterations all count the same runs one iteration's counting (issue 
 
 from __future__ import annotations
 
+from jitgrad.core import ops
 from jitgrad.core.ir import (
     Block,
     Eqn,
@@ -41,7 +42,7 @@ def count_pushes(block: Block, tapes: set[Var], budget: Var | None = None, namer
     scalar, its size for an array."""
     out = []
     for s in block.stmts:
-        if isinstance(s, Eqn) and s.prim in ("push", "reserve") and s.ins[0] in tapes:
+        if isinstance(s, Eqn) and ops.flags(s.prim).grows_stack and s.ins[0] in tapes:
             if s.prim == "push":
                 _, count, value = s.ins
                 if s.params.get("flat"):  # its values and their count
@@ -100,7 +101,7 @@ def _count_flat_pushes(copy: For) -> None:
         s.ins[1] = s.ins[1].root
     _drop_ticks(copy.body, uncounted)
     for s in walk(copy.body):
-        if isinstance(s, Eqn) and s.prim in ("shape_dim", "size") and isinstance(s.ins[0], Var):
+        if isinstance(s, Eqn) and ops.flags(s.prim).reads_size and isinstance(s.ins[0], Var):
             s.ins[0] = s.ins[0].root
 
 
@@ -197,10 +198,13 @@ def _drop_ticks(block: Block, counts: set[Var]) -> None:
 
 # ----------------------------------------------------------------------------- closed forms
 
-# What the counting statements may compute (integer arithmetic on sizes): none of it raises,
-# so a loop's counting can run once even when the loop runs no iteration.
-_SAFE = {"count_reset", "count_tick", "count_max", "trip_count", "add", "sub", "mul",
-         "shape_dim", "size", "assign"}
+
+def _safe(prim: str) -> bool:
+    """What the counting statements may compute (integer arithmetic on sizes, the counters,
+    copies): none of it raises, so a loop's counting can run once even when the loop runs no
+    iteration."""
+    flags = ops.flags(prim)
+    return flags.counting or flags.reads_size or prim == "assign"
 
 
 def _close_counting_loops(block: Block, namer) -> None:
@@ -265,7 +269,7 @@ def _run_once_if_invariant(stmts: list) -> list:
     copy = stmts[-1]
     if copy.carries or copy.exit_flag is not None or copy.index in free_vars(copy.body):
         return stmts
-    if any(isinstance(s, While) or isinstance(s, Eqn) and s.prim not in _SAFE
+    if any(isinstance(s, While) or isinstance(s, Eqn) and not _safe(s.prim)
            for s in walk(copy.body)):
         return stmts
     return stmts[:-1] + copy.body.stmts

@@ -233,7 +233,7 @@ def is_reduction(loop: For, c: Carry) -> bool:
         changed = False
         for s in walk(loop.body):
             outs = []
-            if isinstance(s, Eqn) and s.prim in ("add", "sub") and any(
+            if isinstance(s, Eqn) and ops.flags(s.prim).additive and any(
                     isinstance(a, Var) and a in acc for a in s.ins[:1 + (s.prim == "add")]):
                 outs = s.outs
             for m in getattr(s, "carries", []) + getattr(s, "merges", []):
@@ -257,7 +257,7 @@ def is_reduction(loop: For, c: Carry) -> bool:
             if not (isinstance(a, Var) and a in acc):
                 continue
             if isinstance(s, Eqn):
-                if s.prim not in ("add", "sub") or s.outs[0] not in acc or (
+                if not ops.flags(s.prim).additive or s.outs[0] not in acc or (
                         s.prim == "sub" and s.ins[1] is a) or sum(
                         isinstance(b, Var) and b in acc for b in s.ins) > 1:
                     return False

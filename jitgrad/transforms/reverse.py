@@ -208,7 +208,7 @@ def _increments(fn: Function) -> dict[Eqn, tuple[Eqn, int]]:
         y, w, idx = s.ins[0], s.ins[1], s.ins[2:]
         spec = s.params["index_spec"]
         add = made.get(w) if isinstance(w, Var) else None
-        if (add is None or add.prim not in ("add", "sub") or w.type.ndim
+        if (add is None or not ops.flags(add.prim).additive or w.type.ndim
                 or any(item != "i" for item in spec)):
             continue
         slot = equation_key("getitem", [y, *idx], {"index_spec": spec})  # the read y[i]

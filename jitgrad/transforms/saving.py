@@ -381,7 +381,7 @@ class Saver:
                 return Eqn("trip_count", [v], [loop.start, loop.stop, loop.step], {}, loop.loc)
             return None
         p = primitives.PRIMITIVES.get(eqn.prim)
-        if p is None or not (p.elementwise or eqn.prim in ("getitem", "shape_dim", "cast")):
+        if p is None or not (p.elementwise or p.flags.recomputable):
             return None
         if any(a.type.ndim for a in eqn.ins[1:] if eqn.prim == "getitem") or (
                 eqn.prim != "getitem" and any(a.type.ndim for a in eqn.ins)):

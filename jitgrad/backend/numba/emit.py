@@ -154,22 +154,21 @@ class _Writer(NestWriter):
 
     def eqn(self, e: Eqn, indent: int):
         """One equation as source lines at ``indent``: index items that are never negative
-        written unsigned, then by kind of primitive: writes and copies, counters, the stacks
-        of saved values, a parallel loop's chunk operations, or the primitive's template."""
+        written unsigned, then by kind of operation: writes and copies, the stacks of saved
+        values, a parallel loop's chunk operations, a primitive's template, or the other
+        internal operations (`core.ops`): loop indices, counts, a stack's reserve."""
         self.current = e.loc
         a = [atom_source(x) for x in e.ins]
         out = e.outs[0].name if e.outs else None
-        prim = e.prim
-        first = ops.flags(prim).index_from
+        prim, flags = e.prim, ops.flags(e.prim)
+        first = flags.index_from
         if first is not None and "index_spec" in e.params:
             a[first:] = self.unsigned(e.params["index_spec"], e.ins[first:], a[first:])
         if prim == "getitem" and e.ins[0] in self.offsets:  # an entry of a popped vector
             tape, offset = self.offsets[e.ins[0]]
             self.line(indent, f"{out} = {tape}[np.uint64({offset} + {atom_source(e.ins[1])})]")
-        elif prim in _STORES:
+        elif prim == "assign" or flags.writes_into_first:
             self.store_eqn(e, a, out, indent)
-        elif prim in _COUNTERS:
-            self.counter_eqn(e, a, out, indent)
         elif prim == "stack_alloc":
             self.stack_alloc_eqn(e, a, indent)
         elif prim == "push" and e.params.get("flat"):
@@ -180,8 +179,10 @@ class _Writer(NestWriter):
             self.pop_eqn(e, a, out, indent)
         elif prim in emit_parallel.PRIMS:
             emit_parallel.write_eqn(self, e, a, indent)
-        else:
+        elif prim in primitives.PRIMITIVES:
             self.primitive_eqn(e, a, out, indent)
+        else:
+            self.counter_eqn(e, a, out, indent)
 
     def store_eqn(self, e: Eqn, a: list[str], out: str | None, indent: int):
         """A copy (``assign``, nothing when it is to itself) or a write into an array
@@ -224,6 +225,8 @@ class _Writer(NestWriter):
                 self.line(indent, f"{out} = _rt.nonnegative({stop})")
             else:
                 self.line(indent, f"{out} = _rt.trip_count({a[0]}, {a[1]}, {a[2]})")
+        else:
+            raise AssertionError(f"jitgrad: no source for the operation {prim!r}")
 
     def stack_alloc_eqn(self, e: Eqn, a: list[str], indent: int):
         """A new stack of saved values and its count: a flat float array, a list of arrays,
@@ -537,11 +540,6 @@ class _Writer(NestWriter):
         self.line(0, "")
         if self.parallel:
             emit_parallel.outline_chunks(self.lines, self.locs, start, name)
-
-
-# The equations `_Writer.eqn` hands to `_Writer.store_eqn` and `_Writer.counter_eqn`.
-_STORES = {"assign", "iadd", "setitem", "add_at", "zero_at"}
-_COUNTERS = {"loop_index", "count_reset", "count_tick", "count_max", "reserve", "trip_count"}
 
 
 def emit_module(grad: Gradient, signature: str, wrt_names: list[str], *,

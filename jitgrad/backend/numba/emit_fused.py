@@ -20,6 +20,7 @@ from jitgrad.backend.numba.emit_nest import (
     summed_shape,
 )
 from jitgrad.backend.numba.lowering import allocation, atom_source, primitive_source
+from jitgrad.core import ops
 from jitgrad.core.ir import Block, Eqn, Var, direct_uses, walk
 from jitgrad.core.types import Type
 
@@ -253,7 +254,7 @@ class NestWriter:
         """Inside the nest: one element of ``e``'s result from its operands' elements
         (``args``), with the primitive's scalar template."""
         out = e.outs[0]
-        if e.prim in ("spread", "broadcast_like", "assign"):
+        if ops.flags(e.prim).broadcasts or e.prim == "assign":  # input 0's element
             expr = args[0]
         else:
             scalar_types = [Type(a.type.kind, 0) for a in e.ins]

@@ -62,7 +62,7 @@ def nest_reads(e, dims) -> list | None:
                                     for j, k in enumerate(at)):
             return None
         return [tuple(None if k == axis else k for k in at), tuple(range(len(dims)))]
-    if not (p.elementwise or e.prim in ("spread", "broadcast_like")):
+    if not (p.elementwise or p.flags.broadcasts):
         return None
     return _elementwise_reads(e.ins, dims)
 

@@ -7,7 +7,7 @@
   and argument types (`compile.jit`, Numba's disk cache), so a new gradient's compile time is
   spent on calls, not on re-deriving the same array kernels; `tie_share` is the primitive's own
   function, compiled;
-* NumPy's ufunc itself, which Numba compiles in place (`NUMPY_AS_IS`);
+* NumPy's ufunc itself, which Numba compiles in place (`rint`, `trunc`, `isinf`);
 * a Numba ufunc of the primitive's own scalar function (erf and the gamma family,
   `UFUNC_SCALARS`), made on first use (`ufunc`): making one costs milliseconds, and few
   gradients call any. `runtime.bind_ufuncs` binds those a generated module calls before it is
@@ -268,7 +268,6 @@ def copysign(x, y):
 
 
 # Elementwise primitives whose array form is NumPy's ufunc itself, compiled by Numba in place.
-NUMPY_AS_IS = ("rint", "trunc", "isinf")
 rint, trunc, isinf = np.rint, np.trunc, np.isinf
 
 # Elementwise primitives with no NumPy function (NumPy has no erf, Numba compiles no

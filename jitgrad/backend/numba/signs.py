@@ -65,7 +65,7 @@ def nonnegative_ints(blocks: list[Block]) -> set[Var]:
             return all(ok(a) for a in ins)
         if prim == "loop_index":  # start + k * step
             return all(ok(a) for a in ins)
-        if prim in ("max", "count_max", "maximum"):
+        if ops.flags(prim).extreme == "max":  # the largest of its inputs
             return any(ok(a) for a in ins)
         return False
 

@@ -84,10 +84,9 @@ def _warm_examples():
               (outer, (f1, f1)), (dot, (f1, f1))]
     for a in (f2, fortran):  # C-ordered arrays and transposes (F-ordered views)
         calls += [(matmul, (a, f2)), (matmul, (f2, a)), (matmul, (a, f1)), (matmul, (f1, a))]
-    for name in _UNARY:
-        calls += [(getattr(runtime, name), (f1,)), (getattr(runtime, name), (f2,))]
-    for name in _BINARY:
-        fn = getattr(runtime, name)
+    for fn in _UNARY:
+        calls += [(fn, (f1,)), (fn, (f2,))]
+    for fn in _BINARY:
         calls += [(fn, (f1, f1)), (fn, (f2, f2)), (fn, (1.0, f1)), (fn, (f1, 1.0)),
                   (fn, (1.0, f2)), (fn, (f2, 1.0)), (fn, (f2, f1))]
     calls += [(where, (f1 > 0, f1, 1.0)), (where, (f2 > 0, f2, 1.0)),
@@ -95,8 +94,11 @@ def _warm_examples():
     return calls
 
 
-_UNARY = ("neg", "exp", "log", "sqrt", "tanh", "sin", "cos", "abs", "square", "log1p")
-_BINARY = ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "gt", "lt")
+# The runtime's elementwise helpers generated code calls most (on arrays).
+_UNARY = (runtime.neg, runtime.exp, runtime.log, runtime.sqrt, runtime.tanh, runtime.sin,
+          runtime.cos, runtime.abs, runtime.square, runtime.log1p)
+_BINARY = (runtime.add, runtime.sub, runtime.mul, runtime.div, runtime.pow, runtime.maximum,
+           runtime.minimum, runtime.gt, runtime.lt)
 
 
 def warm(report=None) -> int:
