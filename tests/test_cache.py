@@ -270,3 +270,40 @@ def test_compiled_gradients_release_the_gil():
     thread.join()
     assert ticks > 100, ticks  # with the GIL held through the call: one or two
     assert jcompile.CACHE_FORMAT in jcompile.cache_dir()
+
+
+VMAP_SCRIPT = textwrap.dedent("""\
+    import json, sys
+    sys.path.insert(0, sys.argv[1])
+    import numpy as np
+    import jitgrad
+    from jitgrad.backend.numba import batch
+    import cache_fns
+    per_row = jitgrad.vmap(jitgrad.grad(cache_fns.model, wrt=1), in_axes=(0, None))
+    xs = np.linspace(-1.0, 1.0, 15).reshape(3, 5)
+    gw = per_row(xs, 0.5)
+    (loop,) = batch._LOOPS.values()
+    print(json.dumps({"hits": sum(loop.stats.cache_hits.values()),
+                      "misses": sum(loop.stats.cache_misses.values()), "gw": gw.tolist()}))
+    """)
+
+
+def test_vmap_of_a_gradient_is_cached_on_disk(tmp_path):
+    """The loop vmap puts around a gradient's entry is a module of the cache folder: a second
+    process loads it from Numba's disk cache (a hit, no miss) and gets the same rows."""
+    (tmp_path / "cache_fns.py").write_text(MODULE)
+    cache = str(tmp_path / "cache")
+    runs = []
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-c", VMAP_SCRIPT, str(tmp_path)],
+                              env=environment(cache), capture_output=True, text=True,
+                              timeout=600, check=False)
+        assert done.returncode == 0, done.stderr[-4000:]
+        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    assert runs[0]["misses"] == 1 and runs[1]["misses"] == 0 and runs[1]["hits"] == 1, runs
+    xs = np.linspace(-1.0, 1.0, 15).reshape(3, 5)
+    t = np.tanh(0.5 * xs)
+    want = np.sum(2.0 * t * (1.0 - t * t) * xs, axis=1)  # d/dw of sum(tanh(w x)^2), per row
+    np.testing.assert_allclose(runs[1]["gw"], want, rtol=1e-12)
+    assert runs[0]["gw"] == runs[1]["gw"]
+    assert glob.glob(os.path.join(cache, "**", "model_grad_vmap_*.py"), recursive=True)

@@ -5,7 +5,11 @@ that calls ``entry`` once per row ``b`` of the batched arguments (``args[k][b]``
 ``batched``, the others as they are) and writes each result leaf (``paths``: how to reach it
 in the entry's result, ``"[1][0]"``) into row ``b`` of its output. With ``parallel`` the rows
 run in a ``numba.prange`` loop. The loop is generated source, one statement per line, and is
-compiled once per (entry, batched, paths, parallel).
+compiled once per (entry, batched, paths, parallel). The loop around a gradient's entry (a
+function of a generated module) is a module of its own in the cache folder, which reads the
+entry from the gradient's module: Numba caches it on disk as it caches the gradient, so a new
+process loads it instead of compiling it again. A loop around a user's plain function is
+compiled in each process (the function need not live in a file).
 """
 
 from __future__ import annotations
@@ -38,11 +42,29 @@ def compile_plain(fn):
     return d
 
 
+def batch_module(module: str, name: str, n_args: int, batched: tuple, paths: tuple,
+                 parallel: bool) -> str:
+    """The source of a module holding the loop around the function ``name`` of the generated
+    module ``module`` (imported already: its name is in ``sys.modules``)."""
+    head = ["# jitgrad.vmap: a loop calling the gradient's entry once per row of the batched",
+            "# arguments (cached on disk with it).", "import sys", ""]
+    if parallel:
+        head += ["from numba import prange as _prange", ""]
+    head += [f"_entry = sys.modules[{module!r}].{name}", "", ""]
+    return "\n".join(head) + batch_source(n_args, batched, paths, parallel)
+
+
 def batch_loop(entry, n_args: int, batched: tuple, paths: tuple, parallel: bool = False):
     """The compiled loop (see the module's docstring); plain Python under
     ``JITGRAD_DISABLE_JIT=1``."""
     key = (entry, n_args, batched, paths, parallel)
     loop = _LOOPS.get(key)
+    module = getattr(getattr(entry, "py_func", None), "__module__", None) or ""
+    if loop is None and not _compile.DISABLE_JIT and module.startswith("jitgrad_generated."):
+        name = entry.py_func.__name__
+        source = batch_module(module, name, n_args, batched, paths, parallel)
+        _, fns = _compile.load(f"{name}_vmap", source, ["_batched"], parallel=parallel)
+        loop = _LOOPS[key] = fns["_batched"]
     if loop is None:
         namespace = {"_entry": entry, "_prange": _compile.PRANGE if parallel else range}
         exec(compile(batch_source(n_args, batched, paths, parallel), "<jitgrad.vmap>",  # noqa: S102
@@ -54,4 +76,4 @@ def batch_loop(entry, n_args: int, batched: tuple, paths: tuple, parallel: bool 
     return loop
 
 
-__all__ = ["batch_loop", "batch_source", "compile_plain"]
+__all__ = ["batch_loop", "batch_module", "batch_source", "compile_plain"]
