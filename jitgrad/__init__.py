@@ -14,6 +14,7 @@ from jitgrad.api import GradFunction, check_grad, grad, show, value_and_grad
 from jitgrad.core.errors import (
     JitgradError,
     MissingDependencyError,
+    RecompileWarning,
     ShapeError,
     SignatureError,
     UnsupportedError,
@@ -27,6 +28,7 @@ __all__ = [
            "GradFunction",
            "JitgradError",
            "MissingDependencyError",
+           "RecompileWarning",
            "ShapeError",
            "SignatureError",
            "UnsupportedError",

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -32,7 +33,7 @@ import numpy as np
 from jitgrad import explain, pipeline
 from jitgrad.calling import CallingConvention, casts_for
 from jitgrad.core import ir, pytree
-from jitgrad.core.errors import JitgradError, SizesDiffer
+from jitgrad.core.errors import JitgradError, RecompileWarning, SizesDiffer
 from jitgrad.core.settings import Settings
 from jitgrad.core.types import SeqType
 
@@ -97,6 +98,55 @@ _ndarray = np.ndarray  # one global lookup per argument in the call path, not tw
 _SEQUENCES = pipeline.SEQUENCES
 
 
+REBUILDS_BEFORE_WARNING = 3  # distinct gradients of one function's code for one signature
+_SOURCES_OF_CODE: dict[tuple, set[int]] = {}  # (code, types) -> hashes of generated sources
+_WARNED: set = set()  # the code objects warned about
+
+
+def warn_of_rebuilds(src, types: tuple, source: str) -> None:
+    """Warn (`RecompileWarning`, once per function) when a function's code has been compiled
+    for the same signature with `REBUILDS_BEFORE_WARNING` different generated sources: a
+    closure made again for each minibatch (``def loss(w): ... X_batch ...``) whose values
+    jitgrad reads as constants of the build. Passing them as arguments compiles once."""
+    code = getattr(src.fn, "__code__", None)
+    if code is None or code in _WARNED:
+        return
+    seen = _SOURCES_OF_CODE.setdefault((code, types), set())
+    seen.add(hash(source))
+    if len(seen) < REBUILDS_BEFORE_WARNING:
+        return
+    _WARNED.add(code)
+    loc = src.loc(src.node)
+    warnings.warn_explicit(
+        f"jitgrad has compiled {src.qualname} {len(seen)} times for the same argument types, "
+        f"each time for other values of {', '.join(_values_read(src.fn)) or 'what it reads'}: "
+        "jitgrad reads what a function closes over (and the globals it reads) as constants of "
+        "its gradient, so a function made again for each minibatch compiles a new gradient "
+        "each time (seconds each). Pass those values as arguments instead, e.g. "
+        "grad(loss)(w, X_batch, y_batch), and the gradient compiles once",
+        RecompileWarning, loc.filename, loc.lineno)
+
+
+def _values_read(fn) -> list[str]:
+    """The names of the numbers and arrays ``fn`` closes over or reads as globals."""
+    code = fn.__code__
+    cells = dict(zip(code.co_freevars, fn.__closure__ or ()))
+    names = []
+    for name in code.co_freevars + code.co_names:
+        if name in cells:
+            try:
+                value = cells[name].cell_contents
+            except ValueError:  # an empty cell
+                continue
+        elif name in fn.__globals__:
+            value = fn.__globals__[name]
+        else:
+            continue
+        if isinstance(value, (int, float, np.ndarray, np.number)) and not isinstance(value, bool):
+            names.append(name)
+    return list(dict.fromkeys(names))
+
+
 class Specialisations:
     """The compiled code of one gradient, by signature, and the calls into it."""
 
@@ -153,6 +203,7 @@ class Specialisations:
         whose size assumptions they break is not compiled: the general one is, at once."""
         g = self.generate(types, assume_sizes, examples=() if args is None else (args,),
                           replays_draws=True)
+        warn_of_rebuilds(self.convention.src, types, g.source)
         path, fns = pipeline.load(g.stem, g.source, g.names, self.settings)
         return Compiled(types, g.ir, g.source, path, fns[g.names[-1]], g.names[-1], g.gradient,
                         g.ir_text, g.graph_ir, g.line_locs, pipeline.backend_of(self.settings))

@@ -3,6 +3,8 @@
 argument types jitgrad did not specialise for. Every other call takes the full path: these
 tests hold the fast path to what the full path gives."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -124,3 +126,29 @@ def test_a_failed_call_leaves_no_fast_entry_that_compiles():
     assert g.specialisations.fast is None
     args32 = data(np.float32)
     same(g(*args32), jitgrad.grad(guarded, wrt=(0, 1))(*args32))
+
+
+def test_a_closure_made_per_minibatch_warns_once_with_the_fix():
+    """A loss defined again for each minibatch closes over that minibatch: each is a new
+    gradient (jitgrad reads closed-over values as constants). The third one for the same
+    signature warns, once, at the function's line, naming what it closes over and the fix;
+    the gradients themselves are right (against the formula 2 X^T (X w - y))."""
+    rng = np.random.default_rng(0)
+    w = np.array([0.5, -0.25])
+    caught = []
+    for _ in range(4):
+        xb, yb = rng.normal(size=(3, 2)), rng.normal(size=3)
+
+        def batch_loss(w):
+            return np.sum((xb @ w - yb) ** 2)  # noqa: B023 - the pattern this test is about
+
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            g = jitgrad.grad(batch_loss)(w)
+        caught += [x for x in got if issubclass(x.category, jitgrad.RecompileWarning)]
+        np.testing.assert_allclose(g, 2.0 * xb.T @ (xb @ w - yb), rtol=1e-12)
+    assert len(caught) == 1, [str(x.message) for x in caught]
+    message = str(caught[0].message)
+    assert "3 times" in message and "xb, yb" in message and "grad(loss)(w, X_batch" in message
+    assert caught[0].filename == __file__
+

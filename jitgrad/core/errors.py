@@ -102,8 +102,14 @@ class MissingDependencyError(JitgradError, ImportError):
 
 # The public errors are jitgrad's (`jitgrad.ShapeError`, ...): tracebacks name them so, and
 # pickling (a Dask worker's error on its way to the client) finds them there.
+class RecompileWarning(UserWarning):
+    """The same function compiled again and again for other values of what it closes over
+    (a closure made per minibatch): each is a new gradient, seconds each, where passing those
+    values as arguments compiles once."""
+
+
 for _public in (JitgradError, UnsupportedError, SignatureError, ShapeError,
-                MissingDependencyError):
+                MissingDependencyError, RecompileWarning):
     _public.__module__ = "jitgrad"
 
 
