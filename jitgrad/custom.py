@@ -40,6 +40,9 @@ class custom_vjp:  # lower case, as in JAX
         functools.update_wrapper(self, fn)
 
     def defvjp(self, fwd, bwd):
+        """Give the rule: ``fwd(*args) -> (value, residuals)``, and ``bwd(residuals, g)``
+        returning a tuple with one gradient per argument (``None`` for one that takes none).
+        Returns the function."""
         self.fwd, self.bwd = fwd, bwd
         return self
 

@@ -385,7 +385,7 @@ def markdown(recs) -> str:
     still has the status written here."""
     ok = ("differentiates", "passes through")
     lines = ["# Conformance: what jitgrad differentiates", "",
-             ("One row per feature of the three surfaces jitgrad aims to cover (issue #43): "
+             ("One row per feature of the three surfaces jitgrad aims to cover: "
              "Python and NumPy as Numba compiles them (its reference pages *Supported Python "
              "features* and *Supported NumPy features*), NumPy and SciPy as autograd "
              "differentiates them (its `numpy_vjps.py`, `numpy_jvps.py` and `scipy/` "

@@ -1,4 +1,4 @@
-"""The benchmark's ADBench GMM (`bench.problems.gmm_adbench`, quoted in the README) and the
+"""The benchmark's ADBench GMM (`bench.problems.gmm_adbench`, quoted in docs/performance.md) and the
 benchmark's independent check of jitgrad's gradients (`bench.oracle`), untimed (issue #21).
 
 jitgrad's compiled gradient of gmm_adbench at a small size against 5-point central

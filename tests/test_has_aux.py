@@ -48,7 +48,7 @@ def value_of(f):
 
 def assert_aux_equal(got, want):
     """Equal trees; a list the function builds comes back a tuple (the builder reads list
-    literals as tuples), as the README says."""
+    literals as tuples), as docs/guides/transforms.md says."""
     if isinstance(want, list):
         want = tuple(want)
     assert type(got) is type(want) or (isinstance(want, (int, float)) and np.isscalar(got))

@@ -1,6 +1,6 @@
 """The package's structure, read from its source: the layer contract, and flags, not name lists.
 
-jitgrad is layered (README, "How it works"). A module imports only from its own layer or the
+jitgrad is layered (docs/how-it-works.md, "The layers"). A module imports only from its own layer or the
 layers below it; `transforms` and `backend` sit side by side and never import each other; the
 Numba backend sees only `core` and `prims`; the tape (an independent oracle: every module of
 the `jitgrad.tape` package, in the api layer) sees only `core`, `prims`, `lang` and its own
