@@ -99,11 +99,10 @@ def main(epochs: int = 5, batch: int = 32) -> None:
           f"interpreted tape {timings['jitgrad.tape'] * 1e6:.0f} us "
           f"({timings['jitgrad.tape'] / timings['jitgrad']:.0f}x)")
 
-    print("\nmaking jitgrad's runtime ready for this machine's next gradients (once; "
-          "python -m jitgrad warm does the same) ...", end=" ", flush=True)
-    start = time.perf_counter()
-    n = pipeline.warm()
-    print(f"{n} signatures, {time.perf_counter() - start:.1f} s")
+    pipeline.compile_bytecode()  # jitgrad's own modules, where PYTHONDONTWRITEBYTECODE is set
+    print("\njitgrad compiles a runtime helper the first time a gradient calls it, and keeps "
+          "it in Numba's disk cache; `python -m jitgrad warm` compiles the common ones ahead "
+          "of time, if you would rather wait once than a little at each new gradient.")
 
 
 if __name__ == "__main__":
