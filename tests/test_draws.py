@@ -137,7 +137,24 @@ def draw_in_helper(x):
     return np.sum(np.sin(y)) + np.sum(_helper_noise(y) ** 2)
 
 
+def exponential_scale(scale, x):
+    e = np.random.exponential(scale, size=x.shape)  # scale * a standard exponential
+    return np.sum(x * e) + RNG.exponential(scale) * x[0] + np.random.standard_exponential()
+
+
+def other_distributions(x):
+    """Replayed as drawn (their parameters are constants): gamma, poisson, beta in a loop, a
+    permutation, a legacy sample/ranf."""
+    s = np.sum(x * RNG.gamma(2.0, size=3)) + np.random.poisson(3.0) * x[0]
+    for i in range(2):
+        s += x[i] * RS.beta(2.0, 3.0)
+    p = RNG.permutation(3)
+    return s + np.sum(x[p] * np.arange(3.0)) + np.random.sample() + np.random.ranf() * x[2]
+
+
 CASES = [
+    (exponential_scale, (0.7, np.array([0.5, 1.0, -2.0])), (0, 1)),
+    (other_distributions, (np.array([0.5, 1.0, -2.0]),), (0,)),
     (global_normal, (0.5, 2.0, np.linspace(0.0, 1.0, 5)), (0, 1, 2)),
     (global_legacy_forms, (np.array([0.2, -0.4, 0.9]), np.array([1.0, 0.5, -0.3])), (0, 1)),
     (global_uniform_reparam, (-0.3, 1.7, np.array([0.5, 1.0, -2.0, 0.3])), (0, 1, 2)),
@@ -336,13 +353,13 @@ def size_from_index(x):
     return s
 
 
-def other_distribution(x):
-    return np.sum(x * np.random.exponential(1.0, size=x.shape))
+def parameter_from_the_function(x):
+    return np.sum(x * np.random.gamma(x[0] * x[0] + 1.0, size=x.shape))
 
 
 def generator_choice(x):
     rng = np.random.default_rng(0)
-    return np.sum(x[rng.choice(3, size=2)])
+    return np.sum(x[rng.choice(x.size, size=2)])
 
 
 def shuffled(x):
@@ -368,8 +385,9 @@ def float32_draw(x):
     (in_breaking_loop, ["may exit early", "for i in range(3)"]),
     (triangular_loop, ["range of this loop", "for j in range(i)"]),
     (size_from_index, ["size or bounds of this draw", "np.random.rand(i)"]),
-    (other_distribution, ["np.random.exponential", "pass the values as an argument"]),
-    (generator_choice, [".choice", "pass the values as an argument"]),
+    (parameter_from_the_function, ["np.random gamma", "computed in the function",
+                                   "standard_normal"]),
+    (generator_choice, ["np.random choice", "known then"]),
     (shuffled, ["np.random.shuffle"]),
     (float32_draw, ["dtype=float32"]),
     (bit_generator_inside, ["np.random.PCG64(...)", "np.random.default_rng(seed)"]),

@@ -17,10 +17,17 @@ whose body draws one thing draws all its iterations at once; NumPy fills an arra
 of the scalar draws, and `tests/test_draws.py` checks it). The same values serve the forward and
 the adjoint pass.
 
+``exponential`` is ``scale * e``, ``e`` a standard exponential, so ``scale`` is differentiable
+too. Every other distribution (``gamma``, ``poisson``, ``beta``, ``permutation(n)``,
+``choice(n, k)``, ...) is replayed as the user called it, at its point in the generator's
+stream (`_as_drawn`); its parameters carry no derivative through it, so they must be known
+while building.
+
 Refused, at the user's line: a draw whose count is known only at run time (inside a ``while``
 loop, a branch on a run-time value, a loop that may exit early, a loop whose bounds or a size
-computed from values that change inside a loop), other distributions, and every entry point
-that does not replay (`pipeline.build_graph` refuses a graph with draws unless asked).
+computed from values that change inside a loop), a distribution replayed as drawn whose
+parameters are computed in the function, what works in place (``shuffle``), and every entry
+point that does not replay (`pipeline.build_graph` refuses a graph with draws unless asked).
 """
 
 from __future__ import annotations
@@ -51,16 +58,22 @@ _METHODS = {
     "normal": ("normal", lambda loc=0.0, scale=1.0, size=None: (loc, scale, size)),
     "standard_normal": ("normal", lambda size=None, dtype=None: (0.0, 1.0, size, dtype)),
     "randn": ("normal", lambda *dims: (0.0, 1.0, dims)),
+    "exponential": ("exponential", lambda scale=1.0, size=None: (0.0, scale, size)),
+    "standard_exponential": ("exponential", lambda size=None: (0.0, 1.0, size)),
     "uniform": ("uniform", lambda low=0.0, high=1.0, size=None: (low, high, size)),
     "random": ("uniform", lambda size=None, dtype=None: (0.0, 1.0, size, dtype)),
     "random_sample": ("uniform", lambda size=None: (0.0, 1.0, size)),
+    "sample": ("uniform", lambda size=None: (0.0, 1.0, size)),
+    "ranf": ("uniform", lambda size=None: (0.0, 1.0, size)),
     "rand": ("uniform", lambda *dims: (0.0, 1.0, dims)),
     "randint": ("integers", lambda low, high=None, size=None, dtype=None:
                 (low, high, size, dtype, False)),
     "integers": ("integers", lambda low, high=None, size=None, dtype=None, endpoint=False:
                  (low, high, size, dtype, endpoint)),
 }
-_LEGACY_ONLY = {"randn", "rand", "random_sample", "randint", "seed"}
+_LEGACY_ONLY = {"randn", "rand", "random_sample", "sample", "ranf", "randint", "seed"}
+# What a generator does in place, or with a draw of the caller's values: never replayed.
+_NOT_REPLAYED = {"shuffle", "bytes", "spawn", "set_state", "get_state", "jumped", "tomaxint"}
 _GENERATOR_ONLY = {"integers"}
 
 
@@ -124,10 +137,12 @@ def method_of(ref: GeneratorRef, attr: str, loc: Loc | None) -> DrawMethod:
     known = attr in _METHODS or attr == "seed"
     if known and attr in (_GENERATOR_ONLY if ref.legacy else _LEGACY_ONLY):
         known = False
+    kind = "RandomState" if ref.legacy else "Generator"
+    method = getattr(np.random.RandomState if ref.legacy else np.random.Generator, attr, None)
+    if not known and callable(method) and not attr.startswith("_") and attr not in _NOT_REPLAYED:
+        return DrawMethod(ref, attr)  # another distribution: replayed as drawn (`_as_drawn`)
     if not known:
-        kind = "RandomState" if ref.legacy else "Generator"
-        if callable(getattr(np.random.RandomState if ref.legacy else np.random.Generator,
-                            attr, None)):
+        if callable(method):
             raise refused(f"the {kind} method .{attr}", "distribution", loc)
         raise UnsupportedError(f"the attribute .{attr} of a {kind}", loc)
     return DrawMethod(ref, attr)
@@ -151,11 +166,12 @@ class Draw:
     """One draw site: its hidden parameter (loops' axes first, then the draw's shape)."""
 
     var: Var
-    kind: str  # "normal", "uniform", "integers"
+    kind: str  # "normal", "uniform", "exponential", "integers", "drawn"
     source: GeneratorRef
     shape: tuple  # of shapes (tuples of atoms): the draw's shape is their broadcast
     bounds: tuple  # "integers": (low, high, endpoint) atoms (high may be None)
     loc: Loc | None
+    call: tuple = ()  # "drawn": (method name, its arguments, its keywords), all constants
 
 
 @dataclasses.dataclass(eq=False)
@@ -235,8 +251,8 @@ class DrawPlan:
                 if prefix:
                     out[n.var][prefix] = value
                 else:
-                    out[n.var] = env[n.var] = _scalar(value, n.kind) if np.ndim(value) == 0 \
-                        else value
+                    out[n.var] = env[n.var] = _scalar(value, n.var.type.kind) \
+                        if np.ndim(value) == 0 else value
             elif isinstance(n, Seed):
                 n.source.resolve(made).seed(_value(n.value, env))
             elif isinstance(n, MakeGenerator):
@@ -248,9 +264,9 @@ class DrawPlan:
                 for d in _walk(n.body):  # the buffers of the draws inside, once
                     if isinstance(d, Draw) and d.var not in out:
                         out[d.var] = env[d.var] = np.empty(self._outer(d, env, trips) + _shape(d, env),
-                                              np.int64 if d.kind == "integers" else np.float64)
+                                              np.int64 if d.var.type.kind == "i" else np.float64)
                 chain = _single_draw(n)
-                if chain is not None:  # one draw in the loop: all its iterations at once
+                if chain is not None and chain.kind != "drawn":  # all its iterations at once
                     d = chain
                     full = out[d.var].shape[len(prefix):]
                     out[d.var][prefix] = _draw(d, d.source.resolve(made), full, env)
@@ -299,8 +315,13 @@ def _shape(d: Draw, env) -> tuple:
 
 def _draw(d: Draw, gen, shape: tuple, env):
     size = shape if shape else None
+    if d.kind == "drawn":  # the distribution as the user called it, parameters and all
+        name, args, kwargs = d.call
+        return getattr(gen, name)(*args, **kwargs)
     if d.kind == "normal":
         return gen.standard_normal(size)
+    if d.kind == "exponential":
+        return gen.standard_exponential(size)
     if d.kind == "uniform":
         return gen.random_sample(size) if isinstance(gen, np.random.RandomState) \
             else gen.random(size)
@@ -310,8 +331,8 @@ def _draw(d: Draw, gen, shape: tuple, env):
     return gen.integers(low, high, size, dtype=np.int64, endpoint=endpoint)
 
 
-def _scalar(value, kind):
-    return int(value) if kind == "integers" else float(value)
+def _scalar(value, kind: str):
+    return int(value) if kind == "i" else float(value)
 
 
 # ----------------------------------------------------------------------------- building
@@ -376,7 +397,8 @@ class Recorder:
         """A hidden parameter for a draw of ``shape`` here, and its value at this iteration."""
         loops = [f for f in self.stack if isinstance(f, Loop)]
         ndim = len(loops) + len(shape)
-        var = Var(self.gb.namer.fresh("_draw"), Type("i" if kind == "integers" else "f", ndim))
+        var = Var(self.gb.namer.fresh("_draw"), Type("i" if kind in ("integers", "drawn_int")
+                                                     else "f", ndim))
         tokens = [None if a is None else symbolic.size_token(a) for a in shape]
         var.dims = tuple((var, k) for k in range(len(loops))) + tuple(
             (var, len(loops) + k) if t is None else t for k, t in enumerate(tokens))
@@ -465,6 +487,8 @@ def build_call(builder, recorder: Recorder, fn, args, kwargs, node):
         method_of(ref, name, loc)
     elif fn is np.random.seed:
         ref, name = GeneratorRef(True, obj=_GLOBAL), "seed"
+    elif fn is np.random.sample or fn is np.random.ranf:  # aliases, not methods of _GLOBAL
+        ref, name = GeneratorRef(True, obj=_GLOBAL), "random_sample"
     elif fn is np.random.default_rng or fn is np.random.RandomState:
         seed = _bind(lambda seed=None: seed, args, kwargs, fn, loc)
         made = MakeGenerator(fn is np.random.RandomState, _int_atom(gb, seed, "a seed", loc),
@@ -482,6 +506,8 @@ def build_call(builder, recorder: Recorder, fn, args, kwargs, node):
         seed = _bind(lambda seed=None: seed, args, kwargs, name, loc)
         recorder.add(Seed(ref, _int_atom(gb, seed, "a seed", loc), loc))
         return None
+    if name not in _METHODS:
+        return _as_drawn(recorder, ref, name, args, kwargs, loc)
     kind, signature = _METHODS[name]
     bound = _bind(signature, args, kwargs, name, loc)
     if kind == "integers":
@@ -508,6 +534,8 @@ def build_call(builder, recorder: Recorder, fn, args, kwargs, node):
     atoms = shape[0] if len(shape) == 1 else (None,) * rank
     var, value = recorder.hidden_var(kind, tuple(atoms))
     recorder.add(Draw(var, kind, ref, shape, bounds, loc))
+    if kind == "exponential" and not (isinstance(b, (int, float)) and b == 1):
+        value = b * value  # scale * e, as NumPy computes it
     if kind == "normal":  # loc + scale * z, as NumPy computes it
         if not (isinstance(b, (int, float)) and b == 1):
             value = b * value
@@ -516,6 +544,36 @@ def build_call(builder, recorder: Recorder, fn, args, kwargs, node):
     elif kind == "uniform" and not (isinstance(a, (int, float)) and a == 0
                                     and isinstance(b, (int, float)) and b == 1):
         value = a + (b - a) * value  # low + (high - low) * u
+    return value
+
+
+def _as_drawn(recorder: Recorder, ref: GeneratorRef, name: str, args, kwargs, loc):
+    """Any other distribution (``rng.gamma(2.0, size=3)``, ``rng.permutation(5)``): replayed
+    as the user called it, from the same generator at the same point of its stream. Its
+    parameters carry no derivative through it, so they must be known while building
+    (numbers, constant arrays): a parameter computed in the function is refused."""
+    for v in (*args, *kwargs.values()):
+        if isinstance(v, Sym) or not isinstance(v, (int, float, bool, str, np.number,
+                                                     np.ndarray, tuple, list, type(None))):
+            raise UnsupportedError(
+                f"np.random {name} with a parameter computed in the function: jitgrad replays "
+                f"{name} before the call, so its parameters must be known then (numbers or "
+                "constant arrays); draw a standard variate (standard_normal, random, "
+                "standard_exponential) and transform it in the function instead", loc)
+    probe = (np.random.RandomState if ref.legacy else np.random.default_rng)(0)
+    try:
+        sample = np.asarray(getattr(probe, name)(*args, **kwargs))
+    except Exception as e:  # noqa: BLE001 - NumPy's own message, at the user's line
+        raise UnsupportedError(f"np.random {name}: {e}", loc) from None
+    if sample.dtype.kind not in "biuf":
+        raise UnsupportedError(f"np.random {name} draws {sample.dtype} values", loc)
+    kind = "drawn_int" if sample.dtype.kind in "biu" else "drawn"
+    shape = tuple(Const(int(n)) for n in sample.shape)
+    gb = recorder.gb
+    gb.loc = loc
+    var, value = recorder.hidden_var(kind, shape)
+    recorder.add(Draw(var, "drawn", ref, (shape,) if shape else (), (), loc,
+                      (name, tuple(args), dict(kwargs))))
     return value
 
 
