@@ -7,6 +7,8 @@ equals NumPy's; the gradient equals central finite differences with the draws he
 generator's state restored before each evaluation). Then the refusals.
 """
 
+import random
+
 import numba
 import numpy as np
 import pytest
@@ -571,3 +573,36 @@ def test_a_generator_passed_as_an_argument():
         np.testing.assert_allclose(g(mu, rng), np.cos(mu * z) * z, rtol=1e-13)
     assert rng.bit_generator.state == twin.bit_generator.state
     assert jitgrad.check_grad(_noisy_sines, mu, np.random.default_rng(5)) < 1e-6
+
+
+def python_random_draws(x, w):
+    """Python's random module, seeded inside: replayed as drawn, in the same order."""
+    random.seed(11)
+    s = x * random.random() + w * random.gauss(0.0, 1.0)
+    for _ in range(3):
+        s += random.uniform(1.0, 2.0) * x * w + random.randint(1, 3)
+    return s + random.expovariate(1.5) * w
+
+
+def test_python_random_module_draws_are_replayed():
+    """The global `random` generator (seed and all): NumPy-free scalar draws are made before
+    the call, as the plain function makes them, and the gradient is central differences'."""
+    g = jitgrad.value_and_grad(python_random_draws, wrt=(0, 1))
+    random.seed(99)
+    value, (gx, gw) = g(0.7, -1.3)
+    after = random.getstate()
+    random.seed(99)
+    assert value == pytest.approx(python_random_draws(0.7, -1.3), rel=1e-12)
+    assert random.getstate() == after
+    eps = 1e-6
+    fx = (python_random_draws(0.7 + eps, -1.3) - python_random_draws(0.7 - eps, -1.3)) / (2 * eps)
+    fw = (python_random_draws(0.7, -1.3 + eps) - python_random_draws(0.7, -1.3 - eps)) / (2 * eps)
+    assert gx == pytest.approx(fx, rel=1e-6) and gw == pytest.approx(fw, rel=1e-6)
+    with pytest.raises(UnsupportedError, match="random.shuffle"):
+        jitgrad.grad(_python_shuffle)(np.ones(3))
+
+
+def _python_shuffle(x):
+    idx = [0, 1, 2]
+    random.shuffle(idx)
+    return np.sum(x * idx[0])

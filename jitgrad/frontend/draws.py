@@ -36,6 +36,7 @@ import ast
 import contextlib
 import dataclasses
 import inspect
+import random
 import textwrap
 import types
 
@@ -95,6 +96,7 @@ class GeneratorRef:
     name: str | None = None
     made: MakeGenerator | None = None
     argument: int | None = None  # the differentiated function's argument at this position
+    python: bool = False  # a `random.Random` (Python's `random` module), not NumPy's
 
     def resolve(self, made: dict):
         """The generator itself, at a call: ``made`` holds those the function made, and the
@@ -152,7 +154,7 @@ def handles(fn) -> bool:
     """Whether calling ``fn`` is this module's: a generator's method, np.random's functions."""
     if isinstance(fn, DrawMethod):
         return True
-    if isinstance(getattr(fn, "__self__", None), GENERATORS):
+    if isinstance(getattr(fn, "__self__", None), (*GENERATORS, random.Random)):
         return True
     return str(getattr(fn, "__module__", None) or "").startswith("numpy.random") or (
         isinstance(fn, type) and issubclass(fn, (*GENERATORS, np.random.BitGenerator)))
@@ -485,6 +487,12 @@ def build_call(builder, recorder: Recorder, fn, args, kwargs, node):
         ref = GeneratorRef(isinstance(fn.__self__, np.random.RandomState), obj=fn.__self__)
         name = fn.__name__
         method_of(ref, name, loc)
+    elif isinstance(getattr(fn, "__self__", None), random.Random):  # Python's random module
+        ref, name = GeneratorRef(False, obj=fn.__self__, python=True), fn.__name__
+        if name == "shuffle":
+            raise refused("random.shuffle", "distribution", loc)
+        if name != "seed":
+            return _as_drawn(recorder, ref, name, args, kwargs, loc)
     elif fn is np.random.seed:
         ref, name = GeneratorRef(True, obj=_GLOBAL), "seed"
     elif fn is np.random.sample or fn is np.random.ranf:  # aliases, not methods of _GLOBAL
@@ -560,7 +568,8 @@ def _as_drawn(recorder: Recorder, ref: GeneratorRef, name: str, args, kwargs, lo
                 f"{name} before the call, so its parameters must be known then (numbers or "
                 "constant arrays); draw a standard variate (standard_normal, random, "
                 "standard_exponential) and transform it in the function instead", loc)
-    probe = (np.random.RandomState if ref.legacy else np.random.default_rng)(0)
+    probe = (random.Random if ref.python else np.random.RandomState if ref.legacy
+             else np.random.default_rng)(0)
     try:
         sample = np.asarray(getattr(probe, name)(*args, **kwargs))
     except Exception as e:  # noqa: BLE001 - NumPy's own message, at the user's line
@@ -668,7 +677,7 @@ def generator_states(fn, plan: DrawPlan | None = None, args=()) -> list:
     """The state of every generator ``fn`` may draw from (NumPy's global one, its module's
     and its closure's generators, those ``plan`` draws from, those among the call's ``args``),
     to `restore`: `jitgrad.check_grad` gives each evaluation the same draws."""
-    found = [_GLOBAL]
+    found = [_GLOBAL, random._inst]  # NumPy's and Python's global generators
     values = [] if plan is None else [s.resolve({}) for s in plan.sources()
                                       if s.made is None and s.argument is None]
     values += list(args)
@@ -676,9 +685,10 @@ def generator_states(fn, plan: DrawPlan | None = None, args=()) -> list:
     values += [c.cell_contents for c in (getattr(fn, "__closure__", None) or ())
                if _filled(c)]
     for v in values:
-        if isinstance(v, GENERATORS) and all(v is not f for f in found):
+        if isinstance(v, (*GENERATORS, random.Random)) and all(v is not f for f in found):
             found.append(v)
     return [(g, g.get_state() if isinstance(g, np.random.RandomState)
+             else g.getstate() if isinstance(g, random.Random)
              else g.bit_generator.state) for g in found]
 
 
@@ -694,5 +704,7 @@ def restore(states) -> None:
     for g, state in states:
         if isinstance(g, np.random.RandomState):
             g.set_state(state)
+        elif isinstance(g, random.Random):
+            g.setstate(state)
         else:
             g.bit_generator.state = state
