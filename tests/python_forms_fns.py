@@ -412,3 +412,11 @@ def named_results(x, us=None):
     for i in range(3):
         us[i] = x * i
     return out.root * out.iterations + np.sum(np.array(us))
+
+
+def sorted_values(x):
+    """sorted() of numbers known only at run time: NumPy's sort of them (reverse= reads it
+    backwards); the sorted entries weighted by their rank."""
+    ranked = sorted([x[2], x[0], 0.25, x[1]])
+    top = sorted((x[0] * x[1], x[2]), reverse=True)
+    return ranked[0] + 2.0 * ranked[1] + 3.0 * ranked[2] + 4.0 * ranked[3] + top[0] * 5.0

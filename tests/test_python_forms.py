@@ -10,6 +10,7 @@ What each form is built as:
 * A lambda or nested function is built where it is called; a function chosen by a run-time
   condition (``f = np.sin if x > 0 else np.cos``) is called in an ``if``; ``map`` and
   ``filter`` are comprehensions.
+* ``sorted`` of run-time numbers is NumPy's sort of them, as an array read entry by entry.
 * ``isinstance``, ``in`` and comparisons of strings are decided while building; f-strings
   of run-time values may be printed or raised.
 * A number, or an array of the arguments' shapes, assigned only inside a loop and read after
@@ -66,6 +67,7 @@ CASES = [  # (function, args, wrt)
     (F.early_returns, (np.array([0.3, 0.5, 0.9]), 0.4), (0, 1)),
     (F.composed, (np.array([0.31, 0.22, 0.74, 0.93, 0.45]),), 0),
     (F.densities, (np.array([0.5, 1.2, 2.0]), np.array([0.3, -0.1])), (0, 1)),
+    (F.sorted_values, (np.array([0.9, -0.4, 0.6]),), 0),
 ]
 
 

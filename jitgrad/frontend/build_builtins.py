@@ -116,10 +116,10 @@ def _b_sequence(which):
             raise UnsupportedError(f"{which}() of an array or a run-time value outside a "
                                    f"`for` statement is not supported: use {hint}",
                                    b.loc(node))
-        if which == "sorted" and (set(kwargs) - {"reverse"}
-                                  or any(isinstance(v, Sym) for v in args[0])):
-            raise UnsupportedError("sorted() of numbers known while building (with "
-                                   "reverse=): for run-time values use np.sort", b.loc(node))
+        if which == "sorted" and any(isinstance(v, Sym) for v in args[0]):
+            return _sorted_at_run_time(b, args[0], kwargs, node)
+        if which == "sorted" and set(kwargs) - {"reverse", "key"}:
+            raise UnsupportedError("sorted() takes key= and reverse=", b.loc(node))
         try:
             result = {"sorted": sorted, "list": list, "tuple": tuple, "reversed": reversed,
                       "zip": zip, "enumerate": enumerate}[which](*args, **kwargs)
@@ -127,6 +127,30 @@ def _b_sequence(which):
             raise UnsupportedError(f"{which}(): {e}", b.loc(node)) from None
         return tuple(tuple(v) if which in ("zip", "enumerate") else v for v in result)
     return f
+
+
+def _sorted_at_run_time(b, items, kwargs, node):
+    """``sorted([x[2], x[0], x[1]])`` of numbers known only at run time: NumPy's sort of them
+    as an array (a stable sort; its derivative sends each sorted entry's adjoint back to the
+    entry it came from), as a tuple of its entries. ``reverse=True`` reads it backwards; a
+    ``key`` orders by something other than the values, which the build cannot see: refused."""
+    if "key" in kwargs or set(kwargs) - {"reverse"}:
+        raise UnsupportedError("sorted() of values known only at run time takes reverse= only "
+                               "(a key orders by what the build cannot see): sort an array of "
+                               "keys with np.argsort and index the values with it",
+                               b.loc(node))
+    reverse = kwargs.get("reverse", False)
+    if not isinstance(reverse, bool):
+        raise UnsupportedError("sorted(..., reverse=) takes True or False, known while building",
+                               b.loc(node))
+    if any(isinstance(v, Sym) and v.ndim for v in items) or not all(
+            isinstance(v, (Sym, int, float)) and not isinstance(v, bool) for v in items):
+        raise UnsupportedError("sorted() of values known only at run time takes numbers "
+                               "(not arrays, strings or tuples): use np.sort", b.loc(node))
+    ordered = symbolic.NUMPY[np.sort](symbolic.NUMPY[np.array](list(items)))
+    entries = [symbolic.record("getitem", ordered, k, index_spec=("i",))
+               for k in range(len(items))]
+    return tuple(reversed(entries) if reverse else entries)
 
 
 def _b_isinstance(b, args, kwargs, node):
