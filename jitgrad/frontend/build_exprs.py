@@ -209,6 +209,8 @@ class Expressions(Indexing):
         if isinstance(base, np.finfo) and attr in ("eps", "epsneg", "tiny", "max", "min",
                                                          "smallest_normal", "resolution"):
             return float(getattr(base, attr))  # np.finfo(np.float64).eps: a constant
+        if isinstance(base, np.iinfo) and attr in ("min", "max", "bits"):
+            return int(getattr(base, attr))  # np.iinfo(np.int32).max: a constant
         if isinstance(base, draws.GeneratorRef):  # rng.normal
             return draws.method_of(base, attr, self.loc(node))
         if isinstance(base, (str, int, float)) and not isinstance(base, bool) and \

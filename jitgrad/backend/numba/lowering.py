@@ -148,6 +148,10 @@ LOWER: dict[str, Callable] = {
     "pow": _binop("**"), "floordiv": _binop("//"), "mod": _binop("%"),
     "lt": _binop("<"), "le": _binop("<="), "gt": _binop(">"), "ge": _binop(">="),
     "eq": _binop("=="), "ne": _binop("!="),
+    "bitwise_and": _binop("&"), "bitwise_or": _binop("|"), "bitwise_xor": _binop("^"),
+    "left_shift": _binop("<<"), "right_shift": _binop(">>"),
+    "invert": lambda a, p, t: f"~{a[0]}",
+    "frexp_exponent": lambda a, p, t: f"_rt.frexp_exponent_scalar({a[0]})",
     "logical_and": lambda a, p, t: f"np.logical_and({a[0]}, {a[1]})" if max(x.ndim for x in t)
     else f"({a[0]} and {a[1]})",
     "logical_or": lambda a, p, t: f"np.logical_or({a[0]}, {a[1]})" if max(x.ndim for x in t)
