@@ -11,4 +11,5 @@ from jitgrad.lang import (  # noqa: F401  (they fill the tables)
     numpy_discrete,
     numpy_shape,
     scipy_api,
+    numpy_positions,
 )

@@ -183,6 +183,8 @@ LOWER: dict[str, Callable] = {
     "choose_share": lambda a, p, t: f"_rt.choose_share_all({a[0]}, {a[1]})"
     if p["axis"] is None else f"_rt.choose_share({a[0]}, {a[1]}, {p['axis']})",
     "argsort": lambda a, p, t: f"np.argsort({a[0]}, kind='mergesort')",
+    "searchsorted": lambda a, p, t: f"np.searchsorted({a[0]}, {a[1]}, side={p['side']!r})",
+    "digitize": lambda a, p, t: f"np.digitize({a[0]}, {a[1]}, {p['right']!r})",
     # linear algebra
     # products through the runtime: Numba's BLAS wrappers compile for 0.5-2 s in each process
     "matmul": lambda a, p, t: _linalg("matmul" if t[0].ndim + t[1].ndim > 2 else "dot")(a, p, t),
@@ -209,6 +211,7 @@ LOWER: dict[str, Callable] = {
     "setitem": lambda a, p, t: index_source(a[0], p["index_spec"], a[2:]),
     "add_at": lambda a, p, t: index_source(a[0], p["index_spec"], a[2:]),
     "take": lambda a, p, t: f"{a[0]}[{a[1]}]",
+    "bincount": lambda a, p, t: f"np.bincount({a[0]}, {a[2] if len(a) > 2 else None}, {a[1]})",
     "index_positions": lambda a, p, t: _positions(a, p),
     "take_add": lambda a, p, t: f"_rt.take_add_{'vector' if t[0].ndim == 1 else 'rows'}("
                                 f"{a[0]}, {a[1]}, {a[2]})",
