@@ -229,6 +229,8 @@ LOWER: dict[str, Callable] = {
     if all(x.kind == "f" for x in t) else f"np.outer({a[0]}, {a[1]})",
     "full": lambda a, p, t: f"_rt.full({shape_src(a[1:])}, {a[0]})"
     if t[0].kind == "f" else f"np.full({shape_src(a[1:])}, {a[0]})",
+    "kaiser": lambda a, p, t: f"np.kaiser({a[0]}, {p['beta']!r})",
+    "vander": lambda a, p, t: f"np.vander({a[0]}, {a[1]}, {p['increasing']!r})",
     "copy": lambda a, p, t: f"{a[0]}.copy()" if t[0].ndim else a[0],
     "stack": _stack,
     "concatenate": lambda a, p, t: f"np.concatenate(({', '.join(a)},), axis={p['axis']})",
