@@ -304,7 +304,7 @@ def _shapes_agree(a, b, broadcast):
 def _comparable(x, ok):
     """``x``, or where the shapes do not agree (``ok`` false at run time), at most one entry
     of it along each axis: comparing those never fails, and their result is not used."""
-    if ok is True or not records(x) and not ndim_of(x):
+    if ok is True or ndim_of(x) == 0:
         return x
     x = as_array(x)
     stops = [np_where(ok, n, record("minimum", n, 1)) for n in (x.shape if records(x)
