@@ -240,8 +240,8 @@ def pinv_sum(x):
     return np.sum(np.linalg.pinv(x))  # refused: pinv
 
 
-def partition_sum(x):
-    return np.sum(np.partition(x, 1))  # refused: partition
+def roots_sum(x):
+    return np.sum(np.roots(x))  # refused: roots
 
 
 def unwrap_sum(x):
