@@ -52,7 +52,11 @@ def positions(x, k):
     m = np.outer(x[:3], x[3:])
     i, j = np.tril_indices(3, -1)
     s += np.sum(m[i, j]) + np.sum(m[np.triu_indices_from(m, 1)] ** 2)
-    s += x[np.argpartition(x, 1)[0]] * 2.0 + np.sum(np.intersect1d(x, x[2:4]))
+    s += x[np.argpartition(x, 1)[0]] * 2.0 + np.sum(np.partition(x, 2)[:3] ** 2)
+    s += np.sum(np.intersect1d(x, x[2:4])) + np.sum(np.union1d(x[:3], x[2:]) ** 2)
+    s += np.sum(np.setdiff1d(x, x[:2]) ** 3) + np.sum(np.setxor1d(x[:4], x[2:]) * 2.0)
+    values, counts = np.unique(x, return_counts=True)
+    s += np.sum(values * counts) + np.sum(np.histogram(x, 3, density=True)[0] * x[:3])
     if np.array_equal(x, x) and not np.array_equiv(x[:2], x[1:3]):
         s += x[0] * x[1]
     return s
@@ -73,6 +77,9 @@ def moved(x):
     s += np.sum(np.delete(x, -2) ** 2) + np.sum(np.delete(x, [0, 3]) * 2.0)
     a = np.zeros((3, 4))
     np.fill_diagonal(a, x[:2])
+    b = np.ones((4, 2)) * x[0]
+    np.fill_diagonal(b, 2.0)
+    s += np.sum(b * b)
     out = np.ndarray((2, n), dtype=x.dtype)
     out[0] = x
     out[1] = a[1, 1] * x
