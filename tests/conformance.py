@@ -1395,6 +1395,7 @@ block(PY, "Other forms around numbers", [
     r("booleans as 0/1 factors", F.py_bool_arith, A(V)),
     r("int and float mixed", F.py_int_float_mix, S(0.7)),
     r("str.format", F.py_string_format_method, S(0.7), P),
+    r("np.ndarray(shape, dtype) as an allocation", F.py_ndarray_allocation, A(V)),
 ])
 
 

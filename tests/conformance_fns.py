@@ -4290,3 +4290,12 @@ def py_int_float_mix(x):
 def py_string_format_method(x):
     s = "{}-{}".format(1, 2)
     return x * x * len(s)
+
+
+def py_ndarray_allocation(x):
+    # NPBench's `out = np.ndarray((n, m), dtype=A.dtype)`, then filled: an allocation (np.empty)
+    out = np.ndarray((x.size, 2), dtype=x.dtype)
+    for i in range(x.size):
+        out[i, 0] = x[i] * x[i]
+        out[i, 1] = np.sin(x[i])
+    return np.sum(out)

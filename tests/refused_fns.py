@@ -240,8 +240,8 @@ def pinv_sum(x):
     return np.sum(np.linalg.pinv(x))  # refused: pinv
 
 
-def partition_sum(x):
-    return np.sum(np.partition(x, 1))  # refused: partition
+def roots_sum(x):
+    return np.sum(np.roots(x))  # refused: roots
 
 
 def unwrap_sum(x):
@@ -340,7 +340,7 @@ def array_condition(x):
 
 
 def shift_operator(x, n):
-    return x * (n << 1)  # refused: lshift
+    return (x << n) * 2.0  # refused: lshift
 
 
 def is_comparison(x):
@@ -450,8 +450,8 @@ def math_comb(x, n):
     return x * math.comb(n, 2)  # refused: math-comb
 
 
-def spacing_ufunc(x):
-    return np.sum(np.spacing(x))  # refused: spacing
+def gcd_ufunc(x, n):
+    return x * np.gcd(n, 6)  # refused: gcd
 
 
 def float_axis_vector(x):
@@ -496,8 +496,8 @@ def put_along_into_a_view(a, idx):
     return np.sum(b)
 
 
-def bitwise_and_array(x, idx):
-    return np.sum(x[idx & 1])  # refused: bitwise
+def bitwise_and_float(x):
+    return np.sum(x & 1)  # refused: bitwise
 
 
 def out_into_a_slice(x):

@@ -168,7 +168,15 @@ def _times_a_scipy_draw(x):
 
 def test_random_values_are_never_frozen_while_building():
     """A library call on constants runs while building, except a random draw: run once, its
-    value would be the same at every call, where Python's differs (a wrong gradient)."""
-    for fn in (_times_a_python_draw, _times_a_scipy_draw):
-        with pytest.raises(jitgrad.JitgradError, match="random|rvs"):
-            jitgrad.grad(fn)(1.0)
+    value would be the same at every call, where Python's differs (a wrong gradient). Python's
+    `random` is replayed at each call (each call's gradient is that call's draw); SciPy's
+    ``rvs`` is refused."""
+    import random
+
+    g = jitgrad.grad(_times_a_python_draw)
+    random.seed(5)
+    first, second = g(1.0), g(1.0)
+    random.seed(5)
+    assert (first, second) == (random.random(), random.random()) and first != second
+    with pytest.raises(jitgrad.JitgradError, match="random|rvs"):
+        jitgrad.grad(_times_a_scipy_draw)(1.0)

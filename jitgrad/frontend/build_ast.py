@@ -81,7 +81,8 @@ NO_RETURN = NoReturn()
 BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
            ast.Pow: operator.pow, ast.MatMult: operator.matmul, ast.BitAnd: operator.and_,
-           ast.BitOr: operator.or_, ast.BitXor: operator.xor}
+           ast.BitOr: operator.or_, ast.BitXor: operator.xor, ast.LShift: operator.lshift,
+           ast.RShift: operator.rshift}
 CMPOPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
            ast.Eq: operator.eq, ast.NotEq: operator.ne}
 BREAK, CONTINUE, RETURNED, RETVAL = "%break", "%continue", "%returned", "%retval"

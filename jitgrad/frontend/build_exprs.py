@@ -209,6 +209,8 @@ class Expressions(Indexing):
         if isinstance(base, np.finfo) and attr in ("eps", "epsneg", "tiny", "max", "min",
                                                          "smallest_normal", "resolution"):
             return float(getattr(base, attr))  # np.finfo(np.float64).eps: a constant
+        if isinstance(base, np.iinfo) and attr in ("min", "max", "bits"):
+            return int(getattr(base, attr))  # np.iinfo(np.int32).max: a constant
         if isinstance(base, draws.GeneratorRef):  # rng.normal
             return draws.method_of(base, attr, self.loc(node))
         if isinstance(base, (str, int, float)) and not isinstance(base, bool) and \
@@ -461,7 +463,46 @@ class Expressions(Indexing):
             return self.call_into(fn, args, kwargs, out, node)
         if fn is np.put_along_axis:
             return self.put_along_axis(args, kwargs, node)
+        if fn is np.fill_diagonal:
+            return self.fill_diagonal(args, kwargs, node)
         return self.call(fn, args, kwargs, node)
+
+    def fill_diagonal(self, args, kwargs, node):
+        """``np.fill_diagonal(a, val)``: in place into the matrix ``a`` (named), entry (k, k)
+        for k < min(rows, columns) set to ``val``, or to ``val``'s entries (flattened, taken
+        again from the first when it is shorter), as NumPy fills; returns None."""
+        try:
+            bound = inspect.signature(lambda a, val, wrap=False: None).bind(*args, **kwargs)
+        except TypeError as e:
+            raise UnsupportedError(f"np.fill_diagonal: {e}", self.loc(node)) from None
+        a, val, wrap = bound.args + (False,) * (3 - len(bound.args))
+        target = node.args[0] if node.args else None
+        if not (isinstance(target, ast.Name) and isinstance(a, Sym)) or a.ndim != 2:
+            raise UnsupportedError("np.fill_diagonal writes into a matrix it must name "
+                                   "(`np.fill_diagonal(a, v)`)", self.loc(node))
+        if wrap:
+            raise UnsupportedError("np.fill_diagonal with wrap=True", self.loc(node))
+        if symbolic.ndim_of(val):
+            val = numpy_args.as_array(val)
+            val = numpy_api.np_ravel(val) if symbolic.ndim_of(val) != 1 else val
+        tag = f"@{node.lineno}:{node.col_offset}"
+        hidden = {"JGV": f"%values{tag}", "JGK": f"%k{tag}"}
+        each = "JGV[JGK % JGV.shape[0]]" if symbolic.ndim_of(val) else "JGV"
+        text = (f"for JGK in range(min({target.id}.shape[0], {target.id}.shape[1])):\n"
+                f"    {target.id}[JGK, JGK] = {each}\n")
+        stmts = ast.parse(text).body
+        for stmt in stmts:
+            for sub in ast.walk(stmt):
+                if isinstance(sub, ast.Name) and sub.id in hidden:
+                    sub.id = hidden[sub.id]
+                if hasattr(sub, "lineno"):
+                    ast.copy_location(sub, node)
+        self.env[hidden["JGV"]] = val
+        try:
+            self.build_stmts(stmts)
+        finally:
+            for h in hidden.values():
+                self.env.pop(h, None)
 
     def put_along_axis(self, args, kwargs, node):
         """``np.put_along_axis(a, idx, values, axis)``: in place into ``a`` (a vector or a
@@ -634,7 +675,8 @@ class Expressions(Indexing):
 # ndarray methods that are NumPy's function of the array (looked up in NumPy's table)
 _ARRAY_METHODS = {"argmax": np.argmax, "argmin": np.argmin, "argsort": np.argsort,
                   "clip": np.clip, "round": np.round, "conj": np.conj, "conjugate": np.conj,
-                  "nonzero": np.nonzero, "cumprod": np.cumprod, "ptp": np.ptp}
+                  "nonzero": np.nonzero, "cumprod": np.cumprod, "ptp": np.ptp,
+                  "take": np.take}
 
 
 class _ArrayMethod:

@@ -65,6 +65,14 @@ class Indexing:
                 flags = [p is not None for p in parts]
                 spec.append(":" if not any(flags) else ("s", *flags))
                 continue
+            if isinstance(v, tuple) and len(items) == 1 and v and all(
+                    isinstance(e, Sym) and e.ndim == 1 and e.type.kind == "i" for e in v):
+                # x[np.nonzero(m)]: a tuple of index arrays, one per axis (one or two)
+                if len(v) == 1:
+                    return ("a",), [v[0]]
+                if len(v) == 2:
+                    return ("p",), list(v)
+                raise self.array_index_refused(v[0], len(v), store, item)
             if isinstance(v, tuple):  # x[idx] with idx = (i, j), as np.ndindex gives
                 for e in v:
                     self.check_int(e, item)

@@ -673,20 +673,6 @@ def _any_all(which):
     return f
 
 
-def _on_bools(name, op):
-    """``np.bitwise_and`` (``&``), ``bitwise_or``, ``bitwise_xor``, ``invert`` (``~``) of
-    booleans: the logical operation; bitwise on integers is not recorded."""
-    def f(*xs):
-        for x in xs:
-            kind = x.dtype.kind if hasattr(x, "dtype") else np.asarray(x).dtype.kind
-            if kind != "b":
-                raise UnsupportedError(f"`{op}` on integers (bitwise) is not supported; on "
-                                       "booleans (comparisons, masks) it is the logical "
-                                       "operation", loc_of(*xs))
-        return record(name, *xs)
-    return f
-
-
 def _unary(name):
     return lambda x: record(name, x)
 
@@ -704,8 +690,7 @@ NUMPY.update({
     np.greater_equal: _binary("ge"), np.equal: _binary("eq"), np.not_equal: _binary("ne"),
     np.logical_and: _binary("logical_and"), np.logical_or: _binary("logical_or"),
     np.logical_not: _unary("logical_not"),
-    np.bitwise_and: _on_bools("logical_and", "&"), np.bitwise_or: _on_bools("logical_or", "|"),
-    np.bitwise_xor: _on_bools("ne", "^"), np.invert: _on_bools("logical_not", "~"),
+    # (np.bitwise_and, bitwise_or, bitwise_xor, invert: `numpy_discrete`, with the operators)
     np.abs: _unary("abs"), np.absolute: _unary("abs"), np.fabs: _unary("abs"),
     np.sign: _unary("sign"), np.floor: _unary("floor"), np.ceil: _unary("ceil"),
     np.isnan: _unary("isnan"), np.square: _unary("square"),

@@ -96,6 +96,75 @@ def _in_place(op):
     return f
 
 
+def _bits(np_fn, op):
+    """``np.bitwise_and`` and friends, ``operator.lshift``...: the operator (on booleans the
+    logical operation, on integers the bit operation, `symbolic.Sym`'s operators); NumPy's own
+    function on numbers known while building."""
+    return lambda *xs: op(*xs) if any(records(x) for x in xs) else np_fn(*xs)
+
+
+def _as_float(x):
+    return record("cast", x, kind="f") if records(x) and x.dtype.kind != "f" else x
+
+
+def np_signbit(x):
+    """Whether the sign bit is set: -0.0 and a negative NaN included (copysign reads it)."""
+    if not records(x):
+        return np.signbit(x)
+    if x.dtype.kind != "f":
+        return record("lt", x, 0)
+    return record("lt", record("copysign", 1.0, x), 0.0)
+
+
+def np_nextafter(x, y):
+    if not (records(x) or records(y)):
+        return np.nextafter(x, y)
+    return record("nextafter", _as_float(x), _as_float(y))
+
+
+def np_spacing(x):
+    """The distance from x to the next float away from zero (towards +inf at -0.0, as NumPy):
+    piecewise constant, its derivative 0."""
+    if not records(x):
+        return np.spacing(x)
+    x = _as_float(x)
+    toward = NUMPY[np.where](record("lt", x, 0.0), -math.inf, math.inf)
+    return record("nextafter", x, toward) - x
+
+
+def _times_power_of_two(x, e):
+    """x * 2**e for an integer e, exact wherever the result is (the power in two halves, so
+    that neither overflows nor underflows on its own, as ``math.ldexp``)."""
+    half = e // 2
+    return x * 2.0 ** half * 2.0 ** (e - half)
+
+
+def np_frexp(x):
+    """(m, e) with x = m * 2**e and 0.5 <= |m| < 1 (0, inf and NaN: (x, 0)): e piecewise
+    constant, m = x / 2**e, whose derivative is 2**-e."""
+    if not records(x):
+        return np.frexp(x)
+    x = _as_float(x)
+    e = record("frexp_exponent", x)
+    return _times_power_of_two(x, -e), e
+
+
+def _math(name, fn):
+    """``math.<name>`` written as ``fn`` (of NumPy's functions): scalars only; on numbers
+    known while building, `math`'s own."""
+    def f(*args, **kw):
+        if not any(records(a) for a in args):
+            return getattr(math, name)(*args, **kw)
+        if kw:
+            raise UnsupportedError(f"math.{name} with {', '.join(kw)}=", loc_of(*args))
+        for a in args:
+            if records(a) and a.ndim:
+                raise UnsupportedError(f"math.{name} of an array (use the np. function)",
+                                       loc_of(*args))
+        return fn(*args)
+    return f
+
+
 NUMPY.update({
     np.argmax: _arg_extreme("argmax"), np.argmin: _arg_extreme("argmin"),
     operator.iadd: _in_place(operator.add), operator.isub: _in_place(operator.sub),
@@ -107,7 +176,25 @@ NUMPY.update({
     np.isclose: np_isclose, np.allclose: np_allclose, np.count_nonzero: np_count_nonzero,
     np.isneginf: np_isneginf, np.isposinf: np_isposinf, np.logical_xor: np_logical_xor,
     np.iscomplexobj: lambda x: False, np.isrealobj: lambda x: True,
-    operator.and_: NUMPY[np.bitwise_and], operator.or_: NUMPY[np.bitwise_or],
-    operator.xor: NUMPY[np.bitwise_xor], operator.not_: lambda x: record("logical_not", x)
-    if records(x) else not x,
+    operator.not_: lambda x: record("logical_not", x) if records(x) else not x,
+    # & | ^ ~ << >>: logical on booleans, bitwise on integers (`symbolic.Sym`'s operators)
+    np.bitwise_and: _bits(np.bitwise_and, operator.and_),
+    np.bitwise_or: _bits(np.bitwise_or, operator.or_),
+    np.bitwise_xor: _bits(np.bitwise_xor, operator.xor), np.invert: _bits(np.invert, operator.invert),
+    np.left_shift: _bits(np.left_shift, operator.lshift),
+    np.right_shift: _bits(np.right_shift, operator.rshift),
+    operator.and_: operator.and_, operator.or_: operator.or_, operator.xor: operator.xor,
+    operator.invert: operator.invert, operator.inv: operator.invert,
+    operator.lshift: operator.lshift, operator.rshift: operator.rshift,
+    operator.iand: _in_place(operator.and_), operator.ior: _in_place(operator.or_),
+    operator.ixor: _in_place(operator.xor), operator.ilshift: _in_place(operator.lshift),
+    operator.irshift: _in_place(operator.rshift),
+    # the bits of floats: sign, neighbours, exponent and mantissa
+    np.signbit: np_signbit, np.nextafter: np_nextafter, np.spacing: np_spacing,
+    np.frexp: np_frexp, math.frexp: _math("frexp", np_frexp),
+    math.nextafter: _math("nextafter", np_nextafter),
+    math.ldexp: _math("ldexp", lambda x, i: _times_power_of_two(_as_float(x), i)),
+    np.iinfo: lambda int_type: np.iinfo(int_type),  # its .min, .max, .bits: constants
 })
+if hasattr(math, "exp2"):  # Python 3.11+
+    NUMPY[math.exp2] = _math("exp2", NUMPY[np.exp2])

@@ -501,17 +501,19 @@ def record(name, *args, **params):
     return primitives.PRIMITIVES[name](*args, **params)
 
 
-def _boolean(name, op, *operands):
-    """``a & b``, ``a | b``, ``a ^ b``, ``~a`` on booleans (masks): the logical operation.
-    On integers they are bitwise, which jitgrad does not record: refused."""
-    for v in operands:
-        kind = v.type.kind if isinstance(v, Sym) else "b" if isinstance(v, (bool, np.bool_)) \
-            else "i"
-        if kind != "b":
-            where = v.builder.loc if isinstance(v, Sym) else None
-            raise UnsupportedError(f"`{op}` on integers (bitwise) is not supported; on booleans "
-                                   "(comparisons, masks) it is the logical operation", where)
-    return record(name, *operands)
+def _boolean(name, bits, op, *operands):
+    """``a & b``, ``a | b``, ``a ^ b``, ``~a``: on booleans (masks) the logical operation
+    ``name``; on integers (a boolean among them counting as 0 or 1, as in NumPy) the bit
+    operation ``bits``; on floats refused, as NumPy refuses them."""
+    kinds = [v.type.kind if isinstance(v, Sym) else "b" if isinstance(v, (bool, np.bool_))
+             else "i" if isinstance(v, (int, np.integer)) else "f" for v in operands]
+    if name is not None and all(k == "b" for k in kinds):
+        return record(name, *operands)
+    if "f" in kinds:
+        raise UnsupportedError(f"`{op}` of a float (NumPy takes integers and booleans)",
+                               loc_of(*operands))
+    return record(bits, *(record("cast", v, kind="i") if k == "b" else v
+                          for v, k in zip(operands, kinds)))
 
 
 class Sym:
@@ -585,13 +587,17 @@ class Sym:
     def __ge__(self, o): return record("ge", self, o)
     def __eq__(self, o): return record("eq", self, o)  # noqa: E704
     def __ne__(self, o): return record("ne", self, o)
-    def __and__(self, o): return _boolean("logical_and", "&", self, o)
-    def __rand__(self, o): return _boolean("logical_and", "&", o, self)
-    def __or__(self, o): return _boolean("logical_or", "|", self, o)
-    def __ror__(self, o): return _boolean("logical_or", "|", o, self)
-    def __xor__(self, o): return _boolean("ne", "^", self, o)
-    def __rxor__(self, o): return _boolean("ne", "^", o, self)
-    def __invert__(self): return _boolean("logical_not", "~", self)
+    def __and__(self, o): return _boolean("logical_and", "bitwise_and", "&", self, o)
+    def __rand__(self, o): return _boolean("logical_and", "bitwise_and", "&", o, self)
+    def __or__(self, o): return _boolean("logical_or", "bitwise_or", "|", self, o)
+    def __ror__(self, o): return _boolean("logical_or", "bitwise_or", "|", o, self)
+    def __xor__(self, o): return _boolean("ne", "bitwise_xor", "^", self, o)
+    def __rxor__(self, o): return _boolean("ne", "bitwise_xor", "^", o, self)
+    def __invert__(self): return _boolean("logical_not", "invert", "~", self)
+    def __lshift__(self, o): return _boolean(None, "left_shift", "<<", self, o)
+    def __rlshift__(self, o): return _boolean(None, "left_shift", "<<", o, self)
+    def __rshift__(self, o): return _boolean(None, "right_shift", ">>", self, o)
+    def __rrshift__(self, o): return _boolean(None, "right_shift", ">>", o, self)
     __hash__ = object.__hash__
 
     # -- array attributes and methods ----------------------------------------------------

@@ -46,6 +46,9 @@ arange = primitive("arange", lambda start, stop, step: np.arange(start, stop, st
                    lambda ts, p: Type(promote_kinds("i", *(t.kind for t in ts)), 1),
                    **FROM_SIZES)
 eye = primitive("eye", lambda n: np.eye(int(n)), lambda ts, p: Type("f", 2), **FROM_SIZES)
+# The Kaiser window of M points (np.kaiser): NumPy's and Numba's own, ``beta`` a constant.
+kaiser = primitive("kaiser", lambda m, beta: np.kaiser(int(m), beta), lambda ts, p: Type("f", 1),
+                   **FROM_SIZES)
 full = primitive("full", lambda v, *dims: np.full(tuple(int(d) for d in dims), v),
                  lambda ts, p: Type(ts[0].kind if ts[0].kind != "b" else "b", len(ts) - 1),
                  allocates=True, buffer=True, sizes_from=1)
@@ -120,6 +123,27 @@ defvjp("stack", *[_row(k) for k in range(MAX_STACK)])  # entry k of np.array([..
 defvjp("concatenate", *[_piece(k) for k in range(MAX_STACK)])
 defjvp_all("stack", _stack_jvp)
 defjvp_all("concatenate", _concatenate_jvp)
+
+# ----------------------------------------------------------------------------- powers
+
+
+def _vander_slopes(x, n, increasing):
+    """d x**p / dx = p x**(p - 1) for the powers p of each column of ``np.vander(x, n)`` (0
+    for p = 0, never x**-1)."""
+    powers = arange(0, n, 1)
+    if not increasing:
+        powers = (n - 1) - powers
+    return powers * np.expand_dims(x, 1) ** np.maximum(powers - 1, 0)
+
+
+# ``np.vander(x, n, increasing)``: the powers of a vector, one column per power, each the
+# previous one times x (NumPy's and Numba's own, so the same products).
+vander = primitive("vander", lambda x, n, increasing: np.vander(x, int(n), increasing),
+                   lambda ts, p: Type(promote_kinds("i", ts[0].kind), 2), allocates=True)
+defvjp("vander", lambda g, ans, x, n, increasing: np.sum(g * _vander_slopes(x, n, increasing),
+                                                         axis=1), None)
+defjvp("vander", lambda t, ans, x, n, increasing: np.expand_dims(t, 1) * _vander_slopes(
+    x, n, increasing), None)
 
 # ----------------------------------------------------------------------------- constants
 

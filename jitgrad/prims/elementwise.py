@@ -7,8 +7,9 @@ takes them as such): a row here needs a `defjvp` only if that is not so. Rules a
 ``vjp(g, ans, *ins)``: ``ans`` is the result, often cheaper to reuse than to recompute (``exp``,
 ``tanh``). Kinks and ties take the mean of the one-sided derivatives (``abs'(0) = 0``,
 ``maximum`` sends half of ``g`` to each of two equal inputs, through `tie_share`). Comparisons,
-``sign``, ``floor``, ``rint``, ``trunc``, ``//`` and the predicates (``isnan``, ``isinf``, ``isfinite``) have zero
-derivative wherever they have one: no rule, no gradient.
+``sign``, ``floor``, ``rint``, ``trunc``, ``//``, the predicates (``isnan``, ``isinf``, ``isfinite``),
+the bit operations on integers and frexp's exponent have zero derivative wherever they have
+one: no rule, no gradient.
 """
 
 from __future__ import annotations
@@ -68,6 +69,17 @@ _elementwise("isnan", np.isnan, type_rule=_compare, **PIECEWISE_CONSTANT)
 _elementwise("isfinite", np.isfinite, type_rule=_compare, **PIECEWISE_CONSTANT)
 _elementwise("isinf", np.isinf, type_rule=_compare, **PIECEWISE_CONSTANT)
 _elementwise("cbrt", np.cbrt, **COSTLY)
+
+
+def frexp_exponent_scalar(x):
+    """The exponent ``e`` of ``x = m * 2**e`` with ``0.5 <= |m| < 1`` (`math.frexp`; 0 for 0,
+    inf and NaN)."""
+    return math.frexp(x)[1]
+
+
+# The exponent of math.frexp / np.frexp: an integer, piecewise constant.
+_elementwise("frexp_exponent", np.vectorize(frexp_exponent_scalar, otypes=[np.int64]),
+             lambda ts, p: Type("i", ts[0].ndim), **PIECEWISE_CONSTANT)
 
 
 # erf/erfc: NumPy has none (and Numba compiles no scipy.special): `math`'s, one number at a time,
@@ -225,6 +237,12 @@ for _name, _fn in (("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
     _elementwise(_name, _fn, _compare, differentiable=False)
 _elementwise("logical_and", np.logical_and, _compare, differentiable=False)
 _elementwise("logical_or", np.logical_or, _compare, differentiable=False)
+# Bit operations on integers (the operators ``& | ^ ~ << >>`` and NumPy's functions): integer
+# results, no derivative. (On booleans, ``& | ^ ~`` are the logical operations above.)
+for _name in ("bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"):
+    _elementwise(_name, getattr(np, _name), lambda ts, p: Type("i", broadcast_ndim(*ts)),
+                 **PIECEWISE_CONSTANT)
+_elementwise("invert", np.invert, lambda ts, p: Type("i", ts[0].ndim), **PIECEWISE_CONSTANT)
 _elementwise("maximum", np.maximum, _arith_no_bool, nonlinear=True, extreme="max")
 _elementwise("minimum", np.minimum, _arith_no_bool, nonlinear=True, extreme="min")
 
@@ -237,6 +255,11 @@ def tie_share_impl(x, y):
 
 tie_share = _elementwise("tie_share", tie_share_impl, **PIECEWISE_CONSTANT)
 _elementwise("where", np.where, _where)
+
+# The next float after x towards y: x moved by at most one unit in the last place, so its
+# derivative is 1 in x (as finite differences see it) and 0 in y (a direction only).
+_elementwise("nextafter", np.nextafter)
+defvjp("nextafter", lambda g, ans, x, y: g, None)
 
 defvjp("add", lambda g, ans, x, y: g, lambda g, ans, x, y: g)
 defvjp("sub", lambda g, ans, x, y: g, lambda g, ans, x, y: -g)

@@ -142,6 +142,23 @@ defjvp("take", lambda t, ans, x, idx: take(t, idx), None)
 defjvp("take_add", lambda t, ans, g, idx, n: take_add(t, idx, n), None, None)
 
 
+# ----------------------------------------------------------------------------- counts by index
+
+
+def _bincount_impl(idx, n, w=None):
+    return np.bincount(np.asarray(idx), weights=w, minlength=int(n))
+
+
+# ``np.bincount(idx, weights, minlength=n)``: entry k is the count of idx's entries equal to k
+# (integers, no derivative), or with weights the sum of the weights at those entries, a
+# scatter-add: its adjoint reads g at idx (a gather), its tangent is the bincount of the
+# tangents. Its length, max(idx) + 1 or n, is known at run time only; idx must be nonnegative
+# and as long as the weights (NumPy's and Numba's own checks).
+bincount = primitive("bincount", _bincount_impl,
+                     lambda ts, p: Type("f" if len(ts) > 2 else "i", 1))
+defvjp("bincount", None, None, lambda g, ans, idx, n, w: take(g, idx))
+defjvp("bincount", None, None, lambda t, ans, idx, n, w: bincount(idx, n, t))
+
 # ----------------------------------------------------------------------------- advanced indices
 
 

@@ -260,3 +260,17 @@ argmin = primitive("argmin", lambda x, axis=None: np.argmin(x, axis=axis), _posi
 # The order that sorts a vector, stably (ties keep their order, as NumPy's mergesort).
 argsort = primitive("argsort", lambda x: np.argsort(x, kind="mergesort"),
                     lambda ts, p: Type("i", 1), differentiable=False)
+
+
+# Where values fall among sorted ones: integers, piecewise constant in every input. A sorted
+# vector ``a`` and the values ``v`` (a number or an array): the index where each would be
+# inserted to keep ``a`` sorted, before equal entries (``side="left"``) or after them.
+searchsorted = primitive("searchsorted",
+                         lambda a, v, side: np.searchsorted(a, v, side=side),
+                         lambda ts, p: Type("i", ts[1].ndim), differentiable=False,
+                         zero_tangent=True)
+# The bin of each entry of ``x`` among the monotonic edges ``bins`` (np.digitize: NumPy's and
+# Numba's own function, which also takes decreasing edges and refuses others).
+digitize = primitive("digitize", lambda x, bins, right: np.digitize(x, bins, right=right),
+                     lambda ts, p: Type("i", ts[0].ndim), differentiable=False,
+                     zero_tangent=True)

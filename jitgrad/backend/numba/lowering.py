@@ -148,6 +148,10 @@ LOWER: dict[str, Callable] = {
     "pow": _binop("**"), "floordiv": _binop("//"), "mod": _binop("%"),
     "lt": _binop("<"), "le": _binop("<="), "gt": _binop(">"), "ge": _binop(">="),
     "eq": _binop("=="), "ne": _binop("!="),
+    "bitwise_and": _binop("&"), "bitwise_or": _binop("|"), "bitwise_xor": _binop("^"),
+    "left_shift": _binop("<<"), "right_shift": _binop(">>"),
+    "invert": lambda a, p, t: f"~{a[0]}",
+    "frexp_exponent": lambda a, p, t: f"_rt.frexp_exponent_scalar({a[0]})",
     "logical_and": lambda a, p, t: f"np.logical_and({a[0]}, {a[1]})" if max(x.ndim for x in t)
     else f"({a[0]} and {a[1]})",
     "logical_or": lambda a, p, t: f"np.logical_or({a[0]}, {a[1]})" if max(x.ndim for x in t)
@@ -179,6 +183,8 @@ LOWER: dict[str, Callable] = {
     "choose_share": lambda a, p, t: f"_rt.choose_share_all({a[0]}, {a[1]})"
     if p["axis"] is None else f"_rt.choose_share({a[0]}, {a[1]}, {p['axis']})",
     "argsort": lambda a, p, t: f"np.argsort({a[0]}, kind='mergesort')",
+    "searchsorted": lambda a, p, t: f"np.searchsorted({a[0]}, {a[1]}, side={p['side']!r})",
+    "digitize": lambda a, p, t: f"np.digitize({a[0]}, {a[1]}, {p['right']!r})",
     # linear algebra
     # products through the runtime: Numba's BLAS wrappers compile for 0.5-2 s in each process
     "matmul": lambda a, p, t: _linalg("matmul" if t[0].ndim + t[1].ndim > 2 else "dot")(a, p, t),
@@ -205,6 +211,7 @@ LOWER: dict[str, Callable] = {
     "setitem": lambda a, p, t: index_source(a[0], p["index_spec"], a[2:]),
     "add_at": lambda a, p, t: index_source(a[0], p["index_spec"], a[2:]),
     "take": lambda a, p, t: f"{a[0]}[{a[1]}]",
+    "bincount": lambda a, p, t: f"np.bincount({a[0]}, {a[2] if len(a) > 2 else None}, {a[1]})",
     "index_positions": lambda a, p, t: _positions(a, p),
     "take_add": lambda a, p, t: f"_rt.take_add_{'vector' if t[0].ndim == 1 else 'rows'}("
                                 f"{a[0]}, {a[1]}, {a[2]})",
@@ -222,6 +229,8 @@ LOWER: dict[str, Callable] = {
     if all(x.kind == "f" for x in t) else f"np.outer({a[0]}, {a[1]})",
     "full": lambda a, p, t: f"_rt.full({shape_src(a[1:])}, {a[0]})"
     if t[0].kind == "f" else f"np.full({shape_src(a[1:])}, {a[0]})",
+    "kaiser": lambda a, p, t: f"np.kaiser({a[0]}, {p['beta']!r})",
+    "vander": lambda a, p, t: f"np.vander({a[0]}, {a[1]}, {p['increasing']!r})",
     "copy": lambda a, p, t: f"{a[0]}.copy()" if t[0].ndim else a[0],
     "stack": _stack,
     "concatenate": lambda a, p, t: f"np.concatenate(({', '.join(a)},), axis={p['axis']})",

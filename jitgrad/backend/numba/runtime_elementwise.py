@@ -267,6 +267,47 @@ def copysign(x, y):
     return np.copysign(x, y)
 
 
+@jit
+def nextafter(x, y):
+    return np.nextafter(x, y)
+
+@jit
+def bitwise_and(x, y):
+    return x & y
+
+@jit
+def bitwise_or(x, y):
+    return x | y
+
+@jit
+def bitwise_xor(x, y):
+    return x ^ y
+
+@jit
+def left_shift(x, y):
+    return x << y
+
+@jit
+def right_shift(x, y):
+    return x >> y
+
+@jit
+def invert(x):
+    return ~x
+
+# the primitive's own scalar function (`prims.elementwise.frexp_exponent_scalar`), compiled:
+# for a number, and entry by entry for an array
+frexp_exponent_scalar = jit(elementwise.frexp_exponent_scalar)
+
+
+@jit
+def frexp_exponent(x):
+    out = np.empty(x.shape, dtype=np.int64)
+    for i, v in np.ndenumerate(x):
+        out[i] = frexp_exponent_scalar(v)
+    return out
+
+
 # Elementwise primitives whose array form is NumPy's ufunc itself, compiled by Numba in place.
 rint, trunc, isinf = np.rint, np.trunc, np.isinf
 
