@@ -420,3 +420,20 @@ def sorted_values(x):
     ranked = sorted([x[2], x[0], 0.25, x[1]])
     top = sorted((x[0] * x[1], x[2]), reverse=True)
     return ranked[0] + 2.0 * ranked[1] + 3.0 * ranked[2] + 4.0 * ranked[3] + top[0] * 5.0
+
+
+def padded_and_spaced(x, A):
+    """np.pad (constant, edge), logspace and geomspace from a run-time end, unwrap,
+    Fortran-order reshape and ravel, einsum with '...', logsumexp with weights, and
+    ascontiguousarray/asfortranarray: compositions of what jitgrad differentiates."""
+    import scipy.special
+
+    p = np.pad(x, (1, 2)) + np.pad(x, (2, 1), mode="edge") * 0.5
+    q = np.pad(A, ((0, 1), (2, 0)), mode="edge") + np.pad(A, ((1, 0), (0, 2)), constant_values=1.5)
+    s = np.sum(p * np.arange(p.size)) + np.sum(q * q) * 0.1
+    s += np.sum(np.logspace(x[0], 1.0, 4)) * 0.01 + np.sum(np.geomspace(x[1] + 2.0, 4.0, 5))
+    s += np.sum(np.unwrap(x * 4.0) ** 2) * 0.1
+    s += np.sum(np.reshape(A, (3, 2), order="F") * np.arange(6.0).reshape(3, 2))
+    s += np.sum(np.ravel(np.ascontiguousarray(A.T), order="F") * np.arange(6.0))
+    s += np.sum(np.einsum("...j,...j->...", A, np.asfortranarray(A)))
+    return s + scipy.special.logsumexp(x, b=np.array([0.5, 1.0, 2.0]))

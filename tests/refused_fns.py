@@ -244,8 +244,8 @@ def roots_sum(x):
     return np.sum(np.roots(x))  # refused: roots
 
 
-def unwrap_sum(x):
-    return np.sum(np.unwrap(x))  # refused: unwrap
+def gradient_sum(x):
+    return np.sum(np.gradient(x))  # refused: gradient
 
 
 def fancy_index(x, idx):
@@ -476,10 +476,6 @@ def masked_write_rank3(x):
     y = x.copy()
     y[y < 0.0] = 0.0  # refused: mask-write
     return np.sum(y)
-
-
-def uses_einsum_ellipsis(a, b):
-    return np.sum(np.einsum("...ij,...jk->...ik", a, b))  # refused: einsum
 
 
 def uses_einsum_diagonal(a):

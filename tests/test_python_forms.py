@@ -68,6 +68,8 @@ CASES = [  # (function, args, wrt)
     (F.composed, (np.array([0.31, 0.22, 0.74, 0.93, 0.45]),), 0),
     (F.densities, (np.array([0.5, 1.2, 2.0]), np.array([0.3, -0.1])), (0, 1)),
     (F.sorted_values, (np.array([0.9, -0.4, 0.6]),), 0),
+    (F.padded_and_spaced, (np.array([0.3, -0.2, 0.5]), np.array([[0.5, 0.1, -0.3],
+                                                                 [0.2, -0.4, 0.6]])), (0, 1)),
 ]
 
 

@@ -119,7 +119,12 @@ def np_transpose(x, axes=None):
     return record("transpose", x, axes=axes)
 
 
-def np_reshape(x, shape):
+def np_reshape(x, shape, order="C"):
+    if order == "F":  # Fortran order: the C-order reshape of the axes reversed, reversed back
+        shape = shape if isinstance(shape, tuple) else (shape,)
+        return np_transpose(np_reshape(np_transpose(x), tuple(reversed(shape))))
+    if order != "C":
+        raise UnsupportedError(f"np.reshape with order={order!r} (C or F)", loc_of(x))
     if not isinstance(shape, tuple):
         shape = (shape,)
     if any(isinstance(d, int) and d == -1 for d in shape):
@@ -497,8 +502,10 @@ def np_diff(x, n=1, axis=-1):
     return x
 
 
-def np_ravel(x):
-    return np_reshape(x, (-1,)) if records(x) else np.ravel(x)
+def np_ravel(x, order="C"):
+    if not records(x):
+        return np.ravel(x, order=order)
+    return np_reshape(x, (-1,), order=order)
 
 
 def np_squeeze(x, axis=None):

@@ -388,6 +388,115 @@ def poly_sub(c1, c2):
     return _padded(c1, n) - _padded(c2, n)
 
 
+def np_pad(array, pad_width, mode="constant", **kw):
+    """``np.pad`` with widths known while building: along each axis, what goes before and
+    after is concatenated to the array (``constant``: ``constant_values``; ``edge``: the first
+    and last entries repeated; ``reflect``/``symmetric``: the entries mirrored about the edge,
+    without or with it), one axis after another as NumPy pads."""
+    x = as_array(array)
+    loc = loc_of(array)
+    if set(kw) - ({"constant_values"} if mode == "constant" else set()) or mode not in (
+            "constant", "edge", "reflect", "symmetric"):
+        raise UnsupportedError(f"np.pad with mode={mode!r} and {sorted(kw)}: jitgrad pads with "
+                               "mode 'constant' (constant_values=), 'edge', 'reflect' or "
+                               "'symmetric'", loc)
+    n = ndim_of(x)
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=object), (n, 2))
+    value = kw.get("constant_values", 0.0)
+    if any(records(w) for pair in widths for w in pair) or np.ndim(value):
+        raise UnsupportedError("np.pad with widths and constant_values known while building "
+                               "(numbers)", loc)
+    for axis in range(n):
+        before, after = (int(w) for w in widths[axis])
+        if before == 0 and after == 0:
+            continue
+        parts = [_pad_part(x, axis, before, mode, value, True, loc), x,
+                 _pad_part(x, axis, after, mode, value, False, loc)]
+        x = _np(np.concatenate)([p for p in parts if p is not None], axis=axis)
+    return x
+
+
+def _pad_part(x, axis, width, mode, value, before, loc):
+    if width == 0:
+        return None
+    n = x.shape[axis]
+    if mode == "constant":
+        shape = tuple(width if k == axis else x.shape[k] for k in range(ndim_of(x)))
+        return _np(np.full)(shape, float(value))
+    if mode == "edge":
+        edge = _slab(x, axis, 0, 1) if before else _slab(x, axis, n - 1, n)
+        return _np(np.concatenate)([edge] * width, axis=axis)
+    if records(n):  # (a pad wider than the axis would mirror again: which entries it reads
+        raise UnsupportedError(  # is known only with the size)
+            f"np.pad with mode={mode!r} of an axis whose size is known only at run time: "
+            "concatenate the mirrored slices yourself, x[1:k + 1][::-1]", loc)
+    skip = 1 if mode == "reflect" else 0
+    if width + skip > n:
+        raise UnsupportedError(f"np.pad with mode={mode!r} wider than the array", loc)
+    first = [skip + k for k in range(width)]  # the entries mirrored about the edge
+    picks = list(reversed(first)) if before else [n - 1 - skip - k for k in range(width)]
+    return _np(np.concatenate)([_slab(x, axis, i, i + 1) for i in picks], axis=axis)
+
+
+def _slab(x, axis, start, stop):
+    """``x[..., start:stop]`` along ``axis``."""
+    spec = (":",) * axis + (("s", True, True, False),)
+    return record("getitem", x, start, stop, index_spec=spec)
+
+
+def np_logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    """``base ** np.linspace(start, stop, num)``."""
+    if endpoint is not True or dtype is not None or axis != 0:
+        raise UnsupportedError("np.logspace with arguments other than start, stop, num, base",
+                               loc_of(start, stop))
+    return _np(np.power)(base, _np(np.linspace)(start, stop, num))
+
+
+def np_geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """``start * (stop / start) ** np.linspace(0, 1, num)``, with NumPy's exact ends (positive
+    or negative ends of one sign)."""
+    if endpoint is not True or dtype is not None or axis != 0:
+        raise UnsupportedError("np.geomspace with arguments other than start, stop, num",
+                               loc_of(start, stop))
+    steps = _np(np.linspace)(0.0, 1.0, num)
+    out = start * _np(np.power)(stop / start, steps)
+    if isinstance(num, int) and num >= 2:  # the ends exactly, as NumPy sets them
+        first, last = _at(out, 0), _at(out, num - 1)
+        middle = _from(out, 1, num - 1)
+        out = _np(np.concatenate)([_np(np.reshape)(start + 0.0 * first, (1,)), middle,
+                                   _np(np.reshape)(stop + 0.0 * last, (1,))])
+    return out
+
+
+def np_ascontiguousarray(a, dtype=None, **kw):
+    """The same values (jitgrad's arrays are C-contiguous, or copied where they must be)."""
+    if dtype is not None or kw:
+        raise UnsupportedError("np.ascontiguousarray with dtype=", loc_of(a))
+    return as_array(a) + 0.0 if records(a) else np.ascontiguousarray(a)
+
+
+def np_asfortranarray(a, dtype=None, **kw):
+    """The same values (the memory order is not a value jitgrad computes with)."""
+    if dtype is not None or kw:
+        raise UnsupportedError("np.asfortranarray with dtype=", loc_of(a))
+    return as_array(a) + 0.0 if records(a) else np.asfortranarray(a)
+
+
+def np_unwrap(p, discont=None, axis=-1, period=2 * math.pi):
+    """NumPy's unwrap of a vector: each step's jump beyond half a period taken back by whole
+    periods (piecewise constant, so the derivative is the identity)."""
+    p = as_array(p)
+    if ndim_of(p) != 1 or axis not in (-1, 0):
+        raise UnsupportedError("np.unwrap of a vector", loc_of(p))
+    half = period / 2.0
+    cut = half if discont is None else max(discont, half)
+    dd = _np(np.diff)(p)
+    ddmod = _np(np.mod)(dd + half, period) - half
+    ddmod = _np(np.where)((ddmod == -half) & (dd > 0), half, ddmod)
+    correct = _np(np.where)(_np(np.abs)(dd) < cut, 0.0, ddmod - dd)
+    return _np(np.concatenate)([_from(p, 0, 1), _from(p, 1) + _np(np.cumsum)(correct)])
+
+
 def poly_mul(c1, c2):
     return _np(np.convolve)(as_array(c1), as_array(c2))
 
@@ -404,5 +513,7 @@ NUMPY.update({
     np.linalg.multi_dot: np_multi_dot,
     np.polynomial.polynomial.polyval: poly_val, np.polynomial.polynomial.polyadd: poly_add,
     np.polynomial.polynomial.polysub: poly_sub, np.polynomial.polynomial.polymul: poly_mul,
-    np.polyval: np_polyval,
+    np.polyval: np_polyval, np.pad: np_pad, np.logspace: np_logspace,
+    np.geomspace: np_geomspace, np.ascontiguousarray: np_ascontiguousarray,
+    np.asfortranarray: np_asfortranarray, np.unwrap: np_unwrap,
 })

@@ -546,16 +546,40 @@ def np_take_along_axis(arr, indices, axis):
     return np_reshape_like(record("take", np_ravel(arr), positions), indices)
 
 
+def _without_ellipsis(terms, out, arrow: bool, operands, loc):
+    """Einsum terms with each ``...`` replaced by letters of their own, right-aligned across
+    the operands as NumPy broadcasts them; the output's ``...`` (or, with no ``->``, the
+    broadcast axes first) the same letters."""
+    if len(terms) != len(operands):
+        raise ShapeError(f"np.einsum: {len(terms)} terms for {len(operands)} operands", loc)
+    used = set("".join(terms) + out)
+    spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in used]
+    counts = [ndim_of(op) - len(t.replace("...", "")) if "..." in t else 0
+              for t, op in zip(terms, operands)]
+    if any(n < 0 for n in counts) or any(t.count("...") > 1 or ("." in t.replace("...", ""))
+                                         for t in terms + [out]):
+        raise ShapeError("np.einsum: an ellipsis that does not fit its operand", loc)
+    width = max(counts, default=0)
+    letters = "".join(spare[:width])
+    new_terms = [t.replace("...", letters[width - n:]) for t, n in zip(terms, counts)]
+    if arrow:
+        out = out.replace("...", letters)
+    else:
+        joined = "".join(t.replace("...", "") for t in terms)
+        out = letters + "".join(sorted(c for c in set(joined) if joined.count(c) == 1))
+    return new_terms, out
+
+
 def _einsum_terms(subscripts, operands, loc):
     """The input terms and the output term of an einsum subscript string (the output, when
     not written, as NumPy makes it: the letters used once, in alphabetical order)."""
     if not isinstance(subscripts, str):
         raise UnsupportedError("np.einsum takes a subscript string ('ij,jk->ik')", loc)
     spec = subscripts.replace(" ", "")
-    if "." in spec:
-        raise UnsupportedError("np.einsum with an ellipsis ('...'): write the axes out", loc)
     ins, arrow, out = spec.partition("->")
     terms = ins.split(",")
+    if "." in spec:  # '...': the leading axes the letters leave, written out (ranks are known)
+        terms, out = _without_ellipsis(terms, out, bool(arrow), operands, loc)
     if len(terms) != len(operands):
         raise ShapeError(f"np.einsum: {len(terms)} terms for {len(operands)} operands", loc)
     for t, op in zip(terms, operands):

@@ -56,13 +56,15 @@ def expit(x):
     return (record("tanh", x * 0.5) + 1.0) * 0.5
 
 
-def logsumexp(a, axis=None, keepdims=False, **kw):
-    """log(sum(exp(a))) around the largest entry (its gradient is the softmax)."""
+def logsumexp(a, axis=None, keepdims=False, b=None, **kw):
+    """log(sum(b * exp(a))) around the largest entry (its gradient is the softmax, weighted by
+    ``b``); ``b`` positive weights (a sign, ``return_sign=``, is refused)."""
 
     if kw:
         raise UnsupportedError(f"scipy.special.logsumexp(..., {', '.join(kw)}=)", loc_of(a))
     top = np_reduce("max", a, axis, True)
-    out = record("log", np_sum(record("exp", a - top), axis, True)) + top
+    terms = record("exp", a - top) if b is None else record("exp", a - top) * b
+    out = record("log", np_sum(terms, axis, True)) + top
     return out if keepdims else np_sum(out, axis, False)  # drop the kept axes (size 1)
 
 
