@@ -44,13 +44,13 @@ class Check:
     detail: str = ""
 
 
-def _entries(arg, grad, rng):
-    """The sampled indices of ``arg``: the one of largest |grad| first."""
+def _entries(arg, grad, rng, sample=SAMPLE):
+    """The sampled indices of ``arg`` (``sample`` of them): the one of largest |grad| first."""
     if isinstance(arg, float):
         return [None]
     g = np.abs(np.asarray(grad, dtype=np.float64)).ravel()
     first = int(np.argmax(g))
-    others = [i for i in rng.permutation(g.size)[:SAMPLE] if i != first][:SAMPLE - 1]
+    others = [i for i in rng.permutation(g.size)[:sample] if i != first][:sample - 1]
     return [np.unravel_index(i, arg.shape) for i in [first, *others]]
 
 
@@ -81,14 +81,14 @@ def _five_point(primal, data, k, index, h):
     return (8 * (value(h) - value(-h)) - (value(2 * h) - value(-2 * h))) / (12 * h)
 
 
-def central_differences(primal, data, wrt, grads, seed=0) -> Check:
+def central_differences(primal, data, wrt, grads, seed=0, sample=SAMPLE) -> Check:
     """``grads`` (one per argument of ``wrt``) against 5-point central differences of
-    ``primal`` on the sampled entries; see the module doc."""
+    ``primal`` on ``sample`` sampled entries per argument; see the module doc."""
     rng = np.random.default_rng(seed)
     value = float(primal(*data))
     worst, unsettled, checked = 0.0, [], 0
     for k, g in zip(wrt, grads):
-        for index in _entries(data[k], g, rng):
+        for index in _entries(data[k], g, rng, sample):
             got = float(g if index is None else g[index])
             x = float(data[k] if index is None else data[k][index])
             where = f"d/arg{k}" + ("" if index is None else f"{list(map(int, index))}")
