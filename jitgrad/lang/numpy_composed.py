@@ -429,7 +429,7 @@ def _pad_part(x, axis, width, mode, value, before, loc):
     if records(n):  # (a pad wider than the axis would mirror again: which entries it reads
         raise UnsupportedError(  # is known only with the size)
             f"np.pad with mode={mode!r} of an axis whose size is known only at run time: "
-            "concatenate the mirrored slices yourself, x[1:k + 1][::-1]", loc)
+            "concatenate the mirrored slices yourself, np.flip(x[1:k + 1])", loc)
     skip = 1 if mode == "reflect" else 0
     if width + skip > n:
         raise UnsupportedError(f"np.pad with mode={mode!r} wider than the array", loc)
