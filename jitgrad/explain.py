@@ -14,6 +14,8 @@ unless a call has already failed.
 
 from __future__ import annotations
 
+import ast
+import linecache
 import os
 import re
 
@@ -68,6 +70,23 @@ def _raised_as_written(e: Exception, compiled) -> bool:
     return line in {text.strip() for text in compiled.source.splitlines()}
 
 
+def _handled_at(loc) -> int | None:
+    """The line of the ``except`` that would catch an error raised at the user's ``loc``, when
+    ``loc`` is in the body of a ``try`` (the fence lets a try run its body where the compiled
+    code raises too, as ``np.linalg`` does), else None."""
+    if loc is None or not getattr(loc, "filename", None):
+        return None
+    try:
+        tree = ast.parse("".join(linecache.getlines(loc.filename)))
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try) and node.handlers and node.body and (
+                node.body[0].lineno <= loc.lineno <= node.body[-1].end_lineno):
+            return node.handlers[0].lineno
+    return None
+
+
 def _explain(e: Exception, compiled, args) -> Exception:
     """A failure inside generated code, with the user's line that produced it."""
     if isinstance(e, JitgradError):
@@ -85,6 +104,10 @@ def _explain(e: Exception, compiled, args) -> Exception:
         if 0 < line <= len(compiled.line_locs):
             loc = compiled.line_locs[line - 1]
         msg += f"\n(generated line: {compiled.path}:{line})"
+    handler = _handled_at(loc)
+    if handler is not None:
+        msg += (f"\n(your code catches it at line {handler}, but a compiled gradient never runs "
+                "an `except` branch: test the condition with `if` before the call instead)")
     during = f"running the gradient of {compiled.gradient.fn.name}"
     if isinstance(e, ValueError):  # shapes that do not line up; a ShapeError is a ValueError
         return ShapeError(msg, loc, during)

@@ -437,3 +437,21 @@ def padded_and_spaced(x, A):
     s += np.sum(np.ravel(np.ascontiguousarray(A.T), order="F") * np.arange(6.0))
     s += np.sum(np.einsum("...j,...j->...", A, np.asfortranarray(A)))
     return s + scipy.special.logsumexp(x, b=np.array([0.5, 1.0, 2.0]))
+
+
+def kalman_gain_try(P, H, R):
+    """A filter's gain as written around a 1-D fallback: np.linalg in a try (it raises in the
+    compiled code where NumPy does), ``x.shape[0]`` in a try, and a shape compared with a
+    tuple of sizes."""
+    S = H @ P @ H.T + R
+    if S.shape != (H.shape[0], H.shape[0]):
+        raise ValueError("S must be square")
+    try:
+        K = P @ H.T @ np.linalg.inv(S)
+    except np.linalg.LinAlgError:
+        K = P @ H.T / S
+    try:
+        I_KH = np.eye(P.shape[0]) - K @ H
+    except IndexError:
+        I_KH = 1.0 - K * H
+    return np.sum((I_KH @ P) ** 2) + np.sum(K * K)

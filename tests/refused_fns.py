@@ -29,10 +29,10 @@ def uses_try(x):
 
 def try_around_a_call(x):
     try:
-        y = np.linalg.inv(x)  # refused: try-call
-    except np.linalg.LinAlgError:
+        y = math.sqrt(x)  # refused: try-call
+    except ValueError:
         y = x
-    return np.sum(y)
+    return y
 
 
 class Timer:

@@ -11,6 +11,8 @@ What each form is built as:
   condition (``f = np.sin if x > 0 else np.cos``) is called in an ``if``; ``map`` and
   ``filter`` are comprehensions.
 * ``sorted`` of run-time numbers is NumPy's sort of them, as an array read entry by entry.
+* A ``try`` around ``np.linalg`` calls and ``x.shape[k]`` runs its body; a tuple of sizes
+  compares entry by entry.
 * ``isinstance``, ``in`` and comparisons of strings are decided while building; f-strings
   of run-time values may be printed or raised.
 * A number, or an array of the arguments' shapes, assigned only inside a loop and read after
@@ -68,6 +70,8 @@ CASES = [  # (function, args, wrt)
     (F.composed, (np.array([0.31, 0.22, 0.74, 0.93, 0.45]),), 0),
     (F.densities, (np.array([0.5, 1.2, 2.0]), np.array([0.3, -0.1])), (0, 1)),
     (F.sorted_values, (np.array([0.9, -0.4, 0.6]),), 0),
+    (F.kalman_gain_try, (np.array([[1.0, 0.2], [0.2, 0.5]]), np.array([[1.0, 0.3]]),
+                         np.array([[0.4]])), (0, 1, 2)),
     (F.padded_and_spaced, (np.array([0.3, -0.2, 0.5]), np.array([[0.5, 0.1, -0.3],
                                                                  [0.2, -0.4, 0.6]])), (0, 1)),
 ]
@@ -166,6 +170,16 @@ def _times_a_scipy_draw(x):
     from scipy import stats
 
     return x * stats.norm.rvs(size=1)[0]
+
+
+def test_a_linalg_call_in_a_try_raises_where_python_would_take_the_handler():
+    """The compiled code never runs an ``except`` branch: where NumPy's inv raises (a singular
+    S), the gradient's call raises that error at the user's line instead of returning what the
+    handler computes."""
+    P, H = np.zeros((2, 2)), np.array([[1.0, 0.3]])
+    with pytest.raises(Exception, match="(?i)singular") as e:
+        jitgrad.grad(F.kalman_gain_try)(P, H, np.array([[0.0]]))
+    assert "python_forms_fns.py" in str(e.value) and "catches it at line" in str(e.value)
 
 
 def test_random_values_are_never_frozen_while_building():

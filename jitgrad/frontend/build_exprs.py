@@ -348,9 +348,32 @@ class Expressions(Indexing):
             if fn is None:
                 raise UnsupportedError(f"the comparison {type(op).__name__}", self.loc(node))
             right = self.expr(right_node)
-            c = fn(left, right)
+            if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(left, tuple) and isinstance(
+                    right, tuple):
+                c = self.tuples_equal(left, right, node)  # x.shape == (n, 1): entry by entry
+                if isinstance(op, ast.NotEq):
+                    c = (not c) if isinstance(c, bool) else symbolic.record("logical_not", c)
+            else:
+                c = fn(left, right)
             result = c if result is True else self.logical("and", result, c, node)
             left = right
+        return result
+
+    def tuples_equal(self, left: tuple, right: tuple, node):
+        """``a == b`` of two tuples (a shape and a tuple of sizes): False when their lengths
+        differ, else the ``and`` of their entries' equalities (a run-time bool where an entry
+        is known only at run time)."""
+        if len(left) != len(right):
+            return False
+        result = True
+        for a, b in zip(left, right):
+            if isinstance(a, Sym) and a.ndim or isinstance(b, Sym) and b.ndim:
+                raise UnsupportedError("comparing tuples of arrays with ==", self.loc(node))
+            c = self.tuples_equal(a, b, node) if isinstance(a, tuple) and isinstance(
+                b, tuple) else (a == b)
+            if c is False:
+                return False
+            result = c if result is True else self.logical("and", result, c, node)
         return result
 
     def membership(self, left, op, right, node):

@@ -322,9 +322,15 @@ def fence(src: FunctionSource) -> None:
 
 
 # ----------------------------------------------------------------------------- try/except
-# The body of a `try` is taken and its handlers dropped only where nothing in it can raise, in
-# Python or in compiled code: the handler would never run. Anything that may raise (an index,
-# a division, a call that is not NumPy's arithmetic) is refused, naming what may raise.
+# The body of a `try` is taken and its handlers dropped only where nothing in it can raise at
+# run time without the compiled code raising too: then the handler either never runs, or the
+# call fails loudly where Python would have run it. Anything that may raise in Python but not
+# in compiled code (an index Numba does not check, a division that gives inf, `math.sqrt` of
+# a negative that gives nan, a call that is not NumPy's) is refused, naming what may raise.
+# Allowed: NumPy's arithmetic and functions; `x.shape[k]` (its rank is checked while
+# building: a wrong rank is refused then); and `np.linalg`'s functions, which raise
+# `LinAlgError` in compiled code exactly where NumPy does (the same LAPACK check), so a call
+# that would take the handler raises instead, with the user's line.
 
 _SAFE_TRY_STMTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Pass, ast.If,
                    ast.Return)
@@ -332,18 +338,22 @@ _SAFE_TRY_EXPRS = (ast.Name, ast.Constant, ast.Attribute, ast.Tuple, ast.List, a
                    ast.UnaryOp, ast.Compare, ast.BoolOp, ast.IfExp, ast.Call, ast.keyword,
                    ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
 _SAFE_TRY_OPS = (ast.Add, ast.Sub, ast.Mult, ast.MatMult)
-_UNSAFE_NUMPY = ("numpy.linalg", "numpy.random")
 # array methods that raise for no array (without arguments)
 _SAFE_METHODS = frozenset({"flatten", "ravel", "copy", "sum", "mean", "transpose", "cumsum",
                            "prod", "conj", "conjugate", "any", "all"})
 
 
 def _may_raise(src: FunctionSource, node: ast.AST) -> str | None:
-    """What in ``node`` may raise (a phrase), or None: only NumPy's functions (not linalg,
-    not random), + - * @, comparisons and branches are taken as unable to raise."""
+    """What in ``node`` may raise in Python where compiled code would not (a phrase), or None:
+    NumPy's functions (not random; linalg raises in both), + - * @, ``x.shape[k]``,
+    comparisons and branches are taken as safe."""
     if isinstance(node, (ast.BinOp, ast.AugAssign)) and not isinstance(node.op, _SAFE_TRY_OPS):
         return f"`{ast.unparse(node)}` (a division or power may raise ZeroDivisionError " \
                "or OverflowError in Python)"
+    if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "shape" and isinstance(node.slice, ast.Constant)
+            and isinstance(node.slice.value, int)):
+        return _may_raise(src, node.value.value)  # x.shape[0]: its rank is known while building
     if isinstance(node, ast.Subscript):
         return f"`{ast.unparse(node)}` (an index may raise IndexError)"
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
@@ -355,15 +365,15 @@ def _may_raise(src: FunctionSource, node: ast.AST) -> str | None:
         while isinstance(func, ast.Attribute):
             parts.append(func.attr)
             func = func.value
-        module = src.fn.__globals__.get(func.id) if isinstance(func, ast.Name) else None
-        if not (isinstance(module, pytypes.ModuleType) and module.__name__ == "numpy"):
-            return f"`{ast.unparse(node)}` (a call that is not a NumPy function may raise)"
-        obj = module
+        obj = src.fn.__globals__.get(func.id) if isinstance(func, ast.Name) else None
         for attr in reversed(parts):
             obj = getattr(obj, attr, None)
-        where = str(getattr(obj, "__module__", None) or "numpy")
-        if any(where.startswith(m) for m in _UNSAFE_NUMPY) or parts[-1:] in (["linalg"],
-                                                                            ["random"]):
+        where = str(getattr(obj, "__module__", None) or getattr(obj, "__name__", "") or "")
+        if isinstance(obj, np.ufunc):
+            where = "numpy"
+        if not callable(obj) or not (where == "numpy" or where.startswith("numpy.")):
+            return f"`{ast.unparse(node)}` (a call that is not a NumPy function may raise)"
+        if where.startswith("numpy.random"):
             return f"`{ast.unparse(node)}` (it may raise)"
     if isinstance(node, ast.stmt) and not isinstance(node, _SAFE_TRY_STMTS):
         return f"a {type(node).__name__.lower()} statement"

@@ -96,11 +96,26 @@ def _in_place(op):
     return f
 
 
+_REFLECTED = {operator.and_: "__rand__", operator.or_: "__ror__", operator.xor: "__rxor__",
+              operator.lshift: "__rlshift__", operator.rshift: "__rrshift__"}
+
+
 def _bits(np_fn, op):
     """``np.bitwise_and`` and friends, ``operator.lshift``...: the operator (on booleans the
     logical operation, on integers the bit operation, `symbolic.Sym`'s operators); NumPy's own
-    function on numbers known while building."""
-    return lambda *xs: op(*xs) if any(records(x) for x in xs) else np_fn(*xs)
+    function on numbers known while building. With a plain array on the left, the recording
+    operand's reflected operator (``a & t`` through NumPy would come back here)."""
+    def f(*xs):
+        if not any(records(x) for x in xs):
+            return np_fn(*xs)
+        if len(xs) == 2 and not records(xs[0]):
+            reflected = getattr(xs[1], _REFLECTED[op], None)
+            if reflected is None:
+                raise UnsupportedError(f"{np_fn.__name__} of a {type(xs[1]).__name__}",
+                                       loc_of(*xs))
+            return reflected(xs[0])
+        return op(*xs)
+    return f
 
 
 def _as_float(x):
