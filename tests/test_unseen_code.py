@@ -361,7 +361,7 @@ def test_positional_arguments_mean_what_they_mean_in_numpy():
 
 
 # Parameters named otherwise than NumPy names them, with the same meaning at that position.
-RENAMED = {"where": {"x": "a", "y": "b"}, "int64": {"value": "x"}, "int32": {"value": "x"},
+RENAMED = {"int64": {"value": "x"}, "int32": {"value": "x"},
            "float64": {"value": "x"}}
 
 

@@ -206,8 +206,8 @@ def np_copy(x):
     return record("copy", x) if records(x) else np.array(x, copy=True)
 
 
-def np_where(cond, a, b):
-    return record("where", cond, a, b)
+def np_where(condition, x, y):
+    return record("where", condition, x, y)
 
 
 def np_expand_dims(x, axis):
