@@ -21,15 +21,17 @@ import numpy as np
 from jitgrad.core.errors import ShapeError, UnsupportedError
 from jitgrad.lang.numpy_api import norm_axis, np_eye, np_where
 from jitgrad.lang.numpy_args import as_array
-from jitgrad.lang.symbolic import NUMPY, loc_of, ndim_of, record, records
+from jitgrad.lang.symbolic import (
+    NUMPY,
+    all_known,
+    loc_of,
+    ndim_of,
+    numpy_handler,
+    record,
+    records,
+)
 
-
-def _plain(*xs) -> bool:
-    return not any(records(x) for x in xs)
-
-
-def _np(fn):
-    return NUMPY[fn]
+_np = numpy_handler  # a NumPy function's handler, for the compositions below
 
 
 def _kind(dtype, loc) -> str:
@@ -68,7 +70,7 @@ def _window(name, formula):
     fn = getattr(np, name)
 
     def window(M):
-        if _plain(M):
+        if all_known(M):
             return fn(M)
         M = _size(name, M)
         n = record("cast", _np(np.arange)(1 - M, M, 2), kind="f")
@@ -91,7 +93,7 @@ _WINDOWS = {
 
 
 def kaiser(M, beta):
-    if _plain(M, beta):
+    if all_known(M, beta):
         return np.kaiser(M, beta)
     if records(beta):
         raise UnsupportedError("np.kaiser with a beta computed at run time (its derivative in "
@@ -104,7 +106,7 @@ def kaiser(M, beta):
 
 def vander(x, N=None, increasing=False):
     """The powers of a vector, one column per power (highest first, unless ``increasing``)."""
-    if _plain(x, N):
+    if all_known(x, N):
         return np.vander(x, N, increasing)
     x = as_array(x)
     if ndim_of(x) != 1:
@@ -116,7 +118,7 @@ def vander(x, N=None, increasing=False):
 def trim_zeros(filt, trim="fb", axis=None):
     """A vector without its leading (``f``) and trailing (``b``) zeros: a slice of it (empty
     if every entry is zero)."""
-    if _plain(filt):
+    if all_known(filt):
         return np.trim_zeros(filt, trim) if axis is None else np.trim_zeros(filt, trim, axis)
     trim = str(trim).lower()
     if ndim_of(filt) != 1 or trim not in ("fb", "bf", "f", "b") or axis not in (None, 0, -1):
@@ -133,7 +135,7 @@ def trim_zeros(filt, trim="fb", axis=None):
 
 def resize(a, new_shape):
     """The entries of ``a`` (flattened) repeated as often as ``new_shape`` needs: a gather."""
-    if _plain(a, *(new_shape if isinstance(new_shape, (tuple, list)) else (new_shape,))):
+    if all_known(a, *(new_shape if isinstance(new_shape, (tuple, list)) else (new_shape,))):
         return np.resize(a, new_shape)
     shape = tuple(new_shape) if isinstance(new_shape, (tuple, list)) else (new_shape,)
     flat = _np(np.ravel)(as_array(a))
@@ -173,7 +175,7 @@ def _slice_along(x, axis, start=None, stop=None):
 def insert(arr, obj, values, axis=None):
     """``values`` inserted before position ``obj`` of a vector (of ``arr`` flattened, without
     ``axis``), in ``arr``'s dtype: the two slices and the values, joined."""
-    if _plain(arr, obj, values):
+    if all_known(arr, obj, values):
         return np.insert(arr, obj, values, axis)
     arr = as_array(arr)
     if axis is None or ndim_of(arr) == 1:
@@ -197,7 +199,7 @@ def insert(arr, obj, values, axis=None):
 def delete(arr, obj, axis=None):
     """``arr`` (flattened, without ``axis``) without its entries (or slices along ``axis``) at
     the integer ``obj``, or at the integers of the vector ``obj``."""
-    if _plain(arr, obj):
+    if all_known(arr, obj):
         return np.delete(arr, obj, axis)
     arr = as_array(arr)
     if axis is None:

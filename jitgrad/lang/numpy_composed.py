@@ -17,15 +17,17 @@ import numpy as np
 
 from jitgrad.core.errors import UnsupportedError
 from jitgrad.lang.numpy_args import as_array
-from jitgrad.lang.symbolic import NUMPY, loc_of, ndim_of, record, records
+from jitgrad.lang.symbolic import (
+    NUMPY,
+    all_known,
+    loc_of,
+    ndim_of,
+    numpy_handler,
+    record,
+    records,
+)
 
-
-def _np(fn):
-    return NUMPY[fn]
-
-
-def _plain(*xs) -> bool:
-    return not any(records(x) for x in xs)
+_np = numpy_handler  # a NumPy function's handler, for the compositions below
 
 
 def _at(x, i):
@@ -75,7 +77,7 @@ def _nan_reduction(name, fill, reduce):
     fn = getattr(np, name)
 
     def f(a, axis=None, **kwargs):
-        if _plain(a):
+        if all_known(a):
             return fn(a, axis=axis, **kwargs)
         if set(kwargs) - {"keepdims", "ddof"}:
             raise UnsupportedError(f"np.{name} with {', '.join(kwargs)}", loc_of(a))
@@ -130,7 +132,7 @@ def np_interp(x, xp, fp, left=None, right=None, period=None):
     """Linear interpolation at ``x`` (a number or a vector) between the points ``(xp, fp)``
     (``xp`` increasing): each x's interval found by counting the points at or below it,
     ``fp[0]`` left of the points and ``fp[-1]`` right of them (or ``left``/``right``)."""
-    if _plain(x, xp, fp):
+    if all_known(x, xp, fp):
         return np.interp(x, xp, fp, left, right, period)
     if period is not None:
         raise UnsupportedError("np.interp with period=", loc_of(x, xp, fp))
@@ -153,7 +155,7 @@ def np_interp(x, xp, fp, left=None, right=None, period=None):
 
 
 def np_trapezoid(y, x=None, dx=1.0, axis=-1):
-    if _plain(y, x):
+    if all_known(y, x):
         return np.trapezoid(y, x, dx, axis)
     if ndim_of(y) != 1 or (x is not None and ndim_of(x) != 1):
         raise UnsupportedError("np.trapezoid of a vector", loc_of(y, x))
@@ -166,7 +168,7 @@ def np_cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweight
            dtype=None):
     """The covariance of the variables (rows, or columns with ``rowvar=False``): the centred
     observations' product, divided by N - 1 (N with ``bias``, N - ``ddof``)."""
-    if _plain(m, y):
+    if all_known(m, y):
         return np.cov(m, y, rowvar, bias, ddof, fweights, aweights, dtype)
     if fweights is not None or aweights is not None:
         raise UnsupportedError("np.cov with weights", loc_of(m))
@@ -196,7 +198,7 @@ def np_corrcoef(x, y=None, rowvar=True, dtype=None):
 
 def np_correlate(a, v, mode="valid"):
     """NumPy's cross-correlation of real vectors: the convolution with ``v`` reversed."""
-    if _plain(a, v):
+    if all_known(a, v):
         return np.correlate(a, v, mode)
     return _np(np.convolve)(as_array(a), _np(np.flip)(as_array(v)), mode=mode)
 
@@ -210,12 +212,12 @@ def np_ptp(a, axis=None, out=None, keepdims=False):
 
 def np_fmod(x, y):
     """C's remainder (the sign of ``x``): x - trunc(x / y) * y."""
-    return x - record("trunc", x / y) * y if not _plain(x, y) else np.fmod(x, y)
+    return x - record("trunc", x / y) * y if not all_known(x, y) else np.fmod(x, y)
 
 
 def np_sinc(x):
     """sin(pi x) / (pi x), 1 at 0 (the division never sees 0: no NaN reaches the gradient)."""
-    if _plain(x):
+    if all_known(x):
         return np.sinc(x)
     zero = x == 0.0
     safe = _np(np.where)(zero, 1.0, x) * math.pi
@@ -223,7 +225,7 @@ def np_sinc(x):
 
 
 def np_ldexp(x, e):
-    return x * 2.0 ** e if not _plain(x, e) else np.ldexp(x, e)
+    return x * 2.0 ** e if not all_known(x, e) else np.ldexp(x, e)
 
 
 def np_divmod(x, y):
@@ -234,7 +236,7 @@ def np_divmod(x, y):
 
 
 def np_broadcast_to(x, shape, subok=False):
-    if _plain(x):
+    if all_known(x):
         return np.broadcast_to(x, shape)
     shape = (shape,) if not isinstance(shape, tuple) else shape
     return x * _np(np.ones)(shape)  # (a copy: jitgrad never hands out the read-only view)
@@ -256,7 +258,7 @@ def np_dstack(tup):
 
 
 def np_take(a, indices, axis=None):
-    if _plain(a, indices):
+    if all_known(a, indices):
         return np.take(a, indices, axis)
     a = as_array(a)
     if axis is None:
@@ -312,7 +314,7 @@ def np_isreal(x):
 
 
 def np_matrix_power(a, n):
-    if _plain(a):
+    if all_known(a):
         return np.linalg.matrix_power(a, n)
     if not isinstance(n, int):
         raise UnsupportedError("np.linalg.matrix_power with an integer power known while "
@@ -351,7 +353,7 @@ def poly_val(x, c, tensor=True):
 
 def np_polyval(p, x):
     """NumPy's legacy ``polyval``: coefficients from the highest power down (Horner)."""
-    if _plain(p, x):
+    if all_known(p, x):
         return np.polyval(p, x)
     p = as_array(p)
     n = _static_len(p)

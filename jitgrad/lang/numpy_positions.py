@@ -25,15 +25,18 @@ import numpy as np
 from jitgrad.core.errors import ShapeError, UnsupportedError
 from jitgrad.lang.numpy_api import norm_axis, np_where
 from jitgrad.lang.numpy_args import as_array
-from jitgrad.lang.symbolic import NUMPY, builder_of, loc_of, ndim_of, record, records
+from jitgrad.lang.symbolic import (
+    NUMPY,
+    all_known,
+    builder_of,
+    loc_of,
+    ndim_of,
+    numpy_handler,
+    record,
+    records,
+)
 
-
-def _plain(*xs) -> bool:
-    return not any(records(x) for x in xs)
-
-
-def _np(fn):
-    return NUMPY[fn]
+_np = numpy_handler  # a NumPy function's handler, for the compositions below
 
 
 def _truth(x):
@@ -76,21 +79,21 @@ def _at_least_1d(name, x):
 
 def np_nonzero(a):
     """The indices of the nonzero entries, one int vector per axis."""
-    if _plain(a):
+    if all_known(a):
         return np.nonzero(a)
     a = _at_least_1d("nonzero", a)
     return _unravel(_true_positions(_truth(a)), a.shape)
 
 
 def np_flatnonzero(a):
-    if _plain(a):
+    if all_known(a):
         return np.flatnonzero(a)
     return _true_positions(_truth(_np(np.ravel)(a) if a.ndim != 1 else a))
 
 
 def np_argwhere(a):
     """The indices of the nonzero entries, one row per entry (one column per axis)."""
-    if _plain(a):
+    if all_known(a):
         return np.argwhere(a)
     a = _at_least_1d("argwhere", a)
     flat = _true_positions(_truth(a))
@@ -110,7 +113,7 @@ def where(condition, x=None, y=None):
 
 def np_extract(condition, arr):
     """The entries of ``arr`` where ``condition`` is nonzero (both flattened): a gather."""
-    if _plain(condition, arr):
+    if all_known(condition, arr):
         return np.extract(condition, arr)
     flat = _np(np.ravel)(as_array(arr))
     return record("take", flat, _checked_rows(np_flatnonzero(as_array(condition)), flat))
@@ -120,7 +123,7 @@ def np_extract(condition, arr):
 
 
 def np_searchsorted(a, v, side="left", sorter=None):
-    if _plain(a, v, sorter):
+    if all_known(a, v, sorter):
         return np.searchsorted(a, v, side=side, sorter=sorter)
     a = as_array(a)
     if side not in ("left", "right"):
@@ -133,7 +136,7 @@ def np_searchsorted(a, v, side="left", sorter=None):
 
 
 def np_digitize(x, bins, right=False):
-    if _plain(x, bins):
+    if all_known(x, bins):
         return np.digitize(x, bins, right)
     bins = as_array(bins)
     if ndim_of(bins) != 1:
@@ -157,7 +160,7 @@ def _int_vector(name, x):
 def np_bincount(x, weights=None, minlength=0):
     """Counts of each nonnegative integer in ``x``; with weights, the sum of the weights at
     its entries (a scatter-add, differentiable in the weights)."""
-    if _plain(x, weights, minlength):
+    if all_known(x, weights, minlength):
         return np.bincount(x, weights, minlength)
     x = _int_vector("bincount", x)
     if weights is None:
@@ -182,7 +185,7 @@ def _edges(flat, bins, value_range):
         lo, hi = _np(np.min)(flat), _np(np.max)(flat)
     else:
         lo, hi = (_float(v) for v in value_range)
-        if _plain(lo, hi) and lo > hi:
+        if all_known(lo, hi) and lo > hi:
             raise UnsupportedError("np.histogram: max must be larger than min in range=",
                                    loc_of(flat))
     same = lo == hi
@@ -198,7 +201,7 @@ def np_histogram(a, bins=10, range=None, density=None, weights=None):
     weights, the weights' sums (differentiable in the weights); with ``density``, the counts
     over the bins' widths, summing to one. A value equal to the last edge is in the last
     bin; values outside the edges (with ``range``) in none."""
-    if _plain(a, bins, range, weights):
+    if all_known(a, bins, range, weights):
         return np.histogram(a, bins, range, density, weights)
     loc = loc_of(a, bins, weights)
     if isinstance(bins, str):
@@ -239,7 +242,7 @@ def np_unique(ar, return_index=False, return_inverse=False, return_counts=False,
     """The distinct values in order: the sorted entries at the first of each run of equal
     ones (NaNs one value, with ``equal_nan``). Of floats, a gather: each value's gradient goes
     to the first of the entries equal to it."""
-    if _plain(ar):
+    if all_known(ar):
         return np.unique(ar, return_index, return_inverse, return_counts, axis,
                          equal_nan=equal_nan)
     if return_inverse or axis is not None:
@@ -272,7 +275,7 @@ def np_unique(ar, return_index=False, return_inverse=False, return_counts=False,
 
 def np_isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
     """Whether each entry of ``element`` equals some entry of ``test_elements``."""
-    if _plain(element, test_elements):
+    if all_known(element, test_elements):
         return np.isin(element, test_elements, assume_unique=assume_unique, invert=invert)
     element, tests = as_array(element), _np(np.ravel)(as_array(test_elements))
     if ndim_of(element) == 0:
@@ -326,13 +329,13 @@ def _all_equal(a, b, broadcast, equal_nan=False):
 
 
 def np_array_equal(a1, a2, equal_nan=False):
-    if _plain(a1, a2):
+    if all_known(a1, a2):
         return np.array_equal(a1, a2, equal_nan)
     return _all_equal(as_array(a1), as_array(a2), False, equal_nan)
 
 
 def np_array_equiv(a1, a2):
-    if _plain(a1, a2):
+    if all_known(a1, a2):
         return np.array_equiv(a1, a2)
     return _all_equal(as_array(a1), as_array(a2), True)
 
@@ -353,7 +356,7 @@ def _set_operation(name, combine):
     fn = getattr(np, name)
 
     def f(ar1, ar2, *args, **kwargs):
-        if _plain(ar1, ar2):
+        if all_known(ar1, ar2):
             return fn(ar1, ar2, *args, **kwargs)
         if args or any(kwargs.values()):
             raise UnsupportedError(f"np.{name} with {', '.join(kwargs) or 'more arguments'}",
@@ -405,7 +408,7 @@ def _setdiff(ar1, ar2):
 
 def _triangle_indices(name, lower):
     def f(n, k=0, m=None):
-        if _plain(n, k, m):
+        if all_known(n, k, m):
             return getattr(np, name)(n, k, m)
         m = n if m is None else m
         rows = _np(np.expand_dims)(_np(np.arange)(n), 1)
@@ -420,7 +423,7 @@ def _triangle_indices_from(name):
     def f(arr, k=0):
         if ndim_of(arr) != 2:
             raise UnsupportedError(f"np.{name}_from of a matrix", loc_of(arr))
-        if _plain(arr):
+        if all_known(arr):
             return getattr(np, f"{name}_from")(arr, k)
         return NUMPY[getattr(np, name)](arr.shape[0], k, arr.shape[1])
     return f
@@ -429,7 +432,7 @@ def _triangle_indices_from(name):
 def np_argpartition(a, kth, axis=-1, kind="introselect", order=None):
     """Indices that partition a vector around its ``kth`` entries: the sorting order (stable)
     is one (NumPy leaves the order within each part unspecified)."""
-    if _plain(a):
+    if all_known(a):
         return np.argpartition(a, kth, axis=axis, kind=kind, order=order)
     if ndim_of(a) != 1 or axis is None or norm_axis(axis, 1, loc_of(a)) != 0 or order:
         raise UnsupportedError("np.argpartition of a vector (axis=-1 or 0)", loc_of(a))
@@ -440,7 +443,7 @@ def np_partition(a, kth, axis=-1, kind="introselect", order=None):
     """A vector partitioned around its ``kth`` entries: sorted is one such order (NumPy leaves
     the order within each part unspecified), a gather whose gradient goes back to each
     entry."""
-    if _plain(a):
+    if all_known(a):
         return np.partition(a, kth, axis=axis, kind=kind, order=order)
     return record("take", a, np_argpartition(a, kth, axis, kind, order))
 

@@ -47,11 +47,7 @@ from jitgrad.lang.numpy_api import (
     split_handler,
 )
 from jitgrad.lang.numpy_args import array_like, as_array
-from jitgrad.lang.symbolic import NUMPY, Sym, loc_of, ndim_of, record, records
-
-
-def _plain(*xs) -> bool:
-    return not any(records(x) for x in xs)
+from jitgrad.lang.symbolic import NUMPY, Sym, all_known, loc_of, ndim_of, record, records
 
 
 def _imin(a, b):
@@ -81,7 +77,7 @@ def _last(x, k, nd=None):
 
 
 def np_swapaxes(x, axis1, axis2):
-    if _plain(x):
+    if all_known(x):
         return np.swapaxes(x, axis1, axis2)
     a, b = (norm_axis(v, x.ndim, loc_of(x)) for v in (axis1, axis2))
     perm = list(range(x.ndim))
@@ -90,7 +86,7 @@ def np_swapaxes(x, axis1, axis2):
 
 
 def np_moveaxis(x, source, destination):
-    if _plain(x):
+    if all_known(x):
         return np.moveaxis(x, source, destination)
     s, d = (norm_axis(v, x.ndim, loc_of(x)) for v in (source, destination))
     if isinstance(s, tuple) or isinstance(d, tuple):
@@ -101,7 +97,7 @@ def np_moveaxis(x, source, destination):
 
 
 def np_rollaxis(x, axis, start=0):
-    if _plain(x):
+    if all_known(x):
         return np.rollaxis(x, axis, start)
     a = norm_axis(axis, x.ndim, loc_of(x))
     start = start + x.ndim if start < 0 else start
@@ -115,15 +111,15 @@ def np_rollaxis(x, axis, start=0):
 
 
 def np_flipud(x):
-    return np.flipud(x) if _plain(x) else np_flip(x, 0)
+    return np.flipud(x) if all_known(x) else np_flip(x, 0)
 
 
 def np_fliplr(x):
-    return np.fliplr(x) if _plain(x) else np_flip(x, 1)
+    return np.fliplr(x) if all_known(x) else np_flip(x, 1)
 
 
 def np_rot90(x, k=1, axes=(0, 1)):
-    if _plain(x):
+    if all_known(x):
         return np.rot90(x, k, axes)
     a, b = (norm_axis(v, x.ndim, loc_of(x)) for v in axes)
     k %= 4
@@ -141,7 +137,7 @@ def np_rot90(x, k=1, axes=(0, 1)):
 
 def _atleast(n):
     def f(x):
-        if _plain(x):
+        if all_known(x):
             return getattr(np, f"atleast_{n}d")(x)
         if x.ndim >= n:
             return x
@@ -160,7 +156,7 @@ def _integer(v) -> bool:
 
 
 def np_repeat(x, repeats, axis=None):
-    if _plain(x):
+    if all_known(x):
         return np.repeat(x, repeats, axis)
     if ndim_of(repeats) or not _integer(repeats):
         raise UnsupportedError("np.repeat with one integer count (as Numba)", loc_of(x))
@@ -178,7 +174,7 @@ def np_repeat(x, repeats, axis=None):
 
 
 def np_tile(x, reps):
-    if _plain(x):
+    if all_known(x):
         return np.tile(x, reps)
     reps = tuple(reps) if isinstance(reps, (tuple, list)) else (reps,)
     if not all(_integer(r) and (records(r) or r >= 0) for r in reps):
@@ -195,7 +191,7 @@ def np_tile(x, reps):
 
 
 def np_tensordot(a, b, axes=2):
-    if _plain(a, b):
+    if all_known(a, b):
         return np.tensordot(a, b, axes)
     na, nb = ndim_of(a), ndim_of(b)
     loc = loc_of(a, b)
@@ -252,7 +248,7 @@ def np_inner(a, b):
 def np_convolve(a, v, mode="full"):
     """The discrete convolution of two vectors: each a[i] * v row of their outer product,
     shifted right by i (a reshape of the rows padded with zeros), summed over i."""
-    if _plain(a, v):
+    if all_known(a, v):
         return np.convolve(a, v, mode)
     if ndim_of(a) != 1 or ndim_of(v) != 1 or mode not in ("full", "same", "valid"):
         raise UnsupportedError("np.convolve of two vectors, mode 'full', 'same' or 'valid'",
@@ -272,7 +268,7 @@ def np_convolve(a, v, mode="full"):
 
 
 def np_kron(a, b):
-    if _plain(a, b):
+    if all_known(a, b):
         return np.kron(a, b)
     na, nb = ndim_of(a), ndim_of(b)
     if na != nb or na == 0:
@@ -283,7 +279,7 @@ def np_kron(a, b):
 
 
 def np_cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
-    if _plain(a, b):
+    if all_known(a, b):
         return np.cross(a, b, axisa, axisb, axisc, axis)
     if axis is not None:
         axisa = axisb = axisc = axis
@@ -304,7 +300,7 @@ def np_cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 def np_diagonal(x, offset=0, axis1=0, axis2=1):
     """The ``offset`` diagonal of the planes (axis1, axis2), as NumPy: a strided slice of each
     plane's flattened entries, along a new last axis."""
-    if _plain(x):
+    if all_known(x):
         return np.diagonal(x, offset, axis1, axis2)
     if records(offset) or x.ndim < 2:
         raise UnsupportedError("np.diagonal of an array of rank 2 or more, with a constant "
@@ -326,13 +322,13 @@ def np_diagonal(x, offset=0, axis1=0, axis2=1):
 def np_trace(x, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     if dtype is not None or out is not None:
         raise UnsupportedError("np.trace with dtype= or out=", loc_of(x))
-    if _plain(x):
+    if all_known(x):
         return np.trace(x, offset, axis1, axis2)
     return np_sum(np_diagonal(x, offset, axis1, axis2), axis=-1)
 
 
 def np_diag(v, k=0):
-    if _plain(v):
+    if all_known(v):
         return np.diag(v, k)
     if records(k):
         raise UnsupportedError("np.diag with a constant offset k", loc_of(v))
@@ -355,7 +351,7 @@ def np_diag(v, k=0):
 
 def _triangle(lower):
     def f(x, k=0):
-        if _plain(x):
+        if all_known(x):
             return (np.tril if lower else np.triu)(x, k)
         if x.ndim < 2 or records(k):
             raise UnsupportedError(f"np.{'tril' if lower else 'triu'} of an array of rank 2 "
@@ -372,7 +368,7 @@ def _triangle(lower):
 
 def _split_along(name, axis_of):
     def f(x, sections):
-        if _plain(x):
+        if all_known(x):
             return tuple(getattr(np, name)(x, sections))
         axis = axis_of(x.ndim)
         if axis is None:
@@ -388,14 +384,14 @@ def np_column_stack(tup):
                                    loc_of(tup))
         return np_transpose(tup)
     tup = list(tup)
-    if _plain(*tup):
+    if all_known(*tup):
         return np.column_stack(tup)
     cols = [np_expand_dims(a, 1) if ndim_of(a) == 1 else a for a in tup]
     return np_concatenate(cols, axis=1)
 
 
 def np_append(arr, values, axis=None):
-    if _plain(arr, values):
+    if all_known(arr, values):
         return np.append(arr, values, axis)
     if axis is not None:
         return np_concatenate([arr, values], axis=axis)
@@ -412,7 +408,7 @@ def np_append(arr, values, axis=None):
 def np_sort(x, axis=-1, kind=None, order=None):
     """A vector's entries in order: the entries at the sorting permutation (its gradient goes
     back through the permutation; tied entries keep their order)."""
-    if _plain(x):
+    if all_known(x):
         return np.sort(x, axis=axis)
     if x.ndim != 1 or order is not None or norm_axis(axis, 1, loc_of(x)) != 0:
         raise UnsupportedError("np.sort of a vector (axis=-1 or 0)", loc_of(x))
@@ -421,7 +417,7 @@ def np_sort(x, axis=-1, kind=None, order=None):
 
 def np_argsort(x, axis=-1, kind=None, order=None):
     """The order that sorts a vector (stable: tied entries keep their order), to index with."""
-    if _plain(x):
+    if all_known(x):
         return np.argsort(x, axis=axis, kind=kind)
     if x.ndim != 1 or order is not None or norm_axis(axis, 1, loc_of(x)) != 0:
         raise UnsupportedError("np.argsort of a vector (axis=-1 or 0)", loc_of(x))
@@ -429,7 +425,7 @@ def np_argsort(x, axis=-1, kind=None, order=None):
 
 
 def np_median(x, axis=None, **kw):
-    if _plain(x):
+    if all_known(x):
         return np.median(x, axis=axis, **kw)
     if kw or axis is not None and not (x.ndim == 1 and norm_axis(axis, 1, loc_of(x)) == 0):
         raise UnsupportedError("np.median of all the entries (no axis=)", loc_of(x))
@@ -442,7 +438,7 @@ def np_median(x, axis=None, **kw):
 
 def np_percentile(x, q, axis=None, **kw):
     """The q-th percentile of all the entries, NumPy's default linear interpolation."""
-    if _plain(x, q):
+    if all_known(x, q):
         return np.percentile(x, q, axis=axis, **kw)
     if kw or axis is not None or ndim_of(q) or records(q):
         raise UnsupportedError("np.percentile of all the entries at one constant q", loc_of(x))
@@ -457,7 +453,7 @@ def np_percentile(x, q, axis=None, **kw):
 
 
 def np_quantile(x, q, axis=None, **kw):
-    if _plain(x, q):
+    if all_known(x, q):
         return np.quantile(x, q, axis=axis, **kw)
     if ndim_of(q) or records(q):
         raise UnsupportedError("np.quantile of all the entries at one constant q", loc_of(x))
@@ -468,7 +464,7 @@ def np_quantile(x, q, axis=None, **kw):
 
 
 def np_nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
-    if _plain(x):
+    if all_known(x):
         return np.nan_to_num(x, copy=copy, nan=nan, posinf=posinf, neginf=neginf)
     big = np.finfo(np.float64).max
     top = big if posinf is None else float(posinf)
@@ -480,14 +476,14 @@ def np_nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 
 def _cast_to(dtype):
     def f(x):
-        if _plain(x):
+        if all_known(x):
             return dtype(x)
         return np_cast(x, dtype)
     return f
 
 
 def np_norm(x, ord=None, axis=None, keepdims=False):
-    if _plain(x):
+    if all_known(x):
         return np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
     loc = loc_of(x)
     if axis is None and x.ndim > 2 and ord is None:
@@ -513,7 +509,7 @@ def np_norm(x, ord=None, axis=None, keepdims=False):
 
 def _real_only(name, fn, value):
     def f(x, *args):
-        if _plain(x):
+        if all_known(x):
             return fn(x, *args)
         if x.dtype.kind == "c":
             raise UnsupportedError(f"np.{name} of a complex array", loc_of(x))
@@ -529,7 +525,7 @@ def np_take_along_axis(arr, indices, axis):
     """``np.take_along_axis``: the entries of ``arr`` at the flat positions the index names
     (`index_positions`, checked at run time), gathered in the index's shape; the adjoint adds
     a repeated position's gradients up."""
-    if _plain(arr) and _plain(indices):
+    if all_known(arr) and all_known(indices):
         return np.take_along_axis(arr, indices, axis)
     loc = loc_of(arr, indices)
     if not ((isinstance(indices, Sym) and indices.type.kind == "i") or (
@@ -626,7 +622,7 @@ def np_einsum(subscripts, *operands, optimize=False):
         subscripts, operands = _einsum_sublists((subscripts, *operands),
                                                 loc_of(subscripts, *operands))
     operands = tuple(as_array(op) for op in operands)
-    if _plain(*operands):
+    if all_known(*operands):
         return np.einsum(subscripts, *operands)
     loc = loc_of(*operands)
     terms, out = _einsum_terms(subscripts, operands, loc)
@@ -667,7 +663,7 @@ def np_meshgrid(*xs, indexing="xy", sparse=False, copy=True):
     """Coordinate matrices of 1-D arrays: each array broadcast along the others' axes (with
     ``indexing="xy"`` the first two axes swapped, as NumPy does); ``sparse=True`` keeps the
     size-1 axes."""
-    if _plain(*xs):
+    if all_known(*xs):
         return tuple(np.meshgrid(*xs, indexing=indexing, sparse=sparse, copy=copy))
     xs = [as_array(x) for x in xs]
     if any(ndim_of(x) != 1 for x in xs):

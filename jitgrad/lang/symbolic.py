@@ -685,6 +685,18 @@ def records(x) -> bool:
     return hasattr(type(x), "_jitgrad_apply")
 
 
+def all_known(*xs) -> bool:
+    """Whether every one of ``xs`` is known while building (none records operations): a
+    NumPy function called on them is NumPy's own."""
+    return not any(records(x) for x in xs)
+
+
+def numpy_handler(fn):
+    """The handler of the NumPy function ``fn`` (`NUMPY`): what a composition calls to use
+    another NumPy function on values of the graph."""
+    return NUMPY[fn]
+
+
 def ndim_of(x) -> int:
     return x.ndim if records(x) else np.ndim(x)
 
