@@ -508,24 +508,10 @@ class Expressions(Indexing):
         if symbolic.ndim_of(val):
             val = numpy_args.as_array(val)
             val = numpy_api.np_ravel(val) if symbolic.ndim_of(val) != 1 else val
-        tag = f"@{node.lineno}:{node.col_offset}"
-        hidden = {"JGV": f"%values{tag}", "JGK": f"%k{tag}"}
         each = "JGV[JGK % JGV.shape[0]]" if symbolic.ndim_of(val) else "JGV"
         text = (f"for JGK in range(min({target.id}.shape[0], {target.id}.shape[1])):\n"
                 f"    {target.id}[JGK, JGK] = {each}\n")
-        stmts = ast.parse(text).body
-        for stmt in stmts:
-            for sub in ast.walk(stmt):
-                if isinstance(sub, ast.Name) and sub.id in hidden:
-                    sub.id = hidden[sub.id]
-                if hasattr(sub, "lineno"):
-                    ast.copy_location(sub, node)
-        self.env[hidden["JGV"]] = val
-        try:
-            self.build_stmts(stmts)
-        finally:
-            for h in hidden.values():
-                self.env.pop(h, None)
+        self.build_written(text, node, {"JGV": "values", "JGK": "k"}, {"JGV": val})
 
     def put_along_axis(self, args, kwargs, node):
         """``np.put_along_axis(a, idx, values, axis)``: in place into ``a`` (a vector or a

@@ -512,15 +512,25 @@ class Statements:
         if v_ndim > per_item + 1:
             raise ShapeError(f"the value has rank {v_ndim}; the entries indexed have rank "
                              f"{per_item + 1}", self.loc(node))
-        tag = f"@{node.lineno}:{node.col_offset}"
-        hidden = {"JGP": f"%positions{tag}", "JGV": f"%values{tag}", "JGM": f"%cols{tag}",
-                  "JGK": f"%k{tag}"}
         at = "JGP[JGK]" if rows or flat_of_vector else "JGP[JGK] // JGM, JGP[JGK] % JGM"
         each = "JGV[JGK]" if v_ndim == per_item + 1 else "JGV"
         text = (f"for JGK in range(JGP.shape[0]):\n    {name}[{at}] = {each}\n")
         if v_ndim == per_item + 1:
             text = ("if JGV.shape[0] != JGP.shape[0]:\n    raise ValueError('shape mismatch: "
                     "the values do not match the entries indexed')\n") + text
+        values = {"JGP": positions, "JGV": value}
+        if not (rows or flat_of_vector):
+            values["JGM"] = array.shape[1]
+        self.build_written(text, node, {"JGP": "positions", "JGV": "values", "JGM": "cols",
+                                        "JGK": "k"}, values)
+
+    def build_written(self, text: str, node, labels: dict, values: dict) -> None:
+        """Build ``text``, statements jitgrad writes for the user's ``node`` (a loop of
+        writes), in its place and with its location. Its placeholder names (``JGK``...: the
+        keys of ``labels``) become names the user's code cannot use (``%k@line:col``), bound
+        to ``values`` for this build only."""
+        tag = f"@{node.lineno}:{node.col_offset}"
+        hidden = {k: f"%{label}{tag}" for k, label in labels.items()}
         stmts = ast.parse(text).body
         for stmt in stmts:
             for sub in ast.walk(stmt):
@@ -528,10 +538,8 @@ class Statements:
                     sub.id = hidden[sub.id]
                 if hasattr(sub, "lineno"):
                     ast.copy_location(sub, node)
-        self.env[hidden["JGP"]] = positions
-        self.env[hidden["JGV"]] = value
-        if not (rows or flat_of_vector):
-            self.env[hidden["JGM"]] = array.shape[1]
+        for k, v in values.items():
+            self.env[hidden[k]] = v
         try:
             self.build_stmts(stmts)
         finally:
