@@ -104,6 +104,53 @@ def poisson_logpmf(k, mu, loc=0):
     return k * record("log", mu) - mu - record("gammaln", k + 1.0)
 
 
+# ---- distribution functions: SciPy's, through the incomplete gamma and beta functions and
+# Student's t distribution function (`prims.elementwise`, SciPy's kernels), whose derivatives
+# are taken in x only (in a shape parameter or the degrees of freedom they are refused). Below
+# the support the value is 0 (above it, 1), as SciPy's.
+
+
+def _at_least_zero(z):
+    return record("maximum", z, 0.0)
+
+
+def gamma_cdf(x, a, loc=0.0, scale=1.0):
+    return record("gammainc", a, _at_least_zero(_z(x, loc, scale)))
+
+
+def chi2_cdf(x, df, loc=0.0, scale=1.0):
+    return record("gammainc", df * 0.5, _at_least_zero(_z(x, loc, scale)) * 0.5)
+
+
+def beta_cdf(x, a, b, loc=0.0, scale=1.0):
+    return record("betainc", a, b, record("minimum", _at_least_zero(_z(x, loc, scale)), 1.0))
+
+
+def t_cdf(x, df, loc=0.0, scale=1.0):
+    return record("stdtr", df, _z(x, loc, scale))
+
+
+def t_logcdf(x, df, loc=0.0, scale=1.0):
+    return record("log", t_cdf(x, df, loc, scale))
+
+
+def poisson_cdf(k, mu, loc=0):
+    """P(K <= k) = gammaincc(floor(k - loc) + 1, mu), 0 below k = 0 (SciPy's pdtr); the count
+    is not differentiated."""
+    k = NUMPY[np.floor](k - loc)
+    below = record("lt", k, 0.0)
+    return record("where", below, 0.0,
+                  record("gammaincc", record("where", below, 0.0, k) + 1.0, mu))
+
+
+def multivariate_normal_entropy(mean=None, cov=1.0):
+    """(d log(2 pi e) + log det cov) / 2, of a covariance matrix."""
+    if ndim_of(cov) != 2:
+        raise UnsupportedError("multivariate_normal.entropy of a covariance matrix", loc_of(cov))
+    d = cov.shape[0] if records(cov) else np.shape(cov)[0]
+    return 0.5 * (NUMPY[np.linalg.slogdet](cov)[1] + d * (_LOG_2PI + 1.0))
+
+
 def multivariate_normal_logpdf(x, mean=None, cov=1.0, allow_singular=False):
     """log N(x; mean, cov) of one point (``x`` of shape (d,)) or of rows (shape (n, d)),
     through a Cholesky factor of ``cov`` (its log-determinant and a solve)."""
@@ -168,17 +215,18 @@ def _distribution(logpdf, log_name="logpdf", exp_name="pdf"):
 
 
 DISTRIBUTIONS = {
-    "t": _distribution(t_logpdf),
-    "gamma": _distribution(gamma_logpdf),
-    "beta": _distribution(beta_logpdf),
-    "chi2": _distribution(chi2_logpdf),
+    "t": {**_distribution(t_logpdf), "cdf": t_cdf, "logcdf": t_logcdf},
+    "gamma": {**_distribution(gamma_logpdf), "cdf": gamma_cdf},
+    "beta": {**_distribution(beta_logpdf), "cdf": beta_cdf},
+    "chi2": {**_distribution(chi2_logpdf), "cdf": chi2_cdf},
     "expon": _distribution(expon_logpdf),
     "laplace": _distribution(laplace_logpdf),
     "cauchy": _distribution(cauchy_logpdf),
     "logistic": _distribution(logistic_logpdf),
     "lognorm": _distribution(lognorm_logpdf),
-    "poisson": _distribution(poisson_logpmf, "logpmf", "pmf"),
-    "multivariate_normal": _distribution(multivariate_normal_logpdf),
+    "poisson": {**_distribution(poisson_logpmf, "logpmf", "pmf"), "cdf": poisson_cdf},
+    "multivariate_normal": {**_distribution(multivariate_normal_logpdf),
+                            "entropy": multivariate_normal_entropy},
     "dirichlet": _distribution(dirichlet_logpdf),
     "norm": {"logcdf": norm_logcdf, "logsf": norm_logsf},
 }

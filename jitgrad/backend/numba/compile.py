@@ -228,8 +228,56 @@ def vectorize(fn):
         import numpy as np
 
         v = np.vectorize(fn, otypes=[float])
-        return lambda x: v(x) if np.ndim(x) else fn(x)
+        return lambda *xs: v(*xs) if any(np.ndim(x) for x in xs) else fn(*xs)
     return numba.vectorize(cache=True)(fn)
+
+
+_SCIPY_SPECIAL = "scipy.special.cython_special"
+_LINKED: set = set()
+
+
+def scipy_kernel(name: str, n_args: int):
+    """The C function ``name`` of scipy.special.cython_special (its key in ``__pyx_capi__``:
+    ``__pyx_fuse_1jv`` is the real jv), of ``n_args`` doubles and Cython's skip-dispatch flag
+    (pass 0), returning a double: SciPy's own kernel for compiled code.
+
+    Compiled code calls it by a name of its own, ``jitgrad_scipy_<name>``, which
+    `link_scipy_kernels` binds to the function's address in this process before any code
+    calling it is compiled or loaded: code that calls a function by name can be kept in
+    Numba's disk cache, where a ctypes pointer (an address of this process) cannot. Under
+    ``JITGRAD_DISABLE_JIT=1``: a ctypes function of the same C function, found at its first
+    call."""
+    if DISABLE_JIT:
+        found = []
+
+        def call(*args):
+            if not found:
+                import ctypes
+
+                from numba.core.extending import get_cython_function_address
+                proto = ctypes.CFUNCTYPE(ctypes.c_double, *[ctypes.c_double] * n_args,
+                                         ctypes.c_int)
+                found.append(proto(get_cython_function_address(_SCIPY_SPECIAL, name)))
+            return found[0](*args)
+        return call
+    f64 = numba.core.types.float64
+    signature = f64(*[f64] * n_args, numba.core.types.int32)
+    return numba.core.types.ExternalFunction(f"jitgrad_scipy_{name}", signature)
+
+
+def link_scipy_kernels(names) -> None:
+    """Bind each `scipy_kernel` of ``names`` to its address in this process (once; SciPy's
+    special functions are imported at the first)."""
+    if DISABLE_JIT:
+        return
+    from llvmlite import binding
+    from numba.core.extending import get_cython_function_address
+
+    for name in names:
+        if name not in _LINKED:
+            binding.add_symbol(f"jitgrad_scipy_{name}",
+                               get_cython_function_address(_SCIPY_SPECIAL, name))
+            _LINKED.add(name)
 
 
 def cache_dir(parallel: bool = False) -> str:
