@@ -281,8 +281,16 @@ defvjp("ive", _refuse_parameter("ive", "v", _ORDER),
                                  - np.sign(x) * ans))
 defvjp("erfinv", lambda g, ans, y: g * (np.exp(ans * ans) * _SQRT_PI_OVER_2))
 defvjp("erfcinv", lambda g, ans, y: -(g * (np.exp(ans * ans) * _SQRT_PI_OVER_2)))
-# (1/Gamma)' = -psi / Gamma: nan at the poles of Gamma (0, -1, ...), where 1/Gamma is 0
-defvjp("rgamma", lambda g, ans, x: -(g * (ans * digamma(x))))
+
+
+def _rgamma_slope(ans, x):
+    """(1/Gamma)'(x) = -psi(x) / Gamma(x); at the poles of Gamma (x = 0, -1, -2, ...), where
+    1/Gamma(x) = Gamma(1 - x) sin(pi x) / pi is 0 and psi is nan, Gamma(1 - x) cos(pi x)."""
+    at_pole = np.logical_and(ans == 0.0, x <= 0.0)
+    return np.where(at_pole, gamma(1.0 - x) * np.cos(x * math.pi), -(ans * digamma(x)))
+
+
+defvjp("rgamma", lambda g, ans, x: g * _rgamma_slope(ans, x))
 defvjp("gammainc", _refuse_parameter("gammainc", "a", "the shape parameter"),
        lambda g, ans, a, x: g * _lower_gamma_density(a, x))
 defvjp("gammaincc", _refuse_parameter("gammaincc", "a", "the shape parameter"),
