@@ -1204,6 +1204,8 @@ block(AS, "signal.py", [
     r("scipy.signal.convolve", F.as_signal_convolve, A(V)),
     r("scipy.signal.convolve (mode='valid')", F.as_signal_convolve_valid, A(V)),
     r("scipy.signal.convolve (2-D)", F.as_signal_convolve_2d, A(MP)),
+    r("scipy.signal.convolve2d (mode='same')", F.as_signal_convolve2d_same, A(MP)),
+    r("scipy.signal.convolve2d (mode='valid', the larger second)", F.as_signal_convolve2d_valid, A(MP)),
 ])
 
 block(AS, "linalg.py", [

@@ -258,6 +258,63 @@ def runtime_digest() -> str:
     return digest.hexdigest()[:8]
 
 
+_SCIPY_SPECIAL = "scipy.special.cython_special"
+_LINKED: set = set()
+
+
+def scipy_c_function(name: str, signature):
+    """A C function of SciPy's Cython API (``scipy.linalg.cython_blas``, ``cython_lapack``,
+    ``scipy.special.cython_special``) for compiled code, of Numba ``signature``.
+
+    Compiled code calls it by a name of its own, ``jitgrad_<name>``, which `link_scipy` binds
+    to the function's address in this process before any code calling it is compiled or
+    loaded: code that calls a function by name can be kept in Numba's disk cache, where a
+    ctypes pointer (an address of this process) cannot."""
+    return numba.core.types.ExternalFunction(f"jitgrad_{name}", signature)
+
+
+def link_scipy(module: str, names) -> None:
+    """Bind each `scipy_c_function` of ``names``, from SciPy's Cython ``module``, to its address
+    in this process (once; the module is imported at the first)."""
+    if DISABLE_JIT:
+        return
+    from llvmlite import binding
+    from numba.core.extending import get_cython_function_address
+
+    for name in names:
+        if name not in _LINKED:
+            binding.add_symbol(f"jitgrad_{name}", get_cython_function_address(module, name))
+            _LINKED.add(name)
+
+
+def scipy_kernel(name: str, n_args: int):
+    """The C function ``name`` of scipy.special.cython_special (its key in ``__pyx_capi__``:
+    ``__pyx_fuse_1jv`` is the real jv), of ``n_args`` doubles and Cython's skip-dispatch flag
+    (pass 0), returning a double: SciPy's own kernel for compiled code (`scipy_c_function`;
+    `link_scipy_kernels` binds it). Under ``JITGRAD_DISABLE_JIT=1``: a ctypes function of
+    the same C function, found at its first call."""
+    if DISABLE_JIT:
+        found = []
+
+        def call(*args):
+            if not found:
+                import ctypes
+
+                from numba.core.extending import get_cython_function_address
+                proto = ctypes.CFUNCTYPE(ctypes.c_double, *[ctypes.c_double] * n_args,
+                                         ctypes.c_int)
+                found.append(proto(get_cython_function_address(_SCIPY_SPECIAL, name)))
+            return found[0](*args)
+        return call
+    f64 = numba.core.types.float64
+    return scipy_c_function(name, f64(*[f64] * n_args, numba.core.types.int32))
+
+
+def link_scipy_kernels(names) -> None:
+    """`link_scipy` of SciPy's special functions ``names`` (`scipy_kernel`)."""
+    link_scipy(_SCIPY_SPECIAL, names)
+
+
 def cache_dir(parallel: bool = False) -> str:
     """Where generated modules live: one folder per Python/Numba variant, jitgrad cache format
     and runtime (`runtime_digest`), and a folder of its own for ``parallel=True`` builds

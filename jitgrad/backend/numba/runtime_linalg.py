@@ -17,10 +17,10 @@ in Numba's disk cache (`compile.jit`), keyed by this file, which is why the rout
 lives here and not in a module of its own: Numba's cache would not see a change to it.
 
 How: SciPy publishes its BLAS and LAPACK as C function pointers (``scipy.linalg.cython_blas``,
-``cython_lapack``: SciPy's documented Cython API, the BLAS Numba itself calls). `register` adds
-each routine to LLVM's symbol table under a name of ours (``jitgrad_dgesv``) and compiled code
-calls it by that name (`numba.types.ExternalFunction`), so Numba's disk cache keeps the code
-(a ctypes pointer would be a constant address, which the cache refuses). `register` runs
+``cython_lapack``: SciPy's documented Cython API, the BLAS Numba itself calls). Compiled code calls
+each routine by a name of ours (``jitgrad_dgesv``, `compile.scipy_c_function`), which
+`register` binds to its address, so Numba's disk cache keeps the code (a ctypes pointer would
+be a constant address, which the cache refuses). `register` runs
 before any code calling them is compiled or loaded (`compile.jit`'s ``needs=``, and
 `compile.require_scipy` for generated modules). Fortran takes every argument by address: a
 product passes the addresses of stack slots (`_by_address`); a factorisation, whose ``info``
@@ -39,53 +39,37 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload, register_jitable
 
-from jitgrad.backend.numba.compile import jit
+from jitgrad.backend.numba.compile import jit, link_scipy, scipy_c_function
 
 _INT = types.CPointer(types.int32)
 _DBL = types.CPointer(types.float64)
 _CHR = types.CPointer(types.uint8)
 
-# name -> (SciPy module, argument types): the Fortran signatures of the routines used here
-_ROUTINES = {
-    "dgemm": ("cython_blas", (_CHR, _CHR, _INT, _INT, _INT, _DBL, _DBL, _INT, _DBL, _INT, _DBL,
-                              _DBL, _INT)),
-    "dgemv": ("cython_blas", (_CHR, _INT, _INT, _DBL, _DBL, _INT, _DBL, _INT, _DBL, _DBL, _INT)),
-    "dgesv": ("cython_lapack", (_INT, _INT, _DBL, _INT, _INT, _DBL, _INT, _INT)),
-    "dgetrf": ("cython_lapack", (_INT, _INT, _DBL, _INT, _INT, _INT)),
-    "dgetri": ("cython_lapack", (_INT, _DBL, _INT, _INT, _DBL, _INT, _INT)),
-    "dpotrf": ("cython_lapack", (_CHR, _INT, _DBL, _INT, _INT)),
+# The routines, as `compile.scipy_c_function`s (Fortran signatures: every argument by address)
+_BLAS = {
+    "dgemm": types.void(_CHR, _CHR, _INT, _INT, _INT, _DBL, _DBL, _INT, _DBL, _INT, _DBL, _DBL,
+                        _INT),
+    "dgemv": types.void(_CHR, _INT, _INT, _DBL, _DBL, _INT, _DBL, _INT, _DBL, _DBL, _INT),
+    "ddot": types.float64(_INT, _DBL, _INT, _DBL, _INT),
 }
-_ddot_sig = types.float64(_INT, _DBL, _INT, _DBL, _INT)
-
-dgemm = types.ExternalFunction("jitgrad_dgemm", types.void(*_ROUTINES["dgemm"][1]))
-dgemv = types.ExternalFunction("jitgrad_dgemv", types.void(*_ROUTINES["dgemv"][1]))
-ddot = types.ExternalFunction("jitgrad_ddot", _ddot_sig)
-dgesv = types.ExternalFunction("jitgrad_dgesv", types.void(*_ROUTINES["dgesv"][1]))
-dgetrf = types.ExternalFunction("jitgrad_dgetrf", types.void(*_ROUTINES["dgetrf"][1]))
-dgetri = types.ExternalFunction("jitgrad_dgetri", types.void(*_ROUTINES["dgetri"][1]))
-dpotrf = types.ExternalFunction("jitgrad_dpotrf", types.void(*_ROUTINES["dpotrf"][1]))
-
-_registered = []
+_LAPACK = {
+    "dgesv": types.void(_INT, _INT, _DBL, _INT, _INT, _DBL, _INT, _INT),
+    "dgetrf": types.void(_INT, _INT, _DBL, _INT, _INT, _INT),
+    "dgetri": types.void(_INT, _DBL, _INT, _INT, _DBL, _INT, _INT),
+    "dpotrf": types.void(_CHR, _INT, _DBL, _INT, _INT),
+}
+dgemm, dgemv, ddot = (scipy_c_function(name, sig) for name, sig in _BLAS.items())
+dgesv, dgetrf, dgetri, dpotrf = (scipy_c_function(name, sig) for name, sig in _LAPACK.items())
 _OPTIONS = {"error_model": "numpy"}  # as every runtime helper (`compile.ERROR_MODEL`)
 
 
 def register() -> None:
-    """Add the routines to LLVM's symbols (once per process; imports SciPy's BLAS and LAPACK,
-    0.2 s). Raises ImportError when SciPy is missing (`compile.require_scipy` says so first)."""
-    if _registered:
-        return
-    import llvmlite.binding as llvm
-    import scipy.linalg.cython_blas  # the capsules below live in these two modules
-    import scipy.linalg.cython_lapack  # noqa: F401
-    from numba.extending import get_cython_function_address
+    """Bind the routines' names in this process (`compile.link_scipy`: imports SciPy's BLAS and
+    LAPACK, 0.2 s, at the first call). Raises ImportError when SciPy is missing
+    (`compile.require_scipy` says so first)."""
+    link_scipy("scipy.linalg.cython_blas", _BLAS)
+    link_scipy("scipy.linalg.cython_lapack", _LAPACK)
 
-    for name, (module, _) in {**_ROUTINES, "ddot": ("cython_blas", None)}.items():
-        llvm.add_symbol(f"jitgrad_{name}",
-                        get_cython_function_address(f"scipy.linalg.{module}", name))
-    _registered.append(True)
-
-
-# ---- the numbers a call passes by address --------------------------------------------------
 
 # ---- arguments by address --------------------------------------------------------------------
 
