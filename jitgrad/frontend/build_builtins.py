@@ -11,6 +11,7 @@ line, saying what to write instead. `build_exprs.Expressions.call` looks calls u
 from __future__ import annotations
 
 import ast
+import functools
 
 import numpy as np
 
@@ -120,6 +121,8 @@ def _b_sequence(which):
             return _sorted_at_run_time(b, args[0], kwargs, node)
         if which == "sorted" and set(kwargs) - {"reverse", "key"}:
             raise UnsupportedError("sorted() takes key= and reverse=", b.loc(node))
+        if which == "sorted" and kwargs.get("key") is not None:
+            kwargs = {**kwargs, "key": _key_known_now(b, kwargs["key"], node)}
         try:
             result = {"sorted": sorted, "list": list, "tuple": tuple, "reversed": reversed,
                       "zip": zip, "enumerate": enumerate}[which](*args, **kwargs)
@@ -127,6 +130,38 @@ def _b_sequence(which):
             raise UnsupportedError(f"{which}(): {e}", b.loc(node)) from None
         return tuple(tuple(v) if which in ("zip", "enumerate") else v for v in result)
     return f
+
+
+def _key_known_now(b, key, node):
+    """``sorted(pairs, key=lambda p: p[0])`` of items known while building: the key (a
+    function the builder builds, such as a lambda) called on each item while building; its
+    value must be known then too."""
+    def of(item):
+        value = b.call(key, (item,), {}, node)
+        if isinstance(value, (Sym, RunTimeText)):
+            raise UnsupportedError("sorted(key=...) whose key is known only at run time: sort "
+                                   "an array of keys with np.argsort and index the values "
+                                   "with it", b.loc(node))
+        return value
+    return of
+
+
+def _literal_unroll(b, args, kwargs, node):
+    """Numba's ``literal_unroll(t)``: the tuple itself (a ``for`` over a tuple known while
+    building is unrolled already, whatever its items' types)."""
+    (t,) = args
+    if not isinstance(t, (tuple, list)):
+        raise UnsupportedError("literal_unroll() of a tuple", b.loc(node))
+    return tuple(t)
+
+
+def _b_partial(b, args, kwargs, node):
+    """``functools.partial(f, a)``: the function and the values bound, kept while building
+    (`Expressions.call` calls ``f(a, ...)`` where it is called)."""
+    if not args or isinstance(args[0], Sym) or not callable(args[0]):
+        raise UnsupportedError("functools.partial of a function known while building",
+                               b.loc(node))
+    return functools.partial(*args, **kwargs)
 
 
 def _sorted_at_run_time(b, items, kwargs, node):
@@ -273,6 +308,9 @@ BUILTINS = {abs: _b_abs, sum: _b_sum, min: _b_minmax("min"), max: _b_minmax("max
              round: _b_round, divmod: _b_divmod, callable: _b_callable,
              str: _b_text(str), repr: _b_text(repr), getattr: _b_getattr,
              hasattr: _b_hasattr, dict: _b_dict}
+BUILTINS[functools.partial] = _b_partial
+# functions of a library looked up by (module, name): importing the library would be a cost
+BY_NAME = {("numba.misc.special", "literal_unroll"): _literal_unroll}
 BUILTINS.update({fn: _b_sequence(fn.__name__) for fn in (sorted, list, tuple, reversed, zip,
                                                           enumerate)})
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import inspect
 import math
 import operator
@@ -36,7 +37,7 @@ from jitgrad.frontend.build_ast import (
     assigned_names,
     fn_name,
 )
-from jitgrad.frontend.build_builtins import BUILTINS
+from jitgrad.frontend.build_builtins import BUILTINS, BY_NAME
 from jitgrad.frontend.build_index import Indexing
 from jitgrad.frontend.build_values import PURE_STDLIB, is_user_object, library_of
 from jitgrad.frontend.desugar_lists import INTRINSICS
@@ -581,6 +582,8 @@ class Expressions(Indexing):
             return fn(*args, **kwargs)  # options.get("scale", 1.0): read while building
         if isinstance(fn, LocalFunction):
             return self.inline(fn, args, kwargs, node)
+        if isinstance(fn, functools.partial):  # partial(f, a)(x): f(a, x), f known now
+            return self.call(fn.func, (*fn.args, *args), {**fn.keywords, **kwargs}, node)
         if isinstance(fn, Choice):  # one of two functions, by a run-time condition
             return self.call_choice(fn, args, kwargs, node)
         if draws.handles(fn):  # np.random: a draw replayed before the call (`draws`)
@@ -607,7 +610,8 @@ class Expressions(Indexing):
                 numpy_api.scalar_only(fn_name(fn), a, self.loc(node))
             return symbolic.record(numpy_api.MATH[fn], *args) if any(isinstance(a, Sym) for a in args) \
                 else fn(*args)
-        handler = BUILTINS.get(fn)
+        handler = BUILTINS.get(fn) or BY_NAME.get((getattr(fn, "__module__", None),
+                                                   getattr(fn, "__qualname__", None)))
         if handler is not None:
             return handler(self, args, kwargs, node)
         scipy_fn = scipy_api.handler_for(fn)

@@ -58,6 +58,20 @@ from jitgrad.prims import primitives
 _QUIET_CONTEXTS = (np.errstate, warnings.catch_warnings, contextlib.nullcontext)
 
 
+def _is_objmode(builder, item) -> bool:
+    """``with numba.objmode(k="int64"):``: its body is Python that Numba runs in the
+    interpreter; jitgrad reads it as any other code (what it cannot build is refused there),
+    so its values carry their derivatives. The type annotations are not needed."""
+    call = item.context_expr
+    if not (isinstance(call, ast.Call) and isinstance(call.func, (ast.Name, ast.Attribute))
+            and item.optional_vars is None):
+        return False
+    manager = builder.expr(call.func)
+    kind = type(manager)
+    return (kind.__module__, kind.__qualname__) == ("numba.core.withcontexts",
+                                                     "_ObjModeContextType")
+
+
 class Statements:
     """The `Builder`'s statements: methods mixed into `build.Builder`."""
 
@@ -238,8 +252,11 @@ class Statements:
     def stmt_With(self, stmt):
         """``with np.errstate(...):``, ``with warnings.catch_warnings():``: context managers
         that change only how floating-point warnings are reported: the body is built as if
-        they were not there (the compiled code reports none)."""
+        they were not there (the compiled code reports none). ``with numba.objmode(...)``
+        too (`_is_objmode`)."""
         for item in stmt.items:
+            if _is_objmode(self, item):
+                continue
             manager = self.expr(item.context_expr)
             if not isinstance(manager, _QUIET_CONTEXTS) or item.optional_vars is not None:
                 raise UnsupportedError(
