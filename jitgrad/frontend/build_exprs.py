@@ -475,6 +475,15 @@ class Expressions(Indexing):
                                    f"{type(fn).__name__})", self.loc(node))
         if not isinstance(fn, Sym) and fn in numpy_shape.REFUSED:
             raise UnsupportedError(numpy_shape.REFUSED[fn], self.loc(node))
+        if fn in _IN_PLACE and len(node.args) == 2 and not node.keywords and isinstance(
+                node.args[0], ast.Name) and symbolic.ndim_of(self.lookup(node.args[0].id,
+                                                                         node.args[0])):
+            # operator.imatmul(a, b) of a named array: the augmented assignment `a @= b`
+            name = node.args[0].id
+            self.stmt_AugAssign(ast.copy_location(ast.AugAssign(
+                target=ast.copy_location(ast.Name(name, ast.Store()), node.args[0]),
+                op=_IN_PLACE[fn](), value=node.args[1]), node))
+            return self.env[name]
         args = self.items(node.args, self.argument)
         kwargs = {}
         for k in node.keywords:
@@ -684,6 +693,13 @@ class Expressions(Indexing):
 
 
 
+
+# operator's in-place functions: of an array named, the augmented assignment
+_IN_PLACE = {operator.iadd: ast.Add, operator.isub: ast.Sub, operator.imul: ast.Mult,
+             operator.itruediv: ast.Div, operator.ifloordiv: ast.FloorDiv,
+             operator.imod: ast.Mod, operator.ipow: ast.Pow, operator.imatmul: ast.MatMult,
+             operator.iand: ast.BitAnd, operator.ior: ast.BitOr, operator.ixor: ast.BitXor,
+             operator.ilshift: ast.LShift, operator.irshift: ast.RShift}
 
 # ndarray methods that are NumPy's function of the array (looked up in NumPy's table)
 _ARRAY_METHODS = {"argmax": np.argmax, "argmin": np.argmin, "argsort": np.argsort,
