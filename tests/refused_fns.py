@@ -172,8 +172,8 @@ def uses_match(x):
             return x
 
 
-def uses_starargs(*xs):  # refused: varargs
-    return xs[0]
+def uses_kwargs(x, **options):  # refused: varargs
+    return x * options["scale"]
 
 
 def uses_kwonly(x, *, scale):  # refused: kwonly

@@ -108,7 +108,7 @@ FENCED = [
     Fenced("uses_complex_constant", r"complex numbers are not supported", "complex-constant",
            "2j"),
     Fenced("uses_match", r"match is not supported", "match", "match"),
-    Fenced("uses_starargs", r"\*args, \*\*kwargs, positional-only or keyword-only "
+    Fenced("uses_kwargs", r"\*\*kwargs, positional-only or keyword-only "
            r"parameters without defaults: name its arguments", "varargs", "def"),
     Fenced("uses_kwonly", r"keyword-only", "kwonly", "def"),
     Fenced("is_generator", r"is_generator is a generator", "generator", "def"),

@@ -22,6 +22,7 @@ from jitgrad.core.errors import Loc, SignatureError, UnsupportedError, refused
 from jitgrad.frontend.desugar import REDUCERS, Fresh, desugar
 from jitgrad.frontend.desugar_forms import desugar_forms
 from jitgrad.frontend.desugar_lists import lower_lists
+from jitgrad.frontend.desugar_nonlocal import desugar_nonlocal
 
 # ----------------------------------------------------------------------------- reading source
 
@@ -62,8 +63,15 @@ class FunctionSource:
     @property
     def param_names(self) -> list[str]:
         """The arguments of the function as an entry point (`check_entry`)."""
+        return [a.arg for a in self.entry_params]
+
+    @property
+    def entry_params(self) -> list[ast.arg]:
+        """The parameters of the function as an entry point (`check_entry`): its positional
+        ones, then its ``*args`` (one argument, the tuple of the values passed there)."""
         check_entry(self)
-        return [a.arg for a in self.node.args.args]
+        a = self.node.args
+        return [*a.args, *([a.vararg] if a.vararg else ())]
 
     def wrt_positions(self, wrt) -> list[int]:
         """The argument positions ``wrt`` names (`resolve_wrt`)."""
@@ -140,13 +148,13 @@ def resolve_wrt(names: list[str], qualname: str, wrt) -> list[int]:
 
 def check_entry(src: FunctionSource) -> None:
     """The differentiated function itself takes its arguments by position: each is a value of
-    the call signature. (A function it calls may take any parameters: it is built inline,
-    its ``*args`` a tuple and its ``**kwargs`` a dict of the values passed.)"""
+    the call signature, its ``*args`` one tuple argument (a tree). (A function it calls may
+    take any parameters: it is built inline, its ``*args`` a tuple and its ``**kwargs`` a
+    dict of the values passed.)"""
     args = src.node.args
-    if args.vararg or args.kwarg or args.posonlyargs or any(
-            d is None for d in args.kw_defaults):
+    if args.kwarg or args.posonlyargs or any(d is None for d in args.kw_defaults):
         raise UnsupportedError(
-            "the differentiated function takes *args, **kwargs, positional-only or keyword-only "
+            "the differentiated function takes **kwargs, positional-only or keyword-only "
             "parameters without defaults: name its arguments (`def f(x, y)`), or wrap it "
             "(`def loss(x, y): return f(x, y)`); the functions it calls may take any parameters",
             src.loc(src.node))
@@ -233,6 +241,8 @@ def _read_lambda(fn, where) -> FunctionSource:
 def _prepared(fn, node, filename, first, indent, lines) -> FunctionSource:
     """The function's AST rewritten to the forms the builder takes, then fenced."""
     fresh = Fresh.of(node)
+    desugar_nonlocal(node, fresh, FunctionSource(fn, filename, first, indent, node, lines,
+                                                 set()).loc)
     desugar_forms(node, fn, fresh)
     desugar(node, _not_builtins(fn, node), fresh)
     lower_lists(node, fn, fresh, FunctionSource(fn, filename, first, indent, node, lines,
