@@ -105,11 +105,11 @@ def _rewrite(scope, inner, names, fresh, loc) -> None:
             calls.add(id(call))
     called = {id(c.func) for c in _own_nodes(scope) if id(c) in calls}
     for n in ast.walk(scope):
-        if isinstance(n, ast.Name) and n.id == inner.name and isinstance(n.ctx, ast.Load):
-            if id(n) not in called:
-                raise UnsupportedError(f"{inner.name} assigns nonlocal names, and is used "
-                                       f"here other than called as a statement: "
-                                       f"{_WHAT_TO_WRITE}", loc(n))
+        if isinstance(n, ast.Name) and n.id == inner.name and isinstance(n.ctx, ast.Load) \
+                and id(n) not in called:
+            raise UnsupportedError(f"{inner.name} assigns nonlocal names, and is used "
+                                   f"here other than called as a statement: "
+                                   f"{_WHAT_TO_WRITE}", loc(n))
     for n in ast.walk(scope):
         if isinstance(n, ast.Name) and n.id == inner.name and isinstance(n.ctx, ast.Store) \
                 or isinstance(n, ast.FunctionDef) and n is not inner and n.name == inner.name:
