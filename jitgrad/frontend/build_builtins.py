@@ -16,7 +16,7 @@ import functools
 import numpy as np
 
 from jitgrad.core.errors import UnsupportedError
-from jitgrad.frontend.build_ast import RunTimeText
+from jitgrad.frontend.build_ast import Iterator, RunTimeText
 from jitgrad.lang import numpy_api, symbolic
 from jitgrad.lang.symbolic import Sym
 
@@ -93,6 +93,8 @@ def _b_sum(b, args, kwargs, node):
     if kwargs or not 1 <= len(args) <= 2:
         raise UnsupportedError("sum() takes a sequence and a start", b.loc(node))
     seq, total = args[0], (args[1] if len(args) == 2 else 0)
+    if isinstance(seq, Iterator):  # sum(powers(x, 4)): of a generator's items
+        seq = _rest(b, seq, "sum", node)
     if isinstance(seq, Sym):
         if not seq.ndim:
             raise UnsupportedError("sum() of a scalar", b.loc(node))
@@ -153,6 +155,45 @@ def _literal_unroll(b, args, kwargs, node):
     if not isinstance(t, (tuple, list)):
         raise UnsupportedError("literal_unroll() of a tuple", b.loc(node))
     return tuple(t)
+
+
+def _rest(b, it: Iterator, what: str, node):
+    items = it.rest()
+    if items is None:
+        raise UnsupportedError(f"{what} of the generator {it.name} after a for loop over it "
+                               "(which items remain depends on where the loop stopped): make "
+                               "the generator again", b.loc(node))
+    return items
+
+
+def _b_next(b, args, kwargs, node):
+    """``next(g)`` of a generator (`build_ast.Iterator`): its next item, taken while building
+    from the array of its items. With fewer items than the ``next`` calls, Python raises
+    StopIteration: where the count is known while building that is refused here (or the
+    default returned), else the compiled code checks it and raises."""
+    if kwargs or not 1 <= len(args) <= 2 or not isinstance(args[0], Iterator):
+        raise UnsupportedError("next() of a generator (jitgrad takes `g = gen(...)`, then "
+                               "`next(g)`)", b.loc(node))
+    it = args[0]
+    if it.looped:
+        raise UnsupportedError(f"next() of the generator {it.name} after a for loop over it "
+                               "(which items remain depends on where the loop stopped)",
+                               b.loc(node))
+    k = it.taken
+    items = it.items
+    count = len(items) if isinstance(items, tuple) else items.shape[0]
+    if isinstance(count, int) and k >= count:
+        if len(args) == 2:
+            return args[1]
+        raise UnsupportedError(f"next() of the generator {it.name} after its {count} items: "
+                               "Python raises StopIteration", b.loc(node))
+    if not isinstance(count, int):
+        if len(args) == 2:
+            raise UnsupportedError("next(g, default) of a generator whose number of items is "
+                                   "known only at run time: loop over it", b.loc(node))
+        b.build_written(f"assert JGV.shape[0] > {k}, 'next() after the last item "
+                        "(StopIteration)'\n", node, {"JGV": "items"}, {"JGV": items})
+    return it.take()
 
 
 def _b_partial(b, args, kwargs, node):
@@ -309,6 +350,7 @@ BUILTINS = {abs: _b_abs, sum: _b_sum, min: _b_minmax("min"), max: _b_minmax("max
              str: _b_text(str), repr: _b_text(repr), getattr: _b_getattr,
              hasattr: _b_hasattr, dict: _b_dict}
 BUILTINS[functools.partial] = _b_partial
+BUILTINS[next] = _b_next
 # functions of a library looked up by (module, name): importing the library would be a cost
 BY_NAME = {("numba.misc.special", "literal_unroll"): _literal_unroll}
 BUILTINS.update({fn: _b_sequence(fn.__name__) for fn in (sorted, list, tuple, reversed, zip,

@@ -30,12 +30,14 @@ from jitgrad.frontend.build_ast import (
     CMPOPS,
     LIBRARIES,
     Choice,
+    Iterator,
     LocalFunction,
     ReadAfterLoop,
     RunTimeText,
     Undefined,
     assigned_names,
     fn_name,
+    subscript_targets,
 )
 from jitgrad.frontend.build_builtins import BUILTINS, BY_NAME
 from jitgrad.frontend.build_index import Indexing
@@ -689,7 +691,25 @@ class Expressions(Indexing):
                                 f"{self.loc(node).short()}")
         self.gb.loc = saved_loc
         self.see_writes()
+        if getattr(src.node, "jitgrad_generator", False):  # its items (`desugar_generators`)
+            return self.generator_items(src, result, node)
         return result
+
+    def generator_items(self, src, items, node):
+        """A generator's call: its items, made where it is called. An array argument the
+        calling function writes into is refused: Python's generator would read it as the
+        consumer changes it, item by item."""
+        written = subscript_targets(self.src.node.body)
+        for a in node.args:
+            if isinstance(a, ast.Name) and a.id in written:
+                raise UnsupportedError(
+                    f"the generator {src.qualname} reads the array {a.id}, which this function "
+                    "writes into: jitgrad runs a generator to its end where it is called (as "
+                    "the array of its items), where Python reads the array as each item is "
+                    "taken; pass a copy (`np.copy(a)`), or write the loop here", self.loc(a))
+        if isinstance(items, list):
+            items = tuple(items)
+        return Iterator(items, src.qualname)
 
 
 

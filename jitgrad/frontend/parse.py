@@ -21,6 +21,7 @@ import numpy as np
 from jitgrad.core.errors import Loc, SignatureError, UnsupportedError, refused
 from jitgrad.frontend.desugar import REDUCERS, Fresh, desugar
 from jitgrad.frontend.desugar_forms import desugar_forms
+from jitgrad.frontend.desugar_generators import desugar_generators
 from jitgrad.frontend.desugar_lists import lower_lists
 from jitgrad.frontend.desugar_nonlocal import desugar_nonlocal
 
@@ -152,6 +153,10 @@ def check_entry(src: FunctionSource) -> None:
     take any parameters: it is built inline, its ``*args`` a tuple and its ``**kwargs`` a
     dict of the values passed.)"""
     args = src.node.args
+    if getattr(src.node, "jitgrad_generator", False):
+        raise UnsupportedError(f"{src.qualname} is a generator: jitgrad differentiates a "
+                               "function that returns a number (it may loop over a "
+                               "generator's items)", src.loc(src.node))
     if args.kwarg or args.posonlyargs or any(d is None for d in args.kw_defaults):
         raise UnsupportedError(
             "the differentiated function takes **kwargs, positional-only or keyword-only "
@@ -169,8 +174,8 @@ def _read(fn) -> FunctionSource:
     filename = code.co_filename
     where = Loc(filename, code.co_firstlineno, 0,
                 linecache.getline(filename, code.co_firstlineno).rstrip("\n"))
-    if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
-        raise UnsupportedError(f"{name} is a generator or coroutine", where)
+    if code.co_flags & (inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
+        raise UnsupportedError(f"{name} is a coroutine", where)
     if fn.__name__ == "<lambda>":
         return _read_lambda(fn, where)
     try:
@@ -241,6 +246,8 @@ def _read_lambda(fn, where) -> FunctionSource:
 def _prepared(fn, node, filename, first, indent, lines) -> FunctionSource:
     """The function's AST rewritten to the forms the builder takes, then fenced."""
     fresh = Fresh.of(node)
+    desugar_generators(node, fresh, FunctionSource(fn, filename, first, indent, node, lines,
+                                                   set()).loc)
     desugar_nonlocal(node, fresh, FunctionSource(fn, filename, first, indent, node, lines,
                                                  set()).loc)
     desugar_forms(node, fn, fresh)
