@@ -665,11 +665,10 @@ class Expressions(Indexing):
         return value
 
     def inline(self, fn, args, kwargs, node):
-        if self.depth >= self.MAX_INLINE_DEPTH:
-            raise UnsupportedError("recursion (or calls nested too deeply) is not supported",
-                                   self.loc(node))
         local = isinstance(fn, LocalFunction)
         src = fn.src if local else FunctionSource.of(fn)
+        if self.depth >= self.MAX_INLINE_DEPTH:
+            self.refuse_depth(src, node)
         try:
             bound = (fn.signature() if local else inspect.signature(fn)).bind(*args, **kwargs)
         except TypeError as e:
@@ -694,6 +693,24 @@ class Expressions(Indexing):
         if getattr(src.node, "jitgrad_generator", False):  # its items (`desugar_generators`)
             return self.generator_items(src, result, node)
         return result
+
+    def refuse_depth(self, src, node):
+        """Calls nested `MAX_INLINE_DEPTH` deep while building: a recursion whose end the
+        build cannot see (its test depends on a run-time value), or calls nested that deep."""
+        chain, b = [], self
+        while b is not None:
+            chain.append(b.src)
+            b = b.caller
+        if any(s.fn is src.fn and s.node is src.node for s in chain):
+            raise UnsupportedError(
+                f"the recursion of {src.qualname} did not end within {self.MAX_INLINE_DEPTH} "
+                "calls while building: jitgrad builds each call in place, so a recursion must "
+                "end at a depth known while building (a constant, or the length of a tuple); "
+                "here the test that ends it depends on a value known only at run time (an "
+                "array's size, an argument). Write it as a loop (`for i in range(n)`), which "
+                "jitgrad differentiates at any length", self.loc(node))
+        raise UnsupportedError(f"calls nested more than {self.MAX_INLINE_DEPTH} deep",
+                               self.loc(node))
 
     def generator_items(self, src, items, node):
         """A generator's call: its items, made where it is called. An array argument the
