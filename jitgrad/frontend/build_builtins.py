@@ -196,6 +196,18 @@ def _b_next(b, args, kwargs, node):
     return it.take()
 
 
+def is_zero(v):
+    """Whether the divisor ``v`` is a number that is zero (`build_stmts.guarded_try`): of a
+    run-time number, the run-time test; an array is never (dividing by it does not raise)."""
+
+
+def _b_is_zero(b, args, kwargs, node):
+    (v,) = args
+    if isinstance(v, Sym):
+        return False if v.ndim else v == 0
+    return not isinstance(v, np.ndarray) and v == 0
+
+
 def _b_partial(b, args, kwargs, node):
     """``functools.partial(f, a)``: the function and the values bound, kept while building
     (`Expressions.call` calls ``f(a, ...)`` where it is called)."""
@@ -351,6 +363,7 @@ BUILTINS = {abs: _b_abs, sum: _b_sum, min: _b_minmax("min"), max: _b_minmax("max
              hasattr: _b_hasattr, dict: _b_dict}
 BUILTINS[functools.partial] = _b_partial
 BUILTINS[next] = _b_next
+BUILTINS[is_zero] = _b_is_zero
 # functions of a library looked up by (module, name): importing the library would be a cost
 BY_NAME = {("numba.misc.special", "literal_unroll"): _literal_unroll}
 BUILTINS.update({fn: _b_sequence(fn.__name__) for fn in (sorted, list, tuple, reversed, zip,

@@ -360,10 +360,56 @@ _SAFE_METHODS = frozenset({"flatten", "ravel", "copy", "sum", "mean", "transpose
                            "prod", "conj", "conjugate", "any", "all"})
 
 
-def _may_raise(src: FunctionSource, node: ast.AST) -> str | None:
+# `math` functions that raise ValueError outside their domain, and the test of it (on ``v``,
+# the argument's source); a try may check them (`guards`)
+MATH_DOMAINS = {"sqrt": "{v} < 0.0", "log": "{v} <= 0.0", "log10": "{v} <= 0.0",
+                "log2": "{v} <= 0.0", "log1p": "{v} <= -1.0", "acos": "abs({v}) > 1.0",
+                "asin": "abs({v}) > 1.0", "acosh": "{v} < 1.0", "atanh": "abs({v}) >= 1.0"}
+_GUARDED_OPS = (ast.Div, ast.FloorDiv, ast.Mod)
+_GUARDED_STMTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Pass)
+
+
+def _math_domain(src: FunctionSource, node) -> str | None:
+    """The name of the `math` function ``node`` calls with one argument, if it is one of
+    `MATH_DOMAINS`."""
+    if not (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords
+            and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)):
+        return None
+    module = src.fn.__globals__.get(node.func.value.id)
+    name = node.func.attr
+    if getattr(module, "__name__", None) == "math" and name in MATH_DOMAINS:
+        return name
+    return None
+
+
+def guards(src: FunctionSource, stmt) -> list[tuple[str, ast.expr]]:
+    """What may raise in ``stmt`` that a try checks at run time, in the order Python
+    evaluates it: ("zero", divisor) for a division, a floor division or a modulo (Python
+    raises ZeroDivisionError for a zero of its own numbers), (name, argument) for the `math`
+    functions of `MATH_DOMAINS` (ValueError outside their domain)."""
+    found = []
+
+    def walk(node):
+        for child in ast.iter_child_nodes(node):
+            walk(child)
+        if isinstance(node, (ast.BinOp, ast.AugAssign)) and isinstance(node.op, _GUARDED_OPS):
+            found.append(("zero", node.right if isinstance(node, ast.BinOp) else node.value))
+        name = _math_domain(src, node)
+        if name is not None:
+            found.append((name, node.args[0]))
+    walk(stmt)
+    return found
+
+
+def _may_raise(src: FunctionSource, node: ast.AST, guarded: bool = False) -> str | None:
     """What in ``node`` may raise in Python where compiled code would not (a phrase), or None:
     NumPy's functions (not random; linalg raises in both), + - * @, ``x.shape[k]``,
-    comparisons and branches are taken as safe."""
+    comparisons and branches are taken as safe; with ``guarded``, also what a try checks at
+    run time (`guards`)."""
+    if guarded and (isinstance(node, (ast.BinOp, ast.AugAssign)) and isinstance(
+            node.op, _GUARDED_OPS) or _math_domain(src, node) is not None):
+        return next((found for child in ast.iter_child_nodes(node)
+                     if (found := _may_raise(src, child, guarded))), None)
     if isinstance(node, (ast.BinOp, ast.AugAssign)) and not isinstance(node.op, _SAFE_TRY_OPS):
         return f"`{ast.unparse(node)}` (a division or power may raise ZeroDivisionError " \
                "or OverflowError in Python)"
@@ -397,15 +443,23 @@ def _may_raise(src: FunctionSource, node: ast.AST) -> str | None:
     if isinstance(node, ast.expr) and not isinstance(node, _SAFE_TRY_EXPRS):
         return f"`{ast.unparse(node)}`"
     for child in ast.iter_child_nodes(node):
-        found = _may_raise(src, child)
+        found = _may_raise(src, child, guarded)
         if found:
             return found
     return None
 
 
 def _fence_try(src: FunctionSource, node: ast.Try) -> None:
-    """A `try` whose body cannot raise runs its body (and ``else``, ``finally``); otherwise it
-    is refused: the compiled code does not catch exceptions."""
+    """A `try` whose body cannot raise runs its body (and ``else``, ``finally``). One whose
+    body is assignments and expressions where only divisions and `math`'s domain errors may
+    raise is checked at run time (``jitgrad_guarded``: `build_stmts.Statements.stmt_Try`).
+    Otherwise it is refused: the compiled code does not catch exceptions."""
+    if node.handlers and all(isinstance(s, _GUARDED_STMTS) for s in node.body) and all(
+            h.name is None for h in node.handlers) and not any(
+            _may_raise(src, s, guarded=True) for s in node.body) and any(
+            guards(src, s) for s in node.body):
+        node.jitgrad_guarded = True
+        return
     for stmt in node.body:
         found = _may_raise(src, stmt)
         if found:
