@@ -23,7 +23,7 @@ def uses_try(x):
     try:
         y = 1.0 / x  # refused: try (a division, and a branch in the try)
         if y > 1.0:
-            y = 1.0
+            y = y - 1.0
     except ZeroDivisionError:
         y = x
     return y
