@@ -70,7 +70,7 @@ def test_functions_objects_and_star_args_as_arguments():
         _close(glayer.w, want[1])
         _close(glayer.b, want[2])
         _close(gscales, want[3])
-        _close(gx, numeric_grad(lambda t, act=act: F.arguments_as_values(  # noqa: B023
+        _close(gx, numeric_grad(lambda t, act=act: F.arguments_as_values(
             t, act, layer, 1.5, -0.5), (x,), 0), rtol=1e-5)
     # a different function compiled again; the same function (and the same partial) did not
     assert len(g.specialisations.by_types) == 2

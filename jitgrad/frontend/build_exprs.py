@@ -472,6 +472,11 @@ class Expressions(Indexing):
         if fn is builtins.print:
             raise UnsupportedError(f"print(...) as a value is not supported; {instead('print')}",
                                    self.loc(node))
+        if type(fn).__module__ == "ctypes":
+            raise UnsupportedError(f"calling the C function {fn_name(fn)} through ctypes: its "
+                                   "code is compiled C, with no Python source to read and no "
+                                   "derivative rule; write it with NumPy or math, or give it "
+                                   "a rule with jitgrad.custom_vjp", self.loc(node))
         if not isinstance(fn, Sym) and not _hashable(fn):
             raise UnsupportedError(f"calling {fn_name(fn)} is not supported (a "
                                    f"{type(fn).__name__})", self.loc(node))
