@@ -29,9 +29,16 @@ def _pair(a, b):
     yield a + b
 
 
+def _damped(t, n):
+    if n <= 0:
+        return t
+    return 0.5 * np.sin(_damped(t, n - 1)) + t
+
+
 def generators_and_nonlocal(x, n):
     """A generator consumed by a for loop (its count a run-time argument), one taken with
-    next() and one summed; a nested function accumulating with nonlocal in a loop."""
+    next() and one summed; a nested function accumulating with nonlocal in a loop;
+    recursion whose depth is that run-time argument."""
     total = 0.0
 
     def add(v):
@@ -46,7 +53,7 @@ def generators_and_nonlocal(x, n):
     g = _pair(x[0], x[1])
     first = next(g)
     second = next(g)
-    return total + first * second + sum(_pair(x[2], 0.5))
+    return total + first * second + sum(_pair(x[2], 0.5)) + _damped(x[3], n)
 
 
 # ---- functions, objects and *args as arguments -----------------------------------------

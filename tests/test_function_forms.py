@@ -8,7 +8,8 @@ against central differences and JAX written the same way:
   constant of the build, keyed by the function: another function compiles again, the same
   one does not; a dataclass or plain object argument is a tree of its attributes, its
   gradient an object of its class; ``*args`` is one tuple argument;
-* recursion whose depth is known while building is built call by call; sorted(key=) of
+* recursion whose depth is known while building is built call by call, one whose depth is
+  a run-time argument as its loops; sorted(key=) of
   items known while building; ``x[(slice(None), 1)]``; numba's literal_unroll;
 * a try around math's domain errors takes its handler where Python does.
 """
@@ -39,7 +40,10 @@ def _jax_generators(x, n):
     for i in range(x.shape[0]):
         s = sum(x[i] ** k for k in range(n))
         total = total + s * s
-    return total + (x[0] * x[1]) * (x[0] + x[1]) + (x[2] * 0.5 + x[2] + 0.5)
+    damped = x[3]
+    for _ in range(n):
+        damped = 0.5 * jnp.sin(damped) + x[3]
+    return total + (x[0] * x[1]) * (x[0] + x[1]) + (x[2] * 0.5 + x[2] + 0.5) + damped
 
 
 def test_generators_and_nonlocal():

@@ -29,6 +29,7 @@ from jitgrad.frontend.build_ast import (
     BINOPS,
     CMPOPS,
     LIBRARIES,
+    RETURNED,
     Choice,
     Iterator,
     LocalFunction,
@@ -44,6 +45,7 @@ from jitgrad.frontend.build_index import Indexing
 from jitgrad.frontend.build_values import PURE_STDLIB, is_user_object, library_of
 from jitgrad.frontend.desugar_lists import INTRINSICS
 from jitgrad.frontend.parse import FunctionSource, unwrap
+from jitgrad.frontend.recursion import linear_recursion, loop_form
 from jitgrad.lang import numpy_api, numpy_args, numpy_shape, scipy_api, symbolic
 from jitgrad.lang.symbolic import Sym
 
@@ -687,7 +689,9 @@ class Expressions(Indexing):
         callee.bind_params([bound.arguments[n] for n in callee.param_names()])
         saved_loc = self.gb.loc
         try:
-            result = callee.run_body()
+            result = self.recursion_as_loops(callee, src, node, local)
+            if result is NotImplemented:
+                result = callee.run_body()
             self.refuse_raise_on_every_path(callee.env, node, "inlined call (a function that "
                                             "always raises, called under a run-time condition)")
         except JitgradError as e:
@@ -698,6 +702,27 @@ class Expressions(Indexing):
         if getattr(src.node, "jitgrad_generator", False):  # its items (`desugar_generators`)
             return self.generator_items(src, result, node)
         return result
+
+    def recursion_as_loops(self, callee, src, node, local):
+        """The value of a recursive function's first call, built as its loops where the test
+        that ends the recursion is known only at run time (`recursion.linear_recursion`);
+        NotImplemented where the calls are to be built in place."""
+        if local or not _may_recurse(src):
+            return NotImplemented
+        b = self
+        while b is not None:
+            if b.src.fn is src.fn and b.src.node is src.node:
+                return NotImplemented  # (a call inside the recursion, built in place)
+            b = b.caller
+        plan = linear_recursion(src)
+        if plan is None:
+            return NotImplemented
+        callee.env[RETURNED] = False
+        if not isinstance(callee.expr(plan.test), Sym):
+            return NotImplemented
+        stmts, acc = loop_form(plan, plan.test, f"@{self.gb.new_tag()}")
+        callee.build_stmts(stmts)
+        return callee.env[acc]
 
     def refuse_depth(self, src, node):
         """Calls nested `MAX_INLINE_DEPTH` deep while building: a recursion whose end the
@@ -712,8 +737,11 @@ class Expressions(Indexing):
                 "calls while building: jitgrad builds each call in place, so a recursion must "
                 "end at a depth known while building (a constant, or the length of a tuple); "
                 "here the test that ends it depends on a value known only at run time (an "
-                "array's size, an argument). Write it as a loop (`for i in range(n)`), which "
-                "jitgrad differentiates at any length", self.loc(node))
+                "array's size, an argument). Of those, jitgrad builds as loops a function that "
+                "tests, returns, or returns an expression with one call of itself whose "
+                "integer counters step by constants; this one is not of that form. Write it "
+                "as a loop (`for i in range(n)`), which jitgrad differentiates at any length",
+                self.loc(node))
         raise UnsupportedError(f"calls nested more than {self.MAX_INLINE_DEPTH} deep",
                                self.loc(node))
 
@@ -758,6 +786,13 @@ class _ArrayMethod:
 
     def __call__(self, *args, **kwargs):
         return symbolic.NUMPY[self.fn](self.__self__, *args, **kwargs)
+
+
+def _may_recurse(src) -> bool:
+    """Whether ``src``'s function calls a name that is its own."""
+    name = src.fn.__name__
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == name
+               for n in ast.walk(src.node))
 
 
 def _hashable(value) -> bool:
