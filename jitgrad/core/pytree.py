@@ -39,23 +39,24 @@ _NOT_OBJECTS = frozenset({"builtins", "numpy", "scipy", "numba", "jitgrad", "pan
                           "torch", "xarray", "dask"})
 
 
-def is_object(value) -> bool:
+def is_object(value, depth: int = 0) -> bool:
     """A plain object (a dataclass instance, or an instance of the user's class) whose
     attributes are all numbers, arrays, trees, strings or functions: a tree whose items are
     its attributes (``p.scale``, ``model.w``), in the order of their sorted names; its
-    gradient is an object of the same class holding the attributes' gradients."""
+    gradient is an object of the same class holding the attributes' gradients. (Objects
+    nested deeper than 32, or in a cycle, are not.)"""
     cls = type(value)
     if isinstance(value, (type, pytypes.ModuleType, *CONTAINERS)) or not hasattr(
-            value, "__dict__") or cls.__module__.split(".")[0] in _NOT_OBJECTS:
+            value, "__dict__") or cls.__module__.split(".")[0] in _NOT_OBJECTS or depth > 32:
         return False
-    return all(isinstance(k, str) and (is_tree(v) or isinstance(
+    return all(isinstance(k, str) and (is_tree(v, depth + 1) or isinstance(
         v, (bool, int, float, np.number, np.bool_, np.ndarray))) for k, v in vars(value).items())
 
 
-def is_tree(value) -> bool:
+def is_tree(value, depth: int = 0) -> bool:
     """A tuple, list, dict, string, generator, function, plain object or None argument (a
     leaf is anything else)."""
-    return isinstance(value, CONTAINERS) or is_object(value)
+    return isinstance(value, CONTAINERS) or is_object(value, depth)
 
 
 def _without_leaves(value) -> bool:
