@@ -63,14 +63,6 @@ def _without_leaves(value) -> bool:
     return value is None or isinstance(value, (str, *GENERATORS, *FUNCTIONS))
 
 
-def function_name(fn) -> str:
-    """How a function argument is shown in a signature (never with its address)."""
-    if isinstance(fn, functools.partial):
-        return f"partial({function_name(fn.func)}, ...)"
-    module = getattr(fn, "__module__", None) or ("numpy" if isinstance(fn, np.ufunc) else "")
-    return f"{module}.{getattr(fn, '__qualname__', getattr(fn, '__name__', type(fn).__name__))}"
-
-
 def _sorted_keys(d: dict, what: str) -> list:
     keys = list(d)
     if not all(isinstance(k, str) for k in keys) and not all(
@@ -298,7 +290,6 @@ __all__ = [
     "FUNCTIONS",
     "LEAF",
     "float_leaf_positions",
-    "function_name",
     "is_object",
     "is_tree",
     "key_of",

@@ -9,6 +9,7 @@ compiles the same generated source for each.
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 
@@ -54,7 +55,6 @@ class SeqType:
         if self.container == "generator":
             return f"np.random.{self.value}"
         if self.container == "function":
-            from jitgrad.core.pytree import function_name  # (pytree builds on this module)
             return function_name(self.value)
         if self.container == "object":
             return f"{self.value.__name__}(" + ", ".join(
@@ -62,6 +62,14 @@ class SeqType:
         if self.container == "dict":
             return "{" + ", ".join(f"{k!r}: {t}" for k, t in zip(self.keys, self.items)) + "}"
         return f"{self.container}({', '.join(str(t) for t in self.items)})"
+
+
+def function_name(fn) -> str:
+    """How a function argument is shown in a signature (never with its address)."""
+    if isinstance(fn, functools.partial):
+        return f"partial({function_name(fn.func)}, ...)"
+    module = getattr(fn, "__module__", None) or ("numpy" if isinstance(fn, np.ufunc) else "")
+    return f"{module}.{getattr(fn, '__qualname__', getattr(fn, '__name__', type(fn).__name__))}"
 
 
 FLOAT = Type("f", 0)
