@@ -446,7 +446,8 @@ def bind_arguments(signature: inspect.Signature, names: list[str], qualname: str
                    kwargs=None) -> tuple:
     """The call's arguments by position, keywords and defaults filled in as Python binds
     them; a call that does not fit is a `SignatureError` naming the function."""
-    if not kwargs and len(args) == len(names):
+    if not kwargs and len(args) == len(names) and (not names or signature.parameters[
+            names[-1]].kind is not inspect.Parameter.VAR_POSITIONAL):
         return tuple(args)
     try:
         bound = signature.bind(*args, **(kwargs or {}))

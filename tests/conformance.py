@@ -29,6 +29,7 @@ from __future__ import annotations
 import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -1256,6 +1257,8 @@ block(PY, "Functions passed as arguments", [
     r("tuple of functions iterated", F.py_function_in_tuple, S(0.7)),
     r("function as an argument of the differentiated function", F.py_function_argument_to_probe, A(V, np.tanh)),
     r("functools.partial", F.py_functools_partial, S(0.7)),
+    r("functools.partial as an argument of the differentiated function", F.py_partial_argument_to_probe, A(V, partial(np.power, 1.5))),
+    r("sum of a generator's items", F.py_generator_function_sum, A(V)),
 ])
 
 block(PY, "*args and **kwargs", [
@@ -1377,6 +1380,7 @@ block(PY, "Other forms around numbers", [
     r("math.log with a base", F.py_math_log_base, S(0.7)),
     r("math.fsum", F.py_fsum, S(0.7)),
     r("try/except ZeroDivisionError", F.py_try_except_zero_division, S(0.7)),
+    r("try/except ValueError whose handler runs", F.py_try_except_domain_handler, S(0.7)),
     r("assert on a shape", F.py_assert_shape, A(V)),
     r("raise on a bad shape", F.py_raise_on_bad_input, A(V)),
     r("del statement", F.py_del_statement, S(0.7)),

@@ -3564,6 +3564,19 @@ def py_functools_partial(x):
     return f(x)
 
 
+def py_partial_argument_to_probe(x, fn):
+    return np.sum(fn(x) * x)
+
+
+def _squares_of(v):
+    for i in range(v.shape[0]):
+        yield v[i] * v[i]
+
+
+def py_generator_function_sum(x):
+    return sum(_squares_of(x)) + x[0] * next(_squares_of(x))
+
+
 # ---- *args / **kwargs -------------------------------------------------------------
 
 def _star_sum(*args):
@@ -4161,6 +4174,14 @@ def py_math_log_base(x):
 
 def py_fsum(x):
     return math.fsum([x * x, 2.0 * x, 1.0])
+
+
+def py_try_except_domain_handler(x):
+    try:
+        y = math.log(x - 1.0)  # x < 1: ValueError, the handler's value
+    except ValueError:
+        y = x * x
+    return y * x
 
 
 def py_try_except_zero_division(x):

@@ -90,8 +90,8 @@ FENCED = [
            r"compiled gradient does not catch exceptions\); here `1\.0 / x` \(a division",
            "try", "y = 1.0 / x"),
     Fenced("try_around_a_call", r"try/except is supported only around code that cannot "
-           r"raise.*`math\.sqrt\(x\)` \(a call that is not a NumPy function may raise\)",
-           "try-call", "y = math.sqrt"),
+           r"raise.*`math\.gamma\(x\)` \(a call that is not a NumPy function may raise\)",
+           "try-call", "y = math.gamma"),
     Fenced("uses_nested_def", r"a decorator on a nested function is not supported",
            "nested-def", "def inner"),
     Fenced("uses_class", r"class definition is not supported", "class", "class Box"),
@@ -108,7 +108,7 @@ FENCED = [
     Fenced("uses_complex_constant", r"complex numbers are not supported", "complex-constant",
            "2j"),
     Fenced("uses_match", r"match is not supported", "match", "match"),
-    Fenced("uses_starargs", r"\*args, \*\*kwargs, positional-only or keyword-only "
+    Fenced("uses_kwargs", r"\*\*kwargs, positional-only or keyword-only "
            r"parameters without defaults: name its arguments", "varargs", "def"),
     Fenced("uses_kwonly", r"keyword-only", "kwonly", "def"),
     Fenced("is_generator", r"is_generator is a generator", "generator", "def"),

@@ -11,11 +11,12 @@ line, saying what to write instead. `build_exprs.Expressions.call` looks calls u
 from __future__ import annotations
 
 import ast
+import functools
 
 import numpy as np
 
 from jitgrad.core.errors import UnsupportedError
-from jitgrad.frontend.build_ast import RunTimeText
+from jitgrad.frontend.build_ast import Iterator, RunTimeText
 from jitgrad.lang import numpy_api, symbolic
 from jitgrad.lang.symbolic import Sym
 
@@ -92,6 +93,8 @@ def _b_sum(b, args, kwargs, node):
     if kwargs or not 1 <= len(args) <= 2:
         raise UnsupportedError("sum() takes a sequence and a start", b.loc(node))
     seq, total = args[0], (args[1] if len(args) == 2 else 0)
+    if isinstance(seq, Iterator):  # sum(powers(x, 4)): of a generator's items
+        seq = _rest(b, seq, "sum", node)
     if isinstance(seq, Sym):
         if not seq.ndim:
             raise UnsupportedError("sum() of a scalar", b.loc(node))
@@ -120,6 +123,8 @@ def _b_sequence(which):
             return _sorted_at_run_time(b, args[0], kwargs, node)
         if which == "sorted" and set(kwargs) - {"reverse", "key"}:
             raise UnsupportedError("sorted() takes key= and reverse=", b.loc(node))
+        if which == "sorted" and kwargs.get("key") is not None:
+            kwargs = {**kwargs, "key": _key_known_now(b, kwargs["key"], node)}
         try:
             result = {"sorted": sorted, "list": list, "tuple": tuple, "reversed": reversed,
                       "zip": zip, "enumerate": enumerate}[which](*args, **kwargs)
@@ -127,6 +132,89 @@ def _b_sequence(which):
             raise UnsupportedError(f"{which}(): {e}", b.loc(node)) from None
         return tuple(tuple(v) if which in ("zip", "enumerate") else v for v in result)
     return f
+
+
+def _key_known_now(b, key, node):
+    """``sorted(pairs, key=lambda p: p[0])`` of items known while building: the key (a
+    function the builder builds, such as a lambda) called on each item while building; its
+    value must be known then too."""
+    def of(item):
+        value = b.call(key, (item,), {}, node)
+        if isinstance(value, (Sym, RunTimeText)):
+            raise UnsupportedError("sorted(key=...) whose key is known only at run time: sort "
+                                   "an array of keys with np.argsort and index the values "
+                                   "with it", b.loc(node))
+        return value
+    return of
+
+
+def _literal_unroll(b, args, kwargs, node):
+    """Numba's ``literal_unroll(t)``: the tuple itself (a ``for`` over a tuple known while
+    building is unrolled already, whatever its items' types)."""
+    (t,) = args
+    if not isinstance(t, (tuple, list)):
+        raise UnsupportedError("literal_unroll() of a tuple", b.loc(node))
+    return tuple(t)
+
+
+def _rest(b, it: Iterator, what: str, node):
+    items = it.rest()
+    if items is None:
+        raise UnsupportedError(f"{what} of the generator {it.name} after a for loop over it "
+                               "(which items remain depends on where the loop stopped): make "
+                               "the generator again", b.loc(node))
+    return items
+
+
+def _b_next(b, args, kwargs, node):
+    """``next(g)`` of a generator (`build_ast.Iterator`): its next item, taken while building
+    from the array of its items. With fewer items than the ``next`` calls, Python raises
+    StopIteration: where the count is known while building that is refused here (or the
+    default returned), else the compiled code checks it and raises."""
+    if kwargs or not 1 <= len(args) <= 2 or not isinstance(args[0], Iterator):
+        raise UnsupportedError("next() of a generator (jitgrad takes `g = gen(...)`, then "
+                               "`next(g)`)", b.loc(node))
+    it = args[0]
+    if it.looped:
+        raise UnsupportedError(f"next() of the generator {it.name} after a for loop over it "
+                               "(which items remain depends on where the loop stopped)",
+                               b.loc(node))
+    k = it.taken
+    items = it.items
+    count = len(items) if isinstance(items, tuple) else items.shape[0]
+    if isinstance(count, int) and k >= count:
+        if len(args) == 2:
+            return args[1]
+        raise UnsupportedError(f"next() of the generator {it.name} after its {count} items: "
+                               "Python raises StopIteration", b.loc(node))
+    if not isinstance(count, int):
+        if len(args) == 2:
+            raise UnsupportedError("next(g, default) of a generator whose number of items is "
+                                   "known only at run time: loop over it", b.loc(node))
+        b.build_written(f"assert JGV.shape[0] > {k}, 'next() after the last item "
+                        "(StopIteration)'\n", node, {"JGV": "items"}, {"JGV": items})
+    return it.take()
+
+
+def is_zero(v):
+    """Whether the divisor ``v`` is a number that is zero (`build_stmts.guarded_try`): of a
+    run-time number, the run-time test; an array is never (dividing by it does not raise)."""
+
+
+def _b_is_zero(b, args, kwargs, node):
+    (v,) = args
+    if isinstance(v, Sym):
+        return False if v.ndim else v == 0
+    return not isinstance(v, np.ndarray) and v == 0
+
+
+def _b_partial(b, args, kwargs, node):
+    """``functools.partial(f, a)``: the function and the values bound, kept while building
+    (`Expressions.call` calls ``f(a, ...)`` where it is called)."""
+    if not args or isinstance(args[0], Sym) or not callable(args[0]):
+        raise UnsupportedError("functools.partial of a function known while building",
+                               b.loc(node))
+    return functools.partial(*args, **kwargs)
 
 
 def _sorted_at_run_time(b, items, kwargs, node):
@@ -273,6 +361,11 @@ BUILTINS = {abs: _b_abs, sum: _b_sum, min: _b_minmax("min"), max: _b_minmax("max
              round: _b_round, divmod: _b_divmod, callable: _b_callable,
              str: _b_text(str), repr: _b_text(repr), getattr: _b_getattr,
              hasattr: _b_hasattr, dict: _b_dict}
+BUILTINS[functools.partial] = _b_partial
+BUILTINS[next] = _b_next
+BUILTINS[is_zero] = _b_is_zero
+# functions of a library looked up by (module, name): importing the library would be a cost
+BY_NAME = {("numba.misc.special", "literal_unroll"): _literal_unroll}
 BUILTINS.update({fn: _b_sequence(fn.__name__) for fn in (sorted, list, tuple, reversed, zip,
                                                           enumerate)})
 

@@ -37,6 +37,7 @@ from jitgrad.frontend.build_ast import (
     RAISED,
     RETURNED,
     RETVAL,
+    Iterator,
     Undefined,
     assigned_names,
     base,
@@ -79,6 +80,13 @@ class Loops(LoopHeaders):
             self.build_for(stmt, stmt.target.id, start, stop, step, None)
             return
         seq = self.expr(it)
+        if isinstance(seq, Iterator):  # a generator's items (`desugar_generators`)
+            items = seq.rest()
+            if items is None:
+                raise UnsupportedError(f"a second for loop over the generator {seq.name} "
+                                       "(which items remain depends on where the first "
+                                       "stopped): make the generator again", self.loc(it))
+            seq = items
         if isinstance(seq, Sym) and seq.ndim >= 1:
             if not isinstance(stmt.target, ast.Name):  # for a, b in rows: each row unpacked
                 row = ast.Name(id=f"%row@{self.gb.new_tag()}", ctx=ast.Store())

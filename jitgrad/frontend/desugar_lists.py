@@ -54,7 +54,8 @@ from jitgrad.frontend.desugar import (
 # The functions the rewritten code calls, by names no source can spell (the builder's
 # `lookup` reads them first), so that the user's own `np`, `len` or `max` cannot change them.
 INTRINSICS = {"%empty": np.empty, "%full": np.full, "%len": builtins.len,
-              "%max": builtins.max, "%min": builtins.min}
+              "%max": builtins.max, "%min": builtins.min,
+              "%items": np.array}  # a generator's items (`desugar_generators`)
 
 # NumPy functions that read a list of numbers as they read the 1-D array of its items
 _NUMPY_READERS = {
@@ -377,6 +378,8 @@ class _Lists:
 
     def reads_as_array(self, call: ast.Call) -> bool:
         f = call.func
+        if isinstance(f, ast.Name) and f.id == "%items":
+            return True
         if isinstance(f, ast.Name) and f.id not in self.bound:
             if f.id in _BUILTIN_READERS and f.id not in self.globals:
                 return True
