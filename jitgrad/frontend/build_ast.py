@@ -61,6 +61,12 @@ class ListOfArrays(Exception):
         self.key, self.rows = key, rows
 
 
+class BuildList(tuple):
+    """A list made in the function (``[]``, a copy, a changed list), held by value as a tuple
+    is; its own object even when empty, so that a change in place can tell its holders apart
+    (`build_containers`)."""
+
+
 class RunTimeText:
     """An f-string that formats a value known only at run time (a label, a log line): it may
     be assigned, printed or put in a raise's message (naming the value), never compared or

@@ -350,6 +350,9 @@ class Statements:
                 self.assign(stmt.target, value)
         elif isinstance(stmt.target, ast.Subscript):
             array = self.expr(stmt.target.value)
+            if isinstance(array, (tuple, dict)):  # a list or dict known while building
+                self.container_setitem(stmt.target, array, self.expr(stmt.value), op)
+                return
             index = self.index(stmt.target.slice, store=True)
             current = self.getitem(array, index, stmt.target)
             value = self.apply_op(op, current, self.expr(stmt.value), stmt)
@@ -417,6 +420,9 @@ class Statements:
                 self.assign(t.value if isinstance(t, ast.Starred) else t, v)
         elif isinstance(target, ast.Subscript):
             array = self.expr(target.value)
+            if isinstance(array, (tuple, dict)):  # a list or dict known while building
+                self.container_setitem(target, array, value)
+                return
             self.setitem(target, array, self.index(target.slice, store=True), value)
         else:
             raise UnsupportedError(f"assignment to {type(target).__name__}", self.loc(target))
@@ -524,11 +530,13 @@ class Statements:
         self.build_written(text, node, {"JGP": "positions", "JGV": "values", "JGM": "cols",
                                         "JGK": "k"}, values)
 
-    def build_written(self, text: str, node, labels: dict, values: dict) -> None:
+    def build_written(self, text: str, node, labels: dict, values: dict,
+                      results: tuple = ()) -> dict:
         """Build ``text``, statements jitgrad writes for the user's ``node`` (a loop of
         writes), in its place and with its location. Its placeholder names (``JGK``...: the
         keys of ``labels``) become names the user's code cannot use (``%k@line:col``), bound
-        to ``values`` for this build only."""
+        to ``values`` for this build only. Returns the values the placeholders ``results``
+        hold at the end."""
         tag = f"@{node.lineno}:{node.col_offset}"
         hidden = {k: f"%{label}{tag}" for k, label in labels.items()}
         stmts = ast.parse(text).body
@@ -542,6 +550,7 @@ class Statements:
             self.env[hidden[k]] = v
         try:
             self.build_stmts(stmts)
+            return {k: self.lookup(hidden[k], node) for k in results}
         finally:
             for h in hidden.values():
                 self.env.pop(h, None)
