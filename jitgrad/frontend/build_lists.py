@@ -67,9 +67,23 @@ class ListArrays:
                                    f"making it an item of a list comprehension) is not "
                                    f"supported; {instead('list of arrays')}", self.loc(stmt))
 
+    def initial_size(self, token):
+        """An axis of an array a loop carries (`GraphBuilder.shape_from`) as its initial
+        array's axis."""
+        while (isinstance(token, tuple) and len(token) == 2 and token not in self.gb.param_axes
+               and token[0] in self.gb.shape_from and isinstance(token[1], int)):
+            dims = self.gb.shape_from[token[0]].dims
+            if dims is None or len(dims) <= token[1]:
+                break
+            token = self.gb.size_class(dims[token[1]])
+        return token
+
     def row_shape(self, value) -> tuple | None:
         """``value``'s shape as constants and the arguments' axes (`ListOfArrays`), or None."""
-        dims = value.atom.dims if isinstance(value.atom, Var) else None
+        atom = value.atom
+        while isinstance(atom, Var) and atom.dims is None and atom in self.gb.shape_from:
+            atom = self.gb.shape_from[atom]  # written in place in a loop: its initial shape
+        dims = atom.dims if isinstance(atom, Var) else None
         if dims is None:
             return None
         rows = []
@@ -83,7 +97,7 @@ class ListArrays:
                 if not known:
                     return None
                 token = known[0]
-            token = self.gb.size_class(token)
+            token = self.initial_size(self.gb.size_class(token))
             if isinstance(token, int):
                 rows.append(token)
             elif token in self.gb.param_axes:

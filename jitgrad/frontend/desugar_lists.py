@@ -363,6 +363,10 @@ class _Lists:
         if isinstance(parent, ast.Call) and node in parent.args:
             if self.reads_as_array(parent):
                 return None
+            if self.is_append(self.parents.get(id(parent)), getattr(parent.func.value, "id",
+                                                                    None)
+                              if isinstance(parent.func, ast.Attribute) else None):
+                return None  # a row of a list of lists: the builder checks its shape
             return f"passed to {ast.unparse(parent.func)}"
         if isinstance(parent, (ast.BinOp, ast.AugAssign)):
             return "in arithmetic (+ joins lists, * repeats them)"
