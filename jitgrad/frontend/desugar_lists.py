@@ -53,7 +53,7 @@ from jitgrad.frontend.desugar import (
 
 # The functions the rewritten code calls, by names no source can spell (the builder's
 # `lookup` reads them first), so that the user's own `np`, `len` or `max` cannot change them.
-INTRINSICS = {"%empty": np.empty, "%full": np.full, "%len": builtins.len,
+INTRINSICS = {"%empty": np.empty, "%full": np.full, "%array": np.array, "%len": builtins.len,
               "%max": builtins.max, "%min": builtins.min}
 
 # NumPy functions that read a list of numbers as they read the 1-D array of its items
@@ -74,6 +74,11 @@ def lower_lists(fn_node: ast.FunctionDef, fn, fresh: Fresh, where) -> None:
     lists = _Lists(fn, fn_node, fresh, where)
     fn_node.body = lists.comprehensions(fn_node.body)
     fn_node.body = lists.appended(fn_node.body)
+    lists.written_in_loops()
+    lists.heaps()
+
+
+_HEAPQ_CHANGES = {"heapify", "heappush", "heappop", "heappushpop", "heapreplace"}
 
 
 def _mentions(node, name) -> bool:
@@ -328,6 +333,83 @@ class _Lists:
             if fname == "ndindex":
                 return None
         return _call("%len", copy.deepcopy(it))
+
+    # -- lists written in a loop ---------------------------------------------------------------
+
+    def written_in_loops(self) -> None:
+        """``acc = [0.0, 0.0]`` whose items a loop writes (``acc[i % 2] += v``): the list is
+        made as the array of its items (``np.array([0.0, 0.0])``) when nothing else binds the
+        name and every read of it reads an array of its items alike (`misuse`); otherwise it
+        stays a list, which a loop cannot change (refused there, saying so)."""
+        made = {}  # name -> its one assignment of a list display
+        stores: dict = {}
+        for node in ast.walk(self.root):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                stores[node.id] = stores.get(node.id, 0) + 1
+            if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                    and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.List)
+                    and node.value.elts
+                    and not any(isinstance(e, ast.Starred) for e in node.value.elts)):
+                made[node.targets[0].id] = node
+        params = {a.arg for a in ast.walk(self.root) if isinstance(a, ast.arg)}
+        written = set()
+        for loop in ast.walk(self.root):
+            if isinstance(loop, (ast.For, ast.While)):
+                for node in ast.walk(loop):
+                    targets_ = node.targets if isinstance(node, ast.Assign) else [
+                        node.target] if isinstance(node, ast.AugAssign) else []
+                    written |= {t.value.id for t in targets_ if isinstance(t, ast.Subscript)
+                                and isinstance(t.value, ast.Name)
+                                and not isinstance(t.slice, ast.Slice)}
+        candidates = {n for n in written if n in made and stores.get(n) == 1 and n not in params}
+        if not candidates:
+            return
+        self.parents = {id(c): p for p in ast.walk(self.root) for c in ast.iter_child_nodes(p)}
+        for name in sorted(candidates):
+            if any(isinstance(node, ast.Name) and node.id == name
+                   and isinstance(node.ctx, ast.Load) and self.misuse(node)
+                   for node in ast.walk(self.root)):
+                continue
+            assign = made[name]
+            assign.value = ast.copy_location(_call("%array", assign.value), assign.value)
+            locate(assign.value, assign)
+
+    # -- heaps ---------------------------------------------------------------------------------
+
+    def heaps(self) -> None:
+        """A list heapq's functions change in place may become an array (a heap of numbers
+        known only at run time, `build_containers`): refuse every other read of it that an
+        array of its items would not give the same meaning to (as for an appended list)."""
+        calls = [n for n in ast.walk(self.root) if isinstance(n, ast.Call) and n.args
+                 and isinstance(n.args[0], ast.Name) and self.is_heapq_change(n.func)]
+        if not calls:
+            return
+        self.parents = {id(c): p for p in ast.walk(self.root) for c in ast.iter_child_nodes(p)}
+        firsts = {id(c.args[0]) for c in calls}
+        for name in sorted({c.args[0].id for c in calls}):
+            for node in ast.walk(self.root):
+                if (isinstance(node, ast.Name) and node.id == name and id(node) not in firsts
+                        and isinstance(node.ctx, ast.Load)):
+                    what = self.misuse(node)
+                    if what:
+                        raise UnsupportedError(
+                            f"the heap `{name}` {what} is not supported: a heap of numbers "
+                            "known only at run time is an array in the gradient; read it "
+                            f"through heapq's functions, `{name}[0]`, len, sum, min, max, "
+                            f"`for v in {name}` and NumPy's functions (`np.sort({name})`)",
+                            self.where(node))
+
+    def is_heapq_change(self, func) -> bool:
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            module = self.globals.get(func.value.id)
+            return (func.value.id not in self.bound and func.attr in _HEAPQ_CHANGES
+                    and getattr(module, "__name__", None if module is not None else
+                                func.value.id) == "heapq")  # (or imported in the function)
+        if isinstance(func, ast.Name) and func.id not in self.bound:
+            value = self.globals.get(func.id)
+            return getattr(value, "__module__", None) in ("heapq", "_heapq") and \
+                getattr(value, "__name__", None) in _HEAPQ_CHANGES
+        return False
 
     # -- where the list is read ------------------------------------------------------------------
 
