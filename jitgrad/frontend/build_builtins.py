@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from jitgrad.core.errors import UnsupportedError
+from jitgrad.core.ir import Var
 from jitgrad.frontend.build_ast import RunTimeText
 from jitgrad.lang import numpy_api, symbolic
 from jitgrad.lang.symbolic import Sym
@@ -52,6 +53,9 @@ def _b_minmax(which):
             args = tuple(x)
             if len(args) == 1:
                 return args[0]
+        if which == "max" and len(args) == 2 and 0 in [a for a in args if type(a) is int] \
+                and any(_a_size(a) for a in args):
+            return next(a for a in args if _a_size(a))  # max(n, 0) of a size: the size
         result = args[0]
         for a in args[1:]:
             for v in (result, a):
@@ -64,6 +68,12 @@ def _b_minmax(which):
                 result = max(result, a) if which == "max" else min(result, a)
         return result
     return f
+
+
+def _a_size(a) -> bool:
+    """Whether ``a`` is a size read from an array's shape (never negative)."""
+    return isinstance(a, Sym) and not a.ndim and a.type.kind == "i" and \
+        isinstance(a.atom, Var) and symbolic.size_token(a.atom) is not None
 
 
 def _b_len(b, args, kwargs, node):
@@ -110,6 +120,8 @@ def _b_sequence(which):
     would iterate over. Of an array they are refused: its items are known only at run time
     (``for`` takes ``zip``, ``enumerate`` and ``reversed`` of arrays by itself)."""
     def f(b, args, kwargs, node):
+        if which == "sorted" and args and isinstance(args[0], frozenset) and "key" not in kwargs:
+            args = (tuple(sorted(args[0])), *args[1:])  # a set known while building
         seqs = args if which == "zip" else args[:1]
         if not seqs or not all(isinstance(s, (tuple, list)) for s in seqs):
             hint = {"sorted": "np.sort(x)", "list": "the array itself",

@@ -77,19 +77,21 @@ class Containers:
                                    "first, change it, and store it back", self.loc(node))
         name = target.id
         if self.env.get(name) is not old:
+            copy = {"dict": "dict", "set": "set", "iterator": "iter"}.get(what, "list")
             raise UnsupportedError(f"changing the {what} `{name}` in place, a global or a "
                                    "closure's variable: copy it into a local name first "
-                                   f"(`{name}2 = list({name})`)", self.loc(node))
+                                   f"(`{name}2 = {copy}({name})`)", self.loc(node))
         if self.in_loop:
             raise UnsupportedError(f"changing the {what} `{name}` in place inside a loop (its "
                                    "length or entries would change from one iteration to the "
                                    f"next); {_TO_ARRAY}", self.loc(node))
         if self.holders(old) > 1:
+            copy = {"dict": "dict", "set": "set", "iterator": "iter"}.get(what, "list")
             raise UnsupportedError(f"changing the {what} `{name}` in place while another name "
                                    "(or an item of a list or dict, or a caller's argument) "
                                    "holds it too: jitgrad holds it by value, so the other "
                                    f"would not see the change; copy it first (`{name} = "
-                                   f"list({name})`, `dict(...)`)", self.loc(node))
+                                   f"{copy}({name})`)", self.loc(node))
         self.env[name] = new
 
     def holders(self, obj) -> int:
@@ -147,7 +149,7 @@ class Containers:
     def sequence_of(self, value, node) -> tuple:
         if isinstance(value, Sym) and value.ndim and isinstance(value.shape[0], int):
             return tuple(self.unpack_rows(value, value.shape[0], node))
-        if isinstance(value, (tuple, list, range, str, frozenset)):
+        if isinstance(value, (tuple, list, range, str)):
             return tuple(value)
         if isinstance(value, dict):
             return tuple(value)
@@ -250,7 +252,11 @@ class Containers:
         saved = {n: self.env[n] for n in names if n in self.env}
         out = []
         try:
-            for v in (sorted(seq, key=repr) if isinstance(seq, frozenset) else seq):
+            if isinstance(seq, frozenset) and not isinstance(node, ast.SetComp):
+                raise UnsupportedError(f"a {_comp_kind(node)} over a set (its order is "
+                                       "Python's hash order, which the build does not follow): "
+                                       "iterate over `sorted(s)`", self.loc(gen.iter))
+            for v in seq:
                 self.assign(gen.target, v)
                 tests = [self.expr(t) for t in gen.ifs]
                 if any(isinstance(t, Sym) for t in tests):
@@ -406,7 +412,8 @@ HEAPQ = {getattr(heapq, k) for k in (*_HEAP_TEXT, "nsmallest", "nlargest")}
 
 
 def _kind(v) -> str:
-    return "dict" if isinstance(v, dict) else "set" if isinstance(v, frozenset) else "list"
+    return "dict" if isinstance(v, dict) else "set" if isinstance(v, frozenset) else (
+        "list" if isinstance(v, tuple) else "iterator")
 
 
 def _comp_kind(node) -> str:
