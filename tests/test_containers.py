@@ -17,6 +17,7 @@ import math
 import numpy as np
 import pytest
 from fd import numeric_grad
+from numba import types as nbt
 from numba.typed import Dict as TDict
 from numba.typed import List as TList
 
@@ -98,7 +99,12 @@ def typed_buffers_and_builtins(x, weights, table, raw, arr):
     for row in rows:
         for v in row:
             r += v * v
-    acc = [0.0, 0.0]  # written in a loop: the array of its items
+    cubes = TDict.empty(key_type=nbt.int64, value_type=nbt.float64)  # keys 0..n-1: a list
+    for i in range(x.shape[0]):
+        cubes[i] = x[i] ** 3
+    for k, v in cubes.items():
+        r += (k + 1.0) * v + cubes[k]
+        acc = [0.0, 0.0]  # written in a loop: the array of its items
     for i in range(x.size):
         acc[i % 2] = acc[i % 2] + x[i] ** 2
     scale = len(raw) + raw[0] + arr[1] + (ord(chr(66)) - 65)

@@ -54,6 +54,7 @@ from jitgrad.frontend.desugar import (
 # The functions the rewritten code calls, by names no source can spell (the builder's
 # `lookup` reads them first), so that the user's own `np`, `len` or `max` cannot change them.
 INTRINSICS = {"%empty": np.empty, "%full": np.full, "%array": np.array, "%len": builtins.len,
+              "%range": builtins.range, "%enumerate": builtins.enumerate,
               "%max": builtins.max, "%min": builtins.min}
 
 # NumPy functions that read a list of numbers as they read the 1-D array of its items
@@ -73,6 +74,7 @@ def lower_lists(fn_node: ast.FunctionDef, fn, fresh: Fresh, where) -> None:
     module). ``where(node)``: the `Loc` of a node, for refusals."""
     lists = _Lists(fn, fn_node, fresh, where)
     fn_node.body = lists.comprehensions(fn_node.body)
+    fn_node.body = lists.indexed_dicts(fn_node.body)
     fn_node.body = lists.appended(fn_node.body)
     lists.written_in_loops()
     lists.heaps()
@@ -88,6 +90,12 @@ def _mentions(node, name) -> bool:
 def _store_names(nodes) -> set[str]:
     return {n.id for node in nodes for n in ast.walk(node)
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def locate_as(node, like):
+    ast.copy_location(node, like)
+    locate(node, like)
+    return node
 
 
 def _name(n, store=False):
@@ -333,6 +341,105 @@ class _Lists:
             if fname == "ndindex":
                 return None
         return _call("%len", copy.deepcopy(it))
+
+    # -- dicts filled by a loop's index --------------------------------------------------------
+
+    def indexed_dicts(self, stmts: list) -> list:
+        """``d = {}`` followed by ``for i in range(n): ... d[i] = v ...`` (the write at the top
+        of the body, no ``break``, ``continue`` or ``return`` in the loop): its keys are 0 to
+        n - 1 in order, so it is the list appended in that loop, when every other read of it
+        is ``d[k]``, ``len(d)``, ``for k in d`` (``range(len(d))``), ``d.keys()``,
+        ``d.values()`` (the list) or ``d.items()`` (``enumerate``). Otherwise it is left to
+        the builder (a dict a loop changes: refused there, saying what to write)."""
+        for s in stmts:
+            rewrite_blocks(s, self.indexed_dicts)
+        for j, s in enumerate(stmts):
+            if not (isinstance(s, ast.Assign) and len(s.targets) == 1
+                    and isinstance(s.targets[0], ast.Name) and isinstance(s.value, ast.Dict)
+                    and not s.value.keys):
+                continue
+            name = s.targets[0].id
+            later = next((k for k in range(j + 1, len(stmts)) if _mentions(stmts[k], name)),
+                         None)
+            loop = stmts[later] if later is not None else None
+            write = self.index_write(loop, name) if isinstance(loop, ast.For) else None
+            if write is None:
+                continue
+            reads = self.dict_reads(name, write)
+            if reads is None:
+                continue
+            s.value = ast.copy_location(ast.List([], ast.Load()), s.value)
+            append = ast.Expr(ast.Call(ast.Attribute(_name(name), "append", ast.Load()),
+                                       [write.value], []))
+            locate(append, write)
+            loop.body[loop.body.index(write)] = ast.copy_location(append, write)
+            for parent, field, new in reads:
+                setattr(parent, field, new)
+        return stmts
+
+    def index_write(self, loop: ast.For, name: str):
+        """The statement ``name[i] = v`` at the top of ``loop``'s body, ``loop`` running
+        ``i`` over ``range(n)`` (or ``range(0, n)``) without jumps, or None."""
+        it, target = loop.iter, loop.target
+        if not (isinstance(target, ast.Name) and isinstance(it, ast.Call) and not it.keywords
+                and isinstance(it.func, ast.Name) and it.func.id == "range"
+                and "range" not in self.bound and "range" not in self.globals
+                and (len(it.args) == 1 or len(it.args) == 2 and isinstance(it.args[0], ast.Constant)
+                     and it.args[0].value == 0) and not loop.orelse):
+            return None
+        if any(isinstance(n, (ast.Break, ast.Continue, ast.Return, ast.Yield))
+               for n in ast.walk(loop)) or target.id in _store_names(loop.body):
+            return None
+        writes = [b for b in loop.body if isinstance(b, ast.Assign) and len(b.targets) == 1
+                  and isinstance(b.targets[0], ast.Subscript)
+                  and isinstance(b.targets[0].value, ast.Name) and b.targets[0].value.id == name
+                  and isinstance(b.targets[0].slice, ast.Name)
+                  and b.targets[0].slice.id == target.id]
+        mentions = [n for n in ast.walk(loop) if isinstance(n, ast.Name) and n.id == name]
+        return writes[0] if len(writes) == 1 and len(mentions) == 1 else None
+
+    def dict_reads(self, name: str, write) -> list | None:
+        """How to read the list a dict filled by a loop's index becomes, read by read:
+        (node, field, new node); None where a read is not one of those `indexed_dicts` takes
+        or the name is bound elsewhere."""
+        parents = {id(c): p for p in ast.walk(self.root) for c in ast.iter_child_nodes(p)}
+        target = write.targets[0].value
+        out = []
+        stores = 0
+        for node in ast.walk(self.root):
+            if not (isinstance(node, ast.Name) and node.id == name) or node is target:
+                continue
+            if not isinstance(node.ctx, ast.Load):
+                stores += 1
+                continue
+            parent = parents.get(id(node))
+            grand = parents.get(id(parent))
+
+            def length():
+                return _call("%len", _name(name))
+            if isinstance(parent, ast.Subscript) and parent.value is node and isinstance(
+                    parent.ctx, ast.Load) and not isinstance(parent.slice, (ast.Slice, ast.Tuple)):
+                continue
+            if isinstance(parent, ast.Call) and parent.args == [node] and isinstance(
+                    parent.func, ast.Name) and parent.func.id == "len" and "len" not in self.bound \
+                    and "len" not in self.globals:
+                continue
+            if isinstance(parent, ast.For) and parent.iter is node:
+                out.append((parent, "iter", locate_as(_call("%range", length()), node)))
+                continue
+            if (isinstance(parent, ast.Attribute) and isinstance(grand, ast.Call)
+                    and grand.func is parent and not grand.args and not grand.keywords
+                    and parent.attr in ("keys", "values", "items")):
+                new = {"keys": lambda: _call("%range", length()), "values": lambda: _name(name),
+                       "items": lambda: _call("%enumerate", _name(name))}[parent.attr]()
+                holder = parents.get(id(grand))
+                field = next((f for f, v in ast.iter_fields(holder) if v is grand), None)
+                if field is None:
+                    return None  # (inside a list of arguments: not rewritten)
+                out.append((holder, field, locate_as(new, grand)))
+                continue
+            return None
+        return out if stores == 1 else None
 
     # -- lists written in a loop ---------------------------------------------------------------
 
