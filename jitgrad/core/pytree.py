@@ -208,7 +208,10 @@ def structure(value, is_leaf) -> SeqType | Type:
         keys = sorted(value)
         return SeqType(tuple(structure(value[k], is_leaf) for k in keys), "dict", tuple(keys))
     if isinstance(value, (tuple, list)) and not is_leaf(value):
-        return SeqType(tuple(structure(v, is_leaf) for v in value), type(value).__name__)
+        name = type(value).__name__
+        if name == "BuildList":  # a list the builder changed (`build_ast.BuildList`): a tuple
+            name = "tuple"
+        return SeqType(tuple(structure(v, is_leaf) for v in value), name)
     return LEAF
 
 
