@@ -304,6 +304,13 @@ class Containers:
             raise UnsupportedError(f"heapq.{fn.__name__} of a heap that is not a name of the "
                                    "function", self.loc(node))
         name = target.id
+        if self.in_loop and fn in (heapq.heappush, heapq.heappop):
+            raise UnsupportedError(f"heapq.{fn.__name__} inside a loop: the heap's length would "
+                                   "change from one iteration to the next, which a loop of "
+                                   "the gradient does not carry; make the heap before the "
+                                   "loop and keep its length there (heapq.heapreplace, "
+                                   "heapq.heappushpop), or sort the items (`np.sort`)",
+                                   self.loc(node))
         if isinstance(heap, tuple):
             if not all(isinstance(v, (Sym, int, float)) and not isinstance(v, bool)
                        and symbolic.ndim_of(v) == 0 for v in heap):
@@ -315,8 +322,8 @@ class Containers:
                 array = array[0:0]
             self.change(target, heap, array, node)
         elif not (isinstance(heap, Sym) and heap.ndim == 1):
-            raise UnsupportedError(f"heapq.{fn.__name__} of a list or a 1-D array",
-                                   self.loc(node))
+            raise UnsupportedError(f"heapq.{fn.__name__} of a list of numbers (its items "
+                                   "compared as numbers: not tuples or arrays)", self.loc(node))
         for v in rest:
             if symbolic.ndim_of(v) or not isinstance(v, (Sym, int, float)):
                 raise UnsupportedError(f"heapq.{fn.__name__} pushes numbers", self.loc(node))

@@ -493,6 +493,10 @@ class _Lists:
             return
         self.parents = {id(c): p for p in ast.walk(self.root) for c in ast.iter_child_nodes(p)}
         firsts = {id(c.args[0]) for c in calls}
+        stores: dict = {}
+        for node in ast.walk(self.root):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                stores[node.id] = stores.get(node.id, 0) + 1
         for name in sorted({c.args[0].id for c in calls}):
             for node in ast.walk(self.root):
                 if (isinstance(node, ast.Name) and node.id == name and id(node) not in firsts
@@ -505,6 +509,16 @@ class _Lists:
                             f"through heapq's functions, `{name}[0]`, len, sum, min, max, "
                             f"`for v in {name}` and NumPy's functions (`np.sort({name})`)",
                             self.where(node))
+            if stores.get(name) != 1:
+                continue
+            for node in ast.walk(self.root):  # made as the array of its items: a loop may
+                if (isinstance(node, ast.Assign) and len(node.targets) == 1  # push onto it
+                        and isinstance(node.targets[0], ast.Name) and node.targets[0].id == name
+                        and isinstance(node.value, ast.List) and not any(
+                            isinstance(e, ast.Starred) for e in node.value.elts)):
+                    made = _call("%array", node.value) if node.value.elts else _call(
+                        "%empty", ast.Constant(0))
+                    node.value = locate_as(made, node.value)
 
     def is_heapq_change(self, func) -> bool:
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
