@@ -103,8 +103,8 @@ def typed_buffers_and_builtins(x, weights, table, raw, arr):
     for i in range(x.shape[0]):
         cubes[i] = x[i] ** 3
     for k, v in cubes.items():
-        r += (k + 1.0) * v + cubes[k]
-        acc = [0.0, 0.0]  # written in a loop: the array of its items
+        r += (k + 1.0) * v + cubes[len(cubes) - 1 - k]
+    acc = [0.0, 0.0]  # written in a loop: the array of its items
     for i in range(x.size):
         acc[i % 2] = acc[i % 2] + x[i] ** 2
     scale = len(raw) + raw[0] + arr[1] + (ord(chr(66)) - 65)
