@@ -51,6 +51,9 @@ class Choice:
         raise TypeError("a Choice is called by the builder")
 
 
+UNROLLED = "unrolled"  # the rows of a list of arrays whose shapes differ: its loop unrolled
+
+
 class ListOfArrays(Exception):
     """Internal: a list built in a loop (`desugar_lists`) has array items, of a shape made of
     constants and the arguments' axes (``rows``: an int, or (parameter position, axis), per

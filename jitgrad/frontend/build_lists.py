@@ -15,7 +15,7 @@ import numpy as np
 
 from jitgrad.core.errors import UnsupportedError, instead
 from jitgrad.core.ir import Var
-from jitgrad.frontend.build_ast import ListOfArrays
+from jitgrad.frontend.build_ast import UNROLLED, ListOfArrays
 from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import Sym
 
@@ -53,6 +53,9 @@ class ListArrays:
                                        self.loc(stmt))  # (sizes: checked by the write)
             if rows is not None:
                 return
+            if getattr(stmt.jitgrad_list, "jitgrad_unrollable", False) and \
+                    key not in self.seeds.lists:  # a few iterations: unrolled, a list of them
+                raise ListOfArrays(key, UNROLLED)
             raise UnsupportedError(f"appending to `{name}` arrays whose shape is known only "
                                    "inside the loop (a list of arrays is an array of rows, "
                                    "allocated before the loop from the arguments' shapes); "

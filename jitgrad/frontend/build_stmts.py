@@ -38,6 +38,7 @@ from jitgrad.frontend.build_ast import (
     RAISED,
     RETURNED,
     RETVAL,
+    UNROLLED,
     Choice,
     LocalFunction,
     RunTimeText,
@@ -94,6 +95,11 @@ class Statements:
         return flag
 
     def build_stmt(self, stmt) -> None:
+        unrolled = getattr(stmt, "jitgrad_unrolled", None)  # (`desugar_lists`)
+        if unrolled is not None and self.seeds.lists.get(self.list_key(unrolled[0])) == UNROLLED:
+            if unrolled[1] is not None:  # a list of arrays of other shapes: the loop unrolled
+                self.build_stmts(unrolled[1])
+            return  # (the statements of the list's array: not built)
         self.gb.loc = self.src.loc(stmt)
         method = getattr(self, "stmt_" + type(stmt).__name__)
         method(stmt)

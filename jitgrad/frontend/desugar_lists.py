@@ -80,6 +80,7 @@ def lower_lists(fn_node: ast.FunctionDef, fn, fresh: Fresh, where) -> None:
     lists.heaps()
 
 
+_UNROLLED_AT_MOST = 16  # iterations of a loop unrolled for a list of arrays of other shapes
 _HEAPQ_CHANGES = {"heapify", "heappush", "heappop", "heappushpop", "heapreplace"}
 
 
@@ -275,6 +276,7 @@ class _Lists:
                 product = trips if product is None else ast.BinOp(product, ast.Mult(), trips)
             total = product if total is None else ast.BinOp(total, ast.Add(), product)
         self.check_uses(name, loop, after)
+        unrolled = self.unrolled_alternative(name, loop, made, appends, conditional, first)
         count, k = self.fresh(f"{name.lstrip('_')}_n"), self.fresh(f"{name.lstrip('_')}_k")
         buffer = self.fresh(f"{name.lstrip('_')}_buf") if conditional else name
         for node, _ in appends:
@@ -307,7 +309,32 @@ class _Lists:
                 ast.Attribute(trimmed, "copy", ast.Load()), [], []))]
             for s in last:
                 locate(s, loop)
+        if unrolled is not None:  # (the builder takes it if the items' shapes differ)
+            made.jitgrad_unrollable = True
+            for j, stmt in enumerate(start + [loop]):
+                stmt.jitgrad_unrolled = (made, unrolled if j == 0 else None)
         return start + [loop] + last
+
+    def unrolled_alternative(self, name, loop, made, appends, conditional, first):
+        """For a list made empty and appended to, once per iteration, by a loop over
+        ``range`` of a few constant bounds: the same statements with the loop over the
+        tuple of its indices (unrolled while building, the list a list of its items), which
+        the builder takes where the items are arrays whose shapes differ (`build_lists`)."""
+        it = loop.iter
+        bounds = [_constant_int(a) for a in getattr(it, "args", [])]
+        if (first or conditional or not isinstance(it, ast.Call) or it.keywords
+                or not isinstance(it.func, ast.Name) or it.func.id != "range"
+                or "range" in self.bound or "range" in self.globals
+                or not 1 <= len(bounds) <= 3 or None in bounds
+                or any(len(chain) != 1 for _, chain in appends)):
+            return None
+        indices = tuple(range(*bounds)) if bounds[-1] != 0 or len(bounds) < 3 else None
+        if indices is None or len(indices) > _UNROLLED_AT_MOST:
+            return None
+        again = copy.deepcopy(loop)
+        again.iter = locate_as(ast.Tuple([ast.Constant(i) for i in indices], ast.Load()), it)
+        empty = locate_as(ast.Assign([_name(name, True)], ast.List([], ast.Load())), made)
+        return [empty, again]
 
     def trip_count(self, loop: ast.For):
         """The AST of ``loop``'s number of iterations, or None."""
