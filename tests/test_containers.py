@@ -104,6 +104,10 @@ def typed_buffers_and_builtins(x, weights, table, raw, arr):
         cubes[i] = x[i] ** 3
     for k, v in cubes.items():
         r += (k + 1.0) * v + cubes[len(cubes) - 1 - k]
+    parts = []  # arrays of other lengths: the loop unrolled, a list of them
+    for i in range(2):
+        parts.append(x[i:] * (i + 1.0))
+    r += np.sum(np.concatenate(parts) ** 2) * len(parts)
     acc = [0.0, 0.0]  # written in a loop: the array of its items
     for i in range(x.size):
         acc[i % 2] = acc[i % 2] + x[i] ** 2
