@@ -137,7 +137,7 @@ def uses_generator_expression(x):
 
 
 def uses_dict(x):
-    d = {k: x for k in "ab"}  # refused: dict
+    d = {("a", 1): x}  # refused: dict
     return d["a"]
 
 
@@ -466,8 +466,9 @@ def float_axis_vector(x):
 
 def appends_to_list(x):
     out = [x[0]]
-    out.append(x[1] * 2.0)  # refused: append (outside a loop)
-    return out[0]
+    alias = out
+    out.append(x[1] * 2.0)  # refused: append (while `alias` holds the list too)
+    return alias[-1]
 
 
 def reads_a_dict(params):

@@ -17,6 +17,7 @@ insertion order), so a tree's key for caching and its flat order agree.
 
 from __future__ import annotations
 
+import array
 import functools
 import types as pytypes
 
@@ -37,6 +38,45 @@ CONTAINERS = (tuple, list, dict, str, type(None), *GENERATORS, *FUNCTIONS)
 # the modules whose objects are never read attribute by attribute as a tree
 _NOT_OBJECTS = frozenset({"builtins", "numpy", "scipy", "numba", "jitgrad", "pandas", "jax",
                           "torch", "xarray", "dask"})
+
+
+# buffers carry no derivative: read as the integer (or float) arrays of their items
+BUFFERS = (bytes, bytearray, memoryview, array.array)
+
+
+def plain_arguments(args: tuple) -> tuple:
+    """``args`` with the containers Python and Numba have beside lists, dicts and arrays made
+    into those (`plain`); the same tuple when there are none."""
+    if not any(isinstance(a, BUFFERS) or _typed_container(a) for a in args):
+        return args
+    return tuple(plain(a) for a in args)
+
+
+def plain(value):
+    """A numba.typed.List as the list of its items, a numba.typed.Dict as the dict (the
+    gradient of one is then that list's or dict's); bytes and bytearray as their uint8
+    array, a memoryview and an array.array as the array of their items (a copy: the
+    function's writes stay its own)."""
+    kind = _typed_container(value)
+    if kind == "List":
+        return [plain(v) for v in value]
+    if kind == "Dict":
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (bytes, bytearray)):
+        return np.frombuffer(bytes(value), dtype=np.uint8).copy()
+    if isinstance(value, (memoryview, array.array)):
+        return np.array(value)
+    return value
+
+
+def _typed_container(value) -> str | None:
+    """"List" or "Dict" for numba.typed's (known by their module: only the backend imports
+    numba)."""
+    t = type(value)
+    if str(getattr(t, "__module__", "")).startswith("numba.typed.") and \
+            t.__name__ in ("List", "Dict"):
+        return t.__name__
+    return None
 
 
 def is_object(value, depth: int = 0) -> bool:
@@ -215,7 +255,10 @@ def structure(value, is_leaf) -> SeqType | Type:
         keys = sorted(value)
         return SeqType(tuple(structure(value[k], is_leaf) for k in keys), "dict", tuple(keys))
     if isinstance(value, (tuple, list)) and not is_leaf(value):
-        return SeqType(tuple(structure(v, is_leaf) for v in value), type(value).__name__)
+        name = type(value).__name__
+        if name == "BuildList":  # a list the builder changed (`build_ast.BuildList`): a tuple
+            name = "tuple"
+        return SeqType(tuple(structure(v, is_leaf) for v in value), name)
     return LEAF
 
 

@@ -43,6 +43,7 @@ from jitgrad.frontend.build_ast import (
     jumps,
     subscript_targets,
 )
+from jitgrad.frontend.build_containers import Containers
 from jitgrad.frontend.build_exprs import Expressions
 from jitgrad.frontend.build_lists import ListArrays
 from jitgrad.frontend.build_loops import Loops
@@ -55,7 +56,7 @@ from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import GraphBuilder, Sym
 
 
-class Builder(Statements, ListArrays, Loops, Views, Values, Expressions):
+class Builder(Statements, ListArrays, Containers, Loops, Views, Values, Expressions):
     """Evaluates one function's AST on symbolic values, appending IR to a `GraphBuilder`."""
 
     MAX_INLINE_DEPTH = 20

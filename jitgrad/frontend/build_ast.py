@@ -52,6 +52,9 @@ class Choice:
         raise TypeError("a Choice is called by the builder")
 
 
+UNROLLED = "unrolled"  # the rows of a list of arrays whose shapes differ: its loop unrolled
+
+
 class ListOfArrays(Exception):
     """Internal: a list built in a loop (`desugar_lists`) has array items, of a shape made of
     constants and the arguments' axes (``rows``: an int, or (parameter position, axis), per
@@ -90,6 +93,12 @@ class Iterator:
         if isinstance(self.items, tuple):
             return self.items[k]
         return symbolic.record("getitem", self.items, k, index_spec=("i",))
+
+
+class BuildList(tuple):
+    """A list made in the function (``[]``, a copy, a changed list), held by value as a tuple
+    is; its own object even when empty, so that a change in place can tell its holders apart
+    (`build_containers`)."""
 
 
 class RunTimeText:

@@ -19,7 +19,7 @@ import types as pytypes
 
 import numpy as np
 
-from jitgrad.core.errors import JitgradError, Loc, ShapeError, UnsupportedError, instead, refused
+from jitgrad.core.errors import JitgradError, Loc, ShapeError, UnsupportedError, instead
 from jitgrad.core.ir import (
     Var,
 )
@@ -30,6 +30,7 @@ from jitgrad.frontend.build_ast import (
     CMPOPS,
     LIBRARIES,
     RETURNED,
+    BuildList,
     Choice,
     Iterator,
     LocalFunction,
@@ -41,6 +42,7 @@ from jitgrad.frontend.build_ast import (
     subscript_targets,
 )
 from jitgrad.frontend.build_builtins import BUILTINS, BY_NAME
+from jitgrad.frontend.build_containers import HEAPQ, BuildMethod, is_container_method
 from jitgrad.frontend.build_index import Indexing
 from jitgrad.frontend.build_values import PURE_STDLIB, is_user_object, library_of
 from jitgrad.frontend.desugar_lists import INTRINSICS
@@ -227,8 +229,8 @@ class Expressions(Indexing):
             return getattr(base, attr)
         if isinstance(base, tuple) and attr in getattr(type(base), "_fields", ()):
             return getattr(base, attr)  # a namedtuple's field (results.root)
-        if isinstance(base, tuple) and attr in ("append", "extend", "insert"):
-            raise refused(f"`.{attr}` on a list", "list.append", self.loc(node))
+        if is_container_method(base, attr):  # lst.pop(), d.pop("k"), s.add(3)
+            return BuildMethod(self, getattr(node, "value", node), base, attr)
         method = getattr(base, attr, None)
         if method is not None and scipy_api.handler_for(method) is not None:
             return method  # scipy.stats.norm.cdf
@@ -281,12 +283,14 @@ class Expressions(Indexing):
         return out
 
     def expr_List(self, node):
-        return tuple(self.items(node.elts))
+        return BuildList(self.items(node.elts)) if not node.elts else tuple(self.items(node.elts))
 
     def apply_op(self, op, a, b, node):
         if any(isinstance(v, (str, RunTimeText)) for v in (a, b)):
             if isinstance(a, str) and isinstance(b, str) and op in (operator.add, operator.mod):
                 return op(a, b)  # a label or a message built from constants
+            if op is operator.mul and {type(a), type(b)} == {str, int}:
+                return op(a, b)  # "ab" * 3, known while building
             raise UnsupportedError("arithmetic with a string", self.loc(node))
         if isinstance(a, (tuple, list)) or isinstance(b, (tuple, list)):
             if op is operator.add and isinstance(a, tuple) and isinstance(b, tuple):
@@ -386,6 +390,10 @@ class Expressions(Indexing):
         building where every value is known, else the run-time ``or`` of equalities."""
         if isinstance(right, dict):
             right = tuple(right)
+        if isinstance(right, frozenset):  # a set known while building
+            if not isinstance(left, Sym):
+                return (left in right) == isinstance(op, ast.In)
+            right = tuple(sorted(right, key=repr))
         if not isinstance(right, (tuple, list)) or any(
                 isinstance(v, Sym) and v.ndim for v in (left, *right)):
             raise UnsupportedError("`in` with a tuple, list or dict known while building (of an "
@@ -419,8 +427,10 @@ class Expressions(Indexing):
         """``mode == "fast"``, ``mode in ("a", "b")``: a string argument is a constant of the
         build, so the comparison is decided while building."""
         if isinstance(op, (ast.In, ast.NotIn)):
-            if isinstance(right, dict):
+            if isinstance(right, (dict, frozenset)):
                 right = tuple(right)
+            if isinstance(right, str):  # "b" in "abc": a substring, while building
+                return (left in right) == isinstance(op, ast.In)
             if not (isinstance(right, tuple) and all(isinstance(r, str) for r in right)):
                 raise UnsupportedError("`in` with a string: compare with a tuple of constant "
                                        'strings, `mode in ("a", "b")`', self.loc(node))
@@ -602,6 +612,10 @@ class Expressions(Indexing):
             return self.inline(fn, args, kwargs, node)
         if isinstance(fn, functools.partial):  # partial(f, a)(x): f(a, x), f known now
             return self.call(fn.func, (*fn.args, *args), {**fn.keywords, **kwargs}, node)
+        if isinstance(fn, BuildMethod):  # lst.pop(): a change to a list known while building
+            return fn(args, kwargs, node)
+        if fn in HEAPQ:
+            return self.heapq_call(fn, args, kwargs, node)
         if isinstance(fn, Choice):  # one of two functions, by a run-time condition
             return self.call_choice(fn, args, kwargs, node)
         if draws.handles(fn):  # np.random: a draw replayed before the call (`draws`)

@@ -181,6 +181,12 @@ class Indexing:
             return self.take_at(array, positions, rows)
         spec, atoms = expand_ellipsis(index, array)
         if not isinstance(array, Sym):
+            if isinstance(array, str) and not any(isinstance(a, Sym) for a in atoms):
+                try:  # "abcdef"[1:4], s[0]: a string known while building
+                    return array[primitives.index_value(spec, atoms)[0]] if spec[0] != "i" \
+                        else array[atoms[0]]
+                except IndexError as e:
+                    raise UnsupportedError(f"IndexError: {e}", self.loc(node)) from None
             if isinstance(array, (tuple, list)):
                 if len(spec) == 1 and spec[0] == "i" and not isinstance(atoms[0], Sym):
                     return array[atoms[0]]

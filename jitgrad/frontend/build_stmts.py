@@ -38,6 +38,7 @@ from jitgrad.frontend.build_ast import (
     RAISED,
     RETURNED,
     RETVAL,
+    UNROLLED,
     Choice,
     LocalFunction,
     RunTimeText,
@@ -115,6 +116,11 @@ class Statements:
         return flag
 
     def build_stmt(self, stmt) -> None:
+        unrolled = getattr(stmt, "jitgrad_unrolled", None)  # (`desugar_lists`)
+        if unrolled is not None and self.seeds.lists.get(self.list_key(unrolled[0])) == UNROLLED:
+            if unrolled[1] is not None:  # a list of arrays of other shapes: the loop unrolled
+                self.build_stmts(unrolled[1])
+            return  # (the statements of the list's array: not built)
         self.gb.loc = self.src.loc(stmt)
         method = getattr(self, "stmt_" + type(stmt).__name__)
         method(stmt)
@@ -473,6 +479,9 @@ class Statements:
                 self.assign(stmt.target, value)
         elif isinstance(stmt.target, ast.Subscript):
             array = self.expr(stmt.target.value)
+            if isinstance(array, (tuple, dict)):  # a list or dict known while building
+                self.container_setitem(stmt.target, array, self.expr(stmt.value), op)
+                return
             index = self.index(stmt.target.slice, store=True)
             current = self.getitem(array, index, stmt.target)
             value = self.apply_op(op, current, self.expr(stmt.value), stmt)
@@ -540,6 +549,9 @@ class Statements:
                 self.assign(t.value if isinstance(t, ast.Starred) else t, v)
         elif isinstance(target, ast.Subscript):
             array = self.expr(target.value)
+            if isinstance(array, (tuple, dict)):  # a list or dict known while building
+                self.container_setitem(target, array, value)
+                return
             self.setitem(target, array, self.index(target.slice, store=True), value)
         else:
             raise UnsupportedError(f"assignment to {type(target).__name__}", self.loc(target))
@@ -647,11 +659,13 @@ class Statements:
         self.build_written(text, node, {"JGP": "positions", "JGV": "values", "JGM": "cols",
                                         "JGK": "k"}, values)
 
-    def build_written(self, text: str, node, labels: dict, values: dict) -> None:
+    def build_written(self, text: str, node, labels: dict, values: dict,
+                      results: tuple = ()) -> dict:
         """Build ``text``, statements jitgrad writes for the user's ``node`` (a loop of
         writes), in its place and with its location. Its placeholder names (``JGK``...: the
         keys of ``labels``) become names the user's code cannot use (``%k@line:col``), bound
-        to ``values`` for this build only."""
+        to ``values`` for this build only. Returns the values the placeholders ``results``
+        hold at the end."""
         tag = f"@{node.lineno}:{node.col_offset}"
         hidden = {k: f"%{label}{tag}" for k, label in labels.items()}
         stmts = ast.parse(text).body
@@ -665,6 +679,7 @@ class Statements:
             self.env[hidden[k]] = v
         try:
             self.build_stmts(stmts)
+            return {k: self.lookup(hidden[k], node) for k in results}
         finally:
             for h in hidden.values():
                 self.env.pop(h, None)

@@ -281,20 +281,18 @@ _STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.If, ast
                ast.Import, ast.ImportFrom, ast.With, ast.Delete)
 _EXPRESSIONS = (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Call, ast.Name, ast.Constant,
                 ast.Attribute, ast.Subscript, ast.Slice, ast.Tuple, ast.List, ast.IfExp, ast.Dict,
-                ast.Starred, ast.JoinedStr, ast.FormattedValue, ast.withitem, ast.keyword, ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
+                ast.Starred, ast.JoinedStr, ast.Set, ast.SetComp, ast.DictComp, ast.FormattedValue, ast.withitem, ast.keyword, ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
 _REFUSED_NAMES = {
     ast.ClassDef: "a class definition",
     ast.AsyncFunctionDef: "an async function", ast.Lambda: "a lambda", ast.Yield: "yield",
     ast.YieldFrom: "yield from", ast.Await: "await", ast.Global: "global",
     ast.Nonlocal: "nonlocal",
-    ast.SetComp: "a set comprehension", ast.Set: "a set",
     ast.Match: "match",
 }
 # refused with the form that works (a key of `errors.INSTEAD`)
 _REFUSED_WITH_HINT = {
     ast.ListComp: ("a list comprehension", "list comprehension"),
     ast.GeneratorExp: ("a generator expression", "generator expression"),
-    ast.DictComp: ("a dict comprehension", "dict"),
     ast.NamedExpr: ("the walrus operator here", "walrus"),
 }
 if hasattr(ast, "TryStar"):

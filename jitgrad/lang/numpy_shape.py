@@ -698,6 +698,10 @@ REFUSED = {
     np.linalg.eigh: "np.linalg.eigh is not supported (its adjoint is not implemented)",
     np.linalg.eig: "np.linalg.eig is not supported (its adjoint is not implemented)",
     np.linalg.svd: "np.linalg.svd is not supported (its adjoint is not implemented)",
+    np.frombuffer: "np.frombuffer is not supported (the build knows an array's kind, not its "
+                   "bytes): jitgrad passes a bytes or bytearray argument as its uint8 array, "
+                   "so read it directly (`b[0]`, `len(b)`), or pass np.frombuffer(b, dtype) "
+                   "as the argument",
 }
 
 NUMPY.update({

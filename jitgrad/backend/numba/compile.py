@@ -54,7 +54,7 @@ CACHE_FORMAT = "jg3"
 def jit(fn=None, *, needs=None):
     """``numba.njit(cache=True)`` for a runtime helper, or the function itself under
     ``JITGRAD_DISABLE_JIT=1``. ``needs``: called before the helper's first compile or cache
-    load (`runtime_linalg.register`: the BLAS and LAPACK symbols its code calls by name).
+    load (`runtime_linalg.link_routines`: the BLAS and LAPACK symbols its code calls by name).
 
     Called from compiled code, a Numba function is compiled for its arguments' types as the
     caller has them, constants as literals: ``_rt.zeros((n, 1))`` and ``_rt.larger(0, n)``
@@ -448,19 +448,19 @@ SCIPY_MISSING = ("jitgrad needs SciPy for matrix products and np.linalg (numba u
                  "and LAPACK): pip install scipy")
 
 
-def require_scipy(source: str, uses_scipy) -> None:
-    """Raise `MissingDependencyError` (one line, with the fix) when ``source`` calls a runtime
-    helper named in ``uses_scipy`` (`runtime.USES_SCIPY`: BLAS or LAPACK) and SciPy's BLAS or
-    LAPACK cannot be imported. Such a helper loaded from a warm cache never asks for SciPy
-    while compiling, and the process would abort at the call."""
+def require_scipy(source: str, uses_scipy) -> bool:
+    """Whether ``source`` calls a runtime helper named in ``uses_scipy`` (`runtime.USES_SCIPY`:
+    BLAS or LAPACK); raise `MissingDependencyError` (one line, with the fix) when it does and
+    SciPy's BLAS or LAPACK cannot be imported. Such a helper loaded from a warm cache never
+    asks for SciPy while compiling, and the process would abort at the call."""
     if not re.search(r"\b_rt\.(" + "|".join(uses_scipy) + r")\(", source):
-        return
-    from jitgrad.backend.numba import runtime_linalg
-
+        return False
     try:
-        runtime_linalg.register()  # the code may be loaded from the disk cache: symbols first
+        import scipy.linalg.cython_blas
+        import scipy.linalg.cython_lapack  # noqa: F401
     except ImportError:
         raise MissingDependencyError(SCIPY_MISSING) from None
+    return True
 
 
 def missing_dependency(exc: BaseException) -> str | None:

@@ -118,6 +118,7 @@ from jitgrad.backend.numba.runtime_linalg import (  # noqa: F401 - re-exported
     det,
     dot,
     inv,
+    link_routines,
     logabsdet,
     matmul,
     signdet,

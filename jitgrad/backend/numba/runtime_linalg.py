@@ -19,10 +19,10 @@ lives here and not in a module of its own: Numba's cache would not see a change 
 How: SciPy publishes its BLAS and LAPACK as C function pointers (``scipy.linalg.cython_blas``,
 ``cython_lapack``: SciPy's documented Cython API, the BLAS Numba itself calls). Compiled code calls
 each routine by a name of ours (``jitgrad_dgesv``, `compile.scipy_c_function`), which
-`register` binds to its address, so Numba's disk cache keeps the code (a ctypes pointer would
-be a constant address, which the cache refuses). `register` runs
+`link_routines` binds to its address, so Numba's disk cache keeps the code (a ctypes pointer would
+be a constant address, which the cache refuses). `link_routines` runs
 before any code calling them is compiled or loaded (`compile.jit`'s ``needs=``, and
-`compile.require_scipy` for generated modules). Fortran takes every argument by address: a
+the backend's `load` for generated modules). Fortran takes every argument by address: a
 product passes the addresses of stack slots (`_by_address`); a factorisation, whose ``info``
 it reads back, passes an array of its integers (``ints``).
 
@@ -63,7 +63,7 @@ dgesv, dgetrf, dgetri, dpotrf = (scipy_c_function(name, sig) for name, sig in _L
 _OPTIONS = {"error_model": "numpy"}  # as every runtime helper (`compile.ERROR_MODEL`)
 
 
-def register() -> None:
+def link_routines() -> None:
     """Bind the routines' names in this process (`compile.link_scipy`: imports SciPy's BLAS and
     LAPACK, 0.2 s, at the first call). Raises ImportError when SciPy is missing
     (`compile.require_scipy` says so first)."""
@@ -395,43 +395,43 @@ def _cholesky_impl(a):
 USES_SCIPY = ("matmul", "dot", "inv", "solve", "det", "cholesky", "logabsdet", "signdet")
 
 
-@jit(needs=register)
+@jit(needs=link_routines)
 def matmul(a, b):
     """``a @ b`` (a matrix among them)."""
     return _matmul_any(a, b)
 
 
-@jit(needs=register)
+@jit(needs=link_routines)
 def dot(a, b):
     """``np.dot(a, b)`` of two vectors, or of a number and an array."""
     return _dot_any(a, b)
 
 
-@jit(needs=register)
+@jit(needs=link_routines)
 def inv(a):
     return _inv_any(a)
 
 
-@jit(needs=register)
+@jit(needs=link_routines)
 def solve(a, b):
     return _solve_any(a, b)
 
 
-@jit(needs=register)
+@jit(needs=link_routines)
 def det(a):
     return _det_any(a)
 
 
-@jit(needs=register)
+@jit(needs=link_routines)
 def cholesky(a):
     return _cholesky_any(a)
 
 
-@jit(needs=register)
+@jit(needs=link_routines)
 def logabsdet(a):
     return _slogdet_any(a)[1]
 
 
-@jit(needs=register)
+@jit(needs=link_routines)
 def signdet(a):
     return _slogdet_any(a)[0]
