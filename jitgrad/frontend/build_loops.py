@@ -160,6 +160,14 @@ class Loops(LoopHeaders):
             v = self.env[name]
             if isinstance(v, Undefined):
                 continue
+            if isinstance(v, symbolic.COMPLEX_TYPES):
+                raise UnsupportedError(f"`{base(name)}` (a complex number) is reassigned inside "
+                                       "a loop; a loop carries real values: carry its real and "
+                                       f"imaginary parts (`{base(name)}_re, {base(name)}_im = "
+                                       f"{base(name)}.real, {base(name)}.imag` before the loop "
+                                       "and at the end of its body, and "
+                                       f"`{base(name)} = complex({base(name)}_re, "
+                                       f"{base(name)}_im)` where the body begins)", self.gb.loc)
             if not is_atom_value(v):
                 raise UnsupportedError(f"`{base(name)}` (a {type(v).__name__}) is reassigned "
                                        "inside a loop", self.gb.loc)

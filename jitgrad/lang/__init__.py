@@ -7,6 +7,7 @@ any of its modules is in use.
 """
 
 from jitgrad.lang import (  # noqa: F401  (they fill the tables)
+    complex_pairs,
     numpy_api,
     numpy_arrays,
     numpy_composed,
