@@ -55,7 +55,7 @@ class Complex:
     """A complex number (or array) known by its real part ``re`` and imaginary part ``im``,
     each a real value of the graph or a real number known while building."""
 
-    __slots__ = ("re", "im")
+    __slots__ = ("im", "re")
 
     def __init__(self, re, im):
         self.re, self.im = re, im
@@ -65,11 +65,11 @@ class Complex:
 
     @property
     def real(self):
-        return _full(self.re, self.im)
+        return _part(self.re, self.im)
 
     @property
     def imag(self):
-        return _full(self.im, self.re)
+        return _part(self.im, self.re)
 
     @property
     def ndim(self) -> int:
@@ -112,7 +112,8 @@ class Complex:
 
     def _unordered(self, o):
         raise UnsupportedError("`<`, `<=`, `>`, `>=` of complex numbers (Python and NumPy "
-                               "do not order them; compare abs(z) or z.real)", loc_of(*_parts(self)))
+                               "do not order them; compare abs(z) or z.real)",
+                               loc_of(*_parts(self), *_parts(o)))
 
     __lt__ = __le__ = __gt__ = __ge__ = _unordered
 
@@ -202,6 +203,10 @@ def _sub(a, b):
 def _mul(a, b):
     if _zero(a) or _zero(b):
         return 0.0
+    if _known(a) and a == 1:
+        return b
+    if _known(b) and b == 1:
+        return a
     return a * b
 
 
@@ -230,6 +235,19 @@ def _full(part, other):
     return part + NUMPY[np.zeros_like](other) if _known(part) else part
 
 
+def _part(part, other):
+    """``z.real``, ``z.imag``: the part at the pair's shape. Of an array, a new array that
+    cannot be written into: NumPy's is a view of the complex array, which here has no memory
+    of its own to write through (and the part may be another array's, ``(x + 0j).real``)."""
+    part = _full(part, other)
+    if records(part) and part.ndim:
+        part = NUMPY[np.copy](part)
+        builder = symbolic.builder_of(part)
+        if builder is not None:
+            builder.views.add(part.atom)
+    return part
+
+
 # ----------------------------------------------------------------------------- arithmetic
 
 
@@ -255,6 +273,8 @@ def binary(op, a, b):
         return _both(x.re == y.re, x.im == y.im, "logical_and")
     if op is operator.ne:
         return _both(x.re != y.re, x.im != y.im, "logical_or")
+    if op in (operator.lt, operator.le, operator.gt, operator.ge):
+        x._unordered(y)
     name = getattr(op, "__name__", str(op)).strip("_")
     raise UnsupportedError(f"the operator {name} on complex numbers (Python and NumPy take "
                            "+ - * / ** == != of complex numbers)", loc_of(*_parts(x), *_parts(y)))

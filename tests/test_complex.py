@@ -1,0 +1,195 @@
+"""Complex numbers inside a gradient (issue #43): ``complex()``, ``1j``, ``np.complex128``,
+`cmath`, NumPy's functions of complex values, computed as pairs of real values
+(`jitgrad.lang.complex_pairs`).
+
+Each compiled test compiles one gradient that mixes many complex operations, checked against
+central finite differences and JAX (jax.numpy computes in complex arithmetic: an independent
+oracle). The formulas' values, branch cuts included (the side of a cut chosen by the sign of a
+zero imaginary part), are checked against `cmath` on numbers, without building anything.
+"""
+
+from __future__ import annotations
+
+import cmath
+import itertools
+import os
+import re
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import jitgrad
+from jitgrad import UnsupportedError
+from jitgrad.core.errors import SignatureError
+from jitgrad.lang import complex_pairs
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from fd import numeric_grad
+
+CMATH = (cmath.exp, cmath.log, cmath.log10, cmath.sqrt, cmath.sin, cmath.cos, cmath.tan,
+         cmath.sinh, cmath.cosh, cmath.tanh, cmath.asin, cmath.acos, cmath.atan, cmath.asinh,
+         cmath.acosh, cmath.atanh)
+
+
+@pytest.fixture(scope="module")
+def jnp():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+    return jnp
+
+
+def _jax_fns(jnp):
+    # jax.grad of jnp.arccosh of a complex value has the wrong sign off the real axis (its
+    # derivative's square root takes the other branch; its value is right): the identity
+    # acosh z = log(z + sqrt(z + 1) sqrt(z - 1)) stands in
+    return (jnp.exp, jnp.log, jnp.log10, jnp.sqrt, jnp.sin, jnp.cos, jnp.tan, jnp.sinh,
+            jnp.cosh, jnp.tanh, jnp.arcsin, jnp.arccos, jnp.arctan, jnp.arcsinh,
+            lambda z: jnp.log(z + jnp.sqrt(z + 1.0) * jnp.sqrt(z - 1.0)), jnp.arctanh)
+
+
+# ----------------------------------------------------------------------------- compiled
+
+
+def scalars(x, y):
+    """Every elementary function of a complex scalar, and Python's arithmetic on them."""
+    z = x + 1j * y
+    w = (z * z.conjugate() + 2.0) / (z - 0.5j) - z ** 3 + 1.5 ** z
+    s = abs(w) + w.real * 0.3 - w.imag
+    for k, f in enumerate(CMATH):  # unrolled: the functions are known while building
+        v = f(z * (0.4 + 0.15j * k) - 0.1 * k)
+        s += v.real * (k + 1.0) + v.imag * 0.5
+    if x > y:  # a complex value merged after a branch
+        w = w * 1j
+    return s + w.real + abs(1.0 / w) ** 2
+
+
+def jax_scalars(jnp):
+    def f(x, y):
+        z = x + 1j * y
+        w = (z * jnp.conj(z) + 2.0) / (z - 0.5j) - z ** 3 + 1.5 ** z
+        s = jnp.abs(w) + w.real * 0.3 - w.imag
+        for k, g in enumerate(_jax_fns(jnp)):
+            v = g(z * (0.4 + 0.15j * k) - 0.1 * k)
+            s += v.real * (k + 1.0) + v.imag * 0.5
+        w = jnp.where(x > y, w * 1j, w)
+        return s + w.real + jnp.abs(1.0 / w) ** 2
+    return f
+
+
+def library(x, y):
+    """cmath's phase, polar and rect; complex() and np.complex128; the parts of real values."""
+    z = complex(x, y * y)
+    r, phi = cmath.polar(z)
+    u = cmath.rect(r * 0.5, phi + x) + np.complex128(y) * cmath.phase(z - 2.0)
+    s = u.real + u.imag * 2.0 + np.angle(u) + np.abs(u) + x.real * y.imag + y.conjugate()
+    if cmath.isfinite(u) and not (cmath.isnan(z) or cmath.isinf(z)) and u != 0j:
+        s = s + np.real(u * u) + np.imag(np.conj(u) * z)
+    return s
+
+
+def jax_library(jnp):
+    def f(x, y):
+        z = x + 1j * y * y
+        r, phi = jnp.abs(z), jnp.angle(z)
+        u = r * 0.5 * jnp.exp(1j * (phi + x)) + y * jnp.angle(z - 2.0)
+        s = u.real + u.imag * 2.0 + jnp.angle(u) + jnp.abs(u) + y
+        return s + jnp.real(u * u) + jnp.imag(jnp.conj(u) * z)
+    return f
+
+
+def arrays(x):
+    """Complex arrays: np.exp of an imaginary array, slices, sums and NumPy's part functions."""
+    z = np.exp(1j * x) * (x + 0.5j)
+    w = z[1:] * np.conj(z[:-1]) + z[0]
+    s = np.sum(np.abs(w) ** 2) + np.sum(np.angle(w)) + np.sum(z).real
+    s += np.sum(np.real(z) * np.imag(z)) + np.mean(np.sqrt(z)).imag
+    return s + np.sum((x + 0j).imag + x.real ** 2) + np.sum(np.log(z * z + 1.0).imag)
+
+
+def jax_arrays(jnp):
+    def f(x):
+        z = jnp.exp(1j * x) * (x + 0.5j)
+        w = z[1:] * jnp.conj(z[:-1]) + z[0]
+        s = jnp.sum(jnp.abs(w) ** 2) + jnp.sum(jnp.angle(w)) + jnp.sum(z).real
+        s += jnp.sum(jnp.real(z) * jnp.imag(z)) + jnp.mean(jnp.sqrt(z)).imag
+        return s + jnp.sum(x ** 2) + jnp.sum(jnp.log(z * z + 1.0).imag)
+    return f
+
+
+X = np.array([0.35, -0.72, 1.46, 0.91, -0.13])
+
+
+def test_scalars(jnp):
+    import jax
+    for x, y in ((0.7, 0.3), (-0.6, 0.4)):
+        got = jitgrad.grad(scalars, wrt=(0, 1))(x, y)
+        fd = (numeric_grad(scalars, (x, y), 0), numeric_grad(scalars, (x, y), 1))
+        want = jax.grad(jax_scalars(jnp), argnums=(0, 1))(x, y)
+        np.testing.assert_allclose(got, fd, rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+def test_library(jnp):
+    import jax
+    x, y = 0.6, 0.8
+    got = jitgrad.grad(library, wrt=(0, 1))(x, y)
+    want = jax.grad(jax_library(jnp), argnums=(0, 1))(x, y)
+    np.testing.assert_allclose(got, (numeric_grad(library, (x, y), 0),
+                                     numeric_grad(library, (x, y), 1)), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    assert jitgrad.value_and_grad(library)(x, y)[0] == pytest.approx(library(x, y), rel=1e-14)
+
+
+def test_arrays(jnp):
+    import jax
+    got = jitgrad.grad(arrays)(X)
+    np.testing.assert_allclose(got, numeric_grad(arrays, (X,), 0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(got, jax.grad(jax_arrays(jnp))(X), rtol=1e-10, atol=1e-12)
+
+
+# ----------------------------------------------------------------------------- values
+
+
+_POINTS = (-3.0, -1.0, -0.5, -0.0, 0.0, 0.3, 1.0, 1.5, 3.0)
+
+
+@pytest.mark.parametrize("fn", CMATH, ids=lambda f: f.__name__)
+def test_values_and_branch_cuts_are_cmaths(fn):
+    """Each formula at points on and off the branch cuts, both signs of zero: cmath's value."""
+    ours = complex_pairs.FUNCTIONS[fn]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for a, b in itertools.product(_POINTS, _POINTS):
+            try:
+                want = fn(complex(a, b))
+            except (ValueError, OverflowError):
+                continue
+            got = ours(complex_pairs.Complex(a, b))
+            assert isinstance(got, complex)
+            assert abs(got - want) <= 1e-14 * max(1.0, abs(want)), (a, b, got, want)
+
+
+def test_refused_with_what_to_write():
+    def returns(x):
+        return complex(x, 1.0)
+
+    def carried(x):
+        z = 0j
+        for _ in range(3):
+            z = z * z + x
+        return abs(z)
+
+    def ordered(x):
+        return x if complex(x, 1.0) < 1.0 else -x
+
+    for fn, words in ((returns, "return abs(z)"), (carried, "complex(z_re, z_im)"),
+                      (ordered, "compare abs(z)")):
+        with pytest.raises(UnsupportedError, match=re.escape(words)):
+            jitgrad.grad(fn)(0.5)
+    with pytest.raises(SignatureError, match="two float arguments"):
+        jitgrad.grad(lambda x: x.real)(0.5 + 1j)
