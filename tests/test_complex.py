@@ -14,6 +14,7 @@ import cmath
 import itertools
 import os
 import re
+import subprocess
 import sys
 import warnings
 
@@ -121,7 +122,40 @@ def jax_arrays(jnp):
     return f
 
 
+def spectrum_of(xp):
+    """np.fft compiled: the three ways the runtime transforms a row (lengths 3 and 5: a direct
+    sum; 8: radix 2; 12: Bluestein's chirp) and their adjoints; the same source runs on
+    jax.numpy."""
+    def spectrum(x, y):
+        X = xp.fft.fft2(x + 1j * x[::-1] ** 2)
+        s = xp.sum(xp.abs(X) ** 2 * xp.arange(15.0).reshape(3, 5)) * 1e-2
+        s += xp.sum(xp.fft.irfft(xp.fft.rfft(y) * (1.0 + 0.5j)) * y)
+        return s + xp.sum(xp.abs(xp.fft.ifft(y[:8] * 1j + y[4:])))
+    return spectrum
+
+
+def spectra_of(xp):
+    """np.fft, every transform: real and complex, along each axis and with each
+    normalisation (checked as plain Python, `check_spectra`)."""
+    def spectra(x, y):
+        X = xp.fft.fft2(x + 1j * x[::-1] ** 2)
+        s = xp.sum(xp.abs(X) ** 2 * xp.arange(15.0).reshape(3, 5)) * 1e-2
+        R = xp.fft.rfft(y, norm="ortho")
+        s += xp.sum(xp.fft.irfft(R * (1.0 + 0.5j) + R[::-1] * 0.1, norm="ortho") * y)
+        s += xp.sum(xp.real(xp.fft.ifftn(X, axes=(0,))) ** 3)
+        s += xp.sum(xp.fft.irfft2(xp.fft.rfft2(x)) * x[:, :4])
+        s += xp.sum(xp.fft.irfftn(xp.fft.rfftn(x) * X[:, :3]) ** 2)
+        s += xp.sum(xp.fft.fftshift(y) * xp.arange(12.0)) + xp.sum(xp.fft.ifftshift(x, axes=1) * x)
+        s += xp.sum(xp.imag(xp.fft.fft(y[:9], norm="forward")) ** 2)
+        s += xp.sum(xp.abs(xp.fft.ifft(y[:8] * 1j + y[4:]) * xp.arange(8.0)))
+        return s + xp.sum(xp.fft.fftn(x[:, :, None] * y[None, None, :3]).real ** 2) * 1e-3
+    return spectra
+
+
 X = np.array([0.35, -0.72, 1.46, 0.91, -0.13])
+M = np.array([[0.3, -1.2, 0.8, 0.45, -0.6], [1.1, 0.25, -0.35, 0.9, 0.05],
+              [-0.7, 0.55, 1.3, -0.2, 0.65]])
+Y = np.linspace(-1.0, 1.3, 12) ** 2 - 0.4
 
 
 def test_scalars(jnp):
@@ -150,6 +184,32 @@ def test_arrays(jnp):
     got = jitgrad.grad(arrays)(X)
     np.testing.assert_allclose(got, numeric_grad(arrays, (X,), 0), rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(got, jax.grad(jax_arrays(jnp))(X), rtol=1e-10, atol=1e-12)
+
+
+def _check_transforms(of, jnp):
+    import jax
+    fn = of(np)
+    value, got = jitgrad.value_and_grad(fn, wrt=(0, 1))(M, Y)
+    assert value == pytest.approx(fn(M, Y), rel=1e-12)
+    want = jax.grad(of(jnp), argnums=(0, 1))(M, Y)
+    for k in (0, 1):
+        np.testing.assert_allclose(got[k], numeric_grad(fn, (M, Y), k), rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-10, atol=1e-12)
+
+
+def test_spectrum(jnp):
+    _check_transforms(spectrum_of, jnp)
+
+
+def test_spectra_as_plain_python():
+    """Every np.fft function (`spectra_of`) against finite differences and JAX, run as plain
+    Python (``JITGRAD_DISABLE_JIT=1``, a process of its own): the compositions are the
+    same code compiled or not, and compiled they would take a minute."""
+    pytest.importorskip("jax")
+    env = dict(os.environ, JITGRAD_DISABLE_JIT="1")
+    run = subprocess.run([sys.executable, os.path.abspath(__file__)], env=env,
+                         capture_output=True, text=True, timeout=600, check=False)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
 
 
 # ----------------------------------------------------------------------------- values
@@ -193,3 +253,13 @@ def test_refused_with_what_to_write():
             jitgrad.grad(fn)(0.5)
     with pytest.raises(SignatureError, match="two float arguments"):
         jitgrad.grad(lambda x: x.real)(0.5 + 1j)
+
+
+if __name__ == "__main__":
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy
+
+    _check_transforms(spectra_of, jax.numpy)
+    print("np.fft: values and gradients agree with NumPy, finite differences and JAX")

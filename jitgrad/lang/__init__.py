@@ -12,6 +12,7 @@ from jitgrad.lang import (  # noqa: F401  (they fill the tables)
     numpy_arrays,
     numpy_composed,
     numpy_discrete,
+    numpy_fft,
     numpy_positions,
     numpy_shape,
     scipy_api,

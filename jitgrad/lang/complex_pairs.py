@@ -313,7 +313,12 @@ def absolute(z):
         return _f(np.abs, z.re)
     if _zero(z.re):
         return _f(np.abs, z.im)
-    return _f(np.hypot, z.re, z.im)
+    if _known(z.re) and _known(z.im):
+        return _f(np.hypot, z.re, z.im)
+    # at 0 the derivative is 0, as abs's of a real 0 is (and JAX's): hypot's is 0/0 there,
+    # so hypot reads 1.0 in its place, and the result is 0 there
+    zero = _both(z.re == 0.0, z.im == 0.0, "logical_and")
+    return _where(zero, 0.0, _f(np.hypot, _where(zero, 1.0, z.re), z.im))
 
 
 def angle(z, deg=False):
