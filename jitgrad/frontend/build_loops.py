@@ -57,6 +57,8 @@ class Loops(LoopHeaders):
     # -- loops ---------------------------------------------------------------------------
 
     def stmt_For(self, stmt):
+        if self.complex_carries(stmt):
+            return
         stmt = self.as_range_loop(stmt)
         it = stmt.iter
         call = it if isinstance(it, ast.Call) else None
@@ -323,6 +325,10 @@ class Loops(LoopHeaders):
             if isinstance(end, Undefined) or end is None:
                 raise UnsupportedError(f"`{base(n)}` may be undefined at the end of the "
                                        "loop body", self.loc(stmt))
+            if isinstance(end, symbolic.COMPLEX_TYPES):
+                raise UnsupportedError(f"`{base(n)}` becomes a complex number inside the loop: "
+                                       f"start it as one before the loop (`{base(n)} = 0j`)",
+                                       self.loc(stmt))
             if not is_atom_value(end):
                 raise UnsupportedError(f"`{base(n)}` changes kind inside the loop",
                                        self.loc(stmt))
@@ -600,6 +606,8 @@ class Loops(LoopHeaders):
                     "f": np.float64, "i": np.int64, "b": np.bool_}[type_.kind])
 
     def stmt_While(self, stmt):
+        if self.complex_carries(stmt):
+            return
         self.seed_names(stmt)
         flags = self.loop_flags(stmt.body)
         carried = self.loop_carries(stmt.body, flags)
