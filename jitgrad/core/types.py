@@ -90,8 +90,10 @@ def type_of_value(value, what: str = "argument") -> Type:
             return Type("b", value.ndim)
         raise SignatureError(
             f"{what} is an array of dtype {value.dtype}; jitgrad supports float32/float64, "
-            "integer and bool arrays (pass a complex array's real and imaginary parts as two "
-            "float arrays and write re + 1j * im inside the function)"
+            "integer and bool arrays" + (
+                " (pass a complex array's real and imaginary parts as two float arrays and "
+                "write re + 1j * im inside the function)" if kind == "c" else
+                " (complex numbers are not differentiated)")
         )
     if isinstance(value, dict):
         raise SignatureError(f"{what} is a dict; {instead('dict')}")

@@ -210,7 +210,9 @@ class Expressions(Indexing):
             raise UnsupportedError(f"the array attribute .{attr} is not supported",
                                    self.loc(node))
         if isinstance(base, complex_pairs.Complex):  # z.real, z.conjugate: of its two parts
-            if attr in ("real", "imag", "conjugate", "conj", "shape", "ndim", "size"):
+            if attr in ("real", "imag", "conjugate", "conj", "shape", "ndim", "size", "T",
+                        "reshape", "ravel", "flatten", "copy", "transpose", "sum", "mean",
+                        "cumsum", "dot"):
                 return getattr(base, attr)
             raise UnsupportedError(f"the attribute .{attr} of a complex value is not supported "
                                    "(.real, .imag, .conjugate() are)", self.loc(node))

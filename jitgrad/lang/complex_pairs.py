@@ -39,7 +39,8 @@ _LN10 = math.log(10.0)
 def is_complex(v) -> bool:
     """Whether ``v`` is a complex value: a `Complex`, or a complex number known while
     building."""
-    return isinstance(v, (Complex, complex, np.complexfloating))
+    return isinstance(v, (Complex, complex, np.complexfloating)) or (
+        isinstance(v, np.ndarray) and v.dtype.kind == "c")
 
 
 def involved(*values) -> bool:
@@ -47,7 +48,7 @@ def involved(*values) -> bool:
     a `Complex` among them, or a complex number with a value of the graph."""
     if any(isinstance(v, Complex) for v in values):
         return True
-    return (any(isinstance(v, (complex, np.complexfloating)) for v in values)
+    return (any(is_complex(v) for v in values)
             and any(records(v) for v in values))
 
 
@@ -87,6 +88,25 @@ class Complex:
         return conj(self)
 
     conj = conjugate
+
+    @property
+    def T(self):
+        return _each(np.transpose)(self)
+
+    def __len__(self):
+        return len(_full(self.re, self.im))
+
+    def reshape(self, *shape):
+        return _each(np.reshape)(self, shape[0] if len(shape) == 1 else shape)
+
+    def ravel(self): return _each(np.ravel)(self)
+    def flatten(self): return _each(np.ravel)(self).copy()
+    def copy(self): return _each(np.copy)(self)
+    def transpose(self, *axes): return _each(np.transpose)(self, axes or None)
+    def sum(self, *args, **kw): return _reduce(np.sum)(self, *args, **kw)
+    def mean(self, *args, **kw): return _reduce(np.mean)(self, *args, **kw)
+    def cumsum(self, *args, **kw): return _each(np.cumsum)(self, *args, **kw)
+    def dot(self, o): return product(np.dot)(self, o)
 
     def __getitem__(self, index):
         return pair(self.re[index] if ndim_of(self.re) else self.re,
@@ -149,6 +169,8 @@ def lift(v) -> Complex:
         return v
     if isinstance(v, (complex, np.complexfloating)):
         return Complex(float(v.real), float(v.imag))
+    if isinstance(v, np.ndarray) and v.dtype.kind == "c":
+        return Complex(v.real.copy(), v.imag.copy())
     if isinstance(v, (bool, np.bool_)):
         return Complex(float(v), 0.0)
     if isinstance(v, (int, float, np.integer, np.floating)):
@@ -235,6 +257,11 @@ def _full(part, other):
     return part + NUMPY[np.zeros_like](other) if _known(part) else part
 
 
+def _filled(part, other):
+    """A part at the pair's shape, a known zero part left as the number 0.0."""
+    return part if _zero(part) else _full(part, other)
+
+
 def _part(part, other):
     """``z.real``, ``z.imag``: the part at the pair's shape. Of an array, a new array that
     cannot be written into: NumPy's is a view of the complex array, which here has no memory
@@ -255,6 +282,8 @@ def binary(op, a, b):
     """``a op b`` with a complex operand (Python's and NumPy's operators)."""
     if op is operator.pow:
         return power(a, b)
+    if op is operator.matmul:
+        return product(np.matmul)(a, b)
     x, y = lift(a), lift(b)
     if op is operator.add:
         return pair(_add(x.re, y.re), _add(x.im, y.im))
@@ -528,6 +557,59 @@ def _binary(op):
     return lambda a, b: binary(op, a, b)
 
 
+def _each(fn):
+    """A NumPy function that acts on each part alone (a reshape, a running sum): of both."""
+    def f(z, *args, **kwargs):
+        z = lift(z)
+        return pair(NUMPY[fn](_full(z.re, z.im), *args, **kwargs),
+                    NUMPY[fn](_full(z.im, z.re), *args, **kwargs))
+    return f
+
+
+def product(fn, conjugate_first=False):
+    """A bilinear product (``np.dot``, ``@``, ``np.outer``; ``np.vdot`` conjugates its first
+    operand): four real products, the terms of a zero part left out."""
+    def f(a, b):
+        x, y = lift(a), lift(b)
+        x = Complex(_filled(x.re, x.im), _filled(x.im, x.re))  # a part 1.0 of an array:
+        y = Complex(_filled(y.re, y.im), _filled(y.im, y.re))  # ones, for the product
+        if conjugate_first:
+            x = Complex(x.re, _neg(x.im))
+        p = NUMPY[fn]
+
+        def mul(u, v):
+            return 0.0 if _zero(u) or _zero(v) else p(u, v)
+        return pair(_sub(mul(x.re, y.re), mul(x.im, y.im)), _add(mul(x.re, y.im), mul(x.im, y.re)))
+    return f
+
+
+def python_sum(items, start=0):
+    """Python's ``sum`` of a list or tuple holding complex numbers, or of a complex array
+    (over its first axis)."""
+    if isinstance(items, (list, tuple)):
+        out = start
+        for v in items:
+            out = binary(operator.add, out, v)
+        return out
+    return binary(operator.add, start, _reduce(np.sum)(items, axis=0))
+
+
+def where(cond, a, b):
+    x, y = lift(a), lift(b)
+    return pair(_where(cond, x.re, y.re), _where(cond, x.im, y.im))
+
+
+def array(items, dtype=None):
+    """``np.array`` of a list of complex numbers (or arrays): an array of each part."""
+    if dtype not in (None, complex, np.complex128):
+        raise UnsupportedError(f"np.array of complex numbers with dtype={dtype!r}",
+                               loc_of(*_all_parts(items, {})))
+    if isinstance(items, (list, tuple)):
+        zs = [lift(v) for v in items]
+        return pair(NUMPY[np.array]([z.re for z in zs]), NUMPY[np.array]([z.im for z in zs]))
+    return lift(items)
+
+
 def complex_of(real=0.0, imag=0.0):
     """``complex(real, imag)``, ``np.complex128(x)``: a pair of the two real values (of
     which either may itself be complex, as Python allows)."""
@@ -563,6 +645,14 @@ FUNCTIONS: dict = {
     np.power: _binary(operator.pow), np.equal: _binary(operator.eq),
     np.not_equal: _binary(operator.ne),
     np.sum: _reduce(np.sum), np.mean: _reduce(np.mean),
+    np.cumsum: _each(np.cumsum), np.reshape: _each(np.reshape), np.ravel: _each(np.ravel),
+    np.transpose: _each(np.transpose), np.copy: _each(np.copy), np.flip: _each(np.flip),
+    np.roll: _each(np.roll), np.squeeze: _each(np.squeeze), np.diff: _each(np.diff),
+    np.expand_dims: _each(np.expand_dims), np.dot: product(np.dot),
+    np.matmul: product(np.matmul), np.outer: product(np.outer),
+    np.vdot: product(np.vdot, conjugate_first=True), operator.matmul: product(np.matmul),
+    np.where: where, np.array: array, np.asarray: array,
+    np.ndim: lambda z: lift(z).ndim, len: len, sum: python_sum,
     abs: absolute, pow: power, complex: complex_of, np.complex128: complex_of,
     operator.add: _binary(operator.add), operator.sub: _binary(operator.sub),
     operator.mul: _binary(operator.mul), operator.truediv: _binary(operator.truediv),
@@ -574,6 +664,7 @@ def takes(fn, args, kwargs) -> bool:
     """Whether the call ``fn(*args, **kwargs)`` is one of a complex value the graph computes
     (so it goes to `call`), and not Python's or NumPy's on values known while building."""
     values = (*args, *kwargs.values())
+    values += tuple(v for a in values if isinstance(a, (list, tuple)) for v in a)  # np.array
     if fn in (complex, np.complex128, np.complex64):
         return any(records(v) or isinstance(v, Complex) for v in values)
     return involved(*values) or (fn in (cmath.rect,) and any(records(v) for v in values))
@@ -593,9 +684,9 @@ def call(fn, args, kwargs):
             .split(".")[0], "")
         raise UnsupportedError(f"{module}{name} of a complex value is not supported (jitgrad "
                                "computes complex numbers as their real and imaginary parts: "
-                               "+ - * / **, abs, conjugate, exp, log, sqrt, trigonometric and "
+                               "+ - * / ** @, abs, conjugate, exp, log, sqrt, trigonometric and "
                                "hyperbolic functions and their inverses, cmath.phase/polar/"
-                               "rect, np.real/imag/conj/angle, np.sum and np.mean)",
+                               "rect, np.real/imag/conj/angle, sums, products, reshapes)",
                                loc_of(*_all_parts(args, kwargs)))
     return handler(*args, **kwargs)
 
