@@ -115,11 +115,14 @@ def jax_library(jnp):
 
 
 def arrays(x):
-    """Complex arrays: np.exp of an imaginary array, slices, sums and NumPy's part functions."""
+    """Complex arrays: np.exp of an imaginary array, slices, sums, products, np.where,
+    reshapes and NumPy's part functions."""
     z = np.exp(1j * x) * (x + 0.5j)
     w = z[1:] * np.conj(z[:-1]) + z[0]
     s = np.sum(np.abs(w) ** 2) + np.sum(np.angle(w)) + np.sum(z).real
     s += np.sum(np.real(z) * np.imag(z)) + np.mean(np.sqrt(z)).imag
+    s += np.abs(np.vdot(z, 1j * z[::-1])) + np.sum(np.where(x > 0.5, z, np.conj(z)).imag)
+    s += np.sum(np.abs(z.reshape(5, 1).T @ z)) + abs(sum([z[0], z[2] * z[3]]))
     return s + np.sum((x + 0j).imag + x.real ** 2) + np.sum(np.log(z * z + 1.0).imag)
 
 
@@ -129,6 +132,8 @@ def jax_arrays(jnp):
         w = z[1:] * jnp.conj(z[:-1]) + z[0]
         s = jnp.sum(jnp.abs(w) ** 2) + jnp.sum(jnp.angle(w)) + jnp.sum(z).real
         s += jnp.sum(jnp.real(z) * jnp.imag(z)) + jnp.mean(jnp.sqrt(z)).imag
+        s += jnp.abs(jnp.vdot(z, 1j * z[::-1])) + jnp.sum(jnp.where(x > 0.5, z, jnp.conj(z)).imag)
+        s += jnp.sum(jnp.abs(z.reshape(5, 1).T @ z)) + jnp.abs(z[0] + z[2] * z[3])
         return s + jnp.sum(x ** 2) + jnp.sum(jnp.log(z * z + 1.0).imag)
     return f
 

@@ -118,6 +118,7 @@ def rarely_tested(x, a, b):
     w = np.sum(np.outer(a, b) ** 2)
     counts = np.bincount(np.array([1, 0, 1]), weights=x)  # a scatter-add of x
     z = np.sum(np.nextafter(x, 2.0) * x) + np.sum(counts ** 2) + np.sum(np.vander(a, 3) * b)
+    z += np.sum(np.abs(np.fft.fft(x * b)) ** 2)  # the dft primitive
     return np.sum(u * v) + w + float(x[0]) * 2.0 + z
 
 
