@@ -47,9 +47,17 @@ defjvp("dft", lambda t, ans, a, sign: dft(t, sign=sign))
 
 def transform_rows(a, sign):
     """``dft``'s value: each of the ``m`` rows of the pair of arrays ``a`` (shape ``(2, m,
-    n)``) transformed."""
+    n)``) transformed. The roots of unity, and for Bluestein's path the chirp and the
+    transform of its conjugate, are made once for all the rows."""
 
-    def radix2(x, sign):
+    def roots_of(n, sign):  # exp(sign 2 pi i k / n), k < n / 2
+        roots = np.empty(max(n // 2, 1), np.complex128)
+        for k in range(n // 2):
+            angle = sign * 2.0 * math.pi * k / n
+            roots[k] = complex(math.cos(angle), math.sin(angle))
+        return roots
+
+    def radix2(x, roots):
         # ``x`` (complex, length a power of two) in place: bit reversal, then butterflies
         n = x.shape[0]
         j = 0
@@ -63,10 +71,6 @@ def transform_rows(a, sign):
                 t = x[i]
                 x[i] = x[j]
                 x[j] = t
-        roots = np.empty(max(n // 2, 1), np.complex128)
-        for k in range(n // 2):
-            angle = sign * 2.0 * math.pi * k / n
-            roots[k] = complex(math.cos(angle), math.sin(angle))
         size = 2
         while size <= n:
             half = size // 2
@@ -79,60 +83,54 @@ def transform_rows(a, sign):
                     x[start + k + half] = u - v
             size *= 2
 
-    def direct(x, sign):
-        n = x.shape[0]
-        out = np.empty(n, np.complex128)
-        for j in range(n):
-            s = 0.0 + 0.0j
-            for k in range(n):
-                angle = sign * 2.0 * math.pi * ((j * k) % n) / n
-                s += x[k] * complex(math.cos(angle), math.sin(angle))
-            out[j] = s
-        return out
-
-    def bluestein(x, sign):
-        # X_j = w_j sum_k (x_k w_k) conj(w_(j-k)), the chirp w_k = exp(sign i pi k^2 / n):
-        # a convolution, by radix-2 transforms of a length m >= 2n - 1
-        n = x.shape[0]
-        m = 1
-        while m < 2 * n - 1:
-            m *= 2
-        chirp = np.empty(n, np.complex128)
-        for k in range(n):
-            angle = sign * math.pi * ((k * k) % (2 * n)) / n
-            chirp[k] = complex(math.cos(angle), math.sin(angle))
-        a = np.zeros(m, np.complex128)
-        b = np.zeros(m, np.complex128)
-        for k in range(n):
-            a[k] = x[k] * chirp[k]
-            b[k] = chirp[k].conjugate()
-            if k:
-                b[m - k] = chirp[k].conjugate()
-        radix2(a, -1)
-        radix2(b, -1)
-        for k in range(m):
-            a[k] *= b[k]
-        radix2(a, 1)
-        out = np.empty(n, np.complex128)
-        for j in range(n):
-            out[j] = chirp[j] * a[j] / m
-        return out
-
     m, n = a.shape[1], a.shape[2]
     out = np.empty((2, m, n))
     row = np.empty(n, np.complex128)
     power_of_two = n > 0 and (n & (n - 1)) == 0
+    direct = not power_of_two and n < 8
+    # Bluestein: X_j = w_j sum_k (x_k w_k) conj(w_(j-k)), the chirp w_k = exp(sign i pi k^2
+    # / n), a convolution made by radix-2 transforms of a length size >= 2n - 1
+    size = 1
+    if not (power_of_two or direct):
+        while size < 2 * n - 1:
+            size *= 2
+    chirp = np.empty(n, np.complex128)
+    kernel = np.zeros(size, np.complex128)
+    if not (power_of_two or direct):
+        for k in range(n):
+            angle = sign * math.pi * ((k * k) % (2 * n)) / n
+            chirp[k] = complex(math.cos(angle), math.sin(angle))
+            kernel[k] = chirp[k].conjugate()
+            if k:
+                kernel[size - k] = chirp[k].conjugate()
+    forward = roots_of(size if not power_of_two else n, -1 if not power_of_two else sign)
+    backward = roots_of(size, 1)
+    if not (power_of_two or direct):
+        radix2(kernel, forward)
+    work = np.empty(size, np.complex128)
     for r in range(m):
         for k in range(n):
             row[k] = complex(a[0, r, k], a[1, r, k])
         if power_of_two:
-            radix2(row, sign)
-            y = row
-        elif n < 8:
-            y = direct(row, sign)
+            radix2(row, forward)
+        elif direct:
+            for j in range(n):
+                s = 0.0 + 0.0j
+                for k in range(n):
+                    angle = sign * 2.0 * math.pi * ((j * k) % n) / n
+                    s += a[0, r, k] * complex(math.cos(angle), math.sin(angle)) + \
+                        a[1, r, k] * complex(-math.sin(angle), math.cos(angle))
+                row[j] = s
         else:
-            y = bluestein(row, sign)
+            for k in range(size):
+                work[k] = row[k] * chirp[k] if k < n else 0.0
+            radix2(work, forward)
+            for k in range(size):
+                work[k] *= kernel[k]
+            radix2(work, backward)
+            for j in range(n):
+                row[j] = chirp[j] * work[j] / size
         for k in range(n):
-            out[0, r, k] = y[k].real
-            out[1, r, k] = y[k].imag
+            out[0, r, k] = row[k].real
+            out[1, r, k] = row[k].imag
     return out
