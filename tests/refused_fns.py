@@ -164,8 +164,8 @@ def uses_del(x):
     return d["a"]
 
 
-def uses_complex_constant(x):
-    return x * 2j  # refused: complex-constant
+def returns_complex(x):
+    return x * 2j  # refused: returns-complex
 
 
 def uses_match(x):
@@ -234,8 +234,8 @@ def returns_nothing(x):  # refused: returns-nothing
     x * 2.0
 
 
-def fft_sum(x):
-    return np.sum(np.fft.fft(x))  # refused: fft
+def nanmedian_sum(x):
+    return np.nanmedian(x)  # refused: nanmedian
 
 
 def pinv_sum(x):
@@ -353,7 +353,7 @@ def is_comparison(x):
 
 
 def array_attribute(x):
-    return np.sum(x.imag)  # refused: attribute
+    return np.sum(x.base)  # refused: attribute
 
 
 def missing_numpy_name(x):

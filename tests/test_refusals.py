@@ -105,8 +105,6 @@ FENCED = [
     Fenced("uses_walrus", r"the walrus operator here is not supported; jitgrad takes "
            r"`\(n := e\)` in an assignment", "walrus", "y := "),
     Fenced("uses_global_statement", r"global is not supported", "global", "global"),
-    Fenced("uses_complex_constant", r"complex numbers are not supported", "complex-constant",
-           "2j"),
     Fenced("uses_match", r"match is not supported", "match", "match"),
     Fenced("uses_kwargs", r"\*\*kwargs, positional-only or keyword-only "
            r"parameters without defaults: name its arguments", "varargs", "def"),
@@ -184,6 +182,8 @@ BUILT = [
     Built("returns_tuple", (1.0,), r"must return a scalar.*returns a tuple", None,
           exc=ShapeError),
     Built("returns_nothing", (1.0,), r"returns nothing \(None\)", "returns-nothing", "def"),
+    Built("returns_complex", (1.0,), r"returns a complex number: a gradient is of a real value "
+          r"\(return abs\(z\) \*\* 2, z\.real or z\.imag\)", "returns-complex", "return"),
     Built("fancy_index", (V3, np.array([0, 2])), r"indexing with an integer array beside other "
           r"indices is not supported; one 1-D integer array reads rows \(`x\[idx\]`\), two read "
           "one entry per pair", "fancy-index", "idx"),
@@ -232,8 +232,8 @@ BUILT = [
           "lshift", "x << n"),
     Built("is_comparison", (1.0,), r"the comparison Is of two numbers or arrays \(jitgrad "
           r"takes `is` with None, classes, functions and objects\)", "is", "x is y"),
-    Built("array_attribute", (V3,), r"the array attribute \.imag is not supported", "attribute",
-          "x.imag"),
+    Built("array_attribute", (V3,), r"the array attribute \.base is not supported", "attribute",
+          "x.base"),
     Built("unpack_number", (np.array([1.0, 2.0]),), r"unpacking a number", "unpack-number",
           "a, b = x[0]"),
     Built("axis_out_of_bounds", (M22,), r"axis 2 is out of bounds for an array of dimension 2",
@@ -346,7 +346,7 @@ def test_refusal_is_per_signature():
 
 
 @pytest.mark.parametrize(("fn", "args", "name", "tag"), [
-    pytest.param("fft_sum", (V3,), "fft", "fft", id="np.fft.fft"),
+    pytest.param("nanmedian_sum", (V3,), "nanmedian", "nanmedian", id="np.nanmedian"),
     pytest.param("pinv_sum", (M22,), "pinv", "pinv", id="np.linalg.pinv"),
     pytest.param("roots_sum", (V3,), "roots", "roots", id="np.roots"),
     pytest.param("gradient_sum", (V3,), "gradient", "gradient", id="np.gradient"),

@@ -119,6 +119,7 @@ def rarely_tested(x, a, b):
     w = np.sum(np.outer(a, b) ** 2)
     counts = np.bincount(np.array([1, 0, 1]), weights=x)  # a scatter-add of x
     z = np.sum(np.nextafter(x, 2.0) * x) + np.sum(counts ** 2) + np.sum(np.vander(a, 3) * b)
+    z += np.sum(np.abs(np.fft.fft(x * b)) ** 2)  # the dft primitive
     return np.sum(u * v) + w + float(x[0]) * 2.0 + z
 
 
@@ -500,7 +501,7 @@ def test_mod_is_differentiated_all_the_same():
 # are user-facing gaps of the corpus, exercised by `test_rarely_tested_primitives` below.
 ADJOINT_ONLY = {"add_at", "broadcast_like", "reshape_like", "spread", "sum_to_like", "take_add",
                 "trigamma", "tetragamma"}  # the derivatives of digamma and trigamma
-CORPUS_GAPS = {"arccos", "arcsin", "arcsinh", "bincount", "cast", "cosh", "expm1", "nextafter",
+CORPUS_GAPS = {"arccos", "arcsin", "arcsinh", "bincount", "cast", "cosh", "dft", "expm1", "nextafter",
                "outer", "sinh", "vander"}
 
 

@@ -106,12 +106,17 @@ def type_of_value(value, what: str = "argument") -> Type:
             return Type("b", value.ndim)
         raise SignatureError(
             f"{what} is an array of dtype {value.dtype}; jitgrad supports float32/float64, "
-            "integer and bool arrays (complex numbers are not differentiated)"
+            "integer and bool arrays" + (
+                " (pass a complex array's real and imaginary parts as two float arrays and "
+                "write re + 1j * im inside the function)" if kind == "c" else
+                " (complex numbers are not differentiated)")
         )
     if isinstance(value, dict):
         raise SignatureError(f"{what} is a dict; {instead('dict')}")
     if isinstance(value, (complex, np.complexfloating)):
-        raise SignatureError(f"{what} is complex; jitgrad differentiates real functions only")
+        raise SignatureError(f"{what} is complex; jitgrad differentiates real functions only "
+                             "(pass its real and imaginary parts as two float arguments and "
+                             "write complex(re, im) inside the function)")
     raise SignatureError(
         f"{what} is a {type(value).__name__}; jitgrad takes floats, ints, bools and NumPy arrays"
     )

@@ -270,6 +270,10 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
         raise ShapeError(f"{src.qualname} must return a scalar to be differentiated; it "
                          f"returns an array of rank {result.ndim} (reduce it, e.g. np.sum)",
                          src.loc(_last_return(src.node)))
+    if isinstance(result, symbolic.COMPLEX_TYPES):
+        raise UnsupportedError(f"{src.qualname} returns a complex number: a gradient is of a "
+                               "real value (return abs(z) ** 2, z.real or z.imag)",
+                               src.loc(_last_return(src.node)))
     atom = gb.atom(result)
     if atom.type.kind != "f":
         gb.loc = src.loc(_last_return(src.node))

@@ -48,7 +48,7 @@ from jitgrad.frontend.build_values import PURE_STDLIB, is_user_object, library_o
 from jitgrad.frontend.desugar_lists import INTRINSICS
 from jitgrad.frontend.parse import FunctionSource, unwrap
 from jitgrad.frontend.recursion import linear_recursion, loop_form
-from jitgrad.lang import numpy_api, numpy_args, numpy_shape, scipy_api, symbolic
+from jitgrad.lang import complex_pairs, numpy_api, numpy_args, numpy_shape, scipy_api, symbolic
 from jitgrad.lang.symbolic import Sym
 
 
@@ -73,7 +73,7 @@ class Expressions(Indexing):
             self.gb.loc = saved
 
     def expr_Constant(self, node):
-        if isinstance(node.value, (bool, int, float)) or node.value in (None, Ellipsis):
+        if isinstance(node.value, (bool, int, float, complex)) or node.value in (None, Ellipsis):
             return node.value
         if isinstance(node.value, str):  # a switch's value (the fence allows it only there)
             return node.value
@@ -200,6 +200,11 @@ class Expressions(Indexing):
         if isinstance(base, Sym):
             if attr in ("T", "shape", "ndim", "size", "dtype"):
                 return getattr(base, attr)
+            if attr == "real":  # of a real value: the value itself (NumPy: a view of it)
+                return base
+            if attr == "imag":  # of a real value: zero (NumPy: zeros of its shape)
+                return symbolic.record("zeros_like", base) if base.ndim else \
+                    0.0 if base.type.kind == "f" else 0
             if attr == "flat":  # read only: x.flat[i] is the flattened array's entry i
                 return symbolic.NUMPY[np.ravel](base)
             if attr in ("sum", "mean", "max", "min", "dot", "copy", "transpose", "reshape",
@@ -211,6 +216,13 @@ class Expressions(Indexing):
                 return _ArrayMethod(base, _ARRAY_METHODS[attr])
             raise UnsupportedError(f"the array attribute .{attr} is not supported",
                                    self.loc(node))
+        if isinstance(base, complex_pairs.Complex):  # z.real, z.conjugate: of its two parts
+            if attr in ("real", "imag", "conjugate", "conj", "shape", "ndim", "size", "T",
+                        "reshape", "ravel", "flatten", "copy", "transpose", "sum", "mean",
+                        "cumsum", "dot"):
+                return getattr(base, attr)
+            raise UnsupportedError(f"the attribute .{attr} of a complex value is not supported "
+                                   "(.real, .imag, .conjugate() are)", self.loc(node))
         if isinstance(base, (int, float)) and attr in ("real",):
             return base
         if isinstance(base, np.finfo) and attr in ("eps", "epsneg", "tiny", "max", "min",
@@ -220,7 +232,7 @@ class Expressions(Indexing):
             return int(getattr(base, attr))  # np.iinfo(np.int32).max: a constant
         if isinstance(base, draws.GeneratorRef):  # rng.normal
             return draws.method_of(base, attr, self.loc(node))
-        if isinstance(base, (str, int, float)) and not isinstance(base, bool) and \
+        if isinstance(base, (str, int, float, complex)) and not isinstance(base, bool) and \
                 hasattr(base, attr):
             return getattr(base, attr)  # "a,b".split(","), n.bit_length(): while building
         if isinstance(base, dict) and attr in ("get", "keys", "values", "items"):
@@ -292,6 +304,8 @@ class Expressions(Indexing):
             if op is operator.mul and {type(a), type(b)} == {str, int}:
                 return op(a, b)  # "ab" * 3, known while building
             raise UnsupportedError("arithmetic with a string", self.loc(node))
+        if complex_pairs.involved(a, b):  # of a complex value: its real and imaginary parts
+            return complex_pairs.binary(op, a, b)
         if isinstance(a, (tuple, list)) or isinstance(b, (tuple, list)):
             if op is operator.add and isinstance(a, tuple) and isinstance(b, tuple):
                 return a + b
@@ -362,6 +376,8 @@ class Expressions(Indexing):
                 c = self.tuples_equal(left, right, node)  # x.shape == (n, 1): entry by entry
                 if isinstance(op, ast.NotEq):
                     c = (not c) if isinstance(c, bool) else symbolic.record("logical_not", c)
+            elif complex_pairs.involved(left, right):
+                c = complex_pairs.binary(fn, left, right)
             else:
                 c = fn(left, right)
             result = c if result is True else self.logical("and", result, c, node)
@@ -601,9 +617,14 @@ class Expressions(Indexing):
     def call(self, fn, args, kwargs, node):
         if isinstance(fn, Sym) or fn is None:
             raise UnsupportedError("calling a value that is not a function", self.loc(node))
-        if getattr(fn, "__self__", None) is not None and isinstance(fn.__self__, Sym):
-            return fn(*args, **kwargs)  # an array method
-        if isinstance(getattr(fn, "__self__", None), (dict, tuple, str, int, float)):
+        if getattr(fn, "__self__", None) is not None and isinstance(
+                fn.__self__, (Sym, complex_pairs.Complex)):
+            return fn(*args, **kwargs)  # an array method, a complex value's .conjugate()
+        if complex_pairs.takes(fn, args, kwargs):  # complex(x, y), cmath.exp(z), np.abs(z)
+            return complex_pairs.call(fn, args, kwargs)
+        if fn is complex:  # of numbers known while building: Python's
+            return complex(*args, **kwargs)
+        if isinstance(getattr(fn, "__self__", None), (dict, tuple, str, int, float, complex)):
             if isinstance(fn.__self__, str) and any(
                     isinstance(a, (Sym, RunTimeText)) for a in (*args, *kwargs.values())):
                 return RunTimeText(ast.unparse(node))  # "{:.3f}".format(loss): a label

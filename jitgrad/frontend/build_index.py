@@ -16,7 +16,7 @@ import numpy as np
 from jitgrad.core.errors import ShapeError, UnsupportedError, refused
 from jitgrad.core.ir import Var
 from jitgrad.frontend.build_ast import int_literal
-from jitgrad.lang import numpy_api, symbolic
+from jitgrad.lang import complex_pairs, numpy_api, symbolic
 from jitgrad.lang.symbolic import Sym
 from jitgrad.prims import primitives
 
@@ -173,6 +173,10 @@ class Indexing:
                                     (positions.shape[0],) + rest)
 
     def getitem(self, array, index, node):
+        if isinstance(array, complex_pairs.Complex):  # z[i]: of each part
+            return complex_pairs.pair(
+                *(self.getitem(part, index, node) if symbolic.ndim_of(part) else part
+                  for part in (array.re, array.im)))
         if index[0] in (("a",), ("m",), ("p",)):
             positions, rows = self.advanced_positions(array, index, node)
             if index[0] == ("m",) and index[1][0].ndim == array.ndim and array.ndim > 2:

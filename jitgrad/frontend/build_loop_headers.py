@@ -8,23 +8,104 @@ target from the sequences (evaluated once, before the loop, into hidden names), 
 statement unchanged (a ``range`` loop, or a loop over tuples known while building, which
 `Loops.build_unrolled` unrolls). Guarantees: the user's target sees, in each iteration, the
 item Python's iterator would give.
+
+A loop that reassigns a name holding a complex number (`complex_pairs`) carries its two real
+parts instead (`complex_carries`): a loop carries real values only.
 """
 
 from __future__ import annotations
 
 import ast
+import copy
 import itertools
 
 import numpy as np
 
 from jitgrad.core.errors import UnsupportedError
-from jitgrad.frontend.build_ast import is_prange
-from jitgrad.lang import symbolic
+from jitgrad.frontend.build_ast import Undefined, assigned_names, is_prange
+from jitgrad.lang import complex_pairs, symbolic
 from jitgrad.lang.symbolic import Sym
 
 
 class LoopHeaders:
     """Methods mixed into `build.Builder` through `build_loops.Loops`."""
+
+    def complex_carries(self, stmt) -> bool:
+        """A ``for`` or ``while`` that reassigns ``z``, a complex number, built as the loop
+        over its parts: ``z_re, z_im = z.real, z.imag`` before it; in it, ``z = complex(z_re,
+        z_im)`` first, the parts taken again at the end of the body and before each
+        ``continue`` and ``break`` of this loop (its test and iterator read ``complex(z_re,
+        z_im)``); ``z = complex(z_re, z_im)`` after it. Returns whether it did (False: the
+        loop carries no complex number, or is that rewritten loop)."""
+        if getattr(stmt, "jitgrad_complex_parts", False):
+            return False
+        names = sorted(n for n in assigned_names(stmt.body)
+                       if complex_pairs.is_complex(self.env.get(n)))
+        if not names:
+            return False
+        tag = f"@{self.gb.new_tag()}"
+        self.env["%complex" + tag] = complex
+        parts = {n: (f"%{n}_re{tag}", f"%{n}_im{tag}") for n in names}
+
+        def load(name):
+            return ast.Name(id=name, ctx=ast.Load())
+
+        def joined(n):
+            return ast.Call(func=load("%complex" + tag), args=[load(p) for p in parts[n]],
+                            keywords=[])
+
+        def split(n):
+            targets = ast.Tuple(elts=[ast.Name(id=p, ctx=ast.Store()) for p in parts[n]],
+                                ctx=ast.Store())
+            value = ast.Tuple(elts=[ast.Attribute(value=load(n), attr=a, ctx=ast.Load())
+                                    for a in ("real", "imag")], ctx=ast.Load())
+            return ast.Assign(targets=[targets], value=value)
+
+        def join(n):
+            return ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store())], value=joined(n))
+
+        class Reads(ast.NodeTransformer):  # z read in the test or iterator: its parts joined
+            def visit_Name(self, node):
+                if node.id in parts and isinstance(node.ctx, ast.Load):
+                    return joined(node.id)
+                return node
+
+        def splits_before_jumps(stmts):
+            out = []
+            for s in stmts:
+                if isinstance(s, (ast.Continue, ast.Break)):
+                    out += [split(n) for n in names]
+                elif isinstance(s, (ast.If, ast.With, ast.Try)):
+                    s = copy.copy(s)
+                    for field in ("body", "orelse", "finalbody"):
+                        if hasattr(s, field):
+                            setattr(s, field, splits_before_jumps(getattr(s, field)))
+                    if isinstance(s, ast.Try):
+                        s.handlers = [copy.copy(h) for h in s.handlers]
+                        for h in s.handlers:
+                            h.body = splits_before_jumps(h.body)
+                out.append(s)
+            return out
+
+        loop = copy.copy(stmt)
+        loop.body = ([join(n) for n in names] + splits_before_jumps(stmt.body)
+                     + [split(n) for n in names])
+        if isinstance(loop, ast.While):
+            loop.test = Reads().visit(copy.deepcopy(stmt.test))
+        else:
+            loop.iter = Reads().visit(copy.deepcopy(stmt.iter))
+        loop.jitgrad_complex_parts = True
+        before = [ast.fix_missing_locations(ast.copy_location(split(n), stmt)) for n in names]
+        after = [ast.fix_missing_locations(ast.copy_location(join(n), stmt)) for n in names]
+        ast.fix_missing_locations(ast.copy_location(loop, stmt))
+        for s in before:
+            self.build_stmt(s)
+        for n in names:  # within the loop, z is made from its parts
+            self.env[n] = Undefined(f"`{n}` is a complex number carried by the loop")
+        self.build_stmt(loop)
+        for s in after:
+            self.build_stmt(s)
+        return True
 
     def as_range_loop(self, stmt):
         """``for`` over ``enumerate``, ``zip``, ``reversed`` and ``numba.prange``, rewritten as a

@@ -58,6 +58,8 @@ class Loops(LoopHeaders):
     # -- loops ---------------------------------------------------------------------------
 
     def stmt_For(self, stmt):
+        if self.complex_carries(stmt):
+            return
         stmt = self.as_range_loop(stmt)
         it = stmt.iter
         call = it if isinstance(it, ast.Call) else None
@@ -168,6 +170,14 @@ class Loops(LoopHeaders):
             v = self.env[name]
             if isinstance(v, Undefined):
                 continue
+            if isinstance(v, symbolic.COMPLEX_TYPES):
+                raise UnsupportedError(f"`{base(name)}` (a complex number) is reassigned inside "
+                                       "a loop; a loop carries real values: carry its real and "
+                                       f"imaginary parts (`{base(name)}_re, {base(name)}_im = "
+                                       f"{base(name)}.real, {base(name)}.imag` before the loop "
+                                       "and at the end of its body, and "
+                                       f"`{base(name)} = complex({base(name)}_re, "
+                                       f"{base(name)}_im)` where the body begins)", self.gb.loc)
             if not is_atom_value(v):
                 what = "dict" if isinstance(v, dict) else "set" if isinstance(
                     v, frozenset) else "list or tuple" if isinstance(v, tuple) else None
@@ -335,6 +345,10 @@ class Loops(LoopHeaders):
             if isinstance(end, Undefined) or end is None:
                 raise UnsupportedError(f"`{base(n)}` may be undefined at the end of the "
                                        "loop body", self.loc(stmt))
+            if isinstance(end, symbolic.COMPLEX_TYPES):
+                raise UnsupportedError(f"`{base(n)}` becomes a complex number inside the loop: "
+                                       f"start it as one before the loop (`{base(n)} = 0j`)",
+                                       self.loc(stmt))
             if not is_atom_value(end):
                 raise UnsupportedError(f"`{base(n)}` changes kind inside the loop",
                                        self.loc(stmt))
@@ -614,6 +628,8 @@ class Loops(LoopHeaders):
                     "f": np.float64, "i": np.int64, "b": np.bool_}[type_.kind])
 
     def stmt_While(self, stmt):
+        if self.complex_carries(stmt):
+            return
         self.seed_names(stmt)
         flags = self.loop_flags(stmt.body)
         carried = self.loop_carries(stmt.body, flags)

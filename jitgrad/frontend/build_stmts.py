@@ -53,7 +53,7 @@ from jitgrad.frontend.build_ast import (
 from jitgrad.frontend.build_builtins import is_zero
 from jitgrad.frontend.build_index import expand_ellipsis
 from jitgrad.frontend.parse import MATH_DOMAINS, guards
-from jitgrad.lang import symbolic
+from jitgrad.lang import complex_pairs, symbolic
 from jitgrad.lang.symbolic import Sym
 from jitgrad.prims import primitives
 
@@ -758,6 +758,9 @@ class Statements:
             return self.gb.sym(merged.var)
         if isinstance(merged, tuple):
             return tuple(self.merged_value(m, merges) for m in merged)
+        if isinstance(merged, complex_pairs.Complex):
+            return complex_pairs.pair(self.merged_value(merged.re, merges),
+                                      self.merged_value(merged.im, merges))
         return merged
 
     def placeholder(self, like, block):
@@ -792,6 +795,13 @@ class Statements:
                          for k, (a, b) in enumerate(zip(vt, ve)))
         if isinstance(vt, Undefined) or isinstance(ve, Undefined):
             return vt if isinstance(vt, Undefined) else ve
+        if complex_pairs.is_complex(vt) or complex_pairs.is_complex(ve):  # part by part
+            if not all(complex_pairs.is_complex(v) or is_atom_value(v) for v in (vt, ve)):
+                return Undefined(f"`{name}` is a complex number on one branch only")
+            zt, ze = complex_pairs.lift(vt), complex_pairs.lift(ve)
+            return complex_pairs.Complex(
+                self.merge(f"{name}_re", zt.re, ze.re, then_block, else_block, loc, cond),
+                self.merge(f"{name}_im", zt.im, ze.im, then_block, else_block, loc, cond))
         if same_constant(vt, ve):
             return vt
         if not (is_atom_value(vt) and is_atom_value(ve)):

@@ -25,6 +25,7 @@ import numpy as np
 
 from jitgrad.core.errors import JitgradError, UnsupportedError
 from jitgrad.frontend.build_ast import LIBRARIES, fn_name
+from jitgrad.lang import complex_pairs
 from jitgrad.lang.symbolic import Sym
 
 # Standard-library modules whose functions give the same result for the same arguments (no
@@ -77,6 +78,9 @@ class Values:
         if isinstance(value, np.ndarray):
             if value.ndim == 0:
                 return value.item()
+            if value.dtype.kind == "c":  # a complex array: its two parts (`complex_pairs`)
+                return complex_pairs.Complex(self.known(value.real.copy(), node),
+                                             self.known(value.imag.copy(), node))
             return self.constant_array(getattr(node.func, "attr", "c") if hasattr(node, "func")
                                        else "c", value, node)
         if isinstance(value, tuple):

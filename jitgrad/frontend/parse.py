@@ -332,8 +332,6 @@ def fence(src: FunctionSource) -> None:
                 _fence_try(src, sub)
             if isinstance(sub, ast.Constant) and isinstance(sub.value, bytes):
                 raise UnsupportedError("bytes are not supported", src.loc(sub))
-            if isinstance(sub, ast.Constant) and isinstance(sub.value, complex):
-                raise UnsupportedError("complex numbers are not supported", src.loc(sub))
 
 
 # ----------------------------------------------------------------------------- try/except

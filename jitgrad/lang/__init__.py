@@ -7,10 +7,12 @@ any of its modules is in use.
 """
 
 from jitgrad.lang import (  # noqa: F401  (they fill the tables)
+    complex_pairs,
     numpy_api,
     numpy_arrays,
     numpy_composed,
     numpy_discrete,
+    numpy_fft,
     numpy_positions,
     numpy_shape,
     scipy_api,

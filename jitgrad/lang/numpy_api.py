@@ -154,6 +154,12 @@ def _alloc(name):
             raise UnsupportedError(f"np.{name}(..., {', '.join(kw)}=) is not supported")
         dims = shape if isinstance(shape, (tuple, list)) else (shape,)
         kind = np.dtype(dtype).kind
+        if kind == "c":
+            raise UnsupportedError(f"np.{name} of a complex dtype: jitgrad computes complex "
+                                   "numbers as pairs of real values, and does not write them "
+                                   "into arrays; keep the real and imaginary parts in two "
+                                   "float arrays (and make the complex array re + 1j * im)",
+                                   loc_of(*dims))
         return apply_alloc(name, dims, kind)
     return alloc
 

@@ -125,6 +125,10 @@ class GraphBuilder:
             return Const(int(value))
         if isinstance(value, (float, np.floating)):
             return Const(float(value))
+        if isinstance(value, COMPLEX_TYPES):
+            raise UnsupportedError("a complex number cannot be used here (jitgrad computes a "
+                                   "complex number as its real and imaginary parts: take "
+                                   "z.real, z.imag or abs(z))", self.loc)
         raise UnsupportedError(f"a value of type {type(value).__name__} cannot be used here",
                                self.loc)
 
@@ -728,6 +732,8 @@ def current_builder() -> GraphBuilder | None:
 # imported; Sym's operators and methods dispatch through them (this module imports neither).
 NUMPY: dict = {}  # NumPy (and operator/math) function -> its handler on Syms and numbers
 METHODS: dict = {}  # array method with no NumPy function of its own ("astype", "item") -> handler
+# The types of complex values: Python's and NumPy's, and `complex_pairs.Complex` (added there)
+COMPLEX_TYPES: tuple = (complex, np.complexfloating)
 
 __all__ = [
     "FLOAT",

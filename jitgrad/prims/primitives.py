@@ -2,7 +2,7 @@
 
 Each primitive is declared once, in its family module, with its derivative rules beside it:
 `elementwise` (ufuncs, operators, ``where``, ``cast``), `reductions` (sums, extremes, products,
-running sums), `linalg` (``matmul`` and ``np.linalg``), `shape` (views, broadcasting, sizes),
+running sums), `linalg` (``matmul`` and ``np.linalg``), `fft` (the discrete Fourier transform), `shape` (views, broadcasting, sizes),
 `indexing` (reads, writes, rows by index) and `alloc` (new arrays, constants). What a row is,
 and the rule tables the declarations fill, are `primitive`. This module imports the families
 and re-exports their public names, so the rest of jitgrad reads one table::
@@ -37,6 +37,7 @@ from jitgrad.prims.alloc import (
     zeros_like,
 )
 from jitgrad.prims.elementwise import neg, tie_share
+from jitgrad.prims.fft import dft
 from jitgrad.prims.indexing import (
     add_at,
     getitem,
@@ -104,7 +105,7 @@ __all__ = [
     "add_at", "arange", "argmax", "argmin", "argsort", "broadcast_like", "cholesky",
     "choose_share", "concatenate", "constant", "constant_array_name", "constant_source", "copy",
     "cumprod", "cumprod_grad", "cumprod_jvp", "cumsum", "cumsum_axis", "defjvp", "defjvp_all",
-    "defvjp", "det", "empty", "expand_dims", "eye", "full", "getitem", "index_positions", "index_source",
+    "defvjp", "det", "dft", "empty", "expand_dims", "eye", "full", "getitem", "index_positions", "index_source",
     "index_value", "inv", "logabsdet", "matmul", "neg", "no_tangent_rule", "ones", "ones_like",
     "outer", "primitive", "prod_axis", "prod_others", "prod_others_axis", "prod_others_jvp",
     "reduce_max", "reduce_min", "reduce_prod", "reduce_sum", "reshape", "reshape_like", "roll",

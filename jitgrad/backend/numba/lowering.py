@@ -198,6 +198,7 @@ LOWER: dict[str, Callable] = {
     "inv": _linalg("inv"), "solve": _linalg("solve"), "det": _linalg("det"),
     "cholesky": _linalg("cholesky"),
     "logabsdet": _linalg("logabsdet"), "signdet": _linalg("signdet"),
+    "dft": lambda a, p, t: f"_rt.dft({a[0]}, {p['sign']})",
     # shapes
     "transpose": _transpose,
     "reshape": lambda a, p, t: f"_rt.reshape({a[0]}, {shape_src(a[1:])})",

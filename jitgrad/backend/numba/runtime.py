@@ -9,6 +9,7 @@ cache, where the NumPy forms they stand for compile slowly in every process or n
 * `runtime_reduce`: reductions along an axis and the adjoints of reductions and broadcasting;
 * `runtime_elementwise`: the elementwise primitives on arrays (and the ufuncs made on first use);
 * `runtime_linalg`: products and linear algebra (`USES_SCIPY`);
+* `runtime_fft`: the discrete Fourier transform (Numba does not compile ``np.fft``);
 * `runtime_alloc`: new arrays (allocations, eye, arange, outer) and reshapes;
 * `runtime_loops`: trip counts, high-water marks, growing stacks, size checks;
 * `runtime_parallel`: a parallel loop's chunk count, partial results and thread settings;
@@ -101,6 +102,7 @@ from jitgrad.backend.numba.runtime_elementwise import (  # noqa: F401 - re-expor
     ufunc,
     where,
 )
+from jitgrad.backend.numba.runtime_fft import dft  # noqa: F401 - re-exported
 from jitgrad.backend.numba.runtime_index import (  # noqa: F401 - re-exported
     along_positions,
     mask_positions,

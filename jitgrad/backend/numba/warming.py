@@ -20,6 +20,7 @@ from jitgrad.backend.numba.runtime import (
     choose_share_all,
     chunk_count,
     det,
+    dft,
     dot,
     empty,
     eye,
@@ -81,7 +82,7 @@ def _warm_examples():
     for fn in (inv, det, cholesky, logabsdet, signdet):
         calls.append((fn, (fortran,)))
     calls += [(solve, (fortran, f1)), (solve, (fortran, f2)), (eye, (2,)), (arange, (0, 2, 1)),
-              (outer, (f1, f1)), (dot, (f1, f1))]
+              (outer, (f1, f1)), (dot, (f1, f1)), (dft, (np.ones((2, 1, 2)), -1))]
     for a in (f2, fortran):  # C-ordered arrays and transposes (F-ordered views)
         calls += [(matmul, (a, f2)), (matmul, (f2, a)), (matmul, (a, f1)), (matmul, (f1, a))]
     for fn in _UNARY:
