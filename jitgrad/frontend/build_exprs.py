@@ -41,8 +41,10 @@ from jitgrad.frontend.build_index import Indexing
 from jitgrad.frontend.build_values import PURE_STDLIB, is_user_object, library_of
 from jitgrad.frontend.desugar_lists import INTRINSICS
 from jitgrad.frontend.parse import FunctionSource, unwrap
-from jitgrad.lang import numpy_api, numpy_args, numpy_shape, scipy_api, symbolic
+from jitgrad.lang import numpy_api, numpy_args, numpy_shape, numpy_written, scipy_api, symbolic
 from jitgrad.lang.symbolic import Sym
+
+WRITTEN_MODULE = numpy_written.__name__  # its functions call each other: built inline
 
 
 class Expressions(Indexing):
@@ -579,8 +581,8 @@ class Expressions(Indexing):
                     isinstance(a, (Sym, RunTimeText)) for a in (*args, *kwargs.values())):
                 return RunTimeText(ast.unparse(node))  # "{:.3f}".format(loss): a label
             return fn(*args, **kwargs)  # options.get("scale", 1.0): read while building
-        if isinstance(fn, LocalFunction):
-            return self.inline(fn, args, kwargs, node)
+        if isinstance(fn, LocalFunction) or getattr(fn, "__module__", None) == WRITTEN_MODULE:
+            return self.inline(fn, args, kwargs, node)  # (or a NumPy function jitgrad wrote)
         if isinstance(fn, Choice):  # one of two functions, by a run-time condition
             return self.call_choice(fn, args, kwargs, node)
         if draws.handles(fn):  # np.random: a draw replayed before the call (`draws`)

@@ -19,6 +19,8 @@ assumption is between argument axes (or an argument axis and a literal size) and
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+from collections.abc import Callable
 
 import numpy as np
 
@@ -721,6 +723,30 @@ def current_builder() -> GraphBuilder | None:
     return _BUILDING[-1] if _BUILDING else None
 
 
+@dataclasses.dataclass(frozen=True)
+class Written:
+    """A NumPy function's result still to be built: ``fn``, a plain Python function of
+    jitgrad's own (`lang.numpy_written`), called on ``args`` and ``kwargs``. The frontend
+    builds its source in the caller's place, as it builds the user's own functions, so a loop
+    over a length known only at run time (Horner's rule over the coefficients) is a loop of
+    the graph, differentiated as the user's loops are. A handler returns it as its result
+    (never to another handler)."""
+
+    fn: Callable
+    args: tuple
+    kwargs: dict
+
+
+def written(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` built from its source where an argument is a `Sym`
+    (`Written`); run as Python on anything else (the tape's values, NumPy's)."""
+    def symbolic(v):
+        return isinstance(v, Sym) or (isinstance(v, (tuple, list)) and any(map(symbolic, v)))
+    if any(map(symbolic, (*args, *kwargs.values()))):
+        return Written(fn, args, kwargs)
+    return fn(*args, **kwargs)
+
+
 # The NumPy surface: `numpy_api` and `numpy_shape` fill these tables when `jitgrad.lang` is
 # imported; Sym's operators and methods dispatch through them (this module imports neither).
 NUMPY: dict = {}  # NumPy (and operator/math) function -> its handler on Syms and numbers
@@ -733,6 +759,7 @@ __all__ = [
     "NUMPY",
     "GraphBuilder",
     "Sym",
+    "Written",
     "builder_of",
     "building",
     "current_builder",
@@ -742,4 +769,5 @@ __all__ = [
     "record",
     "records",
     "result_dims",
+    "written",
 ]

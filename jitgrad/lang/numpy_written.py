@@ -1,0 +1,97 @@
+"""NumPy functions jitgrad writes in Python, for the frontend to build as the user's own code.
+
+Where a NumPy function's work depends on a length known only at run time (Horner's rule over
+a polynomial's coefficients, a long division, the trailing zeros a polynomial sheds), no
+composition made while building can unroll it; a loop can. These functions are that loop,
+written in the Python jitgrad takes: a handler returns ``symbolic.written(fn, ...)``, and the
+frontend builds ``fn``'s source in the caller's place (`symbolic.Written`), so its loops are
+loops of the graph and are differentiated as the user's are. Called on values that are not
+symbolic (the tape's), they simply run.
+
+They are never called by the user directly: their handlers (in `numpy_composed`) check the
+arguments (vectors of coefficients) and the options NumPy's functions take.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def trimseq(seq):
+    """numpy.polynomial.polyutils.trimseq: the trailing zeros removed (the first entry
+    kept)."""
+    n = seq.shape[0]
+    while n > 1:  # (the entry is read only once n > 1 holds)
+        if seq[n - 1] != 0.0:
+            break
+        n -= 1
+    return seq[:n]
+
+
+def polyval(x, c):
+    """Horner's rule, from the highest coefficient down (as NumPy evaluates it)."""
+    n = c.shape[0]
+    out = c[n - 1] + x * 0.0
+    for k in range(n - 2, -1, -1):
+        out = out * x + c[k]
+    return out
+
+
+def polyval_legacy(p, x):
+    """np.polyval: the coefficients from the highest power down."""
+    out = p[0] + x * 0.0
+    for k in range(1, p.shape[0]):
+        out = out * x + p[k]
+    return out
+
+
+def polyadd(c1, c2):
+    """The sum, its trailing zeros removed (NumPy trims the operands and the result)."""
+    c1 = trimseq(c1)
+    c2 = trimseq(c2)
+    out = np.zeros(max(c1.shape[0], c2.shape[0]))
+    out[:c1.shape[0]] += c1
+    out[:c2.shape[0]] += c2
+    return trimseq(out)
+
+
+def polysub(c1, c2):
+    c1 = trimseq(c1)
+    c2 = trimseq(c2)
+    out = np.zeros(max(c1.shape[0], c2.shape[0]))
+    out[:c1.shape[0]] += c1
+    out[:c2.shape[0]] -= c2
+    return trimseq(out)
+
+
+def polydiv(c1, c2):
+    """Quotient and remainder by long division, from the highest power down, as NumPy
+    divides."""
+    c1 = trimseq(c1)
+    c2 = trimseq(c2)
+    n1 = c1.shape[0]
+    n2 = c2.shape[0]
+    scale = c2[n2 - 1]
+    if scale == 0.0:
+        raise ZeroDivisionError("polydiv: the divisor is the zero polynomial")
+    if n1 < n2:
+        return c1[:1] * 0.0, c1
+    if n2 == 1:
+        return c1 / scale, c1[:1] * 0.0
+    rest = c1.copy()
+    lower = c2[:n2 - 1] / scale
+    for j in range(n1 - 1, n2 - 2, -1):
+        rest[j - n2 + 1:j] -= lower * rest[j]
+    return rest[n2 - 1:] / scale, trimseq(rest[:n2 - 1])
+
+
+def as_series(alist, trim):
+    """numpy.polynomial.polyutils.as_series of a tuple or list known while building: each
+    entry a float vector, its trailing zeros removed where ``trim``."""
+    out = ()
+    for a in alist:
+        a = np.atleast_1d(a) * 1.0
+        if trim:
+            a = trimseq(a)
+        out = out + (a,)
+    return list(out)
