@@ -460,6 +460,55 @@ def np_quantile(x, q, axis=None, **kw):
     return np_percentile(x, float(q) * 100.0, axis, **kw)
 
 
+def _sorted_numbers(x, what):
+    """The entries of ``x`` in order, NaNs last (as NumPy and Numba sort them), and how many
+    are not NaN (a run-time count)."""
+    if x.ndim == 0:
+        raise UnsupportedError(f"{what} of an array", loc_of(x))
+    s = np_sort(np_ravel(x) if x.ndim != 1 else x)
+    count = NUMPY[np.sum](record("logical_not", record("isnan", x)))
+    return s, count
+
+
+def np_nanmedian(a, axis=None, **kw):
+    """The median of the entries that are not NaN: the middle of the first ``count`` sorted
+    entries (NaN when every entry is, as NumPy gives)."""
+    if all_known(a):
+        return np.nanmedian(a, axis=axis, **kw)
+    if kw or axis is not None and not (a.ndim == 1 and norm_axis(axis, 1, loc_of(a)) == 0):
+        raise UnsupportedError("np.nanmedian of all the entries (no axis=)", loc_of(a))
+    s, n = _sorted_numbers(a, "np.nanmedian")
+    lo = record("getitem", s, (n - 1) // 2, index_spec=("i",))
+    hi = record("getitem", s, n // 2, index_spec=("i",))
+    return (lo + hi) * 0.5
+
+
+def np_nanpercentile(a, q, axis=None, **kw):
+    """The q-th percentile of the entries that are not NaN (linear interpolation)."""
+    if all_known(a, q):
+        return np.nanpercentile(a, q, axis=axis, **kw)
+    if kw or axis is not None or ndim_of(q) or records(q):
+        raise UnsupportedError("np.nanpercentile of all the entries at one constant q",
+                               loc_of(a))
+    s, n = _sorted_numbers(a, "np.nanpercentile")
+    pos = (n - 1) * (float(q) / 100.0)
+    lo = record("cast", record("floor", pos), kind="i")
+    hi = _imin(lo + 1, n - 1)
+    frac = pos - lo
+    below = record("getitem", s, lo, index_spec=("i",))
+    above = record("getitem", s, hi, index_spec=("i",))
+    return below + (above - below) * frac
+
+
+def np_nanquantile(a, q, axis=None, **kw):
+    if all_known(a, q):
+        return np.nanquantile(a, q, axis=axis, **kw)
+    if ndim_of(q) or records(q):
+        raise UnsupportedError("np.nanquantile of all the entries at one constant q",
+                               loc_of(a))
+    return np_nanpercentile(a, float(q) * 100.0, axis, **kw)
+
+
 # -- cleaning and casting -------------------------------------------------------------------
 
 
@@ -718,6 +767,8 @@ NUMPY.update({
     np.column_stack: np_column_stack, np.append: np_append,
     np.linalg.norm: np_norm,
     np.sort: np_sort, np.argsort: np_argsort, np.median: np_median, np.percentile: np_percentile,
+    np.nanmedian: np_nanmedian, np.nanpercentile: np_nanpercentile,
+    np.nanquantile: np_nanquantile,
     np.quantile: np_quantile, np.nan_to_num: np_nan_to_num,
     np.take_along_axis: np_take_along_axis, np.einsum: np_einsum,
     np.int64: _cast_to(np.int64), np.int32: _cast_to(np.int32),
