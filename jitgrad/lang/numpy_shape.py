@@ -410,9 +410,28 @@ def np_sort(x, axis=-1, kind=None, order=None):
     back through the permutation; tied entries keep their order)."""
     if all_known(x):
         return np.sort(x, axis=axis)
-    if x.ndim != 1 or order is not None or norm_axis(axis, 1, loc_of(x)) != 0:
-        raise UnsupportedError("np.sort of a vector (axis=-1 or 0)", loc_of(x))
-    return record("take", x, record("argsort", x))
+    if order is not None or x.ndim == 0 and axis is not None:
+        raise UnsupportedError("np.sort of an array (order= is for structured arrays, which "
+                               "jitgrad does not take)", loc_of(x))
+    if axis is None or x.ndim == 1:
+        flat = np_ravel(x) if x.ndim != 1 else x
+        if axis is not None:
+            norm_axis(axis, 1, loc_of(x))
+        return record("take", flat, record("argsort", flat))
+    axis = norm_axis(axis, x.ndim, loc_of(x))
+    return np_moveaxis(_sort_last(np_moveaxis(x, axis, -1)), -1, axis)
+
+
+def _sort_last(x):
+    """Each row along the last axis sorted: the flat entries in the order of a stable sort
+    by value, then a stable sort of that order by row (so each row's entries stay in value
+    order), gathered (the gradient goes back through the permutation)."""
+    flat = np_ravel(x)
+    n = x.shape[-1]
+    by_value = record("argsort", flat)
+    rows = record("take", NUMPY[np.arange](flat.shape[0]) // n, by_value)
+    order = record("take", by_value, record("argsort", rows))
+    return np_reshape_like(record("take", flat, order), x)
 
 
 def np_argsort(x, axis=-1, kind=None, order=None):
