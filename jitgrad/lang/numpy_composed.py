@@ -456,6 +456,36 @@ def poly_as_series(alist, trim=True):
                    bool(trim))
 
 
+def np_gradient(f, *varargs, axis=None, edge_order=1):
+    """np.gradient with even spacings (numbers): central differences inside, one-sided ones
+    at the ends (`numpy_written.gradient`), along each axis asked for."""
+    if all_known(f, *varargs):
+        return np.gradient(f, *varargs, axis=axis, edge_order=edge_order)
+    f = as_array(f)
+    loc = loc_of(f)
+    if ndim_of(f) == 0:
+        raise UnsupportedError("np.gradient of a scalar (NumPy takes arrays)", loc)
+    axes = tuple(range(ndim_of(f))) if axis is None else axis
+    axes = axes if isinstance(axes, tuple) else (axes,)
+    axes = tuple(a + ndim_of(f) if isinstance(a, int) and a < 0 else a for a in axes)
+    if any(not isinstance(a, int) or not 0 <= a < ndim_of(f) for a in axes):
+        raise UnsupportedError(f"np.gradient with axis={axis!r}: axes of the array, known "
+                               "while building", loc)
+    if edge_order not in (1, 2):
+        raise UnsupportedError("np.gradient with edge_order 1 or 2", loc)
+    if any(records(h) or np.ndim(h) for h in varargs):
+        raise UnsupportedError("np.gradient with spacings that are numbers known while "
+                               "building; for coordinates (uneven spacing), write the "
+                               "differences: np.diff(f) / np.diff(x)", loc)
+    if len(varargs) not in (0, 1, len(axes)):
+        raise UnsupportedError(f"np.gradient with {len(varargs)} spacings for {len(axes)} "
+                               "axes", loc)
+    spacings = [float(h) for h in varargs] or [1.0]
+    spacings = spacings * len(axes) if len(spacings) == 1 else spacings
+    return written(W.gradient, f * 1.0, tuple(zip(axes, spacings)), edge_order,
+                   len(axes) == 1)
+
+
 PolynomialValue = collections.namedtuple("Polynomial", ["coef", "domain", "window", "symbol"])
 
 
@@ -601,7 +631,7 @@ NUMPY.update({
     np.polynomial.polyutils.trimseq: poly_trimseq,
     np.polynomial.polyutils.as_series: poly_as_series,
     np.polynomial.polynomial.Polynomial: poly_class,
-    np.polyval: np_polyval, np.pad: np_pad, np.logspace: np_logspace,
+    np.gradient: np_gradient, np.polyval: np_polyval, np.pad: np_pad, np.logspace: np_logspace,
     np.geomspace: np_geomspace, np.ascontiguousarray: np_ascontiguousarray,
     np.asfortranarray: np_asfortranarray, np.unwrap: np_unwrap,
 })

@@ -270,9 +270,13 @@ def np_convolve(a, v, mode="full"):
 def np_kron(a, b):
     if all_known(a, b):
         return np.kron(a, b)
+    a, b = as_array(a), as_array(b)
     na, nb = ndim_of(a), ndim_of(b)
-    if na != nb or na == 0:
-        raise UnsupportedError("np.kron of two arrays of one rank", loc_of(a, b))
+    if na == 0 or nb == 0:
+        return a * b
+    if na != nb:  # the lower rank's array takes leading axes of size 1, as NumPy's kron
+        a = np_reshape(a, (1,) * (nb - na) + a.shape) if na < nb else a
+        b = np_reshape(b, (1,) * (na - nb) + b.shape) if nb < na else b
     wa = np_reshape(a, tuple(v for s in a.shape for v in (s, 1)))  # (m, 1, n, 1, ...)
     wb = np_reshape(b, tuple(v for s in b.shape for v in (1, s)))  # (1, p, 1, q, ...)
     return np_reshape(wa * wb, tuple(s * t for s, t in zip(a.shape, b.shape)))

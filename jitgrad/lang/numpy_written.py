@@ -95,3 +95,32 @@ def as_series(alist, trim):
             a = trimseq(a)
         out = out + (a,)
     return list(out)
+
+
+def gradient(f, pairs, edge_order, single):
+    """np.gradient along each (axis, spacing) of ``pairs`` (a tuple known while building):
+    one array, or a list of them."""
+    out = ()
+    for axis, h in pairs:
+        out = out + (gradient_along(f, axis, h, edge_order),)
+    if single:
+        return out[0]
+    return list(out)
+
+
+def gradient_along(f, axis, h, edge_order):
+    """Central differences inside, one-sided ones of ``edge_order`` at both ends, as NumPy
+    computes them with an even spacing ``h``."""
+    g = np.moveaxis(f, axis, 0)
+    n = g.shape[0]
+    if n < edge_order + 1:
+        raise ValueError("Shape of array too small to calculate a numerical gradient, at "
+                         "least (edge_order + 1) elements are required.")
+    inner = (g[2:] - g[:n - 2]) / (2.0 * h)
+    if edge_order == 1:
+        first = (g[1:2] - g[0:1]) / h
+        last = (g[n - 1:] - g[n - 2:n - 1]) / h
+    else:
+        first = (-1.5 * g[0:1] + 2.0 * g[1:2] - 0.5 * g[2:3]) / h
+        last = (1.5 * g[n - 1:] - 2.0 * g[n - 2:n - 1] + 0.5 * g[n - 3:n - 2]) / h
+    return np.moveaxis(np.concatenate((first, inner, last)), 0, axis)
