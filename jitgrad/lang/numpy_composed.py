@@ -520,6 +520,11 @@ def np_pad(array, pad_width, mode="constant", **kw):
     if any(records(w) for pair in widths for w in pair) or np.ndim(value):
         raise UnsupportedError("np.pad with widths and constant_values known while building "
                                "(numbers)", loc)
+    steps = tuple((axis, int(widths[axis][0]), int(widths[axis][1])) for axis in range(n)
+                  if int(widths[axis][0]) or int(widths[axis][1]))
+    if mode in ("reflect", "symmetric") and any(records(x.shape[a]) for a, _, _ in steps):
+        # which entries a mirror reads is known with the size: a loop over the axes
+        return written(W.pad_mirrored, x, steps, 1 if mode == "reflect" else 0)
     for axis in range(n):
         before, after = (int(w) for w in widths[axis])
         if before == 0 and after == 0:

@@ -124,3 +124,18 @@ def gradient_along(f, axis, h, edge_order):
         first = (-1.5 * g[0:1] + 2.0 * g[1:2] - 0.5 * g[2:3]) / h
         last = (1.5 * g[n - 1:] - 2.0 * g[n - 2:n - 1] + 0.5 * g[n - 3:n - 2]) / h
     return np.moveaxis(np.concatenate((first, inner, last)), 0, axis)
+
+
+def pad_mirrored(x, steps, skip):
+    """np.pad with mode 'reflect' (``skip`` 1: the edge not repeated) or 'symmetric' (0),
+    along each (axis, before, after) of ``steps`` in turn, as NumPy pads."""
+    for axis, before, after in steps:
+        g = np.moveaxis(x, axis, 0)
+        n = g.shape[0]
+        if n < max(before, after) + skip:
+            raise ValueError("np.pad: jitgrad mirrors an axis once, so the pad must be "
+                             "narrower than the axis (NumPy mirrors again); pad in steps")
+        head = np.flip(g[skip:skip + before], 0)
+        tail = np.flip(g[n - skip - after:n - skip], 0)
+        x = np.moveaxis(np.concatenate((head, g, tail)), 0, axis)
+    return x
