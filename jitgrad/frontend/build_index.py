@@ -16,7 +16,7 @@ import numpy as np
 from jitgrad.core.errors import ShapeError, UnsupportedError, refused
 from jitgrad.core.ir import Var
 from jitgrad.frontend.build_ast import int_literal
-from jitgrad.lang import numpy_api, symbolic
+from jitgrad.lang import numpy_api, numpy_shape, symbolic
 from jitgrad.lang.symbolic import Sym
 from jitgrad.prims import primitives
 
@@ -31,6 +31,7 @@ class Indexing:
         ``store``: the index is written through (a refused mask then says how to write)."""
         items = node.elts if isinstance(node, ast.Tuple) else [node]
         spec, atoms = [], []
+        gathered = None  # (axis, array): one integer array among slices (`x[:, idx]`)
         for item in items:
             if isinstance(item, ast.Slice):
                 flags = []
@@ -94,10 +95,20 @@ class Indexing:
                     w = self.expr(items[1])  # a[rows, cols]: one entry per pair
                     if isinstance(w, Sym) and w.ndim == 1 and w.type.kind == "i":
                         return ("p",), [v, w]
+                if v.type.kind == "i" and not store and gathered is None:
+                    gathered = (len(spec), v)  # x[:, idx], x[idx2d]: a gather along an axis
+                    spec.append(":")
+                    continue
                 raise self.array_index_refused(v, len(items), store, item)
             self.check_int(v, item)
             spec.append("i")
             atoms.append(v)
+        if gathered is not None:
+            if any(not (s == ":" or s[0] == "s") for s in spec):  # (NumPy moves the axes of
+                # an integer array beside integers or newaxis: not followed here)
+                raise refused("indexing with an integer array beside integers, ... or None",
+                              "integer arrays", self.loc(node))
+            return ("x", gathered[0], tuple(spec)), atoms + [gathered[1]]
         return tuple(spec), atoms
 
     def array_index_refused(self, v, n_items: int, store: bool, node) -> UnsupportedError:
@@ -160,7 +171,31 @@ class Indexing:
         return numpy_api.np_reshape(symbolic.record("take", flat, positions),
                                     (positions.shape[0],) + rest)
 
+    def gather_along(self, array, index, node):
+        """``x[:, idx]``, ``x[idx2d]``: the slices read first, then the entries at the
+        integers (of any rank) along the array's axis, whose axes take that axis's place
+        (NumPy's order for one integer array among slices): a gather of rows, positions
+        checked at run time, whose adjoint adds up repeats."""
+        (_, axis, spec), atoms = index
+        idx = atoms[-1]
+        if not isinstance(array, Sym) or axis >= array.ndim:
+            raise ShapeError("too many indices for the array", self.loc(node))
+        sliced = self.getitem(array, (spec, atoms[:-1]), node)
+        moved = numpy_shape.np_moveaxis(sliced, axis, 0) if axis else sliced
+        flat = numpy_api.np_reshape(idx, (-1,)) if idx.ndim != 1 else idx
+        positions = symbolic.record("index_positions", flat, moved, kind="rows")
+        taken = self.take_at(moved, positions, True)
+        if idx.ndim != 1:
+            taken = numpy_api.np_reshape(taken, tuple(idx.shape) + tuple(moved.shape[1:]))
+        if axis:
+            d = idx.ndim
+            taken = numpy_api.np_transpose(taken, tuple(range(d, d + axis)) + tuple(range(d))
+                                           + tuple(range(d + axis, taken.ndim)))
+        return taken
+
     def getitem(self, array, index, node):
+        if index[0] and index[0][0] == "x":
+            return self.gather_along(array, index, node)
         if index[0] in (("a",), ("m",), ("p",)):
             positions, rows = self.advanced_positions(array, index, node)
             if index[0] == ("m",) and index[1][0].ndim == array.ndim and array.ndim > 2:
