@@ -383,6 +383,11 @@ class Expressions(Indexing):
         building where every value is known, else the run-time ``or`` of equalities."""
         if isinstance(right, dict):
             right = tuple(right)
+        if isinstance(right, Sym) and right.ndim and symbolic.ndim_of(left) == 0 \
+                and not isinstance(left, (str, RunTimeText)):
+            # `v in x` of an array: NumPy's ndarray.__contains__, (x == v).any()
+            found = symbolic.NUMPY[np.any](CMPOPS[ast.Eq](right, left))
+            return found if isinstance(op, ast.In) else symbolic.record("logical_not", found)
         if not isinstance(right, (tuple, list)) or any(
                 isinstance(v, Sym) and v.ndim for v in (left, *right)):
             raise UnsupportedError("`in` with a tuple, list or dict known while building (of an "

@@ -508,6 +508,12 @@ def np_ravel(x, order="C"):
     return np_reshape(x, (-1,), order=order)
 
 
+def np_result_type(*arrays_and_dtypes):
+    """The dtype NumPy's rules give, from each array's dtype (a value known while
+    building)."""
+    return np.result_type(*(a.dtype if records(a) else a for a in arrays_and_dtypes))
+
+
 def np_squeeze(x, axis=None):
     if not records(x):
         return np.squeeze(x, axis)
@@ -733,7 +739,7 @@ NUMPY.update({
     np.average: np_average,
     np.cumsum: np_cumsum, np.cumprod: np_cumprod,
     np.flip: np_flip, np.roll: np_roll, np.diff: np_diff, np.ravel: np_ravel,
-    np.squeeze: np_squeeze,
+    np.squeeze: np_squeeze, np.result_type: np_result_type,
     np.concatenate: np_concatenate, np.hstack: np_hstack, np.vstack: np_vstack,
     np.vdot: np_vdot,
     np.linalg.inv: _linalg("inv"), np.linalg.det: _linalg("det"),

@@ -546,6 +546,13 @@ def np_nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     return np_where(record("isnan", x), float(nan), x)
 
 
+def np_float32(x=0.0):
+    """The value (or each entry) rounded to float32, then carried on as float64."""
+    if all_known(x):
+        return np.float32(x)
+    return record("round_float32", np_cast(x, np.float64) if x.type.kind != "f" else x)
+
+
 def _cast_to(dtype):
     def f(x):
         if all_known(x):
@@ -795,7 +802,7 @@ NUMPY.update({
     np.quantile: np_quantile, np.nan_to_num: np_nan_to_num,
     np.take_along_axis: np_take_along_axis, np.einsum: np_einsum,
     np.int64: _cast_to(np.int64), np.int32: _cast_to(np.int32),
-    np.float64: _cast_to(np.float64),
+    np.float64: _cast_to(np.float64), np.float32: np_float32, np.bool_: _cast_to(np.bool_),
     np.real: _real_only("real", np.real, lambda x: x),
     np.conj: _real_only("conj", np.conj, lambda x: x),
     np.real_if_close: _real_only("real_if_close", np.real_if_close, lambda x: x),
