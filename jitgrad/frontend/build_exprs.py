@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import collections
 import inspect
 import math
 import operator
@@ -44,6 +45,8 @@ from jitgrad.frontend.parse import FunctionSource, unwrap
 from jitgrad.lang import numpy_api, numpy_args, numpy_shape, numpy_written, scipy_api, symbolic
 from jitgrad.lang.symbolic import Sym
 
+# ``x.flags``: the two flags Numba's arrays have (others are refused as attributes of it)
+ArrayFlags = collections.namedtuple("ArrayFlags", ["c_contiguous", "f_contiguous"])
 WRITTEN_MODULE = numpy_written.__name__  # its functions call each other: built inline
 
 
@@ -195,6 +198,16 @@ class Expressions(Indexing):
         if isinstance(base, Sym):
             if attr in ("T", "shape", "ndim", "size", "dtype"):
                 return getattr(base, attr)
+            if attr in ("itemsize", "nbytes"):  # read at run time (float32 or float64)
+                return symbolic.record("memory", base, attr=attr)
+            if attr == "strides":
+                return tuple(symbolic.record("memory", base, attr="strides", axis=k)
+                             for k in range(base.ndim))
+            if attr == "flags":  # x.flags.c_contiguous, .f_contiguous: read at run time
+                return ArrayFlags(*(symbolic.record("memory", base, attr=a)
+                                    for a in ArrayFlags._fields))
+            if attr == "view":  # x.view(dtype) of its own kind: the same array
+                return _ArrayMethod(base, np.ndarray.view)
             if attr == "flat":  # read only: x.flat[i] is the flattened array's entry i
                 return symbolic.NUMPY[np.ravel](base)
             if attr in ("sum", "mean", "max", "min", "dot", "copy", "transpose", "reshape",
@@ -580,7 +593,8 @@ class Expressions(Indexing):
         if isinstance(fn, Sym) or fn is None:
             raise UnsupportedError("calling a value that is not a function", self.loc(node))
         if getattr(fn, "__self__", None) is not None and isinstance(fn.__self__, Sym):
-            return fn(*args, **kwargs)  # an array method
+            value = fn(*args, **kwargs)  # an array method
+            return self.known(value, node) if isinstance(value, symbolic.Written) else value
         if isinstance(getattr(fn, "__self__", None), (dict, tuple, str, int, float)):
             if isinstance(fn.__self__, str) and any(
                     isinstance(a, (Sym, RunTimeText)) for a in (*args, *kwargs.values())):

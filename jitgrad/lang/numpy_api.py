@@ -24,6 +24,7 @@ import numpy as np
 
 from jitgrad.core.errors import ShapeError, UnsupportedError
 from jitgrad.core.types import Type
+from jitgrad.lang import numpy_written
 from jitgrad.lang.numpy_args import float_dtype_only, numpy_order
 from jitgrad.lang.symbolic import (
     METHODS,
@@ -36,6 +37,7 @@ from jitgrad.lang.symbolic import (
     record,
     records,
     result_dims,
+    written,
 )
 from jitgrad.prims import primitives
 from jitgrad.prims.primitives import MAX_STACK
@@ -514,6 +516,24 @@ def np_result_type(*arrays_and_dtypes):
     return np.result_type(*(a.dtype if records(a) else a for a in arrays_and_dtypes))
 
 
+def array_view(x, dtype=None, type=None):
+    """``x.view()``, ``x.view(dtype)`` of the array's own kind: the same array (a write
+    through either is seen by both, as NumPy's view), its dtype's width checked at run time
+    (floats may be float32 or float64). A view as another kind reinterprets the bits, which
+    has no derivative: refused."""
+    if type is not None:
+        raise UnsupportedError("x.view(type=...): jitgrad's arrays are ndarrays", loc_of(x))
+    if dtype is None:
+        return x
+    want = np.dtype(dtype)
+    if {"u": "u"}.get(want.kind, want.kind) != x.type.kind:
+        kind = {"f": "floats", "i": "integers", "b": "booleans"}[x.type.kind]
+        raise UnsupportedError(f".view({want.name}) of {kind} reinterprets their bits, which "
+                               "has no derivative: compute what you read from them "
+                               "(np.signbit, np.frexp, a comparison)", loc_of(x))
+    return written(numpy_written.view_as, x, want.itemsize, want.name)
+
+
 def np_squeeze(x, axis=None):
     if not records(x):
         return np.squeeze(x, axis)
@@ -739,7 +759,7 @@ NUMPY.update({
     np.average: np_average,
     np.cumsum: np_cumsum, np.cumprod: np_cumprod,
     np.flip: np_flip, np.roll: np_roll, np.diff: np_diff, np.ravel: np_ravel,
-    np.squeeze: np_squeeze, np.result_type: np_result_type,
+    np.squeeze: np_squeeze, np.result_type: np_result_type, np.ndarray.view: array_view,
     np.concatenate: np_concatenate, np.hstack: np_hstack, np.vstack: np_vstack,
     np.vdot: np_vdot,
     np.linalg.inv: _linalg("inv"), np.linalg.det: _linalg("det"),

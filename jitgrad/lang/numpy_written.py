@@ -139,3 +139,12 @@ def pad_mirrored(x, steps, skip):
         tail = np.flip(g[n - skip - after:n - skip], 0)
         x = np.moveaxis(np.concatenate((head, g, tail)), 0, axis)
     return x
+
+
+def view_as(x, itemsize, name):
+    """``x.view(dtype)`` of the array's own kind: the same array, where its entries have the
+    dtype's width."""
+    if x.itemsize != itemsize:
+        raise TypeError("x.view(dtype) with a dtype of another width than the array's: "
+                        "jitgrad takes views as the array's own dtype only")
+    return x

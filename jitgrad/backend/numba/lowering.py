@@ -205,6 +205,9 @@ LOWER: dict[str, Callable] = {
     "shape_dim": lambda a, p, t: f"{a[0]}.shape[{p['axis']}]",
     "same_size": lambda a, p, t: f"_rt.same_size({a[0]}, {a[1]})",
     "size": lambda a, p, t: f"{a[0]}.size",
+    "memory": lambda a, p, t: (f"{a[0]}.strides[{p['axis']}]" if p["attr"] == "strides" else
+                               f"{a[0]}.flags.{p['attr']}" if p["attr"].endswith("contiguous")
+                               else f"{a[0]}.{p['attr']}"),
     "unpack_count": lambda a, p, t: f"_rt.unpack_count({a[0]}, {a[1]})",
     "raise_error": lambda a, p, t: f"raise {p['exc']}" if p["msg"] is None
     else f"raise {p['exc']}({p['msg']!r})",
