@@ -15,7 +15,7 @@ import ast
 import numpy as np
 
 from jitgrad.core.errors import UnsupportedError
-from jitgrad.frontend.build_ast import RunTimeText
+from jitgrad.frontend.build_ast import RunTimeBytes, RunTimeText
 from jitgrad.lang import numpy_api, symbolic
 from jitgrad.lang.symbolic import Sym
 
@@ -71,6 +71,8 @@ def _b_len(b, args, kwargs, node):
         if not x.ndim:
             raise UnsupportedError("len() of a scalar", b.loc(node))
         return x.shape[0]
+    if isinstance(x, RunTimeBytes):
+        return x.length
     return len(x)
 
 

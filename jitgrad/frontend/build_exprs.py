@@ -32,6 +32,7 @@ from jitgrad.frontend.build_ast import (
     Choice,
     LocalFunction,
     ReadAfterLoop,
+    RunTimeBytes,
     RunTimeText,
     Undefined,
     assigned_names,
@@ -206,6 +207,8 @@ class Expressions(Indexing):
             if attr == "flags":  # x.flags.c_contiguous, .f_contiguous: read at run time
                 return ArrayFlags(*(symbolic.record("memory", base, attr=a)
                                     for a in ArrayFlags._fields))
+            if attr == "tobytes":  # its length is read (len(x.tobytes()), x.nbytes)
+                return _Bytes(base, None)
             if attr == "view":  # x.view(dtype) of its own kind: the same array
                 return _ArrayMethod(base, np.ndarray.view)
             if attr == "flat":  # read only: x.flat[i] is the flattened array's entry i
@@ -725,3 +728,10 @@ def _hashable(value) -> bool:
     except TypeError:
         return False
     return True
+
+
+class _Bytes(_ArrayMethod):
+    """``x.tobytes``: bound to ``x``; its call gives the bytes' length only (`RunTimeBytes`)."""
+
+    def __call__(self, order="C"):
+        return RunTimeBytes(symbolic.record("memory", self.__self__, attr="nbytes"))

@@ -534,6 +534,17 @@ def array_view(x, dtype=None, type=None):
     return written(numpy_written.view_as, x, want.itemsize, want.name)
 
 
+def np_asarray_chkfinite(a, dtype=None, order=None):
+    """The array (no copy, as NumPy's of an ndarray), checked at run time to hold only
+    finite entries."""
+    if not records(a):
+        return np.asarray_chkfinite(a, dtype, order)
+    if dtype is not None:
+        raise UnsupportedError("np.asarray_chkfinite with dtype=: convert with astype",
+                               loc_of(a))
+    return written(numpy_written.asarray_chkfinite, a)
+
+
 def np_squeeze(x, axis=None):
     if not records(x):
         return np.squeeze(x, axis)
@@ -759,7 +770,8 @@ NUMPY.update({
     np.average: np_average,
     np.cumsum: np_cumsum, np.cumprod: np_cumprod,
     np.flip: np_flip, np.roll: np_roll, np.diff: np_diff, np.ravel: np_ravel,
-    np.squeeze: np_squeeze, np.result_type: np_result_type, np.ndarray.view: array_view,
+    np.squeeze: np_squeeze, np.result_type: np_result_type,
+    np.asarray_chkfinite: np_asarray_chkfinite, np.ndarray.view: array_view,
     np.concatenate: np_concatenate, np.hstack: np_hstack, np.vstack: np_vstack,
     np.vdot: np_vdot,
     np.linalg.inv: _linalg("inv"), np.linalg.det: _linalg("det"),

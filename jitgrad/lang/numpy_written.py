@@ -148,3 +148,10 @@ def view_as(x, itemsize, name):
         raise TypeError("x.view(dtype) with a dtype of another width than the array's: "
                         "jitgrad takes views as the array's own dtype only")
     return x
+
+
+def asarray_chkfinite(a):
+    """The array itself, once every entry is checked to be finite (as NumPy raises)."""
+    if not np.all(np.isfinite(a)):
+        raise ValueError("array must not contain infs or NaNs")
+    return a
