@@ -300,6 +300,8 @@ def np_stack(arrays, axis=0):
                                              else float(a) for a in arrays))
     if not ndim_of(arrays[0]) and isinstance(out, Sym) and out.atom.dims is None:
         out.atom.dims = (len(arrays),)  # np.array([a, b, c]): its length is known
+    if isinstance(out, Sym) and not any(records(a) for a in arrays):
+        out.builder.known_values[out.atom] = np.array(arrays)  # np.array([1.0, 2.0])
     return out
 
 

@@ -80,6 +80,9 @@ class GraphBuilder:
         self.followed: set[Var] = set()  # versions whose newer version a view was taken from
         self.param_vars: list[Var] = []  # the parameters (the caller's arrays)
         self.constant_arrays: set[Var] = set()  # global arrays read as constants
+        # arrays whose entries are known while building (constants, np.array of numbers), as
+        # made (a later write makes a new version): what a replayed draw's parameters read
+        self.known_values: dict[Var, np.ndarray] = {}
         self.grafted: list[str] = []  # the jitgrad transforms called in the body (`Function.grafted`)
         # A loop's carried array that holds another carried array's memory from the second
         # iteration on (`u, unew = unew, u`): the arguments that memory may be.
@@ -104,6 +107,7 @@ class GraphBuilder:
         out.dims = tuple(int(n) for n in value.shape)
         self.restamp(out)
         self.constant_arrays.add(out)
+        self.known_values[out] = value
         return out
 
     def atom(self, value, check: bool = True):
