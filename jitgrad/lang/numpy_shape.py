@@ -483,6 +483,50 @@ def np_quantile(x, q, axis=None, **kw):
     return np_percentile(x, float(q) * 100.0, axis, **kw)
 
 
+def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=False):
+    """The windows of ``window_shape`` entries along ``axis`` (one axis), as new trailing
+    axes: a gather of the rows at ``start + offset`` (its adjoint adds up the entries the
+    windows share). NumPy's result is a read-only view; this one is a copy, which reads the
+    same and which jitgrad's in-place writes never reach (NumPy refuses writes into it)."""
+    if all_known(x):
+        return np.lib.stride_tricks.sliding_window_view(x, window_shape, axis, subok=subok,
+                                                         writeable=writeable)
+    x = as_array(x)
+    loc = loc_of(x)
+    shape = window_shape if isinstance(window_shape, tuple) else (window_shape,)
+    axes = tuple(range(x.ndim)) if axis is None else axis if isinstance(axis, tuple) \
+        else (axis,)
+    if writeable or len(shape) != 1 or len(axes) != 1 or records(shape[0]) \
+            or not isinstance(shape[0], int) or shape[0] < 1:
+        raise UnsupportedError("sliding_window_view with one window size known while "
+                               "building, along one axis (axis= for an array of rank 2 or "
+                               "more), read only", loc)
+    w, k = shape[0], norm_axis(axes[0], x.ndim, loc)
+    moved = np_moveaxis(x, k, 0) if k else x
+    n = moved.shape[0]
+    starts = NUMPY[np.arange](n - w + 1)
+    positions = np_ravel(np_reshape(starts, (-1, 1)) + NUMPY[np.arange](w))
+    rows = np_reshape(moved, (n, -1)) if moved.ndim != 2 else moved
+    taken = record("take", rows, record("index_positions", positions, rows, kind="rows")) \
+        if moved.ndim > 1 else record("take", moved, record("index_positions", positions,
+                                                              moved, kind="rows"))
+    rest = tuple(moved.shape[1:])
+    out = np_reshape(taken, (n - w + 1, w) + rest)  # (starts, window, other axes)
+    r = len(rest)  # to NumPy's order: the other axes around the starts, the window last
+    order = tuple(range(2, 2 + k)) + (0,) + tuple(range(2 + k, 2 + r)) + (1,)
+    return np_transpose(out, order) if order != tuple(range(2 + r)) else out
+
+
+def refuse_as_strided(x, *args, **kwargs):
+    if all_known(x):
+        return np.lib.stride_tricks.as_strided(x, *args, **kwargs)
+    raise UnsupportedError("np.lib.stride_tricks.as_strided reads memory at byte offsets, "
+                           "which jitgrad does not follow (where its windows overlap, a "
+                           "gradient would be wrong): for windows, write "
+                           "sliding_window_view(x, w); for a repeat, np.broadcast_to",
+                           loc_of(x))
+
+
 def _sorted_numbers(x, what):
     """The entries of ``x`` in order, NaNs last (as NumPy and Numba sort them), and how many
     are not NaN (a run-time count)."""
@@ -799,6 +843,8 @@ NUMPY.update({
     np.sort: np_sort, np.argsort: np_argsort, np.median: np_median, np.percentile: np_percentile,
     np.nanmedian: np_nanmedian, np.nanpercentile: np_nanpercentile,
     np.nanquantile: np_nanquantile,
+    np.lib.stride_tricks.sliding_window_view: sliding_window_view,
+    np.lib.stride_tricks.as_strided: refuse_as_strided,
     np.quantile: np_quantile, np.nan_to_num: np_nan_to_num,
     np.take_along_axis: np_take_along_axis, np.einsum: np_einsum,
     np.int64: _cast_to(np.int64), np.int32: _cast_to(np.int32),
