@@ -439,9 +439,16 @@ def poly_int(c, m=1, k=(), lbnd=0, scl=1, axis=0):
 
 
 def poly_trimseq(seq):
+    """The coefficients up to the last that is not zero (the first kept where all are):
+    ``seq[:keep]``, ``keep`` counted with vector operations (no loop)."""
     if all_known(seq):
         return np.polynomial.polyutils.trimseq(seq)
-    return written(W.trimseq, _coefficients(seq, "trimseq"))
+    seq = _coefficients(seq, "trimseq")
+    n = seq.shape[0]
+    ends = _np(np.where)(seq != 0.0, _np(np.arange)(1, n + 1), 0)  # 1 + each nonzero's index
+    last = _np(np.max)(_np(np.concatenate)((_np(np.zeros)(1, dtype=np.int64), ends)))
+    keep = _np(np.maximum)(last, _np(np.minimum)(n, 1))
+    return _from(seq, None, keep)
 
 
 def poly_as_series(alist, trim=True):

@@ -1,31 +1,22 @@
 """NumPy functions jitgrad writes in Python, for the frontend to build as the user's own code.
 
 Where a NumPy function's work depends on a length known only at run time (Horner's rule over
-a polynomial's coefficients, a long division, the trailing zeros a polynomial sheds), no
-composition made while building can unroll it; a loop can. These functions are that loop,
+a polynomial's coefficients, a long division), or must raise where NumPy raises (an array too
+short for np.gradient, a non-finite entry), no composition made while building can do it; a
+loop or a branch can. These functions are that loop,
 written in the Python jitgrad takes: a handler returns ``symbolic.written(fn, ...)``, and the
 frontend builds ``fn``'s source in the caller's place (`symbolic.Written`), so its loops are
 loops of the graph and are differentiated as the user's are. Called on values that are not
 symbolic (the tape's), they simply run.
 
-They are never called by the user directly: their handlers (in `numpy_composed`) check the
-arguments (vectors of coefficients) and the options NumPy's functions take.
+They are never called by the user directly: their handlers (in `numpy_composed`,
+`numpy_api`) check the arguments (vectors of coefficients) and the options NumPy's functions
+take.
 """
 
 from __future__ import annotations
 
 import numpy as np
-
-
-def trimseq(seq):
-    """numpy.polynomial.polyutils.trimseq: the trailing zeros removed (the first entry
-    kept)."""
-    n = seq.shape[0]
-    while n > 1:  # (the entry is read only once n > 1 holds)
-        if seq[n - 1] != 0.0:
-            break
-        n -= 1
-    return seq[:n]
 
 
 def polyval(x, c):
@@ -47,28 +38,28 @@ def polyval_legacy(p, x):
 
 def polyadd(c1, c2):
     """The sum, its trailing zeros removed (NumPy trims the operands and the result)."""
-    c1 = trimseq(c1)
-    c2 = trimseq(c2)
+    c1 = np.polynomial.polyutils.trimseq(c1)
+    c2 = np.polynomial.polyutils.trimseq(c2)
     out = np.zeros(max(c1.shape[0], c2.shape[0]))
     out[:c1.shape[0]] += c1
     out[:c2.shape[0]] += c2
-    return trimseq(out)
+    return np.polynomial.polyutils.trimseq(out)
 
 
 def polysub(c1, c2):
-    c1 = trimseq(c1)
-    c2 = trimseq(c2)
+    c1 = np.polynomial.polyutils.trimseq(c1)
+    c2 = np.polynomial.polyutils.trimseq(c2)
     out = np.zeros(max(c1.shape[0], c2.shape[0]))
     out[:c1.shape[0]] += c1
     out[:c2.shape[0]] -= c2
-    return trimseq(out)
+    return np.polynomial.polyutils.trimseq(out)
 
 
 def polydiv(c1, c2):
     """Quotient and remainder by long division, from the highest power down, as NumPy
     divides."""
-    c1 = trimseq(c1)
-    c2 = trimseq(c2)
+    c1 = np.polynomial.polyutils.trimseq(c1)
+    c2 = np.polynomial.polyutils.trimseq(c2)
     n1 = c1.shape[0]
     n2 = c2.shape[0]
     scale = c2[n2 - 1]
@@ -82,7 +73,7 @@ def polydiv(c1, c2):
     lower = c2[:n2 - 1] / scale
     for j in range(n1 - 1, n2 - 2, -1):
         rest[j - n2 + 1:j] -= lower * rest[j]
-    return rest[n2 - 1:] / scale, trimseq(rest[:n2 - 1])
+    return rest[n2 - 1:] / scale, np.polynomial.polyutils.trimseq(rest[:n2 - 1])
 
 
 def as_series(alist, trim):
@@ -92,7 +83,7 @@ def as_series(alist, trim):
     for a in alist:
         a = np.atleast_1d(a) * 1.0
         if trim:
-            a = trimseq(a)
+            a = np.polynomial.polyutils.trimseq(a)
         out = out + (a,)
     return list(out)
 
