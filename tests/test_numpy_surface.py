@@ -138,7 +138,7 @@ def _reordered_jax(jnp, x, m, idx):
 def test_against_jax(compiled, jnp, name):
     import jax
 
-    fn, args, wrt = CASES[name]
+    _, args, wrt = CASES[name]
     oracle = {"series": _series_jax, "reordered": _reordered_jax}[name]
     want = jax.grad(lambda *a: oracle(jnp, *a), argnums=wrt)(*(jnp.array(a) for a in args))
     for got, w in zip(compiled[name][1], want):
