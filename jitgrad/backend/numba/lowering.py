@@ -164,8 +164,7 @@ LOWER: dict[str, Callable] = {
     "where": lambda a, p, t: f"np.where({a[0]}, {a[1]}, {a[2]})" if max(x.ndim for x in t)
     else f"{a[1]} if {a[0]} else {a[2]}",
     "cast": _cast,
-    "round_float32": lambda a, p, t: (f"{a[0]}.astype(np.float32).astype(np.float64)"
-                                      if t[0].ndim else f"float(np.float32({a[0]}))"),
+    "round_float32": lambda a, p, t: f"float(np.float32({a[0]}))",  # (arrays: `_rt`)
     # reductions
     "sum": _reduce("sum"), "max": _reduce("max"), "min": _reduce("min"),
     "argmax": lambda a, p, t: f"np.argmax({a[0]})" if p.get("axis") is None
