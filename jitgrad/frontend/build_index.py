@@ -104,11 +104,16 @@ class Indexing:
             spec.append("i")
             atoms.append(v)
         if gathered is not None:
-            if any(not (s == ":" or s[0] == "s") for s in spec):  # (NumPy moves the axes of
-                # an integer array beside integers or newaxis: not followed here)
-                raise refused("indexing with an integer array beside integers, ... or None",
+            if any(s in ("n", "e") for s in spec):
+                raise refused("indexing with an integer array beside ... or None",
                               "integer arrays", self.loc(node))
-            return ("x", gathered[0], tuple(spec)), atoms + [gathered[1]]
+            at = gathered[0]
+            advanced = [k for k, s in enumerate(spec) if s == "i"] + [at]
+            # NumPy: the index's axes stand where the integers and the array stand when they
+            # are side by side, else first
+            front = max(advanced) - min(advanced) + 1 != len(advanced)
+            axis = sum(1 for s in spec[:at] if s != "i")  # once the integers are read
+            return ("x", axis, tuple(spec), front), atoms + [gathered[1]]
         return tuple(spec), atoms
 
     def array_index_refused(self, v, n_items: int, store: bool, node) -> UnsupportedError:
@@ -172,13 +177,14 @@ class Indexing:
                                     (positions.shape[0],) + rest)
 
     def gather_along(self, array, index, node):
-        """``x[:, idx]``, ``x[idx2d]``: the slices read first, then the entries at the
-        integers (of any rank) along the array's axis, whose axes take that axis's place
-        (NumPy's order for one integer array among slices): a gather of rows, positions
-        checked at run time, whose adjoint adds up repeats."""
-        (_, axis, spec), atoms = index
+        """``x[:, idx]``, ``x[idx2d]``, ``x[idx, 0]``: the slices and integers read first,
+        then the entries at the integer array (of any rank) along its axis, whose axes take
+        that axis's place (or come first, where a slice stands between the integers and the
+        array, as NumPy orders them): a gather of rows, positions checked at run time, whose
+        adjoint adds up repeats."""
+        (_, axis, spec, front), atoms = index
         idx = atoms[-1]
-        if not isinstance(array, Sym) or axis >= array.ndim:
+        if not isinstance(array, Sym) or len(spec) > array.ndim:
             raise ShapeError("too many indices for the array", self.loc(node))
         sliced = self.getitem(array, (spec, atoms[:-1]), node)
         moved = numpy_shape.np_moveaxis(sliced, axis, 0) if axis else sliced
@@ -187,7 +193,7 @@ class Indexing:
         taken = self.take_at(moved, positions, True)
         if idx.ndim != 1:
             taken = numpy_api.np_reshape(taken, tuple(idx.shape) + tuple(moved.shape[1:]))
-        if axis:
+        if axis and not front:
             d = idx.ndim
             taken = numpy_api.np_transpose(taken, tuple(range(d, d + axis)) + tuple(range(d))
                                            + tuple(range(d + axis, taken.ndim)))
