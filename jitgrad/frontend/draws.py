@@ -322,6 +322,10 @@ def _draw(d: Draw, gen, shape: tuple, env):
     if d.kind == "drawn":  # the distribution as the user called it, parameters and all
         name, args, kwargs = d.call
         args = tuple(_value(a, env) if isinstance(a, (Var, Const)) else a for a in args)
+        if name == "permutation" and isinstance(gen, random.Random):  # random.shuffle(x)
+            order = list(range(args[0]))  # (its swaps depend on the length only)
+            gen.shuffle(order)
+            return np.array(order, dtype=np.int64)
         return getattr(gen, name)(*args, **kwargs)
     if d.kind == "normal":
         return gen.standard_normal(size)
@@ -493,8 +497,8 @@ def build_call(builder, recorder: Recorder, fn, args, kwargs, node):
             method_of(ref, name, loc)
     elif isinstance(getattr(fn, "__self__", None), random.Random):  # Python's random module
         ref, name = GeneratorRef(False, obj=fn.__self__, python=True), fn.__name__
-        if name == "shuffle":
-            raise refused("random.shuffle", "distribution", loc)
+        if name == "shuffle":  # of an array: its positions replayed, as NumPy's shuffle
+            return _reordering(builder, recorder, ref, name, args, kwargs, node)
         if name != "seed":
             return _as_drawn(recorder, ref, name, args, kwargs, loc)
     elif fn is np.random.seed:
@@ -609,7 +613,7 @@ def _reordering(builder, recorder: Recorder, ref: GeneratorRef, name: str, args,
     array's rows are gathered at them, so its gradient goes back through the positions."""
     loc = builder.loc(node)
     gb = builder.gb
-    if ref.python:
+    if ref.python and name != "shuffle":
         raise refused(f"random.{name}", "distribution", loc)
     if name == "choice":
         a, size, replace, p = _bind(lambda a, size=None, replace=True, p=None, axis=0,
