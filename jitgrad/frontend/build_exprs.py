@@ -164,6 +164,10 @@ class Expressions(Indexing):
                                           if what == "global" else None)
         if generator is not None:  # a Generator/RandomState the function draws from
             return generator
+        if isinstance(value, np.dtype) and value.names:
+            raise UnsupportedError(f"the {what} `{name}`, a structured dtype: jitgrad's arrays "
+                                   "hold numbers (float, integer, bool), not records; keep "
+                                   "each field in an array of its own", self.loc(node))
         raise UnsupportedError(f"the {what} `{name}` of type {type(value).__name__}",
                                self.loc(node))
 
