@@ -234,10 +234,6 @@ def returns_nothing(x):  # refused: returns-nothing
     x * 2.0
 
 
-def nanmedian_sum(x):
-    return np.nanmedian(x)  # refused: nanmedian
-
-
 def pinv_sum(x):
     return np.sum(np.linalg.pinv(x))  # refused: pinv
 
@@ -246,12 +242,12 @@ def roots_sum(x):
     return np.sum(np.roots(x))  # refused: roots
 
 
-def gradient_sum(x):
-    return np.sum(np.gradient(x))  # refused: gradient
+def polyfit_sum(x):
+    return np.sum(np.polyfit(x, x, 1))  # refused: polyfit
 
 
 def fancy_index(x, idx):
-    return np.sum(x[idx, 0])  # refused: fancy-index
+    return np.sum(x[idx, None])  # refused: fancy-index
 
 
 def boolean_index(x):
@@ -512,7 +508,7 @@ def writes_through_indices_beside_an_integer(x, idx):
 
 
 def matrix_index(x, idx):
-    return np.sum(x[idx])  # refused: matrix-index
+    return np.sum(x[idx, idx])  # refused: matrix-index
 
 
 SCALES = {(0, 1): 2.0}  # a global dict keyed by tuples

@@ -361,13 +361,12 @@ def parameter_from_the_function(x):
 
 def generator_choice(x):
     rng = np.random.default_rng(0)
-    return np.sum(x[rng.choice(x.size, size=2)])
+    return np.sum(x[rng.choice(x.size, size=x.size - 1)])
 
 
 def shuffled(x):
-    y = x.copy()
-    np.random.shuffle(y)
-    return np.sum(y * np.arange(3.0))
+    np.random.shuffle(x[1:])
+    return np.sum(x * np.arange(3.0))
 
 
 def bit_generator_inside(x):
@@ -389,8 +388,8 @@ def float32_draw(x):
     (size_from_index, ["size or bounds of this draw", "np.random.rand(i)"]),
     (parameter_from_the_function, ["np.random gamma", "computed in the function",
                                    "standard_normal"]),
-    (generator_choice, ["np.random choice", "known then"]),
-    (shuffled, ["np.random.shuffle"]),
+    (generator_choice, ["np.random choice", "size=", "known while building"]),
+    (shuffled, ["shuffles an array it names", "x[rng.permutation(len(x))]"]),
     (float32_draw, ["dtype=float32"]),
     (bit_generator_inside, ["np.random.PCG64(...)", "np.random.default_rng(seed)"]),
 ])

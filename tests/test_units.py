@@ -503,6 +503,8 @@ ADJOINT_ONLY = {"add_at", "broadcast_like", "reshape_like", "spread", "sum_to_li
                 "trigamma", "tetragamma"}  # the derivatives of digamma and trigamma
 CORPUS_GAPS = {"arccos", "arcsin", "arcsinh", "bincount", "cast", "cosh", "dft", "expm1", "nextafter",
                "outer", "sinh", "vander"}
+# Gaps tested in a test of their own (np.float32's rounding is too fine for the check below).
+TESTED_ELSEWHERE = {"round_float32"}  # tests/test_numpy_surface.py
 
 
 def corpus_primitives() -> set[str]:
@@ -520,11 +522,13 @@ def corpus_primitives() -> set[str]:
 def test_corpus_coverage():
     """Every differentiable primitive appears in some corpus function's forward IR, except the
     adjoint-only ones and the known gaps listed above."""
-    assert (ADJOINT_ONLY | CORPUS_GAPS) - set(PRIMITIVES) == set(), "stale names in the lists"
+    assert (ADJOINT_ONLY | CORPUS_GAPS | TESTED_ELSEWHERE) - set(PRIMITIVES) == set(), \
+        "stale names in the lists"
     missing = set(DIFFERENTIABLE) - corpus_primitives()
     # SciPy's special functions of their own: differentiated, compiled, in tests/test_special.py
     # (which checks that it uses each)
-    unexpected = missing - ADJOINT_ONLY - CORPUS_GAPS - set(SCIPY_FUNCTIONS)
+    unexpected = (missing - ADJOINT_ONLY - CORPUS_GAPS - set(SCIPY_FUNCTIONS)
+                  - TESTED_ELSEWHERE)
     assert not unexpected, f"differentiable primitives no corpus function uses: {sorted(missing)}"
 
 

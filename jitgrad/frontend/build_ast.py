@@ -110,6 +110,15 @@ class RunTimeText:
         self.source = source
 
 
+class RunTimeBytes:
+    """``x.tobytes()``: the array's memory as bytes, whose length (``len(b)``, its ``nbytes``)
+    is all jitgrad reads of it; the bytes themselves carry no derivative and are not a value
+    the generated code computes with."""
+
+    def __init__(self, length):
+        self.length = length
+
+
 class NoReturn:
     """The value to return before any ``return`` ran: merged with a returned value, it takes
     that value's shape (a placeholder on the side that has not returned, never read)."""

@@ -18,7 +18,7 @@ import numpy as np
 
 from jitgrad.core.errors import UnsupportedError
 from jitgrad.core.ir import Var
-from jitgrad.frontend.build_ast import Iterator, RunTimeText
+from jitgrad.frontend.build_ast import Iterator, RunTimeBytes, RunTimeText
 from jitgrad.lang import numpy_api, symbolic
 from jitgrad.lang.symbolic import Sym
 
@@ -83,6 +83,8 @@ def _b_len(b, args, kwargs, node):
         if not x.ndim:
             raise UnsupportedError("len() of a scalar", b.loc(node))
         return x.shape[0]
+    if isinstance(x, RunTimeBytes):
+        return x.length
     return len(x)
 
 

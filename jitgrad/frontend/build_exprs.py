@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import collections
 import functools
 import inspect
 import math
@@ -35,6 +36,7 @@ from jitgrad.frontend.build_ast import (
     Iterator,
     LocalFunction,
     ReadAfterLoop,
+    RunTimeBytes,
     RunTimeText,
     Undefined,
     assigned_names,
@@ -48,8 +50,20 @@ from jitgrad.frontend.build_values import PURE_STDLIB, is_user_object, library_o
 from jitgrad.frontend.desugar_lists import INTRINSICS
 from jitgrad.frontend.parse import FunctionSource, unwrap
 from jitgrad.frontend.recursion import linear_recursion, loop_form
-from jitgrad.lang import complex_pairs, numpy_api, numpy_args, numpy_shape, scipy_api, symbolic
+from jitgrad.lang import (
+    complex_pairs,
+    numpy_api,
+    numpy_args,
+    numpy_shape,
+    numpy_written,
+    scipy_api,
+    symbolic,
+)
 from jitgrad.lang.symbolic import Sym
+
+# ``x.flags``: the two flags Numba's arrays have (others are refused as attributes of it)
+ArrayFlags = collections.namedtuple("ArrayFlags", ["c_contiguous", "f_contiguous"])
+WRITTEN_MODULE = numpy_written.__name__  # its functions call each other: built inline
 
 
 class Expressions(Indexing):
@@ -165,6 +179,10 @@ class Expressions(Indexing):
                                           if what == "global" else None)
         if generator is not None:  # a Generator/RandomState the function draws from
             return generator
+        if isinstance(value, np.dtype) and value.names:
+            raise UnsupportedError(f"the {what} `{name}`, a structured dtype: jitgrad's arrays "
+                                   "hold numbers (float, integer, bool), not records; keep "
+                                   "each field in an array of its own", self.loc(node))
         raise UnsupportedError(f"the {what} `{name}` of type {type(value).__name__}",
                                self.loc(node))
 
@@ -205,6 +223,18 @@ class Expressions(Indexing):
             if attr == "imag":  # of a real value: zero (NumPy: zeros of its shape)
                 return symbolic.record("zeros_like", base) if base.ndim else \
                     0.0 if base.type.kind == "f" else 0
+            if attr in ("itemsize", "nbytes"):  # read at run time (float32 or float64)
+                return symbolic.record("memory", base, attr=attr)
+            if attr == "strides":
+                return tuple(symbolic.record("memory", base, attr="strides", axis=k)
+                             for k in range(base.ndim))
+            if attr == "flags":  # x.flags.c_contiguous, .f_contiguous: read at run time
+                return ArrayFlags(*(symbolic.record("memory", base, attr=a)
+                                    for a in ArrayFlags._fields))
+            if attr == "tobytes":  # its length is read (len(x.tobytes()), x.nbytes)
+                return _Bytes(base, None)
+            if attr == "view":  # x.view(dtype) of its own kind: the same array
+                return _ArrayMethod(base, np.ndarray.view)
             if attr == "flat":  # read only: x.flat[i] is the flattened array's entry i
                 return symbolic.NUMPY[np.ravel](base)
             if attr in ("sum", "mean", "max", "min", "dot", "copy", "transpose", "reshape",
@@ -410,6 +440,11 @@ class Expressions(Indexing):
             if not isinstance(left, Sym):
                 return (left in right) == isinstance(op, ast.In)
             right = tuple(sorted(right, key=repr))
+        if isinstance(right, Sym) and right.ndim and symbolic.ndim_of(left) == 0 \
+                and not isinstance(left, (str, RunTimeText)):
+            # `v in x` of an array: NumPy's ndarray.__contains__, (x == v).any()
+            found = symbolic.NUMPY[np.any](CMPOPS[ast.Eq](right, left))
+            return found if isinstance(op, ast.In) else symbolic.record("logical_not", found)
         if not isinstance(right, (tuple, list)) or any(
                 isinstance(v, Sym) and v.ndim for v in (left, *right)):
             raise UnsupportedError("`in` with a tuple, list or dict known while building (of an "
@@ -619,7 +654,8 @@ class Expressions(Indexing):
             raise UnsupportedError("calling a value that is not a function", self.loc(node))
         if getattr(fn, "__self__", None) is not None and isinstance(
                 fn.__self__, (Sym, complex_pairs.Complex)):
-            return fn(*args, **kwargs)  # an array method, a complex value's .conjugate()
+            value = fn(*args, **kwargs)  # an array method, a complex value's .conjugate()
+            return self.known(value, node) if isinstance(value, symbolic.Written) else value
         if complex_pairs.takes(fn, args, kwargs):  # complex(x, y), cmath.exp(z), np.abs(z)
             return complex_pairs.call(fn, args, kwargs)
         if fn is complex:  # of numbers known while building: Python's
@@ -629,8 +665,8 @@ class Expressions(Indexing):
                     isinstance(a, (Sym, RunTimeText)) for a in (*args, *kwargs.values())):
                 return RunTimeText(ast.unparse(node))  # "{:.3f}".format(loss): a label
             return fn(*args, **kwargs)  # options.get("scale", 1.0): read while building
-        if isinstance(fn, LocalFunction):
-            return self.inline(fn, args, kwargs, node)
+        if isinstance(fn, LocalFunction) or getattr(fn, "__module__", None) == WRITTEN_MODULE:
+            return self.inline(fn, args, kwargs, node)  # (or a NumPy function jitgrad wrote)
         if isinstance(fn, functools.partial):  # partial(f, a)(x): f(a, x), f known now
             return self.call(fn.func, (*fn.args, *args), {**fn.keywords, **kwargs}, node)
         if isinstance(fn, BuildMethod):  # lst.pop(): a change to a list known while building
@@ -836,3 +872,10 @@ def _hashable(value) -> bool:
     except TypeError:
         return False
     return True
+
+
+class _Bytes(_ArrayMethod):
+    """``x.tobytes``: bound to ``x``; its call gives the bytes' length only (`RunTimeBytes`)."""
+
+    def __call__(self, order="C"):
+        return RunTimeBytes(symbolic.record("memory", self.__self__, attr="nbytes"))

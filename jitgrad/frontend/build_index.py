@@ -16,7 +16,7 @@ import numpy as np
 from jitgrad.core.errors import ShapeError, UnsupportedError, refused
 from jitgrad.core.ir import Var
 from jitgrad.frontend.build_ast import int_literal
-from jitgrad.lang import complex_pairs, numpy_api, symbolic
+from jitgrad.lang import complex_pairs, numpy_api, numpy_shape, symbolic
 from jitgrad.lang.symbolic import Sym
 from jitgrad.prims import primitives
 
@@ -31,6 +31,7 @@ class Indexing:
         ``store``: the index is written through (a refused mask then says how to write)."""
         items = node.elts if isinstance(node, ast.Tuple) else [node]
         spec, atoms = [], []
+        gathered = None  # (axis, array): one integer array among slices (`x[:, idx]`)
         for item in items:
             if isinstance(item, ast.Slice):
                 flags = []
@@ -86,10 +87,25 @@ class Indexing:
                     w = self.expr(items[1])  # a[rows, cols]: one entry per pair
                     if isinstance(w, Sym) and w.ndim == 1 and w.type.kind == "i":
                         return ("p",), [v, w]
+                if v.type.kind == "i" and not store and gathered is None:
+                    gathered = (len(spec), v)  # x[:, idx], x[idx2d]: a gather along an axis
+                    spec.append(":")
+                    continue
                 raise self.array_index_refused(v, len(items), store, item)
             self.check_int(v, item)
             spec.append("i")
             atoms.append(v)
+        if gathered is not None:
+            if any(s in ("n", "e") for s in spec):
+                raise refused("indexing with an integer array beside ... or None",
+                              "integer arrays", self.loc(node))
+            at = gathered[0]
+            advanced = [k for k, s in enumerate(spec) if s == "i"] + [at]
+            # NumPy: the index's axes stand where the integers and the array stand when they
+            # are side by side, else first
+            front = max(advanced) - min(advanced) + 1 != len(advanced)
+            axis = sum(1 for s in spec[:at] if s != "i")  # once the integers are read
+            return ("x", axis, tuple(spec), front), atoms + [gathered[1]]
         return tuple(spec), atoms
 
     def known_index_item(self, v, node, spec, atoms) -> None:
@@ -172,11 +188,36 @@ class Indexing:
         return numpy_api.np_reshape(symbolic.record("take", flat, positions),
                                     (positions.shape[0],) + rest)
 
+    def gather_along(self, array, index, node):
+        """``x[:, idx]``, ``x[idx2d]``, ``x[idx, 0]``: the slices and integers read first,
+        then the entries at the integer array (of any rank) along its axis, whose axes take
+        that axis's place (or come first, where a slice stands between the integers and the
+        array, as NumPy orders them): a gather of rows, positions checked at run time, whose
+        adjoint adds up repeats."""
+        (_, axis, spec, front), atoms = index
+        idx = atoms[-1]
+        if not isinstance(array, Sym) or len(spec) > array.ndim:
+            raise ShapeError("too many indices for the array", self.loc(node))
+        sliced = self.getitem(array, (spec, atoms[:-1]), node)
+        moved = numpy_shape.np_moveaxis(sliced, axis, 0) if axis else sliced
+        flat = numpy_api.np_reshape(idx, (-1,)) if idx.ndim != 1 else idx
+        positions = symbolic.record("index_positions", flat, moved, kind="rows")
+        taken = self.take_at(moved, positions, True)
+        if idx.ndim != 1:
+            taken = numpy_api.np_reshape(taken, tuple(idx.shape) + tuple(moved.shape[1:]))
+        if axis and not front:
+            d = idx.ndim
+            taken = numpy_api.np_transpose(taken, tuple(range(d, d + axis)) + tuple(range(d))
+                                           + tuple(range(d + axis, taken.ndim)))
+        return taken
+
     def getitem(self, array, index, node):
         if isinstance(array, complex_pairs.Complex):  # z[i]: of each part
             return complex_pairs.pair(
                 *(self.getitem(part, index, node) if symbolic.ndim_of(part) else part
                   for part in (array.re, array.im)))
+        if index[0] and index[0][0] == "x":
+            return self.gather_along(array, index, node)
         if index[0] in (("a",), ("m",), ("p",)):
             positions, rows = self.advanced_positions(array, index, node)
             if index[0] == ("m",) and index[1][0].ndim == array.ndim and array.ndim > 2:

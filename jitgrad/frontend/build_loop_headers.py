@@ -152,6 +152,8 @@ class LoopHeaders:
                                  ast.Constant(-step)), stmt.target, [])
         if fn is np.ndindex:
             return self.ndindex_loop(stmt, it, hidden, new_loop, call)
+        if fn in (np.ndenumerate, np.nditer):
+            return self.entries_loop(fn, stmt, it, hidden, new_loop, call)
         if fn is itertools.product and it.args and not it.keywords and all(
                 isinstance(a, ast.Call) and self.expr(a.func) is range and len(a.args) == 1
                 and not a.keywords for a in it.args):
@@ -167,10 +169,36 @@ class LoopHeaders:
                                                                           ctx=ast.Load())))]
         return new_loop(call("range", hidden("n", length)), k, prologue)
 
-    def ndindex_loop(self, stmt, it, hidden, new_loop, call):
+    def entries_loop(self, fn, stmt, it, hidden, new_loop, call):
+        """``for idx, v in np.ndenumerate(x)`` and ``for v in np.nditer(x)`` (one array, read):
+        the loop of ``np.ndindex(x.shape)``, whose body starts with ``idx, v = idx, x[idx]``
+        (``v`` an entry, a number; NumPy's nditer gives a 0-d array, whose ``.item()`` and
+        arithmetic are the number's)."""
+        what = "np.ndenumerate" if fn is np.ndenumerate else "np.nditer"
+        if len(it.args) != 1 or it.keywords or isinstance(it.args[0], ast.Starred):
+            raise UnsupportedError(f"{what} of one array, read only (no flags, op_flags or "
+                                   "several operands): for writes, loop over np.ndindex(x.shape) "
+                                   "and write x[idx]", self.loc(it))
+        x = self.expr(it.args[0])
+        if not (isinstance(x, Sym) and x.ndim):
+            raise UnsupportedError(f"{what} of an array", self.loc(it))
+        array = hidden("array", x)
+        idx = f"%idx@{self.gb.new_tag()}"
+        entry = ast.Subscript(value=array, slice=ast.Name(id=idx, ctx=ast.Load()),
+                              ctx=ast.Load())
+        item = ast.Tuple(elts=[ast.Name(id=idx, ctx=ast.Load()), entry], ctx=ast.Load()) \
+            if fn is np.ndenumerate else entry
+        shape = ast.copy_location(ast.Call(func=it.func, args=[hidden("shape", x.shape)],
+                                           keywords=[]), it)
+        return self.ndindex_loop(stmt, shape, hidden, new_loop, call,
+                                 ast.Name(id=idx, ctx=ast.Store()),
+                                 [ast.Assign(targets=[stmt.target], value=item)])
+
+    def ndindex_loop(self, stmt, it, hidden, new_loop, call, target=None, then=()):
         """``for idx in np.ndindex(shape)`` as one loop over the flat position ``k``, whose body
         starts with ``idx = (k // stride0 % n0, k // stride1 % n1, ...)`` (row-major, as
-        NumPy's order); ``break`` and ``continue`` keep their meaning."""
+        NumPy's order; ``target`` instead of the loop's own, then the statements ``then``);
+        ``break`` and ``continue`` keep their meaning."""
         if it.keywords or any(isinstance(a, ast.Starred) for a in it.args):
             raise UnsupportedError("np.ndindex takes a shape tuple or sizes", self.loc(it))
         dims = [self.expr(a) for a in it.args]
@@ -188,8 +216,8 @@ class LoopHeaders:
             part = ast.BinOp(left=ast.Name(id=k.id, ctx=ast.Load()), op=ast.FloorDiv(),
                              right=hidden("stride", s))
             parts.append(ast.BinOp(left=part, op=ast.Mod(), right=hidden("dim", d)))
-        prologue = [ast.Assign(targets=[stmt.target], value=ast.Tuple(elts=parts,
-                                                                       ctx=ast.Load()))]
+        prologue = [ast.Assign(targets=[target or stmt.target], value=ast.Tuple(
+            elts=parts, ctx=ast.Load()))] + list(then)
         return new_loop(call("range", hidden("n", total)), k, prologue)
 
     def python_sequences(self, node) -> bool:

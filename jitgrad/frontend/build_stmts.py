@@ -141,6 +141,21 @@ class Statements:
                 Ellipsis), ctx=ast.Store()), call)
             self.assign(target, self.expr(call.args[0]))
             return
+        if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "sort" and isinstance(call.func.value, ast.Name)
+                and isinstance(self.env.get(call.func.value.id), Sym)):
+            # `x.sort(axis)` is `x[...] = np.sort(x, axis)`: sorted in place
+            array = self.env[call.func.value.id]
+            args = [self.argument(a) for a in call.args]
+            kwargs = {k.arg: self.argument(k.value) for k in call.keywords}
+            try:
+                value = symbolic.NUMPY[np.sort](array, *args, **kwargs)
+            except TypeError as e:
+                raise UnsupportedError(f"ndarray.sort: {e}", self.loc(call)) from None
+            target = ast.copy_location(ast.Subscript(value=call.func.value, slice=ast.Constant(
+                Ellipsis), ctx=ast.Store()), call)
+            self.assign(target, value)
+            return
         if isinstance(call, ast.Call) and self.is_print(call.func):
             self.check_print_arguments(call)
             return  # print(...) has no effect on a value: left out, its arguments unevaluated

@@ -26,7 +26,7 @@ import numpy as np
 from jitgrad.core.errors import JitgradError, UnsupportedError
 from jitgrad.frontend.build_ast import LIBRARIES, fn_name
 from jitgrad.lang import complex_pairs
-from jitgrad.lang.symbolic import Sym
+from jitgrad.lang.symbolic import Sym, Written
 
 # Standard-library modules whose functions give the same result for the same arguments (no
 # clock, no random state, no files): run while building on constants. Any other module's
@@ -73,6 +73,8 @@ class Values:
     def known(self, value, node):
         """A library's result made while building, as the graph takes it: NumPy scalars as
         Python numbers, arrays as constants of the graph, tuples item by item."""
+        if isinstance(value, Written):  # a NumPy function jitgrad writes in Python
+            return self.inline(value.fn, list(value.args), dict(value.kwargs), node)
         if isinstance(value, np.generic):
             return value.item()
         if isinstance(value, np.ndarray):
@@ -84,7 +86,8 @@ class Values:
             return self.constant_array(getattr(node.func, "attr", "c") if hasattr(node, "func")
                                        else "c", value, node)
         if isinstance(value, tuple):
-            return tuple(self.known(v, node) for v in value)
+            items = tuple(self.known(v, node) for v in value)
+            return type(value)(*items) if _is_namedtuple(type(value)) else items
         if isinstance(value, list):
             return tuple(self.known(v, node) for v in value)
         return value

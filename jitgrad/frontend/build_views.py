@@ -118,8 +118,9 @@ def view_bases(stmts, written: set[str]) -> set[str]:
     for stmt in stmts:
         for node in ast.walk(stmt):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and node.func.attr == "fill" and isinstance(node.func.value, ast.Name)):
-                written.add(node.func.value.id)  # `row.fill(v)` writes into row
+                    and node.func.attr in ("fill", "sort")
+                    and isinstance(node.func.value, ast.Name)):
+                written.add(node.func.value.id)  # `row.fill(v)`, `row.sort()` write into row
             if (isinstance(node, ast.Assign) and len(node.targets) == 1
                     and isinstance(node.targets[0], ast.Name)
                     and isinstance(node.value, (ast.Subscript, ast.Attribute))):

@@ -136,6 +136,8 @@ def generator_value(value, name: str, globals_: dict | None):
 
 def method_of(ref: GeneratorRef, attr: str, loc: Loc | None) -> DrawMethod:
     """``rng.<attr>``: a method jitgrad replays, else refused."""
+    if attr == "shuffle":  # in place, of an array it names (`_reordering`)
+        return DrawMethod(ref, attr)
     known = attr in _METHODS or attr == "seed"
     if known and attr in (_GENERATOR_ONLY if ref.legacy else _LEGACY_ONLY):
         known = False
@@ -319,6 +321,11 @@ def _draw(d: Draw, gen, shape: tuple, env):
     size = shape if shape else None
     if d.kind == "drawn":  # the distribution as the user called it, parameters and all
         name, args, kwargs = d.call
+        args = tuple(_value(a, env) if isinstance(a, (Var, Const)) else a for a in args)
+        if name == "permutation" and isinstance(gen, random.Random):  # random.shuffle(x)
+            order = list(range(args[0]))  # (its swaps depend on the length only)
+            gen.shuffle(order)
+            return np.array(order, dtype=np.int64)
         return getattr(gen, name)(*args, **kwargs)
     if d.kind == "normal":
         return gen.standard_normal(size)
@@ -486,11 +493,12 @@ def build_call(builder, recorder: Recorder, fn, args, kwargs, node):
     elif isinstance(getattr(fn, "__self__", None), GENERATORS):
         ref = GeneratorRef(isinstance(fn.__self__, np.random.RandomState), obj=fn.__self__)
         name = fn.__name__
-        method_of(ref, name, loc)
+        if name != "shuffle":
+            method_of(ref, name, loc)
     elif isinstance(getattr(fn, "__self__", None), random.Random):  # Python's random module
         ref, name = GeneratorRef(False, obj=fn.__self__, python=True), fn.__name__
-        if name == "shuffle":
-            raise refused("random.shuffle", "distribution", loc)
+        if name == "shuffle":  # of an array: its positions replayed, as NumPy's shuffle
+            return _reordering(builder, recorder, ref, name, args, kwargs, node)
         if name != "seed":
             return _as_drawn(recorder, ref, name, args, kwargs, loc)
     elif fn is np.random.seed:
@@ -510,6 +518,9 @@ def build_call(builder, recorder: Recorder, fn, args, kwargs, node):
                                loc)
     else:
         raise refused(f"{_fn_name(fn)}", "distribution", loc)
+    if name in ("permutation", "shuffle", "choice") and (name == "shuffle" or any(
+            isinstance(v, Sym) for v in (*args, *kwargs.values()))):
+        return _reordering(builder, recorder, ref, name, args, kwargs, node)
     if name == "seed":
         seed = _bind(lambda seed=None: seed, args, kwargs, name, loc)
         recorder.add(Seed(ref, _int_atom(gb, seed, "a seed", loc), loc))
@@ -560,6 +571,13 @@ def _as_drawn(recorder: Recorder, ref: GeneratorRef, name: str, args, kwargs, lo
     as the user called it, from the same generator at the same point of its stream. Its
     parameters carry no derivative through it, so they must be known while building
     (numbers, constant arrays): a parameter computed in the function is refused."""
+    def known(v):  # np.array([1.0, 2.0]) written in the function: its value
+        gb = recorder.gb
+        if isinstance(v, Sym) and v.atom in gb.known_values and not gb.is_stale(v.atom):
+            return gb.known_values[v.atom]
+        return v
+    args = tuple(known(v) for v in args)
+    kwargs = {k: known(v) for k, v in kwargs.items()}
     for v in (*args, *kwargs.values()):
         if isinstance(v, Sym) or not isinstance(v, (int, float, bool, str, np.number,
                                                      np.ndarray, tuple, list, type(None))):
@@ -584,6 +602,62 @@ def _as_drawn(recorder: Recorder, ref: GeneratorRef, name: str, args, kwargs, lo
     recorder.add(Draw(var, "drawn", ref, (shape,) if shape else (), (), loc,
                       (name, tuple(args), dict(kwargs))))
     return value
+
+
+def _reordering(builder, recorder: Recorder, ref: GeneratorRef, name: str, args, kwargs,
+                node):
+    """``rng.permutation(x)``, ``rng.shuffle(x)`` (in place), ``rng.choice(x, k)`` of an
+    array of the function, or of a size known only at run time: the positions are drawn
+    before the call (``rng.permutation(n)``, ``rng.choice(n, k)``, which move the generator
+    as NumPy's calls on the array do, and whose entries NumPy reads in that order), and the
+    array's rows are gathered at them, so its gradient goes back through the positions."""
+    loc = builder.loc(node)
+    gb = builder.gb
+    if ref.python and name != "shuffle":
+        raise refused(f"random.{name}", "distribution", loc)
+    if name == "choice":
+        a, size, replace, p = _bind(lambda a, size=None, replace=True, p=None, axis=0,
+                                    shuffle=True: (a, size, replace, p), args, kwargs, name, loc)
+        if not all(isinstance(v, (int, bool, tuple, list, np.ndarray, type(None)))
+                   for v in (size, replace, p)) or (
+                       kwargs.get("axis", 0) != 0 or kwargs.get("shuffle", True) is not True):
+            raise UnsupportedError("np.random choice of an array or size computed in the "
+                                   "function takes size=, replace= and p= known while "
+                                   "building (numbers, constant arrays)", loc)
+        shape = () if size is None else tuple(size) if isinstance(size, (tuple, list)) \
+            else (size,)
+    else:
+        (a,) = _bind(lambda x: (x,), args, kwargs, name, loc)
+        shape = None
+    array = isinstance(a, Sym) and a.ndim > 0
+    if not array and not (isinstance(a, Sym) and a.ndim == 0 and a.type.kind == "i"):
+        raise UnsupportedError(f"np.random {name} of an array or an integer", loc)
+    if name == "shuffle" and not (array and isinstance(node.args[0] if node.args else None,
+                                                        ast.Name)):
+        raise UnsupportedError("rng.shuffle(x) shuffles an array it names in place "
+                               "(`rng.shuffle(x)`); for a copy: x[rng.permutation(len(x))]",
+                               loc)
+    n = a.shape[0] if array else a
+    count = _int_atom(gb, n, "a size", loc)
+    if name == "choice":
+        call = ("choice", (count,), {"size": size, "replace": replace, "p": p})
+        shape = tuple(Const(int(k)) for k in shape)
+    else:
+        call, shape = ("permutation", (count,), {}), (count,)
+    gb.loc = loc
+    var, positions = recorder.hidden_var("drawn_int", shape)
+    recorder.add(Draw(var, "drawn", ref, (shape,) if shape else (), (count,), loc, call))
+    if not array:
+        return positions
+    if symbolic.ndim_of(positions) == 0:
+        return symbolic.record("getitem", a, positions, index_spec=("i",))
+    values = builder.getitem(a, (("a",), [positions]), node)
+    if name != "shuffle":
+        return values
+    target = ast.copy_location(ast.Subscript(value=node.args[0], slice=ast.Constant(Ellipsis),
+                                             ctx=ast.Store()), node)
+    builder.assign(target, values)
+    return None
 
 
 def _fn_name(fn) -> str:

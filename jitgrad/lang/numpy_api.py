@@ -24,6 +24,7 @@ import numpy as np
 
 from jitgrad.core.errors import ShapeError, UnsupportedError
 from jitgrad.core.types import Type
+from jitgrad.lang import numpy_written
 from jitgrad.lang.numpy_args import float_dtype_only, numpy_order
 from jitgrad.lang.symbolic import (
     METHODS,
@@ -36,6 +37,7 @@ from jitgrad.lang.symbolic import (
     record,
     records,
     result_dims,
+    written,
 )
 from jitgrad.prims import primitives
 from jitgrad.prims.primitives import MAX_STACK
@@ -304,6 +306,8 @@ def np_stack(arrays, axis=0):
                                              else float(a) for a in arrays))
     if not ndim_of(arrays[0]) and isinstance(out, Sym) and out.atom.dims is None:
         out.atom.dims = (len(arrays),)  # np.array([a, b, c]): its length is known
+    if isinstance(out, Sym) and not any(records(a) for a in arrays):
+        out.builder.known_values[out.atom] = np.array(arrays)  # np.array([1.0, 2.0])
     return out
 
 
@@ -512,6 +516,41 @@ def np_ravel(x, order="C"):
     if not records(x):
         return np.ravel(x, order=order)
     return np_reshape(x, (-1,), order=order)
+
+
+def np_result_type(*arrays_and_dtypes):
+    """The dtype NumPy's rules give, from each array's dtype (a value known while
+    building)."""
+    return np.result_type(*(a.dtype if records(a) else a for a in arrays_and_dtypes))
+
+
+def array_view(x, dtype=None, type=None):
+    """``x.view()``, ``x.view(dtype)`` of the array's own kind: the same array (a write
+    through either is seen by both, as NumPy's view), its dtype's width checked at run time
+    (floats may be float32 or float64). A view as another kind reinterprets the bits, which
+    has no derivative: refused."""
+    if type is not None:
+        raise UnsupportedError("x.view(type=...): jitgrad's arrays are ndarrays", loc_of(x))
+    if dtype is None:
+        return x
+    want = np.dtype(dtype)
+    if {"u": "u"}.get(want.kind, want.kind) != x.type.kind:
+        kind = {"f": "floats", "i": "integers", "b": "booleans"}[x.type.kind]
+        raise UnsupportedError(f".view({want.name}) of {kind} reinterprets their bits, which "
+                               "has no derivative: compute what you read from them "
+                               "(np.signbit, np.frexp, a comparison)", loc_of(x))
+    return written(numpy_written.view_as, x, want.itemsize, want.name)
+
+
+def np_asarray_chkfinite(a, dtype=None, order=None):
+    """The array (no copy, as NumPy's of an ndarray), checked at run time to hold only
+    finite entries."""
+    if not records(a):
+        return np.asarray_chkfinite(a, dtype, order)
+    if dtype is not None:
+        raise UnsupportedError("np.asarray_chkfinite with dtype=: convert with astype",
+                               loc_of(a))
+    return written(numpy_written.asarray_chkfinite, a)
 
 
 def np_squeeze(x, axis=None):
@@ -739,7 +778,8 @@ NUMPY.update({
     np.average: np_average,
     np.cumsum: np_cumsum, np.cumprod: np_cumprod,
     np.flip: np_flip, np.roll: np_roll, np.diff: np_diff, np.ravel: np_ravel,
-    np.squeeze: np_squeeze,
+    np.squeeze: np_squeeze, np.result_type: np_result_type,
+    np.asarray_chkfinite: np_asarray_chkfinite, np.ndarray.view: array_view,
     np.concatenate: np_concatenate, np.hstack: np_hstack, np.vstack: np_vstack,
     np.vdot: np_vdot,
     np.linalg.inv: _linalg("inv"), np.linalg.det: _linalg("det"),

@@ -11,11 +11,13 @@ function here covers is refused naming the function and the argument.
 
 from __future__ import annotations
 
+import collections
 import math
 
 import numpy as np
 
 from jitgrad.core.errors import UnsupportedError
+from jitgrad.lang import numpy_written as W
 from jitgrad.lang.numpy_args import as_array
 from jitgrad.lang.symbolic import (
     NUMPY,
@@ -25,6 +27,7 @@ from jitgrad.lang.symbolic import (
     numpy_handler,
     record,
     records,
+    written,
 )
 
 _np = numpy_handler  # a NumPy function's handler, for the compositions below
@@ -337,14 +340,24 @@ def np_multi_dot(arrays, out=None):
 # ---- polynomials (numpy.polynomial.polynomial: coefficients from the constant term up) --------
 
 
-def poly_val(x, c, tensor=True):
+def _coefficients(c, what):
+    """A polynomial's coefficients as a vector (a number: one coefficient)."""
     c = as_array(c)
+    if ndim_of(c) == 0:
+        c = _np(np.reshape)(c, (1,))
     if ndim_of(c) != 1:
-        raise UnsupportedError("polyval with a vector of coefficients", loc_of(x, c))
+        raise UnsupportedError(f"{what} with a vector of coefficients (one polynomial); for "
+                               "several, call it on each row", loc_of(c))
+    return c
+
+
+def poly_val(x, c, tensor=True):
+    """Horner's rule: unrolled where the number of coefficients is known while building, else
+    a loop over them (`numpy_written.polyval`)."""
+    c = _coefficients(c, "polyval")
     n = _static_len(c)
     if n is None:
-        raise UnsupportedError("polyval with a number of coefficients known while building",
-                               loc_of(x, c))
+        return written(W.polyval, x, c)
     out = _at(c, n - 1) + x * 0.0
     for k in range(n - 2, -1, -1):  # Horner's scheme
         out = out * x + _at(c, k)
@@ -355,11 +368,10 @@ def np_polyval(p, x):
     """NumPy's legacy ``polyval``: coefficients from the highest power down (Horner)."""
     if all_known(p, x):
         return np.polyval(p, x)
-    p = as_array(p)
+    p = _coefficients(p, "np.polyval")
     n = _static_len(p)
-    if n is None or ndim_of(p) != 1:
-        raise UnsupportedError("np.polyval with a vector of coefficients whose length is known "
-                               "while building", loc_of(p, x))
+    if n is None:
+        return written(W.polyval_legacy, p, x)
     out = _at(p, 0) + x * 0.0
     for k in range(1, n):
         out = out * x + _at(p, k)
@@ -372,22 +384,129 @@ def _padded(c, n):
     return c if m == n else _np(np.concatenate)((c, _np(np.zeros)(n - m)))
 
 
-def _length(c) -> int:
-    n = _static_len(as_array(c))
-    if n is None:
-        raise UnsupportedError("a polynomial with a number of coefficients known while "
-                               "building", loc_of(c))
-    return n
-
-
 def poly_add(c1, c2):
-    n = max(_length(c1), _length(c2))
+    """Where both lengths are known while building: the padded sum (NumPy would also drop
+    trailing zeros, which only the values tell); else NumPy's sum, trimmed, in a loop."""
+    c1, c2 = _coefficients(c1, "polyadd"), _coefficients(c2, "polyadd")
+    n1, n2 = _static_len(c1), _static_len(c2)
+    if n1 is None or n2 is None:
+        return written(W.polyadd, c1, c2)
+    n = max(n1, n2)
     return _padded(c1, n) + _padded(c2, n)
 
 
 def poly_sub(c1, c2):
-    n = max(_length(c1), _length(c2))
+    c1, c2 = _coefficients(c1, "polysub"), _coefficients(c2, "polysub")
+    n1, n2 = _static_len(c1), _static_len(c2)
+    if n1 is None or n2 is None:
+        return written(W.polysub, c1, c2)
+    n = max(n1, n2)
     return _padded(c1, n) - _padded(c2, n)
+
+
+def poly_div(c1, c2):
+    """Quotient and remainder, by NumPy's long division (a loop over the quotient's
+    coefficients)."""
+    if all_known(c1, c2):
+        return np.polynomial.polynomial.polydiv(c1, c2)
+    return written(W.polydiv, _coefficients(c1, "polydiv") * 1.0,
+                   _coefficients(c2, "polydiv") * 1.0)
+
+
+def poly_int(c, m=1, k=(), lbnd=0, scl=1, axis=0):
+    """``m`` integrations, each one the coefficients divided by their new powers behind the
+    next constant of ``k`` (the integral is then ``k`` at 0, as NumPy's with ``lbnd=0``)."""
+    if all_known(c):
+        return np.polynomial.polynomial.polyint(c, m, k, lbnd, scl, axis)
+    loc = loc_of(c)
+    if not isinstance(m, int) or m < 0 or axis != 0 or records(scl) or records(lbnd):
+        raise UnsupportedError("polyint with m= a whole number and scl=, lbnd= numbers known "
+                               "while building, of a vector", loc)
+    if lbnd != 0:
+        raise UnsupportedError("polyint with lbnd= other than 0: integrate from 0 and add "
+                               "the constant -polyval(lbnd, result) to the first coefficient",
+                               loc)
+    ks = list(np.atleast_1d(k)) if not records(k) else None
+    if ks is None or len(ks) > m:
+        raise UnsupportedError("polyint with k= numbers known while building, at most m of "
+                               "them", loc)
+    ks += [0.0] * (m - len(ks))
+    out = _coefficients(c, "polyint") * 1.0
+    for j in range(m):
+        powers = _np(np.arange)(1.0, out.shape[0] + 1.0)
+        out = _np(np.concatenate)((_np(np.full)(1, float(ks[j])), out * scl / powers))
+    return out
+
+
+def poly_trimseq(seq):
+    """The coefficients up to the last that is not zero (the first kept where all are):
+    ``seq[:keep]``, ``keep`` counted with vector operations (no loop)."""
+    if all_known(seq):
+        return np.polynomial.polyutils.trimseq(seq)
+    seq = _coefficients(seq, "trimseq")
+    n = seq.shape[0]
+    ends = _np(np.where)(seq != 0.0, _np(np.arange)(1, n + 1), 0)  # 1 + each nonzero's index
+    last = _np(np.max)(_np(np.concatenate)((_np(np.zeros)(1, dtype=np.int64), ends)))
+    keep = _np(np.maximum)(last, _np(np.minimum)(n, 1))
+    return _from(seq, None, keep)
+
+
+def poly_as_series(alist, trim=True):
+    """Each entry a float vector (its trailing zeros removed where ``trim``), of a tuple or
+    list known while building."""
+    if not isinstance(alist, (tuple, list)):
+        raise UnsupportedError("as_series of a tuple or list of arrays (known while building)",
+                               loc_of(alist))
+    if all_known(*alist):
+        return np.polynomial.polyutils.as_series(alist, trim)
+    return written(W.as_series, tuple(_coefficients(a, "as_series") for a in alist),
+                   bool(trim))
+
+
+def np_gradient(f, *varargs, axis=None, edge_order=1):
+    """np.gradient with even spacings (numbers): central differences inside, one-sided ones
+    at the ends (`numpy_written.gradient`), along each axis asked for."""
+    if all_known(f, *varargs):
+        return np.gradient(f, *varargs, axis=axis, edge_order=edge_order)
+    f = as_array(f)
+    loc = loc_of(f)
+    if ndim_of(f) == 0:
+        raise UnsupportedError("np.gradient of a scalar (NumPy takes arrays)", loc)
+    axes = tuple(range(ndim_of(f))) if axis is None else axis
+    axes = axes if isinstance(axes, tuple) else (axes,)
+    axes = tuple(a + ndim_of(f) if isinstance(a, int) and a < 0 else a for a in axes)
+    if any(not isinstance(a, int) or not 0 <= a < ndim_of(f) for a in axes):
+        raise UnsupportedError(f"np.gradient with axis={axis!r}: axes of the array, known "
+                               "while building", loc)
+    if edge_order not in (1, 2):
+        raise UnsupportedError("np.gradient with edge_order 1 or 2", loc)
+    if any(records(h) or np.ndim(h) for h in varargs):
+        raise UnsupportedError("np.gradient with spacings that are numbers known while "
+                               "building; for coordinates (uneven spacing), write the "
+                               "differences: np.diff(f) / np.diff(x)", loc)
+    if len(varargs) not in (0, 1, len(axes)):
+        raise UnsupportedError(f"np.gradient with {len(varargs)} spacings for {len(axes)} "
+                               "axes", loc)
+    spacings = [float(h) for h in varargs] or [1.0]
+    spacings = spacings * len(axes) if len(spacings) == 1 else spacings
+    return written(W.gradient, f * 1.0, tuple(zip(axes, spacings)), edge_order,
+                   len(axes) == 1)
+
+
+PolynomialValue = collections.namedtuple("Polynomial", ["coef", "domain", "window", "symbol"])
+
+
+def poly_class(coef, domain=None, window=None, symbol="x"):
+    """``Polynomial(coef)``: its coefficients (``.coef``, a vector) and NumPy's defaults for
+    the rest, read while building. Its methods and operators are not taken: write
+    ``polyval(x, p.coef)``, ``polyadd(p.coef, q.coef)``, ``polyder(p.coef)``..."""
+    if all_known(coef):
+        return np.polynomial.polynomial.Polynomial(coef, domain, window, symbol)
+    if domain is not None or window is not None:
+        raise UnsupportedError("Polynomial with domain= or window= (jitgrad takes the "
+                               "coefficients alone, on NumPy's default domain)", loc_of(coef))
+    return PolynomialValue(_coefficients(coef, "Polynomial") * 1.0, (-1.0, 1.0), (-1.0, 1.0),
+                           symbol)
 
 
 def np_pad(array, pad_width, mode="constant", **kw):
@@ -408,6 +527,11 @@ def np_pad(array, pad_width, mode="constant", **kw):
     if any(records(w) for pair in widths for w in pair) or np.ndim(value):
         raise UnsupportedError("np.pad with widths and constant_values known while building "
                                "(numbers)", loc)
+    steps = tuple((axis, int(widths[axis][0]), int(widths[axis][1])) for axis in range(n)
+                  if int(widths[axis][0]) or int(widths[axis][1]))
+    if mode in ("reflect", "symmetric") and any(records(x.shape[a]) for a, _, _ in steps):
+        # which entries a mirror reads is known with the size: a loop over the axes
+        return written(W.pad_mirrored, x, steps, 1 if mode == "reflect" else 0)
     for axis in range(n):
         before, after = (int(w) for w in widths[axis])
         if before == 0 and after == 0:
@@ -515,7 +639,11 @@ NUMPY.update({
     np.linalg.multi_dot: np_multi_dot,
     np.polynomial.polynomial.polyval: poly_val, np.polynomial.polynomial.polyadd: poly_add,
     np.polynomial.polynomial.polysub: poly_sub, np.polynomial.polynomial.polymul: poly_mul,
-    np.polyval: np_polyval, np.pad: np_pad, np.logspace: np_logspace,
+    np.polynomial.polynomial.polydiv: poly_div, np.polynomial.polynomial.polyint: poly_int,
+    np.polynomial.polyutils.trimseq: poly_trimseq,
+    np.polynomial.polyutils.as_series: poly_as_series,
+    np.polynomial.polynomial.Polynomial: poly_class,
+    np.gradient: np_gradient, np.polyval: np_polyval, np.pad: np_pad, np.logspace: np_logspace,
     np.geomspace: np_geomspace, np.ascontiguousarray: np_ascontiguousarray,
     np.asfortranarray: np_asfortranarray, np.unwrap: np_unwrap,
 })

@@ -270,9 +270,13 @@ def np_convolve(a, v, mode="full"):
 def np_kron(a, b):
     if all_known(a, b):
         return np.kron(a, b)
+    a, b = as_array(a), as_array(b)
     na, nb = ndim_of(a), ndim_of(b)
-    if na != nb or na == 0:
-        raise UnsupportedError("np.kron of two arrays of one rank", loc_of(a, b))
+    if na == 0 or nb == 0:
+        return a * b
+    if na != nb:  # the lower rank's array takes leading axes of size 1, as NumPy's kron
+        a = np_reshape(a, (1,) * (nb - na) + a.shape) if na < nb else a
+        b = np_reshape(b, (1,) * (na - nb) + b.shape) if nb < na else b
     wa = np_reshape(a, tuple(v for s in a.shape for v in (s, 1)))  # (m, 1, n, 1, ...)
     wb = np_reshape(b, tuple(v for s in b.shape for v in (1, s)))  # (1, p, 1, q, ...)
     return np_reshape(wa * wb, tuple(s * t for s, t in zip(a.shape, b.shape)))
@@ -410,9 +414,28 @@ def np_sort(x, axis=-1, kind=None, order=None):
     back through the permutation; tied entries keep their order)."""
     if all_known(x):
         return np.sort(x, axis=axis)
-    if x.ndim != 1 or order is not None or norm_axis(axis, 1, loc_of(x)) != 0:
-        raise UnsupportedError("np.sort of a vector (axis=-1 or 0)", loc_of(x))
-    return record("take", x, record("argsort", x))
+    if order is not None or x.ndim == 0 and axis is not None:
+        raise UnsupportedError("np.sort of an array (order= is for structured arrays, which "
+                               "jitgrad does not take)", loc_of(x))
+    if axis is None or x.ndim == 1:
+        flat = np_ravel(x) if x.ndim != 1 else x
+        if axis is not None:
+            norm_axis(axis, 1, loc_of(x))
+        return record("take", flat, record("argsort", flat))
+    axis = norm_axis(axis, x.ndim, loc_of(x))
+    return np_moveaxis(_sort_last(np_moveaxis(x, axis, -1)), -1, axis)
+
+
+def _sort_last(x):
+    """Each row along the last axis sorted: the flat entries in the order of a stable sort
+    by value, then a stable sort of that order by row (so each row's entries stay in value
+    order), gathered (the gradient goes back through the permutation)."""
+    flat = np_ravel(x)
+    n = x.shape[-1]
+    by_value = record("argsort", flat)
+    rows = record("take", NUMPY[np.arange](flat.shape[0]) // n, by_value)
+    order = record("take", by_value, record("argsort", rows))
+    return np_reshape_like(record("take", flat, order), x)
 
 
 def np_argsort(x, axis=-1, kind=None, order=None):
@@ -460,6 +483,99 @@ def np_quantile(x, q, axis=None, **kw):
     return np_percentile(x, float(q) * 100.0, axis, **kw)
 
 
+def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=False):
+    """The windows of ``window_shape`` entries along ``axis`` (one axis), as new trailing
+    axes: a gather of the rows at ``start + offset`` (its adjoint adds up the entries the
+    windows share). NumPy's result is a read-only view; this one is a copy, which reads the
+    same and which jitgrad's in-place writes never reach (NumPy refuses writes into it)."""
+    if all_known(x):
+        return np.lib.stride_tricks.sliding_window_view(x, window_shape, axis, subok=subok,
+                                                         writeable=writeable)
+    x = as_array(x)
+    loc = loc_of(x)
+    shape = window_shape if isinstance(window_shape, tuple) else (window_shape,)
+    axes = tuple(range(x.ndim)) if axis is None else axis if isinstance(axis, tuple) \
+        else (axis,)
+    if writeable or len(shape) != 1 or len(axes) != 1 or records(shape[0]) \
+            or not isinstance(shape[0], int) or shape[0] < 1:
+        raise UnsupportedError("sliding_window_view with one window size known while "
+                               "building, along one axis (axis= for an array of rank 2 or "
+                               "more), read only", loc)
+    w, k = shape[0], norm_axis(axes[0], x.ndim, loc)
+    moved = np_moveaxis(x, k, 0) if k else x
+    n = moved.shape[0]
+    starts = NUMPY[np.arange](n - w + 1)
+    positions = np_ravel(np_reshape(starts, (-1, 1)) + NUMPY[np.arange](w))
+    rows = np_reshape(moved, (n, -1)) if moved.ndim != 2 else moved
+    taken = record("take", rows, record("index_positions", positions, rows, kind="rows")) \
+        if moved.ndim > 1 else record("take", moved, record("index_positions", positions,
+                                                              moved, kind="rows"))
+    rest = tuple(moved.shape[1:])
+    out = np_reshape(taken, (n - w + 1, w) + rest)  # (starts, window, other axes)
+    r = len(rest)  # to NumPy's order: the other axes around the starts, the window last
+    order = tuple(range(2, 2 + k)) + (0,) + tuple(range(2 + k, 2 + r)) + (1,)
+    return np_transpose(out, order) if order != tuple(range(2 + r)) else out
+
+
+def refuse_as_strided(x, *args, **kwargs):
+    if all_known(x):
+        return np.lib.stride_tricks.as_strided(x, *args, **kwargs)
+    raise UnsupportedError("np.lib.stride_tricks.as_strided reads memory at byte offsets, "
+                           "which jitgrad does not follow (where its windows overlap, a "
+                           "gradient would be wrong): for windows, write "
+                           "sliding_window_view(x, w); for a repeat, np.broadcast_to",
+                           loc_of(x))
+
+
+def _sorted_numbers(x, what):
+    """The entries of ``x`` in order, NaNs last (as NumPy and Numba sort them), and how many
+    are not NaN (a run-time count)."""
+    if x.ndim == 0:
+        raise UnsupportedError(f"{what} of an array", loc_of(x))
+    s = np_sort(np_ravel(x) if x.ndim != 1 else x)
+    count = NUMPY[np.sum](record("logical_not", record("isnan", x)))
+    return s, count
+
+
+def np_nanmedian(a, axis=None, **kw):
+    """The median of the entries that are not NaN: the middle of the first ``count`` sorted
+    entries (NaN when every entry is, as NumPy gives)."""
+    if all_known(a):
+        return np.nanmedian(a, axis=axis, **kw)
+    if kw or axis is not None and not (a.ndim == 1 and norm_axis(axis, 1, loc_of(a)) == 0):
+        raise UnsupportedError("np.nanmedian of all the entries (no axis=)", loc_of(a))
+    s, n = _sorted_numbers(a, "np.nanmedian")
+    lo = record("getitem", s, (n - 1) // 2, index_spec=("i",))
+    hi = record("getitem", s, n // 2, index_spec=("i",))
+    return (lo + hi) * 0.5
+
+
+def np_nanpercentile(a, q, axis=None, **kw):
+    """The q-th percentile of the entries that are not NaN (linear interpolation)."""
+    if all_known(a, q):
+        return np.nanpercentile(a, q, axis=axis, **kw)
+    if kw or axis is not None or ndim_of(q) or records(q):
+        raise UnsupportedError("np.nanpercentile of all the entries at one constant q",
+                               loc_of(a))
+    s, n = _sorted_numbers(a, "np.nanpercentile")
+    pos = (n - 1) * (float(q) / 100.0)
+    lo = record("cast", record("floor", pos), kind="i")
+    hi = _imin(lo + 1, n - 1)
+    frac = pos - lo
+    below = record("getitem", s, lo, index_spec=("i",))
+    above = record("getitem", s, hi, index_spec=("i",))
+    return below + (above - below) * frac
+
+
+def np_nanquantile(a, q, axis=None, **kw):
+    if all_known(a, q):
+        return np.nanquantile(a, q, axis=axis, **kw)
+    if ndim_of(q) or records(q):
+        raise UnsupportedError("np.nanquantile of all the entries at one constant q",
+                               loc_of(a))
+    return np_nanpercentile(a, float(q) * 100.0, axis, **kw)
+
+
 # -- cleaning and casting -------------------------------------------------------------------
 
 
@@ -472,6 +588,13 @@ def np_nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     infinite = np_where(record("isnan", x), False, record("logical_not", record("isfinite", x)))
     x = np_where(infinite, np_where(x > 0.0, top, bottom), x)
     return np_where(record("isnan", x), float(nan), x)
+
+
+def np_float32(x=0.0):
+    """The value (or each entry) rounded to float32, then carried on as float64."""
+    if all_known(x):
+        return np.float32(x)
+    return record("round_float32", np_cast(x, np.float64) if x.type.kind != "f" else x)
 
 
 def _cast_to(dtype):
@@ -722,10 +845,14 @@ NUMPY.update({
     np.column_stack: np_column_stack, np.append: np_append,
     np.linalg.norm: np_norm,
     np.sort: np_sort, np.argsort: np_argsort, np.median: np_median, np.percentile: np_percentile,
+    np.nanmedian: np_nanmedian, np.nanpercentile: np_nanpercentile,
+    np.nanquantile: np_nanquantile,
+    np.lib.stride_tricks.sliding_window_view: sliding_window_view,
+    np.lib.stride_tricks.as_strided: refuse_as_strided,
     np.quantile: np_quantile, np.nan_to_num: np_nan_to_num,
     np.take_along_axis: np_take_along_axis, np.einsum: np_einsum,
     np.int64: _cast_to(np.int64), np.int32: _cast_to(np.int32),
-    np.float64: _cast_to(np.float64),
+    np.float64: _cast_to(np.float64), np.float32: np_float32, np.bool_: _cast_to(np.bool_),
     np.real: _real_only("real", np.real, lambda x: x),
     np.conj: _real_only("conj", np.conj, lambda x: x),
     np.real_if_close: _real_only("real_if_close", np.real_if_close, lambda x: x),

@@ -19,6 +19,8 @@ assumption is between argument axes (or an argument axis and a literal size) and
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+from collections.abc import Callable
 
 import numpy as np
 
@@ -81,6 +83,9 @@ class GraphBuilder:
         self.followed: set[Var] = set()  # versions whose newer version a view was taken from
         self.param_vars: list[Var] = []  # the parameters (the caller's arrays)
         self.constant_arrays: set[Var] = set()  # global arrays read as constants
+        # arrays whose entries are known while building (constants, np.array of numbers), as
+        # made (a later write makes a new version): what a replayed draw's parameters read
+        self.known_values: dict[Var, np.ndarray] = {}
         self.grafted: list[str] = []  # the jitgrad transforms called in the body (`Function.grafted`)
         # A loop's carried array that holds another carried array's memory from the second
         # iteration on (`u, unew = unew, u`): the arguments that memory may be.
@@ -105,6 +110,7 @@ class GraphBuilder:
         out.dims = tuple(int(n) for n in value.shape)
         self.restamp(out)
         self.constant_arrays.add(out)
+        self.known_values[out] = value
         return out
 
     def atom(self, value, check: bool = True):
@@ -728,6 +734,30 @@ def current_builder() -> GraphBuilder | None:
     return _BUILDING[-1] if _BUILDING else None
 
 
+@dataclasses.dataclass(frozen=True)
+class Written:
+    """A NumPy function's result still to be built: ``fn``, a plain Python function of
+    jitgrad's own (`lang.numpy_written`), called on ``args`` and ``kwargs``. The frontend
+    builds its source in the caller's place, as it builds the user's own functions, so a loop
+    over a length known only at run time (Horner's rule over the coefficients) is a loop of
+    the graph, differentiated as the user's loops are. A handler returns it as its result
+    (never to another handler)."""
+
+    fn: Callable
+    args: tuple
+    kwargs: dict
+
+
+def written(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` built from its source where an argument is a `Sym`
+    (`Written`); run as Python on anything else (the tape's values, NumPy's)."""
+    def symbolic(v):
+        return isinstance(v, Sym) or (isinstance(v, (tuple, list)) and any(map(symbolic, v)))
+    if any(map(symbolic, (*args, *kwargs.values()))):
+        return Written(fn, args, kwargs)
+    return fn(*args, **kwargs)
+
+
 # The NumPy surface: `numpy_api` and `numpy_shape` fill these tables when `jitgrad.lang` is
 # imported; Sym's operators and methods dispatch through them (this module imports neither).
 NUMPY: dict = {}  # NumPy (and operator/math) function -> its handler on Syms and numbers
@@ -742,6 +772,7 @@ __all__ = [
     "NUMPY",
     "GraphBuilder",
     "Sym",
+    "Written",
     "builder_of",
     "building",
     "current_builder",
@@ -751,4 +782,5 @@ __all__ = [
     "record",
     "records",
     "result_dims",
+    "written",
 ]

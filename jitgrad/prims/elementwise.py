@@ -421,3 +421,16 @@ primitive("cast", _cast_impl, lambda ts, p: Type(p["kind"], ts[0].ndim), linear=
           recomputable=True, same_shape_as=0)
 defvjp("cast", lambda g, ans, x, kind: g)
 defjvp("cast", lambda t, ans, x, kind: t)
+
+
+def _round_float32_impl(x):
+    if np.ndim(x):
+        return np.asarray(x, dtype=np.float32).astype(np.float64)
+    return float(np.float32(x))
+
+
+# ``np.float32(x)``: the value rounded to the nearest float32, carried on as a float64 (as
+# Numba computes ``np.float32(x) * 2.0``); its derivative is 1, as JAX's and autograd's
+# casts have (the rounding error is not differentiated).
+_elementwise("round_float32", _round_float32_impl)
+defvjp("round_float32", lambda g, ans, x: g)

@@ -103,6 +103,24 @@ size = primitive("size", np.size, lambda ts, p: Type("i", 0), differentiable=Fal
                  zero_tangent=True, shape_only={0}, nonnegative=True, reads_size=True)
 
 
+
+def _memory_impl(x, attr, axis=None):
+    x = np.asarray(x)
+    if attr == "strides":
+        return x.strides[axis]
+    if attr in ("c_contiguous", "f_contiguous"):
+        return bool(getattr(x.flags, attr))
+    return getattr(x, attr)
+
+
+# Facts of an array's memory, read at run time (the width of its floats is Numba's to choose,
+# not a part of its type): ``x.itemsize``, ``x.nbytes``, ``x.strides[axis]``,
+# ``x.flags.c_contiguous`` and ``.f_contiguous``. Piecewise constant: no derivative.
+memory = primitive("memory", _memory_impl,
+                   lambda ts, p: Type("b" if p["attr"].endswith("contiguous") else "i", 0),
+                   differentiable=False, zero_tangent=True)
+
+
 def _unpack_count_impl(n, k):
     if int(n) != int(k):
         raise ValueError(f"cannot unpack an array of {int(n)} rows into {int(k)} names")

@@ -171,6 +171,7 @@ LOWER: dict[str, Callable] = {
     "where": lambda a, p, t: f"np.where({a[0]}, {a[1]}, {a[2]})" if max(x.ndim for x in t)
     else f"{a[1]} if {a[0]} else {a[2]}",
     "cast": _cast,
+    "round_float32": lambda a, p, t: f"float(np.float32({a[0]}))",  # (arrays: `_rt`)
     # reductions
     "sum": _reduce("sum"), "max": _reduce("max"), "min": _reduce("min"),
     "argmax": lambda a, p, t: f"np.argmax({a[0]})" if p.get("axis") is None
@@ -211,6 +212,9 @@ LOWER: dict[str, Callable] = {
     "shape_dim": lambda a, p, t: f"{a[0]}.shape[{p['axis']}]",
     "same_size": lambda a, p, t: f"_rt.same_size({a[0]}, {a[1]})",
     "size": lambda a, p, t: f"{a[0]}.size",
+    "memory": lambda a, p, t: (f"{a[0]}.strides[{p['axis']}]" if p["attr"] == "strides" else
+                               f"{a[0]}.flags.{p['attr']}" if p["attr"].endswith("contiguous")
+                               else f"{a[0]}.{p['attr']}"),
     "unpack_count": lambda a, p, t: f"_rt.unpack_count({a[0]}, {a[1]})",
     "raise_error": lambda a, p, t: f"raise {p['exc']}" if p["msg"] is None
     else f"raise {p['exc']}({p['msg']!r})",

@@ -88,6 +88,7 @@ from jitgrad.backend.numba.runtime_elementwise import (  # noqa: F401 - re-expor
     pow,
     right_shift,
     rint,
+    round_float32,
     sign,
     sin,
     sinh,

@@ -166,6 +166,11 @@ def isnan(x):
     return np.isnan(x)
 
 @jit
+def round_float32(x):
+    """np.float32(x) of an array: each entry rounded to float32, carried on as float64."""
+    return x.astype(np.float32).astype(np.float64)
+
+@jit
 def logical_not(x):
     return np.logical_not(x)
 

@@ -1,0 +1,148 @@
+"""NumPy functions jitgrad writes in Python, for the frontend to build as the user's own code.
+
+Where a NumPy function's work depends on a length known only at run time (Horner's rule over
+a polynomial's coefficients, a long division), or must raise where NumPy raises (an array too
+short for np.gradient, a non-finite entry), no composition made while building can do it; a
+loop or a branch can. These functions are that loop,
+written in the Python jitgrad takes: a handler returns ``symbolic.written(fn, ...)``, and the
+frontend builds ``fn``'s source in the caller's place (`symbolic.Written`), so its loops are
+loops of the graph and are differentiated as the user's are. Called on values that are not
+symbolic (the tape's), they simply run.
+
+They are never called by the user directly: their handlers (in `numpy_composed`,
+`numpy_api`) check the arguments (vectors of coefficients) and the options NumPy's functions
+take.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def polyval(x, c):
+    """Horner's rule, from the highest coefficient down (as NumPy evaluates it)."""
+    n = c.shape[0]
+    out = c[n - 1] + x * 0.0
+    for k in range(n - 2, -1, -1):
+        out = out * x + c[k]
+    return out
+
+
+def polyval_legacy(p, x):
+    """np.polyval: the coefficients from the highest power down."""
+    out = p[0] + x * 0.0
+    for k in range(1, p.shape[0]):
+        out = out * x + p[k]
+    return out
+
+
+def polyadd(c1, c2):
+    """The sum, its trailing zeros removed (NumPy trims the operands and the result)."""
+    c1 = np.polynomial.polyutils.trimseq(c1)
+    c2 = np.polynomial.polyutils.trimseq(c2)
+    out = np.zeros(max(c1.shape[0], c2.shape[0]))
+    out[:c1.shape[0]] += c1
+    out[:c2.shape[0]] += c2
+    return np.polynomial.polyutils.trimseq(out)
+
+
+def polysub(c1, c2):
+    c1 = np.polynomial.polyutils.trimseq(c1)
+    c2 = np.polynomial.polyutils.trimseq(c2)
+    out = np.zeros(max(c1.shape[0], c2.shape[0]))
+    out[:c1.shape[0]] += c1
+    out[:c2.shape[0]] -= c2
+    return np.polynomial.polyutils.trimseq(out)
+
+
+def polydiv(c1, c2):
+    """Quotient and remainder by long division, from the highest power down, as NumPy
+    divides."""
+    c1 = np.polynomial.polyutils.trimseq(c1)
+    c2 = np.polynomial.polyutils.trimseq(c2)
+    n1 = c1.shape[0]
+    n2 = c2.shape[0]
+    scale = c2[n2 - 1]
+    if scale == 0.0:
+        raise ZeroDivisionError("polydiv: the divisor is the zero polynomial")
+    if n1 < n2:
+        return c1[:1] * 0.0, c1
+    if n2 == 1:
+        return c1 / scale, c1[:1] * 0.0
+    rest = c1.copy()
+    lower = c2[:n2 - 1] / scale
+    for j in range(n1 - 1, n2 - 2, -1):
+        rest[j - n2 + 1:j] -= lower * rest[j]
+    return rest[n2 - 1:] / scale, np.polynomial.polyutils.trimseq(rest[:n2 - 1])
+
+
+def as_series(alist, trim):
+    """numpy.polynomial.polyutils.as_series of a tuple or list known while building: each
+    entry a float vector, its trailing zeros removed where ``trim``."""
+    out = ()
+    for a in alist:
+        a = np.atleast_1d(a) * 1.0
+        if trim:
+            a = np.polynomial.polyutils.trimseq(a)
+        out = out + (a,)
+    return list(out)
+
+
+def gradient(f, pairs, edge_order, single):
+    """np.gradient along each (axis, spacing) of ``pairs`` (a tuple known while building):
+    one array, or a list of them."""
+    out = ()
+    for axis, h in pairs:
+        out = out + (gradient_along(f, axis, h, edge_order),)
+    if single:
+        return out[0]
+    return list(out)
+
+
+def gradient_along(f, axis, h, edge_order):
+    """Central differences inside, one-sided ones of ``edge_order`` at both ends, as NumPy
+    computes them with an even spacing ``h``."""
+    g = np.moveaxis(f, axis, 0)
+    n = g.shape[0]
+    if n < edge_order + 1:
+        raise ValueError("Shape of array too small to calculate a numerical gradient, at "
+                         "least (edge_order + 1) elements are required.")
+    inner = (g[2:] - g[:n - 2]) / (2.0 * h)
+    if edge_order == 1:
+        first = (g[1:2] - g[0:1]) / h
+        last = (g[n - 1:] - g[n - 2:n - 1]) / h
+    else:
+        first = (-1.5 * g[0:1] + 2.0 * g[1:2] - 0.5 * g[2:3]) / h
+        last = (1.5 * g[n - 1:] - 2.0 * g[n - 2:n - 1] + 0.5 * g[n - 3:n - 2]) / h
+    return np.moveaxis(np.concatenate((first, inner, last)), 0, axis)
+
+
+def pad_mirrored(x, steps, skip):
+    """np.pad with mode 'reflect' (``skip`` 1: the edge not repeated) or 'symmetric' (0),
+    along each (axis, before, after) of ``steps`` in turn, as NumPy pads."""
+    for axis, before, after in steps:
+        g = np.moveaxis(x, axis, 0)
+        n = g.shape[0]
+        if n < max(before, after) + skip:
+            raise ValueError("np.pad: jitgrad mirrors an axis once, so the pad must be "
+                             "narrower than the axis (NumPy mirrors again); pad in steps")
+        head = np.flip(g[skip:skip + before], 0)
+        tail = np.flip(g[n - skip - after:n - skip], 0)
+        x = np.moveaxis(np.concatenate((head, g, tail)), 0, axis)
+    return x
+
+
+def view_as(x, itemsize, name):
+    """``x.view(dtype)`` of the array's own kind: the same array, where its entries have the
+    dtype's width."""
+    if x.itemsize != itemsize:
+        raise TypeError("x.view(dtype) with a dtype of another width than the array's: "
+                        "jitgrad takes views as the array's own dtype only")
+    return x
+
+
+def asarray_chkfinite(a):
+    """The array itself, once every entry is checked to be finite (as NumPy raises)."""
+    if not np.all(np.isfinite(a)):
+        raise ValueError("array must not contain infs or NaNs")
+    return a
