@@ -26,6 +26,7 @@ from jitgrad.core.ir import (
     Var,
     While,
     defs,
+    dims_of,
     used_atoms,
     walk,
 )
@@ -414,11 +415,37 @@ class Loops(LoopHeaders):
             init = self.cast_in(self.gb.block, self.env[n], kinds[n].kind)
             update = self.cast_in(body, env_end[n], kinds[n].kind)
             carries.append(Carry(var, init, update))
+            if not (isinstance(update, Var) and holds_storage_of(update, var, blocks)):
+                self.check_carried_shape(base(n), var, update, body, stmt)  # (rebound)
             if (var.type.ndim and isinstance(init, Var) and isinstance(update, Var)
                     and holds_storage_of(update, var, blocks)):  # only written in place:
                 self.gb.newer(init, var)  # after the loop the initial array holds its value
             self.gb.latest.pop(var, None)
         return carries
+
+    def check_carried_shape(self, name, var, update, body, stmt) -> None:
+        """A float array the loop carries must keep its shape: its adjoint is one array of that
+        shape across the iterations. Where the body rebinds it (an array only written in
+        place keeps its shape) and the sizes of the new value are not the carried ones' while
+        building (``h = h[1:]``, ``h = h @ W``), the end of the body checks
+        them (`prims.shape.same_carried_size`), raising ValueError at run time rather than
+        leaving the adjoint to read past its array."""
+        if not (var.type.ndim and var.type.kind == "f" and isinstance(update, Var)
+                and update is not var):
+            return
+        same = self.gb.size_class
+        saved = self.gb.block
+        self.gb.block = body
+        try:
+            for k, (new, old) in enumerate(zip(dims_of(update), dims_of(var))):
+                if same(new) == same(old):
+                    continue
+                sizes = [self.gb.atom(symbolic.record("shape_dim", self.gb.sym(a), axis=k))
+                         for a in (update, var)]
+                body.stmts.append(Eqn("same_carried_size", [], sizes, {"name": name},
+                                      self.loc(stmt)))
+        finally:
+            self.gb.block = saved
 
     def share_written_storage(self, carries) -> None:
         """An array the body only writes in place: one storage, before the loop and in it;

@@ -133,6 +133,25 @@ unpack_count = primitive("unpack_count", _unpack_count_impl, lambda ts, p: Type(
                          differentiable=False)
 
 
+def _carried_size_impl(n, m, *, name):
+    if int(n) != int(m):
+        raise ValueError(CARRIED_SIZE_MESSAGE.format(name=name))
+
+
+CARRIED_SIZE_MESSAGE = (
+    "`{name}`, an array the loop carries, changed shape from one iteration to the next: "
+    "jitgrad's gradient keeps one array of its shape for its adjoint. Keep its shape (allocate "
+    "it before the loop at its largest size and count how much of it is in use), or give the "
+    "new value another name")
+
+# A float array a loop carries keeps its size along an axis from one iteration to the next:
+# the check at the end of an iteration (`build_loops.check_carried_shapes`), where the build
+# cannot tell (``h = h[1:]`` would else leave the adjoint reading past its array). No result;
+# never dropped (``effects``).
+same_carried_size = primitive("same_carried_size", _carried_size_impl, lambda ts, p: None,
+                              differentiable=False, no_tangent=True, effects=True, raises=True)
+
+
 def _raise_impl(*, exc, msg):
     error = getattr(builtins, exc)
     raise error() if msg is None else error(msg)

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from jitgrad.core.ir import Var
-from jitgrad.prims import elementwise, primitives
+from jitgrad.prims import elementwise, primitives, shape
 from jitgrad.prims.primitives import index_source
 
 # ----------------------------------------------------------------------------- helpers
@@ -211,6 +211,8 @@ LOWER: dict[str, Callable] = {
     "sum_to_like": lambda a, p, t: _sum_to(a, t),
     "shape_dim": lambda a, p, t: f"{a[0]}.shape[{p['axis']}]",
     "same_size": lambda a, p, t: f"_rt.same_size({a[0]}, {a[1]})",
+    "same_carried_size": lambda a, p, t: f"if {a[0]} != {a[1]}: raise ValueError("
+    f"{shape.CARRIED_SIZE_MESSAGE.format(name=p['name'])!r})",
     "size": lambda a, p, t: f"{a[0]}.size",
     "memory": lambda a, p, t: (f"{a[0]}.strides[{p['axis']}]" if p["attr"] == "strides" else
                                f"{a[0]}.flags.{p['attr']}" if p["attr"].endswith("contiguous")
