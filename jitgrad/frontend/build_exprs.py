@@ -193,6 +193,8 @@ class Expressions(Indexing):
         if isinstance(base, Sym):
             if attr in ("T", "shape", "ndim", "size", "dtype"):
                 return getattr(base, attr)
+            if attr in ("real", "imag"):  # of a real array: itself, zeros (np.real, np.imag)
+                return symbolic.NUMPY[getattr(np, attr)](base)
             if attr == "flat":  # read only: x.flat[i] is the flattened array's entry i
                 return symbolic.NUMPY[np.ravel](base)
             if attr in ("sum", "mean", "max", "min", "dot", "copy", "transpose", "reshape",
