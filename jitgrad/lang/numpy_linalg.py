@@ -155,7 +155,8 @@ def _matrix_norm(x, ord, keepdims):
 def np_norm(x, ord=None, axis=None, keepdims=False):
     """``np.linalg.norm``: the matrix orders of singular values and of absolute sums here,
     the rest in `numpy_shape.np_norm`."""
-    matrix = ndim_of(x) == 2 and (axis is None or tuple(axis) in ((0, 1), (-2, -1)))
+    matrix = ndim_of(x) == 2 and (axis is None or isinstance(axis, (tuple, list))
+                                  and tuple(axis) in ((0, 1), (-2, -1)))
     if not all_known(x) and matrix and ord in (2, -2, "nuc", 1, -1, math.inf, -math.inf):
         return _matrix_norm(x, ord, keepdims)
     return numpy_shape.np_norm(x, ord, axis, keepdims)

@@ -217,7 +217,13 @@ def _eig_values_jvp(t, ans, a):
 defvjp("eig_values", _eig_values_vjp)
 defvjp("eig_vectors", _eig_vectors_vjp)
 defjvp("eig_values", _eig_values_jvp)
-defjvp("eig_vectors", no_tangent_rule("np.linalg.eig's eigenvectors"))
+def _eig_vectors_jvp(t, ans, a):
+    f = inverse_gaps(eig_values(a))
+    raw = matmul(ans, f * solve(ans, matmul(t, ans)))
+    return raw - ans * _diagonal(matmul(transpose(ans), raw))
+
+
+defjvp("eig_vectors", _eig_vectors_jvp)
 
 # ---- the thin SVD: A = U diag(s) V^T, U m x k, V n x k, k = min(m, n)
 
@@ -300,8 +306,28 @@ def _qr_adjoint(gq, gr, q, r):
 
 defvjp("qr_q", lambda g, ans, a: _qr_adjoint(g, None, ans, qr_r(a)))
 defvjp("qr_r", lambda g, ans, a: _qr_adjoint(None, g, qr_q(a), ans))
-defjvp("qr_q", no_tangent_rule("np.linalg.qr"))
-defjvp("qr_r", no_tangent_rule("np.linalg.qr"))
+def _qr_tangents(t, a):
+    """dA R^-1 and X - Omega, where X = Q^T dA R^-1 = Omega + dR R^-1 splits into a skew
+    part Omega (Q^T dQ) and an upper triangular one."""
+    q, r = qr_q(a), qr_r(a)
+    da_rinv = transpose(solve(transpose(r), transpose(t)))
+    x = matmul(transpose(q), da_rinv)
+    low = np.tril(x, -1)
+    return q, r, da_rinv, x - (low - transpose(low))
+
+
+def _qr_q_jvp(t, ans, a):
+    q, _, da_rinv, upper = _qr_tangents(t, a)
+    return da_rinv - matmul(q, upper)
+
+
+def _qr_r_jvp(t, ans, a):
+    _, r, _, upper = _qr_tangents(t, a)
+    return matmul(upper, r)
+
+
+defjvp("qr_q", _qr_q_jvp)
+defjvp("qr_r", _qr_r_jvp)
 
 # ---- pinv, where the rank does not change (any full-rank matrix)
 

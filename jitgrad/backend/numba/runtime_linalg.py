@@ -96,14 +96,26 @@ def eigh_vectors(a):
 
 
 @jit
+def _check_real(w):
+    """Numba's eig raises for complex eigenvalues; this raises for them as plain Python
+    (JITGRAD_DISABLE_JIT) too, where NumPy's eig returns them."""
+    if np.any(w.imag != 0.0):
+        raise ValueError("jitgrad: np.linalg.eig of a matrix with complex eigenvalues "
+                         "(jitgrad's eig is real)")
+
+
+@jit
 def eig_values(a):
-    """The eigenvalues of a real matrix, real: Numba's eig raises when they are complex."""
-    return np.linalg.eig(a)[0]
+    w = np.linalg.eig(a)[0]
+    _check_real(w)
+    return w.real.copy()
 
 
 @jit
 def eig_vectors(a):
-    return np.linalg.eig(a)[1]
+    w, v = np.linalg.eig(a)
+    _check_real(w)
+    return v.real.copy()
 
 
 @jit
