@@ -12,7 +12,9 @@ distinct eigenvalues for eigenvectors, the thin SVD), or a composition of them.
 * ``cond``: the ratio of the extreme singular values (``p`` None, 2, -2), else
   ``norm(a, p) * norm(inv(a), p)``, as NumPy; ``norm`` of a matrix with ``ord`` 2, -2,
   ``'nuc'`` (singular values), 1, -1, inf, -inf (column and row sums);
-* ``scipy.linalg.sqrtm`` of a symmetric positive definite matrix; ``solve_banded`` as a dense
+* ``scipy.linalg.eigh``/``eigvalsh`` (also the generalized problem with ``b``, through the
+  Cholesky factor of ``b``); ``sqrtm`` of a symmetric positive definite matrix;
+  ``solve_banded`` as a dense
   solve of the matrix the bands make; ``solve_sylvester`` (``a x + x b = q``) as the dense
   solve of its Kronecker form, ``(kron(a, I) + kron(I, b.T)) vec(x) = vec(q)``, exact but
   of cost (m n)^3.
@@ -238,8 +240,52 @@ def linalg_solve_sylvester(a, b, q):
     return np_reshape(x, q.shape)
 
 
+def _symmetric_from_lower(m):
+    tril = NUMPY[np.tril]
+    return tril(m) + _np(np.transpose)(tril(m, -1))
+
+
+def linalg_eigh(a, b=None, *args, lower=True, eigvals_only=False, overwrite_a=False,
+                overwrite_b=False, type=1, check_finite=True, subset_by_index=None,
+                subset_by_value=None, driver=None, **old):
+    """``scipy.linalg.eigh``: of ``a`` alone, np.linalg.eigh of the triangle SciPy reads;
+    with ``b`` (the generalized problem ``a v = w b v``), with ``b = L L^T``, the eigh of
+    ``L^-1 a L^-T`` (the same eigenvalues) and the vectors ``L^-T u`` (``v^T b v = 1``, as
+    SciPy's). Only the triangles SciPy reads get a gradient."""
+    import scipy.linalg
+
+    if all_known(a, b):
+        return scipy.linalg.eigh(a, b, *args, lower=lower, eigvals_only=eigvals_only,
+                                 type=type, subset_by_index=subset_by_index,
+                                 subset_by_value=subset_by_value, driver=driver, **old)
+    if args or old or type != 1 or subset_by_index is not None or \
+            subset_by_value is not None or driver is not None:
+        _refuse("scipy.linalg.eigh with type, a subset, a driver or positional options",
+                "jitgrad takes a, b, lower and eigvals_only", a)
+    read = (lambda m: m) if lower else _np(np.transpose)  # the upper triangle: m.T's lower
+    a = read(matrix_operand("eigh", a))
+    if b is None:
+        w, v = np_eigh(a)
+    else:
+        factor = record("cholesky", _symmetric_from_lower(read(matrix_operand("eigh", b))))
+        solve = NUMPY[np.linalg.solve]
+        half = solve(factor, _np(np.transpose)(_symmetric_from_lower(a)))  # L^-1 A
+        w, u = np_eigh(solve(factor, _np(np.transpose)(half)))  # of L^-1 A L^-T
+        v = solve(_np(np.transpose)(factor), u) if not eigvals_only else None
+    return w if eigvals_only else (w, v)
+
+
+def linalg_eigvalsh(a, b=None, *args, lower=True, **kw):
+    import scipy.linalg
+
+    if all_known(a, b):
+        return scipy.linalg.eigvalsh(a, b, *args, lower=lower, **kw)
+    return linalg_eigh(a, b, *args, lower=lower, eigvals_only=True, **kw)
+
+
 LINALG = {"sqrtm": linalg_sqrtm, "solve_banded": linalg_solve_banded,
-          "solve_sylvester": linalg_solve_sylvester}
+          "solve_sylvester": linalg_solve_sylvester, "eigh": linalg_eigh,
+          "eigvalsh": linalg_eigvalsh}
 
 NUMPY.update({
     np.linalg.eigh: np_eigh, np.linalg.eigvalsh: np_eigvalsh, np.linalg.eig: np_eig,
