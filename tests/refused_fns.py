@@ -236,12 +236,12 @@ def fft_sum(x):
     return np.sum(np.fft.fft(x))  # refused: fft
 
 
-def pinv_sum(x):
-    return np.sum(np.linalg.pinv(x))  # refused: pinv
+def tensorinv_sum(x):
+    return np.sum(np.linalg.tensorinv(x, 1))  # refused: tensorinv
 
 
-def roots_sum(x):
-    return np.sum(np.roots(x))  # refused: roots
+def poly_sum(x):
+    return np.sum(np.poly(x))  # refused: poly
 
 
 def gradient_sum(x):
@@ -351,7 +351,7 @@ def is_comparison(x):
 
 
 def array_attribute(x):
-    return np.sum(x.imag)  # refused: attribute
+    return np.sum(x) * x.nbytes  # refused: attribute
 
 
 def missing_numpy_name(x):

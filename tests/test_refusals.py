@@ -232,8 +232,8 @@ BUILT = [
           "lshift", "x << n"),
     Built("is_comparison", (1.0,), r"the comparison Is of two numbers or arrays \(jitgrad "
           r"takes `is` with None, classes, functions and objects\)", "is", "x is y"),
-    Built("array_attribute", (V3,), r"the array attribute \.imag is not supported", "attribute",
-          "x.imag"),
+    Built("array_attribute", (V3,), r"the array attribute \.nbytes is not supported",
+          "attribute", "x.nbytes"),
     Built("unpack_number", (np.array([1.0, 2.0]),), r"unpacking a number", "unpack-number",
           "a, b = x[0]"),
     Built("axis_out_of_bounds", (M22,), r"axis 2 is out of bounds for an array of dimension 2",
@@ -347,8 +347,8 @@ def test_refusal_is_per_signature():
 
 @pytest.mark.parametrize(("fn", "args", "name", "tag"), [
     pytest.param("fft_sum", (V3,), "fft", "fft", id="np.fft.fft"),
-    pytest.param("pinv_sum", (M22,), "pinv", "pinv", id="np.linalg.pinv"),
-    pytest.param("roots_sum", (V3,), "roots", "roots", id="np.roots"),
+    pytest.param("tensorinv_sum", (M22,), "tensorinv", "tensorinv", id="np.linalg.tensorinv"),
+    pytest.param("poly_sum", (V3,), "poly", "poly", id="np.poly"),
     pytest.param("gradient_sum", (V3,), "gradient", "gradient", id="np.gradient"),
 ])
 def test_unknown_numpy_function_refused_at_the_call(fn, args, name, tag):
