@@ -83,7 +83,7 @@ def _eig_part(k):
 
 
 def _sqrtm_impl(a):
-    if not np.allclose(a, a.T, rtol=1e-10, atol=0.0):
+    if np.max(np.abs(a - a.T)) > 1e-10 * np.max(np.abs(a)):  # as the run time checks
         raise ValueError("jitgrad: scipy.linalg.sqrtm of a matrix that is not symmetric")
     w, v = np.linalg.eigh(a)
     if np.any(w <= 0.0):
@@ -107,23 +107,29 @@ def _companion_impl(p):
     return out
 
 
-vector, matrix, integer = (lambda ts, p: Type("f", 1)), (lambda ts, p: Type("f", 2)), \
-    (lambda ts, p: Type("i", 0))
-inverse_gaps = primitive("inverse_gaps", _inverse_gaps_impl, matrix)
-eigvalsh = primitive("eigvalsh", np.linalg.eigvalsh, vector)
-eigh_vectors = primitive("eigh_vectors", _eigh_vectors_impl, matrix)
-eig_values = primitive("eig_values", _eig_part(0), vector)
-eig_vectors = primitive("eig_vectors", _eig_part(1), matrix)
-svdvals = primitive("svdvals", lambda a: np.linalg.svd(a, compute_uv=False), vector)
-svd_u = primitive("svd_u", _svd_factor("u"), matrix)
-svd_vt = primitive("svd_vt", _svd_factor("vt"), matrix)
-qr_q = primitive("qr_q", lambda a: np.linalg.qr(a)[0], matrix)
-qr_r = primitive("qr_r", lambda a: np.linalg.qr(a)[1], matrix)
-pinv = primitive("pinv", np.linalg.pinv, matrix)
-sqrtm = primitive("sqrtm", _sqrtm_impl, matrix)
-sqrtm_adjoint = primitive("sqrtm_adjoint", _sqrtm_adjoint_impl, matrix)
-companion = primitive("companion", lambda p: _companion_impl(p), matrix)
-matrix_rank = primitive("matrix_rank", np.linalg.matrix_rank, integer,
+def _vector(ts, p):
+    return Type("f", 1)
+
+
+def _matrix(ts, p):
+    return Type("f", 2)
+
+
+inverse_gaps = primitive("inverse_gaps", _inverse_gaps_impl, _matrix)
+eigvalsh = primitive("eigvalsh", np.linalg.eigvalsh, _vector)
+eigh_vectors = primitive("eigh_vectors", _eigh_vectors_impl, _matrix)
+eig_values = primitive("eig_values", _eig_part(0), _vector)
+eig_vectors = primitive("eig_vectors", _eig_part(1), _matrix)
+svdvals = primitive("svdvals", lambda a: np.linalg.svd(a, compute_uv=False), _vector)
+svd_u = primitive("svd_u", _svd_factor("u"), _matrix)
+svd_vt = primitive("svd_vt", _svd_factor("vt"), _matrix)
+qr_q = primitive("qr_q", lambda a: np.linalg.qr(a)[0], _matrix)
+qr_r = primitive("qr_r", lambda a: np.linalg.qr(a)[1], _matrix)
+pinv = primitive("pinv", np.linalg.pinv, _matrix)
+sqrtm = primitive("sqrtm", _sqrtm_impl, _matrix)
+sqrtm_adjoint = primitive("sqrtm_adjoint", _sqrtm_adjoint_impl, _matrix)
+companion = primitive("companion", _companion_impl, _matrix)
+matrix_rank = primitive("matrix_rank", np.linalg.matrix_rank, lambda ts, p: Type("i", 0),
                         differentiable=False, zero_tangent=True)
 
 
