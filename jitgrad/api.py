@@ -105,6 +105,7 @@ class GradFunction:
                     return specialisations.recover(e, specialisations.last, args)
             if kwargs or len(args) != self.n_params:
                 args = self.bind_arguments(args, kwargs)
+            args = pytree.plain_arguments(args)  # typed lists, bytes...: lists, arrays
             if self._forward_mode is None:
                 try:
                     call = specialisations.call_for(args)

@@ -57,8 +57,9 @@ class CallingConvention:
 
     def __init__(self, src: FunctionSource, wrt, with_value: bool, has_aux: bool):
         self.src = src
-        self.param_names = [a.arg for a in src.node.args.args]
-        self.n_params = len(self.param_names)
+        self.param_names = src.param_names
+        # how many arguments a call binds without Python's rules (-1 with *args: never)
+        self.n_params = -1 if src.node.args.vararg else len(self.param_names)
         self.signature = inspect.signature(src.fn)
         self.wrt_tuple = isinstance(wrt, (tuple, list))  # a tuple of gradients back
         self.wrt = src.wrt_positions(wrt)  # the differentiated parameters' positions
@@ -79,11 +80,11 @@ class CallingConvention:
         are compiled for; refuses integer or bool arguments in ``wrt``."""
         types = []
         for k, (name, a) in enumerate(zip(self.param_names, args)):
-            if isinstance(a, pipeline.SEQUENCES):
+            if pytree.is_tree(a):
                 try:
                     types.append(pytree.type_of_tree(a, f"argument {name!r}"))
                 except SignatureError as e:
-                    raise SignatureError(e.message, self.src.loc(self.src.node.args.args[k])) \
+                    raise SignatureError(e.message, self.src.loc(self.src.entry_params[k])) \
                         from None
                 continue
             types.append(type_of_value(a, f"argument {name!r}"))
@@ -91,7 +92,9 @@ class CallingConvention:
             if isinstance(types[k], SeqType):
                 if not any(u.kind == "f" for u in pytree.leaf_types(types[k])):
                     what = {"str": "is a str (a switch the gradient is built for)",
-                            "none": "is None", "generator": "is a random generator"}.get(
+                            "none": "is None", "generator": "is a random generator",
+                            "function": "is a function (a constant the gradient is built "
+                                        "for)"}.get(
                                 types[k].container, "holds no float or float array")
                     raise SignatureError(
                         f"cannot differentiate with respect to argument "

@@ -445,15 +445,17 @@ def like(g, x):
 def bind_arguments(signature: inspect.Signature, names: list[str], qualname: str, args,
                    kwargs=None) -> tuple:
     """The call's arguments by position, keywords and defaults filled in as Python binds
-    them; a call that does not fit is a `SignatureError` naming the function."""
-    if not kwargs and len(args) == len(names):
-        return tuple(args)
+    them (typed lists, bytes...: as lists and arrays, `pytree.plain`); a call that does not
+    fit is a `SignatureError` naming the function."""
+    if not kwargs and len(args) == len(names) and (not names or signature.parameters[
+            names[-1]].kind is not inspect.Parameter.VAR_POSITIONAL):
+        return pytree.plain_arguments(tuple(args))
     try:
         bound = signature.bind(*args, **(kwargs or {}))
     except TypeError as e:
         raise SignatureError(f"{qualname}(): {e}") from None
     bound.apply_defaults()
-    return tuple(bound.arguments[n] for n in names)
+    return pytree.plain_arguments(tuple(bound.arguments[n] for n in names))
 
 
 __all__ = [

@@ -196,15 +196,12 @@ def batch_loop(entry, n_args: int, batched: tuple, paths: tuple, settings: Setti
 # ----------------------------------------------------------------------------- conventions
 
 
-SEQUENCES = pytree.CONTAINERS  # tree arguments: their leaves travel one by one
-
-
 def flatten(args) -> list:
     """The arguments as the generated code takes them: a tree's leaves in its place
     (`core.pytree`)."""
     out = []
     for a in args:
-        if isinstance(a, SEQUENCES):
+        if pytree.is_tree(a):
             out.extend(pytree.leaves(a))
         else:
             out.append(a)

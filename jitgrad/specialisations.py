@@ -95,7 +95,6 @@ class Call(NamedTuple):
 
 
 _ndarray = np.ndarray  # one global lookup per argument in the call path, not two
-_SEQUENCES = pipeline.SEQUENCES
 
 
 REBUILDS_BEFORE_WARNING = 3  # distinct gradients of one function's code for one signature
@@ -170,7 +169,7 @@ class Specialisations:
         key = tuple([(a.dtype, a.ndim) if type(a) is _ndarray else type(a) for a in args])
         call = self.calls.get(key)
         if call is None:
-            if any(isinstance(a, _SEQUENCES) for a in args):  # items travel one by one
+            if any(pytree.is_tree(a) for a in args):  # items travel one by one
                 key = tuple([pytree.key_of(a) for a in args])
                 call = self.calls.get(key)
             if call is None:
@@ -184,7 +183,7 @@ class Specialisations:
         compiled = self.by_types.get(types)
         if compiled is None:
             compiled = self.by_types[types] = self.compile(types, args=args)
-        trees = any(isinstance(a, _SEQUENCES) for a in args)
+        trees = any(pytree.is_tree(a) for a in args)
         return Call(compiled, casts_for(pipeline.flatten(args)),
                     self.convention.post_for(args, types, compiled.ir.aux_structure), trees)
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -1210,6 +1211,8 @@ block(AS, "signal.py", [
     r("scipy.signal.convolve", F.as_signal_convolve, A(V)),
     r("scipy.signal.convolve (mode='valid')", F.as_signal_convolve_valid, A(V)),
     r("scipy.signal.convolve (2-D)", F.as_signal_convolve_2d, A(MP)),
+    r("scipy.signal.convolve2d (mode='same')", F.as_signal_convolve2d_same, A(MP)),
+    r("scipy.signal.convolve2d (mode='valid', the larger second)", F.as_signal_convolve2d_valid, A(MP)),
 ])
 
 block(AS, "linalg.py", [
@@ -1260,6 +1263,8 @@ block(PY, "Functions passed as arguments", [
     r("tuple of functions iterated", F.py_function_in_tuple, S(0.7)),
     r("function as an argument of the differentiated function", F.py_function_argument_to_probe, A(V, np.tanh)),
     r("functools.partial", F.py_functools_partial, S(0.7)),
+    r("functools.partial as an argument of the differentiated function", F.py_partial_argument_to_probe, A(V, partial(np.power, 1.5))),
+    r("sum of a generator's items", F.py_generator_function_sum, A(V)),
 ])
 
 block(PY, "*args and **kwargs", [
@@ -1381,6 +1386,7 @@ block(PY, "Other forms around numbers", [
     r("math.log with a base", F.py_math_log_base, S(0.7)),
     r("math.fsum", F.py_fsum, S(0.7)),
     r("try/except ZeroDivisionError", F.py_try_except_zero_division, S(0.7)),
+    r("try/except ValueError whose handler runs", F.py_try_except_domain_handler, S(0.7)),
     r("assert on a shape", F.py_assert_shape, A(V)),
     r("raise on a bad shape", F.py_raise_on_bad_input, A(V)),
     r("del statement", F.py_del_statement, S(0.7)),

@@ -3380,6 +3380,8 @@ def as_t_logcdf(x): return np.sum(scipy.stats.t.logcdf(x, 4.0))
 def as_signal_convolve(x): return np.sum(scipy.signal.convolve(x, np.array([1.0, -0.5, 0.25])) ** 2)
 def as_signal_convolve_valid(x): return np.sum(scipy.signal.convolve(x, x[::-1], mode="valid") ** 2)
 def as_signal_convolve_2d(x): return np.sum(scipy.signal.convolve(x, np.array([[1.0, 0.5], [0.25, -1.0]])) ** 2)
+def as_signal_convolve2d_same(x): return np.sum(scipy.signal.convolve2d(x, np.array([[1.0, 0.5], [0.25, -1.0]]), mode="same") * x)
+def as_signal_convolve2d_valid(x): return np.sum(scipy.signal.convolve2d(np.array([[1.0, 0.5], [0.25, -1.0]]), x, mode="valid") ** 2)
 
 
 # ---- scipy.linalg -----------------------------------------------------------------
@@ -3579,6 +3581,19 @@ def py_function_argument_to_probe(x, fn):
 def py_functools_partial(x):
     f = partial(_apply_twice, _square)
     return f(x)
+
+
+def py_partial_argument_to_probe(x, fn):
+    return np.sum(fn(x) * x)
+
+
+def _squares_of(v):
+    for i in range(v.shape[0]):
+        yield v[i] * v[i]
+
+
+def py_generator_function_sum(x):
+    return sum(_squares_of(x)) + x[0] * next(_squares_of(x))
 
 
 # ---- *args / **kwargs -------------------------------------------------------------
@@ -4178,6 +4193,14 @@ def py_math_log_base(x):
 
 def py_fsum(x):
     return math.fsum([x * x, 2.0 * x, 1.0])
+
+
+def py_try_except_domain_handler(x):
+    try:
+        y = math.log(x - 1.0)  # x < 1: ValueError, the handler's value
+    except ValueError:
+        y = x * x
+    return y * x
 
 
 def py_try_except_zero_division(x):

@@ -123,7 +123,8 @@ def _fd_leaf(row: Row, k: int, path, x, eps: float):
         xm = xp.copy()
         xp[idx] = xi + h
         xm[idx] = xi - h
-        g[idx] = (_value(row, k, path, xp) - _value(row, k, path, xm)) / (xp[idx] - xm[idx])
+        step = xp[idx] - xm[idx]  # (before the calls: a probe may write into its argument)
+        g[idx] = (_value(row, k, path, xp) - _value(row, k, path, xm)) / step
     return g
 
 

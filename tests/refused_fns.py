@@ -21,7 +21,9 @@ LABELS = {"weights", "bias"}  # a global set
 
 def uses_try(x):
     try:
-        y = 1.0 / x  # refused: try (the division may raise ZeroDivisionError)
+        y = 1.0 / x  # refused: try (a division, and a branch in the try)
+        if y > 1.0:
+            y = y - 1.0
     except ZeroDivisionError:
         y = x
     return y
@@ -29,7 +31,7 @@ def uses_try(x):
 
 def try_around_a_call(x):
     try:
-        y = math.sqrt(x)  # refused: try-call
+        y = math.gamma(x)  # refused: try-call
     except ValueError:
         y = x
     return y
@@ -135,7 +137,7 @@ def uses_generator_expression(x):
 
 
 def uses_dict(x):
-    d = {k: x for k in "ab"}  # refused: dict
+    d = {("a", 1): x}  # refused: dict
     return d["a"]
 
 
@@ -172,8 +174,8 @@ def uses_match(x):
             return x
 
 
-def uses_starargs(*xs):  # refused: varargs
-    return xs[0]
+def uses_kwargs(x, **options):  # refused: varargs
+    return x * options["scale"]
 
 
 def uses_kwonly(x, *, scale):  # refused: kwonly
@@ -464,8 +466,9 @@ def float_axis_vector(x):
 
 def appends_to_list(x):
     out = [x[0]]
-    out.append(x[1] * 2.0)  # refused: append (outside a loop)
-    return out[0]
+    alias = out
+    out.append(x[1] * 2.0)  # refused: append (while `alias` holds the list too)
+    return alias[-1]
 
 
 def reads_a_dict(params):

@@ -90,8 +90,8 @@ FENCED = [
            r"compiled gradient does not catch exceptions\); here `1\.0 / x` \(a division",
            "try", "y = 1.0 / x"),
     Fenced("try_around_a_call", r"try/except is supported only around code that cannot "
-           r"raise.*`math\.sqrt\(x\)` \(a call that is not a NumPy function may raise\)",
-           "try-call", "y = math.sqrt"),
+           r"raise.*`math\.gamma\(x\)` \(a call that is not a NumPy function may raise\)",
+           "try-call", "y = math.gamma"),
     Fenced("uses_nested_def", r"a decorator on a nested function is not supported",
            "nested-def", "def inner"),
     Fenced("uses_class", r"class definition is not supported", "class", "class Box"),
@@ -100,15 +100,15 @@ FENCED = [
            r"into a preallocated array: `out = np.zeros\(n\)`", "listcomp", "[v for"),
     Fenced("uses_generator_expression", r"generator expression is not supported; write a loop "
            r"that accumulates", "genexp", "(x * k"),
-    Fenced("uses_dict", r"a dict comprehension is not supported; jitgrad takes dicts with "
-           r"constant keys", "dict", "{k: x"),
+    Fenced("uses_dict", r"a dict whose keys are not constants is not supported; jitgrad takes "
+           r"dicts with constant keys", "dict", "{(\"a\", 1)"),
     Fenced("uses_walrus", r"the walrus operator here is not supported; jitgrad takes "
            r"`\(n := e\)` in an assignment", "walrus", "y := "),
     Fenced("uses_global_statement", r"global is not supported", "global", "global"),
     Fenced("uses_complex_constant", r"complex numbers are not supported", "complex-constant",
            "2j"),
     Fenced("uses_match", r"match is not supported", "match", "match"),
-    Fenced("uses_starargs", r"\*args, \*\*kwargs, positional-only or keyword-only "
+    Fenced("uses_kwargs", r"\*\*kwargs, positional-only or keyword-only "
            r"parameters without defaults: name its arguments", "varargs", "def"),
     Fenced("uses_kwonly", r"keyword-only", "kwonly", "def"),
     Fenced("is_generator", r"is_generator is a generator", "generator", "def"),
@@ -209,7 +209,7 @@ BUILT = [
     Built("uses_string", (1.0,), r"arithmetic with a string", "string", "x + name"),
     Built("uses_fstring", (1.0,), r"comparing an f-string that formats a run-time value",
           "fstring", "label =="),
-    Built("uses_hash", (1.0,), r"calling hash is not supported", "hash", "hash"),
+    Built("uses_hash", (1.0,), r"hash\(\) of a value known only at run time", "hash", "hash"),
     Built("uses_sorted_builtin", (V3,), r"sorted\(\) of an array or a run-time value outside "
           r"a `for` statement is not supported: use np\.sort\(x\)", "sorted-builtin",
           "sorted"),
@@ -244,7 +244,7 @@ BUILT = [
     Built("rank3_matmul", (np.ones((2, 2, 2)), np.ones(2)), r"matrix product of operands of "
           "rank 3 and 1", "rank3-matmul", "a @ b", wrt=(0, 1)),
     Built("calls_bad_helper", (1.0,), r"arithmetic with a string", "callee-string", "t * s"),
-    Built("calls_hashing_helper", (1.0,), r"calling hash is not supported", "callee-hash",
+    Built("calls_hashing_helper", (1.0,), r"hash\(\) of a value known only at run time", "callee-hash",
           "hash"),
     Built("write_into_view", (V3,), r"writing into `y`, a view of another array that "
           r"jitgrad cannot follow .*\(a reshape", "view-write", "y[0, 0]"),
@@ -259,9 +259,9 @@ BUILT = [
     Built("undefined_name", (1.0,), r"NameError: name 'not_defined_anywhere' is not defined",
           "undefined-name", "not_defined_anywhere", JitgradError),
     # common idioms: the message names the construct and the form that works
-    Built("appends_to_list", (V3,), r"`\.append` on a list is not supported; append in the "
-          r"`for` loop that follows `out = \[\]` .* or preallocate an array, `out = "
-          r"np\.zeros\(n\)`, and write `out\[i\] = v`", "append", "out.append"),
+    Built("appends_to_list", (V3,), r"changing the list `out` in place while another name .* "
+          r"holds it too: jitgrad holds it by value, so the other would not see the change; "
+          r"copy it first", "append", "out.append"),
     Built("masked_write_rank3", (np.ones((2, 2, 2)),), r"writing through a boolean mask of "
           r"rank 3 or more \(of the array's rank\) is not supported; write `x = np\.where\(mask, "
           r"value, x\)` instead", "mask-write", "y[y < 0.0]"),

@@ -1,6 +1,7 @@
 """SciPy functions of arrays that Numba users call (issue #25, item 6): `scipy.optimize.rosen`
 and `rosen_der`, `scipy.special` `gammaln`, `gamma`, `digamma`/`psi`, `factorial`, `xlogy`
-(with `erf`, `expit`, `logsumexp` from before), and `math.lgamma`/`math.gamma`.
+(with `erf`, `expit`, `logsumexp` from before), `math.lgamma`/`math.gamma`, and (issue #43)
+`scipy.signal.convolve`/`convolve2d` of matrices.
 
 Values against SciPy's own, gradients against central differences, second derivatives
 (forward over reverse, through trigamma) against differences of the gradient.
@@ -13,6 +14,7 @@ import math
 import numpy as np
 import pytest
 import scipy.optimize as so
+import scipy.signal as ss
 import scipy.special as sp
 from fd import numeric_grad
 
@@ -161,3 +163,28 @@ def test_math_lgamma_and_gamma_on_scalars():
     a = 2.7
     g = jitgrad.grad(math_gamma_functions)(a)
     assert g == pytest.approx(sp.digamma(a) + 0.1 * sp.gamma(a) * sp.digamma(a), rel=1e-13)
+
+
+
+def convolution_same(x, k):
+    return np.sum(ss.convolve2d(x, k, mode="same") * x)
+
+
+def test_two_dimensional_convolution():
+    """scipy.signal.convolve2d (the full convolution of matrices, cut to 'same'): values as
+    SciPy's, gradients against central differences and JAX's jax.scipy.signal. (One compile:
+    'full', 'valid' and the arguments the other way round are conformance rows.)"""
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+
+    def with_jax(x, k):
+        return jax.numpy.sum(jax.scipy.signal.convolve2d(x, k, mode="same") * x)
+
+    rng = np.random.default_rng(3)
+    x, k = rng.normal(size=(4, 5)), rng.normal(size=(2, 3))
+    value, grads = jitgrad.value_and_grad(convolution_same, wrt=(0, 1))(x, k)
+    np.testing.assert_allclose(value, convolution_same(x, k), rtol=1e-13)
+    want = jax.jit(jax.grad(with_jax, argnums=(0, 1)))(x, k)
+    for i in range(2):
+        np.testing.assert_allclose(grads[i], numeric_grad(convolution_same, (x, k), i), rtol=1e-6)
+        np.testing.assert_allclose(grads[i], np.asarray(want[i]), rtol=1e-11)

@@ -17,6 +17,10 @@ insertion order), so a tree's key for caching and its flat order agree.
 
 from __future__ import annotations
 
+import array
+import functools
+import types as pytypes
+
 import numpy as np
 
 from jitgrad.core.errors import SignatureError
@@ -25,16 +29,78 @@ from jitgrad.core.types import SeqType, Type, type_of_value
 # a NumPy generator passed as an argument: a tree without leaves, as a string is; the
 # function's draws from it are made before each call (`frontend.draws`)
 GENERATORS = (np.random.Generator, np.random.RandomState)
-CONTAINERS = (tuple, list, dict, str, type(None), *GENERATORS)
+# a function passed as an argument (``fit(x, np.tanh)``, a lambda, ``functools.partial``): a
+# tree without leaves too, a constant of the build (called where the function calls it), so
+# each function gets its own build, keyed by the function itself
+FUNCTIONS = (pytypes.FunctionType, pytypes.BuiltinFunctionType, pytypes.MethodType, np.ufunc,
+             functools.partial)
+CONTAINERS = (tuple, list, dict, str, type(None), *GENERATORS, *FUNCTIONS)
+# the modules whose objects are never read attribute by attribute as a tree
+_NOT_OBJECTS = frozenset({"builtins", "numpy", "scipy", "numba", "jitgrad", "pandas", "jax",
+                          "torch", "xarray", "dask"})
 
 
-def is_tree(value) -> bool:
-    """A tuple, list, dict, string, generator or None argument (a leaf is anything else)."""
-    return isinstance(value, CONTAINERS)
+# buffers carry no derivative: read as the integer (or float) arrays of their items
+BUFFERS = (bytes, bytearray, memoryview, array.array)
+
+
+def plain_arguments(args: tuple) -> tuple:
+    """``args`` with the containers Python and Numba have beside lists, dicts and arrays made
+    into those (`plain`); the same tuple when there are none."""
+    if not any(isinstance(a, BUFFERS) or _typed_container(a) for a in args):
+        return args
+    return tuple(plain(a) for a in args)
+
+
+def plain(value):
+    """A numba.typed.List as the list of its items, a numba.typed.Dict as the dict (the
+    gradient of one is then that list's or dict's); bytes and bytearray as their uint8
+    array, a memoryview and an array.array as the array of their items (a copy: the
+    function's writes stay its own)."""
+    kind = _typed_container(value)
+    if kind == "List":
+        return [plain(v) for v in value]
+    if kind == "Dict":
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (bytes, bytearray)):
+        return np.frombuffer(bytes(value), dtype=np.uint8).copy()
+    if isinstance(value, (memoryview, array.array)):
+        return np.array(value)
+    return value
+
+
+def _typed_container(value) -> str | None:
+    """"List" or "Dict" for numba.typed's (known by their module: only the backend imports
+    numba)."""
+    t = type(value)
+    if str(getattr(t, "__module__", "")).startswith("numba.typed.") and \
+            t.__name__ in ("List", "Dict"):
+        return t.__name__
+    return None
+
+
+def is_object(value, depth: int = 0) -> bool:
+    """A plain object (a dataclass instance, or an instance of the user's class) whose
+    attributes are all numbers, arrays, trees, strings or functions: a tree whose items are
+    its attributes (``p.scale``, ``model.w``), in the order of their sorted names; its
+    gradient is an object of the same class holding the attributes' gradients. (Objects
+    nested deeper than 32, or in a cycle, are not.)"""
+    cls = type(value)
+    if isinstance(value, (type, pytypes.ModuleType, *CONTAINERS)) or not hasattr(
+            value, "__dict__") or cls.__module__.split(".")[0] in _NOT_OBJECTS or depth > 32:
+        return False
+    return all(isinstance(k, str) and (is_tree(v, depth + 1) or isinstance(
+        v, (bool, int, float, np.number, np.bool_, np.ndarray))) for k, v in vars(value).items())
+
+
+def is_tree(value, depth: int = 0) -> bool:
+    """A tuple, list, dict, string, generator, function, plain object or None argument (a
+    leaf is anything else)."""
+    return isinstance(value, CONTAINERS) or is_object(value, depth)
 
 
 def _without_leaves(value) -> bool:
-    return value is None or isinstance(value, (str, *GENERATORS))
+    return value is None or isinstance(value, (str, *GENERATORS, *FUNCTIONS))
 
 
 def _sorted_keys(d: dict, what: str) -> list:
@@ -54,6 +120,12 @@ def type_of_tree(value, what: str) -> SeqType | Type:
         return SeqType((), "str", value=value)
     if isinstance(value, GENERATORS):  # its kind: which methods it has
         return SeqType((), "generator", value=type(value).__name__)
+    if isinstance(value, FUNCTIONS):
+        return SeqType((), "function", value=value)
+    if is_object(value):
+        keys = tuple(sorted(vars(value)))
+        return SeqType(tuple(type_of_tree(getattr(value, k), f"attribute {k!r} of {what}")
+                             for k in keys), "object", keys, value=type(value))
     if isinstance(value, dict):
         keys = _sorted_keys(value, what)
         return SeqType(tuple(type_of_tree(value[k], f"entry {k!r} of {what}") for k in keys),
@@ -77,6 +149,9 @@ def _leaves(value, out: list) -> None:
     if isinstance(value, dict):
         for k in sorted(value):
             _leaves(value[k], out)
+    elif is_object(value):
+        for k in sorted(vars(value)):
+            _leaves(getattr(value, k), out)
     elif isinstance(value, (tuple, list)):
         for v in value:
             _leaves(v, out)
@@ -98,6 +173,11 @@ def leaves_like(value, like, what: str) -> list:
                                      f"{sorted(ref, key=repr)}")
             for k in sorted(ref):
                 walk(v[k], ref[k], f"{where}[{k!r}]")
+        elif is_object(ref):
+            if type(v) is not type(ref):
+                raise SignatureError(f"{what}{where} is not a {type(ref).__name__}")
+            for k in sorted(vars(ref)):
+                walk(getattr(v, k), getattr(ref, k), f"{where}.{k}")
         elif isinstance(ref, (tuple, list)):
             if not isinstance(v, (tuple, list)) or len(v) != len(ref):
                 raise SignatureError(f"{what}{where} is not a sequence of {len(ref)}")
@@ -125,6 +205,8 @@ def leaf_paths(t, name: str) -> list[str]:
         return [name]
     if t.container == "dict":
         return [p for k, item in zip(t.keys, t.items) for p in leaf_paths(item, f"{name}[{k!r}]")]
+    if t.container == "object":
+        return [p for k, item in zip(t.keys, t.items) for p in leaf_paths(item, f"{name}.{k}")]
     return [p for j, item in enumerate(t.items) for p in leaf_paths(item, f"{name}[{j}]")]
 
 
@@ -150,9 +232,15 @@ def _unflatten(t, it, strings):
         return t.value if strings else None
     if t.container == "generator":
         return None  # (`build.build` binds the call's generator in its place)
+    if t.container == "function":
+        return t.value if strings else None
     items = [_unflatten(u, it, strings) for u in t.items]
     if t.container == "dict":
         return dict(zip(t.keys, items))
+    if t.container == "object":  # made without its __init__, its attributes set
+        obj = t.value.__new__(t.value)
+        obj.__dict__.update(zip(t.keys, items))
+        return obj
     return list(items) if t.container == "list" else tuple(items)
 
 
@@ -167,7 +255,10 @@ def structure(value, is_leaf) -> SeqType | Type:
         keys = sorted(value)
         return SeqType(tuple(structure(value[k], is_leaf) for k in keys), "dict", tuple(keys))
     if isinstance(value, (tuple, list)) and not is_leaf(value):
-        return SeqType(tuple(structure(v, is_leaf) for v in value), type(value).__name__)
+        name = type(value).__name__
+        if name == "BuildList":  # a list the builder changed (`build_ast.BuildList`): a tuple
+            name = "tuple"
+        return SeqType(tuple(structure(v, is_leaf) for v in value), name)
     return LEAF
 
 
@@ -198,6 +289,21 @@ def regroup(types, positions, flat: list) -> list:
     return out
 
 
+def _function_key(fn):
+    """A function argument's key: the function; a ``functools.partial``, its function and the
+    values it binds (with their types) when they can be keys, so that ``partial(f, 2.0)``
+    made anew for each call is not a new build each time."""
+    if isinstance(fn, functools.partial):
+        bound = (tuple((type(a), a) for a in fn.args),
+                 tuple(sorted((k, type(v), v) for k, v in fn.keywords.items())))
+        try:
+            hash(bound)
+        except TypeError:
+            return ("function", fn)
+        return ("partial", _function_key(fn.func), bound)
+    return ("function", fn)
+
+
 def key_of(value):
     """A cache key for a call argument: dtype and rank of arrays, the type of others, and a
     tree's structure (its dict keys included)."""
@@ -211,6 +317,10 @@ def key_of(value):
         return (str, value)
     if isinstance(value, GENERATORS):  # (not which one: the call's own is drawn from; and
         return ("generator", type(value))  # never a plain call's key, whose leaves differ)
+    if isinstance(value, FUNCTIONS):  # the function itself: another one is another build
+        return _function_key(value)
+    if is_object(value):
+        return (type(value), tuple((k, key_of(getattr(value, k))) for k in sorted(vars(value))))
     if isinstance(value, dict):
         return (dict, tuple((k, key_of(value[k])) for k in sorted(value, key=repr)))
     if isinstance(value, (tuple, list)):
@@ -220,8 +330,10 @@ def key_of(value):
 
 __all__ = [
     "CONTAINERS",
+    "FUNCTIONS",
     "LEAF",
     "float_leaf_positions",
+    "is_object",
     "is_tree",
     "key_of",
     "leaf_paths",

@@ -9,6 +9,7 @@ compiles the same generated source for each.
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 
@@ -38,11 +39,13 @@ class SeqType:
     arguments and hands the function the tree back (a list as a tuple)."""
 
     items: tuple  # of Type or SeqType (a dict's: in the order of ``keys``)
-    container: str  # 'tuple', 'list', 'dict', 'none', 'str' or 'generator'
-    keys: tuple | None = None  # a dict's keys, sorted
+    # 'tuple', 'list', 'dict', 'none', 'str', 'generator', 'function' or 'object'
+    container: str
+    keys: tuple | None = None  # a dict's keys, sorted; an object's attribute names, sorted
     # a 'str': the string, a constant of the build (no leaves); a 'generator': its class's
-    # name (Generator or RandomState: the call's own is drawn from, before the call)
-    value: str | None = None
+    # name (Generator or RandomState: the call's own is drawn from, before the call); a
+    # 'function': the function, a constant of the build; an 'object': its class
+    value: object = None
 
     def __str__(self) -> str:
         if self.container == "none":
@@ -51,9 +54,22 @@ class SeqType:
             return repr(self.value)
         if self.container == "generator":
             return f"np.random.{self.value}"
+        if self.container == "function":
+            return function_name(self.value)
+        if self.container == "object":
+            return f"{self.value.__name__}(" + ", ".join(
+                f"{k}={t}" for k, t in zip(self.keys, self.items)) + ")"
         if self.container == "dict":
             return "{" + ", ".join(f"{k!r}: {t}" for k, t in zip(self.keys, self.items)) + "}"
         return f"{self.container}({', '.join(str(t) for t in self.items)})"
+
+
+def function_name(fn) -> str:
+    """How a function argument is shown in a signature (never with its address)."""
+    if isinstance(fn, functools.partial):
+        return f"partial({function_name(fn.func)}, ...)"
+    module = getattr(fn, "__module__", None) or ("numpy" if isinstance(fn, np.ufunc) else "")
+    return f"{module}.{getattr(fn, '__qualname__', getattr(fn, '__name__', type(fn).__name__))}"
 
 
 FLOAT = Type("f", 0)

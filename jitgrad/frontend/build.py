@@ -43,6 +43,7 @@ from jitgrad.frontend.build_ast import (
     jumps,
     subscript_targets,
 )
+from jitgrad.frontend.build_containers import Containers
 from jitgrad.frontend.build_exprs import Expressions
 from jitgrad.frontend.build_lists import ListArrays
 from jitgrad.frontend.build_loops import Loops
@@ -50,12 +51,12 @@ from jitgrad.frontend.build_stmts import Statements
 from jitgrad.frontend.build_values import Values
 from jitgrad.frontend.build_views import Views
 from jitgrad.frontend.draws import GeneratorRef, Recorder
-from jitgrad.frontend.parse import FunctionSource, check_entry
+from jitgrad.frontend.parse import FunctionSource
 from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import GraphBuilder, Sym
 
 
-class Builder(Statements, ListArrays, Loops, Views, Values, Expressions):
+class Builder(Statements, ListArrays, Containers, Loops, Views, Values, Expressions):
     """Evaluates one function's AST on symbolic values, appending IR to a `GraphBuilder`."""
 
     MAX_INLINE_DEPTH = 20
@@ -107,7 +108,7 @@ class Builder(Statements, ListArrays, Loops, Views, Values, Expressions):
         parameter, in order (``*args`` bound to a tuple, ``**kwargs`` to a dict)."""
         a = self.src.node.args
         if self.caller is None:
-            return [p.arg for p in a.args]
+            return self.src.param_names
         return [p.arg for p in (*a.posonlyargs, *a.args, *([a.vararg] if a.vararg else ()),
                                 *a.kwonlyargs, *([a.kwarg] if a.kwarg else ()))]
 
@@ -211,8 +212,7 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
     ``assume_sizes``, axes of arguments that broadcast against each other are assumed to be
     the same size, and the function starts by checking it (`GraphBuilder.assume_same_sizes`).
     With ``any_result``, the result may be an array (`vjp`, `jacobian`)."""
-    check_entry(src)
-    names = src.node.args.args
+    names = src.entry_params
     if len(arg_types) != len(names):
         raise JitgradError(f"{src.qualname} takes {len(names)} arguments, got {len(arg_types)}")
     copied: set[str] = set()

@@ -16,6 +16,7 @@ import operator
 import numpy as np
 
 from jitgrad.frontend.parse import FunctionSource
+from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import Sym
 
 
@@ -51,6 +52,9 @@ class Choice:
         raise TypeError("a Choice is called by the builder")
 
 
+UNROLLED = "unrolled"  # the rows of a list of arrays whose shapes differ: its loop unrolled
+
+
 class ListOfArrays(Exception):
     """Internal: a list built in a loop (`desugar_lists`) has array items, of a shape made of
     constants and the arguments' axes (``rows``: an int, or (parameter position, axis), per
@@ -59,6 +63,42 @@ class ListOfArrays(Exception):
     def __init__(self, key: tuple, rows: tuple):
         super().__init__(str(key))
         self.key, self.rows = key, rows
+
+
+class Iterator:
+    """What a generator's call gives while building (`desugar_generators`): the array (or
+    tuple) of its items, and how many ``next`` has taken; a ``for`` over it runs over the
+    rest, after which ``next`` is refused (Python's would depend on where the loop broke)."""
+
+    def __init__(self, items, name: str):
+        self.items, self.name = items, name
+        self.taken = 0
+        self.looped = False
+
+    def rest(self):
+        """The items ``next`` has not taken (None after a for loop over them)."""
+        if self.looped:
+            return None
+        self.looped = True
+        if not self.taken:
+            return self.items
+        if isinstance(self.items, tuple):
+            return self.items[self.taken:]
+        return symbolic.record("getitem", self.items, self.taken,
+                               index_spec=(("s", True, False, False),))
+
+    def take(self):
+        """The next item."""
+        k, self.taken = self.taken, self.taken + 1
+        if isinstance(self.items, tuple):
+            return self.items[k]
+        return symbolic.record("getitem", self.items, k, index_spec=("i",))
+
+
+class BuildList(tuple):
+    """A list made in the function (``[]``, a copy, a changed list), held by value as a tuple
+    is; its own object even when empty, so that a change in place can tell its holders apart
+    (`build_containers`)."""
 
 
 class RunTimeText:

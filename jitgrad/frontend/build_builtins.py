@@ -11,11 +11,14 @@ line, saying what to write instead. `build_exprs.Expressions.call` looks calls u
 from __future__ import annotations
 
 import ast
+import functools
+import math
 
 import numpy as np
 
 from jitgrad.core.errors import UnsupportedError
-from jitgrad.frontend.build_ast import RunTimeText
+from jitgrad.core.ir import Var
+from jitgrad.frontend.build_ast import Iterator, RunTimeText
 from jitgrad.lang import numpy_api, symbolic
 from jitgrad.lang.symbolic import Sym
 
@@ -51,6 +54,9 @@ def _b_minmax(which):
             args = tuple(x)
             if len(args) == 1:
                 return args[0]
+        if which == "max" and len(args) == 2 and 0 in [a for a in args if type(a) is int] \
+                and any(_a_size(a) for a in args):
+            return next(a for a in args if _a_size(a))  # max(n, 0) of a size: the size
         result = args[0]
         for a in args[1:]:
             for v in (result, a):
@@ -63,6 +69,12 @@ def _b_minmax(which):
                 result = max(result, a) if which == "max" else min(result, a)
         return result
     return f
+
+
+def _a_size(a) -> bool:
+    """Whether ``a`` is a size read from an array's shape (never negative)."""
+    return isinstance(a, Sym) and not a.ndim and a.type.kind == "i" and \
+        isinstance(a.atom, Var) and symbolic.size_token(a.atom) is not None
 
 
 def _b_len(b, args, kwargs, node):
@@ -92,6 +104,8 @@ def _b_sum(b, args, kwargs, node):
     if kwargs or not 1 <= len(args) <= 2:
         raise UnsupportedError("sum() takes a sequence and a start", b.loc(node))
     seq, total = args[0], (args[1] if len(args) == 2 else 0)
+    if isinstance(seq, Iterator):  # sum(powers(x, 4)): of a generator's items
+        seq = _rest(b, seq, "sum", node)
     if isinstance(seq, Sym):
         if not seq.ndim:
             raise UnsupportedError("sum() of a scalar", b.loc(node))
@@ -109,6 +123,8 @@ def _b_sequence(which):
     would iterate over. Of an array they are refused: its items are known only at run time
     (``for`` takes ``zip``, ``enumerate`` and ``reversed`` of arrays by itself)."""
     def f(b, args, kwargs, node):
+        if which == "sorted" and args and isinstance(args[0], frozenset) and "key" not in kwargs:
+            args = (tuple(sorted(args[0])), *args[1:])  # a set known while building
         seqs = args if which == "zip" else args[:1]
         if not seqs or not all(isinstance(s, (tuple, list)) for s in seqs):
             hint = {"sorted": "np.sort(x)", "list": "the array itself",
@@ -120,6 +136,8 @@ def _b_sequence(which):
             return _sorted_at_run_time(b, args[0], kwargs, node)
         if which == "sorted" and set(kwargs) - {"reverse", "key"}:
             raise UnsupportedError("sorted() takes key= and reverse=", b.loc(node))
+        if which == "sorted" and kwargs.get("key") is not None:
+            kwargs = {**kwargs, "key": _key_known_now(b, kwargs["key"], node)}
         try:
             result = {"sorted": sorted, "list": list, "tuple": tuple, "reversed": reversed,
                       "zip": zip, "enumerate": enumerate}[which](*args, **kwargs)
@@ -127,6 +145,89 @@ def _b_sequence(which):
             raise UnsupportedError(f"{which}(): {e}", b.loc(node)) from None
         return tuple(tuple(v) if which in ("zip", "enumerate") else v for v in result)
     return f
+
+
+def _key_known_now(b, key, node):
+    """``sorted(pairs, key=lambda p: p[0])`` of items known while building: the key (a
+    function the builder builds, such as a lambda) called on each item while building; its
+    value must be known then too."""
+    def of(item):
+        value = b.call(key, (item,), {}, node)
+        if isinstance(value, (Sym, RunTimeText)):
+            raise UnsupportedError("sorted(key=...) whose key is known only at run time: sort "
+                                   "an array of keys with np.argsort and index the values "
+                                   "with it", b.loc(node))
+        return value
+    return of
+
+
+def _literal_unroll(b, args, kwargs, node):
+    """Numba's ``literal_unroll(t)``: the tuple itself (a ``for`` over a tuple known while
+    building is unrolled already, whatever its items' types)."""
+    (t,) = args
+    if not isinstance(t, (tuple, list)):
+        raise UnsupportedError("literal_unroll() of a tuple", b.loc(node))
+    return tuple(t)
+
+
+def _rest(b, it: Iterator, what: str, node):
+    items = it.rest()
+    if items is None:
+        raise UnsupportedError(f"{what} of the generator {it.name} after a for loop over it "
+                               "(which items remain depends on where the loop stopped): make "
+                               "the generator again", b.loc(node))
+    return items
+
+
+def _next_of_generator(b, args, kwargs, node):
+    """``next(g)`` of a generator (`build_ast.Iterator`): its next item, taken while building
+    from the array of its items. With fewer items than the ``next`` calls, Python raises
+    StopIteration: where the count is known while building that is refused here (or the
+    default returned), else the compiled code checks it and raises."""
+    if kwargs or not 1 <= len(args) <= 2 or not isinstance(args[0], Iterator):
+        raise UnsupportedError("next() of a generator (jitgrad takes `g = gen(...)`, then "
+                               "`next(g)`)", b.loc(node))
+    it = args[0]
+    if it.looped:
+        raise UnsupportedError(f"next() of the generator {it.name} after a for loop over it "
+                               "(which items remain depends on where the loop stopped)",
+                               b.loc(node))
+    k = it.taken
+    items = it.items
+    count = len(items) if isinstance(items, tuple) else items.shape[0]
+    if isinstance(count, int) and k >= count:
+        if len(args) == 2:
+            return args[1]
+        raise UnsupportedError(f"next() of the generator {it.name} after its {count} items: "
+                               "Python raises StopIteration", b.loc(node))
+    if not isinstance(count, int):
+        if len(args) == 2:
+            raise UnsupportedError("next(g, default) of a generator whose number of items is "
+                                   "known only at run time: loop over it", b.loc(node))
+        b.build_written(f"assert JGV.shape[0] > {k}, 'next() after the last item "
+                        "(StopIteration)'\n", node, {"JGV": "items"}, {"JGV": items})
+    return it.take()
+
+
+def is_zero(v):
+    """Whether the divisor ``v`` is a number that is zero (`build_stmts.guarded_try`): of a
+    run-time number, the run-time test; an array is never (dividing by it does not raise)."""
+
+
+def _b_is_zero(b, args, kwargs, node):
+    (v,) = args
+    if isinstance(v, Sym):
+        return False if v.ndim else v == 0
+    return not isinstance(v, np.ndarray) and v == 0
+
+
+def _b_partial(b, args, kwargs, node):
+    """``functools.partial(f, a)``: the function and the values bound, kept while building
+    (`Expressions.call` calls ``f(a, ...)`` where it is called)."""
+    if not args or isinstance(args[0], Sym) or not callable(args[0]):
+        raise UnsupportedError("functools.partial of a function known while building",
+                               b.loc(node))
+    return functools.partial(*args, **kwargs)
 
 
 def _sorted_at_run_time(b, items, kwargs, node):
@@ -267,12 +368,116 @@ def _b_dict(b, args, kwargs, node):
         raise UnsupportedError(f"dict(): {e}", b.loc(node)) from None
 
 
+def _b_set(b, args, kwargs, node):
+    """``set()``, ``set(seq)`` of numbers or strings known while building: a frozenset the
+    builder changes by rebinding (`build_containers`)."""
+    if kwargs or len(args) > 1:
+        raise UnsupportedError("set() takes one sequence", b.loc(node))
+    return b.known_set(b.sequence_of(args[0], node) if args else (), node)
+
+
+def _b_known(fn):
+    """``chr(65)``, ``ord("A")``, ``hash(7)``: of values known while building, computed then
+    (they carry no derivative); of a run-time value, refused."""
+    def f(b, args, kwargs, node):
+        if any(isinstance(a, (Sym, RunTimeText)) for a in (*args, *kwargs.values())):
+            raise UnsupportedError(f"{fn.__name__}() of a value known only at run time (jitgrad "
+                                   f"computes {fn.__name__}() while building, of constants)",
+                                   b.loc(node))
+        try:
+            return fn(*args, **kwargs)
+        except (TypeError, ValueError) as e:
+            raise UnsupportedError(f"{fn.__name__}(): {e}", b.loc(node)) from None
+    return f
+
+
+def _b_type(b, args, kwargs, node):
+    """``type(v)`` of a value known while building; of a run-time number or array refused,
+    as `isinstance` is where the gradient cannot tell the types apart."""
+    if kwargs or len(args) != 1:
+        raise UnsupportedError("type() takes one value", b.loc(node))
+    if isinstance(args[0], Sym):
+        raise UnsupportedError("type() of a run-time value: the gradient does not tell a "
+                               "Python float from a NumPy float64 (nor a list from a tuple); "
+                               "test `isinstance(x, (float, np.floating))` or `np.ndim(x) == 0`",
+                               b.loc(node))
+    return type(args[0])
+
+
+def _b_fsum(b, args, kwargs, node):
+    """``math.fsum(seq)``: the sum of the items (its derivative is all ones), summed in
+    float64 as ``sum`` is, not with fsum's exact rounding (the value may differ in its last
+    bits)."""
+    if kwargs or len(args) != 1:
+        raise UnsupportedError("math.fsum() takes one sequence", b.loc(node))
+    return _b_sum(b, (args[0], 0.0), {}, node)
+
+
+class BuildIterator:
+    """``it = iter(seq)``: the sequence and how many items ``next`` has taken (rebound to its
+    name at each ``next``, as `build_containers` rebinds a changed list)."""
+
+    def __init__(self, seq, taken=0):
+        self.seq, self.taken = seq, taken
+
+
+def _b_iter(b, args, kwargs, node):
+    if kwargs or len(args) != 1:
+        raise UnsupportedError("iter() takes one sequence (a tuple, list or array)",
+                               b.loc(node))
+    seq = args[0]
+    if isinstance(seq, dict):
+        seq = tuple(seq)
+    if not (isinstance(seq, (tuple, str)) or isinstance(seq, Sym) and seq.ndim):
+        raise UnsupportedError("iter() of a tuple, a list or an array", b.loc(node))
+    return BuildIterator(seq)
+
+
+def _b_next(b, args, kwargs, node):
+    """``next(g)`` of a generator (`_next_of_generator`) or of ``iter(seq)``
+    (`_next_of_iterator`)."""
+    if args and isinstance(args[0], Iterator):
+        return _next_of_generator(b, args, kwargs, node)
+    return _next_of_iterator(b, args, kwargs, node)
+
+
+def _next_of_iterator(b, args, kwargs, node):
+    """``next(it)``: the next item of ``iter(seq)`` (an array's: its next row, read as
+    ``seq[k]`` is), the iterator named so that its position is rebound."""
+    if kwargs or not 1 <= len(args) <= 2 or not isinstance(args[0], BuildIterator):
+        raise UnsupportedError("next() of an iterator made by iter() in the function, or of a "
+                               "generator (`g = gen(...)`, then `next(g)`)",
+                               b.loc(node))
+    it = args[0]
+    k = it.taken
+    if isinstance(it.seq, Sym):
+        if isinstance(it.seq.shape[0], int) and k >= it.seq.shape[0] or len(args) == 2:
+            raise UnsupportedError("next() past the end of an array, or with a default: "
+                                   "index the array instead", b.loc(node))
+        item = b.getitem(it.seq, (("i",), [k]), node)
+    elif k < len(it.seq):
+        item = it.seq[k]
+    elif len(args) == 2:
+        return args[1]
+    else:
+        raise UnsupportedError("next() past the end of the sequence (StopIteration)",
+                               b.loc(node))
+    b.change(node.args[0], it, BuildIterator(it.seq, k + 1), node)
+    return item
+
+
 BUILTINS = {abs: _b_abs, sum: _b_sum, min: _b_minmax("min"), max: _b_minmax("max"), len: _b_len,
              float: _b_cast("float"), int: _b_cast("int"), bool: _b_cast("bool"),
              range: _b_range, pow: _b_pow, isinstance: _b_isinstance, slice: _b_slice,
              round: _b_round, divmod: _b_divmod, callable: _b_callable,
              str: _b_text(str), repr: _b_text(repr), getattr: _b_getattr,
-             hasattr: _b_hasattr, dict: _b_dict}
+             hasattr: _b_hasattr, dict: _b_dict, set: _b_set, frozenset: _b_set,
+             chr: _b_known(chr), ord: _b_known(ord), hash: _b_known(hash), type: _b_type,
+             math.fsum: _b_fsum, iter: _b_iter, next: _b_next}
+BUILTINS[functools.partial] = _b_partial
+BUILTINS[is_zero] = _b_is_zero
+# functions of a library looked up by (module, name): importing the library would be a cost
+BY_NAME = {("numba.misc.special", "literal_unroll"): _literal_unroll}
 BUILTINS.update({fn: _b_sequence(fn.__name__) for fn in (sorted, list, tuple, reversed, zip,
                                                           enumerate)})
 

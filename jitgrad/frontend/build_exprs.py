@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import inspect
 import math
 import operator
@@ -18,7 +19,7 @@ import types as pytypes
 
 import numpy as np
 
-from jitgrad.core.errors import JitgradError, Loc, ShapeError, UnsupportedError, instead, refused
+from jitgrad.core.errors import JitgradError, Loc, ShapeError, UnsupportedError, instead
 from jitgrad.core.ir import (
     Var,
 )
@@ -28,19 +29,25 @@ from jitgrad.frontend.build_ast import (
     BINOPS,
     CMPOPS,
     LIBRARIES,
+    RETURNED,
+    BuildList,
     Choice,
+    Iterator,
     LocalFunction,
     ReadAfterLoop,
     RunTimeText,
     Undefined,
     assigned_names,
     fn_name,
+    subscript_targets,
 )
-from jitgrad.frontend.build_builtins import BUILTINS
+from jitgrad.frontend.build_builtins import BUILTINS, BY_NAME
+from jitgrad.frontend.build_containers import HEAPQ, BuildMethod, is_container_method
 from jitgrad.frontend.build_index import Indexing
 from jitgrad.frontend.build_values import PURE_STDLIB, is_user_object, library_of
 from jitgrad.frontend.desugar_lists import INTRINSICS
 from jitgrad.frontend.parse import FunctionSource, unwrap
+from jitgrad.frontend.recursion import linear_recursion, loop_form
 from jitgrad.lang import numpy_api, numpy_args, numpy_shape, scipy_api, symbolic
 from jitgrad.lang.symbolic import Sym
 
@@ -224,8 +231,8 @@ class Expressions(Indexing):
             return getattr(base, attr)
         if isinstance(base, tuple) and attr in getattr(type(base), "_fields", ()):
             return getattr(base, attr)  # a namedtuple's field (results.root)
-        if isinstance(base, tuple) and attr in ("append", "extend", "insert"):
-            raise refused(f"`.{attr}` on a list", "list.append", self.loc(node))
+        if is_container_method(base, attr):  # lst.pop(), d.pop("k"), s.add(3)
+            return BuildMethod(self, getattr(node, "value", node), base, attr)
         method = getattr(base, attr, None)
         if method is not None and scipy_api.handler_for(method) is not None:
             return method  # scipy.stats.norm.cdf
@@ -278,12 +285,14 @@ class Expressions(Indexing):
         return out
 
     def expr_List(self, node):
-        return tuple(self.items(node.elts))
+        return BuildList(self.items(node.elts)) if not node.elts else tuple(self.items(node.elts))
 
     def apply_op(self, op, a, b, node):
         if any(isinstance(v, (str, RunTimeText)) for v in (a, b)):
             if isinstance(a, str) and isinstance(b, str) and op in (operator.add, operator.mod):
                 return op(a, b)  # a label or a message built from constants
+            if op is operator.mul and {type(a), type(b)} == {str, int}:
+                return op(a, b)  # "ab" * 3, known while building
             raise UnsupportedError("arithmetic with a string", self.loc(node))
         if isinstance(a, (tuple, list)) or isinstance(b, (tuple, list)):
             if op is operator.add and isinstance(a, tuple) and isinstance(b, tuple):
@@ -383,6 +392,10 @@ class Expressions(Indexing):
         building where every value is known, else the run-time ``or`` of equalities."""
         if isinstance(right, dict):
             right = tuple(right)
+        if isinstance(right, frozenset):  # a set known while building
+            if not isinstance(left, Sym):
+                return (left in right) == isinstance(op, ast.In)
+            right = tuple(sorted(right, key=repr))
         if not isinstance(right, (tuple, list)) or any(
                 isinstance(v, Sym) and v.ndim for v in (left, *right)):
             raise UnsupportedError("`in` with a tuple, list or dict known while building (of an "
@@ -416,8 +429,10 @@ class Expressions(Indexing):
         """``mode == "fast"``, ``mode in ("a", "b")``: a string argument is a constant of the
         build, so the comparison is decided while building."""
         if isinstance(op, (ast.In, ast.NotIn)):
-            if isinstance(right, dict):
+            if isinstance(right, (dict, frozenset)):
                 right = tuple(right)
+            if isinstance(right, str):  # "b" in "abc": a substring, while building
+                return (left in right) == isinstance(op, ast.In)
             if not (isinstance(right, tuple) and all(isinstance(r, str) for r in right)):
                 raise UnsupportedError("`in` with a string: compare with a tuple of constant "
                                        'strings, `mode in ("a", "b")`', self.loc(node))
@@ -471,11 +486,25 @@ class Expressions(Indexing):
         if fn is builtins.print:
             raise UnsupportedError(f"print(...) as a value is not supported; {instead('print')}",
                                    self.loc(node))
+        if type(fn).__module__ == "ctypes":
+            raise UnsupportedError(f"calling the C function {fn_name(fn)} through ctypes: its "
+                                   "code is compiled C, with no Python source to read and no "
+                                   "derivative rule; write it with NumPy or math, or give it "
+                                   "a rule with jitgrad.custom_vjp", self.loc(node))
         if not isinstance(fn, Sym) and not _hashable(fn):
             raise UnsupportedError(f"calling {fn_name(fn)} is not supported (a "
                                    f"{type(fn).__name__})", self.loc(node))
         if not isinstance(fn, Sym) and fn in numpy_shape.REFUSED:
             raise UnsupportedError(numpy_shape.REFUSED[fn], self.loc(node))
+        if fn in _IN_PLACE and len(node.args) == 2 and not node.keywords and isinstance(
+                node.args[0], ast.Name) and symbolic.ndim_of(self.lookup(node.args[0].id,
+                                                                         node.args[0])):
+            # operator.imatmul(a, b) of a named array: the augmented assignment `a @= b`
+            name = node.args[0].id
+            self.stmt_AugAssign(ast.copy_location(ast.AugAssign(
+                target=ast.copy_location(ast.Name(name, ast.Store()), node.args[0]),
+                op=_IN_PLACE[fn](), value=node.args[1]), node))
+            return self.env[name]
         args = self.items(node.args, self.argument)
         kwargs = {}
         for k in node.keywords:
@@ -583,6 +612,12 @@ class Expressions(Indexing):
             return fn(*args, **kwargs)  # options.get("scale", 1.0): read while building
         if isinstance(fn, LocalFunction):
             return self.inline(fn, args, kwargs, node)
+        if isinstance(fn, functools.partial):  # partial(f, a)(x): f(a, x), f known now
+            return self.call(fn.func, (*fn.args, *args), {**fn.keywords, **kwargs}, node)
+        if isinstance(fn, BuildMethod):  # lst.pop(): a change to a list known while building
+            return fn(args, kwargs, node)
+        if fn in HEAPQ:
+            return self.heapq_call(fn, args, kwargs, node)
         if isinstance(fn, Choice):  # one of two functions, by a run-time condition
             return self.call_choice(fn, args, kwargs, node)
         if draws.handles(fn):  # np.random: a draw replayed before the call (`draws`)
@@ -609,7 +644,8 @@ class Expressions(Indexing):
                 numpy_api.scalar_only(fn_name(fn), a, self.loc(node))
             return symbolic.record(numpy_api.MATH[fn], *args) if any(isinstance(a, Sym) for a in args) \
                 else fn(*args)
-        handler = BUILTINS.get(fn)
+        handler = BUILTINS.get(fn) or BY_NAME.get((getattr(fn, "__module__", None),
+                                                   getattr(fn, "__qualname__", None)))
         if handler is not None:
             return handler(self, args, kwargs, node)
         scipy_fn = scipy_api.handler_for(fn)
@@ -652,11 +688,10 @@ class Expressions(Indexing):
         return value
 
     def inline(self, fn, args, kwargs, node):
-        if self.depth >= self.MAX_INLINE_DEPTH:
-            raise UnsupportedError("recursion (or calls nested too deeply) is not supported",
-                                   self.loc(node))
         local = isinstance(fn, LocalFunction)
         src = fn.src if local else FunctionSource.of(fn)
+        if self.depth >= self.MAX_INLINE_DEPTH:
+            self.refuse_depth(src, node)
         try:
             bound = (fn.signature() if local else inspect.signature(fn)).bind(*args, **kwargs)
         except TypeError as e:
@@ -670,7 +705,9 @@ class Expressions(Indexing):
         callee.bind_params([bound.arguments[n] for n in callee.param_names()])
         saved_loc = self.gb.loc
         try:
-            result = callee.run_body()
+            result = self.recursion_as_loops(callee, src, node, local)
+            if result is NotImplemented:
+                result = callee.run_body()
             self.refuse_raise_on_every_path(callee.env, node, "inlined call (a function that "
                                             "always raises, called under a run-time condition)")
         except JitgradError as e:
@@ -678,10 +715,77 @@ class Expressions(Indexing):
                                 f"{self.loc(node).short()}")
         self.gb.loc = saved_loc
         self.see_writes()
+        if getattr(src.node, "jitgrad_generator", False):  # its items (`desugar_generators`)
+            return self.generator_items(src, result, node)
         return result
 
+    def recursion_as_loops(self, callee, src, node, local):
+        """The value of a recursive function's first call, built as its loops where the test
+        that ends the recursion is known only at run time (`recursion.linear_recursion`);
+        NotImplemented where the calls are to be built in place."""
+        if local or not _may_recurse(src):
+            return NotImplemented
+        b = self
+        while b is not None:
+            if b.src.fn is src.fn and b.src.node is src.node:
+                return NotImplemented  # (a call inside the recursion, built in place)
+            b = b.caller
+        plan = linear_recursion(src)
+        if plan is None:
+            return NotImplemented
+        callee.env[RETURNED] = False
+        if not isinstance(callee.expr(plan.test), Sym):
+            return NotImplemented
+        stmts, acc = loop_form(plan, plan.test, f"@{self.gb.new_tag()}")
+        callee.build_stmts(stmts)
+        return callee.env[acc]
+
+    def refuse_depth(self, src, node):
+        """Calls nested `MAX_INLINE_DEPTH` deep while building: a recursion whose end the
+        build cannot see (its test depends on a run-time value), or calls nested that deep."""
+        chain, b = [], self
+        while b is not None:
+            chain.append(b.src)
+            b = b.caller
+        if any(s.fn is src.fn and s.node is src.node for s in chain):
+            raise UnsupportedError(
+                f"the recursion of {src.qualname} did not end within {self.MAX_INLINE_DEPTH} "
+                "calls while building: jitgrad builds each call in place, so a recursion must "
+                "end at a depth known while building (a constant, or the length of a tuple); "
+                "here the test that ends it depends on a value known only at run time (an "
+                "array's size, an argument). Of those, jitgrad builds as loops a function that "
+                "tests, returns, or returns an expression with one call of itself whose "
+                "integer counters step by constants; this one is not of that form. Write it "
+                "as a loop (`for i in range(n)`), which jitgrad differentiates at any length",
+                self.loc(node))
+        raise UnsupportedError(f"calls nested more than {self.MAX_INLINE_DEPTH} deep",
+                               self.loc(node))
+
+    def generator_items(self, src, items, node):
+        """A generator's call: its items, made where it is called. An array argument the
+        calling function writes into is refused: Python's generator would read it as the
+        consumer changes it, item by item."""
+        written = subscript_targets(self.src.node.body)
+        for a in node.args:
+            if isinstance(a, ast.Name) and a.id in written:
+                raise UnsupportedError(
+                    f"the generator {src.qualname} reads the array {a.id}, which this function "
+                    "writes into: jitgrad runs a generator to its end where it is called (as "
+                    "the array of its items), where Python reads the array as each item is "
+                    "taken; pass a copy (`np.copy(a)`), or write the loop here", self.loc(a))
+        if isinstance(items, list):
+            items = tuple(items)
+        return Iterator(items, src.qualname)
 
 
+
+
+# operator's in-place functions: of an array named, the augmented assignment
+_IN_PLACE = {operator.iadd: ast.Add, operator.isub: ast.Sub, operator.imul: ast.Mult,
+             operator.itruediv: ast.Div, operator.ifloordiv: ast.FloorDiv,
+             operator.imod: ast.Mod, operator.ipow: ast.Pow, operator.imatmul: ast.MatMult,
+             operator.iand: ast.BitAnd, operator.ior: ast.BitOr, operator.ixor: ast.BitXor,
+             operator.ilshift: ast.LShift, operator.irshift: ast.RShift}
 
 # ndarray methods that are NumPy's function of the array (looked up in NumPy's table)
 _ARRAY_METHODS = {"argmax": np.argmax, "argmin": np.argmin, "argsort": np.argsort,
@@ -698,6 +802,13 @@ class _ArrayMethod:
 
     def __call__(self, *args, **kwargs):
         return symbolic.NUMPY[self.fn](self.__self__, *args, **kwargs)
+
+
+def _may_recurse(src) -> bool:
+    """Whether ``src``'s function calls a name that is its own."""
+    name = src.fn.__name__
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == name
+               for n in ast.walk(src.node))
 
 
 def _hashable(value) -> bool:

@@ -53,17 +53,8 @@ class Indexing:
                 rows = np.array([int_literal(e) for e in item.elts], dtype=np.int64)
                 return ("a",), [self.constant_array("rows", rows, item)]
             v = self.expr(item)
-            if v is None:
-                spec.append("n")
-                continue
-            if isinstance(v, slice):  # s = slice(1, n); x[s]
-                parts = (v.start, v.stop, v.step)
-                for part in parts:
-                    if part is not None:
-                        self.check_int(part, item)
-                        atoms.append(part)
-                flags = [p is not None for p in parts]
-                spec.append(":" if not any(flags) else ("s", *flags))
+            if v is None or isinstance(v, slice):  # s = slice(1, n); x[s]
+                self.known_index_item(v, item, spec, atoms)
                 continue
             if isinstance(v, tuple) and len(items) == 1 and v and all(
                     isinstance(e, Sym) and e.ndim == 1 and e.type.kind == "i" for e in v):
@@ -73,11 +64,12 @@ class Indexing:
                 if len(v) == 2:
                     return ("p",), list(v)
                 raise self.array_index_refused(v[0], len(v), store, item)
-            if isinstance(v, tuple):  # x[idx] with idx = (i, j), as np.ndindex gives
-                for e in v:
-                    self.check_int(e, item)
-                    spec.append("i")
-                    atoms.append(e)
+            if isinstance(v, tuple):  # x[idx] with idx = (i, j), as np.ndindex gives, or
+                for e in v:          # idx = (slice(None), 1)
+                    if e is Ellipsis and "e" in spec:
+                        raise ShapeError("an index can only have a single ellipsis (...)",
+                                         self.loc(item))
+                    self.known_index_item(e, item, spec, atoms)
                 continue
             if v is Ellipsis:
                 if "e" in spec:
@@ -99,6 +91,26 @@ class Indexing:
             spec.append("i")
             atoms.append(v)
         return tuple(spec), atoms
+
+    def known_index_item(self, v, node, spec, atoms) -> None:
+        """One item of an index held in a value (``s = slice(1, n)``, an entry of a tuple
+        ``idx = (slice(None), 1)``): None, a slice, an ellipsis or an integer."""
+        if v is None:
+            spec.append("n")
+        elif v is Ellipsis:
+            spec.append("e")
+        elif isinstance(v, slice):
+            parts = (v.start, v.stop, v.step)
+            for part in parts:
+                if part is not None:
+                    self.check_int(part, node)
+                    atoms.append(part)
+            flags = [p is not None for p in parts]
+            spec.append(":" if not any(flags) else ("s", *flags))
+        else:
+            self.check_int(v, node)
+            spec.append("i")
+            atoms.append(v)
 
     def array_index_refused(self, v, n_items: int, store: bool, node) -> UnsupportedError:
         """The refusal of the array ``v`` among ``n_items`` index items, with the form that
@@ -169,6 +181,12 @@ class Indexing:
             return self.take_at(array, positions, rows)
         spec, atoms = expand_ellipsis(index, array)
         if not isinstance(array, Sym):
+            if isinstance(array, str) and not any(isinstance(a, Sym) for a in atoms):
+                try:  # "abcdef"[1:4], s[0]: a string known while building
+                    return array[primitives.index_value(spec, atoms)[0]] if spec[0] != "i" \
+                        else array[atoms[0]]
+                except IndexError as e:
+                    raise UnsupportedError(f"IndexError: {e}", self.loc(node)) from None
             if isinstance(array, (tuple, list)):
                 if len(spec) == 1 and spec[0] == "i" and not isinstance(atoms[0], Sym):
                     return array[atoms[0]]

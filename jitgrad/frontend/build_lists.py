@@ -15,7 +15,7 @@ import numpy as np
 
 from jitgrad.core.errors import UnsupportedError, instead
 from jitgrad.core.ir import Var
-from jitgrad.frontend.build_ast import ListOfArrays
+from jitgrad.frontend.build_ast import UNROLLED, ListOfArrays
 from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import Sym
 
@@ -53,6 +53,9 @@ class ListArrays:
                                        self.loc(stmt))  # (sizes: checked by the write)
             if rows is not None:
                 return
+            if getattr(stmt.jitgrad_list, "jitgrad_unrollable", False) and \
+                    key not in self.seeds.lists:  # a few iterations: unrolled, a list of them
+                raise ListOfArrays(key, UNROLLED)
             raise UnsupportedError(f"appending to `{name}` arrays whose shape is known only "
                                    "inside the loop (a list of arrays is an array of rows, "
                                    "allocated before the loop from the arguments' shapes); "
@@ -67,9 +70,23 @@ class ListArrays:
                                    f"making it an item of a list comprehension) is not "
                                    f"supported; {instead('list of arrays')}", self.loc(stmt))
 
+    def initial_size(self, token):
+        """An axis of an array a loop carries (`GraphBuilder.shape_from`) as its initial
+        array's axis."""
+        while (isinstance(token, tuple) and len(token) == 2 and token not in self.gb.param_axes
+               and token[0] in self.gb.shape_from and isinstance(token[1], int)):
+            dims = self.gb.shape_from[token[0]].dims
+            if dims is None or len(dims) <= token[1]:
+                break
+            token = self.gb.size_class(dims[token[1]])
+        return token
+
     def row_shape(self, value) -> tuple | None:
         """``value``'s shape as constants and the arguments' axes (`ListOfArrays`), or None."""
-        dims = value.atom.dims if isinstance(value.atom, Var) else None
+        atom = value.atom
+        while isinstance(atom, Var) and atom.dims is None and atom in self.gb.shape_from:
+            atom = self.gb.shape_from[atom]  # written in place in a loop: its initial shape
+        dims = atom.dims if isinstance(atom, Var) else None
         if dims is None:
             return None
         rows = []
@@ -83,7 +100,7 @@ class ListArrays:
                 if not known:
                     return None
                 token = known[0]
-            token = self.gb.size_class(token)
+            token = self.initial_size(self.gb.size_class(token))
             if isinstance(token, int):
                 rows.append(token)
             elif token in self.gb.param_axes:

@@ -37,6 +37,7 @@ from jitgrad.frontend.build_ast import (
     RAISED,
     RETURNED,
     RETVAL,
+    Iterator,
     Undefined,
     assigned_names,
     base,
@@ -79,6 +80,13 @@ class Loops(LoopHeaders):
             self.build_for(stmt, stmt.target.id, start, stop, step, None)
             return
         seq = self.expr(it)
+        if isinstance(seq, Iterator):  # a generator's items (`desugar_generators`)
+            items = seq.rest()
+            if items is None:
+                raise UnsupportedError(f"a second for loop over the generator {seq.name} "
+                                       "(which items remain depends on where the first "
+                                       "stopped): make the generator again", self.loc(it))
+            seq = items
         if isinstance(seq, Sym) and seq.ndim >= 1:
             if not isinstance(stmt.target, ast.Name):  # for a, b in rows: each row unpacked
                 row = ast.Name(id=f"%row@{self.gb.new_tag()}", ctx=ast.Store())
@@ -161,8 +169,17 @@ class Loops(LoopHeaders):
             if isinstance(v, Undefined):
                 continue
             if not is_atom_value(v):
-                raise UnsupportedError(f"`{base(name)}` (a {type(v).__name__}) is reassigned "
-                                       "inside a loop", self.gb.loc)
+                what = "dict" if isinstance(v, dict) else "set" if isinstance(
+                    v, frozenset) else "list or tuple" if isinstance(v, tuple) else None
+                hint = "" if what is None else (
+                    f": jitgrad holds a {what} whose length is known while building as "
+                    "separate values, which a loop cannot change from one iteration to the "
+                    "next; make it an array before the loop (`acc = np.zeros(n)`, "
+                    "`acc = np.array([0.0, 0.0])`, a dict with keys 0..n-1: `d = np.zeros(n)`) "
+                    "and write into it (`acc[i] = v`), or append to a list in the loop "
+                    "(`out = []`, then `out.append(v)`)")
+                raise UnsupportedError(f"`{base(name)}` (a {what or type(v).__name__}) is "
+                                       f"reassigned inside a loop{hint}", self.gb.loc)
             carried.append(name)
         return carried
 
@@ -253,6 +270,9 @@ class Loops(LoopHeaders):
                 continue
             v = carry_vars[n] = self.gb.new_var(kinds[n], base(n))
             if v.type.ndim and isinstance(init, Var):  # it starts as its initial value
+                # (the shape a list's rows take from it: its initial one's, which the write
+                # of each row checks at run time, `build_lists`)
+                self.gb.shape_from.setdefault(v, init)
                 if n not in apart:
                     by_init[init] = v
                 self.gb.share_memory(v, init)
@@ -386,13 +406,15 @@ class Loops(LoopHeaders):
             self.gb.latest.pop(var, None)
         return carries
 
-    @staticmethod
-    def share_written_storage(carries) -> None:
-        """An array the body only writes in place: one storage, before the loop and in it."""
+    def share_written_storage(self, carries) -> None:
+        """An array the body only writes in place: one storage, before the loop and in it;
+        its shape, that of its initial array (`GraphBuilder.shape_from`)."""
+        shape_from = self.gb.shape_from
         for c in carries:
             if (c.var.type.ndim and isinstance(c.init, Var) and isinstance(c.update, Var)
                     and c.update.root is c.var):
                 c.var.storage = c.init.root
+                shape_from[c.var] = c.init  # (written in place: its shape is the initial's)
 
     def drop_unchanged_carries(self, carries, carry_vars, blocks) -> list:
         """The carries the loop keeps: an array the body never rebinds nor writes is its initial

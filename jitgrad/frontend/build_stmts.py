@@ -38,6 +38,7 @@ from jitgrad.frontend.build_ast import (
     RAISED,
     RETURNED,
     RETVAL,
+    UNROLLED,
     Choice,
     LocalFunction,
     RunTimeText,
@@ -49,13 +50,34 @@ from jitgrad.frontend.build_ast import (
     same_constant,
     same_structure,
 )
+from jitgrad.frontend.build_builtins import is_zero
 from jitgrad.frontend.build_index import expand_ellipsis
+from jitgrad.frontend.parse import MATH_DOMAINS, guards
 from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import Sym
 from jitgrad.prims import primitives
 
 # context managers that change how floating-point warnings are reported, never a value
 _QUIET_CONTEXTS = (np.errstate, warnings.catch_warnings, contextlib.nullcontext)
+
+
+def _is_objmode(builder, item) -> bool:
+    """``with numba.objmode(k="int64"):``: its body is Python that Numba runs in the
+    interpreter; jitgrad reads it as any other code (what it cannot build is refused there),
+    so its values carry their derivatives. The type annotations are not needed."""
+    call = item.context_expr
+    if not (isinstance(call, ast.Call) and isinstance(call.func, (ast.Name, ast.Attribute))
+            and item.optional_vars is None):
+        return False
+    manager = builder.expr(call.func)
+    kind = type(manager)
+    return (kind.__module__, kind.__qualname__) == ("numba.core.withcontexts",
+                                                     "_ObjModeContextType")
+
+
+# what a try around a division says when the divisor is zero (`Statements.guarded_try`)
+_NO_HANDLER = ("division by zero inside a try (jitgrad does not take the handler for a "
+               "division: Python raises only for its own numbers, not for NumPy numbers)")
 
 
 class Statements:
@@ -94,6 +116,11 @@ class Statements:
         return flag
 
     def build_stmt(self, stmt) -> None:
+        unrolled = getattr(stmt, "jitgrad_unrolled", None)  # (`desugar_lists`)
+        if unrolled is not None and self.seeds.lists.get(self.list_key(unrolled[0])) == UNROLLED:
+            if unrolled[1] is not None:  # a list of arrays of other shapes: the loop unrolled
+                self.build_stmts(unrolled[1])
+            return  # (the statements of the list's array: not built)
         self.gb.loc = self.src.loc(stmt)
         method = getattr(self, "stmt_" + type(stmt).__name__)
         method(stmt)
@@ -238,8 +265,11 @@ class Statements:
     def stmt_With(self, stmt):
         """``with np.errstate(...):``, ``with warnings.catch_warnings():``: context managers
         that change only how floating-point warnings are reported: the body is built as if
-        they were not there (the compiled code reports none)."""
+        they were not there (the compiled code reports none). ``with numba.objmode(...)``
+        too (`_is_objmode`)."""
         for item in stmt.items:
+            if _is_objmode(self, item):
+                continue
             manager = self.expr(item.context_expr)
             if not isinstance(manager, _QUIET_CONTEXTS) or item.optional_vars is not None:
                 raise UnsupportedError(
@@ -310,8 +340,107 @@ class Statements:
 
     def stmt_Try(self, stmt):
         """A try whose body cannot raise (the fence checked): its body, ``else`` and
-        ``finally`` run in order; its handlers never would."""
+        ``finally`` run in order; its handlers never would. One the fence marked
+        ``jitgrad_guarded`` is checked at run time (`guarded_try`)."""
+        if getattr(stmt, "jitgrad_guarded", False):
+            self.guarded_try(stmt)
+            return
         self.build_stmts(stmt.body + stmt.orelse + stmt.finalbody)
+
+    def guarded_try(self, stmt):
+        """A try around assignments where only divisions and `math`'s domain errors may raise
+        (`parse.guards`), statement by statement as Python runs it:
+
+        * ``math.sqrt(v)`` and the others of `parse.MATH_DOMAINS`: where the handler catches
+          ValueError, a statement whose test holds (``v < 0.0``) does not run, nor those
+          after it, and the handler runs instead: Python's values exactly (and the handler's
+          derivative there); where no handler catches it, the compiled code raises
+          ValueError as Python does.
+        * a division (``/``, ``//``, ``%``) by a number that is zero at run time raises
+          ZeroDivisionError in the compiled code, handler or not: Python raises it for its
+          own numbers and not for NumPy's (which give inf or nan), and the build does not
+          know which the divisor is. So the handler is never taken for a division, and no
+          call gives a value Python would not (dividing by an array never raises, as in
+          NumPy).
+        """
+        def catches(handler, error) -> bool:
+            if handler.type is None:
+                return True
+            kinds = self.expr(handler.type)
+            kinds = kinds if isinstance(kinds, tuple) else (kinds,)
+            return any(isinstance(k, type) and issubclass(error, k) for k in kinds)
+
+        taken = set()
+        lines, parts, depth = [], {}, 0
+        for k, s in enumerate(stmt.body):
+            pad = "    " * depth
+            tests = []
+            for kind, arg in guards(self.src, s):
+                v = ast.unparse(arg)
+                if kind == "zero":
+                    lines += [f"{pad}if JGZ({v}):", f"{pad}    raise ZeroDivisionError({_NO_HANDLER!r})"]
+                    continue
+                test = MATH_DOMAINS[kind].format(v=f"({v})")
+                handler = next((h for h in stmt.handlers if catches(h, ValueError)), None)
+                if handler is None:
+                    lines += [f"{pad}if {test}:", f"{pad}    raise ValueError('math domain error')"]
+                else:
+                    taken.add(id(handler))
+                    tests.append(test)
+            parts[f"JGS{k}"] = [s]
+            if tests:  # the handler where a test holds, else this statement and the rest
+                lines += [f"{pad}if {' or '.join(tests)}:", f"{pad}    JGH", f"{pad}else:"]
+                depth += 1
+                pad += "    "
+            lines.append(f"{pad}JGS{k}")
+        if len(taken) > 1:
+            raise UnsupportedError("a try whose errors go to different handlers: catch them "
+                                   "in one `except`", self.loc(stmt))
+        handler = next((h for h in stmt.handlers if id(h) in taken), None)
+        if handler is not None:
+            parts["JGH"] = handler.body
+        if stmt.orelse:
+            parts["JGE"] = stmt.orelse
+            lines.append("    " * depth + "JGE")
+        if stmt.finalbody:
+            parts["JGF"] = stmt.finalbody
+            lines.append("JGF")
+        self.build_with_parts("\n".join(lines) + "\n", stmt, parts, {"JGZ": "is_zero"},
+                              {"JGZ": is_zero})
+
+    def build_with_parts(self, text, node, parts: dict, labels: dict, values: dict) -> None:
+        """`build_written` with the user's statements in it: each statement ``NAME`` of
+        ``text`` that is a key of ``parts`` stands for those statements (with their own
+        locations); the rest takes the location of the user's statement it guards."""
+        def spliced(block):
+            out = []
+            for s in block:
+                if isinstance(s, ast.Expr) and isinstance(s.value, ast.Name) \
+                        and s.value.id in parts:
+                    out += parts[s.value.id]
+                    continue
+                for field in ("body", "orelse"):
+                    if getattr(s, field, None):
+                        setattr(s, field, spliced(getattr(s, field)))
+                out.append(s)
+            return out
+        tag = f"@{node.lineno}:{node.col_offset}"
+        hidden = {k: f"%{label}{tag}" for k, label in labels.items()}
+        stmts = ast.parse(text).body
+        for s in stmts:
+            for sub in ast.walk(s):
+                if isinstance(sub, ast.Name) and sub.id in hidden:
+                    sub.id = hidden[sub.id]
+                if hasattr(sub, "lineno"):
+                    ast.copy_location(sub, node)
+        stmts = spliced(stmts)
+        for k, v in values.items():
+            self.env[hidden[k]] = v
+        try:
+            self.build_stmts(stmts)
+        finally:
+            for h in hidden.values():
+                self.env.pop(h, None)
 
     def refuse_raise_on_every_path(self, env, node, what: str) -> None:
         """A raise that ends every path of a loop's iteration (or of a function called under a
@@ -350,6 +479,9 @@ class Statements:
                 self.assign(stmt.target, value)
         elif isinstance(stmt.target, ast.Subscript):
             array = self.expr(stmt.target.value)
+            if isinstance(array, (tuple, dict)):  # a list or dict known while building
+                self.container_setitem(stmt.target, array, self.expr(stmt.value), op)
+                return
             index = self.index(stmt.target.slice, store=True)
             current = self.getitem(array, index, stmt.target)
             value = self.apply_op(op, current, self.expr(stmt.value), stmt)
@@ -417,6 +549,9 @@ class Statements:
                 self.assign(t.value if isinstance(t, ast.Starred) else t, v)
         elif isinstance(target, ast.Subscript):
             array = self.expr(target.value)
+            if isinstance(array, (tuple, dict)):  # a list or dict known while building
+                self.container_setitem(target, array, value)
+                return
             self.setitem(target, array, self.index(target.slice, store=True), value)
         else:
             raise UnsupportedError(f"assignment to {type(target).__name__}", self.loc(target))
@@ -524,11 +659,13 @@ class Statements:
         self.build_written(text, node, {"JGP": "positions", "JGV": "values", "JGM": "cols",
                                         "JGK": "k"}, values)
 
-    def build_written(self, text: str, node, labels: dict, values: dict) -> None:
+    def build_written(self, text: str, node, labels: dict, values: dict,
+                      results: tuple = ()) -> dict:
         """Build ``text``, statements jitgrad writes for the user's ``node`` (a loop of
         writes), in its place and with its location. Its placeholder names (``JGK``...: the
         keys of ``labels``) become names the user's code cannot use (``%k@line:col``), bound
-        to ``values`` for this build only."""
+        to ``values`` for this build only. Returns the values the placeholders ``results``
+        hold at the end."""
         tag = f"@{node.lineno}:{node.col_offset}"
         hidden = {k: f"%{label}{tag}" for k, label in labels.items()}
         stmts = ast.parse(text).body
@@ -542,6 +679,7 @@ class Statements:
             self.env[hidden[k]] = v
         try:
             self.build_stmts(stmts)
+            return {k: self.lookup(hidden[k], node) for k in results}
         finally:
             for h in hidden.values():
                 self.env.pop(h, None)

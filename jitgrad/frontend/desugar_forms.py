@@ -60,6 +60,10 @@ class _Forms:
                  and isinstance(n.ctx, ast.Store)} | set(getattr(fn.__code__, "co_freevars", ()))
         self.reduce_names = {k for k, v in g.items() if v is functools.reduce} - bound
         self.builtin_names = {"map", "filter"} - bound - set(g)  # Python's own here
+        # numba.typed.List / Dict / Set by their names here: made empty, they are [], {}, set()
+        self.typed_names = {k: kind for k, v in g.items()
+                            if (kind := _typed_kind(v)) is not None and k not in bound}
+        self.set_is_builtin = "set" not in bound and "set" not in g
         self.functools_names = {k for k, v in g.items() if v is functools
                                 or (isinstance(v, pytypes.ModuleType)
                                     and v.__name__ == "functools")} - bound
@@ -147,6 +151,9 @@ class _MapFilter(ast.NodeTransformer):
     def visit_Call(self, node):
         node = self.generic_visit(node)
         f = node.func
+        typed = self.typed_container(node)
+        if typed is not None:
+            return typed
         if not (isinstance(f, ast.Name) and f.id in self.forms.builtin_names
                 and not node.keywords and len(node.args) >= 2
                 and not any(isinstance(a, ast.Starred) for a in node.args)):
@@ -168,11 +175,60 @@ class _MapFilter(ast.NodeTransformer):
                 else ast.Call(fn, [load(names[0])], [])
             elt, ifs = load(names[0]), [test]
         gen = ast.GeneratorExp(elt, [ast.comprehension(target, it, ifs, is_async=0)])
+        gen.jitgrad_map_filter = True  # (its names are fresh)
         locate(gen, node)
         return gen
 
+    def visit_For(self, node):
+        """``for v in map(f, xs)``: ``for a in xs: v = f(a)``; ``for v in filter(f, xs)``:
+        ``for a in xs: if f(a): v = a`` and the body under that ``if``."""
+        node = self.generic_visit(node)
+        gen = node.iter
+        if not getattr(gen, "jitgrad_map_filter", False) or node.orelse:
+            return node
+        (comp,) = gen.generators
+        assign = ast.Assign([node.target], gen.elt)
+        locate(assign, node)
+        body = [assign, *node.body]
+        if comp.ifs:
+            test = comp.ifs[0] if len(comp.ifs) == 1 else ast.BoolOp(ast.And(), comp.ifs)
+            body = [ast.If(test, body, [])]
+        loop = ast.For(comp.target, comp.iter, body, [], None)
+        locate(loop, node)
+        return loop
+
+    def typed_container(self, node):
+        """``List()``, ``Dict.empty(...)``, ``List.empty_list(...)``, ``Set()`` of
+        numba.typed (made empty, no arguments needed): ``[]``, ``{}``, ``set()``."""
+        f, names = node.func, self.forms.typed_names
+        kind = None
+        if isinstance(f, ast.Name) and f.id in names and not node.args and not node.keywords:
+            kind = names[f.id]
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and \
+                f.value.id in names and f.attr in ("empty", "empty_list"):
+            kind = names[f.value.id]
+        if kind == "list":
+            made = ast.List([], ast.Load())
+        elif kind == "dict":
+            made = ast.Dict([], [])
+        elif kind == "set" and self.forms.set_is_builtin:
+            made = ast.Call(ast.Name("set", ast.Load()), [], [])
+        else:
+            return None
+        locate(made, node)
+        return made
+
     def visit_Lambda(self, node):
         return self.generic_visit(node)
+
+
+def _typed_kind(v):
+    """"list", "dict" or "set" for numba.typed's List, Dict and Set (by their module: only
+    the backend imports numba)."""
+    module = str(getattr(v, "__module__", "") or "")
+    if isinstance(v, type) and module.startswith("numba.typed."):
+        return {"List": "list", "Dict": "dict", "Set": "set"}.get(v.__name__)
+    return None
 
 
 def _loop_else(loop, fresh) -> list:

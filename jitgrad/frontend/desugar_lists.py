@@ -53,8 +53,10 @@ from jitgrad.frontend.desugar import (
 
 # The functions the rewritten code calls, by names no source can spell (the builder's
 # `lookup` reads them first), so that the user's own `np`, `len` or `max` cannot change them.
-INTRINSICS = {"%empty": np.empty, "%full": np.full, "%len": builtins.len,
-              "%max": builtins.max, "%min": builtins.min}
+INTRINSICS = {"%empty": np.empty, "%full": np.full, "%array": np.array, "%len": builtins.len,
+              "%range": builtins.range, "%enumerate": builtins.enumerate,
+              "%max": builtins.max, "%min": builtins.min,
+              "%items": np.array}  # a generator's items (`desugar_generators`)
 
 # NumPy functions that read a list of numbers as they read the 1-D array of its items
 _NUMPY_READERS = {
@@ -73,7 +75,14 @@ def lower_lists(fn_node: ast.FunctionDef, fn, fresh: Fresh, where) -> None:
     module). ``where(node)``: the `Loc` of a node, for refusals."""
     lists = _Lists(fn, fn_node, fresh, where)
     fn_node.body = lists.comprehensions(fn_node.body)
+    fn_node.body = lists.indexed_dicts(fn_node.body)
     fn_node.body = lists.appended(fn_node.body)
+    lists.written_in_loops()
+    lists.heaps()
+
+
+_UNROLLED_AT_MOST = 16  # iterations of a loop unrolled for a list of arrays of other shapes
+_HEAPQ_CHANGES = {"heapify", "heappush", "heappop", "heappushpop", "heapreplace"}
 
 
 def _mentions(node, name) -> bool:
@@ -83,6 +92,12 @@ def _mentions(node, name) -> bool:
 def _store_names(nodes) -> set[str]:
     return {n.id for node in nodes for n in ast.walk(node)
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def locate_as(node, like):
+    ast.copy_location(node, like)
+    locate(node, like)
+    return node
 
 
 def _name(n, store=False):
@@ -262,6 +277,7 @@ class _Lists:
                 product = trips if product is None else ast.BinOp(product, ast.Mult(), trips)
             total = product if total is None else ast.BinOp(total, ast.Add(), product)
         self.check_uses(name, loop, after)
+        unrolled = self.unrolled_alternative(name, loop, made, appends, conditional, first)
         count, k = self.fresh(f"{name.lstrip('_')}_n"), self.fresh(f"{name.lstrip('_')}_k")
         buffer = self.fresh(f"{name.lstrip('_')}_buf") if conditional else name
         for node, _ in appends:
@@ -294,7 +310,32 @@ class _Lists:
                 ast.Attribute(trimmed, "copy", ast.Load()), [], []))]
             for s in last:
                 locate(s, loop)
+        if unrolled is not None:  # (the builder takes it if the items' shapes differ)
+            made.jitgrad_unrollable = True
+            for j, stmt in enumerate(start + [loop]):
+                stmt.jitgrad_unrolled = (made, unrolled if j == 0 else None)
         return start + [loop] + last
+
+    def unrolled_alternative(self, name, loop, made, appends, conditional, first):
+        """For a list made empty and appended to, once per iteration, by a loop over
+        ``range`` of a few constant bounds: the same statements with the loop over the
+        tuple of its indices (unrolled while building, the list a list of its items), which
+        the builder takes where the items are arrays whose shapes differ (`build_lists`)."""
+        it = loop.iter
+        bounds = [_constant_int(a) for a in getattr(it, "args", [])]
+        if (first or conditional or not isinstance(it, ast.Call) or it.keywords
+                or not isinstance(it.func, ast.Name) or it.func.id != "range"
+                or "range" in self.bound or "range" in self.globals
+                or not 1 <= len(bounds) <= 3 or None in bounds
+                or any(len(chain) != 1 for _, chain in appends)):
+            return None
+        indices = tuple(range(*bounds)) if bounds[-1] != 0 or len(bounds) < 3 else None
+        if indices is None or len(indices) > _UNROLLED_AT_MOST:
+            return None
+        again = copy.deepcopy(loop)
+        again.iter = locate_as(ast.Tuple([ast.Constant(i) for i in indices], ast.Load()), it)
+        empty = locate_as(ast.Assign([_name(name, True)], ast.List([], ast.Load())), made)
+        return [empty, again]
 
     def trip_count(self, loop: ast.For):
         """The AST of ``loop``'s number of iterations, or None."""
@@ -328,6 +369,196 @@ class _Lists:
             if fname == "ndindex":
                 return None
         return _call("%len", copy.deepcopy(it))
+
+    # -- dicts filled by a loop's index --------------------------------------------------------
+
+    def indexed_dicts(self, stmts: list) -> list:
+        """``d = {}`` followed by ``for i in range(n): ... d[i] = v ...`` (the write at the top
+        of the body, no ``break``, ``continue`` or ``return`` in the loop): its keys are 0 to
+        n - 1 in order, so it is the list appended in that loop, when every other read of it
+        is ``d[k]``, ``len(d)``, ``for k in d`` (``range(len(d))``), ``d.keys()``,
+        ``d.values()`` (the list) or ``d.items()`` (``enumerate``). Otherwise it is left to
+        the builder (a dict a loop changes: refused there, saying what to write)."""
+        for s in stmts:
+            rewrite_blocks(s, self.indexed_dicts)
+        for j, s in enumerate(stmts):
+            if not (isinstance(s, ast.Assign) and len(s.targets) == 1
+                    and isinstance(s.targets[0], ast.Name) and isinstance(s.value, ast.Dict)
+                    and not s.value.keys):
+                continue
+            name = s.targets[0].id
+            later = next((k for k in range(j + 1, len(stmts)) if _mentions(stmts[k], name)),
+                         None)
+            loop = stmts[later] if later is not None else None
+            write = self.index_write(loop, name) if isinstance(loop, ast.For) else None
+            if write is None:
+                continue
+            reads = self.dict_reads(name, write)
+            if reads is None:
+                continue
+            s.value = ast.copy_location(ast.List([], ast.Load()), s.value)
+            append = ast.Expr(ast.Call(ast.Attribute(_name(name), "append", ast.Load()),
+                                       [write.value], []))
+            locate(append, write)
+            loop.body[loop.body.index(write)] = ast.copy_location(append, write)
+            for parent, field, new in reads:
+                setattr(parent, field, new)
+        return stmts
+
+    def index_write(self, loop: ast.For, name: str):
+        """The statement ``name[i] = v`` at the top of ``loop``'s body, ``loop`` running
+        ``i`` over ``range(n)`` (or ``range(0, n)``) without jumps, or None."""
+        it, target = loop.iter, loop.target
+        if not (isinstance(target, ast.Name) and isinstance(it, ast.Call) and not it.keywords
+                and isinstance(it.func, ast.Name) and it.func.id == "range"
+                and "range" not in self.bound and "range" not in self.globals
+                and (len(it.args) == 1 or len(it.args) == 2 and isinstance(it.args[0], ast.Constant)
+                     and it.args[0].value == 0) and not loop.orelse):
+            return None
+        if any(isinstance(n, (ast.Break, ast.Continue, ast.Return, ast.Yield))
+               for n in ast.walk(loop)) or target.id in _store_names(loop.body):
+            return None
+        writes = [b for b in loop.body if isinstance(b, ast.Assign) and len(b.targets) == 1
+                  and isinstance(b.targets[0], ast.Subscript)
+                  and isinstance(b.targets[0].value, ast.Name) and b.targets[0].value.id == name
+                  and isinstance(b.targets[0].slice, ast.Name)
+                  and b.targets[0].slice.id == target.id]
+        mentions = [n for n in ast.walk(loop) if isinstance(n, ast.Name) and n.id == name]
+        return writes[0] if len(writes) == 1 and len(mentions) == 1 else None
+
+    def dict_reads(self, name: str, write) -> list | None:
+        """How to read the list a dict filled by a loop's index becomes, read by read:
+        (node, field, new node); None where a read is not one of those `indexed_dicts` takes
+        or the name is bound elsewhere."""
+        parents = {id(c): p for p in ast.walk(self.root) for c in ast.iter_child_nodes(p)}
+        target = write.targets[0].value
+        out = []
+        stores = 0
+        for node in ast.walk(self.root):
+            if not (isinstance(node, ast.Name) and node.id == name) or node is target:
+                continue
+            if not isinstance(node.ctx, ast.Load):
+                stores += 1
+                continue
+            parent = parents.get(id(node))
+            grand = parents.get(id(parent))
+
+            def length():
+                return _call("%len", _name(name))
+            if isinstance(parent, ast.Subscript) and parent.value is node and isinstance(
+                    parent.ctx, ast.Load) and not isinstance(parent.slice, (ast.Slice, ast.Tuple)):
+                continue
+            if isinstance(parent, ast.Call) and parent.args == [node] and isinstance(
+                    parent.func, ast.Name) and parent.func.id == "len" and "len" not in self.bound \
+                    and "len" not in self.globals:
+                continue
+            if isinstance(parent, ast.For) and parent.iter is node:
+                out.append((parent, "iter", locate_as(_call("%range", length()), node)))
+                continue
+            if (isinstance(parent, ast.Attribute) and isinstance(grand, ast.Call)
+                    and grand.func is parent and not grand.args and not grand.keywords
+                    and parent.attr in ("keys", "values", "items")):
+                new = {"keys": lambda: _call("%range", length()), "values": lambda: _name(name),
+                       "items": lambda: _call("%enumerate", _name(name))}[parent.attr]()
+                holder = parents.get(id(grand))
+                field = next((f for f, v in ast.iter_fields(holder) if v is grand), None)
+                if field is None:
+                    return None  # (inside a list of arguments: not rewritten)
+                out.append((holder, field, locate_as(new, grand)))
+                continue
+            return None
+        return out if stores == 1 else None
+
+    # -- lists written in a loop ---------------------------------------------------------------
+
+    def written_in_loops(self) -> None:
+        """``acc = [0.0, 0.0]`` whose items a loop writes (``acc[i % 2] += v``): the list is
+        made as the array of its items (``np.array([0.0, 0.0])``) when nothing else binds the
+        name and every read of it reads an array of its items alike (`misuse`); otherwise it
+        stays a list, which a loop cannot change (refused there, saying so)."""
+        made = {}  # name -> its one assignment of a list display
+        stores: dict = {}
+        for node in ast.walk(self.root):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                stores[node.id] = stores.get(node.id, 0) + 1
+            if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                    and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.List)
+                    and node.value.elts
+                    and not any(isinstance(e, ast.Starred) for e in node.value.elts)):
+                made[node.targets[0].id] = node
+        params = {a.arg for a in ast.walk(self.root) if isinstance(a, ast.arg)}
+        written = set()
+        for loop in ast.walk(self.root):
+            if isinstance(loop, (ast.For, ast.While)):
+                for node in ast.walk(loop):
+                    targets_ = node.targets if isinstance(node, ast.Assign) else [
+                        node.target] if isinstance(node, ast.AugAssign) else []
+                    written |= {t.value.id for t in targets_ if isinstance(t, ast.Subscript)
+                                and isinstance(t.value, ast.Name)
+                                and not isinstance(t.slice, ast.Slice)}
+        candidates = {n for n in written if n in made and stores.get(n) == 1 and n not in params}
+        if not candidates:
+            return
+        self.parents = {id(c): p for p in ast.walk(self.root) for c in ast.iter_child_nodes(p)}
+        for name in sorted(candidates):
+            if any(isinstance(node, ast.Name) and node.id == name
+                   and isinstance(node.ctx, ast.Load) and self.misuse(node)
+                   for node in ast.walk(self.root)):
+                continue
+            assign = made[name]
+            assign.value = ast.copy_location(_call("%array", assign.value), assign.value)
+            locate(assign.value, assign)
+
+    # -- heaps ---------------------------------------------------------------------------------
+
+    def heaps(self) -> None:
+        """A list heapq's functions change in place may become an array (a heap of numbers
+        known only at run time, `build_containers`): refuse every other read of it that an
+        array of its items would not give the same meaning to (as for an appended list)."""
+        calls = [n for n in ast.walk(self.root) if isinstance(n, ast.Call) and n.args
+                 and isinstance(n.args[0], ast.Name) and self.is_heapq_change(n.func)]
+        if not calls:
+            return
+        self.parents = {id(c): p for p in ast.walk(self.root) for c in ast.iter_child_nodes(p)}
+        firsts = {id(c.args[0]) for c in calls}
+        stores: dict = {}
+        for node in ast.walk(self.root):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                stores[node.id] = stores.get(node.id, 0) + 1
+        for name in sorted({c.args[0].id for c in calls}):
+            for node in ast.walk(self.root):
+                if (isinstance(node, ast.Name) and node.id == name and id(node) not in firsts
+                        and isinstance(node.ctx, ast.Load)):
+                    what = self.misuse(node)
+                    if what:
+                        raise UnsupportedError(
+                            f"the heap `{name}` {what} is not supported: a heap of numbers "
+                            "known only at run time is an array in the gradient; read it "
+                            f"through heapq's functions, `{name}[0]`, len, sum, min, max, "
+                            f"`for v in {name}` and NumPy's functions (`np.sort({name})`)",
+                            self.where(node))
+            if stores.get(name) != 1:
+                continue
+            for node in ast.walk(self.root):  # made as the array of its items: a loop may
+                if (isinstance(node, ast.Assign) and len(node.targets) == 1  # push onto it
+                        and isinstance(node.targets[0], ast.Name) and node.targets[0].id == name
+                        and isinstance(node.value, ast.List) and not any(
+                            isinstance(e, ast.Starred) for e in node.value.elts)):
+                    made = _call("%array", node.value) if node.value.elts else _call(
+                        "%empty", ast.Constant(0))
+                    node.value = locate_as(made, node.value)
+
+    def is_heapq_change(self, func) -> bool:
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            module = self.globals.get(func.value.id)
+            return (func.value.id not in self.bound and func.attr in _HEAPQ_CHANGES
+                    and getattr(module, "__name__", None if module is not None else
+                                func.value.id) == "heapq")  # (or imported in the function)
+        if isinstance(func, ast.Name) and func.id not in self.bound:
+            value = self.globals.get(func.id)
+            return getattr(value, "__module__", None) in ("heapq", "_heapq") and \
+                getattr(value, "__name__", None) in _HEAPQ_CHANGES
+        return False
 
     # -- where the list is read ------------------------------------------------------------------
 
@@ -363,6 +594,10 @@ class _Lists:
         if isinstance(parent, ast.Call) and node in parent.args:
             if self.reads_as_array(parent):
                 return None
+            if self.is_append(self.parents.get(id(parent)), getattr(parent.func.value, "id",
+                                                                    None)
+                              if isinstance(parent.func, ast.Attribute) else None):
+                return None  # a row of a list of lists: the builder checks its shape
             return f"passed to {ast.unparse(parent.func)}"
         if isinstance(parent, (ast.BinOp, ast.AugAssign)):
             return "in arithmetic (+ joins lists, * repeats them)"
@@ -377,6 +612,8 @@ class _Lists:
 
     def reads_as_array(self, call: ast.Call) -> bool:
         f = call.func
+        if isinstance(f, ast.Name) and f.id == "%items":
+            return True
         if isinstance(f, ast.Name) and f.id not in self.bound:
             if f.id in _BUILTIN_READERS and f.id not in self.globals:
                 return True

@@ -21,7 +21,9 @@ import numpy as np
 from jitgrad.core.errors import Loc, SignatureError, UnsupportedError, refused
 from jitgrad.frontend.desugar import REDUCERS, Fresh, desugar
 from jitgrad.frontend.desugar_forms import desugar_forms
+from jitgrad.frontend.desugar_generators import desugar_generators
 from jitgrad.frontend.desugar_lists import lower_lists
+from jitgrad.frontend.desugar_nonlocal import desugar_nonlocal
 
 # ----------------------------------------------------------------------------- reading source
 
@@ -62,8 +64,15 @@ class FunctionSource:
     @property
     def param_names(self) -> list[str]:
         """The arguments of the function as an entry point (`check_entry`)."""
+        return [a.arg for a in self.entry_params]
+
+    @property
+    def entry_params(self) -> list[ast.arg]:
+        """The parameters of the function as an entry point (`check_entry`): its positional
+        ones, then its ``*args`` (one argument, the tuple of the values passed there)."""
         check_entry(self)
-        return [a.arg for a in self.node.args.args]
+        a = self.node.args
+        return [*a.args, *([a.vararg] if a.vararg else ())]
 
     def wrt_positions(self, wrt) -> list[int]:
         """The argument positions ``wrt`` names (`resolve_wrt`)."""
@@ -140,13 +149,17 @@ def resolve_wrt(names: list[str], qualname: str, wrt) -> list[int]:
 
 def check_entry(src: FunctionSource) -> None:
     """The differentiated function itself takes its arguments by position: each is a value of
-    the call signature. (A function it calls may take any parameters: it is built inline,
-    its ``*args`` a tuple and its ``**kwargs`` a dict of the values passed.)"""
+    the call signature, its ``*args`` one tuple argument (a tree). (A function it calls may
+    take any parameters: it is built inline, its ``*args`` a tuple and its ``**kwargs`` a
+    dict of the values passed.)"""
     args = src.node.args
-    if args.vararg or args.kwarg or args.posonlyargs or any(
-            d is None for d in args.kw_defaults):
+    if getattr(src.node, "jitgrad_generator", False):
+        raise UnsupportedError(f"{src.qualname} is a generator: jitgrad differentiates a "
+                               "function that returns a number (it may loop over a "
+                               "generator's items)", src.loc(src.node))
+    if args.kwarg or args.posonlyargs or any(d is None for d in args.kw_defaults):
         raise UnsupportedError(
-            "the differentiated function takes *args, **kwargs, positional-only or keyword-only "
+            "the differentiated function takes **kwargs, positional-only or keyword-only "
             "parameters without defaults: name its arguments (`def f(x, y)`), or wrap it "
             "(`def loss(x, y): return f(x, y)`); the functions it calls may take any parameters",
             src.loc(src.node))
@@ -161,8 +174,8 @@ def _read(fn) -> FunctionSource:
     filename = code.co_filename
     where = Loc(filename, code.co_firstlineno, 0,
                 linecache.getline(filename, code.co_firstlineno).rstrip("\n"))
-    if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
-        raise UnsupportedError(f"{name} is a generator or coroutine", where)
+    if code.co_flags & (inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
+        raise UnsupportedError(f"{name} is a coroutine", where)
     if fn.__name__ == "<lambda>":
         return _read_lambda(fn, where)
     try:
@@ -233,6 +246,10 @@ def _read_lambda(fn, where) -> FunctionSource:
 def _prepared(fn, node, filename, first, indent, lines) -> FunctionSource:
     """The function's AST rewritten to the forms the builder takes, then fenced."""
     fresh = Fresh.of(node)
+    desugar_generators(node, fresh, FunctionSource(fn, filename, first, indent, node, lines,
+                                                   set()).loc)
+    desugar_nonlocal(node, fresh, FunctionSource(fn, filename, first, indent, node, lines,
+                                                 set()).loc)
     desugar_forms(node, fn, fresh)
     desugar(node, _not_builtins(fn, node), fresh)
     lower_lists(node, fn, fresh, FunctionSource(fn, filename, first, indent, node, lines,
@@ -264,20 +281,18 @@ _STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.If, ast
                ast.Import, ast.ImportFrom, ast.With, ast.Delete)
 _EXPRESSIONS = (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Call, ast.Name, ast.Constant,
                 ast.Attribute, ast.Subscript, ast.Slice, ast.Tuple, ast.List, ast.IfExp, ast.Dict,
-                ast.Starred, ast.JoinedStr, ast.FormattedValue, ast.withitem, ast.keyword, ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
+                ast.Starred, ast.JoinedStr, ast.Set, ast.SetComp, ast.DictComp, ast.FormattedValue, ast.withitem, ast.keyword, ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
 _REFUSED_NAMES = {
     ast.ClassDef: "a class definition",
     ast.AsyncFunctionDef: "an async function", ast.Lambda: "a lambda", ast.Yield: "yield",
     ast.YieldFrom: "yield from", ast.Await: "await", ast.Global: "global",
     ast.Nonlocal: "nonlocal",
-    ast.SetComp: "a set comprehension", ast.Set: "a set",
     ast.Match: "match",
 }
 # refused with the form that works (a key of `errors.INSTEAD`)
 _REFUSED_WITH_HINT = {
     ast.ListComp: ("a list comprehension", "list comprehension"),
     ast.GeneratorExp: ("a generator expression", "generator expression"),
-    ast.DictComp: ("a dict comprehension", "dict"),
     ast.NamedExpr: ("the walrus operator here", "walrus"),
 }
 if hasattr(ast, "TryStar"):
@@ -343,10 +358,56 @@ _SAFE_METHODS = frozenset({"flatten", "ravel", "copy", "sum", "mean", "transpose
                            "prod", "conj", "conjugate", "any", "all"})
 
 
-def _may_raise(src: FunctionSource, node: ast.AST) -> str | None:
+# `math` functions that raise ValueError outside their domain, and the test of it (on ``v``,
+# the argument's source); a try may check them (`guards`)
+MATH_DOMAINS = {"sqrt": "{v} < 0.0", "log": "{v} <= 0.0", "log10": "{v} <= 0.0",
+                "log2": "{v} <= 0.0", "log1p": "{v} <= -1.0", "acos": "abs({v}) > 1.0",
+                "asin": "abs({v}) > 1.0", "acosh": "{v} < 1.0", "atanh": "abs({v}) >= 1.0"}
+_GUARDED_OPS = (ast.Div, ast.FloorDiv, ast.Mod)
+_GUARDED_STMTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Pass)
+
+
+def _math_domain(src: FunctionSource, node) -> str | None:
+    """The name of the `math` function ``node`` calls with one argument, if it is one of
+    `MATH_DOMAINS`."""
+    if not (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords
+            and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)):
+        return None
+    module = src.fn.__globals__.get(node.func.value.id)
+    name = node.func.attr
+    if getattr(module, "__name__", None) == "math" and name in MATH_DOMAINS:
+        return name
+    return None
+
+
+def guards(src: FunctionSource, stmt) -> list[tuple[str, ast.expr]]:
+    """What may raise in ``stmt`` that a try checks at run time, in the order Python
+    evaluates it: ("zero", divisor) for a division, a floor division or a modulo (Python
+    raises ZeroDivisionError for a zero of its own numbers), (name, argument) for the `math`
+    functions of `MATH_DOMAINS` (ValueError outside their domain)."""
+    found = []
+
+    def walk(node):
+        for child in ast.iter_child_nodes(node):
+            walk(child)
+        if isinstance(node, (ast.BinOp, ast.AugAssign)) and isinstance(node.op, _GUARDED_OPS):
+            found.append(("zero", node.right if isinstance(node, ast.BinOp) else node.value))
+        name = _math_domain(src, node)
+        if name is not None:
+            found.append((name, node.args[0]))
+    walk(stmt)
+    return found
+
+
+def _may_raise(src: FunctionSource, node: ast.AST, guarded: bool = False) -> str | None:
     """What in ``node`` may raise in Python where compiled code would not (a phrase), or None:
     NumPy's functions (not random; linalg raises in both), + - * @, ``x.shape[k]``,
-    comparisons and branches are taken as safe."""
+    comparisons and branches are taken as safe; with ``guarded``, also what a try checks at
+    run time (`guards`)."""
+    if guarded and (isinstance(node, (ast.BinOp, ast.AugAssign)) and isinstance(
+            node.op, _GUARDED_OPS) or _math_domain(src, node) is not None):
+        return next((found for child in ast.iter_child_nodes(node)
+                     if (found := _may_raise(src, child, guarded))), None)
     if isinstance(node, (ast.BinOp, ast.AugAssign)) and not isinstance(node.op, _SAFE_TRY_OPS):
         return f"`{ast.unparse(node)}` (a division or power may raise ZeroDivisionError " \
                "or OverflowError in Python)"
@@ -380,15 +441,23 @@ def _may_raise(src: FunctionSource, node: ast.AST) -> str | None:
     if isinstance(node, ast.expr) and not isinstance(node, _SAFE_TRY_EXPRS):
         return f"`{ast.unparse(node)}`"
     for child in ast.iter_child_nodes(node):
-        found = _may_raise(src, child)
+        found = _may_raise(src, child, guarded)
         if found:
             return found
     return None
 
 
 def _fence_try(src: FunctionSource, node: ast.Try) -> None:
-    """A `try` whose body cannot raise runs its body (and ``else``, ``finally``); otherwise it
-    is refused: the compiled code does not catch exceptions."""
+    """A `try` whose body cannot raise runs its body (and ``else``, ``finally``). One whose
+    body is assignments and expressions where only divisions and `math`'s domain errors may
+    raise is checked at run time (``jitgrad_guarded``: `build_stmts.Statements.stmt_Try`).
+    Otherwise it is refused: the compiled code does not catch exceptions."""
+    if node.handlers and all(isinstance(s, _GUARDED_STMTS) for s in node.body) and all(
+            h.name is None for h in node.handlers) and not any(
+            _may_raise(src, s, guarded=True) for s in node.body) and any(
+            guards(src, s) for s in node.body):
+        node.jitgrad_guarded = True
+        return
     for stmt in node.body:
         found = _may_raise(src, stmt)
         if found:

@@ -90,8 +90,9 @@ def _in_place(op):
     changed in place); on an array, refused (it would write into it: ``a += b``)."""
     def f(a, b):
         if records(a) and a.ndim:
-            raise UnsupportedError(f"operator.{op.__name__} of an array (it writes into it): "
-                                   "write the augmented assignment `a += b`", loc_of(a, b))
+            raise UnsupportedError(f"operator.i{op.__name__.rstrip('_')} of an array that is "
+                                   "not a name (it writes into it): name the array, "
+                                   "`a = ...; a += b`", loc_of(a, b))
         return op(a, b)
     return f
 

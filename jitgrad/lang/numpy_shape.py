@@ -695,7 +695,12 @@ def np_isscalar(x) -> bool:
 
 # Refused before their arguments are read, with the reason (Numba compiles none of them, or
 # jitgrad has no exact rewrite yet).
-REFUSED: dict = {}
+REFUSED = {
+    np.frombuffer: "np.frombuffer is not supported (the build knows an array's kind, not its "
+                   "bytes): jitgrad passes a bytes or bytearray argument as its uint8 array, "
+                   "so read it directly (`b[0]`, `len(b)`), or pass np.frombuffer(b, dtype) "
+                   "as the argument",
+}
 
 NUMPY.update({
     np.swapaxes: np_swapaxes, np.moveaxis: np_moveaxis, np.rollaxis: np_rollaxis,

@@ -17,6 +17,7 @@ from jitgrad.core.errors import UnsupportedError
 from jitgrad.lang import numpy_linalg, scipy_stats
 from jitgrad.lang.numpy_api import np_concatenate, np_reduce, np_sum, np_zeros
 from jitgrad.lang.symbolic import loc_of, ndim_of, record, records
+from jitgrad.prims.elementwise import SCIPY_FUNCTIONS
 
 _SQRT2 = math.sqrt(2.0)
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -120,6 +121,17 @@ def rosen_der(x):
             + np_concatenate((-(head * r) * 400.0 - (1.0 - head) * 2.0, zero)))
 
 
+# scipy.special functions that are primitives of their own (SciPy's compiled kernels,
+# `prims.elementwise`): the name in scipy.special -> the primitive (jn is SciPy's jv).
+_KERNELS = {name: name for name in SCIPY_FUNCTIONS} | {"jn": "jv"}
+
+
+def _kernel_handler(prim):
+    def handler(*args):
+        return record(prim, *args)
+    return handler
+
+
 _NORM = {"cdf": norm_cdf, "sf": norm_sf, "pdf": norm_pdf, "logpdf": norm_logpdf}
 
 
@@ -138,6 +150,9 @@ def handler_for(fn):
                               ("factorial", factorial), ("xlogy", xlogy)):
             if fn is getattr(special, name, None):
                 return handler
+        for name, prim in _KERNELS.items():
+            if fn is getattr(special, name, None):
+                return _kernel_handler(prim)
         for name, handler in scipy_stats.SPECIAL.items():
             if fn is getattr(special, name, None):
                 return handler

@@ -104,6 +104,53 @@ def poisson_logpmf(k, mu, loc=0):
     return k * record("log", mu) - mu - record("gammaln", k + 1.0)
 
 
+# ---- distribution functions: SciPy's, through the incomplete gamma and beta functions and
+# Student's t distribution function (`prims.elementwise`, SciPy's kernels), whose derivatives
+# are taken in x only (in a shape parameter or the degrees of freedom they are refused). Below
+# the support the value is 0 (above it, 1), as SciPy's.
+
+
+def _at_least_zero(z):
+    return record("maximum", z, 0.0)
+
+
+def gamma_cdf(x, a, loc=0.0, scale=1.0):
+    return record("gammainc", a, _at_least_zero(_z(x, loc, scale)))
+
+
+def chi2_cdf(x, df, loc=0.0, scale=1.0):
+    return record("gammainc", df * 0.5, _at_least_zero(_z(x, loc, scale)) * 0.5)
+
+
+def beta_cdf(x, a, b, loc=0.0, scale=1.0):
+    return record("betainc", a, b, record("minimum", _at_least_zero(_z(x, loc, scale)), 1.0))
+
+
+def t_cdf(x, df, loc=0.0, scale=1.0):
+    return record("stdtr", df, _z(x, loc, scale))
+
+
+def t_logcdf(x, df, loc=0.0, scale=1.0):
+    return record("log", t_cdf(x, df, loc, scale))
+
+
+def poisson_cdf(k, mu, loc=0):
+    """P(K <= k) = gammaincc(floor(k - loc) + 1, mu), 0 below k = 0 (SciPy's pdtr); the count
+    is not differentiated."""
+    k = NUMPY[np.floor](k - loc)
+    below = record("lt", k, 0.0)
+    return record("where", below, 0.0,
+                  record("gammaincc", record("where", below, 0.0, k) + 1.0, mu))
+
+
+def multivariate_normal_entropy(mean=None, cov=1.0):
+    """(d log(2 pi e) + log det cov) / 2, of a covariance matrix."""
+    if ndim_of(cov) != 2:
+        raise UnsupportedError("multivariate_normal.entropy of a covariance matrix", loc_of(cov))
+    d = cov.shape[0] if records(cov) else np.shape(cov)[0]
+    return 0.5 * (NUMPY[np.linalg.slogdet](cov)[1] + d * (_LOG_2PI + 1.0))
+
+
 def multivariate_normal_logpdf(x, mean=None, cov=1.0, allow_singular=False):
     """log N(x; mean, cov) of one point (``x`` of shape (d,)) or of rows (shape (n, d)),
     through a Cholesky factor of ``cov`` (its log-determinant and a solve)."""
@@ -168,17 +215,18 @@ def _distribution(logpdf, log_name="logpdf", exp_name="pdf"):
 
 
 DISTRIBUTIONS = {
-    "t": _distribution(t_logpdf),
-    "gamma": _distribution(gamma_logpdf),
-    "beta": _distribution(beta_logpdf),
-    "chi2": _distribution(chi2_logpdf),
+    "t": {**_distribution(t_logpdf), "cdf": t_cdf, "logcdf": t_logcdf},
+    "gamma": {**_distribution(gamma_logpdf), "cdf": gamma_cdf},
+    "beta": {**_distribution(beta_logpdf), "cdf": beta_cdf},
+    "chi2": {**_distribution(chi2_logpdf), "cdf": chi2_cdf},
     "expon": _distribution(expon_logpdf),
     "laplace": _distribution(laplace_logpdf),
     "cauchy": _distribution(cauchy_logpdf),
     "logistic": _distribution(logistic_logpdf),
     "lognorm": _distribution(lognorm_logpdf),
-    "poisson": _distribution(poisson_logpmf, "logpmf", "pmf"),
-    "multivariate_normal": _distribution(multivariate_normal_logpdf),
+    "poisson": {**_distribution(poisson_logpmf, "logpmf", "pmf"), "cdf": poisson_cdf},
+    "multivariate_normal": {**_distribution(multivariate_normal_logpdf),
+                            "entropy": multivariate_normal_entropy},
     "dirichlet": _distribution(dirichlet_logpdf),
     "norm": {"logcdf": norm_logcdf, "logsf": norm_logsf},
 }
@@ -218,10 +266,65 @@ def linalg_solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False,
 
 
 def signal_convolve(in1, in2, mode="full", method="auto"):
+    if ndim_of(in1) == 2 and ndim_of(in2) == 2:
+        return signal_convolve2d(in1, in2, mode)
     if ndim_of(in1) != 1 or ndim_of(in2) != 1:
-        raise UnsupportedError("scipy.signal.convolve of vectors (np.convolve)",
+        raise UnsupportedError("scipy.signal.convolve of vectors (np.convolve) or of matrices",
                                loc_of(in1, in2))
     return NUMPY[np.convolve](in1, in2, mode=mode)
+
+
+def _shape2(x):
+    return tuple(x.shape) if records(x) else np.shape(x)
+
+
+def _smaller(a, b):
+    return record("minimum", a, b) if records(a) or records(b) else min(a, b)
+
+
+def _larger(a, b):
+    return record("maximum", a, b) if records(a) or records(b) else max(a, b)
+
+
+def _convolve2d_full(a, v):
+    """out[p, q] = sum of a[i, j] v[p - i, q - j]: the products a[i, j] v[k, l] with axes
+    (i, k, j, l); along l each row shifted right by j (rows padded with n2 zeros, read as rows
+    one entry shorter, as np.convolve does), summed over j; then the blocks along k shifted by
+    i the same way, summed over i."""
+    (n1, n2), (m1, m2) = _shape2(a), _shape2(v)
+    w1, w2 = n1 + m1 - 1, n2 + m2 - 1
+    t = NUMPY[np.reshape](a, (n1, 1, n2, 1)) * NUMPY[np.reshape](v, (1, m1, 1, m2))
+    t = NUMPY[np.concatenate]((t, NUMPY[np.zeros]((n1, m1, n2, n2))), axis=3)
+    t = NUMPY[np.reshape](t, (n1 * m1, n2 * (m2 + n2)))
+    t = record("getitem", t, n2 * w2, index_spec=(":", ("s", False, True, False)))
+    u = NUMPY[np.sum](NUMPY[np.reshape](t, (n1, m1, n2, w2)), axis=2)  # (n1, m1, w2)
+    u = NUMPY[np.concatenate]((u, NUMPY[np.zeros]((n1, n1, w2))), axis=1)
+    u = NUMPY[np.reshape](u, (n1 * (m1 + n1) * w2,))
+    u = record("getitem", u, n1 * w1 * w2, index_spec=(("s", False, True, False),))
+    return NUMPY[np.sum](NUMPY[np.reshape](u, (n1, w1, w2)), axis=0)
+
+
+def signal_convolve2d(in1, in2, mode="full", boundary="fill", fillvalue=0):
+    """The 2-D convolution of two matrices (`_convolve2d_full`), cut to SciPy's 'same' (the
+    size of in1, centred) or 'valid' (where one covers the other)."""
+    if ndim_of(in1) != 2 or ndim_of(in2) != 2 or mode not in ("full", "same", "valid") \
+            or boundary != "fill" or fillvalue != 0:
+        raise UnsupportedError("scipy.signal.convolve2d of two matrices, mode 'full', 'same' or "
+                               "'valid', with boundary='fill' and fillvalue=0", loc_of(in1, in2))
+    if not records(in1) and not records(in2):
+        in1 = NUMPY[np.asarray](in1, dtype=float)
+    full = _convolve2d_full(in1, in2)
+    if mode == "full":
+        return full
+    bounds = []
+    for n, m in zip(_shape2(in1), _shape2(in2)):
+        if mode == "same":
+            start, length = (m - 1) // 2, n
+        else:
+            short = _smaller(n, m)
+            start, length = short - 1, _larger(n, m) - short + 1
+        bounds += [start, start + length]
+    return record("getitem", full, *bounds, index_spec=(("s", True, True, False),) * 2)
 
 
 def linalg_block_diag(*arrs):
@@ -248,4 +351,4 @@ def linalg_block_diag(*arrs):
 
 LINALG = {"solve": linalg_solve, "cholesky": linalg_cholesky,
           "solve_triangular": linalg_solve_triangular, "block_diag": linalg_block_diag}
-SIGNAL = {"convolve": signal_convolve}
+SIGNAL = {"convolve": signal_convolve, "convolve2d": signal_convolve2d}

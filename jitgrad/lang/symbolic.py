@@ -55,6 +55,9 @@ class GraphBuilder:
         self.same: dict = {}
         self.assumed: list[tuple] = []  # (token, token, loc), each a parameter axis or an int
         self.made: list[Var] = []  # every variable made here whose dims may need renaming
+        # a loop's carried array -> its initial array, of the same shape where the body only
+        # writes it in place (read by the check of a list's rows, `build_lists`)
+        self.shape_from: dict = {}
         self.param_axes: dict = {}  # size token of a parameter's axis -> (parameter, axis)
         # Arrays that may share memory (views, in-place versions, a loop's carried array and
         # its initial value) form one class. Each array value is stamped with its class's count

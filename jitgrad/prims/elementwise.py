@@ -21,7 +21,7 @@ import numpy as np
 from jitgrad.core.errors import UnsupportedError
 from jitgrad.core.types import Type, broadcast_ndim, promote_kinds
 from jitgrad.prims import alloc
-from jitgrad.prims.primitive import defjvp, defvjp, primitive
+from jitgrad.prims.primitive import PRIMITIVES, defjvp, defvjp, primitive
 
 # ----------------------------------------------------------------------------- type rules
 
@@ -191,6 +191,115 @@ defvjp("gamma", lambda g, ans, x: g * (ans * digamma(x)))
 defvjp("digamma", lambda g, ans, x: g * trigamma(x))
 defvjp("trigamma", lambda g, ans, x: g * tetragamma(x))
 defvjp("tetragamma", _no_fourth_derivative)
+
+# ----------------------------------------------------------------------------- SciPy's kernels
+# Bessel functions, the inverse error functions, 1/Gamma, the sign of Gamma, the regularised
+# incomplete gamma and beta functions and Student's t distribution function: SciPy's own
+# values. On numbers and arrays of the graph (and in the interpreter) this is SciPy's ufunc; the
+# backend calls the same compiled C kernel of scipy.special.cython_special
+# (`runtime_elementwise.SCIPY_KERNELS`). SciPy is imported at the first call: jitgrad does not
+# import it, and a program that calls these has.
+# The derivatives follow autograd's: in the argument, not in an order or a shape parameter
+# (d jv(v, x) / dv, d gammainc(a, x) / da have no closed form), which is refused.
+
+
+def scipy_special_impl(name):
+    """scipy.special.<name> as a primitive's implementation (SciPy imported at the first
+    call)."""
+    def impl(*args):
+        import scipy.special
+
+        return getattr(scipy.special, name)(*args)
+    impl.__name__ = name
+    return impl
+
+
+# Their names, the same in scipy.special (the backend calls each as ``_rt.<name>``, and
+# `lang.scipy_api` spells each as the function of scipy.special of its name).
+SCIPY_FUNCTIONS = ("j0", "j1", "y0", "y1", "i0", "i1", "jv", "yn", "iv", "ive", "erfinv",
+                   "erfcinv", "rgamma", "gammasgn", "gammainc", "gammaincc", "betainc", "stdtr")
+for _name in SCIPY_FUNCTIONS:
+    _elementwise(_name, scipy_special_impl(_name),
+                 **(PIECEWISE_CONSTANT if _name == "gammasgn" else COSTLY))
+j0, j1, y0, y1, i0, i1 = (PRIMITIVES[n] for n in ("j0", "j1", "y0", "y1", "i0", "i1"))
+jv, yn, iv, ive = (PRIMITIVES[n] for n in ("jv", "yn", "iv", "ive"))  # (order, x)
+
+
+def _refuse_parameter(name: str, param: str, what: str):
+    """The rule of an argument whose derivative is not implemented: a refusal."""
+    def refuse(g, ans, *ins):
+        raise UnsupportedError(
+            f"the derivative of scipy.special.{name} with respect to {param} ({what}) is not "
+            f"implemented, only with respect to its last argument: pass {param} as a constant "
+            "or through jitgrad.stop_gradient")
+    return refuse
+
+
+def _log_power(k, x):
+    """k log(x), taken as 0 where k == 0 (x**0 is 1 at x == 0 too)."""
+    if isinstance(k, (int, float)):
+        return k * np.log(x) if k != 0 else alloc.zero_like(x)
+    return np.where(k == 0, 0.0, k * np.log(x))
+
+
+def _lower_gamma_density(a, x):
+    """x**(a - 1) exp(-x) / Gamma(a): the derivative of gammainc(a, x) in x."""
+    return np.exp(_log_power(a - 1.0, x) - x - gammaln(a))
+
+
+def _beta_density(a, b, x):
+    """x**(a - 1) (1 - x)**(b - 1) / B(a, b): the derivative of betainc(a, b, x) in x."""
+    log_b = gammaln(a) + gammaln(b) - gammaln(a + b)
+    return np.exp(_log_power(a - 1.0, x) + _log_power(b - 1.0, 1.0 - x) - log_b)
+
+
+def _t_density(df, t):
+    """Student's t density with df degrees of freedom at t: the derivative of stdtr(df, t)."""
+    half = (df + 1.0) * 0.5
+    log_norm = gammaln(half) - gammaln(df * 0.5) - 0.5 * np.log(df * math.pi)
+    return np.exp(log_norm - half * np.log1p(t * t / df))
+
+
+_SQRT_PI_OVER_2 = 0.8862269254527580  # d erfinv(y) / dy = sqrt(pi) / 2 exp(erfinv(y)^2)
+_ORDER = "the order"
+# Bessel functions: J0' = -J1, J1' = (J0 - J2) / 2, the recurrences C_v' = (C_{v-1} - C_{v+1}) / 2
+# for J and Y, (I_{v-1} + I_{v+1}) / 2 for I, and ive(v, x) = iv(v, x) exp(-|x|).
+defvjp("j0", lambda g, ans, x: -(g * j1(x)))
+defvjp("j1", lambda g, ans, x: g * ((j0(x) - jv(2.0, x)) * 0.5))
+defvjp("y0", lambda g, ans, x: -(g * y1(x)))
+defvjp("y1", lambda g, ans, x: g * ((y0(x) - yn(2.0, x)) * 0.5))
+defvjp("i0", lambda g, ans, x: g * i1(x))
+defvjp("i1", lambda g, ans, x: g * ((i0(x) + iv(2.0, x)) * 0.5))
+defvjp("jv", _refuse_parameter("jv", "v", _ORDER),
+       lambda g, ans, v, x: g * ((jv(v - 1.0, x) - jv(v + 1.0, x)) * 0.5))
+defvjp("yn", _refuse_parameter("yn", "n", _ORDER),
+       lambda g, ans, n, x: g * ((yn(n - 1.0, x) - yn(n + 1.0, x)) * 0.5))
+defvjp("iv", _refuse_parameter("iv", "v", _ORDER),
+       lambda g, ans, v, x: g * ((iv(v - 1.0, x) + iv(v + 1.0, x)) * 0.5))
+defvjp("ive", _refuse_parameter("ive", "v", _ORDER),
+       lambda g, ans, v, x: g * ((ive(v - 1.0, x) + ive(v + 1.0, x)) * 0.5
+                                 - np.sign(x) * ans))
+defvjp("erfinv", lambda g, ans, y: g * (np.exp(ans * ans) * _SQRT_PI_OVER_2))
+defvjp("erfcinv", lambda g, ans, y: -(g * (np.exp(ans * ans) * _SQRT_PI_OVER_2)))
+
+
+def _rgamma_slope(ans, x):
+    """(1/Gamma)'(x) = -psi(x) / Gamma(x); at the poles of Gamma (x = 0, -1, -2, ...), where
+    1/Gamma(x) = Gamma(1 - x) sin(pi x) / pi is 0 and psi is nan, Gamma(1 - x) cos(pi x)."""
+    at_pole = np.logical_and(ans == 0.0, x <= 0.0)
+    return np.where(at_pole, gamma(1.0 - x) * np.cos(x * math.pi), -(ans * digamma(x)))
+
+
+defvjp("rgamma", lambda g, ans, x: g * _rgamma_slope(ans, x))
+defvjp("gammainc", _refuse_parameter("gammainc", "a", "the shape parameter"),
+       lambda g, ans, a, x: g * _lower_gamma_density(a, x))
+defvjp("gammaincc", _refuse_parameter("gammaincc", "a", "the shape parameter"),
+       lambda g, ans, a, x: -(g * _lower_gamma_density(a, x)))
+defvjp("betainc", _refuse_parameter("betainc", "a", "a shape parameter"),
+       _refuse_parameter("betainc", "b", "a shape parameter"),
+       lambda g, ans, a, b, x: g * _beta_density(a, b, x))
+defvjp("stdtr", _refuse_parameter("stdtr", "df", "the degrees of freedom"),
+       lambda g, ans, df, t: g * _t_density(df, t))
 
 _TWO_OVER_SQRT_PI = 1.1283791670955126  # d erf(x) / dx = 2 / sqrt(pi) exp(-x^2)
 

@@ -54,6 +54,7 @@ import dataclasses
 from types import MappingProxyType
 
 from jitgrad.core import ops
+from jitgrad.core.errors import UnsupportedError
 from jitgrad.core.ir import (
     Atom,
     Block,
@@ -482,7 +483,12 @@ class _Reverse:
             for k, a in enumerate(e.ins):
                 if k >= len(rules) or rules[k] is None or not self.is_active(a):
                     continue
-                c = rules[k](g, ans, *ins, **e.params)
+                try:
+                    c = rules[k](g, ans, *ins, **e.params)
+                except UnsupportedError as err:  # a rule's refusal: at the operation's line
+                    if err.loc is None:
+                        raise type(err)(err.message, e.loc, err.during) from None
+                    raise
                 if elementwise:
                     c = self.unbroadcast(c, a, e)
                 self.acc(a, c)

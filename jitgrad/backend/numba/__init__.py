@@ -14,11 +14,13 @@ from jitgrad.core.settings import DEFAULT, Settings
 def load(stem, source, names, inline=(), settings: Settings = DEFAULT):
     """Compile a module (`compile.load`; with Numba's ``parallel=True`` under
     ``settings.parallel``): (its path, {name: compiled function}). A module whose products or
-    linear algebra need SciPy, which is missing, is refused first (`compile.require_scipy`);
-    the ufuncs it calls are made first (`runtime.bind_ufuncs`)."""
+    linear algebra need SciPy, which is missing, is refused first (`compile.require_scipy`),
+    else the BLAS and LAPACK routines it calls are bound (`runtime_linalg.link_routines`); the ufuncs
+    it calls are made first (`runtime.bind_ufuncs`)."""
     from jitgrad.backend.numba import runtime
 
-    _compile_module.require_scipy(source, runtime.USES_SCIPY)
+    if _compile_module.require_scipy(source, runtime.USES_SCIPY):
+        runtime.link_routines()  # its code may come from the disk cache: the routines' names first
     runtime.bind_ufuncs(source)
     return _compile_module.load(stem, source, names, inline=list(inline),
                                 parallel=settings.parallel)

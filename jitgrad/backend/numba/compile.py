@@ -1,4 +1,5 @@
-"""Generated source → a real file → ``numba.njit``. The one module that imports Numba.
+"""Generated source → a real file → ``numba.njit``. One of the two modules that import Numba
+(the other, `runtime_linalg`, declares BLAS and LAPACK routines to it).
 
 Takes module source text (from `emit`) and the names of its functions. Guarantees:
 
@@ -17,6 +18,7 @@ Takes module source text (from `emit`) and the names of its functions. Guarantee
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib.util
 import os
@@ -49,9 +51,10 @@ ERROR_MODEL = "numpy"
 CACHE_FORMAT = "jg3"
 
 
-def jit(fn):
+def jit(fn=None, *, needs=None):
     """``numba.njit(cache=True)`` for a runtime helper, or the function itself under
-    ``JITGRAD_DISABLE_JIT=1``.
+    ``JITGRAD_DISABLE_JIT=1``. ``needs``: called before the helper's first compile or cache
+    load (`runtime_linalg.link_routines`: the BLAS and LAPACK symbols its code calls by name).
 
     Called from compiled code, a Numba function is compiled for its arguments' types as the
     caller has them, constants as literals: ``_rt.zeros((n, 1))`` and ``_rt.larger(0, n)``
@@ -65,6 +68,8 @@ def jit(fn):
     by creating a temporary file there, once per function, and the runtime has over a
     hundred helpers of which a gradient calls a few (0.08 s of every process's first
     gradient here, its code loaded from the cache or not)."""
+    if fn is None:
+        return lambda f: jit(f, needs=needs)
     if DISABLE_JIT:
         return fn
     dispatcher = numba.njit(error_model=ERROR_MODEL)(fn)
@@ -77,6 +82,8 @@ def jit(fn):
 
     def compile_cached(sig):
         if not caching:
+            if needs is not None:
+                needs()
             dispatcher.enable_caching()
             caching.append(True)
         return compile_now(sig)
@@ -228,20 +235,96 @@ def vectorize(fn):
         import numpy as np
 
         v = np.vectorize(fn, otypes=[float])
-        return lambda x: v(x) if np.ndim(x) else fn(x)
+        return lambda *xs: v(*xs) if any(np.ndim(x) for x in xs) else fn(*xs)
     return numba.vectorize(cache=True)(fn)
 
 
+@functools.cache
+def runtime_digest() -> str:
+    """A short hash of the runtime's source (``runtime*.py`` here, and `jitgrad.prims`, whose
+    functions the runtime compiles). Numba keeps a generated module's machine code with the
+    runtime helpers' code linked into it, and keys it by the module's own file only: a new
+    runtime (an upgrade, an edit) gets a cache folder of its own, so no module runs a helper's
+    old code."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    prims = os.path.join(os.path.dirname(os.path.dirname(here)), "prims")
+    paths = sorted(os.path.join(here, f) for f in os.listdir(here)
+                   if f.startswith("runtime") and f.endswith(".py"))
+    paths += sorted(os.path.join(prims, f) for f in os.listdir(prims) if f.endswith(".py"))
+    digest = hashlib.sha256()
+    for path in paths:
+        with open(path, "rb") as f:
+            digest.update(f.read())
+    return digest.hexdigest()[:8]
+
+
+_SCIPY_SPECIAL = "scipy.special.cython_special"
+_LINKED: set = set()
+
+
+def scipy_c_function(name: str, signature):
+    """A C function of SciPy's Cython API (``scipy.linalg.cython_blas``, ``cython_lapack``,
+    ``scipy.special.cython_special``) for compiled code, of Numba ``signature``.
+
+    Compiled code calls it by a name of its own, ``jitgrad_<name>``, which `link_scipy` binds
+    to the function's address in this process before any code calling it is compiled or
+    loaded: code that calls a function by name can be kept in Numba's disk cache, where a
+    ctypes pointer (an address of this process) cannot."""
+    return numba.core.types.ExternalFunction(f"jitgrad_{name}", signature)
+
+
+def link_scipy(module: str, names) -> None:
+    """Bind each `scipy_c_function` of ``names``, from SciPy's Cython ``module``, to its address
+    in this process (once; the module is imported at the first)."""
+    if DISABLE_JIT:
+        return
+    from llvmlite import binding
+    from numba.core.extending import get_cython_function_address
+
+    for name in names:
+        if name not in _LINKED:
+            binding.add_symbol(f"jitgrad_{name}", get_cython_function_address(module, name))
+            _LINKED.add(name)
+
+
+def scipy_kernel(name: str, n_args: int):
+    """The C function ``name`` of scipy.special.cython_special (its key in ``__pyx_capi__``:
+    ``__pyx_fuse_1jv`` is the real jv), of ``n_args`` doubles and Cython's skip-dispatch flag
+    (pass 0), returning a double: SciPy's own kernel for compiled code (`scipy_c_function`;
+    `link_scipy_kernels` binds it). Under ``JITGRAD_DISABLE_JIT=1``: a ctypes function of
+    the same C function, found at its first call."""
+    if DISABLE_JIT:
+        found = []
+
+        def call(*args):
+            if not found:
+                import ctypes
+
+                from numba.core.extending import get_cython_function_address
+                proto = ctypes.CFUNCTYPE(ctypes.c_double, *[ctypes.c_double] * n_args,
+                                         ctypes.c_int)
+                found.append(proto(get_cython_function_address(_SCIPY_SPECIAL, name)))
+            return found[0](*args)
+        return call
+    f64 = numba.core.types.float64
+    return scipy_c_function(name, f64(*[f64] * n_args, numba.core.types.int32))
+
+
+def link_scipy_kernels(names) -> None:
+    """`link_scipy` of SciPy's special functions ``names`` (`scipy_kernel`)."""
+    link_scipy(_SCIPY_SPECIAL, names)
+
+
 def cache_dir(parallel: bool = False) -> str:
-    """Where generated modules live: one folder per Python/Numba variant and jitgrad cache
-    format, and a folder of its own for ``parallel=True`` builds (Numba's disk cache ignores the parallel option: numba
-    #6845)."""
+    """Where generated modules live: one folder per Python/Numba variant, jitgrad cache format
+    and runtime (`runtime_digest`), and a folder of its own for ``parallel=True`` builds
+    (Numba's disk cache ignores the parallel option: numba #6845)."""
     base = os.environ.get("JITGRAD_CACHE_DIR")
     if not base:
         root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         base = os.path.join(root, "jitgrad")
     variant = (f"py{sys.version_info[0]}{sys.version_info[1]}-numba{numba.__version__}"
-               f"-{CACHE_FORMAT}")
+               f"-{CACHE_FORMAT}-{runtime_digest()}")
     if DISABLE_JIT:
         variant += "-nojit"
     if parallel:
@@ -365,18 +448,19 @@ SCIPY_MISSING = ("jitgrad needs SciPy for matrix products and np.linalg (numba u
                  "and LAPACK): pip install scipy")
 
 
-def require_scipy(source: str, uses_scipy) -> None:
-    """Raise `MissingDependencyError` (one line, with the fix) when ``source`` calls a runtime
-    helper named in ``uses_scipy`` (`runtime.USES_SCIPY`: BLAS or LAPACK) and SciPy's BLAS or
-    LAPACK cannot be imported. Such a helper loaded from a warm cache never asks for SciPy
-    while compiling, and the process would abort at the call."""
+def require_scipy(source: str, uses_scipy) -> bool:
+    """Whether ``source`` calls a runtime helper named in ``uses_scipy`` (`runtime.USES_SCIPY`:
+    BLAS or LAPACK); raise `MissingDependencyError` (one line, with the fix) when it does and
+    SciPy's BLAS or LAPACK cannot be imported. Such a helper loaded from a warm cache never
+    asks for SciPy while compiling, and the process would abort at the call."""
     if not re.search(r"\b_rt\.(" + "|".join(uses_scipy) + r")\(", source):
-        return
+        return False
     try:
         import scipy.linalg.cython_blas
         import scipy.linalg.cython_lapack  # noqa: F401
     except ImportError:
         raise MissingDependencyError(SCIPY_MISSING) from None
+    return True
 
 
 def missing_dependency(exc: BaseException) -> str | None:

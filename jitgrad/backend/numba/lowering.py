@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from jitgrad.core.ir import Var
-from jitgrad.prims import primitives
+from jitgrad.prims import elementwise, primitives
 from jitgrad.prims.primitives import index_source
 
 # ----------------------------------------------------------------------------- helpers
@@ -129,6 +129,11 @@ def _stack(a, p, t):
     return f"np.array([{', '.join(f'float({x})' if u.kind != 'f' else x for x, u in zip(a, t))}])"
 
 
+def _runtime_call(name):
+    """``_rt.<name>(a, b, ...)``: the runtime's function of the same name."""
+    return lambda a, p, t: f"_rt.{name}({', '.join(a)})"
+
+
 # ----------------------------------------------------------------------------- the table
 
 LOWER: dict[str, Callable] = {
@@ -143,6 +148,8 @@ LOWER: dict[str, Callable] = {
     "digamma": lambda a, p, t: f"_rt.digamma({a[0]})",
     "trigamma": lambda a, p, t: f"_rt.trigamma({a[0]})",
     "tetragamma": lambda a, p, t: f"_rt.tetragamma({a[0]})",
+    # SciPy's special functions: its compiled kernels, as ufuncs (`runtime_elementwise`)
+    **{name: _runtime_call(name) for name in elementwise.SCIPY_FUNCTIONS},
     "logical_not": lambda a, p, t: f"np.logical_not({a[0]})" if t[0].ndim else f"not {a[0]}",
     "add": _binop("+"), "sub": _binop("-"), "mul": _binop("*"), "div": _binop("/"),
     "pow": _binop("**"), "floordiv": _binop("//"), "mod": _binop("%"),

@@ -126,6 +126,7 @@ from jitgrad.backend.numba.runtime_linalg import (  # noqa: F401 - re-exported
     inv,
     inv_stack,
     inverse_gaps,
+    link_routines,
     logabsdet,
     matmul,
     matrix_rank,

@@ -9,14 +9,16 @@
   function, compiled;
 * NumPy's ufunc itself, which Numba compiles in place (`rint`, `trunc`, `isinf`);
 * a Numba ufunc of the primitive's own scalar function (erf and the gamma family,
-  `UFUNC_SCALARS`), made on first use (`ufunc`): making one costs milliseconds, and few
-  gradients call any. `runtime.bind_ufuncs` binds those a generated module calls before it is
-  compiled.
+  `UFUNC_SCALARS`), or of a call of SciPy's compiled kernel for the primitives that are
+  SciPy's special functions (Bessel functions, erfinv, the incomplete gamma and beta
+  functions: `SCIPY_KERNELS`, `compile.scipy_kernel`), made on first use (`ufunc`): making
+  one costs milliseconds, and few gradients call any. `runtime.bind_ufuncs` binds those a
+  generated module calls before it is compiled.
 
 The one numeric routine of the backend's own here is `tanh_scalar` (Cephes' tanh in compiled
 code, where the interpreter runs NumPy's: the comment above it says why). Takes numbers and
 arrays of any rank and layout; guarantees NumPy's results, but for tanh's (within 1.34 ulp of
-the exact value).
+the exact value), and SciPy's for SciPy's functions.
 """
 
 from __future__ import annotations
@@ -25,7 +27,13 @@ import math
 
 import numpy as np
 
-from jitgrad.backend.numba.compile import jit, vectorize
+from jitgrad.backend.numba.compile import (
+    DISABLE_JIT,
+    jit,
+    link_scipy_kernels,
+    scipy_kernel,
+    vectorize,
+)
 from jitgrad.prims import elementwise
 
 # One small compiled function per elementwise primitive, called for array operands (see above).
@@ -233,9 +241,19 @@ def minimum(x, y):
 tie_share = jit(elementwise.tie_share_impl)
 
 
+def _choose(c, x, y):
+    return x if c else y
+
+
+# A Numba ufunc of `_choose` broadcasts as np.where does and takes its types (an int and a
+# float give a float) but compiles in a quarter of the time: Numba's np.where took 2.0-2.5 s
+# on a machine where jitgrad had not run (issue #46).
+_choose_entrywise = vectorize(_choose)
+
+
 @jit
 def where(c, x, y):
-    return np.where(c, x, y)
+    return np.where(c, x, y) if DISABLE_JIT else _choose_entrywise(c, x, y)
 
 
 @jit
@@ -311,20 +329,118 @@ def frexp_exponent(x):
 # Elementwise primitives whose array form is NumPy's ufunc itself, compiled by Numba in place.
 rint, trunc, isinf = np.rint, np.trunc, np.isinf
 
+# SciPy's compiled kernels (`compile.scipy_kernel`) for the primitives that are SciPy's special
+# functions (`prims.elementwise.scipy_special_impl`): the same C code as SciPy's ufuncs, so the
+# same values. Keys of scipy.special.cython_special's ``__pyx_capi__``: a fused function's
+# double-precision version is ``__pyx_fuse_<k><name>`` (yn's ``(double, double)``, as SciPy's
+# ufunc computes an order given as a float).
+SCIPY_KERNELS = ("j0", "j1", "y0", "y1", "i0", "i1", "__pyx_fuse_1jv", "__pyx_fuse_0yn",
+                 "__pyx_fuse_1iv", "__pyx_fuse_1ive", "__pyx_fuse_0erfinv", "erfcinv",
+                 "__pyx_fuse_1rgamma", "gammasgn", "gammainc", "gammaincc",
+                 "__pyx_fuse_0betainc", "__pyx_fuse_0stdtr")
+_J0, _J1, _Y0, _Y1, _I0, _I1 = (scipy_kernel(k, 1) for k in SCIPY_KERNELS[:6])
+_JV, _YN, _IV, _IVE = (scipy_kernel(k, 2) for k in SCIPY_KERNELS[6:10])
+_ERFINV, _ERFCINV, _RGAMMA, _GAMMASGN = (scipy_kernel(k, 1) for k in SCIPY_KERNELS[10:14])
+_GAMMAINC, _GAMMAINCC = scipy_kernel("gammainc", 2), scipy_kernel("gammaincc", 2)
+_BETAINC, _STDTR = scipy_kernel(SCIPY_KERNELS[16], 3), scipy_kernel(SCIPY_KERNELS[17], 2)
+
+
+def j0_scalar(x):
+    return _J0(x, 0)
+
+
+def j1_scalar(x):
+    return _J1(x, 0)
+
+
+def y0_scalar(x):
+    return _Y0(x, 0)
+
+
+def y1_scalar(x):
+    return _Y1(x, 0)
+
+
+def i0_scalar(x):
+    return _I0(x, 0)
+
+
+def i1_scalar(x):
+    return _I1(x, 0)
+
+
+def jv_scalar(v, x):
+    return _JV(float(v), float(x), 0)
+
+
+def yn_scalar(n, x):
+    return _YN(float(n), float(x), 0)
+
+
+def iv_scalar(v, x):
+    return _IV(float(v), float(x), 0)
+
+
+def ive_scalar(v, x):
+    return _IVE(float(v), float(x), 0)
+
+
+def erfinv_scalar(y):
+    return _ERFINV(y, 0)
+
+
+def erfcinv_scalar(y):
+    return _ERFCINV(y, 0)
+
+
+def rgamma_scalar(x):
+    return _RGAMMA(x, 0)
+
+
+def gammasgn_scalar(x):
+    return _GAMMASGN(x, 0)
+
+
+def gammainc_scalar(a, x):
+    return _GAMMAINC(float(a), float(x), 0)
+
+
+def gammaincc_scalar(a, x):
+    return _GAMMAINCC(float(a), float(x), 0)
+
+
+def betainc_scalar(a, b, x):
+    return _BETAINC(float(a), float(b), float(x), 0)
+
+
+def stdtr_scalar(df, t):
+    return _STDTR(float(df), float(t), 0)
+
+
 # Elementwise primitives with no NumPy function (NumPy has no erf, Numba compiles no
-# scipy.special): the primitive's scalar function (`prims.elementwise`), as a Numba ufunc.
+# scipy.special): the primitive's scalar function (`prims.elementwise`), or the call of SciPy's
+# kernel above, as a Numba ufunc.
 UFUNC_SCALARS = {"erf": elementwise.erf_scalar, "erfc": elementwise.erfc_scalar,
                  "gammaln": elementwise.lgamma_scalar, "gamma": elementwise.gamma_scalar,
                  "digamma": elementwise.digamma_scalar, "trigamma": elementwise.trigamma_scalar,
-                 "tetragamma": elementwise.tetragamma_scalar}
+                 "tetragamma": elementwise.tetragamma_scalar,
+                 "j0": j0_scalar, "j1": j1_scalar, "y0": y0_scalar, "y1": y1_scalar,
+                 "i0": i0_scalar, "i1": i1_scalar, "jv": jv_scalar, "yn": yn_scalar,
+                 "iv": iv_scalar, "ive": ive_scalar, "erfinv": erfinv_scalar,
+                 "erfcinv": erfcinv_scalar, "rgamma": rgamma_scalar,
+                 "gammasgn": gammasgn_scalar, "gammainc": gammainc_scalar,
+                 "gammaincc": gammaincc_scalar, "betainc": betainc_scalar,
+                 "stdtr": stdtr_scalar}
 _MADE: dict = {}
 
 
 def ufunc(name: str):
     """The Numba ufunc of `UFUNC_SCALARS` ``[name]`` (scalars and arrays, entry by entry), made
     at the first call and the same object after (`compile.vectorize`: compiled for an argument
-    type on its first use, and cached on disk)."""
+    type on its first use, and cached on disk). SciPy's kernels are linked first."""
     made = _MADE.get(name)
     if made is None:
+        if UFUNC_SCALARS[name].__module__ == __name__:  # calls one of SciPy's kernels
+            link_scipy_kernels(SCIPY_KERNELS)
         made = _MADE.setdefault(name, vectorize(UFUNC_SCALARS[name]))
     return made

@@ -1,17 +1,393 @@
-"""Products and linear algebra for generated code (``_rt.<name>``, re-exported by `runtime`):
-NumPy's functions as Numba compiles them.
+"""Products and linear algebra for generated code (``_rt.<name>``, re-exported by `runtime`),
+calling BLAS and LAPACK directly.
 
-Takes float arrays (`lowering` converts integer operands to float first); guarantees NumPy's
-results. Why they are here and not inline in the generated code: Numba's BLAS and LAPACK
-wrappers take 0.5-2 s to compile in each process; here they compile once per machine and
-signature (`compile.jit`, cache=True), not in every generated module.
+Takes float arrays (`lowering` converts integer operands to float first); float64 arrays of any
+layout (C-ordered, F-ordered, or copied first) go to BLAS and LAPACK, other dtypes to Numba's
+own ``np.linalg`` and ``@``. Guarantees NumPy's results (the routines NumPy calls: ``dgesv`` for
+``solve``, ``dgetrf`` + ``dgetri`` for ``inv``, ``dpotrf`` for ``cholesky``, ``dgemm``/``dgemv``/
+``ddot`` for products) and NumPy's errors: ``LinAlgError`` for a singular matrix or one that is
+not positive definite; Numba's ``ValueError`` for products whose shapes do not align.
+
+Why not Numba's own: its ``np.linalg`` and ``@`` are generic over dtypes, layouts and shapes,
+check every input for finite values and format their error messages with the shapes, and take
+0.5-4 s each to compile (``np.linalg.solve`` 4.7 s here, a call of ``dgesv`` 0.5 s). On a
+machine where jitgrad has not run, the helpers compile on a gradient's first call (issue #46:
+a first gradient within 1.5x Numba's compile of the plain function); once compiled they stay
+in Numba's disk cache (`compile.jit`), keyed by this file, which is why the routines' code
+lives here and not in a module of its own: Numba's cache would not see a change to it.
+
+How: SciPy publishes its BLAS and LAPACK as C function pointers (``scipy.linalg.cython_blas``,
+``cython_lapack``: SciPy's documented Cython API, the BLAS Numba itself calls). Compiled code calls
+each routine by a name of ours (``jitgrad_dgesv``, `compile.scipy_c_function`), which
+`link_routines` binds to its address, so Numba's disk cache keeps the code (a ctypes pointer would
+be a constant address, which the cache refuses). `link_routines` runs
+before any code calling them is compiled or loaded (`compile.jit`'s ``needs=``, and
+the backend's `load` for generated modules). Fortran takes every argument by address: a
+product passes the addresses of stack slots (`_by_address`); a factorisation, whose ``info``
+it reads back, passes an array of its integers (``ints``).
+
+Layouts: BLAS and LAPACK read matrices by columns. A C-ordered (rows) array seen by columns is
+its transpose, so ``a @ b`` of C-ordered arrays is computed as ``(b.T @ a.T).T`` with no copy,
+and a transposed operand (F-ordered) is passed with the routine's "transpose" flag.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic, overload, register_jitable
 
-from jitgrad.backend.numba.compile import jit
+from jitgrad.backend.numba.compile import jit, link_scipy, scipy_c_function
+
+_INT = types.CPointer(types.int32)
+_DBL = types.CPointer(types.float64)
+_CHR = types.CPointer(types.uint8)
+
+# The routines, as `compile.scipy_c_function`s (Fortran signatures: every argument by address)
+_BLAS = {
+    "dgemm": types.void(_CHR, _CHR, _INT, _INT, _INT, _DBL, _DBL, _INT, _DBL, _INT, _DBL, _DBL,
+                        _INT),
+    "dgemv": types.void(_CHR, _INT, _INT, _DBL, _DBL, _INT, _DBL, _INT, _DBL, _DBL, _INT),
+    "ddot": types.float64(_INT, _DBL, _INT, _DBL, _INT),
+}
+_LAPACK = {
+    "dgesv": types.void(_INT, _INT, _DBL, _INT, _INT, _DBL, _INT, _INT),
+    "dgetrf": types.void(_INT, _INT, _DBL, _INT, _INT, _INT),
+    "dgetri": types.void(_INT, _DBL, _INT, _INT, _DBL, _INT, _INT),
+    "dpotrf": types.void(_CHR, _INT, _DBL, _INT, _INT),
+}
+dgemm, dgemv, ddot = (scipy_c_function(name, sig) for name, sig in _BLAS.items())
+dgesv, dgetrf, dgetri, dpotrf = (scipy_c_function(name, sig) for name, sig in _LAPACK.items())
+_OPTIONS = {"error_model": "numpy"}  # as every runtime helper (`compile.ERROR_MODEL`)
+
+
+def link_routines() -> None:
+    """Bind the routines' names in this process (`compile.link_scipy`: imports SciPy's BLAS and
+    LAPACK, 0.2 s, at the first call). Raises ImportError when SciPy is missing
+    (`compile.require_scipy` says so first)."""
+    link_scipy("scipy.linalg.cython_blas", _BLAS)
+    link_scipy("scipy.linalg.cython_lapack", _LAPACK)
+
+
+# ---- arguments by address --------------------------------------------------------------------
+
+
+def _by_address(llvm_type, numba_type):
+    """An intrinsic ``ref(value)``: the address of a slot on the calling function's stack that
+    holds ``value`` converted to ``numba_type`` (Fortran takes every argument by address; a
+    stack slot costs nothing where a NumPy array per call costs an allocation)."""
+
+    @intrinsic
+    def ref(typingctx, value):
+        if not isinstance(value, (types.Integer, types.Float)):
+            return None
+
+        def codegen(context, builder, signature, args):
+            slot = cgutils.alloca_once(builder, llvm_type)
+            builder.store(context.cast(builder, args[0], signature.args[0], numba_type), slot)
+            return slot
+
+        return types.CPointer(numba_type)(value), codegen
+
+    return ref
+
+
+_int_ref = _by_address(ir.IntType(32), types.int32)  # Fortran INTEGER
+_char_ref = _by_address(ir.IntType(8), types.uint8)  # CHARACTER: 'N', 'T', 'U'
+_double_ref = _by_address(ir.DoubleType(), types.float64)  # DOUBLE PRECISION
+_N, _T, _U = ord("N"), ord("T"), ord("U")
+
+
+@register_jitable
+def _column_major(a):
+    """``a`` as a matrix BLAS reads: (the array, whether BLAS sees its transpose, its leading
+    dimension). Reading memory by columns, BLAS sees a C-ordered ``a`` (m x k) as ``a.T``,
+    leading dimension k, and an F-ordered one as ``a``, m; any other layout is copied to C
+    order first (``np.ascontiguousarray``: no copy when it is already C-ordered)."""
+    if a.flags.f_contiguous and not a.flags.c_contiguous:
+        return np.asfortranarray(a), False, max(a.shape[0], 1)
+    return np.ascontiguousarray(a), True, max(a.shape[1], 1)
+
+
+# ---- products ---------------------------------------------------------------------------------
+
+
+def _matmul_any(a, b):
+    """``a @ b`` of float64 arrays, one of them a matrix."""
+    return a @ b
+
+
+def _matmul_mm(a, b):
+    m, k = a.shape
+    if b.shape[0] != k:
+        raise ValueError("incompatible array sizes for np.dot(a, b)")
+    n = b.shape[1]
+    out = np.empty((m, n))
+    if m == 0 or n == 0:
+        return out
+    if k == 0:
+        out[:] = 0.0
+        return out
+    # out (C, m x n) read by columns is out.T = b.T @ a.T, with b.T read as op_b(b)
+    ac, a_seen_transposed, lda = _column_major(a)
+    bc, b_seen_transposed, ldb = _column_major(b)
+    # the routine must compute out.T = b.T @ a.T: it reads C-ordered b as b.T already ('N'),
+    # F-ordered b as b ('T' makes it b.T); a likewise
+    dgemm(_char_ref(_N if b_seen_transposed else _T), _char_ref(_N if a_seen_transposed else _T),
+          _int_ref(n), _int_ref(m), _int_ref(k), _double_ref(1.0), bc.ctypes, _int_ref(ldb),
+          ac.ctypes, _int_ref(lda), _double_ref(0.0), out.ctypes, _int_ref(n))
+    return out
+
+
+@register_jitable
+def _gemv(a, x, transposed):
+    """``a @ x`` (``transposed``: ``a.T @ x``) of a matrix and a vector."""
+    m, k = a.shape
+    if transposed:
+        m, k = k, m
+    if x.shape[0] != k:
+        raise ValueError("incompatible array sizes for np.dot(a, b)")
+    out = np.empty(m)
+    if m == 0:
+        return out
+    if k == 0:
+        out[:] = 0.0
+        return out
+    xc = np.ascontiguousarray(x)
+    ac, seen_transposed, lda = _column_major(a)
+    # the routine reads memory as a.T or a; it must compute a @ x (or a.T @ x)
+    op = _T if seen_transposed != transposed else _N
+    rows, cols = (ac.shape[1], ac.shape[0]) if seen_transposed else (ac.shape[0], ac.shape[1])
+    dgemv(_char_ref(op), _int_ref(rows), _int_ref(cols), _double_ref(1.0), ac.ctypes,
+          _int_ref(lda), xc.ctypes, _int_ref(1), _double_ref(0.0), out.ctypes, _int_ref(1))
+    return out
+
+
+def _matmul_mv(a, b):
+    return _gemv(a, b, False)
+
+
+def _matmul_vm(a, b):
+    return _gemv(b, a, True)
+
+
+def _dot_any(a, b):
+    """``np.dot(a, b)`` of two float64 vectors (else NumPy's own)."""
+    return np.dot(a, b)
+
+
+def _dot_vv(a, b):
+    if a.shape[0] != b.shape[0]:
+        raise ValueError("incompatible array sizes for np.dot(a, b)")
+    if a.shape[0] == 0:
+        return 0.0
+    ac = np.ascontiguousarray(a)
+    bc = np.ascontiguousarray(b)
+    return ddot(_int_ref(a.shape[0]), ac.ctypes, _int_ref(1), bc.ctypes, _int_ref(1))
+
+
+def _f64(*ts):
+    return all(isinstance(t, types.Array) and t.dtype == types.float64 for t in ts)
+
+
+@overload(_matmul_any, jit_options=_OPTIONS)
+def _matmul_impl(a, b):
+    if _f64(a, b):
+        if a.ndim == 2 and b.ndim == 2:
+            return _matmul_mm
+        if a.ndim == 2 and b.ndim == 1:
+            return _matmul_mv
+        if a.ndim == 1 and b.ndim == 2:
+            return _matmul_vm
+    return lambda a, b: a @ b
+
+
+@overload(_dot_any, jit_options=_OPTIONS)
+def _dot_impl(a, b):
+    if _f64(a, b) and a.ndim == 1 and b.ndim == 1:
+        return _dot_vv
+    return lambda a, b: np.dot(a, b)
+
+
+# ---- LAPACK -----------------------------------------------------------------------------------
+
+
+def _solve_any(a, b):
+    """``np.linalg.solve(a, b)``: ``b`` a vector or a matrix of right-hand sides."""
+    return np.linalg.solve(a, b)
+
+
+@register_jitable
+def _square(a):
+    if a.shape[0] != a.shape[1]:
+        raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
+
+
+def _solve_matrix(a, b):
+    """``np.linalg.solve`` of a matrix of right-hand sides: by columns, a.T's C-ordered copy
+    holds a, and b.T's holds b (n x nrhs); LAPACK overwrites it with the solution."""
+    _square(a)
+    n = a.shape[0]
+    if b.shape[0] != n:
+        raise ValueError("solve: the matrix and the right-hand side do not agree in size")
+    x = np.ascontiguousarray(b.T).copy()
+    _gesv(a, x, b.shape[1])
+    return np.ascontiguousarray(x.T)
+
+
+def _solve_vector(a, b):
+    _square(a)
+    if b.shape[0] != a.shape[0]:
+        raise ValueError("solve: the matrix and the right-hand side do not agree in size")
+    x = np.ascontiguousarray(b).copy()
+    _gesv(a, x, 1)
+    return x
+
+
+@register_jitable
+def _gesv(a, x, nrhs):
+    n = a.shape[0]
+    if n == 0 or nrhs == 0:
+        return
+    lu = np.ascontiguousarray(a.T).copy()
+    pivots = np.empty(n, np.int32)
+    ints = np.array([n, nrhs, n, 0], np.int32)
+    dgesv(ints[0:].ctypes, ints[1:].ctypes, lu.ctypes, ints[2:].ctypes, pivots.ctypes,
+          x.ctypes, ints[2:].ctypes, ints[3:].ctypes)
+    if ints[3] > 0:
+        raise np.linalg.LinAlgError("Singular matrix")
+
+
+@register_jitable
+def _lu(a):
+    """(LU factors of ``a`` by columns, pivots, info): LAPACK's ``dgetrf`` of a's transpose's
+    copy, which by columns is ``a`` itself."""
+    _square(a)
+    n = a.shape[0]
+    lu = np.ascontiguousarray(a.T).copy()
+    pivots = np.empty(max(n, 1), np.int32)
+    ints = np.array([n, n, max(n, 1), 0], np.int32)
+    if n > 0:
+        dgetrf(ints[0:].ctypes, ints[1:].ctypes, lu.ctypes, ints[2:].ctypes, pivots.ctypes,
+               ints[3:].ctypes)
+    return lu, pivots, ints[3]
+
+
+def _inv_any(a):
+    """``np.linalg.inv(a)``."""
+    return np.linalg.inv(a)
+
+
+def _inv(a):
+    lu, pivots, info = _lu(a)
+    n = a.shape[0]
+    if info > 0:
+        raise np.linalg.LinAlgError("Singular matrix")
+    if n == 0:
+        return lu
+    work = np.empty(max(n, 1) * 64)
+    ints = np.array([n, max(n, 1), work.size, 0], np.int32)
+    dgetri(ints[0:].ctypes, lu.ctypes, ints[1:].ctypes, pivots.ctypes, work.ctypes,
+           ints[2:].ctypes, ints[3:].ctypes)
+    if ints[3] > 0:
+        raise np.linalg.LinAlgError("Singular matrix")
+    return np.ascontiguousarray(lu.T)
+
+
+def _slogdet_any(a):
+    """``np.linalg.slogdet(a)``: (sign, log|det|)."""
+    return np.linalg.slogdet(a)
+
+
+def _slogdet(a):
+    lu, pivots, info = _lu(a)
+    n = a.shape[0]
+    if info > 0:
+        return 0.0, -np.inf
+    sign = 1.0
+    logdet = 0.0
+    for k in range(n):
+        d = lu[k, k]
+        if pivots[k] != k + 1:
+            sign = -sign
+        if d < 0.0:
+            sign = -sign
+            d = -d
+        logdet += np.log(d)
+    return sign, logdet
+
+
+def _det_any(a):
+    """``np.linalg.det(a)``."""
+    return np.linalg.det(a)
+
+
+def _det(a):
+    lu, pivots, info = _lu(a)
+    n = a.shape[0]
+    if info > 0:
+        return 0.0
+    out = 1.0
+    for k in range(n):
+        out *= lu[k, k] if pivots[k] == k + 1 else -lu[k, k]
+    return out
+
+
+def _cholesky_any(a):
+    """``np.linalg.cholesky(a)``: the lower factor, from the lower triangle of ``a``."""
+    return np.linalg.cholesky(a)
+
+
+def _cholesky(a):
+    _square(a)
+    n = a.shape[0]
+    # by columns, a C-ordered copy of a holds a.T, whose upper triangle is a's lower one
+    out = np.ascontiguousarray(a).copy()
+    if n == 0:
+        return out
+    ints = np.array([n, max(n, 1), 0], np.int32)
+    dpotrf(_char_ref(_U), ints[0:].ctypes, out.ctypes, ints[1:].ctypes, ints[2:].ctypes)
+    if ints[2] > 0:
+        raise np.linalg.LinAlgError("Matrix is not positive definite")
+    for i in range(n):  # the factor U by columns is L by rows: clear what lies above it
+        for j in range(i + 1, n):
+            out[i, j] = 0.0
+    return out
+
+
+# Compiled code calls these for float64 matrices, Numba's own NumPy for anything else.
+
+
+@overload(_solve_any, jit_options=_OPTIONS)
+def _solve_impl(a, b):
+    if _f64(a, b) and a.ndim == 2:
+        return _solve_matrix if b.ndim == 2 else _solve_vector
+    return lambda a, b: np.linalg.solve(a, b)
+
+
+@overload(_inv_any, jit_options=_OPTIONS)
+def _inv_impl(a):
+    return _inv if _f64(a) and a.ndim == 2 else (lambda a: np.linalg.inv(a))
+
+
+@overload(_slogdet_any, jit_options=_OPTIONS)
+def _slogdet_impl(a):
+    return _slogdet if _f64(a) and a.ndim == 2 else (lambda a: np.linalg.slogdet(a))
+
+
+@overload(_det_any, jit_options=_OPTIONS)
+def _det_impl(a):
+    return _det if _f64(a) and a.ndim == 2 else (lambda a: np.linalg.det(a))
+
+
+@overload(_cholesky_any, jit_options=_OPTIONS)
+def _cholesky_impl(a):
+    return _cholesky if _f64(a) and a.ndim == 2 else (lambda a: np.linalg.cholesky(a))
+
+
+# ---- the helpers generated code calls -----------------------------------------------------------
 
 # The helpers that call BLAS or LAPACK, which Numba finds through SciPy when they first run: a
 # helper loaded from the disk cache never asks for SciPy while compiling, and without SciPy
@@ -22,67 +398,68 @@ USES_SCIPY = ("matmul", "dot", "inv", "solve", "det", "cholesky", "logabsdet", "
               "inv_stack", "det_stack")
 
 
-@jit
+@jit(needs=link_routines)
 def matmul(a, b):
-    """``a @ b`` (a matrix among them): Numba's BLAS wrappers take 0.5-2 s to compile in each
-    process; here once per machine and layout."""
-    return a @ b
+    """``a @ b`` (a matrix among them)."""
+    return _matmul_any(a, b)
 
 
-@jit
+@jit(needs=link_routines)
 def dot(a, b):
-    """``np.dot(a, b)`` of two vectors, or of a number and an array; see `matmul`."""
-    return np.dot(a, b)
+    """``np.dot(a, b)`` of two vectors, or of a number and an array."""
+    return _dot_any(a, b)
 
 
-@jit
+@jit(needs=link_routines)
 def inv(a):
-    return np.linalg.inv(a)
+    return _inv_any(a)
 
 
-@jit
+@jit(needs=link_routines)
 def inv_stack(a):
-    """np.linalg.inv of a stack of matrices (Numba's takes one): each in turn."""
+    """np.linalg.inv of a stack of matrices (the helpers take one): each in turn."""
     out = np.empty(a.shape)
     for k in range(a.shape[0]):
-        out[k] = np.linalg.inv(a[k])
+        out[k] = _inv_any(a[k])
     return out
 
 
-@jit
+@jit(needs=link_routines)
 def det_stack(a):
     out = np.empty(a.shape[0])
     for k in range(a.shape[0]):
-        out[k] = np.linalg.det(a[k])
+        out[k] = _det_any(a[k])
     return out
 
 
-@jit
+@jit(needs=link_routines)
 def solve(a, b):
-    return np.linalg.solve(a, b)
+    return _solve_any(a, b)
 
 
-@jit
+@jit(needs=link_routines)
 def det(a):
-    return np.linalg.det(a)
+    return _det_any(a)
 
 
-@jit
+@jit(needs=link_routines)
 def cholesky(a):
-    return np.linalg.cholesky(a)
+    return _cholesky_any(a)
 
 
-@jit
+@jit(needs=link_routines)
 def logabsdet(a):
-    return np.linalg.slogdet(a)[1]
+    return _slogdet_any(a)[1]
 
 
-@jit
+@jit(needs=link_routines)
 def signdet(a):
-    return np.linalg.slogdet(a)[0]
+    return _slogdet_any(a)[0]
 
 
-# ---- decompositions (`prims.decompositions`): one helper per result, NumPy's values
+# ---- decompositions (`prims.decompositions`): one helper per result, NumPy's values, through
+# Numba's own np.linalg (its LAPACK wrappers, seconds to compile once per machine: no direct
+# routine here yet)
 
 
 @jit
