@@ -597,6 +597,12 @@ block(NN, "Functions / Linear algebra", [
     r("np.linalg.slogdet", F.nnp_la_slogdet, A(MI)),
     r("np.linalg.solve", F.nnp_la_solve, A(MI, V3)),
     r("np.linalg.svd", F.nnp_la_svd, A(MP)),
+    r("np.linalg.eigh with UPLO='U'", F.nnp_la_eigh_upper, A(MP)),
+    r("np.linalg.norm of a matrix, ord 1, -1, inf, -inf, -2", F.nnp_la_norm_matrix_orders,
+      A(MI)),
+    r("np.linalg.qr with mode='r'", F.nnp_la_qr_r, A(M43)),
+    r("np.linalg.svd singular vectors (full_matrices=True, square)", F.nnp_la_svd_vectors,
+      A(MI)),
 ])
 
 block(NN, "Functions / Reductions", [

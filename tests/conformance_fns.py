@@ -1961,6 +1961,25 @@ def nnp_la_svd(x):
     return np.sum(s)
 
 
+def nnp_la_eigh_upper(x):
+    w, v = np.linalg.eigh(x + x.T, UPLO="U")
+    return np.sum(w * np.arange(1.0, w.size + 1.0)) + np.sum(v[:, 1] ** 4)
+
+
+def nnp_la_norm_matrix_orders(x):
+    return (np.linalg.norm(x, 1) + np.linalg.norm(x, -1) * 2.0 + np.linalg.norm(x, np.inf) * 3.0
+            + np.linalg.norm(x, -np.inf) * 4.0 + np.linalg.norm(x, -2) * 5.0)
+
+
+def nnp_la_qr_r(x):
+    return np.sum(np.linalg.qr(x, mode="r") ** 2 * np.arange(1.0, 4.0))
+
+
+def nnp_la_svd_vectors(x):
+    u, s, vt = np.linalg.svd(x)
+    return np.sum((u * vt[:, 0]) ** 3) + np.sum(s * np.arange(1.0, 4.0))
+
+
 # ---- Functions / Reductions -------------------------------------------------------
 
 def nnp_r_diff(x):

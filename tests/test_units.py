@@ -500,11 +500,16 @@ def test_mod_is_differentiated_all_the_same():
 # emitted by rules (the adjoints of broadcasting, reductions, reshapes and reads); the others
 # are user-facing gaps of the corpus, exercised by `test_rarely_tested_primitives` below.
 ADJOINT_ONLY = {"add_at", "broadcast_like", "reshape_like", "spread", "sum_to_like", "take_add",
-                "trigamma", "tetragamma"}  # the derivatives of digamma and trigamma
-CORPUS_GAPS = {"arccos", "arcsin", "arcsinh", "bincount", "cast", "cosh", "dft", "expm1", "nextafter",
-               "outer", "sinh", "vander"}
+                "trigamma", "tetragamma",  # the derivatives of digamma and trigamma
+                "inverse_gaps", "sqrtm_adjoint"}  # in the decompositions' rules
+CORPUS_GAPS = {"arccos", "arcsin", "arcsinh", "bincount", "cast", "cosh", "dft", "expm1",
+               "nextafter", "outer", "sinh", "vander"}
 # Gaps tested in a test of their own (np.float32's rounding is too fine for the check below).
 TESTED_ELSEWHERE = {"round_float32"}  # tests/test_numpy_surface.py
+# The decompositions, which the two gradients of tests/test_linalg_decompositions.py compile
+# (checked by `test_decompositions_are_in_their_test`).
+DECOMPOSITIONS = {"companion", "eig_values", "eig_vectors", "eigh_vectors", "eigvalsh", "pinv",
+                  "qr_q", "qr_r", "sqrtm", "svd_u", "svd_vt", "svdvals"}
 
 
 def corpus_primitives() -> set[str]:
@@ -522,13 +527,12 @@ def corpus_primitives() -> set[str]:
 def test_corpus_coverage():
     """Every differentiable primitive appears in some corpus function's forward IR, except the
     adjoint-only ones and the known gaps listed above."""
-    assert (ADJOINT_ONLY | CORPUS_GAPS | TESTED_ELSEWHERE) - set(PRIMITIVES) == set(), \
-        "stale names in the lists"
+    known = ADJOINT_ONLY | CORPUS_GAPS | DECOMPOSITIONS | TESTED_ELSEWHERE
+    assert known - set(PRIMITIVES) == set(), "stale names in the lists"
     missing = set(DIFFERENTIABLE) - corpus_primitives()
     # SciPy's special functions of their own: differentiated, compiled, in tests/test_special.py
     # (which checks that it uses each)
-    unexpected = (missing - ADJOINT_ONLY - CORPUS_GAPS - set(SCIPY_FUNCTIONS)
-                  - TESTED_ELSEWHERE)
+    unexpected = missing - known - set(SCIPY_FUNCTIONS)
     assert not unexpected, f"differentiable primitives no corpus function uses: {sorted(missing)}"
 
 
@@ -541,6 +545,16 @@ def test_rarely_tested_primitives():
     used = {s.prim for s in jir.walk(jbuild.build(jparse.FunctionSource.of(rarely_tested), [
         jtypes.type_of_value(v) for v in (x, a, b)]).body) if isinstance(s, jir.Eqn)}
     assert CORPUS_GAPS <= used
+
+
+def test_decompositions_are_in_their_test():
+    import test_linalg_decompositions as la
+
+    used = set()
+    for fn, x in ((la.spectral, la.X43), (la.general, la.X33)):
+        body = jbuild.build(jparse.FunctionSource.of(fn), [jtypes.type_of_value(x)]).body
+        used |= {s.prim for s in jir.walk(body) if isinstance(s, jir.Eqn)}
+    assert DECOMPOSITIONS <= used, DECOMPOSITIONS - used
 
 
 def test_isinf_inside_a_gradient():

@@ -669,18 +669,22 @@ def split_handler(name, even):
     return f
 
 
-def _square_matrix(name, a):
+def matrix_operand(name, a):
+    """``a`` as a float matrix for ``np.linalg.<name>``, refused unless it has rank 2."""
     if ndim_of(a) != 2:
         raise UnsupportedError(f"np.linalg.{name} of an array of rank {ndim_of(a)} (jitgrad "
                                "takes one matrix, as Numba)", loc_of(a))
     return _as_float(a)
 
 
-def _linalg(name):
+def _linalg(name, stacks=False):
+    """``np.linalg.<name>`` of a matrix (with ``stacks``, of a stack of them too)."""
     def f(a):
         if not records(a):
             return getattr(np.linalg, name)(a)
-        return record(name, _square_matrix(name, a))
+        if stacks and ndim_of(a) == 3:
+            return record(name, _as_float(a))
+        return record(name, matrix_operand(name, a))
     return f
 
 
@@ -690,13 +694,13 @@ def np_solve(a, b):
     if ndim_of(b) not in (1, 2):
         raise UnsupportedError("np.linalg.solve with a right-hand side of rank other than 1 "
                                "or 2", loc_of(a, b))
-    return record("solve", _square_matrix("solve", a), _as_float(b))
+    return record("solve", matrix_operand("solve", a), _as_float(b))
 
 
 def np_slogdet(a):
     if not records(a):
         return np.linalg.slogdet(a)
-    a = _square_matrix("slogdet", a)
+    a = matrix_operand("slogdet", a)
     return record("signdet", a), record("logabsdet", a)
 
 
@@ -782,7 +786,7 @@ NUMPY.update({
     np.asarray_chkfinite: np_asarray_chkfinite, np.ndarray.view: array_view,
     np.concatenate: np_concatenate, np.hstack: np_hstack, np.vstack: np_vstack,
     np.vdot: np_vdot,
-    np.linalg.inv: _linalg("inv"), np.linalg.det: _linalg("det"),
+    np.linalg.inv: _linalg("inv", stacks=True), np.linalg.det: _linalg("det", stacks=True),
     np.linalg.cholesky: _linalg("cholesky"), np.linalg.solve: np_solve,
     np.linalg.slogdet: np_slogdet,
     np.split: split_handler("split", True), np.array_split: split_handler("array_split", False),

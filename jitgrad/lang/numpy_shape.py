@@ -624,7 +624,8 @@ def np_norm(x, ord=None, axis=None, keepdims=False):
         total = np_sum(record("pow", record("abs", x), float(ord)), axis, keepdims)
         return record("pow", total, 1.0 / ord)
     raise UnsupportedError(f"np.linalg.norm with ord={ord!r} (jitgrad: vector norms of order "
-                           "p >= 1 and inf, the Frobenius norm of a matrix)", loc)
+                           "p >= 1 and inf; of a matrix, 'fro', 'nuc', 2, -2, 1, -1, inf, "
+                           "-inf)", loc)
 
 
 # -- complex parts of real arrays ------------------------------------------------------------
@@ -818,9 +819,6 @@ def np_isscalar(x) -> bool:
 # Refused before their arguments are read, with the reason (Numba compiles none of them, or
 # jitgrad has no exact rewrite yet).
 REFUSED = {
-    np.linalg.eigh: "np.linalg.eigh is not supported (its adjoint is not implemented)",
-    np.linalg.eig: "np.linalg.eig is not supported (its adjoint is not implemented)",
-    np.linalg.svd: "np.linalg.svd is not supported (its adjoint is not implemented)",
     np.frombuffer: "np.frombuffer is not supported (the build knows an array's kind, not its "
                    "bytes): jitgrad passes a bytes or bytearray argument as its uint8 array, "
                    "so read it directly (`b[0]`, `len(b)`), or pass np.frombuffer(b, dtype) "

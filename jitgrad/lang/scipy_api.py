@@ -14,7 +14,7 @@ import math
 import sys
 
 from jitgrad.core.errors import UnsupportedError
-from jitgrad.lang import scipy_stats
+from jitgrad.lang import numpy_linalg, scipy_stats
 from jitgrad.lang.numpy_api import np_concatenate, np_reduce, np_sum, np_zeros
 from jitgrad.lang.symbolic import loc_of, ndim_of, record, records
 from jitgrad.prims.elementwise import SCIPY_FUNCTIONS
@@ -157,6 +157,7 @@ def handler_for(fn):
             if fn is getattr(special, name, None):
                 return handler
     for module, table in (("scipy.linalg", scipy_stats.LINALG),
+                          ("scipy.linalg", numpy_linalg.LINALG),
                           ("scipy.signal", scipy_stats.SIGNAL)):
         loaded = sys.modules.get(module)
         if loaded is not None:

@@ -1,5 +1,6 @@
 """Products and linear algebra: ``matmul``, ``outer``, and ``np.linalg``'s ``inv``, ``solve``,
-``det``, ``slogdet`` (as ``logabsdet`` and ``signdet``) and ``cholesky``, on float matrices.
+``det``, ``slogdet`` (as ``logabsdet`` and ``signdet``) and ``cholesky``, on float matrices
+(``inv`` and ``det`` on stacks of them too).
 
 ``matmul`` covers vector and matrix operands alike (vector @ vector is a dot product), and its
 rules follow the operands' ranks. The adjoints are the standard ones (Giles, "An extended
@@ -49,9 +50,10 @@ defjvp("outer", lambda t, ans, x, y: outer(t, y), lambda t, ans, x, y: outer(x, 
 # ----------------------------------------------------------------------------- np.linalg
 
 # Linear algebra Numba compiles (LAPACK through SciPy), on float matrices.
-inv = primitive("inv", np.linalg.inv, lambda ts, p: Type("f", 2))
+# inv and det take a stack of matrices too (rank 3), each matrix on its own, as NumPy.
+inv = primitive("inv", np.linalg.inv, lambda ts, p: Type("f", ts[0].ndim))
 solve = primitive("solve", np.linalg.solve, lambda ts, p: Type("f", ts[1].ndim))
-det = primitive("det", np.linalg.det, lambda ts, p: Type("f", 0))
+det = primitive("det", np.linalg.det, lambda ts, p: Type("f", ts[0].ndim - 2))
 cholesky = primitive("cholesky", np.linalg.cholesky, lambda ts, p: Type("f", 2))
 logabsdet = primitive("logabsdet", lambda a: np.linalg.slogdet(a)[1], lambda ts, p: Type("f", 0))
 signdet = primitive("signdet", lambda a: np.linalg.slogdet(a)[0], lambda ts, p: Type("f", 0),
@@ -81,14 +83,39 @@ def _cholesky_jvp(t, ans, a):
     return matmul(ans, phi)
 
 
-defvjp("inv", lambda g, ans, a: -matmul(matmul(transpose(ans), g), transpose(ans)))
+def _inv_vjp(g, ans, a):
+    if np.ndim(ans) == 2:
+        return -matmul(matmul(transpose(ans), g), transpose(ans))
+    ans_t = np.swapaxes(ans, 1, 2)  # a stack: each matrix's rule (np.matmul of stacks)
+    return -np.matmul(np.matmul(ans_t, g), ans_t)
+
+
+def _inv_jvp(t, ans, a):
+    if np.ndim(ans) == 2:
+        return -matmul(matmul(ans, t), ans)
+    return -np.matmul(np.matmul(ans, t), ans)
+
+
+def _det_vjp(g, ans, a):
+    if np.ndim(a) == 2:
+        return g * ans * transpose(inv(a))
+    return np.reshape(g * ans, (-1, 1, 1)) * np.swapaxes(inv(a), 1, 2)
+
+
+def _det_jvp(t, ans, a):
+    if np.ndim(a) == 2:
+        return ans * reductions.sum_all(transpose(inv(a)) * t)
+    return ans * np.sum(np.sum(np.swapaxes(inv(a), 1, 2) * t, axis=2), axis=1)
+
+
+defvjp("inv", _inv_vjp)
 defvjp("solve", _solve_a, lambda g, ans, a, b: solve(transpose(a), g))
-defvjp("det", lambda g, ans, a: g * ans * transpose(inv(a)))
+defvjp("det", _det_vjp)
 defvjp("logabsdet", lambda g, ans, a: g * transpose(inv(a)))
 defvjp("cholesky", _cholesky_vjp)
-defjvp("inv", lambda t, ans, a: -matmul(matmul(ans, t), ans))
+defjvp("inv", _inv_jvp)
 defjvp("solve", lambda t, ans, a, b: -solve(a, matmul(t, ans)),
        lambda t, ans, a, b: solve(a, t))
-defjvp("det", lambda t, ans, a: ans * reductions.sum_all(transpose(inv(a)) * t))
+defjvp("det", _det_jvp)
 defjvp("logabsdet", lambda t, ans, a: reductions.sum_all(transpose(inv(a)) * t))
 defjvp("cholesky", _cholesky_jvp)

@@ -2,7 +2,8 @@
 
 Each primitive is declared once, in its family module, with its derivative rules beside it:
 `elementwise` (ufuncs, operators, ``where``, ``cast``), `reductions` (sums, extremes, products,
-running sums), `linalg` (``matmul`` and ``np.linalg``), `fft` (the discrete Fourier transform), `shape` (views, broadcasting, sizes),
+running sums), `linalg` (``matmul`` and ``np.linalg``), `decompositions` (eigh, eig, svd, qr,
+``pinv``, ``sqrtm``), `fft` (the discrete Fourier transform), `shape` (views, broadcasting, sizes),
 `indexing` (reads, writes, rows by index) and `alloc` (new arrays, constants). What a row is,
 and the rule tables the declarations fill, are `primitive`. This module imports the families
 and re-exports their public names, so the rest of jitgrad reads one table::
@@ -16,6 +17,7 @@ primitive is written in generated Numba source is the backend's (`backend.numba.
 
 from __future__ import annotations
 
+from jitgrad.prims import decompositions  # noqa: F401 - its rows and rules
 from jitgrad.prims.alloc import (
     CONSTANT_ARRAYS,
     arange,

@@ -196,10 +196,21 @@ LOWER: dict[str, Callable] = {
     # linear algebra
     # products through the runtime: Numba's BLAS wrappers compile for 0.5-2 s in each process
     "matmul": lambda a, p, t: _linalg("matmul" if t[0].ndim + t[1].ndim > 2 else "dot")(a, p, t),
-    "inv": _linalg("inv"), "solve": _linalg("solve"), "det": _linalg("det"),
+    "inv": lambda a, p, t: _linalg("inv_stack" if t[0].ndim == 3 else "inv")(a, p, t),
+    "det": lambda a, p, t: _linalg("det_stack" if t[0].ndim == 3 else "det")(a, p, t),
+    "solve": _linalg("solve"),
     "cholesky": _linalg("cholesky"),
     "logabsdet": _linalg("logabsdet"), "signdet": _linalg("signdet"),
     "dft": lambda a, p, t: f"_rt.dft({a[0]}, {p['sign']})",
+    # decompositions (`prims.decompositions`), one result each
+    "eigvalsh": _linalg("eigvalsh"), "eigh_vectors": _linalg("eigh_vectors"),
+    "eig_values": _linalg("eig_values"), "eig_vectors": _linalg("eig_vectors"),
+    "svdvals": _linalg("svdvals"), "qr_q": _linalg("qr_q"), "qr_r": _linalg("qr_r"),
+    "pinv": _linalg("pinv"), "matrix_rank": _linalg("matrix_rank"),
+    "sqrtm": _linalg("sqrtm"), "sqrtm_adjoint": _linalg("sqrtm_adjoint"),
+    "inverse_gaps": _linalg("inverse_gaps"), "companion": _linalg("companion"),
+    "svd_u": lambda a, p, t: f"_rt.svd_u({_as_float(a[0], t[0])}, {p.get('full', False)})",
+    "svd_vt": lambda a, p, t: f"_rt.svd_vt({_as_float(a[0], t[0])}, {p.get('full', False)})",
     # shapes
     "transpose": _transpose,
     "reshape": lambda a, p, t: f"_rt.reshape({a[0]}, {shape_src(a[1:])})",

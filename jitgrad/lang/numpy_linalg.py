@@ -1,0 +1,296 @@
+"""``np.linalg``'s decompositions and what is made of them, and ``scipy.linalg``'s ``sqrtm``,
+``solve_banded`` and ``solve_sylvester``: each result one primitive of
+`jitgrad.prims.decompositions` (whose docstring states the conventions: eigh's lower triangle,
+distinct eigenvalues for eigenvectors, the thin SVD), or a composition of them.
+
+* ``eigh``, ``eigvalsh``, ``eig``, ``eigvals`` (real eigenvalues: the run time raises for
+  complex ones, as Numba's eig does), ``svd``, ``qr`` (``mode='reduced'`` or ``'r'``),
+  ``pinv`` (the default cutoff), ``matrix_rank`` (an integer, no derivative);
+* ``lstsq``: ``pinv(a) @ b``, exact where ``a`` has full rank; its residuals are the sums of
+  squared residuals whatever the rank (NumPy gives an empty array below full column rank or
+  for ``m <= n``), its rank `matrix_rank`, its singular values ``svdvals``;
+* ``cond``: the ratio of the extreme singular values (``p`` None, 2, -2), else
+  ``norm(a, p) * norm(inv(a), p)``, as NumPy; ``norm`` of a matrix with ``ord`` 2, -2,
+  ``'nuc'`` (singular values), 1, -1, inf, -inf (column and row sums);
+* ``scipy.linalg.eigh``/``eigvalsh`` (also the generalized problem with ``b``, through the
+  Cholesky factor of ``b``); ``sqrtm`` of a symmetric positive definite matrix;
+  ``solve_banded`` as a dense
+  solve of the matrix the bands make; ``solve_sylvester`` (``a x + x b = q``) as the dense
+  solve of its Kronecker form, ``(kron(a, I) + kron(I, b.T)) vec(x) = vec(q)``, exact but
+  of cost (m n)^3.
+
+Takes values of the graph (`Sym`) or constants (a call on constants only is run by NumPy or
+SciPy itself); fills `symbolic.NUMPY` when imported (by ``jitgrad.lang``), and the SciPy
+functions join `scipy_stats.LINALG`.
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+
+import numpy as np
+
+from jitgrad.core.errors import UnsupportedError
+from jitgrad.lang import numpy_shape
+from jitgrad.lang.numpy_api import matrix_operand, np_reduce, np_reshape, np_sum
+from jitgrad.lang.symbolic import NUMPY, all_known, loc_of, ndim_of, numpy_handler, record, records
+
+_np = numpy_handler
+
+EighResult = collections.namedtuple("EighResult", "eigenvalues eigenvectors")
+EigResult = collections.namedtuple("EigResult", "eigenvalues eigenvectors")
+SVDResult = collections.namedtuple("SVDResult", "U S Vh")
+QRResult = collections.namedtuple("QRResult", "Q R")
+LstsqResult = collections.namedtuple("LstsqResult", "x residuals rank singular_values")
+
+
+def _refuse(what, instead, a):
+    raise UnsupportedError(f"{what} ({instead})", loc_of(a))
+
+
+def np_eigh(a, UPLO="L"):
+    if all_known(a):
+        return np.linalg.eigh(a, UPLO)
+    if UPLO not in ("L", "U"):
+        _refuse(f"np.linalg.eigh with UPLO={UPLO!r}", "UPLO is 'L' or 'U'", a)
+    a = matrix_operand("eigh", a)
+    if UPLO == "U":  # the upper triangle of a is the lower one of a.T
+        a = _np(np.transpose)(a)
+    return EighResult(record("eigvalsh", a), record("eigh_vectors", a))
+
+
+def np_eigvalsh(a, UPLO="L"):
+    if all_known(a):
+        return np.linalg.eigvalsh(a, UPLO)
+    return np_eigh(a, UPLO).eigenvalues
+
+
+def np_eig(a):
+    if all_known(a):
+        return np.linalg.eig(a)
+    a = matrix_operand("eig", a)
+    return EigResult(record("eig_values", a), record("eig_vectors", a))
+
+
+def np_eigvals(a):
+    if all_known(a):
+        return np.linalg.eigvals(a)
+    return record("eig_values", matrix_operand("eigvals", a))
+
+
+def np_svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    if all_known(a):
+        return np.linalg.svd(a, full_matrices, compute_uv, hermitian)
+    if hermitian:
+        _refuse("np.linalg.svd with hermitian=True", "leave hermitian False: the same "
+                "singular values, by the general SVD", a)
+    a = matrix_operand("svd", a)
+    s = record("svdvals", a)
+    if not compute_uv:
+        return s
+    full = bool(full_matrices)
+    return SVDResult(record("svd_u", a, full=full), s, record("svd_vt", a, full=full))
+
+
+def np_qr(a, mode="reduced"):
+    if all_known(a):
+        return np.linalg.qr(a, mode)
+    if mode not in ("reduced", "r"):
+        _refuse(f"np.linalg.qr with mode={mode!r}", "jitgrad takes mode='reduced' or 'r'", a)
+    a = matrix_operand("qr", a)
+    if mode == "r":
+        return record("qr_r", a)
+    return QRResult(record("qr_q", a), record("qr_r", a))
+
+
+def np_pinv(a, rcond=None, hermitian=False, **rtol):
+    if all_known(a):
+        return np.linalg.pinv(a, rcond, hermitian, **rtol)
+    if rtol or rcond not in (None, 1e-15) or hermitian:
+        _refuse("np.linalg.pinv with rcond, rtol or hermitian", "jitgrad takes the default "
+                "cutoff, as Numba", a)
+    return record("pinv", matrix_operand("pinv", a))
+
+
+def np_matrix_rank(A, tol=None, hermitian=False, **rtol):
+    if all_known(A):
+        return np.linalg.matrix_rank(A, tol, hermitian, **rtol)
+    if tol is not None or hermitian or rtol:
+        _refuse("np.linalg.matrix_rank with tol, rtol or hermitian", "jitgrad takes the "
+                "default tolerance, as Numba", A)
+    return record("matrix_rank", matrix_operand("matrix_rank", A))
+
+
+def np_lstsq(a, b, rcond=None):
+    if all_known(a, b):
+        return np.linalg.lstsq(a, b, rcond)
+    if rcond is not None and rcond != -1:
+        _refuse("np.linalg.lstsq with rcond", "jitgrad takes the default cutoff", a)
+    if ndim_of(b) not in (1, 2):
+        _refuse("np.linalg.lstsq with a right-hand side of rank other than 1 or 2",
+                "a vector or a matrix", a)
+    a = matrix_operand("lstsq", a)
+    x = _np(np.matmul)(record("pinv", a), b)
+    residual = b - _np(np.matmul)(a, x)
+    sums = np_sum(residual * residual, axis=0)
+    if ndim_of(b) == 1:
+        sums = np_reshape(sums, (1,))
+    return LstsqResult(x, sums, record("matrix_rank", a), record("svdvals", a))
+
+
+def _matrix_norm(x, ord, keepdims):
+    """``np.linalg.norm(x, ord)`` of a matrix for the orders the Frobenius branch leaves."""
+    if ord in (2, -2, "nuc"):
+        s = record("svdvals", matrix_operand("norm", x))
+        value = np_sum(s) if ord == "nuc" else np_reduce("max" if ord == 2 else "min", s)
+    elif ord in (1, -1, math.inf, -math.inf):
+        axis = 0 if ord in (1, -1) else 1  # column sums for 1, row sums for inf
+        sums = np_sum(_np(np.abs)(x), axis=axis)
+        value = np_reduce("max" if ord > 0 else "min", sums)
+    else:
+        raise UnsupportedError(f"np.linalg.norm of a matrix with ord={ord!r} (jitgrad: "
+                               "None, 'fro', 'nuc', 2, -2, 1, -1, inf, -inf)", loc_of(x))
+    return np_reshape(value, (1, 1)) if keepdims else value
+
+
+def np_norm(x, ord=None, axis=None, keepdims=False):
+    """``np.linalg.norm``: the matrix orders of singular values and of absolute sums here,
+    the rest in `numpy_shape.np_norm`."""
+    matrix = ndim_of(x) == 2 and (axis is None or isinstance(axis, (tuple, list))
+                                  and tuple(axis) in ((0, 1), (-2, -1)))
+    if not all_known(x) and matrix and ord in (2, -2, "nuc", 1, -1, math.inf, -math.inf):
+        return _matrix_norm(x, ord, keepdims)
+    return numpy_shape.np_norm(x, ord, axis, keepdims)
+
+
+def np_cond(x, p=None):
+    if all_known(x):
+        return np.linalg.cond(x, p)
+    if p in (None, 2, -2):
+        s = record("svdvals", matrix_operand("cond", x))
+        big, small = np_reduce("max", s), np_reduce("min", s)
+        return big / small if p != -2 else small / big
+    return np_norm(x, p) * np_norm(record("inv", matrix_operand("cond", x)), p)
+
+
+def np_roots(p):
+    """The eigenvalues of the companion matrix, as NumPy (real roots: the run time raises
+    for complex ones; nonzero first and last coefficients, checked at run time)."""
+    if all_known(p):
+        return np.roots(p)
+    if ndim_of(p) != 1:
+        _refuse("np.roots of an array of rank other than 1", "a vector of coefficients", p)
+    if p.dtype.kind != "f":
+        p = record("cast", p, kind="f")
+    return record("eig_values", record("companion", p))
+
+
+# ---- scipy.linalg
+
+
+def linalg_sqrtm(A, disp=True, blocksize=64):
+    import scipy.linalg
+
+    if all_known(A):
+        return scipy.linalg.sqrtm(A, disp, blocksize)
+    if not disp:
+        _refuse("scipy.linalg.sqrtm with disp=False", "leave disp True", A)
+    return record("sqrtm", matrix_operand("sqrtm", A))
+
+
+def linalg_solve_banded(l_and_u, ab, b, overwrite_ab=False, overwrite_b=False,
+                        check_finite=True):
+    import scipy.linalg
+
+    if all_known(ab, b):
+        return scipy.linalg.solve_banded(l_and_u, ab, b)
+    lower, upper = l_and_u
+    if records(lower) or records(upper):
+        _refuse("scipy.linalg.solve_banded with (l, u) known only at run time", "constant "
+                "numbers of bands", ab)
+    ab = matrix_operand("solve_banded", ab)
+    diag = NUMPY[np.diag]
+
+    def band(row, start=None, stop=None):  # ab[row, start:stop]
+        bounds = [v for v in (start, stop) if v is not None]
+        spec = ("i", ("s", start is not None, stop is not None, False))
+        return record("getitem", ab, row, *bounds, index_spec=spec)
+
+    # the matrix the bands make: ab[u + i - j, j] is its entry (i, j)
+    dense = diag(band(upper))
+    for k in range(1, upper + 1):
+        dense = dense + diag(band(upper - k, start=k), k)
+    for k in range(1, lower + 1):
+        dense = dense + diag(band(upper + k, stop=-k), -k)
+    return NUMPY[np.linalg.solve](dense, b)
+
+
+def linalg_solve_sylvester(a, b, q):
+    import scipy.linalg
+
+    if all_known(a, b, q):
+        return scipy.linalg.solve_sylvester(a, b, q)
+    a, b, q = (matrix_operand("solve_sylvester", m) for m in (a, b, q))
+    eye = NUMPY[np.eye]
+    kron = NUMPY[np.kron]
+    # row-major vec: vec(a x) = kron(a, I_n) vec(x), vec(x b) = kron(I_m, b.T) vec(x)
+    system = kron(a, eye(b.shape[0])) + kron(eye(a.shape[0]), _np(np.transpose)(b))
+    x = NUMPY[np.linalg.solve](system, _np(np.ravel)(q))
+    return np_reshape(x, q.shape)
+
+
+def _symmetric_from_lower(m):
+    tril = NUMPY[np.tril]
+    return tril(m) + _np(np.transpose)(tril(m, -1))
+
+
+def linalg_eigh(a, b=None, *args, lower=True, eigvals_only=False, overwrite_a=False,
+                overwrite_b=False, type=1, check_finite=True, subset_by_index=None,
+                subset_by_value=None, driver=None, **old):
+    """``scipy.linalg.eigh``: of ``a`` alone, np.linalg.eigh of the triangle SciPy reads;
+    with ``b`` (the generalized problem ``a v = w b v``), with ``b = L L^T``, the eigh of
+    ``L^-1 a L^-T`` (the same eigenvalues) and the vectors ``L^-T u`` (``v^T b v = 1``, as
+    SciPy's). Only the triangles SciPy reads get a gradient."""
+    import scipy.linalg
+
+    if all_known(a, b):
+        return scipy.linalg.eigh(a, b, *args, lower=lower, eigvals_only=eigvals_only,
+                                 type=type, subset_by_index=subset_by_index,
+                                 subset_by_value=subset_by_value, driver=driver, **old)
+    if args or old or type != 1 or subset_by_index is not None or \
+            subset_by_value is not None or driver is not None:
+        _refuse("scipy.linalg.eigh with type, a subset, a driver or positional options",
+                "jitgrad takes a, b, lower and eigvals_only", a)
+    read = (lambda m: m) if lower else _np(np.transpose)  # the upper triangle: m.T's lower
+    a = read(matrix_operand("eigh", a))
+    if b is None:
+        w, v = np_eigh(a)
+    else:
+        factor = record("cholesky", _symmetric_from_lower(read(matrix_operand("eigh", b))))
+        solve = NUMPY[np.linalg.solve]
+        half = solve(factor, _np(np.transpose)(_symmetric_from_lower(a)))  # L^-1 A
+        w, u = np_eigh(solve(factor, _np(np.transpose)(half)))  # of L^-1 A L^-T
+        v = solve(_np(np.transpose)(factor), u) if not eigvals_only else None
+    return w if eigvals_only else (w, v)
+
+
+def linalg_eigvalsh(a, b=None, *args, lower=True, **kw):
+    import scipy.linalg
+
+    if all_known(a, b):
+        return scipy.linalg.eigvalsh(a, b, *args, lower=lower, **kw)
+    return linalg_eigh(a, b, *args, lower=lower, eigvals_only=True, **kw)
+
+
+LINALG = {"sqrtm": linalg_sqrtm, "solve_banded": linalg_solve_banded,
+          "solve_sylvester": linalg_solve_sylvester, "eigh": linalg_eigh,
+          "eigvalsh": linalg_eigvalsh}
+
+NUMPY.update({
+    np.linalg.eigh: np_eigh, np.linalg.eigvalsh: np_eigvalsh, np.linalg.eig: np_eig,
+    np.linalg.eigvals: np_eigvals, np.linalg.svd: np_svd, np.linalg.qr: np_qr,
+    np.linalg.pinv: np_pinv, np.linalg.matrix_rank: np_matrix_rank,
+    np.linalg.lstsq: np_lstsq, np.linalg.cond: np_cond, np.linalg.norm: np_norm,
+    np.roots: np_roots,
+})
