@@ -1210,6 +1210,8 @@ block(AS, "stats/", [
 block(AS, "signal.py", [
     r("scipy.signal.convolve", F.as_signal_convolve, A(V)),
     r("scipy.signal.convolve (mode='valid')", F.as_signal_convolve_valid, A(V)),
+    r("scipy.signal.convolve (mode='same', the longer second)", F.as_signal_convolve_same_longer,
+      A(V)),
     r("scipy.signal.convolve (2-D)", F.as_signal_convolve_2d, A(MP)),
     r("scipy.signal.convolve2d (mode='same')", F.as_signal_convolve2d_same, A(MP)),
     r("scipy.signal.convolve2d (mode='valid', the larger second)", F.as_signal_convolve2d_valid, A(MP)),

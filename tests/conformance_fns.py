@@ -3379,6 +3379,7 @@ def as_t_logcdf(x): return np.sum(scipy.stats.t.logcdf(x, 4.0))
 
 def as_signal_convolve(x): return np.sum(scipy.signal.convolve(x, np.array([1.0, -0.5, 0.25])) ** 2)
 def as_signal_convolve_valid(x): return np.sum(scipy.signal.convolve(x, x[::-1], mode="valid") ** 2)
+def as_signal_convolve_same_longer(x): return np.sum(scipy.signal.convolve(x[:2], x * x, mode="same") * np.array([1.0, 3.0]))
 def as_signal_convolve_2d(x): return np.sum(scipy.signal.convolve(x, np.array([[1.0, 0.5], [0.25, -1.0]])) ** 2)
 def as_signal_convolve2d_same(x): return np.sum(scipy.signal.convolve2d(x, np.array([[1.0, 0.5], [0.25, -1.0]]), mode="same") * x)
 def as_signal_convolve2d_valid(x): return np.sum(scipy.signal.convolve2d(np.array([[1.0, 0.5], [0.25, -1.0]]), x, mode="valid") ** 2)

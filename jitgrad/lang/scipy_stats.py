@@ -271,7 +271,14 @@ def signal_convolve(in1, in2, mode="full", method="auto"):
     if ndim_of(in1) != 1 or ndim_of(in2) != 1:
         raise UnsupportedError("scipy.signal.convolve of vectors (np.convolve) or of matrices",
                                loc_of(in1, in2))
-    return NUMPY[np.convolve](in1, in2, mode=mode)
+    if mode != "same":  # 'full' and 'valid' are np.convolve's
+        return NUMPY[np.convolve](in1, in2, mode=mode)
+    # 'same' is the size of in1, centred in the full convolution (np.convolve's 'same' is the
+    # size of the longer of the two: they differ where in2 is the longer)
+    n, m = _shape2(in1)[0], _shape2(in2)[0]
+    full = NUMPY[np.convolve](in1, in2, mode="full")
+    return record("getitem", full, (m - 1) // 2, (m - 1) // 2 + n,
+                  index_spec=(("s", True, True, False),))
 
 
 def _shape2(x):
