@@ -72,27 +72,6 @@ def threads():
     numba.set_num_threads(before)
 
 
-@pytest.mark.parametrize("chunks", CHUNKS)
-@pytest.mark.parametrize(("fn", "args", "wrt"), PARALLEL, ids=[c[0].__name__ for c in PARALLEL])
-def test_parallel_gradient_equals_serial_and_repeats(fn, args, wrt, chunks, threads):
-    want = flat(jitgrad.value_and_grad(fn, wrt=wrt)(*args))
-    par = parallel_value_and_grad(fn, wrt, chunks)
-    runs = []
-    for n in (1, 2, 2, 1):
-        numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
-        runs.append(flat(par(*args)))
-    for got in runs:
-        for g, w in zip(got, want):
-            assert rel(g, w) <= 1e-12
-        for g, first in zip(got, runs[0]):
-            assert np.array_equal(g, first)  # bit for bit, at any thread count
-    source = par.source()
-    # the forward loop and its adjoint, or one loop when fused (its adjoint runs inside)
-    fused = "fused: each iteration's adjoint runs right after it" in source
-    assert source.count("in _prange(") == (1 if fused else 2), source
-    assert "runs serially" not in source
-
-
 def entries_off(got, want, rtol, floor):
     """The entries of ``got`` farther from ``want`` than ``rtol`` relative to each entry, with
     ``floor`` (absolute) for entries near 0."""
@@ -105,17 +84,28 @@ def entries_off(got, want, rtol, floor):
 @pytest.mark.parametrize(("fn", "args", "wrt"), PARALLEL, ids=[c[0].__name__ for c in PARALLEL])
 def test_parallel_gradient_against_central_differences(fn, args, wrt, chunks, threads):
     """Central differences of the function as Numba compiles it (``numba.njit``, where prange
-    is range: no jitgrad in the reference), at 2 threads for the gradient. Each entry within
-    1e-6 relative; entries near 0 within 1e-9 of the value's size (the differences' rounding:
-    1e-16 x |f| / 1e-6)."""
-    numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
-    value, grads = parallel_value_and_grad(fn, wrt, chunks)(*args)
-    grads = grads if isinstance(wrt, tuple) else (grads,)
+    is range: no jitgrad in the reference). Each entry within 1e-6 relative; entries near 0
+    within 1e-9 of the value's size (the differences' rounding: 1e-16 x |f| / 1e-6). The
+    gradient is the same bit for bit at 1 and 2 threads, run after run, and its loops run in
+    parallel: the forward loop and its adjoint, or one loop when fused."""
+    par = parallel_value_and_grad(fn, wrt, chunks)
+    runs = []
+    for n in (1, 2, 2, 1):
+        numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+        runs.append(flat(par(*args)))
+    for got in runs:
+        for g, first in zip(got, runs[0]):
+            assert np.array_equal(g, first)  # bit for bit, at any thread count
+    value, *grads = runs[0]
     primal = numba.njit(fn)
     assert primal(*args) == pytest.approx(value, rel=1e-12)
     floor = 1e-9 * max(1.0, abs(value))
     for k, g in zip(wrt if isinstance(wrt, tuple) else (wrt,), grads):
         assert not entries_off(g, numeric_grad(primal, args, k), 1e-6, floor), k
+    source = par.source()
+    fused = "fused: each iteration's adjoint runs right after it" in source
+    assert source.count("in _prange(") == (1 if fused else 2), source
+    assert "runs serially" not in source
 
 
 def _jax_gmm(alphas, means, icf, x, with_icf_sum):
