@@ -82,7 +82,10 @@ def check_grad_two_steps(case, idx, k, g):
 # as plain Python, the generated source run by the interpreter (`test_heavy_kernels_as_plain_
 # python`); compiled, with `python -m pytest -m heavy`.
 HEAVY = {"isoneutral_slopes_np", "cavity_step_np", "vertical_mixing_np", "shallow_water_np",
-         "pressure_redblack_np", "tv_denoise_np", "upwind_advection_np", "vertical_mixing_nb"}
+         "pressure_redblack_np", "tv_denoise_np", "upwind_advection_np", "vertical_mixing_nb",
+         # their functions compiled in tests of their own (np.gradient: test_numpy_surface;
+         # eigh: test_linalg_decompositions), here as plain Python: the suite's 15 minutes
+         "centred_gradient", "portfolio_pca"}
 
 
 def _marked(params):

@@ -104,7 +104,6 @@ PEER_CASES = [
 # purpose: a tuple result). A list comprehension differentiates since issue #25 (item 3).
 REFUSED = {
     "returns_two_values": "must return a scalar",
-    "np_fancy_2d": "indexing with an integer array beside other indices",
 }
 
 

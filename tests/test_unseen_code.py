@@ -360,9 +360,9 @@ def test_positional_arguments_mean_what_they_mean_in_numpy():
     check_against_differences(positional_numpy_arguments, (A,), (0,))
 
 
-# Parameters named otherwise than NumPy names them, with the same meaning at that position.
-RENAMED = {"int64": {"value": "x"}, "int32": {"value": "x"},
-           "float64": {"value": "x"}}
+# Parameters named otherwise than NumPy names them, with the same meaning at that position
+# (none today: the scalar types' constructors take NumPy's `value`).
+RENAMED: dict = {}
 
 
 def test_numpy_handlers_take_numpys_optional_parameters_in_numpys_order():

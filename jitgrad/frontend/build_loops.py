@@ -400,6 +400,7 @@ class Loops(LoopHeaders):
         its initial array hold the loop's value afterwards."""
         carries = []
         first_name: dict[Var, str] = {}
+        seeded = self.seeds.get(self.loop_key(stmt), {})  # assigned only inside (`seed_names`)
         for n in carried:
             var = carry_vars[n]
             if var in first_name:  # another name for the same array
@@ -415,8 +416,9 @@ class Loops(LoopHeaders):
             init = self.cast_in(self.gb.block, self.env[n], kinds[n].kind)
             update = self.cast_in(body, env_end[n], kinds[n].kind)
             carries.append(Carry(var, init, update))
-            if not (isinstance(update, Var) and holds_storage_of(update, var, blocks)):
-                self.check_carried_shape(base(n), var, update, body, stmt)  # (rebound)
+            if not (isinstance(update, Var) and holds_storage_of(update, var, blocks)
+                    or n in seeded):  # (rebound; a seeded name's zeros are never read)
+                self.check_carried_shape(base(n), var, update, body, stmt)
             if (var.type.ndim and isinstance(init, Var) and isinstance(update, Var)
                     and holds_storage_of(update, var, blocks)):  # only written in place:
                 self.gb.newer(init, var)  # after the loop the initial array holds its value

@@ -134,8 +134,10 @@ def resolve_wrt(names: list[str], qualname: str, wrt) -> list[int]:
             k = names.index(w)
         elif isinstance(w, (int, np.integer)) and not isinstance(w, (bool, np.bool_)):
             if not -len(names) <= int(w) < len(names):
-                raise SignatureError(f"wrt={int(w)} is out of range: {qualname} "
-                                     f"takes {len(names)} arguments")
+                raise SignatureError(f"wrt={int(w)} is out of range: {qualname} takes "
+                                     f"{len(names)} arguments ({', '.join(names)}; a *args "
+                                     "parameter is one argument, a tuple, whose gradient is "
+                                     "a tuple)")
             k = int(w) % len(names)
         else:
             raise SignatureError(f"wrt must name arguments by position or name, got {w!r}")

@@ -590,18 +590,19 @@ def np_nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     return np_where(record("isnan", x), float(nan), x)
 
 
-def np_float32(x=0.0):
+def np_float32(value=0.0):
     """The value (or each entry) rounded to float32, then carried on as float64."""
-    if all_known(x):
-        return np.float32(x)
-    return record("round_float32", np_cast(x, np.float64) if x.type.kind != "f" else x)
+    if all_known(value):
+        return np.float32(value)
+    return record("round_float32",
+                  np_cast(value, np.float64) if value.type.kind != "f" else value)
 
 
 def _cast_to(dtype):
-    def f(x):
-        if all_known(x):
-            return dtype(x)
-        return np_cast(x, dtype)
+    def f(value):
+        if all_known(value):
+            return dtype(value)
+        return np_cast(value, dtype)
     return f
 
 
