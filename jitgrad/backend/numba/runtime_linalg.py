@@ -100,77 +100,66 @@ _double_ref = _by_address(ir.DoubleType(), types.float64)  # DOUBLE PRECISION
 _N, _T, _U = ord("N"), ord("T"), ord("U")
 
 
-@register_jitable
-def _column_major(a):
-    """``a`` as a matrix BLAS reads: (the array, whether BLAS sees its transpose, its leading
-    dimension). Reading memory by columns, BLAS sees a C-ordered ``a`` (m x k) as ``a.T``,
-    leading dimension k, and an F-ordered one as ``a``, m; any other layout is copied to C
-    order first (``np.ascontiguousarray``: no copy when it is already C-ordered)."""
-    if a.flags.f_contiguous and not a.flags.c_contiguous:
-        return np.asfortranarray(a), False, max(a.shape[0], 1)
-    return np.ascontiguousarray(a), True, max(a.shape[1], 1)
-
-
-# ---- products ---------------------------------------------------------------------------------
-
-
 def _matmul_any(a, b):
     """``a @ b`` of float64 arrays, one of them a matrix."""
     return a @ b
 
 
-def _matmul_mm(a, b):
-    m, k = a.shape
-    if b.shape[0] != k:
-        raise ValueError("incompatible array sizes for np.dot(a, b)")
-    n = b.shape[1]
-    out = np.empty((m, n))
-    if m == 0 or n == 0:
+# Each product is compiled for its operands' layouts, known while compiling: BLAS reads memory
+# by columns, so it sees a C-ordered matrix (m x k) as its transpose, leading dimension k, and
+# an F-ordered one as itself, m. One function per layout pair, with no calls of its own (each
+# compiled function costs Numba 0.1-0.3 s: a product written with helpers took longer to
+# compile than Numba's own).
+
+
+def _matrix_product(a_rows, b_rows):
+    """``a @ b`` of two matrices; ``a_rows``/``b_rows``: whether each is C-ordered."""
+    op_a = _N if a_rows else _T  # the routine computes out.T = b.T @ a.T, by columns
+    op_b = _N if b_rows else _T
+
+    def product(a, b):
+        m, k = a.shape
+        if b.shape[0] != k:
+            raise ValueError("incompatible array sizes for np.dot(a, b)")
+        n = b.shape[1]
+        out = np.empty((m, n))
+        if m == 0 or n == 0:
+            return out
+        if k == 0:
+            out[:] = 0.0
+            return out
+        lda = max(a.shape[1] if a_rows else a.shape[0], 1)
+        ldb = max(b.shape[1] if b_rows else b.shape[0], 1)
+        dgemm(_char_ref(op_b), _char_ref(op_a), _int_ref(n), _int_ref(m), _int_ref(k),
+              _double_ref(1.0), b.ctypes, _int_ref(ldb), a.ctypes, _int_ref(lda),
+              _double_ref(0.0), out.ctypes, _int_ref(n))
         return out
-    if k == 0:
-        out[:] = 0.0
+
+    return product
+
+
+def _matrix_vector(a_rows, transposed):
+    """``a @ x`` (``transposed``: ``a.T @ x``) of a matrix and a C-ordered vector."""
+    op = _T if a_rows != transposed else _N
+
+    def product(a, b):  # (the names the overload's typing has: b is the vector)
+        x = b
+        m, k = (a.shape[1], a.shape[0]) if transposed else (a.shape[0], a.shape[1])
+        if x.shape[0] != k:
+            raise ValueError("incompatible array sizes for np.dot(a, b)")
+        out = np.empty(m)
+        if m == 0:
+            return out
+        if k == 0:
+            out[:] = 0.0
+            return out
+        rows, cols = (a.shape[1], a.shape[0]) if a_rows else (a.shape[0], a.shape[1])
+        dgemv(_char_ref(op), _int_ref(rows), _int_ref(cols), _double_ref(1.0), a.ctypes,
+              _int_ref(max(rows, 1)), x.ctypes, _int_ref(1), _double_ref(0.0), out.ctypes,
+              _int_ref(1))
         return out
-    # out (C, m x n) read by columns is out.T = b.T @ a.T, with b.T read as op_b(b)
-    ac, a_seen_transposed, lda = _column_major(a)
-    bc, b_seen_transposed, ldb = _column_major(b)
-    # the routine must compute out.T = b.T @ a.T: it reads C-ordered b as b.T already ('N'),
-    # F-ordered b as b ('T' makes it b.T); a likewise
-    dgemm(_char_ref(_N if b_seen_transposed else _T), _char_ref(_N if a_seen_transposed else _T),
-          _int_ref(n), _int_ref(m), _int_ref(k), _double_ref(1.0), bc.ctypes, _int_ref(ldb),
-          ac.ctypes, _int_ref(lda), _double_ref(0.0), out.ctypes, _int_ref(n))
-    return out
 
-
-@register_jitable
-def _gemv(a, x, transposed):
-    """``a @ x`` (``transposed``: ``a.T @ x``) of a matrix and a vector."""
-    m, k = a.shape
-    if transposed:
-        m, k = k, m
-    if x.shape[0] != k:
-        raise ValueError("incompatible array sizes for np.dot(a, b)")
-    out = np.empty(m)
-    if m == 0:
-        return out
-    if k == 0:
-        out[:] = 0.0
-        return out
-    xc = np.ascontiguousarray(x)
-    ac, seen_transposed, lda = _column_major(a)
-    # the routine reads memory as a.T or a; it must compute a @ x (or a.T @ x)
-    op = _T if seen_transposed != transposed else _N
-    rows, cols = (ac.shape[1], ac.shape[0]) if seen_transposed else (ac.shape[0], ac.shape[1])
-    dgemv(_char_ref(op), _int_ref(rows), _int_ref(cols), _double_ref(1.0), ac.ctypes,
-          _int_ref(lda), xc.ctypes, _int_ref(1), _double_ref(0.0), out.ctypes, _int_ref(1))
-    return out
-
-
-def _matmul_mv(a, b):
-    return _gemv(a, b, False)
-
-
-def _matmul_vm(a, b):
-    return _gemv(b, a, True)
+    return product
 
 
 def _dot_any(a, b):
@@ -183,32 +172,38 @@ def _dot_vv(a, b):
         raise ValueError("incompatible array sizes for np.dot(a, b)")
     if a.shape[0] == 0:
         return 0.0
-    ac = np.ascontiguousarray(a)
-    bc = np.ascontiguousarray(b)
-    return ddot(_int_ref(a.shape[0]), ac.ctypes, _int_ref(1), bc.ctypes, _int_ref(1))
+    return ddot(_int_ref(a.shape[0]), a.ctypes, _int_ref(1), b.ctypes, _int_ref(1))
 
 
 def _f64(*ts):
     return all(isinstance(t, types.Array) and t.dtype == types.float64 for t in ts)
 
 
+def _contiguous(t):
+    return t.layout == "C" or t.ndim == 2 and t.layout == "F"
+
+
 @overload(_matmul_any, jit_options=_OPTIONS)
 def _matmul_impl(a, b):
-    if _f64(a, b):
-        if a.ndim == 2 and b.ndim == 2:
-            return _matmul_mm
-        if a.ndim == 2 and b.ndim == 1:
-            return _matmul_mv
-        if a.ndim == 1 and b.ndim == 2:
-            return _matmul_vm
-    return lambda a, b: a @ b
+    if not (_f64(a, b) and a.ndim + b.ndim in (3, 4)):
+        return lambda a, b: a @ b
+    if not (_contiguous(a) and _contiguous(b)):  # a strided view: copied to C order first
+        return lambda a, b: _matmul_any(np.ascontiguousarray(a), np.ascontiguousarray(b))
+    if a.ndim == 2 and b.ndim == 2:
+        return _matrix_product(a.layout == "C", b.layout == "C")
+    if a.ndim == 2:
+        return _matrix_vector(a.layout == "C", False)
+    vector_times = register_jitable(_matrix_vector(b.layout == "C", True))
+    return lambda a, b: vector_times(b, a)  # x @ a is a.T @ x
 
 
 @overload(_dot_any, jit_options=_OPTIONS)
 def _dot_impl(a, b):
-    if _f64(a, b) and a.ndim == 1 and b.ndim == 1:
-        return _dot_vv
-    return lambda a, b: np.dot(a, b)
+    if not (_f64(a, b) and a.ndim == 1 and b.ndim == 1):
+        return lambda a, b: np.dot(a, b)
+    if not (a.layout == "C" and b.layout == "C"):
+        return lambda a, b: _dot_any(np.ascontiguousarray(a), np.ascontiguousarray(b))
+    return _dot_vv
 
 
 # ---- LAPACK -----------------------------------------------------------------------------------
