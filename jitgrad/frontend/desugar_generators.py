@@ -38,12 +38,14 @@ def desugar_generators(fn_node: ast.FunctionDef, fresh, loc) -> None:
     each with ``jitgrad_generator``."""
     for node in [fn_node, *(n for n in ast.walk(fn_node) if isinstance(n, ast.FunctionDef)
                             and n is not fn_node)]:
-        own = list(_own_nodes(node))
+        own = list(own_nodes(node))
         if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in own):
             _rewrite(node, own, fresh, loc)
 
 
-def _own_nodes(fn: ast.FunctionDef, stmts=None):
+def own_nodes(fn: ast.FunctionDef, stmts=None):
+    """The nodes of ``fn``'s body (or of ``stmts`` in it), not entering the functions, lambdas
+    and classes defined there (their ``def`` statements are yielded)."""
     stack = list(reversed(fn.body if stmts is None else stmts))
     while stack:
         node = stack.pop()
@@ -70,14 +72,14 @@ def _rewrite(fn: ast.FunctionDef, own, fresh, loc) -> None:
         if isinstance(n, (ast.Nonlocal, ast.Global)):
             _refuse("nonlocal or global", n, loc)
         if isinstance(n, ast.While) and any(isinstance(m, ast.Yield)
-                                            for m in _own_nodes(fn, n.body)):
+                                            for m in own_nodes(fn, n.body)):
             _refuse("a yield in a while loop (the number of items must be known when its "
                     "loop starts)", n, loc)
     for n in own:
         if isinstance(n, ast.Yield) and id(n) not in yields:
             _refuse("a yield whose value is used (send)", n, loc)
     in_loops = {id(m) for n in own if isinstance(n, (ast.For, ast.While))
-                for m in _own_nodes(fn, n.body) if isinstance(m, ast.Yield)}
+                for m in own_nodes(fn, n.body) if isinstance(m, ast.Yield)}
     if in_loops and len(in_loops) != len(yields):
         _refuse("yields both inside and outside a loop", fn, loc)
     items = fresh("items")

@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 
 from jitgrad.core.errors import UnsupportedError
+from jitgrad.frontend.desugar_generators import own_nodes
 
 _WHAT_TO_WRITE = ("call it as a statement in the function that defines it (`f(x)`, `y = f(x)` "
                   "or `return f(x)`), or pass the value in and return it (`total = add(total, "
@@ -41,25 +42,13 @@ def desugar_nonlocal(fn_node: ast.FunctionDef, fresh, loc) -> None:
                 _rewrite(scope, inner, names, fresh, loc)
 
 
-def _own_nodes(scope: ast.FunctionDef):
-    """The nodes of ``scope``'s body, not entering the functions defined in it (their
-    ``def`` statements are yielded)."""
-    stack = list(reversed(scope.body))
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
-                                 ast.ClassDef)):
-            stack.extend(reversed(list(ast.iter_child_nodes(node))))
-
-
 def _defs_in(scope):
-    return [n for n in _own_nodes(scope) if isinstance(n, ast.FunctionDef)]
+    return [n for n in own_nodes(scope) if isinstance(n, ast.FunctionDef)]
 
 
 def _nonlocal_names(fn: ast.FunctionDef) -> list[str]:
     names = []
-    for n in _own_nodes(fn):
+    for n in own_nodes(fn):
         if isinstance(n, ast.Nonlocal):
             names += [m for m in n.names if m not in names]
     return names
@@ -69,7 +58,7 @@ def _bound_in(scope: ast.FunctionDef) -> set[str]:
     a = scope.args
     bound = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
     bound |= {p.arg for p in (a.vararg, a.kwarg) if p is not None}
-    for n in _own_nodes(scope):
+    for n in own_nodes(scope):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
             bound.add(n.id)
     return bound
@@ -82,11 +71,11 @@ def _rewrite(scope, inner, names, fresh, loc) -> None:
                                f"{missing[0]} itself (jitgrad takes nonlocal names of the "
                                "function just around)", loc(inner))
     # the function: the names as keyword-only parameters, returned beside its value
-    for n in _own_nodes(inner):
+    for n in own_nodes(inner):
         if isinstance(n, ast.Return):
             n.value = _with_names(n.value or ast.Constant(None), names, n)
     inner.body = [s for s in inner.body if not isinstance(s, ast.Nonlocal)] or [ast.Pass()]
-    for n in _own_nodes(inner):
+    for n in own_nodes(inner):
         for field in ("body", "orelse", "finalbody"):
             block = getattr(n, field, None)
             if isinstance(block, list) and any(isinstance(s, ast.Nonlocal) for s in block):
@@ -99,11 +88,11 @@ def _rewrite(scope, inner, names, fresh, loc) -> None:
     inner.args.kw_defaults += [None] * len(names)
     # the calls, where they stand as statements of ``scope``
     calls = set()
-    for stmt in _own_nodes(scope):
+    for stmt in own_nodes(scope):
         call = _statement_call(stmt, inner.name)
         if call is not None:
             calls.add(id(call))
-    called = {id(c.func) for c in _own_nodes(scope) if id(c) in calls}
+    called = {id(c.func) for c in own_nodes(scope) if id(c) in calls}
     for n in ast.walk(scope):
         if isinstance(n, ast.Name) and n.id == inner.name and isinstance(n.ctx, ast.Load) \
                 and id(n) not in called:
@@ -115,7 +104,7 @@ def _rewrite(scope, inner, names, fresh, loc) -> None:
                 or isinstance(n, ast.FunctionDef) and n is not inner and n.name == inner.name:
             raise UnsupportedError(f"{inner.name} assigns nonlocal names and its name is "
                                    f"bound again: {_WHAT_TO_WRITE}", loc(n))
-    for n in list(_own_nodes(scope)):
+    for n in list(own_nodes(scope)):
         if isinstance(n, ast.FunctionDef):
             continue
         for field in ("body", "orelse", "finalbody", "handlers"):
