@@ -197,7 +197,9 @@ def _read(fn) -> FunctionSource:
     # The file may have changed since the function was imported: its line then starts another
     written = [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
     params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
-    if node.name != fn.__name__ or tuple(written) != params:
+    # (the code's own name: functools.wraps gives a decorator's inner function another
+    # __name__, autograd's `flatten` is `nary_operator`)
+    if node.name != code.co_name or tuple(written) != params:
         raise UnsupportedError(
             f"the source of {name} in {filename} has changed since it was imported (line "
             f"{first} now holds `def {node.name}(...)`): import it again, or restart", where)
