@@ -420,42 +420,8 @@ class Statements:
         if stmt.finalbody:
             parts["JGF"] = stmt.finalbody
             lines.append("JGF")
-        self.build_with_parts("\n".join(lines) + "\n", stmt, parts, {"JGZ": "is_zero"},
-                              {"JGZ": is_zero})
-
-    def build_with_parts(self, text, node, parts: dict, labels: dict, values: dict) -> None:
-        """`build_written` with the user's statements in it: each statement ``NAME`` of
-        ``text`` that is a key of ``parts`` stands for those statements (with their own
-        locations); the rest takes the location of the user's statement it guards."""
-        def spliced(block):
-            out = []
-            for s in block:
-                if isinstance(s, ast.Expr) and isinstance(s.value, ast.Name) \
-                        and s.value.id in parts:
-                    out += parts[s.value.id]
-                    continue
-                for field in ("body", "orelse"):
-                    if getattr(s, field, None):
-                        setattr(s, field, spliced(getattr(s, field)))
-                out.append(s)
-            return out
-        tag = f"@{node.lineno}:{node.col_offset}"
-        hidden = {k: f"%{label}{tag}" for k, label in labels.items()}
-        stmts = ast.parse(text).body
-        for s in stmts:
-            for sub in ast.walk(s):
-                if isinstance(sub, ast.Name) and sub.id in hidden:
-                    sub.id = hidden[sub.id]
-                if hasattr(sub, "lineno"):
-                    ast.copy_location(sub, node)
-        stmts = spliced(stmts)
-        for k, v in values.items():
-            self.env[hidden[k]] = v
-        try:
-            self.build_stmts(stmts)
-        finally:
-            for h in hidden.values():
-                self.env.pop(h, None)
+        self.build_written("\n".join(lines) + "\n", stmt, {"JGZ": "is_zero"},
+                           {"JGZ": is_zero}, parts=parts)
 
     def refuse_raise_on_every_path(self, env, node, what: str) -> None:
         """A raise that ends every path of a loop's iteration (or of a function called under a
@@ -675,12 +641,13 @@ class Statements:
                                         "JGK": "k"}, values)
 
     def build_written(self, text: str, node, labels: dict, values: dict,
-                      results: tuple = ()) -> dict:
+                      results: tuple = (), parts: dict | None = None) -> dict:
         """Build ``text``, statements jitgrad writes for the user's ``node`` (a loop of
         writes), in its place and with its location. Its placeholder names (``JGK``...: the
         keys of ``labels``) become names the user's code cannot use (``%k@line:col``), bound
-        to ``values`` for this build only. Returns the values the placeholders ``results``
-        hold at the end."""
+        to ``values`` for this build only. A statement ``NAME`` of ``text`` that is a key of
+        ``parts`` stands for those statements of the user's (with their own locations).
+        Returns the values the placeholders ``results`` hold at the end."""
         tag = f"@{node.lineno}:{node.col_offset}"
         hidden = {k: f"%{label}{tag}" for k, label in labels.items()}
         stmts = ast.parse(text).body
@@ -690,6 +657,8 @@ class Statements:
                     sub.id = hidden[sub.id]
                 if hasattr(sub, "lineno"):
                     ast.copy_location(sub, node)
+        if parts:
+            stmts = _spliced(stmts, parts)
         for k, v in values.items():
             self.env[hidden[k]] = v
         try:
@@ -858,6 +827,21 @@ class Statements:
             return self.gb.atom(symbolic.record("cast", self.gb.sym(atom), kind=kind))
         finally:
             self.gb.block = saved
+
+
+def _spliced(block: list, parts: dict) -> list:
+    """``block`` with each statement ``NAME`` (a key of ``parts``) replaced by its statements,
+    in nested bodies too."""
+    out = []
+    for s in block:
+        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Name) and s.value.id in parts:
+            out += parts[s.value.id]
+            continue
+        for field in ("body", "orelse"):
+            if getattr(s, field, None):
+                setattr(s, field, _spliced(getattr(s, field), parts))
+        out.append(s)
+    return out
 
 
 def _past_a_raise(env_t: dict, env_e: dict) -> tuple[dict, dict]:
