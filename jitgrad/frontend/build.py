@@ -6,8 +6,8 @@ become structured statements whose changing names are carried explicitly (SSA), 
 ``break``/``continue``/``return`` inside them become flags that guard the rest of the body.
 Calls to the user's other plain functions are built inline.
 
-`Builder` is assembled from four parts, one module each: statements and branches
-(`build_stmts`), loops (`build_loops`), views followed to their arrays (`build_views`),
+`Builder` is assembled from its parts, one module each: statements (`build_stmts`),
+branches (`build_branches`), loops (`build_loops`), views followed to their arrays (`build_views`),
 expressions and calls (`build_exprs`), values known while building: the user's objects,
 library calls on constants (`build_values`), the arrays of lists built in loops
 (`build_lists`); `build_ast` holds
@@ -43,6 +43,7 @@ from jitgrad.frontend.build_ast import (
     jumps,
     subscript_targets,
 )
+from jitgrad.frontend.build_branches import Branches
 from jitgrad.frontend.build_containers import Containers
 from jitgrad.frontend.build_exprs import Expressions
 from jitgrad.frontend.build_lists import ListArrays
@@ -56,7 +57,8 @@ from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import GraphBuilder, Sym
 
 
-class Builder(Statements, ListArrays, Containers, Loops, Views, Values, Expressions):
+class Builder(Statements, Branches, ListArrays, Containers, Loops, Views, Values,
+              Expressions):
     """Evaluates one function's AST on symbolic values, appending IR to a `GraphBuilder`."""
 
     MAX_INLINE_DEPTH = 20

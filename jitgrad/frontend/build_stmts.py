@@ -1,4 +1,4 @@
-"""Building statements: assignment, in-place writes, ``if`` and branch merges.
+"""Building statements: assignment, in-place writes, and the rest but branches (`build_branches`).
 
 Part of `build.Builder` (a mixin). Guarantees: every write into an array makes a new version
 that every name for its buffer then means (the memory model, README and `reverse.py`); each
@@ -22,24 +22,17 @@ import numpy as np
 
 from jitgrad.core.errors import JitgradError, ShapeError, UnsupportedError, instead, refused
 from jitgrad.core.ir import (
-    Block,
-    Carry,
-    Const,
     Eqn,
-    If,
     Var,
 )
-from jitgrad.core.types import Type, promote_kinds
 from jitgrad.frontend.build_ast import (
     BINOPS,
     BREAK,
     CONTINUE,
-    NO_RETURN,
     RAISED,
     RETURNED,
     RETVAL,
     UNROLLED,
-    Choice,
     LocalFunction,
     RunTimeText,
     Undefined,
@@ -47,13 +40,11 @@ from jitgrad.frontend.build_ast import (
     is_atom_value,
     is_docstring,
     jumps,
-    same_constant,
-    same_structure,
 )
 from jitgrad.frontend.build_builtins import is_zero
 from jitgrad.frontend.build_index import expand_ellipsis
 from jitgrad.frontend.parse import MATH_DOMAINS, guards
-from jitgrad.lang import complex_pairs, symbolic
+from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import Sym
 from jitgrad.prims import primitives
 
@@ -676,158 +667,6 @@ class Statements:
                 if now is not v.atom:
                     self.env[name] = self.gb.sym(now)
 
-    # -- branches ------------------------------------------------------------------------
-
-    def condition(self, node):
-        cond = self.expr(node)
-        return self.truth(cond, node)
-
-    def truth(self, cond, node):
-        if isinstance(cond, Sym):
-            if cond.ndim:
-                raise UnsupportedError("the truth value of an array is ambiguous (use .any(), "
-                                       "np.where, or index an element)", self.loc(node))
-            if cond.type.kind != "b":
-                cond = cond != 0
-            return cond
-        if isinstance(cond, (bool, int, float, np.number, np.bool_)) or cond is None:
-            return bool(cond)
-        raise UnsupportedError(f"a condition of type {type(cond).__name__}", self.loc(node))
-
-    def in_block(self, fn, env):
-        saved_block, saved_env = self.gb.block, self.env
-        self.gb.block, self.env = Block(), dict(env)
-        try:
-            fn()
-            return self.gb.block, self.env
-        finally:
-            self.gb.block, self.env = saved_block, saved_env
-
-    def build_if(self, cond, then_fn, else_fn, node) -> None:
-        if not isinstance(cond, Sym):
-            (then_fn if cond else else_fn)()
-            return
-        loc = self.src.loc(node)
-        before = self.env
-        writes = dict(self.gb.writes)  # each branch sees the writes made before the `if` only
-        latest = dict(self.gb.latest)  # and the versions known before it
-        with self.draws.run_time("a branch on a value known only at run time (a `continue`, "
-                                 "`break` or `return` before it makes one too)", loc):
-            then_block, env_t = self.in_block(then_fn, before)
-            self.stale_at_merge = self.stale_values(env_t)  # each side as its branch ends
-            writes_then, self.gb.writes = self.gb.writes, dict(writes)
-            latest_then, self.gb.latest = self.gb.latest, dict(latest)
-            else_block, env_e = self.in_block(else_fn, before)
-        self.stale_at_merge |= self.stale_values(env_e)
-        latest_else, self.gb.latest = self.gb.latest, latest
-        for k, n in writes_then.items():  # after it, a write on either side counts
-            self.gb.writes[k] = max(n, self.gb.writes.get(k, 0))
-        env_t, env_e = _past_a_return(*_past_a_raise(env_t, env_e))
-        merges: list[Carry] = []
-        env = {}
-        for name in dict.fromkeys(list(env_t) + list(env_e)):
-            vt = env_t.get(name, Undefined(f"`{name}` is assigned in only one branch"))
-            ve = env_e.get(name, Undefined(f"`{name}` is assigned in only one branch"))
-            merged = self.merge(name, vt, ve, then_block, else_block, loc, cond)
-            env[name] = self.merged_value(merged, merges)
-        self.gb.loc = loc
-        self.gb.block.stmts.append(If(self.gb.atom(cond), then_block, else_block, merges, loc))
-        self.gb.merge_versions(latest_then, latest_else, merges)
-        self.env = env
-
-    def merged_value(self, merged, merges):
-        """A merge's value after the `if`: its carries (also inside a tuple) become variables."""
-        if isinstance(merged, Carry):
-            merges.append(merged)
-            return self.gb.sym(merged.var)
-        if isinstance(merged, tuple):
-            return tuple(self.merged_value(m, merges) for m in merged)
-        if isinstance(merged, complex_pairs.Complex):
-            return complex_pairs.pair(self.merged_value(merged.re, merges),
-                                      self.merged_value(merged.im, merges))
-        return merged
-
-    def placeholder(self, like, block):
-        """A value of ``like``'s structure and types made in ``block``, for the side of a branch
-        that has not returned (it is never read): zeros, and empty arrays."""
-        if isinstance(like, tuple):
-            return tuple(self.placeholder(v, block) for v in like)
-        if not is_atom_value(like):
-            return like
-        t = self.gb.atom(like, check=False).type
-        if not t.ndim:
-            return {"f": 0.0, "i": 0, "b": False}[t.kind]
-        saved, self.gb.block = self.gb.block, block
-        try:
-            out = self.gb.emit("empty", [Const(0)] * t.ndim, {"kind": t.kind}, t)
-        finally:
-            self.gb.block = saved
-        out.dims = (0,) * t.ndim
-        self.gb.restamp(out)
-        return self.gb.sym(out)
-
-    def merge(self, name, vt, ve, then_block, else_block, loc, cond=None):
-        if vt is ve:
-            return vt
-        if vt is NO_RETURN:
-            vt = self.placeholder(ve, then_block)
-        elif ve is NO_RETURN:
-            ve = self.placeholder(vt, else_block)
-        if (isinstance(vt, tuple) and isinstance(ve, tuple) and len(vt) == len(ve)
-                and not same_structure(vt, ve)):  # a tuple returned on both sides
-            return tuple(self.merge(f"{name}_{k}", a, b, then_block, else_block, loc, cond)
-                         for k, (a, b) in enumerate(zip(vt, ve)))
-        if isinstance(vt, Undefined) or isinstance(ve, Undefined):
-            return vt if isinstance(vt, Undefined) else ve
-        if complex_pairs.is_complex(vt) or complex_pairs.is_complex(ve):  # part by part
-            if not all(complex_pairs.is_complex(v) or is_atom_value(v) for v in (vt, ve)):
-                return Undefined(f"`{name}` is a complex number on one branch only")
-            zt, ze = complex_pairs.lift(vt), complex_pairs.lift(ve)
-            return complex_pairs.Complex(
-                self.merge(f"{name}_re", zt.re, ze.re, then_block, else_block, loc, cond),
-                self.merge(f"{name}_im", zt.im, ze.im, then_block, else_block, loc, cond))
-        if same_constant(vt, ve):
-            return vt
-        if not (is_atom_value(vt) and is_atom_value(ve)):
-            if same_structure(vt, ve):
-                return vt
-            if cond is not None and all(callable(v) and not isinstance(v, Sym) for v in (vt, ve)):
-                return Choice(cond, vt, ve)  # f = np.sin if x > 0 else np.cos
-            return Undefined(f"`{name}` holds different non-numeric values on the two branches")
-        tt, te = self.gb.atom(vt, check=False).type, self.gb.atom(ve, check=False).type
-        if tt.ndim != te.ndim:
-            raise ShapeError(f"`{base(name)}` is a {tt} on one branch and a {te} on the "
-                             "other", loc)
-        kind = promote_kinds(tt.kind, te.kind)
-        at = self.cast_in(then_block, vt, kind)
-        ae = self.cast_in(else_block, ve, kind)
-        var = self.gb.new_var(Type(kind, tt.ndim), base(name))
-        for a in (at, ae):  # the merged array is one of the two: it may alias either
-            if var.type.ndim and isinstance(a, Var):
-                self.gb.share_memory(var, a)
-                self.gb.same_view(var, a)
-        self.gb.restamp(var)
-        if any(isinstance(a, Var) and a in self.stale_at_merge for a in (at, ae)):
-            self.gb.mark_stale(var)  # an out-of-date array stays out of date when merged
-        return Carry(var, at, ae)
-
-    def stale_values(self, env) -> set[Var]:
-        return {v.atom for v in env.values() if isinstance(v, Sym)
-                and isinstance(v.atom, Var) and self.gb.is_stale(v.atom)}
-
-    def cast_in(self, block, value, kind):
-        atom = self.gb.atom(value, check=False)
-        if atom.type.kind == kind:
-            return atom
-        if isinstance(atom, Const):
-            return Const({"f": float, "i": int, "b": bool}[kind](atom.value))
-        saved = self.gb.block
-        self.gb.block = block
-        try:
-            return self.gb.atom(symbolic.record("cast", self.gb.sym(atom), kind=kind))
-        finally:
-            self.gb.block = saved
-
 
 def _spliced(block: list, parts: dict) -> list:
     """``block`` with each statement ``NAME`` (a key of ``parts``) replaced by its statements,
@@ -844,45 +683,6 @@ def _spliced(block: list, parts: dict) -> list:
     return out
 
 
-def _past_a_raise(env_t: dict, env_e: dict) -> tuple[dict, dict]:
-    """The two branches' names as the code after the ``if`` sees them: a branch that raised
-    never gets there, so the other's values stand (a placeholder on the raising side, never
-    read); when both raised, so does the code after the ``if``."""
-    raised_t, raised_e = env_t.get(RAISED), env_e.get(RAISED)
-    if raised_t and raised_e or not (raised_t or raised_e):
-        return env_t, env_e
-    live, dead = (env_e, env_t) if raised_t else (env_t, env_e)
-    # a value holding a Sym made on the live side gets a placeholder on the other; anything
-    # else (flags, constants, functions) is taken as the live side's: no merge is made for it
-    past = {k: NO_RETURN if _holds_sym(v) and dead.get(k) is not v else v
-            for k, v in live.items()}
-    return (past, live) if raised_t else (live, past)
-
-
-def _past_a_return(env_t: dict, env_e: dict) -> tuple[dict, dict]:
-    """A branch that returned on every path (``elif e < 0.7: return np.nan``) never reaches
-    the code after the ``if``: a name the other branch assigns and it does not is that
-    branch's value there (a placeholder on the returning side, never read), not a name
-    "assigned in only one branch"."""
-    ret_t, ret_e = env_t.get(RETURNED) is True, env_e.get(RETURNED) is True
-    if ret_t == ret_e:
-        return env_t, env_e
-    live, dead = (env_e, dict(env_t)) if ret_t else (env_t, dict(env_e))
-    for k, v in live.items():
-        if k not in dead:
-            dead[k] = NO_RETURN if _holds_sym(v) else v
-    return (dead, live) if ret_t else (live, dead)
-
-
-def _holds_sym(v) -> bool:
-    if isinstance(v, (tuple, list)):
-        return any(_holds_sym(u) for u in v)
-    if isinstance(v, dict):
-        return any(_holds_sym(u) for u in v.values())
-    return isinstance(v, Sym)
-
-
-# Array methods and NumPy functions that write into an array: never skipped inside print(...).
 _WRITING_METHODS = frozenset({"fill", "sort", "put", "partition", "resize", "itemset",
                               "setfield", "copyto", "place", "putmask", "fill_diagonal", "at"})
 # Builtins that may stand inside print(...)'s arguments (they write into nothing).
