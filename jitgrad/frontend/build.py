@@ -8,7 +8,7 @@ Calls to the user's other plain functions are built inline.
 
 `Builder` is assembled from its parts, one module each: statements (`build_stmts`),
 branches (`build_branches`), loops (`build_loops`), views followed to their arrays (`build_views`),
-expressions and calls (`build_exprs`), values known while building: the user's objects,
+expressions (`build_exprs`), calls (`build_calls`), values known while building: the user's objects,
 library calls on constants (`build_values`), the arrays of lists built in loops
 (`build_lists`); `build_ast` holds
 what they read off the AST. This module binds the arguments, runs the body and checks the result.
@@ -44,6 +44,7 @@ from jitgrad.frontend.build_ast import (
     subscript_targets,
 )
 from jitgrad.frontend.build_branches import Branches
+from jitgrad.frontend.build_calls import Calls
 from jitgrad.frontend.build_containers import Containers
 from jitgrad.frontend.build_exprs import Expressions
 from jitgrad.frontend.build_lists import ListArrays
@@ -57,7 +58,7 @@ from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import GraphBuilder, Sym
 
 
-class Builder(Statements, Branches, ListArrays, Containers, Loops, Views, Values,
+class Builder(Statements, Branches, ListArrays, Containers, Loops, Views, Values, Calls,
               Expressions):
     """Evaluates one function's AST on symbolic values, appending IR to a `GraphBuilder`."""
 

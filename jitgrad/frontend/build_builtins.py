@@ -4,7 +4,7 @@ while building.
 
 Each entry takes the builder, the call's evaluated arguments and keywords, and the call's AST
 node (for messages); it returns the call's value or raises `UnsupportedError` at the user's
-line, saying what to write instead. `build_exprs.Expressions.call` looks calls up in
+line, saying what to write instead. `build_calls.Calls.call` looks calls up in
 `BUILTINS`.
 """
 

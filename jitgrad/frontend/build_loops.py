@@ -46,7 +46,7 @@ from jitgrad.frontend.build_ast import (
     is_atom_value,
     subscript_targets,
 )
-from jitgrad.frontend.build_exprs import BUILTINS
+from jitgrad.frontend.build_builtins import BUILTINS
 from jitgrad.frontend.build_loop_headers import LoopHeaders
 from jitgrad.frontend.build_views import view_bases
 from jitgrad.lang import numpy_api, symbolic

@@ -1,7 +1,7 @@
 """``nonlocal``: a nested function that assigns its enclosing function's names, rewritten so
 that the names travel in and out of it as values, before the fence reads the function.
 
-A nested function is built inline where it is called (`build_exprs.Expressions.inline`), so
+A nested function is built inline where it is called (`build_calls.Calls.inline`), so
 the names it declares ``nonlocal`` are the enclosing function's locals at the call. Here
 
     def add(v):                          def add(v, *, total):

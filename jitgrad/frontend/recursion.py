@@ -9,7 +9,7 @@ A function of the form
 
 (one test, then one expression calling the function once, every parameter passed on
 unchanged except integer counters stepped by a constant) is built, where the test is known
-only at run time (`build_exprs.Expressions.inline`), as
+only at run time (`build_calls.Calls.inline`), as
 
     q = i; depth = 0
     while not (q == len(c) - 1):     # how deep the calls go (Python's RecursionError past

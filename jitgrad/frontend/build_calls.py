@@ -1,0 +1,382 @@
+"""Building calls: NumPy's namespace, Python's builtins, `custom_vjp` rules, and the user's
+plain functions built inline (recursion unrolled or run as loops, generators run to their end).
+
+Part of `build.Builder` (a mixin, split from `build_exprs`). Guarantees: a call the builder
+cannot follow raises `UnsupportedError` at the user's line; a function passed in or made in the
+function is called where it is called, with its own source's locations.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import functools
+import inspect
+import math
+import operator
+import sys
+import types as pytypes
+
+import numpy as np
+
+from jitgrad.core.errors import JitgradError, ShapeError, UnsupportedError, instead
+from jitgrad.frontend import custom_call, draws
+from jitgrad.frontend.build_ast import (
+    LIBRARIES,
+    RETURNED,
+    Choice,
+    Iterator,
+    LocalFunction,
+    RunTimeText,
+    Undefined,
+    fn_name,
+    subscript_targets,
+)
+from jitgrad.frontend.build_builtins import BUILTINS, BY_NAME
+from jitgrad.frontend.build_containers import HEAPQ, BuildMethod
+from jitgrad.frontend.build_values import PURE_STDLIB
+from jitgrad.frontend.parse import FunctionSource, unwrap
+from jitgrad.frontend.recursion import linear_recursion, loop_form
+from jitgrad.lang import (
+    complex_pairs,
+    numpy_api,
+    numpy_args,
+    numpy_shape,
+    numpy_written,
+    scipy_api,
+    symbolic,
+)
+from jitgrad.lang.symbolic import Sym
+
+WRITTEN_MODULE = numpy_written.__name__  # its functions call each other: built inline
+
+
+class Calls:
+    """`build.Builder`'s calls (see the module)."""
+
+    def expr_Call(self, node):
+        fn = self.expr(node.func)
+        if fn is builtins.print:
+            raise UnsupportedError(f"print(...) as a value is not supported; {instead('print')}",
+                                   self.loc(node))
+        if type(fn).__module__ == "ctypes":
+            raise UnsupportedError(f"calling the C function {fn_name(fn)} through ctypes: its "
+                                   "code is compiled C, with no Python source to read and no "
+                                   "derivative rule; write it with NumPy or math, or give it "
+                                   "a rule with jitgrad.custom_vjp", self.loc(node))
+        if not isinstance(fn, Sym) and not _hashable(fn):
+            raise UnsupportedError(f"calling {fn_name(fn)} is not supported (a "
+                                   f"{type(fn).__name__})", self.loc(node))
+        if not isinstance(fn, Sym) and fn in numpy_shape.REFUSED:
+            raise UnsupportedError(numpy_shape.REFUSED[fn], self.loc(node))
+        if fn in _IN_PLACE and len(node.args) == 2 and not node.keywords and isinstance(
+                node.args[0], ast.Name) and symbolic.ndim_of(self.lookup(node.args[0].id,
+                                                                         node.args[0])):
+            # operator.imatmul(a, b) of a named array: the augmented assignment `a @= b`
+            name = node.args[0].id
+            self.stmt_AugAssign(ast.copy_location(ast.AugAssign(
+                target=ast.copy_location(ast.Name(name, ast.Store()), node.args[0]),
+                op=_IN_PLACE[fn](), value=node.args[1]), node))
+            return self.env[name]
+        args = self.items(node.args, self.argument)
+        kwargs = {}
+        for k in node.keywords:
+            if k.arg is None:  # f(**options): a dict known while building
+                kwargs.update(self.unpacked_dict(k.value))
+            elif k.arg != "out":
+                kwargs[k.arg] = self.argument(k.value)
+        out = next((k.value for k in node.keywords if k.arg == "out"), None)
+        if out is not None:
+            return self.call_into(fn, args, kwargs, out, node)
+        if fn is np.put_along_axis:
+            return self.put_along_axis(args, kwargs, node)
+        if fn is np.fill_diagonal:
+            return self.fill_diagonal(args, kwargs, node)
+        return self.call(fn, args, kwargs, node)
+
+    def fill_diagonal(self, args, kwargs, node):
+        """``np.fill_diagonal(a, val)``: in place into the matrix ``a`` (named), entry (k, k)
+        for k < min(rows, columns) set to ``val``, or to ``val``'s entries (flattened, taken
+        again from the first when it is shorter), as NumPy fills; returns None."""
+        try:
+            bound = inspect.signature(lambda a, val, wrap=False: None).bind(*args, **kwargs)
+        except TypeError as e:
+            raise UnsupportedError(f"np.fill_diagonal: {e}", self.loc(node)) from None
+        a, val, wrap = bound.args + (False,) * (3 - len(bound.args))
+        target = node.args[0] if node.args else None
+        if not (isinstance(target, ast.Name) and isinstance(a, Sym)) or a.ndim != 2:
+            raise UnsupportedError("np.fill_diagonal writes into a matrix it must name "
+                                   "(`np.fill_diagonal(a, v)`)", self.loc(node))
+        if wrap:
+            raise UnsupportedError("np.fill_diagonal with wrap=True", self.loc(node))
+        if symbolic.ndim_of(val):
+            val = numpy_args.as_array(val)
+            val = numpy_api.np_ravel(val) if symbolic.ndim_of(val) != 1 else val
+        each = "JGV[JGK % JGV.shape[0]]" if symbolic.ndim_of(val) else "JGV"
+        text = (f"for JGK in range(min({target.id}.shape[0], {target.id}.shape[1])):\n"
+                f"    {target.id}[JGK, JGK] = {each}\n")
+        self.build_written(text, node, {"JGV": "values", "JGK": "k"}, {"JGV": val})
+
+    def put_along_axis(self, args, kwargs, node):
+        """``np.put_along_axis(a, idx, values, axis)``: in place into ``a`` (a vector or a
+        matrix, named), at the positions np.take_along_axis reads; returns None."""
+        try:
+            bound = inspect.signature(lambda arr, indices, values, axis: None).bind(*args,
+                                                                                    **kwargs)
+        except TypeError as e:
+            raise UnsupportedError(f"np.put_along_axis: {e}", self.loc(node)) from None
+        arr, indices, values, axis = bound.args
+        target = node.args[0] if node.args else None
+        if not (isinstance(target, ast.Name) and isinstance(arr, Sym)):
+            raise UnsupportedError("np.put_along_axis writes into an array it must name "
+                                   "(`np.put_along_axis(a, idx, v, axis=1)`)", self.loc(node))
+        if not (isinstance(indices, Sym) and indices.type.kind == "i") or axis is None:
+            raise UnsupportedError("np.put_along_axis with an integer array index along a "
+                                   "given axis", self.loc(node))
+        if arr.ndim > 2 or indices.ndim != arr.ndim:
+            raise UnsupportedError("np.put_along_axis of a vector or a matrix, with an index "
+                                   "of the same rank", self.loc(node))
+        axis = numpy_api.norm_axis(axis, arr.ndim, self.loc(node))
+        if symbolic.ndim_of(values):  # one value per index entry, of the index's shape
+            positions = symbolic.record("index_positions", indices, values, arr, kind="along",
+                                        axis=axis)
+            values = numpy_api.np_reshape(values, (values.size,))
+        else:
+            positions = symbolic.record("index_positions", indices, arr, kind="along",
+                                        axis=axis)
+        self.scatter(target.id, node, arr, positions, False, values)  # returns None
+
+    def call_into(self, fn, args, kwargs, out, node):
+        """``np.exp(x, out=x)``, ``np.maximum(h, 0.0, out=h)``: the result written into
+        ``out`` in place (every entry, as ``out[...] = value``: a new version of its memory)."""
+        if isinstance(fn, Sym) or fn not in symbolic.NUMPY:
+            raise UnsupportedError(f"out= on {fn_name(fn)} (jitgrad takes out= on NumPy's "
+                                   "functions)", self.loc(node))
+        if not isinstance(out, ast.Name):
+            raise UnsupportedError("out= must name an array (`np.exp(x, out=x)`); to write "
+                                   "into part of one, assign: `y[1:] = np.exp(x[1:])`",
+                                   self.loc(out))
+        array = self.lookup(out.id, out)
+        value = self.call(fn, args, kwargs, node)
+        if not isinstance(array, Sym) or array.ndim == 0:
+            raise UnsupportedError("out= must be an array", self.loc(out))
+        if symbolic.ndim_of(value) > array.ndim:
+            raise ShapeError(f"out= has rank {array.ndim}, the result rank "
+                             f"{symbolic.ndim_of(value)}", self.loc(out))
+        self.write(out.id, out, array, ((":",) * array.ndim, []), value)
+        return self.env[out.id]
+
+    def argument(self, node):
+        """A call's argument: an expression, or a string constant (``ord="fro"``,
+        ``x.astype("float64")``), which the handler called reads or refuses."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        return self.expr(node)
+
+    def call(self, fn, args, kwargs, node):
+        if isinstance(fn, Sym) or fn is None:
+            raise UnsupportedError("calling a value that is not a function", self.loc(node))
+        if getattr(fn, "__self__", None) is not None and isinstance(
+                fn.__self__, (Sym, complex_pairs.Complex)):
+            value = fn(*args, **kwargs)  # an array method, a complex value's .conjugate()
+            return self.known(value, node) if isinstance(value, symbolic.Written) else value
+        if complex_pairs.takes(fn, args, kwargs):  # complex(x, y), cmath.exp(z), np.abs(z)
+            return complex_pairs.call(fn, args, kwargs)
+        if fn is complex:  # of numbers known while building: Python's
+            return complex(*args, **kwargs)
+        if isinstance(getattr(fn, "__self__", None), (dict, tuple, str, int, float, complex)):
+            if isinstance(fn.__self__, str) and any(
+                    isinstance(a, (Sym, RunTimeText)) for a in (*args, *kwargs.values())):
+                return RunTimeText(ast.unparse(node))  # "{:.3f}".format(loss): a label
+            return fn(*args, **kwargs)  # options.get("scale", 1.0): read while building
+        if isinstance(fn, LocalFunction) or getattr(fn, "__module__", None) == WRITTEN_MODULE:
+            return self.inline(fn, args, kwargs, node)  # (or a NumPy function jitgrad wrote)
+        if isinstance(fn, functools.partial):  # partial(f, a)(x): f(a, x), f known now
+            return self.call(fn.func, (*fn.args, *args), {**fn.keywords, **kwargs}, node)
+        if isinstance(fn, BuildMethod):  # lst.pop(): a change to a list known while building
+            return fn(args, kwargs, node)
+        if fn in HEAPQ:
+            return self.heapq_call(fn, args, kwargs, node)
+        if isinstance(fn, Choice):  # one of two functions, by a run-time condition
+            return self.call_choice(fn, args, kwargs, node)
+        if draws.handles(fn):  # np.random: a draw replayed before the call (`draws`)
+            return draws.build_call(self, self.draws, fn, args, kwargs, node)
+        if custom_call.is_custom_rule(fn):  # a hand-written rule: `jitgrad.custom_vjp`
+            return custom_call.build_call(self, fn, args, kwargs, node)
+        if custom_call.is_traceable(fn):  # a jitgrad transform: ``jitgrad.grad(g)(x)``
+            return custom_call.build_transform_call(self, fn, args, kwargs, node)
+        if getattr(fn, "jitgrad_factory", False) is True:  # ``jitgrad.grad(g)``: made now
+            if any(isinstance(a, Sym) for a in (*args, *kwargs.values())):
+                raise UnsupportedError(f"{fn_name(fn)} takes a function and wrt, known "
+                                       "while building; here an argument is a run-time value",
+                                       self.loc(node))
+            return fn(*args, **kwargs)
+        if fn in symbolic.NUMPY:
+            try:
+                return self.known(symbolic.NUMPY[fn](*args, **kwargs), node)
+            except TypeError as e:
+                raise UnsupportedError(f"{fn_name(fn)}: {e}", self.loc(node)) from None
+        if fn is math.log and len(args) == 2:  # math.log(x, base)
+            return self.call(fn, args[:1], {}, node) / self.call(fn, args[1:], {}, node)
+        if fn in numpy_api.MATH:
+            for a in args:
+                numpy_api.scalar_only(fn_name(fn), a, self.loc(node))
+            return symbolic.record(numpy_api.MATH[fn], *args) if any(isinstance(a, Sym) for a in args) \
+                else fn(*args)
+        handler = BUILTINS.get(fn) or BY_NAME.get((getattr(fn, "__module__", None),
+                                                   getattr(fn, "__qualname__", None)))
+        if handler is not None:
+            return handler(self, args, kwargs, node)
+        scipy_fn = scipy_api.handler_for(fn)
+        if scipy_fn is not None:
+            try:
+                return scipy_fn(*args, **kwargs)
+            except TypeError as e:
+                raise UnsupportedError(f"{fn_name(fn)}: {e}", self.loc(node)) from None
+        target = unwrap(fn)
+        library = str(getattr(target, "__module__", None) or "").split(".")[0]
+        if library in ("numpy", "scipy", "math", *PURE_STDLIB) or isinstance(fn, np.ufunc):
+            value = self.call_on_constants(fn, args, kwargs, node)  # of constants: run now
+            if value is not NotImplemented:
+                return value
+        value = self.call_object(fn, args, kwargs, node)  # the user's method or class
+        if value is not NotImplemented:
+            return value
+        if library == "numpy" or isinstance(fn, np.ufunc):
+            # NumPy's own Python functions (np.fft.fft, np.sort...) are not the user's code
+            # to inline: outside the table, they are refused where the user called them
+            raise UnsupportedError(f"{fn_name(fn)} is not supported", self.loc(node))
+        if library in LIBRARIES or library in sys.stdlib_module_names:  # not the user's code
+            raise UnsupportedError(f"calling {fn_name(fn)} is not supported", self.loc(node))
+        if isinstance(target, pytypes.FunctionType):
+            return self.inline(target, args, kwargs, node)
+        raise UnsupportedError(f"calling {fn_name(fn)} is not supported", self.loc(node))
+
+    def call_choice(self, choice, args, kwargs, node):
+        """``f(x)`` with ``f = g if c else h``: built as ``g(x) if c else h(x)``."""
+        key = f"%choice@{node.lineno}:{node.col_offset}"
+
+        def branch(fn):
+            def build():
+                self.env[key] = self.call(fn, args, kwargs, node)
+            return build
+        self.build_if(choice.cond, branch(choice.then), branch(choice.orelse), node)
+        value = self.env.pop(key)
+        if isinstance(value, Undefined):
+            raise UnsupportedError(value.why, self.loc(node))
+        return value
+
+    def inline(self, fn, args, kwargs, node):
+        local = isinstance(fn, LocalFunction)
+        src = fn.src if local else FunctionSource.of(fn)
+        if self.depth >= self.MAX_INLINE_DEPTH:
+            self.refuse_depth(src, node)
+        try:
+            bound = (fn.signature() if local else inspect.signature(fn)).bind(*args, **kwargs)
+        except TypeError as e:
+            raise JitgradError(f"TypeError calling {src.qualname}: {e}",
+                               self.loc(node)) from None
+        bound.apply_defaults()
+        for name, value in bound.arguments.items():  # a default array: a constant
+            if isinstance(value, (np.ndarray, np.generic)):
+                bound.arguments[name] = self.known(value, node)
+        callee = type(self)(src, self.gb, self, enclosing=fn.builder if local else None)
+        callee.bind_params([bound.arguments[n] for n in callee.param_names()])
+        saved_loc = self.gb.loc
+        try:
+            result = self.recursion_as_loops(callee, src, node, local)
+            if result is NotImplemented:
+                result = callee.run_body()
+            self.refuse_raise_on_every_path(callee.env, node, "inlined call (a function that "
+                                            "always raises, called under a run-time condition)")
+        except JitgradError as e:
+            raise e.with_during(f"building {src.qualname}, called at "
+                                f"{self.loc(node).short()}")
+        self.gb.loc = saved_loc
+        self.see_writes()
+        if getattr(src.node, "jitgrad_generator", False):  # its items (`desugar_generators`)
+            return self.generator_items(src, result, node)
+        return result
+
+    def recursion_as_loops(self, callee, src, node, local):
+        """The value of a recursive function's first call, built as its loops where the test
+        that ends the recursion is known only at run time (`recursion.linear_recursion`);
+        NotImplemented where the calls are to be built in place."""
+        if local or not _may_recurse(src):
+            return NotImplemented
+        b = self
+        while b is not None:
+            if b.src.fn is src.fn and b.src.node is src.node:
+                return NotImplemented  # (a call inside the recursion, built in place)
+            b = b.caller
+        plan = linear_recursion(src)
+        if plan is None:
+            return NotImplemented
+        callee.env[RETURNED] = False
+        if not isinstance(callee.expr(plan.test), Sym):
+            return NotImplemented
+        stmts, acc = loop_form(plan, plan.test, f"@{self.gb.new_tag()}")
+        callee.build_stmts(stmts)
+        return callee.env[acc]
+
+    def refuse_depth(self, src, node):
+        """Calls nested `MAX_INLINE_DEPTH` deep while building: a recursion whose end the
+        build cannot see (its test depends on a run-time value), or calls nested that deep."""
+        chain, b = [], self
+        while b is not None:
+            chain.append(b.src)
+            b = b.caller
+        if any(s.fn is src.fn and s.node is src.node for s in chain):
+            raise UnsupportedError(
+                f"the recursion of {src.qualname} did not end within {self.MAX_INLINE_DEPTH} "
+                "calls while building: jitgrad builds each call in place, so a recursion must "
+                "end at a depth known while building (a constant, or the length of a tuple); "
+                "here the test that ends it depends on a value known only at run time (an "
+                "array's size, an argument). Of those, jitgrad builds as loops a function that "
+                "tests, returns, or returns an expression with one call of itself whose "
+                "integer counters step by constants; this one is not of that form. Write it "
+                "as a loop (`for i in range(n)`), which jitgrad differentiates at any length",
+                self.loc(node))
+        raise UnsupportedError(f"calls nested more than {self.MAX_INLINE_DEPTH} deep",
+                               self.loc(node))
+
+    def generator_items(self, src, items, node):
+        """A generator's call: its items, made where it is called. An array argument the
+        calling function writes into is refused: Python's generator would read it as the
+        consumer changes it, item by item."""
+        written = subscript_targets(self.src.node.body)
+        for a in node.args:
+            if isinstance(a, ast.Name) and a.id in written:
+                raise UnsupportedError(
+                    f"the generator {src.qualname} reads the array {a.id}, which this function "
+                    "writes into: jitgrad runs a generator to its end where it is called (as "
+                    "the array of its items), where Python reads the array as each item is "
+                    "taken; pass a copy (`np.copy(a)`), or write the loop here", self.loc(a))
+        if isinstance(items, list):
+            items = tuple(items)
+        return Iterator(items, src.qualname)
+
+
+
+
+# operator's in-place functions: of an array named, the augmented assignment
+_IN_PLACE = {operator.iadd: ast.Add, operator.isub: ast.Sub, operator.imul: ast.Mult,
+             operator.itruediv: ast.Div, operator.ifloordiv: ast.FloorDiv,
+             operator.imod: ast.Mod, operator.ipow: ast.Pow, operator.imatmul: ast.MatMult,
+             operator.iand: ast.BitAnd, operator.ior: ast.BitOr, operator.ixor: ast.BitXor,
+             operator.ilshift: ast.LShift, operator.irshift: ast.RShift}
+
+# ndarray methods that are NumPy's function of the array (looked up in NumPy's table)
+def _may_recurse(src) -> bool:
+    """Whether ``src``'s function calls a name that is its own."""
+    name = src.fn.__name__
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == name
+               for n in ast.walk(src.node))
+
+
+def _hashable(value) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
