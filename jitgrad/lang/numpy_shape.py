@@ -11,7 +11,6 @@
 - splitting and stacking by axis name: `hsplit`, `vsplit`, `dsplit`, `column_stack`,
   `row_stack`, `append`;
 - norms over an axis, and vector p-norms;
-- sorting a vector (through the sorting permutation), medians and percentiles;
 - ``nan_to_num`` and casts written as ``np.int64(x)``;
 - NumPy's complex-part functions on real arrays (`real`, `imag`, `conj`, `angle`).
 
@@ -47,15 +46,17 @@ from jitgrad.lang.numpy_api import (
     split_handler,
 )
 from jitgrad.lang.numpy_args import array_like, as_array
-from jitgrad.lang.symbolic import NUMPY, Sym, all_known, loc_of, ndim_of, record, records
-
-
-def _imin(a, b):
-    return record("minimum", a, b) if records(a) or records(b) else min(a, b)
-
-
-def _imax(a, b):
-    return record("maximum", a, b) if records(a) or records(b) else max(a, b)
+from jitgrad.lang.symbolic import (
+    NUMPY,
+    Sym,
+    all_known,
+    larger,
+    loc_of,
+    ndim_of,
+    record,
+    records,
+    smaller,
+)
 
 
 def _ones(x, dims):
@@ -261,9 +262,9 @@ def np_convolve(a, v, mode="full"):
     full = np_sum(np_reshape(flat, (n, width)), axis=0)
     if mode == "full":
         return full
-    short = _imin(n, m)
+    short = smaller(n, m)
     start = (short - 1) // 2 if mode == "same" else short - 1
-    length = _imax(n, m) if mode == "same" else _imax(n, m) - short + 1
+    length = larger(n, m) if mode == "same" else larger(n, m) - short + 1
     return record("getitem", full, start, start + length, index_spec=(("s", True, True, False),))
 
 
@@ -316,9 +317,9 @@ def np_diagonal(x, offset=0, axis1=0, axis2=1):
     n, m = y.shape[-2], y.shape[-1]
     flat = np_reshape(y, tuple(y.shape[:-2]) + (n * m,))
     if offset >= 0:
-        start, count = offset, _imax(0, _imin(n, m - offset))
+        start, count = offset, larger(0, smaller(n, m - offset))
     else:
-        start, count = -offset * m, _imax(0, _imin(n + offset, m))
+        start, count = -offset * m, larger(0, smaller(n + offset, m))
     spec = (":",) * (x.ndim - 2) + (("s", True, True, True),)
     return record("getitem", flat, start, start + count * (m + 1), m + 1, index_spec=spec)
 
@@ -401,179 +402,6 @@ def np_append(arr, values, axis=None):
         return np_concatenate([arr, values], axis=axis)
     pieces = [np_ravel(v) if ndim_of(v) else np_stack([v]) for v in (arr, values)]
     return np_concatenate(pieces, axis=0)
-
-
-# -- norms and deviations whose gradient at 0 is 0 -------------------------------------------
-
-
-# -- sorting and order statistics --------------------------------------------------------------
-
-
-def np_sort(x, axis=-1, kind=None, order=None):
-    """A vector's entries in order: the entries at the sorting permutation (its gradient goes
-    back through the permutation; tied entries keep their order)."""
-    if all_known(x):
-        return np.sort(x, axis=axis)
-    if order is not None or x.ndim == 0 and axis is not None:
-        raise UnsupportedError("np.sort of an array (order= is for structured arrays, which "
-                               "jitgrad does not take)", loc_of(x))
-    if axis is None or x.ndim == 1:
-        flat = np_ravel(x) if x.ndim != 1 else x
-        if axis is not None:
-            norm_axis(axis, 1, loc_of(x))
-        return record("take", flat, record("argsort", flat))
-    axis = norm_axis(axis, x.ndim, loc_of(x))
-    return np_moveaxis(_sort_last(np_moveaxis(x, axis, -1)), -1, axis)
-
-
-def _sort_last(x):
-    """Each row along the last axis sorted: the flat entries in the order of a stable sort
-    by value, then a stable sort of that order by row (so each row's entries stay in value
-    order), gathered (the gradient goes back through the permutation)."""
-    flat = np_ravel(x)
-    n = x.shape[-1]
-    by_value = record("argsort", flat)
-    rows = record("take", NUMPY[np.arange](flat.shape[0]) // n, by_value)
-    order = record("take", by_value, record("argsort", rows))
-    return np_reshape_like(record("take", flat, order), x)
-
-
-def np_argsort(x, axis=-1, kind=None, order=None):
-    """The order that sorts a vector (stable: tied entries keep their order), to index with."""
-    if all_known(x):
-        return np.argsort(x, axis=axis, kind=kind)
-    if x.ndim != 1 or order is not None or norm_axis(axis, 1, loc_of(x)) != 0:
-        raise UnsupportedError("np.argsort of a vector (axis=-1 or 0)", loc_of(x))
-    return record("argsort", x)
-
-
-def np_median(x, axis=None, **kw):
-    if all_known(x):
-        return np.median(x, axis=axis, **kw)
-    if kw or axis is not None and not (x.ndim == 1 and norm_axis(axis, 1, loc_of(x)) == 0):
-        raise UnsupportedError("np.median of all the entries (no axis=)", loc_of(x))
-    s = np_sort(np_ravel(x) if x.ndim != 1 else x)
-    n = s.shape[0]
-    lo = record("getitem", s, (n - 1) // 2, index_spec=("i",))
-    hi = record("getitem", s, n // 2, index_spec=("i",))
-    return (lo + hi) * 0.5
-
-
-def np_percentile(x, q, axis=None, **kw):
-    """The q-th percentile of all the entries, NumPy's default linear interpolation."""
-    if all_known(x, q):
-        return np.percentile(x, q, axis=axis, **kw)
-    if kw or axis is not None or ndim_of(q) or records(q):
-        raise UnsupportedError("np.percentile of all the entries at one constant q", loc_of(x))
-    s = np_sort(np_ravel(x) if x.ndim != 1 else x)
-    pos = (s.shape[0] - 1) * (float(q) / 100.0)
-    lo = record("cast", record("floor", pos), kind="i")
-    hi = _imin(lo + 1, s.shape[0] - 1)
-    frac = pos - lo
-    below = record("getitem", s, lo, index_spec=("i",))
-    above = record("getitem", s, hi, index_spec=("i",))
-    return below + (above - below) * frac
-
-
-def np_quantile(x, q, axis=None, **kw):
-    if all_known(x, q):
-        return np.quantile(x, q, axis=axis, **kw)
-    if ndim_of(q) or records(q):
-        raise UnsupportedError("np.quantile of all the entries at one constant q", loc_of(x))
-    return np_percentile(x, float(q) * 100.0, axis, **kw)
-
-
-def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=False):
-    """The windows of ``window_shape`` entries along ``axis`` (one axis), as new trailing
-    axes: a gather of the rows at ``start + offset`` (its adjoint adds up the entries the
-    windows share). NumPy's result is a read-only view; this one is a copy, which reads the
-    same and which jitgrad's in-place writes never reach (NumPy refuses writes into it)."""
-    if all_known(x):
-        return np.lib.stride_tricks.sliding_window_view(x, window_shape, axis, subok=subok,
-                                                         writeable=writeable)
-    x = as_array(x)
-    loc = loc_of(x)
-    shape = window_shape if isinstance(window_shape, tuple) else (window_shape,)
-    axes = tuple(range(x.ndim)) if axis is None else axis if isinstance(axis, tuple) \
-        else (axis,)
-    if writeable or len(shape) != 1 or len(axes) != 1 or records(shape[0]) \
-            or not isinstance(shape[0], int) or shape[0] < 1:
-        raise UnsupportedError("sliding_window_view with one window size known while "
-                               "building, along one axis (axis= for an array of rank 2 or "
-                               "more), read only", loc)
-    w, k = shape[0], norm_axis(axes[0], x.ndim, loc)
-    moved = np_moveaxis(x, k, 0) if k else x
-    n = moved.shape[0]
-    starts = NUMPY[np.arange](n - w + 1)
-    positions = np_ravel(np_reshape(starts, (-1, 1)) + NUMPY[np.arange](w))
-    rows = np_reshape(moved, (n, -1)) if moved.ndim != 2 else moved
-    taken = record("take", rows, record("index_positions", positions, rows, kind="rows")) \
-        if moved.ndim > 1 else record("take", moved, record("index_positions", positions,
-                                                              moved, kind="rows"))
-    rest = tuple(moved.shape[1:])
-    out = np_reshape(taken, (n - w + 1, w) + rest)  # (starts, window, other axes)
-    r = len(rest)  # to NumPy's order: the other axes around the starts, the window last
-    order = tuple(range(2, 2 + k)) + (0,) + tuple(range(2 + k, 2 + r)) + (1,)
-    return np_transpose(out, order) if order != tuple(range(2 + r)) else out
-
-
-def refuse_as_strided(x, *args, **kwargs):
-    if all_known(x):
-        return np.lib.stride_tricks.as_strided(x, *args, **kwargs)
-    raise UnsupportedError("np.lib.stride_tricks.as_strided reads memory at byte offsets, "
-                           "which jitgrad does not follow (where its windows overlap, a "
-                           "gradient would be wrong): for windows, write "
-                           "sliding_window_view(x, w); for a repeat, np.broadcast_to",
-                           loc_of(x))
-
-
-def _sorted_numbers(x, what):
-    """The entries of ``x`` in order, NaNs last (as NumPy and Numba sort them), and how many
-    are not NaN (a run-time count)."""
-    if x.ndim == 0:
-        raise UnsupportedError(f"{what} of an array", loc_of(x))
-    s = np_sort(np_ravel(x) if x.ndim != 1 else x)
-    count = NUMPY[np.sum](record("logical_not", record("isnan", x)))
-    return s, count
-
-
-def np_nanmedian(a, axis=None, **kw):
-    """The median of the entries that are not NaN: the middle of the first ``count`` sorted
-    entries (NaN when every entry is, as NumPy gives)."""
-    if all_known(a):
-        return np.nanmedian(a, axis=axis, **kw)
-    if kw or axis is not None and not (a.ndim == 1 and norm_axis(axis, 1, loc_of(a)) == 0):
-        raise UnsupportedError("np.nanmedian of all the entries (no axis=)", loc_of(a))
-    s, n = _sorted_numbers(a, "np.nanmedian")
-    lo = record("getitem", s, (n - 1) // 2, index_spec=("i",))
-    hi = record("getitem", s, n // 2, index_spec=("i",))
-    return (lo + hi) * 0.5
-
-
-def np_nanpercentile(a, q, axis=None, **kw):
-    """The q-th percentile of the entries that are not NaN (linear interpolation)."""
-    if all_known(a, q):
-        return np.nanpercentile(a, q, axis=axis, **kw)
-    if kw or axis is not None or ndim_of(q) or records(q):
-        raise UnsupportedError("np.nanpercentile of all the entries at one constant q",
-                               loc_of(a))
-    s, n = _sorted_numbers(a, "np.nanpercentile")
-    pos = (n - 1) * (float(q) / 100.0)
-    lo = record("cast", record("floor", pos), kind="i")
-    hi = _imin(lo + 1, n - 1)
-    frac = pos - lo
-    below = record("getitem", s, lo, index_spec=("i",))
-    above = record("getitem", s, hi, index_spec=("i",))
-    return below + (above - below) * frac
-
-
-def np_nanquantile(a, q, axis=None, **kw):
-    if all_known(a, q):
-        return np.nanquantile(a, q, axis=axis, **kw)
-    if ndim_of(q) or records(q):
-        raise UnsupportedError("np.nanquantile of all the entries at one constant q",
-                               loc_of(a))
-    return np_nanpercentile(a, float(q) * 100.0, axis, **kw)
 
 
 # -- cleaning and casting -------------------------------------------------------------------
@@ -843,12 +671,7 @@ NUMPY.update({
     np.dsplit: _split_along("dsplit", lambda nd: 2 if nd >= 3 else None),
     np.column_stack: np_column_stack, np.append: np_append,
     np.linalg.norm: np_norm,
-    np.sort: np_sort, np.argsort: np_argsort, np.median: np_median, np.percentile: np_percentile,
-    np.nanmedian: np_nanmedian, np.nanpercentile: np_nanpercentile,
-    np.nanquantile: np_nanquantile,
-    np.lib.stride_tricks.sliding_window_view: sliding_window_view,
-    np.lib.stride_tricks.as_strided: refuse_as_strided,
-    np.quantile: np_quantile, np.nan_to_num: np_nan_to_num,
+    np.nan_to_num: np_nan_to_num,
     np.take_along_axis: np_take_along_axis, np.einsum: np_einsum,
     np.int64: _cast_to(np.int64), np.int32: _cast_to(np.int32),
     np.float64: _cast_to(np.float64), np.float32: np_float32, np.bool_: _cast_to(np.bool_),

@@ -23,7 +23,7 @@ import numpy as np
 
 from jitgrad.core.errors import UnsupportedError
 from jitgrad.lang.numpy_args import as_array
-from jitgrad.lang.symbolic import NUMPY, loc_of, ndim_of, record, records
+from jitgrad.lang.symbolic import NUMPY, larger, loc_of, ndim_of, record, records, smaller
 
 _LOG_2PI = math.log(2.0 * math.pi)
 _LOG_PI = math.log(math.pi)
@@ -285,14 +285,6 @@ def _shape2(x):
     return tuple(x.shape) if records(x) else np.shape(x)
 
 
-def _smaller(a, b):
-    return record("minimum", a, b) if records(a) or records(b) else min(a, b)
-
-
-def _larger(a, b):
-    return record("maximum", a, b) if records(a) or records(b) else max(a, b)
-
-
 def _convolve2d_full(a, v):
     """out[p, q] = sum of a[i, j] v[p - i, q - j]: the products a[i, j] v[k, l] with axes
     (i, k, j, l); along l each row shifted right by j (rows padded with n2 zeros, read as rows
@@ -328,8 +320,8 @@ def signal_convolve2d(in1, in2, mode="full", boundary="fill", fillvalue=0):
         if mode == "same":
             start, length = (m - 1) // 2, n
         else:
-            short = _smaller(n, m)
-            start, length = short - 1, _larger(n, m) - short + 1
+            short = smaller(n, m)
+            start, length = short - 1, larger(n, m) - short + 1
         bounds += [start, start + length]
     return record("getitem", full, *bounds, index_spec=(("s", True, True, False),) * 2)
 

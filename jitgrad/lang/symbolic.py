@@ -698,6 +698,16 @@ def records(x) -> bool:
     return hasattr(type(x), "_jitgrad_apply")
 
 
+def smaller(a, b):
+    """``min(a, b)`` of two sizes or numbers, recorded when either is a value of the graph."""
+    return record("minimum", a, b) if records(a) or records(b) else min(a, b)
+
+
+def larger(a, b):
+    """``max(a, b)``, as `smaller`."""
+    return record("maximum", a, b) if records(a) or records(b) else max(a, b)
+
+
 def all_known(*xs) -> bool:
     """Whether every one of ``xs`` is known while building (none records operations): a
     NumPy function called on them is NumPy's own."""
