@@ -1,7 +1,7 @@
 """The symbolic NumPy, `math` and SciPy surface user code calls (L2: imports core and prims).
 
 `symbolic` holds the graph builder, `Sym` and the dispatch tables; importing this package runs
-`numpy_api`, `numpy_shape`, `numpy_order`, `numpy_discrete`, `numpy_linalg`, `numpy_positions`, `numpy_arrays`,
+`numpy_api`, `numpy_reductions`, `numpy_shape`, `numpy_sorting`, `numpy_discrete`, `numpy_linalg`, `numpy_positions`, `numpy_arrays`,
 `numpy_composed` and `scipy_api`, which fill the tables, so the surface is complete whenever
 any of its modules is in use.
 """
@@ -14,8 +14,9 @@ from jitgrad.lang import (  # noqa: F401  (they fill the tables)
     numpy_discrete,
     numpy_fft,
     numpy_linalg,
-    numpy_order,
     numpy_positions,
+    numpy_reductions,
     numpy_shape,
+    numpy_sorting,
     scipy_api,
 )

@@ -19,7 +19,7 @@ import weakref
 import numpy as np
 
 from jitgrad.core.errors import JitgradError, ShapeError, SignatureError, UnsupportedError
-from jitgrad.lang import numpy_api, symbolic
+from jitgrad.lang import numpy_api, numpy_reductions, symbolic
 from jitgrad.prims import primitives
 from jitgrad.prims.primitives import RULES
 from jitgrad.tape.errors import lost_gradient_error, stale_view_error, user_loc
@@ -405,11 +405,11 @@ class Tensor:
     def astype(self, dtype):
         return numpy_api.np_cast(self, dtype)
 
-    def prod(self, axis=None, keepdims=False): return numpy_api.np_prod(self, axis, keepdims)
-    def var(self, *args, **kw): return numpy_api.np_var(self, *args, **kw)
-    def std(self, *args, **kw): return numpy_api.np_std(self, *args, **kw)
-    def cumsum(self, axis=None): return numpy_api.np_cumsum(self, axis)
-    def cumprod(self, axis=None): return numpy_api.np_cumprod(self, axis)
+    def prod(self, axis=None, keepdims=False): return numpy_reductions.np_prod(self, axis, keepdims)
+    def var(self, *args, **kw): return numpy_reductions.np_var(self, *args, **kw)
+    def std(self, *args, **kw): return numpy_reductions.np_std(self, *args, **kw)
+    def cumsum(self, axis=None): return numpy_reductions.np_cumsum(self, axis)
+    def cumprod(self, axis=None): return numpy_reductions.np_cumprod(self, axis)
     def ravel(self): return numpy_api.np_ravel(self)
 
     @property
