@@ -229,8 +229,7 @@ def _entry_tool(problem, wrt, parallel=False):
                 import jitgrad
 
                 g = jitgrad.grad(problem, wrt=wrt, parallel=parallel)
-                g(*data)
-                entry, source = g._last.entry, g.source()  # the project's own benchmark
+                entry, source = g.njit(*data), g.source(*data)  # the compiled entry itself
             return entry(*data)
 
         if parallel:
