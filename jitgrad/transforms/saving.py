@@ -73,6 +73,34 @@ class Saver:
             elif isinstance(s, (For, While)):
                 self.trips_of[s.trips] = s
                 self.order[s.trips] = n
+        # where each value is made and each array written: (position, the loops around it)
+        self.made_at: dict[Var, tuple[int, tuple]] = {}
+        self.writes: dict[Var, list[tuple[int, tuple]]] = {}  # memory class -> its writes
+        self._positions(fn.body, ())
+
+    def _positions(self, block: Block, loops: tuple) -> None:
+        for s in block.stmts:
+            at = (len(self.made_at) + sum(map(len, self.writes.values())), loops)
+            if isinstance(s, Eqn):
+                for o in s.outs:
+                    self.made_at[o] = at
+                if ops.flags(s.prim).writes_into_first and isinstance(s.ins[0], Var):
+                    self.writes.setdefault(self.storage.find(s.ins[0]), []).append(at)
+            inner = loops + (s,) if isinstance(s, (For, While)) else loops
+            for b in sub_blocks(s):
+                self._positions(b, inner)
+
+    def unchanged_after(self, array: Var, v: Var) -> bool:
+        """Whether nothing writes into ``array``'s memory once ``v`` is made: every write
+        comes before it, and none in a loop around it (a later iteration would write after
+        it), so the adjoint reads the same values there as the forward pass did."""
+        if not self.storage.written(array):
+            return True
+        if v not in self.made_at:
+            return False
+        at, loops = self.made_at[v]
+        return all(w_at < at and not any(loop in w_loops for loop in loops)
+                   for w_at, w_loops in self.writes.get(self.storage.find(array), []))
 
     def collect(self, ablock: Block, chain: list[Block]):
         fblock = self.ctx.forward_of_block.get(ablock)
@@ -96,7 +124,7 @@ class Saver:
         ih = self.ctx.iter_home.get(a)
         home = ih if ih is not None and any(b is ih for b in chain) else self.ctx.home[a]
         entry = self.needed.setdefault(home, {})
-        copy = self.storage.written(a) and not shape_only
+        copy = self.storage.written(a) and not shape_only and not self.unchanged_after(a, a)
         old = entry.get(a)
         entry[a] = (a, copy or (old[1] if old else False))
 
@@ -372,9 +400,15 @@ class Saver:
         """An equation that rebuilds the scalar ``v`` in the adjoint more cheaply than a tape:
         ``v`` is computed by scalar arithmetic or a read of an array nothing writes into, in a
         loop or branch, or it is the trip count of a loop that cannot exit early."""
-        if v.type.ndim or home_block is self.fn.body:
+        if home_block is self.fn.body:
             return None
         eqn = self.defining.get(v)
+        if v.type.ndim:  # a view by basic indexing of an array nothing writes after it
+            if eqn is None or not ops.flags(eqn.prim).view or any(
+                    isinstance(a, Var) and a.type.ndim for a in eqn.ins[1:]) or not (
+                    isinstance(eqn.ins[0], Var) and self.unchanged_after(eqn.ins[0], v)):
+                return None
+            return Eqn(eqn.prim, [v], list(eqn.ins), dict(eqn.params), eqn.loc)
         if eqn is None:
             loop = self.trips_of.get(v)
             if loop is not None and isinstance(loop, For) and loop.exit_flag is None:
@@ -386,7 +420,7 @@ class Saver:
         if any(a.type.ndim for a in eqn.ins[1:] if eqn.prim == "getitem") or (
                 eqn.prim != "getitem" and any(a.type.ndim for a in eqn.ins)):
             return None
-        if eqn.prim == "getitem" and self.storage.written(eqn.ins[0]):
+        if eqn.prim == "getitem" and not self.unchanged_after(eqn.ins[0], v):
             return None
         if ops.flags(eqn.prim).costly and home_block in self.replayed:
             return None  # the replay computed it already: a push is cheaper than a third time
