@@ -99,6 +99,12 @@ def np_mean(x, axis=None, keepdims=False, **kw):
 
 def matmul(a, b):
     na, nb = ndim_of(a), ndim_of(b)
+    if na > 2 and nb == 2:
+        # a stack of matrices times one matrix is one matrix product (one BLAS call, as is
+        # its adjoint): the stack's rows (every axis but the last) times b, reshaped back
+        rows = a.shape[:-1]
+        flat = record("matmul", np_reshape(a, (-1, a.shape[-1])), b)
+        return np_reshape(flat, rows + (b.shape[-1],))
     if na >= 2 and nb >= 2 and max(na, nb) > 2:
         # stacks of matrices, broadcast over the leading axes: sum_k a[..., i, k, None] *
         # b[..., None, k, j] (Numba's @ takes 2-D operands only)
@@ -133,7 +139,7 @@ def np_reshape(x, shape, order="C"):
         known = 1
         for d in shape:
             if not (isinstance(d, int) and d == -1):
-                known = known * d
+                known = d if isinstance(known, int) and known == 1 else known * d
         shape = tuple(x.size // known if (isinstance(d, int) and d == -1) else d for d in shape)
     return record("reshape", x, *shape)
 
