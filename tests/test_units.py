@@ -286,6 +286,9 @@ def test_ir_affine_sum():
     _, h, ret, *_ = lines_of(affine_sum)
     assert g.ir() == textwrap.dedent(f"""\
         {{ lambda ; W:f64[:,:], x:f64[:], b:f64[:] . let
+            _W_shape1:i64 = shape_dim[axis=1] W  # {BASE}:{h}
+            _x_shape0:i64 = shape_dim[axis=0] x  # {BASE}:{h}
+            same_size _W_shape1 _x_shape0  # {BASE}:{h}
             _W_shape0:i64 = shape_dim[axis=0] W  # {BASE}:{h}
             _b_shape0:i64 = shape_dim[axis=0] b  # {BASE}:{h}
             same_size _W_shape0 _b_shape0  # {BASE}:{h}

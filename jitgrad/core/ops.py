@@ -60,7 +60,12 @@ class Flags:
     operands that are the result's sizes begin, one per axis: 0 in ``zeros(n, m)``, 1 in
     ``full(v, n, m)``), ``same_shape_as`` (the position of the input whose shape the result
     has: 0 for ``copy(x)``, 1 for ``broadcast_like(g, like)``), ``broadcasts`` (the result is
-    input 0 broadcast to the shape of input 1: each entry is an entry of input 0).
+    input 0 broadcast to the shape of input 1: each entry is an entry of input 0),
+    ``outer_of`` (the name of an elementwise primitive: entry ``[i, j]`` of the result is that
+    primitive of input 0's entry ``i`` and input 1's entry ``j``, as ``np.outer`` is of
+    ``mul``; a loop nest computes it entry by entry), ``contracts`` (input 0's last axis is
+    summed against input 1's first, as in a matrix product: NumPy raises unless they are the
+    same size).
 
     Inputs: ``shape_only`` (positions read for their shape alone), ``index_from`` (the
     position where index atoms begin)."""
@@ -98,6 +103,8 @@ class Flags:
     sizes_from: int | None = None
     same_shape_as: int | None = None
     broadcasts: bool = False
+    outer_of: str | None = None
+    contracts: bool = False
     shape_only: frozenset = frozenset()
     index_from: int | None = None
 

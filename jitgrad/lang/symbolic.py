@@ -200,6 +200,8 @@ class GraphBuilder:
         out_type = prim.type_rule(types, params)
         if prim.elementwise and self.assume_sizes:
             self.assume_same_sizes([a for a in atoms if a.type.ndim])
+        if prim.flags.contracts and self.assume_sizes and all(a.type.ndim for a in atoms[:2]):
+            self.assume_same_size(dims_of(atoms[0])[-1], dims_of(atoms[1])[0])
         out = self.emit(prim.name, atoms, params, out_type)
         out.dims = result_dims(prim, atoms, params, out_type)
         if prim.name == "shape_dim":
@@ -249,19 +251,27 @@ class GraphBuilder:
                 if first is None or t == first:
                     first = t
                     continue
-                if not all(isinstance(x, int) or x in self.param_axes for x in (first, t)) or (
-                        isinstance(first, int) and isinstance(t, int)):
-                    continue  # two different literals: NumPy's own error, at run time
-                keep, drop = (t, first) if isinstance(t, int) else (first, t)
-                self.same[drop] = keep
-                self.assumed.append((keep, drop, self.loc))
-                self.rename_sizes()
+                self.assume_same_size(first, t)
+
+    def assume_same_size(self, first, t) -> None:
+        """Assume that the axes of size tokens ``first`` and ``t`` are the same size, when both
+        are axes of arguments or one is a literal (checked first thing, as above)."""
+        first, t = self.size_class(first), self.size_class(t)
+        if first == t or not all(isinstance(x, int) or x in self.param_axes for x in (first, t)) or (
+                isinstance(first, int) and isinstance(t, int)):
+            return  # (two different literals: NumPy's own error, at run time)
+        keep, drop = (t, first) if isinstance(t, int) else (first, t)
+        self.same[drop] = keep
+        self.assumed.append((keep, drop, self.loc))
+        self.rename_sizes()
 
     def rename_sizes(self) -> None:
         """Every variable's dims in terms of one token per class of same-size axes."""
         def canon(t):
             if isinstance(t, tuple) and t and t[0] == "broadcast":
                 return ("broadcast",) + tuple(canon(x) for x in t[1:])
+            if isinstance(t, tuple) and t and t[0] == "less":  # (a slice's: `_slice_size`)
+                return ("less", canon(t[1]), t[2])
             return self.size_class(t)
         for v in self.made:
             if v.dims is not None:
@@ -451,14 +461,42 @@ def result_dims(prim, atoms, params, out_type) -> tuple | None:
     if flags.same_shape_as is not None:
         return dims_of(atoms[flags.same_shape_as])
     if name == "getitem":
-        spec, out = params["index_spec"], []
+        spec, out, bounds = params["index_spec"], [], list(atoms[1:])
         for k, item in enumerate(spec):
             if item == ":":
                 out.append(d[k])
-            elif item != "i":
-                return None  # a slice: a new size
+            elif item == "i":
+                bounds.pop(0)
+            else:
+                parts = [bounds.pop(0) if present else None for present in item[1:]]
+                token = _slice_size(d[k], *parts)
+                if token is None:
+                    return None  # a slice: a new size
+                out.append(token)
         return tuple(out) + d[len(spec):]
     return None
+
+
+def _slice_size(n, start, stop, step):
+    """The size token of ``x[start:stop]`` along an axis of size token ``n``, when the bounds
+    are constants that count from the two ends, ``start >= 0`` and ``stop <= 0`` (or absent),
+    and the step is 1: the slice has ``max(0, n - (start - stop))`` entries, so slices that
+    drop as many entries in all are the same size (``a[:-2]``, ``a[1:-1]``, ``a[2:]``), whatever
+    ``n`` is. None for any other slice (its size is a new one)."""
+    values = []
+    for part, absent in ((start, 0), (stop, 0), (step, 1)):
+        if part is None:
+            values.append(absent)
+        elif isinstance(part, Const) and isinstance(part.value, int) and not isinstance(
+                part.value, bool):
+            values.append(part.value)
+        else:
+            return None
+    first, last, stride = values
+    if stride != 1 or first < 0 or last > 0 or (stop is not None and last == 0):
+        return None  # (a[2:0] is empty: not the ends' count)
+    dropped = first - last
+    return n if dropped == 0 else ("less", n, dropped)
 
 
 

@@ -26,8 +26,8 @@ def _matmul_type(ts, p):
     return Type(promote_kinds("f", a.kind, b.kind), ndim)
 
 
-matmul = primitive("matmul", np.matmul, _matmul_type)
-outer = primitive("outer", np.outer, lambda ts, p: Type("f", 2))
+matmul = primitive("matmul", np.matmul, _matmul_type, contracts=True)
+outer = primitive("outer", np.outer, lambda ts, p: Type("f", 2), outer_of="mul")
 
 
 def _matmul_a(g, ans, a, b):

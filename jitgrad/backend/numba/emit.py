@@ -26,6 +26,7 @@ from jitgrad.core.ir import (
     Gradient,
     If,
     Kernel,
+    MayShare,
     Repeat,
     Var,
     While,
@@ -54,6 +55,7 @@ class _Writer(NestWriter):
         self.last_loc = None
         self.uses: dict[Var, int] = {}  # var -> how many statements of the kernel read it
         self.kernel_ir: Kernel | None = None  # the kernel being written
+        self.may_share: MayShare | None = None  # which of its arrays may share memory
         self.nonneg: set[Var] = set()  # integer variables never negative (`nonnegative_ints`)
         self.popped_at: dict[Eqn, str] = {}  # a pop -> its position, in an ascending loop
         self.by_offset: set[Var] = set()  # popped vectors read through the stack (`find_entry_reads`)
@@ -65,6 +67,7 @@ class _Writer(NestWriter):
         self.kernel_ir = kernel
         self.uses = {}
         self.views = set()  # arrays that may be another's memory at other positions
+        self.may_share = MayShare(kernel.body)
         for s in walk(kernel.body):
             for a in direct_uses(s):
                 if isinstance(a, Var):

@@ -23,6 +23,7 @@ from jitgrad.backend.numba.lowering import allocation, atom_source, primitive_so
 from jitgrad.core import ops
 from jitgrad.core.ir import Block, Eqn, Var, direct_uses, walk
 from jitgrad.core.types import Type
+from jitgrad.prims.primitives import index_source
 
 
 class NestWriter:
@@ -52,6 +53,7 @@ class NestWriter:
         bound: dict[str, Var] = {}  # name -> the value of the run it holds
         copied: set[Var] = set()  # values of the run copied in it (``_b_t = _b_z``)
         reads_in_run: dict[Var, int] = {}
+        into: set[str] = set()  # arrays the run adds into a part of (`add_at`)
         for e in stmts[k:]:
             if not isinstance(e, Eqn):
                 break
@@ -67,12 +69,18 @@ class NestWriter:
                 continue
             if reads is None or any(a in sums for a in e.ins):
                 break
-            if not e.outs:  # an accumulation (`iadd`) into an array
+            if any(isinstance(a, Var) and a.name in into for a in e.ins):
+                break  # (an array written into a part of it is read at other positions)
+            if not e.outs:  # an accumulation (`iadd`, `add_at`) into an array
                 acc = e.ins[0]
                 if acc in made and acc in copied:
                     break  # (the copy's element would miss the update its array sees)
                 if acc not in made and (acc.name in names or acc in self.views):
                     break
+                if e.prim == "add_at":
+                    if acc in made or acc.name in read:
+                        break
+                    into.add(acc.name)
                 run.append(e)
                 self.count_reads(e, read, reads_in_run)
                 continue
@@ -95,7 +103,9 @@ class NestWriter:
         # accumulation lands before the element i + 1 reads. A view read in the same nest may
         # be the array at other positions, so then the run stops before the first write.
         writes = [j for j, e in enumerate(run) if not e.outs]
-        if writes and any(isinstance(a, Var) and a in self.views for e in run for a in e.ins):
+        written = {self.may_share.find(run[j].ins[0]) for j in writes}
+        if writes and any(isinstance(a, Var) and a in self.views
+                          and self.may_share.find(a) in written for e in run for a in e.ins):
             run = run[:writes[0]]
         sizes = self.nest_sizes(run) if run else None
         if sizes is None:
@@ -128,7 +138,8 @@ class NestWriter:
                 continue
             source = next((f"{a.name}.shape[{j}]" for e in group
                            for a, axes in zip(e.ins, nest_reads(e, dims))
-                           if isinstance(a, Var) and a not in inside and axes != "value"
+                           if isinstance(a, Var) and a not in inside
+                           and axes not in ("value", "into")
                            for j, ax in enumerate(axes) if ax == k), None)
             if source is None:
                 return None
@@ -151,6 +162,7 @@ class NestWriter:
         self.comment_for(indent, group[0].loc)
         self.current = group[0].loc
         self.nest_allocations(group, sizes, filled, indent)
+        parts = self.parts_written(group, indent)
         idx = [f"_i{k}" for k in range(len(dims))]
         for k, size in enumerate(sizes):
             self.line(indent + k, f"for {idx[k]} in range({size}):")
@@ -165,7 +177,9 @@ class NestWriter:
             self.comment_for(inner, e.loc)
             self.current = e.loc
             args = nest_args(e, here, dims, idx, element)
-            if not e.outs:  # `iadd`: into an array's entry here, or an element of the nest
+            if e.prim == "add_at":  # into the part's entry here
+                self.line(inner, f"{parts[e]}[{', '.join(idx)}] += {args[1]}")
+            elif not e.outs:  # `iadd`: into an array's entry here, or an element of the nest
                 self.line(inner, f"{args[0]} += {args[1]}")
             elif e.prim in REDUCE_INIT:
                 self.nest_accumulate(e, args[0], filled, idx, inner)
@@ -180,6 +194,19 @@ class NestWriter:
             if filled.get(v, v.name) != v.name:
                 self.line(indent, f"{v.name} = {filled[v]}")
         self.last_loc = None
+
+    def parts_written(self, group: list, indent: int) -> dict:
+        """Before the nest: a view of each part of an array the nest adds into (``add_at``,
+        basic indexing), which the nest then writes at its own position; returns them."""
+        parts = {}
+        for e in group:
+            if e.prim == "add_at":
+                a = [atom_source(x) for x in e.ins]
+                spec = e.params["index_spec"]
+                a[2:] = self.unsigned(spec, e.ins[2:], a[2:])
+                parts[e] = self.namer.fresh("_into")
+                self.line(indent, f"{parts[e]} = {index_source(a[0], spec, a[2:])}")
+        return parts
 
     def stored_results(self, group: list, internal_uses: dict, later: list | None) -> list:
         """The results of a nest (other than its reductions) that must be stored in arrays: at
@@ -254,10 +281,13 @@ class NestWriter:
         """Inside the nest: one element of ``e``'s result from its operands' elements
         (``args``), with the primitive's scalar template."""
         out = e.outs[0]
-        if ops.flags(e.prim).broadcasts or e.prim == "assign":  # input 0's element
+        flags = ops.flags(e.prim)
+        scalar_types = [Type(a.type.kind, 0) for a in e.ins]
+        if flags.broadcasts or e.prim == "assign":  # input 0's element
             expr = args[0]
+        elif flags.outer_of is not None:  # (np.outer: the product of the two entries)
+            expr = primitive_source(flags.outer_of, args, {}, scalar_types)
         else:
-            scalar_types = [Type(a.type.kind, 0) for a in e.ins]
             expr = primitive_source(e.prim, args, e.params, scalar_types)
         self.line(indent, f"{element[out]} = {expr}")
 
@@ -272,6 +302,8 @@ def nest_args(e: Eqn, here: list, dims: tuple, idx: list[str], element: dict) ->
             args.append(element[a])
         elif axes == "value":
             args.append(atom_source(a))
+        elif axes == "into":  # (the part of the array written: `NestWriter.parts_written`)
+            args.append(None)
         else:
             args.append(f"{a.name}[{', '.join('0' if x is None else idx[x] for x in axes)}]")
     return args

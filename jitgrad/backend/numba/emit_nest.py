@@ -30,8 +30,19 @@ def nest_reads(e, dims) -> list | None:
 
     An accumulation into an array of the nest's shape (``iadd``: ``_b_z += c``, the adjoint
     of a value read several times) is read like an elementwise operation: the array at the
-    nest's position, then its operand. (Whether the array may be written inside the nest is
-    the nest's question: `emit_fused.NestWriter.fusable_run`.)"""
+    nest's position, then its operand. An accumulation into a part of an array by basic
+    indexing (``add_at``: ``_b_d[:, i:m] += c``, the adjoint of a slice read) whose operand
+    has the nest's shape reads the array as "into": the nest adds into a view of that part
+    at its own position (the adjoint's operand has the shape of the part it goes into).
+    (Whether the array may be written inside the nest is the nest's question:
+    `emit_fused.NestWriter.fusable_run`.)"""
+    if isinstance(e, Eqn) and e.prim == "add_at" and not e.outs:
+        acc, value, index = e.ins[0], e.ins[1], e.ins[2:]
+        if (not isinstance(acc, Var) or acc.type.kind != "f" or not dims
+                or dims_of(value) != dims or value.type.ndim != len(dims)
+                or any(isinstance(a, Var) and a.type.ndim for a in index)):
+            return None
+        return ["into", tuple(range(len(dims)))] + ["value"] * len(index)
     if isinstance(e, Eqn) and e.prim == "iadd" and not e.outs:
         acc = e.ins[0]
         if not isinstance(acc, Var) or acc.type.kind != "f" or not dims or dims_of(acc) != dims:
@@ -62,6 +73,10 @@ def nest_reads(e, dims) -> list | None:
                                     for j, k in enumerate(at)):
             return None
         return [tuple(None if k == axis else k for k in at), tuple(range(len(dims)))]
+    if p.flags.outer_of is not None:  # entry [i, j]: input 0's entry i, input 1's entry j
+        # (the result's axes are its inputs' lengths, whatever the tokens say of them)
+        ok = len(dims) == 2 and all(a.type.ndim == 1 for a in e.ins)
+        return [(0,), (1,)] if ok else None
     if not (p.elementwise or p.flags.broadcasts):
         return None
     return _elementwise_reads(e.ins, dims)
