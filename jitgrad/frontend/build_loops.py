@@ -40,6 +40,7 @@ from jitgrad.frontend.build_ast import (
     RETVAL,
     Iterator,
     Undefined,
+    UnrollLoop,
     assigned_names,
     base,
     call_arguments,
@@ -49,6 +50,7 @@ from jitgrad.frontend.build_ast import (
 from jitgrad.frontend.build_builtins import BUILTINS
 from jitgrad.frontend.build_loop_headers import LoopHeaders
 from jitgrad.frontend.build_views import view_bases
+from jitgrad.frontend.desugar_lists import UNROLLED_AT_MOST
 from jitgrad.lang import numpy_api, symbolic
 from jitgrad.lang.symbolic import Sym
 
@@ -80,6 +82,12 @@ class Loops(LoopHeaders):
             start, stop, step = {1: [0, *bounds, 1], 2: [*bounds, 1], 3: bounds}[len(bounds)]
             if isinstance(step, int) and step == 0:
                 raise ShapeError("range() step must not be zero", self.loc(call))
+            if all(type(b) is int for b in (start, stop, step)) and \
+                    len(range(start, stop, step)) <= UNROLLED_AT_MOST:
+                if self.loop_key(stmt) in self.seeds.unrolled:  # its arrays change shape
+                    self.build_unrolled(stmt, list(range(start, stop, step)))
+                    return
+                self.unrollable.add(self.loop_key(stmt))
             self.build_for(stmt, stmt.target.id, start, stop, step, None)
             return
         seq = self.expr(it)
@@ -436,6 +444,9 @@ class Loops(LoopHeaders):
                 and update is not var):
             return
         same = self.gb.size_class
+        if self.loop_key(stmt) in self.unrollable and any(
+                same(new) != same(old) for new, old in zip(dims_of(update), dims_of(var))):
+            raise UnrollLoop(self.loop_key(stmt))  # a few iterations: each its own arrays
         saved = self.gb.block
         self.gb.block = body
         try:
