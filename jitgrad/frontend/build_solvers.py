@@ -20,7 +20,7 @@ import numpy as np
 
 from jitgrad.core.errors import UnsupportedError
 from jitgrad.lang.numpy_args import as_array
-from jitgrad.lang.symbolic import Sym, ndim_of, record
+from jitgrad.lang.symbolic import NUMPY, Sym, ndim_of, record
 
 
 def brent_root(f, a, b, args, xtol, rtol, maxiter, disp):
@@ -156,74 +156,62 @@ def solver_for(fn):
 # ---- scipy.integrate.odeint: an adaptive Runge-Kutta integration written out ----------------
 
 # Dormand and Prince's 5(4) pair (J. R. Dormand, P. J. Prince, "A family of embedded
-# Runge-Kutta formulae", 1980): the stages' nodes and weights, the fifth-order solution (the
-# last stage is its derivative, reused as the next step's first) and the error estimate, the
-# difference of the fifth- and fourth-order solutions.
-_C = (0.2, 0.3, 0.8, 8.0 / 9.0)
-_A2 = (0.2,)
-_A3 = (3.0 / 40.0, 9.0 / 40.0)
-_A4 = (44.0 / 45.0, -56.0 / 15.0, 32.0 / 9.0)
-_A5 = (19372.0 / 6561.0, -25360.0 / 2187.0, 64448.0 / 6561.0, -212.0 / 729.0)
-_A6 = (9017.0 / 3168.0, -355.0 / 33.0, 46732.0 / 5247.0, 49.0 / 176.0, -5103.0 / 18656.0)
-_B = (35.0 / 384.0, 500.0 / 1113.0, 125.0 / 192.0, -2187.0 / 6784.0, 11.0 / 84.0)
-_E = (71.0 / 57600.0, -71.0 / 16695.0, 71.0 / 1920.0, -17253.0 / 339200.0, 22.0 / 525.0,
-      -1.0 / 40.0)
-
-
-def _rms(v):
-    return np.sqrt(np.mean(v * v))
+# Runge-Kutta formulae", 1980) as a table: stage j is the derivative at time tc + NODES[j] h and
+# state y + h (STAGES[j] @ k); its last row is the fifth-order solution's weights, and ERROR
+# (the last stage being the derivative at that solution) the weights of the difference of
+# the fifth- and fourth-order solutions.
+NODES = np.array([0.0, 0.2, 0.3, 0.8, 8.0 / 9.0, 1.0, 1.0])
+STAGES = np.array([
+    [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+    [0.2, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+    [3.0 / 40.0, 9.0 / 40.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+    [44.0 / 45.0, -56.0 / 15.0, 32.0 / 9.0, 0.0, 0.0, 0.0, 0.0],
+    [19372.0 / 6561.0, -25360.0 / 2187.0, 64448.0 / 6561.0, -212.0 / 729.0, 0.0, 0.0, 0.0],
+    [9017.0 / 3168.0, -355.0 / 33.0, 46732.0 / 5247.0, 49.0 / 176.0, -5103.0 / 18656.0, 0.0,
+     0.0],
+    [35.0 / 384.0, 0.0, 500.0 / 1113.0, 125.0 / 192.0, -2187.0 / 6784.0, 11.0 / 84.0, 0.0],
+])
+ERROR = np.array([71.0 / 57600.0, 0.0, -71.0 / 16695.0, 71.0 / 1920.0, -17253.0 / 339200.0,
+                  22.0 / 525.0, -1.0 / 40.0])
 
 
 def dopri_odeint(func, y0, t, args, rtol, atol, h0, hmax, mxstep, tfirst):
     """The solution at every time of ``t`` (increasing), by steps of the Dormand-Prince pair,
     each accepted where its error estimate is within ``atol + rtol |y|`` (root mean square),
     the next step scaled by 0.9 err^(-1/5) (between 0.2 and 5 times); each output time is hit
-    exactly (the step before it is shortened). The first step: as given (``h0``), else from
-    the sizes of y0 and of its derivative (E. Hairer, S. P. Norsett, G. Wanner, "Solving
-    Ordinary Differential Equations I", II.4)."""
+    exactly (the step before it is shortened). The first step: ``h0``, else a thousandth of
+    the time span (the control grows it up to five times a step). The seven stages are one
+    loop (the user's function is built once); the last is the derivative at the new state,
+    for the error estimate (not reused by the next step: one more call per step, less code
+    to compile)."""
     y = y0 * 1.0
+    n = y.shape[0]
     tc = t[0]
-    out = np.zeros((t.shape[0], y.shape[0]))
+    out = np.zeros((t.shape[0], n))
     out[0] = y
-    k1 = func(tc, y, *args) if tfirst else func(y, tc, *args)
     span = t[t.shape[0] - 1] - t[0]
-    h = h0
-    if h0 <= 0.0:
-        scale = atol + rtol * np.abs(y)
-        d0 = _rms(y / scale)
-        d1 = _rms(k1 / scale)
-        h = 0.01 * d0 / max(d1, 1e-10)
-        if d0 < 1e-5 or d1 < 1e-5:
-            h = 1e-6 * max(span, 1e-300)
-    h = min(h, span)
+    h = h0 if h0 > 0.0 else 1e-3 * span
     if hmax > 0.0:
         h = min(h, hmax)
     for i in range(1, t.shape[0]):
         t_end = t[i]
+        if t_end < t[i - 1]:
+            raise ValueError("odeint: the times must not decrease")
         steps = 0
         while tc < t_end and steps < mxstep:
             last = tc + h >= t_end
             step = t_end - tc if last else h
-            k2 = _stage(func, tfirst, tc + _C[0] * step, y + step * (_A2[0] * k1), args)
-            k3 = _stage(func, tfirst, tc + _C[1] * step,
-                        y + step * (_A3[0] * k1 + _A3[1] * k2), args)
-            k4 = _stage(func, tfirst, tc + _C[2] * step,
-                        y + step * (_A4[0] * k1 + _A4[1] * k2 + _A4[2] * k3), args)
-            k5 = _stage(func, tfirst, tc + _C[3] * step,
-                        y + step * (_A5[0] * k1 + _A5[1] * k2 + _A5[2] * k3 + _A5[3] * k4),
-                        args)
-            k6 = _stage(func, tfirst, tc + step,
-                        y + step * (_A6[0] * k1 + _A6[1] * k2 + _A6[2] * k3 + _A6[3] * k4
-                                    + _A6[4] * k5), args)
-            y_new = y + step * (_B[0] * k1 + _B[1] * k3 + _B[2] * k4 + _B[3] * k5 + _B[4] * k6)
-            k7 = _stage(func, tfirst, tc + step, y_new, args)
-            err = step * (_E[0] * k1 + _E[1] * k3 + _E[2] * k4 + _E[3] * k5 + _E[4] * k6
-                          + _E[5] * k7)
-            norm = _rms(err / (atol + rtol * np.maximum(np.abs(y), np.abs(y_new))))
+            k = np.zeros((7, n))
+            for j in range(7):
+                k[j] = _derivative(func, tfirst, tc + NODES[j] * step,
+                                   y + step * (STAGES[j] @ k), args)
+            y_new = y + step * (STAGES[6] @ k)
+            err = step * (ERROR @ k)
+            norm = np.sqrt(np.mean((err / (atol + rtol * np.maximum(np.abs(y),
+                                                                    np.abs(y_new)))) ** 2))
             if norm <= 1.0:
                 tc = t_end if last else tc + step
                 y = y_new
-                k1 = k7
             h = step * min(5.0, max(0.2, 0.9 * max(norm, 1e-10) ** -0.2))
             if hmax > 0.0:
                 h = min(h, hmax)
@@ -234,7 +222,7 @@ def dopri_odeint(func, y0, t, args, rtol, atol, h0, hmax, mxstep, tfirst):
     return out
 
 
-def _stage(func, tfirst, tc, y, args):
+def _derivative(func, tfirst, tc, y, args):
     return func(tc, y, *args) if tfirst else func(y, tc, *args)
 
 
@@ -275,6 +263,8 @@ def build_odeint(builder, args, kwargs, node):
         known[what] = default if value is None or (what == "mxstep" and not value) \
             else value
     y0, t = as_array(p["y0"]), as_array(p["t"])
+    if ndim_of(y0) == 0:  # a number: SciPy's state of one entry
+        y0 = NUMPY[np.reshape](y0, (1,))
     if ndim_of(y0) != 1 or ndim_of(t) != 1:
         raise UnsupportedError("scipy.integrate.odeint of a vector y0 at a vector of times t",
                                loc)
@@ -282,9 +272,9 @@ def build_odeint(builder, args, kwargs, node):
         y0 = builder.known(np.asarray(y0, dtype=float), node)
     if not isinstance(t, Sym):
         t = np.asarray(t, dtype=float)
-        if np.any(np.diff(t) <= 0.0):
-            raise UnsupportedError("scipy.integrate.odeint with times that do not increase",
-                                   loc)
+        if np.any(np.diff(t) < 0.0):
+            raise UnsupportedError("scipy.integrate.odeint with times that decrease (SciPy "
+                                   "integrates backwards): pass increasing times", loc)
         t = builder.known(t, node)
     return builder.inline(dopri_odeint, [p["func"], y0, t, fargs, float(known["rtol"]),
                                          float(known["atol"]), float(known["h0"]),
