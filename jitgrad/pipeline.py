@@ -31,6 +31,7 @@ from jitgrad.frontend.parse import FunctionSource
 from jitgrad.prims.primitives import PRIMITIVES
 from jitgrad.transforms import checkpoint, optimise, parallel, recompute, reverse, saving
 from jitgrad.transforms.forward import tangents
+from jitgrad.transforms.implicit import implicit_slopes
 from jitgrad.transforms.optimise import (
     common_subexpressions,
     dead_code,
@@ -82,6 +83,7 @@ def build_graph(src: FunctionSource, types, examples=(), any_result: bool = Fals
     if assume_sizes and not all(sizes_hold(fn_ir, a) for a in examples):
         fn_ir = build(src, list(types), False, any_result=any_result, has_aux=has_aux)
         assume_sizes = False
+    implicit_slopes(fn_ir)  # roots found by a loop (brentq): their slopes, by forward mode
     common_subexpressions(fn_ir)
     return fn_ir, assume_sizes
 

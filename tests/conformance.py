@@ -1232,6 +1232,13 @@ block(AS, "integrate.py", [
     r("scipy.integrate.odeint (wrt args)", F.as_odeint_args, S(0.7), rtol=1e-3, fd_eps=1e-4),
 ])
 
+block(AS, "optimize and stats, called in numerical code", [
+    r("scipy.optimize.brentq of a closure (implicit function theorem)", F.as_brentq_closure,
+      A(0.7, 1.3), wrt=(0, 1)),
+    r("scipy.stats.pearsonr (statistic and p-value)", F.as_pearsonr, A(V6, V6[::-1] * V6),
+      wrt=(0, 1)),
+])
+
 
 # =====================================================================================
 # python: plain Python used around numbers
@@ -1329,6 +1336,8 @@ block(PY, "Loop headers, loop else, names after loops", [
     r("while True with break", F.py_while_true_break, A(V)),
     r("return inside a loop", F.py_early_return_in_loop, A(V)),
     r("break out of nested loops with a flag", F.py_nested_break_flag, A(MP)),
+    r("a loop of a few iterations carrying an array that shrinks (e = e[1:])",
+      F.py_loop_shrinking_carry, A(V6)),
 ])
 
 block(PY, "isinstance and in on values known while building", [

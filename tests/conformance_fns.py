@@ -31,6 +31,7 @@ from functools import partial
 import numpy as np
 import scipy.integrate
 import scipy.linalg
+import scipy.optimize
 import scipy.signal
 import scipy.special
 import scipy.stats
@@ -3416,6 +3417,18 @@ def as_odeint_args(k):
     return np.sum(ys[-1])
 
 
+# ---- scipy.optimize root finders, scipy.stats.pearsonr -------------------------------
+
+def as_brentq_closure(a, c):
+    g = lambda x: np.tanh(a * x) + x - c  # a closure over both arguments
+    return scipy.optimize.brentq(g, -5.0, 5.0, xtol=1e-14) ** 2
+
+
+def as_pearsonr(x, y):
+    res = scipy.stats.pearsonr(x, np.exp(y))
+    return res[0] + 0.1 * res.pvalue
+
+
 # =====================================================================================
 # 3. python: plain Python used around numbers
 # =====================================================================================
@@ -3929,6 +3942,15 @@ def py_nested_break_flag(x):
                 break
         if done:
             break
+    return s
+
+
+def py_loop_shrinking_carry(x):
+    e = x * 1.0
+    s = 0.0
+    for k in range(3):  # each iteration one entry shorter: the loop is unrolled
+        e = e[1:] - 0.5 * e[:-1]
+        s += np.sum(e ** 2) * (k + 1)
     return s
 
 

@@ -504,11 +504,13 @@ def test_mod_is_differentiated_all_the_same():
 # are user-facing gaps of the corpus, exercised by `test_rarely_tested_primitives` below.
 ADJOINT_ONLY = {"add_at", "broadcast_like", "reshape_like", "spread", "sum_to_like", "take_add",
                 "trigamma", "tetragamma",  # the derivatives of digamma and trigamma
-                "inverse_gaps", "sqrtm_adjoint"}  # in the decompositions' rules
+                "inverse_gaps", "sqrtm_adjoint",  # in the decompositions' rules
+                "root_slope"}  # in implicit_root's rule
 CORPUS_GAPS = {"arccos", "arcsin", "arcsinh", "bincount", "cast", "cosh", "dft", "expm1",
                "nextafter", "outer", "sinh", "vander"}
 # Gaps tested in a test of their own (np.float32's rounding is too fine for the check below).
-TESTED_ELSEWHERE = {"round_float32"}  # tests/test_numpy_surface.py
+TESTED_ELSEWHERE = {"round_float32",  # tests/test_numpy_surface.py
+                    "root_at", "implicit_root"}  # brentq's roots: tests/test_scipy_solvers.py
 # The decompositions, which the two gradients of tests/test_linalg_decompositions.py compile
 # (checked by `test_decompositions_are_in_their_test`).
 DECOMPOSITIONS = {"companion", "eig_values", "eig_vectors", "eigh_vectors", "eigvalsh", "pinv",

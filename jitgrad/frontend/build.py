@@ -39,6 +39,7 @@ from jitgrad.frontend.build_ast import (
     RETVAL,
     ListOfArrays,
     ReadAfterLoop,
+    UnrollLoop,
     is_docstring,
     jumps,
     subscript_targets,
@@ -79,6 +80,9 @@ class Builder(Statements, Branches, ListArrays, Containers, Loops, Views, Values
         self.in_loop = False  # inside a loop of the graph (a `For` or `While`)
         self.loops_building: list = []  # the loop statements being built, outermost first
         self.in_unrolled_loop = False  # inside a loop over a tuple, unrolled while building
+        # loops over a range of a few iterations known while building (their keys): unrolled
+        # where they carry an array that changes shape (`UnrollLoop`)
+        self.unrollable: set = set()
         # np.random's draws, seeds and generators, in program order (`frontend.draws`)
         self.draws = caller.draws if caller is not None else Recorder(gb)
         self.stale_at_merge: set[Var] = set()  # values out of date as a branch ends
@@ -147,6 +151,7 @@ class LoopSeeds(dict):
         super().__init__()
         self.refused: set = set()
         self.lists: dict = {}  # a list built in a loop (its key) -> its rows' shape
+        self.unrolled: set = set()  # loops unrolled: they carry arrays that change shape
 
 
 def _leaf_name(path: str) -> str:
@@ -246,6 +251,10 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
             break
         except ListOfArrays as r:  # a list of arrays: allocated again with rows of that shape
             seeds.lists[r.key] = r.rows
+        except UnrollLoop as r:  # a few iterations whose arrays change shape: unrolled
+            if r.key in seeds.unrolled:
+                raise AssertionError(f"loop {r.key} unrolled and still built as a loop") from None
+            seeds.unrolled.add(r.key)
         except ReadAfterLoop as r:  # a number set in a loop, read after it: defined before
             if r.name in seeds.get(r.loop_key, {}):
                 seeds.refused.add((r.loop_key, r.name))

@@ -65,6 +65,17 @@ class ListOfArrays(Exception):
         self.key, self.rows = key, rows
 
 
+class UnrollLoop(Exception):
+    """Internal: a loop over a range of a few iterations known while building carries an
+    array whose shape may change from one iteration to the next (``h = h[1:]``); `build.build`
+    starts again with that loop (its file, line and column: ``key``) unrolled, each iteration's
+    arrays their own (`Loops.stmt_For`)."""
+
+    def __init__(self, key: tuple):
+        super().__init__(str(key))
+        self.key = key
+
+
 class Iterator:
     """What a generator's call gives while building (`desugar_generators`): the array (or
     tuple) of its items, and how many ``next`` has taken; a ``for`` over it runs over the

@@ -20,7 +20,7 @@ import types as pytypes
 import numpy as np
 
 from jitgrad.core.errors import JitgradError, ShapeError, UnsupportedError, instead
-from jitgrad.frontend import custom_call, draws
+from jitgrad.frontend import build_solvers, custom_call, draws
 from jitgrad.frontend.build_ast import (
     LIBRARIES,
     RETURNED,
@@ -48,7 +48,8 @@ from jitgrad.lang import (
 )
 from jitgrad.lang.symbolic import Sym
 
-WRITTEN_MODULE = numpy_written.__name__  # its functions call each other: built inline
+# their functions call each other: built inline
+WRITTEN_MODULES = (numpy_written.__name__, build_solvers.__name__)
 
 
 class Calls:
@@ -189,7 +190,7 @@ class Calls:
                     isinstance(a, (Sym, RunTimeText)) for a in (*args, *kwargs.values())):
                 return RunTimeText(ast.unparse(node))  # "{:.3f}".format(loss): a label
             return fn(*args, **kwargs)  # options.get("scale", 1.0): read while building
-        if isinstance(fn, LocalFunction) or getattr(fn, "__module__", None) == WRITTEN_MODULE:
+        if isinstance(fn, LocalFunction) or getattr(fn, "__module__", None) in WRITTEN_MODULES:
             return self.inline(fn, args, kwargs, node)  # (or a NumPy function jitgrad wrote)
         if isinstance(fn, functools.partial):  # partial(f, a)(x): f(a, x), f known now
             return self.call(fn.func, (*fn.args, *args), {**fn.keywords, **kwargs}, node)
@@ -227,6 +228,11 @@ class Calls:
                                                    getattr(fn, "__qualname__", None)))
         if handler is not None:
             return handler(self, args, kwargs, node)
+        solver = build_solvers.solver_for(fn)
+        if solver is not None:  # brentq(f, a, b): a loop, and the implicit function theorem
+            return build_solvers.build_root(self, solver, args, kwargs, node)
+        if build_solvers.odeint_for(fn):  # an adaptive Runge-Kutta integration, written out
+            return build_solvers.build_odeint(self, args, kwargs, node)
         scipy_fn = scipy_api.handler_for(fn)
         if scipy_fn is not None:
             try:

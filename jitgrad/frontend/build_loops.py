@@ -40,6 +40,7 @@ from jitgrad.frontend.build_ast import (
     RETVAL,
     Iterator,
     Undefined,
+    UnrollLoop,
     assigned_names,
     base,
     call_arguments,
@@ -49,9 +50,32 @@ from jitgrad.frontend.build_ast import (
 from jitgrad.frontend.build_builtins import BUILTINS
 from jitgrad.frontend.build_loop_headers import LoopHeaders
 from jitgrad.frontend.build_views import view_bases
+from jitgrad.frontend.desugar_lists import UNROLLED_AT_MOST
 from jitgrad.lang import numpy_api, symbolic
 from jitgrad.lang.symbolic import Sym
+from jitgrad.prims.primitives import PRIMITIVES
 
+
+def _sliced(update: Var, body) -> bool:
+    """Whether ``update``, at the end of a loop's body, is a slice of an array (``e[1:]``) or
+    made entry by entry from slices (``e[1:] - e[:-1]``): its shape changes with the slice
+    bounds, so the loop carries arrays of other shapes (not an array made anew, whose size
+    jitgrad only cannot prove equal)."""
+    made = {o: s for s in walk(body) if isinstance(s, Eqn) for o in s.outs}
+    todo, seen = [update], set()
+    while todo:
+        v = todo.pop()
+        e = made.get(v)
+        if e is None or id(v) in seen:
+            continue
+        seen.add(id(v))
+        if e.prim == "getitem" and any(isinstance(i, tuple) and i[0] == "s"
+                                       for i in e.params["index_spec"]):
+            return True
+        row = PRIMITIVES.get(e.prim)
+        if row is not None and row.elementwise:
+            todo += [a for a in e.ins if isinstance(a, Var) and a.type.ndim]
+    return False
 
 class Loops(LoopHeaders):
     """The `Builder`'s loops: methods mixed into `build.Builder`."""
@@ -80,6 +104,12 @@ class Loops(LoopHeaders):
             start, stop, step = {1: [0, *bounds, 1], 2: [*bounds, 1], 3: bounds}[len(bounds)]
             if isinstance(step, int) and step == 0:
                 raise ShapeError("range() step must not be zero", self.loc(call))
+            if all(type(b) is int for b in (start, stop, step)) and \
+                    len(range(start, stop, step)) <= UNROLLED_AT_MOST:
+                if self.loop_key(stmt) in self.seeds.unrolled:  # its arrays change shape
+                    self.build_unrolled(stmt, list(range(start, stop, step)))
+                    return
+                self.unrollable.add(self.loop_key(stmt))
             self.build_for(stmt, stmt.target.id, start, stop, step, None)
             return
         seq = self.expr(it)
@@ -436,6 +466,9 @@ class Loops(LoopHeaders):
                 and update is not var):
             return
         same = self.gb.size_class
+        if self.loop_key(stmt) in self.unrollable and _sliced(update, body) and any(
+                same(new) != same(old) for new, old in zip(dims_of(update), dims_of(var))):
+            raise UnrollLoop(self.loop_key(stmt))  # a few iterations: each its own arrays
         saved = self.gb.block
         self.gb.block = body
         try:

@@ -81,7 +81,7 @@ def lower_lists(fn_node: ast.FunctionDef, fn, fresh: Fresh, where) -> None:
     lists.heaps()
 
 
-_UNROLLED_AT_MOST = 16  # iterations of a loop unrolled for a list of arrays of other shapes
+UNROLLED_AT_MOST = 16  # iterations of a loop unrolled for a list of arrays of other shapes
 _HEAPQ_CHANGES = {"heapify", "heappush", "heappop", "heappushpop", "heapreplace"}
 
 
@@ -330,7 +330,7 @@ class _Lists:
                 or any(len(chain) != 1 for _, chain in appends)):
             return None
         indices = tuple(range(*bounds)) if bounds[-1] != 0 or len(bounds) < 3 else None
-        if indices is None or len(indices) > _UNROLLED_AT_MOST:
+        if indices is None or len(indices) > UNROLLED_AT_MOST:
             return None
         again = copy.deepcopy(loop)
         again.iter = locate_as(ast.Tuple([ast.Constant(i) for i in indices], ast.Load()), it)

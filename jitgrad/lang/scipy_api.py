@@ -170,6 +170,10 @@ def handler_for(fn):
             if fn is getattr(optimize, name, None):
                 return handler
     stats = sys.modules.get("scipy.stats")
+    if stats is not None:
+        for name, handler in scipy_stats.STATS.items():
+            if fn is getattr(stats, name, None):
+                return handler
     owner = getattr(fn, "__self__", None)
     if stats is not None and owner is not None and owner is getattr(stats, "norm", None):
         method = getattr(fn, "__name__", "")

@@ -17,6 +17,7 @@ differentiated (its gradient is zero, as in autograd).
 
 from __future__ import annotations
 
+import collections
 import math
 
 import numpy as np
@@ -208,6 +209,34 @@ def multigammaln(a, d):
     for j in range(d):
         total = total + record("gammaln", a - j * 0.5)
     return total
+
+
+PearsonRResult = collections.namedtuple("PearsonRResult", "statistic pvalue")
+
+
+def pearsonr(x, y, *, alternative="two-sided", method=None, axis=0):
+    """scipy.stats.pearsonr of two vectors: r = sum(dx dy) / sqrt(sum(dx^2) sum(dy^2)) about
+    the means, kept in [-1, 1] as SciPy does; the p-value is Student's t with n - 2 degrees of
+    freedom at t = r sqrt((n - 2) / (1 - r^2)) (SciPy's beta form of the same distribution),
+    so both differentiate (the p-value not at r = 0 for two sides, where |t| has a kink)."""
+    if method is not None or ndim_of(x) != 1 or ndim_of(y) != 1 \
+            or alternative not in ("two-sided", "less", "greater"):
+        raise UnsupportedError("scipy.stats.pearsonr of two vectors, without method= (write "
+                               "the correlation of rows with np.corrcoef)", loc_of(x, y))
+    dx = x - NUMPY[np.mean](x)
+    dy = y - NUMPY[np.mean](y)
+    r = NUMPY[np.sum](dx * dy) / record("sqrt", NUMPY[np.sum](dx * dx) * NUMPY[np.sum](dy * dy))
+    r = record("minimum", record("maximum", r, -1.0), 1.0)
+    df = (x.shape[0] if records(x) else np.shape(x)[0]) - 2
+    t = r * record("sqrt", df / ((1.0 - r) * (1.0 + r)))
+    if alternative == "two-sided":
+        p = record("stdtr", df, -NUMPY[np.abs](t)) * 2.0
+    else:
+        p = record("stdtr", df, t if alternative == "less" else -t)
+    return PearsonRResult(r, p)
+
+
+STATS = {"pearsonr": pearsonr}
 
 
 def _distribution(logpdf, log_name="logpdf", exp_name="pdf"):

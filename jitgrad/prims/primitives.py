@@ -40,6 +40,7 @@ from jitgrad.prims.alloc import (
 )
 from jitgrad.prims.elementwise import neg, tie_share
 from jitgrad.prims.fft import dft
+from jitgrad.prims.implicit import implicit_root, root_slope  # noqa: F401 - its rows and rules
 from jitgrad.prims.indexing import (
     add_at,
     getitem,

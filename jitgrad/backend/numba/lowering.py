@@ -261,6 +261,10 @@ LOWER: dict[str, Callable] = {
     "concatenate": lambda a, p, t: f"np.concatenate(({', '.join(a)},), axis={p['axis']})",
     "constant": lambda a, p, t: p["name"],
     "stop_gradient": identity_copy,
+    # a root's value and its slope for the implicit function theorem (`prims.implicit`)
+    "implicit_root": lambda a, p, t: a[0],
+    "root_at": lambda a, p, t: a[0],
+    "root_slope": lambda a, p, t: f"-1.0 / {a[0]}",
 }
 
 
