@@ -400,7 +400,8 @@ def calls_hashing_helper(x):
 
 def write_into_view(x):
     y = x.reshape(3, 1)  # a reshape: NumPy copies a non-contiguous array, so not followed
-    y[0, 0] = 0.0  # refused: view-write
+    for i in range(2):  # and the loop's next iteration would read x again
+        y[i, 0] = x[i] * 0.5  # refused: view-write
     return np.sum(x * x)
 
 

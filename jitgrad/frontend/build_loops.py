@@ -565,11 +565,12 @@ class Loops(LoopHeaders):
                 with self.draws.loop(index, start, stop, step, self.src.loc(stmt)) as frame:
                     frames.append(frame)
                     self.build_stmts(stmt.body)
-            self.in_loop = True
+            self.in_loop, saved_made = True, self.loop_made
+            self.loop_made = len(self.gb.made)  # what is made from here on: this iteration's
             try:
                 body, env_end = self.in_block(run, env)
             finally:
-                self.in_loop = saved_in_loop
+                self.in_loop, self.loop_made = saved_in_loop, saved_made
             self.refuse_raise_on_every_path(env_end, stmt, "iteration of this loop")
             return {"body": body, "env_end": env_end}
 
@@ -675,11 +676,12 @@ class Loops(LoopHeaders):
                 holder["cond"] = self.condition(stmt.test)
             with self.draws.run_time("a while loop", self.src.loc(stmt)):
                 cond_block, env_c = self.in_block(cond_fn, env)
-                self.in_loop = True
+                self.in_loop, saved_made = True, self.loop_made
+                self.loop_made = len(self.gb.made)  # (as in `build_for`)
                 try:
                     body, env_end = self.in_block(lambda: self.build_stmts(stmt.body), env_c)
                 finally:
-                    self.in_loop = saved_in_loop
+                    self.in_loop, self.loop_made = saved_in_loop, saved_made
             self.refuse_raise_on_every_path(env_end, stmt, "iteration of this loop")
             return {"cond_block": cond_block, "cond": holder["cond"], "body": body,
                     "env_end": env_end}

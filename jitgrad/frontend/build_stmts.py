@@ -582,6 +582,8 @@ class Statements:
                                    "captured), which jitgrad reads as a constant, as Numba does; "
                                    ".copy() it first", self.loc(node))
         self.gb.check_writable(old, name)
+        if old in self.gb.views:  # a view not followed to its array (a reshape)
+            old = self.detach_view(name, node, old)
         out = self.gb.apply(primitives.PRIMITIVES["setitem"], [self.gb.sym(old), value] + idx,
                             {"index_spec": spec})
         self.gb.note_write(out.atom)  # every older value of this memory is now out of date
