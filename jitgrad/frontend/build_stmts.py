@@ -548,6 +548,7 @@ class Statements:
         return value
 
     def setitem(self, target, array, index, value) -> None:
+        self.check_try_index(array, index, target)
         if isinstance(target.value, ast.Name):
             self.write(target.value.id, target, array, index, value)
         elif (isinstance(array, Sym) and isinstance(array.atom, Var)
