@@ -226,7 +226,7 @@ class Indexing:
         where NumPy does, so that neither runs a handler: a mask or an integer array (their
         positions are checked at run time) or slices alone (which never raise); an integer,
         which Numba does not check, or a number indexed, is refused."""
-        phrase = getattr(node.slice, "jitgrad_try_index", None)
+        phrase = getattr(getattr(node, "slice", None), "jitgrad_try_index", None)
         if phrase is None:
             return
         spec = index[0]
