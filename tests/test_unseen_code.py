@@ -544,7 +544,7 @@ def test_held_out_forms_refused_where_python_may_differ():
     for fn, args, match in [
             (reads_array_after, (HELD_OUT_X,), "`y` shares memory with an array written"),
             (where_without_out, (HELD_OUT_X,), r"where=\) without out=.*np\.where"),
-            (index_in_try, (HELD_OUT_X, 1), r"here `y\[i \+ 1\]`.*an integer index is not "
-             "checked")]:
+            (index_in_try, (HELD_OUT_X, 1),
+             r"here `y\[i \+ 1\]`.*an integer index is not checked")]:
         with pytest.raises(jitgrad.UnsupportedError, match=match):
             jitgrad.grad(fn)(*args)
