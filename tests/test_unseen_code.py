@@ -451,9 +451,10 @@ def test_a_source_changed_since_import_is_refused_not_misread(tmp_path, monkeypa
 # ---------------------------------------------- issue 43: views, ufunc keywords, try, and `or`
 # Held-out code wrote these forms; each is written here anew, all in one function (one compile):
 # * a write into a reshape of a fresh array (a callee's ``np.reshape(flat, shape)`` then the
-#   caller's ``v -= ...``, in a loop), and into a slice of one (``np.kron(...)[:n]``, then
-#   ``w[0] = w[-1] = 1.0``): the view is written as a copy of it, and its array, which NumPy
-#   may or may not have changed, is never read again (a read is refused);
+#   caller's ``v -= ...``, in a loop), into a slice of one (``np.kron(...)[:n]``, then
+#   ``w[0] = w[-1] = 1.0``), and into one made before a loop that writes it: the view is
+#   written as a copy of it, and its array, which NumPy may or may not have changed, is never
+#   read again (a read is refused);
 # * a ufunc's ``out=`` and ``where=`` (a comparison into a bool array, a product into floats);
 # * ``if scale is None or np.allclose(scale, 1.0)`` with ``scale`` None: ``or`` short-circuits
 #   while building, and np.allclose(None, ...) is never built;
@@ -474,6 +475,10 @@ def held_out_forms(x, s, scale=None):
         total = total + np.sum(v * v)
     w = np.kron(np.ones(3), np.array([2.0, 4.0]))[:5]
     w[0] = w[-1] = 1.0
+    grid = (x * 0.5).reshape(2, 3)
+    for r in range(2):  # written in a loop, made before it: copied before the loop
+        grid[r, 0] = grid[r, 2] * s
+    total = total + np.sum(grid * grid)
     big = np.zeros(x.shape, dtype=bool)
     np.greater_equal(np.abs(x), 0.5, where=x > 0.0, out=big)
     acc = np.ones_like(x)
@@ -511,6 +516,9 @@ def test_held_out_forms_against_differences_and_jax():
             v = v - 0.25 * jnp.roll(v, 1, axis=0) * s
             total = total + jnp.sum(v * v)
         w = jnp.array([1.0, 4.0, 2.0, 4.0, 1.0])
+        grid = (x * 0.5).reshape(2, 3)
+        grid = grid.at[:, 0].set(grid[:, 2] * s)
+        total = total + jnp.sum(grid * grid)
         big = (jnp.abs(x) >= 0.5) & (x > 0.0)
         acc = jnp.where(x < 0.0, x * s, 1.0)
         y = jnp.where(big, -jnp.sin(x), jnp.sin(x)) * jnp.arange(1.0, 7.0)
@@ -522,13 +530,20 @@ def test_held_out_forms_against_differences_and_jax():
 
 
 def test_held_out_forms_refused_where_python_may_differ():
-    """A reshape's array read after a write through it; ``where=`` without ``out=`` (NumPy
+    """A reshape's array read after a write through it (a new array's, an argument's written
+    in a loop); ``where=`` without ``out=`` (NumPy
     leaves those entries uninitialised); an integer index in a try not proven in range."""
     def reads_array_after(x):
         y = x * 2.0
         v = y.reshape(2, -1)
         v[0, 0] = 1.0
         return np.sum(y)
+
+    def argument_read_after(x):
+        v = x.reshape(2, -1)
+        for r in range(2):
+            v[r, 0] = v[r, 1] * 3.0
+        return np.sum(v * v) + np.sum(x)
 
     def where_without_out(x):
         return np.sum(np.exp(x, where=x > 0.0))
@@ -543,6 +558,7 @@ def test_held_out_forms_refused_where_python_may_differ():
 
     for fn, args, match in [
             (reads_array_after, (HELD_OUT_X,), "`y` shares memory with an array written"),
+            (argument_read_after, (HELD_OUT_X,), "`x` shares memory with an array written"),
             (where_without_out, (HELD_OUT_X,), r"where=\) without out=.*np\.where"),
             (index_in_try, (HELD_OUT_X, 1),
              r"here `y\[i \+ 1\]`.*an integer index is not checked")]:

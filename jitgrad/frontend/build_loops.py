@@ -153,7 +153,16 @@ class Loops(LoopHeaders):
         the writes)."""
         passed = {n for n in call_arguments(body_stmts, self.is_library_call)
                   if isinstance(self.env.get(n), Sym) and self.env[n].ndim}
-        names = assigned_names(body_stmts) | passed | set(extra)
+        assigned = assigned_names(body_stmts)
+        rebound = {n.id for s in body_stmts for n in ast.walk(s)
+                   if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
+        for name in sorted(subscript_targets(body_stmts) - rebound):
+            v = self.env.get(name)  # a reshape the body writes into: its copy, made here
+            if isinstance(v, Sym) and isinstance(v.atom, Var) and v.atom in self.gb.views and (
+                    v.atom not in self.gb.view_of and self.can_detach(v.atom)):
+                self.gb.check_writable(v.atom, name)  # an argument's: copied on entry
+                self.detach_view(name, None, v.atom)
+        names = assigned | passed | set(extra)
         names |= view_bases(body_stmts, subscript_targets(body_stmts) | passed)
         arrays = {v.atom for n, v in self.env.items()
                   if n in names and isinstance(v, Sym) and v.ndim}

@@ -398,7 +398,8 @@ class GraphBuilder:
     def memory_class(self, v: Var) -> list[Var]:
         """The arrays known to share ``v``'s memory (``v`` among them)."""
         root = self._find(v)
-        return [u for u in self.stamp if self._find(u) is root]
+        return [root, *(u for u in {**self.memory, **self.stamp}
+                        if u is not root and self._find(u) is root)]
 
     def outdate(self, v: Var) -> None:
         """Every array sharing ``v``'s memory is out of date (a read is refused), as after a
