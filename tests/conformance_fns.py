@@ -4226,6 +4226,50 @@ def py_try_except_domain_handler(x):
     return y * x
 
 
+def py_try_mask_and_in_range(x):
+    y = np.cos(x)
+    try:
+        y[x > 0.5] = y[x > 0.5] * x[x > 0.5]  # a mask's shape is checked at run time
+    except TypeError:
+        y = y * x
+    for i in range(len(y)):
+        try:
+            y[i] = y[i] * (i + 1.0)  # in range: i runs over range(len(y))
+        except TypeError:
+            pass
+    return np.sum(y * x)
+
+
+def _py_scaled(x, scale=None):
+    if scale is None or np.allclose(scale, 1.0):
+        return x * x
+    return x * scale
+
+
+def py_or_short_circuits_none(x):
+    return _py_scaled(x) + _py_scaled(x, 2.0)
+
+
+def _py_grid(x, n):
+    return np.reshape(np.exp(x) * 0.5, (n, -1))
+
+
+def py_write_into_reshape(x):
+    g = _py_grid(x, 2)
+    g -= 0.25 * np.roll(g, 1, axis=0)  # a reshape of a new array, written in place
+    w = np.kron(np.ones(2), np.array([2.0, 4.0]))[:3]
+    w[0] = w[-1] = 1.0
+    return np.sum(g * g) + w @ x[:3]
+
+
+def py_ufunc_out_where(x):
+    big = np.zeros(x.shape, dtype=bool)
+    np.greater_equal(np.abs(x), 0.5, where=x > 0.0, out=big)
+    acc = np.ones_like(x)
+    np.multiply(x, 3.0, out=acc, where=x < 0.0)
+    return np.sum(np.where(big, x * x, x)) + np.sum(acc * acc)
+
+
 def py_try_except_zero_division(x):
     try:
         y = 1.0 / x

@@ -399,8 +399,10 @@ def calls_hashing_helper(x):
 
 
 def write_into_view(x):
-    y = x.reshape(3, 1)  # a reshape: NumPy copies a non-contiguous array, so not followed
-    y[0, 0] = 0.0  # refused: view-write
+    for _ in range(2):  # x, made before this loop, is read again by its next iteration
+        y = x.reshape(3, 1)  # a reshape: NumPy copies a non-contiguous array, so not followed
+        for i in range(2):
+            y[i, 0] = x[i] * 0.5  # refused: view-write
     return np.sum(x * x)
 
 

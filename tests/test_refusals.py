@@ -247,7 +247,8 @@ BUILT = [
     Built("calls_hashing_helper", (1.0,), r"hash\(\) of a value known only at run time", "callee-hash",
           "hash"),
     Built("write_into_view", (V3,), r"writing into `y`, a view of another array that "
-          r"jitgrad cannot follow .*\(a reshape", "view-write", "y[0, 0]"),
+          r"jitgrad cannot follow .*a reshape of an array made before the loop", "view-write",
+          "y[i, 0]"),
     Built("view_rebound_in_loop", (np.ones((3, 3)), V3), r"`u`, a view of `U` that this loop "
           "writes through, is taken again inside the loop", "view-rebound", "for"),
     Built("stale_view", (V3,), r"`y` shares memory with an array written in place after it "

@@ -446,3 +446,121 @@ def test_a_source_changed_since_import_is_refused_not_misread(tmp_path, monkeypa
     linecache.checkcache(str(path))
     with pytest.raises(jitgrad.UnsupportedError, match="has changed since it was imported"):
         jitgrad.grad(edited_module.loss)(ARRAY_LIKE)
+
+
+# ---------------------------------------------- issue 43: views, ufunc keywords, try, and `or`
+# Held-out code wrote these forms; each is written here anew, all in one function (one compile):
+# * a write into a reshape of a fresh array (a callee's ``np.reshape(flat, shape)`` then the
+#   caller's ``v -= ...``, in a loop), into a slice of one (``np.kron(...)[:n]``, then
+#   ``w[0] = w[-1] = 1.0``), and into one made before a loop that writes it: the view is
+#   written as a copy of it, and its array, which NumPy may or may not have changed, is never
+#   read again (a read is refused);
+# * a ufunc's ``out=`` and ``where=`` (a comparison into a bool array, a product into floats);
+# * ``if scale is None or np.allclose(scale, 1.0)`` with ``scale`` None: ``or`` short-circuits
+#   while building, and np.allclose(None, ...) is never built;
+# * a try around a mask's write and a read at ``i`` in ``for i in range(len(y))``: neither
+#   raises where the compiled code would not (a mask's shape is checked at run time).
+
+
+def _as_grid(a, n):
+    flat = np.exp(a[:2 * n]) * 0.5
+    return np.reshape(flat, (n, 2))
+
+
+def held_out_forms(x, s, scale=None):
+    total = 0.0
+    for k in range(2):
+        v = _as_grid(x * (k + 1.0), 3)
+        v -= 0.25 * np.roll(v, 1, axis=0) * s
+        total = total + np.sum(v * v)
+    w = np.kron(np.ones(3), np.array([2.0, 4.0]))[:5]
+    w[0] = w[-1] = 1.0
+    grid = (x * 0.5).reshape(2, 3)
+    for r in range(2):  # written in a loop, made before it: copied before the loop
+        grid[r, 0] = grid[r, 2] * s
+    total = total + np.sum(grid * grid)
+    big = np.zeros(x.shape, dtype=bool)
+    np.greater_equal(np.abs(x), 0.5, where=x > 0.0, out=big)
+    acc = np.ones_like(x)
+    np.multiply(x, s, out=acc, where=x < 0.0)
+    if scale is None or np.allclose(scale, 1.0):
+        c = s
+    else:
+        c = scale
+    y = np.sin(x)
+    try:
+        y[big] = -y[big]
+    except TypeError:
+        y = -y
+    for i in range(len(y)):
+        try:
+            y[i] = y[i] * (i + 1.0)
+        except TypeError:
+            pass
+    return total + (w @ x[:5]) * c + np.sum(acc * acc) + np.sum(y * x)
+
+
+HELD_OUT_X = np.array([0.9, -0.3, 0.2, -0.8, 0.6, -1.1])
+
+
+def test_held_out_forms_against_differences_and_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    grads = check_against_differences(held_out_forms, (HELD_OUT_X, 0.7), (0, 1))
+
+    def forms_jax(x, s):
+        total = 0.0
+        for k in range(2):
+            v = (jnp.exp((x * (k + 1.0))[:6]) * 0.5).reshape(3, 2)
+            v = v - 0.25 * jnp.roll(v, 1, axis=0) * s
+            total = total + jnp.sum(v * v)
+        w = jnp.array([1.0, 4.0, 2.0, 4.0, 1.0])
+        grid = (x * 0.5).reshape(2, 3)
+        grid = grid.at[:, 0].set(grid[:, 2] * s)
+        total = total + jnp.sum(grid * grid)
+        big = (jnp.abs(x) >= 0.5) & (x > 0.0)
+        acc = jnp.where(x < 0.0, x * s, 1.0)
+        y = jnp.where(big, -jnp.sin(x), jnp.sin(x)) * jnp.arange(1.0, 7.0)
+        return total + (w @ x[:5]) * s + jnp.sum(acc * acc) + jnp.sum(y * x)
+
+    want = jax.grad(forms_jax, argnums=(0, 1))(HELD_OUT_X, 0.7)
+    for g, w in zip(grads, want):
+        np.testing.assert_allclose(g, w, rtol=1e-11, atol=1e-12)
+
+
+def test_held_out_forms_refused_where_python_may_differ():
+    """A reshape's array read after a write through it (a new array's, an argument's written
+    in a loop); ``where=`` without ``out=`` (NumPy
+    leaves those entries uninitialised); an integer index in a try not proven in range."""
+    def reads_array_after(x):
+        y = x * 2.0
+        v = y.reshape(2, -1)
+        v[0, 0] = 1.0
+        return np.sum(y)
+
+    def argument_read_after(x):
+        v = x.reshape(2, -1)
+        for r in range(2):
+            v[r, 0] = v[r, 1] * 3.0
+        return np.sum(v * v) + np.sum(x)
+
+    def where_without_out(x):
+        return np.sum(np.exp(x, where=x > 0.0))
+
+    def index_in_try(x, i):
+        y = x * 2.0
+        try:
+            y[i + 1] = 0.0
+        except TypeError:
+            pass
+        return np.sum(y)
+
+    for fn, args, match in [
+            (reads_array_after, (HELD_OUT_X,), "`y` shares memory with an array written"),
+            (argument_read_after, (HELD_OUT_X,), "`x` shares memory with an array written"),
+            (where_without_out, (HELD_OUT_X,), r"where=\) without out=.*np\.where"),
+            (index_in_try, (HELD_OUT_X, 1),
+             r"here `y\[i \+ 1\]`.*an integer index is not checked")]:
+        with pytest.raises(jitgrad.UnsupportedError, match=match):
+            jitgrad.grad(fn)(*args)

@@ -78,6 +78,8 @@ class Builder(Statements, Branches, ListArrays, Containers, Loops, Views, Values
         self.enclosing = enclosing  # for a nested function: the one it was defined in
         self.depth = 0 if caller is None else caller.depth + 1
         self.in_loop = False  # inside a loop of the graph (a `For` or `While`)
+        # len(gb.made) where the innermost loop's body began, a caller's too (`detach_view`)
+        self.loop_made = caller.loop_made if caller is not None else 0
         self.loops_building: list = []  # the loop statements being built, outermost first
         self.in_unrolled_loop = False  # inside a loop over a tuple, unrolled while building
         # loops over a range of a few iterations known while building (their keys): unrolled

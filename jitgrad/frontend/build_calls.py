@@ -87,8 +87,14 @@ class Calls:
             elif k.arg != "out":
                 kwargs[k.arg] = self.argument(k.value)
         out = next((k.value for k in node.keywords if k.arg == "out"), None)
+        where = kwargs.pop("where", True) if isinstance(fn, np.ufunc) else True
         if out is not None:
-            return self.call_into(fn, args, kwargs, out, node)
+            return self.call_into(fn, args, kwargs, out, node, where)
+        if where is not True:
+            raise UnsupportedError(f"{fn_name(fn)}(..., where=) without out=: NumPy leaves the "
+                                   "entries where the mask is False uninitialised; give "
+                                   "out= (the values kept there), or write "
+                                   "np.where(mask, f(x), fallback)", self.loc(node))
         if fn is np.put_along_axis:
             return self.put_along_axis(args, kwargs, node)
         if fn is np.fill_diagonal:
@@ -147,9 +153,10 @@ class Calls:
                                         axis=axis)
         self.scatter(target.id, node, arr, positions, False, values)  # returns None
 
-    def call_into(self, fn, args, kwargs, out, node):
+    def call_into(self, fn, args, kwargs, out, node, where=True):
         """``np.exp(x, out=x)``, ``np.maximum(h, 0.0, out=h)``: the result written into
-        ``out`` in place (every entry, as ``out[...] = value``: a new version of its memory)."""
+        ``out`` in place (every entry, as ``out[...] = value``: a new version of its memory).
+        A ufunc's ``where=mask`` keeps ``out``'s entries where the mask is False."""
         if isinstance(fn, Sym) or fn not in symbolic.NUMPY:
             raise UnsupportedError(f"out= on {fn_name(fn)} (jitgrad takes out= on NumPy's "
                                    "functions)", self.loc(node))
@@ -164,6 +171,8 @@ class Calls:
         if symbolic.ndim_of(value) > array.ndim:
             raise ShapeError(f"out= has rank {array.ndim}, the result rank "
                              f"{symbolic.ndim_of(value)}", self.loc(out))
+        if where is not True:
+            value = numpy_api.np_where(where, value, array)
         self.write(out.id, out, array, ((":",) * array.ndim, []), value)
         return self.env[out.id]
 

@@ -492,6 +492,8 @@ class Expressions(Indexing):
         kind = "and" if isinstance(node.op, ast.And) else "or"
         value = self.expr(node.values[0])
         for v in node.values[1:]:
+            if _decides(kind, value):  # `x is None or f(x)` with x None: f(x) not built
+                return value
             value = self.logical(kind, value, self.expr(v), node)
         return value
 
@@ -511,6 +513,15 @@ class Expressions(Indexing):
         if isinstance(value, Undefined):
             raise UnsupportedError(value.why, self.loc(node))
         return value
+
+
+def _decides(kind, value) -> bool:
+    """Whether ``value``, known while building, ends an ``and`` (false) or an ``or`` (true) as
+    Python's short circuit does, so the operands after it are not built (nor evaluated)."""
+    if isinstance(value, Sym) or not isinstance(
+            value, (bool, int, float, str, np.bool_, np.number, type(None))):
+        return False
+    return bool(value) == (kind == "or")
 
 
 class _ArrayMethod:

@@ -145,6 +145,15 @@ class Indexing:
         return refused(f"indexing with an integer array of rank {v.ndim}", "integer arrays", loc)
 
     def check_int(self, v, node):
+        phrase = getattr(node, "jitgrad_try_index", None)
+        if phrase and (isinstance(v, (bool, np.bool_)) or isinstance(v, Sym) and (
+                v.type.kind == "b" and not v.ndim)):
+            raise UnsupportedError(
+                "try/except is supported only around code that cannot raise (the compiled "
+                f"gradient does not catch exceptions); here {phrase}: a condition as the "
+                "index, which indexes a number (TypeError in Python, and none for a 0-d "
+                "array, which jitgrad does not tell apart) or adds an axis to an array; "
+                "test the condition with `if` instead", self.loc(node))
         if isinstance(v, Sym):
             if v.type.kind != "i":
                 raise UnsupportedError("an index must be an integer", self.loc(node))
@@ -211,7 +220,33 @@ class Indexing:
                                            + tuple(range(d + axis, taken.ndim)))
         return taken
 
+    def check_try_index(self, array, index, node) -> None:
+        """``node`` (a subscript) in a try whose handlers do not catch IndexError
+        (`parse.mark_try_indices`): taken where the compiled code raises IndexError exactly
+        where NumPy does, so that neither runs a handler: a mask or an integer array (their
+        positions are checked at run time) or slices alone (which never raise); an integer,
+        which Numba does not check, or a number indexed, is refused."""
+        phrase = getattr(getattr(node, "slice", None), "jitgrad_try_index", None)
+        if phrase is None:
+            return
+        spec = index[0]
+        if isinstance(array, Sym) and array.ndim and (
+                spec in (("a",), ("m",), ("p",)) or all(s == ":" or isinstance(s, tuple)
+                                                        and s[0] == "s" for s in spec)):
+            return
+        if isinstance(array, Sym) and array.ndim and spec == ("i",) and getattr(
+                node.slice, "jitgrad_in_range", False):
+            return  # ``x[i]`` in ``for i in range(len(x))`` (`parse._in_range`)
+        why = ("an integer index is not checked by the compiled code" if isinstance(
+            array, Sym) and array.ndim else "indexing a number raises TypeError in Python, "
+            "and indexing a 0-d array does not, which jitgrad does not tell apart")
+        raise UnsupportedError(
+            "try/except is supported only around code that cannot raise (the compiled "
+            f"gradient does not catch exceptions); here {phrase}: {why}. Test the "
+            "condition with `if` instead, or move the index out of the try", self.loc(node))
+
     def getitem(self, array, index, node):
+        self.check_try_index(array, index, node)
         if isinstance(array, complex_pairs.Complex):  # z[i]: of each part
             return complex_pairs.pair(
                 *(self.getitem(part, index, node) if symbolic.ndim_of(part) else part

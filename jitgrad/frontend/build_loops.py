@@ -183,7 +183,16 @@ class Loops(LoopHeaders):
         the writes)."""
         passed = {n for n in call_arguments(body_stmts, self.is_library_call)
                   if isinstance(self.env.get(n), Sym) and self.env[n].ndim}
-        names = assigned_names(body_stmts) | passed | set(extra)
+        assigned = assigned_names(body_stmts)
+        rebound = {n.id for s in body_stmts for n in ast.walk(s)
+                   if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
+        for name in sorted(subscript_targets(body_stmts) - rebound):
+            v = self.env.get(name)  # a reshape the body writes into: its copy, made here
+            if isinstance(v, Sym) and isinstance(v.atom, Var) and v.atom in self.gb.views and (
+                    v.atom not in self.gb.view_of and self.can_detach(v.atom)):
+                self.gb.check_writable(v.atom, name)  # an argument's: copied on entry
+                self.detach_view(name, None, v.atom)
+        names = assigned | passed | set(extra)
         names |= view_bases(body_stmts, subscript_targets(body_stmts) | passed)
         arrays = {v.atom for n, v in self.env.items()
                   if n in names and isinstance(v, Sym) and v.ndim}
@@ -598,11 +607,12 @@ class Loops(LoopHeaders):
                 with self.draws.loop(index, start, stop, step, self.src.loc(stmt)) as frame:
                     frames.append(frame)
                     self.build_stmts(stmt.body)
-            self.in_loop = True
+            self.in_loop, saved_made = True, self.loop_made
+            self.loop_made = len(self.gb.made)  # what is made from here on: this iteration's
             try:
                 body, env_end = self.in_block(run, env)
             finally:
-                self.in_loop = saved_in_loop
+                self.in_loop, self.loop_made = saved_in_loop, saved_made
             self.refuse_raise_on_every_path(env_end, stmt, "iteration of this loop")
             return {"body": body, "env_end": env_end}
 
@@ -708,11 +718,12 @@ class Loops(LoopHeaders):
                 holder["cond"] = self.condition(stmt.test)
             with self.draws.run_time("a while loop", self.src.loc(stmt)):
                 cond_block, env_c = self.in_block(cond_fn, env)
-                self.in_loop = True
+                self.in_loop, saved_made = True, self.loop_made
+                self.loop_made = len(self.gb.made)  # (as in `build_for`)
                 try:
                     body, env_end = self.in_block(lambda: self.build_stmts(stmt.body), env_c)
                 finally:
-                    self.in_loop = saved_in_loop
+                    self.in_loop, self.loop_made = saved_in_loop, saved_made
             self.refuse_raise_on_every_path(env_end, stmt, "iteration of this loop")
             return {"cond_block": cond_block, "cond": holder["cond"], "body": body,
                     "env_end": env_end}

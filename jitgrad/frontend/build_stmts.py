@@ -548,6 +548,7 @@ class Statements:
         return value
 
     def setitem(self, target, array, index, value) -> None:
+        self.check_try_index(array, index, target)
         if isinstance(target.value, ast.Name):
             self.write(target.value.id, target, array, index, value)
         elif (isinstance(array, Sym) and isinstance(array.atom, Var)
@@ -582,6 +583,8 @@ class Statements:
                                    "captured), which jitgrad reads as a constant, as Numba does; "
                                    ".copy() it first", self.loc(node))
         self.gb.check_writable(old, name)
+        if old in self.gb.views:  # a view not followed to its array (a reshape)
+            old = self.detach_view(name, node, old)
         out = self.gb.apply(primitives.PRIMITIVES["setitem"], [self.gb.sym(old), value] + idx,
                             {"index_spec": spec})
         self.gb.note_write(out.atom)  # every older value of this memory is now out of date

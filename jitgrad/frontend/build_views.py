@@ -108,6 +108,33 @@ class Views:
         else:
             self.write_version(name, node, base, spec2, idx2, value2)
 
+    def can_detach(self, view: Var) -> bool:
+        """Whether all that shares ``view``'s memory was made in this iteration of the
+        innermost loop being built, or outside any loop (`detach_view`)."""
+        here = set(self.gb.made[self.loop_made:])
+        return all(u in here for u in self.gb.memory_class(view))
+
+    def detach_view(self, name: str, node, view: Var) -> Var:
+        """A write into ``view``, a view the builder does not follow to its array (a reshape,
+        which NumPy makes a view of a contiguous array and a copy of another): the view is
+        copied, and the write goes into the copy, which every name for the view then means;
+        every other array sharing its memory is out of date (`GraphBuilder.outdate`: a read
+        is refused), so no later read can tell whether NumPy viewed or copied. Done only where
+        all that shares the memory was made in this iteration of the innermost loop being built
+        (or outside any loop): an array made before the loop would be read again by the next
+        iteration, which the build does not see. Else refused as before. A loop whose body
+        writes into such a view by its name detaches it before the loop (`loop_carries`)."""
+        gb = self.gb
+        if not self.can_detach(view):
+            gb.refuse_view_write(name)
+        copy = symbolic.record("copy", gb.sym(view)).atom
+        gb.outdate(view)
+        gb.newer(view, copy)
+        for alias, v in list(self.env.items()):  # this function's names for the view
+            if isinstance(v, symbolic.Sym) and v.atom is view:
+                self.env[alias] = gb.sym(copy)
+        return copy
+
 
 def view_bases(stmts, written: set[str]) -> set[str]:
     """The arrays a loop body may write into through views it takes (``row = U[i]`` then

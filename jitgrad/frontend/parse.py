@@ -9,6 +9,7 @@ caret. `frontend/build.py` then turns the fenced AST into IR for one call signat
 from __future__ import annotations
 
 import ast
+import builtins
 import dataclasses
 import inspect
 import linecache
@@ -333,7 +334,7 @@ def fence(src: FunctionSource) -> None:
                 raise UnsupportedError(f"the expression {type(sub).__name__} is not supported",
                                        src.loc(sub))
             if isinstance(sub, ast.Try):
-                _fence_try(src, sub)
+                _fence_try(src, sub, stmt)
             if isinstance(sub, ast.Constant) and isinstance(sub.value, bytes):
                 raise UnsupportedError("bytes are not supported", src.loc(sub))
 
@@ -401,11 +402,13 @@ def guards(src: FunctionSource, stmt) -> list[tuple[str, ast.expr]]:
     return found
 
 
-def _may_raise(src: FunctionSource, node: ast.AST, guarded: bool = False) -> str | None:
+def _may_raise(src: FunctionSource, node: ast.AST, guarded: bool = False,
+               deferred: list | None = None) -> str | None:
     """What in ``node`` may raise in Python where compiled code would not (a phrase), or None:
     NumPy's functions (not random; linalg raises in both), + - * @, ``x.shape[k]``,
     comparisons and branches are taken as safe; with ``guarded``, also what a try checks at
-    run time (`guards`)."""
+    run time (`guards`). With ``deferred`` (a list), a subscript is taken too, its index
+    added to the list for the build to check (`mark_try_indices`)."""
     if guarded and (isinstance(node, (ast.BinOp, ast.AugAssign)) and isinstance(
             node.op, _GUARDED_OPS) or _math_domain(src, node) is not None):
         return next((found for child in ast.iter_child_nodes(node)
@@ -418,7 +421,15 @@ def _may_raise(src: FunctionSource, node: ast.AST, guarded: bool = False) -> str
             and isinstance(node.slice.value, int)):
         return _may_raise(src, node.value.value)  # x.shape[0]: its rank is known while building
     if isinstance(node, ast.Subscript):
-        return f"`{ast.unparse(node)}` (an index may raise IndexError)"
+        phrase = f"`{ast.unparse(node)}` (an index may raise IndexError)"
+        if deferred is None:
+            return phrase
+        deferred.append((node.slice, phrase))
+        return _may_raise(src, node.value, guarded, deferred) or _may_raise(
+            src, node.slice, guarded, deferred)
+    if isinstance(node, ast.Slice) and deferred is not None:  # bounds are clipped: no raise
+        return next((found for part in (node.lower, node.upper, node.step) if part is not None
+                     if (found := _may_raise(src, part, guarded, deferred))), None)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
             node.func.attr in _SAFE_METHODS and not node.args and not node.keywords:
         return _may_raise(src, node.func.value)  # x.flatten(), np.array(...).copy()
@@ -443,27 +454,101 @@ def _may_raise(src: FunctionSource, node: ast.AST, guarded: bool = False) -> str
     if isinstance(node, ast.expr) and not isinstance(node, _SAFE_TRY_EXPRS):
         return f"`{ast.unparse(node)}`"
     for child in ast.iter_child_nodes(node):
-        found = _may_raise(src, child, guarded)
+        found = _may_raise(src, child, guarded, deferred)
         if found:
             return found
     return None
 
 
-def _fence_try(src: FunctionSource, node: ast.Try) -> None:
+def _catches_index_error(src: FunctionSource, node: ast.Try) -> bool:
+    """Whether a handler of ``node`` may catch IndexError (one whose type is not a builtin
+    exception known now is taken as catching it)."""
+    for h in node.handlers:
+        kinds = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]
+        for k in kinds:
+            t = None
+            if isinstance(k, ast.Name):
+                t = src.fn.__globals__.get(k.id, getattr(builtins, k.id, None))
+            if not (isinstance(t, type) and issubclass(t, BaseException)) or issubclass(
+                    IndexError, t):
+                return True
+    return False
+
+
+def mark_try_indices(found: list) -> None:
+    """The subscripts of a try's body that its handlers do not catch IndexError from: each
+    index (an `ast` node) is marked with the phrase that refuses it, and the build accepts it
+    only where the compiled code raises IndexError exactly where NumPy does (masks and integer
+    arrays, whose positions are checked at run time; slices, which never raise):
+    `build_index.Indexing.check_try_index`."""
+    for index, phrase in found:
+        index.jitgrad_try_index = phrase
+
+
+def _loops_around(root, node) -> list:
+    """The ``for`` statements of ``root`` (itself one of them) that hold ``node``."""
+    if root is node:
+        return []
+    for child in ast.iter_child_nodes(root):
+        inner = _loops_around(child, node)
+        if inner is not None:
+            return [root, *inner] if isinstance(root, ast.For) else inner
+    return None
+
+
+def _rebinds(loop: ast.For, names: set) -> bool:
+    """Whether ``loop``'s body may bind one of ``names`` again."""
+    for sub in ast.walk(ast.Module(body=loop.body + loop.orelse, type_ignores=[])):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)) and (
+                sub.id in names):
+            return True
+        if isinstance(sub, (ast.Global, ast.Nonlocal)) and names & set(sub.names):
+            return True
+    return False
+
+
+def _in_range(loops: list, index, array) -> bool:
+    """Whether ``array[index]`` is proven in range: ``index`` the target of a loop around it
+    over ``range(len(array))`` or ``range(array.shape[0])``, which binds neither again."""
+    if not (isinstance(index, ast.Name) and isinstance(array, ast.Name)):
+        return False
+    for loop in loops:
+        it = loop.iter
+        if not (isinstance(loop.target, ast.Name) and loop.target.id == index.id
+                and isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
+                and it.func.id == "range" and len(it.args) == 1 and not it.keywords):
+            continue
+        n = it.args[0]
+        if ast.dump(n) not in (ast.dump(ast.parse(f"len({array.id})", mode="eval").body),
+                               ast.dump(ast.parse(f"{array.id}.shape[0]", mode="eval").body)):
+            continue
+        return not _rebinds(loop, {index.id, array.id, "range", "len"})
+    return False
+
+
+def _fence_try(src: FunctionSource, node: ast.Try, root=None) -> None:
     """A `try` whose body cannot raise runs its body (and ``else``, ``finally``). One whose
     body is assignments and expressions where only divisions and `math`'s domain errors may
     raise is checked at run time (``jitgrad_guarded``: `build_stmts.Statements.stmt_Try`).
-    Otherwise it is refused: the compiled code does not catch exceptions."""
+    A subscript, where no handler catches IndexError, is left to the build to check
+    (`mark_try_indices`). Otherwise it is refused: the compiled code does not catch
+    exceptions."""
     if node.handlers and all(isinstance(s, _GUARDED_STMTS) for s in node.body) and all(
             h.name is None for h in node.handlers) and not any(
             _may_raise(src, s, guarded=True) for s in node.body) and any(
             guards(src, s) for s in node.body):
         node.jitgrad_guarded = True
         return
+    deferred = None if _catches_index_error(src, node) else []
     for stmt in node.body:
-        found = _may_raise(src, stmt)
+        found = _may_raise(src, stmt, deferred=deferred)
         if found:
             raise UnsupportedError(
                 "try/except is supported only around code that cannot raise (the compiled "
                 f"gradient does not catch exceptions); here {found}: test the condition "
                 "with `if` instead, or move the call out of the try", src.loc(stmt))
+    loops = _loops_around(root, node) or [] if root is not None else []
+    for sub in ast.walk(ast.Module(body=node.body, type_ignores=[])):
+        if isinstance(sub, ast.Subscript) and _in_range(loops, sub.slice, sub.value):
+            sub.slice.jitgrad_in_range = True  # read by `build_index.Indexing.check_try_index`
+    mark_try_indices(deferred or [])

@@ -388,8 +388,8 @@ class GraphBuilder:
 
     def check_writable(self, array: Var, name: str) -> None:
         """Before ``name[...] = v`` writes into ``array``: an argument's memory is the caller's,
-        so the build starts again with that argument copied on entry (`WritesArgument`); a
-        write into a view is refused."""
+        so the build starts again with that argument copied on entry (`WritesArgument`). (A
+        write into a view the builder does not follow: `build_views.Views.detach_view`.)"""
         cls = self._find(array)
         for p in self.param_vars:
             if p.type.ndim and self._find(p) is cls:
@@ -397,12 +397,25 @@ class GraphBuilder:
         for held, params in self.holds_params.items():
             if params and self._find(held) is cls:
                 raise WritesArgument(params[0])
-        if array in self.views:
-            raise UnsupportedError(
-                f"writing into `{name}`, a view of another array that jitgrad cannot follow "
-                "to that array here (a reshape, a view carried by a loop or merged after a "
-                "branch): write into the array itself (`U[k, j] = ...`), or .copy() the view "
-                "first", self.loc)
+
+    def refuse_view_write(self, name: str) -> None:
+        raise UnsupportedError(
+            f"writing into `{name}`, a view of another array that jitgrad cannot follow "
+            "to that array here (a view carried by a loop or merged after a branch, or a "
+            "reshape of an array made before the loop that writes): write into the array "
+            "itself (`U[k, j] = ...`), or .copy() the view first", self.loc)
+
+    def memory_class(self, v: Var) -> list[Var]:
+        """The arrays known to share ``v``'s memory (``v`` among them)."""
+        root = self._find(v)
+        return [root, *(u for u in {**self.memory, **self.stamp}
+                        if u is not root and self._find(u) is root)]
+
+    def outdate(self, v: Var) -> None:
+        """Every array sharing ``v``'s memory is out of date (a read is refused), as after a
+        write none of them sees."""
+        root = self._find(v)
+        self.writes[root] = self.writes.get(root, 0) + 1
 
 
 class WritesArgument(Exception):
