@@ -19,6 +19,7 @@ import numpy as np
 from jitgrad.core.errors import UnsupportedError
 from jitgrad.core.ir import Var
 from jitgrad.frontend.build_ast import Iterator, RunTimeBytes, RunTimeText
+from jitgrad.frontend.desugar_lists import zip_count
 from jitgrad.lang import numpy_api, symbolic
 from jitgrad.lang.symbolic import Sym
 
@@ -86,6 +87,12 @@ def _b_len(b, args, kwargs, node):
     if isinstance(x, RunTimeBytes):
         return x.length
     return len(x)
+
+
+def _b_zip_count(b, args, kwargs, node):
+    """`desugar_lists.zip_count`: the least of the sequences' lengths."""
+    counts = [_b_len(b, (a,), {}, node) for a in args]
+    return _b_minmax("min")(b, (tuple(counts),), {}, node)
 
 
 def _b_cast(kind):
@@ -478,6 +485,7 @@ BUILTINS = {abs: _b_abs, sum: _b_sum, min: _b_minmax("min"), max: _b_minmax("max
              math.fsum: _b_fsum, iter: _b_iter, next: _b_next}
 BUILTINS[functools.partial] = _b_partial
 BUILTINS[is_zero] = _b_is_zero
+BUILTINS[zip_count] = _b_zip_count
 # functions of a library looked up by (module, name): importing the library would be a cost
 BY_NAME = {("numba.misc.special", "literal_unroll"): _literal_unroll}
 BUILTINS.update({fn: _b_sequence(fn.__name__) for fn in (sorted, list, tuple, reversed, zip,

@@ -94,7 +94,7 @@ class ListArrays:
             if isinstance(token, tuple) and token and token[0] == "broadcast":
                 # the size of one of its parts (the others are that size or 1): an argument's
                 # axis or a constant, where one is
-                known = [self.gb.size_class(t) for t in token[1:]]
+                known = [self.initial_size(self.gb.size_class(t)) for t in token[1:]]
                 known = [t for t in known if isinstance(t, int) and t != 1
                          or t in self.gb.param_axes]
                 if not known:

@@ -58,6 +58,15 @@ INTRINSICS = {"%empty": np.empty, "%full": np.full, "%array": np.array, "%len": 
               "%max": builtins.max, "%min": builtins.min,
               "%items": np.array}  # a generator's items (`desugar_generators`)
 
+
+def zip_count(*seqs):
+    """The number of items ``zip(*seqs)`` gives (the builder reads it as the least of the
+    sequences' lengths, `build_builtins`): the count of a loop over ``zip(*parts)``."""
+    return min(len(s) for s in seqs)
+
+
+INTRINSICS["%zip_count"] = zip_count
+
 # NumPy functions that read a list of numbers as they read the 1-D array of its items
 _NUMPY_READERS = {
     "array", "asarray", "asanyarray", "copy", "sum", "mean", "max", "min", "amax", "amin",
@@ -265,6 +274,7 @@ class _Lists:
                 visit(child, chain, under)
 
         visit(loop, [loop], False)
+        hoisted = self.spread_once(loop)
         total = None
         for node, chain in appends:
             product = None
@@ -296,6 +306,7 @@ class _Lists:
                  ast.Assign([_name(buffer, True)], _call("%empty", _name(count))),
                  ast.Assign([_name(k, True)], ast.Constant(0))]
         start[1].jitgrad_list = made  # its rows take the items' shape (`Builder`)
+        start = hoisted + start
         for item in first:  # the items the list was made with
             write = ast.Assign([ast.Subscript(_name(buffer), _name(k), ast.Store())],
                                _name(item))
@@ -337,11 +348,33 @@ class _Lists:
         empty = locate_as(ast.Assign([_name(name, True)], ast.List([], ast.Load())), made)
         return [empty, again]
 
+    def spread_once(self, loop: ast.For) -> list:
+        """``for a, b in zip(*parts(x))``: each spread value that is not a name is bound to a
+        new name before the loop (its count and its items then read it, evaluated once, as
+        Python evaluates it); the assignments."""
+        it = loop.iter
+        if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
+                and it.func.id == "zip" and "zip" not in self.bound):
+            return []
+        out = []
+        for a in it.args:
+            if isinstance(a, ast.Starred) and not isinstance(a.value, ast.Name):
+                held = self.fresh("spread")
+                out.append(locate_as(ast.Assign([_name(held, True)], a.value), loop))
+                a.value = locate_as(_name(held), a.value)
+        return out
+
     def trip_count(self, loop: ast.For):
         """The AST of ``loop``'s number of iterations, or None."""
         return self.count_of(loop.iter)
 
     def count_of(self, it):
+        if (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "zip"
+                and "zip" not in self.bound and not it.keywords
+                and any(isinstance(a, ast.Starred) for a in it.args)):
+            if not all(isinstance(getattr(a, "value", a), ast.Name) for a in it.args):
+                return None  # (a spread call: evaluated once, by the loop only)
+            return _call("%zip_count", *copy.deepcopy(it.args))
         if isinstance(it, ast.Call) and not any(isinstance(a, ast.Starred) for a in it.args):
             f = it.func
             fname = f.id if isinstance(f, ast.Name) and f.id not in self.bound else (
