@@ -31,20 +31,27 @@ class ListArrays:
         """The array a list built in a loop becomes (`desugar_lists`): one entry per item, or,
         once a first attempt found its items to be arrays (`ListOfArrays`), one row each."""
         count = self.expr(stmt.value.args[0])
-        dims = self.dims_of_rows(self.seeds.lists.get(self.list_key(made), ()))
+        dims = self.dims_of_rows(self.seeds.lists.get(self.list_key(made), ()), made)
         return symbolic.NUMPY[np.empty]((count, *dims)) if dims else \
             symbolic.NUMPY[np.empty](count)
 
-    def dims_of_rows(self, rows) -> tuple:
-        """The sizes `row_shape` describes, as values of this build."""
+    def dims_of_rows(self, rows, made=None) -> tuple:
+        """The sizes `row_shape` describes, as values of this build (``("first", k)``: axis k
+        of the first item of the list ``made`` made, evaluated before the loop)."""
         return tuple(r if isinstance(r, int) else symbolic.record(
-            "shape_dim", self.gb.sym(self.gb.param_vars[r[0]]), axis=r[1]) for r in rows)
+            "shape_dim", self.env[made.jitgrad_first], axis=r[1]) if r[0] == "first" else
+            symbolic.record("shape_dim", self.gb.sym(self.gb.param_vars[r[0]]), axis=r[1])
+            for r in rows)
 
     def check_list_item(self, name, value, stmt):
         """A list built in the function is an array of numbers, or of arrays whose shape is
         known before the loop (`desugar_lists`): refuse appending anything else."""
         if isinstance(value, Sym) and value.ndim and value.type.kind in "fi":
             rows = self.row_shape(value)
+            if rows is None and getattr(stmt.jitgrad_list, "jitgrad_first", None):
+                # `out = [x0]`, made before the loop: the rows take x0's shape, known then
+                # (each write checks its row's sizes at run time)
+                rows = tuple(("first", k) for k in range(value.ndim))
             key = self.list_key(stmt.jitgrad_list)
             if rows is not None and key not in self.seeds.lists:
                 raise ListOfArrays(key, rows)

@@ -472,8 +472,21 @@ class Statements:
         if value is None:
             raise UnsupportedError("a return without a value inside a loop or branch",
                                    self.loc(stmt))
+        listed = getattr(stmt, "jitgrad_returns_list", None)  # a list built by appending
+        if listed is not None:
+            self.return_list(listed, stmt)
         self.env[RETVAL] = value
         self.env[RETURNED] = True
+
+    def return_list(self, name, node):
+        """Returning the list ``name`` built by appending (the array of its items): to a
+        caller, which reads it as this function would (`desugar_lists.returned_list`); from
+        the function differentiated, refused (its value would be an array, not a list)."""
+        if self.caller is None:
+            raise UnsupportedError(f"the list `{name}` returned (the list is an array in the "
+                                   f"gradient) is not supported; {instead('list')}",
+                                   self.loc(node))
+        self.returns_list = True
 
     def stmt_Break(self, stmt):
         self.env[BREAK] = True

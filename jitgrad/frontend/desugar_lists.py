@@ -245,6 +245,8 @@ class _Lists:
         empty or holding the values of the names ``first``): the allocation, the first items,
         the loop writing into it, and the trim."""
         first = first or []
+        if first:  # (a list of arrays may take its rows' shape from its first item)
+            made.jitgrad_first = first[0]
         appends, conditional = [], False
         assigned = _store_names([loop])
 
@@ -602,14 +604,19 @@ class _Lists:
         inside = {id(n) for n in ast.walk(loop)}
         stop = next((k for k, s in enumerate(after) if isinstance(s, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == name for t in s.targets)), None)
-        skipped = set()
+        skipped = _shadowed(self.root, name)
         if stop is not None:  # rebound after the loop (`out = np.array(out)`): not the list
-            skipped = {id(n) for s in after[stop + 1:] for n in ast.walk(s)}
+            skipped |= {id(n) for s in after[stop + 1:] for n in ast.walk(s)}
         for node in ast.walk(self.root):
             if (isinstance(node, ast.Name) and node.id == name and id(node) not in inside
                     and id(node) not in skipped and isinstance(node.ctx, ast.Load)):
                 what = self.misuse(node)
-                if what:
+                parent = self.parents.get(id(node))
+                if what == "returned" and isinstance(parent, ast.Return):
+                    # to a caller, which reads it as this function would (`returned_list`);
+                    # the function differentiated refuses it (`build_stmts`)
+                    parent.jitgrad_returns_list = name
+                elif what:
                     self.refuse(f"the list `{name}` {what} (the list is an array in the "
                                 "gradient)", node)
 
@@ -668,6 +675,50 @@ class _Lists:
                 obj = getattr(obj, p, None)
             return isinstance(obj, np.ufunc) or ".".join(parts) in _NUMPY_READERS
         return False
+
+
+def _shadowed(root, name) -> set[int]:
+    """The nodes of the functions nested in ``root`` that bind ``name`` themselves (a
+    parameter or an assignment: their own variable, not the list of that name)."""
+    out = set()
+    for node in ast.walk(root):
+        if node is not root and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                   ast.Lambda)):
+            params = {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
+            body = node.body if isinstance(node.body, list) else [node.body]
+            if name in params or name in _store_names(body):
+                out |= {id(n) for n in ast.walk(node)}
+    return out
+
+
+def returned_list(fn, fn_node, call: ast.Call, callee: str, where) -> bool:
+    """The reads, in the function ``fn_node``, of the list that ``call`` returned (one a
+    called function built by appending, the array of its items): each must be one an array
+    of its items gives the same meaning to, as the callee's own reads are (`check_uses`);
+    anything else is refused, naming it. Returns whether the function returns the list in
+    turn (then its own caller checks its reads)."""
+    lists = _Lists(fn, fn_node, None, where)
+    lists.parents = {id(c): p for p in ast.walk(fn_node) for c in ast.iter_child_nodes(p)}
+    parent = lists.parents.get(id(call))
+    if (isinstance(parent, ast.Assign) and parent.value is call and len(parent.targets) == 1
+            and isinstance(parent.targets[0], ast.Name)):
+        name = parent.targets[0].id  # every read of the name (where it names something
+        reads = [n for n in ast.walk(fn_node) if isinstance(n, ast.Name)  # else too: taken
+                 and n.id == name and isinstance(n.ctx, ast.Load)]  # as the list, to be safe)
+    else:
+        name, reads = ast.unparse(call), [call]
+    shadowed = _shadowed(fn_node, name)
+    reads = [n for n in reads if id(n) not in shadowed]
+    returned = False
+    for node in reads:
+        what = lists.misuse(node)
+        if what == "returned" and isinstance(lists.parents.get(id(node)), ast.Return):
+            returned = True
+        elif what:
+            raise UnsupportedError(f"the list `{name}` (built by appending in {callee}) {what}"
+                                   f" is not supported (the list is an array in the gradient)"
+                                   f"; {instead('list')}", where(node))
+    return returned
 
 
 def _constant_int(node):
