@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from jitgrad.core.errors import UnsupportedError
-from jitgrad.core.ir import Var
+from jitgrad.core.ir import Var, dims_of
 from jitgrad.frontend.build_ast import Iterator, RunTimeBytes, RunTimeText
 from jitgrad.frontend.desugar_lists import zip_count
 from jitgrad.lang import numpy_api, symbolic
@@ -135,6 +135,10 @@ def _b_sequence(which):
         if which == "sorted" and args and isinstance(args[0], frozenset) and "key" not in kwargs:
             args = (tuple(sorted(args[0])), *args[1:])  # a set known while building
         seqs = args if which == "zip" else args[:1]
+        length = _known_length(b, args[0]) if which in ("list", "tuple") and len(
+            args) == 1 and not kwargs else None
+        if length is not None:  # of an array whose length is known while building: its
+            return tuple(b.unpack_rows(args[0], length, node))  # rows, as Python's
         if not seqs or not all(isinstance(s, (tuple, list)) for s in seqs):
             hint = {"sorted": "np.sort(x)", "list": "the array itself",
                     "tuple": "the array itself"}.get(which, f"`for ... in {which}(x)`")
@@ -154,6 +158,14 @@ def _b_sequence(which):
             raise UnsupportedError(f"{which}(): {e}", b.loc(node)) from None
         return tuple(tuple(v) if which in ("zip", "enumerate") else v for v in result)
     return f
+
+
+def _known_length(b, x) -> int | None:
+    """The length of the array ``x`` where it is known while building, else None."""
+    if not (isinstance(x, Sym) and x.ndim):
+        return None
+    size = b.initial_size(b.gb.size_class(dims_of(x.atom)[0]))  # (written in a loop)
+    return size if isinstance(size, int) else None
 
 
 def _key_known_now(b, key, node):

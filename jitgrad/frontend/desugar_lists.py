@@ -76,13 +76,17 @@ _NUMPY_READERS = {
     "concatenate", "vstack",
     "where", "maximum", "minimum", "clip", "interp", "trapz", "trapezoid", "nansum",
 }
-_BUILTIN_READERS = {"sum", "len", "max", "min", "print"}  # (print: left out of the gradient)
+# (print: left out of the gradient; tuple and list: the rows of an array whose length is known
+# while building, `build_builtins`)
+_BUILTIN_READERS = {"sum", "len", "max", "min", "print", "tuple", "list"}
 
 
-def lower_lists(fn_node: ast.FunctionDef, fn, fresh: Fresh, where) -> None:
+def lower_lists(fn_node: ast.FunctionDef, fn, fresh: Fresh, where, bound=()) -> None:
     """Rewrite ``fn_node``'s list comprehensions and appended lists as arrays (see the
-    module). ``where(node)``: the `Loc` of a node, for refusals."""
+    module). ``where(node)``: the `Loc` of a node, for refusals; ``bound``: names the
+    enclosing function binds (for a nested function)."""
     lists = _Lists(fn, fn_node, fresh, where)
+    lists.bound |= set(bound)
     fn_node.body = lists.comprehensions(fn_node.body)
     fn_node.body = lists.indexed_dicts(fn_node.body)
     fn_node.body = lists.appended(fn_node.body)
@@ -748,19 +752,26 @@ def _replace_statement(root, old, new: list) -> None:
 
 
 class _ListCalls(ast.NodeTransformer):
-    """``list(v * 2 for v in x)``: the list comprehension ``[v * 2 for v in x]``."""
+    """``list(v * 2 for v in x)``: the list comprehension ``[v * 2 for v in x]``;
+    ``tuple(v * 2 for v in x)``: ``tuple([v * 2 for v in x])`` (the tuple of its items where
+    their number is known while building, as over a tuple's items)."""
 
     def __init__(self, lists: _Lists):
         self.lists = lists
 
     def visit_Call(self, node):
         node = self.generic_visit(node)
-        if (isinstance(node.func, ast.Name) and node.func.id == "list"
-                and node.func.id not in self.lists.bound and "list" not in self.lists.globals
+        if (isinstance(node.func, ast.Name) and node.func.id in ("list", "tuple")
+                and node.func.id not in self.lists.bound
+                and node.func.id not in self.lists.globals
                 and len(node.args) == 1 and not node.keywords
                 and isinstance(node.args[0], ast.GeneratorExp)):
             gen = node.args[0]
-            return ast.copy_location(ast.ListComp(gen.elt, gen.generators), node)
+            comp = ast.copy_location(ast.ListComp(gen.elt, gen.generators), gen)
+            if node.func.id == "tuple":
+                node.args = [comp]
+                return node
+            return ast.copy_location(comp, node)
         return node
 
     def visit_Lambda(self, node):

@@ -254,10 +254,16 @@ def _prepared(fn, node, filename, first, indent, lines) -> FunctionSource:
                                                    set()).loc)
     desugar_nonlocal(node, fresh, FunctionSource(fn, filename, first, indent, node, lines,
                                                  set()).loc)
+    where = FunctionSource(fn, filename, first, indent, node, lines, set()).loc
+    rebound = _not_builtins(fn, node)
+    outer = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(
+        n.ctx, (ast.Store, ast.Del))} | {a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
+    for nested in _nested_defs(node):  # innermost first: each rewritten as its own function
+        desugar(nested, rebound, fresh)
+        lower_lists(nested, fn, fresh, where, bound=outer)
     desugar_forms(node, fn, fresh)
-    desugar(node, _not_builtins(fn, node), fresh)
-    lower_lists(node, fn, fresh, FunctionSource(fn, filename, first, indent, node, lines,
-                                                set()).loc)
+    desugar(node, rebound, fresh)
+    lower_lists(node, fn, fresh, where)
     desugar_forms(node, fn, fresh)  # (a walrus or a lambda in a comprehension, now a loop)
     names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
     names |= {a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
@@ -265,6 +271,16 @@ def _prepared(fn, node, filename, first, indent, lines) -> FunctionSource:
     fence(src)
     node.body = [_SetAsideLocalDefs().visit(stmt) for stmt in node.body]
     return src
+
+
+def _nested_defs(node) -> list:
+    """The functions defined inside ``node`` (at any depth), the innermost first."""
+    out = []
+    for child in ast.iter_child_nodes(node):
+        out += _nested_defs(child)
+        if isinstance(child, ast.FunctionDef):
+            out.append(child)
+    return out
 
 
 def _not_builtins(fn, node) -> set[str]:
