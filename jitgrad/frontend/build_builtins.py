@@ -19,7 +19,7 @@ import numpy as np
 from jitgrad.core.errors import UnsupportedError
 from jitgrad.core.ir import Var, dims_of
 from jitgrad.frontend.build_ast import Iterator, RunTimeBytes, RunTimeText
-from jitgrad.frontend.desugar_lists import zip_count
+from jitgrad.frontend.desugar_lists import items_of, zip_count
 from jitgrad.lang import numpy_api, symbolic
 from jitgrad.lang.symbolic import Sym
 
@@ -89,6 +89,14 @@ def _b_len(b, args, kwargs, node):
     return len(x)
 
 
+def _b_items_of(b, args, kwargs, node):
+    """`desugar_lists.items_of`: a generator's items."""
+    (items,) = args
+    if isinstance(items, (tuple, list)):
+        return tuple(items)
+    return b.call(np.array, (items,), {}, node)
+
+
 def _b_zip_count(b, args, kwargs, node):
     """`desugar_lists.zip_count`: the least of the sequences' lengths."""
     counts = [_b_len(b, (a,), {}, node) for a in args]
@@ -134,6 +142,8 @@ def _b_sequence(which):
     def f(b, args, kwargs, node):
         if which == "sorted" and args and isinstance(args[0], frozenset) and "key" not in kwargs:
             args = (tuple(sorted(args[0])), *args[1:])  # a set known while building
+        args = tuple(_rest(b, a, f"{which}()", node) if isinstance(a, Iterator) else a
+                     for a in args)  # (a generator's items: the tuple or array of them)
         seqs = args if which == "zip" else args[:1]
         length = _known_length(b, args[0]) if which in ("list", "tuple") and len(
             args) == 1 and not kwargs else None
@@ -498,6 +508,7 @@ BUILTINS = {abs: _b_abs, sum: _b_sum, min: _b_minmax("min"), max: _b_minmax("max
 BUILTINS[functools.partial] = _b_partial
 BUILTINS[is_zero] = _b_is_zero
 BUILTINS[zip_count] = _b_zip_count
+BUILTINS[items_of] = _b_items_of
 # functions of a library looked up by (module, name): importing the library would be a cost
 BY_NAME = {("numba.misc.special", "literal_unroll"): _literal_unroll}
 BUILTINS.update({fn: _b_sequence(fn.__name__) for fn in (sorted, list, tuple, reversed, zip,

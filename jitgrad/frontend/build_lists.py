@@ -20,6 +20,11 @@ from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import Sym
 
 
+def key_free(builder, stmt) -> bool:
+    """Whether no earlier attempt decided the rows of the list ``stmt`` writes into."""
+    return builder.list_key(stmt.jitgrad_list) not in builder.seeds.lists
+
+
 class ListArrays:
     """Methods mixed into `build.Builder`."""
 
@@ -67,6 +72,9 @@ class ListArrays:
                                    "inside the loop (a list of arrays is an array of rows, "
                                    "allocated before the loop from the arguments' shapes); "
                                    f"{instead('list of arrays')}", self.loc(stmt))
+        if isinstance(value, tuple) and getattr(stmt.jitgrad_list, "jitgrad_unrollable",
+                                                False) and key_free(self, stmt):
+            raise ListOfArrays(self.list_key(stmt.jitgrad_list), UNROLLED)  # (a list of tuples)
         kind = (value.type.kind if isinstance(value, Sym) and not value.ndim else
                 "f" if isinstance(value, (int, float)) and not isinstance(value, bool) else None)
         if kind not in ("f", "i"):

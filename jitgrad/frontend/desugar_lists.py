@@ -56,7 +56,17 @@ from jitgrad.frontend.desugar import (
 INTRINSICS = {"%empty": np.empty, "%full": np.full, "%array": np.array, "%len": builtins.len,
               "%range": builtins.range, "%enumerate": builtins.enumerate,
               "%max": builtins.max, "%min": builtins.min,
-              "%items": np.array}  # a generator's items (`desugar_generators`)
+              }
+
+
+def items_of(items):
+    """A generator's items (`desugar_generators`): the array of the list of them, or, where
+    the list is one of Python's (its loop unrolled while building), the tuple of them (the
+    builder reads it, `build_builtins`)."""
+    return tuple(items) if isinstance(items, (list, tuple)) else np.array(items)
+
+
+INTRINSICS["%items"] = items_of
 
 
 def zip_count(*seqs):
@@ -339,18 +349,21 @@ class _Lists:
         tuple of its indices (unrolled while building, the list a list of its items), which
         the builder takes where the items are arrays whose shapes differ (`build_lists`)."""
         it = loop.iter
-        bounds = [_constant_int(a) for a in getattr(it, "args", [])]
-        if (first or conditional or not isinstance(it, ast.Call) or it.keywords
-                or not isinstance(it.func, ast.Name) or it.func.id != "range"
-                or "range" in self.bound or "range" in self.globals
-                or not 1 <= len(bounds) <= 3 or None in bounds
-                or any(len(chain) != 1 for _, chain in appends)):
-            return None
-        indices = tuple(range(*bounds)) if bounds[-1] != 0 or len(bounds) < 3 else None
-        if indices is None or len(indices) > _UNROLLED_AT_MOST:
+        if first or conditional or any(len(chain) != 1 for _, chain in appends):
             return None
         again = copy.deepcopy(loop)
-        again.iter = locate_as(ast.Tuple([ast.Constant(i) for i in indices], ast.Load()), it)
+        if (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
+                and "range" not in self.bound and "range" not in self.globals):
+            bounds = [_constant_int(a) for a in it.args]
+            if it.keywords or not 1 <= len(bounds) <= 3 or None in bounds:
+                return None
+            indices = tuple(range(*bounds)) if bounds[-1] != 0 or len(bounds) < 3 else None
+            if indices is None or len(indices) > _UNROLLED_AT_MOST:
+                return None
+            again.iter = locate_as(ast.Tuple([ast.Constant(i) for i in indices], ast.Load()),
+                                   it)
+        # (any other loop: as written; the builder unrolls it where it runs over a tuple or
+        # list known while building, and refuses a list appended to in a loop it runs)
         empty = locate_as(ast.Assign([_name(name, True)], ast.List([], ast.Load())), made)
         return [empty, again]
 
