@@ -498,7 +498,15 @@ class Statements:
         node = stmt.node
         defaults = [self.expr(d) for d in node.args.defaults]  # then keyword-only ones
         defaults += [self.expr(d) for d in node.args.kw_defaults if d is not None]
-        self.env[node.name] = LocalFunction(self.src.local(node), self, defaults)
+        value = LocalFunction(self.src.local(node), self, defaults)
+        for d in reversed(node.decorator_list):  # `@deco def g` is `g = deco(g)`
+            deco = self.expr(d)
+            if isinstance(deco, functools.partial) and deco.func is functools.update_wrapper:
+                continue  # @functools.wraps(f): the function itself (f's name and docstring)
+            if str(getattr(deco, "__module__", None) or "").split(".")[0] == "numba":
+                continue  # @numba.njit: the function compiled as it reads (as at module level)
+            value = self.call(deco, (value,), {}, d)
+        self.env[node.name] = value
 
     def stmt_If(self, stmt):
         cond = self.condition(stmt.test)

@@ -338,10 +338,7 @@ def fence(src: FunctionSource) -> None:
                 raise refused("a dict whose keys are not constants",
                               "dict", src.loc(sub))
             if isinstance(sub, ast.FunctionDef):  # a nested function: built where called
-                if sub.decorator_list:
-                    raise UnsupportedError("a decorator on a nested function is not supported",
-                                           src.loc(sub))
-                continue
+                continue  # (its decorators: read where it is defined, `build_stmts`)
             if isinstance(sub, ast.stmt) and not isinstance(sub, _STATEMENTS):
                 raise UnsupportedError(f"the statement {type(sub).__name__} is not supported",
                                        src.loc(sub))
