@@ -500,11 +500,12 @@ class Statements:
         defaults += [self.expr(d) for d in node.args.kw_defaults if d is not None]
         value = LocalFunction(self.src.local(node), self, defaults)
         for d in reversed(node.decorator_list):  # `@deco def g` is `g = deco(g)`
-            deco = self.expr(d)
+            head = self.expr(d.func if isinstance(d, ast.Call) else d)
+            if str(getattr(head, "__module__", None) or "").split(".")[0] == "numba":
+                continue  # @numba.njit(...): the function compiled as it reads (as at module
+            deco = self.expr(d) if isinstance(d, ast.Call) else head  # level)
             if isinstance(deco, functools.partial) and deco.func is functools.update_wrapper:
                 continue  # @functools.wraps(f): the function itself (f's name and docstring)
-            if str(getattr(deco, "__module__", None) or "").split(".")[0] == "numba":
-                continue  # @numba.njit: the function compiled as it reads (as at module level)
             value = self.call(deco, (value,), {}, d)
         self.env[node.name] = value
 
