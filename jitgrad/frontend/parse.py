@@ -319,6 +319,9 @@ if hasattr(ast, "TryStar"):
     _REFUSED_NAMES[ast.TryStar] = "try/except*"
 
 
+_CLASS_DECORATORS = {"staticmethod", "classmethod", "property"}
+
+
 def fence(src: FunctionSource) -> None:
     """Refuse, with its location, the first construct jitgrad does not support."""
     node = src.node
@@ -338,7 +341,14 @@ def fence(src: FunctionSource) -> None:
                 raise refused("a dict whose keys are not constants",
                               "dict", src.loc(sub))
             if isinstance(sub, ast.FunctionDef):  # a nested function: built where called
-                continue  # (its decorators: read where it is defined, `build_stmts`)
+                for d in sub.decorator_list:  # (its decorators: applied where it is defined,
+                    if isinstance(d, ast.Name) and d.id in _CLASS_DECORATORS and (  # build)
+                            d.id not in src.fn.__globals__):
+                        raise UnsupportedError(
+                            f"a decorator on a nested function is not supported here: "
+                            f"@{d.id} makes a method of a class; define the function without "
+                            "it", src.loc(sub))
+                continue
             if isinstance(sub, ast.stmt) and not isinstance(sub, _STATEMENTS):
                 raise UnsupportedError(f"the statement {type(sub).__name__} is not supported",
                                        src.loc(sub))
