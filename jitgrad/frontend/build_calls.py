@@ -309,7 +309,9 @@ class Calls:
         (``map``, a callback), refused: what it does with a list is not checked."""
         called, value = getattr(self, "direct_call", (None, None))
         direct = called is node and any(v is fn for v in (
-            value, getattr(value, "__func__", None), unwrap(value) if callable(value) else None))
+            value, getattr(value, "__func__", None), unwrap(value) if callable(value) else None,
+            getattr(value, "func", None), getattr(value, "then", None),  # (a partial, or one
+            getattr(value, "orelse", None)))  # of two functions, `call_choice`)
         if not direct or not isinstance(node, ast.Call):
             raise UnsupportedError(f"{src.qualname} returns a list built by appending (an array "
                                    "of its items in the gradient), here to a function that "
