@@ -11,7 +11,8 @@ recurrent net's states, a mixture's components, a network's layers read through 
 * A nested function decorated with ``functools.wraps``; ``tuple(genexpr)`` over the tuple of
   its ``*values``.
 * A dict attribute of the user's object keyed by the user's objects, holding slices.
-* autograd's ``flatten`` and the ``unflatten`` it returns.
+* autograd's ``flatten`` and the ``unflatten`` it returns; autograd's ``convolve`` with
+  ``axes`` and ``dot_axes`` (its convnet example's layer).
 * A draw in a loop whose size is the length of a slice of a row of an argument.
 
 Each function is compiled with Numba, as users run it (one compile per function), and checked
@@ -30,8 +31,9 @@ import jitgrad
 
 try:
     from autograd.misc.flatten import flatten
+    from autograd.scipy.signal import convolve
 except ImportError:  # (autograd is not a dependency of jitgrad)
-    flatten = None
+    flatten = convolve = None
 
 DATA = np.random.RandomState(3).randn(5, 2)
 SIZES = [(2, 3), (3, 2)]
@@ -143,6 +145,7 @@ class _Dense:
 
 
 LAYERS = [_Dense(3), _Dense(2)]
+IMAGES = np.random.RandomState(4).randn(2, 1, 4, 3)  # (images, colours, rows, columns)
 PARSER = _Parser()
 PARSER.add(LAYERS[0], (2, 3))
 PARSER.add(LAYERS[1], (3, 2))
@@ -167,7 +170,10 @@ def parser_model(vect, X):
     for row in np.reshape(vect, (3, -1)):
         d = np.shape(row)[0] // 2
         total += np.sum(rng.standard_normal((2, d)) * row[:d])
-    return a * b + c + np.sum(flat ** 2) + np.sum(back[0][0]) + back[1]["k"] + total
+    filters = np.reshape(vect[:8], (1, 2, 2, 2))  # (colours, filters, rows, columns)
+    maps = convolve(IMAGES, filters, axes=([2, 3], [2, 3]), dot_axes=([1], [0]), mode="valid")
+    return (a * b + c + np.sum(flat ** 2) + np.sum(back[0][0]) + back[1]["k"] + total
+            + np.sum(np.tanh(maps) * np.arange(1.0, 13.0).reshape(2, 2, 3, 1)))
 
 
 def parser_model_jax(vect, X):
@@ -176,8 +182,13 @@ def parser_model_jax(vect, X):
     flat = jnp.concatenate([h.ravel(), vect[:2], vect[3:4]])
     rng = np.random.default_rng(0)
     total = sum(jnp.sum(rng.standard_normal((2, 2)) * row[:2]) for row in vect.reshape(3, 4))
+    filters = vect[:8].reshape(1, 2, 2, 2)
+    maps = jnp.stack([jnp.stack([sum(  # a true convolution: the filter flipped
+        filters[0, o, 1 - i, 1 - j] * IMAGES[n, 0, i:i + 3, j:j + 2]
+        for i in range(2) for j in range(2)) for o in range(2)]) for n in range(2)])
     return (h[0, 0] * h[1, 1] + vect[0] + jnp.sum(flat ** 2) + 2.0 * jnp.sum(h)
-            + 2.0 * vect[3] + total)
+            + 2.0 * vect[3] + total + jnp.sum(jnp.tanh(maps) * jnp.arange(1.0, 13.0).reshape(
+                2, 2, 3, 1)))
 
 
 def _parser_args():
@@ -213,7 +224,7 @@ def test_lists_returned_zipped_and_generated():
 
 
 @pytest.mark.skipif(flatten is None, reason="autograd is not installed")
-def test_objects_decorators_flatten_and_draws_sized_in_a_loop():
+def test_objects_decorators_flatten_convolve_and_draws_sized_in_a_loop():
     args = _parser_args()
     grad = _check(parser_model, parser_model_jax, args, lambda g: [g])
     np.testing.assert_allclose(grad, numeric_grad(parser_model, args, 0), rtol=1e-6, atol=1e-7)
