@@ -242,15 +242,14 @@ def test_the_callers_reads_of_a_returned_list_are_checked():
     def returned(p, xs):
         return _states(p, xs)
 
-    def mapped(p, xs):
-        return np.sum(np.vstack(list(map(lambda x: _states(p, x), (xs,)))))
+    def passed_on(p, xs):  # returned again by the callee's caller, read by its own caller
+        return _states(p, xs)
 
-    def chosen(p, xs):
-        f = _states if xs.shape[0] > 0 else _states
-        hs = f(p, xs)
-        return np.sum(hs[0]) + np.sum(hs * hs)  # (a list times a list: a TypeError)
+    def through(p, xs):
+        hs = passed_on(p, xs)
+        return np.sum(hs[0]) + np.sum(hs * 2.0)  # (Python repeats the list)
 
     for fn, what in [(joined, "in arithmetic"), (returned, "returned"),
-                     (mapped, "is not supported"), (chosen, "in arithmetic")]:
+                     (through, "in arithmetic")]:
         with pytest.raises(jitgrad.UnsupportedError, match=what):
             jitgrad.grad(fn)(p, xs)

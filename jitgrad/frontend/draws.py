@@ -46,6 +46,7 @@ from jitgrad.core import ir
 from jitgrad.core.errors import JitgradError, Loc, UnsupportedError, refused
 from jitgrad.core.ir import Const, Var
 from jitgrad.core.types import Type
+from jitgrad.frontend.draw_sizes import size_in_loop
 from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import Sym
 from jitgrad.prims import primitives
@@ -456,7 +457,7 @@ class Recorder:
                     except UnsupportedError:  # made in a loop: from its size's token
                         needed.clear()
                         needed.update(saved)
-                        eqn = self.size_in_loop(eqn, defs, order) or eqn
+                        eqn = size_in_loop(self.gb, eqn, defs, order) or eqn
                 if eqn is None or eqn.prim not in primitives.PRIMITIVES:
                     raise refused(f"{what} is computed from a value that changes inside a "
                                   "loop (a loop index, a carried value or a draw of the "
@@ -482,79 +483,6 @@ class Recorder:
             known.update(n.var for n in _walk([top]) if isinstance(n, Draw))
         hidden = [n.var for n in _walk(self.nodes) if isinstance(n, Draw)]
         return DrawPlan(self.nodes, list(params), programs, hidden)
-
-
-    def size_in_loop(self, eqn, defs, order):
-        """``n = x.shape[k]`` of an array ``x`` made inside a loop (a row of an argument, a
-        slice of one), whose size there is the same at every iteration (a constant, an
-        argument's axis, or a size computed from them before the loop): the equation that
-        computes it from those, in ``eqn``'s place (the sizes it reads defined in ``defs``
-        in turn); None where the size is not one of those."""
-        x, axis = eqn.ins[0], eqn.params["axis"]
-        out, loc = eqn.outs[0], eqn.loc
-
-        def define(prim, ins, params=None, var=None):
-            var = var or Var(self.gb.namer.fresh("_size"), Type("i", 0))
-            defs[var] = ir.Eqn(prim, [var], list(ins), params or {}, loc)
-            order[id(defs[var])] = order[id(eqn)]
-            return defs[var]
-
-        while isinstance(x, Var) and x in defs and defs[x].prim in ("getitem", "copy"):
-            made = defs[x]  # a row of an array (x[k], x[k, :]), a slice, a copy: that array's
-            if made.prim == "getitem":
-                spec = made.params["index_spec"]
-                if any(item not in ("i", ":") and not (isinstance(item, tuple) and item[0] ==
-                                                       "s") for item in spec):
-                    return None
-                atoms, kept = list(made.ins[1:]), []
-                for j, item in enumerate(spec):  # (the source's axis, a slice's bounds) per
-                    if item == "i":  # axis kept
-                        atoms.pop(0)
-                        continue
-                    kept.append((j, [atoms.pop(0) if flag else None for flag in (
-                        item[1:] if isinstance(item, tuple) else (False,) * 3)]))
-                kept += [(j, [None] * 3) for j in range(len(spec), len(spec) + x.type.ndim
-                                                        - len(kept))]
-                axis, (start, stop, step) = kept[axis]
-                if (start, stop, step) != (None, None, None):  # a slice: its length
-                    if step is not None:
-                        return None
-                    n = define("shape_dim", [made.ins[0]], {"axis": axis}).outs[0]
-                    return self.slice_length(n, start, stop, define, out)
-            x = made.ins[0]
-        if not isinstance(x, Var):
-            return None
-        if x is not eqn.ins[0]:  # the axis of the array it was taken from (needed in turn)
-            return define("shape_dim", [x], {"axis": axis}, var=out)
-        size = self.gb.size_class(ir.dims_of(x)[axis])
-        while (isinstance(size, tuple) and len(size) == 2 and size not in self.gb.param_axes
-               and size[0] in self.gb.shape_from and isinstance(size[1], int)):
-            size = self.gb.size_class(ir.dims_of(self.gb.shape_from[size[0]])[size[1]])
-        if isinstance(size, int):
-            return define("add", [Const(size), Const(0)], var=out)
-        if size in self.gb.param_axes:
-            param, k = self.gb.param_axes[size]
-            return define("shape_dim", [param], {"axis": k}, var=out)
-        if isinstance(size, Var) and not size.type.ndim:  # a size computed (then needed)
-            return define("add", [size, Const(0)], var=out)
-        if (isinstance(size, tuple) and len(size) == 2 and isinstance(size[0], Var)
-                and size[0] is not x and isinstance(size[1], int)):  # another array's axis
-            return define("shape_dim", [size[0]], {"axis": size[1]}, var=out)
-        return None
-
-    @staticmethod
-    def slice_length(n, start, stop, define, out):
-        """The equations of ``len(range(n)[start:stop])`` (a bound None: absent), Python's
-        length of a slice: a bound below zero counts from the end, then each is clipped to
-        [0, n]."""
-        def clipped(v):
-            neg = define("floordiv", [define("sub", [Const(1), define("sign", [v]).outs[0]])
-                                      .outs[0], Const(2)]).outs[0]  # 1 where v < 0
-            v = define("add", [v, define("mul", [n, neg]).outs[0]]).outs[0]
-            return define("maximum", [Const(0), define("minimum", [v, n]).outs[0]]).outs[0]
-        hi = clipped(stop) if stop is not None else n
-        lo = clipped(start) if start is not None else Const(0)
-        return define("maximum", [Const(0), define("sub", [hi, lo]).outs[0]], var=out)
 
 
 def _what(node) -> str:

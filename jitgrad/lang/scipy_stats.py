@@ -22,8 +22,8 @@ import math
 import numpy as np
 
 from jitgrad.core.errors import UnsupportedError
-from jitgrad.lang.numpy_args import as_array
 from jitgrad.core.ir import dims_of
+from jitgrad.lang.numpy_args import as_array
 from jitgrad.lang.symbolic import (
     NUMPY,
     builder_of,
