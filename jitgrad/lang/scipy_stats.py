@@ -379,8 +379,8 @@ def autograd_convolve(A, B, axes=None, dot_axes=((), ()), mode="full"):
     'full': out[a, b, p] = sum over the offsets w and the contracted d of
     K[flipped w, d] * S[w + p, d], where the filter K is the one whose convolved sizes are known
     while building (the smaller, where both are) and S the other ('full': S padded with zeros);
-    its axes are A's others, then B's others, then the convolved ones. One einsum per offset
-    of the filter (a loop over them, unrolled while building)."""
+    its axes are A's others, then B's others, then the convolved ones. One einsum, over the
+    filter's entries and the signal's windows stacked by offset (unrolled while building)."""
     A, B = as_array(A), as_array(B)
     if mode not in ("valid", "full"):
         raise UnsupportedError(f"autograd's convolve with mode={mode!r}: jitgrad takes "
@@ -421,21 +421,22 @@ def autograd_convolve(A, B, axes=None, dot_axes=((), ()), mode="full"):
                      if ax not in conv[filt])
     s_term = "".join(names[sig][ax] for ax in range(ndim_of(S)))
     lengths = [S.shape[ax] - n + 1 for ax, n in zip(conv[sig], sizes[filt])]
-    total = None
+    kernels, windows = [], []
     for offset in np.ndindex(*sizes[filt]):
-        spec_k, idx_k = [":"] * ndim_of(arrays[filt]), []
-        for ax, n, w in sorted(zip(conv[filt], sizes[filt], offset)):
+        spec_k = [":"] * ndim_of(arrays[filt])
+        for ax in conv[filt]:
             spec_k[ax] = "i"
-        idx_k = [n - 1 - w for ax, n, w in sorted(zip(conv[filt], sizes[filt], offset))]
-        kernel = record("getitem", arrays[filt], *idx_k, index_spec=tuple(spec_k))
+        idx_k = [n - 1 - w for _, n, w in sorted(zip(conv[filt], sizes[filt], offset))]
+        kernels.append(record("getitem", arrays[filt], *idx_k, index_spec=tuple(spec_k)))
         spec_s, idx_s = [":"] * ndim_of(S), []
         for ax, w, m in sorted(zip(conv[sig], offset, lengths), key=lambda t: t[0]):
             spec_s[ax] = ("s", True, True, False)
             idx_s += [w, w + m]
-        window = record("getitem", S, *idx_s, index_spec=tuple(spec_s))
-        term = NUMPY[np.einsum](f"{k_term},{s_term}->{out_terms}", kernel, window)
-        total = term if total is None else total + term
-    return total
+        windows.append(record("getitem", S, *idx_s, index_spec=tuple(spec_s)))
+    w = next(letters)  # the filter's offsets, one axis: one product summed over them
+    return NUMPY[np.einsum](f"{k_term}{w},{s_term}{w}->{out_terms}",
+                            NUMPY[np.stack](tuple(kernels), axis=-1),
+                            NUMPY[np.stack](tuple(windows), axis=-1))
 
 
 SIGNAL = {"convolve": signal_convolve, "convolve2d": signal_convolve2d}
