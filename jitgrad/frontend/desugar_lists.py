@@ -364,6 +364,7 @@ class _Lists:
                                    it)
         # (any other loop: as written; the builder unrolls it where it runs over a tuple or
         # list known while building, and refuses a list appended to in a loop it runs)
+        again.jitgrad_list_of = name  # (a loop the builder runs, not unrolled: refused)
         empty = locate_as(ast.Assign([_name(name, True)], ast.List([], ast.Load())), made)
         return [empty, again]
 
