@@ -1360,6 +1360,15 @@ block(PY, "Comprehensions and generator expressions", [
     r("dict comprehension", F.py_dict_comprehension, A(V)),
     r("set comprehension of integers", F.py_set_comprehension, A(V), P),
     r("list comprehension over zip", F.py_comprehension_over_zip, A(V)),
+    r("tuple() of a generator expression, in a nested function", F.py_tuple_of_generator_in_nested_def, A(V)),
+])
+
+block(PY, "Lists, generators and objects across calls", [
+    r("a list appended to in a callee, returned to the caller", F.py_list_returned_by_callee, A(V)),
+    r("for over zip(*f(x)), appending", F.py_zip_star_call_appending, A(V)),
+    r("a generator yielding tuples of arrays", F.py_generator_of_tuples, A(V)),
+    r("@functools.wraps on a nested function", F.py_nested_functools_wraps, A(V)),
+    r("a dict keyed by objects, holding slices", F.py_dict_keyed_by_objects, A(V)),
 ])
 
 block(PY, "map, zip, enumerate, reversed, sorted", [

@@ -4408,3 +4408,83 @@ def py_ndarray_allocation(x):
         out[i, 0] = x[i] * x[i]
         out[i, 1] = np.sin(x[i])
     return np.sum(out)
+
+
+# ---- lists, generators and objects across calls (issue #43, the held-out gallery's forms) ---
+
+def _appended_states(x):
+    h = x * 0.5
+    out = [h]
+    for k in range(3):
+        h = np.tanh(h + x[k])
+        out.append(h)
+    return out
+
+
+def py_list_returned_by_callee(x):
+    hs = _appended_states(x)
+    return np.sum(hs[len(hs) - 1]) + np.sum(np.array(hs)) * 0.1
+
+
+def _three_parts(x):
+    return x[:2] * 2.0, x[1:3], x[2:]
+
+
+def py_zip_star_call_appending(x):
+    out = []
+    for a, b, c in zip(*_three_parts(x)):
+        out.append(a * b + c)
+    return np.sum(np.array(out) ** 2)
+
+
+_PAIR_SIZES = [(2, 1), (1, 2)]
+
+
+def _pair_layers(v):
+    for m, n in _PAIR_SIZES:
+        yield v[: m * n].reshape((m, n)), v[m * n: m * n + n]
+        v = v[(m + 1) * n:]
+
+
+def py_generator_of_tuples(x):
+    v = np.concatenate((x, x[:3]))
+    h = np.ones((1, 2)) * x[0]
+    for W, b in _pair_layers(v):
+        h = np.tanh(h @ W + b)
+    return np.sum(h)
+
+
+def py_tuple_of_generator_in_nested_def(x):
+    def trim(*values, tol=1e-3):
+        return tuple(0.0 if abs(v) < tol else v * 2.0 for v in values)
+
+    a, b, c = trim(x[0], x[1], x[2])
+    return a * b + c
+
+
+def py_nested_functools_wraps(x):
+    def base(v):
+        return np.sin(v)
+
+    @functools.wraps(base)
+    def scaled(v):
+        return base(v) * 2.0
+
+    return np.sum(scaled(x))
+
+
+class _Slot:
+    pass
+
+
+_SLOTS = (_Slot(), _Slot())
+_SLOT_TABLE = {_SLOTS[0]: (slice(np.int64(0), np.int64(2)), (2,)),
+               _SLOTS[1]: (slice(np.int64(2), np.int64(4)), (2, 1))}
+
+
+def py_dict_keyed_by_objects(x):
+    total = 0.0
+    for slot in _SLOTS:
+        idxs, shape = _SLOT_TABLE[slot]
+        total += np.sum(np.reshape(x[idxs], shape) ** 2)
+    return total

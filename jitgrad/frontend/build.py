@@ -128,6 +128,9 @@ class Builder(Statements, Branches, ListArrays, Containers, Loops, Views, Values
         if body and isinstance(body[-1], ast.Return) and not any(
                 jumps(s, loop_level=False) for s in body[:-1]):
             self.build_stmts(body[:-1])
+            listed = getattr(body[-1], "jitgrad_returns_list", None)  # (`stmt_Return`)
+            if listed is not None:
+                self.return_list(listed, body[-1])
             return self.expr(body[-1].value) if body[-1].value is not None else None
         if not any(isinstance(n, ast.Return) for s in body for n in ast.walk(s)):
             if self.caller is None:

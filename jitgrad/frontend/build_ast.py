@@ -58,7 +58,8 @@ UNROLLED = "unrolled"  # the rows of a list of arrays whose shapes differ: its l
 class ListOfArrays(Exception):
     """Internal: a list built in a loop (`desugar_lists`) has array items, of a shape made of
     constants and the arguments' axes (``rows``: an int, or (parameter position, axis), per
-    axis); `build.build` starts again with its array allocated with rows of that shape."""
+    axis; or ("first", axis): the first item's, made before the loop); `build.build` starts
+    again with its array allocated with rows of that shape."""
 
     def __init__(self, key: tuple, rows: tuple):
         super().__init__(str(key))

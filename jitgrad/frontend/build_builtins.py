@@ -17,8 +17,9 @@ import math
 import numpy as np
 
 from jitgrad.core.errors import UnsupportedError
-from jitgrad.core.ir import Var
+from jitgrad.core.ir import Var, dims_of
 from jitgrad.frontend.build_ast import Iterator, RunTimeBytes, RunTimeText
+from jitgrad.frontend.desugar_lists import items_of, zip_count
 from jitgrad.lang import numpy_api, symbolic
 from jitgrad.lang.symbolic import Sym
 
@@ -88,6 +89,84 @@ def _b_len(b, args, kwargs, node):
     return len(x)
 
 
+def _b_items_of(b, args, kwargs, node):
+    """`desugar_lists.items_of`: a generator's items."""
+    (items,) = args
+    if isinstance(items, (tuple, list)):
+        return tuple(items)
+    return b.call(np.array, (items,), {}, node)
+
+
+def _tree_leaves(value) -> list:
+    """The leaves of a tuple, list or dict (its keys sorted) of arrays and numbers, in the
+    order autograd's ``flatten`` takes them."""
+    if isinstance(value, (tuple, list)):
+        return [leaf for v in value for leaf in _tree_leaves(v)]
+    if isinstance(value, dict):
+        return [leaf for k in sorted(value) for leaf in _tree_leaves(value[k])]
+    return [value]
+
+
+def _autograd_flatten(b, args, kwargs, node):
+    """autograd's ``flatten(value)`` (``autograd.misc.flatten``), of a tree known while
+    building: the vector of its leaves, each raveled, one after the other (its own code runs
+    autograd's tracer, which jitgrad does not read), and the function that makes the tree
+    again from such a vector."""
+    if len(args) != 1 or kwargs:
+        raise UnsupportedError("flatten() takes one tree of arrays", b.loc(node))
+    parts = []
+    for leaf in _tree_leaves(args[0]):
+        if isinstance(leaf, (int, float)) and not isinstance(leaf, bool):
+            leaf = b.known(np.array([float(leaf)]), node)
+        if not isinstance(leaf, Sym) or leaf.type.kind == "c":
+            raise UnsupportedError("flatten() of a tree whose leaves are arrays and numbers",
+                                   b.loc(node))
+        parts.append(symbolic.NUMPY[np.ravel](leaf))
+    if not parts:
+        raise UnsupportedError("flatten() of an empty tree", b.loc(node))
+    vector = symbolic.NUMPY[np.concatenate](tuple(parts))
+    return vector, functools.partial(unflatten_like, args[0])
+
+
+def unflatten_like(tree, vector):
+    """The function autograd's ``flatten`` returns, for ``tree`` (the builder calls it,
+    `_unflatten_like`)."""
+
+
+def _unflatten_like(b, args, kwargs, node):
+    """``unflatten(v)``: the tree ``flatten`` was given, made of the entries of ``v``, in
+    order (each leaf's entries reshaped to its shape)."""
+    tree, vector = args
+    if not (isinstance(vector, Sym) and vector.ndim == 1):
+        raise UnsupportedError("unflatten() of a vector", b.loc(node))
+    start = 0
+
+    def build(t):
+        nonlocal start
+        if isinstance(t, (tuple, list)):
+            return type(t)(build(v) for v in t) if isinstance(t, list) else tuple(
+                build(v) for v in t)
+        if isinstance(t, dict):
+            made = {k: build(t[k]) for k in sorted(t)}
+            return {k: made[k] for k in t}
+        if not isinstance(t, Sym) or not t.ndim:
+            value = symbolic.record("getitem", vector, start, index_spec=("i",))
+            start = start + 1
+            return value
+        stop = start + t.size
+        value = symbolic.record("getitem", vector, start, stop,
+                                index_spec=(("s", True, True, False),))
+        start = stop
+        return symbolic.NUMPY[np.reshape](value, t.shape)
+    return build(tree)
+
+
+def _b_zip_count(b, args, kwargs, node):
+    """`desugar_lists.zip_count`: the least of the sequences' lengths."""
+    counts = [_b_len(b, (a,), {}, node) for a in args]
+    return _b_minmax("min")(b, (tuple(counts),), {}, node)
+
+
 def _b_cast(kind):
     def f(b, args, kwargs, node):
         (x,) = args
@@ -127,7 +206,13 @@ def _b_sequence(which):
     def f(b, args, kwargs, node):
         if which == "sorted" and args and isinstance(args[0], frozenset) and "key" not in kwargs:
             args = (tuple(sorted(args[0])), *args[1:])  # a set known while building
+        args = tuple(_rest(b, a, f"{which}()", node) if isinstance(a, Iterator) else a
+                     for a in args)  # (a generator's items: the tuple or array of them)
         seqs = args if which == "zip" else args[:1]
+        length = _known_length(b, args[0]) if which in ("list", "tuple") and len(
+            args) == 1 and not kwargs else None
+        if length is not None:  # of an array whose length is known while building: its
+            return tuple(b.unpack_rows(args[0], length, node))  # rows, as Python's
         if not seqs or not all(isinstance(s, (tuple, list)) for s in seqs):
             hint = {"sorted": "np.sort(x)", "list": "the array itself",
                     "tuple": "the array itself"}.get(which, f"`for ... in {which}(x)`")
@@ -147,6 +232,14 @@ def _b_sequence(which):
             raise UnsupportedError(f"{which}(): {e}", b.loc(node)) from None
         return tuple(tuple(v) if which in ("zip", "enumerate") else v for v in result)
     return f
+
+
+def _known_length(b, x) -> int | None:
+    """The length of the array ``x`` where it is known while building, else None."""
+    if not (isinstance(x, Sym) and x.ndim):
+        return None
+    size = b.initial_size(b.gb.size_class(dims_of(x.atom)[0]))  # (written in a loop)
+    return size if isinstance(size, int) else None
 
 
 def _key_known_now(b, key, node):
@@ -478,8 +571,12 @@ BUILTINS = {abs: _b_abs, sum: _b_sum, min: _b_minmax("min"), max: _b_minmax("max
              math.fsum: _b_fsum, iter: _b_iter, next: _b_next}
 BUILTINS[functools.partial] = _b_partial
 BUILTINS[is_zero] = _b_is_zero
+BUILTINS[zip_count] = _b_zip_count
+BUILTINS[items_of] = _b_items_of
 # functions of a library looked up by (module, name): importing the library would be a cost
-BY_NAME = {("numba.misc.special", "literal_unroll"): _literal_unroll}
+BY_NAME = {("numba.misc.special", "literal_unroll"): _literal_unroll,
+           ("autograd.misc.flatten", "flatten"): _autograd_flatten}
+BUILTINS[unflatten_like] = _unflatten_like
 BUILTINS.update({fn: _b_sequence(fn.__name__) for fn in (sorted, list, tuple, reversed, zip,
                                                           enumerate)})
 

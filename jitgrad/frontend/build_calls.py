@@ -35,6 +35,7 @@ from jitgrad.frontend.build_ast import (
 from jitgrad.frontend.build_builtins import BUILTINS, BY_NAME
 from jitgrad.frontend.build_containers import HEAPQ, BuildMethod
 from jitgrad.frontend.build_values import PURE_STDLIB
+from jitgrad.frontend.desugar_lists import returned_list
 from jitgrad.frontend.parse import FunctionSource, unwrap
 from jitgrad.frontend.recursion import linear_recursion, loop_form
 from jitgrad.lang import (
@@ -99,6 +100,7 @@ class Calls:
             return self.put_along_axis(args, kwargs, node)
         if fn is np.fill_diagonal:
             return self.fill_diagonal(args, kwargs, node)
+        self.direct_call = (node, fn)  # (a list a callee returns: read here, `inline`)
         return self.call(fn, args, kwargs, node)
 
     def fill_diagonal(self, args, kwargs, node):
@@ -309,9 +311,29 @@ class Calls:
                                 f"{self.loc(node).short()}")
         self.gb.loc = saved_loc
         self.see_writes()
+        if getattr(callee, "returns_list", False):
+            self.read_returned_list(fn, src, node)
         if getattr(src.node, "jitgrad_generator", False):  # its items (`desugar_generators`)
             return self.generator_items(src, result, node)
         return result
+
+    def read_returned_list(self, fn, src, node):
+        """The callee ``fn`` returned a list it built by appending (the array of its items):
+        where the user's call ``node`` reads it, each read must give an array of its items the
+        list's meaning (`desugar_lists.returned_list`). Called for the user by a function
+        (``map``, a callback), refused: what it does with a list is not checked."""
+        called, value = getattr(self, "direct_call", (None, None))
+        direct = called is node and any(v is fn for v in (
+            value, getattr(value, "__func__", None), unwrap(value) if callable(value) else None,
+            getattr(value, "func", None), getattr(value, "then", None),  # (a partial, or one
+            getattr(value, "orelse", None)))  # of two functions, `call_choice`)
+        if not direct or not isinstance(node, ast.Call):
+            raise UnsupportedError(f"{src.qualname} returns a list built by appending (an array "
+                                   "of its items in the gradient), here to a function that "
+                                   "calls it for you; call it yourself, or return "
+                                   "`np.array(out)`", self.loc(node))
+        if returned_list(self.src.fn, self.src.node, node, src.qualname, self.src.loc):
+            self.return_list(ast.unparse(node), node)
 
     def recursion_as_loops(self, callee, src, node, local):
         """The value of a recursive function's first call, built as its loops where the test

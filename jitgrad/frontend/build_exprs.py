@@ -151,7 +151,12 @@ class Expressions(Indexing):
             return tuple(value)  # LAYERS = [Layer(...), ...]: objects, read while building
         if value is None:
             return None
-        if isinstance(value, dict) and all(isinstance(k, (str, int)) for k in value):
+        if isinstance(value, slice) and all(v is None or isinstance(v, (int, np.integer))
+                                            for v in (value.start, value.stop, value.step)):
+            return slice(*(None if v is None else int(v)  # vect[idxs], idxs = slice(a, b)
+                           for v in (value.start, value.stop, value.step)))
+        if isinstance(value, dict) and all(isinstance(k, (str, int)) or is_user_object(k)
+                                           for k in value):  # (an object: by its identity)
             return {k: self.global_value(f"{name}[{k!r}]", v, node, what)
                     for k, v in value.items()}  # a table of constants, read by its keys
         if isinstance(value, dict):

@@ -16,6 +16,7 @@ import numpy as np
 from jitgrad.core.errors import ShapeError, UnsupportedError, refused
 from jitgrad.core.ir import Var
 from jitgrad.frontend.build_ast import int_literal
+from jitgrad.frontend.build_values import is_user_object
 from jitgrad.lang import complex_pairs, numpy_api, numpy_shape, symbolic
 from jitgrad.lang.symbolic import Sym
 from jitgrad.prims import primitives
@@ -306,7 +307,8 @@ class Indexing:
         key = node.slice
         if isinstance(value, dict):  # a dict (an argument's tree, or built): by a known key
             k = key.value if isinstance(key, ast.Constant) else self.expr(key)
-            if isinstance(k, Sym) or not isinstance(k, (str, int, tuple)):
+            if isinstance(k, Sym) or not (isinstance(k, (str, int, tuple))
+                                          or is_user_object(k)):
                 raise UnsupportedError("a dict is read with a key known while building "
                                        "(params['W1'], or a name bound to one)", self.loc(key))
             if k not in value:

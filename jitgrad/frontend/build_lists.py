@@ -20,6 +20,11 @@ from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import Sym
 
 
+def key_free(builder, stmt) -> bool:
+    """Whether no earlier attempt decided the rows of the list ``stmt`` writes into."""
+    return builder.list_key(stmt.jitgrad_list) not in builder.seeds.lists
+
+
 class ListArrays:
     """Methods mixed into `build.Builder`."""
 
@@ -31,20 +36,27 @@ class ListArrays:
         """The array a list built in a loop becomes (`desugar_lists`): one entry per item, or,
         once a first attempt found its items to be arrays (`ListOfArrays`), one row each."""
         count = self.expr(stmt.value.args[0])
-        dims = self.dims_of_rows(self.seeds.lists.get(self.list_key(made), ()))
+        dims = self.dims_of_rows(self.seeds.lists.get(self.list_key(made), ()), made)
         return symbolic.NUMPY[np.empty]((count, *dims)) if dims else \
             symbolic.NUMPY[np.empty](count)
 
-    def dims_of_rows(self, rows) -> tuple:
-        """The sizes `row_shape` describes, as values of this build."""
+    def dims_of_rows(self, rows, made=None) -> tuple:
+        """The sizes `row_shape` describes, as values of this build (``("first", k)``: axis k
+        of the first item of the list ``made`` made, evaluated before the loop)."""
         return tuple(r if isinstance(r, int) else symbolic.record(
-            "shape_dim", self.gb.sym(self.gb.param_vars[r[0]]), axis=r[1]) for r in rows)
+            "shape_dim", self.env[made.jitgrad_first], axis=r[1]) if r[0] == "first" else
+            symbolic.record("shape_dim", self.gb.sym(self.gb.param_vars[r[0]]), axis=r[1])
+            for r in rows)
 
     def check_list_item(self, name, value, stmt):
         """A list built in the function is an array of numbers, or of arrays whose shape is
         known before the loop (`desugar_lists`): refuse appending anything else."""
         if isinstance(value, Sym) and value.ndim and value.type.kind in "fi":
             rows = self.row_shape(value)
+            if rows is None and getattr(stmt.jitgrad_list, "jitgrad_first", None):
+                # `out = [x0]`, made before the loop: the rows take x0's shape, known then
+                # (each write checks its row's sizes at run time)
+                rows = tuple(("first", k) for k in range(value.ndim))
             key = self.list_key(stmt.jitgrad_list)
             if rows is not None and key not in self.seeds.lists:
                 raise ListOfArrays(key, rows)
@@ -60,6 +72,9 @@ class ListArrays:
                                    "inside the loop (a list of arrays is an array of rows, "
                                    "allocated before the loop from the arguments' shapes); "
                                    f"{instead('list of arrays')}", self.loc(stmt))
+        if isinstance(value, tuple) and getattr(stmt.jitgrad_list, "jitgrad_unrollable",
+                                                False) and key_free(self, stmt):
+            raise ListOfArrays(self.list_key(stmt.jitgrad_list), UNROLLED)  # (a list of tuples)
         kind = (value.type.kind if isinstance(value, Sym) and not value.ndim else
                 "f" if isinstance(value, (int, float)) and not isinstance(value, bool) else None)
         if kind not in ("f", "i"):
@@ -94,7 +109,7 @@ class ListArrays:
             if isinstance(token, tuple) and token and token[0] == "broadcast":
                 # the size of one of its parts (the others are that size or 1): an argument's
                 # axis or a constant, where one is
-                known = [self.gb.size_class(t) for t in token[1:]]
+                known = [self.initial_size(self.gb.size_class(t)) for t in token[1:]]
                 known = [t for t in known if isinstance(t, int) and t != 1
                          or t in self.gb.param_axes]
                 if not known:

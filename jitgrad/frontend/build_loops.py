@@ -16,7 +16,7 @@ import types as pytypes
 import numpy as np
 
 from jitgrad.core import ops
-from jitgrad.core.errors import ShapeError, UnsupportedError
+from jitgrad.core.errors import ShapeError, UnsupportedError, instead
 from jitgrad.core.ir import (
     Carry,
     Const,
@@ -85,6 +85,7 @@ class Loops(LoopHeaders):
     def stmt_For(self, stmt):
         if self.complex_carries(stmt):
             return
+        listed = getattr(stmt, "jitgrad_list_of", None)  # (`desugar_lists.unrolled_alternative`)
         stmt = self.as_range_loop(stmt)
         it = stmt.iter
         call = it if isinstance(it, ast.Call) else None
@@ -110,6 +111,7 @@ class Loops(LoopHeaders):
                     self.build_unrolled(stmt, list(range(start, stop, step)))
                     return
                 self.unrollable.add(self.loop_key(stmt))
+            self.refuse_list_of_others(listed, stmt)
             self.build_for(stmt, stmt.target.id, start, stop, step, None)
             return
         seq = self.expr(it)
@@ -128,6 +130,7 @@ class Loops(LoopHeaders):
                 stmt = ast.fix_missing_locations(ast.copy_location(ast.For(
                     target=row, iter=stmt.iter, body=[unpack, *stmt.body], orelse=[],
                     type_comment=None), stmt))
+            self.refuse_list_of_others(listed, stmt)
             self.build_for(stmt, "%i", 0, seq.shape[0], 1, (stmt.target.id, seq))
             return
         if isinstance(seq, (dict, type({}.items()), type({}.keys()), type({}.values()))):
@@ -137,6 +140,17 @@ class Loops(LoopHeaders):
             return
         raise UnsupportedError("a for loop must run over range(...) or a 1-D array",
                                self.loc(it))
+
+    def refuse_list_of_others(self, name, stmt) -> None:
+        """A loop appending to the list ``name`` tuples, or arrays of shapes known only inside
+        it, runs over run-time values: refused (such a list is Python's, made while
+        building, and so only in a loop unrolled then)."""
+        if name is not None:
+            raise UnsupportedError(
+                f"appending to `{name}` tuples, or arrays whose shape is known only inside the "
+                "loop, in a loop over values known only at run time (a loop over a tuple or "
+                "list known while building, or over `range` of at most 16 constant bounds, is "
+                f"unrolled and may); {instead('list of arrays')}", self.loc(stmt))
 
     def build_unrolled(self, stmt, items: list) -> None:
         """``for`` over a tuple or list known while building: the body once per item, in

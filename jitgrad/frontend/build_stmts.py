@@ -472,8 +472,21 @@ class Statements:
         if value is None:
             raise UnsupportedError("a return without a value inside a loop or branch",
                                    self.loc(stmt))
+        listed = getattr(stmt, "jitgrad_returns_list", None)  # a list built by appending
+        if listed is not None:
+            self.return_list(listed, stmt)
         self.env[RETVAL] = value
         self.env[RETURNED] = True
+
+    def return_list(self, name, node):
+        """Returning the list ``name`` built by appending (the array of its items): to a
+        caller, which reads it as this function would (`desugar_lists.returned_list`); from
+        the function differentiated, refused (its value would be an array, not a list)."""
+        if self.caller is None:
+            raise UnsupportedError(f"the list `{name}` returned (the list is an array in the "
+                                   f"gradient) is not supported; {instead('list')}",
+                                   self.loc(node))
+        self.returns_list = True
 
     def stmt_Break(self, stmt):
         self.env[BREAK] = True
@@ -485,7 +498,16 @@ class Statements:
         node = stmt.node
         defaults = [self.expr(d) for d in node.args.defaults]  # then keyword-only ones
         defaults += [self.expr(d) for d in node.args.kw_defaults if d is not None]
-        self.env[node.name] = LocalFunction(self.src.local(node), self, defaults)
+        value = LocalFunction(self.src.local(node), self, defaults)
+        for d in reversed(node.decorator_list):  # `@deco def g` is `g = deco(g)`
+            head = self.expr(d.func if isinstance(d, ast.Call) else d)
+            if str(getattr(head, "__module__", None) or "").split(".")[0] == "numba":
+                continue  # @numba.njit(...): the function compiled as it reads (as at module
+            deco = self.expr(d) if isinstance(d, ast.Call) else head  # level)
+            if isinstance(deco, functools.partial) and deco.func is functools.update_wrapper:
+                continue  # @functools.wraps(f): the function itself (f's name and docstring)
+            value = self.call(deco, (value,), {}, d)
+        self.env[node.name] = value
 
     def stmt_If(self, stmt):
         cond = self.condition(stmt.test)

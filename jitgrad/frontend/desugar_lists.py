@@ -56,7 +56,26 @@ from jitgrad.frontend.desugar import (
 INTRINSICS = {"%empty": np.empty, "%full": np.full, "%array": np.array, "%len": builtins.len,
               "%range": builtins.range, "%enumerate": builtins.enumerate,
               "%max": builtins.max, "%min": builtins.min,
-              "%items": np.array}  # a generator's items (`desugar_generators`)
+              }
+
+
+def items_of(items):
+    """A generator's items (`desugar_generators`): the array of the list of them, or, where
+    the list is one of Python's (its loop unrolled while building), the tuple of them (the
+    builder reads it, `build_builtins`)."""
+    return tuple(items) if isinstance(items, (list, tuple)) else np.array(items)
+
+
+INTRINSICS["%items"] = items_of
+
+
+def zip_count(*seqs):
+    """The number of items ``zip(*seqs)`` gives (the builder reads it as the least of the
+    sequences' lengths, `build_builtins`): the count of a loop over ``zip(*parts)``."""
+    return min(len(s) for s in seqs)
+
+
+INTRINSICS["%zip_count"] = zip_count
 
 # NumPy functions that read a list of numbers as they read the 1-D array of its items
 _NUMPY_READERS = {
@@ -67,13 +86,17 @@ _NUMPY_READERS = {
     "concatenate", "vstack",
     "where", "maximum", "minimum", "clip", "interp", "trapz", "trapezoid", "nansum",
 }
-_BUILTIN_READERS = {"sum", "len", "max", "min", "print"}  # (print: left out of the gradient)
+# (print: left out of the gradient; tuple and list: the rows of an array whose length is known
+# while building, `build_builtins`)
+_BUILTIN_READERS = {"sum", "len", "max", "min", "print", "tuple", "list"}
 
 
-def lower_lists(fn_node: ast.FunctionDef, fn, fresh: Fresh, where) -> None:
+def lower_lists(fn_node: ast.FunctionDef, fn, fresh: Fresh, where, bound=()) -> None:
     """Rewrite ``fn_node``'s list comprehensions and appended lists as arrays (see the
-    module). ``where(node)``: the `Loc` of a node, for refusals."""
+    module). ``where(node)``: the `Loc` of a node, for refusals; ``bound``: names the
+    enclosing function binds (for a nested function)."""
     lists = _Lists(fn, fn_node, fresh, where)
+    lists.bound |= set(bound)
     fn_node.body = lists.comprehensions(fn_node.body)
     fn_node.body = lists.indexed_dicts(fn_node.body)
     fn_node.body = lists.appended(fn_node.body)
@@ -236,6 +259,8 @@ class _Lists:
         empty or holding the values of the names ``first``): the allocation, the first items,
         the loop writing into it, and the trim."""
         first = first or []
+        if first:  # (a list of arrays may take its rows' shape from its first item)
+            made.jitgrad_first = first[0]
         appends, conditional = [], False
         assigned = _store_names([loop])
 
@@ -265,6 +290,7 @@ class _Lists:
                 visit(child, chain, under)
 
         visit(loop, [loop], False)
+        hoisted = self.spread_once(loop)
         total = None
         for node, chain in appends:
             product = None
@@ -296,6 +322,7 @@ class _Lists:
                  ast.Assign([_name(buffer, True)], _call("%empty", _name(count))),
                  ast.Assign([_name(k, True)], ast.Constant(0))]
         start[1].jitgrad_list = made  # its rows take the items' shape (`Builder`)
+        start = hoisted + start
         for item in first:  # the items the list was made with
             write = ast.Assign([ast.Subscript(_name(buffer), _name(k), ast.Store())],
                                _name(item))
@@ -322,26 +349,52 @@ class _Lists:
         tuple of its indices (unrolled while building, the list a list of its items), which
         the builder takes where the items are arrays whose shapes differ (`build_lists`)."""
         it = loop.iter
-        bounds = [_constant_int(a) for a in getattr(it, "args", [])]
-        if (first or conditional or not isinstance(it, ast.Call) or it.keywords
-                or not isinstance(it.func, ast.Name) or it.func.id != "range"
-                or "range" in self.bound or "range" in self.globals
-                or not 1 <= len(bounds) <= 3 or None in bounds
-                or any(len(chain) != 1 for _, chain in appends)):
-            return None
-        indices = tuple(range(*bounds)) if bounds[-1] != 0 or len(bounds) < 3 else None
-        if indices is None or len(indices) > UNROLLED_AT_MOST:
+        if first or conditional or any(len(chain) != 1 for _, chain in appends):
             return None
         again = copy.deepcopy(loop)
-        again.iter = locate_as(ast.Tuple([ast.Constant(i) for i in indices], ast.Load()), it)
+        if (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
+                and "range" not in self.bound and "range" not in self.globals):
+            bounds = [_constant_int(a) for a in it.args]
+            if it.keywords or not 1 <= len(bounds) <= 3 or None in bounds:
+                return None
+            indices = tuple(range(*bounds)) if bounds[-1] != 0 or len(bounds) < 3 else None
+            if indices is None or len(indices) > UNROLLED_AT_MOST:
+                return None
+            again.iter = locate_as(ast.Tuple([ast.Constant(i) for i in indices], ast.Load()),
+                                   it)
+        # (any other loop: as written; the builder unrolls it where it runs over a tuple or
+        # list known while building, and refuses a list appended to in a loop it runs)
+        again.jitgrad_list_of = name  # (a loop the builder runs, not unrolled: refused)
         empty = locate_as(ast.Assign([_name(name, True)], ast.List([], ast.Load())), made)
         return [empty, again]
+
+    def spread_once(self, loop: ast.For) -> list:
+        """``for a, b in zip(*parts(x))``: each spread value that is not a name is bound to a
+        new name before the loop (its count and its items then read it, evaluated once, as
+        Python evaluates it); the assignments."""
+        it = loop.iter
+        if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
+                and it.func.id == "zip" and "zip" not in self.bound):
+            return []
+        out = []
+        for a in it.args:
+            if isinstance(a, ast.Starred) and not isinstance(a.value, ast.Name):
+                held = self.fresh("spread")
+                out.append(locate_as(ast.Assign([_name(held, True)], a.value), loop))
+                a.value = locate_as(_name(held), a.value)
+        return out
 
     def trip_count(self, loop: ast.For):
         """The AST of ``loop``'s number of iterations, or None."""
         return self.count_of(loop.iter)
 
     def count_of(self, it):
+        if (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "zip"
+                and "zip" not in self.bound and not it.keywords
+                and any(isinstance(a, ast.Starred) for a in it.args)):
+            if not all(isinstance(getattr(a, "value", a), ast.Name) for a in it.args):
+                return None  # (a spread call: evaluated once, by the loop only)
+            return _call("%zip_count", *copy.deepcopy(it.args))
         if isinstance(it, ast.Call) and not any(isinstance(a, ast.Starred) for a in it.args):
             f = it.func
             fname = f.id if isinstance(f, ast.Name) and f.id not in self.bound else (
@@ -569,14 +622,19 @@ class _Lists:
         inside = {id(n) for n in ast.walk(loop)}
         stop = next((k for k, s in enumerate(after) if isinstance(s, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == name for t in s.targets)), None)
-        skipped = set()
+        skipped = _shadowed(self.root, name)
         if stop is not None:  # rebound after the loop (`out = np.array(out)`): not the list
-            skipped = {id(n) for s in after[stop + 1:] for n in ast.walk(s)}
+            skipped |= {id(n) for s in after[stop + 1:] for n in ast.walk(s)}
         for node in ast.walk(self.root):
             if (isinstance(node, ast.Name) and node.id == name and id(node) not in inside
                     and id(node) not in skipped and isinstance(node.ctx, ast.Load)):
                 what = self.misuse(node)
-                if what:
+                parent = self.parents.get(id(node))
+                if what == "returned" and isinstance(parent, ast.Return):
+                    # to a caller, which reads it as this function would (`returned_list`);
+                    # the function differentiated refuses it (`build_stmts`)
+                    parent.jitgrad_returns_list = name
+                elif what:
                     self.refuse(f"the list `{name}` {what} (the list is an array in the "
                                 "gradient)", node)
 
@@ -637,6 +695,50 @@ class _Lists:
         return False
 
 
+def _shadowed(root, name) -> set[int]:
+    """The nodes of the functions nested in ``root`` that bind ``name`` themselves (a
+    parameter or an assignment: their own variable, not the list of that name)."""
+    out = set()
+    for node in ast.walk(root):
+        if node is not root and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                   ast.Lambda)):
+            params = {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
+            body = node.body if isinstance(node.body, list) else [node.body]
+            if name in params or name in _store_names(body):
+                out |= {id(n) for n in ast.walk(node)}
+    return out
+
+
+def returned_list(fn, fn_node, call: ast.Call, callee: str, where) -> bool:
+    """The reads, in the function ``fn_node``, of the list that ``call`` returned (one a
+    called function built by appending, the array of its items): each must be one an array
+    of its items gives the same meaning to, as the callee's own reads are (`check_uses`);
+    anything else is refused, naming it. Returns whether the function returns the list in
+    turn (then its own caller checks its reads)."""
+    lists = _Lists(fn, fn_node, None, where)
+    lists.parents = {id(c): p for p in ast.walk(fn_node) for c in ast.iter_child_nodes(p)}
+    parent = lists.parents.get(id(call))
+    if (isinstance(parent, ast.Assign) and parent.value is call and len(parent.targets) == 1
+            and isinstance(parent.targets[0], ast.Name)):
+        name = parent.targets[0].id  # every read of the name (where it names something
+        reads = [n for n in ast.walk(fn_node) if isinstance(n, ast.Name)  # else too: taken
+                 and n.id == name and isinstance(n.ctx, ast.Load)]  # as the list, to be safe)
+    else:
+        name, reads = ast.unparse(call), [call]
+    shadowed = _shadowed(fn_node, name)
+    reads = [n for n in reads if id(n) not in shadowed]
+    returned = False
+    for node in reads:
+        what = lists.misuse(node)
+        if what == "returned" and isinstance(lists.parents.get(id(node)), ast.Return):
+            returned = True
+        elif what:
+            raise UnsupportedError(f"the list `{name}` (built by appending in {callee}) {what}"
+                                   f" is not supported (the list is an array in the gradient)"
+                                   f"; {instead('list')}", where(node))
+    return returned
+
+
 def _constant_int(node):
     if isinstance(node, ast.Constant) and type(node.value) is int:
         return node.value
@@ -664,19 +766,26 @@ def _replace_statement(root, old, new: list) -> None:
 
 
 class _ListCalls(ast.NodeTransformer):
-    """``list(v * 2 for v in x)``: the list comprehension ``[v * 2 for v in x]``."""
+    """``list(v * 2 for v in x)``: the list comprehension ``[v * 2 for v in x]``;
+    ``tuple(v * 2 for v in x)``: ``tuple([v * 2 for v in x])`` (the tuple of its items where
+    their number is known while building, as over a tuple's items)."""
 
     def __init__(self, lists: _Lists):
         self.lists = lists
 
     def visit_Call(self, node):
         node = self.generic_visit(node)
-        if (isinstance(node.func, ast.Name) and node.func.id == "list"
-                and node.func.id not in self.lists.bound and "list" not in self.lists.globals
+        if (isinstance(node.func, ast.Name) and node.func.id in ("list", "tuple")
+                and node.func.id not in self.lists.bound
+                and node.func.id not in self.lists.globals
                 and len(node.args) == 1 and not node.keywords
                 and isinstance(node.args[0], ast.GeneratorExp)):
             gen = node.args[0]
-            return ast.copy_location(ast.ListComp(gen.elt, gen.generators), node)
+            comp = ast.copy_location(ast.ListComp(gen.elt, gen.generators), gen)
+            if node.func.id == "tuple":
+                node.args = [comp]
+                return node
+            return ast.copy_location(comp, node)
         return node
 
     def visit_Lambda(self, node):

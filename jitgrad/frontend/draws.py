@@ -46,6 +46,7 @@ from jitgrad.core import ir
 from jitgrad.core.errors import JitgradError, Loc, UnsupportedError, refused
 from jitgrad.core.ir import Const, Var
 from jitgrad.core.types import Type
+from jitgrad.frontend.draw_sizes import size_in_loop
 from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import Sym
 from jitgrad.prims import primitives
@@ -441,6 +442,7 @@ class Recorder:
         order = {id(s): k for k, s in enumerate(ir.walk(body))}
         known = set(params)  # and the draws made before (their values are known by then)
         programs = {}
+        done: dict = {}  # equation -> when its inputs were all needed
         for top in self.nodes:
             needed: dict = {}
 
@@ -448,6 +450,14 @@ class Recorder:
                 if not isinstance(a, Var) or a in known or id(a) in needed:
                     return
                 eqn = defs.get(a)
+                if eqn is not None and eqn.prim == "shape_dim":
+                    saved = dict(needed)
+                    try:  # of an array computed from the parameters: as it is computed
+                        need(eqn.ins[0], node, what)
+                    except UnsupportedError:  # made in a loop: from its size's token
+                        needed.clear()
+                        needed.update(saved)
+                        eqn = size_in_loop(self.gb, eqn, defs, order) or eqn
                 if eqn is None or eqn.prim not in primitives.PRIMITIVES:
                     raise refused(f"{what} is computed from a value that changes inside a "
                                   "loop (a loop index, a carried value or a draw of the "
@@ -455,6 +465,7 @@ class Recorder:
                 needed[id(a)] = eqn
                 for b in eqn.ins:
                     need(b, node, what)
+                done[id(eqn)] = len(done)  # (after what it reads: the order among ties)
 
             for n in _walk([top]):
                 if isinstance(n, Draw):
@@ -466,7 +477,7 @@ class Recorder:
                     for a in (n.start, n.stop, n.step):
                         need(a, n, "the range of this loop, around a draw,")
             eqns = sorted({id(e): e for e in needed.values()}.values(),
-                          key=lambda e: order[id(e)])
+                          key=lambda e: (order[id(e)], done.get(id(e), 0)))
             programs[top] = [(e.prim, list(e.outs), list(e.ins), dict(e.params)) for e in eqns]
             known.update(e for eqn in eqns for e in eqn.outs)
             known.update(n.var for n in _walk([top]) if isinstance(n, Draw))

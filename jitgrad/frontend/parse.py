@@ -255,10 +255,16 @@ def _prepared(fn, node, filename, first, indent, lines) -> FunctionSource:
                                                    set()).loc)
     desugar_nonlocal(node, fresh, FunctionSource(fn, filename, first, indent, node, lines,
                                                  set()).loc)
+    where = FunctionSource(fn, filename, first, indent, node, lines, set()).loc
+    rebound = _not_builtins(fn, node)
+    outer = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(
+        n.ctx, (ast.Store, ast.Del))} | {a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
+    for nested in _nested_defs(node):  # innermost first: each rewritten as its own function
+        desugar(nested, rebound, fresh)
+        lower_lists(nested, fn, fresh, where, bound=outer)
     desugar_forms(node, fn, fresh)
-    desugar(node, _not_builtins(fn, node), fresh)
-    lower_lists(node, fn, fresh, FunctionSource(fn, filename, first, indent, node, lines,
-                                                set()).loc)
+    desugar(node, rebound, fresh)
+    lower_lists(node, fn, fresh, where)
     desugar_forms(node, fn, fresh)  # (a walrus or a lambda in a comprehension, now a loop)
     names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
     names |= {a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
@@ -266,6 +272,16 @@ def _prepared(fn, node, filename, first, indent, lines) -> FunctionSource:
     fence(src)
     node.body = [_SetAsideLocalDefs().visit(stmt) for stmt in node.body]
     return src
+
+
+def _nested_defs(node) -> list:
+    """The functions defined inside ``node`` (at any depth), the innermost first."""
+    out = []
+    for child in ast.iter_child_nodes(node):
+        out += _nested_defs(child)
+        if isinstance(child, ast.FunctionDef):
+            out.append(child)
+    return out
 
 
 def _not_builtins(fn, node) -> set[str]:
@@ -304,6 +320,9 @@ if hasattr(ast, "TryStar"):
     _REFUSED_NAMES[ast.TryStar] = "try/except*"
 
 
+_CLASS_DECORATORS = {"staticmethod", "classmethod", "property"}
+
+
 def fence(src: FunctionSource) -> None:
     """Refuse, with its location, the first construct jitgrad does not support."""
     node = src.node
@@ -323,9 +342,13 @@ def fence(src: FunctionSource) -> None:
                 raise refused("a dict whose keys are not constants",
                               "dict", src.loc(sub))
             if isinstance(sub, ast.FunctionDef):  # a nested function: built where called
-                if sub.decorator_list:
-                    raise UnsupportedError("a decorator on a nested function is not supported",
-                                           src.loc(sub))
+                for d in sub.decorator_list:  # (its decorators: applied where it is defined,
+                    if isinstance(d, ast.Name) and d.id in _CLASS_DECORATORS and (  # build)
+                            d.id not in src.fn.__globals__):
+                        raise UnsupportedError(
+                            f"a decorator on a nested function is not supported here: "
+                            f"@{d.id} makes a method of a class; define the function without "
+                            "it", src.loc(sub))
                 continue
             if isinstance(sub, ast.stmt) and not isinstance(sub, _STATEMENTS):
                 raise UnsupportedError(f"the statement {type(sub).__name__} is not supported",

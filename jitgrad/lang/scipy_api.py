@@ -158,7 +158,8 @@ def handler_for(fn):
                 return handler
     for module, table in (("scipy.linalg", scipy_stats.LINALG),
                           ("scipy.linalg", numpy_linalg.LINALG),
-                          ("scipy.signal", scipy_stats.SIGNAL)):
+                          ("scipy.signal", scipy_stats.SIGNAL),
+                          ("autograd.scipy.signal", scipy_stats.AUTOGRAD_SIGNAL)):
         loaded = sys.modules.get(module)
         if loaded is not None:
             for name, handler in table.items():

@@ -23,8 +23,18 @@ import math
 import numpy as np
 
 from jitgrad.core.errors import UnsupportedError
+from jitgrad.core.ir import dims_of
 from jitgrad.lang.numpy_args import as_array
-from jitgrad.lang.symbolic import NUMPY, larger, loc_of, ndim_of, record, records, smaller
+from jitgrad.lang.symbolic import (
+    NUMPY,
+    builder_of,
+    larger,
+    loc_of,
+    ndim_of,
+    record,
+    records,
+    smaller,
+)
 
 _LOG_2PI = math.log(2.0 * math.pi)
 _LOG_PI = math.log(math.pi)
@@ -379,4 +389,84 @@ def linalg_block_diag(*arrs):
 
 LINALG = {"solve": linalg_solve, "cholesky": linalg_cholesky,
           "solve_triangular": linalg_solve_triangular, "block_diag": linalg_block_diag}
+def _static_sizes(x, axes) -> list | None:
+    """``x``'s sizes along ``axes`` where all are known while building, else None."""
+    gb = builder_of(x)
+    sizes = []
+    for k in axes:
+        d = gb.size_class(dims_of(x.atom)[k]) if records(x) and gb is not None else (
+            np.shape(x)[k] if not records(x) else None)
+        if not isinstance(d, int):
+            return None
+        sizes.append(d)
+    return sizes
+
+
+def autograd_convolve(A, B, axes=None, dot_axes=((), ()), mode="full"):
+    """autograd's ``scipy.signal.convolve`` (its generalisation of SciPy's: ``axes``, the pairs
+    of A's and B's axes convolved; ``dot_axes``, the pairs contracted), modes 'valid' and
+    'full': out[a, b, p] = sum over the offsets w and the contracted d of
+    K[flipped w, d] * S[w + p, d], where the filter K is the one whose convolved sizes are known
+    while building (the smaller, where both are) and S the other ('full': S padded with zeros);
+    its axes are A's others, then B's others, then the convolved ones. One einsum, over the
+    filter's entries and the signal's windows stacked by offset (unrolled while building)."""
+    A, B = as_array(A), as_array(B)
+    if mode not in ("valid", "full"):
+        raise UnsupportedError(f"autograd's convolve with mode={mode!r}: jitgrad takes "
+                               "'valid' and 'full' (pad the input with np.pad for 'same')",
+                               loc_of(A, B))
+    if axes is None:
+        axes = (list(range(ndim_of(A))), list(range(ndim_of(A))))
+    conv = [list(axes[0]), list(axes[1])]
+    dots = [list(dot_axes[0]), list(dot_axes[1])]
+    sizes = [_static_sizes(A, conv[0]), _static_sizes(B, conv[1])]
+    if sizes[0] is None and sizes[1] is None:
+        raise UnsupportedError("autograd's convolve where neither array's convolved sizes are "
+                               "known while building (the filter's shape must be constant)",
+                               loc_of(A, B))
+    k = 1 if sizes[1] is not None and (sizes[0] is None or all(
+        b <= a for a, b in zip(sizes[0], sizes[1]))) else 0  # the filter: A (0) or B (1)
+    arrays, filt, sig = (A, B), k, 1 - k
+    S = arrays[sig]
+    if mode == "full":  # zeros around the signal: then the 'valid' convolution
+        width = [(0, 0)] * ndim_of(S)
+        for ax, n in zip(conv[sig], sizes[filt]):
+            width[ax] = (n - 1, n - 1)
+        S = NUMPY[np.pad](S, tuple(width))
+    letters = iter("abcdefghijklmnopqrstuvwxyz")
+    names = [{}, {}]
+    for j in range(len(conv[0])):  # the positions, named on the signal's axis
+        names[sig][conv[sig][j]] = next(letters)
+    for da, db in zip(*dots):
+        names[0][da] = names[1][db] = next(letters)
+    for side in (0, 1):
+        for ax in range(ndim_of(arrays[side])):
+            if ax not in names[side] and ax not in conv[side]:
+                names[side][ax] = next(letters)
+    rest = [names[side][ax] for side in (0, 1) for ax in range(ndim_of(arrays[side]))
+            if ax not in conv[side] and ax not in dots[side]]
+    out_terms = "".join(rest) + "".join(names[sig][ax] for ax in conv[sig])
+    k_term = "".join(names[filt][ax] for ax in range(ndim_of(arrays[filt]))
+                     if ax not in conv[filt])
+    s_term = "".join(names[sig][ax] for ax in range(ndim_of(S)))
+    lengths = [S.shape[ax] - n + 1 for ax, n in zip(conv[sig], sizes[filt])]
+    kernels, windows = [], []
+    for offset in np.ndindex(*sizes[filt]):
+        spec_k = [":"] * ndim_of(arrays[filt])
+        for ax in conv[filt]:
+            spec_k[ax] = "i"
+        idx_k = [n - 1 - w for _, n, w in sorted(zip(conv[filt], sizes[filt], offset))]
+        kernels.append(record("getitem", arrays[filt], *idx_k, index_spec=tuple(spec_k)))
+        spec_s, idx_s = [":"] * ndim_of(S), []
+        for ax, w, m in sorted(zip(conv[sig], offset, lengths), key=lambda t: t[0]):
+            spec_s[ax] = ("s", True, True, False)
+            idx_s += [w, w + m]
+        windows.append(record("getitem", S, *idx_s, index_spec=tuple(spec_s)))
+    w = next(letters)  # the filter's offsets, one axis: one product summed over them
+    return NUMPY[np.einsum](f"{k_term}{w},{s_term}{w}->{out_terms}",
+                            NUMPY[np.stack](tuple(kernels), axis=-1),
+                            NUMPY[np.stack](tuple(windows), axis=-1))
+
+
 SIGNAL = {"convolve": signal_convolve, "convolve2d": signal_convolve2d}
+AUTOGRAD_SIGNAL = {"convolve": autograd_convolve}  # (autograd.scipy.signal)
