@@ -672,6 +672,8 @@ block(NN, "Functions / Other functions", [
     r("np.cov", F.nnp_o_cov, A(M23)),
     r("np.cov with rowvar=False, bias=, ddof=, y=", F.nnp_o_cov_options, A(M34)),
     r("np.cov with fweights= and aweights=", F.nnp_o_cov_weights, A(M34)),
+    r("np.cov of one variable as a row (a number, as NumPy squeezes it)", F.nnp_o_cov_one_row,
+      A(V)),
     r("np.cross", F.nnp_o_cross, A(V3, V3B)),
     r("np.delete", F.nnp_o_delete, A(V)),
     r("np.diag", F.nnp_o_diag, A(MP)),

@@ -2245,6 +2245,11 @@ def nnp_o_cov_options(x):
             + np.sum(np.cov(x[0], x[1] * x[2]) * np.arange(4.0).reshape(2, 2)))
 
 
+def nnp_o_cov_one_row(x):
+    # one variable as a 2-D row: NumPy squeezes the 1x1 covariance to a number
+    return np.sum((np.cov(x[None, :]) * x)[0] * x)
+
+
 def nnp_o_cov_weights(x):
     # frequency weights (integers) and observation weights computed from x
     return (np.sum(np.cov(x, fweights=np.array([2, 1, 3, 1])) ** 2)

@@ -212,6 +212,8 @@ def np_cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweight
         m = _np(np.concatenate)((m, y), axis=0)
     n = m.shape[1]
     ddof = ddof if ddof is not None else (0 if bias else 1)
+    dims = getattr(getattr(m, "atom", None), "dims", None)
+    one_variable = one_variable or bool(dims) and dims[0] == 1  # NumPy squeezes (1, 1) too
     if fweights is not None or aweights is not None:
         fw = _cov_weights("fweights", fweights, loc_of(m))
         aw = _cov_weights("aweights", aweights, loc_of(m))
