@@ -226,6 +226,8 @@ def np_cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweight
 
 def np_corrcoef(x, y=None, rowvar=True, dtype=None):
     c = np_cov(x, y, rowvar)
+    if ndim_of(c) == 0:  # one variable: NumPy's c / c
+        return c / c
     d = _np(np.sqrt)(_np(np.diagonal)(c))
     return c / (_column(d) * _row(d))
 
