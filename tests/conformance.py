@@ -670,6 +670,10 @@ block(NN, "Functions / Other functions", [
     r("np.correlate", F.nnp_o_correlate, A(V)),
     r("np.count_nonzero", F.nnp_o_count_nonzero, A(V), N),
     r("np.cov", F.nnp_o_cov, A(M23)),
+    r("np.cov with rowvar=False, bias=, ddof=, y=", F.nnp_o_cov_options, A(M34)),
+    r("np.cov with fweights= and aweights=", F.nnp_o_cov_weights, A(M34)),
+    r("np.cov of one variable as a row (a number, as NumPy squeezes it)", F.nnp_o_cov_one_row,
+      A(V)),
     r("np.cross", F.nnp_o_cross, A(V3, V3B)),
     r("np.delete", F.nnp_o_delete, A(V)),
     r("np.diag", F.nnp_o_diag, A(MP)),
@@ -694,6 +698,8 @@ block(NN, "Functions / Other functions", [
     r("np.full_like", F.nnp_o_full_like, A(V)),
     r("np.geomspace (start)", F.nnp_o_geomspace, S(0.7)),
     r("np.histogram", F.nnp_o_histogram, A(V), N),
+    r("np.histogram with range= and weights=", F.nnp_o_histogram_weights_range, A(V6)),
+    r("np.histogram with density= (edges from the data)", F.nnp_o_histogram_density, A(V6)),
     r("np.hsplit", F.nnp_o_hsplit, A(M24)),
     r("np.hstack", F.nnp_o_hstack, A(V)),
     r("np.identity", F.nnp_o_identity, A(MP)),
@@ -1433,6 +1439,8 @@ block(PY, "Other forms around numbers", [
     r("int and float mixed", F.py_int_float_mix, S(0.7)),
     r("str.format", F.py_string_format_method, S(0.7), P),
     r("np.ndarray(shape, dtype) as an allocation", F.py_ndarray_allocation, A(V)),
+    r("np.ndarray(n + 1, dtype=np.float64) of a computed size", F.py_ndarray_allocation_size,
+      A(V)),
 ])
 
 

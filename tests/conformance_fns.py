@@ -2241,6 +2241,22 @@ def nnp_o_cov(x):
     return np.sum(np.cov(x))
 
 
+def nnp_o_cov_options(x):
+    return (np.sum(np.cov(x, rowvar=False, bias=True) ** 2) + np.sum(np.cov(x, ddof=2))
+            + np.sum(np.cov(x[0], x[1] * x[2]) * np.arange(4.0).reshape(2, 2)))
+
+
+def nnp_o_cov_one_row(x):
+    # one variable as a 2-D row: NumPy squeezes the 1x1 covariance to a number
+    return np.sum((np.cov(x[None, :]) * x)[0] * x)
+
+
+def nnp_o_cov_weights(x):
+    # frequency weights (integers) and observation weights computed from x
+    return (np.sum(np.cov(x, fweights=np.array([2, 1, 3, 1])) ** 2)
+            + np.sum(np.cov(x, fweights=np.array([1, 2, 1, 1]), aweights=x[0] ** 2)))
+
+
 def nnp_o_cross(x, y):
     return np.sum(np.cross(x, y) ** 2)
 
@@ -2350,6 +2366,19 @@ def nnp_o_geomspace(x):
 def nnp_o_histogram(x):
     h, edges = np.histogram(x, 3)
     return np.sum(x * x) * h[0]
+
+
+def nnp_o_histogram_weights_range(x):
+    # azimint_hist's weighted over plain counts; a fixed range, weights of the data's values
+    counts = np.histogram(x, 3, range=(0.3, 0.8))[0]
+    sums, edges = np.histogram(x, 3, range=(0.3, 0.8), weights=x * x)
+    return np.sum(sums / counts) + np.sum(edges)
+
+
+def nnp_o_histogram_density(x):
+    # edges from the data's min and max: the densities' derivative flows through the widths
+    d, edges = np.histogram(x, 3, density=True)
+    return np.sum(d * np.arange(1.0, 4.0)) + np.sum(edges ** 2)
 
 
 def nnp_o_hsplit(x):
@@ -4399,6 +4428,15 @@ def py_int_float_mix(x):
 def py_string_format_method(x):
     s = "{}-{}".format(1, 2)
     return x * x * len(s)
+
+
+def py_ndarray_allocation_size(x):
+    # NPBench's nbody: `KE = np.ndarray(Nt + 1, dtype=np.float64)`, then filled in a loop
+    energy = np.ndarray(x.size + 1, dtype=np.float64)
+    energy[0] = 0.0
+    for i in range(x.size):
+        energy[i + 1] = energy[i] + x[i] ** 2
+    return np.sum(energy)
 
 
 def py_ndarray_allocation(x):

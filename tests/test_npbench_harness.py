@@ -211,6 +211,12 @@ def test_check_statuses(tmp_path):
     assert row["status"] == "ok" and row["checks"]["jax"]["rounding_only"] == ["A"]
     assert _row(tmp_path, noise, np.array([1e-6, 0.0]))["status"] == "wrong"
     assert npbench.rel_error(np.array([np.nan]), np.array([1.0])) == np.inf
+    # JAX's gradient NaN where jitgrad's is finite (nbody: sqrt at 0): central differences
+    row = _row(tmp_path, g, np.array([0.0, np.nan, 2.0, 3.0]))
+    assert row["status"] == "ok" and "jax" not in row["checks"]
+    assert any("1 of 4 entries NaN" in n for n in row["notes"])
+    assert _row(tmp_path, g, np.array([0.0, np.nan, 2.0, 3.0]), fd="wrong")["status"] == "wrong"
+    assert _row(tmp_path, g * np.nan, g)["status"] == "wrong"
 
 
 def test_summary_counts_and_timeouts():

@@ -167,14 +167,38 @@ def np_trapezoid(y, x=None, dx=1.0, axis=-1):
     return _np(np.sum)((_from(y, 1) + _from(y, None, -1)) * widths) * 0.5
 
 
+def _cov_weights(name, w, loc):
+    """``np.cov``'s ``fweights`` or ``aweights`` as a float vector, or 1.0 when not given: a
+    constant checked now as NumPy checks it, an array of the graph checked at run time (no
+    negative entry, in `numpy_written.cov_weighted`); frequency weights are integers."""
+    if w is None:
+        return 1.0
+    if not records(w):
+        w = np.asarray(w, dtype=float)
+        if w.ndim != 1:
+            raise UnsupportedError(f"np.cov: {name} must be a vector", loc)
+        if name == "fweights" and not np.all(w == np.around(w)):
+            raise UnsupportedError("np.cov: fweights must be integers", loc)
+        if np.any(w < 0):
+            raise UnsupportedError(f"np.cov: {name} cannot be negative", loc)
+        return w
+    if ndim_of(w) != 1 or (name == "fweights" and w.dtype.kind not in "iu"):
+        raise UnsupportedError(f"np.cov with {name} other than a vector of "
+                               f"{'integers' if name == 'fweights' else 'numbers'} (convert "
+                               "them with astype)", loc)
+    return w if w.dtype.kind == "f" else record("cast", w, kind="f")
+
+
 def np_cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None,
            dtype=None):
     """The covariance of the variables (rows, or columns with ``rowvar=False``): the centred
-    observations' product, divided by N - 1 (N with ``bias``, N - ``ddof``)."""
-    if all_known(m, y):
+    observations' product, divided by N - 1 (N with ``bias``, N - ``ddof``). With
+    ``fweights`` (integer repeats) and ``aweights`` (observation weights), NumPy's weighted
+    mean and normalisation: the weights' sum ``v1`` less ``ddof`` (with ``aweights``, less
+    ``ddof`` times the sum of ``w * aweights`` over ``v1``); the derivative follows the
+    observations and ``aweights``."""
+    if all_known(m, y, fweights, aweights):
         return np.cov(m, y, rowvar, bias, ddof, fweights, aweights, dtype)
-    if fweights is not None or aweights is not None:
-        raise UnsupportedError("np.cov with weights", loc_of(m))
     m = as_array(m)
     one_variable = ndim_of(m) == 1 and y is None  # NumPy's answer is then a number
     if ndim_of(m) == 1:
@@ -187,14 +211,23 @@ def np_cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweight
             y if rowvar else _np(np.transpose)(y))
         m = _np(np.concatenate)((m, y), axis=0)
     n = m.shape[1]
-    dof = n - (ddof if ddof is not None else (0 if bias else 1))
+    ddof = ddof if ddof is not None else (0 if bias else 1)
+    dims = getattr(getattr(m, "atom", None), "dims", None)
+    one_variable = one_variable or bool(dims) and dims[0] == 1  # NumPy squeezes (1, 1) too
+    if fweights is not None or aweights is not None:
+        fw = _cov_weights("fweights", fweights, loc_of(m))
+        aw = _cov_weights("aweights", aweights, loc_of(m))
+        normalised_by = 0 if ddof == 0 else (1 if aweights is None else 2)
+        return written(W.cov_weighted, m, fw, aw, ddof, normalised_by, one_variable)
     centred = m - _np(np.mean)(m, axis=1, keepdims=True)
-    c = (centred @ _np(np.transpose)(centred)) / dof
+    c = (centred @ _np(np.transpose)(centred)) / (n - ddof)
     return _at(_at(c, 0), 0) if one_variable else c
 
 
 def np_corrcoef(x, y=None, rowvar=True, dtype=None):
     c = np_cov(x, y, rowvar)
+    if ndim_of(c) == 0:  # one variable: NumPy's c / c
+        return c / c
     d = _np(np.sqrt)(_np(np.diagonal)(c))
     return c / (_column(d) * _row(d))
 

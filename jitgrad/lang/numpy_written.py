@@ -146,3 +146,27 @@ def asarray_chkfinite(a):
     if not np.all(np.isfinite(a)):
         raise ValueError("array must not contain infs or NaNs")
     return a
+
+
+
+def cov_weighted(m, fw, aw, ddof, normalised_by, one_variable):
+    """``np.cov`` of the variables in ``m``'s rows with frequency weights ``fw`` and
+    observation weights ``aw`` (a vector each, or 1.0 where not given), checked as NumPy checks
+    them; ``normalised_by`` is NumPy's choice of denominator: 0 the weights' sum ``v1``, 1
+    ``v1 - ddof``, 2 ``v1 - ddof * sum(w * aw) / v1``."""
+    if np.any(fw < 0):
+        raise ValueError("fweights cannot be negative")
+    if np.any(aw < 0):
+        raise ValueError("aweights cannot be negative")
+    w = fw * aw
+    v1 = np.sum(w)
+    centred = m - np.reshape(np.sum(m * w, axis=1) / v1, (-1, 1))
+    fact = v1
+    if normalised_by == 1:
+        fact = v1 - ddof
+    if normalised_by == 2:
+        fact = v1 - ddof * np.sum(w * aw) / v1
+    c = (centred * w) @ np.transpose(centred) / fact
+    if one_variable:
+        return c[0, 0]
+    return c
