@@ -287,6 +287,8 @@ class _Writer(NestWriter):
         """Any other primitive: an elementwise one on arrays calls `runtime` (compiled once per
         machine), everything else is written with its template (`primitive_source`)."""
         types = [x.type for x in e.ins]
+        if out and self.broadcast_nest(e, a, out, indent):
+            return
         if primitives.PRIMITIVES[e.prim].elementwise and any(t.ndim for t in types):
             expr = f"_rt.{e.prim}({', '.join(a)})"  # see runtime.py: compiled once per machine
         else:
