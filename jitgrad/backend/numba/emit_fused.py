@@ -24,7 +24,6 @@ from jitgrad.core import ops
 from jitgrad.core.ir import Block, Eqn, Var, dims_of, direct_uses, walk
 from jitgrad.core.types import Type
 
-
 # Elementwise primitives written as a loop nest that broadcasts at run time when the fused
 # nests cannot take them (`NestWriter.broadcast_nest`): their scalar forms are exact, so the
 # nest computes NumPy's values.
