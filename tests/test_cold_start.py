@@ -220,3 +220,53 @@ def test_the_two_contributions_of_a_square_are_one_product():
     adjoint = g.source("adjoint")
     products = [line for line in adjoint.splitlines() if re.search(r"= _b_\w+ \* r$", line)]
     assert len(products) == 1, adjoint
+
+
+def unproven_sizes(m, b, c):  # sizes the fused nests cannot prove equal: inv's result, a loop's
+    a = np.linalg.inv(m)
+    for _ in range(2):
+        a = a + 0.1 * m  # (a carried value)
+    u = a + b[:, None]  # a column broadcast along the rows
+    v = u * c  # a row broadcast down the columns
+    w = np.where(v > 0.0, v, 0.5 * v)
+    z = -w / (2.0 + a * a) - c
+    return np.sum(z * z)
+
+
+def test_arrays_of_unproven_sizes_are_loops_of_the_gradient_not_runtime_calls():
+    """add, sub, mul, div, neg and where of float arrays whose sizes the emitter cannot prove
+    equal are a nest in the generated function that broadcasts at run time, not a call of
+    the runtime's helper: a helper's code (Numba's broadcasting kernel, ~300 kB of IR) would
+    be linked into the function and optimised again by LLVM (issue #46). Gradients against
+    central differences and JAX; NumPy's broadcasting error for sizes that do not broadcast."""
+    import jax
+    import jax.numpy as jnp
+
+    jax.config.update("jax_enable_x64", True)
+    rng = np.random.default_rng(3)
+    m = rng.standard_normal((4, 3)) @ rng.standard_normal((3, 4)) + 4.0 * np.eye(4)
+    args = (m, rng.standard_normal(4), rng.standard_normal(4))
+    g = jitgrad.value_and_grad(unproven_sizes, wrt=(0, 1, 2))
+    value, grads = g(*args)
+    code = "\n".join(line.split("#")[0] for line in g.source().splitlines())
+    calls = re.findall(r"_rt\.(add|sub|mul|div|neg|where)\(", code)
+    assert not calls, calls
+    assert "raise ValueError(" in code
+
+    def reference(m, b, c):
+        a = jnp.linalg.inv(m)
+        for _ in range(2):
+            a = a + 0.1 * m
+        v = (a + b[:, None]) * c
+        w = jnp.where(v > 0.0, v, 0.5 * v)
+        z = -w / (2.0 + a * a) - c
+        return jnp.sum(z * z)
+
+    assert value == pytest.approx(unproven_sizes(*args), rel=1e-12)
+    oracle = jax.grad(reference, argnums=(0, 1, 2))(*args)
+    for k in range(3):
+        np.testing.assert_allclose(grads[k], np.asarray(oracle[k]), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(grads[k], numeric_grad(unproven_sizes, args, k),
+                                   rtol=1e-5, atol=1e-7)
+    with pytest.raises(ValueError, match="broadcast"):
+        g(m, args[1], np.ones(3))

@@ -51,7 +51,7 @@ ERROR_MODEL = "numpy"
 CACHE_FORMAT = "jg3"
 
 
-def jit(fn=None, *, needs=None):
+def jit(fn=None, *, needs=None, inline=False):
     """``numba.njit(cache=True)`` for a runtime helper, or the function itself under
     ``JITGRAD_DISABLE_JIT=1``. ``needs``: called before the helper's first compile or cache
     load (`runtime_linalg.link_routines`: the BLAS and LAPACK symbols its code calls by name).
@@ -69,9 +69,11 @@ def jit(fn=None, *, needs=None):
     hundred helpers of which a gradient calls a few (0.08 s of every process's first
     gradient here, its code loaded from the cache or not)."""
     if fn is None:
-        return lambda f: jit(f, needs=needs)
+        return lambda f: jit(f, needs=needs, inline=inline)
     if DISABLE_JIT:
         return fn
+    if inline:
+        return numba.njit(error_model=ERROR_MODEL, inline="always")(fn)
     dispatcher = numba.njit(error_model=ERROR_MODEL)(fn)
     typed = dispatcher.get_call_template
     compile_now = dispatcher.compile

@@ -218,14 +218,15 @@ class _Writer(NestWriter):
         elif prim == "count_tick":
             self.line(indent, f"{a[0]} += 1")
         elif prim == "count_max":
-            self.line(indent, f"{out} = _rt.larger({a[0]}, {a[1]})")
+            # (a conditional, not `_rt.larger`: no helper for the function to link and compile)
+            self.line(indent, f"{out} = {a[0]} if {a[0]} > {a[1]} else {a[1]}")
         elif prim == "reserve":  # the check inline: a call per inner loop costs more
             self.line(indent, f"if {a[1]} + {a[2]} > {a[0]}.shape[0]:")
             self.line(indent + 1, f"{out} = _rt.reserve({a[0]}, {a[1]}, {a[2]})")
         elif prim == "trip_count":
             if a[2] == "1":
-                stop = a[1] if a[0] == "0" else f"{a[1]} - {a[0]}"
-                self.line(indent, f"{out} = _rt.nonnegative({stop})")
+                stop = a[1] if a[0] == "0" else f"({a[1]} - {a[0]})"
+                self.line(indent, f"{out} = {stop} if {stop} > 0 else 0")  # (as count_max)
             else:
                 self.line(indent, f"{out} = _rt.trip_count({a[0]}, {a[1]}, {a[2]})")
         else:
@@ -236,12 +237,13 @@ class _Writer(NestWriter):
         or an array of scalars of the saved kind."""
         tape, count = e.outs
         if e.params.get("flat"):
-            self.line(indent, f"{tape.name} = {lowering.allocation('empty', a[0])}")
+            # (a count: allocated as a shape of one size, the signature of other vectors)
+            self.line(indent, f"{tape.name} = {lowering.allocation('empty', f'({a[0]},)')}")
         elif e.params["ndim"]:
             self.line(indent, f"{tape.name} = []")
         else:
             self.line(indent, f"{tape.name} = "
-                              f"{lowering.allocation('empty', a[0], e.params['kind'])}")
+                              f"{lowering.allocation('empty', f'({a[0]},)', e.params['kind'])}")
         self.line(indent, f"{count.name} = 0")
 
     def push_eqn(self, e: Eqn, a: list[str], indent: int):
@@ -290,6 +292,8 @@ class _Writer(NestWriter):
         """Any other primitive: an elementwise one on arrays calls `runtime` (compiled once per
         machine), everything else is written with its template (`primitive_source`)."""
         types = [x.type for x in e.ins]
+        if out and self.broadcast_nest(e, a, out, indent):
+            return
         if primitives.PRIMITIVES[e.prim].elementwise and any(t.ndim for t in types):
             expr = f"_rt.{e.prim}({', '.join(a)})"  # see runtime.py: compiled once per machine
         else:

@@ -21,9 +21,14 @@ from jitgrad.backend.numba.emit_nest import (
 )
 from jitgrad.backend.numba.lowering import allocation, atom_source, primitive_source
 from jitgrad.core import ops
-from jitgrad.core.ir import Block, Eqn, Var, direct_uses, walk
+from jitgrad.core.ir import Block, Eqn, Var, dims_of, direct_uses, walk
 from jitgrad.core.types import Type
 from jitgrad.prims.primitives import index_source
+
+# Elementwise primitives written as a loop nest that broadcasts at run time when the fused
+# nests cannot take them (`NestWriter.broadcast_nest`): their scalar forms are exact, so the
+# nest computes NumPy's values.
+BROADCAST_NEST = frozenset({"add", "sub", "mul", "div", "neg", "where"})
 
 
 class NestWriter:
@@ -290,6 +295,69 @@ class NestWriter:
         else:
             expr = primitive_source(e.prim, args, e.params, scalar_types)
         self.line(indent, f"{element[out]} = {expr}")
+
+    def broadcast_nest(self, e: Eqn, a: list[str], out: str, indent: int) -> bool:
+        """Write ``out = e`` as a loop nest broadcasting at run time, when ``e`` is one of
+        `BROADCAST_NEST`'s primitives on float arrays whose sizes the fused nests cannot prove
+        equal (a loop's carried value, a factorisation's result); False, writing nothing, for
+        anything else (the runtime helper then computes it).
+
+        Why not the helper (``_rt.add``): Numba's ``x + y`` of arrays is its generic
+        broadcasting kernel, about 300 kB of LLVM IR for two matrices, and a compiled function
+        carries every helper it calls into its own module, which LLVM optimises and compiles
+        again: five such calls were 1.5 MB of gp's 2.5 MB and most of its 12 s compile, on top
+        of the helpers' own first compile (issue #46). A nest here is a few lines of the
+        generated function. Sizes broadcast as NumPy's (ValueError when they do not); an axis
+        of size 1 is read at index 0."""
+        o = e.outs[0] if len(e.outs) == 1 else None
+        if e.prim not in BROADCAST_NEST or o is None or o.type.kind != "f" or not o.type.ndim:
+            return False
+        for k, x in enumerate(e.ins):
+            kinds = "b" if e.prim == "where" and k == 0 else "f"
+            if x.type.ndim > o.type.ndim or (x.type.kind not in kinds if x.type.ndim
+                                              else x.type.kind not in kinds + "fi"):
+                return False
+        d, od = o.type.ndim, dims_of(o)
+        idx = [self.namer.fresh(f"_i{k}") for k in range(d)]
+        reads = [[] for _ in e.ins]  # per operand: the index of each of its axes
+        sizes = []
+        for k in range(d):
+            axis = [(n, x.type.ndim - d + k) for n, x in enumerate(e.ins)
+                    if x.type.ndim - d + k >= 0]
+            shapes = [f"{a[n]}.shape[{j}]" for n, j in axis]
+            if len(shapes) == 1:
+                sizes.append(shapes[0])
+            else:
+                size = self.namer.fresh(f"_n{k}")
+                sizes.append(size)
+                self.line(indent, f"{size} = {shapes[0]}")
+                for s in shapes[1:]:
+                    self.line(indent, f"if {size} == 1:")
+                    self.line(indent + 1, f"{size} = {s}")
+                bad = " or ".join(f"{s} != {size} and {s} != 1" for s in shapes)
+                self.line(indent, f"if {bad}:")
+                self.line(indent + 1, 'raise ValueError("operands could not be broadcast '
+                          'together")')
+            for (n, j), s in zip(axis, shapes):
+                if len(shapes) == 1 or dims_of(e.ins[n])[j] == od[k] != 1:
+                    reads[n].append(idx[k])
+                else:  # 0 where the operand's axis is broadcast
+                    step = self.namer.fresh(f"_s{k}")
+                    self.line(indent, f"{step} = 1 if {s} != 1 else 0")
+                    reads[n].append(f"{idx[k]} * {step}")
+        target = self.namer.fresh(out) if out in a else out
+        shape = "(" + ", ".join(sizes) + ("," if d == 1 else "") + ")"
+        self.line(indent, f"{target} = {allocation('empty', shape)}")
+        for k in range(d):
+            self.line(indent + k, f"for {idx[k]} in range({sizes[k]}):")
+        args = [f"{a[n]}[{', '.join(r)}]" if x.type.ndim else a[n]
+                for n, (x, r) in enumerate(zip(e.ins, reads))]
+        scalar_types = [Type(x.type.kind, 0) for x in e.ins]
+        element = primitive_source(e.prim, args, e.params, scalar_types)
+        self.line(indent + d, f"{target}[{', '.join(idx)}] = {element}")
+        if target != out:
+            self.line(indent, f"{out} = {target}")
+        return True
 
 
 def nest_args(e: Eqn, here: list, dims: tuple, idx: list[str], element: dict) -> list[str]:

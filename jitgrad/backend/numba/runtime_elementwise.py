@@ -85,9 +85,9 @@ _TANH_P = (-9.64399179425052238628e-1, -9.92877231001918586564e1, -1.61468768441
 _TANH_Q = (1.12811678491632931402e2, 2.23548839060100448583e3, 4.84406305325125486048e3)
 
 
-@jit
+@jit(inline=True)
 def tanh_scalar(x):
-    a = abs(x)
+    a = math.fabs(x)  # (not `abs`: this module's helper of that name, a compile of its own)
     if a < 0.625:
         z = a * a
         r = a + a * z * (((_TANH_P[0] * z + _TANH_P[1]) * z + _TANH_P[2])
