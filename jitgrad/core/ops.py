@@ -65,7 +65,9 @@ class Flags:
     primitive of input 0's entry ``i`` and input 1's entry ``j``, as ``np.outer`` is of
     ``mul``; a loop nest computes it entry by entry), ``contracts`` (input 0's last axis is
     summed against input 1's first, as in a matrix product: NumPy raises unless they are the
-    same size).
+    same size), ``broadcast_nest`` (an elementwise primitive whose scalar form computes NumPy's
+    value exactly: on float arrays whose sizes are not proven equal, the generated code is a
+    loop nest that broadcasts at run time, not a runtime helper).
 
     Inputs: ``shape_only`` (positions read for their shape alone), ``index_from`` (the
     position where index atoms begin)."""
@@ -105,6 +107,7 @@ class Flags:
     broadcasts: bool = False
     outer_of: str | None = None
     contracts: bool = False
+    broadcast_nest: bool = False
     shape_only: frozenset = frozenset()
     index_from: int | None = None
 

@@ -54,7 +54,7 @@ PIECEWISE_CONSTANT = {"differentiable": False, "zero_tangent": True}
 
 # ----------------------------------------------------------------------------- unary
 
-neg = _elementwise("neg", np.negative, _arith_no_bool, linear=True)
+neg = _elementwise("neg", np.negative, _arith_no_bool, linear=True, broadcast_nest=True)
 for _name in ("exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "arctan",
               "arcsin", "arccos", "sinh", "cosh", "arcsinh", "arccosh", "arctanh"):
     _elementwise(_name, getattr(np, _name), **COSTLY)
@@ -334,10 +334,12 @@ defvjp("erfc", lambda g, ans, x: -(g * (np.exp(-(x * x)) * _TWO_OVER_SQRT_PI)))
 
 for _name in ("arctan2", "hypot", "logaddexp", "logaddexp2", "copysign"):
     _elementwise(_name, getattr(np, _name), **(COSTLY if _name != "copysign" else {}))
-_elementwise("add", np.add, _arith_no_bool, additive=True, counting=True)
-_elementwise("sub", np.subtract, _arith_no_bool, additive=True, counting=True)
-_elementwise("mul", np.multiply, _arith_no_bool, counting=True)
-_elementwise("div", np.true_divide, _float_elementwise)
+_elementwise("add", np.add, _arith_no_bool, additive=True, counting=True,
+             broadcast_nest=True)
+_elementwise("sub", np.subtract, _arith_no_bool, additive=True, counting=True,
+             broadcast_nest=True)
+_elementwise("mul", np.multiply, _arith_no_bool, counting=True, broadcast_nest=True)
+_elementwise("div", np.true_divide, _float_elementwise, broadcast_nest=True)
 _elementwise("pow", np.power, _arith_no_bool, **COSTLY)
 _elementwise("floordiv", np.floor_divide, _arith_no_bool, **PIECEWISE_CONSTANT)
 _elementwise("mod", np.mod, _arith_no_bool)
@@ -363,7 +365,7 @@ def tie_share_impl(x, y):
 
 
 tie_share = _elementwise("tie_share", tie_share_impl, **PIECEWISE_CONSTANT)
-_elementwise("where", np.where, _where)
+_elementwise("where", np.where, _where, broadcast_nest=True)
 
 # The next float after x towards y: x moved by at most one unit in the last place, so its
 # derivative is 1 in x (as finite differences see it) and 0 in y (a direction only).

@@ -25,11 +25,6 @@ from jitgrad.core.ir import Block, Eqn, Var, dims_of, direct_uses, walk
 from jitgrad.core.types import Type
 from jitgrad.prims.primitives import index_source
 
-# Elementwise primitives written as a loop nest that broadcasts at run time when the fused
-# nests cannot take them (`NestWriter.broadcast_nest`): their scalar forms are exact, so the
-# nest computes NumPy's values.
-BROADCAST_NEST = frozenset({"add", "sub", "mul", "div", "neg", "where"})
-
 
 class NestWriter:
     def fusable_run(self, stmts, k) -> tuple[list, list, list]:
@@ -297,9 +292,9 @@ class NestWriter:
         self.line(indent, f"{element[out]} = {expr}")
 
     def broadcast_nest(self, e: Eqn, a: list[str], out: str, indent: int) -> bool:
-        """Write ``out = e`` as a loop nest broadcasting at run time, when ``e`` is one of
-        `BROADCAST_NEST`'s primitives on float arrays whose sizes the fused nests cannot prove
-        equal (a loop's carried value, a factorisation's result); False, writing nothing, for
+        """Write ``out = e`` as a loop nest broadcasting at run time, when ``e``'s primitive
+        is flagged ``broadcast_nest`` and it is on float arrays whose sizes the fused nests
+        cannot prove equal (a loop's carried value, a factorisation's result); False, writing nothing, for
         anything else (the runtime helper then computes it).
 
         Why not the helper (``_rt.add``): Numba's ``x + y`` of arrays is its generic
@@ -310,7 +305,8 @@ class NestWriter:
         generated function. Sizes broadcast as NumPy's (ValueError when they do not); an axis
         of size 1 is read at index 0."""
         o = e.outs[0] if len(e.outs) == 1 else None
-        if e.prim not in BROADCAST_NEST or o is None or o.type.kind != "f" or not o.type.ndim:
+        if (not ops.flags(e.prim).broadcast_nest or o is None or o.type.kind != "f"
+                or not o.type.ndim):
             return False
         for k, x in enumerate(e.ins):
             kinds = "b" if e.prim == "where" and k == 0 else "f"
