@@ -23,7 +23,11 @@ from jitgrad.backend.numba.lowering import allocation, atom_source, primitive_so
 from jitgrad.core import ops
 from jitgrad.core.ir import Block, Eqn, Var, dims_of, direct_uses, walk
 from jitgrad.core.types import Type
+from jitgrad.prims import primitives
 from jitgrad.prims.primitives import index_source
+
+# Statements in a row, which a nest cannot compute, that a run may step over (`hoppable`).
+HOPS_AT_MOST = 8
 
 
 class NestWriter:
@@ -54,6 +58,8 @@ class NestWriter:
         copied: set[Var] = set()  # values of the run copied in it (``_b_t = _b_z``)
         reads_in_run: dict[Var, int] = {}
         into: set[str] = set()  # arrays the run adds into a part of (`add_at`)
+        accumulated: set[Var] = set()  # the memory the run adds into (`MayShare` classes)
+        hops = 0  # statements in a row made before the nest (`hoppable`)
         for e in stmts[k:]:
             if not isinstance(e, Eqn):
                 break
@@ -67,8 +73,16 @@ class NestWriter:
                 aliases.append(e)
                 aliased |= {e.outs[0].name, e.ins[0].name}
                 continue
+            if reads is None and run and hops < HOPS_AT_MOST and self.hoppable(
+                    e, made | sums, names, read, accumulated):
+                # (computed before the nest, so that the run goes on after it)
+                aliases.append(e)
+                aliased.update(o.name for o in e.outs)
+                hops += 1
+                continue
             if reads is None or any(a in sums for a in e.ins):
                 break
+            hops = 0
             if any(isinstance(a, Var) and a.name in into for a in e.ins):
                 break  # (an array written into a part of it is read at other positions)
             if not e.outs:  # an accumulation (`iadd`, `add_at`) into an array
@@ -81,6 +95,7 @@ class NestWriter:
                     if acc in made or acc.name in read:
                         break
                     into.add(acc.name)
+                accumulated.add(self.may_share.find(acc))
                 run.append(e)
                 self.count_reads(e, read, reads_in_run)
                 continue
@@ -115,6 +130,24 @@ class NestWriter:
                    if stmts[j] is run[-1])
         aliases = [a for a in aliases if any(a is s for s in stmts[k:end])]
         return run, sizes, aliases
+
+    def hoppable(self, e, run_values: set, bound: set, read: set, accumulated: set) -> bool:
+        """Whether ``e``, which the nest cannot compute, may be computed before the nest, so
+        that the run goes on after it (bicg's adjoint: the two products between the rank-1
+        terms of ``dA``): a primitive with no effect and no write, reading no value of the run
+        and no name the run binds, no memory the run adds into, and binding no name the run
+        binds or reads. Those statements then run before the run's earlier ones, which
+        neither they nor the run can tell."""
+        flags = ops.flags(e.prim)
+        if (not isinstance(e, Eqn) or not e.outs or e.prim not in primitives.PRIMITIVES
+                or flags.effects or flags.writes_into_first or flags.adds_into
+                or flags.accumulates or flags.raises or flags.checks_sizes):
+            return False
+        for a in e.ins:
+            if isinstance(a, Var) and (a in run_values or a.name in bound or (
+                    a.type.ndim and self.may_share.find(a) in accumulated)):
+                return False
+        return not any(o.name in bound or o.name in read for o in e.outs)
 
     @staticmethod
     def count_reads(e: Eqn, names: set, counts: dict) -> dict:
