@@ -189,17 +189,25 @@ class _Writer(NestWriter):
 
     def store_eqn(self, e: Eqn, a: list[str], out: str | None, indent: int):
         """A copy (``assign``, nothing when it is to itself) or a write into an array
-        (``iadd``, ``setitem``, ``add_at``, ``zero_at``)."""
+        (``iadd``, ``setitem``, ``add_at``, ``zero_at``). A write into a region of an array
+        (not one entry) calls `runtime` (``_rt.add_into``, ``_rt.copy_into``): written inline,
+        each compiles slowly (see runtime_index)."""
         prim = e.prim
         if prim == "assign":
             if out != a[0]:
                 self.line(indent, f"{out} = {a[0]}")
+        elif prim == "iadd" and e.ins[0].type.ndim:
+            self.line(indent, f"_rt.add_into({a[0]}, {a[1]})")
         elif prim == "iadd":
             self.line(indent, f"{a[0]} += {a[1]}")
-        elif prim == "setitem":
-            self.line(indent, f"{primitives.index_source(a[0], e.params['index_spec'], a[2:])} = {a[1]}")
-        elif prim == "add_at":
-            self.line(indent, f"{primitives.index_source(a[0], e.params['index_spec'], a[2:])} += {a[1]}")
+        elif prim in ("setitem", "add_at"):
+            spec = e.params["index_spec"]
+            target = primitives.index_source(a[0], spec, a[2:])
+            if e.ins[0].type.ndim > sum(1 for item in spec if item == "i"):
+                helper = "copy_into" if prim == "setitem" else "add_into"
+                self.line(indent, f"_rt.{helper}({target}, {a[1]})")
+            else:
+                self.line(indent, f"{target} {'=' if prim == 'setitem' else '+='} {a[1]}")
         elif prim == "zero_at":
             self.line(indent, f"{primitives.index_source(a[0], e.params['index_spec'], a[1:])} = 0.0")
 

@@ -105,7 +105,9 @@ from jitgrad.backend.numba.runtime_elementwise import (  # noqa: F401 - re-expor
 )
 from jitgrad.backend.numba.runtime_fft import dft  # noqa: F401 - re-exported
 from jitgrad.backend.numba.runtime_index import (  # noqa: F401 - re-exported
+    add_into,
     along_positions,
+    copy_into,
     mask_positions,
     mask_rows,
     pair_positions,
