@@ -46,6 +46,19 @@ import jitgrad.backend.numba.runtime as _rt
 '''
 
 
+def one_call(e) -> bool:
+    """Whether ``e``, alone in its nest, is better written as its `runtime` call: an
+    elementwise primitive whose array operands all have its result's rank (a loop nest per
+    operation is what makes a long gradient's compile slow; the call is compiled once per
+    machine and computes the same). One that broadcasts stays a nest, over the sizes known
+    to be equal (`test_sizes`)."""
+    row = primitives.PRIMITIVES.get(e.prim)
+    if not e.outs or row is None or not row.elementwise or not e.outs[0].type.ndim:
+        return False
+    ndim = e.outs[0].type.ndim
+    return all(a.type.ndim in (0, ndim) for a in e.ins)
+
+
 class _Writer(NestWriter):
     def __init__(self, namer):
         self.namer = namer  # for the names of fused loops' elements
@@ -106,6 +119,8 @@ class _Writer(NestWriter):
         while k < len(stmts):
             s = stmts[k]
             group, sizes, aliases = self.fusable_run(stmts, k)
+            if group and not aliases and len(group) == 1 and one_call(group[0]):
+                group = []  # one operation: a call compiled once, not a nest compiled here
             if group:
                 taken = len(group) + len(aliases)
                 # at the top level, a result is stored only if a later statement reads it;
