@@ -6,6 +6,7 @@ adjoints. Compiled with `compile.jit`, once per machine. Why the backend has its
 primitives' implementations (`prims.indexing`) are NumPy's vectorised forms for the interpreter
 (``np.add.at``, ``np.flatnonzero``, ``np.ravel_multi_index``), and Numba does not check the
 entries of an index array; these loops read the same positions and raise NumPy's errors.
+Also the writes into a region of an array (`add_into`, `copy_into`: why, above them).
 """
 
 from __future__ import annotations
