@@ -4,6 +4,8 @@ Every function of ``inplace_fns`` is compiled and checked for its value against 
 its gradient against central finite differences, and its arguments left unmodified.
 """
 
+import re
+
 import inplace_fns as F
 import numpy as np
 import pytest
@@ -191,3 +193,60 @@ def test_an_adjoint_loop_reads_what_no_iteration_changes_once_before_it():
         assert line in guarded, line
         assert line not in loop.split("_k_1 -= 1")[0], line
     assert "x[np.uint64(r)]" in loop and "_b_out[np.uint64(r)]" in loop
+
+
+def stencil_with_region_writes(a, b):  # an NPBench-style stencil: every write is a region's
+    a = a.copy()
+    b = b.copy()
+    for _ in range(2):
+        b[1:-1, 1:-1] = 0.2 * (a[1:-1, 1:-1] + a[:-2, 1:-1] + a[2:, 1:-1] + a[1:-1, :-2]
+                               + a[1:-1, 2:])
+        a[1:-1, 1:-1] = 0.2 * (b[1:-1, 1:-1] + b[:-2, 1:-1] + b[2:, 1:-1] + b[1:-1, :-2]
+                               + b[1:-1, 2:])
+    a[0] = b[1] * 2.0
+    a += b * b
+    b[:, 1:] += a[:, :-1]
+    return np.sum(a * a) + np.sum(np.sin(b))
+
+
+def _stencil_jax(a, b):
+    import jax.numpy as jnp
+
+    def smooth(x):
+        return 0.2 * (x[1:-1, 1:-1] + x[:-2, 1:-1] + x[2:, 1:-1] + x[1:-1, :-2] + x[1:-1, 2:])
+
+    for _ in range(2):
+        b = b.at[1:-1, 1:-1].set(smooth(a))
+        a = a.at[1:-1, 1:-1].set(smooth(b))
+    a = a.at[0].set(b[1] * 2.0)
+    a = a + b * b
+    b = b.at[:, 1:].add(a[:, :-1])
+    return jnp.sum(a * a) + jnp.sum(jnp.sin(b))
+
+
+def test_writes_into_regions_are_calls_and_differentiate():
+    """Every write into a region of an array (a slice set or incremented, a row set, a whole
+    array incremented, in the function and in its adjoint) is one call of the runtime's
+    ``add_into`` / ``copy_into``: written inline, Numba compiles each in about two seconds,
+    superlinear in their number (NPBench's stencils, issue #45). Compiled; the gradient
+    against central differences and JAX."""
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    from fd import numeric_grad
+
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(size=(5, 6)), rng.normal(size=(5, 6))
+    g = jitgrad.grad(stencil_with_region_writes, wrt=(0, 1))
+    got = g(a, b)
+    want = jax.grad(_stencil_jax, argnums=(0, 1))(a, b)
+    for k in range(2):
+        np.testing.assert_allclose(got[k], np.asarray(want[k]), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(got[k], numeric_grad(stencil_with_region_writes, (a, b), k),
+                                   rtol=1e-6, atol=1e-8)
+    src = g.source(a, b)
+    code = [line.strip() for line in src.splitlines() if not line.strip().startswith("#")]
+    assert any(line.startswith("_rt.copy_into(a_") for line in code)
+    assert any(line.startswith("_rt.add_into(_b_") for line in code)
+    # (a region set to zero stays inline: a fill compiles fast)
+    inline = [line for line in code if re.match(r"\w+\[[^\]]*:[^\]]*\] \+?= (?!0\.0$)", line)]
+    assert not inline, inline

@@ -46,6 +46,19 @@ import jitgrad.backend.numba.runtime as _rt
 '''
 
 
+def one_call(e) -> bool:
+    """Whether ``e``, alone in its nest, is better written as its `runtime` call: an
+    elementwise primitive whose array operands all have its result's rank (a loop nest per
+    operation is what makes a long gradient's compile slow; the call is compiled once per
+    machine and computes the same). One that broadcasts stays a nest, over the sizes known
+    to be equal (`test_sizes`)."""
+    row = primitives.PRIMITIVES.get(e.prim)
+    if not e.outs or row is None or not row.elementwise or not e.outs[0].type.ndim:
+        return False
+    ndim = e.outs[0].type.ndim
+    return all(a.type.ndim in (0, ndim) for a in e.ins)
+
+
 class _Writer(NestWriter):
     def __init__(self, namer):
         self.namer = namer  # for the names of fused loops' elements
@@ -106,6 +119,8 @@ class _Writer(NestWriter):
         while k < len(stmts):
             s = stmts[k]
             group, sizes, aliases = self.fusable_run(stmts, k)
+            if group and not aliases and len(group) == 1 and one_call(group[0]):
+                group = []  # one operation: a call compiled once, not a nest compiled here
             if group:
                 taken = len(group) + len(aliases)
                 # at the top level, a result is stored only if a later statement reads it;
@@ -189,17 +204,25 @@ class _Writer(NestWriter):
 
     def store_eqn(self, e: Eqn, a: list[str], out: str | None, indent: int):
         """A copy (``assign``, nothing when it is to itself) or a write into an array
-        (``iadd``, ``setitem``, ``add_at``, ``zero_at``)."""
+        (``iadd``, ``setitem``, ``add_at``, ``zero_at``). A write into a region of an array
+        (not one entry) calls `runtime` (``_rt.add_into``, ``_rt.copy_into``): written inline,
+        each compiles slowly (see runtime_index)."""
         prim = e.prim
         if prim == "assign":
             if out != a[0]:
                 self.line(indent, f"{out} = {a[0]}")
+        elif prim == "iadd" and e.ins[0].type.ndim:
+            self.line(indent, f"_rt.add_into({a[0]}, {a[1]})")
         elif prim == "iadd":
             self.line(indent, f"{a[0]} += {a[1]}")
-        elif prim == "setitem":
-            self.line(indent, f"{primitives.index_source(a[0], e.params['index_spec'], a[2:])} = {a[1]}")
-        elif prim == "add_at":
-            self.line(indent, f"{primitives.index_source(a[0], e.params['index_spec'], a[2:])} += {a[1]}")
+        elif prim in ("setitem", "add_at"):
+            spec = e.params["index_spec"]
+            target = primitives.index_source(a[0], spec, a[2:])
+            if e.ins[0].type.ndim > sum(1 for item in spec if item == "i"):
+                helper = "copy_into" if prim == "setitem" else "add_into"
+                self.line(indent, f"_rt.{helper}({target}, {a[1]})")
+            else:
+                self.line(indent, f"{target} {'=' if prim == 'setitem' else '+='} {a[1]}")
         elif prim == "zero_at":
             self.line(indent, f"{primitives.index_source(a[0], e.params['index_spec'], a[1:])} = 0.0")
 

@@ -13,12 +13,14 @@ import numpy as np
 
 from jitgrad.backend.numba import runtime
 from jitgrad.backend.numba.runtime import (
+    add_into,
     arange,
     broadcast_like,
     cholesky,
     choose_share,
     choose_share_all,
     chunk_count,
+    copy_into,
     det,
     dft,
     dot,
@@ -92,6 +94,13 @@ def _warm_examples():
                   (fn, (1.0, f2)), (fn, (f2, 1.0)), (fn, (f2, f1))]
     calls += [(where, (f1 > 0, f1, 1.0)), (where, (f2 > 0, f2, 1.0)),
               (where, (f2 > 0, f2, f2))]
+    # writes into a region: a slice of a vector, a matrix or a rank-3 array (a view, 'A'
+    # layout), or a whole array or a row (C order), from an array of its shape or a number
+    for c in (np.ones(3), np.ones((3, 3)), np.ones((3, 3, 3))):
+        view = c[(slice(1, None),) * c.ndim]
+        calls += [(add_into, (view, view.copy())), (add_into, (view, view)),
+                  (copy_into, (view, view.copy())), (copy_into, (view, view)),
+                  (copy_into, (view, 0.0)), (add_into, (c, c)), (copy_into, (c, c))]
     return calls
 
 
