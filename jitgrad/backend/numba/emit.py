@@ -202,6 +202,16 @@ class _Writer(NestWriter):
         else:
             self.counter_eqn(e, a, out, indent)
 
+    def indexed_write(self, e: Eqn, a: list[str], op: str, helper: str, indent: int):
+        """``x[index] = v`` or ``x[index] += v``: into one entry as written, into a region by
+        the runtime's ``helper`` (`store_eqn`)."""
+        spec = e.params["index_spec"]
+        target = primitives.index_source(a[0], spec, a[2:])
+        if e.ins[0].type.ndim > sum(1 for item in spec if item == "i"):
+            self.line(indent, f"_rt.{helper}({target}, {a[1]})")
+        else:
+            self.line(indent, f"{target} {op} {a[1]}")
+
     def store_eqn(self, e: Eqn, a: list[str], out: str | None, indent: int):
         """A copy (``assign``, nothing when it is to itself) or a write into an array
         (``iadd``, ``setitem``, ``add_at``, ``zero_at``). A write into a region of an array
@@ -215,14 +225,10 @@ class _Writer(NestWriter):
             self.line(indent, f"_rt.add_into({a[0]}, {a[1]})")
         elif prim == "iadd":
             self.line(indent, f"{a[0]} += {a[1]}")
-        elif prim in ("setitem", "add_at"):
-            spec = e.params["index_spec"]
-            target = primitives.index_source(a[0], spec, a[2:])
-            if e.ins[0].type.ndim > sum(1 for item in spec if item == "i"):
-                helper = "copy_into" if prim == "setitem" else "add_into"
-                self.line(indent, f"_rt.{helper}({target}, {a[1]})")
-            else:
-                self.line(indent, f"{target} {'=' if prim == 'setitem' else '+='} {a[1]}")
+        elif prim == "setitem":
+            self.indexed_write(e, a, "=", "copy_into", indent)
+        elif prim == "add_at":
+            self.indexed_write(e, a, "+=", "add_into", indent)
         elif prim == "zero_at":
             self.line(indent, f"{primitives.index_source(a[0], e.params['index_spec'], a[1:])} = 0.0")
 
