@@ -65,12 +65,12 @@ def test_graph_dot_has_a_node_per_operation_and_an_edge_per_use():
     assert text.startswith('digraph "loss" {') and text.rstrip().endswith("}")
     nodes = [line for line in text.splitlines() if "[label=" in line]
     edges = [line for line in text.splitlines() if "->" in line]
-    # 3 parameters, the size check (two shape reads, same_size: W's columns are b's size),
-    # 5 operations (matmul add tanh pow sum), the value
-    assert len(nodes) == 3 + 3 + 5 + 1
-    # shape reads 1 + 1, same_size 2, matmul(x, W), add(_, b), tanh, pow, sum, value:
-    # 2 + 2 + 2 + 2 + 1 + 1 + 1 + 1
-    assert len(edges) == 12
+    # 3 parameters, two size checks (two shape reads and same_size each: x's columns are
+    # W's rows, W's columns are b's size), 5 operations (matmul add tanh pow sum), the value
+    assert len(nodes) == 3 + 3 + 3 + 5 + 1
+    # shape reads 1 + 1 twice, same_size 2 twice, matmul(x, W), add(_, b), tanh, pow, sum,
+    # value: 4 + 4 + 2 + 2 + 1 + 1 + 1 + 1
+    assert len(edges) == 16
     with_adjoint = run("graph", MODEL, "--sig", SIG, "--adjoint").stdout
     assert 'color="red"' in with_adjoint and len(with_adjoint) > len(text)
 

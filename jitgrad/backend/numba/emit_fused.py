@@ -359,20 +359,16 @@ class NestWriter:
             else:
                 size = self.namer.fresh(f"_n{k}")
                 sizes.append(size)
-                self.line(indent, f"{size} = {shapes[0]}")
-                for s in shapes[1:]:
-                    self.line(indent, f"if {size} == 1:")
-                    self.line(indent + 1, f"{size} = {s}")
-                bad = " or ".join(f"{s} != {size} and {s} != 1" for s in shapes)
-                self.line(indent, f"if {bad}:")
-                self.line(indent + 1, 'raise ValueError("operands could not be broadcast '
-                          'together")')
+                broadcast = shapes[0]
+                for s in shapes[1:]:  # (a call: no branch in the generated function)
+                    broadcast = f"_rt.broadcast_size({broadcast}, {s})"
+                self.line(indent, f"{size} = {broadcast}")
             for (n, j), s in zip(axis, shapes):
                 if len(shapes) == 1 or dims_of(e.ins[n])[j] == od[k] != 1:
                     reads[n].append(idx[k])
                 else:  # 0 where the operand's axis is broadcast
                     step = self.namer.fresh(f"_s{k}")
-                    self.line(indent, f"{step} = 1 if {s} != 1 else 0")
+                    self.line(indent, f"{step} = int({s} != 1)")
                     reads[n].append(f"{idx[k]} * {step}")
         target = self.namer.fresh(out) if out in a else out
         shape = "(" + ", ".join(sizes) + ("," if d == 1 else "") + ")"

@@ -148,6 +148,7 @@ from jitgrad.backend.numba.runtime_linalg import (  # noqa: F401 - re-exported
     svdvals,
 )
 from jitgrad.backend.numba.runtime_loops import (  # noqa: F401 - re-exported
+    broadcast_size,
     grow,
     larger,
     nonnegative,

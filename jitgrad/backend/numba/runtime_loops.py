@@ -1,5 +1,6 @@
 """Integer and stack helpers of generated loops and tapes (``_rt.<name>``, re-exported by
-`runtime`): trip counts, high-water marks, stacks that grow, and the check of a size assumption.
+`runtime`): trip counts, high-water marks, stacks that grow, the check of a size assumption, and
+the length two axes broadcast to.
 
 Takes integers and 1-D stacks (arrays); guarantees Python's ``len(range(...))`` and ``max``,
 stacks that keep their items, and `SizesDiffer` where an assumed size differs. Why the backend
@@ -35,6 +36,19 @@ def same_size(n, m):
     if n != m:
         raise SizesDiffer("an argument axis the compiled code assumed the same size as another "
                           "differs (NumPy broadcasts a size 1)")
+
+
+@jit
+def broadcast_size(n, m):
+    """The length two axes of lengths ``n`` and ``m`` broadcast to, as NumPy (ValueError when
+    neither is 1 and they differ): a call, so a generated broadcasting nest holds no branch
+    of its own (Numba's SSA pass recurses once per block, and a long gradient of many such
+    nests exceeded Python's recursion limit)."""
+    if n == 1:
+        return m
+    if m != 1 and m != n:
+        raise ValueError("operands could not be broadcast together")
+    return n
 
 
 @jit

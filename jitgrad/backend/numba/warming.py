@@ -16,6 +16,7 @@ from jitgrad.backend.numba.runtime import (
     add_into,
     arange,
     broadcast_like,
+    broadcast_size,
     cholesky,
     choose_share,
     choose_share_all,
@@ -62,7 +63,7 @@ def _warm_examples():
     calls = [(fn, (s,) if dtype is None else (s, dtype)) for fn in (empty, zeros, ones)
              for s in shapes for dtype in (None, np.int64, np.bool_)]
     calls += [(full, (s, 1.0)) for s in shapes[1:]]
-    calls += [(larger, (1, 2)), (nonnegative, (1,)), (same_size, (1, 1)), (nonempty, (1,)),
+    calls += [(larger, (1, 2)), (nonnegative, (1,)), (same_size, (1, 1)), (broadcast_size, (1, 1)), (nonempty, (1,)),
               (tanh_scalar, (1.0,)),
               (trip_count, (0, 2, 1)), (reserve, (f1, 1, 1)), (reserve, (i1, 1, 1)),
               (grow, (f1,)), (grow, (i1,)), (reshape, (f2, (4,))), (reshape, (f1, (2, 1))),
