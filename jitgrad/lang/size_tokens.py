@@ -1,0 +1,89 @@
+"""Size tokens: what a value's axes are known to be while building, for the loop nests.
+
+Takes a primitive's row, its operand atoms (their ``dims``: a literal, an argument's axis
+``(param, k)``, a slice's ``("less", token, dropped)``, a broadcast's ``("broadcast", ...)``)
+and params; guarantees `result_dims`: the result's tokens, equal tokens meaning equal sizes
+(None where not known), and `size_token`: the size an integer atom stands for.
+"""
+
+from __future__ import annotations
+
+from jitgrad.core.ir import Const, broadcast_dims, dims_of
+
+
+def size_token(a):
+    """The size an integer atom stands for: a literal, or a value read from a shape."""
+    if isinstance(a, Const):
+        return a.value
+    if a.type.ndim == 0 and a.dims is not None and len(a.dims) == 1:
+        return a.dims[0]
+    return None
+
+
+def result_dims(prim, atoms, params, out_type) -> tuple | None:
+    """The size tokens of a primitive's result, from its operands' (None: unknown)."""
+    name, arrays = prim.name, [a for a in atoms if a.type.ndim]
+    if prim.elementwise:
+        return broadcast_dims(*(dims_of(a) for a in arrays)) if arrays else ()
+    d = dims_of(atoms[0]) if atoms else ()
+    flags = prim.flags
+    if flags.reduction and "keepdims" in params:  # (np.prod over all, argmax: not followed)
+        axis, keep = params["axis"], params["keepdims"]
+        if axis is None:
+            return (1,) * len(d) if keep else ()
+        return d[:axis] + ((1,) if keep else ()) + d[axis + 1:]
+    if name == "matmul":
+        a, b = d, dims_of(atoms[1])
+        return (a[:-1] + b[1:]) if len(b) == 2 else a[:-1]  # (n, k) @ (k, m) -> (n, m)
+    if name == "outer":
+        return (d[0], dims_of(atoms[1])[0])
+    if name == "transpose":
+        axes = params.get("axes")
+        return tuple(reversed(d)) if axes is None else tuple(d[k] for k in axes)
+    if name == "expand_dims":
+        return d[:params["axis"]] + (1,) + d[params["axis"]:]
+    if flags.sizes_from is not None:
+        tokens = tuple(size_token(a) for a in atoms[flags.sizes_from:])
+        return None if any(t is None for t in tokens) else tokens
+    if name == "take_add":
+        rows = size_token(atoms[2])
+        return None if rows is None else (rows,) + dims_of(atoms[0])[1:]
+    if flags.same_shape_as is not None:
+        return dims_of(atoms[flags.same_shape_as])
+    if name == "getitem":
+        spec, out, bounds = params["index_spec"], [], list(atoms[1:])
+        for k, item in enumerate(spec):
+            if item == ":":
+                out.append(d[k])
+            elif item == "i":
+                bounds.pop(0)
+            else:
+                parts = [bounds.pop(0) if present else None for present in item[1:]]
+                token = _slice_size(d[k], *parts)
+                if token is None:
+                    return None  # a slice: a new size
+                out.append(token)
+        return tuple(out) + d[len(spec):]
+    return None
+
+
+def _slice_size(n, start, stop, step):
+    """The size token of ``x[start:stop]`` along an axis of size token ``n``, when the bounds
+    are constants that count from the two ends, ``start >= 0`` and ``stop <= 0`` (or absent),
+    and the step is 1: the slice has ``max(0, n - (start - stop))`` entries, so slices that
+    drop as many entries in all are the same size (``a[:-2]``, ``a[1:-1]``, ``a[2:]``), whatever
+    ``n`` is. None for any other slice (its size is a new one)."""
+    values = []
+    for part, absent in ((start, 0), (stop, 0), (step, 1)):
+        if part is None:
+            values.append(absent)
+        elif isinstance(part, Const) and isinstance(part.value, int) and not isinstance(
+                part.value, bool):
+            values.append(part.value)
+        else:
+            return None
+    first, last, stride = values
+    if stride != 1 or first < 0 or last > 0 or (stop is not None and last == 0):
+        return None  # (a[2:0] is empty: not the ends' count)
+    dropped = first - last
+    return n if dropped == 0 else ("less", n, dropped)
