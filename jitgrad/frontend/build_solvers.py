@@ -102,16 +102,22 @@ def _bracketing(f, a, b, args=(), xtol=2e-12, rtol=8.881784197001252e-16, maxite
 _SIGNATURE = inspect.signature(_bracketing)
 
 
+def _bound(signature, what, args, kwargs, loc) -> dict:
+    """The call's arguments by name, defaults filled in, as SciPy's function would take them
+    (a call it would not take is refused, with Python's reason)."""
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError as e:
+        raise UnsupportedError(f"{what}: {e}", loc) from None
+    bound.apply_defaults()
+    return bound.arguments
+
+
 def build_root(builder, name, args, kwargs, node):
     """``scipy.optimize.<name>(f, a, b, ...)``: the root, differentiated by the implicit
     function theorem."""
     loc = builder.loc(node)
-    try:
-        bound = _SIGNATURE.bind(*args, **kwargs)
-    except TypeError as e:
-        raise UnsupportedError(f"scipy.optimize.{name}: {e}", loc) from None
-    bound.apply_defaults()
-    p = bound.arguments
+    p = _bound(_SIGNATURE, f"scipy.optimize.{name}", args, kwargs, loc)
     if p["full_output"] is not False:
         raise UnsupportedError(f"scipy.optimize.{name} with full_output=True (its RootResults "
                                "object): pass full_output=False and use the root", loc)
@@ -241,12 +247,7 @@ def build_odeint(builder, args, kwargs, node):
     function): `dopri_odeint` built in place, so the derivative is that of the discrete
     solution at the tolerances given (its steps included)."""
     loc = builder.loc(node)
-    try:
-        bound = _ODEINT.bind(*args, **kwargs)
-    except TypeError as e:
-        raise UnsupportedError(f"scipy.integrate.odeint: {e}", loc) from None
-    bound.apply_defaults()
-    p = bound.arguments
+    p = _bound(_ODEINT, "scipy.integrate.odeint", args, kwargs, loc)
     if p["full_output"]:
         raise UnsupportedError("scipy.integrate.odeint with full_output (LSODA's report): "
                                "pass full_output=0", loc)
