@@ -69,7 +69,12 @@ def np_median(x, axis=None, **kw):
     if kw or axis is not None and not (x.ndim == 1 and norm_axis(axis, 1, loc_of(x)) == 0):
         raise UnsupportedError("np.median of all the entries (no axis=)", loc_of(x))
     s = np_sort(np_ravel(x) if x.ndim != 1 else x)
-    n = s.shape[0]
+    return _middle(s, s.shape[0])
+
+
+def _middle(s, n):
+    """The median of the first ``n`` entries of the sorted vector ``s``: the mean of its one
+    or two middle entries."""
     lo = record("getitem", s, (n - 1) // 2, index_spec=("i",))
     hi = record("getitem", s, n // 2, index_spec=("i",))
     return (lo + hi) * 0.5
@@ -161,9 +166,7 @@ def np_nanmedian(a, axis=None, **kw):
     if kw or axis is not None and not (a.ndim == 1 and norm_axis(axis, 1, loc_of(a)) == 0):
         raise UnsupportedError("np.nanmedian of all the entries (no axis=)", loc_of(a))
     s, n = _sorted_numbers(a, "np.nanmedian")
-    lo = record("getitem", s, (n - 1) // 2, index_spec=("i",))
-    hi = record("getitem", s, n // 2, index_spec=("i",))
-    return (lo + hi) * 0.5
+    return _middle(s, n)
 
 
 def np_nanpercentile(a, q, axis=None, **kw):
