@@ -22,11 +22,12 @@ from jitgrad.core.ir import (
     Const,
     Eqn,
     For,
-    If,
     Var,
     While,
     defs,
     dims_of,
+    holds_storage_of,
+    replace_atom,
     used_atoms,
     walk,
 )
@@ -522,7 +523,7 @@ class Loops(LoopHeaders):
         kept = []
         for c in carries:
             if c.var.type.ndim and c.update is c.var and isinstance(c.init, Var):
-                _replace_atom(blocks, c.var, c.init)
+                replace_atom(blocks, c.var, c.init)
                 for n, v in list(carry_vars.items()):
                     if v is c.var:
                         carry_vars[n] = c.init
@@ -757,52 +758,3 @@ class Loops(LoopHeaders):
                      self.src.loc(stmt), exit_flag)
         self.gb.block.stmts.append(loop)
         self.after_loop(stmt, result["env_end"], carried, carry_vars)
-
-
-
-def _replace_atom(blocks, old: Var, new) -> None:
-    """Every read of ``old`` in ``blocks`` (nested statements included) reads ``new``."""
-    def sub(a):
-        return new if a is old else a
-    for b in blocks:
-        for s in walk(b):
-            if isinstance(s, Eqn):
-                s.ins = [sub(a) for a in s.ins]
-                continue
-            for name in ("start", "stop", "step", "cond", "exit_flag"):
-                if getattr(s, name, None) is not None:
-                    setattr(s, name, sub(getattr(s, name)))
-            for c in getattr(s, "carries", []) + getattr(s, "merges", []):
-                c.init, c.update = sub(c.init), sub(c.update)
-
-
-
-
-def holds_storage_of(value: Var, array: Var, blocks) -> bool:
-    """Whether ``value``, made in ``blocks``, is ``array``'s own memory: a version written in
-    place (``value.root``), or a value merged after an ``if`` or carried by an inner loop whose
-    every source is. Such a value is what the caller's names for ``array`` see after a loop
-    in a called function (the loop may write in place under a branch)."""
-    sources: dict[Var, list] = {}
-    for b in blocks:
-        for s in walk(b):
-            if isinstance(s, If):
-                for m in s.merges:
-                    sources[m.var] = [m.init, m.update]
-            elif isinstance(s, (For, While)):
-                for c in s.carries:
-                    sources[c.var] = [c.init, c.update]
-    seen: set[Var] = set()
-
-    def holds(v) -> bool:
-        if not isinstance(v, Var):
-            return False
-        v = v.root  # a version written in place is its first version's memory
-        if v is array or v in seen:  # (an inner loop's carried value refers to itself)
-            return True
-        if v not in sources:
-            return False
-        seen.add(v)
-        return all(holds(u) for u in sources[v])
-
-    return holds(value)
