@@ -1241,6 +1241,10 @@ block(AS, "integrate.py", [
 block(AS, "optimize and stats, called in numerical code", [
     r("scipy.optimize.brentq of a closure (implicit function theorem)", F.as_brentq_closure,
       A(0.7, 1.3), wrt=(0, 1)),
+    r("scipy.optimize.newton: Newton's method (fprime) and the secant", F.as_newton,
+      A(0.7, 1.3), wrt=(0, 1)),
+    r("scipy.optimize.root_scalar: bracket, fprime=True, its .root and .converged",
+      F.as_root_scalar, A(0.7, 1.3), wrt=(0, 1)),
     r("scipy.stats.pearsonr (statistic and p-value)", F.as_pearsonr, A(V6, V6[::-1] * V6),
       wrt=(0, 1)),
 ])

@@ -3453,6 +3453,21 @@ def as_brentq_closure(a, c):
     return scipy.optimize.brentq(g, -5.0, 5.0, xtol=1e-14) ** 2
 
 
+def as_newton(a, c):
+    g = lambda x: x + a * np.sin(x) - c
+    x1 = scipy.optimize.newton(g, 0.5, fprime=lambda x: 1.0 + a * np.cos(x), tol=1e-13)
+    x2 = scipy.optimize.newton(g, 0.5, tol=1e-13)  # the secant
+    return x1 * x2
+
+
+def as_root_scalar(a, c):
+    s1 = scipy.optimize.root_scalar(lambda x: np.tanh(a * x) + x - c, bracket=(-5.0, 5.0),
+                                    xtol=1e-14)
+    both = lambda x: (x ** 3 + a * x - c, 3.0 * x ** 2 + a)
+    s2 = scipy.optimize.root_scalar(both, x0=1.0, fprime=True, xtol=1e-13)
+    return s1.root * s2.root if s1.converged and s2.converged else 0.0
+
+
 def as_pearsonr(x, y):
     res = scipy.stats.pearsonr(x, np.exp(y))
     return res[0] + 0.1 * res.pvalue

@@ -1,6 +1,6 @@
 """SciPy's solvers and statistics as numerical code calls them (issue #43): a root of a
-function of the user's found by ``scipy.optimize.brentq`` (a closure over differentiated
-values, extra ``args=``), ``scipy.stats.pearsonr``, ``scipy.integrate.odeint``, and a loop of a
+function of the user's found by ``scipy.optimize.brentq``, ``newton`` or ``root_scalar`` (a
+closure over differentiated values, extra ``args=``), ``scipy.stats.pearsonr``, ``scipy.integrate.odeint``, and a loop of a
 few iterations whose carried array shrinks. Compiled with Numba as users run them.
 
 Oracles: SciPy's own values; central differences; JAX (the root's derivative by the implicit
@@ -89,6 +89,90 @@ def test_a_second_derivative_through_a_root_is_refused_and_full_output_too():
 
 def lambda_free_root(c):
     return scipy.optimize.brentq(_kepler, 0.0, 2.0 * np.pi, args=(c, 0.2)) ** 2
+
+
+def _cubic(x, a):
+    return x ** 3 - a * x - 1.0
+
+
+def _cubic_slope(x, a):
+    return 3.0 * x ** 2 - a
+
+
+def _cubic_curvature(x, a):
+    return 6.0 * x
+
+
+def newton_family(a, b):
+    """scipy.optimize.newton by Newton's method, Halley's and the secant (on a closure), and
+    root_scalar by its default bracketing method, by Newton's on a function returning its
+    own slope (fprime=True), by Newton's on differences (no fprime), by the secant from two
+    points, and by toms748; one result's converged flag read at run time."""
+    r1 = scipy.optimize.newton(_cubic, 1.5, fprime=_cubic_slope, args=(a,))
+    r2 = scipy.optimize.newton(_cubic, 1.5, fprime=_cubic_slope, fprime2=_cubic_curvature,
+                               args=(b,))
+    r3 = scipy.optimize.newton(lambda x: np.cos(x) - b * x, 0.5, tol=1e-12)
+    both = lambda x: (x * np.exp(x) - a, (x + 1.0) * np.exp(x))
+    s1 = scipy.optimize.root_scalar(both, x0=0.5, fprime=True, method="newton", xtol=1e-12)
+    s2 = scipy.optimize.root_scalar(_cubic, args=(b,), bracket=[1.0, 3.0], xtol=1e-14)
+    s3 = scipy.optimize.root_scalar(lambda x: np.tanh(x) - 0.3 * a, x0=0.1, xtol=1e-12)
+    s4 = scipy.optimize.root_scalar(_cubic, args=(a,), method="secant", x0=1.0, x1=2.0,
+                                    xtol=1e-13)
+    s5 = scipy.optimize.root_scalar(_cubic, args=(a,), method="toms748", bracket=(1.0, 3.0))
+    scale = 1.0 if s3.converged else 2.0
+    return (r1 + r2 ** 2 + np.sin(r3) + s1.root * b + s2.root + scale * s3.root
+            + s4.root * s5.root)
+
+
+def test_newton_and_root_scalar_against_scipy_differences_and_jax():
+    args = (2.0, 2.5)
+    value, grads = jitgrad.value_and_grad(newton_family, wrt=(0, 1))(*args)
+    np.testing.assert_allclose(value, newton_family(*args), rtol=1e-9)
+    for k, g in enumerate(grads):
+        np.testing.assert_allclose(g, numeric_grad(newton_family, args, k), rtol=1e-6)
+    jax = _jax()
+    jnp = jax.numpy
+    a, b = args
+    tight = lambda f, lo, hi: scipy.optimize.brentq(f, lo, hi, xtol=1e-15)
+    roots = [tight(lambda x: _cubic(x, a), 1.0, 3.0), tight(lambda x: _cubic(x, b), 1.0, 3.0),
+             tight(lambda x: np.cos(x) - b * x, 0.0, 1.0),
+             tight(lambda x: x * np.exp(x) - a, 0.0, 2.0),
+             tight(lambda x: np.tanh(x) - 0.3 * a, 0.0, 2.0)]
+
+    def implicit(f, x0):  # x0 + the first-order change: f's derivative in theta / in x
+        return x0 - (f(x0) - jax.lax.stop_gradient(f(x0))) / jax.lax.stop_gradient(
+            jax.grad(f)(x0))
+
+    def jax_family(a, b):
+        r1 = implicit(lambda x: x ** 3 - a * x - 1.0, roots[0])
+        r2 = implicit(lambda x: x ** 3 - b * x - 1.0, roots[1])
+        r3 = implicit(lambda x: jnp.cos(x) - b * x, roots[2])
+        w = implicit(lambda x: x * jnp.exp(x) - a, roots[3])
+        t = implicit(lambda x: jnp.tanh(x) - 0.3 * a, roots[4])
+        return r1 + r2 ** 2 + jnp.sin(r3) + w * b + r2 + t + r1 * r1
+
+    want = jax.grad(jax_family, argnums=(0, 1))(*args)
+    np.testing.assert_allclose(grads, want, rtol=1e-8)
+
+
+def test_root_finders_refuse_what_they_cannot_differentiate():
+    def vectorized(c):  # SciPy's vectorized newton, of an array of starting points
+        return np.sum(scipy.optimize.newton(_cubic, np.array([1.5, 1.6]), args=(c,)))
+
+    with pytest.raises(jitgrad.UnsupportedError, match="once per entry in a loop"):
+        jitgrad.grad(vectorized)(2.0)
+
+    def unknown_method(c):
+        return scipy.optimize.root_scalar(_cubic, args=(c,), method="anderson", x0=1.0).root
+
+    with pytest.raises(jitgrad.UnsupportedError, match="brentq, brenth"):
+        jitgrad.grad(unknown_method)(2.0)
+
+    def minimized(c):  # SciPy's own code calling a function defined in the differentiated one
+        return scipy.optimize.minimize_scalar(lambda x: (x - c) ** 2).x
+
+    with pytest.raises(jitgrad.UnsupportedError, match="minimize_scalar"):
+        jitgrad.grad(minimized)(2.0)
 
 
 def _predator_prey(y, t, a, b):

@@ -290,6 +290,16 @@ def subscript_targets(body) -> set[str]:
     return out
 
 
+class CalledFromLibrary(TypeError):
+    """A library's code called a `LocalFunction` with numbers (``minimize_scalar(lambda
+    ...)`` run while building): only the builder can call one."""
+
+    def __init__(self, fn: LocalFunction):
+        super().__init__(f"{fn.__qualname__} is built inline by the builder")
+        name = fn.__qualname__.split(".")[-1]
+        self.name = "a lambda" if name.startswith("_lambda") else f"`{name}`"
+
+
 class LocalFunction:
     """A function defined inside the one being built: a closure over its names (read when it
     is called, as Python does), built inline where it is called."""
@@ -299,7 +309,7 @@ class LocalFunction:
         self.__qualname__ = src.qualname
 
     def __call__(self, *args, **kwargs):  # a function value (`callable`); the builder calls it
-        raise TypeError(f"{self.__qualname__} is built inline by the builder")
+        raise CalledFromLibrary(self)
 
     def signature(self) -> inspect.Signature:
         """Python's binding rules for its ``def``: every parameter kind, with the defaults

@@ -95,7 +95,7 @@ class Branches:
             merges.append(merged)
             return self.gb.sym(merged.var)
         if isinstance(merged, tuple):
-            return tuple(self.merged_value(m, merges) for m in merged)
+            return _like(merged, [self.merged_value(m, merges) for m in merged])
         if isinstance(merged, complex_pairs.Complex):
             return complex_pairs.pair(self.merged_value(merged.re, merges),
                                       self.merged_value(merged.im, merges))
@@ -105,7 +105,7 @@ class Branches:
         """A value of ``like``'s structure and types made in ``block``, for the side of a branch
         that has not returned (it is never read): zeros, and empty arrays."""
         if isinstance(like, tuple):
-            return tuple(self.placeholder(v, block) for v in like)
+            return _like(like, [self.placeholder(v, block) for v in like])
         if not is_atom_value(like):
             return like
         t = self.gb.atom(like, check=False).type
@@ -129,8 +129,8 @@ class Branches:
             ve = self.placeholder(vt, else_block)
         if (isinstance(vt, tuple) and isinstance(ve, tuple) and len(vt) == len(ve)
                 and not same_structure(vt, ve)):  # a tuple returned on both sides
-            return tuple(self.merge(f"{name}_{k}", a, b, then_block, else_block, loc, cond)
-                         for k, (a, b) in enumerate(zip(vt, ve)))
+            return _like(vt, [self.merge(f"{name}_{k}", a, b, then_block, else_block, loc, cond)
+                              for k, (a, b) in enumerate(zip(vt, ve))])
         if isinstance(vt, Undefined) or isinstance(ve, Undefined):
             return vt if isinstance(vt, Undefined) else ve
         if complex_pairs.is_complex(vt) or complex_pairs.is_complex(ve):  # part by part
@@ -181,6 +181,11 @@ class Branches:
             return self.gb.atom(symbolic.record("cast", self.gb.sym(atom), kind=kind))
         finally:
             self.gb.block = saved
+
+
+def _like(tup: tuple, items: list) -> tuple:
+    """``items`` as a tuple of ``tup``'s type: a namedtuple stays one (``results.root``)."""
+    return type(tup)(*items) if hasattr(type(tup), "_fields") else tuple(items)
 
 
 def _past_a_raise(env_t: dict, env_e: dict) -> tuple[dict, dict]:

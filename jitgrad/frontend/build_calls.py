@@ -242,6 +242,9 @@ class Calls:
         solver = build_solvers.solver_for(fn)
         if solver is not None:  # brentq(f, a, b): a loop, and the implicit function theorem
             return build_solvers.build_root(self, solver, args, kwargs, node)
+        root_finder = build_solvers.root_finder_for(fn)
+        if root_finder is not None:  # newton, root_scalar: the same, by their methods
+            return root_finder(self, args, kwargs, node)
         if build_solvers.odeint_for(fn):  # an adaptive Runge-Kutta integration, written out
             return build_solvers.build_odeint(self, args, kwargs, node)
         scipy_fn = scipy_api.handler_for(fn)

@@ -14,6 +14,7 @@ tolerance given (``xtol + rtol |x|``); the four methods share the one search.
 
 from __future__ import annotations
 
+import collections
 import inspect
 
 import numpy as np
@@ -91,7 +92,83 @@ def brent_root(f, a, b, args, xtol, rtol, maxiter, disp):
             i += 1
     if disp and not converged:
         raise RuntimeError("the root search did not converge in maxiter iterations")
-    return b
+    return b, converged
+
+
+def newton_root(f, x0, fprime, fprime2, args, tol, rtol, maxiter, x1, disp, derivative):
+    """Newton's method, or Halley's with a second derivative, or the secant method, as
+    ``scipy.optimize.newton`` chooses them and stops them: after a step that moves x by at most
+    ``tol + rtol |x|``, or where f is exactly 0, or (Newton) where the slope is 0.
+    ``derivative`` says where the slope comes from, known while building: "given" (``fprime``,
+    and ``fprime2`` if not None), "packed" (f returns ``(f, f')`` or ``(f, f', f'')``),
+    "differences" (a forward difference of f, as ``root_scalar(method="newton")`` does without
+    fprime), or "secant" (from the last two points)."""
+    p0 = x0 * 1.0
+    converged = False
+    i = 0
+    if derivative == "secant":
+        if x1 is None:  # a start a little away from x0, on its side of 0
+            p1 = p0 * 1.0001 + (1e-4 if p0 >= 0.0 else -1e-4)
+        else:
+            p1 = x1 * 1.0
+        q0 = f(p0, *args)
+        q1 = f(p1, *args)
+        if abs(q1) < abs(q0):  # the better point last
+            p0, p1, q0, q1 = p1, p0, q1, q0
+        while not converged and i < maxiter:
+            i += 1
+            if q1 == q0:  # a flat secant: the midpoint, as SciPy returns it
+                p1 = 0.5 * (p1 + p0)
+                converged = True
+            else:
+                if abs(q1) > abs(q0):
+                    p = (p0 - q0 / q1 * p1) / (1.0 - q0 / q1)
+                else:
+                    p = (p1 - q1 / q0 * p0) / (1.0 - q1 / q0)
+                if abs(p - p1) <= tol + rtol * abs(p1):
+                    converged = True
+                else:
+                    p0 = p1
+                    q0 = q1
+                    q1 = f(p, *args)
+                p1 = p
+        root = p1
+    else:
+        root = p0
+        while not converged and i < maxiter:
+            i += 1
+            if derivative == "packed":
+                values = f(p0, *args)
+                fval = values[0]
+                fder = values[1]
+            else:
+                fval = f(p0, *args)
+                if derivative == "given":
+                    fder = fprime(p0, *args)
+                else:  # "differences": SciPy's step, relative to |x| (at least 1)
+                    h = 1.4901161193847656e-08 * max(1.0, abs(p0))
+                    if p0 < 0.0:
+                        h = -h
+                    fder = (f(p0 + h, *args) - fval) / h
+            if fval == 0.0 or fder == 0.0:  # at a root, or stopped where the slope is 0
+                root = p0
+                converged = fval == 0.0
+                i = maxiter + 1
+            else:
+                step = fval / fder
+                if fprime2 is not None or derivative == "packed" and len(values) > 2:
+                    curvature = values[2] if derivative == "packed" else fprime2(p0, *args)
+                    shrink = step * curvature / fder / 2.0
+                    if abs(shrink) < 1.0:  # Halley's correction
+                        step = step / (1.0 - shrink)
+                p = p0 - step
+                root = p
+                if abs(p - p0) <= tol + rtol * abs(p0):
+                    converged = True
+                p0 = p
+    if disp and not converged:
+        raise RuntimeError("the root search did not converge in maxiter iterations")
+    return root, converged
 
 
 def _bracketing(f, a, b, args=(), xtol=2e-12, rtol=8.881784197001252e-16, maxiter=100,
@@ -126,15 +203,23 @@ def build_root(builder, name, args, kwargs, node):
         if isinstance(p[what], Sym):
             raise UnsupportedError(f"scipy.optimize.{name} with {what} known only at run time: "
                                    "pass a number", loc)
-    f = p["f"]
-    root = builder.inline(brent_root, [f, p["a"], p["b"], fargs, float(p["xtol"]),
-                                       float(p["rtol"]), int(p["maxiter"]), bool(p["disp"])],
-                          {}, node)
+    root, _ = builder.inline(brent_root, [p["f"], p["a"], p["b"], fargs, float(p["xtol"]),
+                                          float(p["rtol"]), int(p["maxiter"]),
+                                          bool(p["disp"])], {}, node)
+    return _implicit(builder, name, p["f"], root, fargs, False, node)
+
+
+def _implicit(builder, name, f, root, fargs, packed, node):
+    """``root`` with the implicit function theorem's derivative: ``f`` built once more at
+    ``stop_gradient(root)`` (its first value if ``packed``), and ``root_at`` recorded."""
     if not isinstance(root, Sym):
         return root
+    loc = builder.loc(node)
     builder.gb.loc = loc
     at = record("stop_gradient", root)
     value = builder.call(f, [at, *fargs], {}, node)
+    if packed:
+        value = value[0]
     if not isinstance(value, Sym):  # f does not depend on anything differentiated
         return root
     if value.ndim:
@@ -144,11 +229,115 @@ def build_root(builder, name, args, kwargs, node):
     return record("root_at", root, value, at)
 
 
+def _newton(func, x0, fprime=None, args=(), tol=1.48e-08, maxiter=50, fprime2=None, x1=None,
+            rtol=0.0, full_output=False, disp=True):
+    """SciPy's parameters of newton (its defaults)."""
+
+
+_NEWTON = inspect.signature(_newton)
+
+
+def _known_numbers(p, names, what, loc):
+    for name in names:
+        if isinstance(p[name], Sym) and p[name] is not None:
+            raise UnsupportedError(f"{what} with {name} known only at run time: pass a number",
+                                   loc)
+
+
+def _start(x, what, loc):
+    """A starting point: a number (SciPy's vectorized newton of an array x0 is refused)."""
+    if ndim_of(x) != 0:
+        raise UnsupportedError(f"{what} from an array of starting points (SciPy's vectorized "
+                               "form): call it once per entry in a loop", loc)
+    return x
+
+
+def build_newton(builder, args, kwargs, node):
+    """``scipy.optimize.newton(func, x0, fprime, ...)``: `newton_root`, differentiated by the
+    implicit function theorem."""
+    loc = builder.loc(node)
+    p = _bound(_NEWTON, "scipy.optimize.newton", args, kwargs, loc)
+    if p["full_output"] is not False:
+        raise UnsupportedError("scipy.optimize.newton with full_output=True (its RootResults "
+                               "object): pass full_output=False and use the root", loc)
+    _known_numbers(p, ("tol", "rtol", "maxiter", "disp"), "scipy.optimize.newton", loc)
+    fargs = p["args"] if isinstance(p["args"], tuple) else (p["args"],)
+    x1 = None if p["x1"] is None else _start(p["x1"], "scipy.optimize.newton", loc)
+    derivative = "secant" if p["fprime"] is None else "given"
+    root, _ = builder.inline(newton_root, [
+        p["func"], _start(p["x0"], "scipy.optimize.newton", loc), p["fprime"], p["fprime2"],
+        fargs, float(p["tol"]), float(p["rtol"]), int(p["maxiter"]), x1, bool(p["disp"]),
+        derivative], {}, node)
+    return _implicit(builder, "newton", p["func"], root, fargs, False, node)
+
+
+def _root_scalar(f, args=(), method=None, bracket=None, fprime=None, fprime2=None, x0=None,
+                 x1=None, xtol=None, rtol=None, maxiter=None, options=None):
+    """SciPy's parameters of root_scalar (its defaults)."""
+
+
+_ROOT_SCALAR = inspect.signature(_root_scalar)
+
+# The part of root_scalar's RootResults that jitgrad computes: the root, and whether the search
+# converged (a run-time truth value; root_scalar does not raise when it does not).
+RootResults = collections.namedtuple("RootResults", ["root", "converged", "method"])
+
+
+def build_root_scalar(builder, args, kwargs, node):
+    """``scipy.optimize.root_scalar(f, ...)``: the method SciPy would pick (bracketing methods
+    share `brent_root`, toms748 included; newton, halley, secant are `newton_root`); its
+    ``.root`` is differentiated by the implicit function theorem."""
+    loc = builder.loc(node)
+    what = "scipy.optimize.root_scalar"
+    p = _bound(_ROOT_SCALAR, what, args, kwargs, loc)
+    p.update(p.pop("options") or {})
+    _known_numbers(p, ("xtol", "rtol", "maxiter"), what, loc)
+    fargs = p["args"] if isinstance(p["args"], tuple) else (p["args"],)
+    f, fprime, fprime2 = p["f"], p["fprime"], p["fprime2"]
+    packed = fprime is True or fprime2 is True
+    method = p["method"]
+    if not method:  # SciPy's choice
+        method = "brentq" if p["bracket"] is not None else \
+            "halley" if fprime and fprime2 else "secant" if not fprime and p["x1"] is not None \
+            else "newton" if p["x0"] is not None else None
+    if method is None:
+        raise UnsupportedError(f"{what} with neither a bracket nor a starting point x0", loc)
+    method = method.lower()
+    if method in ("brentq", "brenth", "ridder", "bisect", "toms748"):
+        if not isinstance(p["bracket"], (list, tuple)) or len(p["bracket"]) < 2:
+            raise UnsupportedError(f"{what}(method={method!r}) needs bracket=(a, b)", loc)
+        xtol = 2e-12 if p["xtol"] is None else float(p["xtol"])
+        rtol = 8.881784197001252e-16 if p["rtol"] is None else float(p["rtol"])
+        root, converged = builder.inline(brent_root, [
+            f, p["bracket"][0], p["bracket"][1], fargs, xtol, rtol,
+            100 if p["maxiter"] is None else int(p["maxiter"]), False], {}, node)
+    elif method in ("newton", "halley", "secant"):
+        if p["x0"] is None:
+            raise UnsupportedError(f"{what}(method={method!r}) needs a starting point x0", loc)
+        if method == "halley" and not (fprime and fprime2):
+            raise UnsupportedError(f"{what}(method='halley') needs fprime and fprime2", loc)
+        derivative = "secant" if method == "secant" else "packed" if packed else \
+            "given" if fprime else "differences"
+        x1 = None if p["x1"] is None else _start(p["x1"], what, loc)
+        root, converged = builder.inline(newton_root, [
+            f, _start(p["x0"], what, loc), None if packed else fprime,
+            fprime2 if method == "halley" and not packed else None, fargs,
+            1.48e-08 if p["xtol"] is None else float(p["xtol"]),
+            0.0 if p["rtol"] is None else float(p["rtol"]),
+            50 if p["maxiter"] is None else int(p["maxiter"]), x1, False, derivative], {}, node)
+    else:
+        raise UnsupportedError(f"{what}(method={method!r}): jitgrad finds roots of one variable "
+                               "by brentq, brenth, ridder, bisect, toms748, newton, halley or "
+                               "secant", loc)
+    root = _implicit(builder, "root_scalar", f, root, fargs, packed, node)
+    return RootResults(root, converged, method)
+
+
 METHODS = ("brentq", "brenth", "ridder", "bisect")
 
 
 def solver_for(fn):
-    """The name of the root finder ``fn`` is, or None."""
+    """The name of the bracketing root finder ``fn`` is, or None."""
     import sys
     optimize = sys.modules.get("scipy.optimize")
     if optimize is None:
@@ -156,6 +345,19 @@ def solver_for(fn):
     for name in METHODS:
         if fn is getattr(optimize, name, None):
             return name
+    return None
+
+
+def root_finder_for(fn):
+    """The builder of ``fn`` if it is scipy.optimize.newton or root_scalar, else None."""
+    import sys
+    optimize = sys.modules.get("scipy.optimize")
+    if optimize is None:
+        return None
+    if fn is getattr(optimize, "newton", None):
+        return build_newton
+    if fn is getattr(optimize, "root_scalar", None):
+        return build_root_scalar
     return None
 
 

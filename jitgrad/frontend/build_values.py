@@ -24,7 +24,7 @@ import types as pytypes
 import numpy as np
 
 from jitgrad.core.errors import JitgradError, UnsupportedError
-from jitgrad.frontend.build_ast import LIBRARIES, fn_name
+from jitgrad.frontend.build_ast import LIBRARIES, CalledFromLibrary, fn_name
 from jitgrad.lang import complex_pairs
 from jitgrad.lang.symbolic import Sym, Written
 
@@ -105,6 +105,13 @@ class Values:
                                    self.loc(node))
         try:
             value = fn(*args, **kwargs)
+        except CalledFromLibrary as e:  # the library's code called back into the user's
+            raise UnsupportedError(
+                f"{fn_name(fn)} given {e.name}, a function defined in the differentiated code: "
+                f"jitgrad reads the user's code, not {fn_name(fn)}'s, which calls it with "
+                "numbers. Write the computation in the function (a loop of Newton or gradient "
+                "steps, say), or give it a derivative with jitgrad.custom_vjp",
+                self.loc(node)) from None
         except Exception as e:  # noqa: BLE001 - the user's call failed as Python would
             raise JitgradError(f"{type(e).__name__} calling {fn_name(fn)}: {e}",
                                self.loc(node)) from None

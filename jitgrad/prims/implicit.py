@@ -1,5 +1,5 @@
 """Values defined implicitly: a root ``x`` of ``f(x, theta) = 0`` found by a loop
-(``scipy.optimize.brentq``), differentiated by the implicit function theorem,
+(``scipy.optimize.brentq``, ``newton``, ``root_scalar``), differentiated by the implicit function theorem,
 ``dx/dtheta = -(df/dtheta) / (df/dx)`` at the root, not through the loop's iterations.
 
 ``implicit_root(root, fv, fx)`` is ``root`` in value. The builder (`frontend.build_solvers`)
@@ -20,7 +20,7 @@ from jitgrad.core.errors import JitgradError, UnsupportedError
 from jitgrad.prims.primitive import defjvp, defvjp, primitive, same_type
 
 SECOND_DERIVATIVE = (
-    "the second derivative of a root found by scipy.optimize.brentq is not implemented (its "
+    "the second derivative of a root found by scipy.optimize (brentq, newton, root_scalar) is not implemented (its "
     "first derivative is the implicit function theorem's): take one derivative, or write the "
     "root as a fixed number of Newton steps from a start that does not depend on the "
     "differentiated arguments")

@@ -40,7 +40,7 @@ def _slope(block: Block, k: int, fn: Function) -> int:
                  and xs in block.stmts[j].outs) + 1
     body, (seed,), (slope,) = tangents([xs], Block(block.stmts[start:k]), [fv], [xs], fn.namer)
     if not isinstance(slope, Var):
-        raise UnsupportedError("the function whose root scipy.optimize.brentq finds does not "
+        raise UnsupportedError("the function whose root scipy.optimize finds does not "
                                "depend on its first argument", e.loc)
     replace_vars(body, {seed: Const(1.0)})
     block.stmts[start:k] = body.stmts
