@@ -1247,6 +1247,8 @@ block(AS, "optimize and stats, called in numerical code", [
       F.as_root_scalar, A(0.7, 1.3), wrt=(0, 1)),
     r("scipy.stats.pearsonr (statistic and p-value)", F.as_pearsonr, A(V6, V6[::-1] * V6),
       wrt=(0, 1)),
+    r("scipy.stats.spearmanr and rankdata (ranks of the data)", F.as_spearmanr,
+      A(V6, V6[::-1] + 0.05 * V6), N, wrt=(0, 1), reason="ranks are piecewise constant in the data"),
 ])
 
 
@@ -1420,6 +1422,8 @@ block(PY, "Other forms around numbers", [
     r("try around writes at a mask and at x[i] in range(len(x))", F.py_try_mask_and_in_range,
       A(V)),
     r("`x is None or f(x)` with x None (short-circuit)", F.py_or_short_circuits_none, S(0.7)),
+    r("`j < n and x[j] < t` at run time: x[j] read only where j < n", F.py_and_guards_an_index,
+      A(V)),
     r("write into a reshape of a new array", F.py_write_into_reshape, A(V6)),
     r("ufunc out= and where=", F.py_ufunc_out_where, A(V3B)),
     r("assert on a shape", F.py_assert_shape, A(V)),

@@ -3468,6 +3468,11 @@ def as_root_scalar(a, c):
     return s1.root * s2.root if s1.converged and s2.converged else 0.0
 
 
+def as_spearmanr(x, y):
+    res = scipy.stats.spearmanr(x, np.exp(y))
+    return res.statistic + 0.1 * res.pvalue + np.sum(scipy.stats.rankdata(x, "min") * np.arange(6.0))
+
+
 def as_pearsonr(x, y):
     res = scipy.stats.pearsonr(x, np.exp(y))
     return res[0] + 0.1 * res.pvalue
@@ -4292,6 +4297,18 @@ def _py_scaled(x, scale=None):
 
 def py_or_short_circuits_none(x):
     return _py_scaled(x) + _py_scaled(x, 2.0)
+
+
+def py_and_guards_an_index(x):
+    total = 0.0
+    for i in range(x.shape[0]):
+        j = 0
+        while j < x.shape[0] and x[j] < 10.0 + i:  # x[x.shape[0]] would raise
+            total += x[j] * x[i]
+            j += 1
+        if j >= x.shape[0] or x[j] > 100.0:
+            total += x[i]
+    return total
 
 
 def _py_grid(x, n):

@@ -1,6 +1,7 @@
 """SciPy's solvers and statistics as numerical code calls them (issue #43): a root of a
 function of the user's found by ``scipy.optimize.brentq``, ``newton`` or ``root_scalar`` (a
-closure over differentiated values, extra ``args=``), ``scipy.stats.pearsonr``, ``scipy.integrate.odeint``, and a loop of a
+closure over differentiated values, extra ``args=``), ``scipy.stats.pearsonr``,
+``spearmanr`` and ``rankdata``, ``scipy.integrate.odeint``, and a loop of a
 few iterations whose carried array shrinks. Compiled with Numba as users run them.
 
 Oracles: SciPy's own values; central differences; JAX (the root's derivative by the implicit
@@ -173,6 +174,41 @@ def test_root_finders_refuse_what_they_cannot_differentiate():
 
     with pytest.raises(jitgrad.UnsupportedError, match="minimize_scalar"):
         jitgrad.grad(minimized)(2.0)
+
+
+def ranked(x, y):
+    """Spearman's correlation (with ties) and its p-value, rankdata by each method, and a
+    search whose `and` guards an index (x[j] is read only where j < n)."""
+    r, p = scipy.stats.spearmanr(x, y)
+    one_sided = scipy.stats.spearmanr(x, y ** 2, alternative="greater")
+    ranks = (scipy.stats.rankdata(x) + 0.1 * scipy.stats.rankdata(y, method="dense")
+             + 0.01 * scipy.stats.rankdata(x, "min") + 0.001 * scipy.stats.rankdata(x, "max")
+             + 1e-4 * scipy.stats.rankdata(x, "ordinal"))
+    n = x.shape[0]
+    j = 0
+    while j < n and x[j] < 1.5:
+        j += 1
+    return (r + 0.5 * p + one_sided.statistic + one_sided.pvalue
+            + np.sum(ranks * np.arange(n)) + np.sum(x[:j] * y[:j]) + np.sum(np.sin(x) * y))
+
+
+def test_spearmanr_and_rankdata_against_scipy_and_differences():
+    """Ranks are step functions of the data: the derivative of those terms is zero where it
+    exists (between ties), so the gradient is that of the smooth terms, checked against
+    central differences (steps far smaller than the gaps between entries)."""
+    x = np.array([0.3, 1.1, -0.4, 2.0, 1.1, -1.3, 0.5])  # a tie in x
+    y = np.array([0.8, 1.4, 0.2, 1.9, 0.7, -0.6, 1.1])
+    vg = jitgrad.value_and_grad(ranked, wrt=(0, 1))
+    value, grads = vg(x, y)
+    np.testing.assert_allclose(value, ranked(x, y), rtol=1e-12)
+    j = 3  # the first entry of x at or above 1.5
+    np.testing.assert_allclose(grads[0], np.r_[y[:j], np.zeros(4)] + np.cos(x) * y,
+                               rtol=1e-12)
+    np.testing.assert_allclose(grads[1], np.r_[x[:j], np.zeros(4)] + np.sin(x), rtol=1e-12)
+    x_apart = x + np.array([0, 0, 0, 0, 0.01, 0, 0])  # no tie: differences are defined
+    for k, g in enumerate(vg(x_apart, y)[1]):
+        np.testing.assert_allclose(g, numeric_grad(ranked, (x_apart, y), k, eps=1e-7),
+                                   rtol=1e-6, atol=1e-8)
 
 
 def _predator_prey(y, t, a, b):

@@ -250,9 +250,10 @@ class Calls:
         scipy_fn = scipy_api.handler_for(fn)
         if scipy_fn is not None:
             try:
-                return scipy_fn(*args, **kwargs)
+                value = scipy_fn(*args, **kwargs)
             except TypeError as e:
                 raise UnsupportedError(f"{fn_name(fn)}: {e}", self.loc(node)) from None
+            return self.known(value, node) if isinstance(value, symbolic.Written) else value
         target = unwrap(fn)
         library = str(getattr(target, "__module__", None) or "").split(".")[0]
         if library in ("numpy", "scipy", "math", *PURE_STDLIB) or isinstance(fn, np.ufunc):

@@ -496,11 +496,35 @@ class Expressions(Indexing):
     def expr_BoolOp(self, node):
         kind = "and" if isinstance(node.op, ast.And) else "or"
         value = self.expr(node.values[0])
-        for v in node.values[1:]:
+        for k, v in enumerate(node.values[1:], 1):
             if _decides(kind, value):  # `x is None or f(x)` with x None: f(x) not built
                 return value
+            if isinstance(value, Sym) and not value.ndim and value.type.kind == "b" and \
+                    _may_raise(v):  # `j < n and a[j] == v`: a[j] read only where j < n
+                return self.short_circuit(kind, value, node.values[k:], node)
             value = self.logical(kind, value, self.expr(v), node)
         return value
+
+    def short_circuit(self, kind, value, rest, node):
+        """``value and rest...`` (``or``) with ``value`` a run-time condition and the rest an
+        expression that may raise or read out of bounds: the rest is built in a branch, taken
+        only where Python evaluates it."""
+        rest_node = rest[0] if len(rest) == 1 else ast.copy_location(
+            ast.BoolOp(op=node.op, values=list(rest)), rest[0])
+        key = f"%{kind}@{rest[0].lineno}:{rest[0].col_offset}"  # deterministic (no addresses)
+
+        def evaluate():
+            self.env[key] = self.logical(kind, kind == "and", self.expr(rest_node), node)
+
+        def decided():
+            self.env[key] = kind == "or"
+
+        then_fn, else_fn = (evaluate, decided) if kind == "and" else (decided, evaluate)
+        self.build_if(value, then_fn, else_fn, node)
+        out = self.env.pop(key)
+        if isinstance(out, Undefined):
+            raise UnsupportedError(out.why, self.loc(node))
+        return out
 
     def expr_IfExp(self, node):
         cond = self.condition(node.test)
@@ -518,6 +542,12 @@ class Expressions(Indexing):
         if isinstance(value, Undefined):
             raise UnsupportedError(value.why, self.loc(node))
         return value
+
+
+def _may_raise(node) -> bool:
+    """Whether evaluating ``node`` may raise, or read memory it should not (compiled code does
+    not check indices): it indexes or calls."""
+    return any(isinstance(n, (ast.Subscript, ast.Call)) for n in ast.walk(node))
 
 
 def _decides(kind, value) -> bool:

@@ -1,4 +1,5 @@
-"""NumPy functions jitgrad writes in Python, for the frontend to build as the user's own code.
+"""NumPy (and a few SciPy) functions jitgrad writes in Python, for the frontend to build as the
+user's own code.
 
 Where a NumPy function's work depends on a length known only at run time (Horner's rule over
 a polynomial's coefficients, a long division), or must raise where NumPy raises (an array too
@@ -170,3 +171,44 @@ def cov_weighted(m, fw, aw, ddof, normalised_by, one_variable):
     if one_variable:
         return c[0, 0]
     return c
+
+
+def rankdata(a, method):
+    """``scipy.stats.rankdata`` of a vector: each entry's rank from 1 in sorted order, ties
+    given the mean of their ranks ("average"), the least ("min"), the greatest ("max"), the
+    count of distinct values up to them ("dense"), or their order of appearance ("ordinal");
+    all NaN if an entry is NaN (SciPy's nan_policy="propagate"). Ranks are numbers made from
+    comparisons: their derivative is zero wherever it exists, as a sort's order."""
+    order = np.argsort(a, kind="mergesort")
+    n = a.shape[0]
+    out = np.zeros(n)
+    i = 0
+    distinct = 0
+    while i < n:
+        j = i  # the entries order[i..j] are equal
+        while j + 1 < n and a[order[j + 1]] == a[order[i]]:
+            j += 1
+        distinct += 1
+        for k in range(i, j + 1):
+            if method == "average":
+                out[order[k]] = 0.5 * (i + j) + 1.0
+            elif method == "min":
+                out[order[k]] = i + 1.0
+            elif method == "max":
+                out[order[k]] = j + 1.0
+            elif method == "dense":
+                out[order[k]] = distinct * 1.0
+            else:
+                out[order[k]] = k + 1.0
+        i = j + 1
+    if np.any(np.isnan(a)):
+        out = out + np.nan
+    return out
+
+
+def spearmanr(a, b, alternative):
+    """``scipy.stats.spearmanr`` of two vectors: Pearson's correlation of their average ranks,
+    with its p-value from Student's t with n - 2 degrees of freedom, as SciPy computes it."""
+    import scipy.stats
+    return scipy.stats.pearsonr(rankdata(a, "average"), rankdata(b, "average"),
+                                alternative=alternative)

@@ -24,6 +24,7 @@ import numpy as np
 
 from jitgrad.core.errors import UnsupportedError
 from jitgrad.core.ir import dims_of
+from jitgrad.lang import numpy_written
 from jitgrad.lang.numpy_args import as_array
 from jitgrad.lang.symbolic import (
     NUMPY,
@@ -34,6 +35,7 @@ from jitgrad.lang.symbolic import (
     record,
     records,
     smaller,
+    written,
 )
 
 _LOG_2PI = math.log(2.0 * math.pi)
@@ -246,7 +248,27 @@ def pearsonr(x, y, *, alternative="two-sided", method=None, axis=0):
     return PearsonRResult(r, p)
 
 
-STATS = {"pearsonr": pearsonr}
+def rankdata(a, method="average", *, axis=None, nan_policy="propagate"):
+    """scipy.stats.rankdata of a vector (`numpy_written.rankdata`): ranks carry no derivative."""
+    if ndim_of(a) != 1 or axis not in (None, 0, -1) or nan_policy != "propagate" or \
+            method not in ("average", "min", "max", "dense", "ordinal"):
+        raise UnsupportedError("scipy.stats.rankdata of a vector, with nan_policy='propagate' "
+                               "(rank each row in a loop)", loc_of(a))
+    return written(numpy_written.rankdata, as_array(a), method)
+
+
+def spearmanr(a, b=None, axis=0, nan_policy="propagate", alternative="two-sided"):
+    """scipy.stats.spearmanr of two vectors (`numpy_written.spearmanr`): the correlation of
+    ranks, so its derivative is zero wherever it exists (as np.sort's order's)."""
+    if b is None or ndim_of(a) != 1 or ndim_of(b) != 1 or nan_policy != "propagate" or \
+            alternative not in ("two-sided", "less", "greater"):
+        raise UnsupportedError("scipy.stats.spearmanr of two vectors, with "
+                               "nan_policy='propagate' (for a matrix of correlations, call it "
+                               "on each pair)", loc_of(a, b))
+    return written(numpy_written.spearmanr, as_array(a), as_array(b), alternative)
+
+
+STATS = {"pearsonr": pearsonr, "rankdata": rankdata, "spearmanr": spearmanr}
 
 
 def _distribution(logpdf, log_name="logpdf", exp_name="pdf"):
