@@ -390,19 +390,25 @@ class _Writer(NestWriter):
             return
         if not then_has:
             self.line(indent, f"if not {cond}:")
-            self.block(s.orelse, indent + 1)
-            self.merges(s.merges, "update", indent + 1)
-            self.last_loc = None
+            self.branch(s.orelse, s.merges, "update", indent + 1)
             return
         self.line(indent, f"if {cond}:")
-        self.block(s.then, indent + 1)
-        self.merges(s.merges, "init", indent + 1)
-        self.last_loc = None
+        self.branch(s.then, s.merges, "init", indent + 1)
         if else_has:
             self.line(indent, "else:")
-            self.block(s.orelse, indent + 1)
-            self.merges(s.merges, "update", indent + 1)
-            self.last_loc = None
+            self.branch(s.orelse, s.merges, "update", indent + 1)
+
+    def branch(self, b: Block, merges, pick: str, indent: int):
+        """One side of an `if`: its statements, then the merged values it gives (no ``pass``
+        before them when it has no statements)."""
+        start = len(self.lines)
+        self.block(b, indent)
+        if not b.stmts and len(self.lines) == start + 1:  # the `pass` of an empty block
+            del self.lines[start:], self.locs[start:]
+        self.merges(merges, pick, indent)
+        if len(self.lines) == start:
+            self.line(indent, "pass")
+        self.last_loc = None
 
     def counts_trips(self, s) -> bool:
         """Whether a loop counts its iterations: only when something reads the count before
