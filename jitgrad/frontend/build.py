@@ -81,6 +81,8 @@ class Builder(Statements, Branches, ListArrays, Containers, Loops, Views, Values
         # len(gb.made) where the innermost loop's body began, a caller's too (`detach_view`)
         self.loop_made = caller.loop_made if caller is not None else 0
         self.loops_building: list = []  # the loop statements being built, outermost first
+        # for each: the ids of the containers that existed where it began (`held_ids`)
+        self.held_before_loop: list = []
         self.in_unrolled_loop = False  # inside a loop over a tuple, unrolled while building
         # loops over a range of a few iterations known while building (their keys): unrolled
         # where they carry an array that changes shape (`UnrollLoop`)
@@ -88,6 +90,12 @@ class Builder(Statements, Branches, ListArrays, Containers, Loops, Views, Values
         # np.random's draws, seeds and generators, in program order (`frontend.draws`)
         self.draws = caller.draws if caller is not None else Recorder(gb)
         self.stale_at_merge: set[Var] = set()  # values out of date as a branch ends
+        # the tuples written as tuple displays ``(a, b)`` (by id, kept alive): tuples for
+        # certain, where a list is held as a tuple too (`build_builtins._b_isinstance`)
+        self.tuple_displays = caller.tuple_displays if caller is not None else {}
+        # the user's objects made while building (by id: the object and the block it was made
+        # in), whose attributes the function may assign (`Values.set_attribute`)
+        self.made_objects = caller.made_objects if caller is not None else {}
         # The differentiated function's arguments that it writes into (found by name, or by a
         # first build that met the write elsewhere: `symbolic.WritesArgument`).
         self.copied = (subscript_targets(src.node.body) | copied) if caller is None else set()

@@ -249,6 +249,9 @@ class Expressions(Indexing):
             return float(getattr(base, attr))  # np.finfo(np.float64).eps: a constant
         if isinstance(base, np.iinfo) and attr in ("min", "max", "bits"):
             return int(getattr(base, attr))  # np.iinfo(np.int32).max: a constant
+        if isinstance(base, np.dtype) and attr in ("kind", "char", "name", "itemsize", "str",
+                                                   "type", "num", "names", "fields"):
+            return getattr(base, attr)  # x.dtype.kind: of the signature's dtype, a constant
         if isinstance(base, draws.GeneratorRef):  # rng.normal
             return draws.method_of(base, attr, self.loc(node))
         if isinstance(base, (str, int, float, complex)) and not isinstance(base, bool) and \
@@ -274,7 +277,10 @@ class Expressions(Indexing):
                                "supported", self.loc(node))
 
     def expr_Tuple(self, node):
-        return tuple(self.items(node.elts))
+        value = tuple(self.items(node.elts))
+        if value:  # (the empty tuple is one object: it may stand for an empty list too)
+            self.tuple_displays[id(value)] = value
+        return value
 
     def items(self, nodes, evaluate=None) -> list:
         """The values of a call's arguments or a display's items, ``*seq`` spread: a tuple or
