@@ -458,6 +458,15 @@ class Statements:
             current = self.getitem(array, index, stmt.target)
             value = self.apply_op(op, current, self.expr(stmt.value), stmt)
             self.setitem(stmt.target, array, index, value)
+        elif isinstance(stmt.target, ast.Attribute):
+            current = self.expr(stmt.target)
+            if isinstance(current, Sym) and current.ndim or not isinstance(
+                    current, (Sym, int, float)):  # (NumPy: an array updated in place)
+                raise UnsupportedError("augmented assignment to an attribute that is not a "
+                                       "number: write `obj.attr = obj.attr + ...`",
+                                       self.loc(stmt.target))
+            self.set_attribute(stmt.target, self.apply_op(op, current, self.expr(stmt.value),
+                                                          stmt))
         else:
             raise UnsupportedError("augmented assignment to this target", self.loc(stmt.target))
 
@@ -547,6 +556,8 @@ class Statements:
                 self.container_setitem(target, array, value)
                 return
             self.setitem(target, array, self.index(target.slice, store=True), value)
+        elif isinstance(target, ast.Attribute):
+            self.set_attribute(target, value)
         else:
             raise UnsupportedError(f"assignment to {type(target).__name__}", self.loc(target))
 
