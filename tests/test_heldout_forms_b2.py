@@ -5,18 +5,23 @@ that recurses over a tuple display with a starred generator and a list comprehen
 (``np.result_type(*(kind(d) for d in dtypes))``, ``dtype.kind``); ``astype(..., copy=False)``;
 ``np.zeros(shape, dtype, order)`` with positional arguments; a list of slices made in each
 iteration of a run-time loop and changed in place there; a tuple and a list changed by a
-``range`` loop of a few iterations known while building (unrolled).
+``range`` loop of a few iterations known while building (unrolled); a context manager of
+the user's class whose ``__enter__``/``__exit__`` set a module variable through ``global``
+(colour's ``with sdiv_mode():``), with ``typing.cast(Literal[...], v)``, ``v in [a list
+comprehension]`` and ``.copy()`` of a number made while building.
 
 One compiled gradient holds them all; it is checked against central finite differences and
 against JAX (the same computation written with jax.numpy). The refusals (an attribute set
-under a run-time branch, on a global object, or updated in place as an array) are checked
-while building, with no compile.
+under a run-time branch, on a global object, or updated in place as an array; a global set
+under a run-time branch; an ``__exit__`` that swallows exceptions) are checked while
+building, with no compile.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from typing import Literal, cast
 
 import numpy as np
 import pytest
@@ -79,7 +84,39 @@ def smooth(image, weight):
     return out
 
 
+_SCALE_MODE = "plain"
+
+
+def set_scale_mode(mode):
+    global _SCALE_MODE
+    _SCALE_MODE = cast(Literal["plain", "half"], mode.lower())
+
+
+class scale_mode:
+    """Sets the module's scale mode for the body of a with statement."""
+
+    def __init__(self, mode):
+        self.mode = mode
+        self.previous = _SCALE_MODE
+
+    def __enter__(self):
+        set_scale_mode(self.mode)
+        return self
+
+    def __exit__(self, *args):
+        set_scale_mode(self.previous)
+
+
+def scaled(x):
+    if _SCALE_MODE not in [m.lower() for m in ("Plain", "Half")]:
+        raise ValueError("unknown mode")
+    return x * 0.5 if _SCALE_MODE == "half" else x
+
+
 def loss(image, weight, x0, forces):
+    with scale_mode("Half") as mode:
+        moded = scaled(x0) * (1.0 if mode.mode == "Half" else 2.0)
+    moded = (moded + scaled(x0)) * np.asarray(2.0, np.float64).copy()  # plain again
     kind = float_kind((image.dtype, forces.dtype))
     img = image.astype(kind, copy=False)
     sim = Stepper(0.1)
@@ -88,7 +125,7 @@ def loss(image, weight, x0, forces):
     for f in (1.0, -0.5, 0.25):
         total += sim.step(f * forces[0] + forces[1])
     total = total + sim.steps * sim.state[1]
-    return np.sum(smooth(img, weight) ** 2) + total
+    return np.sum(smooth(img, weight) ** 2) + total + moded
 
 
 def loss_jax(jnp, image, weight, x0, forces):
@@ -104,7 +141,7 @@ def loss_jax(jnp, image, weight, x0, forces):
         v = v + 0.1 * acc
         x = x + 0.1 * v
         total = total + x * v
-    return jnp.sum(out ** 2) + total + 3 * v
+    return jnp.sum(out ** 2) + total + 3 * v + 3.0 * x0
 
 
 def test_gradient_matches_finite_differences_and_jax():
@@ -146,7 +183,29 @@ def array_attribute_updated(x):
     return np.sum(sim.state)
 
 
+def global_in_branch(x):
+    if x > 0.0:
+        set_scale_mode("half")
+    return scaled(x)
+
+
+class swallowing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *args):
+        return True
+
+
+def exit_swallows(x):
+    with swallowing():
+        y = x * 2.0
+    return y
+
+
 @pytest.mark.parametrize(("fn", "message"), [
+    (global_in_branch, r"assignment to the global `_SCALE_MODE` under a branch"),
+    (exit_swallows, r"swallowing.__exit__ returns True: a context manager that may swallow"),
     (set_in_branch, r"attribute \.dt under a branch or inside a loop that runs at run time"),
     (set_on_global, r"attribute \.state of a Stepper made before the function was called"),
     (array_attribute_updated, r"augmented assignment to an attribute that is not a number"),

@@ -59,6 +59,18 @@ from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import GraphBuilder, Sym
 
 
+def declared_global(fn_node) -> frozenset:
+    """The names ``fn_node`` declares ``global`` (not those of functions nested in it)."""
+    names, todo = set(), list(fn_node.body)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Global):
+            names.update(n.names)
+        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                              ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(n))
+    return frozenset(names)
+
 class Builder(Statements, Branches, ListArrays, Containers, Loops, Views, Values, Calls,
               Expressions):
     """Evaluates one function's AST on symbolic values, appending IR to a `GraphBuilder`."""
@@ -96,6 +108,12 @@ class Builder(Statements, Branches, ListArrays, Containers, Loops, Views, Values
         # the user's objects made while building (by id: the object and the block it was made
         # in), whose attributes the function may assign (`Values.set_attribute`)
         self.made_objects = caller.made_objects if caller is not None else {}
+        # the module globals the functions set (``global g``; `Statements.set_global`): by
+        # (id of the module's namespace, name), read before the module's own value
+        self.globals_set = caller.globals_set if caller is not None else {}
+        self.global_names = declared_global(src.node)
+        # the block the differentiated function's body is built in
+        self.top_block = caller.top_block if caller is not None else gb.block
         # The differentiated function's arguments that it writes into (found by name, or by a
         # first build that met the write elsewhere: `symbolic.WritesArgument`).
         self.copied = (subscript_targets(src.node.body) | copied) if caller is None else set()

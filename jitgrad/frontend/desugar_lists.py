@@ -664,6 +664,9 @@ class _Lists:
         if isinstance(parent, ast.Compare) and all(
                 isinstance(op, (ast.Is, ast.IsNot)) for op in parent.ops):
             return None  # `us is None`: a list is never None, nor an array
+        if isinstance(parent, ast.Compare) and len(parent.ops) == 1 and isinstance(
+                parent.ops[0], (ast.In, ast.NotIn)) and parent.comparators[0] is node:
+            return None  # `v in out`: of an array, NumPy's (out == v).any(), as of the list
         if isinstance(parent, ast.Compare):
             return "compared"
         return f"used in `{ast.unparse(parent)}`" if parent is not None else "used here"
