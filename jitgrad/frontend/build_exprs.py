@@ -258,9 +258,9 @@ class Expressions(Indexing):
             return float(getattr(base, attr))  # np.finfo(np.float64).eps: a constant
         if isinstance(base, np.iinfo) and attr in ("min", "max", "bits"):
             return int(getattr(base, attr))  # np.iinfo(np.int32).max: a constant
-        if isinstance(base, np.dtype) and attr in ("kind", "char", "name", "itemsize", "str",
-                                                   "type", "num", "names", "fields"):
-            return getattr(base, attr)  # x.dtype.kind: of the signature's dtype, a constant
+        if isinstance(base, np.dtype) and attr in ("kind", "char", "name", "str", "type",
+                                                   "names", "fields"):
+            return getattr(base, attr)  # x.dtype.kind: of the dtype x.dtype gives, a constant
         if isinstance(base, draws.GeneratorRef):  # rng.normal
             return draws.method_of(base, attr, self.loc(node))
         if isinstance(base, (str, int, float, complex)) and not isinstance(base, bool) and \
