@@ -13,8 +13,8 @@ comprehension]`` and ``.copy()`` of a number made while building.
 One compiled gradient holds them all; it is checked against central finite differences and
 against JAX (the same computation written with jax.numpy). The refusals (an attribute set
 under a run-time branch, on a global object, or updated in place as an array; a global set
-under a run-time branch; an ``__exit__`` that swallows exceptions) are checked while
-building, with no compile.
+under a run-time branch, or left changed when the function returns; an ``__exit__`` that
+swallows exceptions) are checked while building, with no compile.
 """
 
 from __future__ import annotations
@@ -189,6 +189,11 @@ def global_in_branch(x):
     return scaled(x)
 
 
+def global_left_changed(x):
+    set_scale_mode("half")  # never set back: the next call would start from "half"
+    return scaled(x)
+
+
 class swallowing:
     def __enter__(self):
         return self
@@ -205,6 +210,8 @@ def exit_swallows(x):
 
 @pytest.mark.parametrize(("fn", "message"), [
     (global_in_branch, r"assignment to the global `_SCALE_MODE` under a branch"),
+    (global_left_changed, r"the global `_SCALE_MODE` is left changed when "
+                          r"global_left_changed returns"),
     (exit_swallows, r"swallowing.__exit__ returns True: a context manager that may swallow"),
     (set_in_branch, r"attribute \.dt under a branch or inside a loop that runs at run time"),
     (set_on_global, r"attribute \.state of a Stepper made before the function was called"),

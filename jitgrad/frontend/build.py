@@ -109,7 +109,8 @@ class Builder(Statements, Branches, ListArrays, Containers, Loops, Views, Values
         # in), whose attributes the function may assign (`Values.set_attribute`)
         self.made_objects = caller.made_objects if caller is not None else {}
         # the module globals the functions set (``global g``; `Statements.set_global`): by
-        # (id of the module's namespace, name), read before the module's own value
+        # (id of the module's namespace, name), the namespace and the value, read before the
+        # module's own value
         self.globals_set = caller.globals_set if caller is not None else {}
         self.global_names = declared_global(src.node)
         # the block the differentiated function's body is built in
@@ -149,6 +150,30 @@ class Builder(Statements, Branches, ListArrays, Containers, Loops, Views, Values
 
     def run_body(self):
         """Build the body; return the function's value (any Python value or `Sym`)."""
+        result = self.run_statements()
+        if self.caller is None:
+            self.check_globals_restored()
+        return result
+
+    def check_globals_restored(self) -> None:
+        """A module variable the build set (``global g``) must hold its module's value again
+        when the differentiated function returns (as ``with`` blocks that set and restore a
+        mode do): one left changed would be the next call's starting value in Python, which
+        the gradient, built once and never changing the module, cannot follow."""
+        for (_, name), (module, value) in self.globals_set.items():
+            before = module.get(name)
+            same = value is before or (
+                isinstance(value, (str, int, float, bool)) and type(value) is type(before)
+                and value == before)
+            if not same:
+                raise UnsupportedError(
+                    f"the global `{name}` is left changed when {self.src.qualname} returns "
+                    "(in Python the next call would start from the new value; the gradient "
+                    "does not change the module): restore it before returning (a with "
+                    "block's __exit__ may), or return the value instead",
+                    self.src.loc(self.src.node))
+
+    def run_statements(self):
         self.env[RETURNED] = False
         body = [s for s in self.src.node.body if not is_docstring(s)]
         if body and isinstance(body[-1], ast.Return) and not any(

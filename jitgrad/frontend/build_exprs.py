@@ -125,7 +125,7 @@ class Expressions(Indexing):
             return self.global_value(name, value, node, "closure variable")
         g = self.src.fn.__globals__
         if (id(g), name) in self.globals_set:  # set by `global name` earlier in this build
-            return self.globals_set[(id(g), name)]
+            return self.globals_set[(id(g), name)][1]
         if name in g:
             return self.global_value(name, g[name], node)
         if hasattr(builtins, name):

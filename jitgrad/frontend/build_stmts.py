@@ -302,14 +302,17 @@ class Statements:
         """``g = value`` after ``global g``: the module's variable, set for the rest of this
         build (read by every function that reads ``g``; the module itself is not changed),
         where nothing between the differentiated function's start and here runs at run time
-        (no branch or loop on run-time values, where the variable would need to be one)."""
+        (no branch or loop on run-time values, where the variable would need to be one). It
+        must hold its module's value again when the function returns
+        (`Builder.check_globals_restored`)."""
         if self.gb.block is not self.top_block:
             raise UnsupportedError(
                 f"assignment to the global `{target.id}` under a branch or inside a loop that "
                 "runs at run time (a module's variables are values of the build, not run-time "
                 "variables): keep the value in a local variable, or pass it as an argument",
                 self.loc(target))
-        self.globals_set[(id(self.src.fn.__globals__), target.id)] = value
+        module = self.src.fn.__globals__
+        self.globals_set[(id(module), target.id)] = (module, value)
 
     def enter_manager(self, manager, item) -> list:
         """``with m:`` of the user's object: ``m.__enter__()`` built inline, its value bound
@@ -498,6 +501,12 @@ class Statements:
             raise UnsupportedError(f"the operator {type(stmt.op).__name__}=", self.loc(stmt))
         if isinstance(stmt.target, ast.Name):
             current = self.lookup(stmt.target.id, stmt.target)
+            if stmt.target.id in self.global_names and isinstance(current, Sym) and \
+                    current.ndim:
+                raise UnsupportedError(f"augmented assignment to the global array "
+                                       f"`{stmt.target.id}` (NumPy changes it in place, for "
+                                       f"every holder): write `{stmt.target.id} = "
+                                       f"{stmt.target.id} + ...`", self.loc(stmt.target))
             value = self.apply_op(op, current, self.expr(stmt.value), stmt)
             if isinstance(current, Sym) and current.ndim:  # NumPy updates an array in place:
                 full = ((":",) * current.ndim, [])  # every alias of it sees the new values
