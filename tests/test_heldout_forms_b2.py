@@ -210,8 +210,7 @@ def exit_swallows(x):
 
 @pytest.mark.parametrize(("fn", "message"), [
     (global_in_branch, r"assignment to the global `_SCALE_MODE` under a branch"),
-    (global_left_changed, r"the global `_SCALE_MODE` is left changed when "
-                          r"global_left_changed returns"),
+    (global_left_changed, r"the global `_SCALE_MODE` is left changed when global_left"),
     (exit_swallows, r"swallowing.__exit__ returns True: a context manager that may swallow"),
     (set_in_branch, r"attribute \.dt under a branch or inside a loop that runs at run time"),
     (set_on_global, r"attribute \.state of a Stepper made before the function was called"),
