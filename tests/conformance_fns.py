@@ -4558,3 +4558,72 @@ def py_dict_keyed_by_objects(x):
         idxs, shape = _SLOT_TABLE[slot]
         total += np.sum(np.reshape(x[idxs], shape) ** 2)
     return total
+
+
+class _Cart:
+    """A stepper keeping its state on self, as simulators' step methods do."""
+
+    def __init__(self):
+        self.state = None
+        self.steps = 0
+
+    def step(self, force):
+        x, v = self.state
+        v = v + 0.1 * (force - np.sin(x))
+        self.state = (x + 0.1 * v, v)
+        self.steps += 1
+
+
+def py_object_attribute_set(x):
+    cart = _Cart()
+    cart.state = (x[0], x[1])
+    for f in (x[2], x[3]):
+        cart.step(f)
+    return cart.state[0] * cart.state[1] + cart.steps
+
+
+_MODE = "plain"
+
+
+def _set_mode(mode):
+    global _MODE
+    _MODE = mode
+
+
+class _Mode:
+    def __init__(self, mode):
+        self.mode, self.previous = mode, _MODE
+
+    def __enter__(self):
+        _set_mode(self.mode)
+        return self
+
+    def __exit__(self, *exc):
+        _set_mode(self.previous)
+
+
+def _moded(x):
+    return x * 0.5 if _MODE == "half" else x
+
+
+def py_with_own_manager(x):
+    with _Mode("half") as m:
+        y = _moded(x) * (2.0 if m.mode == "half" else 1.0)
+    return y * _moded(x)
+
+
+def py_global_set(x):
+    _set_mode("half")
+    y = _moded(x)
+    _set_mode("plain")
+    return y + _moded(x) ** 2
+
+
+def py_starred_generator(x):
+    return np.sum(np.stack(tuple([*(np.sin(x) * k for k in (1.0, 2.0))]))) + max(
+        *(x[k] for k in (0, 2)))
+
+
+def py_isinstance_tuple_display(x):
+    pair = (x, 2.0 * x)
+    return pair[0] * pair[1] if isinstance(pair, tuple) else x

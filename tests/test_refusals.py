@@ -104,7 +104,6 @@ FENCED = [
            r"dicts with constant keys", "dict", "{(\"a\", 1)"),
     Fenced("uses_walrus", r"the walrus operator here is not supported; jitgrad takes "
            r"`\(n := e\)` in an assignment", "walrus", "y := "),
-    Fenced("uses_global_statement", r"global is not supported", "global", "global"),
     Fenced("uses_match", r"match is not supported", "match", "match"),
     Fenced("uses_kwargs", r"\*\*kwargs, positional-only or keyword-only "
            r"parameters without defaults: name its arguments", "varargs", "def"),

@@ -59,6 +59,18 @@ from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import GraphBuilder, Sym
 
 
+def declared_global(fn_node) -> frozenset:
+    """The names ``fn_node`` declares ``global`` (not those of functions nested in it)."""
+    names, todo = set(), list(fn_node.body)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Global):
+            names.update(n.names)
+        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                              ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(n))
+    return frozenset(names)
+
 class Builder(Statements, Branches, ListArrays, Containers, Loops, Views, Values, Calls,
               Expressions):
     """Evaluates one function's AST on symbolic values, appending IR to a `GraphBuilder`."""
@@ -81,6 +93,8 @@ class Builder(Statements, Branches, ListArrays, Containers, Loops, Views, Values
         # len(gb.made) where the innermost loop's body began, a caller's too (`detach_view`)
         self.loop_made = caller.loop_made if caller is not None else 0
         self.loops_building: list = []  # the loop statements being built, outermost first
+        # for each: the ids of the containers that existed where it began (`held_ids`)
+        self.held_before_loop: list = []
         self.in_unrolled_loop = False  # inside a loop over a tuple, unrolled while building
         # loops over a range of a few iterations known while building (their keys): unrolled
         # where they carry an array that changes shape (`UnrollLoop`)
@@ -88,6 +102,19 @@ class Builder(Statements, Branches, ListArrays, Containers, Loops, Views, Values
         # np.random's draws, seeds and generators, in program order (`frontend.draws`)
         self.draws = caller.draws if caller is not None else Recorder(gb)
         self.stale_at_merge: set[Var] = set()  # values out of date as a branch ends
+        # the tuples written as tuple displays ``(a, b)`` (by id, kept alive): tuples for
+        # certain, where a list is held as a tuple too (`build_builtins._b_isinstance`)
+        self.tuple_displays = caller.tuple_displays if caller is not None else {}
+        # the user's objects made while building (by id: the object and the block it was made
+        # in), whose attributes the function may assign (`Values.set_attribute`)
+        self.made_objects = caller.made_objects if caller is not None else {}
+        # the module globals the functions set (``global g``; `Statements.set_global`): by
+        # (id of the module's namespace, name), the namespace and the value, read before the
+        # module's own value
+        self.globals_set = caller.globals_set if caller is not None else {}
+        self.global_names = declared_global(src.node)
+        # the block the differentiated function's body is built in
+        self.top_block = caller.top_block if caller is not None else gb.block
         # The differentiated function's arguments that it writes into (found by name, or by a
         # first build that met the write elsewhere: `symbolic.WritesArgument`).
         self.copied = (subscript_targets(src.node.body) | copied) if caller is None else set()
@@ -123,6 +150,30 @@ class Builder(Statements, Branches, ListArrays, Containers, Loops, Views, Values
 
     def run_body(self):
         """Build the body; return the function's value (any Python value or `Sym`)."""
+        result = self.run_statements()
+        if self.caller is None:
+            self.check_globals_restored()
+        return result
+
+    def check_globals_restored(self) -> None:
+        """A module variable the build set (``global g``) must hold its module's value again
+        when the differentiated function returns (as ``with`` blocks that set and restore a
+        mode do): one left changed would be the next call's starting value in Python, which
+        the gradient, built once and never changing the module, cannot follow."""
+        for (_, name), (module, value) in self.globals_set.items():
+            before = module.get(name)
+            same = value is before or (
+                isinstance(value, (str, int, float, bool)) and type(value) is type(before)
+                and value == before)
+            if not same:
+                raise UnsupportedError(
+                    f"the global `{name}` is left changed when {self.src.qualname} returns "
+                    "(in Python the next call would start from the new value; the gradient "
+                    "does not change the module): restore it before returning (a with "
+                    "block's __exit__ may), or return the value instead",
+                    self.src.loc(self.src.node))
+
+    def run_statements(self):
         self.env[RETURNED] = False
         body = [s for s in self.src.node.body if not is_docstring(s)]
         if body and isinstance(body[-1], ast.Return) and not any(

@@ -28,7 +28,7 @@ import heapq
 import numpy as np
 
 from jitgrad.core.errors import UnsupportedError
-from jitgrad.frontend.build_ast import BuildList
+from jitgrad.frontend.build_ast import BuildList, UnrollLoop
 from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import Sym
 
@@ -81,7 +81,13 @@ class Containers:
             raise UnsupportedError(f"changing the {what} `{name}` in place, a global or a "
                                    "closure's variable: copy it into a local name first "
                                    f"(`{name}2 = {copy}({name})`)", self.loc(node))
-        if self.in_loop:
+        if self.in_loop and self.loops_building and \
+                id(old) not in self.held_before_loop[-1]:
+            pass  # made in this iteration of the innermost loop: each iteration its own
+        elif self.in_loop and self.loops_building and \
+                self.loop_key(self.loops_building[-1]) in self.unrollable:
+            raise UnrollLoop(self.loop_key(self.loops_building[-1]))  # a few iterations: each
+        elif self.in_loop:  # copy of the body changes the list as Python does
             raise UnsupportedError(f"changing the {what} `{name}` in place inside a loop (its "
                                    "length or entries would change from one iteration to the "
                                    f"next); {_TO_ARRAY}", self.loc(node))

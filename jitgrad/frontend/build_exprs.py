@@ -124,6 +124,8 @@ class Expressions(Indexing):
                                    "assignment in the enclosing scope", self.loc(node)) from None
             return self.global_value(name, value, node, "closure variable")
         g = self.src.fn.__globals__
+        if (id(g), name) in self.globals_set:  # set by `global name` earlier in this build
+            return self.globals_set[(id(g), name)][1]
         if name in g:
             return self.global_value(name, g[name], node)
         if hasattr(builtins, name):
@@ -244,11 +246,21 @@ class Expressions(Indexing):
                                    "(.real, .imag, .conjugate() are)", self.loc(node))
         if isinstance(base, (int, float)) and attr in ("real",):
             return base
+        if isinstance(base, (int, float)) and not isinstance(base, bool) and attr in (
+                "copy", "item", "shape", "ndim", "size", "dtype"):
+            # a number known while building stands for NumPy's scalar or 0-d array too
+            # (np.asarray(1.0, float) made while building): its methods as NumPy's
+            if attr in ("copy", "item"):  # the number itself: its own method that returns it
+                return base.conjugate
+            return getattr(np.asarray(base), attr)
         if isinstance(base, np.finfo) and attr in ("eps", "epsneg", "tiny", "max", "min",
                                                          "smallest_normal", "resolution"):
             return float(getattr(base, attr))  # np.finfo(np.float64).eps: a constant
         if isinstance(base, np.iinfo) and attr in ("min", "max", "bits"):
             return int(getattr(base, attr))  # np.iinfo(np.int32).max: a constant
+        if isinstance(base, np.dtype) and attr in ("kind", "char", "name", "str", "type",
+                                                   "names", "fields"):
+            return getattr(base, attr)  # x.dtype.kind: of the dtype x.dtype gives, a constant
         if isinstance(base, draws.GeneratorRef):  # rng.normal
             return draws.method_of(base, attr, self.loc(node))
         if isinstance(base, (str, int, float, complex)) and not isinstance(base, bool) and \
@@ -274,7 +286,10 @@ class Expressions(Indexing):
                                "supported", self.loc(node))
 
     def expr_Tuple(self, node):
-        return tuple(self.items(node.elts))
+        value = tuple(self.items(node.elts))
+        if value:  # (the empty tuple is one object: it may stand for an empty list too)
+            self.tuple_displays[id(value)] = value
+        return value
 
     def items(self, nodes, evaluate=None) -> list:
         """The values of a call's arguments or a display's items, ``*seq`` spread: a tuple or

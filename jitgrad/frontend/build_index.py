@@ -315,6 +315,12 @@ class Indexing:
                 raise UnsupportedError(f"the dict has no key {k!r} (its keys: "
                                        f"{', '.join(map(repr, value))})", self.loc(key))
             return value[k]
+        if type(value).__module__ == "typing" or getattr(value, "__module__", None) == "typing":
+            k = self.expr(key)  # Literal["a", "b"], Optional[int]: a type hint, made now
+            if _holds_sym(k):
+                raise UnsupportedError("a type hint subscripted with a run-time value",
+                                       self.loc(key))
+            return value[k]
         if isinstance(key, ast.Constant) and isinstance(key.value, str):
             raise refused(f"indexing with a string ([{key.value!r}], a dict's key) of a "
                           "value that is not a dict argument", "dict", self.loc(key))
@@ -329,3 +335,9 @@ def expand_ellipsis(index, array):
     left = max(symbolic.ndim_of(array) - sum(s not in ("n", "e") for s in spec), 0)
     k = spec.index("e")
     return spec[:k] + (":",) * left + spec[k + 1:], atoms
+
+
+def _holds_sym(value) -> bool:
+    if isinstance(value, tuple):
+        return any(_holds_sym(v) for v in value)
+    return isinstance(value, Sym)

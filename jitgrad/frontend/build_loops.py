@@ -78,6 +78,18 @@ def _sliced(update: Var, body) -> bool:
             todo += [a for a in e.ins if isinstance(a, Var) and a.type.ndim]
     return False
 
+
+def held_ids(values) -> set[int]:
+    """The ids of the lists, tuples and dicts known while building among ``values`` and
+    inside them: the containers that exist before a loop (`Containers.change`)."""
+    ids, todo = set(), list(values)
+    while todo:
+        v = todo.pop()
+        if isinstance(v, (tuple, list, dict)) and id(v) not in ids:
+            ids.add(id(v))
+            todo.extend(v.values() if isinstance(v, dict) else v)
+    return ids
+
 class Loops(LoopHeaders):
     """The `Builder`'s loops: methods mixed into `build.Builder`."""
 
@@ -192,10 +204,12 @@ class Loops(LoopHeaders):
                               lambda rest=rest: self.unroll(stmt, rest), lambda: None, stmt)
                 return
 
-    def loop_carries(self, body_stmts, extra=()):
+    def loop_carries(self, body_stmts, extra=(), stmt=None):
         """The names a loop carries: those it assigns, the arrays it passes to a function (which
         may write into them), and every other name for an array among those (an alias sees
-        the writes)."""
+        the writes). A loop of a few iterations known while building (``stmt``'s key among
+        `unrollable`) that reassigns a value known while building (a list of slices, a tuple)
+        is unrolled instead (`UnrollLoop`): each copy of the body sees that iteration's value."""
         passed = {n for n in call_arguments(body_stmts, self.is_library_call)
                   if isinstance(self.env.get(n), Sym) and self.env[n].ndim}
         assigned = assigned_names(body_stmts)
@@ -233,6 +247,9 @@ class Loops(LoopHeaders):
                                        "and at the end of its body, and "
                                        f"`{base(name)} = complex({base(name)}_re, "
                                        f"{base(name)}_im)` where the body begins)", self.gb.loc)
+            if not is_atom_value(v) and stmt is not None and \
+                    self.loop_key(stmt) in self.unrollable:
+                raise UnrollLoop(self.loop_key(stmt))
             if not is_atom_value(v):
                 what = "dict" if isinstance(v, dict) else "set" if isinstance(
                     v, frozenset) else "list or tuple" if isinstance(v, tuple) else None
@@ -602,7 +619,7 @@ class Loops(LoopHeaders):
     def build_for(self, stmt, target, start, stop, step, over):
         self.seed_names(stmt)
         flags = self.loop_flags(stmt.body)
-        carried = self.loop_carries(stmt.body, flags)
+        carried = self.loop_carries(stmt.body, flags, stmt)
         index = self.gb.new_var(INT, base(target) if target != "%i" else "_i")
         saved_in_loop = self.in_loop
 
@@ -633,10 +650,13 @@ class Loops(LoopHeaders):
 
         self.gb.loc = self.src.loc(stmt)
         self.loops_building.append(stmt)
+        self.held_before_loop.append(held_ids([*self.env.values(), *(
+            vars(obj) for obj, _ in self.made_objects.values())]))
         try:
             carries, carry_vars, result = self.build_loop(stmt, carried, body_env, inside)
         finally:
             self.loops_building.pop()
+            self.held_before_loop.pop()
         exit_flag = self.exit_flag(result)
         self.draws.attach(frames[-1], exit_flag, self.src.loc(stmt))
         trips = self.gb.new_var(INT, "_trips")
@@ -719,7 +739,7 @@ class Loops(LoopHeaders):
             return
         self.seed_names(stmt)
         flags = self.loop_flags(stmt.body)
-        carried = self.loop_carries(stmt.body, flags)
+        carried = self.loop_carries(stmt.body, flags, stmt)
         saved_in_loop = self.in_loop
 
         def body_env(env):
@@ -745,10 +765,13 @@ class Loops(LoopHeaders):
 
         self.gb.loc = self.src.loc(stmt)
         self.loops_building.append(stmt)
+        self.held_before_loop.append(held_ids([*self.env.values(), *(
+            vars(obj) for obj, _ in self.made_objects.values())]))
         try:
             carries, carry_vars, result = self.build_loop(stmt, carried, body_env, inside)
         finally:
             self.loops_building.pop()
+            self.held_before_loop.pop()
         cond = result["cond"]
         if cond is False:
             return  # the loop never runs

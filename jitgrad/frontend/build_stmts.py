@@ -15,6 +15,7 @@ import builtins
 import contextlib
 import functools
 import importlib
+import sys
 import types as pytypes
 import warnings
 
@@ -43,6 +44,7 @@ from jitgrad.frontend.build_ast import (
 )
 from jitgrad.frontend.build_builtins import is_zero
 from jitgrad.frontend.build_index import expand_ellipsis
+from jitgrad.frontend.build_values import is_user_object
 from jitgrad.frontend.parse import MATH_DOMAINS, guards
 from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import Sym
@@ -272,17 +274,73 @@ class Statements:
         """``with np.errstate(...):``, ``with warnings.catch_warnings():``: context managers
         that change only how floating-point warnings are reported: the body is built as if
         they were not there (the compiled code reports none). ``with numba.objmode(...)``
-        too (`_is_objmode`)."""
+        too (`_is_objmode`). An object of the user's class: its ``__enter__`` and
+        ``__exit__`` built inline around the body (`enter_manager`)."""
+        exits = []
         for item in stmt.items:
             if _is_objmode(self, item):
                 continue
             manager = self.expr(item.context_expr)
+            if is_user_object(manager) and str(type(manager).__module__).split(".")[0] \
+                    not in sys.stdlib_module_names:  # (the user's class, not contextlib's)
+                exits.append((*self.enter_manager(manager, item), item))
+                continue
             if not isinstance(manager, _QUIET_CONTEXTS) or item.optional_vars is not None:
                 raise UnsupportedError(
                     "a with statement (jitgrad takes `with np.errstate(...)`, "
-                    "`warnings.catch_warnings()` and `contextlib.nullcontext()`, which do not "
-                    "change values)", self.loc(stmt))
+                    "`warnings.catch_warnings()`, `contextlib.nullcontext()`, which do not "
+                    "change values, and objects of your own classes with __enter__ and "
+                    "__exit__)", self.loc(stmt))
         self.build_stmts(stmt.body)
+        for exit_, manager, item in reversed(exits):
+            self.exit_manager(exit_, manager, item)
+
+    def stmt_Global(self, stmt):
+        """``global g``: read where the function is parsed (`build.declared_global`)."""
+
+    def set_global(self, target, value) -> None:
+        """``g = value`` after ``global g``: the module's variable, set for the rest of this
+        build (read by every function that reads ``g``; the module itself is not changed),
+        where nothing between the differentiated function's start and here runs at run time
+        (no branch or loop on run-time values, where the variable would need to be one). It
+        must hold its module's value again when the function returns
+        (`Builder.check_globals_restored`)."""
+        if self.gb.block is not self.top_block:
+            raise UnsupportedError(
+                f"assignment to the global `{target.id}` under a branch or inside a loop that "
+                "runs at run time (a module's variables are values of the build, not run-time "
+                "variables): keep the value in a local variable, or pass it as an argument",
+                self.loc(target))
+        module = self.src.fn.__globals__
+        self.globals_set[(id(module), target.id)] = (module, value)
+
+    def enter_manager(self, manager, item) -> list:
+        """``with m:`` of the user's object: ``m.__enter__()`` built inline, its value bound
+        to the ``as`` target; returns the exit to build after the body (`exit_manager`)."""
+        cls = type(manager)
+        enter, exit_ = getattr(cls, "__enter__", None), getattr(cls, "__exit__", None)
+        if not (isinstance(enter, pytypes.FunctionType)
+                and isinstance(exit_, pytypes.FunctionType)):
+            raise UnsupportedError(
+                "a with statement (jitgrad takes `with np.errstate(...)`, "
+                "`warnings.catch_warnings()`, `contextlib.nullcontext()`, which do not change "
+                "values, and objects of your own classes with __enter__ and __exit__)",
+                self.loc(item.context_expr))
+        entered = self.inline(enter, (manager,), {}, item.context_expr)
+        if item.optional_vars is not None:
+            self.assign(item.optional_vars, entered)
+        return [exit_, manager]
+
+    def exit_manager(self, exit_, manager, item) -> None:
+        """``m.__exit__(None, None, None)`` after the body (also after a ``return`` in it, as
+        Python runs it): an exit that would swallow an exception (returns a true value) is
+        refused, since the compiled code raises where Python would go on."""
+        swallowed = self.inline(exit_, (manager, None, None, None), {}, item.context_expr)
+        if swallowed is not None and swallowed is not False:
+            raise UnsupportedError(
+                f"{type(manager).__name__}.__exit__ returns {swallowed!r}: a context manager "
+                "that may swallow an exception is not supported (the compiled gradient does "
+                "not catch exceptions); return None from __exit__", self.loc(item.context_expr))
 
     def stmt_Delete(self, stmt):
         """``del tmp``: the name is unbound (a later read is Python's NameError); ``del`` of
@@ -443,6 +501,12 @@ class Statements:
             raise UnsupportedError(f"the operator {type(stmt.op).__name__}=", self.loc(stmt))
         if isinstance(stmt.target, ast.Name):
             current = self.lookup(stmt.target.id, stmt.target)
+            if stmt.target.id in self.global_names and isinstance(current, Sym) and \
+                    current.ndim:
+                raise UnsupportedError(f"augmented assignment to the global array "
+                                       f"`{stmt.target.id}` (NumPy changes it in place, for "
+                                       f"every holder): write `{stmt.target.id} = "
+                                       f"{stmt.target.id} + ...`", self.loc(stmt.target))
             value = self.apply_op(op, current, self.expr(stmt.value), stmt)
             if isinstance(current, Sym) and current.ndim:  # NumPy updates an array in place:
                 full = ((":",) * current.ndim, [])  # every alias of it sees the new values
@@ -458,6 +522,15 @@ class Statements:
             current = self.getitem(array, index, stmt.target)
             value = self.apply_op(op, current, self.expr(stmt.value), stmt)
             self.setitem(stmt.target, array, index, value)
+        elif isinstance(stmt.target, ast.Attribute):
+            current = self.expr(stmt.target)
+            if isinstance(current, Sym) and current.ndim or not isinstance(
+                    current, (Sym, int, float)):  # (NumPy: an array updated in place)
+                raise UnsupportedError("augmented assignment to an attribute that is not a "
+                                       "number: write `obj.attr = obj.attr + ...`",
+                                       self.loc(stmt.target))
+            self.set_attribute(stmt.target, self.apply_op(op, current, self.expr(stmt.value),
+                                                          stmt))
         else:
             raise UnsupportedError("augmented assignment to this target", self.loc(stmt.target))
 
@@ -518,7 +591,9 @@ class Statements:
     # -- assignment ----------------------------------------------------------------------
 
     def assign(self, target, value) -> None:
-        if isinstance(target, ast.Name):
+        if isinstance(target, ast.Name) and target.id in self.global_names:
+            self.set_global(target, value)
+        elif isinstance(target, ast.Name):
             self.env[target.id] = self.named(value, target.id)
         elif isinstance(target, (ast.Tuple, ast.List)):
             star = [k for k, t in enumerate(target.elts) if isinstance(t, ast.Starred)]
@@ -547,6 +622,8 @@ class Statements:
                 self.container_setitem(target, array, value)
                 return
             self.setitem(target, array, self.index(target.slice, store=True), value)
+        elif isinstance(target, ast.Attribute):
+            self.set_attribute(target, value)
         else:
             raise UnsupportedError(f"assignment to {type(target).__name__}", self.loc(target))
 

@@ -13,7 +13,9 @@ Part of `build.Builder` (a mixin). Takes the values `build_exprs` evaluated; gua
   was made of), a method is built inline with ``self`` bound, a class is instantiated while
   building (its ``__init__`` runs on the values passed, run-time values included, so that
   ``State(x, v).x`` is ``x``). Anything that ``__init__`` cannot do with a run-time value is
-  refused naming the class. Attributes are never written while building a gradient.
+  refused naming the class. An object made while building may have its attributes set by
+  the function (``self.state = ...`` in a method) in the block it was made in
+  (`set_attribute`); any other attribute is never written while building a gradient.
 """
 
 from __future__ import annotations
@@ -24,8 +26,9 @@ import types as pytypes
 import numpy as np
 
 from jitgrad.core.errors import JitgradError, UnsupportedError
+from jitgrad.core.ir import Var
 from jitgrad.frontend.build_ast import LIBRARIES, CalledFromLibrary, fn_name
-from jitgrad.lang import complex_pairs
+from jitgrad.lang import complex_pairs, symbolic
 from jitgrad.lang.symbolic import Sym, Written
 
 # Standard-library modules whose functions give the same result for the same arguments (no
@@ -129,7 +132,10 @@ class Values:
                                      "builtins" or _is_namedtuple(fn)) and \
                 not issubclass(fn, BaseException):
             try:
-                return fn(*args, **kwargs)
+                made = fn(*args, **kwargs)
+                if is_user_object(made):
+                    self.made_objects[id(made)] = (made, self.gb.block)
+                return made
             except JitgradError as e:
                 raise UnsupportedError(f"making a {fn.__name__} from run-time values: "
                                        f"{e.message}", self.loc(node)) from None
@@ -141,12 +147,42 @@ class Values:
                                        self.loc(node)) from None
         return NotImplemented
 
+    def set_attribute(self, target, value) -> None:
+        """``obj.attr = value``: the attribute of an object made while building this gradient,
+        set then, as its ``__init__`` sets them, where the object was made in the block being
+        built (not under a branch or in a loop that runs at run time, which would need the
+        attribute to be a run-time variable). An object made before the call (a global, an
+        argument, a class) keeps the attributes it had: the gradient reads them as they were."""
+        obj = self.expr(target.value)
+        made = self.made_objects.get(id(obj))
+        if made is None or made[0] is not obj:
+            what = "a class" if isinstance(obj, type) else f"a {type(obj).__name__}"
+            raise UnsupportedError(
+                f"assignment to the attribute .{target.attr} of {what} made before the "
+                "function was called (a global, an argument or a class, whose attributes the "
+                "gradient reads as they were when it was built): make the object inside the "
+                "function, or keep the new value in a variable", self.loc(target))
+        if made[1] is not self.gb.block:
+            raise UnsupportedError(
+                f"assignment to the attribute .{target.attr} under a branch or inside a loop "
+                "that runs at run time, of an object made outside it (its attributes are "
+                "values of the build, not run-time variables): keep the value in a variable "
+                "of the loop or branch, and set the attribute after it", self.loc(target))
+        setattr(obj, target.attr, value)
+
     def object_attribute(self, base, attr, node):
         """``obj.attr`` of the user's object (or class): read while building."""
         if not hasattr(base, attr):
             raise JitgradError(f"AttributeError: {type(base).__name__} has no attribute "
                                f"{attr!r}", self.loc(node))
         value = getattr(base, attr)
+        if isinstance(value, Sym) and isinstance(value.atom, Var):
+            if value.atom in self.gb.view_of:  # a view: as its array holds it now
+                now = self.follow(value.atom, attr, node)
+                return value if now is value.atom else self.gb.sym(now)
+            if self.gb.is_stale(value.atom):
+                raise UnsupportedError(symbolic.stale_message(f"the attribute .{attr}"),
+                                       self.loc(node))
         if isinstance(value, Sym) or inspect.ismethod(value) or callable(value):
             return value
         if isinstance(value, (tuple, list)):

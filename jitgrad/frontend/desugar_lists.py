@@ -664,6 +664,9 @@ class _Lists:
         if isinstance(parent, ast.Compare) and all(
                 isinstance(op, (ast.Is, ast.IsNot)) for op in parent.ops):
             return None  # `us is None`: a list is never None, nor an array
+        if isinstance(parent, ast.Compare) and len(parent.ops) == 1 and isinstance(
+                parent.ops[0], (ast.In, ast.NotIn)) and parent.comparators[0] is node:
+            return None  # `v in out`: of an array, NumPy's (out == v).any(), as of the list
         if isinstance(parent, ast.Compare):
             return "compared"
         return f"used in `{ast.unparse(parent)}`" if parent is not None else "used here"
@@ -768,7 +771,9 @@ def _replace_statement(root, old, new: list) -> None:
 class _ListCalls(ast.NodeTransformer):
     """``list(v * 2 for v in x)``: the list comprehension ``[v * 2 for v in x]``;
     ``tuple(v * 2 for v in x)``: ``tuple([v * 2 for v in x])`` (the tuple of its items where
-    their number is known while building, as over a tuple's items)."""
+    their number is known while building, as over a tuple's items); ``f(*(g(v) for v in x))``
+    and ``(*(g(v) for v in x),)``: ``*tuple([g(v) for v in x])`` (unpacking runs a generator
+    to its end, so it is the tuple of its items)."""
 
     def __init__(self, lists: _Lists):
         self.lists = lists
@@ -786,6 +791,15 @@ class _ListCalls(ast.NodeTransformer):
                 node.args = [comp]
                 return node
             return ast.copy_location(comp, node)
+        return node
+
+    def visit_Starred(self, node):
+        node = self.generic_visit(node)
+        if isinstance(node.value, ast.GeneratorExp) and "tuple" not in self.lists.bound \
+                and "tuple" not in self.lists.globals:
+            gen = node.value
+            comp = ast.copy_location(ast.ListComp(gen.elt, gen.generators), gen)
+            node.value = ast.copy_location(ast.Call(_name("tuple"), [comp], []), gen)
         return node
 
     def visit_Lambda(self, node):

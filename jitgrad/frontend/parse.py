@@ -299,14 +299,14 @@ def _not_builtins(fn, node) -> set[str]:
 
 _STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.If, ast.For, ast.While,
                ast.Break, ast.Continue, ast.Pass, ast.Expr, ast.Assert, ast.Raise, ast.Try,
-               ast.Import, ast.ImportFrom, ast.With, ast.Delete)
+               ast.Import, ast.ImportFrom, ast.With, ast.Delete, ast.Global)
 _EXPRESSIONS = (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Call, ast.Name, ast.Constant,
                 ast.Attribute, ast.Subscript, ast.Slice, ast.Tuple, ast.List, ast.IfExp, ast.Dict,
                 ast.Starred, ast.JoinedStr, ast.Set, ast.SetComp, ast.DictComp, ast.FormattedValue, ast.withitem, ast.keyword, ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
 _REFUSED_NAMES = {
     ast.ClassDef: "a class definition",
     ast.AsyncFunctionDef: "an async function", ast.Lambda: "a lambda", ast.Yield: "yield",
-    ast.YieldFrom: "yield from", ast.Await: "await", ast.Global: "global",
+    ast.YieldFrom: "yield from", ast.Await: "await",
     ast.Nonlocal: "nonlocal",
     ast.Match: "match",
 }

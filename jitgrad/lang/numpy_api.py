@@ -157,7 +157,9 @@ def np_cast(x, dtype):
 
 
 def _alloc(name):
-    def alloc(shape, dtype=float, **kw):
+    def alloc(shape, dtype=float, order="C", **kw):
+        if order not in ("C", "F", "A", "K"):  # (the layout: the same values either way)
+            raise UnsupportedError(f"np.{name}(..., order={order!r}) is not an order")
         if kw:
             raise UnsupportedError(f"np.{name}(..., {', '.join(kw)}=) is not supported")
         dims = shape if isinstance(shape, (tuple, list)) else (shape,)

@@ -614,7 +614,11 @@ class Sym:
             shape = shape[0]
         return NUMPY[np.reshape](self, shape)
 
-    def astype(self, dtype):
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        # (order, casting, subok: the values are the same; copy=False to its own dtype is
+        # the array itself, as in NumPy, so that a write into either is seen in both)
+        if not copy and np.dtype(dtype) == self.dtype:
+            return self
         return METHODS["astype"](self, dtype)
 
     @property
