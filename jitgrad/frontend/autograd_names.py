@@ -1,0 +1,76 @@
+"""autograd's NumPy and SciPy read as NumPy and SciPy (issue #43).
+
+Code written for autograd imports ``autograd.numpy as np`` and ``autograd.scipy.special``; its
+functions are NumPy's and SciPy's, wrapped so that autograd's tracer sees them. jitgrad does
+not run that tracer: a call of one of them is built as a call of the function it stands for,
+so the derivative is jitgrad's own rule of that NumPy or SciPy function.
+
+* A *primitive* (``autograd.extend.primitive``, marked ``_is_autograd_primitive``) keeps the
+  function it wraps in ``.fun``: ``autograd.numpy.sin.fun is numpy.sin``,
+  ``autograd.scipy.stats.norm.pdf.fun`` is SciPy's bound ``norm.pdf``. autograd's own
+  primitives (``.fun`` defined in autograd: ``autograd.scipy.signal.convolve``) are left as
+  they are; jitgrad's tables name them.
+* A *no-trace primitive* (``np.shape``, ``np.ndim``, ``autograd.builtins.isinstance``) is the
+  function behind its ``__wrapped__``.
+* A Python function autograd writes over NumPy's (``np.concatenate``, ``np.stack``,
+  ``np.mean``, ``np.where``, ``np.linalg.norm``...) stands for the function of the same name
+  in the NumPy or SciPy module its namespace mirrors.
+* ``autograd.builtins.list``, ``tuple`` and ``dict`` are Python's.
+"""
+
+from __future__ import annotations
+
+import builtins
+import importlib
+import os
+import sys
+
+# autograd's namespace -> the module it mirrors
+MIRRORS = (("autograd.numpy", "numpy"), ("autograd.numpy.linalg", "numpy.linalg"),
+           ("autograd.numpy.fft", "numpy.fft"), ("autograd.numpy.random", "numpy.random"),
+           ("autograd.scipy.special", "scipy.special"), ("autograd.scipy.linalg", "scipy.linalg"),
+           ("autograd.scipy.integrate", "scipy.integrate"),
+           ("autograd.scipy.stats", "scipy.stats"))
+
+_TRACER = os.path.join("autograd", "tracer.py")
+_TABLE: dict[int, object] = {}
+_SEEN: set[str] = set()
+
+
+def _fill():
+    """Name autograd's Python wrappers in the mirrored namespaces loaded so far."""
+    for ours, theirs in MIRRORS:
+        if ours in _SEEN or ours not in sys.modules:
+            continue
+        _SEEN.add(ours)
+        try:
+            target = importlib.import_module(theirs)
+        except ImportError:
+            continue
+        for name, obj in vars(sys.modules[ours]).items():
+            if (callable(obj) and not isinstance(obj, type)
+                    and str(getattr(obj, "__module__", "")).startswith("autograd")
+                    and not hasattr(obj, "fun") and hasattr(target, name)):
+                _TABLE[id(obj)] = getattr(target, name)
+    builtins_module = sys.modules.get("autograd.builtins")
+    if builtins_module is not None and "autograd.builtins" not in _SEEN:
+        _SEEN.add("autograd.builtins")
+        for name in ("list", "tuple", "dict"):
+            _TABLE[id(getattr(builtins_module, name))] = getattr(builtins, name)
+
+
+def stands_for(fn):
+    """The NumPy, SciPy or Python function autograd's ``fn`` stands for; ``fn`` itself when
+    it is not one of autograd's."""
+    if getattr(fn, "_is_autograd_primitive", False) is True:
+        inner = getattr(fn, "fun", None)
+        if inner is not None and not str(getattr(inner, "__module__", "")).startswith("autograd"):
+            return inner
+        return fn
+    if getattr(fn, "_is_primitive", False) is True and hasattr(fn, "__wrapped__") and \
+            getattr(getattr(fn, "__code__", None), "co_filename", "").endswith(_TRACER):
+        return fn.__wrapped__  # autograd's notrace_primitive: np.shape, np.ndim, isinstance
+    if "autograd" not in sys.modules:
+        return fn
+    _fill()
+    return _TABLE.get(id(fn), fn)
