@@ -16,6 +16,11 @@ so the derivative is jitgrad's own rule of that NumPy or SciPy function.
   ``np.mean``, ``np.where``, ``np.linalg.norm``...) stands for the function of the same name
   in the NumPy or SciPy module its namespace mirrors.
 * ``autograd.builtins.list``, ``tuple`` and ``dict`` are Python's.
+* autograd's ``grad``, ``value_and_grad``, ``jacobian`` and ``hessian`` of ``(fun, argnum)``,
+  called inside a differentiated function, are jitgrad's of ``(fun, wrt=argnum)``
+  (`TRANSFORMS`, filled by the package, a layer above: ``jitgrad.grad(g)(x)`` in a body is
+  built as `custom_call` builds it). autograd's ``elementwise_grad`` has no jitgrad twin and
+  is refused as any other library function.
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ MIRRORS = (("autograd.numpy", "numpy"), ("autograd.numpy.linalg", "numpy.linalg"
            ("autograd.scipy.integrate", "scipy.integrate"),
            ("autograd.scipy.stats", "scipy.stats"))
 
+# autograd.differential_operators' name -> jitgrad's transform taking (fun, argnum=0)
+TRANSFORMS: dict[str, object] = {}
 _TRACER = os.path.join("autograd", "tracer.py")
 _TABLE: dict[int, object] = {}
 _SEEN: set[str] = set()
@@ -57,6 +64,11 @@ def _fill():
         _SEEN.add("autograd.builtins")
         for name in ("list", "tuple", "dict"):
             _TABLE[id(getattr(builtins_module, name))] = getattr(builtins, name)
+    operators = sys.modules.get("autograd.differential_operators")
+    if operators is not None and "autograd.differential_operators" not in _SEEN:
+        _SEEN.add("autograd.differential_operators")
+        for name, transform in TRANSFORMS.items():
+            _TABLE[id(getattr(operators, name))] = transform
 
 
 def stands_for(fn):
