@@ -1,7 +1,9 @@
 """Code written for autograd (issue #43): ``autograd.numpy``, ``autograd.scipy`` and autograd's
 ``grad`` inside a function are read as NumPy, SciPy and jitgrad's grad
 (`jitgrad.frontend.autograd_names`); ``np.linalg.eigh(a, "U")`` gives NumPy's eigenvectors,
-signs included (LAPACK's upper path, `runtime_linalg._eigh_upper`).
+signs included (LAPACK's upper path, `runtime_linalg._eigh_upper`); a list or tuple of
+integers beside other items of an index is an index array, as in NumPy (autograd's
+test_index_mixed).
 
 One compiled gradient, checked against central differences, JAX and autograd itself.
 """
@@ -20,6 +22,7 @@ from fd import numeric_grad  # noqa: E402
 # eigh(X[:3] + 2 I, "U")'s first eigenvector has the other sign from LAPACK's lower path
 X = np.array([[0.22, -0.37, -0.73], [-0.77, 0.5, 0.66], [0.17, 0.37, 0.07], [0.7, 0.51, -0.8]])
 WEIGHTS = np.array([1.0, 2.0, 3.0])
+PAIR = (1, 0)
 
 
 def inner(x):
@@ -35,6 +38,8 @@ def as_autograd_writes_it(x):
     s += anp.mean(anp.where(x > 0.3, x, 0.5 * x)) + anp.std(x)
     s += anp.linalg.norm(x) + anp.sum(asp.gammaln(x + 2.0))
     s += anp.sum(anp.stack([x[0], x[1]], axis=1) ** 2)
+    t = anp.reshape(x, (2, 2, 3))  # a tuple or list beside other items is an index array
+    s += anp.sum(t[PAIR, 0] * WEIGHTS) + anp.sum(t[1, 1:, [0, 2]] ** 3)
     return s + anp.sum(autograd.grad(inner)(x) * x)
 
 
@@ -66,6 +71,8 @@ def test_autograd_code_compiled():
         s += jnp.mean(jnp.where(x > 0.3, x, 0.5 * x)) + jnp.std(x)
         s += jnp.linalg.norm(x) + jnp.sum(jax.scipy.special.gammaln(x + 2.0))
         s += jnp.sum(jnp.stack([x[0], x[1]], axis=1) ** 2)
+        t = jnp.reshape(x, (2, 2, 3))
+        s += jnp.sum(t[jnp.array(PAIR), 0] * WEIGHTS) + jnp.sum(t[1, 1:, jnp.array([0, 2])] ** 3)
         return s + jnp.sum(jax.grad(lambda y: jnp.sum(jnp.sin(y) ** 2))(x) * x)
 
     np.testing.assert_allclose(g, np.asarray(jax.grad(oracle)(jnp.asarray(X))), rtol=1e-10,

@@ -55,6 +55,10 @@ class Indexing:
                 rows = np.array([int_literal(e) for e in item.elts], dtype=np.int64)
                 return ("a",), [self.constant_array("rows", rows, item)]
             v = self.expr(item)
+            if len(items) > 1 and _integers(v):
+                # x[3, 2:, [1, 3]]: a list or tuple beside other items is an index array in
+                # NumPy (not more items of the index)
+                v = self.constant_array("index", np.array(v, dtype=np.int64), item)
             if v is None or isinstance(v, slice):  # s = slice(1, n); x[s]
                 self.known_index_item(v, item, spec, atoms)
                 continue
@@ -329,3 +333,9 @@ def expand_ellipsis(index, array):
     left = max(symbolic.ndim_of(array) - sum(s not in ("n", "e") for s in spec), 0)
     k = spec.index("e")
     return spec[:k] + (":",) * left + spec[k + 1:], atoms
+
+
+def _integers(v) -> bool:
+    """Whether ``v`` is a non-empty list or tuple of integers known while building."""
+    return isinstance(v, (list, tuple)) and len(v) > 0 and all(
+        isinstance(e, (int, np.integer)) and not isinstance(e, bool) for e in v)
