@@ -3,7 +3,7 @@
 (`jitgrad.frontend.autograd_names`); ``np.linalg.eigh(a, "U")`` gives NumPy's eigenvectors,
 signs included (LAPACK's upper path, `runtime_linalg._eigh_upper`); a list or tuple of
 integers beside other items of an index is an index array, as in NumPy (autograd's
-test_index_mixed).
+test_index_mixed); ``np.r_[...]`` and ``np.c_[...]`` join their items.
 
 One compiled gradient, checked against central differences, JAX and autograd itself.
 """
@@ -17,12 +17,13 @@ anp = pytest.importorskip("autograd.numpy")
 asp = pytest.importorskip("autograd.scipy.special")
 autograd = pytest.importorskip("autograd")
 
-from fd import numeric_grad  # noqa: E402
+from fd import numeric_grad
 
 # eigh(X[:3] + 2 I, "U")'s first eigenvector has the other sign from LAPACK's lower path
 X = np.array([[0.22, -0.37, -0.73], [-0.77, 0.5, 0.66], [0.17, 0.37, 0.07], [0.7, 0.51, -0.8]])
 WEIGHTS = np.array([1.0, 2.0, 3.0])
 PAIR = (1, 0)
+R = np.arange(1.0, 10.0)
 
 
 def inner(x):
@@ -40,6 +41,7 @@ def as_autograd_writes_it(x):
     s += anp.sum(anp.stack([x[0], x[1]], axis=1) ** 2)
     t = anp.reshape(x, (2, 2, 3))  # a tuple or list beside other items is an index array
     s += anp.sum(t[PAIR, 0] * WEIGHTS) + anp.sum(t[1, 1:, [0, 2]] ** 3)
+    s += anp.sum(anp.r_[x[0], x[1] ** 2, 3.0, 0:2] * R) + anp.sum(anp.c_[x[2], x[:3, :2]] ** 3)
     return s + anp.sum(autograd.grad(inner)(x) * x)
 
 
@@ -73,6 +75,7 @@ def test_autograd_code_compiled():
         s += jnp.sum(jnp.stack([x[0], x[1]], axis=1) ** 2)
         t = jnp.reshape(x, (2, 2, 3))
         s += jnp.sum(t[jnp.array(PAIR), 0] * WEIGHTS) + jnp.sum(t[1, 1:, jnp.array([0, 2])] ** 3)
+        s += jnp.sum(jnp.r_[x[0], x[1] ** 2, 3.0, 0:2] * R) + jnp.sum(jnp.c_[x[2], x[:3, :2]] ** 3)
         return s + jnp.sum(jax.grad(lambda y: jnp.sum(jnp.sin(y) ** 2))(x) * x)
 
     np.testing.assert_allclose(g, np.asarray(jax.grad(oracle)(jnp.asarray(X))), rtol=1e-10,

@@ -15,7 +15,8 @@ so the derivative is jitgrad's own rule of that NumPy or SciPy function.
 * A Python function autograd writes over NumPy's (``np.concatenate``, ``np.stack``,
   ``np.mean``, ``np.where``, ``np.linalg.norm``...) stands for the function of the same name
   in the NumPy or SciPy module its namespace mirrors.
-* ``autograd.builtins.list``, ``tuple`` and ``dict`` are Python's.
+* ``autograd.builtins.list``, ``tuple`` and ``dict`` are Python's; autograd's ``np.r_`` and
+  ``np.c_`` are NumPy's.
 * autograd's ``grad``, ``value_and_grad``, ``jacobian`` and ``hessian`` of ``(fun, argnum)``,
   called inside a differentiated function, are jitgrad's of ``(fun, wrt=argnum)``
   (`TRANSFORMS`, filled by the package, a layer above: ``jitgrad.grad(g)(x)`` in a body is
@@ -55,9 +56,9 @@ def _fill():
         except ImportError:
             continue
         for name, obj in vars(sys.modules[ours]).items():
-            if (callable(obj) and not isinstance(obj, type)
+            if name in ("r_", "c_") and hasattr(target, name) or (callable(obj) and not isinstance(obj, type)
                     and str(getattr(obj, "__module__", "")).startswith("autograd")
-                    and not hasattr(obj, "fun") and hasattr(target, name)):
+                    and not hasattr(obj, "fun") and hasattr(target, name)):  # np.r_[a, b]: objects
                 _TABLE[id(obj)] = getattr(target, name)
     builtins_module = sys.modules.get("autograd.builtins")
     if builtins_module is not None and "autograd.builtins" not in _SEEN:
