@@ -68,6 +68,7 @@ class Case:
         self.test, self.fun, self.argnum = test, fun, argnum
         self.args, self.kwargs, self.via = args, kwargs, via
         self.status, self.detail, self.seconds = None, "", 0.0
+        self.runtime = list(range(len(args)))  # the arguments the loss takes
 
     def row(self):
         return {"test": self.test, "function": getattr(self.fun, "__qualname__", repr(self.fun)),
@@ -219,15 +220,21 @@ def loss({params}):
 def _loss_module(folder, key, np_module, case, out):
     """Write and import the loss of ``case`` (projected when its output is not a scalar):
     ``FUN`` and the cotangents ``V0``... are module globals."""
-    params = ", ".join(f"a{i}" for i in range(len(case.args)))
-    names, extra = [], {}
+    params = ", ".join(f"a{i}" for i in case.runtime)
+    positional, names, extra = [], [], {}
+    for i, v in enumerate(case.args):
+        text = f"a{i}" if i in case.runtime else _literal(v)
+        if text is None:
+            extra[f"A{i}"] = v
+            text = f"A{i}"
+        positional.append(text)
     for k, v in case.kwargs.items():
         text = _literal(v)
         if text is None:
             extra[f"K_{k}"] = v
             text = f"K_{k}"
         names.append(f"{k}={text}")
-    call = f"FUN({', '.join([params] + names) if names else params})"
+    call = f"FUN({', '.join(positional + names)})"
     leaves = _leaves(out)
     if len(leaves) == 1 and leaves[0][0] == "" and np.ndim(out) == 0:
         body = f"    return {call}"
@@ -283,6 +290,14 @@ def _fd(loss, args, argnums, rng):
     return idx, np.array(values)
 
 
+def _setting(v) -> bool:
+    """Whether ``v`` is a setting rather than data: an int, bool, None, string, type or
+    ellipsis, or a list or tuple of them."""
+    if isinstance(v, (list, tuple)):
+        return all(map(_setting, v))
+    return v is None or v is Ellipsis or isinstance(v, (int, np.integer, str, type, np.dtype))
+
+
 class Timeout(Exception):
     pass
 
@@ -310,19 +325,26 @@ def measure(case, folder, key, timeout):
         return "n/a", "complex output"
     if any(np.asarray(v).dtype.kind not in "fiub" for _, v in _leaves(out)):
         return "n/a", "output is not numeric"
+    # the arguments not differentiated that are settings (numbers, None, strings, types, ...,
+    # lists and tuples of them: np.split's sections, an axis, a dtype) are written into the
+    # loss as a user writes them; float scalars and arrays stay arguments
+    case.runtime = [i for i, v in enumerate(case.args) if i in argnums or not _setting(v)]
+    args = [case.args[i] for i in case.runtime]
+    wrt = tuple(case.runtime.index(i) for i in argnums)
+    wrt = wrt if isinstance(case.argnum, tuple) else wrt[0]
+    argnums = wrt if isinstance(wrt, tuple) else (wrt,)
     loss_ag = _loss_module(folder, key + "_ag", "autograd.numpy", case, out)
     loss_jg = _loss_module(folder, key + "_jg", "numpy", case, out)
-    wrt = case.argnum
     try:
         with _quiet():
-            ref = autograd.grad(loss_ag, wrt)(*case.args)
+            ref = autograd.grad(loss_ag, wrt)(*args)
     except Exception as e:  # noqa: BLE001
         return "n/a", f"autograd's own gradient raises: {type(e).__name__}: {e}"
     signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(timeout)
     try:
         with _quiet():
-            value, got = jitgrad.value_and_grad(loss_jg, wrt=wrt)(*case.args)
+            value, got = jitgrad.value_and_grad(loss_jg, wrt=wrt)(*args)
     except (UnsupportedError, SignatureError) as e:
         return "refused", ("" if isinstance(e, UnsupportedError) else "SignatureError: ") \
             + str(e).splitlines()[0]
@@ -335,13 +357,13 @@ def measure(case, folder, key, timeout):
         return "crash", first
     finally:
         signal.alarm(0)
-    primal = float(loss_ag(*case.args))
+    primal = float(loss_ag(*args))
     if not abs(float(value) - primal) <= TOL * max(1.0, abs(primal)):
         return "wrong", f"value {float(value)!r}, NumPy's {primal!r}"
     r, g = _flat(ref), _flat(got)
     if r.shape != g.shape:
         return "wrong", f"gradient has {g.size} entries, autograd's {r.size}"
-    idx, fd = _fd(loss_ag, case.args, argnums, np.random.default_rng(0))
+    idx, fd = _fd(loss_ag, args, argnums, np.random.default_rng(0))
     finite = np.isfinite(r)
     if not np.all(np.isfinite(g[finite])):
         return "wrong", "non-finite gradient where autograd's is finite"
