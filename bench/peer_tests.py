@@ -12,9 +12,10 @@ the installed one, which is also the oracle.
 
 **Collecting.** Before the test modules are imported, ``autograd.test_util.check_grads`` is
 replaced by a recorder (``combo_check`` and the ``numpy_utils`` helpers call it, and the test
-modules bind it when imported), and ``autograd.grad`` by a wrapper that records the function,
-``argnum`` and arguments of each gradient a test body computes itself and returns autograd's
-gradient (so the test's own assertions still run). Each ``test_*`` function is then called (its
+modules bind it when imported), and the ``make_vjp`` that autograd's transforms call by one
+that records the function, ``argnum`` and arguments of each gradient a test body computes
+itself (``grad(fun)(x)``, ``jacobian``, ``hessian``...) and returns autograd's (so the test's
+own assertions still run). Each ``test_*`` function is then called (its
 ``pytest.mark.parametrize`` cases expanded, NumPy's global seed set to 42 first, as the
 checkout's ``conftest.py`` does); each check it makes is a *case*: (test id, function,
 arguments, keyword arguments, which arguments are differentiated).
@@ -91,21 +92,27 @@ class Collector:
             self.cases.append(Case(self.test, fun, argnum, args, kwargs, "check_grads"))
         return record
 
-    def wrap_grad(self, real_grad):
-        def grad(fun, argnum=0):
-            inner = real_grad(fun, argnum)
-
-            def recorded(*args, **kwargs):
-                if self.depth == 0 and self.test is not None:
-                    self.cases.append(Case(self.test, fun, argnum, args, kwargs, "grad"))
-                self.depth += 1
-                try:
-                    return inner(*args, **kwargs)
-                finally:
-                    self.depth -= 1
-            return recorded
-        grad.jitgrad_peer_recorder = real_grad
-        return grad
+    def wrap_make_vjp(self, real):
+        """autograd's ``make_vjp`` as its transforms call it (``grad``, ``value_and_grad``,
+        ``jacobian``, ``hessian``...): a test's own gradient of ``fun`` at its arguments (read
+        from the closure of the ``unary_f`` autograd makes of them) is a case; the calls
+        autograd makes within it (a hessian's inner gradients) are not."""
+        def make_vjp(fun, x):
+            if self.depth == 0 and self.test is not None:
+                code = getattr(fun, "__code__", None)
+                cells = dict(zip(code.co_freevars, (c.cell_contents for c in fun.__closure__
+                                                    or ()))) if code is not None else {}
+                if code is not None and code.co_name == "unary_f" and "args" in cells:
+                    self.cases.append(Case(self.test, cells["fun"], cells["argnum"],
+                                           cells["args"], cells["kwargs"], "grad"))
+                else:
+                    self.cases.append(Case(self.test, fun, 0, (x,), {}, "grad"))
+            self.depth += 1
+            try:
+                return real(fun, x)
+            finally:
+                self.depth -= 1
+        return make_vjp
 
 
 def _parametrized(fn):
@@ -126,16 +133,15 @@ def _parametrized(fn):
 
 
 def collect(path, files, only):
-    import autograd
+    from autograd import differential_operators as operators
     from autograd import test_util
     col = Collector()
-    real_grad = autograd.grad
+    real_make_vjp = operators._make_vjp
     test_util.check_grads = col.check_grads
-    recording = col.wrap_grad(real_grad)
-    autograd.grad = recording
+    operators._make_vjp = col.wrap_make_vjp(real_make_vjp)
     tests_dir = os.path.join(path, "tests")
     sys.path.insert(0, tests_dir)
-    modules, tests, body_errors = [], [], {}
+    tests, body_errors = [], {}
     names = sorted(f[:-3] for f in os.listdir(tests_dir)
                    if f.startswith(("test_", "_test")) and f.endswith(".py"))
     for name in names:
@@ -149,7 +155,6 @@ def collect(path, files, only):
         except Exception as e:  # noqa: BLE001 - a module that does not import is reported
             body_errors[name] = f"import: {type(e).__name__}: {e}"
             continue
-        modules.append(mod)
         for attr, fn in list(vars(mod).items()):
             if not (attr.startswith("test_") and callable(fn)):
                 continue
@@ -168,12 +173,7 @@ def collect(path, files, only):
                 except BaseException as e:  # noqa: BLE001 - the body's own failure (pytest's too)
                     body_errors[tid] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
                 col.test = None
-    # the functions measured see autograd's own grad again (a test's ``d_fun`` calls it)
-    for mod in modules:
-        for attr, val in list(vars(mod).items()):
-            if val is recording:
-                setattr(mod, attr, real_grad)
-    autograd.grad = real_grad
+    operators._make_vjp = real_make_vjp
     return col.cases, tests, body_errors
 
 
