@@ -56,15 +56,17 @@ for _factory in (grad, value_and_grad, jacobian, hessian, hvp):
 del _factory
 
 
-def _as_autograds(transform):
+def _as_autograds(name, transform):
     """``transform`` called as autograd's of the same name: ``(fun, argnum=0)``."""
     def made(fun, argnum=0):
-        return transform(fun, argnum)
+        g = transform(fun, argnum)
+        g.autograd_name = name  # its refusals say whose semantics differ
+        return g
     made.jitgrad_factory = True
     return made
 
 
 # autograd's transforms inside a differentiated function are jitgrad's (`autograd_names`)
-_autograd_names.TRANSFORMS.update({name: _as_autograds(transform) for name, transform in (
+_autograd_names.TRANSFORMS.update({name: _as_autograds(name, transform) for name, transform in (
     ("grad", grad), ("value_and_grad", value_and_grad), ("jacobian", jacobian),
     ("hessian", hessian))})

@@ -21,7 +21,8 @@ so the derivative is jitgrad's own rule of that NumPy or SciPy function.
   called inside a differentiated function, are jitgrad's of ``(fun, wrt=argnum)``
   (`TRANSFORMS`, filled by the package, a layer above: ``jitgrad.grad(g)(x)`` in a body is
   built as `custom_call` builds it). autograd's ``elementwise_grad`` has no jitgrad twin and
-  is refused as any other library function.
+  is refused as any other library function. A function those transforms made
+  (``df = grad(fun)``, then ``df(x)`` in the function) is jitgrad's of the same ``fun``.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ MIRRORS = (("autograd.numpy", "numpy"), ("autograd.numpy.linalg", "numpy.linalg"
 # autograd.differential_operators' name -> jitgrad's transform taking (fun, argnum=0)
 TRANSFORMS: dict[str, object] = {}
 _TRACER = os.path.join("autograd", "tracer.py")
+_WRAP_UTIL = os.path.join("autograd", "wrap_util.py")
 _TABLE: dict[int, object] = {}
 _SEEN: set[str] = set()
 
@@ -85,5 +87,26 @@ def stands_for(fn):
         return fn.__wrapped__  # autograd's notrace_primitive: np.shape, np.ndim, isinstance
     if "autograd" not in sys.modules:
         return fn
+    made = _made_transform(fn)
+    if made is not None:
+        return made
     _fill()
     return _TABLE.get(id(fn), fn)
+
+
+def _made_transform(fn):
+    """jitgrad's transform for a function autograd's ``grad(fun, argnum)`` (or
+    value_and_grad, jacobian, hessian) made (its ``nary_f``, of ``fun``, ``argnum`` and the
+    operator in its closure), or None for any other ``fn``."""
+    code = getattr(fn, "__code__", None)
+    if code is None or code.co_name != "nary_f" or not code.co_filename.endswith(_WRAP_UTIL):
+        return None
+    cells = dict(zip(code.co_freevars, (c.cell_contents for c in fn.__closure__ or ())))
+    op = cells.get("unary_operator")
+    name = getattr(op, "__name__", None)
+    if (getattr(op, "__module__", None) != "autograd.differential_operators"
+            or name not in TRANSFORMS or cells.get("nary_op_args")
+            or cells.get("nary_op_kwargs")):
+        return None
+    argnum = cells.get("argnum", 0)
+    return TRANSFORMS[name](cells["fun"], tuple(argnum) if isinstance(argnum, list) else argnum)
