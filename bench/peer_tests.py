@@ -38,10 +38,12 @@ code raises with a message of jitgrad's, such as eig's complex eigenvalues: its 
 is not NumPy's, a gradient that disagrees with autograd or is not finite where autograd's is;
 said loudly), ``crash`` (any other exception, or more than ``--timeout`` s), and
 ``n/a``, counted apart, never silently: a complex argument or output (jitgrad documents that it
-does not differentiate complex arrays, docs/supported.md), or a case whose own primal raises in
-NumPy. A *test function* is wrong if a case is, else crash if one is, else refused if one is,
-else ok; n/a if all its cases are; tests that make no gradient check at all (autograd's
-internals: vspaces, graph identity, tracing) are listed as ``no check``.
+does not differentiate complex arrays, docs/supported.md), a function of autograd's own package
+(a vspace's ``add``, the closures ``make_hvp`` builds: autograd's internals), or a case whose
+own primal, or autograd's own gradient, raises. A *test function* is wrong if a case is, else
+crash if one is, else refused if one is, else ok; n/a if all its cases are; tests that make no
+gradient check at all (autograd's internals: vspaces, graph identity, tracing) are listed as
+``no check``.
 """
 
 import argparse
@@ -290,6 +292,26 @@ def _fd(loss, args, argnums, rng):
     return idx, np.array(values)
 
 
+def _autograds_own(fn) -> bool:
+    """Whether ``fn`` is code of autograd's package (a vspace's ``add``, the function
+    ``make_hvp`` or ``tensor_jacobian_product`` differentiate) rather than the test's: a
+    function of ``autograd.numpy`` or ``autograd.scipy`` is a user's library function, and a
+    function autograd's transforms made (``grad(fun)``) is the test's when ``fun`` is."""
+    import autograd
+    folder = os.path.dirname(autograd.__file__)
+    inner = getattr(fn, "__func__", fn)
+    code = getattr(inner, "__code__", None)
+    if code is None or not os.path.abspath(code.co_filename).startswith(folder + os.sep):
+        return False
+    if any(any(v is fn for v in vars(m).values()) for name, m in list(sys.modules.items())
+           if name.startswith(("autograd.numpy", "autograd.scipy")) and m is not None):
+        return False  # autograd.numpy.sin, autograd.scipy.signal.convolve: its public API
+    if code.co_name == "nary_f":
+        cells = dict(zip(code.co_freevars, (c.cell_contents for c in inner.__closure__ or ())))
+        return "fun" not in cells or _autograds_own(cells["fun"])
+    return True
+
+
 def _setting(v) -> bool:
     """Whether ``v`` is a setting rather than data: an int, bool, None, string, type or
     ellipsis, or a list or tuple of them."""
@@ -316,6 +338,10 @@ def measure(case, folder, key, timeout):
     argnums = case.argnum if isinstance(case.argnum, tuple) else (case.argnum,)
     if _is_complex(case.args) or _is_complex(case.kwargs):
         return "n/a", "complex argument"
+    if _autograds_own(case.fun):
+        name = getattr(case.fun, "__qualname__", "?")
+        return "n/a", (f"autograd's own function ({name}: its internals, vspaces or API, not "
+                       "a function a user writes)")
     try:
         with _quiet():
             out = case.fun(*case.args, **case.kwargs)
@@ -406,6 +432,16 @@ def test_statuses(cases, tests, body_errors):
     return out
 
 
+def _why_na(statuses) -> dict:
+    out = {}
+    for s, d in statuses.values():
+        if s == "n/a":
+            why = "complex" if "complex" in d else "autograd's own function" \
+                if d.startswith("autograd's own function") else "raises in autograd or NumPy"
+            out[why] = out.get(why, 0) + 1
+    return out
+
+
 def markdown(statuses, cases, header):
     counts = {}
     for s, _ in statuses.values():
@@ -418,8 +454,9 @@ def markdown(statuses, cases, header):
     lines = [header, "",
              f"Test functions: {len(statuses)}; measured {measured}: "
              + ", ".join(f"{k} {counts.get(k, 0)}" for k in ORDER)
-             + f" ({100.0 * ok / max(measured, 1):.1f} % ok); n/a (complex) "
-             f"{counts.get('n/a', 0)}; no gradient check {counts.get('no check', 0)}.",
+             + f" ({100.0 * ok / max(measured, 1):.1f} % ok); n/a {counts.get('n/a', 0)} ("
+             + ", ".join(f"{k} {v}" for k, v in sorted(_why_na(statuses).items()))
+             + f"); no gradient check {counts.get('no check', 0)}.",
              f"Cases: {len(cases)}: " + ", ".join(f"{k} {v}" for k, v in sorted(case_counts.items())) + ".",
              "", "| test | status | detail |", "|---|---|---|"]
     for t, (s, d) in sorted(statuses.items(), key=lambda kv: (ORDER.index(kv[1][0])
