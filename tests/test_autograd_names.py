@@ -3,7 +3,8 @@
 (`jitgrad.frontend.autograd_names`); ``np.linalg.eigh(a, "U")`` gives NumPy's eigenvectors,
 signs included (LAPACK's upper path, `runtime_linalg._eigh_upper`); a list or tuple of
 integers beside other items of an index is an index array, as in NumPy (autograd's
-test_index_mixed); ``np.r_[...]`` and ``np.c_[...]`` join their items.
+test_index_mixed); ``np.r_[...]`` and ``np.c_[...]`` join their items; ``sorted`` of a dict
+is its keys.
 
 One compiled gradient, checked against central differences, JAX and autograd itself.
 """
@@ -45,6 +46,9 @@ def as_autograd_writes_it(x):
     t = anp.reshape(x, (2, 2, 3))  # a tuple or list beside other items is an index array
     s += anp.sum(t[PAIR, 0] * WEIGHTS) + anp.sum(t[1, 1:, [0, 2]] ** 3)
     s += anp.sum(anp.r_[x[0], x[1] ** 2, 3.0, 0:2] * R) + anp.sum(anp.c_[x[2], x[:3, :2]] ** 3)
+    parts = {"b": x[0], "a": x[1] ** 2}  # sorted(d): its keys (autograd's test_dict)
+    for i, k in enumerate(sorted(parts)):
+        s += anp.sum(parts[k]) * (i + 2.0)
     return s + anp.sum(autograd.grad(inner)(x) * x) + anp.sum(D_INNER(x) ** 2)
 
 
@@ -79,6 +83,7 @@ def test_autograd_code_compiled():
         t = jnp.reshape(x, (2, 2, 3))
         s += jnp.sum(t[jnp.array(PAIR), 0] * WEIGHTS) + jnp.sum(t[1, 1:, jnp.array([0, 2])] ** 3)
         s += jnp.sum(jnp.r_[x[0], x[1] ** 2, 3.0, 0:2] * R) + jnp.sum(jnp.c_[x[2], x[:3, :2]] ** 3)
+        s += jnp.sum(x[1] ** 2) * 2.0 + jnp.sum(x[0]) * 3.0
         d_inner = jax.grad(lambda y: jnp.sum(jnp.sin(y) ** 2))
         return s + jnp.sum(d_inner(x) * x) + jnp.sum(d_inner(x) ** 2)
 
