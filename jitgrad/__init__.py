@@ -20,6 +20,7 @@ from jitgrad.core.errors import (
     UnsupportedError,
 )
 from jitgrad.custom import custom_vjp, stop_gradient
+from jitgrad.frontend import autograd_names as _autograd_names
 from jitgrad.jvp import hessian, hvp, jvp
 from jitgrad.vjp import jacobian, vjp
 from jitgrad.vmap import vmap
@@ -53,3 +54,19 @@ __version__ = "0.1.0"
 for _factory in (grad, value_and_grad, jacobian, hessian, hvp):
     _factory.jitgrad_factory = True
 del _factory
+
+
+def _as_autograds(name, transform):
+    """``transform`` called as autograd's of the same name: ``(fun, argnum=0)``."""
+    def made(fun, argnum=0):
+        g = transform(fun, argnum)
+        g.autograd_name = name  # its refusals say whose semantics differ
+        return g
+    made.jitgrad_factory = True
+    return made
+
+
+# autograd's transforms inside a differentiated function are jitgrad's (`autograd_names`)
+_autograd_names.TRANSFORMS.update({name: _as_autograds(name, transform) for name, transform in (
+    ("grad", grad), ("value_and_grad", value_and_grad), ("jacobian", jacobian),
+    ("hessian", hessian))})

@@ -1094,6 +1094,11 @@ block(AN, "numpy_vjps.py / Indexing (ArrayBox.__getitem__, untake)", [
     r("pair of integer arrays", F.ag_getitem_pair, A(M23)),
     r("slice and integer array", F.ag_getitem_mixed, A(M23)),
     r("None (newaxis)", F.ag_getitem_newaxis, A(V)),
+    r("a list or tuple beside other items", F.ag_getitem_list_beside, A(M43)),
+])
+
+block(AN, "numpy_wrapper.py", [
+    r("np.r_ and np.c_", F.ag_r_c, A(M43)),
 ])
 
 block(AN, "linalg.py", [
@@ -1110,6 +1115,8 @@ block(AN, "linalg.py", [
     r("np.linalg.norm ('nuc')", F.ag_la_norm_nuc, A(MP)),
     r("np.linalg.norm (ord=2, matrix)", F.ag_la_norm_2mat, A(MP)),
     r("np.linalg.eigh", F.ag_la_eigh, A(MP)),
+    r("np.linalg.eigh with UPLO='U' (NumPy's eigenvectors)", F.ag_la_eigh_upper_signs,
+      A(MI2 + 2.0 * np.eye(3))),
     r("np.linalg.eig", F.ag_la_eig, A(MP)),
     r("np.linalg.cholesky", F.ag_la_cholesky, A(MP)),
     r("np.linalg.svd", F.ag_la_svd, A(M23)),

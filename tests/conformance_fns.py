@@ -3275,6 +3275,12 @@ def ag_getitem_mask(x): return np.sum(x[x > 0.5] ** 2)
 def ag_getitem_pair(x): return np.sum(x[np.array([0, 1]), np.array([2, 0])] ** 2)
 def ag_getitem_mixed(x): return np.sum(x[:, np.array([0, 2])] ** 2)
 def ag_getitem_newaxis(x): return np.sum(x[:, None] * x[None, :])
+def ag_getitem_list_beside(x):  # a list (or tuple) beside other items is an index array
+    t = np.reshape(x, (2, 2, 3))
+    return np.sum(t[1, 1:, [0, 2]] ** 3) + np.sum(t[(1, 0), 0] * np.arange(1.0, 4.0))
+def ag_r_c(x):  # autograd's numpy_wrapper r_ and c_, NumPy's
+    return np.sum(np.r_[x[0], x[1] ** 2, 3.0, 0:2] * np.arange(1.0, 10.0)) \
+        + np.sum(np.c_[x[0], x[:3, :2]] ** 3)
 
 
 # ---- numpy.linalg -----------------------------------------------------------------
@@ -3291,6 +3297,12 @@ def ag_la_norm_ord1(x): return np.linalg.norm(x, ord=1)
 def ag_la_norm_fro(x): return np.linalg.norm(x, "fro")
 def ag_la_norm_nuc(x): return np.linalg.norm(x, "nuc")
 def ag_la_norm_2mat(x): return np.linalg.norm(x, 2)
+def ag_la_eigh_upper_signs(x):  # not symmetric: NumPy's eigenvectors read the upper triangle
+    w, v = np.linalg.eigh(x + np.array([[0.0, 0.0, 0.0], [-1.5, 0.0, 0.0], [1.1, -0.9, 0.0]]),
+                          "U")
+    return np.sum(w * np.arange(1.0, 4.0)) + np.sum(v[:, 0] ** 3)  # an odd power: signs count
+
+
 def ag_la_eigh(x):
     w, v = np.linalg.eigh(x + x.T)
     return np.sum(w * np.arange(1.0, w.size + 1.0)) + np.sum(v[:, 0] ** 4)

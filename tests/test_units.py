@@ -510,7 +510,8 @@ CORPUS_GAPS = {"arccos", "arcsin", "arcsinh", "bincount", "cast", "cosh", "dft",
                "nextafter", "outer", "sinh", "vander"}
 # Gaps tested in a test of their own (np.float32's rounding is too fine for the check below).
 TESTED_ELSEWHERE = {"round_float32",  # tests/test_numpy_surface.py
-                    "root_at", "implicit_root"}  # brentq's roots: tests/test_scipy_solvers.py
+                    "root_at", "implicit_root",  # brentq's roots: tests/test_scipy_solvers.py
+                    "eigh_vectors_upper"}  # eigh(a, "U"): tests/test_autograd_names.py
 # The decompositions, which the two gradients of tests/test_linalg_decompositions.py compile
 # (checked by `test_decompositions_are_in_their_test`).
 DECOMPOSITIONS = {"companion", "eig_values", "eig_vectors", "eigh_vectors", "eigvalsh", "pinv",

@@ -200,8 +200,8 @@ def _b_sum(b, args, kwargs, node):
 
 def _b_sequence(which):
     """``sorted``, ``list``, ``tuple``, ``reversed``, ``zip`` and ``enumerate`` of tuples and
-    lists known while building (``w = [0.2, 0.3, 0.5]``, a tuple of arrays): the tuple Python
-    would iterate over. Of an array they are refused: its items are known only at run time
+    lists known while building (``w = [0.2, 0.3, 0.5]``, a tuple of arrays; ``sorted`` of a
+    dict's keys): the tuple Python would iterate over. Of an array they are refused: its items are known only at run time
     (``for`` takes ``zip``, ``enumerate`` and ``reversed`` of arrays by itself)."""
     def f(b, args, kwargs, node):
         if which == "sorted" and args and isinstance(args[0], frozenset) and "key" not in kwargs:
@@ -209,6 +209,11 @@ def _b_sequence(which):
         args = tuple(_rest(b, a, f"{which}()", node) if isinstance(a, Iterator) else a
                      for a in args)  # (a generator's items: the tuple or array of them)
         seqs = args if which == "zip" else args[:1]
+        if which == "sorted" and args and isinstance(args[0], dict):
+            # sorted(d): its keys, known while building, in an order that does not depend on
+            # the order the dict was made in (which a dict argument's tree does not keep)
+            args = (tuple(args[0]), *args[1:])
+            seqs = args[:1]
         length = _known_length(b, args[0]) if which in ("list", "tuple") and len(
             args) == 1 and not kwargs else None
         if length is not None:  # of an array whose length is known while building: its

@@ -20,7 +20,7 @@ import types as pytypes
 import numpy as np
 
 from jitgrad.core.errors import JitgradError, ShapeError, UnsupportedError, instead
-from jitgrad.frontend import build_solvers, custom_call, draws
+from jitgrad.frontend import autograd_names, build_solvers, custom_call, draws
 from jitgrad.frontend.build_ast import (
     LIBRARIES,
     RETURNED,
@@ -159,6 +159,7 @@ class Calls:
         """``np.exp(x, out=x)``, ``np.maximum(h, 0.0, out=h)``: the result written into
         ``out`` in place (every entry, as ``out[...] = value``: a new version of its memory).
         A ufunc's ``where=mask`` keeps ``out``'s entries where the mask is False."""
+        fn = fn if isinstance(fn, Sym) else autograd_names.stands_for(fn)
         if isinstance(fn, Sym) or fn not in symbolic.NUMPY:
             raise UnsupportedError(f"out= on {fn_name(fn)} (jitgrad takes out= on NumPy's "
                                    "functions)", self.loc(node))
@@ -188,6 +189,7 @@ class Calls:
     def call(self, fn, args, kwargs, node):
         if isinstance(fn, Sym) or fn is None:
             raise UnsupportedError("calling a value that is not a function", self.loc(node))
+        fn = autograd_names.stands_for(fn)  # autograd.numpy.sin: np.sin
         if getattr(fn, "__self__", None) is not None and isinstance(
                 fn.__self__, (Sym, complex_pairs.Complex)):
             value = fn(*args, **kwargs)  # an array method, a complex value's .conjugate()

@@ -15,6 +15,7 @@ import numpy as np
 
 from jitgrad.core.errors import ShapeError, UnsupportedError, refused
 from jitgrad.core.ir import Var
+from jitgrad.frontend import autograd_names
 from jitgrad.frontend.build_ast import int_literal
 from jitgrad.frontend.build_values import is_user_object
 from jitgrad.lang import complex_pairs, numpy_api, numpy_shape, symbolic
@@ -55,6 +56,10 @@ class Indexing:
                 rows = np.array([int_literal(e) for e in item.elts], dtype=np.int64)
                 return ("a",), [self.constant_array("rows", rows, item)]
             v = self.expr(item)
+            if len(items) > 1 and _integers(v):
+                # x[3, 2:, [1, 3]]: a list or tuple beside other items is an index array in
+                # NumPy (not more items of the index)
+                v = self.constant_array("index", np.array(v, dtype=np.int64), item)
             if v is None or isinstance(v, slice):  # s = slice(1, n); x[s]
                 self.known_index_item(v, item, spec, atoms)
                 continue
@@ -321,10 +326,40 @@ class Indexing:
                 raise UnsupportedError("a type hint subscripted with a run-time value",
                                        self.loc(key))
             return value[k]
+        value = value if isinstance(value, Sym) else autograd_names.stands_for(value)
+        if value is np.r_ or value is np.c_:
+            return self.concatenated(value is np.c_, node.slice)
         if isinstance(key, ast.Constant) and isinstance(key.value, str):
             raise refused(f"indexing with a string ([{key.value!r}], a dict's key) of a "
                           "value that is not a dict argument", "dict", self.loc(key))
         return self.getitem(value, self.index(node.slice), node)
+
+    def concatenated(self, columns: bool, key):
+        """``np.r_[a, b, 2.0]``: the items (numbers and arrays; a slice ``0:n`` is
+        ``np.arange``) at least 1-D, joined along the first axis; ``np.c_[...]``: at least
+        2-D, a vector as a column, joined along the last."""
+        parts = []
+        for item in key.elts if isinstance(key, ast.Tuple) else [key]:
+            if isinstance(item, ast.Constant) and isinstance(item.value, str):
+                raise refused(f"np.{'c_' if columns else 'r_'} with the directive "
+                              f"{item.value!r}", "np.r_/np.c_ of numbers and arrays",
+                              self.loc(item))
+            if isinstance(item, ast.Slice):
+                ends = [None if p is None else self.expr(p)
+                        for p in (item.lower, item.upper, item.step)]
+                if any(isinstance(e, (Sym, complex)) for e in ends):
+                    raise refused("a slice in np.r_ or np.c_ with run-time ends or a "
+                                  "complex step (np.linspace)", "np.r_ with known slices",
+                                  self.loc(item))
+                v = symbolic.NUMPY[np.arange](*[0 if ends[0] is None else ends[0], ends[1],
+                                                1 if ends[2] is None else ends[2]])
+            else:
+                v = self.expr(item)
+            v = self.known(symbolic.NUMPY[np.atleast_1d](v), item)
+            if columns and symbolic.ndim_of(v) == 1:
+                v = symbolic.NUMPY[np.reshape](v, (-1, 1))
+            parts.append(v)
+        return symbolic.NUMPY[np.concatenate](tuple(parts), axis=-1 if columns else 0)
 
 
 def expand_ellipsis(index, array):
@@ -341,3 +376,9 @@ def _holds_sym(value) -> bool:
     if isinstance(value, tuple):
         return any(_holds_sym(v) for v in value)
     return isinstance(value, Sym)
+
+
+def _integers(v) -> bool:
+    """Whether ``v`` is a non-empty list or tuple of integers known while building."""
+    return isinstance(v, (list, tuple)) and len(v) > 0 and all(
+        isinstance(e, (int, np.integer)) and not isinstance(e, bool) for e in v)

@@ -226,6 +226,9 @@ class LoopHeaders:
         building anything."""
         seqs = node.args[:1] if isinstance(node.func, ast.Name) and node.func.id in (
             "enumerate", "reversed") else node.args
+        # sorted(d) of a dict: its keys (a dict argument's other orders are not the caller's)
+        known = (tuple, list, dict) if isinstance(node.func, ast.Name) and \
+            node.func.id == "sorted" else (tuple, list)
         for a in seqs:
             if isinstance(a, ast.Call) and isinstance(a.func, ast.Name) and a.func.id in (
                     "zip", "enumerate", "reversed", "list", "tuple", "sorted") and (
@@ -234,7 +237,7 @@ class LoopHeaders:
                     return False
             elif not (isinstance(a, (ast.Tuple, ast.List)) or (
                     isinstance(a, ast.Name) and isinstance(self.env.get(
-                        a.id, self.src.fn.__globals__.get(a.id)), (tuple, list)))):
+                        a.id, self.src.fn.__globals__.get(a.id)), known))):
                 return False
         return bool(seqs)
 

@@ -11,7 +11,7 @@ primitive says ``custom_rule=True``: the reverse transform applies the rule
 from __future__ import annotations
 
 from jitgrad.core import pytree
-from jitgrad.core.errors import JitgradError, UnsupportedError
+from jitgrad.core.errors import JitgradError, ShapeError, UnsupportedError
 from jitgrad.core.ir import Const, Var, graft
 from jitgrad.core.types import SeqType, type_of_value
 from jitgrad.frontend.parse import unwrap
@@ -113,6 +113,14 @@ def build_transform_call(builder, fn, args, kwargs, node):
     types = [_tree_type(a, f"argument {name!r}", fn, loc) for name, a in zip(names, args)]
     try:
         t = fn.jitgrad_trace(tuple(types), None)
+    except ShapeError as e:
+        name = getattr(fn, "autograd_name", None)  # autograd's grad takes a one-entry array
+        if name is not None and "must return a scalar" in str(e):
+            raise UnsupportedError(
+                f"autograd's {name} of a function whose result is an array: jitgrad's {name} "
+                "takes a scalar result, as JAX's; return its entry (`f(x)[0, 0]`) or a "
+                f"reduction ({str(e).splitlines()[0]})", loc) from None
+        raise e.with_during(f"building {fn!r}, called at {loc.short()}")
     except JitgradError as e:
         raise e.with_during(f"building {fn!r}, called at {loc.short()}")
     if t.fn_ir.written_params:

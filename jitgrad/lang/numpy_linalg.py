@@ -55,8 +55,9 @@ def np_eigh(a, UPLO="L"):
     if UPLO not in ("L", "U"):
         _refuse(f"np.linalg.eigh with UPLO={UPLO!r}", "UPLO is 'L' or 'U'", a)
     a = matrix_operand("eigh", a)
-    if UPLO == "U":  # the upper triangle of a is the lower one of a.T
-        a = _np(np.transpose)(a)
+    if UPLO == "U":  # the upper triangle of a is the lower one of a.T; NumPy's signs of the
+        a = _np(np.transpose)(a)  # eigenvectors are those of LAPACK's upper path on a
+        return EighResult(record("eigvalsh", a), record("eigh_vectors_upper", a))
     return EighResult(record("eigvalsh", a), record("eigh_vectors", a))
 
 

@@ -1,5 +1,6 @@
 """Matrix decompositions of ``np.linalg`` and ``scipy.linalg``, one primitive per result:
-``eigvalsh`` and ``eigh_vectors`` (np.linalg.eigh), ``eig_values`` and ``eig_vectors``
+``eigvalsh`` and ``eigh_vectors`` (np.linalg.eigh; ``eigh_vectors_upper`` with
+``UPLO="U"``), ``eig_values`` and ``eig_vectors``
 (np.linalg.eig of a matrix whose eigenvalues are real), ``svdvals``, ``svd_u`` and ``svd_vt``
 (the thin SVD), ``qr_q`` and ``qr_r`` (the reduced QR), ``pinv``, ``sqrtm`` (of a symmetric
 positive definite matrix), ``companion`` (np.roots's matrix) and ``matrix_rank`` (no
@@ -118,6 +119,8 @@ def _matrix(ts, p):
 inverse_gaps = primitive("inverse_gaps", _inverse_gaps_impl, _matrix)
 eigvalsh = primitive("eigvalsh", np.linalg.eigvalsh, _vector)
 eigh_vectors = primitive("eigh_vectors", _eigh_vectors_impl, _matrix)
+eigh_vectors_upper = primitive("eigh_vectors_upper", lambda b: np.linalg.eigh(b.T, "U")[1],
+                               _matrix)
 eig_values = primitive("eig_values", _eig_part(0), _vector)
 eig_vectors = primitive("eig_vectors", _eig_part(1), _matrix)
 svdvals = primitive("svdvals", lambda a: np.linalg.svd(a, compute_uv=False), _vector)
@@ -199,6 +202,10 @@ defvjp("eigvalsh", _eigvalsh_vjp)
 defvjp("eigh_vectors", _eigh_vectors_vjp)
 defjvp("eigvalsh", _eigvalsh_jvp)
 defjvp("eigh_vectors", _eigh_vectors_jvp)
+# eigh(a, "U") is eigh_vectors_upper(a.T): the same matrix as eigh_vectors(a.T) and the same
+# rules (on ``ans``, whichever signs LAPACK gave), NumPy's signs from LAPACK's upper path
+defvjp("eigh_vectors_upper", _eigh_vectors_vjp)
+defjvp("eigh_vectors_upper", _eigh_vectors_jvp)
 
 # ---- eig: A V = V diag(w), real w, columns of V of unit length
 

@@ -204,6 +204,7 @@ LOWER: dict[str, Callable] = {
     "dft": lambda a, p, t: f"_rt.dft({a[0]}, {p['sign']})",
     # decompositions (`prims.decompositions`), one result each
     "eigvalsh": _linalg("eigvalsh"), "eigh_vectors": _linalg("eigh_vectors"),
+    "eigh_vectors_upper": _linalg("eigh_vectors_upper"),
     "eig_values": _linalg("eig_values"), "eig_vectors": _linalg("eig_vectors"),
     "svdvals": _linalg("svdvals"), "qr_q": _linalg("qr_q"), "qr_r": _linalg("qr_r"),
     "pinv": _linalg("pinv"), "matrix_rank": _linalg("matrix_rank"),

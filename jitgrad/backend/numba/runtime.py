@@ -128,6 +128,7 @@ from jitgrad.backend.numba.runtime_linalg import (  # noqa: F401 - re-exported
     eig_values,
     eig_vectors,
     eigh_vectors,
+    eigh_vectors_upper,
     eigvalsh,
     inv,
     inv_stack,

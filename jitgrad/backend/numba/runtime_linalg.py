@@ -57,9 +57,10 @@ _LAPACK = {
     "dgetrf": types.void(_INT, _INT, _DBL, _INT, _INT, _INT),
     "dgetri": types.void(_INT, _DBL, _INT, _INT, _DBL, _INT, _INT),
     "dpotrf": types.void(_CHR, _INT, _DBL, _INT, _INT),
+    "dsyevd": types.void(_CHR, _CHR, _INT, _DBL, _INT, _DBL, _DBL, _INT, _INT, _INT, _INT),
 }
 dgemm, dgemv, ddot = (scipy_c_function(name, sig) for name, sig in _BLAS.items())
-dgesv, dgetrf, dgetri, dpotrf = (scipy_c_function(name, sig) for name, sig in _LAPACK.items())
+dgesv, dgetrf, dgetri, dpotrf, dsyevd = (scipy_c_function(name, sig) for name, sig in _LAPACK.items())
 _OPTIONS = {"error_model": "numpy"}  # as every runtime helper (`compile.ERROR_MODEL`)
 
 
@@ -97,7 +98,7 @@ def _by_address(llvm_type, numba_type):
 _int_ref = _by_address(ir.IntType(32), types.int32)  # Fortran INTEGER
 _char_ref = _by_address(ir.IntType(8), types.uint8)  # CHARACTER: 'N', 'T', 'U'
 _double_ref = _by_address(ir.DoubleType(), types.float64)  # DOUBLE PRECISION
-_N, _T, _U = ord("N"), ord("T"), ord("U")
+_N, _T, _U, _V = ord("N"), ord("T"), ord("U"), ord("V")
 
 
 def _matmul_any(a, b):
@@ -352,6 +353,38 @@ def _cholesky(a):
     return out
 
 
+def _eigh_upper_any(b):
+    """The eigenvectors of ``np.linalg.eigh(b.T, "U")``: of the symmetric matrix that the
+    upper triangle of ``b.T`` (the lower one of ``b``) makes, with NumPy's signs. Numba's eigh
+    reads the lower triangle only, and LAPACK's two paths give the same eigenvalues but not
+    always the same signs of the eigenvectors, so this calls LAPACK's upper path as NumPy
+    does (``dsyevd``, workspace sizes asked first)."""
+    return np.linalg.eigh(b.T, "U")[1]
+
+
+def _eigh_upper(b):
+    _square(b)
+    n = b.shape[0]
+    # by columns, a C-ordered copy of b holds b.T, the matrix NumPy hands LAPACK
+    out = np.ascontiguousarray(b).copy()
+    if n == 0:
+        return out
+    w = np.empty(n)
+    ints = np.array([n, max(n, 1), -1, -1, 0], np.int32)  # n, lda, lwork, liwork, info
+    size, isize = np.empty(1), np.zeros(1, np.int32)
+    dsyevd(_char_ref(_V), _char_ref(_U), ints[0:].ctypes, out.ctypes, ints[1:].ctypes,
+           w.ctypes, size.ctypes, ints[2:].ctypes, isize.ctypes, ints[3:].ctypes,
+           ints[4:].ctypes)
+    work, iwork = np.empty(int(size[0])), np.empty(isize[0], np.int32)
+    ints[2], ints[3] = work.size, iwork.size
+    dsyevd(_char_ref(_V), _char_ref(_U), ints[0:].ctypes, out.ctypes, ints[1:].ctypes,
+           w.ctypes, work.ctypes, ints[2:].ctypes, iwork.ctypes, ints[3:].ctypes,
+           ints[4:].ctypes)
+    if ints[4] > 0:
+        raise np.linalg.LinAlgError("Eigenvalues did not converge")
+    return np.ascontiguousarray(out.T)  # by columns the buffer holds V: by rows, V.T
+
+
 # Compiled code calls these for float64 matrices, Numba's own NumPy for anything else.
 
 
@@ -377,6 +410,11 @@ def _det_impl(a):
     return _det if _f64(a) and a.ndim == 2 else (lambda a: np.linalg.det(a))
 
 
+@overload(_eigh_upper_any, jit_options=_OPTIONS)
+def _eigh_upper_impl(b):
+    return _eigh_upper  # float64: generated code passes `_as_float` operands
+
+
 @overload(_cholesky_any, jit_options=_OPTIONS)
 def _cholesky_impl(a):
     return _cholesky if _f64(a) and a.ndim == 2 else (lambda a: np.linalg.cholesky(a))
@@ -388,7 +426,7 @@ def _cholesky_impl(a):
 # helper loaded from the disk cache never asks for SciPy while compiling, and without SciPy
 # the process would abort at the call (`compile.require_scipy` refuses the module first).
 USES_SCIPY = ("matmul", "dot", "inv", "solve", "det", "cholesky", "logabsdet", "signdet",
-              "eigvalsh", "eigh_vectors", "eig_values", "eig_vectors", "svdvals", "svd_u",
+              "eigvalsh", "eigh_vectors", "eigh_vectors_upper", "eig_values", "eig_vectors", "svdvals", "svd_u",
               "svd_vt", "qr_q", "qr_r", "pinv", "matrix_rank", "sqrtm", "sqrtm_adjoint",
               "inv_stack", "det_stack")
 
@@ -465,6 +503,11 @@ def eigvalsh(a):
 @jit
 def eigh_vectors(a):
     return np.linalg.eigh(a)[1]
+
+
+@jit(needs=link_routines)
+def eigh_vectors_upper(b):
+    return _eigh_upper_any(b)
 
 
 @jit
