@@ -71,12 +71,28 @@ def test_a_dict_of_parameters_gets_a_dict_of_gradients():
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8, err_msg=str(path))
 
 
-def test_dict_order_does_not_matter():
-    shuffled = {k: PARAMS[k] for k in reversed(list(PARAMS))}
-    f = jitgrad.grad(mlp_loss)
-    a, b = f(PARAMS, X, Y), f(shuffled, X, Y)
-    np.testing.assert_array_equal(a["W1"], b["W1"])
-    assert a["head"][1]["bias"] == b["head"][1]["bias"]
+def horner_over_keys(d):
+    """A value that depends on the order the dict is iterated in."""
+    acc = 0.0
+    for k in d:
+        acc = acc * 2.0 + np.sum(d[k] ** 2)
+    return acc
+
+
+def test_a_dict_is_iterated_in_the_callers_order():
+    """``for k in d`` runs in the dict's own (insertion) order, as Python does, not its sorted
+    order (it did: a silently wrong value and gradient); the gradient's dict comes back in
+    that order too, and each order is its own build."""
+    d = {"b": np.array([1.0, 2.5]), "a": np.array([3.0]), "c": np.array([0.5, 0.25])}
+    vg = jitgrad.value_and_grad(horner_over_keys)
+    for order in (("b", "a", "c"), ("a", "b", "c"), ("c", "a", "b")):
+        dd = {k: d[k] for k in order}
+        value, g = vg(dd)
+        assert value == pytest.approx(horner_over_keys(dd), rel=1e-14)
+        assert tuple(g) == order
+        for k in order:
+            want = numeric_grad(lambda v, k=k, dd=dd: horner_over_keys({**dd, k: v}), (dd[k],), 0)
+            np.testing.assert_allclose(g[k], want, rtol=1e-7)
 
 
 def test_value_and_grad_with_several_wrt_and_a_tree():

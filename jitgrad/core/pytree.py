@@ -4,15 +4,18 @@ and `jitgrad.dask` share.
 
 * A tree's *leaves* are its numbers and arrays in a fixed order: a tuple's and a list's items
   in order, a dict's values in the order of its sorted keys (as JAX orders them). ``None`` is
-  an empty subtree: it has no leaves and comes back as ``None``.
+  an empty subtree: it has no leaves and comes back as ``None``. A dict's own order (the
+  caller's) is kept beside (`SeqType.order`): the function sees the dict, and the gradient
+  comes back, in that order, as Python iterates it (JAX gives sorted dicts back).
 * A string is a tree without leaves that keeps its value: a switch known when the gradient is
   built (``if mode == "fast":``), so each string gets its own build, as each structure does.
 * `type_of_tree` gives a tree's `SeqType` (its structure and its leaves' `Type`); `leaves`
   its values, `leaf_types` the types, in that order; `unflatten` rebuilds a tree of the same
   structure from one value per leaf (a gradient per leaf).
 
-Guarantees: the order of the leaves depends on the structure only (never on the dict's
-insertion order), so a tree's key for caching and its flat order agree.
+Guarantees: the order of the leaves depends on the keys only (never on the dict's insertion
+order), so a tree's key for caching and its flat order agree; the insertion order is part of
+the key (a dict in another order is another build: ``for k in d`` runs in another order).
 """
 
 from __future__ import annotations
@@ -112,6 +115,12 @@ def _sorted_keys(d: dict, what: str) -> list:
     return sorted(keys)
 
 
+def _order(d: dict, keys) -> tuple | None:
+    """``d``'s keys in its own order, if that is not ``keys``' (`SeqType.order`)."""
+    own = tuple(d)
+    return None if own == tuple(keys) else own
+
+
 def type_of_tree(value, what: str) -> SeqType | Type:
     """The type of an argument: a `Type` for a leaf, a `SeqType` (nested) for a tree."""
     if value is None:
@@ -129,7 +138,7 @@ def type_of_tree(value, what: str) -> SeqType | Type:
     if isinstance(value, dict):
         keys = _sorted_keys(value, what)
         return SeqType(tuple(type_of_tree(value[k], f"entry {k!r} of {what}") for k in keys),
-                       "dict", tuple(keys))
+                       "dict", tuple(keys), order=_order(value, keys))
     if isinstance(value, (tuple, list)):
         return SeqType(tuple(type_of_tree(v, f"item {j} of {what}") for j, v in enumerate(value)),
                        type(value).__name__)
@@ -236,7 +245,8 @@ def _unflatten(t, it, strings):
         return t.value if strings else None
     items = [_unflatten(u, it, strings) for u in t.items]
     if t.container == "dict":
-        return dict(zip(t.keys, items))
+        d = dict(zip(t.keys, items))
+        return {k: d[k] for k in t.order} if t.order else d
     if t.container == "object":  # made without its __init__, its attributes set
         obj = t.value.__new__(t.value)
         obj.__dict__.update(zip(t.keys, items))
@@ -253,7 +263,8 @@ def structure(value, is_leaf) -> SeqType | Type:
         return SeqType((), "none")
     if isinstance(value, dict):
         keys = sorted(value)
-        return SeqType(tuple(structure(value[k], is_leaf) for k in keys), "dict", tuple(keys))
+        return SeqType(tuple(structure(value[k], is_leaf) for k in keys), "dict", tuple(keys),
+                       order=_order(value, keys))
     if isinstance(value, (tuple, list)) and not is_leaf(value):
         name = type(value).__name__
         if name == "BuildList":  # a list the builder changed (`build_ast.BuildList`): a tuple
@@ -321,8 +332,8 @@ def key_of(value):
         return _function_key(value)
     if is_object(value):
         return (type(value), tuple((k, key_of(getattr(value, k))) for k in sorted(vars(value))))
-    if isinstance(value, dict):
-        return (dict, tuple((k, key_of(value[k])) for k in sorted(value, key=repr)))
+    if isinstance(value, dict):  # (its keys in its own order: `SeqType.order`)
+        return (dict, tuple((k, key_of(value[k])) for k in value))
     if isinstance(value, (tuple, list)):
         return (type(value), tuple(key_of(v) for v in value))
     return type(value)

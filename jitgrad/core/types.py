@@ -46,6 +46,10 @@ class SeqType:
     # name (Generator or RandomState: the call's own is drawn from, before the call); a
     # 'function': the function, a constant of the build; an 'object': its class
     value: object = None
+    # a dict's keys in the caller's order, where it is not ``keys``' (sorted) order: the
+    # function iterates the dict as Python would (``for k in d``), and the gradient's dict
+    # comes back in that order; None when the caller's order is the sorted one
+    order: tuple | None = None
 
     def __str__(self) -> str:
         if self.container == "none":
@@ -60,7 +64,8 @@ class SeqType:
             return f"{self.value.__name__}(" + ", ".join(
                 f"{k}={t}" for k, t in zip(self.keys, self.items)) + ")"
         if self.container == "dict":
-            return "{" + ", ".join(f"{k!r}: {t}" for k, t in zip(self.keys, self.items)) + "}"
+            typed = dict(zip(self.keys, self.items))
+            return "{" + ", ".join(f"{k!r}: {typed[k]}" for k in self.order or self.keys) + "}"
         return f"{self.container}({', '.join(str(t) for t in self.items)})"
 
 
