@@ -247,7 +247,8 @@ class Calls:
         scipy_fn = scipy_api.handler_for(fn)
         if scipy_fn is not None:
             try:
-                return scipy_fn(*args, **kwargs)
+                value = scipy_fn(*args, **kwargs)
+                return self.known(value, node) if isinstance(value, symbolic.Written) else value
             except TypeError as e:
                 raise UnsupportedError(f"{fn_name(fn)}: {e}", self.loc(node)) from None
         target = unwrap(fn)
