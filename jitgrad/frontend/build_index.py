@@ -17,7 +17,7 @@ from jitgrad.core.errors import ShapeError, UnsupportedError, refused
 from jitgrad.core.ir import Var
 from jitgrad.frontend.build_ast import int_literal
 from jitgrad.frontend.build_values import is_user_object
-from jitgrad.lang import complex_pairs, numpy_api, numpy_shape, symbolic
+from jitgrad.lang import complex_pairs, numpy_api, numpy_args, numpy_shape, symbolic
 from jitgrad.lang.symbolic import Sym
 from jitgrad.prims import primitives
 
@@ -80,9 +80,13 @@ class Indexing:
                 spec.append("e")
                 continue
             if isinstance(v, Sym) and v.ndim:
-                if len(items) == 1 and v.ndim == 1 and v.type.kind == "i":
+                rows_only = item is items[0] and all(  # x[idx, :], x[mask, :, :]: as x[idx]
+                    isinstance(i, ast.Slice) and i.lower is None and i.upper is None
+                    and i.step is None for i in items[1:])
+                if (len(items) == 1 or rows_only) and v.ndim == 1 and v.type.kind == "i":
                     return ("a",), [v]  # x[idx]: rows of x at the integers idx
-                if len(items) == 1 and v.type.kind == "b":
+                if len(items) == 1 and v.type.kind == "b" or rows_only and v.ndim == 1 and \
+                        v.type.kind == "b":
                     return ("m",), [v]  # x[mask]: the entries (or rows) where mask holds
                 if len(items) == 2 and item is items[0] and v.ndim == 1 and v.type.kind == "i":
                     w = self.expr(items[1])  # a[rows, cols]: one entry per pair
@@ -315,10 +319,38 @@ class Indexing:
                 raise UnsupportedError(f"the dict has no key {k!r} (its keys: "
                                        f"{', '.join(map(repr, value))})", self.loc(key))
             return value[k]
+        if value is np.r_:
+            return self.r_concatenation(key)
         if isinstance(key, ast.Constant) and isinstance(key.value, str):
             raise refused(f"indexing with a string ([{key.value!r}], a dict's key) of a "
                           "value that is not a dict argument", "dict", self.loc(key))
         return self.getitem(value, self.index(node.slice), node)
+
+
+    def r_concatenation(self, key):
+        """``np.r_[1, -params[:k]]``: numbers and vectors joined into one vector; slices
+        (NumPy's ranges there) and strings (its options) only of values known while
+        building, where NumPy's own ``np.r_`` makes them."""
+        items = key.elts if isinstance(key, ast.Tuple) else [key]
+        if any(isinstance(i, ast.Slice) or isinstance(i, ast.Constant) and isinstance(
+                i.value, str) for i in items):
+            raise UnsupportedError("np.r_ with a range (a:b:c) or an option string: write "
+                                   "np.arange / np.linspace and np.concatenate",
+                                   self.loc(key))
+        values = [self.expr(i) for i in items]
+        if not any(map(symbolic.records, values)) and not any(
+                isinstance(v, tuple) and any(map(symbolic.records, v)) for v in values):
+            return self.known(np.r_[tuple(values)], key)
+        parts = []
+        for v in values:
+            if isinstance(v, tuple):
+                v = numpy_args.as_array(v)
+            if isinstance(v, np.ndarray):
+                v = self.known(v, key)
+            if isinstance(v, (int, float, np.number)) and not isinstance(v, bool):
+                v = numpy_api.np_full((1,), float(v))
+            parts.append(numpy_api.np_reshape(v, (1,)) if symbolic.ndim_of(v) == 0 else v)
+        return numpy_api.np_concatenate(parts)
 
 
 def expand_ellipsis(index, array):
