@@ -38,11 +38,12 @@ class DefinedWhen:
     ``if fit_intercept:``). `build_branches.Branches.defined_when` merges it into the ``if``
     that assigned it (a placeholder on the other side, never read) on its first such read."""
 
-    def __init__(self, cond, side: bool, value, blocks: tuple):
+    def __init__(self, cond, side: bool, value, blocks: tuple, loops: tuple):
         self.cond = cond  # the condition's atom (a Var)
         self.side = side  # True: assigned where it held
         self.value = value
         self.blocks = blocks  # (then_block, else_block, loc)
+        self.loops = loops  # the loops around the ``if`` (`Branches.loops_here`)
         self.stmt = None  # the If, once made
         self.merged = None  # the merged value, once read
 

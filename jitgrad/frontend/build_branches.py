@@ -94,8 +94,8 @@ class Branches:
             vt = env_t.get(name, Undefined(f"`{name}` is assigned in only one branch"))
             ve = env_e.get(name, Undefined(f"`{name}` is assigned in only one branch"))
             merged = self.merge(name, vt, ve, then_block, else_block, loc, cond)
-            if isinstance(merged, Undefined) and (name in env_t) != (name in env_e):
-                merged = self.one_sided(name, merged, env_t, env_e, cond,
+            if isinstance(merged, Undefined):
+                merged = self.one_sided(name, merged, vt, ve, cond,
                                         (then_block, else_block, loc), pending)
             env[name] = self.merged_value(merged, merges)
         self.gb.loc = loc
@@ -106,17 +106,24 @@ class Branches:
         self.gb.merge_versions(latest_then, latest_else, merges)
         self.env = env
 
-    def one_sided(self, name, undefined, env_t, env_e, cond, blocks, pending):
-        """A number assigned in only one branch: undefined after the ``if``, except where the
-        same condition is tested again and takes the same side (`defined_when`)."""
-        side = name in env_t
-        value = env_t[name] if side else env_e[name]
+    def one_sided(self, name, undefined, vt, ve, cond, blocks, pending):
+        """A number with a value on one side of the ``if`` only (the other leaves it
+        undefined, whatever it was before): undefined after the ``if``, except where the same
+        condition is tested again and takes the same side (`defined_when`)."""
+        if isinstance(vt, Undefined) == isinstance(ve, Undefined):
+            return undefined
+        side = not isinstance(vt, Undefined)
+        value = vt if side else ve
         if not (isinstance(value, Sym) and value.ndim == 0) or self.gb.atom(value).type.kind \
                 not in "fib":
             return undefined
-        when = DefinedWhen(self.gb.atom(cond), side, value, blocks)
+        when = DefinedWhen(self.gb.atom(cond), side, value, blocks, self.loops_here())
         pending.append(when)
         return Undefined(undefined.why, when=when)
+
+    def loops_here(self) -> tuple:
+        """The loop statements being built around this point, outermost first."""
+        return tuple(map(id, self.loops_building))
 
     def defined_when(self, name, undefined):
         """The value of a number assigned in one branch of an earlier ``if``, read inside a
@@ -125,8 +132,8 @@ class Branches:
         every read is under the condition)."""
         when = undefined.when
         if when is None or when.stmt is None or (when.cond, when.side) not in getattr(
-                self, "branch_conds", ()):
-            return None
+                self, "branch_conds", ()) or self.loops_here()[:len(when.loops)] != when.loops:
+            return None  # (read outside a loop it was assigned in: refused)
         if when.merged is None:
             then_block, else_block, loc = when.blocks
             zero = {"f": 0.0, "i": 0, "b": False}[self.gb.atom(when.value).type.kind]
