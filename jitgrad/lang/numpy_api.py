@@ -26,7 +26,7 @@ from jitgrad.core.errors import ShapeError, UnsupportedError
 from jitgrad.core.ir import dims_of
 from jitgrad.core.types import Type
 from jitgrad.lang import numpy_written
-from jitgrad.lang.numpy_args import numpy_order, records_inside
+from jitgrad.lang.numpy_args import numpy_order
 from jitgrad.lang.symbolic import (
     METHODS,
     NUMPY,
@@ -745,10 +745,6 @@ if hasattr(math, "cbrt"):  # Python 3.11+
     MATH[math.cbrt] = "cbrt"
 MATH[math.lgamma] = "gammaln"  # their derivatives: digamma, written in `prims.elementwise`
 MATH[math.gamma] = "gamma"
-
-# np.ma.getmask of a run-time array: jitgrad's arrays are plain ndarrays, whose mask is
-# np.ma.nomask (False), known while building; of a constant: NumPy's answer
-NUMPY[np.ma.getmask] = lambda a: False if records_inside(a) else np.ma.getmask(a)
 
 if hasattr(np, "row_stack"):
     NUMPY[np.row_stack] = np_vstack

@@ -150,8 +150,18 @@ def issparse(x):
     return sys.modules["scipy.sparse"].issparse(x)
 
 
+def getmask(a):
+    """np.ma.getmask of a run-time array: jitgrad's arrays are plain ndarrays, whose mask is
+    np.ma.nomask (False), known while building; of a constant, NumPy's answer."""
+    return False if records(a) else sys.modules["numpy.ma"].getmask(a)
+
+
 def handler_for(fn):
-    """The handler of SciPy function ``fn``, or None."""
+    """The handler of SciPy function ``fn`` (or of numpy.ma's getmask: numpy.ma, like SciPy,
+    is looked up only once the user's code has imported it), or None."""
+    ma = sys.modules.get("numpy.ma")
+    if ma is not None and fn is getattr(ma, "getmask", None):
+        return getmask
     special = sys.modules.get("scipy.special")
     if special is not None:
         for name, handler in (("erf", lambda x: record("erf", x)),
