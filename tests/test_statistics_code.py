@@ -20,8 +20,8 @@ against central differences at two steps and against JAX.
 
 * a class whose ``__init__`` computes with run-time values (``len(y)``, ``np.ones(n)``) and
   sets attributes, called objects (``__call__``), a method that sets an attribute;
-* ``np.r_[1.0, -p]``; a number assigned under ``if flag:`` and read under ``if flag:`` again
-  (``flag`` a comparison of sizes, known at run time only); rows of a matrix at a mask with a
+* ``np.r_[1.0, -p]``; a number assigned under ``if flag:`` and read (and assigned again)
+  under ``if flag:`` again (``flag`` a comparison of sizes, known at run time only); rows of a matrix at a mask with a
   trailing ``:``; ``"... %d" % n`` in a raise; ``isinstance(x.shape[0], int)``;
   ``np.squeeze`` of a vector (its length checked not to be 1 at run time); ``.flat[::n + 1] +=``
   through a view.
@@ -203,6 +203,10 @@ def model_objects(w, X, y, scale):
     z = X @ coef
     if fit_intercept:
         z = z + intercept
+    if fit_intercept:
+        intercept = intercept * 2.0  # assigned again under the same condition
+    if fit_intercept:
+        z = z - 0.25 * intercept
     if np.ndim(scale) == 1 and scale.shape[0] != n_features:
         raise ValueError("scale has %d entries for %d features"  # noqa: UP031 - the form
                          % (scale.shape[0], n_features))
@@ -221,7 +225,7 @@ def model_objects(w, X, y, scale):
 def model_objects_jax(jnp, w, X, y, scale, mask):
     n_features = X.shape[1]
     coef = w[:n_features]
-    z = X @ coef + (w[-1] if w.shape[0] == n_features + 1 else 0.0)
+    z = X @ coef + (0.5 * w[-1] if w.shape[0] == n_features + 1 else 0.0)
     params = jnp.concatenate([coef, jnp.array([-0.5])])
     XB = (X / scale) @ params[:n_features]
     total = jnp.sum(0.5 * (y * XB - jnp.exp(XB)))
@@ -242,7 +246,7 @@ def test_model_objects_against_differences_and_jax(w):
     grads = check_against_differences(model_objects, (w, MX, MY, MSCALE), (0, 1, 3))
     jax = pytest.importorskip("jax")
     jax.config.update("jax_enable_x64", True)
-    z = MX @ w[:2] + (w[2] if w.shape[0] == 3 else 0.0)
+    z = MX @ w[:2] + (0.5 * w[2] if w.shape[0] == 3 else 0.0)
     mask = np.abs(MY - z) < 1.5
     assert 0 < mask.sum() < mask.size
     want = jax.grad(lambda *a: model_objects_jax(jax.numpy, *a, mask),
