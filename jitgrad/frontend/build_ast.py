@@ -26,9 +26,26 @@ class Undefined:
     after the loop, the build starts again with the name defined before it
     (`ReadAfterLoop`)."""
 
-    def __init__(self, why: str, seed: tuple | None = None):
+    def __init__(self, why: str, seed: tuple | None = None, when=None):
         self.why = why
         self.seed = seed
+        self.when = when  # a `DefinedWhen`: the number is defined where that branch is taken
+
+
+class DefinedWhen:
+    """A number assigned in one branch of an ``if`` on a run-time condition: defined wherever
+    that condition holds as it held there (``if fit_intercept: c = w[-2]``, read again under
+    ``if fit_intercept:``). `build_branches.Branches.defined_when` merges it into the ``if``
+    that assigned it (a placeholder on the other side, never read) on its first such read."""
+
+    def __init__(self, cond, side: bool, value, blocks: tuple, loops: tuple):
+        self.cond = cond  # the condition's atom (a Var)
+        self.side = side  # True: assigned where it held
+        self.value = value
+        self.blocks = blocks  # (then_block, else_block, loc)
+        self.loops = loops  # the loops around the ``if`` (`Branches.loops_here`)
+        self.stmt = None  # the If, once made
+        self.merged = None  # the merged value, once read
 
 
 class ReadAfterLoop(Exception):

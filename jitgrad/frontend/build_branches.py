@@ -19,6 +19,7 @@ from jitgrad.frontend.build_ast import (
     RAISED,
     RETURNED,
     Choice,
+    DefinedWhen,
     Undefined,
     base,
     is_atom_value,
@@ -65,13 +66,22 @@ class Branches:
         before = self.env
         writes = dict(self.gb.writes)  # each branch sees the writes made before the `if` only
         latest = dict(self.gb.latest)  # and the versions known before it
+        conds = self.__dict__.setdefault("branch_conds", [])
         with self.draws.run_time("a branch on a value known only at run time (a `continue`, "
                                  "`break` or `return` before it makes one too)", loc):
-            then_block, env_t = self.in_block(then_fn, before)
+            conds.append((self.gb.atom(cond), True))
+            try:
+                then_block, env_t = self.in_block(then_fn, before)
+            finally:
+                conds.pop()
             self.stale_at_merge = self.stale_values(env_t)  # each side as its branch ends
             writes_then, self.gb.writes = self.gb.writes, dict(writes)
             latest_then, self.gb.latest = self.gb.latest, dict(latest)
-            else_block, env_e = self.in_block(else_fn, before)
+            conds.append((self.gb.atom(cond), False))
+            try:
+                else_block, env_e = self.in_block(else_fn, before)
+            finally:
+                conds.pop()
         self.stale_at_merge |= self.stale_values(env_e)
         latest_else, self.gb.latest = self.gb.latest, latest
         for k, n in writes_then.items():  # after it, a write on either side counts
@@ -79,15 +89,59 @@ class Branches:
         env_t, env_e = _past_a_return(*_past_a_raise(env_t, env_e))
         merges: list[Carry] = []
         env = {}
+        pending = []
         for name in dict.fromkeys(list(env_t) + list(env_e)):
             vt = env_t.get(name, Undefined(f"`{name}` is assigned in only one branch"))
             ve = env_e.get(name, Undefined(f"`{name}` is assigned in only one branch"))
             merged = self.merge(name, vt, ve, then_block, else_block, loc, cond)
+            if isinstance(merged, Undefined):
+                merged = self.one_sided(name, merged, vt, ve, cond,
+                                        (then_block, else_block, loc), pending)
             env[name] = self.merged_value(merged, merges)
         self.gb.loc = loc
-        self.gb.block.stmts.append(If(self.gb.atom(cond), then_block, else_block, merges, loc))
+        stmt = If(self.gb.atom(cond), then_block, else_block, merges, loc)
+        for when in pending:
+            when.stmt = stmt
+        self.gb.block.stmts.append(stmt)
         self.gb.merge_versions(latest_then, latest_else, merges)
         self.env = env
+
+    def one_sided(self, name, undefined, vt, ve, cond, blocks, pending):
+        """A number with a value on one side of the ``if`` only (the other leaves it
+        undefined, whatever it was before): undefined after the ``if``, except where the same
+        condition is tested again and takes the same side (`defined_when`)."""
+        if isinstance(vt, Undefined) == isinstance(ve, Undefined):
+            return undefined
+        side = not isinstance(vt, Undefined)
+        value = vt if side else ve
+        if not (isinstance(value, Sym) and value.ndim == 0) or self.gb.atom(value).type.kind \
+                not in "fib":
+            return undefined
+        when = DefinedWhen(self.gb.atom(cond), side, value, blocks, self.loops_here())
+        pending.append(when)
+        return Undefined(undefined.why, when=when)
+
+    def loops_here(self) -> tuple:
+        """The loop statements being built around this point, outermost first."""
+        return tuple(map(id, self.loops_building))
+
+    def defined_when(self, name, undefined):
+        """The value of a number assigned in one branch of an earlier ``if``, read inside a
+        branch of an ``if`` on the same condition that takes the same side (None elsewhere):
+        merged into the earlier ``if`` now, with zero on its other side (never read there:
+        every read is under the condition)."""
+        when = undefined.when
+        if when is None or when.stmt is None or (when.cond, when.side) not in getattr(
+                self, "branch_conds", ()) or self.loops_here()[:len(when.loops)] != when.loops:
+            return None  # (read outside a loop it was assigned in: refused)
+        if when.merged is None:
+            then_block, else_block, loc = when.blocks
+            zero = {"f": 0.0, "i": 0, "b": False}[self.gb.atom(when.value).type.kind]
+            vt, ve = (when.value, zero) if when.side else (zero, when.value)
+            merged = self.merge(name, vt, ve, then_block, else_block, loc)
+            when.stmt.merges.append(merged)
+            when.merged = self.gb.sym(merged.var)
+        return when.merged
 
     def merged_value(self, merged, merges):
         """A merge's value after the `if`: its carries (also inside a tuple) become variables."""
@@ -151,7 +205,9 @@ class Branches:
         tt, te = self.gb.atom(vt, check=False).type, self.gb.atom(ve, check=False).type
         if tt.ndim != te.ndim:
             raise ShapeError(f"`{base(name)}` is a {tt} on one branch and a {te} on the "
-                             "other", loc)
+                             "other: after an `if` on a value known only at run time a name "
+                             "holds one type (as in Numba); give it the same rank on both "
+                             "sides (an array of zeros for the number 0)", loc)
         kind = promote_kinds(tt.kind, te.kind)
         at = self.cast_in(then_block, vt, kind)
         ae = self.cast_in(else_block, ve, kind)

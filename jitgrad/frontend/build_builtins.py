@@ -321,6 +321,22 @@ def _b_is_zero(b, args, kwargs, node):
     return not isinstance(v, np.ndarray) and v == 0
 
 
+def cholesky_fails(a):
+    """Whether a Cholesky factorisation of ``a`` raises LinAlgError (`build_stmts.guarded_try`):
+    of a run-time matrix, the run-time test; of a constant, NumPy's answer now."""
+
+
+def _b_cholesky_fails(b, args, kwargs, node):
+    (a,) = args
+    if isinstance(a, Sym):
+        return symbolic.record("cholesky_fails", numpy_api.matrix_operand("cholesky", a))
+    try:
+        np.linalg.cholesky(a)
+    except np.linalg.LinAlgError:
+        return True
+    return False
+
+
 def _b_partial(b, args, kwargs, node):
     """``functools.partial(f, a)``: the function and the values bound, kept while building
     (`Expressions.call` calls ``f(a, ...)`` where it is called)."""
@@ -383,6 +399,8 @@ def _prototypes(value) -> list:
     if isinstance(value, Sym):
         kind = value.type.kind
         dtype = {"f": np.float64, "i": np.int64, "b": np.bool_}[kind]
+        if symbolic.is_size(value):  # x.shape[k]: a Python int in NumPy too
+            return [0]
         if value.ndim:
             return [np.empty((0,) * value.ndim, dtype)]
         return [{"f": 0.0, "i": 0, "b": False}[kind], dtype(0)]
@@ -578,6 +596,7 @@ BUILTINS = {abs: _b_abs, sum: _b_sum, min: _b_minmax("min"), max: _b_minmax("max
              math.fsum: _b_fsum, iter: _b_iter, next: _b_next}
 BUILTINS[functools.partial] = _b_partial
 BUILTINS[is_zero] = _b_is_zero
+BUILTINS[cholesky_fails] = _b_cholesky_fails
 BUILTINS[zip_count] = _b_zip_count
 BUILTINS[items_of] = _b_items_of
 # functions of a library looked up by (module, name): importing the library would be a cost

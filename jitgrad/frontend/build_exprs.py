@@ -104,6 +104,9 @@ class Expressions(Indexing):
             if isinstance(v, Undefined):
                 if v.seed is not None and (v.seed[0], name) not in self.seeds.refused:
                     raise ReadAfterLoop(v.seed[0], name, v.seed[1])
+                value = self.defined_when(name, v)
+                if value is not None:
+                    return value
                 raise UnsupportedError(f"`{name}` may be undefined here: {v.why}",
                                        self.loc(node))
             if isinstance(v, Sym) and isinstance(v.atom, Var) and v.atom in self.gb.view_of:
@@ -337,6 +340,12 @@ class Expressions(Indexing):
                 return op(a, b)  # a label or a message built from constants
             if op is operator.mul and {type(a), type(b)} == {str, int}:
                 return op(a, b)  # "ab" * 3, known while building
+            if op is operator.mod and isinstance(a, (str, RunTimeText)):
+                # "... (%d!=%d)" % (n, m) of run-time values: a message (printed or raised),
+                # never computed with, as an f-string of them
+                if isinstance(a, str) and not _holds_sym(b):
+                    return op(a, b)
+                return RunTimeText(ast.unparse(node))
             raise UnsupportedError("arithmetic with a string", self.loc(node))
         if complex_pairs.involved(a, b):  # of a complex value: its real and imaginary parts
             return complex_pairs.binary(op, a, b)
@@ -595,3 +604,10 @@ _ARRAY_METHODS = {"argmax": np.argmax, "argmin": np.argmin, "argsort": np.argsor
                   "clip": np.clip, "round": np.round, "conj": np.conj, "conjugate": np.conj,
                   "nonzero": np.nonzero, "cumprod": np.cumprod, "ptp": np.ptp,
                   "take": np.take}
+
+
+def _holds_sym(value) -> bool:
+    """Whether ``value`` (a number, a tuple of them) holds a run-time value."""
+    if isinstance(value, (tuple, list)):
+        return any(map(_holds_sym, value))
+    return isinstance(value, (Sym, RunTimeText))

@@ -85,9 +85,13 @@ class Indexing:
                 spec.append("e")
                 continue
             if isinstance(v, Sym) and v.ndim:
-                if len(items) == 1 and v.ndim == 1 and v.type.kind == "i":
+                rows_only = item is items[0] and all(  # x[idx, :], x[mask, :, :]: as x[idx]
+                    isinstance(i, ast.Slice) and i.lower is None and i.upper is None
+                    and i.step is None for i in items[1:])
+                if (len(items) == 1 or rows_only) and v.ndim == 1 and v.type.kind == "i":
                     return ("a",), [v]  # x[idx]: rows of x at the integers idx
-                if len(items) == 1 and v.type.kind == "b":
+                if len(items) == 1 and v.type.kind == "b" or rows_only and v.ndim == 1 and \
+                        v.type.kind == "b":
                     return ("m",), [v]  # x[mask]: the entries (or rows) where mask holds
                 if len(items) == 2 and item is items[0] and v.ndim == 1 and v.type.kind == "i":
                     w = self.expr(items[1])  # a[rows, cols]: one entry per pair

@@ -42,7 +42,7 @@ from jitgrad.frontend.build_ast import (
     is_docstring,
     jumps,
 )
-from jitgrad.frontend.build_builtins import is_zero
+from jitgrad.frontend.build_builtins import cholesky_fails, is_zero
 from jitgrad.frontend.build_index import expand_ellipsis
 from jitgrad.frontend.build_values import is_user_object
 from jitgrad.frontend.parse import MATH_DOMAINS, guards
@@ -420,6 +420,10 @@ class Statements:
           after it, and the handler runs instead: Python's values exactly (and the handler's
           derivative there); where no handler catches it, the compiled code raises
           ValueError as Python does.
+        * ``np.linalg.cholesky(a)``, ``scipy.linalg.cholesky(a)``: where the handler catches
+          LinAlgError, the run-time test that the same LAPACK factorisation of ``a`` fails
+          (``cholesky_fails``) takes the handler, as Python does; where none catches it, the
+          compiled factorisation raises LinAlgError itself.
         * a division (``/``, ``//``, ``%``) by a number that is zero at run time raises
           ZeroDivisionError in the compiled code, handler or not: Python raises it for its
           own numbers and not for NumPy's (which give inf or nan), and the build does not
@@ -443,6 +447,13 @@ class Statements:
                 v = ast.unparse(arg)
                 if kind == "zero":
                     lines += [f"{pad}if JGZ({v}):", f"{pad}    raise ZeroDivisionError({_NO_HANDLER!r})"]
+                    continue
+                if kind == "cholesky":
+                    handler = next((h for h in stmt.handlers
+                                    if catches(h, np.linalg.LinAlgError)), None)
+                    if handler is not None:
+                        taken.add(id(handler))
+                        tests.append(f"JGC({v})")
                     continue
                 test = MATH_DOMAINS[kind].format(v=f"({v})")
                 handler = next((h for h in stmt.handlers if catches(h, ValueError)), None)
@@ -469,8 +480,9 @@ class Statements:
         if stmt.finalbody:
             parts["JGF"] = stmt.finalbody
             lines.append("JGF")
-        self.build_written("\n".join(lines) + "\n", stmt, {"JGZ": "is_zero"},
-                           {"JGZ": is_zero}, parts=parts)
+        self.build_written("\n".join(lines) + "\n", stmt,
+                           {"JGZ": "is_zero", "JGC": "cholesky_fails"},
+                           {"JGZ": is_zero, "JGC": cholesky_fails}, parts=parts)
 
     def refuse_raise_on_every_path(self, env, node, what: str) -> None:
         """A raise that ends every path of a loop's iteration (or of a function called under a
@@ -514,6 +526,12 @@ class Statements:
             else:
                 self.assign(stmt.target, value)
         elif isinstance(stmt.target, ast.Subscript):
+            if _is_flat(stmt.target):  # x.flat[::n + 1] += c: x at those flat positions
+                target, array, index = self.flat_target(stmt.target)
+                current = self.getitem(array, index, target)
+                self.setitem(target, array, index,
+                             self.apply_op(op, current, self.expr(stmt.value), stmt))
+                return
             array = self.expr(stmt.target.value)
             if isinstance(array, (tuple, dict)):  # a list or dict known while building
                 self.container_setitem(stmt.target, array, self.expr(stmt.value), op)
@@ -616,6 +634,9 @@ class Statements:
                          *value[len(value) - tail:])
             for t, v in zip(target.elts, value):
                 self.assign(t.value if isinstance(t, ast.Starred) else t, v)
+        elif isinstance(target, ast.Subscript) and _is_flat(target):
+            target, array, index = self.flat_target(target)  # x.flat[k] = v
+            self.setitem(target, array, index, value)
         elif isinstance(target, ast.Subscript):
             array = self.expr(target.value)
             if isinstance(array, (tuple, dict)):  # a list or dict known while building
@@ -626,6 +647,44 @@ class Statements:
             self.set_attribute(target, value)
         else:
             raise UnsupportedError(f"assignment to {type(target).__name__}", self.loc(target))
+
+    def flat_target(self, target):
+        """``x.flat[index]`` written: ``x`` (named, or a view of a named array) at the flat
+        positions the index names (an integer, or a slice of them from the start with a
+        positive step), as rows (a vector) or (row, column) pairs (a matrix). Returns the
+        target as ``x[...]``, ``x`` and the index."""
+        base = target.value.value
+        array = self.expr(base)
+        loc = self.loc(target)
+        if not isinstance(array, Sym) or array.ndim not in (1, 2):
+            raise UnsupportedError("writing through .flat of an array that is not a vector or "
+                                   "a matrix", loc)
+        key = target.slice
+        if isinstance(key, ast.Slice):
+            parts = [None if p is None else self.expr(p)
+                     for p in (key.lower, key.upper, key.step)]
+            for p, node in zip(parts, (key.lower, key.upper, key.step)):
+                if p is not None:
+                    self.check_int(p, node)
+                    if not isinstance(p, Sym) and p < (1 if node is key.step else 0):
+                        raise UnsupportedError("writing through .flat with a negative bound or "
+                                               "a step below 1", loc)
+            start, stop, step = parts
+            size = array.size
+            stop = size if stop is None else symbolic.NUMPY[np.minimum](stop, size)
+            positions = symbolic.NUMPY[np.arange](0 if start is None else start, stop,
+                                                  1 if step is None else step)
+        else:
+            positions = self.expr(key)
+            self.check_int(positions, key)
+            if not isinstance(positions, Sym) and positions < 0:
+                raise UnsupportedError("writing through .flat at a negative position", loc)
+            positions = symbolic.NUMPY[np.array]([positions])
+        new = ast.copy_location(ast.Subscript(value=base, slice=key, ctx=ast.Store()), target)
+        if array.ndim == 1:
+            return new, array, (("a",), [positions])
+        columns = array.shape[1]
+        return new, array, (("p",), [positions // columns, positions % columns])
 
     def unpack_rows(self, array, k, target) -> list:
         """``a, b, c = x``: x's rows, after a run time check that it has k of them."""
@@ -790,3 +849,8 @@ _WRITING_METHODS = frozenset({"fill", "sort", "put", "partition", "resize", "ite
 # Builtins that may stand inside print(...)'s arguments (they write into nothing).
 _PURE_BUILTINS = frozenset({abs, len, min, max, sum, round, float, int, str, repr, bool, format,
                             type, range, tuple, list, sorted, any, all, zip, enumerate})
+
+
+def _is_flat(target: ast.Subscript) -> bool:
+    """``x.flat[...]`` as a target."""
+    return isinstance(target.value, ast.Attribute) and target.value.attr == "flat"

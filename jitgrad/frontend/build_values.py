@@ -121,8 +121,12 @@ class Values:
         return self.known(value, node)
 
     def call_object(self, fn, args, kwargs, node):
-        """A method of the user's object, or the user's class: built inline with ``self``
-        bound, or instantiated while building. Returns NotImplemented for anything else."""
+        """A method of the user's object (its ``__call__`` when the object is called), or the
+        user's class: built inline with ``self`` bound, or instantiated while building.
+        Returns NotImplemented for anything else."""
+        call = inspect.getattr_static(type(fn), "__call__", None)
+        if is_user_object(fn) and isinstance(call, pytypes.FunctionType):
+            fn = fn.__call__  # kernel(X): type(kernel).__call__(kernel, X)
         owner = getattr(fn, "__self__", None)
         if inspect.ismethod(fn) and (is_user_object(owner) or isinstance(owner, type)) \
                 and library_of(fn.__func__) not in LIBRARIES \
@@ -137,6 +141,9 @@ class Values:
                     self.made_objects[id(made)] = (made, self.gb.block)
                 return made
             except JitgradError as e:
+                made = self.build_instance(fn, args, kwargs, node)
+                if made is not NotImplemented:
+                    return made
                 raise UnsupportedError(f"making a {fn.__name__} from run-time values: "
                                        f"{e.message}", self.loc(node)) from None
             except Exception as e:  # noqa: BLE001 - its __init__ on run-time values
@@ -169,6 +176,20 @@ class Values:
                 "values of the build, not run-time variables): keep the value in a variable "
                 "of the loop or branch, and set the attribute after it", self.loc(target))
         setattr(obj, target.attr, value)
+
+    def build_instance(self, cls, args, kwargs, node):
+        """``cls(...)`` whose ``__init__`` computes with run-time values (``len(endog)``,
+        ``np.ones(n)``): the object made by ``cls.__new__``, its ``__init__`` built inline as
+        the user's code (its attribute assignments set while building). NotImplemented where
+        the class makes its objects otherwise (its own ``__new__``, a builtin ``__init__``)."""
+        init = getattr(cls, "__init__", None)
+        if cls.__new__ is not object.__new__ or not isinstance(init, pytypes.FunctionType) \
+                or library_of(init) in LIBRARIES:
+            return NotImplemented
+        obj = cls.__new__(cls)
+        self.made_objects[id(obj)] = (obj, self.gb.block)  # its __init__ sets attributes
+        self.inline(init, (obj, *args), kwargs, node)
+        return obj
 
     def object_attribute(self, base, attr, node):
         """``obj.attr`` of the user's object (or class): read while building."""

@@ -13,6 +13,7 @@ import builtins
 import dataclasses
 import inspect
 import linecache
+import sys
 import textwrap
 import types as pytypes
 from typing import ClassVar
@@ -406,11 +407,32 @@ def _math_domain(src: FunctionSource, node) -> str | None:
     return None
 
 
+def cholesky_call(src: FunctionSource, node) -> bool:
+    """Whether ``node`` calls np.linalg.cholesky or scipy.linalg.cholesky on a matrix given
+    first (LinAlgError where it is not positive definite: a try tests that at run time)."""
+    if not (isinstance(node, ast.Call) and node.args and not isinstance(node.args[0],
+                                                                        ast.Starred)):
+        return False
+    func, parts = node.func, []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if not isinstance(func, ast.Name):
+        return False
+    obj = src.fn.__globals__.get(func.id)
+    for attr in reversed(parts):
+        obj = getattr(obj, attr, None)
+    scipy_linalg = sys.modules.get("scipy.linalg")
+    return obj is not None and (obj is np.linalg.cholesky or scipy_linalg is not None
+                                and obj is getattr(scipy_linalg, "cholesky", None))
+
+
 def guards(src: FunctionSource, stmt) -> list[tuple[str, ast.expr]]:
     """What may raise in ``stmt`` that a try checks at run time, in the order Python
     evaluates it: ("zero", divisor) for a division, a floor division or a modulo (Python
     raises ZeroDivisionError for a zero of its own numbers), (name, argument) for the `math`
-    functions of `MATH_DOMAINS` (ValueError outside their domain)."""
+    functions of `MATH_DOMAINS` (ValueError outside their domain), ("cholesky", matrix) for a
+    Cholesky factorisation (LinAlgError where the matrix is not positive definite)."""
     found = []
 
     def walk(node):
@@ -421,6 +443,8 @@ def guards(src: FunctionSource, stmt) -> list[tuple[str, ast.expr]]:
         name = _math_domain(src, node)
         if name is not None:
             found.append((name, node.args[0]))
+        if cholesky_call(src, node):
+            found.append(("cholesky", node.args[0]))
     walk(stmt)
     return found
 
@@ -433,7 +457,8 @@ def _may_raise(src: FunctionSource, node: ast.AST, guarded: bool = False,
     run time (`guards`). With ``deferred`` (a list), a subscript is taken too, its index
     added to the list for the build to check (`mark_try_indices`)."""
     if guarded and (isinstance(node, (ast.BinOp, ast.AugAssign)) and isinstance(
-            node.op, _GUARDED_OPS) or _math_domain(src, node) is not None):
+            node.op, _GUARDED_OPS) or _math_domain(src, node) is not None
+            or cholesky_call(src, node)):
         return next((found for child in ast.iter_child_nodes(node)
                      if (found := _may_raise(src, child, guarded))), None)
     if isinstance(node, (ast.BinOp, ast.AugAssign)) and not isinstance(node.op, _SAFE_TRY_OPS):

@@ -23,6 +23,7 @@ import operator
 import numpy as np
 
 from jitgrad.core.errors import ShapeError, UnsupportedError
+from jitgrad.core.ir import dims_of
 from jitgrad.core.types import Type
 from jitgrad.lang import numpy_written
 from jitgrad.lang.numpy_args import numpy_order
@@ -191,8 +192,11 @@ def apply_alloc(name, dims, kind, fill=None):
 
 def np_full(shape, fill_value, dtype=None):
     dims = shape if isinstance(shape, (tuple, list)) else (shape,)
-    if dtype is not None:
-        fill_value = float(fill_value) if np.dtype(dtype).kind == "f" else fill_value
+    if dtype is not None and np.dtype(dtype).kind == "f":
+        if not records(fill_value):
+            fill_value = float(fill_value)
+        elif fill_value.type.kind != "f":  # a run-time integer, as a float
+            fill_value = np_cast(fill_value, float)
     return apply_alloc("full", dims, "f", fill=fill_value)
 
 
@@ -474,9 +478,14 @@ def np_asarray_chkfinite(a, dtype=None, order=None):
 def np_squeeze(x, axis=None):
     if not records(x):
         return np.squeeze(x, axis)
-    if axis is None:
-        raise UnsupportedError("squeeze() without axis= (which axes have size 1 is known only "
-                               "at run time; name them)", loc_of(x))
+    if axis is None and x.ndim == 0:  # a number: itself
+        return x
+    if axis is None:  # the axes of size 1 known while building dropped; the others kept,
+        gb = builder_of(x)  # each checked at run time not to be 1 (`squeezed_size`)
+        sizes = [gb.size_class(d) for d in dims_of(x.atom)]
+        return np_reshape(x, tuple(
+            x.shape[k] if isinstance(d, int) else record("squeezed_size", x.shape[k])
+            for k, d in enumerate(sizes) if not (isinstance(d, int) and d == 1)))
     axes = norm_axis(axis, x.ndim, loc_of(x))
     axes = set(axes if isinstance(axes, tuple) else (axes,))
     return np_reshape(x, tuple(d for k, d in enumerate(x.shape) if k not in axes))

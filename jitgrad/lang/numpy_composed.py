@@ -38,6 +38,8 @@ def _at(x, i):
     if not records(x) and not records(i):
         return x[i]
     x = as_array(x)
+    if ndim_of(i) > 1:  # integers of any shape: the entries at them all, in that shape
+        return _np(np.reshape)(_at(x, _np(np.ravel)(i)), tuple(i.shape))
     if ndim_of(i):  # a gather (checked at run time), whose adjoint adds up repeats
         if ndim_of(x) != 1:
             raise UnsupportedError("rows at integers of a vector only", loc_of(x, i))

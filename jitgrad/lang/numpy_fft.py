@@ -113,10 +113,34 @@ def _axes_of(z, axes, default):
     return tuple(axes) if isinstance(axes, (tuple, list)) else (axes,)
 
 
+def _resized(z, n, axis):
+    """``z`` along ``axis`` to the length ``n``, as NumPy's ``n=`` makes it: its first ``n``
+    entries, then zeros up to ``n`` (one of the two parts is empty: which, is known at run
+    time only when a length is)."""
+    re, im = _arrays(z)
+    loc = _loc(re)
+    if not (records(n) and n.ndim == 0 and n.type.kind == "i" or isinstance(n, int)
+            and not isinstance(n, bool)):
+        raise UnsupportedError("np.fft with a length n= that is not an integer", loc)
+    if isinstance(n, int) and n < 1:
+        raise UnsupportedError(f"np.fft: invalid number of data points ({n}) specified", loc)
+    k = _axis(axis, re.ndim, loc)
+    m = re.shape[k]
+    both_known = not records(n) and not records(m)
+    keep = min(n, m) if both_known else NUMPY[np.minimum](n, m)
+    extra = max(n - m, 0) if both_known else NUMPY[np.maximum](n - m, 0)
+    spec = (":",) * k + (("s", False, True, False),)
+    zeros = tuple(extra if j == k else re.shape[j] for j in range(re.ndim))
+    return Complex(*(np_concatenate([record("getitem", p, keep, index_spec=spec),
+                                     NUMPY[np.zeros](zeros)], axis=k) for p in (re, im)))
+
+
 def _transform(name, sign):
-    """``fft``, ``ifft``: along one axis (NumPy's parameters: a, n, axis, norm)."""
+    """``fft``, ``ifft``: along one axis (NumPy's parameters: a, n, axis, norm), ``n``
+    cutting or padding it first (`_resized`)."""
     def f(a, n=None, axis=-1, norm=None):
-        _no_length(name, n, a)
+        if n is not None:
+            a = _resized(a, n, axis)
         return _along(a, (axis,), sign, norm)
     return f
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import collections
 import math
+import sys
 
 import numpy as np
 
@@ -111,6 +112,23 @@ def np_pinv(a, rcond=None, hermitian=False, **rtol):
     if rtol or rcond not in (None, 1e-15) or hermitian:
         _refuse("np.linalg.pinv with rcond, rtol or hermitian", "jitgrad takes the default "
                 "cutoff, as Numba", a)
+    return record("pinv", matrix_operand("pinv", a))
+
+
+def linalg_pinv(a, *, atol=None, rtol=None, return_rank=False, check_finite=True, cond=None,
+                rcond=None):
+    """scipy.linalg.pinv with its default cutoff: the pseudo-inverse primitive (NumPy's, whose
+    cutoff, 1e-15 of the largest singular value, differs from SciPy's max(M, N) eps only for
+    a matrix of condition number beyond 1e15, where neither has a usable derivative)."""
+    if all_known(a):
+        return sys.modules["scipy.linalg"].pinv(a, atol=atol, rtol=rtol,
+                                                return_rank=return_rank)
+    if atol is not None or rtol is not None or cond is not None or rcond is not None:
+        _refuse("scipy.linalg.pinv with atol, rtol, cond or rcond", "jitgrad takes the "
+                "default cutoff", a)
+    if return_rank:
+        _refuse("scipy.linalg.pinv(..., return_rank=True)", "the rank is an integer with no "
+                "derivative: take np.linalg.matrix_rank(a) apart", a)
     return record("pinv", matrix_operand("pinv", a))
 
 
@@ -286,7 +304,7 @@ def linalg_eigvalsh(a, b=None, *args, lower=True, **kw):
 
 LINALG = {"sqrtm": linalg_sqrtm, "solve_banded": linalg_solve_banded,
           "solve_sylvester": linalg_solve_sylvester, "eigh": linalg_eigh,
-          "eigvalsh": linalg_eigvalsh}
+          "eigvalsh": linalg_eigvalsh, "pinv": linalg_pinv}
 
 NUMPY.update({
     np.linalg.eigh: np_eigh, np.linalg.eigvalsh: np_eigvalsh, np.linalg.eig: np_eig,

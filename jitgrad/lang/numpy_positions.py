@@ -448,7 +448,26 @@ def np_partition(a, kth, axis=-1, kind="introselect", order=None):
     return record("take", a, np_argpartition(a, kth, axis, kind, order))
 
 
+def np_diag_indices(n, ndim=2):
+    """(arange(n),) * ndim: the main diagonal's positions, ``n`` known at run time too."""
+    if all_known(n, ndim):
+        return np.diag_indices(n, ndim)
+    if not isinstance(ndim, int):
+        raise UnsupportedError("np.diag_indices with ndim known while building", loc_of(n))
+    return (_np(np.arange)(n),) * ndim
+
+
+def np_diag_indices_from(arr):
+    if all_known(arr):
+        return np.diag_indices_from(arr)
+    if ndim_of(arr) < 2:
+        raise UnsupportedError("np.diag_indices_from of an array of two axes or more",
+                               loc_of(arr))
+    return np_diag_indices(arr.shape[0], ndim_of(arr))
+
+
 NUMPY.update({
+    np.diag_indices: np_diag_indices, np.diag_indices_from: np_diag_indices_from,
     np.nonzero: np_nonzero, np.flatnonzero: np_flatnonzero, np.argwhere: np_argwhere,
     np.where: where, np.extract: np_extract,
     np.searchsorted: np_searchsorted, np.digitize: np_digitize, np.bincount: np_bincount,

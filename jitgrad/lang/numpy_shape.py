@@ -230,7 +230,10 @@ def np_tensordot(a, b, axes=2):
     return np_reshape(matmul(left, right), free_a + free_b)
 
 
-def np_dot(a, b):
+def np_dot(a, b, out=None):
+    if out is not None:  # np.dot(a, b, out) with an array: a write into it
+        raise UnsupportedError("np.dot(a, b, out) into an array: write `out[...] = "
+                               "np.dot(a, b)`", loc_of(a, b))
     na, nb = ndim_of(a), ndim_of(b)
     if na == 0 or nb == 0:
         return a * b

@@ -144,7 +144,9 @@ def refuse_as_strided(x, *args, **kwargs):
     raise UnsupportedError("np.lib.stride_tricks.as_strided reads memory at byte offsets, "
                            "which jitgrad does not follow (where its windows overlap, a "
                            "gradient would be wrong): for windows, write "
-                           "sliding_window_view(x, w); for a repeat, np.broadcast_to",
+                           "sliding_window_view(x, w); for a repeat, np.broadcast_to; for "
+                           "a matrix's diagonal (strides (n + 1) * itemsize), np.diagonal to "
+                           "read it and np.fill_diagonal to write it",
                            loc_of(x))
 
 

@@ -212,3 +212,34 @@ def spearmanr(a, b, alternative):
     import scipy.stats
     return scipy.stats.pearsonr(rankdata(a, "average"), rankdata(b, "average"),
                                 alternative=alternative)
+
+
+def lfilter(b, a, x):
+    """scipy.signal.lfilter of a vector, from a zero state: `lfilter_zi`'s output only."""
+    n = max(a.shape[0], b.shape[0])
+    return lfilter_zi(b, a, x, np.zeros(n - 1))[0]
+
+
+def lfilter_zi(b, a, x, zi):
+    """scipy.signal.lfilter(b, a, x, zi=zi) of a vector: the transposed direct form II, as
+    SciPy computes it (the coefficients divided by a[0], both padded with zeros to one
+    length; each output the first state plus b[0] x, then the states moved along). Returns
+    the output and the final state."""
+    n = max(a.shape[0], b.shape[0])
+    bb = np.zeros(n)
+    aa = np.zeros(n)
+    bb[:b.shape[0]] = b / a[0]
+    aa[:a.shape[0]] = a / a[0]
+    z = np.zeros(n - 1)
+    z[:] = zi
+    y = np.zeros(x.shape[0])
+    for m in range(x.shape[0]):
+        ym = bb[0] * x[m]
+        if n > 1:
+            ym = ym + z[0]
+        for k in range(n - 2):
+            z[k] = bb[k + 1] * x[m] + z[k + 1] - aa[k + 1] * ym
+        if n > 1:
+            z[n - 2] = bb[n - 1] * x[m] - aa[n - 1] * ym
+        y[m] = ym
+    return y, z

@@ -14,7 +14,7 @@ import math
 import sys
 
 from jitgrad.core.errors import UnsupportedError
-from jitgrad.lang import numpy_linalg, scipy_stats
+from jitgrad.lang import numpy_linalg, scipy_distance, scipy_stats
 from jitgrad.lang.numpy_api import np_concatenate, np_reduce, np_sum, np_zeros
 from jitgrad.lang.symbolic import loc_of, ndim_of, record, records
 from jitgrad.prims.elementwise import SCIPY_FUNCTIONS
@@ -132,11 +132,36 @@ def _kernel_handler(prim):
     return handler
 
 
-_NORM = {"cdf": norm_cdf, "sf": norm_sf, "pdf": norm_pdf, "logpdf": norm_logpdf}
+_NORM = {"cdf": norm_cdf, "sf": norm_sf, "pdf": norm_pdf, "logpdf": norm_logpdf,
+         # the standard distribution's own methods, which code like statsmodels' Probit calls
+         "_cdf": norm_cdf, "_sf": norm_sf, "_pdf": norm_pdf, "_logpdf": norm_logpdf}
+
+
+def loggamma(x):
+    """scipy.special.loggamma of a real argument: log Gamma(x) for x >= 0 (gammaln, derivative
+    digamma) and nan for x < 0, as SciPy's real loggamma (its complex branch is not taken)."""
+    return record("where", record("lt", x, 0.0), math.nan, record("gammaln", x))
+
+
+def issparse(x):
+    """scipy.sparse.issparse: jitgrad's arrays are dense ndarrays (known while building)."""
+    if records(x):
+        return False
+    return sys.modules["scipy.sparse"].issparse(x)
+
+
+def getmask(a):
+    """np.ma.getmask of a run-time array: jitgrad's arrays are plain ndarrays, whose mask is
+    np.ma.nomask (False), known while building; of a constant, NumPy's answer."""
+    return False if records(a) else sys.modules["numpy.ma"].getmask(a)
 
 
 def handler_for(fn):
-    """The handler of SciPy function ``fn``, or None."""
+    """The handler of SciPy function ``fn`` (or of numpy.ma's getmask: numpy.ma, like SciPy,
+    is looked up only once the user's code has imported it), or None."""
+    ma = sys.modules.get("numpy.ma")
+    if ma is not None and fn is getattr(ma, "getmask", None):
+        return getmask
     special = sys.modules.get("scipy.special")
     if special is not None:
         for name, handler in (("erf", lambda x: record("erf", x)),
@@ -147,7 +172,8 @@ def handler_for(fn):
                               ("digamma", lambda x: record("digamma", x)),
                               ("psi", lambda x: record("digamma", x)),
                               ("polygamma", polygamma),
-                              ("factorial", factorial), ("xlogy", xlogy)):
+                              ("factorial", factorial), ("xlogy", xlogy),
+                              ("loggamma", loggamma)):
             if fn is getattr(special, name, None):
                 return handler
         for name, prim in _KERNELS.items():
@@ -165,6 +191,16 @@ def handler_for(fn):
             for name, handler in table.items():
                 if fn is getattr(loaded, name, None):
                     return handler
+    distance = sys.modules.get("scipy.spatial.distance")
+    if distance is not None:
+        for name, handler in scipy_distance.DISTANCE.items():
+            if fn is getattr(distance, name, None):
+                return handler
+    sparse = sys.modules.get("scipy.sparse")
+    if sparse is not None:
+        for name in ("issparse", "isspmatrix"):
+            if fn is getattr(sparse, name, None):
+                return issparse
     optimize = sys.modules.get("scipy.optimize")
     if optimize is not None:
         for name, handler in (("rosen", rosen), ("rosen_der", rosen_der)):

@@ -24,7 +24,7 @@ import numpy as np
 
 from jitgrad.core.errors import UnsupportedError
 from jitgrad.core.ir import dims_of
-from jitgrad.lang import numpy_written
+from jitgrad.lang import numpy_written as W
 from jitgrad.lang.numpy_args import as_array
 from jitgrad.lang.symbolic import (
     NUMPY,
@@ -254,7 +254,7 @@ def rankdata(a, method="average", *, axis=None, nan_policy="propagate"):
             method not in ("average", "min", "max", "dense", "ordinal"):
         raise UnsupportedError("scipy.stats.rankdata of a vector, with nan_policy='propagate' "
                                "(rank each row in a loop)", loc_of(a))
-    return written(numpy_written.rankdata, as_array(a), method)
+    return written(W.rankdata, as_array(a), method)
 
 
 def spearmanr(a, b=None, axis=0, nan_policy="propagate", alternative="two-sided"):
@@ -265,7 +265,7 @@ def spearmanr(a, b=None, axis=0, nan_policy="propagate", alternative="two-sided"
         raise UnsupportedError("scipy.stats.spearmanr of two vectors, with "
                                "nan_policy='propagate' (for a matrix of correlations, call it "
                                "on each pair)", loc_of(a, b))
-    return written(numpy_written.spearmanr, as_array(a), as_array(b), alternative)
+    return written(W.spearmanr, as_array(a), as_array(b), alternative)
 
 
 STATS = {"pearsonr": pearsonr, "rankdata": rankdata, "spearmanr": spearmanr}
@@ -324,6 +324,22 @@ def linalg_solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False,
     elif trans not in (0, "N"):
         raise UnsupportedError(f"solve_triangular with trans={trans!r}", loc_of(a, b))
     return NUMPY[np.linalg.solve](tri, b)
+
+
+def linalg_cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
+    """scipy.linalg.cho_solve((c, lower), b): A x = b for A = c c^T (``lower``) or c^T c, two
+    triangular solves with the factor's triangle (the other is not read, as SciPy)."""
+    if not (isinstance(c_and_lower, tuple) and len(c_and_lower) == 2):
+        raise UnsupportedError("scipy.linalg.cho_solve takes (c, lower), the factor and where "
+                               "it is", loc_of(b))
+    c, lower = c_and_lower
+    if not isinstance(lower, (bool, int)):
+        raise UnsupportedError("scipy.linalg.cho_solve with `lower` known while building",
+                               loc_of(c, b))
+    if lower:
+        return linalg_solve_triangular(c, linalg_solve_triangular(c, b, lower=True), trans="T",
+                                       lower=True)
+    return linalg_solve_triangular(c, linalg_solve_triangular(c, b, trans="T"))
 
 
 def signal_convolve(in1, in2, mode="full", method="auto"):
@@ -410,7 +426,8 @@ def linalg_block_diag(*arrs):
 
 
 LINALG = {"solve": linalg_solve, "cholesky": linalg_cholesky,
-          "solve_triangular": linalg_solve_triangular, "block_diag": linalg_block_diag}
+          "solve_triangular": linalg_solve_triangular, "block_diag": linalg_block_diag,
+          "cho_solve": linalg_cho_solve}
 def _static_sizes(x, axes) -> list | None:
     """``x``'s sizes along ``axes`` where all are known while building, else None."""
     gb = builder_of(x)
@@ -490,5 +507,22 @@ def autograd_convolve(A, B, axes=None, dot_axes=((), ()), mode="full"):
                             NUMPY[np.stack](tuple(windows), axis=-1))
 
 
-SIGNAL = {"convolve": signal_convolve, "convolve2d": signal_convolve2d}
+def signal_lfilter(b, a, x, axis=-1, zi=None):
+    """scipy.signal.lfilter of a vector (its IIR recursion: `numpy_written.lfilter_zi`, a loop
+    the frontend builds and differentiates in every argument, the state ``zi`` too)."""
+    b, a, x = (as_array(v) for v in (b, a, x))
+    if ndim_of(b) != 1 or ndim_of(a) != 1 or ndim_of(x) != 1 or (
+            zi is not None and ndim_of(zi) != 1):
+        raise UnsupportedError("scipy.signal.lfilter of a vector, with vectors of coefficients "
+                               "(and a vector zi): filter each row in a loop", loc_of(b, a, x))
+    if axis not in (-1, 0):
+        raise UnsupportedError("scipy.signal.lfilter along an axis a vector does not have",
+                               loc_of(x))
+    if zi is None:
+        return written(W.lfilter, b, a, x)
+    return written(W.lfilter_zi, b, a, x, as_array(zi))
+
+
+SIGNAL = {"convolve": signal_convolve, "convolve2d": signal_convolve2d,
+          "lfilter": signal_lfilter}
 AUTOGRAD_SIGNAL = {"convolve": autograd_convolve}  # (autograd.scipy.signal)

@@ -609,10 +609,10 @@ class Sym:
     def any(self, *args, **kw): return METHODS["any"](self, *args, **kw)
     def all(self, *args, **kw): return METHODS["all"](self, *args, **kw)
 
-    def reshape(self, *shape):
+    def reshape(self, *shape, order="C"):
         if len(shape) == 1 and isinstance(shape[0], tuple):
             shape = shape[0]
-        return NUMPY[np.reshape](self, shape)
+        return NUMPY[np.reshape](self, shape, order=order)
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         # (order, casting, subok: the values are the same; copy=False to its own dtype is
@@ -630,8 +630,8 @@ class Sym:
     def std(self, *args, **kw): return NUMPY[np.std](self, *args, **kw)
     def cumsum(self, *args, **kw): return NUMPY[np.cumsum](self, *args, **kw)
     def cumprod(self, *args, **kw): return NUMPY[np.cumprod](self, *args, **kw)
-    def ravel(self): return NUMPY[np.ravel](self)
-    def flatten(self): return NUMPY[np.ravel](self).copy()
+    def ravel(self, order="C"): return NUMPY[np.ravel](self, order)
+    def flatten(self, order="C"): return NUMPY[np.ravel](self, order).copy()
     def squeeze(self, axis=None): return NUMPY[np.squeeze](self, axis)
     def repeat(self, repeats, axis=None): return NUMPY[np.repeat](self, repeats, axis)
     def swapaxes(self, a, b): return NUMPY[np.swapaxes](self, a, b)
@@ -665,6 +665,13 @@ def builder_of(*values) -> GraphBuilder | None:
 def loc_of(*values):
     b = builder_of(*values)
     return b.loc if b else None
+
+
+def is_size(x) -> bool:
+    """Whether ``x`` is an array's size along an axis (``x.shape[k]``, ``len(x)``), which NumPy
+    gives as a Python int: a run-time integer whose one token is that size (`apply`)."""
+    return (isinstance(x, Sym) and isinstance(x.atom, Var) and x.atom.type.ndim == 0
+            and x.atom.type.kind == "i" and x.atom.dims is not None and len(x.atom.dims) == 1)
 
 
 def records(x) -> bool:

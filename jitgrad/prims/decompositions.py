@@ -136,6 +136,20 @@ matrix_rank = primitive("matrix_rank", np.linalg.matrix_rank, lambda ts, p: Type
                         differentiable=False, zero_tangent=True)
 
 
+def _cholesky_fails_impl(a):
+    try:
+        np.linalg.cholesky(a)
+    except np.linalg.LinAlgError:
+        return True
+    return False
+
+
+# whether a Cholesky factorisation of ``a`` fails (not positive definite): the test a
+# ``try``/``except LinAlgError`` around one makes at run time (`build_stmts.guarded_try`)
+cholesky_fails = primitive("cholesky_fails", _cholesky_fails_impl, lambda ts, p: Type("b", 0),
+                           differentiable=False, zero_tangent=True)
+
+
 def _eye_like(a, axis=0):
     return alloc.eye(np.shape(a)[axis])
 

@@ -133,6 +133,25 @@ unpack_count = primitive("unpack_count", _unpack_count_impl, lambda ts, p: Type(
                          differentiable=False)
 
 
+SQUEEZED_SIZE_MESSAGE = (
+    "np.squeeze(x) without axis=: an axis of x whose size jitgrad's build does not know is "
+    "taken as not 1, and here it is 1 (the result's rank would change); name the axes to drop "
+    "(np.squeeze(x, axis=k)) or index the entry")
+
+
+def _squeezed_size_impl(n):
+    if int(n) == 1:
+        raise ValueError(SQUEEZED_SIZE_MESSAGE)
+    return int(n)
+
+
+# ``np.squeeze(x)`` without axis=: the size of an axis known only at run time, kept (the rank
+# of the result is known while building), once checked not to be 1 (the reshape reads it, so
+# the check stays in the code).
+squeezed_size = primitive("squeezed_size", _squeezed_size_impl, lambda ts, p: Type("i", 0),
+                          differentiable=False)
+
+
 def _carried_size_impl(n, m, *, name):
     if int(n) != int(m):
         raise ValueError(CARRIED_SIZE_MESSAGE.format(name=name))

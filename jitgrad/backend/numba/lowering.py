@@ -199,7 +199,7 @@ LOWER: dict[str, Callable] = {
     "inv": lambda a, p, t: _linalg("inv_stack" if t[0].ndim == 3 else "inv")(a, p, t),
     "det": lambda a, p, t: _linalg("det_stack" if t[0].ndim == 3 else "det")(a, p, t),
     "solve": _linalg("solve"),
-    "cholesky": _linalg("cholesky"),
+    "cholesky": _linalg("cholesky"), "cholesky_fails": _linalg("cholesky_fails"),
     "logabsdet": _linalg("logabsdet"), "signdet": _linalg("signdet"),
     "dft": lambda a, p, t: f"_rt.dft({a[0]}, {p['sign']})",
     # decompositions (`prims.decompositions`), one result each
@@ -230,6 +230,7 @@ LOWER: dict[str, Callable] = {
                                f"{a[0]}.flags.{p['attr']}" if p["attr"].endswith("contiguous")
                                else f"{a[0]}.{p['attr']}"),
     "unpack_count": lambda a, p, t: f"_rt.unpack_count({a[0]}, {a[1]})",
+    "squeezed_size": lambda a, p, t: f"_rt.squeezed_size({a[0]})",
     "raise_error": lambda a, p, t: f"raise {p['exc']}" if p["msg"] is None
     else f"raise {p['exc']}({p['msg']!r})",
     # indexing

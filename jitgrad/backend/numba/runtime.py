@@ -114,6 +114,7 @@ from jitgrad.backend.numba.runtime_index import (  # noqa: F401 - re-exported
     pair_positions,
     rows_at,
     same_shape,
+    squeezed_size,
     take_add_rows,
     take_add_vector,
     unpack_count,
@@ -121,6 +122,7 @@ from jitgrad.backend.numba.runtime_index import (  # noqa: F401 - re-exported
 from jitgrad.backend.numba.runtime_linalg import (  # noqa: F401 - re-exported
     USES_SCIPY,
     cholesky,
+    cholesky_fails,
     companion,
     det,
     det_stack,

@@ -145,6 +145,18 @@ def unpack_count(n, k):
     return k
 
 
+@jit
+def squeezed_size(n):
+    """``np.squeeze(x)``: the size n of an axis known only at run time, checked not to be 1
+    (`prims.shape.squeezed_size`)."""
+    if n == 1:
+        raise ValueError("np.squeeze(x) without axis=: an axis of x whose size jitgrad's build "
+                         "does not know is taken as not 1, and here it is 1 (the result's rank "
+                         "would change); name the axes to drop (np.squeeze(x, axis=k)) or "
+                         "index the entry")
+    return n
+
+
 # Writes into a region of an array (``x[1:-1, :] += g``, ``x[i] = row``, ``x += g``): NumPy's
 # own in-place forms, inside a compiled function. Written inline, Numba expands each such
 # statement into its broadcasting loops at the call site, about two seconds of compile time per

@@ -385,6 +385,35 @@ def _eigh_upper(b):
     return np.ascontiguousarray(out.T)  # by columns the buffer holds V: by rows, V.T
 
 
+def _cholesky_fails_any(a):
+    """Whether ``np.linalg.cholesky(a)`` raises LinAlgError (run as Python: NumPy's answer)."""
+    try:
+        np.linalg.cholesky(a)
+    except np.linalg.LinAlgError:
+        return True
+    return False
+
+
+def _cholesky_fails(a):
+    """The same LAPACK factorisation as `_cholesky`, on a copy, its status read instead of
+    raised."""
+    _square(a)
+    n = a.shape[0]
+    if n == 0:
+        return False
+    out = np.ascontiguousarray(a).copy()
+    ints = np.array([n, max(n, 1), 0], np.int32)
+    dpotrf(_char_ref(_U), ints[0:].ctypes, out.ctypes, ints[1:].ctypes, ints[2:].ctypes)
+    return ints[2] > 0
+
+
+@overload(_cholesky_fails_any, jit_options=_OPTIONS)
+def _cholesky_fails_impl(a):
+    if _f64(a) and a.ndim == 2:
+        return _cholesky_fails
+    return None
+
+
 # Compiled code calls these for float64 matrices, Numba's own NumPy for anything else.
 
 
@@ -425,10 +454,10 @@ def _cholesky_impl(a):
 # The helpers that call BLAS or LAPACK, which Numba finds through SciPy when they first run: a
 # helper loaded from the disk cache never asks for SciPy while compiling, and without SciPy
 # the process would abort at the call (`compile.require_scipy` refuses the module first).
-USES_SCIPY = ("matmul", "dot", "inv", "solve", "det", "cholesky", "logabsdet", "signdet",
-              "eigvalsh", "eigh_vectors", "eigh_vectors_upper", "eig_values", "eig_vectors", "svdvals", "svd_u",
-              "svd_vt", "qr_q", "qr_r", "pinv", "matrix_rank", "sqrtm", "sqrtm_adjoint",
-              "inv_stack", "det_stack")
+USES_SCIPY = ("matmul", "dot", "inv", "solve", "det", "cholesky", "cholesky_fails",
+              "logabsdet", "signdet", "eigvalsh", "eigh_vectors", "eigh_vectors_upper",
+              "eig_values", "eig_vectors", "svdvals", "svd_u", "svd_vt", "qr_q", "qr_r", "pinv",
+              "matrix_rank", "sqrtm", "sqrtm_adjoint", "inv_stack", "det_stack")
 
 
 @jit(needs=link_routines)
@@ -478,6 +507,13 @@ def det(a):
 @jit(needs=link_routines)
 def cholesky(a):
     return _cholesky_any(a)
+
+
+@jit(needs=link_routines)
+def cholesky_fails(a):
+    """Whether ``cholesky(a)`` raises LinAlgError (a try around a Cholesky,
+    `build_stmts.guarded_try`)."""
+    return _cholesky_fails_any(a)
 
 
 @jit(needs=link_routines)
