@@ -51,8 +51,9 @@ _KIND_DTYPE = {"f": "", "i": ", np.int64", "b": ", np.bool_"}
 
 def allocation(how: str, shape: str, kind: str = "f") -> str:
     """Source of a new array: ``how`` is empty, zeros or ones, ``shape`` the source of an int
-    or a shape tuple, ``kind`` f, i or b. Through `runtime` (compiled once per machine), never
-    an inline ``np.empty``: Numba compiles those anew in every process."""
+    or a shape tuple, ``kind`` f, i or b. Through `runtime` (intrinsics written into the
+    caller, nothing compiled of their own), never an inline ``np.empty``: Numba compiles NumPy's
+    allocation anew in every process."""
     return f"_rt.{how}({shape}{_KIND_DTYPE[kind]})"
 
 
