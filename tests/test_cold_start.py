@@ -293,7 +293,8 @@ def allocations(w, x):  # every allocation of generated code: zeros, ones, full,
         if mask[i, 0] and seen[i] == 1:
             total += e[i] * w[0]
     m = np.max(acc, axis=1)  # its running max starts from _rt.full(..., -np.inf)
-    return np.sum(m * s) + np.sum(acc * acc) + total
+    # w[1]'s gradient: the sum of a vector (_rt.sum_all)
+    return np.sum(m * s) + np.sum(acc * acc) + total + np.sum(np.sin(w[0] * x + w[1]))
 
 
 @numba.njit
@@ -302,11 +303,17 @@ def _made(n):
             runtime.full((n,), -1.5), runtime.zeros((0, n)), runtime.ones(n))
 
 
+@numba.njit
+def _sums(a, b, c, d):  # np.sum's own beside the runtime's, in one compile
+    return ((runtime.sum_all(a), runtime.sum_all(b), runtime.sum_all(c), runtime.sum_all(d)),
+            (np.sum(a), np.sum(b), np.sum(c), np.sum(d)))
+
+
 def test_allocations_are_intrinsics_with_numpys_results():
-    """The runtime's allocations are intrinsics (nothing compiled of their own, so a first
-    gradient on a new machine compiles none): NumPy's shapes, dtypes, C order, contents and
-    error for a negative size, and a compiled gradient through each of them against JAX and
-    central differences."""
+    """The runtime's allocations and its sum of an array are intrinsics (nothing compiled of
+    their own, so a first gradient on a new machine compiles none): NumPy's shapes, dtypes, C
+    order, contents and error for a negative size; Numba's np.sum to the bit (any layout);
+    and a compiled gradient through each of them against JAX and central differences."""
     a, b, c, d, e, f = _made(3)
     assert (a.shape, a.dtype, a.flags.c_contiguous) == ((3, 2), np.float64, True)
     np.testing.assert_array_equal(b, np.zeros(3, np.int64))
@@ -317,12 +324,18 @@ def test_allocations_are_intrinsics_with_numpys_results():
     assert _made(0)[0].shape == (0, 2)
     with pytest.raises(ValueError, match="negative dimensions"):
         _made(-1)
+    rng = np.random.default_rng(5)
+    m = rng.standard_normal((37, 29))
+    ours, numbas = _sums(rng.standard_normal(1001), m, m.T, m[::2, 1::3])
+    assert ours == numbas  # the same additions in the same order
+    assert _sums(np.ones(0), m[:0], m.T[:, :0], m[:0, ::2])[0] == (0.0,) * 4
     w, x = np.array([0.3, -0.2, 0.5]), np.linspace(-1.0, 1.0, 6)
     g = jitgrad.value_and_grad(allocations, wrt=(0, 1))
     value, grads = g(w, x)
     code = "\n".join(line.split("#")[0] for line in g.source().splitlines())
     for call in ("_rt.zeros((n, 3))", "_rt.zeros((n,), np.int64)", "_rt.ones((n, 3), np.bool_)",
-                 "_rt.ones((n,))", "_rt.full((n,), 2.0)", "_rt.empty((n,))", "-np.inf)"):
+                 "_rt.ones((n,))", "_rt.full((n,), 2.0)", "_rt.empty((n,))", "-np.inf)",
+                 "_rt.sum_all("):
         assert call in code, call
     assert value == pytest.approx(allocations(w, x), rel=1e-12)
     for k in range(2):
@@ -337,7 +350,8 @@ def test_allocations_are_intrinsics_with_numpys_results():
         s = 2.5
         odd = jnp.arange(x.shape[0]) % 2 == 1
         total = jnp.sum(jnp.where(odd, s * x * w[0], 0.0))
-        return jnp.sum(jnp.max(acc, axis=1) * s) + jnp.sum(acc * acc) + total
+        return (jnp.sum(jnp.max(acc, axis=1) * s) + jnp.sum(acc * acc) + total
+                + jnp.sum(jnp.sin(w[0] * x + w[1])))
 
     oracle = jax.grad(reference, argnums=(0, 1))(w, x)
     for k in range(2):

@@ -19,9 +19,50 @@ interpreter), so they agree to the bit. The running-product loops (`cumprod_grad
 from __future__ import annotations
 
 import numpy as np
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+from numba.np.arrayobj import make_array
 
-from jitgrad.backend.numba.compile import jit
+from jitgrad.backend.numba.compile import DISABLE_JIT, jit
 from jitgrad.prims import reductions
+
+
+def _plain_sum_all(x):
+    """``np.sum(x)`` of a float array."""
+    return np.sum(x)
+
+
+@intrinsic
+def _sum_all(typingctx, x):
+    """``np.sum(x)`` of a float array of any rank and layout, written into the caller: the
+    items added one by one from zero in the order Numba's ``np.sum`` adds them (the same sum
+    to the bit), where Numba's own compiles three functions of its own in each
+    process (0.15-0.3 s: the sum, its axis checks)."""
+    if not (isinstance(x, types.Array) and isinstance(x.dtype, types.Float)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        arrtype = signature.args[0]
+        array = make_array(arrtype)(context, builder, args[0])
+        shape = cgutils.unpack_tuple(builder, array.shape, arrtype.ndim)
+        strides = cgutils.unpack_tuple(builder, array.strides, arrtype.ndim)
+        total = cgutils.alloca_once_value(builder, context.get_constant(arrtype.dtype, 0.0))
+        # Numba's order: memory order for a Fortran-ordered array (the first index moving
+        # fastest), else the last index fastest
+        fortran = arrtype.layout == "F"
+        with cgutils.loop_nest(builder, shape[::-1] if fortran else shape,
+                               shape[0].type) as indices:
+            item = cgutils.get_item_pointer2(context, builder, array.data, shape, strides,
+                                             arrtype.layout,
+                                             indices[::-1] if fortran else indices)
+            builder.store(builder.fadd(builder.load(total), builder.load(item)), total)
+        return builder.load(total)
+
+    return x.dtype(x), codegen
+
+
+sum_all = _plain_sum_all if DISABLE_JIT else _sum_all
 
 
 @jit
