@@ -356,3 +356,30 @@ def test_allocations_are_intrinsics_with_numpys_results():
     oracle = jax.grad(reference, argnums=(0, 1))(w, x)
     for k in range(2):
         np.testing.assert_allclose(grads[k], np.asarray(oracle[k]), rtol=1e-12, atol=1e-12)
+
+
+@numba.njit
+def _checked(n, m, k):
+    runtime.same_size(n, m)
+    runtime.nonempty(k)
+    return runtime.broadcast_size(n, m), runtime.broadcast_size(1, m), runtime.broadcast_size(n, 1)
+
+
+def test_the_size_checks_are_intrinsics_raising_numpys_errors():
+    """same_size, broadcast_size and nonempty (939 of the 1,716 generated modules of
+    `tests/generated_sources.py` call one) are compares and branches written into the caller,
+    not helpers compiled on a machine's first gradient: their sizes and errors."""
+    from jitgrad.core.errors import SizesDiffer
+
+    assert _checked(3, 3, 1) == (3, 3, 3) and _checked(1, 1, 2) == (1, 1, 1)
+    with pytest.raises(SizesDiffer, match="assumed the same size"):
+        _checked(3, 4, 1)
+    with pytest.raises(ValueError, match="zero-size array to reduction operation maximum"):
+        _checked(3, 3, 0)
+    broadcast = numba.njit(lambda n, m: runtime.broadcast_size(n, m))
+    assert (broadcast(1, 5), broadcast(5, 1), broadcast(5, 5), broadcast(np.int32(1), 7)) == \
+        (5, 5, 5, 7)
+    with pytest.raises(ValueError, match="operands could not be broadcast together"):
+        broadcast(3, 4)
+    for name in ("same_size", "broadcast_size", "nonempty", "sum_all", "tanh_scalar"):
+        assert not isinstance(getattr(runtime, name), numba.core.registry.CPUDispatcher), name

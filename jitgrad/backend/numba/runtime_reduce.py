@@ -19,6 +19,7 @@ interpreter), so they agree to the bit. The running-product loops (`cumprod_grad
 from __future__ import annotations
 
 import numpy as np
+from llvmlite import ir
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
@@ -193,12 +194,33 @@ def broadcast_like(g, like):
     return np.zeros(like.shape) + g
 
 
-@jit
-def nonempty(n):
+_EMPTY_EXTREME = ("zero-size array to reduction operation maximum or minimum, which has no "
+                  "identity")
+
+
+def _plain_nonempty(n):
     """Before a max or min over ``n`` values: NumPy has no maximum of nothing either."""
     if n == 0:
-        raise ValueError("zero-size array to reduction operation maximum or minimum, which "
-                         "has no identity")
+        raise ValueError(_EMPTY_EXTREME)
+
+
+@intrinsic
+def _nonempty(typingctx, n):
+    """`_plain_nonempty` written into the caller (a compare and a branch; as a helper, a
+    compile of its own on a machine's first gradient)."""
+    if not isinstance(n, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        empty = builder.icmp_signed("==", args[0], ir.Constant(args[0].type, 0))
+        with cgutils.if_unlikely(builder, empty):
+            context.call_conv.return_user_exc(builder, ValueError, (_EMPTY_EXTREME,))
+        return context.get_dummy_value()
+
+    return types.none(n), codegen
+
+
+nonempty = _plain_nonempty if DISABLE_JIT else _nonempty
 
 
 @jit
