@@ -134,14 +134,13 @@ def _tanh_scalar(typingctx, x):
                     const(_TANH_Q[2]))
                 builder.store(builder.fadd(a, builder.fmul(builder.fmul(a, z),
                                                            builder.fdiv(p, q))), r)
-            with other:
-                with builder.if_else(builder.fcmp_ordered(">", a, const(22.0))) as (big, mid):
-                    with big:
-                        builder.store(const(1.0), r)
-                    with mid:  # also NaN
-                        e = fp("llvm.exp", builder.fmul(const(2.0), a))
-                        builder.store(builder.fsub(const(1.0), builder.fdiv(
-                            const(2.0), builder.fadd(e, const(1.0)))), r)
+            with other, builder.if_else(builder.fcmp_ordered(">", a, const(22.0))) as (big, mid):
+                with big:
+                    builder.store(const(1.0), r)
+                with mid:  # also NaN
+                    e = fp("llvm.exp", builder.fmul(const(2.0), a))
+                    builder.store(builder.fsub(const(1.0), builder.fdiv(
+                        const(2.0), builder.fadd(e, const(1.0)))), r)
         copysign = cgutils.get_or_insert_function(builder.module, ir.FunctionType(f64, (f64, f64)),
                                                   "llvm.copysign.f64")
         return builder.call(copysign, (builder.load(r), x))  # odd, and tanh(-0.0) = -0.0

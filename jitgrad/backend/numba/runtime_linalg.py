@@ -129,9 +129,9 @@ def _matrix_product(a_rows, b_rows):
         if m == 0 or n == 0:
             return out
         lda = a.shape[1] if a_rows else a.shape[0]
-        lda = lda if lda > 1 else 1  # max(lda, 1): Numba's max is a compile of its own
+        lda = lda if lda > 1 else 1  # noqa: FURB136 - Numba's max is a compile of its own
         ldb = b.shape[1] if b_rows else b.shape[0]
-        ldb = ldb if ldb > 1 else 1
+        ldb = ldb if ldb > 1 else 1  # noqa: FURB136
         dgemm(_char_ref(op_b), _char_ref(op_a), _int_ref(n), _int_ref(m), _int_ref(k),
               _double_ref(1.0), b.ctypes, _int_ref(ldb), a.ctypes, _int_ref(lda),
               _double_ref(0.0), out.ctypes, _int_ref(n))
@@ -155,9 +155,9 @@ def _matrix_vector(a_rows, transposed):
         if m == 0:
             return out
         rows, cols = (a.shape[1], a.shape[0]) if a_rows else (a.shape[0], a.shape[1])
+        lda = rows if rows > 1 else 1  # noqa: FURB136 - Numba's max is a compile of its own
         dgemv(_char_ref(op), _int_ref(rows), _int_ref(cols), _double_ref(1.0), a.ctypes,
-              _int_ref(rows if rows > 1 else 1), x.ctypes, _int_ref(1), _double_ref(0.0),
-              out.ctypes, _int_ref(1))
+              _int_ref(lda), x.ctypes, _int_ref(1), _double_ref(0.0), out.ctypes, _int_ref(1))
         return out
 
     return product
