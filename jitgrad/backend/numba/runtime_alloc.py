@@ -21,10 +21,9 @@ from llvmlite import ir
 from numba import types
 from numba.core import cgutils
 from numba.core.imputils import impl_ret_new_ref
-from numba.extending import intrinsic
 from numba.np.arrayobj import make_array, populate_array
 
-from jitgrad.backend.numba.compile import DISABLE_JIT, jit
+from jitgrad.backend.numba.compile import intrinsic, jit
 from jitgrad.backend.numba.runtime_loops import trip_count
 
 
@@ -92,11 +91,11 @@ def _new_array(context, builder, arrtype, shape_type, shape):
     return array, count
 
 
-def _allocation(fill):
+def _allocation(fill, plain):
     """An intrinsic ``(shape, dtype=float64)`` -> a new array, filled with ``fill`` (a number;
-    None: left as allocated)."""
+    None: left as allocated); ``plain``: NumPy's function, for Python."""
 
-    @intrinsic
+    @intrinsic(plain)
     def allocate(typingctx, shape, dtype=None):
         rank, element = _rank(shape), _element(dtype)
         if rank is None or element is None:
@@ -125,7 +124,7 @@ def _fill(context, builder, array, count, element, value):
         context.pack_value(builder, element, value, builder.gep(array.data, [loop.index]))
 
 
-@intrinsic
+@intrinsic(lambda shape, value: np.full(shape, value, np.float64))
 def _full(typingctx, shape, value):
     """``np.full(shape, value)`` of float64, an intrinsic as `_allocation`'s."""
     rank = _rank(shape)
@@ -142,31 +141,10 @@ def _full(typingctx, shape, value):
     return arrtype(shape, value), codegen
 
 
-def _plain_empty(shape, dtype=np.float64):
-    """``np.empty(shape, dtype)``."""
-    return np.empty(shape, dtype)
-
-
-def _plain_zeros(shape, dtype=np.float64):
-    """``np.zeros(shape, dtype)``."""
-    return np.zeros(shape, dtype)
-
-
-def _plain_ones(shape, dtype=np.float64):
-    """``np.ones(shape, dtype)``."""
-    return np.ones(shape, dtype)
-
-
-def _plain_full(shape, value):
-    """``np.full(shape, value)`` (float64)."""
-    return np.full(shape, value, np.float64)
-
-
-# Under JITGRAD_DISABLE_JIT the generated code runs as Python and calls NumPy's own.
-if DISABLE_JIT:
-    empty, zeros, ones, full = _plain_empty, _plain_zeros, _plain_ones, _plain_full
-else:
-    empty, zeros, ones, full = _allocation(None), _allocation(0), _allocation(1), _full
+empty = _allocation(None, lambda shape, dtype=np.float64: np.empty(shape, dtype))
+zeros = _allocation(0, lambda shape, dtype=np.float64: np.zeros(shape, dtype))
+ones = _allocation(1, lambda shape, dtype=np.float64: np.ones(shape, dtype))
+full = _full
 
 
 @jit

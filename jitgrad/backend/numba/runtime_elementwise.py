@@ -29,10 +29,10 @@ import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
-from numba.extending import intrinsic
 
 from jitgrad.backend.numba.compile import (
     DISABLE_JIT,
+    intrinsic,
     jit,
     link_scipy_kernels,
     scipy_kernel,
@@ -102,8 +102,8 @@ def _plain_tanh_scalar(x):
     return math.copysign(r, x)  # odd, and tanh(-0.0) = -0.0
 
 
-@intrinsic
-def _tanh_scalar(typingctx, x):
+@intrinsic(_plain_tanh_scalar)
+def tanh_scalar(typingctx, x):
     """`_plain_tanh_scalar` written into the caller as the instructions Numba makes of it (the
     same operations in the same order: the same results to the bit), where the function
     inlined by Numba was typed and inlined anew at each call in each process (0.05-0.08 s of
@@ -147,8 +147,6 @@ def _tanh_scalar(typingctx, x):
 
     return types.float64(x), codegen
 
-
-tanh_scalar = _plain_tanh_scalar if DISABLE_JIT else _tanh_scalar
 
 
 @jit

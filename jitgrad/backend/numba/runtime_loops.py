@@ -17,9 +17,8 @@ import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
-from numba.extending import intrinsic
 
-from jitgrad.backend.numba.compile import DISABLE_JIT, jit
+from jitgrad.backend.numba.compile import intrinsic, jit
 from jitgrad.core.errors import SizesDiffer
 
 _SIZES_DIFFER = ("an argument axis the compiled code assumed the same size as another differs "
@@ -33,7 +32,6 @@ def _raise_unless(context, builder, ok, exception, message):
         context.call_conv.return_user_exc(builder, exception, (message,))
 
 
-@intrinsic
 def _same_size(typingctx, n, m):
     """`same_size`, written into the caller."""
     if not (isinstance(n, types.Integer) and isinstance(m, types.Integer)):
@@ -48,7 +46,6 @@ def _same_size(typingctx, n, m):
     return types.none(n, m), codegen
 
 
-@intrinsic
 def _broadcast_size(typingctx, n, m):
     """`broadcast_size`, written into the caller."""
     if not (isinstance(n, types.Integer) and isinstance(m, types.Integer)):
@@ -98,9 +95,8 @@ def _plain_broadcast_size(n, m):
     return n
 
 
-# intrinsics in compiled code; the functions above under JITGRAD_DISABLE_JIT
-same_size = _plain_same_size if DISABLE_JIT else _same_size
-broadcast_size = _plain_broadcast_size if DISABLE_JIT else _broadcast_size
+same_size = intrinsic(_plain_same_size)(_same_size)
+broadcast_size = intrinsic(_plain_broadcast_size)(_broadcast_size)
 
 
 @jit

@@ -22,10 +22,9 @@ import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
-from numba.extending import intrinsic
 from numba.np.arrayobj import make_array
 
-from jitgrad.backend.numba.compile import DISABLE_JIT, jit
+from jitgrad.backend.numba.compile import intrinsic, jit
 from jitgrad.prims import reductions
 
 
@@ -34,8 +33,8 @@ def _plain_sum_all(x):
     return np.sum(x)
 
 
-@intrinsic
-def _sum_all(typingctx, x):
+@intrinsic(_plain_sum_all)
+def sum_all(typingctx, x):
     """``np.sum(x)`` of a float array of any rank and layout, written into the caller: the
     items added one by one from zero in the order Numba's ``np.sum`` adds them (the same sum
     to the bit), where Numba's own compiles three functions of its own in each
@@ -62,8 +61,6 @@ def _sum_all(typingctx, x):
 
     return x.dtype(x), codegen
 
-
-sum_all = _plain_sum_all if DISABLE_JIT else _sum_all
 
 
 @jit
@@ -204,8 +201,8 @@ def _plain_nonempty(n):
         raise ValueError(_EMPTY_EXTREME)
 
 
-@intrinsic
-def _nonempty(typingctx, n):
+@intrinsic(_plain_nonempty)
+def nonempty(typingctx, n):
     """`_plain_nonempty` written into the caller (a compare and a branch; as a helper, a
     compile of its own on a machine's first gradient)."""
     if not isinstance(n, types.Integer):
@@ -219,8 +216,6 @@ def _nonempty(typingctx, n):
 
     return types.none(n), codegen
 
-
-nonempty = _plain_nonempty if DISABLE_JIT else _nonempty
 
 
 @jit
