@@ -1,7 +1,9 @@
 """What keeps a first call cheap to compile (issue #24; the times are in bench/cold_start.py):
-generated code allocates through the runtime, whose helpers Numba compiles once per machine
-(`warming.warm` makes the common ones ready), never with an inline ``np.empty``/``np.zeros``
-form that Numba compiles anew in every process; and a gradient is one function."""
+generated code allocates through the runtime, whose allocations are intrinsics (a few
+instructions in the caller, nothing compiled of their own) and whose other helpers Numba
+compiles once per machine (`warming.warm` makes the common ones ready), never with an inline
+``np.empty``/``np.zeros`` form that Numba compiles anew in every process; and a gradient is one
+function."""
 
 import math
 import re
@@ -103,8 +105,10 @@ def test_warm_makes_the_runtime_ready_and_generated_code_then_compiles_no_helper
     missing = [str(p) for p in package.rglob("*.py")
                if not pathlib.Path(importlib.util.cache_from_source(str(p))).exists()]
     assert not missing, missing[:3]
-    for name in ("empty", "zeros", "larger", "nonnegative", "add", "mul"):
+    for name in ("larger", "nonnegative", "add", "mul"):
         assert getattr(runtime, name).signatures, name
+    for name in ("empty", "zeros", "ones", "full"):  # intrinsics: nothing to compile or load
+        assert not isinstance(getattr(runtime, name), numba.core.registry.CPUDispatcher), name
     # after warm, a new gradient's first call compiles its own function and no runtime helper
     before = {name: len(fn.signatures) for name, fn in vars(runtime).items()
               if isinstance(fn, numba.core.registry.CPUDispatcher)}
@@ -270,3 +274,112 @@ def test_arrays_of_unproven_sizes_are_loops_of_the_gradient_not_runtime_calls():
     oracle = jax.grad(reference, argnums=(0, 1, 2))(*args)
     for k in range(3):
         np.testing.assert_allclose(grads[k], np.asarray(oracle[k]), rtol=1e-10, atol=1e-12)
+
+
+def allocations(w, x):  # every allocation of generated code: zeros, ones, full, empty; f, i, b
+    n = x.shape[0]
+    acc = np.zeros((n, 3))
+    for i in range(n):
+        for j in range(3):
+            acc[i, j] = w[j] * x[i]
+    seen = np.zeros(n, np.int64)
+    mask = np.ones((n, 3), np.bool_)
+    s = np.ones(n) * 0.5 + np.full(n, 2.0)
+    e = np.empty(n)
+    total = 0.0
+    for i in range(n):
+        e[i] = s[i] * x[i]
+        seen[i] = i % 2
+        if mask[i, 0] and seen[i] == 1:
+            total += e[i] * w[0]
+    m = np.max(acc, axis=1)  # its running max starts from _rt.full(..., -np.inf)
+    # w[1]'s gradient: the sum of a vector (_rt.sum_all)
+    return np.sum(m * s) + np.sum(acc * acc) + total + np.sum(np.sin(w[0] * x + w[1]))
+
+
+@numba.njit
+def _made(n):
+    return (runtime.empty((n, 2)), runtime.zeros(n, np.int64), runtime.ones((n, 2, 2), np.bool_),
+            runtime.full((n,), -1.5), runtime.zeros((0, n)), runtime.ones(n))
+
+
+@numba.njit
+def _sums(a, b, c, d):  # np.sum's own beside the runtime's, in one compile
+    return ((runtime.sum_all(a), runtime.sum_all(b), runtime.sum_all(c), runtime.sum_all(d)),
+            (np.sum(a), np.sum(b), np.sum(c), np.sum(d)))
+
+
+def test_allocations_are_intrinsics_with_numpys_results():
+    """The runtime's allocations and its sum of an array are intrinsics (nothing compiled of
+    their own, so a first gradient on a new machine compiles none): NumPy's shapes, dtypes, C
+    order, contents and error for a negative size; Numba's np.sum to the bit (any layout);
+    and a compiled gradient through each of them against JAX and central differences."""
+    a, b, c, d, e, f = _made(3)
+    assert (a.shape, a.dtype, a.flags.c_contiguous) == ((3, 2), np.float64, True)
+    np.testing.assert_array_equal(b, np.zeros(3, np.int64))
+    assert b.dtype == np.int64 and c.dtype == np.bool_ and c.shape == (3, 2, 2) and c.all()
+    np.testing.assert_array_equal(d, np.full(3, -1.5))
+    assert e.shape == (0, 3) and e.strides == (24, 8)
+    np.testing.assert_array_equal(f, np.ones(3))
+    assert _made(0)[0].shape == (0, 2)
+    with pytest.raises(ValueError, match="negative dimensions"):
+        _made(-1)
+    rng = np.random.default_rng(5)
+    m = rng.standard_normal((37, 29))
+    ours, numbas = _sums(rng.standard_normal(1001), m, m.T, m[::2, 1::3])
+    assert ours == numbas  # the same additions in the same order
+    assert _sums(np.ones(0), m[:0], m.T[:, :0], m[:0, ::2])[0] == (0.0,) * 4
+    w, x = np.array([0.3, -0.2, 0.5]), np.linspace(-1.0, 1.0, 6)
+    g = jitgrad.value_and_grad(allocations, wrt=(0, 1))
+    value, grads = g(w, x)
+    code = "\n".join(line.split("#")[0] for line in g.source().splitlines())
+    for call in ("_rt.zeros((n, 3))", "_rt.zeros((n,), np.int64)", "_rt.ones((n, 3), np.bool_)",
+                 "_rt.ones((n,))", "_rt.full((n,), 2.0)", "_rt.empty((n,))", "-np.inf)",
+                 "_rt.sum_all("):
+        assert call in code, call
+    assert value == pytest.approx(allocations(w, x), rel=1e-12)
+    for k in range(2):
+        np.testing.assert_allclose(grads[k], numeric_grad(allocations, (w, x), k),
+                                   rtol=1e-6, atol=1e-8)
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+
+    def reference(w, x):
+        acc = x[:, None] * w[None, :]
+        s = 2.5
+        odd = jnp.arange(x.shape[0]) % 2 == 1
+        total = jnp.sum(jnp.where(odd, s * x * w[0], 0.0))
+        return (jnp.sum(jnp.max(acc, axis=1) * s) + jnp.sum(acc * acc) + total
+                + jnp.sum(jnp.sin(w[0] * x + w[1])))
+
+    oracle = jax.grad(reference, argnums=(0, 1))(w, x)
+    for k in range(2):
+        np.testing.assert_allclose(grads[k], np.asarray(oracle[k]), rtol=1e-12, atol=1e-12)
+
+
+@numba.njit
+def _checked(n, m, k):
+    runtime.same_size(n, m)
+    runtime.nonempty(k)
+    return runtime.broadcast_size(n, m), runtime.broadcast_size(1, m), runtime.broadcast_size(n, 1)
+
+
+def test_the_size_checks_are_intrinsics_raising_numpys_errors():
+    """same_size, broadcast_size and nonempty (939 of the 1,716 generated modules of
+    `tests/generated_sources.py` call one) are compares and branches written into the caller,
+    not helpers compiled on a machine's first gradient: their sizes and errors."""
+    from jitgrad.core.errors import SizesDiffer
+
+    assert _checked(3, 3, 1) == (3, 3, 3) and _checked(1, 1, 2) == (1, 1, 1)
+    with pytest.raises(SizesDiffer, match="assumed the same size"):
+        _checked(3, 4, 1)
+    with pytest.raises(ValueError, match="zero-size array to reduction operation maximum"):
+        _checked(3, 3, 0)
+    broadcast = numba.njit(lambda n, m: runtime.broadcast_size(n, m))
+    assert (broadcast(1, 5), broadcast(5, 1), broadcast(5, 5), broadcast(np.int32(1), 7)) == \
+        (5, 5, 5, 7)
+    with pytest.raises(ValueError, match="operands could not be broadcast together"):
+        broadcast(3, 4)
+    for name in ("same_size", "broadcast_size", "nonempty", "sum_all", "tanh_scalar"):
+        assert not isinstance(getattr(runtime, name), numba.core.registry.CPUDispatcher), name

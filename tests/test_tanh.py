@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 import pytest
 
-from jitgrad.backend.numba import runtime
+from jitgrad.backend.numba import runtime, runtime_elementwise
 
 # x87 80-bit long double (64-bit significand) on x86-64 Linux; where long double is double the
 # reference is no better than what it checks
@@ -46,8 +47,33 @@ def test_tanh_special_values_and_symmetry():
     assert list(y[:6]) == [0.0, 0.0, 1.0, -1.0, 1.0, -1.0]
     assert math.copysign(1.0, y[1]) == -1.0 and math.copysign(1.0, y[0]) == 1.0
     assert y[6] == 1e-310 and y[7] == -1e-310
-    assert np.isnan(runtime.tanh(np.array([np.nan]))[0]) and np.isnan(runtime.tanh_scalar(np.nan))
+    assert np.isnan(runtime.tanh(np.array([np.nan]))[0]) and np.isnan(_scalar(np.nan))
     x = _sample()
     assert np.array_equal(runtime.tanh(-x), -runtime.tanh(x))
-    assert runtime.tanh_scalar(-0.3) == runtime.tanh(np.array([[-0.3]]))[0, 0]
+    assert _scalar(-0.3) == runtime.tanh(np.array([[-0.3]]))[0, 0]
     assert runtime.tanh(x[::-3].reshape(-1, 1)).shape == (x[::-3].size, 1)  # any layout
+
+
+# `runtime.tanh_scalar` is an intrinsic (its instructions written into the caller), called
+# from compiled code only; `_plain_tanh_scalar` is the same function in Python, which Numba
+# compiles here as it did before the intrinsic
+_scalar = numba.njit(error_model="numpy")(lambda x: runtime.tanh_scalar(x))
+_plain = numba.njit(error_model="numpy")(runtime_elementwise._plain_tanh_scalar)
+
+
+@numba.njit(error_model="numpy")
+def _both(x):
+    a = np.empty(x.size)
+    b = np.empty(x.size)
+    for i in range(x.size):
+        a[i] = runtime.tanh_scalar(x[i])
+        b[i] = _plain(x[i])
+    return a, b
+
+
+def test_the_intrinsic_is_the_plain_function_to_the_bit():
+    x = np.concatenate([_sample(), [0.0, -0.0, np.inf, -np.inf, np.nan, 0.625, -0.625, 22.0,
+                                    -22.0, 5e-324, -5e-324]])
+    a, b = _both(x)
+    assert np.array_equal(a.view(np.int64), b.view(np.int64))
+    assert _scalar(1) == _plain(1.0)  # an integer argument, as a float

@@ -181,6 +181,7 @@ from jitgrad.backend.numba.runtime_reduce import (  # noqa: F401 - re-exported
     prod_others_axis,
     prod_others_jvp,
     spread,
+    sum_all,
     sum_axis,
     sum_to,
 )

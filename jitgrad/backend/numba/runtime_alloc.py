@@ -4,48 +4,153 @@
 Takes shapes (an int or a tuple of ints) and arrays; guarantees NumPy's results (float64 unless
 a dtype is given). Why the backend has them: Numba compiles every inline ``np.empty``/
 ``np.zeros``/``np.zeros_like`` form anew in each process (30-250 ms each, a third of a small
-gradient's compile) and NumPy's eye, arange and outer for 0.3-1.2 s; these compile once per
-machine (`compile.jit`; `warming.warm` compiles the common shapes ahead of use). The generated
-code names the allocations through `lowering.allocation`: ``_rt.<how>(shape[, np.int64 |
-np.bool_])``.
+gradient's compile) and NumPy's eye, arange and outer for 0.3-1.2 s. The allocations
+(``empty``, ``zeros``, ``ones``, ``full``) are intrinsics: a few instructions written into the
+caller (ask the allocator for the bytes, fill them), with nothing of their own to compile or
+load, so a first gradient on a new machine does not compile them (a helper compiled on first
+use took 0.15-0.37 s each: the helper, NumPy's allocation inside it, the link). The others
+compile once per machine (`compile.jit`; `warming.warm` compiles the common shapes ahead of
+use). The generated code names the allocations through `lowering.allocation`: ``_rt.<how>(shape[,
+np.int64 | np.bool_])``.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.core.imputils import impl_ret_new_ref
+from numba.np.arrayobj import make_array, populate_array
 
-from jitgrad.backend.numba.compile import jit
+from jitgrad.backend.numba.compile import intrinsic, jit
 from jitgrad.backend.numba.runtime_loops import trip_count
 
 
-@jit
-def empty(shape, dtype=np.float64):
-    """``np.empty(shape, dtype)``."""
-    return np.empty(shape, dtype)
+def _rank(shape):
+    """The rank of an allocation's shape type (an integer, or a tuple of integers), or None."""
+    if isinstance(shape, types.Integer):
+        return 1
+    if isinstance(shape, types.BaseTuple) and all(isinstance(t, types.Integer) for t in shape):
+        return len(shape)
+    return None
 
 
-@jit
-def zeros(shape, dtype=np.float64):
-    """``np.zeros(shape, dtype)``."""
-    return np.zeros(shape, dtype)
+def _element(dtype):
+    """The element type a dtype argument names (``np.int64``, ``np.bool_``; float64 when
+    omitted), or None."""
+    if dtype is None or isinstance(dtype, (types.Omitted, types.NoneType)):
+        return types.float64
+    if isinstance(dtype, types.NumberClass):
+        return dtype.instance_type
+    if isinstance(dtype, types.DType):
+        return dtype.dtype
+    return None
 
 
-@jit
-def ones(shape, dtype=np.float64):
-    """``np.ones(shape, dtype)``."""
-    return np.ones(shape, dtype)
+def _new_array(context, builder, arrtype, shape_type, shape):
+    """Code for a new C-ordered array of ``arrtype`` and the given shape (its contents
+    undefined): checks the sizes (ValueError for a negative one or a byte count that overflows,
+    as NumPy), asks Numba's allocator for the bytes. Returns the array's structure and its
+    number of items."""
+    intp = context.get_value_type(types.intp)
+    if isinstance(shape_type, types.Integer):
+        items, item_types = [shape], [shape_type]
+    else:
+        items = cgutils.unpack_tuple(builder, shape, len(shape_type))
+        item_types = list(shape_type)
+    dims = [context.cast(builder, v, t, types.intp) for v, t in zip(items, item_types)]
+    data_type = context.get_data_type(arrtype.dtype)
+    itemsize = ir.Constant(intp, context.get_abi_sizeof(data_type))
+    count = ir.Constant(intp, 1)
+    overflow = ir.Constant(ir.IntType(1), 0)
+    for d in dims:
+        with cgutils.if_unlikely(builder, builder.icmp_signed("<", d, ir.Constant(intp, 0))):
+            context.call_conv.return_user_exc(builder, ValueError,
+                                              ("negative dimensions not allowed",))
+        product = builder.smul_with_overflow(count, d)
+        count = builder.extract_value(product, 0)
+        overflow = builder.or_(overflow, builder.extract_value(product, 1))
+    nbytes = builder.smul_with_overflow(count, itemsize)
+    overflow = builder.or_(overflow, builder.extract_value(nbytes, 1))
+    with cgutils.if_unlikely(builder, overflow):
+        context.call_conv.return_user_exc(builder, ValueError, ("array is too big",))
+    align = context.get_constant(types.uint32,
+                                 context.get_preferred_array_alignment(arrtype.dtype))
+    meminfo = context.nrt.meminfo_alloc_aligned(builder, builder.extract_value(nbytes, 0), align)
+    strides, step = [], itemsize
+    for d in reversed(dims):  # C order: the last index moves fastest
+        strides.insert(0, step)
+        step = builder.mul(step, d)
+    array = make_array(arrtype)(context, builder)
+    populate_array(array, data=builder.bitcast(context.nrt.meminfo_data(builder, meminfo),
+                                               data_type.as_pointer()),
+                   shape=cgutils.pack_array(builder, dims, ty=intp),
+                   strides=cgutils.pack_array(builder, strides, ty=intp),
+                   itemsize=itemsize, meminfo=meminfo)
+    return array, count
 
 
-@jit
-def full(shape, value):
-    """``np.full(shape, value)`` (float64)."""
-    return np.full(shape, value)
+def _allocation(fill, plain):
+    """An intrinsic ``(shape, dtype=float64)`` -> a new array, filled with ``fill`` (a number;
+    None: left as allocated); ``plain``: NumPy's function, for Python."""
+
+    @intrinsic(plain)
+    def allocate(typingctx, shape, dtype=None):
+        rank, element = _rank(shape), _element(dtype)
+        if rank is None or element is None:
+            return None
+        arrtype = types.Array(element, rank, "C")
+
+        def codegen(context, builder, signature, args):
+            array, count = _new_array(context, builder, arrtype, signature.args[0], args[0])
+            if fill is not None:
+                _fill(context, builder, array, count, element, context.get_constant(element, fill))
+            return impl_ret_new_ref(context, builder, arrtype, array._getvalue())
+
+        return arrtype(shape, types.Omitted(None) if dtype is None else dtype), codegen
+
+    return allocate
+
+
+def _fill(context, builder, array, count, element, value):
+    """Code that stores ``value`` (of type ``element``) in each of the array's ``count`` items
+    (zero: one memset)."""
+    if isinstance(value, ir.Constant) and value.constant in (0, 0.0, False):
+        nbytes = builder.mul(count, array.itemsize)
+        cgutils.memset(builder, array.data, nbytes, 0)
+        return
+    with cgutils.for_range(builder, count) as loop:
+        context.pack_value(builder, element, value, builder.gep(array.data, [loop.index]))
+
+
+@intrinsic(lambda shape, value: np.full(shape, value, np.float64))
+def _full(typingctx, shape, value):
+    """``np.full(shape, value)`` of float64, an intrinsic as `_allocation`'s."""
+    rank = _rank(shape)
+    if rank is None or not isinstance(value, (types.Integer, types.Float, types.Boolean)):
+        return None
+    arrtype = types.Array(types.float64, rank, "C")
+
+    def codegen(context, builder, signature, args):
+        array, count = _new_array(context, builder, arrtype, signature.args[0], args[0])
+        _fill(context, builder, array, count, types.float64,
+              context.cast(builder, args[1], signature.args[1], types.float64))
+        return impl_ret_new_ref(context, builder, arrtype, array._getvalue())
+
+    return arrtype(shape, value), codegen
+
+
+empty = _allocation(None, lambda shape, dtype=np.float64: np.empty(shape, dtype))
+zeros = _allocation(0, lambda shape, dtype=np.float64: np.zeros(shape, dtype))
+ones = _allocation(1, lambda shape, dtype=np.float64: np.ones(shape, dtype))
+full = _full
 
 
 @jit
 def eye(n):
     """``np.eye(n)``; see the allocations above (Numba's own took 0.6 s in each process)."""
-    out = np.zeros((n, n))
+    out = zeros((n, n))
     for k in range(n):
         out[k, k] = 1.0
     return out
@@ -55,7 +160,7 @@ def eye(n):
 def arange(start, stop, step):
     """``np.arange(start, stop, step)`` of integers (0.3 s in each process as NumPy's)."""
     n = trip_count(start, stop, step)
-    out = np.empty(n, np.int64)
+    out = empty(n, np.int64)
     for k in range(n):
         out[k] = start + k * step
     return out
@@ -66,7 +171,7 @@ def outer(x, y):
     """``np.outer(x, y)`` of float vectors, as loops (NumPy's took 1.2 s in each process)."""
     xf = x.ravel()
     yf = y.ravel()
-    out = np.empty((xf.size, yf.size))
+    out = empty((xf.size, yf.size))
     for i in range(xf.size):
         for j in range(yf.size):
             out[i, j] = xf[i] * yf[j]

@@ -26,9 +26,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
 
 from jitgrad.backend.numba.compile import (
     DISABLE_JIT,
+    intrinsic,
     jit,
     link_scipy_kernels,
     scipy_kernel,
@@ -85,9 +89,8 @@ _TANH_P = (-9.64399179425052238628e-1, -9.92877231001918586564e1, -1.61468768441
 _TANH_Q = (1.12811678491632931402e2, 2.23548839060100448583e3, 4.84406305325125486048e3)
 
 
-@jit(inline=True)
-def tanh_scalar(x):
-    a = math.fabs(x)  # (not `abs`: this module's helper of that name, a compile of its own)
+def _plain_tanh_scalar(x):
+    a = math.fabs(x)
     if a < 0.625:
         z = a * a
         r = a + a * z * (((_TANH_P[0] * z + _TANH_P[1]) * z + _TANH_P[2])
@@ -97,6 +100,53 @@ def tanh_scalar(x):
     else:  # also NaN
         r = 1.0 - 2.0 / (math.exp(2.0 * a) + 1.0)
     return math.copysign(r, x)  # odd, and tanh(-0.0) = -0.0
+
+
+@intrinsic(_plain_tanh_scalar)
+def tanh_scalar(typingctx, x):
+    """`_plain_tanh_scalar` written into the caller as the instructions Numba makes of it (the
+    same operations in the same order: the same results to the bit), where the function
+    inlined by Numba was typed and inlined anew at each call in each process (0.05-0.08 s of
+    the rnn's first gradient)."""
+    if not isinstance(x, (types.Float, types.Integer, types.Boolean)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        f64 = ir.DoubleType()
+        x = context.cast(builder, args[0], signature.args[0], types.float64)
+
+        def const(v):
+            return ir.Constant(f64, v)
+
+        def fp(name, *values):  # an LLVM floating-point intrinsic, as Numba's math lowering
+            return builder.call(builder.module.declare_intrinsic(name, [f64]), values)
+
+        a = fp("llvm.fabs", x)
+        r = cgutils.alloca_once(builder, f64)
+        with builder.if_else(builder.fcmp_ordered("<", a, const(0.625))) as (small, other):
+            with small:
+                z = builder.fmul(a, a)
+                p = builder.fadd(builder.fmul(builder.fadd(builder.fmul(const(_TANH_P[0]), z),
+                                                           const(_TANH_P[1])), z),
+                                 const(_TANH_P[2]))
+                q = builder.fadd(builder.fmul(builder.fadd(builder.fmul(
+                    builder.fadd(z, const(_TANH_Q[0])), z), const(_TANH_Q[1])), z),
+                    const(_TANH_Q[2]))
+                builder.store(builder.fadd(a, builder.fmul(builder.fmul(a, z),
+                                                           builder.fdiv(p, q))), r)
+            with other, builder.if_else(builder.fcmp_ordered(">", a, const(22.0))) as (big, mid):
+                with big:
+                    builder.store(const(1.0), r)
+                with mid:  # also NaN
+                    e = fp("llvm.exp", builder.fmul(const(2.0), a))
+                    builder.store(builder.fsub(const(1.0), builder.fdiv(
+                        const(2.0), builder.fadd(e, const(1.0)))), r)
+        copysign = cgutils.get_or_insert_function(builder.module, ir.FunctionType(f64, (f64, f64)),
+                                                  "llvm.copysign.f64")
+        return builder.call(copysign, (builder.load(r), x))  # odd, and tanh(-0.0) = -0.0
+
+    return types.float64(x), codegen
+
 
 
 @jit

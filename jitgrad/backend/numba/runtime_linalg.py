@@ -40,6 +40,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic, overload, register_jitable
 
 from jitgrad.backend.numba.compile import jit, link_scipy, scipy_c_function
+from jitgrad.backend.numba.runtime_alloc import empty, zeros
 
 _INT = types.CPointer(types.int32)
 _DBL = types.CPointer(types.float64)
@@ -123,14 +124,15 @@ def _matrix_product(a_rows, b_rows):
         if b.shape[0] != k:
             raise ValueError("incompatible array sizes for np.dot(a, b)")
         n = b.shape[1]
-        out = np.empty((m, n))
+        if k == 0:
+            return zeros((m, n))
+        out = empty((m, n))
         if m == 0 or n == 0:
             return out
-        if k == 0:
-            out[:] = 0.0
-            return out
-        lda = max(a.shape[1] if a_rows else a.shape[0], 1)
-        ldb = max(b.shape[1] if b_rows else b.shape[0], 1)
+        lda = a.shape[1] if a_rows else a.shape[0]
+        lda = lda if lda > 1 else 1  # noqa: FURB136 - Numba's max is a compile of its own
+        ldb = b.shape[1] if b_rows else b.shape[0]
+        ldb = ldb if ldb > 1 else 1  # noqa: FURB136
         dgemm(_char_ref(op_b), _char_ref(op_a), _int_ref(n), _int_ref(m), _int_ref(k),
               _double_ref(1.0), b.ctypes, _int_ref(ldb), a.ctypes, _int_ref(lda),
               _double_ref(0.0), out.ctypes, _int_ref(n))
@@ -148,16 +150,15 @@ def _matrix_vector(a_rows, transposed):
         m, k = (a.shape[1], a.shape[0]) if transposed else (a.shape[0], a.shape[1])
         if x.shape[0] != k:
             raise ValueError("incompatible array sizes for np.dot(a, b)")
-        out = np.empty(m)
+        if k == 0:
+            return zeros(m)
+        out = empty(m)
         if m == 0:
             return out
-        if k == 0:
-            out[:] = 0.0
-            return out
         rows, cols = (a.shape[1], a.shape[0]) if a_rows else (a.shape[0], a.shape[1])
+        lda = rows if rows > 1 else 1  # noqa: FURB136 - Numba's max is a compile of its own
         dgemv(_char_ref(op), _int_ref(rows), _int_ref(cols), _double_ref(1.0), a.ctypes,
-              _int_ref(max(rows, 1)), x.ctypes, _int_ref(1), _double_ref(0.0), out.ctypes,
-              _int_ref(1))
+              _int_ref(lda), x.ctypes, _int_ref(1), _double_ref(0.0), out.ctypes, _int_ref(1))
         return out
 
     return product
@@ -248,7 +249,7 @@ def _gesv(a, x, nrhs):
     if n == 0 or nrhs == 0:
         return
     lu = np.ascontiguousarray(a.T).copy()
-    pivots = np.empty(n, np.int32)
+    pivots = empty(n, np.int32)
     ints = np.array([n, nrhs, n, 0], np.int32)
     dgesv(ints[0:].ctypes, ints[1:].ctypes, lu.ctypes, ints[2:].ctypes, pivots.ctypes,
           x.ctypes, ints[2:].ctypes, ints[3:].ctypes)
@@ -263,7 +264,7 @@ def _lu(a):
     _square(a)
     n = a.shape[0]
     lu = np.ascontiguousarray(a.T).copy()
-    pivots = np.empty(max(n, 1), np.int32)
+    pivots = empty(max(n, 1), np.int32)
     ints = np.array([n, n, max(n, 1), 0], np.int32)
     if n > 0:
         dgetrf(ints[0:].ctypes, ints[1:].ctypes, lu.ctypes, ints[2:].ctypes, pivots.ctypes,
@@ -283,7 +284,7 @@ def _inv(a):
         raise np.linalg.LinAlgError("Singular matrix")
     if n == 0:
         return lu
-    work = np.empty(max(n, 1) * 64)
+    work = empty(max(n, 1) * 64)
     ints = np.array([n, max(n, 1), work.size, 0], np.int32)
     dgetri(ints[0:].ctypes, lu.ctypes, ints[1:].ctypes, pivots.ctypes, work.ctypes,
            ints[2:].ctypes, ints[3:].ctypes)
@@ -480,7 +481,7 @@ def inv(a):
 @jit(needs=link_routines)
 def inv_stack(a):
     """np.linalg.inv of a stack of matrices (the helpers take one): each in turn."""
-    out = np.empty(a.shape)
+    out = empty(a.shape)
     for k in range(a.shape[0]):
         out[k] = _inv_any(a[k])
     return out
@@ -488,7 +489,7 @@ def inv_stack(a):
 
 @jit(needs=link_routines)
 def det_stack(a):
-    out = np.empty(a.shape[0])
+    out = empty(a.shape[0])
     for k in range(a.shape[0]):
         out[k] = _det_any(a[k])
     return out
@@ -618,7 +619,7 @@ def inverse_gaps(w):
     """F[i, j] = 1 / (w[j] - w[i]) off the diagonal, 0 on it: the eigenvectors' (singular
     vectors') derivative, which does not exist where two are equal (raised, not inf)."""
     n = w.shape[0]
-    out = np.zeros((n, n))
+    out = zeros((n, n))
     for i in range(n):
         for j in range(n):
             if i != j:
@@ -665,7 +666,7 @@ def companion(p):
         raise ValueError("jitgrad: np.roots of coefficients whose first or last is zero "
                          "(NumPy strips them; jitgrad takes nonzero end coefficients)")
     n = p.shape[0] - 1
-    out = np.zeros((n, n))
+    out = zeros((n, n))
     for j in range(n):
         out[0, j] = -p[j + 1] / p[0]
     for i in range(1, n):

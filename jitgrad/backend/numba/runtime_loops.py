@@ -5,15 +5,62 @@ the length two axes broadcast to.
 Takes integers and 1-D stacks (arrays); guarantees Python's ``len(range(...))`` and ``max``,
 stacks that keep their items, and `SizesDiffer` where an assumed size differs. Why the backend
 has them: written inline, each would be compiled anew in every process (Numba's builtin ``max``
-is an overload it compiles per use); these compile once per machine (`compile.jit`).
+is an overload it compiles per use); these compile once per machine (`compile.jit`). The checks
+generated code calls most (`same_size`, `broadcast_size`; `runtime_reduce.nonempty` too) are
+intrinsics instead: a compare and a branch written into the caller, nothing compiled of their
+own (on a machine's first gradient each was a helper compile, 0.05-0.1 s).
 """
 
 from __future__ import annotations
 
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
 
-from jitgrad.backend.numba.compile import jit
+from jitgrad.backend.numba.compile import intrinsic, jit
 from jitgrad.core.errors import SizesDiffer
+
+_SIZES_DIFFER = ("an argument axis the compiled code assumed the same size as another differs "
+                 "(NumPy broadcasts a size 1)")
+_NO_BROADCAST = "operands could not be broadcast together"
+
+
+def _raise_unless(context, builder, ok, exception, message):
+    """Code raising ``exception(message)`` where the i1 value ``ok`` is false."""
+    with cgutils.if_unlikely(builder, builder.not_(ok)):
+        context.call_conv.return_user_exc(builder, exception, (message,))
+
+
+def _same_size(typingctx, n, m):
+    """`same_size`, written into the caller."""
+    if not (isinstance(n, types.Integer) and isinstance(m, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        n, m = (context.cast(builder, v, t, types.int64) for v, t in zip(args, signature.args))
+        _raise_unless(context, builder, builder.icmp_signed("==", n, m), SizesDiffer,
+                      _SIZES_DIFFER)
+        return context.get_dummy_value()
+
+    return types.none(n, m), codegen
+
+
+def _broadcast_size(typingctx, n, m):
+    """`broadcast_size`, written into the caller."""
+    if not (isinstance(n, types.Integer) and isinstance(m, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        n, m = (context.cast(builder, v, t, types.int64) for v, t in zip(args, signature.args))
+        one = ir.Constant(n.type, 1)
+        n_is_one = builder.icmp_signed("==", n, one)
+        fits = builder.or_(n_is_one, builder.or_(builder.icmp_signed("==", m, one),
+                                                 builder.icmp_signed("==", m, n)))
+        _raise_unless(context, builder, fits, ValueError, _NO_BROADCAST)
+        return builder.select(n_is_one, m, n)
+
+    return types.int64(n, m), codegen
 
 
 @jit
@@ -30,16 +77,13 @@ def larger(a, b):
     return max(a, b)
 
 
-@jit
-def same_size(n, m):
+def _plain_same_size(n, m):
     """The check of a size assumption (`symbolic.GraphBuilder.assume_same_sizes`)."""
     if n != m:
-        raise SizesDiffer("an argument axis the compiled code assumed the same size as another "
-                          "differs (NumPy broadcasts a size 1)")
+        raise SizesDiffer(_SIZES_DIFFER)
 
 
-@jit
-def broadcast_size(n, m):
+def _plain_broadcast_size(n, m):
     """The length two axes of lengths ``n`` and ``m`` broadcast to, as NumPy (ValueError when
     neither is 1 and they differ): a call, so a generated broadcasting nest holds no branch
     of its own (Numba's SSA pass recurses once per block, and a long gradient of many such
@@ -47,8 +91,12 @@ def broadcast_size(n, m):
     if n == 1:
         return m
     if m != 1 and m != n:
-        raise ValueError("operands could not be broadcast together")
+        raise ValueError(_NO_BROADCAST)
     return n
+
+
+same_size = intrinsic(_plain_same_size)(_same_size)
+broadcast_size = intrinsic(_plain_broadcast_size)(_broadcast_size)
 
 
 @jit
