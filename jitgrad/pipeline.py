@@ -37,6 +37,7 @@ from jitgrad.transforms.optimise import (
     dead_code,
     drop_unread_accumulators,
     fold_assigns,
+    scalars_out_of_products,
 )
 from jitgrad.transforms.passes import GradientWork, run_passes
 
@@ -86,6 +87,7 @@ def build_graph(src: FunctionSource, types, examples=(), any_result: bool = Fals
         assume_sizes = False
     implicit_slopes(fn_ir)  # roots found by a loop (brentq): their slopes, by forward mode
     common_subexpressions(fn_ir)
+    scalars_out_of_products(fn_ir)
     return fn_ir, assume_sizes
 
 

@@ -9,6 +9,8 @@ compiled gradient checked against central finite differences and JAX.
 * ``A`` is over 4 MiB, so its adjoint is allocated with the huge-page advice
   (`runtime_alloc._huge_pages`).
 * An adjoint two names share (``u + u``) is never added into in place.
+* A matrix scaled by a number times a vector, on either side, scales the product instead
+  (`optimise.scalars_out_of_products`).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ def loss(a, y1, y2, d, x):
     s += np.sum(np.sin(d[2:, ::-1] @ y1[:12][::-1]))
     u = y1 * 2.0
     s += np.sum((u + u) * y1)
+    s += np.sum(np.cos(0.5 * a @ y1)) + np.sum(np.cos(y2 @ (a * 0.25)))
     return s
 
 
@@ -50,6 +53,7 @@ def loss_jax(jnp, a, y1, y2, d, x):
     s += jnp.sum(cov * cov)
     s += jnp.sum(jnp.tanh(d[1:, 2:].T @ d[1:, 0]))
     s += jnp.sum(jnp.sin(d[2:, ::-1] @ y1[:12][::-1]))
+    s += jnp.sum(jnp.cos(0.5 * a @ y1)) + jnp.sum(jnp.cos(y2 @ (a * 0.25)))
     return s + jnp.sum(4.0 * y1 * y1)
 
 

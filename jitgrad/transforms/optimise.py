@@ -157,6 +157,70 @@ def common_subexpressions(fn) -> None:
     fn.aux = [sub(a) for a in fn.aux]
 
 
+def scalars_out_of_products(fn) -> None:
+    """``(s * A) @ x`` becomes ``s * (A @ x)`` (a matrix scaled by a number, times a vector on
+    either side: the result is smaller than the matrix) when nothing else reads the scaled
+    matrix ``s * A`` and nothing writes into it: the
+    number scales the product's result instead of a copy of the matrix (NPBench's gesummv,
+    ``alpha * A @ x``: a pass writing and one reading a matrix fewer, in the forward pass and
+    in the adjoint's ``(s * A).T @ g``). Runs on the forward IR (SSA) before the transform.
+    The result differs from NumPy's by rounding (the products are the same sums, scaled after
+    summing), as XLA's algebraic simplifier does the same."""
+    from jitgrad.core.ir import Var as _Var  # (the module's name is in use for the class)
+
+    uses: dict[Var, int] = {}
+    for s in walk(fn.body):
+        for a in direct_uses(s):
+            if isinstance(a, _Var):
+                uses[a] = uses.get(a, 0) + 1
+    for a in [fn.result] + list(fn.aux):
+        if isinstance(a, _Var):
+            uses[a] = uses.get(a, 0) + 2
+    storage = Storage(fn)
+
+    def scaled(e, made: dict):
+        """(the number, the array) when ``e`` is ``s * A`` made in this block, else None."""
+        if not (isinstance(e, _Var) and e in made and uses.get(e) == 1
+                and not storage.written(e) and e.type.kind == "f"):
+            return None
+        m = made[e]
+        if m.prim != "mul" or len(m.ins) != 2:
+            return None
+        a, b = m.ins
+        for number, array in ((a, b), (b, a)):
+            if (not number.type.ndim and number.type.kind in ("f", "i")
+                    and isinstance(array, _Var) and array.type.ndim == e.type.ndim == 2
+                    and array.type.kind == "f" and dims_of(array) == dims_of(e)):
+                return number, array, m
+        return None
+
+    def block(b: Block):
+        made: dict = {}
+        out = []
+        for s in b.stmts:
+            for sb in sub_blocks(s):
+                block(sb)
+            if (isinstance(s, Eqn) and s.prim == "matmul" and len(s.ins) == 2 and len(s.outs) == 1
+                    and s.out.type.kind == "f" and s.out.type.ndim == 1):
+                for k in (0, 1):
+                    found = scaled(s.ins[k], made)
+                    if found is None:
+                        continue
+                    number, array, m = found
+                    out.remove(m)
+                    product = _Var(fn.namer.temp(), s.out.type, dims=s.out.dims)
+                    ins = list(s.ins)
+                    ins[k] = array
+                    out.append(Eqn("matmul", [product], ins, dict(s.params), s.loc))
+                    s = Eqn("mul", [s.out], [number, product], {}, s.loc)
+                    break
+            if isinstance(s, Eqn) and len(s.outs) == 1:
+                made[s.out] = s
+            out.append(s)
+        b.stmts[:] = out
+    block(fn.body)
+
+
 def _substitute(s, sub) -> None:
     if isinstance(s, Eqn):
         s.ins = [sub(a) for a in s.ins]
