@@ -37,6 +37,7 @@ from jitgrad.transforms.optimise import (
     dead_code,
     drop_unread_accumulators,
     fold_assigns,
+    scalars_out_of_products,
 )
 from jitgrad.transforms.passes import GradientWork, run_passes
 
@@ -56,6 +57,7 @@ GRADIENT_PASSES = (
     recompute.ASCENDING,  # loop adjoints whose iterations commute run forwards
     reverse.KERNELS,  # the forward and adjoint kernels
     optimise.OPTIMISE,  # dead code, folded assignments, sums in registers, hoisted reads
+    optimise.IN_PLACE,  # the adjoint's sums into arrays it owns, added in place
     parallel.PARALLELISE,  # under parallel=True, loops run in chunks on every core
 )
 
@@ -85,6 +87,7 @@ def build_graph(src: FunctionSource, types, examples=(), any_result: bool = Fals
         assume_sizes = False
     implicit_slopes(fn_ir)  # roots found by a loop (brentq): their slopes, by forward mode
     common_subexpressions(fn_ir)
+    scalars_out_of_products(fn_ir)
     return fn_ir, assume_sizes
 
 
@@ -109,7 +112,7 @@ def gradient_kernel(fn_ir: ir.Function, wrt: list[int], settings: Settings = DEF
     values handed over by name, then its adjoint kernel. Returns ``(params, body, returns)``
     with ``returns = [value, *gradients]``: what forward mode differentiates again (`hvp`,
     `jitgrad.compose`)."""
-    grad = reverse(fn_ir, wrt, dataclasses.replace(settings, parallel=False))
+    grad = reverse(fn_ir, wrt, dataclasses.replace(settings, parallel=False, in_place=False))
     fwd, adj = grad.forward, grad.adjoint
     n = len(fwd.params)
     body = ir.Block(list(fwd.body.stmts))

@@ -20,7 +20,9 @@ class Settings:
     `pipeline.BACKENDS`; ``recompute``, ``fuse``, ``ascending``: the loop strategies
     (`transforms.recompute`), on unless a test compares without one; ``chunks``: a parallel
     loop's number of chunks (None: as many as pay for themselves; tests set a number to run
-    several chunks on small inputs)."""
+    several chunks on small inputs); ``in_place``: the adjoint adds into arrays it owns in
+    place (`optimise.adds_in_place`; off for a gradient that forward mode differentiates
+    again, whose tangents of the sums fuse into the adjoint's loops as they are)."""
 
     parallel: bool = False
     memory_cap: int | None = None
@@ -29,6 +31,7 @@ class Settings:
     fuse: bool = True  # a loop that feeds one sum fused (else recomputed)
     ascending: bool = True  # a loop adjoint whose iterations commute runs forwards
     chunks: int | None = None
+    in_place: bool = True  # adjoint accumulations into owned arrays update them in place
 
 
 DEFAULT = Settings()

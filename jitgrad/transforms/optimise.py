@@ -15,6 +15,10 @@ Passes, in order:
   and the numbers computed from it, are made once, before the loop, if the loop runs.
 * ``unused_saved``: a saved value the adjoint no longer reads (a fused loop's adjoint ran in
   the forward pass) is neither returned by the forward kernel nor passed to the adjoint.
+* ``adds_in_place``: an adjoint's accumulation ``_b_x = _b_x + c`` into an array the adjoint
+  made itself, that no other name shares, adds ``c`` into that array (``_b_x += c``) instead
+  of allocating the sum: a matrix read by two products (mvt's ``A @ y_1`` and ``y_2 @ A``)
+  gets its adjoint in one buffer, updated in one pass.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from jitgrad.core.ir import (
     Storage,
     Var,
     defs,
+    dims_of,
     direct_uses,
     equation_key,
     sub_blocks,
@@ -152,6 +157,70 @@ def common_subexpressions(fn) -> None:
     fn.aux = [sub(a) for a in fn.aux]
 
 
+def scalars_out_of_products(fn) -> None:
+    """``(s * A) @ x`` becomes ``s * (A @ x)`` (a matrix scaled by a number, times a vector on
+    either side: the result is smaller than the matrix) when nothing else reads the scaled
+    matrix ``s * A`` and nothing writes into it: the
+    number scales the product's result instead of a copy of the matrix (NPBench's gesummv,
+    ``alpha * A @ x``: a pass writing and one reading a matrix fewer, in the forward pass and
+    in the adjoint's ``(s * A).T @ g``). Runs on the forward IR (SSA) before the transform.
+    The result differs from NumPy's by rounding (the products are the same sums, scaled after
+    summing), as XLA's algebraic simplifier does the same."""
+    from jitgrad.core.ir import Var as _Var  # (the module's name is in use for the class)
+
+    uses: dict[Var, int] = {}
+    for s in walk(fn.body):
+        for a in direct_uses(s):
+            if isinstance(a, _Var):
+                uses[a] = uses.get(a, 0) + 1
+    for a in [fn.result] + list(fn.aux):
+        if isinstance(a, _Var):
+            uses[a] = uses.get(a, 0) + 2
+    storage = Storage(fn)
+
+    def scaled(e, made: dict):
+        """(the number, the array) when ``e`` is ``s * A`` made in this block, else None."""
+        if not (isinstance(e, _Var) and e in made and uses.get(e) == 1
+                and not storage.written(e) and e.type.kind == "f"):
+            return None
+        m = made[e]
+        if m.prim != "mul" or len(m.ins) != 2:
+            return None
+        a, b = m.ins
+        for number, array in ((a, b), (b, a)):
+            if (not number.type.ndim and number.type.kind in ("f", "i")
+                    and isinstance(array, _Var) and array.type.ndim == e.type.ndim == 2
+                    and array.type.kind == "f" and dims_of(array) == dims_of(e)):
+                return number, array, m
+        return None
+
+    def block(b: Block):
+        made: dict = {}
+        out = []
+        for s in b.stmts:
+            for sb in sub_blocks(s):
+                block(sb)
+            if (isinstance(s, Eqn) and s.prim == "matmul" and len(s.ins) == 2 and len(s.outs) == 1
+                    and s.out.type.kind == "f" and s.out.type.ndim == 1):
+                for k in (0, 1):
+                    found = scaled(s.ins[k], made)
+                    if found is None:
+                        continue
+                    number, array, m = found
+                    out.remove(m)
+                    product = _Var(fn.namer.temp(), s.out.type, dims=s.out.dims)
+                    ins = list(s.ins)
+                    ins[k] = array
+                    out.append(Eqn("matmul", [product], ins, dict(s.params), s.loc))
+                    s = Eqn("mul", [s.out], [number, product], {}, s.loc)
+                    break
+            if isinstance(s, Eqn) and len(s.outs) == 1:
+                made[s.out] = s
+            out.append(s)
+        b.stmts[:] = out
+    block(fn.body)
+
+
 def _substitute(s, sub) -> None:
     if isinstance(s, Eqn):
         s.ins = [sub(a) for a in s.ins]
@@ -197,6 +266,74 @@ def _optimise(work: GradientWork) -> None:
 
 
 OPTIMISE = Pass("optimise", _optimise, reads=("gradient",), writes=(), needs=("kernels",))
+
+
+def _in_place(work: GradientWork) -> None:
+    adjoint = work.gradient.adjoint
+    adds_in_place(adjoint.body, adjoint.params)
+
+
+IN_PLACE = Pass("in_place", _in_place, reads=("gradient",), writes=(), needs=("optimise",),
+                when="in_place")
+
+
+def adds_in_place(body: Block, params: list[Var]) -> None:
+    """``x = x + c`` (the adjoint's accumulation: the result is ``x`` itself) becomes
+    ``x += c`` (``iadd``) when, in the same block, ``x`` was last defined by an equation that
+    makes a fresh array (an elementwise operation, an outer or matrix product, an allocation)
+    and no other name may share ``x``'s memory (`core.ir.MayShare`: no view, assignment,
+    carried or saved value; not a parameter), and ``c`` broadcasts to ``x``'s shape (`dims_of`):
+    nothing can read the old sum, so the addition may overwrite it. The sum is the same
+    (``x[i] + c[i]`` either way), one allocation and one pass over memory fewer."""
+    alias = MayShare(body)
+    names: dict[Var, set] = {}  # alias class -> the arrays in it
+    for s in walk(body):
+        for a in direct_uses(s) + defs(s):
+            if isinstance(a, Var) and a.type.ndim:
+                names.setdefault(alias.find(a), set()).add(a)
+    passed = {p for p in params if p.type.ndim}
+
+    def alone(v: Var) -> bool:
+        return v not in passed and names.get(alias.find(v), {v}) == {v}
+
+    _adds_in(body, alone)
+
+
+def _makes_fresh_array(e: Eqn) -> bool:
+    """Whether ``e``'s one result is a new array of its own (never an input's memory)."""
+    from jitgrad.prims.primitive import PRIMITIVES
+
+    flags = ops.flags(e.prim)
+    if (len(e.outs) != 1 or not e.outs[0].type.ndim or flags.effects or flags.view
+            or flags.view_if_contiguous or flags.read_only_view or flags.writes_into_first
+            or flags.may_return_input or flags.same_value):
+        return False
+    row = PRIMITIVES.get(e.prim)
+    return bool((row is not None and row.elementwise) or flags.outer_of or flags.contracts
+                or flags.allocates)
+
+
+def _broadcasts_into(c, x: Var) -> bool:
+    """Whether ``c``'s shape broadcasts to ``x``'s and no further (by their size tokens)."""
+    dc, dx = dims_of(c), dims_of(x)
+    lead = len(dx) - len(dc)
+    return lead >= 0 and all(t == dx[lead + j] or t == 1 for j, t in enumerate(dc))
+
+
+def _adds_in(block: Block, alone) -> None:
+    fresh: set[Var] = set()  # arrays whose value here is memory only this block's name holds
+    for k, s in enumerate(block.stmts):
+        for sb in sub_blocks(s):
+            _adds_in(sb, alone)
+        if (isinstance(s, Eqn) and s.prim == "add" and len(s.outs) == 1 and len(s.ins) == 2
+                and s.outs[0] is s.ins[0] and s.ins[0] in fresh and s.ins[1] is not s.ins[0]
+                and s.outs[0].type.kind == "f" and _broadcasts_into(s.ins[1], s.ins[0])):
+            block.stmts[k] = Eqn("iadd", [], [s.ins[0], s.ins[1]], {}, s.loc)
+            continue
+        for v in defs(s):
+            fresh.discard(v)
+        if isinstance(s, Eqn) and _makes_fresh_array(s) and alone(s.outs[0]):
+            fresh.add(s.outs[0])
 
 
 def sums_in_registers(body: Block, params: list[Var], namer: Namer) -> None:

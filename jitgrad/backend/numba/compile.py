@@ -304,6 +304,21 @@ def scipy_c_function(name: str, signature):
     return numba.core.types.ExternalFunction(f"jitgrad_{name}", signature)
 
 
+def link_libc_function(name: str, signature):
+    """A function of the C library (``madvise``) for compiled code, bound at once in this
+    process under a name of ours, ``jitgrad_<name>``, as `scipy_c_function`s are: code calling
+    it stays in Numba's disk cache."""
+    if name not in _LINKED:
+        import ctypes
+
+        from llvmlite import binding
+
+        binding.add_symbol(f"jitgrad_{name}",
+                           ctypes.cast(getattr(ctypes.CDLL(None), name), ctypes.c_void_p).value)
+        _LINKED.add(name)
+    return numba.core.types.ExternalFunction(f"jitgrad_{name}", signature)
+
+
 def link_scipy(module: str, names) -> None:
     """Bind each `scipy_c_function` of ``names``, from SciPy's Cython ``module``, to its address
     in this process (once; the module is imported at the first)."""

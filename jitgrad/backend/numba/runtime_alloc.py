@@ -12,9 +12,17 @@ use took 0.15-0.37 s each: the helper, NumPy's allocation inside it, the link). 
 compile once per machine (`compile.jit`; `warming.warm` compiles the common shapes ahead of
 use). The generated code names the allocations through `lowering.allocation`: ``_rt.<how>(shape[,
 np.int64 | np.bool_])``.
+
+Large arrays in transparent huge pages, as NumPy's: a new array of 4 MiB or more is advised
+(``madvise(MADV_HUGEPAGE)``, Linux, before its first write, in `_new_array`), so its first
+write faults once per 2 MiB instead of once per 4 KiB. NumPy does this for every array it
+allocates; Numba's allocator does not, and a gradient writing a new 160 MB adjoint spent 2/3
+of that loop in page faults (atax at NPBench's preset S: 113 ms to fill it, 34 ms advised).
 """
 
 from __future__ import annotations
+
+import sys
 
 import numpy as np
 from llvmlite import ir
@@ -23,8 +31,31 @@ from numba.core import cgutils
 from numba.core.imputils import impl_ret_new_ref
 from numba.np.arrayobj import make_array, populate_array
 
-from jitgrad.backend.numba.compile import intrinsic, jit
+from jitgrad.backend.numba.compile import DISABLE_JIT, intrinsic, jit, link_libc_function
 from jitgrad.backend.numba.runtime_loops import trip_count
+
+_HUGE_BYTES = 1 << 22  # NumPy's threshold for the advice (numpy/_core/src/multiarray/alloc.c)
+_PAGE = 4096
+_MADV_HUGEPAGE = 14  # Linux's value
+_ADVISE = sys.platform.startswith("linux") and not DISABLE_JIT
+if _ADVISE:  # bound in this process as jitgrad_madvise (`compile.link_libc_function`)
+    link_libc_function("madvise", types.int32(types.uintp, types.uintp, types.int32))
+
+
+def _advise_huge_pages(builder, data, nbytes):
+    """Code advising the kernel to back ``nbytes`` at ``data`` with huge pages when they are
+    4 MiB or more (from the first whole page; a hint, its result unused)."""
+    intp = nbytes.type
+    large = builder.icmp_unsigned(">=", nbytes, ir.Constant(intp, _HUGE_BYTES))
+    with builder.if_then(large, likely=False):
+        address = builder.ptrtoint(data, intp)
+        start = builder.and_(builder.add(address, ir.Constant(intp, _PAGE - 1)),
+                             ir.Constant(intp, ~(_PAGE - 1)))
+        length = builder.sub(nbytes, builder.sub(start, address))
+        advise = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.IntType(32), [intp, intp, ir.IntType(32)]),
+            "jitgrad_madvise")
+        builder.call(advise, [start, length, ir.Constant(ir.IntType(32), _MADV_HUGEPAGE)])
 
 
 def _rank(shape):
@@ -78,6 +109,9 @@ def _new_array(context, builder, arrtype, shape_type, shape):
     align = context.get_constant(types.uint32,
                                  context.get_preferred_array_alignment(arrtype.dtype))
     meminfo = context.nrt.meminfo_alloc_aligned(builder, builder.extract_value(nbytes, 0), align)
+    if _ADVISE:
+        _advise_huge_pages(builder, context.nrt.meminfo_data(builder, meminfo),
+                           builder.extract_value(nbytes, 0))
     strides, step = [], itemsize
     for d in reversed(dims):  # C order: the last index moves fastest
         strides.insert(0, step)

@@ -164,6 +164,47 @@ def _matrix_vector(a_rows, transposed):
     return product
 
 
+def _strided_matrix_vector(transposed):
+    """``a @ x`` (``transposed``: ``a.T @ x``) where ``a`` or ``x`` is a strided view
+    (``data[:, i:m]``, ``data[:, i]``): BLAS reads a matrix whose rows (or columns) are
+    contiguous with the distance between them as its leading dimension, and a vector with a
+    stride, so no copy is made (covariance's loop of products of column slices copied both
+    operands once per iteration, in the forward and in the adjoint pass); other layouts
+    (negative or zero strides, neither axis contiguous) are copied to C order first."""
+
+    def product(a, b):
+        x = b
+        m, k = (a.shape[1], a.shape[0]) if transposed else (a.shape[0], a.shape[1])
+        if x.shape[0] != k:
+            raise ValueError("incompatible array sizes for np.dot(a, b)")
+        out = np.empty(m)
+        if m == 0:
+            return out
+        if k == 0:
+            out[:] = 0.0
+            return out
+        s0, s1, step = a.strides[0] // 8, a.strides[1] // 8, x.strides[0] // 8
+        if a.strides[1] == 8 and a.strides[0] % 8 == 0 and s0 >= max(a.shape[1], 1):
+            rows, cols, lead, op = a.shape[1], a.shape[0], s0, _N if transposed else _T
+        elif a.strides[0] == 8 and a.strides[1] % 8 == 0 and s1 >= max(a.shape[0], 1):
+            rows, cols, lead, op = a.shape[0], a.shape[1], s1, _T if transposed else _N
+        else:
+            lead = 0
+        if lead == 0 or x.strides[0] % 8 != 0 or step < 1:
+            c = np.ascontiguousarray(a)
+            y = np.ascontiguousarray(x)
+            dgemv(_char_ref(_N if transposed else _T), _int_ref(c.shape[1]),
+                  _int_ref(c.shape[0]), _double_ref(1.0), c.ctypes, _int_ref(max(c.shape[1], 1)),
+                  y.ctypes, _int_ref(1), _double_ref(0.0), out.ctypes, _int_ref(1))
+            return out
+        dgemv(_char_ref(op), _int_ref(rows), _int_ref(cols), _double_ref(1.0), a.ctypes,
+              _int_ref(lead), x.ctypes, _int_ref(step), _double_ref(0.0), out.ctypes,
+              _int_ref(1))
+        return out
+
+    return product
+
+
 def _dot_any(a, b):
     """``np.dot(a, b)`` of two float64 vectors (else NumPy's own)."""
     return np.dot(a, b)
@@ -189,6 +230,11 @@ def _contiguous(t):
 def _matmul_impl(a, b):
     if not (_f64(a, b) and a.ndim + b.ndim in (3, 4)):
         return lambda a, b: a @ b
+    if a.ndim == 2 and b.ndim == 1 and not (_contiguous(a) and b.layout == "C"):
+        return _strided_matrix_vector(False)  # a strided view: read in place
+    if a.ndim == 1 and b.ndim == 2 and not (_contiguous(b) and a.layout == "C"):
+        strided_times = register_jitable(_strided_matrix_vector(True))
+        return lambda a, b: strided_times(b, a)  # x @ a is a.T @ x
     if not (_contiguous(a) and _contiguous(b)):  # a strided view: copied to C order first
         return lambda a, b: _matmul_any(np.ascontiguousarray(a), np.ascontiguousarray(b))
     if a.ndim == 2 and b.ndim == 2:
