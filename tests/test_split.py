@@ -133,9 +133,9 @@ def test_cut_gradient_compiled(monkeypatch):
 
     jax.config.update("jax_enable_x64", True)
     monkeypatch.setattr(split, "SPLIT_LINES", 40)
-    monkeypatch.setattr(split, "PART_LINES", 25)
-    monkeypatch.setattr(split, "MIN_PART", 5)
-    monkeypatch.setattr(split, "SMALL_LOOP", 5)
+    monkeypatch.setattr(split, "PART_LINES", 80)
+    monkeypatch.setattr(split, "MIN_PART", 20)
+    monkeypatch.setattr(split, "SMALL_LOOP", 20)
     rng = np.random.default_rng(3)
     u0, w0 = rng.normal(size=12), rng.uniform(0.5, 1.5, size=12)
     nt = 4
@@ -146,7 +146,7 @@ def test_cut_gradient_compiled(monkeypatch):
     g = jitgrad.grad(loss, wrt=(0, 1))
     gu, gw = g(u0, w0)
     source = g.source(u0, w0)
-    assert source.count("_part") >= 4 and "_part2(" in source
+    assert source.count("_part") >= 6 and "_part4(" in source
     assert "# -- forward pass" in g.source("forward", u0, w0)
     assert "# -- adjoint pass" in g.source("adjoint", u0, w0)
 
