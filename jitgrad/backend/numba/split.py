@@ -104,6 +104,7 @@ class _Cutter:
         self.empty = {t.id for n in ast.walk(fn) if isinstance(n, ast.Assign)
                       and _is_empty_container(n.value) for t in n.targets
                       if isinstance(t, ast.Name)}
+        self.forward_made = set()
         self.mentions = collections.Counter(
             n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id in self.empty)
         self.part_lines = part_lines
@@ -121,7 +122,7 @@ class _Cutter:
                     and _splittable(s))
             if not _splittable(s):
                 kind = "keep"
-            elif not (adjoint or marker is not None and k >= marker) and self.shares_list(s):
+            elif self.shares_list(s, adjoint or marker is not None and k >= marker):
                 kind = "loop" if loop and size > SMALL_LOOP else "keep"
             else:
                 kind = "loop" if loop and size > self.part_lines else "part"
@@ -136,13 +137,14 @@ class _Cutter:
                 g[0] = "keep"
         return groups
 
-    def shares_list(self, s) -> bool:
+    def shares_list(self, s, adjoint: bool) -> bool:
         """Whether ``s`` names a list made empty (a tape) that is named outside it too: Numba
         types an empty list by what is appended to it in the same function, so all that names
-        it stays in one function, the entry, in the forward pass (where it is appended to;
-        the adjoint pass finds it typed)."""
+        it stays in one function, the entry, up to the adjoint pass, which finds a list the
+        forward pass made typed (a list the adjoint pass makes stays in the entry)."""
         counts = collections.Counter(n.id for n in ast.walk(s) if isinstance(n, ast.Name))
-        return any(0 < counts[n] < self.mentions[n] for n in self.empty)
+        return any(0 < counts[n] < self.mentions[n] for n in self.empty
+                   if not (adjoint and n in self.forward_made))
 
     def cut(self, stmts, first, live, depth, adjoint=False):
         """The lines (text, source line) standing for ``stmts`` (from source line
@@ -156,6 +158,11 @@ class _Cutter:
         marker = next((k for k, st in enumerate(starts) if depth == 0 and any(
             lines[i - 1].strip().startswith("# -- adjoint pass")
             for i in range(st, stmts[k].lineno))), None)
+        if depth == 0:  # the lists the forward pass makes are typed in the adjoint pass
+            self.forward_made = set() if marker is None else {
+                t.id for s in stmts[:marker] for n in ast.walk(s)
+                if isinstance(n, ast.Assign) and _is_empty_container(n.value)
+                for t in n.targets if isinstance(t, ast.Name)}
         groups = self.groups(stmts, starts, marker, adjoint)
         # liveness, backwards: what each group must hand on
         ins, outs, live_at = [None] * len(groups), [None] * len(groups), [None] * len(groups)
