@@ -63,6 +63,8 @@ class Compiled:
         entry = next(b for b in blocks if b.startswith(f"def {self.entry_name}(")) + "\n"
         if part == "entry":
             return entry
+        if f"# -- {part} pass" not in entry:  # a long entry cut into parts (`split`)
+            entry = self.source
         start = entry.index(f"# -- {part} pass")
         start = entry.rindex("\n", 0, start) + 1
         end = entry.find("    # -- adjoint pass") if part == "forward" else len(entry)

@@ -431,7 +431,7 @@ def load(stem: str, source: str, names: list[str], inline: list[str] = (),
     for name in set(re.findall(r"\b_const_[0-9a-f]{16}\b", source)):
         setattr(module, name, CONSTANT_ARRAYS[name])  # a frozen global array (prims/alloc.py)
     functions = {}
-    for name in names:
+    for name in [p for n in names for p in (*parts_of(source, n), n)]:
         py_fn = getattr(module, name)
         options = {"nogil": True}
         if parallel and "_prange(" in _function_source(source, name):
@@ -444,6 +444,12 @@ def load(stem: str, source: str, names: list[str], inline: list[str] = (),
         setattr(module, name, fn)  # the entry calls the jitted kernels through the module
         functions[name] = fn
     return path, functions
+
+
+def parts_of(source: str, name: str) -> list[str]:
+    """The parts that the long function ``name`` of a generated module was cut into
+    (`split.split_function`), in order: each is compiled before it (the function calls them)."""
+    return re.findall(rf"^def ({re.escape(name)}_part[0-9]+)\(", source, re.MULTILINE)
 
 
 def _libgomp_loaded() -> bool:

@@ -17,6 +17,7 @@ from jitgrad.backend.numba import emit_parallel, lowering
 from jitgrad.backend.numba.emit_fused import NestWriter
 from jitgrad.backend.numba.lowering import atom_source, primitive_source
 from jitgrad.backend.numba.signs import nonnegative_ints
+from jitgrad.backend.numba.split import split_function
 from jitgrad.core import ops
 from jitgrad.core.ir import (
     Block,
@@ -630,7 +631,18 @@ def emit_module(grad: Gradient, signature: str, wrt_names: list[str], *,
                   + (", _aux" if grad.forward.aux else ""))
     else:
         w.gradient(grad, name, wrt_names, with_value=entry == "value_and_grad", single=single)
+        if not settings.parallel:
+            return _split(w, name)
     return "\n".join(w.lines) + "\n", w.locs
+
+
+def _split(w: _Writer, name: str):
+    """The module with a long entry cut into parts (`split.split_function`: compile time),
+    each line with the user's `Loc` of the line it was."""
+    source, parts, origin = split_function("\n".join(w.lines) + "\n", name)
+    if not parts:
+        return source, w.locs
+    return source, [w.locs[i - 1] if 0 < i <= len(w.locs) else None for i in origin]
 
 
 TANGENT_HEADER = '''\
