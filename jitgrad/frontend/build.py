@@ -51,6 +51,7 @@ from jitgrad.frontend.build_exprs import Expressions
 from jitgrad.frontend.build_lists import ListArrays
 from jitgrad.frontend.build_loops import Loops
 from jitgrad.frontend.build_stmts import Statements
+from jitgrad.frontend.build_try import Handlers
 from jitgrad.frontend.build_values import Values
 from jitgrad.frontend.build_views import Views
 from jitgrad.frontend.draws import GeneratorRef, Recorder
@@ -71,7 +72,7 @@ def declared_global(fn_node) -> frozenset:
             todo.extend(ast.iter_child_nodes(n))
     return frozenset(names)
 
-class Builder(Statements, Branches, ListArrays, Containers, Loops, Views, Values, Calls,
+class Builder(Statements, Handlers, Branches, ListArrays, Containers, Loops, Views, Values, Calls,
               Expressions):
     """Evaluates one function's AST on symbolic values, appending IR to a `GraphBuilder`."""
 

@@ -1,0 +1,185 @@
+"""Building ``try`` and ``with``: statements that run code on the way out of a body or when it
+raises.
+
+Part of `build.Builder` (a mixin). Guarantees: a ``try`` whose body cannot raise (the fence
+checked) is its body, ``else`` and ``finally``; one the fence marked as guarded decides at run
+time, statement by statement, where Python would take its handler (a math domain error, a
+Cholesky factorisation that fails) and takes it there, or raises as Python does; a ``with``
+runs the user's ``__enter__``/``__exit__`` around its body (an exit that may swallow an
+exception is refused), and managers that only change how warnings are reported are skipped.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import sys
+import types as pytypes
+import warnings
+
+import numpy as np
+
+from jitgrad.core.errors import UnsupportedError
+from jitgrad.frontend.build_builtins import cholesky_fails, is_zero
+from jitgrad.frontend.build_values import is_user_object
+from jitgrad.frontend.parse import MATH_DOMAINS, guards
+
+# context managers that change how floating-point warnings are reported, never a value
+_QUIET_CONTEXTS = (np.errstate, warnings.catch_warnings, contextlib.nullcontext)
+
+
+def _is_objmode(builder, item) -> bool:
+    """``with numba.objmode(k="int64"):``: its body is Python that Numba runs in the
+    interpreter; jitgrad reads it as any other code (what it cannot build is refused there),
+    so its values carry their derivatives. The type annotations are not needed."""
+    call = item.context_expr
+    if not (isinstance(call, ast.Call) and isinstance(call.func, (ast.Name, ast.Attribute))
+            and item.optional_vars is None):
+        return False
+    manager = builder.expr(call.func)
+    kind = type(manager)
+    return (kind.__module__, kind.__qualname__) == ("numba.core.withcontexts",
+                                                     "_ObjModeContextType")
+
+
+_NO_HANDLER = ("division by zero inside a try (jitgrad does not take the handler for a "
+               "division: Python raises only for its own numbers, not for NumPy numbers)")
+
+
+class Handlers:
+    """`build.Builder`'s ``try`` and ``with`` (see the module)."""
+
+    def stmt_With(self, stmt):
+        """``with np.errstate(...):``, ``with warnings.catch_warnings():``: context managers
+        that change only how floating-point warnings are reported: the body is built as if
+        they were not there (the compiled code reports none). ``with numba.objmode(...)``
+        too (`_is_objmode`). An object of the user's class: its ``__enter__`` and
+        ``__exit__`` built inline around the body (`enter_manager`)."""
+        exits = []
+        for item in stmt.items:
+            if _is_objmode(self, item):
+                continue
+            manager = self.expr(item.context_expr)
+            if is_user_object(manager) and str(type(manager).__module__).split(".")[0] \
+                    not in sys.stdlib_module_names:  # (the user's class, not contextlib's)
+                exits.append((*self.enter_manager(manager, item), item))
+                continue
+            if not isinstance(manager, _QUIET_CONTEXTS) or item.optional_vars is not None:
+                raise UnsupportedError(
+                    "a with statement (jitgrad takes `with np.errstate(...)`, "
+                    "`warnings.catch_warnings()`, `contextlib.nullcontext()`, which do not "
+                    "change values, and objects of your own classes with __enter__ and "
+                    "__exit__)", self.loc(stmt))
+        self.build_stmts(stmt.body)
+        for exit_, manager, item in reversed(exits):
+            self.exit_manager(exit_, manager, item)
+
+    def enter_manager(self, manager, item) -> list:
+        """``with m:`` of the user's object: ``m.__enter__()`` built inline, its value bound
+        to the ``as`` target; returns the exit to build after the body (`exit_manager`)."""
+        cls = type(manager)
+        enter, exit_ = getattr(cls, "__enter__", None), getattr(cls, "__exit__", None)
+        if not (isinstance(enter, pytypes.FunctionType)
+                and isinstance(exit_, pytypes.FunctionType)):
+            raise UnsupportedError(
+                "a with statement (jitgrad takes `with np.errstate(...)`, "
+                "`warnings.catch_warnings()`, `contextlib.nullcontext()`, which do not change "
+                "values, and objects of your own classes with __enter__ and __exit__)",
+                self.loc(item.context_expr))
+        entered = self.inline(enter, (manager,), {}, item.context_expr)
+        if item.optional_vars is not None:
+            self.assign(item.optional_vars, entered)
+        return [exit_, manager]
+
+    def exit_manager(self, exit_, manager, item) -> None:
+        """``m.__exit__(None, None, None)`` after the body (also after a ``return`` in it, as
+        Python runs it): an exit that would swallow an exception (returns a true value) is
+        refused, since the compiled code raises where Python would go on."""
+        swallowed = self.inline(exit_, (manager, None, None, None), {}, item.context_expr)
+        if swallowed is not None and swallowed is not False:
+            raise UnsupportedError(
+                f"{type(manager).__name__}.__exit__ returns {swallowed!r}: a context manager "
+                "that may swallow an exception is not supported (the compiled gradient does "
+                "not catch exceptions); return None from __exit__", self.loc(item.context_expr))
+
+    def stmt_Try(self, stmt):
+        """A try whose body cannot raise (the fence checked): its body, ``else`` and
+        ``finally`` run in order; its handlers never would. One the fence marked
+        ``jitgrad_guarded`` is checked at run time (`guarded_try`)."""
+        if getattr(stmt, "jitgrad_guarded", False):
+            self.guarded_try(stmt)
+            return
+        self.build_stmts(stmt.body + stmt.orelse + stmt.finalbody)
+
+    def guarded_try(self, stmt):
+        """A try around assignments where only divisions and `math`'s domain errors may raise
+        (`parse.guards`), statement by statement as Python runs it:
+
+        * ``math.sqrt(v)`` and the others of `parse.MATH_DOMAINS`: where the handler catches
+          ValueError, a statement whose test holds (``v < 0.0``) does not run, nor those
+          after it, and the handler runs instead: Python's values exactly (and the handler's
+          derivative there); where no handler catches it, the compiled code raises
+          ValueError as Python does.
+        * ``np.linalg.cholesky(a)``, ``scipy.linalg.cholesky(a)``: where the handler catches
+          LinAlgError, the run-time test that the same LAPACK factorisation of ``a`` fails
+          (``cholesky_fails``) takes the handler, as Python does; where none catches it, the
+          compiled factorisation raises LinAlgError itself.
+        * a division (``/``, ``//``, ``%``) by a number that is zero at run time raises
+          ZeroDivisionError in the compiled code, handler or not: Python raises it for its
+          own numbers and not for NumPy's (which give inf or nan), and the build does not
+          know which the divisor is. So the handler is never taken for a division, and no
+          call gives a value Python would not (dividing by an array never raises, as in
+          NumPy).
+        """
+        def catches(handler, error) -> bool:
+            if handler.type is None:
+                return True
+            kinds = self.expr(handler.type)
+            kinds = kinds if isinstance(kinds, tuple) else (kinds,)
+            return any(isinstance(k, type) and issubclass(error, k) for k in kinds)
+
+        taken = set()
+        lines, parts, depth = [], {}, 0
+        for k, s in enumerate(stmt.body):
+            pad = "    " * depth
+            tests = []
+            for kind, arg in guards(self.src, s):
+                v = ast.unparse(arg)
+                if kind == "zero":
+                    lines += [f"{pad}if JGZ({v}):", f"{pad}    raise ZeroDivisionError({_NO_HANDLER!r})"]
+                    continue
+                if kind == "cholesky":
+                    handler = next((h for h in stmt.handlers
+                                    if catches(h, np.linalg.LinAlgError)), None)
+                    if handler is not None:
+                        taken.add(id(handler))
+                        tests.append(f"JGC({v})")
+                    continue
+                test = MATH_DOMAINS[kind].format(v=f"({v})")
+                handler = next((h for h in stmt.handlers if catches(h, ValueError)), None)
+                if handler is None:
+                    lines += [f"{pad}if {test}:", f"{pad}    raise ValueError('math domain error')"]
+                else:
+                    taken.add(id(handler))
+                    tests.append(test)
+            parts[f"JGS{k}"] = [s]
+            if tests:  # the handler where a test holds, else this statement and the rest
+                lines += [f"{pad}if {' or '.join(tests)}:", f"{pad}    JGH", f"{pad}else:"]
+                depth += 1
+                pad += "    "
+            lines.append(f"{pad}JGS{k}")
+        if len(taken) > 1:
+            raise UnsupportedError("a try whose errors go to different handlers: catch them "
+                                   "in one `except`", self.loc(stmt))
+        handler = next((h for h in stmt.handlers if id(h) in taken), None)
+        if handler is not None:
+            parts["JGH"] = handler.body
+        if stmt.orelse:
+            parts["JGE"] = stmt.orelse
+            lines.append("    " * depth + "JGE")
+        if stmt.finalbody:
+            parts["JGF"] = stmt.finalbody
+            lines.append("JGF")
+        self.build_written("\n".join(lines) + "\n", stmt,
+                           {"JGZ": "is_zero", "JGC": "cholesky_fails"},
+                           {"JGZ": is_zero, "JGC": cholesky_fails}, parts=parts)
