@@ -744,7 +744,6 @@ EXPECTED = {
     "har_fit_lstsq": "refused",
     "generalized_gamma_nll": "refused",
     "george_predict": "refused",
-    "reward_to_go_loss": "refused",
     "tmm_stack_R": "refused",
     "abcd_system_np": "refused",
     "nca_auc_polyfit": "refused",

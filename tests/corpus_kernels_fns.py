@@ -1453,4 +1453,4 @@ KERNELS = [
     ghost_cells_pad, spectrum_rfft, centred_gradient, portfolio_pca,
 ]
 
-REFUSED = [time_levels_views_nb, drawdown_accumulate, iir_lfilter, fv_scatter_add]
+REFUSED = [time_levels_views_nb, drawdown_accumulate, fv_scatter_add]

@@ -85,7 +85,8 @@ HEAVY = {"isoneutral_slopes_np", "cavity_step_np", "vertical_mixing_np", "shallo
          "pressure_redblack_np", "tv_denoise_np", "upwind_advection_np", "vertical_mixing_nb",
          # their functions compiled in tests of their own (np.gradient: test_numpy_surface;
          # eigh: test_linalg_decompositions), here as plain Python: the suite's 15 minutes
-         "centred_gradient", "portfolio_pca"}
+         "centred_gradient", "portfolio_pca",
+         "iir_lfilter"}  # (lfilter compiled in test_statistics_code)
 
 
 def _marked(params):

@@ -98,6 +98,34 @@ def test_cut_module_computes_the_same(part_lines, monkeypatch):
         assert got[1:] == want[1:]
 
 
+GUARDED = '''
+def g(x, flags):
+    total = 0.0
+    for k in range(flags.shape[0]):
+        if flags[k]:
+            seen = x[k] * 2.0
+        total = total + x[k]
+        if flags[k]:
+            total = total + seen
+    return total
+'''
+
+
+def test_a_name_set_under_a_branch_is_never_passed_unbound(monkeypatch):
+    """``seen`` is set under ``if flags[k]`` and read under it again: the lines never read it
+    unset, but a part taking it (or returning it) would be called with it unbound. Such a run
+    stays where it is (newton_pf_nb's gradient failed so after the cut)."""
+    monkeypatch.setattr(split, "MIN_PART", 1)
+    monkeypatch.setattr(split, "SMALL_LOOP", 1)
+    x, flags = np.array([1.0, 2.0, 3.0]), np.array([False, True, False])
+    want = 2.0 * 2.0 + 6.0
+    for part_lines in (1, 2, 3):
+        new, _, _ = split.split_function(GUARDED, "g", split_lines=3, part_lines=part_lines)
+        namespace = {}
+        exec(compile(new, "<split>", "exec"), namespace)  # noqa: S102 -- the cut module
+        assert namespace["g"](x, flags) == want
+
+
 def test_short_functions_and_tapes_stay(monkeypatch):
     monkeypatch.setattr(split, "MIN_PART", 1)
     monkeypatch.setattr(split, "SMALL_LOOP", 1)

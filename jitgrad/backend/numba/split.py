@@ -146,10 +146,14 @@ class _Cutter:
         return any(0 < counts[n] < self.mentions[n] for n in self.empty
                    if not (adjoint and n in self.forward_made))
 
-    def cut(self, stmts, first, live, depth, adjoint=False):
+    def cut(self, stmts, first, live, depth, adjoint=False, sure=frozenset()):
         """The lines (text, source line) standing for ``stmts`` (from source line
         ``first``, indented ``depth`` + 1 levels), whose variables ``live`` are read after
-        them; parts go to ``self.defs``."""
+        them and ``sure`` are set on every path before them; parts go to ``self.defs``. A
+        run whose inputs are not all surely set before it, or whose outputs not all surely
+        set after it, stays where it is: its call would pass or return a name that may be
+        unbound (set under a branch, read under the same branch), where the lines themselves
+        never read it unset."""
         lines = self.lines
         starts, prev_end = [], first - 1
         for s in stmts:
@@ -178,8 +182,13 @@ class _Cutter:
             live = (live - sure) | exposed
         pad = "    " * (depth + 1)
         out = []
+        sure = set(sure) | set(self.params)
         for gi, (kind, idx, _) in enumerate(groups):
             a, b = starts[idx[0]], stmts[idx[-1]].end_lineno
+            block = [stmts[k] for k in idx]
+            _, sets = _exposed(block)
+            if kind == "part" and not (set(ins[gi]) <= sure and set(outs[gi]) <= sure | sets):
+                kind = "keep"
             if kind == "keep":
                 out += [(lines[i - 1], i) for i in range(a, b + 1)]
             elif kind == "loop":
@@ -191,10 +200,13 @@ class _Cutter:
                 out += [(lines[i - 1], i) for i in range(a, head_end + 1)]
                 exposed, _ = _exposed_one(loop)
                 around = live_at[gi] | exposed
+                targets = _names(loop.target, ast.Store) if isinstance(loop, ast.For) else set()
                 out += self.cut(loop.body, head_end + 1, around, depth + 1,
-                                adjoint or marker is not None and idx[0] >= marker)
+                                adjoint or marker is not None and idx[0] >= marker,
+                                sure | targets)
             else:
                 out.append((pad + self.part(idx, stmts, a, b, ins[gi], outs[gi], depth), 0))
+            sure |= sets
         return out
 
     def part(self, idx, stmts, a, b, ins, outs, depth):
