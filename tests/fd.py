@@ -78,3 +78,16 @@ def numeric_grad5(f, args, k, eps=1e-3):
             return _value(f, _with(args, k, moved))
         g[idx] = _five_point(moved_entry, eps * max(1.0, abs(float(x[idx]))))
     return g
+
+
+def check_two_steps(fn, args, wrt, value, grads, value_rtol=1e-12):
+    """A value and gradients (jitgrad's) against plain Python and central differences at two
+    steps, which must agree with each other (no kink or branch switch inside the steps)."""
+    np.testing.assert_allclose(value, fn(*_copied(args)), rtol=value_rtol, atol=value_rtol)
+    for k, g in zip(wrt, grads):
+        fine, coarse = numeric_grad(fn, args, k, eps=1e-7), numeric_grad(fn, args, k, eps=1e-5)
+        np.testing.assert_allclose(fine, coarse, rtol=1e-5, atol=1e-6,
+                                   err_msg=f"{fn.__name__}: the two steps disagree (a kink)")
+        np.testing.assert_allclose(g, coarse, rtol=1e-6, atol=1e-6,
+                                   err_msg=f"{fn.__name__}: gradient w.r.t. argument {k}")
+    return grads

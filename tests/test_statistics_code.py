@@ -36,24 +36,16 @@ import scipy.signal
 import scipy.sparse
 import scipy.special
 import scipy.stats
-from fd import numeric_grad
+from fd import check_two_steps
 from scipy.spatial.distance import cdist, pdist, sqeuclidean, squareform
 
 import jitgrad
 
 
 def check_against_differences(fn, args, wrt):
-    """jitgrad's value and gradients against plain Python and central differences at two
-    steps (which agree with each other: no kink inside the steps)."""
+    """jitgrad's value and gradients (`fd.check_two_steps`)."""
     value, grads = jitgrad.value_and_grad(fn, wrt=tuple(wrt))(*args)
-    np.testing.assert_allclose(value, fn(*[np.copy(a) for a in args]), rtol=1e-11, atol=1e-11)
-    for k, g in zip(wrt, grads):
-        fine, coarse = numeric_grad(fn, args, k, eps=1e-7), numeric_grad(fn, args, k, eps=1e-5)
-        np.testing.assert_allclose(fine, coarse, rtol=1e-5, atol=1e-6,
-                                   err_msg=f"{fn.__name__}: the two steps disagree (a kink)")
-        np.testing.assert_allclose(g, coarse, rtol=1e-6, atol=1e-6,
-                                   err_msg=f"{fn.__name__}: gradient w.r.t. argument {k}")
-    return grads
+    return check_two_steps(fn, args, wrt, value, grads, value_rtol=1e-11)
 
 
 # ------------------------------------------------------------------------------ kernel_model
