@@ -154,6 +154,18 @@ def test_not_a_plain_function(obj, what):
         jitgrad.grad(obj)
 
 
+def test_grad_of_a_function_defined_inside_the_differentiated_one():
+    """It is refused at the user's line with what to write (it was refused naming jitgrad's
+    own class for it); the same function defined outside differentiates."""
+    def loss(x):
+        inner = lambda y: np.sum(y ** 2)
+        return np.sum(jitgrad.grad(inner)(x) * x)
+
+    with pytest.raises(UnsupportedError, match=r"grad of `inner`, a function defined inside "
+                                               r"the differentiated one: define it outside"):
+        jitgrad.grad(loss)(np.ones(3))
+
+
 def test_grad_of_a_non_callable_is_a_type_error():
     with pytest.raises(TypeError, match="needs a function"):
         jitgrad.GradFunction(3.5)

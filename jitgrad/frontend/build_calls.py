@@ -220,6 +220,16 @@ class Calls:
         if custom_call.is_traceable(fn):  # a jitgrad transform: ``jitgrad.grad(g)(x)``
             return custom_call.build_transform_call(self, fn, args, kwargs, node)
         if getattr(fn, "jitgrad_factory", False) is True:  # ``jitgrad.grad(g)``: made now
+            local = next((a for a in (*args, *kwargs.values()) if isinstance(a, LocalFunction)),
+                         None)
+            if local is not None:
+                name = local.__qualname__.split(".")[-1]
+                what = "a lambda" if name.startswith("_lambda") else f"`{name}`"
+                raise UnsupportedError(
+                    f"{fn_name(fn)} of {what}, a function defined inside the differentiated "
+                    "one: define it outside (at module level, passing what it closed over as "
+                    "arguments), and jitgrad builds its transform inside this gradient",
+                    self.loc(node))
             if any(isinstance(a, Sym) for a in (*args, *kwargs.values())):
                 raise UnsupportedError(f"{fn_name(fn)} takes a function and wrt, known "
                                        "while building; here an argument is a run-time value",
