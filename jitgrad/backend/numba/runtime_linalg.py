@@ -383,17 +383,26 @@ def _cholesky_any(a):
     return np.linalg.cholesky(a)
 
 
-def _cholesky(a):
+@register_jitable
+def _potrf(a):
+    """LAPACK's Cholesky factorisation of a copy of ``a``: the copy (by columns the factor U
+    of a.T, whose upper triangle is a's lower one: by rows L) and LAPACK's status (> 0: not
+    positive definite)."""
     _square(a)
     n = a.shape[0]
-    # by columns, a C-ordered copy of a holds a.T, whose upper triangle is a's lower one
-    out = np.ascontiguousarray(a).copy()
+    out = np.ascontiguousarray(a).copy()  # by columns, a C-ordered copy of a holds a.T
     if n == 0:
-        return out
+        return out, 0
     ints = np.array([n, max(n, 1), 0], np.int32)
     dpotrf(_char_ref(_U), ints[0:].ctypes, out.ctypes, ints[1:].ctypes, ints[2:].ctypes)
-    if ints[2] > 0:
+    return out, ints[2]
+
+
+def _cholesky(a):
+    out, info = _potrf(a)
+    if info > 0:
         raise np.linalg.LinAlgError("Matrix is not positive definite")
+    n = out.shape[0]
     for i in range(n):  # the factor U by columns is L by rows: clear what lies above it
         for j in range(i + 1, n):
             out[i, j] = 0.0
@@ -444,14 +453,7 @@ def _cholesky_fails_any(a):
 def _cholesky_fails(a):
     """The same LAPACK factorisation as `_cholesky`, on a copy, its status read instead of
     raised."""
-    _square(a)
-    n = a.shape[0]
-    if n == 0:
-        return False
-    out = np.ascontiguousarray(a).copy()
-    ints = np.array([n, max(n, 1), 0], np.int32)
-    dpotrf(_char_ref(_U), ints[0:].ctypes, out.ctypes, ints[1:].ctypes, ints[2:].ctypes)
-    return ints[2] > 0
+    return _potrf(a)[1] > 0
 
 
 @overload(_cholesky_fails_any, jit_options=_OPTIONS)
