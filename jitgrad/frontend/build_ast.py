@@ -248,17 +248,6 @@ def fn_name(fn) -> str:
     return name
 
 
-def int_literal(node) -> int | None:
-    """The integer a literal such as ``2`` or ``-1`` spells, else None."""
-    sign = 1
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        sign = -1 if isinstance(node.op, ast.USub) else 1
-        node = node.operand
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return sign * node.value
-    return None
-
-
 def is_docstring(stmt) -> bool:
     return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(
         stmt.value.value, str)

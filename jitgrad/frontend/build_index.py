@@ -16,8 +16,8 @@ import numpy as np
 from jitgrad.core.errors import ShapeError, UnsupportedError, refused
 from jitgrad.core.ir import Var
 from jitgrad.frontend import autograd_names
-from jitgrad.frontend.build_ast import int_literal
 from jitgrad.frontend.build_values import is_user_object
+from jitgrad.frontend.desugar import int_literal
 from jitgrad.lang import complex_pairs, numpy_api, numpy_shape, symbolic
 from jitgrad.lang.symbolic import Sym
 from jitgrad.prims import primitives

@@ -233,3 +233,31 @@ def locate(node, like) -> None:
     for sub in ast.walk(node):
         if isinstance(sub, (ast.expr, ast.stmt)) and not hasattr(sub, "lineno"):
             ast.copy_location(sub, like)
+
+
+def int_literal(node) -> int | None:
+    """The integer a literal such as ``2`` or ``-1`` spells, else None."""
+    sign = 1
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        sign = -1 if isinstance(node.op, ast.USub) else 1
+        node = node.operand
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return sign * node.value
+    return None
+
+
+def replace_statement(root, old, new: list) -> None:
+    """Put the statements ``new`` where the statement ``old`` is, under ``root``."""
+    for node in ast.walk(root):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and any(s is old for s in block):
+                k = next(i for i, s in enumerate(block) if s is old)
+                block[k:k + 1] = new
+                return
+        for h in getattr(node, "handlers", []):
+            if any(s is old for s in h.body):
+                k = next(i for i, s in enumerate(h.body) if s is old)
+                h.body[k:k + 1] = new
+                return
+    raise AssertionError("the append is not in the loop")

@@ -44,9 +44,11 @@ from jitgrad.frontend.desugar import (
     Fresh,
     Rename,
     Swap,
+    int_literal,
     locate,
     outermost,
     renamable,
+    replace_statement,
     rewrite_blocks,
     targets,
 )
@@ -315,7 +317,7 @@ class _Lists:
             for s in (write, step):
                 ast.copy_location(s, node)
                 locate(s, node)
-            _replace_statement(loop, node, [write, step])
+            replace_statement(loop, node, [write, step])
         if first:
             total = ast.BinOp(total, ast.Add(), ast.Constant(len(first)))
         start = [ast.Assign([_name(count, True)], total),
@@ -354,7 +356,7 @@ class _Lists:
         again = copy.deepcopy(loop)
         if (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
                 and "range" not in self.bound and "range" not in self.globals):
-            bounds = [_constant_int(a) for a in it.args]
+            bounds = [int_literal(a) for a in it.args]
             if it.keywords or not 1 <= len(bounds) <= 3 or None in bounds:
                 return None
             indices = tuple(range(*bounds)) if bounds[-1] != 0 or len(bounds) < 3 else None
@@ -403,7 +405,7 @@ class _Lists:
                 args = [copy.deepcopy(a) for a in it.args]
                 if len(args) == 1:
                     return _call("%max", args[0], ast.Constant(0))
-                step = 1 if len(args) == 2 else _constant_int(args[2])
+                step = 1 if len(args) == 2 else int_literal(args[2])
                 if step is None or step == 0:
                     return None
                 a, b = args[0], args[1]
@@ -740,32 +742,6 @@ def returned_list(fn, fn_node, call: ast.Call, callee: str, where) -> bool:
                                    f" is not supported (the list is an array in the gradient)"
                                    f"; {instead('list')}", where(node))
     return returned
-
-
-def _constant_int(node):
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        v = _constant_int(node.operand)
-        return None if v is None else -v
-    return None
-
-
-def _replace_statement(root, old, new: list) -> None:
-    """Put the statements ``new`` where the statement ``old`` is, under ``root``."""
-    for node in ast.walk(root):
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(node, field, None)
-            if isinstance(block, list) and any(s is old for s in block):
-                k = next(i for i, s in enumerate(block) if s is old)
-                block[k:k + 1] = new
-                return
-        for h in getattr(node, "handlers", []):
-            if any(s is old for s in h.body):
-                k = next(i for i, s in enumerate(h.body) if s is old)
-                h.body[k:k + 1] = new
-                return
-    raise AssertionError("the append is not in the loop")
 
 
 class _ListCalls(ast.NodeTransformer):
