@@ -728,8 +728,7 @@ NUMPY.update({
     math.degrees: _scalar_fn("math.degrees", np_rad2deg),
     math.radians: _scalar_fn("math.radians", np_deg2rad),
 })
-for _name in ("exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "arctan",
-              "arcsin", "arccos", "sinh", "cosh", "arcsinh", "arccosh", "arctanh"):
+for _name in primitives.TRANSCENDENTAL:
     NUMPY[getattr(np, _name)] = _unary(_name)
 
 # The math module and builtins on scalars map to the same primitives.

@@ -55,8 +55,11 @@ PIECEWISE_CONSTANT = {"differentiable": False, "zero_tangent": True}
 # ----------------------------------------------------------------------------- unary
 
 neg = _elementwise("neg", np.negative, _arith_no_bool, linear=True, broadcast_nest=True)
-for _name in ("exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "arctan",
-              "arcsin", "arccos", "sinh", "cosh", "arcsinh", "arccosh", "arctanh"):
+# NumPy's transcendental ufuncs of one argument: each is the primitive of its own name
+# (`lang.numpy_api` maps ``np.<name>`` to it from this tuple).
+TRANSCENDENTAL = ("exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "arctan",
+                  "arcsin", "arccos", "sinh", "cosh", "arcsinh", "arccosh", "arctanh")
+for _name in TRANSCENDENTAL:
     _elementwise(_name, getattr(np, _name), **COSTLY)
 _elementwise("square", np.square, type_rule=_arith_no_bool, nonlinear=True)
 _elementwise("abs", np.abs, type_rule=_arith_no_bool, nonlinear=True)

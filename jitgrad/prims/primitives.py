@@ -38,7 +38,7 @@ from jitgrad.prims.alloc import (
     zeros,
     zeros_like,
 )
-from jitgrad.prims.elementwise import neg, tie_share
+from jitgrad.prims.elementwise import TRANSCENDENTAL, neg, tie_share
 from jitgrad.prims.fft import dft
 from jitgrad.prims.implicit import implicit_root, root_slope  # noqa: F401 - its rows and rules
 from jitgrad.prims.indexing import (
@@ -104,7 +104,8 @@ from jitgrad.prims.shape import (
 )
 
 __all__ = [
-    "CONSTANT_ARRAYS", "JVPS", "JVPS_ALL", "MAX_STACK", "PRIMITIVES", "RULES", "Primitive",
+    "CONSTANT_ARRAYS", "JVPS", "JVPS_ALL", "MAX_STACK", "PRIMITIVES", "RULES", "TRANSCENDENTAL",
+    "Primitive",
     "add_at", "arange", "argmax", "argmin", "argsort", "broadcast_like", "cholesky",
     "choose_share", "concatenate", "constant", "constant_array_name", "constant_source", "copy",
     "cumprod", "cumprod_grad", "cumprod_jvp", "cumsum", "cumsum_axis", "defjvp", "defjvp_all",
