@@ -50,6 +50,7 @@ from jitgrad.frontend.build_ast import (
 )
 from jitgrad.frontend.build_builtins import BUILTINS
 from jitgrad.frontend.build_loop_headers import LoopHeaders
+from jitgrad.frontend.build_values import is_user_object
 from jitgrad.frontend.build_views import view_bases
 from jitgrad.frontend.desugar_lists import UNROLLED_AT_MOST
 from jitgrad.lang import numpy_api, symbolic
@@ -210,6 +211,8 @@ class Loops(LoopHeaders):
         the writes). A loop of a few iterations known while building (``stmt``'s key among
         `unrollable`) that reassigns a value known while building (a list of slices, a tuple)
         is unrolled instead (`UnrollLoop`): each copy of the body sees that iteration's value."""
+        if stmt is not None:  # the attributes it carries, under names (`attribute_carries`)
+            extra = {*extra, *self.attribute_carries(stmt)}
         passed = {n for n in call_arguments(body_stmts, self.is_library_call)
                   if isinstance(self.env.get(n), Sym) and self.env[n].ndim}
         assigned = assigned_names(body_stmts)
@@ -247,6 +250,8 @@ class Loops(LoopHeaders):
                                        "and at the end of its body, and "
                                        f"`{base(name)} = complex({base(name)}_re, "
                                        f"{base(name)}_im)` where the body begins)", self.gb.loc)
+            if is_user_object(v) and name not in rebound:
+                continue  # `obj.attr = ...`: its attributes are carried (`attribute_carries`)
             if not is_atom_value(v) and stmt is not None and \
                     self.loop_key(stmt) in self.unrollable:
                 raise UnrollLoop(self.loop_key(stmt))
@@ -293,6 +298,26 @@ class Loops(LoopHeaders):
         leaves no writes behind. Returns (the carries the loop keeps, each carried name's
         variable in the body, what the last `build_inside` returned)."""
         kinds = {n: self.gb.atom(self.env[n], check=False).type for n in carried}
+        attributes = {n: self.attribute_names[n] for n in carried
+                      if n in getattr(self, "attribute_names", {})}
+        before = self.attribute_state()
+        set_inside = {}
+
+        def body_env(env):  # the carried attributes: the object holds the carried variable
+            make_body_env(env)
+            for n, (obj, attr) in attributes.items():
+                setattr(obj, attr, env[n])
+
+        def inside(env):  # and the body's last value of it is the name's
+            try:
+                result = build_inside(env)
+                for n, (obj, attr) in attributes.items():
+                    result["env_end"][n] = getattr(obj, attr)
+                set_inside.update(self.check_attributes_carried(stmt, before, attributes))
+            finally:
+                self.restore_attributes(before)
+            return result
+
         apart: set[str] = set()  # names for one array that the body rebinds and never writes
         memory_before = self.gb.memory_state()
         takes_over: dict[str, str] = {}  # n -> m: n holds m's array from the 2nd iteration on
@@ -306,8 +331,8 @@ class Loops(LoopHeaders):
             inner_env = dict(self.env)
             for n, v in carry_vars.items():
                 inner_env[n] = self.gb.sym(v)
-            make_body_env(inner_env)
-            result = build_inside(inner_env)
+            body_env(inner_env)
+            result = inside(inner_env)
             env_end = result["env_end"]
             widened = self.widen_carried_kinds(stmt, carried, kinds, env_end)
             swapped = self.find_take_overs(carried, carry_vars, kinds, env_end, takes_over)
@@ -331,7 +356,26 @@ class Loops(LoopHeaders):
         carries = self.make_carries(stmt, carried, carry_vars, kinds, env_end, result["body"],
                                     blocks)
         self.share_written_storage(carries)
+        result["attributes"] = (attributes, before, set_inside)
         return self.drop_unchanged_carries(carries, carry_vars, blocks), carry_vars, result
+
+    def attributes_after_loop(self, result, carry_vars, ran: bool = True) -> None:
+        """After a loop: each attribute it carries holds the carried variable (as a name
+        does), taken out of the environment; one set only inside the loop, which the object
+        did not have before it, is undefined after it. ``ran`` False: a loop that never runs
+        (its condition false while building) leaves the attributes as they were."""
+        attributes, before, set_inside = result["attributes"]
+        if not ran:
+            self.restore_attributes(before)
+        for n, (obj, attr) in attributes.items():
+            self.env.pop(n, None)
+            if ran:
+                setattr(obj, attr, self.gb.sym(carry_vars[n]))
+        if ran:
+            for (_, attr), obj in set_inside.items():
+                setattr(obj, attr, Undefined(
+                    f"the attribute .{attr} is set only inside a loop that runs at run time, "
+                    "and the object had none before it: set it before the loop too"))
 
     def new_carry_vars(self, carried, kinds, apart, unfollowed=()):
         """One attempt's variables for the carried names, of the kinds found so far: names for
@@ -669,6 +713,7 @@ class Loops(LoopHeaders):
                    parallel=getattr(stmt, "jitgrad_prange", False) and not raises)
         self.gb.block.stmts.append(loop)
         self.after_loop(stmt, result["env_end"], carried, carry_vars)
+        self.attributes_after_loop(result, carry_vars)
 
     def loop_flags(self, body):
         if not any(isinstance(n, ast.Return) for s in body for n in ast.walk(s)):
@@ -774,6 +819,7 @@ class Loops(LoopHeaders):
             self.held_before_loop.pop()
         cond = result["cond"]
         if cond is False:
+            self.attributes_after_loop(result, carry_vars, ran=False)
             return  # the loop never runs
         exit_flag = self.exit_flag(result)
         trips = self.gb.new_var(INT, "_trips")
@@ -781,3 +827,4 @@ class Loops(LoopHeaders):
                      self.src.loc(stmt), exit_flag)
         self.gb.block.stmts.append(loop)
         self.after_loop(stmt, result["env_end"], carried, carry_vars)
+        self.attributes_after_loop(result, carry_vars)
