@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jitgrad.core.errors import ShapeError, UnsupportedError
+from jitgrad.core.errors import RaisesInPython, ShapeError, UnsupportedError
 from jitgrad.core.ir import Block, Carry, Const, If, Var
 from jitgrad.core.types import Type, promote_kinds
 from jitgrad.frontend.build_ast import (
@@ -50,11 +50,18 @@ class Branches:
         raise UnsupportedError(f"a condition of type {type(cond).__name__}", self.loc(node))
 
     def in_block(self, fn, env):
+        """Build ``fn`` in a block of its own (a branch, a loop's body), from ``env``: returns
+        the block and the environment at its end. What Python raises on every path through
+        the block, met while building it (`RaisesInPython`), counts the blocks it came
+        through (``nested``: a try's body is one, `Handlers.decided_try`)."""
         saved_block, saved_env = self.gb.block, self.env
         self.gb.block, self.env = Block(), dict(env)
         try:
             fn()
             return self.gb.block, self.env
+        except RaisesInPython as e:
+            e.nested += 1
+            raise
         finally:
             self.gb.block, self.env = saved_block, saved_env
 

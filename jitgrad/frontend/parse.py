@@ -579,8 +579,10 @@ def _fence_try(src: FunctionSource, node: ast.Try, root=None) -> None:
     body is assignments and expressions where only divisions and `math`'s domain errors may
     raise is checked at run time (``jitgrad_guarded``: `build_stmts.Statements.stmt_Try`).
     A subscript, where no handler catches IndexError, is left to the build to check
-    (`mark_try_indices`). Otherwise it is refused: the compiled code does not catch
-    exceptions."""
+    (`mark_try_indices`). Otherwise it is refused where it is built
+    (``jitgrad_refusal``): the compiled code does not catch exceptions, except those Python
+    raises for the types of the values, whatever they are, which the build decides
+    (`build_try.Handlers.decided_try`)."""
     if node.handlers and all(isinstance(s, _GUARDED_STMTS) for s in node.body) and all(
             h.name is None for h in node.handlers) and not any(
             _may_raise(src, s, guarded=True) for s in node.body) and any(
@@ -590,11 +592,12 @@ def _fence_try(src: FunctionSource, node: ast.Try, root=None) -> None:
     deferred = None if _catches_index_error(src, node) else []
     for stmt in node.body:
         found = _may_raise(src, stmt, deferred=deferred)
-        if found:
-            raise UnsupportedError(
+        if found:  # refused where it is built (a nested function never called is not)
+            node.jitgrad_refusal = UnsupportedError(
                 "try/except is supported only around code that cannot raise (the compiled "
                 f"gradient does not catch exceptions); here {found}: test the condition "
                 "with `if` instead, or move the call out of the try", src.loc(stmt))
+            return
     loops = _loops_around(root, node) or [] if root is not None else []
     for sub in ast.walk(ast.Module(body=node.body, type_ignores=[])):
         if isinstance(sub, ast.Subscript) and _in_range(loops, sub.slice, sub.value):
