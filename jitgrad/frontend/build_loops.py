@@ -80,6 +80,22 @@ def _sliced(update: Var, body) -> bool:
     return False
 
 
+def assigned_first(body, name: str) -> bool:
+    """Whether each iteration of a loop over ``body`` binds ``name`` (``y = x[i]``) before it
+    reads it: a statement of the body itself that assigns it, with no statement before it
+    that mentions it (conservatively: any statement that names it, or may jump, ends the
+    search)."""
+    for s in body:
+        names = {n.id for n in ast.walk(s) if isinstance(n, ast.Name)}
+        if isinstance(s, ast.Assign) and all(isinstance(t, ast.Name) for t in s.targets) \
+                and name in {t.id for t in s.targets}:
+            return name not in {n.id for n in ast.walk(s.value) if isinstance(n, ast.Name)}
+        if name in names or any(isinstance(n, (ast.Break, ast.Continue, ast.Return))
+                                for n in ast.walk(s)):
+            return False
+    return False
+
+
 def held_ids(values) -> set[int]:
     """The ids of the lists, tuples and dicts known while building among ``values`` and
     inside them: the containers that exist before a loop (`Containers.change`)."""
@@ -343,7 +359,9 @@ class Loops(LoopHeaders):
             if not (widened or swapped or parted or lent):
                 break
         self.gb.followed = followed_outside | self.gb.followed
+        self.unread_carries = set()  # (`check_no_joined_carries`)
         self.check_no_joined_carries(carried, carry_vars, writes_before, env_end, stmt)
+        result["unread"] = self.unread_carries
         out_of_date = self.check_no_stale_reads(result, carry_vars, stmt)
         for n in carried:  # the versions lent to the body (`new_carry_vars`), taken back
             init = self.env[n].atom if isinstance(self.env[n], Sym) else None
@@ -364,6 +382,12 @@ class Loops(LoopHeaders):
         does), taken out of the environment; one set only inside the loop, which the object
         did not have before it, is undefined after it. ``ran`` False: a loop that never runs
         (its condition false while building) leaves the attributes as they were."""
+        for name in result["unread"]:
+            self.env[name] = Undefined(
+                f"`{base(name)}` is rebound at the start of each iteration of the loop before "
+                "it to an array the loop also names otherwise and writes into in place, which "
+                "jitgrad follows inside the loop only: read it inside the loop, or assign it "
+                "a copy there (`.copy()` of the value)")
         attributes, before, set_inside = result["attributes"]
         if not ran:
             self.restore_attributes(before)
@@ -599,9 +623,14 @@ class Loops(LoopHeaders):
         (``fx = fxnew``) are one array from the second iteration on: a write into it shows
         through both names, which the carried values (one per name) do not follow. Refused
         when the body writes into it in place; without writes the two values stay equal."""
+        body = stmt.body if isinstance(stmt, (ast.For, ast.While)) else []
         for n, m in itertools.combinations(carried, 2):
             v, w = carry_vars[n], carry_vars[m]
             if v is w or not v.type.ndim or self.followed_view(v, w):
+                continue
+            first = [k for k in (n, m) if assigned_first(body, k)]
+            if first:  # its carried value is never read in the body; after the loop: refused
+                self.unread_carries.update(first)
                 continue
             a = self.gb.atom(env_end[n], check=False)
             b = self.gb.atom(env_end[m], check=False)

@@ -184,7 +184,8 @@ class GraphBuilder:
         # A NumPy array computed while building (from constants) is a constant of the graph.
         args = [NUMPY[np.array](a) if isinstance(a, (list, tuple)) else self.sym(
             self.constant_array(a)) if _constant_array(a) else a for a in args]
-        atoms = [self.atom(a) for a in args]
+        # (an array's size is read whether or not its memory was written since: no values)
+        atoms = [self.atom(a, check=prim.name != "shape_dim") for a in args]
         if all(isinstance(a, Const) for a in atoms) and not prim.flags.allocates:
             value = prim.impl(*(a.value for a in atoms), **params)
             return python_scalar(value)
