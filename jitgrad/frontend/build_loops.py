@@ -237,7 +237,8 @@ class Loops(LoopHeaders):
         for name in sorted(subscript_targets(body_stmts) - rebound):
             v = self.env.get(name)  # a reshape the body writes into: its copy, made here
             if isinstance(v, Sym) and isinstance(v.atom, Var) and v.atom in self.gb.views and (
-                    v.atom not in self.gb.view_of and self.can_detach(v.atom)):
+                    v.atom not in self.gb.view_of and (self.can_detach(v.atom)
+                                                       or v.atom in self.gb.fresh_if_ran)):
                 self.gb.check_writable(v.atom, name)  # an argument's: copied on entry
                 self.detach_view(name, None, v.atom)
         names = assigned | passed | set(extra)
@@ -318,6 +319,7 @@ class Loops(LoopHeaders):
                       if n in getattr(self, "attribute_names", {})}
         before = self.attribute_state()
         set_inside = {}
+        made_at = [0]  # where the last attempt at the body began in ``gb.made``
 
         def body_env(env):  # the carried attributes: the object holds the carried variable
             make_body_env(env)
@@ -325,6 +327,7 @@ class Loops(LoopHeaders):
                 setattr(obj, attr, env[n])
 
         def inside(env):  # and the body's last value of it is the name's
+            made_at[0] = len(self.gb.made)
             try:
                 result = build_inside(env)
                 for n, (obj, attr) in attributes.items():
@@ -371,18 +374,46 @@ class Loops(LoopHeaders):
         for v in carry_vars.values():
             if v not in out_of_date:
                 self.gb.restamp(v)  # after the loop it holds the current contents
+        result["fresh"] = self.fresh_each_iteration(carried, carry_vars, env_end, made_at[0])
         carries = self.make_carries(stmt, carried, carry_vars, kinds, env_end, result["body"],
                                     blocks)
         self.share_written_storage(carries)
         result["attributes"] = (attributes, before, set_inside)
         return self.drop_unchanged_carries(carries, carry_vars, blocks), carry_vars, result
 
+    def fresh_each_iteration(self, carried, carry_vars, env_end, made_at: int) -> list:
+        """The carried arrays the body binds to memory of its own each iteration (``sigma =
+        np.hstack((sigma, col))``): all that shares the memory of the value at the end of the
+        body was made in the body. After a loop that ran, such a name holds none of the memory
+        it held before the loop; after one that ran no iteration it still holds it
+        (`fresh_if_ran`)."""
+        here = set(self.gb.made[made_at:])
+        out = []
+        for n in carried:
+            end = env_end.get(n)
+            if not (isinstance(end, Sym) and end.ndim and isinstance(end.atom, Var)):
+                continue
+            if self.gb._find(end.atom) is self.gb._find(carry_vars[n]):
+                continue
+            if all(u in here for u in self.gb.memory_class(end.atom)):
+                out.append(n)
+        return out
+
+    def fresh_if_ran(self, result, carry_vars, trips, stmt) -> None:
+        """After the loop: its arrays fresh on each iteration (`fresh_each_iteration`) are
+        noted with the loop's count of iterations, so that a write into one that the builder
+        cannot follow otherwise (its memory was an array made before the loop, or a view of
+        one: `Views.detach_view`) checks at run time that the loop ran (else it raises, where
+        Python would have written into that earlier array)."""
+        for n in result["fresh"]:
+            self.gb.fresh_if_ran[carry_vars[n]] = (trips, self.src.loc(stmt), base(n))
+
     def attributes_after_loop(self, result, carry_vars, ran: bool = True) -> None:
         """After a loop: each attribute it carries holds the carried variable (as a name
         does), taken out of the environment; one set only inside the loop, which the object
         did not have before it, is undefined after it. ``ran`` False: a loop that never runs
         (its condition false while building) leaves the attributes as they were."""
-        for name in result["unread"]:
+        for name in result["unread"] if ran else ():
             self.env[name] = Undefined(
                 f"`{base(name)}` is rebound at the start of each iteration of the loop before "
                 "it to an array the loop also names otherwise and writes into in place, which "
@@ -743,6 +774,7 @@ class Loops(LoopHeaders):
         self.gb.block.stmts.append(loop)
         self.after_loop(stmt, result["env_end"], carried, carry_vars)
         self.attributes_after_loop(result, carry_vars)
+        self.fresh_if_ran(result, carry_vars, trips, stmt)
 
     def loop_flags(self, body):
         if not any(isinstance(n, ast.Return) for s in body for n in ast.walk(s)):
@@ -857,3 +889,4 @@ class Loops(LoopHeaders):
         self.gb.block.stmts.append(loop)
         self.after_loop(stmt, result["env_end"], carried, carry_vars)
         self.attributes_after_loop(result, carry_vars)
+        self.fresh_if_ran(result, carry_vars, trips, stmt)

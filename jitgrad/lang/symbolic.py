@@ -49,6 +49,9 @@ class GraphBuilder:
         self.namer = namer
         self.block = Block()
         self.root = self.block  # the function's own block: what runs on every call
+        # an array a loop made afresh on each iteration, after the loop -> (the loop's count
+        # of iterations, its loc, the name): `Loops.fresh_if_ran`
+        self.fresh_if_ran: dict = {}
         self.loc: Loc | None = None
         # Size assumptions (see `assume_same_sizes`): when on, two argument axes that broadcast
         # against each other are taken to be the same size, and the pairs are kept in
