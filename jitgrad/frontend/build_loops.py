@@ -659,10 +659,6 @@ class Loops(LoopHeaders):
             v, w = carry_vars[n], carry_vars[m]
             if v is w or not v.type.ndim or self.followed_view(v, w):
                 continue
-            first = [k for k in (n, m) if assigned_first(body, k)]
-            if first:  # its carried value is never read in the body; after the loop: refused
-                self.unread_carries.update(first)
-                continue
             a = self.gb.atom(env_end[n], check=False)
             b = self.gb.atom(env_end[m], check=False)
             if not (isinstance(a, Var) and isinstance(b, Var) and a.type.ndim
@@ -670,6 +666,10 @@ class Loops(LoopHeaders):
                 continue
             written = any(self.gb.writes_to(x) != writes_before.get(x, self.gb.writes_to(x))
                           for x in (v, w))
+            first = [k for k in (n, m) if assigned_first(body, k)]
+            if written and first:  # its carried value is never read in the body: taken
+                self.unread_carries.update(first)  # (and refused after the loop)
+                continue
             if written and (v in self.gb.views or w in self.gb.views):
                 view, of = (n, m) if v in self.gb.views else (m, n)
                 raise UnsupportedError(
