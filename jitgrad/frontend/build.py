@@ -113,6 +113,8 @@ class Builder(Statements, Handlers, Branches, ListArrays, Containers, Loops, Vie
         # the arrays NumPy made for those objects' attributes (by id): the graph's copies of
         # them read so far, out of date once ``obj.attr += v`` updates the array in place
         self.attribute_reads = caller.attribute_reads if caller is not None else {}
+        # those arrays held by their object alone (by id, kept alive): `own_array_attribute`
+        self.owned_arrays = caller.owned_arrays if caller is not None else {}
         # the module globals the functions set (``global g``; `Statements.set_global`): by
         # (id of the module's namespace, name), the namespace and the value, read before the
         # module's own value

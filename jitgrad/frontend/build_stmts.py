@@ -15,7 +15,6 @@ import ast
 import builtins
 import functools
 import importlib
-import sys
 import types as pytypes
 
 import numpy as np
@@ -403,30 +402,18 @@ class Statements:
         """``obj.attr += v`` where the attribute is an array: NumPy updates it in place, so
         every holder of the array sees the new values. An array of the graph is written as
         ``name += v`` is (`write_version`: older values held elsewhere are out of date, and
-        refused where read). An array NumPy made while building (``self.n = np.zeros(k)`` in
-        ``__init__``) becomes the graph's new value, and the copies of it read before are out
-        of date; one that something else holds too (a global, another object) is refused:
-        Python would change it for them, and the gradient cannot."""
+        refused where read); an array NumPy made while building becomes one first
+        (`own_array_attribute`)."""
         target = stmt.target
         obj = self.expr(target.value)
-        value = self.apply_op(op, current, self.expr(stmt.value), stmt)
+        rhs = self.expr(stmt.value)
+        if is_user_object(obj) and isinstance(vars(obj).get(target.attr), np.ndarray):
+            current = self.own_array_attribute(obj, target.attr, target)
+        value = self.apply_op(op, current, rhs, stmt)
         if isinstance(value, Sym) and value.type.kind == "f" and current.type.kind != "f":
             raise UnsupportedError("adding floats into an integer array in place (NumPy "
                                    "refuses the cast): write `obj.attr = obj.attr + ...`",
                                    self.loc(target))
-        held = vars(obj).get(target.attr) if is_user_object(obj) else None
-        if isinstance(held, np.ndarray):
-            # held by the object's attributes, `held` and getrefcount's argument only
-            if sys.getrefcount(held) > 3 or id(obj) not in self.made_objects:
-                raise UnsupportedError(
-                    f"augmented assignment to the attribute .{target.attr}, an array held "
-                    "elsewhere too (a global, an argument, another object), which NumPy "
-                    "would change in place for every holder: write `obj.attr = obj.attr + "
-                    "...` (a new array)", self.loc(target))
-            for copy in self.attribute_reads.pop(id(held), ()):
-                self.gb.mark_stale(copy)
-            self.set_attribute(target, value)
-            return
         if not (isinstance(current.atom, Var) and current.atom not in self.gb.view_of):
             raise UnsupportedError("augmented assignment to an attribute that is a view of "
                                    "an array: write `obj.attr = obj.attr + ...`",

@@ -21,6 +21,7 @@ Part of `build.Builder` (a mixin). Takes the values `build_exprs` evaluated; gua
 from __future__ import annotations
 
 import inspect
+import sys
 import types as pytypes
 
 import numpy as np
@@ -146,6 +147,7 @@ class Values:
                 made = fn(*args, **kwargs)
                 if is_user_object(made):
                     self.made_objects[id(made)] = (made, self.gb.block)
+                    self.note_owned_arrays(made)
                 return made
             except JitgradError as e:
                 made = self.build_instance(fn, args, kwargs, node)
@@ -178,6 +180,37 @@ class Values:
                 "gradient reads as they were when it was built): make the object inside the "
                 "function, or keep the new value in a variable", self.loc(target))
         setattr(obj, target.attr, value)
+
+    def note_owned_arrays(self, obj) -> None:
+        """The arrays NumPy made for ``obj``'s attributes while its ``__init__`` ran, held by
+        the object alone (``self.steps = np.zeros(n, np.int32)``): the build may make them
+        arrays of the graph when the function changes them (`own_array_attribute`)."""
+        for value in vars(obj).values():
+            if isinstance(value, np.ndarray) and sys.getrefcount(value) <= 3:
+                self.owned_arrays[id(value)] = value  # (the dict, `value`, the argument)
+
+    def own_array_attribute(self, obj, attr: str, node):
+        """``obj.attr``, an array NumPy made while building that the function changes
+        (``self.steps += 1``, or carried by a loop): from here on an array of the graph, a
+        copy of its contents, which the attribute holds; the graph's copies of it read before
+        are out of date (NumPy would show the change through them: a read is refused). An
+        array something else may hold too (a global, an argument, another object's attribute,
+        which NumPy would change with it) is refused."""
+        held = vars(obj)[attr]
+        others = [v for o, _ in self.made_objects.values() for k, v in (
+            vars(o).items() if hasattr(o, "__dict__") else ()) if not (o is obj and k == attr)]
+        if id(held) not in self.owned_arrays or any(v is held for v in others):
+            raise UnsupportedError(
+                f"changing the attribute .{attr} of a {type(obj).__name__}, an array that "
+                "something else may hold too (a global, an argument, another object), which "
+                "NumPy would change in place for every holder: write `obj.attr = obj.attr + "
+                "...` (a new array), or give the object an array of its own "
+                "(`np.zeros(n)`, `a.copy()`)", self.loc(node))
+        for copy in self.attribute_reads.pop(id(held), ()):
+            self.gb.mark_stale(copy)
+        value = symbolic.record("copy", self.global_value(attr, held, node, "attribute"))
+        setattr(obj, attr, value)
+        return value
 
     # -- attributes as variables of branches and loops ---------------------------------------
 
@@ -246,7 +279,8 @@ class Values:
                 if (type(obj).__qualname__, attr) in wanted:
                     name = self.attribute_name(key, attr)
                     names[name] = (obj, attr)
-                    self.env[name] = attrs[attr]
+                    self.env[name] = self.own_array_attribute(obj, attr, stmt) if isinstance(
+                        attrs[attr], np.ndarray) else attrs[attr]
         self.__dict__.setdefault("attribute_names", {}).update(names)
         return names
 
@@ -262,7 +296,7 @@ class Values:
             if attr not in attrs:
                 new[(key, attr)] = obj
             elif (key, attr) not in carried_pairs:
-                if not is_atom_value(attrs[attr]):
+                if not (is_atom_value(attrs[attr]) or isinstance(attrs[attr], np.ndarray)):
                     raise UnsupportedError(
                         f"the attribute .{attr} of a {type(obj).__name__} made before this "
                         f"loop (a {type(attrs[attr]).__name__} there) is set inside the loop, "
