@@ -182,10 +182,9 @@ def names_the_exception(x):
 
 
 @pytest.mark.parametrize(("fn", "message"), [
-    (one_type_per_attribute, r"the attribute \.v is a number on one side of an `if` on a value "
-                             r"known only at run time and a NoneType on the other"),
-    (read_after_the_loop, r"the attribute \.u is set only inside a loop that runs at run "
-                          r"time"),
+    (one_type_per_attribute, (r"the attribute \.v is a number on one side of an `if` on a "
+                              r"value known only at run time and a NoneType on the other")),
+    (read_after_the_loop, r"the attribute \.u is set only inside a loop that runs at run time"),
     (raises_under_a_condition, r"len\(\) of a scalar"),
     (names_the_exception, r"try/except is supported only around code that cannot raise"),
 ])

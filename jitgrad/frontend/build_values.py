@@ -291,7 +291,7 @@ class Values:
         object did not have before the loop: undefined after it (set only inside)."""
         new = {}
         carried_pairs = {(id(obj), attr) for obj, attr in carried.values()}
-        for (key, attr), _value in self.changed_attributes(before).items():
+        for key, attr in self.changed_attributes(before):
             obj, attrs = before[key]
             if attr not in attrs:
                 new[(key, attr)] = obj
