@@ -6,7 +6,8 @@ held-out forms of simulators and integrators), in functions of our own:
   an attribute first set inside the loop and never read after it, and ``self.steps += 1``
   on an integer array NumPy made in ``__init__`` (updated in place, as NumPy does);
 * ``try: n = len(y) except TypeError: ...`` decided while building: the handler for a
-  number, the body and ``else`` for an array;
+  number (after the statements before ``len``, as Python runs them), the body and ``else``
+  for an array;
 * a loop that rebinds a view of the array it writes into before any read (``y = out[i]``,
   then ``out[i + 1] = ...``), as fixed-step integrators do;
 * an array a run-time loop makes afresh on each iteration, written after the loop: checked at
@@ -65,12 +66,15 @@ class Cart:
 
 
 def mean_of(y):
+    total = 0.0
     try:
+        total = np.sum(y)  # runs for a number too: kept where len raises after it
         n = len(y)
     except TypeError:  # a number
-        return 2.0 * y
+        n = 0.5
     else:
-        return np.sum(y) / n
+        n = float(n)
+    return total / n
 
 
 def heun(y0, dt, steps):
