@@ -4594,6 +4594,74 @@ def py_object_attribute_set(x):
     return cart.state[0] * cart.state[1] + cart.steps
 
 
+class _Walker:
+    """An object whose method sets attributes under run-time branches (issue #43)."""
+
+    def __init__(self, n):
+        self.pos = 0.0
+        self.hist = np.zeros(n)
+        self.count = np.zeros(n, dtype=np.int64)
+
+    def move(self, v):
+        if v > 0.5:
+            self.pos = self.pos + v * v
+        else:
+            self.pos = self.pos - np.sin(v)
+        self.count += 1
+        return self.pos
+
+
+def py_attribute_in_run_time_branch(x):
+    w = _Walker(2)
+    w.move(x[0])
+    return w.pos * x[1] + w.move(x[2])
+
+
+def py_attribute_in_run_time_loop(x):
+    w = _Walker(x.shape[0])
+    for i in range(x.shape[0]):
+        w.hist = w.hist + x[i] * w.pos
+        w.move(x[i])
+    return w.pos + np.sum(w.hist ** 2)
+
+
+def py_attribute_array_iadd(x):
+    w = _Walker(4)
+    w.count += 2
+    w.hist += x * x
+    return np.sum(w.hist * w.count) + np.sum(w.count)
+
+
+def _len_or_one(y):
+    try:
+        n = len(y)
+    except TypeError:
+        n = 1
+    return n
+
+
+def py_try_len_type_error(x):
+    return np.sum(x) / _len_or_one(x) + x[0] / _len_or_one(x[1])
+
+
+def py_loop_rebinds_view_first(x):
+    out = np.zeros((4, x.shape[0]))
+    out[0] = x
+    y = x
+    for i in range(3):
+        y = out[i]
+        out[i + 1] = np.tanh(y) + 0.5 * y
+    return np.sum(out[-1] ** 2)
+
+
+def py_write_after_fresh_loop(x):
+    z = x[::-1]
+    for _ in range(x.shape[0]):
+        z = np.sin(z) + 0.3 * z
+    z[0] = z[-1] * z[1]
+    return np.sum(z ** 2)
+
+
 _MODE = "plain"
 
 

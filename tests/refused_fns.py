@@ -414,8 +414,9 @@ def loop_reads_view(x):
 def view_rebound_in_loop(U, x):
     u = U[0]
     for j in range(3):  # refused: view-rebound
+        s = u[0]  # (the view of the last iteration read: `u = U[j]` first is taken)
         u = U[j]
-        u[j] = x[j]
+        u[j] = x[j] * s
     return np.sum(U * U)
 
 

@@ -82,6 +82,17 @@ class UnsupportedError(JitgradError):
     """The function uses a construct jitgrad cannot differentiate (refused, never guessed)."""
 
 
+class RaisesInPython(UnsupportedError):
+    """What Python raises here for these argument types, whatever their values (``len`` of a
+    number: TypeError): refused where nothing catches it, and where a ``try`` whose handler
+    catches ``error`` surrounds it, the build takes that handler (`build_try`)."""
+
+    def __init__(self, error: type, message: str, loc: Loc | None = None):
+        self.error = error
+        self.nested = 0  # the blocks it came through while building (`Branches.in_block`)
+        super().__init__(message, loc)
+
+
 class NotReversible(UnsupportedError):
     """The graph calls a jitgrad transform (`ir.Function.grafted`), whose code the reverse
     transform does not take: an entry point that can, falls back to forward mode."""

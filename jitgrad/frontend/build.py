@@ -37,6 +37,7 @@ from jitgrad.frontend.build_ast import (
     NO_RETURN,
     RETURNED,
     RETVAL,
+    CarryAttribute,
     ListOfArrays,
     ReadAfterLoop,
     UnrollLoop,
@@ -109,6 +110,11 @@ class Builder(Statements, Handlers, Branches, ListArrays, Containers, Loops, Vie
         # the user's objects made while building (by id: the object and the block it was made
         # in), whose attributes the function may assign (`Values.set_attribute`)
         self.made_objects = caller.made_objects if caller is not None else {}
+        # the arrays NumPy made for those objects' attributes (by id): the graph's copies of
+        # them read so far, out of date once ``obj.attr += v`` updates the array in place
+        self.attribute_reads = caller.attribute_reads if caller is not None else {}
+        # those arrays held by their object alone (by id, kept alive): `own_array_attribute`
+        self.owned_arrays = caller.owned_arrays if caller is not None else {}
         # the module globals the functions set (``global g``; `Statements.set_global`): by
         # (id of the module's namespace, name), the namespace and the value, read before the
         # module's own value
@@ -209,6 +215,8 @@ class LoopSeeds(dict):
         self.refused: set = set()
         self.lists: dict = {}  # a list built in a loop (its key) -> its rows' shape
         self.unrolled: set = set()  # loops unrolled: they carry arrays that change shape
+        # a loop (its key) -> the attributes it carries: (class qualname, attribute) pairs
+        self.attributes: dict = {}
 
 
 def _leaf_name(path: str) -> str:
@@ -308,6 +316,11 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
             break
         except ListOfArrays as r:  # a list of arrays: allocated again with rows of that shape
             seeds.lists[r.key] = r.rows
+        except CarryAttribute as r:  # an object's attribute changed in a loop: carried by it
+            if r.attr in seeds.attributes.get(r.key, ()):
+                raise AssertionError(f"attribute {r.attr} carried by {r.key} and still "
+                                     "changed") from None
+            seeds.attributes.setdefault(r.key, set()).add(r.attr)
         except UnrollLoop as r:  # a few iterations whose arrays change shape: unrolled
             if r.key in seeds.unrolled:
                 raise AssertionError(f"loop {r.key} unrolled and still built as a loop") from None

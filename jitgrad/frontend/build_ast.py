@@ -83,6 +83,17 @@ class ListOfArrays(Exception):
         self.key, self.rows = key, rows
 
 
+class CarryAttribute(Exception):
+    """Internal: a loop's body changes an attribute of an object made before the loop (``key``:
+    the loop's file, line and column; ``attr``: (its class's qualified name, the attribute));
+    `build.build` starts again with that attribute carried by the loop as its names are
+    (`Values.attribute_carries`)."""
+
+    def __init__(self, key: tuple, attr: tuple):
+        super().__init__(f"{key} {attr}")
+        self.key, self.attr = key, attr
+
+
 class UnrollLoop(Exception):
     """Internal: a loop over a range of a few iterations known while building carries an
     array whose shape may change from one iteration to the next (``h = h[1:]``); `build.build`

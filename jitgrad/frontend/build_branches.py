@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jitgrad.core.errors import ShapeError, UnsupportedError
+from jitgrad.core.errors import RaisesInPython, ShapeError, UnsupportedError
 from jitgrad.core.ir import Block, Carry, Const, If, Var
 from jitgrad.core.types import Type, promote_kinds
 from jitgrad.frontend.build_ast import (
@@ -50,11 +50,18 @@ class Branches:
         raise UnsupportedError(f"a condition of type {type(cond).__name__}", self.loc(node))
 
     def in_block(self, fn, env):
+        """Build ``fn`` in a block of its own (a branch, a loop's body), from ``env``: returns
+        the block and the environment at its end. What Python raises on every path through
+        the block, met while building it (`RaisesInPython`), counts the blocks it came
+        through (``nested``: a try's body is one, `Handlers.decided_try`)."""
         saved_block, saved_env = self.gb.block, self.env
         self.gb.block, self.env = Block(), dict(env)
         try:
             fn()
             return self.gb.block, self.env
+        except RaisesInPython as e:
+            e.nested += 1
+            raise
         finally:
             self.gb.block, self.env = saved_block, saved_env
 
@@ -70,10 +77,13 @@ class Branches:
         with self.draws.run_time("a branch on a value known only at run time (a `continue`, "
                                  "`break` or `return` before it makes one too)", loc):
             conds.append((self.gb.atom(cond), True))
+            attributes = self.attribute_state()  # the objects' attributes before the `if`
             try:
                 then_block, env_t = self.in_block(then_fn, before)
             finally:
                 conds.pop()
+            set_then = self.changed_attributes(attributes)
+            self.restore_attributes(attributes)  # the other side sees them as before the if
             self.stale_at_merge = self.stale_values(env_t)  # each side as its branch ends
             writes_then, self.gb.writes = self.gb.writes, dict(writes)
             latest_then, self.gb.latest = self.gb.latest, dict(latest)
@@ -82,7 +92,10 @@ class Branches:
                 else_block, env_e = self.in_block(else_fn, before)
             finally:
                 conds.pop()
+            set_else = self.changed_attributes(attributes)
+            self.restore_attributes(attributes)
         self.stale_at_merge |= self.stale_values(env_e)
+        attribute_names = self.merge_attributes(attributes, env_t, set_then, env_e, set_else)
         latest_else, self.gb.latest = self.gb.latest, latest
         for k, n in writes_then.items():  # after it, a write on either side counts
             self.gb.writes[k] = max(n, self.gb.writes.get(k, 0))
@@ -104,6 +117,17 @@ class Branches:
             when.stmt = stmt
         self.gb.block.stmts.append(stmt)
         self.gb.merge_versions(latest_then, latest_else, merges)
+        for name, (obj, attr) in attribute_names.items():  # the merged attributes, set
+            value = env.pop(name)
+            if isinstance(value, Undefined) and "non-numeric" in value.why:
+                kinds = [type(v).__name__ if not isinstance(v, Sym) else
+                         "array" if v.ndim else "number" for v in (env_t[name], env_e[name])]
+                value = Undefined(
+                    f"the attribute .{attr} is a {kinds[0]} on one side of an `if` on a value "
+                    f"known only at run time and a {kinds[1]} on the other: after the `if` it "
+                    "holds one type (as a name does, and as in Numba); give it a value of one "
+                    "type on both sides")
+            setattr(obj, attr, value)
         self.env = env
 
     def one_sided(self, name, undefined, vt, ve, cond, blocks, pending):

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from jitgrad.core.errors import UnsupportedError
+from jitgrad.core.errors import RaisesInPython, UnsupportedError
 from jitgrad.core.ir import Var, dims_of
 from jitgrad.frontend.build_ast import Iterator, RunTimeBytes, RunTimeText
 from jitgrad.frontend.desugar_lists import items_of, zip_count
@@ -81,11 +81,13 @@ def _a_size(a) -> bool:
 def _b_len(b, args, kwargs, node):
     (x,) = args
     if isinstance(x, Sym):
-        if not x.ndim:
-            raise UnsupportedError("len() of a scalar", b.loc(node))
+        if not x.ndim:  # (TypeError in Python, for a number and a 0-d array alike)
+            raise RaisesInPython(TypeError, "len() of a scalar", b.loc(node))
         return x.shape[0]
     if isinstance(x, RunTimeBytes):
         return x.length
+    if isinstance(x, (int, float, complex, np.number, np.bool_, bool)) or x is None:
+        raise RaisesInPython(TypeError, f"len() of a {type(x).__name__}", b.loc(node))
     return len(x)
 
 

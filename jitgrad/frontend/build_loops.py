@@ -50,6 +50,7 @@ from jitgrad.frontend.build_ast import (
 )
 from jitgrad.frontend.build_builtins import BUILTINS
 from jitgrad.frontend.build_loop_headers import LoopHeaders
+from jitgrad.frontend.build_values import is_user_object
 from jitgrad.frontend.build_views import view_bases
 from jitgrad.frontend.desugar_lists import UNROLLED_AT_MOST
 from jitgrad.lang import numpy_api, symbolic
@@ -76,6 +77,22 @@ def _sliced(update: Var, body) -> bool:
         row = PRIMITIVES.get(e.prim)
         if row is not None and row.elementwise:
             todo += [a for a in e.ins if isinstance(a, Var) and a.type.ndim]
+    return False
+
+
+def assigned_first(body, name: str) -> bool:
+    """Whether each iteration of a loop over ``body`` binds ``name`` (``y = x[i]``) before it
+    reads it: a statement of the body itself that assigns it, with no statement before it
+    that mentions it (conservatively: any statement that names it, or may jump, ends the
+    search)."""
+    for s in body:
+        names = {n.id for n in ast.walk(s) if isinstance(n, ast.Name)}
+        if isinstance(s, ast.Assign) and all(isinstance(t, ast.Name) for t in s.targets) \
+                and name in {t.id for t in s.targets}:
+            return name not in {n.id for n in ast.walk(s.value) if isinstance(n, ast.Name)}
+        if name in names or any(isinstance(n, (ast.Break, ast.Continue, ast.Return))
+                                for n in ast.walk(s)):
+            return False
     return False
 
 
@@ -210,6 +227,8 @@ class Loops(LoopHeaders):
         the writes). A loop of a few iterations known while building (``stmt``'s key among
         `unrollable`) that reassigns a value known while building (a list of slices, a tuple)
         is unrolled instead (`UnrollLoop`): each copy of the body sees that iteration's value."""
+        if stmt is not None:  # the attributes it carries, under names (`attribute_carries`)
+            extra = {*extra, *self.attribute_carries(stmt)}
         passed = {n for n in call_arguments(body_stmts, self.is_library_call)
                   if isinstance(self.env.get(n), Sym) and self.env[n].ndim}
         assigned = assigned_names(body_stmts)
@@ -218,7 +237,8 @@ class Loops(LoopHeaders):
         for name in sorted(subscript_targets(body_stmts) - rebound):
             v = self.env.get(name)  # a reshape the body writes into: its copy, made here
             if isinstance(v, Sym) and isinstance(v.atom, Var) and v.atom in self.gb.views and (
-                    v.atom not in self.gb.view_of and self.can_detach(v.atom)):
+                    v.atom not in self.gb.view_of and (self.can_detach(v.atom)
+                                                       or v.atom in self.gb.fresh_if_ran)):
                 self.gb.check_writable(v.atom, name)  # an argument's: copied on entry
                 self.detach_view(name, None, v.atom)
         names = assigned | passed | set(extra)
@@ -247,6 +267,8 @@ class Loops(LoopHeaders):
                                        "and at the end of its body, and "
                                        f"`{base(name)} = complex({base(name)}_re, "
                                        f"{base(name)}_im)` where the body begins)", self.gb.loc)
+            if is_user_object(v) and name not in rebound:
+                continue  # `obj.attr = ...`: its attributes are carried (`attribute_carries`)
             if not is_atom_value(v) and stmt is not None and \
                     self.loop_key(stmt) in self.unrollable:
                 raise UnrollLoop(self.loop_key(stmt))
@@ -293,6 +315,28 @@ class Loops(LoopHeaders):
         leaves no writes behind. Returns (the carries the loop keeps, each carried name's
         variable in the body, what the last `build_inside` returned)."""
         kinds = {n: self.gb.atom(self.env[n], check=False).type for n in carried}
+        attributes = {n: self.attribute_names[n] for n in carried
+                      if n in getattr(self, "attribute_names", {})}
+        before = self.attribute_state()
+        set_inside = {}
+        made_at = [0]  # where the last attempt at the body began in ``gb.made``
+
+        def body_env(env):  # the carried attributes: the object holds the carried variable
+            make_body_env(env)
+            for n, (obj, attr) in attributes.items():
+                setattr(obj, attr, env[n])
+
+        def inside(env):  # and the body's last value of it is the name's
+            made_at[0] = len(self.gb.made)
+            try:
+                result = build_inside(env)
+                for n, (obj, attr) in attributes.items():
+                    result["env_end"][n] = getattr(obj, attr)
+                set_inside.update(self.check_attributes_carried(stmt, before, attributes))
+            finally:
+                self.restore_attributes(before)
+            return result
+
         apart: set[str] = set()  # names for one array that the body rebinds and never writes
         memory_before = self.gb.memory_state()
         takes_over: dict[str, str] = {}  # n -> m: n holds m's array from the 2nd iteration on
@@ -306,8 +350,8 @@ class Loops(LoopHeaders):
             inner_env = dict(self.env)
             for n, v in carry_vars.items():
                 inner_env[n] = self.gb.sym(v)
-            make_body_env(inner_env)
-            result = build_inside(inner_env)
+            body_env(inner_env)
+            result = inside(inner_env)
             env_end = result["env_end"]
             widened = self.widen_carried_kinds(stmt, carried, kinds, env_end)
             swapped = self.find_take_overs(carried, carry_vars, kinds, env_end, takes_over)
@@ -318,7 +362,9 @@ class Loops(LoopHeaders):
             if not (widened or swapped or parted or lent):
                 break
         self.gb.followed = followed_outside | self.gb.followed
+        self.unread_carries = set()  # (`check_no_joined_carries`)
         self.check_no_joined_carries(carried, carry_vars, writes_before, env_end, stmt)
+        result["unread"] = self.unread_carries
         out_of_date = self.check_no_stale_reads(result, carry_vars, stmt)
         for n in carried:  # the versions lent to the body (`new_carry_vars`), taken back
             init = self.env[n].atom if isinstance(self.env[n], Sym) else None
@@ -328,10 +374,63 @@ class Loops(LoopHeaders):
         for v in carry_vars.values():
             if v not in out_of_date:
                 self.gb.restamp(v)  # after the loop it holds the current contents
+        result["fresh"] = self.fresh_each_iteration(carried, carry_vars, env_end, made_at[0])
         carries = self.make_carries(stmt, carried, carry_vars, kinds, env_end, result["body"],
                                     blocks)
         self.share_written_storage(carries)
+        result["attributes"] = (attributes, before, set_inside)
         return self.drop_unchanged_carries(carries, carry_vars, blocks), carry_vars, result
+
+    def fresh_each_iteration(self, carried, carry_vars, env_end, made_at: int) -> list:
+        """The carried arrays the body binds to memory of its own each iteration (``sigma =
+        np.hstack((sigma, col))``): all that shares the memory of the value at the end of the
+        body was made in the body. After a loop that ran, such a name holds none of the memory
+        it held before the loop; after one that ran no iteration it still holds it
+        (`fresh_if_ran`)."""
+        here = set(self.gb.made[made_at:])
+        out = []
+        for n in carried:
+            end = env_end.get(n)
+            if not (isinstance(end, Sym) and end.ndim and isinstance(end.atom, Var)):
+                continue
+            if self.gb._find(end.atom) is self.gb._find(carry_vars[n]):
+                continue
+            if all(u in here for u in self.gb.memory_class(end.atom)):
+                out.append(n)
+        return out
+
+    def fresh_if_ran(self, result, carry_vars, trips, stmt) -> None:
+        """After the loop: its arrays fresh on each iteration (`fresh_each_iteration`) are
+        noted with the loop's count of iterations, so that a write into one that the builder
+        cannot follow otherwise (its memory was an array made before the loop, or a view of
+        one: `Views.detach_view`) checks at run time that the loop ran (else it raises, where
+        Python would have written into that earlier array)."""
+        for n in result["fresh"]:
+            self.gb.fresh_if_ran[carry_vars[n]] = (trips, self.src.loc(stmt), base(n))
+
+    def attributes_after_loop(self, result, carry_vars, ran: bool = True) -> None:
+        """After a loop: each attribute it carries holds the carried variable (as a name
+        does), taken out of the environment; one set only inside the loop, which the object
+        did not have before it, is undefined after it. ``ran`` False: a loop that never runs
+        (its condition false while building) leaves the attributes as they were."""
+        for name in result["unread"] if ran else ():
+            self.env[name] = Undefined(
+                f"`{base(name)}` is rebound at the start of each iteration of the loop before "
+                "it to an array the loop also names otherwise and writes into in place, which "
+                "jitgrad follows inside the loop only: read it inside the loop, or assign it "
+                "a copy there (`.copy()` of the value)")
+        attributes, before, set_inside = result["attributes"]
+        if not ran:
+            self.restore_attributes(before)
+        for n, (obj, attr) in attributes.items():
+            self.env.pop(n, None)
+            if ran:
+                setattr(obj, attr, self.gb.sym(carry_vars[n]))
+        if ran:
+            for (_, attr), obj in set_inside.items():
+                setattr(obj, attr, Undefined(
+                    f"the attribute .{attr} is set only inside a loop that runs at run time, "
+                    "and the object had none before it: set it before the loop too"))
 
     def new_carry_vars(self, carried, kinds, apart, unfollowed=()):
         """One attempt's variables for the carried names, of the kinds found so far: names for
@@ -555,6 +654,7 @@ class Loops(LoopHeaders):
         (``fx = fxnew``) are one array from the second iteration on: a write into it shows
         through both names, which the carried values (one per name) do not follow. Refused
         when the body writes into it in place; without writes the two values stay equal."""
+        body = stmt.body if isinstance(stmt, (ast.For, ast.While)) else []
         for n, m in itertools.combinations(carried, 2):
             v, w = carry_vars[n], carry_vars[m]
             if v is w or not v.type.ndim or self.followed_view(v, w):
@@ -566,6 +666,10 @@ class Loops(LoopHeaders):
                 continue
             written = any(self.gb.writes_to(x) != writes_before.get(x, self.gb.writes_to(x))
                           for x in (v, w))
+            first = [k for k in (n, m) if assigned_first(body, k)]
+            if written and first:  # its carried value is never read in the body: taken
+                self.unread_carries.update(first)  # (and refused after the loop)
+                continue
             if written and (v in self.gb.views or w in self.gb.views):
                 view, of = (n, m) if v in self.gb.views else (m, n)
                 raise UnsupportedError(
@@ -669,6 +773,8 @@ class Loops(LoopHeaders):
                    parallel=getattr(stmt, "jitgrad_prange", False) and not raises)
         self.gb.block.stmts.append(loop)
         self.after_loop(stmt, result["env_end"], carried, carry_vars)
+        self.attributes_after_loop(result, carry_vars)
+        self.fresh_if_ran(result, carry_vars, trips, stmt)
 
     def loop_flags(self, body):
         if not any(isinstance(n, ast.Return) for s in body for n in ast.walk(s)):
@@ -774,6 +880,7 @@ class Loops(LoopHeaders):
             self.held_before_loop.pop()
         cond = result["cond"]
         if cond is False:
+            self.attributes_after_loop(result, carry_vars, ran=False)
             return  # the loop never runs
         exit_flag = self.exit_flag(result)
         trips = self.gb.new_var(INT, "_trips")
@@ -781,3 +888,5 @@ class Loops(LoopHeaders):
                      self.src.loc(stmt), exit_flag)
         self.gb.block.stmts.append(loop)
         self.after_loop(stmt, result["env_end"], carried, carry_vars)
+        self.attributes_after_loop(result, carry_vars)
+        self.fresh_if_ran(result, carry_vars, trips, stmt)

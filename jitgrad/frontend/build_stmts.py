@@ -41,6 +41,7 @@ from jitgrad.frontend.build_ast import (
     jumps,
 )
 from jitgrad.frontend.build_index import expand_ellipsis
+from jitgrad.frontend.build_values import is_user_object
 from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import Sym
 from jitgrad.prims import primitives
@@ -385,15 +386,41 @@ class Statements:
             self.setitem(stmt.target, array, index, value)
         elif isinstance(stmt.target, ast.Attribute):
             current = self.expr(stmt.target)
-            if isinstance(current, Sym) and current.ndim or not isinstance(
-                    current, (Sym, int, float)):  # (NumPy: an array updated in place)
+            if isinstance(current, Sym) and current.ndim:  # NumPy: updated in place
+                self.augment_attribute(stmt, op, current)
+                return
+            if not isinstance(current, (Sym, int, float)):
                 raise UnsupportedError("augmented assignment to an attribute that is not a "
-                                       "number: write `obj.attr = obj.attr + ...`",
+                                       "number or an array: write `obj.attr = obj.attr + ...`",
                                        self.loc(stmt.target))
             self.set_attribute(stmt.target, self.apply_op(op, current, self.expr(stmt.value),
                                                           stmt))
         else:
             raise UnsupportedError("augmented assignment to this target", self.loc(stmt.target))
+
+    def augment_attribute(self, stmt, op, current) -> None:
+        """``obj.attr += v`` where the attribute is an array: NumPy updates it in place, so
+        every holder of the array sees the new values. An array of the graph is written as
+        ``name += v`` is (`write_version`: older values held elsewhere are out of date, and
+        refused where read); an array NumPy made while building becomes one first
+        (`own_array_attribute`)."""
+        target = stmt.target
+        obj = self.expr(target.value)
+        rhs = self.expr(stmt.value)
+        if is_user_object(obj) and isinstance(vars(obj).get(target.attr), np.ndarray):
+            current = self.own_array_attribute(obj, target.attr, target)
+        value = self.apply_op(op, current, rhs, stmt)
+        if isinstance(value, Sym) and value.type.kind == "f" and current.type.kind != "f":
+            raise UnsupportedError("adding floats into an integer array in place (NumPy "
+                                   "refuses the cast): write `obj.attr = obj.attr + ...`",
+                                   self.loc(target))
+        if not (isinstance(current.atom, Var) and current.atom not in self.gb.view_of):
+            raise UnsupportedError("augmented assignment to an attribute that is a view of "
+                                   "an array: write `obj.attr = obj.attr + ...`",
+                                   self.loc(target))
+        spec, idx = expand_ellipsis(((":",) * current.ndim, []), current)
+        self.set_attribute(target, self.write_version(ast.unparse(target), target,
+                                                      current.atom, spec, idx, value))
 
     def stmt_Return(self, stmt):
         value = self.expr(stmt.value) if stmt.value is not None else None

@@ -12,6 +12,7 @@ exception is refused), and managers that only change how warnings are reported a
 from __future__ import annotations
 
 import ast
+import builtins
 import contextlib
 import sys
 import types as pytypes
@@ -19,7 +20,9 @@ import warnings
 
 import numpy as np
 
-from jitgrad.core.errors import UnsupportedError
+from jitgrad.core.errors import RaisesInPython, UnsupportedError
+from jitgrad.core.ir import Eqn, walk
+from jitgrad.frontend.build_ast import RAISED, jumps
 from jitgrad.frontend.build_builtins import cholesky_fails, is_zero
 from jitgrad.frontend.build_values import is_user_object
 from jitgrad.frontend.parse import MATH_DOMAINS, guards
@@ -105,11 +108,76 @@ class Handlers:
     def stmt_Try(self, stmt):
         """A try whose body cannot raise (the fence checked): its body, ``else`` and
         ``finally`` run in order; its handlers never would. One the fence marked
-        ``jitgrad_guarded`` is checked at run time (`guarded_try`)."""
+        ``jitgrad_guarded`` is checked at run time (`guarded_try`); one it refused
+        (``jitgrad_refusal``) is decided while building where its handlers catch only what
+        the types of the values decide (`decided_try`), and refused otherwise, here."""
         if getattr(stmt, "jitgrad_guarded", False):
             self.guarded_try(stmt)
             return
+        refusal = getattr(stmt, "jitgrad_refusal", None)
+        if refusal is not None:
+            self.decided_try(stmt, UnsupportedError(refusal.message, refusal.loc))
+            return
         self.build_stmts(stmt.body + stmt.orelse + stmt.finalbody)
+
+    def decided_try(self, stmt, refusal):
+        """A try whose handlers catch only TypeError, AttributeError or NameError (and their
+        subclasses): what Python raises for the types of the values, whatever the values
+        are, which are known while building (``len(y0)`` of a number raises TypeError, of an
+        array does not). The body is built; where its build meets such an error on its own
+        path (not under a branch or in a loop that runs at run time: `RaisesInPython`), the
+        statements before it run and the handler that catches it is built instead, as Python
+        runs them on every call with these types (a statement that wrote into an array before
+        it raised is refused); where the body builds, it runs, then ``else``. A body with a
+        ``return``, ``break`` or ``continue`` is refused. A body that raises one of them
+        at run time (a ``raise TypeError`` under a run-time condition) is refused, as is a
+        handler that names the exception (``except TypeError as e``) or catches anything
+        else: ``refusal``, the fence's message."""
+        kinds = []
+        for h in stmt.handlers:
+            caught = self.expr(h.type) if h.type is not None else None
+            caught = caught if isinstance(caught, tuple) else (caught,)
+            if h.name is not None or not all(isinstance(k, type) and issubclass(
+                    k, (TypeError, AttributeError, NameError)) for k in caught):
+                raise refusal
+            kinds.append(caught)
+        if any(jumps(s) for s in stmt.body):  # (a return, break or continue in the body)
+            raise refusal
+        for s in stmt.body:  # as Python runs it: the statements before the one that raises
+            memory, attributes = self.gb.memory_state(), self.attribute_state()
+            try:
+                block, env = self.in_block(lambda s=s: self.build_stmts([s]), self.env)
+            except RaisesInPython as e:
+                handler = next((h for h, caught in zip(stmt.handlers, kinds)
+                                if issubclass(e.error, caught)), None)
+                if handler is None or e.nested != 1:  # uncaught, or under a run-time condition
+                    raise
+                changed = self.gb.writes != memory[1] or self.changed_attributes(attributes)
+                self.gb.restore_memory_state(memory)
+                self.restore_attributes(attributes)
+                if changed:  # part of the statement ran (a write) before it raised
+                    raise UnsupportedError(
+                        f"{refusal.message}. Built for these argument types, the statement "
+                        f"at line {e.loc.lineno if e.loc else '?'} raises {e.error.__name__} "
+                        "after writing into an array or an attribute, which jitgrad does not "
+                        "split: raise before the write", refusal.loc) from None
+                self.build_stmts(handler.body + stmt.finalbody)
+                return
+            except UnsupportedError as e:  # (Python might take the handler there: the fence's)
+                raise UnsupportedError(
+                    f"{refusal.message}. Built for these argument types, its body is refused "
+                    f"at line {e.loc.lineno if e.loc else '?'}: {e.message}",
+                    refusal.loc) from None
+            for eqn in walk(block):
+                if isinstance(eqn, Eqn) and eqn.prim == "raise_error" and any(
+                        issubclass(getattr(builtins, eqn.params["exc"], Exception), caught)
+                        for caught in kinds):
+                    raise refusal
+            self.gb.block.stmts.extend(block.stmts)
+            self.env = env
+            if env.get(RAISED):
+                return
+        self.build_stmts(stmt.orelse + stmt.finalbody)
 
     def guarded_try(self, stmt):
         """A try around assignments where only divisions and `math`'s domain errors may raise

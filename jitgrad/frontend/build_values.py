@@ -21,13 +21,21 @@ Part of `build.Builder` (a mixin). Takes the values `build_exprs` evaluated; gua
 from __future__ import annotations
 
 import inspect
+import sys
 import types as pytypes
 
 import numpy as np
 
 from jitgrad.core.errors import JitgradError, UnsupportedError
 from jitgrad.core.ir import Var
-from jitgrad.frontend.build_ast import LIBRARIES, CalledFromLibrary, fn_name
+from jitgrad.frontend.build_ast import (
+    LIBRARIES,
+    CalledFromLibrary,
+    CarryAttribute,
+    Undefined,
+    fn_name,
+    is_atom_value,
+)
 from jitgrad.lang import complex_pairs, symbolic
 from jitgrad.lang.symbolic import Sym, Written
 
@@ -139,6 +147,7 @@ class Values:
                 made = fn(*args, **kwargs)
                 if is_user_object(made):
                     self.made_objects[id(made)] = (made, self.gb.block)
+                    self.note_owned_arrays(made)
                 return made
             except JitgradError as e:
                 made = self.build_instance(fn, args, kwargs, node)
@@ -156,10 +165,11 @@ class Values:
 
     def set_attribute(self, target, value) -> None:
         """``obj.attr = value``: the attribute of an object made while building this gradient,
-        set then, as its ``__init__`` sets them, where the object was made in the block being
-        built (not under a branch or in a loop that runs at run time, which would need the
-        attribute to be a run-time variable). An object made before the call (a global, an
-        argument, a class) keeps the attributes it had: the gradient reads them as they were."""
+        set then, as its ``__init__`` sets them. Under a branch or inside a loop that runs at
+        run time the attribute is a variable of that branch or loop, as a name is: merged after
+        the ``if`` (`merge_attributes`), carried by the loop (`attribute_carries`). An object
+        made before the call (a global, an argument, a class) keeps the attributes it had: the
+        gradient reads them as they were."""
         obj = self.expr(target.value)
         made = self.made_objects.get(id(obj))
         if made is None or made[0] is not obj:
@@ -169,13 +179,132 @@ class Values:
                 "function was called (a global, an argument or a class, whose attributes the "
                 "gradient reads as they were when it was built): make the object inside the "
                 "function, or keep the new value in a variable", self.loc(target))
-        if made[1] is not self.gb.block:
-            raise UnsupportedError(
-                f"assignment to the attribute .{target.attr} under a branch or inside a loop "
-                "that runs at run time, of an object made outside it (its attributes are "
-                "values of the build, not run-time variables): keep the value in a variable "
-                "of the loop or branch, and set the attribute after it", self.loc(target))
         setattr(obj, target.attr, value)
+
+    def note_owned_arrays(self, obj) -> None:
+        """The arrays NumPy made for ``obj``'s attributes while its ``__init__`` ran, held by
+        the object alone (``self.steps = np.zeros(n, np.int32)``): the build may make them
+        arrays of the graph when the function changes them (`own_array_attribute`)."""
+        for value in vars(obj).values():
+            if isinstance(value, np.ndarray) and sys.getrefcount(value) <= 3:
+                self.owned_arrays[id(value)] = value  # (the dict, `value`, the argument)
+
+    def own_array_attribute(self, obj, attr: str, node):
+        """``obj.attr``, an array NumPy made while building that the function changes
+        (``self.steps += 1``, or carried by a loop): from here on an array of the graph, a
+        copy of its contents, which the attribute holds; the graph's copies of it read before
+        are out of date (NumPy would show the change through them: a read is refused). An
+        array something else may hold too (a global, an argument, another object's attribute,
+        which NumPy would change with it) is refused."""
+        held = vars(obj)[attr]
+        others = [v for o, _ in self.made_objects.values() for k, v in (
+            vars(o).items() if hasattr(o, "__dict__") else ()) if not (o is obj and k == attr)]
+        if id(held) not in self.owned_arrays or any(v is held for v in others):
+            raise UnsupportedError(
+                f"changing the attribute .{attr} of a {type(obj).__name__}, an array that "
+                "something else may hold too (a global, an argument, another object), which "
+                "NumPy would change in place for every holder: write `obj.attr = obj.attr + "
+                "...` (a new array), or give the object an array of its own "
+                "(`np.zeros(n)`, `a.copy()`)", self.loc(node))
+        for copy in self.attribute_reads.pop(id(held), ()):
+            self.gb.mark_stale(copy)
+        value = symbolic.record("copy", self.global_value(attr, held, node, "attribute"))
+        setattr(obj, attr, value)
+        return value
+
+    # -- attributes as variables of branches and loops ---------------------------------------
+
+    def attribute_state(self) -> dict:
+        """The attributes of each object made while building, now: {id: (object, a copy of
+        its attributes)} (those without a ``__dict__`` have none to change)."""
+        state = {}
+        for key, (obj, _) in self.made_objects.items():
+            try:
+                state[key] = (obj, dict(vars(obj)))
+            except TypeError:
+                continue
+        return state
+
+    @staticmethod
+    def restore_attributes(state: dict) -> None:
+        """Each object's attributes as ``state`` (`attribute_state`) holds them."""
+        for obj, attrs in state.values():
+            held = vars(obj)
+            held.clear()
+            held.update(attrs)
+
+    def attribute_name(self, key, attr: str) -> str:
+        """The environment name an object's attribute is merged or carried under: internal
+        (``%``), its generated name the attribute's, numbered by the order the objects were
+        made in (never by their ids, so the generated source is the same on every run)."""
+        return f"%{attr}@attr{list(self.made_objects).index(key):04d}"
+
+    def changed_attributes(self, before: dict) -> dict:
+        """{(id, attribute): its value now} for those objects of ``before`` whose attribute
+        was set since (a new value, or an attribute it did not have)."""
+        changed = {}
+        for key, (obj, attrs) in before.items():
+            for attr, value in vars(obj).items():
+                if attr not in attrs or attrs[attr] is not value:
+                    changed[(key, attr)] = value
+        return changed
+
+    def merge_attributes(self, before: dict, env_t: dict, after_t: dict, env_e: dict,
+                         after_e: dict) -> dict:
+        """The attributes set on either side of an ``if`` on a run-time value (``after_t``,
+        ``after_e``: `changed_attributes` of each side), as names of each side's environment
+        (`build_if` merges them as names: one type after it, as Numba). Returns {name: (object,
+        attribute)}; an attribute set on one side only that the object did not have before is
+        undefined after the ``if``."""
+        names = {}
+        for key, attr in dict.fromkeys([*after_t, *after_e]):
+            obj, attrs = before[key]
+            name = self.attribute_name(key, attr)
+            names[name] = (obj, attr)
+            why = Undefined(f"the attribute .{attr} is set in only one branch of an `if` on "
+                            "a value known only at run time, and the object had none before "
+                            "it: set it before the `if` too")
+            for env, after in ((env_t, after_t), (env_e, after_e)):
+                env[name] = after.get((key, attr), attrs.get(attr, why))
+        return names
+
+    def attribute_carries(self, stmt) -> dict:
+        """The attributes of objects made before the loop ``stmt`` that it carries (found by
+        an earlier attempt at the build: `CarryAttribute`), put into the environment under
+        their names (`attribute_name`). Returns {name: (object, attribute)}."""
+        wanted = self.seeds.attributes.get(self.loop_key(stmt), ())
+        names = {}
+        for key, (obj, attrs) in self.attribute_state().items():
+            for attr in attrs:
+                if (type(obj).__qualname__, attr) in wanted:
+                    name = self.attribute_name(key, attr)
+                    names[name] = (obj, attr)
+                    self.env[name] = self.own_array_attribute(obj, attr, stmt) if isinstance(
+                        attrs[attr], np.ndarray) else attrs[attr]
+        self.__dict__.setdefault("attribute_names", {}).update(names)
+        return names
+
+    def check_attributes_carried(self, stmt, before: dict, carried: dict) -> dict:
+        """After an attempt at a loop's body: an attribute the body set on an object made
+        before the loop, which had it before and the loop does not carry yet, starts the
+        build again with the loop carrying it (`CarryAttribute`). Returns the attributes the
+        object did not have before the loop: undefined after it (set only inside)."""
+        new = {}
+        carried_pairs = {(id(obj), attr) for obj, attr in carried.values()}
+        for key, attr in self.changed_attributes(before):
+            obj, attrs = before[key]
+            if attr not in attrs:
+                new[(key, attr)] = obj
+            elif (key, attr) not in carried_pairs:
+                if not (is_atom_value(attrs[attr]) or isinstance(attrs[attr], np.ndarray)):
+                    raise UnsupportedError(
+                        f"the attribute .{attr} of a {type(obj).__name__} made before this "
+                        f"loop (a {type(attrs[attr]).__name__} there) is set inside the loop, "
+                        "which runs at run time: a loop carries numbers and arrays (one type "
+                        "each, as in Numba); give the attribute a number or an array before "
+                        "the loop", self.loc(stmt))
+                raise CarryAttribute(self.loop_key(stmt), (type(obj).__qualname__, attr))
+        return new
 
     def build_instance(self, cls, args, kwargs, node):
         """``cls(...)`` whose ``__init__`` computes with run-time values (``len(endog)``,
@@ -197,6 +326,8 @@ class Values:
             raise JitgradError(f"AttributeError: {type(base).__name__} has no attribute "
                                f"{attr!r}", self.loc(node))
         value = getattr(base, attr)
+        if isinstance(value, Undefined):
+            raise UnsupportedError(value.why, self.loc(node))
         if isinstance(value, Sym) and isinstance(value.atom, Var):
             if value.atom in self.gb.view_of:  # a view: as its array holds it now
                 now = self.follow(value.atom, attr, node)
@@ -208,4 +339,8 @@ class Values:
             return value
         if isinstance(value, (tuple, list)):
             return tuple(v if isinstance(v, Sym) else self.known(v, node) for v in value)
-        return self.global_value(attr, value, node, "attribute")
+        read = self.global_value(attr, value, node, "attribute")
+        if isinstance(value, np.ndarray) and isinstance(read, Sym):  # (`augment_attribute`)
+            self.attribute_reads.setdefault(id(value), []).append(read.atom)
+        return read
+

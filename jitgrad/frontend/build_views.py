@@ -27,7 +27,7 @@ from __future__ import annotations
 import ast
 
 from jitgrad.core.errors import UnsupportedError
-from jitgrad.core.ir import Const, Var
+from jitgrad.core.ir import Const, Eqn, Var
 from jitgrad.lang import symbolic
 from jitgrad.prims import primitives
 
@@ -126,6 +126,9 @@ class Views:
         writes into such a view by its name detaches it before the loop (`loop_carries`)."""
         gb = self.gb
         if not self.can_detach(view):
+            if view in gb.fresh_if_ran:
+                self.detach_fresh(name, node, view)
+                return gb.current(view)
             gb.refuse_view_write(name)
         copy = symbolic.record("copy", gb.sym(view)).atom
         gb.outdate(view)
@@ -134,6 +137,35 @@ class Views:
             if isinstance(v, symbolic.Sym) and v.atom is view:
                 self.env[alias] = gb.sym(copy)
         return copy
+
+
+    def detach_fresh(self, name: str, node, view: Var) -> None:
+        """A write into ``view``, the value after a loop of an array the loop makes afresh on
+        each iteration (`Loops.fresh_if_ran`), which shares memory with the array it held
+        before the loop only where the loop ran no iteration: the compiled code raises
+        ValueError there (Python would write into that earlier array), and otherwise the
+        write goes into a copy, which every name for the view then means; the view itself
+        is out of date (a read of it elsewhere is refused), the earlier array is not."""
+        gb = self.gb
+        trips, loc, carried = gb.fresh_if_ran[view]
+        saved_loc = gb.loc
+        gb.loc = loc
+        message = (f"jitgrad: `{carried}` is written after the loop at line {loc.lineno}, "
+                   "which ran no iteration, so it is still the array it was before the loop, "
+                   "which Python would write into; the gradient does not follow that: run the "
+                   "loop at least once, or .copy() the array before writing")
+        self.build_if(symbolic.record("eq", gb.sym(trips), 0),
+                      lambda: gb.block.stmts.append(Eqn("raise_error", [], [], {
+                          "exc": "ValueError", "msg": message}, loc)),
+                      lambda: None, node if node is not None else ast.Pass(
+                          lineno=loc.lineno, col_offset=loc.col))
+        copy = symbolic.record("copy", gb.sym(view)).atom
+        gb.loc = saved_loc
+        gb.mark_stale(view)
+        gb.newer(view, copy)
+        for alias, v in list(self.env.items()):  # this function's names for the view
+            if isinstance(v, symbolic.Sym) and v.atom is view:
+                self.env[alias] = gb.sym(copy)
 
 
 def view_bases(stmts, written: set[str]) -> set[str]:

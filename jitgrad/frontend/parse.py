@@ -523,6 +523,21 @@ def _catches_index_error(src: FunctionSource, node: ast.Try) -> bool:
     return False
 
 
+def _catches_type_errors_only(src: FunctionSource, node: ast.Try) -> bool:
+    """Whether every handler of ``node`` names builtin exceptions that the types of the values
+    decide (TypeError, AttributeError, NameError and their subclasses), without ``as``:
+    the build decides such a try (`build_try.Handlers.decided_try`)."""
+    for h in node.handlers:
+        kinds = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]
+        for k in kinds:
+            t = src.fn.__globals__.get(k.id, getattr(builtins, k.id, None)) if isinstance(
+                k, ast.Name) else None
+            if not (isinstance(t, type) and issubclass(t, (TypeError, AttributeError,
+                                                           NameError))) or h.name:
+                return False
+    return bool(node.handlers)
+
+
 def mark_try_indices(found: list) -> None:
     """The subscripts of a try's body that its handlers do not catch IndexError from: each
     index (an `ast` node) is marked with the phrase that refuses it, and the build accepts it
@@ -580,7 +595,9 @@ def _fence_try(src: FunctionSource, node: ast.Try, root=None) -> None:
     raise is checked at run time (``jitgrad_guarded``: `build_stmts.Statements.stmt_Try`).
     A subscript, where no handler catches IndexError, is left to the build to check
     (`mark_try_indices`). Otherwise it is refused: the compiled code does not catch
-    exceptions."""
+    exceptions; where its handlers catch only what Python raises for the types of the
+    values, whatever they are (TypeError, AttributeError, NameError), the build decides it
+    (``jitgrad_refusal``: `build_try.Handlers.decided_try`), or refuses it there."""
     if node.handlers and all(isinstance(s, _GUARDED_STMTS) for s in node.body) and all(
             h.name is None for h in node.handlers) and not any(
             _may_raise(src, s, guarded=True) for s in node.body) and any(
@@ -591,10 +608,14 @@ def _fence_try(src: FunctionSource, node: ast.Try, root=None) -> None:
     for stmt in node.body:
         found = _may_raise(src, stmt, deferred=deferred)
         if found:
-            raise UnsupportedError(
+            refusal = UnsupportedError(
                 "try/except is supported only around code that cannot raise (the compiled "
                 f"gradient does not catch exceptions); here {found}: test the condition "
                 "with `if` instead, or move the call out of the try", src.loc(stmt))
+            if not _catches_type_errors_only(src, node):
+                raise refusal
+            node.jitgrad_refusal = refusal  # decided where it is built, or refused there
+            return
     loops = _loops_around(root, node) or [] if root is not None else []
     for sub in ast.walk(ast.Module(body=node.body, type_ignores=[])):
         if isinstance(sub, ast.Subscript) and _in_range(loops, sub.slice, sub.value):

@@ -49,6 +49,9 @@ class GraphBuilder:
         self.namer = namer
         self.block = Block()
         self.root = self.block  # the function's own block: what runs on every call
+        # an array a loop made afresh on each iteration, after the loop -> (the loop's count
+        # of iterations, its loc, the name): `Loops.fresh_if_ran`
+        self.fresh_if_ran: dict = {}
         self.loc: Loc | None = None
         # Size assumptions (see `assume_same_sizes`): when on, two argument axes that broadcast
         # against each other are taken to be the same size, and the pairs are kept in
@@ -184,7 +187,8 @@ class GraphBuilder:
         # A NumPy array computed while building (from constants) is a constant of the graph.
         args = [NUMPY[np.array](a) if isinstance(a, (list, tuple)) else self.sym(
             self.constant_array(a)) if _constant_array(a) else a for a in args]
-        atoms = [self.atom(a) for a in args]
+        # (an array's size is read whether or not its memory was written since: no values)
+        atoms = [self.atom(a, check=prim.name != "shape_dim") for a in args]
         if all(isinstance(a, Const) for a in atoms) and not prim.flags.allocates:
             value = prim.impl(*(a.value for a in atoms), **params)
             return python_scalar(value)
