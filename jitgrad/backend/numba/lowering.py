@@ -155,6 +155,7 @@ LOWER: dict[str, Callable] = {
     "digamma": lambda a, p, t: f"_rt.digamma({a[0]})",
     "trigamma": lambda a, p, t: f"_rt.trigamma({a[0]})",
     "tetragamma": lambda a, p, t: f"_rt.tetragamma({a[0]})",
+    "gammainc_slope": _runtime_call("gammainc_slope"),
     # SciPy's special functions: its compiled kernels, as ufuncs (`runtime_elementwise`)
     **{name: _runtime_call(name) for name in elementwise.SCIPY_FUNCTIONS},
     "logical_not": lambda a, p, t: f"np.logical_not({a[0]})" if t[0].ndim else f"not {a[0]}",
