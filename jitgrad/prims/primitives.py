@@ -17,7 +17,7 @@ primitive is written in generated Numba source is the backend's (`backend.numba.
 
 from __future__ import annotations
 
-from jitgrad.prims import decompositions  # noqa: F401 - its rows and rules
+from jitgrad.prims import complex_special, decompositions  # noqa: F401 - their rows and rules
 from jitgrad.prims.alloc import (
     CONSTANT_ARRAYS,
     arange,

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from jitgrad.core.ir import Var
-from jitgrad.prims import elementwise, primitives, shape
+from jitgrad.prims import complex_special, elementwise, primitives, shape
 from jitgrad.prims.primitives import index_source
 
 # ----------------------------------------------------------------------------- helpers
@@ -156,6 +156,7 @@ LOWER: dict[str, Callable] = {
     "trigamma": lambda a, p, t: f"_rt.trigamma({a[0]})",
     "tetragamma": lambda a, p, t: f"_rt.tetragamma({a[0]})",
     "gammainc_slope": _runtime_call("gammainc_slope"),
+    **{name: _runtime_call(name) for name in complex_special.PARTS},
     # SciPy's special functions: its compiled kernels, as ufuncs (`runtime_elementwise`)
     **{name: _runtime_call(name) for name in elementwise.SCIPY_FUNCTIONS},
     "logical_not": lambda a, p, t: f"np.logical_not({a[0]})" if t[0].ndim else f"not {a[0]}",

@@ -38,7 +38,7 @@ from jitgrad.backend.numba.compile import (
     scipy_kernel,
     vectorize,
 )
-from jitgrad.prims import elementwise
+from jitgrad.prims import complex_special, elementwise
 
 # One small compiled function per elementwise primitive, called for array operands (see above).
 
@@ -494,6 +494,11 @@ UFUNC_SCALARS = {"erf": elementwise.erf_scalar, "erfc": elementwise.erfc_scalar,
                      jit(elementwise.digamma_scalar)),
                  "betainc": betainc_scalar,
                  "stdtr": stdtr_scalar}
+# Functions of a complex argument, one real primitive per part (`prims.complex_special`): the
+# pair function compiled once, each part a ufunc of it.
+_PAIRS = {fn: jit(fn) for fn, _ in complex_special.PARTS.values()}
+UFUNC_SCALARS |= {name: complex_special.part_of(_PAIRS[fn], k)
+                  for name, (fn, k) in complex_special.PARTS.items()}
 _MADE: dict = {}
 
 
