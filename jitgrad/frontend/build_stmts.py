@@ -550,7 +550,9 @@ class Statements:
 
     def setitem(self, target, array, index, value) -> None:
         self.check_try_index(array, index, target)
-        if isinstance(target.value, ast.Name):
+        if isinstance(array, Sym) and array.atom in self.gb.strided_of:
+            self.write_strided(target, array, index, value)  # `view(A)[:] = 0.0`
+        elif isinstance(target.value, ast.Name):
             self.write(target.value.id, target, array, index, value)
         elif (isinstance(array, Sym) and isinstance(array.atom, Var)
               and array.atom in self.gb.view_of):  # `x[1:][0] = v`, `A.T[0] = v`
@@ -614,6 +616,54 @@ class Statements:
                           "rank)", "mask write", self.loc(node))
         positions, rows = self.advanced_positions(array, index, node)
         self.scatter(name, node, array, positions, rows, value)
+
+    def write_strided(self, node, view, index, value) -> None:
+        """A write through ``view = as_strided(x, shape, strides)`` (`numpy_sorting.as_strided`):
+        the view read again from x's current version, written at the index, then its entries
+        written back into x at their positions (a loop, as `scatter`), which are checked at run
+        time to be distinct (a write through overlapping windows is refused there). Every name
+        for x, and for the view, then means the new values."""
+        gb = self.gb
+        base, sizes, ndim = gb.strided_of[view.atom]
+        base = gb.current(base)
+        if base.type.ndim > 2:
+            raise UnsupportedError("writing through np.lib.stride_tricks.as_strided of an "
+                                   "array of rank 3 or more; write into the array itself",
+                                   self.loc(node))
+        x = gb.sym(base)
+        positions = symbolic.record("strided_positions", x, *sizes, ndim=ndim, distinct=True)
+        shape = tuple(sizes[:ndim])
+        fresh = symbolic.NUMPY[np.reshape](symbolic.record("take", symbolic.NUMPY[np.ravel](x),
+                                                           positions), shape)
+        if index[0] and (index[0][0] in ("x", "q") or index[0] in (("a",), ("m",), ("p",))):
+            raise UnsupportedError("writing through np.lib.stride_tricks.as_strided at an index "
+                                   "array or a mask; write at slices and integers",
+                                   self.loc(node))
+        spec, idx = expand_ellipsis(index, fresh)
+        copy = symbolic.record("copy", fresh)
+        updated = self.write_version("as_strided", node, copy.atom, spec, idx, value)
+        flat = symbolic.NUMPY[np.ravel](updated)
+        self.scatter_into(node, x, positions, flat)
+        new_base = gb.current(base)
+        again = symbolic.NUMPY[np.reshape](symbolic.record(
+            "take", symbolic.NUMPY[np.ravel](gb.sym(new_base)), positions), shape)
+        gb.share_memory(again.atom, new_base)
+        gb.restamp(again.atom)
+        gb.strided_of[again.atom] = (new_base, sizes, ndim)
+        for alias, v in list(self.env.items()):  # the view's names see the write
+            if isinstance(v, Sym) and v.atom is view.atom:
+                self.env[alias] = again
+
+    def scatter_into(self, node, x, positions, flat) -> None:
+        """``x.flat[positions[k]] = flat[k]`` for each k, in a loop of in-place writes into
+        ``x`` (a vector or a matrix), which every name for x then sees."""
+        at = "JGP[JGK]" if x.ndim == 1 else "JGP[JGK] // JGM, JGP[JGK] % JGM"
+        values = {"JGP": positions, "JGV": flat, "JGX": x}
+        if x.ndim == 2:
+            values["JGM"] = x.shape[1]
+        self.build_written(f"for JGK in range(JGP.shape[0]):\n    JGX[{at}] = JGV[JGK]\n",
+                           node, {"JGP": "positions", "JGV": "values", "JGM": "cols",
+                                  "JGK": "k", "JGX": "array"}, values)
 
     def write_masked_leading(self, name, node, array, index, value) -> None:
         """``x[mask, 0] = v``, ``x[mask2d, :, 1] = v``: a mask over the first one or two axes

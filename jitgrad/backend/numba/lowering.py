@@ -249,6 +249,9 @@ LOWER: dict[str, Callable] = {
     "take": lambda a, p, t: f"{a[0]}[{a[1]}]",
     "bincount": lambda a, p, t: f"np.bincount({a[0]}, {a[2] if len(a) > 2 else None}, {a[1]})",
     "index_positions": lambda a, p, t: _positions(a, p),
+    "strided_positions": lambda a, p, t: (
+        f"_rt.strided_positions({a[0]}, ({''.join(v + ', ' for v in a[1:1 + p['ndim']])}), "
+        f"({''.join(v + ', ' for v in a[1 + p['ndim']:])}), {p.get('distinct', False)})"),
     "take_add": lambda a, p, t: f"_rt.take_add_{'vector' if t[0].ndim == 1 else 'rows'}("
                                 f"{a[0]}, {a[1]}, {a[2]})",
     # new arrays
