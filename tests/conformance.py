@@ -506,6 +506,8 @@ block(NN, "Array types / Array access", [
     r("boolean mask over the rows beside an integer", F.nnp_mask_rows_and_column, A(MP)),
     r("boolean mask beside a slice (columns)", F.nnp_mask_columns, A(M34)),
     r("setitem through a boolean mask beside an integer", F.nnp_setitem_mask_column, A(MP)),
+    r("boolean mask over two leading axes beside a slice, read and written",
+      F.nnp_mask_leading_axes, A(T234)),
     r("Ellipsis index", F.nnp_ellipsis, A(MP)),
 ])
 
@@ -816,6 +818,7 @@ block(NN, "Modules / random / RandomState and legacy Random number generation", 
 
 block(NN, "Modules / stride_tricks", [
     r("as_strided", F.nnp_as_strided, A(V)),
+    r("as_strided: a matrix's diagonal written through", F.nnp_as_strided_diagonal_write, A(MP)),
     r("sliding_window_view", F.nnp_sliding_window_view, A(V)),
 ])
 

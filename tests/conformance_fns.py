@@ -1614,6 +1614,13 @@ def nnp_mask_columns(a):
     return np.sum(a[:, a[0] > 0.4] ** 2)
 
 
+def nnp_mask_leading_axes(t):
+    m = t[:, :, 0] > 0.4
+    u = t * 1.5
+    u[m, 1] = t[m, 2] ** 2
+    return np.sum(np.sin(t[m, 1:])) + np.sum(u * t)
+
+
 def nnp_setitem_mask_column(a):
     out = a.copy()
     rows = a[:, 0] > 0.5
@@ -2914,6 +2921,14 @@ def nnp_rs_dirichlet_multinomial(x):
 def nnp_as_strided(x):
     v = np.lib.stride_tricks.as_strided(x, shape=(3, 2), strides=(8, 8))
     return np.sum(v * np.arange(6.0).reshape(3, 2))
+
+
+def nnp_as_strided_diagonal_write(a):
+    b = a @ a
+    n = b.shape[0]
+    d = np.lib.stride_tricks.as_strided(b, shape=(n,), strides=((n + 1) * b.itemsize,))
+    d[:] = a[0] * 2.0
+    return np.sum(b * a)
 
 
 def nnp_sliding_window_view(x):
