@@ -23,8 +23,9 @@ import math
 import numpy as np
 
 from jitgrad.core.errors import UnsupportedError
-from jitgrad.prims.elementwise import COSTLY, _elementwise
-from jitgrad.prims.primitive import PRIMITIVES, defvjp
+from jitgrad.core.types import Type, broadcast_ndim
+from jitgrad.prims.elementwise import COSTLY
+from jitgrad.prims.primitive import PRIMITIVES, defvjp, primitive
 
 _TWO_OVER_SQRT_PI = 1.1283791670955126  # 2 / sqrt(pi)
 _HALF_LOG_2PI = 0.9189385332046728  # log(2 pi) / 2
@@ -148,8 +149,9 @@ def part_of(pair_fn, k: int):
 PARTS = {"wofz_re": (faddeeva, 0), "wofz_im": (faddeeva, 1),
          "loggamma_re": (complex_loggamma, 0), "loggamma_im": (complex_loggamma, 1),
          "digamma_re": (complex_digamma, 0), "digamma_im": (complex_digamma, 1)}
-for _name, (_fn, _k) in PARTS.items():
-    _elementwise(_name, np.vectorize(part_of(_fn, _k), otypes=[float]), **COSTLY)
+for _name, (_fn, _k) in PARTS.items():  # elementwise: real results of the broadcast shape
+    primitive(_name, np.vectorize(part_of(_fn, _k), otypes=[float]),
+              lambda ts, p: Type("f", broadcast_ndim(*ts)), elementwise=True, **COSTLY)
 wofz_re, wofz_im = PRIMITIVES["wofz_re"], PRIMITIVES["wofz_im"]
 digamma_re, digamma_im = PRIMITIVES["digamma_re"], PRIMITIVES["digamma_im"]
 
