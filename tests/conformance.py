@@ -503,6 +503,11 @@ block(NN, "Array types / Array access", [
     r("setitem through a slice", F.nnp_setitem_slice, A(V)),
     r("setitem through an integer array", F.nnp_setitem_fancy, A(V, np.array([0, 2, 4]))),
     r("setitem through a boolean mask", F.nnp_setitem_mask, A(V)),
+    r("boolean mask over the rows beside an integer", F.nnp_mask_rows_and_column, A(MP)),
+    r("boolean mask beside a slice (columns)", F.nnp_mask_columns, A(M34)),
+    r("setitem through a boolean mask beside an integer", F.nnp_setitem_mask_column, A(MP)),
+    r("boolean mask over two leading axes beside a slice, read and written",
+      F.nnp_mask_leading_axes, A(T234)),
     r("Ellipsis index", F.nnp_ellipsis, A(MP)),
 ])
 
@@ -813,6 +818,7 @@ block(NN, "Modules / random / RandomState and legacy Random number generation", 
 
 block(NN, "Modules / stride_tricks", [
     r("as_strided", F.nnp_as_strided, A(V)),
+    r("as_strided: a matrix's diagonal written through", F.nnp_as_strided_diagonal_write, A(MP)),
     r("sliding_window_view", F.nnp_sliding_window_view, A(V)),
 ])
 
@@ -1159,6 +1165,11 @@ block(AS, "special.py", [
     r("scipy.special.gammaln", F.as_gammaln, A(V)),
     r("scipy.special.gammainc (wrt x)", F.as_gammainc, A(V)),
     r("scipy.special.gammaincc (wrt x)", F.as_gammaincc, A(V)),
+    r("scipy.special.gammainc, gammaincc (wrt the shape a)", F.as_gammainc_shape, A(V)),
+    r("scipy.special.gammaincinv (wrt a and y)", F.as_gammaincinv, A(V)),
+    r("scipy.special.wofz of a complex argument", F.as_wofz, A(V)),
+    r("scipy.special.wofz of a real argument", F.as_wofz_real, A(V)),
+    r("scipy.special.loggamma of a complex argument", F.as_loggamma_complex, A(V)),
     r("scipy.special.gammasgn", F.as_gammasgn, A(V), N),
     r("scipy.special.rgamma", F.as_rgamma, A(V)),
     r("scipy.special.multigammaln", F.as_multigammaln, S(2.5)),

@@ -1605,6 +1605,29 @@ def nnp_setitem_mask(x):
     return np.sum(y * y)
 
 
+def nnp_mask_rows_and_column(a):
+    rows = a[:, 0] > 0.5
+    return np.sum(a[rows, 1] * a[rows, 2])
+
+
+def nnp_mask_columns(a):
+    return np.sum(a[:, a[0] > 0.4] ** 2)
+
+
+def nnp_mask_leading_axes(t):
+    m = t[:, :, 0] > 0.4
+    u = t * 1.5
+    u[m, 1] = t[m, 2] ** 2
+    return np.sum(np.sin(t[m, 1:])) + np.sum(u * t)
+
+
+def nnp_setitem_mask_column(a):
+    out = a.copy()
+    rows = a[:, 0] > 0.5
+    out[rows, 1] = a[rows, 2] ** 2
+    return np.sum(out * a)
+
+
 def nnp_ellipsis(x):
     return np.sum(x[..., 0] ** 2)
 
@@ -2900,6 +2923,14 @@ def nnp_as_strided(x):
     return np.sum(v * np.arange(6.0).reshape(3, 2))
 
 
+def nnp_as_strided_diagonal_write(a):
+    b = a @ a
+    n = b.shape[0]
+    d = np.lib.stride_tricks.as_strided(b, shape=(n,), strides=((n + 1) * b.itemsize,))
+    d[:] = a[0] * 2.0
+    return np.sum(b * a)
+
+
 def nnp_sliding_window_view(x):
     w = np.lib.stride_tricks.sliding_window_view(x, 3)
     return np.sum(w * w * np.arange(3.0))
@@ -3353,6 +3384,19 @@ def as_gamma(x): return np.sum(scipy.special.gamma(x))
 def as_gammaln(x): return np.sum(scipy.special.gammaln(x))
 def as_gammainc(x): return np.sum(scipy.special.gammainc(2.0, x))
 def as_gammaincc(x): return np.sum(scipy.special.gammaincc(2.0, x))
+def as_gammainc_shape(x):
+    return np.sum(scipy.special.gammainc(x + 1.0, 1.5) + scipy.special.gammaincc(2.0 * x, 0.8))
+
+
+def as_gammaincinv(x): return np.sum(scipy.special.gammaincinv(x + 1.0, x * 0.9))
+
+
+def as_wofz(x): return np.sum(np.real(scipy.special.wofz((x - 0.4) + 0.7j * x)))
+def as_wofz_real(x): return np.sum(np.imag(scipy.special.wofz(2.0 * x)))
+def as_loggamma_complex(x):
+    return np.sum(np.real(scipy.special.loggamma(x + 1.0 + 0.5j * x)))
+
+
 def as_gammasgn(x): return np.sum(scipy.special.gammasgn(x) * x * x)
 def as_rgamma(x): return np.sum(scipy.special.rgamma(x))
 def as_multigammaln(x): return scipy.special.multigammaln(x, 3)

@@ -742,7 +742,6 @@ EXPECTED = {
     "envelope_peak_np": "refused",
     "studentst_loglik_np": "refused",
     "har_fit_lstsq": "refused",
-    "generalized_gamma_nll": "refused",
     "george_predict": "refused",
     "tmm_stack_R": "refused",
     "abcd_system_np": "refused",
@@ -751,7 +750,6 @@ EXPECTED = {
     "truss_compliance_np": "refused",
     "bezier_length": "refused",
     "psf_fit_residual_np": "refused",
-    "sersic_profile_fit": "refused",
     "colour_index": "refused",
 }
 

@@ -149,8 +149,8 @@ def test_against_jax(compiled, jnp, name):
 
 
 @pytest.mark.parametrize(("fn", "message"), [
-    (lambda x: np.sum(np.lib.stride_tricks.as_strided(x, shape=(2, 2), strides=(8, 8))),
-     r"as_strided reads memory .* sliding_window_view"),
+    (lambda x: np.sum(np.lib.stride_tricks.as_strided(x[1:], shape=(2, 2), strides=(8, 8))),
+     r"as_strided of a view .* sliding_window_view"),
     (lambda x: np.sum(x.view(np.int64)), r"reinterprets their bits"),
     (lambda x: np.sum(P.polyint(x, 1, lbnd=1.0)), r"lbnd= other than 0"),
     (lambda x: np.sum(np.gradient(x, x)), r"np\.diff\(f\) / np\.diff\(x\)"),

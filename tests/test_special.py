@@ -8,7 +8,7 @@ gradients against central differences and against an independent oracle: JAX's
 ``jax.scipy.special`` / ``jax.scipy.stats`` where it has the function, else SciPy's own
 derivative functions (``jvp``, ``yvp``, ``ivp``) or densities (``t.pdf``). Two functions put
 every new primitive through one compile each; a Hessian checks that the rules differentiate
-again; derivatives in an order or a shape parameter are refused.
+again; derivatives in an order, and second derivatives in a shape parameter, are refused.
 """
 
 from __future__ import annotations
@@ -115,9 +115,47 @@ def test_distribution_functions_values_and_gradients():
         np.testing.assert_allclose(g, want, rtol=1e-10)
 
 
+def shape_terms(a, y, x):
+    """The shape parameter differentiated: gammaincinv in a and y (astropy's Sersic b_n), the
+    incomplete gamma functions in a on both sides of x = a + 1 (series and continued fraction)."""
+    b = sp.gammaincinv(2.0 * a, y)
+    return np.sum(b * y + sp.gammainc(a, x) * 2.0 - sp.gammaincc(a * 0.5, x * 3.0)
+                  + np.log(sp.gammaincc(a, x * 9.0)))
+
+
+A = np.array([0.7, 1.5, 2.5, 6.0])
+
+
+def shape_oracle(a, y, x):
+    """The gradient of `shape_terms` by the chain rule from JAX's partial derivatives of
+    gammainc in a and in x (gammaincc = 1 - gammainc), all taken in one call; gammaincinv's by
+    the implicit-function rule at SciPy's root."""
+    jax = _jax()
+    b = sp.gammaincinv(2.0 * a, y)
+    at_a = np.concatenate((a, a * 0.5, a, 2.0 * a))
+    at_x = np.concatenate((x, x * 3.0, x * 9.0, b))
+    p_a, p_x = (np.asarray(v).reshape(4, -1) for v in jax.jit(jax.grad(
+        lambda s, t: jax.numpy.sum(jax.scipy.special.gammainc(s, t)), argnums=(0, 1)))(
+            at_a, at_x))
+    q3 = sp.gammaincc(a, x * 9.0)
+    ga = 2.0 * p_a[0] + 0.5 * p_a[1] - p_a[2] / q3 - 2.0 * p_a[3] / p_x[3] * y
+    gx = 2.0 * p_x[0] + 3.0 * p_x[1] - 9.0 * p_x[2] / q3
+    return ga, b + y / p_x[3], gx
+
+
+def test_shape_parameters_values_and_gradients():
+    y = np.array([0.5, 0.2, 0.9, 0.65])
+    value, grads = jitgrad.value_and_grad(shape_terms, wrt=(0, 1, 2))(A, y, XU * 2.0)
+    np.testing.assert_allclose(value, shape_terms(A, y, XU * 2.0), rtol=1e-14)
+    for k, (g, want) in enumerate(zip(grads, shape_oracle(A, y, XU * 2.0))):
+        np.testing.assert_allclose(g, numeric_grad(shape_terms, (A, y, XU * 2.0), k), rtol=1e-6)
+        np.testing.assert_allclose(g, want, rtol=1e-11)
+
+
 def test_the_functions_above_use_every_scipy_kernel():
     used: set[str] = set()
-    for fn, args in ((bessel_terms, (X,)), (cdf_terms, (XU, MU, C))):
+    for fn, args in ((bessel_terms, (X,)), (cdf_terms, (XU, MU, C)),
+                     (shape_terms, (A, A, A))):
         graph = jbuild.build(jparse.FunctionSource.of(fn), [jtypes.type_of_value(a) for a in args])
         used |= {s.prim for s in jir.walk(graph.body) if isinstance(s, jir.Eqn)}
     assert set(SCIPY_FUNCTIONS) <= used, set(SCIPY_FUNCTIONS) - used
@@ -144,9 +182,9 @@ def order_parameter(v, x):
     return np.sum(sp.jv(v, x))
 
 
-def test_derivatives_in_orders_and_shape_parameters_are_refused():
-    with pytest.raises(jitgrad.UnsupportedError, match="gammainc with respect to a"):
-        jitgrad.grad(shape_parameter)(2.0, XU)
+def test_derivatives_in_orders_and_second_ones_in_shape_parameters_are_refused():
+    with pytest.raises(jitgrad.UnsupportedError, match="second derivative.* with respect to a"):
+        jitgrad.grad(jitgrad.grad(shape_parameter))(2.0, XU)
     with pytest.raises(jitgrad.UnsupportedError, match="jv with respect to v"):
         jitgrad.grad(order_parameter)(1.5, XU)
     # in x alone, with the shape parameter an argument

@@ -505,13 +505,17 @@ def test_mod_is_differentiated_all_the_same():
 ADJOINT_ONLY = {"add_at", "broadcast_like", "reshape_like", "spread", "sum_to_like", "take_add",
                 "trigamma", "tetragamma",  # the derivatives of digamma and trigamma
                 "inverse_gaps", "sqrtm_adjoint",  # in the decompositions' rules
-                "root_slope"}  # in implicit_root's rule
+                "root_slope",  # in implicit_root's rule
+                "gammainc_slope",  # in gammainc's, gammaincc's and gammaincinv's rules
+                "digamma_re", "digamma_im"}  # in complex loggamma's rules
 CORPUS_GAPS = {"arccos", "arcsin", "arcsinh", "bincount", "cast", "cosh", "dft", "expm1",
                "nextafter", "outer", "sinh", "vander"}
 # Gaps tested in a test of their own (np.float32's rounding is too fine for the check below).
 TESTED_ELSEWHERE = {"round_float32",  # tests/test_numpy_surface.py
                     "root_at", "implicit_root",  # brentq's roots: tests/test_scipy_solvers.py
-                    "eigh_vectors_upper"}  # eigh(a, "U"): tests/test_autograd_names.py
+                    "eigh_vectors_upper",  # eigh(a, "U"): tests/test_autograd_names.py
+                    # scipy.special.wofz and complex loggamma: tests/test_complex_special.py
+                    "wofz_re", "wofz_im", "loggamma_re", "loggamma_im"}
 # The decompositions, which the two gradients of tests/test_linalg_decompositions.py compile
 # (checked by `test_decompositions_are_in_their_test`).
 DECOMPOSITIONS = {"companion", "eig_values", "eig_vectors", "eigh_vectors", "eigvalsh", "pinv",

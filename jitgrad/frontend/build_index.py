@@ -34,6 +34,7 @@ class Indexing:
         items = node.elts if isinstance(node, ast.Tuple) else [node]
         spec, atoms = [], []
         gathered = None  # (axis, array): one integer array among slices (`x[:, idx]`)
+        leading = None  # a boolean mask first, over the leading axes, beside other items
         for item in items:
             if isinstance(item, ast.Slice):
                 flags = []
@@ -97,14 +98,24 @@ class Indexing:
                     w = self.expr(items[1])  # a[rows, cols]: one entry per pair
                     if isinstance(w, Sym) and w.ndim == 1 and w.type.kind == "i":
                         return ("p",), [v, w]
-                if v.type.kind == "i" and not store and gathered is None:
-                    gathered = (len(spec), v)  # x[:, idx], x[idx2d]: a gather along an axis
-                    spec.append(":")
+                if v.type.kind == "b" and item is items[0]:
+                    leading = v  # x[mask, 0], x[mask2d, :, 1]: the mask over the first axes
+                    spec.extend([":"] * v.ndim)
+                    continue
+                if (v.type.kind == "i" or v.type.kind == "b" and v.ndim == 1) and not store \
+                        and gathered is None:
+                    gathered = (len(spec), v)  # x[:, idx], x[idx2d], x[:, mask]: a gather
+                    spec.append(":")           # along an axis (a mask: at its True entries)
                     continue
                 raise self.array_index_refused(v, len(items), store, item)
             self.check_int(v, item)
             spec.append("i")
             atoms.append(v)
+        if leading is not None:
+            if gathered is not None or "n" in spec:
+                raise refused("indexing with a boolean mask beside an index array or None",
+                              "mask write" if store else "mask read", self.loc(node))
+            return ("q", tuple(spec)), [leading] + atoms
         if gathered is not None:
             if any(s in ("n", "e") for s in spec):
                 raise refused("indexing with an integer array beside ... or None",
@@ -220,7 +231,8 @@ class Indexing:
         sliced = self.getitem(array, (spec, atoms[:-1]), node)
         moved = numpy_shape.np_moveaxis(sliced, axis, 0) if axis else sliced
         flat = numpy_api.np_reshape(idx, (-1,)) if idx.ndim != 1 else idx
-        positions = symbolic.record("index_positions", flat, moved, kind="rows")
+        positions = symbolic.record("index_positions", flat, moved,
+                                    kind="mask_rows" if idx.type.kind == "b" else "rows")
         taken = self.take_at(moved, positions, True)
         if idx.ndim != 1:
             taken = numpy_api.np_reshape(taken, tuple(idx.shape) + tuple(moved.shape[1:]))
@@ -229,6 +241,35 @@ class Indexing:
             taken = numpy_api.np_transpose(taken, tuple(range(d, d + axis)) + tuple(range(d))
                                            + tuple(range(d + axis, taken.ndim)))
         return taken
+
+    def leading_mask_positions(self, array, mask, node):
+        """The positions of ``mask``'s True entries among the entries of ``array``'s first
+        ``mask.ndim`` axes taken together (flat, in C order), checked at run time to have the
+        mask's shape there, as NumPy checks a boolean index."""
+        k = mask.ndim
+        if not isinstance(array, Sym) or array.ndim < k:
+            raise ShapeError(f"too many indices for an array of rank {symbolic.ndim_of(array)}",
+                             self.loc(node))
+        if k == 1:
+            return symbolic.record("index_positions", mask, array, kind="mask_rows")
+        lead = array  # the first k axes alone (a view, read for its shape)
+        if array.ndim > k:
+            lead = symbolic.record("getitem", array, *([0] * (array.ndim - k)),
+                                   index_spec=(":",) * k + ("i",) * (array.ndim - k))
+        return symbolic.record("index_positions", mask, lead, kind="mask")
+
+    def masked_leading(self, array, index, node):
+        """``x[mask, 0]``, ``x[mask2d, :, 1:]``: the other items read first (a view, whose
+        first axes are the mask's), then the entries of those axes where the mask holds (a
+        gather of rows of the view with its masked axes flattened, whose adjoint adds back)."""
+        (_, spec), (mask, *atoms) = index
+        sliced = self.getitem(array, (spec, atoms), node)
+        positions = self.leading_mask_positions(sliced, mask, node)
+        if mask.ndim == 1:
+            return self.take_at(sliced, positions, True)
+        rest = tuple(sliced.shape[mask.ndim:])
+        flat = numpy_api.np_reshape(sliced, (-1,) + rest)
+        return self.take_at(flat, positions, True)
 
     def check_try_index(self, array, index, node) -> None:
         """``node`` (a subscript) in a try whose handlers do not catch IndexError
@@ -263,6 +304,8 @@ class Indexing:
                   for part in (array.re, array.im)))
         if index[0] and index[0][0] == "x":
             return self.gather_along(array, index, node)
+        if index[0] and index[0][0] == "q":
+            return self.masked_leading(array, index, node)
         if index[0] in (("a",), ("m",), ("p",)):
             positions, rows = self.advanced_positions(array, index, node)
             if index[0] == ("m",) and index[1][0].ndim == array.ndim and array.ndim > 2:

@@ -577,7 +577,9 @@ class Statements:
 
     def setitem(self, target, array, index, value) -> None:
         self.check_try_index(array, index, target)
-        if isinstance(target.value, ast.Name):
+        if isinstance(array, Sym) and array.atom in self.gb.strided_of:
+            self.write_strided(target, array, index, value)  # `view(A)[:] = 0.0`
+        elif isinstance(target.value, ast.Name):
             self.write(target.value.id, target, array, index, value)
         elif (isinstance(array, Sym) and isinstance(array.atom, Var)
               and array.atom in self.gb.view_of):  # `x[1:][0] = v`, `A.T[0] = v`
@@ -591,6 +593,9 @@ class Statements:
         view: of its array's storage, `write_through`)."""
         if index[0] in (("a",), ("m",), ("p",)):
             self.write_advanced(name, node, array, index, value)
+            return
+        if index[0] and index[0][0] == "q":
+            self.write_masked_leading(name, node, array, index, value)
             return
         if not isinstance(array, Sym) or array.ndim == 0:
             raise UnsupportedError("item assignment to something that is not an array",
@@ -639,28 +644,102 @@ class Statements:
         positions, rows = self.advanced_positions(array, index, node)
         self.scatter(name, node, array, positions, rows, value)
 
-    def scatter(self, name, node, array, positions, rows: bool, value) -> None:
+    def write_strided(self, node, view, index, value) -> None:
+        """A write through ``view = as_strided(x, shape, strides)`` (`numpy_sorting.as_strided`):
+        the view read again from x's current version, written at the index, then its entries
+        written back into x at their positions (a loop, as `scatter`), which are checked at run
+        time to be distinct (a write through overlapping windows is refused there). Every name
+        for x, and for the view, then means the new values."""
+        gb = self.gb
+        base, sizes, ndim = gb.strided_of[view.atom]
+        base = gb.current(base)
+        if base.type.ndim > 2:
+            raise UnsupportedError("writing through np.lib.stride_tricks.as_strided of an "
+                                   "array of rank 3 or more; write into the array itself",
+                                   self.loc(node))
+        x = gb.sym(base)
+        positions = symbolic.record("strided_positions", x, *sizes, ndim=ndim, distinct=True)
+        shape = tuple(sizes[:ndim])
+        fresh = symbolic.NUMPY[np.reshape](symbolic.record("take", symbolic.NUMPY[np.ravel](x),
+                                                           positions), shape)
+        if index[0] and (index[0][0] in ("x", "q") or index[0] in (("a",), ("m",), ("p",))):
+            raise UnsupportedError("writing through np.lib.stride_tricks.as_strided at an index "
+                                   "array or a mask; write at slices and integers",
+                                   self.loc(node))
+        spec, idx = expand_ellipsis(index, fresh)
+        copy = symbolic.record("copy", fresh)
+        updated = self.write_version("as_strided", node, copy.atom, spec, idx, value)
+        flat = symbolic.NUMPY[np.ravel](updated)
+        self.scatter_into(node, x, positions, flat)
+        new_base = gb.current(base)
+        again = symbolic.NUMPY[np.reshape](symbolic.record(
+            "take", symbolic.NUMPY[np.ravel](gb.sym(new_base)), positions), shape)
+        gb.share_memory(again.atom, new_base)
+        gb.restamp(again.atom)
+        gb.strided_of[again.atom] = (new_base, sizes, ndim)
+        for alias, v in list(self.env.items()):  # the view's names see the write
+            if isinstance(v, Sym) and v.atom is view.atom:
+                self.env[alias] = again
+
+    def scatter_into(self, node, x, positions, flat) -> None:
+        """``x.flat[positions[k]] = flat[k]`` for each k, in a loop of in-place writes into
+        ``x`` (a vector or a matrix), which every name for x then sees."""
+        at = "JGP[JGK]" if x.ndim == 1 else "JGP[JGK] // JGM, JGP[JGK] % JGM"
+        values = {"JGP": positions, "JGV": flat, "JGX": x}
+        if x.ndim == 2:
+            values["JGM"] = x.shape[1]
+        self.build_written(f"for JGK in range(JGP.shape[0]):\n    JGX[{at}] = JGV[JGK]\n",
+                           node, {"JGP": "positions", "JGV": "values", "JGM": "cols",
+                                  "JGK": "k", "JGX": "array"}, values)
+
+    def write_masked_leading(self, name, node, array, index, value) -> None:
+        """``x[mask, 0] = v``, ``x[mask2d, :, 1] = v``: a mask over the first one or two axes
+        beside other items: the loop of `scatter`, each position's write taking the other
+        items too (``x[p, 0] = v[k]``)."""
+        (_, spec), (mask, *atoms) = index
+        if not isinstance(array, Sym) or array.ndim < len(spec):
+            raise ShapeError("too many indices for the array", self.loc(node))
+        spec, atoms = expand_ellipsis((spec, atoms), array)
+        if mask.ndim > 2:
+            raise refused(f"writing through a boolean mask of rank {mask.ndim} beside other "
+                          "indices", "mask write", self.loc(node))
+        rest, atoms = [], list(atoms)
+        for item in spec[mask.ndim:]:  # each item after the mask's axes, as a value
+            if item == "i":
+                rest.append(atoms.pop(0))
+            elif item == ":":
+                rest.append(slice(None))
+            else:  # ("s", has_start, has_stop, has_step)
+                rest.append(slice(*(atoms.pop(0) if flag else None for flag in item[1:])))
+        positions = self.leading_mask_positions(array, mask, node)
+        self.scatter(name, node, array, positions, mask.ndim == 1, value, rest)
+
+    def scatter(self, name, node, array, positions, rows: bool, value, rest=()) -> None:
         """Write ``value`` into ``name`` (``array``) at ``positions``: its rows (``rows``), or
         flat positions of its first two axes, one after the other in a loop (a repeated
-        position keeps the last value, as NumPy assigns); a value with one entry per
-        position is checked to have as many."""
+        position keeps the last value, as NumPy assigns), each with the index items ``rest``
+        after them (integers, slices); a value with one entry per position is checked to
+        have as many."""
         flat_of_vector = not rows and array.ndim == 1
-        per_item = array.ndim - (1 if rows or flat_of_vector else 2)
+        per_item = array.ndim - (1 if rows or flat_of_vector else 2) - sum(
+            not isinstance(r, slice) for r in rest)
         v_ndim = symbolic.ndim_of(value)
         if v_ndim > per_item + 1:
             raise ShapeError(f"the value has rank {v_ndim}; the entries indexed have rank "
                              f"{per_item + 1}", self.loc(node))
         at = "JGP[JGK]" if rows or flat_of_vector else "JGP[JGK] // JGM, JGP[JGK] % JGM"
+        at += "".join(f", JGR{j}" for j in range(len(rest)))
         each = "JGV[JGK]" if v_ndim == per_item + 1 else "JGV"
         text = (f"for JGK in range(JGP.shape[0]):\n    {name}[{at}] = {each}\n")
         if v_ndim == per_item + 1:
             text = ("if JGV.shape[0] != JGP.shape[0]:\n    raise ValueError('shape mismatch: "
                     "the values do not match the entries indexed')\n") + text
-        values = {"JGP": positions, "JGV": value}
+        values = {"JGP": positions, "JGV": value} | {f"JGR{j}": r for j, r in enumerate(rest)}
         if not (rows or flat_of_vector):
             values["JGM"] = array.shape[1]
         self.build_written(text, node, {"JGP": "positions", "JGV": "values", "JGM": "cols",
-                                        "JGK": "k"}, values)
+                                        "JGK": "k"} | {f"JGR{j}": f"item{j}"
+                                                       for j in range(len(rest))}, values)
 
     def build_written(self, text: str, node, labels: dict, values: dict,
                       results: tuple = (), parts: dict | None = None) -> dict:

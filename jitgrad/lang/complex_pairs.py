@@ -26,6 +26,7 @@ from __future__ import annotations
 import cmath
 import math
 import operator
+import sys
 
 import numpy as np
 
@@ -660,6 +661,32 @@ FUNCTIONS: dict = {
 }
 
 
+def wofz(z):
+    """scipy.special.wofz, the Faddeeva function w(z) = exp(-z^2) erfc(-iz): its two parts
+    (`prims.complex_special`)."""
+    z = lift(z)
+    return pair(symbolic.record("wofz_re", z.re, z.im), symbolic.record("wofz_im", z.re, z.im))
+
+
+def loggamma(z):
+    """scipy.special.loggamma of a complex argument: the principal branch of log Gamma(z), its
+    two parts (`prims.complex_special`)."""
+    z = lift(z)
+    return pair(symbolic.record("loggamma_re", z.re, z.im),
+                symbolic.record("loggamma_im", z.re, z.im))
+
+
+def _scipy_special(fn):
+    """The handler of scipy.special's function ``fn`` of a complex argument, or None (SciPy
+    looked up only once the user's code has imported it)."""
+    special = sys.modules.get("scipy.special")
+    if special is not None:
+        for name, handler in (("wofz", wofz), ("loggamma", loggamma)):
+            if fn is getattr(special, name, None):
+                return handler
+    return None
+
+
 def takes(fn, args, kwargs) -> bool:
     """Whether the call ``fn(*args, **kwargs)`` is one of a complex value the graph computes
     (so it goes to `call`), and not Python's or NumPy's on values known while building."""
@@ -676,7 +703,7 @@ def call(fn, args, kwargs):
         raise UnsupportedError("np.complex64 of a value of the graph (jitgrad computes complex "
                                "numbers in double precision: write np.complex128 or complex)",
                                loc_of(*_all_parts(args, kwargs)))
-    handler = FUNCTIONS.get(fn)
+    handler = FUNCTIONS.get(fn) or _scipy_special(fn)
     if handler is None:
         name = getattr(fn, "__name__", repr(fn))
         module = {"numpy": "np.", "cmath": "cmath.", "builtins": ""}.get(

@@ -138,16 +138,47 @@ def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=Fa
     return np_transpose(out, order) if order != tuple(range(2 + r)) else out
 
 
-def refuse_as_strided(x, *args, **kwargs):
+def _integer(v, x, how):
+    """A size or stride of as_strided: an integer, known while building or at run time."""
+    if records(v) and v.ndim == 0 and v.type.kind == "i":
+        return v
+    if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
+        return int(v)
+    raise UnsupportedError("np.lib.stride_tricks.as_strided with a size or stride that is "
+                           f"not an integer; {how}", loc_of(x))
+
+
+def as_strided(x, shape=None, strides=None, subok=False, writeable=True):
+    """np.lib.stride_tricks.as_strided of a whole array (not a view), its shape and strides
+    given: the entries at the flat positions sum_k i_k strides_k / itemsize of the array's
+    memory (checked at run time: C-contiguous, whole entries, inside the array), a gather whose
+    adjoint adds up the entries that share a position, so overlapping windows are right too.
+    It shares the array's memory: a read after a write into the array is refused (stale), and
+    a write through it is a write into the array (`build_stmts.write_strided`; refused at run
+    time where two entries overlap)."""
     if all_known(x):
-        return np.lib.stride_tricks.as_strided(x, *args, **kwargs)
-    raise UnsupportedError("np.lib.stride_tricks.as_strided reads memory at byte offsets, "
-                           "which jitgrad does not follow (where its windows overlap, a "
-                           "gradient would be wrong): for windows, write "
-                           "sliding_window_view(x, w); for a repeat, np.broadcast_to; for "
-                           "a matrix's diagonal (strides (n + 1) * itemsize), np.diagonal to "
-                           "read it and np.fill_diagonal to write it",
-                           loc_of(x))
+        return np.lib.stride_tricks.as_strided(x, shape, strides, subok, writeable)
+    how = ("for windows, write sliding_window_view(x, w); for a repeat, np.broadcast_to; for "
+           "a matrix's diagonal (strides (n + 1) * itemsize), np.diagonal to read it and "
+           "np.fill_diagonal to write it")
+    if not records(x) or x.ndim == 0 or not isinstance(shape, (tuple, list)) or not \
+            isinstance(strides, (tuple, list)) or len(shape) != len(strides) or not shape:
+        raise UnsupportedError("np.lib.stride_tricks.as_strided is supported of an array "
+                               "with shape= and strides= both given, of the same length "
+                               f"(tuples of integers); {how}", loc_of(x))
+    gb = x.builder
+    if x.atom in gb.views:
+        raise UnsupportedError("np.lib.stride_tricks.as_strided of a view (a slice, a "
+                               ".T, a reshape) reads memory beyond the view, which jitgrad "
+                               "does not follow: call it on the whole array, with the view's "
+                               f"offset in the strides, or {how}", loc_of(x))
+    sizes = [_integer(v, x, how) for v in (*shape, *strides)]
+    positions = record("strided_positions", x, *sizes, ndim=len(shape))
+    out = np_reshape(record("take", np_ravel(x), positions), tuple(sizes[:len(shape)]))
+    gb.share_memory(out.atom, x.atom)
+    gb.restamp(out.atom)
+    gb.strided_of[out.atom] = (x.atom, tuple(sizes), len(shape))
+    return out
 
 
 def _sorted_numbers(x, what):
@@ -203,5 +234,5 @@ NUMPY.update({
     np.nanmedian: np_nanmedian, np.nanpercentile: np_nanpercentile,
     np.nanquantile: np_nanquantile,
     np.lib.stride_tricks.sliding_window_view: sliding_window_view,
-    np.lib.stride_tricks.as_strided: refuse_as_strided,
+    np.lib.stride_tricks.as_strided: as_strided,
 })

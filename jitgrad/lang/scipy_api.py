@@ -14,7 +14,7 @@ import math
 import sys
 
 from jitgrad.core.errors import UnsupportedError
-from jitgrad.lang import numpy_linalg, scipy_distance, scipy_stats
+from jitgrad.lang import complex_pairs, numpy_linalg, scipy_distance, scipy_stats
 from jitgrad.lang.numpy_api import np_concatenate, np_reduce, np_sum, np_zeros
 from jitgrad.lang.symbolic import loc_of, ndim_of, record, records
 from jitgrad.prims.elementwise import SCIPY_FUNCTIONS
@@ -143,6 +143,13 @@ def loggamma(x):
     return record("where", record("lt", x, 0.0), math.nan, record("gammaln", x))
 
 
+def wofz(x):
+    """scipy.special.wofz of a real argument: the complex w(x) = exp(-x^2) erfc(-ix), a pair
+    of its parts (`prims.complex_special`), which the rest of the code takes as any complex
+    value."""
+    return complex_pairs.wofz(complex_pairs.lift(x))
+
+
 def issparse(x):
     """scipy.sparse.issparse: jitgrad's arrays are dense ndarrays (known while building)."""
     if records(x):
@@ -173,7 +180,7 @@ def handler_for(fn):
                               ("psi", lambda x: record("digamma", x)),
                               ("polygamma", polygamma),
                               ("factorial", factorial), ("xlogy", xlogy),
-                              ("loggamma", loggamma)):
+                              ("loggamma", loggamma), ("wofz", wofz)):
             if fn is getattr(special, name, None):
                 return handler
         for name, prim in _KERNELS.items():

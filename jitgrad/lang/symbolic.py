@@ -83,6 +83,9 @@ class GraphBuilder:
         # into the array (`frontend.build_views`).
         self.view_of: dict[Var, tuple] = {}
         self.retaken: dict[tuple, Var] = {}  # (view, block) -> the view taken again there
+        # as_strided(x, shape, strides) read as a gather: its result -> (x, the sizes and
+        # strides, the number of axes), for a write through it (`build_stmts.write_strided`)
+        self.strided_of: dict[Var, tuple] = {}
         self.followed: set[Var] = set()  # versions whose newer version a view was taken from
         self.param_vars: list[Var] = []  # the parameters (the caller's arrays)
         self.constant_arrays: set[Var] = set()  # global arrays read as constants

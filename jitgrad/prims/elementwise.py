@@ -184,6 +184,60 @@ tetragamma = _elementwise("tetragamma", np.vectorize(tetragamma_scalar, otypes=[
                           **COSTLY)
 
 
+def incomplete_gamma_slope_with(psi):
+    """The function ``(a, x) -> dP(a, x) / da`` of the regularised lower incomplete gamma
+    function P (scipy.special.gammainc), given the digamma function ``psi`` (a parameter, so
+    that the backend passes its compiled digamma: `runtime_elementwise`). Below x = a + 1, the
+    series P = sum_n t_n, t_n = x^(a+n) e^-x / Gamma(a+n+1), differentiated term by term:
+    dP/da = sum_n t_n (log x - psi(a+n+1)); above, Q = 1 - P from Legendre's continued fraction
+    Q = x^a e^-x / Gamma(a) * h (modified Lentz), carried with its derivative in a (a dual
+    number: h' alongside h), so dP/da = -Q (log x - psi(a) + h'/h). Both sides keep relative
+    accuracy where P or Q is small. nan for a <= 0 or x < 0, 0 at x = 0 and x = inf."""
+    def slope(a, x):
+        if not (a > 0.0 and x >= 0.0):
+            return math.nan
+        if x == 0.0 or math.isinf(x):
+            return 0.0
+        log_x = math.log(x)
+        if x < a + 1.0:
+            term = math.exp(a * log_x - x - math.lgamma(a + 1.0))
+            p = psi(a + 1.0)
+            total, scale = 0.0, 0.0
+            for n in range(100000):
+                part = term * (log_x - p)
+                total += part
+                scale += abs(part) + term
+                if term < 1e-17 * scale:
+                    break
+                p += 1.0 / (a + n + 1.0)
+                term *= x / (a + n + 1.0)
+            return total
+        b = x + 1.0 - a  # b_i = x + 2i + 1 - a: b' = -1
+        c, dc = 1e300, 0.0
+        d = 1.0 / b
+        dd = d * d
+        h, dh = d, dd
+        for i in range(1, 100000):
+            an, dan = -i * (i - a), float(i)
+            b += 2.0
+            den = an * d + b
+            dden = dan * d + an * dd - 1.0
+            c_new = b + an / c
+            dc = -1.0 + (dan * c - an * dc) / (c * c)
+            c = c_new
+            d = 1.0 / den
+            dd = -dden * d * d
+            delta = d * c
+            ddelta = dd * c + d * dc
+            dh = dh * delta + h * ddelta
+            h *= delta
+            if abs(delta - 1.0) < 1e-16 and abs(ddelta * h) <= 1e-16 * abs(dh):
+                break
+        q = math.exp(a * log_x - x - math.lgamma(a)) * h
+        return -q * (log_x - psi(a) + dh / h)
+    return slope
+
+
 def _no_fourth_derivative(g, ans, x):
     raise UnsupportedError("the derivative of tetragamma (a fourth derivative of gammaln) is "
                            "not implemented")
@@ -220,7 +274,8 @@ def scipy_special_impl(name):
 # Their names, the same in scipy.special (the backend calls each as ``_rt.<name>``, and
 # `lang.scipy_api` spells each as the function of scipy.special of its name).
 SCIPY_FUNCTIONS = ("j0", "j1", "y0", "y1", "i0", "i1", "jv", "yn", "iv", "ive", "erfinv",
-                   "erfcinv", "rgamma", "gammasgn", "gammainc", "gammaincc", "betainc", "stdtr")
+                   "erfcinv", "rgamma", "gammasgn", "gammainc", "gammaincc", "gammaincinv",
+                   "betainc", "stdtr")
 for _name in SCIPY_FUNCTIONS:
     _elementwise(_name, scipy_special_impl(_name),
                  **(PIECEWISE_CONSTANT if _name == "gammasgn" else COSTLY))
@@ -294,10 +349,24 @@ def _rgamma_slope(ans, x):
 
 
 defvjp("rgamma", lambda g, ans, x: g * _rgamma_slope(ans, x))
-defvjp("gammainc", _refuse_parameter("gammainc", "a", "the shape parameter"),
+# dP(a, x)/da, P = gammainc (`incomplete_gamma_slope_with`): the derivative of gammainc and
+# gammaincc in the shape parameter, and with the implicit-function rule of gammaincinv's. Its
+# own derivative in x is that of the density x^(a-1) e^-x / Gamma(a) in a; in a (a second
+# derivative in the shape parameter) it is refused.
+gammainc_slope_scalar = incomplete_gamma_slope_with(digamma_scalar)
+gammainc_slope = _elementwise("gammainc_slope",
+                              np.vectorize(gammainc_slope_scalar, otypes=[float]), **COSTLY)
+defvjp("gammainc_slope", _refuse_parameter("gammainc (its second derivative)", "a",
+                                           "the shape parameter"),
+       lambda g, ans, a, x: g * (_lower_gamma_density(a, x) * (np.log(x) - digamma(a))))
+defvjp("gammainc", lambda g, ans, a, x: g * gammainc_slope(a, x),
        lambda g, ans, a, x: g * _lower_gamma_density(a, x))
-defvjp("gammaincc", _refuse_parameter("gammaincc", "a", "the shape parameter"),
+defvjp("gammaincc", lambda g, ans, a, x: -(g * gammainc_slope(a, x)),
        lambda g, ans, a, x: -(g * _lower_gamma_density(a, x)))
+# x = gammaincinv(a, y) solves gammainc(a, x) = y: dx/dy = 1 / (dP/dx), dx/da = -(dP/da) / (dP/dx)
+defvjp("gammaincinv", lambda g, ans, a, y: -(g * gammainc_slope(a, ans))
+       / _lower_gamma_density(a, ans),
+       lambda g, ans, a, y: g / _lower_gamma_density(a, ans))
 defvjp("betainc", _refuse_parameter("betainc", "a", "a shape parameter"),
        _refuse_parameter("betainc", "b", "a shape parameter"),
        lambda g, ans, a, b, x: g * _beta_density(a, b, x))

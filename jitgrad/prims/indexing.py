@@ -207,3 +207,38 @@ def _positions_impl(*ins, kind, axis=0):
 # Integers to index with: no derivative; ``x`` (the last input) is read for its shape alone.
 index_positions = primitive("index_positions", _positions_impl, lambda ts, p: Type("i", 1),
                             differentiable=False, zero_tangent=True, shape_only={1, 2})
+
+
+def strided_positions_impl(x, *sizes, ndim, distinct=False):
+    """The flat positions (C order) in ``x``'s memory of the entries of
+    ``np.lib.stride_tricks.as_strided(x, shape, strides)``, ``sizes`` the ``ndim`` sizes then
+    the ``ndim`` strides in bytes. Checked as NumPy cannot check them: ``x`` C-contiguous, each
+    stride a whole number of entries, every position inside ``x`` (else ValueError or
+    IndexError); ``distinct``: for a write through the view, no two entries at one position
+    (overlapping windows: ValueError). The backend's helper is `runtime_index.strided_positions`."""
+    x = np.asarray(x)
+    shape, strides = sizes[:ndim], sizes[ndim:]
+    if not x.flags.c_contiguous:
+        raise ValueError("as_strided of an array that is not C-contiguous")
+    steps = []
+    for s in strides:
+        if s % x.itemsize:
+            raise ValueError("as_strided: a stride that is not a whole number of entries")
+        steps.append(s // x.itemsize)
+    out = np.zeros(shape, dtype=np.int64)
+    for k in range(ndim):
+        out += np.arange(shape[k]).reshape((-1,) + (1,) * (ndim - 1 - k)) * steps[k]
+    out = out.ravel()
+    if out.size and (out.min() < 0 or out.max() >= x.size):
+        raise IndexError("as_strided: the shape and strides reach outside the array")
+    if distinct and np.unique(out).size != out.size:
+        raise ValueError("writing through an as_strided view whose entries overlap (two of "
+                         "them at one place in memory) is not supported")
+    return out
+
+
+# ``as_strided(x, shape, strides)``: integers to read ``x``'s flattened entries at (a gather,
+# `lang.numpy_sorting.as_strided`); no derivative.
+strided_positions = primitive("strided_positions", strided_positions_impl,
+                              lambda ts, p: Type("i", 1), differentiable=False,
+                              zero_tangent=True)

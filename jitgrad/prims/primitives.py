@@ -1,7 +1,8 @@
 """The table of supported operations: every primitive, its rules, one import.
 
 Each primitive is declared once, in its family module, with its derivative rules beside it:
-`elementwise` (ufuncs, operators, ``where``, ``cast``), `reductions` (sums, extremes, products,
+`elementwise` (ufuncs, operators, ``where``, ``cast``), `complex_special` (special functions
+of a complex argument as their real and imaginary parts), `reductions` (sums, extremes, products,
 running sums), `linalg` (``matmul`` and ``np.linalg``), `decompositions` (eigh, eig, svd, qr,
 ``pinv``, ``sqrtm``), `fft` (the discrete Fourier transform), `shape` (views, broadcasting, sizes),
 `indexing` (reads, writes, rows by index) and `alloc` (new arrays, constants). What a row is,
@@ -17,7 +18,7 @@ primitive is written in generated Numba source is the backend's (`backend.numba.
 
 from __future__ import annotations
 
-from jitgrad.prims import decompositions  # noqa: F401 - its rows and rules
+from jitgrad.prims import complex_special, decompositions  # noqa: F401 - their rows and rules
 from jitgrad.prims.alloc import (
     CONSTANT_ARRAYS,
     arange,

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from jitgrad.core.ir import Var
-from jitgrad.prims import elementwise, primitives, shape
+from jitgrad.prims import complex_special, elementwise, primitives, shape
 from jitgrad.prims.primitives import index_source
 
 # ----------------------------------------------------------------------------- helpers
@@ -155,6 +155,8 @@ LOWER: dict[str, Callable] = {
     "digamma": lambda a, p, t: f"_rt.digamma({a[0]})",
     "trigamma": lambda a, p, t: f"_rt.trigamma({a[0]})",
     "tetragamma": lambda a, p, t: f"_rt.tetragamma({a[0]})",
+    "gammainc_slope": _runtime_call("gammainc_slope"),
+    **{name: _runtime_call(name) for name in complex_special.PARTS},
     # SciPy's special functions: its compiled kernels, as ufuncs (`runtime_elementwise`)
     **{name: _runtime_call(name) for name in elementwise.SCIPY_FUNCTIONS},
     "logical_not": lambda a, p, t: f"np.logical_not({a[0]})" if t[0].ndim else f"not {a[0]}",
@@ -247,6 +249,9 @@ LOWER: dict[str, Callable] = {
     "take": lambda a, p, t: f"{a[0]}[{a[1]}]",
     "bincount": lambda a, p, t: f"np.bincount({a[0]}, {a[2] if len(a) > 2 else None}, {a[1]})",
     "index_positions": lambda a, p, t: _positions(a, p),
+    "strided_positions": lambda a, p, t: (
+        f"_rt.strided_positions({a[0]}, ({''.join(v + ', ' for v in a[1:1 + p['ndim']])}), "
+        f"({''.join(v + ', ' for v in a[1 + p['ndim']:])}), {p.get('distinct', False)})"),
     "take_add": lambda a, p, t: f"_rt.take_add_{'vector' if t[0].ndim == 1 else 'rows'}("
                                 f"{a[0]}, {a[1]}, {a[2]})",
     # new arrays

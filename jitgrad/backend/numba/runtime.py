@@ -115,6 +115,7 @@ from jitgrad.backend.numba.runtime_index import (  # noqa: F401 - re-exported
     rows_at,
     same_shape,
     squeezed_size,
+    strided_positions,
     take_add_rows,
     take_add_vector,
     unpack_count,

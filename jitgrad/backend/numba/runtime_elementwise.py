@@ -38,7 +38,7 @@ from jitgrad.backend.numba.compile import (
     scipy_kernel,
     vectorize,
 )
-from jitgrad.prims import elementwise
+from jitgrad.prims import complex_special, elementwise
 
 # One small compiled function per elementwise primitive, called for array operands (see above).
 
@@ -392,12 +392,13 @@ rint, trunc, isinf = np.rint, np.trunc, np.isinf
 SCIPY_KERNELS = ("j0", "j1", "y0", "y1", "i0", "i1", "__pyx_fuse_1jv", "__pyx_fuse_0yn",
                  "__pyx_fuse_1iv", "__pyx_fuse_1ive", "__pyx_fuse_0erfinv", "erfcinv",
                  "__pyx_fuse_1rgamma", "gammasgn", "gammainc", "gammaincc",
-                 "__pyx_fuse_0betainc", "__pyx_fuse_0stdtr")
+                 "__pyx_fuse_0betainc", "__pyx_fuse_0stdtr", "gammaincinv")
 _J0, _J1, _Y0, _Y1, _I0, _I1 = (scipy_kernel(k, 1) for k in SCIPY_KERNELS[:6])
 _JV, _YN, _IV, _IVE = (scipy_kernel(k, 2) for k in SCIPY_KERNELS[6:10])
 _ERFINV, _ERFCINV, _RGAMMA, _GAMMASGN = (scipy_kernel(k, 1) for k in SCIPY_KERNELS[10:14])
 _GAMMAINC, _GAMMAINCC = scipy_kernel("gammainc", 2), scipy_kernel("gammaincc", 2)
 _BETAINC, _STDTR = scipy_kernel(SCIPY_KERNELS[16], 3), scipy_kernel(SCIPY_KERNELS[17], 2)
+_GAMMAINCINV = scipy_kernel("gammaincinv", 2)
 
 
 def j0_scalar(x):
@@ -464,6 +465,10 @@ def gammaincc_scalar(a, x):
     return _GAMMAINCC(float(a), float(x), 0)
 
 
+def gammaincinv_scalar(a, y):
+    return _GAMMAINCINV(float(a), float(y), 0)
+
+
 def betainc_scalar(a, b, x):
     return _BETAINC(float(a), float(b), float(x), 0)
 
@@ -484,8 +489,16 @@ UFUNC_SCALARS = {"erf": elementwise.erf_scalar, "erfc": elementwise.erfc_scalar,
                  "iv": iv_scalar, "ive": ive_scalar, "erfinv": erfinv_scalar,
                  "erfcinv": erfcinv_scalar, "rgamma": rgamma_scalar,
                  "gammasgn": gammasgn_scalar, "gammainc": gammainc_scalar,
-                 "gammaincc": gammaincc_scalar, "betainc": betainc_scalar,
+                 "gammaincc": gammaincc_scalar, "gammaincinv": gammaincinv_scalar,
+                 "gammainc_slope": elementwise.incomplete_gamma_slope_with(
+                     jit(elementwise.digamma_scalar)),
+                 "betainc": betainc_scalar,
                  "stdtr": stdtr_scalar}
+# Functions of a complex argument, one real primitive per part (`prims.complex_special`): the
+# pair function compiled once, each part a ufunc of it.
+_PAIRS = {fn: jit(fn) for fn, _ in complex_special.PARTS.values()}
+UFUNC_SCALARS |= {name: complex_special.part_of(_PAIRS[fn], k)
+                  for name, (fn, k) in complex_special.PARTS.items()}
 _MADE: dict = {}
 
 

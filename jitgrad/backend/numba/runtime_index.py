@@ -174,3 +174,43 @@ def add_into(region, value):
 def copy_into(region, value):
     """``region[...] = value``, ``region`` a view written in place."""
     region[...] = value
+
+
+@jit
+def strided_positions(x, shape, strides, distinct):
+    """`prims.indexing.strided_positions_impl` compiled: the flat positions in ``x``'s memory
+    of as_strided(x, shape, strides)'s entries, in C order, checked (x C-contiguous, strides
+    whole entries, positions inside x; ``distinct``: no two alike)."""
+    if not x.flags.c_contiguous:
+        raise ValueError("as_strided of an array that is not C-contiguous")
+    n = len(shape)
+    steps = np.empty(n, dtype=np.int64)
+    count = 1
+    for k in range(n):
+        if strides[k] % x.itemsize != 0:
+            raise ValueError("as_strided: a stride that is not a whole number of entries")
+        steps[k] = strides[k] // x.itemsize
+        count *= shape[k]
+    out = np.empty(count, dtype=np.int64)
+    at = np.zeros(n, dtype=np.int64)
+    for j in range(count):
+        pos = 0
+        for k in range(n):
+            pos += at[k] * steps[k]
+        if pos < 0 or pos >= x.size:
+            raise IndexError("as_strided: the shape and strides reach outside the array")
+        out[j] = pos
+        k = n - 1
+        while k >= 0:  # the next index, last axis fastest
+            at[k] += 1
+            if at[k] < shape[k]:
+                break
+            at[k] = 0
+            k -= 1
+    if distinct and count > 1:
+        seen = np.sort(out)
+        for j in range(1, count):
+            if seen[j] == seen[j - 1]:
+                raise ValueError("writing through an as_strided view whose entries overlap "
+                                 "(two of them at one place in memory) is not supported")
+    return out
