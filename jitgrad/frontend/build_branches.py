@@ -14,6 +14,7 @@ import numpy as np
 from jitgrad.core.errors import ShapeError, UnsupportedError
 from jitgrad.core.ir import Block, Carry, Const, If, Var
 from jitgrad.core.types import Type, promote_kinds
+from jitgrad.frontend import implied
 from jitgrad.frontend.build_ast import (
     NO_RETURN,
     RAISED,
@@ -44,10 +45,25 @@ class Branches:
                                        "np.where, or index an element)", self.loc(node))
             if cond.type.kind != "b":
                 cond = cond != 0
-            return cond
+            known = self.implied_by_caller(cond)
+            return cond if known is None else known
         if isinstance(cond, (bool, int, float, np.number, np.bool_)) or cond is None:
             return bool(cond)
         raise UnsupportedError(f"a condition of type {type(cond).__name__}", self.loc(node))
+
+    def implied_by_caller(self, cond):
+        """In a function called by itself, a test the conditions of the branches it is called
+        under decide (`implied`): True or False; else None."""
+        chain, b = [], self.caller
+        while b is not None:
+            chain.append(b)
+            b = b.caller
+        if not any(b.src.fn is self.src.fn and b.src.node is self.src.node for b in chain):
+            return None
+        facts = [f for b in (self, *chain) for f in b.__dict__.get("branch_conds", ())]
+        if not facts:
+            return None
+        return implied.decide(self.gb.scalar_defs, self.gb.atom(cond, check=False), facts)
 
     def in_block(self, fn, env):
         saved_block, saved_env = self.gb.block, self.env
