@@ -67,12 +67,15 @@ class Branches:
 
     def in_block(self, fn, env):
         saved_block, saved_env = self.gb.block, self.env
+        conds = self.__dict__.setdefault("branch_conds", [])
+        known = len(conds)
         self.gb.block, self.env = Block(), dict(env)
         try:
             fn()
             return self.gb.block, self.env
         finally:
             self.gb.block, self.env = saved_block, saved_env
+            del conds[known:]  # what held past an `if` inside the block, no longer
 
     def build_if(self, cond, then_fn, else_fn, node) -> None:
         if not isinstance(cond, Sym):
@@ -102,6 +105,8 @@ class Branches:
         latest_else, self.gb.latest = self.gb.latest, latest
         for k, n in writes_then.items():  # after it, a write on either side counts
             self.gb.writes[k] = max(n, self.gb.writes.get(k, 0))
+        ended_t, ended_e = (e.get(RETURNED) is True or bool(e.get(RAISED))
+                            for e in (env_t, env_e))
         env_t, env_e = _past_a_return(*_past_a_raise(env_t, env_e))
         merges: list[Carry] = []
         env = {}
@@ -121,6 +126,8 @@ class Branches:
         self.gb.block.stmts.append(stmt)
         self.gb.merge_versions(latest_then, latest_else, merges)
         self.env = env
+        if ended_t != ended_e:  # the rest of this block runs only on the side that goes on
+            conds.append((self.gb.atom(cond), ended_e))  # (until the block ends: `in_block`)
 
     def one_sided(self, name, undefined, vt, ve, cond, blocks, pending):
         """A number with a value on one side of the ``if`` only (the other leaves it
