@@ -4,8 +4,9 @@ hmmlearn, PyPortfolioOpt, tslearn), in functions of our own:
 * a soft-min dynamic program whose border starts at ``inf`` and at the largest float (the
   quotient ``inf / -gamma`` is infinite for every gamma: no derivative reaches gamma through
   it, not ``0 * inf = nan``);
-* a normal CDF that reflects a negative argument through itself (``1.0 - ncdf(-x)``): the
-  recursion's test, decided by the branch its caller took, ends it while building;
+* a normal CDF that reflects a negative argument through itself (``1.0 - ncdf(-x)``, in the
+  ``else`` of its test or after an ``if`` that returned): the recursion's test, decided by the
+  branch its caller took, ends it while building;
 * a private method (``self.__softmin``, mangled to ``_SoftAligner__softmin``);
 * ``raise`` of the user's own exception class, and ``warnings.warn`` (left out), under
   run-time conditions;
@@ -56,6 +57,15 @@ def ncdf(x):
     return p
 
 
+def ncdf_early(x):
+    """The same, its positive side returned early: the reflection after the ``if``."""
+    t = 1.0 / (1.0 + 0.33267 * np.abs(x))
+    if x >= 0.0:
+        return 1.0 - 0.3989422804 * np.exp(-0.5 * x * x) * t * (
+            0.4361836 + t * (-0.1201676 + t * 0.937298))
+    return 1.0 - ncdf_early(-x)
+
+
 class SoftAligner:
     """Soft dynamic time warping of a cost matrix."""
 
@@ -90,7 +100,7 @@ def dp_loss(cost, gamma, x):
     total = SoftAligner(gamma).align(cost)
     for k in range(3):
         total = total + ncdf(x * (k - 1.5)) * (k + 1.0)
-    return total
+    return total + ncdf_early(0.25 - x)
 
 
 def dp_loss_jax(jnp, cost, gamma, x):
@@ -115,7 +125,8 @@ def dp_loss_jax(jnp, cost, gamma, x):
     for k in range(3):
         v = x * (k - 1.5)
         total = total + jnp.where(v >= 0.0, upper(v), 1.0 - upper(-v)) * (k + 1.0)
-    return total
+    v = 0.25 - x
+    return total + jnp.where(v >= 0.0, upper(v), 1.0 - upper(-v))
 
 
 def is_positive_definite(matrix):
