@@ -171,6 +171,7 @@ block(NP, "Language / Constructs", [
     r("raise SomeException", F.npy_raise_class, S(0.7)),
     r("raise SomeException(<arguments>)", F.npy_raise_args, A(V)),
     r("raise under a run-time condition", F.npy_raise_runtime_cond, A(V)),
+    r("raise of an exception class of the user's", F.npy_raise_user_class, S(0.7)),
     r("with numba.objmode()", F.npy_objmode, S(0.7), P),
     r("list comprehension", F.npy_list_comprehension, A(V)),
     r("array comprehension (np.array of nested list comprehension)", F.npy_array_comprehension_nested, A(V)),
@@ -1319,6 +1320,8 @@ block(PY, "Recursion", [
     r("recursion of static depth", F.py_recursion_static_depth, S(0.7)),
     r("recursion over a tree argument's length", F.py_recursion_array_depth, A(V)),
     r("recursion of run-time depth", F.py_recursion_runtime_depth, A(0.7, 3)),
+    r("recursion ended by its caller's branch (f(x) = 1 - f(-x))", F.py_recursion_reflected,
+      S(0.7)),
 ])
 
 block(PY, "Default arguments", [
@@ -1466,6 +1469,7 @@ block(PY, "Other forms around numbers", [
     r("pass and docstring", F.py_pass_and_docstring, S(0.7)),
     r("f-string", F.py_fstring_passes_through, S(0.7), P),
     r("print", F.py_print_passes_through, S(0.7), P),
+    r("warnings.warn", F.py_warnings_warn_passes_through, S(0.7), P),
     r("while with a run-time trip count", F.py_while_counter, S(0.7)),
     r("nested function returning a tuple", F.py_nested_function_tuple_return, A(V)),
     r("dataclass argument", F.py_dataclass_params, A(0.7, F.Params(2.0, 1.0))),

@@ -26,6 +26,7 @@ import itertools
 import math
 import operator
 import random
+import warnings
 from functools import partial
 
 import numpy as np
@@ -171,6 +172,16 @@ def npy_raise_args(x):
     if x.shape[0] == 0:
         raise ValueError("empty input")
     return np.sum(np.exp(x))
+
+
+class NpyUserError(ValueError):
+    """An exception class of the user's (Numba raises these too)."""
+
+
+def npy_raise_user_class(x):
+    if x < -100.0:
+        raise NpyUserError("x too small")
+    return x * x
 
 
 def npy_raise_runtime_cond(x):
@@ -3790,6 +3801,18 @@ def py_recursion_runtime_depth(x, n):
     return _rec_runtime(x, n)
 
 
+def _reflected_cdf(x):
+    t = 1.0 / (1.0 + 0.2316419 * abs(x))
+    if x >= 0.0:
+        return 1.0 - 0.39894228 * math.exp(-0.5 * x * x) * t * (
+            0.31938153 + t * (-0.356563782 + t * 1.781477937))
+    return 1.0 - _reflected_cdf(-x)
+
+
+def py_recursion_reflected(x):
+    return _reflected_cdf(x) + x * _reflected_cdf(-x)
+
+
 # ---- Default arguments ------------------------------------------------------------
 
 def _scaled(t, k=2.0, p=2):
@@ -4427,6 +4450,13 @@ def py_fstring_passes_through(x):
 def py_print_passes_through(x):
     y = x * x
     print("debug", y)
+    return y
+
+
+def py_warnings_warn_passes_through(x):
+    y = x * x
+    if y > 100.0:
+        warnings.warn("y is large", RuntimeWarning)
     return y
 
 

@@ -295,8 +295,9 @@ BUILT = [
     Built("matrix_index", (M22, np.zeros((2, 2), dtype=np.int64)), r"indexing with an "
           r"integer array beside other indices is not supported; one 1-D integer array reads "
           "rows", "matrix-index", "idx"),
-    Built("uses_raise", (1.0,), r"raising `DomainError`: the compiled code raises Python's "
-          r"built-in exceptions", "raise", "DomainError"),
+    Built("uses_raise", (1.0,), r"raising `domain_error`: raise an exception class "
+          r"\(ValueError, RuntimeError, or your own subclass of Exception\)", "raise",
+          "domain_error"),
     Built("reraises", (1.0,), r"a bare `raise` and `raise \.\.\. from \.\.\.` are not "
           "supported", "bare-raise", "raise"),
     Built("raises_every_iteration", (1.0,), r"a raise on every path of an iteration of this "

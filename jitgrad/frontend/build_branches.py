@@ -14,6 +14,7 @@ import numpy as np
 from jitgrad.core.errors import RaisesInPython, ShapeError, UnsupportedError
 from jitgrad.core.ir import Block, Carry, Const, If, Var
 from jitgrad.core.types import Type, promote_kinds
+from jitgrad.frontend import implied
 from jitgrad.frontend.build_ast import (
     NO_RETURN,
     RAISED,
@@ -44,10 +45,25 @@ class Branches:
                                        "np.where, or index an element)", self.loc(node))
             if cond.type.kind != "b":
                 cond = cond != 0
-            return cond
+            known = self.implied_by_caller(cond)
+            return cond if known is None else known
         if isinstance(cond, (bool, int, float, np.number, np.bool_)) or cond is None:
             return bool(cond)
         raise UnsupportedError(f"a condition of type {type(cond).__name__}", self.loc(node))
+
+    def implied_by_caller(self, cond):
+        """In a function called by itself, a test the conditions of the branches it is called
+        under decide (`implied`): True or False; else None."""
+        chain, b = [], self.caller
+        while b is not None:
+            chain.append(b)
+            b = b.caller
+        if not any(b.src.fn is self.src.fn and b.src.node is self.src.node for b in chain):
+            return None
+        facts = [f for b in (self, *chain) for f in b.__dict__.get("branch_conds", ())]
+        if not facts:
+            return None
+        return implied.decide(self.gb.scalar_defs, self.gb.atom(cond, check=False), facts)
 
     def in_block(self, fn, env):
         """Build ``fn`` in a block of its own (a branch, a loop's body), from ``env``: returns
@@ -55,6 +71,8 @@ class Branches:
         the block, met while building it (`RaisesInPython`), counts the blocks it came
         through (``nested``: a try's body is one, `Handlers.decided_try`)."""
         saved_block, saved_env = self.gb.block, self.env
+        conds = self.__dict__.setdefault("branch_conds", [])
+        known = len(conds)
         self.gb.block, self.env = Block(), dict(env)
         try:
             fn()
@@ -64,6 +82,7 @@ class Branches:
             raise
         finally:
             self.gb.block, self.env = saved_block, saved_env
+            del conds[known:]  # what held past an `if` inside the block, no longer
 
     def build_if(self, cond, then_fn, else_fn, node) -> None:
         if not isinstance(cond, Sym):
@@ -99,6 +118,8 @@ class Branches:
         latest_else, self.gb.latest = self.gb.latest, latest
         for k, n in writes_then.items():  # after it, a write on either side counts
             self.gb.writes[k] = max(n, self.gb.writes.get(k, 0))
+        ended_t, ended_e = (e.get(RETURNED) is True or bool(e.get(RAISED))
+                            for e in (env_t, env_e))
         env_t, env_e = _past_a_return(*_past_a_raise(env_t, env_e))
         merges: list[Carry] = []
         env = {}
@@ -129,6 +150,8 @@ class Branches:
                     "type on both sides")
             setattr(obj, attr, value)
         self.env = env
+        if ended_t != ended_e:  # the rest of this block runs only on the side that goes on
+            conds.append((self.gb.atom(cond), ended_e))  # (until the block ends: `in_block`)
 
     def one_sided(self, name, undefined, vt, ve, cond, blocks, pending):
         """A number with a value on one side of the ``if`` only (the other leaves it

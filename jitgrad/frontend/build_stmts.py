@@ -16,6 +16,7 @@ import builtins
 import functools
 import importlib
 import types as pytypes
+import warnings
 
 import numpy as np
 
@@ -125,9 +126,11 @@ class Statements:
                 Ellipsis), ctx=ast.Store()), call)
             self.assign(target, value)
             return
-        if isinstance(call, ast.Call) and self.is_print(call.func):
+        if isinstance(call, ast.Call) and (self.is_print(call.func) or self.is_warn(call.func)):
             self.check_print_arguments(call)
-            return  # print(...) has no effect on a value: left out, its arguments unevaluated
+            # print(...) and warnings.warn(...) have no effect on a value: left out, their
+            # arguments unevaluated (the compiled code reports no warnings, as Numba's)
+            return
         self.expr(stmt.value)  # evaluated for its checks; dead code removal drops it
 
     def is_print(self, func) -> bool:
@@ -136,6 +139,22 @@ class Statements:
         if not isinstance(func, ast.Name) or func.id in self.env:
             return False
         return self.src.fn.__globals__.get(func.id, getattr(builtins, func.id, None)) is print
+
+    def is_warn(self, func) -> bool:
+        """Whether the call's function ``func`` is warnings.warn (``warnings.warn``, or
+        ``warn`` imported from warnings), resolved without building anything."""
+        attrs, node = [], func
+        while isinstance(node, ast.Attribute):
+            attrs.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or node.id in self.env:
+            return False
+        obj = self.src.fn.__globals__.get(node.id)
+        for attr in reversed(attrs):
+            if not isinstance(obj, pytypes.ModuleType):
+                return False
+            obj = getattr(obj, attr, None)
+        return obj is warnings.warn
 
     def check_print_arguments(self, call) -> None:
         """print(...) is left out of the gradient and its arguments are not evaluated: refuse
@@ -211,13 +230,29 @@ class Statements:
                                        self.loc(exc))
             args, kind = exc.args, exc.func
         error = self.expr(kind)
-        if not (isinstance(error, type) and issubclass(error, Exception)
-                and getattr(builtins, error.__name__, None) is error):
-            raise UnsupportedError(f"raising `{ast.unparse(kind)}`: the compiled code raises "
-                                   "Python's built-in exceptions (ValueError, RuntimeError, "
-                                   "...), as Numba does", self.loc(kind))
+        if not (isinstance(error, type) and issubclass(error, Exception)):
+            raise UnsupportedError(f"raising `{ast.unparse(kind)}`: raise an exception class "
+                                   "(ValueError, RuntimeError, or your own subclass of "
+                                   "Exception)", self.loc(kind))
         msg = self.constant_message(args[0] if args else None, stmt, "a raise")
+        if getattr(builtins, error.__name__, None) is not error:
+            self.raise_own(error, msg, stmt)
+            return
         self.raise_now(error.__name__, msg, stmt)
+
+    def raise_own(self, error: type, msg, stmt) -> None:
+        """``raise FinError("message")``, the user's own exception class: raised as itself
+        where the code runs on every call, else by the compiled code as its nearest built-in
+        base class (Exception, ValueError, ...) with the class's name before the message (the
+        generated module reads no class of the user's)."""
+        if self.gb.block is self.gb.root:
+            err = error() if msg is None else error(msg)
+            err.add_note(f"(raised while jitgrad built the gradient for these argument types)"
+                         f"\n{self.loc(stmt)}:\n    {self.loc(stmt).line.strip()}")
+            raise err
+        base = next(c for c in error.__mro__ if getattr(builtins, c.__name__, None) is c)
+        text = error.__name__ if msg is None else f"{error.__name__}: {msg}"
+        self.raise_now(base.__name__, text, stmt)
 
     def constant_message(self, node, stmt, what):
         """The message of a raise or an assert, made while building: a string, an f-string or

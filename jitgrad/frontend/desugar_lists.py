@@ -87,6 +87,9 @@ _NUMPY_READERS = {
     "hstack", "flip", "linalg.norm", "any", "all", "size", "shape", "ravel", "stack",
     "concatenate", "vstack",
     "where", "maximum", "minimum", "clip", "interp", "trapz", "trapezoid", "nansum",
+    # (each takes np.asarray of its first argument: a list and the array of its items are one)
+    "transpose", "diag", "diagflat", "diagonal", "trace", "squeeze", "reshape", "atleast_1d",
+    "atleast_2d", "column_stack",
 }
 # (print: left out of the gradient; tuple and list: the rows of an array whose length is known
 # while building, `build_builtins`)

@@ -205,8 +205,28 @@ def _read(fn) -> FunctionSource:
         raise UnsupportedError(
             f"the source of {name} in {filename} has changed since it was imported (line "
             f"{first} now holds `def {node.name}(...)`): import it again, or restart", where)
+    _mangle_private_names(node, code)
     return _prepared(fn, node, filename, first, indent,
                      linecache.getlines(filename) or text.splitlines(True))
+
+
+def _mangle_private_names(node: ast.FunctionDef, code) -> None:
+    """``self.__const_c`` in a method of ``class SkewStudent``: the attribute
+    ``_SkewStudent__const_c``, as Python mangles a private name written in a class (the names
+    the compiled code reads say which)."""
+    names, todo = set(), [code]
+    while todo:
+        c = todo.pop()
+        names.update(c.co_names)
+        todo += [k for k in c.co_consts if isinstance(k, pytypes.CodeType)]
+    for sub in ast.walk(node):
+        attr = sub.attr if isinstance(sub, ast.Attribute) else None
+        if attr is None or not attr.startswith("__") or attr.endswith("__") or attr in names:
+            continue
+        mangled = [n for n in names if n.endswith(attr) and n.startswith("_")
+                   and not n.startswith("__") and n[1:-len(attr)].isidentifier()]
+        if len(mangled) == 1:
+            sub.attr = mangled[0]
 
 
 def _read_lambda(fn, where) -> FunctionSource:
@@ -391,7 +411,7 @@ MATH_DOMAINS = {"sqrt": "{v} < 0.0", "log": "{v} <= 0.0", "log10": "{v} <= 0.0",
                 "log2": "{v} <= 0.0", "log1p": "{v} <= -1.0", "acos": "abs({v}) > 1.0",
                 "asin": "abs({v}) > 1.0", "acosh": "{v} < 1.0", "atanh": "abs({v}) >= 1.0"}
 _GUARDED_OPS = (ast.Div, ast.FloorDiv, ast.Mod)
-_GUARDED_STMTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Pass)
+_GUARDED_STMTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Pass, ast.Return)
 
 
 def _math_domain(src: FunctionSource, node) -> str | None:
@@ -481,6 +501,12 @@ def _may_raise(src: FunctionSource, node: ast.AST, guarded: bool = False,
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
             node.func.attr in _SAFE_METHODS and not node.args and not node.keywords:
         return _may_raise(src, node.func.value)  # x.flatten(), np.array(...).copy()
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) == 1
+            and not node.keywords and not isinstance(node.args[0], ast.Starred)
+            and src.fn.__globals__.get(node.func.id, getattr(builtins, node.func.id, None))
+            is builtins.len):
+        # len(x): a size known while building (len of a number is refused then)
+        return _may_raise(src, node.args[0], guarded, deferred)
     if isinstance(node, ast.Call):
         func = node.func
         parts = []
@@ -506,6 +532,48 @@ def _may_raise(src: FunctionSource, node: ast.AST, guarded: bool = False,
         if found:
             return found
     return None
+
+
+def _linalg_call(src: FunctionSource, node) -> bool:
+    """Whether ``node`` calls a function of np.linalg or scipy.linalg (LinAlgError)."""
+    if not isinstance(node, ast.Call):
+        return False
+    func, parts = node.func, []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    obj = src.fn.__globals__.get(func.id) if isinstance(func, ast.Name) else None
+    for attr in reversed(parts):
+        obj = getattr(obj, attr, None)
+    where = str(getattr(obj, "__module__", None) or "")
+    return callable(obj) and where.startswith(("numpy.linalg", "scipy.linalg"))
+
+
+def _catches(src: FunctionSource, node: ast.Try, error: type) -> bool:
+    """Whether a handler of ``node`` may catch ``error`` (a bare except, or a type not known
+    now, is taken as catching it)."""
+    for h in node.handlers:
+        if h.type is None:
+            return True
+        for k in (h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]):
+            t = _handler_type(src, k)
+            if not (isinstance(t, type) and issubclass(t, BaseException)) or issubclass(
+                    error, t):
+                return True
+    return False
+
+
+def _handler_type(src: FunctionSource, k):
+    parts = []
+    while isinstance(k, ast.Attribute):
+        parts.append(k.attr)
+        k = k.value
+    if not isinstance(k, ast.Name):
+        return None
+    t = src.fn.__globals__.get(k.id, getattr(builtins, k.id, None))
+    for attr in reversed(parts):
+        t = getattr(t, attr, None)
+    return t
 
 
 def _catches_index_error(src: FunctionSource, node: ast.Try) -> bool:
@@ -606,6 +674,14 @@ def _fence_try(src: FunctionSource, node: ast.Try, root=None) -> None:
         return
     deferred = None if _catches_index_error(src, node) else []
     for stmt in node.body:
+        if (isinstance(stmt, ast.Expr) and _linalg_call(src, stmt.value)
+                and _catches(src, node, np.linalg.LinAlgError)):
+            raise UnsupportedError(
+                f"`{ast.unparse(stmt.value)}` inside a try whose handler catches LinAlgError, "
+                "its result unused: the compiled gradient does not catch exceptions, and a "
+                "call whose value is not read is not made; test the matrix with "
+                "`np.linalg.cholesky` alone in the try (jitgrad checks that at run time), or "
+                "use the result", src.loc(stmt))
         found = _may_raise(src, stmt, deferred=deferred)
         if found:
             refusal = UnsupportedError(

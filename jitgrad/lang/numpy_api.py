@@ -288,8 +288,17 @@ def np_full_like(x, fill_value, dtype=None):
     return np_full(x.shape, fill) if isinstance(x, Sym) else np.full(x.shape, fill)
 
 
+def _holds_recorded(obj) -> bool:
+    return records(obj) or isinstance(obj, (list, tuple)) and any(map(_holds_recorded, obj))
+
+
 def np_array(obj, dtype=None, *, copy=True, **kw):
     # (copy: the result is always new memory, as with copy=True; copy=None or False allow it)
+    if not kw and dtype is not None and np.dtype(dtype).kind in "iub":
+        # np.array([1, 3], dtype=np.int32): integers or booleans (of 64 bits, as jitgrad's)
+        if not _holds_recorded(obj):
+            return np.array(obj, dtype=np.int64 if np.dtype(dtype).kind in "iu" else bool)
+        return np_cast(np_array(obj), dtype)
     if kw or (dtype is not None and np.dtype(dtype).kind != "f"):
         raise UnsupportedError("np.array() with arguments other than a float dtype",
                                loc_of(obj))

@@ -121,7 +121,10 @@ def _resized(z, n, axis):
     loc = _loc(re)
     if not (records(n) and n.ndim == 0 and n.type.kind == "i" or isinstance(n, int)
             and not isinstance(n, bool)):
-        raise UnsupportedError("np.fft with a length n= that is not an integer", loc)
+        raise UnsupportedError(
+            "np.fft with a length n= that is not an integer (a power `2**k` of an integer "
+            "known only at run time is a float in jitgrad, as Python's is for k < 0): give "
+            "an integer, `1 << k` or `int(2**k)`", loc)
     if isinstance(n, int) and n < 1:
         raise UnsupportedError(f"np.fft: invalid number of data points ({n}) specified", loc)
     k = _axis(axis, re.ndim, loc)

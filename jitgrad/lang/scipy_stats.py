@@ -307,9 +307,11 @@ def linalg_solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_
 
 
 def linalg_cholesky(a, lower=False, overwrite_a=False, check_finite=True):
-    """SciPy's factor is upper triangular unless ``lower=True`` (NumPy's is lower)."""
-    factor = NUMPY[np.linalg.cholesky](a)
-    return factor if lower else NUMPY[np.transpose](factor)
+    """SciPy's factor is upper triangular unless ``lower=True`` (NumPy's is lower); each reads
+    its own triangle only, the upper one that of ``a.T`` NumPy reads."""
+    if lower:
+        return NUMPY[np.linalg.cholesky](a)
+    return NUMPY[np.transpose](NUMPY[np.linalg.cholesky](NUMPY[np.transpose](a)))
 
 
 def linalg_solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False,

@@ -35,6 +35,8 @@ def result_dims(prim, atoms, params, out_type) -> tuple | None:
     if name == "matmul":
         a, b = d, dims_of(atoms[1])
         return (a[:-1] + b[1:]) if len(b) == 2 else a[:-1]  # (n, k) @ (k, m) -> (n, m)
+    if name == "solve" and atoms[0].type.ndim == 2:  # a x = b of one matrix: b's shape
+        return dims_of(atoms[1])
     if name == "outer":
         return (d[0], dims_of(atoms[1])[0])
     if name == "transpose":

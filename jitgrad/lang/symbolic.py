@@ -41,6 +41,9 @@ from jitgrad.core.types import FLOAT, INT, Type
 from jitgrad.lang.size_tokens import result_dims, size_token  # noqa: F401 - re-exported
 from jitgrad.prims import primitives
 
+# the scalar equations `GraphBuilder.scalar_defs` keeps
+SCALAR_FACTS = frozenset(("lt", "le", "gt", "ge", "eq", "neg", "add", "sub", "logical_not"))
+
 
 class GraphBuilder:
     """Appends equations to ``self.block``; folds constants; hands out names."""
@@ -102,6 +105,9 @@ class GraphBuilder:
         self.latest: dict[Var, Var] = {}  # version -> the version that replaced it
         self.tags = 0  # hidden names' suffixes (`new_tag`)
         self.shared: dict | None = None  # operations made inside `sharing`, by their key
+        # scalar result -> (primitive, inputs) of the comparisons and the affine steps before
+        # them: what `frontend.implied` reads to decide a recursion's test from its caller's
+        self.scalar_defs: dict[Var, tuple] = {}
 
     # -- atoms ---------------------------------------------------------------------------
 
@@ -159,6 +165,8 @@ class GraphBuilder:
         out = self.new_var(out_type, base)
         self.made.append(out)
         self.block.stmts.append(Eqn(prim, [out], list(ins), dict(params), self.loc))
+        if not out_type.ndim and prim in SCALAR_FACTS:
+            self.scalar_defs[out] = (prim, tuple(ins))
         if out_type.ndim:  # every array is stamped when made: a read after a write through
             self.restamp(out)  # another name for its memory is then refused (`is_stale`)
         return out

@@ -447,7 +447,11 @@ defvjp("nextafter", lambda g, ans, x, y: g, None)
 defvjp("add", lambda g, ans, x, y: g, lambda g, ans, x, y: g)
 defvjp("sub", lambda g, ans, x, y: g, lambda g, ans, x, y: -g)
 defvjp("mul", lambda g, ans, x, y: g * y, lambda g, ans, x, y: g * x)
-defvjp("div", lambda g, ans, x, y: g / y, lambda g, ans, x, y: -(g * ans) / y)
+# d(x/y)/dy = -(x/y)/y, taken as 0 where the quotient is infinite: x/y is then ±inf for every y
+# near (x infinite, as the inf or DBL_MAX a dynamic program's border starts from, or x/y past
+# overflow), so it does not change with y, not 0 * inf = nan where the inf reaches nothing.
+defvjp("div", lambda g, ans, x, y: g / y,
+       lambda g, ans, x, y: np.where(np.isinf(ans), 0.0, -(g * ans) / y))
 
 
 def _pow_slope(x, y):

@@ -65,19 +65,31 @@ def _solve_a(g, ans, a, b):
     return -(outer(gb, ans) if np.ndim(ans) == 1 else matmul(gb, transpose(ans)))
 
 
+# np.linalg.cholesky reads the lower triangle only (LAPACK's potrf with UPLO='L'), as eigh
+# does (`decompositions`): the factor is that of the symmetric matrix S the lower triangle
+# makes, so the adjoint with respect to S is folded onto the lower triangle (an entry below the
+# diagonal gets S's two, one above it none), as finite differences of NumPy's cholesky give.
+# For a matrix built symmetric (``x @ x.T``) the chain rule gives JAX's symmetric gradient.
+
+
 def _cholesky_vjp(g, ans, a):
     """A = L L^T: Phi(L^T g) keeps the lower triangle with the diagonal halved;
-    S = L^-T Phi L^-1; the gradient is S made symmetric."""
+    S = L^-T Phi L^-1; the gradient with respect to the symmetric matrix is S made
+    symmetric, (S + S^T) / 2, and folded onto the lower triangle: tril(S + S^T) with
+    the diagonal S's."""
     x = matmul(transpose(ans), g)
-    phi = np.tril(x) - alloc.eye(np.shape(x)[0]) * x * 0.5
+    eye = alloc.eye(np.shape(x)[0])
+    phi = np.tril(x) - eye * x * 0.5
     l_inv = inv(ans)
     s = matmul(matmul(transpose(l_inv), phi), l_inv)
-    return (s + transpose(s)) * 0.5
+    return np.tril(s + transpose(s)) - eye * s
 
 
 def _cholesky_jvp(t, ans, a):
-    """A = L L^T: dL = L Phi(L^-1 dA L^-T), Phi keeping the lower triangle, diagonal halved."""
+    """A = L L^T: dL = L Phi(L^-1 dS L^-T), Phi keeping the lower triangle, diagonal halved,
+    dS the symmetric matrix the lower triangle of dA makes."""
     l_inv = inv(ans)
+    t = np.tril(t) + transpose(np.tril(t, -1))
     y = matmul(matmul(l_inv, t), transpose(l_inv))
     phi = np.tril(y) - alloc.eye(np.shape(y)[0]) * y * 0.5
     return matmul(ans, phi)
