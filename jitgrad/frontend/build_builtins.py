@@ -20,7 +20,13 @@ import numpy as np
 
 from jitgrad.core.errors import UnsupportedError
 from jitgrad.core.ir import Var, dims_of
-from jitgrad.frontend.build_ast import BuildList, Iterator, RunTimeBytes, RunTimeText
+from jitgrad.frontend.build_ast import (
+    BuildIterator,
+    BuildList,
+    Iterator,
+    RunTimeBytes,
+    RunTimeText,
+)
 from jitgrad.frontend.desugar_lists import items_of, range_items, zip_count
 from jitgrad.lang import numpy_api, symbolic
 from jitgrad.lang.symbolic import Sym
@@ -545,14 +551,6 @@ def _b_fsum(b, args, kwargs, node):
     return _b_sum(b, (args[0], 0.0), {}, node)
 
 
-class BuildIterator:
-    """``it = iter(seq)``: the sequence and how many items ``next`` has taken (rebound to its
-    name at each ``next``, as `build_containers` rebinds a changed list)."""
-
-    def __init__(self, seq, taken=0):
-        self.seq, self.taken = seq, taken
-
-
 def _iterator_rest(b, it, what: str, node):
     """The items ``iter(seq)`` (or ``itertools.tee``) has not given yet, as a tuple, for a
     function that reads them all (``zip(a, b)``); the iterator is then used up: a later
@@ -574,7 +572,7 @@ def _b_tee(b, args, kwargs, node):
     seq, n = args[0], (args[1] if len(args) == 2 else kwargs.get("n", 2))
     taken = 0
     if isinstance(seq, BuildIterator):
-        if getattr(seq, "used_up", False):
+        if seq.used_up:
             raise UnsupportedError("itertools.tee() of an iterator another function has read",
                                    b.loc(node))
         seq, taken = seq.seq, seq.taken
@@ -644,7 +642,7 @@ def _next_of_iterator(b, args, kwargs, node):
                                b.loc(node))
     it = args[0]
     k = it.taken
-    if getattr(it, "used_up", False):
+    if it.used_up:
         raise UnsupportedError("next() of an iterator a function has read (zip, list, ...): "
                                "which items remain depends on how far it read; take them "
                                "with next() first", b.loc(node))

@@ -80,23 +80,23 @@ def zip_count(*seqs):
 INTRINSICS["%zip_count"] = zip_count
 
 
-def range_items(*bounds):
+def range_items(name, *bounds):
     """The indices of ``range(*bounds)`` as a tuple: a loop that appends arrays of other
-    shapes to a list, unrolled while building (`_Lists.unrolled_alternative`), where its
-    bounds are numbers known then (``range(self.n_obj)``). Bounds known only at run time, or
-    more than `UNROLLED_AT_MOST` iterations, are refused."""
+    shapes to the list ``name``, unrolled while building (`_Lists.unrolled_alternative`),
+    where its bounds are numbers known then (``range(self.n_obj)``). Bounds known only at
+    run time, or more than `UNROLLED_AT_MOST` iterations, are refused."""
+    what = (f"appending to `{name}` arrays whose shape is known only inside the loop (or "
+            "values other than numbers)")
     if not all(isinstance(b, (int, np.integer)) and not isinstance(b, bool) for b in bounds):
         raise UnsupportedError(
-            "appending to a list, in a loop whose count is known only at run time, arrays "
-            "whose shape is known only inside the loop, or values other than numbers (a list "
-            "built in a loop is an array of its items, allocated before the loop from the "
-            f"arguments' shapes); {instead('list of arrays')}")
+            f"{what}, in a loop whose count is known only at run time (a list built in a "
+            "loop is an array of its items, allocated before the loop from the arguments' "
+            f"shapes); {instead('list of arrays')}")
     indices = tuple(range(*(int(b) for b in bounds)))
     if len(indices) > UNROLLED_AT_MOST:
         raise UnsupportedError(
-            f"appending to a list, in a loop of {len(indices)} iterations, arrays whose shape "
-            "is known only inside the loop, or values other than numbers (jitgrad unrolls "
-            f"such a loop up to {UNROLLED_AT_MOST} iterations); {instead('list of arrays')}")
+            f"{what}, in a loop of {len(indices)} iterations (jitgrad unrolls such a loop up "
+            f"to {UNROLLED_AT_MOST} iterations); {instead('list of arrays')}")
     return indices
 
 
@@ -383,7 +383,8 @@ class _Lists:
             if it.keywords or not 1 <= len(bounds) <= 3:
                 return None
             if None in bounds:  # bounds the builder knows (`self.n_obj`): its indices then
-                again.iter = locate_as(_call("%range_items", *copy.deepcopy(it.args)), it)
+                again.iter = locate_as(_call("%range_items", ast.Constant(name),
+                                             *copy.deepcopy(it.args)), it)
             else:
                 indices = tuple(range(*bounds)) if bounds[-1] != 0 or len(bounds) < 3 else None
                 if indices is None or len(indices) > UNROLLED_AT_MOST:
