@@ -274,7 +274,8 @@ def hyp2f1_in_parameter(x):
 
 @pytest.mark.parametrize(("fn", "message"), [
     (names_dict_twice, r"changing the dict `out` in place while another name"),
-    (items_of_run_time_count, r"in a loop whose count is known only at run time"),
+    (items_of_run_time_count, (r"`rows` arrays whose shape is known only inside the loop.* "
+                               r"in a loop whose count is known only at run time")),
     (next_after_zip, r"next\(\) of an iterator a function has read"),
     (is_false_at_run_time, r"of a truth value known only at run time with True or False"),
     (deepcopy_of_object, r"copy.deepcopy\(\) of a Segments"),
