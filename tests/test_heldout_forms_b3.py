@@ -11,7 +11,7 @@ False``; ``copy.deepcopy`` of an array written into after; ``np.median(x, axis=0
 SciPy distributions (``scipy.stats.norm(mu, sd)`` of run-time parameters, a
 ``multivariate_normal`` and a list of them made outside the function); a Numba function
 called through ``.py_func``; ``x.setflags(write=False)``; ``scipy.special.hyp1f1`` and
-``hyp2f1`` in their last argument.
+``hyp2f1`` in their last argument; ``np.concatenate(([0], times))`` (PINTS' ODE models).
 
 One compiled gradient holds those whose generated code is new, and a heavy one (``-m heavy``)
 holds them all; each is checked against central finite differences and against JAX (the same
@@ -152,7 +152,8 @@ def loss_compiled(x, params):
     """The forms whose generated code is new (the rest build as code jitgrad compiled
     before): a dict written by a callee, a list of arrays unrolled over ``range(self.n_obj)``,
     ``np.clip`` with its output by position, ``np.median`` along an axis, a frozen
-    distribution of run-time parameters, SciPy's hypergeometric kernels."""
+    distribution of run-time parameters, SciPy's hypergeometric kernels, a constant list
+    joined to a computed array by ``np.concatenate``."""
     results = run_problem(Problem(2), x)
     total = np.sum(results["F"] ** 2) + np.sum(results["G"])
     row = x[0] * 3.0
@@ -161,6 +162,7 @@ def loss_compiled(x, params):
     mu, sd = params
     total = total + np.sum(scipy.stats.norm(mu, sd).logpdf(x[1]))
     total = total + np.sum(scipy.special.hyp1f1(0.5, 1.5, -x[0] ** 2))
+    total = total + np.sum(np.concatenate(([0], x[2])) * np.arange(5.0))  # ([0]: a constant)
     return total + np.sum(scipy.special.hyp2f1(1.0, 1.5, 2.5, -x[1]))
 
 
@@ -173,6 +175,7 @@ def loss_compiled_jax(jnp, jsp, jst, x, params):
     total = total + jnp.sum(row * jnp.median(x, axis=1, keepdims=True))
     total = total + jnp.sum(jst.norm.logpdf(x[1], params[0], params[1]))
     total = total + jnp.sum(jsp.hyp1f1(0.5, 1.5, -x[0] ** 2))
+    total = total + jnp.sum(jnp.concatenate((jnp.zeros(1), x[2])) * jnp.arange(5.0))
     return total + jnp.sum(jsp.hyp2f1(1.0, 1.5, 2.5, -x[1]))
 
 
