@@ -1490,6 +1490,34 @@ block(PY, "Other forms around numbers", [
 ])
 
 
+block(PY, "Forms from held-out real code (batch 3)", [
+    r("a dict a called function writes into, read by the caller", F.py_dict_written_by_callee,
+      A(V)),
+    r("arrays appended over range(self.n), stacked by np.column_stack",
+      F.py_list_of_arrays_range_attribute, A(V)),
+    r("a, b = [list comprehension]", F.py_unpack_list_comprehension, A(V)),
+    r("itertools.tee, next(it, None) and zip (pairwise)", F.py_itertools_tee_pairwise, A(V)),
+    r("@property computed once and cached on self", F.py_property_computed_lazily, A(V)),
+    r("flag is False of a bool known while building", F.py_is_false_known_while_building,
+      A(V)),
+    r("copy.deepcopy of an array, then written into", F.py_deepcopy_then_write, A(V)),
+    r("a Numba function called through .py_func; x.setflags(write=False)",
+      F.py_numba_py_func, A(V)),
+])
+block(NN, "Forms from held-out real code (batch 3)", [
+    r("np.clip(a, lo, hi, out) with out by position", F.np_clip_out_by_position, A(V)),
+    r("np.median(a, axis=k), keepdims=True", F.np_median_along_axis, A(M34)),
+])
+block(AS, "Forms from held-out real code (batch 3)", [
+    r("scipy.spatial.distance.pdist(X, metric='cosine')", F.sp_pdist_cosine, A(M34)),
+    r("scipy.stats.norm(mu, sd).logpdf of run-time parameters",
+      F.sp_frozen_norm_runtime_params, A(V)),
+    r("a frozen multivariate_normal made outside: .logpdf, .pdf",
+      F.sp_frozen_mvn_made_outside, A(V)),
+    r("scipy.special.hyp1f1 and hyp2f1 in their last argument", F.sp_hyp1f1_hyp2f1, A(V)),
+])
+
+
 ROWS: list[Row] = list(_ROWS)
 
 _ids = [row.id for row in ROWS]

@@ -16,6 +16,7 @@ returns a float.  Written for this table; no code is taken from Numba or autogra
 
 import cmath
 import collections
+import copy
 import ctypes
 import ctypes.util
 import dataclasses
@@ -34,6 +35,7 @@ import scipy.integrate
 import scipy.linalg
 import scipy.optimize
 import scipy.signal
+import scipy.spatial.distance
 import scipy.special
 import scipy.stats
 from numba import literal_unroll, njit, objmode
@@ -4781,3 +4783,115 @@ def py_starred_generator(x):
 def py_isinstance_tuple_display(x):
     pair = (x, 2.0 * x)
     return pair[0] * pair[1] if isinstance(pair, tuple) else x
+
+
+# ---- forms from the third held-out batch of real code (issue #43, hb3b) ----------------------
+
+
+class _OutProblem:
+    """A problem whose ``evaluate`` writes its results into the dict its caller passes."""
+
+    def __init__(self, n_obj):
+        self.n_obj = n_obj
+
+    def evaluate(self, x, out):
+        out["F"] = np.cos(x) * self.n_obj
+        out["F"] = -out["F"]
+
+
+def py_dict_written_by_callee(x):
+    out = {}
+    _OutProblem(2).evaluate(x, out)
+    return np.sum(out["F"] * x)
+
+
+def py_list_of_arrays_range_attribute(x):
+    p = _OutProblem(3)
+    rows = []
+    for i in range(p.n_obj):
+        rows.append(x[: x.shape[0] - i].sum() * x)
+    return np.sum(np.column_stack(rows) ** 2)
+
+
+def py_unpack_list_comprehension(x):
+    a, b = [float(v) * 2.0 for v in x[:2]]
+    return a * b + np.sum(x)
+
+
+def py_itertools_tee_pairwise(x):
+    first, second = itertools.tee((0, 2, 3, 4))
+    next(second, None)
+    return sum(np.sum(x[s:e]) ** 2 for s, e in zip(first, second))
+
+
+class _Lazy:
+    def __init__(self, x):
+        self.x = x
+        self._cached = None
+
+    @property
+    def cached(self):
+        if self._cached is None:
+            self._cached = np.exp(self.x)
+        return self._cached
+
+
+def py_property_computed_lazily(x):
+    lazy = _Lazy(x)
+    return np.sum(lazy.cached) + np.sum(lazy.cached * x)
+
+
+class _Metric:
+    def __init__(self, metric=None):
+        self.has_custom_metric = metric is not None
+
+
+def py_is_false_known_while_building(x):
+    return np.sum(x * 2.0 if _Metric().has_custom_metric is False else x)
+
+
+def py_deepcopy_then_write(x):
+    y = copy.deepcopy(x)
+    y[0] = 1.0
+    return np.sum(y * x)
+
+
+def np_clip_out_by_position(x):
+    y = x * 2.0
+    np.clip(y, 0.6, 1.5, y)
+    return np.sum(y * x)
+
+
+def np_median_along_axis(m):
+    return np.sum(np.median(m, axis=1) ** 2) + np.sum(np.median(m, axis=0, keepdims=True) * m)
+
+
+def sp_pdist_cosine(m):
+    return np.sum(scipy.spatial.distance.pdist(m, metric="cosine") ** 2)
+
+
+def sp_frozen_norm_runtime_params(x):
+    return np.sum(scipy.stats.norm(x[0], x[1] + 1.0).logpdf(x))
+
+
+_FROZEN_MVN = scipy.stats.multivariate_normal(np.array([0.2, 0.5, 0.1, 0.7]),
+                                              np.diag([1.0, 2.0, 0.5, 1.5]))
+
+
+def sp_frozen_mvn_made_outside(x):
+    return _FROZEN_MVN.logpdf(x) + np.log(_FROZEN_MVN.pdf(x * 0.5))
+
+
+@njit
+def _njit_square_sum(v):
+    return np.sum(v * v)
+
+
+def py_numba_py_func(x):
+    y = x + 1.0
+    y.setflags(write=False)
+    return _njit_square_sum.py_func(y)
+
+
+def sp_hyp1f1_hyp2f1(x):
+    return np.sum(scipy.special.hyp1f1(0.5, 1.5, -x * x) + scipy.special.hyp2f1(1.0, 1.5, 2.5, -x))

@@ -152,10 +152,16 @@ def test_shape_parameters_values_and_gradients():
         np.testing.assert_allclose(g, want, rtol=1e-11)
 
 
+def hypergeometric_terms(x):
+    """scipy.special.hyp1f1 and hyp2f1 in their last argument (their compiled gradient is
+    checked in test_heldout_forms_b3b, beside the real code's forms that use them)."""
+    return np.sum(sp.hyp1f1(0.5, 1.5, -x * x) + sp.hyp2f1(1.0, 1.5, 2.5, -x))
+
+
 def test_the_functions_above_use_every_scipy_kernel():
     used: set[str] = set()
     for fn, args in ((bessel_terms, (X,)), (cdf_terms, (XU, MU, C)),
-                     (shape_terms, (A, A, A))):
+                     (shape_terms, (A, A, A)), (hypergeometric_terms, (XU,))):
         graph = jbuild.build(jparse.FunctionSource.of(fn), [jtypes.type_of_value(a) for a in args])
         used |= {s.prim for s in jir.walk(graph.body) if isinstance(s, jir.Eqn)}
     assert set(SCIPY_FUNCTIONS) <= used, set(SCIPY_FUNCTIONS) - used

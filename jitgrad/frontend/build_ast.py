@@ -135,6 +135,16 @@ class Iterator:
         return symbolic.record("getitem", self.items, k, index_spec=("i",))
 
 
+class BuildIterator:
+    """``it = iter(seq)`` (or one of ``itertools.tee(seq)``): the sequence and how many items
+    ``next`` has taken (rebound to its name at each ``next``, as `build_containers` rebinds a
+    changed list); ``used_up`` once a function read its rest (``zip(a, b)``)."""
+
+    def __init__(self, seq, taken=0):
+        self.seq, self.taken = seq, taken
+        self.used_up = False
+
+
 class BuildList(tuple):
     """A list made in the function (``[]``, a copy, a changed list), held by value as a tuple
     is; its own object even when empty, so that a change in place can tell its holders apart

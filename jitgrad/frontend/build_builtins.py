@@ -11,15 +11,23 @@ line, saying what to write instead. `build_calls.Calls.call` looks calls up in
 from __future__ import annotations
 
 import ast
+import copy
 import functools
+import itertools
 import math
 
 import numpy as np
 
 from jitgrad.core.errors import RaisesInPython, UnsupportedError
 from jitgrad.core.ir import Var, dims_of
-from jitgrad.frontend.build_ast import Iterator, RunTimeBytes, RunTimeText
-from jitgrad.frontend.desugar_lists import items_of, zip_count
+from jitgrad.frontend.build_ast import (
+    BuildIterator,
+    BuildList,
+    Iterator,
+    RunTimeBytes,
+    RunTimeText,
+)
+from jitgrad.frontend.desugar_lists import items_of, range_items, zip_count
 from jitgrad.lang import numpy_api, symbolic
 from jitgrad.lang.symbolic import Sym
 
@@ -163,6 +171,15 @@ def _unflatten_like(b, args, kwargs, node):
     return build(tree)
 
 
+def _b_range_items(b, args, kwargs, node):
+    """`desugar_lists.range_items`: the indices of a range whose bounds are known while
+    building, as a tuple (the loop unrolled)."""
+    try:
+        return range_items(*args)
+    except UnsupportedError as e:
+        raise UnsupportedError(str(e), b.loc(node)) from None
+
+
 def _b_zip_count(b, args, kwargs, node):
     """`desugar_lists.zip_count`: the least of the sequences' lengths."""
     counts = [_b_len(b, (a,), {}, node) for a in args]
@@ -208,8 +225,9 @@ def _b_sequence(which):
     def f(b, args, kwargs, node):
         if which == "sorted" and args and isinstance(args[0], frozenset) and "key" not in kwargs:
             args = (tuple(sorted(args[0])), *args[1:])  # a set known while building
-        args = tuple(_rest(b, a, f"{which}()", node) if isinstance(a, Iterator) else a
-                     for a in args)  # (a generator's items: the tuple or array of them)
+        args = tuple(_rest(b, a, f"{which}()", node) if isinstance(a, Iterator) else
+                     _iterator_rest(b, a, f"{which}()", node) if isinstance(a, BuildIterator)
+                     else a for a in args)  # (a generator's or an iterator's items)
         seqs = args if which == "zip" else args[:1]
         if which == "sorted" and args and isinstance(args[0], dict):
             # sorted(d): its keys, known while building, in an order that does not depend on
@@ -535,12 +553,66 @@ def _b_fsum(b, args, kwargs, node):
     return _b_sum(b, (args[0], 0.0), {}, node)
 
 
-class BuildIterator:
-    """``it = iter(seq)``: the sequence and how many items ``next`` has taken (rebound to its
-    name at each ``next``, as `build_containers` rebinds a changed list)."""
+def _iterator_rest(b, it, what: str, node):
+    """The items ``iter(seq)`` (or ``itertools.tee``) has not given yet, as a tuple, for a
+    function that reads them all (``zip(a, b)``); the iterator is then used up: a later
+    ``next`` of it is refused (Python's would depend on how far the reader went)."""
+    if not isinstance(it.seq, tuple):
+        raise UnsupportedError(f"{what} of an iterator over an array: pass the array itself",
+                               b.loc(node))
+    it.used_up = True
+    return it.seq[it.taken:]
 
-    def __init__(self, seq, taken=0):
-        self.seq, self.taken = seq, taken
+
+def _b_tee(b, args, kwargs, node):
+    """``itertools.tee(seq, n=2)`` of a tuple or list known while building (or of an
+    iterator over one, or over an array): n iterators over its items, each with its own
+    position (ruptures' ``pairwise``: ``a, b = tee(seq); next(b, None); zip(a, b)``)."""
+    if set(kwargs) - {"n"} or not 1 <= len(args) <= 2:
+        raise UnsupportedError("itertools.tee(iterable, n) takes one iterable and a count",
+                               b.loc(node))
+    seq, n = args[0], (args[1] if len(args) == 2 else kwargs.get("n", 2))
+    taken = 0
+    if isinstance(seq, BuildIterator):
+        if seq.used_up:
+            raise UnsupportedError("itertools.tee() of an iterator another function has read",
+                                   b.loc(node))
+        seq, taken = seq.seq, seq.taken
+    elif isinstance(seq, Iterator):
+        seq = _rest(b, seq, "itertools.tee()", node)
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        raise UnsupportedError("itertools.tee(iterable, n) with n a count known while building",
+                               b.loc(node))
+    if not (isinstance(seq, tuple) or isinstance(seq, Sym) and seq.ndim):
+        raise UnsupportedError("itertools.tee() of a tuple, a list or an array", b.loc(node))
+    return tuple(BuildIterator(seq, taken) for _ in range(n))
+
+
+def _b_copy(deep):
+    """``copy.copy(x)`` and ``copy.deepcopy(x)``: an array's copy (``np.copy``: a write into
+    it reaches neither), a tuple, list or dict made again of its items' copies (deep) or of
+    its items (shallow), a number or string itself. A user's object is refused (its copy
+    would share nothing with it, which jitgrad does not follow)."""
+    def f(b, args, kwargs, node):
+        if kwargs or len(args) not in ((1, 2) if deep else (1,)):
+            raise UnsupportedError(f"copy.{'deepcopy' if deep else 'copy'}() takes one value",
+                                   b.loc(node))
+
+        def again(x, top=True):
+            if isinstance(x, Sym):
+                return b.call(np.copy, (x,), {}, node) if x.ndim and (deep or top) else x
+            if isinstance(x, (bool, int, float, complex, str, type(None))):
+                return x
+            if isinstance(x, tuple) and not hasattr(type(x), "_fields"):
+                made = tuple(again(v, False) for v in x) if deep else tuple(x)
+                return BuildList(made) if isinstance(x, BuildList) else made
+            if isinstance(x, dict):
+                return {k: again(v, False) for k, v in x.items()} if deep else dict(x)
+            raise UnsupportedError(f"copy.{'deepcopy' if deep else 'copy'}() of a "
+                                   f"{type(x).__name__}: of arrays, numbers, and lists, tuples "
+                                   "and dicts of them", b.loc(node))
+        return again(args[0])
+    return f
 
 
 def _b_iter(b, args, kwargs, node):
@@ -572,6 +644,10 @@ def _next_of_iterator(b, args, kwargs, node):
                                b.loc(node))
     it = args[0]
     k = it.taken
+    if it.used_up:
+        raise UnsupportedError("next() of an iterator a function has read (zip, list, ...): "
+                               "which items remain depends on how far it read; take them "
+                               "with next() first", b.loc(node))
     if isinstance(it.seq, Sym):
         if isinstance(it.seq.shape[0], int) and k >= it.seq.shape[0] or len(args) == 2:
             raise UnsupportedError("next() past the end of an array, or with a default: "
@@ -595,12 +671,14 @@ BUILTINS = {abs: _b_abs, sum: _b_sum, min: _b_minmax("min"), max: _b_minmax("max
              str: _b_text(str), repr: _b_text(repr), getattr: _b_getattr,
              hasattr: _b_hasattr, dict: _b_dict, set: _b_set, frozenset: _b_set,
              chr: _b_known(chr), ord: _b_known(ord), hash: _b_known(hash), type: _b_type,
-             math.fsum: _b_fsum, iter: _b_iter, next: _b_next}
+             math.fsum: _b_fsum, iter: _b_iter, next: _b_next, itertools.tee: _b_tee,
+             copy.copy: _b_copy(False), copy.deepcopy: _b_copy(True)}
 BUILTINS[functools.partial] = _b_partial
 BUILTINS[is_zero] = _b_is_zero
 BUILTINS[cholesky_fails] = _b_cholesky_fails
 BUILTINS[zip_count] = _b_zip_count
 BUILTINS[items_of] = _b_items_of
+BUILTINS[range_items] = _b_range_items
 # functions of a library looked up by (module, name): importing the library would be a cost
 BY_NAME = {("numba.misc.special", "literal_unroll"): _literal_unroll,
            ("autograd.misc.flatten", "flatten"): _autograd_flatten}

@@ -80,14 +80,15 @@ class Calls:
                 target=ast.copy_location(ast.Name(name, ast.Store()), node.args[0]),
                 op=_IN_PLACE[fn](), value=node.args[1]), node))
             return self.env[name]
-        args = self.items(node.args, self.argument)
+        arg_nodes, out = _positional_out(fn, node.args)
+        args = self.items(arg_nodes, self.argument)
         kwargs = {}
         for k in node.keywords:
             if k.arg is None:  # f(**options): a dict known while building
                 kwargs.update(self.unpacked_dict(k.value))
             elif k.arg != "out":
                 kwargs[k.arg] = self.argument(k.value)
-        out = next((k.value for k in node.keywords if k.arg == "out"), None)
+        out = next((k.value for k in node.keywords if k.arg == "out"), out)
         where = kwargs.pop("where", True) if isinstance(fn, np.ufunc) else True
         if out is not None:
             return self.call_into(fn, args, kwargs, out, node, where)
@@ -410,6 +411,18 @@ class Calls:
         return Iterator(items, src.qualname)
 
 
+
+
+def _positional_out(fn, args: list):
+    """A NumPy call's arguments and the array it writes into given by position, as
+    ``out=`` is (``np.clip(K, lo, hi, K)``, ``np.add(a, b, a)``): a ufunc's argument after
+    its inputs, np.clip's fourth; else all the arguments and None."""
+    if any(isinstance(a, ast.Starred) for a in args):
+        return args, None
+    count = fn.nin if isinstance(fn, np.ufunc) else 3 if fn is np.clip else None
+    if count is not None and len(args) == count + 1:
+        return args[:count], args[count]
+    return args, None
 
 
 # operator's in-place functions: of an array named, the augmented assignment

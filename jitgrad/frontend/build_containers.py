@@ -91,7 +91,8 @@ class Containers:
             raise UnsupportedError(f"changing the {what} `{name}` in place inside a loop (its "
                                    "length or entries would change from one iteration to the "
                                    f"next); {_TO_ARRAY}", self.loc(node))
-        if self.holders(old) > 1:
+        callers = self.callers_holding(old)
+        if self.holders(old) > 1 and callers is None:
             copy = {"dict": "dict", "set": "set", "iterator": "iter"}.get(what, "list")
             raise UnsupportedError(f"changing the {what} `{name}` in place while another name "
                                    "(or an item of a list or dict, or a caller's argument) "
@@ -99,6 +100,36 @@ class Containers:
                                    f"would not see the change; copy it first (`{name} = "
                                    f"{copy}({name})`)", self.loc(node))
         self.env[name] = new
+        for b, n in callers or ():
+            b.env[n] = new  # the caller's name sees the change, as Python's would
+
+    def callers_holding(self, obj):
+        """The callers' names that hold ``obj``, a container this function changes in place
+        (`change`), as (builder, name) pairs; None where the change could not reach every
+        holder as Python's does: where an item of a container or a function this one is
+        nested in holds it, where a caller builds a loop that began with it (the change would
+        be made once per iteration), or where a caller's statement that makes the call names
+        it again (its other use may have been read before the call, as a value: the caller
+        would read the container as it was, ``g(d, f(d))``). Python passes a dict, list or set
+        by reference: the pymoo form ``out = {}; problem._evaluate(x, out); out["F"]``."""
+        found, b = [], self.caller
+        while b is not None:
+            names = [n for n, v in b.env.items() if v is obj]
+            if names:
+                if b.in_loop and not (b.loops_building and
+                                      id(obj) not in b.held_before_loop[-1]):
+                    return None
+                stmt = getattr(b, "current_stmt", None)
+                uses = sum(1 for x in ast.walk(stmt) if isinstance(x, ast.Name) and
+                           x.id in names) if stmt is not None else 2
+                if uses != 1:
+                    return None
+                found.extend((b, n) for n in names)
+            b = b.caller
+        own = sum(1 for v in self.env.values() if v is obj)
+        if not found or self.holders(obj) != own + len(found):
+            return None
+        return found
 
     def holders(self, obj) -> int:
         """How many places hold ``obj``: names of this function, of its callers and of the

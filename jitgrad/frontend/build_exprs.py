@@ -154,6 +154,13 @@ class Expressions(Indexing):
             return constants
         if isinstance(value, list) and all(is_user_object(v) for v in value):
             return tuple(value)  # LAYERS = [Layer(...), ...]: objects, read while building
+        frozen = scipy_api.frozen_distribution(value)
+        if frozen is not None:  # scipy.stats.norm(0, 2) made outside: its methods' handlers
+            return self.frozen_value(name, frozen, node, what)
+        if isinstance(value, list) and value and all(
+                scipy_api.frozen_distribution(v) is not None for v in value):
+            return tuple(self.frozen_value(f"{name}[{k}]", scipy_api.frozen_distribution(v),
+                                           node, what) for k, v in enumerate(value))
         if value is None:
             return None
         if isinstance(value, slice) and all(v is None or isinstance(v, (int, np.integer))
@@ -179,6 +186,18 @@ class Expressions(Indexing):
                                    "each field in an array of its own", self.loc(node))
         raise UnsupportedError(f"the {what} `{name}` of type {type(value).__name__}",
                                self.loc(node))
+
+    def frozen_value(self, name, frozen, node, what):
+        """A frozen distribution known while building, its parameters read as constants
+        (arrays as the constant arrays of the graph)."""
+        if any(isinstance(v, Sym) for v in (*frozen.args, *frozen.kwargs.values())):
+            return frozen  # (made in the function: its parameters are values already)
+        base = "".join(c if c.isalnum() else "_" for c in name).strip("_") or "dist"
+        return scipy_api.FrozenDistribution(  # (named in the generated code `<name>_<k>`)
+            frozen.name, tuple(self.global_value(f"{base}_{k}", v, node, what)
+                               for k, v in enumerate(frozen.args)),
+            {k: self.global_value(f"{base}_{k}", v, node, what)
+             for k, v in frozen.kwargs.items()})
 
     def constant_array(self, name, value, node):
         """A global array (or one a closure captured) read as a constant, as Numba freezes it:
@@ -208,6 +227,9 @@ class Expressions(Indexing):
                 return value
             if base is np and attr in ("float64", "float32", "int64", "int32", "bool_"):
                 return value
+            if scipy_api.frozen_distribution(value) is not None or isinstance(value, list) \
+                    and value and scipy_api.frozen_distribution(value[0]) is not None:
+                return self.global_value(attr, value, node)  # (its parameters: constants)
             return value
         if isinstance(base, Sym):
             if attr in ("T", "shape", "ndim", "size", "dtype"):
@@ -227,6 +249,8 @@ class Expressions(Indexing):
                                     for a in ArrayFlags._fields))
             if attr == "tobytes":  # its length is read (len(x.tobytes()), x.nbytes)
                 return _Bytes(base, None)
+            if attr == "setflags":  # x.setflags(write=False): no effect on any value
+                return _SetFlags(base, None)
             if attr == "view":  # x.view(dtype) of its own kind: the same array
                 return _ArrayMethod(base, np.ndarray.view)
             if attr == "flat":  # read only: x.flat[i] is the flattened array's entry i
@@ -277,11 +301,18 @@ class Expressions(Indexing):
             return getattr(base, attr)  # a namedtuple's field (results.root)
         if is_container_method(base, attr):  # lst.pop(), d.pop("k"), s.add(3)
             return BuildMethod(self, getattr(node, "value", node), base, attr)
+        if is_user_object(base) and attr not in vars(base):
+            getter = getattr(type(base), attr, None)  # a property: its getter, built here
+            if isinstance(getter, property) and getter.fget is not None:
+                return self.call(getter.fget, (base,), {}, node)
         method = getattr(base, attr, None)
         if method is not None and scipy_api.handler_for(method) is not None:
             return method  # scipy.stats.norm.cdf
         if isinstance(base, np.ufunc):
             numpy_args.refuse_ufunc_method(base, attr, self.loc(node))
+        if attr == "py_func" and type(base).__module__.startswith("numba.") and \
+                callable(getattr(base, "py_func", None)):
+            return base.py_func  # a Numba dispatcher's Python function, the source jitgrad reads
         if is_user_object(base) or (isinstance(base, type) and library_of(base) not in LIBRARIES
                                     and base.__module__ != "builtins"):
             return self.object_attribute(base, attr, node)
@@ -479,6 +510,15 @@ class Expressions(Indexing):
         classes, functions and objects known while building are compared as Python does).
         Two run-time values are refused: whether they are one object is not a value."""
         def compare(left, right):
+            if isinstance(left, bool) and isinstance(right, bool):
+                return (left is right) == isinstance(op, ast.Is)  # `flag is False`: Python's
+            if any(isinstance(v, bool) for v in (left, right)) and any(
+                    isinstance(v, Sym) and not v.ndim and v.type.kind == "b"
+                    for v in (left, right)):
+                raise UnsupportedError(f"the comparison {type(op).__name__} of a truth value "
+                                       "known only at run time with True or False (Python's "
+                                       "bool is the object, NumPy's is not): test its value "
+                                       "(`if not flag:`)", self.loc(node))
             if isinstance(left, Sym) and isinstance(right, Sym) or (
                     isinstance(left, (int, float)) and isinstance(right, (int, float))):
                 raise UnsupportedError(f"the comparison {type(op).__name__} of two numbers or "
@@ -598,6 +638,14 @@ class _Bytes(_ArrayMethod):
 
     def __call__(self, order="C"):
         return RunTimeBytes(symbolic.record("memory", self.__self__, attr="nbytes"))
+
+
+class _SetFlags(_ArrayMethod):
+    """``x.setflags``: bound to ``x``; its call changes no value (the flags say whether NumPy
+    lets the array be written, which the graph does not model), and returns None."""
+
+    def __call__(self, write=None, align=None, uic=None):
+        return None
 
 
 _ARRAY_METHODS = {"argmax": np.argmax, "argmin": np.argmin, "argsort": np.argsort,

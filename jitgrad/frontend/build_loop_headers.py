@@ -22,7 +22,7 @@ import itertools
 import numpy as np
 
 from jitgrad.core.errors import UnsupportedError
-from jitgrad.frontend.build_ast import Undefined, assigned_names, is_prange
+from jitgrad.frontend.build_ast import BuildIterator, Undefined, assigned_names, is_prange
 from jitgrad.lang import complex_pairs, symbolic
 from jitgrad.lang.symbolic import Sym
 
@@ -237,7 +237,9 @@ class LoopHeaders:
                     return False
             elif not (isinstance(a, (ast.Tuple, ast.List)) or (
                     isinstance(a, ast.Name) and isinstance(self.env.get(
-                        a.id, self.src.fn.__globals__.get(a.id)), known))):
+                        a.id, self.src.fn.__globals__.get(a.id)), known)) or (
+                    isinstance(a, ast.Name) and isinstance(self.env.get(a.id), BuildIterator)
+                    and isinstance(self.env[a.id].seq, tuple))):  # (iter or tee of a tuple)
                 return False
         return bool(seqs)
 

@@ -93,7 +93,11 @@ class Statements:
             return  # (the statements of the list's array: not built)
         self.gb.loc = self.src.loc(stmt)
         method = getattr(self, "stmt_" + type(stmt).__name__)
-        method(stmt)
+        outer, self.current_stmt = getattr(self, "current_stmt", None), stmt
+        try:  # (the statement a call is made from: `Containers.callers_holding`)
+            method(stmt)
+        finally:
+            self.current_stmt = outer
 
     def stmt_Pass(self, stmt):
         pass

@@ -36,7 +36,7 @@ from jitgrad.frontend.build_ast import (
     fn_name,
     is_atom_value,
 )
-from jitgrad.lang import complex_pairs, symbolic
+from jitgrad.lang import complex_pairs, scipy_api, symbolic
 from jitgrad.lang.symbolic import Sym, Written
 
 # Standard-library modules whose functions give the same result for the same arguments (no
@@ -337,8 +337,10 @@ class Values:
                                        self.loc(node))
         if isinstance(value, Sym) or inspect.ismethod(value) or callable(value):
             return value
-        if isinstance(value, (tuple, list)):
-            return tuple(v if isinstance(v, Sym) else self.known(v, node) for v in value)
+        if isinstance(value, (tuple, list)):  # (a frozen distribution: read as a global is)
+            return tuple(v if isinstance(v, Sym) else self.global_value(
+                f"{attr}_{k}", v, node, "attribute") if scipy_api.frozen_distribution(v)
+                is not None else self.known(v, node) for k, v in enumerate(value))
         read = self.global_value(attr, value, node, "attribute")
         if isinstance(value, np.ndarray) and isinstance(read, Sym):  # (`augment_attribute`)
             self.attribute_reads.setdefault(id(value), []).append(read.atom)

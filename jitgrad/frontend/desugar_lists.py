@@ -79,17 +79,40 @@ def zip_count(*seqs):
 
 INTRINSICS["%zip_count"] = zip_count
 
+
+def range_items(name, *bounds):
+    """The indices of ``range(*bounds)`` as a tuple: a loop that appends arrays of other
+    shapes to the list ``name``, unrolled while building (`_Lists.unrolled_alternative`),
+    where its bounds are numbers known then (``range(self.n_obj)``). Bounds known only at
+    run time, or more than `UNROLLED_AT_MOST` iterations, are refused."""
+    what = (f"appending to `{name}` arrays whose shape is known only inside the loop (or "
+            "values other than numbers)")
+    if not all(isinstance(b, (int, np.integer)) and not isinstance(b, bool) for b in bounds):
+        raise UnsupportedError(
+            f"{what}, in a loop whose count is known only at run time (a list built in a "
+            "loop is an array of its items, allocated before the loop from the arguments' "
+            f"shapes); {instead('list of arrays')}")
+    indices = tuple(range(*(int(b) for b in bounds)))
+    if len(indices) > UNROLLED_AT_MOST:
+        raise UnsupportedError(
+            f"{what}, in a loop of {len(indices)} iterations (jitgrad unrolls such a loop up "
+            f"to {UNROLLED_AT_MOST} iterations); {instead('list of arrays')}")
+    return indices
+
+
+INTRINSICS["%range_items"] = range_items
+
 # NumPy functions that read a list of numbers as they read the 1-D array of its items
 _NUMPY_READERS = {
     "array", "asarray", "asanyarray", "copy", "sum", "mean", "max", "min", "amax", "amin",
     "prod", "std", "var", "median", "average", "cumsum", "cumprod", "sort", "argsort",
     "argmax", "argmin", "dot", "inner", "outer", "vdot", "diff", "percentile", "quantile",
     "hstack", "flip", "linalg.norm", "any", "all", "size", "shape", "ravel", "stack",
-    "concatenate", "vstack",
+    "concatenate", "vstack", "column_stack", "row_stack", "dstack",
     "where", "maximum", "minimum", "clip", "interp", "trapz", "trapezoid", "nansum",
     # (each takes np.asarray of its first argument: a list and the array of its items are one)
     "transpose", "diag", "diagflat", "diagonal", "trace", "squeeze", "reshape", "atleast_1d",
-    "atleast_2d", "column_stack",
+    "atleast_2d",
 }
 # (print: left out of the gradient; tuple and list: the rows of an array whose length is known
 # while building, `build_builtins`)
@@ -360,13 +383,17 @@ class _Lists:
         if (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
                 and "range" not in self.bound and "range" not in self.globals):
             bounds = [int_literal(a) for a in it.args]
-            if it.keywords or not 1 <= len(bounds) <= 3 or None in bounds:
+            if it.keywords or not 1 <= len(bounds) <= 3:
                 return None
-            indices = tuple(range(*bounds)) if bounds[-1] != 0 or len(bounds) < 3 else None
-            if indices is None or len(indices) > UNROLLED_AT_MOST:
-                return None
-            again.iter = locate_as(ast.Tuple([ast.Constant(i) for i in indices], ast.Load()),
-                                   it)
+            if None in bounds:  # bounds the builder knows (`self.n_obj`): its indices then
+                again.iter = locate_as(_call("%range_items", ast.Constant(name),
+                                             *copy.deepcopy(it.args)), it)
+            else:
+                indices = tuple(range(*bounds)) if bounds[-1] != 0 or len(bounds) < 3 else None
+                if indices is None or len(indices) > UNROLLED_AT_MOST:
+                    return None
+                again.iter = locate_as(ast.Tuple([ast.Constant(i) for i in indices],
+                                                 ast.Load()), it)
         # (any other loop: as written; the builder unrolls it where it runs over a tuple or
         # list known while building, and refuses a list appended to in a loop it runs)
         again.jitgrad_list_of = name  # (a loop the builder runs, not unrolled: refused)
@@ -652,6 +679,10 @@ class _Lists:
             return None
         if isinstance(parent, ast.Attribute):
             return f"used with .{parent.attr}"
+        if isinstance(parent, ast.Assign) and parent.value is node and len(parent.targets) == 1 \
+                and isinstance(parent.targets[0], (ast.Tuple, ast.List)) and not any(
+                    isinstance(e, ast.Starred) for e in parent.targets[0].elts):
+            return None  # `r, k = out`: its items, as an array's entries unpack
         if isinstance(parent, ast.For) and parent.iter is node:
             return None
         if isinstance(parent, ast.Call) and node in parent.args:

@@ -526,14 +526,14 @@ def np_concatenate(arrays, axis=0):
     if len(ndims) != 1 or 0 in ndims:
         raise ShapeError("np.concatenate needs arrays of one rank (not scalars)", loc)
     axis = norm_axis(axis, ndims.pop(), loc)
-    if any(isinstance(a, Sym) for a in arrays) and not all(records(a) for a in arrays):
-        raise UnsupportedError("np.concatenate of a constant array and a computed one (build "
-                               "the constant with np.zeros/np.array inside the function)", loc)
     if len(arrays) == 1:
         return np_copy(arrays[0])
+    # a constant beside computed arrays (``np.concatenate(([0], t))``): a constant of the
+    # graph (`GraphBuilder.apply`), of the float dtype where the dtypes differ
+    arrays = [a if records(a) else np.asarray(a) for a in arrays]
     kinds = {a.dtype.kind for a in arrays}
     if len(kinds) > 1:  # one dtype, as Numba wants
-        arrays = [_as_float(a) for a in arrays]
+        arrays = [_as_float(a) if records(a) else a.astype(np.float64) for a in arrays]
     return record("concatenate", *arrays, axis=axis)
 
 

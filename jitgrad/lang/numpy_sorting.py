@@ -63,13 +63,25 @@ def np_argsort(x, axis=-1, kind=None, order=None):
     return record("argsort", x)
 
 
-def np_median(x, axis=None, **kw):
+def np_median(x, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """The median of all the entries, or along one axis (each line's sorted, the mean of its
+    one or two middle entries)."""
     if all_known(x):
-        return np.median(x, axis=axis, **kw)
-    if kw or axis is not None and not (x.ndim == 1 and norm_axis(axis, 1, loc_of(x)) == 0):
-        raise UnsupportedError("np.median of all the entries (no axis=)", loc_of(x))
-    s = np_sort(np_ravel(x) if x.ndim != 1 else x)
-    return _middle(s, s.shape[0])
+        return np.median(x, axis=axis, out=out, overwrite_input=overwrite_input,
+                         keepdims=keepdims)
+    if out is not None or isinstance(axis, tuple) or keepdims and axis is None:
+        raise UnsupportedError("np.median of all the entries, or along one axis (no out=, "
+                               "no tuple of axes; keepdims= with an axis)", loc_of(x))
+    if axis is None or x.ndim == 1:
+        if axis is not None:
+            norm_axis(axis, 1, loc_of(x))
+        s = np_sort(np_ravel(x) if x.ndim != 1 else x)
+        middle = _middle(s, s.shape[0])
+        return NUMPY[np.reshape](middle, (1,)) if keepdims else middle
+    k = norm_axis(axis, x.ndim, loc_of(x))
+    lines = np_moveaxis(_sort_last(np_moveaxis(x, k, -1)), -1, 0)  # each line sorted, first
+    middle = _middle(lines, lines.shape[0])
+    return NUMPY[np.expand_dims](middle, k) if keepdims else middle
 
 
 def _middle(s, n):

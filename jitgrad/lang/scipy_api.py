@@ -137,6 +137,69 @@ _NORM = {"cdf": norm_cdf, "sf": norm_sf, "pdf": norm_pdf, "logpdf": norm_logpdf,
          "_cdf": norm_cdf, "_sf": norm_sf, "_pdf": norm_pdf, "_logpdf": norm_logpdf}
 
 
+def _method_of(name: str, method: str):
+    """The handler of ``scipy.stats.<name>.<method>``, or None."""
+    if name == "norm":
+        return _NORM.get(method) or scipy_stats.DISTRIBUTIONS["norm"].get(method)
+    return scipy_stats.DISTRIBUTIONS.get(name, {}).get(method)
+
+
+class FrozenDistribution:
+    """``scipy.stats.<name>(*args, **kwargs)``, a frozen distribution, while building: its
+    methods (``.logpdf(x)``, ``.pdf(x)``, ``.cdf(x)``) are the distribution's handlers with
+    the frozen parameters after ``x``, as SciPy passes them; so their derivatives follow the
+    parameters too (``multivariate_normal(mean, cov)`` of run-time values)."""
+
+    def __init__(self, name, args, kwargs):
+        self.name, self.args, self.kwargs = name, tuple(args), dict(kwargs)
+
+    def __getattr__(self, method):
+        if method.startswith("__"):
+            raise AttributeError(method)
+        handler = _method_of(self.name, method)
+        if handler is None:
+            raise AttributeError(method)
+        return FrozenMethod(self, handler, method)
+
+
+class FrozenMethod:
+    """``frozen.logpdf``: called with ``x``, the handler with the frozen parameters."""
+
+    def __init__(self, frozen, handler, name):
+        self.frozen, self.handler, self.__name__ = frozen, handler, name
+
+    def __call__(self, x, **kwargs):
+        return self.handler(x, *self.frozen.args, **{**self.frozen.kwargs, **kwargs})
+
+
+def frozen_distribution(value):
+    """A frozen SciPy distribution known while building (``scipy.stats.norm(0, 2)``,
+    ``multivariate_normal(mean, cov)`` made outside the function) as a `FrozenDistribution`,
+    or None (also for a distribution whose methods jitgrad has no handlers for)."""
+    if isinstance(value, FrozenDistribution):
+        return value
+    stats = sys.modules.get("scipy.stats")
+    if stats is None:
+        return None
+    if type(value).__name__ == "multivariate_normal_frozen" and not getattr(
+            value, "allow_singular", False):
+        return FrozenDistribution("multivariate_normal", (value.mean, value.cov), {})
+    dist = getattr(value, "dist", None)
+    if isinstance(value, getattr(getattr(stats, "distributions", None), "rv_frozen", ())) \
+            and getattr(dist, "name", None) is not None:
+        name = dist.name
+        if getattr(stats, name, None) is not None and type(getattr(stats, name)) is type(dist) \
+                and (name == "norm" or name in scipy_stats.DISTRIBUTIONS):
+            return FrozenDistribution(name, value.args, value.kwds)
+    return None
+
+
+def _freeze(name):
+    def freeze(*args, **kwargs):
+        return FrozenDistribution(name, args, kwargs)
+    return freeze
+
+
 def loggamma(x):
     """scipy.special.loggamma of a real argument: log Gamma(x) for x >= 0 (gammaln, derivative
     digamma) and nan for x < 0, as SciPy's real loggamma (its complex branch is not taken)."""
@@ -218,7 +281,19 @@ def handler_for(fn):
         for name, handler in scipy_stats.STATS.items():
             if fn is getattr(stats, name, None):
                 return handler
+    if isinstance(fn, FrozenMethod):
+        return fn
+    if stats is not None:  # scipy.stats.norm(mu, sd): the frozen distribution
+        for name in ("norm", *scipy_stats.DISTRIBUTIONS):
+            if fn is getattr(stats, name, None):
+                return _freeze(name)
     owner = getattr(fn, "__self__", None)
+    frozen = frozen_distribution(owner) if owner is not None and stats is not None else None
+    if frozen is not None:  # frozen.logpdf of a frozen distribution made outside
+        try:
+            return getattr(frozen, getattr(fn, "__name__", ""))
+        except AttributeError:
+            return None
     if stats is not None and owner is not None and owner is getattr(stats, "norm", None):
         method = getattr(fn, "__name__", "")
         return _NORM.get(method) or scipy_stats.DISTRIBUTIONS["norm"].get(method)

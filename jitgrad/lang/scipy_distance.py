@@ -28,8 +28,17 @@ def _scipy():
     return sys.modules["scipy.spatial.distance"]
 
 
-def _metric(metric, diff, name):
-    """``metric`` of the differences ``diff`` along their last axis."""
+def _metric(metric, A, B, name):
+    """``metric`` of the points ``A`` and ``B`` (broadcast together) along their last axis."""
+    if metric in ("cosine", "correlation"):  # 1 - the cosine of the angle (of the points
+        if metric == "correlation":  # less their own means, for the correlation)
+            A = A - _np(np.mean)(A, -1, keepdims=True)
+            B = B - _np(np.mean)(B, -1, keepdims=True)
+        norms = _np(np.sqrt)(_np(np.sum)(A * A, -1)) * _np(np.sqrt)(_np(np.sum)(B * B, -1))
+        return 1.0 - _np(np.sum)(A * B, -1) / norms
+    if metric == "braycurtis":
+        return _np(np.sum)(_np(np.abs)(A - B), -1) / _np(np.sum)(_np(np.abs)(A + B), -1)
+    diff = A - B
     if metric == "sqeuclidean":
         return _np(np.sum)(diff * diff, -1)
     if metric == "euclidean":
@@ -39,8 +48,8 @@ def _metric(metric, diff, name):
     if metric == "chebyshev":
         return _np(np.max)(_np(np.abs)(diff), -1)
     raise UnsupportedError(f"scipy.spatial.distance.{name} with metric={metric!r} (jitgrad "
-                           "takes 'sqeuclidean', 'euclidean', 'cityblock' and 'chebyshev')",
-                           loc_of(diff))
+                           "takes 'sqeuclidean', 'euclidean', 'cityblock', 'chebyshev', "
+                           "'cosine', 'correlation' and 'braycurtis')", loc_of(diff))
 
 
 def _points(X, name):
@@ -58,7 +67,7 @@ def cdist(XA, XB, metric="euclidean", **kwargs):
         return _scipy().cdist(XA, XB, metric)
     A = _np(np.expand_dims)(_points(XA, "cdist"), 1)
     B = _np(np.expand_dims)(_points(XB, "cdist"), 0)
-    return _metric(metric, A - B, "cdist")
+    return _metric(metric, A, B, "cdist")
 
 
 def pdist(X, metric="euclidean", **kwargs):
@@ -69,7 +78,7 @@ def pdist(X, metric="euclidean", **kwargs):
         return _scipy().pdist(X, metric)
     X = _points(X, "pdist")
     i, j = _np(np.triu_indices)(X.shape[0], 1)
-    return _metric(metric, _rows(X, i) - _rows(X, j), "pdist")
+    return _metric(metric, _rows(X, i), _rows(X, j), "pdist")
 
 
 def _rows(X, at):

@@ -275,12 +275,13 @@ def scipy_special_impl(name):
 # `lang.scipy_api` spells each as the function of scipy.special of its name).
 SCIPY_FUNCTIONS = ("j0", "j1", "y0", "y1", "i0", "i1", "jv", "yn", "iv", "ive", "erfinv",
                    "erfcinv", "rgamma", "gammasgn", "gammainc", "gammaincc", "gammaincinv",
-                   "betainc", "stdtr")
+                   "betainc", "stdtr", "hyp1f1", "hyp2f1")
 for _name in SCIPY_FUNCTIONS:
     _elementwise(_name, scipy_special_impl(_name),
                  **(PIECEWISE_CONSTANT if _name == "gammasgn" else COSTLY))
 j0, j1, y0, y1, i0, i1 = (PRIMITIVES[n] for n in ("j0", "j1", "y0", "y1", "i0", "i1"))
 jv, yn, iv, ive = (PRIMITIVES[n] for n in ("jv", "yn", "iv", "ive"))  # (order, x)
+hyp1f1, hyp2f1 = PRIMITIVES["hyp1f1"], PRIMITIVES["hyp2f1"]  # (parameters..., z)
 
 
 def _refuse_parameter(name: str, param: str, what: str):
@@ -372,6 +373,17 @@ defvjp("betainc", _refuse_parameter("betainc", "a", "a shape parameter"),
        lambda g, ans, a, b, x: g * _beta_density(a, b, x))
 defvjp("stdtr", _refuse_parameter("stdtr", "df", "the degrees of freedom"),
        lambda g, ans, df, t: g * _t_density(df, t))
+# The hypergeometric series in z: each term's derivative is the next series' term, so
+# d/dz 1F1(a; b; z) = a / b 1F1(a + 1; b + 1; z), d/dz 2F1(a, b; c; z) = a b / c 2F1(a + 1,
+# b + 1; c + 1; z).
+_PARAMETER = "a parameter of the series"
+defvjp("hyp1f1", _refuse_parameter("hyp1f1", "a", _PARAMETER),
+       _refuse_parameter("hyp1f1", "b", _PARAMETER),
+       lambda g, ans, a, b, z: g * (a / b * hyp1f1(a + 1.0, b + 1.0, z)))
+defvjp("hyp2f1", _refuse_parameter("hyp2f1", "a", _PARAMETER),
+       _refuse_parameter("hyp2f1", "b", _PARAMETER),
+       _refuse_parameter("hyp2f1", "c", _PARAMETER),
+       lambda g, ans, a, b, c, z: g * (a * b / c * hyp2f1(a + 1.0, b + 1.0, c + 1.0, z)))
 
 _TWO_OVER_SQRT_PI = 1.1283791670955126  # d erf(x) / dx = 2 / sqrt(pi) exp(-x^2)
 

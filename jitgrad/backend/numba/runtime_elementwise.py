@@ -392,13 +392,15 @@ rint, trunc, isinf = np.rint, np.trunc, np.isinf
 SCIPY_KERNELS = ("j0", "j1", "y0", "y1", "i0", "i1", "__pyx_fuse_1jv", "__pyx_fuse_0yn",
                  "__pyx_fuse_1iv", "__pyx_fuse_1ive", "__pyx_fuse_0erfinv", "erfcinv",
                  "__pyx_fuse_1rgamma", "gammasgn", "gammainc", "gammaincc",
-                 "__pyx_fuse_0betainc", "__pyx_fuse_0stdtr", "gammaincinv")
+                 "__pyx_fuse_0betainc", "__pyx_fuse_0stdtr", "__pyx_fuse_1hyp1f1",
+                 "__pyx_fuse_1hyp2f1", "gammaincinv")
 _J0, _J1, _Y0, _Y1, _I0, _I1 = (scipy_kernel(k, 1) for k in SCIPY_KERNELS[:6])
 _JV, _YN, _IV, _IVE = (scipy_kernel(k, 2) for k in SCIPY_KERNELS[6:10])
 _ERFINV, _ERFCINV, _RGAMMA, _GAMMASGN = (scipy_kernel(k, 1) for k in SCIPY_KERNELS[10:14])
 _GAMMAINC, _GAMMAINCC = scipy_kernel("gammainc", 2), scipy_kernel("gammaincc", 2)
 _BETAINC, _STDTR = scipy_kernel(SCIPY_KERNELS[16], 3), scipy_kernel(SCIPY_KERNELS[17], 2)
 _GAMMAINCINV = scipy_kernel("gammaincinv", 2)
+_HYP1F1, _HYP2F1 = scipy_kernel(SCIPY_KERNELS[18], 3), scipy_kernel(SCIPY_KERNELS[19], 4)
 
 
 def j0_scalar(x):
@@ -477,6 +479,14 @@ def stdtr_scalar(df, t):
     return _STDTR(float(df), float(t), 0)
 
 
+def hyp1f1_scalar(a, b, z):
+    return _HYP1F1(float(a), float(b), float(z), 0)
+
+
+def hyp2f1_scalar(a, b, c, z):
+    return _HYP2F1(float(a), float(b), float(c), float(z), 0)
+
+
 # Elementwise primitives with no NumPy function (NumPy has no erf, Numba compiles no
 # scipy.special): the primitive's scalar function (`prims.elementwise`), or the call of SciPy's
 # kernel above, as a Numba ufunc.
@@ -493,7 +503,7 @@ UFUNC_SCALARS = {"erf": elementwise.erf_scalar, "erfc": elementwise.erfc_scalar,
                  "gammainc_slope": elementwise.incomplete_gamma_slope_with(
                      jit(elementwise.digamma_scalar)),
                  "betainc": betainc_scalar,
-                 "stdtr": stdtr_scalar}
+                 "stdtr": stdtr_scalar, "hyp1f1": hyp1f1_scalar, "hyp2f1": hyp2f1_scalar}
 # Functions of a complex argument, one real primitive per part (`prims.complex_special`): the
 # pair function compiled once, each part a ufunc of it.
 _PAIRS = {fn: jit(fn) for fn, _ in complex_special.PARTS.values()}
