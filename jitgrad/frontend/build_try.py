@@ -49,6 +49,12 @@ _NO_HANDLER = ("division by zero inside a try (jitgrad does not take the handler
                "division: Python raises only for its own numbers, not for NumPy numbers)")
 
 
+def _catches(caught, error: type) -> bool:
+    """Whether a handler of the class or tuple of classes ``caught`` catches ``error``."""
+    caught = caught if isinstance(caught, tuple) else (caught,)
+    return any(isinstance(k, type) and issubclass(error, k) for k in caught)
+
+
 class Handlers:
     """`build.Builder`'s ``try`` and ``with`` (see the module)."""
 
@@ -118,7 +124,39 @@ class Handlers:
         if refusal is not None:
             self.decided_try(stmt, UnsupportedError(refusal.message, refusal.loc))
             return
-        self.build_stmts(stmt.body + stmt.orelse + stmt.finalbody)
+        if self.decided_kinds(stmt) is not None and not any(jumps(s) for s in stmt.body):
+            # (the fence lets ``len(x)`` through, whose TypeError for a number such a handler
+            # catches: decided by the types as above, the same as a plain body where none does)
+            self.decided_try(stmt, UnsupportedError(
+                "a try whose body raises under a condition known only at run time",
+                self.loc(stmt)))
+            return
+        try:
+            self.build_stmts(stmt.body + stmt.orelse + stmt.finalbody)
+        except RaisesInPython as e:  # (a handler that names it, or under a run-time condition)
+            if not any(h.type is None or _catches(self.expr(h.type), e.error)
+                       for h in stmt.handlers):
+                raise  # (nothing catches it: Python's error)
+            raise UnsupportedError(
+                "try/except is supported only around code that cannot raise (the compiled "
+                f"gradient does not catch exceptions); here {e.message} raises "
+                f"{e.error.__name__} at line {e.loc.lineno if e.loc else '?'}: test the "
+                "condition with `if` instead, or move the call out of the try",
+                self.loc(stmt)) from None
+
+    def decided_kinds(self, stmt) -> list | None:
+        """The exception classes each handler of ``stmt`` catches, where all are TypeError,
+        AttributeError or NameError (or their subclasses) and no handler names the exception:
+        what the types of the values decide (`decided_try`); None otherwise."""
+        kinds = []
+        for h in stmt.handlers:
+            caught = self.expr(h.type) if h.type is not None else None
+            caught = caught if isinstance(caught, tuple) else (caught,)
+            if h.name is not None or not all(isinstance(k, type) and issubclass(
+                    k, (TypeError, AttributeError, NameError)) for k in caught):
+                return None
+            kinds.append(caught)
+        return kinds
 
     def decided_try(self, stmt, refusal):
         """A try whose handlers catch only TypeError, AttributeError or NameError (and their
@@ -133,15 +171,8 @@ class Handlers:
         at run time (a ``raise TypeError`` under a run-time condition) is refused, as is a
         handler that names the exception (``except TypeError as e``) or catches anything
         else: ``refusal``, the fence's message."""
-        kinds = []
-        for h in stmt.handlers:
-            caught = self.expr(h.type) if h.type is not None else None
-            caught = caught if isinstance(caught, tuple) else (caught,)
-            if h.name is not None or not all(isinstance(k, type) and issubclass(
-                    k, (TypeError, AttributeError, NameError)) for k in caught):
-                raise refusal
-            kinds.append(caught)
-        if any(jumps(s) for s in stmt.body):  # (a return, break or continue in the body)
+        kinds = self.decided_kinds(stmt)
+        if kinds is None or any(jumps(s) for s in stmt.body):  # (a return, break or continue in the body)
             raise refusal
         for s in stmt.body:  # as Python runs it: the statements before the one that raises
             memory, attributes = self.gb.memory_state(), self.attribute_state()
