@@ -34,7 +34,7 @@ import numpy as np
 
 from jitgrad.core.errors import UnsupportedError
 from jitgrad.lang import numpy_shape
-from jitgrad.lang.numpy_api import matrix_operand, np_reduce, np_reshape, np_sum
+from jitgrad.lang.numpy_api import matrix_operand, np_reduce, np_reshape, np_sum, over_stacks
 from jitgrad.lang.symbolic import NUMPY, all_known, loc_of, ndim_of, numpy_handler, record, records
 
 _np = numpy_handler
@@ -50,6 +50,7 @@ def _refuse(what, instead, a):
     raise UnsupportedError(f"{what} ({instead})", loc_of(a))
 
 
+@over_stacks(np.linalg.eigh, lambda bound: EighResult)
 def np_eigh(a, UPLO="L"):
     if all_known(a):
         return np.linalg.eigh(a, UPLO)
@@ -68,6 +69,7 @@ def np_eigvalsh(a, UPLO="L"):
     return np_eigh(a, UPLO).eigenvalues
 
 
+@over_stacks(np.linalg.eig, lambda bound: EigResult)
 def np_eig(a):
     if all_known(a):
         return np.linalg.eig(a)
@@ -75,12 +77,14 @@ def np_eig(a):
     return EigResult(record("eig_values", a), record("eig_vectors", a))
 
 
+@over_stacks(np.linalg.eigvals)
 def np_eigvals(a):
     if all_known(a):
         return np.linalg.eigvals(a)
     return record("eig_values", matrix_operand("eigvals", a))
 
 
+@over_stacks(np.linalg.svd, lambda bound: SVDResult if bound["compute_uv"] else None)
 def np_svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     if all_known(a):
         return np.linalg.svd(a, full_matrices, compute_uv, hermitian)
@@ -95,6 +99,7 @@ def np_svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     return SVDResult(record("svd_u", a, full=full), s, record("svd_vt", a, full=full))
 
 
+@over_stacks(np.linalg.qr, lambda bound: QRResult if bound["mode"] != "r" else None)
 def np_qr(a, mode="reduced"):
     if all_known(a):
         return np.linalg.qr(a, mode)
@@ -106,6 +111,7 @@ def np_qr(a, mode="reduced"):
     return QRResult(record("qr_q", a), record("qr_r", a))
 
 
+@over_stacks(np.linalg.pinv)
 def np_pinv(a, rcond=None, hermitian=False, **rtol):
     if all_known(a):
         return np.linalg.pinv(a, rcond, hermitian, **rtol)

@@ -243,3 +243,78 @@ def lfilter_zi(b, a, x, zi):
             z[n - 2] = bb[n - 1] * x[m] - aa[n - 1] * ym
         y[m] = ym
     return y, z
+
+
+def over_stack(fn, a, settings):
+    """``fn`` (a function of one matrix: np.linalg.inv, svd...) of each matrix of the stack
+    ``a`` (rank 3 or more), as NumPy's np.linalg maps it over the leading axes: the stack seen
+    as one list of matrices, each result written into its row of an array of results (of the
+    first matrix's result's shape), reshaped to the leading axes. ``fn`` returns an array or
+    a number."""
+    lead = a.shape[:-2]
+    mats = np.reshape(a, (-1, a.shape[-2], a.shape[-1]))
+    if mats.shape[0] == 0:
+        raise ValueError("jitgrad: np.linalg of an empty stack of matrices")
+    first = fn(mats[0], *settings)
+    out = np.zeros((mats.shape[0],) + np.shape(first))
+    out[0] = first
+    for i in range(1, mats.shape[0]):
+        out[i] = fn(mats[i], *settings)
+    return np.reshape(out, lead + np.shape(first))
+
+
+def over_stack_pair(fn, a, settings, result):
+    """`over_stack` of a function whose result is a pair (np.linalg.eigh's, slogdet's),
+    returned as ``result`` (the named tuple NumPy returns)."""
+    lead = a.shape[:-2]
+    mats = np.reshape(a, (-1, a.shape[-2], a.shape[-1]))
+    if mats.shape[0] == 0:
+        raise ValueError("jitgrad: np.linalg of an empty stack of matrices")
+    x, y = fn(mats[0], *settings)
+    xs = np.zeros((mats.shape[0],) + np.shape(x))
+    ys = np.zeros((mats.shape[0],) + np.shape(y))
+    xs[0] = x
+    ys[0] = y
+    for i in range(1, mats.shape[0]):
+        xs[i], ys[i] = fn(mats[i], *settings)
+    return result(np.reshape(xs, lead + np.shape(x)), np.reshape(ys, lead + np.shape(y)))
+
+
+def over_stack_triple(fn, a, settings, result):
+    """`over_stack` of a function whose result is three arrays (np.linalg.svd's U, S, Vh)."""
+    lead = a.shape[:-2]
+    mats = np.reshape(a, (-1, a.shape[-2], a.shape[-1]))
+    if mats.shape[0] == 0:
+        raise ValueError("jitgrad: np.linalg of an empty stack of matrices")
+    x, y, z = fn(mats[0], *settings)
+    xs = np.zeros((mats.shape[0],) + np.shape(x))
+    ys = np.zeros((mats.shape[0],) + np.shape(y))
+    zs = np.zeros((mats.shape[0],) + np.shape(z))
+    xs[0] = x
+    ys[0] = y
+    zs[0] = z
+    for i in range(1, mats.shape[0]):
+        xs[i], ys[i], zs[i] = fn(mats[i], *settings)
+    return result(np.reshape(xs, lead + np.shape(x)), np.reshape(ys, lead + np.shape(y)),
+                  np.reshape(zs, lead + np.shape(z)))
+
+
+def solve_for(b, a):
+    """np.linalg.solve(a, b), with the right-hand side first (`over_stack` maps its first
+    argument)."""
+    return np.linalg.solve(a, b)
+
+
+def solve_stacks(a, b):
+    """np.linalg.solve of a stack of matrices ``a`` and a stack of right-hand sides ``b`` (each
+    a matrix) of the same leading axes: each system on its own."""
+    for k in range(a.ndim - 2):
+        if a.shape[k] != b.shape[k]:
+            raise ValueError("jitgrad: np.linalg.solve of stacks whose leading axes differ "
+                             "(jitgrad does not broadcast them: repeat the smaller stack)")
+    mats = np.reshape(a, (-1, a.shape[-2], a.shape[-1]))
+    rhs = np.reshape(b, (-1, b.shape[-2], b.shape[-1]))
+    out = np.zeros(rhs.shape)
+    for i in range(mats.shape[0]):
+        out[i] = np.linalg.solve(mats[i], rhs[i])
+    return np.reshape(out, b.shape)
