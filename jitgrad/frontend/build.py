@@ -272,11 +272,13 @@ def _copy_written(value, path: str, copied):
 
 
 def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
-          any_result: bool = False, has_aux: bool = False) -> Function:
+          any_result: bool = False, has_aux: bool = False, one_entry: bool = False) -> Function:
     """The IR of ``src`` specialised to ``arg_types`` (one per parameter). With
     ``assume_sizes``, axes of arguments that broadcast against each other are assumed to be
     the same size, and the function starts by checking it (`GraphBuilder.assume_same_sizes`).
-    With ``any_result``, the result may be an array (`vjp`, `jacobian`)."""
+    With ``any_result``, the result may be an array (`vjp`, `jacobian`); with ``one_entry``
+    (autograd's grad, which differentiates an array of one entry), an array result is taken
+    as its entry, NumPy's reshape raising at run time where it has more than one."""
     names = src.entry_params
     if len(arg_types) != len(names):
         raise JitgradError(f"{src.qualname} takes {len(names)} arguments, got {len(arg_types)}")
@@ -335,6 +337,9 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
         raise ShapeError(f"{src.qualname} must return a scalar to be differentiated (it "
                          f"returns {'None' if result is None else 'a tuple'})",
                          src.loc(_last_return(src.node)))
+    if isinstance(result, Sym) and result.ndim and one_entry and not any_result:
+        gb.loc = src.loc(_last_return(src.node))
+        result = symbolic.METHODS["item"](result)
     if isinstance(result, Sym) and result.ndim and not any_result:
         raise ShapeError(f"{src.qualname} must return a scalar to be differentiated; it "
                          f"returns an array of rank {result.ndim} (reduce it, e.g. np.sum)",
