@@ -318,3 +318,47 @@ def solve_stacks(a, b):
     for i in range(mats.shape[0]):
         out[i] = np.linalg.solve(mats[i], rhs[i])
     return np.reshape(out, b.shape)
+
+
+def _conv_window(n, m, mode):
+    """The start and length, in the full convolution (of length n + m - 1), of autograd's
+    ``mode`` of sizes n (A's) and m (B's) along one convolved axis."""
+    if mode == "full":
+        return 0, n + m - 1
+    if mode == "same":  # A's size, centred (SciPy's)
+        return (m - 1) // 2, n
+    return min(n, m) - 1, abs(n - m) + 1
+
+
+def convolve_runtime_1(a, b, spec, mode):
+    """autograd's convolve along one axis whose sizes are known only at run time: ``a`` with
+    its convolved axis first, ``b`` with its convolved axis last; the full convolution is the
+    sum over a's offsets w of ``einsum(spec, a[w], b)`` added at w along the last axis, then
+    ``mode``'s window of it (``spec`` None: ``a`` is a vector, each term ``a[w] * b``)."""
+    n = a.shape[0]
+    m = b.shape[b.ndim - 1]
+    out = np.zeros((b if spec is None else np.einsum(spec, a[0], b)).shape[:-1] + (n + m - 1,))
+    for w in range(n):
+        out[..., w:w + m] += a[w] * b if spec is None else np.einsum(spec, a[w], b)
+    start, length = _conv_window(n, m, mode)
+    return out[..., start:start + length]
+
+
+def convolve_runtime_2(a, b, spec, mode):
+    """`convolve_runtime_1` along two axes (``a``'s first two, ``b``'s last two)."""
+    n1 = a.shape[0]
+    n2 = a.shape[1]
+    m1 = b.shape[b.ndim - 2]
+    m2 = b.shape[b.ndim - 1]
+    if mode == "valid" and (n1 - m1) * (n2 - m2) < 0:
+        raise ValueError("jitgrad: autograd's convolve in mode 'valid': one array must be "
+                         "larger than the other along all convolved dimensions")
+    out = np.zeros((b if spec is None else np.einsum(spec, a[0, 0], b)).shape[:-2]
+                   + (n1 + m1 - 1, n2 + m2 - 1))
+    for w1 in range(n1):
+        for w2 in range(n2):
+            out[..., w1:w1 + m1, w2:w2 + m2] += \
+                a[w1, w2] * b if spec is None else np.einsum(spec, a[w1, w2], b)
+    start1, length1 = _conv_window(n1, m1, mode)
+    start2, length2 = _conv_window(n2, m2, mode)
+    return out[..., start1:start1 + length1, start2:start2 + length2]
