@@ -375,14 +375,16 @@ def _b_isinstance(b, args, kwargs, node):
     np.ndarray)``: decided while building from what the value is (a run-time number is a
     Python or NumPy number of its kind, an array an ndarray of its rank). Where the answer
     depends on what the build cannot tell apart (a list from a tuple, which jitgrad holds
-    alike, unless it was written as a tuple, ``(a, b)``; a Python float from a NumPy float64)
+    alike, unless it was written as a tuple, ``(a, b)``, or is an argument, a list or a tuple
+    of the caller's; a Python float from a NumPy float64)
     it is refused rather than guessed."""
     if kwargs or len(args) != 2:
         raise UnsupportedError("isinstance() takes a value and a type", b.loc(node))
     value, types = args
     try:
         answers = {isinstance(v, types) for v in (
-            [value] if b.tuple_displays.get(id(value)) is value else _prototypes(value))}
+            [value] if b.tuple_displays.get(id(value)) is value else [list(value)]
+            if b.argument_lists.get(id(value)) is value else _prototypes(value))}
     except TypeError as e:
         raise UnsupportedError(f"isinstance(): {e}", b.loc(node)) from None
     if len(answers) > 1:
