@@ -56,7 +56,7 @@ from jitgrad.frontend.build_values import Values
 from jitgrad.frontend.build_views import Views
 from jitgrad.frontend.draws import GeneratorRef, Recorder
 from jitgrad.frontend.parse import FunctionSource
-from jitgrad.lang import symbolic
+from jitgrad.lang import numpy_written, symbolic
 from jitgrad.lang.symbolic import GraphBuilder, Sym
 
 
@@ -297,7 +297,7 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
     the same size, and the function starts by checking it (`GraphBuilder.assume_same_sizes`).
     With ``any_result``, the result may be an array (`vjp`, `jacobian`); with ``one_entry``
     (autograd's grad, which differentiates an array of one entry), an array result is taken
-    as its entry, NumPy's reshape raising at run time where it has more than one."""
+    as its entry (`numpy_written.one_entry`: raising at run time where it has more)."""
     names = src.entry_params
     if len(arg_types) != len(names):
         raise JitgradError(f"{src.qualname} takes {len(names)} arguments, got {len(arg_types)}")
@@ -359,7 +359,8 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
                          src.loc(_last_return(src.node)))
     if isinstance(result, Sym) and result.ndim and one_entry and not any_result:
         gb.loc = src.loc(_last_return(src.node))
-        result = symbolic.METHODS["item"](result)
+        with symbolic.building(gb):  # (checked at run time to have one entry)
+            result = builder.inline(numpy_written.one_entry, [result], {}, _last_return(src.node))
     if isinstance(result, Sym) and result.ndim and not any_result:
         raise ShapeError(f"{src.qualname} must return a scalar to be differentiated; it "
                          f"returns an array of rank {result.ndim} (reduce it, e.g. np.sum)",

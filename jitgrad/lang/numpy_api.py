@@ -509,6 +509,12 @@ def np_concatenate(arrays, axis=0):
         if axis is None:
             return np_ravel(arrays)
         return np_reshape(arrays, (arrays.shape[0] * arrays.shape[1], *arrays.shape[2:]))
+    if isinstance(arrays, Sym) and arrays.ndim >= 2 and isinstance(axis, int):
+        # its rows joined along their axis k: the rows' axis moved before it, the two merged
+        k = norm_axis(axis, arrays.ndim - 1, loc_of(arrays))
+        moved = np_transpose(arrays, (*range(1, k + 1), 0, *range(k + 1, arrays.ndim)))
+        shape = arrays.shape
+        return np_reshape(moved, (*shape[1:k + 1], shape[0] * shape[k + 1], *shape[k + 2:]))
     arrays = _entries(arrays, "np.concatenate")
     if not any(records(a) for a in arrays):
         return np.concatenate(arrays, axis=axis)
@@ -533,6 +539,8 @@ def np_concatenate(arrays, axis=0):
 def np_hstack(tup):
     if isinstance(tup, Sym) and tup.ndim in (1, 2):  # one array: its rows, joined
         return np_copy(tup) if tup.ndim == 1 else np_ravel(tup)
+    if isinstance(tup, Sym) and tup.ndim > 2:  # its rows (arrays) joined along their axis 1
+        return np_concatenate(tup, axis=1)
     tup = _entries(tup, "np.hstack")
     if all(ndim_of(a) == 0 for a in tup):
         return np_stack(tup)

@@ -387,9 +387,10 @@ def _split_along(name, axis_of):
 
 def np_column_stack(tup):
     if records(tup):  # one array: its rows, each a column
-        if tup.ndim != 2:
-            raise UnsupportedError("np.column_stack of one array of rank other than 2",
-                                   loc_of(tup))
+        if tup.ndim == 1:  # its entries, each a 1 x 1 column
+            return np_reshape(tup, (1, tup.shape[0]))
+        if tup.ndim > 2:  # its rows (arrays) joined along their axis 1
+            return NUMPY[np.concatenate](tup, axis=1)
         return np_transpose(tup)
     tup = list(tup)
     if all_known(*tup):
