@@ -113,6 +113,10 @@ def matmul(a, b):
         # b[..., None, k, j] (Numba's @ takes 2-D operands only)
         terms = np_expand_dims(a, -1) * np_expand_dims(b, -3)
         return np_sum(terms, axis=-2)
+    if na == 1 and nb > 2:  # a vector times a stack: sum_k a[k, None] * b[..., k, j]
+        return np_sum(np_expand_dims(a, -1) * b, axis=-2)
+    if nb == 1 and na > 2:  # a stack times a vector: sum_k a[..., i, k] * b[k]
+        return np_sum(a * b, axis=-1)
     if na == 0 or nb == 0 or na > 2 or nb > 2:
         raise UnsupportedError(f"matrix product of operands of rank {na} and {nb} (jitgrad "
                                "supports 1-D and 2-D operands, and stacks of matrices)",

@@ -34,8 +34,18 @@ import numpy as np
 
 from jitgrad.core.errors import UnsupportedError
 from jitgrad.lang import numpy_shape
+from jitgrad.lang import numpy_written as W
 from jitgrad.lang.numpy_api import matrix_operand, np_reduce, np_reshape, np_sum, over_stacks
-from jitgrad.lang.symbolic import NUMPY, all_known, loc_of, ndim_of, numpy_handler, record, records
+from jitgrad.lang.symbolic import (
+    NUMPY,
+    all_known,
+    loc_of,
+    ndim_of,
+    numpy_handler,
+    record,
+    records,
+    written,
+)
 
 _np = numpy_handler
 
@@ -186,7 +196,25 @@ def np_norm(x, ord=None, axis=None, keepdims=False):
                                   and tuple(axis) in ((0, 1), (-2, -1)))
     if not all_known(x) and matrix and ord in (2, -2, "nuc", 1, -1, math.inf, -math.inf):
         return _matrix_norm(x, ord, keepdims)
+    if not all_known(x) and ndim_of(x) > 2 and isinstance(axis, (tuple, list)) and \
+            len(axis) == 2 and ord in (2, -2, "nuc", 1, -1, math.inf, -math.inf):
+        return _stacked_matrix_norm(x, ord, axis, keepdims)
     return numpy_shape.np_norm(x, ord, axis, keepdims)
+
+
+def _stacked_matrix_norm(x, ord, axis, keepdims):
+    """``np.linalg.norm(x, ord, axis=(p, q))`` of an array of rank 3 or more: the matrices
+    along axes p (rows) and q moved last, each one's norm (singular values of the stack, or
+    its absolute column or row sums)."""
+    n = ndim_of(x)
+    p, q = (int(a) % n if -n <= int(a) < n else None for a in axis)
+    if p is None or q is None or p == q:
+        raise UnsupportedError(f"np.linalg.norm with axis={tuple(axis)!r}: two distinct axes "
+                               f"of an array of rank {n}", loc_of(x))
+    rest = [k for k in range(n) if k not in (p, q)]
+    moved = _np(np.transpose)(x * 1.0, (*rest, p, q))
+    shape = tuple(1 if k in (p, q) else x.shape[k] for k in range(n)) if keepdims else None
+    return written(W.matrix_norms, moved, ord, shape)
 
 
 def np_cond(x, p=None):

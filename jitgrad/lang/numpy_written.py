@@ -371,3 +371,26 @@ def one_entry(x):
         raise ValueError("jitgrad: autograd's grad of a function whose result is an array of "
                          "more than one entry (it takes a scalar or an array of one entry)")
     return np.reshape(x, ())
+
+
+def matrix_norms(m, ord, shape):
+    """np.linalg.norm of order ``ord`` of each matrix of the stack ``m`` (its last two axes),
+    reshaped to ``shape`` (None: as it is): the singular values' sum, largest or smallest, or
+    the largest or smallest absolute column (1) or row (inf) sum."""
+    if ord == "nuc":
+        value = np.sum(np.linalg.svd(m, compute_uv=False), axis=-1)
+    elif ord == 2:
+        value = np.max(np.linalg.svd(m, compute_uv=False), axis=-1)
+    elif ord == -2:
+        value = np.min(np.linalg.svd(m, compute_uv=False), axis=-1)
+    elif ord == 1:
+        value = np.max(np.sum(np.abs(m), axis=-2), axis=-1)
+    elif ord == -1:
+        value = np.min(np.sum(np.abs(m), axis=-2), axis=-1)
+    elif ord > 0:
+        value = np.max(np.sum(np.abs(m), axis=-1), axis=-1)
+    else:
+        value = np.min(np.sum(np.abs(m), axis=-1), axis=-1)
+    if shape is None:
+        return value
+    return np.reshape(value, shape)
