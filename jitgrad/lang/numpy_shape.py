@@ -570,37 +570,6 @@ def _einsum_sublists(args, loc):
     return ",".join(terms) + ("" if out is None else "->" + out), operands
 
 
-def _einsum_ellipsis(subscripts, operands, loc):
-    """The subscripts with each ``...`` written out as letters no term uses, one per axis it
-    stands for (the operand's rank less its other letters), aligned from the right as NumPy
-    broadcasts them; the output's ``...`` (or, without ``->``, the output) takes the longest."""
-    text = subscripts.replace(" ", "")
-    inputs, arrow, out = text.partition("->")
-    terms = inputs.split(",")
-    if len(terms) != len(operands) or any(t.count("...") > 1 or t.replace("...", "").count(".")
-                                          for t in terms + [out]):
-        raise UnsupportedError(f"np.einsum subscripts {subscripts!r} (one '...' per term, one "
-                               "term per operand)", loc)
-    free = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in text]
-    longest = max((ndim_of(op) - len(t.replace("...", "")) for t, op in zip(terms, operands)
-                   if "..." in t), default=0)
-    if longest < 0 or longest > len(free):
-        raise UnsupportedError(f"np.einsum subscripts {subscripts!r}: more letters than the "
-                               "operand has axes", loc)
-    fill = "".join(free[:longest])
-    written = []
-    for t, op in zip(terms, operands):
-        n = ndim_of(op) - len(t.replace("...", ""))
-        written.append(t.replace("...", fill[longest - n:] if n > 0 else ""))
-    if not arrow:  # NumPy's implicit output: the ellipsis axes, then the letters used once
-        once = sorted(c for c in set("".join(terms).replace(".", ""))
-                      if "".join(terms).count(c) == 1)
-        out = fill + "".join(once)
-    else:
-        out = out.replace("...", fill)
-    return ",".join(written) + "->" + out
-
-
 def np_einsum(subscripts, *operands, optimize=False):
     """``np.einsum`` with a subscript string (or in its sublist form), written with what
     jitgrad differentiates: letters used by one operand only and not in the output summed
@@ -614,8 +583,6 @@ def np_einsum(subscripts, *operands, optimize=False):
     if all_known(*operands):
         return np.einsum(subscripts, *operands)
     loc = loc_of(*operands)
-    if "." in subscripts:
-        subscripts = _einsum_ellipsis(subscripts, operands, loc)
     terms, out = _einsum_terms(subscripts, operands, loc)
     ops = []
     for t, op in zip(terms, operands):
