@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import functools
 import math
+import operator
 
 import numpy as np
 
@@ -206,8 +207,10 @@ def _b_sequence(which):
     def f(b, args, kwargs, node):
         if which == "sorted" and args and isinstance(args[0], frozenset) and "key" not in kwargs:
             args = (tuple(sorted(args[0])), *args[1:])  # a set known while building
-        args = tuple(_rest(b, a, f"{which}()", node) if isinstance(a, Iterator) else a
-                     for a in args)  # (a generator's items: the tuple or array of them)
+        args = tuple(_rest(b, a, f"{which}()", node) if isinstance(a, Iterator) else
+                     tuple(a) if isinstance(a, _DICT_VIEWS) else a
+                     for a in args)  # (a generator's items: the tuple or array of them;
+        # a dict's keys, values or items, read while building: the tuple of them)
         seqs = args if which == "zip" else args[:1]
         if which == "sorted" and args and isinstance(args[0], dict):
             # sorted(d): its keys, known while building, in an order that does not depend on
@@ -239,6 +242,9 @@ def _b_sequence(which):
     return f
 
 
+_DICT_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
+
+
 def _known_length(b, x) -> int | None:
     """The length of the array ``x`` where it is known while building, else None."""
     if not (isinstance(x, Sym) and x.ndim):
@@ -252,7 +258,10 @@ def _key_known_now(b, key, node):
     function the builder builds, such as a lambda) called on each item while building; its
     value must be known then too."""
     def of(item):
-        value = b.call(key, (item,), {}, node)
+        if isinstance(key, (operator.itemgetter, operator.attrgetter)):
+            value = key(item)  # (an item's entry or attribute: read while building)
+        else:
+            value = b.call(key, (item,), {}, node)
         if isinstance(value, (Sym, RunTimeText)):
             raise UnsupportedError("sorted(key=...) whose key is known only at run time: sort "
                                    "an array of keys with np.argsort and index the values "
