@@ -13,6 +13,7 @@ run-time errors as plain Python (``JITGRAD_DISABLE_JIT=1``, a process of its own
 the stacks alone take Numba minutes; under -m heavy they are compiled too).
 """
 
+import operator
 import os
 import subprocess
 import sys
@@ -184,6 +185,30 @@ def joined_jax(x, y, z):
     return jnp.sum(jnp.sin(a)) + jnp.sum(b * jnp.cos(b)) + jnp.sum(d ** 3)
 
 
+def more_forms(x, v, p):
+    """matmul of a vector and a stack, einsum's sublist ellipsis, the nuclear and 2-norms of
+    a stack's matrices along two axes, np.std of a list, a dict's items sorted by key."""
+    total = np.sum(np.sin(v[:3] @ x)) + np.sum((x @ v) ** 2)
+    y = np.swapaxes(x, 1, 2)
+    total += np.sum(np.einsum(x, [Ellipsis, 0, 1], y, [Ellipsis, 1, 2], [Ellipsis, 0, 2]) ** 2)
+    total += np.sum(np.linalg.norm(x, "nuc", axis=(0, 2)) ** 2)
+    total += np.sum(np.linalg.norm(x, 2, axis=(2, 1), keepdims=True) * v[:2, None, None])
+    total += np.std([v[0], v[1] * 3.0, p["b"]])
+    for i, (k, w) in enumerate(sorted(p.items(), key=operator.itemgetter(0))):
+        total += np.sum(np.sin(w)) * (i + 1.0)
+    return total
+
+
+def more_forms_jax(x, v, p):
+    import jax.numpy as jnp
+    total = jnp.sum(jnp.sin(v[:3] @ x)) + jnp.sum((x @ v) ** 2)
+    total += jnp.sum(jnp.einsum("...ij,...jk->...ik", x, jnp.swapaxes(x, 1, 2)) ** 2)
+    total += jnp.sum(jnp.linalg.norm(x, "nuc", axis=(0, 2)) ** 2)
+    total += jnp.sum(jnp.linalg.norm(x, 2, axis=(2, 1), keepdims=True) * v[:2, None, None])
+    total += jnp.std(jnp.stack([v[0], v[1] * 3.0, p["b"]]))
+    return total + jnp.sum(jnp.sin(p["a"])) + jnp.sum(jnp.sin(p["b"])) * 2.0
+
+
 def _solve_ranks(a, b):
     return np.sum(np.linalg.solve(a, b))
 
@@ -218,6 +243,14 @@ def check_plain():
     for k in range(3):
         np.testing.assert_allclose(got[k], numeric_grad(joined, (x, y, z), k), rtol=1e-6, atol=1e-8)
         np.testing.assert_allclose(got[k], np.asarray(want[k]), rtol=1e-12, atol=1e-12)
+    x, v, p = RNG.standard_normal((2, 3, 4)), RNG.standard_normal(4), {"b": 0.3, "a": V}
+    got = jitgrad.grad(more_forms, wrt=(0, 1, 2))(x, v, p)
+    want = jax.grad(more_forms_jax, argnums=(0, 1, 2))(x, v, p)
+    np.testing.assert_allclose(got[0], numeric_grad(more_forms, (x, v, p), 0), rtol=1e-6,
+                               atol=1e-8)
+    for ours, theirs in ((got[0], want[0]), (got[1], want[1]), (got[2]["a"], want[2]["a"]),
+                         (got[2]["b"], want[2]["b"])):
+        np.testing.assert_allclose(ours, np.asarray(theirs), rtol=1e-10, atol=1e-12)
     a3 = np.eye(3) + np.zeros((2, 2, 3, 3))
     with pytest.raises(UnsupportedError, match="stacks of ranks 4 and 3"):
         jitgrad.grad(_solve_ranks)(a3, np.ones((2, 3, 1)))
