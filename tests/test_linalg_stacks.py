@@ -6,7 +6,8 @@ Beside them, forms of code written for autograd: autograd's grad of a one-entry 
 autograd's convolve of arrays whose sizes the build does not know, isinstance of a list or a
 tuple argument.
 
-One compiled gradient (eigh and solve of stacks, autograd's convolve, isinstance), against
+One compiled gradient by default (inv and solve of stacks, autograd's convolve of vectors; a
+larger one, with eigh, convolve along two axes and isinstance, under -m heavy), against
 central differences, JAX and autograd; every form of np.linalg on stacks, autograd's grad of a
 one-entry array, np.concatenate/hstack/column_stack of one array, the refusals and the
 run-time errors as plain Python (``JITGRAD_DISABLE_JIT=1``, a process of its own: compiled,
@@ -135,6 +136,36 @@ def forms_jax(x, k, c, b):
     return total + jnp.sum(v ** 2 * jnp.sin(w)[..., None]) + jnp.sum(jnp.sin(jnp.linalg.solve(c, b)))
 
 
+def small_forms(c, b, x, k):
+    """A few of the new forms, compiled by default: inv of a stack of rank 4, solve of stacks,
+    autograd's convolve of vectors of run-time sizes."""
+    total = anp.sum(anp.linalg.inv(c) ** 2) + anp.sum(anp.sin(anp.linalg.solve(c, b)))
+    return total + anp.sum(signal.convolve(x, k) ** 2)
+
+
+def test_small_forms_compiled():
+    x, k = X[:, 0], K[:, 0]
+    args = (C, B, x, k)
+    value, grads = jitgrad.value_and_grad(small_forms, wrt=(0, 1, 2, 3))(*args)
+    assert value == pytest.approx(small_forms(*args), rel=1e-12)
+    want = autograd.grad(small_forms, (0, 1, 2, 3))(*args)
+    for j in range(4):
+        np.testing.assert_allclose(grads[j], want[j], rtol=1e-9, atol=1e-11)
+    for j in (1, 2, 3):
+        np.testing.assert_allclose(grads[j], numeric_grad(small_forms, args, j), rtol=1e-5,
+                                   atol=1e-6)
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+
+    def oracle(c, b, x, k):
+        total = jnp.sum(jnp.linalg.inv(c) ** 2) + jnp.sum(jnp.sin(jnp.linalg.solve(c, b)))
+        return total + jnp.sum(jnp.convolve(x, k) ** 2)
+    for ours, theirs in zip(grads, jax.grad(oracle, argnums=(0, 1, 2, 3))(*args)):
+        np.testing.assert_allclose(ours, np.asarray(theirs), rtol=1e-9, atol=1e-11)
+
+
+@pytest.mark.heavy
 def test_forms_compiled():
     parts, pair = [0.7, -0.2], (0.4, 1.3)
     args = (X, K, C, B, parts, pair)
