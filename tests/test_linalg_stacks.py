@@ -47,6 +47,7 @@ def stacks(a, c, b):
     total += np.sum(v ** 2 * np.sin(w)[..., None]) + np.sum(w2) + np.sum(v2 ** 4)
     total += np.sum(np.linalg.inv(c) ** 2) + np.sum(np.linalg.cholesky(c)) + np.sum(logdet * sign)
     total += np.sum(np.linalg.pinv(a) ** 2) + np.sum(np.linalg.det(c[0]))
+    total += np.sum(np.sqrt(np.linalg.eigvalsh(c))) + np.sum(np.linalg.det(c / 4.0))
     total += np.sum(np.sin(np.linalg.solve(c, b))) + np.sum(np.linalg.solve(c, V) ** 2)
     return total + np.sum(np.cos(np.linalg.solve(c[0, 0], b)))
 
@@ -65,25 +66,27 @@ def stacks_jax(a, c, b):
     total += jnp.sum(jnp.linalg.inv(c) ** 2) + jnp.sum(jnp.linalg.cholesky(c))
     total += jnp.sum(logdet * sign)
     total += jnp.sum(jnp.linalg.pinv(a) ** 2) + jnp.sum(jnp.linalg.det(c[0]))
+    total += jnp.sum(jnp.sqrt(jnp.linalg.eigvalsh(c))) + jnp.sum(jnp.linalg.det(c / 4.0))
     total += jnp.sum(jnp.sin(jnp.linalg.solve(c, b))) + jnp.sum(jnp.linalg.solve(c, V) ** 2)
     return total + jnp.sum(jnp.cos(jnp.linalg.solve(c[0, 0], b)))
 
 
 def check_stacks():
-    """One gradient: svd (values; U, S, Vh), eigh (lower, upper), slogdet, inv and cholesky
-    of rank 4, pinv of rank 4, det of rank 3, solve of stacks (stacked right-hand sides, one
+    """One gradient: svd (values; U, S, Vh), eigh (lower, upper), eigvalsh, slogdet, inv,
+    det and cholesky of rank 4, pinv of rank 4, det of rank 3, solve of stacks (stacked right-hand sides, one
     right-hand side, one matrix); checked against central differences (along a symmetric
     direction for c, whose triangles eigh and cholesky read) and JAX."""
     value, (ga, gc, gb) = jitgrad.value_and_grad(stacks, wrt=(0, 1, 2))(A, C, B)
     assert value == pytest.approx(stacks(A, C, B), rel=1e-12)
-    np.testing.assert_allclose(ga, numeric_grad(stacks, (A, C, B), 0), rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(gb, numeric_grad(stacks, (A, C, B), 2), rtol=1e-5, atol=1e-6)
-    h = 1e-6
-    slope = (stacks(A, C + h * E, B) - stacks(A, C - h * E, B)) / (2 * h)
-    assert np.sum(gc * E) == pytest.approx(slope, rel=1e-6)
+    h = 1e-6  # central differences along random directions (E for c: symmetric)
+    da, db = RNG.standard_normal(A.shape), RNG.standard_normal(B.shape)
+    for g, moved in ((ga, lambda t: stacks(A + t * da, C, B)), (gc, lambda t: stacks(A, C + t * E, B)),
+                     (gb, lambda t: stacks(A, C, B + t * db))):
+        direction = da if g is ga else E if g is gc else db
+        assert np.sum(g * direction) == pytest.approx((moved(h) - moved(-h)) / (2 * h), rel=1e-6)
     import jax
     jax.config.update("jax_enable_x64", True)
-    want = jax.jit(jax.grad(stacks_jax, argnums=(0, 1, 2)))(A, C, B)
+    want = jax.jit(jax.grad(stacks_jax, argnums=(0, 1, 2)))(A, C, B)  # one XLA compile
     np.testing.assert_allclose(ga, np.asarray(want[0]), rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(gb, np.asarray(want[2]), rtol=1e-8, atol=1e-10)
     # JAX's eigh and cholesky rules are for symmetric matrices: compared along E
@@ -270,13 +273,13 @@ def check_plain():
     np.testing.assert_allclose(g, jax.grad(lambda y: jax.numpy.sum(inner(y) * y))(Y), rtol=1e-12)
     x, y, z = RNG.standard_normal(3), RNG.standard_normal((2, 3, 4)), RNG.standard_normal((2, 3, 2, 2))
     got = jitgrad.grad(joined, wrt=(0, 1, 2))(x, y, z)
-    want = jax.grad(joined_jax, argnums=(0, 1, 2))(x, y, z)
+    want = jax.jit(jax.grad(joined_jax, argnums=(0, 1, 2)))(x, y, z)
     for k in range(3):
         np.testing.assert_allclose(got[k], numeric_grad(joined, (x, y, z), k), rtol=1e-6, atol=1e-8)
         np.testing.assert_allclose(got[k], np.asarray(want[k]), rtol=1e-12, atol=1e-12)
     x, v, p = RNG.standard_normal((2, 3, 4)), RNG.standard_normal(4), {"b": 0.3, "a": V}
     got = jitgrad.grad(more_forms, wrt=(0, 1, 2))(x, v, p)
-    want = jax.grad(more_forms_jax, argnums=(0, 1, 2))(x, v, p)
+    want = jax.jit(jax.grad(more_forms_jax, argnums=(0, 1, 2)))(x, v, p)
     np.testing.assert_allclose(got[0], numeric_grad(more_forms, (x, v, p), 0), rtol=1e-6,
                                atol=1e-8)
     for ours, theirs in ((got[0], want[0]), (got[1], want[1]), (got[2]["a"], want[2]["a"]),
