@@ -61,6 +61,7 @@ def _as_autograds(name, transform):
     def made(fun, argnum=0):
         g = transform(fun, argnum)
         g.autograd_name = name  # its refusals say whose semantics differ
+        g.one_entry = name in ("grad", "value_and_grad")  # of a one-entry array too, as autograd
         return g
     made.jitgrad_factory = True
     return made

@@ -55,6 +55,10 @@ class GradFunction:
     the calls into it, recovery after a failed call, the fast path)."""
 
     jitgrad_transform = "grad"  # what `parse` refuses to read as a plain function
+    # autograd's grad, called in a differentiated function (`_as_autograds`): a result array
+    # of one entry is differentiated as its entry, as autograd does (jitgrad's and JAX's grad
+    # take a scalar)
+    one_entry = False
 
     @api_boundary
     def __init__(self, fn, wrt=0, *, with_value: bool = False, has_aux: bool = False,
@@ -171,7 +175,8 @@ class GradFunction:
             raise UnsupportedError(f"{self!r} has has_aux=True and is transformed again, "
                                    "which jitgrad does not do yet: transform the gradient "
                                    "without aux, and compute aux on its own")
-        fn_ir, _ = pipeline.build_graph(self.src, types, () if args is None else (args,))
+        fn_ir, _ = pipeline.build_graph(self.src, types, () if args is None else (args,),
+                                        one_entry=self.one_entry)
         try:
             return compose.gradient_trace(
                 fn_ir, self.convention.flat_wrt(types), self.with_value, self.wrt_tuple,

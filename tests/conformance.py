@@ -997,6 +997,11 @@ block(AN, "numpy_vjps.py / Shapes, joins and splits", [
     r("np.expand_dims", F.ag_expand_dims, A(V)),
     r("np.squeeze (no axis)", F.ag_squeeze, A(R14)),
     r("np.squeeze with axis", F.ag_squeeze_axis, A(R14)),
+    r("np.hstack of one array of rank 3", F.ag_hstack_rows, A(T234)),
+    r("np.column_stack of one vector", F.ag_column_stack_vector, A(V)),
+    r("np.matmul of a vector and a stack", F.ag_matmul_vector_stack, A(T234, V), wrt=(0, 1)),
+    r("np.einsum with an ellipsis, a product", F.ag_einsum_ellipsis_product, A(T234, M43),
+      wrt=(0, 1)),
     r("np.diag (read, k)", F.ag_diag, A(MP)),
     r("np.diag (build, k)", F.ag_diag_build, A(V)),
     r("np.flipud", F.ag_flipud, A(M23)),
@@ -1130,6 +1135,14 @@ block(AN, "linalg.py", [
     r("np.linalg.svd (compute_uv=False)", F.ag_la_svd_values, A(M23)),
     r("np.linalg.inv of a stack", F.ag_la_inv_stack, A(T233)),
     r("np.linalg.det of a stack", F.ag_la_det_stack, A(T233)),
+    r("np.linalg.svd of a stack", F.ag_la_svd_stack, A(T234)),
+    r("np.linalg.eigh of a stack", F.ag_la_eigh_stack, A(T233)),
+    r("np.linalg.cholesky of a stack", F.ag_la_cholesky_stack, A(T233)),
+    r("np.linalg.slogdet of a stack", F.ag_la_slogdet_stack, A(T233)),
+    r("np.linalg.inv of a stack of rank 4", F.ag_la_inv_stack4, A(T233)),
+    r("np.linalg.pinv of a stack", F.ag_la_pinv_stack, A(T234)),
+    r("np.linalg.solve of stacks", F.ag_la_solve_stack, A(T233, T234[:, :, :2]), wrt=(0, 1)),
+    r("np.linalg.norm ('nuc', axis of a stack)", F.ag_la_norm_nuc_axis, A(T234)),
 ])
 
 block(AN, "fft.py", [

@@ -3205,6 +3205,12 @@ def ag_ravel_order_f(x): return np.sum(np.ravel(x, order="F") * np.arange(x.size
 def ag_expand_dims(x): return np.sum(np.expand_dims(x, 1) * np.expand_dims(x, 0))
 def ag_squeeze(x): return np.sum(np.squeeze(x) * np.arange(x.size))
 def ag_squeeze_axis(x): return np.sum(np.squeeze(x, axis=0) * np.arange(x.size))
+def ag_hstack_rows(x): return np.sum(np.hstack(x) * np.arange(x.size).reshape(3, 8))
+def ag_column_stack_vector(x): return np.sum(np.sin(np.column_stack(x)) * np.arange(x.size))
+def ag_matmul_vector_stack(x, v): return np.sum(np.sin(v[:3] @ x)) + np.sum((x @ v) ** 2)
+def ag_einsum_ellipsis_product(x, m):
+    return np.sum(np.sin(np.einsum("...ij,jk->...ik", x, m))) + np.sum(
+        np.einsum(m, [0, 1], x, [Ellipsis, 1, 2], [Ellipsis, 0, 2]) ** 2)
 def ag_diag(x): return np.sum(np.diag(x, 1) ** 2) + np.sum(np.diag(x) ** 3)
 def ag_diag_build(x): return np.sum(np.diag(x, -1) @ np.arange(x.size + 1.0))
 def ag_flipud(x): return np.sum(np.flipud(x) * np.arange(x.size).reshape(x.shape))
@@ -3360,6 +3366,19 @@ def ag_la_svd(x):
 def ag_la_svd_values(x): return np.sum(np.linalg.svd(x, compute_uv=False))
 def ag_la_inv_stack(x): return np.sum(np.linalg.inv(x) ** 2)
 def ag_la_det_stack(x): return np.sum(np.linalg.det(x))
+def ag_la_svd_stack(x):
+    u, s, vt = np.linalg.svd(x, full_matrices=False)
+    return np.sum(s ** 2 * np.arange(1.0, s.shape[-1] + 1.0)) + np.sum(np.linalg.svd(x, compute_uv=False))
+def ag_la_eigh_stack(x):
+    w, v = np.linalg.eigh(x + np.swapaxes(x, -1, -2))
+    return np.sum(w * np.arange(1.0, w.shape[-1] + 1.0)) + np.sum(v[..., 0] ** 4)
+def ag_la_cholesky_stack(x):
+    return np.sum(np.linalg.cholesky(x @ np.swapaxes(x, -1, -2) + np.eye(x.shape[-1])))
+def ag_la_slogdet_stack(x): return np.sum(np.linalg.slogdet(x)[1])
+def ag_la_inv_stack4(x): return np.sum(np.linalg.inv(np.reshape(x, (1, 2, 3, 3))) ** 2)
+def ag_la_pinv_stack(x): return np.sum(np.linalg.pinv(x) ** 2)
+def ag_la_solve_stack(a, b): return np.sum(np.sin(np.linalg.solve(a, b)))
+def ag_la_norm_nuc_axis(x): return np.sum(np.linalg.norm(x, "nuc", axis=(0, 2)) ** 2)
 
 
 # ---- numpy.fft --------------------------------------------------------------------

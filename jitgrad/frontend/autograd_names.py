@@ -82,9 +82,16 @@ def stands_for(fn):
         if inner is not None and not str(getattr(inner, "__module__", "")).startswith("autograd"):
             return inner
         return fn
-    if getattr(fn, "_is_primitive", False) is True and hasattr(fn, "__wrapped__") and \
+    if getattr(fn, "_is_primitive", False) is True and \
             getattr(getattr(fn, "__code__", None), "co_filename", "").endswith(_TRACER):
-        return fn.__wrapped__  # autograd's notrace_primitive: np.shape, np.ndim, isinstance
+        # autograd's notrace_primitive: np.shape, np.ndim, isinstance; the function it wraps
+        # is its __wrapped__ or (autograd's own ``wraps``, which does not set it) the f_raw
+        # of its closure
+        if hasattr(fn, "__wrapped__"):
+            return fn.__wrapped__
+        cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+        if "f_raw" in cells:
+            return cells["f_raw"].cell_contents
     if "autograd" not in sys.modules:
         return fn
     made = _made_transform(fn)

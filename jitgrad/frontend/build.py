@@ -57,7 +57,7 @@ from jitgrad.frontend.build_values import Values
 from jitgrad.frontend.build_views import Views
 from jitgrad.frontend.draws import GeneratorRef, Recorder
 from jitgrad.frontend.parse import FunctionSource
-from jitgrad.lang import symbolic
+from jitgrad.lang import numpy_written, symbolic
 from jitgrad.lang.symbolic import GraphBuilder, Sym
 
 
@@ -107,6 +107,8 @@ class Builder(Statements, Handlers, Branches, ListArrays, Containers, Loops, Vie
         # the tuples written as tuple displays ``(a, b)`` (by id, kept alive): tuples for
         # certain, where a list is held as a tuple too (`build_builtins._b_isinstance`)
         self.tuple_displays = caller.tuple_displays if caller is not None else {}
+        # the tuples that hold the caller's lists, passed as arguments (by id, kept alive)
+        self.argument_lists = caller.argument_lists if caller is not None else {}
         # the user's objects made while building (by id: the object and the block it was made
         # in), whose attributes the function may assign (`Values.set_attribute`)
         self.made_objects = caller.made_objects if caller is not None else {}
@@ -132,13 +134,16 @@ class Builder(Statements, Handlers, Branches, ListArrays, Containers, Loops, Vie
         """Bind the arguments. The differentiated function's arguments that it writes into are
         copied first (the caller's arrays are never modified); a called function's are not:
         Python passes arrays by reference, so its writes reach its caller's arrays."""
-        for name, value in zip(self.param_names(), values):
+        for k, (name, value) in enumerate(zip(self.param_names(), values)):
             if name in self.copied and isinstance(value, Sym) and value.ndim:
                 self.gb.loc = self.src.loc(self.src.node)
                 value = value.copy()
             if isinstance(value, (tuple, dict)) and self.caller is None:  # a tree's arrays
                 self.gb.loc = self.src.loc(self.src.node)
                 value = _copy_written(value, name, self.copied)
+                types = getattr(self, "tree_types", ())  # (set by `build`)
+                if k < len(types):
+                    _note_containers(self, types[k], value)
             self.env[name] = value
         if self.caller is None:  # keyword-only parameters with defaults: constants of the call
             for p in self.src.node.args.kwonlyargs:
@@ -238,6 +243,20 @@ def _bound_tree(t: SeqType, syms: list):
     return tuples(pytree.unflatten(t, syms, strings=True))
 
 
+def _note_containers(builder, t, value):
+    """The tuples a tree argument binds (`_bound_tree`) that stand for the caller's lists,
+    and those that are its tuples, noted for isinstance (`build_builtins._b_isinstance`)."""
+    if not isinstance(t, SeqType) or not isinstance(value, (tuple, dict)):
+        return
+    if t.container in ("tuple", "list") and isinstance(value, tuple) and value:
+        (builder.tuple_displays if t.container == "tuple" else builder.argument_lists)[
+            id(value)] = value
+    items = [value[k] for k in t.keys] if isinstance(value, dict) and t.keys else value
+    if t.container in ("tuple", "list", "dict") and len(items) == len(t.items):
+        for u, v in zip(t.items, items):
+            _note_containers(builder, u, v)
+
+
 def _bound_argument(k: int, p, gb):
     """Argument ``k``'s value while building: a `Sym`, a tree of them, or, for a random
     generator, a reference to the call's own (`draws.GeneratorRef`: drawn from before each
@@ -280,11 +299,13 @@ def _copy_written(value, path: str, copied):
 
 
 def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
-          any_result: bool = False, has_aux: bool = False) -> Function:
+          any_result: bool = False, has_aux: bool = False, one_entry: bool = False) -> Function:
     """The IR of ``src`` specialised to ``arg_types`` (one per parameter). With
     ``assume_sizes``, axes of arguments that broadcast against each other are assumed to be
     the same size, and the function starts by checking it (`GraphBuilder.assume_same_sizes`).
-    With ``any_result``, the result may be an array (`vjp`, `jacobian`)."""
+    With ``any_result``, the result may be an array (`vjp`, `jacobian`); with ``one_entry``
+    (autograd's grad, which differentiates an array of one entry), an array result is taken
+    as its entry (`numpy_written.one_entry`: raising at run time where it has more)."""
     names = src.entry_params
     if len(arg_types) != len(names):
         raise JitgradError(f"{src.qualname} takes {len(names)} arguments, got {len(arg_types)}")
@@ -311,6 +332,7 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
         gb.set_params(params)
         try:
             with symbolic.building(gb):
+                builder.tree_types = [p[0] if isinstance(p, tuple) else None for p in grouped]
                 builder.bind_params([_bound_argument(k, p, gb) for k, p in enumerate(grouped)])
                 result = builder.run_body()
             break
@@ -348,6 +370,10 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
         raise ShapeError(f"{src.qualname} must return a scalar to be differentiated (it "
                          f"returns {'None' if result is None else 'a tuple'})",
                          src.loc(_last_return(src.node)))
+    if isinstance(result, Sym) and result.ndim and one_entry and not any_result:
+        gb.loc = src.loc(_last_return(src.node))
+        with symbolic.building(gb):  # (checked at run time to have one entry)
+            result = builder.inline(numpy_written.one_entry, [result], {}, _last_return(src.node))
     if isinstance(result, Sym) and result.ndim and not any_result:
         raise ShapeError(f"{src.qualname} must return a scalar to be differentiated; it "
                          f"returns an array of rank {result.ndim} (reduce it, e.g. np.sum)",

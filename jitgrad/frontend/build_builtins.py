@@ -15,6 +15,7 @@ import copy
 import functools
 import itertools
 import math
+import operator
 
 import numpy as np
 
@@ -227,7 +228,9 @@ def _b_sequence(which):
             args = (tuple(sorted(args[0])), *args[1:])  # a set known while building
         args = tuple(_rest(b, a, f"{which}()", node) if isinstance(a, Iterator) else
                      _iterator_rest(b, a, f"{which}()", node) if isinstance(a, BuildIterator)
-                     else a for a in args)  # (a generator's or an iterator's items)
+                     else tuple(a) if isinstance(a, _DICT_VIEWS) else a
+                     for a in args)  # (a generator's or an iterator's items: the tuple or
+        # array of them; a dict's keys, values or items, read while building: the tuple of them)
         seqs = args if which == "zip" else args[:1]
         if which == "sorted" and args and isinstance(args[0], dict):
             # sorted(d): its keys, known while building, in an order that does not depend on
@@ -259,6 +262,9 @@ def _b_sequence(which):
     return f
 
 
+_DICT_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
+
+
 def _known_length(b, x) -> int | None:
     """The length of the array ``x`` where it is known while building, else None."""
     if not (isinstance(x, Sym) and x.ndim):
@@ -272,7 +278,10 @@ def _key_known_now(b, key, node):
     function the builder builds, such as a lambda) called on each item while building; its
     value must be known then too."""
     def of(item):
-        value = b.call(key, (item,), {}, node)
+        if isinstance(key, (operator.itemgetter, operator.attrgetter)):
+            value = key(item)  # (an item's entry or attribute: read while building)
+        else:
+            value = b.call(key, (item,), {}, node)
         if isinstance(value, (Sym, RunTimeText)):
             raise UnsupportedError("sorted(key=...) whose key is known only at run time: sort "
                                    "an array of keys with np.argsort and index the values "
@@ -395,14 +404,16 @@ def _b_isinstance(b, args, kwargs, node):
     np.ndarray)``: decided while building from what the value is (a run-time number is a
     Python or NumPy number of its kind, an array an ndarray of its rank). Where the answer
     depends on what the build cannot tell apart (a list from a tuple, which jitgrad holds
-    alike, unless it was written as a tuple, ``(a, b)``; a Python float from a NumPy float64)
+    alike, unless it was written as a tuple, ``(a, b)``, or is an argument, a list or a tuple
+    of the caller's; a Python float from a NumPy float64)
     it is refused rather than guessed."""
     if kwargs or len(args) != 2:
         raise UnsupportedError("isinstance() takes a value and a type", b.loc(node))
     value, types = args
     try:
         answers = {isinstance(v, types) for v in (
-            [value] if b.tuple_displays.get(id(value)) is value else _prototypes(value))}
+            [value] if b.tuple_displays.get(id(value)) is value else [list(value)]
+            if b.argument_lists.get(id(value)) is value else _prototypes(value))}
     except TypeError as e:
         raise UnsupportedError(f"isinstance(): {e}", b.loc(node)) from None
     if len(answers) > 1:

@@ -235,6 +235,11 @@ class LoopHeaders:
                     a.func.id not in self.env):
                 if not self.python_sequences(a):
                     return False
+            elif isinstance(a, ast.Call) and isinstance(a.func, ast.Attribute) and \
+                    a.func.attr in ("keys", "values", "items") and not a.args and \
+                    isinstance(a.func.value, ast.Name) and \
+                    isinstance(self.env.get(a.func.value.id), dict):
+                continue  # a dict's keys, values or items (`build_builtins`: their tuple)
             elif not (isinstance(a, (ast.Tuple, ast.List)) or (
                     isinstance(a, ast.Name) and isinstance(self.env.get(
                         a.id, self.src.fn.__globals__.get(a.id)), known)) or (

@@ -15,7 +15,9 @@ with the user's line, never a silently different result.
 
 from __future__ import annotations
 
+import collections
 import functools
+import inspect
 import itertools
 import math
 import operator
@@ -111,6 +113,10 @@ def matmul(a, b):
         # b[..., None, k, j] (Numba's @ takes 2-D operands only)
         terms = np_expand_dims(a, -1) * np_expand_dims(b, -3)
         return np_sum(terms, axis=-2)
+    if na == 1 and nb > 2:  # a vector times a stack: sum_k a[k, None] * b[..., k, j]
+        return np_sum(np_expand_dims(a, -1) * b, axis=-2)
+    if nb == 1 and na > 2:  # a stack times a vector: sum_k a[..., i, k] * b[k]
+        return np_sum(a * b, axis=-1)
     if na == 0 or nb == 0 or na > 2 or nb > 2:
         raise UnsupportedError(f"matrix product of operands of rank {na} and {nb} (jitgrad "
                                "supports 1-D and 2-D operands, and stacks of matrices)",
@@ -516,6 +522,12 @@ def np_concatenate(arrays, axis=0):
         if axis is None:
             return np_ravel(arrays)
         return np_reshape(arrays, (arrays.shape[0] * arrays.shape[1], *arrays.shape[2:]))
+    if isinstance(arrays, Sym) and arrays.ndim >= 2 and isinstance(axis, int):
+        # its rows joined along their axis k: the rows' axis moved before it, the two merged
+        k = norm_axis(axis, arrays.ndim - 1, loc_of(arrays))
+        moved = np_transpose(arrays, (*range(1, k + 1), 0, *range(k + 1, arrays.ndim)))
+        shape = arrays.shape
+        return np_reshape(moved, (*shape[1:k + 1], shape[0] * shape[k + 1], *shape[k + 2:]))
     arrays = _entries(arrays, "np.concatenate")
     if not any(records(a) for a in arrays):
         return np.concatenate(arrays, axis=axis)
@@ -540,6 +552,8 @@ def np_concatenate(arrays, axis=0):
 def np_hstack(tup):
     if isinstance(tup, Sym) and tup.ndim in (1, 2):  # one array: its rows, joined
         return np_copy(tup) if tup.ndim == 1 else np_ravel(tup)
+    if isinstance(tup, Sym) and tup.ndim > 2:  # its rows (arrays) joined along their axis 1
+        return np_concatenate(tup, axis=1)
     tup = _entries(tup, "np.hstack")
     if all(ndim_of(a) == 0 for a in tup):
         return np_stack(tup)
@@ -613,8 +627,43 @@ def matrix_operand(name, a):
     return _as_float(a)
 
 
+def over_stacks(numpy_fn, result=None, native=2):
+    """The handler of ``numpy_fn`` (np.linalg's function of one matrix) made to take a stack
+    of matrices too, as NumPy maps np.linalg over the leading axes: of an array of rank above
+    ``native`` (the rank its primitive takes), ``numpy_fn`` of each matrix in a loop
+    (`numpy_written.over_stack`, the one-matrix rule per matrix in the gradient). ``result``:
+    None for one array, else a function of the bound arguments giving the named tuple class
+    of the results (None where they are one array: svd with compute_uv=False)."""
+    def wrap(handler):
+        signature = inspect.signature(handler)
+
+        @functools.wraps(handler)
+        def f(a, *args, **kwargs):
+            if not records(a) or ndim_of(a) <= native:
+                return handler(a, *args, **kwargs)
+            bound = signature.bind(a, *args, **kwargs)
+            bound.apply_defaults()
+            if bound.kwargs:  # (pinv's rtol=): the handler's own refusal, on one matrix
+                return handler(a, *args, **kwargs)
+            settings = tuple(bound.args[1:])
+            kind = result(bound.arguments) if result is not None else None
+            a = _as_float(a)
+            if kind is None:
+                return written(numpy_written.over_stack, numpy_fn, a, settings)
+            over = {2: numpy_written.over_stack_pair,
+                    3: numpy_written.over_stack_triple}[len(kind._fields)]
+            return written(over, numpy_fn, a, settings, kind)
+        return f
+    return wrap
+
+
+SlogdetResult = collections.namedtuple("SlogdetResult", "sign logabsdet")
+
+
 def _linalg(name, stacks=False):
-    """``np.linalg.<name>`` of a matrix (with ``stacks``, of a stack of them too)."""
+    """``np.linalg.<name>`` of a matrix (with ``stacks``, of a stack of them too: rank 3 by its
+    primitive, more by `over_stacks`)."""
+    @over_stacks(getattr(np.linalg, name), native=3 if stacks else 2)
     def f(a):
         if not records(a):
             return getattr(np.linalg, name)(a)
@@ -627,17 +676,32 @@ def _linalg(name, stacks=False):
 def np_solve(a, b):
     if not (records(a) or records(b)):
         return np.linalg.solve(a, b)
-    if ndim_of(b) not in (1, 2):
-        raise UnsupportedError("np.linalg.solve with a right-hand side of rank other than 1 "
-                               "or 2", loc_of(a, b))
+    if ndim_of(a) > 2 or ndim_of(b) > 2:  # stacks, as NumPy 2 reads them: b a vector only
+        return _solve_stacks(a, b)  # of rank 1, else (a stack of) matrices
     return record("solve", matrix_operand("solve", a), _as_float(b))
 
 
+def _solve_stacks(a, b):
+    """np.linalg.solve where ``a`` or ``b`` is a stack (rank above 2): one system per matrix,
+    in a loop (`numpy_written`)."""
+    a, b = _as_float(a), _as_float(b)
+    if ndim_of(a) == 2:  # one matrix, a stack of right-hand sides
+        return written(numpy_written.over_stack, numpy_written.solve_for, b, (a,))
+    if ndim_of(b) <= 2:  # a stack of matrices, one right-hand side (a vector or a matrix)
+        return written(numpy_written.over_stack, np.linalg.solve, a, (b,))
+    if ndim_of(a) != ndim_of(b):
+        raise UnsupportedError(f"np.linalg.solve of stacks of ranks {ndim_of(a)} and "
+                               f"{ndim_of(b)} (jitgrad does not broadcast them: give both "
+                               "the same leading axes)", loc_of(a, b))
+    return written(numpy_written.solve_stacks, a, b)
+
+
+@over_stacks(np.linalg.slogdet, lambda bound: SlogdetResult)
 def np_slogdet(a):
     if not records(a):
         return np.linalg.slogdet(a)
     a = matrix_operand("slogdet", a)
-    return record("signdet", a), record("logabsdet", a)
+    return SlogdetResult(record("signdet", a), record("logabsdet", a))
 
 
 def np_size(x, axis=None):

@@ -34,8 +34,18 @@ import numpy as np
 
 from jitgrad.core.errors import UnsupportedError
 from jitgrad.lang import numpy_shape
-from jitgrad.lang.numpy_api import matrix_operand, np_reduce, np_reshape, np_sum
-from jitgrad.lang.symbolic import NUMPY, all_known, loc_of, ndim_of, numpy_handler, record, records
+from jitgrad.lang import numpy_written as W
+from jitgrad.lang.numpy_api import matrix_operand, np_reduce, np_reshape, np_sum, over_stacks
+from jitgrad.lang.symbolic import (
+    NUMPY,
+    all_known,
+    loc_of,
+    ndim_of,
+    numpy_handler,
+    record,
+    records,
+    written,
+)
 
 _np = numpy_handler
 
@@ -50,6 +60,7 @@ def _refuse(what, instead, a):
     raise UnsupportedError(f"{what} ({instead})", loc_of(a))
 
 
+@over_stacks(np.linalg.eigh, lambda bound: EighResult)
 def np_eigh(a, UPLO="L"):
     if all_known(a):
         return np.linalg.eigh(a, UPLO)
@@ -62,12 +73,14 @@ def np_eigh(a, UPLO="L"):
     return EighResult(record("eigvalsh", a), record("eigh_vectors", a))
 
 
+@over_stacks(np.linalg.eigvalsh)
 def np_eigvalsh(a, UPLO="L"):
     if all_known(a):
         return np.linalg.eigvalsh(a, UPLO)
     return np_eigh(a, UPLO).eigenvalues
 
 
+@over_stacks(np.linalg.eig, lambda bound: EigResult)
 def np_eig(a):
     if all_known(a):
         return np.linalg.eig(a)
@@ -75,12 +88,14 @@ def np_eig(a):
     return EigResult(record("eig_values", a), record("eig_vectors", a))
 
 
+@over_stacks(np.linalg.eigvals)
 def np_eigvals(a):
     if all_known(a):
         return np.linalg.eigvals(a)
     return record("eig_values", matrix_operand("eigvals", a))
 
 
+@over_stacks(np.linalg.svd, lambda bound: SVDResult if bound["compute_uv"] else None)
 def np_svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     if all_known(a):
         return np.linalg.svd(a, full_matrices, compute_uv, hermitian)
@@ -95,6 +110,7 @@ def np_svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     return SVDResult(record("svd_u", a, full=full), s, record("svd_vt", a, full=full))
 
 
+@over_stacks(np.linalg.qr, lambda bound: QRResult if bound["mode"] != "r" else None)
 def np_qr(a, mode="reduced"):
     if all_known(a):
         return np.linalg.qr(a, mode)
@@ -106,6 +122,7 @@ def np_qr(a, mode="reduced"):
     return QRResult(record("qr_q", a), record("qr_r", a))
 
 
+@over_stacks(np.linalg.pinv)
 def np_pinv(a, rcond=None, hermitian=False, **rtol):
     if all_known(a):
         return np.linalg.pinv(a, rcond, hermitian, **rtol)
@@ -180,7 +197,25 @@ def np_norm(x, ord=None, axis=None, keepdims=False):
                                   and tuple(axis) in ((0, 1), (-2, -1)))
     if not all_known(x) and matrix and ord in (2, -2, "nuc", 1, -1, math.inf, -math.inf):
         return _matrix_norm(x, ord, keepdims)
+    if not all_known(x) and ndim_of(x) > 2 and isinstance(axis, (tuple, list)) and \
+            len(axis) == 2 and ord in (2, -2, "nuc", 1, -1, math.inf, -math.inf):
+        return _stacked_matrix_norm(x, ord, axis, keepdims)
     return numpy_shape.np_norm(x, ord, axis, keepdims)
+
+
+def _stacked_matrix_norm(x, ord, axis, keepdims):
+    """``np.linalg.norm(x, ord, axis=(p, q))`` of an array of rank 3 or more: the matrices
+    along axes p (rows) and q moved last, each one's norm (singular values of the stack, or
+    its absolute column or row sums)."""
+    n = ndim_of(x)
+    p, q = (int(a) % n if -n <= int(a) < n else None for a in axis)
+    if p is None or q is None or p == q:
+        raise UnsupportedError(f"np.linalg.norm with axis={tuple(axis)!r}: two distinct axes "
+                               f"of an array of rank {n}", loc_of(x))
+    rest = [k for k in range(n) if k not in (p, q)]
+    moved = _np(np.transpose)(x * 1.0, (*rest, p, q))
+    shape = tuple(1 if k in (p, q) else x.shape[k] for k in range(n)) if keepdims else None
+    return written(W.matrix_norms, moved, ord, shape)
 
 
 def np_cond(x, p=None):

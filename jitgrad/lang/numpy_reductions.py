@@ -13,7 +13,7 @@ import numpy as np
 
 from jitgrad.core.errors import ShapeError, UnsupportedError
 from jitgrad.lang.numpy_api import norm_axis, np_expand_dims, np_mean, np_reshape, np_sum
-from jitgrad.lang.numpy_args import float_dtype_only, numpy_order
+from jitgrad.lang.numpy_args import as_array, float_dtype_only, numpy_order
 from jitgrad.lang.symbolic import (
     NUMPY,
     loc_of,
@@ -62,6 +62,8 @@ def np_var(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
 
 
 def np_std(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+    if isinstance(x, (list, tuple)):  # np.std([x, x + 2]): of the array of them, as np.var
+        x = as_array(x)
     if not records(x):
         return np.std(x, axis=axis, ddof=ddof, keepdims=keepdims)
     return record("sqrt", np_var(x, axis, dtype, out, ddof, keepdims, **kw))

@@ -387,9 +387,10 @@ def _split_along(name, axis_of):
 
 def np_column_stack(tup):
     if records(tup):  # one array: its rows, each a column
-        if tup.ndim != 2:
-            raise UnsupportedError("np.column_stack of one array of rank other than 2",
-                                   loc_of(tup))
+        if tup.ndim == 1:  # its entries, each a 1 x 1 column
+            return np_reshape(tup, (1, tup.shape[0]))
+        if tup.ndim > 2:  # its rows (arrays) joined along their axis 1
+            return NUMPY[np.concatenate](tup, axis=1)
         return np_transpose(tup)
     tup = list(tup)
     if all_known(*tup):
@@ -557,10 +558,11 @@ def _einsum_sublists(args, loc):
 
     def term(sublist):
         if not isinstance(sublist, (list, tuple)) or not all(
-                isinstance(k, (int, np.integer)) and 0 <= k < len(letters) for k in sublist):
+                k is Ellipsis or isinstance(k, (int, np.integer)) and 0 <= k < len(letters)
+                for k in sublist):
             raise UnsupportedError("np.einsum's sublists must be lists of axis labels 0 to 51 "
-                                   "(an ellipsis: write the axes out)", loc)
-        return "".join(letters[k] for k in sublist)
+                                   "(and an ellipsis)", loc)
+        return "".join("..." if k is Ellipsis else letters[k] for k in sublist)
 
     operands, terms = args[0::2], [term(s) for s in args[1::2]]
     out = term(operands[-1]) if len(args) % 2 else None

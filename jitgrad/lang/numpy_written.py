@@ -243,3 +243,154 @@ def lfilter_zi(b, a, x, zi):
             z[n - 2] = bb[n - 1] * x[m] - aa[n - 1] * ym
         y[m] = ym
     return y, z
+
+
+def over_stack(fn, a, settings):
+    """``fn`` (a function of one matrix: np.linalg.inv, svd...) of each matrix of the stack
+    ``a`` (rank 3 or more), as NumPy's np.linalg maps it over the leading axes: the stack seen
+    as one list of matrices, each result written into its row of an array of results (of the
+    first matrix's result's shape), reshaped to the leading axes. ``fn`` returns an array or
+    a number."""
+    lead = a.shape[:-2]
+    mats = np.reshape(a, (-1, a.shape[-2], a.shape[-1]))
+    if mats.shape[0] == 0:
+        raise ValueError("jitgrad: np.linalg of an empty stack of matrices")
+    first = fn(mats[0], *settings)
+    out = np.zeros((mats.shape[0],) + np.shape(first))
+    out[0] = first
+    for i in range(1, mats.shape[0]):
+        out[i] = fn(mats[i], *settings)
+    return np.reshape(out, lead + np.shape(first))
+
+
+def over_stack_pair(fn, a, settings, result):
+    """`over_stack` of a function whose result is a pair (np.linalg.eigh's, slogdet's),
+    returned as ``result`` (the named tuple NumPy returns)."""
+    lead = a.shape[:-2]
+    mats = np.reshape(a, (-1, a.shape[-2], a.shape[-1]))
+    if mats.shape[0] == 0:
+        raise ValueError("jitgrad: np.linalg of an empty stack of matrices")
+    x, y = fn(mats[0], *settings)
+    xs = np.zeros((mats.shape[0],) + np.shape(x))
+    ys = np.zeros((mats.shape[0],) + np.shape(y))
+    xs[0] = x
+    ys[0] = y
+    for i in range(1, mats.shape[0]):
+        xs[i], ys[i] = fn(mats[i], *settings)
+    return result(np.reshape(xs, lead + np.shape(x)), np.reshape(ys, lead + np.shape(y)))
+
+
+def over_stack_triple(fn, a, settings, result):
+    """`over_stack` of a function whose result is three arrays (np.linalg.svd's U, S, Vh)."""
+    lead = a.shape[:-2]
+    mats = np.reshape(a, (-1, a.shape[-2], a.shape[-1]))
+    if mats.shape[0] == 0:
+        raise ValueError("jitgrad: np.linalg of an empty stack of matrices")
+    x, y, z = fn(mats[0], *settings)
+    xs = np.zeros((mats.shape[0],) + np.shape(x))
+    ys = np.zeros((mats.shape[0],) + np.shape(y))
+    zs = np.zeros((mats.shape[0],) + np.shape(z))
+    xs[0] = x
+    ys[0] = y
+    zs[0] = z
+    for i in range(1, mats.shape[0]):
+        xs[i], ys[i], zs[i] = fn(mats[i], *settings)
+    return result(np.reshape(xs, lead + np.shape(x)), np.reshape(ys, lead + np.shape(y)),
+                  np.reshape(zs, lead + np.shape(z)))
+
+
+def solve_for(b, a):
+    """np.linalg.solve(a, b), with the right-hand side first (`over_stack` maps its first
+    argument)."""
+    return np.linalg.solve(a, b)
+
+
+def solve_stacks(a, b):
+    """np.linalg.solve of a stack of matrices ``a`` and a stack of right-hand sides ``b`` (each
+    a matrix) of the same leading axes: each system on its own."""
+    for k in range(a.ndim - 2):
+        if a.shape[k] != b.shape[k]:
+            raise ValueError("jitgrad: np.linalg.solve of stacks whose leading axes differ "
+                             "(jitgrad does not broadcast them: repeat the smaller stack)")
+    mats = np.reshape(a, (-1, a.shape[-2], a.shape[-1]))
+    rhs = np.reshape(b, (-1, b.shape[-2], b.shape[-1]))
+    out = np.zeros(rhs.shape)
+    for i in range(mats.shape[0]):
+        out[i] = np.linalg.solve(mats[i], rhs[i])
+    return np.reshape(out, b.shape)
+
+
+def _conv_window(n, m, mode):
+    """The start and length, in the full convolution (of length n + m - 1), of autograd's
+    ``mode`` of sizes n (A's) and m (B's) along one convolved axis."""
+    if mode == "full":
+        return 0, n + m - 1
+    if mode == "same":  # A's size, centred (SciPy's)
+        return (m - 1) // 2, n
+    return min(n, m) - 1, abs(n - m) + 1
+
+
+def convolve_runtime_1(a, b, spec, mode):
+    """autograd's convolve along one axis whose sizes are known only at run time: ``a`` with
+    its convolved axis first, ``b`` with its convolved axis last; the full convolution is the
+    sum over a's offsets w of ``einsum(spec, a[w], b)`` added at w along the last axis, then
+    ``mode``'s window of it (``spec`` None: ``a`` is a vector, each term ``a[w] * b``)."""
+    n = a.shape[0]
+    m = b.shape[b.ndim - 1]
+    out = np.zeros((b if spec is None else np.einsum(spec, a[0], b)).shape[:-1] + (n + m - 1,))
+    for w in range(n):
+        out[..., w:w + m] += a[w] * b if spec is None else np.einsum(spec, a[w], b)
+    start, length = _conv_window(n, m, mode)
+    return out[..., start:start + length]
+
+
+def convolve_runtime_2(a, b, spec, mode):
+    """`convolve_runtime_1` along two axes (``a``'s first two, ``b``'s last two)."""
+    n1 = a.shape[0]
+    n2 = a.shape[1]
+    m1 = b.shape[b.ndim - 2]
+    m2 = b.shape[b.ndim - 1]
+    if mode == "valid" and (n1 - m1) * (n2 - m2) < 0:
+        raise ValueError("jitgrad: autograd's convolve in mode 'valid': one array must be "
+                         "larger than the other along all convolved dimensions")
+    out = np.zeros((b if spec is None else np.einsum(spec, a[0, 0], b)).shape[:-2]
+                   + (n1 + m1 - 1, n2 + m2 - 1))
+    for w1 in range(n1):
+        for w2 in range(n2):
+            out[..., w1:w1 + m1, w2:w2 + m2] += \
+                a[w1, w2] * b if spec is None else np.einsum(spec, a[w1, w2], b)
+    start1, length1 = _conv_window(n1, m1, mode)
+    start2, length2 = _conv_window(n2, m2, mode)
+    return out[..., start1:start1 + length1, start2:start2 + length2]
+
+
+def one_entry(x):
+    """The entry of an array of one entry: what autograd's grad differentiates where the
+    function returns such an array (`frontend.build`, ``one_entry``)."""
+    if x.size != 1:
+        raise ValueError("jitgrad: autograd's grad of a function whose result is an array of "
+                         "more than one entry (it takes a scalar or an array of one entry)")
+    return np.reshape(x, ())
+
+
+def matrix_norms(m, ord, shape):
+    """np.linalg.norm of order ``ord`` of each matrix of the stack ``m`` (its last two axes),
+    reshaped to ``shape`` (None: as it is): the singular values' sum, largest or smallest, or
+    the largest or smallest absolute column (1) or row (inf) sum."""
+    if ord == "nuc":
+        value = np.sum(np.linalg.svd(m, compute_uv=False), axis=-1)
+    elif ord == 2:
+        value = np.max(np.linalg.svd(m, compute_uv=False), axis=-1)
+    elif ord == -2:
+        value = np.min(np.linalg.svd(m, compute_uv=False), axis=-1)
+    elif ord == 1:
+        value = np.max(np.sum(np.abs(m), axis=-2), axis=-1)
+    elif ord == -1:
+        value = np.min(np.sum(np.abs(m), axis=-2), axis=-1)
+    elif ord > 0:
+        value = np.max(np.sum(np.abs(m), axis=-1), axis=-1)
+    else:
+        value = np.min(np.sum(np.abs(m), axis=-1), axis=-1)
+    if shape is None:
+        return value
+    return np.reshape(value, shape)

@@ -443,6 +443,37 @@ def _static_sizes(x, axes) -> list | None:
     return sizes
 
 
+def _convolve_runtime(A, B, conv, dots, mode):
+    """autograd's convolve where the sizes are known only at run time (or in mode 'same'): a
+    loop over A's offsets (`numpy_written.convolve_runtime_1`, along one or two axes), each
+    adding one einsum of A's slice and B, contracted along ``dots``, into the full
+    convolution; the result's axes are A's others, B's others, then the convolved ones."""
+    if len(conv[0]) not in (1, 2) or len(conv[0]) != len(conv[1]):
+        raise UnsupportedError("autograd's convolve along more than two axes whose sizes are "
+                               "known only at run time (convolve along one or two)",
+                               loc_of(A, B))
+    letters = iter("abcdefghijklmnopqrstuvwxyz")
+    names = [{}, {}]
+    for da, db in zip(*dots):
+        names[0][da] = names[1][db] = next(letters)
+    for side, x in ((0, A), (1, B)):
+        for ax in range(ndim_of(x)):
+            if ax not in names[side] and ax not in conv[side]:
+                names[side][ax] = next(letters)
+    rest = [names[side][ax] for side, x in ((0, A), (1, B)) for ax in range(ndim_of(x))
+            if ax not in conv[side] and ax not in dots[side]]
+    positions = "".join(next(letters) for _ in conv[1])
+    a_axes = conv[0] + [ax for ax in range(ndim_of(A)) if ax not in conv[0]]
+    b_axes = [ax for ax in range(ndim_of(B)) if ax not in conv[1]] + conv[1]
+    a_term = "".join(names[0][ax] for ax in a_axes[len(conv[0]):])
+    b_term = "".join(names[1][ax] for ax in b_axes[:-len(conv[1])]) + positions
+    spec = None if not a_term else f"{a_term},{b_term}->{''.join(rest)}{positions}"
+    a = NUMPY[np.transpose](A * 1.0, tuple(a_axes))
+    b = NUMPY[np.transpose](B * 1.0, tuple(b_axes))
+    fn = W.convolve_runtime_1 if len(conv[0]) == 1 else W.convolve_runtime_2
+    return written(fn, a, b, spec, mode)
+
+
 def autograd_convolve(A, B, axes=None, dot_axes=((), ()), mode="full"):
     """autograd's ``scipy.signal.convolve`` (its generalisation of SciPy's: ``axes``, the pairs
     of A's and B's axes convolved; ``dot_axes``, the pairs contracted), modes 'valid' and
@@ -452,19 +483,16 @@ def autograd_convolve(A, B, axes=None, dot_axes=((), ()), mode="full"):
     its axes are A's others, then B's others, then the convolved ones. One einsum, over the
     filter's entries and the signal's windows stacked by offset (unrolled while building)."""
     A, B = as_array(A), as_array(B)
-    if mode not in ("valid", "full"):
+    if mode not in ("valid", "full", "same"):
         raise UnsupportedError(f"autograd's convolve with mode={mode!r}: jitgrad takes "
-                               "'valid' and 'full' (pad the input with np.pad for 'same')",
-                               loc_of(A, B))
+                               "'valid', 'full' and 'same'", loc_of(A, B))
     if axes is None:
         axes = (list(range(ndim_of(A))), list(range(ndim_of(A))))
     conv = [list(axes[0]), list(axes[1])]
-    dots = [list(dot_axes[0]), list(dot_axes[1])]
+    dots = [list(dot_axes[0] or ()), list(dot_axes[1] or ())]
     sizes = [_static_sizes(A, conv[0]), _static_sizes(B, conv[1])]
-    if sizes[0] is None and sizes[1] is None:
-        raise UnsupportedError("autograd's convolve where neither array's convolved sizes are "
-                               "known while building (the filter's shape must be constant)",
-                               loc_of(A, B))
+    if sizes[0] is None and sizes[1] is None or mode == "same":
+        return _convolve_runtime(A, B, conv, dots, mode)
     k = 1 if sizes[1] is not None and (sizes[0] is None or all(
         b <= a for a, b in zip(sizes[0], sizes[1]))) else 0  # the filter: A (0) or B (1)
     arrays, filt, sig = (A, B), k, 1 - k

@@ -134,7 +134,7 @@ unpack_count = primitive("unpack_count", _unpack_count_impl, lambda ts, p: Type(
 
 
 SQUEEZED_SIZE_MESSAGE = (
-    "np.squeeze(x) without axis=: an axis of x whose size jitgrad's build does not know is "
+    "jitgrad: np.squeeze(x) without axis=: an axis of x whose size jitgrad's build does not know is "
     "taken as not 1, and here it is 1 (the result's rank would change); name the axes to drop "
     "(np.squeeze(x, axis=k)) or index the entry")
 

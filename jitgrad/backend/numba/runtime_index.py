@@ -150,7 +150,7 @@ def squeezed_size(n):
     """``np.squeeze(x)``: the size n of an axis known only at run time, checked not to be 1
     (`prims.shape.squeezed_size`)."""
     if n == 1:
-        raise ValueError("np.squeeze(x) without axis=: an axis of x whose size jitgrad's build "
+        raise ValueError("jitgrad: np.squeeze(x) without axis=: an axis of x whose size jitgrad's build "
                          "does not know is taken as not 1, and here it is 1 (the result's rank "
                          "would change); name the axes to drop (np.squeeze(x, axis=k)) or "
                          "index the entry")
