@@ -67,7 +67,9 @@ class Flags:
     summed against input 1's first, as in a matrix product: NumPy raises unless they are the
     same size), ``broadcast_nest`` (an elementwise primitive whose scalar form computes NumPy's
     value exactly: on float arrays whose sizes are not proven equal, the generated code is a
-    loop nest that broadcasts at run time, not a runtime helper).
+    loop nest that broadcasts at run time, not a runtime helper), ``implied_step`` (a
+    comparison, a negation, ``+``/``-`` or ``not`` of scalars: the builder keeps such equations
+    so that a recursion's test can be decided by its caller's, `frontend.implied`).
 
     Inputs: ``shape_only`` (positions read for their shape alone), ``index_from`` (the
     position where index atoms begin)."""
@@ -108,6 +110,7 @@ class Flags:
     outer_of: str | None = None
     contracts: bool = False
     broadcast_nest: bool = False
+    implied_step: bool = False
     shape_only: frozenset = frozenset()
     index_from: int | None = None
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 
 from jitgrad.core.ir import Const, Var
+from jitgrad.core.ops import flags
 
 _FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq"}
 _NOT = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt"}
@@ -59,7 +60,7 @@ def _comparison(defs: dict, atom, truth: bool):
         prim, ins = defs[a]
         if prim == "neg":
             a, op, c = ins[0], _FLIP[op], -c
-        elif prim in ("add", "sub") and _number(ins[1]) is not None:
+        elif flags(prim).additive and _number(ins[1]) is not None:  # v + k, v - k
             k = _number(ins[1])
             a, c = ins[0], c - k if prim == "add" else c + k
         elif prim == "add" and _number(ins[0]) is not None:

@@ -41,9 +41,6 @@ from jitgrad.core.types import FLOAT, INT, Type
 from jitgrad.lang.size_tokens import result_dims, size_token  # noqa: F401 - re-exported
 from jitgrad.prims import primitives
 
-# the scalar equations `GraphBuilder.scalar_defs` keeps
-SCALAR_FACTS = frozenset(("lt", "le", "gt", "ge", "eq", "neg", "add", "sub", "logical_not"))
-
 
 class GraphBuilder:
     """Appends equations to ``self.block``; folds constants; hands out names."""
@@ -165,7 +162,7 @@ class GraphBuilder:
         out = self.new_var(out_type, base)
         self.made.append(out)
         self.block.stmts.append(Eqn(prim, [out], list(ins), dict(params), self.loc))
-        if not out_type.ndim and prim in SCALAR_FACTS:
+        if not out_type.ndim and ops.flags(prim).implied_step:
             self.scalar_defs[out] = (prim, tuple(ins))
         if out_type.ndim:  # every array is stamped when made: a read after a write through
             self.restamp(out)  # another name for its memory is then refused (`is_stale`)

@@ -54,7 +54,8 @@ PIECEWISE_CONSTANT = {"differentiable": False, "zero_tangent": True}
 
 # ----------------------------------------------------------------------------- unary
 
-neg = _elementwise("neg", np.negative, _arith_no_bool, linear=True, broadcast_nest=True)
+neg = _elementwise("neg", np.negative, _arith_no_bool, linear=True, broadcast_nest=True,
+                  implied_step=True)
 # NumPy's transcendental ufuncs of one argument: each is the primitive of its own name
 # (`lang.numpy_api` maps ``np.<name>`` to it from this tuple).
 TRANSCENDENTAL = ("exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "arctan",
@@ -99,7 +100,7 @@ def erfc_scalar(x):
 
 _elementwise("erf", np.vectorize(erf_scalar, otypes=[float]), **COSTLY)
 _elementwise("erfc", np.vectorize(erfc_scalar, otypes=[float]), **COSTLY)
-_elementwise("logical_not", np.logical_not, _compare, differentiable=False)
+_elementwise("logical_not", np.logical_not, _compare, differentiable=False, implied_step=True)
 
 # ----------------------------------------------------------------------------- gamma family
 # log|Gamma|, Gamma and their derivatives digamma and trigamma (NumPy and Numba have none of
@@ -419,9 +420,9 @@ defvjp("erfc", lambda g, ans, x: -(g * (np.exp(-(x * x)) * _TWO_OVER_SQRT_PI)))
 for _name in ("arctan2", "hypot", "logaddexp", "logaddexp2", "copysign"):
     _elementwise(_name, getattr(np, _name), **(COSTLY if _name != "copysign" else {}))
 _elementwise("add", np.add, _arith_no_bool, additive=True, counting=True,
-             broadcast_nest=True)
+             broadcast_nest=True, implied_step=True)
 _elementwise("sub", np.subtract, _arith_no_bool, additive=True, counting=True,
-             broadcast_nest=True)
+             broadcast_nest=True, implied_step=True)
 _elementwise("mul", np.multiply, _arith_no_bool, counting=True, broadcast_nest=True)
 _elementwise("div", np.true_divide, _float_elementwise, broadcast_nest=True)
 _elementwise("pow", np.power, _arith_no_bool, **COSTLY)
@@ -429,7 +430,7 @@ _elementwise("floordiv", np.floor_divide, _arith_no_bool, **PIECEWISE_CONSTANT)
 _elementwise("mod", np.mod, _arith_no_bool)
 for _name, _fn in (("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
                    ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal)):
-    _elementwise(_name, _fn, _compare, differentiable=False)
+    _elementwise(_name, _fn, _compare, differentiable=False, implied_step=True)
 _elementwise("logical_and", np.logical_and, _compare, differentiable=False)
 _elementwise("logical_or", np.logical_or, _compare, differentiable=False)
 # Bit operations on integers (the operators ``& | ^ ~ << >>`` and NumPy's functions): integer
