@@ -12,7 +12,8 @@ nest writing the result once), or a ``full`` when the other operand is a vector:
 passes instead of a product's arithmetic. XLA's algebraic simplifier does the same for
 ``dot(broadcast(c), x)``.
 
-An array is *filled with* ``c`` (a number known while building) from its definition on, in
+An array is *filled with* ``c`` (a number known while building, or a float variable of no
+axes that is not defined again meanwhile: ``np.sum(X) * s``) from its definition on, in
 the order of a block's own statements, until an equation writes into its alias class
 (`core.ir.MayShare`), or a loop or branch does or defines it again; the definition is
 
@@ -29,30 +30,33 @@ Only products of vectors and matrices are rewritten (a stack of matrices is left
 from __future__ import annotations
 
 from jitgrad.core import ops
-from jitgrad.core.ir import Block, Const, Eqn, MayShare, Namer, Var, defs, dims_of, walk
+from jitgrad.core.ir import Atom, Block, Const, Eqn, MayShare, Namer, Var, defs, dims_of, walk
 from jitgrad.core.types import FLOAT, INT, Type
 
 
-def filled_products(block: Block, namer: Namer) -> int:
+def filled_products(block: Block, namer: Namer, params: list[Var]) -> int:
     """Rewrite the products by a filled operand among ``block``'s own statements (module
-    docstring); return how many."""
+    docstring); return how many. A size of the result is read off a parameter in ``params``
+    where `core.ir.dims_of` says it is one of its axes: then nothing reads the filled array,
+    nor the forward value whose shape it has (``np.sum(A.T @ A)`` computes no product
+    forwards)."""
     alias = MayShare(block)
-    fill: dict[Var, float] = {}
+    fill: dict[Var, Atom] = {}
     made: dict[Var, Eqn] = {}  # the transposes, read back by a sum along the other axis
     out: list = []
     done = 0
     for s in block.stmts:
         if not isinstance(s, Eqn):  # what a loop or branch defines or writes is unknown after
             for v in defs(s):
-                fill.pop(v, None)
+                _redefined(v, fill)
                 made.pop(v, None)
             for inner in walk(Block([s])):
                 if isinstance(inner, Eqn):
                     _forget(inner, fill, alias)
             out.append(s)
             continue
-        new = (_rewrite(s, fill, made, namer) if ops.flags(s.prim).contracts and fill
-               else None)
+        new = (_rewrite(s, fill, made, namer, set(params)) if ops.flags(s.prim).contracts
+               and fill else None)
         if new is not None:
             fill.pop(s.out, None)
             out += new
@@ -72,18 +76,26 @@ def filled_products(block: Block, namer: Namer) -> int:
     return done
 
 
-def _forget(e: Eqn, fill: dict[Var, float], alias: MayShare) -> None:
+def _redefined(v: Var, fill: dict[Var, Atom]) -> None:
+    """``v`` holds a new value: neither it nor an array filled with it is filled any more."""
+    fill.pop(v, None)
+    for w in [w for w, c in fill.items() if c is v]:
+        del fill[w]
+
+
+def _forget(e: Eqn, fill: dict[Var, Atom], alias: MayShare) -> None:
     """After ``e``: its results hold new values, and what it writes into may have changed."""
     for v in e.outs:
-        fill.pop(v, None)
+        _redefined(v, fill)
     if ops.flags(e.prim).writes_into_first and isinstance(e.ins[0], Var) and fill:
         root = alias.find(e.ins[0])
         for v in [v for v in fill if alias.find(v) is root]:
             del fill[v]
 
 
-def _filled(e: Eqn, fill: dict[Var, float]) -> float | None:
-    """The number every entry of ``e``'s result is, if the rules of the module docstring say."""
+def _filled(e: Eqn, fill: dict[Var, Atom]) -> Atom | None:
+    """The number every entry of ``e``'s result is, if the rules of the module docstring say:
+    a constant, or a float variable of no axes."""
     if len(e.outs) != 1 or not e.ins or not e.out.type.ndim or e.out.type.kind != "f":
         return None
     flags = ops.flags(e.prim)
@@ -92,7 +104,9 @@ def _filled(e: Eqn, fill: dict[Var, float]) -> float | None:
         return None
     if flags.broadcasts and isinstance(src, Const) and isinstance(src.value, (int, float)) \
             and not isinstance(src.value, bool):
-        return float(src.value)
+        return Const(float(src.value))
+    if flags.broadcasts and isinstance(src, Var) and src.type == FLOAT:
+        return src
     if not isinstance(src, Var) or src not in fill:
         return None
     if (flags.broadcasts or flags.view or flags.read_only_view or flags.same_value
@@ -102,7 +116,8 @@ def _filled(e: Eqn, fill: dict[Var, float]) -> float | None:
     return None
 
 
-def _rewrite(e: Eqn, fill: dict[Var, float], made: dict[Var, Eqn], namer: Namer):
+def _rewrite(e: Eqn, fill: dict[Var, Atom], made: dict[Var, Eqn], namer: Namer,
+             params: set[Var]):
     """The equations that compute ``e`` (a matmul) from a reduction, or None. The sum of a
     transpose ``made`` here is the sum of its source along the other axis: a pass along the
     rows of a C-ordered array, not down its columns."""
@@ -120,7 +135,7 @@ def _rewrite(e: Eqn, fill: dict[Var, float], made: dict[Var, Eqn], namer: Namer)
         return v
 
     def scaled(x, c):  # c * x, written only when c is not 1
-        return x if c == 1.0 else new("mul", [x, Const(c)], {}, x.type, "_t", x.dims)
+        return x if c == Const(1.0) else new("mul", [x, c], {}, x.type, "_t", x.dims)
 
     if a in fill and a.type.ndim == 2:  # F @ Y: every row of the result is c * Y summed down
         c, other, keep = fill[a], b, 1
@@ -131,7 +146,11 @@ def _rewrite(e: Eqn, fill: dict[Var, float], made: dict[Var, Eqn], namer: Namer)
     if other.type.kind != "f":
         return None
     filled_by = a if keep == 1 else b
-    n = new("shape_dim", [filled_by], {"axis": 0 if keep == 1 else 1}, INT, "_len")
+    along = 0 if keep == 1 else 1
+    token = dims_of(filled_by)[along]
+    if isinstance(token, tuple) and len(token) == 2 and token[0] in params:
+        filled_by, along = token  # that size is this parameter's axis
+    n = new("shape_dim", [filled_by], {"axis": along}, INT, "_len")
     if other.type.ndim == 1:  # matrix @ vector: a vector of one number, the vector's sum
         total = scaled(new("sum", [other], {"axis": None, "keepdims": False}, FLOAT, "_t"), c)
         eqns.append(Eqn("full", [out], [total, n], {}, loc))
@@ -142,8 +161,7 @@ def _rewrite(e: Eqn, fill: dict[Var, float], made: dict[Var, Eqn], namer: Namer)
         other, axis = made[other].ins[0], 1 - axis
     sums = new("sum", [other], {"axis": axis, "keepdims": False}, Type("f", 1), "_t",
                (kept,))
-    ones = new("full", [Const(c), n], {}, Type("f", 1), "_t",
-               (dims_of(filled_by)[0 if keep == 1 else 1],))
+    ones = new("full", [c, n], {}, Type("f", 1), "_t", (token,))
     pair = [ones, sums] if keep == 1 else [sums, ones]
     eqns.append(Eqn("outer", [out], pair, {}, loc))
     return eqns

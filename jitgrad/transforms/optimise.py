@@ -334,7 +334,7 @@ def optimise(grad, value_needed: bool = True) -> None:
     for kernel in (grad.adjoint, grad.forward):
         returns = kernel.returns if value_needed or kernel is grad.adjoint else kernel.returns[1:]
         live = {a for a in returns + kernel.aux if isinstance(a, Var)}
-        filled_products(kernel.body, grad.fn.namer)
+        filled_products(kernel.body, grad.fn.namer, kernel.params)
         dead_code(kernel.body, live)
         if kernel is grad.forward:
             dead_writes(kernel.body, live, kernel.params)
