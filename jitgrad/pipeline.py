@@ -96,18 +96,19 @@ def build_graph(src: FunctionSource, types, examples=(), any_result: bool = Fals
 
 
 def reverse(fn_ir: ir.Function, wrt: list[int], settings: Settings = DEFAULT,
-            cotangent: ir.Var | None = None) -> Gradient:
+            cotangent: ir.Var | None = None, value_needed: bool = True) -> Gradient:
     """The forward and adjoint kernels of ``fn_ir`` for the parameters at ``wrt``: the passes
     of `GRADIENT_PASSES` that ``settings`` switches on. With a ``cotangent`` (a
     vector-Jacobian product), the adjoint is seeded with it and takes it as its last
-    parameter."""
+    parameter. Without ``value_needed`` (the entry returns the gradients alone) the forward
+    kernel computes only what the adjoint reads, and its first return is not defined."""
     if fn_ir.grafted:
         raise NotReversible(
             f"{fn_ir.name} calls {fn_ir.grafted[0]}: reverse mode does not differentiate a "
             "gradient's own code. jitgrad.grad and jitgrad.jacobian take it by forward mode "
             "(one pass per entry of the argument); elsewhere, differentiate the function "
             "that the inner gradient is taken of instead", fn_ir.loc)
-    work = GradientWork(fn_ir, list(wrt), settings, cotangent)
+    work = GradientWork(fn_ir, list(wrt), settings, cotangent, value_needed=value_needed)
     return run_passes(GRADIENT_PASSES, work).gradient
 
 

@@ -223,7 +223,8 @@ class Specialisations:
                                                    replays_draws=replays_draws)
         ir_text = ir.format_function(fn_ir)  # before the transform adds its saves
         graph_ir = copy.deepcopy(fn_ir)
-        grad = pipeline.reverse(fn_ir, conv.flat_wrt(types), self.settings)
+        grad = pipeline.reverse(fn_ir, conv.flat_wrt(types), self.settings,
+                               value_needed=conv.with_value)
         signature = ", ".join(f"{n}: {t}" for n, t in zip(conv.param_names, types))
         single = not conv.wrt_tuple and not isinstance(types[conv.wrt[0]], SeqType)
         source, line_locs, names = pipeline.lower_gradient(

@@ -4,8 +4,14 @@ Takes a `reverse.Gradient`; guarantees each pass keeps the values the kernels re
 side effect (in-place writes, tape pushes and pops), and only removes or simplifies the rest.
 
 Passes, in order:
+* ``filled_products`` (`transforms.filled`): a matrix product by an array filled with one
+  number (the cotangent of ``np.sum``) is a reduction of the other operand.
 * ``dead_code``: drops equations whose results nothing reads (shape reads the builder made
   eagerly, branches of a rule that turned out zero, forward values the adjoint never needs).
+* ``dead_writes``: a full overwrite (``C[:] = ...``) of an array that nothing reads afterwards
+  but views of it and more such writes (not an argument, not returned, not saved), with the
+  value it writes (NPBench's ``C[:] = alpha * A @ B + beta * C`` under ``jitgrad.grad``: the
+  forward product).
 * ``common_subexpressions`` (on the forward IR, before the transform): computes a repeated
   operation once.
 * ``fold_assigns``: writes a temporary's operation straight into the adjoint it is assigned to.
@@ -45,6 +51,7 @@ from jitgrad.core.ir import (
     walk,
 )
 from jitgrad.core.types import BOOL, FLOAT
+from jitgrad.transforms.filled import filled_products
 from jitgrad.transforms.passes import GradientWork, Pass
 
 # (``loop_index`` and ``assign`` in an adjoint prologue define values; they are pure.)
@@ -54,6 +61,77 @@ def dead_code(block: Block, live_out: set[Var]) -> None:
     """Remove pure equations whose outputs are not live, to a fixed point."""
     while _prune(block, _live_uses(block, set(live_out))):
         pass
+
+
+def dead_writes(block: Block, live_out: set[Var], params: list[Var]) -> bool:
+    """Drop the writes into arrays nothing reads (module docstring), then the dead code they
+    leave; say whether any went. A ``setitem`` of the whole array (``x[:] = v``, ``v`` a
+    number or of ``x``'s sizes by `dims_of`: a write that could raise, at a bad index or
+    shape, is kept) goes when no member of ``x``'s alias class (`MayShare`) is a parameter or
+    live once such writes are gone: liveness marked back from ``live_out``, the effects and
+    the loops' and branches' own reads, to a fixed point, a class whose member turns out live
+    keeping its writes (and what they read) in the next round."""
+    alias = MayShare(block)
+    stmts = list(walk(block))
+    writes: dict[Var, list] = {}
+    for s in stmts:
+        if isinstance(s, Eqn) and s.prim == "setitem" and isinstance(s.ins[0], Var) and _whole(
+                s, s.ins[0]):
+            writes.setdefault(alias.find(s.ins[0]), []).append(s)
+    kept = {alias.find(v) for v in list(live_out) + list(params)
+            if isinstance(v, Var) and v.type.ndim}
+    candidates = set(writes) - kept
+    while candidates:
+        removed = {id(e) for r in candidates for e in writes[r]}
+        live = _marked_live(stmts, live_out, removed)
+        bad = {alias.find(v) for v in live if v.type.ndim} & candidates
+        if not bad:
+            break
+        candidates -= bad
+    if not candidates:
+        return False
+    _drop_eqns(block, {id(e) for r in candidates for e in writes[r]})
+    dead_code(block, live_out)
+    return True
+
+
+def _marked_live(stmts: list, live_out: set[Var], removed: set[int]) -> set[Var]:
+    """The variables live back from ``live_out``, every effect's inputs and every loop's or
+    branch's own reads, the equations in ``removed`` left out (flow-insensitive)."""
+    live = {v for v in live_out if isinstance(v, Var)}
+    changed = True
+    while changed:
+        changed = False
+        for s in reversed(stmts):
+            if isinstance(s, Eqn):
+                if id(s) in removed or not (ops.flags(s.prim).effects
+                                            or any(o in live for o in s.outs)):
+                    continue
+                uses = s.ins
+            else:
+                uses = direct_uses(s)
+            for a in uses:
+                if isinstance(a, Var) and a not in live:
+                    live.add(a)
+                    changed = True
+    return live
+
+
+def _whole(e: Eqn, x: Var) -> bool:
+    """``x[:] = v`` (every item ``':'``), ``v`` a number or of ``x``'s sizes."""
+    spec = e.params.get("index_spec")
+    if not spec or any(item != ":" for item in spec) or len(spec) > x.type.ndim:
+        return False
+    v = e.ins[1]
+    return isinstance(v, Const) or (isinstance(v, Var) and (
+        v.type.ndim == 0 or dims_of(v) == dims_of(x)))
+
+
+def _drop_eqns(block: Block, drop: set[int]) -> None:
+    block.stmts[:] = [s for s in block.stmts if id(s) not in drop]
+    for s in block.stmts:
+        for sb in sub_blocks(s):
+            _drop_eqns(sb, drop)
 
 
 def _live_uses(block: Block, live: set[Var]) -> set[Var]:
@@ -250,12 +328,18 @@ def unused_saved(grad) -> None:
     grad.adjoint.params[n:n + len(saved)] = [saved[k] for k in keep]
 
 
-def optimise(grad) -> None:
+def optimise(grad, value_needed: bool = True) -> None:
     """Run the passes in order on both kernels (the adjoint first: what it no longer reads,
-    the forward kernel need not compute)."""
+    the forward kernel need not compute). Without ``value_needed`` (`jitgrad.grad`, whose
+    caller gets the gradients alone), the function's value is not live: of a linear
+    function (NPBench's ``np.sum(A @ x @ A)``) the forward pass computes no product at all."""
     for kernel in (grad.adjoint, grad.forward):
-        live = {a for a in kernel.returns + kernel.aux if isinstance(a, Var)}
+        returns = kernel.returns if value_needed or kernel is grad.adjoint else kernel.returns[1:]
+        live = {a for a in returns + kernel.aux if isinstance(a, Var)}
+        filled_products(kernel.body, grad.fn.namer, kernel.params)
         dead_code(kernel.body, live)
+        if kernel is grad.forward:
+            dead_writes(kernel.body, live, kernel.params)
         fold_assigns(kernel.body, live)
         sums_in_registers(kernel.body, kernel.params, grad.fn.namer)
         invariant_reads_hoisted(kernel.body, grad.fn.namer, kernel.returns + kernel.aux)
@@ -264,7 +348,7 @@ def optimise(grad) -> None:
 
 
 def _optimise(work: GradientWork) -> None:
-    optimise(work.gradient)
+    optimise(work.gradient, work.value_needed)
 
 
 OPTIMISE = Pass("optimise", _optimise, reads=("gradient",), writes=(), needs=("kernels",))

@@ -35,6 +35,7 @@ class GradientWork:
     wrt: list[int]  # the parameters differentiated
     settings: Settings
     cotangent: Var | None = None  # a vector-Jacobian product's seed (`vjp`): the adjoint's last parameter
+    value_needed: bool = True  # False for `grad`: nothing computes the value beyond what the adjoint reads
     context: ReverseContext | None = None  # the reverse transform's result (`reverse`)
     adjoint: Block | None = None  # the adjoint body
     gradients: list | None = None  # the adjoint's results, one per ``wrt``

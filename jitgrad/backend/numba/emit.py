@@ -555,7 +555,8 @@ class _Writer(NestWriter):
                      'pass."""')
         self.line(1, "# -- forward pass: the value, and what the adjoint pass reads")
         self.last_loc = None
-        self.block(fwd.body, 1)
+        if fwd.body.stmts:  # empty when the adjoint reads nothing of it and the value goes
+            self.block(fwd.body, 1)
         # The adjoint pass may assign the names these are held in (a loop's carried values
         # restored from their tape): what is returned of the forward pass is taken here.
         kept = []
