@@ -361,8 +361,8 @@ def too_many_indices(x):
     return x[0, 0]  # refused: too-many-indices
 
 
-def rank3_matmul(a, b):
-    return np.sum(a @ b)  # refused: rank3-matmul
+def scalar_matmul(a, b):
+    return np.sum(a @ b)  # refused: scalar-matmul
 
 
 def undefined_name(x):

@@ -252,8 +252,8 @@ BUILT = [
     Built("float_index", (V3,), r"an index must be an integer", "float-index", "1.0"),
     Built("too_many_indices", (V3,), r"too many indices for an array of rank 1",
           "too-many-indices", "x[0, 0]", ShapeError),
-    Built("rank3_matmul", (np.ones((2, 2, 2)), np.ones(2)), r"matrix product of operands of "
-          "rank 3 and 1", "rank3-matmul", "a @ b", wrt=(0, 1)),
+    Built("scalar_matmul", (np.ones((2, 2)), 1.5), r"matrix product of operands of "
+          "rank 2 and 0", "scalar-matmul", "a @ b", wrt=(0, 1)),
     Built("calls_bad_helper", (1.0,), r"arithmetic with a string", "callee-string", "t * s"),
     Built("calls_hashing_helper", (1.0,), r"hash\(\) of a value known only at run time", "callee-hash",
           "hash"),

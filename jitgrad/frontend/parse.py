@@ -508,14 +508,7 @@ def _may_raise(src: FunctionSource, node: ast.AST, guarded: bool = False,
         # len(x): a size known while building (len of a number is refused then)
         return _may_raise(src, node.args[0], guarded, deferred)
     if isinstance(node, ast.Call):
-        func = node.func
-        parts = []
-        while isinstance(func, ast.Attribute):
-            parts.append(func.attr)
-            func = func.value
-        obj = src.fn.__globals__.get(func.id) if isinstance(func, ast.Name) else None
-        for attr in reversed(parts):
-            obj = getattr(obj, attr, None)
+        obj = _called_object(src, node)
         where = str(getattr(obj, "__module__", None) or getattr(obj, "__name__", "") or "")
         if isinstance(obj, np.ufunc):
             where = "numpy"
@@ -534,17 +527,24 @@ def _may_raise(src: FunctionSource, node: ast.AST, guarded: bool = False,
     return None
 
 
-def _linalg_call(src: FunctionSource, node) -> bool:
-    """Whether ``node`` calls a function of np.linalg or scipy.linalg (LinAlgError)."""
-    if not isinstance(node, ast.Call):
-        return False
-    func, parts = node.func, []
+def _called_object(src: FunctionSource, call: ast.Call):
+    """The object ``call`` calls, where its function is a global name or a chain of attributes
+    of one (``np.linalg.cholesky``); None otherwise."""
+    func, parts = call.func, []
     while isinstance(func, ast.Attribute):
         parts.append(func.attr)
         func = func.value
     obj = src.fn.__globals__.get(func.id) if isinstance(func, ast.Name) else None
     for attr in reversed(parts):
         obj = getattr(obj, attr, None)
+    return obj
+
+
+def _linalg_call(src: FunctionSource, node) -> bool:
+    """Whether ``node`` calls a function of np.linalg or scipy.linalg (LinAlgError)."""
+    if not isinstance(node, ast.Call):
+        return False
+    obj = _called_object(src, node)
     where = str(getattr(obj, "__module__", None) or "")
     return callable(obj) and where.startswith(("numpy.linalg", "scipy.linalg"))
 
