@@ -13,7 +13,8 @@ hmmlearn, PyPortfolioOpt, tslearn), in functions of our own:
 * ``try: np.linalg.cholesky(m + eps * np.eye(len(m))); return True except LinAlgError:
   return False`` (a return in a checked try; ``len`` cannot raise);
 * lists built by appending, passed to ``np.transpose`` and ``np.diag``; the rows of
-  ``np.linalg.solve`` keep ``b``'s shape; ``np.array([...], dtype=np.int32)``;
+  ``np.linalg.solve`` keep ``b``'s shape; ``np.array([...], dtype=np.int32)``; a reshape to
+  sizes held in an integer array (``s = np.asarray(x.shape); s[0] = 1; m.reshape(s)``);
 * ``np.linalg.cholesky`` of the matrix itself: it reads the lower triangle only, so the
   gradient is folded onto it, as finite differences of NumPy's give.
 
@@ -151,7 +152,10 @@ def lin_loss(cov, x, means, conf):
     total = np.sum(dens * np.arange(1.0, dens.shape[1] + 1.0)) + np.sum(np.diag(omegas) ** 2)
     for lag in lags:
         total = total + x[lag, 0] * x[lag - 1, 1]
-    return total
+    centre = np.mean(x, axis=0)  # reshaped to sizes held in an integer array (astroML's form)
+    sizes = np.asarray(x.shape)
+    sizes[0] = 1
+    return total + np.sum(centre.reshape(sizes) * x)
 
 
 def lin_loss_jax(jnp, cov, x, means, conf, positive):
@@ -163,7 +167,7 @@ def lin_loss_jax(jnp, cov, x, means, conf, positive):
     total = jnp.sum(dens * jnp.arange(1.0, dens.shape[1] + 1.0)) + jnp.sum(omegas ** 2)
     for lag in (1, 2):
         total = total + x[lag, 0] * x[lag - 1, 1]
-    return total
+    return total + jnp.sum(jnp.mean(x, axis=0).reshape(1, -1) * x)
 
 
 COST = np.array([[0.3, 1.2, 0.8], [0.5, 0.2, 1.1], [1.4, 0.6, 0.1], [0.9, 0.7, 0.4]])

@@ -140,6 +140,16 @@ def np_reshape(x, shape, order="C"):
         return np_transpose(np_reshape(np_transpose(x), tuple(reversed(shape))))
     if order != "C":
         raise UnsupportedError(f"np.reshape with order={order!r} (C or F)", loc_of(x))
+    if isinstance(shape, list):
+        shape = tuple(shape)
+    elif not isinstance(shape, tuple) and ndim_of(shape) == 1:
+        # sizes held in an integer array (`s = np.asarray(a.shape); s[0] = 1`): its entries
+        n = builder_of(shape).size_class(dims_of(shape.atom)[0]) if records(shape) else \
+            len(shape)
+        if not isinstance(n, int):
+            raise UnsupportedError("np.reshape to sizes held in an array whose length is known "
+                                   "only at run time: pass a tuple of sizes", loc_of(x, shape))
+        shape = tuple(record("getitem", shape, i, index_spec=("i",)) for i in range(n))
     if not isinstance(shape, tuple):
         shape = (shape,)
     if any(isinstance(d, int) and d == -1 for d in shape):

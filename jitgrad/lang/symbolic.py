@@ -622,7 +622,7 @@ class Sym:
     def all(self, *args, **kw): return METHODS["all"](self, *args, **kw)
 
     def reshape(self, *shape, order="C"):
-        if len(shape) == 1 and isinstance(shape[0], tuple):
+        if len(shape) == 1:  # (a tuple, a list, an array of sizes or one size: np.reshape's)
             shape = shape[0]
         return NUMPY[np.reshape](self, shape, order=order)
 
