@@ -272,10 +272,12 @@ def _copy_written(value, path: str, copied):
 
 
 def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
-          any_result: bool = False, has_aux: bool = False) -> Function:
+          any_result: bool = False, has_aux: bool = False, example=None) -> Function:
     """The IR of ``src`` specialised to ``arg_types`` (one per parameter). With
     ``assume_sizes``, axes of arguments that broadcast against each other are assumed to be
-    the same size, and the function starts by checking it (`GraphBuilder.assume_same_sizes`).
+    the same size, and the function starts by checking it (`GraphBuilder.assume_same_sizes`);
+    given an ``example`` call's arguments (one per parameter, a tree's leaves in its place),
+    axes whose sizes differ there are not assumed equal, and one of size 1 is assumed to be 1.
     With ``any_result``, the result may be an array (`vjp`, `jacobian`)."""
     names = src.entry_params
     if len(arg_types) != len(names):
@@ -301,6 +303,8 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
                 grouped.append(params[-1])
         builder = Builder(src, gb, copied=frozenset(copied), seeds=seeds)
         gb.set_params(params)
+        if example is not None:
+            gb.set_example(example)
         try:
             with symbolic.building(gb):
                 builder.bind_params([_bound_argument(k, p, gb) for k, p in enumerate(grouped)])
