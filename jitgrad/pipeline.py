@@ -74,14 +74,16 @@ def build_graph(src: FunctionSource, types, examples=(), any_result: bool = Fals
                 assume_sizes: bool = True, has_aux: bool = False, replays_draws: bool = False,
                 one_entry: bool = False):
     """The function's graph for ``types``, with common subexpressions merged, and whether it
-    assumes equal sizes (``same_size`` checks; ``assume_sizes=False``: never). A build whose
-    size assumptions one of the argument tuples in ``examples`` breaks is replaced by the
-    general one at once. ``has_aux``: the function returns ``(value, aux)``
+    assumes equal sizes (``same_size`` checks; ``assume_sizes=False``: never). The first of
+    the argument tuples in ``examples`` guides the assumptions (sizes it has different are
+    not assumed equal; `build`); a build whose size assumptions one of them breaks is
+    replaced by the general one at once. ``has_aux``: the function returns ``(value, aux)``
     (`ir.Function.aux`). A graph with np.random draws (`Function.draws`) is refused unless
     the caller replays them before each call (``replays_draws``: `api.GradFunction`).
     ``one_entry``: an array result of one entry is differentiated as its entry (`build`)."""
+    example = flatten(examples[0]) if assume_sizes and examples else None
     fn_ir = build(src, list(types), assume_sizes, any_result=any_result, has_aux=has_aux,
-                      one_entry=one_entry)
+                  one_entry=one_entry, example=example)
     if fn_ir.draws is not None and not replays_draws:
         raise refuse_draws(src, fn_ir.draws.first_loc, "this transform (jvp, hvp, hessian, "
                            "vjp, jacobian, jitgrad.dask, or a transform of a transform)")

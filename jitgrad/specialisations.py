@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import re
 import warnings
 from typing import NamedTuple
 
@@ -112,7 +113,10 @@ def warn_of_rebuilds(src, types: tuple, source: str) -> None:
     code = getattr(src.fn, "__code__", None)
     if code is None or code in _WARNED:
         return
-    seen = _SOURCES_OF_CODE.setdefault((code, types), set())
+    # (builds for other size patterns of the arguments, `pipeline.build_graph`, are not
+    # rebuilds: counted apart, by their checks)
+    checks = tuple(sorted(set(re.findall(r"_rt\.same_size\([^)]*\)", source))))
+    seen = _SOURCES_OF_CODE.setdefault((code, types, checks), set())
     seen.add(hash(source))
     if len(seen) < REBUILDS_BEFORE_WARNING:
         return

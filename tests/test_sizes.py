@@ -133,5 +133,49 @@ def test_a_first_call_that_breaks_an_assumption_compiles_only_the_general_code(m
     rng = np.random.default_rng(6)
     _check(g, bias_loss, (rng.normal(size=(3, 4)), rng.normal(size=1), rng.normal(size=(5, 3))),
            (0, 1))
-    assert loads == ["bias_loss"]  # one build compiled, not the assuming one first
-    assert "same_size" not in g.source()
+    assert loads == ["bias_loss"]  # one build compiled, not the one assuming b's size is W's
+    # what the call's sizes tell is assumed instead: b's axis is 1, a broadcast known while
+    # building (checked on entry); a call where it is not gets the general code
+    assert "_rt.same_size(1, _b_shape0)" in g.source("forward")
+    assert "broadcast_size" not in g.source()
+    _check(g, bias_loss, (rng.normal(size=(3, 4)), rng.normal(size=4), rng.normal(size=(5, 3))),
+           (0, 1))
+    assert loads == ["bias_loss", "bias_loss"] and "same_size" not in g.source()
+
+
+def state_equation(s, t, p):
+    """The pattern of pyhpc-benchmarks' equation of state: two fields of one shape, and a
+    pressure per level of shape (1, 1, levels) that broadcasts against them."""
+    a = s * (0.5 + 0.1 * t)
+    b = 1.0 / (1.0 + t * t + 0.01 * s)
+    c = a * p + b * np.sqrt(p)
+    return np.sum(c * c) + np.sum(s * b / (1.0 + 0.001 * p))
+
+
+def test_sizes_of_the_first_call_guide_the_assumptions():
+    """The example call's sizes decide what is assumed: s and t the same shape, p's first two
+    axes 1 (NumPy broadcasts them), its last the fields' last. Every nest then has sizes known
+    while building: no run-time broadcasting code (the equation of state's gradient was
+    8,254 lines with it, 2,287 without). Against JAX and central differences, compiled."""
+    pytest.importorskip("jax")
+    import jax
+    import jax.numpy as jnp
+
+    jax.config.update("jax_enable_x64", True)
+    rng = np.random.default_rng(7)
+    args = (rng.uniform(1, 2, (4, 3, 2)), rng.uniform(-1, 1, (4, 3, 2)),
+            rng.uniform(1, 2, (1, 1, 2)))
+    g = jitgrad.grad(state_equation, wrt=(0, 1, 2))
+    _check(g, state_equation, args, (0, 1, 2))
+    def jax_state_equation(s, t, p):  # the same, written with jnp
+        a = s * (0.5 + 0.1 * t)
+        b = 1.0 / (1.0 + t * t + 0.01 * s)
+        c = a * p + b * jnp.sqrt(p)
+        return jnp.sum(c * c) + jnp.sum(s * b / (1.0 + 0.001 * p))
+
+    want = jax.grad(jax_state_equation, argnums=(0, 1, 2))(*map(jnp.asarray, args))
+    for got, w in zip(g(*args), want):
+        np.testing.assert_allclose(got, np.asarray(w), rtol=1e-10)
+    src = g.source()
+    assert "broadcast_size" not in src and "sum_to" not in src
+    assert "_rt.same_size(1, _p_shape0)" in src and "_rt.same_size(1, _p_shape1)" in src

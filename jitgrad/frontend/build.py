@@ -299,10 +299,13 @@ def _copy_written(value, path: str, copied):
 
 
 def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
-          any_result: bool = False, has_aux: bool = False, one_entry: bool = False) -> Function:
+          any_result: bool = False, has_aux: bool = False, one_entry: bool = False,
+          example=None) -> Function:
     """The IR of ``src`` specialised to ``arg_types`` (one per parameter). With
     ``assume_sizes``, axes of arguments that broadcast against each other are assumed to be
-    the same size, and the function starts by checking it (`GraphBuilder.assume_same_sizes`).
+    the same size, and the function starts by checking it (`GraphBuilder.assume_same_sizes`);
+    given an ``example`` call's arguments (one per parameter, a tree's leaves in its place),
+    axes whose sizes differ there are not assumed equal, and one of size 1 is assumed to be 1.
     With ``any_result``, the result may be an array (`vjp`, `jacobian`); with ``one_entry``
     (autograd's grad, which differentiates an array of one entry), an array result is taken
     as its entry (`numpy_written.one_entry`: raising at run time where it has more)."""
@@ -330,6 +333,8 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
                 grouped.append(params[-1])
         builder = Builder(src, gb, copied=frozenset(copied), seeds=seeds)
         gb.set_params(params)
+        if example is not None:
+            gb.set_example(example)
         try:
             with symbolic.building(gb):
                 builder.tree_types = [p[0] if isinstance(p, tuple) else None for p in grouped]

@@ -64,6 +64,8 @@ class GraphBuilder:
         # writes it in place (read by the check of a list's rows, `build_lists`)
         self.shape_from: dict = {}
         self.param_axes: dict = {}  # size token of a parameter's axis -> (parameter, axis)
+        # The example call's sizes of the parameters' axes (`set_example`): token -> size
+        self.example_sizes: dict = {}
         # Arrays that may share memory (views, in-place versions, a loop's carried array and
         # its initial value) form one class. Each array value is stamped with its class's count
         # of in-place writes when it is made: a value read after a later write to its class
@@ -213,7 +215,7 @@ class GraphBuilder:
         if prim.elementwise and self.assume_sizes:
             self.assume_same_sizes([a for a in atoms if a.type.ndim])
         if prim.flags.contracts and self.assume_sizes and all(a.type.ndim for a in atoms[:2]):
-            self.assume_same_size(dims_of(atoms[0])[-1], dims_of(atoms[1])[0])
+            self.assume_same_size(dims_of(atoms[0])[-1], dims_of(atoms[1])[0], broadcasts=False)
         out = self.emit(prim.name, atoms, params, out_type)
         out.dims = result_dims(prim, atoms, params, out_type)
         if prim.name == "shape_dim":
@@ -238,6 +240,14 @@ class GraphBuilder:
             p.dims = tuple((p, k) for k in range(p.type.ndim))
             self.param_axes.update({t: (p, k) for k, t in enumerate(p.dims)})
             self.made.append(p)
+
+    def set_example(self, args) -> None:
+        """The sizes of an example call's arguments (one per parameter, in order), which guide
+        the size assumptions (`assume_same_size`)."""
+        for p, a in zip(self.param_vars, args):
+            shape = getattr(a, "shape", None)
+            if isinstance(shape, tuple) and len(shape) == p.type.ndim:
+                self.example_sizes.update(zip(p.dims, shape))
 
     def size_class(self, token):
         while token in self.same:
@@ -264,14 +274,27 @@ class GraphBuilder:
                     first = t
                     continue
                 self.assume_same_size(first, t)
+                if self.size_class(first) == 1:  # (it was assumed to be 1: `assume_same_size`)
+                    first = self.size_class(t)
 
-    def assume_same_size(self, first, t) -> None:
+    def assume_same_size(self, first, t, broadcasts: bool = True) -> None:
         """Assume that the axes of size tokens ``first`` and ``t`` are the same size, when both
-        are axes of arguments or one is a literal (checked first thing, as above)."""
+        are axes of arguments or one is a literal (checked first thing, as above); where the
+        example call's sizes differ and the axes ``broadcasts``, that the one of size 1 is 1."""
         first, t = self.size_class(first), self.size_class(t)
         if first == t or not all(isinstance(x, int) or x in self.param_axes for x in (first, t)) or (
                 isinstance(first, int) and isinstance(t, int)):
             return  # (two different literals: NumPy's own error, at run time)
+        sizes = [x if isinstance(x, int) else self.example_sizes.get(x) for x in (first, t)]
+        if None not in sizes and sizes[0] != sizes[1]:
+            # The example call's sizes differ: the axis of size 1 broadcasts. Assume it is 1
+            # (a broadcast known while building: a constant index, a sum over that axis in the
+            # adjoint); sizes that differ otherwise are NumPy's error, raised at run time.
+            if sizes[1] == 1:
+                first, t, sizes = t, first, sizes[::-1]
+            if not broadcasts or sizes[0] != 1 or isinstance(first, int):
+                return
+            t = 1
         keep, drop = (t, first) if isinstance(t, int) else (first, t)
         self.same[drop] = keep
         self.assumed.append((keep, drop, self.loc))

@@ -354,6 +354,14 @@ class NestWriter:
             axis = [(n, x.type.ndim - d + k) for n, x in enumerate(e.ins)
                     if x.type.ndim - d + k >= 0]
             shapes = [f"{a[n]}.shape[{j}]" for n, j in axis]
+            tokens = [dims_of(e.ins[n])[j] for n, j in axis]
+            if all(t == od[k] or t == 1 for t in tokens) and not _broadcast_token(od[k]):
+                # sizes known while building (one token, or a literal 1): no check, no step
+                same = [s for s, t in zip(shapes, tokens) if t == od[k] != 1]
+                sizes.append(same[0] if same else "1")
+                for (n, _), t in zip(axis, tokens):
+                    reads[n].append(idx[k] if t == od[k] != 1 else "0")
+                continue
             if len(shapes) == 1:
                 sizes.append(shapes[0])
             else:
@@ -383,6 +391,11 @@ class NestWriter:
         if target != out:
             self.line(indent, f"{out} = {target}")
         return True
+
+
+def _broadcast_token(token) -> bool:
+    """Whether a size token is a broadcast of sizes not known to be equal (`ir.broadcast_dims`)."""
+    return isinstance(token, tuple) and bool(token) and token[0] == "broadcast"
 
 
 def nest_args(e: Eqn, here: list, dims: tuple, idx: list[str], element: dict) -> list[str]:
