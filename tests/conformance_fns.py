@@ -31,6 +31,7 @@ import warnings
 from functools import partial
 
 import numpy as np
+import scipy._lib.array_api_extra as xpx
 import scipy.integrate
 import scipy.linalg
 import scipy.optimize
@@ -38,13 +39,12 @@ import scipy.signal
 import scipy.spatial.distance
 import scipy.special
 import scipy.stats
-import scipy._lib.array_api_extra as xpx
-from scipy._lib._array_api import array_namespace, xp_promote
 from numba import literal_unroll, njit, objmode
 from numba import types as nbt
 from numba.typed import Dict as TDict
 from numba.typed import List as TList
 from numba.typed import Set as TSet
+from scipy._lib._array_api import array_namespace, xp_promote
 
 # =====================================================================================
 # 1a. numba-python: "Supported Python features"
