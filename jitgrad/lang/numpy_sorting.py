@@ -133,10 +133,9 @@ def np_percentile(x, q, axis=None, out=None, overwrite_input=False, method="line
 def _interpolated(s, q):
     """The q-th percentile along the first axis of ``s``, whose lines are sorted: linear
     interpolation between the order statistics at floor and ceil of (n - 1) q / 100."""
-    n = s.shape[0]
-    pos = (n - 1) * (q / 100.0)
+    pos = (s.shape[0] - 1) * (q / 100.0)
     lo = record("cast", record("floor", pos), kind="i")
-    hi = smaller(lo + 1, n - 1)
+    hi = smaller(lo + 1, s.shape[0] - 1)
     frac = pos - lo
     below = record("getitem", s, lo, index_spec=("i",))
     above = record("getitem", s, hi, index_spec=("i",))
