@@ -13,7 +13,7 @@ arrays are NumPy's, so both are known while building:
   ``f1``/``f2`` built inline where they are called (lambdas, nested functions, ``operator``'s).
   SciPy evaluates ``f1`` only on the entries where ``cond`` holds; here it runs on all of them,
   so its arguments are guarded as JAX's "double where" does: where ``cond`` is False, ``f1``
-  sees 1.0 in place of each floating argument (``f2`` likewise where ``cond`` is True). Its
+  sees 1 in place of each numeric argument (``f2`` likewise where ``cond`` is True). Its
   values there are discarded by the outer ``where``, and its derivative there is multiplied by
   zero; without the guard, ``log(0)`` on a discarded entry would give ``0 * inf = nan`` in the
   gradient. The values and derivatives at the kept entries are those of ``f1`` itself, as
@@ -82,12 +82,19 @@ def _apply_where_signature(cond, args, f1, f2=None, /, *, fill_value=None, xp=No
 
 
 def _guarded(cond, args, keep):
-    """``args`` with 1.0 in place of each floating argument's entries where ``cond`` is not
-    ``keep`` (the entries whose result is discarded)."""
+    """``args`` with 1 in place of each numeric argument's entries where ``cond`` is not
+    ``keep`` (the entries whose result is discarded): an integer or constant argument too,
+    as ``x * log(n)`` with ``n == 0`` there would make ``x``'s derivative ``0 * inf``."""
     out = []
     for a in args:
-        if isinstance(a, Sym) and a.type.kind == "f":
-            a = record("where", cond, a, 1.0) if keep else record("where", cond, 1.0, a)
+        kind = a.type.kind if isinstance(a, Sym) else (
+            a.dtype.kind if isinstance(a, np.ndarray) and a.ndim else None)
+        if kind in ("f", "i"):
+            one = 1.0 if kind == "f" else 1
+            if isinstance(cond, Sym) or isinstance(a, Sym):
+                a = record("where", cond, a, one) if keep else record("where", cond, one, a)
+            else:
+                a = np.where(cond, a, one) if keep else np.where(cond, one, a)
         out.append(a)
     return tuple(out)
 
