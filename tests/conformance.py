@@ -628,6 +628,9 @@ block(NN, "Functions / Reductions", [
     r("np.nanvar", F.nnp_r_nanvar, A(V)),
     r("np.percentile", F.nnp_r_percentile, A(V)),
     r("np.quantile", F.nnp_r_quantile, A(V)),
+    r("np.percentile of a list of q along an axis", F.nnp_r_percentile_list_axis, A(M34)),
+    r("np.quantile of a list of q, keepdims", F.nnp_r_quantile_list_keepdims, A(M34)),
+    r("np.putmask with a number", F.nnp_putmask, A(M34)),
     r("np.average (weights)", F.nnp_r_average, A(V)),
     r("nan-reductions over data holding a NaN", F.nnp_r_nan_in_data, A(V)),
 ])
@@ -1187,6 +1190,11 @@ block(AS, "special.py", [
     r("scipy.special.gammasgn", F.as_gammasgn, A(V), N),
     r("scipy.special.rgamma", F.as_rgamma, A(V)),
     r("scipy.special.multigammaln", F.as_multigammaln, S(2.5)),
+    r("scipy.special.log1p, expm1 (NumPy's twins)", F.as_log1p_expm1, A(V)),
+    r("scipy.special.xlog1py", F.as_xlog1py, A(V)),
+    r("scipy.special.cosm1", F.as_cosm1, A(V)),
+    r("scipy.special.poch", F.as_poch, A(V)),
+    r("scipy.special.i0e, i1e", F.as_i0e_i1e, A(V)),
     r("scipy.special.j0", F.as_j0, A(V)),
     r("scipy.special.y0", F.as_y0, A(V)),
     r("scipy.special.j1", F.as_j1, A(V)),
@@ -1255,7 +1263,15 @@ block(AS, "signal.py", [
     r("scipy.signal.convolve2d (mode='valid', the larger second)", F.as_signal_convolve2d_valid, A(MP)),
 ])
 
+block(AS, "SciPy's array-API plumbing (scipy._lib)", [
+    r("array_namespace, xp_promote, atleast_nd", F.as_xp_namespace, A(V)),
+    r("apply_where with a lambda and fill_value (NaN in the discarded branch)",
+      F.as_xp_apply_where_fill, A(V)),
+    r("apply_where with f2 a nested function", F.as_xp_apply_where_f2, A(V)),
+])
+
 block(AS, "linalg.py", [
+    r("scipy.linalg.inv, det (NumPy's twins)", F.as_linalg_inv_det, A(MI)),
     r("scipy.linalg.sqrtm", F.as_linalg_sqrtm, A(MP)),
     r("scipy.linalg.solve_triangular (wrt a)", F.as_linalg_solve_triangular, A(MP, V3)),
     r("scipy.linalg.solve_triangular (wrt b)", F.as_linalg_solve_triangular_b, A(V3, MP)),

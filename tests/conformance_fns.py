@@ -31,6 +31,7 @@ import warnings
 from functools import partial
 
 import numpy as np
+import scipy._lib.array_api_extra as xpx
 import scipy.integrate
 import scipy.linalg
 import scipy.optimize
@@ -43,6 +44,7 @@ from numba import types as nbt
 from numba.typed import Dict as TDict
 from numba.typed import List as TList
 from numba.typed import Set as TSet
+from scipy._lib._array_api import array_namespace, xp_promote
 
 # =====================================================================================
 # 1a. numba-python: "Supported Python features"
@@ -2077,6 +2079,22 @@ def nnp_r_nanvar(x):
 
 def nnp_r_percentile(x):
     return np.percentile(x, 30.0)
+
+
+def nnp_r_percentile_list_axis(x):
+    lo, hi = np.percentile(x, [25, 75], axis=1)
+    return np.sum((hi - lo) * np.arange(1.0, 4.0))
+
+
+def nnp_r_quantile_list_keepdims(x):
+    q = np.quantile(x, [0.1, 0.6], axis=0, keepdims=True)
+    return np.sum(q * q)
+
+
+def nnp_putmask(x):
+    y = x * 2.0
+    np.putmask(y, x > 0.5, 0.25)
+    return np.sum(y * y)
 
 
 def nnp_r_quantile(x):
@@ -4914,3 +4932,45 @@ def py_numba_py_func(x):
 
 def sp_hyp1f1_hyp2f1(x):
     return np.sum(scipy.special.hyp1f1(0.5, 1.5, -x * x) + scipy.special.hyp2f1(1.0, 1.5, 2.5, -x))
+
+
+def as_log1p_expm1(x):
+    return np.sum(scipy.special.log1p(x) * scipy.special.expm1(x))
+
+
+def as_xlog1py(x):
+    return np.sum(scipy.special.xlog1py(x, x * 2.0)) + scipy.special.xlog1py(0.0, -1.0)
+
+
+def as_cosm1(x):
+    return np.sum(scipy.special.cosm1(x * 3.0))
+
+
+def as_poch(x):
+    return np.sum(scipy.special.poch(x + 1.0, 0.5) + scipy.special.poch(x, x))
+
+
+def as_i0e_i1e(x):
+    return np.sum(scipy.special.i0e(x - 0.5) * scipy.special.i1e(x))
+
+
+def as_linalg_inv_det(a):
+    return np.sum(scipy.linalg.inv(a, check_finite=False)) + scipy.linalg.det(a)
+
+
+def as_xp_namespace(x):
+    xp = array_namespace(x)
+    x = xp_promote(x, force_floating=True, xp=xp)
+    return xp.sum(xp.exp(xpx.atleast_nd(x[0], ndim=2, xp=xp)) * x)
+
+
+def as_xp_apply_where_fill(x):
+    c = x - 0.5  # log(c) is NaN where c < 0, in the branch apply_where discards
+    return np.sum(xpx.apply_where(c > 0, (x, c), lambda x, c: np.log(c) * x, fill_value=0.0))
+
+
+def as_xp_apply_where_f2(x):
+    def below(x):
+        return -x * x
+
+    return np.sum(xpx.apply_where(x > 0.5, x, lambda x: np.sqrt(x - 0.5), below))

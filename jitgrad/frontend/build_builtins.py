@@ -21,6 +21,7 @@ import numpy as np
 
 from jitgrad.core.errors import RaisesInPython, UnsupportedError
 from jitgrad.core.ir import Var, dims_of
+from jitgrad.frontend import array_api
 from jitgrad.frontend.build_ast import (
     BuildIterator,
     BuildList,
@@ -692,7 +693,8 @@ BUILTINS[items_of] = _b_items_of
 BUILTINS[range_items] = _b_range_items
 # functions of a library looked up by (module, name): importing the library would be a cost
 BY_NAME = {("numba.misc.special", "literal_unroll"): _literal_unroll,
-           ("autograd.misc.flatten", "flatten"): _autograd_flatten}
+           ("autograd.misc.flatten", "flatten"): _autograd_flatten,
+           **array_api.HANDLERS}  # SciPy's array_namespace and apply_where
 BUILTINS[unflatten_like] = _unflatten_like
 BUILTINS.update({fn: _b_sequence(fn.__name__) for fn in (sorted, list, tuple, reversed, zip,
                                                           enumerate)})

@@ -20,6 +20,7 @@ import types as pytypes
 import numpy as np
 
 from jitgrad.core.errors import JitgradError, ShapeError, UnsupportedError, instead
+from jitgrad.core.ir import dims_of
 from jitgrad.frontend import autograd_names, build_solvers, custom_call, draws
 from jitgrad.frontend.build_ast import (
     LIBRARIES,
@@ -101,6 +102,8 @@ class Calls:
             return self.put_along_axis(args, kwargs, node)
         if fn is np.fill_diagonal:
             return self.fill_diagonal(args, kwargs, node)
+        if fn is np.putmask:
+            return self.putmask(args, kwargs, node)
         self.direct_call = (node, fn)  # (a list a callee returns: read here, `inline`)
         return self.call(fn, args, kwargs, node)
 
@@ -126,6 +129,28 @@ class Calls:
         text = (f"for JGK in range(min({target.id}.shape[0], {target.id}.shape[1])):\n"
                 f"    {target.id}[JGK, JGK] = {each}\n")
         self.build_written(text, node, {"JGV": "values", "JGK": "k"}, {"JGV": val})
+
+    def putmask(self, args, kwargs, node):
+        """``np.putmask(a, mask, values)``: in place into the array ``a`` (named), ``values``
+        where ``mask`` holds, as ``a[...] = np.where(mask, values, a)``; ``values`` a number
+        or of ``a``'s shape (NumPy's repetition of a shorter ``values`` is refused)."""
+        try:
+            bound = inspect.signature(lambda a, mask, values: None).bind(*args, **kwargs)
+        except TypeError as e:
+            raise UnsupportedError(f"np.putmask: {e}", self.loc(node)) from None
+        a, mask, values = bound.args
+        target = node.args[0] if node.args else None
+        if not (isinstance(target, ast.Name) and isinstance(a, Sym)) or a.ndim == 0:
+            raise UnsupportedError("np.putmask writes into an array it must name "
+                                   "(`np.putmask(a, mask, 0.0)`)", self.loc(node))
+        if symbolic.ndim_of(values) and not (isinstance(values, Sym) and dims_of(
+                values.atom) == dims_of(a.atom)):
+            raise UnsupportedError("np.putmask with values that are neither a number nor "
+                                   "known to be of the array's shape (NumPy repeats a shorter "
+                                   "one): write `a[...] = np.where(mask, values, "
+                                   "a)`", self.loc(node))
+        self.write(target.id, target, a, ((":",) * a.ndim, []),
+                   numpy_api.np_where(mask, values, a))
 
     def put_along_axis(self, args, kwargs, node):
         """``np.put_along_axis(a, idx, values, axis)``: in place into ``a`` (a vector or a

@@ -92,14 +92,48 @@ def _middle(s, n):
     return (lo + hi) * 0.5
 
 
-def np_percentile(x, q, axis=None, **kw):
-    """The q-th percentile of all the entries, NumPy's default linear interpolation."""
+def np_percentile(x, q, axis=None, out=None, overwrite_input=False, method="linear",
+                  keepdims=False):
+    """The q-th percentiles of all the entries or along one axis, NumPy's default linear
+    interpolation between the two order statistics around each q: ``q`` a constant number or
+    a constant list of them (the result's first axis, as NumPy's). The derivative flows to
+    those two entries of each line (the gathers' and the sort's rules)."""
     if all_known(x, q):
-        return np.percentile(x, q, axis=axis, **kw)
-    if kw or axis is not None or ndim_of(q) or records(q):
-        raise UnsupportedError("np.percentile of all the entries at one constant q", loc_of(x))
-    s = np_sort(np_ravel(x) if x.ndim != 1 else x)
-    pos = (s.shape[0] - 1) * (float(q) / 100.0)
+        return np.percentile(x, q, axis=axis, out=out, overwrite_input=overwrite_input,
+                             method=method, keepdims=keepdims)
+    if records(q) or any(records(v) for v in np.ravel(np.asarray(q, dtype=object))):
+        raise UnsupportedError("np.percentile at a q known only at run time: q must be a "
+                               "constant number or list of numbers", loc_of(x))
+    qs = np.asarray(q, dtype=np.float64)
+    if out is not None or method != "linear" or isinstance(axis, tuple) or qs.ndim > 1:
+        raise UnsupportedError("np.percentile of all the entries or along one axis, at a "
+                               "constant q or list of q, with the default linear method (no "
+                               "out=, no tuple of axes)", loc_of(x))
+    if axis is None or x.ndim == 1:
+        if axis is not None:
+            norm_axis(axis, 1, loc_of(x))
+        lines = np_sort(np_ravel(x) if x.ndim != 1 else x)
+        k = None
+    else:
+        k = norm_axis(axis, x.ndim, loc_of(x))
+        lines = np_moveaxis(_sort_last(np_moveaxis(x, k, -1)), -1, 0)  # each line sorted
+    ndim = x.ndim
+
+    def at(qk):
+        value = _interpolated(lines, float(qk))
+        if not keepdims:
+            return value
+        return (NUMPY[np.reshape](value, (1,) * ndim) if k is None
+                else NUMPY[np.expand_dims](value, k))
+    if qs.ndim == 0:
+        return at(qs)
+    return NUMPY[np.stack]([at(qk) for qk in qs], 0)
+
+
+def _interpolated(s, q):
+    """The q-th percentile along the first axis of ``s``, whose lines are sorted: linear
+    interpolation between the order statistics at floor and ceil of (n - 1) q / 100."""
+    pos = (s.shape[0] - 1) * (q / 100.0)
     lo = record("cast", record("floor", pos), kind="i")
     hi = smaller(lo + 1, s.shape[0] - 1)
     frac = pos - lo
@@ -111,9 +145,10 @@ def np_percentile(x, q, axis=None, **kw):
 def np_quantile(x, q, axis=None, **kw):
     if all_known(x, q):
         return np.quantile(x, q, axis=axis, **kw)
-    if ndim_of(q) or records(q):
-        raise UnsupportedError("np.quantile of all the entries at one constant q", loc_of(x))
-    return np_percentile(x, float(q) * 100.0, axis, **kw)
+    if records(q) or any(records(v) for v in np.ravel(np.asarray(q, dtype=object))):
+        raise UnsupportedError("np.quantile at a q known only at run time: q must be a "
+                               "constant number or list of numbers", loc_of(x))
+    return np_percentile(x, np.asarray(q, dtype=np.float64) * 100.0, axis, **kw)
 
 
 def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=False):

@@ -16,7 +16,7 @@ import sys
 from jitgrad.core.errors import UnsupportedError
 from jitgrad.lang import complex_pairs, numpy_linalg, scipy_distance, scipy_stats
 from jitgrad.lang.numpy_api import np_concatenate, np_reduce, np_sum, np_zeros
-from jitgrad.lang.symbolic import loc_of, ndim_of, record, records
+from jitgrad.lang.symbolic import NUMPY, loc_of, ndim_of, record, records
 from jitgrad.prims.elementwise import SCIPY_FUNCTIONS
 
 _SQRT2 = math.sqrt(2.0)
@@ -74,6 +74,49 @@ def xlogy(x, y):
     so the derivative in x is log(y) wherever y > 0, x == 0 included."""
     both_zero = record("logical_and", record("eq", x, 0.0), record("eq", y, 0.0))
     return x * record("log", record("where", both_zero, 1.0, y))
+
+
+def xlog1py(x, y):
+    """x log(1 + y), 0 where x == 0 (also at y == -1): y is replaced by 0 only where x == 0
+    and y == -1, so the derivative in x is log1p(y) wherever y > -1, x == 0 included."""
+    both = record("logical_and", record("eq", x, 0.0), record("eq", y, -1.0))
+    return x * record("log1p", record("where", both, 0.0, y))
+
+
+def cosm1(x):
+    """cos(x) - 1 as -2 sin(x / 2)**2: no cancellation for small x; derivative -sin(x)."""
+    s = record("sin", x * 0.5)
+    return s * s * -2.0
+
+
+def poch(z, m):
+    """The rising factorial Gamma(z + m) / Gamma(z), as exp(gammaln(z + m) - gammaln(z))
+    where both are positive (no overflow), else the ratio of the gamma functions; each side
+    is fed 1.0 where the other is taken, so its derivative there is finite."""
+    positive = record("logical_and", record("gt", z, 0.0), record("gt", z + m, 0.0))
+    zp, zn = record("where", positive, z, 1.0), record("where", positive, 1.0, z)
+    logs = record("exp", record("gammaln", zp + m) - record("gammaln", zp))
+    return record("where", positive, logs, record("gamma", zn + m) / record("gamma", zn))
+
+
+def _numpy_twin(fn, dropped=()):
+    """SciPy's name for a NumPy function: NumPy's handler, SciPy's own options dropped."""
+    def handler(*args, **kwargs):
+        for k in dropped:
+            kwargs.pop(k, None)
+        return NUMPY[fn](*args, **kwargs)
+    return handler
+
+
+def _twins():
+    """SciPy functions that are NumPy's under another module (the same values, so the same
+    derivative): (SciPy module, name, NumPy function, SciPy-only options to drop)."""
+    import numpy as np
+    finite = ("overwrite_a", "check_finite")
+    return (("scipy.special", "log1p", np.log1p, ()), ("scipy.special", "expm1", np.expm1, ()),
+            ("scipy.special", "cbrt", np.cbrt, ()), ("scipy.special", "exp2", np.exp2, ()),
+            ("scipy.linalg", "inv", np.linalg.inv, finite),
+            ("scipy.linalg", "det", np.linalg.det, finite))
 
 
 def factorial(n, exact=False):
@@ -243,7 +286,10 @@ def handler_for(fn):
                               ("psi", lambda x: record("digamma", x)),
                               ("polygamma", polygamma),
                               ("factorial", factorial), ("xlogy", xlogy),
-                              ("loggamma", loggamma), ("wofz", wofz)):
+                              ("loggamma", loggamma), ("wofz", wofz),
+                              ("xlog1py", xlog1py), ("cosm1", cosm1), ("poch", poch),
+                              ("i0e", lambda x: record("ive", 0.0, x)),  # exp(-|x|) i0(x)
+                              ("i1e", lambda x: record("ive", 1.0, x))):
             if fn is getattr(special, name, None):
                 return handler
         for name, prim in _KERNELS.items():
@@ -252,6 +298,10 @@ def handler_for(fn):
         for name, handler in scipy_stats.SPECIAL.items():
             if fn is getattr(special, name, None):
                 return handler
+    for module, name, twin, dropped in _twins():
+        loaded = sys.modules.get(module)
+        if loaded is not None and fn is getattr(loaded, name, None):
+            return _numpy_twin(twin, dropped)
     for module, table in (("scipy.linalg", scipy_stats.LINALG),
                           ("scipy.linalg", numpy_linalg.LINALG),
                           ("scipy.signal", scipy_stats.SIGNAL),
