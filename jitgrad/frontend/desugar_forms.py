@@ -64,6 +64,7 @@ class _Forms:
         self.typed_names = {k: kind for k, v in g.items()
                             if (kind := _typed_kind(v)) is not None and k not in bound}
         self.set_is_builtin = "set" not in bound and "set" not in g
+        self.tuple_is_builtin = "tuple" not in bound and "tuple" not in g
         self.functools_names = {k for k, v in g.items() if v is functools
                                 or (isinstance(v, pytypes.ModuleType)
                                     and v.__name__ == "functools")} - bound
@@ -178,6 +179,21 @@ class _MapFilter(ast.NodeTransformer):
         gen.jitgrad_map_filter = True  # (its names are fresh)
         locate(gen, node)
         return gen
+
+    def visit_Assign(self, node):
+        """``a, b = map(f, (x, y))``: unpacking runs the generator to its end, so the value is
+        ``tuple([f(v) for v in (x, y)])``, unrolled while building over a sequence whose
+        length is known then (as ``zip`` and ``enumerate`` are)."""
+        node = self.generic_visit(node)
+        gen = node.value
+        if (getattr(gen, "jitgrad_map_filter", False) and len(node.targets) == 1
+                and isinstance(node.targets[0], (ast.Tuple, ast.List))
+                and self.forms.tuple_is_builtin):
+            comp = ast.ListComp(gen.elt, gen.generators)
+            node.value = ast.Call(ast.Name("tuple", ast.Load()), [comp], [])
+            for made in (comp, node.value):
+                locate(made, gen)
+        return node
 
     def visit_For(self, node):
         """``for v in map(f, xs)``: ``for a in xs: v = f(a)``; ``for v in filter(f, xs)``:
