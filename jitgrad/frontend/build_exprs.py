@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import builtins
 import collections
+import functools
 import operator
 import types as pytypes
 
@@ -40,6 +41,7 @@ from jitgrad.frontend.desugar_lists import INTRINSICS
 from jitgrad.lang import (
     complex_pairs,
     numpy_args,
+    numpy_written,
     scipy_api,
     symbolic,
 )
@@ -308,6 +310,8 @@ class Expressions(Indexing):
         method = getattr(base, attr, None)
         if method is not None and scipy_api.handler_for(method) is not None:
             return method  # scipy.stats.norm.cdf
+        if isinstance(base, np.ufunc) and attr == "outer":  # np.multiply.outer(a, b)
+            return functools.partial(numpy_written.ufunc_outer, base)
         if isinstance(base, np.ufunc):
             numpy_args.refuse_ufunc_method(base, attr, self.loc(node))
         if attr == "py_func" and type(base).__module__.startswith("numba.") and \

@@ -394,3 +394,11 @@ def matrix_norms(m, ord, shape):
     if shape is None:
         return value
     return np.reshape(value, shape)
+
+
+def ufunc_outer(ufunc, a, b):
+    """``u.outer(a, b)``: ``u`` of every pair, ``a``'s axes first, as NumPy defines it (``a``
+    given one axis of size 1 for each of ``b``'s, then broadcast)."""
+    a = np.asarray(a)
+    b = np.asarray(b)
+    return ufunc(np.reshape(a, np.shape(a) + (1,) * np.ndim(b)), b)
