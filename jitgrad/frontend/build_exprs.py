@@ -501,7 +501,8 @@ class Expressions(Indexing):
         for v in right:
             if isinstance(v, str) or isinstance(left, RunTimeText):
                 continue  # a number never equals a string
-            same = CMPOPS[ast.Eq](left, v)
+            same = self.tuples_equal(left, v, node) if isinstance(left, tuple) and isinstance(
+                v, tuple) else CMPOPS[ast.Eq](left, v)  # `x.shape in ((n, d), (n, d, d))`
             found = same if found is False else self.logical("or", found, same, node)
             if found is True:
                 break
