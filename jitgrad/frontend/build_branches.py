@@ -153,6 +153,17 @@ class Branches:
         if ended_t != ended_e:  # the rest of this block runs only on the side that goes on
             conds.append((self.gb.atom(cond), ended_e))  # (until the block ends: `in_block`)
 
+    def rows_as_arrays(self, name, value, other):
+        """``value``, a list of numbers, as a constant array where ``name`` holds rows of a
+        table read at run time (``row = T[i]`` on one side, ``row = T[-1]`` on the other),
+        ``other`` a vector (of any length: a list and a vector agree in len and indexing)."""
+        if not (isinstance(other, Sym) and base(name) in self.table_rows
+                and isinstance(value, (tuple, list))
+                and other.ndim == 1 and value and all(
+                    isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)):
+            return value
+        return self.gb.sym(self.gb.constant_array(np.array(value, dtype=np.float64), "row"))
+
     def one_sided(self, name, undefined, vt, ve, cond, blocks, pending):
         """A number with a value on one side of the ``if`` only (the other leaves it
         undefined, whatever it was before): undefined after the ``if``, except where the same
@@ -233,7 +244,10 @@ class Branches:
             return _like(vt, [self.merge(f"{name}_{k}", a, b, then_block, else_block, loc, cond)
                               for k, (a, b) in enumerate(zip(vt, ve))])
         if isinstance(vt, Undefined) or isinstance(ve, Undefined):
-            return vt if isinstance(vt, Undefined) else ve
+            undefined, other = (vt, ve) if isinstance(vt, Undefined) else (ve, vt)
+            if isinstance(other, Undefined) or (isinstance(other, Sym) and other.ndim):
+                return undefined.holding(other)
+            return undefined
         if complex_pairs.is_complex(vt) or complex_pairs.is_complex(ve):  # part by part
             if not all(complex_pairs.is_complex(v) or is_atom_value(v) for v in (vt, ve)):
                 return Undefined(f"`{name}` is a complex number on one branch only")
@@ -243,6 +257,7 @@ class Branches:
                 self.merge(f"{name}_im", zt.im, ze.im, then_block, else_block, loc, cond))
         if same_constant(vt, ve):
             return vt
+        vt, ve = self.rows_as_arrays(name, vt, ve), self.rows_as_arrays(name, ve, vt)
         if not (is_atom_value(vt) and is_atom_value(ve)):
             if same_structure(vt, ve):
                 return vt

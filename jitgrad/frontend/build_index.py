@@ -296,6 +296,33 @@ class Indexing:
             f"gradient does not catch exceptions); here {phrase}: {why}. Test the "
             "condition with `if` instead, or move the index out of the try", self.loc(node))
 
+    def check_rows_indexed(self, node) -> str | None:
+        """A row of a table read at run time is an array standing for a list: taken where it
+        is indexed (``T[i][j]``) or its length taken, directly or through the name it is
+        assigned to, where a list and an array agree (not ``+``, ``*``, ``==``)."""
+        parents = {id(c): p for p in ast.walk(self.src.node) for c in ast.iter_child_nodes(p)}
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.Subscript) and parent.value is node:
+            return None
+        target = None
+        if isinstance(parent, ast.Assign) and len(parent.targets) == 1:
+            target = parent.targets[0]
+        elif isinstance(parent, ast.Tuple) and isinstance(parents.get(id(parent)), ast.Assign):
+            outer = parents[id(parent)]
+            t = outer.targets[0] if len(outer.targets) == 1 else None
+            if isinstance(t, ast.Tuple) and len(t.elts) == len(parent.elts):
+                target = t.elts[[id(e) for e in parent.elts].index(id(node))]
+        if isinstance(target, ast.Name) and all(
+                _indexed_or_measured(n, parents) for n in ast.walk(self.src.node)
+                if isinstance(n, ast.Name) and n.id == target.id
+                and isinstance(n.ctx, ast.Load)):
+            return target.id
+        raise UnsupportedError(
+            "a row of a list of lists read with a run-time index is read as an array, which "
+            "jitgrad takes only where the row is indexed (`table[i][j]`) or its len taken (a "
+            "list and an array differ in +, * and ==): index it, or write the table as a "
+            "NumPy array", self.loc(node))
+
     def table_array(self, table, node):
         """A nested tuple or list of numbers (0-d run-time values too), every level of one
         length, as the array of its entries (of numbers alone, a constant of the graph named
@@ -350,7 +377,10 @@ class Indexing:
                 if spec[0] == "i" and any(isinstance(a, Sym) for a in atoms):
                     # `table[i]` of a list of lists of numbers (a module's table), i known at
                     # run time: the table as an array, then a read of its row
-                    return self.getitem(self.table_array(array, node), index, node)
+                    row = self.getitem(self.table_array(array, node), index, node)
+                    if isinstance(row, Sym) and row.ndim:
+                        self.table_rows.add(self.check_rows_indexed(node))
+                    return row
             raise UnsupportedError(f"indexing a {type(array).__name__} here", self.loc(node))
         if (isinstance(array.atom, Var) and array.atom in self.gb.view_of and "n" not in spec
                 and not self.gb.is_stale(array.atom)):  # `u[j]` of `u = U[k]`: `U[k, j]`
@@ -473,3 +503,12 @@ def _holds_sym_nested(value) -> bool:
     if isinstance(value, (tuple, list)):
         return any(_holds_sym_nested(v) for v in value)
     return isinstance(value, Sym)
+
+
+def _indexed_or_measured(name_node, parents) -> bool:
+    """Whether this read of a name is ``name[...]`` or ``len(name)``."""
+    parent = parents.get(id(name_node))
+    if isinstance(parent, ast.Subscript) and parent.value is name_node:
+        return True
+    return (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name)
+            and parent.func.id == "len" and parent.args == [name_node])
