@@ -9,6 +9,8 @@ refused; a side that raised or returned never reaches the code after the ``if``.
 
 from __future__ import annotations
 
+import ast
+
 import numpy as np
 
 from jitgrad.core.errors import RaisesInPython, ShapeError, UnsupportedError
@@ -35,7 +37,8 @@ class Branches:
     """`build.Builder`'s branches (see the module)."""
 
     def condition(self, node):
-        cond = self.expr(node)
+        cond = self.expr_BoolOp(node, test=True) if isinstance(node, ast.BoolOp) \
+            else self.expr(node)
         return self.truth(cond, node)
 
     def truth(self, cond, node):

@@ -562,19 +562,29 @@ class Expressions(Indexing):
             return (a if b else False) if kind == "and" else (True if b else a)
         return symbolic.record("logical_and" if kind == "and" else "logical_or", a, b)
 
-    def expr_BoolOp(self, node):
+    def expr_BoolOp(self, node, test=False):
+        """``a and b``, ``a or b``. In a test (``test``: an ``if``, a ``while``, ``x if c else
+        y``) only the truth of the result counts, so a run-time number there stands for
+        ``n != 0`` as Python takes it (``x[i] > 0 and i % 2``)."""
         kind = "and" if isinstance(node.op, ast.And) else "or"
-        value = self.expr(node.values[0])
+
+        def operand(v):
+            value = self.expr_BoolOp(v, True) if test and isinstance(v, ast.BoolOp) \
+                else self.expr(v)
+            if test and isinstance(value, Sym) and not value.ndim and value.type.kind in "if":
+                value = value != 0
+            return value
+        value = operand(node.values[0])
         for k, v in enumerate(node.values[1:], 1):
             if _decides(kind, value):  # `x is None or f(x)` with x None: f(x) not built
                 return value
             if isinstance(value, Sym) and not value.ndim and value.type.kind == "b" and \
                     _may_raise(v):  # `j < n and a[j] == v`: a[j] read only where j < n
-                return self.short_circuit(kind, value, node.values[k:], node)
-            value = self.logical(kind, value, self.expr(v), node)
+                return self.short_circuit(kind, value, node.values[k:], node, test)
+            value = self.logical(kind, value, operand(v), node)
         return value
 
-    def short_circuit(self, kind, value, rest, node):
+    def short_circuit(self, kind, value, rest, node, test=False):
         """``value and rest...`` (``or``) with ``value`` a run-time condition and the rest an
         expression that may raise or read out of bounds: the rest is built in a branch, taken
         only where Python evaluates it."""
@@ -583,7 +593,12 @@ class Expressions(Indexing):
         key = f"%{kind}@{rest[0].lineno}:{rest[0].col_offset}"  # deterministic (no addresses)
 
         def evaluate():
-            self.env[key] = self.logical(kind, kind == "and", self.expr(rest_node), node)
+            rest_value = self.expr_BoolOp(rest_node, test) if isinstance(
+                rest_node, ast.BoolOp) else self.expr(rest_node)
+            if test and isinstance(rest_value, Sym) and not rest_value.ndim and \
+                    rest_value.type.kind in "if":
+                rest_value = rest_value != 0  # (in a test, a number's truth)
+            self.env[key] = self.logical(kind, kind == "and", rest_value, node)
 
         def decided():
             self.env[key] = kind == "or"
