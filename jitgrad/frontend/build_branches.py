@@ -14,7 +14,7 @@ import ast
 import numpy as np
 
 from jitgrad.core.errors import RaisesInPython, ShapeError, UnsupportedError
-from jitgrad.core.ir import Block, Carry, Const, If, Var
+from jitgrad.core.ir import Block, Carry, Const, If, Var, dims_of
 from jitgrad.core.types import Type, promote_kinds
 from jitgrad.frontend import implied
 from jitgrad.frontend.build_ast import (
@@ -29,7 +29,7 @@ from jitgrad.frontend.build_ast import (
     same_constant,
     same_structure,
 )
-from jitgrad.lang import complex_pairs, symbolic
+from jitgrad.lang import complex_pairs, numpy_written, symbolic
 from jitgrad.lang.symbolic import Sym
 
 
@@ -43,9 +43,14 @@ class Branches:
 
     def truth(self, cond, node):
         if isinstance(cond, Sym):
-            if cond.ndim:
-                raise UnsupportedError("the truth value of an array is ambiguous (use .any(), "
-                                       "np.where, or index an element)", self.loc(node))
+            size = self.example_size(cond) if cond.ndim else 1
+            if size is not None and size != 1:  # (else checked at run time, below)
+                raise UnsupportedError(
+                    f"the truth value of an array is ambiguous (this one has {size} entries "
+                    "in this call; NumPy takes that of an array of one entry only): use "
+                    ".any(), np.where, or index an element", self.loc(node))
+            if cond.ndim:  # of one entry, as NumPy takes it (checked at run time)
+                cond = self.inline(numpy_written.truth_of_one_entry, [cond], {}, node)
             if cond.type.kind != "b":
                 cond = cond != 0
             known = self.implied_by_caller(cond)
@@ -53,6 +58,18 @@ class Branches:
         if isinstance(cond, (bool, int, float, np.number, np.bool_)) or cond is None:
             return bool(cond)
         raise UnsupportedError(f"a condition of type {type(cond).__name__}", self.loc(node))
+
+    def example_size(self, array) -> int | None:
+        """The number of entries of ``array`` as the sizes known while building (literals,
+        the example call's sizes of the arguments' axes) give it, else None."""
+        size = 1
+        for token in dims_of(self.gb.atom(array, check=False)):
+            token = self.gb.size_class(token)
+            n = token if isinstance(token, int) else self.gb.example_sizes.get(token)
+            if n is None:
+                return None
+            size *= n
+        return size
 
     def implied_by_caller(self, cond):
         """In a function called by itself, a test the conditions of the branches it is called

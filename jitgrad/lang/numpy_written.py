@@ -402,3 +402,12 @@ def ufunc_outer(ufunc, a, b):
     a = np.asarray(a)
     b = np.asarray(b)
     return ufunc(np.reshape(a, np.shape(a) + (1,) * np.ndim(b)), b)
+
+
+def truth_of_one_entry(x):
+    """``if a:`` of an array, as NumPy takes it: the truth of its one entry; NumPy raises for
+    any other size, and so does this, at run time."""
+    if x.size != 1:
+        raise ValueError("the truth value of an array with other than one element is "
+                         "ambiguous (use a.any() or a.all())")
+    return np.reshape(x, ())
