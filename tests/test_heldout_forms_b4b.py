@@ -5,9 +5,11 @@ a ufunc's ``.outer`` (``np.multiply.outer``, ``np.subtract.outer`` of a matrix a
 a module-level table (a list of lists of numbers) whose row is chosen by a run-time index in
 a loop that breaks, with the last row (read with a known index) on the other path; ``and`` /
 ``or`` with a number operand in a test (``x[i] > 0.0 and i % 2``); and ``if y.real < 0.0`` of
-an array of one entry, as NumPy takes it.
+an array of one entry, as NumPy takes it; autograd's ``elementwise_grad(f, argnum)`` called
+inside the function (a hazard from a cumulative hazard, as survival models write it).
 
-One compiled gradient holds them all, checked against central finite differences and against
+One compiled gradient holds them all (elementwise_grad, a nested gradient, has one of its
+own), checked against central finite differences and against
 JAX (the same computation written with jax.numpy). The refusals (a ragged table; a row of a
 table used where a list and an array differ; the truth value of an array of more than one
 entry) are checked while building, with no compile.
@@ -23,6 +25,8 @@ import pytest
 
 import jitgrad
 from jitgrad import UnsupportedError
+
+elementwise_grad = pytest.importorskip("autograd").elementwise_grad
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -73,7 +77,16 @@ def loss(x, m, y):
     return total + np.sum(z ** 3) + np.sum(m[:, 0] * z)
 
 
-def loss_jax(jnp, x, m, y):
+def cumulative_hazard(params, t):
+    return (t / params[0]) ** params[1]
+
+
+def hazard_loss(x, m):
+    hazard = elementwise_grad(cumulative_hazard, argnum=1)(x[3:] ** 2 + 0.8, m[:, 1] ** 2 + 0.5)
+    return np.sum(np.log(hazard)) + np.sum(cumulative_hazard(x[3:] ** 2 + 0.8, m[:, 0] ** 2))
+
+
+def loss_jax(jax, jnp, x, m, y):
     p, q = x * x, x * 2.0
     total = jnp.sum(jnp.sin(x[:, None] * p[:2][None, :]))
     total = total + jnp.sum((m[:, :, None] - q[1:3]) ** 2)
@@ -90,20 +103,36 @@ def loss_jax(jnp, x, m, y):
     return total + jnp.sum(z ** 3) + jnp.sum(m[:, 0] * z)
 
 
-def test_gradient_matches_finite_differences_and_jax():
+def hazard_loss_jax(jax, jnp, x, m):
+    p = x[3:] ** 2 + 0.8
+    hazard = jax.grad(lambda u: jnp.sum(cumulative_hazard(p, u)))(m[:, 1] ** 2 + 0.5)
+    return jnp.sum(jnp.log(hazard)) + jnp.sum(cumulative_hazard(p, m[:, 0] ** 2))
+
+
+def check(fn, fn_jax, args):
+    """``fn``'s compiled gradient against central differences and JAX's."""
     jax = pytest.importorskip("jax")
     jax.config.update("jax_enable_x64", True)
     import jax.numpy as jnp
 
-    args = (X, M, Y)
-    wrt = (0, 1, 2)
-    value, grads = jitgrad.value_and_grad(loss, wrt=wrt)(*args)
-    assert value == pytest.approx(loss(*args), rel=1e-12)
+    wrt = tuple(range(len(args)))
+    value, grads = jitgrad.value_and_grad(fn, wrt=wrt)(*args)
+    assert value == pytest.approx(fn(*args), rel=1e-12)
     for at, got in enumerate(grads):
-        np.testing.assert_allclose(got, numeric_grad(loss, args, at), rtol=1e-6, atol=1e-7)
-    want = jax.grad(lambda *a: loss_jax(jnp, *a), argnums=wrt)(*(jnp.array(a) for a in args))
+        np.testing.assert_allclose(got, numeric_grad(fn, args, at), rtol=1e-6, atol=1e-7)
+    want = jax.grad(lambda *a: fn_jax(jax, jnp, *a), argnums=wrt)(*(jnp.array(a) for a in args))
     for got, ref in zip(grads, want):
         np.testing.assert_allclose(got, np.asarray(ref), rtol=1e-9, atol=1e-11)
+
+
+def test_gradient_matches_finite_differences_and_jax():
+    check(loss, loss_jax, (X, M, Y))
+
+
+def test_elementwise_grad_inside_compiled():
+    """autograd's elementwise_grad inside the function: a nested gradient, compiled on its
+    own."""
+    check(hazard_loss, hazard_loss_jax, (X, M))
 
 
 def ragged_table(x, c):
