@@ -62,6 +62,8 @@ def _as_autograds(name, transform):
         g = transform(fun, argnum)
         g.autograd_name = name  # its refusals say whose semantics differ
         g.one_entry = name in ("grad", "value_and_grad")  # of a one-entry array too, as autograd
+        if name == "elementwise_grad":  # autograd's: the vjp of ones, the grad of the sum
+            g.one_entry = "sum"
         return g
     made.jitgrad_factory = True
     return made
@@ -70,4 +72,4 @@ def _as_autograds(name, transform):
 # autograd's transforms inside a differentiated function are jitgrad's (`autograd_names`)
 _autograd_names.TRANSFORMS.update({name: _as_autograds(name, transform) for name, transform in (
     ("grad", grad), ("value_and_grad", value_and_grad), ("jacobian", jacobian),
-    ("hessian", hessian))})
+    ("hessian", hessian), ("elementwise_grad", grad))})

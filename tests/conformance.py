@@ -1546,6 +1546,23 @@ block(AS, "Forms from held-out real code (batch 3)", [
     r("scipy.special.hyp1f1 and hyp2f1 in their last argument", F.sp_hyp1f1_hyp2f1, A(V)),
 ])
 
+block(PY, "Forms from held-out real code (batch 4)", [
+    r("a, b = map(f, (x, m)) of a tuple written out (items of different ranks)",
+      F.py_map_unpacked_display, A(V, M34), wrt=(0, 1)),
+    r("x.shape in ((n, d), (n, d, d))", F.py_shape_in_tuple_of_shapes, A(M34)),
+    r("a module's list of lists, a row read with a run-time index",
+      F.py_module_table_row_at_run_time, A(V)),
+    r("and/or with a number operand in a test (x[i] > 0 and i % 2)",
+      F.py_and_or_number_operand_in_test, A(V)),
+    r("if y < 0.0 of an array of one entry", F.py_truth_of_one_entry_array, A(V)),
+    r("autograd's elementwise_grad(f, argnum) called inside",
+      F.py_autograd_elementwise_grad_inside, A(V)),
+])
+block(NN, "Forms from held-out real code (batch 4)", [
+    r("ufunc.outer (np.multiply.outer, np.subtract.outer, np.maximum.outer)",
+      F.np_ufunc_outer, A(V, M34), wrt=(0, 1)),
+])
+
 
 ROWS: list[Row] = list(_ROWS)
 

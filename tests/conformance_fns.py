@@ -4974,3 +4974,74 @@ def as_xp_apply_where_f2(x):
         return -x * x
 
     return np.sum(xpx.apply_where(x > 0.5, x, lambda x: np.sqrt(x - 0.5), below))
+
+
+# -- forms from held-out real code, batch 4 (hb4b) ---------------------------------------------
+
+def py_map_unpacked_display(x, m):
+    a, b = map(np.asarray, (x, m))  # items of different ranks
+    p, q = map(np.multiply, (a, a), (a, 2.0))
+    return np.sum(p * q) + np.sum(b * b)
+
+
+def py_shape_in_tuple_of_shapes(m):
+    n, d = m.shape
+    assert m.shape in ((n, d), (n, d, d))
+    return np.sum(np.sin(m))
+
+
+_TABLE_EDGES = [0.4, 0.6, 0.8]
+_TABLE = [[1.5, 0.40, 0.10],
+          [1.2, 0.55, 0.20],
+          [0.9, 0.70, 0.35],
+          [0.6, 0.85, 0.50]]
+
+
+def py_module_table_row_at_run_time(x):
+    total = 0.0
+    for k in range(x.shape[0]):
+        for i in range(len(_TABLE_EDGES)):
+            if x[k] <= _TABLE_EDGES[i]:
+                row = _TABLE[i]
+                break
+            elif i == len(_TABLE_EDGES) - 1:
+                row = _TABLE[-1]
+        total += row[0] * x[k] + row[1] * x[k] ** 2 + _TABLE[k][2] * x[k] ** 3
+    return total
+
+
+def py_and_or_number_operand_in_test(x):
+    total = 0.0
+    for i in range(x.shape[0]):
+        total += x[i] * (3.0 if x[i] > 0.5 and i % 2 else 1.0)
+        if i % 3 or x[i] < 0.4:
+            total += x[i] ** 2
+    return total
+
+
+def py_truth_of_one_entry_array(x):
+    y = x[1:2] - 0.9
+    if y.real < 0.0:
+        y *= -1.0
+    return np.sum(y ** 3) + np.sum(x)
+
+
+def np_ufunc_outer(x, m):
+    return (np.sum(np.sin(np.multiply.outer(x, x[:2]))) + np.sum(np.subtract.outer(m, x) ** 2)
+            + np.sum(np.maximum.outer(x, 0.5)))
+
+
+try:
+    from autograd import elementwise_grad as _elementwise_grad
+except ImportError:  # (the row is then refused, not wrong)
+    _elementwise_grad = None
+
+
+def _cumulative_hazard(params, t):
+    return (t / params[0]) ** params[1]
+
+
+def py_autograd_elementwise_grad_inside(x):
+    p = x[:2] * x[:2] + 0.8
+    hazard = _elementwise_grad(_cumulative_hazard, argnum=1)(p, x[2:] + 0.5)
+    return np.sum(np.log(hazard)) + np.sum(_cumulative_hazard(p, x))

@@ -20,8 +20,8 @@ so the derivative is jitgrad's own rule of that NumPy or SciPy function.
 * autograd's ``grad``, ``value_and_grad``, ``jacobian`` and ``hessian`` of ``(fun, argnum)``,
   called inside a differentiated function, are jitgrad's of ``(fun, wrt=argnum)``
   (`TRANSFORMS`, filled by the package, a layer above: ``jitgrad.grad(g)(x)`` in a body is
-  built as `custom_call` builds it). autograd's ``elementwise_grad`` has no jitgrad twin and
-  is refused as any other library function. A function those transforms made
+  built as `custom_call` builds it). autograd's ``elementwise_grad`` is jitgrad's grad of the
+  sum of the result (autograd's is the vjp of ones: the same). A function those transforms made
   (``df = grad(fun)``, then ``df(x)`` in the function) is jitgrad's of the same ``fun``.
 """
 

@@ -23,6 +23,8 @@ from __future__ import annotations
 import ast
 import re
 
+import numpy as np
+
 from jitgrad.core import pytree
 from jitgrad.core.errors import JitgradError, ShapeError, UnsupportedError
 from jitgrad.core.ir import (
@@ -112,6 +114,9 @@ class Builder(Statements, Handlers, Branches, ListArrays, Containers, Loops, Vie
         # the user's objects made while building (by id: the object and the block it was made
         # in), whose attributes the function may assign (`Values.set_attribute`)
         self.made_objects = caller.made_objects if caller is not None else {}
+        # the names assigned rows of lists of lists read with a run-time index, as arrays
+        # (`Indexing.check_rows_indexed`): a list of numbers merges with them as an array
+        self.table_rows = caller.table_rows if caller is not None else set()
         # the arrays NumPy made for those objects' attributes (by id): the graph's copies of
         # them read so far, out of date once ``obj.attr += v`` updates the array in place
         self.attribute_reads = caller.attribute_reads if caller is not None else {}
@@ -307,8 +312,9 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
     given an ``example`` call's arguments (one per parameter, a tree's leaves in its place),
     axes whose sizes differ there are not assumed equal, and one of size 1 is assumed to be 1.
     With ``any_result``, the result may be an array (`vjp`, `jacobian`); with ``one_entry``
-    (autograd's grad, which differentiates an array of one entry), an array result is taken
-    as its entry (`numpy_written.one_entry`: raising at run time where it has more)."""
+    ``"sum"``, an array result is summed (autograd's elementwise_grad: the vjp of ones); with
+    ``one_entry`` true (autograd's grad, which differentiates an array of one entry), an array
+    result is taken as its entry (`numpy_written.one_entry`: raising at run time where it has more)."""
     names = src.entry_params
     if len(arg_types) != len(names):
         raise JitgradError(f"{src.qualname} takes {len(names)} arguments, got {len(arg_types)}")
@@ -378,7 +384,8 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
     if isinstance(result, Sym) and result.ndim and one_entry and not any_result:
         gb.loc = src.loc(_last_return(src.node))
         with symbolic.building(gb):  # (checked at run time to have one entry)
-            result = builder.inline(numpy_written.one_entry, [result], {}, _last_return(src.node))
+            result = symbolic.NUMPY[np.sum](result) if one_entry == "sum" else \
+                builder.inline(numpy_written.one_entry, [result], {}, _last_return(src.node))
     if isinstance(result, Sym) and result.ndim and not any_result:
         raise ShapeError(f"{src.qualname} must return a scalar to be differentiated; it "
                          f"returns an array of rank {result.ndim} (reduce it, e.g. np.sum)",

@@ -30,6 +30,18 @@ class Undefined:
         self.why = why
         self.seed = seed
         self.when = when  # a `DefinedWhen`: the number is defined where that branch is taken
+        self.like = None  # an array the name holds on the paths that define it
+
+    def holding(self, like) -> Undefined:
+        """This, noting an array the name holds where it is defined (a loop that assigns it
+        on some paths only is seeded with zeros of its shape, `after_loop`)."""
+        if isinstance(like, Undefined):
+            like = like.like
+        if like is None or self.like is not None:
+            return self
+        made = Undefined(self.why, self.seed, self.when)
+        made.like = like
+        return made
 
 
 class DefinedWhen:

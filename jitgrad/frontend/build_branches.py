@@ -9,10 +9,12 @@ refused; a side that raised or returned never reaches the code after the ``if``.
 
 from __future__ import annotations
 
+import ast
+
 import numpy as np
 
 from jitgrad.core.errors import RaisesInPython, ShapeError, UnsupportedError
-from jitgrad.core.ir import Block, Carry, Const, If, Var
+from jitgrad.core.ir import Block, Carry, Const, If, Var, dims_of
 from jitgrad.core.types import Type, promote_kinds
 from jitgrad.frontend import implied
 from jitgrad.frontend.build_ast import (
@@ -27,7 +29,7 @@ from jitgrad.frontend.build_ast import (
     same_constant,
     same_structure,
 )
-from jitgrad.lang import complex_pairs, symbolic
+from jitgrad.lang import complex_pairs, numpy_written, symbolic
 from jitgrad.lang.symbolic import Sym
 
 
@@ -35,14 +37,20 @@ class Branches:
     """`build.Builder`'s branches (see the module)."""
 
     def condition(self, node):
-        cond = self.expr(node)
+        cond = self.expr_BoolOp(node, test=True) if isinstance(node, ast.BoolOp) \
+            else self.expr(node)
         return self.truth(cond, node)
 
     def truth(self, cond, node):
         if isinstance(cond, Sym):
-            if cond.ndim:
-                raise UnsupportedError("the truth value of an array is ambiguous (use .any(), "
-                                       "np.where, or index an element)", self.loc(node))
+            size = self.example_size(cond) if cond.ndim else 1
+            if size is not None and size != 1:  # (else checked at run time, below)
+                raise UnsupportedError(
+                    f"the truth value of an array is ambiguous (this one has {size} entries "
+                    "in this call; NumPy takes that of an array of one entry only): use "
+                    ".any(), np.where, or index an element", self.loc(node))
+            if cond.ndim:  # of one entry, as NumPy takes it (checked at run time)
+                cond = self.inline(numpy_written.truth_of_one_entry, [cond], {}, node)
             if cond.type.kind != "b":
                 cond = cond != 0
             known = self.implied_by_caller(cond)
@@ -50,6 +58,18 @@ class Branches:
         if isinstance(cond, (bool, int, float, np.number, np.bool_)) or cond is None:
             return bool(cond)
         raise UnsupportedError(f"a condition of type {type(cond).__name__}", self.loc(node))
+
+    def example_size(self, array) -> int | None:
+        """The number of entries of ``array`` as the sizes known while building (literals,
+        the example call's sizes of the arguments' axes) give it, else None."""
+        size = 1
+        for token in dims_of(self.gb.atom(array, check=False)):
+            token = self.gb.size_class(token)
+            n = token if isinstance(token, int) else self.gb.example_sizes.get(token)
+            if n is None:
+                return None
+            size *= n
+        return size
 
     def implied_by_caller(self, cond):
         """In a function called by itself, a test the conditions of the branches it is called
@@ -153,6 +173,17 @@ class Branches:
         if ended_t != ended_e:  # the rest of this block runs only on the side that goes on
             conds.append((self.gb.atom(cond), ended_e))  # (until the block ends: `in_block`)
 
+    def rows_as_arrays(self, name, value, other):
+        """``value``, a list of numbers, as a constant array where ``name`` holds rows of a
+        table read at run time (``row = T[i]`` on one side, ``row = T[-1]`` on the other),
+        ``other`` a vector (of any length: a list and a vector agree in len and indexing)."""
+        if not (isinstance(other, Sym) and base(name) in self.table_rows
+                and isinstance(value, (tuple, list))
+                and other.ndim == 1 and value and all(
+                    isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)):
+            return value
+        return self.gb.sym(self.gb.constant_array(np.array(value, dtype=np.float64), "row"))
+
     def one_sided(self, name, undefined, vt, ve, cond, blocks, pending):
         """A number with a value on one side of the ``if`` only (the other leaves it
         undefined, whatever it was before): undefined after the ``if``, except where the same
@@ -233,7 +264,10 @@ class Branches:
             return _like(vt, [self.merge(f"{name}_{k}", a, b, then_block, else_block, loc, cond)
                               for k, (a, b) in enumerate(zip(vt, ve))])
         if isinstance(vt, Undefined) or isinstance(ve, Undefined):
-            return vt if isinstance(vt, Undefined) else ve
+            undefined, other = (vt, ve) if isinstance(vt, Undefined) else (ve, vt)
+            if isinstance(other, Undefined) or (isinstance(other, Sym) and other.ndim):
+                return undefined.holding(other)
+            return undefined
         if complex_pairs.is_complex(vt) or complex_pairs.is_complex(ve):  # part by part
             if not all(complex_pairs.is_complex(v) or is_atom_value(v) for v in (vt, ve)):
                 return Undefined(f"`{name}` is a complex number on one branch only")
@@ -243,6 +277,7 @@ class Branches:
                 self.merge(f"{name}_im", zt.im, ze.im, then_block, else_block, loc, cond))
         if same_constant(vt, ve):
             return vt
+        vt, ve = self.rows_as_arrays(name, vt, ve), self.rows_as_arrays(name, ve, vt)
         if not (is_atom_value(vt) and is_atom_value(ve)):
             if same_structure(vt, ve):
                 return vt

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import builtins
 import collections
+import functools
 import operator
 import types as pytypes
 
@@ -40,6 +41,7 @@ from jitgrad.frontend.desugar_lists import INTRINSICS
 from jitgrad.lang import (
     complex_pairs,
     numpy_args,
+    numpy_written,
     scipy_api,
     symbolic,
 )
@@ -308,6 +310,8 @@ class Expressions(Indexing):
         method = getattr(base, attr, None)
         if method is not None and scipy_api.handler_for(method) is not None:
             return method  # scipy.stats.norm.cdf
+        if isinstance(base, np.ufunc) and attr == "outer":  # np.multiply.outer(a, b)
+            return functools.partial(numpy_written.ufunc_outer, base)
         if isinstance(base, np.ufunc):
             numpy_args.refuse_ufunc_method(base, attr, self.loc(node))
         if attr == "py_func" and type(base).__module__.startswith("numba.") and \
@@ -497,7 +501,8 @@ class Expressions(Indexing):
         for v in right:
             if isinstance(v, str) or isinstance(left, RunTimeText):
                 continue  # a number never equals a string
-            same = CMPOPS[ast.Eq](left, v)
+            same = self.tuples_equal(left, v, node) if isinstance(left, tuple) and isinstance(
+                v, tuple) else CMPOPS[ast.Eq](left, v)  # `x.shape in ((n, d), (n, d, d))`
             found = same if found is False else self.logical("or", found, same, node)
             if found is True:
                 break
@@ -557,19 +562,29 @@ class Expressions(Indexing):
             return (a if b else False) if kind == "and" else (True if b else a)
         return symbolic.record("logical_and" if kind == "and" else "logical_or", a, b)
 
-    def expr_BoolOp(self, node):
+    def expr_BoolOp(self, node, test=False):
+        """``a and b``, ``a or b``. In a test (``test``: an ``if``, a ``while``, ``x if c else
+        y``) only the truth of the result counts, so a run-time number there stands for
+        ``n != 0`` as Python takes it (``x[i] > 0 and i % 2``)."""
         kind = "and" if isinstance(node.op, ast.And) else "or"
-        value = self.expr(node.values[0])
+
+        def operand(v):
+            value = self.expr_BoolOp(v, True) if test and isinstance(v, ast.BoolOp) \
+                else self.expr(v)
+            if test and isinstance(value, Sym) and not value.ndim and value.type.kind in "if":
+                value = value != 0
+            return value
+        value = operand(node.values[0])
         for k, v in enumerate(node.values[1:], 1):
             if _decides(kind, value):  # `x is None or f(x)` with x None: f(x) not built
                 return value
             if isinstance(value, Sym) and not value.ndim and value.type.kind == "b" and \
                     _may_raise(v):  # `j < n and a[j] == v`: a[j] read only where j < n
-                return self.short_circuit(kind, value, node.values[k:], node)
-            value = self.logical(kind, value, self.expr(v), node)
+                return self.short_circuit(kind, value, node.values[k:], node, test)
+            value = self.logical(kind, value, operand(v), node)
         return value
 
-    def short_circuit(self, kind, value, rest, node):
+    def short_circuit(self, kind, value, rest, node, test=False):
         """``value and rest...`` (``or``) with ``value`` a run-time condition and the rest an
         expression that may raise or read out of bounds: the rest is built in a branch, taken
         only where Python evaluates it."""
@@ -578,7 +593,12 @@ class Expressions(Indexing):
         key = f"%{kind}@{rest[0].lineno}:{rest[0].col_offset}"  # deterministic (no addresses)
 
         def evaluate():
-            self.env[key] = self.logical(kind, kind == "and", self.expr(rest_node), node)
+            rest_value = self.expr_BoolOp(rest_node, test) if isinstance(
+                rest_node, ast.BoolOp) else self.expr(rest_node)
+            if test and isinstance(rest_value, Sym) and not rest_value.ndim and \
+                    rest_value.type.kind in "if":
+                rest_value = rest_value != 0  # (in a test, a number's truth)
+            self.env[key] = self.logical(kind, kind == "and", rest_value, node)
 
         def decided():
             self.env[key] = kind == "or"

@@ -296,6 +296,48 @@ class Indexing:
             f"gradient does not catch exceptions); here {phrase}: {why}. Test the "
             "condition with `if` instead, or move the index out of the try", self.loc(node))
 
+    def check_rows_indexed(self, node) -> str | None:
+        """A row of a table read at run time is an array standing for a list: taken where it
+        is indexed (``T[i][j]``) or its length taken, directly or through the name it is
+        assigned to, where a list and an array agree (not ``+``, ``*``, ``==``)."""
+        parents = {id(c): p for p in ast.walk(self.src.node) for c in ast.iter_child_nodes(p)}
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.Subscript) and parent.value is node:
+            return None
+        target = None
+        if isinstance(parent, ast.Assign) and len(parent.targets) == 1:
+            target = parent.targets[0]
+        elif isinstance(parent, ast.Tuple) and isinstance(parents.get(id(parent)), ast.Assign):
+            outer = parents[id(parent)]
+            t = outer.targets[0] if len(outer.targets) == 1 else None
+            if isinstance(t, ast.Tuple) and len(t.elts) == len(parent.elts):
+                target = t.elts[[id(e) for e in parent.elts].index(id(node))]
+        if isinstance(target, ast.Name) and all(
+                _indexed_or_measured(n, parents) for n in ast.walk(self.src.node)
+                if isinstance(n, ast.Name) and n.id == target.id
+                and isinstance(n.ctx, ast.Load)):
+            return target.id
+        raise UnsupportedError(
+            "a row of a list of lists read with a run-time index is read as an array, which "
+            "jitgrad takes only where the row is indexed (`table[i][j]`) or its len taken (a "
+            "list and an array differ in +, * and ==): index it, or write the table as a "
+            "NumPy array", self.loc(node))
+
+    def table_array(self, table, node):
+        """A nested tuple or list of numbers (0-d run-time values too), every level of one
+        length, as the array of its entries (of numbers alone, a constant of the graph named
+        after the global); a ragged one, or one of other values, is refused."""
+        name = node.value.id if isinstance(getattr(node, "value", None), ast.Name) else "table"
+        _table_shape(table, name, self.loc(node))
+        if not _holds_sym_nested(table):
+            return self.constant_array(name, np.array(table), node)
+
+        def stacked(item):
+            if isinstance(item, (tuple, list)):
+                return symbolic.NUMPY[np.stack]([stacked(v) for v in item])
+            return item
+        return stacked(table)
+
     def getitem(self, array, index, node):
         self.check_try_index(array, index, node)
         if isinstance(array, complex_pairs.Complex):  # z[i]: of each part
@@ -332,7 +374,14 @@ class Indexing:
                     # `(a, b, c)[i]` of numbers, i known at run time: a vector, then a read
                     return symbolic.record("getitem", symbolic.NUMPY[np.stack](list(array)), atoms[0],
                                     index_spec=("i",))
-            raise UnsupportedError("indexing this value", self.loc(node))
+                if spec[0] == "i" and any(isinstance(a, Sym) for a in atoms):
+                    # `table[i]` of a list of lists of numbers (a module's table), i known at
+                    # run time: the table as an array, then a read of its row
+                    row = self.getitem(self.table_array(array, node), index, node)
+                    if isinstance(row, Sym) and row.ndim:
+                        self.table_rows.add(self.check_rows_indexed(node))
+                    return row
+            raise UnsupportedError(f"indexing a {type(array).__name__} here", self.loc(node))
         if (isinstance(array.atom, Var) and array.atom in self.gb.view_of and "n" not in spec
                 and not self.gb.is_stale(array.atom)):  # `u[j]` of `u = U[k]`: `U[k, j]`
             array, spec, atoms = self.read_through(array.atom, spec, atoms) or (array, spec,
@@ -429,3 +478,37 @@ def _integers(v) -> bool:
     """Whether ``v`` is a non-empty list or tuple of integers known while building."""
     return isinstance(v, (list, tuple)) and len(v) > 0 and all(
         isinstance(e, (int, np.integer)) and not isinstance(e, bool) for e in v)
+
+
+def _table_shape(table, name, loc) -> tuple:
+    """The shape of a nested tuple or list of numbers read as an array, or the refusal."""
+    if not isinstance(table, (tuple, list)):
+        if symbolic.ndim_of(table) == 0 and isinstance(table, (Sym, int, float)) \
+                and not isinstance(table, bool):
+            return ()
+        raise UnsupportedError(
+            f"`{name}` indexed with a run-time value holds a {type(table).__name__}: jitgrad "
+            "reads a list of lists indexed at run time as an array, so its entries must be "
+            "numbers", loc)
+    shapes = {_table_shape(item, name, loc) for item in table}
+    if len(shapes) != 1:
+        raise UnsupportedError(
+            f"`{name}` indexed with a run-time value is read as an array, so its rows must "
+            "all have one length (this one is ragged or empty): pad the rows into a "
+            "rectangular table, or index with a value known while building", loc)
+    return (len(table), *shapes.pop())
+
+
+def _holds_sym_nested(value) -> bool:
+    if isinstance(value, (tuple, list)):
+        return any(_holds_sym_nested(v) for v in value)
+    return isinstance(value, Sym)
+
+
+def _indexed_or_measured(name_node, parents) -> bool:
+    """Whether this read of a name is ``name[...]`` or ``len(name)``."""
+    parent = parents.get(id(name_node))
+    if isinstance(parent, ast.Subscript) and parent.value is name_node:
+        return True
+    return (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name)
+            and parent.func.id == "len" and parent.args == [name_node])

@@ -810,7 +810,14 @@ class Loops(LoopHeaders):
             elif name not in self.env:
                 v = env_end[name]
                 seed = None
-                if isinstance(v, Undefined) and not name.startswith("%"):
+                if isinstance(v, Undefined) and not name.startswith("%") and \
+                        v.like is not None and is_atom_value(v.like):
+                    # an array set on some paths only (a branch before a `break`): seeded
+                    # as zeros of its shape, the loop carries it
+                    t = self.gb.atom(v.like, check=False).type
+                    rows = self.row_shape(v.like)
+                    seed = (self.loop_key(stmt), (t, (0,) * t.ndim if rows is None else rows))
+                elif isinstance(v, Undefined) and not name.startswith("%"):
                     # set on some paths only (a branch before a `break`): seeded as a number,
                     # the loop carries it (an array there is refused as a change of rank)
                     seed = (self.loop_key(stmt), (Type("f", 0), ()))

@@ -64,6 +64,7 @@ class _Forms:
         self.typed_names = {k: kind for k, v in g.items()
                             if (kind := _typed_kind(v)) is not None and k not in bound}
         self.set_is_builtin = "set" not in bound and "set" not in g
+        self.tuple_is_builtin = "tuple" not in bound and "tuple" not in g
         self.functools_names = {k for k, v in g.items() if v is functools
                                 or (isinstance(v, pytypes.ModuleType)
                                     and v.__name__ == "functools")} - bound
@@ -179,6 +180,26 @@ class _MapFilter(ast.NodeTransformer):
         locate(gen, node)
         return gen
 
+    def visit_Assign(self, node):
+        """``a, b = map(f, (x, y))``: unpacking runs the generator to its end, so the value is
+        ``tuple([f(v) for v in (x, y)])``, unrolled while building over a sequence whose
+        length is known then (as ``zip`` and ``enumerate`` are)."""
+        call = node.value
+        node = self.generic_visit(node)
+        gen = node.value
+        if not (getattr(gen, "jitgrad_map_filter", False) and len(node.targets) == 1
+                and isinstance(node.targets[0], (ast.Tuple, ast.List))):
+            return node
+        unrolled = _map_of_displays(call)
+        if unrolled is not None:  # map(f, (x, y)): (f(x), f(y)), items of any rank
+            node.value = unrolled
+        elif self.forms.tuple_is_builtin:
+            comp = ast.ListComp(gen.elt, gen.generators)
+            node.value = ast.Call(ast.Name("tuple", ast.Load()), [comp], [])
+            for made in (comp, node.value):
+                locate(made, gen)
+        return node
+
     def visit_For(self, node):
         """``for v in map(f, xs)``: ``for a in xs: v = f(a)``; ``for v in filter(f, xs)``:
         ``for a in xs: if f(a): v = a`` and the body under that ``if``."""
@@ -220,6 +241,29 @@ class _MapFilter(ast.NodeTransformer):
 
     def visit_Lambda(self, node):
         return self.generic_visit(node)
+
+
+def _map_of_displays(call):
+    """``map(f, (x, y), (a, b))`` with the sequences written out, of one length, and ``f`` a
+    name or an attribute of one (read again without effect): ``(f(x, a), f(y, b))``; else
+    None."""
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+            and call.func.id == "map"):
+        return None
+    fn, seqs = call.args[0], call.args[1:]
+    head = fn
+    while isinstance(head, ast.Attribute):
+        head = head.value
+    if not isinstance(head, ast.Name) or not all(
+            isinstance(q, (ast.Tuple, ast.List)) and not any(
+                isinstance(e, ast.Starred) for e in q.elts) for q in seqs):
+        return None
+    if len({len(q.elts) for q in seqs}) != 1:
+        return None  # (zip stops at the shortest: the generator says so)
+    items = [ast.Call(copy.deepcopy(fn), list(row), []) for row in zip(*(q.elts for q in seqs))]
+    made = ast.Tuple(items, ast.Load())
+    locate(made, call)
+    return made
 
 
 def _typed_kind(v):

@@ -355,6 +355,11 @@ def fence(src: FunctionSource) -> None:
             what = _REFUSED_NAMES.get(type(sub))
             if what:
                 raise UnsupportedError(f"{what} is not supported", src.loc(sub))
+            if getattr(sub, "jitgrad_map_filter", False):
+                raise UnsupportedError(
+                    "map or filter here (jitgrad takes one in a `for`, unpacked, or under "
+                    "list, tuple, sum, max, min, any or all) is not supported; "
+                    "write the loop or a list comprehension", src.loc(sub))
             if type(sub) in _REFUSED_WITH_HINT:
                 raise refused(*_REFUSED_WITH_HINT[type(sub)], src.loc(sub))
             if isinstance(sub, ast.Dict) and not all(

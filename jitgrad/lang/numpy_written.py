@@ -394,3 +394,20 @@ def matrix_norms(m, ord, shape):
     if shape is None:
         return value
     return np.reshape(value, shape)
+
+
+def ufunc_outer(ufunc, a, b):
+    """``u.outer(a, b)``: ``u`` of every pair, ``a``'s axes first, as NumPy defines it (``a``
+    given one axis of size 1 for each of ``b``'s, then broadcast)."""
+    a = np.asarray(a)
+    b = np.asarray(b)
+    return ufunc(np.reshape(a, np.shape(a) + (1,) * np.ndim(b)), b)
+
+
+def truth_of_one_entry(x):
+    """``if a:`` of an array, as NumPy takes it: the truth of its one entry; NumPy raises for
+    any other size, and so does this, at run time."""
+    if x.size != 1:
+        raise ValueError("the truth value of an array with other than one element is "
+                         "ambiguous (use a.any() or a.all())")
+    return np.reshape(x, ())
