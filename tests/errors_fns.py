@@ -15,8 +15,8 @@ def masked_sum(x):
 
 def with_try(x):
     try:
-        return 1.0 / x  # marker: try (a division may raise: refused)
-    except ZeroDivisionError:
+        return 1.0 / float(x)  # marker: try (a call that is not NumPy's may raise: refused)
+    except (ValueError, ZeroDivisionError):
         return x
 
 
