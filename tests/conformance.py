@@ -1555,8 +1555,6 @@ block(PY, "Forms from held-out real code (batch 4)", [
     r("and/or with a number operand in a test (x[i] > 0 and i % 2)",
       F.py_and_or_number_operand_in_test, A(V)),
     r("if y < 0.0 of an array of one entry", F.py_truth_of_one_entry_array, A(V)),
-    r("autograd's elementwise_grad(f, argnum) called inside",
-      F.py_autograd_elementwise_grad_inside, A(V)),
 ])
 block(NN, "Forms from held-out real code (batch 4)", [
     r("ufunc.outer (np.multiply.outer, np.subtract.outer, np.maximum.outer)",

@@ -5029,19 +5029,3 @@ def py_truth_of_one_entry_array(x):
 def np_ufunc_outer(x, m):
     return (np.sum(np.sin(np.multiply.outer(x, x[:2]))) + np.sum(np.subtract.outer(m, x) ** 2)
             + np.sum(np.maximum.outer(x, 0.5)))
-
-
-try:
-    from autograd import elementwise_grad as _elementwise_grad
-except ImportError:  # (the row is then refused, not wrong)
-    _elementwise_grad = None
-
-
-def _cumulative_hazard(params, t):
-    return (t / params[0]) ** params[1]
-
-
-def py_autograd_elementwise_grad_inside(x):
-    p = x[:2] * x[:2] + 0.8
-    hazard = _elementwise_grad(_cumulative_hazard, argnum=1)(p, x[2:] + 0.5)
-    return np.sum(np.log(hazard)) + np.sum(_cumulative_hazard(p, x))

@@ -374,14 +374,15 @@ class Indexing:
                     # `(a, b, c)[i]` of numbers, i known at run time: a vector, then a read
                     return symbolic.record("getitem", symbolic.NUMPY[np.stack](list(array)), atoms[0],
                                     index_spec=("i",))
-                if spec[0] == "i" and any(isinstance(a, Sym) for a in atoms):
+                if spec[0] == "i" and any(isinstance(a, Sym) for a in atoms) and all(
+                        isinstance(row, (tuple, list)) for row in array):
                     # `table[i]` of a list of lists of numbers (a module's table), i known at
                     # run time: the table as an array, then a read of its row
                     row = self.getitem(self.table_array(array, node), index, node)
                     if isinstance(row, Sym) and row.ndim:
                         self.table_rows.add(self.check_rows_indexed(node))
                     return row
-            raise UnsupportedError(f"indexing a {type(array).__name__} here", self.loc(node))
+            raise UnsupportedError("indexing this value", self.loc(node))
         if (isinstance(array.atom, Var) and array.atom in self.gb.view_of and "n" not in spec
                 and not self.gb.is_stale(array.atom)):  # `u[j]` of `u = U[k]`: `U[k, j]`
             array, spec, atoms = self.read_through(array.atom, spec, atoms) or (array, spec,
