@@ -91,3 +91,12 @@ def check_two_steps(fn, args, wrt, value, grads, value_rtol=1e-12):
         np.testing.assert_allclose(g, coarse, rtol=1e-6, atol=1e-6,
                                    err_msg=f"{fn.__name__}: gradient w.r.t. argument {k}")
     return grads
+
+
+def check_against(fn, args, wrt, value, grads, want, rtol=1e-9, atol=1e-11):
+    """A value and gradients (jitgrad's) against plain Python, central differences, and
+    ``want``: an independent oracle's gradients (JAX's), one per argument in ``wrt``."""
+    np.testing.assert_allclose(value, fn(*_copied(args)), rtol=1e-12)
+    for k, got, ref in zip(wrt, grads, want):
+        np.testing.assert_allclose(got, numeric_grad(fn, args, k), rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(got, np.asarray(ref), rtol=rtol, atol=atol)
