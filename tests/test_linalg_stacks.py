@@ -1,6 +1,6 @@
 """np.linalg over stacks of matrices (issue #43): NumPy maps its one-matrix functions over the
 leading axes of an array of rank 3 or more; jitgrad writes that map as a loop
-(`lang.numpy_api.over_stacks`, `numpy_written.over_stack`), each matrix differentiated by its
+(`lang.numpy_linalg.over_stacks`, `numpy_written.over_stack`), each matrix differentiated by its
 one-matrix rule; solve of stacks (NumPy 2: the right-hand side is a vector only at rank 1).
 Beside them, forms of code written for autograd: autograd's grad of a one-entry array,
 autograd's convolve of arrays whose sizes the build does not know, isinstance of a list or a

@@ -30,7 +30,7 @@ from jitgrad.frontend.build_ast import (
     RunTimeText,
 )
 from jitgrad.frontend.desugar_lists import items_of, range_items, zip_count
-from jitgrad.lang import numpy_api, symbolic
+from jitgrad.lang import numpy_api, numpy_linalg, symbolic
 from jitgrad.lang.symbolic import Sym
 
 # ----------------------------------------------------------------------------- builtins
@@ -359,7 +359,7 @@ def cholesky_fails(a):
 def _b_cholesky_fails(b, args, kwargs, node):
     (a,) = args
     if isinstance(a, Sym):
-        return symbolic.record("cholesky_fails", numpy_api.matrix_operand("cholesky", a))
+        return symbolic.record("cholesky_fails", numpy_linalg.matrix_operand("cholesky", a))
     try:
         np.linalg.cholesky(a)
     except np.linalg.LinAlgError:

@@ -1,10 +1,10 @@
-"""Building statements: assignment, in-place writes, and the rest but branches (`build_branches`)
-and `try`/`with` (`build_try`).
+"""Building statements: assignment and the rest but branches (`build_branches`), writes into
+arrays (`build_writes`) and `try`/`with` (`build_try`).
 
-Part of `build.Builder` (a mixin). Guarantees: every write into an array makes a new version
-that every name for its buffer then means (the memory model, README and `reverse.py`); each
-``if`` branch is built from the versions known before it, and the names it changes are merged
-after it, refusing a read of a name that is undefined on some path. ``print(...)`` as a
+Part of `build.Builder` (a mixin). Guarantees: an assignment binds each target as Python
+does, a write into an array going through `build_writes`; each ``if`` branch is built from the
+versions known before it, and the names it changes are merged after it, refusing a read of a
+name that is undefined on some path. ``print(...)`` as a
 statement records nothing (its arguments are not evaluated; a call among them that may write
 into an array is refused).
 """
@@ -20,7 +20,7 @@ import warnings
 
 import numpy as np
 
-from jitgrad.core.errors import JitgradError, ShapeError, UnsupportedError, instead, refused
+from jitgrad.core.errors import JitgradError, UnsupportedError, instead
 from jitgrad.core.ir import (
     Eqn,
     Var,
@@ -43,14 +43,12 @@ from jitgrad.frontend.build_ast import (
 )
 from jitgrad.frontend.build_index import expand_ellipsis
 from jitgrad.frontend.build_values import is_user_object
+from jitgrad.frontend.build_writes import Writes
 from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import Sym
-from jitgrad.prims import primitives
-
-# what a try around a division says when the divisor is zero (`Statements.guarded_try`)
 
 
-class Statements:
+class Statements(Writes):
     """The `Builder`'s statements: methods mixed into `build.Builder`."""
 
     # -- statements ----------------------------------------------------------------------
@@ -613,223 +611,6 @@ class Statements:
                 self.gb.namer.used.discard(var.name)
                 var.name = self.gb.namer.fresh(base(name))
         return value
-
-    def setitem(self, target, array, index, value) -> None:
-        self.check_try_index(array, index, target)
-        if isinstance(array, Sym) and array.atom in self.gb.strided_of:
-            self.write_strided(target, array, index, value)  # `view(A)[:] = 0.0`
-        elif isinstance(target.value, ast.Name):
-            self.write(target.value.id, target, array, index, value)
-        elif (isinstance(array, Sym) and isinstance(array.atom, Var)
-              and array.atom in self.gb.view_of):  # `x[1:][0] = v`, `A.T[0] = v`
-            self.write(ast.unparse(target.value), target, array, index, value)
-        else:
-            raise UnsupportedError("item assignment must name the array (`y[i] = ...`) or a "
-                                   "view of it (`y[1:][i] = ...`)", self.loc(target))
-
-    def write(self, name, node, array, index, value) -> None:
-        """``name[index] = value``, in place: a new version of the same storage (through a
-        view: of its array's storage, `write_through`)."""
-        if index[0] in (("a",), ("m",), ("p",)):
-            self.write_advanced(name, node, array, index, value)
-            return
-        if index[0] and index[0][0] == "q":
-            self.write_masked_leading(name, node, array, index, value)
-            return
-        if not isinstance(array, Sym) or array.ndim == 0:
-            raise UnsupportedError("item assignment to something that is not an array",
-                                   self.loc(node))
-        spec, idx = expand_ellipsis(index, array)
-        if isinstance(value, Sym) and value.type.kind == "f" and array.type.kind != "f":
-            raise UnsupportedError("writing floats into an integer array", self.loc(node))
-        if isinstance(array.atom, Var) and array.atom in self.gb.view_of:
-            self.write_through(name, node, array.atom, spec, idx, value)
-            return  # the view's names stay: a read takes the view again (`follow`)
-        self.env[name] = self.write_version(name, node, array.atom, spec, idx, value)
-
-    def write_version(self, name, node, old, spec, idx, value) -> Sym:
-        """The new version of ``old`` (an array, not a view) with ``value`` written at the
-        index; every name for ``old`` then means it."""
-        if old.root in self.gb.constant_arrays:
-            raise UnsupportedError(f"writing into `{name}`, a global array (or one a closure "
-                                   "captured), which jitgrad reads as a constant, as Numba does; "
-                                   ".copy() it first", self.loc(node))
-        self.gb.check_writable(old, name)
-        if old in self.gb.views:  # a view not followed to its array (a reshape)
-            old = self.detach_view(name, node, old)
-        out = self.gb.apply(primitives.PRIMITIVES["setitem"], [self.gb.sym(old), value] + idx,
-                            {"index_spec": spec})
-        self.gb.note_write(out.atom)  # every older value of this memory is now out of date
-        out.atom.name = old.name  # same storage, same name in the generated code
-        out.atom.storage = old.root
-        self.gb.namer.used.add(old.name)
-        self.gb.newer(old, out.atom)
-        for alias, v in list(self.env.items()):  # every name for this array sees the write
-            if isinstance(v, Sym) and v.atom is old:
-                self.env[alias] = out
-        return out
-
-    def write_advanced(self, name, node, array, index, value) -> None:
-        """``x[idx] = v``, ``x[mask] = v``, ``a[rows, cols] = v`` (and ``+=``, which reads the
-        entries first, as NumPy does): a loop that writes each position named in turn, as
-        NumPy assigns them (a repeated index keeps the last value written). The loop's writes
-        are ordinary in-place writes, so their adjoints are those of ``x[i] = v``."""
-        if not isinstance(array, Sym) or array.ndim == 0:
-            raise UnsupportedError("item assignment to something that is not an array",
-                                   self.loc(node))
-        if index[0] == ("m",) and index[1][0].ndim == array.ndim and array.ndim > 2:
-            raise refused("writing through a boolean mask of rank 3 or more (of the array's "
-                          "rank)", "mask write", self.loc(node))
-        positions, rows = self.advanced_positions(array, index, node)
-        self.scatter(name, node, array, positions, rows, value)
-
-    def write_strided(self, node, view, index, value) -> None:
-        """A write through ``view = as_strided(x, shape, strides)`` (`numpy_sorting.as_strided`):
-        the view read again from x's current version, written at the index, then its entries
-        written back into x at their positions (a loop, as `scatter`), which are checked at run
-        time to be distinct (a write through overlapping windows is refused there). Every name
-        for x, and for the view, then means the new values."""
-        gb = self.gb
-        base, sizes, ndim = gb.strided_of[view.atom]
-        base = gb.current(base)
-        if base.type.ndim > 2:
-            raise UnsupportedError("writing through np.lib.stride_tricks.as_strided of an "
-                                   "array of rank 3 or more; write into the array itself",
-                                   self.loc(node))
-        x = gb.sym(base)
-        positions = symbolic.record("strided_positions", x, *sizes, ndim=ndim, distinct=True)
-        shape = tuple(sizes[:ndim])
-        fresh = symbolic.NUMPY[np.reshape](symbolic.record("take", symbolic.NUMPY[np.ravel](x),
-                                                           positions), shape)
-        if index[0] and (index[0][0] in ("x", "q") or index[0] in (("a",), ("m",), ("p",))):
-            raise UnsupportedError("writing through np.lib.stride_tricks.as_strided at an index "
-                                   "array or a mask; write at slices and integers",
-                                   self.loc(node))
-        spec, idx = expand_ellipsis(index, fresh)
-        copy = symbolic.record("copy", fresh)
-        updated = self.write_version("as_strided", node, copy.atom, spec, idx, value)
-        flat = symbolic.NUMPY[np.ravel](updated)
-        self.scatter_into(node, x, positions, flat)
-        new_base = gb.current(base)
-        again = symbolic.NUMPY[np.reshape](symbolic.record(
-            "take", symbolic.NUMPY[np.ravel](gb.sym(new_base)), positions), shape)
-        gb.share_memory(again.atom, new_base)
-        gb.restamp(again.atom)
-        gb.strided_of[again.atom] = (new_base, sizes, ndim)
-        for alias, v in list(self.env.items()):  # the view's names see the write
-            if isinstance(v, Sym) and v.atom is view.atom:
-                self.env[alias] = again
-
-    def scatter_into(self, node, x, positions, flat) -> None:
-        """``x.flat[positions[k]] = flat[k]`` for each k, in a loop of in-place writes into
-        ``x`` (a vector or a matrix), which every name for x then sees."""
-        at = "JGP[JGK]" if x.ndim == 1 else "JGP[JGK] // JGM, JGP[JGK] % JGM"
-        values = {"JGP": positions, "JGV": flat, "JGX": x}
-        if x.ndim == 2:
-            values["JGM"] = x.shape[1]
-        self.build_written(f"for JGK in range(JGP.shape[0]):\n    JGX[{at}] = JGV[JGK]\n",
-                           node, {"JGP": "positions", "JGV": "values", "JGM": "cols",
-                                  "JGK": "k", "JGX": "array"}, values)
-
-    def write_masked_leading(self, name, node, array, index, value) -> None:
-        """``x[mask, 0] = v``, ``x[mask2d, :, 1] = v``: a mask over the first one or two axes
-        beside other items: the loop of `scatter`, each position's write taking the other
-        items too (``x[p, 0] = v[k]``)."""
-        (_, spec), (mask, *atoms) = index
-        if not isinstance(array, Sym) or array.ndim < len(spec):
-            raise ShapeError("too many indices for the array", self.loc(node))
-        spec, atoms = expand_ellipsis((spec, atoms), array)
-        if mask.ndim > 2:
-            raise refused(f"writing through a boolean mask of rank {mask.ndim} beside other "
-                          "indices", "mask write", self.loc(node))
-        rest, atoms = [], list(atoms)
-        for item in spec[mask.ndim:]:  # each item after the mask's axes, as a value
-            if item == "i":
-                rest.append(atoms.pop(0))
-            elif item == ":":
-                rest.append(slice(None))
-            else:  # ("s", has_start, has_stop, has_step)
-                rest.append(slice(*(atoms.pop(0) if flag else None for flag in item[1:])))
-        positions = self.leading_mask_positions(array, mask, node)
-        self.scatter(name, node, array, positions, mask.ndim == 1, value, rest)
-
-    def scatter(self, name, node, array, positions, rows: bool, value, rest=()) -> None:
-        """Write ``value`` into ``name`` (``array``) at ``positions``: its rows (``rows``), or
-        flat positions of its first two axes, one after the other in a loop (a repeated
-        position keeps the last value, as NumPy assigns), each with the index items ``rest``
-        after them (integers, slices); a value with one entry per position is checked to
-        have as many."""
-        flat_of_vector = not rows and array.ndim == 1
-        per_item = array.ndim - (1 if rows or flat_of_vector else 2) - sum(
-            not isinstance(r, slice) for r in rest)
-        v_ndim = symbolic.ndim_of(value)
-        if v_ndim > per_item + 1:
-            raise ShapeError(f"the value has rank {v_ndim}; the entries indexed have rank "
-                             f"{per_item + 1}", self.loc(node))
-        at = "JGP[JGK]" if rows or flat_of_vector else "JGP[JGK] // JGM, JGP[JGK] % JGM"
-        at += "".join(f", JGR{j}" for j in range(len(rest)))
-        each = "JGV[JGK]" if v_ndim == per_item + 1 else "JGV"
-        text = (f"for JGK in range(JGP.shape[0]):\n    {name}[{at}] = {each}\n")
-        if v_ndim == per_item + 1:
-            text = ("if JGV.shape[0] != JGP.shape[0]:\n    raise ValueError('shape mismatch: "
-                    "the values do not match the entries indexed')\n") + text
-        values = {"JGP": positions, "JGV": value} | {f"JGR{j}": r for j, r in enumerate(rest)}
-        if not (rows or flat_of_vector):
-            values["JGM"] = array.shape[1]
-        self.build_written(text, node, {"JGP": "positions", "JGV": "values", "JGM": "cols",
-                                        "JGK": "k"} | {f"JGR{j}": f"item{j}"
-                                                       for j in range(len(rest))}, values)
-
-    def build_written(self, text: str, node, labels: dict, values: dict,
-                      results: tuple = (), parts: dict | None = None) -> dict:
-        """Build ``text``, statements jitgrad writes for the user's ``node`` (a loop of
-        writes), in its place and with its location. Its placeholder names (``JGK``...: the
-        keys of ``labels``) become names the user's code cannot use (``%k@line:col``), bound
-        to ``values`` for this build only. A statement ``NAME`` of ``text`` that is a key of
-        ``parts`` stands for those statements of the user's (with their own locations).
-        Returns the values the placeholders ``results`` hold at the end."""
-        tag = f"@{node.lineno}:{node.col_offset}"
-        hidden = {k: f"%{label}{tag}" for k, label in labels.items()}
-        stmts = ast.parse(text).body
-        for stmt in stmts:
-            for sub in ast.walk(stmt):
-                if isinstance(sub, ast.Name) and sub.id in hidden:
-                    sub.id = hidden[sub.id]
-                if hasattr(sub, "lineno"):
-                    ast.copy_location(sub, node)
-        if parts:
-            stmts = _spliced(stmts, parts)
-        for k, v in values.items():
-            self.env[hidden[k]] = v
-        try:
-            self.build_stmts(stmts)
-            return {k: self.lookup(hidden[k], node) for k in results}
-        finally:
-            for h in hidden.values():
-                self.env.pop(h, None)
-
-    def see_writes(self) -> None:
-        """After a call: the names for arrays the callee wrote into hold the new versions."""
-        for name, v in list(self.env.items()):
-            if isinstance(v, Sym) and v.ndim and isinstance(v.atom, Var):
-                now = self.gb.current(v.atom)
-                if now is not v.atom:
-                    self.env[name] = self.gb.sym(now)
-
-
-def _spliced(block: list, parts: dict) -> list:
-    """``block`` with each statement ``NAME`` (a key of ``parts``) replaced by its statements,
-    in nested bodies too."""
-    out = []
-    for s in block:
-        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Name) and s.value.id in parts:
-            out += parts[s.value.id]
-            continue
-        for field in ("body", "orelse"):
-            if getattr(s, field, None):
-                setattr(s, field, _spliced(getattr(s, field), parts))
-        out.append(s)
-    return out
 
 
 _WRITING_METHODS = frozenset({"fill", "sort", "put", "partition", "resize", "itemset",

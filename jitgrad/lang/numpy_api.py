@@ -15,9 +15,7 @@ with the user's line, never a silently different result.
 
 from __future__ import annotations
 
-import collections
 import functools
-import inspect
 import itertools
 import math
 import operator
@@ -275,7 +273,7 @@ def _record_even_on_numbers(name, *args, **params):
     return current_builder().apply(primitives.PRIMITIVES[name], list(args), params)
 
 
-def _as_float(x):
+def as_float(x):
     if records(x):
         return x if x.dtype.kind == "f" else record("cast", x, kind="f")
     return float(x)
@@ -298,7 +296,7 @@ def np_full_like(x, fill_value, dtype=None):
         return apply_alloc("full", tuple(x.shape), kind, fill=fill)
     if not records(x):
         return np.full_like(x, fill_value, dtype=float)
-    fill = _as_float(fill_value)
+    fill = as_float(fill_value)
     if x.ndim == 0:
         return fill
     return np_full(x.shape, fill) if isinstance(x, Sym) else np.full(x.shape, fill)
@@ -319,11 +317,11 @@ def np_array(obj, dtype=None, *, copy=True, **kw):
         raise UnsupportedError("np.array() with arguments other than a float dtype",
                                loc_of(obj))
     if records(obj):
-        return _as_float(np_copy(obj)) if obj.ndim else _as_float(obj)
+        return as_float(np_copy(obj)) if obj.ndim else as_float(obj)
     if not isinstance(obj, (list, tuple)):
         return np.array(obj, dtype=float) if dtype is not None else np.array(obj)
     stacked = np_stack([np_array(v) if isinstance(v, (list, tuple)) else v for v in obj])
-    return stacked if dtype is None else _as_float(stacked)  # a float dtype, as NumPy's
+    return stacked if dtype is None else as_float(stacked)  # a float dtype, as NumPy's
 
 
 def _is_int(a) -> bool:
@@ -397,7 +395,7 @@ def _nan_ignoring(name):
 
 
 def np_float_power(x, y):
-    return record("pow", _as_float(x), y)
+    return record("pow", as_float(x), y)
 
 
 def _scalar_fn(name, fn):
@@ -555,7 +553,7 @@ def np_concatenate(arrays, axis=0):
     arrays = [a if records(a) else np.asarray(a) for a in arrays]
     kinds = {a.dtype.kind for a in arrays}
     if len(kinds) > 1:  # one dtype, as Numba wants
-        arrays = [_as_float(a) if records(a) else a.astype(np.float64) for a in arrays]
+        arrays = [as_float(a) if records(a) else a.astype(np.float64) for a in arrays]
     return record("concatenate", *arrays, axis=axis)
 
 
@@ -627,91 +625,6 @@ def split_handler(name, even):
         return tuple(record("getitem", x, a, b, index_spec=spec)
                      for a, b in itertools.pairwise(bounds))
     return f
-
-
-def matrix_operand(name, a):
-    """``a`` as a float matrix for ``np.linalg.<name>``, refused unless it has rank 2."""
-    if ndim_of(a) != 2:
-        raise UnsupportedError(f"np.linalg.{name} of an array of rank {ndim_of(a)} (jitgrad "
-                               "takes one matrix, as Numba)", loc_of(a))
-    return _as_float(a)
-
-
-def over_stacks(numpy_fn, result=None, native=2):
-    """The handler of ``numpy_fn`` (np.linalg's function of one matrix) made to take a stack
-    of matrices too, as NumPy maps np.linalg over the leading axes: of an array of rank above
-    ``native`` (the rank its primitive takes), ``numpy_fn`` of each matrix in a loop
-    (`numpy_written.over_stack`, the one-matrix rule per matrix in the gradient). ``result``:
-    None for one array, else a function of the bound arguments giving the named tuple class
-    of the results (None where they are one array: svd with compute_uv=False)."""
-    def wrap(handler):
-        signature = inspect.signature(handler)
-
-        @functools.wraps(handler)
-        def f(a, *args, **kwargs):
-            if not records(a) or ndim_of(a) <= native:
-                return handler(a, *args, **kwargs)
-            bound = signature.bind(a, *args, **kwargs)
-            bound.apply_defaults()
-            if bound.kwargs:  # (pinv's rtol=): the handler's own refusal, on one matrix
-                return handler(a, *args, **kwargs)
-            settings = tuple(bound.args[1:])
-            kind = result(bound.arguments) if result is not None else None
-            a = _as_float(a)
-            if kind is None:
-                return written(numpy_written.over_stack, numpy_fn, a, settings)
-            over = {2: numpy_written.over_stack_pair,
-                    3: numpy_written.over_stack_triple}[len(kind._fields)]
-            return written(over, numpy_fn, a, settings, kind)
-        return f
-    return wrap
-
-
-SlogdetResult = collections.namedtuple("SlogdetResult", "sign logabsdet")
-
-
-def _linalg(name, stacks=False):
-    """``np.linalg.<name>`` of a matrix (with ``stacks``, of a stack of them too: rank 3 by its
-    primitive, more by `over_stacks`)."""
-    @over_stacks(getattr(np.linalg, name), native=3 if stacks else 2)
-    def f(a):
-        if not records(a):
-            return getattr(np.linalg, name)(a)
-        if stacks and ndim_of(a) == 3:
-            return record(name, _as_float(a))
-        return record(name, matrix_operand(name, a))
-    return f
-
-
-def np_solve(a, b):
-    if not (records(a) or records(b)):
-        return np.linalg.solve(a, b)
-    if ndim_of(a) > 2 or ndim_of(b) > 2:  # stacks, as NumPy 2 reads them: b a vector only
-        return _solve_stacks(a, b)  # of rank 1, else (a stack of) matrices
-    return record("solve", matrix_operand("solve", a), _as_float(b))
-
-
-def _solve_stacks(a, b):
-    """np.linalg.solve where ``a`` or ``b`` is a stack (rank above 2): one system per matrix,
-    in a loop (`numpy_written`)."""
-    a, b = _as_float(a), _as_float(b)
-    if ndim_of(a) == 2:  # one matrix, a stack of right-hand sides
-        return written(numpy_written.over_stack, numpy_written.solve_for, b, (a,))
-    if ndim_of(b) <= 2:  # a stack of matrices, one right-hand side (a vector or a matrix)
-        return written(numpy_written.over_stack, np.linalg.solve, a, (b,))
-    if ndim_of(a) != ndim_of(b):
-        raise UnsupportedError(f"np.linalg.solve of stacks of ranks {ndim_of(a)} and "
-                               f"{ndim_of(b)} (jitgrad does not broadcast them: give both "
-                               "the same leading axes)", loc_of(a, b))
-    return written(numpy_written.solve_stacks, a, b)
-
-
-@over_stacks(np.linalg.slogdet, lambda bound: SlogdetResult)
-def np_slogdet(a):
-    if not records(a):
-        return np.linalg.slogdet(a)
-    a = matrix_operand("slogdet", a)
-    return SlogdetResult(record("signdet", a), record("logabsdet", a))
 
 
 def np_size(x, axis=None):
@@ -793,9 +706,6 @@ NUMPY.update({
     np.asarray_chkfinite: np_asarray_chkfinite, np.ndarray.view: array_view,
     np.concatenate: np_concatenate, np.hstack: np_hstack, np.vstack: np_vstack,
     np.vdot: np_vdot,
-    np.linalg.inv: _linalg("inv", stacks=True), np.linalg.det: _linalg("det", stacks=True),
-    np.linalg.cholesky: _linalg("cholesky"), np.linalg.solve: np_solve,
-    np.linalg.slogdet: np_slogdet,
     np.split: split_handler("split", True), np.array_split: split_handler("array_split", False),
     # operator.add(a, b) and friends, as reduce-style code passes them
     operator.add: _binary("add"), operator.sub: _binary("sub"), operator.mul: _binary("mul"),

@@ -27,6 +27,8 @@ functions join `scipy_stats.LINALG`.
 from __future__ import annotations
 
 import collections
+import functools
+import inspect
 import math
 import sys
 
@@ -35,7 +37,7 @@ import numpy as np
 from jitgrad.core.errors import UnsupportedError
 from jitgrad.lang import numpy_shape
 from jitgrad.lang import numpy_written as W
-from jitgrad.lang.numpy_api import matrix_operand, np_reduce, np_reshape, np_sum, over_stacks
+from jitgrad.lang.numpy_api import as_float, np_reduce, np_reshape, np_sum
 from jitgrad.lang.symbolic import (
     NUMPY,
     all_known,
@@ -46,6 +48,94 @@ from jitgrad.lang.symbolic import (
     records,
     written,
 )
+
+# -- one matrix, and stacks of them ---------------------------------------------------
+
+
+def matrix_operand(name, a):
+    """``a`` as a float matrix for ``np.linalg.<name>``, refused unless it has rank 2."""
+    if ndim_of(a) != 2:
+        raise UnsupportedError(f"np.linalg.{name} of an array of rank {ndim_of(a)} (jitgrad "
+                               "takes one matrix, as Numba)", loc_of(a))
+    return as_float(a)
+
+
+def over_stacks(numpy_fn, result=None, native=2):
+    """The handler of ``numpy_fn`` (np.linalg's function of one matrix) made to take a stack
+    of matrices too, as NumPy maps np.linalg over the leading axes: of an array of rank above
+    ``native`` (the rank its primitive takes), ``numpy_fn`` of each matrix in a loop
+    (`W.over_stack`, the one-matrix rule per matrix in the gradient). ``result``:
+    None for one array, else a function of the bound arguments giving the named tuple class
+    of the results (None where they are one array: svd with compute_uv=False)."""
+    def wrap(handler):
+        signature = inspect.signature(handler)
+
+        @functools.wraps(handler)
+        def f(a, *args, **kwargs):
+            if not records(a) or ndim_of(a) <= native:
+                return handler(a, *args, **kwargs)
+            bound = signature.bind(a, *args, **kwargs)
+            bound.apply_defaults()
+            if bound.kwargs:  # (pinv's rtol=): the handler's own refusal, on one matrix
+                return handler(a, *args, **kwargs)
+            settings = tuple(bound.args[1:])
+            kind = result(bound.arguments) if result is not None else None
+            a = as_float(a)
+            if kind is None:
+                return written(W.over_stack, numpy_fn, a, settings)
+            over = {2: W.over_stack_pair,
+                    3: W.over_stack_triple}[len(kind._fields)]
+            return written(over, numpy_fn, a, settings, kind)
+        return f
+    return wrap
+
+
+SlogdetResult = collections.namedtuple("SlogdetResult", "sign logabsdet")
+
+
+def _linalg(name, stacks=False):
+    """``np.linalg.<name>`` of a matrix (with ``stacks``, of a stack of them too: rank 3 by its
+    primitive, more by `over_stacks`)."""
+    @over_stacks(getattr(np.linalg, name), native=3 if stacks else 2)
+    def f(a):
+        if not records(a):
+            return getattr(np.linalg, name)(a)
+        if stacks and ndim_of(a) == 3:
+            return record(name, as_float(a))
+        return record(name, matrix_operand(name, a))
+    return f
+
+
+def np_solve(a, b):
+    if not (records(a) or records(b)):
+        return np.linalg.solve(a, b)
+    if ndim_of(a) > 2 or ndim_of(b) > 2:  # stacks, as NumPy 2 reads them: b a vector only
+        return _solve_stacks(a, b)  # of rank 1, else (a stack of) matrices
+    return record("solve", matrix_operand("solve", a), as_float(b))
+
+
+def _solve_stacks(a, b):
+    """np.linalg.solve where ``a`` or ``b`` is a stack (rank above 2): one system per matrix,
+    in a loop (`numpy_written`)."""
+    a, b = as_float(a), as_float(b)
+    if ndim_of(a) == 2:  # one matrix, a stack of right-hand sides
+        return written(W.over_stack, W.solve_for, b, (a,))
+    if ndim_of(b) <= 2:  # a stack of matrices, one right-hand side (a vector or a matrix)
+        return written(W.over_stack, np.linalg.solve, a, (b,))
+    if ndim_of(a) != ndim_of(b):
+        raise UnsupportedError(f"np.linalg.solve of stacks of ranks {ndim_of(a)} and "
+                               f"{ndim_of(b)} (jitgrad does not broadcast them: give both "
+                               "the same leading axes)", loc_of(a, b))
+    return written(W.solve_stacks, a, b)
+
+
+@over_stacks(np.linalg.slogdet, lambda bound: SlogdetResult)
+def np_slogdet(a):
+    if not records(a):
+        return np.linalg.slogdet(a)
+    a = matrix_operand("slogdet", a)
+    return SlogdetResult(record("signdet", a), record("logabsdet", a))
+
 
 _np = numpy_handler
 
@@ -342,6 +432,9 @@ LINALG = {"sqrtm": linalg_sqrtm, "solve_banded": linalg_solve_banded,
           "eigvalsh": linalg_eigvalsh, "pinv": linalg_pinv}
 
 NUMPY.update({
+    np.linalg.inv: _linalg("inv", stacks=True), np.linalg.det: _linalg("det", stacks=True),
+    np.linalg.cholesky: _linalg("cholesky"), np.linalg.solve: np_solve,
+    np.linalg.slogdet: np_slogdet,
     np.linalg.eigh: np_eigh, np.linalg.eigvalsh: np_eigvalsh, np.linalg.eig: np_eig,
     np.linalg.eigvals: np_eigvals, np.linalg.svd: np_svd, np.linalg.qr: np_qr,
     np.linalg.pinv: np_pinv, np.linalg.matrix_rank: np_matrix_rank,
