@@ -19,6 +19,8 @@ Python's builtins there; rewrites it in place. Guarantees:
   there, the comprehension is left as it was, for the fence to refuse with its hint. The loop
   runs every iteration (Python's ``any`` stops at the first true item: only a raising item
   after it behaves differently).
+* `GeneratorCalls` (used by `desugar_lists`): ``list(...)``/``tuple(...)`` of a generator and
+  ``*(... for ...)`` as the list comprehension they amount to.
 """
 
 from __future__ import annotations
@@ -261,3 +263,40 @@ def replace_statement(root, old, new: list) -> None:
                 h.body[k:k + 1] = new
                 return
     raise AssertionError("the append is not in the loop")
+
+
+class GeneratorCalls(ast.NodeTransformer):
+    """``list(v * 2 for v in x)``: the list comprehension ``[v * 2 for v in x]``;
+    ``tuple(v * 2 for v in x)``: ``tuple([v * 2 for v in x])`` (the tuple of its items where
+    their number is known while building, as over a tuple's items); ``f(*(g(v) for v in x))``
+    and ``(*(g(v) for v in x),)``: ``*tuple([g(v) for v in x])`` (unpacking runs a generator
+    to its end, so it is the tuple of its items)."""
+
+    def __init__(self, shadowed):
+        self.shadowed = shadowed  # name -> whether the function binds it or reads a global of it
+
+    def visit_Call(self, node):
+        node = self.generic_visit(node)
+        if (isinstance(node.func, ast.Name) and node.func.id in ("list", "tuple")
+                and not self.shadowed(node.func.id)
+                and len(node.args) == 1 and not node.keywords
+                and isinstance(node.args[0], ast.GeneratorExp)):
+            gen = node.args[0]
+            comp = ast.copy_location(ast.ListComp(gen.elt, gen.generators), gen)
+            if node.func.id == "tuple":
+                node.args = [comp]
+                return node
+            return ast.copy_location(comp, node)
+        return node
+
+    def visit_Starred(self, node):
+        node = self.generic_visit(node)
+        if isinstance(node.value, ast.GeneratorExp) and not self.shadowed("tuple"):
+            gen = node.value
+            comp = ast.copy_location(ast.ListComp(gen.elt, gen.generators), gen)
+            tuple_of = ast.Call(ast.Name("tuple", ast.Load()), [comp], [])
+            node.value = ast.copy_location(tuple_of, gen)
+        return node
+
+    def visit_Lambda(self, node):
+        return node

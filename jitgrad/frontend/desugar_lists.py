@@ -42,6 +42,7 @@ from jitgrad.frontend.desugar import (
     ROOTS,
     SCOPES,
     Fresh,
+    GeneratorCalls,
     Rename,
     Swap,
     int_literal,
@@ -182,7 +183,7 @@ class _Lists:
             if expr is None:
                 out.append(s)
                 continue
-            expr = _ListCalls(self).visit(expr)
+            expr = GeneratorCalls(lambda n: n in self.bound or n in self.globals).visit(expr)
             setattr(s, root, expr)
             if (isinstance(s, ast.Assign) and len(s.targets) == 1 and s.value is expr
                     and isinstance(s.targets[0], ast.Name) and isinstance(expr, ast.ListComp)
@@ -776,43 +777,3 @@ def returned_list(fn, fn_node, call: ast.Call, callee: str, where) -> bool:
                                    f" is not supported (the list is an array in the gradient)"
                                    f"; {instead('list')}", where(node))
     return returned
-
-
-class _ListCalls(ast.NodeTransformer):
-    """``list(v * 2 for v in x)``: the list comprehension ``[v * 2 for v in x]``;
-    ``tuple(v * 2 for v in x)``: ``tuple([v * 2 for v in x])`` (the tuple of its items where
-    their number is known while building, as over a tuple's items); ``f(*(g(v) for v in x))``
-    and ``(*(g(v) for v in x),)``: ``*tuple([g(v) for v in x])`` (unpacking runs a generator
-    to its end, so it is the tuple of its items)."""
-
-    def __init__(self, lists: _Lists):
-        self.lists = lists
-
-    def visit_Call(self, node):
-        node = self.generic_visit(node)
-        if (isinstance(node.func, ast.Name) and node.func.id in ("list", "tuple")
-                and node.func.id not in self.lists.bound
-                and node.func.id not in self.lists.globals
-                and len(node.args) == 1 and not node.keywords
-                and isinstance(node.args[0], ast.GeneratorExp)):
-            gen = node.args[0]
-            comp = ast.copy_location(ast.ListComp(gen.elt, gen.generators), gen)
-            if node.func.id == "tuple":
-                node.args = [comp]
-                return node
-            return ast.copy_location(comp, node)
-        return node
-
-    def visit_Starred(self, node):
-        node = self.generic_visit(node)
-        if isinstance(node.value, ast.GeneratorExp) and "tuple" not in self.lists.bound \
-                and "tuple" not in self.lists.globals:
-            gen = node.value
-            comp = ast.copy_location(ast.ListComp(gen.elt, gen.generators), gen)
-            node.value = ast.copy_location(ast.Call(_name("tuple"), [comp], []), gen)
-        return node
-
-    def visit_Lambda(self, node):
-        return node
-
-
