@@ -148,7 +148,7 @@ def test_a_callee_writes_into_its_callers_array_in_a_loop_with_a_branch(fn, args
 def test_a_read_of_an_array_a_callee_wrote_is_never_out_of_date():
     """The safety net beneath the fix: with the caller's name left on the array's old version
     (as before the fix), the read after the call is refused, not silently stale."""
-    import jitgrad.frontend.build_loops as loops
+    import jitgrad.frontend.build_carries as loops  # (where loops decide what they carry)
 
     real = loops.holds_storage_of
     loops.holds_storage_of = lambda value, array, blocks: value.root is array  # the old rule
