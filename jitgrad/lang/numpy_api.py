@@ -505,6 +505,9 @@ def np_squeeze(x, axis=None):
         return x
     if axis is None:  # the axes of size 1 known while building dropped; the others kept,
         gb = builder_of(x)  # each checked at run time not to be 1 (`squeezed_size`)
+        for d in dims_of(x.atom):  # an argument's axis of size 1 in the example call: assumed
+            if gb.example_sizes.get(gb.size_class(d)) == 1:  # 1 (checked first thing; a call
+                gb.assume_same_size(d, 1)  # where it is not gets the general code)
         sizes = [gb.size_class(d) for d in dims_of(x.atom)]
         return np_reshape(x, tuple(
             x.shape[k] if isinstance(d, int) else record("squeezed_size", x.shape[k])
