@@ -52,6 +52,12 @@ class FunctionSource:
             hit = cls._cache[key] = _read(fn)
         return hit
 
+    @classmethod
+    def remember(cls, fn, src: FunctionSource) -> None:
+        """``fn``'s source is ``src`` (a function made while building, whose text is not in
+        its file: `local_transforms.lift`)."""
+        cls._cache[(fn, fn.__code__)] = src
+
     def loc(self, node: ast.AST | None) -> Loc:
         if node is None or not hasattr(node, "lineno"):
             node = self.node
