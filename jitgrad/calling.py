@@ -6,7 +6,8 @@ the compiled code (a call, `GradFunction.compiled_call`, `jitgrad.dask`'s blocks
 
 - arguments are bound to the function's parameters as Python binds them (`bind_arguments`);
 - the signature compiled for is the kind and rank of every argument, and a tree's structure;
-  an integer, bool or leafless argument in ``wrt`` is refused (`types_of`);
+  an integer, bool or leafless argument in ``wrt`` is refused (`types_of`), but for an empty
+  list, tuple or dict (or one of only those), whose gradient is itself;
 - the entry takes the arguments with a tree's leaves in its place, 0-d arrays as scalars and
   other float arrays as float64 (`casts_for`), and a call where an argument shares memory with
   one the function writes into is refused (`refuse_shared_memory`);
@@ -51,6 +52,12 @@ def casts_for(flat) -> dict:
     return casts
 
 
+def _empty(t) -> bool:
+    """An empty list, tuple or dict, or one of only those: no entry to differentiate."""
+    return isinstance(t, SeqType) and t.container in ("list", "tuple", "dict") and all(
+        _empty(u) for u in t.items)
+
+
 class CallingConvention:
     """The parameters of one gradient, which of them it differentiates, and the shape of its
     result."""
@@ -90,6 +97,8 @@ class CallingConvention:
             types.append(type_of_value(a, f"argument {name!r}"))
         for k in self.wrt:
             if isinstance(types[k], SeqType):
+                if _empty(types[k]):  # ([], {}, ((),)): its gradient is itself, as in autograd
+                    continue
                 if not any(u.kind == "f" for u in pytree.leaf_types(types[k])):
                     what = {"str": "is a str (a switch the gradient is built for)",
                             "none": "is None", "generator": "is a random generator",
