@@ -42,11 +42,15 @@ def _as_float64(a):
 
 def casts_for(flat) -> dict:
     """What the entry's arguments (``flat``: a tree's leaves in its place) need converting:
-    {position: conversion}. 0-d arrays travel as scalars; other float arrays as float64 (the
+    {position: conversion}. 0-d arrays travel as scalars (float16 ones, and float16 scalars,
+    as floats); other float arrays as float64 (the
     gradient is computed in float64, and Numba's `@` refuses mixed dtypes), their gradients
     converted back (`CallingConvention.post_for`)."""
     casts = {k: _as_scalar for k, a in enumerate(flat)
-             if type(a) is np.ndarray and a.ndim == 0}
+             if type(a) is np.ndarray and a.ndim == 0 and a.dtype != np.float16}
+    casts.update({k: float for k, a in enumerate(flat)  # (Numba has no float16 arithmetic)
+                  if isinstance(a, np.float16) or type(a) is np.ndarray and a.dtype == np.float16
+                  and a.ndim == 0})
     casts.update({k: _as_float64 for k, a in enumerate(flat) if type(a) is np.ndarray
                   and a.ndim and a.dtype.kind == "f" and a.dtype != np.float64})
     return casts
@@ -94,7 +98,7 @@ class CallingConvention:
                     raise SignatureError(e.message, self.src.loc(self.src.entry_params[k])) \
                         from None
                 continue
-            types.append(type_of_value(a, f"argument {name!r}"))
+            types.append(type_of_value(a, f"argument {name!r}", float16=True))  # (`casts_for`)
         for k in self.wrt:
             if isinstance(types[k], SeqType):
                 if _empty(types[k]):  # ([], {}, ((),)): its gradient is itself, as in autograd
