@@ -251,7 +251,12 @@ def forward_kernels(fn) -> ForwardKernels:
 
 
 def plain(a):
-    """A 0-d array as the float the generated code takes."""
+    """A 0-d array as the float the generated code takes; a float16 array or number as
+    float64 (Numba has no float16 arithmetic; `calling.casts_for` does the same)."""
+    if isinstance(a, np.ndarray) and a.dtype == np.float16:
+        a = a.astype(np.float64)
+    elif isinstance(a, np.float16):
+        return float(a)
     return a[()] if isinstance(a, np.ndarray) and a.ndim == 0 else a
 
 

@@ -91,8 +91,9 @@ def broadcast_ndim(*types: Type) -> int:
     return max(t.ndim for t in types)
 
 
-LOW_PRECISION = ("jitgrad.grad and value_and_grad take it, computed in float64, the gradient "
-                 "in its dtype; the other transforms take float32 and float64")
+LOW_PRECISION = ("jitgrad converts a float16 argument to float64 on the way in, but not one "
+                 "inside a tuple, list or dict: pass it as an argument of its own, or convert "
+                 "it, x.astype(np.float64)")
 
 
 def type_of_value(value, what: str = "argument", float16: bool = False) -> Type:
