@@ -13,7 +13,10 @@ functions of our own, written with autograd's names so that autograd is the orac
 - autograd's ``np.int64`` of run-time values (NumPy's);
 - a module's list of functions, a list comprehension over it passed to autograd's
   ``np.array`` (read as NumPy's, so the list is the array of its items);
-- ``np.append`` of a list argument (array_like, as NumPy takes it).
+- ``np.append`` of a list argument (array_like, as NumPy takes it);
+- autograd's ``np.make_diagonal``;
+- ``multivariate_normal`` with ``allow_singular=True`` (SciPy's eigendecomposition; its
+  derivative in the covariance refused).
 
 Each form is checked against autograd's gradient and central differences
 (`fd.check_against`), as plain Python (``JITGRAD_DISABLE_JIT=1``, a process of its own) for
@@ -31,6 +34,7 @@ import pytest
 
 autograd = pytest.importorskip("autograd")
 anp = pytest.importorskip("autograd.numpy")
+mvn = pytest.importorskip("autograd.scipy.stats").multivariate_normal
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -103,6 +107,21 @@ def appended(a, b):
     return anp.sum(anp.append(a, b) * anp.arange(1.0, 5.0))
 
 
+def diagonal_of(d):
+    """autograd's np.make_diagonal (its own function: diag of the last axis)."""
+    return anp.sum(anp.sin(anp.make_diagonal(d, axis1=-1, axis2=-2)) * anp.arange(1.0, 10.0).reshape(3, 3))
+
+
+SINGULAR = np.array([[1.0, 0.3, 0.0], [0.3, 2.0, 0.0], [0.0, 0.0, 0.0]])
+
+
+def singular_density(x, mean):
+    """multivariate_normal with allow_singular=True (x - mean in the covariance's span)."""
+    dev = anp.concatenate([x[:2], mean[2:]])
+    return mvn.logpdf(dev, mean, SINGULAR, allow_singular=True) \
+        + mvn.pdf(dev, mean, SINGULAR, allow_singular=True)
+
+
 def squeezes(x):
     """np.squeeze and .squeeze() of an axis of size 1 known only from the call."""
     return anp.sum(anp.sin(anp.squeeze(x)) * W) + anp.sum(x.squeeze() ** 3)
@@ -133,6 +152,8 @@ FORMS = [  # (function, arguments, wrt, autograd's function)
     (stacked, (X,), (0,), stacked),
     (empty_and_kinds, ([], list, X), (2,), empty_and_kinds),
     (int_cast, (WI,), (0,), int_cast),
+    (diagonal_of, (X,), (0,), diagonal_of),
+    (singular_density, (X, X[::-1] * 0.5), (0, 1), singular_density),
 ]
 
 
@@ -158,6 +179,15 @@ def check_float16():
     assert value == pytest.approx(float(low_precision(FLOAT16.astype(np.float64))), rel=1e-12)
 
 
+def check_singular_covariance_refused():
+    """Its derivative in the covariance is refused (the density jumps where the rank
+    changes), never computed through eigh's vanishing gaps."""
+    def of_cov(cov):
+        return mvn.logpdf(X, X, cov, allow_singular=True)
+    with pytest.raises(jitgrad.UnsupportedError, match="with respect to its covariance"):
+        jitgrad.grad(of_cov)(SINGULAR)
+
+
 def check_appended():
     value, g = jitgrad.value_and_grad(appended, wrt=(0, 1))([0.5, -1.0, 2.0], 1.5)
     assert value == pytest.approx(appended([0.5, -1.0, 2.0], 1.5), rel=1e-12)
@@ -177,12 +207,14 @@ def test_forms_as_plain_python():
 
 def all_forms(x, c, sq, ex, kind, w16):
     return closes_over(x, c) + squeezes(sq) + empty_and_kinds(ex, kind, x) \
-        + low_precision(w16) + int_cast(WI + x[0]) + stacked(x * c) + appended([x[0], c, 1.0], c)
+        + low_precision(w16) + int_cast(WI + x[0]) + stacked(x * c) + appended([x[0], c, 1.0], c) \
+        + diagonal_of(x) + singular_density(x, x * c)
 
 
 def all_forms_ag(x, c, sq, ex, kind, w16):
     return closes_over_ag(x, c) + squeezes(sq) + empty_and_kinds(ex, kind, x) \
-        + low_precision(w16) + int_cast(WI + x[0]) + stacked(x * c) + appended([x[0], c, 1.0], c)
+        + low_precision(w16) + int_cast(WI + x[0]) + stacked(x * c) + appended([x[0], c, 1.0], c) \
+        + diagonal_of(x) + singular_density(x, x * c)
 
 
 def test_forms_compiled():
@@ -214,4 +246,5 @@ if __name__ == "__main__":
     check_empty_gradients()
     check_float16()
     check_appended()
+    check_singular_covariance_refused()
     print("autograd's forms: values and gradients agree with autograd and central differences")
