@@ -90,6 +90,19 @@ def closes_over_twice_ag(x):
     return grad(grad(cube))(0.7) * x[2] + value * slope
 
 
+def read_when_called(x, w):
+    """The closure is read when the transform is called (as Python reads a cell), and a
+    function made in a loop reads that iteration's index."""
+    inner = lambda y: anp.sum(x * y ** 2)
+    g = grad(inner)
+    x = x * 3.0
+    total = g(1.5)
+    for i in range(3):
+        f = lambda y: anp.sin(w[i] * y) + i * y  # noqa: B023 - called in this iteration
+        total = total + grad(f)(0.5)
+    return total
+
+
 SCALAR_FUNS = [  # a module's list of functions, read while building
     lambda x: anp.sum(x ** 3),
     lambda x: anp.prod(anp.sin(x) + 0.5),
@@ -148,6 +161,7 @@ WI = np.array([[0.5, -0.2, 1.4], [0.3, 0.8, 0.3], [-0.6, 0.4, 1.6]])
 FORMS = [  # (function, arguments, wrt, autograd's function)
     (closes_over, (X, 0.8), (0, 1), closes_over_ag),
     (closes_over_twice, (X,), (0,), closes_over_twice_ag),
+    (read_when_called, (X, X[::-1]), (0, 1), read_when_called),
     (squeezes, (SQ,), (0,), squeezes),
     (stacked, (X,), (0,), stacked),
     (empty_and_kinds, ([], list, X), (2,), empty_and_kinds),

@@ -115,6 +115,7 @@ def lift(local: LocalFunction, node) -> tuple[pytypes.FunctionType, dict]:
     tree = copy.deepcopy(src.node)
     tree.args.args += [ast.arg(arg=name, lineno=tree.lineno, col_offset=tree.col_offset)
                        for name in run_time]
+    tree.args.defaults = []  # (every argument is passed: `build_call` binds the defaults)
     params = [a.arg for a in (*tree.args.posonlyargs, *tree.args.args)]
     module = compile(f"def {tree.name}({', '.join(params)}): pass", src.filename, "exec")
     code = next(c for c in module.co_consts if isinstance(c, pytypes.CodeType))  # (its text is
