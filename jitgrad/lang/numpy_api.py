@@ -568,6 +568,7 @@ def np_hstack(tup):
     tup = _entries(tup, "np.hstack")
     if all(ndim_of(a) == 0 for a in tup):
         return np_stack(tup)
+    tup = [NUMPY[np.atleast_1d](a) for a in tup]  # (a number beside vectors: one entry)
     return np_concatenate(tup, axis=0 if ndim_of(tup[0]) == 1 else 1)
 
 
@@ -579,7 +580,7 @@ def np_vstack(tup):
     tup = _entries(tup, "np.vstack")
     if all(ndim_of(a) <= 1 for a in tup):
         return np_stack(tup)
-    return np_concatenate(tup, axis=0)
+    return np_concatenate([NUMPY[np.atleast_2d](a) for a in tup], axis=0)  # (a vector: a row)
 
 
 def np_stack_axis(arrays, axis=0):
