@@ -29,7 +29,15 @@ from jitgrad.core.settings import DEFAULT, Settings
 from jitgrad.frontend.build import build
 from jitgrad.frontend.parse import FunctionSource
 from jitgrad.prims.primitives import PRIMITIVES
-from jitgrad.transforms import checkpoint, optimise, parallel, recompute, reverse, saving
+from jitgrad.transforms import (
+    checkpoint,
+    fuse_inner,
+    optimise,
+    parallel,
+    recompute,
+    reverse,
+    saving,
+)
 from jitgrad.transforms.forward import tangents
 from jitgrad.transforms.implicit import implicit_slopes
 from jitgrad.transforms.optimise import (
@@ -53,6 +61,7 @@ GRADIENT_PASSES = (
     reverse.SHAPE_STAND_INS,  # an adjoint that reads an array for its shape reads an argument
     saving.SAVING,  # every forward value the adjoint reads: rebuilt, recomputed or pushed
     recompute.RECOMPUTE,  # independent loops fused or recomputed instead of taped
+    fuse_inner.FUSE_INNER,  # inside those, inner loops whose seed is known fused as well
     checkpoint.CHECKPOINT,  # under a memory cap, taped loops run again in segments
     recompute.ASCENDING,  # loop adjoints whose iterations commute run forwards
     reverse.KERNELS,  # the forward and adjoint kernels
