@@ -155,11 +155,12 @@ def test_a_write_that_broadcasts_at_run_time(monkeypatch):
     x = np.array([0.5, -1.0, 2.0, 0.25])
     for k in (3, 1):  # (3: a value of the slot's length, 1: one that broadcasts)
         g = jitgrad.grad(written_at_run_time)(x, k)
-        np.testing.assert_allclose(g, numeric_grad(lambda x: written_at_run_time(x, k), (x,), 0),
+        np.testing.assert_allclose(g, numeric_grad(written_at_run_time, (x, k), 0),
                                    rtol=1e-6, atol=1e-7)
 
 
 def test_compiled():
-    """As users run them: the stencil and the whole-array write, compiled."""
-    _check("stencil")
-    _check("reshaped")
+    """As users run them, compiled: the stencil, the whole-array write, and covariance's
+    loop, whose adjoint's rank-1 updates are BLAS's (`runtime_linalg.add_outer`)."""
+    for name in ("stencil", "reshaped", "triangle"):
+        _check(name)

@@ -114,8 +114,9 @@ class Writes:
             return False
         if unknown and any(getattr(s, "jitgrad_prange", False) for s in self.loops_building):
             return False
-        if unknown:
-            view = gb.apply(getitem, [gb.sym(old)] + idx, {"index_spec": spec})
+        if unknown:  # (the slot of a whole-array write is the array)
+            view = gb.sym(old) if all(i == ":" for i in spec) else gb.apply(
+                getitem, [gb.sym(old)] + idx, {"index_spec": spec})
             for k in unknown:
                 a, b = (gb.atom(symbolic.record("shape_dim", x, axis=k), check=False)
                         for x in (view, value))

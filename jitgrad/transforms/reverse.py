@@ -549,7 +549,7 @@ class _Reverse:
             return
         fits = e.params.get("fits") or dims_of(v) == dims_of(x)
         if (fits and all(item == ":" for item in spec) and self.home.get(e.out) is self.fn.body
-                and self.is_active(v)):
+                and self.is_active(v) and self.key(v) is not self.key(x)):  # (not x[:] = x)
             self.hand_over(x, v)
             return
         c = None
