@@ -130,8 +130,7 @@ class _Writer(NestWriter):
                 for e in aliases:
                     self.comment_for(indent, e.loc)
                     self.eqn(e, indent)
-                if not self.rank_one_update(group, indent):
-                    self.fused(group, sizes, indent, later)
+                self.fused(group, sizes, indent, later)
                 k += taken
                 continue
             k += 1

@@ -228,37 +228,6 @@ class NestWriter:
                 self.line(indent, f"{v.name} = {filled[v]}")
         self.last_loc = None
 
-    def rank_one_update(self, group: list, indent: int) -> bool:
-        """A run that only adds an outer product of two float vectors into a matrix (the
-        adjoint of ``x @ A`` or ``A @ x`` for ``A``: ``_b_A[:, i:m] += outer(x, g)``, as in
-        covariance's loop) is BLAS's rank-1 update, ``_rt.add_outer`` (``dger``), not a nest:
-        a nest into a strided view ran 2-2.5x slower. Written, say whether it was taken
-        (the product read by nothing else; the vectors sharing no memory with the matrix)."""
-        if len(group) != 2 or group[1].outs or not ops.flags(group[1].prim).adds_into:
-            return False
-        product, acc = group
-        flags = ops.flags(product.prim)
-        if flags.outer_of != "mul" or acc.ins[1] is not product.outs[0] or self.uses.get(
-                product.outs[0], 0) != 1:
-            return False
-        x, y, into = product.ins[0], product.ins[1], acc.ins[0]
-        index_from = ops.flags(acc.prim).index_from
-        spec = acc.params.get("index_spec", ()) if index_from is not None else ()
-        if not (isinstance(x, Var) and isinstance(y, Var) and x.type == y.type == Type("f", 1)
-                and into.type.kind == "f" and into.type.ndim - sum(i == "i" for i in spec) == 2
-                and all(i == ":" or i == "i" or isinstance(i, tuple) and i[0] == "s"
-                        for i in spec)
-                and self.may_share.find(into) not in (self.may_share.find(x),
-                                                      self.may_share.find(y))):
-            return False
-        target = atom_source(into)
-        if index_from is not None:
-            items = [atom_source(a) for a in acc.ins[index_from:]]
-            target = index_source(target, spec, self.unsigned(spec, acc.ins[index_from:], items))
-        self.comment_for(indent, acc.loc)
-        self.line(indent, f"_rt.add_outer({target}, {atom_source(x)}, {atom_source(y)})")
-        return True
-
     def parts_written(self, group: list, indent: int) -> dict:
         """Before the nest: a view of each part of an array the nest adds into (``add_at``,
         basic indexing), which the nest then writes at its own position; returns them."""

@@ -122,7 +122,6 @@ from jitgrad.backend.numba.runtime_index import (  # noqa: F401 - re-exported
 )
 from jitgrad.backend.numba.runtime_linalg import (  # noqa: F401 - re-exported
     USES_SCIPY,
-    add_outer,
     cholesky,
     cholesky_fails,
     companion,

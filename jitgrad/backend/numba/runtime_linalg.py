@@ -52,7 +52,6 @@ _BLAS = {
                         _INT),
     "dgemv": types.void(_CHR, _INT, _INT, _DBL, _DBL, _INT, _DBL, _INT, _DBL, _DBL, _INT),
     "ddot": types.float64(_INT, _DBL, _INT, _DBL, _INT),
-    "dger": types.void(_INT, _INT, _DBL, _DBL, _INT, _DBL, _INT, _DBL, _INT),
 }
 _LAPACK = {
     "dgesv": types.void(_INT, _INT, _DBL, _INT, _INT, _DBL, _INT, _INT),
@@ -61,7 +60,7 @@ _LAPACK = {
     "dpotrf": types.void(_CHR, _INT, _DBL, _INT, _INT),
     "dsyevd": types.void(_CHR, _CHR, _INT, _DBL, _INT, _DBL, _DBL, _INT, _INT, _INT, _INT),
 }
-dgemm, dgemv, ddot, dger = (scipy_c_function(name, sig) for name, sig in _BLAS.items())
+dgemm, dgemv, ddot = (scipy_c_function(name, sig) for name, sig in _BLAS.items())
 dgesv, dgetrf, dgetri, dpotrf, dsyevd = (scipy_c_function(name, sig) for name, sig in _LAPACK.items())
 _OPTIONS = {"error_model": "numpy"}  # as every runtime helper (`compile.ERROR_MODEL`)
 
@@ -244,42 +243,6 @@ def _matmul_impl(a, b):
         return _matrix_vector(a.layout == "C", False)
     vector_times = register_jitable(_matrix_vector(b.layout == "C", True))
     return lambda a, b: vector_times(b, a)  # x @ a is a.T @ x
-
-
-def _add_outer_any(a, x, y):
-    """``a += np.outer(x, y)`` (plain Python: NumPy's)."""
-    a += np.outer(x, y)
-
-
-def _rank_one_update(a, x, y):
-    """BLAS ``dger`` where one axis of ``a`` is contiguous and the vectors' strides are
-    positive (the other axis's stride is then BLAS's leading dimension); loops otherwise. A
-    rank-1 update written as a loop nest into a strided view ran 2-2.5x slower."""
-    m, n = a.shape
-    if x.shape[0] != m or y.shape[0] != n:
-        raise ValueError("operands could not be broadcast together")
-    if m == 0 or n == 0:
-        return
-    s0, s1, sx, sy = a.strides[0] // 8, a.strides[1] // 8, x.strides[0] // 8, y.strides[0] // 8
-    unit = a.strides[0] % 8 == 0 and a.strides[1] % 8 == 0 and x.strides[0] % 8 == 0 and (
-        y.strides[0] % 8 == 0) and sx >= 1 and sy >= 1
-    if unit and s1 == 1 and s0 >= n:  # rows contiguous: BLAS sees a.T (n x m), a.T += y x^T
-        dger(_int_ref(n), _int_ref(m), _double_ref(1.0), y.ctypes, _int_ref(sy), x.ctypes,
-             _int_ref(sx), a.ctypes, _int_ref(s0))
-    elif unit and s0 == 1 and s1 >= m:  # columns contiguous: a (m x n) += x y^T
-        dger(_int_ref(m), _int_ref(n), _double_ref(1.0), x.ctypes, _int_ref(sx), y.ctypes,
-             _int_ref(sy), a.ctypes, _int_ref(s1))
-    else:
-        for i in range(m):
-            for j in range(n):
-                a[i, j] += x[i] * y[j]
-
-
-@overload(_add_outer_any, jit_options=_OPTIONS)
-def _add_outer_impl(a, x, y):
-    if not (_f64(a, x, y) and a.ndim == 2 and x.ndim == 1 and y.ndim == 1):
-        return None
-    return _rank_one_update
 
 
 @overload(_dot_any, jit_options=_OPTIONS)
@@ -540,7 +503,7 @@ def _cholesky_impl(a):
 # The helpers that call BLAS or LAPACK, which Numba finds through SciPy when they first run: a
 # helper loaded from the disk cache never asks for SciPy while compiling, and without SciPy
 # the process would abort at the call (`compile.require_scipy` refuses the module first).
-USES_SCIPY = ("matmul", "dot", "add_outer", "inv", "solve", "det", "cholesky", "cholesky_fails",
+USES_SCIPY = ("matmul", "dot", "inv", "solve", "det", "cholesky", "cholesky_fails",
               "logabsdet", "signdet", "eigvalsh", "eigh_vectors", "eigh_vectors_upper",
               "eig_values", "eig_vectors", "svdvals", "svd_u", "svd_vt", "qr_q", "qr_r", "pinv",
               "matrix_rank", "sqrtm", "sqrtm_adjoint", "inv_stack", "det_stack")
@@ -550,13 +513,6 @@ USES_SCIPY = ("matmul", "dot", "add_outer", "inv", "solve", "det", "cholesky", "
 def matmul(a, b):
     """``a @ b`` (a matrix among them)."""
     return _matmul_any(a, b)
-
-
-@jit(needs=link_routines)
-def add_outer(a, x, y):
-    """``a += np.outer(x, y)`` in place, of a float matrix (a view: covariance's adjoint adds
-    ``outer(data[:, i], g)`` into ``_b_data[:, i:m]``) and two vectors (`_add_outer_impl`)."""
-    _add_outer_any(a, x, y)
 
 
 @jit(needs=link_routines)
