@@ -85,6 +85,6 @@ def test_the_generated_code_has_no_temporaries_of_these_forms(built):
     assert src.count("_rt.matmul(") == 9  # stack 1 + 2, atax 2 + 2, the loop's 1 + 1
     tapes = [line for line in src.splitlines() if ".append(" in line or "_tape_" in line
              and "] = " in line]
-    # one tape (a row's shape, read by the adjoint's sum_to); d's slices are read again
-    assert len({line.split(".append(")[0].strip() for line in tapes}) == 1, tapes
-    assert not any(".copy()" in line for line in tapes), tapes
+    # no tape: the row written has the slot's sizes (checked at the write), so no sum back
+    # reads it for its shape; d's slices are read again
+    assert not tapes, tapes

@@ -15,10 +15,13 @@ import numpy as np
 
 from jitgrad.core.errors import ShapeError, UnsupportedError, refused
 from jitgrad.core.ir import (
+    Eqn,
     Var,
+    dims_of,
 )
 from jitgrad.frontend.build_index import expand_ellipsis
 from jitgrad.lang import symbolic
+from jitgrad.lang.size_tokens import result_dims
 from jitgrad.lang.symbolic import Sym
 from jitgrad.prims import primitives
 
@@ -69,8 +72,11 @@ class Writes:
         self.gb.check_writable(old, name)
         if old in self.gb.views:  # a view not followed to its array (a reshape)
             old = self.detach_view(name, node, old)
+        params = {"index_spec": spec}
+        if self.write_fits(old, spec, idx, value):
+            params["fits"] = True
         out = self.gb.apply(primitives.PRIMITIVES["setitem"], [self.gb.sym(old), value] + idx,
-                            {"index_spec": spec})
+                            params)
         self.gb.note_write(out.atom)  # every older value of this memory is now out of date
         out.atom.name = old.name  # same storage, same name in the generated code
         out.atom.storage = old.root
@@ -80,6 +86,42 @@ class Writes:
             if isinstance(v, Sym) and v.atom is old:
                 self.env[alias] = out
         return out
+
+    def write_fits(self, old, spec, idx, value) -> bool:
+        """Whether the array ``value`` written at ``old[idx]`` has the slot's sizes: assumed
+        where the sizes are arguments' (`SizeAssumptions.assume_write_fits`, checked first
+        thing), and otherwise checked here, before the write (``same_size`` of the two
+        lengths: a call that breaks it gets the general code, as for every assumption). Not
+        inside a ``prange`` loop (Numba cannot raise from its threads) nor in the general
+        build, nor for a value of lower rank or one that visibly broadcasts: the write's
+        adjoint then sums the slot's adjoint back to the value's shape."""
+        gb = self.gb
+        if not (gb.assume_sizes and isinstance(value, Sym) and value.ndim):
+            return False
+        getitem = primitives.PRIMITIVES["getitem"]
+        atoms = [old] + [gb.atom(i, check=False) for i in idx]
+        slot_type = getitem.type_rule([a.type for a in atoms], {"index_spec": spec})
+        if slot_type.ndim != value.ndim:
+            return False
+        slot = result_dims(getitem, atoms, {"index_spec": spec}, slot_type)
+        if slot is not None:
+            unknown = gb.assume_write_fits(slot, dims_of(value.atom))
+        elif 1 in dims_of(value.atom):
+            unknown = None  # (a visible broadcast)
+        else:
+            unknown = list(range(value.ndim))
+        if unknown is None:
+            return False
+        if unknown and any(getattr(s, "jitgrad_prange", False) for s in self.loops_building):
+            return False
+        if unknown:  # (the slot of a whole-array write is the array)
+            view = gb.sym(old) if all(i == ":" for i in spec) else gb.apply(
+                getitem, [gb.sym(old)] + idx, {"index_spec": spec})
+            for k in unknown:
+                a, b = (gb.atom(symbolic.record("shape_dim", x, axis=k), check=False)
+                        for x in (view, value))
+                gb.block.stmts.append(Eqn("same_size", [], [a, b], {}, gb.loc))
+        return True
 
     def write_advanced(self, name, node, array, index, value) -> None:
         """``x[idx] = v``, ``x[mask] = v``, ``a[rows, cols] = v`` (and ``+=``, which reads the

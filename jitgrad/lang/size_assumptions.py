@@ -81,17 +81,46 @@ class SizeAssumptions:
         self.assumed.append((keep, drop, self.loc))
         self.rename_sizes()
 
+    def canonical(self, t):
+        """Size token ``t`` in terms of one token per class of same-size axes."""
+        if isinstance(t, tuple) and t and t[0] == "broadcast":
+            return ("broadcast",) + tuple(self.canonical(x) for x in t[1:])
+        if isinstance(t, tuple) and t and t[0] == "less":  # (a slice's: `_slice_size`)
+            return ("less", self.canonical(t[1]), t[2])
+        return self.size_class(t)
+
     def rename_sizes(self) -> None:
         """Every variable's dims in terms of one token per class of same-size axes."""
-        def canon(t):
-            if isinstance(t, tuple) and t and t[0] == "broadcast":
-                return ("broadcast",) + tuple(canon(x) for x in t[1:])
-            if isinstance(t, tuple) and t and t[0] == "less":  # (a slice's: `_slice_size`)
-                return ("less", canon(t[1]), t[2])
-            return self.size_class(t)
         for v in self.made:
             if v.dims is not None:
-                v.dims = tuple(canon(t) for t in v.dims)
+                v.dims = tuple(self.canonical(t) for t in v.dims)
+
+    def assume_write_fits(self, slot: tuple, value: tuple) -> list[int] | None:
+        """A write ``x[idx] = v`` of an array of the slot's rank (``slot``, ``value``: their
+        size tokens): NumPy broadcasts ``v`` to the slot, but nearly always ``v`` has the
+        slot's sizes, and then the write's adjoint is the slot's adjoint itself (no sum back
+        to ``v``'s shape, which would make the forward pass keep ``v`` for its shape alone).
+        Assume so where the sizes are axes of arguments, or slices that drop as many entries
+        of them (``B[1:-1] = A[:-2] + ...``: ``A`` and ``B`` the same length), checked first
+        thing as every assumption; return the axes whose sizes are still not known equal (for
+        a check where the write is), or None where ``v`` visibly broadcasts (an axis of size
+        1, or assumed 1 from the example call, against one that is not)."""
+        for ts, tv in zip(slot, value):
+            ts, tv = self.canonical(ts), self.canonical(tv)
+            if (isinstance(ts, tuple) and isinstance(tv, tuple) and ts[:1] == tv[:1] == ("less",)
+                    and ts[2] == tv[2]):
+                self.assume_same_size(ts[1], tv[1], broadcasts=False)
+            elif tv != 1:
+                self.assume_same_size(ts, tv)
+        unknown = []
+        for k, (ts, tv) in enumerate(zip(slot, value)):
+            ts, tv = self.canonical(ts), self.canonical(tv)
+            if ts == tv:
+                continue
+            if tv == 1 or isinstance(ts, int) and isinstance(tv, int):
+                return None  # (two different literals: NumPy's error, at run time)
+            unknown.append(k)
+        return unknown
 
     # -- tests on sizes -------------------------------------------------------------------
 

@@ -74,14 +74,16 @@ getitem = primitive("getitem", lambda x, *idx, index_spec: x[index_value(index_s
                     _getitem_type, view=True, index_from=1, recomputable=True)
 
 
-def _setitem_impl(x, v, *idx, index_spec):
+def _setitem_impl(x, v, *idx, index_spec, fits=False):
     x = np.array(x, dtype=float)
     x[index_value(index_spec, idx)] = v
     return x
 
 
 # ``setitem`` returns the array it wrote into (same storage): ``y[i] = v`` becomes
-# ``y_1 = setitem(y, v, i)`` in the IR and ``y[i] = v`` in the generated source.
+# ``y_1 = setitem(y, v, i)`` in the IR and ``y[i] = v`` in the generated source. ``fits``: the
+# builder assumed, and checks, that ``v`` has the slot's sizes (`build_writes.write_fits`), so
+# the slot's adjoint is ``v``'s as it is.
 setitem = primitive("setitem", _setitem_impl, lambda ts, p: ts[0],
                     writes_into_first=True, effects=True, index_from=2, same_shape_as=0)
 
@@ -96,14 +98,15 @@ def _getitem_vjp(g, ans, x, *idx, index_spec):
     return add_at(out, g, *idx, index_spec=index_spec)
 
 
-def _setitem_x_vjp(g, ans, x, v, *idx, index_spec):
+def _setitem_x_vjp(g, ans, x, v, *idx, index_spec, fits=False):
     out = np.array(g, dtype=float)
     out[index_value(index_spec, idx)] = 0.0
     return out
 
 
-def _setitem_v_vjp(g, ans, x, v, *idx, index_spec):
-    return unbroadcast(getitem(g, *idx, index_spec=index_spec), v)
+def _setitem_v_vjp(g, ans, x, v, *idx, index_spec, fits=False):
+    slot = getitem(g, *idx, index_spec=index_spec)
+    return slot if fits else unbroadcast(slot, v)
 
 
 defvjp("getitem", _getitem_vjp, *([None] * 8))

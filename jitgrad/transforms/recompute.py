@@ -280,6 +280,9 @@ def reads_start(body: Block, stale: set[Var]) -> bool:
                                                        s.params["index_spec"]):
                     stale.add(s.outs[0])  # partly written: the rest is still old
                 continue
+            if ops.flags(s.prim).view and s.ins[0] in stale:
+                stale.update(s.outs)  # (a view reads nothing: what is read through it is)
+                continue
             if any(isinstance(a, Var) and a in stale and k not in shape_only
                    for k, a in enumerate(s.ins)):
                 return True

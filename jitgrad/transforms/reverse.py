@@ -533,7 +533,10 @@ class _Reverse:
         adjoint is zeroed (the write killed what ``y1`` held there). ``v`` may share ``y``'s
         storage (``y *= 1.0``, ``y[1:] = y[:-1]``): its share is taken as a copy first and
         added only after the zeroing. An increment (``y[i] += u``, `_increments`) leaves the
-        slot as it is and gives its adjoint to ``u``."""
+        slot as it is and gives its adjoint to ``u``. The share is summed back to ``v``'s
+        shape only where ``v`` may broadcast: not where the builder checked that it has the
+        slot's sizes (``fits``, `build_writes.write_fits`), or their size tokens are the same.
+        A write of the whole array at the top level hands its adjoint over (`hand_over`)."""
         x, v, idx = e.ins[0], e.ins[1], e.ins[2:]
         spec = e.params["index_spec"]
         if e in self.increments:  # y[i] += u: the slot's adjoint goes to u and stays
@@ -544,18 +547,36 @@ class _Reverse:
                 ins = [self.value(a) for a in add.ins]
                 self.acc(u, RULES[add.prim][k](c, self.gb.sym(add.out), *ins))
             return
+        fits = e.params.get("fits") or dims_of(v) == dims_of(x)
+        if (fits and all(item == ":" for item in spec) and self.home.get(e.out) is self.fn.body
+                and self.is_active(v) and self.key(v) is not self.key(x)):  # (not x[:] = x)
+            self.hand_over(x, v)
+            return
         c = None
         if self.is_active(v):
             c = primitives.getitem(g, *[self.value(i) for i in idx], index_spec=spec)
             if isinstance(c, Sym) and c.ndim:
                 c = primitives.copy(c)
-            if isinstance(c, Sym) and c.ndim:
+            if isinstance(c, Sym) and c.ndim and not (e.params.get("fits")
+                                                      or dims_of(c.atom) == dims_of(v)):
                 c = primitives.sum_to_like(c, self.gb.sym(v))
         self.ensure_owned(x)
         st = self.state(x)
         self.put(None, "zero_at", [st.var] + list(idx), {"index_spec": spec})
         if c is not None:
             self.acc(v, c)
+
+    def hand_over(self, x: Var, v: Var) -> None:
+        """``x[:] = v`` at the top level, ``v`` of ``x``'s sizes: the write killed all of
+        ``x``, so ``x``'s adjoint becomes ``v``'s share as it is (no copy of the slot, no
+        zeroing) and ``x``'s adjoint is zero again (symbolic: the next contribution is
+        assigned, into a new array). At the top level only: a loop or branch that adds into
+        ``x``'s adjoint keeps one array for it."""
+        st = self.state(x)
+        if st.zero:
+            return
+        self.acc(v, self.gb.sym(st.var))
+        st.zero, st.owned = True, False
 
     # -- the whole function ----------------------------------------------------------------
 
