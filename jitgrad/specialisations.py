@@ -303,11 +303,14 @@ class Specialisations:
         pass, else a new build for them. A broken size assumption gets the general code
         (NumPy broadcasting at run time), kept for the signature from then on; a test on
         sizes that takes the other side (`SizeAssumptions.decide`), code built for that side."""
-        found = next((c for c in self.for_types.get(compiled.types, ())
-                      if pipeline.sizes_hold(c.graph_ir, flat)), None)
+        broken = pipeline.broken_checks(compiled.graph_ir, flat)
+        others = [c for c in self.for_types.get(compiled.types, ()) if c is not compiled]
+        if broken:
+            found = next((c for c in others if pipeline.sizes_hold(c.graph_ir, flat)), None)
+        else:  # the opening checks hold: one inside the code broke (a write's `same_size`)
+            found = next((c for c in others if not c.assume_sizes), None)
         if found is None:
-            assume = compiled.assume_sizes and \
-                "assumed" not in pipeline.broken_checks(compiled.graph_ir, flat)
+            assume = compiled.assume_sizes and bool(broken) and "assumed" not in broken
             found = self.compile(compiled.types, assume_sizes=assume, args=flat)
         self.by_types[compiled.types] = found
         for key, call in self.calls.items():
