@@ -35,6 +35,16 @@ def _arith_no_bool(ts, p):
     return Type(kind, broadcast_ndim(*ts))
 
 
+def _arith_bool_arrays(ts, p):
+    """NumPy's ufuncs with a boolean loop (``+ * maximum minimum abs``): on arrays of booleans
+    only, a boolean array (``m1 * m2`` is ``m1 & m2``, a mask that indexes as one); numbers
+    otherwise, as Python's ``True * True == 1``."""
+    ndim = broadcast_ndim(*ts)
+    if ndim > 0 and all(t.kind == "b" for t in ts):
+        return Type("b", ndim)
+    return _arith_no_bool(ts, p)
+
+
 def _compare(ts, p):
     return Type("b", broadcast_ndim(*ts))
 
@@ -63,7 +73,7 @@ TRANSCENDENTAL = ("exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "
 for _name in TRANSCENDENTAL:
     _elementwise(_name, getattr(np, _name), **COSTLY)
 _elementwise("square", np.square, type_rule=_arith_no_bool, nonlinear=True)
-_elementwise("abs", np.abs, type_rule=_arith_no_bool, nonlinear=True)
+_elementwise("abs", np.abs, type_rule=_arith_bool_arrays, nonlinear=True)
 _elementwise("sign", np.sign, type_rule=_arith_no_bool, **PIECEWISE_CONSTANT)
 _elementwise("floor", np.floor, **PIECEWISE_CONSTANT)
 _elementwise("ceil", np.ceil, **PIECEWISE_CONSTANT)
@@ -419,11 +429,11 @@ defvjp("erfc", lambda g, ans, x: -(g * (np.exp(-(x * x)) * _TWO_OVER_SQRT_PI)))
 
 for _name in ("arctan2", "hypot", "logaddexp", "logaddexp2", "copysign"):
     _elementwise(_name, getattr(np, _name), **(COSTLY if _name != "copysign" else {}))
-_elementwise("add", np.add, _arith_no_bool, additive=True, counting=True,
+_elementwise("add", np.add, _arith_bool_arrays, additive=True, counting=True,
              broadcast_nest=True, implied_step=True)
 _elementwise("sub", np.subtract, _arith_no_bool, additive=True, counting=True,
              broadcast_nest=True, implied_step=True)
-_elementwise("mul", np.multiply, _arith_no_bool, counting=True, broadcast_nest=True)
+_elementwise("mul", np.multiply, _arith_bool_arrays, counting=True, broadcast_nest=True)
 _elementwise("div", np.true_divide, _float_elementwise, broadcast_nest=True)
 _elementwise("pow", np.power, _arith_no_bool, **COSTLY)
 _elementwise("floordiv", np.floor_divide, _arith_no_bool, **PIECEWISE_CONSTANT)
@@ -439,8 +449,8 @@ for _name in ("bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_s
     _elementwise(_name, getattr(np, _name), lambda ts, p: Type("i", broadcast_ndim(*ts)),
                  **PIECEWISE_CONSTANT)
 _elementwise("invert", np.invert, lambda ts, p: Type("i", ts[0].ndim), **PIECEWISE_CONSTANT)
-_elementwise("maximum", np.maximum, _arith_no_bool, nonlinear=True, extreme="max")
-_elementwise("minimum", np.minimum, _arith_no_bool, nonlinear=True, extreme="min")
+_elementwise("maximum", np.maximum, _arith_bool_arrays, nonlinear=True, extreme="max")
+_elementwise("minimum", np.minimum, _arith_bool_arrays, nonlinear=True, extreme="min")
 
 
 def tie_share_impl(x, y):
