@@ -203,9 +203,11 @@ class Expressions(Indexing):
 
     def constant_array(self, name, value, node):
         """A global array (or one a closure captured) read as a constant, as Numba freezes it:
-        its contents when the signature is first compiled."""
+        its contents when the signature is first compiled (an array of rank 0, its number)."""
         kind = {"u": "i"}.get(value.dtype.kind, value.dtype.kind)
-        if kind not in "fib" or value.ndim == 0:
+        if kind in "fib" and value.ndim == 0:  # np.asarray(1.3): its number, as NumPy reads it
+            return value.item()
+        if kind not in "fib":
             raise UnsupportedError(f"the global `{name}`: a {value.dtype} array of rank "
                                    f"{value.ndim} (jitgrad reads float, integer and bool arrays "
                                    "as constants)", self.loc(node))

@@ -74,6 +74,18 @@ def is_user_object(value) -> bool:
             and hasattr(value, "__dict__"))
 
 
+def _wraps_run_time(obj) -> bool:
+    """Whether an attribute of ``obj``, made by running its ``__init__`` while building, is an
+    array of Python objects holding run-time values: NumPy's ``np.asarray(x)`` of a value known
+    only at run time (GPy's ``self.lengthscale = np.asarray(lengthscale)``). Such an object is
+    made again with its ``__init__`` built as the user's code (`build_instance`)."""
+    for value in vars(obj).values():
+        if isinstance(value, np.ndarray) and value.dtype == object and any(
+                _holds_run_time(v) for v in value.flat):
+            return True
+    return False
+
+
 def _is_namedtuple(cls) -> bool:
     return issubclass(cls, tuple) and hasattr(cls, "_fields")
 
@@ -145,6 +157,14 @@ class Values:
                 not issubclass(fn, BaseException):
             try:
                 made = fn(*args, **kwargs)
+                if is_user_object(made) and _wraps_run_time(made):
+                    made = self.build_instance(fn, args, kwargs, node)  # (np.asarray(x))
+                    if made is NotImplemented:
+                        raise UnsupportedError(
+                            f"making a {fn.__name__} from run-time values: its __init__ "
+                            "gives NumPy a run-time value (np.asarray(x)), and the class "
+                            "makes its objects with its own __new__", self.loc(node))
+                    return made
                 if is_user_object(made):
                     self.made_objects[id(made)] = (made, self.gb.block)
                     self.note_owned_arrays(made)

@@ -328,6 +328,17 @@ def linalg_solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False,
     return NUMPY[np.linalg.solve](tri, b)
 
 
+def linalg_cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
+    """scipy.linalg.cho_factor(a, lower): (c, lower), c the Cholesky factor in its triangle and
+    ``a``'s own entries in the other, as LAPACK leaves them (SciPy's c is not cleaned)."""
+    if not isinstance(lower, (bool, int)):
+        raise UnsupportedError("scipy.linalg.cho_factor with `lower` known while building",
+                               loc_of(a))
+    factor = linalg_cholesky(a, lower=bool(lower))
+    rest = NUMPY[np.triu](a, 1) if lower else NUMPY[np.tril](a, -1)
+    return factor + rest, bool(lower)
+
+
 def linalg_cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
     """scipy.linalg.cho_solve((c, lower), b): A x = b for A = c c^T (``lower``) or c^T c, two
     triangular solves with the factor's triangle (the other is not read, as SciPy)."""
@@ -429,7 +440,7 @@ def linalg_block_diag(*arrs):
 
 LINALG = {"solve": linalg_solve, "cholesky": linalg_cholesky,
           "solve_triangular": linalg_solve_triangular, "block_diag": linalg_block_diag,
-          "cho_solve": linalg_cho_solve}
+          "cho_solve": linalg_cho_solve, "cho_factor": linalg_cho_factor}
 def _static_sizes(x, axes) -> list | None:
     """``x``'s sizes along ``axes`` where all are known while building, else None."""
     gb = builder_of(x)
