@@ -37,7 +37,7 @@ from jitgrad.frontend.build_builtins import BUILTINS, BY_NAME
 from jitgrad.frontend.build_containers import HEAPQ, BuildMethod
 from jitgrad.frontend.build_values import PURE_STDLIB
 from jitgrad.frontend.desugar_lists import returned_list
-from jitgrad.frontend.parse import FunctionSource, unwrap
+from jitgrad.frontend.parse import FunctionSource, signature_of, unwrap
 from jitgrad.frontend.recursion import linear_recursion, loop_form
 from jitgrad.lang import (
     complex_pairs,
@@ -351,7 +351,7 @@ class Calls:
         if self.depth >= self.MAX_INLINE_DEPTH:
             self.refuse_depth(src, node)
         try:
-            bound = (fn.signature() if local else inspect.signature(fn)).bind(*args, **kwargs)
+            bound = (fn.signature() if local else signature_of(fn)).bind(*args, **kwargs)
         except TypeError as e:
             raise JitgradError(f"TypeError calling {src.qualname}: {e}",
                                self.loc(node)) from None
