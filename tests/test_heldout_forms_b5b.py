@@ -7,7 +7,11 @@ code runs), and a decorator that vectorises a scalar model with ``map`` held in 
 ``np.asarray(lengthscale)`` of a run-time value and a global array of rank 0 (GPy); the
 diagonal raised in place through ``np.add(view(K), s, view(K))`` with an ``as_strided`` view;
 ``scipy.linalg.cho_factor`` / ``cho_solve``; ``np.piecewise`` with a lambda and a constant
-piece (PyKrige); ``np.apply_over_axes``.
+piece (PyKrige); ``np.apply_over_axes``; hyperopt's Parzen forms: a name assigned in an
+``if``/``elif`` chain with no ``else`` on a length (read after it, checked at run time as
+Python would raise), ``a, b = list(map(np.asarray, (a, b)))``, ``np.asarray([])`` returned on
+an empty input, ``rval.shape = samples.shape``; ``scipy.special.ndtri`` and ``norm.ppf``
+through a distribution held by an object (statsmodels' probit link).
 
 One compiled gradient holds them all, checked against central finite differences and against
 JAX (the same computation written with jax.numpy). The refusals (a piece of np.piecewise that
@@ -27,6 +31,8 @@ import numpy as np
 import pytest
 from numpy.lib.stride_tricks import as_strided
 from scipy.linalg import cho_factor, cho_solve
+from scipy.special import ndtri
+from scipy.stats import norm
 
 import jitgrad
 from jitgrad import UnsupportedError
@@ -109,6 +115,42 @@ def pykrige_spherical(m, d):
                          1.0])
 
 
+def with_prior(mus, prior):
+    if len(mus) == 0:
+        srtd = np.asarray([prior])
+    elif len(mus) == 1:
+        srtd = np.asarray([prior, mus[0]])
+    elif len(mus) >= 2:  # (no else: the name is assigned on every path Python can take)
+        srtd = np.concatenate(([prior], mus))
+    return srtd
+
+
+def gauss_rows(samples, mus, sigmas):
+    samples, mus, sigmas = list(map(np.asarray, (samples, mus, sigmas)))
+    if samples.size == 0:
+        return np.asarray([])
+    shaped = samples
+    samples = shaped.flatten()
+    rval = np.sum(-0.5 * ((samples[:, None] - mus) / sigmas) ** 2, axis=1)
+    rval.shape = shaped.shape
+    return rval
+
+
+class Probit:
+    def __init__(self, dbn=norm):
+        self.dbn = dbn
+
+    def __call__(self, p):
+        return self.dbn.ppf(p)
+
+
+def parzen(lags, m):
+    s = with_prior(m, 0.3)
+    u = 1.0 / (1.0 + np.exp(-lags))
+    rows = gauss_rows(lags, s, s ** 2 + 0.5)
+    return np.sum(rows * np.arange(1.0, 5.0)) + np.sum(ndtri(u) ** 2) + np.sum(Probit()(u * 0.5))
+
+
 def loss(z, X, lags, m):
     total = np.sum(hampel(z * m[0])) + square_sum(z[:3])
     total = total + np.sum(spherical(lags, m[1], m[0], 0.1))
@@ -119,6 +161,7 @@ def loss(z, X, lags, m):
     alpha = cho_solve((c, low), X[:, 0])
     total = total + X[:, 0] @ alpha + np.sum(np.log(np.diag(c)))
     total = total + np.sum(pykrige_spherical(m, lags) ** 2)
+    total = total + parzen(lags, m)
     return total + np.sum(np.apply_over_axes(np.sum, X ** 2, [0]) * m[:2])
 
 
@@ -141,6 +184,12 @@ def loss_jax(jnp, z, X, lags, m):
     total = total + X[:, 0] @ alpha + jnp.sum(jnp.log(jnp.diag(L)))
     pw = jnp.where(lags <= m[1], m[0] * (1.5 * lags / m[1] - 0.5 * (lags / m[1]) ** 3) + m[2], 1.0)
     total = total + jnp.sum(pw ** 2)
+    from jax.scipy.special import ndtri as jndtri
+    srtd = jnp.concatenate((jnp.array([0.3]), m))
+    u = 1.0 / (1.0 + jnp.exp(-lags))
+    rows = jnp.sum(-0.5 * ((lags[:, None] - srtd) / (srtd ** 2 + 0.5)) ** 2, axis=1)
+    total = total + jnp.sum(rows * jnp.arange(1.0, 5.0))
+    total = total + jnp.sum(jndtri(u) ** 2) + jnp.sum(jndtri(u * 0.5))
     return total + jnp.sum(jnp.sum(X ** 2, axis=0, keepdims=True) * m[:2])
 
 

@@ -109,6 +109,14 @@ class Expressions(Indexing):
                 value = self.defined_when(name, v)
                 if value is not None:
                     return value
+                maybe = v.maybe
+                if maybe is not None and maybe.stmt is not None and \
+                        self.loops_here()[:len(maybe.loops)] == maybe.loops:
+                    value, assigned = self.materialise(name, maybe)
+                    if assigned is True:
+                        return value
+                    return self.inline(numpy_written.assigned_on_this_path, [assigned, value],
+                                       {}, node)  # (UnboundLocalError where not assigned)
                 raise UnsupportedError(f"`{name}` may be undefined here: {v.why}",
                                        self.loc(node))
             if isinstance(v, Sym) and isinstance(v.atom, Var) and v.atom in self.gb.view_of:

@@ -20,6 +20,7 @@ Part of `build.Builder` (a mixin). Takes the values `build_exprs` evaluated; gua
 
 from __future__ import annotations
 
+import ast
 import inspect
 import sys
 import types as pytypes
@@ -36,7 +37,7 @@ from jitgrad.frontend.build_ast import (
     fn_name,
     is_atom_value,
 )
-from jitgrad.lang import complex_pairs, scipy_api, symbolic
+from jitgrad.lang import complex_pairs, numpy_api, scipy_api, symbolic
 from jitgrad.lang.symbolic import Sym, Written
 
 # Standard-library modules whose functions give the same result for the same arguments (no
@@ -191,6 +192,9 @@ class Values:
         made before the call (a global, an argument, a class) keeps the attributes it had: the
         gradient reads them as they were."""
         obj = self.expr(target.value)
+        if target.attr == "shape" and isinstance(obj, Sym) and isinstance(target.value, ast.Name):
+            self.set_shape(target, obj, value)  # rval.shape = samples.shape
+            return
         made = self.made_objects.get(id(obj))
         if made is None or made[0] is not obj:
             what = "a class" if isinstance(obj, type) else f"a {type(obj).__name__}"
@@ -200,6 +204,18 @@ class Values:
                 "gradient reads as they were when it was built): make the object inside the "
                 "function, or keep the new value in a variable", self.loc(target))
         setattr(obj, target.attr, value)
+
+    def set_shape(self, target, array, shape) -> None:
+        """``x.shape = s`` of a named array: ``x`` is its entries in shape ``s`` (NumPy changes
+        that array object's shape in place; another name for the same object would see it
+        too, and is refused)."""
+        name = target.value.id
+        if any(k != name and isinstance(v, Sym) and v.atom is array.atom
+               for k, v in self.env.items()):
+            raise UnsupportedError(f"setting .shape of `{name}`, which another name holds too "
+                                   f"(NumPy changes both): write `{name} = "
+                                   f"{name}.reshape(...)`", self.loc(target))
+        self.env[name] = numpy_api.np_reshape(array, shape)
 
     def note_owned_arrays(self, obj) -> None:
         """The arrays NumPy made for ``obj``'s attributes while its ``__init__`` ran, held by

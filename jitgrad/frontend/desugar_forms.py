@@ -237,6 +237,14 @@ class _MapFilter(ast.NodeTransformer):
         ``tuple([f(v) for v in (x, y)])``, unrolled while building over a sequence whose
         length is known then (as ``zip`` and ``enumerate`` are)."""
         call = node.value
+        if (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+                and call.func.id in ("list", "tuple") and len(call.args) == 1
+                and not call.keywords and len(node.targets) == 1
+                and isinstance(node.targets[0], (ast.Tuple, ast.List))
+                and getattr(self.visit(call.args[0]), "jitgrad_map_filter", False)):
+            # a, b = list(map(f, (a, b))): unpacked, the list is its items, as the map is
+            call = call.args[0]
+            node.value = call
         node = self.generic_visit(node)
         gen = node.value
         if not (getattr(gen, "jitgrad_map_filter", False) and len(node.targets) == 1

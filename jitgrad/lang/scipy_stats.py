@@ -213,6 +213,15 @@ def log_ndtr(x):
     return record("log", ndtr(x))
 
 
+def ndtri(p):
+    """The standard normal quantile, -sqrt(2) erfcinv(2p) (accurate in the lower tail)."""
+    return record("erfcinv", p * 2.0) * -math.sqrt(2.0)
+
+
+def norm_ppf(q, loc=0.0, scale=1.0):
+    return loc + scale * ndtri(q)
+
+
 def multigammaln(a, d):
     if records(d) or not isinstance(d, int):
         raise UnsupportedError("multigammaln with an integer dimension known while building",
@@ -289,11 +298,11 @@ DISTRIBUTIONS = {
     "multivariate_normal": {**_distribution(multivariate_normal_logpdf),
                             "entropy": multivariate_normal_entropy},
     "dirichlet": _distribution(dirichlet_logpdf),
-    "norm": {"logcdf": norm_logcdf, "logsf": norm_logsf},
+    "norm": {"logcdf": norm_logcdf, "logsf": norm_logsf, "ppf": norm_ppf},
 }
 
 SPECIAL = {"betaln": betaln, "beta": beta, "logit": logit, "ndtr": ndtr, "log_ndtr": log_ndtr,
-           "multigammaln": multigammaln}
+           "ndtri": ndtri, "multigammaln": multigammaln}
 
 
 # ---- scipy.linalg and scipy.signal, where NumPy has the same function ----------------------
