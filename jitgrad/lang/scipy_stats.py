@@ -573,6 +573,27 @@ def signal_lfilter(b, a, x, axis=-1, zi=None):
     return written(W.lfilter_zi, b, a, x, as_array(zi))
 
 
+# scipy.signal's generalized cosine windows: w[k] = sum_j (-1)^j a_j cos(2 pi j k / M)
+_COSINE_WINDOWS = {"hann": (0.5, 0.5), "hanning": (0.5, 0.5), "hamming": (0.54, 0.46),
+                   "blackman": (0.42, 0.5, 0.08), "boxcar": (1.0,), "rect": (1.0,),
+                   "rectangular": (1.0,), "ones": (1.0,)}
+
+
+def signal_get_window(window, Nx, fftbins=True):
+    """scipy.signal.get_window of a cosine window named by a string known while building, of a
+    length known at run time too: periodic (``fftbins``, M = Nx) or symmetric (M = Nx - 1)."""
+    if not isinstance(window, str) or window not in _COSINE_WINDOWS or records(fftbins):
+        raise UnsupportedError("scipy.signal.get_window of a window named by a string known "
+                               f"while building, one of {', '.join(_COSINE_WINDOWS)}",
+                               loc_of(Nx))
+    k = NUMPY[np.arange](Nx) * 1.0
+    m = Nx if fftbins else Nx - 1
+    w = 0.0 * k
+    for j, a in enumerate(_COSINE_WINDOWS[window]):
+        w = w + (-1.0) ** j * a * (NUMPY[np.cos](k * (2.0 * math.pi * j) / m) if j else 1.0)
+    return w
+
+
 SIGNAL = {"convolve": signal_convolve, "convolve2d": signal_convolve2d,
-          "lfilter": signal_lfilter}
+          "lfilter": signal_lfilter, "get_window": signal_get_window}
 AUTOGRAD_SIGNAL = {"convolve": autograd_convolve}  # (autograd.scipy.signal)
