@@ -305,6 +305,7 @@ def handler_for(fn):
     for module, table in (("scipy.linalg", scipy_stats.LINALG),
                           ("scipy.linalg", numpy_linalg.LINALG),
                           ("scipy.signal", scipy_stats.SIGNAL),
+                          ("scipy.fft", scipy_stats.FFT), ("scipy.fftpack", scipy_stats.FFT),
                           ("autograd.scipy.signal", scipy_stats.AUTOGRAD_SIGNAL)):
         loaded = sys.modules.get(module)
         if loaded is not None:

@@ -594,6 +594,29 @@ def signal_get_window(window, Nx, fftbins=True):
     return w
 
 
+def fft_dct(x, type=2, n=None, axis=-1, norm=None, overwrite_x=False, workers=None,
+            orthogonalize=None):
+    """scipy.fft.dct (and scipy.fftpack.dct) of type 2 along one axis: the product with the
+    matrix C[k, j] = 2 cos(pi k (2j + 1) / (2N)) (norm='ortho': row 0 times sqrt(1/(4N)), the
+    others times sqrt(1/(2N)), which makes it orthogonal), a linear map of x."""
+    if type != 2 or n is not None or norm not in (None, "backward", "ortho") or \
+            orthogonalize not in (None, norm == "ortho") or records(axis):
+        raise UnsupportedError("scipy.fft.dct of type 2, norm None or 'ortho', without n=",
+                               loc_of(x))
+    nd = ndim_of(x)
+    axis = axis % nd
+    size = x.shape[axis] if records(x) else np.shape(x)[axis]
+    k = NUMPY[np.arange](size) * 1.0
+    c = NUMPY[np.cos](NUMPY[np.outer](k, 2.0 * k + 1.0) * (math.pi / (2.0 * size))) * 2.0
+    if norm == "ortho":
+        scale = NUMPY[np.where](k == 0.0, (0.25 / size) ** 0.5, (0.5 / size) ** 0.5)
+        c = c * NUMPY[np.reshape](scale, (-1, 1))
+    moved = NUMPY[np.moveaxis](x, axis, -1)
+    return NUMPY[np.moveaxis](NUMPY[np.matmul](moved, NUMPY[np.transpose](c)), -1, axis)
+
+
+FFT = {"dct": fft_dct}
+
 SIGNAL = {"convolve": signal_convolve, "convolve2d": signal_convolve2d,
           "lfilter": signal_lfilter, "get_window": signal_get_window}
 AUTOGRAD_SIGNAL = {"convolve": autograd_convolve}  # (autograd.scipy.signal)
