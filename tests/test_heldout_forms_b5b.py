@@ -11,7 +11,9 @@ piece (PyKrige); ``np.apply_over_axes``; hyperopt's Parzen forms: a name assigne
 ``if``/``elif`` chain with no ``else`` on a length (read after it, checked at run time as
 Python would raise), ``a, b = list(map(np.asarray, (a, b)))``, ``np.asarray([])`` returned on
 an empty input, ``rval.shape = samples.shape``; ``scipy.special.ndtri`` and ``norm.ppf``
-through a distribution held by an object (statsmodels' probit link).
+through a distribution held by an object (statsmodels' probit link); librosa's
+``scipy.signal.get_window("hann", n)`` of a run-time length and ``scipy.fft.dct(...,
+norm="ortho")`` along an axis.
 
 One compiled gradient holds them all, checked against central finite differences and against
 JAX (the same computation written with jax.numpy). The refusals (a piece of np.piecewise that
@@ -29,6 +31,8 @@ import sys
 
 import numpy as np
 import pytest
+import scipy.fft
+import scipy.signal
 from numpy.lib.stride_tricks import as_strided
 from scipy.linalg import cho_factor, cho_solve
 from scipy.special import ndtri
@@ -162,6 +166,9 @@ def loss(z, X, lags, m):
     total = total + X[:, 0] @ alpha + np.sum(np.log(np.diag(c)))
     total = total + np.sum(pykrige_spherical(m, lags) ** 2)
     total = total + parzen(lags, m)
+    window = scipy.signal.get_window("hann", X.shape[0], fftbins=True)
+    mfcc = scipy.fft.dct(X * window[:, None], axis=-2, type=2, norm="ortho")[..., :3, :]
+    total = total + np.sum(mfcc ** 2 * np.arange(1.0, 4.0)[:, None])
     return total + np.sum(np.apply_over_axes(np.sum, X ** 2, [0]) * m[:2])
 
 
@@ -190,6 +197,10 @@ def loss_jax(jnp, z, X, lags, m):
     rows = jnp.sum(-0.5 * ((lags[:, None] - srtd) / (srtd ** 2 + 0.5)) ** 2, axis=1)
     total = total + jnp.sum(rows * jnp.arange(1.0, 5.0))
     total = total + jnp.sum(jndtri(u) ** 2) + jnp.sum(jndtri(u * 0.5))
+    from jax.scipy.fft import dct
+    window = scipy.signal.get_window("hann", X.shape[0], fftbins=True)
+    mfcc = dct(X * window[:, None], axis=-2, type=2, norm="ortho")[..., :3, :]
+    total = total + jnp.sum(mfcc ** 2 * jnp.arange(1.0, 4.0)[:, None])
     return total + jnp.sum(jnp.sum(X ** 2, axis=0, keepdims=True) * m[:2])
 
 
