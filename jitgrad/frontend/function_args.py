@@ -23,7 +23,7 @@ import numpy as np
 
 from jitgrad.core.errors import UnsupportedError
 from jitgrad.core.ir import Eqn
-from jitgrad.frontend.array_api import _guarded
+from jitgrad.frontend.array_api import guarded
 from jitgrad.lang import numpy_api, symbolic
 from jitgrad.lang.symbolic import Sym
 from jitgrad.prims.primitive import PRIMITIVES
@@ -83,7 +83,7 @@ def _piecewise(b, args, kwargs, node):
     out = _numpy(np.zeros_like, x)
     for cond, f in zip(conds, funcs):
         if callable(f):
-            (guarded_x,) = _guarded(cond, (x,), True)
+            (guarded_x,) = guarded(cond, (x,), True)
             piece = _elementwise_piece(b, f, guarded_x, fargs, kwargs, node)
         else:
             piece = f
