@@ -33,6 +33,7 @@ import numpy as np
 import pytest
 import scipy.fft
 import scipy.signal
+import scipy.special as sc
 from numpy.lib.stride_tricks import as_strided
 from scipy.linalg import cho_factor, cho_solve
 from scipy.special import ndtri
@@ -44,7 +45,7 @@ from jitgrad import UnsupportedError
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from fd import check_against
+from fd import check_against, numeric_grad
 
 Z = np.array([-5.1, -2.7, -1.0, -0.3, 0.4, 1.1, 2.2, 3.3, 6.0, 9.1])
 XS = np.array([[0.1, 0.4], [0.7, -0.2], [-0.5, 0.3], [0.2, 0.9]])
@@ -241,3 +242,21 @@ def out_new_array(d):
 def test_refusals(fn, message):
     with pytest.raises(UnsupportedError, match=message):
         jitgrad.grad(fn).source(LAGS)
+
+
+def matern_cor(h, nu):
+    # GSTools' Matern correlation by logs (h > 0), as its cor() writes it
+    return np.exp((1.0 - nu) * np.log(2) - sc.loggamma(nu) + nu * np.log(np.sqrt(nu) * h)) \
+        * sc.kv(nu, np.sqrt(nu) * h)
+
+
+def test_bessel_k_against_scipy_kvp():
+    """scipy.special.kv in x (GSTools' and scikit-gstat's Matern models): against SciPy's own
+    derivative, kvp, and central differences."""
+    h = np.array([0.2, 0.9, 2.5])
+    g = jitgrad.grad(lambda h: np.sum(sc.kv(1.5, h) * h))(h)
+    np.testing.assert_allclose(g, sc.kv(1.5, h) + h * sc.kvp(1.5, h), rtol=1e-12)
+    check_against(lambda h, nu: np.sum(matern_cor(h, nu)), (h, 1.5), (0,),
+                  *jitgrad.value_and_grad(lambda h, nu: np.sum(matern_cor(h, nu)), wrt=(0,))(h, 1.5),
+                  want=(numeric_grad(lambda h, nu: np.sum(matern_cor(h, nu)), (h, 1.5), 0),),
+                  rtol=1e-6, atol=1e-7)

@@ -284,14 +284,14 @@ def scipy_special_impl(name):
 
 # Their names, the same in scipy.special (the backend calls each as ``_rt.<name>``, and
 # `lang.scipy_api` spells each as the function of scipy.special of its name).
-SCIPY_FUNCTIONS = ("j0", "j1", "y0", "y1", "i0", "i1", "jv", "yn", "iv", "ive", "erfinv",
+SCIPY_FUNCTIONS = ("j0", "j1", "y0", "y1", "i0", "i1", "jv", "yn", "iv", "ive", "kv", "erfinv",
                    "erfcinv", "rgamma", "gammasgn", "gammainc", "gammaincc", "gammaincinv",
                    "betainc", "stdtr", "hyp1f1", "hyp2f1")
 for _name in SCIPY_FUNCTIONS:
     _elementwise(_name, scipy_special_impl(_name),
                  **(PIECEWISE_CONSTANT if _name == "gammasgn" else COSTLY))
 j0, j1, y0, y1, i0, i1 = (PRIMITIVES[n] for n in ("j0", "j1", "y0", "y1", "i0", "i1"))
-jv, yn, iv, ive = (PRIMITIVES[n] for n in ("jv", "yn", "iv", "ive"))  # (order, x)
+jv, yn, iv, ive, kv = (PRIMITIVES[n] for n in ("jv", "yn", "iv", "ive", "kv"))  # (order, x)
 hyp1f1, hyp2f1 = PRIMITIVES["hyp1f1"], PRIMITIVES["hyp2f1"]  # (parameters..., z)
 
 
@@ -333,7 +333,8 @@ def _t_density(df, t):
 _SQRT_PI_OVER_2 = 0.8862269254527580  # d erfinv(y) / dy = sqrt(pi) / 2 exp(erfinv(y)^2)
 _ORDER = "the order"
 # Bessel functions: J0' = -J1, J1' = (J0 - J2) / 2, the recurrences C_v' = (C_{v-1} - C_{v+1}) / 2
-# for J and Y, (I_{v-1} + I_{v+1}) / 2 for I, and ive(v, x) = iv(v, x) exp(-|x|).
+# for J and Y, (I_{v-1} + I_{v+1}) / 2 for I, -(K_{v-1} + K_{v+1}) / 2 for K, and
+# ive(v, x) = iv(v, x) exp(-|x|).
 defvjp("j0", lambda g, ans, x: -(g * j1(x)))
 defvjp("j1", lambda g, ans, x: g * ((j0(x) - jv(2.0, x)) * 0.5))
 defvjp("y0", lambda g, ans, x: -(g * y1(x)))
@@ -346,6 +347,8 @@ defvjp("yn", _refuse_parameter("yn", "n", _ORDER),
        lambda g, ans, n, x: g * ((yn(n - 1.0, x) - yn(n + 1.0, x)) * 0.5))
 defvjp("iv", _refuse_parameter("iv", "v", _ORDER),
        lambda g, ans, v, x: g * ((iv(v - 1.0, x) + iv(v + 1.0, x)) * 0.5))
+defvjp("kv", _refuse_parameter("kv", "v", _ORDER),  # K_v' = -(K_{v-1} + K_{v+1}) / 2
+       lambda g, ans, v, x: -(g * ((kv(v - 1.0, x) + kv(v + 1.0, x)) * 0.5)))
 defvjp("ive", _refuse_parameter("ive", "v", _ORDER),
        lambda g, ans, v, x: g * ((ive(v - 1.0, x) + ive(v + 1.0, x)) * 0.5
                                  - np.sign(x) * ans))
