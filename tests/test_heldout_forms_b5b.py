@@ -13,7 +13,8 @@ Python would raise), ``a, b = list(map(np.asarray, (a, b)))``, ``np.asarray([])`
 an empty input, ``rval.shape = samples.shape``; ``scipy.special.ndtri`` and ``norm.ppf``
 through a distribution held by an object (statsmodels' probit link); librosa's
 ``scipy.signal.get_window("hann", n)`` of a run-time length and ``scipy.fft.dct(...,
-norm="ortho")`` along an axis.
+norm="ortho")`` along an axis; Brian2's parameter dict read in a loop with a spike reset
+(``v = p["Vr"]``).
 
 One compiled gradient holds them all, checked against central finite differences and against
 JAX (the same computation written with jax.numpy). The refusals (a piece of np.piecewise that
@@ -156,6 +157,18 @@ def parzen(lags, m):
     return np.sum(rows * np.arange(1.0, 5.0)) + np.sum(ndtri(u) ** 2) + np.sum(Probit()(u * 0.5))
 
 
+def adaptive_neuron(params, current):
+    p = {"EL": -70.6, "tauw": params[0] * 10.0, "b": 0.5, "Vr": -70.6, "Vcut": -70.0}
+    v, w = p["EL"], 0.0
+    for _ in range(20):
+        w += 0.1 * (params[1] * (v - p["EL"]) - w) / p["tauw"]
+        v += 0.1 * current
+        if v > p["Vcut"]:
+            v = p["Vr"]
+            w += p["b"]
+    return w
+
+
 def loss(z, X, lags, m):
     total = np.sum(hampel(z * m[0])) + square_sum(z[:3])
     total = total + np.sum(spherical(lags, m[1], m[0], 0.1))
@@ -166,7 +179,7 @@ def loss(z, X, lags, m):
     alpha = cho_solve((c, low), X[:, 0])
     total = total + X[:, 0] @ alpha + np.sum(np.log(np.diag(c)))
     total = total + np.sum(pykrige_spherical(m, lags) ** 2)
-    total = total + parzen(lags, m)
+    total = total + parzen(lags, m) + adaptive_neuron(m[1:], lags[1])
     window = scipy.signal.get_window("hann", X.shape[0], fftbins=True)
     mfcc = scipy.fft.dct(X * window[:, None], axis=-2, type=2, norm="ortho")[..., :3, :]
     total = total + np.sum(mfcc ** 2 * np.arange(1.0, 4.0)[:, None])
@@ -198,6 +211,13 @@ def loss_jax(jnp, z, X, lags, m):
     rows = jnp.sum(-0.5 * ((lags[:, None] - srtd) / (srtd ** 2 + 0.5)) ** 2, axis=1)
     total = total + jnp.sum(rows * jnp.arange(1.0, 5.0))
     total = total + jnp.sum(jndtri(u) ** 2) + jnp.sum(jndtri(u * 0.5))
+    v, w = -70.6, 0.0
+    for _ in range(20):
+        w = w + 0.1 * (m[2] * (v + 70.6) - w) / (m[1] * 10.0)
+        v = v + 0.1 * lags[1]
+        w = jnp.where(v > -70.0, w + 0.5, w)
+        v = jnp.where(v > -70.0, -70.6, v)
+    total = total + w
     from jax.scipy.fft import dct
     window = scipy.signal.get_window("hann", X.shape[0], fftbins=True)
     mfcc = dct(X * window[:, None], axis=-2, type=2, norm="ortho")[..., :3, :]
