@@ -306,6 +306,7 @@ def handler_for(fn):
                           ("scipy.linalg", numpy_linalg.LINALG),
                           ("scipy.signal", scipy_stats.SIGNAL),
                           ("scipy.fft", scipy_stats.FFT), ("scipy.fftpack", scipy_stats.FFT),
+                          ("scipy.linalg.lapack", scipy_stats.LAPACK),
                           ("autograd.scipy.signal", scipy_stats.AUTOGRAD_SIGNAL)):
         loaded = sys.modules.get(module)
         if loaded is not None:

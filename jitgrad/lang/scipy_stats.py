@@ -348,6 +348,31 @@ def linalg_cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
     return factor + rest, bool(lower)
 
 
+def lapack_dpotrf(a, lower=0, clean=1, overwrite_a=0):
+    """scipy.linalg.lapack.dpotrf(a, lower): (the Cholesky factor, info). A matrix LAPACK
+    would not factor raises LinAlgError at run time (NumPy's cholesky) instead of returning
+    info > 0, so the code after the call sees info == 0 on every path that gets there (GPy's
+    jitchol then returns the factor; its jitter loop is not reached)."""
+    if records(lower) or records(clean) or not clean:
+        raise UnsupportedError("scipy.linalg.lapack.dpotrf with lower known while building and "
+                               "clean=1", loc_of(a))
+    return linalg_cholesky(a, lower=bool(lower)), 0
+
+
+def lapack_dtrtri(c, lower=0, unitdiag=0, overwrite_c=0):
+    """scipy.linalg.lapack.dtrtri(c, lower): (the inverse of c's triangle, info 0; a singular
+    triangle raises at run time, NumPy's solve)."""
+    if records(lower) or records(unitdiag) or unitdiag:
+        raise UnsupportedError("scipy.linalg.lapack.dtrtri with lower known while building and "
+                               "unitdiag=0", loc_of(c))
+    tri = NUMPY[np.tril](c) if lower else NUMPY[np.triu](c)
+    n = c.shape[0] if records(c) else np.shape(c)[0]
+    return NUMPY[np.linalg.solve](tri, NUMPY[np.eye](n)), 0
+
+
+LAPACK = {"dpotrf": lapack_dpotrf, "dtrtri": lapack_dtrtri}
+
+
 def linalg_cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
     """scipy.linalg.cho_solve((c, lower), b): A x = b for A = c c^T (``lower``) or c^T c, two
     triangular solves with the factor's triangle (the other is not read, as SciPy)."""
