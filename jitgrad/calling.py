@@ -21,15 +21,13 @@ stay in `jitgrad.pipeline`; this module applies them to one gradient's parameter
 
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
 
 from jitgrad import compose, pipeline
 from jitgrad.core import pytree
 from jitgrad.core.errors import SignatureError
 from jitgrad.core.types import SeqType, type_of_value
-from jitgrad.frontend.parse import FunctionSource
+from jitgrad.frontend.parse import FunctionSource, signature_of
 
 
 def _as_scalar(a):
@@ -71,7 +69,7 @@ class CallingConvention:
         self.param_names = src.param_names
         # how many arguments a call binds without Python's rules (-1 with *args: never)
         self.n_params = -1 if src.node.args.vararg else len(self.param_names)
-        self.signature = inspect.signature(src.fn)
+        self.signature = signature_of(src.fn)
         self.wrt_tuple = isinstance(wrt, (tuple, list))  # a tuple of gradients back
         self.wrt = src.wrt_positions(wrt)  # the differentiated parameters' positions
         self.with_value = with_value  # (value, gradients) back

@@ -44,7 +44,7 @@ from jitgrad.core.ir import (
     names_in,
 )
 from jitgrad.core.types import SeqType, Type
-from jitgrad.frontend.parse import FunctionSource, resolve_wrt
+from jitgrad.frontend.parse import FunctionSource, resolve_wrt, signature_of
 
 
 def is_transform(fn) -> bool:
@@ -376,7 +376,7 @@ class NestedGrad:
 
     @api_boundary
     def __call__(self, *args, **kwargs):
-        args = bind_arguments(inspect.signature(source_of(self.fn).fn), self.param_names,
+        args = bind_arguments(signature_of(source_of(self.fn).fn), self.param_names,
                               repr(self), args, kwargs)
         self._check(args)
         values, jacs, k = jacobians_forward(self.fn, self.wrt, args, leafwise=True)

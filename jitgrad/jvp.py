@@ -18,8 +18,6 @@ a tangent tree of the primal's structure, `hvp` a ``v`` of the argument's struct
 
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
 
 from jitgrad.compose import (
@@ -35,7 +33,7 @@ from jitgrad.compose import (
 from jitgrad.core import pytree
 from jitgrad.core.errors import SignatureError, api_boundary
 from jitgrad.core.types import SeqType
-from jitgrad.frontend.parse import resolve_wrt
+from jitgrad.frontend.parse import resolve_wrt, signature_of
 
 
 def _is_zero_tangent(t) -> bool:
@@ -64,7 +62,7 @@ def jvp(fn, primals, tangents):
     if len(tangents) != len(primals):
         raise SignatureError(f"jvp got {len(primals)} primals and {len(tangents)} tangents")
     if len(primals) < len(t.param_names):  # defaults filled in, as a call binds them: fixed
-        full = bind_arguments(inspect.signature(fn), t.param_names, t.qualname, primals)
+        full = bind_arguments(signature_of(fn), t.param_names, t.qualname, primals)
         primals, tangents = full, tangents + (None,) * (len(full) - len(primals))
     # one entry per leaf: a tree primal's tangent is a tree of the same structure (or None)
     flat_p, flat_t, names = [], [], []
@@ -165,7 +163,7 @@ class HVPFunction:
         """The arguments with defaults filled in, as a call of the function binds them."""
         if len(args) == len(self.t.param_names):
             return tuple(args)
-        return bind_arguments(inspect.signature(self.fn), self.t.param_names, self.t.qualname,
+        return bind_arguments(signature_of(self.fn), self.t.param_names, self.t.qualname,
                               args)
 
     @api_boundary

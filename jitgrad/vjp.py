@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import inspect
 
 import numpy as np
 
@@ -25,7 +24,7 @@ from jitgrad.core import ops, pytree
 from jitgrad.core.errors import NotReversible, SignatureError, UnsupportedError, api_boundary
 from jitgrad.core.ir import Const, Eqn, Var, dims_of, format_function, walk
 from jitgrad.core.types import Type
-from jitgrad.frontend.parse import FunctionSource
+from jitgrad.frontend.parse import FunctionSource, signature_of
 
 
 @dataclasses.dataclass(eq=False)
@@ -57,7 +56,7 @@ class _VJP:
 
     def bind(self, args) -> tuple:
         """The arguments with the parameters' defaults filled in (``f(x, sigma=10.0)``)."""
-        return compose.bind_arguments(inspect.signature(self.fn), self.param_names,
+        return compose.bind_arguments(signature_of(self.fn), self.param_names,
                                       self.src.qualname, args)
 
     def kernels(self, args, wrt: tuple, has_aux: bool = False) -> _Kernels:

@@ -631,6 +631,9 @@ block(NN, "Functions / Reductions", [
     r("np.percentile of a list of q along an axis", F.nnp_r_percentile_list_axis, A(M34)),
     r("np.quantile of a list of q, keepdims", F.nnp_r_quantile_list_keepdims, A(M34)),
     r("np.putmask with a number", F.nnp_putmask, A(M34)),
+    r("a mask made as the product of two comparisons, indexing", F.npy_mask_product_indexes,
+      A(V * 3.0 - 1.5)),
+    r("np.piecewise with lambdas", F.npy_piecewise, A(V * 3.0 - 1.5)),
     r("np.average (weights)", F.nnp_r_average, A(V)),
     r("nan-reductions over data holding a NaN", F.nnp_r_nan_in_data, A(V)),
 ])
@@ -1430,6 +1433,10 @@ block(PY, "Lists, generators and objects across calls", [
     r("for over zip(*f(x)), appending", F.py_zip_star_call_appending, A(V)),
     r("a generator yielding tuples of arrays", F.py_generator_of_tuples, A(V)),
     r("@functools.wraps on a nested function", F.py_nested_functools_wraps, A(V)),
+    r("@functools.wraps decorator whose wrapper computes", F.py_module_functools_wraps_computes,
+      A(V)),
+    r("np.fromiter of a map held in a name", F.py_fromiter_of_named_map, A(V)),
+    r("if/elif without else, name read after", F.py_if_elif_without_else, A(V)),
     r("a dict keyed by objects, holding slices", F.py_dict_keyed_by_objects, A(V)),
 ])
 

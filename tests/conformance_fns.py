@@ -4657,6 +4657,35 @@ def py_tuple_of_generator_in_nested_def(x):
     return a * b + c
 
 
+def _doubling(func):
+    @functools.wraps(func)
+    def wrapper(*args):
+        return 2.0 * func(*args)
+    return wrapper
+
+
+@_doubling
+def _doubled_sin_sum(v):
+    return np.sum(np.sin(v))
+
+
+def py_module_functools_wraps_computes(x):
+    return _doubled_sin_sum(x) + 1.0  # the wrapper's 2.0 * runs (not read via __wrapped__)
+
+
+def py_fromiter_of_named_map(x):
+    it = map(lambda v: v * v, x)
+    return np.sum(np.fromiter(it, dtype=float))
+
+
+def py_if_elif_without_else(x):
+    if x.shape[0] == 0:
+        s = np.zeros(1)
+    elif x.shape[0] >= 1:  # assigned on every path taken; read as Python reads it
+        s = x * 2.0
+    return np.sum(s * s)
+
+
 def py_nested_functools_wraps(x):
     def base(v):
         return np.sin(v)
@@ -5029,6 +5058,17 @@ def py_truth_of_one_entry_array(x):
 def np_ufunc_outer(x, m):
     return (np.sum(np.sin(np.multiply.outer(x, x[:2]))) + np.sum(np.subtract.outer(m, x) ** 2)
             + np.sum(np.maximum.outer(x, 0.5)))
+
+
+def npy_mask_product_indexes(x):
+    m = np.less_equal(x, 1.0) * np.greater(x, -1.0)  # a boolean array, as NumPy's
+    y = np.zeros(x.shape)
+    y[m] = x[m] ** 2
+    return np.sum(y)
+
+
+def npy_piecewise(x):
+    return np.sum(np.piecewise(x, [x < 0.0, x >= 0.0], [lambda v: v ** 2, lambda v: np.sin(v)]))
 
 
 # ---- held-out forms (issue #43, hsizeif): tests on sizes, arrays grown in loops --------

@@ -126,7 +126,7 @@ def uses_list_comprehension(x):
 
 
 def uses_generator_expression(x):
-    return np.prod(np.fromiter((x * k for k in range(3)), np.float64))  # refused: genexp
+    return np.prod(np.fromiter((x * k for k in range(3)), np.float64, 3))  # refused: genexp
 
 
 def uses_dict(x):
@@ -307,18 +307,6 @@ def rank_changing_branch(x, flag):
     return np.sum(y)
 
 
-def one_branch(x):
-    if x > 0.0:
-        y = x * 2.0
-    return y * y  # refused: one-branch
-
-
-def one_branch_only(x):
-    if x > 0.5:
-        t = x * 2.0
-    return t  # refused: one-branch-only
-
-
 def array_condition(x):
     if x > 0.0:  # refused: array-condition
         return 1.0
@@ -486,9 +474,9 @@ def bitwise_and_float(x):
     return np.sum(x & 1)  # refused: bitwise
 
 
-def out_into_a_slice(x):
+def out_into_a_new_array(x):
     y = x.copy()
-    np.exp(x[1:], out=y[1:])  # refused: out-slice
+    np.exp(x[1:], out=np.empty(2))  # refused: out-new
     return np.sum(y)
 
 

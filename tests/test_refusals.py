@@ -237,10 +237,6 @@ BUILT = [
           "rank-loop", "for", ShapeError),
     Built("rank_changing_branch", (V3, 1.0), r"`y` is a f64\[:\] on one branch and a f64 on "
           "the other", "rank-branch", "if", ShapeError),
-    Built("one_branch", (1.0,), r"`y` may be undefined here: `y` is assigned in only one branch",
-          "one-branch", "y * y"),
-    Built("one_branch_only", (1.0,), r"`t` may be undefined here: `t` is assigned in only one "
-          "branch", "one-branch-only", "t"),
     Built("array_condition", (V3,), r"truth value of an array is ambiguous", "array-condition",
           "x > 0.0"),
     Built("shift_operator", (1.0, 2), r"`<<` of a float \(NumPy takes integers and booleans\)",
@@ -290,8 +286,8 @@ BUILT = [
           "an array it must name", "put-along", "np.put_along_axis"),
     Built("bitwise_and_float", (V3,), r"`&` of a float \(NumPy takes integers and booleans\)",
           "bitwise", None),
-    Built("out_into_a_slice", (V3,), r"out= must name an array \(`np\.exp\(x, out=x\)`\)",
-          "out-slice", "y[1:]"),
+    Built("out_into_a_new_array", (V3,), r"out= must name an array \(`np\.exp\(x, out=x\)`\) "
+          "or a view of one", "out-new", "np.empty(2)"),
     Built("writes_through_indices_beside_an_integer", (V3, np.array([0, 2, 4])), r"writing "
           r"through an integer-array index is not supported; write in a loop: `for k in "
           r"range\(idx\.shape\[0\]\): x\[idx\[k\]\] = v\[k\]`.*NumPy's `x\[idx\] \+= v` "

@@ -30,7 +30,7 @@ from jitgrad.prims.elementwise import SCIPY_FUNCTIONS
 def bessel_terms(x):
     s = x - 1.3  # negative entries: gammasgn -1, rgamma of a negative number
     return np.sum(sp.j0(x) + 2.0 * sp.j1(x) + sp.y0(x) - sp.y1(x) * 0.5 + sp.i0(x) + sp.i1(x)
-                  + sp.jn(2, x) + sp.yn(2, x) + sp.iv(1.5, x) + 3.0 * sp.ive(2, x)
+                  + sp.jn(2, x) + sp.yn(2, x) + sp.iv(1.5, x) + 3.0 * sp.ive(2, x) + sp.kv(1.5, x)
                   + sp.gammasgn(s) * sp.rgamma(s) * x + sp.rgamma(x - 2.25))  # a pole at -1
 
 
@@ -71,7 +71,7 @@ def bessel_oracle(x):
     pole = np.isclose(u, np.round(u)) & (u < 0.5)
     n = -np.round(u)
     rgamma_slope = np.where(pole, (-1.0) ** n * sp.factorial(n), -sp.digamma(u) * sp.rgamma(u))
-    rest = (sp.yvp(0, x) - sp.yvp(1, x) * 0.5 + sp.yvp(2, x) + sp.ivp(1.5, x)
+    rest = (sp.yvp(0, x) - sp.yvp(1, x) * 0.5 + sp.yvp(2, x) + sp.ivp(1.5, x) + sp.kvp(1.5, x)
             + 3.0 * (sp.ivp(2, x) - np.sign(x) * sp.iv(2, x)) * np.exp(-np.abs(x))
             + sp.gammasgn(s) * (sp.rgamma(s) - x * sp.digamma(s) * sp.rgamma(s)) + rgamma_slope)
     return np.asarray(jax.jit(jax.grad(with_jax))(x)) + rest

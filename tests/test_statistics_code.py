@@ -264,10 +264,11 @@ def test_model_objects_checks_a_squeezed_size():
         g(MW, x1, MY, s1)
 
 
-def test_forms_still_refused():
-    """A number assigned under ``if flag:`` is not defined where the condition is another
-    one. (An attribute set under a run-time branch is merged after it as a name is:
-    tests/test_object_flow.py.)"""
+def test_read_where_perhaps_unassigned_raises_as_python():
+    """A number assigned under ``if flag:`` and read under another condition: where the flag
+    held it is its value; where it did not, UnboundLocalError at run time, as Python raises
+    (tests/test_heldout_forms_b5b.py). (An attribute set under a run-time branch is merged
+    after it as a name is: tests/test_object_flow.py.)"""
     def read_elsewhere(x):
         flag = x.shape[0] == 3
         if flag:
@@ -276,5 +277,7 @@ def test_forms_still_refused():
             return c * 2.0
         return np.sum(x)
 
-    with pytest.raises(jitgrad.UnsupportedError, match="`c` may be undefined here"):
-        jitgrad.grad(read_elsewhere)(np.array([0.5, 1.0, 2.0]))
+    x = np.array([0.5, 1.0, 2.0])
+    np.testing.assert_allclose(jitgrad.grad(read_elsewhere)(x), [2.0, 0.0, 0.0])
+    with pytest.raises(UnboundLocalError):
+        jitgrad.grad(read_elsewhere)(np.array([0.5, 1.0, 2.0, 3.0]))

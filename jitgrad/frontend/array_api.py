@@ -81,7 +81,7 @@ def _apply_where_signature(cond, args, f1, f2=None, /, *, fill_value=None, xp=No
     return cond, args, f1, f2, fill_value
 
 
-def _guarded(cond, args, keep):
+def guarded(cond, args, keep):
     """``args`` with 1 in place of each numeric argument's entries where ``cond`` is not
     ``keep`` (the entries whose result is discarded): an integer or constant argument too,
     as ``x * log(n)`` with ``n == 0`` there would make ``x``'s derivative ``0 * inf``."""
@@ -111,8 +111,8 @@ def _apply_where(b, args, kwargs, node):
     fargs = tuple(fargs) if isinstance(fargs, (tuple, list)) else (fargs,)
     if not isinstance(cond, Sym):  # known while building: NumPy's boolean array
         cond = np.asarray(cond, dtype=bool)
-    taken = b.call(f1, _guarded(cond, fargs, True), {}, node)
-    other = fill if f2 is None else b.call(f2, _guarded(cond, fargs, False), {}, node)
+    taken = b.call(f1, guarded(cond, fargs, True), {}, node)
+    other = fill if f2 is None else b.call(f2, guarded(cond, fargs, False), {}, node)
     if not any(isinstance(v, Sym) for v in (cond, taken, other)):
         return np.where(cond, taken, other)
     return numpy_api.np_where(cond, taken, other)

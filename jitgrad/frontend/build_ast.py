@@ -31,6 +31,7 @@ class Undefined:
         self.seed = seed
         self.when = when  # a `DefinedWhen`: the number is defined where that branch is taken
         self.like = None  # an array the name holds on the paths that define it
+        self.maybe = None  # a `MaybeDefined`: its value and whether it is defined, at run time
 
     def holding(self, like) -> Undefined:
         """This, noting an array the name holds where it is defined (a loop that assigns it
@@ -41,6 +42,7 @@ class Undefined:
             return self
         made = Undefined(self.why, self.seed, self.when)
         made.like = like
+        made.maybe = self.maybe
         return made
 
 
@@ -58,6 +60,23 @@ class DefinedWhen:
         self.loops = loops  # the loops around the ``if`` (`Branches.loops_here`)
         self.stmt = None  # the If, once made
         self.merged = None  # the merged value, once read
+
+
+class MaybeDefined:
+    """A name an ``if`` on a run-time condition assigns on some of its paths only (``if n == 0:
+    ... elif n == 1: ... elif n >= 2: ...`` with no ``else``): Python raises UnboundLocalError
+    where it is read on a path that did not assign it. ``sides``: each branch's value, a
+    `MaybeDefined` of an ``if`` inside that branch, or None where it is not assigned.
+    `build_branches.Branches.materialise` merges it into the ``if`` (a placeholder on a side
+    that does not assign it) with a flag that says whether it was assigned, on its first read
+    after the ``if``, which checks the flag at run time."""
+
+    def __init__(self, sides: tuple, blocks: tuple, loops: tuple):
+        self.sides = sides
+        self.blocks = blocks  # (then_block, else_block, loc)
+        self.loops = loops  # the loops around the ``if`` (`Branches.loops_here`)
+        self.stmt = None  # the If, once made
+        self.merged = None  # (the value, the flag), once read
 
 
 class ReadAfterLoop(Exception):

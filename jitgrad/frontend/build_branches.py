@@ -26,6 +26,7 @@ from jitgrad.frontend.build_ast import (
     RETURNED,
     Choice,
     DefinedWhen,
+    MaybeDefined,
     Undefined,
     base,
     is_atom_value,
@@ -161,6 +162,8 @@ class Branches:
             if isinstance(merged, Undefined):
                 merged = self.one_sided(name, merged, vt, ve, cond,
                                         (then_block, else_block, loc), pending)
+                merged = self.maybe_defined(merged, vt, ve, (then_block, else_block, loc),
+                                            pending)
             env[name] = self.merged_value(merged, merges)
         self.gb.loc = loc
         stmt = If(self.gb.atom(cond), then_block, else_block, merges, loc)
@@ -239,6 +242,49 @@ class Branches:
         when = DefinedWhen(self.gb.atom(cond), side, value, blocks, self.loops_here())
         pending.append(when)
         return Undefined(undefined.why, when=when)
+
+    def maybe_defined(self, undefined, vt, ve, blocks, pending):
+        """``undefined``, noting (`MaybeDefined`) the values of the sides that assign a number
+        or an array, where one side does not (and no loop's seed is involved)."""
+        sides = []
+        for v in (vt, ve):
+            if isinstance(v, Undefined):
+                if v.seed is not None:
+                    return undefined
+                sides.append(v.maybe)  # (None: not assigned on that side)
+            elif is_atom_value(v) and not isinstance(v, bool):
+                sides.append(v)
+            else:
+                return undefined
+        if all(s is None for s in sides):
+            return undefined
+        maybe = MaybeDefined(tuple(sides), blocks, self.loops_here())
+        pending.append(maybe)
+        made = Undefined(undefined.why, undefined.seed, undefined.when)
+        made.like, made.maybe = undefined.like, maybe
+        return made
+
+    def materialise(self, name, maybe):
+        """The value of a `MaybeDefined` after its ``if``, and whether it was assigned (a bool
+        of the graph): merged into the ``if`` now (with those of the ``if``s inside it), a
+        placeholder where it is not assigned."""
+        if maybe.merged is None:
+            then_block, else_block, loc = maybe.blocks
+            parts = [s.merged if isinstance(s, MaybeDefined) and s.merged else
+                     self.materialise(name, s) if isinstance(s, MaybeDefined) else
+                     (None, False) if s is None else (s, True) for s in maybe.sides]
+            like = next(v for v, _ in parts if v is not None)
+            values = [self.placeholder(like, block) if v is None else v
+                      for (v, _), block in zip(parts, (then_block, else_block))]
+            value = self.merge(name, *values, then_block, else_block, loc)
+            flag = self.merge(f"{base(name)}_assigned", parts[0][1], parts[1][1], then_block,
+                              else_block, loc)
+            for m in (value, flag):
+                if isinstance(m, Carry):
+                    maybe.stmt.merges.append(m)
+            maybe.merged = tuple(self.gb.sym(m.var) if isinstance(m, Carry) else m
+                                 for m in (value, flag))
+        return maybe.merged
 
     def loops_here(self) -> tuple:
         """The loop statements being built around this point, outermost first."""

@@ -21,7 +21,7 @@ import numpy as np
 
 from jitgrad.core.errors import RaisesInPython, UnsupportedError
 from jitgrad.core.ir import Var, dims_of
-from jitgrad.frontend import array_api
+from jitgrad.frontend import array_api, function_args
 from jitgrad.frontend.build_ast import (
     BuildIterator,
     BuildList,
@@ -696,6 +696,7 @@ BY_NAME = {("numba.misc.special", "literal_unroll"): _literal_unroll,
            ("autograd.misc.flatten", "flatten"): _autograd_flatten,
            **array_api.HANDLERS}  # SciPy's array_namespace and apply_where
 BUILTINS[unflatten_like] = _unflatten_like
+BUILTINS.update(function_args.HANDLERS)  # np.piecewise, np.apply_over_axes
 BUILTINS.update({fn: _b_sequence(fn.__name__) for fn in (sorted, list, tuple, reversed, zip,
                                                           enumerate)})
 

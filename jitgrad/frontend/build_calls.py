@@ -20,7 +20,7 @@ import types as pytypes
 import numpy as np
 
 from jitgrad.core.errors import JitgradError, ShapeError, UnsupportedError, instead
-from jitgrad.core.ir import dims_of
+from jitgrad.core.ir import Var, dims_of
 from jitgrad.frontend import autograd_names, build_solvers, custom_call, draws, local_transforms
 from jitgrad.frontend.build_ast import (
     LIBRARIES,
@@ -37,7 +37,7 @@ from jitgrad.frontend.build_builtins import BUILTINS, BY_NAME
 from jitgrad.frontend.build_containers import HEAPQ, BuildMethod
 from jitgrad.frontend.build_values import PURE_STDLIB
 from jitgrad.frontend.desugar_lists import returned_list
-from jitgrad.frontend.parse import FunctionSource, unwrap
+from jitgrad.frontend.parse import FunctionSource, signature_of, unwrap
 from jitgrad.frontend.recursion import linear_recursion, loop_form
 from jitgrad.lang import (
     complex_pairs,
@@ -190,9 +190,7 @@ class Calls:
             raise UnsupportedError(f"out= on {fn_name(fn)} (jitgrad takes out= on NumPy's "
                                    "functions)", self.loc(node))
         if not isinstance(out, ast.Name):
-            raise UnsupportedError("out= must name an array (`np.exp(x, out=x)`); to write "
-                                   "into part of one, assign: `y[1:] = np.exp(x[1:])`",
-                                   self.loc(out))
+            return self.call_into_view(fn, args, kwargs, out, node, where)
         array = self.lookup(out.id, out)
         value = self.call(fn, args, kwargs, node)
         if not isinstance(array, Sym) or array.ndim == 0:
@@ -204,6 +202,28 @@ class Calls:
             value = numpy_api.np_where(where, value, array)
         self.write(out.id, out, array, ((":",) * array.ndim, []), value)
         return self.env[out.id]
+
+    def call_into_view(self, fn, args, kwargs, out, node, where=True):
+        """``np.add(view(A), b, view(A))``, ``np.exp(x[1:], out=x[1:])``: out= a view of a named
+        array (a slice, a transpose, GPy's diagonal through as_strided): the result written
+        through it, as ``out[...] = value``; returns the result."""
+        array = self.expr(out)
+        gb = self.gb
+        if not (isinstance(array, Sym) and isinstance(array.atom, Var) and array.ndim
+                and (array.atom in gb.view_of or array.atom in gb.strided_of)):
+            raise UnsupportedError("out= must name an array (`np.exp(x, out=x)`) or a view of "
+                                   "one (`out=x[1:]`); to write into a new array, assign: "
+                                   "`y = np.exp(x)`", self.loc(out))
+        value = self.call(fn, args, kwargs, node)
+        if symbolic.ndim_of(value) > array.ndim:
+            raise ShapeError(f"out= has rank {array.ndim}, the result rank "
+                             f"{symbolic.ndim_of(value)}", self.loc(out))
+        if where is not True:
+            value = numpy_api.np_where(where, value, array)
+        target = ast.copy_location(ast.Subscript(value=out, slice=ast.Constant(Ellipsis),
+                                                 ctx=ast.Store()), out)
+        self.setitem(target, array, ((":",) * array.ndim, []), value)
+        return value
 
     def argument(self, node):
         """A call's argument: an expression, or a string constant (``ord="fro"``,
@@ -325,7 +345,7 @@ class Calls:
         if self.depth >= self.MAX_INLINE_DEPTH:
             self.refuse_depth(src, node)
         try:
-            bound = (fn.signature() if local else inspect.signature(fn)).bind(*args, **kwargs)
+            bound = (fn.signature() if local else signature_of(fn)).bind(*args, **kwargs)
         except TypeError as e:
             raise JitgradError(f"TypeError calling {src.qualname}: {e}",
                                self.loc(node)) from None

@@ -109,6 +109,14 @@ class Expressions(Indexing):
                 value = self.defined_when(name, v)
                 if value is not None:
                     return value
+                maybe = v.maybe
+                if maybe is not None and maybe.stmt is not None and \
+                        self.loops_here()[:len(maybe.loops)] == maybe.loops:
+                    value, assigned = self.materialise(name, maybe)
+                    if assigned is True:
+                        return value
+                    return self.inline(numpy_written.assigned_on_this_path, [assigned, value],
+                                       {}, node)  # (UnboundLocalError where not assigned)
                 raise UnsupportedError(f"`{name}` may be undefined here: {v.why}",
                                        self.loc(node))
             if isinstance(v, Sym) and isinstance(v.atom, Var) and v.atom in self.gb.view_of:
@@ -204,9 +212,11 @@ class Expressions(Indexing):
 
     def constant_array(self, name, value, node):
         """A global array (or one a closure captured) read as a constant, as Numba freezes it:
-        its contents when the signature is first compiled."""
+        its contents when the signature is first compiled (an array of rank 0, its number)."""
         kind = {"u": "i"}.get(value.dtype.kind, value.dtype.kind)
-        if kind not in "fib" or value.ndim == 0:
+        if kind in "fib" and value.ndim == 0:  # np.asarray(1.3): its number, as NumPy reads it
+            return value.item()
+        if kind not in "fib":
             raise UnsupportedError(f"the global `{name}`: a {value.dtype} array of rank "
                                    f"{value.ndim} (jitgrad reads float, integer and bool arrays "
                                    "as constants)", self.loc(node))

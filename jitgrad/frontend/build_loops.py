@@ -197,7 +197,8 @@ class Loops(LoopHeaders, Carries):
                 self.gb.check_writable(v.atom, name)  # an argument's: copied on entry
                 self.detach_view(name, None, v.atom)
         names = assigned | passed | set(extra)
-        names |= view_bases(body_stmts, subscript_targets(body_stmts) | passed)
+        names |= {n for n in view_bases(body_stmts, subscript_targets(body_stmts) | passed)
+                  if not _numbers_only(self.env.get(n))}  # (`v = p["Vr"]` reads a number)
         arrays = {v.atom for n, v in self.env.items()
                   if n in names and isinstance(v, Sym) and v.ndim}
         for v in list(arrays):  # a view written through: its array is written (`Views`)
@@ -564,3 +565,12 @@ class Loops(LoopHeaders, Carries):
         self.after_loop(stmt, result["env_end"], carried, carry_vars)
         self.attributes_after_loop(result, carry_vars)
         self.fresh_if_ran(result, carry_vars, trips, stmt)
+
+
+def _numbers_only(value) -> bool:
+    """Whether ``value`` is a dict or a tuple of numbers (known while building or not): an
+    entry read from it is a number, never a view a loop could write through."""
+    items = value.values() if isinstance(value, dict) else value if isinstance(
+        value, tuple) else None
+    return items is not None and all(
+        isinstance(v, (int, float, bool)) or (isinstance(v, Sym) and not v.ndim) for v in items)

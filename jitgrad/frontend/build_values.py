@@ -20,6 +20,7 @@ Part of `build.Builder` (a mixin). Takes the values `build_exprs` evaluated; gua
 
 from __future__ import annotations
 
+import ast
 import inspect
 import sys
 import types as pytypes
@@ -36,7 +37,7 @@ from jitgrad.frontend.build_ast import (
     fn_name,
     is_atom_value,
 )
-from jitgrad.lang import complex_pairs, scipy_api, symbolic
+from jitgrad.lang import complex_pairs, numpy_api, scipy_api, symbolic
 from jitgrad.lang.symbolic import Sym, Written
 
 # Standard-library modules whose functions give the same result for the same arguments (no
@@ -72,6 +73,18 @@ def is_user_object(value) -> bool:
     return (not isinstance(value, (Sym, type, pytypes.ModuleType, pytypes.FunctionType))
             and library_of(cls) not in LIBRARIES and cls.__module__ != "builtins"
             and hasattr(value, "__dict__"))
+
+
+def _wraps_run_time(obj) -> bool:
+    """Whether an attribute of ``obj``, made by running its ``__init__`` while building, is an
+    array of Python objects holding run-time values: NumPy's ``np.asarray(x)`` of a value known
+    only at run time (GPy's ``self.lengthscale = np.asarray(lengthscale)``). Such an object is
+    made again with its ``__init__`` built as the user's code (`build_instance`)."""
+    for value in vars(obj).values():
+        if isinstance(value, np.ndarray) and value.dtype == object and any(
+                _holds_run_time(v) for v in value.flat):
+            return True
+    return False
 
 
 def _is_namedtuple(cls) -> bool:
@@ -145,6 +158,14 @@ class Values:
                 not issubclass(fn, BaseException):
             try:
                 made = fn(*args, **kwargs)
+                if is_user_object(made) and _wraps_run_time(made):
+                    made = self.build_instance(fn, args, kwargs, node)  # (np.asarray(x))
+                    if made is NotImplemented:
+                        raise UnsupportedError(
+                            f"making a {fn.__name__} from run-time values: its __init__ "
+                            "gives NumPy a run-time value (np.asarray(x)), and the class "
+                            "makes its objects with its own __new__", self.loc(node))
+                    return made
                 if is_user_object(made):
                     self.made_objects[id(made)] = (made, self.gb.block)
                     self.note_owned_arrays(made)
@@ -171,6 +192,9 @@ class Values:
         made before the call (a global, an argument, a class) keeps the attributes it had: the
         gradient reads them as they were."""
         obj = self.expr(target.value)
+        if target.attr == "shape" and isinstance(obj, Sym) and isinstance(target.value, ast.Name):
+            self.set_shape(target, obj, value)  # rval.shape = samples.shape
+            return
         made = self.made_objects.get(id(obj))
         if made is None or made[0] is not obj:
             what = "a class" if isinstance(obj, type) else f"a {type(obj).__name__}"
@@ -180,6 +204,18 @@ class Values:
                 "gradient reads as they were when it was built): make the object inside the "
                 "function, or keep the new value in a variable", self.loc(target))
         setattr(obj, target.attr, value)
+
+    def set_shape(self, target, array, shape) -> None:
+        """``x.shape = s`` of a named array: ``x`` is its entries in shape ``s`` (NumPy changes
+        that array object's shape in place; another name for the same object would see it
+        too, and is refused)."""
+        name = target.value.id
+        if any(k != name and isinstance(v, Sym) and v.atom is array.atom
+               for k, v in self.env.items()):
+            raise UnsupportedError(f"setting .shape of `{name}`, which another name holds too "
+                                   f"(NumPy changes both): write `{name} = "
+                                   f"{name}.reshape(...)`", self.loc(target))
+        self.env[name] = numpy_api.np_reshape(array, shape)
 
     def note_owned_arrays(self, obj) -> None:
         """The arrays NumPy made for ``obj``'s attributes while its ``__init__`` ran, held by

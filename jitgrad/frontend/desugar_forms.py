@@ -30,6 +30,8 @@ import copy
 import functools
 import types as pytypes
 
+import numpy as np
+
 from jitgrad.frontend.desugar import (
     ROOTS,
     SCOPES,
@@ -48,6 +50,7 @@ def desugar_forms(fn_node: ast.FunctionDef, fn, fresh: Fresh) -> None:
     """Rewrite ``fn_node``'s lambdas, walruses and reduces (see the module)."""
     forms = _Forms(fn, fn_node, fresh)
     _keep_loop_targets(fn_node, fresh)
+    fn_node.body = _inline_named_generators(fn_node.body, fn_node, forms)
     fn_node.body = [_MapFilter(forms).visit(s) for s in fn_node.body]
     fn_node.body = _statements(fn_node.body, forms)
 
@@ -65,9 +68,23 @@ class _Forms:
                             if (kind := _typed_kind(v)) is not None and k not in bound}
         self.set_is_builtin = "set" not in bound and "set" not in g
         self.tuple_is_builtin = "tuple" not in bound and "tuple" not in g
+        self.numpy_names = {k for k, v in g.items() if v is np} - bound
+        self.fromiter_names = {k for k, v in g.items() if v is np.fromiter} - bound
         self.functools_names = {k for k, v in g.items() if v is functools
                                 or (isinstance(v, pytypes.ModuleType)
                                     and v.__name__ == "functools")} - bound
+
+    def is_generator(self, node) -> bool:
+        """A generator expression, or ``map(...)`` / ``filter(...)`` (Python's own)."""
+        return isinstance(node, ast.GeneratorExp) or (
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id in self.builtin_names)
+
+    def is_fromiter(self, node) -> bool:
+        f = node.func
+        return (isinstance(f, ast.Name) and f.id in self.fromiter_names) or (
+            isinstance(f, ast.Attribute) and f.attr == "fromiter"
+            and isinstance(f.value, ast.Name) and f.value.id in self.numpy_names)
 
     def is_reduce(self, node) -> bool:
         if not (isinstance(node, ast.Call) and not node.keywords and 2 <= len(node.args) <= 3
@@ -104,6 +121,29 @@ def _statements(stmts: list, forms: _Forms) -> list:
         for b in before:
             locate(b, s)
         out += _statements(before, forms)  # (a reduce inside a folded item, too)
+        out.append(s)
+    return out
+
+
+def _inline_named_generators(stmts: list, fn_node, forms: _Forms) -> list:
+    """``it = map(f, xs)`` (or a generator expression), read once, in the next statement
+    (``return np.fromiter(it, dtype=float)``), and nowhere else: the generator written where
+    it is read, which runs it there as Python does (its iterable, read by the assignment, is
+    a name or an expression of names the next statement cannot have changed yet)."""
+    out = []
+    for k, s in enumerate(stmts):
+        rewrite_blocks(s, lambda block: _inline_named_generators(block, fn_node, forms))
+        nxt = stmts[k + 1] if k + 1 < len(stmts) else None
+        if (nxt is not None and isinstance(s, ast.Assign) and len(s.targets) == 1
+                and isinstance(s.targets[0], ast.Name) and forms.is_generator(s.value)):
+            name = s.targets[0].id
+            uses = [n for n in ast.walk(fn_node) if isinstance(n, ast.Name) and n.id == name]
+            reads = [n for n in ast.walk(nxt) if isinstance(n, ast.Name) and n.id == name
+                     and isinstance(n.ctx, ast.Load)]
+            if len(uses) == 2 and len(reads) == 1:  # (the assignment, and this read)
+                value = s.value
+                Swap({id(reads[0]): value}).visit(nxt)
+                continue
         out.append(s)
     return out
 
@@ -152,6 +192,18 @@ class _MapFilter(ast.NodeTransformer):
     def visit_Call(self, node):
         node = self.generic_visit(node)
         f = node.func
+        if self.forms.is_fromiter(node) and node.args and isinstance(
+                node.args[0], ast.GeneratorExp) and len(node.args) <= 2 and all(
+                k.arg == "dtype" for k in node.keywords) and self.forms.numpy_names:
+            # np.fromiter(gen, dtype): the array of its items, np.array([...], dtype)
+            gen = node.args[0]
+            comp = ast.ListComp(gen.elt, gen.generators)
+            numpy = f.value if isinstance(f, ast.Attribute) else ast.Name(
+                min(self.forms.numpy_names), ast.Load())
+            made = ast.Call(ast.Attribute(numpy, "array", ast.Load()), [comp, *node.args[1:]],
+                            node.keywords)
+            locate(made, node)
+            return made
         typed = self.typed_container(node)
         if typed is not None:
             return typed
@@ -185,6 +237,14 @@ class _MapFilter(ast.NodeTransformer):
         ``tuple([f(v) for v in (x, y)])``, unrolled while building over a sequence whose
         length is known then (as ``zip`` and ``enumerate`` are)."""
         call = node.value
+        if (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+                and call.func.id in ("list", "tuple") and len(call.args) == 1
+                and not call.keywords and len(node.targets) == 1
+                and isinstance(node.targets[0], (ast.Tuple, ast.List))
+                and getattr(self.visit(call.args[0]), "jitgrad_map_filter", False)):
+            # a, b = list(map(f, (a, b))): unpacked, the list is its items, as the map is
+            call = call.args[0]
+            node.value = call
         node = self.generic_visit(node)
         gen = node.value
         if not (getattr(gen, "jitgrad_map_filter", False) and len(node.targets) == 1

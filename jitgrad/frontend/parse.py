@@ -111,7 +111,10 @@ class _SetAsideLocalDefs(ast.NodeTransformer):
 
 
 def unwrap(fn):
-    """The plain Python function behind a Numba dispatcher or a decorator. A jitgrad transform
+    """The plain Python function behind a Numba dispatcher or a wrapper object (lru_cache's).
+    A decorator's wrapper that is a Python function is that function: its own code runs
+    around the one it wraps (``@wraps(f) def w(*a): return 2 * f(*a)``), so reading the
+    wrapped function's source through ``__wrapped__`` would lose it. A jitgrad transform
     (a gradient, a Hessian, a Jacobian: it says so with ``jitgrad_transform``) is refused: its
     ``__wrapped__`` is the function it differentiates, whose source is not its own."""
     kind = getattr(fn, "jitgrad_transform", None)
@@ -123,10 +126,18 @@ def unwrap(fn):
             "the second derivative), and so does a differentiated function that calls it; "
             "this entry point does not")
     for attr in ("py_func", "__wrapped__"):
+        if attr == "__wrapped__" and isinstance(fn, pytypes.FunctionType):
+            break  # a decorator's wrapper (functools.wraps) is code of its own: read it
         inner = getattr(fn, attr, None)
         if inner is not None and inner is not fn:
             return unwrap(inner)
     return fn
+
+
+def signature_of(fn) -> inspect.Signature:
+    """``inspect.signature(fn)``, of a decorator's wrapper itself where it is a Python function
+    (`unwrap` reads its code, not that of the function it wraps)."""
+    return inspect.signature(fn, follow_wrapped=not isinstance(fn, pytypes.FunctionType))
 
 
 def resolve_wrt(names: list[str], qualname: str, wrt) -> list[int]:
@@ -190,7 +201,9 @@ def _read(fn) -> FunctionSource:
     if fn.__name__ == "<lambda>":
         return _read_lambda(fn, where)
     try:
-        src_lines, first = inspect.getsourcelines(fn)
+        # (by its code: inspect follows a decorator's __wrapped__ to the function it wraps)
+        src_lines, first = inspect.getsourcelines(fn.__code__ if hasattr(fn, "__wrapped__")
+                                                  else fn)
     except (OSError, TypeError) as e:
         raise UnsupportedError(f"the source of {name} is not available ({e}); jitgrad reads "
                                "the function's source, so it must live in a file", where) from None

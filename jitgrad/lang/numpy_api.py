@@ -320,6 +320,8 @@ def np_array(obj, dtype=None, *, copy=True, **kw):
         return as_float(np_copy(obj)) if obj.ndim else as_float(obj)
     if not isinstance(obj, (list, tuple)):
         return np.array(obj, dtype=float) if dtype is not None else np.array(obj)
+    if not obj:  # np.asarray([]): an empty vector of floats, as NumPy's
+        return np.zeros(0)
     stacked = np_stack([np_array(v) if isinstance(v, (list, tuple)) else v for v in obj])
     return stacked if dtype is None else as_float(stacked)  # a float dtype, as NumPy's
 

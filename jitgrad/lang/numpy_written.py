@@ -404,6 +404,15 @@ def ufunc_outer(ufunc, a, b):
     return ufunc(np.reshape(a, np.shape(a) + (1,) * np.ndim(b)), b)
 
 
+def assigned_on_this_path(assigned, value):
+    """``value`` of a name an ``if`` assigns on some of its paths only: Python raises
+    UnboundLocalError where it is read on another, and so does this, at run time."""
+    if not assigned:
+        raise UnboundLocalError("a local variable read after an `if` that assigns it on some "
+                                "of its paths only, on a path that did not assign it")
+    return value
+
+
 def truth_of_one_entry(x):
     """``if a:`` of an array, as NumPy takes it: the truth of its one entry; NumPy raises for
     any other size, and so does this, at run time."""

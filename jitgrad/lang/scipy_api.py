@@ -305,6 +305,8 @@ def handler_for(fn):
     for module, table in (("scipy.linalg", scipy_stats.LINALG),
                           ("scipy.linalg", numpy_linalg.LINALG),
                           ("scipy.signal", scipy_stats.SIGNAL),
+                          ("scipy.fft", scipy_stats.FFT), ("scipy.fftpack", scipy_stats.FFT),
+                          ("scipy.linalg.lapack", scipy_stats.LAPACK),
                           ("autograd.scipy.signal", scipy_stats.AUTOGRAD_SIGNAL),
                           ("autograd.numpy", numpy_composed.AUTOGRAD_NUMPY)):
         loaded = sys.modules.get(module)

@@ -220,6 +220,15 @@ def log_ndtr(x):
     return record("log", ndtr(x))
 
 
+def ndtri(p):
+    """The standard normal quantile, -sqrt(2) erfcinv(2p) (accurate in the lower tail)."""
+    return record("erfcinv", p * 2.0) * -math.sqrt(2.0)
+
+
+def norm_ppf(q, loc=0.0, scale=1.0):
+    return loc + scale * ndtri(q)
+
+
 def multigammaln(a, d):
     if records(d) or not isinstance(d, int):
         raise UnsupportedError("multigammaln with an integer dimension known while building",
@@ -296,11 +305,11 @@ DISTRIBUTIONS = {
     "multivariate_normal": {**_distribution(multivariate_normal_logpdf),
                             "entropy": multivariate_normal_entropy},
     "dirichlet": _distribution(dirichlet_logpdf),
-    "norm": {"logcdf": norm_logcdf, "logsf": norm_logsf},
+    "norm": {"logcdf": norm_logcdf, "logsf": norm_logsf, "ppf": norm_ppf},
 }
 
 SPECIAL = {"betaln": betaln, "beta": beta, "logit": logit, "ndtr": ndtr, "log_ndtr": log_ndtr,
-           "multigammaln": multigammaln}
+           "ndtri": ndtri, "multigammaln": multigammaln}
 
 
 # ---- scipy.linalg and scipy.signal, where NumPy has the same function ----------------------
@@ -333,6 +342,42 @@ def linalg_solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False,
     elif trans not in (0, "N"):
         raise UnsupportedError(f"solve_triangular with trans={trans!r}", loc_of(a, b))
     return NUMPY[np.linalg.solve](tri, b)
+
+
+def linalg_cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
+    """scipy.linalg.cho_factor(a, lower): (c, lower), c the Cholesky factor in its triangle and
+    ``a``'s own entries in the other, as LAPACK leaves them (SciPy's c is not cleaned)."""
+    if not isinstance(lower, (bool, int)):
+        raise UnsupportedError("scipy.linalg.cho_factor with `lower` known while building",
+                               loc_of(a))
+    factor = linalg_cholesky(a, lower=bool(lower))
+    rest = NUMPY[np.triu](a, 1) if lower else NUMPY[np.tril](a, -1)
+    return factor + rest, bool(lower)
+
+
+def lapack_dpotrf(a, lower=0, clean=1, overwrite_a=0):
+    """scipy.linalg.lapack.dpotrf(a, lower): (the Cholesky factor, info). A matrix LAPACK
+    would not factor raises LinAlgError at run time (NumPy's cholesky) instead of returning
+    info > 0, so the code after the call sees info == 0 on every path that gets there (GPy's
+    jitchol then returns the factor; its jitter loop is not reached)."""
+    if records(lower) or records(clean) or not clean:
+        raise UnsupportedError("scipy.linalg.lapack.dpotrf with lower known while building and "
+                               "clean=1", loc_of(a))
+    return linalg_cholesky(a, lower=bool(lower)), 0
+
+
+def lapack_dtrtri(c, lower=0, unitdiag=0, overwrite_c=0):
+    """scipy.linalg.lapack.dtrtri(c, lower): (the inverse of c's triangle, info 0; a singular
+    triangle raises at run time, NumPy's solve)."""
+    if records(lower) or records(unitdiag) or unitdiag:
+        raise UnsupportedError("scipy.linalg.lapack.dtrtri with lower known while building and "
+                               "unitdiag=0", loc_of(c))
+    tri = NUMPY[np.tril](c) if lower else NUMPY[np.triu](c)
+    n = c.shape[0] if records(c) else np.shape(c)[0]
+    return NUMPY[np.linalg.solve](tri, NUMPY[np.eye](n)), 0
+
+
+LAPACK = {"dpotrf": lapack_dpotrf, "dtrtri": lapack_dtrtri}
 
 
 def linalg_cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
@@ -436,7 +481,7 @@ def linalg_block_diag(*arrs):
 
 LINALG = {"solve": linalg_solve, "cholesky": linalg_cholesky,
           "solve_triangular": linalg_solve_triangular, "block_diag": linalg_block_diag,
-          "cho_solve": linalg_cho_solve}
+          "cho_solve": linalg_cho_solve, "cho_factor": linalg_cho_factor}
 def _static_sizes(x, axes) -> list | None:
     """``x``'s sizes along ``axes`` where all are known while building, else None."""
     gb = builder_of(x)
@@ -560,6 +605,50 @@ def signal_lfilter(b, a, x, axis=-1, zi=None):
     return written(W.lfilter_zi, b, a, x, as_array(zi))
 
 
+# scipy.signal's generalized cosine windows: w[k] = sum_j (-1)^j a_j cos(2 pi j k / M)
+_COSINE_WINDOWS = {"hann": (0.5, 0.5), "hanning": (0.5, 0.5), "hamming": (0.54, 0.46),
+                   "blackman": (0.42, 0.5, 0.08), "boxcar": (1.0,), "rect": (1.0,),
+                   "rectangular": (1.0,), "ones": (1.0,)}
+
+
+def signal_get_window(window, Nx, fftbins=True):
+    """scipy.signal.get_window of a cosine window named by a string known while building, of a
+    length known at run time too: periodic (``fftbins``, M = Nx) or symmetric (M = Nx - 1)."""
+    if not isinstance(window, str) or window not in _COSINE_WINDOWS or records(fftbins):
+        raise UnsupportedError("scipy.signal.get_window of a window named by a string known "
+                               f"while building, one of {', '.join(_COSINE_WINDOWS)}",
+                               loc_of(Nx))
+    k = NUMPY[np.arange](Nx) * 1.0
+    m = Nx if fftbins else Nx - 1
+    w = 0.0 * k
+    for j, a in enumerate(_COSINE_WINDOWS[window]):
+        w = w + (-1.0) ** j * a * (NUMPY[np.cos](k * (2.0 * math.pi * j) / m) if j else 1.0)
+    return w
+
+
+def fft_dct(x, type=2, n=None, axis=-1, norm=None, overwrite_x=False, workers=None,
+            orthogonalize=None):
+    """scipy.fft.dct (and scipy.fftpack.dct) of type 2 along one axis: the product with the
+    matrix C[k, j] = 2 cos(pi k (2j + 1) / (2N)) (norm='ortho': row 0 times sqrt(1/(4N)), the
+    others times sqrt(1/(2N)), which makes it orthogonal), a linear map of x."""
+    if type != 2 or n is not None or norm not in (None, "backward", "ortho") or \
+            orthogonalize not in (None, norm == "ortho") or records(axis):
+        raise UnsupportedError("scipy.fft.dct of type 2, norm None or 'ortho', without n=",
+                               loc_of(x))
+    nd = ndim_of(x)
+    axis = axis % nd
+    size = x.shape[axis] if records(x) else np.shape(x)[axis]
+    k = NUMPY[np.arange](size) * 1.0
+    c = NUMPY[np.cos](NUMPY[np.outer](k, 2.0 * k + 1.0) * (math.pi / (2.0 * size))) * 2.0
+    if norm == "ortho":
+        scale = NUMPY[np.where](k == 0.0, (0.25 / size) ** 0.5, (0.5 / size) ** 0.5)
+        c = c * NUMPY[np.reshape](scale, (-1, 1))
+    moved = NUMPY[np.moveaxis](x, axis, -1)
+    return NUMPY[np.moveaxis](NUMPY[np.matmul](moved, NUMPY[np.transpose](c)), -1, axis)
+
+
+FFT = {"dct": fft_dct}
+
 SIGNAL = {"convolve": signal_convolve, "convolve2d": signal_convolve2d,
-          "lfilter": signal_lfilter}
+          "lfilter": signal_lfilter, "get_window": signal_get_window}
 AUTOGRAD_SIGNAL = {"convolve": autograd_convolve}  # (autograd.scipy.signal)

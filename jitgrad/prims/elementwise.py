@@ -35,6 +35,16 @@ def _arith_no_bool(ts, p):
     return Type(kind, broadcast_ndim(*ts))
 
 
+def _arith_bool_arrays(ts, p):
+    """NumPy's ufuncs with a boolean loop (``+ * maximum minimum abs``): on arrays of booleans
+    only, a boolean array (``m1 * m2`` is ``m1 & m2``, a mask that indexes as one); numbers
+    otherwise, as Python's ``True * True == 1``."""
+    ndim = broadcast_ndim(*ts)
+    if ndim > 0 and all(t.kind == "b" for t in ts):
+        return Type("b", ndim)
+    return _arith_no_bool(ts, p)
+
+
 def _compare(ts, p):
     return Type("b", broadcast_ndim(*ts))
 
@@ -63,7 +73,7 @@ TRANSCENDENTAL = ("exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "
 for _name in TRANSCENDENTAL:
     _elementwise(_name, getattr(np, _name), **COSTLY)
 _elementwise("square", np.square, type_rule=_arith_no_bool, nonlinear=True)
-_elementwise("abs", np.abs, type_rule=_arith_no_bool, nonlinear=True)
+_elementwise("abs", np.abs, type_rule=_arith_bool_arrays, nonlinear=True)
 _elementwise("sign", np.sign, type_rule=_arith_no_bool, **PIECEWISE_CONSTANT)
 _elementwise("floor", np.floor, **PIECEWISE_CONSTANT)
 _elementwise("ceil", np.ceil, **PIECEWISE_CONSTANT)
@@ -274,14 +284,14 @@ def scipy_special_impl(name):
 
 # Their names, the same in scipy.special (the backend calls each as ``_rt.<name>``, and
 # `lang.scipy_api` spells each as the function of scipy.special of its name).
-SCIPY_FUNCTIONS = ("j0", "j1", "y0", "y1", "i0", "i1", "jv", "yn", "iv", "ive", "erfinv",
+SCIPY_FUNCTIONS = ("j0", "j1", "y0", "y1", "i0", "i1", "jv", "yn", "iv", "ive", "kv", "erfinv",
                    "erfcinv", "rgamma", "gammasgn", "gammainc", "gammaincc", "gammaincinv",
                    "betainc", "stdtr", "hyp1f1", "hyp2f1")
 for _name in SCIPY_FUNCTIONS:
     _elementwise(_name, scipy_special_impl(_name),
                  **(PIECEWISE_CONSTANT if _name == "gammasgn" else COSTLY))
 j0, j1, y0, y1, i0, i1 = (PRIMITIVES[n] for n in ("j0", "j1", "y0", "y1", "i0", "i1"))
-jv, yn, iv, ive = (PRIMITIVES[n] for n in ("jv", "yn", "iv", "ive"))  # (order, x)
+jv, yn, iv, ive, kv = (PRIMITIVES[n] for n in ("jv", "yn", "iv", "ive", "kv"))  # (order, x)
 hyp1f1, hyp2f1 = PRIMITIVES["hyp1f1"], PRIMITIVES["hyp2f1"]  # (parameters..., z)
 
 
@@ -323,7 +333,8 @@ def _t_density(df, t):
 _SQRT_PI_OVER_2 = 0.8862269254527580  # d erfinv(y) / dy = sqrt(pi) / 2 exp(erfinv(y)^2)
 _ORDER = "the order"
 # Bessel functions: J0' = -J1, J1' = (J0 - J2) / 2, the recurrences C_v' = (C_{v-1} - C_{v+1}) / 2
-# for J and Y, (I_{v-1} + I_{v+1}) / 2 for I, and ive(v, x) = iv(v, x) exp(-|x|).
+# for J and Y, (I_{v-1} + I_{v+1}) / 2 for I, -(K_{v-1} + K_{v+1}) / 2 for K, and
+# ive(v, x) = iv(v, x) exp(-|x|).
 defvjp("j0", lambda g, ans, x: -(g * j1(x)))
 defvjp("j1", lambda g, ans, x: g * ((j0(x) - jv(2.0, x)) * 0.5))
 defvjp("y0", lambda g, ans, x: -(g * y1(x)))
@@ -336,6 +347,8 @@ defvjp("yn", _refuse_parameter("yn", "n", _ORDER),
        lambda g, ans, n, x: g * ((yn(n - 1.0, x) - yn(n + 1.0, x)) * 0.5))
 defvjp("iv", _refuse_parameter("iv", "v", _ORDER),
        lambda g, ans, v, x: g * ((iv(v - 1.0, x) + iv(v + 1.0, x)) * 0.5))
+defvjp("kv", _refuse_parameter("kv", "v", _ORDER),  # K_v' = -(K_{v-1} + K_{v+1}) / 2
+       lambda g, ans, v, x: -(g * ((kv(v - 1.0, x) + kv(v + 1.0, x)) * 0.5)))
 defvjp("ive", _refuse_parameter("ive", "v", _ORDER),
        lambda g, ans, v, x: g * ((ive(v - 1.0, x) + ive(v + 1.0, x)) * 0.5
                                  - np.sign(x) * ans))
@@ -419,11 +432,11 @@ defvjp("erfc", lambda g, ans, x: -(g * (np.exp(-(x * x)) * _TWO_OVER_SQRT_PI)))
 
 for _name in ("arctan2", "hypot", "logaddexp", "logaddexp2", "copysign"):
     _elementwise(_name, getattr(np, _name), **(COSTLY if _name != "copysign" else {}))
-_elementwise("add", np.add, _arith_no_bool, additive=True, counting=True,
+_elementwise("add", np.add, _arith_bool_arrays, additive=True, counting=True,
              broadcast_nest=True, implied_step=True)
 _elementwise("sub", np.subtract, _arith_no_bool, additive=True, counting=True,
              broadcast_nest=True, implied_step=True)
-_elementwise("mul", np.multiply, _arith_no_bool, counting=True, broadcast_nest=True)
+_elementwise("mul", np.multiply, _arith_bool_arrays, counting=True, broadcast_nest=True)
 _elementwise("div", np.true_divide, _float_elementwise, broadcast_nest=True)
 _elementwise("pow", np.power, _arith_no_bool, **COSTLY)
 _elementwise("floordiv", np.floor_divide, _arith_no_bool, **PIECEWISE_CONSTANT)
@@ -439,8 +452,8 @@ for _name in ("bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_s
     _elementwise(_name, getattr(np, _name), lambda ts, p: Type("i", broadcast_ndim(*ts)),
                  **PIECEWISE_CONSTANT)
 _elementwise("invert", np.invert, lambda ts, p: Type("i", ts[0].ndim), **PIECEWISE_CONSTANT)
-_elementwise("maximum", np.maximum, _arith_no_bool, nonlinear=True, extreme="max")
-_elementwise("minimum", np.minimum, _arith_no_bool, nonlinear=True, extreme="min")
+_elementwise("maximum", np.maximum, _arith_bool_arrays, nonlinear=True, extreme="max")
+_elementwise("minimum", np.minimum, _arith_bool_arrays, nonlinear=True, extreme="min")
 
 
 def tie_share_impl(x, y):

@@ -393,13 +393,14 @@ SCIPY_KERNELS = ("j0", "j1", "y0", "y1", "i0", "i1", "__pyx_fuse_1jv", "__pyx_fu
                  "__pyx_fuse_1iv", "__pyx_fuse_1ive", "__pyx_fuse_0erfinv", "erfcinv",
                  "__pyx_fuse_1rgamma", "gammasgn", "gammainc", "gammaincc",
                  "__pyx_fuse_0betainc", "__pyx_fuse_0stdtr", "__pyx_fuse_1hyp1f1",
-                 "__pyx_fuse_1hyp2f1", "gammaincinv")
+                 "__pyx_fuse_1hyp2f1", "gammaincinv", "__pyx_fuse_1kv")
 _J0, _J1, _Y0, _Y1, _I0, _I1 = (scipy_kernel(k, 1) for k in SCIPY_KERNELS[:6])
 _JV, _YN, _IV, _IVE = (scipy_kernel(k, 2) for k in SCIPY_KERNELS[6:10])
 _ERFINV, _ERFCINV, _RGAMMA, _GAMMASGN = (scipy_kernel(k, 1) for k in SCIPY_KERNELS[10:14])
 _GAMMAINC, _GAMMAINCC = scipy_kernel("gammainc", 2), scipy_kernel("gammaincc", 2)
 _BETAINC, _STDTR = scipy_kernel(SCIPY_KERNELS[16], 3), scipy_kernel(SCIPY_KERNELS[17], 2)
 _GAMMAINCINV = scipy_kernel("gammaincinv", 2)
+_KV = scipy_kernel("__pyx_fuse_1kv", 2)
 _HYP1F1, _HYP2F1 = scipy_kernel(SCIPY_KERNELS[18], 3), scipy_kernel(SCIPY_KERNELS[19], 4)
 
 
@@ -437,6 +438,10 @@ def yn_scalar(n, x):
 
 def iv_scalar(v, x):
     return _IV(float(v), float(x), 0)
+
+
+def kv_scalar(v, x):
+    return _KV(float(v), float(x), 0)
 
 
 def ive_scalar(v, x):
@@ -496,7 +501,7 @@ UFUNC_SCALARS = {"erf": elementwise.erf_scalar, "erfc": elementwise.erfc_scalar,
                  "tetragamma": elementwise.tetragamma_scalar,
                  "j0": j0_scalar, "j1": j1_scalar, "y0": y0_scalar, "y1": y1_scalar,
                  "i0": i0_scalar, "i1": i1_scalar, "jv": jv_scalar, "yn": yn_scalar,
-                 "iv": iv_scalar, "ive": ive_scalar, "erfinv": erfinv_scalar,
+                 "iv": iv_scalar, "ive": ive_scalar, "kv": kv_scalar, "erfinv": erfinv_scalar,
                  "erfcinv": erfcinv_scalar, "rgamma": rgamma_scalar,
                  "gammasgn": gammasgn_scalar, "gammainc": gammainc_scalar,
                  "gammaincc": gammaincc_scalar, "gammaincinv": gammaincinv_scalar,
