@@ -392,8 +392,8 @@ def copies_of_unread(body: Block, live: set[Var], params: list[Var]) -> None:
     """``y = copy(x)`` at the kernel's top level becomes ``y = x`` (nothing, for ``x = copy(x)``)
     when nothing reads x's memory afterwards: no other name that may share it
     (`core.ir.MayShare`) is read after the copy or returned (but ``y``), none is passed in,
-    and every name in its class is an equation's result, none a view (so the memory is an
-    array the kernel made and owns). The reverse transform copies an adjoint it does not own
+    and every name in its class is an equation's result, none a view nor a constant's
+    read-only array (so the memory is an array the kernel made and owns). The reverse transform copies an adjoint it does not own
     before adding into it in place (``_b_a = _b_a.copy()``); once the owner is gone (NPBench's
     go_fast: the cotangent of ``np.sum``, summed by `filled_products`), the copy is a fresh
     array and a pass over memory for nothing."""
@@ -405,8 +405,11 @@ def copies_of_unread(body: Block, live: set[Var], params: list[Var]) -> None:
             if isinstance(a, Var) and a.type.ndim:
                 group.setdefault(alias.find(a), set()).add(a)
         flags = ops.flags(s.prim) if isinstance(s, Eqn) else None
+        from_nowhere = flags is not None and not _makes_fresh_array(s) and not any(
+            isinstance(a, Var) and a.type.ndim for a in s.ins)  # a constant's frozen memory
         for v in defs(s):
-            if flags is None or flags.view or flags.view_if_contiguous or flags.read_only_view:
+            if (flags is None or flags.view or flags.view_if_contiguous or flags.read_only_view
+                    or from_nowhere):
                 made_by_view.add(alias.find(v))
     passed = {alias.find(v) for v in params if v.type.ndim}
     for k, s in enumerate(body.stmts):
