@@ -339,8 +339,9 @@ def np_stack(arrays, axis=0):
         raise UnsupportedError("np.array/np.stack of entries of different ranks", loc)
     out = _record_even_on_numbers("stack", *(a if records(a) or ndim_of(a) or _is_int(a)
                                              else float(a) for a in arrays))
-    if not ndim_of(arrays[0]) and isinstance(out, Sym) and out.atom.dims is None:
-        out.atom.dims = (len(arrays),)  # np.array([a, b, c]): its length is known
+    if isinstance(out, Sym) and out.atom.dims is None:  # np.array([a, b, c]): its length is
+        out.atom.dims = (len(arrays),) + tuple(  # known (the rows' sizes: tokens of its own)
+            (out.atom, k) for k in range(1, out.ndim))
     if isinstance(out, Sym) and not any(records(a) for a in arrays):
         out.builder.known_values[out.atom] = np.array(arrays)  # np.array([1.0, 2.0])
     return out
