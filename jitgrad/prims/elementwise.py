@@ -482,6 +482,8 @@ def _pow_slope(x, y):
             return np.where(at_0, 0.0, y * np.where(at_0, 1.0, x) ** (y - 1))
         return y * x ** (y - 1)
     # Masking x (not the slope) keeps 0 * inf out of this rule's own derivative too (Hessians).
+    if getattr(getattr(y, "dtype", None), "kind", "f") != "f":  # an integer exponent
+        return y * np.where(y == 0, 1.0, x) ** (y - 1)
     root_at_0 = np.logical_and(x == 0, np.logical_and(y > 0, y < 1))
     return np.where(root_at_0, 0.0,
                     y * np.where(np.logical_or(y == 0, root_at_0), 1.0, x) ** (y - 1))
