@@ -539,8 +539,8 @@ class Expressions(Indexing):
         """``mode == "fast"``, ``mode in ("a", "b")``: a string argument is a constant of the
         build, so the comparison is decided while building."""
         if isinstance(op, (ast.In, ast.NotIn)):
-            if isinstance(right, (dict, frozenset)):
-                right = tuple(right)
+            if isinstance(right, (dict, frozenset, set, list, type({}.keys()))):
+                right = tuple(right)  # (QuantEcon's `window in windows.keys()`)
             if isinstance(right, str):  # "b" in "abc": a substring, while building
                 return (left in right) == isinstance(op, ast.In)
             if not (isinstance(right, tuple) and all(isinstance(r, str) for r in right)):

@@ -270,6 +270,15 @@ def np_divmod(x, y):
     return _np(np.floor_divide)(x, y), _np(np.mod)(x, y)
 
 
+def np_modf(x):
+    """(fractional part, integral part), both of x's sign: x - trunc(x), trunc(x) (SALib's
+    Sobol G function)."""
+    if all_known(x):
+        return np.modf(x)
+    whole = record("trunc", x)
+    return x - whole, whole
+
+
 # ---- arrays ----------------------------------------------------------------------------------
 
 
@@ -666,7 +675,8 @@ NUMPY.update(NAN_REDUCTIONS)
 NUMPY.update({
     np.interp: np_interp, np.trapezoid: np_trapezoid, np.cov: np_cov, np.corrcoef: np_corrcoef,
     np.correlate: np_correlate, np.ptp: np_ptp, np.fmod: np_fmod, np.sinc: np_sinc,
-    np.ldexp: np_ldexp, np.divmod: np_divmod, np.broadcast_to: np_broadcast_to,
+    np.ldexp: np_ldexp, np.divmod: np_divmod, np.modf: np_modf,
+    np.broadcast_to: np_broadcast_to,
     np.broadcast_arrays: np_broadcast_arrays, np.dstack: np_dstack, np.take: np_take,
     np.diagflat: np_diagflat, np.identity: np_identity, np.tri: np_tri,
     np.ediff1d: np_ediff1d, np.select: np_select, np.iscomplex: np_iscomplex,

@@ -539,8 +539,10 @@ class Sym:
     def shape(self):
         # a size known while building is that number (a constant array's, np.array([a, b])'s
         # first: colour's `if xy.shape[-1] == 2:` is decided then); the others are read
+        # (a 0-d integer's dims hold the size it stands for, not axes: none here)
+        dims = dims_of(self.atom) if self.ndim else ()
         return tuple(d if type(d) is int else record("shape_dim", self, axis=k)
-                     for k, d in enumerate(dims_of(self.atom)))
+                     for k, d in enumerate(dims))
 
     @property
     def size(self):
