@@ -349,6 +349,8 @@ class Calls:
             if isinstance(value, (np.ndarray, np.generic)):
                 bound.arguments[name] = self.known(value, node)
         callee = type(self)(src, self.gb, self, enclosing=fn.builder if local else None)
+        site = self.loc(node)
+        callee.call_site = (site.filename, site.lineno, site.col)  # (`ListArrays.list_key`)
         callee.bind_params([bound.arguments[n] for n in callee.param_names()])
         saved_loc = self.gb.loc
         try:

@@ -21,8 +21,8 @@ from jitgrad.core.ir import (
     Eqn,
     For,
     Var,
-    dims_of,
     While,
+    dims_of,
     walk,
 )
 from jitgrad.core.types import INT, Type
