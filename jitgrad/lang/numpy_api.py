@@ -190,6 +190,9 @@ def _alloc(name):
 
 
 def apply_alloc(name, dims, kind, fill=None):
+    if not dims:  # np.ones(x.shape) of a number x: a number, as jitgrad holds a 0-d array
+        value = fill if fill is not None else {"ones": 1}.get(name, 0)
+        return value if records(value) else {"f": float, "i": int, "b": bool}[kind](value)
     builder = builder_of(*dims, fill) or current_builder()
     atoms = [builder.atom(d) for d in dims]
     if any(a.type.kind != "i" or a.type.ndim for a in atoms):

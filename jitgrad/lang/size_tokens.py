@@ -37,8 +37,10 @@ def result_dims(prim, atoms, params, out_type) -> tuple | None:
         return (a[:-1] + b[1:]) if len(b) == 2 else a[:-1]  # (n, k) @ (k, m) -> (n, m)
     if name == "solve" and atoms[0].type.ndim == 2:  # a x = b of one matrix: b's shape
         return dims_of(atoms[1])
-    if name in ("stack", "concatenate") and all(isinstance(a, Var) or not a.type.ndim
-                                                 for a in atoms):
+    joined = all(isinstance(a, Var) or not a.type.ndim for a in atoms)
+    if name == "stack" and joined:
+        return _joined_dims(name, [dims_of(a) for a in atoms], params)
+    if name == "concatenate" and joined:
         return _joined_dims(name, [dims_of(a) for a in atoms], params)
     if name == "outer":
         return (d[0], dims_of(atoms[1])[0])
