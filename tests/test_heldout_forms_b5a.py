@@ -15,6 +15,7 @@ MetPy, pvlib, SALib, QuantEcon, chemicals), in functions of our own:
   ``name in d.keys()``;
 * a lambda inside a nested function; MetPy's ``tuple(indexer if axis == i else slice(None) for
   i in range(ndim))``; ``out=`` on the user's own function; ``np.modf``;
+* ``np.gradient(theta, heights, axis=0)`` at uneven coordinates (MetPy's Brunt-Vaisala);
 * ``np.sum(x * x / len(x))`` (a size read from a shape, fused into an elementwise loop: it
   failed in the generated code before).
 
@@ -43,6 +44,7 @@ TRANSFORMS = {"ident": np.eye(3), "scaled": np.diag([0.9, 1.0, 1.1])}
 WINDOWS = {"flat": np.ones, "hanning": np.hanning}
 
 X = np.array([-0.2, 0.001, 0.3, 0.8, 0.55, 0.45])
+Z = np.array([0.0, 500.0, 1000.0, 2000.0, 3000.0, 4500.0])
 M = np.array([[0.3, 0.5, 0.2], [0.6, -0.4, 0.9], [0.1, 0.7, -0.3], [0.8, 0.2, 0.4]])
 
 
@@ -192,6 +194,19 @@ def nested_forms_jax(jnp, m, beta):
     return jnp.sum(d ** 2) + jnp.sum(v) + jnp.sum(jnp.max(m * beta, axis=1))
 
 
+def buoyancy(x, z):
+    """MetPy's Brunt-Vaisala frequency: np.gradient at uneven heights, along an axis."""
+    theta = 300.0 + 10.0 * x
+    n2 = 9.8 / theta * np.gradient(theta, z, axis=0)
+    return np.sum(np.sqrt(np.maximum(n2, 0.0) + 1e-4))
+
+
+def buoyancy_jax(jnp, x, z):
+    theta = 300.0 + 10.0 * x
+    n2 = 9.8 / theta * jnp.gradient(theta, z, axis=0)
+    return jnp.sum(jnp.sqrt(jnp.maximum(n2, 0.0) + 1e-4))
+
+
 FORMS = [
     (encode, encode_jax, (X,)),
     (largest_root, largest_root_jax, (X,)),
@@ -199,17 +214,19 @@ FORMS = [
     (adapt, adapt_jax, (M,)),
     (switches, switches_jax, (X,)),
     (nested_forms, nested_forms_jax, (M, 0.9)),
+    (buoyancy, buoyancy_jax, (X, Z)),
 ]
 
 
-def everything(x, m, beta):
+def everything(x, m, beta, z):
     return (encode(x) + largest_root(x) + colour_rows(m) + adapt(m) + switches(x)
-            + nested_forms(m, beta))
+            + nested_forms(m, beta) + buoyancy(x, z))
 
 
-def everything_jax(jnp, x, m, beta):
+def everything_jax(jnp, x, m, beta, z):
     return (encode_jax(jnp, x) + largest_root_jax(jnp, x) + colour_rows_jax(jnp, m)
-            + adapt_jax(jnp, m) + switches_jax(jnp, x) + nested_forms_jax(jnp, m, beta))
+            + adapt_jax(jnp, m) + switches_jax(jnp, x) + nested_forms_jax(jnp, m, beta)
+            + buoyancy_jax(jnp, x, z))
 
 
 def check(fn, fn_jax, args):
@@ -234,7 +251,7 @@ def test_every_form_as_plain_python():
 
 def test_compiled_gradient_matches_finite_differences_and_jax():
     pytest.importorskip("jax")
-    check(everything, everything_jax, (X, M, 0.9))
+    check(everything, everything_jax, (X, M, 0.9, Z))
 
 
 def test_a_run_time_flag_choosing_none_stays_refused():

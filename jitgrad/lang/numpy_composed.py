@@ -509,7 +509,8 @@ def poly_as_series(alist, trim=True):
 
 def np_gradient(f, *varargs, axis=None, edge_order=1):
     """np.gradient with even spacings (numbers): central differences inside, one-sided ones
-    at the ends (`numpy_written.gradient`), along each axis asked for."""
+    at the ends (`numpy_written.gradient`), along each axis asked for; along one axis, at
+    its coordinates too (`numpy_written.gradient_at`)."""
     if all_known(f, *varargs):
         return np.gradient(f, *varargs, axis=axis, edge_order=edge_order)
     f = as_array(f)
@@ -524,6 +525,9 @@ def np_gradient(f, *varargs, axis=None, edge_order=1):
                                "while building", loc)
     if edge_order not in (1, 2):
         raise UnsupportedError("np.gradient with edge_order 1 or 2", loc)
+    if len(axes) == 1 and len(varargs) == 1 and ndim_of(varargs[0]) == 1 and edge_order == 1:
+        # coordinates along the one axis (MetPy's np.gradient(theta, height, axis=0))
+        return written(W.gradient_at, f * 1.0, as_array(varargs[0]) * 1.0, axes[0])
     if any(records(h) or np.ndim(h) for h in varargs):
         raise UnsupportedError("np.gradient with spacings that are numbers known while "
                                "building; for coordinates (uneven spacing), write the "
