@@ -530,8 +530,9 @@ def np_gradient(f, *varargs, axis=None, edge_order=1):
         return written(W.gradient_at, f * 1.0, as_array(varargs[0]) * 1.0, axes[0])
     if any(records(h) or np.ndim(h) for h in varargs):
         raise UnsupportedError("np.gradient with spacings that are numbers known while "
-                               "building; for coordinates (uneven spacing), write the "
-                               "differences: np.diff(f) / np.diff(x)", loc)
+                               "building, or coordinates (uneven spacing) along one axis "
+                               "with edge_order=1; for others, write the differences: "
+                               "np.diff(f) / np.diff(x)", loc)
     if len(varargs) not in (0, 1, len(axes)):
         raise UnsupportedError(f"np.gradient with {len(varargs)} spacings for {len(axes)} "
                                "axes", loc)
