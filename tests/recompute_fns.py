@@ -174,3 +174,26 @@ def triangular_pushes(x, w):  # iteration i pushes i + 1 values (exp): fused, co
             s += math.exp(x[i] * w[j])
         total += math.log(s)
     return total
+
+
+def log_of_row_sums(x, w):  # the inner sum's seed is 1 / s, known only after it: the outer
+    total = 0.0              # loop fused, the inner one keeps its tape (counted per row)
+    for i in range(x.shape[0]):
+        s = 0.0
+        for j in range(x.shape[1]):
+            s += math.exp(x[i, j] * w[j])
+        total += math.log(s)
+    return total
+
+
+def conv_loss(k, img, t):  # a nest of sums: fused level by level down to the window's sum,
+    total = 0.0            # whose seed (2 r) is known only after it
+    for i in range(t.shape[0]):
+        for j in range(t.shape[1]):
+            s = 0.0
+            for a in range(k.shape[0]):
+                for b in range(k.shape[1]):
+                    s += k[a, b] * img[i + a, j + b]
+            r = s - t[i, j]
+            total += r * r
+    return total

@@ -27,6 +27,8 @@ FUSED = [
     case(F.log_of_sum, N(4, 3, s=0.5), N(3, s=0.5)),
     case(F.sum_in_a_branch, N(5, 3), N()),
     case(F.triangular_work, N(6), N()),
+    case(F.log_of_row_sums, N(4, 3, s=0.5), N(3, s=0.5)),
+    case(F.conv_loss, N(3, 2), N(5, 5), N(3, 4)),
 ]
 ONE_SEED = {"rowwise_logsumexp", "pairwise_energy", "whole_array_work"}  # fused as well
 TAPED = [
@@ -97,7 +99,7 @@ def test_the_forward_pass_keeps_no_tape_for_a_recomputed_loop():
 def test_a_fused_loop_keeps_one_iteration_and_the_adjoint_only_scales():
     """The stacks are sized by a counting pass for the largest iteration (pushes are bare
     stores), and the adjoint pass no longer loops over the rows."""
-    c = FUSED[0]  # log_of_sum: an inner loop pushes exp(...) once per element of the row
+    c = FUSED[3]  # log_of_row_sums: an inner loop pushes exp(...) once per element of the row
     grad = jitgrad.value_and_grad(c.fn, wrt=c.wrt)
     grad(*c.points[0])
     forward, adjoint = grad.source("forward"), grad.source("adjoint")
@@ -116,7 +118,7 @@ def test_the_counting_pass_is_closed_form_when_every_iteration_counts_the_same()
         return "\n".join(line for line in forward[:forward.index("_tape_")].splitlines()
                          if not line.lstrip().startswith("#"))
 
-    c = FUSED[0]  # log_of_sum: every row pushes x.shape[1] values
+    c = FUSED[3]  # log_of_row_sums: every row pushes x.shape[1] values
     grad = jitgrad.value_and_grad(c.fn, wrt=c.wrt)
     grad(*c.points[0])
     assert "for " not in counting(grad) and "_t1 if _t1 > 0 else 0" in counting(grad)
@@ -215,8 +217,45 @@ def test_loop_adjoints_run_forwards_only_when_their_iterations_commute(c):
 
 
 def test_an_inner_sum_runs_its_adjoint_forwards():
-    c = FUSED[0]  # log_of_sum: an inner loop summing exp(...) of a row
+    c = FUSED[3]  # log_of_row_sums: an inner loop summing exp(...) of a row
     grad = jitgrad.value_and_grad(c.fn, wrt=c.wrt)
     grad(*c.points[0])
     adjoint_part = grad.source().split("# jitgrad: fused")[1]
     assert "for _k" in adjoint_part and "while _k" not in adjoint_part
+
+
+def test_an_inner_sum_whose_seed_is_known_before_it_is_fused_too():
+    """Inside a fused loop, an inner loop that feeds the same sum gets its seed before it runs:
+    it is fused as well (`transforms.fuse_inner`), no tape, one loop nest fewer; the window's
+    sum in `conv_loss`, whose seed 2 r needs its result, keeps its adjoint loop. Gradients
+    against central differences and JAX's (float64)."""
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+    from fd import check_against
+
+    def conv_jax(k, img, t):
+        n, m = t.shape
+        s = sum(k[a, b] * img[a:a + n, b:b + m] for a in range(k.shape[0])
+                for b in range(k.shape[1]))
+        return jnp.sum((s - t) ** 2)
+
+    c = FUSED[4]  # conv_loss
+    grad = jitgrad.value_and_grad(c.fn, wrt=(0, 1))
+    args = c.points[0]
+    value, grads = grad(*args)
+    want = jax.grad(conv_jax, argnums=(0, 1))(*args)
+    check_against(c.fn, args, (0, 1), value, grads, want)
+    source = grad.source()
+    assert source.count("whose adjoint is known before it") == 1, source
+    assert "_tape" not in source and "_most" not in source
+    assert source.count("for _k") == 2  # the window's adjoint: over a, over b
+    for c in (FUSED[0], FUSED[1]):  # log_of_sum, sum_in_a_branch: the inner loop fused
+        grad = jitgrad.value_and_grad(c.fn, wrt=c.wrt)
+        check_value_and_grad_result(c, 0, grad(*c.points[0]))
+        assert "whose adjoint is known before it" in grad.source()
+        assert "_tape" not in grad.source()
+    c = FUSED[3]  # log_of_row_sums: the seed 1 / s is known only after the inner loop
+    grad = jitgrad.value_and_grad(c.fn, wrt=c.wrt)
+    grad(*c.points[0])
+    assert "whose adjoint is known before it" not in grad.source()

@@ -73,3 +73,27 @@ def test_gradients_against_differences_and_jax():
     # backwards, only the two products of atax's cotangent (a vector of ones: one pass over
     # A either way); no product by a matrix of ones or of np.sum(x * x)
     assert adjoint.count("_rt.matmul(") == 2, source
+
+
+def trace_shift(a):  # NPBench's go_fast, summed
+    trace = 0.0
+    for i in range(a.shape[0]):
+        trace += np.tanh(a[i, i])
+    return np.sum(a + trace)
+
+
+def test_a_sum_of_ones_is_a_size_and_an_owned_adjoint_is_not_copied():
+    """The cotangent of ``np.sum(a + trace)`` summed back to ``trace`` is ``a.size`` (no array
+    of ones summed: `filled`'s sums), and the adjoint of ``a`` it then owns alone is added
+    into without a copy (`optimise.copies_of_unread`). Against central differences and JAX."""
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+    a = np.random.default_rng(5).normal(size=(4, 4))
+    g = jitgrad.grad(trace_shift)
+    got = g(a)
+    want = jax.grad(lambda a: jnp.sum(a + jnp.sum(jnp.tanh(jnp.diag(a)))))(a)
+    np.testing.assert_allclose(got, np.asarray(want), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got, numeric_grad(trace_shift, (a,), 0), rtol=1e-6, atol=1e-6)
+    source = g.source()
+    assert ".copy()" not in source and "sum_all" not in source and ".size" in source, source

@@ -46,7 +46,8 @@ class Flags:
     result the adjoint computes again from the inputs rather than saving it, as it does an
     elementwise primitive's: an entry read, a size read, a cast), ``nonlinear`` (f(a + b) !=
     f(a) + f(b), e.g. of a sum over data rows), ``linear`` (one input, linear in it),
-    ``additive`` (input 0 plus or minus input 1), ``extreme`` ("max" or "min": the result is
+    ``additive`` (input 0 plus or minus input 1), ``sums`` (adds input 0's entries up:
+    over the axes it drops, or down to input 1's shape), ``extreme`` ("max" or "min": the result is
     the largest or the smallest of its inputs, or of input 0's entries), ``reduction``
     (reduces input 0 along ``params["axis"]``, over every entry when that is None or absent;
     with ``params["keepdims"]`` the axis stays, of size 1), ``nonnegative`` (an integer result
@@ -97,6 +98,7 @@ class Flags:
     nonlinear: bool = False
     linear: bool = False
     additive: bool = False
+    sums: bool = False
     extreme: str | None = None
     reduction: bool = False
     nonnegative: bool = False

@@ -37,16 +37,15 @@ def result_dims(prim, atoms, params, out_type) -> tuple | None:
         return (a[:-1] + b[1:]) if len(b) == 2 else a[:-1]  # (n, k) @ (k, m) -> (n, m)
     if name == "solve" and atoms[0].type.ndim == 2:  # a x = b of one matrix: b's shape
         return dims_of(atoms[1])
-    joined = all(isinstance(a, Var) or not a.type.ndim for a in atoms)
-    if name == "stack" and joined:
-        return _joined_dims(name, [dims_of(a) for a in atoms], params)
-    if name == "concatenate" and joined:
-        return _joined_dims(name, [dims_of(a) for a in atoms], params)
+    if name == "concatenate" and all(isinstance(a, Var) for a in atoms):
+        return _joined_dims([dims_of(a) for a in atoms], params["axis"])
     if name == "outer":
         return (d[0], dims_of(atoms[1])[0])
     if name == "transpose":
         axes = params.get("axes")
         return tuple(reversed(d)) if axes is None else tuple(d[k] for k in axes)
+    if name == "stack":  # np.array([a, b, c]) of items of one shape (NumPy's own check)
+        return (len(atoms),) + d
     if name == "expand_dims":
         return d[:params["axis"]] + (1,) + d[params["axis"]:]
     if flags.sizes_from is not None:
@@ -74,15 +73,10 @@ def result_dims(prim, atoms, params, out_type) -> tuple | None:
     return None
 
 
-def _joined_dims(name, dims, params) -> tuple:
-    """np.stack's (np.array([a, b, c])'s) result: as many rows as entries, each of the
-    entries' sizes where they agree; np.concatenate's: the pieces' sizes off the axis, and
-    along it their sum where all are constants (colour's tstack of k columns). None (a size
-    of its own) where not known."""
-    if name == "stack":
-        same = all(d == dims[0] for d in dims)
-        return (len(dims),) + (dims[0] if same else (None,) * len(dims[0]))
-    k = params["axis"]
+def _joined_dims(dims, k) -> tuple:
+    """np.concatenate's result along axis ``k``: the pieces' sizes off the axis where they
+    agree, and along it their sum where all are constants (colour's tstack of k columns).
+    None (a size of its own) where not known."""
     off = [d[:k] + d[k + 1:] for d in dims]
     along = [d[k] for d in dims]
     size = sum(along) if all(type(t) is int for t in along) else None

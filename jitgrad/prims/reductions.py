@@ -36,7 +36,8 @@ def _reduce_impl(fn):
 
 
 reduce_sum = primitive("sum", _reduce_impl(np.sum),
-                       lambda ts, p: _reduce_type(ts, dict(p, op="sum")), reduction=True)
+                       lambda ts, p: _reduce_type(ts, dict(p, op="sum")), reduction=True,
+                       sums=True)
 reduce_max = primitive("max", _reduce_impl(np.max),
                        lambda ts, p: _reduce_type(ts, dict(p, op="max")), reduction=True,
                        extreme="max")

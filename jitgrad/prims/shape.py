@@ -78,7 +78,7 @@ broadcast_like = primitive(
 sum_to_like = primitive(
     "sum_to_like", lambda g, like: _sum_to(g, np.shape(like)),
     lambda ts, p: Type(ts[0].kind, ts[1].ndim), may_return_input=True, shape_only={1},
-    same_shape_as=1)
+    same_shape_as=1, sums=True)
 
 defvjp("broadcast_like", lambda g, ans, x, like: sum_to_like(g, x), None)
 defvjp("sum_to_like", lambda g, ans, x, like: broadcast_like(g, x), None)

@@ -1,4 +1,4 @@
-"""Matrix products by an array whose entries are all one number, made reductions.
+"""Matrix products and sums of an array whose entries are all one number, made reductions.
 
 Takes a kernel's body; guarantees the same values, with fewer operations. The cotangent that
 enters the adjoint of ``np.sum(C)`` is ``C``'s shape filled with 1.0 (``spread``), and it
@@ -24,7 +24,8 @@ the order of a block's own statements, until an equation writes into its alias c
 * an operation that returns its input when the shapes agree (`Flags.may_return_input` with
   `Flags.same_shape_as`: ``sum_to_like``), and they do by `core.ir.dims_of`.
 
-Only products of vectors and matrices are rewritten (a stack of matrices is left alone).
+Only products of vectors and matrices are rewritten (a stack of matrices is left alone). A
+sum of every entry of a filled array (`Flags.sums`, to a scalar) is its number times its size.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ def filled_products(block: Block, namer: Namer, params: list[Var]) -> int:
     forwards)."""
     alias = MayShare(block)
     fill: dict[Var, Atom] = {}
+    shape_of: dict[Var, Var] = {}  # a filled array -> an array of its size (`_size_source`)
     made: dict[Var, Eqn] = {}  # the transposes, read back by a sum along the other axis
     out: list = []
     done = 0
@@ -56,7 +58,7 @@ def filled_products(block: Block, namer: Namer, params: list[Var]) -> int:
             out.append(s)
             continue
         new = (_rewrite(s, fill, made, namer, set(params)) if ops.flags(s.prim).contracts
-               and fill else None)
+               and fill else _summed(s, fill, shape_of, namer))
         if new is not None:
             fill.pop(s.out, None)
             out += new
@@ -68,9 +70,14 @@ def filled_products(block: Block, namer: Namer, params: list[Var]) -> int:
         if s.prim == "transpose" and s.out.type.ndim == 2 and s.params.get("axes") in (
                 None, (1, 0)):
             made[s.out] = s
+        for v in s.outs:  # (an array whose size was read off v no longer is filled)
+            for w in [w for w, src in shape_of.items() if src is v and w is not v]:
+                fill.pop(w, None)
+                del shape_of[w]
         value = _filled(s, fill)
         if value is not None:
             fill[s.out] = value
+            shape_of[s.out] = _size_source(s, shape_of)
         out.append(s)
     block.stmts[:] = out
     return done
@@ -114,6 +121,30 @@ def _filled(e: Eqn, fill: dict[Var, Atom]) -> Atom | None:
                 and dims_of(src) == dims_of(e.ins[flags.same_shape_as]))):
         return fill[src]
     return None
+
+
+def _size_source(e: Eqn, shape_of: dict[Var, Var]) -> Var:
+    """An array of the size of ``e``'s filled result: the array a broadcast takes its shape
+    from (nothing then reads the filled array for its size), a copy's source's, or itself."""
+    flags = ops.flags(e.prim)
+    like = e.ins[flags.same_shape_as] if flags.same_shape_as is not None else None
+    if flags.broadcasts and isinstance(like, Var) and like.type.ndim == e.out.type.ndim:
+        return like
+    if flags.same_value and isinstance(e.ins[0], Var) and e.ins[0] in shape_of:
+        return shape_of[e.ins[0]]
+    return e.out
+
+
+def _summed(e: Eqn, fill: dict[Var, Atom], shape_of: dict[Var, Var], namer: Namer):
+    """The sum of every entry of a filled array (``np.sum(C)``'s cotangent summed back to a
+    scalar, NPBench's ``a + trace``): its number times its size, or None."""
+    src = e.ins[0] if e.ins else None
+    if not (ops.flags(e.prim).sums and len(e.outs) == 1 and e.out.type == FLOAT
+            and isinstance(src, Var) and src in fill):
+        return None
+    n = Var(namer.temp("_len"), INT)
+    return [Eqn("size", [n], [shape_of.get(src, src)], {}, e.loc),
+            Eqn("mul", [e.out], [fill[src], n], {}, e.loc)]
 
 
 def _rewrite(e: Eqn, fill: dict[Var, Atom], made: dict[Var, Eqn], namer: Namer,

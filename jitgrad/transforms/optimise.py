@@ -8,6 +8,8 @@ Passes, in order:
   number (the cotangent of ``np.sum``) is a reduction of the other operand.
 * ``dead_code``: drops equations whose results nothing reads (shape reads the builder made
   eagerly, branches of a rule that turned out zero, forward values the adjoint never needs).
+* ``copies_of_unread``: a copy of an array the kernel owns and nothing reads afterwards is the
+  array itself.
 * ``dead_writes``: a full overwrite (``C[:] = ...``) of an array that nothing reads afterwards
   but views of it and more such writes (not an argument, not returned, not saved), with the
   value it writes (NPBench's ``C[:] = alpha * A @ B + beta * C`` under ``jitgrad.grad``: the
@@ -338,6 +340,7 @@ def optimise(grad, value_needed: bool = True) -> None:
         live = {a for a in returns + kernel.aux if isinstance(a, Var)}
         filled_products(kernel.body, grad.fn.namer, kernel.params)
         dead_code(kernel.body, live)
+        copies_of_unread(kernel.body, live, kernel.params)
         if kernel is grad.forward:
             dead_writes(kernel.body, live, kernel.params)
         fold_assigns(kernel.body, live)
@@ -383,6 +386,43 @@ def adds_in_place(body: Block, params: list[Var]) -> None:
         return v not in passed and names.get(alias.find(v), {v}) == {v}
 
     _adds_in(body, alone)
+
+
+def copies_of_unread(body: Block, live: set[Var], params: list[Var]) -> None:
+    """``y = copy(x)`` at the kernel's top level becomes ``y = x`` (nothing, for ``x = copy(x)``)
+    when nothing reads x's memory afterwards: no other name that may share it
+    (`core.ir.MayShare`) is read after the copy or returned (but ``y``), none is passed in,
+    and every name in its class is an equation's result, none a view (so the memory is an
+    array the kernel made and owns). The reverse transform copies an adjoint it does not own
+    before adding into it in place (``_b_a = _b_a.copy()``); once the owner is gone (NPBench's
+    go_fast: the cotangent of ``np.sum``, summed by `filled_products`), the copy is a fresh
+    array and a pass over memory for nothing."""
+    alias = MayShare(body)
+    group: dict[Var, set] = {}
+    made_by_view = set()
+    for s in walk(body):
+        for a in direct_uses(s) + defs(s):
+            if isinstance(a, Var) and a.type.ndim:
+                group.setdefault(alias.find(a), set()).add(a)
+        flags = ops.flags(s.prim) if isinstance(s, Eqn) else None
+        for v in defs(s):
+            if flags is None or flags.view or flags.view_if_contiguous or flags.read_only_view:
+                made_by_view.add(alias.find(v))
+    passed = {alias.find(v) for v in params if v.type.ndim}
+    for k, s in enumerate(body.stmts):
+        if not (isinstance(s, Eqn) and s.prim == "copy" and isinstance(s.ins[0], Var)
+                and s.ins[0].type.ndim and len(s.outs) == 1):
+            continue
+        root = alias.find(s.ins[0])
+        if root in passed or root in made_by_view:
+            continue
+        others = group.get(root, set()) - {s.outs[0]}
+        if others & live or any(isinstance(a, Var) and a in others
+               for t in walk(Block(body.stmts[k + 1:])) for a in direct_uses(t)):
+            continue
+        body.stmts[k] = None if s.outs[0] is s.ins[0] else Eqn("assign", list(s.outs),
+                                                                  list(s.ins), {}, s.loc)
+    body.stmts[:] = [s for s in body.stmts if s is not None]
 
 
 def _makes_fresh_array(e: Eqn) -> bool:

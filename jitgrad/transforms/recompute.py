@@ -97,7 +97,7 @@ def recompute_loops(work: GradientWork) -> None:
         if why is None and settings.parallel and any(
                 isinstance(s, Eqn) and ops.flags(s.prim).raises for s in walk(loop.body)):
             why = "it may raise, so it runs serially (not in parallel chunks)"
-        seed = _one_seed(loop, ctx) if why is None and settings.fuse else None
+        seed = one_seed(loop, ctx) if why is None and settings.fuse else None
         fused = None if seed is None else _fuse(fn, adj_body, loop, rep, seed, ctx, top_saved,
                                                 stacks, namer)
         if fused is not None:
@@ -453,19 +453,19 @@ def drop_round_trips(fn: Function, rep: Repeat, adj_body: Block, found: list) ->
     for _, going, pop in found:
         gone = {id(s) for s in going}
         for block in (fn.body, adj_body):
-            _remove(block, gone)
+            remove_stmts(block, gone)
         replace_vars(rep.body, {pop.outs[0]: going[0].ins[2]})
     return {tape for tape, _, _ in found}
 
 
-def _remove(block: Block, gone: set[int]) -> None:
+def remove_stmts(block: Block, gone: set[int]) -> None:
     block.stmts[:] = [s for s in block.stmts if id(s) not in gone]
     for s in block.stmts:
         for b in sub_blocks(s):
-            _remove(b, gone)
+            remove_stmts(b, gone)
 
 
-def _one_seed(loop: For, ctx: ReverseContext) -> Carry | None:
+def one_seed(loop: For, ctx: ReverseContext) -> Carry | None:
     """The loop's one carried value that the code after it sends an adjoint back into, if
     there is exactly one and it is a float sum (``total += t``); otherwise None."""
     seeded = ctx.seeded.get(loop, [])
@@ -539,7 +539,7 @@ def _fuse(fn, adj_body, loop: For, rep: Repeat, seed: Carry, ctx: ReverseContext
     fn.body.stmts[at:at] = init
     drop_reserves(loop.body, tapes, growing={a.outs[0] for a in allocs
                                              if a.outs[1] not in most})
-    loop.body.stmts += _without_recomputing(body, loop.body)
+    loop.body.stmts += without_recomputing(body, loop.body)
     # 2. the adjoint pass: the seed times each gradient, added where the loop's adjoint was;
     #    an adjoint still at its zero start takes the product (the gradient itself for a seed
     #    of one) instead of a zero array and an addition
@@ -596,7 +596,7 @@ def _zero_start(var: Var, stmts: list) -> Eqn | None:
     return start
 
 
-def _without_recomputing(adjoint: list, iteration: Block) -> list:
+def without_recomputing(adjoint: list, iteration: Block) -> list:
     """The iteration's adjoint without the equations that compute again, at its top level,
     a value the iteration computed at its own top level (`saving` recomputes a scalar instead
     of taping it; fused, the adjoint runs right after the iteration, which still holds it).
