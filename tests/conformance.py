@@ -1568,6 +1568,19 @@ block(NN, "Forms from held-out real code (batch 4)", [
       F.np_ufunc_outer, A(V, M34), wrt=(0, 1)),
 ])
 
+block(PY, "Forms from held-out real code (batch 5)", [
+    r("a list comprehension of arrays over the rows of np.asarray([a, b, c])",
+      F.py_rows_of_a_stack_in_a_comprehension, A(M34)),
+    r("a list built in a helper called on two shapes", F.py_list_in_a_helper_per_call_site,
+      A(M34)),
+])
+block(NN, "Forms from held-out real code (batch 5)", [
+    r("x ** (1 / 2.4) at 0 on the side np.where discards", F.np_root_slope_under_where, A(V)),
+    r("np.roots of a list of computed coefficients", F.np_roots_of_a_list, A(V)),
+    r("np.modf", F.np_modf, A(V)),
+    r("np.gradient(f, coordinates, axis=0)", F.np_gradient_at_coordinates, A(V)),
+])
+
 block(PY, "Forms from held-out real code (tests on sizes, grown arrays)", [
     r("a name of another rank on each side of `if len(w) == n`", F.py_rank_differs_on_size_test,
       A(V)),

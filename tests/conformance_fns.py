@@ -5071,6 +5071,47 @@ def npy_piecewise(x):
     return np.sum(np.piecewise(x, [x < 0.0, x >= 0.0], [lambda v: v ** 2, lambda v: np.sin(v)]))
 
 
+# -- forms from held-out real code, batch 5 (hb5a) ---------------------------------------------
+
+def _tsplit(a):
+    a = np.asarray(a, np.float64)
+    return np.array([a[..., k] for k in range(a.shape[-1])])
+
+
+def _tstack(a):
+    a = np.asarray(a, np.float64)
+    return np.concatenate([x[..., None] for x in a], axis=-1)
+
+
+def py_rows_of_a_stack_in_a_comprehension(m):
+    r0, r1, r2 = _tsplit(m.T)  # columns of m.T: the rows of m
+    return np.sum(_tstack([r0 * r1, r1 - r2, r2]) ** 2)
+
+
+def py_list_in_a_helper_per_call_site(m):
+    a, b, c = _tsplit(m.T)
+    x, y = _tsplit(np.array([0.3127, 0.3290]))  # a constant of another shape
+    return np.sum(a * x + b * y + c) + np.sum(np.ones(np.shape(x)) * 2.0)
+
+
+def np_root_slope_under_where(x):
+    z = np.clip(x - 0.4, 0.0, 1.0)  # an entry clipped to 0, where the root is discarded
+    return np.sum(np.where(z <= 0.0031308, 12.92 * z, 1.055 * z ** (1 / 2.4) - 0.055) ** 2)
+
+
+def np_roots_of_a_list(x):
+    r = np.roots([1.0, -(x[0] + 2.0), x[1] * x[2]])
+    return max([v.real for v in r])
+
+
+def np_modf(x):
+    frac, whole = np.modf(x * 3.0 + 2.0)
+    return np.sum(frac ** 2 + whole * x)
+
+
+def np_gradient_at_coordinates(x):
+    z = np.array([0.0, 0.5, 1.5, 3.0])
+    return np.sum(np.sin(np.gradient(x, z, axis=0)))
 # ---- held-out forms (issue #43, hsizeif): tests on sizes, arrays grown in loops --------
 
 def py_rank_differs_on_size_test(w):

@@ -91,6 +91,7 @@ class Builder(Statements, Handlers, Branches, ListArrays, Containers, Loops, Vie
             seeds if seeds is not None else LoopSeeds())
         self.env: dict[str, object] = {}
         self.caller = caller
+        self.call_site: tuple = ()  # where the caller calls it (`Calls.inline`)
         self.enclosing = enclosing  # for a nested function: the one it was defined in
         self.depth = 0 if caller is None else caller.depth + 1
         self.in_loop = False  # inside a loop of the graph (a `For` or `While`)

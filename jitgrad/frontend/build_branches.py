@@ -28,6 +28,7 @@ from jitgrad.frontend.build_ast import (
     DefinedWhen,
     MaybeDefined,
     Undefined,
+    UnrollLoop,
     base,
     is_atom_value,
     same_constant,
@@ -60,6 +61,8 @@ class Branches:
             known = self.implied_by_caller(cond)
             return cond if known is None else known
         if isinstance(cond, (bool, int, float, np.number, np.bool_)) or cond is None:
+            return bool(cond)
+        if isinstance(cond, str):  # a switch known while building (`if window:`): Python's
             return bool(cond)
         raise UnsupportedError(f"a condition of type {type(cond).__name__}", self.loc(node))
 
@@ -370,6 +373,12 @@ class Branches:
                 return vt
             if cond is not None and all(callable(v) and not isinstance(v, Sym) for v in (vt, ve)):
                 return Choice(cond, vt, ve)  # f = np.sin if x > 0 else np.cos
+            if self.in_loop and self.loops_building and \
+                    self.loop_key(self.loops_building[-1]) in self.unrollable:
+                # a loop of a few iterations known while building (MetPy's `tuple(indexer if
+                # axis == i else slice(None) for i in range(ndim))`): unrolled, each copy's
+                # condition known then
+                raise UnrollLoop(self.loop_key(self.loops_building[-1]))
             return Undefined(f"`{name}` holds different non-numeric values on the two branches")
         tt, te = self.gb.atom(vt, check=False).type, self.gb.atom(ve, check=False).type
         if tt.ndim != te.ndim:

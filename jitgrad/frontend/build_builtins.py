@@ -544,10 +544,13 @@ def _b_known(fn):
 
 
 def _b_type(b, args, kwargs, node):
-    """``type(v)`` of a value known while building; of a run-time number or array refused,
-    as `isinstance` is where the gradient cannot tell the types apart."""
+    """``type(v)`` of a value known while building, or of a run-time array (np.ndarray); of
+    a run-time number refused, as `isinstance` is where the gradient cannot tell the types
+    apart (a Python float or np.float64)."""
     if kwargs or len(args) != 1:
         raise UnsupportedError("type() takes one value", b.loc(node))
+    if isinstance(args[0], Sym) and args[0].ndim:  # an array (SALib's
+        return np.ndarray  # `if type(values) != np.ndarray: raise TypeError(...)`)
     if isinstance(args[0], Sym):
         raise UnsupportedError("type() of a run-time value: the gradient does not tell a "
                                "Python float from a NumPy float64 (nor a list from a tuple); "

@@ -54,6 +54,13 @@ from jitgrad.lang.symbolic import Sym
 WRITTEN_MODULES = (numpy_written.__name__, build_solvers.__name__)
 
 
+
+def _own_out(fn) -> bool:
+    """Whether ``out=`` is a parameter of the user's own function (QuantEcon's
+    ``s_wise_max(vals, out=Tv)``), passed to it as any other, not NumPy's ``out=``."""
+    return isinstance(fn, pytypes.FunctionType) and not (fn.__module__ or "").startswith(
+        ("numpy", "scipy")) and "out" in inspect.signature(fn).parameters
+
 class Calls:
     """`build.Builder`'s calls (see the module)."""
 
@@ -87,9 +94,10 @@ class Calls:
         for k in node.keywords:
             if k.arg is None:  # f(**options): a dict known while building
                 kwargs.update(self.unpacked_dict(k.value))
-            elif k.arg != "out":
+            elif k.arg != "out" or _own_out(fn):
                 kwargs[k.arg] = self.argument(k.value)
-        out = next((k.value for k in node.keywords if k.arg == "out"), out)
+        if not _own_out(fn):
+            out = next((k.value for k in node.keywords if k.arg == "out"), out)
         where = kwargs.pop("where", True) if isinstance(fn, np.ufunc) else True
         if out is not None:
             return self.call_into(fn, args, kwargs, out, node, where)
@@ -244,7 +252,8 @@ class Calls:
             return complex_pairs.call(fn, args, kwargs)
         if fn is complex:  # of numbers known while building: Python's
             return complex(*args, **kwargs)
-        if isinstance(getattr(fn, "__self__", None), (dict, tuple, str, int, float, complex)):
+        if isinstance(getattr(fn, "__self__", None), (dict, tuple, str, int, float, complex,
+                                                     np.bool_)):
             if isinstance(fn.__self__, str) and any(
                     isinstance(a, (Sym, RunTimeText)) for a in (*args, *kwargs.values())):
                 return RunTimeText(ast.unparse(node))  # "{:.3f}".format(loss): a label
@@ -354,6 +363,8 @@ class Calls:
             if isinstance(value, (np.ndarray, np.generic)):
                 bound.arguments[name] = self.known(value, node)
         callee = type(self)(src, self.gb, self, enclosing=fn.builder if local else None)
+        site = self.loc(node)
+        callee.call_site = (site.filename, site.lineno, site.col)  # (`ListArrays.list_key`)
         callee.bind_params([bound.arguments[n] for n in callee.param_names()])
         saved_loc = self.gb.loc
         try:

@@ -277,6 +277,8 @@ class Carries:
                     and c.update.root is c.var):
                 c.var.storage = c.init.root
                 shape_from[c.var] = c.init  # (written in place: its shape is the initial's)
+                if c.var.dims is None:  # and so its sizes (colour's H[H < 0] += 360, then
+                    c.var.dims = dims_of(c.init)  # np.array([L, C, H]): rows of one size)
 
     def drop_unchanged_carries(self, carries, carry_vars, blocks) -> list:
         """The carries the loop keeps: an array the body never rebinds nor writes is its initial

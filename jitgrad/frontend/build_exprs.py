@@ -220,7 +220,8 @@ class Expressions(Indexing):
             raise UnsupportedError(f"the global `{name}`: a {value.dtype} array of rank "
                                    f"{value.ndim} (jitgrad reads float, integer and bool arrays "
                                    "as constants)", self.loc(node))
-        return self.gb.sym(self.gb.constant_array(value, name))
+        base = "".join(c if c.isalnum() else "_" for c in name).strip("_") or "c"
+        return self.gb.sym(self.gb.constant_array(value, base))  # (D['a'] named D__a)
 
     def expr_Name(self, node):
         return self.lookup(node.id, node)
@@ -286,6 +287,8 @@ class Expressions(Indexing):
                                    "(.real, .imag, .conjugate() are)", self.loc(node))
         if isinstance(base, (int, float)) and attr in ("real",):
             return base
+        if isinstance(base, (bool, np.bool_)) and attr in ("any", "all", "item"):
+            return getattr(np.bool_(base), attr)  # np.isclose(n2, 1).any() of numbers
         if isinstance(base, (int, float)) and not isinstance(base, bool) and attr in (
                 "copy", "item", "shape", "ndim", "size", "dtype"):
             # a number known while building stands for NumPy's scalar or 0-d array too
@@ -547,8 +550,8 @@ class Expressions(Indexing):
         """``mode == "fast"``, ``mode in ("a", "b")``: a string argument is a constant of the
         build, so the comparison is decided while building."""
         if isinstance(op, (ast.In, ast.NotIn)):
-            if isinstance(right, (dict, frozenset)):
-                right = tuple(right)
+            if isinstance(right, (dict, frozenset, set, list, type({}.keys()))):
+                right = tuple(right)  # (QuantEcon's `window in windows.keys()`)
             if isinstance(right, str):  # "b" in "abc": a substring, while building
                 return (left in right) == isinstance(op, ast.In)
             if not (isinstance(right, tuple) and all(isinstance(r, str) for r in right)):

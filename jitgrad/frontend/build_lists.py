@@ -29,8 +29,14 @@ class ListArrays:
     """Methods mixed into `build.Builder`."""
 
     def list_key(self, made) -> tuple:
+        """Where the list is made, and the call sites that led there: a helper called twice
+        (colour's tsplit of an (n, 3) argument, then of a constant of shape (2,)) makes a list
+        of its own at each call, whose rows take that call's shape."""
         loc = self.src.loc(made)
-        return (loc.filename, loc.lineno, loc.col)
+        key, b = (loc.filename, loc.lineno, loc.col), self
+        while b.caller is not None:
+            key, b = key + b.call_site, b.caller
+        return key
 
     def list_array(self, stmt, made):
         """The array a list built in a loop becomes (`desugar_lists`): one entry per item, or,

@@ -22,6 +22,7 @@ from jitgrad.core.ir import (
     For,
     Var,
     While,
+    dims_of,
     walk,
 )
 from jitgrad.core.types import INT, Type
@@ -108,6 +109,13 @@ class Loops(LoopHeaders, Carries):
                                        "stopped): make the generator again", self.loc(it))
             seq = items
         if isinstance(seq, Sym) and seq.ndim >= 1:
+            rows = dims_of(seq.atom)[0]
+            if listed is not None and type(rows) is int and rows <= UNROLLED_AT_MOST:
+                # a list of arrays over rows counted while building (colour's
+                # `[x[..., None] for x in np.asarray([X, Y, Z])]`): unrolled, a list of them
+                self.build_unrolled(stmt, [symbolic.record("getitem", seq, k, index_spec=("i",))
+                                           for k in range(rows)])
+                return
             if not isinstance(stmt.target, ast.Name):  # for a, b in rows: each row unpacked
                 row = ast.Name(id=f"%row@{self.gb.new_tag()}", ctx=ast.Store())
                 unpack = ast.copy_location(ast.Assign(targets=[stmt.target], value=ast.Name(

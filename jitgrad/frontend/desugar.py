@@ -270,7 +270,8 @@ class GeneratorCalls(ast.NodeTransformer):
     ``tuple(v * 2 for v in x)``: ``tuple([v * 2 for v in x])`` (the tuple of its items where
     their number is known while building, as over a tuple's items); ``f(*(g(v) for v in x))``
     and ``(*(g(v) for v in x),)``: ``*tuple([g(v) for v in x])`` (unpacking runs a generator
-    to its end, so it is the tuple of its items)."""
+    to its end, so it is the tuple of its items); ``dict((k, v) for k in keys)``: the dict
+    comprehension ``{k: v for k in keys}``."""
 
     def __init__(self, shadowed):
         self.shadowed = shadowed  # name -> whether the function binds it or reads a global of it
@@ -287,6 +288,13 @@ class GeneratorCalls(ast.NodeTransformer):
                 node.args = [comp]
                 return node
             return ast.copy_location(comp, node)
+        if (isinstance(node.func, ast.Name) and node.func.id == "dict"
+                and not self.shadowed("dict") and len(node.args) == 1 and not node.keywords
+                and isinstance(node.args[0], ast.GeneratorExp)
+                and isinstance(node.args[0].elt, ast.Tuple) and len(node.args[0].elt.elts) == 2):
+            gen = node.args[0]  # dict((k, v) for k in keys): {k: v for k in keys}
+            key, value = gen.elt.elts
+            return ast.copy_location(ast.DictComp(key, value, gen.generators), node)
         return node
 
     def visit_Starred(self, node):

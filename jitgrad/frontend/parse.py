@@ -301,6 +301,7 @@ def _prepared(fn, node, filename, first, indent, lines) -> FunctionSource:
     outer = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(
         n.ctx, (ast.Store, ast.Del))} | {a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
     for nested in _nested_defs(node):  # innermost first: each rewritten as its own function
+        desugar_forms(nested, fn, fresh)  # (`v_func = lambda x: ...` inside a nested def)
         desugar(nested, rebound, fresh)
         lower_lists(nested, fn, fresh, where, bound=outer)
     desugar_forms(node, fn, fresh)

@@ -190,6 +190,9 @@ def _alloc(name):
 
 
 def apply_alloc(name, dims, kind, fill=None):
+    if not dims:  # np.ones(x.shape) of a number x: a number, as jitgrad holds a 0-d array
+        value = fill if fill is not None else {"ones": 1}.get(name, 0)
+        return value if records(value) else {"f": float, "i": int, "b": bool}[kind](value)
     builder = builder_of(*dims, fill) or current_builder()
     atoms = [builder.atom(d) for d in dims]
     if any(a.type.kind != "i" or a.type.ndim for a in atoms):
@@ -308,6 +311,8 @@ def _holds_recorded(obj) -> bool:
 
 def np_array(obj, dtype=None, *, copy=True, **kw):
     # (copy: the result is always new memory, as with copy=True; copy=None or False allow it)
+    if kw.get("order", "K") in ("C", "K", "A"):  # memory order: the values are the same
+        kw.pop("order", None)  # (QuantEcon's np.array(A, dtype=float, copy=..., order='C'))
     if not kw and dtype is not None and np.dtype(dtype).kind in "iub":
         # np.array([1, 3], dtype=np.int32): integers or booleans (of 64 bits, as jitgrad's)
         if not _holds_recorded(obj):
@@ -316,6 +321,8 @@ def np_array(obj, dtype=None, *, copy=True, **kw):
     if kw or (dtype is not None and np.dtype(dtype).kind != "f"):
         raise UnsupportedError("np.array() with arguments other than a float dtype",
                                loc_of(obj))
+    if records(obj) and obj.dtype.kind == "b" and dtype is None:
+        return np_copy(obj) if obj.ndim else obj  # a mask stays one (MetPy's np.array(x <= 0))
     if records(obj):
         return as_float(np_copy(obj)) if obj.ndim else as_float(obj)
     if not isinstance(obj, (list, tuple)):
@@ -341,8 +348,6 @@ def np_stack(arrays, axis=0):
         raise UnsupportedError("np.array/np.stack of entries of different ranks", loc)
     out = _record_even_on_numbers("stack", *(a if records(a) or ndim_of(a) or _is_int(a)
                                              else float(a) for a in arrays))
-    if not ndim_of(arrays[0]) and isinstance(out, Sym) and out.atom.dims is None:
-        out.atom.dims = (len(arrays),)  # np.array([a, b, c]): its length is known
     if isinstance(out, Sym) and not any(records(a) for a in arrays):
         out.builder.known_values[out.atom] = np.array(arrays)  # np.array([1.0, 2.0])
     return out
@@ -539,8 +544,11 @@ def np_concatenate(arrays, axis=0):
         # its rows joined along their axis k: the rows' axis moved before it, the two merged
         k = norm_axis(axis, arrays.ndim - 1, loc_of(arrays))
         moved = np_transpose(arrays, (*range(1, k + 1), 0, *range(k + 1, arrays.ndim)))
-        shape = arrays.shape
-        return np_reshape(moved, (*shape[1:k + 1], shape[0] * shape[k + 1], *shape[k + 2:]))
+        shape, d = arrays.shape, dims_of(arrays.atom)
+        out = np_reshape(moved, (*shape[1:k + 1], shape[0] * shape[k + 1], *shape[k + 2:]))
+        if isinstance(out, Sym):  # the rows' other axes keep their sizes (colour's tstack)
+            out.atom.dims = (*d[1:k + 1], (out.atom, k), *d[k + 2:])
+        return out
     arrays = _entries(arrays, "np.concatenate")
     if not any(records(a) for a in arrays):
         return np.concatenate(arrays, axis=axis)

@@ -270,6 +270,15 @@ def np_divmod(x, y):
     return _np(np.floor_divide)(x, y), _np(np.mod)(x, y)
 
 
+def np_modf(x):
+    """(fractional part, integral part), both of x's sign: x - trunc(x), trunc(x) (SALib's
+    Sobol G function)."""
+    if all_known(x):
+        return np.modf(x)
+    whole = record("trunc", x)
+    return x - whole, whole
+
+
 # ---- arrays ----------------------------------------------------------------------------------
 
 
@@ -500,7 +509,8 @@ def poly_as_series(alist, trim=True):
 
 def np_gradient(f, *varargs, axis=None, edge_order=1):
     """np.gradient with even spacings (numbers): central differences inside, one-sided ones
-    at the ends (`numpy_written.gradient`), along each axis asked for."""
+    at the ends (`numpy_written.gradient`), along each axis asked for; along one axis, at
+    its coordinates too (`numpy_written.gradient_at`)."""
     if all_known(f, *varargs):
         return np.gradient(f, *varargs, axis=axis, edge_order=edge_order)
     f = as_array(f)
@@ -515,10 +525,14 @@ def np_gradient(f, *varargs, axis=None, edge_order=1):
                                "while building", loc)
     if edge_order not in (1, 2):
         raise UnsupportedError("np.gradient with edge_order 1 or 2", loc)
+    if len(axes) == 1 and len(varargs) == 1 and ndim_of(varargs[0]) == 1 and edge_order == 1:
+        # coordinates along the one axis (MetPy's np.gradient(theta, height, axis=0))
+        return written(W.gradient_at, f * 1.0, as_array(varargs[0]) * 1.0, axes[0])
     if any(records(h) or np.ndim(h) for h in varargs):
         raise UnsupportedError("np.gradient with spacings that are numbers known while "
-                               "building; for coordinates (uneven spacing), write the "
-                               "differences: np.diff(f) / np.diff(x)", loc)
+                               "building, or coordinates (uneven spacing) along one axis "
+                               "with edge_order=1; for others, write the differences: "
+                               "np.diff(f) / np.diff(x)", loc)
     if len(varargs) not in (0, 1, len(axes)):
         raise UnsupportedError(f"np.gradient with {len(varargs)} spacings for {len(axes)} "
                                "axes", loc)
@@ -680,7 +694,8 @@ NUMPY.update(NAN_REDUCTIONS)
 NUMPY.update({
     np.interp: np_interp, np.trapezoid: np_trapezoid, np.cov: np_cov, np.corrcoef: np_corrcoef,
     np.correlate: np_correlate, np.ptp: np_ptp, np.fmod: np_fmod, np.sinc: np_sinc,
-    np.ldexp: np_ldexp, np.divmod: np_divmod, np.broadcast_to: np_broadcast_to,
+    np.ldexp: np_ldexp, np.divmod: np_divmod, np.modf: np_modf,
+    np.broadcast_to: np_broadcast_to,
     np.broadcast_arrays: np_broadcast_arrays, np.dstack: np_dstack, np.take: np_take,
     np.diagflat: np_diagflat, np.identity: np_identity, np.tri: np_tri,
     np.ediff1d: np_ediff1d, np.select: np_select, np.iscomplex: np_iscomplex,

@@ -37,7 +37,7 @@ import numpy as np
 from jitgrad.core.errors import UnsupportedError
 from jitgrad.lang import numpy_shape
 from jitgrad.lang import numpy_written as W
-from jitgrad.lang.numpy_api import as_float, np_reduce, np_reshape, np_sum
+from jitgrad.lang.numpy_api import as_float, np_array, np_reduce, np_reshape, np_sum
 from jitgrad.lang.symbolic import (
     NUMPY,
     all_known,
@@ -321,6 +321,8 @@ def np_cond(x, p=None):
 def np_roots(p):
     """The eigenvalues of the companion matrix, as NumPy (real roots: the run time raises
     for complex ones; nonzero first and last coefficients, checked at run time)."""
+    if isinstance(p, (list, tuple)) and not all_known(*p):  # np.roots([1.0, -b, c]): NumPy
+        p = np_array(p)  # would hand the list back here (its dispatcher returns p itself)
     if all_known(p):
         return np.roots(p)
     if ndim_of(p) != 1:

@@ -118,6 +118,31 @@ def gradient_along(f, axis, h, edge_order):
     return np.moveaxis(np.concatenate((first, inner, last)), 0, axis)
 
 
+def gradient_at(f, x, axis):
+    """np.gradient along ``axis`` at the coordinates ``x`` (uneven spacing, edge_order 1), as
+    NumPy computes it: inside, the second-order difference of the two neighbours weighted by
+    the spacings on each side; at the ends, the one-sided first difference."""
+    g = np.moveaxis(f, axis, 0)
+    n = g.shape[0]
+    if n < 2:
+        raise ValueError("Shape of array too small to calculate a numerical gradient, at "
+                         "least (edge_order + 1) elements are required.")
+    if x.shape[0] != n:
+        raise ValueError("when 1d, distances must match the length of the corresponding "
+                         "dimension")
+    dx = x[1:] - x[:n - 1]
+    d1 = dx[:n - 2]
+    d2 = dx[1:]
+    shape = (n - 2,) + (1,) * (g.ndim - 1)  # the weights along the first axis
+    a = np.reshape(-d2 / (d1 * (d1 + d2)), shape)
+    b = np.reshape((d2 - d1) / (d1 * d2), shape)
+    c = np.reshape(d1 / (d2 * (d1 + d2)), shape)
+    inner = a * g[:n - 2] + b * g[1:n - 1] + c * g[2:]
+    first = (g[1:2] - g[0:1]) / dx[0]
+    last = (g[n - 1:] - g[n - 2:n - 1]) / dx[n - 2]
+    return np.moveaxis(np.concatenate((first, inner, last)), 0, axis)
+
+
 def pad_mirrored(x, steps, skip):
     """np.pad with mode 'reflect' (``skip`` 1: the edge not repeated) or 'symmetric' (0),
     along each (axis, before, after) of ``steps`` in turn, as NumPy pads."""

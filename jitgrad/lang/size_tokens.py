@@ -3,12 +3,12 @@
 Takes a primitive's row, its operand atoms (their ``dims``: a literal, an argument's axis
 ``(param, k)``, a slice's ``("less", token, dropped)``, a broadcast's ``("broadcast", ...)``)
 and params; guarantees `result_dims`: the result's tokens, equal tokens meaning equal sizes
-(None where not known), and `size_token`: the size an integer atom stands for.
+(None where nothing is known; a None among the tokens: that axis's size is its own), and `size_token`: the size an integer atom stands for.
 """
 
 from __future__ import annotations
 
-from jitgrad.core.ir import Const, broadcast_dims, dims_of
+from jitgrad.core.ir import Const, Var, broadcast_dims, dims_of
 
 
 def size_token(a):
@@ -37,6 +37,8 @@ def result_dims(prim, atoms, params, out_type) -> tuple | None:
         return (a[:-1] + b[1:]) if len(b) == 2 else a[:-1]  # (n, k) @ (k, m) -> (n, m)
     if name == "solve" and atoms[0].type.ndim == 2:  # a x = b of one matrix: b's shape
         return dims_of(atoms[1])
+    if name == "concatenate" and all(isinstance(a, Var) for a in atoms):
+        return _joined_dims([dims_of(a) for a in atoms], params["axis"])
     if name == "outer":
         return (d[0], dims_of(atoms[1])[0])
     if name == "transpose":
@@ -69,6 +71,17 @@ def result_dims(prim, atoms, params, out_type) -> tuple | None:
                 out.append(token)
         return tuple(out) + d[len(spec):]
     return None
+
+
+def _joined_dims(dims, k) -> tuple:
+    """np.concatenate's result along axis ``k``: the pieces' sizes off the axis where they
+    agree, and along it their sum where all are constants (colour's tstack of k columns).
+    None (a size of its own) where not known."""
+    off = [d[:k] + d[k + 1:] for d in dims]
+    along = [d[k] for d in dims]
+    size = sum(along) if all(type(t) is int for t in along) else None
+    rest = off[0] if all(d == off[0] for d in off) else (None,) * len(off[0])
+    return rest[:k] + (size,) + rest[k:]
 
 
 def _slice_size(n, start, stop, step):

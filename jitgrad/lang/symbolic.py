@@ -225,6 +225,8 @@ class GraphBuilder(SizeAssumptions):
             self.assume_same_size(dims_of(atoms[0])[-1], dims_of(atoms[1])[0], broadcasts=False)
         out = self.emit(prim.name, atoms, params, out_type)
         out.dims = result_dims(prim, atoms, params, out_type)
+        if out.dims is not None and any(d is None for d in out.dims):  # sizes of its own
+            out.dims = tuple((out, k) if d is None else d for k, d in enumerate(out.dims))
         if prim.name == "shape_dim":
             out.dims = (dims_of(atoms[0])[params["axis"]],)  # the size itself, as a token
         if out_type.ndim:
@@ -541,7 +543,12 @@ class Sym:
 
     @property
     def shape(self):
-        return tuple(record("shape_dim", self, axis=k) for k in range(self.ndim))
+        # a size known while building is that number (a constant array's, np.array([a, b])'s
+        # first: colour's `if xy.shape[-1] == 2:` is decided then); the others are read
+        # (a 0-d integer's dims hold the size it stands for, not axes: none here)
+        dims = dims_of(self.atom) if self.ndim else ()
+        return tuple(d if type(d) is int else record("shape_dim", self, axis=k)
+                     for k, d in enumerate(dims))
 
     @property
     def size(self):

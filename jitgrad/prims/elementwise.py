@@ -424,7 +424,8 @@ defvjp("arcsinh", lambda g, ans, x: g / np.sqrt(x * x + 1.0))
 defvjp("arccosh", lambda g, ans, x: g / np.sqrt(x * x - 1.0))
 defvjp("arctanh", lambda g, ans, x: g / (1.0 - x * x))
 defvjp("abs", lambda g, ans, x: g * np.sign(x))
-defvjp("cbrt", lambda g, ans, x: g / (ans * ans * 3.0))
+defvjp("cbrt", lambda g, ans, x: np.where(ans == 0.0, 0.0,  # 0 at 0, as sqrt's
+                                            g / (np.where(ans == 0.0, 1.0, ans) ** 2 * 3.0)))
 defvjp("erf", lambda g, ans, x: g * (np.exp(-(x * x)) * _TWO_OVER_SQRT_PI))
 defvjp("erfc", lambda g, ans, x: -(g * (np.exp(-(x * x)) * _TWO_OVER_SQRT_PI)))
 
@@ -482,11 +483,23 @@ defvjp("div", lambda g, ans, x, y: g / y,
 
 def _pow_slope(x, y):
     """d(x**y)/dx = y x**(y-1), taken as 0 where y == 0: x**0 is 1 for every x, 0 included (as
-    JAX and autograd take it), not 0 * inf = nan at x == 0."""
+    JAX and autograd take it), not 0 * inf = nan at x == 0. Where 0 < y < 1 and x == 0 the
+    slope is infinite: taken as 0, as sqrt's (x**0.5) is (supported.md, "Conventions at
+    kinks"), so that a root on an entry np.where discards (colour's sign(x)*|x|**(1/2.4)
+    beside a linear segment) gives the chosen side's derivative, not 0 * inf = nan."""
     if isinstance(y, (int, float)):  # a constant exponent: decided while building
-        return y * x ** (y - 1) if y != 0 else alloc.zero_like(x)
+        if y == 0:
+            return alloc.zero_like(x)
+        if 0 < y < 1:
+            at_0 = x == 0
+            return np.where(at_0, 0.0, y * np.where(at_0, 1.0, x) ** (y - 1))
+        return y * x ** (y - 1)
     # Masking x (not the slope) keeps 0 * inf out of this rule's own derivative too (Hessians).
-    return y * np.where(y == 0, 1.0, x) ** (y - 1)
+    if getattr(getattr(y, "dtype", None), "kind", "f") != "f":  # an integer exponent
+        return y * np.where(y == 0, 1.0, x) ** (y - 1)
+    root_at_0 = np.logical_and(x == 0, np.logical_and(y > 0, y < 1))
+    return np.where(root_at_0, 0.0,
+                    y * np.where(np.logical_or(y == 0, root_at_0), 1.0, x) ** (y - 1))
 
 
 # d(x**y)/dy = x**y log(x), taken as 0 where x == 0 (as JAX and autograd do: 0**y is 0 for

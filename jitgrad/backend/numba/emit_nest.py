@@ -88,7 +88,7 @@ def _elementwise_reads(atoms, dims) -> list | None:
     reads = []
     for a in atoms:
         d = dims_of(a)
-        if not d:
+        if not d or not a.type.ndim:  # (a size read from a shape holds its size as its dims)
             reads.append("value")
             continue
         lead = len(dims) - len(d)

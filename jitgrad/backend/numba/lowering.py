@@ -226,7 +226,9 @@ LOWER: dict[str, Callable] = {
     "reshape": lambda a, p, t: f"_rt.reshape({a[0]}, {shape_src(a[1:])})",
     "reshape_like": lambda a, p, t: f"_rt.reshape({a[0]}, {a[1]}.shape)"
     if t[1].ndim else f"{a[0]}.item()" if t[0].ndim else a[0],
-    "expand_dims": lambda a, p, t: f"np.expand_dims({a[0]}, {p['axis']})",
+    # (of a number, x[..., None]: the array of it; Numba's expand_dims takes arrays only)
+    "expand_dims": lambda a, p, t: f"np.expand_dims({a[0]}, {p['axis']})" if t[0].ndim
+    else f"np.array([{a[0]}])",
     "broadcast_like": lambda a, p, t: f"_rt.broadcast_like({a[0]}, {a[1]})"
     if t[1].ndim else a[0],
     "sum_to_like": lambda a, p, t: _sum_to(a, t),
