@@ -44,8 +44,9 @@ def result_dims(prim, atoms, params, out_type) -> tuple | None:
     if name == "transpose":
         axes = params.get("axes")
         return tuple(reversed(d)) if axes is None else tuple(d[k] for k in axes)
-    if name == "stack":  # np.array([a, b, c]) of items of one shape (NumPy's own check)
-        return (len(atoms),) + d
+    if name == "stack":  # np.array([a, b, c]) of items of one shape (NumPy's own check);
+        # a number's dims are the size it stands for (`size_token`), not a shape
+        return (len(atoms),) + (d if atoms[0].type.ndim else ())
     if name == "expand_dims":
         return d[:params["axis"]] + (1,) + d[params["axis"]:]
     if flags.sizes_from is not None:
