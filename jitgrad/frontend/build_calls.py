@@ -54,6 +54,16 @@ from jitgrad.lang.symbolic import Sym
 WRITTEN_MODULES = (numpy_written.__name__, build_solvers.__name__)
 
 
+def _users_code(fn) -> bool:
+    """Whether ``fn`` is the user's own Python function (built inline, a complex argument
+    bound as its parts), not a library's or one jitgrad writes in Python."""
+    if isinstance(fn, LocalFunction):
+        return True
+    module = getattr(fn, "__module__", None) or ""
+    return isinstance(fn, pytypes.FunctionType) and module not in WRITTEN_MODULES and \
+        module.split(".")[0] not in (*LIBRARIES, *PURE_STDLIB, *sys.stdlib_module_names)
+
+
 class Calls:
     """`build.Builder`'s calls (see the module)."""
 
@@ -220,8 +230,8 @@ class Calls:
                 fn.__self__, (Sym, complex_pairs.Complex)):
             value = fn(*args, **kwargs)  # an array method, a complex value's .conjugate()
             return self.known(value, node) if isinstance(value, symbolic.Written) else value
-        if complex_pairs.takes(fn, args, kwargs):  # complex(x, y), cmath.exp(z), np.abs(z)
-            return complex_pairs.call(fn, args, kwargs)
+        if complex_pairs.takes(fn, args, kwargs) and not _users_code(fn):
+            return complex_pairs.call(fn, args, kwargs)  # complex(x, y), cmath.exp(z), np.abs(z)
         if fn is complex:  # of numbers known while building: Python's
             return complex(*args, **kwargs)
         if isinstance(getattr(fn, "__self__", None), (dict, tuple, str, int, float, complex)):
