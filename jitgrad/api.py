@@ -11,7 +11,8 @@ and at each call specialises to the arguments' signature (kind and rank of every
 Numba specialises), runs the pipeline parse → reverse → optimise → emit → compile once per
 signature, and calls the compiled entry. Guarantees: each gradient has its argument's type and
 shape (float in, float out; array in, array of the same shape and dtype out); a tuple ``wrt``
-gives a tuple; an integer, bool or complex argument in ``wrt`` is refused with a clear error.
+gives a tuple; an integer or bool argument in ``wrt`` is refused with a clear error; a complex
+argument's gradient is complex, ``dL/d(re) - 1j * dL/d(im)`` (JAX's convention, `core.pytree`).
 
 `GradFunction` is a façade: how it is called and what it returns is `jitgrad.calling`, the
 compiled code per signature and the calls into it `jitgrad.specialisations`, what a failed call

@@ -26,6 +26,8 @@ from jitgrad.core.errors import SignatureError
 RNG = np.random.default_rng(3)
 Z = RNG.normal(size=(3, 4)) + 1j * RNG.normal(size=(3, 4))
 V = RNG.normal(size=5) + 1j * RNG.normal(size=5)
+ZT = Z.copy()
+ZT[0, 1] = ZT[1, 1].real + 0.5j  # a tie in the real part along axis 0
 W = RNG.normal(size=(4, 2)) + 1j * RNG.normal(size=(4, 2))  # a complex global: a constant
 
 
@@ -64,6 +66,15 @@ def spectrum(v):
     return np.sum(np.abs(np.fft.fft(v)) ** 2 * np.arange(5.0)) + np.fft.ifft(v * v).imag[1]
 
 
+def lengths(z):
+    """np.fft's n= and s=: each axis cut or padded with zeros first (a spectrum to the
+    n // 2 + 1 entries irfft reads)."""
+    a = np.fft.fft2(z, s=[5, 2])
+    b = np.fft.irfft(z[0], n=9) + np.fft.irfft(z[1], n=4)[0]
+    c = np.fft.irfftn(z, s=[2, 4], axes=(0, 1))
+    return np.sum(np.abs(a) ** 2 * 0.1) + np.sum(b * np.arange(9.0)) + np.sum(c[1] ** 3)
+
+
 def elementary(z, w):
     return (np.exp(z) * w).imag + abs(np.sqrt(z)) + np.log(z).real * w
 
@@ -80,6 +91,13 @@ def moments(z):
 def variants(z):
     return np.sum(np.expm1(z * 0.3).real + np.log1p(z * 0.2).imag + np.exp2(z).imag
                   + np.log2(z).real)
+
+
+def extremes(z, c):
+    """np.max/np.min in NumPy's order (the real part, then the imaginary part); of a complex
+    scalar too. (ZT ties two entries' real parts.)"""
+    return (np.sum(np.real(np.max(z, axis=0) * (0.7 - 0.3j))) + np.min(z, axis=1).imag.sum()
+            + np.max(z).real + np.max(c).imag)
 
 
 def products(z):
@@ -118,12 +136,14 @@ def jax_twin(fn):
 CASES = [
     ("modulus", modulus, (Z,), 0),
     ("spectrum", spectrum, (V,), 0),
+    ("np.fft with n= and s=", lengths, (Z,), 0),
     ("elementary scalar and float", elementary, (0.7 + 0.4j, 1.3), (0, 1)),
     ("np.complex128 scalar", elementary, (np.complex128(0.5 - 0.8j), 0.9), 0),
     ("a complex global (constant) and @", with_global, (Z,), 0),
     ("var std norm", moments, (Z,), 0),
     ("expm1 log1p exp2 log2", variants, (Z,), 0),
     ("kron tensordot einsum", products, (Z,), 0),
+    ("max min", extremes, (ZT, 0.3 - 0.2j), (0, 1)),
     ("the user's function called with it", users_function, (Z, 0.4), (0, 1)),
     ("a complex leaf of a dict", tree, ({"z": V, "c": 0.3 + 0.1j, "scale": 1.5},), 0),
     ("a complex argument not differentiated", not_differentiated, (0.8, V), 0),

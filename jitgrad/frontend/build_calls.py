@@ -231,6 +231,11 @@ class Calls:
             value = fn(*args, **kwargs)  # an array method, a complex value's .conjugate()
             return self.known(value, node) if isinstance(value, symbolic.Written) else value
         if complex_pairs.takes(fn, args, kwargs) and not _users_code(fn):
+            if custom_call.is_traceable(fn) or custom_call.is_custom_rule(fn):
+                raise UnsupportedError(f"{fn!r} called with a complex argument inside a "
+                                       "differentiated function (jitgrad's transforms take "
+                                       "complex arguments at the top level only: pass the two "
+                                       "parts as float arguments)", self.loc(node))
             return complex_pairs.call(fn, args, kwargs)  # complex(x, y), cmath.exp(z), np.abs(z)
         if fn is complex:  # of numbers known while building: Python's
             return complex(*args, **kwargs)

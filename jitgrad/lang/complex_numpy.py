@@ -1,6 +1,7 @@
 """NumPy's functions of complex arrays beyond `complex_pairs`' elementary ones, each written
 from real functions of the two parts: the variants of exp and log (``exp2 expm1 log1p log2``),
-the tests of complexity (``iscomplex isreal iscomplexobj isrealobj``), ``var`` and ``std``, the
+the tests of complexity (``iscomplex isreal iscomplexobj isrealobj``), ``var`` and ``std``,
+``max`` and ``min`` (NumPy's order: the real part, then the imaginary part), the
 norms of ``np.linalg.norm`` that depend on the entries' moduli only, and the bilinear products
 beyond ``dot``/``@``/``outer`` (``inner kron tensordot``, ``einsum`` of two operands).
 
@@ -85,6 +86,27 @@ def std(z, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     return _f(np.sqrt, var(z, axis, dtype, out, ddof, keepdims))
 
 
+def _extreme(fn):
+    """``np.max``/``np.min`` of complex entries, as NumPy orders them: by the real part, a tie
+    by the imaginary part. The entry NumPy returns is found by comparisons (no derivative),
+    and the result is that entry, so its derivative goes to it alone (as autograd's; entries
+    exactly equal to it share it, as JAX's ``max`` shares a tie)."""
+    def f(z, axis=None, out=None, keepdims=False, **kw):
+        if out is not None or kw:
+            raise UnsupportedError(f"np.{fn.__name__} of a complex array with out= or "
+                                   f"{', '.join(kw)}", loc_of(*_parts(z)))
+        z = lift(z)
+        re, im = complex_pairs.full(z.re, z.im), complex_pairs.full(z.im, z.re)
+        where, total = NUMPY[np.where], NUMPY[np.sum]
+        first = re == NUMPY[fn](re, axis=axis, keepdims=True)
+        tied = where(first, im, -np.inf if fn is np.max else np.inf)
+        chosen = NUMPY[np.logical_and](first, im == NUMPY[fn](tied, axis=axis, keepdims=True))
+        count = total(where(chosen, 1.0, 0.0), axis=axis, keepdims=keepdims)
+        return pair(*(total(where(chosen, p, 0.0), axis=axis, keepdims=keepdims) / count
+                      for p in (re, im)))
+    return f
+
+
 def _parts(z):
     return (z.re, z.im) if isinstance(z, Complex) else (z,)
 
@@ -132,6 +154,8 @@ FUNCTIONS.update({
     np.iscomplex: iscomplex, np.isreal: isreal,
     np.iscomplexobj: lambda z: True, np.isrealobj: lambda z: False,
     np.var: var, np.std: std, np.linalg.norm: norm,
+    np.max: _extreme(np.max), np.amax: _extreme(np.max), np.min: _extreme(np.min),
+    np.amin: _extreme(np.min),
     np.kron: _with_operands(np.kron), np.tensordot: _with_operands(np.tensordot),
     np.inner: _with_operands(np.inner), np.einsum: einsum,
 })

@@ -15,10 +15,10 @@ cmath chooses it (the inverse functions are written in the forms of W. Kahan, "B
 complex elementary functions", 1987, from square roots of ``1 - z`` and ``1 + z``).
 
 Guarantees: a complex value never reaches a primitive (each handler here takes the parts);
-what is not written here is refused naming the function (`UnsupportedError`); a complex
-number returned by the differentiated function, or given to it as an argument, is refused by
-the frontend and the signature, saying to return ``abs(z)`` or ``z.real``, or to pass the two
-parts as two float arguments.
+what is not written here (nor in `complex_numpy`) is refused naming the function
+(`UnsupportedError`); a complex number returned by the differentiated function is refused by
+the frontend, saying to return ``abs(z)`` or ``z.real``. A complex argument of `grad` is bound
+as the `Complex` of its two parts (`core.pytree`, `frontend.build`).
 """
 
 from __future__ import annotations
