@@ -1055,6 +1055,7 @@ block(AN, "numpy_vjps.py / Complex parts", [
       A(V)),
     r("np.kron, np.tensordot, np.einsum of complex arrays", F.ag_complex_products, A(M23)),
     r("np.max, np.min of a complex array (NumPy's order)", F.ag_complex_max_min, A(M23)),
+    r("np.prod of a complex array", F.ag_complex_prod, A(M23)),
 ])
 
 block(AN, "numpy_vjps.py / where, cross, linspace, astype, diff, gradient, kron", [

@@ -3299,6 +3299,11 @@ def ag_complex_max_min(x):
     return np.sum(np.real(np.max(z, axis=0) * (0.6 - 0.2j))) + np.imag(np.min(z))
 
 
+def ag_complex_prod(x):
+    z = x + 1j * np.cos(x)
+    return np.sum(np.imag(np.prod(z, axis=1))) + np.real(np.prod(z))
+
+
 def ag_complex_products(x):
     z = x + 1j * x[::-1]
     return (np.sum(np.real(np.kron(z, z))) + np.sum(np.imag(np.tensordot(z, z, axes=([1], [1]))))

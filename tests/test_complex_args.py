@@ -28,6 +28,7 @@ Z = RNG.normal(size=(3, 4)) + 1j * RNG.normal(size=(3, 4))
 V = RNG.normal(size=5) + 1j * RNG.normal(size=5)
 ZT = Z.copy()
 ZT[0, 1] = ZT[1, 1].real + 0.5j  # a tie in the real part along axis 0
+ZT[2, 3] = 0.0
 W = RNG.normal(size=(4, 2)) + 1j * RNG.normal(size=(4, 2))  # a complex global: a constant
 
 
@@ -100,6 +101,11 @@ def extremes(z, c):
             + np.max(z).real + np.max(c).imag)
 
 
+def product(z):
+    """np.prod of complex entries (a loop of products: exact at ZT's entry 0 too)."""
+    return np.sum(np.real(np.prod(z, axis=0) * (0.3 - 0.8j))) + np.prod(z, keepdims=True).imag[0, 0]
+
+
 def products(z):
     k = np.kron(z[:2, :2], z[1:, 2:])
     t = np.tensordot(z, z, axes=([0], [0]))
@@ -144,6 +150,7 @@ CASES = [
     ("expm1 log1p exp2 log2", variants, (Z,), 0),
     ("kron tensordot einsum", products, (Z,), 0),
     ("max min", extremes, (ZT, 0.3 - 0.2j), (0, 1)),
+    ("prod", product, (ZT,), 0),
     ("the user's function called with it", users_function, (Z, 0.4), (0, 1)),
     ("a complex leaf of a dict", tree, ({"z": V, "c": 0.3 + 0.1j, "scale": 1.5},), 0),
     ("a complex argument not differentiated", not_differentiated, (0.8, V), 0),

@@ -236,7 +236,8 @@ class Calls:
                                        "differentiated function (jitgrad's transforms take "
                                        "complex arguments at the top level only: pass the two "
                                        "parts as float arguments)", self.loc(node))
-            return complex_pairs.call(fn, args, kwargs)  # complex(x, y), cmath.exp(z), np.abs(z)
+            value = complex_pairs.call(fn, args, kwargs)  # complex(x, y), cmath.exp(z), np.abs(z)
+            return self.known(value, node) if isinstance(value, symbolic.Written) else value
         if fn is complex:  # of numbers known while building: Python's
             return complex(*args, **kwargs)
         if isinstance(getattr(fn, "__self__", None), (dict, tuple, str, int, float, complex)):

@@ -273,7 +273,7 @@ class Expressions(Indexing):
         if isinstance(base, complex_pairs.Complex):  # z.real, z.conjugate: of its two parts
             if attr in ("real", "imag", "conjugate", "conj", "shape", "ndim", "size", "T",
                         "reshape", "ravel", "flatten", "copy", "transpose", "sum", "mean",
-                        "cumsum", "dot", "astype", "var", "std"):
+                        "cumsum", "dot", "astype", "var", "std", "prod"):
                 return getattr(base, attr)
             raise UnsupportedError(f"the attribute .{attr} of a complex value is not supported "
                                    "(.real, .imag, .conjugate() are)", self.loc(node))

@@ -1,7 +1,8 @@
 """NumPy's functions of complex arrays beyond `complex_pairs`' elementary ones, each written
 from real functions of the two parts: the variants of exp and log (``exp2 expm1 log1p log2``),
 the tests of complexity (``iscomplex isreal iscomplexobj isrealobj``), ``var`` and ``std``,
-``max`` and ``min`` (NumPy's order: the real part, then the imaginary part), the
+``max`` and ``min`` (NumPy's order: the real part, then the imaginary part), ``prod`` (a loop
+of products, `numpy_written`), the
 norms of ``np.linalg.norm`` that depend on the entries' moduli only, and the bilinear products
 beyond ``dot``/``@``/``outer`` (``inner kron tensordot``, ``einsum`` of two operands).
 
@@ -19,9 +20,9 @@ import math
 import numpy as np
 
 from jitgrad.core.errors import UnsupportedError
-from jitgrad.lang import complex_pairs
+from jitgrad.lang import complex_pairs, numpy_written
 from jitgrad.lang.complex_pairs import FUNCTIONS, Complex, absolute, lift, pair, product
-from jitgrad.lang.symbolic import NUMPY, loc_of, records
+from jitgrad.lang.symbolic import NUMPY, Written, loc_of, records
 
 _LN2 = math.log(2.0)
 
@@ -107,6 +108,28 @@ def _extreme(fn):
     return f
 
 
+def prod(z, axis=None, dtype=None, out=None, keepdims=False, **kw):
+    """``np.prod`` of complex entries along an axis (or all): a loop of complex products
+    (`numpy_written.complex_prod`), built as the user's code is."""
+    if dtype is not None or out is not None or kw:
+        raise UnsupportedError("np.prod of a complex array with dtype=, out=, initial= or "
+                               "where=", loc_of(*_parts(z)))
+    z = lift(z)
+    nd = z.ndim
+    if nd == 0:
+        return z
+    if axis is None:
+        rows = FUNCTIONS[np.ravel](z)
+        return Written(numpy_written.complex_prod, (rows, None, (1,) * nd if keepdims else None),
+                       {})
+    if not isinstance(axis, int) or isinstance(axis, bool) or not -nd <= axis < nd:
+        raise UnsupportedError(f"np.prod of a complex array along axis={axis!r} (one axis, or "
+                               "None)", loc_of(*_parts(z)))
+    k = axis % nd
+    rows = FUNCTIONS[np.transpose](z, (k, *(j for j in range(nd) if j != k))) if k else z
+    return Written(numpy_written.complex_prod, (rows, k if keepdims else None, None), {})
+
+
 def _parts(z):
     return (z.re, z.im) if isinstance(z, Complex) else (z,)
 
@@ -155,7 +178,7 @@ FUNCTIONS.update({
     np.iscomplexobj: lambda z: True, np.isrealobj: lambda z: False,
     np.var: var, np.std: std, np.linalg.norm: norm,
     np.max: _extreme(np.max), np.amax: _extreme(np.max), np.min: _extreme(np.min),
-    np.amin: _extreme(np.min),
+    np.amin: _extreme(np.min), np.prod: prod,
     np.kron: _with_operands(np.kron), np.tensordot: _with_operands(np.tensordot),
     np.inner: _with_operands(np.inner), np.einsum: einsum,
 })
