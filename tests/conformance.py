@@ -1196,6 +1196,7 @@ block(AS, "special.py", [
     r("scipy.special.wofz of a complex argument", F.as_wofz, A(V)),
     r("scipy.special.wofz of a real argument", F.as_wofz_real, A(V)),
     r("scipy.special.loggamma of a complex argument", F.as_loggamma_complex, A(V)),
+    r("scipy.special.erf, erfc of a complex argument", F.as_erf_complex, A(V)),
     r("scipy.special.gammasgn", F.as_gammasgn, A(V), N),
     r("scipy.special.rgamma", F.as_rgamma, A(V)),
     r("scipy.special.multigammaln", F.as_multigammaln, S(2.5)),

@@ -3485,6 +3485,11 @@ def as_loggamma_complex(x):
     return np.sum(np.real(scipy.special.loggamma(x + 1.0 + 0.5j * x)))
 
 
+def as_erf_complex(x):
+    z = x - 0.3 + 0.8j * x
+    return np.sum(np.real(scipy.special.erf(z)) + np.imag(scipy.special.erfc(2.0 * z)))
+
+
 def as_gammasgn(x): return np.sum(scipy.special.gammasgn(x) * x * x)
 def as_rgamma(x): return np.sum(scipy.special.rgamma(x))
 def as_multigammaln(x): return scipy.special.multigammaln(x, 3)

@@ -180,9 +180,33 @@ def check(name, fn, args, wrt):
         np.testing.assert_allclose(got, np.asarray(ref), rtol=1e-9, atol=1e-11, err_msg=name)
 
 
+ERF_AT = np.array([0.4 + 0.03j, 1e-3 - 2e-3j, 0.3 + 0.45j, -1.2 + 0.7j, 2.5 - 1.5j, 0.49,
+                   0.51j])
+
+
+def erfs(z):
+    import scipy.special
+    return np.sum(np.real(scipy.special.erf(z) * (0.3 - 0.7j))
+                  + np.imag(scipy.special.erfc(z) * (1.1 + 0.2j)))
+
+
+def check_erf():
+    """scipy.special.erf, erfc of complex arguments (from the Faddeeva function; erf's Taylor
+    series near 0, on both sides of |z| = 1/2): SciPy's values, and the gradient of
+    Re(c f(z)), f holomorphic, is c f'(z) in JAX's convention (f' = +-2/sqrt(pi) exp(-z^2));
+    JAX has no complex erf to compare with."""
+    value, g = jitgrad.value_and_grad(erfs)(ERF_AT)
+    np.testing.assert_allclose(value, erfs(ERF_AT), rtol=1e-13)
+    d = 2.0 / np.sqrt(np.pi) * np.exp(-ERF_AT ** 2)
+    want = (0.3 - 0.7j) * d + -1j * (1.1 + 0.2j) * -d  # (Im(c f) = Re(-1j c f))
+    np.testing.assert_allclose(g, want, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(g, central(erfs, (ERF_AT,), 0), rtol=1e-6, atol=1e-7)
+
+
 def run_all():
     for case in CASES:
         check(*case)
+    check_erf()
 
 
 # ----------------------------------------------------------------------------- compiled
@@ -250,4 +274,4 @@ def test_refusals_name_what_to_write():
 
 if __name__ == "__main__":
     run_all()
-    print(f"{len(CASES)} cases agree with NumPy, JAX and central differences")
+    print(f"{len(CASES)} cases and erf/erfc agree with NumPy (SciPy), JAX and central differences")

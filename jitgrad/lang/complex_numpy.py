@@ -4,7 +4,8 @@ the tests of complexity (``iscomplex isreal iscomplexobj isrealobj``), ``var`` a
 ``max`` and ``min`` (NumPy's order: the real part, then the imaginary part), ``prod`` (a loop
 of products, `numpy_written`), the
 norms of ``np.linalg.norm`` that depend on the entries' moduli only, and the bilinear products
-beyond ``dot``/``@``/``outer`` (``inner kron tensordot``, ``einsum`` of two operands).
+beyond ``dot``/``@``/``outer`` (``inner kron tensordot``, ``einsum`` of two operands), and
+scipy.special's ``erf`` and ``erfc`` of a complex argument (from the Faddeeva function).
 
 Each fills `complex_pairs.FUNCTIONS` (the table a call with a complex argument goes to); what
 is not here is refused there, by name. Refused here with what to write instead: the matrix
@@ -16,6 +17,7 @@ is that of the real formulas (``abs(z)`` at 0 has derivative 0, as JAX's).
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -130,6 +132,39 @@ def prod(z, axis=None, dtype=None, out=None, keepdims=False, **kw):
     return Written(numpy_written.complex_prod, (rows, k if keepdims else None, None), {})
 
 
+def erfc(z):
+    """scipy.special.erfc of a complex argument: ``exp(-z^2) w(iz)``, the Faddeeva function
+    (`complex_pairs.wofz`) at ``iz``."""
+    z = lift(z)
+    iz = pair(-z.im, z.re)
+    return complex_pairs.binary(operator.mul, complex_pairs.exp(
+        complex_pairs.binary(operator.mul, -1.0, complex_pairs.square(z))),
+        complex_pairs.wofz(iz))
+
+
+_ERF_TERMS = 16  # Taylor terms of erf for |z| < 1/2: the last below 1e-17 of the first
+
+
+def erf(z):
+    """scipy.special.erf of a complex argument: ``1 - erfc(z)``, and near 0 (``|z| < 1/2``,
+    where that difference cancels) its Taylor series ``2/sqrt(pi) sum (-1)^n z^(2n+1) /
+    (n! (2n+1))``."""
+    z = lift(z)
+    z2 = complex_pairs.square(z)
+    term, total = z, z
+    for n in range(1, _ERF_TERMS):
+        term = complex_pairs.binary(operator.mul, term, pair(-lift(z2).re / n, -lift(z2).im / n))
+        total = complex_pairs.binary(operator.add, total, complex_pairs.binary(
+            operator.truediv, term, float(2 * n + 1)))
+    series = lift(complex_pairs.binary(operator.mul, 2.0 / math.sqrt(math.pi), total))
+    far = lift(complex_pairs.binary(operator.sub, 1.0, erfc(z)))
+    near = absolute(z) < 0.5
+    if not records(near):
+        return pair(*((series.re, series.im) if near else (far.re, far.im)))
+    where = NUMPY[np.where]
+    return pair(where(near, series.re, far.re), where(near, series.im, far.im))
+
+
 def _parts(z):
     return (z.re, z.im) if isinstance(z, Complex) else (z,)
 
@@ -172,6 +207,7 @@ def einsum(subscripts, *operands, **kwargs):
     return product(lambda u, v: NUMPY[np.einsum](subscripts, u, v))(*operands)
 
 
+complex_pairs.SCIPY_SPECIAL.update(erf=erf, erfc=erfc)
 FUNCTIONS.update({
     np.expm1: expm1, np.log1p: log1p, np.exp2: exp2, np.log2: log2,
     np.iscomplex: iscomplex, np.isreal: isreal,

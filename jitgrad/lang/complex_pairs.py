@@ -689,12 +689,16 @@ def loggamma(z):
                 symbolic.record("loggamma_im", z.re, z.im))
 
 
+# scipy.special's functions of a complex argument, by name (`complex_numpy` adds erf, erfc)
+SCIPY_SPECIAL: dict = {"wofz": wofz, "loggamma": loggamma}
+
+
 def _scipy_special(fn):
     """The handler of scipy.special's function ``fn`` of a complex argument, or None (SciPy
     looked up only once the user's code has imported it)."""
     special = sys.modules.get("scipy.special")
     if special is not None:
-        for name, handler in (("wofz", wofz), ("loggamma", loggamma)):
+        for name, handler in SCIPY_SPECIAL.items():
             if fn is getattr(special, name, None):
                 return handler
     return None
