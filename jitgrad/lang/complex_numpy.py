@@ -2,10 +2,10 @@
 from real functions of the two parts: the variants of exp and log (``exp2 expm1 log1p log2``),
 the tests of complexity (``iscomplex isreal iscomplexobj isrealobj``), ``var`` and ``std``,
 ``max`` and ``min`` (NumPy's order: the real part, then the imaginary part), ``prod`` (a loop
-of products, `numpy_written`), the
-norms of ``np.linalg.norm`` that depend on the entries' moduli only, and the bilinear products
-beyond ``dot``/``@``/``outer`` (``inner kron tensordot``, ``einsum`` of two operands), and
-scipy.special's ``erf`` and ``erfc`` of a complex argument (from the Faddeeva function).
+of products, `numpy_written`), the norms of ``np.linalg.norm`` that depend on the entries'
+moduli only, the bilinear products beyond ``dot``/``@``/``outer`` (``inner kron tensordot``,
+``einsum`` of two operands), and scipy.special's ``erf`` and ``erfc`` of a complex argument
+(from the Faddeeva function).
 
 Each fills `complex_pairs.FUNCTIONS` (the table a call with a complex argument goes to); what
 is not here is refused there, by name. Refused here with what to write instead: the matrix
