@@ -27,7 +27,8 @@ keyword arguments written out, ``FUN`` the test's function as it is written). A 
 output is projected as ``check_vjp`` projects it, on autograd's inner product of complex
 vector spaces: ``np.sum(np.real(out * np.conj(V)))``, ``V`` a complex cotangent. jitgrad computes
 ``jitgrad.value_and_grad(loss, wrt=<argnum>)`` as a user calls it; its value must be the
-loss's in NumPy; the oracles of the gradient are autograd's
+loss's in NumPy (within ``TOL``, or ten rounding units of a float16 or float32 argument's
+precision, which NumPy computes in and jitgrad converts to float64); the oracles of the gradient are autograd's
 ``grad`` of the same loss (the generated module importing ``autograd.numpy``) and 5-point
 central differences on every entry of the differentiated arguments (at most 24, drawn).
 Only first derivatives are measured (``check_grads`` also checks second order by default).
@@ -207,6 +208,13 @@ def _leaves(tree, path=""):
     if isinstance(tree, dict):
         return [leaf for k in tree for leaf in _leaves(tree[k], f"{path}[{k!r}]")]
     return [(path, tree)]
+
+
+def _value_tol(args) -> float:
+    """`TOL`, or, for arguments of less precision than float64 (NumPy computes in it, jitgrad
+    in float64), ten of its rounding units (float16's: 1e-2)."""
+    return max([TOL] + [10.0 * float(np.finfo(v.dtype).eps) for _, v in _leaves(args)
+                        if isinstance(v, (np.ndarray, np.floating)) and v.dtype.kind == "f"])
 
 
 def _literal(value):
@@ -431,7 +439,7 @@ def measure(case, folder, key, timeout):
     finally:
         signal.alarm(0)
     primal = float(loss_ag(*args))
-    if not abs(float(value) - primal) <= TOL * max(1.0, abs(primal)):
+    if not abs(float(value) - primal) <= _value_tol(args) * max(1.0, abs(primal)):
         return "wrong", f"value {float(value)!r}, NumPy's {primal!r}"
     kinds = [(p, np.iscomplexobj(a), np.iscomplexobj(b))
              for (p, a), (_, b) in zip(_leaves(ref), _leaves(got))]

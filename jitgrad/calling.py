@@ -7,7 +7,8 @@ the compiled code (a call, `GradFunction.compiled_call`, `jitgrad.dask`'s blocks
 - arguments are bound to the function's parameters as Python binds them (`bind_arguments`);
 - the signature compiled for is the kind and rank of every argument, and a tree's structure
   (a complex argument is a tree of its real and imaginary parts, `core.pytree`); an integer,
-  bool or leafless argument in ``wrt`` is refused (`types_of`);
+  bool or leafless argument in ``wrt`` is refused (`types_of`), but for an empty list, tuple or
+  dict (or one of only those), whose gradient is itself;
 - the entry takes the arguments with a tree's leaves in its place, 0-d arrays as scalars and
   other float arrays as float64 (`casts_for`), and a call where an argument shares memory with
   one the function writes into is refused (`refuse_shared_memory`);
@@ -43,14 +44,24 @@ def _as_float64(a):
 
 def casts_for(flat) -> dict:
     """What the entry's arguments (``flat``: a tree's leaves in its place) need converting:
-    {position: conversion}. 0-d arrays travel as scalars; other float arrays as float64 (the
+    {position: conversion}. 0-d arrays travel as scalars (float16 ones, and float16 scalars,
+    as floats); other float arrays as float64 (the
     gradient is computed in float64, and Numba's `@` refuses mixed dtypes), their gradients
     converted back (`CallingConvention.post_for`)."""
     casts = {k: _as_scalar for k, a in enumerate(flat)
-             if type(a) is np.ndarray and a.ndim == 0}
+             if type(a) is np.ndarray and a.ndim == 0 and a.dtype != np.float16}
+    casts.update({k: float for k, a in enumerate(flat)  # (Numba has no float16 arithmetic)
+                  if isinstance(a, np.float16) or type(a) is np.ndarray and a.dtype == np.float16
+                  and a.ndim == 0})
     casts.update({k: _as_float64 for k, a in enumerate(flat) if type(a) is np.ndarray
                   and a.ndim and a.dtype.kind == "f" and a.dtype != np.float64})
     return casts
+
+
+def _empty(t) -> bool:
+    """An empty list, tuple or dict, or one of only those: no entry to differentiate."""
+    return isinstance(t, SeqType) and t.container in ("list", "tuple", "dict") and all(
+        _empty(u) for u in t.items)
 
 
 class CallingConvention:
@@ -90,9 +101,11 @@ class CallingConvention:
                     raise SignatureError(e.message, self.src.loc(self.src.entry_params[k])) \
                         from None
                 continue
-            types.append(type_of_value(a, f"argument {name!r}"))
+            types.append(type_of_value(a, f"argument {name!r}", float16=True))  # (`casts_for`)
         for k in self.wrt:
             if isinstance(types[k], SeqType):
+                if _empty(types[k]):  # ([], {}, ((),)): its gradient is itself, as in autograd
+                    continue
                 if not any(u.kind == "f" for u in pytree.leaf_types(types[k])):
                     what = {"str": "is a str (a switch the gradient is built for)",
                             "none": "is None", "generator": "is a random generator",

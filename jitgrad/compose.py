@@ -24,6 +24,7 @@ of the order asked for.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import inspect
 
@@ -157,6 +158,7 @@ class TangentKernel:
     n_values: int
     pack: object  # the trace's: flat values -> the caller's result
     written_params: tuple = ()  # (position, name) of the arguments the function writes into
+    graph: object = None  # the graph as built: its opening checks say which sizes it takes
 
 
 class ForwardKernels:
@@ -173,7 +175,7 @@ class ForwardKernels:
         self.src = source_of(fn)
         self.param_names = param_names(fn)
         self.qualname = qualname(fn)
-        self._kernels: dict[tuple, TangentKernel] = {}
+        self._kernels: dict[tuple, list[TangentKernel]] = {}
 
     def types(self, args) -> tuple:
         if len(args) != len(self.param_names):
@@ -198,10 +200,12 @@ class ForwardKernels:
             if leaf_types[k].kind != "f":
                 raise SignatureError(f"cannot differentiate with respect to argument "
                                      f"{paths[k]!r}: it is not a float or a float array")
-        key = (types, seeds, kind)
-        k = self._kernels.get(key)
+        built = self._kernels.setdefault((types, seeds, kind), [])
+        # (one per pattern of sizes its build assumed, `pipeline.sizes_hold`)
+        k = next((k for k in built if pipeline.sizes_hold(k.graph, args)), None)
         if k is None:
-            k = self._kernels[key] = self.compile(types, seeds, kind, args)
+            k = self.compile(types, seeds, kind, args)
+            built.append(k)
         pipeline.refuse_shared_memory(self.src, k.written_params, pipeline.flatten(args),
                                       lambda j: paths[j])
         return k
@@ -213,6 +217,7 @@ class ForwardKernels:
             t = trace_gradient(self.fn, list(seeds), types, args)
         fn_ir = t.fn_ir
         ir_text = format_function(fn_ir)
+        graph = copy.deepcopy(fn_ir)
         paths = [p for n, ty in zip(self.param_names, types) for p in pytree.leaf_paths(ty, n)]
         names = [paths[k] for k in seeds]
         if kind == "jvp":
@@ -236,7 +241,7 @@ class ForwardKernels:
         path, fns = pipeline.load(f"{self.src.fn.__name__}_{kind}", source, [kernel.name])
         first = t.returns[0]
         return TangentKernel(source, fns[kernel.name], path, ir_text, first.type.ndim,
-                             len(t.returns), t.pack, tuple(fn_ir.written_params))
+                             len(t.returns), t.pack, tuple(fn_ir.written_params), graph)
 
 
 _FORWARD: dict[object, ForwardKernels] = {}
@@ -251,7 +256,12 @@ def forward_kernels(fn) -> ForwardKernels:
 
 
 def plain(a):
-    """A 0-d array as the float the generated code takes."""
+    """A 0-d array as the float the generated code takes; a float16 array or number as
+    float64 (Numba has no float16 arithmetic; `calling.casts_for` does the same)."""
+    if isinstance(a, np.ndarray) and a.dtype == np.float16:
+        a = a.astype(np.float64)
+    elif isinstance(a, np.float16):
+        return float(a)
     return a[()] if isinstance(a, np.ndarray) and a.ndim == 0 else a
 
 

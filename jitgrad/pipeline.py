@@ -81,7 +81,7 @@ def build_graph(src: FunctionSource, types, examples=(), any_result: bool = Fals
     (`ir.Function.aux`). A graph with np.random draws (`Function.draws`) is refused unless
     the caller replays them before each call (``replays_draws``: `api.GradFunction`).
     ``one_entry``: an array result of one entry is differentiated as its entry (`build`)."""
-    example = flatten(examples[0]) if assume_sizes and examples else None
+    example = flatten(examples[0]) if examples else None  # (its sizes decide tests on sizes)
     fn_ir = build(src, list(types), assume_sizes, any_result=any_result, has_aux=has_aux,
                   one_entry=one_entry, example=example)
     if fn_ir.draws is not None and not replays_draws:
@@ -89,7 +89,7 @@ def build_graph(src: FunctionSource, types, examples=(), any_result: bool = Fals
                            "vjp, jacobian, jitgrad.dask, or a transform of a transform)")
     if assume_sizes and not all(sizes_hold(fn_ir, a) for a in examples):
         fn_ir = build(src, list(types), False, any_result=any_result, has_aux=has_aux,
-                      one_entry=one_entry)
+                      one_entry=one_entry, example=example)
         assume_sizes = False
     implicit_slopes(fn_ir)  # roots found by a loop (brentq): their slopes, by forward mode
     common_subexpressions(fn_ir)
@@ -221,21 +221,38 @@ def flatten(args) -> list:
 
 
 def sizes_hold(fn: ir.Function, args) -> bool:
-    """Whether ``args`` meet the size assumptions of ``fn``: the checks (``checks_sizes``, on
-    reads of the arguments' sizes, ``reads_size``) that open its body, evaluated here in
-    Python."""
+    """Whether ``args`` meet the size assumptions of ``fn`` and take the sides of its tests
+    on sizes that it was built for (`broken_checks`)."""
+    return not broken_checks(fn, args)
+
+
+def broken_checks(fn: ir.Function, args) -> set[str]:
+    """The checks opening ``fn`` (``checks_sizes``: on reads of the arguments' sizes,
+    ``reads_size``, and scalar arithmetic on them) that ``args`` break, evaluated here in
+    Python: "assumed" (two axes assumed the same size) and "test" (a test on sizes decided
+    while building, `SizeAssumptions.decide`)."""
     args = flatten(args)  # a tree's leaves in its place, as the parameters are
     value = {p: a for p, a in zip(fn.params, args)}
+    broken = set()
     for s in fn.body.stmts:
-        flags = ops.flags(s.prim) if isinstance(s, ir.Eqn) else ops.NONE
-        if not (flags.reads_size or flags.checks_sizes):
+        if not isinstance(s, ir.Eqn) or any(isinstance(a, ir.Var) and a not in value
+                                            for a in s.ins):
             break
+        flags = ops.flags(s.prim)
         ins = [value[a] if isinstance(a, ir.Var) else a.value for a in s.ins]
-        if flags.reads_size:
-            value[s.outs[0]] = PRIMITIVES[s.prim](*ins, **s.params)
-        elif ins[0] != ins[1]:
-            return False
-    return True
+        if flags.checks_sizes:
+            if ins[0] != ins[1]:
+                broken.add("test" if s.params.get("test") else "assumed")
+        elif len(s.outs) == 1 and not s.outs[0].type.ndim and (flags.reads_size or not (
+                flags.effects or flags.raises or flags.allocates) and all(
+                isinstance(a, (int, np.integer, np.bool_)) for a in ins)):
+            try:  # (integer arithmetic on sizes, or the function's own first lines)
+                value[s.outs[0]] = PRIMITIVES[s.prim](*ins, **s.params)
+            except Exception:  # noqa: BLE001 - no check past a line that fails on these
+                break
+        else:
+            break
+    return broken
 
 
 def result_converter(arg):

@@ -56,6 +56,7 @@ class Compiled:
     backend: object = None  # the backend package that compiled it (`pipeline.BACKENDS`)
     shared: bool = False  # handed to Numba code (`Specialisations.share`): it may compile more
     frozen: bool = False  # the backend's compiling switched off (`Specialisations.freeze`)
+    assume_sizes: bool = True  # whether it assumes argument axes the same size (`for_sizes`)
 
     def source_part(self, part: str) -> str:
         """A part of the entry's source: "entry" (the whole function), "forward" or
@@ -159,6 +160,9 @@ class Specialisations:
         self.convention = convention
         self.settings = settings
         self.by_types: dict[tuple, Compiled] = {}  # signature (kinds, ranks, trees) -> Compiled
+        # every specialisation compiled for a signature: they differ in the sizes they assume
+        # equal and the sides of tests on sizes they were built for (`for_sizes`)
+        self.for_types: dict[tuple, list[Compiled]] = {}
         self.calls: dict[tuple, Call] = {}  # argument key (dtypes too) -> Call
         self.last: Compiled | None = None  # the last call's (what `GradFunction.source` shows)
         # The last call's compiled entry, frozen, when that call needed nothing but the call:
@@ -210,8 +214,11 @@ class Specialisations:
                           replays_draws=True)
         warn_of_rebuilds(self.convention.src, types, g.source)
         path, fns = pipeline.load(g.stem, g.source, g.names, self.settings)
-        return Compiled(types, g.ir, g.source, path, fns[g.names[-1]], g.names[-1], g.gradient,
-                        g.ir_text, g.graph_ir, g.line_locs, pipeline.backend_of(self.settings))
+        compiled = Compiled(types, g.ir, g.source, path, fns[g.names[-1]], g.names[-1],
+                            g.gradient, g.ir_text, g.graph_ir, g.line_locs,
+                            pipeline.backend_of(self.settings), assume_sizes=g.assume_sizes)
+        self.for_types.setdefault(types, []).append(compiled)
+        return compiled
 
     def generate(self, types: tuple, assume_sizes: bool = True, examples=(),
                  replays_draws: bool = False) -> Generated:
@@ -278,7 +285,7 @@ class Specialisations:
         from then on), a damaged disk cache a fresh compile; anything else is explained at the
         user's line."""
         if isinstance(e, SizesDiffer):
-            compiled = self.generalise(compiled)
+            compiled = self.for_sizes(compiled, flat)
         elif compiled.backend.is_cache_damage(e):
             compiled.backend.drop_disk_cache(compiled.entry)
         else:
@@ -290,14 +297,23 @@ class Specialisations:
         except Exception as again:  # noqa: BLE001 - explained like the first failure
             explain.raise_explained(again, compiled, flat)
 
-    def generalise(self, compiled: Compiled) -> Compiled:
-        """The signature's code without size assumptions: NumPy broadcasting at run time."""
-        general = self.by_types[compiled.types] = self.compile(compiled.types,
-                                                               assume_sizes=False)
+    def for_sizes(self, compiled: Compiled, flat) -> Compiled:
+        """The signature's code for the sizes of a call (``flat``: the entry's arguments)
+        that ``compiled``'s opening checks refuse: one compiled before whose checks they
+        pass, else a new build for them. A broken size assumption gets the general code
+        (NumPy broadcasting at run time), kept for the signature from then on; a test on
+        sizes that takes the other side (`SizeAssumptions.decide`), code built for that side."""
+        found = next((c for c in self.for_types.get(compiled.types, ())
+                      if pipeline.sizes_hold(c.graph_ir, flat)), None)
+        if found is None:
+            assume = compiled.assume_sizes and \
+                "assumed" not in pipeline.broken_checks(compiled.graph_ir, flat)
+            found = self.compile(compiled.types, assume_sizes=assume, args=flat)
+        self.by_types[compiled.types] = found
         for key, call in self.calls.items():
             if call.compiled is compiled:
-                self.calls[key] = call._replace(compiled=general)
-        return general
+                self.calls[key] = call._replace(compiled=found)
+        return found
 
     # -- the backend's compiling switched off and on ---------------------------------------
 

@@ -14,6 +14,7 @@ adjoint once per cotangent, both compiled as every gradient is (and cached on di
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import inspect
 
@@ -38,6 +39,7 @@ class _Kernels:
     aux_structure: object = None  # has_aux: the aux tree's structure (forward returns its leaves)
     types: tuple = ()  # the arguments' types (trees as `SeqType`)
     wrt: tuple = ()  # the differentiated arguments' positions
+    graph: object = None  # the graph as built: its opening checks say which sizes it takes
 
     def regroup(self, flat: list) -> list:
         """One gradient per ``wrt`` argument from the adjoint's flat ones (trees rebuilt)."""
@@ -51,7 +53,7 @@ class _VJP:
         self.fn = fn
         self.src = FunctionSource.of(fn)
         self.param_names = [a.arg for a in self.src.node.args.args]
-        self._kernels: dict[tuple, _Kernels] = {}
+        self._kernels: dict[tuple, list[_Kernels]] = {}
 
     def bind(self, args) -> tuple:
         """The arguments with the parameters' defaults filled in (``f(x, sigma=10.0)``)."""
@@ -63,10 +65,12 @@ class _VJP:
             raise SignatureError(f"{self.src.qualname} takes {len(self.param_names)} arguments, "
                                  f"got {len(args)}")
         types = self.types(args)
-        key = (types, wrt, has_aux)
-        k = self._kernels.get(key)
+        built = self._kernels.setdefault((types, wrt, has_aux), [])
+        # (one per pattern of sizes its build assumed, `pipeline.sizes_hold`)
+        k = next((k for k in built if pipeline.sizes_hold(k.graph, args)), None)
         if k is None:
-            k = self._kernels[key] = self.compile(types, wrt, args, has_aux)
+            k = self.compile(types, wrt, args, has_aux)
+            built.append(k)
         return k
 
     def types(self, args) -> tuple:
@@ -85,7 +89,7 @@ class _VJP:
             return "reverse"
         n_in = sum(int(np.size(args[j])) for j in positions)
         types = self.types(args)
-        fn_ir, _ = pipeline.build_graph(self.src, types, any_result=True)
+        fn_ir, _ = pipeline.build_graph(self.src, types, (args,), any_result=True)
         r = fn_ir.result
         if not isinstance(r, Var) or not r.type.ndim:
             return "reverse"
@@ -96,6 +100,7 @@ class _VJP:
         fn_ir, _ = pipeline.build_graph(self.src, types, (args,), any_result=True,
                                         has_aux=has_aux)
         ir_text = format_function(fn_ir)
+        graph = copy.deepcopy(fn_ir)  # (before the transform adds its saves)
         r = fn_ir.result
         ndim = r.type.ndim
         ct = Var(fn_ir.namer.fresh("_ct"), Type("f", ndim),
@@ -107,7 +112,7 @@ class _VJP:
                                                    entry="vjp")
         _, fns = pipeline.load(self.src.fn.__name__ + "_vjp", source, names, inline=names[:2])
         return _Kernels(source, fns[names[0]], fns[names[1]], fns[names[2]], ndim, ir_text,
-                        fn_ir.aux_structure if has_aux else None, types, tuple(wrt))
+                        fn_ir.aux_structure if has_aux else None, types, tuple(wrt), graph)
 
     def run_forward(self, k: _Kernels, args):
         """``(value, saved, aux)``: the forward kernel's run (aux None without has_aux)."""

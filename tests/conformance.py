@@ -1571,6 +1571,20 @@ block(NN, "Forms from held-out real code (batch 4)", [
       F.np_ufunc_outer, A(V, M34), wrt=(0, 1)),
 ])
 
+block(PY, "Forms from held-out real code (tests on sizes, grown arrays)", [
+    r("a name of another rank on each side of `if len(w) == n`", F.py_rank_differs_on_size_test,
+      A(V)),
+    r("None on one side of a test on x.shape[0]", F.py_none_on_size_test, A(V)),
+    r("if/elif on x.shape[0], a number or an array", F.py_elif_on_length_ranks_differ, A(V)),
+    r("X = np.hstack([X, col]) in a loop of run-time count", F.py_array_grown_by_hstack_in_loop,
+      A(V, 3)),
+    r("out = np.append(out, v) in a loop of run-time count", F.py_array_grown_by_append_in_loop,
+      A(V, 3)),
+    r("a list comprehension of 2x2 matrices, of run-time count, stacked",
+      F.py_list_comprehension_of_matrices, A(V, 3)),
+    r("np.vstack of a matrix and a vector; np.hstack of a vector and a number (NumPy's, not "
+      "Numba's)", F.py_vstack_matrix_and_vector, A(V)),
+])
 
 ROWS: list[Row] = list(_ROWS)
 

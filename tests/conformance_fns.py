@@ -5072,3 +5072,63 @@ def py_truth_of_one_entry_array(x):
 def np_ufunc_outer(x, m):
     return (np.sum(np.sin(np.multiply.outer(x, x[:2]))) + np.sum(np.subtract.outer(m, x) ** 2)
             + np.sum(np.maximum.outer(x, 0.5)))
+
+
+# ---- held-out forms (issue #43, hsizeif): tests on sizes, arrays grown in loops --------
+
+def py_rank_differs_on_size_test(w):
+    if len(w) == 4:  # the weights end with a bias
+        b = w[-1:]
+        w = w[:-1]
+    else:
+        b = 0.0
+    return np.sum(np.log1p(np.exp(w * 2.0 + b)))
+
+
+def py_none_on_size_test(x):
+    weights = x[::-1] if x.shape[0] > 2 else None
+    if weights is None:
+        return np.sum(x ** 2)
+    return np.sum(weights * x ** 2)
+
+
+def py_elif_on_length_ranks_differ(x):
+    n = x.shape[0]
+    if n == 1:
+        s = x[0]
+    elif n == 2:
+        s = x[0] * x[1]
+    else:
+        s = x
+    return np.sum(s * s)
+
+
+def py_array_grown_by_hstack_in_loop(x, n):
+    X = x[:, None]
+    for i in range(n):
+        X = np.hstack([X, (x ** (i + 2))[:, None]])
+    return np.sum(np.sin(X))
+
+
+def py_array_grown_by_append_in_loop(x, n):
+    out = np.zeros(0)
+    for k in range(n):
+        out = np.append(out, np.sum(x * (k + 1.0)))
+    return np.sum(out ** 2)
+
+
+def _rotation(t):
+    c, s = np.cos(t), np.sin(t)
+    return np.array([[c, -s], [s, c]])
+
+
+def py_list_comprehension_of_matrices(x, n):
+    Rs = [_rotation(x[i]) for i in range(n)]
+    P = np.eye(2)
+    for R in Rs:
+        P = P @ R
+    return np.sum(P * np.arange(4.0).reshape(2, 2)) + np.sum(np.stack(Rs) ** 2 * x[0])
+
+
+def py_vstack_matrix_and_vector(x):
+    return np.sum(np.vstack([np.outer(x, x), x]) ** 2) + np.sum(np.hstack([x, 1.0]) * 2.0)

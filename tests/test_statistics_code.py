@@ -248,11 +248,20 @@ def test_model_objects_against_differences_and_jax(w):
 
 
 def test_model_objects_checks_a_squeezed_size():
-    """A squeezed axis of length 1, whose rank the build took as kept, is a run-time error,
-    not a silently different result (the code compiled above, its size assumptions kept)."""
+    """A squeezed axis of length 1 in the first call is assumed 1 (checked first thing); one
+    whose rank a build for other sizes took as kept is a run-time error, not a silently
+    different result (the code compiled above, its size assumptions kept)."""
+    x1, s1 = MX[:, :1].copy(), np.array([1.5])
+    value, grads = jitgrad.value_and_grad(model_objects, wrt=(0, 1, 3))(MW, x1, MY, s1)
+    assert value == pytest.approx(model_objects(MW, x1, MY, s1), rel=1e-12)
+    h = 1e-6
+    step = np.array([h])
+    fd = (model_objects(MW, x1, MY, s1 + step) - model_objects(MW, x1, MY, s1 - step)) / (2 * h)
+    assert grads[2][0] == pytest.approx(fd, rel=1e-6)
     g = jitgrad.value_and_grad(model_objects, wrt=(0, 1, 3))
+    g(MW, MX, MY, MSCALE)
     with pytest.raises(ValueError, match="taken as not 1"):
-        g(MW, MX[:, :1].copy(), MY, np.array([1.5]))
+        g(MW, x1, MY, s1)
 
 
 def test_forms_still_refused():

@@ -42,9 +42,10 @@ from jitgrad.core.types import SeqType, Type, type_of_value
 GENERATORS = (np.random.Generator, np.random.RandomState)
 # a function passed as an argument (``fit(x, np.tanh)``, a lambda, ``functools.partial``): a
 # tree without leaves too, a constant of the build (called where the function calls it), so
-# each function gets its own build, keyed by the function itself
+# each function gets its own build, keyed by the function itself; a class too
+# (``isinstance(x, kind)``, ``kind(...)``: `list`, `np.float32`)
 FUNCTIONS = (pytypes.FunctionType, pytypes.BuiltinFunctionType, pytypes.MethodType, np.ufunc,
-             functools.partial)
+             functools.partial, type)
 CONTAINERS = (tuple, list, dict, str, type(None), *GENERATORS, *FUNCTIONS)
 # the modules whose objects are never read attribute by attribute as a tree
 _NOT_OBJECTS = frozenset({"builtins", "numpy", "scipy", "numba", "jitgrad", "pandas", "jax",

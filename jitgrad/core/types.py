@@ -95,20 +95,31 @@ def broadcast_ndim(*types: Type) -> int:
     return max(t.ndim for t in types)
 
 
-def type_of_value(value, what: str = "argument") -> Type:
-    """The `Type` of a run-time argument; refuses what jitgrad cannot compile."""
+LOW_PRECISION = ("jitgrad converts a float16 argument to float64 on the way in, but not one "
+                 "inside a tuple, list or dict: pass it as an argument of its own, or convert "
+                 "it, x.astype(np.float64)")
+
+
+def type_of_value(value, what: str = "argument", float16: bool = False) -> Type:
+    """The `Type` of a run-time argument; refuses what jitgrad cannot compile. ``float16``:
+    the caller converts float16 arrays and scalars to float64 (`calling.casts_for`); Numba
+    has no float16 arithmetic."""
     if isinstance(value, (bool, np.bool_)):
         return BOOL
     if isinstance(value, (int, np.integer)):
         return INT
     if isinstance(value, (float, np.floating)):
-        if isinstance(value, np.floating) and value.dtype.itemsize < 4:
-            raise SignatureError(f"{what} has dtype {value.dtype}, which Numba cannot compile")
+        if isinstance(value, np.floating) and value.dtype.itemsize < 4 and not float16:
+            raise SignatureError(f"{what} has dtype {value.dtype}, which Numba cannot compile "
+                                 f"({LOW_PRECISION})")
         return FLOAT
     if isinstance(value, np.ndarray):
         kind = value.dtype.kind
-        if kind == "f" and value.dtype.itemsize >= 4:
+        if kind == "f" and (value.dtype.itemsize >= 4 or float16):
             return Type("f", value.ndim)
+        if kind == "f":
+            raise SignatureError(f"{what} is an array of dtype {value.dtype}, which Numba cannot "
+                                 f"compile ({LOW_PRECISION})")
         if kind in "iu":
             return Type("i", value.ndim)
         if kind == "b":

@@ -15,6 +15,8 @@ so the derivative is jitgrad's own rule of that NumPy or SciPy function.
 * A Python function autograd writes over NumPy's (``np.concatenate``, ``np.stack``,
   ``np.mean``, ``np.where``, ``np.linalg.norm``...) stands for the function of the same name
   in the NumPy or SciPy module its namespace mirrors.
+* autograd's integer types (``np.int64``: a subclass whose constructor it does not trace)
+  are NumPy's.
 * ``autograd.builtins.list``, ``tuple`` and ``dict`` are Python's; autograd's ``np.r_`` and
   ``np.c_`` are NumPy's.
 * autograd's ``grad``, ``value_and_grad``, ``jacobian`` and ``hessian`` of ``(fun, argnum)``,
@@ -94,6 +96,8 @@ def stands_for(fn):
             return cells["f_raw"].cell_contents
     if "autograd" not in sys.modules:
         return fn
+    if isinstance(fn, type) and fn.__qualname__.endswith("wrap_intdtype.<locals>.IntdtypeSubclass"):
+        return fn.__bases__[0]  # autograd's np.int64: NumPy's, its constructor not traced
     made = _made_transform(fn)
     if made is not None:
         return made
@@ -116,4 +120,5 @@ def _made_transform(fn):
             or cells.get("nary_op_kwargs")):
         return None
     argnum = cells.get("argnum", 0)
-    return TRANSFORMS[name](cells["fun"], tuple(argnum) if isinstance(argnum, list) else argnum)
+    fun = _made_transform(cells["fun"]) or cells["fun"]  # grad(grad(f)): jitgrad's of jitgrad's
+    return TRANSFORMS[name](fun, tuple(argnum) if isinstance(argnum, list) else argnum)

@@ -234,11 +234,21 @@ def _leaf_name(path: str) -> str:
     return re.sub(r"_+", "_", re.sub(r"[^0-9A-Za-z_]", "_", path)).rstrip("_")
 
 
+class EmptyArgument(tuple):
+    """An empty list or tuple of a tree argument, bound as an empty tuple of its own (not
+    Python's one empty tuple, which every ``()`` is), so that isinstance can tell which the
+    caller passed (`_note_containers`)."""
+
+    __slots__ = ()
+
+
 def _bound_tree(t: SeqType, syms: list):
     """The value a tree parameter is bound to: its structure holding the leaves' `Sym`s (a
     list as a tuple: the function reads it, jitgrad never lets it grow; a complex argument as
     the `complex_pairs.Complex` of its two parts)."""
     def tuples(v):
+        if isinstance(v, (list, tuple)) and not v:
+            return EmptyArgument()
         if isinstance(v, list):
             return tuple(tuples(u) for u in v)
         if isinstance(v, tuple):
@@ -254,7 +264,8 @@ def _note_containers(builder, t, value):
     and those that are its tuples, noted for isinstance (`build_builtins._b_isinstance`)."""
     if not isinstance(t, SeqType) or not isinstance(value, (tuple, dict)):
         return
-    if t.container in ("tuple", "list") and isinstance(value, tuple) and value:
+    if t.container in ("tuple", "list") and isinstance(value, tuple) and (
+            value or type(value) is EmptyArgument):
         (builder.tuple_displays if t.container == "tuple" else builder.argument_lists)[
             id(value)] = value
     items = [value[k] for k in t.keys] if isinstance(value, dict) and t.keys else value
@@ -296,7 +307,7 @@ def _copy_written(value, path: str, copied):
     """A tree argument with the leaves the function writes into copied (by their paths)."""
     if isinstance(value, dict):
         return {k: _copy_written(v, f"{path}[{k!r}]", copied) for k, v in value.items()}
-    if isinstance(value, tuple):
+    if isinstance(value, tuple) and value:  # (an `EmptyArgument` kept: it is itself)
         return tuple(_copy_written(v, f"{path}[{j}]", copied) for j, v in enumerate(value))
     if isinstance(value, Sym) and value.ndim and path in copied:
         return value.copy()

@@ -3,8 +3,11 @@ them, and the names they change merged after them.
 
 Part of `build.Builder` (a mixin, split from `build_stmts`). Guarantees: each branch is built
 from the versions known before it; a name changed on one side is merged (a `Choice`, or an
-``If`` output cast to the kinds of both sides); a read of a name undefined on some path is
-refused; a side that raised or returned never reaches the code after the ``if``.
+``If`` output cast to the kinds of both sides), except where it holds another rank or type on
+each side of a test on the arguments' sizes alone: then only the side the example call's
+sizes take is kept, and the forward pass checks first that a call's sizes take it
+(`side_sizes_take`); a read of a name undefined on some path is refused; a side that raised
+or returned never reaches the code after the ``if``.
 """
 
 from __future__ import annotations
@@ -133,6 +136,13 @@ class Branches:
                 conds.pop()
             set_else = self.changed_attributes(attributes)
             self.restore_attributes(attributes)
+        side = None if set_then or set_else else self.side_sizes_take(cond, env_t, env_e, loc)
+        if side is not None:  # the side the example call's sizes take, alone
+            block, self.env = (then_block, env_t) if side else (else_block, env_e)
+            self.gb.block.stmts += block.stmts
+            if side:
+                self.gb.latest, self.gb.writes = latest_then, writes_then
+            return
         self.stale_at_merge |= self.stale_values(env_e)
         attribute_names = self.merge_attributes(attributes, env_t, set_then, env_e, set_else)
         latest_else, self.gb.latest = self.gb.latest, latest
@@ -172,6 +182,37 @@ class Branches:
         self.env = env
         if ended_t != ended_e:  # the rest of this block runs only on the side that goes on
             conds.append((self.gb.atom(cond), ended_e))  # (until the block ends: `in_block`)
+
+    def side_sizes_take(self, cond, env_t, env_e, loc) -> bool | None:
+        """The side of an ``if`` on the arguments' sizes alone (``len(w) == n + 1``,
+        ``x.shape[0] == 1``) that the example call takes, where a name holds values of
+        another rank or type on each side (which no one variable holds after the ``if``):
+        the code after it is built for that side only, and the forward pass checks first
+        thing that a call's sizes take it (`SizeAssumptions.decide`; other sizes get code of
+        their own). None where the sides merge, or the test is not decided so."""
+        if any(e.get(k) is not None and e.get(k) is not False
+               for e in (env_t, env_e) for k in (RETURNED, RAISED)):
+            return None  # (a side that may have returned or raised: merged as it is)
+        if not any(self.types_differ(env_t[k], env_e[k]) for k in env_t
+                   if k in env_e and env_t[k] is not env_e[k]):
+            return None
+        self.gb.loc = loc  # (the check's line: the `if`'s)
+        return self.gb.decide(self.gb.atom(cond, check=False))
+
+    def types_differ(self, vt, ve) -> bool:
+        """Whether values on the two sides of an ``if`` differ in rank, or are a number or
+        an array on one side and something else (None, a tuple) on the other."""
+        if isinstance(vt, Undefined) or isinstance(ve, Undefined) or \
+                complex_pairs.is_complex(vt) or complex_pairs.is_complex(ve):
+            return False
+        numeric_t, numeric_e = is_atom_value(vt), is_atom_value(ve)
+        if numeric_t and numeric_e:
+            return self.gb.atom(vt, check=False).type.ndim != \
+                self.gb.atom(ve, check=False).type.ndim
+        if isinstance(vt, tuple) and isinstance(ve, tuple):
+            return len(vt) != len(ve) or any(map(self.types_differ, vt, ve))
+        return numeric_t != numeric_e and (vt is None or ve is None or any(
+            isinstance(v, tuple) for v in (vt, ve)))
 
     def rows_as_arrays(self, name, value, other):
         """``value``, a list of numbers, as a constant array where ``name`` holds rows of a

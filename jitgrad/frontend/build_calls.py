@@ -21,7 +21,7 @@ import numpy as np
 
 from jitgrad.core.errors import JitgradError, ShapeError, UnsupportedError, instead
 from jitgrad.core.ir import dims_of
-from jitgrad.frontend import autograd_names, build_solvers, custom_call, draws
+from jitgrad.frontend import autograd_names, build_solvers, custom_call, draws, local_transforms
 from jitgrad.frontend.build_ast import (
     LIBRARIES,
     RETURNED,
@@ -245,6 +245,8 @@ class Calls:
                     isinstance(a, (Sym, RunTimeText)) for a in (*args, *kwargs.values())):
                 return RunTimeText(ast.unparse(node))  # "{:.3f}".format(loss): a label
             return fn(*args, **kwargs)  # options.get("scale", 1.0): read while building
+        if isinstance(fn, local_transforms.LocalTransform):  # ``grad(inner)(y)``, lifted
+            return local_transforms.build_call(self, fn, args, kwargs, node)
         if isinstance(fn, LocalFunction) or getattr(fn, "__module__", None) in WRITTEN_MODULES:
             return self.inline(fn, args, kwargs, node)  # (or a NumPy function jitgrad wrote)
         if isinstance(fn, functools.partial):  # partial(f, a)(x): f(a, x), f known now
@@ -262,16 +264,8 @@ class Calls:
         if custom_call.is_traceable(fn):  # a jitgrad transform: ``jitgrad.grad(g)(x)``
             return custom_call.build_transform_call(self, fn, args, kwargs, node)
         if getattr(fn, "jitgrad_factory", False) is True:  # ``jitgrad.grad(g)``: made now
-            local = next((a for a in (*args, *kwargs.values()) if isinstance(a, LocalFunction)),
-                         None)
-            if local is not None:
-                name = local.__qualname__.split(".")[-1]
-                what = "a lambda" if name.startswith("_lambda") else f"`{name}`"
-                raise UnsupportedError(
-                    f"{fn_name(fn)} of {what}, a function defined inside the differentiated "
-                    "one: define it outside (at module level, passing what it closed over as "
-                    "arguments), and jitgrad builds its transform inside this gradient",
-                    self.loc(node))
+            if local_transforms.takes((*args, *kwargs.values())):  # of a function defined
+                return local_transforms.LocalTransform(fn, args, kwargs)  # here: made when called
             if any(isinstance(a, Sym) for a in (*args, *kwargs.values())):
                 raise UnsupportedError(f"{fn_name(fn)} takes a function and wrt, known "
                                        "while building; here an argument is a run-time value",

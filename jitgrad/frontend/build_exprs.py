@@ -158,8 +158,9 @@ class Expressions(Indexing):
         constants = numpy_args.constant_tuples(value) if isinstance(value, list) else None
         if constants is not None:  # W = [0.2, 0.3], [(0, 1), (1, 0)]: read as tuples are
             return constants
-        if isinstance(value, list) and all(is_user_object(v) for v in value):
-            return tuple(value)  # LAYERS = [Layer(...), ...]: objects, read while building
+        if isinstance(value, list) and all(is_user_object(v) or isinstance(
+                v, pytypes.FunctionType) for v in value):  # LAYERS = [Layer(...), ...],
+            return tuple(value)  # FUNS = [f, g]: objects and functions, read while building
         frozen = scipy_api.frozen_distribution(value)
         if frozen is not None:  # scipy.stats.norm(0, 2) made outside: its methods' handlers
             return self.frozen_value(name, frozen, node, what)

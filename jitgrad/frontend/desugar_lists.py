@@ -38,6 +38,7 @@ import copy
 import numpy as np
 
 from jitgrad.core.errors import UnsupportedError, instead
+from jitgrad.frontend import autograd_names
 from jitgrad.frontend.desugar import (
     ROOTS,
     SCOPES,
@@ -115,6 +116,8 @@ _NUMPY_READERS = {
     "transpose", "diag", "diagflat", "diagonal", "trace", "squeeze", "reshape", "atleast_1d",
     "atleast_2d",
 }
+# NumPy's module, and the modules that mirror it (``import autograd.numpy as np``)
+_NUMPY_NAMES = ("numpy", *(ours for ours, theirs in autograd_names.MIRRORS if theirs == "numpy"))
 # (print: left out of the gradient; tuple and list: the rows of an array whose length is known
 # while building, `build_builtins`)
 _BUILTIN_READERS = {"sum", "len", "max", "min", "print", "tuple", "list"}
@@ -719,7 +722,7 @@ class _Lists:
                 parent = self.parents.get(id(call))  # in a for: over the items
                 return (isinstance(parent, ast.For) and parent.iter is call) or (
                     isinstance(parent, ast.Call) and self.reads_as_array(parent))
-            value = self.globals.get(f.id)
+            value = autograd_names.stands_for(self.globals.get(f.id))  # (anp.sum: np.sum)
             return isinstance(value, np.ufunc) or any(
                 value is getattr(np, n, None) for n in _NUMPY_READERS if "." not in n)
         parts = []
@@ -727,7 +730,7 @@ class _Lists:
             parts.insert(0, f.attr)
             f = f.value
         if isinstance(f, ast.Name) and f.id not in self.bound and \
-                getattr(self.globals.get(f.id), "__name__", None) == "numpy":
+                getattr(self.globals.get(f.id), "__name__", None) in _NUMPY_NAMES:
             obj = np
             for p in parts:
                 obj = getattr(obj, p, None)

@@ -24,6 +24,7 @@ from jitgrad.core.errors import Loc, SignatureError, UnsupportedError, refused
 from jitgrad.frontend.desugar import REDUCERS, Fresh, desugar
 from jitgrad.frontend.desugar_forms import desugar_forms
 from jitgrad.frontend.desugar_generators import desugar_generators
+from jitgrad.frontend.desugar_grown import desugar_grown
 from jitgrad.frontend.desugar_lists import lower_lists
 from jitgrad.frontend.desugar_nonlocal import desugar_nonlocal
 
@@ -51,6 +52,12 @@ class FunctionSource:
         if hit is None:
             hit = cls._cache[key] = _read(fn)
         return hit
+
+    @classmethod
+    def remember(cls, fn, src: FunctionSource) -> None:
+        """``fn``'s source is ``src`` (a function made while building, whose text is not in
+        its file: `local_transforms.lift`)."""
+        cls._cache[(fn, fn.__code__)] = src
 
     def loc(self, node: ast.AST | None) -> Loc:
         if node is None or not hasattr(node, "lineno"):
@@ -285,6 +292,7 @@ def _prepared(fn, node, filename, first, indent, lines) -> FunctionSource:
         lower_lists(nested, fn, fresh, where, bound=outer)
     desugar_forms(node, fn, fresh)
     desugar(node, rebound, fresh)
+    desugar_grown(node, fn, fresh)
     lower_lists(node, fn, fresh, where)
     desugar_forms(node, fn, fresh)  # (a walrus or a lambda in a comprehension, now a loop)
     names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}

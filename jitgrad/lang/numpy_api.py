@@ -505,6 +505,9 @@ def np_squeeze(x, axis=None):
         return x
     if axis is None:  # the axes of size 1 known while building dropped; the others kept,
         gb = builder_of(x)  # each checked at run time not to be 1 (`squeezed_size`)
+        for d in dims_of(x.atom):  # an argument's axis of size 1 in the example call: assumed
+            if gb.example_sizes.get(gb.size_class(d)) == 1:  # 1 (checked first thing; a call
+                gb.assume_same_size(d, 1)  # where it is not gets the general code)
         sizes = [gb.size_class(d) for d in dims_of(x.atom)]
         return np_reshape(x, tuple(
             x.shape[k] if isinstance(d, int) else record("squeezed_size", x.shape[k])
@@ -565,6 +568,7 @@ def np_hstack(tup):
     tup = _entries(tup, "np.hstack")
     if all(ndim_of(a) == 0 for a in tup):
         return np_stack(tup)
+    tup = [NUMPY[np.atleast_1d](a) for a in tup]  # (a number beside vectors: one entry)
     return np_concatenate(tup, axis=0 if ndim_of(tup[0]) == 1 else 1)
 
 
@@ -576,7 +580,7 @@ def np_vstack(tup):
     tup = _entries(tup, "np.vstack")
     if all(ndim_of(a) <= 1 for a in tup):
         return np_stack(tup)
-    return np_concatenate(tup, axis=0)
+    return np_concatenate([NUMPY[np.atleast_2d](a) for a in tup], axis=0)  # (a vector: a row)
 
 
 def np_stack_axis(arrays, axis=0):

@@ -662,6 +662,20 @@ def poly_mul(c1, c2):
     return _np(np.convolve)(as_array(c1), as_array(c2))
 
 
+def autograd_make_diagonal(D, offset=0, axis1=0, axis2=1):
+    """autograd's ``np.make_diagonal(D, axis1=-1, axis2=-2)`` (the only axes it takes): an
+    array of ``D.shape + (n,)`` whose last two axes hold ``diag(D[..., :])``."""
+    if not (offset == 0 and axis1 == -1 and axis2 == -2):
+        raise UnsupportedError("autograd's make_diagonal takes offset=0, axis1=-1, axis2=-2 "
+                               "only (it raises NotImplementedError otherwise)", loc_of(D))
+    D = as_array(D)
+    if not records(D):
+        return np.asarray(D)[..., None] * np.eye(np.shape(D)[-1])
+    return _np(np.expand_dims)(D, -1) * _np(np.eye)(D.shape[-1])
+
+
+AUTOGRAD_NUMPY = {"make_diagonal": autograd_make_diagonal}  # (autograd.numpy's own functions)
+
 NUMPY.update(NAN_REDUCTIONS)
 NUMPY.update({
     np.interp: np_interp, np.trapezoid: np_trapezoid, np.cov: np_cov, np.corrcoef: np_corrcoef,

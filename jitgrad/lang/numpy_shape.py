@@ -674,7 +674,7 @@ NUMPY.update({
     np.hsplit: _split_along("hsplit", lambda nd: 1 if nd > 1 else 0 if nd == 1 else None),
     np.vsplit: _split_along("vsplit", lambda nd: 0 if nd >= 2 else None),
     np.dsplit: _split_along("dsplit", lambda nd: 2 if nd >= 3 else None),
-    np.column_stack: np_column_stack, np.append: np_append,
+    np.column_stack: np_column_stack, np.append: array_like(np_append, 0, 1),
     np.linalg.norm: np_norm,
     np.nan_to_num: np_nan_to_num,
     np.take_along_axis: np_take_along_axis, np.einsum: np_einsum,

@@ -413,6 +413,30 @@ def truth_of_one_entry(x):
     return np.reshape(x, ())
 
 
+def multivariate_normal_logpdf_singular(dev, cov):
+    """scipy.stats.multivariate_normal.logpdf with allow_singular=True, of ``dev = x - mean``
+    (a vector or rows), as SciPy computes it: the eigenvalues of ``cov`` above SciPy's cutoff
+    kept (its pseudo-determinant and pseudo-inverse), -inf where ``dev`` leaves the span of
+    their eigenvectors, and SciPy's error for a matrix that is not positive semidefinite."""
+    s, u = np.linalg.eigh(cov)
+    eps = 1e6 * 2.220446049250313e-16 * np.max(np.abs(s))
+    if np.min(s) < -eps:
+        raise ValueError("The input matrix must be symmetric positive semidefinite.")
+    keep = s > eps
+    safe = np.where(keep, s, 1.0)
+    log_pdet = np.sum(np.where(keep, np.log(safe), 0.0))
+    proj = dev @ u
+    maha = np.sum(proj ** 2 * np.where(keep, 1.0 / safe, 0.0), axis=-1)
+    off_support = np.sum(np.where(keep, 0.0, proj) ** 2, axis=-1)
+    out = -0.5 * (np.sum(keep) * 1.8378770664093453 + log_pdet + maha)  # (log 2 pi)
+    return np.where(np.sqrt(off_support) < 1e3 * eps, out, -np.inf)
+
+
+def exp_of(fn, *args, **kwargs):
+    """The exp of another of these functions' value (a density from its logarithm)."""
+    return np.exp(fn(*args, **kwargs))
+
+
 def complex_prod(rows, axis_back=None, ones=None):
     """np.prod of a complex array along its first axis (its handler, `complex_numpy.prod`,
     moved the axis there): the product carried by a loop, so its derivative is exact where an

@@ -14,7 +14,7 @@ import math
 import sys
 
 from jitgrad.core.errors import UnsupportedError
-from jitgrad.lang import complex_pairs, numpy_linalg, scipy_distance, scipy_stats
+from jitgrad.lang import complex_pairs, numpy_composed, numpy_linalg, scipy_distance, scipy_stats
 from jitgrad.lang.numpy_api import np_concatenate, np_reduce, np_sum, np_zeros
 from jitgrad.lang.symbolic import NUMPY, loc_of, ndim_of, record, records
 from jitgrad.prims.elementwise import SCIPY_FUNCTIONS
@@ -305,7 +305,8 @@ def handler_for(fn):
     for module, table in (("scipy.linalg", scipy_stats.LINALG),
                           ("scipy.linalg", numpy_linalg.LINALG),
                           ("scipy.signal", scipy_stats.SIGNAL),
-                          ("autograd.scipy.signal", scipy_stats.AUTOGRAD_SIGNAL)):
+                          ("autograd.scipy.signal", scipy_stats.AUTOGRAD_SIGNAL),
+                          ("autograd.numpy", numpy_composed.AUTOGRAD_NUMPY)):
         loaded = sys.modules.get(module)
         if loaded is not None:
             for name, handler in table.items():

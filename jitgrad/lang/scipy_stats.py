@@ -28,6 +28,7 @@ from jitgrad.lang import numpy_written as W
 from jitgrad.lang.numpy_args import as_array
 from jitgrad.lang.symbolic import (
     NUMPY,
+    Written,
     builder_of,
     larger,
     loc_of,
@@ -48,7 +49,10 @@ def _z(x, loc, scale):
 
 def _exp_of(logpdf):
     def pdf(*args, **kwargs):
-        return NUMPY[np.exp](logpdf(*args, **kwargs))
+        log = logpdf(*args, **kwargs)
+        if isinstance(log, Written):  # still to be built: its exp, built with it
+            return written(W.exp_of, log.fn, *log.args, **log.kwargs)
+        return NUMPY[np.exp](log)
     return pdf
 
 
@@ -166,14 +170,17 @@ def multivariate_normal_entropy(mean=None, cov=1.0):
 
 def multivariate_normal_logpdf(x, mean=None, cov=1.0, allow_singular=False):
     """log N(x; mean, cov) of one point (``x`` of shape (d,)) or of rows (shape (n, d)),
-    through a Cholesky factor of ``cov`` (its log-determinant and a solve)."""
-    if allow_singular:
-        raise UnsupportedError("multivariate_normal with allow_singular=True", loc_of(x))
+    through a Cholesky factor of ``cov`` (its log-determinant and a solve); with
+    ``allow_singular``, through its eigendecomposition as SciPy's (`W`), its derivative in
+    ``cov`` refused (`prims.decompositions.pseudo_covariance`)."""
     d_axis = ndim_of(x) - 1
     if d_axis not in (0, 1) or ndim_of(cov) != 2:
         raise UnsupportedError("multivariate_normal.logpdf of a vector or rows of vectors, "
                                "with a covariance matrix", loc_of(x, cov))
     diff = x - mean if mean is not None else x
+    if allow_singular:
+        cov = record("pseudo_covariance", cov) if records(cov) else cov
+        return written(W.multivariate_normal_logpdf_singular, diff, cov)
     sign_logdet = NUMPY[np.linalg.slogdet](cov)
     logdet = sign_logdet[1]
     d = x.shape[d_axis] if records(x) else np.shape(x)[d_axis]

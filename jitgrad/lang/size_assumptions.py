@@ -11,8 +11,12 @@ that breaks an assumption gets the general code (`api`).
 
 from __future__ import annotations
 
-from jitgrad.core.ir import Const, Eqn, dims_of
+import numpy as np
+
+from jitgrad.core import ops
+from jitgrad.core.ir import Const, Eqn, Var, dims_of
 from jitgrad.core.types import Type
+from jitgrad.prims.primitives import PRIMITIVES
 
 
 class SizeAssumptions:
@@ -89,8 +93,71 @@ class SizeAssumptions:
             if v.dims is not None:
                 v.dims = tuple(canon(t) for t in v.dims)
 
+    # -- tests on sizes -------------------------------------------------------------------
+
+    def note_size_value(self, out: Var, prim: str, ins: list, params: dict) -> None:
+        """Keep ``out`` (a scalar just made) in ``size_values`` when it is computed from the
+        arguments' sizes alone: a size read off an argument (or off an axis of the size of
+        an argument's axis, or of a literal size), or a pure scalar operation on such values
+        and literals."""
+        flags = ops.flags(prim)
+        if flags.reads_size:
+            x = ins[0]
+            if x in self.param_axes_of or prim == "shape_dim" and isinstance(x, Var) and \
+                    self._argument_size(dims_of(x)[params["axis"]]):
+                self.size_values[out] = (prim, tuple(ins), dict(params))
+            return
+        if flags.effects or flags.raises or flags.checks_sizes or flags.allocates or \
+                flags.tape or not any(isinstance(a, Var) for a in ins):
+            return
+        if all(isinstance(a, Const) or a in self.size_values for a in ins):
+            self.size_values[out] = (prim, tuple(ins), dict(params))
+
+    @property
+    def param_axes_of(self) -> set:
+        return {p for p, _ in self.param_axes.values()}
+
+    def _argument_size(self, token) -> bool:
+        token = self.size_class(token)
+        return isinstance(token, int) or token in self.param_axes
+
+    def size_value(self, atom):
+        """The value of ``atom`` in the example call, when it is computed from the
+        arguments' sizes alone (`note_size_value`) and they are known; else None."""
+        if isinstance(atom, Const):
+            return atom.value
+        made = self.size_values.get(atom)
+        if made is None:
+            return None
+        prim, ins, params = made
+        if prim == "shape_dim":
+            token = self.size_class(dims_of(ins[0])[params["axis"]])
+            return token if isinstance(token, int) else self.example_sizes.get(token)
+        if ops.flags(prim).reads_size:  # of an argument: read off an array of its shape
+            shape = [self.size_value(Const(t)) if isinstance(t, int) else
+                     self.example_sizes.get(self.size_class(t)) for t in dims_of(ins[0])]
+            if None in shape:
+                return None
+            return PRIMITIVES[prim].impl(np.broadcast_to(0.0, shape), **params)
+        values = [self.size_value(a) for a in ins]
+        if None in values:
+            return None
+        return PRIMITIVES[prim].impl(*values, **params)
+
+    def decide(self, test) -> bool | None:
+        """The value of the scalar ``test`` in the example call, when it is computed from the
+        arguments' sizes alone: the code built from here on holds for calls where it has
+        that value only, and the forward pass checks it first thing (`size_checks`)."""
+        value = self.size_value(test)
+        if value is None:
+            return None
+        self.decided.append((test, bool(value), self.loc))
+        return bool(value)
+
     def size_checks(self) -> list[Eqn]:
-        """The forward pass's first statements: one ``same_size`` per assumption."""
+        """The forward pass's first statements: one ``same_size`` per assumption, then the
+        tests decided from the example call's sizes (`decide`), computed again from the
+        arguments' sizes and checked to take the same side."""
         out = []
         reads: dict = {}
 
@@ -108,4 +175,26 @@ class SizeAssumptions:
         for keep, drop, loc in self.assumed:
             a, b = size(keep, loc), size(drop, loc)
             out.append(Eqn("same_size", [], [a, b], {}, loc))
+        again: dict = {}
+
+        def computed(atom, loc):  # ``atom`` computed again from the arguments' sizes
+            if isinstance(atom, Const):
+                return atom
+            if atom not in again:
+                prim, ins, params = self.size_values[atom]
+                if prim == "shape_dim":
+                    again[atom] = size(self.size_class(dims_of(ins[0])[params["axis"]]), loc)
+                    return again[atom]
+                if not ops.flags(prim).reads_size:
+                    ins = [computed(a, loc) for a in ins]
+                v = again[atom] = self.new_var(atom.type)
+                out.append(Eqn(prim, [v], list(ins), dict(params), loc))
+            return again[atom]
+
+        for test, value, loc in self.decided:
+            v = computed(test, loc)
+            if v.type.kind != "i":
+                v, cast = self.new_var(Type("i", 0)), v
+                out.append(Eqn("cast", [v], [cast], {"kind": "i"}, loc))
+            out.append(Eqn("same_size", [], [v, Const(int(value))], {"test": True}, loc))
         return out

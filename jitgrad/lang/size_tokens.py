@@ -42,6 +42,8 @@ def result_dims(prim, atoms, params, out_type) -> tuple | None:
     if name == "transpose":
         axes = params.get("axes")
         return tuple(reversed(d)) if axes is None else tuple(d[k] for k in axes)
+    if name == "stack":  # np.array([a, b, c]) of items of one shape (NumPy's own check)
+        return (len(atoms),) + d
     if name == "expand_dims":
         return d[:params["axis"]] + (1,) + d[params["axis"]:]
     if flags.sizes_from is not None:

@@ -108,6 +108,10 @@ class GraphBuilder(SizeAssumptions):
         # scalar result -> (primitive, inputs) of the comparisons and the affine steps before
         # them: what `frontend.implied` reads to decide a recursion's test from its caller's
         self.scalar_defs: dict[Var, tuple] = {}
+        # scalars computed from the arguments' sizes alone -> (primitive, inputs, params), and
+        # the tests on them decided from the example call's sizes (`SizeAssumptions.decide`)
+        self.size_values: dict[Var, tuple] = {}
+        self.decided: list[tuple] = []  # (test, its value, loc)
 
     # -- atoms ---------------------------------------------------------------------------
 
@@ -167,6 +171,8 @@ class GraphBuilder(SizeAssumptions):
         self.block.stmts.append(Eqn(prim, [out], list(ins), dict(params), self.loc))
         if not out_type.ndim and ops.flags(prim).implied_step:
             self.scalar_defs[out] = (prim, tuple(ins))
+        if not out_type.ndim:
+            self.note_size_value(out, prim, ins, params)
         if out_type.ndim:  # every array is stamped when made: a read after a write through
             self.restamp(out)  # another name for its memory is then refused (`is_stale`)
         return out

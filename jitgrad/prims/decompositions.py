@@ -108,6 +108,15 @@ def _companion_impl(p):
     return out
 
 
+def _pseudo_covariance_derivative(*args, **kwargs):
+    raise UnsupportedError(
+        "the derivative of scipy.stats.multivariate_normal with allow_singular=True with "
+        "respect to its covariance: the density jumps where the covariance's rank changes, and "
+        "its pseudo-inverse (through eigh) has no derivative at a singular covariance; "
+        "differentiate with respect to x and mean, or use allow_singular=False for a "
+        "covariance of full rank")
+
+
 def _vector(ts, p):
     return Type("f", 1)
 
@@ -117,6 +126,10 @@ def _matrix(ts, p):
 
 
 inverse_gaps = primitive("inverse_gaps", _inverse_gaps_impl, _matrix)
+# multivariate_normal's covariance with allow_singular=True: itself, its derivative refused
+pseudo_covariance = primitive("pseudo_covariance", lambda a: a, _matrix)
+defvjp("pseudo_covariance", _pseudo_covariance_derivative)
+defjvp("pseudo_covariance", _pseudo_covariance_derivative)
 eigvalsh = primitive("eigvalsh", np.linalg.eigvalsh, _vector)
 eigh_vectors = primitive("eigh_vectors", _eigh_vectors_impl, _matrix)
 eigh_vectors_upper = primitive("eigh_vectors_upper", lambda b: np.linalg.eigh(b.T, "U")[1],

@@ -275,6 +275,7 @@ LOWER: dict[str, Callable] = {
     "concatenate": lambda a, p, t: f"np.concatenate(({', '.join(a)},), axis={p['axis']})",
     "constant": lambda a, p, t: p["name"],
     "stop_gradient": identity_copy,
+    "pseudo_covariance": identity_copy,  # (its derivative is refused: `prims.decompositions`)
     # a root's value and its slope for the implicit function theorem (`prims.implicit`)
     "implicit_root": lambda a, p, t: a[0],
     "root_at": lambda a, p, t: a[0],
