@@ -422,8 +422,6 @@ def test_non_float_in_wrt(args, what):
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    pytest.param((np.ones(3, dtype=np.clongdouble), 2.0), r"argument 'x' has dtype "
-                 "complex256", id="complex256-array"),
     pytest.param(([(1.0, b"a"), 2.0], 2.0), r"item 1 of item 0 of argument 'x' is a bytes",
                  id="bytes-in-nested-list"),
     pytest.param(((1, 2), 2.0), r"argument 'x': it holds no float", id="ints-in-tuple"),

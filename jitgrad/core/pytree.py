@@ -181,10 +181,7 @@ def _complex_type(value, what: str, allowed: bool) -> SeqType:
                              "arguments (as their real and imaginary parts), this transform "
                              "does not yet (pass the two parts as float arguments and write "
                              "re + 1j * im inside the function)")
-    if isinstance(value, (np.ndarray, np.complexfloating)) and value.dtype.itemsize > 16:
-        raise SignatureError(f"{what} has dtype {value.dtype}, which Numba cannot compile "
-                             "(pass it as complex128)")
-    re, im = complex_parts(value)
+    re, im = complex_parts(value)  # (complex256's parts: float128, computed in float64)
     kind = complex if isinstance(value, complex) else value.dtype
     return SeqType((type_of_value(re, what), type_of_value(im, what)), "complex", value=kind)
 
