@@ -23,13 +23,23 @@ arguments, keyword arguments, which arguments are differentiated).
 **Measuring a case.** The loss is the function's value when it is a real scalar; otherwise what
 ``check_grads`` does, a projection on a fixed random cotangent, written as a small module the
 bench generates (``def loss(a0, a1): return np.sum(FUN(a0, a1, axis=0) * V)``, the test's
-keyword arguments written out, ``FUN`` the test's function as it is written). jitgrad computes
+keyword arguments written out, ``FUN`` the test's function as it is written). A complex
+output is projected as ``check_vjp`` projects it, on autograd's inner product of complex
+vector spaces: ``np.sum(np.real(out * np.conj(V)))``, ``V`` a complex cotangent. jitgrad computes
 ``jitgrad.value_and_grad(loss, wrt=<argnum>)`` as a user calls it; its value must be the
 loss's in NumPy (within ``TOL``, or ten rounding units of a float16 or float32 argument's
 precision, which NumPy computes in and jitgrad converts to float64); the oracles of the gradient are autograd's
 ``grad`` of the same loss (the generated module importing ``autograd.numpy``) and 5-point
 central differences on every entry of the differentiated arguments (at most 24, drawn).
 Only first derivatives are measured (``check_grads`` also checks second order by default).
+
+**Complex arguments.** jitgrad takes a complex argument as its real and imaginary parts and
+returns its gradient in JAX's convention, ``dL/d(re) - 1j * dL/d(im)``; autograd's ``grad`` of
+a real loss returns the same (both checked: for ``L = real(c * z)``, each gives ``c``), so no
+conversion is made: the two are compared as they are (a complex gradient for a complex
+argument, a real one for a real argument, else the case is wrong), and against central
+differences on the real and imaginary parts of each complex entry (the gradient's
+coordinates ``(g.real, -g.imag)``).
 
 **Statuses** of a case: ``ok`` (agrees with autograd and with central differences, within
 ``TOL`` / ``FD_TOL`` relative to the largest entry), ``refused`` (an `UnsupportedError`, or a
@@ -38,8 +48,7 @@ code raises with a message of jitgrad's, such as eig's complex eigenvalues: its 
 ``wrong`` (a value that
 is not NumPy's, a gradient that disagrees with autograd or is not finite where autograd's is;
 said loudly), ``crash`` (any other exception, or more than ``--timeout`` s), and
-``n/a``, counted apart, never silently: a complex argument or output (jitgrad documents that it
-does not differentiate complex arrays, docs/supported.md), a function of autograd's own package
+``n/a``, counted apart, never silently: a function of autograd's own package
 (a vspace's ``add``, the closures ``make_hvp`` builds: autograd's internals), or a case whose
 own primal, or autograd's own gradient, raises. A *test function* is wrong if a case is, else
 crash if one is, else refused if one is, else ok; n/a if all its cases are; tests that make no
@@ -208,10 +217,6 @@ def _value_tol(args) -> float:
                         if isinstance(v, (np.ndarray, np.floating)) and v.dtype.kind == "f"])
 
 
-def _is_complex(tree):
-    return any(np.iscomplexobj(v) for _, v in _leaves(tree))
-
-
 def _literal(value):
     try:
         text = repr(value)
@@ -251,9 +256,9 @@ def _loss_module(folder, key, np_module, case, out):
         cot = {}
     else:
         rng = np.random.default_rng(7)
-        cot = {f"V{i}": rng.standard_normal(np.shape(v)) if np.ndim(v) else float(rng.standard_normal())
-               for i, (_, v) in enumerate(leaves)}
-        terms = " + ".join(f"np.sum(out{p} * V{i})" for i, (p, _) in enumerate(leaves))
+        cot = {f"V{i}": _cotangent(rng, v) for i, (_, v) in enumerate(leaves)}
+        terms = " + ".join(f"np.sum(np.real(out{p} * np.conj(V{i})))" if np.iscomplexobj(v)
+                           else f"np.sum(out{p} * V{i})" for i, (p, v) in enumerate(leaves))
         body = f"    out = {call}\n    return {terms}"
     file = os.path.join(folder, f"{key}.py")
     with open(file, "w") as fh:
@@ -267,25 +272,71 @@ def _loss_module(folder, key, np_module, case, out):
     return mod.loss
 
 
+def _cotangent(rng, v):
+    """A random cotangent of an output leaf ``v``: real, or complex for a complex ``v``."""
+    def draw():
+        return rng.standard_normal(np.shape(v)) if np.ndim(v) else float(rng.standard_normal())
+    return draw() + 1j * draw() if np.iscomplexobj(v) else draw()
+
+
+def _coordinates(v, gradient=False):
+    """The real coordinates of a leaf, raveled: its entries; a complex leaf's real parts then
+    its imaginary parts (of a gradient ``g = dL/d(re) - 1j dL/d(im)``: ``g.real``, ``-g.imag``,
+    the derivatives by those coordinates)."""
+    v = np.asarray(v)
+    if v.dtype.kind == "c":
+        return np.concatenate([np.ravel(v.real), np.ravel(-v.imag if gradient else v.imag)])
+    return np.ravel(v.astype(float))
+
+
 def _flat(tree):
-    return np.concatenate([np.ravel(np.asarray(v, dtype=float)) for _, v in _leaves(tree)]) \
+    """A gradient's real coordinates, in `_leaves` order."""
+    return np.concatenate([_coordinates(v, gradient=True) for _, v in _leaves(tree)]) \
         if _leaves(tree) else np.zeros(0)
 
 
+def _rebuild(tree, flat, at=0):
+    """``tree`` with its leaves' real coordinates (`_coordinates`, `_leaves` order) read from
+    ``flat`` from ``at``: (the tree, where its coordinates end)."""
+    if isinstance(tree, (tuple, list)):
+        items = []
+        for t in tree:
+            item, at = _rebuild(t, flat, at)
+            items.append(item)
+        return type(tree)(items), at
+    if isinstance(tree, dict):
+        out = {}
+        for k in tree:
+            out[k], at = _rebuild(tree[k], flat, at)
+        return out, at
+    v = np.asarray(tree)
+    n = v.size
+    if v.dtype.kind == "c":
+        value = (flat[at:at + n] + 1j * flat[at + n:at + 2 * n]).reshape(v.shape)
+        n *= 2
+    else:
+        value = flat[at:at + n].reshape(v.shape)
+    if not isinstance(tree, np.ndarray):  # a number stays a number
+        value = value.dtype.type(value[()]) if np.iscomplexobj(value) else float(value[()])
+    else:
+        value = value.astype(tree.dtype)
+    return value, at + n
+
+
 def _fd(loss, args, argnums, rng):
-    """5-point central differences of ``loss`` on (at most FD_ENTRIES) entries of the
-    differentiated arguments, flattened in `_leaves` order: (indices, values)."""
-    import autograd.misc
+    """5-point central differences of ``loss`` on (at most FD_ENTRIES) real coordinates of the
+    differentiated arguments (a complex entry's real and imaginary parts), flattened as `_flat`
+    flattens a gradient: (indices, values)."""
     chosen = tuple(args[i] for i in argnums)
-    flat, unflatten = autograd.misc.flatten(chosen)
-    flat = np.asarray(flat, dtype=float)
+    flat = np.concatenate([_coordinates(v) for _, v in _leaves(chosen)]) \
+        if _leaves(chosen) else np.zeros(0)
     idx = np.arange(flat.size)
     if flat.size > FD_ENTRIES:
         idx = np.sort(rng.choice(flat.size, FD_ENTRIES, replace=False))
 
     def at(v):
         parts = list(args)
-        for i, value in zip(argnums, unflatten(v)):
+        for i, value in zip(argnums, _rebuild(chosen, v)[0]):
             parts[i] = value
         return float(loss(*parts))
     values = []
@@ -344,8 +395,6 @@ def measure(case, folder, key, timeout):
     if isinstance(case.argnum, list):
         case.argnum = tuple(case.argnum)
     argnums = case.argnum if isinstance(case.argnum, tuple) else (case.argnum,)
-    if _is_complex(case.args) or _is_complex(case.kwargs):
-        return "n/a", "complex argument"
     if _autograds_own(case.fun):
         name = getattr(case.fun, "__qualname__", "?")
         return "n/a", (f"autograd's own function ({name}: its internals, vspaces or API, not "
@@ -355,9 +404,7 @@ def measure(case, folder, key, timeout):
             out = case.fun(*case.args, **case.kwargs)
     except Exception as e:  # noqa: BLE001
         return "n/a", f"the function raises in NumPy: {type(e).__name__}: {e}"
-    if _is_complex(out):
-        return "n/a", "complex output"
-    if any(np.asarray(v).dtype.kind not in "fiub" for _, v in _leaves(out)):
+    if any(np.asarray(v).dtype.kind not in "fiubc" for _, v in _leaves(out)):
         return "n/a", "output is not numeric"
     # the arguments not differentiated that are settings (numbers, None, strings, types, ...,
     # lists and tuples of them: np.split's sections, an axis, a dtype) are written into the
@@ -394,6 +441,12 @@ def measure(case, folder, key, timeout):
     primal = float(loss_ag(*args))
     if not abs(float(value) - primal) <= _value_tol(args) * max(1.0, abs(primal)):
         return "wrong", f"value {float(value)!r}, NumPy's {primal!r}"
+    kinds = [(p, np.iscomplexobj(a), np.iscomplexobj(b))
+             for (p, a), (_, b) in zip(_leaves(ref), _leaves(got))]
+    for p, ref_complex, got_complex in kinds:
+        if ref_complex != got_complex:
+            return "wrong", (f"gradient{p} is {'complex' if got_complex else 'real'}, "
+                             f"autograd's {'complex' if ref_complex else 'real'}")
     r, g = _flat(ref), _flat(got)
     if r.shape != g.shape:
         return "wrong", f"gradient has {g.size} entries, autograd's {r.size}"
@@ -444,8 +497,8 @@ def _why_na(statuses) -> dict:
     out = {}
     for s, d in statuses.values():
         if s == "n/a":
-            why = "complex" if "complex" in d else "autograd's own function" \
-                if d.startswith("autograd's own function") else "raises in autograd or NumPy"
+            why = "autograd's own function" if d.startswith("autograd's own function") \
+                else "raises in autograd or NumPy"
             out[why] = out.get(why, 0) + 1
     return out
 

@@ -11,7 +11,8 @@ and at each call specialises to the arguments' signature (kind and rank of every
 Numba specialises), runs the pipeline parse → reverse → optimise → emit → compile once per
 signature, and calls the compiled entry. Guarantees: each gradient has its argument's type and
 shape (float in, float out; array in, array of the same shape and dtype out); a tuple ``wrt``
-gives a tuple; an integer, bool or complex argument in ``wrt`` is refused with a clear error.
+gives a tuple; an integer or bool argument in ``wrt`` is refused with a clear error; a complex
+argument's gradient is complex, ``dL/d(re) - 1j * dL/d(im)`` (JAX's convention, `core.pytree`).
 
 `GradFunction` is a façade: how it is called and what it returns is `jitgrad.calling`, the
 compiled code per signature and the calls into it `jitgrad.specialisations`, what a failed call
@@ -368,7 +369,8 @@ def check_grad(fn, *args, wrt=None, eps=1e-6, rtol=1e-5, atol=1e-7):
 def _has_float(a) -> bool:
     """A float, a float array, or a tree with one among its leaves."""
     if pytree.is_tree(a):
-        return any(t.kind == "f" for t in pytree.leaf_types(pytree.type_of_tree(a, "argument")))
+        return any(t.kind == "f" for t in pytree.leaf_types(
+            pytree.type_of_tree(a, "argument", complex_parts=True)))
     return isinstance(a, (float, np.floating)) or (isinstance(a, np.ndarray)
                                                    and a.dtype.kind == "f")
 
@@ -380,7 +382,7 @@ def _compared(f, args, k, got, name, eps):
     if not pytree.is_tree(arg):
         yield name, got, numeric_grad(f, args, k, eps)
         return
-    t = pytree.type_of_tree(arg, name)
+    t = pytree.type_of_tree(arg, name, complex_parts=True)  # (a complex one: its two parts)
     values, gots = pytree.leaves(arg), pytree.leaves_like(got, arg, name)
     for j, (leaf_type, path) in enumerate(zip(pytree.leaf_types(t), pytree.leaf_paths(t, name))):
         if leaf_type.kind != "f":

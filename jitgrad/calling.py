@@ -5,13 +5,15 @@ of them) and the kind of result (``with_value``, ``has_aux``). Guarantees, for e
 the compiled code (a call, `GradFunction.compiled_call`, `jitgrad.dask`'s blocks):
 
 - arguments are bound to the function's parameters as Python binds them (`bind_arguments`);
-- the signature compiled for is the kind and rank of every argument, and a tree's structure;
-  an integer, bool or leafless argument in ``wrt`` is refused (`types_of`), but for an empty
-  list, tuple or dict (or one of only those), whose gradient is itself;
+- the signature compiled for is the kind and rank of every argument, and a tree's structure
+  (a complex argument is a tree of its real and imaginary parts, `core.pytree`); an integer,
+  bool or leafless argument in ``wrt`` is refused (`types_of`), but for an empty list, tuple or
+  dict (or one of only those), whose gradient is itself;
 - the entry takes the arguments with a tree's leaves in its place, 0-d arrays as scalars and
   other float arrays as float64 (`casts_for`), and a call where an argument shares memory with
   one the function writes into is refused (`refuse_shared_memory`);
-- the caller gets each gradient in its argument's type, dtype and tree structure, a tuple for
+- the caller gets each gradient in its argument's type, dtype and tree structure (a complex
+  argument's in JAX's convention, ``dL/d(re) - 1j * dL/d(im)``), a tuple for
   a tuple ``wrt``, ``(value, gradient)`` with the value, and JAX's layout of aux
   (`post_for`).
 
@@ -91,7 +93,8 @@ class CallingConvention:
         for k, (name, a) in enumerate(zip(self.param_names, args)):
             if pytree.is_tree(a):
                 try:
-                    types.append(pytree.type_of_tree(a, f"argument {name!r}"))
+                    types.append(pytree.type_of_tree(a, f"argument {name!r}",
+                                                     complex_parts=True))
                 except SignatureError as e:
                     raise SignatureError(e.message, self.src.loc(self.src.entry_params[k])) \
                         from None

@@ -75,6 +75,10 @@ class VmapFunction:
                 raise SignatureError(f"argument {name!r} is mapped over axis {ax}, but it is "
                                      f"{what}: a mapped argument is an array (pass None in "
                                      "in_axes for an argument shared by every row)")
+            if a.dtype.kind == "c":
+                raise SignatureError(f"argument {name!r} is a complex array mapped over axis "
+                                     f"{ax}: vmap maps real arrays (map its real and imaginary "
+                                     "parts as two arguments and write re + 1j * im inside)")
             if not -a.ndim <= ax < a.ndim:
                 raise SignatureError(f"in_axes {ax} is out of range for argument {name!r} of "
                                      f"rank {a.ndim}")

@@ -1052,6 +1052,13 @@ block(AN, "numpy_vjps.py / Complex parts", [
     r("np.angle (of a real array)", F.ag_angle, A(V), N),
     r("np.real_if_close", F.ag_real_if_close, A(V)),
     r("complex intermediate (x + 1j*y, abs, conj)", F.ag_complex_roundtrip, A(V)),
+    r("np.var, np.std of a complex array", F.ag_complex_var_std, A(V)),
+    r("np.linalg.norm of a complex array (2, 3, 'fro', 1)", F.ag_complex_norms, A(M23)),
+    r("np.expm1, np.log1p, np.exp2, np.log2 of a complex array", F.ag_complex_exp_log,
+      A(V)),
+    r("np.kron, np.tensordot, np.einsum of complex arrays", F.ag_complex_products, A(M23)),
+    r("np.max, np.min of a complex array (NumPy's order)", F.ag_complex_max_min, A(M23)),
+    r("np.prod of a complex array", F.ag_complex_prod, A(M23)),
 ])
 
 block(AN, "numpy_vjps.py / where, cross, linspace, astype, diff, gradient, kron", [
@@ -1166,6 +1173,8 @@ block(AN, "fft.py", [
     r("np.fft.irfftn", F.ag_irfftn, A(M23)),
     r("np.fft.fftshift", F.ag_fftshift, A(V)),
     r("np.fft.ifftshift", F.ag_ifftshift, A(V)),
+    r("np.fft.fft, rfft, irfft with n= (cut or padded)", F.ag_fft_n, A(V)),
+    r("np.fft.fft2, irfftn with s= (cut or padded)", F.ag_fft_s, A(M23)),
 ])
 
 
@@ -1190,6 +1199,7 @@ block(AS, "special.py", [
     r("scipy.special.wofz of a complex argument", F.as_wofz, A(V)),
     r("scipy.special.wofz of a real argument", F.as_wofz_real, A(V)),
     r("scipy.special.loggamma of a complex argument", F.as_loggamma_complex, A(V)),
+    r("scipy.special.erf, erfc of a complex argument", F.as_erf_complex, A(V)),
     r("scipy.special.gammasgn", F.as_gammasgn, A(V), N),
     r("scipy.special.rgamma", F.as_rgamma, A(V)),
     r("scipy.special.multigammaln", F.as_multigammaln, S(2.5)),

@@ -3278,6 +3278,38 @@ def ag_complex_roundtrip(x):
     return np.sum(np.abs(z) ** 2) + np.sum(np.real(z * np.conj(z)))
 
 
+def ag_complex_var_std(x):
+    z = x + 1j * np.sin(3.0 * x)
+    return np.var(z) + np.std(z, ddof=1)
+
+
+def ag_complex_norms(x):
+    z = x + 1j * np.cos(x)
+    return (np.linalg.norm(z) + np.linalg.norm(z[0], 3) + np.linalg.norm(z, "fro")
+            + np.linalg.norm(z, 1))
+
+
+def ag_complex_exp_log(x):
+    z = x + 0.5j * x * x
+    return np.sum(np.real(np.expm1(z) * np.log1p(z)) + np.imag(np.exp2(z) + np.log2(z)))
+
+
+def ag_complex_max_min(x):
+    z = x * x + 1j * np.sin(2.0 * x)
+    return np.sum(np.real(np.max(z, axis=0) * (0.6 - 0.2j))) + np.imag(np.min(z))
+
+
+def ag_complex_prod(x):
+    z = x + 1j * np.cos(x)
+    return np.sum(np.imag(np.prod(z, axis=1))) + np.real(np.prod(z))
+
+
+def ag_complex_products(x):
+    z = x + 1j * x[::-1]
+    return (np.sum(np.real(np.kron(z, z))) + np.sum(np.imag(np.tensordot(z, z, axes=([1], [1]))))
+            + np.sum(np.real(np.einsum("ij,ij->j", z, np.conj(z)))))
+
+
 # ---- where, cross, linspace, astype, diff, gradient, kron -------------------------
 
 def ag_where(x): return np.sum(np.where(x > 0.5, x * x, np.sin(x)))
@@ -3413,6 +3445,12 @@ def ag_rfft2(x): return np.sum(np.abs(np.fft.rfft2(x)) ** 2)
 def ag_irfft2(x): return np.sum(np.fft.irfft2(x) ** 2)
 def ag_rfftn(x): return np.sum(np.abs(np.fft.rfftn(x)) ** 2)
 def ag_irfftn(x): return np.sum(np.fft.irfftn(x) ** 2)
+def ag_fft_n(x):
+    return (np.sum(np.abs(np.fft.fft(x, n=6)) ** 2) + np.sum(np.fft.rfft(x, n=3).imag)
+            + np.sum(np.fft.irfft(x + 1j * x, n=9) * np.arange(9)))
+def ag_fft_s(x):
+    return np.sum(np.abs(np.fft.fft2(x, s=(3, 2))) ** 2) + np.sum(
+        np.fft.irfftn(x, s=(1, 5), axes=(0, 1)) ** 2)
 def ag_fftshift(x): return np.sum(np.fft.fftshift(x) * np.arange(x.size))
 def ag_ifftshift(x): return np.sum(np.fft.ifftshift(x) * np.arange(x.size))
 
@@ -3445,6 +3483,11 @@ def as_wofz(x): return np.sum(np.real(scipy.special.wofz((x - 0.4) + 0.7j * x)))
 def as_wofz_real(x): return np.sum(np.imag(scipy.special.wofz(2.0 * x)))
 def as_loggamma_complex(x):
     return np.sum(np.real(scipy.special.loggamma(x + 1.0 + 0.5j * x)))
+
+
+def as_erf_complex(x):
+    z = x - 0.3 + 0.8j * x
+    return np.sum(np.real(scipy.special.erf(z)) + np.imag(scipy.special.erfc(2.0 * z)))
 
 
 def as_gammasgn(x): return np.sum(scipy.special.gammasgn(x) * x * x)

@@ -418,11 +418,6 @@ def test_non_float_in_wrt(args, what):
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    pytest.param((1 + 2j, 2.0), r"argument 'x' is complex", id="complex"),
-    pytest.param((np.complex128(1.0), 2.0), r"argument 'x' is complex", id="np.complex128"),
-    pytest.param((np.ones(3, dtype=complex), 2.0), r"argument 'x' is an array of dtype "
-                 "complex128", id="complex-array"),
-    pytest.param((1.0, 2j), r"argument 'n' is complex", id="complex-not-in-wrt"),
     pytest.param(([(1.0, b"a"), 2.0], 2.0), r"item 1 of item 0 of argument 'x' is a bytes",
                  id="bytes-in-nested-list"),
     pytest.param(((1, 2), 2.0), r"argument 'x': it holds no float", id="ints-in-tuple"),

@@ -16,6 +16,14 @@ and `jitgrad.dask` share.
 Guarantees: the order of the leaves depends on the keys only (never on the dict's insertion
 order), so a tree's key for caching and its flat order agree; the insertion order is part of
 the key (a dict in another order is another build: ``for k in d`` runs in another order).
+
+* A complex number or array is a tree of two leaves, its real and imaginary parts (float
+  arrays of its shape, in that order), when the caller allows it (`type_of_tree`'s
+  ``complex_parts``: `grad` and `value_and_grad`; the other transforms refuse it). The
+  function sees it as one complex value (the frontend binds the two parts as a
+  `lang.complex_pairs.Complex`), and its gradient comes back as one complex value of the
+  argument's dtype in JAX's convention for a real loss L: ``dL/d(re) - 1j * dL/d(im)``
+  (autograd's too; `unflatten`), so that ``z - lr * g`` descends.
 """
 
 from __future__ import annotations
@@ -97,10 +105,24 @@ def is_object(value, depth: int = 0) -> bool:
         v, (bool, int, float, np.number, np.bool_, np.ndarray))) for k, v in vars(value).items())
 
 
+def is_complex(value) -> bool:
+    """A complex number (Python's or NumPy's) or complex array: a tree of its two parts."""
+    return isinstance(value, (complex, np.complexfloating)) or (
+        isinstance(value, np.ndarray) and value.dtype.kind == "c")
+
+
+def complex_parts(value) -> tuple:
+    """A complex number's or array's real and imaginary parts, as real numbers or
+    C-contiguous float arrays of its shape (copies: never views into the caller's array)."""
+    if isinstance(value, np.ndarray):
+        return value.real.copy(), value.imag.copy()
+    return value.real, value.imag
+
+
 def is_tree(value, depth: int = 0) -> bool:
-    """A tuple, list, dict, string, generator, function, plain object or None argument (a
-    leaf is anything else)."""
-    return isinstance(value, CONTAINERS) or is_object(value, depth)
+    """A tuple, list, dict, string, generator, function, plain object, complex value or None
+    argument (a leaf is anything else)."""
+    return isinstance(value, CONTAINERS) or is_complex(value) or is_object(value, depth)
 
 
 def _without_leaves(value) -> bool:
@@ -122,8 +144,11 @@ def _order(d: dict, keys) -> tuple | None:
     return None if own == tuple(keys) else own
 
 
-def type_of_tree(value, what: str) -> SeqType | Type:
-    """The type of an argument: a `Type` for a leaf, a `SeqType` (nested) for a tree."""
+def type_of_tree(value, what: str, complex_parts: bool = False) -> SeqType | Type:
+    """The type of an argument: a `Type` for a leaf, a `SeqType` (nested) for a tree. A
+    complex value is a tree of its two parts with ``complex_parts``; else it is refused."""
+    if is_complex(value):
+        return _complex_type(value, what, complex_parts)
     if value is None:
         return SeqType((), "none")
     if isinstance(value, str):
@@ -134,16 +159,31 @@ def type_of_tree(value, what: str) -> SeqType | Type:
         return SeqType((), "function", value=value)
     if is_object(value):
         keys = tuple(sorted(vars(value)))
-        return SeqType(tuple(type_of_tree(getattr(value, k), f"attribute {k!r} of {what}")
-                             for k in keys), "object", keys, value=type(value))
+        return SeqType(tuple(type_of_tree(getattr(value, k), f"attribute {k!r} of {what}",
+                                          complex_parts) for k in keys),
+                       "object", keys, value=type(value))
     if isinstance(value, dict):
         keys = _sorted_keys(value, what)
-        return SeqType(tuple(type_of_tree(value[k], f"entry {k!r} of {what}") for k in keys),
+        return SeqType(tuple(type_of_tree(value[k], f"entry {k!r} of {what}", complex_parts)
+                             for k in keys),
                        "dict", tuple(keys), order=_order(value, keys))
     if isinstance(value, (tuple, list)):
-        return SeqType(tuple(type_of_tree(v, f"item {j} of {what}") for j, v in enumerate(value)),
-                       type(value).__name__)
+        return SeqType(tuple(type_of_tree(v, f"item {j} of {what}", complex_parts)
+                             for j, v in enumerate(value)), type(value).__name__)
     return type_of_value(value, what)
+
+
+def _complex_type(value, what: str, allowed: bool) -> SeqType:
+    """A complex argument's type: its two parts' (float, of its rank), the complex type it
+    comes back in (`SeqType.value`: Python's ``complex`` or a NumPy dtype)."""
+    if not allowed:
+        raise SignatureError(f"{what} is complex: jitgrad.grad and value_and_grad take complex "
+                             "arguments (as their real and imaginary parts), this transform "
+                             "does not yet (pass the two parts as float arguments and write "
+                             "re + 1j * im inside the function)")
+    re, im = complex_parts(value)  # (complex256's parts: float128, computed in float64)
+    kind = complex if isinstance(value, complex) else value.dtype
+    return SeqType((type_of_value(re, what), type_of_value(im, what)), "complex", value=kind)
 
 
 def leaves(value) -> list:
@@ -156,7 +196,9 @@ def leaves(value) -> list:
 def _leaves(value, out: list) -> None:
     if _without_leaves(value):
         return
-    if isinstance(value, dict):
+    if is_complex(value):
+        out.extend(complex_parts(value))
+    elif isinstance(value, dict):
         for k in sorted(value):
             _leaves(value[k], out)
     elif is_object(value):
@@ -171,13 +213,17 @@ def _leaves(value, out: list) -> None:
 
 def leaves_like(value, like, what: str) -> list:
     """``value``'s entries at ``like``'s leaves, in `leaves` order: ``value`` has ``like``'s
-    structure, and may hold None where ``like`` has a leaf (a tangent: "does not move")."""
+    structure, and may hold None where ``like`` has a leaf (a tangent: "does not move"). At a
+    complex leaf of ``like``, ``value`` is a gradient (`unflatten`'s convention): its entries
+    are the derivatives by the real and imaginary parts, ``g.real`` and ``-g.imag``."""
     out: list = []
 
     def walk(v, ref, where):
         if _without_leaves(ref):
             return
-        if isinstance(ref, dict):
+        if is_complex(ref):
+            out.extend((None, None) if v is None else (np.real(v), -np.imag(v)))
+        elif isinstance(ref, dict):
             if not isinstance(v, dict) or set(v) != set(ref):
                 raise SignatureError(f"{what}{where} is not a dict with the keys "
                                      f"{sorted(ref, key=repr)}")
@@ -217,6 +263,8 @@ def leaf_paths(t, name: str) -> list[str]:
         return [p for k, item in zip(t.keys, t.items) for p in leaf_paths(item, f"{name}[{k!r}]")]
     if t.container == "object":
         return [p for k, item in zip(t.keys, t.items) for p in leaf_paths(item, f"{name}.{k}")]
+    if t.container == "complex":
+        return [f"{name}.real", f"{name}.imag"]
     return [p for j, item in enumerate(t.items) for p in leaf_paths(item, f"{name}[{j}]")]
 
 
@@ -224,18 +272,38 @@ def n_leaves(t) -> int:
     return len(leaf_types(t))
 
 
-def unflatten(t, values: list, strings: bool = False):
+def unflatten(t, values: list, strings: bool = False, pair=None):
     """A tree of type ``t`` (its structure) holding ``values``, one per leaf, in order; a
     string is None there (a gradient has no entry for it), or itself with ``strings`` (the
-    argument the function is built with)."""
+    argument the function is built with). A complex leaf from its two parts: ``pair(re, im)``
+    if given; else, with ``strings``, the value ``re + 1j * im``, and without, the gradient
+    ``re - 1j * im`` of the derivatives ``re``, ``im`` by its parts (JAX's convention), each
+    in the argument's complex type."""
     it = iter(values)
-    out = _unflatten(t, it, strings)
+    out = _unflatten(t, it, strings, pair)
     return out
 
 
-def _unflatten(t, it, strings):
+def _complex_of(kind, re, im):
+    """``re + 1j * im`` in ``kind`` (Python's complex, or a NumPy complex dtype); an array
+    when the parts are."""
+    if kind is complex:
+        return complex(re, im)
+    if isinstance(re, np.ndarray) or isinstance(im, np.ndarray):
+        out = np.empty(np.broadcast(re, im).shape, dtype=kind)
+        out.real, out.imag = re, im
+        return out
+    return kind.type(complex(re, im))
+
+
+def _unflatten(t, it, strings, pair):
     if not isinstance(t, SeqType):
         return next(it)
+    if t.container == "complex":
+        re, im = next(it), next(it)
+        if pair is not None:
+            return pair(re, im)
+        return _complex_of(t.value, re, im if strings else -im)
     if t.container == "none":
         return None
     if t.container == "str":
@@ -244,7 +312,7 @@ def _unflatten(t, it, strings):
         return None  # (`build.build` binds the call's generator in its place)
     if t.container == "function":
         return t.value if strings else None
-    items = [_unflatten(u, it, strings) for u in t.items]
+    items = [_unflatten(u, it, strings, pair) for u in t.items]
     if t.container == "dict":
         d = dict(zip(t.keys, items))
         return {k: d[k] for k in t.order} if t.order else d
@@ -344,7 +412,9 @@ __all__ = [
     "CONTAINERS",
     "FUNCTIONS",
     "LEAF",
+    "complex_parts",
     "float_leaf_positions",
+    "is_complex",
     "is_object",
     "is_tree",
     "key_of",

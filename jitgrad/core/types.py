@@ -39,12 +39,14 @@ class SeqType:
     arguments and hands the function the tree back (a list as a tuple)."""
 
     items: tuple  # of Type or SeqType (a dict's: in the order of ``keys``)
-    # 'tuple', 'list', 'dict', 'none', 'str', 'generator', 'function' or 'object'
+    # 'tuple', 'list', 'dict', 'none', 'str', 'generator', 'function', 'object' or
+    # 'complex' (a complex number or array: its real and imaginary parts, `core.pytree`)
     container: str
     keys: tuple | None = None  # a dict's keys, sorted; an object's attribute names, sorted
     # a 'str': the string, a constant of the build (no leaves); a 'generator': its class's
     # name (Generator or RandomState: the call's own is drawn from, before the call); a
-    # 'function': the function, a constant of the build; an 'object': its class
+    # 'function': the function, a constant of the build; an 'object': its class; a
+    # 'complex': the type it comes back in (Python's complex, or a NumPy complex dtype)
     value: object = None
     # a dict's keys in the caller's order, where it is not ``keys``' (sorted) order: the
     # function iterates the dict as Python would (``for k in d``), and the gradient's dict
@@ -60,6 +62,8 @@ class SeqType:
             return f"np.random.{self.value}"
         if self.container == "function":
             return function_name(self.value)
+        if self.container == "complex":
+            return f"complex({self.items[0]})"
         if self.container == "object":
             return f"{self.value.__name__}(" + ", ".join(
                 f"{k}={t}" for k, t in zip(self.keys, self.items)) + ")"

@@ -59,7 +59,7 @@ from jitgrad.frontend.build_values import Values
 from jitgrad.frontend.build_views import Views
 from jitgrad.frontend.draws import GeneratorRef, Recorder
 from jitgrad.frontend.parse import FunctionSource
-from jitgrad.lang import numpy_written, symbolic
+from jitgrad.lang import complex_pairs, numpy_written, symbolic
 from jitgrad.lang.symbolic import GraphBuilder, Sym
 
 
@@ -245,7 +245,8 @@ class EmptyArgument(tuple):
 
 def _bound_tree(t: SeqType, syms: list):
     """The value a tree parameter is bound to: its structure holding the leaves' `Sym`s (a
-    list as a tuple: the function reads it, jitgrad never lets it grow)."""
+    list as a tuple: the function reads it, jitgrad never lets it grow; a complex argument as
+    the `complex_pairs.Complex` of its two parts)."""
     def tuples(v):
         if isinstance(v, (list, tuple)) and not v:
             return EmptyArgument()
@@ -256,7 +257,7 @@ def _bound_tree(t: SeqType, syms: list):
         if isinstance(v, dict):
             return {k: tuples(u) for k, u in v.items()}
         return v
-    return tuples(pytree.unflatten(t, syms, strings=True))
+    return tuples(pytree.unflatten(t, syms, strings=True, pair=complex_pairs.Complex))
 
 
 def _note_containers(builder, t, value):

@@ -54,12 +54,22 @@ from jitgrad.lang.symbolic import Sym
 WRITTEN_MODULES = (numpy_written.__name__, build_solvers.__name__)
 
 
-
 def _own_out(fn) -> bool:
     """Whether ``out=`` is a parameter of the user's own function (QuantEcon's
     ``s_wise_max(vals, out=Tv)``), passed to it as any other, not NumPy's ``out=``."""
     return isinstance(fn, pytypes.FunctionType) and not (fn.__module__ or "").startswith(
         ("numpy", "scipy")) and "out" in inspect.signature(fn).parameters
+
+
+def _users_code(fn) -> bool:
+    """Whether ``fn`` is the user's own Python function (built inline, a complex argument
+    bound as its parts), not a library's or one jitgrad writes in Python."""
+    if isinstance(fn, LocalFunction):
+        return True
+    module = getattr(fn, "__module__", None) or ""
+    return isinstance(fn, pytypes.FunctionType) and module not in WRITTEN_MODULES and \
+        module.split(".")[0] not in (*LIBRARIES, *PURE_STDLIB, *sys.stdlib_module_names)
+
 
 class Calls:
     """`build.Builder`'s calls (see the module)."""
@@ -248,8 +258,14 @@ class Calls:
                 fn.__self__, (Sym, complex_pairs.Complex)):
             value = fn(*args, **kwargs)  # an array method, a complex value's .conjugate()
             return self.known(value, node) if isinstance(value, symbolic.Written) else value
-        if complex_pairs.takes(fn, args, kwargs):  # complex(x, y), cmath.exp(z), np.abs(z)
-            return complex_pairs.call(fn, args, kwargs)
+        if complex_pairs.takes(fn, args, kwargs) and not _users_code(fn):
+            if custom_call.is_traceable(fn) or custom_call.is_custom_rule(fn):
+                raise UnsupportedError(f"{fn!r} called with a complex argument inside a "
+                                       "differentiated function (jitgrad's transforms take "
+                                       "complex arguments at the top level only: pass the two "
+                                       "parts as float arguments)", self.loc(node))
+            value = complex_pairs.call(fn, args, kwargs)  # complex(x, y), cmath.exp(z), np.abs(z)
+            return self.known(value, node) if isinstance(value, symbolic.Written) else value
         if fn is complex:  # of numbers known while building: Python's
             return complex(*args, **kwargs)
         if isinstance(getattr(fn, "__self__", None), (dict, tuple, str, int, float, complex,

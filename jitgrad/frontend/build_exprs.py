@@ -157,6 +157,10 @@ class Expressions(Indexing):
         if isinstance(value, (pytypes.ModuleType, pytypes.FunctionType, pytypes.BuiltinFunctionType,
                               np.ufunc, tuple)) or callable(value):
             return value
+        if isinstance(value, np.ndarray) and value.dtype.kind == "c" and value.ndim:
+            return complex_pairs.Complex(  # its two parts, each a constant (`complex_pairs`)
+                self.constant_array(f"{name}_real", value.real.copy(), node),
+                self.constant_array(f"{name}_imag", value.imag.copy(), node))
         if isinstance(value, np.ndarray):
             return self.constant_array(name, value, node)
         constants = numpy_args.constant_tuples(value) if isinstance(value, list) else None
@@ -281,7 +285,7 @@ class Expressions(Indexing):
         if isinstance(base, complex_pairs.Complex):  # z.real, z.conjugate: of its two parts
             if attr in ("real", "imag", "conjugate", "conj", "shape", "ndim", "size", "T",
                         "reshape", "ravel", "flatten", "copy", "transpose", "sum", "mean",
-                        "cumsum", "dot"):
+                        "cumsum", "dot", "astype", "var", "std", "prod"):
                 return getattr(base, attr)
             raise UnsupportedError(f"the attribute .{attr} of a complex value is not supported "
                                    "(.real, .imag, .conjugate() are)", self.loc(node))

@@ -371,8 +371,9 @@ class Values:
             if self.gb.is_stale(value.atom):
                 raise UnsupportedError(symbolic.stale_message(f"the attribute .{attr}"),
                                        self.loc(node))
-        if isinstance(value, Sym) or inspect.ismethod(value) or callable(value):
-            return value
+        if isinstance(value, (Sym, complex_pairs.Complex)) or inspect.ismethod(value) or \
+                callable(value):
+            return value  # (a Complex: a complex argument's attribute, its two parts)
         if isinstance(value, (tuple, list)):  # (a frozen distribution: read as a global is)
             return tuple(v if isinstance(v, Sym) else self.global_value(
                 f"{attr}_{k}", v, node, "attribute") if scipy_api.frozen_distribution(v)

@@ -15,10 +15,10 @@ cmath chooses it (the inverse functions are written in the forms of W. Kahan, "B
 complex elementary functions", 1987, from square roots of ``1 - z`` and ``1 + z``).
 
 Guarantees: a complex value never reaches a primitive (each handler here takes the parts);
-what is not written here is refused naming the function (`UnsupportedError`); a complex
-number returned by the differentiated function, or given to it as an argument, is refused by
-the frontend and the signature, saying to return ``abs(z)`` or ``z.real``, or to pass the two
-parts as two float arguments.
+what is not written here (nor in `complex_numpy`) is refused naming the function
+(`UnsupportedError`); a complex number returned by the differentiated function is refused by
+the frontend, saying to return ``abs(z)`` or ``z.real``. A complex argument of `grad` is bound
+as the `Complex` of its two parts (`core.pytree`, `frontend.build`).
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ class Complex:
         return _each(np.transpose)(self)
 
     def __len__(self):
-        return len(_full(self.re, self.im))
+        return len(full(self.re, self.im))
 
     def reshape(self, *shape):
         return _each(np.reshape)(self, shape[0] if len(shape) == 1 else shape)
@@ -108,6 +108,18 @@ class Complex:
     def mean(self, *args, **kw): return _reduce(np.mean)(self, *args, **kw)
     def cumsum(self, *args, **kw): return _each(np.cumsum)(self, *args, **kw)
     def dot(self, o): return product(np.dot)(self, o)
+    def var(self, *args, **kw): return FUNCTIONS[np.var](self, *args, **kw)
+    def std(self, *args, **kw): return FUNCTIONS[np.std](self, *args, **kw)
+    def prod(self, *args, **kw): return FUNCTIONS[np.prod](self, *args, **kw)
+
+    def astype(self, dtype):
+        """To complex128 (itself: the parts are float64); to another type refused (NumPy
+        drops the imaginary part to make a real one: take ``z.real``)."""
+        if np.dtype(dtype) != np.complex128:
+            raise UnsupportedError(f".astype({np.dtype(dtype)}) of a complex value (jitgrad "
+                                   "computes complex numbers in double precision; for the real "
+                                   "part, take z.real)", loc_of(*_parts(self)))
+        return self
 
     def __getitem__(self, index):
         return pair(self.re[index] if ndim_of(self.re) else self.re,
@@ -250,7 +262,7 @@ def _where(cond, a, b):
     return NUMPY[np.where](cond, a, b)
 
 
-def _full(part, other):
+def full(part, other):
     """``part`` at the shape of the pair (a known zero part of an array is an array of zeros,
     as ``(x + 0j).imag`` is in NumPy)."""
     if ndim_of(part) >= ndim_of(other):
@@ -260,14 +272,14 @@ def _full(part, other):
 
 def _filled(part, other):
     """A part at the pair's shape, a known zero part left as the number 0.0."""
-    return part if _zero(part) else _full(part, other)
+    return part if _zero(part) else full(part, other)
 
 
 def _part(part, other):
     """``z.real``, ``z.imag``: the part at the pair's shape. Of an array, a new array that
     cannot be written into: NumPy's is a view of the complex array, which here has no memory
     of its own to write through (and the part may be another array's, ``(x + 0j).real``)."""
-    part = _full(part, other)
+    part = full(part, other)
     if records(part) and part.ndim:
         part = NUMPY[np.copy](part)
         builder = symbolic.builder_of(part)
@@ -549,8 +561,8 @@ def reciprocal(z):
 def _reduce(fn):
     def f(z, *args, **kwargs):
         z = lift(z)
-        return pair(NUMPY[fn](_full(z.re, z.im), *args, **kwargs),
-                    NUMPY[fn](_full(z.im, z.re), *args, **kwargs))
+        return pair(NUMPY[fn](full(z.re, z.im), *args, **kwargs),
+                    NUMPY[fn](full(z.im, z.re), *args, **kwargs))
     return f
 
 
@@ -562,21 +574,22 @@ def _each(fn):
     """A NumPy function that acts on each part alone (a reshape, a running sum): of both."""
     def f(z, *args, **kwargs):
         z = lift(z)
-        return pair(NUMPY[fn](_full(z.re, z.im), *args, **kwargs),
-                    NUMPY[fn](_full(z.im, z.re), *args, **kwargs))
+        return pair(NUMPY[fn](full(z.re, z.im), *args, **kwargs),
+                    NUMPY[fn](full(z.im, z.re), *args, **kwargs))
     return f
 
 
 def product(fn, conjugate_first=False):
-    """A bilinear product (``np.dot``, ``@``, ``np.outer``; ``np.vdot`` conjugates its first
-    operand): four real products, the terms of a zero part left out."""
+    """A bilinear product (``np.dot``, ``@``, ``np.outer``, or a function of two real operands;
+    ``np.vdot`` conjugates its first operand): four real products, the terms of a zero part
+    left out."""
     def f(a, b):
         x, y = lift(a), lift(b)
         x = Complex(_filled(x.re, x.im), _filled(x.im, x.re))  # a part 1.0 of an array:
         y = Complex(_filled(y.re, y.im), _filled(y.im, y.re))  # ones, for the product
         if conjugate_first:
             x = Complex(x.re, _neg(x.im))
-        p = NUMPY[fn]
+        p = NUMPY.get(fn, fn)
 
         def mul(u, v):
             return 0.0 if _zero(u) or _zero(v) else p(u, v)
@@ -676,12 +689,16 @@ def loggamma(z):
                 symbolic.record("loggamma_im", z.re, z.im))
 
 
+# scipy.special's functions of a complex argument, by name (`complex_numpy` adds erf, erfc)
+SCIPY_SPECIAL: dict = {"wofz": wofz, "loggamma": loggamma}
+
+
 def _scipy_special(fn):
     """The handler of scipy.special's function ``fn`` of a complex argument, or None (SciPy
     looked up only once the user's code has imported it)."""
     special = sys.modules.get("scipy.special")
     if special is not None:
-        for name, handler in (("wofz", wofz), ("loggamma", loggamma)):
+        for name, handler in SCIPY_SPECIAL.items():
             if fn is getattr(special, name, None):
                 return handler
     return None
@@ -706,10 +723,12 @@ def call(fn, args, kwargs):
     handler = FUNCTIONS.get(fn) or _scipy_special(fn)
     if handler is None:
         name = getattr(fn, "__name__", repr(fn))
-        module = {"numpy": "np.", "cmath": "cmath.", "builtins": ""}.get(
-            (getattr(fn, "__module__", None) or ("numpy" if isinstance(fn, np.ufunc) else ""))
-            .split(".")[0], "")
-        raise UnsupportedError(f"{module}{name} of a complex value is not supported (jitgrad "
+        module = (getattr(fn, "__module__", None) or (
+            "numpy" if getattr(np, name, None) is fn else "scipy.special"
+            if isinstance(fn, np.ufunc) else "")).split(".")
+        if module[0] in ("numpy", "scipy", "cmath"):  # np.linalg.svd, scipy.special.erf
+            name = ".".join(["np" if module[0] == "numpy" else module[0], *module[1:], name])
+        raise UnsupportedError(f"{name} of a complex value is not supported (jitgrad "
                                "computes complex numbers as their real and imaginary parts: "
                                "+ - * / ** @, abs, conjugate, exp, log, sqrt, trigonometric and "
                                "hyperbolic functions and their inverses, cmath.phase/polar/"

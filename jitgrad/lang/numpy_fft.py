@@ -12,8 +12,9 @@ of the zero-frequency entry and, for even ``n``, of the last. ``fftshift`` and `
 are rolls by half of each axis.
 
 Guarantees: NumPy's values (to rounding, ~1e-15 relative), with its default axes; a length
-``n`` or shape ``s`` other than the array's own is refused (slice or pad the array first), as
-are the real transforms of a complex array.
+``n`` or shape ``s`` cuts each axis to it or pads it with zeros first, as NumPy's does (the
+spectrum of ``irfft``/``irfftn`` to the ``n // 2 + 1`` entries it reads); the real transforms
+of a complex array are refused.
 """
 
 from __future__ import annotations
@@ -100,17 +101,24 @@ def _along(z, axes, sign, norm):
     return result if isinstance(factor, float) and factor == 1.0 else _scale(result, factor)
 
 
-def _no_length(name, n, z):
-    if n is not None:
-        raise UnsupportedError(f"np.fft.{name} with a length or shape (n=, s=): slice or pad "
-                               "the array to the length first", _loc(z))
-
-
-def _axes_of(z, axes, default):
+def _axes_of(z, axes, default, s=None):
+    """The axes a transform runs along: ``axes``; else the last ``len(s)`` with a shape
+    ``s`` (NumPy's), else ``default`` (every axis when None)."""
     nd = complex_pairs.lift(z).ndim
     if axes is None:
+        if s is not None:
+            return tuple(range(nd - len(s), nd))
         return tuple(range(nd)) if default is None else default
     return tuple(axes) if isinstance(axes, (tuple, list)) else (axes,)
+
+
+def _lengths(name, s, axes, z):
+    """A shape ``s`` (NumPy's ``s=``): one length per axis transformed."""
+    s = tuple(s) if isinstance(s, (tuple, list)) else (s,)
+    if len(s) != len(axes):
+        raise UnsupportedError(f"np.fft.{name}: the shape s= has {len(s)} lengths for "
+                               f"{len(axes)} axes", _loc(z))
+    return s
 
 
 def _resized(z, n, axis):
@@ -149,10 +157,14 @@ def _transform(name, sign):
 
 
 def _transform_n(name, sign, default_axes=None):
-    """``fft2``, ``fftn`` and their inverses: along each axis (a, s, axes, norm)."""
+    """``fft2``, ``fftn`` and their inverses: along each axis (a, s, axes, norm), a shape
+    ``s`` cutting or padding each axis first."""
     def f(a, s=None, axes=None, norm=None):
-        _no_length(name, s, a)
-        return _along(a, _axes_of(a, axes, default_axes), sign, norm)
+        axes = _axes_of(a, axes, default_axes, s)
+        if s is not None:
+            for axis, n in zip(axes, _lengths(name, s, axes, a)):
+                a = _resized(a, n, axis)
+        return _along(a, axes, sign, norm)
     return f
 
 
@@ -177,15 +189,18 @@ def _rfft_along(a, axis, norm):
 
 def np_rfft(a, n=None, axis=-1, norm=None):
     _real_input("rfft", a)
-    _no_length("rfft", n, a)
+    if n is not None:  # (of the real array)
+        a = _resized(a, n, axis).re
     return _rfft_along(a, axis, norm)
 
 
 def _rfftn(name, default_axes):
     def f(a, s=None, axes=None, norm=None):
         _real_input(name, a)
-        _no_length(name, s, a)
-        axes = _axes_of(a, axes, default_axes)
+        axes = _axes_of(a, axes, default_axes, s)
+        if s is not None:
+            for axis, n in zip(axes, _lengths(name, s, axes, a)):
+                a = _resized(a, n, axis).re
         z = _rfft_along(a, axes[-1], norm)
         return _along(z, axes[:-1], -1, norm) if len(axes) > 1 else z
     return f
@@ -197,17 +212,16 @@ def _irfft_along(a, n, axis, norm):
     re, im = _arrays(a)
     loc = _loc(re)
     k = _axis(axis, re.ndim, loc)
-    m = re.shape[k]
-    given = n is not None
-    if not given:
-        n = 2 * (m - 1)
-    elif records(m) or n // 2 + 1 > m:
-        raise UnsupportedError("np.fft.irfft with a length n longer than the spectrum gives "
-                               "(pad the spectrum first)", loc)
+    if n is None:
+        n = 2 * (re.shape[k] - 1)
+    else:  # the spectrum cut, or padded with zeros, to the n // 2 + 1 entries n reads
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise UnsupportedError(f"np.fft.irfft with a length n={n!r} (a positive integer "
+                                   "known while building)", loc)
+        re, im = _arrays(_resized(Complex(re, im), n // 2 + 1, k))
     half = n // 2 + 1
     spec = (":",) * k + (("s", True, True, False),)
-    head = (re, im) if not given or half == m else tuple(
-        record("getitem", p, 0, half, index_spec=spec) for p in (re, im))
+    head = (re, im)
     tail = tuple(np_flip(record("getitem", p, 1, n - half + 1, index_spec=spec), k)
                  for p in (re, im))
     full = Complex(np_concatenate([head[0], tail[0]], axis=k),
@@ -221,10 +235,13 @@ def np_irfft(a, n=None, axis=-1, norm=None):
 
 def _irfftn(name, default_axes):
     def f(a, s=None, axes=None, norm=None):
-        _no_length(name, s, a)
-        axes = _axes_of(a, axes, default_axes)
+        axes = _axes_of(a, axes, default_axes, s)
+        s = _lengths(name, s, axes, a) if s is not None else (None,) * len(axes)
+        for axis, n in zip(axes[:-1], s[:-1]):
+            if n is not None:
+                a = _resized(a, n, axis)
         z = _along(a, axes[:-1], 1, norm) if len(axes) > 1 else a
-        return _irfft_along(z, None, axes[-1], norm)
+        return _irfft_along(z, s[-1], axes[-1], norm)
     return f
 
 

@@ -469,3 +469,18 @@ def multivariate_normal_logpdf_singular(dev, cov):
 def exp_of(fn, *args, **kwargs):
     """The exp of another of these functions' value (a density from its logarithm)."""
     return np.exp(fn(*args, **kwargs))
+
+
+def complex_prod(rows, axis_back=None, ones=None):
+    """np.prod of a complex array along its first axis (its handler, `complex_numpy.prod`,
+    moved the axis there): the product carried by a loop, so its derivative is exact where an
+    entry is 0 (a quotient by the entry is not); ``axis_back``, ``ones``: NumPy's keepdims,
+    the axis (or every axis, ``ones`` the shape of 1s) put back."""
+    out = rows[0]
+    for k in range(1, rows.shape[0]):
+        out = out * rows[k]
+    if axis_back is not None:
+        out = np.expand_dims(out, axis_back)
+    if ones is not None:
+        out = np.reshape(out, ones)
+    return out
