@@ -741,7 +741,6 @@ EXPECTED = {
     "dc_power_flow_np": "refused",
     "envelope_peak_np": "refused",
     "studentst_loglik_np": "refused",
-    "george_predict": "refused",
     "tmm_stack_R": "refused",
     "abcd_system_np": "refused",
     "nca_auc_polyfit": "refused",
