@@ -46,6 +46,20 @@ def _same_size(typingctx, n, m):
     return types.none(n, m), codegen
 
 
+def _size_at_least(typingctx, n, m):
+    """`size_at_least`, written into the caller."""
+    if not (isinstance(n, types.Integer) and isinstance(m, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        n, m = (context.cast(builder, v, t, types.int64) for v, t in zip(args, signature.args))
+        _raise_unless(context, builder, builder.icmp_signed(">=", n, m), SizesDiffer,
+                      _SIZES_DIFFER)
+        return context.get_dummy_value()
+
+    return types.none(n, m), codegen
+
+
 def _broadcast_size(typingctx, n, m):
     """`broadcast_size`, written into the caller."""
     if not (isinstance(n, types.Integer) and isinstance(m, types.Integer)):
@@ -83,6 +97,12 @@ def _plain_same_size(n, m):
         raise SizesDiffer(_SIZES_DIFFER)
 
 
+def _plain_size_at_least(n, m):
+    """The check of an assumed least size (`size_assumptions.SizeAssumptions.assume_at_least`)."""
+    if n < m:
+        raise SizesDiffer(_SIZES_DIFFER)
+
+
 def _plain_broadcast_size(n, m):
     """The length two axes of lengths ``n`` and ``m`` broadcast to, as NumPy (ValueError when
     neither is 1 and they differ): a call, so a generated broadcasting nest holds no branch
@@ -96,6 +116,7 @@ def _plain_broadcast_size(n, m):
 
 
 same_size = intrinsic(_plain_same_size)(_same_size)
+size_at_least = intrinsic(_plain_size_at_least)(_size_at_least)
 broadcast_size = intrinsic(_plain_broadcast_size)(_broadcast_size)
 
 
