@@ -23,6 +23,7 @@ from jitgrad.core.errors import SizesDiffer
 
 _SIZES_DIFFER = ("an argument axis the compiled code assumed the same size as another differs "
                  "(NumPy broadcasts a size 1)")
+_TOO_FEW = "an argument axis the compiled code assumed to have at least so many entries has fewer"
 _NO_BROADCAST = "operands could not be broadcast together"
 
 
@@ -54,7 +55,7 @@ def _size_at_least(typingctx, n, m):
     def codegen(context, builder, signature, args):
         n, m = (context.cast(builder, v, t, types.int64) for v, t in zip(args, signature.args))
         _raise_unless(context, builder, builder.icmp_signed(">=", n, m), SizesDiffer,
-                      _SIZES_DIFFER)
+                      _TOO_FEW)
         return context.get_dummy_value()
 
     return types.none(n, m), codegen
@@ -100,7 +101,7 @@ def _plain_same_size(n, m):
 def _plain_size_at_least(n, m):
     """The check of an assumed least size (`size_assumptions.SizeAssumptions.assume_at_least`)."""
     if n < m:
-        raise SizesDiffer(_SIZES_DIFFER)
+        raise SizesDiffer(_TOO_FEW)
 
 
 def _plain_broadcast_size(n, m):
