@@ -116,7 +116,8 @@ def warn_of_rebuilds(src, types: tuple, source: str) -> None:
         return
     # (builds for other size patterns of the arguments, `pipeline.build_graph`, are not
     # rebuilds: counted apart, by their checks)
-    checks = tuple(sorted(set(re.findall(r"_rt\.same_size\([^)]*\)", source))))
+    checks = tuple(sorted(set(re.findall(r"_rt\.(?:same_size|size_at_least)\([^)]*\)",
+                                         source))))
     seen = _SOURCES_OF_CODE.setdefault((code, types, checks), set())
     seen.add(hash(source))
     if len(seen) < REBUILDS_BEFORE_WARNING:

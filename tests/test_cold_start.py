@@ -381,7 +381,12 @@ def test_the_size_checks_are_intrinsics_raising_numpys_errors():
         (5, 5, 5, 7)
     with pytest.raises(ValueError, match="operands could not be broadcast together"):
         broadcast(3, 4)
-    for name in ("same_size", "broadcast_size", "nonempty", "sum_all", "tanh_scalar"):
+    at_least = numba.njit(lambda n, m: runtime.size_at_least(n, m))
+    at_least(3, 3), at_least(4, np.int32(3))
+    with pytest.raises(SizesDiffer, match="at least so many entries"):
+        at_least(2, 3)
+    for name in ("same_size", "size_at_least", "broadcast_size", "nonempty", "sum_all",
+                 "tanh_scalar"):
         assert not isinstance(getattr(runtime, name), numba.core.registry.CPUDispatcher), name
 
 

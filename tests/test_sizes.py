@@ -179,3 +179,55 @@ def test_sizes_of_the_first_call_guide_the_assumptions():
     src = g.source()
     assert "broadcast_size" not in src and "sum_to" not in src
     assert "_rt.same_size(1, _p_shape0)" in src and "_rt.same_size(1, _p_shape1)" in src
+
+
+def pairwise_steps(pos, vel, mass, nt):
+    """nbody's pattern: columns sliced from the start (``pos[:, 0:1]``), their pairwise
+    differences, accelerations joined by np.hstack, and a time loop that updates ``vel`` and
+    ``pos`` in place and rebinds ``acc``."""
+    def accel(pos):
+        x, y = pos[:, 0:1], pos[:, 1:2]
+        dx, dy = x.T - x, y.T - y
+        w = 1.0 / (dx * dx + dy * dy + 0.1) ** 1.5
+        return np.hstack(((dx * w) @ mass, (dy * w) @ mass))
+
+    vel -= np.mean(mass * vel, axis=0) / np.mean(mass)  # (mass: a column, as NumPy reads)
+    acc = accel(pos)
+    energy = 0.0
+    for _ in range(nt):
+        vel += 0.05 * acc
+        pos += 0.1 * vel
+        acc = accel(pos)
+        energy = energy + np.sum(mass * vel * vel)
+    return energy + np.sum(pos * pos)
+
+
+def test_slices_from_the_start_carried_arrays_and_joins_have_known_sizes():
+    """``pos[:, 0:1]`` is one column where the first call's ``pos`` has at least one
+    (assumed, checked on entry: ``size_at_least``); an array a loop carries keeps its initial
+    array's sizes (checked at the end of the body where it is rebound); np.hstack of columns
+    has as many columns as they add up to. So no nest broadcasts at run time (nbody's
+    gradient: 108 run-time broadcasts before, 4 after). A call whose ``pos`` has too few
+    columns for the slices gets the general code. Compiled, against central differences."""
+    rng = np.random.default_rng(11)
+    args = (rng.normal(size=(5, 2)), rng.normal(size=(5, 2)), rng.uniform(1, 2, (5, 1)), 3)
+
+    def loss(pos, vel, mass, nt):
+        return pairwise_steps(pos.copy(), vel.copy(), mass, nt)
+
+    g = jitgrad.grad(loss, wrt=(0, 1, 2))
+    _check(g, loss, args, (0, 1, 2))
+    src = g.source(*args)
+    assert "broadcast_size" not in src
+    assert "_rt.size_at_least(_pos_shape1, 2)" in src
+    # one column only: pos[:, 1:2] is empty (its sum 0); the general code agrees with NumPy
+    g2 = jitgrad.grad(two_columns, wrt=0)
+    _check(g2, two_columns, (rng.normal(size=(5, 2)),), (0,))
+    assert "_rt.size_at_least(_pos_shape1, 2)" in g2.source()
+    _check(g2, two_columns, (rng.normal(size=(4, 1)),), (0,))
+    assert "size_at_least" not in g2.source()
+
+
+def two_columns(pos):
+    x, y = pos[:, 0:1], pos[:, 1:2]
+    return np.sum((x.T - x) ** 2) + np.sum(y * y) * np.sum(x)

@@ -142,6 +142,57 @@ def test_short_functions_and_tapes_stay(monkeypatch):
             assert not appended & {a.arg for a in fn.args.args}, fn.name
 
 
+TAPED = '''
+def h(x, n):
+    # -- forward pass
+    a = x * 2.0
+    tape = []
+    taped = 0
+    for i in range(n):
+        b = a + 1.0
+        tape.append(b)
+        c = np.sin(b) * a
+        tape.append(c)
+        a = c * 0.5
+        tape.append(a)
+        taped += 1
+    # -- adjoint pass
+    s = 0.0
+    while tape:
+        t = tape.pop()
+        s = s * 0.5 + np.sum(t)
+    return s, a, taped
+'''
+
+
+def test_a_loop_that_tapes_is_cut_and_appends_after_each_part(monkeypatch):
+    """A forward loop appending to tapes made before it is cut all the same: each part returns
+    the names it taped and its call appends them, in order, so the lists stay typed in the
+    function that makes them; a name appended is not set again in the same part (``a``).
+    The loop reads names set before it (``a``, ``taped``): they are passed in."""
+    monkeypatch.setattr(split, "MIN_PART", 1)
+    monkeypatch.setattr(split, "SMALL_LOOP", 1)
+    x = np.array([0.3, -1.2, 0.5])
+    want = _run_named(TAPED, "h", x, 3)
+    for part_lines in (1, 2, 3, 5):
+        new, parts, _ = split.split_function(TAPED, "h", split_lines=3, part_lines=part_lines)
+        tree = ast.parse(new)
+        fns = {fn.name: fn for fn in tree.body if isinstance(fn, ast.FunctionDef)}
+        assert parts
+        for name in parts:
+            assert "append" not in ast.unparse(fns[name]), (part_lines, name)
+        got = _run_named(new, "h", x, 3)
+        assert got[0] == want[0] and got[2] == want[2]
+        np.testing.assert_array_equal(got[1], want[1])
+    assert any("c = np.sin(b) * a" in ast.unparse(fns[p]) for p in parts)
+
+
+def _run_named(source, name, *args):
+    namespace = {"np": np}
+    exec(compile(source, "<split>", "exec"), namespace)  # noqa: S102 -- the cut module
+    return namespace[name](*args)
+
+
 def timeloop(u, w, nt):
     """A stencil time loop (its values taped), a branch on a computed value and reductions:
     long enough to be cut with the limits lowered."""

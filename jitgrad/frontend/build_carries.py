@@ -78,14 +78,16 @@ def assigned_first(body, name: str) -> bool:
 class Carries:
     """`build_loops.Loops`'s carried names (see the module)."""
 
-    def new_carry_vars(self, carried, kinds, apart, unfollowed=()):
+    def new_carry_vars(self, carried, kinds, apart, unfollowed=(), seeded=()):
         """One attempt's variables for the carried names, of the kinds found so far: names for
         one array before the loop share one variable (unless ``apart``), and an array variable
         starts out as its initial value (same memory, same view, as stale as it). Unless
         ``unfollowed``, a carried view is taken as its initial view was (`Views.follow`), and
         a carried array is, inside the body, the newer version of its initial array (checked
-        after the body by `find_wrongly_followed`). Returns (name -> variable, array variable
-        -> its write count before the body)."""
+        after the body by `find_wrongly_followed`). A float array has its initial array's
+        sizes (the end of the body checks that it keeps them, `check_carried_shape`; not a
+        name ``seeded`` with zeros). Returns (name -> variable, array variable -> its write
+        count before the body)."""
         carry_vars: dict[str, Var] = {}
         by_init: dict[Var, Var] = {}  # names for one array share its carried variable
         writes_before: dict[Var, int] = {}
@@ -96,6 +98,10 @@ class Carries:
                 carry_vars[n] = by_init[init]
                 continue
             v = carry_vars[n] = self.gb.new_var(kinds[n], base(n))
+            if (v.type.ndim and v.type.kind == "f" and isinstance(init, Var)
+                    and init.type.ndim == v.type.ndim and n not in seeded):
+                v.dims = dims_of(init)
+                self.gb.made.append(v)  # (renamed with the classes of sizes)
             if v.type.ndim and isinstance(init, Var):  # it starts as its initial value
                 # (the shape a list's rows take from it: its initial one's, which the write
                 # of each row checks at run time, `build_lists`)

@@ -308,7 +308,8 @@ class Loops(LoopHeaders, Carries):
         followed_outside = self.gb.followed  # an enclosing loop's body checks these after it
         for _attempt in range(6):
             self.gb.restore_memory_state(memory_before)  # an abandoned attempt wrote nothing
-            carry_vars, writes_before = self.new_carry_vars(carried, kinds, apart, unfollowed)
+            carry_vars, writes_before = self.new_carry_vars(
+                carried, kinds, apart, unfollowed, self.seeds.get(self.loop_key(stmt), {}))
             self.gb.followed = set()
             self.note_taken_over_params(carry_vars, takes_over)
             inner_env = dict(self.env)

@@ -5,8 +5,10 @@ Part of `symbolic.GraphBuilder` (a mixin; it holds ``same``, ``assumed``, ``para
 literal size) that meet in an elementwise operation or a contraction are assumed to be one
 size, in one class of tokens (`size_class`), and every such assumption becomes a ``same_size``
 check that the forward pass runs first (`size_checks`); where an example call's sizes differ
-and one is 1, that one is assumed to be 1 instead (a broadcast known while building). A call
-that breaks an assumption gets the general code (`api`).
+and one is 1, that one is assumed to be 1 instead (a broadcast known while building). An
+argument axis sliced from its start (``pos[:, 0:1]``) is assumed to have at least the slice's
+stop entries where the example call's has (`assume_at_least`, checked by ``size_at_least``),
+so the slice's size is known. A call that breaks an assumption gets the general code (`api`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,11 @@ from jitgrad.core import ops
 from jitgrad.core.ir import Const, Eqn, Var, dims_of
 from jitgrad.core.types import Type
 from jitgrad.prims.primitives import PRIMITIVES
+
+
+def _less(token) -> bool:
+    """Whether ``token`` is a slice's size, ``("less", axis token, dropped)``."""
+    return isinstance(token, tuple) and len(token) == 3 and token[0] == "less"
 
 
 class SizeAssumptions:
@@ -61,8 +68,13 @@ class SizeAssumptions:
     def assume_same_size(self, first, t, broadcasts: bool = True) -> None:
         """Assume that the axes of size tokens ``first`` and ``t`` are the same size, when both
         are axes of arguments or one is a literal (checked first thing, as above); where the
-        example call's sizes differ and the axes ``broadcasts``, that the one of size 1 is 1."""
+        example call's sizes differ and the axes ``broadcasts``, that the one of size 1 is 1.
+        Two slices that drop as many entries of two axes (``u[1:-1]``, ``v[2:]``) are the
+        same size where the axes are: assumed so where the example call's sizes agree."""
         first, t = self.size_class(first), self.size_class(t)
+        if _less(first) and _less(t) and first[2] == t[2]:
+            self.assume_same_size(first[1], t[1], broadcasts=False)
+            return
         if first == t or not all(isinstance(x, int) or x in self.param_axes for x in (first, t)) or (
                 isinstance(first, int) and isinstance(t, int)):
             return  # (two different literals: NumPy's own error, at run time)
@@ -88,6 +100,21 @@ class SizeAssumptions:
         if isinstance(t, tuple) and t and t[0] == "less":  # (a slice's: `_slice_size`)
             return ("less", self.canonical(t[1]), t[2])
         return self.size_class(t)
+
+    def assume_at_least(self, token, m: int) -> bool:
+        """Whether an axis of size token ``token`` has at least ``m`` entries: known (a
+        literal), or assumed where it is an argument's axis and the example call's has (a
+        slice ``pos[:, 0:1]`` is then of size 1 while building, so what it meets broadcasts
+        as known; checked first thing, ``size_at_least``, as `assume_same_size`'s are)."""
+        t = self.size_class(token)
+        if isinstance(t, int):
+            return t >= m
+        n = self.example_sizes.get(t)
+        if t not in self.param_axes or n is None or n < m:
+            return False
+        if not any(a == t and b >= m for a, b, _ in self.at_least):
+            self.at_least.append((t, m, self.loc))
+        return True
 
     def rename_sizes(self) -> None:
         """Every variable's dims in terms of one token per class of same-size axes."""
@@ -226,4 +253,6 @@ class SizeAssumptions:
                 v, cast = self.new_var(Type("i", 0)), v
                 out.append(Eqn("cast", [v], [cast], {"kind": "i"}, loc))
             out.append(Eqn("same_size", [], [v, Const(int(value))], {"test": True}, loc))
+        for token, m, loc in self.at_least:
+            out.append(Eqn("size_at_least", [], [size(token, loc), Const(m)], {}, loc))
         return out

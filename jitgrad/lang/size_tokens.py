@@ -20,8 +20,10 @@ def size_token(a):
     return None
 
 
-def result_dims(prim, atoms, params, out_type) -> tuple | None:
-    """The size tokens of a primitive's result, from its operands' (None: unknown)."""
+def result_dims(prim, atoms, params, out_type, at_least=None) -> tuple | None:
+    """The size tokens of a primitive's result, from its operands' (None: unknown).
+    ``at_least(token, m)``: whether an axis of size ``token`` may be assumed (or is known) to
+    have at least ``m`` entries, which makes a slice ``x[a:b]`` of it ``b - a`` long."""
     name, arrays = prim.name, [a for a in atoms if a.type.ndim]
     if prim.elementwise:
         return broadcast_dims(*(dims_of(a) for a in arrays)) if arrays else ()
@@ -37,8 +39,10 @@ def result_dims(prim, atoms, params, out_type) -> tuple | None:
         return (a[:-1] + b[1:]) if len(b) == 2 else a[:-1]  # (n, k) @ (k, m) -> (n, m)
     if name == "solve" and atoms[0].type.ndim == 2:  # a x = b of one matrix: b's shape
         return dims_of(atoms[1])
-    if name == "concatenate" and all(isinstance(a, Var) for a in atoms):
-        return _joined_dims([dims_of(a) for a in atoms], params["axis"])
+    if (name == "concatenate" and d and isinstance(params.get("axis"), int)
+            and all(isinstance(a, Var) for a in atoms) and len({a.type.ndim for a in atoms}) == 1):
+        # (NumPy checks that the other axes agree; along the axis, known sizes add up)
+        return _joined_dims([dims_of(a) for a in atoms], params["axis"] % len(d))
     if name == "outer":
         return (d[0], dims_of(atoms[1])[0])
     if name == "transpose":
@@ -66,7 +70,7 @@ def result_dims(prim, atoms, params, out_type) -> tuple | None:
                 bounds.pop(0)
             else:
                 parts = [bounds.pop(0) if present else None for present in item[1:]]
-                token = _slice_size(d[k], *parts)
+                token = _slice_size(d[k], *parts, at_least=at_least)
                 if token is None:
                     return None  # a slice: a new size
                 out.append(token)
@@ -85,12 +89,14 @@ def _joined_dims(dims, k) -> tuple:
     return rest[:k] + (size,) + rest[k:]
 
 
-def _slice_size(n, start, stop, step):
+def _slice_size(n, start, stop, step, at_least=None):
     """The size token of ``x[start:stop]`` along an axis of size token ``n``, when the bounds
     are constants that count from the two ends, ``start >= 0`` and ``stop <= 0`` (or absent),
     and the step is 1: the slice has ``max(0, n - (start - stop))`` entries, so slices that
     drop as many entries in all are the same size (``a[:-2]``, ``a[1:-1]``, ``a[2:]``), whatever
-    ``n`` is. None for any other slice (its size is a new one)."""
+    ``n`` is. A slice between two counts from the start, ``0 <= start < stop``, is ``stop -
+    start`` long where ``at_least(n, stop)`` holds (``x[:, 0:1]``). None for any other slice
+    (its size is a new one)."""
     values = []
     for part, absent in ((start, 0), (stop, 0), (step, 1)):
         if part is None:
@@ -101,6 +107,9 @@ def _slice_size(n, start, stop, step):
         else:
             return None
     first, last, stride = values
+    if (stride == 1 and 0 <= first < last and stop is not None and at_least is not None
+            and at_least(n, last)):
+        return last - first
     if stride != 1 or first < 0 or last > 0 or (stop is not None and last == 0):
         return None  # (a[2:0] is empty: not the ends' count)
     dropped = first - last

@@ -60,6 +60,7 @@ class GraphBuilder(SizeAssumptions):
         self.assume_sizes = assume_sizes
         self.same: dict = {}
         self.assumed: list[tuple] = []  # (token, token, loc), each a parameter axis or an int
+        self.at_least: list[tuple] = []  # (parameter axis token, count, loc): no fewer entries
         self.made: list[Var] = []  # every variable made here whose dims may need renaming
         # a loop's carried array -> its initial array, of the same shape where the body only
         # writes it in place (read by the check of a list's rows, `build_lists`)
@@ -224,7 +225,8 @@ class GraphBuilder(SizeAssumptions):
         if prim.flags.contracts and self.assume_sizes and all(a.type.ndim for a in atoms[:2]):
             self.assume_same_size(dims_of(atoms[0])[-1], dims_of(atoms[1])[0], broadcasts=False)
         out = self.emit(prim.name, atoms, params, out_type)
-        out.dims = result_dims(prim, atoms, params, out_type)
+        out.dims = result_dims(prim, atoms, params, out_type,
+                               self.assume_at_least if self.assume_sizes else None)
         if out.dims is not None and any(d is None for d in out.dims):  # sizes of its own
             out.dims = tuple((out, k) if d is None else d for k, d in enumerate(out.dims))
         if prim.name == "shape_dim":

@@ -96,9 +96,14 @@ defjvp("roll", lambda t, ans, x, shift: roll(t, shift), None)
 shape_dim = primitive("shape_dim", lambda x, axis: np.shape(x)[axis],
                       lambda ts, p: Type("i", 0), differentiable=False, zero_tangent=True,
                       shape_only={0}, nonnegative=True, reads_size=True, recomputable=True)
-# The check of a size assumption (`symbolic.GraphBuilder.assume_same_sizes`): no result.
-same_size = primitive("same_size", lambda n, m: None, lambda ts, p: None,
+# The check of a size assumption (`symbolic.GraphBuilder.assume_same_sizes`): no result in
+# generated code; its impl says whether it holds (`pipeline.sizes_hold`).
+same_size = primitive("same_size", lambda n, m: n == m, lambda ts, p: None,
                       differentiable=False, no_tangent=True, checks_sizes=True)
+# The check that an argument axis has at least so many entries (a slice ``x[:, 0:1]`` of it
+# then has its stop's count: `size_assumptions.SizeAssumptions.assume_at_least`), as above.
+size_at_least = primitive("size_at_least", lambda n, m: n >= m, lambda ts, p: None,
+                          differentiable=False, no_tangent=True, checks_sizes=True)
 size = primitive("size", np.size, lambda ts, p: Type("i", 0), differentiable=False,
                  zero_tangent=True, shape_only={0}, nonnegative=True, reads_size=True)
 

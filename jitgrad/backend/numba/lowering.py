@@ -234,6 +234,7 @@ LOWER: dict[str, Callable] = {
     "sum_to_like": lambda a, p, t: _sum_to(a, t),
     "shape_dim": lambda a, p, t: f"{a[0]}.shape[{p['axis']}]",
     "same_size": lambda a, p, t: f"_rt.same_size({a[0]}, {a[1]})",
+    "size_at_least": lambda a, p, t: f"_rt.size_at_least({a[0]}, {a[1]})",
     "same_carried_size": lambda a, p, t: f"if {a[0]} != {a[1]}: raise ValueError("
     f"{shape.CARRIED_SIZE_MESSAGE.format(name=p['name'])!r})",
     "size": lambda a, p, t: f"{a[0]}.size",

@@ -158,6 +158,7 @@ from jitgrad.backend.numba.runtime_loops import (  # noqa: F401 - re-exported
     nonnegative,
     reserve,
     same_size,
+    size_at_least,
     trip_count,
 )
 from jitgrad.backend.numba.runtime_parallel import (  # noqa: F401 - re-exported

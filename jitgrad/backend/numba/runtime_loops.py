@@ -23,6 +23,7 @@ from jitgrad.core.errors import SizesDiffer
 
 _SIZES_DIFFER = ("an argument axis the compiled code assumed the same size as another differs "
                  "(NumPy broadcasts a size 1)")
+_TOO_FEW = "an argument axis the compiled code assumed to have at least so many entries has fewer"
 _NO_BROADCAST = "operands could not be broadcast together"
 
 
@@ -41,6 +42,20 @@ def _same_size(typingctx, n, m):
         n, m = (context.cast(builder, v, t, types.int64) for v, t in zip(args, signature.args))
         _raise_unless(context, builder, builder.icmp_signed("==", n, m), SizesDiffer,
                       _SIZES_DIFFER)
+        return context.get_dummy_value()
+
+    return types.none(n, m), codegen
+
+
+def _size_at_least(typingctx, n, m):
+    """`size_at_least`, written into the caller."""
+    if not (isinstance(n, types.Integer) and isinstance(m, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        n, m = (context.cast(builder, v, t, types.int64) for v, t in zip(args, signature.args))
+        _raise_unless(context, builder, builder.icmp_signed(">=", n, m), SizesDiffer,
+                      _TOO_FEW)
         return context.get_dummy_value()
 
     return types.none(n, m), codegen
@@ -83,6 +98,12 @@ def _plain_same_size(n, m):
         raise SizesDiffer(_SIZES_DIFFER)
 
 
+def _plain_size_at_least(n, m):
+    """The check of an assumed least size (`size_assumptions.SizeAssumptions.assume_at_least`)."""
+    if n < m:
+        raise SizesDiffer(_TOO_FEW)
+
+
 def _plain_broadcast_size(n, m):
     """The length two axes of lengths ``n`` and ``m`` broadcast to, as NumPy (ValueError when
     neither is 1 and they differ): a call, so a generated broadcasting nest holds no branch
@@ -96,6 +117,7 @@ def _plain_broadcast_size(n, m):
 
 
 same_size = intrinsic(_plain_same_size)(_same_size)
+size_at_least = intrinsic(_plain_size_at_least)(_size_at_least)
 broadcast_size = intrinsic(_plain_broadcast_size)(_broadcast_size)
 
 

@@ -25,8 +25,10 @@ import collections
 SPLIT_LINES = 600
 PART_LINES = 250
 # A loop that names a tape (see `_Cutter.shares_list`) stays in the entry: its body is cut
-# when it is longer than this.
-SMALL_LOOP = 20
+# when it is longer than this (a part's code is optimised again where it is linked into the
+# entry, so short bodies cut into parts cost more than they save: resnet's adjoint loops of
+# 20 to 250 lines, cut, took its first call from 74 to 107 s of CPU).
+SMALL_LOOP = 250
 # A run of fewer lines than this stays where it is (a function costs Numba a fixed time too).
 MIN_PART = 40
 
@@ -122,12 +124,18 @@ class _Cutter:
                     and _splittable(s))
             if not _splittable(s):
                 kind = "keep"
+            elif self.deferred(s) is not None:
+                kind = "part"
             elif self.shares_list(s, adjoint or marker is not None and k >= marker):
                 kind = "loop" if loop and size > SMALL_LOOP else "keep"
             else:
                 kind = "loop" if loop and size > self.part_lines else "part"
+            # a part appends what it taped after its call: a name it has appended is not
+            # set again in it
+            pending = {self.deferred(stmts[j]) for j in groups[-1][1]} if groups else set()
             if (groups and groups[-1][0] == kind and kind != "loop" and k != marker
-                    and (kind == "keep" or groups[-1][2] + size <= self.part_lines)):
+                    and (kind == "keep" or groups[-1][2] + size <= self.part_lines)
+                    and not (kind == "part" and pending & _names(s, ast.Store))):
                 groups[-1][1].append(k)
                 groups[-1][2] += size
             else:
@@ -136,6 +144,21 @@ class _Cutter:
             if g[0] == "part" and g[2] < MIN_PART:
                 g[0] = "keep"
         return groups
+
+    def deferred(self, s) -> str | None:
+        """The name ``s`` appends to a tape, when ``s`` is ``tape.append(name)`` on one line:
+        a part holding it returns ``name`` and its call appends it (the list stays typed in
+        the function that made it, and a loop that tapes can be cut all the same)."""
+        if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
+                and s.lineno == s.end_lineno):
+            return None
+        call = s.value
+        if (isinstance(call.func, ast.Attribute) and call.func.attr == "append"
+                and isinstance(call.func.value, ast.Name) and call.func.value.id in self.empty
+                and len(call.args) == 1 and isinstance(call.args[0], ast.Name)
+                and not call.keywords):
+            return call.args[0].id
+        return None
 
     def shares_list(self, s, adjoint: bool) -> bool:
         """Whether ``s`` names a list made empty (a tape) that is named outside it too: Numba
@@ -172,14 +195,18 @@ class _Cutter:
         ins, outs, live_at = [None] * len(groups), [None] * len(groups), [None] * len(groups)
         for gi in range(len(groups) - 1, -1, -1):
             block = [stmts[k] for k in groups[gi][1]]
-            exposed, sure = _exposed(block)
+            exposed, surely_set = _exposed(block)
+            # the appends a part defers run after it: they read what it returns
+            own = [s for s in block if groups[gi][0] != "part" or self.deferred(s) is None]
+            appended = {self.deferred(s) for s in block} - {None}
+            own_exposed, _ = _exposed(own)
             written = set()
-            for s in block:
+            for s in own:
                 written |= _names(s, ast.Store)
             live_at[gi] = set(live)
-            outs[gi] = sorted(written & live & self.local)
-            ins[gi] = sorted(exposed & self.local)
-            live = (live - sure) | exposed
+            outs[gi] = sorted(written & (live | appended) & self.local)
+            ins[gi] = sorted(own_exposed & self.local)
+            live = (live - surely_set) | exposed
         pad = "    " * (depth + 1)
         out = []
         sure = set(sure) | set(self.params)
@@ -205,12 +232,20 @@ class _Cutter:
                                 adjoint or marker is not None and idx[0] >= marker,
                                 sure | targets)
             else:
-                out.append((pad + self.part(idx, stmts, a, b, ins[gi], outs[gi], depth), 0))
+                later = [stmts[k] for k in idx if self.deferred(stmts[k]) is not None]
+                skip = {s.lineno for s in later}
+                if len(later) == len(idx):  # appends only: no part
+                    out += [(lines[i - 1], i) for i in range(a, b + 1)]
+                else:
+                    out.append((pad + self.part(idx, stmts, a, b, ins[gi], outs[gi], depth,
+                                                skip), 0))
+                    out += [(lines[s.lineno - 1], s.lineno) for s in later]
             sure |= sets
         return out
 
-    def part(self, idx, stmts, a, b, ins, outs, depth):
-        """Write the part of source lines a..b into ``self.defs``; return its call."""
+    def part(self, idx, stmts, a, b, ins, outs, depth, skip=frozenset()):
+        """Write the part of source lines a..b, but those in ``skip``, into ``self.defs``;
+        return its call."""
         lines, cut = self.lines, 4 * depth
         part = f"{self.name}_part{len(self.parts) + 1}"
         self.parts.append(part)
@@ -220,6 +255,8 @@ class _Cutter:
                'in less time."""')
         self.defs.append((doc, 0))
         for i in range(a, b + 1):
+            if i in skip:
+                continue
             text = lines[i - 1]
             self.defs.append((text[cut:] if text[:cut].strip() == "" else text, i))
         if outs:

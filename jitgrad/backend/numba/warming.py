@@ -52,7 +52,8 @@ def _warm_examples():
     f1, f2 = np.ones(2), np.ones((2, 2))
     i1 = np.ones(2, np.int64)
     # the allocations (empty, zeros, ones, full), sum_all, tanh_scalar and the checks
-    # (same_size, broadcast_size, nonempty) are intrinsics: nothing of theirs to compile
+    # (same_size, size_at_least, broadcast_size, nonempty) are intrinsics: nothing of theirs
+    # to compile
     calls = [(larger, (1, 2)), (nonnegative, (1,)), (trip_count, (0, 2, 1)),
              (reserve, (f1, 1, 1)), (reserve, (i1, 1, 1)), (grow, (f1,)), (grow, (i1,)),
              (reshape, (f2, (4,))), (reshape, (f1, (2, 1))),
