@@ -41,7 +41,7 @@ def whole_array_work(x, a):  # a work array written whole (z[:] = ...) each iter
     for i in range(n):
         z[:] = x[i] * a
         for j in range(z.shape[0]):
-            total += z[j] * z[j]
+            total += math.tanh(z[j]) * z[j]  # (a value to tape in the inner loop)
     return total
 
 

@@ -515,7 +515,10 @@ TESTED_ELSEWHERE = {"round_float32",  # tests/test_numpy_surface.py
                     "root_at", "implicit_root",  # brentq's roots: tests/test_scipy_solvers.py
                     "eigh_vectors_upper",  # eigh(a, "U"): tests/test_autograd_names.py
                     # scipy.special.wofz and complex loggamma: tests/test_complex_special.py
-                    "wofz_re", "wofz_im", "loggamma_re", "loggamma_im"}
+                    "wofz_re", "wofz_im", "loggamma_re", "loggamma_im",
+                    # multivariate_normal(allow_singular=True)'s covariance, its derivative
+                    # refused: tests/test_autograd_forms.py
+                    "pseudo_covariance"}
 # The decompositions, which the two gradients of tests/test_linalg_decompositions.py compile
 # (checked by `test_decompositions_are_in_their_test`).
 DECOMPOSITIONS = {"companion", "eig_values", "eig_vectors", "eigh_vectors", "eigvalsh", "pinv",
