@@ -36,6 +36,7 @@ from jitgrad.frontend.build_ast import (
 from jitgrad.frontend.build_builtins import BUILTINS, BY_NAME
 from jitgrad.frontend.build_containers import HEAPQ, BuildMethod
 from jitgrad.frontend.build_values import PURE_STDLIB
+from jitgrad.frontend.desugar import hashable
 from jitgrad.frontend.desugar_lists import returned_list
 from jitgrad.frontend.parse import FunctionSource, signature_of, unwrap
 from jitgrad.frontend.recursion import linear_recursion, loop_form
@@ -84,7 +85,7 @@ class Calls:
                                    "code is compiled C, with no Python source to read and no "
                                    "derivative rule; write it with NumPy or math, or give it "
                                    "a rule with jitgrad.custom_vjp", self.loc(node))
-        if not isinstance(fn, Sym) and not _hashable(fn):
+        if not isinstance(fn, Sym) and not hashable(fn):
             raise UnsupportedError(f"calling {fn_name(fn)} is not supported (a "
                                    f"{type(fn).__name__})", self.loc(node))
         if not isinstance(fn, Sym) and fn in numpy_shape.REFUSED:
@@ -505,10 +506,3 @@ def _may_recurse(src) -> bool:
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == name
                for n in ast.walk(src.node))
 
-
-def _hashable(value) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True

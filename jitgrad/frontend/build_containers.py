@@ -29,6 +29,7 @@ import numpy as np
 
 from jitgrad.core.errors import UnsupportedError
 from jitgrad.frontend.build_ast import BuildList, UnrollLoop
+from jitgrad.frontend.desugar import hashable
 from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import Sym
 
@@ -252,7 +253,7 @@ class Containers:
         return self.known_set(items, node)
 
     def known_set(self, items, node) -> frozenset:
-        if any(isinstance(v, Sym) or not _hashable(v) for v in items):
+        if any(isinstance(v, Sym) or not hashable(v) for v in items):
             raise UnsupportedError(_SET_OF_RUN_TIME, self.loc(node))
         return frozenset(items)
 
@@ -262,7 +263,7 @@ class Containers:
     def expr_DictComp(self, node):
         pairs = self.unrolled(node, lambda: [(self.expr(node.key), self.expr(node.value))])
         for k, _ in pairs:
-            if isinstance(k, Sym) or not _hashable(k):
+            if isinstance(k, Sym) or not hashable(k):
                 raise UnsupportedError("a dict comprehension whose keys are known only at run "
                                        "time: jitgrad takes keys known while building "
                                        "(`{k: x[k] for k in range(3)}`)", self.loc(node))
@@ -464,10 +465,3 @@ def _comp_kind(node) -> str:
     return {ast.SetComp: "set comprehension", ast.DictComp: "dict comprehension"}.get(
         type(node), "comprehension")
 
-
-def _hashable(v) -> bool:
-    try:
-        hash(v)
-    except TypeError:
-        return False
-    return True

@@ -248,6 +248,15 @@ def int_literal(node) -> int | None:
     return None
 
 
+def hashable(value) -> bool:
+    """Whether ``value`` can be a key of a dict or set (a table lookup, a constant's key)."""
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
 def replace_statement(root, old, new: list) -> None:
     """Put the statements ``new`` where the statement ``old`` is, under ``root``."""
     for node in ast.walk(root):

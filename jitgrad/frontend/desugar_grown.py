@@ -33,7 +33,7 @@ import copy
 
 import numpy as np
 
-from jitgrad.frontend.desugar import SCOPES, Fresh, locate, replace_statement
+from jitgrad.frontend.desugar import SCOPES, Fresh, hashable, locate, replace_statement
 
 # How each NumPy function that joins arrays takes them: "sequence" (a list or tuple of the
 # arrays, then ``axis``) or "pair" (``np.append(arr, values, axis)``)
@@ -139,7 +139,7 @@ def _join_of(stmt, globals_) -> tuple[str, _Join] | None:
         return None
     name, call = stmt.targets[0].id, stmt.value
     fn = _resolve(call.func, globals_)
-    form = JOINS.get(fn) if _hashable(fn) else None
+    form = JOINS.get(fn) if hashable(fn) else None
     if form is None or any(kw.arg != "axis" for kw in call.keywords):
         return None
     if form == "sequence":
@@ -201,13 +201,6 @@ def _resolve(node, globals_):
         return getattr(base, node.attr, None) if base is not None else None
     return None
 
-
-def _hashable(value) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
 
 
 def _is_name(node, name: str) -> bool:

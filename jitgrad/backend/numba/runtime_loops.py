@@ -33,32 +33,28 @@ def _raise_unless(context, builder, ok, exception, message):
         context.call_conv.return_user_exc(builder, exception, (message,))
 
 
-def _same_size(typingctx, n, m):
-    """`same_size`, written into the caller."""
-    if not (isinstance(n, types.Integer) and isinstance(m, types.Integer)):
-        return None
+def _size_check(comparison: str, message: str):
+    """The typing function of a size check written into the caller: integers ``n`` and ``m``
+    compared by ``comparison`` (an LLVM signed predicate), else `SizesDiffer(message)`."""
+    def check(typingctx, n, m):
+        if not (isinstance(n, types.Integer) and isinstance(m, types.Integer)):
+            return None
 
-    def codegen(context, builder, signature, args):
-        n, m = (context.cast(builder, v, t, types.int64) for v, t in zip(args, signature.args))
-        _raise_unless(context, builder, builder.icmp_signed("==", n, m), SizesDiffer,
-                      _SIZES_DIFFER)
-        return context.get_dummy_value()
+        def codegen(context, builder, signature, args):
+            n, m = (context.cast(builder, v, t, types.int64)
+                    for v, t in zip(args, signature.args))
+            _raise_unless(context, builder, builder.icmp_signed(comparison, n, m), SizesDiffer,
+                          message)
+            return context.get_dummy_value()
 
-    return types.none(n, m), codegen
+        return types.none(n, m), codegen
+    return check
 
 
-def _size_at_least(typingctx, n, m):
-    """`size_at_least`, written into the caller."""
-    if not (isinstance(n, types.Integer) and isinstance(m, types.Integer)):
-        return None
-
-    def codegen(context, builder, signature, args):
-        n, m = (context.cast(builder, v, t, types.int64) for v, t in zip(args, signature.args))
-        _raise_unless(context, builder, builder.icmp_signed(">=", n, m), SizesDiffer,
-                      _TOO_FEW)
-        return context.get_dummy_value()
-
-    return types.none(n, m), codegen
+_same_size = _size_check("==", _SIZES_DIFFER)  # `same_size`
+_size_at_least = _size_check(">=", _TOO_FEW)  # `size_at_least`
+_same_size.__name__ = _same_size.__qualname__ = "_same_size"  # (Numba names intrinsics so)
+_size_at_least.__name__ = _size_at_least.__qualname__ = "_size_at_least"
 
 
 def _broadcast_size(typingctx, n, m):
