@@ -5116,24 +5116,24 @@ def npy_piecewise(x):
 
 # -- forms from held-out real code, batch 5 (hb5a) ---------------------------------------------
 
-def _tsplit(a):
+def tsplit(a):
     a = np.asarray(a, np.float64)
     return np.array([a[..., k] for k in range(a.shape[-1])])
 
 
-def _tstack(a):
+def tstack(a):
     a = np.asarray(a, np.float64)
     return np.concatenate([x[..., None] for x in a], axis=-1)
 
 
 def py_rows_of_a_stack_in_a_comprehension(m):
-    r0, r1, r2 = _tsplit(m.T)  # columns of m.T: the rows of m
-    return np.sum(_tstack([r0 * r1, r1 - r2, r2]) ** 2)
+    r0, r1, r2 = tsplit(m.T)  # columns of m.T: the rows of m
+    return np.sum(tstack([r0 * r1, r1 - r2, r2]) ** 2)
 
 
 def py_list_in_a_helper_per_call_site(m):
-    a, b, c = _tsplit(m.T)
-    x, y = _tsplit(np.array([0.3127, 0.3290]))  # a constant of another shape
+    a, b, c = tsplit(m.T)
+    x, y = tsplit(np.array([0.3127, 0.3290]))  # a constant of another shape
     return np.sum(a * x + b * y + c) + np.sum(np.ones(np.shape(x)) * 2.0)
 
 

@@ -38,6 +38,7 @@ import jitgrad
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+from conformance_fns import tsplit, tstack  # colour's forms, also conformance rows
 from fd import check_against
 
 TRANSFORMS = {"ident": np.eye(3), "scaled": np.diag([0.9, 1.0, 1.1])}
@@ -75,15 +76,6 @@ def largest_root_jax(jnp, x):
     b, c = x[2] + 2.0, x[3] * x[4]
     return (b + jnp.sqrt(b * b - 4.0 * c)) / 2.0
 
-
-def tsplit(a):
-    a = np.asarray(a, np.float64)
-    return np.array([a[..., k] for k in range(a.shape[-1])])
-
-
-def tstack(a):
-    a = np.asarray(a, np.float64)
-    return np.concatenate([x[..., None] for x in a], axis=-1)
 
 
 def xy_to_xyz(xy, Y=1.0):
