@@ -20,7 +20,7 @@ from jitgrad.core.ir import (
     dims_of,
 )
 from jitgrad.frontend.build_index import expand_ellipsis
-from jitgrad.lang import symbolic
+from jitgrad.lang import complex_pairs, symbolic
 from jitgrad.lang.size_tokens import result_dims
 from jitgrad.lang.symbolic import Sym
 from jitgrad.prims import primitives
@@ -45,8 +45,14 @@ class Writes:
     def write(self, name, node, array, index, value) -> None:
         """``name[index] = value``, in place: a new version of the same storage (through a
         view: of its array's storage, `write_through`)."""
+        if isinstance(array, complex_pairs.Complex):
+            self.write_complex(name, node, array, index, value)
+            return
         if index[0] in (("a",), ("m",), ("p",)):
             self.write_advanced(name, node, array, index, value)
+            return
+        if index[0] == ("o",):
+            self.write_block(name, node, array, index, value)
             return
         if index[0] and index[0][0] == "q":
             self.write_masked_leading(name, node, array, index, value)
@@ -61,6 +67,31 @@ class Writes:
             self.write_through(name, node, array.atom, spec, idx, value)
             return  # the view's names stay: a read takes the view again (`follow`)
         self.env[name] = self.write_version(name, node, array.atom, spec, idx, value)
+
+    def write_complex(self, name, node, array, index, value) -> None:
+        """``z[index] = w`` into a complex array (`complex_pairs.Complex`): the same write
+        into each part, ``z.real[index] = w.real`` and ``z.imag[index] = w.imag``. A part
+        known while building (a constant, or the zero imaginary part of a real array) is
+        first an array of the graph, as ``np.array`` makes it."""
+        w = complex_pairs.lift(value)
+        parts = []
+        for k, (part, other, v) in enumerate(((array.re, array.im, w.re),
+                                              (array.im, array.re, w.im))):
+            part = complex_pairs.full(part, other)
+            if not isinstance(part, Sym) or part.ndim == 0:
+                raise UnsupportedError("item assignment to something that is not an array",
+                                       self.loc(node))
+            if part.atom.root in self.gb.constant_arrays:  # (a copy: the graph's own array)
+                part = symbolic.NUMPY[np.copy](part)
+            slot = "".join(c if c.isalnum() else "_" for c in name) + (  # (a name the
+                "__real", "__imag")[k]  # loop of a scatter can write into)
+            self.env[slot] = part
+            try:
+                self.write(slot, node, part, index, v)
+                parts.append(self.env[slot])
+            finally:
+                del self.env[slot]
+        self.env[name] = complex_pairs.Complex(*parts)
 
     def write_version(self, name, node, old, spec, idx, value) -> Sym:
         """The new version of ``old`` (an array, not a view) with ``value`` written at the
@@ -136,6 +167,29 @@ class Writes:
                           "rank)", "mask write", self.loc(node))
         positions, rows = self.advanced_positions(array, index, node)
         self.scatter(name, node, array, positions, rows, value)
+
+    def write_block(self, name, node, array, index, value) -> None:
+        """``K[np.ix_(rows, cols)] = v`` (and ``+=``, which reads the block first): a loop
+        over the rows and columns named, each entry an ordinary in-place write (a repeated
+        position keeps the last value written, as NumPy assigns); ``v`` a matrix of the
+        block's shape, a row for every row, or a number."""
+        if not isinstance(array, Sym) or array.ndim != 2:
+            raise UnsupportedError("np.ix_ of two vectors indexes a matrix", self.loc(node))
+        v_ndim = symbolic.ndim_of(value)
+        if v_ndim > 2:
+            raise ShapeError(f"the value has rank {v_ndim}; the block indexed has rank 2",
+                             self.loc(node))
+        each = ("JGV", "JGV[JGJ]", "JGV[JGI, JGJ]")[v_ndim]
+        checks = "" if v_ndim < 2 else (
+            "if JGV.shape[0] != JGR.shape[0]:\n    raise ValueError('shape mismatch: the "
+            "values do not match the block indexed')\n")
+        text = (checks + "for JGI in range(JGR.shape[0]):\n"
+                "    for JGJ in range(JGC.shape[0]):\n"
+                f"        {name}[JGR[JGI], JGC[JGJ]] = {each}\n")
+        rows, cols = index[1]
+        self.build_written(text, node, {"JGR": "rows", "JGC": "cols", "JGV": "values",
+                                        "JGI": "i", "JGJ": "j"},
+                           {"JGR": rows, "JGC": cols, "JGV": value})
 
     def write_strided(self, node, view, index, value) -> None:
         """A write through ``view = as_strided(x, shape, strides)`` (`numpy_sorting.as_strided`):
@@ -217,6 +271,10 @@ class Writes:
         per_item = array.ndim - (1 if rows or flat_of_vector else 2) - sum(
             not isinstance(r, slice) for r in rest)
         v_ndim = symbolic.ndim_of(value)
+        while v_ndim > per_item + 1 and isinstance(value.atom, Var) and \
+                dims_of(value.atom)[0] == 1:  # a leading axis of length 1, as NumPy drops it
+            value = symbolic.NUMPY[np.squeeze](value, 0)  # (x[idx] = v of shape (1, n))
+            v_ndim -= 1
         if v_ndim > per_item + 1:
             raise ShapeError(f"the value has rank {v_ndim}; the entries indexed have rank "
                              f"{per_item + 1}", self.loc(node))
