@@ -128,6 +128,8 @@ class Statements(Writes):
                 Ellipsis), ctx=ast.Store()), call)
             self.assign(target, value)
             return
+        if isinstance(call, ast.Call) and self.ufunc_at(call):  # np.add.at(a, idx, v)
+            return
         if isinstance(call, ast.Call) and (self.is_print(call.func) or self.is_warn(call.func)):
             self.check_print_arguments(call)
             # print(...) and warnings.warn(...) have no effect on a value: left out, their

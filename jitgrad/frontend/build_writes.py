@@ -20,6 +20,7 @@ from jitgrad.core.ir import (
     dims_of,
 )
 from jitgrad.frontend.build_index import expand_ellipsis
+from jitgrad.frontend.build_values import is_user_object
 from jitgrad.lang import complex_pairs, symbolic
 from jitgrad.lang.size_tokens import result_dims
 from jitgrad.lang.symbolic import Sym
@@ -38,9 +39,29 @@ class Writes:
         elif (isinstance(array, Sym) and isinstance(array.atom, Var)
               and array.atom in self.gb.view_of):  # `x[1:][0] = v`, `A.T[0] = v`
             self.write(ast.unparse(target.value), target, array, index, value)
+        elif isinstance(target.value, ast.Attribute):  # self.b[i] = v
+            self.write_attribute_item(target, array, index, value)
         else:
             raise UnsupportedError("item assignment must name the array (`y[i] = ...`) or a "
                                    "view of it (`y[1:][i] = ...`)", self.loc(target))
+
+    def write_attribute_item(self, target, array, index, value) -> None:
+        """``obj.attr[index] = value``: written into the array the attribute holds, which
+        the attribute then holds (`set_attribute`: an object made inside the function); an
+        array NumPy made while building becomes one of the graph first
+        (`own_array_attribute`). Every name for the array sees the write, as for ``y[i]``."""
+        holder = target.value
+        obj = self.expr(holder.value)
+        if is_user_object(obj) and isinstance(vars(obj).get(holder.attr), np.ndarray):
+            array = self.own_array_attribute(obj, holder.attr, holder)
+        slot = "".join(c if c.isalnum() else "_" for c in ast.unparse(holder))
+        self.env[slot] = array
+        try:
+            self.write(slot, target, array, index, value)
+            written = self.env[slot]
+        finally:
+            del self.env[slot]
+        self.set_attribute(holder, written)
 
     def write(self, name, node, array, index, value) -> None:
         """``name[index] = value``, in place: a new version of the same storage (through a
@@ -190,6 +211,56 @@ class Writes:
         self.build_written(text, node, {"JGR": "rows", "JGC": "cols", "JGV": "values",
                                         "JGI": "i", "JGJ": "j"},
                            {"JGR": rows, "JGC": cols, "JGV": value})
+
+    def ufunc_at(self, call) -> bool:
+        """``np.add.at(a, idx, v)`` and ``np.subtract.at`` (a statement): ``a[idx[k]] += v[k]``
+        for each k, in a loop of in-place writes into the array the name ``a`` holds (a
+        repeated index adds up, as np.add.at does); ``idx`` an integer vector, or a tuple of
+        them, one per leading axis; ``v`` one entry per index, or one for all. False when the
+        call is not one of these (it is built, and refused, as an expression)."""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "at"
+                and isinstance(func.value, ast.Attribute)
+                and func.value.attr in ("add", "subtract") and len(call.args) == 3
+                and not call.keywords and isinstance(call.args[0], ast.Name)):
+            return False
+        ufunc = self.expr(func.value)
+        if ufunc not in (np.add, np.subtract):
+            return False
+        name = call.args[0].id
+        array = self.lookup(name, call.args[0])
+        index = self.expr(call.args[1])
+        value = self.expr(call.args[2])
+        if not isinstance(array, Sym) or array.ndim == 0:
+            raise UnsupportedError(f"np.{ufunc.__name__}.at into something that is not an "
+                                   "array", self.loc(call))
+        columns = list(index) if isinstance(index, tuple) else [index]
+        columns = [symbolic.NUMPY[np.asarray](c) if isinstance(c, list) else c for c in columns]
+        columns = [c if isinstance(c, Sym) else self.constant_array(
+            "index", np.asarray(c, dtype=np.int64), call) for c in columns]
+        if len(columns) > array.ndim or any(c.ndim != 1 or c.type.kind != "i"
+                                            for c in columns):
+            raise refused(f"np.{ufunc.__name__}.at with an index other than an integer vector "
+                          "or a tuple of them", "ufunc.at", self.loc(call))
+        per_item = array.ndim - len(columns)
+        v_ndim = symbolic.ndim_of(value)
+        if v_ndim > per_item + 1:
+            raise ShapeError(f"the value has rank {v_ndim}; the entries indexed have rank "
+                             f"{per_item + 1}", self.loc(call))
+        each = "JGV[JGK]" if v_ndim == per_item + 1 else "JGV"
+        at = ", ".join(f"JGP{j}[JGK]" for j in range(len(columns)))
+        op = "+=" if ufunc is np.add else "-="
+        text = "".join(f"if JGP{j}.shape[0] != JGP0.shape[0]:\n    raise ValueError("
+                       "'shape mismatch: the index arrays differ in length')\n"
+                       for j in range(1, len(columns)))
+        if v_ndim == per_item + 1:
+            text += ("if JGV.shape[0] != JGP0.shape[0]:\n    raise ValueError('shape "
+                     "mismatch: the values do not match the entries indexed')\n")
+        text += f"for JGK in range(JGP0.shape[0]):\n    {name}[{at}] {op} {each}\n"
+        self.build_written(text, call, {"JGV": "values", "JGK": "k"} | {
+            f"JGP{j}": f"index{j}" for j in range(len(columns))}, {"JGV": value} | {
+            f"JGP{j}": c for j, c in enumerate(columns)})
+        return True
 
     def write_strided(self, node, view, index, value) -> None:
         """A write through ``view = as_strided(x, shape, strides)`` (`numpy_sorting.as_strided`):
