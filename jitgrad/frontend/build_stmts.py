@@ -33,6 +33,7 @@ from jitgrad.frontend.build_ast import (
     RETURNED,
     RETVAL,
     UNROLLED,
+    BuildIterator,
     LocalFunction,
     RunTimeText,
     Undefined,
@@ -437,6 +438,18 @@ class Statements(Writes):
         else:
             raise UnsupportedError("augmented assignment to this target", self.loc(stmt.target))
 
+    def iterated_object(self, obj, node) -> tuple:
+        """The items of the user's object ``obj`` as its class's ``__iter__`` gives them
+        (``return iter((self.mu, self.sigma))``, or a generator), built as a call of it: a
+        tuple of a length known while building, or the refusal."""
+        items = self.call(obj.__iter__, (), {}, node)
+        if isinstance(items, BuildIterator) and not items.used_up:  # iter((a, b))
+            items = items.seq[items.taken:]
+        if isinstance(items, (tuple, list)):
+            return tuple(items)
+        raise UnsupportedError(f"unpacking a {type(obj).__name__}: its __iter__ gives "
+                               "items whose number is known at run time only", self.loc(node))
+
     def augment_attribute(self, stmt, op, current) -> None:
         """``obj.attr += v`` where the attribute is an array: NumPy updates it in place, so
         every holder of the array sees the new values. An array of the graph is written as
@@ -530,6 +543,8 @@ class Statements(Writes):
                 value = self.unpack_rows(value, value.shape[0], target)
             if isinstance(value, dict):
                 value = tuple(value)
+            if is_user_object(value) and callable(getattr(type(value), "__iter__", None)):
+                value = self.iterated_object(value, target)  # mu, sigma = rating
             n = len(target.elts) - len(star)
             if not isinstance(value, (tuple, list)) or len(star) > 1 or (
                     len(value) != n if not star else len(value) < n):
