@@ -184,6 +184,9 @@ class Values:
                 raise UnsupportedError(f"making a {fn.__name__} from run-time values: "
                                        f"{e.message}", self.loc(node)) from None
             except Exception as e:  # noqa: BLE001 - its __init__ on run-time values
+                made = self.build_instance(fn, args, kwargs, node)  # (p[i, t[0]] of a
+                if made is not NotImplemented:  # run-time p: its __init__ built, as above)
+                    return made
                 raise UnsupportedError(f"making a {fn.__name__} while building the gradient "
                                        f"failed ({type(e).__name__}: {e}): its __init__ runs "
                                        "on the values passed, and may store them or compute "

@@ -102,7 +102,7 @@ class Writes:
             if not isinstance(part, Sym) or part.ndim == 0:
                 raise UnsupportedError("item assignment to something that is not an array",
                                        self.loc(node))
-            if part.atom.root in self.gb.constant_arrays:  # (a copy: the graph's own array)
+            if self.part_shared(part, array):  # (a copy: this complex array's own part)
                 part = symbolic.NUMPY[np.copy](part)
             slot = "".join(c if c.isalnum() else "_" for c in name) + (  # (a name the
                 "__real", "__imag")[k]  # loop of a scatter can write into)
@@ -112,7 +112,37 @@ class Writes:
                 parts.append(self.env[slot])
             finally:
                 del self.env[slot]
-        self.env[name] = complex_pairs.Complex(*parts)
+        if any(v is array for o, _ in self.made_objects.values()
+               for v in (vars(o).values() if hasattr(o, "__dict__") else ())):
+            raise UnsupportedError(f"writing into the complex array `{name}`, which an "
+                                   "object's attribute holds too (NumPy changes it for both): "
+                                   "write `z = z.copy()` first, or into the attribute itself",
+                                   self.loc(node))
+        written = complex_pairs.Complex(*parts)
+        for alias, v in list(self.env.items()):  # every name for it sees the write
+            if v is array:
+                self.env[alias] = written
+        self.env[name] = written
+
+    def part_shared(self, part, array) -> bool:
+        """Whether the part of the complex ``array`` may be memory something else holds:
+        complex arithmetic keeps a real array as a part (``x + 0j`` has the part ``x``), which
+        NumPy's new complex array does not share, so the write goes into a copy."""
+        gb = self.gb
+        if not isinstance(part.atom, Var) or part.atom.root in gb.constant_arrays or \
+                part.atom in gb.views:
+            return True
+        cls = gb._find(part.atom)
+        if any(p.type.ndim and gb._find(p) is cls for p in gb.param_vars):
+            return True
+        for v in self.env.values():
+            if v is array:
+                continue
+            held = (v.re, v.im) if isinstance(v, complex_pairs.Complex) else (v,)
+            if any(isinstance(q, Sym) and isinstance(q.atom, Var) and gb._find(q.atom) is cls
+                   for q in held):
+                return True
+        return False
 
     def write_version(self, name, node, old, spec, idx, value) -> Sym:
         """The new version of ``old`` (an array, not a view) with ``value`` written at the
