@@ -200,11 +200,16 @@ def add_at_floats(x):
     return np.sum(out * x[0])
 
 
+class Rows:
+    def __init__(self, values):
+        self.values = values
+
+    def __iter__(self):
+        return iter(self.values)
+
+
 def unpack_run_time_iter(x):
-    class Rows:
-        def __iter__(self):
-            return iter(x)
-    a, b = Rows()
+    a, b = Rows(x)
     return a + b
 
 
@@ -212,8 +217,17 @@ def unpack_run_time_iter(x):
     (require_owndata, "requirements='O'"),
     (ix_of_three, "np.ix_ of other than two vectors"),
     (add_at_floats, "np.add.at with an index other than an integer vector"),
-    (unpack_run_time_iter, "its __iter__ gives items"),
 ])
 def test_refusals(fn, message):
     with pytest.raises(UnsupportedError, match=message):
         jitgrad.grad(fn).source(X)
+
+
+def test_unpacking_an_object_that_iterates_an_array():
+    """``a, b = Rows(x)`` whose ``__iter__`` is ``iter(self.values)``: the array's rows, their
+    number checked at run time as Python checks it."""
+    x = np.array([2.0, 3.0])
+    g = jitgrad.grad(lambda x: unpack_run_time_iter(x) * x[0])(x)
+    np.testing.assert_allclose(g, [2 * x[0] + x[1], x[0]], rtol=1e-12)
+    with pytest.raises(jitgrad.JitgradError, match="cannot unpack"):
+        jitgrad.grad(lambda x: unpack_run_time_iter(x) * x[0])(X)

@@ -440,11 +440,14 @@ class Statements(Writes):
 
     def iterated_object(self, obj, node) -> tuple:
         """The items of the user's object ``obj`` as its class's ``__iter__`` gives them
-        (``return iter((self.mu, self.sigma))``, or a generator), built as a call of it: a
-        tuple of a length known while building, or the refusal."""
+        (``return iter((self.mu, self.sigma))``), built as a call of it: a tuple of a length
+        known while building, an array (unpacked as its rows), or the refusal."""
         items = self.call(obj.__iter__, (), {}, node)
         if isinstance(items, BuildIterator) and not items.used_up:  # iter((a, b))
-            items = items.seq[items.taken:]
+            if isinstance(items.seq, Sym) and items.taken == 0:
+                return items.seq  # iter(self.values) of an array: its rows
+            if isinstance(items.seq, (tuple, list)):
+                items = items.seq[items.taken:]
         if isinstance(items, (tuple, list)):
             return tuple(items)
         raise UnsupportedError(f"unpacking a {type(obj).__name__}: its __iter__ gives "
@@ -537,14 +540,14 @@ class Statements(Writes):
             self.env[target.id] = self.named(value, target.id)
         elif isinstance(target, (ast.Tuple, ast.List)):
             star = [k for k, t in enumerate(target.elts) if isinstance(t, ast.Starred)]
+            if is_user_object(value) and callable(getattr(type(value), "__iter__", None)):
+                value = self.iterated_object(value, target)  # mu, sigma = rating
             if isinstance(value, Sym) and not star:
                 value = self.unpack_rows(value, len(target.elts), target)
             elif isinstance(value, Sym) and value.ndim and isinstance(value.shape[0], int):
                 value = self.unpack_rows(value, value.shape[0], target)
             if isinstance(value, dict):
                 value = tuple(value)
-            if is_user_object(value) and callable(getattr(type(value), "__iter__", None)):
-                value = self.iterated_object(value, target)  # mu, sigma = rating
             n = len(target.elts) - len(star)
             if not isinstance(value, (tuple, list)) or len(star) > 1 or (
                     len(value) != n if not star else len(value) < n):
