@@ -231,9 +231,10 @@ class Writes:
             raise ShapeError(f"the value has rank {v_ndim}; the block indexed has rank 2",
                              self.loc(node))
         each = ("JGV", "JGV[JGJ]", "JGV[JGI, JGJ]")[v_ndim]
-        checks = "" if v_ndim < 2 else (
-            "if JGV.shape[0] != JGR.shape[0]:\n    raise ValueError('shape mismatch: the "
-            "values do not match the block indexed')\n")
+        sizes = ((), ("JGV.shape[0] != JGC.shape[0]",),  # (no broadcasting of a row or a
+                 ("JGV.shape[0] != JGR.shape[0]", "JGV.shape[1] != JGC.shape[0]"))[v_ndim]
+        checks = "".join(f"if {c}:\n    raise ValueError('shape mismatch: the values do not "
+                         "match the block indexed')\n" for c in sizes)  # column: raised)
         text = (checks + "for JGI in range(JGR.shape[0]):\n"
                 "    for JGJ in range(JGC.shape[0]):\n"
                 f"        {name}[JGR[JGI], JGC[JGJ]] = {each}\n")
