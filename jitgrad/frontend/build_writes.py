@@ -1,5 +1,6 @@
-"""Building writes into arrays: ``x[i] = v``, ``x[mask, 0] = v``, writes through views and
-strided views, and the versions they make.
+"""Building writes into arrays: ``x[i] = v``, ``x[mask, 0] = v``, ``K[np.ix_(r, c)] += ke``,
+``np.add.at(a, idx, v)``, writes through views and strided views, into an array attribute
+(``self.b[i] = v``) and into a complex array (each part), and the versions they make.
 
 Part of `build.Builder` (a mixin, through `build_stmts.Statements`). Guarantees: every write
 into an array makes a new version that every name for its buffer then means (the memory model:

@@ -2,7 +2,8 @@
 (``np.nonzero``, ``argwhere``, ``flatnonzero``, ``np.where`` of one argument, ``extract``), where
 values fall (``searchsorted``, ``digitize``, ``histogram``), counts (``bincount``, ``unique``),
 membership and equality (``isin``, ``array_equal``, ``array_equiv``), the indices of a
-triangle (``tril_indices``, ``triu_indices``), the set operations of vectors (``union1d``,
+triangle (``tril_indices``, ``triu_indices``), the open mesh of ``np.ix_`` (an index the
+frontend reads as a matrix's block), the set operations of vectors (``union1d``,
 ``intersect1d``, ``setdiff1d``, ``setxor1d``), ``argpartition`` and ``partition``.
 
 Each is written with the primitives (`prims.indexing`'s ``index_positions`` finds the true
