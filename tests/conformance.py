@@ -1606,6 +1606,20 @@ block(PY, "Forms from held-out real code (tests on sizes, grown arrays)", [
       "Numba's)", F.py_vstack_matrix_and_vector, A(V)),
 ])
 
+block(NN, "Forms from held-out real code (batch 6)", [
+    r("np.add.at / np.subtract.at with an index vector or a tuple of them",
+      F.np_add_at_rows_and_pairs, A(V)),
+    r("K[np.ix_(dofs, dofs)] += ke and K[np.ix_(free, free)]", F.np_ix_block_read_and_add,
+      A(V)),
+    r("np.diag of a list holding values", F.np_diag_of_a_list_of_values, A(V)),
+])
+block(PY, "Forms from held-out real code (batch 6)", [
+    r("a complex array allocated, written in place in a loop and through x + 0j",
+      F.py_complex_array_written, A(V)),
+    r("obj.attr[i] = v; a, b = obj through its class's __iter__",
+      F.py_object_attribute_item_and_iter, A(V)),
+])
+
 ROWS: list[Row] = list(_ROWS)
 
 _ids = [row.id for row in ROWS]

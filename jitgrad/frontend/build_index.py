@@ -18,7 +18,7 @@ from jitgrad.core.ir import Var
 from jitgrad.frontend import autograd_names
 from jitgrad.frontend.build_values import is_user_object
 from jitgrad.frontend.desugar import int_literal
-from jitgrad.lang import complex_pairs, numpy_api, numpy_shape, symbolic
+from jitgrad.lang import complex_pairs, numpy_api, numpy_positions, numpy_shape, symbolic
 from jitgrad.lang.symbolic import Sym
 from jitgrad.prims import primitives
 
@@ -61,6 +61,16 @@ class Indexing:
                 # x[3, 2:, [1, 3]]: a list or tuple beside other items is an index array in
                 # NumPy (not more items of the index)
                 v = self.constant_array("index", np.array(v, dtype=np.int64), item)
+            if isinstance(v, numpy_positions.OuterIndex):  # K[np.ix_(rows, cols)]
+                if len(items) != 1:
+                    raise UnsupportedError("np.ix_ beside other index items (index with it "
+                                           "alone: `K[np.ix_(rows, cols)]`)", self.loc(item))
+                return ("o",), [self.index_vector(u, item) for u in v.vectors]
+            if (isinstance(v, tuple) and len(items) > 1 and len(v) == 1
+                    and isinstance(v[0], Sym) and v[0].ndim == 1 and v[0].type.kind == "i"):
+                # b[i, 1] with i = np.nonzero(m): NumPy reads the tuple (idx,) beside other
+                # items as the index array of shape (1, n) it makes
+                v = symbolic.NUMPY[np.expand_dims](v[0], 0)
             if v is None or isinstance(v, slice):  # s = slice(1, n); x[s]
                 self.known_index_item(v, item, spec, atoms)
                 continue
@@ -129,6 +139,20 @@ class Indexing:
             return ("x", axis, tuple(spec), front), atoms + [gathered[1]]
         return tuple(spec), atoms
 
+    def index_vector(self, v, node):
+        """An integer vector of an index as a value of the graph (a constant if known)."""
+        return v if isinstance(v, Sym) else self.constant_array(
+            "index", np.asarray(v, dtype=np.int64), node)
+
+    def outer_block(self, array, index, node):
+        """``K[np.ix_(rows, cols)]``: the block of the matrix at those rows and columns, the
+        rows gathered, then the columns of those (each gather's adjoint adds up repeats)."""
+        if not isinstance(array, Sym) or array.ndim != 2:
+            raise UnsupportedError("np.ix_ of two vectors indexes a matrix", self.loc(node))
+        rows, cols = index[1]
+        taken = self.getitem(array, (("a",), [rows]), node)
+        return self.gather_along(taken, (("x", 1, (":", ":"), False), [cols]), node)
+
     def known_index_item(self, v, node, spec, atoms) -> None:
         """One item of an index held in a value (``s = slice(1, n)``, an entry of a tuple
         ``idx = (slice(None), 1)``): None, a slice, an ellipsis or an integer."""
@@ -145,6 +169,11 @@ class Indexing:
             flags = [p is not None for p in parts]
             spec.append(":" if not any(flags) else ("s", *flags))
         else:
+            if isinstance(v, Sym) and v.ndim:  # b[i, 1] with i = np.nonzero(m): NumPy reads
+                raise UnsupportedError(   # the tuple (idx,) as an index array of shape (1, n)
+                    "an index holding a tuple of index arrays beside other items (`b[i, 1]` "
+                    "with `i = np.nonzero(m)`, which NumPy reads as an index array of shape "
+                    "(1, n)); index with the array itself: `b[i[0], 1]`", self.loc(node))
             self.check_int(v, node)
             spec.append("i")
             atoms.append(v)
@@ -344,6 +373,8 @@ class Indexing:
             return complex_pairs.pair(
                 *(self.getitem(part, index, node) if symbolic.ndim_of(part) else part
                   for part in (array.re, array.im)))
+        if index[0] == ("o",):
+            return self.outer_block(array, index, node)
         if index[0] and index[0][0] == "x":
             return self.gather_along(array, index, node)
         if index[0] and index[0][0] == "q":
