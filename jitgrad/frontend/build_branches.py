@@ -456,9 +456,10 @@ class Branches:
 
 def _reads_shape(fn_node, name, if_node) -> bool:
     """Whether a read of ``name`` after ``if_node`` in ``fn_node`` (or anywhere in a loop
-    around it) may tell a number from an array of one entry: an attribute of it (``.shape``,
-    ``.ndim``), an index into it, or it passed to ``len``, ``np.shape``, ``np.ndim``,
-    ``isinstance``, ``type`` or to a function other than NumPy's and math's."""
+    around it) may tell a number from an array of one entry: any read but an operand of
+    arithmetic or a comparison, or an argument of NumPy's or math's functions other than those
+    that read a shape (`_SHAPE_READERS`): an attribute (``.shape``), an index, ``len``, a
+    return, another name bound to it, a function of the user's."""
     parents = {id(c): p for p in ast.walk(fn_node) for c in ast.iter_child_nodes(p)}
     loops, up = [], parents.get(id(if_node))
     while up is not None:
@@ -474,24 +475,23 @@ def _reads_shape(fn_node, name, if_node) -> bool:
         if id(node) not in again and (node.lineno, node.col_offset) < end:
             continue  # (read before the `if` ends)
         parent = parents.get(id(node))
-        if isinstance(parent, ast.Attribute) or (isinstance(parent, ast.Subscript)
-                                                 and parent.value is node):
-            return True
+        if isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.Compare)):
+            continue
         if isinstance(parent, ast.Call) and node in parent.args:
             f = parent.func
-            called = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
             module = f.value.id if isinstance(f, ast.Attribute) and isinstance(
                 f.value, ast.Name) else None
-            if called in _SHAPE_READERS or module not in _ARRAY_MODULES:
-                return True
+            if module in _ARRAY_MODULES and f.attr not in _SHAPE_READERS:
+                continue
+        return True
     return False
 
 
 # functions that read a value's shape or kind; modules whose functions broadcast their inputs
-_SHAPE_READERS = {"len", "shape", "ndim", "size", "isinstance", "type", "atleast_1d",
-                  "atleast_2d", "squeeze", "ravel", "reshape", "flatten", "concatenate",
-                  "stack", "hstack", "vstack", "append", "outer", "dot", "matmul", "diag"}
-_ARRAY_MODULES = {"np", "numpy", "math", "jnp", "anp"}
+_SHAPE_READERS = {"shape", "ndim", "size", "atleast_1d", "atleast_2d", "squeeze", "ravel",
+                  "reshape", "concatenate", "stack", "hstack", "vstack", "append", "outer",
+                  "dot", "matmul", "diag", "asarray", "array", "copy", "transpose"}
+_ARRAY_MODULES = {"np", "numpy", "math"}
 
 
 def _like(tup: tuple, items: list) -> tuple:
