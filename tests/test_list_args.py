@@ -313,6 +313,27 @@ def test_refused(fn, error, match):
         jitgrad.grad(fn)(*args)
 
 
+def _smallest_twice(values):
+    return sorted(values)[0] * 2.0  # noqa: FURB192 (the form: sorted of the list)
+
+
+def list_to_sorter(x):
+    return _smallest_twice([v * v for v in x])
+
+
+def array_to_sorter(x):
+    return _smallest_twice(x)
+
+
+def test_a_helper_given_a_list_then_an_array():
+    """How a helper reads a list given to it holds for that call only: given an array after
+    (Python's sorted of an array is a list of numbers), it is read as before, refused."""
+    np.testing.assert_allclose(jitgrad.grad(list_to_sorter)(X3),
+                               [0.0, 0.0, 4.0 * X3[2]], atol=1e-12)
+    with pytest.raises(UnsupportedError, match=r"sorted\(\) of an array"):
+        jitgrad.grad(array_to_sorter)(X3)
+
+
 if __name__ == "__main__":
     import jax
 

@@ -37,7 +37,7 @@ from jitgrad.frontend.build_builtins import BUILTINS, BY_NAME
 from jitgrad.frontend.build_containers import HEAPQ, BuildMethod
 from jitgrad.frontend.build_values import PURE_STDLIB
 from jitgrad.frontend.desugar import hashable
-from jitgrad.frontend.list_reads import list_parameters, returned_list
+from jitgrad.frontend.list_reads import LIST_INTRINSICS, list_parameters, returned_list
 from jitgrad.frontend.parse import FunctionSource, signature_of, unwrap
 from jitgrad.frontend.recursion import linear_recursion, loop_form
 from jitgrad.lang import (
@@ -76,6 +76,11 @@ class Calls:
     """`build.Builder`'s calls (see the module)."""
 
     def expr_Call(self, node):
+        read_by = getattr(self, "lists_read_by", {}).get(id(node))
+        if read_by is not None:  # `ks.index(v)` of a list given to this call as one
+            fn, arg_nodes = read_by  # (`list_reads.ListReads.read_by`)
+            return self.call(LIST_INTRINSICS[fn], self.items(arg_nodes, self.argument),
+                             {k.arg: self.argument(k.value) for k in node.keywords}, node)
         fn = self.expr(node.func)
         if fn is builtins.print:
             raise UnsupportedError(f"print(...) as a value is not supported; {instead('print')}",
@@ -465,8 +470,8 @@ class Calls:
         if not names:
             return
         self.lists_taken.add(id(node))
-        returned, callee.lists_passed = list_parameters(src.fn, src.node, names, src.qualname,
-                                                        src.loc)
+        returned, callee.lists_passed, callee.lists_read_by = list_parameters(
+            src.fn, src.node, names, src.qualname, src.loc)
         if returned:
             callee.returns_list = returned
 

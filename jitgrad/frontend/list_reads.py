@@ -97,6 +97,7 @@ class ListReads:
         self.parents: dict = {}
         self.root = fn_node
         self.passed = None  # (`passes_list`)
+        self.rewritten: dict = {}  # (`read_by`)
 
     def passes_list(self, call: ast.Call, key, node) -> None:
         """Record that ``call``'s argument ``key`` (a position or a keyword) is a list that is
@@ -169,9 +170,7 @@ class ListReads:
             call = self.parents.get(id(parent))
             if parent.attr in LIST_METHODS and isinstance(call, ast.Call) and call.func is parent \
                     and len(call.args) == 1 and not call.keywords:
-                call.func = locate_as(name_node(LIST_METHODS[parent.attr]), parent)
-                call.args = [node, *call.args]
-                self.parents[id(node)] = call
+                self.read_by(call, LIST_METHODS[parent.attr], [node, *call.args])
                 return None
             return f"used with .{parent.attr}"
         if isinstance(parent, ast.keyword) and parent.arg is not None:
@@ -202,7 +201,7 @@ class ListReads:
             return None
         if isinstance(parent, ast.Call) and node in parent.args:
             if self.is_sorted(parent):  # sorted(out): the list of its items in order
-                parent.func = locate_as(name_node("%sorted"), parent.func)
+                self.read_by(parent, "%sorted", parent.args)
                 return self.sorted_uses(parent)
             if self.reads_as_array(parent):
                 return None
@@ -225,6 +224,20 @@ class ListReads:
         if isinstance(parent, ast.Compare):
             return "compared"
         return f"used in `{ast.unparse(parent)}`" if parent is not None else "used here"
+
+    def read_by(self, call: ast.Call, intrinsic: str, args: list) -> None:
+        """``call`` (``out.index(v)``, ``sorted(out)``) made a call of ``intrinsic`` with
+        ``args`` (its keywords kept): rewritten in place for a list made in the function (it is
+        one on every call); for one given to it (``passed`` is not None: a list in this call
+        only), noted in ``rewritten`` (call id -> (intrinsic, args)), which the builder reads
+        for this call of the function only (`build_calls`)."""
+        if self.passed is not None:
+            self.rewritten[id(call)] = (intrinsic, list(args))
+            return
+        call.func = locate_as(name_node(intrinsic), call.func)
+        call.args = list(args)
+        for a in args:
+            self.parents[id(a)] = call
 
     def is_sorted(self, call: ast.Call) -> bool:
         f = call.func
@@ -341,7 +354,8 @@ def list_parameters(fn, fn_node, names, callee: str, where):
     gave lists that are arrays of their items: each must be one an array of its items gives
     the same meaning to (`_Lists.misuse`: a call passing it on is marked, the builder checks
     that callee in turn), else refused, naming it. Returns what the function returns of them
-    (as `returned_list`) and the calls that pass them on (call id -> argument -> name)."""
+    (as `returned_list`), the calls that pass them on (call id -> argument -> name) and the
+    calls that read them through an intrinsic (`ListReads.read_by`)."""
     lists = ListReads(fn, fn_node, None, where)
     lists.parents = {id(c): p for p in ast.walk(fn_node) for c in ast.iter_child_nodes(p)}
     lists.passed = {}
@@ -364,4 +378,4 @@ def list_parameters(fn, fn_node, names, callee: str, where):
                         f"the list `{name}` (given to {callee} as a list its caller built, an "
                         f"array of its items in the gradient) {what} is not supported; "
                         f"{instead('list')}", where(node))
-    return returned, lists.passed
+    return returned, lists.passed, lists.rewritten
