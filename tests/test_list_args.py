@@ -3,7 +3,7 @@
 
 * a list built in the function (a list comprehension, ``a.tolist()`` of a vector or of a
   matrix) passed to a helper that reads it as a list: ``min``, ``max``, ``ks.index(v)``,
-  ``len``, ``zip``, ``sum``, ``sorted``, ``in``, ``rows[i][j]``; passed on through
+  ``ks.count(v)``, ``len``, ``zip``, ``sum``, ``sorted``, ``in``, ``rows[i][j]``; passed on through
   ``brentq(f, a, b, args=(zs, ks))`` to the function solved; returned again inside a tuple
   (``v, xs, ys = split(...)``); ``cmps = range(len(xs))`` held in a name and looped over;
 * a number on one side of a run-time ``if`` and an array of one entry on the other
@@ -47,7 +47,7 @@ def _limits(ks, zs):
         total += w * k
     first = sorted(ks)[0]  # noqa: FURB192 (the form: sorted of the list)
     bonus = 1.0 if kmax in ks else 0.0
-    return total + z * kmin + len(ks) * first + sum(ks) + bonus
+    return total + z * kmin + len(ks) * first + sum(ks) + bonus * ks.count(kmax)
 
 
 def listcomp_to_helper(x):
