@@ -5271,3 +5271,57 @@ def py_object_attribute_item_and_iter(x):
     m.b[0, 1] = x[3] ** 2
     mu, sigma = _Rating(x[0], x[1] * x[2])
     return np.sum(m.b ** 2) + mu * sigma
+
+
+def _read_as_a_list(ks, ws):
+    top = ks.index(max(ks))
+    total = 0.0
+    for k, w in zip(ks, ws):
+        total += k * w
+    return total + ws[top] * min(ks) + sorted(ks)[1] * len(ks) + sum(ks)
+
+
+def py_list_comprehension_to_a_helper(x):
+    return _read_as_a_list([np.exp(v) for v in x], [0.4, 0.3, 0.2, 0.1])
+
+
+def py_tolist_to_a_helper(x):
+    return _read_as_a_list(x.tolist(), (x * 0.5).tolist())
+
+
+def _gap(v, zs, ks):
+    return sum(z * (k - v) for z, k in zip(zs, ks))
+
+
+def py_list_through_a_solvers_args(x):
+    ks = [np.exp(v) for v in x]
+    v = scipy.optimize.brentq(_gap, -10.0, 10.0, args=(x.tolist(), ks))
+    return v * np.sum(x)
+
+
+def _triangle(xs, rows):
+    idx = range(len(xs))
+    total = 0.0
+    for i in idx:
+        for j in idx:
+            total += xs[i] * rows[i][j] * xs[j]
+    return total
+
+
+def py_range_held_in_a_name(x):
+    return _triangle(x.tolist(), np.outer(x, x).tolist())
+
+
+def py_number_or_one_entry_array_across_if(x, t):
+    if t > 0.0:
+        c = np.apply_over_axes(np.mean, x, 0)
+    else:
+        c = 0.25
+    return np.sum((x - c) ** 2 * x)
+
+
+def py_bool_argument_array_or_none(x, flag):
+    w = x[::-1] * 2.0 if flag else None
+    if flag:
+        return np.sum(w * x)
+    return np.sum(x ** 2)

@@ -491,18 +491,22 @@ class Statements(Writes):
         listed = getattr(stmt, "jitgrad_returns_list", None)  # a list built by appending
         if listed is not None:
             self.return_list(listed, stmt)
+        for at, listed in getattr(stmt, "jitgrad_returns_lists", {}).items():
+            self.return_list(listed, stmt, at)  # (an item of the tuple returned)
         self.env[RETVAL] = value
         self.env[RETURNED] = True
 
-    def return_list(self, name, node):
-        """Returning the list ``name`` built by appending (the array of its items): to a
-        caller, which reads it as this function would (`desugar_lists.returned_list`); from
-        the function differentiated, refused (its value would be an array, not a list)."""
+    def return_list(self, name, node, at=None):
+        """Returning the list ``name`` built by appending (the array of its items; ``at``:
+        its position in the tuple returned): to a caller, which reads it as this function
+        would (`desugar_lists.returned_list`); from the function differentiated, refused (its
+        value would be an array, not a list)."""
         if self.caller is None:
             raise UnsupportedError(f"the list `{name}` returned (the list is an array in the "
                                    f"gradient) is not supported; {instead('list')}",
                                    self.loc(node))
-        self.returns_list = True
+        held = getattr(self, "returns_list", None)
+        self.returns_list = True if at is None or held is True else {*(held or ()), at}
 
     def stmt_Break(self, stmt):
         self.env[BREAK] = True

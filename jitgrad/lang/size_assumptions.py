@@ -36,6 +36,8 @@ class SizeAssumptions:
             shape = getattr(a, "shape", None)
             if isinstance(shape, tuple) and len(shape) == p.type.ndim:
                 self.example_sizes.update(zip(p.dims, shape))
+            if p.type.kind == "b" and not p.type.ndim and isinstance(a, (bool, np.bool_)):
+                self.example_flags[p] = bool(a)  # (a bool argument: `decide_flag`)
 
     def size_class(self, token):
         while token in self.same:
@@ -166,7 +168,8 @@ class SizeAssumptions:
         if flags.effects or flags.raises or flags.checks_sizes or flags.allocates or \
                 flags.tape or not any(isinstance(a, Var) for a in ins):
             return
-        if all(isinstance(a, Const) or a in self.size_values for a in ins):
+        if all(isinstance(a, Const) or a in self.size_values or a in self.example_flags
+               for a in ins):
             self.size_values[out] = (prim, tuple(ins), dict(params))
 
     @property
@@ -182,6 +185,8 @@ class SizeAssumptions:
         arguments' sizes alone (`note_size_value`) and they are known; else None."""
         if isinstance(atom, Const):
             return atom.value
+        if atom in self.example_flags:
+            return self.example_flags[atom]
         made = self.size_values.get(atom)
         if made is None:
             return None
@@ -210,6 +215,19 @@ class SizeAssumptions:
         self.decided.append((test, bool(value), self.loc))
         return bool(value)
 
+    def decide_flag(self, test) -> bool | None:
+        """The value of the scalar ``test`` in the example call, when it is computed from the
+        call's bool arguments (and sizes) alone and reads at least one of them (``if
+        calc_second_order:``, ``x if flag else None``): decided as a test on sizes is
+        (`decide`), so that each value of the argument gets code of its own, as JAX's
+        ``static_argnums`` would; None otherwise."""
+        def reads_flag(atom) -> bool:
+            if atom in self.example_flags:
+                return True
+            made = self.size_values.get(atom)
+            return made is not None and any(reads_flag(a) for a in made[1])
+        return self.decide(test) if reads_flag(test) else None
+
     def size_checks(self) -> list[Eqn]:
         """The forward pass's first statements: one ``same_size`` per assumption, then the
         tests decided from the example call's sizes (`decide`), computed again from the
@@ -234,8 +252,8 @@ class SizeAssumptions:
         again: dict = {}
 
         def computed(atom, loc):  # ``atom`` computed again from the arguments' sizes
-            if isinstance(atom, Const):
-                return atom
+            if isinstance(atom, Const) or atom in self.example_flags:
+                return atom  # (a bool argument: read as it is)
             if atom not in again:
                 prim, ins, params = self.size_values[atom]
                 if prim == "shape_dim":

@@ -68,6 +68,8 @@ class GraphBuilder(SizeAssumptions):
         self.param_axes: dict = {}  # size token of a parameter's axis -> (parameter, axis)
         # The example call's sizes of the parameters' axes (`set_example`): token -> size
         self.example_sizes: dict = {}
+        # The example call's values of its bool arguments (`set_example`): parameter -> value
+        self.example_flags: dict = {}
         # Arrays that may share memory (views, in-place versions, a loop's carried array and
         # its initial value) form one class. Each array value is stamped with its class's count
         # of in-place writes when it is made: a value read after a later write to its class
