@@ -3,6 +3,7 @@ same size and checked on entry; a call where NumPy would broadcast a size 1 inst
 general code for its signature. Either way the gradient is NumPy's, never a stale shape."""
 
 import os
+import re
 
 import numpy as np
 import pytest
@@ -231,3 +232,29 @@ def test_slices_from_the_start_carried_arrays_and_joins_have_known_sizes():
 def two_columns(pos):
     x, y = pos[:, 0:1], pos[:, 1:2]
     return np.sum((x.T - x) ** 2) + np.sum(y * y) * np.sum(x)
+
+
+def staggered(u, w):
+    """vadv's pattern: a face-centred ``w`` with one row more than the cell-centred ``u``,
+    its neighbours averaged (``w[1:] + w[:-1]``) and met with ``u``'s columns in a loop."""
+    out = np.zeros(u.shape[:2])
+    for k in range(u.shape[2]):
+        flux = 0.5 * (w[1:, :, k] + w[:-1, :, k])
+        out = out + flux * u[:, :, k] - np.sin(out) * 0.1
+    return np.sum(out * out)
+
+
+def test_a_slice_that_drops_a_row_meets_an_axis_one_shorter():
+    """``w[1:]`` meets ``u`` where the first call's ``w`` has one row more: assumed the same
+    size, checked on entry (``u.shape[0] + 1 == w.shape[0]``), so no nest broadcasts at run
+    time (vadv's gradient: 45 run-time broadcasts before, 0 after). A call where ``w`` has two
+    rows (NumPy broadcasts its slices of one row against ``u``) gets the general code. Compiled, against
+    central differences."""
+    rng = np.random.default_rng(12)
+    g = jitgrad.grad(staggered, wrt=(0, 1))
+    _check(g, staggered, (rng.normal(size=(4, 3, 3)), rng.normal(size=(5, 3, 3))), (0, 1))
+    src = g.source()
+    assert "broadcast_size" not in src and "sum_to" not in src
+    assert re.search(r"(_t\d+) = _u_shape0 \+ 1\n.*\n\s*_rt\.same_size\(\1, _w_shape0\)", src)
+    _check(g, staggered, (rng.normal(size=(4, 3, 3)), rng.normal(size=(2, 3, 3))), (0, 1))
+    assert "broadcast_size" in g.source()

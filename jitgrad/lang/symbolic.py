@@ -227,6 +227,8 @@ class GraphBuilder(SizeAssumptions):
         out = self.emit(prim.name, atoms, params, out_type)
         out.dims = result_dims(prim, atoms, params, out_type,
                                self.assume_at_least if self.assume_sizes else None)
+        if out.dims is not None and self.same:  # (a slice assumed an axis's size)
+            out.dims = tuple(d if d is None else self.canonical(d) for d in out.dims)
         if out.dims is not None and any(d is None for d in out.dims):  # sizes of its own
             out.dims = tuple((out, k) if d is None else d for k, d in enumerate(out.dims))
         if prim.name == "shape_dim":
