@@ -70,10 +70,7 @@ def result_dims(prim, atoms, params, out_type, at_least=None) -> tuple | None:
                 bounds.pop(0)
             else:
                 parts = [bounds.pop(0) if present else None for present in item[1:]]
-                token = _slice_size(d[k], *parts, at_least=at_least)
-                if token is None:
-                    return None  # a slice: a new size
-                out.append(token)
+                out.append(_slice_size(d[k], *parts, at_least=at_least))  # (None: a new size)
         return tuple(out) + d[len(spec):]
     return None
 
