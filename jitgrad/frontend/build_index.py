@@ -13,8 +13,8 @@ import ast
 
 import numpy as np
 
-from jitgrad.core.errors import ShapeError, UnsupportedError, refused
 from jitgrad.core import ir
+from jitgrad.core.errors import ShapeError, UnsupportedError, refused
 from jitgrad.core.ir import Var
 from jitgrad.frontend import autograd_names
 from jitgrad.frontend.build_values import is_user_object
