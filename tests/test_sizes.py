@@ -283,7 +283,7 @@ def windows_to_the_end(x, w):
 def test_a_window_as_long_as_the_kernel_has_its_size():
     """``x[:, i:i + K]`` with ``K = w.shape[0]`` is ``K`` long: assumed, and checked right
     after the read, so the product with ``w`` and everything after it has sizes known while
-    building (resnet's gradient: 40 run-time broadcasts before, 12 after). A window cut short
+    building (resnet's gradient: 40 run-time broadcasts before, 2 after). A window cut short
     at the end of the axis (NumPy broadcasts its one entry) gets the general code. Compiled,
     against central differences."""
     rng = np.random.default_rng(13)

@@ -54,8 +54,7 @@ def result_dims(prim, atoms, params, out_type, at_least=None) -> tuple | None:
     if name == "expand_dims":
         return d[:params["axis"]] + (1,) + d[params["axis"]:]
     if flags.sizes_from is not None:
-        tokens = tuple(size_token(a) for a in atoms[flags.sizes_from:])
-        return None if any(t is None for t in tokens) else tokens
+        return tuple(size_token(a) for a in atoms[flags.sizes_from:])  # (None: a new size)
     if name == "take_add":
         rows = size_token(atoms[2])
         return None if rows is None else (rows,) + dims_of(atoms[0])[1:]
