@@ -8,7 +8,10 @@ check that the forward pass runs first (`size_checks`); where an example call's 
 and one is 1, that one is assumed to be 1 instead (a broadcast known while building). An
 argument axis sliced from its start (``pos[:, 0:1]``) is assumed to have at least the slice's
 stop entries where the example call's has (`assume_at_least`, checked by ``size_at_least``),
-so the slice's size is known. A call that breaks an assumption gets the general code (`api`).
+so the slice's size is known; a slice that drops entries of an argument's axis (``wcon[1:]``)
+and meets another argument's axis is assumed as long as it where the example call's sizes say
+so (`assume_slice_size`, checked as ``same_size(m + dropped, n)``). A call that breaks an
+assumption gets the general code (`api`).
 """
 
 from __future__ import annotations

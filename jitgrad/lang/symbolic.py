@@ -59,7 +59,7 @@ class GraphBuilder(SizeAssumptions):
         # ``assumed`` for the run-time check. ``same`` is a union-find over size tokens.
         self.assume_sizes = assume_sizes
         self.same: dict = {}
-        self.assumed: list[tuple] = []  # (token, token, loc), each a parameter axis or an int
+        self.assumed: list[tuple] = []  # (token, token, loc): parameter axes, ints, or a slice of one
         self.at_least: list[tuple] = []  # (parameter axis token, count, loc): no fewer entries
         self.made: list[Var] = []  # every variable made here whose dims may need renaming
         # a loop's carried array -> its initial array, of the same shape where the body only
