@@ -13,12 +13,14 @@ import ast
 
 import numpy as np
 
+from jitgrad.core import ir
 from jitgrad.core.errors import ShapeError, UnsupportedError, refused
 from jitgrad.core.ir import Var
 from jitgrad.frontend import autograd_names
 from jitgrad.frontend.build_values import is_user_object
 from jitgrad.frontend.desugar import int_literal
 from jitgrad.lang import complex_pairs, numpy_api, numpy_positions, numpy_shape, symbolic
+from jitgrad.lang.size_tokens import size_token
 from jitgrad.lang.symbolic import Sym
 from jitgrad.prims import primitives
 
@@ -425,6 +427,7 @@ class Indexing:
         result = array
         if plain and not all(s == ":" for s in plain):
             result = symbolic.record("getitem", array, *atoms, index_spec=tuple(plain))
+            self.window_lengths(result, plain, atoms)
         # newaxis: insert unit axes where the None items stood
         pos = 0
         for s in spec:
@@ -434,6 +437,48 @@ class Indexing:
             elif s != "i":
                 pos += 1
         return result
+
+    def window_lengths(self, result, spec, atoms) -> None:
+        """A slice ``x[a:a + K]`` whose length ``K`` is a size (``input[:, i:i + K]``, a
+        window that the loop's bounds keep inside the axis) is ``K`` long: assumed, so what
+        it meets (``weights``, of ``K`` rows) has sizes known while building, and checked
+        right after the read (``same_size``: a call where a window is cut short gets the
+        general code, as for every assumption). Not in the general build, nor inside a
+        ``prange`` loop (Numba cannot raise from its threads)."""
+        gb = self.gb
+        if not (gb.assume_sizes and isinstance(result, Sym) and isinstance(result.atom, Var)
+                and result.atom.dims is not None) or any(
+                getattr(s, "jitgrad_prange", False) for s in self.loops_building):
+            return
+        out, dims, bounds, axis = result.atom, list(result.atom.dims), list(atoms), 0
+        for item in spec:
+            if item == "i":
+                bounds.pop(0)
+                continue
+            if item != ":":
+                start, stop, step = (gb.atom(bounds.pop(0), check=False) if present else None
+                                     for present in item[1:])
+                length = self.window_length(start, stop, step)
+                if length is not None and dims[axis] == (out, axis):  # (a size of its own)
+                    n = gb.atom(symbolic.record("shape_dim", result, axis=axis), check=False)
+                    gb.block.stmts.append(ir.Eqn("same_size", [], [n, length], {}, gb.loc))
+                    dims[axis] = gb.canonical(size_token(length))
+            axis += 1
+        out.dims = tuple(dims)
+
+    def window_length(self, start, stop, step):
+        """The atom ``K`` of a slice ``start:start + K`` (step 1) where ``K`` stands for a
+        size (`size_tokens.size_token`), else None."""
+        if step is not None and not (isinstance(step, ir.Const) and step.value == 1):
+            return None
+        made = self.gb.scalar_defs.get(stop) if isinstance(stop, Var) else None
+        if made is None or made[0] != "add" or start is None or start not in made[1]:
+            return None
+        length = made[1][1] if made[1][0] is start else made[1][0]
+        if not isinstance(length, Var) or length.type.kind != "i":
+            return None
+        token = size_token(length)
+        return length if token is not None and not isinstance(token, int) else None
 
     def expr_Subscript(self, node):
         value = self.expr(node.value)

@@ -201,7 +201,8 @@ def apply_alloc(name, dims, kind, fill=None):
     else:
         params = {"kind": kind}
         out = builder.emit(name, atoms, params, Type(kind, len(dims)))
-    out.dims = result_dims(primitives.PRIMITIVES[name], atoms, params, out.type)
+    dims = result_dims(primitives.PRIMITIVES[name], atoms, params, out.type)
+    out.dims = tuple((out, k) if t is None else t for k, t in enumerate(dims))  # (own sizes)
     return builder.sym(out)
 
 

@@ -59,7 +59,7 @@ class GraphBuilder(SizeAssumptions):
         # ``assumed`` for the run-time check. ``same`` is a union-find over size tokens.
         self.assume_sizes = assume_sizes
         self.same: dict = {}
-        self.assumed: list[tuple] = []  # (token, token, loc), each a parameter axis or an int
+        self.assumed: list[tuple] = []  # (token, token, loc): parameter axes, ints, or a slice of one
         self.at_least: list[tuple] = []  # (parameter axis token, count, loc): no fewer entries
         self.made: list[Var] = []  # every variable made here whose dims may need renaming
         # a loop's carried array -> its initial array, of the same shape where the body only
@@ -229,6 +229,8 @@ class GraphBuilder(SizeAssumptions):
         out = self.emit(prim.name, atoms, params, out_type)
         out.dims = result_dims(prim, atoms, params, out_type,
                                self.assume_at_least if self.assume_sizes else None)
+        if out.dims is not None and self.same:  # (a slice assumed an axis's size)
+            out.dims = tuple(d if d is None else self.canonical(d) for d in out.dims)
         if out.dims is not None and any(d is None for d in out.dims):  # sizes of its own
             out.dims = tuple((out, k) if d is None else d for k, d in enumerate(out.dims))
         if prim.name == "shape_dim":
