@@ -165,6 +165,22 @@ def erf(z):
     return pair(where(near, series.re, far.re), where(near, series.im, far.im))
 
 
+def real_if_close(z, tol=100):
+    """``np.real_if_close``: the real part where every imaginary part is below ``tol``
+    machine epsilons (``tol`` above 1; an absolute tolerance below), else ``z`` itself.
+    NumPy's dtype then depends on the values; here the result stays a complex value whose
+    imaginary part is 0 in the first case, so its values, and the derivative away from the
+    threshold, are NumPy's (a real result: take ``.real``)."""
+    z = lift(z)
+    if tol > 1:
+        tol = tol * np.finfo(np.float64).eps
+    im = complex_pairs.full(z.im, z.re)
+    if not records(im):
+        return z.re if np.all(np.abs(im) < tol) else z
+    close = NUMPY[np.all](NUMPY[np.abs](im) < tol)
+    return pair(z.re, NUMPY[np.where](close, 0.0 * im, im))
+
+
 def _parts(z):
     return (z.re, z.im) if isinstance(z, Complex) else (z,)
 
@@ -212,6 +228,7 @@ FUNCTIONS.update({
     np.expm1: expm1, np.log1p: log1p, np.exp2: exp2, np.log2: log2,
     np.iscomplex: iscomplex, np.isreal: isreal,
     np.iscomplexobj: lambda z: True, np.isrealobj: lambda z: False,
+    np.real_if_close: real_if_close,
     np.var: var, np.std: std, np.linalg.norm: norm,
     np.max: _extreme(np.max), np.amax: _extreme(np.max), np.min: _extreme(np.min),
     np.amin: _extreme(np.min), np.prod: prod,
