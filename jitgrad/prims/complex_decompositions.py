@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from jitgrad.core.types import Type
-from jitgrad.prims.decompositions import _diag, _diagonal, _fold_lower, inverse_gaps
+from jitgrad.prims.decompositions import diag_of, diagonal_of, fold_lower, inverse_gaps
 from jitgrad.prims.indexing import getitem
 from jitgrad.prims.linalg import matmul, solve
 from jitgrad.prims.primitive import PRIMITIVES, defvjp, primitive
@@ -200,7 +200,7 @@ def _svd_adjoint(x, y, gu=None, gs=None, gvh=None, full=False):
         j0 = _mm(_h(u), gu)
         j = _times(j0, f)
         inner = _times(_plus(j, _h(j)), s)
-        inner = inner[0], inner[1] + _diag(_diagonal(j0[1]) / (2.0 * s))
+        inner = inner[0], inner[1] + diag_of(diagonal_of(j0[1]) / (2.0 * s))
         outer_part = _times(_minus(gu, _mm(u, j0)), 1.0 / s)  # (I - U U^H) G_U S^-1
         part = _mm(_plus(_mm(u, inner), outer_part), vh)
         out = part if out is None else _plus(out, part)
@@ -209,7 +209,7 @@ def _svd_adjoint(x, y, gu=None, gs=None, gvh=None, full=False):
         k0 = _h(_mm(gvh, v))  # V^H G_V, G_V = G_Vh^H
         k = _times(k0, f)
         inner = _times(_plus(k, _h(k)), col)
-        inner = inner[0], inner[1] - _diag(_diagonal(k0[1]) / (2.0 * s))
+        inner = inner[0], inner[1] - diag_of(diagonal_of(k0[1]) / (2.0 * s))
         rest = _minus(gvh, _mm(_mm(gvh, v), vh))  # G_Vh (I - V V^H)
         part = _plus(_mm(_mm(u, inner), vh), _mm(_times(u, 1.0 / s), rest))
         out = part if out is None else _plus(out, part)
@@ -246,12 +246,12 @@ def _eigh_adjoint(x, y, gw=None, gv=None):
     w = P["ceigvalsh"](x, y)
     inner = None
     if gw is not None:
-        inner = (_diag(gw), _zero_part(_diag(gw)))
+        inner = (diag_of(gw), _zero_part(diag_of(gw)))
     if gv is not None:
         part = _times(_mm(_h(v), gv), inverse_gaps(w))
         inner = part if inner is None else _plus(inner, part)
     gr, gi = _mm(_mm(v, inner), _h(v))
-    return _fold_lower(gr), np.tril(gi - transpose(gi), -1)
+    return fold_lower(gr), np.tril(gi - transpose(gi), -1)
 
 
 def _eigh_rule(which, k):
@@ -279,7 +279,7 @@ def _eig_adjoint(x, y, gw=None, gv=None):
     v = (P["ceig_vectors_re"](x, y), P["ceig_vectors_im"](x, y))
     inner = None
     if gw is not None:
-        inner = (_diag(gw[0]), _diag(gw[1]))
+        inner = (diag_of(gw[0]), diag_of(gw[1]))
     if gv is not None:
         wr, wi = P["ceig_values_re"](x, y), P["ceig_values_im"](x, y)
         q = inverse_square_gaps(wr, wi)

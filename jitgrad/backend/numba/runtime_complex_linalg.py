@@ -13,10 +13,10 @@ import numpy as np
 
 from jitgrad.backend.numba.compile import jit
 from jitgrad.backend.numba.runtime_alloc import zeros
+from jitgrad.prims import complex_decompositions
 
-USES_SCIPY = ("csvdvals", "csvd_u_re", "csvd_u_im", "csvd_vt_re", "csvd_vt_im", "ceigvalsh",
-              "ceigh_vectors_re", "ceigh_vectors_im", "ceig_values_re", "ceig_values_im",
-              "ceig_vectors_re", "ceig_vectors_im")
+# every result's helper calls LAPACK (the rows of `prims.complex_decompositions`)
+USES_SCIPY = tuple(complex_decompositions.RESULTS)
 
 
 @jit
