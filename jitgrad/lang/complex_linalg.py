@@ -1,8 +1,8 @@
 """``np.linalg``'s decompositions of a complex matrix, and what is made of them: ``svd``
 (also ``compute_uv=False``), ``eigh``/``eigvalsh`` (Hermitian, read from one triangle),
 ``eig``/``eigvals``, and the matrix norms of singular values (``ord=2, -2, 'nuc'``), of one
-matrix or of a stack of them (rank 3 or more: each matrix in turn, the stack's leading size
-known while building).
+matrix or of a stack of them (rank 3 or more: each matrix in turn, in a loop,
+`numpy_written.complex_over_stack`).
 
 Takes `Complex` values (`complex_pairs`), or a real matrix where NumPy gives complex results
 (``eig``: a real matrix's eigenvalues may be complex, so NumPy's dtype depends on the values;

@@ -8,9 +8,9 @@ moduli only, the bilinear products beyond ``dot``/``@``/``outer`` (``inner kron 
 (from the Faddeeva function).
 
 Each fills `complex_pairs.FUNCTIONS` (the table a call with a complex argument goes to); what
-is not here is refused there, by name. Refused here with what to write instead: the matrix
-norms that need singular values (``ord=2, -2, 'nuc'`` of a matrix: jitgrad's linear algebra
-is real). Guarantees: NumPy's values (to rounding) on its principal branches; the derivative
+is not here is refused there, by name. The matrix norms that need singular values
+(``ord=2, -2, 'nuc'`` of a matrix) are `complex_linalg`'s, whose ``norm`` leaves the rest
+here. Guarantees: NumPy's values (to rounding) on its principal branches; the derivative
 is that of the real formulas (``abs(z)`` at 0 has derivative 0, as JAX's).
 """
 
@@ -188,16 +188,9 @@ def _parts(z):
 def norm(x, ord=None, axis=None, keepdims=False):
     """``np.linalg.norm`` of a complex vector or matrix: every vector norm, and the matrix
     norms ``'fro'``, ``1``, ``-1``, ``inf``, ``-inf``, are those of the entries' moduli, so
-    the norm of ``abs(x)``; the spectral and nuclear norms (``2``, ``-2``, ``'nuc'`` of a
-    matrix) need singular values, and are refused."""
+    the norm of ``abs(x)`` (the spectral and nuclear norms, of singular values, are
+    `complex_linalg.norm`'s, which calls this for the others)."""
     z = lift(x)
-    nd = z.ndim
-    matrix = (axis is None and nd == 2) or (isinstance(axis, (tuple, list)) and len(axis) == 2)
-    if matrix and ord in (2, -2, "nuc"):
-        raise UnsupportedError(f"np.linalg.norm(..., ord={ord!r}) of a complex matrix needs its "
-                               "singular values, and jitgrad's linear algebra is real (the "
-                               "Frobenius, 1 and inf norms are supported)",
-                               loc_of(*_parts(z)))
     return NUMPY[np.linalg.norm](absolute(z), ord, axis, keepdims)
 
 

@@ -115,7 +115,6 @@ for _name, (_impl, _type) in RESULTS.items():
     primitive(_name, _impl, _type)
 # 1 / |w[j] - w[i]|^2 off the diagonal, 0 on it (raises where two are equal)
 inverse_square_gaps = primitive("inverse_square_gaps", _inverse_square_gaps_impl, _matrix)
-P = PRIMITIVES
 
 
 def _inverse_square_gaps_vjp(k):
@@ -186,9 +185,9 @@ def _svd_adjoint(x, y, gu=None, gs=None, gvh=None, full=False):
     U [(J + J^H) S + S (K + K^H) + diag(gs) + i diag(Im J0 - Im K0) / (2 S)] V^H
     + (I - U U^H) G_U S^-1 V^H + U S^-1 G_Vh (I - V V^H), with J0 = U^H G_U, J = F o J0,
     K0 = V^H G_V, K = F o K0, F[i, j] = 1 / (s[j]^2 - s[i]^2)."""
-    u = (P["csvd_u_re"](x, y, full=full), P["csvd_u_im"](x, y, full=full))
-    vh = (P["csvd_vt_re"](x, y, full=full), P["csvd_vt_im"](x, y, full=full))
-    s = P["csvdvals"](x, y)
+    u = (PRIMITIVES["csvd_u_re"](x, y, full=full), PRIMITIVES["csvd_u_im"](x, y, full=full))
+    vh = (PRIMITIVES["csvd_vt_re"](x, y, full=full), PRIMITIVES["csvd_vt_im"](x, y, full=full))
+    s = PRIMITIVES["csvdvals"](x, y)
     col = np.reshape(s, (-1, 1))
     out = None
     if gu is not None or gvh is not None:
@@ -242,8 +241,8 @@ def _eigh_adjoint(x, y, gw=None, gv=None):
     """G_H = V (diag(gw) + F o (V^H G_V)) V^H, F[i, j] = 1 / (w[j] - w[i]), folded onto
     the entries eigh reads: H[i, j] = A[i, j] and H[j, i] = conj A[i, j] below the diagonal,
     so dL/dA[i, j] = G_H[i, j] + conj G_H[j, i] there, Re G_H[i, i] on it, 0 above."""
-    v = (P["ceigh_vectors_re"](x, y), P["ceigh_vectors_im"](x, y))
-    w = P["ceigvalsh"](x, y)
+    v = (PRIMITIVES["ceigh_vectors_re"](x, y), PRIMITIVES["ceigh_vectors_im"](x, y))
+    w = PRIMITIVES["ceigvalsh"](x, y)
     inner = None
     if gw is not None:
         inner = (diag_of(gw), _zero_part(diag_of(gw)))
@@ -276,12 +275,12 @@ def _eig_adjoint(x, y, gw=None, gv=None):
     """V^-H (diag(gw) + conj(F) o (V^H G')) V^H, F[i, j] = 1 / (w[j] - w[i]), where
     G' = G_V - V diag(Re diag(V^H G_V)) keeps each column's length (dV = V (F o V^-1 dA V),
     less each column's part along itself)."""
-    v = (P["ceig_vectors_re"](x, y), P["ceig_vectors_im"](x, y))
+    v = (PRIMITIVES["ceig_vectors_re"](x, y), PRIMITIVES["ceig_vectors_im"](x, y))
     inner = None
     if gw is not None:
         inner = (diag_of(gw[0]), diag_of(gw[1]))
     if gv is not None:
-        wr, wi = P["ceig_values_re"](x, y), P["ceig_values_im"](x, y)
+        wr, wi = PRIMITIVES["ceig_values_re"](x, y), PRIMITIVES["ceig_values_im"](x, y)
         q = inverse_square_gaps(wr, wi)
         dr = np.reshape(wr, (1, -1)) - np.reshape(wr, (-1, 1))
         di = np.reshape(wi, (1, -1)) - np.reshape(wi, (-1, 1))
