@@ -161,12 +161,12 @@ def run_all():
 
 
 def both(a):
-    """svd, eigh and eig in one function, compiled."""
-    u, s, vh = np.linalg.svd(a[:, :3], full_matrices=False)
-    w, v = np.linalg.eigh(a + np.conj(a).T)
+    """svd's values, eigh's and eig's, in one function, compiled (the rules of the vectors
+    are the same code, run as plain Python in the breadth)."""
+    s = np.linalg.svd(a[:, :3], compute_uv=False)
+    w = np.linalg.eigvalsh(a + np.conj(a).T)
     e = np.linalg.eigvals(a)
-    return (np.sum(np.abs(u) * W43) + np.sum(s) + np.sum(np.abs(vh) * W33)
-            + np.sum(w * np.arange(4.0)) + np.sum(np.abs(v) * W44) + np.sum(np.abs(e)))
+    return np.sum(s) + np.sum(w * np.arange(4.0)) + np.sum(np.abs(e))
 
 
 def test_compiled_svd_eigh_eig():
