@@ -17,9 +17,14 @@ applies to any kernel, the reverse transform's stacks and reversed loops include
   Traced again (``grad(grad(grad(f)))``), it differentiates scalar arguments only; an array
   argument there is refused by name.
 
-Guarantees: a function that cannot be traced (a `jacobian`, a `hessian`) is refused with a
-clear `UnsupportedError`, never differentiated as the function it wraps; every derivative is
-of the order asked for.
+* `jacobian_trace` is the trace of ``jacobian(f)`` (of one argument): a function written
+  here that calls ``f``'s tangent (`TangentFunction`) once per entry of the argument, in a
+  loop, so a differentiated function can call a Jacobian and ``jacobian(jacobian(f))`` is
+  forward mode over that loop.
+
+Guarantees: a function that cannot be traced (a `hessian`, a `jacobian` of several arguments
+or with ``has_aux``) is refused with a clear `UnsupportedError`, never differentiated as the
+function it wraps; every derivative is of the order asked for.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import inspect
+import linecache
 
 import numpy as np
 
@@ -104,8 +110,8 @@ def trace(fn, types: tuple, args: tuple | None) -> Traced:
         if tracer is None:
             raise UnsupportedError(
                 f"{fn!r} cannot be transformed again: jitgrad differentiates grad, "
-                "value_and_grad and plain functions. Differentiate the function instead "
-                "(jacobian(grad(f)) is the Hessian; jacobian(jacobian(f)) is not available)")
+                "value_and_grad, jacobian (of one argument) and plain functions. "
+                "Differentiate the function instead (jacobian(grad(f)) is the Hessian)")
         return tracer(types, args)
     src = FunctionSource.of(fn)
     fn_ir, _ = pipeline.build_graph(src, types, _examples(args), any_result=True)
@@ -442,6 +448,78 @@ class NestedGrad:
         kind = "value_and_grad" if self.with_value else "grad"
         wrt = ", ".join(self.param_names[k] for k in self.wrt)
         return f"<jitgrad.{kind} of {self.fn!r} wrt {wrt}>"
+
+
+class TangentFunction:
+    """``fn``'s tangent in the direction of its argument ``k``: called as ``T(*args, t)``, it
+    gives ``d fn(*args) / d args[k] . t`` (forward mode over ``fn``'s trace), for a function
+    of one result. A transform that traces itself (`jitgrad_trace`): what `jacobian`'s trace
+    calls once per entry of the argument."""
+
+    jitgrad_transform = "jvp"
+
+    def __init__(self, fn, k: int):
+        self.fn, self.k = fn, k
+        self.param_names = [*param_names(fn), "_tangent"]
+        self.__wrapped__ = fn
+
+    def __call__(self, *args):
+        raise UnsupportedError(f"{self!r} is called inside a transformed function only")
+
+    def jitgrad_trace(self, types: tuple, args: tuple) -> Traced:
+        *types, tangent_type = types
+        t = trace(self.fn, tuple(types), None)
+        if len(t.returns) != 1:
+            raise UnsupportedError(f"the jacobian of {self.fn!r}, which returns "
+                                   f"{len(t.returns)} values, inside a transformed function "
+                                   "(one array result)")
+        if tangent_type != types[self.k]:
+            raise SignatureError(f"{self!r}: a tangent of type {tangent_type} for an "
+                                 f"argument of type {types[self.k]}")
+        body, tparams, touts = pipeline.forward(t.params, t.body, t.returns,
+                                                [t.params[self.k]], t.fn_ir.namer)
+        return Traced(list(t.params) + tparams, body, [touts[0]], t.fn_ir, _single)
+
+    def __repr__(self) -> str:
+        return f"<jitgrad tangent of {self.fn!r} wrt {self.param_names[self.k]}>"
+
+
+_JACOBIAN_SOURCE = """\
+def jacobian_of_{name}({params}):
+    units = np.eye(np.size({x}))
+    first = tangent({params}, np.reshape(units[0], np.shape({x})))
+    out = np.zeros((np.size({x}),) + np.shape(first))
+    out[0] = first
+    for i in range(1, np.size({x})):
+        out[i] = tangent({params}, np.reshape(units[i], np.shape({x})))
+    return np.reshape(np.moveaxis(out, 0, -1), np.shape(first) + np.shape({x}))
+"""
+_JACOBIAN_OF_FLOAT = """\
+def jacobian_of_{name}({params}):
+    return tangent({params}, 1.0)
+"""
+_JACOBIANS: dict = {}
+
+
+def jacobian_trace(fn, k: int, types: tuple, args) -> Traced:
+    """The trace of ``jacobian(fn, wrt=k)``: a function written here (Python source, built
+    as the user's code is) that calls ``fn``'s tangent (`TangentFunction`) once per entry of
+    argument ``k``, in a loop, and stacks the columns: forward mode over ``fn``'s trace, the
+    loop's trip count the argument's size at run time. What lets a differentiated function
+    call a Jacobian, and ``jacobian(jacobian(f))`` take one."""
+    key = (fn, k, types[k].ndim == 0)
+    made = _JACOBIANS.get(key)
+    if made is None:
+        params = ", ".join(f"a{j}" for j in range(len(types)))
+        name = "".join(c if c.isalnum() else "_" for c in getattr(fn, "__name__", "f"))
+        text = (_JACOBIAN_OF_FLOAT if types[k].ndim == 0 else _JACOBIAN_SOURCE).format(
+            name=name, params=params, x=f"a{k}")
+        filename = f"<jitgrad jacobian of {name} wrt {k}: {len(_JACOBIANS)}>"
+        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+        namespace = {"np": np, "tangent": TangentFunction(fn, k)}
+        exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - our own template
+        made = _JACOBIANS[key] = namespace[f"jacobian_of_{name}"]
+    return trace(made, types, args)
 
 
 def like(g, x):

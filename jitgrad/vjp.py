@@ -306,6 +306,9 @@ def jacobian(fn, wrt=0, mode=None, has_aux=False):
     jac.__wrapped__ = fn
     jac.jitgrad_transform = "jacobian"
     jac.param_names = list(v.param_names)
+    if not many and not has_aux:  # called inside a transformed function: its trace
+        jac.jitgrad_trace = lambda types, args: compose.jacobian_trace(fn, positions[0],
+                                                                        types, args)
     return jac
 
 
@@ -329,6 +332,9 @@ def _jacobian_of_transform(fn, wrt, many: bool):
     jac.__wrapped__ = fn
     jac.jitgrad_transform = "jacobian"
     jac.param_names = names
+    if not many:  # jacobian(jacobian(f)), or called inside a transformed function
+        jac.jitgrad_trace = lambda types, args: compose.jacobian_trace(fn, positions[0],
+                                                                        types, args)
     return jac
 
 

@@ -1156,6 +1156,10 @@ block(AN, "linalg.py", [
     r("np.linalg.pinv of a stack", F.ag_la_pinv_stack, A(T234)),
     r("np.linalg.solve of stacks", F.ag_la_solve_stack, A(T233, T234[:, :, :2]), wrt=(0, 1)),
     r("np.linalg.norm ('nuc', axis of a stack)", F.ag_la_norm_nuc_axis, A(T234)),
+    r("np.linalg.svd of a complex matrix", F.ag_la_svd_complex, A(M23)),
+    r("np.linalg.norm ('nuc') of a complex matrix", F.ag_la_norm_nuc_complex, A(MP)),
+    r("np.linalg.eigh of a complex Hermitian matrix", F.ag_la_eigh_complex, A(MP)),
+    r("np.linalg.eig of a complex matrix", F.ag_la_eig_complex, A(MP)),
 ])
 
 block(AN, "fft.py", [

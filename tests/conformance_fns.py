@@ -3414,6 +3414,27 @@ def ag_la_svd(x):
     u, s, vt = np.linalg.svd(x, full_matrices=False)
     return np.sum(s ** 2 * np.arange(1.0, s.size + 1.0))
 def ag_la_svd_values(x): return np.sum(np.linalg.svd(x, compute_uv=False))
+
+
+def ag_la_svd_complex(x):
+    u, s, vh = np.linalg.svd(x + 1j * x[:, ::-1], full_matrices=False)
+    return np.sum(np.abs(u) * 0.7) + np.sum(s * np.arange(1.0, s.size + 1.0)) + np.sum(
+        np.abs(vh[:, :2]))
+
+
+def ag_la_norm_nuc_complex(x):
+    return np.linalg.norm(x + 1j * x.T ** 2, "nuc")
+
+
+def ag_la_eigh_complex(x):
+    a = x + 1j * (x - x.T)  # Hermitian
+    w, v = np.linalg.eigh(a)
+    return np.sum(w * np.arange(1.0, 4.0)) + np.sum(np.abs(v) * x)
+
+
+def ag_la_eig_complex(x):
+    w, v = np.linalg.eig(x + 0.5j * x.T @ x)
+    return np.sum(np.abs(w)) + np.sum(w.imag) + np.sum(np.abs(v) * x)
 def ag_la_inv_stack(x): return np.sum(np.linalg.inv(x) ** 2)
 def ag_la_det_stack(x): return np.sum(np.linalg.det(x))
 def ag_la_svd_stack(x):

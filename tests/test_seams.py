@@ -380,13 +380,37 @@ def three(a, b, c):
 
 @pytest.mark.parametrize("make", [
     lambda: jitgrad.grad(jitgrad.hessian(cube)),
-    lambda: jitgrad.jacobian(jitgrad.jacobian(cube)),
-], ids=["grad-hessian", "jacobian-jacobian"])
+    lambda: jitgrad.jacobian(jitgrad.hessian(cube)),
+], ids=["grad-hessian", "jacobian-hessian"])
 def test_a_transform_that_cannot_be_traced_is_refused_not_unwrapped(make):
     """grad(grad(f)) once read f's own source through ``__wrapped__`` and returned f' again (3
     for x**3 at 1, not 6). What still cannot be nested is refused, never unwrapped."""
     with pytest.raises(jitgrad.UnsupportedError, match="cannot be transformed again"):
         make()(1.0)
+
+
+def _outer_waves(x):
+    return np.sin(np.outer(x, x)) + np.cos(np.dot(x, x))
+
+
+def _sines_of_jacobian(x):
+    return np.sum(np.sin(jitgrad.jacobian(_outer_waves)(x)))
+
+
+def test_jacobian_of_jacobian_and_a_jacobian_called_inside():
+    """A Jacobian traces itself (a loop of tangents, `compose.jacobian_trace`): the Jacobian
+    of a Jacobian is the second derivative (the Hessian of a scalar function, as `hessian`
+    gives it), and a differentiated function may call one (its gradient against central
+    differences)."""
+    assert jitgrad.jacobian(jitgrad.jacobian(cube))(1.0) == pytest.approx(6.0)
+    x = np.array([0.3, -0.7, 0.4])
+    second = jitgrad.jacobian(jitgrad.jacobian(_outer_waves))(x)
+    assert second.shape == (3, 3, 3, 3)
+    np.testing.assert_allclose(second[0, 1], jitgrad.hessian(lambda x: _outer_waves(x)[0, 1])(x),
+                               rtol=1e-12, atol=1e-14)
+    g = jitgrad.grad(_sines_of_jacobian)(x)
+    np.testing.assert_allclose(g, numeric_grad(_sines_of_jacobian, (x,), 0), rtol=1e-6,
+                               atol=1e-8)
 
 
 @pytest.mark.parametrize("entry", ["grad", "value_and_grad", "jacobian", "hessian", "hvp"])

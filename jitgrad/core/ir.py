@@ -379,13 +379,16 @@ def graft(body: Block, returns: list, params: list[Var], replacements: list, nam
         return mapping.get(t, t) if isinstance(t, Var) else t
 
     seen: set[int] = set()
+    renamed: dict[str, str] = {}  # one name, one variable: every object of a name renamed alike
     for s in walk(body):
         atoms = defs(s) + used_atoms(s) + ([s.counter] if isinstance(s, Repeat) else [])
         for a in atoms:
             if not isinstance(a, Var) or id(a) in keep or id(a) in seen:
                 continue
             seen.add(id(a))
-            a.name = namer.fresh(a.name)
+            if a.name not in renamed:  # (a loop's carried value: its own object of the name)
+                renamed[a.name] = namer.fresh(a.name)
+            a.name = renamed[a.name]
             if a.storage is not None and a.storage in mapping:
                 new = mapping[a.storage]
                 a.storage = new if isinstance(new, Var) else None

@@ -108,6 +108,9 @@ class Indexing:
                     return ("m",), [v]  # x[mask]: the entries (or rows) where mask holds
                 if len(items) == 2 and item is items[0] and v.ndim == 1 and v.type.kind == "i":
                     w = self.expr(items[1])  # a[rows, cols]: one entry per pair
+                    if _integers(w):  # a[rows, (3, 3, 2)]: the constant tuple an array
+                        w = self.constant_array("index", np.array(w, dtype=np.int64),
+                                                items[1])
                     if isinstance(w, Sym) and w.ndim == 1 and w.type.kind == "i":
                         return ("p",), [v, w]
                 if v.type.kind == "b" and item is items[0]:

@@ -8,9 +8,9 @@ moduli only, the bilinear products beyond ``dot``/``@``/``outer`` (``inner kron 
 (from the Faddeeva function).
 
 Each fills `complex_pairs.FUNCTIONS` (the table a call with a complex argument goes to); what
-is not here is refused there, by name. Refused here with what to write instead: the matrix
-norms that need singular values (``ord=2, -2, 'nuc'`` of a matrix: jitgrad's linear algebra
-is real). Guarantees: NumPy's values (to rounding) on its principal branches; the derivative
+is not here is refused there, by name. The matrix norms that need singular values
+(``ord=2, -2, 'nuc'`` of a matrix) are `complex_linalg`'s, whose ``norm`` leaves the rest
+here. Guarantees: NumPy's values (to rounding) on its principal branches; the derivative
 is that of the real formulas (``abs(z)`` at 0 has derivative 0, as JAX's).
 """
 
@@ -165,6 +165,22 @@ def erf(z):
     return pair(where(near, series.re, far.re), where(near, series.im, far.im))
 
 
+def real_if_close(z, tol=100):
+    """``np.real_if_close``: the real part where every imaginary part is below ``tol``
+    machine epsilons (``tol`` above 1; an absolute tolerance below), else ``z`` itself.
+    NumPy's dtype then depends on the values; here the result stays a complex value whose
+    imaginary part is 0 in the first case, so its values, and the derivative away from the
+    threshold, are NumPy's (a real result: take ``.real``)."""
+    z = lift(z)
+    if tol > 1:
+        tol = tol * np.finfo(np.float64).eps
+    im = complex_pairs.full(z.im, z.re)
+    if not records(im):
+        return z.re if np.all(np.abs(im) < tol) else z
+    close = NUMPY[np.all](NUMPY[np.abs](im) < tol)
+    return pair(z.re, NUMPY[np.where](close, 0.0 * im, im))
+
+
 def _parts(z):
     return (z.re, z.im) if isinstance(z, Complex) else (z,)
 
@@ -172,16 +188,9 @@ def _parts(z):
 def norm(x, ord=None, axis=None, keepdims=False):
     """``np.linalg.norm`` of a complex vector or matrix: every vector norm, and the matrix
     norms ``'fro'``, ``1``, ``-1``, ``inf``, ``-inf``, are those of the entries' moduli, so
-    the norm of ``abs(x)``; the spectral and nuclear norms (``2``, ``-2``, ``'nuc'`` of a
-    matrix) need singular values, and are refused."""
+    the norm of ``abs(x)`` (the spectral and nuclear norms, of singular values, are
+    `complex_linalg.norm`'s, which calls this for the others)."""
     z = lift(x)
-    nd = z.ndim
-    matrix = (axis is None and nd == 2) or (isinstance(axis, (tuple, list)) and len(axis) == 2)
-    if matrix and ord in (2, -2, "nuc"):
-        raise UnsupportedError(f"np.linalg.norm(..., ord={ord!r}) of a complex matrix needs its "
-                               "singular values, and jitgrad's linear algebra is real (the "
-                               "Frobenius, 1 and inf norms are supported)",
-                               loc_of(*_parts(z)))
     return NUMPY[np.linalg.norm](absolute(z), ord, axis, keepdims)
 
 
@@ -212,6 +221,7 @@ FUNCTIONS.update({
     np.expm1: expm1, np.log1p: log1p, np.exp2: exp2, np.log2: log2,
     np.iscomplex: iscomplex, np.isreal: isreal,
     np.iscomplexobj: lambda z: True, np.isrealobj: lambda z: False,
+    np.real_if_close: real_if_close,
     np.var: var, np.std: std, np.linalg.norm: norm,
     np.max: _extreme(np.max), np.amax: _extreme(np.max), np.min: _extreme(np.min),
     np.amin: _extreme(np.min), np.prod: prod,

@@ -608,6 +608,17 @@ def python_sum(items, start=0):
     return binary(operator.add, start, _reduce(np.sum)(items, axis=0))
 
 
+def _sequence(kind):
+    """``tuple(items)``, ``list(items)`` of a list or tuple holding complex values (of a complex
+    array refused: its length may be known only at run time; write ``[z[k] for k in ...]``)."""
+    def f(items=()):
+        if not isinstance(items, (list, tuple)):
+            raise UnsupportedError(f"{kind.__name__}() of a complex array (index its rows: "
+                                   "z[0], z[1], ...)", loc_of(*_parts(items)))
+        return kind(items)
+    return f
+
+
 def where(cond, a, b):
     x, y = lift(a), lift(b)
     return pair(_where(cond, x.re, y.re), _where(cond, x.im, y.im))
@@ -672,7 +683,8 @@ FUNCTIONS: dict = {
     np.matmul: product(np.matmul), np.outer: product(np.outer),
     np.vdot: product(np.vdot, conjugate_first=True), operator.matmul: product(np.matmul),
     np.where: where, np.array: array, np.asarray: array,
-    np.ndim: lambda z: lift(z).ndim, len: len, sum: python_sum,
+    np.ndim: lambda z: lift(z).ndim, np.shape: lambda z: lift(z).shape, len: len,
+    sum: python_sum, tuple: _sequence(tuple), list: _sequence(list),
     abs: absolute, pow: power, complex: complex_of, np.complex128: complex_of,
     operator.add: _binary(operator.add), operator.sub: _binary(operator.sub),
     operator.mul: _binary(operator.mul), operator.truediv: _binary(operator.truediv),

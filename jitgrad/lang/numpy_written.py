@@ -498,3 +498,77 @@ def complex_prod(rows, axis_back=None, ones=None):
     if ones is not None:
         out = np.reshape(out, ones)
     return out
+
+
+def _joined(re, im, lead, is_complex):
+    """A stack of results from its parts' rows (``im`` unused for a real result)."""
+    re = np.reshape(re, lead + re.shape[1:])
+    if is_complex:
+        return re + 1j * np.reshape(im, lead + im.shape[1:])
+    return re
+
+
+def complex_over_stack(fn, x, y, settings, complex_result):
+    """`over_stack` of a complex stack ``x + iy`` for ``fn`` of one result (np.linalg.svd
+    with compute_uv=False, eigvals, a norm): the parts of each result written into their rows
+    (``complex_result``: whether the result is complex)."""
+    xs = np.reshape(x, (-1, x.shape[-2], x.shape[-1]))
+    ys = np.reshape(y, (-1, y.shape[-2], y.shape[-1]))
+    if xs.shape[0] == 0:
+        raise ValueError("jitgrad: np.linalg of an empty stack of matrices")
+    first = fn(xs[0] + 1j * ys[0], *settings)
+    re = np.zeros((xs.shape[0],) + np.shape(first))
+    im = np.zeros((xs.shape[0],) + np.shape(first))
+    re[0] = np.real(first)
+    im[0] = np.imag(first)
+    for i in range(1, xs.shape[0]):
+        r = fn(xs[i] + 1j * ys[i], *settings)
+        re[i] = np.real(r)
+        im[i] = np.imag(r)
+    return _joined(re, im, x.shape[:-2], complex_result)
+
+
+def complex_over_stack_pair(fn, x, y, settings, complex_result, result):
+    """`complex_over_stack` for ``fn`` of two results (np.linalg.eigh's, eig's), returned as
+    ``result`` (NumPy's named tuple); ``complex_result``: whether each is complex."""
+    xs = np.reshape(x, (-1, x.shape[-2], x.shape[-1]))
+    ys = np.reshape(y, (-1, y.shape[-2], y.shape[-1]))
+    if xs.shape[0] == 0:
+        raise ValueError("jitgrad: np.linalg of an empty stack of matrices")
+    a, b = fn(xs[0] + 1j * ys[0], *settings)
+    a_re = np.zeros((xs.shape[0],) + np.shape(a))
+    a_im = np.zeros((xs.shape[0],) + np.shape(a))
+    b_re = np.zeros((xs.shape[0],) + np.shape(b))
+    b_im = np.zeros((xs.shape[0],) + np.shape(b))
+    a_re[0], a_im[0], b_re[0], b_im[0] = np.real(a), np.imag(a), np.real(b), np.imag(b)
+    for i in range(1, xs.shape[0]):
+        a, b = fn(xs[i] + 1j * ys[i], *settings)
+        a_re[i], a_im[i], b_re[i], b_im[i] = np.real(a), np.imag(a), np.real(b), np.imag(b)
+    lead = x.shape[:-2]
+    return result(_joined(a_re, a_im, lead, complex_result[0]),
+                  _joined(b_re, b_im, lead, complex_result[1]))
+
+
+def complex_over_stack_triple(fn, x, y, settings, complex_result, result):
+    """`complex_over_stack` for ``fn`` of three results (np.linalg.svd's U, S, Vh)."""
+    xs = np.reshape(x, (-1, x.shape[-2], x.shape[-1]))
+    ys = np.reshape(y, (-1, y.shape[-2], y.shape[-1]))
+    if xs.shape[0] == 0:
+        raise ValueError("jitgrad: np.linalg of an empty stack of matrices")
+    a, b, c = fn(xs[0] + 1j * ys[0], *settings)
+    a_re = np.zeros((xs.shape[0],) + np.shape(a))
+    a_im = np.zeros((xs.shape[0],) + np.shape(a))
+    b_re = np.zeros((xs.shape[0],) + np.shape(b))
+    b_im = np.zeros((xs.shape[0],) + np.shape(b))
+    c_re = np.zeros((xs.shape[0],) + np.shape(c))
+    c_im = np.zeros((xs.shape[0],) + np.shape(c))
+    a_re[0], a_im[0], b_re[0], b_im[0] = np.real(a), np.imag(a), np.real(b), np.imag(b)
+    c_re[0], c_im[0] = np.real(c), np.imag(c)
+    for i in range(1, xs.shape[0]):
+        a, b, c = fn(xs[i] + 1j * ys[i], *settings)
+        a_re[i], a_im[i], b_re[i], b_im[i] = np.real(a), np.imag(a), np.real(b), np.imag(b)
+        c_re[i], c_im[i] = np.real(c), np.imag(c)
+    lead = x.shape[:-2]
+    return result(_joined(a_re, a_im, lead, complex_result[0]),
+                  _joined(b_re, b_im, lead, complex_result[1]),
+                  _joined(c_re, c_im, lead, complex_result[2]))

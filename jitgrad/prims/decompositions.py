@@ -167,12 +167,12 @@ def _eye_like(a, axis=0):
     return alloc.eye(np.shape(a)[axis])
 
 
-def _diag(v):
+def diag_of(v):
     """The square matrix with ``v`` on its diagonal."""
     return _eye_like(v) * v
 
 
-def _diagonal(m):
+def diagonal_of(m):
     return np.diagonal(m)
 
 
@@ -194,7 +194,7 @@ defjvp("inverse_gaps", _inverse_gaps_jvp)
 # ---- eigh: A = V diag(w) V^T, A read from its lower triangle
 
 
-def _fold_lower(g):
+def fold_lower(g):
     """The gradient in the entries eigh reads: ``g`` is the gradient with respect to the
     symmetric matrix S that the lower triangle makes (S[i, j] = S[j, i] = A[i, j] for i >= j),
     so A[i, j] below the diagonal gets g[i, j] + g[j, i], the diagonal g[i, i], above it 0."""
@@ -207,17 +207,17 @@ def _symmetric_from_lower(t):
 
 def _eigvalsh_vjp(g, ans, a):
     v = eigh_vectors(a)
-    return _fold_lower(matmul(v * g, transpose(v)))
+    return fold_lower(matmul(v * g, transpose(v)))
 
 
 def _eigh_vectors_vjp(g, ans, a):
     f = inverse_gaps(eigvalsh(a))
-    return _fold_lower(matmul(matmul(ans, f * matmul(transpose(ans), g)), transpose(ans)))
+    return fold_lower(matmul(matmul(ans, f * matmul(transpose(ans), g)), transpose(ans)))
 
 
 def _eigvalsh_jvp(t, ans, a):
     v = eigh_vectors(a)
-    return _diagonal(matmul(matmul(transpose(v), _symmetric_from_lower(t)), v))
+    return diagonal_of(matmul(matmul(transpose(v), _symmetric_from_lower(t)), v))
 
 
 def _eigh_vectors_jvp(t, ans, a):
@@ -239,19 +239,19 @@ defjvp("eigh_vectors_upper", _eigh_vectors_jvp)
 
 def _eig_values_vjp(g, ans, a):
     v = eig_vectors(a)
-    return solve(transpose(v), matmul(_diag(g), transpose(v)))  # V^-T diag(g) V^T
+    return solve(transpose(v), matmul(diag_of(g), transpose(v)))  # V^-T diag(g) V^T
 
 
 def _eig_vectors_vjp(g, ans, a):
     """dV = V (F o (V^-1 dA V)), less each column's part along itself (unit length kept)."""
     f = inverse_gaps(eig_values(a))
-    g = g - ans * _diagonal(matmul(transpose(ans), g))
+    g = g - ans * diagonal_of(matmul(transpose(ans), g))
     return solve(transpose(ans), matmul(f * matmul(transpose(ans), g), transpose(ans)))
 
 
 def _eig_values_jvp(t, ans, a):
     v = eig_vectors(a)
-    return _diagonal(solve(v, matmul(t, v)))
+    return diagonal_of(solve(v, matmul(t, v)))
 
 
 defvjp("eig_values", _eig_values_vjp)
@@ -260,7 +260,7 @@ defjvp("eig_values", _eig_values_jvp)
 def _eig_vectors_jvp(t, ans, a):
     f = inverse_gaps(eig_values(a))
     raw = matmul(ans, f * solve(ans, matmul(t, ans)))
-    return raw - ans * _diagonal(matmul(transpose(ans), raw))
+    return raw - ans * diagonal_of(matmul(transpose(ans), raw))
 
 
 defjvp("eig_vectors", _eig_vectors_jvp)
@@ -298,7 +298,7 @@ def _svd_parts(t, a):
 
 
 def _svdvals_jvp(t, ans, a):
-    return _diagonal(_svd_parts(t, a)[3])
+    return diagonal_of(_svd_parts(t, a)[3])
 
 
 def _svd_u_jvp(t, ans, a, full=False):

@@ -4,7 +4,7 @@ Each primitive is declared once, in its family module, with its derivative rules
 `elementwise` (ufuncs, operators, ``where``, ``cast``), `complex_special` (special functions
 of a complex argument as their real and imaginary parts), `reductions` (sums, extremes, products,
 running sums), `linalg` (``matmul`` and ``np.linalg``), `decompositions` (eigh, eig, svd, qr,
-``pinv``, ``sqrtm``), `fft` (the discrete Fourier transform), `shape` (views, broadcasting, sizes),
+``pinv``, ``sqrtm``), `complex_decompositions` (svd, eigh, eig of a complex matrix's parts), `fft` (the discrete Fourier transform), `shape` (views, broadcasting, sizes),
 `indexing` (reads, writes, rows by index) and `alloc` (new arrays, constants). What a row is,
 and the rule tables the declarations fill, are `primitive`. This module imports the families
 and re-exports their public names, so the rest of jitgrad reads one table::
@@ -18,7 +18,11 @@ primitive is written in generated Numba source is the backend's (`backend.numba.
 
 from __future__ import annotations
 
-from jitgrad.prims import complex_special, decompositions  # noqa: F401 - their rows and rules
+from jitgrad.prims import (  # noqa: F401 - their rows and rules
+    complex_decompositions,
+    complex_special,
+    decompositions,
+)
 from jitgrad.prims.alloc import (
     CONSTANT_ARRAYS,
     arange,

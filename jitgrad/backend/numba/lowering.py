@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from jitgrad.core.ir import Var
-from jitgrad.prims import complex_special, elementwise, primitives, shape
+from jitgrad.prims import complex_decompositions, complex_special, elementwise, primitives, shape
 from jitgrad.prims.primitives import index_source
 
 # ----------------------------------------------------------------------------- helpers
@@ -105,6 +105,17 @@ def _linalg(name):
     operands: Numba's BLAS and LAPACK wrappers take seconds to compile, and there they
     compile once per machine (cached), not per module."""
     return lambda a, p, t: f"_rt.{name}({', '.join(map(_as_float, a, t))})"
+
+
+def _with_full(name):
+    """A decomposition's helper called with its ``full=`` (svd's factors) after its
+    operands, when the row has it."""
+    def lower(a, p, t):
+        args = list(map(_as_float, a, t))
+        if "full" in p:
+            args.append(repr(bool(p["full"])))
+        return f"_rt.{name}({', '.join(args)})"
+    return lower
 
 
 def _transpose(a, p, t):
@@ -221,6 +232,9 @@ LOWER: dict[str, Callable] = {
     "inverse_gaps": _linalg("inverse_gaps"), "companion": _linalg("companion"),
     "svd_u": lambda a, p, t: f"_rt.svd_u({_as_float(a[0], t[0])}, {p.get('full', False)})",
     "svd_vt": lambda a, p, t: f"_rt.svd_vt({_as_float(a[0], t[0])}, {p.get('full', False)})",
+    # a complex matrix's decompositions, of its two float parts (`prims.complex_decompositions`)
+    **{name: _with_full(name) for name in complex_decompositions.RESULTS},
+    "inverse_square_gaps": _linalg("inverse_square_gaps"),
     # shapes
     "transpose": _transpose,
     "reshape": lambda a, p, t: f"_rt.reshape({a[0]}, {shape_src(a[1:])})",

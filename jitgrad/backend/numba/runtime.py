@@ -9,6 +9,7 @@ cache, where the NumPy forms they stand for compile slowly in every process or n
 * `runtime_reduce`: reductions along an axis and the adjoints of reductions and broadcasting;
 * `runtime_elementwise`: the elementwise primitives on arrays (and the ufuncs made on first use);
 * `runtime_linalg`: products and linear algebra (`USES_SCIPY`);
+* `runtime_complex_linalg`: svd, eigh and eig of a complex matrix's parts;
 * `runtime_fft`: the discrete Fourier transform (Numba does not compile ``np.fft``);
 * `runtime_alloc`: new arrays (allocations, eye, arange, outer) and reshapes;
 * `runtime_loops`: trip counts, high-water marks, growing stacks, size checks;
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import re
 
+from jitgrad.backend.numba import runtime_complex_linalg, runtime_linalg
 from jitgrad.backend.numba.runtime_alloc import (  # noqa: F401 - re-exported
     arange,
     empty,
@@ -34,6 +36,21 @@ from jitgrad.backend.numba.runtime_alloc import (  # noqa: F401 - re-exported
     outer,
     reshape,
     zeros,
+)
+from jitgrad.backend.numba.runtime_complex_linalg import (  # noqa: F401 - re-exported
+    ceig_values_im,
+    ceig_values_re,
+    ceig_vectors_im,
+    ceig_vectors_re,
+    ceigh_vectors_im,
+    ceigh_vectors_re,
+    ceigvalsh,
+    csvd_u_im,
+    csvd_u_re,
+    csvd_vt_im,
+    csvd_vt_re,
+    csvdvals,
+    inverse_square_gaps,
 )
 from jitgrad.backend.numba.runtime_elementwise import (  # noqa: F401 - re-exported
     UFUNC_SCALARS,
@@ -121,7 +138,6 @@ from jitgrad.backend.numba.runtime_index import (  # noqa: F401 - re-exported
     unpack_count,
 )
 from jitgrad.backend.numba.runtime_linalg import (  # noqa: F401 - re-exported
-    USES_SCIPY,
     cholesky,
     cholesky_fails,
     companion,
@@ -187,6 +203,9 @@ from jitgrad.backend.numba.runtime_reduce import (  # noqa: F401 - re-exported
     sum_axis,
     sum_to,
 )
+
+# the helpers that call LAPACK through SciPy (`compile.require_scipy`)
+USES_SCIPY = runtime_linalg.USES_SCIPY + runtime_complex_linalg.USES_SCIPY
 
 _CALLS = re.compile(r"\b_rt\.(\w+)\(")
 
