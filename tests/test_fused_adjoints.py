@@ -10,7 +10,7 @@ each gradient compiled and checked against central finite differences and JAX.
   the forward pass.
 * An adjoint handed on from a temporary (``_b_x = _b_t1``) is added into in place
   (`in_place.adds_in_place`).
-* A stencil's adjoint adds into several parts of one array in one nest
+* A 2-D stencil's adjoint adds into several parts of one array in one nest
   (`emit_fused.NestWriter.fusable_run`): no temporaries and no ``_rt.add_into`` passes.
 """
 
