@@ -32,6 +32,7 @@ from jitgrad.prims.primitives import PRIMITIVES
 from jitgrad.transforms import (
     checkpoint,
     fuse_inner,
+    in_place,
     optimise,
     parallel,
     recompute,
@@ -66,7 +67,7 @@ GRADIENT_PASSES = (
     recompute.ASCENDING,  # loop adjoints whose iterations commute run forwards
     reverse.KERNELS,  # the forward and adjoint kernels
     optimise.OPTIMISE,  # dead code, folded assignments, sums in registers, hoisted reads
-    optimise.IN_PLACE,  # the adjoint's sums into arrays it owns, added in place
+    in_place.IN_PLACE,  # the adjoint's sums into arrays it owns, added in place
     parallel.PARALLELISE,  # under parallel=True, loops run in chunks on every core
 )
 
@@ -128,7 +129,8 @@ def gradient_kernel(fn_ir: ir.Function, wrt: list[int], settings: Settings = DEF
     values handed over by name, then its adjoint kernel. Returns ``(params, body, returns)``
     with ``returns = [value, *gradients]``: what forward mode differentiates again (`hvp`,
     `jitgrad.compose`)."""
-    grad = reverse(fn_ir, wrt, dataclasses.replace(settings, parallel=False, in_place=False))
+    grad = reverse(fn_ir, wrt, dataclasses.replace(settings, parallel=False, in_place=False,
+                                                   made_again=False))
     fwd, adj = grad.forward, grad.adjoint
     n = len(fwd.params)
     body = ir.Block(list(fwd.body.stmts))

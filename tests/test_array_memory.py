@@ -2,7 +2,7 @@
 compiled gradient checked against central finite differences and JAX.
 
 * A matrix read by two products (NPBench's mvt, ``A @ y1`` and ``y2 @ A``): its adjoint is
-  one buffer the second outer product adds into in place (`optimise.adds_in_place`).
+  one buffer the second outer product adds into in place (`in_place.adds_in_place`).
 * Products of column slices in a loop (covariance's ``d[:, i] @ d[:, i:m]``): BLAS reads the
   strided views in place, transposed too; a reversed view is copied first
   (`runtime_linalg._strided_matrix_vector`).

@@ -44,7 +44,7 @@ def fresh_prange_rows(w, x):  # likewise, parallel: each chunk stores its partia
     return total
 
 
-def fresh_log_softmax(z):  # likewise: a row max (choose_share), kept, and sums over rows
+def fresh_log_softmax(z):  # likewise: a row max (its tie shares), kept, and sums over rows
     m = np.max(z, axis=1, keepdims=True)
     e = np.exp(z - m)
     return np.sum(np.log(np.sum(e, axis=1)) + m[:, 0])

@@ -21,8 +21,11 @@ class Settings:
     (`transforms.recompute`), on unless a test compares without one; ``chunks``: a parallel
     loop's number of chunks (None: as many as pay for themselves; tests set a number to run
     several chunks on small inputs); ``in_place``: the adjoint adds into arrays it owns in
-    place (`optimise.adds_in_place`; off for a gradient that forward mode differentiates
-    again, whose tangents of the sums fuse into the adjoint's loops as they are)."""
+    place (`in_place.adds_in_place`; off for a gradient that forward mode differentiates
+    again, whose tangents of the sums fuse into the adjoint's loops as they are);
+    ``made_again``: a top-level array of cheap elementwise arithmetic is made again in the
+    adjoint instead of kept (`saving.Saver.elementwise_again`; off there too: forward mode
+    joins both kernels into one, where nothing is kept and it would be computed twice)."""
 
     parallel: bool = False
     memory_cap: int | None = None
@@ -32,6 +35,7 @@ class Settings:
     ascending: bool = True  # a loop adjoint whose iterations commute runs forwards
     chunks: int | None = None
     in_place: bool = True  # adjoint accumulations into owned arrays update them in place
+    made_again: bool = True  # cheap top-level arrays made again in the adjoint, not kept
 
 
 DEFAULT = Settings()

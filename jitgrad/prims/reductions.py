@@ -3,9 +3,10 @@
 
 Reductions take ``axis`` (None: every axis) and ``keepdims`` as parameters. Their adjoints copy
 ``g`` back along the reduced axis (`spread`); ``max`` and ``min`` share it among the entries
-equal to the result (`choose_share`: tied extremes share equally, the mean of the one-sided
-derivatives). Products never divide by ``x`` (exact where entries are zero): their rules use
-the product of the other entries (`prod_others`) and running-product loops of their own
+equal to the result (`_ties`: tied extremes share equally, the mean of the one-sided
+derivatives, by elementwise operations and a count that the backend writes into its loop
+nests). Products never divide by ``x`` (exact where entries are zero): their rules use the
+product of the other entries (`prod_others`) and running-product loops of their own
 (`cumprod_grad`, `cumprod_jvp`, `prod_others_jvp`), which are primitives with rules of their
 own so that forward-over-reverse can differentiate the adjoint. Those loops (``*_loop``) are
 written in what Numba compiles: the backend compiles these same functions for generated code,
@@ -60,34 +61,31 @@ def _spread_impl(g, like, axis=None):
     return np.broadcast_to(np.reshape(g, keep), shape_).copy()
 
 
-def _choose_share_impl(x, m, axis=None):
-    if axis is None:
-        hit = x == np.reshape(m, ())
-        return hit / hit.sum()
-    keep = list(np.shape(x))
-    keep[axis] = 1
-    hit = x == np.reshape(m, keep)
-    return hit / hit.sum(axis=axis, keepdims=True)
-
-
 # The adjoints of reductions. ``spread`` copies a reduced value back along ``axis`` (kept or
-# not in ``g``) to the shape of ``like``; ``choose_share`` weighs the entries of ``x`` equal to
-# their reduction ``m`` (a max or min), 1/count each, so tied maxima share the gradient.
+# not in ``g``) to the shape of ``like``.
 spread = primitive("spread", _spread_impl, lambda ts, p: Type("f", ts[1].ndim), shape_only={1},
                    broadcasts=True, same_shape_as=1)
-choose_share = primitive("choose_share", _choose_share_impl, lambda ts, p: Type("f", ts[0].ndim),
-                         differentiable=False, zero_tangent=True, same_shape_as=0)
+
+
+def _ties(x, ans, axis, keepdims):
+    """Where ``x`` equals its extreme ``ans`` (spread back along ``axis``), and how many
+    entries do along it (``ans``'s shape). Elementwise operations and a sum, so the backend
+    writes them into its loop nests: a counting nest over ``x``, no array of shares."""
+    hit = np.equal(x, spread(ans, x, axis=axis))
+    count = reduce_sum(np.where(hit, 1.0, 0.0), axis=axis, keepdims=keepdims)
+    return hit, np.maximum(count, 1.0)  # (no entry equals a nan maximum: nothing to share)
 
 
 def _chooser_vjp(g, ans, x, axis, keepdims):
-    """max/min: the gradient goes to the entries equal to the result, shared among ties.
-    (The shares first, so that the spread and the product are adjacent: one loop nest.)"""
-    share = choose_share(x, ans, axis=axis)
-    return spread(g, x, axis=axis) * share
+    """max/min: the gradient goes to the entries equal to the result, shared among ties (0
+    elsewhere, also where the result is nan and no entry equals it)."""
+    hit, count = _ties(x, ans, axis, keepdims)
+    return np.where(hit, spread(g / count, x, axis=axis), 0.0)
 
 
 def _chooser_jvp(t, ans, x, axis, keepdims):
-    return reduce_sum(t * choose_share(x, ans, axis=axis), axis=axis, keepdims=keepdims)
+    hit, count = _ties(x, ans, axis, keepdims)
+    return reduce_sum(np.where(hit, t, 0.0), axis=axis, keepdims=keepdims) / count
 
 
 defvjp("sum", lambda g, ans, x, axis, keepdims: spread(g, x, axis=axis))

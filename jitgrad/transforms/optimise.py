@@ -24,10 +24,8 @@ Passes, in order:
   names of their own, set to zero if it does not, when nothing after the loop reads them).
 * ``unused_saved``: a saved value the adjoint no longer reads (a fused loop's adjoint ran in
   the forward pass) is neither returned by the forward kernel nor passed to the adjoint.
-* ``adds_in_place``: an adjoint's accumulation ``_b_x = _b_x + c`` into an array the adjoint
-  made itself, that no other name shares, adds ``c`` into that array (``_b_x += c``) instead
-  of allocating the sum: a matrix read by two products (mvt's ``A @ y_1`` and ``y_2 @ A``)
-  gets its adjoint in one buffer, updated in one pass.
+
+``adds_in_place`` (`transforms.in_place`) runs after these, on the adjoint alone.
 """
 
 from __future__ import annotations
@@ -357,37 +355,6 @@ def _optimise(work: GradientWork) -> None:
 OPTIMISE = Pass("optimise", _optimise, reads=("gradient",), writes=(), needs=("kernels",))
 
 
-def _in_place(work: GradientWork) -> None:
-    adjoint = work.gradient.adjoint
-    adds_in_place(adjoint.body, adjoint.params)
-
-
-IN_PLACE = Pass("in_place", _in_place, reads=("gradient",), writes=(), needs=("optimise",),
-                when="in_place")
-
-
-def adds_in_place(body: Block, params: list[Var]) -> None:
-    """``x = x + c`` (the adjoint's accumulation: the result is ``x`` itself) becomes
-    ``x += c`` (``iadd``) when, in the same block, ``x`` was last defined by an equation that
-    makes a fresh array (an elementwise operation, an outer or matrix product, an allocation)
-    and no other name may share ``x``'s memory (`core.ir.MayShare`: no view, assignment,
-    carried or saved value; not a parameter), and ``c`` broadcasts to ``x``'s shape (`dims_of`):
-    nothing can read the old sum, so the addition may overwrite it. The sum is the same
-    (``x[i] + c[i]`` either way), one allocation and one pass over memory fewer."""
-    alias = MayShare(body)
-    names: dict[Var, set] = {}  # alias class -> the arrays in it
-    for s in walk(body):
-        for a in direct_uses(s) + defs(s):
-            if isinstance(a, Var) and a.type.ndim:
-                names.setdefault(alias.find(a), set()).add(a)
-    passed = {p for p in params if p.type.ndim}
-
-    def alone(v: Var) -> bool:
-        return v not in passed and names.get(alias.find(v), {v}) == {v}
-
-    _adds_in(body, alone)
-
-
 def copies_of_unread(body: Block, live: set[Var], params: list[Var]) -> None:
     """``y = copy(x)`` at the kernel's top level becomes ``y = x`` (nothing, for ``x = copy(x)``)
     when nothing reads x's memory afterwards: no other name that may share it
@@ -405,7 +372,7 @@ def copies_of_unread(body: Block, live: set[Var], params: list[Var]) -> None:
             if isinstance(a, Var) and a.type.ndim:
                 group.setdefault(alias.find(a), set()).add(a)
         flags = ops.flags(s.prim) if isinstance(s, Eqn) else None
-        from_nowhere = flags is not None and not _makes_fresh_array(s) and not any(
+        from_nowhere = flags is not None and not makes_fresh_array(s) and not any(
             isinstance(a, Var) and a.type.ndim for a in s.ins)  # a constant's frozen memory
         for v in defs(s):
             if (flags is None or flags.view or flags.view_if_contiguous or flags.read_only_view
@@ -428,7 +395,7 @@ def copies_of_unread(body: Block, live: set[Var], params: list[Var]) -> None:
     body.stmts[:] = [s for s in body.stmts if s is not None]
 
 
-def _makes_fresh_array(e: Eqn) -> bool:
+def makes_fresh_array(e: Eqn) -> bool:
     """Whether ``e``'s one result is a new array of its own (never an input's memory)."""
     from jitgrad.prims.primitive import PRIMITIVES
 
@@ -440,29 +407,6 @@ def _makes_fresh_array(e: Eqn) -> bool:
     row = PRIMITIVES.get(e.prim)
     return bool((row is not None and row.elementwise) or flags.outer_of or flags.contracts
                 or flags.allocates)
-
-
-def _broadcasts_into(c, x: Var) -> bool:
-    """Whether ``c``'s shape broadcasts to ``x``'s and no further (by their size tokens)."""
-    dc, dx = dims_of(c), dims_of(x)
-    lead = len(dx) - len(dc)
-    return lead >= 0 and all(t == dx[lead + j] or t == 1 for j, t in enumerate(dc))
-
-
-def _adds_in(block: Block, alone) -> None:
-    fresh: set[Var] = set()  # arrays whose value here is memory only this block's name holds
-    for k, s in enumerate(block.stmts):
-        for sb in sub_blocks(s):
-            _adds_in(sb, alone)
-        if (isinstance(s, Eqn) and s.prim == "add" and len(s.outs) == 1 and len(s.ins) == 2
-                and s.outs[0] is s.ins[0] and s.ins[0] in fresh and s.ins[1] is not s.ins[0]
-                and s.outs[0].type.kind == "f" and _broadcasts_into(s.ins[1], s.ins[0])):
-            block.stmts[k] = Eqn("iadd", [], [s.ins[0], s.ins[1]], {}, s.loc)
-            continue
-        for v in defs(s):
-            fresh.discard(v)
-        if isinstance(s, Eqn) and _makes_fresh_array(s) and alone(s.outs[0]):
-            fresh.add(s.outs[0])
 
 
 def sums_in_registers(body: Block, params: list[Var], namer: Namer) -> None:

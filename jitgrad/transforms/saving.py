@@ -32,6 +32,7 @@ from jitgrad.core.ir import (
     defs,
     dims_of,
     sub_blocks,
+    used_atoms,
     walk,
 )
 from jitgrad.core.types import INT, Type
@@ -61,6 +62,9 @@ class Saver:
         self.storage = Storage(fn)
         self.needed: dict[Block, dict[Var, tuple[Var, bool]]] = {}  # block -> var -> (v, copy)
         self.replayed: set[Block] = set()  # blocks of loops the adjoint will replay (`recompute`)
+        self.read_whole: set = set()  # what the adjoint reads other than entry by entry
+        self.made_again = True  # top-level arrays may be made again (`elementwise_again`)
+        self.again: list[Var] = []  # the arrays made again
         self.capacity: dict[For, Var] = {}  # top-level for loop -> its trip count
         self.defining: dict[Var, Eqn] = {}  # var -> the equation that computes it
         self.trips_of: dict[Var, object] = {}  # trips var -> its loop
@@ -111,6 +115,8 @@ class Saver:
                 shape_only = ops.flags(s.prim).shape_only
                 for k, a in enumerate(s.ins):
                     self.note(a, chain, k in shape_only)
+                if not _fuses(s):
+                    self.read_whole.update(s.ins)
             elif isinstance(s, If):
                 self.note(s.cond, chain, False)
             elif isinstance(s, Repeat):
@@ -143,10 +149,15 @@ class Saver:
             home_block, v, copy = work.pop()
             work += self.place(plan, home_block, v, copy)
         top_saved, stacks, pops, renames = self.wire_saves(plan.saves, namer)
+        for v in self.again:  # (its own name: the forward pass may still make and keep it)
+            renames[v] = _version_name(v, namer)
         for home_block in dict.fromkeys([*plan.prologue, *pops, *plan.rebuilt]):  # fixed order
             ablock = self.ctx.adjoint_of_block[home_block]
             ablock.stmts[:0] = (plan.prologue.get(home_block, []) + pops.get(home_block, [])
                                 + self.in_forward_order(plan.rebuilt.get(home_block, [])))
+        if self.again:
+            _before_first_read(self.ctx.adjoint_of_block[self.fn.body],
+                               sorted(self.again, key=lambda v: self.order.get(v, 0)))
         _rename_reads(adj_top, renames)
         return top_saved, stacks
 
@@ -399,9 +410,10 @@ class Saver:
     def recomputable(self, v: Var, home_block: Block, loops) -> Eqn | None:
         """An equation that rebuilds the scalar ``v`` in the adjoint more cheaply than a tape:
         ``v`` is computed by scalar arithmetic or a read of an array nothing writes into, in a
-        loop or branch, or it is the trip count of a loop that cannot exit early."""
+        loop or branch, or it is the trip count of a loop that cannot exit early; or an
+        array at the top level (`elementwise_again`)."""
         if home_block is self.fn.body:
-            return None
+            return self.elementwise_again(v)
         eqn = self.defining.get(v)
         if v.type.ndim:  # a view by basic indexing of an array nothing writes after it
             if eqn is None or not ops.flags(eqn.prim).view or any(
@@ -424,6 +436,30 @@ class Saver:
             return None
         if ops.flags(eqn.prim).costly and home_block in self.replayed:
             return None  # the replay computed it already: a push is cheaper than a third time
+        return Eqn(eqn.prim, [v], list(eqn.ins), dict(eqn.params), eqn.loc)
+
+    def elementwise_again(self, v: Var) -> Eqn | None:
+        """An equation that makes the top-level array ``v`` again in the adjoint: ``v`` is
+        cheap elementwise arithmetic (not ``costly``) of arrays the adjoint reads anyway (so
+        no array is kept for it), none of them written once ``v`` is made, and nothing writes
+        into ``v``.
+        Both kernels read it entry by entry only (elementwise operations and sums, which the
+        backend writes into its loop nests), so the adjoint's nests compute it where they
+        read it, and the forward pass neither keeps nor makes it: softmax's ``e / s``, which
+        the forward pass only sums and whose adjoint reads ``e`` and ``s`` anyway (an array
+        and two passes over memory fewer)."""
+        eqn = self.defining.get(v)
+        if (not self.made_again or not v.type.ndim or eqn is None or not _fuses(eqn) or ops.flags(eqn.prim).sums
+                or ops.flags(eqn.prim).costly or self.storage.written(v) or v in self.read_whole
+                or v is self.fn.result or v in self.fn.aux or not all(
+                    _fuses(s) for s in walk(self.fn.body) if v in used_atoms(s))):
+            return None
+        read = self.needed.get(self.fn.body, {})
+        for a in eqn.ins:
+            if isinstance(a, Var) and a.type.ndim and not (
+                    a in read and self.unchanged_after(a, v)):
+                return None
+        self.again.append(v)
         return Eqn(eqn.prim, [v], list(eqn.ins), dict(eqn.params), eqn.loc)
 
     def in_forward_order(self, eqns: list) -> list:
@@ -484,6 +520,24 @@ class Saver:
             _insert_before(self.ctx.parent[loop.body][1], loop, Eqn(
                 "trip_count", [trips], [loop.start, loop.stop, loop.step], {}, None))
         return trips
+
+
+def _fuses(s) -> bool:
+    """Whether the statement ``s`` reads its arrays entry by entry in a loop nest the backend
+    writes (an elementwise operation or a sum), so an array it reads need not exist whole."""
+    p = primitives.PRIMITIVES.get(s.prim) if isinstance(s, Eqn) else None
+    return p is not None and (p.elementwise or ops.flags(s.prim).sums)
+
+
+def _before_first_read(block: Block, made: list) -> None:
+    """Each statement of ``block`` that makes one of ``made`` (in forward order) moved to just
+    before the first statement that reads it: an array made again goes into the loop nest
+    that reads it, not ahead of the nests before it."""
+    for v in reversed(made):
+        k = next(j for j, s in enumerate(block.stmts) if isinstance(s, Eqn) and v in s.outs)
+        e = block.stmts.pop(k)
+        first = next((j for j, s in enumerate(block.stmts) if v in used_atoms(s)), k)
+        block.stmts.insert(first, e)
 
 
 def _rename_reads(block: Block, renames: dict) -> None:
@@ -576,6 +630,7 @@ def save_values(work: GradientWork) -> None:
     docstring); ``work.saved`` and ``work.stacks`` are what the forward kernel hands over."""
     saver = Saver(work.context)
     saver.replayed = planned(work.function) if work.settings.recompute else set()
+    saver.made_again = work.settings.made_again
     work.saved, work.stacks = saver.apply(work.adjoint, work.context.namer)
 
 

@@ -208,8 +208,6 @@ LOWER: dict[str, Callable] = {
     "cumprod_jvp": lambda a, p, t: f"_rt.cumprod_jvp({a[0]}, {a[1]})",
     "spread": lambda a, p, t: f"_rt.broadcast_like({a[0]}, {a[1]})" if p["axis"] is None
     else f"_rt.spread({a[0]}, {a[1]}, {p['axis']})",
-    "choose_share": lambda a, p, t: f"_rt.choose_share_all({a[0]}, {a[1]})"
-    if p["axis"] is None else f"_rt.choose_share({a[0]}, {a[1]}, {p['axis']})",
     "argsort": lambda a, p, t: f"np.argsort({a[0]}, kind='mergesort')",
     "searchsorted": lambda a, p, t: f"np.searchsorted({a[0]}, {a[1]}, side={p['side']!r})",
     "digitize": lambda a, p, t: f"np.digitize({a[0]}, {a[1]}, {p['right']!r})",

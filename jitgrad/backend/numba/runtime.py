@@ -186,8 +186,6 @@ from jitgrad.backend.numba.runtime_parallel import (  # noqa: F401 - re-exported
 )
 from jitgrad.backend.numba.runtime_reduce import (  # noqa: F401 - re-exported
     broadcast_like,
-    choose_share,
-    choose_share_all,
     cumprod_grad,
     cumprod_jvp,
     cumsum_axis,

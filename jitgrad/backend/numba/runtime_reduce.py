@@ -159,33 +159,6 @@ def spread(g, like, axis):
 
 
 @jit
-def choose_share(x, m, axis):
-    """Weights of the entries of ``x`` equal to ``m`` (its max or min over ``axis``, kept or
-    not): 1/count each, 0 elsewhere, so tied extremes share the gradient equally."""
-    pre, n, post = _split(x, axis)
-    xc = np.ascontiguousarray(x).reshape((pre, n, post))
-    mc = np.ascontiguousarray(m).reshape((pre, post))
-    out = np.zeros((pre, n, post))
-    for a in range(pre):
-        for b in range(post):
-            count = 0
-            for j in range(n):
-                if xc[a, j, b] == mc[a, b]:
-                    count += 1
-            for j in range(n):
-                if xc[a, j, b] == mc[a, b]:
-                    out[a, j, b] = 1.0 / count
-    return out.reshape(x.shape)
-
-
-@jit
-def choose_share_all(x, m):
-    """``choose_share`` over all axes (``m`` is the max or min of the whole array)."""
-    hit = x == m
-    return hit / np.sum(hit)
-
-
-@jit
 def broadcast_like(g, like):
     """``g`` broadcast to the shape of ``like``, as a new array."""
     return np.zeros(like.shape) + g

@@ -17,8 +17,6 @@ from jitgrad.backend.numba.runtime import (
     arange,
     broadcast_like,
     cholesky,
-    choose_share,
-    choose_share_all,
     chunk_count,
     copy_into,
     det,
@@ -61,9 +59,6 @@ def _warm_examples():
               (broadcast_like, (f1, f2)), (broadcast_like, (1.0, f1)),
               (broadcast_like, (1.0, f2)), (sum_axis, (f2, 0, (2,))),
               (sum_axis, (f2, 1, (2,))), (max_axis, (f2, 1, (2,))),
-              # the gradient of a max or min: softmax's row max, kept or not, and np.max(x)
-              (choose_share, (f2, np.ones((2, 1)), 1)), (choose_share, (f2, f1, 1)),
-              (choose_share_all, (f1, 1.0)), (choose_share_all, (f2, 1.0)),
               # a parallel loop's chunks, and a chunk's partial gradient of a vector or a
               # matrix (parallel=True)
               (chunk_count, (1, 1, 1)),
