@@ -64,6 +64,8 @@ class Branches:
             return bool(cond)
         if isinstance(cond, str):  # a switch known while building (`if window:`): Python's
             return bool(cond)
+        if isinstance(cond, (dict, set, frozenset)):  # POT's `log = {'err': []}; if log:`
+            return bool(cond)  # (its keys are known while building, so is its length)
         raise UnsupportedError(f"a condition of type {type(cond).__name__}", self.loc(node))
 
     def example_size(self, array) -> int | None:

@@ -321,6 +321,8 @@ class Expressions(Indexing):
             return getattr(base, attr)  # a namedtuple's field (results.root)
         if is_container_method(base, attr):  # lst.pop(), d.pop("k"), s.add(3)
             return BuildMethod(self, getattr(node, "value", node), base, attr)
+        if isinstance(base, super):  # super().__init__: the parent's, bound to the object
+            return getattr(base, attr)
         if is_user_object(base) and attr not in vars(base):
             getter = getattr(type(base), attr, None)  # a property: its getter, built here
             if isinstance(getter, property) and getter.fget is not None:

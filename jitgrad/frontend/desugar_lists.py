@@ -88,7 +88,8 @@ def range_items(name, *bounds):
     where its bounds are numbers known then (``range(self.n_obj)``). Bounds known only at
     run time, or more than `UNROLLED_AT_MOST` iterations, are refused."""
     what = (f"appending to `{name}` arrays whose shape is known only inside the loop (or "
-            "values other than numbers)")
+            "values other than numbers, or reading the list as only Python's is read: "
+            "`*out`, `out + [...]`, `out.reverse()`)")
     if not all(isinstance(b, (int, np.integer)) and not isinstance(b, bool) for b in bounds):
         raise UnsupportedError(
             f"{what}, in a loop whose count is known only at run time (a list built in a "
@@ -334,8 +335,8 @@ class _Lists:
                                 "is not known when the outer loop starts", f)
                 product = trips if product is None else ast.BinOp(product, ast.Mult(), trips)
             total = product if total is None else ast.BinOp(total, ast.Add(), product)
-        self.check_uses(name, loop, after)
         unrolled = self.unrolled_alternative(name, loop, made, appends, conditional, first)
+        self.check_uses(name, loop, after, made if unrolled is not None else None)
         count, k = self.fresh(f"{name.lstrip('_')}_n"), self.fresh(f"{name.lstrip('_')}_k")
         buffer = self.fresh(f"{name.lstrip('_')}_buf") if conditional else name
         for node, _ in appends:
@@ -401,6 +402,7 @@ class _Lists:
         # (any other loop: as written; the builder unrolls it where it runs over a tuple or
         # list known while building, and refuses a list appended to in a loop it runs)
         again.jitgrad_list_of = name  # (a loop the builder runs, not unrolled: refused)
+        again.jitgrad_list_made = made
         empty = locate_as(ast.Assign([_name(name, True)], ast.List([], ast.Load())), made)
         return [empty, again]
 
@@ -651,9 +653,13 @@ class _Lists:
 
     # -- where the list is read ------------------------------------------------------------------
 
-    def check_uses(self, name: str, loop: ast.For, after: list) -> None:
+    def check_uses(self, name: str, loop: ast.For, after: list, made=None) -> None:
         """Refuse every read of ``name`` outside ``loop`` that an array of its items would not
-        give the same meaning to (see the module)."""
+        give the same meaning to (see the module). Where the loop has an unrolled alternative
+        (``made``, the list's creation, given: `unrolled_alternative`), such a read is not
+        refused here but marks the list as Python's (``made.jitgrad_python_list``, the read):
+        the builder unrolls the loop, the list a list of its items, or refuses the loop if it
+        runs over values known only at run time (`build_loops.refuse_list_of_others`)."""
         self.parents = {id(c): p for p in ast.walk(self.root) for c in ast.iter_child_nodes(p)}
         inside = {id(n) for n in ast.walk(loop)}
         stop = next((k for k, s in enumerate(after) if isinstance(s, ast.Assign) and any(
@@ -670,6 +676,9 @@ class _Lists:
                     # to a caller, which reads it as this function would (`returned_list`);
                     # the function differentiated refuses it (`build_stmts`)
                     parent.jitgrad_returns_list = name
+                elif what and made is not None:  # (`*[getattr(m, n) for n in names]`)
+                    if not hasattr(made, "jitgrad_python_list"):
+                        made.jitgrad_python_list = what
                 elif what:
                     self.refuse(f"the list `{name}` {what} (the list is an array in the "
                                 "gradient)", node)

@@ -37,6 +37,18 @@ def polyval_legacy(p, x):
     return out
 
 
+def polyval_at_complex(p, xr, xi):
+    """np.polyval of real coefficients at the complex ``xr + 1j * xi`` (parts of one shape):
+    Horner's rule on the two parts."""
+    out_re = p[0] + xr * 0.0
+    out_im = xr * 0.0
+    for k in range(1, p.shape[0]):
+        re = out_re * xr - out_im * xi + p[k]
+        out_im = out_re * xi + out_im * xr
+        out_re = re
+    return out_re + 1j * out_im
+
+
 def polyadd(c1, c2):
     """The sum, its trailing zeros removed (NumPy trims the operands and the result)."""
     c1 = np.polynomial.polyutils.trimseq(c1)

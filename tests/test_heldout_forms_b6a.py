@@ -1,0 +1,181 @@
+"""Forms met in the sixth held-out batch of real code (issue #43, part hb6a: lmfit, epidemiology,
+pharmacokinetics, POT, astropy, python-control/harold), in functions of our own:
+
+* a ``(1, n)`` value written into a row, ``x[k, :] = x[k - 1, :] @ A.T + u[k - 1] * B.T``
+  (harold's row-state simulation): its adjoint is the row's, given the value's leading axis of
+  size 1 (it was summed into one entry before: a wrong gradient);
+* ``super().__init__(...)`` and ``super().method(z)`` in a subclass (astropy's cosmology
+  classes), the parent's methods built inline with ``self`` bound;
+* a list comprehension read as only Python's list is (``self.evaluate(x, *[getattr(self, n)
+  for n in self.param_names])``, astropy modeling's call), its loop over names known while
+  building unrolled.
+
+Each form's gradient is checked against central differences and JAX (the same computation
+written with jax.numpy) as plain Python (``JITGRAD_DISABLE_JIT=1``, a process of its own:
+``python tests/test_heldout_forms_b6a.py`` runs them); one compiled gradient holds them all.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import jitgrad
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from fd import check_against
+
+A = np.array([[0.98, 0.05], [-0.1, 0.95]])
+B = np.array([[0.2], [0.5]])
+U = np.sin(np.linspace(0.0, 3.0, 6))
+P = np.array([1.3, 0.4, 0.9])
+XS = np.linspace(-1.0, 2.0, 7)
+
+
+def rows_simulated(a, b, u):
+    """harold's form: states as rows, a (1, n) input term written into a row."""
+    x = np.zeros((len(u), a.shape[0]))
+    for k in range(1, len(u)):
+        x[k, :] = x[k - 1, :] @ a.T + u[k - 1] * b.T
+    x[0, :] = b.T + 1.0  # (at the top level too)
+    return np.sum(x ** 2)
+
+
+def rows_simulated_jax(jnp, a, b, u):
+    x = jnp.zeros((len(u), a.shape[0]))
+    for k in range(1, len(u)):
+        x = x.at[k, :].set((x[k - 1, :] @ a.T + u[k - 1] * b.T)[0])
+    x = x.at[0, :].set((b.T + 1.0)[0])
+    return jnp.sum(x ** 2)
+
+
+class Background:
+    def __init__(self, h, om):
+        self.h = float(h)
+        self.om = om
+        self.ok = 1.0 - om - 0.7
+
+    def density_scale(self, z):
+        return 1.0
+
+    def efunc(self, z):
+        zp1 = 1.0 + z
+        return np.sqrt(self.om * zp1 ** 3 + self.ok * zp1 ** 2 + 0.7 * self.density_scale(z))
+
+
+class DarkEnergy(Background):
+    def __init__(self, h, om, w0=-1.0, **kwargs):
+        super().__init__(h, om, **kwargs)
+        self.w0 = w0
+
+    def density_scale(self, z):
+        return (1.0 + z) ** (3.0 * (1.0 + self.w0)) * super().density_scale(z)
+
+
+def subclass_distance(p, z):
+    """astropy's cosmology form: ``super().__init__`` and ``super().method``."""
+    cosmo = DarkEnergy(70.0, p[0], w0=p[1])
+    return cosmo.h * np.sum(1.0 / cosmo.efunc(z)) / 100.0
+
+
+def subclass_distance_jax(jnp, p, z):
+    zp1 = 1.0 + z
+    ok = 1.0 - p[0] - 0.7
+    e = jnp.sqrt(p[0] * zp1 ** 3 + ok * zp1 ** 2 + 0.7 * zp1 ** (3.0 * (1.0 + p[1])))
+    return 70.0 * jnp.sum(1.0 / e) / 100.0
+
+
+class Model:
+    param_names = ("amplitude", "mean", "stddev")
+
+    def __init__(self, *args):
+        for name, value in zip(self.param_names, args):
+            setattr(self, name, value)
+
+    @staticmethod
+    def evaluate(x, amplitude, mean, stddev):
+        return amplitude * np.exp(-0.5 * (x - mean) ** 2 / stddev ** 2)
+
+    def __call__(self, x):
+        return self.evaluate(x, *[getattr(self, n) for n in self.param_names])
+
+
+def star_of_comprehension(p, x):
+    """astropy modeling's call: ``*[getattr(self, n) for n in self.param_names]``, and a
+    list of the parameters' squares joined to another (``+``)."""
+    squares = [p[i] ** 2 for i in range(3)]
+    both = squares + [p[0]]
+    return np.sum(Model(p[0], p[1], p[2])(x)) + sum(both) + max(*squares)
+
+
+def star_of_comprehension_jax(jnp, p, x):
+    return (jnp.sum(p[0] * jnp.exp(-0.5 * (x - p[1]) ** 2 / p[2] ** 2)) + jnp.sum(p ** 2)
+            + p[0] + jnp.max(p ** 2))
+
+
+FORMS = [
+    (rows_simulated, rows_simulated_jax, (A, B, U)),
+    (subclass_distance, subclass_distance_jax, (np.array([0.3, -0.9]), XS + 1.0)),
+    (star_of_comprehension, star_of_comprehension_jax, (P, XS)),
+]
+
+
+def everything(a, b, u, p, x):
+    return (rows_simulated(a, b, u) + subclass_distance(p[:2] * 0.3, x + 1.0)
+            + star_of_comprehension(p, x))
+
+
+def everything_jax(jnp, a, b, u, p, x):
+    return (rows_simulated_jax(jnp, a, b, u) + subclass_distance_jax(jnp, p[:2] * 0.3, x + 1.0)
+            + star_of_comprehension_jax(jnp, p, x))
+
+
+def check(fn, fn_jax, args):
+    """``fn``'s gradient against central differences and JAX's."""
+    import jax
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+
+    wrt = tuple(range(len(args)))
+    value, grads = jitgrad.value_and_grad(fn, wrt=wrt)(*args)
+    want = jax.grad(lambda *a: fn_jax(jnp, *a), argnums=wrt)(*(jnp.array(a) for a in args))
+    check_against(fn, args, wrt, value, grads, want)
+
+
+def test_every_form_as_plain_python():
+    pytest.importorskip("jax")
+    env = dict(os.environ, JITGRAD_DISABLE_JIT="1")
+    run = subprocess.run([sys.executable, os.path.abspath(__file__)], env=env,
+                         capture_output=True, text=True, timeout=600, check=False)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+
+
+def test_compiled_gradient_matches_finite_differences_and_jax():
+    pytest.importorskip("jax")
+    check(everything, everything_jax, (A, B, U, P, XS))
+
+
+def test_a_python_list_over_run_time_rows_stays_refused():
+    """A list read as only Python's is (``*vals``) whose loop runs over values known only at
+    run time: refused, naming the list, not made an array."""
+    def spread(p, x):
+        vals = [p[i] for i in range(len(p))]
+        return np.sum(Model.evaluate(x, *vals))
+
+    with pytest.raises(jitgrad.JitgradError, match="vals"):
+        jitgrad.grad(spread)(P, XS)
+
+
+if __name__ == "__main__":
+    import warnings
+
+    warnings.simplefilter("ignore")
+    for fn, fn_jax, args in FORMS:
+        check(fn, fn_jax, args)
+        print("ok", fn.__name__)
