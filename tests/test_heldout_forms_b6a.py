@@ -8,7 +8,11 @@ pharmacokinetics, POT, astropy, python-control/harold), in functions of our own:
   classes), the parent's methods built inline with ``self`` bound;
 * a list comprehension read as only Python's list is (``self.evaluate(x, *[getattr(self, n)
   for n in self.param_names])``, astropy modeling's call), its loop over names known while
-  building unrolled.
+  building unrolled;
+* ``np.polyval`` at ``1j * w`` (python-control's transfer functions), with ``np.unwrap(np.angle)``;
+* ``scipy.linalg.solve_continuous_lyapunov``, ``solve_discrete_lyapunov`` and ``expm``
+  (python-control's H2 norm, Gramians and zero-order hold; a compartment model's matrix
+  exponential), and ``if log:`` of a dict (POT's log).
 
 Each form's gradient is checked against central differences and JAX (the same computation
 written with jax.numpy) as plain Python (``JITGRAD_DISABLE_JIT=1``, a process of its own:
@@ -36,6 +40,7 @@ B = np.array([[0.2], [0.5]])
 U = np.sin(np.linspace(0.0, 3.0, 6))
 P = np.array([1.3, 0.4, 0.9])
 XS = np.linspace(-1.0, 2.0, 7)
+W = np.logspace(-1.0, 1.2, 9)
 
 
 def rows_simulated(a, b, u):
@@ -119,21 +124,77 @@ def star_of_comprehension_jax(jnp, p, x):
             + p[0] + jnp.max(p ** 2))
 
 
+def frequency_response(num, den, w):
+    """python-control's transfer function at ``1j * w`` (np.polyval of a complex argument),
+    its gain in dB and its unwrapped phase; a coefficient list at a complex number."""
+    h = np.polyval(num, 1j * w) / np.polyval(den, 1j * w)
+    phase = np.unwrap(np.angle(h))
+    return (np.sum(20.0 * np.log10(np.abs(h))) + np.sum(phase)
+            + np.abs(np.polyval([1.0, den[1], 2.0], 0.5 + 2.0j)))
+
+
+def frequency_response_jax(jnp, num, den, w):
+    h = jnp.polyval(num, 1j * w) / jnp.polyval(den, 1j * w)
+    phase = jnp.unwrap(jnp.angle(h))
+    return (jnp.sum(20.0 * jnp.log10(jnp.abs(h))) + jnp.sum(phase)
+            + jnp.abs(jnp.polyval(jnp.array([1.0, den[1], 2.0]), 0.5 + 2.0j)))
+
+
+def matrix_equations(a, b, m):
+    """python-control's forms: the H2 norm by solve_continuous_lyapunov, a discrete Gramian
+    by solve_discrete_lyapunov, a zero-order hold by expm of a block matrix; ``if log:``
+    of a dict (POT's log)."""
+    import scipy.linalg
+
+    p = scipy.linalg.solve_continuous_lyapunov(a - 2.0 * np.eye(2), -b @ b.T)
+    wc = scipy.linalg.solve_discrete_lyapunov(0.5 * a, b @ b.T)
+    block = np.zeros((3, 3))
+    block[:2, :2] = a * m
+    block[:2, 2:] = b
+    ad = scipy.linalg.expm(block * 0.1)[:2, :2]
+    log = {"err": []}
+    out = np.trace(p) + np.linalg.slogdet(wc + np.eye(2))[1] + np.sum(ad ** 2)
+    if log:
+        out = out + np.sum(scipy.linalg.expm(a * m * 3.0))  # (a norm above theta_13: squared)
+    return out
+
+
+def matrix_equations_jax(jnp, a, b, m):
+    import jax.scipy.linalg as jsl
+
+    n = 2
+    ac = a - 2.0 * jnp.eye(n)
+    p = jnp.linalg.solve(jnp.kron(ac, jnp.eye(n)) + jnp.kron(jnp.eye(n), ac),
+                         jnp.ravel(-b @ b.T)).reshape(n, n)
+    ad_ = 0.5 * a
+    wc = jnp.linalg.solve(jnp.eye(n * n) - jnp.kron(ad_, ad_), jnp.ravel(b @ b.T)).reshape(n, n)
+    block = jnp.zeros((3, 3)).at[:2, :2].set(a * m).at[:2, 2:].set(b)
+    ad = jsl.expm(block * 0.1)[:2, :2]
+    return (jnp.trace(p) + jnp.linalg.slogdet(wc + jnp.eye(2))[1] + jnp.sum(ad ** 2)
+            + jnp.sum(jsl.expm(a * m * 3.0)))
+
+
 FORMS = [
     (rows_simulated, rows_simulated_jax, (A, B, U)),
     (subclass_distance, subclass_distance_jax, (np.array([0.3, -0.9]), XS + 1.0)),
     (star_of_comprehension, star_of_comprehension_jax, (P, XS)),
+    (frequency_response, frequency_response_jax,
+     (np.array([1.0, 2.0]), np.array([1.0, 0.8, 3.0, 0.5]), W)),
+    (matrix_equations, matrix_equations_jax, (A, B, 1.7)),
 ]
 
 
 def everything(a, b, u, p, x):
     return (rows_simulated(a, b, u) + subclass_distance(p[:2] * 0.3, x + 1.0)
-            + star_of_comprehension(p, x))
+            + star_of_comprehension(p, x) + frequency_response(p[:2], np.append(p, 0.5), x + 2.0)
+            + matrix_equations(a, b, p[0]))
 
 
 def everything_jax(jnp, a, b, u, p, x):
     return (rows_simulated_jax(jnp, a, b, u) + subclass_distance_jax(jnp, p[:2] * 0.3, x + 1.0)
-            + star_of_comprehension_jax(jnp, p, x))
+            + star_of_comprehension_jax(jnp, p, x)
+            + frequency_response_jax(jnp, p[:2], jnp.append(p, 0.5), x + 2.0)
+            + matrix_equations_jax(jnp, a, b, p[0]))
 
 
 def check(fn, fn_jax, args):

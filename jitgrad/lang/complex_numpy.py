@@ -212,9 +212,9 @@ def polyval(p, x):
     rule, its products and sums on the parts; unrolled over a list of coefficients, a loop
     (`numpy_written.polyval_at_complex`) over a real vector of them."""
     if isinstance(p, (list, tuple, np.ndarray)):  # as many as known while building: unrolled
-        out = lift(x) * 0.0 + p[0]
+        out = lift(lift(x) * 0.0 + p[0])  # (lift: a product of constants is Python's complex)
         for c in p[1:]:
-            out = out * x + c
+            out = lift(out * x) + c
         return out
     if isinstance(p, Complex):
         raise UnsupportedError("np.polyval of a complex vector of coefficients: pass them as a "

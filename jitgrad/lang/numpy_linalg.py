@@ -386,6 +386,41 @@ def linalg_solve_sylvester(a, b, q):
     return np_reshape(x, q.shape)
 
 
+def linalg_solve_continuous_lyapunov(a, q):
+    """``scipy.linalg.solve_continuous_lyapunov``: ``a x + x a^T = q``, the Sylvester equation
+    with ``b = a^T`` (real matrices; SciPy's ``a^H`` is ``a^T`` for them)."""
+    import scipy.linalg
+
+    if all_known(a, q):
+        return scipy.linalg.solve_continuous_lyapunov(a, q)
+    a = matrix_operand("solve_continuous_lyapunov", a)
+    return linalg_solve_sylvester(a, _np(np.transpose)(a), q)
+
+
+def linalg_solve_discrete_lyapunov(a, q, method=None):
+    """``scipy.linalg.solve_discrete_lyapunov``: ``x - a x a^T = q`` as the linear system
+    ``(I - kron(a, a)) vec(x) = vec(q)``, SciPy's ``method="direct"`` (its default for
+    matrices of fewer than 10 rows; the bilinear method solves the same equation)."""
+    import scipy.linalg
+
+    if all_known(a, q):
+        return scipy.linalg.solve_discrete_lyapunov(a, q, method=method)
+    a, q = (matrix_operand("solve_discrete_lyapunov", m) for m in (a, q))
+    n = a.shape[0]
+    system = NUMPY[np.eye](n * n) - NUMPY[np.kron](a, a)
+    return np_reshape(NUMPY[np.linalg.solve](system, _np(np.ravel)(q)), q.shape)
+
+
+def linalg_expm(a):
+    """``scipy.linalg.expm`` of a real matrix: scaling and squaring with the [13/13] Pade
+    approximant (`numpy_written.expm`), differentiated through its products and solve."""
+    import scipy.linalg
+
+    if all_known(a):
+        return scipy.linalg.expm(a)
+    return written(W.expm, matrix_operand("expm", a))
+
+
 def _symmetric_from_lower(m):
     tril = NUMPY[np.tril]
     return tril(m) + _np(np.transpose)(tril(m, -1))
@@ -431,6 +466,9 @@ def linalg_eigvalsh(a, b=None, *args, lower=True, **kw):
 
 LINALG = {"sqrtm": linalg_sqrtm, "solve_banded": linalg_solve_banded,
           "solve_sylvester": linalg_solve_sylvester, "eigh": linalg_eigh,
+          "solve_continuous_lyapunov": linalg_solve_continuous_lyapunov,
+          "solve_lyapunov": linalg_solve_continuous_lyapunov,
+          "solve_discrete_lyapunov": linalg_solve_discrete_lyapunov, "expm": linalg_expm,
           "eigvalsh": linalg_eigvalsh, "pinv": linalg_pinv}
 
 NUMPY.update({
