@@ -265,6 +265,24 @@ def np_lstsq(a, b, rcond=None):
     return LstsqResult(x, sums, record("matrix_rank", a), record("svdvals", a))
 
 
+def np_polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
+    """``np.polyfit``: the least-squares fit NumPy computes, the Vandermonde matrix's columns
+    scaled to unit norm, `np_lstsq` (the pseudo-inverse's derivative), the scale undone.
+    ``deg`` must be known while building; ``w``, ``full``, ``cov`` and ``rcond`` are refused."""
+    if all_known(x, y):
+        return np.polyfit(x, y, deg, rcond, full, w, cov)
+    if records(deg) or w is not None or full or cov or rcond is not None:
+        _refuse("np.polyfit with weights, full, cov, rcond or a degree known only at run time",
+                "np.polyfit(x, y, deg) with an integer deg", x if records(x) else y)
+    if ndim_of(x) != 1 or ndim_of(y) not in (1, 2):
+        _refuse("np.polyfit of other than a vector of points", "x a vector, y a vector or a "
+                "matrix of columns", x if records(x) else y)
+    lhs = NUMPY[np.vander](as_float(x), int(deg) + 1)
+    scale = _np(np.sqrt)(np_sum(lhs * lhs, axis=0))
+    c = np_lstsq(lhs / scale, y).x
+    return c / (scale if ndim_of(y) == 1 else np_reshape(scale, (-1, 1)))
+
+
 def _matrix_norm(x, ord, keepdims):
     """``np.linalg.norm(x, ord)`` of a matrix for the orders the Frobenius branch leaves."""
     if ord in (2, -2, "nuc"):
@@ -479,5 +497,6 @@ NUMPY.update({
     np.linalg.eigvals: np_eigvals, np.linalg.svd: np_svd, np.linalg.qr: np_qr,
     np.linalg.pinv: np_pinv, np.linalg.matrix_rank: np_matrix_rank,
     np.linalg.lstsq: np_lstsq, np.linalg.cond: np_cond, np.linalg.norm: np_norm,
+    np.polyfit: np_polyfit,
     np.roots: np_roots,
 })
