@@ -12,7 +12,10 @@ pharmacokinetics, POT, astropy, python-control/harold), in functions of our own:
 * ``np.polyval`` at ``1j * w`` (python-control's transfer functions), with ``np.unwrap(np.angle)``;
 * ``scipy.linalg.solve_continuous_lyapunov``, ``solve_discrete_lyapunov`` and ``expm``
   (python-control's H2 norm, Gramians and zero-order hold; a compartment model's matrix
-  exponential), and ``if log:`` of a dict (POT's log).
+  exponential), and ``if log:`` of a dict (POT's log);
+* ``y, x = np.mgrid[:ny, :nx]``, ``f(x, y, *params)`` of a parameter vector (its length the
+  call's, checked), ``np.polyfit``, ``np.argsort(v, 0)`` of a matrix, ``np.empty_like(a,
+  shape=...)`` then ``.fill`` (astropy modeling, NCA).
 
 Each form's gradient is checked against central differences and JAX (the same computation
 written with jax.numpy) as plain Python (``JITGRAD_DISABLE_JIT=1``, a process of its own:
@@ -41,6 +44,10 @@ U = np.sin(np.linspace(0.0, 3.0, 6))
 P = np.array([1.3, 0.4, 0.9])
 XS = np.linspace(-1.0, 2.0, 7)
 W = np.logspace(-1.0, 1.2, 9)
+Q = np.array([2.0, 2.2, 1.6, 1.5, 1.1])
+IMAGE = (2.5 * np.exp(-0.5 * ((np.arange(6.0)[None, :] - 2.5) ** 2 / 2.0
+                              + (np.arange(4.0)[:, None] - 1.5) ** 2 / 1.2))
+         + 0.05 * np.cos(np.arange(24.0)).reshape(4, 6))
 
 
 def rows_simulated(a, b, u):
@@ -174,6 +181,40 @@ def matrix_equations_jax(jnp, a, b, m):
             + jnp.sum(jsl.expm(a * m * 3.0)))
 
 
+def gaussian2d(x, y, amplitude, x0, y0, sx, sy):
+    return amplitude * np.exp(-0.5 * ((x - x0) ** 2 / sx ** 2 + (y - y0) ** 2 / sy ** 2))
+
+
+def image_fit(params, image):
+    """astropy's and NCA's forms: ``y, x = np.mgrid[:ny, :nx]``, ``f(x, y, *params)`` of a
+    parameter vector, ``np.polyfit`` of a log tail, ``np.argsort(v, 0)`` of columns with
+    take_along_axis, ``np.empty_like(a, shape=x.shape)`` filled."""
+    ny, nx = image.shape
+    y, x = np.mgrid[:ny, :nx]
+    model = gaussian2d(x, y, *params)
+    slope, intercept = np.polyfit(np.arange(4.0), np.log(image[0, 1:5] + 1.0), 1)
+    order = np.argsort(image, 0)
+    columns = np.take_along_axis(image * params[0], order, 0)
+    const = np.empty_like(params, shape=image.shape, dtype=image.dtype)
+    const.fill(0.5)
+    return (np.sum((model - image) ** 2) + slope * 3.0 + intercept
+            + np.sum(columns * np.arange(1.0, 1.0 + image.size).reshape(image.shape))
+            + np.sum(const * image))
+
+
+def image_fit_jax(jnp, params, image):
+    ny, nx = image.shape
+    y, x = jnp.mgrid[:ny, :nx]
+    model = params[0] * jnp.exp(-0.5 * ((x - params[1]) ** 2 / params[3] ** 2
+                                        + (y - params[2]) ** 2 / params[4] ** 2))
+    slope, intercept = jnp.polyfit(jnp.arange(4.0), jnp.log(image[0, 1:5] + 1.0), 1)
+    order = jnp.argsort(image, 0)
+    columns = jnp.take_along_axis(image * params[0], order, 0)
+    return (jnp.sum((model - image) ** 2) + slope * 3.0 + intercept
+            + jnp.sum(columns * jnp.arange(1.0, 1.0 + image.size).reshape(image.shape))
+            + jnp.sum(0.5 * image))
+
+
 FORMS = [
     (rows_simulated, rows_simulated_jax, (A, B, U)),
     (subclass_distance, subclass_distance_jax, (np.array([0.3, -0.9]), XS + 1.0)),
@@ -181,20 +222,23 @@ FORMS = [
     (frequency_response, frequency_response_jax,
      (np.array([1.0, 2.0]), np.array([1.0, 0.8, 3.0, 0.5]), W)),
     (matrix_equations, matrix_equations_jax, (A, B, 1.7)),
+    (image_fit, image_fit_jax, (Q, IMAGE)),
 ]
 
 
-def everything(a, b, u, p, x):
+def everything(a, b, u, p, x, q):
     return (rows_simulated(a, b, u) + subclass_distance(p[:2] * 0.3, x + 1.0)
             + star_of_comprehension(p, x) + frequency_response(p[:2], np.append(p, 0.5), x + 2.0)
-            + matrix_equations(a, b, p[0]))
+            + matrix_equations(a, b, p[0])
+            + image_fit(q, a[0, 0] * IMAGE))
 
 
-def everything_jax(jnp, a, b, u, p, x):
+def everything_jax(jnp, a, b, u, p, x, q):
     return (rows_simulated_jax(jnp, a, b, u) + subclass_distance_jax(jnp, p[:2] * 0.3, x + 1.0)
             + star_of_comprehension_jax(jnp, p, x)
             + frequency_response_jax(jnp, p[:2], jnp.append(p, 0.5), x + 2.0)
-            + matrix_equations_jax(jnp, a, b, p[0]))
+            + matrix_equations_jax(jnp, a, b, p[0])
+            + image_fit_jax(jnp, q, a[0, 0] * IMAGE))
 
 
 def check(fn, fn_jax, args):
@@ -219,7 +263,7 @@ def test_every_form_as_plain_python():
 
 def test_compiled_gradient_matches_finite_differences_and_jax():
     pytest.importorskip("jax")
-    check(everything, everything_jax, (A, B, U, P, XS))
+    check(everything, everything_jax, (A, B, U, P, XS, Q))
 
 
 def test_a_python_list_over_run_time_rows_stays_refused():

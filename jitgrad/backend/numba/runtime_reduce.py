@@ -122,16 +122,10 @@ def min_axis(x, axis, out_shape):
 
 @jit
 def sum_to(c, like):
-    """Sum ``c`` over the axes where ``like`` has size 1 but ``c`` has not: the adjoint of
-    NumPy broadcasting. ``like`` may have more axes than ``c`` if they lead and have size 1
-    (a write ``x[k, :] = v`` of a ``(1, n)`` value ``v`` into a row). Returns ``c`` itself
-    (contiguous) when shapes agree."""
+    """Sum ``c`` over the axes where ``like`` (of the same rank) has size 1 but ``c`` has not:
+    the adjoint of NumPy broadcasting. Returns ``c`` itself (contiguous) when shapes agree."""
     if c.shape == like.shape:
         return np.ascontiguousarray(c)
-    off = like.ndim - c.ndim
-    for k in range(off):
-        if like.shape[k] != 1:
-            raise ValueError("sum_to: a leading axis of size other than 1")
     out = np.zeros(like.shape)
     cc = np.ascontiguousarray(c)
     flat_c = cc.reshape(cc.size)
@@ -143,9 +137,9 @@ def sum_to(c, like):
         for k in range(c.ndim - 1, -1, -1):
             ik = rem % c.shape[k]
             rem //= c.shape[k]
-            if like.shape[k + off] != 1:
+            if like.shape[k] != 1:
                 o += ik * mult
-            mult *= like.shape[k + off]
+            mult *= like.shape[k]
         flat_o[o] += flat_c[i]
     return out
 
