@@ -5,7 +5,8 @@ pharmacokinetics, POT, astropy, python-control/harold), in functions of our own:
   (harold's row-state simulation): its adjoint is the row's, given the value's leading axis of
   size 1 (it was summed into one entry before: a wrong gradient);
 * ``super().__init__(...)`` and ``super().method(z)`` in a subclass (astropy's cosmology
-  classes), the parent's methods built inline with ``self`` bound;
+  classes), the parent's methods built inline with ``self`` bound; ``np.vectorize`` of a
+  method;
 * a list comprehension read as only Python's list is (``self.evaluate(x, *[getattr(self, n)
   for n in self.param_names])``, astropy modeling's call), its loop over names known while
   building unrolled;
@@ -91,16 +92,18 @@ class DarkEnergy(Background):
 
 
 def subclass_distance(p, z):
-    """astropy's cosmology form: ``super().__init__`` and ``super().method``."""
+    """astropy's cosmology form: ``super().__init__`` and ``super().method``; a method
+    vectorised over redshifts (``np.vectorize(cosmo.efunc)(z)``)."""
     cosmo = DarkEnergy(70.0, p[0], w0=p[1])
-    return cosmo.h * np.sum(1.0 / cosmo.efunc(z)) / 100.0
+    return cosmo.h * np.sum(1.0 / cosmo.efunc(z)) / 100.0 + 0.1 * np.sum(
+        np.vectorize(cosmo.efunc)(z))
 
 
 def subclass_distance_jax(jnp, p, z):
     zp1 = 1.0 + z
     ok = 1.0 - p[0] - 0.7
     e = jnp.sqrt(p[0] * zp1 ** 3 + ok * zp1 ** 2 + 0.7 * zp1 ** (3.0 * (1.0 + p[1])))
-    return 70.0 * jnp.sum(1.0 / e) / 100.0
+    return 70.0 * jnp.sum(1.0 / e) / 100.0 + 0.1 * jnp.sum(e)
 
 
 class Model:

@@ -81,6 +81,16 @@ def expm(a):
     return r
 
 
+def vectorized_call(f, x):
+    """``np.vectorize(f)(x)`` of one array: ``f`` (a number of a number) of each entry, in
+    order, in an array of ``x``'s shape."""
+    flat = np.ravel(x)
+    out = np.empty(flat.shape[0])
+    for i in range(flat.shape[0]):
+        out[i] = f(flat[i])
+    return out.reshape(x.shape)
+
+
 def polyadd(c1, c2):
     """The sum, its trailing zeros removed (NumPy trims the operands and the result)."""
     c1 = np.polynomial.polyutils.trimseq(c1)
