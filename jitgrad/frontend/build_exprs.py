@@ -557,9 +557,6 @@ class Expressions(Indexing):
                                        "known only at run time with True or False (Python's "
                                        "bool is the object, NumPy's is not): test its value "
                                        "(`if not flag:`)", self.loc(node))
-            if isinstance(left, Sym) and isinstance(right, Sym) and left.atom is right.atom \
-                    and left.atom in self.gb.param_vars:  # one argument under two names
-                return isinstance(op, ast.Is)  # (POT's `x2 = x1`, then `if X is Y:`)
             if isinstance(left, Sym) and isinstance(right, Sym) or (
                     isinstance(left, (int, float)) and isinstance(right, (int, float))):
                 raise UnsupportedError(f"the comparison {type(op).__name__} of two numbers or "
