@@ -1613,6 +1613,37 @@ block(PY, "Forms from held-out real code (tests on sizes, grown arrays)", [
       "Numba's)", F.py_vstack_matrix_and_vector, A(V)),
 ])
 
+block(NN, "Forms from held-out real code (batch 6)", [
+    r("np.add.at / np.subtract.at with an index vector or a tuple of them",
+      F.np_add_at_rows_and_pairs, A(V)),
+    r("K[np.ix_(dofs, dofs)] += ke and K[np.ix_(free, free)]", F.np_ix_block_read_and_add,
+      A(V)),
+    r("np.diag of a list holding values", F.np_diag_of_a_list_of_values, A(V)),
+])
+block(PY, "Forms from held-out real code (batch 6)", [
+    r("a complex array allocated, written in place in a loop and through x + 0j",
+      F.py_complex_array_written, A(V)),
+    r("obj.attr[i] = v; a, b = obj through its class's __iter__",
+      F.py_object_attribute_item_and_iter, A(V)),
+])
+block(PY, "Forms from held-out real code (lists into helpers, kinds across ifs)", [
+    r("a list comprehension passed to a helper: index, max, min, zip, sorted, len, sum",
+      F.py_list_comprehension_to_a_helper, A(V)),
+    r("x.tolist() passed to a helper that reads it as a list", F.py_tolist_to_a_helper, A(V)),
+    r("lists passed through brentq's args= to the function solved",
+      F.py_list_through_a_solvers_args, A(V)),
+    r("cmps = range(len(xs)) held in a name, looped over; a matrix's .tolist() rows",
+      F.py_range_held_in_a_name, A(V)),
+    r("a number on one side of a run-time if, an array of one entry on the other",
+      F.py_number_or_one_entry_array_across_if, A(V, 1.0)),
+    r("the same, the number's side", F.py_number_or_one_entry_array_across_if, A(V, -1.0),
+      id="py-number-or-one-entry-array-across-if-number"),
+    r("x if flag else None on a bool argument (its value keys the code)",
+      F.py_bool_argument_array_or_none, A(V, True)),
+    r("the same, flag False", F.py_bool_argument_array_or_none, A(V, False),
+      id="py-bool-argument-array-or-none-false"),
+])
+
 ROWS: list[Row] = list(_ROWS)
 
 _ids = [row.id for row in ROWS]

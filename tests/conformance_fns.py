@@ -5226,3 +5226,115 @@ def py_list_comprehension_of_matrices(x, n):
 
 def py_vstack_matrix_and_vector(x):
     return np.sum(np.vstack([np.outer(x, x), x]) ** 2) + np.sum(np.hstack([x, 1.0]) * 2.0)
+
+
+# ---- held-out forms (issue #43, hb6b): scatter-adds, blocks, complex writes, objects --------
+
+def np_add_at_rows_and_pairs(x):
+    out = x.copy()
+    idx = np.array([0, 2, 0, 3])
+    np.add.at(out, idx, x * x)
+    np.subtract.at(out, np.array([1, 1]), x[:2])
+    M = np.zeros((4, 2))
+    np.add.at(M, (idx, np.array([0, 1, 0, 1])), np.sin(x))
+    return np.sum(out ** 2) + np.sum(M ** 3)
+
+
+def np_ix_block_read_and_add(x):
+    K = np.zeros((4, 4))
+    for k in range(3):
+        dofs = [k, k + 1]
+        K[np.ix_(dofs, dofs)] += x[k] * np.array([[1.0, -1.0], [-1.0, 1.0]])
+    K += np.eye(4)
+    free = np.arange(1, 4)
+    return np.sum(np.linalg.solve(K[np.ix_(free, free)], x[1:]))
+
+
+def np_diag_of_a_list_of_values(x):
+    d = np.sign(x[0] - 0.1)
+    return np.sum(np.diag([1.0, x[1], d * x[2]]) @ np.outer(x[:3], x[1:]))
+
+
+def py_complex_array_written(x):
+    Y = np.zeros((3, 3), dtype=complex)
+    for k in range(2):
+        Y[k, k + 1] += 1.0 / (x[k] + 1j * x[k + 1])
+    S = x[:3] + 0j
+    S[1] -= 0.5j * x[3]
+    return np.sum(np.abs(Y @ S) ** 2) + np.sum(np.diag(S).imag) + np.sum(x[:3])
+
+
+class _Mapping:
+    def __init__(self, p):
+        self.b = np.empty((2, p.shape[0]))
+        for i in range(2):
+            self.b[i] = p * (i + 1.0)
+
+
+class _Rating:
+    def __init__(self, mu, sigma):
+        self.mu, self.sigma = mu, sigma
+
+    def __iter__(self):
+        return iter((self.mu, self.sigma))
+
+
+def py_object_attribute_item_and_iter(x):
+    m = _Mapping(x)
+    m.b[0, 1] = x[3] ** 2
+    mu, sigma = _Rating(x[0], x[1] * x[2])
+    return np.sum(m.b ** 2) + mu * sigma
+
+
+def _read_as_a_list(ks, ws):
+    top = ks.index(max(ks))
+    total = 0.0
+    for k, w in zip(ks, ws):
+        total += k * w
+    return total + ws[top] * min(ks) + sorted(ks)[1] * len(ks) + sum(ks)
+
+
+def py_list_comprehension_to_a_helper(x):
+    return _read_as_a_list([np.exp(v) for v in x], [0.4, 0.3, 0.2, 0.1])
+
+
+def py_tolist_to_a_helper(x):
+    return _read_as_a_list(x.tolist(), (x * 0.5).tolist())
+
+
+def _gap(v, zs, ks):
+    return sum(z * (k - v) for z, k in zip(zs, ks))
+
+
+def py_list_through_a_solvers_args(x):
+    ks = [np.exp(v) for v in x]
+    v = scipy.optimize.brentq(_gap, -10.0, 10.0, args=(x.tolist(), ks))
+    return v * np.sum(x)
+
+
+def _triangle(xs, rows):
+    idx = range(len(xs))
+    total = 0.0
+    for i in idx:
+        for j in idx:
+            total += xs[i] * rows[i][j] * xs[j]
+    return total
+
+
+def py_range_held_in_a_name(x):
+    return _triangle(x.tolist(), np.outer(x, x).tolist())
+
+
+def py_number_or_one_entry_array_across_if(x, t):
+    if t > 0.0:
+        c = np.apply_over_axes(np.mean, x, 0)
+    else:
+        c = 0.25
+    return np.sum((x - c) ** 2 * x)
+
+
+def py_bool_argument_array_or_none(x, flag):
+    w = x[::-1] * 2.0 if flag else None
+    if flag:
+        return np.sum(w * x)
+    return np.sum(x ** 2)

@@ -737,7 +737,6 @@ dcase(F.colour_index, AP, "photometry scripts", lambda r: (
 
 EXPECTED = {
     "haydavies_np": "refused",
-    "power_mismatch_complex": "refused",
     "dc_power_flow_np": "refused",
     "envelope_peak_np": "refused",
     "studentst_loglik_np": "refused",
@@ -745,7 +744,6 @@ EXPECTED = {
     "abcd_system_np": "refused",
     "nca_auc_polyfit": "refused",
     "ctm_np": "refused",
-    "truss_compliance_np": "refused",
     "bezier_length": "refused",
     "psf_fit_residual_np": "refused",
     "colour_index": "refused",
@@ -754,8 +752,7 @@ EXPECTED = {
 
 # Refusals whose message names no file and line (the test expects one, and fails when one
 # appears): what is wrong is an argument of the call, not a line: wrt=1 of a function of
-# *mags (one argument, a tuple). (power_mismatch_complex's complex sbus is taken now; it is
-# refused at its np.zeros of a complex dtype.)
+# *mags (one argument, a tuple).
 NO_LOCATION = {"colour_index"}
 
 BY_NAME = {c.name: c for c in CASES}

@@ -1450,7 +1450,7 @@ KERNELS = [
     planar_arm_np, dh_chain_nb, kepler_np, kepler_nb, kinetics_np, kinetics_nb, sir_np, sir_nb,
     bucket_nb, bucket_np, tv_denoise_np, tv_denoise_nb, spring_chain_np, spring_chain_nb,
     spring_chain_zeroed_nb, kalman_update_np, kalman_level_nb, autocorr_correlate, curve_interp,
-    ghost_cells_pad, spectrum_rfft, centred_gradient, portfolio_pca,
+    ghost_cells_pad, spectrum_rfft, centred_gradient, portfolio_pca, fv_scatter_add,
 ]
 
-REFUSED = [time_levels_views_nb, drawdown_accumulate, fv_scatter_add]
+REFUSED = [time_levels_views_nb, drawdown_accumulate]

@@ -93,7 +93,7 @@ def test_loop_rosenbrock_hessian_is_analytic():
     v = np.array([0.3, -0.7, 0.1, 0.5, -0.2, 0.8])
     np.testing.assert_allclose(h(x, v), F.rosenbrock_hessian(x) @ v, rtol=1e-12)
     src = h.source(x, v)
-    assert "_d_terms[np.uint64(i)] = " in src  # the tangent of the in-place write, in place
+    assert "_d_terms[i] = " in src  # the tangent of the in-place write, in place
     assert "terms[i] = 100.0 * a * a + (1.0 - x[i]) ** 2" in src  # the user's line
 
 

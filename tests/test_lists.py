@@ -361,7 +361,7 @@ def returns_the_list(x):
 
 
 def _helper(values):
-    return values[0]
+    return values[0] + np.sum(values[1:])  # (a slice of a list given to it: refused)
 
 
 def passes_the_list(x):
@@ -394,7 +394,8 @@ REFUSED = [
     (appends_in_a_triangle, "not known when the outer loop starts", "preallocate"),
     (reads_while_appending, "reading the list `out` in the loop that appends", "preallocate"),
     (returns_the_list, "returned", "np.array(out)"),
-    (passes_the_list, "passed to _helper", "np.array(out)"),
+    (passes_the_list, ("(given to _helper as a list its caller built, an array of its items "
+                       "in the gradient) sliced"), "np.array(out)"),
     (slices_the_list, "sliced", "np.array(out)"),
     (walrus_in_a_while, "the walrus operator here", "on a line of its own"),
     (sorted_of_an_array, "sorted() of an array", "np.sort"),

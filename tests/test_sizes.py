@@ -3,6 +3,7 @@ same size and checked on entry; a call where NumPy would broadcast a size 1 inst
 general code for its signature. Either way the gradient is NumPy's, never a stale shape."""
 
 import os
+import re
 
 import numpy as np
 import pytest
@@ -231,3 +232,69 @@ def test_slices_from_the_start_carried_arrays_and_joins_have_known_sizes():
 def two_columns(pos):
     x, y = pos[:, 0:1], pos[:, 1:2]
     return np.sum((x.T - x) ** 2) + np.sum(y * y) * np.sum(x)
+
+
+def staggered(u, w):
+    """vadv's pattern: a face-centred ``w`` with one row more than the cell-centred ``u``,
+    its neighbours averaged (``w[1:] + w[:-1]``) and met with ``u``'s columns in a loop."""
+    out = np.zeros(u.shape[:2])
+    for k in range(u.shape[2]):
+        flux = 0.5 * (w[1:, :, k] + w[:-1, :, k])
+        out = out + flux * u[:, :, k] - np.sin(out) * 0.1
+    return np.sum(out * out)
+
+
+def test_a_slice_that_drops_a_row_meets_an_axis_one_shorter():
+    """``w[1:]`` meets ``u`` where the first call's ``w`` has one row more: assumed the same
+    size, checked on entry (``u.shape[0] + 1 == w.shape[0]``), so no nest broadcasts at run
+    time (vadv's gradient: 45 run-time broadcasts before, 0 after). A call where ``w`` has two
+    rows (NumPy broadcasts its slices of one row against ``u``) gets the general code. Compiled, against
+    central differences."""
+    rng = np.random.default_rng(12)
+    g = jitgrad.grad(staggered, wrt=(0, 1))
+    _check(g, staggered, (rng.normal(size=(4, 3, 3)), rng.normal(size=(5, 3, 3))), (0, 1))
+    src = g.source()
+    assert "broadcast_size" not in src and "sum_to" not in src
+    assert re.search(r"(_t\d+) = _u_shape0 \+ 1\n.*\n\s*_rt\.same_size\(\1, _w_shape0\)", src)
+    _check(g, staggered, (rng.normal(size=(4, 3, 3)), rng.normal(size=(2, 3, 3))), (0, 1))
+    assert "broadcast_size" in g.source()
+
+
+def conv_norm(x, w):
+    """resnet's pattern: a convolution by windows ``x[:, i:i + K]`` of as many rows as the
+    kernel ``w``, then a batch normalisation of its output."""
+    K = w.shape[0]
+    H = x.shape[1] - K + 1
+    out = np.empty((x.shape[0], H, x.shape[2]))
+    for i in range(H):
+        out[:, i, :] = np.sum(x[:, i:i + K, :] * w[np.newaxis, :, :], axis=1)
+    mean = np.mean(out, axis=0, keepdims=True)
+    z = (out - mean) / np.sqrt(np.std(out, axis=0, keepdims=True) + 1e-5)
+    return np.sum(z * z * z)
+
+
+def windows_to_the_end(x, w):
+    s = 0.0
+    for i in range(x.shape[0]):  # (the last window has one entry: NumPy broadcasts it)
+        s = s + np.sum(np.sin(x[i:i + w.shape[0]] * w))
+    return s
+
+
+def test_a_window_as_long_as_the_kernel_has_its_size():
+    """``x[:, i:i + K]`` with ``K = w.shape[0]`` is ``K`` long: assumed, and checked right
+    after the read, so the product with ``w`` and everything after it has sizes known while
+    building (resnet's gradient: 40 run-time broadcasts before, 2 after). A window cut short
+    at the end of the axis (NumPy broadcasts its one entry) gets the general code. Compiled,
+    against central differences."""
+    rng = np.random.default_rng(13)
+    g = jitgrad.grad(conv_norm, wrt=(0, 1))
+    _check(g, conv_norm, (rng.normal(size=(4, 6, 3)), rng.normal(size=(3, 3))), (0, 1))
+    src = g.source()
+    assert "broadcast_size" not in src and "sum_to" not in src
+    assert re.search(r"= x\[:, i:_t\d+, :\]\n\s*(_t\d+) = _t\d+\.shape\[1\]\n\s*"
+                     r"_rt\.same_size\(\1, _t\d+\)", src)
+    g2 = jitgrad.grad(windows_to_the_end, wrt=(0, 1))
+    _check(g2, windows_to_the_end, (rng.normal(size=5), rng.normal(size=1)), (0, 1))
+    assert "same_size" in g2.source()
+    _check(g2, windows_to_the_end, (rng.normal(size=5), rng.normal(size=2)), (0, 1))
+    assert "same_size" not in g2.source() and "broadcast_size" in g2.source()

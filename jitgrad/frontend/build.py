@@ -200,6 +200,8 @@ class Builder(Statements, Handlers, Branches, ListArrays, Containers, Loops, Vie
             listed = getattr(body[-1], "jitgrad_returns_list", None)  # (`stmt_Return`)
             if listed is not None:
                 self.return_list(listed, body[-1])
+            for at, listed in getattr(body[-1], "jitgrad_returns_lists", {}).items():
+                self.return_list(listed, body[-1], at)
             return self.expr(body[-1].value) if body[-1].value is not None else None
         if not any(isinstance(n, ast.Return) for s in body for n in ast.walk(s)):
             if self.caller is None:

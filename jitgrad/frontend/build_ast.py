@@ -191,6 +191,15 @@ class RunTimeText:
         self.source = source
 
 
+class RunTimeRange:
+    """``cmps = range(len(xs))``: a range whose bounds are known only at run time, held in a
+    name; a ``for`` loop runs over it (`build_loops`) and ``len`` reads its count
+    (`build_builtins`); anything else is refused. ``step`` is a nonzero int."""
+
+    def __init__(self, start, stop, step: int):
+        self.start, self.stop, self.step = start, stop, step
+
+
 class RunTimeBytes:
     """``x.tobytes()``: the array's memory as bytes, whose length (``len(b)``, its ``nbytes``)
     is all jitgrad reads of it; the bytes themselves carry no derivative and are not a value

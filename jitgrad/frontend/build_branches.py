@@ -64,8 +64,9 @@ class Branches:
             return bool(cond)
         if isinstance(cond, str):  # a switch known while building (`if window:`): Python's
             return bool(cond)
-        if isinstance(cond, (dict, set, frozenset)):  # POT's `log = {'err': []}; if log:`
-            return bool(cond)  # (its keys are known while building, so is its length)
+        if isinstance(cond, (tuple, list, dict, set, frozenset)):  # `if not series:`, POT's
+            return len(cond) > 0  # `if log:`: a length known while building (a list grown at
+            # run time is an array)
         raise UnsupportedError(f"a condition of type {type(cond).__name__}", self.loc(node))
 
     def example_size(self, array) -> int | None:
@@ -114,6 +115,10 @@ class Branches:
             del conds[known:]  # what held past an `if` inside the block, no longer
 
     def build_if(self, cond, then_fn, else_fn, node) -> None:
+        if isinstance(cond, Sym) and cond.ndim == 0:
+            self.gb.loc = self.src.loc(node)  # (the check's line: the `if`'s)
+            flag = self.gb.decide_flag(self.gb.atom(cond, check=False))
+            cond = cond if flag is None else flag  # on a bool argument: its value's code
         if not isinstance(cond, Sym):
             (then_fn if cond else else_fn)()
             return
@@ -384,10 +389,17 @@ class Branches:
             return Undefined(f"`{name}` holds different non-numeric values on the two branches")
         tt, te = self.gb.atom(vt, check=False).type, self.gb.atom(ve, check=False).type
         if tt.ndim != te.ndim:
-            raise ShapeError(f"`{base(name)}` is a {tt} on one branch and a {te} on the "
-                             "other: after an `if` on a value known only at run time a name "
-                             "holds one type (as in Numba); give it the same rank on both "
-                             "sides (an array of zeros for the number 0)", loc)
+            promoted = self.number_as_array(name, vt, ve, then_block, else_block, loc)
+            if promoted is None:
+                raise ShapeError(
+                    f"`{base(name)}` is a {tt} on one branch and a {te} on the other: after "
+                    "an `if` on a value known only at run time a name holds one type (as in "
+                    "Numba); jitgrad takes a number on one side and an array of one entry on "
+                    "the other (`keepdims=True`) where no read asks its shape, else give it "
+                    "the same rank on both sides (`np.full(x.shape, 0.0)` for the number "
+                    "0)", loc)
+            vt, ve = promoted
+            tt, te = self.gb.atom(vt, check=False).type, self.gb.atom(ve, check=False).type
         kind = promote_kinds(tt.kind, te.kind)
         at = self.cast_in(then_block, vt, kind)
         ae = self.cast_in(else_block, ve, kind)
@@ -405,6 +417,32 @@ class Branches:
         return {v.atom for v in env.values() if isinstance(v, Sym)
                 and isinstance(v.atom, Var) and self.gb.is_stale(v.atom)}
 
+    def number_as_array(self, name, vt, ve, then_block, else_block, loc):
+        """A number on one side of a run-time ``if`` and an array of one entry on the other
+        (statsmodels' ``center``: ``np.apply_over_axes(np.median, a, 0)`` or ``0.0``): the
+        number as an array of that shape (made on its side), where no read of the name after
+        the ``if`` (at ``loc``) asks its shape or indexes it (`_reads_shape`): every other read (arithmetic,
+        NumPy's functions) broadcasts an array of one entry as it does the number, to the
+        same values. The two values, or None where this does not hold."""
+        at, ae = self.gb.atom(vt, check=False), self.gb.atom(ve, check=False)
+        if (at.type.ndim == 0) == (ae.type.ndim == 0):
+            return None
+        number_then = at.type.ndim == 0
+        array = ae if number_then else at
+        dims = dims_of(array) if isinstance(array, Var) else None
+        if_node = next((n for n in ast.walk(self.src.node) if isinstance(n, (ast.If, ast.IfExp))
+                        and (self.loc(n).lineno, self.loc(n).col) == (loc.lineno, loc.col)),
+                       None)
+        if not dims or not all(type(d) is int and d == 1 for d in dims) or if_node is None \
+                or _reads_shape(self.src.node, base(name), if_node):
+            return None
+        saved, self.gb.block = self.gb.block, then_block if number_then else else_block
+        try:
+            filled = symbolic.NUMPY[np.full]((1,) * len(dims), vt if number_then else ve)
+        finally:
+            self.gb.block = saved
+        return (filled, ve) if number_then else (vt, filled)
+
     def cast_in(self, block, value, kind):
         atom = self.gb.atom(value, check=False)
         if atom.type.kind == kind:
@@ -417,6 +455,46 @@ class Branches:
             return self.gb.atom(symbolic.record("cast", self.gb.sym(atom), kind=kind))
         finally:
             self.gb.block = saved
+
+
+def _reads_shape(fn_node, name, if_node) -> bool:
+    """Whether a read of ``name`` after ``if_node`` in ``fn_node`` (or anywhere in a loop
+    around it) may tell a number from an array of one entry: any read but an operand of
+    arithmetic or a comparison, or an argument of NumPy's or math's functions other than those
+    that read a shape (`_SHAPE_READERS`): an attribute (``.shape``), an index, ``len``, a
+    return, another name bound to it, a function of the user's."""
+    parents = {id(c): p for p in ast.walk(fn_node) for c in ast.iter_child_nodes(p)}
+    loops, up = [], parents.get(id(if_node))
+    while up is not None:
+        if isinstance(up, (ast.For, ast.While)):
+            loops.append(up)
+        up = parents.get(id(up))
+    again = {id(n) for loop in loops for n in ast.walk(loop)}
+    end = (if_node.end_lineno, if_node.end_col_offset)
+    for node in ast.walk(fn_node):
+        if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx,
+                                                                               ast.Load)):
+            continue
+        if id(node) not in again and (node.lineno, node.col_offset) < end:
+            continue  # (read before the `if` ends)
+        parent = parents.get(id(node))
+        if isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.Compare)):
+            continue
+        if isinstance(parent, ast.Call) and node in parent.args:
+            f = parent.func
+            module = f.value.id if isinstance(f, ast.Attribute) and isinstance(
+                f.value, ast.Name) else None
+            if module in _ARRAY_MODULES and f.attr not in _SHAPE_READERS:
+                continue
+        return True
+    return False
+
+
+# functions that read a value's shape or kind; modules whose functions broadcast their inputs
+_SHAPE_READERS = {"shape", "ndim", "size", "atleast_1d", "atleast_2d", "squeeze", "ravel",
+                  "reshape", "concatenate", "stack", "hstack", "vstack", "append", "outer",
+                  "dot", "matmul", "diag", "asarray", "array", "copy", "transpose"}
+_ARRAY_MODULES = {"np", "numpy", "math"}
 
 
 def _like(tup: tuple, items: list) -> tuple:

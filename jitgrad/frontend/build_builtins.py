@@ -27,10 +27,12 @@ from jitgrad.frontend.build_ast import (
     BuildList,
     Iterator,
     RunTimeBytes,
+    RunTimeRange,
     RunTimeText,
 )
 from jitgrad.frontend.desugar_lists import items_of, range_items, zip_count
-from jitgrad.lang import numpy_api, numpy_linalg, symbolic
+from jitgrad.frontend.list_reads import list_count, list_index, sorted_items
+from jitgrad.lang import numpy_api, numpy_linalg, numpy_written, symbolic
 from jitgrad.lang.symbolic import Sym
 
 # ----------------------------------------------------------------------------- builtins
@@ -96,6 +98,13 @@ def _b_len(b, args, kwargs, node):
         return x.shape[0]
     if isinstance(x, RunTimeBytes):
         return x.length
+    if isinstance(x, RunTimeRange):
+        if type(x.start) is int and x.start == 0 and x.step == 1 and symbolic.is_size(x.stop):
+            return x.stop  # range(len(xs)): that size (its token kept)
+        span = x.stop - x.start if x.step > 0 else x.start - x.stop
+        if abs(x.step) != 1:
+            span = (span + abs(x.step) - 1) // abs(x.step)
+        return symbolic.record("maximum", span, 0)
     if isinstance(x, (int, float, complex, np.number, np.bool_, bool)) or x is None:
         raise RaisesInPython(TypeError, f"len() of a {type(x).__name__}", b.loc(node))
     return len(x)
@@ -186,6 +195,36 @@ def _b_zip_count(b, args, kwargs, node):
     """`desugar_lists.zip_count`: the least of the sequences' lengths."""
     counts = [_b_len(b, (a,), {}, node) for a in args]
     return _b_minmax("min")(b, (tuple(counts),), {}, node)
+
+
+def _b_list_method(which):
+    """`desugar_lists.list_index` and `list_count`: of an array (a list that is an array of
+    its items), NumPy's reading of them (`numpy_written`); of a list known while building,
+    Python's."""
+    def f(b, args, kwargs, node):
+        items, value = args
+        if isinstance(items, Sym):
+            if items.ndim != 1:
+                raise UnsupportedError(f".{which}() of a list of lists known only at run time",
+                                       b.loc(node))
+            return b.inline(getattr(numpy_written, f"list_{which}"), [items, value], {}, node)
+        return getattr(items, which)(value)
+    return f
+
+
+def _b_sorted_items(b, args, kwargs, node):
+    """`desugar_lists.sorted_items`: of an array (a list that is an array of its items),
+    NumPy's stable sort of it (reversed for ``reverse=True``); of a list known while
+    building, Python's sorted."""
+    (items,) = args
+    reverse = kwargs.get("reverse", False)
+    if not isinstance(items, Sym):
+        return _b_sequence("sorted")(b, args, kwargs, node)
+    if isinstance(reverse, Sym) or items.ndim != 1:
+        raise UnsupportedError("sorted() of a list known only at run time takes numbers and "
+                               "reverse= known while building", b.loc(node))
+    ordered = symbolic.NUMPY[np.sort](items)
+    return symbolic.NUMPY[np.flip](ordered, 0) if reverse else ordered
 
 
 def _b_cast(kind):
@@ -452,11 +491,19 @@ def _b_slice(b, args, kwargs, node):
 
 
 def _b_range(b, args, kwargs, node):
-    """``range(...)`` as a value (``tuple(range(3))``, ``for k in range(n)`` is a loop): its
-    bounds must be known while building."""
+    """``range(...)`` as a value (``tuple(range(3))``, ``for k in range(n)`` is a loop): a
+    tuple where its bounds are known while building, else a `RunTimeRange` (its step a
+    constant) that a later ``for`` runs over."""
+    if not kwargs and 1 <= len(args) <= 3 and any(isinstance(a, Sym) for a in args):
+        for a in args:
+            b.check_int(a, node)
+        start, stop, step = {1: [0, *args, 1], 2: [*args, 1], 3: args}[len(args)]
+        if type(step) is int and step != 0:  # a loop may run over it (`RunTimeRange`)
+            return RunTimeRange(start, stop, step)
     if kwargs or any(isinstance(a, Sym) for a in args):
-        raise UnsupportedError("range() of run-time bounds outside a `for` statement (a "
-                               "loop `for k in range(n)` takes them)", b.loc(node))
+        raise UnsupportedError("range() of run-time bounds and a step that is not a nonzero "
+                               "constant, outside a `for` statement (a loop `for k in "
+                               "range(n)` takes them)", b.loc(node))
     try:
         return tuple(range(*args))
     except TypeError as e:
@@ -721,6 +768,9 @@ BUILTINS[cholesky_fails] = _b_cholesky_fails
 BUILTINS[zip_count] = _b_zip_count
 BUILTINS[items_of] = _b_items_of
 BUILTINS[range_items] = _b_range_items
+BUILTINS[list_index] = _b_list_method("index")
+BUILTINS[sorted_items] = _b_sorted_items
+BUILTINS[list_count] = _b_list_method("count")
 # functions of a library looked up by (module, name): importing the library would be a cost
 BY_NAME = {("numba.misc.special", "literal_unroll"): _literal_unroll,
            ("autograd.misc.flatten", "flatten"): _autograd_flatten,

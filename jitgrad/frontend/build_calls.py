@@ -37,7 +37,7 @@ from jitgrad.frontend.build_builtins import BUILTINS, BY_NAME
 from jitgrad.frontend.build_containers import HEAPQ, BuildMethod
 from jitgrad.frontend.build_values import PURE_STDLIB
 from jitgrad.frontend.desugar import hashable
-from jitgrad.frontend.desugar_lists import returned_list
+from jitgrad.frontend.list_reads import LIST_INTRINSICS, list_parameters, returned_list
 from jitgrad.frontend.parse import FunctionSource, signature_of, unwrap
 from jitgrad.frontend.recursion import linear_recursion, loop_form
 from jitgrad.lang import (
@@ -76,6 +76,11 @@ class Calls:
     """`build.Builder`'s calls (see the module)."""
 
     def expr_Call(self, node):
+        read_by = getattr(self, "lists_read_by", {}).get(id(node))
+        if read_by is not None:  # `ks.index(v)` of a list given to this call as one
+            fn, arg_nodes = read_by  # (`list_reads.ListReads.read_by`)
+            return self.call(LIST_INTRINSICS[fn], self.items(arg_nodes, self.argument),
+                             {k.arg: self.argument(k.value) for k in node.keywords}, node)
         fn = self.expr(node.func)
         if fn is builtins.print:
             raise UnsupportedError(f"print(...) as a value is not supported; {instead('print')}",
@@ -124,7 +129,48 @@ class Calls:
         if fn is np.putmask:
             return self.putmask(args, kwargs, node)
         self.direct_call = (node, fn)  # (a list a callee returns: read here, `inline`)
-        return self.call(fn, args, kwargs, node)
+        lists = self.list_arguments(node, args, kwargs)
+        if not lists:
+            return self.call(fn, args, kwargs, node)
+        self.lists_given = {**getattr(self, "lists_given", {}), id(node): lists}
+        self.lists_taken = getattr(self, "lists_taken", set()) - {id(node)}
+        try:
+            value = self.call(fn, args, kwargs, node)
+        finally:
+            self.lists_given.pop(id(node), None)
+        if id(node) not in self.lists_taken:  # not taken by a function of the user's, which
+            name = next(iter(lists.values()))  # `inline` checks: refused
+            raise UnsupportedError(f"the list `{name}` passed to {fn_name(fn)} (the list is an "
+                                   f"array in the gradient) is not supported; "
+                                   f"{instead('list')}", self.loc(node))
+        return value
+
+    def list_arguments(self, node, args, kwargs) -> dict:
+        """The arguments of the call ``node`` that are lists made in this function or given
+        to it as lists (each an array of its items, `desugar_lists`): their values (arrays),
+        by id, with the names the user wrote."""
+        marked = {**getattr(node, "jitgrad_list_args", {}),
+                  **getattr(self, "lists_passed", {}).get(id(node), {})}
+        if any(isinstance(a, ast.Starred) for a in node.args) and any(
+                isinstance(k, int) for k in marked):
+            raise UnsupportedError("a list (an array of its items in the gradient) passed "
+                                   "beside *args", self.loc(node))
+        out = {}
+        for k, name in marked.items():
+            at = None
+            if isinstance(k, tuple):  # an item of a tuple argument (`args=(zs, ks)`)
+                k, at = k
+            value = args[k] if isinstance(k, int) and k < len(args) else kwargs.get(k)
+            if at is not None:
+                value = value[at] if isinstance(value, tuple) and at < len(value) else None
+            if isinstance(value, Sym):  # (a list known while building is Python's own)
+                out[id(value)] = name
+        through = getattr(self, "lists_through", {})  # (jitgrad's own code passing them on)
+        for value in (*args, *kwargs.values()):
+            for v in (value if isinstance(value, tuple) else (value,)):
+                if id(v) in through:
+                    out[id(v)] = through[id(v)]
+        return out
 
     def fill_diagonal(self, args, kwargs, node):
         """``np.fill_diagonal(a, val)``: in place into the matrix ``a`` (named), entry (k, k)
@@ -386,6 +432,9 @@ class Calls:
         site = self.loc(node)
         callee.call_site = (site.filename, site.lineno, site.col)  # (`ListArrays.list_key`)
         callee.bind_params([bound.arguments[n] for n in callee.param_names()])
+        given = getattr(self, "lists_given", {}).get(id(node))
+        if given:  # lists made by the caller: read by the callee as arrays of their items
+            self.give_lists(callee, src, bound, given, node)
         saved_loc = self.gb.loc
         try:
             result = self.recursion_as_loops(callee, src, node, local)
@@ -398,13 +447,38 @@ class Calls:
                                 f"{self.loc(node).short()}")
         self.gb.loc = saved_loc
         self.see_writes()
-        if getattr(callee, "returns_list", False):
-            self.read_returned_list(fn, src, node)
+        if getattr(callee, "returns_list", None):
+            self.read_returned_list(fn, src, node, callee.returns_list)
         if getattr(src.node, "jitgrad_generator", False):  # its items (`desugar_generators`)
             return self.generator_items(src, result, node)
         return result
 
-    def read_returned_list(self, fn, src, node):
+    def give_lists(self, callee, src, bound, given, node):
+        """The parameters of ``callee`` bound to the lists ``given`` (`list_arguments`): each
+        read there must read an array of its items as the list (`desugar_lists.
+        list_parameters`); the calls that pass them on are the callee's ``lists_passed``."""
+        if src.fn.__module__ in WRITTEN_MODULES:  # jitgrad's own Python (`brentq`'s loop):
+            callee.lists_through = given  # the user's function it calls with them checks them
+            self.lists_taken.add(id(node))
+            return
+        names = []
+        for name, value in bound.arguments.items():
+            if id(value) in given:
+                names.append(name)
+            elif isinstance(value, (tuple, dict)) and any(id(v) in given for v in (
+                    value.values() if isinstance(value, dict) else value)):
+                raise UnsupportedError(f"a list (an array of its items in the gradient) "
+                                       f"passed to {src.qualname} through *args or **kwargs",
+                                       self.loc(node))
+        if not names:
+            return
+        self.lists_taken.add(id(node))
+        returned, callee.lists_passed, callee.lists_read_by = list_parameters(
+            src.fn, src.node, names, src.qualname, src.loc)
+        if returned:
+            callee.returns_list = returned
+
+    def read_returned_list(self, fn, src, node, at=True):
         """The callee ``fn`` returned a list it built by appending (the array of its items):
         where the user's call ``node`` reads it, each read must give an array of its items the
         list's meaning (`desugar_lists.returned_list`). Called for the user by a function
@@ -419,8 +493,13 @@ class Calls:
                                    "of its items in the gradient), here to a function that "
                                    "calls it for you; call it yourself, or return "
                                    "`np.array(out)`", self.loc(node))
-        if returned_list(self.src.fn, self.src.node, node, src.qualname, self.src.loc):
+        returned = returned_list(self.src.fn, self.src.node, node, src.qualname, self.src.loc,
+                                 at)
+        if returned is True:
             self.return_list(ast.unparse(node), node)
+        elif returned:
+            for k in sorted(returned):
+                self.return_list(ast.unparse(node), node, k)
 
     def recursion_as_loops(self, callee, src, node, local):
         """The value of a recursive function's first call, built as its loops where the test

@@ -13,12 +13,14 @@ import ast
 
 import numpy as np
 
+from jitgrad.core import ir
 from jitgrad.core.errors import ShapeError, UnsupportedError, refused
 from jitgrad.core.ir import Var
 from jitgrad.frontend import autograd_names
 from jitgrad.frontend.build_values import is_user_object
 from jitgrad.frontend.desugar import int_literal
-from jitgrad.lang import complex_pairs, numpy_api, numpy_shape, symbolic
+from jitgrad.lang import complex_pairs, numpy_api, numpy_positions, numpy_shape, symbolic
+from jitgrad.lang.size_tokens import size_token
 from jitgrad.lang.symbolic import Sym
 from jitgrad.prims import primitives
 
@@ -61,6 +63,16 @@ class Indexing:
                 # x[3, 2:, [1, 3]]: a list or tuple beside other items is an index array in
                 # NumPy (not more items of the index)
                 v = self.constant_array("index", np.array(v, dtype=np.int64), item)
+            if isinstance(v, numpy_positions.OuterIndex):  # K[np.ix_(rows, cols)]
+                if len(items) != 1:
+                    raise UnsupportedError("np.ix_ beside other index items (index with it "
+                                           "alone: `K[np.ix_(rows, cols)]`)", self.loc(item))
+                return ("o",), [self.index_vector(u, item) for u in v.vectors]
+            if (isinstance(v, tuple) and len(items) > 1 and len(v) == 1
+                    and isinstance(v[0], Sym) and v[0].ndim == 1 and v[0].type.kind == "i"):
+                # b[i, 1] with i = np.nonzero(m): NumPy reads the tuple (idx,) beside other
+                # items as the index array of shape (1, n) it makes
+                v = symbolic.NUMPY[np.expand_dims](v[0], 0)
             if v is None or isinstance(v, slice):  # s = slice(1, n); x[s]
                 self.known_index_item(v, item, spec, atoms)
                 continue
@@ -129,6 +141,20 @@ class Indexing:
             return ("x", axis, tuple(spec), front), atoms + [gathered[1]]
         return tuple(spec), atoms
 
+    def index_vector(self, v, node):
+        """An integer vector of an index as a value of the graph (a constant if known)."""
+        return v if isinstance(v, Sym) else self.constant_array(
+            "index", np.asarray(v, dtype=np.int64), node)
+
+    def outer_block(self, array, index, node):
+        """``K[np.ix_(rows, cols)]``: the block of the matrix at those rows and columns, the
+        rows gathered, then the columns of those (each gather's adjoint adds up repeats)."""
+        if not isinstance(array, Sym) or array.ndim != 2:
+            raise UnsupportedError("np.ix_ of two vectors indexes a matrix", self.loc(node))
+        rows, cols = index[1]
+        taken = self.getitem(array, (("a",), [rows]), node)
+        return self.gather_along(taken, (("x", 1, (":", ":"), False), [cols]), node)
+
     def known_index_item(self, v, node, spec, atoms) -> None:
         """One item of an index held in a value (``s = slice(1, n)``, an entry of a tuple
         ``idx = (slice(None), 1)``): None, a slice, an ellipsis or an integer."""
@@ -145,6 +171,11 @@ class Indexing:
             flags = [p is not None for p in parts]
             spec.append(":" if not any(flags) else ("s", *flags))
         else:
+            if isinstance(v, Sym) and v.ndim:  # b[i, 1] with i = np.nonzero(m): NumPy reads
+                raise UnsupportedError(   # the tuple (idx,) as an index array of shape (1, n)
+                    "an index holding a tuple of index arrays beside other items (`b[i, 1]` "
+                    "with `i = np.nonzero(m)`, which NumPy reads as an index array of shape "
+                    "(1, n)); index with the array itself: `b[i[0], 1]`", self.loc(node))
             self.check_int(v, node)
             spec.append("i")
             atoms.append(v)
@@ -344,6 +375,8 @@ class Indexing:
             return complex_pairs.pair(
                 *(self.getitem(part, index, node) if symbolic.ndim_of(part) else part
                   for part in (array.re, array.im)))
+        if index[0] == ("o",):
+            return self.outer_block(array, index, node)
         if index[0] and index[0][0] == "x":
             return self.gather_along(array, index, node)
         if index[0] and index[0][0] == "q":
@@ -394,6 +427,7 @@ class Indexing:
         result = array
         if plain and not all(s == ":" for s in plain):
             result = symbolic.record("getitem", array, *atoms, index_spec=tuple(plain))
+            self.window_lengths(result, plain, atoms)
         # newaxis: insert unit axes where the None items stood
         pos = 0
         for s in spec:
@@ -403,6 +437,48 @@ class Indexing:
             elif s != "i":
                 pos += 1
         return result
+
+    def window_lengths(self, result, spec, atoms) -> None:
+        """A slice ``x[a:a + K]`` whose length ``K`` is a size (``input[:, i:i + K]``, a
+        window that the loop's bounds keep inside the axis) is ``K`` long: assumed, so what
+        it meets (``weights``, of ``K`` rows) has sizes known while building, and checked
+        right after the read (``same_size``: a call where a window is cut short gets the
+        general code, as for every assumption). Not in the general build, nor inside a
+        ``prange`` loop (Numba cannot raise from its threads)."""
+        gb = self.gb
+        if not (gb.assume_sizes and isinstance(result, Sym) and isinstance(result.atom, Var)
+                and result.atom.dims is not None) or any(
+                getattr(s, "jitgrad_prange", False) for s in self.loops_building):
+            return
+        out, dims, bounds, axis = result.atom, list(result.atom.dims), list(atoms), 0
+        for item in spec:
+            if item == "i":
+                bounds.pop(0)
+                continue
+            if item != ":":
+                start, stop, step = (gb.atom(bounds.pop(0), check=False) if present else None
+                                     for present in item[1:])
+                length = self.window_length(start, stop, step)
+                if length is not None and dims[axis] == (out, axis):  # (a size of its own)
+                    n = gb.atom(symbolic.record("shape_dim", result, axis=axis), check=False)
+                    gb.block.stmts.append(ir.Eqn("same_size", [], [n, length], {}, gb.loc))
+                    dims[axis] = gb.canonical(size_token(length))
+            axis += 1
+        out.dims = tuple(dims)
+
+    def window_length(self, start, stop, step):
+        """The atom ``K`` of a slice ``start:start + K`` (step 1) where ``K`` stands for a
+        size (`size_tokens.size_token`), else None."""
+        if step is not None and not (isinstance(step, ir.Const) and step.value == 1):
+            return None
+        made = self.gb.scalar_defs.get(stop) if isinstance(stop, Var) else None
+        if made is None or made[0] != "add" or start is None or start not in made[1]:
+            return None
+        length = made[1][1] if made[1][0] is start else made[1][0]
+        if not isinstance(length, Var) or length.type.kind != "i":
+            return None
+        token = size_token(length)
+        return length if token is not None and not isinstance(token, int) else None
 
     def expr_Subscript(self, node):
         value = self.expr(node.value)

@@ -297,6 +297,10 @@ class LoopHeaders:
             seq = symbolic.NUMPY[np.flip](seq, 0) if isinstance(seq, Sym) else seq
         else:
             seq = self.expr(node)
+        if isinstance(seq, (list, tuple)) and seq and all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) for v in seq):
+            seq = self.known(np.asarray(seq), node)  # numbers known while building, beside
+            # a run-time array (`zip(zs, ks)`): the constant array of them
         if not (isinstance(seq, Sym) and seq.ndim >= 1):
             raise UnsupportedError("enumerate(), zip() and reversed() in a `for` run over "
                                    "arrays (or reversed(range(...)))", self.loc(node))

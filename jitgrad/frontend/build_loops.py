@@ -34,6 +34,7 @@ from jitgrad.frontend.build_ast import (
     RETURNED,
     RETVAL,
     Iterator,
+    RunTimeRange,
     Undefined,
     UnrollLoop,
     assigned_names,
@@ -108,6 +109,13 @@ class Loops(LoopHeaders, Carries):
                                        "(which items remain depends on where the first "
                                        "stopped): make the generator again", self.loc(it))
             seq = items
+        if isinstance(seq, RunTimeRange):  # `cmps = range(len(xs))`, then `for i in cmps`
+            if not isinstance(stmt.target, ast.Name):
+                raise UnsupportedError("the loop variable of a range must be a single name",
+                                       self.loc(stmt))
+            self.refuse_list_of_others(listed, stmt)
+            self.build_for(stmt, stmt.target.id, seq.start, seq.stop, seq.step, None)
+            return
         if isinstance(seq, Sym) and seq.ndim >= 1:
             rows = dims_of(seq.atom)[0]
             if listed is not None and type(rows) is int and rows <= UNROLLED_AT_MOST:

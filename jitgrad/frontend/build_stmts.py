@@ -33,6 +33,7 @@ from jitgrad.frontend.build_ast import (
     RETURNED,
     RETVAL,
     UNROLLED,
+    BuildIterator,
     LocalFunction,
     RunTimeText,
     Undefined,
@@ -127,6 +128,8 @@ class Statements(Writes):
             target = ast.copy_location(ast.Subscript(value=call.func.value, slice=ast.Constant(
                 Ellipsis), ctx=ast.Store()), call)
             self.assign(target, value)
+            return
+        if isinstance(call, ast.Call) and self.ufunc_at(call):  # np.add.at(a, idx, v)
             return
         if isinstance(call, ast.Call) and (self.is_print(call.func) or self.is_warn(call.func)):
             self.check_print_arguments(call)
@@ -435,6 +438,21 @@ class Statements(Writes):
         else:
             raise UnsupportedError("augmented assignment to this target", self.loc(stmt.target))
 
+    def iterated_object(self, obj, node) -> tuple:
+        """The items of the user's object ``obj`` as its class's ``__iter__`` gives them
+        (``return iter((self.mu, self.sigma))``), built as a call of it: a tuple of a length
+        known while building, an array (unpacked as its rows), or the refusal."""
+        items = self.call(obj.__iter__, (), {}, node)
+        if isinstance(items, BuildIterator) and not items.used_up:  # iter((a, b))
+            if isinstance(items.seq, Sym) and items.taken == 0:
+                return items.seq  # iter(self.values) of an array: its rows
+            if isinstance(items.seq, (tuple, list)):
+                items = items.seq[items.taken:]
+        if isinstance(items, (tuple, list)):
+            return tuple(items)
+        raise UnsupportedError(f"unpacking a {type(obj).__name__}: its __iter__ gives "
+                               "items whose number is known at run time only", self.loc(node))
+
     def augment_attribute(self, stmt, op, current) -> None:
         """``obj.attr += v`` where the attribute is an array: NumPy updates it in place, so
         every holder of the array sees the new values. An array of the graph is written as
@@ -473,18 +491,22 @@ class Statements(Writes):
         listed = getattr(stmt, "jitgrad_returns_list", None)  # a list built by appending
         if listed is not None:
             self.return_list(listed, stmt)
+        for at, listed in getattr(stmt, "jitgrad_returns_lists", {}).items():
+            self.return_list(listed, stmt, at)  # (an item of the tuple returned)
         self.env[RETVAL] = value
         self.env[RETURNED] = True
 
-    def return_list(self, name, node):
-        """Returning the list ``name`` built by appending (the array of its items): to a
-        caller, which reads it as this function would (`desugar_lists.returned_list`); from
-        the function differentiated, refused (its value would be an array, not a list)."""
+    def return_list(self, name, node, at=None):
+        """Returning the list ``name`` built by appending (the array of its items; ``at``:
+        its position in the tuple returned): to a caller, which reads it as this function
+        would (`desugar_lists.returned_list`); from the function differentiated, refused (its
+        value would be an array, not a list)."""
         if self.caller is None:
             raise UnsupportedError(f"the list `{name}` returned (the list is an array in the "
                                    f"gradient) is not supported; {instead('list')}",
                                    self.loc(node))
-        self.returns_list = True
+        held = getattr(self, "returns_list", None)
+        self.returns_list = True if at is None or held is True else {*(held or ()), at}
 
     def stmt_Break(self, stmt):
         self.env[BREAK] = True
@@ -522,6 +544,8 @@ class Statements(Writes):
             self.env[target.id] = self.named(value, target.id)
         elif isinstance(target, (ast.Tuple, ast.List)):
             star = [k for k, t in enumerate(target.elts) if isinstance(t, ast.Starred)]
+            if is_user_object(value) and callable(getattr(type(value), "__iter__", None)):
+                value = self.iterated_object(value, target)  # mu, sigma = rating
             if isinstance(value, Sym) and not star:
                 value = self.unpack_rows(value, len(target.elts), target)
             elif isinstance(value, Sym) and value.ndim and isinstance(value.shape[0], int):

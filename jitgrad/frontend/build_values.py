@@ -37,7 +37,7 @@ from jitgrad.frontend.build_ast import (
     fn_name,
     is_atom_value,
 )
-from jitgrad.lang import complex_pairs, numpy_api, scipy_api, symbolic
+from jitgrad.lang import complex_pairs, numpy_api, numpy_positions, scipy_api, symbolic
 from jitgrad.lang.symbolic import Sym, Written
 
 # Standard-library modules whose functions give the same result for the same arguments (no
@@ -104,11 +104,18 @@ class Values:
         if isinstance(value, np.ndarray):
             if value.ndim == 0:
                 return value.item()
+            if value.dtype == object and _holds_run_time(value.ravel().tolist()):
+                # NumPy's own function run on a list holding values of the graph
+                # (``np.diag([1.0, 1.0, d])``): it placed them, or combined them with Python's
+                # operators, which record; the array of those entries is the value
+                return symbolic.NUMPY[np.array](value.tolist())
             if value.dtype.kind == "c":  # a complex array: its two parts (`complex_pairs`)
                 return complex_pairs.Complex(self.known(value.real.copy(), node),
                                              self.known(value.imag.copy(), node))
             return self.constant_array(getattr(node.func, "attr", "c") if hasattr(node, "func")
                                        else "c", value, node)
+        if isinstance(value, numpy_positions.OuterIndex):  # np.ix_(rows, cols): an index
+            return value
         if isinstance(value, tuple):
             items = tuple(self.known(v, node) for v in value)
             return type(value)(*items) if _is_namedtuple(type(value)) else items
@@ -177,6 +184,9 @@ class Values:
                 raise UnsupportedError(f"making a {fn.__name__} from run-time values: "
                                        f"{e.message}", self.loc(node)) from None
             except Exception as e:  # noqa: BLE001 - its __init__ on run-time values
+                made = self.build_instance(fn, args, kwargs, node)  # (p[i, t[0]] of a
+                if made is not NotImplemented:  # run-time p: its __init__ built, as above)
+                    return made
                 raise UnsupportedError(f"making a {fn.__name__} while building the gradient "
                                        f"failed ({type(e).__name__}: {e}): its __init__ runs "
                                        "on the values passed, and may store them or compute "

@@ -1,5 +1,6 @@
-"""Building writes into arrays: ``x[i] = v``, ``x[mask, 0] = v``, writes through views and
-strided views, and the versions they make.
+"""Building writes into arrays: ``x[i] = v``, ``x[mask, 0] = v``, ``K[np.ix_(r, c)] += ke``,
+``np.add.at(a, idx, v)``, writes through views and strided views, into an array attribute
+(``self.b[i] = v``) and into a complex array (each part), and the versions they make.
 
 Part of `build.Builder` (a mixin, through `build_stmts.Statements`). Guarantees: every write
 into an array makes a new version that every name for its buffer then means (the memory model:
@@ -20,7 +21,8 @@ from jitgrad.core.ir import (
     dims_of,
 )
 from jitgrad.frontend.build_index import expand_ellipsis
-from jitgrad.lang import symbolic
+from jitgrad.frontend.build_values import is_user_object
+from jitgrad.lang import complex_pairs, symbolic
 from jitgrad.lang.size_tokens import result_dims
 from jitgrad.lang.symbolic import Sym
 from jitgrad.prims import primitives
@@ -38,15 +40,41 @@ class Writes:
         elif (isinstance(array, Sym) and isinstance(array.atom, Var)
               and array.atom in self.gb.view_of):  # `x[1:][0] = v`, `A.T[0] = v`
             self.write(ast.unparse(target.value), target, array, index, value)
+        elif isinstance(target.value, ast.Attribute):  # self.b[i] = v
+            self.write_attribute_item(target, array, index, value)
         else:
             raise UnsupportedError("item assignment must name the array (`y[i] = ...`) or a "
                                    "view of it (`y[1:][i] = ...`)", self.loc(target))
 
+    def write_attribute_item(self, target, array, index, value) -> None:
+        """``obj.attr[index] = value``: written into the array the attribute holds, which
+        the attribute then holds (`set_attribute`: an object made inside the function); an
+        array NumPy made while building becomes one of the graph first
+        (`own_array_attribute`). Every name for the array sees the write, as for ``y[i]``."""
+        holder = target.value
+        obj = self.expr(holder.value)
+        if is_user_object(obj) and isinstance(vars(obj).get(holder.attr), np.ndarray):
+            array = self.own_array_attribute(obj, holder.attr, holder)
+        slot = "".join(c if c.isalnum() else "_" for c in ast.unparse(holder))
+        self.env[slot] = array
+        try:
+            self.write(slot, target, array, index, value)
+            written = self.env[slot]
+        finally:
+            del self.env[slot]
+        self.set_attribute(holder, written)
+
     def write(self, name, node, array, index, value) -> None:
         """``name[index] = value``, in place: a new version of the same storage (through a
         view: of its array's storage, `write_through`)."""
+        if isinstance(array, complex_pairs.Complex):
+            self.write_complex(name, node, array, index, value)
+            return
         if index[0] in (("a",), ("m",), ("p",)):
             self.write_advanced(name, node, array, index, value)
+            return
+        if index[0] == ("o",):
+            self.write_block(name, node, array, index, value)
             return
         if index[0] and index[0][0] == "q":
             self.write_masked_leading(name, node, array, index, value)
@@ -61,6 +89,61 @@ class Writes:
             self.write_through(name, node, array.atom, spec, idx, value)
             return  # the view's names stay: a read takes the view again (`follow`)
         self.env[name] = self.write_version(name, node, array.atom, spec, idx, value)
+
+    def write_complex(self, name, node, array, index, value) -> None:
+        """``z[index] = w`` into a complex array (`complex_pairs.Complex`): the same write
+        into each part, ``z.real[index] = w.real`` and ``z.imag[index] = w.imag``. A part
+        known while building (a constant, or the zero imaginary part of a real array) is
+        first an array of the graph, as ``np.array`` makes it."""
+        w = complex_pairs.lift(value)
+        parts = []
+        for k, (part, other, v) in enumerate(((array.re, array.im, w.re),
+                                              (array.im, array.re, w.im))):
+            part = complex_pairs.full(part, other)
+            if not isinstance(part, Sym) or part.ndim == 0:
+                raise UnsupportedError("item assignment to something that is not an array",
+                                       self.loc(node))
+            if self.part_shared(part, array):  # (a copy: this complex array's own part)
+                part = symbolic.NUMPY[np.copy](part)
+            slot = "".join(c if c.isalnum() else "_" for c in name) + (  # (a name the
+                "__real", "__imag")[k]  # loop of a scatter can write into)
+            self.env[slot] = part
+            try:
+                self.write(slot, node, part, index, v)
+                parts.append(self.env[slot])
+            finally:
+                del self.env[slot]
+        if any(v is array for o, _ in self.made_objects.values()
+               for v in (vars(o).values() if hasattr(o, "__dict__") else ())):
+            raise UnsupportedError(f"writing into the complex array `{name}`, which an "
+                                   "object's attribute holds too (NumPy changes it for both): "
+                                   "write `z = z.copy()` first, or into the attribute itself",
+                                   self.loc(node))
+        written = complex_pairs.Complex(*parts)
+        for alias, v in list(self.env.items()):  # every name for it sees the write
+            if v is array:
+                self.env[alias] = written
+        self.env[name] = written
+
+    def part_shared(self, part, array) -> bool:
+        """Whether the part of the complex ``array`` may be memory something else holds:
+        complex arithmetic keeps a real array as a part (``x + 0j`` has the part ``x``), which
+        NumPy's new complex array does not share, so the write goes into a copy."""
+        gb = self.gb
+        if not isinstance(part.atom, Var) or part.atom.root in gb.constant_arrays or \
+                part.atom in gb.views:
+            return True
+        cls = gb._find(part.atom)
+        if any(p.type.ndim and gb._find(p) is cls for p in gb.param_vars):
+            return True
+        for v in self.env.values():
+            if v is array:
+                continue
+            held = (v.re, v.im) if isinstance(v, complex_pairs.Complex) else (v,)
+            if any(isinstance(q, Sym) and isinstance(q.atom, Var) and gb._find(q.atom) is cls
+                   for q in held):
+                return True
+        return False
 
     def write_version(self, name, node, old, spec, idx, value) -> Sym:
         """The new version of ``old`` (an array, not a view) with ``value`` written at the
@@ -136,6 +219,80 @@ class Writes:
                           "rank)", "mask write", self.loc(node))
         positions, rows = self.advanced_positions(array, index, node)
         self.scatter(name, node, array, positions, rows, value)
+
+    def write_block(self, name, node, array, index, value) -> None:
+        """``K[np.ix_(rows, cols)] = v`` (and ``+=``, which reads the block first): a loop
+        over the rows and columns named, each entry an ordinary in-place write (a repeated
+        position keeps the last value written, as NumPy assigns); ``v`` a matrix of the
+        block's shape, a row for every row, or a number."""
+        if not isinstance(array, Sym) or array.ndim != 2:
+            raise UnsupportedError("np.ix_ of two vectors indexes a matrix", self.loc(node))
+        v_ndim = symbolic.ndim_of(value)
+        if v_ndim > 2:
+            raise ShapeError(f"the value has rank {v_ndim}; the block indexed has rank 2",
+                             self.loc(node))
+        each = ("JGV", "JGV[JGJ]", "JGV[JGI, JGJ]")[v_ndim]
+        sizes = ((), ("JGV.shape[0] != JGC.shape[0]",),  # (no broadcasting of a row or a
+                 ("JGV.shape[0] != JGR.shape[0]", "JGV.shape[1] != JGC.shape[0]"))[v_ndim]
+        checks = "".join(f"if {c}:\n    raise ValueError('shape mismatch: the values do not "
+                         "match the block indexed')\n" for c in sizes)  # column: raised)
+        text = (checks + "for JGI in range(JGR.shape[0]):\n"
+                "    for JGJ in range(JGC.shape[0]):\n"
+                f"        {name}[JGR[JGI], JGC[JGJ]] = {each}\n")
+        rows, cols = index[1]
+        self.build_written(text, node, {"JGR": "rows", "JGC": "cols", "JGV": "values",
+                                        "JGI": "i", "JGJ": "j"},
+                           {"JGR": rows, "JGC": cols, "JGV": value})
+
+    def ufunc_at(self, call) -> bool:
+        """``np.add.at(a, idx, v)`` and ``np.subtract.at`` (a statement): ``a[idx[k]] += v[k]``
+        for each k, in a loop of in-place writes into the array the name ``a`` holds (a
+        repeated index adds up, as np.add.at does); ``idx`` an integer vector, or a tuple of
+        them, one per leading axis; ``v`` one entry per index, or one for all. False when the
+        call is not one of these (it is built, and refused, as an expression)."""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "at"
+                and isinstance(func.value, ast.Attribute)
+                and func.value.attr in ("add", "subtract") and len(call.args) == 3
+                and not call.keywords and isinstance(call.args[0], ast.Name)):
+            return False
+        ufunc = self.expr(func.value)
+        if ufunc not in (np.add, np.subtract):
+            return False
+        name = call.args[0].id
+        array = self.lookup(name, call.args[0])
+        index = self.expr(call.args[1])
+        value = self.expr(call.args[2])
+        if not isinstance(array, Sym) or array.ndim == 0:
+            raise UnsupportedError(f"np.{ufunc.__name__}.at into something that is not an "
+                                   "array", self.loc(call))
+        columns = list(index) if isinstance(index, tuple) else [index]
+        columns = [symbolic.NUMPY[np.asarray](c) if isinstance(c, list) else c for c in columns]
+        columns = [c if isinstance(c, Sym) else self.constant_array(
+            "index", np.asarray(c, dtype=np.int64), call) for c in columns]
+        if len(columns) > array.ndim or any(c.ndim != 1 or c.type.kind != "i"
+                                            for c in columns):
+            raise refused(f"np.{ufunc.__name__}.at with an index other than an integer vector "
+                          "or a tuple of them", "ufunc.at", self.loc(call))
+        per_item = array.ndim - len(columns)
+        v_ndim = symbolic.ndim_of(value)
+        if v_ndim > per_item + 1:
+            raise ShapeError(f"the value has rank {v_ndim}; the entries indexed have rank "
+                             f"{per_item + 1}", self.loc(call))
+        each = "JGV[JGK]" if v_ndim == per_item + 1 else "JGV"
+        at = ", ".join(f"JGP{j}[JGK]" for j in range(len(columns)))
+        op = "+=" if ufunc is np.add else "-="
+        text = "".join(f"if JGP{j}.shape[0] != JGP0.shape[0]:\n    raise ValueError("
+                       "'shape mismatch: the index arrays differ in length')\n"
+                       for j in range(1, len(columns)))
+        if v_ndim == per_item + 1:
+            text += ("if JGV.shape[0] != JGP0.shape[0]:\n    raise ValueError('shape "
+                     "mismatch: the values do not match the entries indexed')\n")
+        text += f"for JGK in range(JGP0.shape[0]):\n    {name}[{at}] {op} {each}\n"
+        self.build_written(text, call, {"JGV": "values", "JGK": "k"} | {
+            f"JGP{j}": f"index{j}" for j in range(len(columns))}, {"JGV": value} | {
+            f"JGP{j}": c for j, c in enumerate(columns)})
+        return True
 
     def write_strided(self, node, view, index, value) -> None:
         """A write through ``view = as_strided(x, shape, strides)`` (`numpy_sorting.as_strided`):
@@ -217,6 +374,10 @@ class Writes:
         per_item = array.ndim - (1 if rows or flat_of_vector else 2) - sum(
             not isinstance(r, slice) for r in rest)
         v_ndim = symbolic.ndim_of(value)
+        while v_ndim > per_item + 1 and isinstance(value.atom, Var) and \
+                dims_of(value.atom)[0] == 1:  # a leading axis of length 1, as NumPy drops it
+            value = symbolic.NUMPY[np.squeeze](value, 0)  # (x[idx] = v of shape (1, n))
+            v_ndim -= 1
         if v_ndim > per_item + 1:
             raise ShapeError(f"the value has rank {v_ndim}; the entries indexed have rank "
                              f"{per_item + 1}", self.loc(node))

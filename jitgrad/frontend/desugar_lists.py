@@ -21,12 +21,14 @@ Guarantees:
   array of those rows, ``np.stack`` of it), which the builder checks (``Assign.jitgrad_append``;
   a tuple appended is refused), the list is not
   read in the loop that fills it (appending only), and everywhere else it is used as NumPy
-  and Python's reductions would use an array of its items: ``np.array(out)``, a NumPy
-  function's argument, ``sum``, ``len``, ``max``, ``min``, ``out[i]``, ``for v in out``, ``zip``
-  and ``enumerate`` of it. Anything else (``out + [v]``, ``out * 2``, a slice, ``out ==``, passing
-  it to your own function, returning it, a second loop appending) is refused, naming it and
-  what to write instead. A loop whose count is not known when it starts (a ``while``, an
-  inner loop whose bounds depend on the outer one) is refused the same way.
+  and Python's reductions would use an array of its items (`list_reads`: ``np.array(out)``,
+  a NumPy function's argument, ``sum``, ``len``, ``max``, ``min``, ``sorted``, ``out[i]``,
+  ``for v in out``, ``zip`` and ``enumerate`` of it, ``out.index(v)``, passed to your own
+  function that reads it so, or returned to a caller that does). Anything else (``out + [v]``,
+  ``out * 2``, a slice, ``out ==``, a second loop appending) is refused, naming it and what to
+  write instead. A loop whose count is not known when it starts (a ``while``, an inner loop
+  whose bounds depend on the outer one) is refused the same way.
+* ``a.tolist()`` is the array itself (a copy, ``np.array(a)``), a list read as above.
 """
 
 from __future__ import annotations
@@ -38,7 +40,6 @@ import copy
 import numpy as np
 
 from jitgrad.core.errors import UnsupportedError, instead
-from jitgrad.frontend import autograd_names
 from jitgrad.frontend.desugar import (
     ROOTS,
     SCOPES,
@@ -54,6 +55,13 @@ from jitgrad.frontend.desugar import (
     rewrite_blocks,
     targets,
 )
+from jitgrad.frontend.list_reads import (
+    LIST_INTRINSICS,
+    ListReads,
+    locate_as,
+    store_names,
+)
+from jitgrad.frontend.list_reads import name_node as _name
 
 # The functions the rewritten code calls, by names no source can spell (the builder's
 # `lookup` reads them first), so that the user's own `np`, `len` or `max` cannot change them.
@@ -104,24 +112,7 @@ def range_items(name, *bounds):
 
 
 INTRINSICS["%range_items"] = range_items
-
-# NumPy functions that read a list of numbers as they read the 1-D array of its items
-_NUMPY_READERS = {
-    "array", "asarray", "asanyarray", "copy", "sum", "mean", "max", "min", "amax", "amin",
-    "prod", "std", "var", "median", "average", "cumsum", "cumprod", "sort", "argsort",
-    "argmax", "argmin", "dot", "inner", "outer", "vdot", "diff", "percentile", "quantile",
-    "hstack", "flip", "linalg.norm", "any", "all", "size", "shape", "ravel", "stack",
-    "concatenate", "vstack", "column_stack", "row_stack", "dstack",
-    "where", "maximum", "minimum", "clip", "interp", "trapz", "trapezoid", "nansum",
-    # (each takes np.asarray of its first argument: a list and the array of its items are one)
-    "transpose", "diag", "diagflat", "diagonal", "trace", "squeeze", "reshape", "atleast_1d",
-    "atleast_2d",
-}
-# NumPy's module, and the modules that mirror it (``import autograd.numpy as np``)
-_NUMPY_NAMES = ("numpy", *(ours for ours, theirs in autograd_names.MIRRORS if theirs == "numpy"))
-# (print: left out of the gradient; tuple and list: the rows of an array whose length is known
-# while building, `build_builtins`)
-_BUILTIN_READERS = {"sum", "len", "max", "min", "print", "tuple", "list"}
+INTRINSICS.update(LIST_INTRINSICS)
 
 
 def lower_lists(fn_node: ast.FunctionDef, fn, fresh: Fresh, where, bound=()) -> None:
@@ -135,6 +126,7 @@ def lower_lists(fn_node: ast.FunctionDef, fn, fresh: Fresh, where, bound=()) -> 
     fn_node.body = lists.appended(fn_node.body)
     lists.written_in_loops()
     lists.heaps()
+    lists.tolists()
 
 
 UNROLLED_AT_MOST = 16  # iterations of a loop unrolled for a list of arrays of other shapes
@@ -145,36 +137,15 @@ def _mentions(node, name) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
 
 
-def _store_names(nodes) -> set[str]:
-    return {n.id for node in nodes for n in ast.walk(node)
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
-
-def locate_as(node, like):
-    ast.copy_location(node, like)
-    locate(node, like)
-    return node
-
-
-def _name(n, store=False):
-    return ast.Name(n, ast.Store() if store else ast.Load())
 
 
 def _call(fn_name, *args):
     return ast.Call(_name(fn_name), list(args), [])
 
 
-class _Lists:
-    def __init__(self, fn, fn_node, fresh, where):
-        self.fresh, self.where = fresh, where
-        self.globals = getattr(fn, "__globals__", {})
-        self.bound = _store_names([fn_node]) | {a.arg for a in ast.walk(fn_node)
-                                                if isinstance(a, ast.arg)}
-        self.parents: dict = {}
-        self.root = fn_node
-
-    def refuse(self, what, node, key="list"):
-        raise UnsupportedError(f"{what} is not supported; {instead(key)}", self.where(node))
+class _Lists(ListReads):
+    """The rewriting of one function's lists (`lower_lists`); their reads: `ListReads`."""
 
     # -- list comprehensions: a list appended in a loop --------------------------------------
 
@@ -278,14 +249,6 @@ class _Lists:
     def appends_in(self, loop: ast.For, name: str) -> bool:
         return any(self.is_append(n, name) for n in ast.walk(loop))
 
-    @staticmethod
-    def is_append(node, name) -> bool:
-        return (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
-                and isinstance(node.value.func, ast.Attribute)
-                and node.value.func.attr == "append"
-                and isinstance(node.value.func.value, ast.Name)
-                and node.value.func.value.id == name)
-
     def lower(self, name: str, loop: ast.For, made: ast.Assign, after: list,
               first: list | None = None) -> list:
         """The statements replacing ``loop`` (which appends to ``name``, made by ``made``
@@ -295,7 +258,7 @@ class _Lists:
         if first:  # (a list of arrays may take its rows' shape from its first item)
             made.jitgrad_first = first[0]
         appends, conditional = [], False
-        assigned = _store_names([loop])
+        assigned = store_names([loop])
 
         def visit(node, chain, under_if):
             nonlocal conditional
@@ -507,7 +470,7 @@ class _Lists:
                      and it.args[0].value == 0) and not loop.orelse):
             return None
         if any(isinstance(n, (ast.Break, ast.Continue, ast.Return, ast.Yield))
-               for n in ast.walk(loop)) or target.id in _store_names(loop.body):
+               for n in ast.walk(loop)) or target.id in store_names(loop.body):
             return None
         writes = [b for b in loop.body if isinstance(b, ast.Assign) and len(b.targets) == 1
                   and isinstance(b.targets[0], ast.Subscript)
@@ -600,6 +563,35 @@ class _Lists:
             assign.value = ast.copy_location(_call("%array", assign.value), assign.value)
             locate(assign.value, assign)
 
+    # -- an array's .tolist() --------------------------------------------------------------------
+
+    def tolists(self) -> None:
+        """``a.tolist()``: the list of an array's entries (of its rows, as lists, for a
+        matrix), read as the array itself (a copy, ``np.array(a)``), with every read of the
+        list checked as an appended list's are (`check_uses`, `misuse`): ``xs = a.tolist()``
+        each read of ``xs``, ``f(a.tolist())`` how ``f`` reads it."""
+        calls = [n for n in ast.walk(self.root) if isinstance(n, ast.Call) and not n.args
+                 and not n.keywords and isinstance(n.func, ast.Attribute)
+                 and n.func.attr == "tolist"]
+        if not calls:
+            return
+        for call in calls:
+            call.args = [call.func.value]
+            call.func = locate_as(_name("%array"), call.func)
+        self.parents = {id(c): p for p in ast.walk(self.root) for c in ast.iter_child_nodes(p)}
+        for call in calls:
+            parent = self.parents.get(id(call))
+            if (isinstance(parent, ast.Assign) and len(parent.targets) == 1
+                    and isinstance(parent.targets[0], ast.Name)):
+                self.check_uses(parent.targets[0].id, parent, [])
+                self.parents = {id(c): p for p in ast.walk(self.root)
+                                for c in ast.iter_child_nodes(p)}
+                continue
+            what = self.misuse(call)
+            if what:
+                self.refuse(f"the list `{ast.unparse(call.args[0])}.tolist()` {what} (the "
+                            "list is an array in the gradient)", call)
+
     # -- heaps ---------------------------------------------------------------------------------
 
     def heaps(self) -> None:
@@ -650,142 +642,3 @@ class _Lists:
             return getattr(value, "__module__", None) in ("heapq", "_heapq") and \
                 getattr(value, "__name__", None) in _HEAPQ_CHANGES
         return False
-
-    # -- where the list is read ------------------------------------------------------------------
-
-    def check_uses(self, name: str, loop: ast.For, after: list, made=None) -> None:
-        """Refuse every read of ``name`` outside ``loop`` that an array of its items would not
-        give the same meaning to (see the module). Where the loop has an unrolled alternative
-        (``made``, the list's creation, given: `unrolled_alternative`), such a read is not
-        refused here but marks the list as Python's (``made.jitgrad_python_list``, the read):
-        the builder unrolls the loop, the list a list of its items, or refuses the loop if it
-        runs over values known only at run time (`build_loops.refuse_list_of_others`)."""
-        self.parents = {id(c): p for p in ast.walk(self.root) for c in ast.iter_child_nodes(p)}
-        inside = {id(n) for n in ast.walk(loop)}
-        stop = next((k for k, s in enumerate(after) if isinstance(s, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == name for t in s.targets)), None)
-        skipped = _shadowed(self.root, name)
-        if stop is not None:  # rebound after the loop (`out = np.array(out)`): not the list
-            skipped |= {id(n) for s in after[stop + 1:] for n in ast.walk(s)}
-        for node in ast.walk(self.root):
-            if (isinstance(node, ast.Name) and node.id == name and id(node) not in inside
-                    and id(node) not in skipped and isinstance(node.ctx, ast.Load)):
-                what = self.misuse(node)
-                parent = self.parents.get(id(node))
-                if what == "returned" and isinstance(parent, ast.Return):
-                    # to a caller, which reads it as this function would (`returned_list`);
-                    # the function differentiated refuses it (`build_stmts`)
-                    parent.jitgrad_returns_list = name
-                elif what and made is not None:  # (`*[getattr(m, n) for n in names]`)
-                    if not hasattr(made, "jitgrad_python_list"):
-                        made.jitgrad_python_list = what
-                elif what:
-                    self.refuse(f"the list `{name}` {what} (the list is an array in the "
-                                "gradient)", node)
-
-    def misuse(self, node) -> str | None:
-        """How reading ``node`` (the list) differs from reading an array, or None."""
-        parent = self.parents.get(id(node))
-        if isinstance(parent, ast.Subscript) and parent.value is node:
-            if isinstance(parent.slice, (ast.Slice, ast.Tuple)):
-                return "sliced (a slice of a list is a list)"
-            return None
-        if isinstance(parent, ast.Attribute):
-            return f"used with .{parent.attr}"
-        if isinstance(parent, ast.Assign) and parent.value is node and len(parent.targets) == 1 \
-                and isinstance(parent.targets[0], (ast.Tuple, ast.List)) and not any(
-                    isinstance(e, ast.Starred) for e in parent.targets[0].elts):
-            return None  # `r, k = out`: its items, as an array's entries unpack
-        if isinstance(parent, ast.For) and parent.iter is node:
-            return None
-        if isinstance(parent, ast.Call) and node in parent.args:
-            if self.reads_as_array(parent):
-                return None
-            if self.is_append(self.parents.get(id(parent)), getattr(parent.func.value, "id",
-                                                                    None)
-                              if isinstance(parent.func, ast.Attribute) else None):
-                return None  # a row of a list of lists: the builder checks its shape
-            return f"passed to {ast.unparse(parent.func)}"
-        if isinstance(parent, (ast.BinOp, ast.AugAssign)):
-            return "in arithmetic (+ joins lists, * repeats them)"
-        if isinstance(parent, ast.Return):
-            return "returned"
-        if isinstance(parent, ast.Compare) and all(
-                isinstance(op, (ast.Is, ast.IsNot)) for op in parent.ops):
-            return None  # `us is None`: a list is never None, nor an array
-        if isinstance(parent, ast.Compare) and len(parent.ops) == 1 and isinstance(
-                parent.ops[0], (ast.In, ast.NotIn)) and parent.comparators[0] is node:
-            return None  # `v in out`: of an array, NumPy's (out == v).any(), as of the list
-        if isinstance(parent, ast.Compare):
-            return "compared"
-        return f"used in `{ast.unparse(parent)}`" if parent is not None else "used here"
-
-    def reads_as_array(self, call: ast.Call) -> bool:
-        f = call.func
-        if isinstance(f, ast.Name) and f.id == "%items":
-            return True
-        if isinstance(f, ast.Name) and f.id not in self.bound:
-            if f.id in _BUILTIN_READERS and f.id not in self.globals:
-                return True
-            if f.id in ("zip", "enumerate", "reversed") and f.id not in self.globals:
-                parent = self.parents.get(id(call))  # in a for: over the items
-                return (isinstance(parent, ast.For) and parent.iter is call) or (
-                    isinstance(parent, ast.Call) and self.reads_as_array(parent))
-            value = autograd_names.stands_for(self.globals.get(f.id))  # (anp.sum: np.sum)
-            return isinstance(value, np.ufunc) or any(
-                value is getattr(np, n, None) for n in _NUMPY_READERS if "." not in n)
-        parts = []
-        while isinstance(f, ast.Attribute):
-            parts.insert(0, f.attr)
-            f = f.value
-        if isinstance(f, ast.Name) and f.id not in self.bound and \
-                getattr(self.globals.get(f.id), "__name__", None) in _NUMPY_NAMES:
-            obj = np
-            for p in parts:
-                obj = getattr(obj, p, None)
-            return isinstance(obj, np.ufunc) or ".".join(parts) in _NUMPY_READERS
-        return False
-
-
-def _shadowed(root, name) -> set[int]:
-    """The nodes of the functions nested in ``root`` that bind ``name`` themselves (a
-    parameter or an assignment: their own variable, not the list of that name)."""
-    out = set()
-    for node in ast.walk(root):
-        if node is not root and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
-                                                   ast.Lambda)):
-            params = {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
-            body = node.body if isinstance(node.body, list) else [node.body]
-            if name in params or name in _store_names(body):
-                out |= {id(n) for n in ast.walk(node)}
-    return out
-
-
-def returned_list(fn, fn_node, call: ast.Call, callee: str, where) -> bool:
-    """The reads, in the function ``fn_node``, of the list that ``call`` returned (one a
-    called function built by appending, the array of its items): each must be one an array
-    of its items gives the same meaning to, as the callee's own reads are (`check_uses`);
-    anything else is refused, naming it. Returns whether the function returns the list in
-    turn (then its own caller checks its reads)."""
-    lists = _Lists(fn, fn_node, None, where)
-    lists.parents = {id(c): p for p in ast.walk(fn_node) for c in ast.iter_child_nodes(p)}
-    parent = lists.parents.get(id(call))
-    if (isinstance(parent, ast.Assign) and parent.value is call and len(parent.targets) == 1
-            and isinstance(parent.targets[0], ast.Name)):
-        name = parent.targets[0].id  # every read of the name (where it names something
-        reads = [n for n in ast.walk(fn_node) if isinstance(n, ast.Name)  # else too: taken
-                 and n.id == name and isinstance(n.ctx, ast.Load)]  # as the list, to be safe)
-    else:
-        name, reads = ast.unparse(call), [call]
-    shadowed = _shadowed(fn_node, name)
-    reads = [n for n in reads if id(n) not in shadowed]
-    returned = False
-    for node in reads:
-        what = lists.misuse(node)
-        if what == "returned" and isinstance(lists.parents.get(id(node)), ast.Return):
-            returned = True
-        elif what:
-            raise UnsupportedError(f"the list `{name}` (built by appending in {callee}) {what}"
-                                   f" is not supported (the list is an array in the gradient)"
-                                   f"; {instead('list')}", where(node))
-    return returned

@@ -643,6 +643,12 @@ def mark_try_indices(found: list) -> None:
         index.jitgrad_try_index = phrase
 
 
+def _under_if(root, node) -> bool:
+    """Whether ``node`` is inside an ``if`` statement of ``root``."""
+    return root is not None and any(isinstance(n, ast.If) and n is not node and any(
+        m is node for m in ast.walk(n)) for n in ast.walk(root))
+
+
 def _loops_around(root, node) -> list:
     """The ``for`` statements of ``root`` (itself one of them) that hold ``node``."""
     if root is node:
@@ -692,7 +698,8 @@ def _fence_try(src: FunctionSource, node: ast.Try, root=None) -> None:
     (`mark_try_indices`). Otherwise it is refused: the compiled code does not catch
     exceptions; where its handlers catch only what Python raises for the types of the
     values, whatever they are (TypeError, AttributeError, NameError), the build decides it
-    (``jitgrad_refusal``: `build_try.Handlers.decided_try`), or refuses it there."""
+    (``jitgrad_refusal``: `build_try.Handlers.decided_try`), or refuses it there; so is one
+    under an ``if`` (refused where it is built: not in a branch the build does not take)."""
     if node.handlers and all(isinstance(s, _GUARDED_STMTS) for s in node.body) and all(
             h.name is None for h in node.handlers) and not any(
             _may_raise(src, s, guarded=True) for s in node.body) and any(
@@ -715,9 +722,11 @@ def _fence_try(src: FunctionSource, node: ast.Try, root=None) -> None:
                 "try/except is supported only around code that cannot raise (the compiled "
                 f"gradient does not catch exceptions); here {found}: test the condition "
                 "with `if` instead, or move the call out of the try", src.loc(stmt))
-            if not _catches_type_errors_only(src, node):
+            if not _catches_type_errors_only(src, node) and not _under_if(root, node):
                 raise refusal
-            node.jitgrad_refusal = refusal  # decided where it is built, or refused there
+            # decided where it is built, or refused there (a try under an `if` the build
+            # may not take, `if fprime:` of a constant, is refused only where it is built)
+            node.jitgrad_refusal = refusal
             return
     loops = _loops_around(root, node) or [] if root is not None else []
     for sub in ast.walk(ast.Module(body=node.body, type_ignores=[])):

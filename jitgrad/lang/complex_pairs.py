@@ -663,6 +663,12 @@ FUNCTIONS: dict = {
     np.transpose: _each(np.transpose), np.copy: _each(np.copy), np.flip: _each(np.flip),
     np.roll: _each(np.roll), np.squeeze: _each(np.squeeze), np.diff: _each(np.diff),
     np.expand_dims: _each(np.expand_dims), np.dot: product(np.dot),
+    # (real-linear rearrangements: of each part alone; np.diag(V) places V's two parts)
+    np.diag: _each(np.diag), np.diagonal: _each(np.diagonal), np.trace: _each(np.trace),
+    np.diagflat: _each(np.diagflat), np.tril: _each(np.tril), np.triu: _each(np.triu),
+    np.tile: _each(np.tile), np.repeat: _each(np.repeat), np.swapaxes: _each(np.swapaxes),
+    np.moveaxis: _each(np.moveaxis), np.atleast_1d: _each(np.atleast_1d),
+    np.atleast_2d: _each(np.atleast_2d),
     np.matmul: product(np.matmul), np.outer: product(np.outer),
     np.vdot: product(np.vdot, conjugate_first=True), operator.matmul: product(np.matmul),
     np.where: where, np.array: array, np.asarray: array,

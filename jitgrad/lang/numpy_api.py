@@ -25,7 +25,7 @@ import numpy as np
 from jitgrad.core.errors import ShapeError, UnsupportedError
 from jitgrad.core.ir import dims_of
 from jitgrad.core.types import Type
-from jitgrad.lang import numpy_written
+from jitgrad.lang import complex_pairs, numpy_written
 from jitgrad.lang.numpy_args import numpy_order
 from jitgrad.lang.symbolic import (
     METHODS,
@@ -179,12 +179,10 @@ def _alloc(name):
             raise UnsupportedError(f"np.{name}(..., {', '.join(kw)}=) is not supported")
         dims = shape if isinstance(shape, (tuple, list)) else (shape,)
         kind = np.dtype(dtype).kind
-        if kind == "c":
-            raise UnsupportedError(f"np.{name} of a complex dtype: jitgrad computes complex "
-                                   "numbers as pairs of real values, and does not write them "
-                                   "into arrays; keep the real and imaginary parts in two "
-                                   "float arrays (and make the complex array re + 1j * im)",
-                                   loc_of(*dims))
+        if kind == "c":  # a complex array: its two float parts (`complex_pairs`), which
+            # a write ``z[i] = w`` writes each (`frontend.build_writes.write_complex`)
+            return complex_pairs.Complex(apply_alloc(name, dims, "f"), apply_alloc(
+                "empty" if name == "empty" else "zeros", dims, "f"))
         return apply_alloc(name, dims, kind)
     return alloc
 
@@ -203,7 +201,8 @@ def apply_alloc(name, dims, kind, fill=None):
     else:
         params = {"kind": kind}
         out = builder.emit(name, atoms, params, Type(kind, len(dims)))
-    out.dims = result_dims(primitives.PRIMITIVES[name], atoms, params, out.type)
+    dims = result_dims(primitives.PRIMITIVES[name], atoms, params, out.type)
+    out.dims = tuple((out, k) if t is None else t for k, t in enumerate(dims))  # (own sizes)
     return builder.sym(out)
 
 

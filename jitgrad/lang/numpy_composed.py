@@ -657,6 +657,20 @@ def np_asfortranarray(a, dtype=None, **kw):
     return as_array(a) + 0.0 if records(a) else np.asfortranarray(a)
 
 
+def np_require(a, dtype=None, requirements=None):
+    """NumPy's array with the flags asked (contiguous, aligned, writeable: jitgrad's arrays
+    have them) and ``dtype``: the array itself where NumPy returns it (of that kind
+    already), else np.asarray's conversion; OWNDATA (a copy of a view) is refused."""
+    flags = [requirements] if isinstance(requirements, str) else list(requirements or ())
+    if any(str(f).upper() in ("O", "OWNDATA") for f in flags):
+        raise UnsupportedError("np.require(..., requirements='O') (jitgrad does not tell a "
+                               "view from an array that owns its data): write .copy()",
+                               loc_of(a))
+    if records(a) and (dtype is None or np.dtype(dtype).kind == a.type.kind):
+        return a
+    return _np(np.asarray)(a, dtype)
+
+
 def np_unwrap(p, discont=None, axis=-1, period=2 * math.pi):
     """NumPy's unwrap of a vector: each step's jump beyond half a period taken back by whole
     periods (piecewise constant, so the derivative is the identity)."""
@@ -709,5 +723,5 @@ NUMPY.update({
     np.polynomial.polynomial.Polynomial: poly_class,
     np.gradient: np_gradient, np.polyval: np_polyval, np.pad: np_pad, np.logspace: np_logspace,
     np.geomspace: np_geomspace, np.ascontiguousarray: np_ascontiguousarray,
-    np.asfortranarray: np_asfortranarray, np.unwrap: np_unwrap,
+    np.asfortranarray: np_asfortranarray, np.unwrap: np_unwrap, np.require: np_require,
 })

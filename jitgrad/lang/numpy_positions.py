@@ -2,7 +2,8 @@
 (``np.nonzero``, ``argwhere``, ``flatnonzero``, ``np.where`` of one argument, ``extract``), where
 values fall (``searchsorted``, ``digitize``, ``histogram``), counts (``bincount``, ``unique``),
 membership and equality (``isin``, ``array_equal``, ``array_equiv``), the indices of a
-triangle (``tril_indices``, ``triu_indices``), the set operations of vectors (``union1d``,
+triangle (``tril_indices``, ``triu_indices``), the open mesh of ``np.ix_`` (an index the
+frontend reads as a matrix's block), the set operations of vectors (``union1d``,
 ``intersect1d``, ``setdiff1d``, ``setxor1d``), ``argpartition`` and ``partition``.
 
 Each is written with the primitives (`prims.indexing`'s ``index_positions`` finds the true
@@ -466,7 +467,38 @@ def np_diag_indices_from(arr):
     return np_diag_indices(arr.shape[0], ndim_of(arr))
 
 
+class OuterIndex(tuple):
+    """``np.ix_(rows, cols)``: NumPy's two index arrays of shapes (n, 1) and (1, m), which
+    index the block of a matrix at those rows and columns (``K[np.ix_(d, d)] += ke``); the
+    build reads ``vectors``, the two integer vectors, for the block's gather or its write
+    (`frontend.build_index`)."""
+
+    vectors: tuple
+
+    def __new__(cls, rows, cols):
+        out = super().__new__(cls, (_np(np.expand_dims)(rows, 1), _np(np.expand_dims)(cols, 0))
+                              if records(rows) or records(cols) else
+                              (np.asarray(rows)[:, None], np.asarray(cols)[None, :]))
+        out.vectors = (rows, cols)
+        return out
+
+
+def np_ix(*args):
+    """``np.ix_`` of two integer vectors (a list, a tuple or an array each): an `OuterIndex`."""
+    vectors = [as_array(a) for a in args]
+    if len(vectors) != 2 or any(ndim_of(v) != 1 for v in vectors):
+        raise UnsupportedError("np.ix_ of other than two vectors (the rows and columns of a "
+                               "matrix's block are supported)", loc_of(*vectors))
+    for v in vectors:
+        kind = v.type.kind if records(v) else np.asarray(v).dtype.kind
+        if kind not in "iu":
+            raise UnsupportedError("np.ix_ of a boolean or float vector (integer rows and "
+                                   "columns are supported)", loc_of(*vectors))
+    return OuterIndex(*vectors)
+
+
 NUMPY.update({
+    np.ix_: np_ix,
     np.diag_indices: np_diag_indices, np.diag_indices_from: np_diag_indices_from,
     np.nonzero: np_nonzero, np.flatnonzero: np_flatnonzero, np.argwhere: np_argwhere,
     np.where: where, np.extract: np_extract,

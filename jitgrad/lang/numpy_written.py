@@ -492,6 +492,20 @@ def assigned_on_this_path(assigned, value):
     return value
 
 
+def list_index(items, value):
+    """``out.index(value)`` of a list that is the array ``items`` of its items: the first
+    position holding ``value``; Python raises ValueError where none does, and so does this."""
+    found = items == value
+    if not np.any(found):
+        raise ValueError("list.index(x): x not in list")
+    return np.argmax(found)
+
+
+def list_count(items, value):
+    """``out.count(value)`` of a list that is the array ``items`` of its items."""
+    return np.sum(items == value)
+
+
 def truth_of_one_entry(x):
     """``if a:`` of an array, as NumPy takes it: the truth of its one entry; NumPy raises for
     any other size, and so does this, at run time."""

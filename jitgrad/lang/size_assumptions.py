@@ -8,7 +8,10 @@ check that the forward pass runs first (`size_checks`); where an example call's 
 and one is 1, that one is assumed to be 1 instead (a broadcast known while building). An
 argument axis sliced from its start (``pos[:, 0:1]``) is assumed to have at least the slice's
 stop entries where the example call's has (`assume_at_least`, checked by ``size_at_least``),
-so the slice's size is known. A call that breaks an assumption gets the general code (`api`).
+so the slice's size is known; a slice that drops entries of an argument's axis (``wcon[1:]``)
+and meets another argument's axis is assumed as long as it where the example call's sizes say
+so (`assume_slice_size`, checked as ``same_size(m + dropped, n)``). A call that breaks an
+assumption gets the general code (`api`).
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ class SizeAssumptions:
             shape = getattr(a, "shape", None)
             if isinstance(shape, tuple) and len(shape) == p.type.ndim:
                 self.example_sizes.update(zip(p.dims, shape))
+            if p.type.kind == "b" and not p.type.ndim and isinstance(a, (bool, np.bool_)):
+                self.example_flags[p] = bool(a)  # (a bool argument: `decide_flag`)
 
     def size_class(self, token):
         while token in self.same:
@@ -71,9 +76,12 @@ class SizeAssumptions:
         example call's sizes differ and the axes ``broadcasts``, that the one of size 1 is 1.
         Two slices that drop as many entries of two axes (``u[1:-1]``, ``v[2:]``) are the
         same size where the axes are: assumed so where the example call's sizes agree."""
-        first, t = self.size_class(first), self.size_class(t)
+        first, t = self.canonical(first), self.canonical(t)
         if _less(first) and _less(t) and first[2] == t[2]:
             self.assume_same_size(first[1], t[1], broadcasts=False)
+            return
+        if _less(first) != _less(t):
+            self.assume_slice_size(*((first, t) if _less(first) else (t, first)))
             return
         if first == t or not all(isinstance(x, int) or x in self.param_axes for x in (first, t)) or (
                 isinstance(first, int) and isinstance(t, int)):
@@ -93,12 +101,29 @@ class SizeAssumptions:
         self.assumed.append((keep, drop, self.loc))
         self.rename_sizes()
 
+    def assume_slice_size(self, less, t) -> None:
+        """Assume that a slice dropping entries of an argument's axis (``wcon[1:]``, size
+        token ``less``: ``("less", n, dropped)``) is as long as the axis of token ``t`` (an
+        argument's, or a literal size) that it meets (``u[:, :, k]``, where ``wcon`` has one
+        row more than ``u``), where the example call's sizes say so: checked first thing as
+        ``same_size(m + dropped, n)`` (`size_checks`)."""
+        n, dropped = less[1], less[2]
+        if not (n in self.param_axes and (isinstance(t, int) or t in self.param_axes)):
+            return
+        sizes = [self.example_sizes.get(n), t if isinstance(t, int) else self.example_sizes.get(t)]
+        if None in sizes or sizes[0] - dropped != sizes[1] or sizes[1] < 1:
+            return  # (a slice of size 1 that broadcasts, or sizes that differ: at run time)
+        self.same[less] = t
+        self.assumed.append((t, less, self.loc))
+        self.rename_sizes()
+
     def canonical(self, t):
         """Size token ``t`` in terms of one token per class of same-size axes."""
         if isinstance(t, tuple) and t and t[0] == "broadcast":
             return ("broadcast",) + tuple(self.canonical(x) for x in t[1:])
         if isinstance(t, tuple) and t and t[0] == "less":  # (a slice's: `_slice_size`)
-            return ("less", self.canonical(t[1]), t[2])
+            less = ("less", self.canonical(t[1]), t[2])  # (or assumed an axis's size)
+            return self.size_class(less) if less in self.same else less
         return self.size_class(t)
 
     def assume_at_least(self, token, m: int) -> bool:
@@ -166,7 +191,8 @@ class SizeAssumptions:
         if flags.effects or flags.raises or flags.checks_sizes or flags.allocates or \
                 flags.tape or not any(isinstance(a, Var) for a in ins):
             return
-        if all(isinstance(a, Const) or a in self.size_values for a in ins):
+        if all(isinstance(a, Const) or a in self.size_values or a in self.example_flags
+               for a in ins):
             self.size_values[out] = (prim, tuple(ins), dict(params))
 
     @property
@@ -182,6 +208,8 @@ class SizeAssumptions:
         arguments' sizes alone (`note_size_value`) and they are known; else None."""
         if isinstance(atom, Const):
             return atom.value
+        if atom in self.example_flags:
+            return self.example_flags[atom]
         made = self.size_values.get(atom)
         if made is None:
             return None
@@ -210,6 +238,19 @@ class SizeAssumptions:
         self.decided.append((test, bool(value), self.loc))
         return bool(value)
 
+    def decide_flag(self, test) -> bool | None:
+        """The value of the scalar ``test`` in the example call, when it is computed from the
+        call's bool arguments (and sizes) alone and reads at least one of them (``if
+        calc_second_order:``, ``x if flag else None``): decided as a test on sizes is
+        (`decide`), so that each value of the argument gets code of its own, as JAX's
+        ``static_argnums`` would; None otherwise."""
+        def reads_flag(atom) -> bool:
+            if atom in self.example_flags:
+                return True
+            made = self.size_values.get(atom)
+            return made is not None and any(reads_flag(a) for a in made[1])
+        return self.decide(test) if reads_flag(test) else None
+
     def size_checks(self) -> list[Eqn]:
         """The forward pass's first statements: one ``same_size`` per assumption, then the
         tests decided from the example call's sizes (`decide`), computed again from the
@@ -229,13 +270,19 @@ class SizeAssumptions:
             return reads[token]
 
         for keep, drop, loc in self.assumed:
-            a, b = size(keep, loc), size(drop, loc)
-            out.append(Eqn("same_size", [], [a, b], {}, loc))
+            a = size(keep, loc)
+            if _less(drop) and isinstance(keep, int):  # (a slice's size, `assume_slice_size`)
+                a, drop = Const(keep + drop[2]), drop[1]
+            elif _less(drop):  # m + dropped == n
+                a, more = self.new_var(Type("i", 0)), a
+                out.append(Eqn("add", [a], [more, Const(drop[2])], {}, loc))
+                drop = drop[1]
+            out.append(Eqn("same_size", [], [a, size(drop, loc)], {}, loc))
         again: dict = {}
 
         def computed(atom, loc):  # ``atom`` computed again from the arguments' sizes
-            if isinstance(atom, Const):
-                return atom
+            if isinstance(atom, Const) or atom in self.example_flags:
+                return atom  # (a bool argument: read as it is)
             if atom not in again:
                 prim, ins, params = self.size_values[atom]
                 if prim == "shape_dim":

@@ -54,8 +54,7 @@ def result_dims(prim, atoms, params, out_type, at_least=None) -> tuple | None:
     if name == "expand_dims":
         return d[:params["axis"]] + (1,) + d[params["axis"]:]
     if flags.sizes_from is not None:
-        tokens = tuple(size_token(a) for a in atoms[flags.sizes_from:])
-        return None if any(t is None for t in tokens) else tokens
+        return tuple(size_token(a) for a in atoms[flags.sizes_from:])  # (None: a new size)
     if name == "take_add":
         rows = size_token(atoms[2])
         return None if rows is None else (rows,) + dims_of(atoms[0])[1:]
@@ -70,10 +69,7 @@ def result_dims(prim, atoms, params, out_type, at_least=None) -> tuple | None:
                 bounds.pop(0)
             else:
                 parts = [bounds.pop(0) if present else None for present in item[1:]]
-                token = _slice_size(d[k], *parts, at_least=at_least)
-                if token is None:
-                    return None  # a slice: a new size
-                out.append(token)
+                out.append(_slice_size(d[k], *parts, at_least=at_least))  # (None: a new size)
         return tuple(out) + d[len(spec):]
     return None
 

@@ -59,7 +59,7 @@ class GraphBuilder(SizeAssumptions):
         # ``assumed`` for the run-time check. ``same`` is a union-find over size tokens.
         self.assume_sizes = assume_sizes
         self.same: dict = {}
-        self.assumed: list[tuple] = []  # (token, token, loc), each a parameter axis or an int
+        self.assumed: list[tuple] = []  # (token, token, loc): parameter axes, ints, or a slice of one
         self.at_least: list[tuple] = []  # (parameter axis token, count, loc): no fewer entries
         self.made: list[Var] = []  # every variable made here whose dims may need renaming
         # a loop's carried array -> its initial array, of the same shape where the body only
@@ -68,6 +68,8 @@ class GraphBuilder(SizeAssumptions):
         self.param_axes: dict = {}  # size token of a parameter's axis -> (parameter, axis)
         # The example call's sizes of the parameters' axes (`set_example`): token -> size
         self.example_sizes: dict = {}
+        # The example call's values of its bool arguments (`set_example`): parameter -> value
+        self.example_flags: dict = {}
         # Arrays that may share memory (views, in-place versions, a loop's carried array and
         # its initial value) form one class. Each array value is stamped with its class's count
         # of in-place writes when it is made: a value read after a later write to its class
@@ -227,6 +229,8 @@ class GraphBuilder(SizeAssumptions):
         out = self.emit(prim.name, atoms, params, out_type)
         out.dims = result_dims(prim, atoms, params, out_type,
                                self.assume_at_least if self.assume_sizes else None)
+        if out.dims is not None and self.same:  # (a slice assumed an axis's size)
+            out.dims = tuple(d if d is None else self.canonical(d) for d in out.dims)
         if out.dims is not None and any(d is None for d in out.dims):  # sizes of its own
             out.dims = tuple((out, k) if d is None else d for k, d in enumerate(out.dims))
         if prim.name == "shape_dim":

@@ -16,7 +16,7 @@ import os
 from jitgrad.backend.numba import emit_parallel, lowering
 from jitgrad.backend.numba.emit_fused import NestWriter
 from jitgrad.backend.numba.lowering import atom_source, primitive_source
-from jitgrad.backend.numba.signs import nonnegative_ints
+from jitgrad.backend.numba.signs import evident_nonnegative, nonnegative_ints
 from jitgrad.backend.numba.split import split_function
 from jitgrad.core import ops
 from jitgrad.core.ir import (
@@ -71,6 +71,7 @@ class _Writer(NestWriter):
         self.kernel_ir: Kernel | None = None  # the kernel being written
         self.may_share: MayShare | None = None  # which of its arrays may share memory
         self.nonneg: set[Var] = set()  # integer variables never negative (`nonnegative_ints`)
+        self.evident: set[Var] = set()  # ... that LLVM sees are, in this function (`signs`)
         self.popped_at: dict[Eqn, str] = {}  # a pop -> its position, in an ascending loop
         self.by_offset: set[Var] = set()  # popped vectors read through the stack (`find_entry_reads`)
         self.offsets: dict[Var, tuple[str, str]] = {}  # popped vector -> (stack, its offset)
@@ -94,6 +95,7 @@ class _Writer(NestWriter):
             if isinstance(a, Var):
                 self.uses[a] = self.uses.get(a, 0) + 1
         self.read_trips = {a for a in kernel.returns + kernel.aux if isinstance(a, Var)}
+        self.evident = evident_nonnegative(kernel.body)
         self.find_read_trips(kernel.body)
         self.find_entry_reads(kernel.body)
 
@@ -361,11 +363,14 @@ class _Writer(NestWriter):
     def unsigned(self, spec, atoms, texts) -> list[str]:
         """An index item that is never negative, written ``np.uint64(i)``: Numba then leaves
         out the wrap-around of negative indices (a compare and a select per access, and in
-        a loop nest an address LLVM can no longer step)."""
+        a loop nest an address LLVM can no longer step). Not one LLVM sees is never negative
+        (`signs.evident_nonnegative`: a ``range`` loop's index): LLVM removes its check, and
+        the cast would cost compile time for nothing."""
         out, k = list(texts), 0
         for item in spec:
             n = 1 if item == "i" else (0 if item == ":" else sum(item[1:]))
-            if item == "i" and isinstance(atoms[k], Var) and atoms[k] in self.nonneg:
+            if item == "i" and isinstance(atoms[k], Var) and atoms[k] in self.nonneg \
+                    and atoms[k] not in self.evident:
                 out[k] = f"np.uint64({texts[k]})"
             k += n
         return out

@@ -1,8 +1,10 @@
-"""Which integer variables of a module are never negative, so that the emitter writes index
-items of them unsigned (``x[np.uint64(i)]``: no wraparound check for negative indices).
+"""Which integer variables of a module are never negative, and which of those LLVM sees are,
+so that the emitter writes an index item unsigned (``x[np.uint64(i)]``: no wrap-around of
+negative indices) only where the compiled code would otherwise keep the check.
 
 Takes the kernels' blocks of IR; guarantees a set of variables each of whose definitions is
-provably non-negative (see `nonnegative_ints`). Nothing here writes source.
+provably non-negative (`nonnegative_ints`), and the subset that a function's own code shows
+LLVM to be (`evident_nonnegative`). Nothing here writes source.
 """
 
 from __future__ import annotations
@@ -67,6 +69,76 @@ def nonnegative_ints(blocks: list[Block]) -> set[Var]:
             return all(ok(a) for a in ins)
         if ops.flags(prim).extreme == "max":  # the largest of its inputs
             return any(ok(a) for a in ins)
+        return False
+
+    changed = True
+    while changed:
+        changed = False
+        for k in list(good):
+            if not all(holds(c) for c in producers[k]):
+                good.discard(k)
+                changed = True
+    return good
+
+
+def _nonnegative_int(a) -> bool:
+    return isinstance(a, Const) and isinstance(a.value, (int, np.integer)) \
+        and not isinstance(a.value, bool) and a.value >= 0
+
+
+def evident_nonnegative(block: Block) -> set[Var]:
+    """The integer variables of one compiled function whose every definition in ``block``
+    shows LLVM they are never negative: the index of ``for i in range(n)`` or ``range(1,
+    n)`` (a constant start, step 1), the counter of a loop run backwards to a constant
+    (``while k >= 0``) or forwards from one, and copies, sums, a counter's ``start + k *
+    step`` and branch merges of such and non-negative constants. Numba writes an ``int64``
+    index's wrap-around (a compare and a select) and LLVM's range analysis removes it for
+    these, so they are written as plain indices: each ``np.uint64(i)`` is a call Numba types
+    and lowers, 2-3 ms of compile apiece (bench/NOTES.md, issue #46). Not here, so still
+    unsigned: a range from a variable start (``range(r + 1, n)``) or with another step, a
+    counter carried by hand (``idx += 1``), sizes, values popped off a tape, anything a
+    parallel loop or another function (a kernel's parameters) defines; LLVM keeps their
+    check, and in an inner loop it cost the loop GMM's gradient 40 %."""
+    producers: dict[Var, list] = {}
+
+    def define(v, check):
+        if isinstance(v, Var) and v.type.kind == "i" and not v.type.ndim:
+            producers.setdefault(v, []).append(check)
+
+    never = ("never", [])
+    for s in walk(block):
+        if isinstance(s, Eqn):
+            for o in s.outs:
+                define(o, (s.prim, list(s.ins)))
+        elif isinstance(s, Repeat):
+            if s.counter is not None:
+                ranged = not s.parallel and (s.low is None or _nonnegative_int(s.low))
+                define(s.counter, ("always", []) if ranged else never)
+        else:
+            for c in getattr(s, "carries", []):
+                define(c.var, never)
+            for c in getattr(s, "merges", []):
+                define(c.var, ("either_all", [c.init, c.update]))
+            if isinstance(s, (For, While)):
+                define(s.trips, never)
+            if isinstance(s, For):
+                ranged = (not s.parallel and _nonnegative_int(s.start)
+                          and isinstance(s.step, Const) and s.step.value == 1)
+                define(s.index, ("always", []) if ranged else never)
+    good = set(producers)
+
+    def ok(a) -> bool:
+        return _nonnegative_int(a) or (isinstance(a, Var) and a in good)
+
+    def holds(check) -> bool:
+        prim, ins = check
+        if prim == "always":
+            return True
+        if prim in ("assign", "either_all", "add"):
+            return all(ok(a) for a in ins)
+        if prim == "loop_index":  # start + k * step
+            k, start, step = ins
+            return ok(k) and ok(start) and _nonnegative_int(step)
         return False
 
     changed = True
