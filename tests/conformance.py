@@ -647,6 +647,10 @@ block(NN, "Functions / Polynomials", [
     r("polysub", F.nnp_poly_polysub, A(V)),
     r("polyval (wrt coefficients)", F.nnp_poly_polyval, A(V)),
     r("polyval (wrt points)", F.nnp_poly_polyval_at, A(V, np.array([1.0, 2.0, 0.5]))),
+    r("np.polyval at a complex argument (a transfer function at 1j w)",
+      F.nnp_polyval_complex, A(V, np.array([0.5, 1.5, 3.0]))),
+    r("np.polyfit", F.nnp_polyfit, A(np.array([0.5, 1.0, 2.0, 3.5, 5.0]),
+                                     np.array([3.0, 2.2, 1.6, 0.9, 0.4]))),
     r("polyutils.as_series", F.nnp_poly_as_series, A(V)),
     r("polyutils.trimseq", F.nnp_poly_trimseq, A(V)),
 ])
@@ -1294,6 +1298,9 @@ block(AS, "linalg.py", [
     r("scipy.linalg.solve_triangular (wrt b)", F.as_linalg_solve_triangular_b, A(V3, MP)),
     r("scipy.linalg.solve_banded", F.as_linalg_solve_banded, A(BANDED, V)),
     r("scipy.linalg.solve_sylvester", F.as_linalg_solve_sylvester, A(MP)),
+    r("scipy.linalg.solve_continuous_lyapunov", F.as_linalg_lyapunov, A(MP)),
+    r("scipy.linalg.solve_discrete_lyapunov", F.as_linalg_discrete_lyapunov, A(MP)),
+    r("scipy.linalg.expm (a norm that is scaled and squared)", F.as_linalg_expm, A(MP)),
     r("scipy.linalg.solve (wrapped namespace)", F.as_linalg_solve, A(MI, V3)),
     r("scipy.linalg.cholesky (wrapped namespace)", F.as_linalg_cholesky, A(MP)),
 ])

@@ -2147,6 +2147,16 @@ def nnp_poly_polyval_at(x, c):
     return np.sum(np.polynomial.polynomial.polyval(x, c))
 
 
+def nnp_polyval_complex(p, w):
+    h = np.polyval(p[:2], 1j * w) / np.polyval(p, 1j * w)
+    return np.sum(np.abs(h)) + np.sum(np.unwrap(np.angle(h)))
+
+
+def nnp_polyfit(x, y):
+    slope, intercept = np.polyfit(x, y, 1)
+    return slope * 2.0 + intercept + np.sum(np.polyfit(x, y, 2) ** 2)
+
+
 def nnp_poly_as_series(x):
     s = np.polynomial.polyutils.as_series((x, x * 2.0))
     return np.sum(s[0] * s[1])
@@ -3593,6 +3603,9 @@ def as_linalg_solve_triangular_b(b, x): return np.sum(scipy.linalg.solve_triangu
 def as_linalg_solve_banded(x, b): return np.sum(scipy.linalg.solve_banded((1, 1), x, b) ** 2)
 def as_linalg_solve_sylvester(x): return np.sum(scipy.linalg.solve_sylvester(x, x.T + np.eye(x.shape[0]), np.ones(x.shape)) ** 2)
 def as_linalg_solve(x, b): return np.sum(scipy.linalg.solve(x, b) ** 2)
+def as_linalg_lyapunov(x): return np.sum(scipy.linalg.solve_continuous_lyapunov(x - 3.0 * np.eye(x.shape[0]), -x @ x.T) ** 2)
+def as_linalg_discrete_lyapunov(x): return np.sum(scipy.linalg.solve_discrete_lyapunov(0.5 * x, x @ x.T) ** 2)
+def as_linalg_expm(x): return np.sum(scipy.linalg.expm(4.0 * x) * x)
 def as_linalg_cholesky(x): return np.sum(scipy.linalg.cholesky(x @ x.T + np.eye(x.shape[0]), lower=True))
 
 

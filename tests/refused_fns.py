@@ -230,8 +230,8 @@ def poly_sum(x):
     return np.sum(np.poly(x))  # refused: poly
 
 
-def polyfit_sum(x):
-    return np.sum(np.polyfit(x, x, 1))  # refused: polyfit
+def polyder_sum(x):
+    return np.sum(np.polyder(x))  # refused: polyder
 
 
 def fancy_index(x, idx):

@@ -64,8 +64,9 @@ class Branches:
             return bool(cond)
         if isinstance(cond, str):  # a switch known while building (`if window:`): Python's
             return bool(cond)
-        if isinstance(cond, (tuple, list, dict)):  # `if not series:`: of a length known
-            return len(cond) > 0  # while building (a list grown at run time is an array)
+        if isinstance(cond, (tuple, list, dict, set, frozenset)):  # `if not series:`, POT's
+            return len(cond) > 0  # `if log:`: a length known while building (a list grown at
+            # run time is an array)
         raise UnsupportedError(f"a condition of type {type(cond).__name__}", self.loc(node))
 
     def example_size(self, array) -> int | None:

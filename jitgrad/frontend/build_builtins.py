@@ -552,6 +552,14 @@ def _b_getattr(b, args, kwargs, node):
     return b.attribute(obj, name, node)
 
 
+def _b_setattr(b, args, kwargs, node):
+    """``setattr(self, f"c{i}", c)``: set as ``obj.name = value`` is (`set_attribute_of`)."""
+    if kwargs or len(args) != 3 or not isinstance(args[1], str):
+        raise UnsupportedError("setattr() of an object, a name known while building and a "
+                               "value", b.loc(node))
+    b.set_attribute_of(args[0], args[1], args[2], node)
+
+
 def _b_hasattr(b, args, kwargs, node):
     obj, name = args
     if isinstance(obj, Sym):
@@ -726,15 +734,34 @@ def _next_of_iterator(b, args, kwargs, node):
     return item
 
 
+def _b_super(b, args, kwargs, node):
+    """``super()`` in a method of the user's class (``super().__init__(H0, Om0)``): Python's
+    own ``super`` object, of the class the method was written in (its ``__class__`` cell)
+    and of the method's first argument, as Python binds them; ``super(C, self)`` as written.
+    The parent's method it gives is then built inline as the user's code (`call_object`)."""
+    if not args and not kwargs:
+        fn, a = b.src.fn, b.src.node.args
+        free = getattr(getattr(fn, "__code__", None), "co_freevars", ())
+        first = (*a.posonlyargs, *a.args)
+        if "__class__" in free and first and first[0].arg in b.env:
+            args = (fn.__closure__[free.index("__class__")].cell_contents, b.env[first[0].arg])
+    try:
+        return super(*args, **kwargs)
+    except (TypeError, RuntimeError) as e:
+        raise UnsupportedError(f"super() in a method of a class, of its own class and "
+                               f"object ({type(e).__name__}: {e})", b.loc(node)) from None
+
+
 BUILTINS = {abs: _b_abs, sum: _b_sum, min: _b_minmax("min"), max: _b_minmax("max"), len: _b_len,
              float: _b_cast("float"), int: _b_cast("int"), bool: _b_cast("bool"),
              range: _b_range, pow: _b_pow, isinstance: _b_isinstance, slice: _b_slice,
              round: _b_round, divmod: _b_divmod, callable: _b_callable,
-             str: _b_text(str), repr: _b_text(repr), getattr: _b_getattr,
+             str: _b_text(str), repr: _b_text(repr), getattr: _b_getattr, setattr: _b_setattr,
              hasattr: _b_hasattr, dict: _b_dict, set: _b_set, frozenset: _b_set,
              chr: _b_known(chr), ord: _b_known(ord), hash: _b_known(hash), type: _b_type,
              math.fsum: _b_fsum, iter: _b_iter, next: _b_next, itertools.tee: _b_tee,
-             copy.copy: _b_copy(False), copy.deepcopy: _b_copy(True)}
+             copy.copy: _b_copy(False), copy.deepcopy: _b_copy(True),
+             super: _b_super}
 BUILTINS[functools.partial] = _b_partial
 BUILTINS[is_zero] = _b_is_zero
 BUILTINS[cholesky_fails] = _b_cholesky_fails

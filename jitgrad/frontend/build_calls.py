@@ -325,6 +325,9 @@ class Calls:
             return local_transforms.build_call(self, fn, args, kwargs, node)
         if isinstance(fn, LocalFunction) or getattr(fn, "__module__", None) in WRITTEN_MODULES:
             return self.inline(fn, args, kwargs, node)  # (or a NumPy function jitgrad wrote)
+        if isinstance(fn, np.vectorize) and not kwargs and len(args) == 1 and \
+                isinstance(args[0], Sym):  # np.vectorize(f)(x): f of each entry, in a loop
+            return self.inline(numpy_written.vectorized_call, (fn.pyfunc, args[0]), {}, node)
         if isinstance(fn, functools.partial):  # partial(f, a)(x): f(a, x), f known now
             return self.call(fn.func, (*fn.args, *args), {**fn.keywords, **kwargs}, node)
         if isinstance(fn, BuildMethod):  # lst.pop(): a change to a list known while building

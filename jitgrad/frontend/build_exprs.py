@@ -20,6 +20,7 @@ import numpy as np
 from jitgrad.core.errors import JitgradError, Loc, UnsupportedError, instead
 from jitgrad.core.ir import (
     Var,
+    dims_of,
 )
 from jitgrad.core.types import Type
 from jitgrad.frontend import draws
@@ -321,6 +322,8 @@ class Expressions(Indexing):
             return getattr(base, attr)  # a namedtuple's field (results.root)
         if is_container_method(base, attr):  # lst.pop(), d.pop("k"), s.add(3)
             return BuildMethod(self, getattr(node, "value", node), base, attr)
+        if isinstance(base, super):  # super().__init__: the parent's, bound to the object
+            return getattr(base, attr)
         if is_user_object(base) and attr not in vars(base):
             getter = getattr(type(base), attr, None)  # a property: its getter, built here
             if isinstance(getter, property) and getter.fget is not None:
@@ -359,6 +362,8 @@ class Expressions(Indexing):
             seq = self.expr(n.value)
             if isinstance(seq, Sym) and seq.ndim and isinstance(seq.shape[0], int):
                 seq = self.unpack_rows(seq, seq.shape[0], n)
+            elif isinstance(seq, Sym) and seq.ndim and self.decided_length(seq) is not None:
+                seq = self.unpack_rows(seq, self.decided_length(seq), n)
             if isinstance(seq, dict):
                 seq = tuple(seq)
             if not isinstance(seq, (tuple, list, range)):
@@ -367,6 +372,16 @@ class Expressions(Indexing):
                     "is a run-time value: index it, `f(x[0], x[1])`)", self.loc(n))
             values.extend(seq)
         return values
+
+    def decided_length(self, array: Sym) -> int | None:
+        """The length of ``array`` (made from the arguments' sizes) in the example call, where
+        the build may hold for calls of that length only (`SizeAssumptions.decide`: checked
+        first thing, another length built again): ``f(*params)`` of a parameter vector."""
+        token = self.gb.size_class(dims_of(self.gb.atom(array, check=False))[0])
+        n = self.gb.example_sizes.get(token)
+        if n is None or not self.gb.decide(self.gb.atom(array.shape[0] == n, check=False)):
+            return None
+        return n
 
     def unpacked_dict(self, node) -> dict:
         value = self.expr(node)

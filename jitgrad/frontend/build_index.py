@@ -505,6 +505,8 @@ class Indexing:
         value = value if isinstance(value, Sym) else autograd_names.stands_for(value)
         if value is np.r_ or value is np.c_:
             return self.concatenated(value is np.c_, node.slice)
+        if value is np.mgrid or value is np.ogrid:
+            return self.grid(value is np.ogrid, node.slice)
         if isinstance(key, ast.Constant) and isinstance(key.value, str):
             raise refused(f"indexing with a string ([{key.value!r}], a dict's key) of a "
                           "value that is not a dict argument", "dict", self.loc(key))
@@ -536,6 +538,32 @@ class Indexing:
                 v = symbolic.NUMPY[np.reshape](v, (-1, 1))
             parts.append(v)
         return symbolic.NUMPY[np.concatenate](tuple(parts), axis=-1 if columns else 0)
+
+
+    def grid(self, open_: bool, key):
+        """``np.mgrid[:ny, :nx]`` (``np.ogrid``): each slice an ``np.arange`` (a complex step
+        ``5j``: ``np.linspace`` of that many points, the end included), their ``np.meshgrid``
+        with ``indexing="ij"`` (sparse for ogrid); mgrid's result is the stack of them (it
+        unpacks as ``y, x = np.mgrid[...]``), ogrid's the tuple."""
+        axes = []
+        for item in key.elts if isinstance(key, ast.Tuple) else [key]:
+            if not isinstance(item, ast.Slice):
+                raise refused("np.mgrid or np.ogrid with other than slices", "np.mgrid[a:b, "
+                              "c:d]", self.loc(item))
+            start, stop, step = [None if p is None else self.expr(p)
+                                 for p in (item.lower, item.upper, item.step)]
+            start = 0 if start is None else start
+            if isinstance(step, complex):
+                if step.real or not float(step.imag).is_integer():
+                    raise refused("a complex step other than a whole number of points",
+                                  "np.mgrid[a:b:5j]", self.loc(item))
+                axes.append(symbolic.NUMPY[np.linspace](start, stop, int(abs(step.imag))))
+            else:
+                axes.append(symbolic.NUMPY[np.arange](start, stop, 1 if step is None else step))
+        if len(axes) == 1:
+            return axes[0]
+        grids = symbolic.NUMPY[np.meshgrid](*axes, indexing="ij", sparse=open_)
+        return tuple(grids) if open_ else symbolic.NUMPY[np.stack](tuple(grids))
 
 
 def expand_ellipsis(index, array):

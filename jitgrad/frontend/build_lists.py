@@ -57,6 +57,9 @@ class ListArrays:
     def check_list_item(self, name, value, stmt):
         """A list built in the function is an array of numbers, or of arrays whose shape is
         known before the loop (`desugar_lists`): refuse appending anything else."""
+        if getattr(stmt.jitgrad_list, "jitgrad_python_list", None) and key_free(self, stmt):
+            # read as only Python's list is (`*out`, `out + [...]`): its loop unrolled
+            raise ListOfArrays(self.list_key(stmt.jitgrad_list), UNROLLED)
         if isinstance(value, Sym) and value.ndim and value.type.kind in "fi":
             rows = self.row_shape(value)
             if rows is None and getattr(stmt.jitgrad_list, "jitgrad_first", None):

@@ -146,6 +146,13 @@ class Loops(LoopHeaders, Carries):
         """A loop appending to the list ``name`` tuples, or arrays of shapes known only inside
         it, runs over run-time values: refused (such a list is Python's, made while
         building, and so only in a loop unrolled then)."""
+        use = getattr(getattr(stmt, "jitgrad_list_made", None), "jitgrad_python_list", None)
+        if name is not None and use:
+            raise UnsupportedError(
+                f"the list `{name}` {use}: only Python's list is read so, made while building "
+                "from a loop unrolled then, over a tuple or list known while building or over "
+                f"`range` of at most 16 constant bounds; this loop runs over values known only "
+                f"at run time; {instead('list')}", self.loc(stmt))
         if name is not None:
             raise UnsupportedError(
                 f"appending to `{name}` tuples, or arrays whose shape is known only inside the "

@@ -205,15 +205,20 @@ class Values:
         if target.attr == "shape" and isinstance(obj, Sym) and isinstance(target.value, ast.Name):
             self.set_shape(target, obj, value)  # rval.shape = samples.shape
             return
+        self.set_attribute_of(obj, target.attr, value, target)
+
+    def set_attribute_of(self, obj, attr: str, value, node) -> None:
+        """``obj.attr = value`` (or ``setattr(obj, attr, value)``) of an object made while
+        building this gradient (`set_attribute`)."""
         made = self.made_objects.get(id(obj))
         if made is None or made[0] is not obj:
             what = "a class" if isinstance(obj, type) else f"a {type(obj).__name__}"
             raise UnsupportedError(
-                f"assignment to the attribute .{target.attr} of {what} made before the "
+                f"assignment to the attribute .{attr} of {what} made before the "
                 "function was called (a global, an argument or a class, whose attributes the "
                 "gradient reads as they were when it was built): make the object inside the "
-                "function, or keep the new value in a variable", self.loc(target))
-        setattr(obj, target.attr, value)
+                "function, or keep the new value in a variable", self.loc(node))
+        setattr(obj, attr, value)
 
     def set_shape(self, target, array, shape) -> None:
         """``x.shape = s`` of a named array: ``x`` is its entries in shape ``s`` (NumPy changes

@@ -96,7 +96,8 @@ def range_items(name, *bounds):
     where its bounds are numbers known then (``range(self.n_obj)``). Bounds known only at
     run time, or more than `UNROLLED_AT_MOST` iterations, are refused."""
     what = (f"appending to `{name}` arrays whose shape is known only inside the loop (or "
-            "values other than numbers)")
+            "values other than numbers, or reading the list as only Python's is read: "
+            "`*out`, `out + [...]`, `out.reverse()`)")
     if not all(isinstance(b, (int, np.integer)) and not isinstance(b, bool) for b in bounds):
         raise UnsupportedError(
             f"{what}, in a loop whose count is known only at run time (a list built in a "
@@ -297,8 +298,8 @@ class _Lists(ListReads):
                                 "is not known when the outer loop starts", f)
                 product = trips if product is None else ast.BinOp(product, ast.Mult(), trips)
             total = product if total is None else ast.BinOp(total, ast.Add(), product)
-        self.check_uses(name, loop, after)
         unrolled = self.unrolled_alternative(name, loop, made, appends, conditional, first)
+        self.check_uses(name, loop, after, made if unrolled is not None else None)
         count, k = self.fresh(f"{name.lstrip('_')}_n"), self.fresh(f"{name.lstrip('_')}_k")
         buffer = self.fresh(f"{name.lstrip('_')}_buf") if conditional else name
         for node, _ in appends:
@@ -364,6 +365,7 @@ class _Lists(ListReads):
         # (any other loop: as written; the builder unrolls it where it runs over a tuple or
         # list known while building, and refuses a list appended to in a loop it runs)
         again.jitgrad_list_of = name  # (a loop the builder runs, not unrolled: refused)
+        again.jitgrad_list_made = made
         empty = locate_as(ast.Assign([_name(name, True)], ast.List([], ast.Load())), made)
         return [empty, again]
 

@@ -126,9 +126,13 @@ class ListReads:
 
     # -- where the list is read ------------------------------------------------------------------
 
-    def check_uses(self, name: str, loop: ast.For, after: list) -> None:
+    def check_uses(self, name: str, loop: ast.For, after: list, made=None) -> None:
         """Refuse every read of ``name`` outside ``loop`` that an array of its items would not
-        give the same meaning to (see the module)."""
+        give the same meaning to (see the module). Where the loop has an unrolled alternative
+        (``made``, the list's creation, given: `unrolled_alternative`), such a read is not
+        refused here but marks the list as Python's (``made.jitgrad_python_list``, the read):
+        the builder unrolls the loop, the list a list of its items, or refuses the loop if it
+        runs over values known only at run time (`build_loops.refuse_list_of_others`)."""
         self.parents = {id(c): p for p in ast.walk(self.root) for c in ast.iter_child_nodes(p)}
         inside = {id(n) for n in ast.walk(loop)}
         stop = next((k for k, s in enumerate(after) if isinstance(s, ast.Assign) and any(
@@ -150,6 +154,9 @@ class ListReads:
                     at = dict(getattr(ret, "jitgrad_returns_lists", {}))
                     at[parent.elts.index(node)] = name
                     ret.jitgrad_returns_lists = at
+                elif what and made is not None:  # (`*[getattr(m, n) for n in names]`)
+                    if not hasattr(made, "jitgrad_python_list"):
+                        made.jitgrad_python_list = what
                 elif what:
                     self.refuse(f"the list `{name}` {what} (the list is an array in the "
                                 "gradient)", node)

@@ -216,6 +216,23 @@ def einsum(subscripts, *operands, **kwargs):
     return product(lambda u, v: NUMPY[np.einsum](subscripts, u, v))(*operands)
 
 
+def polyval(p, x):
+    """``np.polyval(p, x)`` at a complex ``x`` (a transfer function at ``1j * w``): Horner's
+    rule, its products and sums on the parts; unrolled over a list of coefficients, a loop
+    (`numpy_written.polyval_at_complex`) over a real vector of them."""
+    if isinstance(p, (list, tuple, np.ndarray)):  # as many as known while building: unrolled
+        out = lift(lift(x) * 0.0 + p[0])  # (lift: a product of constants is Python's complex)
+        for c in p[1:]:
+            out = lift(out * x) + c
+        return out
+    if isinstance(p, Complex):
+        raise UnsupportedError("np.polyval of a complex vector of coefficients: pass them as a "
+                               "list, or their real and imaginary parts apart", loc_of(p.re))
+    z = lift(x)  # real coefficients, as many as known at run time: a loop on the parts
+    return Written(numpy_written.polyval_at_complex, (p, complex_pairs.full(z.re, z.im),
+                                                      complex_pairs.full(z.im, z.re)), {})
+
+
 complex_pairs.SCIPY_SPECIAL.update(erf=erf, erfc=erfc)
 FUNCTIONS.update({
     np.expm1: expm1, np.log1p: log1p, np.exp2: exp2, np.log2: log2,
@@ -226,5 +243,5 @@ FUNCTIONS.update({
     np.max: _extreme(np.max), np.amax: _extreme(np.max), np.min: _extreme(np.min),
     np.amin: _extreme(np.min), np.prod: prod,
     np.kron: _with_operands(np.kron), np.tensordot: _with_operands(np.tensordot),
-    np.inner: _with_operands(np.inner), np.einsum: einsum,
+    np.inner: _with_operands(np.inner), np.einsum: einsum, np.polyval: polyval,
 })

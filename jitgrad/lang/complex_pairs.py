@@ -729,6 +729,8 @@ def takes(fn, args, kwargs) -> bool:
     values += tuple(v for a in values if isinstance(a, (list, tuple)) for v in a)  # np.array
     if fn in (complex, np.complex128, np.complex64):
         return any(records(v) or isinstance(v, Complex) for v in values)
+    if fn is np.polyval and any(records(v) for v in values):  # (at a complex constant)
+        return any(isinstance(v, (complex, np.complexfloating, Complex)) for v in values)
     return involved(*values) or (fn in (cmath.rect,) and any(records(v) for v in values))
 
 

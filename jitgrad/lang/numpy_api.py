@@ -225,7 +225,11 @@ def _kind_of(dtype, x) -> str:
 
 
 def _like(name):
-    def like(x, dtype=None):
+    def like(x, dtype=None, order="K", subok=True, shape=None):
+        if shape is not None:  # astropy's np.empty_like(a, shape=x.shape, dtype=x.dtype)
+            if dtype is None:
+                dtype = x.dtype if records(x) else np.asarray(x).dtype
+            return NUMPY[np.ones if name == "ones_like" else np.zeros](shape, dtype=dtype)
         if dtype is not None and np.dtype(dtype).kind != "f":  # zeros (ones) of x's shape
             kind = _kind_of(dtype, x)
             if not records(x):
@@ -284,8 +288,8 @@ def as_float(x):
 # -- construction ------------------------------------------------------------------------
 
 
-def np_empty_like(x, dtype=None):
-    return _like("zeros_like")(x, dtype)  # any contents will do: zeros
+def np_empty_like(x, dtype=None, order="K", subok=True, shape=None):
+    return _like("zeros_like")(x, dtype, shape=shape)  # any contents will do: zeros
 
 
 def np_full_like(x, fill_value, dtype=None):

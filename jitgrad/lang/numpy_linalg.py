@@ -265,6 +265,24 @@ def np_lstsq(a, b, rcond=None):
     return LstsqResult(x, sums, record("matrix_rank", a), record("svdvals", a))
 
 
+def np_polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
+    """``np.polyfit``: the least-squares fit NumPy computes, the Vandermonde matrix's columns
+    scaled to unit norm, `np_lstsq` (the pseudo-inverse's derivative), the scale undone.
+    ``deg`` must be known while building; ``w``, ``full``, ``cov`` and ``rcond`` are refused."""
+    if all_known(x, y):
+        return np.polyfit(x, y, deg, rcond, full, w, cov)
+    if records(deg) or w is not None or full or cov or rcond is not None:
+        _refuse("np.polyfit with weights, full, cov, rcond or a degree known only at run time",
+                "np.polyfit(x, y, deg) with an integer deg", x if records(x) else y)
+    if ndim_of(x) != 1 or ndim_of(y) not in (1, 2):
+        _refuse("np.polyfit of other than a vector of points", "x a vector, y a vector or a "
+                "matrix of columns", x if records(x) else y)
+    lhs = NUMPY[np.vander](as_float(x), int(deg) + 1)
+    scale = _np(np.sqrt)(np_sum(lhs * lhs, axis=0))
+    c = np_lstsq(lhs / scale, y).x
+    return c / (scale if ndim_of(y) == 1 else np_reshape(scale, (-1, 1)))
+
+
 def _matrix_norm(x, ord, keepdims):
     """``np.linalg.norm(x, ord)`` of a matrix for the orders the Frobenius branch leaves."""
     if ord in (2, -2, "nuc"):
@@ -386,6 +404,41 @@ def linalg_solve_sylvester(a, b, q):
     return np_reshape(x, q.shape)
 
 
+def linalg_solve_continuous_lyapunov(a, q):
+    """``scipy.linalg.solve_continuous_lyapunov``: ``a x + x a^T = q``, the Sylvester equation
+    with ``b = a^T`` (real matrices; SciPy's ``a^H`` is ``a^T`` for them)."""
+    import scipy.linalg
+
+    if all_known(a, q):
+        return scipy.linalg.solve_continuous_lyapunov(a, q)
+    a = matrix_operand("solve_continuous_lyapunov", a)
+    return linalg_solve_sylvester(a, _np(np.transpose)(a), q)
+
+
+def linalg_solve_discrete_lyapunov(a, q, method=None):
+    """``scipy.linalg.solve_discrete_lyapunov``: ``x - a x a^T = q`` as the linear system
+    ``(I - kron(a, a)) vec(x) = vec(q)``, SciPy's ``method="direct"`` (its default for
+    matrices of fewer than 10 rows; the bilinear method solves the same equation)."""
+    import scipy.linalg
+
+    if all_known(a, q):
+        return scipy.linalg.solve_discrete_lyapunov(a, q, method=method)
+    a, q = (matrix_operand("solve_discrete_lyapunov", m) for m in (a, q))
+    n = a.shape[0]
+    system = NUMPY[np.eye](n * n) - NUMPY[np.kron](a, a)
+    return np_reshape(NUMPY[np.linalg.solve](system, _np(np.ravel)(q)), q.shape)
+
+
+def linalg_expm(a):
+    """``scipy.linalg.expm`` of a real matrix: scaling and squaring with the [13/13] Pade
+    approximant (`numpy_written.expm`), differentiated through its products and solve."""
+    import scipy.linalg
+
+    if all_known(a):
+        return scipy.linalg.expm(a)
+    return written(W.expm, matrix_operand("expm", a))
+
+
 def _symmetric_from_lower(m):
     tril = NUMPY[np.tril]
     return tril(m) + _np(np.transpose)(tril(m, -1))
@@ -431,6 +484,9 @@ def linalg_eigvalsh(a, b=None, *args, lower=True, **kw):
 
 LINALG = {"sqrtm": linalg_sqrtm, "solve_banded": linalg_solve_banded,
           "solve_sylvester": linalg_solve_sylvester, "eigh": linalg_eigh,
+          "solve_continuous_lyapunov": linalg_solve_continuous_lyapunov,
+          "solve_lyapunov": linalg_solve_continuous_lyapunov,
+          "solve_discrete_lyapunov": linalg_solve_discrete_lyapunov, "expm": linalg_expm,
           "eigvalsh": linalg_eigvalsh, "pinv": linalg_pinv}
 
 NUMPY.update({
@@ -441,5 +497,6 @@ NUMPY.update({
     np.linalg.eigvals: np_eigvals, np.linalg.svd: np_svd, np.linalg.qr: np_qr,
     np.linalg.pinv: np_pinv, np.linalg.matrix_rank: np_matrix_rank,
     np.linalg.lstsq: np_lstsq, np.linalg.cond: np_cond, np.linalg.norm: np_norm,
+    np.polyfit: np_polyfit,
     np.roots: np_roots,
 })

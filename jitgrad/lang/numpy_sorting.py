@@ -55,12 +55,25 @@ def _sort_last(x):
 
 
 def np_argsort(x, axis=-1, kind=None, order=None):
-    """The order that sorts a vector (stable: tied entries keep their order), to index with."""
+    """The order that sorts a vector (stable: tied entries keep their order), to index with;
+    of an array along an axis, each line's order (the flat order of `_sort_last`, as
+    positions within the line), as POT's ``np.argsort(u_values, 0)`` of projections."""
     if all_known(x):
         return np.argsort(x, axis=axis, kind=kind)
-    if x.ndim != 1 or order is not None or norm_axis(axis, 1, loc_of(x)) != 0:
-        raise UnsupportedError("np.argsort of a vector (axis=-1 or 0)", loc_of(x))
-    return record("argsort", x)
+    if order is not None or axis is None or x.ndim == 0:
+        raise UnsupportedError("np.argsort along an axis of an array (no order=, no "
+                               "axis=None: ravel first)", loc_of(x))
+    if x.ndim == 1:
+        norm_axis(axis, 1, loc_of(x))
+        return record("argsort", x)
+    axis = norm_axis(axis, x.ndim, loc_of(x))
+    moved = np_moveaxis(x, axis, -1)
+    flat = np_ravel(moved)
+    n = moved.shape[-1]
+    by_value = record("argsort", flat)
+    rows = record("take", NUMPY[np.arange](flat.shape[0]) // n, by_value)
+    order = record("take", by_value, record("argsort", rows))
+    return np_moveaxis(np_reshape_like(order % n, moved), -1, axis)
 
 
 def np_median(x, axis=None, out=None, overwrite_input=False, keepdims=False):

@@ -37,6 +37,60 @@ def polyval_legacy(p, x):
     return out
 
 
+def polyval_at_complex(p, xr, xi):
+    """np.polyval of real coefficients at the complex ``xr + 1j * xi`` (parts of one shape):
+    Horner's rule on the two parts."""
+    out_re = p[0] + xr * 0.0
+    out_im = xr * 0.0
+    for k in range(1, p.shape[0]):
+        re = out_re * xr - out_im * xi + p[k]
+        out_im = out_re * xi + out_im * xr
+        out_re = re
+    return out_re + 1j * out_im
+
+
+# The [13/13] Pade approximant's coefficients and the largest 1-norm it is used at unscaled
+# (Higham, "The scaling and squaring method for the matrix exponential revisited", 2005)
+_PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
+           129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
+           40840800.0, 960960.0, 16380.0, 182.0, 1.0)
+_THETA13 = 5.371920351148152
+
+
+def expm(a):
+    """The matrix exponential: ``a`` scaled by ``2**-s`` to a 1-norm of at most theta_13, the
+    [13/13] Pade approximant ``(v - u)^-1 (v + u)``, squared ``s`` times. SciPy chooses a
+    lower degree for smaller norms; the results agree to rounding."""
+    b = _PADE13
+    norm = np.max(np.sum(np.abs(a), axis=0))
+    s = 0
+    if norm > _THETA13:
+        s = int(np.ceil(np.log2(norm / _THETA13)))
+    a = a / 2.0 ** s
+    ident = np.eye(a.shape[0])
+    a2 = a @ a
+    a4 = a2 @ a2
+    a6 = a2 @ a4
+    u = a @ (a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2) + b[7] * a6 + b[5] * a4 + b[3] * a2
+             + b[1] * ident)
+    v = a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 \
+        + b[0] * ident
+    r = np.linalg.solve(v - u, v + u)
+    for _ in range(s):
+        r = r @ r
+    return r
+
+
+def vectorized_call(f, x):
+    """``np.vectorize(f)(x)`` of one array: ``f`` (a number of a number) of each entry, in
+    order, in an array of ``x``'s shape."""
+    flat = np.ravel(x)
+    out = np.empty(flat.shape[0])
+    for i in range(flat.shape[0]):
+        out[i] = f(flat[i])
+    return out.reshape(x.shape)
+
+
 def polyadd(c1, c2):
     """The sum, its trailing zeros removed (NumPy trims the operands and the result)."""
     c1 = np.polynomial.polyutils.trimseq(c1)

@@ -63,6 +63,8 @@ def _sum_to(g, shape):
     lead = g.ndim - len(shape)
     if lead > 0:
         g = g.sum(axis=tuple(range(lead)))
+    elif lead < 0:  # a (1, n) value written into a row: its leading axes have size 1
+        g = g.reshape((1,) * -lead + g.shape)
     axes = tuple(k for k, n in enumerate(shape) if n == 1 and g.shape[k] != 1)
     if axes:
         g = g.sum(axis=axes, keepdims=True)

@@ -130,6 +130,8 @@ def _sum_to(a, t):
         return (_sum_all(g) if t[0].kind == "f" else f"np.sum({g})") if t[0].ndim else g
     for k in range(1, t[0].ndim - t[1].ndim + 1):  # sum away the leading axes, one by one
         g = f"_rt.sum_axis({g}, 0, {a[0]}.shape[{k}:])"
+    if t[0].ndim < t[1].ndim:  # a (1, n) value written into a row: its leading axes are 1s
+        g = f"np.ascontiguousarray({g}).reshape({(1,) * (t[1].ndim - t[0].ndim)} + {g}.shape)"
     return f"_rt.sum_to({g}, {like})"
 
 
