@@ -53,6 +53,7 @@ from jitgrad.core.ir import (
     walk,
 )
 from jitgrad.core.types import BOOL, FLOAT
+from jitgrad.transforms.contents import shape_only_saved, unread_contents
 from jitgrad.transforms.filled import filled_products
 from jitgrad.transforms.passes import GradientWork, Pass
 
@@ -340,6 +341,14 @@ def optimise(grad, value_needed: bool = True) -> None:
         live = {a for a in returns + kernel.aux if isinstance(a, Var)}
         filled_products(kernel.body, grad.fn.namer, kernel.params)
         dead_code(kernel.body, live)
+        if kernel is grad.forward:  # (`contents`: what the adjoint reads only the shape of)
+            n = len(grad.fn.params)
+            shapes = shape_only_saved(grad.adjoint.body, grad.adjoint.params[n:])
+            kept = {r for r, p in zip(kernel.returns[1:], grad.adjoint.params[n:]) if p in shapes}
+            kept -= set(kernel.returns[:1] if value_needed else ()) | set(kernel.aux)
+            if unread_contents(kernel.body, returns + kernel.aux, kept, kernel.params,
+                               grad.fn.namer):
+                dead_code(kernel.body, live)
         copies_of_unread(kernel.body, live, kernel.params)
         if kernel is grad.forward:
             dead_writes(kernel.body, live, kernel.params)
