@@ -8,6 +8,10 @@ Passes, in order:
   number (the cotangent of ``np.sum``) is a reduction of the other operand.
 * ``dead_code``: drops equations whose results nothing reads (shape reads the builder made
   eagerly, branches of a rule that turned out zero, forward values the adjoint never needs).
+* ``unread_contents`` (`transforms.contents`, on the forward kernel): writes whose contents
+  neither the value nor the adjoint reads afterwards go, and a product or elementwise result
+  read only for its shape is an ``empty`` array of its sizes (covariance's forward loop of
+  products under ``jitgrad.grad``, whose ``cov`` the adjoint reads the shape of).
 * ``copies_of_unread``: a copy of an array the kernel owns and nothing reads afterwards is the
   array itself.
 * ``dead_writes``: a full overwrite (``C[:] = ...``) of an array that nothing reads afterwards
