@@ -178,6 +178,8 @@ def _left_alone(body: Block, acc: Var, adds: list, alias: MayShare) -> bool:
     matched = {id(a[0]) for a in adds}
     cls = alias.find(acc)
     mats = {alias.find(a[2]) for a in adds}
+    if cls in mats or any(alias.find(a[5]) == cls for a in adds):  # (a cotangent or matrix
+        return True                                                 # that is acc itself)
     for s in walk(body):
         if isinstance(s, Eqn) and id(s) in matched:
             continue

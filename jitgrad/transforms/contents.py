@@ -10,8 +10,10 @@ whose shape the adjoint's reshapes read.
 
 Contents liveness: a class of arrays that may share memory (`_Memory`: views, versions) has
 live contents when a member is returned (and not only for its shape) or a parameter, or is an
-operand, other than a ``shape_only`` one, of an equation whose own result's contents are live
-or that has effects (a push onto the tape, a check); a write (``setitem``) reads its value only
+operand, other than a ``shape_only`` one, of an equation whose own result's contents are live,
+that has effects (a push onto the tape, a check), or whose result something reads and whose
+sizes may depend on its operands' contents or which may fail on them (``x[mask]``, the
+positions an index array names: `_sized_by_shapes` says which need shapes alone); a write (``setitem``) reads its value only
 when the class it writes has live contents *after it*: the body is walked backwards, a loop or
 branch as a whole until nothing changes. Then:
 
@@ -67,7 +69,8 @@ def unread_contents(body: Block, keep: list, shape_kept: set, params: list, name
     live = {alias.find(v) for v in list(keep) + list(params)
             if isinstance(v, Var) and v.type.ndim and v not in shape_kept}
     dropped: set[int] = set()
-    _backwards(body.stmts, live, alias, dropped)
+    used = {a for s in walk(body) for a in direct_uses(s) if isinstance(a, Var)} | set(keep)
+    _backwards(body.stmts, live, alias, dropped, used)
     unfilled = _unfilled(body, live, alias, params, namer)
     if dropped:
         _drop(body, dropped)
@@ -114,8 +117,20 @@ def _write(s) -> bool:
         s.ins[0], Var)
 
 
-def _mark(s, live: set, alias: _Memory, dropped: set) -> bool:
-    """One statement's effect on ``live`` (walked backwards); say whether ``live`` grew."""
+def _sized_by_shapes(s: Eqn) -> bool:
+    """Whether an equation's result has sizes its operands' shapes and numbers decide, and
+    it cannot fail on their contents: then a result read only for its shape needs none of
+    its operands' contents. (``x[mask]``'s length, and the checks of an index array's
+    entries, read contents.)"""
+    f = ops.flags(s.prim)
+    prim = PRIMITIVES.get(s.prim)
+    return (f.contracts or f.view or f.read_only_view or f.sizes_from is not None
+            or f.same_shape_as is not None or (prim is not None and prim.elementwise))
+
+
+def _mark(s, live: set, alias: _Memory, dropped: set, used: set) -> bool:
+    """One statement's effect on ``live`` (walked backwards); say whether ``live`` grew.
+    ``used``: every variable something reads."""
     before = len(live)
     if isinstance(s, Eqn):
         f = ops.flags(s.prim)
@@ -129,7 +144,8 @@ def _mark(s, live: set, alias: _Memory, dropped: set) -> bool:
                     return False
                 reads = [a for k, a in enumerate(s.ins) if k not in f.shape_only]
         elif f.effects or any(o.type.ndim and alias.find(o) in live for o in s.outs) or any(
-                not o.type.ndim for o in s.outs):
+                not o.type.ndim for o in s.outs) or (any(o in used for o in s.outs)
+                                                     and not _sized_by_shapes(s)):
             reads = [a for k, a in enumerate(s.ins) if k not in f.shape_only]
         else:
             return False
@@ -147,17 +163,17 @@ def _whole_write(s) -> bool:
         isinstance(v, Const) or v.type.ndim == 0 or dims_of(v) == dims_of(x))
 
 
-def _backwards(stmts: list, live: set, alias: _Memory, dropped: set) -> None:
+def _backwards(stmts: list, live: set, alias: _Memory, dropped: set, used: set) -> None:
     for s in reversed(stmts):
         if isinstance(s, Eqn):
-            _mark(s, live, alias, dropped)
+            _mark(s, live, alias, dropped, used)
             continue
         inner = list(walk(Block([s])))
         grew = True
         while grew:  # a loop or branch as a whole, until nothing changes
             grew = False
             for t in reversed(inner):
-                grew |= _mark(t, live, alias, dropped)
+                grew |= _mark(t, live, alias, dropped, used)
 
 
 def _unfilled(body: Block, live: set, alias: _Memory, params: list, namer) -> bool:
