@@ -30,6 +30,7 @@ from jitgrad.frontend.build import build
 from jitgrad.frontend.parse import FunctionSource
 from jitgrad.prims.primitives import PRIMITIVES
 from jitgrad.transforms import (
+    batched,
     checkpoint,
     fuse_inner,
     in_place,
@@ -65,6 +66,7 @@ GRADIENT_PASSES = (
     fuse_inner.FUSE_INNER,  # inside those, inner loops whose seed is known fused as well
     checkpoint.CHECKPOINT,  # under a memory cap, taped loops run again in segments
     recompute.ASCENDING,  # loop adjoints whose iterations commute run forwards
+    batched.BATCHED,  # a loop's rank-1 updates and mat-vec products: matrix products after it
     reverse.KERNELS,  # the forward and adjoint kernels
     optimise.OPTIMISE,  # dead code, folded assignments, sums in registers, hoisted reads
     in_place.IN_PLACE,  # the adjoint's sums into arrays it owns, added in place

@@ -79,10 +79,12 @@ def test_gradients_against_differences_and_jax(built):
 def test_the_generated_code_has_no_temporaries_of_these_forms(built):
     g, args, _ = built
     src = g.source(*args)
-    # atax's two rank-1 terms are entries of one nest; the loop's goes into d's slice
-    assert "_rt.outer(" not in src and "_into[_i0, _i1] += " in src
+    # atax's two rank-1 terms are entries of one nest; the loop's are batched into products
+    # after it (`transforms.batched`)
+    assert "_rt.outer(" not in src and "its products batched" in src
     assert "np.expand_dims" not in src  # the stack's product: no broadcast product
-    assert src.count("_rt.matmul(") == 9  # stack 1 + 2, atax 2 + 2, the loop's 1 + 1
+    # stack 1 + 2, atax 2 + 2, the loop's 1 forwards, and after it one product or two
+    assert src.count("_rt.matmul(") == 11
     tapes = [line for line in src.splitlines() if ".append(" in line or "_tape_" in line
              and "] = " in line]
     # no tape: the row written has the slot's sizes (checked at the write), so no sum back

@@ -8,6 +8,10 @@ Passes, in order:
   number (the cotangent of ``np.sum``) is a reduction of the other operand.
 * ``dead_code``: drops equations whose results nothing reads (shape reads the builder made
   eagerly, branches of a rule that turned out zero, forward values the adjoint never needs).
+* ``unread_contents`` (`transforms.contents`, on the forward kernel): writes whose contents
+  neither the value nor the adjoint reads afterwards go, and a product or elementwise result
+  read only for its shape is an ``empty`` array of its sizes (covariance's forward loop of
+  products under ``jitgrad.grad``, whose ``cov`` the adjoint reads the shape of).
 * ``copies_of_unread``: a copy of an array the kernel owns and nothing reads afterwards is the
   array itself.
 * ``dead_writes``: a full overwrite (``C[:] = ...``) of an array that nothing reads afterwards
@@ -51,6 +55,7 @@ from jitgrad.core.ir import (
     walk,
 )
 from jitgrad.core.types import BOOL, FLOAT
+from jitgrad.transforms.contents import shape_only_saved, unread_contents
 from jitgrad.transforms.filled import filled_products
 from jitgrad.transforms.passes import GradientWork, Pass
 
@@ -338,6 +343,14 @@ def optimise(grad, value_needed: bool = True) -> None:
         live = {a for a in returns + kernel.aux if isinstance(a, Var)}
         filled_products(kernel.body, grad.fn.namer, kernel.params)
         dead_code(kernel.body, live)
+        if kernel is grad.forward:  # (`contents`: what the adjoint reads only the shape of)
+            n = len(grad.fn.params)
+            shapes = shape_only_saved(grad.adjoint.body, grad.adjoint.params[n:])
+            kept = {r for r, p in zip(kernel.returns[1:], grad.adjoint.params[n:]) if p in shapes}
+            kept -= set(kernel.returns[:1] if value_needed else ()) | set(kernel.aux)
+            if unread_contents(kernel.body, returns + kernel.aux, kept, kernel.params,
+                               grad.fn.namer):
+                dead_code(kernel.body, live)
         copies_of_unread(kernel.body, live, kernel.params)
         if kernel is grad.forward:
             dead_writes(kernel.body, live, kernel.params)

@@ -170,8 +170,8 @@ class _Writer(NestWriter):
                     self.line(indent, "_rt.set_threads(_threads)")
                     self.line(indent, "_rt.set_chunksize(_chunksize)")
                 self.last_loc = None
-        if len(self.lines) == start:
-            self.line(indent, "pass")
+        if all(line.lstrip().startswith("#") for line in self.lines[start:]):
+            self.line(indent, "pass")  # (nothing but the comment of a statement folded away)
 
     def eqn(self, e: Eqn, indent: int):
         """One equation as source lines at ``indent``: index items that are never negative
