@@ -151,6 +151,8 @@ def h(x, n):
     for i in range(n):
         b = a + 1.0
         tape.append(b)
+        for j in range(2):
+            b = b * 1.0
         c = np.sin(b) * a
         tape.append(c)
         a = c * 0.5
@@ -169,7 +171,8 @@ def test_a_loop_that_tapes_is_cut_and_appends_after_each_part(monkeypatch):
     """A forward loop appending to tapes made before it is cut all the same: each part returns
     the names it taped and its call appends them, in order, so the lists stay typed in the
     function that makes them; a name appended is not set again in the same part (``a``).
-    The loop reads names set before it (``a``, ``taped``): they are passed in."""
+    The loop reads names set before it (``a``, ``taped``): they are passed in. (Its body
+    holds a loop: only such a body is cut, see the next test.)"""
     monkeypatch.setattr(split, "MIN_PART", 1)
     monkeypatch.setattr(split, "SMALL_LOOP", 1)
     x = np.array([0.3, -1.2, 0.5])
@@ -185,6 +188,43 @@ def test_a_loop_that_tapes_is_cut_and_appends_after_each_part(monkeypatch):
         assert got[0] == want[0] and got[2] == want[2]
         np.testing.assert_array_equal(got[1], want[1])
     assert any("c = np.sin(b) * a" in ast.unparse(fns[p]) for p in parts)
+
+
+ELEMENTWISE = '''
+def e(x, y):
+    # -- forward pass
+    out = np.empty(x.shape[0])
+    for i in range(x.shape[0]):
+        a = x[i] * 2.0
+        b = np.sin(a) + y[i]
+        c = b * a
+        out[i] = c * c
+    return out
+'''
+
+
+def test_an_innermost_loop_and_a_run_returning_many_names_stay_whole(monkeypatch):
+    """An innermost loop's body (straight-line scalar code, a fused nest) is not cut into a
+    call per iteration, and a run that would return more than MAX_RETURNS names stays in the
+    function: both cost Numba more than the cut saves."""
+    monkeypatch.setattr(split, "MIN_PART", 1)
+    monkeypatch.setattr(split, "SMALL_LOOP", 1)
+    new, parts, _ = split.split_function(ELEMENTWISE, "e", split_lines=3, part_lines=1)
+    fns = {fn.name: fn for fn in ast.parse(new).body if isinstance(fn, ast.FunctionDef)}
+    assert all("for i in range" not in ast.unparse(fns[p]) or "out[i]" in ast.unparse(fns[p])
+               for p in parts)
+    assert not any(isinstance(n, ast.For) and "_part" in ast.unparse(n)
+                   for n in ast.walk(fns["e"]))  # no call of a part per iteration
+    many = "def m(x):\n" + "".join(f"    v{k} = x * {k}.0\n" for k in range(30)) + (
+        "    return " + " + ".join(f"v{k}" for k in range(30)) + "\n")
+    monkeypatch.setattr(split, "MAX_RETURNS", 5)  # runs of 10 lines return 10 names each
+    new, parts, _ = split.split_function(many, "m", split_lines=3, part_lines=10)
+    assert not parts
+    x = np.array([0.5, 1.5])
+    np.testing.assert_array_equal(_run_named(new, "m", x), _run_named(many, "m", x))
+    monkeypatch.setattr(split, "MAX_RETURNS", 24)
+    _, parts, _ = split.split_function(many, "m", split_lines=3, part_lines=10)
+    assert parts
 
 
 def _run_named(source, name, *args):

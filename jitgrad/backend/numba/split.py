@@ -21,14 +21,25 @@ import ast
 import collections
 
 # A function longer than SPLIT_LINES lines is cut into parts of about PART_LINES lines each
-# (one top-level statement is never cut: a part can be longer).
-SPLIT_LINES = 600
+# (one top-level statement is never cut: a part can be longer). A part is optimised again
+# where Numba links it into the entry, so a cut pays only for long functions: first calls,
+# CPU, uncut against cut at 600 lines (quiet machine, the same modules otherwise):
+# channel_flow (1,987 lines) 32.0 -> 26.0 s, but nbody (1,417) 26.7 -> 31.4 s, vadv (913)
+# 17.5 -> 22.8 s, cavity_flow (830) 11.6 -> 19.8 s.
+SPLIT_LINES = 1500
 PART_LINES = 250
 # A loop that names a tape (see `_Cutter.shares_list`) stays in the entry: its body is cut
 # when it is longer than this (a part's code is optimised again where it is linked into the
 # entry, so short bodies cut into parts cost more than they save: resnet's adjoint loops of
 # 20 to 250 lines, cut, took its first call from 74 to 107 s of CPU).
 SMALL_LOOP = 250
+# A run that takes more names than MAX_ARGS, or sets more than MAX_RETURNS read after it,
+# stays where it is: Numba's and LLVM's work on a call of a hundred arrays, or a tuple of them
+# returned, costs more than the cut saves (the equation of state's fused loops, each a part
+# taking 60 to 120 arrays: first gradient 20 s of CPU uncut, 29 s cut; channel_flow's parts,
+# at most 35 in and 23 out, 27 s cut against 33 s uncut).
+MAX_ARGS = 48
+MAX_RETURNS = 24
 # A run of fewer lines than this stays where it is (a function costs Numba a fixed time too).
 MIN_PART = 40
 
@@ -98,6 +109,14 @@ def _splittable(s, in_loop: bool = False) -> bool:
                for c in ast.iter_child_nodes(s))
 
 
+def _has_inner_loop(loop) -> bool:
+    """Whether a loop's body holds a loop. Only such a body is cut: the body of an innermost
+    loop is straight-line scalar code (a fused elementwise nest), cheap for Numba to compile
+    in one piece, and cut it becomes a call per iteration passing every array it touches
+    (the equation of state's fused loop: five parts, first gradient 2.8 -> 7.0 s of CPU)."""
+    return any(isinstance(n, (ast.For, ast.While)) for c in loop.body for n in ast.walk(c))
+
+
 class _Cutter:
     """Cuts the body of one function (`split_function`)."""
 
@@ -121,7 +140,7 @@ class _Cutter:
         for k, s in enumerate(stmts):
             size = s.end_lineno - starts[k] + 1
             loop = (isinstance(s, (ast.For, ast.While)) and not s.orelse and len(s.body) > 1
-                    and _splittable(s))
+                    and _splittable(s) and _has_inner_loop(s))
             if not _splittable(s):
                 kind = "keep"
             elif self.deferred(s) is not None:
@@ -214,7 +233,8 @@ class _Cutter:
             a, b = starts[idx[0]], stmts[idx[-1]].end_lineno
             block = [stmts[k] for k in idx]
             _, sets = _exposed(block)
-            if kind == "part" and not (set(ins[gi]) <= sure and set(outs[gi]) <= sure | sets):
+            if kind == "part" and (len(ins[gi]) > MAX_ARGS or len(outs[gi]) > MAX_RETURNS or not (
+                    set(ins[gi]) <= sure and set(outs[gi]) <= sure | sets)):
                 kind = "keep"
             if kind == "keep":
                 out += [(lines[i - 1], i) for i in range(a, b + 1)]
