@@ -158,6 +158,7 @@ def check(name, fn, a, with_jax):
 def run_all():
     for case in CASES:
         check(*case)
+    equal_eigenvalues_refuse_the_vectors_derivative()
 
 
 def both(a):
@@ -175,8 +176,8 @@ def test_compiled_svd_eigh_eig():
 
 
 def test_breadth_as_plain_python():
-    """Every case of `CASES` against NumPy, JAX and central differences, as plain Python
-    (``JITGRAD_DISABLE_JIT=1``, a process of its own)."""
+    """Every case of `CASES` against NumPy, JAX and central differences, and equal
+    eigenvalues' refusal, as plain Python (``JITGRAD_DISABLE_JIT=1``, a process of its own)."""
     pytest.importorskip("jax")
     env = dict(os.environ, JITGRAD_DISABLE_JIT="1")
     run = subprocess.run([sys.executable, os.path.abspath(__file__)], env=env,
@@ -184,9 +185,10 @@ def test_breadth_as_plain_python():
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
 
 
-def test_equal_eigenvalues_refuse_the_vectors_derivative():
+def equal_eigenvalues_refuse_the_vectors_derivative():
     """Eigenvectors of equal eigenvalues have no derivative: the run time raises (the
-    eigenvalues alone still have one)."""
+    eigenvalues alone still have one). Run in the breadth's plain-Python process: compiled,
+    it costs half a minute of Numba's time for complex eigh's helpers alone."""
     a = np.diag([1.0, 1.0, 2.0]) + 0j
 
     def vectors(a):
