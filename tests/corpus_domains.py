@@ -736,16 +736,12 @@ dcase(F.colour_index, AP, "photometry scripts", lambda r: (
 # Cases not listed differentiate (agree with finite differences, and with JAX where ``jax``).
 
 EXPECTED = {
-    "haydavies_np": "refused",
     "dc_power_flow_np": "refused",
     "envelope_peak_np": "refused",
-    "studentst_loglik_np": "refused",
     "tmm_stack_R": "refused",
     "abcd_system_np": "refused",
-    "nca_auc_polyfit": "refused",
     "ctm_np": "refused",
     "bezier_length": "refused",
-    "psf_fit_residual_np": "refused",
     "colour_index": "refused",
 }
 

@@ -518,7 +518,13 @@ TESTED_ELSEWHERE = {"round_float32",  # tests/test_numpy_surface.py
                     "wofz_re", "wofz_im", "loggamma_re", "loggamma_im",
                     # multivariate_normal(allow_singular=True)'s covariance, its derivative
                     # refused: tests/test_autograd_forms.py
-                    "pseudo_covariance"}
+                    "pseudo_covariance",
+                    # complex svd, eigh and eig (and eig's adjoint's helper), against NumPy,
+                    # JAX and central differences: tests/test_complex_linalg.py
+                    "csvdvals", "csvd_u_re", "csvd_u_im", "csvd_vt_re", "csvd_vt_im",
+                    "ceigvalsh", "ceigh_vectors_re", "ceigh_vectors_im", "ceig_values_re",
+                    "ceig_values_im", "ceig_vectors_re", "ceig_vectors_im",
+                    "inverse_square_gaps"}
 # The decompositions, which the two gradients of tests/test_linalg_decompositions.py compile
 # (checked by `test_decompositions_are_in_their_test`).
 DECOMPOSITIONS = {"companion", "eig_values", "eig_vectors", "eigh_vectors", "eigvalsh", "pinv",

@@ -207,9 +207,13 @@ def _positions_impl(*ins, kind, axis=0):
     return np.ravel_multi_index(tuple(c.ravel() for c in coords), shape)
 
 
-# Integers to index with: no derivative; ``x`` (the last input) is read for its shape alone.
+# Integers to index with: no derivative. ``x``, the last input, is read for its shape alone;
+# ``shape_only`` names positions, so it says {2}: x of the three-input forms, (rows, cols, x)
+# and (idx, values, x) (`values` is read for its shape too, but counting it read costs
+# nothing). In the two-input forms x is input 1 and counts as read, which only keeps more;
+# {1, 2} left the pairs' `cols` unfilled (the contents pass made it `empty`).
 index_positions = primitive("index_positions", _positions_impl, lambda ts, p: Type("i", 1),
-                            differentiable=False, zero_tangent=True, shape_only={1, 2})
+                            differentiable=False, zero_tangent=True, shape_only={2})
 
 
 def strided_positions_impl(x, *sizes, ndim, distinct=False):
