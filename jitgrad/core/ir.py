@@ -454,14 +454,33 @@ def names_in(body: Block) -> set[str]:
             if isinstance(a, Var)}
 
 
-class Storage:
-    """Union-find over variables that may share memory (views, in-place versions, carried and
-    merged values); ``written(v)``: whether any version of ``v``'s memory is written in place.
-    Keyed by the variables themselves (hashed by identity), as are the passes' other tables:
-    an ``id()`` key outlives its variable when a pass drops it, and a new variable may reuse it."""
+class VarUnion:
+    """A union-find over variables (hashed by identity, as the passes' other tables: an
+    ``id()`` key outlives its variable when a pass drops it, and a new one may reuse it):
+    the classes of arrays that may share memory, which `Storage`, `MayShare` and the contents
+    pass (`transforms.contents`) each join by their own rules."""
+
+    def __init__(self):
+        self.parent: dict[Var, Var] = {}
+
+    def find(self, v: Var) -> Var:
+        while self.parent.get(v, v) is not v:
+            v = self.parent[v]
+        return v
+
+    def union(self, a: Var, b: Var) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra is not rb:
+            self.parent[ra] = rb
+
+
+class Storage(VarUnion):
+    """The forward IR's variables that may share memory (views, in-place versions, carried
+    and merged values); ``written(v)``: whether any version of ``v``'s memory is written in
+    place."""
 
     def __init__(self, fn: Function):
-        self.parent: dict[Var, Var] = {}
+        super().__init__()
         self.mutated: set[Var] = set()
         for s in walk(fn.body):
             if isinstance(s, Eqn):
@@ -479,21 +498,11 @@ class Storage:
             if isinstance(s, Eqn) and s.prim == "setitem":
                 self.mutated.add(self.find(s.out))
 
-    def find(self, v: Var) -> Var:
-        while self.parent.get(v, v) is not v:
-            v = self.parent[v]
-        return v
-
-    def union(self, a: Var, b: Var):
-        ra, rb = self.find(a), self.find(b)
-        if ra is not rb:
-            self.parent[ra] = rb
-
     def written(self, v: Var) -> bool:
         return v.type.ndim > 0 and self.find(v) in self.mutated
 
 
-class MayShare:
+class MayShare(VarUnion):
     """Which arrays of a kernel's body may share memory: a union-find over views, versions,
     aliases (``assign``), carried and merged values and stacked arrays (conservative: the
     adjoint reassigns its names), and the classes an equation writes into (`setitem`, and the
@@ -501,7 +510,7 @@ class MayShare:
     Used by forward mode (what to copy) and `optimise.sums_in_registers` (what may alias)."""
 
     def __init__(self, body: Block):
-        self.parent: dict[Var, Var] = {}
+        super().__init__()
         written = []
         for s in walk(body):
             if isinstance(s, Eqn):
@@ -521,16 +530,6 @@ class MayShare:
                         if isinstance(a, Var) and c.var.type.ndim:
                             self.union(c.var, a)
         self.written_roots = {self.find(v) for v in written}
-
-    def find(self, v: Var) -> Var:
-        while self.parent.get(v, v) is not v:
-            v = self.parent[v]
-        return v
-
-    def union(self, a: Var, b: Var) -> None:
-        ra, rb = self.find(a), self.find(b)
-        if ra is not rb:
-            self.parent[ra] = rb
 
     def written(self, v: Var) -> bool:
         return self.find(v) in self.written_roots

@@ -42,6 +42,7 @@ from jitgrad.core.ir import (
     Eqn,
     If,
     Var,
+    VarUnion,
     defs,
     dims_of,
     direct_uses,
@@ -77,14 +78,14 @@ def unread_contents(body: Block, keep: list, shape_kept: set, params: list, name
     return bool(dropped or unfilled)
 
 
-class _Memory:
+class _Memory(VarUnion):
     """Union-find over the arrays of a body that share memory: a view, a version written in
     place, an alias (``assign``) or a result that may be its input, with input 0; a loop's
     carried and a branch's merged values with theirs. (`MayShare` also joins a written value
     with the array it is written into, which would make the value's contents live.)"""
 
     def __init__(self, body: Block):
-        self.parent: dict = {}
+        super().__init__()
         for s in walk(body):
             if isinstance(s, Eqn):
                 f = ops.flags(s.prim)
@@ -99,16 +100,6 @@ class _Memory:
                     for a in (c.init, c.update):
                         if isinstance(a, Var) and c.var.type.ndim:
                             self.union(c.var, a)
-
-    def find(self, v: Var) -> Var:
-        while self.parent.get(v, v) is not v:
-            v = self.parent[v]
-        return v
-
-    def union(self, a: Var, b: Var) -> None:
-        ra, rb = self.find(a), self.find(b)
-        if ra is not rb:
-            self.parent[ra] = rb
 
 
 def _write(s) -> bool:

@@ -71,6 +71,13 @@ def nonnegative_ints(blocks: list[Block]) -> set[Var]:
             return any(ok(a) for a in ins)
         return False
 
+    return _largest_consistent(good, producers, holds)
+
+
+def _largest_consistent(good: set, producers: dict, holds) -> set:
+    """``good`` less every variable one of whose definitions (``producers``) does not hold
+    (``holds`` reads ``good``), until none drops out: the largest set whose every definition
+    holds given the others (loops make the definitions depend on each other)."""
     changed = True
     while changed:
         changed = False
@@ -141,11 +148,4 @@ def evident_nonnegative(block: Block) -> set[Var]:
             return ok(k) and ok(start) and _nonnegative_int(step)
         return False
 
-    changed = True
-    while changed:
-        changed = False
-        for k in list(good):
-            if not all(holds(c) for c in producers[k]):
-                good.discard(k)
-                changed = True
-    return good
+    return _largest_consistent(good, producers, holds)
