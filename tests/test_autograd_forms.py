@@ -26,7 +26,6 @@ breadth, and one gradient holding them all is checked compiled.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -40,6 +39,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from fd import check_against
+from plain_python import assert_runs_as_plain_python
 
 import jitgrad
 
@@ -213,10 +213,7 @@ def check_appended():
 
 def test_forms_as_plain_python():
     """Every form, run as plain Python (a process of its own)."""
-    env = dict(os.environ, JITGRAD_DISABLE_JIT="1")
-    run = subprocess.run([sys.executable, os.path.abspath(__file__)], env=env,
-                         capture_output=True, text=True, timeout=600, check=False)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert_runs_as_plain_python(__file__)
 
 
 def all_forms(x, c, sq, ex, kind, w16):

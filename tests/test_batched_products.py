@@ -6,16 +6,11 @@ same loop written with ``.at[].set``, or of the one product NPBench's JAX versio
 and whether the pass took the loop (the loop's comment in ``.source()`` says so). JIT disabled
 for the breadth; one compiled test for the mechanism."""
 
-import os
-import subprocess
-import sys
-
 import numpy as np
+from fd import check_against, numeric_grad
+from plain_python import assert_runs_as_plain_python
 
 import jitgrad as jg
-
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from tests.fd import check_against, numeric_grad
 
 try:  # the independent oracle, where installed
     import jax
@@ -125,10 +120,7 @@ def _check(name):
 def test_batched_gradients_as_plain_python():
     """Every form, the generated code run as plain Python (``JITGRAD_DISABLE_JIT=1`` is read
     when jitgrad is imported: a process of its own)."""
-    env = dict(os.environ, JITGRAD_DISABLE_JIT="1")
-    run = subprocess.run([sys.executable, os.path.abspath(__file__)], env=env,
-                         capture_output=True, text=True, timeout=600, check=False)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert_runs_as_plain_python(__file__)
 
 
 def test_batched_compiled():

@@ -14,7 +14,6 @@ import cmath
 import itertools
 import os
 import re
-import subprocess
 import sys
 import warnings
 
@@ -30,6 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from fd import numeric_grad
+from plain_python import assert_runs_as_plain_python
 
 CMATH = (cmath.exp, cmath.log, cmath.log10, cmath.sqrt, cmath.sin, cmath.cos, cmath.tan,
          cmath.sinh, cmath.cosh, cmath.tanh, cmath.asin, cmath.acos, cmath.atan, cmath.asinh,
@@ -222,10 +222,7 @@ def test_spectra_as_plain_python():
     Python (``JITGRAD_DISABLE_JIT=1``, a process of its own): the compositions are the
     same code compiled or not, and compiled they would take a minute."""
     pytest.importorskip("jax")
-    env = dict(os.environ, JITGRAD_DISABLE_JIT="1")
-    run = subprocess.run([sys.executable, os.path.abspath(__file__)], env=env,
-                         capture_output=True, text=True, timeout=600, check=False)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert_runs_as_plain_python(__file__)
 
 
 # ----------------------------------------------------------------------------- values

@@ -12,12 +12,9 @@ a complex64 array, the user's function called with a complex argument) is compil
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
+from plain_python import assert_runs_as_plain_python
 
 import jitgrad
 from jitgrad import UnsupportedError
@@ -235,10 +232,7 @@ def test_breadth_as_plain_python():
     """Every case of `CASES` against NumPy, JAX and central differences, as plain Python
     (``JITGRAD_DISABLE_JIT=1``, a process of its own: compiled they would take a minute)."""
     pytest.importorskip("jax")
-    env = dict(os.environ, JITGRAD_DISABLE_JIT="1")
-    run = subprocess.run([sys.executable, os.path.abspath(__file__)], env=env,
-                         capture_output=True, text=True, timeout=600, check=False)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert_runs_as_plain_python(__file__)
 
 
 def test_complex256_is_computed_in_double_precision():

@@ -15,7 +15,6 @@ eigh and eig in one function) is compiled.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -25,6 +24,7 @@ import jitgrad
 from jitgrad import UnsupportedError
 
 sys.path.insert(0, os.path.dirname(__file__))
+from plain_python import assert_runs_as_plain_python
 from test_complex_args import central
 
 RNG = np.random.default_rng(11)
@@ -179,10 +179,7 @@ def test_breadth_as_plain_python():
     """Every case of `CASES` against NumPy, JAX and central differences, and equal
     eigenvalues' refusal, as plain Python (``JITGRAD_DISABLE_JIT=1``, a process of its own)."""
     pytest.importorskip("jax")
-    env = dict(os.environ, JITGRAD_DISABLE_JIT="1")
-    run = subprocess.run([sys.executable, os.path.abspath(__file__)], env=env,
-                         capture_output=True, text=True, timeout=600, check=False)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert_runs_as_plain_python(__file__)
 
 
 def equal_eigenvalues_refuse_the_vectors_derivative():

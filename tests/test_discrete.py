@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -27,6 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from fd import numeric_grad
+from plain_python import assert_runs_as_plain_python
 
 X = np.array([0.35, 0.72, 0.46, 0.91, 0.13, 0.58])
 K = np.array([3, 1, 1, 0, 5, 2])
@@ -279,10 +279,7 @@ def check_values() -> list[str]:
 
 
 def test_values_are_numpys():
-    env = dict(os.environ, JITGRAD_DISABLE_JIT="1")
-    run = subprocess.run([sys.executable, os.path.abspath(__file__)], env=env,
-                         capture_output=True, text=True, timeout=600, check=False)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert_runs_as_plain_python(__file__)
 
 
 if __name__ == "__main__":

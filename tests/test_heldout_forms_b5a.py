@@ -27,7 +27,6 @@ written with jax.numpy) as plain Python (``JITGRAD_DISABLE_JIT=1``, a process of
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -40,6 +39,7 @@ sys.path.insert(0, HERE)
 
 from conformance_fns import tsplit, tstack  # colour's forms, also conformance rows
 from fd import check_against
+from plain_python import assert_runs_as_plain_python
 
 TRANSFORMS = {"ident": np.eye(3), "scaled": np.diag([0.9, 1.0, 1.1])}
 WINDOWS = {"flat": np.ones, "hanning": np.hanning}
@@ -235,10 +235,7 @@ def check(fn, fn_jax, args):
 
 def test_every_form_as_plain_python():
     pytest.importorskip("jax")
-    env = dict(os.environ, JITGRAD_DISABLE_JIT="1")
-    run = subprocess.run([sys.executable, os.path.abspath(__file__)], env=env,
-                         capture_output=True, text=True, timeout=600, check=False)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert_runs_as_plain_python(__file__)
 
 
 def test_compiled_gradient_matches_finite_differences_and_jax():

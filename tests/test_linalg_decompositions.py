@@ -15,7 +15,6 @@ as plain Python (``JITGRAD_DISABLE_JIT=1``, a process of its own).
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -28,6 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from fd import numeric_grad
+from plain_python import assert_runs_as_plain_python
 
 X43 = np.array([[0.35, 0.72, 0.46], [0.91, 0.63, 0.28], [0.55, 0.82, 0.17],
                 [0.12, 0.40, 0.77]])
@@ -180,10 +180,7 @@ def check_plain():
 
 
 def test_plain_values_and_run_time_refusals():
-    env = dict(os.environ, JITGRAD_DISABLE_JIT="1")
-    run = subprocess.run([sys.executable, os.path.abspath(__file__)], env=env,
-                         capture_output=True, text=True, timeout=600, check=False)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert_runs_as_plain_python(__file__)
 
 
 @pytest.mark.parametrize(("fn", "message"), [

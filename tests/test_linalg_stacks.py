@@ -16,12 +16,12 @@ the stacks alone take Numba minutes; under -m heavy they are compiled too).
 
 import operator
 import os
-import subprocess
 import sys
 
 import numpy as np
 import pytest
 from fd import numeric_grad
+from plain_python import assert_runs_as_plain_python
 
 import jitgrad
 from jitgrad.core.errors import UnsupportedError
@@ -303,10 +303,7 @@ def check_plain():
 def test_as_plain_python():
     """`check_plain` in a process of its own with JITGRAD_DISABLE_JIT=1."""
     pytest.importorskip("jax")
-    env = dict(os.environ, JITGRAD_DISABLE_JIT="1")
-    run = subprocess.run([sys.executable, os.path.abspath(__file__)], env=env,
-                         capture_output=True, text=True, timeout=900, check=False)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert_runs_as_plain_python(__file__, timeout=900)
 
 
 if __name__ == "__main__":

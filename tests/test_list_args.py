@@ -20,7 +20,6 @@ function of each mechanism. The refusals are checked while building.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import types
 
@@ -35,6 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from fd import check_against
+from plain_python import assert_runs_as_plain_python
 
 # -- a list built here, read as a list by a helper -------------------------------------------
 
@@ -244,10 +244,7 @@ def test_lists_and_kinds_as_plain_python():
     """Every function of `CASES` and the bool argument, run as plain Python (a process of
     its own)."""
     pytest.importorskip("jax")
-    env = dict(os.environ, JITGRAD_DISABLE_JIT="1")
-    run = subprocess.run([sys.executable, os.path.abspath(__file__)], env=env,
-                         capture_output=True, text=True, timeout=600, check=False)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert_runs_as_plain_python(__file__)
 
 
 def test_compiled():

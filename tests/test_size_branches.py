@@ -19,7 +19,6 @@ function of each mechanism.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import types
 
@@ -34,6 +33,7 @@ sys.path.insert(0, HERE)
 
 from conformance_fns import py_elif_on_length_ranks_differ as by_length
 from fd import check_against
+from plain_python import assert_runs_as_plain_python
 
 rng = np.random.default_rng(7)
 
@@ -203,10 +203,7 @@ def run_breadth(jax) -> None:
 def test_sides_and_grown_arrays_as_plain_python():
     """Every function of `SIDES` and `GROWN`, run as plain Python (a process of its own)."""
     pytest.importorskip("jax")
-    env = dict(os.environ, JITGRAD_DISABLE_JIT="1")
-    run = subprocess.run([sys.executable, os.path.abspath(__file__)], env=env,
-                         capture_output=True, text=True, timeout=600, check=False)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert_runs_as_plain_python(__file__)
 
 
 def test_compiled():

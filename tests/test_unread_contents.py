@@ -6,16 +6,11 @@ Each form: the gradient against central differences and JAX's, and whether the f
 (the generated code before the adjoint) still computes a product. JIT disabled for the forms,
 one compiled test."""
 
-import os
-import subprocess
-import sys
-
 import numpy as np
+from fd import numeric_grad
+from plain_python import assert_runs_as_plain_python
 
 import jitgrad as jg
-
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from tests.fd import numeric_grad
 
 try:  # the independent oracle, where installed
     import jax
@@ -89,10 +84,7 @@ def _check(name):
 def test_unread_contents_as_plain_python():
     """Every form, the generated code run as plain Python (``JITGRAD_DISABLE_JIT=1`` is read
     when jitgrad is imported: a process of its own)."""
-    env = dict(os.environ, JITGRAD_DISABLE_JIT="1")
-    run = subprocess.run([sys.executable, os.path.abspath(__file__)], env=env,
-                         capture_output=True, text=True, timeout=600, check=False)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert_runs_as_plain_python(__file__)
 
 
 def test_unread_contents_compiled():
