@@ -1,5 +1,6 @@
-"""Functions, objects and control forms (issue #43), compiled as users run them and checked
-against central differences and JAX written the same way:
+"""Functions, objects and control forms (issue #43), checked against central differences and,
+where installed, JAX written the same way. The three groups run as plain Python in a process of
+their own (``__main__``); the functions-as-values group also runs compiled, as users run it:
 
 * a generator is run to its end where it is called (the array or tuple of its items): a for
   loop runs over it, next() takes its items, sum() adds them;
@@ -20,14 +21,17 @@ import math
 
 import function_forms_fns as F
 import numpy as np
-import pytest
 from fd import numeric_grad
+from plain_python import assert_runs_as_plain_python
 
 import jitgrad
 
-jax = pytest.importorskip("jax")
-jax.config.update("jax_enable_x64", True)
-jnp = jax.numpy
+try:  # the independent oracle, where installed
+    import jax
+    import jax.numpy as jnp
+    jax.config.update("jax_enable_x64", True)
+except ImportError:
+    jax = jnp = None
 
 
 def _close(got, want, rtol=1e-6, atol=1e-8):
@@ -46,13 +50,14 @@ def _jax_generators(x, n):
     return total + (x[0] * x[1]) * (x[0] + x[1]) + (x[2] * 0.5 + x[2] + 0.5) + damped
 
 
-def test_generators_and_nonlocal():
+def check_generators_and_nonlocal():
     x = np.array([0.4, -0.7, 1.3, 0.2])
     g = jitgrad.grad(F.generators_and_nonlocal)
     for n in (3, 5):  # the generator's count is a run-time argument: one compile
         got = g(x, n)
         _close(got, numeric_grad(F.generators_and_nonlocal, (x, n), 0), rtol=1e-5)
-        _close(got, jax.grad(_jax_generators)(jnp.asarray(x), n))
+        if jax:
+            _close(got, jax.grad(_jax_generators)(jnp.asarray(x), n))
     assert len(g.specialisations.by_types) == 1
 
 
@@ -61,19 +66,26 @@ def _jax_arguments(x, w, b, scales, act):
     return sum(k * jnp.sum(act(h) * 2.0) for k in scales)
 
 
-def test_functions_objects_and_star_args_as_arguments():
+def check_functions_objects_and_star_args_as_arguments():
     x = np.array([0.3, -0.5, 0.8])
     layer = F.Affine(np.array([0.7, 1.1, -0.4]), 0.2)
     g = jitgrad.grad(F.arguments_as_values, wrt=(0, 2, 3))
-    for act, jact in ((np.tanh, jnp.tanh), (np.sin, jnp.sin)):
+    for act, name in ((np.tanh, "tanh"), (np.sin, "sin")):
         gx, glayer, gscales = g(x, act, layer, 1.5, -0.5)
         assert isinstance(glayer, F.Affine)  # the gradient comes back as the dataclass
-        want = jax.grad(_jax_arguments, argnums=(0, 1, 2, 3))(
-            jnp.asarray(x), jnp.asarray(layer.w), layer.b, (1.5, -0.5), jact)
-        _close(gx, want[0])
-        _close(glayer.w, want[1])
-        _close(glayer.b, want[2])
-        _close(gscales, want[3])
+        if jax:
+            want = jax.grad(_jax_arguments, argnums=(0, 1, 2, 3))(
+                jnp.asarray(x), jnp.asarray(layer.w), layer.b, (1.5, -0.5), getattr(jnp, name))
+            _close(gx, want[0])
+            _close(glayer.w, want[1])
+            _close(glayer.b, want[2])
+            _close(gscales, want[3])
+        _close(glayer.w, numeric_grad(lambda w, act=act: F.arguments_as_values(
+            x, act, F.Affine(w, layer.b), 1.5, -0.5), (layer.w,), 0), rtol=1e-5)
+        for k, got in ((2, gscales[0]), (3, gscales[1])):  # the *args, by central differences
+            _close(got, numeric_grad(lambda s, k=k, act=act: F.arguments_as_values(
+                x, act, layer, *((s, -0.5) if k == 2 else (1.5, s))),
+                (1.5 if k == 2 else -0.5,), 0), rtol=1e-5)
         _close(gx, numeric_grad(lambda t, act=act: F.arguments_as_values(
             t, act, layer, 1.5, -0.5), (x,), 0), rtol=1e-5)
     # a different function compiled again; the same function (and the same partial) did not
@@ -94,11 +106,27 @@ def _jax_recursion_and_try(x):
     return r + q + x[1, 2] * r
 
 
-def test_recursion_sorted_key_index_tuple_and_try():
+def check_recursion_sorted_key_index_tuple_and_try():
     g = jitgrad.value_and_grad(F.recursion_and_try)
     for x in (np.array([[0.4, 0.9, 0.3], [-0.2, 0.8, 0.6]]),  # y > 0: the try's body
               np.array([[0.4, 0.1, 0.3], [-0.2, 0.2, 0.6]])):  # y < 0: the handler
         value, got = g(x)
         assert math.isclose(value, F.recursion_and_try(x), rel_tol=1e-12)
         _close(got, numeric_grad(F.recursion_and_try, (x,), 0), rtol=1e-5)
-        _close(got, jax.grad(_jax_recursion_and_try)(jnp.asarray(x)))
+        if jax:
+            _close(got, jax.grad(_jax_recursion_and_try)(jnp.asarray(x)))
+
+
+def test_functions_as_values_compiled():
+    check_functions_objects_and_star_args_as_arguments()
+
+
+def test_as_plain_python():
+    assert_runs_as_plain_python(__file__)
+
+
+if __name__ == "__main__":
+    check_generators_and_nonlocal()
+    check_functions_objects_and_star_args_as_arguments()
+    check_recursion_sorted_key_index_tuple_and_try()
+    print("three groups agree with central differences" + (" and JAX" if jax else ""))
