@@ -274,8 +274,8 @@ def result_converter(arg):
     if isinstance(arg, np.ndarray):
         if arg.ndim == 0:
             return lambda g, dt=arg.dtype: np.asarray(g, dtype=dt)
-        if arg.dtype != np.float64:
-            return lambda g, dt=arg.dtype: g.astype(dt)
+        if arg.dtype != np.float64:  # (a float32 build's is float32 already: no copy)
+            return lambda g, dt=arg.dtype: g.astype(dt, copy=False)
         return None
     if isinstance(arg, np.floating) and not isinstance(arg, np.float64):
         return type(arg)
