@@ -154,14 +154,15 @@ class CallingConvention:
 
     # -- results -------------------------------------------------------------------------
 
-    def post_for(self, args, types, aux_structure=None):
-        """What turns the entry's result for ``args`` (of ``types``) into the caller's: dtypes
-        back to the arguments', a tree argument's gradients into its tree, aux into its tree
+    def post_for(self, args, types, aux_structure=None, float32: bool = False):
+        """What turns the entry's result for ``args`` (of ``types``; ``float32``: a float32
+        build's) into the caller's: dtypes back to the arguments', a tree argument's gradients into its tree, aux into its tree
         (None: nothing to do). `jitgrad.dask` applies it to the blocks' sum."""
         if not any(isinstance(t, SeqType) for t in types):
-            post = self.result_post([pipeline.result_converter(args[k]) for k in self.wrt])
+            post = self.result_post([pipeline.result_converter(args[k], float32)
+                                     for k in self.wrt])
         else:
-            post = self._post_grouped(args, types)
+            post = self._post_grouped(args, types, float32)
         if self.has_aux:
             post = self._with_aux(aux_structure, post)
         return post
@@ -195,7 +196,7 @@ class CallingConvention:
                 return (post(g) if post else g), tree(aux)
         return out
 
-    def _post_grouped(self, args, types):
+    def _post_grouped(self, args, types, float32: bool):
         """The result of a call with tree arguments: the gradient of a tree argument is a tree
         of the same structure (``None`` at its integer and bool leaves); dtypes as
         `pipeline.result_converter` makes them."""
@@ -205,11 +206,11 @@ class CallingConvention:
             if isinstance(types[k], SeqType):
                 floats = [u.kind == "f" for u in pytree.leaf_types(types[k])]
                 trees.append((types[k], floats))
-                converters += [pipeline.result_converter(a) for a, f in
+                converters += [pipeline.result_converter(a, float32) for a, f in
                                zip(pytree.leaves(args[k]), floats) if f]
             else:
                 trees.append(None)
-                converters.append(pipeline.result_converter(args[k]))
+                converters.append(pipeline.result_converter(args[k], float32))
         single = not self.wrt_tuple and trees[0] is None
 
         def grads(gs):

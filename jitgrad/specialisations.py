@@ -209,7 +209,8 @@ class Specialisations:
                                                                     float32=float32)
         trees = any(pytree.is_tree(a) for a in args)
         return Call(compiled, casts_for(flat, float32),
-                    self.convention.post_for(args, types, compiled.ir.aux_structure), trees)
+                    self.convention.post_for(args, types, compiled.ir.aux_structure, float32),
+                    trees)
 
     def as_float64(self, call: Call, args) -> Call:
         """The float64 build's `Call` for ``args`` (bound), whose float32 build ``call`` the

@@ -29,6 +29,7 @@ from llvmlite import ir
 from numba import types
 from numba.core import cgutils
 from numba.core.imputils import impl_ret_new_ref
+from numba.extending import overload
 from numba.np.arrayobj import make_array, populate_array
 
 from jitgrad.backend.numba.compile import DISABLE_JIT, intrinsic, jit, link_libc_function
@@ -123,6 +124,19 @@ def _new_array(context, builder, arrtype, shape_type, shape):
                    strides=cgutils.pack_array(builder, strides, ty=intp),
                    itemsize=itemsize, meminfo=meminfo)
     return array, count
+
+
+def float_dtype(x):
+    """The dtype of a float array made from ``x``: float32 for a float32 array (a float32
+    build's arrays stay float32, `runtime_float32`), float64 for anything else."""
+    return np.float32 if isinstance(x, np.ndarray) and x.dtype == np.float32 else np.float64
+
+
+@overload(float_dtype, inline="always")
+def _float_dtype_impl(x):
+    if isinstance(x, types.Array) and x.dtype == types.float32:
+        return lambda x: np.float32
+    return lambda x: np.float64
 
 
 def _allocation(fill, plain, default=types.float64):
