@@ -238,7 +238,7 @@ class Specialisations:
         the general one is, at once."""
         g = self.generate(types, assume_sizes, examples=() if args is None else (args,),
                           replays_draws=True, float32=float32)
-        warn_of_rebuilds(self.convention.src, types, g.source)
+        warn_of_rebuilds(self.convention.src, (types, float32), g.source)
         settings = dataclasses.replace(self.settings, float32=float32)
         path, fns = pipeline.load(g.stem, g.source, g.names, settings)
         compiled = Compiled(types, g.ir, g.source, path, fns[g.names[-1]], g.names[-1],
