@@ -163,7 +163,7 @@ class GradFunction:
         arrays as floats, float arrays as float64), and what turns its result into the
         caller's (None: nothing). `jitgrad.vmap` calls the entry in a compiled loop."""
         args = tuple(args) if len(args) == self.n_params else self.bind_arguments(args, {})
-        call = self.specialisations.specialise(args)
+        call = self.specialisations.specialise(args, float32=False)  # (Numba types its calls)
         self.convention.refuse_draws(call.compiled.ir,
                                      "jitgrad.vmap (it calls the compiled code in a loop)")
         flat = list(self.specialisations.entry_arguments(call, args))
@@ -188,10 +188,11 @@ class GradFunction:
 
     # -- looking inside ------------------------------------------------------------------
 
-    def _for(self, args, kwargs) -> Compiled:
-        """The specialisation for example arguments, or the last call's without them."""
+    def _for(self, args, kwargs, float32: bool | None = None) -> Compiled:
+        """The specialisation for example arguments (``float32``: `Specialisations.specialise`'s),
+        or the last call's without them."""
         return self.specialisations.compiled_for(
-            self.bind_arguments(args, kwargs) if args or kwargs else None)
+            self.bind_arguments(args, kwargs) if args or kwargs else None, float32)
 
     @api_boundary
     def njit(self, *args, **kwargs):
@@ -200,7 +201,7 @@ class GradFunction:
         arguments positionally and returns what the entry returns: the gradient (a tuple for a
         tuple ``wrt``; ``(value, gradients)`` for `value_and_grad`), in float64, with 0-d arrays
         passed as scalars. Under ``JITGRAD_DISABLE_JIT=1`` it is the plain Python function."""
-        compiled = self._for(args, kwargs)
+        compiled = self._for(args, kwargs, float32=False)
         self.convention.refuse_draws(compiled.ir,
                                      ".njit() (Numba code calls the compiled code itself)")
         return self.specialisations.share(compiled)

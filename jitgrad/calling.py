@@ -10,7 +10,8 @@ the compiled code (a call, `GradFunction.compiled_call`, `jitgrad.dask`'s blocks
   bool or leafless argument in ``wrt`` is refused (`types_of`), but for an empty list, tuple or
   dict (or one of only those), whose gradient is itself;
 - the entry takes the arguments with a tree's leaves in its place, 0-d arrays as scalars and
-  other float arrays as float64 (`casts_for`), and a call where an argument shares memory with
+  other float arrays as float64 (`casts_for`), or as they are when every one is float32 (a
+  float32 build, `float32_build`), and a call where an argument shares memory with
   one the function writes into is refused (`refuse_shared_memory`);
 - the caller gets each gradient in its argument's type, dtype and tree structure (a complex
   argument's in JAX's convention, ``dL/d(re) - 1j * dL/d(im)``), a tuple for
@@ -40,19 +41,29 @@ def _as_float64(a):
     return a.astype(np.float64)
 
 
-def casts_for(flat) -> dict:
+def float32_build(flat) -> bool:
+    """Whether the arguments (``flat``: a tree's leaves in its place) get a float32 build
+    (`Settings.float32`): they have float arrays (not 0-d) and every one is float32. One dtype
+    for the whole program: a float64 or float16 array among them gives the float64 build."""
+    dtypes = {a.dtype for a in flat if type(a) is np.ndarray and a.ndim and a.dtype.kind == "f"}
+    return dtypes == {np.dtype(np.float32)}
+
+
+def casts_for(flat, float32: bool = False) -> dict:
     """What the entry's arguments (``flat``: a tree's leaves in its place) need converting:
     {position: conversion}. 0-d arrays travel as scalars (float16 ones, and float16 scalars,
     as floats); other float arrays as float64 (the
     gradient is computed in float64, and Numba's `@` refuses mixed dtypes), their gradients
-    converted back (`CallingConvention.post_for`)."""
+    converted back (`CallingConvention.post_for`), but in a ``float32`` build
+    (`float32_build`), whose float arrays all are float32 and stay so."""
     casts = {k: _as_scalar for k, a in enumerate(flat)
              if type(a) is np.ndarray and a.ndim == 0 and a.dtype != np.float16}
     casts.update({k: float for k, a in enumerate(flat)  # (Numba has no float16 arithmetic)
                   if isinstance(a, np.float16) or type(a) is np.ndarray and a.dtype == np.float16
                   and a.ndim == 0})
-    casts.update({k: _as_float64 for k, a in enumerate(flat) if type(a) is np.ndarray
-                  and a.ndim and a.dtype.kind == "f" and a.dtype != np.float64})
+    if not float32:
+        casts.update({k: _as_float64 for k, a in enumerate(flat) if type(a) is np.ndarray
+                      and a.ndim and a.dtype.kind == "f" and a.dtype != np.float64})
     return casts
 
 
@@ -143,14 +154,15 @@ class CallingConvention:
 
     # -- results -------------------------------------------------------------------------
 
-    def post_for(self, args, types, aux_structure=None):
-        """What turns the entry's result for ``args`` (of ``types``) into the caller's: dtypes
-        back to the arguments', a tree argument's gradients into its tree, aux into its tree
+    def post_for(self, args, types, aux_structure=None, float32: bool = False):
+        """What turns the entry's result for ``args`` (of ``types``; ``float32``: a float32
+        build's) into the caller's: dtypes back to the arguments', a tree argument's gradients into its tree, aux into its tree
         (None: nothing to do). `jitgrad.dask` applies it to the blocks' sum."""
         if not any(isinstance(t, SeqType) for t in types):
-            post = self.result_post([pipeline.result_converter(args[k]) for k in self.wrt])
+            post = self.result_post([pipeline.result_converter(args[k], float32)
+                                     for k in self.wrt])
         else:
-            post = self._post_grouped(args, types)
+            post = self._post_grouped(args, types, float32)
         if self.has_aux:
             post = self._with_aux(aux_structure, post)
         return post
@@ -184,7 +196,7 @@ class CallingConvention:
                 return (post(g) if post else g), tree(aux)
         return out
 
-    def _post_grouped(self, args, types):
+    def _post_grouped(self, args, types, float32: bool):
         """The result of a call with tree arguments: the gradient of a tree argument is a tree
         of the same structure (``None`` at its integer and bool leaves); dtypes as
         `pipeline.result_converter` makes them."""
@@ -194,11 +206,11 @@ class CallingConvention:
             if isinstance(types[k], SeqType):
                 floats = [u.kind == "f" for u in pytree.leaf_types(types[k])]
                 trees.append((types[k], floats))
-                converters += [pipeline.result_converter(a) for a, f in
+                converters += [pipeline.result_converter(a, float32) for a, f in
                                zip(pytree.leaves(args[k]), floats) if f]
             else:
                 trees.append(None)
-                converters.append(pipeline.result_converter(args[k]))
+                converters.append(pipeline.result_converter(args[k], float32))
         single = not self.wrt_tuple and trees[0] is None
 
         def grads(gs):

@@ -268,12 +268,15 @@ def broken_checks(fn: ir.Function, args) -> set[str]:
     return broken
 
 
-def result_converter(arg):
+def result_converter(arg, float32: bool = False):
     """How a gradient returns to its argument's type, or None when the compiled result
-    already is one (a float64 array, a float)."""
+    already is one (a float64 array, a float). A ``float32`` build's gradient of a float32
+    array is one, unless a helper made it float64: no copy then."""
     if isinstance(arg, np.ndarray):
         if arg.ndim == 0:
             return lambda g, dt=arg.dtype: np.asarray(g, dtype=dt)
+        if float32 and arg.dtype == np.float32:
+            return lambda g: g.astype(np.float32, copy=False)
         if arg.dtype != np.float64:
             return lambda g, dt=arg.dtype: g.astype(dt)
         return None

@@ -11,6 +11,11 @@ too: what the call converts on the way in and out). Guarantees:
 - a call (`run`) gives the entry the arguments as it takes them (`entry_arguments`: a tree's
   leaves in its place, conversions, no shared memory with an argument it writes into), with
   np.random's draws made first, and returns the result in the caller's types;
+- arguments whose float arrays are all float32 get a float32 build (`calling.float32_build`,
+  `Settings.float32`: no conversions, float32 arrays inside, float32 gradients), a
+  specialisation of its own; where the backend cannot compile it (a helper or an operation that
+  refuses the mix of float32 arrays and the float64 arrays or numbers the build makes), the
+  call gets the float64 build, kept for its argument key (`as_float64`);
 - a failure inside compiled code (`recover`): a broken size assumption gets the general code
   for its signature, kept from then on; a damaged disk cache a fresh compile; anything else is
   explained at the user's line (`explain`);
@@ -32,7 +37,7 @@ from typing import NamedTuple
 import numpy as np
 
 from jitgrad import explain, pipeline
-from jitgrad.calling import CallingConvention, casts_for
+from jitgrad.calling import CallingConvention, casts_for, float32_build
 from jitgrad.core import ir, pytree
 from jitgrad.core.errors import JitgradError, RecompileWarning, SizesDiffer
 from jitgrad.core.settings import Settings
@@ -57,6 +62,7 @@ class Compiled:
     shared: bool = False  # handed to Numba code (`Specialisations.share`): it may compile more
     frozen: bool = False  # the backend's compiling switched off (`Specialisations.freeze`)
     assume_sizes: bool = True  # whether it assumes argument axes the same size (`for_sizes`)
+    float32: bool = False  # a float32 build (`Settings.float32`): its float arrays are float32
 
     def source_part(self, part: str) -> str:
         """A part of the entry's source: "entry" (the whole function), "forward" or
@@ -160,10 +166,11 @@ class Specialisations:
     def __init__(self, convention: CallingConvention, settings: Settings):
         self.convention = convention
         self.settings = settings
-        self.by_types: dict[tuple, Compiled] = {}  # signature (kinds, ranks, trees) -> Compiled
+        # (signature (kinds, ranks, trees), float32 build?) -> Compiled
+        self.by_types: dict[tuple, Compiled] = {}
         # every specialisation compiled for a signature: they differ in the sizes they assume
         # equal and the sides of tests on sizes they were built for (`for_sizes`)
-        self.for_types: dict[tuple, list[Compiled]] = {}
+        self.for_types: dict[tuple, list[Compiled]] = {}  # (same keys)
         self.calls: dict[tuple, Call] = {}  # argument key (dtypes too) -> Call
         self.last: Compiled | None = None  # the last call's (what `GradFunction.source` shows)
         # The last call's compiled entry, frozen, when that call needed nothing but the call:
@@ -187,60 +194,83 @@ class Specialisations:
                 call = self.calls[key] = self.specialise(args)
         return call
 
-    def specialise(self, args) -> Call:
-        """Compile (or reuse) the kernels for these arguments' kinds and ranks; return them
-        with what the call must convert on the way in (0-d arrays) and out (dtypes)."""
+    def specialise(self, args, float32: bool | None = None) -> Call:
+        """Compile (or reuse) the kernels for these arguments' kinds and ranks (a float32
+        build when every float array among them is float32, unless ``float32`` says);
+        return them with what the call must convert on the way in (0-d arrays, float arrays of
+        a float64 build) and out (dtypes)."""
         types = self.convention.types_of(args)
-        compiled = self.by_types.get(types)
+        flat = pipeline.flatten(args)
+        if float32 is None:
+            float32 = float32_build(flat)
+        compiled = self.by_types.get((types, float32))
         if compiled is None:
-            compiled = self.by_types[types] = self.compile(types, args=args)
+            compiled = self.by_types[types, float32] = self.compile(types, args=args,
+                                                                    float32=float32)
         trees = any(pytree.is_tree(a) for a in args)
-        return Call(compiled, casts_for(pipeline.flatten(args)),
-                    self.convention.post_for(args, types, compiled.ir.aux_structure), trees)
+        return Call(compiled, casts_for(flat, float32),
+                    self.convention.post_for(args, types, compiled.ir.aux_structure, float32),
+                    trees)
 
-    def compiled_for(self, args=None) -> Compiled:
-        """The specialisation for ``args`` (bound example arguments), compiled if need be;
-        without them, the last call's."""
+    def as_float64(self, call: Call, args) -> Call:
+        """The float64 build's `Call` for ``args`` (bound), whose float32 build ``call`` the
+        backend refused to compile, in its place for their argument key from now on."""
+        float64 = self.specialise(args, float32=False)
+        for key, other in self.calls.items():
+            if other is call:
+                self.calls[key] = float64
+        return float64
+
+    def compiled_for(self, args=None, float32: bool | None = None) -> Compiled:
+        """The specialisation for ``args`` (bound example arguments; ``float32`` as
+        `specialise`'s), compiled if need be; without them, the last call's."""
         if args is not None:
-            return self.specialise(args).compiled
+            return self.specialise(args, float32).compiled
         if self.last is None:
             raise JitgradError("no signature compiled yet: call the function first, or pass "
                                "example arguments")
         return self.last
 
-    def compile(self, types: tuple, assume_sizes: bool = True, args=None) -> Compiled:
-        """Build, transform, emit and compile for ``types``. Given the call's ``args``, a build
-        whose size assumptions they break is not compiled: the general one is, at once."""
+    def compile(self, types: tuple, assume_sizes: bool = True, args=None,
+                float32: bool = False) -> Compiled:
+        """Build, transform, emit and compile for ``types`` (``float32``: a float32 build).
+        Given the call's ``args``, a build whose size assumptions they break is not compiled:
+        the general one is, at once."""
         g = self.generate(types, assume_sizes, examples=() if args is None else (args,),
-                          replays_draws=True)
-        warn_of_rebuilds(self.convention.src, types, g.source)
-        path, fns = pipeline.load(g.stem, g.source, g.names, self.settings)
+                          replays_draws=True, float32=float32)
+        warn_of_rebuilds(self.convention.src, (types, float32), g.source)
+        settings = dataclasses.replace(self.settings, float32=float32)
+        path, fns = pipeline.load(g.stem, g.source, g.names, settings)
         compiled = Compiled(types, g.ir, g.source, path, fns[g.names[-1]], g.names[-1],
                             g.gradient, g.ir_text, g.graph_ir, g.line_locs,
-                            pipeline.backend_of(self.settings), assume_sizes=g.assume_sizes)
-        self.for_types.setdefault(types, []).append(compiled)
+                            pipeline.backend_of(self.settings), assume_sizes=g.assume_sizes,
+                            float32=float32)
+        self.for_types.setdefault((types, float32), []).append(compiled)
         return compiled
 
     def generate(self, types: tuple, assume_sizes: bool = True, examples=(),
-                 replays_draws: bool = False) -> Generated:
+                 replays_draws: bool = False, float32: bool = False) -> Generated:
         """The generated module for ``types``, not compiled (`pipeline.load` compiles it, in
         this process or another). A build whose size assumptions any of the argument tuples
         in ``examples`` breaks is replaced by the general one. ``replays_draws``: the caller
         makes np.random's draws before each call (`draws.DrawPlan.replay`); else they are
-        refused."""
+        refused. ``float32``: its new float arrays float32 (`Settings.float32`)."""
         conv = self.convention
+        settings = dataclasses.replace(self.settings, float32=float32)
         fn_ir, assume_sizes = pipeline.build_graph(conv.src, types, examples,
                                                    assume_sizes=assume_sizes,
                                                    has_aux=conv.has_aux,
                                                    replays_draws=replays_draws)
         ir_text = ir.format_function(fn_ir)  # before the transform adds its saves
         graph_ir = copy.deepcopy(fn_ir)
-        grad = pipeline.reverse(fn_ir, conv.flat_wrt(types), self.settings,
+        grad = pipeline.reverse(fn_ir, conv.flat_wrt(types), settings,
                                value_needed=conv.with_value)
         signature = ", ".join(f"{n}: {t}" for n, t in zip(conv.param_names, types))
         single = not conv.wrt_tuple and not isinstance(types[conv.wrt[0]], SeqType)
+        if float32:  # (its float numbers stay float64)
+            signature = signature.replace("f64[", "f32[")
         source, line_locs, names = pipeline.lower_gradient(
-            grad, signature, [conv.param_names[k] for k in conv.wrt], self.settings,
+            grad, signature, [conv.param_names[k] for k in conv.wrt], settings,
             entry="value_and_grad" if conv.with_value else "grad", single=single)
         return Generated(conv.src.node.name, source, names, assume_sizes, fn_ir, grad, ir_text,
                          graph_ir, line_locs)
@@ -272,6 +302,8 @@ class Specialisations:
         try:
             out = compiled.entry(*flat)  # exactly what the caller gets, up to dtypes
         except Exception as e:  # noqa: BLE001 - sorted out in recover
+            if compiled.float32 and compiled.backend.is_compile_error(e):
+                return self.run(self.as_float64(call, args), args)  # it refuses the mix
             out = self.recover(e, compiled, flat)
             compiled = self.last  # the code that answered (general, after a broken assumption)
         if (not (casts or post or trees or compiled.ir.written_params or compiled.shared
@@ -305,15 +337,17 @@ class Specialisations:
         (NumPy broadcasting at run time), kept for the signature from then on; a test on
         sizes that takes the other side (`SizeAssumptions.decide`), code built for that side."""
         broken = pipeline.broken_checks(compiled.graph_ir, flat)
-        others = [c for c in self.for_types.get(compiled.types, ()) if c is not compiled]
+        key = (compiled.types, compiled.float32)
+        others = [c for c in self.for_types.get(key, ()) if c is not compiled]
         if broken:
             found = next((c for c in others if pipeline.sizes_hold(c.graph_ir, flat)), None)
         else:  # the opening checks hold: one inside the code broke (a write's `same_size`)
             found = next((c for c in others if not c.assume_sizes), None)
         if found is None:
             assume = compiled.assume_sizes and bool(broken) and "assumed" not in broken
-            found = self.compile(compiled.types, assume_sizes=assume, args=flat)
-        self.by_types[compiled.types] = found
+            found = self.compile(compiled.types, assume_sizes=assume, args=flat,
+                                 float32=compiled.float32)
+        self.by_types[key] = found
         for key, call in self.calls.items():
             if call.compiled is compiled:
                 self.calls[key] = call._replace(compiled=found)

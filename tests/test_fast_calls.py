@@ -114,8 +114,8 @@ def guarded(w, x, y):
 
 def test_a_failed_call_leaves_no_fast_entry_that_compiles():
     """A call that switched the fast entry's compiling on again (another layout) and then
-    failed leaves no fast path behind: a float32 call after it takes the full path (float64
-    inside, float32 back), where it once reached Numba, which could not compile it."""
+    failed leaves no fast path behind: a float32 call after it takes the full path (a build of
+    its own), where it once reached Numba, which could not compile it."""
     g = jitgrad.grad(guarded, wrt=(0, 1))
     w, x, y = data()
     g(w, x, y)

@@ -67,7 +67,12 @@ def test_numpy_errors_and_values_at_singular_matrices():
     assert (R.det(singular), R.signdet(singular), R.logabsdet(singular)) == (0.0, 0.0, -np.inf)
 
 
-def test_other_dtypes_take_numbas_own_code():
-    a = RNG.standard_normal((3, 3)).astype(np.float32)
-    assert R.matmul(a, a).dtype == np.float32
-    np.testing.assert_allclose(R.matmul(a, a), a @ a, rtol=1e-6)
+def test_float32_products_call_single_precision_blas():
+    """float32 operands go to sgemm, sgemv (a strided view read in place) and sdot: float32
+    results, NumPy's to float32's precision."""
+    a, b = A.astype(np.float32), B.astype(np.float32)
+    for got, want in ((R.matmul(a, b), a @ b), (R.matmul(a[:, 1:], b[1:, 2]), a[:, 1:] @ b[1:, 2])):
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert R.dot(b[:, 0].copy(), b[:, 1].copy()) == pytest.approx(float(b[:, 0] @ b[:, 1]),
+                                                                  rel=1e-5)

@@ -25,7 +25,9 @@ class Settings:
     again, whose tangents of the sums fuse into the adjoint's loops as they are);
     ``made_again``: a top-level array of cheap elementwise arithmetic is made again in the
     adjoint instead of kept (`saving.Saver.elementwise_again`; off there too: forward mode
-    joins both kernels into one, where nothing is kept and it would be computed twice)."""
+    joins both kernels into one, where nothing is kept and it would be computed twice);
+    ``float32``: the float arrays the generated code makes are float32, for arguments whose
+    float arrays all are (`calling.float32_build`; the backend's `runtime_float32`)."""
 
     parallel: bool = False
     memory_cap: int | None = None
@@ -36,6 +38,7 @@ class Settings:
     chunks: int | None = None
     in_place: bool = True  # adjoint accumulations into owned arrays update them in place
     made_again: bool = True  # cheap top-level arrays made again in the adjoint, not kept
+    float32: bool = False  # new float arrays float32 (every float array argument is)
 
 
 DEFAULT = Settings()

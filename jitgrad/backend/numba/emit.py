@@ -603,9 +603,11 @@ def emit_module(grad: Gradient, signature: str, wrt_names: list[str], *,
     fn = grad.fn
     loc = fn.loc
     w = _Writer(grad.fn.namer)
-    for text in HEADER.format(qualname=fn.name, filename=os.path.basename(loc.filename),
-                              lineno=loc.lineno, signature=signature,
-                              wrt=", ".join(wrt_names)).splitlines():
+    header = HEADER.format(qualname=fn.name, filename=os.path.basename(loc.filename),
+                           lineno=loc.lineno, signature=signature, wrt=", ".join(wrt_names))
+    if settings.float32:  # the same source, its new float arrays float32 (`runtime_float32`)
+        header = header.replace("numba.runtime as _rt", "numba.runtime_float32 as _rt")
+    for text in header.splitlines():
         w.line(0, text)
     if settings.parallel:  # also keeps the source, and so Numba's cache, apart from serial
         w.line(0, "# Compiled with numba.njit(parallel=True, nogil=True), Numba's own parallel "

@@ -206,12 +206,18 @@ from jitgrad.backend.numba.runtime_reduce import (  # noqa: F401 - re-exported
 USES_SCIPY = runtime_linalg.USES_SCIPY + runtime_complex_linalg.USES_SCIPY
 
 _CALLS = re.compile(r"\b_rt\.(\w+)\(")
+# The namespaces generated code imports as ``_rt``: this one, and `runtime_float32`'s (which
+# adds itself when imported)
+NAMESPACES = [globals()]
 
 
 def bind_ufuncs(source: str) -> None:
-    """Bind here, as ``_rt.<name>``, each ufunc of `UFUNC_SCALARS` (erf, the gamma family) that
-    the generated module ``source`` calls, made on its first use (`runtime_elementwise.ufunc`:
-    milliseconds each, and few gradients call any). The backend's `load` calls this before it
-    runs and compiles the module, so every name the module calls on ``_rt`` is bound by then."""
+    """Bind here (and in every namespace of `NAMESPACES`), as ``_rt.<name>``, each ufunc of
+    `UFUNC_SCALARS` (erf, the gamma family) that the generated module ``source`` calls, made on
+    its first use (`runtime_elementwise.ufunc`: milliseconds each, and few gradients call any).
+    The backend's `load` calls this before it runs and compiles the module, so every name the
+    module calls on ``_rt`` is bound by then."""
     for name in sorted(set(_CALLS.findall(source)) & UFUNC_SCALARS.keys()):
-        globals()[name] = ufunc(name)
+        made = ufunc(name)
+        for namespace in NAMESPACES:
+            namespace[name] = made

@@ -29,6 +29,7 @@ from llvmlite import ir
 from numba import types
 from numba.core import cgutils
 from numba.core.imputils import impl_ret_new_ref
+from numba.extending import overload
 from numba.np.arrayobj import make_array, populate_array
 
 from jitgrad.backend.numba.compile import DISABLE_JIT, intrinsic, jit, link_libc_function
@@ -67,11 +68,11 @@ def _rank(shape):
     return None
 
 
-def _element(dtype):
-    """The element type a dtype argument names (``np.int64``, ``np.bool_``; float64 when
+def _element(dtype, default=types.float64):
+    """The element type a dtype argument names (``np.int64``, ``np.bool_``; ``default`` when
     omitted), or None."""
     if dtype is None or isinstance(dtype, (types.Omitted, types.NoneType)):
-        return types.float64
+        return default
     if isinstance(dtype, types.NumberClass):
         return dtype.instance_type
     if isinstance(dtype, types.DType):
@@ -125,13 +126,26 @@ def _new_array(context, builder, arrtype, shape_type, shape):
     return array, count
 
 
-def _allocation(fill, plain):
-    """An intrinsic ``(shape, dtype=float64)`` -> a new array, filled with ``fill`` (a number;
+def float_dtype(x):
+    """The dtype of a float array made from ``x``: float32 for a float32 array (a float32
+    build's arrays stay float32, `runtime_float32`), float64 for anything else."""
+    return np.float32 if isinstance(x, np.ndarray) and x.dtype == np.float32 else np.float64
+
+
+@overload(float_dtype, inline="always")
+def _float_dtype_impl(x):
+    if isinstance(x, types.Array) and x.dtype == types.float32:
+        return lambda x: np.float32
+    return lambda x: np.float64
+
+
+def _allocation(fill, plain, default=types.float64):
+    """An intrinsic ``(shape, dtype=default)`` -> a new array, filled with ``fill`` (a number;
     None: left as allocated); ``plain``: NumPy's function, for Python."""
 
     @intrinsic(plain)
     def allocate(typingctx, shape, dtype=None):
-        rank, element = _rank(shape), _element(dtype)
+        rank, element = _rank(shape), _element(dtype, default)
         if rank is None or element is None:
             return None
         arrtype = types.Array(element, rank, "C")
@@ -158,33 +172,54 @@ def _fill(context, builder, array, count, element, value):
         context.pack_value(builder, element, value, builder.gep(array.data, [loop.index]))
 
 
-@intrinsic(lambda shape, value: np.full(shape, value, np.float64))
-def _full(typingctx, shape, value):
-    """``np.full(shape, value)`` of float64, an intrinsic as `_allocation`'s."""
-    rank = _rank(shape)
-    if rank is None or not isinstance(value, (types.Integer, types.Float, types.Boolean)):
-        return None
-    arrtype = types.Array(types.float64, rank, "C")
+def _full_of(element, plain):
+    """An intrinsic ``(shape, value)`` -> ``np.full(shape, value)`` of ``element``, as
+    `_allocation`'s; ``plain``: NumPy's, for Python."""
 
-    def codegen(context, builder, signature, args):
-        array, count = _new_array(context, builder, arrtype, signature.args[0], args[0])
-        _fill(context, builder, array, count, types.float64,
-              context.cast(builder, args[1], signature.args[1], types.float64))
-        return impl_ret_new_ref(context, builder, arrtype, array._getvalue())
+    @intrinsic(plain)
+    def full(typingctx, shape, value):
+        rank = _rank(shape)
+        if rank is None or not isinstance(value, (types.Integer, types.Float, types.Boolean)):
+            return None
+        arrtype = types.Array(element, rank, "C")
 
-    return arrtype(shape, value), codegen
+        def codegen(context, builder, signature, args):
+            array, count = _new_array(context, builder, arrtype, signature.args[0], args[0])
+            _fill(context, builder, array, count, element,
+                  context.cast(builder, args[1], signature.args[1], element))
+            return impl_ret_new_ref(context, builder, arrtype, array._getvalue())
+
+        return arrtype(shape, value), codegen
+
+    return full
 
 
 empty = _allocation(None, lambda shape, dtype=np.float64: np.empty(shape, dtype))
 zeros = _allocation(0, lambda shape, dtype=np.float64: np.zeros(shape, dtype))
 ones = _allocation(1, lambda shape, dtype=np.float64: np.ones(shape, dtype))
-full = _full
+full = _full_of(types.float64, lambda shape, value: np.full(shape, value, np.float64))
+
+# A float32 build's (`runtime_float32`): float arrays in float32 unless a dtype is given
+empty32 = _allocation(None, lambda shape, dtype=np.float32: np.empty(shape, dtype),
+                      types.float32)
+zeros32 = _allocation(0, lambda shape, dtype=np.float32: np.zeros(shape, dtype), types.float32)
+ones32 = _allocation(1, lambda shape, dtype=np.float32: np.ones(shape, dtype), types.float32)
+full32 = _full_of(types.float32, lambda shape, value: np.full(shape, value, np.float32))
 
 
 @jit
 def eye(n):
     """``np.eye(n)``; see the allocations above (Numba's own took 0.6 s in each process)."""
     out = zeros((n, n))
+    for k in range(n):
+        out[k, k] = 1.0
+    return out
+
+
+@jit
+def eye32(n):
+    """``np.eye(n)`` of a float32 build (`runtime_float32`)."""
+    out = zeros32((n, n))
     for k in range(n):
         out[k, k] = 1.0
     return out
@@ -206,6 +241,18 @@ def outer(x, y):
     xf = x.ravel()
     yf = y.ravel()
     out = empty((xf.size, yf.size))
+    for i in range(xf.size):
+        for j in range(yf.size):
+            out[i, j] = xf[i] * yf[j]
+    return out
+
+
+@jit
+def outer32(x, y):
+    """``np.outer(x, y)`` of a float32 build (`runtime_float32`)."""
+    xf = x.ravel()
+    yf = y.ravel()
+    out = empty32((xf.size, yf.size))
     for i in range(xf.size):
         for j in range(yf.size):
             out[i, j] = xf[i] * yf[j]

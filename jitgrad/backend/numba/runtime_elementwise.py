@@ -38,6 +38,7 @@ from jitgrad.backend.numba.compile import (
     scipy_kernel,
     vectorize,
 )
+from jitgrad.backend.numba.runtime_alloc import float_dtype
 from jitgrad.prims import complex_special, elementwise
 
 # One small compiled function per elementwise primitive, called for array operands (see above).
@@ -154,7 +155,7 @@ def tanh(x):
     """`tanh_scalar` of each entry of an array (any rank and layout). Vectorised, LLVM may
     evaluate both branches for every entry: the results are right, but inf sets the CPU's
     "invalid" flag, which only a NumPy ufunc would report (this is not one)."""
-    out = np.empty(x.shape)
+    out = np.empty(x.shape, float_dtype(x))
     for i, v in np.ndenumerate(x):
         out[i] = tanh_scalar(v)
     return out

@@ -2,10 +2,11 @@
 calling BLAS and LAPACK directly.
 
 Takes float arrays (`lowering` converts integer operands to float first); float64 arrays of any
-layout (C-ordered, F-ordered, or copied first) go to BLAS and LAPACK, other dtypes to Numba's
-own ``np.linalg`` and ``@``. Guarantees NumPy's results (the routines NumPy calls: ``dgesv`` for
-``solve``, ``dgetrf`` + ``dgetri`` for ``inv``, ``dpotrf`` for ``cholesky``, ``dgemm``/``dgemv``/
-``ddot`` for products) and NumPy's errors: ``LinAlgError`` for a singular matrix or one that is
+layout (C-ordered, F-ordered, or copied first) go to BLAS and LAPACK, and so do float32 operands
+of a product (``sgemm``/``sgemv``/``sdot``, a float32 result as NumPy's), other dtypes to
+Numba's own ``np.linalg`` and ``@``. Guarantees NumPy's results (the routines NumPy calls:
+``dgesv`` for ``solve``, ``dgetrf`` + ``dgetri`` for ``inv``, ``dpotrf`` for ``cholesky``,
+``dgemm``/``dgemv``/``ddot`` for products) and NumPy's errors: ``LinAlgError`` for a singular matrix or one that is
 not positive definite; Numba's ``ValueError`` for products whose shapes do not align.
 
 Why not Numba's own: its ``np.linalg`` and ``@`` are generic over dtypes, layouts and shapes,
@@ -44,6 +45,7 @@ from jitgrad.backend.numba.runtime_alloc import empty, zeros
 
 _INT = types.CPointer(types.int32)
 _DBL = types.CPointer(types.float64)
+_FLT = types.CPointer(types.float32)
 _CHR = types.CPointer(types.uint8)
 
 # The routines, as `compile.scipy_c_function`s (Fortran signatures: every argument by address)
@@ -52,6 +54,11 @@ _BLAS = {
                         _INT),
     "dgemv": types.void(_CHR, _INT, _INT, _DBL, _DBL, _INT, _DBL, _INT, _DBL, _DBL, _INT),
     "ddot": types.float64(_INT, _DBL, _INT, _DBL, _INT),
+    # float32 operands: the same products in single precision, as NumPy's
+    "sgemm": types.void(_CHR, _CHR, _INT, _INT, _INT, _FLT, _FLT, _INT, _FLT, _INT, _FLT, _FLT,
+                        _INT),
+    "sgemv": types.void(_CHR, _INT, _INT, _FLT, _FLT, _INT, _FLT, _INT, _FLT, _FLT, _INT),
+    "sdot": types.float32(_INT, _FLT, _INT, _FLT, _INT),
 }
 _LAPACK = {
     "dgesv": types.void(_INT, _INT, _DBL, _INT, _INT, _DBL, _INT, _INT),
@@ -60,7 +67,8 @@ _LAPACK = {
     "dpotrf": types.void(_CHR, _INT, _DBL, _INT, _INT),
     "dsyevd": types.void(_CHR, _CHR, _INT, _DBL, _INT, _DBL, _DBL, _INT, _INT, _INT, _INT),
 }
-dgemm, dgemv, ddot = (scipy_c_function(name, sig) for name, sig in _BLAS.items())
+dgemm, dgemv, ddot, sgemm, sgemv, sdot = (scipy_c_function(name, sig)
+                                          for name, sig in _BLAS.items())
 dgesv, dgetrf, dgetri, dpotrf, dsyevd = (scipy_c_function(name, sig) for name, sig in _LAPACK.items())
 _OPTIONS = {"error_model": "numpy"}  # as every runtime helper (`compile.ERROR_MODEL`)
 
@@ -99,25 +107,42 @@ def _by_address(llvm_type, numba_type):
 _int_ref = _by_address(ir.IntType(32), types.int32)  # Fortran INTEGER
 _char_ref = _by_address(ir.IntType(8), types.uint8)  # CHARACTER: 'N', 'T', 'U'
 _double_ref = _by_address(ir.DoubleType(), types.float64)  # DOUBLE PRECISION
+_real_ref = _by_address(ir.FloatType(), types.float32)  # REAL
 _N, _T, _U, _V = ord("N"), ord("T"), ord("U"), ord("V")
 
 
 def _matmul_any(a, b):
-    """``a @ b`` of float64 arrays, one of them a matrix."""
+    """``a @ b`` of float arrays of one dtype, one of them a matrix."""
     return a @ b
+
+
+# The routines of one precision: (gemm, gemv, dot, a scalar by address, the item's bytes)
+_DOUBLE = (dgemm, dgemv, ddot, _double_ref, 8)
+_SINGLE = (sgemm, sgemv, sdot, _real_ref, 4)
+
+
+def _precision(*ts):
+    """The routines for operands ``ts`` (arrays of one float dtype: float64 or float32), or
+    None (mixed or other dtypes: Numba's own)."""
+    if not all(isinstance(t, types.Array) for t in ts):
+        return None
+    dtypes = {t.dtype for t in ts}
+    return {types.float64: _DOUBLE, types.float32: _SINGLE}.get(dtypes.pop()) \
+        if len(dtypes) == 1 else None
 
 
 # Each product is compiled for its operands' layouts, known while compiling: BLAS reads memory
 # by columns, so it sees a C-ordered matrix (m x k) as its transpose, leading dimension k, and
-# an F-ordered one as itself, m. One function per layout pair, with no calls of its own (each
-# compiled function costs Numba 0.1-0.3 s: a product written with helpers took longer to
-# compile than Numba's own).
+# an F-ordered one as itself, m. One function per layout pair and precision, with no calls of
+# its own (each compiled function costs Numba 0.1-0.3 s: a product written with helpers took
+# longer to compile than Numba's own). The result has the operands' dtype, as NumPy's.
 
 
-def _matrix_product(a_rows, b_rows):
+def _matrix_product(a_rows, b_rows, precision):
     """``a @ b`` of two matrices; ``a_rows``/``b_rows``: whether each is C-ordered."""
     op_a = _N if a_rows else _T  # the routine computes out.T = b.T @ a.T, by columns
     op_b = _N if b_rows else _T
+    gemm, _, _, scalar, _ = precision
 
     def product(a, b):
         m, k = a.shape
@@ -125,25 +150,26 @@ def _matrix_product(a_rows, b_rows):
             raise ValueError("incompatible array sizes for np.dot(a, b)")
         n = b.shape[1]
         if k == 0:
-            return zeros((m, n))
-        out = empty((m, n))
+            return zeros((m, n), a.dtype)
+        out = empty((m, n), a.dtype)
         if m == 0 or n == 0:
             return out
         lda = a.shape[1] if a_rows else a.shape[0]
         lda = lda if lda > 1 else 1  # noqa: FURB136 - Numba's max is a compile of its own
         ldb = b.shape[1] if b_rows else b.shape[0]
         ldb = ldb if ldb > 1 else 1  # noqa: FURB136
-        dgemm(_char_ref(op_b), _char_ref(op_a), _int_ref(n), _int_ref(m), _int_ref(k),
-              _double_ref(1.0), b.ctypes, _int_ref(ldb), a.ctypes, _int_ref(lda),
-              _double_ref(0.0), out.ctypes, _int_ref(n))
+        gemm(_char_ref(op_b), _char_ref(op_a), _int_ref(n), _int_ref(m), _int_ref(k),
+             scalar(1.0), b.ctypes, _int_ref(ldb), a.ctypes, _int_ref(lda),
+             scalar(0.0), out.ctypes, _int_ref(n))
         return out
 
     return product
 
 
-def _matrix_vector(a_rows, transposed):
+def _matrix_vector(a_rows, transposed, precision):
     """``a @ x`` (``transposed``: ``a.T @ x``) of a matrix and a C-ordered vector."""
     op = _T if a_rows != transposed else _N
+    _, gemv, _, scalar, _ = precision
 
     def product(a, b):  # (the names the overload's typing has: b is the vector)
         x = b
@@ -151,71 +177,79 @@ def _matrix_vector(a_rows, transposed):
         if x.shape[0] != k:
             raise ValueError("incompatible array sizes for np.dot(a, b)")
         if k == 0:
-            return zeros(m)
-        out = empty(m)
+            return zeros(m, a.dtype)
+        out = empty(m, a.dtype)
         if m == 0:
             return out
         rows, cols = (a.shape[1], a.shape[0]) if a_rows else (a.shape[0], a.shape[1])
         lda = rows if rows > 1 else 1  # noqa: FURB136 - Numba's max is a compile of its own
-        dgemv(_char_ref(op), _int_ref(rows), _int_ref(cols), _double_ref(1.0), a.ctypes,
-              _int_ref(lda), x.ctypes, _int_ref(1), _double_ref(0.0), out.ctypes, _int_ref(1))
+        gemv(_char_ref(op), _int_ref(rows), _int_ref(cols), scalar(1.0), a.ctypes,
+             _int_ref(lda), x.ctypes, _int_ref(1), scalar(0.0), out.ctypes, _int_ref(1))
         return out
 
     return product
 
 
-def _strided_matrix_vector(transposed):
+def _strided_matrix_vector(transposed, precision):
     """``a @ x`` (``transposed``: ``a.T @ x``) where ``a`` or ``x`` is a strided view
     (``data[:, i:m]``, ``data[:, i]``): BLAS reads a matrix whose rows (or columns) are
     contiguous with the distance between them as its leading dimension, and a vector with a
     stride, so no copy is made (covariance's loop of products of column slices copied both
     operands once per iteration, in the forward and in the adjoint pass); other layouts
     (negative or zero strides, neither axis contiguous) are copied to C order first."""
+    _, gemv, _, scalar, item = precision
 
     def product(a, b):
         x = b
         m, k = (a.shape[1], a.shape[0]) if transposed else (a.shape[0], a.shape[1])
         if x.shape[0] != k:
             raise ValueError("incompatible array sizes for np.dot(a, b)")
-        out = np.empty(m)
+        out = empty(m, a.dtype)
         if m == 0:
             return out
         if k == 0:
             out[:] = 0.0
             return out
-        s0, s1, step = a.strides[0] // 8, a.strides[1] // 8, x.strides[0] // 8
-        if a.strides[1] == 8 and a.strides[0] % 8 == 0 and s0 >= max(a.shape[1], 1):
+        s0, s1, step = a.strides[0] // item, a.strides[1] // item, x.strides[0] // item
+        if a.strides[1] == item and a.strides[0] % item == 0 and s0 >= max(a.shape[1], 1):
             rows, cols, lead, op = a.shape[1], a.shape[0], s0, _N if transposed else _T
-        elif a.strides[0] == 8 and a.strides[1] % 8 == 0 and s1 >= max(a.shape[0], 1):
+        elif a.strides[0] == item and a.strides[1] % item == 0 and s1 >= max(a.shape[0], 1):
             rows, cols, lead, op = a.shape[0], a.shape[1], s1, _T if transposed else _N
         else:
             lead = 0
-        if lead == 0 or x.strides[0] % 8 != 0 or step < 1:
+        if lead == 0 or x.strides[0] % item != 0 or step < 1:
             c = np.ascontiguousarray(a)
             y = np.ascontiguousarray(x)
-            dgemv(_char_ref(_N if transposed else _T), _int_ref(c.shape[1]),
-                  _int_ref(c.shape[0]), _double_ref(1.0), c.ctypes, _int_ref(max(c.shape[1], 1)),
-                  y.ctypes, _int_ref(1), _double_ref(0.0), out.ctypes, _int_ref(1))
+            gemv(_char_ref(_N if transposed else _T), _int_ref(c.shape[1]),
+                 _int_ref(c.shape[0]), scalar(1.0), c.ctypes, _int_ref(max(c.shape[1], 1)),
+                 y.ctypes, _int_ref(1), scalar(0.0), out.ctypes, _int_ref(1))
             return out
-        dgemv(_char_ref(op), _int_ref(rows), _int_ref(cols), _double_ref(1.0), a.ctypes,
-              _int_ref(lead), x.ctypes, _int_ref(step), _double_ref(0.0), out.ctypes,
-              _int_ref(1))
+        gemv(_char_ref(op), _int_ref(rows), _int_ref(cols), scalar(1.0), a.ctypes,
+             _int_ref(lead), x.ctypes, _int_ref(step), scalar(0.0), out.ctypes,
+             _int_ref(1))
         return out
 
     return product
 
 
 def _dot_any(a, b):
-    """``np.dot(a, b)`` of two float64 vectors (else NumPy's own)."""
+    """``np.dot(a, b)`` of two float vectors of one dtype (else NumPy's own)."""
     return np.dot(a, b)
 
 
-def _dot_vv(a, b):
-    if a.shape[0] != b.shape[0]:
-        raise ValueError("incompatible array sizes for np.dot(a, b)")
-    if a.shape[0] == 0:
-        return 0.0
-    return ddot(_int_ref(a.shape[0]), a.ctypes, _int_ref(1), b.ctypes, _int_ref(1))
+def _vector_dot(precision):
+    """``np.dot(a, b)`` of two C-ordered vectors."""
+    dot_routine = precision[2]
+    zero = np.float64(0.0) if precision[4] == 8 else np.float32(0.0)  # (the result's type)
+
+    def product(a, b):
+        if a.shape[0] != b.shape[0]:
+            raise ValueError("incompatible array sizes for np.dot(a, b)")
+        if a.shape[0] == 0:
+            return zero
+        return dot_routine(_int_ref(a.shape[0]), a.ctypes, _int_ref(1), b.ctypes, _int_ref(1))
+
+    return product
 
 
 def _f64(*ts):
@@ -228,30 +262,32 @@ def _contiguous(t):
 
 @overload(_matmul_any, jit_options=_OPTIONS)
 def _matmul_impl(a, b):
-    if not (_f64(a, b) and a.ndim + b.ndim in (3, 4)):
+    precision = _precision(a, b)
+    if precision is None or a.ndim + b.ndim not in (3, 4):
         return lambda a, b: a @ b
     if a.ndim == 2 and b.ndim == 1 and not (_contiguous(a) and b.layout == "C"):
-        return _strided_matrix_vector(False)  # a strided view: read in place
+        return _strided_matrix_vector(False, precision)  # a strided view: read in place
     if a.ndim == 1 and b.ndim == 2 and not (_contiguous(b) and a.layout == "C"):
-        strided_times = register_jitable(_strided_matrix_vector(True))
+        strided_times = register_jitable(_strided_matrix_vector(True, precision))
         return lambda a, b: strided_times(b, a)  # x @ a is a.T @ x
     if not (_contiguous(a) and _contiguous(b)):  # a strided view: copied to C order first
         return lambda a, b: _matmul_any(np.ascontiguousarray(a), np.ascontiguousarray(b))
     if a.ndim == 2 and b.ndim == 2:
-        return _matrix_product(a.layout == "C", b.layout == "C")
+        return _matrix_product(a.layout == "C", b.layout == "C", precision)
     if a.ndim == 2:
-        return _matrix_vector(a.layout == "C", False)
-    vector_times = register_jitable(_matrix_vector(b.layout == "C", True))
+        return _matrix_vector(a.layout == "C", False, precision)
+    vector_times = register_jitable(_matrix_vector(b.layout == "C", True, precision))
     return lambda a, b: vector_times(b, a)  # x @ a is a.T @ x
 
 
 @overload(_dot_any, jit_options=_OPTIONS)
 def _dot_impl(a, b):
-    if not (_f64(a, b) and a.ndim == 1 and b.ndim == 1):
+    precision = _precision(a, b)
+    if precision is None or not (a.ndim == 1 and b.ndim == 1):
         return lambda a, b: np.dot(a, b)
     if not (a.layout == "C" and b.layout == "C"):
         return lambda a, b: _dot_any(np.ascontiguousarray(a), np.ascontiguousarray(b))
-    return _dot_vv
+    return _vector_dot(precision)
 
 
 # ---- LAPACK -----------------------------------------------------------------------------------

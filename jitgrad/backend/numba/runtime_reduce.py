@@ -25,6 +25,7 @@ from numba.core import cgutils
 from numba.np.arrayobj import make_array
 
 from jitgrad.backend.numba.compile import intrinsic, jit
+from jitgrad.backend.numba.runtime_alloc import float_dtype
 from jitgrad.prims import reductions
 
 
@@ -126,7 +127,7 @@ def sum_to(c, like):
     the adjoint of NumPy broadcasting. Returns ``c`` itself (contiguous) when shapes agree."""
     if c.shape == like.shape:
         return np.ascontiguousarray(c)
-    out = np.zeros(like.shape)
+    out = np.zeros(like.shape, float_dtype(c))
     cc = np.ascontiguousarray(c)
     flat_c = cc.reshape(cc.size)
     flat_o = out.reshape(out.size)
@@ -150,7 +151,7 @@ def spread(g, like, axis):
     to the shape of ``like``: the adjoint of a sum."""
     pre, n, post = _split(like, axis)
     gc = np.ascontiguousarray(g).reshape((pre, post))
-    out = np.empty((pre, n, post))
+    out = np.empty((pre, n, post), float_dtype(g))
     for a in range(pre):
         for j in range(n):
             for b in range(post):
@@ -161,7 +162,7 @@ def spread(g, like, axis):
 @jit
 def broadcast_like(g, like):
     """``g`` broadcast to the shape of ``like``, as a new array."""
-    return np.zeros(like.shape) + g
+    return np.zeros(like.shape, float_dtype(g)) + g
 
 
 _EMPTY_EXTREME = ("zero-size array to reduction operation maximum or minimum, which has no "
@@ -196,7 +197,7 @@ def prod_others(x):
     """Each entry's product of all the other entries (the adjoint of np.prod, exact at zeros):
     the product of those before it times the product of those after it."""
     flat = x.ravel()
-    out = np.empty(flat.size)
+    out = np.empty(flat.size, float_dtype(x))
     acc = 1.0
     for i in range(flat.size):
         out[i] = acc
@@ -227,7 +228,7 @@ def prod_others_axis(x, axis):
     ``np.prod(x, axis)``, exact at zeros): the product before it times the product after it."""
     pre, n, post = _split(x, axis)
     xc = np.ascontiguousarray(x).reshape((pre, n, post))
-    out = np.empty((pre, n, post))
+    out = np.empty((pre, n, post), float_dtype(x))
     for a in range(pre):
         for b in range(post):
             acc = 1.0

@@ -73,6 +73,8 @@ def _warm_examples():
               (outer, (f1, f1)), (dot, (f1, f1)), (dft, (np.ones((2, 1, 2)), -1))]
     for a in (f2, fortran):  # C-ordered arrays and transposes (F-ordered views)
         calls += [(matmul, (a, f2)), (matmul, (f2, a)), (matmul, (a, f1)), (matmul, (f1, a))]
+    s2 = np.ones((2, 2), np.float32)  # a float32 build's layer: x @ W, g @ W.T, x.T @ g
+    calls += [(matmul, (s2, s2)), (matmul, (s2, s2.T)), (matmul, (s2.T, s2))]
     for fn in _UNARY:
         calls += [(fn, (f1,)), (fn, (f2,))]
     for fn in _BINARY:
