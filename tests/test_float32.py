@@ -13,9 +13,9 @@ float64 one and central differences."""
 from __future__ import annotations
 
 import numpy as np
+from fd import numeric_grad
 
 import jitgrad
-from tests.fd import numeric_grad
 
 RTOL = 1e-4  # float32's precision, after a few hundred operations
 
@@ -134,7 +134,7 @@ def test_mixed_dtypes_build_in_float64():
 
 
 def test_programs_run_as_plain_python():
-    from tests.plain_python import assert_runs_as_plain_python
+    from plain_python import assert_runs_as_plain_python
 
     assert_runs_as_plain_python(__file__)
 
