@@ -46,14 +46,19 @@ def test_factorisations_match_numpy():
     m = RNG.standard_normal((n, n)) + n * np.eye(n)
     spd = m @ m.T
     b, bs = RNG.standard_normal(n), RNG.standard_normal((n, 2))
-    for a in (m, m.T):  # C-ordered and F-ordered
+    for a in _layouts(m).values():  # C-ordered, F-ordered, a strided view
         np.testing.assert_allclose(R.solve(a, b), np.linalg.solve(a, b), rtol=1e-12)
         np.testing.assert_allclose(R.solve(a, bs), np.linalg.solve(a, bs), rtol=1e-12)
         np.testing.assert_allclose(R.inv(a), np.linalg.inv(a), rtol=1e-12)
         assert R.det(a) == pytest.approx(np.linalg.det(a), rel=1e-12)
         sign, logdet = np.linalg.slogdet(-a)
         assert (R.signdet(-a), R.logabsdet(-a)) == (sign, pytest.approx(logdet, rel=1e-12))
-    np.testing.assert_allclose(R.cholesky(spd), np.linalg.cholesky(spd), rtol=1e-12)
+    for a in _layouts(spd).values():
+        np.testing.assert_allclose(R.cholesky(a), np.linalg.cholesky(spd), rtol=1e-12)
+        assert not R.cholesky_fails(a) and R.cholesky_fails(-a)
+    # one compiled function per helper serves every layout (`compile.jit`'s any_layout)
+    for helper in (R.solve, R.inv, R.det, R.signdet, R.logabsdet, R.cholesky):
+        assert {s[0].layout for s in helper.signatures if str(s[0].dtype) == "float64"} == {"A"}
 
 
 def test_numpy_errors_and_values_at_singular_matrices():
@@ -76,3 +81,10 @@ def test_float32_products_call_single_precision_blas():
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
     assert R.dot(b[:, 0].copy(), b[:, 1].copy()) == pytest.approx(float(b[:, 0] @ b[:, 1]),
                                                                   rel=1e-5)
+
+
+def test_empty_systems():
+    np.testing.assert_array_equal(R.solve(np.ones((0, 0)), np.ones((0, 3))), np.ones((0, 3)))
+    np.testing.assert_array_equal(R.solve(np.eye(2), np.ones((2, 0))), np.ones((2, 0)))
+    assert R.inv(np.ones((0, 0))).shape == (0, 0)
+    assert (R.det(np.ones((0, 0))), R.logabsdet(np.ones((0, 0)))) == (1.0, 0.0)

@@ -51,10 +51,21 @@ ERROR_MODEL = "numpy"
 CACHE_FORMAT = "jg3"
 
 
-def jit(fn=None, *, needs=None, inline=False):
+def jit(fn=None, *, needs=None, inline=False, any_layout=False, choose=None):
     """``numba.njit(cache=True)`` for a runtime helper, or the function itself under
     ``JITGRAD_DISABLE_JIT=1``. ``needs``: called before the helper's first compile or cache
     load (`runtime_linalg.link_routines`: the BLAS and LAPACK symbols its code calls by name).
+
+    ``any_layout``: the helper is compiled for arrays of any layout (Numba's ``'A'``), whatever
+    the layouts of its arguments: one compile serves a matrix and its transpose (a LAPACK
+    wrapper, which copies its operand first, gains nothing from knowing the layout while
+    compiling, and each signature cost 0.3-0.8 s on a machine's first gradient).
+
+    ``choose(*argument_types)``: the plain function to compile for those argument types in
+    place of ``fn``'s body (None: the body), made a signature of the helper itself (a float64
+    matrix's LAPACK routine, NumPy's own for other dtypes). One compiled function per
+    signature, where an ``overload`` reached through the helper compiled two (0.2 s more per
+    signature, and its code optimised twice).
 
     Called from compiled code, a Numba function is compiled for its arguments' types as the
     caller has them, constants as literals: ``_rt.zeros((n, 1))`` and ``_rt.larger(0, n)``
@@ -69,7 +80,7 @@ def jit(fn=None, *, needs=None, inline=False):
     hundred helpers of which a gradient calls a few (0.08 s of every process's first
     gradient here, its code loaded from the cache or not)."""
     if fn is None:
-        return lambda f: jit(f, needs=needs, inline=inline)
+        return lambda f: jit(f, needs=needs, inline=inline, any_layout=any_layout, choose=choose)
     if DISABLE_JIT:
         return fn
     if inline:
@@ -78,6 +89,7 @@ def jit(fn=None, *, needs=None, inline=False):
     typed = dispatcher.get_call_template
     compile_now = dispatcher.compile
     caching = []
+    chosen = {}  # a function `choose` named -> its own dispatcher (cached like this one)
 
     def get_call_template(args, kws):
         return typed([_unliteral(a) for a in args], {k: _unliteral(v) for k, v in kws.items()})
@@ -88,11 +100,31 @@ def jit(fn=None, *, needs=None, inline=False):
                 needs()
             dispatcher.enable_caching()
             caching.append(True)
-        return compile_now(sig)
+        args, _ = numba.core.sigutils.normalize_signature(sig)
+        if any_layout:
+            args = tuple(_any_layout(a) for a in args)
+        made = dispatcher.overloads.get(args)
+        if made is not None:
+            return made.entry_point
+        body = choose(*args) if choose is not None else None
+        if body is None:
+            return compile_now(args)
+        if body not in chosen:
+            chosen[body] = numba.njit(error_model=ERROR_MODEL)(body)
+            chosen[body].enable_caching()
+        chosen[body].compile(args)
+        made = chosen[body].overloads[args]
+        dispatcher.add_overload(made)  # callers type and link it as this helper's
+        return made.entry_point
 
     dispatcher.get_call_template = get_call_template
     dispatcher.compile = compile_cached
     return dispatcher
+
+
+def _any_layout(t):
+    """An array type as the same array of any layout (``'A'``); other types as they are."""
+    return t.copy(layout="A") if isinstance(t, numba.core.types.Array) else t
 
 
 class _Intrinsic(numba.core.extending._Intrinsic):

@@ -292,171 +292,216 @@ def _dot_impl(a, b):
 
 # ---- LAPACK -----------------------------------------------------------------------------------
 
-
-def _solve_any(a, b):
-    """``np.linalg.solve(a, b)``: ``b`` a vector or a matrix of right-hand sides."""
-    return np.linalg.solve(a, b)
-
-
-@register_jitable
-def _square(a):
-    if a.shape[0] != a.shape[1]:
-        raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
+# Each float64 routine is one compiled function (`compile.jit`'s ``choose=``) for matrices of any
+# layout (``any_layout``), calling nothing compiled of its own: its operand is copied into a
+# new buffer by a loop in its body (NumPy's ascontiguousarray of a transpose compiled 1,200
+# lines of IR), LAPACK's integers are stack slots (`_int_ref`, read back by `_value`), and the
+# checks are written where they are needed. Wrapped in an overload calling helpers, a routine
+# was four or five compiled functions, each optimised again inside its caller: ``inv`` took
+# 1.4 s to compile, 0.4 s written flat. The helpers' bodies are NumPy's own, which Numba
+# compiles for other dtypes (and which runs under ``JITGRAD_DISABLE_JIT=1``).
 
 
-def _solve_matrix(a, b):
-    """``np.linalg.solve`` of a matrix of right-hand sides: by columns, a.T's C-ordered copy
-    holds a, and b.T's holds b (n x nrhs); LAPACK overwrites it with the solution."""
-    _square(a)
-    n = a.shape[0]
-    if b.shape[0] != n:
-        raise ValueError("solve: the matrix and the right-hand side do not agree in size")
-    x = np.ascontiguousarray(b.T).copy()
-    _gesv(a, x, b.shape[1])
-    return np.ascontiguousarray(x.T)
+@intrinsic
+def _value(typingctx, ref):
+    """The value in the stack slot ``ref`` (`_int_ref`) after LAPACK wrote into it."""
+    if not isinstance(ref, types.CPointer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.load(args[0])
+
+    return ref.dtype(ref), codegen
+
+
+_SQUARE = "Last 2 dimensions of the array must be square"
+_SIZES = "solve: the matrix and the right-hand side do not agree in size"
+
+
+def _f64_matrix(a, *others):
+    """Whether a helper's operands are float64 arrays, ``a`` a matrix (`compile.jit`'s
+    ``choose``: the routines below for these, NumPy's own for others)."""
+    return _f64(a, *others) and a.ndim == 2
 
 
 def _solve_vector(a, b):
-    _square(a)
-    if b.shape[0] != a.shape[0]:
-        raise ValueError("solve: the matrix and the right-hand side do not agree in size")
-    x = np.ascontiguousarray(b).copy()
-    _gesv(a, x, 1)
+    """``np.linalg.solve(a, b)`` of a vector ``b`` by LAPACK's ``dgesv``: its matrix by columns
+    is a.T's C-ordered copy, the solution overwrites a copy of ``b``."""
+    n = a.shape[0]
+    if a.shape[1] != n:
+        raise np.linalg.LinAlgError(_SQUARE)
+    if b.shape[0] != n:
+        raise ValueError(_SIZES)
+    x = empty(n)
+    for i in range(n):
+        x[i] = b[i]
+    if n == 0:
+        return x
+    lu = empty((n, n))
+    for i in range(n):
+        for j in range(n):
+            lu[j, i] = a[i, j]
+    pivots = empty(n, np.int32)
+    info = _int_ref(0)
+    dgesv(_int_ref(n), _int_ref(1), lu.ctypes, _int_ref(n), pivots.ctypes, x.ctypes,
+          _int_ref(n), info)
+    if _value(info) > 0:
+        raise np.linalg.LinAlgError("Singular matrix")
     return x
 
 
-@register_jitable
-def _gesv(a, x, nrhs):
+def _solve_matrix(a, b):
+    """``np.linalg.solve`` of a matrix of right-hand sides: as `_solve_vector`, ``b`` (n x
+    nrhs) by columns is b.T's C-ordered copy, and so is the solution."""
     n = a.shape[0]
-    if n == 0 or nrhs == 0:
-        return
-    lu = np.ascontiguousarray(a.T).copy()
-    pivots = empty(n, np.int32)
-    ints = np.array([n, nrhs, n, 0], np.int32)
-    dgesv(ints[0:].ctypes, ints[1:].ctypes, lu.ctypes, ints[2:].ctypes, pivots.ctypes,
-          x.ctypes, ints[2:].ctypes, ints[3:].ctypes)
-    if ints[3] > 0:
-        raise np.linalg.LinAlgError("Singular matrix")
-
-
-@register_jitable
-def _lu(a):
-    """(LU factors of ``a`` by columns, pivots, info): LAPACK's ``dgetrf`` of a's transpose's
-    copy, which by columns is ``a`` itself."""
-    _square(a)
-    n = a.shape[0]
-    lu = np.ascontiguousarray(a.T).copy()
-    pivots = empty(max(n, 1), np.int32)
-    ints = np.array([n, n, max(n, 1), 0], np.int32)
-    if n > 0:
-        dgetrf(ints[0:].ctypes, ints[1:].ctypes, lu.ctypes, ints[2:].ctypes, pivots.ctypes,
-               ints[3:].ctypes)
-    return lu, pivots, ints[3]
-
-
-def _inv_any(a):
-    """``np.linalg.inv(a)``."""
-    return np.linalg.inv(a)
+    if a.shape[1] != n:
+        raise np.linalg.LinAlgError(_SQUARE)
+    if b.shape[0] != n:
+        raise ValueError(_SIZES)
+    nrhs = b.shape[1]
+    x = empty((nrhs, n))
+    for i in range(n):
+        for j in range(nrhs):
+            x[j, i] = b[i, j]
+    if n > 0 and nrhs > 0:
+        lu = empty((n, n))
+        for i in range(n):
+            for j in range(n):
+                lu[j, i] = a[i, j]
+        pivots = empty(n, np.int32)
+        info = _int_ref(0)
+        dgesv(_int_ref(n), _int_ref(nrhs), lu.ctypes, _int_ref(n), pivots.ctypes, x.ctypes,
+              _int_ref(n), info)
+        if _value(info) > 0:
+            raise np.linalg.LinAlgError("Singular matrix")
+    out = empty((n, nrhs))
+    for i in range(n):
+        for j in range(nrhs):
+            out[i, j] = x[j, i]
+    return out
 
 
 def _inv(a):
-    lu, pivots, info = _lu(a)
+    """``np.linalg.inv(a)``: LAPACK's ``dgetrf`` then ``dgetri`` of a.T's C-ordered copy (by
+    columns, ``a``)."""
     n = a.shape[0]
-    if info > 0:
-        raise np.linalg.LinAlgError("Singular matrix")
+    if a.shape[1] != n:
+        raise np.linalg.LinAlgError(_SQUARE)
+    lu = empty((n, n))
+    for i in range(n):
+        for j in range(n):
+            lu[j, i] = a[i, j]
     if n == 0:
         return lu
-    work = empty(max(n, 1) * 64)
-    ints = np.array([n, max(n, 1), work.size, 0], np.int32)
-    dgetri(ints[0:].ctypes, lu.ctypes, ints[1:].ctypes, pivots.ctypes, work.ctypes,
-           ints[2:].ctypes, ints[3:].ctypes)
-    if ints[3] > 0:
+    pivots = empty(n, np.int32)
+    info = _int_ref(0)
+    dgetrf(_int_ref(n), _int_ref(n), lu.ctypes, _int_ref(n), pivots.ctypes, info)
+    if _value(info) > 0:
         raise np.linalg.LinAlgError("Singular matrix")
-    return np.ascontiguousarray(lu.T)
-
-
-def _slogdet_any(a):
-    """``np.linalg.slogdet(a)``: (sign, log|det|)."""
-    return np.linalg.slogdet(a)
-
-
-def _slogdet(a):
-    lu, pivots, info = _lu(a)
-    n = a.shape[0]
-    if info > 0:
-        return 0.0, -np.inf
-    sign = 1.0
-    logdet = 0.0
-    for k in range(n):
-        d = lu[k, k]
-        if pivots[k] != k + 1:
-            sign = -sign
-        if d < 0.0:
-            sign = -sign
-            d = -d
-        logdet += np.log(d)
-    return sign, logdet
-
-
-def _det_any(a):
-    """``np.linalg.det(a)``."""
-    return np.linalg.det(a)
-
-
-def _det(a):
-    lu, pivots, info = _lu(a)
-    n = a.shape[0]
-    if info > 0:
-        return 0.0
-    out = 1.0
-    for k in range(n):
-        out *= lu[k, k] if pivots[k] == k + 1 else -lu[k, k]
+    work = empty(n * 64)
+    dgetri(_int_ref(n), lu.ctypes, _int_ref(n), pivots.ctypes, work.ctypes, _int_ref(n * 64),
+           info)
+    if _value(info) > 0:
+        raise np.linalg.LinAlgError("Singular matrix")
+    out = empty((n, n))
+    for i in range(n):
+        for j in range(n):
+            out[i, j] = lu[j, i]
     return out
 
 
-def _cholesky_any(a):
-    """``np.linalg.cholesky(a)``: the lower factor, from the lower triangle of ``a``."""
-    return np.linalg.cholesky(a)
+def _lu_det(part):
+    """The body of `det`, `logabsdet` or `signdet` (``part``) of a float64 matrix: LAPACK's
+    ``dgetrf`` of a.T's C-ordered copy, then the diagonal and the pivots; NumPy's values (a
+    singular matrix: det 0, sign 0, log|det| -inf)."""
+
+    def body(a):
+        n = a.shape[0]
+        if a.shape[1] != n:
+            raise np.linalg.LinAlgError(_SQUARE)
+        lu = empty((n, n))
+        for i in range(n):
+            for j in range(n):
+                lu[j, i] = a[i, j]
+        pivots = empty(n, np.int32)
+        info = _int_ref(0)
+        if n > 0:
+            dgetrf(_int_ref(n), _int_ref(n), lu.ctypes, _int_ref(n), pivots.ctypes, info)
+        singular = _value(info) > 0
+        if part == "det":
+            if singular:
+                return 0.0
+            out = 1.0
+            for k in range(n):
+                out *= lu[k, k] if pivots[k] == k + 1 else -lu[k, k]
+            return out
+        if part == "sign":
+            if singular:
+                return 0.0
+            sign = 1.0
+            for k in range(n):
+                if pivots[k] != k + 1:
+                    sign = -sign
+                if lu[k, k] < 0.0:
+                    sign = -sign
+            return sign
+        if singular:
+            return -np.inf
+        logdet = 0.0
+        for k in range(n):
+            d = lu[k, k]
+            logdet += np.log(-d if d < 0.0 else d)
+        return logdet
+
+    body.__name__ = body.__qualname__ = f"_lu_{part}"  # (Numba's cache index: one per part)
+    return body
 
 
-@register_jitable
-def _potrf(a):
-    """LAPACK's Cholesky factorisation of a copy of ``a``: the copy (by columns the factor U
-    of a.T, whose upper triangle is a's lower one: by rows L) and LAPACK's status (> 0: not
-    positive definite)."""
-    _square(a)
-    n = a.shape[0]
-    out = np.ascontiguousarray(a).copy()  # by columns, a C-ordered copy of a holds a.T
-    if n == 0:
-        return out, 0
-    ints = np.array([n, max(n, 1), 0], np.int32)
-    dpotrf(_char_ref(_U), ints[0:].ctypes, out.ctypes, ints[1:].ctypes, ints[2:].ctypes)
-    return out, ints[2]
+_det, _signdet, _logabsdet = _lu_det("det"), _lu_det("sign"), _lu_det("log")
 
 
-def _cholesky(a):
-    out, info = _potrf(a)
-    if info > 0:
-        raise np.linalg.LinAlgError("Matrix is not positive definite")
-    n = out.shape[0]
-    for i in range(n):  # the factor U by columns is L by rows: clear what lies above it
-        for j in range(i + 1, n):
-            out[i, j] = 0.0
-    return out
+def _potrf(fails):
+    """The body of `cholesky` (``fails``: of `cholesky_fails`) of a float64 matrix: LAPACK's
+    ``dpotrf`` of a C-ordered copy of ``a`` (by columns a.T, whose upper triangle is a's lower
+    one: the factor U it leaves is by rows L). `cholesky` raises LinAlgError where LAPACK says
+    the matrix is not positive definite; `cholesky_fails` says whether it does."""
+
+    def body(a):
+        n = a.shape[0]
+        if a.shape[1] != n:
+            raise np.linalg.LinAlgError(_SQUARE)
+        out = empty((n, n))
+        for i in range(n):
+            for j in range(n):
+                out[i, j] = a[i, j]
+        info = _int_ref(0)
+        if n > 0:
+            dpotrf(_char_ref(_U), _int_ref(n), out.ctypes, _int_ref(n), info)
+        if fails:
+            return _value(info) > 0
+        if _value(info) > 0:
+            raise np.linalg.LinAlgError("Matrix is not positive definite")
+        for i in range(n):  # the factor U by columns is L by rows: clear what lies above it
+            for j in range(i + 1, n):
+                out[i, j] = 0.0
+        return out
+
+    body.__name__ = body.__qualname__ = "_cholesky_fails" if fails else "_cholesky"
+    return body
 
 
-def _eigh_upper_any(b):
+_cholesky, _cholesky_fails = _potrf(False), _potrf(True)
+
+
+def _eigh_upper(b):
     """The eigenvectors of ``np.linalg.eigh(b.T, "U")``: of the symmetric matrix that the
     upper triangle of ``b.T`` (the lower one of ``b``) makes, with NumPy's signs. Numba's eigh
     reads the lower triangle only, and LAPACK's two paths give the same eigenvalues but not
     always the same signs of the eigenvectors, so this calls LAPACK's upper path as NumPy
     does (``dsyevd``, workspace sizes asked first)."""
-    return np.linalg.eigh(b.T, "U")[1]
-
-
-def _eigh_upper(b):
-    _square(b)
     n = b.shape[0]
+    if b.shape[1] != n:
+        raise np.linalg.LinAlgError(_SQUARE)
     # by columns, a C-ordered copy of b holds b.T, the matrix NumPy hands LAPACK
     out = np.ascontiguousarray(b).copy()
     if n == 0:
@@ -475,63 +520,6 @@ def _eigh_upper(b):
     if ints[4] > 0:
         raise np.linalg.LinAlgError("Eigenvalues did not converge")
     return np.ascontiguousarray(out.T)  # by columns the buffer holds V: by rows, V.T
-
-
-def _cholesky_fails_any(a):
-    """Whether ``np.linalg.cholesky(a)`` raises LinAlgError (run as Python: NumPy's answer)."""
-    try:
-        np.linalg.cholesky(a)
-    except np.linalg.LinAlgError:
-        return True
-    return False
-
-
-def _cholesky_fails(a):
-    """The same LAPACK factorisation as `_cholesky`, on a copy, its status read instead of
-    raised."""
-    return _potrf(a)[1] > 0
-
-
-@overload(_cholesky_fails_any, jit_options=_OPTIONS)
-def _cholesky_fails_impl(a):
-    if _f64(a) and a.ndim == 2:
-        return _cholesky_fails
-    return None
-
-
-# Compiled code calls these for float64 matrices, Numba's own NumPy for anything else.
-
-
-@overload(_solve_any, jit_options=_OPTIONS)
-def _solve_impl(a, b):
-    if _f64(a, b) and a.ndim == 2:
-        return _solve_matrix if b.ndim == 2 else _solve_vector
-    return lambda a, b: np.linalg.solve(a, b)
-
-
-@overload(_inv_any, jit_options=_OPTIONS)
-def _inv_impl(a):
-    return _inv if _f64(a) and a.ndim == 2 else (lambda a: np.linalg.inv(a))
-
-
-@overload(_slogdet_any, jit_options=_OPTIONS)
-def _slogdet_impl(a):
-    return _slogdet if _f64(a) and a.ndim == 2 else (lambda a: np.linalg.slogdet(a))
-
-
-@overload(_det_any, jit_options=_OPTIONS)
-def _det_impl(a):
-    return _det if _f64(a) and a.ndim == 2 else (lambda a: np.linalg.det(a))
-
-
-@overload(_eigh_upper_any, jit_options=_OPTIONS)
-def _eigh_upper_impl(b):
-    return _eigh_upper  # float64: generated code passes `_as_float` operands
-
-
-@overload(_cholesky_any, jit_options=_OPTIONS)
-def _cholesky_impl(a):
-    return _cholesky if _f64(a) and a.ndim == 2 else (lambda a: np.linalg.cholesky(a))
 
 
 # ---- the helpers generated code calls -----------------------------------------------------------
@@ -557,9 +545,16 @@ def dot(a, b):
     return _dot_any(a, b)
 
 
-@jit(needs=link_routines)
+def _lapack(routine):
+    """`compile.jit` of a LAPACK helper: ``routine`` for a float64 matrix of any layout, the
+    helper's own body (NumPy's) for other operands."""
+    return jit(needs=link_routines, any_layout=True,
+               choose=lambda a, *others: routine if _f64_matrix(a, *others) else None)
+
+
+@_lapack(_inv)
 def inv(a):
-    return _inv_any(a)
+    return np.linalg.inv(a)
 
 
 @jit(needs=link_routines)
@@ -567,7 +562,7 @@ def inv_stack(a):
     """np.linalg.inv of a stack of matrices (the helpers take one): each in turn."""
     out = empty(a.shape)
     for k in range(a.shape[0]):
-        out[k] = _inv_any(a[k])
+        out[k] = inv(a[k])
     return out
 
 
@@ -575,41 +570,48 @@ def inv_stack(a):
 def det_stack(a):
     out = empty(a.shape[0])
     for k in range(a.shape[0]):
-        out[k] = _det_any(a[k])
+        out[k] = det(a[k])
     return out
 
 
-@jit(needs=link_routines)
+@jit(needs=link_routines, any_layout=True,
+     choose=lambda a, b: (_solve_vector if b.ndim == 1 else _solve_matrix)
+     if _f64_matrix(a, b) else None)
 def solve(a, b):
-    return _solve_any(a, b)
+    """``np.linalg.solve(a, b)``: ``b`` a vector or a matrix of right-hand sides."""
+    return np.linalg.solve(a, b)
 
 
-@jit(needs=link_routines)
+@_lapack(_det)
 def det(a):
-    return _det_any(a)
+    return np.linalg.det(a)
 
 
-@jit(needs=link_routines)
+@_lapack(_cholesky)
 def cholesky(a):
-    return _cholesky_any(a)
+    """``np.linalg.cholesky(a)``: the lower factor, from the lower triangle of ``a``."""
+    return np.linalg.cholesky(a)
 
 
-@jit(needs=link_routines)
+@_lapack(_cholesky_fails)
 def cholesky_fails(a):
     """Whether ``cholesky(a)`` raises LinAlgError (a try around a Cholesky,
-    `build_stmts.guarded_try`)."""
-    return _cholesky_fails_any(a)
+    `build_stmts.guarded_try`); float64 matrices only (run as Python: NumPy's answer)."""
+    try:
+        np.linalg.cholesky(a)
+    except np.linalg.LinAlgError:
+        return True
+    return False
 
 
-@jit(needs=link_routines)
+@_lapack(_logabsdet)
 def logabsdet(a):
-    return _slogdet_any(a)[1]
+    return np.linalg.slogdet(a)[1]
 
 
-@jit(needs=link_routines)
+@_lapack(_signdet)
 def signdet(a):
-    return _slogdet_any(a)[0]
-
+    return np.linalg.slogdet(a)[0]
 
 # ---- decompositions (`prims.decompositions`): one helper per result, NumPy's values, through
 # Numba's own np.linalg (its LAPACK wrappers, seconds to compile once per machine: no direct
@@ -626,9 +628,10 @@ def eigh_vectors(a):
     return np.linalg.eigh(a)[1]
 
 
-@jit(needs=link_routines)
+@_lapack(_eigh_upper)
 def eigh_vectors_upper(b):
-    return _eigh_upper_any(b)
+    """The eigenvectors of ``np.linalg.eigh(b.T, "U")`` (`_eigh_upper`)."""
+    return np.linalg.eigh(b.T, "U")[1]
 
 
 @jit

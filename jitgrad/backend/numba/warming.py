@@ -63,14 +63,13 @@ def _warm_examples():
               # matrix (parallel=True)
               (chunk_count, (1, 1, 1)),
               (put_part, (np.zeros((2, 2)), 1, f1)), (put_part, (np.zeros((2, 2, 2)), 1, f2))]
+    # the LAPACK helpers: one signature for every layout (`compile.jit`'s ``any_layout``)
     for fn in (inv, det, cholesky, logabsdet, signdet):
         calls.append((fn, (f2 + np.eye(2),)))
-    calls += [(solve, (f2 + np.eye(2), f1)), (solve, (f2 + np.eye(2), f2))]
-    fortran = np.asfortranarray(f2 + np.eye(2))  # what cholesky and inv return
-    for fn in (inv, det, cholesky, logabsdet, signdet):
-        calls.append((fn, (fortran,)))
-    calls += [(solve, (fortran, f1)), (solve, (fortran, f2)), (eye, (2,)), (arange, (0, 2, 1)),
-              (outer, (f1, f1)), (dot, (f1, f1)), (dft, (np.ones((2, 1, 2)), -1))]
+    calls += [(solve, (f2 + np.eye(2), f1)), (solve, (f2 + np.eye(2), f2)), (eye, (2,)),
+              (arange, (0, 2, 1)), (outer, (f1, f1)), (dot, (f1, f1)),
+              (dft, (np.ones((2, 1, 2)), -1))]
+    fortran = np.asfortranarray(f2 + np.eye(2))  # a transpose's layout
     for a in (f2, fortran):  # C-ordered arrays and transposes (F-ordered views)
         calls += [(matmul, (a, f2)), (matmul, (f2, a)), (matmul, (a, f1)), (matmul, (f1, a))]
     s2 = np.ones((2, 2), np.float32)  # a float32 build's layer: x @ W, g @ W.T, x.T @ g
