@@ -626,6 +626,16 @@ def verify(fn: Function) -> None:
                     assert m.update in e, f"{m.update.name} not defined in else-branch"
                 define(m.var)
             return
+        if isinstance(s, Repeat):  # a grafted gradient's adjoint loop (not SSA: no carries)
+            for a in (s.trips, s.low):
+                if a is not None:
+                    use(a, "repeat")
+            inner = set(defined)
+            if s.counter is not None:
+                seen.add(s.counter)
+                inner.add(s.counter)
+            defined.update(block(s.body, inner))
+            return
         carries = s.carries
         for c in carries:
             use(c.init, "loop entry")
