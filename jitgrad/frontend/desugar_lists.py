@@ -97,7 +97,7 @@ def range_items(name, *bounds):
     run time, or more than `UNROLLED_AT_MOST` iterations, are refused."""
     what = (f"appending to `{name}` arrays whose shape is known only inside the loop (or "
             "values other than numbers, or reading the list as only Python's is read: "
-            "`*out`, `out + [...]`, `out.reverse()`)")
+            "`*out`, `out + [...]`)")
     if not all(isinstance(b, (int, np.integer)) and not isinstance(b, bool) for b in bounds):
         raise UnsupportedError(
             f"{what}, in a loop whose count is known only at run time (a list built in a "

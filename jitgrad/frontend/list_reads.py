@@ -62,7 +62,15 @@ def sorted_items(seq, reverse=False):
 # list methods that read the list, and the intrinsics that read an array of its items so
 LIST_METHODS = {"index": "%list_index", "count": "%list_count"}
 # what the reads are rewritten to call (`desugar_lists.INTRINSICS`)
-LIST_INTRINSICS = {"%list_index": list_index, "%list_count": list_count, "%sorted": sorted_items}
+def reversed_items(seq):
+    """``out.reverse()`` of a list that is an array of its items (`ListReads.misuse`, which
+    rebinds ``out`` to this): the array's rows in reverse order; Python's reversal of a list
+    known while building (its loop unrolled)."""
+    return tuple(reversed(seq)) if isinstance(seq, (list, tuple)) else seq[::-1]
+
+
+LIST_INTRINSICS = {"%list_index": list_index, "%list_count": list_count, "%sorted": sorted_items,
+                   "%reversed": reversed_items}
 
 
 
@@ -175,6 +183,8 @@ class ListReads:
             return None
         if isinstance(parent, ast.Attribute):
             call = self.parents.get(id(parent))
+            if parent.attr == "reverse" and self.reverses_in_place(call, node):
+                return None
             if parent.attr in LIST_METHODS and isinstance(call, ast.Call) and call.func is parent \
                     and len(call.args) == 1 and not call.keywords:
                 self.read_by(call, LIST_METHODS[parent.attr], [node, *call.args])
@@ -232,6 +242,21 @@ class ListReads:
             return "compared"
         return f"used in `{ast.unparse(parent)}`" if parent is not None else "used here"
 
+    def reverses_in_place(self, call, node) -> bool:
+        """``out.reverse()`` as a statement, of a list made in this function (no other name
+        holds it: any other read of it is refused here): the statement calls
+        ``%reversed(out)`` and rebinds ``out`` to it (``Expr.jitgrad_rebinds``, `build_stmts`).
+        True where it was rewritten."""
+        stmt = self.parents.get(id(call))
+        if not (isinstance(call, ast.Call) and call.func is self.parents.get(id(node))
+                and not call.args and not call.keywords and isinstance(stmt, ast.Expr)
+                and self.passed is None):
+            return False
+        stmt.value = locate_as(ast.Call(name_node("%reversed"), [node], []), call)
+        self.parents[id(node)] = stmt.value
+        stmt.jitgrad_rebinds = node.id
+        return True
+
     def read_by(self, call: ast.Call, intrinsic: str, args: list) -> None:
         """``call`` (``out.index(v)``, ``sorted(out)``) made a call of ``intrinsic`` with
         ``args`` (its keywords kept): rewritten in place for a list made in the function (it is
@@ -264,7 +289,7 @@ class ListReads:
 
     def reads_as_array(self, call: ast.Call) -> bool:
         f = call.func
-        if isinstance(f, ast.Name) and f.id == "%items":
+        if isinstance(f, ast.Name) and f.id in ("%items", "%reversed"):
             return True
         if isinstance(f, ast.Name) and f.id not in self.bound:
             if f.id in _BUILTIN_READERS and f.id not in self.globals:
