@@ -69,8 +69,16 @@ def reversed_items(seq):
     return tuple(reversed(seq)) if isinstance(seq, (list, tuple)) else seq[::-1]
 
 
+def joined_items(a, b):
+    """``a + b`` of lists one of which is an array of its items (`ListReads.joins`) and the
+    other a list display or such a list: the rows of both, in order (NumPy's concatenation;
+    the display stacked, its items of the rows' shape), read as an array is read; Python's
+    join of lists known while building (their loops unrolled)."""
+    return tuple(a) + tuple(b)
+
+
 LIST_INTRINSICS = {"%list_index": list_index, "%list_count": list_count, "%sorted": sorted_items,
-                   "%reversed": reversed_items}
+                   "%reversed": reversed_items, "%joined": joined_items}
 
 
 
@@ -228,6 +236,8 @@ class ListReads:
                 return None  # a row of a list of lists: the builder checks its shape
             self.passes_list(parent, parent.args.index(node), node)
             return None
+        if isinstance(parent, ast.BinOp) and self.joins(parent, node):
+            return None
         if isinstance(parent, (ast.BinOp, ast.AugAssign)):
             return "in arithmetic (+ joins lists, * repeats them)"
         if isinstance(parent, ast.Return):
@@ -241,6 +251,26 @@ class ListReads:
         if isinstance(parent, ast.Compare):
             return "compared"
         return f"used in `{ast.unparse(parent)}`" if parent is not None else "used here"
+
+    def joins(self, op: ast.BinOp, node) -> bool:
+        """``[B] + out`` (or ``out + [...]``, or two such lists) read where an array of the
+        items is read (``np.hstack([B] + [A @ B for ...])``): rewritten in place as
+        ``%joined(left, right)``, the rows of both (`joined_items`). True where rewritten."""
+        holder = self.parents.get(id(op))
+        if not (isinstance(op.op, ast.Add) and isinstance(holder, ast.Call)
+                and any(a is op for a in holder.args) and self.reads_as_array(holder)
+                and self.passed is None):
+            return False
+        other = op.right if op.left is node else op.left
+        if not (isinstance(other, ast.List) and not any(
+                isinstance(e, ast.Starred) for e in other.elts) or isinstance(other, ast.Name)):
+            return False
+        call = locate_as(ast.Call(name_node("%joined"), [op.left, op.right], []), op)
+        holder.args[next(k for k, a in enumerate(holder.args) if a is op)] = call
+        for a in (op.left, op.right):
+            self.parents[id(a)] = call
+        self.parents[id(call)] = holder
+        return True
 
     def reverses_in_place(self, call, node) -> bool:
         """``out.reverse()`` as a statement, of a list made in this function (no other name
@@ -289,7 +319,7 @@ class ListReads:
 
     def reads_as_array(self, call: ast.Call) -> bool:
         f = call.func
-        if isinstance(f, ast.Name) and f.id in ("%items", "%reversed"):
+        if isinstance(f, ast.Name) and f.id in ("%items", "%reversed", "%joined"):
             return True
         if isinstance(f, ast.Name) and f.id not in self.bound:
             if f.id in _BUILTIN_READERS and f.id not in self.globals:
