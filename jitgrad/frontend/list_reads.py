@@ -71,7 +71,7 @@ def reversed_items(seq):
 
 def joined_items(a, b):
     """``a + b`` of lists one of which is an array of its items (`ListReads.joins`) and the
-    other a list display or such a list: the rows of both, in order (NumPy's concatenation;
+    other a list display: the rows of both, in order (NumPy's concatenation;
     the display stacked, its items of the rows' shape), read as an array is read; Python's
     join of lists known while building (their loops unrolled)."""
     return tuple(a) + tuple(b)
@@ -253,7 +253,7 @@ class ListReads:
         return f"used in `{ast.unparse(parent)}`" if parent is not None else "used here"
 
     def joins(self, op: ast.BinOp, node) -> bool:
-        """``[B] + out`` (or ``out + [...]``, or two such lists) read where an array of the
+        """``[B] + out`` (or ``out + [...]``: a list display) read where an array of the
         items is read (``np.hstack([B] + [A @ B for ...])``): rewritten in place as
         ``%joined(left, right)``, the rows of both (`joined_items`). True where rewritten."""
         holder = self.parents.get(id(op))
@@ -261,9 +261,9 @@ class ListReads:
                 and any(a is op for a in holder.args) and self.reads_as_array(holder)
                 and self.passed is None):
             return False
-        other = op.right if op.left is node else op.left
-        if not (isinstance(other, ast.List) and not any(
-                isinstance(e, ast.Starred) for e in other.elts) or isinstance(other, ast.Name)):
+        other = op.right if op.left is node else op.left  # (a name may be an array: `+`
+        if not (isinstance(other, ast.List) and not any(  # of a list and an array adds)
+                isinstance(e, ast.Starred) for e in other.elts)):
             return False
         call = locate_as(ast.Call(name_node("%joined"), [op.left, op.right], []), op)
         holder.args[next(k for k, a in enumerate(holder.args) if a is op)] = call
