@@ -31,8 +31,8 @@ from jitgrad import UnsupportedError
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from fd import check_against, numeric_grad  # noqa: E402
-from plain_python import assert_runs_as_plain_python  # noqa: E402
+from fd import check_against, numeric_grad
+from plain_python import assert_runs_as_plain_python
 
 A = np.array([[0.6, 0.2, 0.0], [0.1, 0.5, 0.3], [0.0, -0.2, 0.7]])
 B = np.array([[1.0], [0.2], [0.5]])
