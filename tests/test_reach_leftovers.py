@@ -10,7 +10,9 @@ own:
   for i in range(a.shape[0])])``); ``[B] + [...]`` read as an array joins the rows
   (python-control's ctrb);
 - ``np.linalg.matrix_power(A, i)`` with ``i`` known only at run time (a loop of products);
-- ``np.dot(v * v, [1.0] * v.shape[1])``: a repeated one-number list given straight to NumPy.
+- ``np.dot(v * v, [1.0] * v.shape[1])``: a repeated one-number list given straight to NumPy;
+- frames ``y[i * hop: i * hop + n] * win`` over a run-time count, whose size is the window's
+  (a constant slice of a constant, ``np.hanning(n + 1)[:-1]``).
 
 Gradients against central finite differences (tests/fd.py) and, where JAX is installed,
 against JAX; the breadth runs as plain Python in a process of its own, one compiled gradient
@@ -78,6 +80,14 @@ def row_positions(a, v):
     return np.sum(idx * v ** 2)
 
 
+def framed(y, n=8, hop=4):
+    """Frames of a signal over a run-time count, windowed by a constant of the omitted n."""
+    win = np.hanning(n + 1)[:-1]
+    count = 1 + (len(y) - n) // hop
+    frames = np.stack([y[i * hop: i * hop + n] * win for i in range(count)], axis=1)
+    return np.sum(np.abs(np.fft.rfft(frames, axis=0)) ** 2)
+
+
 def ctrb(A, B):
     n = np.shape(A)[0]
     return np.hstack([B] + [np.linalg.matrix_power(A, i) @ B for i in range(1, n)])
@@ -124,6 +134,7 @@ CASES = [  # (function, arguments, wrt)
     (gains, (A, Z, 7), (0, 1)),
     (row_positions, (SORTED, np.array([[0.3, 0.95, 0.2], [0.1, -0.5, 0.25]])), 1),
     (controllability, (A, B), (0, 1)),
+    (framed, (np.sin(0.7 * np.arange(30.0)),), 0),
     (unit_rows, (V,), 0),
 ]
 
