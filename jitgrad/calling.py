@@ -115,6 +115,7 @@ class CallingConvention:
                     continue
                 if not any(u.kind == "f" for u in pytree.leaf_types(types[k])):
                     what = {"str": "is a str (a switch the gradient is built for)",
+                            "omitted": "is an int or bool default the call leaves out",
                             "none": "is None", "generator": "is a random generator",
                             "function": "is a function (a constant the gradient is built "
                                         "for)"}.get(
