@@ -103,6 +103,12 @@ def unit_rows(v):
     return np.sum((v / norm[:, None]) * np.arange(v.shape[1]))
 
 
+def shaped(x):
+    """A repeated list as a shape stays Python's list; as np.dot's operand, an array."""
+    k = 2
+    return np.sum(np.reshape(x, [2] * k) ** 3) + np.dot(x, [1.0] * x.shape[0])
+
+
 def combined(A, z, v, steps, n=2):
     """One compiled gradient: gains over a run-time count, reversed; a run-time matrix power;
     a repeated list given to np.dot; an omitted default's loop (known: unrolled)."""
@@ -136,6 +142,7 @@ CASES = [  # (function, arguments, wrt)
     (controllability, (A, B), (0, 1)),
     (framed, (np.sin(0.7 * np.arange(30.0)),), 0),
     (unit_rows, (V,), 0),
+    (shaped, (np.array([0.3, -0.2, 0.5, 0.9]),), 0),
 ]
 
 

@@ -130,6 +130,10 @@ def lower_lists(fn_node: ast.FunctionDef, fn, fresh: Fresh, where, bound=()) -> 
     lists.tolists()
 
 
+# NumPy functions whose every positional argument is an array operand (`repeated_operands`;
+# of the others, only the first is)
+_OPERANDS = {"dot", "inner", "outer", "vdot", "maximum", "minimum", "where", "interp", "clip",
+             "add", "subtract", "multiply", "divide", "power", "hypot", "arctan2"}
 UNROLLED_AT_MOST = 16  # iterations of a loop unrolled for a list of arrays of other shapes
 _HEAPQ_CHANGES = {"heapify", "heappush", "heappop", "heappushpop", "heapreplace"}
 
@@ -218,13 +222,16 @@ class _Lists(ListReads):
     def repeated_operands(self, root) -> None:
         """``np.dot(v * v, [1.0] * v.shape[1])``: a list of one number repeated (``n`` may be
         known only at run time) given straight to a NumPy function that reads it as an array
-        (`ListReads.reads_as_array`) is that array, ``np.full(max(n, 0), 1.0)``. Anywhere else
+        (`ListReads.reads_as_array`; as its first argument, or any of an operation of arrays,
+        `_OPERANDS`) is that array, ``np.full(max(n, 0), 1.0)``. Anywhere else
         (``[1.0] * n + [0.0] * m``, a name bound to it) it stays Python's list."""
         for call in ast.walk(root):
             if not (isinstance(call, ast.Call) and self.reads_as_array(call)):
                 continue
+            name = getattr(call.func, "attr", getattr(call.func, "id", ""))
             for k, a in enumerate(call.args):
-                if not (isinstance(a, ast.BinOp) and isinstance(a.op, ast.Mult)):
+                if not (isinstance(a, ast.BinOp) and isinstance(a.op, ast.Mult)) or (
+                        k and name not in _OPERANDS):  # (np.reshape(x, [2] * k): a shape)
                     continue
                 lst, count = (a.left, a.right) if isinstance(a.left, ast.List) else (
                     a.right, a.left)
