@@ -9,6 +9,7 @@ and `jitgrad.dask` share.
   comes back, in that order, as Python iterates it (JAX gives sorted dicts back).
 * A string is a tree without leaves that keeps its value: a switch known when the gradient is
   built (``if mode == "fast":``), so each string gets its own build, as each structure does.
+  So is an int or bool default the caller leaves out (`Omitted`, as Numba's ``types.Omitted``).
 * `type_of_tree` gives a tree's `SeqType` (its structure and its leaves' `Type`); `leaves`
   its values, `leaf_types` the types, in that order; `unflatten` rebuilds a tree of the same
   structure from one value per leaf (a gradient per leaf).
