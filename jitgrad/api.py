@@ -118,7 +118,7 @@ class GradFunction:
                     self._forward_mode = self._by_forward_mode()
                 else:
                     return specialisations.run(call, args)
-            return self._forward_mode(*args)
+            return self._forward_mode(*pytree.without_omitted(args))
         except JitgradError as err:  # the user's line, not jitgrad's frames
             raise hide_internal_frames(err)  # JITGRAD_TRACEBACK=full shows them
 

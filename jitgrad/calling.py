@@ -93,9 +93,18 @@ class CallingConvention:
         return self.src.wrt_positions(w)[0]
 
     def bind_arguments(self, args, kwargs) -> tuple:
-        """The call's arguments in parameter order, as Python binds them."""
-        return compose.bind_arguments(self.signature, self.param_names, self.src.qualname,
-                                      args, kwargs)
+        """The call's arguments in parameter order, as Python binds them; an int or bool
+        default the caller left out as a `pytree.Omitted` (a constant of the build, as Numba
+        makes an omitted argument: ``range(n)``, ``leggauss(n)`` of ``n=6`` are known)."""
+        bound = compose.bind_arguments(self.signature, self.param_names, self.src.qualname,
+                                       args, kwargs)
+        if self.n_params < 0 or len(args) + len(kwargs or ()) >= self.n_params:
+            return bound
+        given = set(kwargs or ())
+        return tuple(
+            pytree.Omitted(a) if k >= len(args) and name not in given and isinstance(
+                a, (int, np.integer, np.bool_)) and not isinstance(a, np.ndarray) else a
+            for k, (name, a) in enumerate(zip(self.param_names, bound)))
 
     def types_of(self, args) -> tuple:
         """The signature (kind and rank of every argument, a tree's structure) these arguments
@@ -117,6 +126,7 @@ class CallingConvention:
                     continue
                 if not any(u.kind == "f" for u in pytree.leaf_types(types[k])):
                     what = {"str": "is a str (a switch the gradient is built for)",
+                            "omitted": "is an int or bool default the call leaves out",
                             "none": "is None", "generator": "is a random generator",
                             "function": "is a function (a constant the gradient is built "
                                         "for)"}.get(

@@ -1647,6 +1647,15 @@ block(PY, "Forms from held-out real code (lists into helpers, kinds across ifs)"
     r("the same, flag False", F.py_bool_argument_array_or_none, A(V, False),
       id="py-bool-argument-array-or-none-false"),
 ])
+block(PY, "Forms from held-out real code (omitted defaults, lists over run-time counts)", [
+    r("an omitted int default is a constant of the build (leggauss(n))",
+      F.py_omitted_int_default_known, A(V)),
+    r("a list of rows appended over a run-time count, .reverse()d",
+      F.py_list_of_rows_reversed_run_time_count, A(V)),
+    r("np.linalg.matrix_power with a power known only at run time",
+      F.np_matrix_power_run_time, A(V)),
+    r("[1.0] * n given straight to np.dot", F.py_repeated_list_into_numpy, A(V)),
+])
 
 ROWS: list[Row] = list(_ROWS)
 

@@ -5359,3 +5359,26 @@ def py_bool_argument_array_or_none(x, flag):
     if flag:
         return np.sum(w * x)
     return np.sum(x ** 2)
+
+
+def py_omitted_int_default_known(x, n=4):
+    t, w = np.polynomial.legendre.leggauss(n)
+    return np.sum(w * np.exp(-x[0] * t ** 2)) + np.sum(x[:n] ** 2)
+
+
+def py_list_of_rows_reversed_run_time_count(x):
+    rows = []
+    for k in range(x.shape[0]):
+        rows.append(x * (k + 1.0))
+    rows.reverse()
+    return np.sum(np.array(rows)[0] * x) + len(rows)
+
+
+def np_matrix_power_run_time(x):
+    a = np.outer(x, x[::-1]) * 0.5
+    return np.sum(np.linalg.matrix_power(a, x.shape[0] - 1))
+
+
+def py_repeated_list_into_numpy(x):
+    m = np.outer(x, x)
+    return np.sum(np.dot(m * m, [1.0] * m.shape[1]) ** 0.5)

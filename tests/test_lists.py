@@ -322,7 +322,8 @@ def test_reduce_of_nothing_raises_as_python():
 
 def joins_lists(x):
     out = [v * 2.0 for v in x]
-    return np.sum(out + [1.0])
+    joined = out + [1.0]  # (read straight as an array, np.sum(out + [1.0]) joins the rows)
+    return np.sum(joined)
 
 
 def appends_ragged(x):

@@ -9,6 +9,7 @@ and `jitgrad.dask` share.
   comes back, in that order, as Python iterates it (JAX gives sorted dicts back).
 * A string is a tree without leaves that keeps its value: a switch known when the gradient is
   built (``if mode == "fast":``), so each string gets its own build, as each structure does.
+  So is an int or bool default the caller leaves out (`Omitted`, as Numba's ``types.Omitted``).
 * `type_of_tree` gives a tree's `SeqType` (its structure and its leaves' `Type`); `leaves`
   its values, `leaf_types` the types, in that order; `unflatten` rebuilds a tree of the same
   structure from one value per leaf (a gradient per leaf).
@@ -46,7 +47,30 @@ GENERATORS = (np.random.Generator, np.random.RandomState)
 # (``isinstance(x, kind)``, ``kind(...)``: `list`, `np.float32`)
 FUNCTIONS = (pytypes.FunctionType, pytypes.BuiltinFunctionType, pytypes.MethodType, np.ufunc,
              functools.partial, type)
-CONTAINERS = (tuple, list, dict, str, type(None), *GENERATORS, *FUNCTIONS)
+
+
+class Omitted:
+    """A parameter's default the caller left out (``def f(x, n=6)`` called as ``f(x)``), as
+    Numba's ``types.Omitted``: a tree without leaves that keeps its value, so the build knows
+    it (``range(n)``, ``leggauss(n)``, shapes) and the call's key holds it. Only int and bool
+    defaults are wrapped (`CallingConvention.bind_arguments`); a value the caller passes stays
+    a run-time argument."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"Omitted({self.value!r})"
+
+
+def without_omitted(args: tuple) -> tuple:
+    """``args`` with each `Omitted` default as its value (for a path that calls Python)."""
+    return tuple(a.value if isinstance(a, Omitted) else a for a in args)
+
+
+CONTAINERS = (tuple, list, dict, str, type(None), Omitted, *GENERATORS, *FUNCTIONS)
 # the modules whose objects are never read attribute by attribute as a tree
 _NOT_OBJECTS = frozenset({"builtins", "numpy", "scipy", "numba", "jitgrad", "pandas", "jax",
                           "torch", "xarray", "dask"})
@@ -126,7 +150,7 @@ def is_tree(value, depth: int = 0) -> bool:
 
 
 def _without_leaves(value) -> bool:
-    return value is None or isinstance(value, (str, *GENERATORS, *FUNCTIONS))
+    return value is None or isinstance(value, (str, Omitted, *GENERATORS, *FUNCTIONS))
 
 
 def _sorted_keys(d: dict, what: str) -> list:
@@ -153,6 +177,8 @@ def type_of_tree(value, what: str, complex_parts: bool = False) -> SeqType | Typ
         return SeqType((), "none")
     if isinstance(value, str):
         return SeqType((), "str", value=value)
+    if isinstance(value, Omitted):
+        return SeqType((), "omitted", value=value.value)
     if isinstance(value, GENERATORS):  # its kind: which methods it has
         return SeqType((), "generator", value=type(value).__name__)
     if isinstance(value, FUNCTIONS):
@@ -306,7 +332,7 @@ def _unflatten(t, it, strings, pair):
         return _complex_of(t.value, re, im if strings else -im)
     if t.container == "none":
         return None
-    if t.container == "str":
+    if t.container in ("str", "omitted"):
         return t.value if strings else None
     if t.container == "generator":
         return None  # (`build.build` binds the call's generator in its place)
@@ -395,6 +421,8 @@ def key_of(value):
         return None
     if isinstance(value, str):
         return (str, value)
+    if isinstance(value, Omitted):
+        return (Omitted, type(value.value), value.value)
     if isinstance(value, GENERATORS):  # (not which one: the call's own is drawn from; and
         return ("generator", type(value))  # never a plain call's key, whose leaves differ)
     if isinstance(value, FUNCTIONS):  # the function itself: another one is another build
@@ -412,6 +440,7 @@ __all__ = [
     "CONTAINERS",
     "FUNCTIONS",
     "LEAF",
+    "Omitted",
     "complex_parts",
     "float_leaf_positions",
     "is_complex",
@@ -427,4 +456,5 @@ __all__ = [
     "structure",
     "type_of_tree",
     "unflatten",
+    "without_omitted",
 ]

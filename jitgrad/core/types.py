@@ -39,7 +39,8 @@ class SeqType:
     arguments and hands the function the tree back (a list as a tuple)."""
 
     items: tuple  # of Type or SeqType (a dict's: in the order of ``keys``)
-    # 'tuple', 'list', 'dict', 'none', 'str', 'generator', 'function', 'object' or
+    # 'tuple', 'list', 'dict', 'none', 'str', 'omitted' (a default the caller left out, its
+    # value a constant of the build: `pytree.Omitted`), 'generator', 'function', 'object' or
     # 'complex' (a complex number or array: its real and imaginary parts, `core.pytree`)
     container: str
     keys: tuple | None = None  # a dict's keys, sorted; an object's attribute names, sorted
@@ -58,6 +59,8 @@ class SeqType:
             return "None"
         if self.container == "str":
             return repr(self.value)
+        if self.container == "omitted":
+            return f"{self.value!r} (default)"
         if self.container == "generator":
             return f"np.random.{self.value}"
         if self.container == "function":

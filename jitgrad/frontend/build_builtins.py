@@ -31,7 +31,13 @@ from jitgrad.frontend.build_ast import (
     RunTimeText,
 )
 from jitgrad.frontend.desugar_lists import items_of, range_items, zip_count
-from jitgrad.frontend.list_reads import list_count, list_index, sorted_items
+from jitgrad.frontend.list_reads import (
+    joined_items,
+    list_count,
+    list_index,
+    reversed_items,
+    sorted_items,
+)
 from jitgrad.lang import numpy_api, numpy_linalg, numpy_written, symbolic
 from jitgrad.lang.symbolic import Sym
 
@@ -770,6 +776,11 @@ BUILTINS[items_of] = _b_items_of
 BUILTINS[range_items] = _b_range_items
 BUILTINS[list_index] = _b_list_method("index")
 BUILTINS[sorted_items] = _b_sorted_items
+BUILTINS[joined_items] = lambda b, args, kwargs, node: joined_items(*args) if not any(
+    isinstance(a, Sym) for a in args) else symbolic.NUMPY[np.concatenate](  # the rows of both
+    tuple(symbolic.NUMPY[np.array](a) if isinstance(a, (list, tuple)) else a for a in args))
+BUILTINS[reversed_items] = lambda b, args, kwargs, node: (  # `out.reverse()`: its rows reversed
+    symbolic.NUMPY[np.flip](args[0], 0) if isinstance(args[0], Sym) else reversed_items(args[0]))
 BUILTINS[list_count] = _b_list_method("count")
 # functions of a library looked up by (module, name): importing the library would be a cost
 BY_NAME = {("numba.misc.special", "literal_unroll"): _literal_unroll,

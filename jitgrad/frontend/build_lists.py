@@ -20,6 +20,15 @@ from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import Sym
 
 
+def _constant(token):
+    """A size token ``("less", n, k)`` (a slice dropping ``k`` entries of an axis of ``n``) of a
+    constant ``n`` as the number it is; any other token as it is."""
+    if isinstance(token, tuple) and len(token) == 3 and token[0] == "less" and all(
+            type(t) is int for t in token[1:]):
+        return max(0, token[1] - token[2])
+    return token
+
+
 def key_free(builder, stmt) -> bool:
     """Whether no earlier attempt decided the rows of the list ``stmt`` writes into."""
     return builder.list_key(stmt.jitgrad_list) not in builder.seeds.lists
@@ -120,13 +129,13 @@ class ListArrays:
             if isinstance(token, tuple) and token and token[0] == "broadcast":
                 # the size of one of its parts (the others are that size or 1): an argument's
                 # axis or a constant, where one is
-                known = [self.initial_size(self.gb.size_class(t)) for t in token[1:]]
+                known = [_constant(self.initial_size(self.gb.size_class(t))) for t in token[1:]]
                 known = [t for t in known if isinstance(t, int) and t != 1
                          or t in self.gb.param_axes]
                 if not known:
                     return None
                 token = known[0]
-            token = self.initial_size(self.gb.size_class(token))
+            token = _constant(self.initial_size(self.gb.size_class(token)))
             if isinstance(token, int):
                 rows.append(token)
             elif token in self.gb.param_axes:

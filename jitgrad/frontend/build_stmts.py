@@ -105,6 +105,10 @@ class Statements(Writes):
         if is_docstring(stmt):
             return
         call = stmt.value
+        if getattr(stmt, "jitgrad_rebinds", None):  # `out.reverse()` of a list made here
+            self.assign(ast.copy_location(ast.Name(stmt.jitgrad_rebinds, ast.Store()), stmt),
+                        self.expr(call))  # (`list_reads.ListReads.reverses_in_place`)
+            return
         if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
                 and call.func.attr == "fill" and isinstance(call.func.value, ast.Name)
                 and len(call.args) == 1 and not call.keywords

@@ -97,7 +97,7 @@ def range_items(name, *bounds):
     run time, or more than `UNROLLED_AT_MOST` iterations, are refused."""
     what = (f"appending to `{name}` arrays whose shape is known only inside the loop (or "
             "values other than numbers, or reading the list as only Python's is read: "
-            "`*out`, `out + [...]`, `out.reverse()`)")
+            "`*out`, `out + [...]`)")
     if not all(isinstance(b, (int, np.integer)) and not isinstance(b, bool) for b in bounds):
         raise UnsupportedError(
             f"{what}, in a loop whose count is known only at run time (a list built in a "
@@ -121,6 +121,7 @@ def lower_lists(fn_node: ast.FunctionDef, fn, fresh: Fresh, where, bound=()) -> 
     enclosing function binds (for a nested function)."""
     lists = _Lists(fn, fn_node, fresh, where)
     lists.bound |= set(bound)
+    lists.repeated_operands(fn_node)
     fn_node.body = lists.comprehensions(fn_node.body)
     fn_node.body = lists.indexed_dicts(fn_node.body)
     fn_node.body = lists.appended(fn_node.body)
@@ -129,6 +130,10 @@ def lower_lists(fn_node: ast.FunctionDef, fn, fresh: Fresh, where, bound=()) -> 
     lists.tolists()
 
 
+# NumPy functions whose every positional argument is an array operand (`repeated_operands`;
+# of the others, only the first is)
+_OPERANDS = {"dot", "inner", "outer", "vdot", "maximum", "minimum", "where", "interp", "clip",
+             "add", "subtract", "multiply", "divide", "power", "hypot", "arctan2"}
 UNROLLED_AT_MOST = 16  # iterations of a loop unrolled for a list of arrays of other shapes
 _HEAPQ_CHANGES = {"heapify", "heappush", "heappop", "heappushpop", "heapreplace"}
 
@@ -213,6 +218,28 @@ class _Lists(ListReads):
             "%full", count, ast.Constant(float(lst.elts[0].value)))), s)
         locate(full, s)
         return full
+
+    def repeated_operands(self, root) -> None:
+        """``np.dot(v * v, [1.0] * v.shape[1])``: a list of one number repeated (``n`` may be
+        known only at run time) given straight to a NumPy function that reads it as an array
+        (`ListReads.reads_as_array`; as its first argument, or any of an operation of arrays,
+        `_OPERANDS`) is that array, ``np.full(max(n, 0), 1.0)``. Anywhere else
+        (``[1.0] * n + [0.0] * m``, a name bound to it) it stays Python's list."""
+        for call in ast.walk(root):
+            if not (isinstance(call, ast.Call) and self.reads_as_array(call)):
+                continue
+            name = getattr(call.func, "attr", getattr(call.func, "id", ""))
+            for k, a in enumerate(call.args):
+                if not (isinstance(a, ast.BinOp) and isinstance(a.op, ast.Mult)) or (
+                        k and name not in _OPERANDS):  # (np.reshape(x, [2] * k): a shape)
+                    continue
+                lst, count = (a.left, a.right) if isinstance(a.left, ast.List) else (
+                    a.right, a.left)
+                if (isinstance(lst, ast.List) and len(lst.elts) == 1 and isinstance(
+                        lst.elts[0], ast.Constant) and type(lst.elts[0].value) in (
+                        int, float, bool) and not isinstance(count, ast.List)):
+                    call.args[k] = locate_as(_call("%full", _call(
+                        "%max", count, ast.Constant(0)), lst.elts[0]), a)
 
     def appended(self, stmts: list) -> list:
         for s in stmts:

@@ -62,7 +62,23 @@ def sorted_items(seq, reverse=False):
 # list methods that read the list, and the intrinsics that read an array of its items so
 LIST_METHODS = {"index": "%list_index", "count": "%list_count"}
 # what the reads are rewritten to call (`desugar_lists.INTRINSICS`)
-LIST_INTRINSICS = {"%list_index": list_index, "%list_count": list_count, "%sorted": sorted_items}
+def reversed_items(seq):
+    """``out.reverse()`` of a list that is an array of its items (`ListReads.misuse`, which
+    rebinds ``out`` to this): the array's rows in reverse order; Python's reversal of a list
+    known while building (its loop unrolled)."""
+    return tuple(reversed(seq)) if isinstance(seq, (list, tuple)) else seq[::-1]
+
+
+def joined_items(a, b):
+    """``a + b`` of lists one of which is an array of its items (`ListReads.joins`) and the
+    other a list display: the rows of both, in order (NumPy's concatenation;
+    the display stacked, its items of the rows' shape), read as an array is read; Python's
+    join of lists known while building (their loops unrolled)."""
+    return tuple(a) + tuple(b)
+
+
+LIST_INTRINSICS = {"%list_index": list_index, "%list_count": list_count, "%sorted": sorted_items,
+                   "%reversed": reversed_items, "%joined": joined_items}
 
 
 
@@ -175,6 +191,8 @@ class ListReads:
             return None
         if isinstance(parent, ast.Attribute):
             call = self.parents.get(id(parent))
+            if parent.attr == "reverse" and self.reverses_in_place(call, node):
+                return None
             if parent.attr in LIST_METHODS and isinstance(call, ast.Call) and call.func is parent \
                     and len(call.args) == 1 and not call.keywords:
                 self.read_by(call, LIST_METHODS[parent.attr], [node, *call.args])
@@ -218,6 +236,8 @@ class ListReads:
                 return None  # a row of a list of lists: the builder checks its shape
             self.passes_list(parent, parent.args.index(node), node)
             return None
+        if isinstance(parent, ast.BinOp) and self.joins(parent, node):
+            return None
         if isinstance(parent, (ast.BinOp, ast.AugAssign)):
             return "in arithmetic (+ joins lists, * repeats them)"
         if isinstance(parent, ast.Return):
@@ -231,6 +251,41 @@ class ListReads:
         if isinstance(parent, ast.Compare):
             return "compared"
         return f"used in `{ast.unparse(parent)}`" if parent is not None else "used here"
+
+    def joins(self, op: ast.BinOp, node) -> bool:
+        """``[B] + out`` (or ``out + [...]``: a list display) read where an array of the
+        items is read (``np.hstack([B] + [A @ B for ...])``): rewritten in place as
+        ``%joined(left, right)``, the rows of both (`joined_items`). True where rewritten."""
+        holder = self.parents.get(id(op))
+        if not (isinstance(op.op, ast.Add) and isinstance(holder, ast.Call)
+                and any(a is op for a in holder.args) and self.reads_as_array(holder)
+                and self.passed is None):
+            return False
+        other = op.right if op.left is node else op.left  # (a name may be an array: `+`
+        if not (isinstance(other, ast.List) and not any(  # of a list and an array adds)
+                isinstance(e, ast.Starred) for e in other.elts)):
+            return False
+        call = locate_as(ast.Call(name_node("%joined"), [op.left, op.right], []), op)
+        holder.args[next(k for k, a in enumerate(holder.args) if a is op)] = call
+        for a in (op.left, op.right):
+            self.parents[id(a)] = call
+        self.parents[id(call)] = holder
+        return True
+
+    def reverses_in_place(self, call, node) -> bool:
+        """``out.reverse()`` as a statement, of a list made in this function (no other name
+        holds it: any other read of it is refused here): the statement calls
+        ``%reversed(out)`` and rebinds ``out`` to it (``Expr.jitgrad_rebinds``, `build_stmts`).
+        True where it was rewritten."""
+        stmt = self.parents.get(id(call))
+        if not (isinstance(call, ast.Call) and call.func is self.parents.get(id(node))
+                and not call.args and not call.keywords and isinstance(stmt, ast.Expr)
+                and self.passed is None):
+            return False
+        stmt.value = locate_as(ast.Call(name_node("%reversed"), [node], []), call)
+        self.parents[id(node)] = stmt.value
+        stmt.jitgrad_rebinds = node.id
+        return True
 
     def read_by(self, call: ast.Call, intrinsic: str, args: list) -> None:
         """``call`` (``out.index(v)``, ``sorted(out)``) made a call of ``intrinsic`` with
@@ -264,7 +319,7 @@ class ListReads:
 
     def reads_as_array(self, call: ast.Call) -> bool:
         f = call.func
-        if isinstance(f, ast.Name) and f.id == "%items":
+        if isinstance(f, ast.Name) and f.id in ("%items", "%reversed", "%joined"):
             return True
         if isinstance(f, ast.Name) and f.id not in self.bound:
             if f.id in _BUILTIN_READERS and f.id not in self.globals:

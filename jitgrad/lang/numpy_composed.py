@@ -363,9 +363,12 @@ def np_isreal(x):
 def np_matrix_power(a, n):
     if all_known(a):
         return np.linalg.matrix_power(a, n)
-    if not isinstance(n, int):
-        raise UnsupportedError("np.linalg.matrix_power with an integer power known while "
-                               "building", loc_of(a))
+    if not isinstance(n, int):  # a power known at run time only: a loop of products
+        if ndim_of(n) != 0 or getattr(getattr(n, "type", None), "kind", "i") != "i" or \
+                ndim_of(a) != 2:
+            raise UnsupportedError("np.linalg.matrix_power takes a matrix and an integer "
+                                   "power", loc_of(a))
+        return written(W.matrix_power, a, n)
     if n < 0:
         a, n = _np(np.linalg.inv)(a), -n
     out = _np(np.eye)(a.shape[0]) if n == 0 else a

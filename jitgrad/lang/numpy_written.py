@@ -29,6 +29,22 @@ def polyval(x, c):
     return out
 
 
+def matrix_power(a, n):
+    """np.linalg.matrix_power of a power known only at run time: the product of ``n``
+    factors, in a loop (the identity, of ``a``'s sizes, where ``n == 0``)."""
+    if a.shape[0] != a.shape[1]:
+        raise ValueError("np.linalg.matrix_power: the matrix must be square")
+    if n < 0:
+        raise ValueError("jitgrad: np.linalg.matrix_power of a negative power known only at "
+                         "run time; write np.linalg.matrix_power(np.linalg.inv(a), -n)")
+    out = a * 0.0
+    for i in range(a.shape[0]):
+        out[i, i] = 1.0
+    for _ in range(n):
+        out = out @ a
+    return out
+
+
 def polyval_legacy(p, x):
     """np.polyval: the coefficients from the highest power down."""
     out = p[0] + x * 0.0

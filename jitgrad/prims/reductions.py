@@ -267,9 +267,9 @@ argsort = primitive("argsort", lambda x: np.argsort(x, kind="mergesort"),
 searchsorted = primitive("searchsorted",
                          lambda a, v, side: np.searchsorted(a, v, side=side),
                          lambda ts, p: Type("i", ts[1].ndim), differentiable=False,
-                         zero_tangent=True)
+                         zero_tangent=True, same_shape_as=1)
 # The bin of each entry of ``x`` among the monotonic edges ``bins`` (np.digitize: NumPy's and
 # Numba's own function, which also takes decreasing edges and refuses others).
 digitize = primitive("digitize", lambda x, bins, right: np.digitize(x, bins, right=right),
                      lambda ts, p: Type("i", ts[0].ndim), differentiable=False,
-                     zero_tangent=True)
+                     zero_tangent=True, same_shape_as=0)
