@@ -258,6 +258,11 @@ def check_refused_and_raised():
     with pytest.raises(jitgrad.UnsupportedError, match="other than linear"):
         jitgrad.grad(cubic)(X)
 
+    def letters(x):
+        return x[0] * np.array([list(s) for s in ("AC", "GT")]).shape[0]
+    with pytest.raises(jitgrad.UnsupportedError, match="np.array of strings"):
+        jitgrad.grad(letters)(X)  # (a ValueError of jitgrad's own before)
+
     def mask_of_other_shape(x):
         c = np.ones((2, 2, 2)) * x[0]
         c[np.ones((2, 2, 1), dtype=bool)] = 0.0

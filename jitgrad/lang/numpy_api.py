@@ -308,9 +308,13 @@ def np_full_like(x, fill_value, dtype=None):
     return np_full(x.shape, fill) if isinstance(x, Sym) else np.full(x.shape, fill)
 
 
+def _holds(obj, kinds) -> bool:
+    return isinstance(obj, kinds) or isinstance(obj, (list, tuple)) and any(
+        _holds(v, kinds) for v in obj)
+
+
 def _holds_complex(obj) -> bool:
-    return isinstance(obj, (complex, np.complexfloating)) or isinstance(obj, (list, tuple)) \
-        and any(map(_holds_complex, obj))
+    return _holds(obj, (complex, np.complexfloating))
 
 
 def _holds_recorded(obj) -> bool:
@@ -345,6 +349,10 @@ def np_array(obj, dtype=None, *, copy=True, **kw):
         return np.zeros(0)
     if not _holds_recorded(obj) and _holds_complex(obj):  # tmm's array([1, 2.2 + 0.01j]):
         return np.array(obj, dtype=dtype)  # NumPy's complex array, known while building
+    if _holds(obj, str):
+        raise UnsupportedError("np.array of strings (jitgrad's arrays hold numbers: map the "
+                               "letters to numbers first, {'A': 0, 'C': 1, ...}[ch])",
+                               loc_of(obj))
     stacked = np_stack([np_array(v) if isinstance(v, (list, tuple)) else v for v in obj])
     return stacked if dtype is None else as_float(stacked)  # a float dtype, as NumPy's
 
