@@ -477,20 +477,28 @@ _REFLECTED = {operator.add: "__radd__", operator.sub: "__rsub__", operator.mul: 
               operator.matmul: "__rmatmul__"}
 
 
-def _other_operand(op, a, b):
+def _other_operand(op, a, b, own):
     """``op(a, b)`` with a Sym and an operand of another kind (`_other`): of a complex value
     (a complex number or array, a `complex_pairs.Complex`), complex arithmetic on the parts;
     of an object whose class defines the reflected operator (QuTiP's ``Qobj.__rmul__``),
     NotImplemented, so that Python calls it (``x * q`` is ``q.__rmul__(x)``, as NumPy's
-    arrays defer to such an operand); anything else recorded as it is (and refused there)."""
+    arrays defer to such an operand); anything else the Sym's ``own`` (refused there)."""
     o = b if isinstance(a, Sym) else a
     if isinstance(o, COMPLEX_TYPES) or (isinstance(o, np.ndarray) and o.dtype.kind == "c"):
         return COMPLEX_ARITHMETIC[0](op, a, b)
     if o is b and getattr(type(o), _REFLECTED[op], None) is not None:
         return NotImplemented
-    name = {operator.add: "add", operator.sub: "sub", operator.mul: "mul",
-            operator.truediv: "div", operator.pow: "pow"}.get(op)
-    return record(name, a, b) if name else NUMPY[np.matmul](a, b)
+    return own(a, b)
+
+
+def _operators(op, own):
+    """A Sym's operator ``op`` and its reflected form: ``own(a, b)``, or `_other_operand`."""
+    def forward(self, o):
+        return _other_operand(op, self, o, own) if _other(o) else own(self, o)
+
+    def reflected(self, o):
+        return _other_operand(op, o, self, own) if _other(o) else own(o, self)
+    return forward, reflected
 
 
 class Sym:
@@ -541,47 +549,13 @@ class Sym:
     # -- arithmetic ----------------------------------------------------------------------
     # (a complex operand, or one of another kind that defines the reflected operator:
     # `_other_operand`)
-    def __add__(self, o):
-        return _other_operand(operator.add, self, o) if _other(o) else record("add", self, o)
-
-    def __radd__(self, o):
-        return _other_operand(operator.add, o, self) if _other(o) else record("add", o, self)
-
-    def __sub__(self, o):
-        return _other_operand(operator.sub, self, o) if _other(o) else record("sub", self, o)
-
-    def __rsub__(self, o):
-        return _other_operand(operator.sub, o, self) if _other(o) else record("sub", o, self)
-
-    def __mul__(self, o):
-        return _other_operand(operator.mul, self, o) if _other(o) else record("mul", self, o)
-
-    def __rmul__(self, o):
-        return _other_operand(operator.mul, o, self) if _other(o) else record("mul", o, self)
-
-    def __truediv__(self, o):
-        return _other_operand(operator.truediv, self, o) if _other(o) else record(
-            "div", self, o)
-
-    def __rtruediv__(self, o):
-        return _other_operand(operator.truediv, o, self) if _other(o) else record(
-            "div", o, self)
-
-    def __pow__(self, o):
-        return _other_operand(operator.pow, self, o) if _other(o) else NUMPY[np.power](
-            self, o)
-
-    def __rpow__(self, o):
-        return _other_operand(operator.pow, o, self) if _other(o) else record("pow", o, self)
-
-    def __matmul__(self, o):
-        return _other_operand(operator.matmul, self, o) if _other(o) else NUMPY[np.matmul](
-            self, o)
-
-    def __rmatmul__(self, o):
-        return _other_operand(operator.matmul, o, self) if _other(o) else NUMPY[np.matmul](
-            o, self)
-
+    __add__, __radd__ = _operators(operator.add, lambda a, b: record("add", a, b))
+    __sub__, __rsub__ = _operators(operator.sub, lambda a, b: record("sub", a, b))
+    __mul__, __rmul__ = _operators(operator.mul, lambda a, b: record("mul", a, b))
+    __truediv__, __rtruediv__ = _operators(operator.truediv, lambda a, b: record("div", a, b))
+    __pow__ = _operators(operator.pow, lambda a, b: NUMPY[np.power](a, b))[0]
+    __rpow__ = _operators(operator.pow, lambda a, b: record("pow", a, b))[1]
+    __matmul__, __rmatmul__ = _operators(operator.matmul, lambda a, b: NUMPY[np.matmul](a, b))
     def __floordiv__(self, o): return record("floordiv", self, o)
     def __rfloordiv__(self, o): return record("floordiv", o, self)
     def __mod__(self, o): return record("mod", self, o)
