@@ -22,7 +22,8 @@ our own:
   sx`` into ``op_list = [si] * N`` in ``for n in range(N)`` (the loops unrolled);
 - ``len(atoms)`` of an object whose class defines ``__len__`` (ASE's Atoms), a dict attribute
   holding a value of the graph (``self.parameters.update(kwargs)``);
-- ``list("ACGT")`` and a module's list of names.
+- ``list("ACGT")``, a module's list of names, and a nested comprehension of constant rows
+  (``[[i, j] for i in (-1, 0, 1) for j in (0, 1)]``: its loops unrolled).
 
 Each is checked against central finite differences (at two steps) as plain Python, in a process
 of its own (``JITGRAD_DISABLE_JIT=1``), and one gradient holding most of them is checked
@@ -234,7 +235,9 @@ def pair_energy(x):
 def named(x):
     letters = list("ACG")
     weights = dict(zip(NAMES, (1.0, 2.0, 3.0)))
-    return x[0] * len(letters) * weights["b"] + sum(x[k] for k, _ in enumerate(NAMES))
+    shifts = np.array([[i, j] for i in (-1, 0, 1) for j in (0, 1)])  # ASE's image shifts
+    return x[0] * len(letters) * weights["b"] + sum(x[k] for k, _ in enumerate(NAMES)) \
+        + np.sum((x[1] + shifts) ** 2)
 
 
 FORMS = [decorated, interpolated, masked_field, operators, rabi, complex_systems, snell,

@@ -345,7 +345,7 @@ class _Lists(ListReads):
         tuple of its indices (unrolled while building, the list a list of its items), which
         the builder takes where the items are arrays whose shapes differ (`build_lists`)."""
         it = loop.iter
-        if first or jumps or any(len(chain) != 1 for _, chain in appends):
+        if first or jumps:  # (inner loops: unrolled where they run over values known then)
             return None
         again = copy.deepcopy(loop)
         if (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
