@@ -1657,6 +1657,19 @@ block(PY, "Forms from held-out real code (omitted defaults, lists over run-time 
     r("[1.0] * n given straight to np.dot", F.py_repeated_list_into_numpy, A(V)),
 ])
 
+block(PY, "Forms from held-out real code (batch 7)", [
+    r("a decorator appending *args under an if, then f(*newargs)",
+      F.py_decorator_appends_args_under_if, A(V)),
+    r("operators of the user's class (0.5 * q: its __rmul__) on a complex matrix; complex "
+      "solve and inv", F.py_user_operators_on_a_complex_matrix, A(V)),
+    r("np.emath.arcsin past the real domain (complex)", F.py_emath_arcsin_past_the_domain,
+      A(V)),
+])
+block(NN, "Forms from held-out real code (batch 7)", [
+    r("np.interp at a matrix of points; x[mask] = 0.0 through a mask of rank 4",
+      F.np_interp_at_a_matrix_and_mask_write_rank4, A(V)),
+])
+
 ROWS: list[Row] = list(_ROWS)
 
 _ids = [row.id for row in ROWS]

@@ -5382,3 +5382,56 @@ def np_matrix_power_run_time(x):
 def py_repeated_list_into_numpy(x):
     m = np.outer(x, x)
     return np.sum(np.dot(m * m, [1.0] * m.shape[1]) ** 0.5)
+# ---- held-out forms (issue #43, hb7a): decorators over *args, interpolation, masks, operators
+
+def _as_arrays(f):
+    def wrapper(*args):
+        isarray = np.any([hasattr(a, "__array__") for a in args])
+        newargs = []
+        for arg in args:
+            if isarray:
+                newargs.append(np.asarray(arg, dtype=float))
+            else:
+                newargs.append(arg)
+        return f(*newargs)
+    return wrapper
+
+
+@_as_arrays
+def _weighted(s, t):
+    return np.sum(s * t)
+
+
+def py_decorator_appends_args_under_if(x):
+    return _weighted(x, x[::-1]) + _weighted(x[:2], 2.0)
+
+
+def np_interp_at_a_matrix_and_mask_write_rank4(x):
+    speeds = 4.0 + 6.0 * np.outer(x, x)
+    thrust = np.interp(speeds, [3.0, 5.0, 8.0, 12.0], [0.9, 0.8, 0.7, 0.4])
+    c = np.ones((2, 2, 2, 2)) * x[0] + np.arange(16.0).reshape(2, 2, 2, 2) * x[1]
+    c[~(c > 3.0)] = 0.0
+    return np.sum(thrust * speeds) + np.sum(c ** 2)
+
+
+class _Op:
+    def __init__(self, data):
+        self.data = np.asarray(data, dtype=complex)
+
+    def __add__(self, other):
+        return _Op(self.data + other.data)
+
+    def __rmul__(self, other):
+        return _Op(other * self.data)
+
+
+def py_user_operators_on_a_complex_matrix(x):
+    H = 0.5 * x[0] * _Op(np.diag([1.0, -1.0])) + x[1] * _Op([[0, -1j], [1j, 0]])
+    Z = H.data + x[2] * np.eye(2, dtype=complex)
+    return np.sum(np.abs(np.linalg.solve(Z + 2.0 * np.eye(2), np.array([1.0, 1j])))) \
+        + np.real(np.trace(np.linalg.inv(Z + 3.0 * np.eye(2))))
+
+
+def py_emath_arcsin_past_the_domain(x):
+    n = np.array([1.0, 1.5 + 0.01 * x[0], 1.0])
+    return np.sum(np.abs(np.cos(np.emath.arcsin(n[1] * np.sin(x[1] + 0.6) / n)))) + x[2]

@@ -452,7 +452,7 @@ def reads_a_dict(params):
 
 def masked_write_rank3(x):
     y = x.copy()
-    y[y < 0.0] = 0.0  # refused: mask-write
+    y[y < 0.0] = x[y < 0.0] * 2.0  # refused: mask-write
     return np.sum(y)
 
 

@@ -274,9 +274,9 @@ BUILT = [
     Built("appends_to_list", (V3,), r"changing the list `out` in place while another name .* "
           r"holds it too: jitgrad holds it by value, so the other would not see the change; "
           r"copy it first", "append", "out.append"),
-    Built("masked_write_rank3", (np.ones((2, 2, 2)),), r"writing through a boolean mask of "
-          r"rank 3 or more \(of the array's rank\) is not supported; write `x = np\.where\(mask, "
-          r"value, x\)` instead", "mask-write", "y[y < 0.0]"),
+    Built("masked_write_rank3", (np.ones((2, 2, 2)),), r"writing other than a number through a "
+          r"boolean mask of rank 3 or more \(of the array's rank\) is not supported; write "
+          r"`x = np\.where\(mask, value, x\)` instead", "mask-write", "y[y < 0.0]"),
     Built("uses_einsum_diagonal", (np.ones((2, 2, 2)),), r"np\.einsum with a letter three "
           r"times in one term \('iii'\): use np\.diagonal", "einsum-diagonal", "np.einsum"),
     Built("take_along_without_axis_rank", (M22, np.array([1, 0])), r"np\.take_along_axis: the "

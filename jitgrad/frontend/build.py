@@ -118,6 +118,8 @@ class Builder(Statements, Handlers, Branches, ListArrays, Containers, Loops, Vie
         # the names assigned rows of lists of lists read with a run-time index, as arrays
         # (`Indexing.check_rows_indexed`): a list of numbers merges with them as an array
         self.table_rows = caller.table_rows if caller is not None else set()
+        # the values of ``bool(x)`` of a run-time x: Python's bools (`is_none`: ``is True``)
+        self.python_bools = caller.python_bools if caller is not None else set()
         # the arrays NumPy made for those objects' attributes (by id): the graph's copies of
         # them read so far, out of date once ``obj.attr += v`` updates the array in place
         self.attribute_reads = caller.attribute_reads if caller is not None else {}

@@ -30,6 +30,7 @@ from jitgrad.frontend.build_ast import (
     RunTimeRange,
     RunTimeText,
 )
+from jitgrad.frontend.build_values import is_user_object
 from jitgrad.frontend.desugar_lists import items_of, range_items, zip_count
 from jitgrad.frontend.list_reads import (
     joined_items,
@@ -38,7 +39,7 @@ from jitgrad.frontend.list_reads import (
     reversed_items,
     sorted_items,
 )
-from jitgrad.lang import numpy_api, numpy_linalg, numpy_written, symbolic
+from jitgrad.lang import complex_pairs, numpy_api, numpy_linalg, numpy_written, symbolic
 from jitgrad.lang.symbolic import Sym
 
 # ----------------------------------------------------------------------------- builtins
@@ -113,6 +114,8 @@ def _b_len(b, args, kwargs, node):
         return symbolic.record("maximum", span, 0)
     if isinstance(x, (int, float, complex, np.number, np.bool_, bool)) or x is None:
         raise RaisesInPython(TypeError, f"len() of a {type(x).__name__}", b.loc(node))
+    if is_user_object(x) and callable(getattr(type(x), "__len__", None)):
+        return b.call(x.__len__, (), {}, node)  # ASE's len(atoms): its class's __len__, built
     return len(x)
 
 
@@ -238,7 +241,10 @@ def _b_cast(kind):
         (x,) = args
         if isinstance(x, Sym):
             numpy_api.scalar_only(kind, x, b.loc(node))
-            return symbolic.record("cast", x, kind={"float": "f", "int": "i", "bool": "b"}[kind])
+            out = symbolic.record("cast", x, kind={"float": "f", "int": "i", "bool": "b"}[kind])
+            if kind == "bool":  # Python's bool: `flag is True` reads its value (`is_none`)
+                b.python_bools.add(out.atom)
+            return out
         return {"float": float, "int": int, "bool": bool}[kind](x)
     return f
 
@@ -287,7 +293,7 @@ def _b_sequence(which):
             args) == 1 and not kwargs else None
         if length is not None:  # of an array whose length is known while building: its
             return tuple(b.unpack_rows(args[0], length, node))  # rows, as Python's
-        if not seqs or not all(isinstance(s, (tuple, list)) for s in seqs):
+        if not seqs or not all(isinstance(s, (tuple, list, str)) for s in seqs):
             hint = {"sorted": "np.sort(x)", "list": "the array itself",
                     "tuple": "the array itself"}.get(which, f"`for ... in {which}(x)`")
             raise UnsupportedError(f"{which}() of an array or a run-time value outside a "
@@ -542,7 +548,7 @@ def _b_text(which):
     """``str(x)``, ``repr(x)``: a string while building; of a run-time value, a label
     (`RunTimeText`: printed or raised, never computed with)."""
     def f(b, args, kwargs, node):
-        if any(isinstance(a, (Sym, RunTimeText)) for a in args):
+        if any(isinstance(a, (Sym, RunTimeText, complex_pairs.Complex)) for a in args):
             return RunTimeText(ast.unparse(node))
         return which(*args, **kwargs)
     return f

@@ -67,9 +67,12 @@ def _users_code(fn) -> bool:
     bound as its parts), not a library's or one jitgrad writes in Python."""
     if isinstance(fn, LocalFunction):
         return True
+    if isinstance(fn, pytypes.MethodType):  # a method of an object of the user's
+        fn = fn.__func__
     module = getattr(fn, "__module__", None) or ""
-    return isinstance(fn, pytypes.FunctionType) and module not in WRITTEN_MODULES and \
-        module.split(".")[0] not in (*LIBRARIES, *PURE_STDLIB, *sys.stdlib_module_names)
+    return isinstance(fn, (pytypes.FunctionType, type)) and module not in WRITTEN_MODULES \
+        and module.split(".")[0] not in (*LIBRARIES, *PURE_STDLIB, *sys.stdlib_module_names,
+                                         "builtins")
 
 
 class Calls:
@@ -305,7 +308,8 @@ class Calls:
                 fn.__self__, (Sym, complex_pairs.Complex)):
             value = fn(*args, **kwargs)  # an array method, a complex value's .conjugate()
             return self.known(value, node) if isinstance(value, symbolic.Written) else value
-        if complex_pairs.takes(fn, args, kwargs) and not _users_code(fn):
+        if complex_pairs.takes(fn, args, kwargs) and not _users_code(fn) and \
+                fn not in (str, repr):  # (of a complex value: a label, `_b_text`)
             if custom_call.is_traceable(fn) or custom_call.is_custom_rule(fn):
                 raise UnsupportedError(f"{fn!r} called with a complex argument inside a "
                                        "differentiated function (jitgrad's transforms take "

@@ -162,6 +162,7 @@ class Containers:
         while building."""
         key = self.expr(target.slice)
         if isinstance(key, Sym):
+            self.unroll_for_index(target)  # `op_list[n] = sx` in `for n in range(3)`: unrolled
             raise UnsupportedError(f"item assignment into a {_kind(container)} at an index "
                                    "known only at run time: the items of a list whose length "
                                    "is known while building are separate values; "

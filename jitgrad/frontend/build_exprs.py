@@ -53,6 +53,15 @@ ArrayFlags = collections.namedtuple("ArrayFlags", ["c_contiguous", "f_contiguous
 
 
 
+
+# Python's operator methods: the method of the left operand, the reflected one of the right
+_DUNDERS = {operator.add: ("__add__", "__radd__"), operator.sub: ("__sub__", "__rsub__"),
+            operator.mul: ("__mul__", "__rmul__"), operator.truediv: ("__truediv__",
+                                                                      "__rtruediv__"),
+            operator.floordiv: ("__floordiv__", "__rfloordiv__"),
+            operator.mod: ("__mod__", "__rmod__"), operator.pow: ("__pow__", "__rpow__"),
+            operator.matmul: ("__matmul__", "__rmatmul__")}
+
 class Expressions(Indexing):
     """The `Builder`'s expressions: methods mixed into `build.Builder`."""
 
@@ -153,6 +162,9 @@ class Expressions(Indexing):
     def global_value(self, name, value, node, what="global"):
         if isinstance(value, (bool, int, float, np.number, np.bool_)):
             return symbolic.python_scalar(value)
+        if what == "attribute" and isinstance(value, Sym) and value.builder is self.gb:
+            return value  # an item of a dict an object made in this build holds (ASE's
+            # `self.parameters = dict(defaults); self.parameters.update(kwargs)`)
         if isinstance(value, str):  # a constant, as Numba freezes it: a switch (`MODE == "x"`)
             return value
         if isinstance(value, (pytypes.ModuleType, pytypes.FunctionType, pytypes.BuiltinFunctionType,
@@ -168,8 +180,8 @@ class Expressions(Indexing):
         if constants is not None:  # W = [0.2, 0.3], [(0, 1), (1, 0)]: read as tuples are
             return constants
         if isinstance(value, list) and all(is_user_object(v) or isinstance(
-                v, pytypes.FunctionType) for v in value):  # LAYERS = [Layer(...), ...],
-            return tuple(value)  # FUNS = [f, g]: objects and functions, read while building
+                v, (pytypes.FunctionType, str)) for v in value):  # LAYERS = [Layer(...)],
+            return tuple(value)  # FUNS = [f, g], NODES = ["n1", "human"]: read while building
         frozen = scipy_api.frozen_distribution(value)
         if frozen is not None:  # scipy.stats.norm(0, 2) made outside: its methods' handlers
             return self.frozen_value(name, frozen, node, what)
@@ -403,11 +415,18 @@ class Expressions(Indexing):
         return BuildList(self.items(node.elts)) if not node.elts else tuple(self.items(node.elts))
 
     def apply_op(self, op, a, b, node):
+        if is_user_object(a) or is_user_object(b):  # q * 2.0, 0.5 * q: the class's own
+            value = self.user_operator(op, a, b, node)
+            if value is not NotImplemented:
+                return value
         if any(isinstance(v, (str, RunTimeText)) for v in (a, b)):
             if isinstance(a, str) and isinstance(b, str) and op in (operator.add, operator.mod):
                 return op(a, b)  # a label or a message built from constants
             if op is operator.mul and {type(a), type(b)} == {str, int}:
                 return op(a, b)  # "ab" * 3, known while building
+            if op is operator.add and all(isinstance(v, (str, RunTimeText)) for v in (a, b)):
+                # "wrong angle " + str(theta) of a run-time value: a message, as an f-string
+                return RunTimeText(ast.unparse(node))
             if op is operator.mod and isinstance(a, (str, RunTimeText)):
                 # "... (%d!=%d)" % (n, m) of run-time values: a message (printed or raised),
                 # never computed with, as an f-string of them
@@ -436,6 +455,22 @@ class Expressions(Indexing):
             raise JitgradError("ZeroDivisionError in a constant expression",
                                self.loc(node)) from None
 
+    def user_operator(self, op, a, b, node):
+        """``a op b`` where an operand is an object of the user's class: its method
+        (``__mul__`` of ``a``, else ``__rmul__`` of ``b``, as Python tries them), built as the
+        user's code; NotImplemented where neither class defines one that takes it."""
+        names = _DUNDERS.get(op)
+        if names is None:
+            return NotImplemented
+        for obj, other, name in ((a, b, names[0]), (b, a, names[1])):
+            if obj is b and type(a) is type(b):
+                break  # (Python tries the reflected method of another type only)
+            if is_user_object(obj) and callable(getattr(type(obj), name, None)):
+                value = self.call(getattr(obj, name), (other,), {}, node)
+                if value is not NotImplemented:
+                    return value
+        return NotImplemented
+
     def expr_BinOp(self, node):
         op = BINOPS.get(type(node.op))
         if op is None:
@@ -444,6 +479,9 @@ class Expressions(Indexing):
 
     def expr_UnaryOp(self, node):
         v = self.expr(node.operand)
+        method = {ast.USub: "__neg__", ast.UAdd: "__pos__"}.get(type(node.op))
+        if method and is_user_object(v) and callable(getattr(type(v), method, None)):
+            return self.call(getattr(v, method), (), {}, node)  # -q: the class's own
         if isinstance(node.op, ast.USub):
             return -v
         if isinstance(node.op, ast.UAdd):
@@ -550,6 +588,11 @@ class Expressions(Indexing):
         def compare(left, right):
             if isinstance(left, bool) and isinstance(right, bool):
                 return (left is right) == isinstance(op, ast.Is)  # `flag is False`: Python's
+            flag, const = (left, right) if isinstance(right, bool) else (right, left)
+            if isinstance(const, bool) and isinstance(flag, Sym) and \
+                    flag.atom in self.python_bools:  # `bool(x) is True`: Python's bool
+                return flag if const == isinstance(op, ast.Is) else symbolic.record(
+                    "logical_not", flag)
             if any(isinstance(v, bool) for v in (left, right)) and any(
                     isinstance(v, Sym) and not v.ndim and v.type.kind == "b"
                     for v in (left, right)):

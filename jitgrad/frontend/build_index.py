@@ -17,6 +17,7 @@ from jitgrad.core import ir
 from jitgrad.core.errors import ShapeError, UnsupportedError, refused
 from jitgrad.core.ir import Var
 from jitgrad.frontend import autograd_names
+from jitgrad.frontend.build_ast import UnrollLoop
 from jitgrad.frontend.build_values import is_user_object
 from jitgrad.frontend.desugar import int_literal
 from jitgrad.lang import complex_pairs, numpy_api, numpy_positions, numpy_shape, symbolic
@@ -372,6 +373,14 @@ class Indexing:
             return item
         return stacked(table)
 
+    def unroll_for_index(self, node) -> None:
+        """A tuple or list known while building indexed by a run-time value inside loops
+        being built: the innermost of them over a range of a few iterations known while
+        building is unrolled (`UnrollLoop`), its index then a number; else nothing."""
+        for loop in reversed(getattr(self, "loops_building", [])):
+            if self.loop_key(loop) in self.unrollable:
+                raise UnrollLoop(self.loop_key(loop))
+
     def getitem(self, array, index, node):
         self.check_try_index(array, index, node)
         if isinstance(array, complex_pairs.Complex):  # z[i]: of each part
@@ -418,6 +427,8 @@ class Indexing:
                     if isinstance(row, Sym) and row.ndim:
                         self.table_rows.add(self.check_rows_indexed(node))
                     return row
+                if spec[0] == "i" and isinstance(atoms[0], Sym):
+                    self.unroll_for_index(node)  # `Hc[j]` in `for j in range(2)`: unrolled
             raise UnsupportedError("indexing this value", self.loc(node))
         if (isinstance(array.atom, Var) and array.atom in self.gb.view_of and "n" not in spec
                 and not self.gb.is_stale(array.atom)):  # `u[j]` of `u = U[k]`: `U[k, j]`

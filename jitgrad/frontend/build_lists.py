@@ -90,10 +90,11 @@ class ListArrays:
                                    "inside the loop (a list of arrays is an array of rows, "
                                    "allocated before the loop from the arguments' shapes); "
                                    f"{instead('list of arrays')}", self.loc(stmt))
-        if not isinstance(value, (Sym, int, float)) and getattr(
+        if (not isinstance(value, (Sym, int, float)) or isinstance(value, bool)) and getattr(
                 stmt.jitgrad_list, "jitgrad_unrollable", False) and key_free(self, stmt):
             # a list of tuples, or of other values known while building (types, strings,
-            # functions): Python's list, its loop unrolled
+            # functions, bools: `[hasattr(a, "__array__") for a in args]`): Python's list,
+            # its loop unrolled
             raise ListOfArrays(self.list_key(stmt.jitgrad_list), UNROLLED)
         kind = (value.type.kind if isinstance(value, Sym) and not value.ndim else
                 "f" if isinstance(value, (int, float)) and not isinstance(value, bool) else None)

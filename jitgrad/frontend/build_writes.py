@@ -215,10 +215,25 @@ class Writes:
             raise UnsupportedError("item assignment to something that is not an array",
                                    self.loc(node))
         if index[0] == ("m",) and index[1][0].ndim == array.ndim and array.ndim > 2:
-            raise refused("writing through a boolean mask of rank 3 or more (of the array's "
-                          "rank)", "mask write", self.loc(node))
+            if symbolic.ndim_of(value) == 0:  # `c[~mask] = 0.0` (FLORIS' wake fields)
+                self.write_number_through_mask(name, node, array, index[1][0], value)
+                return
+            raise refused("writing other than a number through a boolean mask of rank 3 or "
+                          "more (of the array's rank)", "mask write", self.loc(node))
         positions, rows = self.advanced_positions(array, index, node)
         self.scatter(name, node, array, positions, rows, value)
+
+    def write_number_through_mask(self, name, node, array, mask, value) -> None:
+        """``x[mask] = v`` with ``mask`` of ``x``'s shape and ``v`` a number: every entry
+        written in place, ``x[...] = np.where(mask, v, x)`` (the entries where the mask is
+        True become ``v``, as NumPy assigns them); a mask of other sizes raises IndexError,
+        as NumPy's does."""
+        checks = "".join(f"if JGM.shape[{k}] != JGX.shape[{k}]:\n    raise IndexError("
+                         f"'boolean index did not match the indexed array along axis {k}')\n"
+                         for k in range(array.ndim))
+        self.build_written(checks + f"{name}[...] = JGW(JGM, JGV, JGX)\n", node,
+                           {"JGM": "mask", "JGV": "value", "JGX": "array", "JGW": "where"},
+                           {"JGM": mask, "JGV": value, "JGX": array, "JGW": np.where})
 
     def write_block(self, name, node, array, index, value) -> None:
         """``K[np.ix_(rows, cols)] = v`` (and ``+=``, which reads the block first): a loop

@@ -284,13 +284,13 @@ class _Lists(ListReads):
         first = first or []
         if first:  # (a list of arrays may take its rows' shape from its first item)
             made.jitgrad_first = first[0]
-        appends, conditional = [], False
+        appends, conditional, jumps = [], False, False
         assigned = store_names([loop])
 
         def visit(node, chain, under_if):
-            nonlocal conditional
+            nonlocal conditional, jumps
             if isinstance(node, (ast.Break, ast.Continue, ast.Return)):
-                conditional = True
+                conditional = jumps = True
             if self.is_append(node, name):
                 call = node.value
                 if len(call.args) != 1 or call.keywords:
@@ -325,7 +325,7 @@ class _Lists(ListReads):
                                 "is not known when the outer loop starts", f)
                 product = trips if product is None else ast.BinOp(product, ast.Mult(), trips)
             total = product if total is None else ast.BinOp(total, ast.Add(), product)
-        unrolled = self.unrolled_alternative(name, loop, made, appends, conditional, first)
+        unrolled = self.unrolled_alternative(name, loop, made, appends, jumps, first)
         self.check_uses(name, loop, after, made if unrolled is not None else None)
         count, k = self.fresh(f"{name.lstrip('_')}_n"), self.fresh(f"{name.lstrip('_')}_k")
         buffer = self.fresh(f"{name.lstrip('_')}_buf") if conditional else name
@@ -362,17 +362,17 @@ class _Lists(ListReads):
                 locate(s, loop)
         if unrolled is not None:  # (the builder takes it if the items' shapes differ)
             made.jitgrad_unrollable = True
-            for j, stmt in enumerate(start + [loop]):
+            for j, stmt in enumerate(start + [loop] + last):
                 stmt.jitgrad_unrolled = (made, unrolled if j == 0 else None)
         return start + [loop] + last
 
-    def unrolled_alternative(self, name, loop, made, appends, conditional, first):
+    def unrolled_alternative(self, name, loop, made, appends, jumps, first):
         """For a list made empty and appended to, once per iteration, by a loop over
         ``range`` of a few constant bounds: the same statements with the loop over the
         tuple of its indices (unrolled while building, the list a list of its items), which
         the builder takes where the items are arrays whose shapes differ (`build_lists`)."""
         it = loop.iter
-        if first or conditional or any(len(chain) != 1 for _, chain in appends):
+        if first or jumps:  # (inner loops: unrolled where they run over values known then)
             return None
         again = copy.deepcopy(loop)
         if (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"

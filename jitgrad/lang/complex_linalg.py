@@ -151,3 +151,32 @@ FUNCTIONS.update({
     # the named tuples of results (`W.complex_over_stack_pair` makes them of complex values)
     EighResult: EighResult, EigResult: EigResult, SVDResult: SVDResult,
 })
+
+
+def _square(name, z):
+    z = lift(z)
+    if z.ndim != 2:
+        _refuse(f"{name} of a complex array of rank {z.ndim} (of one square matrix)", z)
+    return _parts(z)
+
+
+def expm(z):
+    """scipy.linalg.expm of a complex matrix (`W.complex_expm`)."""
+    return written(W.complex_expm, *_square("scipy.linalg.expm", z))
+
+
+def inv(z):
+    return written(W.complex_inv, *_square("np.linalg.inv", z))
+
+
+def solve(a, b):
+    """np.linalg.solve with a complex matrix or right-hand side (a vector or a matrix)."""
+    x, y = _square("np.linalg.solve", a)
+    if lift(b).ndim not in (1, 2):
+        _refuse("np.linalg.solve of a complex system with b of rank other than 1 or 2", b)
+    br, bi = _parts(b)
+    return written(W.complex_solve, x, y, br, bi)
+
+
+FUNCTIONS.update({np.linalg.inv: inv, np.linalg.solve: solve})
+complex_pairs.SCIPY_LINALG.update({"expm": expm, "inv": inv, "solve": solve})

@@ -233,6 +233,23 @@ def polyval(p, x):
                                                       complex_pairs.full(z.im, z.re)), {})
 
 
+def _scimath(name):
+    """``np.emath.<name>(x)`` (numpy.lib.scimath: tmm's ``arcsin(n0 sin th0 / n)``): of
+    values known while building, NumPy's; else NumPy's function of ``x + 0j``, complex
+    whatever the values (NumPy's result is complex when an entry leaves the real domain, and
+    equal to this where none does)."""
+    def f(*args):
+        if not any(records(a) or isinstance(a, Complex) for a in args):
+            return getattr(np.emath, name)(*args)
+        return FUNCTIONS[getattr(np, name)](*(lift(a) for a in args))
+    f.__name__ = f"emath.{name}"
+    return f
+
+
+_SCIMATH = {getattr(np.emath, name): _scimath(name) for name in (
+    "sqrt", "log", "log10", "log2", "arcsin", "arccos", "arctanh", "power")}
+NUMPY.update(_SCIMATH)  # (of a real value of the graph, complex all the same)
+FUNCTIONS.update(_SCIMATH)
 complex_pairs.SCIPY_SPECIAL.update(erf=erf, erfc=erfc)
 FUNCTIONS.update({
     np.expm1: expm1, np.log1p: log1p, np.exp2: exp2, np.log2: log2,

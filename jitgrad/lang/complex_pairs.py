@@ -170,6 +170,7 @@ class Complex:
 
 
 symbolic.COMPLEX_TYPES = (*symbolic.COMPLEX_TYPES, Complex)
+symbolic.COMPLEX_ARITHMETIC.append(lambda op, a, b: binary(op, a, b))  # (Sym's operators)
 
 
 def _parts(z):
@@ -629,10 +630,10 @@ def array(items, dtype=None):
     if dtype not in (None, complex, np.complex128):
         raise UnsupportedError(f"np.array of complex numbers with dtype={dtype!r}",
                                loc_of(*_all_parts(items, {})))
-    if isinstance(items, (list, tuple)):
-        zs = [lift(v) for v in items]
+    if isinstance(items, (list, tuple)):  # (rows that are lists: each an array first)
+        zs = [lift(array(v) if isinstance(v, (list, tuple)) else v) for v in items]
         return pair(NUMPY[np.array]([z.re for z in zs]), NUMPY[np.array]([z.im for z in zs]))
-    return lift(items)
+    return lift(NUMPY[np.array](items) if records(items) else items)
 
 
 def complex_of(real=0.0, imag=0.0):
@@ -711,27 +712,36 @@ def loggamma(z):
 SCIPY_SPECIAL: dict = {"wofz": wofz, "loggamma": loggamma}
 
 
+# scipy.linalg's functions of a complex matrix, by name (`complex_linalg` fills it)
+SCIPY_LINALG: dict = {}
+
+
 def _scipy_special(fn):
-    """The handler of scipy.special's function ``fn`` of a complex argument, or None (SciPy
-    looked up only once the user's code has imported it)."""
-    special = sys.modules.get("scipy.special")
-    if special is not None:
-        for name, handler in SCIPY_SPECIAL.items():
-            if fn is getattr(special, name, None):
-                return handler
+    """The handler of scipy.special's (or scipy.linalg's) function ``fn`` of a complex
+    argument, or None (SciPy looked up only once the user's code has imported it)."""
+    for module, table in (("scipy.special", SCIPY_SPECIAL), ("scipy.linalg", SCIPY_LINALG)):
+        loaded = sys.modules.get(module)
+        if loaded is not None:
+            for name, handler in table.items():
+                if fn is getattr(loaded, name, None):
+                    return handler
     return None
 
 
 def takes(fn, args, kwargs) -> bool:
     """Whether the call ``fn(*args, **kwargs)`` is one of a complex value the graph computes
     (so it goes to `call`), and not Python's or NumPy's on values known while building."""
-    values = (*args, *kwargs.values())
-    values += tuple(v for a in values if isinstance(a, (list, tuple)) for v in a)  # np.array
+    values = _flat((*args, *kwargs.values()))  # (np.array of nested lists: every item)
     if fn in (complex, np.complex128, np.complex64):
         return any(records(v) or isinstance(v, Complex) for v in values)
     if fn is np.polyval and any(records(v) for v in values):  # (at a complex constant)
         return any(isinstance(v, (complex, np.complexfloating, Complex)) for v in values)
     return involved(*values) or (fn in (cmath.rect,) and any(records(v) for v in values))
+
+
+def _flat(values) -> tuple:
+    return tuple(v for a in values for v in (
+        (a, *_flat(a)) if isinstance(a, (list, tuple)) else (a,)))
 
 
 def call(fn, args, kwargs):

@@ -308,6 +308,15 @@ def np_full_like(x, fill_value, dtype=None):
     return np_full(x.shape, fill) if isinstance(x, Sym) else np.full(x.shape, fill)
 
 
+def _holds(obj, kinds) -> bool:
+    return isinstance(obj, kinds) or isinstance(obj, (list, tuple)) and any(
+        _holds(v, kinds) for v in obj)
+
+
+def _holds_complex(obj) -> bool:
+    return _holds(obj, (complex, np.complexfloating))
+
+
 def _holds_recorded(obj) -> bool:
     return records(obj) or isinstance(obj, (list, tuple)) and any(map(_holds_recorded, obj))
 
@@ -321,6 +330,12 @@ def np_array(obj, dtype=None, *, copy=True, **kw):
         if not _holds_recorded(obj):
             return np.array(obj, dtype=np.int64 if np.dtype(dtype).kind in "iu" else bool)
         return np_cast(np_array(obj), dtype)
+    if not kw and dtype is not None and np.dtype(dtype) == np.complex128:
+        # np.asarray(H, dtype=complex) (QuTiP's Qobj): of numbers known while building,
+        # NumPy's; else the real values as complex ones, imaginary part 0 (`complex_pairs`)
+        if not _holds_recorded(obj):
+            return np.array(obj, dtype=complex)
+        return complex_pairs.array(obj, dtype)
     if kw or (dtype is not None and np.dtype(dtype).kind != "f"):
         raise UnsupportedError("np.array() with arguments other than a float dtype",
                                loc_of(obj))
@@ -332,6 +347,12 @@ def np_array(obj, dtype=None, *, copy=True, **kw):
         return np.array(obj, dtype=float) if dtype is not None else np.array(obj)
     if not obj:  # np.asarray([]): an empty vector of floats, as NumPy's
         return np.zeros(0)
+    if not _holds_recorded(obj) and _holds_complex(obj):  # tmm's array([1, 2.2 + 0.01j]):
+        return np.array(obj, dtype=dtype)  # NumPy's complex array, known while building
+    if _holds(obj, str):
+        raise UnsupportedError("np.array of strings (jitgrad's arrays hold numbers: map the "
+                               "letters to numbers first, {'A': 0, 'C': 1, ...}[ch])",
+                               loc_of(obj))
     stacked = np_stack([np_array(v) if isinstance(v, (list, tuple)) else v for v in obj])
     return stacked if dtype is None else as_float(stacked)  # a float dtype, as NumPy's
 

@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from jitgrad.core.errors import ShapeError, UnsupportedError
+from jitgrad.lang import complex_pairs
 from jitgrad.lang.numpy_api import norm_axis, np_eye, np_where
 from jitgrad.lang.numpy_args import as_array
 from jitgrad.lang.symbolic import (
@@ -57,6 +58,8 @@ def eye(N, M=None, k=0, dtype=float, order="C", *, like=None):
     """Ones where the column is the row plus ``k``, zeros elsewhere (N rows, M columns)."""
     if M is None and k == 0 and np.dtype(dtype).kind == "f":
         return np_eye(N)
+    if np.dtype(dtype) == np.complex128:  # QuTiP's U = np.eye(d, dtype=complex): its
+        return complex_pairs.lift(eye(N, M, k))  # real part, imaginary part 0
     kind = _kind(dtype, loc_of(N, M, k))
     M = N if M is None else M
     rows = _np(np.expand_dims)(_np(np.arange)(_size("eye", N)), 1)

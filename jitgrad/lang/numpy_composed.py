@@ -134,7 +134,7 @@ NAN_REDUCTIONS = {
 
 
 def np_interp(x, xp, fp, left=None, right=None, period=None):
-    """Linear interpolation at ``x`` (a number or a vector) between the points ``(xp, fp)``
+    """Linear interpolation at ``x`` (a number or an array of any shape) between the points ``(xp, fp)``
     (``xp`` increasing): each x's interval found by counting the points at or below it,
     ``fp[0]`` left of the points and ``fp[-1]`` right of them (or ``left``/``right``)."""
     if all_known(x, xp, fp):
@@ -142,9 +142,13 @@ def np_interp(x, xp, fp, left=None, right=None, period=None):
     if period is not None:
         raise UnsupportedError("np.interp with period=", loc_of(x, xp, fp))
     xp, fp = as_array(xp), as_array(fp)
-    if ndim_of(xp) != 1 or ndim_of(fp) != 1 or ndim_of(x) > 1:
-        raise UnsupportedError("np.interp at a number or a vector, between vectors of points",
+    if ndim_of(xp) != 1 or ndim_of(fp) != 1:
+        raise UnsupportedError("np.interp between other than vectors of points",
                                loc_of(x, xp, fp))
+    if ndim_of(x) > 1:  # at an array of any shape: at its entries, in that shape
+        x = as_array(x)
+        flat = np_interp(_np(np.reshape)(x, (-1,)), xp, fp, left, right)
+        return _np(np.reshape)(flat, x.shape)
     scalar = ndim_of(x) == 0
     xs = _np(np.reshape)(as_array(x) if not scalar else x * _np(np.ones)(1), (-1, 1))
     below = _np(np.sum)(record("cast", _row(xp) <= xs, kind="i"), axis=1)

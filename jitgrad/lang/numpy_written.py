@@ -642,3 +642,49 @@ def complex_over_stack_triple(fn, x, y, settings, complex_result, result):
     return result(_joined(a_re, a_im, lead, complex_result[0]),
                   _joined(b_re, b_im, lead, complex_result[1]),
                   _joined(c_re, c_im, lead, complex_result[2]))
+
+
+def interp1d_at(x_new, x, y, bounds_error, below, above, assume_sorted):
+    """A ``scipy.interpolate.interp1d(x, y)`` (linear, ``y`` a vector) called at ``x_new``:
+    the points sorted unless ``assume_sorted``, ValueError as SciPy raises it where
+    ``bounds_error`` and an entry is outside the points, else ``below`` / ``above`` there."""
+    if not assume_sorted:
+        order = np.argsort(x, kind="stable")
+        x = x[order]
+        y = y[order]
+    if bounds_error:
+        if np.any(x_new < x[0]):
+            raise ValueError("A value in x_new is below the interpolation range.")
+        if np.any(x_new > x[-1]):
+            raise ValueError("A value in x_new is above the interpolation range.")
+    return np.interp(x_new, x, y, left=below, right=above)
+
+
+def complex_as_real(x, y):
+    """The real matrix ``[[x, -y], [y, x]]`` that represents the complex matrix ``x + iy``
+    (sums and products of such matrices represent those of the complex ones)."""
+    return np.concatenate((np.concatenate((x, -y), axis=1),
+                           np.concatenate((y, x), axis=1)), axis=0)
+
+
+def complex_expm(x, y):
+    """scipy.linalg.expm of the complex matrix ``x + iy``: the exponential of the real matrix
+    that represents it (`complex_as_real`) represents its exponential."""
+    n = x.shape[0]
+    e = expm(complex_as_real(x, y))
+    return e[:n, :n] + 1j * e[n:, :n]
+
+
+def complex_inv(x, y):
+    """np.linalg.inv of the complex matrix ``x + iy``, by the real matrix that represents it."""
+    n = x.shape[0]
+    e = np.linalg.inv(complex_as_real(x, y))
+    return e[:n, :n] + 1j * e[n:, :n]
+
+
+def complex_solve(x, y, br, bi):
+    """np.linalg.solve of the complex system ``(x + iy) z = br + i bi`` (``b`` a vector or a
+    matrix of columns), by the real system that represents it."""
+    n = x.shape[0]
+    u = np.linalg.solve(complex_as_real(x, y), np.concatenate((br, bi), axis=0))
+    return u[:n] + 1j * u[n:]

@@ -10,13 +10,23 @@ statistics itself: that takes a second). Anything else from SciPy stays refused 
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 
+import numpy as np
+
 from jitgrad.core.errors import UnsupportedError
-from jitgrad.lang import complex_pairs, numpy_composed, numpy_linalg, scipy_distance, scipy_stats
+from jitgrad.lang import (
+    complex_pairs,
+    numpy_composed,
+    numpy_linalg,
+    numpy_written,
+    scipy_distance,
+    scipy_stats,
+)
 from jitgrad.lang.numpy_api import np_concatenate, np_reduce, np_sum, np_zeros
-from jitgrad.lang.symbolic import NUMPY, loc_of, ndim_of, record, records
+from jitgrad.lang.symbolic import NUMPY, loc_of, ndim_of, record, records, written
 from jitgrad.prims.elementwise import SCIPY_FUNCTIONS
 
 _SQRT2 = math.sqrt(2.0)
@@ -269,6 +279,52 @@ def getmask(a):
     return False if records(a) else sys.modules["numpy.ma"].getmask(a)
 
 
+def interp1d(x, y, kind="linear", axis=-1, copy=True, bounds_error=None, fill_value=np.nan,
+             assume_sorted=False):
+    """``scipy.interpolate.interp1d(x, y)``, linear between the points of a vector ``y``:
+    the function it makes, `numpy_written.interp1d_at` with its options (SciPy's: raise out of
+    range unless ``bounds_error=False``, then ``fill_value``, one number or a pair below and
+    above)."""
+    loc = loc_of(x, y)
+    if kind not in ("linear", "slinear") or ndim_of(y) != 1 or ndim_of(x) != 1 \
+            or axis not in (-1, 0):
+        raise UnsupportedError("scipy.interpolate.interp1d other than linear (kind='linear') "
+                               "between vectors x and y: write np.interp(x_new, x, y)", loc)
+    if isinstance(fill_value, str):
+        raise UnsupportedError(f"interp1d with fill_value={fill_value!r}: give numbers (or "
+                               "write np.interp with left= and right=)", loc)
+    below, above = (fill_value if isinstance(fill_value, tuple) and len(fill_value) == 2
+                    else (fill_value, fill_value))
+    if any(ndim_of(v) != 0 for v in (below, above)):
+        raise UnsupportedError("interp1d with fill_value other than a number or a pair of "
+                               "numbers (below, above)", loc)
+    raises = True if bounds_error is None else bool(bounds_error)
+    return functools.partial(numpy_written.interp1d_at, x=as_float_vector(x),
+                             y=as_float_vector(y), bounds_error=raises, below=below,
+                             above=above, assume_sorted=bool(assume_sorted))
+
+
+def as_float_vector(v):
+    return v if records(v) else np.asarray(v, dtype=float)
+
+
+def interp1d_object(f):
+    """A ``scipy.interpolate.interp1d`` made outside the function (a constant), called on
+    graph values: its handler, or None where it is not linear between vectors."""
+    if getattr(f, "_kind", None) not in ("linear", "slinear") or np.ndim(f.y) != 1:
+        return None
+    if isinstance(f.fill_value, str) or getattr(f, "_extrapolate", False):
+        return None
+    below = np.ravel(getattr(f, "_fill_value_below", f.fill_value))  # (SciPy keeps them
+    above = np.ravel(getattr(f, "_fill_value_above", f.fill_value))  # as arrays of y's rest)
+    if below.size != 1 or above.size != 1:
+        return None
+    x, y = np.asarray(f.x, dtype=float), np.asarray(f.y, dtype=float)
+    return functools.partial(written, numpy_written.interp1d_at, x=x, y=y,
+                             bounds_error=bool(f.bounds_error), below=float(below[0]),
+                             above=float(above[0]), assume_sorted=True)
+
+
 def handler_for(fn):
     """The handler of SciPy function ``fn`` (or of numpy.ma's getmask: numpy.ma, like SciPy,
     is looked up only once the user's code has imported it), or None."""
@@ -329,6 +385,11 @@ def handler_for(fn):
         for name, handler in (("rosen", rosen), ("rosen_der", rosen_der)):
             if fn is getattr(optimize, name, None):
                 return handler
+    interpolate = sys.modules.get("scipy.interpolate")
+    if interpolate is not None and fn is getattr(interpolate, "interp1d", None):
+        return interp1d
+    if interpolate is not None and isinstance(fn, getattr(interpolate, "interp1d", ())):
+        return interp1d_object(fn)
     stats = sys.modules.get("scipy.stats")
     if stats is not None:
         for name, handler in scipy_stats.STATS.items():

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import operator
 from collections.abc import Callable
 
 import numpy as np
@@ -458,6 +459,48 @@ def _boolean(name, bits, op, *operands):
                           for v, k in zip(operands, kinds)))
 
 
+_REAL_OPERANDS: tuple = ()  # (Sym, Python's and NumPy's real numbers and arrays: below)
+
+
+def _other(o) -> bool:
+    """Whether ``o`` is an operand a Sym's arithmetic leaves to `_other_operand`: anything
+    but a Sym, a real number or a real array."""
+    return not isinstance(o, _REAL_OPERANDS) or (
+        isinstance(o, np.ndarray) and o.dtype.kind == "c")
+
+
+# `complex_pairs.binary`, the arithmetic of complex values (set there: this module imports
+# nothing of the language above it)
+COMPLEX_ARITHMETIC: list = []
+_REFLECTED = {operator.add: "__radd__", operator.sub: "__rsub__", operator.mul: "__rmul__",
+              operator.truediv: "__rtruediv__", operator.pow: "__rpow__",
+              operator.matmul: "__rmatmul__"}
+
+
+def _other_operand(op, a, b, own):
+    """``op(a, b)`` with a Sym and an operand of another kind (`_other`): of a complex value
+    (a complex number or array, a `complex_pairs.Complex`), complex arithmetic on the parts;
+    of an object whose class defines the reflected operator (QuTiP's ``Qobj.__rmul__``),
+    NotImplemented, so that Python calls it (``x * q`` is ``q.__rmul__(x)``, as NumPy's
+    arrays defer to such an operand); anything else the Sym's ``own`` (refused there)."""
+    o = b if isinstance(a, Sym) else a
+    if isinstance(o, COMPLEX_TYPES) or (isinstance(o, np.ndarray) and o.dtype.kind == "c"):
+        return COMPLEX_ARITHMETIC[0](op, a, b)
+    if o is b and getattr(type(o), _REFLECTED[op], None) is not None:
+        return NotImplemented
+    return own(a, b)
+
+
+def _operators(op, own):
+    """A Sym's operator ``op`` and its reflected form: ``own(a, b)``, or `_other_operand`."""
+    def forward(self, o):
+        return _other_operand(op, self, o, own) if _other(o) else own(self, o)
+
+    def reflected(self, o):
+        return _other_operand(op, o, self, own) if _other(o) else own(o, self)
+    return forward, reflected
+
+
 class Sym:
     """A value known by its type only; NumPy operations on it record equations."""
 
@@ -504,22 +547,19 @@ class Sym:
         raise UnsupportedError("len() of a run-time value", self.builder.loc)
 
     # -- arithmetic ----------------------------------------------------------------------
-    def __add__(self, o): return record("add", self, o)
-    def __radd__(self, o): return record("add", o, self)
-    def __sub__(self, o): return record("sub", self, o)
-    def __rsub__(self, o): return record("sub", o, self)
-    def __mul__(self, o): return record("mul", self, o)
-    def __rmul__(self, o): return record("mul", o, self)
-    def __truediv__(self, o): return record("div", self, o)
-    def __rtruediv__(self, o): return record("div", o, self)
+    # (a complex operand, or one of another kind that defines the reflected operator:
+    # `_other_operand`)
+    __add__, __radd__ = _operators(operator.add, lambda a, b: record("add", a, b))
+    __sub__, __rsub__ = _operators(operator.sub, lambda a, b: record("sub", a, b))
+    __mul__, __rmul__ = _operators(operator.mul, lambda a, b: record("mul", a, b))
+    __truediv__, __rtruediv__ = _operators(operator.truediv, lambda a, b: record("div", a, b))
+    __pow__ = _operators(operator.pow, lambda a, b: NUMPY[np.power](a, b))[0]
+    __rpow__ = _operators(operator.pow, lambda a, b: record("pow", a, b))[1]
+    __matmul__, __rmatmul__ = _operators(operator.matmul, lambda a, b: NUMPY[np.matmul](a, b))
     def __floordiv__(self, o): return record("floordiv", self, o)
     def __rfloordiv__(self, o): return record("floordiv", o, self)
     def __mod__(self, o): return record("mod", self, o)
     def __rmod__(self, o): return record("mod", o, self)
-    def __pow__(self, o): return NUMPY[np.power](self, o)
-    def __rpow__(self, o): return record("pow", o, self)
-    def __matmul__(self, o): return NUMPY[np.matmul](self, o)
-    def __rmatmul__(self, o): return NUMPY[np.matmul](o, self)
     def __neg__(self): return record("neg", self)
     def __pos__(self): return self
     def __abs__(self): return record("abs", self)
@@ -719,6 +759,8 @@ NUMPY: dict = {}  # NumPy (and operator/math) function -> its handler on Syms an
 METHODS: dict = {}  # array method with no NumPy function of its own ("astype", "item") -> handler
 # The types of complex values: Python's and NumPy's, and `complex_pairs.Complex` (added there)
 COMPLEX_TYPES: tuple = (complex, np.complexfloating)
+_REAL_OPERANDS = (Sym, int, float, bool, np.ndarray, np.integer, np.floating, np.bool_, list,
+                  tuple, str)
 
 __all__ = [
     "FLOAT",
