@@ -44,6 +44,7 @@ from jitgrad.lang import (
     numpy_args,
     numpy_written,
     scipy_api,
+    scipy_sparse,
     symbolic,
 )
 from jitgrad.lang.symbolic import Sym
@@ -283,6 +284,8 @@ class Expressions(Indexing):
                 return _ArrayMethod(base, _ARRAY_METHODS[attr])
             raise UnsupportedError(f"the array attribute .{attr} is not supported",
                                    self.loc(node))
+        if isinstance(base, (scipy_sparse.Sparse, scipy_sparse.Matrix)):  # A.T, A.toarray
+            return getattr(base, attr)
         if isinstance(base, complex_pairs.Complex):  # z.real, z.conjugate: of its two parts
             if attr in ("real", "imag", "conjugate", "conj", "shape", "ndim", "size", "T",
                         "reshape", "ravel", "flatten", "copy", "transpose", "sum", "mean",
@@ -415,6 +418,8 @@ class Expressions(Indexing):
                     return op(a, b)
                 return RunTimeText(ast.unparse(node))
             raise UnsupportedError("arithmetic with a string", self.loc(node))
+        if scipy_sparse.involved(a, b):  # a scipy.sparse matrix: its own operators
+            return scipy_sparse.binary(op, a, b)
         if complex_pairs.involved(a, b):  # of a complex value: its real and imaginary parts
             return complex_pairs.binary(op, a, b)
         if isinstance(a, (tuple, list)) or isinstance(b, (tuple, list)):
@@ -487,6 +492,8 @@ class Expressions(Indexing):
                 c = self.tuples_equal(left, right, node)  # x.shape == (n, 1): entry by entry
                 if isinstance(op, ast.NotEq):
                     c = (not c) if isinstance(c, bool) else symbolic.record("logical_not", c)
+            elif scipy_sparse.involved(left, right):
+                c = scipy_sparse.binary(fn, left, right)
             elif complex_pairs.involved(left, right):
                 c = complex_pairs.binary(fn, left, right)
             else:

@@ -17,9 +17,17 @@ from jitgrad.core import ir
 from jitgrad.core.errors import ShapeError, UnsupportedError, refused
 from jitgrad.core.ir import Var
 from jitgrad.frontend import autograd_names
+from jitgrad.frontend.build_ast import RunTimeRange
 from jitgrad.frontend.build_values import is_user_object
 from jitgrad.frontend.desugar import int_literal
-from jitgrad.lang import complex_pairs, numpy_api, numpy_positions, numpy_shape, symbolic
+from jitgrad.lang import (
+    complex_pairs,
+    numpy_api,
+    numpy_positions,
+    numpy_shape,
+    scipy_sparse,
+    symbolic,
+)
 from jitgrad.lang.size_tokens import size_token
 from jitgrad.lang.symbolic import Sym
 from jitgrad.prims import primitives
@@ -502,6 +510,8 @@ class Indexing:
                 raise UnsupportedError("a type hint subscripted with a run-time value",
                                        self.loc(key))
             return value[k]
+        if isinstance(value, scipy_sparse.Sparse):  # A[rows, :]: of its dense value
+            return self.sparse_getitem(value, key)
         value = value if isinstance(value, Sym) else autograd_names.stands_for(value)
         if value is np.r_ or value is np.c_:
             return self.concatenated(value is np.c_, node.slice)
@@ -511,6 +521,37 @@ class Indexing:
             raise refused(f"indexing with a string ([{key.value!r}], a dict's key) of a "
                           "value that is not a dict argument", "dict", self.loc(key))
         return self.getitem(value, self.index(node.slice), node)
+
+    def sparse_getitem(self, value, key):
+        """``A[rows, :]``, ``A[:, cols]``, ``A[i, j]`` of a scipy.sparse matrix
+        (`scipy_sparse.getitem`): ``:`` is the only slice taken."""
+        keys = []
+        for item in key.elts if isinstance(key, ast.Tuple) else [key]:
+            if isinstance(item, ast.Slice):
+                if item.lower or item.upper or item.step:
+                    raise UnsupportedError("a slice other than `:` in indexing a scipy.sparse "
+                                           "matrix (index with np.arange(start, stop))",
+                                           self.loc(item))
+                keys.append(slice(None))
+            else:
+                keys.append(self.expr(item))
+        read, keys = tuple(keys), scipy_sparse.index_keys(value, tuple(keys))
+        if keys is None:  # A[i, j]: the entry
+            return scipy_sparse.dense_getitem(value.dense, read)
+        dense = value.dense
+        for axis, k in enumerate(keys):  # dense[k, :], then dense[:, k]: the frontend's index
+            if k is None:
+                continue
+            hidden = f"%sparse_index{axis}@{key.lineno}:{key.col_offset}"
+            self.env[hidden] = k
+            at = [ast.Slice(), ast.Slice()]
+            at[axis] = ast.Name(hidden, ast.Load())
+            index = ast.copy_location(ast.Tuple(at, ast.Load()), key)
+            for sub in ast.walk(index):
+                ast.copy_location(sub, key)
+            dense = self.getitem(dense, self.index(index), key)
+            del self.env[hidden]
+        return scipy_sparse.Sparse(dense, value.matrix)
 
     def concatenated(self, columns: bool, key):
         """``np.r_[a, b, 2.0]``: the items (numbers and arrays; a slice ``0:n`` is
@@ -533,6 +574,8 @@ class Indexing:
                                                 1 if ends[2] is None else ends[2]])
             else:
                 v = self.expr(item)
+            if isinstance(v, RunTimeRange):  # range(n) of a run-time n: NumPy's arange
+                v = symbolic.NUMPY[np.arange](v.start, v.stop, v.step)
             v = self.known(symbolic.NUMPY[np.atleast_1d](v), item)
             if columns and symbolic.ndim_of(v) == 1:
                 v = symbolic.NUMPY[np.reshape](v, (-1, 1))
