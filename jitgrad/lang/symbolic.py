@@ -68,6 +68,9 @@ class GraphBuilder(SizeAssumptions):
         self.param_axes: dict = {}  # size token of a parameter's axis -> (parameter, axis)
         # The example call's sizes of the parameters' axes (`set_example`): token -> size
         self.example_sizes: dict = {}
+        # a real matrix's eig typed complex (`numpy_linalg.np_eig`): set where a call found
+        # complex eigenvalues in the build that typed it real (`errors.ComplexEigenvalues`)
+        self.complex_eig = False
         # The example call's values of its bool arguments (`set_example`): parameter -> value
         self.example_flags: dict = {}
         # Arrays that may share memory (views, in-place versions, a loop's carried array and
