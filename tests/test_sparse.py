@@ -141,6 +141,20 @@ def admittance_jax(va, vm):
     return jnp.sum(jnp.abs(s) ** 2)
 
 
+LAPLACIAN = sparse.diags([1.0, -2.0, 1.0], [-1, 0, 1], shape=(4, 4)).tocsr()  # made outside
+
+
+def smoothness(x, w):  # a global sparse matrix: a constant of the graph, its * the product
+    K = coo_matrix((w, (np.arange(4), np.arange(4))), shape=(4, 4))
+    K.sum_duplicates()
+    return np.sum((LAPLACIAN * x) ** 2) + x @ (K @ (LAPLACIAN.T @ x))
+
+
+def smoothness_jax(x, w):
+    L = jnp.asarray(LAPLACIAN.toarray())
+    return jnp.sum((L @ x) ** 2) + x @ (jnp.diag(w) @ (L.T @ x))
+
+
 rng = np.random.default_rng(3)
 KE = rng.normal(size=(3, 9))
 U5 = rng.normal(size=5)
@@ -153,6 +167,8 @@ CASES = {
     "reductions": (reductions, reductions_jax, (KE, U5)),
     "sparse_arrays": (sparse_arrays, sparse_arrays_jax,
                       (np.array([1.0, -2.0, 0.5, 0.3]), np.array([0.2, 0.4, -1.0, 2.0]))),
+    "smoothness": (smoothness, smoothness_jax,
+                   (np.array([1.0, -2.0, 0.5, 0.3]), np.array([0.2, 0.4, -1.0, 2.0]))),
     "admittance": (admittance, admittance_jax,
                    (np.array([0.0, -0.05, 0.03]), np.array([1.0, 0.98, 1.02]))),
 }

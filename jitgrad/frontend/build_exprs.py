@@ -171,6 +171,9 @@ class Expressions(Indexing):
         if isinstance(value, list) and all(is_user_object(v) or isinstance(
                 v, pytypes.FunctionType) for v in value):  # LAYERS = [Layer(...), ...],
             return tuple(value)  # FUNS = [f, g]: objects and functions, read while building
+        dense = scipy_sparse.constant_dense(value)
+        if dense is not None:  # a scipy.sparse matrix made outside: its dense value, a constant
+            return scipy_sparse.Sparse(self.global_value(name, dense[0], node, what), dense[1])
         frozen = scipy_api.frozen_distribution(value)
         if frozen is not None:  # scipy.stats.norm(0, 2) made outside: its methods' handlers
             return self.frozen_value(name, frozen, node, what)

@@ -31,7 +31,9 @@ written here raises `UnsupportedError` naming the operation and what to write in
 functions of a sparse matrix, comparisons, its truth, ``.nnz``, ``.data``, item assignment,
 CSR's ``(data, indices, indptr)``), never a silently dense meaning: ``A * B`` is never
 elementwise for a sparse matrix. A sparse matrix passed to the function as an argument is
-refused at the call (`core.pytree` is the boundary; pass ``A.toarray()`` and write ``@``).
+refused at the call (`core.types`: pass ``A.toarray()`` and write ``@``); one made outside the
+function and read as a global or a closure's variable is a constant of the graph
+(`constant_dense`).
 """
 
 from __future__ import annotations
@@ -144,7 +146,12 @@ class Sparse:
         return self
 
     tocsr = tocsc = tocoo = todia = tobsr = asformat = sorted_indices = _same
-    sum_duplicates = eliminate_zeros = sort_indices = None  # (statements: refused as values)
+
+    def _in_place(self):
+        """``A.sum_duplicates()``, ``A.eliminate_zeros()``: the storage, not the values
+        (the dense value has duplicates summed and zeros as entries already)."""
+
+    sum_duplicates = eliminate_zeros = sort_indices = prune = _in_place
 
     def asfptype(self):
         return self
@@ -653,6 +660,16 @@ def issparse(x):
     if records(x) or isinstance(x, (complex_pairs.Complex, Matrix)):
         return False
     return sys.modules["scipy.sparse"].issparse(x)
+
+
+def constant_dense(value):
+    """A SciPy sparse matrix made outside the function (a global, a closure's variable): its
+    dense array and whether it is a sparse matrix (``*`` the product) or a sparse array;
+    None for anything else."""
+    sparse = sys.modules.get("scipy.sparse")
+    if sparse is None or not sparse.issparse(value) or value.ndim != 2:
+        return None
+    return value.toarray(), isinstance(value, sparse.spmatrix)
 
 
 def handler_for(fn):
