@@ -1648,6 +1648,17 @@ block(PY, "Forms from held-out real code (lists into helpers, kinds across ifs)"
       id="py-bool-argument-array-or-none-false"),
 ])
 
+block(PY, "Forms from held-out real code (scipy.sparse, eig)", [
+    r("scipy.sparse coo_matrix assembly (duplicates add up), + A.T, eye, spsolve, diagonal",
+      F.py_sparse_coo_assembly_spsolve, A(V)),
+    r("scipy.sparse csr_matrix: * is the matrix product (C.T * Y * C, A * x), multiply",
+      F.py_sparse_matrix_star_is_a_product, A(V)),
+])
+block(NN, "Forms from held-out real code (scipy.sparse, eig)", [
+    r("np.linalg.eigvals of a real matrix with complex eigenvalues (built again complex)",
+      F.nn_eigvals_of_a_real_matrix_complex, A(V)),
+])
+
 ROWS: list[Row] = list(_ROWS)
 
 _ids = [row.id for row in ROWS]

@@ -48,14 +48,17 @@ def products(y, x):  # a sparse matrix's * is the matrix product, A.T * Y * A, A
     Y = csr_matrix((y, (np.arange(3), np.arange(3))), shape=(3, 3))
     A = C.T * Y * C + sparse.eye(2)
     v = A * x
-    return v @ A.dot(x) + np.sum((A @ A).toarray() ** 2) + np.sum(2.0 * (A - A.T / 2).T.toarray())
+    return (v @ A.dot(x) + np.sum((A @ A).toarray() ** 2) + np.sum(2.0 * (A - A.T / 2).T.toarray())
+            + np.sum(x * A) * A[0, 1]
+            + np.sum(sparse.vstack([sparse.kron(A, A).tocsr()[:, 1:3], A ** 2]).toarray()))
 
 
 def products_jax(y, x):
     C = jnp.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     A = C.T @ jnp.diag(y) @ C + jnp.eye(2)
     v = A @ x
-    return v @ (A @ x) + jnp.sum((A @ A) ** 2) + jnp.sum(2.0 * (A - A.T / 2).T)
+    return (v @ (A @ x) + jnp.sum((A @ A) ** 2) + jnp.sum(2.0 * (A - A.T / 2).T)
+            + jnp.sum(x @ A) * A[0, 1] + jnp.sum(jnp.kron(A, A)[:, 1:3]) + jnp.sum(A @ A))
 
 
 def tridiagonal_solve(a, f):  # diags + eye, spsolve, the solution's energy
@@ -196,6 +199,10 @@ def summed(x):
     return np.sum(A)
 
 
+def returned(x):
+    return csr_matrix((x, (np.arange(3), np.arange(3))), shape=(3, 3))
+
+
 def compared(x):
     A = csr_matrix((x, (np.arange(3), np.arange(3))), shape=(3, 3))
     B = A.T
@@ -219,6 +226,7 @@ def test_refusals():
     _refused(summed, (x,), ["np.sum", "scipy.sparse", "test_sparse.py"])
     _refused(compared, (x,), ["operator", "sparse"])
     _refused(stored, (x,), [".nnz"])
+    _refused(returned, (x,), ["scipy.sparse matrix", "A.toarray()"])
     _refused(matrix_arithmetic, (x,), ["np.matrix", "np.asarray"])
     with pytest.raises(jg.JitgradError, match="csr_matrix"):
         jg.grad(lambda x, A: np.sum(A @ x), wrt=0)(x, csr_matrix(np.eye(3)))

@@ -523,35 +523,42 @@ class Indexing:
         return self.getitem(value, self.index(node.slice), node)
 
     def sparse_getitem(self, value, key):
-        """``A[rows, :]``, ``A[:, cols]``, ``A[i, j]`` of a scipy.sparse matrix
-        (`scipy_sparse.getitem`): ``:`` is the only slice taken."""
-        keys = []
-        for item in key.elts if isinstance(key, ast.Tuple) else [key]:
-            if isinstance(item, ast.Slice):
-                if item.lower or item.upper or item.step:
-                    raise UnsupportedError("a slice other than `:` in indexing a scipy.sparse "
-                                           "matrix (index with np.arange(start, stop))",
-                                           self.loc(item))
-                keys.append(slice(None))
-            else:
-                keys.append(self.expr(item))
-        read, keys = tuple(keys), scipy_sparse.index_keys(value, tuple(keys))
-        if keys is None:  # A[i, j]: the entry
-            return scipy_sparse.dense_getitem(value.dense, read)
+        """``A[rows, :]``, ``A[:, cols]``, ``A[1:3]``, ``A[i, j]`` of a scipy.sparse matrix
+        (`scipy_sparse.index_keys`): each axis in turn, a slice as written (the rank kept)."""
+        items = key.elts if isinstance(key, ast.Tuple) else [key]
+        keys = [slice(None) if isinstance(item, ast.Slice) else self.expr(item)
+                for item in items]
+        read, taken = tuple(keys), scipy_sparse.index_keys(value, tuple(keys))
+        if taken is None:  # A[i, j]: the entry
+            return self.dense_getitem(value.dense, read, key)
         dense = value.dense
-        for axis, k in enumerate(keys):  # dense[k, :], then dense[:, k]: the frontend's index
-            if k is None:
+        for axis, k in enumerate(taken):  # dense[k, :], then dense[:, k]
+            if k is None and axis < len(items) and isinstance(items[axis], ast.Slice):
+                k = items[axis]  # (a slice: its own node, built as written)
+            if k is not None:
+                dense = self.dense_getitem(dense, (k, None) if axis == 0 else (None, k), key)
+        return scipy_sparse.Sparse(dense, value.matrix)
+
+    def dense_getitem(self, dense, keys: tuple, key):
+        """``dense[keys]`` (a None key: ``:``; a slice's node: that slice), built as the
+        user's subscript of names bound to the keys' values."""
+        at = []
+        for axis, k in enumerate(keys):
+            if k is None or isinstance(k, ast.Slice):
+                at.append(k or ast.Slice())
                 continue
             hidden = f"%sparse_index{axis}@{key.lineno}:{key.col_offset}"
             self.env[hidden] = k
-            at = [ast.Slice(), ast.Slice()]
-            at[axis] = ast.Name(hidden, ast.Load())
-            index = ast.copy_location(ast.Tuple(at, ast.Load()), key)
-            for sub in ast.walk(index):
+            at.append(ast.Name(hidden, ast.Load()))
+        index = ast.Tuple(at, ast.Load())
+        for sub in ast.walk(index):
+            if not hasattr(sub, "lineno") or sub is index or isinstance(sub, ast.Name):
                 ast.copy_location(sub, key)
-            dense = self.getitem(dense, self.index(index), key)
-            del self.env[hidden]
-        return scipy_sparse.Sparse(dense, value.matrix)
+        try:
+            return self.getitem(dense, self.index(index), key)
+        finally:
+            for axis in range(len(keys)):
+                self.env.pop(f"%sparse_index{axis}@{key.lineno}:{key.col_offset}", None)
 
     def concatenated(self, columns: bool, key):
         """``np.r_[a, b, 2.0]``: the items (numbers and arrays; a slice ``0:n`` is

@@ -22,7 +22,8 @@ The forms taken:
   ``A.transpose()``, ``A.conj()``, ``A.real``, ``A.imag``, ``A.toarray()``, ``A.todense()``
   (`Matrix`, NumPy's np.matrix), ``A.sum(axis)``, ``A.mean(axis)``, ``A.diagonal(k)``,
   ``A.shape``, ``A.ndim``, ``A.tocsr()`` and the other formats (the same value), ``A.copy()``;
-  ``A[rows, :]``, ``A[:, cols]`` and ``A[i, j]`` (integer arrays, masks, ``:`` or two numbers);
+  ``A[rows, :]``, ``A[:, cols]``, ``A[1:3]`` and ``A[i, j]`` (integer arrays, masks, slices,
+  or two numbers);
 * ``scipy.sparse.linalg.spsolve(A, b)`` (``np.linalg.solve`` of the dense matrix),
   ``scipy.sparse.linalg.norm``, ``scipy.sparse.issparse``.
 
@@ -44,7 +45,7 @@ import sys
 import numpy as np
 
 from jitgrad.core.errors import UnsupportedError
-from jitgrad.lang import complex_pairs
+from jitgrad.lang import complex_pairs, symbolic
 from jitgrad.lang.symbolic import NUMPY, Written, current_builder, loc_of, ndim_of, records, written
 
 _ALL = slice(None)
@@ -359,6 +360,9 @@ class Matrix:
     __len__ = __iter__ = _refused
 
 
+symbolic.SPARSE_TYPES = (Sparse, Matrix)
+
+
 def unbuilt(value) -> list:
     """The `Written` values a handler's result holds (a sparse matrix's dense value, or its
     two parts), for the frontend to build in the caller's place (`built`)."""
@@ -432,8 +436,14 @@ def binary(op, a, b):
         return _sum(op, a, b)
     if op is operator.matmul:
         return _product(a, b)
-    if op in (operator.mul, operator.truediv, operator.pow):
-        return op(a, b)
+    if op in (operator.mul, operator.truediv, operator.pow):  # (its own, on either side)
+        if isinstance(a, (Sparse, Matrix)):
+            return {operator.mul: a.__mul__, operator.truediv: a.__truediv__,
+                    operator.pow: a.__pow__}[op](b)
+        if op is operator.mul:
+            return b.__rmul__(a)
+        _refuse(f"{'dividing by' if op is operator.truediv else 'raising to'} a scipy.sparse "
+                "matrix (SciPy's is elementwise: write it on A.toarray())", a, b)
     name = getattr(op, "__name__", str(op)).strip("_")
     _refuse(f"the operator {name} on a scipy.sparse matrix (jitgrad takes + - * / @ and "
             "** of a sparse matrix; compare A.toarray())", a, b)
@@ -441,7 +451,8 @@ def binary(op, a, b):
 
 def index_keys(a: Sparse, keys: tuple):
     """The index ``A[keys]`` checked: None for two numbers (the entry, ``A[i, j]``); else
-    per axis None for ``:`` or the integer vector or boolean mask to take along it."""
+    per axis None for a slice (the frontend builds it as written) or the integer vector or
+    boolean mask to take along it."""
     if len(keys) == 1:
         keys = (keys[0], _ALL)
     if len(keys) != 2:
@@ -462,16 +473,6 @@ def index_keys(a: Sparse, keys: tuple):
                     "vector, a boolean mask or `:`", a)
         out.append(key)
     return tuple(out)
-
-
-def dense_getitem(dense, keys):
-    if isinstance(dense, complex_pairs.Complex):
-        return complex_pairs.pair(*(_part_item(p, keys) for p in (dense.re, dense.im)))
-    return _part_item(dense, keys)
-
-
-def _part_item(part, keys):
-    return part[keys] if ndim_of(part) else part
 
 
 # ------------------------------------------------------------------------- making them

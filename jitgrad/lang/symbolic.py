@@ -157,6 +157,10 @@ class GraphBuilder(SizeAssumptions):
             raise UnsupportedError("a complex number cannot be used here (jitgrad computes a "
                                    "complex number as its real and imaginary parts: take "
                                    "z.real, z.imag or abs(z))", self.loc)
+        if isinstance(value, SPARSE_TYPES):
+            raise UnsupportedError("a scipy.sparse matrix (or the np.matrix it gives) cannot be "
+                                   "used here as an array: take A.toarray() (np.asarray(m)), "
+                                   "and write its products A @ x", self.loc)
         raise UnsupportedError(f"a value of type {type(value).__name__} cannot be used here",
                                self.loc)
 
@@ -722,6 +726,8 @@ NUMPY: dict = {}  # NumPy (and operator/math) function -> its handler on Syms an
 METHODS: dict = {}  # array method with no NumPy function of its own ("astype", "item") -> handler
 # The types of complex values: Python's and NumPy's, and `complex_pairs.Complex` (added there)
 COMPLEX_TYPES: tuple = (complex, np.complexfloating)
+# A scipy.sparse matrix while building and the np.matrix it gives (`scipy_sparse`, added there)
+SPARSE_TYPES: tuple = ()
 
 __all__ = [
     "FLOAT",
