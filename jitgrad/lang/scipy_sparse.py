@@ -101,7 +101,9 @@ class Sparse:
     __hash__ = None
 
     def __init__(self, dense, matrix: bool):
-        if not any(isinstance(p, Written) for p in _parts(dense)) and ndim_of(dense) != 2:
+        # (not yet a value: a `Written` still to build, a branch's merge still to close)
+        known = all(records(p) or isinstance(p, np.ndarray) for p in _parts(dense))
+        if known and ndim_of(dense) != 2:
             _refuse(f"a scipy.sparse matrix of rank {ndim_of(dense)} (jitgrad takes "
                     "two-dimensional ones)", dense)
         self.dense, self.matrix = dense, matrix
