@@ -1653,6 +1653,8 @@ block(PY, "Forms from held-out real code (scipy.sparse, eig)", [
       F.py_sparse_coo_assembly_spsolve, A(V)),
     r("scipy.sparse csr_matrix: * is the matrix product (C.T * Y * C, A * x), multiply",
       F.py_sparse_matrix_star_is_a_product, A(V)),
+    r("scipy.linalg.solve_continuous_are (LQR of an unstable system) and its gain",
+      F.py_continuous_are_lqr, A(V)),
 ])
 block(NN, "Forms from held-out real code (scipy.sparse, eig)", [
     r("np.linalg.eigvals of a real matrix with complex eigenvalues (built again complex)",

@@ -5387,3 +5387,12 @@ def nn_eigvals_of_a_real_matrix_complex(x):
     L[1, 0], L[2, 1], L[3, 2] = 0.5, 0.7, x[0]
     w = np.linalg.eigvals(L)
     return np.max(np.abs(w)) + np.sum(w.real ** 2)
+
+
+def py_continuous_are_lqr(x):
+    a = np.array([[0.0, 1.0], [2.0, -0.3]]) + 0.1 * np.outer(x[:2], x[2:])
+    b = np.array([[0.0], [1.0]])
+    q = np.diag(x[:2] + 1.0)
+    r = np.array([[x[3]]])
+    p = scipy.linalg.solve_continuous_are(a, b, q, r)
+    return np.sum(p ** 2) + np.sum(np.linalg.solve(r, b.T @ p) ** 2)

@@ -144,6 +144,16 @@ def test_against_jax(jax, fn, oracle, x):
 # ----------------------------------------------------------------------------- plain Python
 
 
+def lqr(a, p, rr):
+    """python-control's LQR: the Riccati solution (an unstable a) and its gain."""
+    b = np.array([[0.0], [1.0], [0.5]])
+    q = p @ p.T + np.eye(3)
+    r = np.array([[rr[0] ** 2 + 0.5]])
+    x = scipy.linalg.solve_continuous_are(a, b, q, r)
+    k = np.linalg.solve(r, b.T @ x)
+    return np.sum(x * x) + np.sum(k ** 2)
+
+
 def check_plain():
     """As plain Python: the values are NumPy's and SciPy's, the adjoint of eigh reads the
     lower triangle, and the run time refuses what has no derivative or no real value."""
@@ -155,6 +165,14 @@ def check_plain():
     def upper_ignored(a):
         w, v = np.linalg.eigh(a)
         return np.sum(w * WEIGHTS) + np.sum(v[:, 0] ** 4)
+
+    args = (np.array([[0.0, 1.0, 0.0], [2.0, -0.3, 0.1], [0.0, 0.4, -1.0]]), X33, np.array([0.7]))
+    value, grads = jitgrad.value_and_grad(lqr, wrt=(0, 1, 2))(*args)
+    if not np.isclose(value, lqr(*args), rtol=1e-10):
+        bad.append("solve_continuous_are: value")
+    for k, g in enumerate(grads):
+        if not np.allclose(g, numeric_grad(lqr, args, k), rtol=1e-6, atol=1e-6):
+            bad.append(f"solve_continuous_are: gradient {k}")
 
     a = X33 + X33.T + np.diag([0.0, 1.0, 2.0])
     a[0, 2] += 5.0  # NumPy reads the lower triangle: the gradient above the diagonal is 0

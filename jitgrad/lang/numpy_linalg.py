@@ -437,6 +437,22 @@ def linalg_solve_continuous_lyapunov(a, q):
     return linalg_solve_sylvester(a, _np(np.transpose)(a), q)
 
 
+def linalg_solve_continuous_are(a, b, q, r, e=None, s=None, balanced=True):
+    """``scipy.linalg.solve_continuous_are``: ``a^T x + x a - x b r^-1 b^T x + q = 0`` from
+    the stable invariant subspace of the Hamiltonian matrix (`W.continuous_are`), its
+    derivative through that eigendecomposition (distinct eigenvalues). ``e`` and ``s`` (the
+    generalized equation) are refused; ``balanced`` changes SciPy's rounding only."""
+    import scipy.linalg
+
+    if all_known(a, b, q, r, e, s):
+        return scipy.linalg.solve_continuous_are(a, b, q, r, e, s, balanced)
+    if e is not None or s is not None:
+        _refuse("scipy.linalg.solve_continuous_are with e= or s=", "the generalized "
+                "equation: jitgrad takes a, b, q, r", a)
+    a, b, q, r = (matrix_operand("solve_continuous_are", m) for m in (a, b, q, r))
+    return written(W.continuous_are, a, b, q, r)
+
+
 def linalg_solve_discrete_lyapunov(a, q, method=None):
     """``scipy.linalg.solve_discrete_lyapunov``: ``x - a x a^T = q`` as the linear system
     ``(I - kron(a, a)) vec(x) = vec(q)``, SciPy's ``method="direct"`` (its default for
@@ -509,7 +525,8 @@ LINALG = {"sqrtm": linalg_sqrtm, "solve_banded": linalg_solve_banded,
           "solve_continuous_lyapunov": linalg_solve_continuous_lyapunov,
           "solve_lyapunov": linalg_solve_continuous_lyapunov,
           "solve_discrete_lyapunov": linalg_solve_discrete_lyapunov, "expm": linalg_expm,
-          "eigvalsh": linalg_eigvalsh, "pinv": linalg_pinv}
+          "eigvalsh": linalg_eigvalsh, "pinv": linalg_pinv,
+          "solve_continuous_are": linalg_solve_continuous_are}
 
 NUMPY.update({
     np.linalg.inv: _linalg("inv", stacks=True), np.linalg.det: _linalg("det", stacks=True),
