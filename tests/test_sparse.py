@@ -66,6 +66,7 @@ def tridiagonal_solve(a, f):  # diags + eye, spsolve, the solution's energy
     A = sparse.diags([-a[1:], 2.0 + a, -a[:-1]], [-1, 0, 1], shape=(n, n)) + sparse.eye(n)
     if f[0] > 0.0:  # a run-time branch: the sparse matrix merged as its dense value
         A = A + sparse.eye(n) * 0.5
+    A = A - 0.1 * sparse.diags([1.0, -2.0, 1.0], [-1, 0, 1], shape=(n, n))  # numbers repeated
     x = spsolve(A.tocsc(), f)
     return x @ x + A.diagonal() @ f
 
@@ -74,6 +75,7 @@ def tridiagonal_solve_jax(a, f):
     n = f.shape[0]
     A = jnp.diag(-a[1:], -1) + jnp.diag(2.0 + a) + jnp.diag(-a[:-1], 1) + jnp.eye(n)
     A = jnp.where(f[0] > 0.0, A + 0.5 * jnp.eye(n), A)
+    A = A - 0.1 * (jnp.diag(jnp.ones(n - 1), -1) - 2.0 * jnp.eye(n) + jnp.diag(jnp.ones(n - 1), 1))
     x = jnp.linalg.solve(A, f)
     return x @ x + jnp.diagonal(A) @ f
 

@@ -102,7 +102,8 @@ class Sparse:
 
     def __init__(self, dense, matrix: bool):
         # (not yet a value: a `Written` still to build, a branch's merge still to close)
-        known = all(records(p) or isinstance(p, np.ndarray) for p in _parts(dense))
+        known = all(records(p) or isinstance(p, (np.ndarray, int, float))
+                    for p in _parts(dense))
         if known and ndim_of(dense) != 2:
             _refuse(f"a scipy.sparse matrix of rank {ndim_of(dense)} (jitgrad takes "
                     "two-dimensional ones)", dense)
@@ -120,6 +121,10 @@ class Sparse:
         return self.dense.shape
 
     ndim = 2
+
+    @property
+    def dtype(self):
+        return np.dtype(complex if complex_pairs.is_complex(self.dense) else float)
 
     @property
     def T(self):
@@ -221,7 +226,7 @@ class Sparse:
         return self._like(_op(operator.pow, self.dense, n))
 
     def __getattr__(self, attr):
-        if attr.startswith("__"):
+        if attr.startswith(("_", "jitgrad")):  # (probes of Python's, jitgrad's)
             raise AttributeError(attr)
         hint = {"nnz": "its count of stored entries depends on how it was stored; count "
                        "np.count_nonzero(A.toarray())",
@@ -346,7 +351,7 @@ class Matrix:
         return Matrix(_fn(np.transpose, self.dense))
 
     def __getattr__(self, attr):
-        if attr.startswith("__"):
+        if attr.startswith(("_", "jitgrad")):  # (probes of Python's, jitgrad's)
             raise AttributeError(attr)
         raise UnsupportedError(f"the attribute .{attr} of a np.matrix (what a scipy.sparse "
                                "matrix's .todense() and .sum(axis) give) is not supported: take "
@@ -504,7 +509,8 @@ def _float_data(data):
     if complex_pairs.is_complex(data):
         return complex_pairs.lift(data)
     if not records(data):
-        return np.asarray(data, dtype=float)
+        data = np.asarray(data, dtype=float)
+        return float(data) if data.ndim == 0 else data
     return data if data.dtype.kind == "f" else data * 1.0
 
 
@@ -582,15 +588,14 @@ def _maker(matrix: bool, name: str):
 def diags(diagonals, offsets=0, shape=None, format=None, dtype=None, matrix=True):
     """``scipy.sparse.diags``: each diagonal (a vector, or a number repeated along it) at its
     offset, in a square matrix (of ``shape``, or as large as the diagonals make it)."""
-    several = isinstance(diagonals, (list, tuple)) and any(
-        ndim_of(d) >= 1 or isinstance(d, (list, tuple)) for d in diagonals) or (
-        ndim_of(diagonals) == 2)
-    if not several:
-        diagonals = [diagonals]
-    if isinstance(offsets, (list, tuple)) or ndim_of(offsets) == 1:
+    if isinstance(offsets, (list, tuple)) or ndim_of(offsets) == 1:  # one diagonal each
         offsets = [int(k) for k in offsets]
-    else:
-        offsets = [int(offsets)] * (1 if not several else len(diagonals))
+    else:  # (SciPy's rule: a number of offsets, one diagonal)
+        first = diagonals[0] if isinstance(diagonals, (list, tuple)) and diagonals else None
+        if first is not None and (ndim_of(first) or isinstance(first, (list, tuple))):
+            _refuse("scipy.sparse.diags: one offset for several diagonals (SciPy raises)",
+                    first)
+        diagonals, offsets = [diagonals], [int(offsets)]
     if len(offsets) != len(diagonals):
         _refuse("scipy.sparse.diags: as many offsets as diagonals", *diagonals)
     diagonals = [_float_data(d) for d in diagonals]
