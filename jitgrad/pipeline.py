@@ -84,7 +84,7 @@ def backend_of(settings: Settings):
 
 def build_graph(src: FunctionSource, types, examples=(), any_result: bool = False,
                 assume_sizes: bool = True, has_aux: bool = False, replays_draws: bool = False,
-                one_entry: bool = False):
+                one_entry: bool = False, complex_eig: bool = False):
     """The function's graph for ``types``, with common subexpressions merged, and whether it
     assumes equal sizes (``same_size`` checks; ``assume_sizes=False``: never). The first of
     the argument tuples in ``examples`` guides the assumptions (sizes it has different are
@@ -92,16 +92,17 @@ def build_graph(src: FunctionSource, types, examples=(), any_result: bool = Fals
     replaced by the general one at once. ``has_aux``: the function returns ``(value, aux)``
     (`ir.Function.aux`). A graph with np.random draws (`Function.draws`) is refused unless
     the caller replays them before each call (``replays_draws``: `api.GradFunction`).
-    ``one_entry``: an array result of one entry is differentiated as its entry (`build`)."""
+    ``one_entry``: an array result of one entry is differentiated as its entry (`build`).
+    ``complex_eig``: a real matrix's eigenvalues are built complex (`build`)."""
     example = flatten(examples[0]) if examples else None  # (its sizes decide tests on sizes)
     fn_ir = build(src, list(types), assume_sizes, any_result=any_result, has_aux=has_aux,
-                  one_entry=one_entry, example=example)
+                  one_entry=one_entry, example=example, complex_eig=complex_eig)
     if fn_ir.draws is not None and not replays_draws:
         raise refuse_draws(src, fn_ir.draws.first_loc, "this transform (jvp, hvp, hessian, "
                            "vjp, jacobian, jitgrad.dask, or a transform of a transform)")
     if assume_sizes and not all(sizes_hold(fn_ir, a) for a in examples):
         fn_ir = build(src, list(types), False, any_result=any_result, has_aux=has_aux,
-                      one_entry=one_entry, example=example)
+                      one_entry=one_entry, example=example, complex_eig=complex_eig)
         assume_sizes = False
     implicit_slopes(fn_ir)  # roots found by a loop (brentq): their slopes, by forward mode
     common_subexpressions(fn_ir)

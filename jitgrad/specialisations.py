@@ -39,7 +39,7 @@ import numpy as np
 from jitgrad import explain, pipeline
 from jitgrad.calling import CallingConvention, casts_for, float32_build
 from jitgrad.core import ir, pytree
-from jitgrad.core.errors import JitgradError, RecompileWarning, SizesDiffer
+from jitgrad.core.errors import ComplexEigenvalues, JitgradError, RecompileWarning, SizesDiffer
 from jitgrad.core.settings import Settings
 from jitgrad.core.types import SeqType
 
@@ -63,6 +63,7 @@ class Compiled:
     frozen: bool = False  # the backend's compiling switched off (`Specialisations.freeze`)
     assume_sizes: bool = True  # whether it assumes argument axes the same size (`for_sizes`)
     float32: bool = False  # a float32 build (`Settings.float32`): its float arrays are float32
+    complex_eig: bool = False  # a real matrix's eig built complex (`for_complex_eigenvalues`)
 
     def source_part(self, part: str) -> str:
         """A part of the entry's source: "entry" (the whole function), "forward" or
@@ -232,24 +233,26 @@ class Specialisations:
         return self.last
 
     def compile(self, types: tuple, assume_sizes: bool = True, args=None,
-                float32: bool = False) -> Compiled:
-        """Build, transform, emit and compile for ``types`` (``float32``: a float32 build).
-        Given the call's ``args``, a build whose size assumptions they break is not compiled:
-        the general one is, at once."""
+                float32: bool = False, complex_eig: bool = False) -> Compiled:
+        """Build, transform, emit and compile for ``types`` (``float32``: a float32 build;
+        ``complex_eig``: a real matrix's eigenvalues built complex). Given the call's
+        ``args``, a build whose size assumptions they break is not compiled: the general one
+        is, at once."""
         g = self.generate(types, assume_sizes, examples=() if args is None else (args,),
-                          replays_draws=True, float32=float32)
+                          replays_draws=True, float32=float32, complex_eig=complex_eig)
         warn_of_rebuilds(self.convention.src, (types, float32), g.source)
         settings = dataclasses.replace(self.settings, float32=float32)
         path, fns = pipeline.load(g.stem, g.source, g.names, settings)
         compiled = Compiled(types, g.ir, g.source, path, fns[g.names[-1]], g.names[-1],
                             g.gradient, g.ir_text, g.graph_ir, g.line_locs,
                             pipeline.backend_of(self.settings), assume_sizes=g.assume_sizes,
-                            float32=float32)
+                            float32=float32, complex_eig=complex_eig)
         self.for_types.setdefault((types, float32), []).append(compiled)
         return compiled
 
     def generate(self, types: tuple, assume_sizes: bool = True, examples=(),
-                 replays_draws: bool = False, float32: bool = False) -> Generated:
+                 replays_draws: bool = False, float32: bool = False,
+                 complex_eig: bool = False) -> Generated:
         """The generated module for ``types``, not compiled (`pipeline.load` compiles it, in
         this process or another). A build whose size assumptions any of the argument tuples
         in ``examples`` breaks is replaced by the general one. ``replays_draws``: the caller
@@ -260,7 +263,8 @@ class Specialisations:
         fn_ir, assume_sizes = pipeline.build_graph(conv.src, types, examples,
                                                    assume_sizes=assume_sizes,
                                                    has_aux=conv.has_aux,
-                                                   replays_draws=replays_draws)
+                                                   replays_draws=replays_draws,
+                                                   complex_eig=complex_eig)
         ir_text = ir.format_function(fn_ir)  # before the transform adds its saves
         graph_ir = copy.deepcopy(fn_ir)
         grad = pipeline.reverse(fn_ir, conv.flat_wrt(types), settings,
@@ -315,10 +319,13 @@ class Specialisations:
     def recover(self, e: Exception, compiled: Compiled, flat):
         """The entry's result after a call (``flat``: the entry's arguments) that failed inside
         compiled code. A broken size assumption gets the general code for its signature (kept
-        from then on), a damaged disk cache a fresh compile; anything else is explained at the
-        user's line."""
+        from then on), a damaged disk cache a fresh compile, complex eigenvalues of a real
+        matrix whose eig was built real the build with complex ones (kept from then on);
+        anything else is explained at the user's line."""
         if isinstance(e, SizesDiffer):
             compiled = self.for_sizes(compiled, flat)
+        elif isinstance(e, ComplexEigenvalues) and not compiled.complex_eig:
+            compiled = self.for_complex_eigenvalues(compiled, flat)
         elif compiled.backend.is_cache_damage(e):
             compiled.backend.drop_disk_cache(compiled.entry)
         else:
@@ -346,8 +353,21 @@ class Specialisations:
         if found is None:
             assume = compiled.assume_sizes and bool(broken) and "assumed" not in broken
             found = self.compile(compiled.types, assume_sizes=assume, args=flat,
-                                 float32=compiled.float32)
-        self.by_types[key] = found
+                                 float32=compiled.float32, complex_eig=compiled.complex_eig)
+        return self.replace(compiled, found)
+
+    def for_complex_eigenvalues(self, compiled: Compiled, flat) -> Compiled:
+        """The signature's code with a real matrix's eig built complex (NumPy's eig gives
+        complex eigenvalues where they are; the build typed them real and a call found them
+        complex): kept for the signature from then on (its values are the same where the
+        eigenvalues are real)."""
+        found = self.compile(compiled.types, assume_sizes=compiled.assume_sizes, args=flat,
+                             float32=compiled.float32, complex_eig=True)
+        return self.replace(compiled, found)
+
+    def replace(self, compiled: Compiled, found: Compiled) -> Compiled:
+        """``found`` answers the calls ``compiled`` answered, from now on."""
+        self.by_types[compiled.types, compiled.float32] = found
         for key, call in self.calls.items():
             if call.compiled is compiled:
                 self.calls[key] = call._replace(compiled=found)

@@ -1670,6 +1670,19 @@ block(NN, "Forms from held-out real code (batch 7)", [
       F.np_interp_at_a_matrix_and_mask_write_rank4, A(V)),
 ])
 
+block(PY, "Forms from held-out real code (scipy.sparse, eig)", [
+    r("scipy.sparse coo_matrix assembly (duplicates add up), + A.T, eye, spsolve, diagonal",
+      F.py_sparse_coo_assembly_spsolve, A(V)),
+    r("scipy.sparse csr_matrix: * is the matrix product (C.T * Y * C, A * x), multiply",
+      F.py_sparse_matrix_star_is_a_product, A(V)),
+    r("scipy.linalg.solve_continuous_are (LQR of an unstable system) and its gain",
+      F.py_continuous_are_lqr, A(V)),
+])
+block(NN, "Forms from held-out real code (scipy.sparse, eig)", [
+    r("np.linalg.eigvals of a real matrix with complex eigenvalues (built again complex)",
+      F.nn_eigvals_of_a_real_matrix_complex, A(V)),
+])
+
 ROWS: list[Row] = list(_ROWS)
 
 _ids = [row.id for row in ROWS]

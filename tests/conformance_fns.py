@@ -36,6 +36,8 @@ import scipy.integrate
 import scipy.linalg
 import scipy.optimize
 import scipy.signal
+import scipy.sparse
+import scipy.sparse.linalg
 import scipy.spatial.distance
 import scipy.special
 import scipy.stats
@@ -5435,3 +5437,36 @@ def py_user_operators_on_a_complex_matrix(x):
 def py_emath_arcsin_past_the_domain(x):
     n = np.array([1.0, 1.5 + 0.01 * x[0], 1.0])
     return np.sum(np.abs(np.cos(np.emath.arcsin(n[1] * np.sin(x[1] + 0.6) / n)))) + x[2]
+# ---- scipy.sparse as a value type; complex eigenvalues of a real matrix (issue #43, hsparse) --
+
+def py_sparse_coo_assembly_spsolve(x):
+    rows = np.array([0, 1, 1, 2, 2, 3])
+    cols = np.array([0, 1, 1, 2, 3, 3])
+    K = scipy.sparse.coo_matrix((np.r_[x, x[:2]] + 1.0, (rows, cols)), shape=(4, 4)).tocsc()
+    K = K + K.T + scipy.sparse.eye(4)
+    return np.sum(scipy.sparse.linalg.spsolve(K, x) ** 2) + K.diagonal() @ x
+
+
+def py_sparse_matrix_star_is_a_product(x):
+    C = scipy.sparse.csr_matrix((np.ones(3), (np.arange(3), np.array([0, 2, 1]))),
+                                shape=(3, 4))
+    Y = scipy.sparse.diags(x[:3])
+    A = C.T * Y * C
+    return np.sum((A * x) ** 2) + np.sum(A.multiply(A).toarray())
+
+
+def nn_eigvals_of_a_real_matrix_complex(x):
+    L = np.zeros((4, 4))
+    L[0] = x
+    L[1, 0], L[2, 1], L[3, 2] = 0.5, 0.7, x[0]
+    w = np.linalg.eigvals(L)
+    return np.max(np.abs(w)) + np.sum(w.real ** 2)
+
+
+def py_continuous_are_lqr(x):
+    a = np.array([[0.0, 1.0], [2.0, -0.3]]) + 0.1 * np.outer(x[:2], x[2:])
+    b = np.array([[0.0], [1.0]])
+    q = np.diag(x[:2] + 1.0)
+    r = np.array([[x[3]]])
+    p = scipy.linalg.solve_continuous_are(a, b, q, r)
+    return np.sum(p ** 2) + np.sum(np.linalg.solve(r, b.T @ p) ** 2)

@@ -99,6 +99,21 @@ def real_matrix(r):
     return np.sum(np.abs(w) * np.arange(4.0)) + np.sum(np.abs(v) * W44)
 
 
+def real_complex_eigenvalues(r):
+    """A real matrix's eig as NumPy gives it (complex eigenvalues): built real first, then
+    again complex where the call finds them complex (`errors.ComplexEigenvalues`)."""
+    w, v = np.linalg.eig(r)
+    return np.sum(np.abs(w) * np.arange(4.0)) + np.sum(np.abs(v) * W44) + np.sum(w.real ** 2)
+
+
+def leslie_roots(r):
+    """The dominant eigenvalue's modulus (a Leslie matrix's growth rate) and np.roots'."""
+    leslie = np.zeros((4, 4))
+    leslie[0] = np.abs(r[0])
+    leslie[1, 0], leslie[2, 1], leslie[3, 2] = 0.5 + r[1, 0] ** 2, 0.7, 0.6
+    return np.max(np.abs(np.linalg.eigvals(leslie))) + np.sum(np.abs(np.roots(r[2])) ** 2)
+
+
 def stacked(a):
     u, s, vh = np.linalg.svd(a, full_matrices=False)
     return (np.sum(np.abs(u) * W43) + np.sum(s * s) + np.sum(np.abs(vh) * W33)
@@ -139,6 +154,8 @@ CASES = [
     ("eig", general, SQUARE, True),
     ("eig: a projector, eigvals", projector, SQUARE, True),
     ("eig of a real matrix + 0j", real_matrix, REAL, True),
+    ("eig of a real matrix, complex eigenvalues", real_complex_eigenvalues, REAL, True),
+    ("a Leslie matrix's eigvals, np.roots", leslie_roots, REAL, False),
     ("a stack: svd and nuclear norms", stacked, STACK, False),  # JAX's svd/norm of stacks: also
 ]
 
@@ -173,6 +190,16 @@ def both(a):
 def test_compiled_svd_eigh_eig():
     pytest.importorskip("jax")
     check("svd, eigh, eig (compiled)", both, SQUARE, True)
+
+
+def test_compiled_real_eig_built_again_complex():
+    """Compiled: a real matrix's eigvals built real answers a call with real eigenvalues; a
+    call with complex ones builds it again complex (kept for the signature)."""
+    f = jitgrad.grad(lambda r: np.sum(np.abs(np.linalg.eigvals(r))))
+    symmetric = REAL + REAL.T
+    for r in (symmetric, REAL, symmetric):
+        fn = lambda r: np.sum(np.abs(np.linalg.eigvals(r)))
+        np.testing.assert_allclose(f(r), central(fn, (r,), 0), rtol=1e-6, atol=1e-7)
 
 
 def test_breadth_as_plain_python():

@@ -130,6 +130,14 @@ class SizesDiffer(Exception):
     compiles the general version for the signature and calls again; users never see it."""
 
 
+class ComplexEigenvalues(ValueError):
+    """Raised by generated code where a real matrix's eig (``np.linalg.eig``, ``eigvals``,
+    ``np.roots``), built real, has complex eigenvalues at run time (NumPy's result dtype
+    depends on the values). A gradient's caller builds the signature again with eig typed
+    complex (`GraphBuilder.complex_eig`) and calls again; transforms that do not rebuild
+    report it as the ValueError it is."""
+
+
 # ----------------------------------------------------------------------------- what to write instead
 
 # The form that works, for each construct refused with a hint. Keys name the construct; the

@@ -140,6 +140,12 @@ def type_of_value(value, what: str = "argument", float16: bool = False) -> Type:
         raise SignatureError(f"{what} is complex; jitgrad differentiates real functions only "
                              "(pass its real and imaginary parts as two float arguments and "
                              "write complex(re, im) inside the function)")
+    if type(value).__module__.startswith("scipy.sparse"):
+        raise SignatureError(
+            f"{what} is a scipy.sparse {type(value).__name__}; jitgrad takes sparse matrices "
+            "made inside the function, not passed to it: pass A.toarray() (and write @ for "
+            "its products: an array's * is elementwise), or the data and indices to make it "
+            "inside")
     raise SignatureError(
         f"{what} is a {type(value).__name__}; jitgrad takes floats, ints, bools and NumPy arrays"
     )

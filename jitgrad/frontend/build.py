@@ -322,7 +322,7 @@ def _copy_written(value, path: str, copied):
 
 def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
           any_result: bool = False, has_aux: bool = False, one_entry: bool = False,
-          example=None) -> Function:
+          example=None, complex_eig: bool = False) -> Function:
     """The IR of ``src`` specialised to ``arg_types`` (one per parameter). With
     ``assume_sizes``, axes of arguments that broadcast against each other are assumed to be
     the same size, and the function starts by checking it (`GraphBuilder.assume_same_sizes`);
@@ -331,7 +331,8 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
     With ``any_result``, the result may be an array (`vjp`, `jacobian`); with ``one_entry``
     ``"sum"``, an array result is summed (autograd's elementwise_grad: the vjp of ones); with
     ``one_entry`` true (autograd's grad, which differentiates an array of one entry), an array
-    result is taken as its entry (`numpy_written.one_entry`: raising at run time where it has more)."""
+    result is taken as its entry (`numpy_written.one_entry`: raising at run time where it has more).
+    With ``complex_eig``, a real matrix's eig and eigvals are complex values (`GraphBuilder`)."""
     names = src.entry_params
     if len(arg_types) != len(names):
         raise JitgradError(f"{src.qualname} takes {len(names)} arguments, got {len(arg_types)}")
@@ -340,6 +341,7 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
     while True:
         namer = Namer(reserved=src.names | {"np", "_rt", "_value", "_saved", "_aux", "_"})
         gb = GraphBuilder(namer, assume_sizes)
+        gb.complex_eig = complex_eig
         gb.new_arrays = True
         params, owners, grouped = [], [], []  # a tree argument: one parameter per leaf
         for a, t in zip(names, arg_types):

@@ -34,7 +34,7 @@ from jitgrad.frontend.build_ast import (
     same_constant,
     same_structure,
 )
-from jitgrad.lang import complex_pairs, numpy_written, symbolic
+from jitgrad.lang import complex_pairs, numpy_written, scipy_sparse, symbolic
 from jitgrad.lang.symbolic import Sym
 
 
@@ -328,6 +328,8 @@ class Branches:
         if isinstance(merged, complex_pairs.Complex):
             return complex_pairs.pair(self.merged_value(merged.re, merges),
                                       self.merged_value(merged.im, merges))
+        if isinstance(merged, scipy_sparse.Sparse):
+            return scipy_sparse.Sparse(self.merged_value(merged.dense, merges), merged.matrix)
         return merged
 
     def placeholder(self, like, block):
@@ -365,6 +367,13 @@ class Branches:
             if isinstance(other, Undefined) or (isinstance(other, Sym) and other.ndim):
                 return undefined.holding(other)
             return undefined
+        if isinstance(vt, scipy_sparse.Sparse) or isinstance(ve, scipy_sparse.Sparse):
+            if not (isinstance(vt, scipy_sparse.Sparse) and isinstance(ve, scipy_sparse.Sparse)
+                    and vt.matrix == ve.matrix):
+                return Undefined(f"`{name}` is a scipy.sparse matrix on one branch only (or a "
+                                 "sparse matrix on one, a sparse array on the other)")
+            return scipy_sparse.Sparse(self.merge(f"{name}_dense", vt.dense, ve.dense,
+                                                  then_block, else_block, loc, cond), vt.matrix)
         if complex_pairs.is_complex(vt) or complex_pairs.is_complex(ve):  # part by part
             if not all(complex_pairs.is_complex(v) or is_atom_value(v) for v in (vt, ve)):
                 return Undefined(f"`{name}` is a complex number on one branch only")

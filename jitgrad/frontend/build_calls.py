@@ -47,12 +47,13 @@ from jitgrad.lang import (
     numpy_shape,
     numpy_written,
     scipy_api,
+    scipy_sparse,
     symbolic,
 )
 from jitgrad.lang.symbolic import Sym
 
 # their functions call each other: built inline
-WRITTEN_MODULES = (numpy_written.__name__, build_solvers.__name__)
+WRITTEN_MODULES = (numpy_written.__name__, build_solvers.__name__, scipy_sparse.__name__)
 
 
 def _own_out(fn) -> bool:
@@ -305,9 +306,14 @@ class Calls:
             raise UnsupportedError("calling a value that is not a function", self.loc(node))
         fn = autograd_names.stands_for(fn)  # autograd.numpy.sin: np.sin
         if getattr(fn, "__self__", None) is not None and isinstance(
-                fn.__self__, (Sym, complex_pairs.Complex)):
+                fn.__self__, (Sym, complex_pairs.Complex, scipy_sparse.Sparse)):
             value = fn(*args, **kwargs)  # an array method, a complex value's .conjugate()
             return self.known(value, node) if isinstance(value, symbolic.Written) else value
+        if (scipy_sparse.involved(*args, *kwargs.values()) or scipy_sparse.handler_for(fn)
+                is not None) and not _users_code(fn):  # (complex data: its own rule first)
+            value = self.sparse_call(fn, args, kwargs, node)
+            if value is not NotImplemented:
+                return value
         if complex_pairs.takes(fn, args, kwargs) and not _users_code(fn) and \
                 fn not in (str, repr):  # (of a complex value: a label, `_b_text`)
             if custom_call.is_traceable(fn) or custom_call.is_custom_rule(fn):
@@ -378,13 +384,15 @@ class Calls:
             return root_finder(self, args, kwargs, node)
         if build_solvers.odeint_for(fn):  # an adaptive Runge-Kutta integration, written out
             return build_solvers.build_odeint(self, args, kwargs, node)
-        scipy_fn = scipy_api.handler_for(fn)
+        scipy_fn = scipy_api.handler_for(fn) or scipy_sparse.handler_for(fn)
         if scipy_fn is not None:
             try:
                 value = scipy_fn(*args, **kwargs)
             except TypeError as e:
                 raise UnsupportedError(f"{fn_name(fn)}: {e}", self.loc(node)) from None
-            return self.known(value, node) if isinstance(value, symbolic.Written) else value
+            if isinstance(value, symbolic.Written):
+                return self.known(value, node)
+            return scipy_sparse.built(value, lambda w: self.known(w, node))
         target = unwrap(fn)
         library = str(getattr(target, "__module__", None) or "").split(".")[0]
         if library in ("numpy", "scipy", "math", *PURE_STDLIB) or isinstance(fn, np.ufunc):
@@ -403,6 +411,32 @@ class Calls:
         if isinstance(target, pytypes.FunctionType):
             return self.inline(target, args, kwargs, node)
         raise UnsupportedError(f"calling {fn_name(fn)} is not supported", self.loc(node))
+
+    def sparse_call(self, fn, args, kwargs, node):
+        """A call with a scipy.sparse matrix (or a np.matrix) among its arguments: scipy.sparse's
+        own functions, np.asarray of a np.matrix, the user's classes and other functions
+        (NotImplemented: called as any); NumPy's and Python's functions refused, naming the
+        line (they would take it as an object, not an array)."""
+        handler = scipy_sparse.handler_for(fn)
+        if handler is None:
+            handler = scipy_sparse.as_array(fn, args, kwargs)
+            if handler is not None:
+                return handler
+            if fn in symbolic.NUMPY or fn in numpy_api.MATH or fn in BUILTINS or \
+                    isinstance(fn, np.ufunc) or str(getattr(
+                        unwrap(fn), "__module__", None) or "").split(".")[0] in (
+                        "numpy", "scipy", "math", "builtins"):
+                if fn in (isinstance, type, id, print):
+                    return NotImplemented
+                scipy_sparse.refuse_function(fn_name(fn), args, kwargs)
+            return NotImplemented
+        try:
+            value = handler(*args, **kwargs)
+        except TypeError as e:
+            raise UnsupportedError(f"{fn_name(fn)}: {e}", self.loc(node)) from None
+        if isinstance(value, symbolic.Written):
+            return self.known(value, node)
+        return scipy_sparse.built(value, lambda w: self.known(w, node))
 
     def call_choice(self, choice, args, kwargs, node):
         """``f(x)`` with ``f = g if c else h``: built as ``g(x) if c else h(x)``."""

@@ -44,6 +44,7 @@ from jitgrad.lang import (
     numpy_args,
     numpy_written,
     scipy_api,
+    scipy_sparse,
     symbolic,
 )
 from jitgrad.lang.symbolic import Sym
@@ -182,6 +183,9 @@ class Expressions(Indexing):
         if isinstance(value, list) and all(is_user_object(v) or isinstance(
                 v, (pytypes.FunctionType, str)) for v in value):  # LAYERS = [Layer(...)],
             return tuple(value)  # FUNS = [f, g], NODES = ["n1", "human"]: read while building
+        dense = scipy_sparse.constant_dense(value)
+        if dense is not None:  # a scipy.sparse matrix made outside: its dense value, a constant
+            return scipy_sparse.Sparse(self.global_value(name, dense[0], node, what), dense[1])
         frozen = scipy_api.frozen_distribution(value)
         if frozen is not None:  # scipy.stats.norm(0, 2) made outside: its methods' handlers
             return self.frozen_value(name, frozen, node, what)
@@ -295,6 +299,8 @@ class Expressions(Indexing):
                 return _ArrayMethod(base, _ARRAY_METHODS[attr])
             raise UnsupportedError(f"the array attribute .{attr} is not supported",
                                    self.loc(node))
+        if isinstance(base, (scipy_sparse.Sparse, scipy_sparse.Matrix)):  # A.T, A.toarray
+            return getattr(base, attr)
         if isinstance(base, complex_pairs.Complex):  # z.real, z.conjugate: of its two parts
             if attr in ("real", "imag", "conjugate", "conj", "shape", "ndim", "size", "T",
                         "reshape", "ravel", "flatten", "copy", "transpose", "sum", "mean",
@@ -434,6 +440,8 @@ class Expressions(Indexing):
                     return op(a, b)
                 return RunTimeText(ast.unparse(node))
             raise UnsupportedError("arithmetic with a string", self.loc(node))
+        if scipy_sparse.involved(a, b):  # a scipy.sparse matrix: its own operators
+            return scipy_sparse.binary(op, a, b)
         if complex_pairs.involved(a, b):  # of a complex value: its real and imaginary parts
             return complex_pairs.binary(op, a, b)
         if isinstance(a, (tuple, list)) or isinstance(b, (tuple, list)):
@@ -525,6 +533,8 @@ class Expressions(Indexing):
                 c = self.tuples_equal(left, right, node)  # x.shape == (n, 1): entry by entry
                 if isinstance(op, ast.NotEq):
                     c = (not c) if isinstance(c, bool) else symbolic.record("logical_not", c)
+            elif scipy_sparse.involved(left, right):
+                c = scipy_sparse.binary(fn, left, right)
             elif complex_pairs.involved(left, right):
                 c = complex_pairs.binary(fn, left, right)
             else:

@@ -17,10 +17,17 @@ from jitgrad.core import ir
 from jitgrad.core.errors import ShapeError, UnsupportedError, refused
 from jitgrad.core.ir import Var
 from jitgrad.frontend import autograd_names
-from jitgrad.frontend.build_ast import UnrollLoop
+from jitgrad.frontend.build_ast import RunTimeRange, UnrollLoop
 from jitgrad.frontend.build_values import is_user_object
 from jitgrad.frontend.desugar import int_literal
-from jitgrad.lang import complex_pairs, numpy_api, numpy_positions, numpy_shape, symbolic
+from jitgrad.lang import (
+    complex_pairs,
+    numpy_api,
+    numpy_positions,
+    numpy_shape,
+    scipy_sparse,
+    symbolic,
+)
 from jitgrad.lang.size_tokens import size_token
 from jitgrad.lang.symbolic import Sym
 from jitgrad.prims import primitives
@@ -513,6 +520,8 @@ class Indexing:
                 raise UnsupportedError("a type hint subscripted with a run-time value",
                                        self.loc(key))
             return value[k]
+        if isinstance(value, scipy_sparse.Sparse):  # A[rows, :]: of its dense value
+            return self.sparse_getitem(value, key)
         value = value if isinstance(value, Sym) else autograd_names.stands_for(value)
         if value is np.r_ or value is np.c_:
             return self.concatenated(value is np.c_, node.slice)
@@ -522,6 +531,44 @@ class Indexing:
             raise refused(f"indexing with a string ([{key.value!r}], a dict's key) of a "
                           "value that is not a dict argument", "dict", self.loc(key))
         return self.getitem(value, self.index(node.slice), node)
+
+    def sparse_getitem(self, value, key):
+        """``A[rows, :]``, ``A[:, cols]``, ``A[1:3]``, ``A[i, j]`` of a scipy.sparse matrix
+        (`scipy_sparse.index_keys`): each axis in turn, a slice as written (the rank kept)."""
+        items = key.elts if isinstance(key, ast.Tuple) else [key]
+        keys = [slice(None) if isinstance(item, ast.Slice) else self.expr(item)
+                for item in items]
+        read, taken = tuple(keys), scipy_sparse.index_keys(value, tuple(keys))
+        if taken is None:  # A[i, j]: the entry
+            return self.dense_getitem(value.dense, read, key)
+        dense = value.dense
+        for axis, k in enumerate(taken):  # dense[k, :], then dense[:, k]
+            if k is None and axis < len(items) and isinstance(items[axis], ast.Slice):
+                k = items[axis]  # (a slice: its own node, built as written)
+            if k is not None:
+                dense = self.dense_getitem(dense, (k, None) if axis == 0 else (None, k), key)
+        return scipy_sparse.Sparse(dense, value.matrix)
+
+    def dense_getitem(self, dense, keys: tuple, key):
+        """``dense[keys]`` (a None key: ``:``; a slice's node: that slice), built as the
+        user's subscript of names bound to the keys' values."""
+        at = []
+        for axis, k in enumerate(keys):
+            if k is None or isinstance(k, ast.Slice):
+                at.append(k or ast.Slice())
+                continue
+            hidden = f"%sparse_index{axis}@{key.lineno}:{key.col_offset}"
+            self.env[hidden] = k
+            at.append(ast.Name(hidden, ast.Load()))
+        index = ast.Tuple(at, ast.Load())
+        for sub in ast.walk(index):
+            if not hasattr(sub, "lineno") or sub is index or isinstance(sub, ast.Name):
+                ast.copy_location(sub, key)
+        try:
+            return self.getitem(dense, self.index(index), key)
+        finally:
+            for axis in range(len(keys)):
+                self.env.pop(f"%sparse_index{axis}@{key.lineno}:{key.col_offset}", None)
 
     def concatenated(self, columns: bool, key):
         """``np.r_[a, b, 2.0]``: the items (numbers and arrays; a slice ``0:n`` is
@@ -544,6 +591,8 @@ class Indexing:
                                                 1 if ends[2] is None else ends[2]])
             else:
                 v = self.expr(item)
+            if isinstance(v, RunTimeRange):  # range(n) of a run-time n: NumPy's arange
+                v = symbolic.NUMPY[np.arange](v.start, v.stop, v.step)
             v = self.known(symbolic.NUMPY[np.atleast_1d](v), item)
             if columns and symbolic.ndim_of(v) == 1:
                 v = symbolic.NUMPY[np.reshape](v, (-1, 1))

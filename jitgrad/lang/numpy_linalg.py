@@ -35,12 +35,13 @@ import sys
 import numpy as np
 
 from jitgrad.core.errors import UnsupportedError
-from jitgrad.lang import numpy_shape
+from jitgrad.lang import complex_pairs, numpy_shape
 from jitgrad.lang import numpy_written as W
 from jitgrad.lang.numpy_api import as_float, np_array, np_reduce, np_reshape, np_sum
 from jitgrad.lang.symbolic import (
     NUMPY,
     all_known,
+    builder_of,
     loc_of,
     ndim_of,
     numpy_handler,
@@ -183,6 +184,25 @@ def np_eigvals(a):
     if all_known(a):
         return np.linalg.eigvals(a)
     return record("eig_values", matrix_operand("eigvals", a))
+
+
+def complex_eigenvalues(a) -> bool:
+    """Whether the build takes a real matrix's eigenvalues as complex (`GraphBuilder.
+    complex_eig`: a call found them complex in the build that typed them real, so the
+    function is built again this way; NumPy's result dtype depends on the values)."""
+    builder = builder_of(a)
+    return builder is not None and builder.complex_eig
+
+
+def _real_or_complex(numpy_fn, real):
+    """np.linalg.eig or eigvals of a real matrix: ``real`` (the eigenvalues typed real:
+    complex ones raise `ComplexEigenvalues` at run time), or the complex eig
+    (`complex_linalg`) in the build made after that."""
+    def f(a, *args, **kwargs):
+        if records(a) and complex_eigenvalues(a):
+            return complex_pairs.FUNCTIONS[numpy_fn](a, *args, **kwargs)
+        return real(a, *args, **kwargs)
+    return functools.wraps(real)(f)
 
 
 @over_stacks(np.linalg.svd, lambda bound: SVDResult if bound["compute_uv"] else None)
@@ -347,6 +367,8 @@ def np_roots(p):
         _refuse("np.roots of an array of rank other than 1", "a vector of coefficients", p)
     if p.dtype.kind != "f":
         p = record("cast", p, kind="f")
+    if complex_eigenvalues(p):  # (complex roots found at run time: built again so)
+        return complex_pairs.FUNCTIONS[np.linalg.eigvals](record("companion", p))
     return record("eig_values", record("companion", p))
 
 
@@ -413,6 +435,22 @@ def linalg_solve_continuous_lyapunov(a, q):
         return scipy.linalg.solve_continuous_lyapunov(a, q)
     a = matrix_operand("solve_continuous_lyapunov", a)
     return linalg_solve_sylvester(a, _np(np.transpose)(a), q)
+
+
+def linalg_solve_continuous_are(a, b, q, r, e=None, s=None, balanced=True):
+    """``scipy.linalg.solve_continuous_are``: ``a^T x + x a - x b r^-1 b^T x + q = 0`` from
+    the stable invariant subspace of the Hamiltonian matrix (`W.continuous_are`), its
+    derivative through that eigendecomposition (distinct eigenvalues). ``e`` and ``s`` (the
+    generalized equation) are refused; ``balanced`` changes SciPy's rounding only."""
+    import scipy.linalg
+
+    if all_known(a, b, q, r, e, s):
+        return scipy.linalg.solve_continuous_are(a, b, q, r, e, s, balanced)
+    if e is not None or s is not None:
+        _refuse("scipy.linalg.solve_continuous_are with e= or s=", "the generalized "
+                "equation: jitgrad takes a, b, q, r", a)
+    a, b, q, r = (matrix_operand("solve_continuous_are", m) for m in (a, b, q, r))
+    return written(W.continuous_are, a, b, q, r)
 
 
 def linalg_solve_discrete_lyapunov(a, q, method=None):
@@ -487,14 +525,17 @@ LINALG = {"sqrtm": linalg_sqrtm, "solve_banded": linalg_solve_banded,
           "solve_continuous_lyapunov": linalg_solve_continuous_lyapunov,
           "solve_lyapunov": linalg_solve_continuous_lyapunov,
           "solve_discrete_lyapunov": linalg_solve_discrete_lyapunov, "expm": linalg_expm,
-          "eigvalsh": linalg_eigvalsh, "pinv": linalg_pinv}
+          "eigvalsh": linalg_eigvalsh, "pinv": linalg_pinv,
+          "solve_continuous_are": linalg_solve_continuous_are}
 
 NUMPY.update({
     np.linalg.inv: _linalg("inv", stacks=True), np.linalg.det: _linalg("det", stacks=True),
     np.linalg.cholesky: _linalg("cholesky"), np.linalg.solve: np_solve,
     np.linalg.slogdet: np_slogdet,
-    np.linalg.eigh: np_eigh, np.linalg.eigvalsh: np_eigvalsh, np.linalg.eig: np_eig,
-    np.linalg.eigvals: np_eigvals, np.linalg.svd: np_svd, np.linalg.qr: np_qr,
+    np.linalg.eigh: np_eigh, np.linalg.eigvalsh: np_eigvalsh,
+    np.linalg.eig: _real_or_complex(np.linalg.eig, np_eig),
+    np.linalg.eigvals: _real_or_complex(np.linalg.eigvals, np_eigvals),
+    np.linalg.svd: np_svd, np.linalg.qr: np_qr,
     np.linalg.pinv: np_pinv, np.linalg.matrix_rank: np_matrix_rank,
     np.linalg.lstsq: np_lstsq, np.linalg.cond: np_cond, np.linalg.norm: np_norm,
     np.polyfit: np_polyfit,

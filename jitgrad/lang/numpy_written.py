@@ -97,6 +97,39 @@ def expm(a):
     return r
 
 
+def continuous_are(a, b, q, r):
+    """The stabilising solution of ``a^T x + x a - x b r^-1 b^T x + q = 0``: ``u2 u1^-1`` of
+    the eigenvectors ``[u1; u2]`` of the Hamiltonian matrix's n eigenvalues of negative real
+    part (the complex solve written as its real block system), symmetrised as SciPy's. Raises
+    where q or r is not symmetric, or eigenvalues lie on the imaginary axis, as SciPy does."""
+    n = a.shape[0]
+    for m in (q, r):
+        if np.max(np.abs(m - m.T)) > 1e-13 * max(1.0, np.max(np.abs(m))):
+            raise ValueError("solve_continuous_are: q and r should be symmetric")
+    g = b @ np.linalg.solve(r, b.T)
+    h = np.zeros((2 * n, 2 * n))
+    h[:n, :n] = a
+    h[:n, n:] = -g
+    h[n:, :n] = -q
+    h[n:, n:] = -a.T
+    w, v = np.linalg.eig(h + 0j)
+    order = np.argsort(w.real)
+    if w.real[order[n - 1]] >= 0.0 or w.real[order[n]] <= 0.0:
+        raise ValueError("solve_continuous_are: the Hamiltonian matrix has eigenvalues on the "
+                         "imaginary axis (the pair is not stabilisable and detectable)")
+    u = v[:, order[:n]]
+    m = u[:n].T
+    rhs = u[n:].T
+    big = np.zeros((2 * n, 2 * n))
+    big[:n, :n] = m.real
+    big[:n, n:] = -m.imag
+    big[n:, :n] = m.imag
+    big[n:, n:] = m.real
+    y = np.linalg.solve(big, np.concatenate((rhs.real, rhs.imag), axis=0))
+    x = y[:n].T
+    return (x + x.T) / 2.0
+
+
 def vectorized_call(f, x):
     """``np.vectorize(f)(x)`` of one array: ``f`` (a number of a number) of each entry, in
     order, in an array of ``x``'s shape."""

@@ -266,13 +266,6 @@ def wofz(x):
     return complex_pairs.wofz(complex_pairs.lift(x))
 
 
-def issparse(x):
-    """scipy.sparse.issparse: jitgrad's arrays are dense ndarrays (known while building)."""
-    if records(x):
-        return False
-    return sys.modules["scipy.sparse"].issparse(x)
-
-
 def getmask(a):
     """np.ma.getmask of a run-time array: jitgrad's arrays are plain ndarrays, whose mask is
     np.ma.nomask (False), known while building; of a constant, NumPy's answer."""
@@ -375,11 +368,6 @@ def handler_for(fn):
         for name, handler in scipy_distance.DISTANCE.items():
             if fn is getattr(distance, name, None):
                 return handler
-    sparse = sys.modules.get("scipy.sparse")
-    if sparse is not None:
-        for name in ("issparse", "isspmatrix"):
-            if fn is getattr(sparse, name, None):
-                return issparse
     optimize = sys.modules.get("scipy.optimize")
     if optimize is not None:
         for name, handler in (("rosen", rosen), ("rosen_der", rosen_der)):

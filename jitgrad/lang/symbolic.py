@@ -69,6 +69,9 @@ class GraphBuilder(SizeAssumptions):
         self.param_axes: dict = {}  # size token of a parameter's axis -> (parameter, axis)
         # The example call's sizes of the parameters' axes (`set_example`): token -> size
         self.example_sizes: dict = {}
+        # a real matrix's eig typed complex (`numpy_linalg.np_eig`): set where a call found
+        # complex eigenvalues in the build that typed it real (`errors.ComplexEigenvalues`)
+        self.complex_eig = False
         # The example call's values of its bool arguments (`set_example`): parameter -> value
         self.example_flags: dict = {}
         # Arrays that may share memory (views, in-place versions, a loop's carried array and
@@ -155,6 +158,10 @@ class GraphBuilder(SizeAssumptions):
             raise UnsupportedError("a complex number cannot be used here (jitgrad computes a "
                                    "complex number as its real and imaginary parts: take "
                                    "z.real, z.imag or abs(z))", self.loc)
+        if isinstance(value, SPARSE_TYPES):
+            raise UnsupportedError("a scipy.sparse matrix (or the np.matrix it gives) cannot be "
+                                   "used here as an array: take A.toarray() (np.asarray(m)), "
+                                   "and write its products A @ x", self.loc)
         raise UnsupportedError(f"a value of type {type(value).__name__} cannot be used here",
                                self.loc)
 
@@ -761,6 +768,8 @@ METHODS: dict = {}  # array method with no NumPy function of its own ("astype", 
 COMPLEX_TYPES: tuple = (complex, np.complexfloating)
 _REAL_OPERANDS = (Sym, int, float, bool, np.ndarray, np.integer, np.floating, np.bool_, list,
                   tuple, str)
+# A scipy.sparse matrix while building and the np.matrix it gives (`scipy_sparse`, added there)
+SPARSE_TYPES: tuple = ()
 
 __all__ = [
     "FLOAT",

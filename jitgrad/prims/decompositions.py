@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jitgrad.core.errors import UnsupportedError
+from jitgrad.core.errors import ComplexEigenvalues, UnsupportedError
 from jitgrad.core.types import Type
 from jitgrad.prims import alloc
 from jitgrad.prims.indexing import getitem
@@ -71,13 +71,18 @@ def _svd_factor(which):
     return impl
 
 
+# where the build typed eig real and the values are complex (`ComplexEigenvalues`: a
+# gradient's caller builds again with complex eigenvalues)
+_COMPLEX_EIGENVALUES = ("jitgrad: np.linalg.eig of a matrix with complex eigenvalues, built "
+                        "real (take np.linalg.eig(a + 0j) for complex ones)")
+
+
 def _eig_part(k):
     def impl(a):
         w, v = np.linalg.eig(a)
         if np.iscomplexobj(w):
             if np.any(w.imag != 0.0):
-                raise ValueError("jitgrad: np.linalg.eig of a matrix with complex eigenvalues "
-                                 "(jitgrad's eig is real)")
+                raise ComplexEigenvalues(_COMPLEX_EIGENVALUES)
             w, v = w.real, v.real
         return (w, v)[k]
     return impl

@@ -42,6 +42,7 @@ from numba.extending import intrinsic, overload, register_jitable
 
 from jitgrad.backend.numba.compile import jit, link_scipy, scipy_c_function
 from jitgrad.backend.numba.runtime_alloc import empty, zeros
+from jitgrad.core.errors import ComplexEigenvalues
 
 _INT = types.CPointer(types.int32)
 _DBL = types.CPointer(types.float64)
@@ -634,27 +635,42 @@ def eigh_vectors_upper(b):
     return np.linalg.eigh(b.T, "U")[1]
 
 
+_COMPLEX_EIGENVALUES = ("jitgrad: np.linalg.eig of a matrix with complex eigenvalues, built "
+                        "real (take np.linalg.eig(a + 0j) for complex ones)")
+
+
 @jit
 def _check_real(w):
-    """Numba's eig raises for complex eigenvalues; this raises for them as plain Python
-    (JITGRAD_DISABLE_JIT) too, where NumPy's eig returns them."""
+    """`ComplexEigenvalues` where the eigenvalues of the matrix, built real, are complex (the
+    caller builds again with complex ones), compiled and as plain Python alike."""
     if np.any(w.imag != 0.0):
-        raise ValueError("jitgrad: np.linalg.eig of a matrix with complex eigenvalues "
-                         "(jitgrad's eig is real)")
+        raise ComplexEigenvalues(_COMPLEX_EIGENVALUES)
+
+
+@register_jitable
+def _real_eig(a):
+    """np.linalg.eig of a real matrix whose eigenvalues are real. Numba's eig raises a
+    ValueError of its own for complex ones (NumPy would change the dtype): that, for a finite
+    matrix, is `ComplexEigenvalues`."""
+    try:
+        w, v = np.linalg.eig(a)
+        _check_real(w)  # (as plain Python: NumPy gives the complex ones)
+        return w, v
+    except Exception:  # noqa: BLE001, S110 - Numba's domain change, or a non-finite matrix
+        pass  # (Numba raises nothing inside `except`: after it)
+    if np.all(np.isfinite(a)):
+        raise ComplexEigenvalues(_COMPLEX_EIGENVALUES)
+    raise ValueError("np.linalg.eig: the matrix holds infs or NaNs")
 
 
 @jit
 def eig_values(a):
-    w = np.linalg.eig(a)[0]
-    _check_real(w)
-    return w.real.copy()
+    return _real_eig(a)[0].real.copy()
 
 
 @jit
 def eig_vectors(a):
-    w, v = np.linalg.eig(a)
-    _check_real(w)
-    return v.real.copy()
+    return _real_eig(a)[1].real.copy()
 
 
 @jit
