@@ -1,5 +1,5 @@
 """What the forward pass saves (`saving.Saver`): snapshots of work arrays, counters rebuilt
-instead of taped, flat stacks of arrays. Each function's value and gradient are checked
+instead of taped, flat stacks of arrays, arrays read for their shape alone made empty. Each function's value and gradient are checked
 against plain Python and central differences at several points, and the gradient against the
 one with the new rule switched off; the generated source shows which rule applied."""
 
@@ -20,6 +20,7 @@ CASES = [
     case(F.snapshot_in_branch, N(4, 3), N(3)),
     case(F.recurrence_in_place, N(6, 3, s=0.5), U(0.2, 0.9, 3)),
     case(F.recurrence_with_counter, N(8), U(0.2, 0.9, 5)),
+    case(F.window_sums, N(6, 3, s=0.5), N(2, 3, s=0.5)),
 ]
 SNAPSHOT = {"packed_triangle", "snapshot_in_branch"}  # reads from a saved copy
 COUNTED = {"packed_triangle": "idx", "counter_steps": "pos",  # rebuilt, not taped
@@ -47,10 +48,13 @@ def test_which_rule_applied(c):
         assert (f"{name} = {name} - _added" in text) == (COUNTED.get(c.name) == name), text
     if c.name == "counter_with_break":
         assert "_tape_idx" in text
+    if c.name == "window_sums":  # h and the sum pushed; the product and partial sum made empty
+        assert text.count(".append(") == 2, text
+        assert "= _rt.empty((_dim, _dim, _dim_1))" in text, text
 
 
 @pytest.mark.parametrize("c", case_params(CASES))
-@pytest.mark.parametrize("rule", ["snapshot", "counted"])
+@pytest.mark.parametrize("rule", ["snapshot", "counted", "sizes_named"])
 def test_the_same_gradient_without_the_rule(c, rule, monkeypatch):
     _, on = jitgrad.value_and_grad(c.fn, wrt=c.wrt)(*c.points[0])
     monkeypatch.setattr(saving.Saver, rule, lambda self, *a: None)
