@@ -51,9 +51,9 @@ def test_nests_write_what_numpy_writes(op, shape):
 
 
 def test_compiled_writes_agree_with_numpy():
-    """Compiled (as generated code calls them): a rank-4 view, from an array of its shape, a
-    row broadcast and a number; a matrix incremented by an overlapping view of itself; a
-    complex region (Numba's own statement)."""
+    """Compiled (as generated code calls them; two signatures, the forms' breadth is the
+    plain-Python test's): a rank-4 view incremented by an array of its shape; a matrix's rows
+    incremented by an overlapping view of the same matrix, and by rows of another count."""
     from jitgrad.backend.numba.compile import DISABLE_JIT
 
     if DISABLE_JIT:
@@ -61,12 +61,11 @@ def test_compiled_writes_agree_with_numpy():
     rng = np.random.default_rng(0)
     a = rng.standard_normal((2, 3, 4, 3))
     region = (slice(None), slice(1, None), slice(1, 3), slice(None))
-    for value in (rng.standard_normal(a[region].shape), rng.standard_normal(3), 0.0):
-        for helper, op in ((runtime_writes.add_into, "+="), (runtime_writes.copy_into, "=")):
-            got, want = a.copy(), a.copy()
-            helper(got[region], value)
-            _numpy(op, want[region], value)
-            np.testing.assert_array_equal(got, want)
+    value = rng.standard_normal(a[region].shape)
+    got, want = a.copy(), a.copy()
+    runtime_writes.add_into(got[region], value)
+    want[region] += value
+    np.testing.assert_array_equal(got, want)
     m = rng.standard_normal((4, 5))
     got = m.copy()
     runtime_writes.add_into(got[1:], got[:-1])
@@ -74,7 +73,4 @@ def test_compiled_writes_agree_with_numpy():
     want[1:] += m[:-1]
     np.testing.assert_array_equal(got, want)
     with pytest.raises(ValueError):
-        runtime_writes.add_into(m[1:], np.ones((2, 5)))
-    z = np.zeros(3, complex)
-    runtime_writes.add_into(z, np.full(3, 1j))
-    np.testing.assert_array_equal(z, np.full(3, 1j))
+        runtime_writes.add_into(m[1:], m[:2])
