@@ -1,5 +1,5 @@
 """What the forward pass saves (`saving.Saver`): snapshots of work arrays, counters rebuilt
-instead of taped, flat stacks of arrays. Each function's value and gradient are checked
+instead of taped, flat stacks of arrays, arrays read for their shape alone made empty. Each function's value and gradient are checked
 against plain Python and central differences at several points, and the gradient against the
 one with the new rule switched off; the generated source shows which rule applied."""
 
@@ -72,3 +72,25 @@ def test_a_counter_in_a_checkpointed_recurrence():
             np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
     text = capped.source()
     assert "_ck_" in text and "idx = idx - _added" in text
+
+
+def test_an_array_read_for_its_shape_is_made_empty_not_pushed(monkeypatch):
+    """``np.sum`` over two axes of a window times weights, in a recurrence: the adjoint reads
+    the product and the partial sum only for their shapes, so they are made empty there
+    (`Saver.rebuild_shaped`), and only ``h`` and the full sum are pushed. Compiled: value and
+    gradient against plain Python and central differences; as plain Python, the gradient is
+    the one with the rule switched off."""
+    from jitgrad.backend.numba.compile import DISABLE_JIT
+
+    c = case(F.window_sums, N(6, 3, s=0.5), N(2, 3, s=0.5))
+    check_value_and_grad(c, 0)
+    text = jitgrad.grad(c.fn).source(*c.points[0])  # (built, not compiled again)
+    assert text.count(".append(") == 2, text
+    assert "= _rt.empty((_dim, _dim, _dim_1))" in text, text
+    if DISABLE_JIT:
+        _, on = jitgrad.value_and_grad(c.fn)(*c.points[0])
+        monkeypatch.setattr(saving.Saver, "sizes_named", lambda self, v: False)
+        _, off = jitgrad.value_and_grad(c.fn)(*c.points[0])
+        assert "_rt.empty((_dim" not in jitgrad.grad(c.fn).source(*c.points[0])
+        for a, b in zip(on, off):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)

@@ -7,9 +7,10 @@ as the pass `SAVING` (`transforms.passes`). Guarantees
 is available there, at the cheapest of: rebuilt from the reverse counter (a ``for`` index, an
 induction variable, a counter the loop only counts up: `Saver.counted`), taken from the next
 iteration's entry value (a carried update), recomputed (cheap arithmetic, a read of an array
-nothing writes), read from one snapshot of an array (`Saver.snapshot`), returned by the forward
-kernel (top level), or pushed on a typed stack where it is computed and popped where its
-adjoint block begins. Saved versions of an array written in place are copies, one name each.
+nothing writes), read from one snapshot of an array (`Saver.snapshot`), made ``empty`` of its
+sizes (an array in a loop that the adjoint reads only for its shape: `Saver.rebuild_shaped`),
+returned by the forward kernel (top level), or pushed on a typed stack where it is computed
+and popped where its adjoint block begins. Saved versions of an array written in place are copies, one name each.
 """
 
 from __future__ import annotations
@@ -63,6 +64,8 @@ class Saver:
         self.needed: dict[Block, dict[Var, tuple[Var, bool]]] = {}  # block -> var -> (v, copy)
         self.replayed: set[Block] = set()  # blocks of loops the adjoint will replay (`recompute`)
         self.read_whole: set = set()  # what the adjoint reads other than entry by entry
+        self.contents_read: set = set()  # what the adjoint reads other than for its shape
+        self.sizes_read: dict = {}  # (block, size token) -> its size, read in that block
         self.made_again = True  # top-level arrays may be made again (`elementwise_again`)
         self.again: list[Var] = []  # the arrays made again
         self.capacity: dict[For, Var] = {}  # top-level for loop -> its trip count
@@ -130,6 +133,8 @@ class Saver:
         ih = self.ctx.iter_home.get(a)
         home = ih if ih is not None and any(b is ih for b in chain) else self.ctx.home[a]
         entry = self.needed.setdefault(home, {})
+        if not shape_only:
+            self.contents_read.add(a)
         copy = self.storage.written(a) and not shape_only and not self.unchanged_after(a, a)
         old = entry.get(a)
         entry[a] = (a, copy or (old[1] if old else False))
@@ -140,14 +145,27 @@ class Saver:
 
         Each value the adjoint reads is placed (`place`): rebuilt, recomputed or read from a
         snapshot where it can be, else saved. Rebuilding one may need others (its inputs),
-        which are placed in turn."""
+        which are placed in turn. A value that nothing reads but for its shape, once every
+        other value is placed (a rebuild reads its inputs' contents), is made `empty` of its
+        sizes where it can be (`rebuild_shaped`)."""
         self.collect(adj_top, [])
         plan = _Placement({s.body: s for s in walk(self.fn.body) if isinstance(s, (For, While))})
         work = [(home_block, v, copy) for home_block, entries in self.needed.items()
                 for v, copy in entries.values()]
+        shaped = []  # (placed last, when their contents are still unread)
         while work:
-            home_block, v, copy = work.pop()
-            work += self.place(plan, home_block, v, copy)
+            while work:
+                home_block, v, copy = work.pop()
+                if v not in self.contents_read and self.sizes_named(v):
+                    shaped.append((home_block, v, copy))
+                    continue
+                needs = self.place(plan, home_block, v, copy)
+                self.contents_read.update(a for _, a, _ in needs)
+                work += needs
+            work = [w for w in shaped if w[1] in self.contents_read]
+            shaped = [w for w in shaped if w[1] not in self.contents_read]
+        for home_block, v, copy in shaped:
+            self.rebuild_shaped(plan, home_block, v)
         top_saved, stacks, pops, renames = self.wire_saves(plan.saves, namer)
         for v in self.again:  # (its own name: the forward pass may still make and keep it)
             renames[v] = _version_name(v, namer)
@@ -260,6 +278,38 @@ class Saver:
                 Eqn(eqn.prim, [v], list(eqn.ins), dict(eqn.params), eqn.loc))
             needs = self._needs(eqn.ins[1:], home_block)
         return needs + [(where, eqn.ins[0], True)]
+
+    def sizes_named(self, v: Var) -> bool:
+        """Whether ``v`` is an array made in a loop or branch whose size tokens are literals
+        or the parameters' axes (`rebuild_shaped` can make it)."""
+        if not v.type.ndim or v.dims is None or self.ctx.home.get(v) is self.fn.body:
+            return False
+        params = set(self.fn.params)
+        return all((isinstance(tok, int) and not isinstance(tok, bool)) or (
+            isinstance(tok, tuple) and len(tok) == 2 and tok[0] in params
+            and isinstance(tok[1], int)) for tok in v.dims)
+
+    def rebuild_shaped(self, plan, home_block, v):
+        """An array in a loop or branch that the adjoint reads only for its shape (the
+        ``like`` of a sum's cotangent spread back: ``shape_only`` operands) is made ``empty``
+        of its sizes there (`sizes_named`), instead of pushed once per iteration."""
+        if v in plan.done:
+            return
+        plan.done.add(v)
+        loc = self.defining[v].loc if v in self.defining else None
+        sizes, made = [], []
+        for tok in v.dims:
+            if isinstance(tok, int):
+                sizes.append(Const(tok))
+                continue
+            n = self.sizes_read.get((home_block, tok))
+            if n is None:  # (one read of each parameter's size per block)
+                n = self.sizes_read[home_block, tok] = Var(self.ctx.namer.fresh("_dim"), INT)
+                made.append(Eqn("shape_dim", [n], [tok[0]], {"axis": tok[1]}, loc))
+            self.order[n] = min(self.order.get(n, self.order.get(v, 0)), self.order.get(v, 0))
+            sizes.append(n)
+        plan.rebuilt.setdefault(home_block, []).extend(
+            made + [Eqn("empty", [v], sizes, {"kind": v.type.kind}, loc)])
 
     def wire_saves(self, saves: dict, namer: Namer):
         """Return or push each saved value: (top-level (forward atom, adjoint parameter)

@@ -14,8 +14,8 @@ cache, where the NumPy forms they stand for compile slowly in every process or n
 * `runtime_alloc`: new arrays (allocations, eye, arange, outer) and reshapes;
 * `runtime_loops`: trip counts, high-water marks, growing stacks, size checks;
 * `runtime_parallel`: a parallel loop's chunk count, partial results and thread settings;
-* `runtime_index`: reads and writes through index arrays and masks, checked, and writes
-  into a region of an array (`add_into`, `copy_into`).
+* `runtime_index`: reads and writes through index arrays and masks, checked;
+* `runtime_writes`: writes into a region of an array (`add_into`, `copy_into`).
 
 Numbers that are the primitives' own (a derivative's loop, a scalar function) are not written in
 the backend: the ``runtime_*`` modules compile the functions of `jitgrad.prims` (and the chunk
@@ -123,9 +123,7 @@ from jitgrad.backend.numba.runtime_elementwise import (  # noqa: F401 - re-expor
 )
 from jitgrad.backend.numba.runtime_fft import dft  # noqa: F401 - re-exported
 from jitgrad.backend.numba.runtime_index import (  # noqa: F401 - re-exported
-    add_into,
     along_positions,
-    copy_into,
     mask_positions,
     mask_rows,
     pair_positions,
@@ -201,6 +199,7 @@ from jitgrad.backend.numba.runtime_reduce import (  # noqa: F401 - re-exported
     sum_axis,
     sum_to,
 )
+from jitgrad.backend.numba.runtime_writes import add_into, copy_into  # noqa: F401 - re-exported
 
 # the helpers that call LAPACK through SciPy (`compile.require_scipy`)
 USES_SCIPY = runtime_linalg.USES_SCIPY + runtime_complex_linalg.USES_SCIPY

@@ -6,7 +6,6 @@ adjoints. Compiled with `compile.jit`, once per machine. Why the backend has its
 primitives' implementations (`prims.indexing`) are NumPy's vectorised forms for the interpreter
 (``np.add.at``, ``np.flatnonzero``, ``np.ravel_multi_index``), and Numba does not check the
 entries of an index array; these loops read the same positions and raise NumPy's errors.
-Also the writes into a region of an array (`add_into`, `copy_into`: why, above them).
 """
 
 from __future__ import annotations
@@ -155,25 +154,6 @@ def squeezed_size(n):
                          "would change); name the axes to drop (np.squeeze(x, axis=k)) or "
                          "index the entry")
     return n
-
-
-# Writes into a region of an array (``x[1:-1, :] += g``, ``x[i] = row``, ``x += g``): NumPy's
-# own in-place forms, inside a compiled function. Written inline, Numba expands each such
-# statement into its broadcasting loops at the call site, about two seconds of compile time per
-# statement and superlinear in their number (an adjoint of a stencil has dozens); as one call
-# each, a gradient compiles a call per statement and the helper once per machine and signature.
-
-@jit
-def add_into(region, value):
-    """``region += value``, ``region`` a view (or a whole array) written in place (as Numba
-    writes it inline: the same code, in a function of its own)."""
-    region += value
-
-
-@jit
-def copy_into(region, value):
-    """``region[...] = value``, ``region`` a view written in place."""
-    region[...] = value
 
 
 @jit
