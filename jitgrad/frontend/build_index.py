@@ -17,6 +17,7 @@ from jitgrad.core import ir
 from jitgrad.core.errors import ShapeError, UnsupportedError, refused
 from jitgrad.core.ir import Var
 from jitgrad.frontend import autograd_names
+from jitgrad.frontend.build_ast import UnrollLoop
 from jitgrad.frontend.build_values import is_user_object
 from jitgrad.frontend.desugar import int_literal
 from jitgrad.lang import complex_pairs, numpy_api, numpy_positions, numpy_shape, symbolic
@@ -418,6 +419,10 @@ class Indexing:
                     if isinstance(row, Sym) and row.ndim:
                         self.table_rows.add(self.check_rows_indexed(node))
                     return row
+            if isinstance(array, (tuple, list, str)) and any(isinstance(a, Sym) for a in atoms):
+                for loop in reversed(self.loops_building):  # `names[j:i]`, j and i counting a
+                    if self.loop_key(loop) in self.unrollable:  # few iterations: unrolled,
+                        raise UnrollLoop(self.loop_key(loop))  # each its own j (known)
             raise UnsupportedError("indexing this value", self.loc(node))
         if (isinstance(array.atom, Var) and array.atom in self.gb.view_of and "n" not in spec
                 and not self.gb.is_stale(array.atom)):  # `u[j]` of `u = U[k]`: `U[k, j]`
