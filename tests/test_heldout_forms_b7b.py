@@ -7,7 +7,11 @@ set on every branch of an ``if``/``elif`` chain with no ``else`` (RC_BuildingSim
 energy demand: AttributeError at run time where no branch set it, as Python raises);
 ``self.at_node[name] = v`` and ``getattr(self, "at_" + at)[name] = v`` into a dict held by an
 object (landlab's fields), the entry read after the array was written in place in a loop;
-``np.atleast_1d(d).size == 1`` decided while building (girth's scalar discrimination).
+``np.atleast_1d(d).size == 1`` decided while building (girth's scalar discrimination);
+``np.concatenate(([d[0] * 0.5], flux, [d[-1]]))`` (a Godunov scheme's ghost cells); ``mult =
+1.0`` then ``mult += (s / sc) ** (2 * i)`` over a loop of a few iterations (landlab's Taylor
+flux: unrolled); UTide's complex least squares: ``np.hstack`` of complex matrices,
+``h.astype(complex)``, ``np.linalg.lstsq`` and ``np.linalg.solve`` of complex operands.
 
 Every form runs as plain Python (a process of its own, `plain_python`), its gradient against
 central finite differences and, where JAX is installed, JAX; one compiled gradient holds
@@ -114,7 +118,30 @@ def irt(difficulty, thetas, discrimination=1.7):
     return np.sum(np.log1p(np.exp(-kernel)))
 
 
+def ghost_cells(d):
+    flux = d[1:] * d[:-1]
+    flux = np.concatenate(([d[0] * 0.5], flux, [d[-1]]))
+    return np.sum(flux ** 2)
+
+
+def taylor_terms(s, sc=0.8):
+    nterms = 3
+    mult = 1.0
+    for i in range(1, nterms):
+        mult += (s / sc) ** (2 * i)
+    return np.sum(s * mult)
+
+
+def complex_fit(h):
+    E = np.exp(1j * np.outer(np.arange(h.size), [0.3, 0.7]))
+    B = np.hstack((E, np.conj(E), np.ones((h.size, 1))))
+    coef = np.linalg.lstsq(B, h.astype(complex), rcond=None)[0]
+    x = np.linalg.solve(B[:5].T @ B[:5] + np.eye(5), B[:5].T @ h[:5])
+    return np.sum(np.abs(coef[:2]) ** 2) + np.sum(np.angle(coef[2:4])) + np.sum(x.real * x.imag)
+
+
 LAM = np.array([0.5, 0.2, 0.05])
+H = np.cos(np.arange(8.0)) + 0.1 * np.arange(8.0)
 Z0 = np.array([1.0, 0.4, 2.0, 0.7, 1.5])
 AMP = np.array([1.2, 0.4, 0.3])
 D = np.array([-0.3, 0.2, 0.5])
@@ -130,6 +157,10 @@ FORMS = [  # (function, args, wrt, JAX's form of it or None)
     (diffused, (Z0, 0.2), (0, 1), None),
     (irt, (D, TH), (0, 1), lambda jnp, d, th: jnp.sum(jnp.log1p(jnp.exp(
         -(d[:, None] - th) * 1.7)))),
+    (ghost_cells, (Z0,), 0, lambda jnp, d: jnp.sum(jnp.concatenate(
+        (jnp.array([d[0] * 0.5]), d[1:] * d[:-1], jnp.array([d[-1]]))) ** 2)),
+    (taylor_terms, (D,), 0, lambda jnp, s: jnp.sum(s * (1 + (s / 0.8) ** 2 + (s / 0.8) ** 4))),
+    (complex_fit, (H,), 0, None),
 ]
 
 
@@ -178,16 +209,17 @@ def fields(z0, d):
     return np.sum(grid.at_node["elevation"] ** 2)
 
 
-def all_forms(amp, x, z0, d):
+def all_forms(amp, x, z0, d, h):
     """One compiled gradient per mechanism, small (the loops' unrolling runs as plain
     Python above): names read from a global list, an attribute set on some paths of an
-    ``if``, a dict attribute changed in place and its entry followed after a write."""
-    return harmonics(amp) + zone_demand(x) + fields(z0, d)
+    ``if``, a dict attribute changed in place and its entry followed after a write, lists of
+    values joined to arrays, complex least squares."""
+    return harmonics(amp) + zone_demand(x) + fields(z0, d) + ghost_cells(z0) + complex_fit(h)
 
 
 def test_forms_compiled():
-    args = (AMP, 0.4, Z0, 0.2)
-    wrt = (0, 1, 2, 3)
+    args = (AMP, 0.4, Z0, 0.2, H)
+    wrt = (0, 1, 2, 3, 4)
     value, grads = jitgrad.value_and_grad(all_forms, wrt=wrt)(*args)
     check(all_forms, args, wrt, value, grads, None)
 
