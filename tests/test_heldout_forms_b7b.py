@@ -11,7 +11,8 @@ object (landlab's fields), the entry read after the array was written in place i
 ``np.concatenate(([d[0] * 0.5], flux, [d[-1]]))`` (a Godunov scheme's ghost cells); ``mult =
 1.0`` then ``mult += (s / sc) ** (2 * i)`` over a loop of a few iterations (landlab's Taylor
 flux: unrolled); UTide's complex least squares: ``np.hstack`` of complex matrices,
-``h.astype(complex)``, ``np.linalg.lstsq`` and ``np.linalg.solve`` of complex operands.
+``h.astype(complex)``, ``np.linalg.lstsq`` and ``np.linalg.solve`` of complex operands;
+``x = [f(v) for v in x]``, a list rebound to a comprehension over itself (Gipps' platoon).
 
 Every form runs as plain Python (a process of its own, `plain_python`), its gradient against
 central finite differences and, where JAX is installed, JAX; one compiled gradient holds
@@ -140,6 +141,12 @@ def complex_fit(h):
     return np.sum(np.abs(coef[:2]) ** 2) + np.sum(np.angle(coef[2:4])) + np.sum(x.real * x.imag)
 
 
+def rebound(v0):
+    x = [2.0 * a for a in v0]
+    x = [xi * xi + 1.0 for xi in x]
+    return sum(x)
+
+
 LAM = np.array([0.5, 0.2, 0.05])
 H = np.cos(np.arange(8.0)) + 0.1 * np.arange(8.0)
 Z0 = np.array([1.0, 0.4, 2.0, 0.7, 1.5])
@@ -161,6 +168,7 @@ FORMS = [  # (function, args, wrt, JAX's form of it or None)
         (jnp.array([d[0] * 0.5]), d[1:] * d[:-1], jnp.array([d[-1]]))) ** 2)),
     (taylor_terms, (D,), 0, lambda jnp, s: jnp.sum(s * (1 + (s / 0.8) ** 2 + (s / 0.8) ** 4))),
     (complex_fit, (H,), 0, None),
+    (rebound, (D,), 0, lambda jnp, v: jnp.sum(4.0 * v * v + 1.0)),
 ]
 
 
