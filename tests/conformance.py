@@ -1648,6 +1648,20 @@ block(PY, "Forms from held-out real code (lists into helpers, kinds across ifs)"
       id="py-bool-argument-array-or-none-false"),
 ])
 
+block(PY, "Forms from held-out real code (batch 7b)", [
+    r("a global list of names; a tuple sliced by the indices of short loops (unrolled); "
+      "mult = 1.0 becoming an array in a short loop", F.py_global_names_and_a_short_loop_unrolled,
+      A(V)),
+    r("an attribute set on some paths of an if/elif chain; getattr(self, 'at_' + at)[k] = v",
+      F.py_attribute_on_some_paths_and_dict_attribute, A(V)),
+    r("x = [f(v) for v in x], a list rebound to a comprehension over itself",
+      F.py_list_rebound_to_its_own_comprehension, A(V)),
+])
+block(NN, "Forms from held-out real code (batch 7b)", [
+    r("np.concatenate of lists holding values; complex np.hstack, astype(complex), lstsq",
+      F.np_concatenate_lists_and_complex_lstsq, A(V)),
+])
+
 ROWS: list[Row] = list(_ROWS)
 
 _ids = [row.id for row in ROWS]
