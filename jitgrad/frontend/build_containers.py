@@ -129,8 +129,9 @@ class Containers:
         if not isinstance(attr, str) or id(obj) not in self.made_objects:
             return None
         raw = getattr(obj, attr, None)  # (`old` is as the read gave it: a copy of a dict)
-        if type(raw) is not type(old) or self.holders(raw) or self.holders(old):
-            return None
+        if type(raw) is not type(old) or self.holders(raw) or self.holders(old) or any(
+                v is raw for v in self.src.fn.__globals__.values()):
+            return None  # (a global's dict: Python would change the global too)
         held = sum(1 for o, _ in self.made_objects.values() if hasattr(o, "__dict__")
                    for v in vars(o).values() if v is raw)
         return (obj, attr) if held == 1 else None
