@@ -1683,6 +1683,20 @@ block(NN, "Forms from held-out real code (scipy.sparse, eig)", [
       F.nn_eigvals_of_a_real_matrix_complex, A(V)),
 ])
 
+block(PY, "Forms from held-out real code (batch 7b)", [
+    r("a global list of names; a tuple sliced by the indices of short loops (unrolled); "
+      "mult = 1.0 becoming an array in a short loop", F.py_global_names_and_a_short_loop_unrolled,
+      A(V)),
+    r("an attribute set on some paths of an if/elif chain; getattr(self, 'at_' + at)[k] = v",
+      F.py_attribute_on_some_paths_and_dict_attribute, A(V)),
+    r("x = [f(v) for v in x], a list rebound to a comprehension over itself",
+      F.py_list_rebound_to_its_own_comprehension, A(V)),
+])
+block(NN, "Forms from held-out real code (batch 7b)", [
+    r("np.concatenate of lists holding values; complex np.hstack, astype(complex), lstsq",
+      F.np_concatenate_lists_and_complex_lstsq, A(V)),
+])
+
 ROWS: list[Row] = list(_ROWS)
 
 _ids = [row.id for row in ROWS]

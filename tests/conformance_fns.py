@@ -5470,3 +5470,63 @@ def py_continuous_are_lqr(x):
     r = np.array([[x[3]]])
     p = scipy.linalg.solve_continuous_are(a, b, q, r)
     return np.sum(p ** 2) + np.sum(np.linalg.solve(r, b.T @ p) ** 2)
+# ---- held-out forms (issue #43, hb7b): names, attributes on some paths, dict attributes ------
+
+_NAMES = ["a", "b", "c"]
+_WEIGHT = {"a": 0.5, "b": 1.5, "c": 2.0}
+_PROGENY = {"a": ["b", "c"], "b": ["c"], "c": []}
+
+
+def py_global_names_and_a_short_loop_unrolled(x, names=_NAMES, progeny=_PROGENY):
+    w = np.array([_WEIGHT[n] for n in names])
+    total = np.sum(w * x[:3])
+    for j in range(len(names)):
+        for i in range(j + 1, len(names)):
+            for p in names[j:i]:
+                if names[i] in progeny[p]:
+                    total += x[j] * x[i] * (progeny[p].index(names[i]) + 1)
+    mult = 1.0
+    for k in range(1, 3):
+        mult += x ** (2 * k)
+    return total + np.sum(mult)
+
+
+class _Zone:
+    def __init__(self, lo, hi):
+        self.lo, self.hi = lo, hi
+        self.at_node = {}
+
+    def add_field(self, name, values, at="node"):
+        getattr(self, "at_" + at)[name] = values
+        return values
+
+    def demand(self, t):
+        if self.lo <= t <= self.hi:
+            self.energy = t * t
+        elif t > self.hi:
+            self.energy = self.hi * t
+        elif t < self.lo:
+            self.energy = self.lo
+        return self.energy
+
+
+def py_attribute_on_some_paths_and_dict_attribute(x):
+    z = _Zone(0.4, 0.8)
+    h = z.add_field("h", x * 2.0)
+    h[1:] += h[:-1]
+    return z.demand(x[0]) + z.demand(x[3]) + np.sum(z.at_node["h"] ** 2)
+
+
+def np_concatenate_lists_and_complex_lstsq(x):
+    flux = np.concatenate(([x[0] * 0.5], x[1:] * x[:-1], [x[-1]]))
+    E = np.exp(1j * np.outer(np.arange(6.0), [0.3, 0.9]))
+    B = np.hstack((E, np.conj(E)))
+    h = np.cos(np.arange(6.0) * x[1]) + x[2]
+    c = np.linalg.lstsq(B, h.astype(complex), rcond=None)[0]
+    return np.sum(flux ** 2) + np.sum(np.abs(c) ** 2)
+
+
+def py_list_rebound_to_its_own_comprehension(x):
+    ys = [2.0 * v for v in x]
+    ys = [y * y + 1.0 for y in ys]
+    return sum(ys)

@@ -740,7 +740,6 @@ EXPECTED = {
     "envelope_peak_np": "refused",
     "tmm_stack_R": "refused",
     "abcd_system_np": "refused",
-    "ctm_np": "refused",
     "bezier_length": "refused",
     "colour_index": "refused",
 }

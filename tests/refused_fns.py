@@ -294,7 +294,7 @@ def recursive(x, n):
 
 def rank_changing_loop(x):
     s = 0.0
-    for _k in range(3):  # refused: rank-loop
+    for _k in range(x.shape[0]):  # refused: rank-loop (of a run-time count; a few is unrolled)
         s = s + x
     return np.sum(s)
 

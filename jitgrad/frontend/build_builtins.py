@@ -253,12 +253,17 @@ def _b_pow(b, args, kwargs, node):
     return args[0] ** args[1]
 
 
+_DICT_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
+
+
 def _b_sum(b, args, kwargs, node):
     if kwargs or not 1 <= len(args) <= 2:
         raise UnsupportedError("sum() takes a sequence and a start", b.loc(node))
     seq, total = args[0], (args[1] if len(args) == 2 else 0)
     if isinstance(seq, Iterator):  # sum(powers(x, 4)): of a generator's items
         seq = _rest(b, seq, "sum", node)
+    if isinstance(seq, _DICT_VIEWS):  # sum(activities.values()): a dict's, known by its keys
+        seq = tuple(seq)
     if isinstance(seq, Sym):
         if not seq.ndim:
             raise UnsupportedError("sum() of a scalar", b.loc(node))

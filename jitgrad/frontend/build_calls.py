@@ -462,10 +462,15 @@ class Calls:
         except TypeError as e:
             raise JitgradError(f"TypeError calling {src.qualname}: {e}",
                                self.loc(node)) from None
+        given_names = set(bound.arguments)
         bound.apply_defaults()
         for name, value in bound.arguments.items():  # a default array: a constant
             if isinstance(value, (np.ndarray, np.generic)):
                 bound.arguments[name] = self.known(value, node)
+            elif name not in given_names and isinstance(value, (list, dict)):
+                # a default list or dict (`names=NAMES`, `progeny=PROGENY`): read as the
+                # global it is (a tuple of names, a table of constants)
+                bound.arguments[name] = self.global_value(name, value, node, "default")
         callee = type(self)(src, self.gb, self, enclosing=fn.builder if local else None)
         site = self.loc(node)
         callee.call_site = (site.filename, site.lineno, site.col)  # (`ListArrays.list_key`)

@@ -177,6 +177,8 @@ class Carries:
                                        self.loc(stmt))
             t_end = self.gb.atom(end, check=False).type
             if t_end.ndim != kinds[n].ndim:
+                if self.loop_key(stmt) in self.unrollable:  # `mult = 1.0`, then `mult += x`
+                    raise UnrollLoop(self.loop_key(stmt))  # over a few iterations: unrolled
                 raise ShapeError(f"`{base(n)}` is a {kinds[n]} before the loop and a "
                                  f"{t_end} inside it", self.loc(stmt))
             kind = promote_kinds(kinds[n].kind, t_end.kind)

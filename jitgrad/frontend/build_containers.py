@@ -72,6 +72,10 @@ class Containers:
         """Bind ``new``, the changed ``old``, to the name ``target`` (an AST node) holds it
         by, refusing what would lose Python's aliasing (the module's guarantees)."""
         what = _kind(old)
+        holder = None if isinstance(target, ast.Name) else self.attribute_holder(target, old)
+        if holder is not None and not self.in_loop:
+            setattr(*holder, new)  # `self.at_node[k] = v`: the object's attribute, changed
+            return
         if not isinstance(target, ast.Name):
             raise UnsupportedError(f"changing a {what} in place that is not a name of the "
                                    f"function (`{ast.unparse(target)}`): assign it to a name "
@@ -103,6 +107,34 @@ class Containers:
         self.env[name] = new
         for b, n in callers or ():
             b.env[n] = new  # the caller's name sees the change, as Python's would
+
+    def attribute_holder(self, target, old):
+        """(object, attribute) where ``target`` (an AST node) reads ``old`` as an attribute
+        of an object made while building (``self.at_node``, ``getattr(self, "at_" + at)``),
+        the only place that holds it (no name, item or other attribute: a change made to the
+        attribute is then the change Python makes); None otherwise."""
+        if isinstance(target, ast.Attribute):
+            obj_node, attr = target.value, target.attr
+        elif (isinstance(target, ast.Call) and isinstance(target.func, ast.Name)
+              and self.lookup(target.func.id, target) is getattr and len(target.args) == 2
+              and not target.keywords):
+            obj_node, attr = target.args[0], target.args[1]
+        else:
+            return None
+        if any(isinstance(n, (ast.Call, ast.NamedExpr, ast.Await)) for part in
+               (obj_node, attr) if isinstance(part, ast.AST) for n in ast.walk(part)):
+            return None  # (read again here: only what reading cannot change)
+        obj = self.expr(obj_node)
+        attr = self.expr(attr) if isinstance(attr, ast.AST) else attr
+        if not isinstance(attr, str) or id(obj) not in self.made_objects:
+            return None
+        raw = getattr(obj, attr, None)  # (`old` is as the read gave it: a copy of a dict)
+        if type(raw) is not type(old) or self.holders(raw) or self.holders(old) or any(
+                v is raw for v in self.src.fn.__globals__.values()):
+            return None  # (a global's dict: Python would change the global too)
+        held = sum(1 for o, _ in self.made_objects.values() if hasattr(o, "__dict__")
+                   for v in vars(o).values() if v is raw)
+        return (obj, attr) if held == 1 else None
 
     def callers_holding(self, obj):
         """The callers' names that hold ``obj``, a container this function changes in place

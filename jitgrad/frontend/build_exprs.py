@@ -118,16 +118,11 @@ class Expressions(Indexing):
                 if v.seed is not None and (v.seed[0], name) not in self.seeds.refused:
                     raise ReadAfterLoop(v.seed[0], name, v.seed[1])
                 value = self.defined_when(name, v)
+                if value is None:
+                    value = self.assigned_on_some_paths(
+                        name, v, numpy_written.assigned_on_this_path, node)
                 if value is not None:
                     return value
-                maybe = v.maybe
-                if maybe is not None and maybe.stmt is not None and \
-                        self.loops_here()[:len(maybe.loops)] == maybe.loops:
-                    value, assigned = self.materialise(name, maybe)
-                    if assigned is True:
-                        return value
-                    return self.inline(numpy_written.assigned_on_this_path, [assigned, value],
-                                       {}, node)  # (UnboundLocalError where not assigned)
                 raise UnsupportedError(f"`{name}` may be undefined here: {v.why}",
                                        self.loc(node))
             if isinstance(v, Sym) and isinstance(v.atom, Var) and v.atom in self.gb.view_of:
@@ -160,7 +155,26 @@ class Expressions(Indexing):
                 raise ReadAfterLoop(self.loop_key(loop), name, Type("f", 0))
         raise JitgradError(f"NameError: name '{name}' is not defined", self.loc(node))
 
+    def assigned_on_some_paths(self, name, undefined, check, node):
+        """The value of a number or array an ``if`` assigns on some of its paths only (its
+        `MaybeDefined`), read after it, with ``check`` (a NumPy-level function of the flag and
+        the value) raising at run time where Python would (UnboundLocalError for a name,
+        AttributeError for an attribute); None where it is not such a value."""
+        maybe = undefined.maybe
+        if maybe is None or maybe.stmt is None or \
+                self.loops_here()[:len(maybe.loops)] != maybe.loops:
+            return None
+        value, assigned = self.materialise(name, maybe)
+        if assigned is True:
+            return value
+        return self.inline(check, [assigned, value], {}, node)
+
     def global_value(self, name, value, node, what="global"):
+        if isinstance(value, Sym) and isinstance(value.atom, Var):
+            now = self.follow(value.atom, name, node)  # an object's dict's (`self.d[k] = v`):
+            return value if now is value.atom else self.gb.sym(now)  # as its memory is now
+        if isinstance(value, (Sym, complex_pairs.Complex)):
+            return value  # a value of the graph an object's dict holds (`self.d[k] = v`)
         if isinstance(value, (bool, int, float, np.number, np.bool_)):
             return symbolic.python_scalar(value)
         if what == "attribute" and isinstance(value, Sym) and value.builder is self.gb:
@@ -180,6 +194,8 @@ class Expressions(Indexing):
         constants = numpy_args.constant_tuples(value) if isinstance(value, list) else None
         if constants is not None:  # W = [0.2, 0.3], [(0, 1), (1, 0)]: read as tuples are
             return constants
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            return tuple(value)  # NAMES = ["M2", "S2"]: names, constants as a tuple of them
         if isinstance(value, list) and all(is_user_object(v) or isinstance(
                 v, (pytypes.FunctionType, str)) for v in value):  # LAYERS = [Layer(...)],
             return tuple(value)  # FUNS = [f, g], NODES = ["n1", "human"]: read while building

@@ -381,8 +381,8 @@ class Indexing:
         return stacked(table)
 
     def unroll_for_index(self, node) -> None:
-        """A tuple or list known while building indexed by a run-time value inside loops
-        being built: the innermost of them over a range of a few iterations known while
+        """A tuple, list or string known while building indexed (or sliced) by a run-time
+        value inside loops being built: the innermost of them over a range of a few iterations known while
         building is unrolled (`UnrollLoop`), its index then a number; else nothing."""
         for loop in reversed(getattr(self, "loops_building", [])):
             if self.loop_key(loop) in self.unrollable:
@@ -434,8 +434,8 @@ class Indexing:
                     if isinstance(row, Sym) and row.ndim:
                         self.table_rows.add(self.check_rows_indexed(node))
                     return row
-                if spec[0] == "i" and isinstance(atoms[0], Sym):
-                    self.unroll_for_index(node)  # `Hc[j]` in `for j in range(2)`: unrolled
+            if isinstance(array, (tuple, list, str)) and any(isinstance(a, Sym) for a in atoms):
+                self.unroll_for_index(node)  # `Hc[j]`, `names[j:i]` in a short loop: unrolled
             raise UnsupportedError("indexing this value", self.loc(node))
         if (isinstance(array.atom, Var) and array.atom in self.gb.view_of and "n" not in spec
                 and not self.gb.is_stale(array.atom)):  # `u[j]` of `u = U[k]`: `U[k, j]`

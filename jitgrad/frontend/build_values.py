@@ -37,7 +37,14 @@ from jitgrad.frontend.build_ast import (
     fn_name,
     is_atom_value,
 )
-from jitgrad.lang import complex_pairs, numpy_api, numpy_positions, scipy_api, symbolic
+from jitgrad.lang import (
+    complex_pairs,
+    numpy_api,
+    numpy_positions,
+    numpy_written,
+    scipy_api,
+    symbolic,
+)
 from jitgrad.lang.symbolic import Sym, Written
 
 # Standard-library modules whose functions give the same result for the same arguments (no
@@ -377,6 +384,12 @@ class Values:
             raise JitgradError(f"AttributeError: {type(base).__name__} has no attribute "
                                f"{attr!r}", self.loc(node))
         value = getattr(base, attr)
+        if isinstance(value, Undefined) and id(base) in self.made_objects:
+            # set on some paths of an `if` only (`merge_attributes`): AttributeError elsewhere
+            found = self.assigned_on_some_paths(
+                self.attribute_name(id(base), attr), value,
+                numpy_written.attribute_set_on_this_path, node)
+            value = value if found is None else found
         if isinstance(value, Undefined):
             raise UnsupportedError(value.why, self.loc(node))
         if isinstance(value, Sym) and isinstance(value.atom, Var):

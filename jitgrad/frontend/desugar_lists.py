@@ -8,7 +8,8 @@ Guarantees:
 * A list comprehension in a statement evaluated once where it stands (an assignment, a
   return, an expression statement, an ``if`` test) becomes, just before it, ``name = []`` and
   the loop it stands for appending its items (its variables renamed, as `desugar` does);
-  ``y = [...]`` appends into ``y`` itself.
+  ``y = [...]`` appends into ``y`` itself (one that reads ``y``, ``x = [f(v) for v in x]``,
+  into a new list first, then copied into ``y``).
 * ``out = []`` followed by a ``for`` loop that appends to ``out`` becomes, just before that
   loop, ``out = np.empty(count)`` and the loop writes ``out[k] = v; k += 1`` instead. The count
   is the loop's number of iterations (the product over nested loops, summed over the appends),
@@ -168,7 +169,16 @@ class _Lists(ListReads):
             if (isinstance(s, ast.Assign) and len(s.targets) == 1 and s.value is expr
                     and isinstance(s.targets[0], ast.Name) and isinstance(expr, ast.ListComp)
                     and renamable(expr)):  # y = [...]: appended into y
-                out += self.comprehensions(self.filling(expr, s.targets[0].id))
+                y = s.targets[0].id
+                if any(isinstance(n, ast.Name) and n.id == y for n in ast.walk(expr)):
+                    # `x = [f(v) for v in x]`: a new list filled first, then x its copy
+                    made = self.fresh("list")
+                    out += self.comprehensions(self.filling(expr, made))
+                    item = self.fresh("v")
+                    expr = ast.ListComp(_name(item), [ast.comprehension(
+                        _name(item, True), _name(made), [], 0)])
+                    locate(expr, s)
+                out += self.comprehensions(self.filling(expr, y))
                 continue
             replaced = {}
             for comp in outermost(expr, lambda n: isinstance(n, ast.ListComp) and renamable(n)):

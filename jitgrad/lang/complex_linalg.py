@@ -2,7 +2,8 @@
 (also ``compute_uv=False``), ``eigh``/``eigvalsh`` (Hermitian, read from one triangle),
 ``eig``/``eigvals``, and the matrix norms of singular values (``ord=2, -2, 'nuc'``), of one
 matrix or of a stack of them (rank 3 or more: each matrix in turn, in a loop,
-`numpy_written.complex_over_stack`).
+`numpy_written.complex_over_stack`); ``solve`` and ``lstsq`` through the real system of twice
+the size (exact: the embedding keeps norms).
 
 Takes `Complex` values (`complex_pairs`), or a real matrix where NumPy gives complex results
 (``eig``: a real matrix's eigenvalues may be complex, so NumPy's dtype depends on the values;
@@ -140,7 +141,44 @@ def norm(x, ord=None, axis=None, keepdims=False):
     return written(W.complex_over_stack, np.linalg.norm, x, y, (ord,), False)
 
 
+def _embedded(a):
+    """The real matrix [[Re a, -Im a], [Im a, Re a]] of the complex matrix ``a``: a x = b is
+    the real system of it and of [Re b; Im b], norms kept (|x| and |a x - b| the same)."""
+    re, im = _parts(a)
+    return NUMPY[np.vstack]([NUMPY[np.hstack]([re, -im]), NUMPY[np.hstack]([im, re])])
+
+
+def _stacked(b):
+    re, im = _parts(b)
+    return NUMPY[np.concatenate]([re, im], axis=0)
+
+
+def _unstacked(x, n):
+    rest = (":",) * (x.ndim - 1)
+    return pair(record("getitem", x, n, index_spec=(("s", False, True, False), *rest)),
+                record("getitem", x, n, index_spec=(("s", True, False, False), *rest)))
+
+
+def solve(a, b):
+    """``np.linalg.solve`` of complex operands: the real system of twice the size."""
+    if lift(a).ndim != 2:
+        _refuse("np.linalg.solve of a stack of complex matrices", a)
+    return _unstacked(NUMPY[np.linalg.solve](_embedded(a), _stacked(b)), lift(a).shape[1])
+
+
+def lstsq(a, b, rcond=None):
+    """``np.linalg.lstsq`` of complex operands: the real least squares of the embedding,
+    whose minimum-norm solution is the complex one's (its singular values each twice: the
+    rank halved, every other singular value)."""
+    if lift(a).ndim != 2:
+        _refuse("np.linalg.lstsq of a stack of complex matrices", a)
+    x, res, rank, s = NUMPY[np.linalg.lstsq](_embedded(a), _stacked(b), rcond=rcond)
+    every_other = record("getitem", s, 2, index_spec=(("s", False, False, True),))
+    return _unstacked(x, lift(a).shape[1]), res, rank // 2, every_other
+
+
 FUNCTIONS.update({
+    np.linalg.solve: solve, np.linalg.lstsq: lstsq,
     np.linalg.svd: _each_matrix(np.linalg.svd, svd,
                                 lambda b: (True, False, True) if b["compute_uv"] else False),
     np.linalg.eigh: _each_matrix(np.linalg.eigh, eigh, lambda b: (False, True)),

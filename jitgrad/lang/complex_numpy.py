@@ -252,16 +252,6 @@ NUMPY.update(_SCIMATH)  # (of a real value of the graph, complex all the same)
 FUNCTIONS.update(_SCIMATH)
 
 
-def _joined(fn):
-    """np.concatenate, np.stack, np.hstack, np.vstack of arrays some complex: of each part."""
-    def f(arrays, *args, **kwargs):
-        zs = [lift(a) for a in arrays]
-        return complex_pairs.pair(
-            NUMPY[fn]([complex_pairs.full(z.re, z.im) for z in zs], *args, **kwargs),
-            NUMPY[fn]([complex_pairs.full(z.im, z.re) for z in zs], *args, **kwargs))
-    return f
-
-
 complex_pairs.SCIPY_SPECIAL.update(erf=erf, erfc=erfc)
 FUNCTIONS.update({
     np.expm1: expm1, np.log1p: log1p, np.exp2: exp2, np.log2: log2,
@@ -273,6 +263,4 @@ FUNCTIONS.update({
     np.amin: _extreme(np.min), np.prod: prod,
     np.kron: _with_operands(np.kron), np.tensordot: _with_operands(np.tensordot),
     np.inner: _with_operands(np.inner), np.einsum: einsum, np.polyval: polyval,
-    np.concatenate: _joined(np.concatenate), np.stack: _joined(np.stack),
-    np.hstack: _joined(np.hstack), np.vstack: _joined(np.vstack),
 })

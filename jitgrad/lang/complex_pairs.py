@@ -580,6 +580,16 @@ def _each(fn):
     return f
 
 
+def _joined(fn):
+    """A NumPy function joining a sequence of arrays (np.concatenate, np.hstack, ...) of
+    which some are complex: each part joined alone (a real array's imaginary part zeros)."""
+    def f(arrays, *args, **kwargs):
+        zs = [lift(a) for a in arrays]
+        return pair(NUMPY[fn]([full(z.re, z.im) for z in zs], *args, **kwargs),
+                    NUMPY[fn]([full(z.im, z.re) for z in zs], *args, **kwargs))
+    return f
+
+
 def product(fn, conjugate_first=False):
     """A bilinear product (``np.dot``, ``@``, ``np.outer``, or a function of two real operands;
     ``np.vdot`` conjugates its first operand): four real products, the terms of a zero part
@@ -680,7 +690,9 @@ FUNCTIONS: dict = {
     np.diagflat: _each(np.diagflat), np.tril: _each(np.tril), np.triu: _each(np.triu),
     np.tile: _each(np.tile), np.repeat: _each(np.repeat), np.swapaxes: _each(np.swapaxes),
     np.moveaxis: _each(np.moveaxis), np.atleast_1d: _each(np.atleast_1d),
-    np.atleast_2d: _each(np.atleast_2d),
+    np.atleast_2d: _each(np.atleast_2d), np.concatenate: _joined(np.concatenate),
+    np.hstack: _joined(np.hstack), np.vstack: _joined(np.vstack),
+    np.column_stack: _joined(np.column_stack), np.stack: _joined(np.stack),
     np.matmul: product(np.matmul), np.outer: product(np.outer),
     np.vdot: product(np.vdot, conjugate_first=True), operator.matmul: product(np.matmul),
     np.where: where, np.array: array, np.asarray: array,

@@ -26,7 +26,7 @@ from jitgrad.core.errors import ShapeError, UnsupportedError
 from jitgrad.core.ir import dims_of
 from jitgrad.core.types import Type
 from jitgrad.lang import complex_pairs, numpy_written
-from jitgrad.lang.numpy_args import numpy_order
+from jitgrad.lang.numpy_args import numpy_order, records_inside
 from jitgrad.lang.symbolic import (
     METHODS,
     NUMPY,
@@ -166,6 +166,8 @@ def np_reshape_like(x, like):
 def np_cast(x, dtype):
     kind = np.dtype(dtype).kind
     kind = {"u": "i"}.get(kind, kind)
+    if kind == "c" and np.dtype(dtype) == np.complex128:  # h.astype(complex): a new array,
+        return complex_pairs.pair(record("cast", x, kind="f"), 0.0)  # its imaginary part 0
     if kind not in "fib":
         raise UnsupportedError(f"conversion to {dtype}", loc_of(x))
     return record("cast", x, kind=kind)
@@ -574,6 +576,8 @@ def np_concatenate(arrays, axis=0):
             out.atom.dims = (*d[1:k + 1], (out.atom, k), *d[k + 2:])
         return out
     arrays = _entries(arrays, "np.concatenate")
+    # a list holding values of the graph (``[d[0] * 0.5]``, the LWR ghost cells): its array
+    arrays = [NUMPY[np.array](a) if records_inside(a) else a for a in arrays]
     if not any(records(a) for a in arrays):
         return np.concatenate(arrays, axis=axis)
     loc = loc_of(*arrays)

@@ -541,6 +541,16 @@ def assigned_on_this_path(assigned, value):
     return value
 
 
+def attribute_set_on_this_path(assigned, value):
+    """``value`` of an attribute an ``if`` sets on some of its paths only, on an object that
+    had none before: Python raises AttributeError where it is read on another, and so does
+    this, at run time."""
+    if not assigned:
+        raise AttributeError("an attribute read after an `if` that sets it on some of its "
+                             "paths only, on a path that did not set it")
+    return value
+
+
 def list_index(items, value):
     """``out.index(value)`` of a list that is the array ``items`` of its items: the first
     position holding ``value``; Python raises ValueError where none does, and so does this."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import math
 import operator
 from collections.abc import Callable
 
@@ -605,7 +606,12 @@ class Sym:
 
     @property
     def size(self):
-        return record("size", self) if self.ndim else 1
+        # known while building where every size is (as `shape`'s: np.atleast_1d(a).size of a
+        # number is 1, girth's `if np.atleast_1d(d).size == 1:` decided then); else read
+        if not self.ndim:
+            return 1
+        dims = dims_of(self.atom)
+        return math.prod(dims) if all(type(d) is int for d in dims) else record("size", self)
 
     # ndarray's methods take NumPy's parameters in NumPy's order (dtype and out among them)
     def sum(self, *args, **kw): return NUMPY[np.sum](self, *args, **kw)
