@@ -738,12 +738,17 @@ dcase(F.colour_index, AP, "photometry scripts", lambda r: (
 EXPECTED = {
     "dc_power_flow_np": "refused",
     "envelope_peak_np": "refused",
-    "tmm_stack_R": "refused",
+    "tmm_stack_R": "not finite",
     "abcd_system_np": "refused",
     "bezier_length": "refused",
     "colour_index": "refused",
 }
 
+
+# "not finite": the gradient holds NaN where the true one is finite, from 0 * inf in an adjoint
+# (docs/supported.md, "Infinite values"; JAX gives the same NaN): tmm's ``delta = kz * d``
+# with d = inf in the outer layers, whose entries of ``delta`` the result never reads, so their
+# cotangent 0 meets d/dkz = inf.
 
 # Refusals whose message names no file and line (the test expects one, and fails when one
 # appears): what is wrong is an argument of the call, not a line: wrt=1 of a function of
@@ -758,7 +763,7 @@ def _check_table():
     assert len(names) == len(set(names)), "duplicate case names"
     unknown = set(EXPECTED) - set(names)
     assert not unknown, f"EXPECTED names unknown cases: {sorted(unknown)}"
-    assert set(EXPECTED.values()) <= {"differentiates", "refused"}
+    assert set(EXPECTED.values()) <= {"differentiates", "refused", "not finite"}
     assert NO_LOCATION <= {n for n, s in EXPECTED.items() if s == "refused"}
 
 
