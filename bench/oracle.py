@@ -81,14 +81,16 @@ def _five_point(primal, data, k, index, h):
     return (8 * (value(h) - value(-h)) - (value(2 * h) - value(-2 * h))) / (12 * h)
 
 
-def central_differences(primal, data, wrt, grads, seed=0, sample=SAMPLE) -> Check:
+def central_differences(primal, data, wrt, grads, seed=0, sample=SAMPLE, at=None) -> Check:
     """``grads`` (one per argument of ``wrt``) against 5-point central differences of
-    ``primal`` on ``sample`` sampled entries per argument; see the module doc."""
+    ``primal`` on ``sample`` sampled entries per argument, or on the entries ``at`` gives (one
+    list of index tuples per argument) instead; see the module doc."""
     rng = np.random.default_rng(seed)
     value = float(primal(*data))
     worst, unsettled, checked = 0.0, [], 0
-    for k, g in zip(wrt, grads):
-        for index in _entries(data[k], g, rng, sample):
+    for j, (k, g) in enumerate(zip(wrt, grads)):
+        entries = _entries(data[k], g, rng, sample) if at is None else at[j]
+        for index in entries:
             got = float(g if index is None else g[index])
             x = float(data[k] if index is None else data[k][index])
             where = f"d/arg{k}" + ("" if index is None else f"{list(map(int, index))}")
