@@ -83,10 +83,12 @@ def _five_point(primal, data, k, index, h):
     return (8 * (value(h) - value(-h)) - (value(2 * h) - value(-2 * h))) / (12 * h)
 
 
-def central_differences(primal, data, wrt, grads, seed=0, sample=SAMPLE, at=None) -> Check:
+def central_differences(primal, data, wrt, grads, seed=0, sample=SAMPLE, at=None,
+                        rounding=ROUNDING) -> Check:
     """``grads`` (one per argument of ``wrt``) against 5-point central differences of
     ``primal`` on ``sample`` sampled entries per argument, or on the entries ``at`` gives (one
-    list of index tuples per argument) instead; see the module doc."""
+    list of index tuples per argument) instead; see the module doc. ``rounding``: the
+    primal's relative rounding error (coarser than `ROUNDING` for a float32 primal)."""
     rng = np.random.default_rng(seed)
     value = float(primal(*data))
     worst, unsettled, checked = 0.0, [], 0
@@ -104,7 +106,7 @@ def central_differences(primal, data, wrt, grads, seed=0, sample=SAMPLE, at=None
                 except Exception:  # noqa: BLE001 -- the primal fails this far out (a
                     previous = None  # matrix no longer positive definite): a smaller step
                     continue
-                bound = RTOL * abs(fd) + 1.5 * ROUNDING * (1.0 + abs(value)) / h
+                bound = RTOL * abs(fd) + 1.5 * rounding * (1.0 + abs(value)) / h
                 if abs(got - fd) <= bound:
                     worst = max(worst, abs(got - fd) / bound)
                     break
