@@ -12,7 +12,8 @@ nothing, and the value is the array it copies. ``y = copy(x)`` at the forward ke
 level becomes ``y = x`` when, in the forward kernel, nothing writes into memory either of
 them may share (`core.ir.MayShare`; a write before the copy counts too: conservative), none of
 the arrays that may share it is returned to the caller (the function's value or aux), and
-none handed to the adjoint (a saved value, or an argument) is written by the adjoint either.
+none handed to the adjoint (a saved value, or an argument) is written by the adjoint or may
+share the memory of a gradient it returns.
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ def copies_of_unwritten(grad, value_needed: bool) -> bool:
                  if isinstance(a, Var)}
     adj_alias = MayShare(adj.body)
     handed = list(zip(fwd.params, adj.params[:n])) + list(zip(fwd.returns[1:], adj.params[n:]))
+    given_back = {adj_alias.find(r) for r in adj.returns if isinstance(r, Var) and r.type.ndim}
     written_by_adjoint = {f for f, a in handed if isinstance(f, Var) and f.type.ndim
-                          and adj_alias.written(a)}
+                          and (adj_alias.written(a) or adj_alias.find(a) in given_back)}
     changed = False
     for k, s in enumerate(fwd.body.stmts):
         if not (isinstance(s, Eqn) and s.prim == "copy" and len(s.outs) == 1 and len(s.ins) == 1
