@@ -18,7 +18,8 @@ share the memory of a gradient it returns.
 
 from __future__ import annotations
 
-from jitgrad.core.ir import Eqn, MayShare, Var, defs, direct_uses, walk
+from jitgrad.core import ops
+from jitgrad.core.ir import Eqn, If, MayShare, Var, defs, direct_uses, walk
 
 
 def copies_of_unwritten(grad, value_needed: bool) -> bool:
@@ -30,9 +31,9 @@ def copies_of_unwritten(grad, value_needed: bool) -> bool:
                  if isinstance(a, Var)}
     adj_alias = MayShare(adj.body)
     handed = list(zip(fwd.params, adj.params[:n])) + list(zip(fwd.returns[1:], adj.params[n:]))
-    given_back = {adj_alias.find(r) for r in adj.returns if isinstance(r, Var) and r.type.ndim}
+    given_back = _memory_returned(adj)
     written_by_adjoint = {f for f, a in handed if isinstance(f, Var) and f.type.ndim
-                          and (adj_alias.written(a) or adj_alias.find(a) in given_back)}
+                          and (adj_alias.written(a) or a in given_back)}
     changed = False
     for k, s in enumerate(fwd.body.stmts):
         if not (isinstance(s, Eqn) and s.prim == "copy" and len(s.outs) == 1 and len(s.ins) == 1
@@ -53,3 +54,26 @@ def copies_of_unwritten(grad, value_needed: bool) -> bool:
         changed = True
     fwd.body.stmts[:] = [s for s in fwd.body.stmts if s is not None]
     return changed
+
+
+def _memory_returned(adj) -> set[Var]:
+    """The adjoint's arrays whose memory a gradient it returns is: the returns, and what each
+    is a name (``assign``), a view (its first input's memory), a branch's merge or a loop's
+    carry of, back to the parameters."""
+    source = {}
+    for t in walk(adj.body):
+        if isinstance(t, Eqn) and len(t.outs) == 1 and t.ins and isinstance(t.ins[0], Var) and (
+                t.prim == "assign" or ops.flags(t.prim).shares_first_input
+                or ops.flags(t.prim).may_return_input):
+            source.setdefault(t.outs[0], []).append(t.ins[0])
+        elif not isinstance(t, Eqn):  # a branch's merged values, a loop's carried ones
+            for c in (t.merges if isinstance(t, If) else getattr(t, "carries", ())):
+                source.setdefault(c.var, []).extend(
+                    a for a in (c.init, c.update) if isinstance(a, Var))
+    out, todo = set(), [r for r in adj.returns if isinstance(r, Var) and r.type.ndim]
+    while todo:
+        v = todo.pop()
+        if v not in out:
+            out.add(v)
+            todo.extend(source.get(v, []))
+    return out
