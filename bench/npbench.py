@@ -1318,6 +1318,9 @@ def parse_args(argv):
     ap.add_argument("--runtime", choices=("warm", "cold"), default="warm",
                     help="jitgrad's runtime: made ready once per run (default) or compiled "
                          "in each first call")
+    ap.add_argument("--runtime-from", metavar="DIR",
+                    help="with --runtime warm: the NUMBA_CACHE_DIR of a runtime already made "
+                         "ready (another run's, kept with --keep-temp) instead of warming again")
     ap.add_argument("--json", help="write the results as JSON")
     ap.add_argument("--markdown", help="write the report as markdown")
     ap.add_argument("--plot", help="write a PNG of the ratios and first calls")
@@ -1400,7 +1403,12 @@ def main(argv=None):
     rows = []
     try:
         runtime_cache = None
-        if opts.runtime == "warm":
+        if opts.runtime == "warm" and opts.runtime_from:
+            runtime_cache = opts.runtime_from
+            runtime_note = (f"made ready by another run (`--runtime-from {runtime_cache}`), "
+                            "copied into each kernel's empty NUMBA_CACHE_DIR; JITGRAD_CACHE_DIR "
+                            "empty per kernel, so each first call compiles")
+        elif opts.runtime == "warm":
             from bench.cold_start import warm_runtime
 
             _say("python -m jitgrad warm ...")
