@@ -23,8 +23,9 @@ the order of a block's own statements, until an equation writes into its alias c
   (`Flags.same_value`) of an array filled with ``c``,
 * an operation that returns its input when the shapes agree (`Flags.may_return_input` with
   `Flags.same_shape_as`: ``sum_to_like``), and they do by `core.ir.dims_of`,
-* a filled array times or divided by a number (``np.cov``'s cotangent: ones over ``n - 1``),
-  or a number times it: filled with the product or quotient, computed first.
+* a filled array times or over a number, or a number times or over it (`Flags.scales`:
+  ``np.cov``'s cotangent, ones over ``n - 1``): filled with the product or quotient, computed
+  first.
 
 Only products of vectors and matrices are rewritten (a stack of matrices is left alone). A
 sum of every entry of a filled array (`Flags.sums`, to a scalar) is its number times its size.
@@ -133,10 +134,10 @@ def _filled(e: Eqn, fill: dict[Var, Atom]) -> Atom | None:
 
 
 def _scaled(e: Eqn, fill: dict[Var, Atom], namer: Namer) -> Eqn | None:
-    """A filled array times or divided by a number (``np.cov``'s cotangent, ones over ``n -
-    1``), or a number times it, is filled with that product or quotient: the equation that
-    computes it (before ``e``), or None."""
-    if not (e.prim in ("mul", "div") and len(e.outs) == 1 and len(e.ins) == 2
+    """A filled array times or over a number (``np.cov``'s cotangent, ones over ``n - 1``),
+    or a number times or over it (a `Flags.scales` operation), is filled with that product or
+    quotient: the equation that computes it (before ``e``), or None."""
+    if not (ops.flags(e.prim).scales and len(e.outs) == 1 and len(e.ins) == 2
             and e.out.type.kind == "f" and e.out.type.ndim):
         return None
     a, b = e.ins
@@ -144,8 +145,6 @@ def _scaled(e: Eqn, fill: dict[Var, Atom], namer: Namer) -> Eqn | None:
     if len(arrays) != 1 or arrays[0] not in fill or dims_of(arrays[0]) != e.out.dims:
         return None
     number = b if arrays[0] is a else a
-    if e.prim == "div" and number is a:
-        return None  # (c / F: not a product's factor; left alone)
     if not (isinstance(number, Const) and isinstance(number.value, (int, float))
             and not isinstance(number.value, bool)
             or isinstance(number, Var) and number.type in (FLOAT, INT)):
