@@ -244,6 +244,12 @@ def _value_cases():
         for data in (X, np.array([0.5, 0.5, 0.5]), np.linspace(0.1, 0.7, 7)):
             cases += [(f"histogram-{what}-{bins}", fn, (data,))
                       for what, fn in _histograms(bins).items()]
+    # bins computed from each value (as NumPy does), moved to the edges' side: values on every
+    # edge, and NaN and values outside range=
+    cases += [("histogram-on-edges", lambda x: np.histogram(x, 100, weights=x)[0],
+               (np.linspace(-1.0, 1.0, 201) ** 3,)),
+              ("histogram-nan-outside", lambda x: np.histogram(x, 7, range=(-0.5, 0.35))[0],
+               (NANS,))]
     for n in (1, 2, 5, 6):
         for name in ("bartlett", "blackman", "hamming", "hanning"):
             cases.append((f"{name}-{n}", _window(getattr(np, name)), (np.ones(n),)))

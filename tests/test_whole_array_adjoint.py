@@ -8,7 +8,7 @@ out and rewrites, checked compiled against central differences and JAX.
 * A matrix product by the cotangent of ``np.sum`` (an array of ones) is a sum of the other
   operand (`transforms.filled`): gemm's adjoint, a transposed operand (``A.T @ A``), a
   scaled sum, a matrix filled with a variable times a vector (``np.outer``'s adjoint, its
-  cotangent ``np.sum(x * x)``).
+  cotangent ``np.sum(x * x)``), and one scaled by a number (``np.cov``'s: ones over ``n - 1``).
 
 One compiled function holds them all (one compile); the generated source is checked for what
 it no longer holds.
@@ -37,13 +37,14 @@ def whole(A, B, C, x, u, alpha):
     total += np.sum((A @ x) @ A)  # atax
     total += 3.0 * np.sum(A.T @ A)  # a scaled cotangent, transposed operands
     total += np.sum(np.outer(u, x)) * np.sum(x * x)  # ones (m, k) @ a vector
+    total += np.sum(np.cov(A))  # ones / (k - 1): a filled matrix scaled by a number
     return total
 
 
 def whole_jax(jnp, A, B, C, x, u, alpha):
     C = alpha * A @ B + 0.5 * C
     return (jnp.sum(C) + jnp.sum((A @ x) @ A) + 3.0 * jnp.sum(A.T @ A)
-            + jnp.sum(jnp.outer(u, x)) * jnp.sum(x * x))
+            + jnp.sum(jnp.outer(u, x)) * jnp.sum(x * x) + jnp.sum(jnp.cov(A)))
 
 
 def _data():
@@ -71,7 +72,7 @@ def test_gradients_against_differences_and_jax():
     # forwards, only A @ x, which the adjoint of (A @ x) @ A reads: no gemm, no A.T @ A
     assert forward.count("_rt.matmul(") == 1, source
     # backwards, only the two products of atax's cotangent (a vector of ones: one pass over
-    # A either way); no product by a matrix of ones or of np.sum(x * x)
+    # A either way); no product by a matrix of ones, of np.sum(x * x) or of 1 / (k - 1)
     assert adjoint.count("_rt.matmul(") == 2, source
 
 

@@ -57,7 +57,9 @@ class Flags:
 
     Sizes: ``reads_size`` (an integer read off input 0's shape: an axis's length, the number
     of entries), ``counting`` (integer arithmetic counts are made of, ``+ - *``, a trip count,
-    the counters: exact on integers, never raises), ``sizes_from`` (the position where the
+    the counters: exact on integers, never raises), ``scales`` (entry by entry, the first
+    operand times or over the second, ``*`` and ``/``: an array filled with one number scaled
+    by a number is filled with the product or quotient), ``sizes_from`` (the position where the
     operands that are the result's sizes begin, one per axis: 0 in ``zeros(n, m)``, 1 in
     ``full(v, n, m)``), ``same_shape_as`` (the position of the input whose shape the result
     has: 0 for ``copy(x)``, 1 for ``broadcast_like(g, like)``), ``broadcasts`` (the result is
@@ -106,6 +108,7 @@ class Flags:
     never_merged: bool = False
     reads_size: bool = False
     counting: bool = False
+    scales: bool = False
     sizes_from: int | None = None
     same_shape_as: int | None = None
     broadcasts: bool = False

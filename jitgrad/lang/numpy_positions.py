@@ -194,7 +194,23 @@ def _edges(flat, bins, value_range):
     hi = np_where(same, hi + 0.5, hi) if records(same) else (hi + 0.5 if same else hi)
     k = _np(np.arange)(bins + 1)
     inner = record("cast", k, kind="f") * ((hi - lo) / bins) + lo
-    return np_where(k == bins, hi, inner)
+    return np_where(k == bins, hi, inner), lo, hi
+
+
+def _equal_bins_at(flat, edges, lo, hi, count):
+    """Each value's bin among ``count`` equal bins from ``lo`` to ``hi`` (``edges``), from 1
+    (0: outside the edges, or NaN), computed as NumPy's histogram computes it: ``(x - lo)``
+    times ``count / (hi - lo)``, then moved by one where that lands beside the edge it should
+    (rounding), so the bin is the one the edges say, as a binary search would find it, in a
+    few operations per value instead of one branch per halving."""
+    at = (flat - lo) * (count / (hi - lo))
+    at = np_where(at >= 0.0, at, 0.0)  # below lo, and NaN: bin 0 (dropped below)
+    at = record("cast", np_where(at < count, at, count - 1.0), kind="i")
+    at = np_where(flat < record("take", edges, at), at - 1, at)
+    above = record("logical_and", flat >= record("take", edges, at + 1), at != count - 1)
+    at = np_where(above, at + 1, at)
+    inside = record("logical_and", flat >= lo, flat <= hi)
+    return np_where(inside, at + 1, 0)
 
 
 def np_histogram(a, bins=10, range=None, density=None, weights=None):
@@ -214,17 +230,19 @@ def np_histogram(a, bins=10, range=None, density=None, weights=None):
                 and not isinstance(bins, bool) and bins >= 1):
             raise UnsupportedError("np.histogram: bins must be a positive integer or the "
                                    "edges", loc)
-        edges = _edges(flat, bins, range)
+        edges, lo, hi = _edges(flat, bins, range)
         count = bins
+        at = _equal_bins_at(flat, edges, lo, hi, count)
     else:
         edges = _float(as_array(bins))
         if not records(edges) and np.any(np.diff(edges) < 0):
             raise UnsupportedError("np.histogram: bins must increase monotonically", loc)
         count = edges.shape[0] - 1 if records(edges) else len(edges) - 1
-    # each value's bin, from 1 (0: below the first edge, count + 1: above the last)
-    at = np_digitize(flat, edges)
-    last = edges[-1] if not records(edges) else record("getitem", edges, -1, index_spec=("i",))
-    at = np_where(flat == last, count, at)
+        # each value's bin, from 1 (0: below the first edge, count + 1: above the last)
+        at = np_digitize(flat, edges)
+        last = (edges[-1] if not records(edges)
+                else record("getitem", edges, -1, index_spec=("i",)))
+        at = np_where(flat == last, count, at)
     if weights is not None:
         weights = _float(_np(np.ravel)(as_array(weights)))
     full = np_bincount(at, weights, count + 2)

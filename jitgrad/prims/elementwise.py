@@ -437,8 +437,9 @@ _elementwise("add", np.add, _arith_bool_arrays, additive=True, counting=True,
              broadcast_nest=True, implied_step=True)
 _elementwise("sub", np.subtract, _arith_no_bool, additive=True, counting=True,
              broadcast_nest=True, implied_step=True)
-_elementwise("mul", np.multiply, _arith_bool_arrays, counting=True, broadcast_nest=True)
-_elementwise("div", np.true_divide, _float_elementwise, broadcast_nest=True)
+_elementwise("mul", np.multiply, _arith_bool_arrays, counting=True, broadcast_nest=True,
+             scales=True)
+_elementwise("div", np.true_divide, _float_elementwise, broadcast_nest=True, scales=True)
 _elementwise("pow", np.power, _arith_no_bool, **COSTLY)
 _elementwise("floordiv", np.floor_divide, _arith_no_bool, **PIECEWISE_CONSTANT)
 _elementwise("mod", np.mod, _arith_no_bool)

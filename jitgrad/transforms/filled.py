@@ -22,7 +22,10 @@ the order of a block's own statements, until an equation writes into its alias c
 * a view (`Flags.view`, `Flags.read_only_view`: an index, a transpose, a reshape) or a copy
   (`Flags.same_value`) of an array filled with ``c``,
 * an operation that returns its input when the shapes agree (`Flags.may_return_input` with
-  `Flags.same_shape_as`: ``sum_to_like``), and they do by `core.ir.dims_of`.
+  `Flags.same_shape_as`: ``sum_to_like``), and they do by `core.ir.dims_of`,
+* a filled array times or over a number, or a number times or over it (`Flags.scales`:
+  ``np.cov``'s cotangent, ones over ``n - 1``): filled with the product or quotient, computed
+  first.
 
 Only products of vectors and matrices are rewritten (a stack of matrices is left alone). A
 sum of every entry of a filled array (`Flags.sums`, to a scalar) is its number times its size.
@@ -78,6 +81,13 @@ def filled_products(block: Block, namer: Namer, params: list[Var]) -> int:
         if value is not None:
             fill[s.out] = value
             shape_of[s.out] = _size_source(s, shape_of)
+        else:
+            scaled = _scaled(s, fill, namer)
+            if scaled is not None:  # (the number first: a float variable of no axes)
+                out.append(scaled)
+                fill[s.out] = scaled.out
+                shape_of[s.out] = shape_of.get(s.ins[0] if s.ins[0] in fill else s.ins[1],
+                                               s.out)
         out.append(s)
     block.stmts[:] = out
     return done
@@ -121,6 +131,27 @@ def _filled(e: Eqn, fill: dict[Var, Atom]) -> Atom | None:
                 and dims_of(src) == dims_of(e.ins[flags.same_shape_as]))):
         return fill[src]
     return None
+
+
+def _scaled(e: Eqn, fill: dict[Var, Atom], namer: Namer) -> Eqn | None:
+    """A filled array times or over a number (``np.cov``'s cotangent, ones over ``n - 1``),
+    or a number times or over it (a `Flags.scales` operation), is filled with that product or
+    quotient: the equation that computes it (before ``e``), or None."""
+    if not (ops.flags(e.prim).scales and len(e.outs) == 1 and len(e.ins) == 2
+            and e.out.type.kind == "f" and e.out.type.ndim):
+        return None
+    a, b = e.ins
+    arrays = [x for x in (a, b) if isinstance(x, Var) and x.type.ndim]
+    if len(arrays) != 1 or arrays[0] not in fill or dims_of(arrays[0]) != e.out.dims:
+        return None
+    number = b if arrays[0] is a else a
+    if not (isinstance(number, Const) and isinstance(number.value, (int, float))
+            and not isinstance(number.value, bool)
+            or isinstance(number, Var) and number.type in (FLOAT, INT)):
+        return None
+    c = fill[arrays[0]]
+    return Eqn(e.prim, [Var(namer.temp("_t"), FLOAT)], [c, number] if number is b else
+               [number, c], {}, e.loc)
 
 
 def _size_source(e: Eqn, shape_of: dict[Var, Var]) -> Var:

@@ -14,6 +14,9 @@ Passes, in order:
   products under ``jitgrad.grad``, whose ``cov`` the adjoint reads the shape of).
 * ``copies_of_unread``: a copy of an array the kernel owns and nothing reads afterwards is the
   array itself.
+* ``copies_of_unwritten`` (`transforms.unwritten`, on the forward kernel): a copy of an array
+  that nothing writes (neither it nor the copy, nor the adjoint what is handed to it) is the
+  array itself.
 * ``dead_writes``: a full overwrite (``C[:] = ...``) of an array that nothing reads afterwards
   but views of it and more such writes (not an argument, not returned, not saved), with the
   value it writes (NPBench's ``C[:] = alpha * A @ B + beta * C`` under ``jitgrad.grad``: the
@@ -58,6 +61,7 @@ from jitgrad.core.types import BOOL, FLOAT
 from jitgrad.transforms.contents import shape_only_saved, unread_contents
 from jitgrad.transforms.filled import filled_products
 from jitgrad.transforms.passes import GradientWork, Pass
+from jitgrad.transforms.unwritten import copies_of_unwritten
 
 # (``loop_index`` and ``assign`` in an adjoint prologue define values; they are pure.)
 
@@ -353,6 +357,7 @@ def optimise(grad, value_needed: bool = True) -> None:
                 dead_code(kernel.body, live)
         copies_of_unread(kernel.body, live, kernel.params)
         if kernel is grad.forward:
+            copies_of_unwritten(grad, value_needed)
             dead_writes(kernel.body, live, kernel.params)
         fold_assigns(kernel.body, live)
         sums_in_registers(kernel.body, kernel.params, grad.fn.namer)
