@@ -21,7 +21,7 @@ import numpy as np
 
 from jitgrad.core.errors import RaisesInPython, UnsupportedError
 from jitgrad.core.ir import Var, dims_of
-from jitgrad.frontend import array_api, function_args
+from jitgrad.frontend import array_api, autograd_flatten, function_args
 from jitgrad.frontend.build_ast import (
     BuildIterator,
     BuildList,
@@ -125,70 +125,6 @@ def _b_items_of(b, args, kwargs, node):
     if isinstance(items, (tuple, list)):
         return tuple(items)
     return b.call(np.array, (items,), {}, node)
-
-
-def _tree_leaves(value) -> list:
-    """The leaves of a tuple, list or dict (its keys sorted) of arrays and numbers, in the
-    order autograd's ``flatten`` takes them."""
-    if isinstance(value, (tuple, list)):
-        return [leaf for v in value for leaf in _tree_leaves(v)]
-    if isinstance(value, dict):
-        return [leaf for k in sorted(value) for leaf in _tree_leaves(value[k])]
-    return [value]
-
-
-def _autograd_flatten(b, args, kwargs, node):
-    """autograd's ``flatten(value)`` (``autograd.misc.flatten``), of a tree known while
-    building: the vector of its leaves, each raveled, one after the other (its own code runs
-    autograd's tracer, which jitgrad does not read), and the function that makes the tree
-    again from such a vector."""
-    if len(args) != 1 or kwargs:
-        raise UnsupportedError("flatten() takes one tree of arrays", b.loc(node))
-    parts = []
-    for leaf in _tree_leaves(args[0]):
-        if isinstance(leaf, (int, float)) and not isinstance(leaf, bool):
-            leaf = b.known(np.array([float(leaf)]), node)
-        if not isinstance(leaf, Sym) or leaf.type.kind == "c":
-            raise UnsupportedError("flatten() of a tree whose leaves are arrays and numbers",
-                                   b.loc(node))
-        parts.append(symbolic.NUMPY[np.ravel](leaf))
-    if not parts:
-        raise UnsupportedError("flatten() of an empty tree", b.loc(node))
-    vector = symbolic.NUMPY[np.concatenate](tuple(parts))
-    return vector, functools.partial(unflatten_like, args[0])
-
-
-def unflatten_like(tree, vector):
-    """The function autograd's ``flatten`` returns, for ``tree`` (the builder calls it,
-    `_unflatten_like`)."""
-
-
-def _unflatten_like(b, args, kwargs, node):
-    """``unflatten(v)``: the tree ``flatten`` was given, made of the entries of ``v``, in
-    order (each leaf's entries reshaped to its shape)."""
-    tree, vector = args
-    if not (isinstance(vector, Sym) and vector.ndim == 1):
-        raise UnsupportedError("unflatten() of a vector", b.loc(node))
-    start = 0
-
-    def build(t):
-        nonlocal start
-        if isinstance(t, (tuple, list)):
-            return type(t)(build(v) for v in t) if isinstance(t, list) else tuple(
-                build(v) for v in t)
-        if isinstance(t, dict):
-            made = {k: build(t[k]) for k in sorted(t)}
-            return {k: made[k] for k in t}
-        if not isinstance(t, Sym) or not t.ndim:
-            value = symbolic.record("getitem", vector, start, index_spec=("i",))
-            start = start + 1
-            return value
-        stop = start + t.size
-        value = symbolic.record("getitem", vector, start, stop,
-                                index_spec=(("s", True, True, False),))
-        start = stop
-        return symbolic.NUMPY[np.reshape](value, t.shape)
-    return build(tree)
 
 
 def _b_range_items(b, args, kwargs, node):
@@ -795,9 +731,9 @@ BUILTINS[reversed_items] = lambda b, args, kwargs, node: (  # `out.reverse()`: i
 BUILTINS[list_count] = _b_list_method("count")
 # functions of a library looked up by (module, name): importing the library would be a cost
 BY_NAME = {("numba.misc.special", "literal_unroll"): _literal_unroll,
-           ("autograd.misc.flatten", "flatten"): _autograd_flatten,
-           **array_api.HANDLERS}  # SciPy's array_namespace and apply_where
-BUILTINS[unflatten_like] = _unflatten_like
+           **array_api.HANDLERS,  # SciPy's array_namespace and apply_where
+           **autograd_flatten.HANDLERS}  # autograd.misc.flatten
+BUILTINS[autograd_flatten.unflatten_like] = autograd_flatten.build_unflatten
 BUILTINS.update(function_args.HANDLERS)  # np.piecewise, np.apply_over_axes
 BUILTINS.update({fn: _b_sequence(fn.__name__) for fn in (sorted, list, tuple, reversed, zip,
                                                           enumerate)})
