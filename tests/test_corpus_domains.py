@@ -44,7 +44,7 @@ TAKEN = {"ocean", "climate", "cfd", "finance", "pricing", "signal processing", "
 
 def _status_params():
     for c in D.CASES:
-        marks = [pytest.mark.heavy] if (c.expected == "differentiates"
+        marks = [pytest.mark.heavy] if (c.expected in ("differentiates", "not finite")
                                         and c.name not in COMPILED) else []
         yield pytest.param(c, id=c.name, marks=marks)
 

@@ -99,9 +99,10 @@ def test_builds_in_one_process_agree():
 
 
 def test_fresh_processes_agree():
-    """Two processes with other hash seeds and allocation patterns, and this one, agree."""
+    """A process with another hash seed and allocation pattern, and this one, agree (other
+    seeds: `test_units.test_source_and_ir_identical_across_processes_and_hash_seeds`)."""
     here = {s: d.pop() for s, d in outcomes(SEEDS, 1, churn=0).items()}
-    for hash_seed, churn in (("0", 11), ("1", 53)):
+    for hash_seed, churn in (("1", 53),):
         there = digests_in_a_fresh_process(churn, builds=1, hash_seed=hash_seed)
         assert there == here, f"PYTHONHASHSEED={hash_seed}: {there} != {here}"
 
