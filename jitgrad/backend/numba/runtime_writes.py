@@ -18,7 +18,8 @@ number. A value whose memory overlaps the region's is copied first, as NumPy doe
 
 Guarantees: the region afterwards holds what NumPy's ``region += value`` (``region[...] =
 value``) leaves; the forms the nests do not cover (a rank-0 region, a value of higher rank than
-the region, an integer region, a value of another kind) are Numba's own statement, as before.
+the region, an integer region, a value of another kind) and vector regions (`MIN_NEST_RANK`)
+are Numba's own statement, as before.
 Under ``JITGRAD_DISABLE_JIT=1`` each helper is the NumPy statement.
 """
 
@@ -112,6 +113,10 @@ def _nest_source(op: str, n: int, m: int | None) -> str:
 
 
 _NESTS: dict = {}
+# A vector region stays Numba's own statement: its nest (with the overlap check) cost 0.25-0.3 s
+# more to compile than Numba's for a rank-1 view, the first write of a small gradient with an
+# empty cache (the cold-start programs); from rank 2 the nests cost as much or (rank 4) far less.
+MIN_NEST_RANK = 2
 
 
 def _nest(op: str, n: int, m: int | None):
@@ -125,7 +130,7 @@ def _nest(op: str, n: int, m: int | None):
 
 def _nest_for(op: str, region, value):
     """The nest for these argument types, or None where Numba's own statement stays."""
-    if not (isinstance(region, types.Array) and region.ndim >= 1
+    if not (isinstance(region, types.Array) and region.ndim >= MIN_NEST_RANK
             and isinstance(region.dtype, (types.Float, types.Complex)) and region.mutable):
         return None
     if isinstance(value, (types.Float, types.Integer, types.Boolean)) or (
