@@ -386,13 +386,7 @@ class Calls:
             return build_solvers.build_odeint(self, args, kwargs, node)
         scipy_fn = scipy_api.handler_for(fn) or scipy_sparse.handler_for(fn)
         if scipy_fn is not None:
-            try:
-                value = scipy_fn(*args, **kwargs)
-            except TypeError as e:
-                raise UnsupportedError(f"{fn_name(fn)}: {e}", self.loc(node)) from None
-            if isinstance(value, symbolic.Written):
-                return self.known(value, node)
-            return scipy_sparse.built(value, lambda w: self.known(w, node))
+            return self.library_call(scipy_fn, fn, args, kwargs, node)
         target = unwrap(fn)
         library = str(getattr(target, "__module__", None) or "").split(".")[0]
         if library in ("numpy", "scipy", "math", *PURE_STDLIB) or isinstance(fn, np.ufunc):
@@ -430,6 +424,12 @@ class Calls:
                     return NotImplemented
                 scipy_sparse.refuse_function(fn_name(fn), args, kwargs)
             return NotImplemented
+        return self.library_call(handler, fn, args, kwargs, node)
+
+    def library_call(self, handler, fn, args, kwargs, node):
+        """``fn(*args, **kwargs)`` through its SciPy or scipy.sparse ``handler``: a wrong
+        argument refused at the user's line, a `symbolic.Written` value made known, a sparse
+        matrix's parts made known (`scipy_sparse.built`)."""
         try:
             value = handler(*args, **kwargs)
         except TypeError as e:
