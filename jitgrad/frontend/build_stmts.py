@@ -634,7 +634,7 @@ class Statements(Writes):
         if isinstance(value, Sym) and isinstance(value.atom, Var):
             stmts = self.gb.block.stmts
             var = value.atom
-            if (stmts and isinstance(stmts[-1], Eqn) and stmts[-1].outs[0] is var
+            if (stmts and isinstance(stmts[-1], Eqn) and stmts[-1].outs and stmts[-1].outs[0] is var
                     and var.name.startswith("_t") and stmts[-1].prim != "setitem"):
                 self.gb.namer.used.discard(var.name)
                 var.name = self.gb.namer.fresh(base(name))
