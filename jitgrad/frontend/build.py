@@ -40,6 +40,7 @@ from jitgrad.frontend.build_ast import (
     RETURNED,
     RETVAL,
     CarryAttribute,
+    CarryObject,
     ListOfArrays,
     ReadAfterLoop,
     UnrollLoop,
@@ -232,6 +233,8 @@ class LoopSeeds(dict):
         self.unrolled: set = set()  # loops unrolled: they carry arrays that change shape
         # a loop (its key) -> the attributes it carries: (class qualname, attribute) pairs
         self.attributes: dict = {}
+        # a loop (its key) -> the names of objects it rebinds: it carries their attributes
+        self.objects: dict = {}
 
 
 def _leaf_name(path: str) -> str:
@@ -373,6 +376,11 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
                 raise AssertionError(f"attribute {r.attr} carried by {r.key} and still "
                                      "changed") from None
             seeds.attributes.setdefault(r.key, set()).add(r.attr)
+        except CarryObject as r:  # an object rebound in a loop: its attributes carried
+            if r.name in seeds.objects.get(r.key, ()):
+                raise AssertionError(f"object {r.name} carried by {r.key} and still "
+                                     "rebound") from None
+            seeds.objects.setdefault(r.key, set()).add(r.name)
         except UnrollLoop as r:  # a few iterations whose arrays change shape: unrolled
             if r.key in seeds.unrolled:
                 raise AssertionError(f"loop {r.key} unrolled and still built as a loop") from None

@@ -314,6 +314,8 @@ class Calls:
             value = self.sparse_call(fn, args, kwargs, node)
             if value is not NotImplemented:
                 return value
+        if isinstance(fn, BuildMethod) and fn.takes_complex:  # (`object_carries`)
+            return fn(args, kwargs, node)
         if complex_pairs.takes(fn, args, kwargs) and not _users_code(fn) and \
                 fn not in (str, repr):  # (of a complex value: a label, `_b_text`)
             if custom_call.is_traceable(fn) or custom_call.is_custom_rule(fn):

@@ -33,6 +33,7 @@ from jitgrad.frontend.build_ast import (
     RAISED,
     RETURNED,
     RETVAL,
+    CarryObject,
     Iterator,
     RunTimeRange,
     Undefined,
@@ -49,6 +50,7 @@ from jitgrad.frontend.build_loop_headers import LoopHeaders
 from jitgrad.frontend.build_values import is_user_object
 from jitgrad.frontend.build_views import view_bases
 from jitgrad.frontend.desugar_lists import UNROLLED_AT_MOST
+from jitgrad.frontend.object_carries import ObjectCarries
 from jitgrad.lang import numpy_api, symbolic
 from jitgrad.lang.symbolic import Sym
 
@@ -64,13 +66,13 @@ def held_ids(values) -> set[int]:
             todo.extend(v.values() if isinstance(v, dict) else v)
     return ids
 
-class Loops(LoopHeaders, Carries):
+class Loops(LoopHeaders, ObjectCarries, Carries):
     """The `Builder`'s loops: methods mixed into `build.Builder`."""
 
     # -- loops ---------------------------------------------------------------------------
 
     def stmt_For(self, stmt):
-        if self.complex_carries(stmt):
+        if self.object_carries(stmt) or self.complex_carries(stmt):
             return
         listed = getattr(stmt, "jitgrad_list_of", None)  # (`desugar_lists.unrolled_alternative`)
         stmt = self.as_range_loop(stmt)
@@ -251,6 +253,9 @@ class Loops(LoopHeaders, Carries):
             if not is_atom_value(v) and stmt is not None and \
                     self.loop_key(stmt) in self.unrollable:
                 raise UnrollLoop(self.loop_key(stmt))
+            if is_user_object(v) and stmt is not None and name not in self.seeds.objects.get(
+                    self.loop_key(stmt), ()):
+                raise CarryObject(self.loop_key(stmt), name)  # its attributes carried
             if not is_atom_value(v):
                 what = "dict" if isinstance(v, dict) else "set" if isinstance(
                     v, frozenset) else "list or tuple" if isinstance(v, tuple) else None
@@ -540,7 +545,7 @@ class Loops(LoopHeaders, Carries):
                     "f": np.float64, "i": np.int64, "b": np.bool_}[type_.kind])
 
     def stmt_While(self, stmt):
-        if self.complex_carries(stmt):
+        if self.object_carries(stmt) or self.complex_carries(stmt):
             return
         self.seed_names(stmt)
         flags = self.loop_flags(stmt.body)

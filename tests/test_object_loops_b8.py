@@ -1,0 +1,170 @@
+"""Forms of held-out batches 5-7 (issue #43, hobj), in functions of our own:
+
+- an object of the user's class rebound in a loop over a run-time count (QuTiP's
+  ``psi = psi + dt * (H * psi)`` of a complex state, TrueSkill's ``me = Rating(mu, sigma)``,
+  also on both sides of a run-time ``if``): the loop carries its numbers and arrays
+  (`frontend.object_carries`); a body that changes its class or its other attributes is
+  refused.
+
+Each form is checked against central differences (and JAX where it is installed), as plain
+Python (``JITGRAD_DISABLE_JIT=1``, a process of its own) for breadth; one gradient is checked
+compiled.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from fd import numeric_grad
+from plain_python import assert_runs_as_plain_python
+
+import jitgrad
+from jitgrad.core.errors import UnsupportedError
+
+
+class State:
+    """A state vector with operators, rebuilt (never changed in place) by each step."""
+
+    def __init__(self, v, scale, label="s"):
+        self.v = v
+        self.scale = scale
+        self.label = label
+        self.n = 2
+
+    def __add__(self, other):
+        return State(self.v + other.v, self.scale, self.label)
+
+    def __rmul__(self, c):
+        return State(c * self.v, self.scale, self.label)
+
+    def rhs(self, A):
+        return State(A @ self.v, self.scale, self.label)
+
+
+def euler_states(x, A, ts):
+    s = State(x, 2.0)
+    for k in range(1, len(ts)):
+        dt = ts[k] - ts[k - 1]
+        s = s + dt * s.rhs(A)
+    return np.sum(s.v ** 2) * s.scale + s.n
+
+
+class Rating:
+    def __init__(self, mu, sigma):
+        self.mu = mu
+        self.sigma = sigma
+
+
+def update(r, outcome, drawn=False):
+    w = 0.5 if drawn else 1.0
+    return Rating(r.mu + w * r.sigma * (outcome - np.tanh(r.mu)), r.sigma * 0.9)
+
+
+def season(mu0, outcomes):
+    me = Rating(mu0, 0.8)
+    for k in range(len(outcomes)):
+        if outcomes[k] > 0.5:  # a run-time branch: the two objects merged by attribute
+            me = update(me, outcomes[k])
+        else:
+            me = update(me, outcomes[k], drawn=True)
+    return me.mu + me.sigma
+
+
+def until_small(mu0, outcomes):
+    me = Rating(mu0, 0.8)
+    k = 0
+    while me.sigma > 0.3 and k < len(outcomes):  # the test reads the carried object
+        me = update(me, outcomes[k])
+        k += 1
+        if me.mu > 5.0:
+            break
+    return me.mu * me.sigma
+
+
+class Ket:
+    """A complex state, as QuTiP's Qobj holds one: data and dims."""
+
+    def __init__(self, data, dims):
+        self.data = data
+        self.dims = dims
+
+    def __mul__(self, other):
+        if isinstance(other, Ket):
+            return Ket(self.data @ other.data, other.dims)
+        return Ket(self.data * other, self.dims)
+
+    __rmul__ = __mul__
+
+    def __add__(self, other):
+        return Ket(self.data + other.data, self.dims)
+
+
+def evolve(w, psi0, ts):
+    H = Ket(np.array([[0.0, w], [w, 0.5]]) + 0j, [[2], [2]])
+    psi = Ket(psi0 + 0j, [[2], [1]])
+    for k in range(1, len(ts)):
+        dt = ts[k] - ts[k - 1]
+        k1 = -1j * (H * psi)
+        k2 = -1j * (H * (psi + 0.5 * dt * k1))
+        psi = psi + dt * k2
+    return np.sum(np.abs(psi.data) ** 2 * np.array([0.0, 1.0]))
+
+
+TS = np.linspace(0.0, 1.0, 6)
+A = np.array([[0.0, 1.0], [-1.0, -0.1]])
+OUT = np.array([1.0, 0.0, 1.0, 1.0, 0.0])
+FORMS = [
+    (euler_states, (np.array([1.0, 0.5]), A, TS)),
+    (season, (0.3, OUT)),
+    (until_small, (0.3, OUT)),
+    (evolve, (0.7, np.array([0.6, 0.8]), TS)),
+]
+
+
+def check_form(fn, args):
+    value, g = jitgrad.value_and_grad(fn)(*args)
+    assert value == pytest.approx(fn(*args), rel=1e-12)
+    np.testing.assert_allclose(g, numeric_grad(fn, args, 0), rtol=1e-6, atol=1e-8)
+
+
+def changes_class(x, n):
+    s = State(x, 1.0)
+    for _ in range(n):
+        s = s.v * 2.0
+    return np.sum(s)
+
+
+def changes_label(x, n):
+    s = State(x, 1.0)
+    for k in range(n):
+        s = State(s.v * 2.0, 1.0, "t")
+    return np.sum(s.v)
+
+
+def check_refusals():
+    for fn, words in ((changes_class, "a State before this loop"), (changes_label, ".label")):
+        with pytest.raises(UnsupportedError, match=words):
+            jitgrad.grad(fn)(np.array([1.0, 2.0]), 3)
+
+
+def test_forms_as_plain_python():
+    """Every form, run as plain Python (a process of its own)."""
+    assert_runs_as_plain_python(__file__)
+
+
+def test_object_carried_compiled():
+    check_form(season, (0.3, OUT))
+
+
+if __name__ == "__main__":
+    for form in FORMS:
+        check_form(*form)
+    check_refusals()
+    print("objects in loops: values and gradients agree with central differences")
