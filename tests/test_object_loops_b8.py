@@ -4,7 +4,10 @@
   ``psi = psi + dt * (H * psi)`` of a complex state, TrueSkill's ``me = Rating(mu, sigma)``,
   also on both sides of a run-time ``if``): the loop carries its numbers and arrays
   (`frontend.object_carries`); a body that changes its class or its other attributes is
-  refused.
+  refused;
+- ``scipy.integrate.quad(f, a, b, args=...)`` of a bound method or a closure, finite and
+  infinite limits (astropy's comoving distance and age): an adaptive Gauss-Kronrod rule
+  written out (`frontend.build_quad`), checked against SciPy's value too.
 
 Each form is checked against central differences (and JAX where it is installed), as plain
 Python (``JITGRAD_DISABLE_JIT=1``, a process of its own) for breadth; one gradient is checked
@@ -13,11 +16,13 @@ compiled.
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 
 import numpy as np
 import pytest
+from scipy.integrate import quad
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -117,6 +122,33 @@ def evolve(w, psi0, ts):
     return np.sum(np.abs(psi.data) ** 2 * np.array([0.0, 1.0]))
 
 
+class Cosmo:
+    def __init__(self, om, w0):
+        self.om = om
+        self.w0 = w0
+
+    def inv_e(self, z):
+        zp1 = 1.0 + z
+        return 1.0 / np.sqrt(self.om * zp1 ** 3 + (1.0 - self.om) * zp1 ** (3.0 * (1.0 + self.w0)))
+
+    def lookback(self, z):
+        return self.inv_e(z) / (1.0 + z)
+
+
+def distance(om, w0):
+    return quad(Cosmo(om, w0).inv_e, 0.0, 1.5)[0]
+
+
+def age(om, h):
+    return h * quad(Cosmo(om, -1.0).lookback, 0, np.inf)[0]
+
+
+def gaussian_tail(s, b):
+    left = quad(lambda x, s: math.exp(-x * x / (s * s)), -np.inf, b, args=(s,))[0]
+    return left + quad(lambda x: np.exp(-s * x), b, np.inf)[0] + quad(
+        lambda x: np.exp(-x * x * s), np.inf, -np.inf)[0]
+
+
 TS = np.linspace(0.0, 1.0, 6)
 A = np.array([[0.0, 1.0], [-1.0, -0.1]])
 OUT = np.array([1.0, 0.0, 1.0, 1.0, 0.0])
@@ -125,13 +157,20 @@ FORMS = [
     (season, (0.3, OUT)),
     (until_small, (0.3, OUT)),
     (evolve, (0.7, np.array([0.6, 0.8]), TS)),
+    (distance, (0.3, -0.9)),
+    (age, (0.3, 0.7)),
+    (gaussian_tail, (1.3, 0.4)),
 ]
 
 
 def check_form(fn, args):
-    value, g = jitgrad.value_and_grad(fn)(*args)
-    assert value == pytest.approx(fn(*args), rel=1e-12)
-    np.testing.assert_allclose(g, numeric_grad(fn, args, 0), rtol=1e-6, atol=1e-8)
+    """Value as Python's (SciPy's quad: to its tolerance) and every float argument's
+    derivative as central differences."""
+    value, g = jitgrad.value_and_grad(fn, wrt=tuple(range(len(args))))(*args)
+    assert value == pytest.approx(fn(*args), rel=1e-8)
+    for k, a in enumerate(args):
+        if isinstance(a, float) or (isinstance(a, np.ndarray) and a.dtype == float):
+            np.testing.assert_allclose(g[k], numeric_grad(fn, args, k), rtol=1e-6, atol=1e-8)
 
 
 def changes_class(x, n):
@@ -159,8 +198,12 @@ def test_forms_as_plain_python():
     assert_runs_as_plain_python(__file__)
 
 
-def test_object_carried_compiled():
-    check_form(season, (0.3, OUT))
+def season_and_age(mu0, outcomes):
+    return season(mu0, outcomes) + age(mu0, 1.0)
+
+
+def test_object_carried_and_quad_compiled():
+    check_form(season_and_age, (0.3, OUT))
 
 
 if __name__ == "__main__":
