@@ -7,7 +7,9 @@
   refused;
 - ``scipy.integrate.quad(f, a, b, args=...)`` of a bound method or a closure, finite and
   infinite limits (astropy's comoving distance and age): an adaptive Gauss-Kronrod rule
-  written out (`frontend.build_quad`), checked against SciPy's value too.
+  written out (`frontend.build_quad`), checked against SciPy's value too;
+- ``scipy.special.lambertw(z).real`` (pvlib's single-diode solution): W_0 of real z >= -1/e,
+  another branch refused.
 
 Each form is checked against central differences (and JAX where it is installed), as plain
 Python (``JITGRAD_DISABLE_JIT=1``, a process of its own) for breadth; one gradient is checked
@@ -23,6 +25,7 @@ import sys
 import numpy as np
 import pytest
 from scipy.integrate import quad
+from scipy.special import lambertw
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -32,6 +35,7 @@ from plain_python import assert_runs_as_plain_python
 
 import jitgrad
 from jitgrad.core.errors import UnsupportedError
+from jitgrad.prims import elementwise
 
 
 class State:
@@ -149,6 +153,15 @@ def gaussian_tail(s, b):
         lambda x: np.exp(-x * x * s), np.inf, -np.inf)[0]
 
 
+def diode(z, x):
+    w = lambertw(z * x).real
+    return np.sum(w ** 2) + lambertw(z).real + lambertw(-0.3 * z, 0).real
+
+
+def other_branch(z):
+    return lambertw(z, -1).real
+
+
 TS = np.linspace(0.0, 1.0, 6)
 A = np.array([[0.0, 1.0], [-1.0, -0.1]])
 OUT = np.array([1.0, 0.0, 1.0, 1.0, 0.0])
@@ -160,6 +173,7 @@ FORMS = [
     (distance, (0.3, -0.9)),
     (age, (0.3, 0.7)),
     (gaussian_tail, (1.3, 0.4)),
+    (diode, (0.7, np.array([-0.2, 0.0, 0.5, 4.0, 100.0]))),
 ]
 
 
@@ -187,7 +201,17 @@ def changes_label(x, n):
     return np.sum(s.v)
 
 
+def check_lambertw_values():
+    z = np.concatenate([-1 / np.e + np.logspace(-6, -1, 9), np.linspace(-0.3, 5.0, 23),
+                        np.logspace(0.5, 300.0, 30)])
+    ours = [elementwise.lambertw_scalar(v) for v in z]  # (near -1/e both lose digits)
+    np.testing.assert_allclose(ours, lambertw(z).real, rtol=1e-9)
+    np.testing.assert_allclose(ours[9:], lambertw(z[9:]).real, rtol=1e-14)
+
+
 def check_refusals():
+    with pytest.raises(UnsupportedError, match="principal one"):
+        jitgrad.grad(other_branch)(-0.2)
     for fn, words in ((changes_class, "a State before this loop"), (changes_label, ".label")):
         with pytest.raises(UnsupportedError, match=words):
             jitgrad.grad(fn)(np.array([1.0, 2.0]), 3)
@@ -199,7 +223,7 @@ def test_forms_as_plain_python():
 
 
 def season_and_age(mu0, outcomes):
-    return season(mu0, outcomes) + age(mu0, 1.0)
+    return season(mu0, outcomes) + age(mu0, 1.0) + np.sum(lambertw(mu0 * outcomes).real)
 
 
 def test_object_carried_and_quad_compiled():
@@ -210,4 +234,5 @@ if __name__ == "__main__":
     for form in FORMS:
         check_form(*form)
     check_refusals()
+    check_lambertw_values()
     print("objects in loops: values and gradients agree with central differences")
