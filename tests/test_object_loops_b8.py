@@ -9,7 +9,12 @@
   infinite limits (astropy's comoving distance and age): an adaptive Gauss-Kronrod rule
   written out (`frontend.build_quad`), checked against SciPy's value too;
 - ``scipy.special.lambertw(z).real`` (pvlib's single-diode solution): W_0 of real z >= -1/e,
-  another branch refused.
+  another branch refused;
+- ``x[i, idx] = v`` and ``x[idx, 1:, 0] += v``: one integer array beside integers and slices
+  (topopt's ``u[free, 0] = ...``), written as NumPy writes (the last of a repeated index
+  wins; ``+=`` adds once per index);
+- ``setattr(self, f"c{i}", c)`` in a short loop (astropy's Polynomial1D): unrolled, each name
+  known.
 
 Each form is checked against central differences (and JAX where it is installed), as plain
 Python (``JITGRAD_DISABLE_JIT=1``, a process of its own) for breadth; one gradient is checked
@@ -158,6 +163,28 @@ def diode(z, x):
     return np.sum(w ** 2) + lambertw(z).real + lambertw(-0.3 * z, 0).real
 
 
+W3 = np.arange(64.0).reshape(4, 4, 4) / 7.0
+
+
+def column_writes(x, v, idx):
+    y = x * 1.0
+    y[idx, 1:, 0] += v  # [3, 1, 3]: NumPy adds v's first row once, at 3
+    y[2, idx, 1] = v[:, 0]  # adjacent: the array's axis in place
+    y[1, :, idx] = v[:, :1] * 2.0  # apart: the array's axis first
+    return np.sum(np.sin(y) * W3)
+
+
+class Poly:
+    def __init__(self, coeffs):
+        for i in range(3):
+            setattr(self, f"c{i}", coeffs[i])
+
+
+def poly(coeffs, x):
+    p = Poly(coeffs)
+    return np.sum(p.c0 + p.c1 * x + getattr(p, "c2") * x * x)
+
+
 def other_branch(z):
     return lambertw(z, -1).real
 
@@ -174,17 +201,21 @@ FORMS = [
     (age, (0.3, 0.7)),
     (gaussian_tail, (1.3, 0.4)),
     (diode, (0.7, np.array([-0.2, 0.0, 0.5, 4.0, 100.0]))),
+    (column_writes, (np.cos(np.arange(64.0)).reshape(4, 4, 4), np.arange(9.0).reshape(3, 3)
+                     / 5.0, np.array([3, 1, 3]))),
+    (poly, (np.array([1.0, 2.0, 3.0]), np.array([0.5, 1.5]))),
 ]
 
 
 def check_form(fn, args):
     """Value as Python's (SciPy's quad: to its tolerance) and every float argument's
     derivative as central differences."""
-    value, g = jitgrad.value_and_grad(fn, wrt=tuple(range(len(args))))(*args)
+    wrt = tuple(k for k, a in enumerate(args) if isinstance(a, float) or (
+        isinstance(a, np.ndarray) and a.dtype == float))
+    value, g = jitgrad.value_and_grad(fn, wrt=wrt)(*args)
     assert value == pytest.approx(fn(*args), rel=1e-8)
-    for k, a in enumerate(args):
-        if isinstance(a, float) or (isinstance(a, np.ndarray) and a.dtype == float):
-            np.testing.assert_allclose(g[k], numeric_grad(fn, args, k), rtol=1e-6, atol=1e-8)
+    for k, gk in zip(wrt, g):
+        np.testing.assert_allclose(gk, numeric_grad(fn, args, k), rtol=1e-6, atol=1e-8)
 
 
 def changes_class(x, n):
@@ -228,6 +259,10 @@ def season_and_age(mu0, outcomes):
 
 def test_object_carried_and_quad_compiled():
     check_form(season_and_age, (0.3, OUT))
+
+
+def test_axis_writes_compiled():
+    check_form(*next(form for form in FORMS if form[0] is column_writes))
 
 
 if __name__ == "__main__":
