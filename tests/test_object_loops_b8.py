@@ -182,7 +182,7 @@ class Poly:
 
 def poly(coeffs, x):
     p = Poly(coeffs)
-    return np.sum(p.c0 + p.c1 * x + getattr(p, "c2") * x * x)
+    return np.sum(p.c0 + p.c1 * x + p.c2 * x * x)
 
 
 def other_branch(z):
