@@ -13,6 +13,10 @@
 - ``x[i, idx] = v`` and ``x[idx, 1:, 0] += v``: one integer array beside integers and slices
   (topopt's ``u[free, 0] = ...``), written as NumPy writes (the last of a repeated index
   wins; ``+=`` adds once per index);
+- ``try: return 1 / np.sqrt(info(theta, items)) except ZeroDivisionError:`` (catsim), a try
+  catching only ZeroDivisionError around a call of the user's function: built, each division
+  of numbers in it (callees included) checked at run time, raising where a divisor is zero
+  (never the handler's value taken silently);
 - ``setattr(self, f"c{i}", c)`` in a short loop (astropy's Polynomial1D): unrolled, each name
   known.
 
@@ -185,6 +189,28 @@ def poly(coeffs, x):
     return np.sum(p.c0 + p.c1 * x + p.c2 * x * x)
 
 
+def information(theta, items):
+    return np.sum([it[0] ** 2 / (1.0 + np.exp(-it[0] * (theta - it[1]))) for it in items])
+
+
+def standard_error(theta, items):
+    try:
+        return 1 / np.sqrt(information(theta, items))
+    except ZeroDivisionError:
+        return float("inf")
+
+
+def scaled(a, b):
+    return a / b + 1.0
+
+
+def guarded_call(a, b):
+    try:
+        return scaled(a, b) * 2.0
+    except ZeroDivisionError:
+        return 0.0
+
+
 def other_branch(z):
     return lambertw(z, -1).real
 
@@ -204,6 +230,8 @@ FORMS = [
     (column_writes, (np.cos(np.arange(64.0)).reshape(4, 4, 4), np.arange(9.0).reshape(3, 3)
                      / 5.0, np.array([3, 1, 3]))),
     (poly, (np.array([1.0, 2.0, 3.0]), np.array([0.5, 1.5]))),
+    (standard_error, (0.3, np.array([[1.2, -0.5], [0.8, 0.3], [1.6, 1.1]]))),
+    (guarded_call, (1.0, 2.0)),
 ]
 
 
@@ -241,6 +269,8 @@ def check_lambertw_values():
 
 
 def check_refusals():
+    with pytest.raises(ZeroDivisionError, match="does not take the handler"):
+        jitgrad.grad(guarded_call)(1.0, 0.0)  # Python returns 0.0 there: refused at run time
     with pytest.raises(UnsupportedError, match="principal one"):
         jitgrad.grad(other_branch)(-0.2)
     for fn, words in ((changes_class, "a State before this loop"), (changes_label, ".label")):

@@ -96,6 +96,7 @@ class Builder(Statements, Handlers, Branches, ListArrays, Containers, Loops, Vie
         self.enclosing = enclosing  # for a nested function: the one it was defined in
         self.depth = 0 if caller is None else caller.depth + 1
         self.in_loop = False  # inside a loop of the graph (a `For` or `While`)
+        self.zero_checks = 0  # inside a try catching ZeroDivisionError (`zero_checked_try`)
         # len(gb.made) where the innermost loop's body began, a caller's too (`detach_view`)
         self.loop_made = caller.loop_made if caller is not None else 0
         self.loops_building: list = []  # the loop statements being built, outermost first
