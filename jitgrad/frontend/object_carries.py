@@ -20,7 +20,7 @@ import copy
 
 import numpy as np
 
-from jitgrad.core.errors import UnsupportedError
+from jitgrad.core.errors import JitgradError, UnsupportedError
 from jitgrad.frontend.build_ast import Undefined, is_atom_value
 from jitgrad.frontend.build_containers import BuildMethod
 from jitgrad.frontend.build_values import is_user_object
@@ -169,7 +169,11 @@ def merged_object(merge, name: str, vt, ve):
         if a is b:
             continue
         if carried_attribute(a) and carried_attribute(b):
-            setattr(out, attr, merge(f"{name}_{attr}", a, b))
+            try:
+                setattr(out, attr, merge(f"{name}_{attr}", a, b))
+            except JitgradError as e:  # (ranks that differ: unreadable after, as before)
+                return Undefined(f"`{name}` holds a {type(vt).__name__} whose .{attr} differs "
+                                 f"in kind on the two branches: {e.message}")
         elif not _same(a, b):
             return Undefined(f"`{name}` holds a {type(vt).__name__} whose .{attr} differs on "
                              "the two branches (not a number or an array)")
