@@ -20,8 +20,9 @@
 - ``setattr(self, f"c{i}", c)`` in a short loop (astropy's Polynomial1D): unrolled, each name
   known.
 
-Each form is checked against central differences (and JAX where it is installed), as plain
-Python (``JITGRAD_DISABLE_JIT=1``, a process of its own) for breadth; one gradient is checked
+Each form is checked against central differences (the object loop also against JAX where it
+is installed; SciPy gives quad's and lambertw's values), as plain Python
+(``JITGRAD_DISABLE_JIT=1``, a process of its own) for breadth; two gradients are checked
 compiled.
 """
 
@@ -260,6 +261,29 @@ def changes_label(x, n):
     return np.sum(s.v)
 
 
+def check_against_jax():
+    """The object loop's gradient against JAX's (where JAX is installed): State's operators
+    take JAX's arrays as they are."""
+    try:
+        import jax
+    except ImportError:
+        return
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+
+    def euler_states_jax(x, A, ts):
+        s = State(x, 2.0)
+        for k in range(1, len(ts)):
+            s = s + (ts[k] - ts[k - 1]) * s.rhs(A)
+        return jnp.sum(s.v ** 2) * s.scale + s.n
+
+    args = (np.array([1.0, 0.5]), A, TS)
+    want = jax.grad(euler_states_jax, argnums=(0, 1, 2))(*(jnp.array(a) for a in args))
+    got = jitgrad.grad(euler_states, wrt=(0, 1, 2))(*args)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, np.asarray(w), rtol=1e-10, atol=1e-12)
+
+
 def check_lambertw_values():
     z = np.concatenate([-1 / np.e + np.logspace(-6, -1, 9), np.linspace(-0.3, 5.0, 23),
                         np.logspace(0.5, 300.0, 30)])
@@ -300,4 +324,5 @@ if __name__ == "__main__":
         check_form(*form)
     check_refusals()
     check_lambertw_values()
+    check_against_jax()
     print("objects in loops: values and gradients agree with central differences")
