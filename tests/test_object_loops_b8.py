@@ -17,8 +17,8 @@
   catching only ZeroDivisionError around a call of the user's function: built, each division
   of numbers in it (callees included) checked at run time, raising where a divisor is zero
   (never the handler's value taken silently);
-- ``setattr(self, f"c{i}", c)`` in a short loop (astropy's Polynomial1D): unrolled, each name
-  known.
+- ``setattr(self, f"c{i}", c)`` in a short loop, or in ``for i, c in enumerate(coeffs)`` of an
+  argument (astropy's Polynomial1D; its size in the call assumed): unrolled, each name known.
 
 Each form is checked against central differences (the object loop also against JAX where it
 is installed; SciPy gives quad's and lambertw's values), as plain Python
@@ -185,9 +185,15 @@ class Poly:
             setattr(self, f"c{i}", coeffs[i])
 
 
+class PolyOf:
+    def __init__(self, coeffs):
+        for i, c in enumerate(coeffs):  # over an argument: its size in this call assumed
+            setattr(self, f"c{i}", c)
+
+
 def poly(coeffs, x):
-    p = Poly(coeffs)
-    return np.sum(p.c0 + p.c1 * x + p.c2 * x * x)
+    p, q = Poly(coeffs), PolyOf(coeffs * 2.0)
+    return np.sum(p.c0 + p.c1 * x + p.c2 * x * x) + q.c2
 
 
 def information(theta, items):

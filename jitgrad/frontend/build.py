@@ -106,6 +106,10 @@ class Builder(Statements, Handlers, Branches, ListArrays, Containers, Loops, Vie
         # loops over a range of a few iterations known while building (their keys): unrolled
         # where they carry an array that changes shape (`UnrollLoop`)
         self.unrollable: set = set()
+        # loops over range(len(x)) of an argument x of at most 16 rows in the example call:
+        # unrolled, that size assumed, where their body names an attribute by the loop's
+        # variable (`setattr(self, f"c{i}", c)`: `Indexing.unroll_for_name`)
+        self.assumable: dict = {}
         # np.random's draws, seeds and generators, in program order (`frontend.draws`)
         self.draws = caller.draws if caller is not None else Recorder(gb)
         self.stale_at_merge: set[Var] = set()  # values out of date as a branch ends

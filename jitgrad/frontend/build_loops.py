@@ -52,6 +52,7 @@ from jitgrad.frontend.build_views import view_bases
 from jitgrad.frontend.desugar_lists import UNROLLED_AT_MOST
 from jitgrad.frontend.object_carries import ObjectCarries
 from jitgrad.lang import numpy_api, symbolic
+from jitgrad.lang.size_tokens import size_token
 from jitgrad.lang.symbolic import Sym
 
 
@@ -94,6 +95,7 @@ class Loops(LoopHeaders, ObjectCarries, Carries):
             start, stop, step = {1: [0, *bounds, 1], 2: [*bounds, 1], 3: bounds}[len(bounds)]
             if isinstance(step, int) and step == 0:
                 raise ShapeError("range() step must not be zero", self.loc(call))
+            stop = self.assumed_stop(stmt, start, stop, step)
             if all(type(b) is int for b in (start, stop, step)) and \
                     len(range(start, stop, step)) <= UNROLLED_AT_MOST:
                 if self.loop_key(stmt) in self.seeds.unrolled:  # its arrays change shape
@@ -143,6 +145,26 @@ class Loops(LoopHeaders, ObjectCarries, Carries):
             return
         raise UnsupportedError("a for loop must run over range(...) or a 1-D array",
                                self.loc(it))
+
+    def assumed_stop(self, stmt, start, stop, step):
+        """``stop`` of ``range(start, stop, step)``; where it is an argument's axis (``len(x)``,
+        ``x.shape[0]``) of at most 16 entries in the example call, ``start`` and ``step``
+        literals, and the loop is to be unrolled (`unroll_for_name`), that size, assumed (and
+        checked first thing, as `size_assumptions` are). Else ``stop`` itself."""
+        if not (isinstance(stop, Sym) and not stop.ndim and type(start) is int
+                and type(step) is int and self.gb.assume_sizes):
+            return stop
+        token = size_token(self.gb.atom(stop))
+        n = self.gb.example_sizes.get(self.gb.size_class(token)) if token is not None else None
+        if n is None or token not in self.gb.param_axes or len(range(start, n, step)) > \
+                UNROLLED_AT_MOST:
+            return stop
+        key = self.loop_key(stmt)
+        if key not in self.seeds.unrolled:
+            self.assumable[key] = n
+            return stop
+        self.gb.assume_same_size(token, n)
+        return n if self.gb.size_class(token) == n else stop
 
     def refuse_list_of_others(self, name, stmt) -> None:
         """A loop appending to the list ``name`` tuples, or arrays of shapes known only inside
