@@ -146,6 +146,7 @@ class Expressions(Indexing):
         if (id(g), name) in self.globals_set:  # set by `global name` earlier in this build
             return self.globals_set[(id(g), name)][1]
         if name in g:
+            self.globals_read.add((id(g), name))  # (as the module holds it: `set_global`)
             return self.global_value(name, g[name], node)
         if hasattr(builtins, name):
             return getattr(builtins, name)
