@@ -174,7 +174,8 @@ class Expressions(Indexing):
         if isinstance(value, Sym) and isinstance(value.atom, Var):
             now = self.follow(value.atom, name, node)  # an object's dict's (`self.d[k] = v`):
             return value if now is value.atom else self.gb.sym(now)  # as its memory is now
-        if isinstance(value, (Sym, complex_pairs.Complex)):
+        if isinstance(value, (Sym, complex_pairs.Complex, scipy_sparse.Sparse,
+                              scipy_sparse.Matrix)):  # (SimPEG's `self.W = sdiag(1 / std)`)
             return value  # a value of the graph an object's dict holds (`self.d[k] = v`)
         if isinstance(value, (bool, int, float, np.number, np.bool_)):
             return symbolic.python_scalar(value)
