@@ -101,9 +101,12 @@ def get_model():
     return _CURRENT
 
 
+THIS = sys.modules[__name__]  # (its variables read as a module's attributes too)
+
+
 def set_then_read(x):
     set_model(x[0] * 2.0)  # set before any read: left set, as colossus leaves it
-    return get_model().scale * x[1]
+    return get_model().scale * x[1] + THIS._CURRENT.scale ** 2
 
 
 def read_then_set(x):
@@ -232,7 +235,7 @@ def all_forms_jax(jnp, x):
         for k in range(2)) + x[3] * (1.0 - 2.0 + 4.0)
     maps = jnp.sum(jnp.exp(0.5 * x[:3])) + 2.0 * (
         x[3] * jnp.sum(jnp.exp(x[:2])) + 2.0 * jnp.sum(0.5 * x[:2]))
-    return corners + 2.0 * x[0] * x[1] + maps
+    return corners + 2.0 * x[0] * x[1] + 4.0 * x[0] ** 2 + maps
 
 
 def test_forms_compiled():

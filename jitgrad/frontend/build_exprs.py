@@ -275,6 +275,10 @@ class Expressions(Indexing):
             if not hasattr(base, attr):
                 raise UnsupportedError(f"{base.__name__}.{attr} does not exist",
                                        self.loc(node))
+            key = (id(vars(base)), attr)
+            if key in self.globals_set:  # set by `global attr` in that module, in this build
+                return self.globals_set[key][1]
+            self.globals_read.add(key)  # (as the module holds it: `set_global`)
             value = getattr(base, attr)
             if base is np and attr in ("pi", "e", "inf", "nan", "newaxis"):
                 return value
