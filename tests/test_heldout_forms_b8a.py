@@ -18,7 +18,10 @@ our own:
 - an object made by the ``__init__`` of an object made in the function (climlab's
   ``self.ins = P2Insolation(...)``), whose method then sets its attributes;
 - ``if E.size > 1: return E`` / ``else: return E[0]`` of an array made from an argument
-  (radvel's Kepler solver): decided from the call's sizes, each size its own code.
+  (radvel's Kepler solver): decided from the call's sizes, each size its own code;
+- a dict of a class of the user's (radvel's ``Parameters(dict)`` with ``num_planets``) keeps its
+  class and attributes when written, and ``params["k{}".format(n)]`` read in ``for n in
+  range(1, 3)`` unrolls that loop.
 
 Each is checked against central finite differences (at two steps) as plain Python, in a process
 of its own (``JITGRAD_DISABLE_JIT=1``), and one gradient holding the sign, the module variable
@@ -200,8 +203,24 @@ def size_branch(x):
     return np.sum(np.sin(solver(x.copy()))) + solver(x[1:2] * 2.0) ** 2
 
 
+class Parameters(dict):
+    def __init__(self, num_planets):
+        super().__init__()
+        self.num_planets = num_planets
+
+
+def keyed_by_format(x):
+    params = Parameters(2)
+    for k, name in enumerate(("per1", "k1", "per2", "k2")):
+        params[name] = x[k]
+    total = 0.0
+    for n in range(1, params.num_planets + 1):
+        total = total + params["k{}".format(n)] * np.sin(params["per%d" % n])  # noqa: UP032
+    return total
+
+
 FORMS = [corner_sum, z_to_s, set_then_read, over_attributes, face_divergence, made_inside,
-         size_branch]
+         size_branch, keyed_by_format]
 
 
 def check_forms():
