@@ -215,7 +215,7 @@ def keyed_by_format(x):
         params[name] = x[k]
     total = 0.0
     for n in range(1, params.num_planets + 1):
-        total = total + params["k{}".format(n)] * np.sin(params["per%d" % n])  # noqa: UP032
+        total = total + params["k{}".format(n)] * np.sin(params["per%d" % n])  # noqa: UP031, UP032
     return total
 
 
