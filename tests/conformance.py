@@ -1710,6 +1710,8 @@ block(PY, "Forms from held-out real code (batch 8a)", [
       F.py_complex_stack_inv_zeros_like, A(V)),
     r("if e.size > 1: return e / else: return e[0] (decided by the call's sizes)",
       F.py_size_test_returns_other_ranks, A(V)),
+    r("a dict of the user's class keeps its attributes; d['a{}'.format(i)] in a short loop",
+      F.py_dict_subclass_keys_by_format, A(V)),
 ])
 
 ROWS: list[Row] = list(_ROWS)

@@ -5597,3 +5597,16 @@ def _solved(m):
 
 def py_size_test_returns_other_ranks(x):
     return np.sum(_solved(x.copy())) + _solved(x[:1]) ** 2
+
+
+class _Params(dict):
+    def __init__(self, n):
+        super().__init__()
+        self.n = n
+
+
+def py_dict_subclass_keys_by_format(x):
+    p = _Params(2)
+    for k, name in enumerate(("a1", "a2")):
+        p[name] = x[k]
+    return sum(p["a{}".format(i)] * x[2 + i - 1] for i in range(1, p.n + 1))
