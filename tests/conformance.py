@@ -1708,6 +1708,23 @@ block(PY, "Forms from held-out real code (batch 8: objects in loops, quad, lambe
       F.py_try_zero_division_around_a_call, A(V)),
 ])
 
+block(PY, "Forms from held-out real code (batch 8a)", [
+    r("(-1) ** (i + j) in loops that run at run time", F.py_signed_terms_in_run_time_loops,
+      A(V)),
+    r("a module variable set (global g) before any read, left set",
+      F.py_module_variable_set_before_read, A(V)),
+    r("for over zip()/reversed() of lists an object's attributes hold",
+      F.py_zip_reversed_over_attribute_lists, A(V)),
+    r("scipy.sparse.diags of a rectangular shape", F.py_sparse_diags_rectangular_attribute,
+      A(V)),
+    r("np.linalg.inv of a stack of complex matrices; np.zeros_like of a complex array",
+      F.py_complex_stack_inv_zeros_like, A(V)),
+    r("if e.size > 1: return e / else: return e[0] (decided by the call's sizes)",
+      F.py_size_test_returns_other_ranks, A(V)),
+    r("a dict of the user's class keeps its attributes; d['a{}'.format(i)] in a short loop",
+      F.py_dict_subclass_keys_by_format, A(V)),
+])
+
 ROWS: list[Row] = list(_ROWS)
 
 _ids = [row.id for row in ROWS]

@@ -5585,3 +5585,85 @@ def py_try_zero_division_around_a_call(x):
         return 1 / np.sqrt(_information(0.3, x))
     except ZeroDivisionError:
         return float("inf")
+
+
+# ---- held-out forms (issue #43, hb8a): signs in loops, module state, attributes' lists -------
+
+
+def py_signed_terms_in_run_time_loops(x):
+    val = 0.0
+    for i in range(2):
+        for j in range(2):
+            val += (-1) ** (i + j) * x[i] * np.exp(x[2 + j])
+    return val
+
+
+_CURRENT_SCALE = None
+
+
+def _set_scale(s):
+    global _CURRENT_SCALE
+    _CURRENT_SCALE = {"scale": s}
+
+
+def py_module_variable_set_before_read(x):
+    _set_scale(x[0] * 2.0)
+    return _CURRENT_SCALE["scale"] * np.sum(x ** 2)
+
+
+class _Maps:
+    def __init__(self, fns, weights):
+        self.fns = fns
+        self.weights = weights
+
+    def __call__(self, m):
+        for f in reversed(self.fns):
+            m = f(m)
+        return sum(w * np.sum(f(m)) for w, f in zip(self.weights, self.fns))
+
+
+def py_zip_reversed_over_attribute_lists(x):
+    return _Maps([np.exp, np.sin], [x[0], 0.5])(x)
+
+
+def py_sparse_diags_rectangular_attribute(x):
+    n = 3
+    D = scipy.sparse.diags([-np.ones(n), np.ones(n)], [0, 1], shape=(n, n + 1))
+    return np.sum((D @ (x * x)) ** 2)
+
+
+def py_complex_stack_inv_zeros_like(x):
+    z = np.zeros((2, 2, 2), dtype=complex)
+    z[:, 0, 0] = 3.0 + x[:2] + 1j * x[2:]
+    z[:, 1, 1] = 2.0 + 1j * x[0]
+    z[:, 0, 1] = x[3]
+    F = np.zeros_like(z)
+    F[:, 0, 0] = F[:, 1, 1] = 2.0 if np.shape(50) == () else 1.0  # (z0 of a number)
+    return np.sum(np.abs(np.linalg.inv(z) @ F) ** 2)
+
+
+def _solved(m):
+    e = m * 1.0
+    for _ in range(3):
+        e = e - (e - 0.2 * np.sin(e) - m) / (1.0 - 0.2 * np.cos(e))
+    if e.size > 1:
+        return e
+    else:
+        return e[0]
+
+
+def py_size_test_returns_other_ranks(x):
+    return np.sum(_solved(x.copy())) + _solved(x[:1]) ** 2
+
+
+class _Params(dict):
+    def __init__(self, n):
+        super().__init__()
+        self.n = n
+
+
+def py_dict_subclass_keys_by_format(x):
+    p = _Params(2)
+    for k, name in enumerate(("a1", "a2")):
+        p[name] = x[k]
+    return sum(p["a{}".format(i)] * x[2 + i - 1] for i in range(1, p.n + 1))

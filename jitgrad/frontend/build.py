@@ -135,6 +135,8 @@ class Builder(Statements, Handlers, Branches, ListArrays, Containers, Loops, Vie
         # (id of the module's namespace, name), the namespace and the value, read before the
         # module's own value
         self.globals_set = caller.globals_set if caller is not None else {}
+        # module variables read (as the module holds them) before any `global` write here
+        self.globals_read = caller.globals_read if caller is not None else set()
         self.global_names = declared_global(src.node)
         # the block the differentiated function's body is built in
         self.top_block = caller.top_block if caller is not None else gb.block
@@ -185,9 +187,14 @@ class Builder(Statements, Handlers, Branches, ListArrays, Containers, Loops, Vie
         """A module variable the build set (``global g``) must hold its module's value again
         when the differentiated function returns (as ``with`` blocks that set and restore a
         mode do): one left changed would be the next call's starting value in Python, which
-        the gradient, built once and never changing the module, cannot follow."""
-        for (_, name), (module, value) in self.globals_set.items():
-            before = module.get(name)
+        the gradient, built once and never changing the module, cannot follow. One the call
+        sets before it reads it (colossus' ``setCosmology`` then ``getCurrent()``) is exempt:
+        no value depends on what it held, so every call gives the same value and gradient
+        (the gradient leaves the module's variable as it was, docs/supported.md)."""
+        for key, (module, value) in self.globals_set.items():
+            name, before = key[1], module.get(key[1])
+            if key not in self.globals_read:
+                continue
             same = value is before or (
                 isinstance(value, (str, int, float, bool)) and type(value) is type(before)
                 and value == before)

@@ -205,9 +205,10 @@ class Branches:
         the code after it is built for that side only, and the forward pass checks first
         thing that a call's sizes take it (`SizeAssumptions.decide`; other sizes get code of
         their own). None where the sides merge, or the test is not decided so."""
-        if any(e.get(k) is not None and e.get(k) is not False
-               for e in (env_t, env_e) for k in (RETURNED, RAISED)):
-            return None  # (a side that may have returned or raised: merged as it is)
+        if any(e.get(RAISED) is not None and e.get(RAISED) is not False or not any(
+                e.get(RETURNED) is v for v in (None, False, True)) for e in (env_t, env_e)):
+            return None  # (a side that may have returned or raised: merged as it is; one
+            # that returned, radvel's `if Earr.size > 1: return Earr` / `return Earr[0]`, may)
         if not any(self.types_differ(env_t[k], env_e[k]) for k in env_t
                    if k in env_e and env_t[k] is not env_e[k]):
             return None

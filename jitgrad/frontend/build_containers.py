@@ -205,7 +205,7 @@ class Containers:
             if isinstance(container, dict):
                 if op is not None:
                     value = self.apply_op(op, container[key], value, target)
-                new = {**container, key: value}
+                new = self.dict_like(container, {**container, key: value})
             else:
                 items = list(container)
                 if op is not None:
@@ -218,6 +218,19 @@ class Containers:
             raise UnsupportedError(f"item assignment: {type(e).__name__}: {e}",
                                    self.loc(target)) from None
         self.change(target.value, container, new, target)
+
+    def dict_like(self, old: dict, items: dict) -> dict:
+        """The new version of the dict ``old`` holding ``items``: of its class, with its
+        attributes, where it is of a class of the user's deriving from dict (radvel's
+        ``Parameters(dict)`` with ``num_planets``), made in this build if ``old`` was."""
+        if type(old) is dict or not hasattr(old, "__dict__"):
+            return items
+        new = type(old).__new__(type(old))
+        dict.update(new, items)
+        vars(new).update(vars(old))
+        if id(old) in self.made_objects:
+            self.made_objects[id(new)] = (new, self.made_objects[id(old)][1])
+        return new
 
     def sequence_of(self, value, node) -> tuple:
         if isinstance(value, Sym) and value.ndim and isinstance(value.shape[0], int):
@@ -243,7 +256,7 @@ class Containers:
             elif isinstance(base, dict):
                 items = dict(base)
                 result = getattr(items, attr)(*args, **kwargs)
-                new = items
+                new = self.dict_like(base, items)
             else:
                 new, result = self.list_method(base, attr, args, kwargs, node)
         except (TypeError, IndexError, KeyError, ValueError) as e:

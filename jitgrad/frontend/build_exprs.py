@@ -146,6 +146,7 @@ class Expressions(Indexing):
         if (id(g), name) in self.globals_set:  # set by `global name` earlier in this build
             return self.globals_set[(id(g), name)][1]
         if name in g:
+            self.globals_read.add((id(g), name))  # (as the module holds it: `set_global`)
             return self.global_value(name, g[name], node)
         if hasattr(builtins, name):
             return getattr(builtins, name)
@@ -173,7 +174,8 @@ class Expressions(Indexing):
         if isinstance(value, Sym) and isinstance(value.atom, Var):
             now = self.follow(value.atom, name, node)  # an object's dict's (`self.d[k] = v`):
             return value if now is value.atom else self.gb.sym(now)  # as its memory is now
-        if isinstance(value, (Sym, complex_pairs.Complex)):
+        if isinstance(value, (Sym, complex_pairs.Complex, scipy_sparse.Sparse,
+                              scipy_sparse.Matrix)):  # (SimPEG's `self.W = sdiag(1 / std)`)
             return value  # a value of the graph an object's dict holds (`self.d[k] = v`)
         if isinstance(value, (bool, int, float, np.number, np.bool_)):
             return symbolic.python_scalar(value)
@@ -273,6 +275,10 @@ class Expressions(Indexing):
             if not hasattr(base, attr):
                 raise UnsupportedError(f"{base.__name__}.{attr} does not exist",
                                        self.loc(node))
+            key = (id(vars(base)), attr)
+            if key in self.globals_set:  # set by `global attr` in that module, in this build
+                return self.globals_set[key][1]
+            self.globals_read.add(key)  # (as the module holds it: `set_global`)
             value = getattr(base, attr)
             if base is np and attr in ("pi", "e", "inf", "nan", "newaxis"):
                 return value

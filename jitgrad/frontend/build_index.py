@@ -517,6 +517,8 @@ class Indexing:
             k = key.value if isinstance(key, ast.Constant) else self.expr(key)
             if isinstance(k, Sym) or not (isinstance(k, (str, int, tuple))
                                           or is_user_object(k)):
+                self.unroll_for_index(key)  # (radvel's params["per{}".format(n)] in `for n
+                # in range(1, 3)`: that loop unrolled, its key then a string)
                 raise UnsupportedError("a dict is read with a key known while building "
                                        "(params['W1'], or a name bound to one)", self.loc(key))
             if k not in value:

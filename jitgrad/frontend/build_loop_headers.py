@@ -23,6 +23,7 @@ import numpy as np
 
 from jitgrad.core.errors import UnsupportedError
 from jitgrad.frontend.build_ast import BuildIterator, Undefined, assigned_names, is_prange
+from jitgrad.frontend.build_values import is_user_object
 from jitgrad.lang import complex_pairs, symbolic
 from jitgrad.lang.symbolic import Sym
 
@@ -230,8 +231,8 @@ class LoopHeaders:
 
     def python_sequences(self, node) -> bool:
         """Whether ``zip``/``enumerate``/``reversed`` call ``node`` runs over tuples or lists
-        known while building only (names bound to them, or written out), read without
-        building anything."""
+        known while building only (names bound to them, attributes of the user's objects
+        holding them, or written out), read without building anything."""
         seqs = node.args[:1] if isinstance(node.func, ast.Name) and node.func.id in (
             "enumerate", "reversed") else node.args
         # sorted(d) of a dict: its keys (a dict argument's other orders are not the caller's)
@@ -250,11 +251,23 @@ class LoopHeaders:
                 continue  # a dict's keys, values or items (`build_builtins`: their tuple)
             elif not (isinstance(a, (ast.Tuple, ast.List)) or (
                     isinstance(a, ast.Name) and isinstance(self.env.get(
-                        a.id, self.src.fn.__globals__.get(a.id)), known)) or (
+                        a.id, self.src.fn.__globals__.get(a.id)), known)) or isinstance(
+                    self.held_attribute(a), known) or (
                     isinstance(a, ast.Name) and isinstance(self.env.get(a.id), BuildIterator)
                     and isinstance(self.env[a.id].seq, tuple))):  # (iter or tee of a tuple)
                 return False
         return bool(seqs)
+
+    def held_attribute(self, node):
+        """The value an attribute chain ``obj.a.b`` of the user's objects holds (in their
+        ``__dict__``: no property run, nothing built), else None (SimPEG's
+        ``zip(self.multipliers, self.objfcts)``, ``reversed(self.maps)``: lists of objects)."""
+        if isinstance(node, ast.Name):
+            return self.env.get(node.id)
+        if not isinstance(node, ast.Attribute):
+            return None
+        base = self.held_attribute(node.value)
+        return vars(base).get(node.attr) if is_user_object(base) else None
 
     def loop_items(self, node, hidden):
         """(length, item) for a sequence ``for`` can run over: ``item(k)`` is the AST of its

@@ -82,6 +82,26 @@ def is_user_object(value) -> bool:
             and hasattr(value, "__dict__"))
 
 
+def _made_with_inner(cls, args, kwargs):
+    """``cls(*args, **kwargs)`` run while building, and the other objects whose ``__init__``
+    ran during it (made by it: EBM's ``self.ins = P2Insolation(...)``), seen by a profile
+    hook on the calls of ``__init__`` (any hook already set still sees every event)."""
+    inner, previous = [], sys.getprofile()
+
+    def hook(frame, event, arg):
+        if event == "call" and frame.f_code.co_name == "__init__" and frame.f_code.co_argcount:
+            inner.append(frame.f_locals.get(frame.f_code.co_varnames[0]))
+        if previous is not None:
+            previous(frame, event, arg)
+
+    sys.setprofile(hook)
+    try:
+        made = cls(*args, **kwargs)
+    finally:
+        sys.setprofile(previous)
+    return made, [o for o in inner if o is not made]
+
+
 def _wraps_run_time(obj) -> bool:
     """Whether an attribute of ``obj``, made by running its ``__init__`` while building, is an
     array of Python objects holding run-time values: NumPy's ``np.asarray(x)`` of a value known
@@ -171,7 +191,7 @@ class Values:
                                      "builtins" or _is_namedtuple(fn)) and \
                 not issubclass(fn, BaseException):
             try:
-                made = fn(*args, **kwargs)
+                made, inner = _made_with_inner(fn, args, kwargs)
                 if is_user_object(made) and _wraps_run_time(made):
                     made = self.build_instance(fn, args, kwargs, node)  # (np.asarray(x))
                     if made is NotImplemented:
@@ -180,9 +200,10 @@ class Values:
                             "gives NumPy a run-time value (np.asarray(x)), and the class "
                             "makes its objects with its own __new__", self.loc(node))
                     return made
-                if is_user_object(made):
-                    self.made_objects[id(made)] = (made, self.gb.block)
-                    self.note_owned_arrays(made)
+                for obj in (made, *inner):  # (and the objects its __init__ made: climlab's
+                    if is_user_object(obj) and id(obj) not in self.made_objects:  # processes)
+                        self.made_objects[id(obj)] = (obj, self.gb.block)
+                        self.note_owned_arrays(obj)
                 return made
             except JitgradError as e:
                 made = self.build_instance(fn, args, kwargs, node)

@@ -216,5 +216,7 @@ def solve(a, b):
     return written(W.complex_solve, x, y, br, bi)
 
 
-FUNCTIONS.update({np.linalg.inv: inv, np.linalg.solve: solve})
+# (inv of a stack, scikit-rf's (nfreq, n, n) networks: each matrix in turn, as the others)
+FUNCTIONS.update({np.linalg.inv: _each_matrix(np.linalg.inv, inv, lambda b: True),
+                  np.linalg.solve: solve})
 complex_pairs.SCIPY_LINALG.update({"expm": expm, "inv": inv, "solve": solve})

@@ -4,8 +4,9 @@ the tests of complexity (``iscomplex isreal iscomplexobj isrealobj``), ``var`` a
 ``max`` and ``min`` (NumPy's order: the real part, then the imaginary part), ``prod`` (a loop
 of products, `numpy_written`), the norms of ``np.linalg.norm`` that depend on the entries'
 moduli only, the bilinear products beyond ``dot``/``@``/``outer`` (``inner kron tensordot``,
-``einsum`` of two operands), and scipy.special's ``erf`` and ``erfc`` of a complex argument
-(from the Faddeeva function).
+``einsum`` of two operands), scipy.special's ``erf`` and ``erfc`` of a complex argument
+(from the Faddeeva function), and ``zeros_like ones_like empty_like`` of a complex array (a
+new complex array of its shape, both parts allocated, which writes fill part by part).
 
 Each fills `complex_pairs.FUNCTIONS` (the table a call with a complex argument goes to); what
 is not here is refused there, by name. The matrix norms that need singular values
@@ -252,6 +253,18 @@ NUMPY.update(_SCIMATH)  # (of a real value of the graph, complex all the same)
 FUNCTIONS.update(_SCIMATH)
 
 
+def _like(name):
+    """``np.zeros_like(z)`` (ones, empty) of a complex array: a complex array of z's shape
+    (scikit-rf's ``F = np.zeros_like(s)`` then ``F[:, i, i] = ...``); with a real dtype, the
+    real array of its shape."""
+    def like(z, dtype=None, order="K", subok=True, shape=None):
+        shape = lift(z).shape if shape is None else shape
+        if dtype is None or np.dtype(dtype).kind == "c":
+            return NUMPY[getattr(np, name)](shape, dtype=complex)
+        return NUMPY[getattr(np, name)](shape, dtype=dtype)
+    return like
+
+
 complex_pairs.SCIPY_SPECIAL.update(erf=erf, erfc=erfc)
 FUNCTIONS.update({
     np.expm1: expm1, np.log1p: log1p, np.exp2: exp2, np.log2: log2,
@@ -263,4 +276,5 @@ FUNCTIONS.update({
     np.amin: _extreme(np.min), np.prod: prod,
     np.kron: _with_operands(np.kron), np.tensordot: _with_operands(np.tensordot),
     np.inner: _with_operands(np.inner), np.einsum: einsum, np.polyval: polyval,
+    np.zeros_like: _like("zeros"), np.ones_like: _like("ones"), np.empty_like: _like("empty"),
 })

@@ -726,7 +726,7 @@ NUMPY.update({
     np.where: np_where, np.clip: np_clip,
     np.zeros: np_zeros, np.ones: _alloc("ones"), np.empty: _alloc("empty"),
     np.full: np_full, np.zeros_like: _like("zeros_like"), np.ones_like: _like("ones_like"),
-    np.copy: np_copy, np.ndim: ndim_of, np.shape: lambda x: x.shape,
+    np.copy: np_copy, np.ndim: ndim_of, np.shape: lambda x: x.shape if records(x) else np.shape(x),
     np.empty_like: np_empty_like, np.full_like: np_full_like, np.array: np_array,
     np.asarray: lambda a, dtype=None: a if records(a) and dtype is None else np_array(a, dtype),
     np.asanyarray: lambda a, dtype=None: a if records(a) and dtype is None else np_array(a, dtype),

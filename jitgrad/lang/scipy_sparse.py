@@ -603,6 +603,8 @@ def diags(diagonals, offsets=0, shape=None, format=None, dtype=None, matrix=True
         if any(ndim_of(d) == 0 for d in diagonals):
             _refuse("scipy.sparse.diags of a number without shape=", *diagonals)
         n = diagonals[0].shape[0] + abs(offsets[0])
+    elif len(shape) == 2 and all(isinstance(k, int) for k in shape) and shape[0] != shape[1]:
+        return _rectangular(diagonals, offsets, shape, matrix, dtype)
     else:
         if len(shape) != 2 or not (isinstance(shape[0], int) and shape[0] == shape[1]
                                    or shape[0] is shape[1]):
@@ -620,6 +622,31 @@ def diags(diagonals, offsets=0, shape=None, format=None, dtype=None, matrix=True
         total = written(_of_size, total, n)
     out = Sparse(total, matrix)
     return out.astype(dtype) if dtype is not None else out
+
+
+def _rectangular(diagonals, offsets, shape, matrix, dtype):
+    """`diags` of an m by n shape known while building, m != n (SimPEG's face divergence,
+    ``shape=(n, n + 1)``): each diagonal placed at its offset in an m by n array, of the
+    length the offset leaves (SciPy's ValueError for a shorter one; a number repeated)."""
+    m, n = shape
+    lengths = tuple(max(0, min(m + min(k, 0), n - max(k, 0))) for k in offsets)
+    diagonals = [_op(operator.add, NUMPY[np.zeros](length), d) if ndim_of(d) == 0 else d
+                 for d, length in zip(diagonals, lengths)]
+    out = Sparse(written(_placed, m, n, tuple(offsets), lengths, *diagonals), matrix)
+    return out.astype(dtype) if dtype is not None else out
+
+
+def _placed(m, n, offsets, lengths, *diagonals):
+    """Written: the m by n array holding each diagonal at its offset (its first entries, as
+    SciPy takes of a longer one)."""
+    out = np.zeros((m, n))
+    for d, k, length in zip(diagonals, offsets, lengths):
+        if d.shape[0] < length:
+            raise ValueError("scipy.sparse.diags: a diagonal's length does not agree with "
+                             "the shape")
+        for i in range(length):
+            out[max(-k, 0) + i, max(k, 0) + i] += d[i]
+    return out
 
 
 def _of_size(a, n):

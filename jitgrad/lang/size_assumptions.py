@@ -184,8 +184,10 @@ class SizeAssumptions:
         flags = ops.flags(prim)
         if flags.reads_size:
             x = ins[0]
-            if x in self.param_axes_of or prim == "shape_dim" and isinstance(x, Var) and \
-                    self._argument_size(dims_of(x)[params["axis"]]):
+            axes = [dims_of(x)[params["axis"]]] if prim == "shape_dim" else dims_of(x) \
+                if isinstance(x, Var) else ()  # (`E.size` of E = M * 1.0: M's sizes)
+            if x in self.param_axes_of or isinstance(x, Var) and all(
+                    self._argument_size(t) for t in axes):
                 self.size_values[out] = (prim, tuple(ins), dict(params))
             return
         if flags.effects or flags.raises or flags.checks_sizes or flags.allocates or \
@@ -290,6 +292,13 @@ class SizeAssumptions:
                     return again[atom]
                 if not ops.flags(prim).reads_size:
                     ins = [computed(a, loc) for a in ins]
+                elif ins[0] not in self.param_axes_of:  # read off an array the function
+                    # made of the arguments' sizes (`E.size`, E = M * 1.0): off an empty
+                    # array of those sizes, made here
+                    shape = [size(self.size_class(t), loc) for t in dims_of(ins[0])]
+                    blank = self.new_var(Type("f", len(shape)))
+                    out.append(Eqn("empty", [blank], shape, {"kind": "f"}, loc))
+                    ins = [blank, *ins[1:]]
                 v = again[atom] = self.new_var(atom.type)
                 out.append(Eqn(prim, [v], list(ins), dict(params), loc))
             return again[atom]

@@ -66,6 +66,13 @@ def _binop(op):
     return lambda a, p, t: f"{a[0]} {op} {a[1]}"
 
 
+def _pow(a, p, t):
+    """`x ** y`, a negative literal base in parentheses: Python reads `-1.0 ** i` as
+    -(1.0 ** i) (the power binds tighter than the sign on its left), `(-1) ** i` is meant."""
+    base = f"({a[0]})" if str(a[0]).lstrip().startswith("-") else a[0]
+    return f"{base} ** {a[1]}"
+
+
 def _cast(a, p, t):
     if t[0].ndim:
         return f"{a[0]}.astype({ {'f': 'np.float64', 'i': 'np.int64', 'b': 'np.bool_'}[p['kind']]})"
@@ -175,7 +182,7 @@ LOWER: dict[str, Callable] = {
     **{name: _runtime_call(name) for name in elementwise.SCIPY_FUNCTIONS},
     "logical_not": lambda a, p, t: f"np.logical_not({a[0]})" if t[0].ndim else f"not {a[0]}",
     "add": _binop("+"), "sub": _binop("-"), "mul": _binop("*"), "div": _binop("/"),
-    "pow": _binop("**"), "floordiv": _binop("//"), "mod": _binop("%"),
+    "pow": _pow, "floordiv": _binop("//"), "mod": _binop("%"),
     "lt": _binop("<"), "le": _binop("<="), "gt": _binop(">"), "ge": _binop(">="),
     "eq": _binop("=="), "ne": _binop("!="),
     "bitwise_and": _binop("&"), "bitwise_or": _binop("|"), "bitwise_xor": _binop("^"),
