@@ -129,6 +129,7 @@ def lower_lists(fn_node: ast.FunctionDef, fn, fresh: Fresh, where, bound=()) -> 
     lists.written_in_loops()
     lists.heaps()
     lists.tolists()
+    lists.list_copies()
 
 
 # NumPy functions whose every positional argument is an array operand (`repeated_operands`;
@@ -628,6 +629,61 @@ class _Lists(ListReads):
             if what:
                 self.refuse(f"the list `{ast.unparse(call.args[0])}.tolist()` {what} (the "
                             "list is an array in the gradient)", call)
+
+    # -- list() of an array ------------------------------------------------------------------
+
+    def list_copies(self) -> None:
+        """``list(x)`` (Python's ``list``, of one value), with the lists it is joined to by
+        ``+`` (``[inf] + list(d) + [inf]``: `joined_items`, NumPy's concatenation of the
+        rows), where every read of the list (of the name it is bound to) is one an array of
+        its items gives the same meaning to (`misuse`): ``%list_of(x)``, which the builder
+        makes the array of ``x``'s rows where ``x`` is an array whose length is known only
+        at run time (`list_of`). Where a read is not, ``list(x)`` is left as written: Python's
+        list of items known while building, and refused (saying what to write) of such an
+        array."""
+        self.parents = {id(c): p for p in ast.walk(self.root) for c in ast.iter_child_nodes(p)}
+        calls = [n for n in ast.walk(self.root) if isinstance(n, ast.Call)
+                 and isinstance(n.func, ast.Name) and n.func.id == "list"
+                 and "list" not in self.bound and "list" not in self.globals
+                 and len(n.args) == 1 and not isinstance(n.args[0], ast.Starred)
+                 and not n.keywords]
+        for call in calls:
+            parent = self.parents.get(id(call))
+            if isinstance(parent, ast.For) and parent.iter is call:
+                continue  # (`for v in list(x)`: the loop's own)
+            expr = self.joined_lists(call)
+            holder = self.parents.get(id(expr))
+            if (isinstance(holder, ast.Assign) and holder.value is expr
+                    and len(holder.targets) == 1 and isinstance(holder.targets[0], ast.Name)):
+                what = self.alias_misuse(holder.targets[0].id, expr)
+            else:
+                what = self.misuse(expr)
+            if not what:
+                call.func = locate_as(_name("%list_of"), call.func)
+
+    def joined_lists(self, expr):
+        """``expr`` (a list) and the lists displayed beside it by ``+``, as ``%joined`` of
+        them (`joined_items`: Python's join of lists known while building, the rows of both
+        where one is an array of its items); the outermost join."""
+        while True:
+            op = self.parents.get(id(expr))
+            if not (isinstance(op, ast.BinOp) and isinstance(op.op, ast.Add)):
+                return expr
+            other = op.right if op.left is expr else op.left
+            if not (isinstance(other, ast.List) and not any(
+                    isinstance(e, ast.Starred) for e in other.elts)):
+                return expr
+            holder = self.parents.get(id(op))
+            call = locate_as(ast.Call(_name("%joined"), [op.left, op.right], []), op)
+            for field, value in ast.iter_fields(holder):
+                if value is op:
+                    setattr(holder, field, call)
+                elif isinstance(value, list) and any(v is op for v in value):
+                    value[next(k for k, v in enumerate(value) if v is op)] = call
+            for a in (op.left, op.right):
+                self.parents[id(a)] = call
+            self.parents[id(call)] = holder
+            expr = call
 
     # -- heaps ---------------------------------------------------------------------------------
 
