@@ -51,7 +51,12 @@ class ListArrays:
         """The array a list built in a loop becomes (`desugar_lists`): one entry per item, or,
         once a first attempt found its items to be arrays (`ListOfArrays`), one row each."""
         count = self.expr(stmt.value.args[0])
-        dims = self.dims_of_rows(self.seeds.lists.get(self.list_key(made), ()), made)
+        rows = getattr(made, "jitgrad_first_rows", None)
+        if rows is not None:  # `out = list(x)`: x's rows, then items of their shape
+            x = self.env[rows]
+            dims = tuple(symbolic.record("shape_dim", x, axis=a) for a in range(1, x.ndim))
+        else:
+            dims = self.dims_of_rows(self.seeds.lists.get(self.list_key(made), ()), made)
         return symbolic.NUMPY[np.empty]((count, *dims)) if dims else \
             symbolic.NUMPY[np.empty](count)
 
@@ -63,12 +68,30 @@ class ListArrays:
             symbolic.record("shape_dim", self.gb.sym(self.gb.param_vars[r[0]]), axis=r[1])
             for r in rows)
 
+    def check_list_rows(self, x, made) -> None:
+        """``out = list(x)`` appended to in a loop (`desugar_lists`): an array of numbers is
+        the array of its rows; anything else (a tuple known while building) Python's list,
+        its loop unrolled (`desugar_lists.unrolled_alternative`)."""
+        if not (isinstance(x, Sym) and x.ndim and x.type.kind in "fi") and \
+                self.list_key(made) not in self.seeds.lists:
+            raise ListOfArrays(self.list_key(made), UNROLLED)
+
     def check_list_item(self, name, value, stmt):
         """A list built in the function is an array of numbers, or of arrays whose shape is
         known before the loop (`desugar_lists`): refuse appending anything else."""
         if getattr(stmt.jitgrad_list, "jitgrad_python_list", None) and key_free(self, stmt):
             # read as only Python's list is (`*out`, `out + [...]`): its loop unrolled
             raise ListOfArrays(self.list_key(stmt.jitgrad_list), UNROLLED)
+        rows = getattr(stmt.jitgrad_list, "jitgrad_first_rows", None)
+        if rows is not None and (value.ndim if isinstance(value, Sym) else 0) != \
+                self.env[rows].ndim - 1:  # `out = list(x)`: items of the rank of x's rows
+            raise UnsupportedError(f"the items appended to `{name}` (made as list(x)) are "
+                                   "not of the rank of x's rows", self.loc(stmt))
+        if rows is not None and isinstance(value, Sym) and value.ndim:
+            if value.type.kind not in "fi":
+                raise UnsupportedError(f"appending a {value.type.kind} array to `{name}`",
+                                       self.loc(stmt))
+            return  # (its sizes: checked by the write)
         if isinstance(value, Sym) and value.ndim and value.type.kind in "fi":
             rows = self.row_shape(value)
             if rows is None and getattr(stmt.jitgrad_list, "jitgrad_first", None):

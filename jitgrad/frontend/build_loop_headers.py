@@ -227,8 +227,8 @@ class LoopHeaders:
         seqs = node.args[:1] if isinstance(node.func, ast.Name) and node.func.id in (
             "enumerate", "reversed") else node.args
         # sorted(d) of a dict: its keys (a dict argument's other orders are not the caller's)
-        known = (tuple, list, dict) if isinstance(node.func, ast.Name) and \
-            node.func.id == "sorted" else (tuple, list)
+        known = (tuple, list, dict, str) if isinstance(node.func, ast.Name) and \
+            node.func.id == "sorted" else (tuple, list, str)  # (a string's characters)
         for a in seqs:
             if isinstance(a, ast.Call) and isinstance(a.func, ast.Name) and a.func.id in (
                     "zip", "enumerate", "reversed", "list", "tuple", "sorted") and (

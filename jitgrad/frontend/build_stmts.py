@@ -388,6 +388,8 @@ class Statements(Writes):
             value = self.expr(stmt.value)
         if getattr(stmt, "jitgrad_append", None):  # a list's item, into its array
             self.check_list_item(stmt.jitgrad_append, value, stmt)
+        if getattr(stmt, "jitgrad_rows_of", None) is not None:  # `out = list(x)`, appended
+            self.check_list_rows(value, stmt.jitgrad_rows_of)
         for target in stmt.targets:
             self.assign(target, value)
 

@@ -56,6 +56,7 @@ from jitgrad.frontend.desugar import (
     rewrite_blocks,
     targets,
 )
+from jitgrad.frontend.desugar_list_rows import list_copies, reads_while_appending
 from jitgrad.frontend.list_reads import (
     LIST_INTRINSICS,
     ListReads,
@@ -129,7 +130,7 @@ def lower_lists(fn_node: ast.FunctionDef, fn, fresh: Fresh, where, bound=()) -> 
     lists.written_in_loops()
     lists.heaps()
     lists.tolists()
-    lists.list_copies()
+    list_copies(lists)
 
 
 # NumPy functions whose every positional argument is an array operand (`repeated_operands`;
@@ -281,21 +282,44 @@ class _Lists(ListReads):
                     out[j:later + 1] = held + out[j + 1:later] + self.lower(
                         name, out[later], s, out[later + 1:], first)
                     continue  # (what follows `out = [...]` is at j now)
+            if (isinstance(s, ast.Assign) and len(s.targets) == 1
+                    and isinstance(s.targets[0], ast.Name) and self.is_list_call(s.value)):
+                name = s.targets[0].id  # `out = list(x)` then appends: x's rows first
+                later = next((k for k in range(j + 1, len(out)) if _mentions(out[k], name)),
+                             None)
+                if later is not None and isinstance(out[later], ast.For) and self.appends_in(
+                        out[later], name):
+                    rows = self.fresh(f"{name.lstrip('_')}_rows")
+                    held = locate_as(ast.Assign([_name(rows, True)], s.value.args[0]), s)
+                    held.jitgrad_rows_of = s  # (the builder: an array, or Python's list)
+                    out[j:later + 1] = [held] + out[j + 1:later] + self.lower(
+                        name, out[later], s, out[later + 1:], rows=rows)
+                    continue
             j += 1
         return out
+
+    def is_list_call(self, value) -> bool:
+        """Whether ``value`` is ``list(x)``, of Python's ``list``."""
+        return (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+                and value.func.id == "list" and "list" not in self.bound
+                and "list" not in self.globals and len(value.args) == 1
+                and not isinstance(value.args[0], ast.Starred) and not value.keywords)
 
     def appends_in(self, loop: ast.For, name: str) -> bool:
         return any(self.is_append(n, name) for n in ast.walk(loop))
 
     def lower(self, name: str, loop: ast.For, made: ast.Assign, after: list,
-              first: list | None = None) -> list:
+              first: list | None = None, rows: str | None = None) -> list:
         """The statements replacing ``loop`` (which appends to ``name``, made by ``made``
-        empty or holding the values of the names ``first``): the allocation, the first items,
-        the loop writing into it, and the trim."""
+        empty, holding the values of the names ``first``, or the rows of the array the name
+        ``rows`` holds, ``list(x)``): the allocation, the first items, the loop writing into
+        it, and the trim."""
         first = first or []
         if first:  # (a list of arrays may take its rows' shape from its first item)
             made.jitgrad_first = first[0]
-        appends, conditional, jumps = [], False, False
+        if rows:  # (its rows take the shape of x's)
+            made.jitgrad_first_rows = rows
+        appends, conditional, jumps, reads = [], False, False, []
         assigned = store_names([loop])
 
         def visit(node, chain, under_if):
@@ -312,7 +336,8 @@ class _Lists(ListReads):
                     visit(child, chain, under_if)  # (the item must not read the list)
                 return
             if isinstance(node, ast.Name) and node.id == name:
-                self.refuse(f"reading the list `{name}` in the loop that appends to it", node)
+                reads.append(node)  # (the items so far: `reads_while_appending`)
+                return
             if isinstance(node, (ast.While, *SCOPES)) and _mentions(node, name):
                 self.refuse(f"appending to `{name}` in a "
                             f"{'while loop' if isinstance(node, ast.While) else 'nested scope'}"
@@ -336,7 +361,7 @@ class _Lists(ListReads):
                                 "is not known when the outer loop starts", f)
                 product = trips if product is None else ast.BinOp(product, ast.Mult(), trips)
             total = product if total is None else ast.BinOp(total, ast.Add(), product)
-        unrolled = self.unrolled_alternative(name, loop, made, appends, jumps, first)
+        unrolled = self.unrolled_alternative(name, loop, made, appends, jumps, first, rows)
         self.check_uses(name, loop, after, made if unrolled is not None else None)
         count, k = self.fresh(f"{name.lstrip('_')}_n"), self.fresh(f"{name.lstrip('_')}_k")
         buffer = self.fresh(f"{name.lstrip('_')}_buf") if conditional else name
@@ -350,13 +375,20 @@ class _Lists(ListReads):
                 ast.copy_location(s, node)
                 locate(s, node)
             replace_statement(loop, node, [write, step])
+        reads_while_appending(self, loop, name, buffer, k, reads)
         if first:
             total = ast.BinOp(total, ast.Add(), ast.Constant(len(first)))
+        if rows:
+            total = ast.BinOp(total, ast.Add(), _call("%len", _name(rows)))
         start = [ast.Assign([_name(count, True)], total),
                  ast.Assign([_name(buffer, True)], _call("%empty", _name(count))),
                  ast.Assign([_name(k, True)], ast.Constant(0))]
         start[1].jitgrad_list = made  # its rows take the items' shape (`Builder`)
         start = hoisted + start
+        if rows:  # x's rows, the items the list was made with
+            start += [ast.Assign([ast.Subscript(_name(buffer), ast.Slice(
+                None, _call("%len", _name(rows)), None), ast.Store())], _name(rows)),
+                ast.Assign([_name(k, True)], _call("%len", _name(rows)))]
         for item in first:  # the items the list was made with
             write = ast.Assign([ast.Subscript(_name(buffer), _name(k), ast.Store())],
                                _name(item))
@@ -377,12 +409,18 @@ class _Lists(ListReads):
                 stmt.jitgrad_unrolled = (made, unrolled if j == 0 else None)
         return start + [loop] + last
 
-    def unrolled_alternative(self, name, loop, made, appends, jumps, first):
+    def unrolled_alternative(self, name, loop, made, appends, jumps, first, rows=None):
         """For a list made empty and appended to, once per iteration, by a loop over
         ``range`` of a few constant bounds: the same statements with the loop over the
         tuple of its indices (unrolled while building, the list a list of its items), which
         the builder takes where the items are arrays whose shapes differ (`build_lists`)."""
         it = loop.iter
+        if rows:  # `out = list(x)` of x known while building: Python's list, the loop as
+            again = copy.deepcopy(loop)  # written (unrolled where it runs over values known
+            again.jitgrad_list_of, again.jitgrad_list_made = name, made  # then)
+            listed = locate_as(ast.Assign([_name(name, True)], ast.Call(
+                _name("list"), [_name(rows)], [])), made)
+            return [listed, again]
         if first or jumps:  # (inner loops: unrolled where they run over values known then)
             return None
         again = copy.deepcopy(loop)
@@ -629,61 +667,6 @@ class _Lists(ListReads):
             if what:
                 self.refuse(f"the list `{ast.unparse(call.args[0])}.tolist()` {what} (the "
                             "list is an array in the gradient)", call)
-
-    # -- list() of an array ------------------------------------------------------------------
-
-    def list_copies(self) -> None:
-        """``list(x)`` (Python's ``list``, of one value), with the lists it is joined to by
-        ``+`` (``[inf] + list(d) + [inf]``: `joined_items`, NumPy's concatenation of the
-        rows), where every read of the list (of the name it is bound to) is one an array of
-        its items gives the same meaning to (`misuse`): ``%list_of(x)``, which the builder
-        makes the array of ``x``'s rows where ``x`` is an array whose length is known only
-        at run time (`list_of`). Where a read is not, ``list(x)`` is left as written: Python's
-        list of items known while building, and refused (saying what to write) of such an
-        array."""
-        self.parents = {id(c): p for p in ast.walk(self.root) for c in ast.iter_child_nodes(p)}
-        calls = [n for n in ast.walk(self.root) if isinstance(n, ast.Call)
-                 and isinstance(n.func, ast.Name) and n.func.id == "list"
-                 and "list" not in self.bound and "list" not in self.globals
-                 and len(n.args) == 1 and not isinstance(n.args[0], ast.Starred)
-                 and not n.keywords]
-        for call in calls:
-            parent = self.parents.get(id(call))
-            if isinstance(parent, ast.For) and parent.iter is call:
-                continue  # (`for v in list(x)`: the loop's own)
-            expr = self.joined_lists(call)
-            holder = self.parents.get(id(expr))
-            if (isinstance(holder, ast.Assign) and holder.value is expr
-                    and len(holder.targets) == 1 and isinstance(holder.targets[0], ast.Name)):
-                what = self.alias_misuse(holder.targets[0].id, expr)
-            else:
-                what = self.misuse(expr)
-            if not what:
-                call.func = locate_as(_name("%list_of"), call.func)
-
-    def joined_lists(self, expr):
-        """``expr`` (a list) and the lists displayed beside it by ``+``, as ``%joined`` of
-        them (`joined_items`: Python's join of lists known while building, the rows of both
-        where one is an array of its items); the outermost join."""
-        while True:
-            op = self.parents.get(id(expr))
-            if not (isinstance(op, ast.BinOp) and isinstance(op.op, ast.Add)):
-                return expr
-            other = op.right if op.left is expr else op.left
-            if not (isinstance(other, ast.List) and not any(
-                    isinstance(e, ast.Starred) for e in other.elts)):
-                return expr
-            holder = self.parents.get(id(op))
-            call = locate_as(ast.Call(_name("%joined"), [op.left, op.right], []), op)
-            for field, value in ast.iter_fields(holder):
-                if value is op:
-                    setattr(holder, field, call)
-                elif isinstance(value, list) and any(v is op for v in value):
-                    value[next(k for k, v in enumerate(value) if v is op)] = call
-            for a in (op.left, op.right):
-                self.parents[id(a)] = call
-            self.parents[id(call)] = holder
-            expr = call
 
     # -- heaps ---------------------------------------------------------------------------------
 
