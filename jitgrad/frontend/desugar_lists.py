@@ -256,7 +256,7 @@ class _Lists(ListReads):
     def appended(self, stmts: list) -> list:
         for s in stmts:
             rewrite_blocks(s, self.appended)
-        out = [self.repeated(s) for s in stmts]
+        out = [t for s in stmts for t in self.split_displays(self.repeated(s), stmts)]
         j = 0
         while j < len(out):
             s = out[j]
@@ -297,6 +297,25 @@ class _Lists(ListReads):
                     continue
             j += 1
         return out
+
+    def split_displays(self, s, stmts) -> list:
+        """``nbrs, offs = [], []`` where a loop of ``stmts`` appends to one of them: one
+        assignment each (two lists, each its own array), the displays reading neither
+        name."""
+        t, v = (s.targets[0], s.value) if isinstance(s, ast.Assign) and len(
+            s.targets) == 1 else (None, None)
+        if not (isinstance(t, ast.Tuple) and isinstance(v, ast.Tuple)
+                and len(t.elts) == len(v.elts)
+                and all(isinstance(n, ast.Name) for n in t.elts)
+                and all(isinstance(e, ast.List) for e in v.elts)):
+            return [s]
+        names = {n.id for n in t.elts}
+        if len(names) < len(t.elts) or any(_mentions(e, n) for e in v.elts for n in names) \
+                or not any(isinstance(u, ast.For) and self.appends_in(u, n)
+                           for u in stmts for n in names):
+            return [s]
+        return [locate_as(ast.Assign([_name(n.id, True)], e), s)
+                for n, e in zip(t.elts, v.elts)]
 
     def is_list_call(self, value) -> bool:
         """Whether ``value`` is ``list(x)``, of Python's ``list``."""
