@@ -5530,3 +5530,29 @@ def py_list_rebound_to_its_own_comprehension(x):
     ys = [2.0 * v for v in x]
     ys = [y * y + 1.0 for y in ys]
     return sum(ys)
+
+
+# -- forms from held-out real code (hleft7: lists the batches still refused) ----------------
+
+def _layers(d_list):
+    d = np.array(d_list, dtype=float)
+    return np.sum(np.exp(-1.0 / d[1:-1]))
+
+
+def py_list_of_an_array_joined_and_appended(x):
+    d = [np.inf] + list(x) + [np.inf]
+    nodes = list(x)
+    for k in range(3):
+        nodes.append(nodes[k] * nodes[-1])
+    return _layers(d) + nodes[-1] + len(nodes)
+
+
+_NAMES = ("a", "b", "c")
+
+
+def py_dict_of_zip_and_a_dict_entry_written(x):
+    p = dict(zip(_NAMES, x))
+    S = {k: np.zeros(2) for k in ("S1", "ST")}
+    for j in range(2):
+        S["S1"][j] = p["a"] * x[j]
+    return np.sum(S["S1"]) + p["b"] * p["c"]

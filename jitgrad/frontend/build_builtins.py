@@ -134,22 +134,11 @@ def _b_range_items(b, args, kwargs, node):
     (``range(d)`` of ``n, d = obs.shape``) takes its value in the example call: the build
     holds for calls where it has that value (`SizeAssumptions.decide`; built again for
     another)."""
-    args = tuple(_size_decided(b, a) for a in args)
+    args = tuple(b.size_decided(a) for a in args)
     try:
         return range_items(*args)
     except UnsupportedError as e:
         raise UnsupportedError(str(e), b.loc(node)) from None
-
-
-def _size_decided(b, n):
-    """The run-time integer ``n`` as the number it is in the example call, where it is made
-    of the arguments' sizes alone (the build then holds for that value only); else ``n``."""
-    if not (isinstance(n, Sym) and not n.ndim and n.type.kind == "i"):
-        return n
-    value = b.gb.size_value(b.gb.atom(n, check=False))
-    if value is None or not b.gb.decide(b.gb.atom(n == int(value), check=False)):
-        return n
-    return int(value)
 
 
 def _b_zip_count(b, args, kwargs, node):

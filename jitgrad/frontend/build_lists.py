@@ -129,6 +129,17 @@ class ListArrays:
                                    f"making it an item of a list comprehension) is not "
                                    f"supported; {instead('list of arrays')}", self.loc(stmt))
 
+    def size_decided(self, n):
+        """The run-time integer ``n`` as the number it is in the example call, where it is
+        made of the arguments' sizes alone (the build then holds for that value only,
+        `SizeAssumptions.decide`: built again for another); else ``n``."""
+        if not (isinstance(n, Sym) and not n.ndim and n.type.kind == "i"):
+            return n
+        value = self.gb.size_value(self.gb.atom(n, check=False))
+        if value is None or not self.gb.decide(self.gb.atom(n == int(value), check=False)):
+            return n
+        return int(value)
+
     def initial_size(self, token):
         """An axis of an array a loop carries (`GraphBuilder.shape_from`) as its initial
         array's axis."""

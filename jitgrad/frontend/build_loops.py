@@ -98,6 +98,12 @@ class Loops(LoopHeaders, Carries):
                     self.build_unrolled(stmt, list(range(start, stop, step)))
                     return
                 self.unrollable.add(self.loop_key(stmt))
+            if listed is not None:  # a list of others over a count made of the arguments'
+                known = [self.size_decided(b) for b in (start, stop, step)]  # sizes: unrolled
+                if all(type(b) is int for b in known) and known[2] and len(  # for its value
+                        range(*known)) <= UNROLLED_AT_MOST:  # in the call (`size_decided`)
+                    self.build_unrolled(stmt, list(range(*known)))
+                    return
             self.refuse_list_of_others(listed, stmt)
             self.build_for(stmt, stmt.target.id, start, stop, step, None)
             return
