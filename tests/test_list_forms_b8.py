@@ -8,7 +8,9 @@ x))``; a dict comprehension over a global dict's ``.items()`` and ``enumerate`` 
 ``S["S1"][j] = v`` into a dict's array; ``a, b = [], []`` appended in a run-time loop; a list
 of objects over ``range(d)`` of ``n, d = obs.shape``, iterated as an object's attribute;
 ``np.atleast_1d(x, a, b)``; ``np.concatenate`` of a list of arrays of lengths known only in
-the loop (``np.nonzero``'s). And what stays refused or raises: ``+`` of such a list and a name
+the loop (``np.nonzero``'s); complex matrices over a run-time ``zip`` folded by
+``functools.reduce(np.dot, mats)`` (a thin-film stack), ``B, C = M @ v`` of a complex vector.
+And what stays refused or raises: ``+`` of such a list and a name
 (never NumPy's addition), a read past the items appended so far (IndexError, as
 Python's list raises).
 
@@ -19,6 +21,7 @@ the mechanisms.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 
@@ -149,6 +152,20 @@ def ragged(x):
     return np.sum(x[np.concatenate(out)])
 
 
+def layer(n, d, lam=550.0):
+    delta = 2 * np.pi * n * d / lam
+    return np.array([[np.cos(delta), 1j * np.sin(delta) / n], [1j * n * np.sin(delta),
+                                                              np.cos(delta)]])
+
+
+def stack(ns, ds):
+    mats = [layer(n, d) for n, d in zip(ns, ds)]
+    M = functools.reduce(np.dot, mats)
+    B, C = M @ np.array([1.0, 1.52])
+    r = (1.0 - C / B) / (1.0 + C / B)
+    return np.abs(r) ** 2
+
+
 D5 = np.array([65.0, 103.0, 65.0, 103.0])
 T6 = np.linspace(0.2, 1.4, 18).reshape(6, 3)
 V0 = np.array([10.0, 11.0, 12.0])
@@ -169,6 +186,7 @@ FORMS = [  # (function, args, wrt, JAX's form of it or None)
     (two_lists, (X4,), 0, lambda jnp, x: jnp.sum(2.0 * x) * jnp.sum(jnp.sin(x))),
     (mixture, (OBS, XC), (0, 1), None),
     (ragged, (X4,), 0, None),
+    (stack, (np.array([2.3, 1.45, 2.3]), np.array([60.0, 95.0, 60.0])), (0, 1), None),
 ]
 
 
