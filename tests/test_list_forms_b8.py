@@ -9,9 +9,9 @@ x))``; a dict comprehension over a global dict's ``.items()`` and ``enumerate`` 
 of objects over ``range(d)`` of ``n, d = obs.shape``, iterated as an object's attribute;
 ``np.atleast_1d(x, a, b)``; ``np.concatenate`` of a list of arrays of lengths known only in
 the loop (``np.nonzero``'s); complex matrices over a run-time ``zip`` folded by
-``functools.reduce(np.dot, mats)`` (a thin-film stack), ``B, C = M @ v`` of a complex vector.
-And what stays refused or raises: ``+`` of such a list and a name
-(never NumPy's addition), a read past the items appended so far (IndexError, as
+``functools.reduce(np.dot, mats)`` (a thin-film stack), ``B, C = M @ v`` of a complex vector; ``log["err"].append(err)`` into a dict's list in a run-time
+loop with ``break`` (its appends the list's, stored back after the loop). And what stays refused or raises: ``+`` of such a list and a name
+(never NumPy's addition), appends to a dict's list another name holds too, a read past the items appended so far (IndexError, as
 Python's list raises).
 
 Every form runs as plain Python (a process of its own, `plain_python`), its gradient against
@@ -152,6 +152,36 @@ def ragged(x):
     return np.sum(x[np.concatenate(out)])
 
 
+def iterate(x, n=20, log=False):
+    if log:
+        log = {"err": []}
+    u = x.copy()
+    for i in range(n):
+        u = 0.5 * (u + x / u)
+        if i % 5 == 0:
+            err = np.sum((u * u - x) ** 2)
+            if log:
+                log["err"].append(err)
+            if err < 1e-20:
+                break
+    if log:
+        log["u"] = u
+        return u, log
+    return u
+
+
+def logged(x):
+    u, log = iterate(x, log=True)
+    return np.sum(u) + np.sum(iterate(x)) + 0.1 * np.sum(log["err"])
+
+
+def entry_values(x):
+    d = {"v": [1.0]}
+    for i in range(3):
+        d["v"].append(x * i)
+    return sum(d["v"]) * len(d["v"])
+
+
 def layer(n, d, lam=550.0):
     delta = 2 * np.pi * n * d / lam
     return np.array([[np.cos(delta), 1j * np.sin(delta) / n], [1j * n * np.sin(delta),
@@ -187,6 +217,8 @@ FORMS = [  # (function, args, wrt, JAX's form of it or None)
     (mixture, (OBS, XC), (0, 1), None),
     (ragged, (X4,), 0, None),
     (stack, (np.array([2.3, 1.45, 2.3]), np.array([60.0, 95.0, 60.0])), (0, 1), None),
+    (logged, (np.array([2.0, 3.0]),), 0, None),
+    (entry_values, (0.7,), 0, lambda jnp, x: (1.0 + 3.0 * x) * 4),
 ]
 
 
@@ -221,6 +253,14 @@ def doubled(x):
     return np.sum(d + d)  # Python's join: never NumPy's addition
 
 
+def entry_held_twice(x):
+    d = {"err": []}
+    keep = d["err"]
+    for i in range(x.shape[0]):
+        d["err"].append(x[i])  # keep sees it in Python
+    return np.sum(np.array(keep))
+
+
 def past_the_end(x):
     out = []
     for i in range(x.shape[0]):
@@ -229,8 +269,9 @@ def past_the_end(x):
 
 
 def check_refusals():
-    with pytest.raises(UnsupportedError):
-        jitgrad.grad(doubled)(X4)
+    for fn in (doubled, entry_held_twice):
+        with pytest.raises(UnsupportedError):
+            jitgrad.grad(fn)(X4)
     with pytest.raises(IndexError):
         past_the_end(X4)
     with pytest.raises(IndexError):

@@ -31,7 +31,13 @@ from jitgrad.frontend.build_ast import (
     RunTimeText,
 )
 from jitgrad.frontend.build_values import is_user_object
-from jitgrad.frontend.desugar_lists import items_of, range_items, zip_count
+from jitgrad.frontend.desugar_lists import (
+    entry_items,
+    is_dict,
+    items_of,
+    range_items,
+    zip_count,
+)
 from jitgrad.frontend.list_reads import (
     joined_items,
     list_count,
@@ -747,6 +753,9 @@ BUILTINS[joined_items] = lambda b, args, kwargs, node: joined_items(*args) if no
 BUILTINS[reversed_items] = lambda b, args, kwargs, node: (  # `out.reverse()`: its rows reversed
     symbolic.NUMPY[np.flip](args[0], 0) if isinstance(args[0], Sym) else reversed_items(args[0]))
 BUILTINS[list_count] = _b_list_method("count")
+BUILTINS[entry_items] = lambda b, args, kwargs, node: (  # (an empty list of its own)
+    entry_items(*args) if isinstance(args[0], dict) else BuildList())
+BUILTINS[is_dict] = lambda b, args, kwargs, node: is_dict(*args)
 BUILTINS[list_of] = lambda b, args, kwargs, node: (  # list(x) read as an array (`list_of`)
     symbolic.NUMPY[np.array](args[0]) if len(args) == 1 and isinstance(args[0], Sym)
     and args[0].ndim and _known_length(b, args[0]) is None else BUILTINS[list](b, args, kwargs,

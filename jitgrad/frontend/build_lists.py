@@ -15,7 +15,7 @@ import numpy as np
 
 from jitgrad.core.errors import UnsupportedError, instead
 from jitgrad.core.ir import Var
-from jitgrad.frontend.build_ast import UNROLLED, ListOfArrays
+from jitgrad.frontend.build_ast import UNROLLED, BuildList, ListOfArrays
 from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import Sym
 
@@ -52,7 +52,8 @@ class ListArrays:
         once a first attempt found its items to be arrays (`ListOfArrays`), one row each."""
         count = self.expr(stmt.value.args[0])
         rows = getattr(made, "jitgrad_first_rows", None)
-        if rows is not None:  # `out = list(x)`: x's rows, then items of their shape
+        if rows is not None and isinstance(self.env[rows], Sym):  # `out = list(x)`: x's
+            # rows, then items of their shape (of an empty list: as `out = []`)
             x = self.env[rows]
             dims = tuple(symbolic.record("shape_dim", x, axis=a) for a in range(1, x.ndim))
         else:
@@ -70,8 +71,19 @@ class ListArrays:
 
     def check_list_rows(self, x, made) -> None:
         """``out = list(x)`` appended to in a loop (`desugar_lists`): an array of numbers is
-        the array of its rows; anything else (a tuple known while building) Python's list,
-        its loop unrolled (`desugar_lists.unrolled_alternative`)."""
+        the array of its rows, an empty list made in the function (``log['err']``, held
+        by no other name: the loop's appends are the list's) an array of the items; anything
+        else (a tuple known while building) Python's list, its loop unrolled
+        (`desugar_lists.unrolled_alternative`)."""
+        if getattr(made, "jitgrad_entry", False) and isinstance(x, tuple) and \
+                self.holders(x) > 1:  # (`d[K].append(v)`: a change of the list itself)
+            raise UnsupportedError(f"appending in a loop to `{made.jitgrad_entry}` while "
+                                   "another name (or an item of a list or dict) holds the "
+                                   "list too: "
+                                   "jitgrad holds it by value, so the other would not see the "
+                                   "appends; copy it first", self.loc(made))
+        if isinstance(x, BuildList) and not x:
+            return
         if not (isinstance(x, Sym) and x.ndim and x.type.kind in "fi") and \
                 self.list_key(made) not in self.seeds.lists:
             raise ListOfArrays(self.list_key(made), UNROLLED)
@@ -83,6 +95,7 @@ class ListArrays:
             # read as only Python's list is (`*out`, `out + [...]`): its loop unrolled
             raise ListOfArrays(self.list_key(stmt.jitgrad_list), UNROLLED)
         rows = getattr(stmt.jitgrad_list, "jitgrad_first_rows", None)
+        rows = rows if rows is not None and isinstance(self.env[rows], Sym) else None
         if rows is not None and (value.ndim if isinstance(value, Sym) else 0) != \
                 self.env[rows].ndim - 1:  # `out = list(x)`: items of the rank of x's rows
             raise UnsupportedError(f"the items appended to `{name}` (made as list(x)) are "

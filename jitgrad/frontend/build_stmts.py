@@ -390,6 +390,9 @@ class Statements(Writes):
             self.check_list_item(stmt.jitgrad_append, value, stmt)
         if getattr(stmt, "jitgrad_rows_of", None) is not None:  # `out = list(x)`, appended
             self.check_list_rows(value, stmt.jitgrad_rows_of)
+        if getattr(stmt, "jitgrad_rows_write", False) and isinstance(value, tuple) and \
+                not value:
+            return  # (`out = list(x)` of an empty list: no rows to write first)
         for target in stmt.targets:
             self.assign(target, value)
 

@@ -114,6 +114,20 @@ def range_items(name, *bounds):
 
 
 INTRINSICS["%range_items"] = range_items
+
+
+def entry_items(d, key):
+    """``d[key]`` of a dict (a list a loop appends to, `_Lists.entry_appends`); of anything
+    else (``log = False``: the loop's ``if log:`` never appends) an empty list."""
+    return d[key] if isinstance(d, dict) else []
+
+
+def is_dict(d) -> bool:
+    return isinstance(d, dict)
+
+
+INTRINSICS["%entry_items"] = entry_items
+INTRINSICS["%is_dict"] = is_dict
 INTRINSICS.update(LIST_INTRINSICS)
 
 
@@ -257,6 +271,7 @@ class _Lists(ListReads):
         for s in stmts:
             rewrite_blocks(s, self.appended)
         out = [t for s in stmts for t in self.split_displays(self.repeated(s), stmts)]
+        out = [t for s in out for t in self.entry_appends(s)]
         j = 0
         while j < len(out):
             s = out[j]
@@ -297,6 +312,45 @@ class _Lists(ListReads):
                     continue
             j += 1
         return out
+
+    def entry_appends(self, loop) -> list:
+        """A ``for`` loop whose only reads of the dict ``d`` are ``d[K].append(v)`` (``K`` a
+        constant; POT's ``log['err'].append(err)``): ``_l = list(d[K])``, the loop appending to
+        ``_l``, then ``d[K] = _l`` (the list held by the dict changed as a name's is; lowered
+        as ``out = list(x)`` then appends is, `appended`)."""
+        if not isinstance(loop, ast.For) or "list" in self.bound or "list" in self.globals:
+            return [loop]
+        found = {}
+        for n in ast.walk(loop):
+            if (isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)
+                    and isinstance(n.value.func, ast.Attribute) and n.value.func.attr == "append"
+                    and isinstance(n.value.func.value, ast.Subscript)
+                    and isinstance(n.value.func.value.value, ast.Name)
+                    and isinstance(n.value.func.value.slice, ast.Constant)):
+                entry = n.value.func.value
+                found.setdefault((entry.value.id, entry.slice.value), []).append(entry)
+        out_before, out_after = [], []
+        for (d, key), entries in found.items():
+            tests = {id(t.test) for t in ast.walk(loop) if isinstance(t, ast.If)}
+            mentions = [n for n in ast.walk(loop) if isinstance(n, ast.Name) and n.id == d
+                        and id(n) not in tests]  # (`if log:`: its keys, not the list)
+            if len(mentions) != len(entries) or d in store_names([loop]):
+                continue
+            held = self.fresh(f"{d}_{key}" if isinstance(key, str) and key.isidentifier()
+                              else d)
+            for e in entries:
+                parent = next(p for p in ast.walk(loop) if isinstance(p, ast.Attribute)
+                              and p.value is e)
+                parent.value = locate_as(_name(held), e)
+            entry = _call("%entry_items", _name(d), ast.Constant(key))
+            out_before.append(locate_as(ast.Assign([_name(held, True)], ast.Call(
+                _name("list"), [entry], [])), loop))
+            out_before[-1].jitgrad_entry = f"{d}[{key!r}]"  # (no other holder of it:
+            # `Builder.check_list_rows`)
+            out_after.append(locate_as(ast.If(_call("%is_dict", _name(d)), [ast.Assign(
+                [ast.Subscript(_name(d), ast.Constant(key), ast.Store())], _name(held))],
+                []), loop))
+        return out_before + [loop] + out_after
 
     def split_displays(self, s, stmts) -> list:
         """``nbrs, offs = [], []`` where a loop of ``stmts`` appends to one of them: one
@@ -408,6 +462,7 @@ class _Lists(ListReads):
             start += [ast.Assign([ast.Subscript(_name(buffer), ast.Slice(
                 None, _call("%len", _name(rows)), None), ast.Store())], _name(rows)),
                 ast.Assign([_name(k, True)], _call("%len", _name(rows)))]
+            start[-2].jitgrad_rows_write = True  # (none, of an empty list: `Builder`)
         for item in first:  # the items the list was made with
             write = ast.Assign([ast.Subscript(_name(buffer), _name(k), ast.Store())],
                                _name(item))
