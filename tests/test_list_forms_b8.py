@@ -10,7 +10,9 @@ of objects over ``range(d)`` of ``n, d = obs.shape``, iterated as an object's at
 ``np.atleast_1d(x, a, b)``; ``np.concatenate`` of a list of arrays of lengths known only in
 the loop (``np.nonzero``'s); complex matrices over a run-time ``zip`` folded by
 ``functools.reduce(np.dot, mats)`` (a thin-film stack), ``B, C = M @ v`` of a complex vector; ``log["err"].append(err)`` into a dict's list in a run-time
-loop with ``break`` (its appends the list's, stored back after the loop). And what stays refused or raises: ``+`` of such a list and a name
+loop with ``break`` (its appends the list's, stored back after the loop); a list of tuples over
+``combinations_with_replacement(range(n_features), k)`` and ``(i,) * k`` of an argument's axis
+(pysindy's library terms, unrolled for the call's sizes), ``x[:, ()]`` (no column). And what stays refused or raises: ``+`` of such a list and a name
 (never NumPy's addition), appends to a dict's list another name holds too, a read past the items appended so far (IndexError, as
 Python's list raises).
 
@@ -22,6 +24,7 @@ the mechanisms.
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import sys
 
@@ -182,6 +185,22 @@ def entry_values(x):
     return sum(d["v"]) * len(d["v"])
 
 
+def powers(n_features, degree):
+    return [c for k in range(degree + 1)
+            for c in itertools.combinations_with_replacement(range(n_features), k)]
+
+
+def library(x, coef):
+    n_samples, n_features = x.shape
+    combs = powers(n_features, 2)
+    singles = [()] + [(i,) * k for k in range(1, 3) for i in range(n_features)]
+    terms = combs + singles
+    xp = np.empty((n_samples, len(terms)))
+    for i, c in enumerate(terms):
+        xp[:, i] = x[:, c].prod(1)  # (x[:, ()]: no column, a product of 1)
+    return np.sum((xp @ coef) ** 2)
+
+
 def layer(n, d, lam=550.0):
     delta = 2 * np.pi * n * d / lam
     return np.array([[np.cos(delta), 1j * np.sin(delta) / n], [1j * n * np.sin(delta),
@@ -218,6 +237,7 @@ FORMS = [  # (function, args, wrt, JAX's form of it or None)
     (ragged, (X4,), 0, None),
     (stack, (np.array([2.3, 1.45, 2.3]), np.array([60.0, 95.0, 60.0])), (0, 1), None),
     (logged, (np.array([2.0, 3.0]),), 0, None),
+    (library, (T6[:3, :2], np.linspace(-1.0, 1.0, 11)), (0, 1), None),
     (entry_values, (0.7,), 0, lambda jnp, x: (1.0 + 3.0 * x) * 4),
 ]
 

@@ -69,6 +69,17 @@ class ListArrays:
             symbolic.record("shape_dim", self.gb.sym(self.gb.param_vars[r[0]]), axis=r[1])
             for r in rows)
 
+    def list_item(self, stmt, made):
+        """The item a list's array is written at (`desugar_lists`); where it cannot be built
+        in the loop the array is filled in (``(i,) * k`` of a run-time ``k``) and the loop has
+        an unrolled alternative, that alternative (the list Python's, `UNROLLED`)."""
+        try:
+            return self.expr(stmt.value)
+        except UnsupportedError:
+            if getattr(made, "jitgrad_unrollable", False) and key_free(self, stmt):
+                raise ListOfArrays(self.list_key(made), UNROLLED) from None
+            raise
+
     def check_list_rows(self, x, made) -> None:
         """``out = list(x)`` appended to in a loop (`desugar_lists`): an array of numbers is
         the array of its rows, an empty list made in the function (``log['err']``, held

@@ -140,7 +140,8 @@ class Loops(LoopHeaders, Carries):
             self.refuse_list_of_others(listed, stmt)
             self.build_for(stmt, "%i", 0, seq.shape[0], 1, (stmt.target.id, seq))
             return
-        if isinstance(seq, (dict, type({}.items()), type({}.keys()), type({}.values()))):
+        if isinstance(seq, (dict, type({}.items()), type({}.keys()), type({}.values()))) or \
+                type(seq).__module__ == "itertools":  # (combinations of values known then)
             seq = tuple(seq)  # a dict known while building: its keys, items or values
         if isinstance(seq, (tuple, list)):  # a Python tuple: unrolled
             self.build_unrolled(stmt, list(seq))

@@ -384,7 +384,9 @@ class Statements(Writes):
         made = getattr(stmt, "jitgrad_list", None)
         if made is not None and not getattr(stmt, "jitgrad_append", None):
             value = self.list_array(stmt, made)  # a list built in a loop: its array
-        else:
+        elif made is not None:
+            value = self.list_item(stmt, made)  # (an item the array cannot hold: the list's
+        else:  # loop unrolled, `ListArrays.list_item`)
             value = self.expr(stmt.value)
         if getattr(stmt, "jitgrad_append", None):  # a list's item, into its array
             self.check_list_item(stmt.jitgrad_append, value, stmt)

@@ -286,7 +286,7 @@ class _Lists(ListReads):
                     self.refuse(f"appending to `{name}` in a while loop (the number of items "
                                 "is not known when the loop starts)", out[later])
                 if later is not None and isinstance(out[later], ast.For) and self.appends_in(
-                        out[later], name):
+                        out[later], name) and not hasattr(out[later], "jitgrad_list_of"):
                     # xs = [x0] then appends: x0 evaluated where the list was made, written
                     # first into the array (a trajectory that starts with its initial state)
                     first = [self.fresh(f"{name.lstrip('_')}_first") for _ in s.value.elts]
@@ -423,18 +423,26 @@ class _Lists(ListReads):
 
         visit(loop, [loop], False)
         hoisted = self.spread_once(loop)
-        total = None
+        total, unknown = None, None
         for node, chain in appends:
             product = None
             for f in chain:
                 trips = self.trip_count(f)
                 if trips is None or (f is not loop and {  # (the loop's own: read once)
                         n.id for n in ast.walk(trips) if isinstance(n, ast.Name)} & assigned):
-                    self.refuse(f"appending to `{name}` in a loop whose number of iterations "
-                                "is not known when the outer loop starts", f)
+                    unknown = unknown or f
+                    continue
                 product = trips if product is None else ast.BinOp(product, ast.Mult(), trips)
             total = product if total is None else ast.BinOp(total, ast.Add(), product)
         unrolled = self.unrolled_alternative(name, loop, made, appends, jumps, first, rows)
+        if unknown is not None and (unrolled is None or rows or not isinstance(
+                loop.iter, ast.Call) or getattr(loop.iter.func, "id", None) != "range"):
+            self.refuse(f"appending to `{name}` in a loop whose number of iterations "
+                        "is not known when the outer loop starts", unknown)
+        if unknown is not None:  # (pysindy's combinations over range(degree + 1)): Python's
+            return unrolled  # list, its loops unrolled where they run over values known
+            # while building (the outer over `range` of bounds known then or made of the
+            # arguments' sizes, `Builder.size_decided`); refused at run time ones
         self.check_uses(name, loop, after, made if unrolled is not None else None)
         count, k = self.fresh(f"{name.lstrip('_')}_n"), self.fresh(f"{name.lstrip('_')}_k")
         buffer = self.fresh(f"{name.lstrip('_')}_buf") if conditional else name
@@ -514,6 +522,10 @@ class _Lists(ListReads):
                                                  ast.Load()), it)
         # (any other loop: as written; the builder unrolls it where it runs over a tuple or
         # list known while building, and refuses a list appended to in a loop it runs)
+        for inner in ast.walk(again):  # (inner loops appending too: `range(n_features)`
+            if isinstance(inner, ast.For) and inner is not again and self.appends_in(
+                    inner, name):  # of an argument's axis unrolled for its value)
+                inner.jitgrad_list_of, inner.jitgrad_list_made = name, made
         again.jitgrad_list_of = name  # (a loop the builder runs, not unrolled: refused)
         again.jitgrad_list_made = made
         empty = locate_as(ast.Assign([_name(name, True)], ast.List([], ast.Load())), made)
