@@ -1,6 +1,7 @@
-"""Lists that `desugar_lists` makes arrays of their items, read beyond a loop that only
-appends: ``list(x)`` of an array (`list_copies`), and a list read in the loop that appends to
-it (`reads_while_appending`: the items appended so far).
+"""Lists that `desugar_lists` makes arrays of their items, beyond ``out = []`` and a loop that
+only appends: ``list(x)`` of an array (`list_copies`), a list read in the loop that appends to
+it (`reads_while_appending`: the items appended so far), lists made by a tuple assignment or
+held by a dict (`split_displays`, `entry_appends`).
 
 Takes the `desugar_lists._Lists` of a function (its AST and the reads `list_reads.ListReads`
 checks) and rewrites the AST in place, or raises `UnsupportedError` naming the user's line.
@@ -17,6 +18,11 @@ Guarantees:
   is ``k``. The index is a number, a name or arithmetic of them, the read not under a
   conditional expression, ``and``/``or``, a comprehension, a nested function or a ``while``
   test; any other read there is refused, saying what to write.
+* ``a, b = [], []`` before a loop appending to them is two assignments (two lists, not one
+  empty tuple held twice) (`split_displays`); a ``for`` loop whose only reads of the dict
+  ``d`` are ``d[K].append(v)`` (and ``if d:``) appends to ``_l = list(d[K])``, stored back
+  after the loop where ``d`` is a dict (`entry_appends`; the builder refuses it where another
+  name holds that list, `build_lists.check_list_rows`).
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ import copy
 
 from jitgrad.core.errors import UnsupportedError, instead
 from jitgrad.frontend.desugar import SCOPES, locate, replace_statement
-from jitgrad.frontend.list_reads import locate_as
+from jitgrad.frontend.list_reads import locate_as, store_names
 from jitgrad.frontend.list_reads import name_node as _name
 
 
@@ -36,6 +42,14 @@ def _replace_child(holder, old, new) -> None:
             setattr(holder, field, new)
         elif isinstance(value, list) and any(v is old for v in value):
             value[next(k for k, v in enumerate(value) if v is old)] = new
+
+
+def _mentions(node, name) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
+
+
+def _call(fn_name, *args):
+    return ast.Call(_name(fn_name), list(args), [])
 
 
 def _parents(root) -> dict:
@@ -86,6 +100,68 @@ def _joined_lists(lists, expr):
             lists.parents[id(a)] = call
         lists.parents[id(call)] = holder
         expr = call
+
+
+# -- lists made by other statements: `a, b = [], []`, a dict's list --------------------------
+
+def split_displays(lists, s, stmts) -> list:
+    """``nbrs, offs = [], []`` where a loop of ``stmts`` appends to one of them: one
+    assignment each (two lists, each its own array), the displays reading neither
+    name."""
+    t, v = (s.targets[0], s.value) if isinstance(s, ast.Assign) and len(
+        s.targets) == 1 else (None, None)
+    if not (isinstance(t, ast.Tuple) and isinstance(v, ast.Tuple)
+            and len(t.elts) == len(v.elts)
+            and all(isinstance(n, ast.Name) for n in t.elts)
+            and all(isinstance(e, ast.List) for e in v.elts)):
+        return [s]
+    names = {n.id for n in t.elts}
+    if len(names) < len(t.elts) or any(_mentions(e, n) for e in v.elts for n in names) \
+            or not any(isinstance(u, ast.For) and lists.appends_in(u, n)
+                       for u in stmts for n in names):
+        return [s]
+    return [locate_as(ast.Assign([_name(n.id, True)], e), s)
+            for n, e in zip(t.elts, v.elts)]
+
+
+def entry_appends(lists, loop) -> list:
+    """A ``for`` loop whose only reads of the dict ``d`` are ``d[K].append(v)`` (``K`` a
+    constant; POT's ``log['err'].append(err)``): ``_l = list(d[K])``, the loop appending to
+    ``_l``, then ``d[K] = _l`` (the list held by the dict changed as a name's is; lowered
+    as ``out = list(x)`` then appends is, `appended`)."""
+    if not isinstance(loop, ast.For) or "list" in lists.bound or "list" in lists.globals:
+        return [loop]
+    found = {}
+    for n in ast.walk(loop):
+        if (isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)
+                and isinstance(n.value.func, ast.Attribute) and n.value.func.attr == "append"
+                and isinstance(n.value.func.value, ast.Subscript)
+                and isinstance(n.value.func.value.value, ast.Name)
+                and isinstance(n.value.func.value.slice, ast.Constant)):
+            entry = n.value.func.value
+            found.setdefault((entry.value.id, entry.slice.value), []).append(entry)
+    out_before, out_after = [], []
+    for (d, key), entries in found.items():
+        tests = {id(t.test) for t in ast.walk(loop) if isinstance(t, ast.If)}
+        mentions = [n for n in ast.walk(loop) if isinstance(n, ast.Name) and n.id == d
+                    and id(n) not in tests]  # (`if log:`: its keys, not the list)
+        if len(mentions) != len(entries) or d in store_names([loop]):
+            continue
+        held = lists.fresh(f"{d}_{key}" if isinstance(key, str) and key.isidentifier()
+                          else d)
+        for e in entries:
+            parent = next(p for p in ast.walk(loop) if isinstance(p, ast.Attribute)
+                          and p.value is e)
+            parent.value = locate_as(_name(held), e)
+        entry = _call("%entry_items", _name(d), ast.Constant(key))
+        out_before.append(locate_as(ast.Assign([_name(held, True)], ast.Call(
+            _name("list"), [entry], [])), loop))
+        out_before[-1].jitgrad_entry = f"{d}[{key!r}]"  # (no other holder of it:
+        # `Builder.check_list_rows`)
+        out_after.append(locate_as(ast.If(_call("%is_dict", _name(d)), [ast.Assign(
+            [ast.Subscript(_name(d), ast.Constant(key), ast.Store())], _name(held))],
+            []), loop))
+    return out_before + [loop] + out_after
 
 
 # -- the list read in the loop that appends to it --------------------------------------------

@@ -56,7 +56,12 @@ from jitgrad.frontend.desugar import (
     rewrite_blocks,
     targets,
 )
-from jitgrad.frontend.desugar_list_rows import list_copies, reads_while_appending
+from jitgrad.frontend.desugar_list_rows import (
+    entry_appends,
+    list_copies,
+    reads_while_appending,
+    split_displays,
+)
 from jitgrad.frontend.list_reads import (
     LIST_INTRINSICS,
     ListReads,
@@ -270,8 +275,8 @@ class _Lists(ListReads):
     def appended(self, stmts: list) -> list:
         for s in stmts:
             rewrite_blocks(s, self.appended)
-        out = [t for s in stmts for t in self.split_displays(self.repeated(s), stmts)]
-        out = [t for s in out for t in self.entry_appends(s)]
+        out = [t for s in stmts for t in split_displays(self, self.repeated(s), stmts)]
+        out = [t for s in out for t in entry_appends(self, s)]
         j = 0
         while j < len(out):
             s = out[j]
@@ -312,64 +317,6 @@ class _Lists(ListReads):
                     continue
             j += 1
         return out
-
-    def entry_appends(self, loop) -> list:
-        """A ``for`` loop whose only reads of the dict ``d`` are ``d[K].append(v)`` (``K`` a
-        constant; POT's ``log['err'].append(err)``): ``_l = list(d[K])``, the loop appending to
-        ``_l``, then ``d[K] = _l`` (the list held by the dict changed as a name's is; lowered
-        as ``out = list(x)`` then appends is, `appended`)."""
-        if not isinstance(loop, ast.For) or "list" in self.bound or "list" in self.globals:
-            return [loop]
-        found = {}
-        for n in ast.walk(loop):
-            if (isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)
-                    and isinstance(n.value.func, ast.Attribute) and n.value.func.attr == "append"
-                    and isinstance(n.value.func.value, ast.Subscript)
-                    and isinstance(n.value.func.value.value, ast.Name)
-                    and isinstance(n.value.func.value.slice, ast.Constant)):
-                entry = n.value.func.value
-                found.setdefault((entry.value.id, entry.slice.value), []).append(entry)
-        out_before, out_after = [], []
-        for (d, key), entries in found.items():
-            tests = {id(t.test) for t in ast.walk(loop) if isinstance(t, ast.If)}
-            mentions = [n for n in ast.walk(loop) if isinstance(n, ast.Name) and n.id == d
-                        and id(n) not in tests]  # (`if log:`: its keys, not the list)
-            if len(mentions) != len(entries) or d in store_names([loop]):
-                continue
-            held = self.fresh(f"{d}_{key}" if isinstance(key, str) and key.isidentifier()
-                              else d)
-            for e in entries:
-                parent = next(p for p in ast.walk(loop) if isinstance(p, ast.Attribute)
-                              and p.value is e)
-                parent.value = locate_as(_name(held), e)
-            entry = _call("%entry_items", _name(d), ast.Constant(key))
-            out_before.append(locate_as(ast.Assign([_name(held, True)], ast.Call(
-                _name("list"), [entry], [])), loop))
-            out_before[-1].jitgrad_entry = f"{d}[{key!r}]"  # (no other holder of it:
-            # `Builder.check_list_rows`)
-            out_after.append(locate_as(ast.If(_call("%is_dict", _name(d)), [ast.Assign(
-                [ast.Subscript(_name(d), ast.Constant(key), ast.Store())], _name(held))],
-                []), loop))
-        return out_before + [loop] + out_after
-
-    def split_displays(self, s, stmts) -> list:
-        """``nbrs, offs = [], []`` where a loop of ``stmts`` appends to one of them: one
-        assignment each (two lists, each its own array), the displays reading neither
-        name."""
-        t, v = (s.targets[0], s.value) if isinstance(s, ast.Assign) and len(
-            s.targets) == 1 else (None, None)
-        if not (isinstance(t, ast.Tuple) and isinstance(v, ast.Tuple)
-                and len(t.elts) == len(v.elts)
-                and all(isinstance(n, ast.Name) for n in t.elts)
-                and all(isinstance(e, ast.List) for e in v.elts)):
-            return [s]
-        names = {n.id for n in t.elts}
-        if len(names) < len(t.elts) or any(_mentions(e, n) for e in v.elts for n in names) \
-                or not any(isinstance(u, ast.For) and self.appends_in(u, n)
-                           for u in stmts for n in names):
-            return [s]
-        return [locate_as(ast.Assign([_name(n.id, True)], e), s)
-                for n, e in zip(t.elts, v.elts)]
 
     def is_list_call(self, value) -> bool:
         """Whether ``value`` is ``list(x)``, of Python's ``list``."""
