@@ -5667,3 +5667,29 @@ def py_dict_subclass_keys_by_format(x):
     for k, name in enumerate(("a1", "a2")):
         p[name] = x[k]
     return sum(p["a{}".format(i)] * x[2 + i - 1] for i in range(1, p.n + 1))
+
+
+# -- forms from held-out real code (hleft7: lists the batches still refused) ----------------
+
+def _layers(d_list):
+    d = np.array(d_list, dtype=float)
+    return np.sum(np.exp(-1.0 / d[1:-1]))
+
+
+def py_list_of_an_array_joined_and_appended(x):
+    d = [np.inf] + list(x) + [np.inf]
+    nodes = list(x)
+    for k in range(3):
+        nodes.append(nodes[k] * nodes[-1])
+    return _layers(d) + nodes[-1] + len(nodes)
+
+
+_NAMES = ("a", "b", "c")
+
+
+def py_dict_of_zip_and_a_dict_entry_written(x):
+    p = dict(zip(_NAMES, x))
+    S = {k: np.zeros(2) for k in ("S1", "ST")}
+    for j in range(2):
+        S["S1"][j] = p["a"] * x[j]
+    return np.sum(S["S1"]) + p["b"] * p["c"]

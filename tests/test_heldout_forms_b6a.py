@@ -36,7 +36,7 @@ import jitgrad
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from fd import check_against
+from fd import check_against, numeric_grad
 from plain_python import assert_runs_as_plain_python
 
 A = np.array([[0.98, 0.05], [-0.1, 0.95]])
@@ -277,15 +277,20 @@ def test_is_between_two_names_of_one_array_stays_refused():
         jitgrad.grad(same)(A)
 
 
-def test_a_python_list_over_run_time_rows_stays_refused():
-    """A list read as only Python's is (``*vals``) whose loop runs over values known only at
-    run time: refused, naming the list, not made an array."""
+def test_a_python_list_over_an_arguments_length():
+    """A list read as only Python's is (``*vals``) whose loop runs over ``range(len(p))``: its
+    loop unrolled for p's length in the call (hleft7; the build holds for that length, so a
+    call of another length builds again, here with the wrong number of arguments as Python
+    would: TypeError)."""
     def spread(p, x):
         vals = [p[i] for i in range(len(p))]
         return np.sum(Model.evaluate(x, *vals))
 
-    with pytest.raises(jitgrad.JitgradError, match="vals"):
-        jitgrad.grad(spread)(P, XS)
+    value, g = jitgrad.value_and_grad(spread)(P, XS)
+    np.testing.assert_allclose(value, spread(P, XS), rtol=1e-12)
+    np.testing.assert_allclose(g, numeric_grad(spread, (P, XS), 0), rtol=1e-6, atol=1e-8)
+    with pytest.raises(jitgrad.JitgradError, match="TypeError"):
+        jitgrad.grad(spread)(P[:2], XS)
 
 
 if __name__ == "__main__":

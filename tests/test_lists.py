@@ -328,7 +328,7 @@ def joins_lists(x):
 
 def appends_ragged(x):
     rows = []
-    for i in range(x.shape[0]):  # (over range(3) the loop is unrolled: a list of the rows)
+    for i in range(x.shape[0]):  # (unrolled for the call's length: a list of the rows)
         rows.append(x[:i + 1] * 2.0)  # a row longer each time
     return np.sum(np.array(rows))
 
@@ -389,10 +389,7 @@ def sorted_of_an_array(x):
 
 REFUSED = [
     (joins_lists, "the list `out` in arithmetic", "read it as one"),
-    (appends_ragged, "appending to `rows` arrays whose shape is known only inside the loop",
-     "out = np.zeros((n, d))"),
     (appends_in_a_while, "appending to `out` in a while loop", "preallocate"),
-    (appends_in_a_triangle, "not known when the outer loop starts", "preallocate"),
     (reads_while_appending, "reading the list `out` in the loop that appends", "preallocate"),
     (returns_the_list, "returned", "np.array(out)"),
     (passes_the_list, ("(given to _helper as a list its caller built, an array of its items "
@@ -401,6 +398,21 @@ REFUSED = [
     (walrus_in_a_while, "the walrus operator here", "on a line of its own"),
     (sorted_of_an_array, "sorted() of an array", "np.sort"),
 ]
+
+
+def test_lists_over_counts_of_the_arguments_sizes_unrolled():
+    """Items of other shapes, or an inner count set by the outer loop, over ``range`` of an
+    argument's length: the loops unrolled for the call's length (hleft7; the build holds for
+    it), a list of the items: the triangle's gradient as central differences give it; the
+    ragged rows' np.array fails as NumPy's does (ValueError)."""
+    value, g = jitgrad.value_and_grad(appends_in_a_triangle)(X.copy())
+    np.testing.assert_allclose(value, appends_in_a_triangle(X.copy()), rtol=1e-12)
+    np.testing.assert_allclose(g, numeric_grad(appends_in_a_triangle, (X.copy(),), 0),
+                               rtol=1e-6, atol=1e-8)
+    with pytest.raises(ValueError):
+        appends_ragged(X.copy())
+    with pytest.raises(ValueError):
+        jitgrad.grad(appends_ragged)(X.copy())
 
 
 @pytest.mark.parametrize(("fn", "what", "hint"), REFUSED,

@@ -31,11 +31,18 @@ from jitgrad.frontend.build_ast import (
     RunTimeText,
 )
 from jitgrad.frontend.build_values import is_user_object
-from jitgrad.frontend.desugar_lists import items_of, range_items, zip_count
+from jitgrad.frontend.desugar_lists import (
+    entry_items,
+    is_dict,
+    items_of,
+    range_items,
+    zip_count,
+)
 from jitgrad.frontend.list_reads import (
     joined_items,
     list_count,
     list_index,
+    list_of,
     reversed_items,
     sorted_items,
 )
@@ -129,7 +136,11 @@ def _b_items_of(b, args, kwargs, node):
 
 def _b_range_items(b, args, kwargs, node):
     """`desugar_lists.range_items`: the indices of a range whose bounds are known while
-    building, as a tuple (the loop unrolled)."""
+    building, as a tuple (the loop unrolled). A bound made of the arguments' sizes alone
+    (``range(d)`` of ``n, d = obs.shape``) takes its value in the example call: the build
+    holds for calls where it has that value (`SizeAssumptions.decide`; built again for
+    another)."""
+    args = tuple(b.size_decided(a) for a in args)
     try:
         return range_items(*args)
     except UnsupportedError as e:
@@ -234,6 +245,8 @@ def _b_sequence(which):
             args) == 1 and not kwargs else None
         if length is not None:  # of an array whose length is known while building: its
             return tuple(b.unpack_rows(args[0], length, node))  # rows, as Python's
+        if which == "zip" and not kwargs and any(isinstance(s, (tuple, list, str)) for s in seqs):
+            args = seqs = tuple(_rows_decided(b, s, node) for s in seqs)
         if not seqs or not all(isinstance(s, (tuple, list, str)) for s in seqs):
             hint = {"sorted": "np.sort(x)", "list": "the array itself",
                     "tuple": "the array itself"}.get(which, f"`for ... in {which}(x)`")
@@ -256,6 +269,17 @@ def _b_sequence(which):
 
 
 _DICT_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
+
+
+def _rows_decided(b, x, node):
+    """``zip(NAMES, x)`` beside a sequence known while building (``dict(zip(NAMES, x))``):
+    the rows of the array ``x``, of the length it has in the example call (the build holds
+    for calls of that length, `decided_length`); anything else as it is."""
+    if not (isinstance(x, Sym) and x.ndim):
+        return x
+    n = _known_length(b, x)
+    n = b.decided_length(x) if n is None else n
+    return x if n is None else tuple(b.unpack_rows(x, n, node))
 
 
 def _known_length(b, x) -> int | None:
@@ -733,6 +757,13 @@ BUILTINS[joined_items] = lambda b, args, kwargs, node: joined_items(*args) if no
 BUILTINS[reversed_items] = lambda b, args, kwargs, node: (  # `out.reverse()`: its rows reversed
     symbolic.NUMPY[np.flip](args[0], 0) if isinstance(args[0], Sym) else reversed_items(args[0]))
 BUILTINS[list_count] = _b_list_method("count")
+BUILTINS[entry_items] = lambda b, args, kwargs, node: (  # (an empty list of its own)
+    entry_items(*args) if isinstance(args[0], dict) else BuildList())
+BUILTINS[is_dict] = lambda b, args, kwargs, node: is_dict(*args)
+BUILTINS[list_of] = lambda b, args, kwargs, node: (  # list(x) read as an array (`list_of`)
+    symbolic.NUMPY[np.array](args[0]) if len(args) == 1 and isinstance(args[0], Sym)
+    and args[0].ndim and _known_length(b, args[0]) is None else BUILTINS[list](b, args, kwargs,
+                                                                                 node))
 # functions of a library looked up by (module, name): importing the library would be a cost
 BY_NAME = {("numba.misc.special", "literal_unroll"): _literal_unroll,
            **array_api.HANDLERS,  # SciPy's array_namespace and apply_where

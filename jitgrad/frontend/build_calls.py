@@ -325,7 +325,8 @@ class Calls:
         if isinstance(fn, BuildMethod) and fn.takes_complex:  # (`object_carries`)
             return fn(args, kwargs, node)
         if complex_pairs.takes(fn, args, kwargs) and not _users_code(fn) and \
-                fn not in (str, repr):  # (of a complex value: a label, `_b_text`)
+                fn not in (str, repr) and not isinstance(fn, BuildMethod):
+            # (of a complex value: a label, `_b_text`; a list's `mats.append(m)` holds it)
             if custom_call.is_traceable(fn) or custom_call.is_custom_rule(fn):
                 raise UnsupportedError(f"{fn!r} called with a complex argument inside a "
                                        "differentiated function (jitgrad's transforms take "

@@ -329,6 +329,8 @@ class Containers:
         seq = self.expr(gen.iter)
         if isinstance(seq, Sym) and seq.ndim and isinstance(seq.shape[0], int):
             seq = self.unpack_rows(seq, seq.shape[0], gen.iter)
+        if isinstance(seq, (type({}.keys()), type({}.values()), type({}.items()))):
+            seq = tuple(seq)  # (`d.items()` of a dict known while building)
         if not isinstance(seq, (tuple, list, range, dict, str, frozenset)) or gen.is_async:
             raise UnsupportedError(f"a {_comp_kind(node)} over a sequence known only at run "
                                    "time: jitgrad unrolls it while building, so it takes a "

@@ -67,9 +67,9 @@ class Indexing:
                 rows = np.array([int_literal(e) for e in item.elts], dtype=np.int64)
                 return ("a",), [self.constant_array("rows", rows, item)]
             v = self.expr(item)
-            if len(items) > 1 and _integers(v):
+            if len(items) > 1 and (_integers(v) or isinstance(v, (tuple, list)) and not v):
                 # x[3, 2:, [1, 3]]: a list or tuple beside other items is an index array in
-                # NumPy (not more items of the index)
+                # NumPy (not more items of the index; an empty one selects nothing there)
                 v = self.constant_array("index", np.array(v, dtype=np.int64), item)
             if isinstance(v, numpy_positions.OuterIndex):  # K[np.ix_(rows, cols)]
                 if len(items) != 1:

@@ -15,7 +15,7 @@ import numpy as np
 
 from jitgrad.core.errors import UnsupportedError, instead
 from jitgrad.core.ir import Var
-from jitgrad.frontend.build_ast import UNROLLED, ListOfArrays
+from jitgrad.frontend.build_ast import UNROLLED, BuildList, ListOfArrays
 from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import Sym
 
@@ -51,7 +51,13 @@ class ListArrays:
         """The array a list built in a loop becomes (`desugar_lists`): one entry per item, or,
         once a first attempt found its items to be arrays (`ListOfArrays`), one row each."""
         count = self.expr(stmt.value.args[0])
-        dims = self.dims_of_rows(self.seeds.lists.get(self.list_key(made), ()), made)
+        rows = getattr(made, "jitgrad_first_rows", None)
+        if rows is not None and isinstance(self.env[rows], Sym):  # `out = list(x)`: x's
+            # rows, then items of their shape (of an empty list: as `out = []`)
+            x = self.env[rows]
+            dims = tuple(symbolic.record("shape_dim", x, axis=a) for a in range(1, x.ndim))
+        else:
+            dims = self.dims_of_rows(self.seeds.lists.get(self.list_key(made), ()), made)
         return symbolic.NUMPY[np.empty]((count, *dims)) if dims else \
             symbolic.NUMPY[np.empty](count)
 
@@ -63,12 +69,53 @@ class ListArrays:
             symbolic.record("shape_dim", self.gb.sym(self.gb.param_vars[r[0]]), axis=r[1])
             for r in rows)
 
+    def list_item(self, stmt, made):
+        """The item a list's array is written at (`desugar_lists`); where it cannot be built
+        in the loop the array is filled in (``(i,) * k`` of a run-time ``k``) and the loop has
+        an unrolled alternative, that alternative (the list Python's, `UNROLLED`)."""
+        try:
+            return self.expr(stmt.value)
+        except UnsupportedError:
+            if getattr(made, "jitgrad_unrollable", False) and key_free(self, stmt):
+                raise ListOfArrays(self.list_key(made), UNROLLED) from None
+            raise
+
+    def check_list_rows(self, x, made) -> None:
+        """``out = list(x)`` appended to in a loop (`desugar_lists`): an array of numbers is
+        the array of its rows, an empty list made in the function (``log['err']``, held
+        by no other name: the loop's appends are the list's) an array of the items; anything
+        else (a tuple known while building) Python's list, its loop unrolled
+        (`desugar_lists.unrolled_alternative`)."""
+        if getattr(made, "jitgrad_entry", False) and isinstance(x, tuple) and \
+                self.holders(x) > 1:  # (`d[K].append(v)`: a change of the list itself)
+            raise UnsupportedError(f"appending in a loop to `{made.jitgrad_entry}` while "
+                                   "another name (or an item of a list or dict) holds the "
+                                   "list too: "
+                                   "jitgrad holds it by value, so the other would not see the "
+                                   "appends; copy it first", self.loc(made))
+        if isinstance(x, BuildList) and not x:
+            return
+        if not (isinstance(x, Sym) and x.ndim and x.type.kind in "fi") and \
+                self.list_key(made) not in self.seeds.lists:
+            raise ListOfArrays(self.list_key(made), UNROLLED)
+
     def check_list_item(self, name, value, stmt):
         """A list built in the function is an array of numbers, or of arrays whose shape is
         known before the loop (`desugar_lists`): refuse appending anything else."""
         if getattr(stmt.jitgrad_list, "jitgrad_python_list", None) and key_free(self, stmt):
             # read as only Python's list is (`*out`, `out + [...]`): its loop unrolled
             raise ListOfArrays(self.list_key(stmt.jitgrad_list), UNROLLED)
+        rows = getattr(stmt.jitgrad_list, "jitgrad_first_rows", None)
+        rows = rows if rows is not None and isinstance(self.env[rows], Sym) else None
+        if rows is not None and (value.ndim if isinstance(value, Sym) else 0) != \
+                self.env[rows].ndim - 1:  # `out = list(x)`: items of the rank of x's rows
+            raise UnsupportedError(f"the items appended to `{name}` (made as list(x)) are "
+                                   "not of the rank of x's rows", self.loc(stmt))
+        if rows is not None and isinstance(value, Sym) and value.ndim:
+            if value.type.kind not in "fi":
+                raise UnsupportedError(f"appending a {value.type.kind} array to `{name}`",
+                                       self.loc(stmt))
+            return  # (its sizes: checked by the write)
         if isinstance(value, Sym) and value.ndim and value.type.kind in "fi":
             rows = self.row_shape(value)
             if rows is None and getattr(stmt.jitgrad_list, "jitgrad_first", None):
@@ -105,6 +152,17 @@ class ListArrays:
             raise UnsupportedError(f"a list of numbers only: appending {what} to `{name}` (or "
                                    f"making it an item of a list comprehension) is not "
                                    f"supported; {instead('list of arrays')}", self.loc(stmt))
+
+    def size_decided(self, n):
+        """The run-time integer ``n`` as the number it is in the example call, where it is
+        made of the arguments' sizes alone (the build then holds for that value only,
+        `SizeAssumptions.decide`: built again for another); else ``n``."""
+        if not (isinstance(n, Sym) and not n.ndim and n.type.kind == "i"):
+            return n
+        value = self.gb.size_value(self.gb.atom(n, check=False))
+        if value is None or not self.gb.decide(self.gb.atom(n == int(value), check=False)):
+            return n
+        return int(value)
 
     def initial_size(self, token):
         """An axis of an array a loop carries (`GraphBuilder.shape_from`) as its initial

@@ -236,8 +236,8 @@ class LoopHeaders:
         seqs = node.args[:1] if isinstance(node.func, ast.Name) and node.func.id in (
             "enumerate", "reversed") else node.args
         # sorted(d) of a dict: its keys (a dict argument's other orders are not the caller's)
-        known = (tuple, list, dict) if isinstance(node.func, ast.Name) and \
-            node.func.id == "sorted" else (tuple, list)
+        known = (tuple, list, dict, str) if isinstance(node.func, ast.Name) and \
+            node.func.id == "sorted" else (tuple, list, str)  # (a string's characters)
         for a in seqs:
             if isinstance(a, ast.Call) and isinstance(a.func, ast.Name) and a.func.id in (
                     "zip", "enumerate", "reversed", "list", "tuple", "sorted") and (
@@ -254,7 +254,10 @@ class LoopHeaders:
                         a.id, self.src.fn.__globals__.get(a.id)), known)) or isinstance(
                     self.held_attribute(a), known) or (
                     isinstance(a, ast.Name) and isinstance(self.env.get(a.id), BuildIterator)
-                    and isinstance(self.env[a.id].seq, tuple))):  # (iter or tee of a tuple)
+                    and isinstance(self.env[a.id].seq, tuple)) or (  # (iter or tee of a tuple)
+                    isinstance(a, ast.Attribute) and isinstance(a.value, ast.Name)
+                    and isinstance(getattr(self.env.get(a.value.id), "__dict__", {}).get(
+                        a.attr), known))):  # (`self.distributions`, an object's list)
                 return False
         return bool(seqs)
 

@@ -102,6 +102,12 @@ class Loops(LoopHeaders, ObjectCarries, Carries):
                     self.build_unrolled(stmt, list(range(start, stop, step)))
                     return
                 self.unrollable.add(self.loop_key(stmt))
+            if listed is not None:  # a list of others over a count made of the arguments'
+                known = [self.size_decided(b) for b in (start, stop, step)]  # sizes: unrolled
+                if all(type(b) is int for b in known) and known[2] and len(  # for its value
+                        range(*known)) <= UNROLLED_AT_MOST:  # in the call (`size_decided`)
+                    self.build_unrolled(stmt, list(range(*known)))
+                    return
             self.refuse_list_of_others(listed, stmt)
             self.build_for(stmt, stmt.target.id, start, stop, step, None)
             return
@@ -138,7 +144,8 @@ class Loops(LoopHeaders, ObjectCarries, Carries):
             self.refuse_list_of_others(listed, stmt)
             self.build_for(stmt, "%i", 0, seq.shape[0], 1, (stmt.target.id, seq))
             return
-        if isinstance(seq, (dict, type({}.items()), type({}.keys()), type({}.values()))):
+        if isinstance(seq, (dict, type({}.items()), type({}.keys()), type({}.values()))) or \
+                type(seq).__module__ == "itertools":  # (combinations of values known then)
             seq = tuple(seq)  # a dict known while building: its keys, items or values
         if isinstance(seq, (tuple, list)):  # a Python tuple: unrolled
             self.build_unrolled(stmt, list(seq))

@@ -45,7 +45,7 @@ from jitgrad.frontend.build_ast import (
 from jitgrad.frontend.build_index import expand_ellipsis
 from jitgrad.frontend.build_values import is_user_object
 from jitgrad.frontend.build_writes import Writes
-from jitgrad.lang import symbolic
+from jitgrad.lang import complex_pairs, symbolic
 from jitgrad.lang.symbolic import Sym
 
 
@@ -384,10 +384,17 @@ class Statements(Writes):
         made = getattr(stmt, "jitgrad_list", None)
         if made is not None and not getattr(stmt, "jitgrad_append", None):
             value = self.list_array(stmt, made)  # a list built in a loop: its array
-        else:
+        elif made is not None:
+            value = self.list_item(stmt, made)  # (an item the array cannot hold: the list's
+        else:  # loop unrolled, `ListArrays.list_item`)
             value = self.expr(stmt.value)
         if getattr(stmt, "jitgrad_append", None):  # a list's item, into its array
             self.check_list_item(stmt.jitgrad_append, value, stmt)
+        if getattr(stmt, "jitgrad_rows_of", None) is not None:  # `out = list(x)`, appended
+            self.check_list_rows(value, stmt.jitgrad_rows_of)
+        if getattr(stmt, "jitgrad_rows_write", False) and isinstance(value, tuple) and \
+                not value:
+            return  # (`out = list(x)` of an empty list: no rows to write first)
         for target in stmt.targets:
             self.assign(target, value)
 
@@ -552,6 +559,12 @@ class Statements(Writes):
             star = [k for k, t in enumerate(target.elts) if isinstance(t, ast.Starred)]
             if is_user_object(value) and callable(getattr(type(value), "__iter__", None)):
                 value = self.iterated_object(value, target)  # mu, sigma = rating
+            if isinstance(value, complex_pairs.Complex) and value.ndim and not star:
+                parts = [complex_pairs.full(p, q) for p, q in ((value.re, value.im),
+                                                               (value.im, value.re))]
+                if all(isinstance(p, Sym) for p in parts):  # B, C = M @ v, complex: each
+                    value = tuple(complex_pairs.Complex(r, i) for r, i in zip(  # row's parts
+                        *(self.unpack_rows(p, len(target.elts), target) for p in parts)))
             if isinstance(value, Sym) and not star:
                 value = self.unpack_rows(value, len(target.elts), target)
             elif isinstance(value, Sym) and value.ndim and isinstance(value.shape[0], int):

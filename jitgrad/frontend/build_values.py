@@ -33,6 +33,7 @@ from jitgrad.frontend.build_ast import (
     LIBRARIES,
     CalledFromLibrary,
     CarryAttribute,
+    RunTimeRange,
     Undefined,
     fn_name,
     is_atom_value,
@@ -152,7 +153,10 @@ class Values:
 
     def call_on_constants(self, fn, args, kwargs, node):
         """A library function outside the table, on arguments all known while building: run
-        now. Returns NotImplemented when an argument is a run-time value."""
+        now. Returns NotImplemented when an argument is a run-time value. A range of bounds
+        made of the arguments' sizes (``combinations(range(n_features), k)``) is the range of
+        their values in the call (`size_decided`: the build holds for them)."""
+        args = tuple(self.range_decided(a) for a in args)
         if _holds_run_time(args) or _holds_run_time(kwargs):
             return NotImplemented
         if getattr(fn, "__name__", "") in _DRAWS or "random" in str(getattr(fn, "__module__",
@@ -174,6 +178,12 @@ class Values:
             raise JitgradError(f"{type(e).__name__} calling {fn_name(fn)}: {e}",
                                self.loc(node)) from None
         return self.known(value, node)
+
+    def range_decided(self, r):
+        if not isinstance(r, RunTimeRange):
+            return r
+        bounds = [self.size_decided(b) for b in (r.start, r.stop, r.step)]
+        return range(*bounds) if all(type(b) is int for b in bounds) else r
 
     def call_object(self, fn, args, kwargs, node):
         """A method of the user's object (its ``__call__`` when the object is called), or the

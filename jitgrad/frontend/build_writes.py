@@ -42,6 +42,9 @@ class Writes:
             self.write(ast.unparse(target.value), target, array, index, value)
         elif isinstance(target.value, ast.Attribute):  # self.b[i] = v
             self.write_attribute_item(target, array, index, value)
+        elif isinstance(target.value, ast.Subscript) and isinstance(
+                self.expr(target.value.value), dict):  # S["S1"][j] = v
+            self.write_entry_item(target, array, index, value)
         else:
             raise UnsupportedError("item assignment must name the array (`y[i] = ...`) or a "
                                    "view of it (`y[1:][i] = ...`)", self.loc(target))
@@ -63,6 +66,20 @@ class Writes:
         finally:
             del self.env[slot]
         self.set_attribute(holder, written)
+
+    def write_entry_item(self, target, array, index, value) -> None:
+        """``d[key][index] = value`` of a dict ``d``: written into the array the entry holds,
+        which the entry then holds (stored as ``d[key] = ...`` is, `build_containers`); every
+        name for the array sees the write, as for ``y[i]``."""
+        holder = target.value
+        slot = "".join(c if c.isalnum() else "_" for c in ast.unparse(holder))
+        self.env[slot] = array
+        try:
+            self.write(slot, target, array, index, value)
+            written = self.env[slot]
+        finally:
+            del self.env[slot]
+        self.assign(holder, written)
 
     def write(self, name, node, array, index, value) -> None:
         """``name[index] = value``, in place: a new version of the same storage (through a

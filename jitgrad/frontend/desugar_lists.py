@@ -56,6 +56,12 @@ from jitgrad.frontend.desugar import (
     rewrite_blocks,
     targets,
 )
+from jitgrad.frontend.desugar_list_rows import (
+    entry_appends,
+    list_copies,
+    reads_while_appending,
+    split_displays,
+)
 from jitgrad.frontend.list_reads import (
     LIST_INTRINSICS,
     ListReads,
@@ -113,6 +119,20 @@ def range_items(name, *bounds):
 
 
 INTRINSICS["%range_items"] = range_items
+
+
+def entry_items(d, key):
+    """``d[key]`` of a dict (a list a loop appends to, `_Lists.entry_appends`); of anything
+    else (``log = False``: the loop's ``if log:`` never appends) an empty list."""
+    return d[key] if isinstance(d, dict) else []
+
+
+def is_dict(d) -> bool:
+    return isinstance(d, dict)
+
+
+INTRINSICS["%entry_items"] = entry_items
+INTRINSICS["%is_dict"] = is_dict
 INTRINSICS.update(LIST_INTRINSICS)
 
 
@@ -129,6 +149,7 @@ def lower_lists(fn_node: ast.FunctionDef, fn, fresh: Fresh, where, bound=()) -> 
     lists.written_in_loops()
     lists.heaps()
     lists.tolists()
+    list_copies(lists)
 
 
 # NumPy functions whose every positional argument is an array operand (`repeated_operands`;
@@ -254,7 +275,8 @@ class _Lists(ListReads):
     def appended(self, stmts: list) -> list:
         for s in stmts:
             rewrite_blocks(s, self.appended)
-        out = [self.repeated(s) for s in stmts]
+        out = [t for s in stmts for t in split_displays(self, self.repeated(s), stmts)]
+        out = [t for s in out for t in entry_appends(self, s)]
         j = 0
         while j < len(out):
             s = out[j]
@@ -269,7 +291,7 @@ class _Lists(ListReads):
                     self.refuse(f"appending to `{name}` in a while loop (the number of items "
                                 "is not known when the loop starts)", out[later])
                 if later is not None and isinstance(out[later], ast.For) and self.appends_in(
-                        out[later], name):
+                        out[later], name) and not hasattr(out[later], "jitgrad_list_of"):
                     # xs = [x0] then appends: x0 evaluated where the list was made, written
                     # first into the array (a trajectory that starts with its initial state)
                     first = [self.fresh(f"{name.lstrip('_')}_first") for _ in s.value.elts]
@@ -280,21 +302,44 @@ class _Lists(ListReads):
                     out[j:later + 1] = held + out[j + 1:later] + self.lower(
                         name, out[later], s, out[later + 1:], first)
                     continue  # (what follows `out = [...]` is at j now)
+            if (isinstance(s, ast.Assign) and len(s.targets) == 1
+                    and isinstance(s.targets[0], ast.Name) and self.is_list_call(s.value)):
+                name = s.targets[0].id  # `out = list(x)` then appends: x's rows first
+                later = next((k for k in range(j + 1, len(out)) if _mentions(out[k], name)),
+                             None)
+                if later is not None and isinstance(out[later], ast.For) and self.appends_in(
+                        out[later], name):
+                    rows = self.fresh(f"{name.lstrip('_')}_rows")
+                    held = locate_as(ast.Assign([_name(rows, True)], s.value.args[0]), s)
+                    held.jitgrad_rows_of = s  # (the builder: an array, or Python's list)
+                    out[j:later + 1] = [held] + out[j + 1:later] + self.lower(
+                        name, out[later], s, out[later + 1:], rows=rows)
+                    continue
             j += 1
         return out
+
+    def is_list_call(self, value) -> bool:
+        """Whether ``value`` is ``list(x)``, of Python's ``list``."""
+        return (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+                and value.func.id == "list" and "list" not in self.bound
+                and "list" not in self.globals and len(value.args) == 1
+                and not isinstance(value.args[0], ast.Starred) and not value.keywords)
 
     def appends_in(self, loop: ast.For, name: str) -> bool:
         return any(self.is_append(n, name) for n in ast.walk(loop))
 
     def lower(self, name: str, loop: ast.For, made: ast.Assign, after: list,
-              first: list | None = None) -> list:
+              first: list | None = None, rows: str | None = None) -> list:
         """The statements replacing ``loop`` (which appends to ``name``, made by ``made``
-        empty or holding the values of the names ``first``): the allocation, the first items,
-        the loop writing into it, and the trim."""
+        empty, holding the values of the names ``first``, or the rows of the array the name
+        ``rows`` holds, ``list(x)``): the allocation, the first items, the loop writing into
+        it, and the trim."""
         first = first or []
         if first:  # (a list of arrays may take its rows' shape from its first item)
             made.jitgrad_first = first[0]
-        appends, conditional, jumps = [], False, False
+        if rows:  # (its rows take the shape of x's)
+            made.jitgrad_first_rows = rows
+        appends, conditional, jumps, reads = [], False, False, []
         assigned = store_names([loop])
 
         def visit(node, chain, under_if):
@@ -311,7 +356,8 @@ class _Lists(ListReads):
                     visit(child, chain, under_if)  # (the item must not read the list)
                 return
             if isinstance(node, ast.Name) and node.id == name:
-                self.refuse(f"reading the list `{name}` in the loop that appends to it", node)
+                reads.append(node)  # (the items so far: `reads_while_appending`)
+                return
             if isinstance(node, (ast.While, *SCOPES)) and _mentions(node, name):
                 self.refuse(f"appending to `{name}` in a "
                             f"{'while loop' if isinstance(node, ast.While) else 'nested scope'}"
@@ -324,18 +370,26 @@ class _Lists(ListReads):
 
         visit(loop, [loop], False)
         hoisted = self.spread_once(loop)
-        total = None
+        total, unknown = None, None
         for node, chain in appends:
             product = None
             for f in chain:
                 trips = self.trip_count(f)
                 if trips is None or (f is not loop and {  # (the loop's own: read once)
                         n.id for n in ast.walk(trips) if isinstance(n, ast.Name)} & assigned):
-                    self.refuse(f"appending to `{name}` in a loop whose number of iterations "
-                                "is not known when the outer loop starts", f)
+                    unknown = unknown or f
+                    continue
                 product = trips if product is None else ast.BinOp(product, ast.Mult(), trips)
             total = product if total is None else ast.BinOp(total, ast.Add(), product)
-        unrolled = self.unrolled_alternative(name, loop, made, appends, jumps, first)
+        unrolled = self.unrolled_alternative(name, loop, made, appends, jumps, first, rows)
+        if unknown is not None and (unrolled is None or rows or not isinstance(
+                loop.iter, ast.Call) or getattr(loop.iter.func, "id", None) != "range"):
+            self.refuse(f"appending to `{name}` in a loop whose number of iterations "
+                        "is not known when the outer loop starts", unknown)
+        if unknown is not None:  # (pysindy's combinations over range(degree + 1)): Python's
+            return unrolled  # list, its loops unrolled where they run over values known
+            # while building (the outer over `range` of bounds known then or made of the
+            # arguments' sizes, `Builder.size_decided`); refused at run time ones
         self.check_uses(name, loop, after, made if unrolled is not None else None)
         count, k = self.fresh(f"{name.lstrip('_')}_n"), self.fresh(f"{name.lstrip('_')}_k")
         buffer = self.fresh(f"{name.lstrip('_')}_buf") if conditional else name
@@ -349,13 +403,21 @@ class _Lists(ListReads):
                 ast.copy_location(s, node)
                 locate(s, node)
             replace_statement(loop, node, [write, step])
+        reads_while_appending(self, loop, name, buffer, k, reads)
         if first:
             total = ast.BinOp(total, ast.Add(), ast.Constant(len(first)))
+        if rows:
+            total = ast.BinOp(total, ast.Add(), _call("%len", _name(rows)))
         start = [ast.Assign([_name(count, True)], total),
                  ast.Assign([_name(buffer, True)], _call("%empty", _name(count))),
                  ast.Assign([_name(k, True)], ast.Constant(0))]
         start[1].jitgrad_list = made  # its rows take the items' shape (`Builder`)
         start = hoisted + start
+        if rows:  # x's rows, the items the list was made with
+            start += [ast.Assign([ast.Subscript(_name(buffer), ast.Slice(
+                None, _call("%len", _name(rows)), None), ast.Store())], _name(rows)),
+                ast.Assign([_name(k, True)], _call("%len", _name(rows)))]
+            start[-2].jitgrad_rows_write = True  # (none, of an empty list: `Builder`)
         for item in first:  # the items the list was made with
             write = ast.Assign([ast.Subscript(_name(buffer), _name(k), ast.Store())],
                                _name(item))
@@ -376,12 +438,18 @@ class _Lists(ListReads):
                 stmt.jitgrad_unrolled = (made, unrolled if j == 0 else None)
         return start + [loop] + last
 
-    def unrolled_alternative(self, name, loop, made, appends, jumps, first):
+    def unrolled_alternative(self, name, loop, made, appends, jumps, first, rows=None):
         """For a list made empty and appended to, once per iteration, by a loop over
         ``range`` of a few constant bounds: the same statements with the loop over the
         tuple of its indices (unrolled while building, the list a list of its items), which
         the builder takes where the items are arrays whose shapes differ (`build_lists`)."""
         it = loop.iter
+        if rows:  # `out = list(x)` of x known while building: Python's list, the loop as
+            again = copy.deepcopy(loop)  # written (unrolled where it runs over values known
+            again.jitgrad_list_of, again.jitgrad_list_made = name, made  # then)
+            listed = locate_as(ast.Assign([_name(name, True)], ast.Call(
+                _name("list"), [_name(rows)], [])), made)
+            return [listed, again]
         if first or jumps:  # (inner loops: unrolled where they run over values known then)
             return None
         again = copy.deepcopy(loop)
@@ -401,6 +469,10 @@ class _Lists(ListReads):
                                                  ast.Load()), it)
         # (any other loop: as written; the builder unrolls it where it runs over a tuple or
         # list known while building, and refuses a list appended to in a loop it runs)
+        for inner in ast.walk(again):  # (inner loops appending too: `range(n_features)`
+            if isinstance(inner, ast.For) and inner is not again and self.appends_in(
+                    inner, name):  # of an argument's axis unrolled for its value)
+                inner.jitgrad_list_of, inner.jitgrad_list_made = name, made
         again.jitgrad_list_of = name  # (a loop the builder runs, not unrolled: refused)
         again.jitgrad_list_made = made
         empty = locate_as(ast.Assign([_name(name, True)], ast.List([], ast.Load())), made)

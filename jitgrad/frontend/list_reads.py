@@ -69,6 +69,14 @@ def reversed_items(seq):
     return tuple(reversed(seq)) if isinstance(seq, (list, tuple)) else seq[::-1]
 
 
+def list_of(seq):
+    """``list(x)`` whose every read an array of its items gives the same meaning
+    (`_Lists.list_copies`): of an array whose length is known only at run time, the array of
+    its rows (a copy; the builder's, `build_builtins`); of anything else, Python's ``list``
+    (the builder's: a tuple of the items known while building)."""
+    return list(seq)
+
+
 def joined_items(a, b):
     """``a + b`` of lists one of which is an array of its items (`ListReads.joins`) and the
     other a list display: the rows of both, in order (NumPy's concatenation;
@@ -78,7 +86,8 @@ def joined_items(a, b):
 
 
 LIST_INTRINSICS = {"%list_index": list_index, "%list_count": list_count, "%sorted": sorted_items,
-                   "%reversed": reversed_items, "%joined": joined_items}
+                   "%reversed": reversed_items, "%joined": joined_items,
+                   "%list_of": list_of}
 
 
 
@@ -153,7 +162,7 @@ class ListReads:
         inside = {id(n) for n in ast.walk(loop)}
         stop = next((k for k, s in enumerate(after) if isinstance(s, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == name for t in s.targets)), None)
-        skipped = _shadowed(self.root, name)
+        skipped = _shadowed(self.root, name) | self.other_lists_appended(name, loop)
         if stop is not None:  # rebound after the loop (`out = np.array(out)`): not the list
             skipped |= {id(n) for s in after[stop + 1:] for n in ast.walk(s)}
         for node in ast.walk(self.root):
@@ -176,6 +185,30 @@ class ListReads:
                 elif what:
                     self.refuse(f"the list `{name}` {what} (the list is an array in the "
                                 "gradient)", node)
+
+    def other_lists_appended(self, name: str, loop) -> set[int]:
+        """The ``name`` of ``name.append(v)`` in a ``for`` loop, other than ``loop``, that
+        follows ``name = [...]`` in its block (``x = [f(v) for v in x]`` in a loop, a list
+        made first before it): another list bound to the same name, which `appended` makes
+        an array in turn and whose reads it checks then."""
+        out = set()
+        for block in ast.walk(self.root):
+            for field in ("body", "orelse", "finalbody"):
+                stmts = getattr(block, field, None)
+                if not isinstance(stmts, list):
+                    continue
+                made = False
+                for s in stmts:
+                    if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(
+                            s.targets[0], ast.Name) and s.targets[0].id == name:
+                        made = isinstance(s.value, ast.List)
+                    elif made and isinstance(s, ast.For) and s is not loop:
+                        out |= {id(n.value.func.value) for n in ast.walk(s)
+                                if self.is_append(n, name)}
+                        made = False
+                    elif any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(s)):
+                        made = False
+        return out
 
     def misuse(self, node) -> str | None:
         """How reading ``node`` (the list) differs from reading an array, or None. Two reads
@@ -219,6 +252,9 @@ class ListReads:
                 isinstance(e, ast.Starred) for e in parent.elts):
             return "returned"  # (as an item of the tuple returned: `check_uses`)
         if isinstance(parent, ast.Assign) and parent.value is node and len(parent.targets) == 1 \
+                and isinstance(parent.targets[0], ast.Name):
+            return self.alias_misuse(parent.targets[0].id, node)
+        if isinstance(parent, ast.Assign) and parent.value is node and len(parent.targets) == 1 \
                 and isinstance(parent.targets[0], (ast.Tuple, ast.List)) and not any(
                     isinstance(e, ast.Starred) for e in parent.targets[0].elts):
             return None  # `r, k = out`: its items, as an array's entries unpack
@@ -251,6 +287,48 @@ class ListReads:
         if isinstance(parent, ast.Compare):
             return "compared"
         return f"used in `{ast.unparse(parent)}`" if parent is not None else "used here"
+
+    def alias_misuse(self, name: str, node) -> str | None:
+        """``v = out`` (``v = new_v`` at the end of a step): the list bound to another name
+        too, which holds it (the array) wherever it is read; so every read of ``name`` is
+        checked as the list's are (a read of what else ``name`` holds, conservatively too).
+        The first misuse found, or None."""
+        held = getattr(node, "id", None)
+        seen = self.__dict__.setdefault("aliases", set())
+        if name == held or name in seen:
+            return None
+        seen.add(name)
+        skipped = _shadowed(self.root, name) | self.rebound_after(name, node)
+        try:
+            for read in ast.walk(self.root):
+                if (isinstance(read, ast.Name) and read.id == name
+                        and isinstance(read.ctx, ast.Load) and id(read) not in skipped):
+                    what = self.misuse(read)
+                    if what:
+                        return f"bound to `{name}`, which is {what}"
+        finally:
+            seen.discard(name)
+        return None
+
+    def rebound_after(self, name: str, node) -> set[int]:
+        """The nodes after ``name = <node>``, a statement of the function's own body, once a
+        later statement of that body binds ``name`` again (``d = np.array(d)``): what they
+        read is not the list."""
+        stmt = node
+        while stmt is not None and not (isinstance(stmt, ast.stmt)
+                                        and self.parents.get(id(stmt)) is self.root):
+            stmt = self.parents.get(id(stmt))
+        body = self.root.body
+        if stmt is None or not any(s is stmt for s in body):
+            return set()
+        at = next(k for k, s in enumerate(body) if s is stmt)
+        stop = next((k for k in range(at + 1, len(body)) if isinstance(body[k], ast.Assign)
+                     and any(isinstance(t, ast.Name) and t.id == name
+                             for t in body[k].targets)), None)
+        if stop is None:
+            return set()
+        return {id(n) for s in body[stop + 1:] for n in ast.walk(s)} | {
+            id(t) for t in body[stop].targets}
 
     def joins(self, op: ast.BinOp, node) -> bool:
         """``[B] + out`` (or ``out + [...]``: a list display) read where an array of the

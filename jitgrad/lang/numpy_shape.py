@@ -137,7 +137,9 @@ def np_rot90(x, k=1, axes=(0, 1)):
 
 
 def _atleast(n):
-    def f(x):
+    def f(x, *more):
+        if more:  # np.atleast_1d(x, a, b): the tuple of each, as NumPy returns it
+            return tuple(f(v) for v in (x, *more))
         if all_known(x):
             return getattr(np, f"atleast_{n}d")(x)
         if x.ndim >= n:
