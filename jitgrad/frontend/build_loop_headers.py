@@ -254,10 +254,7 @@ class LoopHeaders:
                         a.id, self.src.fn.__globals__.get(a.id)), known)) or isinstance(
                     self.held_attribute(a), known) or (
                     isinstance(a, ast.Name) and isinstance(self.env.get(a.id), BuildIterator)
-                    and isinstance(self.env[a.id].seq, tuple)) or (  # (iter or tee of a tuple)
-                    isinstance(a, ast.Attribute) and isinstance(a.value, ast.Name)
-                    and isinstance(getattr(self.env.get(a.value.id), "__dict__", {}).get(
-                        a.attr), known))):  # (`self.distributions`, an object's list)
+                    and isinstance(self.env[a.id].seq, tuple))):  # (iter or tee of a tuple)
                 return False
         return bool(seqs)
 
