@@ -402,6 +402,7 @@ class Calls:
             raise UnsupportedError(f"{fn_name(fn)} is not supported", self.loc(node))
         if library in LIBRARIES or library in sys.stdlib_module_names:  # not the user's code
             raise UnsupportedError(f"calling {fn_name(fn)} is not supported", self.loc(node))
+        target = autograd_names.primitive_body(target)  # (autograd's fixed_point: its loop)
         if isinstance(target, pytypes.FunctionType):
             return self.inline(target, args, kwargs, node)
         raise UnsupportedError(f"calling {fn_name(fn)} is not supported", self.loc(node))

@@ -1,0 +1,164 @@
+"""Forms met in the eighth held-out batch, part hb8c (issue #43: autograd's, Numba's and JAX's
+own example galleries), in functions of our own:
+
+- a ``functools.partial`` as the differentiated function (JAX's GP example differentiates
+  ``partial(gp, compute_marginal_likelihood=True)``): its remaining parameters are the
+  gradient's arguments, the bound values constants (`frontend.partial_entry`); bound by
+  keyword or by position, a partial of a partial, defaults of the function kept; a keyword
+  bound before a positional parameter (which leaves it keyword-only) refused, saying what to
+  write;
+- a function autograd's ``grad(f)`` made, handed to ``jitgrad.grad`` (autograd's
+  ``grad(grad(f))`` of its sinusoid example, the inner one autograd's): jitgrad's grad of grad
+  of ``f`` (`autograd_names.as_jitgrads`), here of a series summed until a term is small;
+- ``autograd.misc.fixed_points.fixed_point`` (an autograd primitive no table of jitgrad's
+  names): the Python loop it wraps, differentiated (`autograd_names.primitive_body`): the
+  derivative of the iterate it returns, which central differences of it measure.
+
+The partial forms run everywhere; the autograd ones where autograd is installed. Every form
+runs as plain Python (a process of its own, `plain_python`), its gradient against central
+finite differences and, where installed, JAX or autograd; one compiled gradient per mechanism.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+
+import numpy as np
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from fd import numeric_grad
+from plain_python import assert_runs_as_plain_python
+
+import jitgrad
+
+try:  # the autograd forms need autograd (CI's venv has none)
+    import autograd
+    import autograd.numpy as anp
+    from autograd.misc.fixed_points import fixed_point
+except ImportError:
+    autograd = None
+
+
+def marginal(params, x, y, scale=2.0, extra=None, negative=False):
+    r = y - params[0] * np.tanh(params[1] * x)
+    out = scale * np.sum(r * r) + np.sum(params ** 2)
+    if extra is not None:
+        out = out + extra
+    return -out if negative else out
+
+
+W = np.array([0.7, -0.4])
+X = np.linspace(-1.0, 1.0, 5)
+Y = np.cos(X)
+
+by_keyword = functools.partial(marginal, negative=True)
+by_position = functools.partial(marginal, W)
+nested = functools.partial(functools.partial(marginal, scale=0.5), W, X)
+
+
+def check(fn, args, wrt):
+    value, grads = jitgrad.value_and_grad(fn, wrt=wrt)(*args)
+    np.testing.assert_allclose(value, fn(*args), rtol=1e-12)
+    wrt, grads = (wrt, grads) if isinstance(wrt, tuple) else ((wrt,), (grads,))
+    for k, got in zip(wrt, grads):
+        np.testing.assert_allclose(got, numeric_grad(fn, args, k), rtol=1e-6, atol=1e-7)
+    return grads
+
+
+def check_partials():
+    grads = check(by_keyword, (W, X, Y), (0, 1, 2))
+    check(by_position, (X, Y), (0, 1))
+    check(nested, (Y,), 0)
+    assert jitgrad.grad(by_keyword, wrt="x") is not None  # the remaining parameters' names
+    try:
+        import jax
+        import jax.numpy as jnp
+        jax.config.update("jax_enable_x64", True)
+    except ImportError:
+        return
+
+    def marginal_jax(params, x, y):
+        r = y - params[0] * jnp.tanh(params[1] * x)
+        return -(2.0 * jnp.sum(r * r) + jnp.sum(params ** 2))
+    want = jax.grad(marginal_jax, argnums=(0, 1, 2))(W, X, Y)
+    for got, ref in zip(grads, want):
+        np.testing.assert_allclose(got, np.asarray(ref), rtol=1e-10, atol=1e-12)
+
+
+def check_keyword_only_refused():
+    def three(a, b, c):
+        return a * b * c
+    with pytest.raises(jitgrad.UnsupportedError, match="keyword-only parameter"):
+        jitgrad.grad(functools.partial(three, b=2.0))(1.0, 3.0)
+
+
+def series(x):
+    """sin(x) by its Taylor series, summed until a term is small (autograd's sinusoid)."""
+    term = x
+    total = term
+    for i in range(200):
+        term = -term * x ** 2 / ((2 * i + 3) * (2 * i + 2))
+        total = total + term
+        if anp.abs(term) < 1e-3:
+            break
+    return total
+
+
+def grad_descent_sqrt(a):
+    return lambda x: x - 0.05 * (x ** 2 - a)
+
+
+def distance(x, y):
+    return anp.abs(x - y)
+
+
+def root(a):
+    return fixed_point(grad_descent_sqrt, a, 3.0, distance, 1e-6)
+
+
+def check_autograd_grad_entry():
+    d_series = autograd.grad(series)
+    for x in (0.4, 2.7):
+        value, dd = jitgrad.value_and_grad(d_series)(x)
+        assert value == pytest.approx(d_series(x), rel=1e-12)
+        assert dd == pytest.approx(autograd.grad(d_series)(x), rel=1e-12)
+        assert dd == pytest.approx(numeric_grad(d_series, (x,), 0), rel=1e-6, abs=1e-8)
+
+
+def check_fixed_point():
+    for a in (2.0, 5.0):
+        g = jitgrad.grad(root)(a)
+        assert g == pytest.approx(numeric_grad(root, (a,), 0), rel=1e-6)
+        assert g == pytest.approx(0.5 / np.sqrt(a), rel=1e-3)  # the limit's, to the tolerance
+
+
+def test_forms_as_plain_python():
+    """Every form, run as plain Python (a process of its own)."""
+    assert_runs_as_plain_python(__file__)
+
+
+def test_partial_compiled():
+    check(by_keyword, (W, X, Y), (0, 2))
+
+
+@pytest.mark.skipif(autograd is None, reason="autograd is not installed")
+def test_autograd_forms_compiled():
+    """autograd's grad of a function handed to jitgrad's, and fixed_point's loop, compiled."""
+    def both(a):
+        return root(a) + autograd.grad(series)(0.3 * a)
+    g = jitgrad.grad(both)(2.0)
+    assert g == pytest.approx(numeric_grad(both, (2.0,), 0), rel=1e-6)
+
+
+if __name__ == "__main__":
+    check_partials()
+    check_keyword_only_refused()
+    if autograd is not None:
+        check_autograd_grad_entry()
+        check_fixed_point()
+    print("hb8c's forms: gradients agree with central differences (and JAX / autograd)")
