@@ -10,6 +10,10 @@ own example galleries), in functions of our own:
 - a function autograd's ``grad(f)`` made, handed to ``jitgrad.grad`` (autograd's
   ``grad(grad(f))`` of its sinusoid example, the inner one autograd's): jitgrad's grad of grad
   of ``f`` (`autograd_names.as_jitgrads`), here of a series summed until a term is small;
+- ``jitgrad.vmap(f, in_axes)(*args)`` called inside a differentiated function (JAX's pairwise
+  kernel idiom, ``vmap(lambda x: vmap(lambda y: k(x, y))(xs))(xs)``): the loop over rows it
+  stands for (`frontend.vmap_calls`), a lambda inside a lambda hoisted in turn; an argument
+  not mapped (``in_axes=(0, None)``); ``out_axes=1`` refused, saying what to write;
 - ``autograd.misc.fixed_points.fixed_point`` (an autograd primitive no table of jitgrad's
   names): the Python loop it wraps, differentiated (`autograd_names.primitive_body`): the
   derivative of the iterate it returns, which central differences of it measure.
@@ -35,6 +39,7 @@ from fd import numeric_grad
 from plain_python import assert_runs_as_plain_python
 
 import jitgrad
+from jitgrad import vmap
 
 try:  # the autograd forms need autograd (CI's venv has none)
     import autograd
@@ -90,6 +95,33 @@ def check_partials():
         np.testing.assert_allclose(got, np.asarray(ref), rtol=1e-10, atol=1e-12)
 
 
+def kernel(a, b):
+    return np.exp(-np.sum((a - b) ** 2))
+
+
+def gram_loss(xs, amp):
+    cov = vmap(lambda x: vmap(lambda y: kernel(x, y))(xs))(xs)
+    return np.sum(np.log1p(amp * cov))
+
+
+def scaled_rows(xs, c):
+    rows = lambda x: vmap(lambda y, s: kernel(x, y) * s, in_axes=(0, None))(xs, c)
+    return np.sum(vmap(rows)(xs) ** 2)
+
+
+XS = np.array([[0.1, -0.3], [0.5, 0.2], [-0.4, 0.7], [0.0, 0.9]])
+
+
+def check_vmap_inside():
+    check(gram_loss, (XS, 1.3), (0, 1))
+    check(scaled_rows, (XS, 0.8), (0, 1))
+
+    def moved(xs):
+        return np.sum(vmap(lambda x: x * x, out_axes=1)(xs))
+    with pytest.raises(jitgrad.UnsupportedError, match="out_axes=1"):
+        jitgrad.grad(moved)(XS)
+
+
 def check_keyword_only_refused():
     def three(a, b, c):
         return a * b * c
@@ -142,8 +174,25 @@ def test_forms_as_plain_python():
     assert_runs_as_plain_python(__file__)
 
 
-def test_partial_compiled():
-    check(by_keyword, (W, X, Y), (0, 2))
+def partial_and_vmap(params, x, y, xs):
+    return by_keyword(params, x, y) + gram_loss(xs, params[0] ** 2)
+
+
+def partial_and_loops(params, x, y, xs):  # the same, its Gram matrix by loops (`vmap` from
+    cov = np.array([[kernel(a, b) for b in xs] for a in xs])  # Python compiles the lambda,
+    return by_keyword(params, x, y) + np.sum(np.log1p(params[0] ** 2 * cov))  # whose closure
+    # Numba cannot capture: the reference runs without it)
+
+
+def test_partial_and_vmap_compiled():
+    """A partial as the differentiated function, and a nested vmap in it, compiled."""
+    args, wrt = (W, X, Y), (0, 2)
+    value, grads = jitgrad.value_and_grad(functools.partial(partial_and_vmap, xs=XS),
+                                          wrt=wrt)(*args)
+    reference = functools.partial(partial_and_loops, xs=XS)
+    np.testing.assert_allclose(value, reference(*args), rtol=1e-12)
+    for k, got in zip(wrt, grads):
+        np.testing.assert_allclose(got, numeric_grad(reference, args, k), rtol=1e-6, atol=1e-7)
 
 
 @pytest.mark.skipif(autograd is None, reason="autograd is not installed")
@@ -158,6 +207,7 @@ def test_autograd_forms_compiled():
 if __name__ == "__main__":
     check_partials()
     check_keyword_only_refused()
+    check_vmap_inside()
     if autograd is not None:
         check_autograd_grad_entry()
         check_fixed_point()
