@@ -1697,6 +1697,13 @@ block(NN, "Forms from held-out real code (batch 7b)", [
       F.np_concatenate_lists_and_complex_lstsq, A(V)),
 ])
 
+block(PY, "Forms from held-out real code (batch 8c: example galleries)", [
+    r("a functools.partial as the differentiated function (JAX's GP example)",
+      F.py_functools_partial_differentiated, A(V), id="py-functools-partial-differentiated"),
+    r("jitgrad.vmap of a lambda calling vmap of a lambda, inside the function (a Gram matrix)",
+      F.py_vmap_of_lambdas_inside, A(V)),
+])
+
 ROWS: list[Row] = list(_ROWS)
 
 _ids = [row.id for row in ROWS]

@@ -14,6 +14,9 @@ own example galleries), in functions of our own:
   kernel idiom, ``vmap(lambda x: vmap(lambda y: k(x, y))(xs))(xs)``): the loop over rows it
   stands for (`frontend.vmap_calls`), a lambda inside a lambda hoisted in turn; an argument
   not mapped (``in_axes=(0, None)``); ``out_axes=1`` refused, saying what to write;
+- autograd's ``egrad(egrad(f))`` of an array inside a differentiated function (its tanh
+  example's third derivative): a gradient of a transform with respect to an array, by one
+  tangent per entry (`compose.gradient_by_tangents_trace`), the sum where it is egrad's;
 - ``autograd.misc.fixed_points.fixed_point`` (an autograd primitive no table of jitgrad's
   names): the Python loop it wraps, differentiated (`autograd_names.primitive_body`): the
   derivative of the iterate it returns, which central differences of it measure.
@@ -162,6 +165,21 @@ def check_autograd_grad_entry():
         assert dd == pytest.approx(numeric_grad(d_series, (x,), 0), rel=1e-6, abs=1e-8)
 
 
+def logistic(x):
+    return 1.0 / (1.0 + anp.exp(-x))
+
+
+def third(x):
+    return anp.sum(autograd.elementwise_grad(autograd.elementwise_grad(logistic))(x) * x)
+
+
+def check_third_derivative():
+    x = np.linspace(-1.5, 1.0, 4)
+    g = jitgrad.grad(third)(x)
+    np.testing.assert_allclose(g, numeric_grad(third, (x,), 0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(g, autograd.grad(third)(x), rtol=1e-10, atol=1e-12)
+
+
 def check_fixed_point():
     for a in (2.0, 5.0):
         g = jitgrad.grad(root)(a)
@@ -211,4 +229,5 @@ if __name__ == "__main__":
     if autograd is not None:
         check_autograd_grad_entry()
         check_fixed_point()
+        check_third_derivative()
     print("hb8c's forms: gradients agree with central differences (and JAX / autograd)")
