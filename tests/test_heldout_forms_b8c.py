@@ -17,6 +17,11 @@ own example galleries), in functions of our own:
 - autograd's ``egrad(egrad(f))`` of an array inside a differentiated function (its tanh
   example's third derivative): a gradient of a transform with respect to an array, by one
   tangent per entry (`compose.gradient_by_tangents_trace`), the sum where it is egrad's;
+- the function autograd's ``flatten_func(obj, params)`` returns (its gmm example minimises
+  it): the ``unflatten`` it closes over (autograd's ``make_vjp`` function) is flatten's by
+  construction, the tree read by calling it on zeros while building
+  (`autograd_flatten.build_flatten_funcs_unflatten`); its result is autograd's one-entry
+  vector, taken by ``[0]``;
 - ``autograd.misc.fixed_points.fixed_point`` (an autograd primitive no table of jitgrad's
   names): the Python loop it wraps, differentiated (`autograd_names.primitive_body`): the
   derivative of the iterate it returns, which central differences of it measure.
@@ -48,6 +53,7 @@ try:  # the autograd forms need autograd (CI's venv has none)
     import autograd
     import autograd.numpy as anp
     from autograd.misc.fixed_points import fixed_point
+    from autograd.misc.flatten import flatten_func
 except ImportError:
     autograd = None
 
@@ -180,6 +186,22 @@ def check_third_derivative():
     np.testing.assert_allclose(g, autograd.grad(third)(x), rtol=1e-10, atol=1e-12)
 
 
+def tree_objective(p):
+    return anp.sum(p["w"] ** 2) * p["b"][1] + anp.sum(anp.sin(p["b"][0])) + p["a"] ** 3
+
+
+def check_flatten_func():
+    params = {"w": np.array([[0.3, -0.2], [0.1, 0.5]]), "b": (np.array([0.4, 0.9, -0.3]), 1.5),
+              "a": 0.7}
+    flat_objective, _unflatten, x0 = flatten_func(tree_objective, params)
+
+    def scalar(v):
+        return flat_objective(v)[0]
+    g = jitgrad.grad(scalar)(x0)
+    np.testing.assert_allclose(g, numeric_grad(scalar, (x0,), 0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(g, autograd.grad(scalar)(x0), rtol=1e-12)
+
+
 def check_fixed_point():
     for a in (2.0, 5.0):
         g = jitgrad.grad(root)(a)
@@ -230,4 +252,5 @@ if __name__ == "__main__":
         check_autograd_grad_entry()
         check_fixed_point()
         check_third_derivative()
+        check_flatten_func()
     print("hb8c's forms: gradients agree with central differences (and JAX / autograd)")
