@@ -6,7 +6,7 @@ own example galleries), in functions of our own:
   gradient's arguments, the bound values constants (`frontend.partial_entry`); bound by
   keyword or by position, a partial of a partial, defaults of the function kept; a keyword
   bound before a positional parameter (which leaves it keyword-only) refused, saying what to
-  write;
+  write, and so is ``vmap`` of a partial (Numba compiles a plain function);
 - a function autograd's ``grad(f)`` made, handed to ``jitgrad.grad`` (autograd's
   ``grad(grad(f))`` of its sinusoid example, the inner one autograd's): jitgrad's grad of grad
   of ``f`` (`autograd_names.as_jitgrads`), here of a series summed until a term is small;
@@ -89,6 +89,8 @@ def check_partials():
     check(by_position, (X, Y), (0, 1))
     check(nested, (Y,), 0)
     assert jitgrad.grad(by_keyword, wrt="x") is not None  # the remaining parameters' names
+    with pytest.raises(jitgrad.UnsupportedError, match="not a partial"):  # (Numba compiles it)
+        vmap(by_keyword, in_axes=(0, None, None))(np.stack([W, W]), X, Y)
     try:
         import jax
         import jax.numpy as jnp
