@@ -90,7 +90,8 @@ def check_partials():
     check(nested, (Y,), 0)
     assert jitgrad.grad(by_keyword, wrt="x") is not None  # the remaining parameters' names
     with pytest.raises(jitgrad.UnsupportedError, match="not a partial"):  # (Numba compiles it)
-        vmap(by_keyword, in_axes=(0, None, None))(np.stack([W, W]), X, Y)
+        vmap(functools.partial(marginal, scale=1.0, extra=None), in_axes=(0, None, None))(
+            np.stack([W, W]), X, Y)
     try:
         import jax
         import jax.numpy as jnp
