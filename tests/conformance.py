@@ -1697,6 +1697,17 @@ block(NN, "Forms from held-out real code (batch 7b)", [
       F.np_concatenate_lists_and_complex_lstsq, A(V)),
 ])
 
+block(PY, "Forms from held-out real code (batch 8: objects in loops, quad, lambertw)", [
+    r("an object of the user's class rebound in a loop over a run-time count, on both sides "
+      "of an if", F.py_object_rebound_in_a_run_time_loop, A(V)),
+    r("scipy.integrate.quad of a function with args=, and of a closure to np.inf",
+      F.py_quad_finite_and_infinite_limits, A(V)),
+    r("scipy.special.lambertw(z).real; x[idx, 1] = v (repeated index) and x[1, 1:] += v",
+      F.py_lambertw_real_and_axis_writes, A(V)),
+    r("try: 1 / np.sqrt(f(x)) except ZeroDivisionError, f the user's function",
+      F.py_try_zero_division_around_a_call, A(V)),
+])
+
 block(PY, "Forms from held-out real code (batch 8c: example galleries)", [
     r("a functools.partial as the differentiated function (JAX's GP example)",
       F.py_functools_partial_differentiated, A(V), id="py-functools-partial-differentiated"),

@@ -5534,6 +5534,61 @@ def py_list_rebound_to_its_own_comprehension(x):
     return sum(ys)
 
 
+# ---- Forms from held-out real code (batch 8, hobj) ---------------------------------------
+
+class _Level:
+    """A state rebuilt by each step (QuTiP's Qobj, TrueSkill's Rating): never changed in place."""
+
+    def __init__(self, v, tag):
+        self.v = v
+        self.tag = tag
+
+    def __add__(self, other):
+        return _Level(self.v + other.v, self.tag)
+
+    def __rmul__(self, c):
+        return _Level(c * self.v, self.tag)
+
+
+def py_object_rebound_in_a_run_time_loop(x):
+    s = _Level(x, "s")
+    for k in range(x.shape[0]):
+        if x[k] > 0.5:
+            s = s + 0.1 * s
+        else:
+            s = s + 0.2 * _Level(np.sin(s.v), "t")
+    return np.sum(s.v ** 2)
+
+
+def _decay_density(z, a):
+    return np.exp(-a * z) / (1.0 + z)
+
+
+def py_quad_finite_and_infinite_limits(x):
+    near = scipy.integrate.quad(_decay_density, 0.0, x[0] + 1.0, args=(x[1],))[0]
+    return near + scipy.integrate.quad(lambda z: np.exp(-x[2] * z * z), x[3], np.inf)[0]
+
+
+def py_lambertw_real_and_axis_writes(x):
+    w = scipy.special.lambertw(x * 3.0).real
+    y = np.zeros((4, 3))
+    idx = np.array([2, 0, 2])
+    y[idx, 1] = w[:3]  # the last write of index 2 wins
+    y[1, 1:] += x[:2]
+    return np.sum(np.sin(y) * np.arange(1.0, 13.0).reshape(4, 3)) + np.sum(w)
+
+
+def _information(t, x):
+    return np.sum(x * x / (1.0 + np.exp(-x * t)))
+
+
+def py_try_zero_division_around_a_call(x):
+    try:
+        return 1 / np.sqrt(_information(0.3, x))
+    except ZeroDivisionError:
+        return float("inf")
+
+
 # hb8c: forms of the example galleries (autograd's, JAX's)
 def _marginal(x, scale=2.0, negative=False):
     out = scale * np.sum(np.tanh(x) ** 2)

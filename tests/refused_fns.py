@@ -25,7 +25,7 @@ def uses_try(x):
         y = 1.0 / x  # refused: try (a division, and a branch in the try)
         if y > 1.0:
             y = y - 1.0
-    except ZeroDivisionError:
+    except (ZeroDivisionError, OverflowError):  # (ZeroDivisionError alone: checked, built)
         y = x
     return y
 
@@ -481,8 +481,8 @@ def out_into_a_new_array(x):
 
 
 def writes_through_indices_beside_an_integer(x, idx):
-    y = np.zeros((5, 2))
-    y[idx, 0] += x  # refused: index-write-beside
+    y = np.zeros((5, 2, 5))
+    y[idx, 0, idx] += x  # refused: index-write-beside (one array beside integers is taken)
     return np.sum(y)
 
 

@@ -12,7 +12,9 @@ own:
 - ``np.linalg.matrix_power(A, i)`` with ``i`` known only at run time (a loop of products);
 - ``np.dot(v * v, [1.0] * v.shape[1])``: a repeated one-number list given straight to NumPy;
 - frames ``y[i * hop: i * hop + n] * win`` over a run-time count, whose size is the window's
-  (a constant slice of a constant, ``np.hanning(n + 1)[:-1]``).
+  (a constant slice of a constant, ``np.hanning(n + 1)[:-1]``);
+- a centred window of a run-time length returned by a helper and named by its caller
+  (autograd's ``convolve(..., mode="same")``: it crashed).
 
 Gradients against central finite differences (tests/fd.py) and, where JAX is installed,
 against JAX; the breadth runs as plain Python in a process of its own, one compiled gradient
@@ -134,6 +136,18 @@ def _jax_twins(jnp):
     return {quadrature: quad, controllability: ctrl, unit_rows: unit}
 
 
+def centred(x, n):
+    start = (x.shape[0] - n) // 2
+    return x[start:start + n]
+
+
+def same_mode(a, b):
+    """A centred window of a run-time length returned by a helper and named by the caller
+    (the size check the window leaves as the last statement has no output: it crashed)."""
+    out = centred(np.convolve(a, b), a.shape[0])
+    return np.sum(out * out)
+
+
 CASES = [  # (function, arguments, wrt)
     (quadrature, (0.7,), 0),
     (hankel, (np.sin(np.arange(7.0)),), 0),
@@ -143,6 +157,7 @@ CASES = [  # (function, arguments, wrt)
     (framed, (np.sin(0.7 * np.arange(30.0)),), 0),
     (unit_rows, (V,), 0),
     (shaped, (np.array([0.3, -0.2, 0.5, 0.9]),), 0),
+    (same_mode, (np.cos(np.arange(5.0)), np.array([0.5, -1.0, 2.0])), (0, 1)),
 ]
 
 

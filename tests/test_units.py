@@ -512,6 +512,7 @@ CORPUS_GAPS = {"arccos", "arcsin", "arcsinh", "bincount", "cast", "cosh", "dft",
                "nextafter", "outer", "sinh", "vander"}
 # Gaps tested in a test of their own (np.float32's rounding is too fine for the check below).
 TESTED_ELSEWHERE = {"round_float32",  # tests/test_numpy_surface.py
+                    "lambertw",  # scipy.special.lambertw(z).real: tests/test_object_loops_b8.py
                     "root_at", "implicit_root",  # brentq's roots: tests/test_scipy_solvers.py
                     "eigh_vectors_upper",  # eigh(a, "U"): tests/test_autograd_names.py
                     # scipy.special.wofz and complex loggamma: tests/test_complex_special.py

@@ -40,6 +40,7 @@ from jitgrad.frontend.build_ast import (
     RETURNED,
     RETVAL,
     CarryAttribute,
+    CarryObject,
     ListOfArrays,
     ReadAfterLoop,
     UnrollLoop,
@@ -95,6 +96,7 @@ class Builder(Statements, Handlers, Branches, ListArrays, Containers, Loops, Vie
         self.enclosing = enclosing  # for a nested function: the one it was defined in
         self.depth = 0 if caller is None else caller.depth + 1
         self.in_loop = False  # inside a loop of the graph (a `For` or `While`)
+        self.zero_checks = 0  # inside a try catching ZeroDivisionError (`zero_checked_try`)
         # len(gb.made) where the innermost loop's body began, a caller's too (`detach_view`)
         self.loop_made = caller.loop_made if caller is not None else 0
         self.loops_building: list = []  # the loop statements being built, outermost first
@@ -104,6 +106,10 @@ class Builder(Statements, Handlers, Branches, ListArrays, Containers, Loops, Vie
         # loops over a range of a few iterations known while building (their keys): unrolled
         # where they carry an array that changes shape (`UnrollLoop`)
         self.unrollable: set = set()
+        # loops over range(len(x)) of an argument x of at most 16 rows in the example call:
+        # unrolled, that size assumed, where their body names an attribute by the loop's
+        # variable (`setattr(self, f"c{i}", c)`: `Indexing.unroll_for_name`)
+        self.assumable: dict = {}
         # np.random's draws, seeds and generators, in program order (`frontend.draws`)
         self.draws = caller.draws if caller is not None else Recorder(gb)
         self.stale_at_merge: set[Var] = set()  # values out of date as a branch ends
@@ -232,6 +238,8 @@ class LoopSeeds(dict):
         self.unrolled: set = set()  # loops unrolled: they carry arrays that change shape
         # a loop (its key) -> the attributes it carries: (class qualname, attribute) pairs
         self.attributes: dict = {}
+        # a loop (its key) -> the names of objects it rebinds: it carries their attributes
+        self.objects: dict = {}
 
 
 def _leaf_name(path: str) -> str:
@@ -373,6 +381,11 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
                 raise AssertionError(f"attribute {r.attr} carried by {r.key} and still "
                                      "changed") from None
             seeds.attributes.setdefault(r.key, set()).add(r.attr)
+        except CarryObject as r:  # an object rebound in a loop: its attributes carried
+            if r.name in seeds.objects.get(r.key, ()):
+                raise AssertionError(f"object {r.name} carried by {r.key} and still "
+                                     "rebound") from None
+            seeds.objects.setdefault(r.key, set()).add(r.name)
         except UnrollLoop as r:  # a few iterations whose arrays change shape: unrolled
             if r.key in seeds.unrolled:
                 raise AssertionError(f"loop {r.key} unrolled and still built as a loop") from None

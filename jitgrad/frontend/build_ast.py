@@ -125,6 +125,16 @@ class CarryAttribute(Exception):
         self.key, self.attr = key, attr
 
 
+class CarryObject(Exception):
+    """Internal: a loop over a run-time count rebinds ``name`` to an object of the user's
+    class (``key``: the loop's file, line and column); `build.build` starts again with the
+    loop carrying that object's attributes (`ObjectCarries.object_carries`)."""
+
+    def __init__(self, key: tuple, name: str):
+        super().__init__(f"{key} {name}")
+        self.key, self.name = key, name
+
+
 class UnrollLoop(Exception):
     """Internal: a loop over a range of a few iterations known while building carries an
     array whose shape may change from one iteration to the next (``h = h[1:]``); `build.build`

@@ -34,6 +34,8 @@ from jitgrad.frontend.build_ast import (
     same_constant,
     same_structure,
 )
+from jitgrad.frontend.build_values import is_user_object
+from jitgrad.frontend.object_carries import merged_object
 from jitgrad.lang import complex_pairs, numpy_written, scipy_sparse, symbolic
 from jitgrad.lang.symbolic import Sym
 
@@ -330,6 +332,9 @@ class Branches:
                                       self.merged_value(merged.im, merges))
         if isinstance(merged, scipy_sparse.Sparse):
             return scipy_sparse.Sparse(self.merged_value(merged.dense, merges), merged.matrix)
+        if is_user_object(merged) and any(isinstance(v, Carry) for v in vars(merged).values()):
+            for attr, v in vars(merged).items():  # (made by `merged_object`: its own)
+                setattr(merged, attr, self.merged_value(v, merges))
         return merged
 
     def placeholder(self, like, block):
@@ -383,6 +388,10 @@ class Branches:
                 self.merge(f"{name}_im", zt.im, ze.im, then_block, else_block, loc, cond))
         if same_constant(vt, ve):
             return vt
+        merged = merged_object(lambda n, a, b: self.merge(n, a, b, then_block, else_block, loc,
+                                                          cond), name, vt, ve)
+        if merged is not None:  # an object of the user's on both sides: by its attributes
+            return merged
         vt, ve = self.rows_as_arrays(name, vt, ve), self.rows_as_arrays(name, ve, vt)
         if not (is_atom_value(vt) and is_atom_value(ve)):
             if same_structure(vt, ve):

@@ -507,9 +507,13 @@ def _b_getattr(b, args, kwargs, node):
 
 def _b_setattr(b, args, kwargs, node):
     """``setattr(self, f"c{i}", c)``: set as ``obj.name = value`` is (`set_attribute_of`)."""
+    if not kwargs and len(args) == 3 and not isinstance(args[1], str):
+        b.unroll_for_name(node)  # `setattr(self, f"c{i}", c)` in a short loop: unrolled
     if kwargs or len(args) != 3 or not isinstance(args[1], str):
         raise UnsupportedError("setattr() of an object, a name known while building and a "
-                               "value", b.loc(node))
+                               "value (a loop's variable names one where the loop runs over "
+                               "range() of at most 16 constant bounds, or over an argument of "
+                               "at most 16 rows, then unrolled)", b.loc(node))
     b.set_attribute_of(args[0], args[1], args[2], node)
 
 

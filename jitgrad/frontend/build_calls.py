@@ -24,6 +24,7 @@ from jitgrad.core.ir import Var, dims_of
 from jitgrad.frontend import (
     autograd_flatten,
     autograd_names,
+    build_quad,
     build_solvers,
     custom_call,
     draws,
@@ -60,7 +61,8 @@ from jitgrad.lang import (
 from jitgrad.lang.symbolic import Sym
 
 # their functions call each other: built inline
-WRITTEN_MODULES = (numpy_written.__name__, build_solvers.__name__, scipy_sparse.__name__)
+WRITTEN_MODULES = (numpy_written.__name__, build_solvers.__name__, build_quad.__name__,
+                   scipy_sparse.__name__)
 
 
 def _own_out(fn) -> bool:
@@ -321,6 +323,8 @@ class Calls:
             value = self.sparse_call(fn, args, kwargs, node)
             if value is not NotImplemented:
                 return value
+        if isinstance(fn, BuildMethod) and fn.takes_complex:  # (`object_carries`)
+            return fn(args, kwargs, node)
         if complex_pairs.takes(fn, args, kwargs) and not _users_code(fn) and \
                 fn not in (str, repr):  # (of a complex value: a label, `_b_text`)
             if custom_call.is_traceable(fn) or custom_call.is_custom_rule(fn):
@@ -389,6 +393,8 @@ class Calls:
         root_finder = build_solvers.root_finder_for(fn)
         if root_finder is not None:  # newton, root_scalar: the same, by their methods
             return root_finder(self, args, kwargs, node)
+        if build_quad.quad_for(fn):  # an adaptive Gauss-Kronrod integration, written out
+            return build_quad.build_quad(self, args, kwargs, node)
         if build_solvers.odeint_for(fn):  # an adaptive Runge-Kutta integration, written out
             return build_solvers.build_odeint(self, args, kwargs, node)
         scipy_fn = scipy_api.handler_for(fn) or scipy_sparse.handler_for(fn)

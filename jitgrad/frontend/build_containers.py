@@ -47,6 +47,8 @@ class BuildMethod:
     """``lst.pop`` of a container known while building: called, it changes the container
     (`Containers.change`)."""
 
+    takes_complex = False  # called before complex arguments are looked at (`Calls.call`)
+
     def __init__(self, builder, target, base, attr):
         self.builder, self.target, self.base, self.attr = builder, target, base, attr
 

@@ -473,6 +473,7 @@ class Expressions(Indexing):
             raise UnsupportedError("@ needs arrays", self.loc(node))
         if op is operator.pow and isinstance(a, int) and isinstance(b, Sym):
             a = float(a)
+        self.zero_check(op, a, b, node)  # (inside a try that catches ZeroDivisionError)
         try:
             return op(a, b)
         except ZeroDivisionError:

@@ -388,6 +388,15 @@ class Indexing:
             if self.loop_key(loop) in self.unrollable:
                 raise UnrollLoop(self.loop_key(loop))
 
+    def unroll_for_name(self, node) -> None:
+        """An attribute named by a run-time value inside loops being built: the innermost of
+        them over a range of a few iterations known while building, or over ``range(len(x))``
+        of an argument of a few rows in the example call (`Loops.assumed_stop`), is unrolled
+        (`UnrollLoop`); else nothing."""
+        for loop in reversed(getattr(self, "loops_building", [])):
+            if self.loop_key(loop) in self.unrollable or self.loop_key(loop) in self.assumable:
+                raise UnrollLoop(self.loop_key(loop))
+
     def getitem(self, array, index, node):
         self.check_try_index(array, index, node)
         if isinstance(array, complex_pairs.Complex):  # z[i]: of each part

@@ -45,7 +45,8 @@ class LoopHeaders:
             return False
         tag = f"@{self.gb.new_tag()}"
         self.env["%complex" + tag] = complex
-        parts = {n: (f"%{n}_re{tag}", f"%{n}_im{tag}") for n in names}
+        parts = {n: (f"%{n.lstrip('%')}_re{tag}", f"%{n.lstrip('%')}_im{tag}")
+                 for n in names}  # (a part of an object carried by a loop: `object_carries`)
 
         def load(name):
             return ast.Name(id=name, ctx=ast.Load())
@@ -61,12 +62,30 @@ class LoopHeaders:
                                     for a in ("real", "imag")], ctx=ast.Load())
             return ast.Assign(targets=[targets], value=value)
 
-        def join(n):
-            return ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store())], value=joined(n))
+        loop = self.with_parts(stmt, names, split, joined)
+        loop.jitgrad_complex_parts = True
+        before = [ast.fix_missing_locations(ast.copy_location(split(n), stmt)) for n in names]
+        after = [ast.fix_missing_locations(ast.copy_location(_assign(n, joined(n)), stmt))
+                 for n in names]
+        for s in before:
+            self.build_stmt(s)
+        for n in names:  # within the loop, z is made from its parts
+            self.env[n] = Undefined(f"`{n}` is a complex number carried by the loop")
+        self.build_stmt(loop)
+        for s in after:
+            self.build_stmt(s)
+        return True
 
-        class Reads(ast.NodeTransformer):  # z read in the test or iterator: its parts joined
+    @staticmethod
+    def with_parts(stmt, names, split, joined):
+        """The loop ``stmt`` carrying each of ``names`` as parts: its body begins by making
+        the name from them (``n = joined(n)``, an expression), and takes them again
+        (``split(n)``, a statement) at its end and before each ``continue`` and ``break`` of
+        this loop; its test or iterator reads the name made from its parts."""
+
+        class Reads(ast.NodeTransformer):  # n read in the test or iterator: its parts joined
             def visit_Name(self, node):
-                if node.id in parts and isinstance(node.ctx, ast.Load):
+                if node.id in names and isinstance(node.ctx, ast.Load):
                     return joined(node.id)
                 return node
 
@@ -88,24 +107,13 @@ class LoopHeaders:
             return out
 
         loop = copy.copy(stmt)
-        loop.body = ([join(n) for n in names] + splits_before_jumps(stmt.body)
+        loop.body = ([_assign(n, joined(n)) for n in names] + splits_before_jumps(stmt.body)
                      + [split(n) for n in names])
         if isinstance(loop, ast.While):
             loop.test = Reads().visit(copy.deepcopy(stmt.test))
         else:
             loop.iter = Reads().visit(copy.deepcopy(stmt.iter))
-        loop.jitgrad_complex_parts = True
-        before = [ast.fix_missing_locations(ast.copy_location(split(n), stmt)) for n in names]
-        after = [ast.fix_missing_locations(ast.copy_location(join(n), stmt)) for n in names]
-        ast.fix_missing_locations(ast.copy_location(loop, stmt))
-        for s in before:
-            self.build_stmt(s)
-        for n in names:  # within the loop, z is made from its parts
-            self.env[n] = Undefined(f"`{n}` is a complex number carried by the loop")
-        self.build_stmt(loop)
-        for s in after:
-            self.build_stmt(s)
-        return True
+        return ast.fix_missing_locations(ast.copy_location(loop, stmt))
 
     def as_range_loop(self, stmt):
         """``for`` over ``enumerate``, ``zip``, ``reversed`` and ``numba.prange``, rewritten as a
@@ -306,3 +314,7 @@ class LoopHeaders:
                                    "arrays (or reversed(range(...)))", self.loc(node))
         name = hidden("seq", seq)
         return seq.shape[0], lambda k: ast.Subscript(value=name, slice=k, ctx=ast.Load())
+
+
+def _assign(name: str, value) -> ast.Assign:
+    return ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=value)

@@ -33,6 +33,7 @@ from jitgrad.frontend.build_ast import (
     RAISED,
     RETURNED,
     RETVAL,
+    CarryObject,
     Iterator,
     RunTimeRange,
     Undefined,
@@ -49,7 +50,9 @@ from jitgrad.frontend.build_loop_headers import LoopHeaders
 from jitgrad.frontend.build_values import is_user_object
 from jitgrad.frontend.build_views import view_bases
 from jitgrad.frontend.desugar_lists import UNROLLED_AT_MOST
+from jitgrad.frontend.object_carries import ObjectCarries
 from jitgrad.lang import numpy_api, symbolic
+from jitgrad.lang.size_tokens import size_token
 from jitgrad.lang.symbolic import Sym
 
 
@@ -64,13 +67,13 @@ def held_ids(values) -> set[int]:
             todo.extend(v.values() if isinstance(v, dict) else v)
     return ids
 
-class Loops(LoopHeaders, Carries):
+class Loops(LoopHeaders, ObjectCarries, Carries):
     """The `Builder`'s loops: methods mixed into `build.Builder`."""
 
     # -- loops ---------------------------------------------------------------------------
 
     def stmt_For(self, stmt):
-        if self.complex_carries(stmt):
+        if self.object_carries(stmt) or self.complex_carries(stmt):
             return
         listed = getattr(stmt, "jitgrad_list_of", None)  # (`desugar_lists.unrolled_alternative`)
         stmt = self.as_range_loop(stmt)
@@ -92,6 +95,7 @@ class Loops(LoopHeaders, Carries):
             start, stop, step = {1: [0, *bounds, 1], 2: [*bounds, 1], 3: bounds}[len(bounds)]
             if isinstance(step, int) and step == 0:
                 raise ShapeError("range() step must not be zero", self.loc(call))
+            stop = self.assumed_stop(stmt, start, stop, step)
             if all(type(b) is int for b in (start, stop, step)) and \
                     len(range(start, stop, step)) <= UNROLLED_AT_MOST:
                 if self.loop_key(stmt) in self.seeds.unrolled:  # its arrays change shape
@@ -141,6 +145,26 @@ class Loops(LoopHeaders, Carries):
             return
         raise UnsupportedError("a for loop must run over range(...) or a 1-D array",
                                self.loc(it))
+
+    def assumed_stop(self, stmt, start, stop, step):
+        """``stop`` of ``range(start, stop, step)``; where it is an argument's axis (``len(x)``,
+        ``x.shape[0]``) of at most 16 entries in the example call, ``start`` and ``step``
+        literals, and the loop is to be unrolled (`unroll_for_name`), that size, assumed (and
+        checked first thing, as `size_assumptions` are). Else ``stop`` itself."""
+        if not (isinstance(stop, Sym) and not stop.ndim and type(start) is int
+                and type(step) is int and self.gb.assume_sizes):
+            return stop
+        token = size_token(self.gb.atom(stop))
+        n = self.gb.example_sizes.get(self.gb.size_class(token)) if token is not None else None
+        if n is None or token not in self.gb.param_axes or len(range(start, n, step)) > \
+                UNROLLED_AT_MOST:
+            return stop
+        key = self.loop_key(stmt)
+        if key not in self.seeds.unrolled:
+            self.assumable[key] = n
+            return stop
+        self.gb.assume_same_size(token, n)
+        return n if self.gb.size_class(token) == n else stop
 
     def refuse_list_of_others(self, name, stmt) -> None:
         """A loop appending to the list ``name`` tuples, or arrays of shapes known only inside
@@ -251,6 +275,9 @@ class Loops(LoopHeaders, Carries):
             if not is_atom_value(v) and stmt is not None and \
                     self.loop_key(stmt) in self.unrollable:
                 raise UnrollLoop(self.loop_key(stmt))
+            if is_user_object(v) and stmt is not None and name not in self.seeds.objects.get(
+                    self.loop_key(stmt), ()):
+                raise CarryObject(self.loop_key(stmt), name)  # its attributes carried
             if not is_atom_value(v):
                 what = "dict" if isinstance(v, dict) else "set" if isinstance(
                     v, frozenset) else "list or tuple" if isinstance(v, tuple) else None
@@ -540,7 +567,7 @@ class Loops(LoopHeaders, Carries):
                     "f": np.float64, "i": np.int64, "b": np.bool_}[type_.kind])
 
     def stmt_While(self, stmt):
-        if self.complex_carries(stmt):
+        if self.object_carries(stmt) or self.complex_carries(stmt):
             return
         self.seed_names(stmt)
         flags = self.loop_flags(stmt.body)

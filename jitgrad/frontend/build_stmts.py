@@ -424,6 +424,8 @@ class Statements(Writes):
             if isinstance(array, (tuple, dict)):  # a list or dict known while building
                 self.container_setitem(stmt.target, array, self.expr(stmt.value), op)
                 return
+            if self.write_along_axis(stmt.target, lambda: self.expr(stmt.value), stmt.op):
+                return  # x[i, idx] += v: through a view, as NumPy writes it
             index = self.index(stmt.target.slice, store=True)
             current = self.getitem(array, index, stmt.target)
             value = self.apply_op(op, current, self.expr(stmt.value), stmt)
@@ -577,7 +579,8 @@ class Statements(Writes):
             if isinstance(array, (tuple, dict)):  # a list or dict known while building
                 self.container_setitem(target, array, value)
                 return
-            self.setitem(target, array, self.index(target.slice, store=True), value)
+            if not self.write_along_axis(target, lambda: value):  # (x[i, idx] = v: a view)
+                self.setitem(target, array, self.index(target.slice, store=True), value)
         elif isinstance(target, ast.Attribute):
             self.set_attribute(target, value)
         else:
@@ -634,7 +637,7 @@ class Statements(Writes):
         if isinstance(value, Sym) and isinstance(value.atom, Var):
             stmts = self.gb.block.stmts
             var = value.atom
-            if (stmts and isinstance(stmts[-1], Eqn) and stmts[-1].outs[0] is var
+            if (stmts and isinstance(stmts[-1], Eqn) and stmts[-1].outs and stmts[-1].outs[0] is var
                     and var.name.startswith("_t") and stmts[-1].prim != "setitem"):
                 self.gb.namer.used.discard(var.name)
                 var.name = self.gb.namer.fresh(base(name))

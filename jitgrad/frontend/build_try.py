@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
+import operator
 import sys
 import types as pytypes
 import warnings
@@ -26,6 +27,7 @@ from jitgrad.frontend.build_ast import RAISED, jumps
 from jitgrad.frontend.build_builtins import cholesky_fails, is_zero
 from jitgrad.frontend.build_values import is_user_object
 from jitgrad.frontend.parse import MATH_DOMAINS, guards
+from jitgrad.lang.symbolic import Sym
 
 # context managers that change how floating-point warnings are reported, never a value
 _QUIET_CONTEXTS = (np.errstate, warnings.catch_warnings, contextlib.nullcontext)
@@ -120,6 +122,9 @@ class Handlers:
         if getattr(stmt, "jitgrad_guarded", False):
             self.guarded_try(stmt)
             return
+        if getattr(stmt, "jitgrad_zero_checked", False):
+            self.zero_checked_try(stmt)
+            return
         refusal = getattr(stmt, "jitgrad_refusal", None)
         if refusal is not None:
             self.decided_try(stmt, UnsupportedError(refusal.message, refusal.loc))
@@ -143,6 +148,40 @@ class Handlers:
                 f"{e.error.__name__} at line {e.loc.lineno if e.loc else '?'}: test the "
                 "condition with `if` instead, or move the call out of the try",
                 self.loc(stmt)) from None
+
+    def zero_checked_try(self, stmt):
+        """A try whose handlers catch ZeroDivisionError only, around code that may raise
+        otherwise (a call of the user's function: ``1 / np.sqrt(info(theta))``): its body,
+        ``else`` and ``finally`` run; what else the body raises, Python raises too. Each
+        division (``/``, ``//``, ``%``) of two numbers built meanwhile, here or in the
+        functions it calls, whose divisor is not a NumPy function's value, checks at run time
+        that the divisor is not zero and raises ZeroDivisionError there (`zero_check`): the
+        compiled code does not take the handler, and never gives a value where Python
+        would have taken it (NumPy's numbers, which give inf, raise too: a run-time refusal,
+        not a wrong value)."""
+        self.zero_checks += 1
+        try:
+            self.build_stmts(stmt.body)
+        finally:
+            self.zero_checks -= 1
+        self.build_stmts(stmt.orelse + stmt.finalbody)
+
+    def zero_check(self, op, a, b, node) -> None:
+        """Inside `zero_checked_try` (of this function or a caller): the run-time test that
+        ``a op b``, a division of two numbers, does not divide by zero."""
+        if op not in (operator.truediv, operator.floordiv, operator.mod) or any(
+                isinstance(v, Sym) and v.ndim or not isinstance(v, (Sym, int, float))
+                for v in (a, b)) or not isinstance(b, Sym):
+            return
+        right = getattr(node, "right", None)
+        builder = self
+        while builder is not None and not builder.zero_checks:
+            builder = builder.caller
+        if builder is None or (isinstance(right, ast.Call) and _numpy_call(self, right)):
+            return
+        self.build_written(f"if JGZ(JGD):\n    raise ZeroDivisionError({_NO_HANDLER!r})\n",
+                           node, {"JGZ": "is_zero", "JGD": "divisor"},
+                           {"JGZ": is_zero, "JGD": b})
 
     def decided_kinds(self, stmt) -> list | None:
         """The exception classes each handler of ``stmt`` catches, where all are TypeError,
@@ -282,3 +321,15 @@ class Handlers:
         self.build_written("\n".join(lines) + "\n", stmt,
                            {"JGZ": "is_zero", "JGC": "cholesky_fails"},
                            {"JGZ": is_zero, "JGC": cholesky_fails}, parts=parts)
+
+
+def _numpy_call(builder, call) -> bool:
+    """Whether ``call`` calls a function of NumPy's (its value a NumPy number, which Python
+    divides by without raising)."""
+    try:
+        fn = builder.expr(call.func) if isinstance(call.func, (ast.Name, ast.Attribute)) \
+            else None
+    except Exception:  # noqa: BLE001 (an attribute of a run-time value: not NumPy's)
+        return False
+    module = str(getattr(fn, "__module__", "") or "")
+    return isinstance(fn, np.ufunc) or module == "numpy" or module.startswith("numpy.")

@@ -446,6 +446,78 @@ class Writes:
                 if now is not v.atom:
                     self.env[name] = self.gb.sym(now)
 
+    def write_along_axis(self, target, value_of, op=None) -> bool:
+        """``x[i, idx] = v`` (or ``op=``): one 1-D integer array ``idx`` beside integers and
+        slices, written as NumPy writes it, through a view: ``t = np.moveaxis(x[i, :], p, 0)``
+        (the array's axis first), then ``t[idx] = v'`` with ``v`` broadcast to the shape
+        NumPy gives ``x[i, idx]`` (its index array's axis where NumPy puts it: in place when
+        the integers and ``idx`` are adjacent, else first) and that axis moved first. So the
+        last write of a repeated index wins, and ``+=`` adds once per index, as NumPy's; the
+        adjoint is the 1-D write's. ``value_of()`` gives ``v``. Returns whether it wrote
+        (False: another index; its items are names and constants, read again there)."""
+        items = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
+        if len(items) < 2 or any(isinstance(i, ast.Starred) or (
+                isinstance(i, ast.Constant) and i.value in (None, Ellipsis)) for i in items):
+            return False
+        if not all(_plain(i) if not isinstance(i, ast.Slice) else all(
+                p is None or _plain(p) for p in (i.lower, i.upper, i.step)) for i in items) \
+                or not any(isinstance(i, (ast.Name, ast.Attribute)) for i in items):
+            return False  # (read twice where another index takes it: names only)
+        tag = f"@{self.gb.new_tag()}"
+
+        def hidden(kind, v):
+            name = f"%{kind}{tag}_{len(self.env)}"
+            self.env[name] = v
+            return ast.Name(id=name, ctx=ast.Load())
+
+        values = [None if isinstance(i, ast.Slice) else self.expr(i) for i in items]
+        arrays = [k for k, v in enumerate(values) if isinstance(v, Sym) and v.ndim]
+        if len(arrays) != 1:
+            return False
+        k = arrays[0]
+        idx = values[k]
+        rows_only = k == 0 and all(isinstance(i, ast.Slice) and i.lower is None and i.upper
+                                   is None and i.step is None for i in items[1:])
+        if idx.ndim != 1 or idx.type.kind != "i" or rows_only or not all(
+                v is None or isinstance(v, int) or isinstance(v, Sym) and v.type.kind == "i"
+                for v in values):
+            return False
+        basic = []
+        for item, v in zip(items, values):
+            if item is items[k]:
+                basic.append(ast.Slice())
+            elif v is None:
+                basic.append(ast.Slice(*(None if p is None else hidden("bound", self.expr(p))
+                                         for p in (item.lower, item.upper, item.step))))
+            else:
+                basic.append(hidden("at", v))
+        slices = [isinstance(i, ast.Slice) for i in items]
+        p = sum(slices[:k])  # idx's axis in the view (the integers' axes dropped)
+        advanced = [j for j, s in enumerate(slices) if not s]
+        adjacent = advanced == list(range(advanced[0], advanced[-1] + 1))
+        q = sum(slices[:advanced[0]]) if adjacent else 0  # its axis in NumPy's x[i, idx]
+        loc = self.loc(target)
+        view = f"jg_view_{self.gb.new_tag()}"  # (a name the scatter's written code reads)
+        self.build_stmt(ast.fix_missing_locations(ast.copy_location(ast.Assign(
+            targets=[ast.Name(id=view, ctx=ast.Store())], value=ast.Subscript(
+                value=target.value, slice=ast.Tuple(elts=basic, ctx=ast.Load()),
+                ctx=ast.Load())), target)))
+        self.gb.loc = loc
+        if p:  # (the name dropped again after the write)
+            self.env[view] = symbolic.NUMPY[np.moveaxis](self.env[view], p, 0)
+        moved = self.env[view]
+        shape = (*moved.shape[1:q + 1], idx.shape[0], *moved.shape[q + 1:])
+        value = symbolic.NUMPY[np.broadcast_to](value_of(), shape)
+        if q:
+            value = symbolic.NUMPY[np.moveaxis](value, q, 0)
+        slot = ast.Subscript(value=ast.Name(id=view, ctx=ast.Load()),
+                             slice=hidden("index", idx), ctx=ast.Store())
+        stmt = ast.Assign(targets=[slot], value=hidden("value", value)) if op is None else \
+            ast.AugAssign(target=slot, op=op, value=hidden("value", value))
+        self.build_stmt(ast.fix_missing_locations(ast.copy_location(stmt, target)))
+        self.env.pop(view, None)
+        return True
+
 
 def _spliced(block: list, parts: dict) -> list:
     """``block`` with each statement ``NAME`` (a key of ``parts``) replaced by its statements,
@@ -460,3 +532,12 @@ def _spliced(block: list, parts: dict) -> list:
                 setattr(s, field, _spliced(getattr(s, field), parts))
         out.append(s)
     return out
+
+
+def _plain(node) -> bool:
+    """A name, an attribute of one, or a constant (a negated one too): read again at no cost."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, (ast.Name, ast.Constant))

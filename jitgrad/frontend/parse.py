@@ -626,6 +626,13 @@ def _catches_index_error(src: FunctionSource, node: ast.Try) -> bool:
     return False
 
 
+def _catches_zero_division_only(src: FunctionSource, node: ast.Try) -> bool:
+    """Whether every handler of ``node`` names ZeroDivisionError alone, without ``as``."""
+    return bool(node.handlers) and all(
+        h.type is not None and h.name is None and not isinstance(h.type, ast.Tuple)
+        and _handler_type(src, h.type) is ZeroDivisionError for h in node.handlers)
+
+
 def _catches_type_errors_only(src: FunctionSource, node: ast.Try) -> bool:
     """Whether every handler of ``node`` names builtin exceptions that the types of the values
     decide (TypeError, AttributeError, NameError and their subclasses), without ``as``:
@@ -725,6 +732,13 @@ def _fence_try(src: FunctionSource, node: ast.Try, root=None) -> None:
                 "`np.linalg.cholesky` alone in the try (jitgrad checks that at run time), or "
                 "use the result", src.loc(stmt))
         found = _may_raise(src, stmt, deferred=deferred)
+        if found and _catches_zero_division_only(src, node) and not any(
+                isinstance(s, (ast.Break, ast.Continue)) for b in node.body
+                for s in ast.walk(b)):
+            # only a zero divisor is caught: the build checks each division of numbers at run
+            # time and raises there (`build_try.Handlers.zero_checked_try`)
+            node.jitgrad_zero_checked = True
+            return
         if found:
             refusal = UnsupportedError(
                 "try/except is supported only around code that cannot raise (the compiled "

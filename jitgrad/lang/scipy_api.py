@@ -147,6 +147,22 @@ def polygamma(n, x):
     return record(rows[n], x)
 
 
+def lambertw(z, k=0, tol=1e-8):
+    """scipy.special.lambertw on its principal branch (k = 0) of a real z >= -1/e, where its
+    value is real: W_0(z) as a real number (``.real`` is itself, ``.imag`` zero); nan below
+    -1/e, where SciPy's value is complex. Another branch, or a complex z, is refused."""
+    if records(k) or k != 0:
+        raise UnsupportedError("scipy.special.lambertw of a branch other than the principal "
+                               "one (k=0): jitgrad computes W_0 of a real z >= -1/e; for "
+                               "k=-1 solve w * exp(w) = z with scipy.optimize.brentq on "
+                               "[w_lo, -1]", loc_of(z))
+    if isinstance(z, complex) or (not records(z) and np.iscomplexobj(z)):
+        raise UnsupportedError("scipy.special.lambertw of a complex argument: jitgrad "
+                               "computes W_0 of a real z >= -1/e (pass z.real where the "
+                               "imaginary part is zero)", loc_of(z))
+    return record("lambertw", z)
+
+
 def _shifted(x, start, stop):
     """x[start:stop] along the first axis (a view)."""
     spec = (("s", start is not None, stop is not None, False),)
@@ -333,7 +349,7 @@ def handler_for(fn):
                               ("gamma", lambda x: record("gamma", x)),
                               ("digamma", lambda x: record("digamma", x)),
                               ("psi", lambda x: record("digamma", x)),
-                              ("polygamma", polygamma),
+                              ("polygamma", polygamma), ("lambertw", lambertw),
                               ("factorial", factorial), ("xlogy", xlogy),
                               ("loggamma", loggamma), ("wofz", wofz),
                               ("xlog1py", xlog1py), ("cosm1", cosm1), ("poch", poch),

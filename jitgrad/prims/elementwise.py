@@ -187,10 +187,43 @@ def tetragamma_scalar(x):
     return reflected + result - f * (1.0 + 1.0 / x + f * (0.5 - tail))
 
 
+def lambertw_scalar(z):
+    """The principal branch W_0(z) of Lambert's W (w e^w = z) for real z >= -1/e (nan below,
+    as its value there is complex): Halley's iteration from the branch point's series in
+    sqrt(2 (e z + 1)) below -0.3, log1p(z) up to 3, log z - log log z beyond."""
+    if math.isnan(z) or z < -1.0 / math.e - 1e-15:
+        return math.nan
+    if z == math.inf:
+        return math.inf
+    if z <= -1.0 / math.e:
+        return -1.0
+    if z < -0.3:
+        p = math.sqrt(max(2.0 * (math.e * z + 1.0), 0.0))
+        w = -1.0 + p * (1.0 - p * (1.0 / 3.0 - p * 11.0 / 72.0))
+    elif z <= 3.0:
+        w = math.log1p(z)
+    else:
+        lz = math.log(z)
+        llz = math.log(lz)
+        w = lz - llz + llz / lz
+    for _ in range(64):
+        ew = math.exp(w)
+        f = w * ew - z
+        wp1 = w + 1.0
+        if wp1 == 0.0:
+            break
+        step = f / (ew * wp1 - (w + 2.0) * f / (2.0 * wp1))
+        w -= step
+        if abs(step) <= 4e-16 * (1.0 + abs(w)):
+            break
+    return w
+
+
 gammaln = _elementwise("gammaln", np.vectorize(lgamma_scalar, otypes=[float]), **COSTLY)
 gamma = _elementwise("gamma", np.vectorize(gamma_scalar, otypes=[float]), **COSTLY)
 digamma = _elementwise("digamma", np.vectorize(digamma_scalar, otypes=[float]), **COSTLY)
 trigamma = _elementwise("trigamma", np.vectorize(trigamma_scalar, otypes=[float]), **COSTLY)
+lambertw = _elementwise("lambertw", np.vectorize(lambertw_scalar, otypes=[float]), **COSTLY)
 tetragamma = _elementwise("tetragamma", np.vectorize(tetragamma_scalar, otypes=[float]),
                           **COSTLY)
 
@@ -257,6 +290,8 @@ def _no_fourth_derivative(g, ans, x):
 defvjp("gammaln", lambda g, ans, x: g * digamma(x))
 defvjp("gamma", lambda g, ans, x: g * (ans * digamma(x)))
 defvjp("digamma", lambda g, ans, x: g * trigamma(x))
+# W'(z) = W / (z (1 + W)) = 1 / (e^W (1 + W)): the second form holds at z = 0 too (W' = 1)
+defvjp("lambertw", lambda g, ans, z: g / (np.exp(ans) * (ans + 1.0)))
 defvjp("trigamma", lambda g, ans, x: g * tetragamma(x))
 defvjp("tetragamma", _no_fourth_derivative)
 

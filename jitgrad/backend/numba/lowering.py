@@ -168,6 +168,7 @@ LOWER: dict[str, Callable] = {
     "digamma": lambda a, p, t: f"_rt.digamma({a[0]})",
     "trigamma": lambda a, p, t: f"_rt.trigamma({a[0]})",
     "tetragamma": lambda a, p, t: f"_rt.tetragamma({a[0]})",
+    "lambertw": lambda a, p, t: f"_rt.lambertw({a[0]})",
     "gammainc_slope": _runtime_call("gammainc_slope"),
     **{name: _runtime_call(name) for name in complex_special.PARTS},
     # SciPy's special functions: its compiled kernels, as ufuncs (`runtime_elementwise`)
