@@ -42,7 +42,7 @@ from jitgrad.core.errors import (
 )
 from jitgrad.core.settings import Settings
 from jitgrad.core.types import Type
-from jitgrad.frontend import draws
+from jitgrad.frontend import autograd_names, draws
 from jitgrad.frontend.parse import FunctionSource
 from jitgrad.specialisations import Compiled, Generated, Specialisations
 
@@ -268,7 +268,9 @@ def grad(fn=None, wrt=0, *, has_aux=False, parallel=False, memory_cap=None):
 
 def _gradient(fn, wrt, with_value: bool, options: dict):
     """A `GradFunction` of a plain function; of a transform (``grad(grad(f))``), its
-    `compose.NestedGrad` (forward mode over the transform's own trace)."""
+    `compose.NestedGrad` (forward mode over the transform's own trace). A function autograd's
+    ``grad(f)`` made is jitgrad's grad of ``f`` (`autograd_names.as_jitgrads`)."""
+    fn = autograd_names.as_jitgrads(fn)
     if compose.is_transform(fn):
         if options.get("has_aux"):
             raise UnsupportedError(f"has_aux=True with {fn!r}: a gradient of a transform "

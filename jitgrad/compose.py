@@ -403,13 +403,16 @@ class NestedGrad:
     def jitgrad_trace(self, types: tuple, args: tuple) -> Traced:
         """This gradient as IR: the inner function's trace once per ``wrt`` argument, each
         copy differentiated by forward mode with its seed's tangent 1.0. Scalar ``wrt`` only."""
+        if len(self.wrt) == 1 and not self.with_value and types[self.wrt[0]].ndim:
+            return gradient_by_tangents_trace(self, self.wrt[0], types, args)
         for k in self.wrt:
             if types[k].ndim:
                 raise UnsupportedError(
-                    f"{self!r} differentiates the array argument {self.param_names[k]!r}, and "
-                    "is transformed again: three derivatives deep, jitgrad takes float "
-                    "arguments only. Differentiate with respect to floats, or call this "
-                    "gradient outside the transform")
+                    f"{self!r} differentiates the array argument {self.param_names[k]!r} "
+                    "among others (or with its value), and is transformed again: three "
+                    "derivatives deep, jitgrad takes one array argument (or floats). "
+                    "Differentiate with respect to one, or call this gradient outside "
+                    "the transform")
         first = None
         stmts = []
         grads = []
@@ -519,6 +522,45 @@ def jacobian_trace(fn, k: int, types: tuple, args) -> Traced:
         namespace = {"np": np, "tangent": TangentFunction(fn, k)}
         exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - our own template
         made = _JACOBIANS[key] = namespace[f"jacobian_of_{name}"]
+    return trace(made, types, args)
+
+
+_GRADIENT_BY_TANGENTS = """\
+def gradient_of_{name}({params}):
+    units = np.eye(np.size({x}))
+    out = np.zeros(np.size({x}))
+    for i in range(np.size({x})):
+        out[i] = np.sum(tangent({params}, np.reshape(units[i], np.shape({x}))))
+    return np.reshape(out, np.shape({x}))
+"""
+
+
+def gradient_by_tangents_trace(nested: NestedGrad, k: int, types: tuple, args) -> Traced:
+    """The trace of ``nested`` (a gradient of a transform) with respect to its array argument
+    ``k``: a function written here that takes ``fn``'s tangent along each unit vector of the
+    argument, in a loop (one forward pass per entry, as `jacobian_trace`'s), each entry of the
+    gradient that tangent. ``fn`` returns one float; or an array, summed, where it is
+    autograd's ``elementwise_grad`` (``one_entry == "sum"``: the gradient of the sum). What
+    lets ``egrad(egrad(f))`` of an array be differentiated once more."""
+    fn = nested.fn
+    t = trace(fn, types, None)
+    summed = getattr(nested, "one_entry", False) == "sum"
+    if len(t.returns) != 1 or t.returns[0].type.kind != "f" or (
+            t.returns[0].type.ndim and not summed):
+        raise SignatureError(f"grad needs a function that returns one float; {fn!r} returns "
+                             + (f"{len(t.returns)} values" if len(t.returns) != 1
+                                else f"{t.returns[0].type}"))
+    key = ("gradient", fn, k)
+    made = _JACOBIANS.get(key)
+    if made is None:
+        params = ", ".join(f"a{j}" for j in range(len(types)))
+        name = "".join(c if c.isalnum() else "_" for c in getattr(fn, "__name__", "f"))
+        text = _GRADIENT_BY_TANGENTS.format(name=name, params=params, x=f"a{k}")
+        filename = f"<jitgrad gradient of {name} wrt {k} by tangents: {len(_JACOBIANS)}>"
+        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+        namespace = {"np": np, "tangent": TangentFunction(fn, k)}
+        exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - our own template
+        made = _JACOBIANS[key] = namespace[f"gradient_of_{name}"]
     return trace(made, types, args)
 
 

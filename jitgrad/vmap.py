@@ -18,6 +18,8 @@ change shape, a transform other than grad and value_and_grad.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from jitgrad import compose, pipeline
@@ -140,6 +142,10 @@ class VmapFunction:
         if any(pytree.is_tree(a) for a in first):
             raise UnsupportedError("vmap of a plain function takes arrays and numbers; map "
                                    "jitgrad.grad(f) to pass trees")
+        if isinstance(self.fn, functools.partial):  # (Numba compiles the function as it is)
+            raise UnsupportedError(f"vmap of {self.fn!r}: Numba compiles a plain function, not "
+                                   "a partial; map a def that calls it (`def g(w, x): return "
+                                   "f(w, x, scale=3.0)`), or jitgrad.grad of the partial")
         found = draws.random_call_in(self.fn)
         if found:  # Numba's np.random draws from a generator of its own, not NumPy's
             raise UnsupportedError(

@@ -1733,6 +1733,13 @@ block(PY, "Forms from held-out real code (lists, hleft7)", [
       F.py_dict_of_zip_and_a_dict_entry_written, A(V)),
 ])
 
+block(PY, "Forms from held-out real code (batch 8c: example galleries)", [
+    r("a functools.partial as the differentiated function (JAX's GP example)",
+      F.py_functools_partial_differentiated, A(V), id="py-functools-partial-differentiated"),
+    r("jitgrad.vmap of a lambda calling vmap of a lambda, inside the function (a Gram matrix)",
+      F.py_vmap_of_lambdas_inside, A(V)),
+])
+
 ROWS: list[Row] = list(_ROWS)
 
 _ids = [row.id for row in ROWS]

@@ -48,6 +48,8 @@ from numba.typed import List as TList
 from numba.typed import Set as TSet
 from scipy._lib._array_api import array_namespace, xp_promote
 
+import jitgrad
+
 # =====================================================================================
 # 1a. numba-python: "Supported Python features"
 # =====================================================================================
@@ -5693,3 +5695,18 @@ def py_dict_of_zip_and_a_dict_entry_written(x):
     for j in range(2):
         S["S1"][j] = p["a"] * x[j]
     return np.sum(S["S1"]) + p["b"] * p["c"]
+
+
+# hb8c: forms of the example galleries (autograd's, JAX's)
+def _marginal(x, scale=2.0, negative=False):
+    out = scale * np.sum(np.tanh(x) ** 2)
+    return -out if negative else out
+
+
+py_functools_partial_differentiated = partial(_marginal, negative=True)
+
+
+def py_vmap_of_lambdas_inside(x):
+    xs = np.reshape(x, (2, 2))
+    cov = jitgrad.vmap(lambda a: jitgrad.vmap(lambda b: np.exp(-np.sum((a - b) ** 2)))(xs))(xs)
+    return np.sum(cov * cov)

@@ -8,6 +8,7 @@ tracer, which jitgrad does not read; these handlers are `build_builtins.BY_NAME`
 from __future__ import annotations
 
 import functools
+import os
 
 import numpy as np
 
@@ -78,6 +79,40 @@ def build_unflatten(b, args, kwargs, node):
         start = stop
         return symbolic.NUMPY[np.reshape](value, t.shape)
     return build(tree)
+
+
+def is_flatten_funcs_unflatten(fn, src) -> bool:
+    """Whether ``fn``, called in ``src``, is the ``unflatten`` autograd's ``flatten_func``
+    closes over: autograd's ``make_vjp`` function (the vjp of its ``_flatten``), called in the
+    function ``flatten_func`` returns (``lambda _x, *args: flatten(func(unflatten(_x),
+    *args))[0]``, in autograd's flatten.py), where it is that by construction."""
+    code = getattr(fn, "__code__", None)
+    return (code is not None and code.co_name == "vjp"
+            and code.co_filename.endswith(os.path.join("autograd", "core.py"))
+            and src.filename.endswith(os.path.join("autograd", "misc", "flatten.py")))
+
+
+def build_flatten_funcs_unflatten(b, fn, args, kwargs, node):
+    """``unflatten(_x)`` in ``flatten_func``'s function: the tree ``flatten`` was given, its
+    structure and shapes read by calling autograd's ``unflatten`` on zeros of the vector's
+    length in the call being built (plain NumPy, no gradient), then made of ``_x``'s entries as
+    `build_unflatten` makes it."""
+    vector = args[0] if len(args) == 1 and not kwargs else None
+    size = None
+    if isinstance(vector, Sym) and vector.ndim == 1:  # (its length in the example call, the
+        size = vector.size if isinstance(vector.size, int) else b.decided_length(vector)  # build
+    if size is None:  # checking it first thing: `decided_length`)
+        raise UnsupportedError("flatten_func's unflatten of a vector (of a length known while "
+                               "building)", b.loc(node))
+    template = fn(np.zeros(size))
+
+    def as_known(t):
+        if isinstance(t, (tuple, list)):
+            return type(t)(as_known(v) for v in t)
+        if isinstance(t, dict):
+            return {k: as_known(v) for k, v in t.items()}
+        return b.known(np.asarray(t, dtype=float), node) if np.ndim(t) else 0.0
+    return build_unflatten(b, (as_known(template), vector), {}, node)
 
 
 HANDLERS = {("autograd.misc.flatten", "flatten"): build_flatten}

@@ -9,7 +9,8 @@ so the derivative is jitgrad's own rule of that NumPy or SciPy function.
   function it wraps in ``.fun``: ``autograd.numpy.sin.fun is numpy.sin``,
   ``autograd.scipy.stats.norm.pdf.fun`` is SciPy's bound ``norm.pdf``. autograd's own
   primitives (``.fun`` defined in autograd: ``autograd.scipy.signal.convolve``) are left as
-  they are; jitgrad's tables name them.
+  they are; jitgrad's tables name them. One no table names is the Python code it wraps
+  (`primitive_body`: ``fixed_point``'s loop), differentiated as jitgrad differentiates it.
 * A *no-trace primitive* (``np.shape``, ``np.ndim``, ``autograd.builtins.isinstance``) is the
   function behind its ``__wrapped__``.
 * A Python function autograd writes over NumPy's (``np.concatenate``, ``np.stack``,
@@ -24,7 +25,8 @@ so the derivative is jitgrad's own rule of that NumPy or SciPy function.
   (`TRANSFORMS`, filled by the package, a layer above: ``jitgrad.grad(g)(x)`` in a body is
   built as `custom_call` builds it). autograd's ``elementwise_grad`` is jitgrad's grad of the
   sum of the result (autograd's is the vjp of ones: the same). A function those transforms made
-  (``df = grad(fun)``, then ``df(x)`` in the function) is jitgrad's of the same ``fun``.
+  (``df = grad(fun)``, then ``df(x)`` in the function) is jitgrad's of the same ``fun``; so
+  is one handed to jitgrad's own ``grad`` or ``value_and_grad`` (`as_jitgrads`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import builtins
 import importlib
 import os
 import sys
+import types
 
 # autograd's namespace -> the module it mirrors
 MIRRORS = (("autograd.numpy", "numpy"), ("autograd.numpy.linalg", "numpy.linalg"),
@@ -103,6 +106,26 @@ def stands_for(fn):
         return made
     _fill()
     return _TABLE.get(id(fn), fn)
+
+
+def primitive_body(fn):
+    """The Python function an autograd primitive of autograd's own wraps (its ``.fun``:
+    ``autograd.misc.fixed_points.fixed_point``'s loop), for one no table of jitgrad's names
+    (the builder asks last, after its tables); ``fn`` itself for anything else. Its derivative
+    is jitgrad's of that code: of the value it computes (fixed_point's: of the iterate it
+    returns, through its loop; autograd's rule is the implicit one at the limit, which differs
+    from it by about the iteration's tolerance)."""
+    inner = getattr(fn, "fun", None)
+    if getattr(fn, "_is_autograd_primitive", False) is True and isinstance(inner, types.FunctionType):
+        return inner
+    return fn
+
+
+def as_jitgrads(fn):
+    """``fn``, or jitgrad's transform where ``fn`` is a function autograd's ``grad(fun)`` (or
+    value_and_grad, jacobian, hessian, elementwise_grad) made: what the entry points
+    differentiate when handed one (``jitgrad.grad(autograd.grad(f))`` is grad of grad)."""
+    return (_made_transform(fn) if "autograd" in sys.modules else None) or fn
 
 
 def _made_transform(fn):

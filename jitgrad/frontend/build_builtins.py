@@ -21,7 +21,7 @@ import numpy as np
 
 from jitgrad.core.errors import RaisesInPython, UnsupportedError
 from jitgrad.core.ir import Var, dims_of
-from jitgrad.frontend import array_api, autograd_flatten, function_args
+from jitgrad.frontend import array_api, autograd_flatten, function_args, vmap_calls
 from jitgrad.frontend.build_ast import (
     BuildIterator,
     BuildList,
@@ -767,7 +767,9 @@ BUILTINS[list_of] = lambda b, args, kwargs, node: (  # list(x) read as an array 
 # functions of a library looked up by (module, name): importing the library would be a cost
 BY_NAME = {("numba.misc.special", "literal_unroll"): _literal_unroll,
            **array_api.HANDLERS,  # SciPy's array_namespace and apply_where
-           **autograd_flatten.HANDLERS}  # autograd.misc.flatten
+           **autograd_flatten.HANDLERS,  # autograd.misc.flatten
+           **vmap_calls.HANDLERS}  # jitgrad.vmap(f)(xs) in the function: a loop
+BUILTINS[vmap_calls.mapped_call] = vmap_calls.build_mapped_call
 BUILTINS[autograd_flatten.unflatten_like] = autograd_flatten.build_unflatten
 BUILTINS.update(function_args.HANDLERS)  # np.piecewise, np.apply_over_axes
 BUILTINS.update({fn: _b_sequence(fn.__name__) for fn in (sorted, list, tuple, reversed, zip,

@@ -22,6 +22,7 @@ import numpy as np
 from jitgrad.core.errors import JitgradError, ShapeError, UnsupportedError, instead
 from jitgrad.core.ir import Var, dims_of
 from jitgrad.frontend import (
+    autograd_flatten,
     autograd_names,
     build_quad,
     build_solvers,
@@ -415,6 +416,9 @@ class Calls:
             raise UnsupportedError(f"{fn_name(fn)} is not supported", self.loc(node))
         if library in LIBRARIES or library in sys.stdlib_module_names:  # not the user's code
             raise UnsupportedError(f"calling {fn_name(fn)} is not supported", self.loc(node))
+        if autograd_flatten.is_flatten_funcs_unflatten(target, self.src):
+            return autograd_flatten.build_flatten_funcs_unflatten(self, target, args, kwargs, node)
+        target = autograd_names.primitive_body(target)  # (autograd's fixed_point: its loop)
         if isinstance(target, pytypes.FunctionType):
             return self.inline(target, args, kwargs, node)
         raise UnsupportedError(f"calling {fn_name(fn)} is not supported", self.loc(node))

@@ -105,13 +105,15 @@ def _statements(stmts: list, forms: _Forms) -> list:
             continue
         if (isinstance(s, ast.Assign) and len(s.targets) == 1
                 and isinstance(s.targets[0], ast.Name) and isinstance(s.value, ast.Lambda)):
-            out.append(_as_def(s.targets[0].id, s.value))  # f = lambda t: ...
+            out.append(_lambda_def(s.targets[0].id, s.value, forms))  # f = lambda t: ...
             continue
         before = []
         root = "test" if isinstance(s, ast.If) else "value" if isinstance(s, ROOTS) else None
         if root is not None and getattr(s, root, None) is not None:
             expr = getattr(s, root)
             expr, hoisted = _hoist_lambdas(expr, forms.fresh)
+            for d in hoisted:  # (a lambda in the lambda: `lambda x: vmap(lambda y: ...)`)
+                d.body = _statements(d.body, forms)
             before += hoisted
             expr, hoisted = _hoist_walruses(expr)
             before += hoisted
@@ -371,6 +373,13 @@ def _as_def(name: str, lam: ast.Lambda) -> ast.FunctionDef:
         node.type_params = []
     ast.copy_location(node, lam)
     locate(node, lam)
+    return node
+
+
+def _lambda_def(name: str, lam: ast.Lambda, forms) -> ast.FunctionDef:
+    """``name = lambda ...`` as a ``def``, the lambdas in its body hoisted in turn."""
+    node = _as_def(name, lam)
+    node.body = _statements(node.body, forms)
     return node
 
 

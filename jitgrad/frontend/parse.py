@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import builtins
 import dataclasses
+import functools
 import inspect
 import linecache
 import sys
@@ -21,6 +22,7 @@ from typing import ClassVar
 import numpy as np
 
 from jitgrad.core.errors import Loc, SignatureError, UnsupportedError, refused
+from jitgrad.frontend import partial_entry
 from jitgrad.frontend.desugar import REDUCERS, Fresh, desugar
 from jitgrad.frontend.desugar_forms import desugar_forms
 from jitgrad.frontend.desugar_generators import desugar_generators
@@ -189,7 +191,13 @@ def check_entry(src: FunctionSource) -> None:
 
 def _read(fn) -> FunctionSource:
     fn = unwrap(fn)
+    if isinstance(fn, functools.partial):  # its remaining parameters, as a function's
+        fn = partial_entry.as_function(fn) or fn
     name = getattr(fn, "__qualname__", repr(fn))
+    if isinstance(fn, functools.partial):
+        raise UnsupportedError(f"{name} leaves a keyword-only parameter without a default (a "
+                               "keyword bound before a positional one): write the function "
+                               "(`def loss(a, c): return f(a, 2.0, c)`)")
     if not isinstance(fn, pytypes.FunctionType):
         raise UnsupportedError(f"{name} is not a plain Python function (a {type(fn).__name__})")
     code = fn.__code__
