@@ -19,6 +19,7 @@ change shape, a transform other than grad and value_and_grad.
 from __future__ import annotations
 
 import functools
+import re
 
 import numpy as np
 
@@ -116,7 +117,21 @@ class VmapFunction:
                 batched.append(len(flat_rows))
                 flat_rows.append(r)
         flat_rows = [_entry_arg(a, f) for a, f in zip(flat_rows, flat_first)]
-        result = entry(*flat_first)
+        try:
+            result = entry(*flat_first)
+        except Exception as e:
+            if post is not None or isinstance(self.fn, GradFunction) or \
+                    not pipeline.backend_of(Settings()).is_compile_error(e):
+                raise
+            text = re.sub(r"\x1b\[[0-9;]*m", "", str(e))  # (Numba's colours)
+            first_line = next((ln.strip().rstrip(".") for ln in text.splitlines()
+                               if ln.strip() and not ln.startswith("Failed in")),
+                              type(e).__name__)
+            raise UnsupportedError(
+                f"jitgrad.vmap compiles a plain function with numba.njit, which could not "
+                f"compile {compose.qualname(self.fn)}: {first_line}. Map a function Numba "
+                "compiles (no jitgrad transform or closure over a row inside it), or call "
+                "vmap inside a function jitgrad differentiates, where it is a loop") from None
         structure = pytree.structure(result, lambda v: not isinstance(v, tuple))
         leaves = pytree.leaves(result) if structure is not pytree.LEAF else [result]
         outs = [np.empty((n,) + np.shape(v), dtype=np.asarray(v).dtype) for v in leaves]

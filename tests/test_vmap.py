@@ -3,6 +3,8 @@ in_axes/out_axes. Per-example gradients against central differences row by row
 (`tests/fd.py`) and JAX's vmap where installed; compiled, as users run them (its speed
 against a Python loop: ``python -m bench.vmap``)."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -105,3 +107,18 @@ def test_against_jax():
     want = jax.vmap(jax.grad(loss_jax), in_axes=(None, 0, 0))(W, X, Y)
     got = jitgrad.vmap(jitgrad.grad(example_loss), in_axes=(None, 0, 0))(W, X, Y)
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+
+
+def test_a_plain_function_numba_cannot_compile_is_refused_naming_it():
+    """vmap of a plain function calling vmap of a closure over its row: Numba cannot compile
+    it (it was Numba's TypingError, coloured); the refusal names the function and says what
+    to write. Inside a differentiated function the same form is a loop (test_heldout_forms_b8c)."""
+    x = np.arange(6.0).reshape(3, 2)
+
+    def gram(x):
+        return jitgrad.vmap(lambda a: jitgrad.vmap(lambda b: np.sum(a * b))(x))(x)
+
+    if os.environ.get("JITGRAD_DISABLE_JIT"):
+        pytest.skip("Numba compiles nothing with the JIT disabled")
+    with pytest.raises(jitgrad.UnsupportedError, match="lambda.*Map a function Numba compiles"):
+        gram(x)
