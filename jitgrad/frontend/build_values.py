@@ -181,8 +181,7 @@ class Values:
                             "makes its objects with its own __new__", self.loc(node))
                     return made
                 if is_user_object(made):
-                    self.made_objects[id(made)] = (made, self.gb.block)
-                    self.note_owned_arrays(made)
+                    self.note_made_object(made)
                 return made
             except JitgradError as e:
                 made = self.build_instance(fn, args, kwargs, node)
@@ -238,6 +237,17 @@ class Values:
                                    f"(NumPy changes both): write `{name} = "
                                    f"{name}.reshape(...)`", self.loc(target))
         self.env[name] = numpy_api.np_reshape(array, shape)
+
+    def note_made_object(self, obj) -> None:
+        """``obj``, made by running its class while building, and the objects of the user's
+        its ``__init__`` made and gave it alone (``self.steering = SteeringParameters()``):
+        objects made while building, whose attributes the function may set."""
+        self.made_objects[id(obj)] = (obj, self.gb.block)
+        self.note_owned_arrays(obj)
+        for value in vars(obj).values():
+            if is_user_object(value) and id(value) not in self.made_objects \
+                    and sys.getrefcount(value) <= 3:  # (the dict, `value`, the argument)
+                self.note_made_object(value)
 
     def note_owned_arrays(self, obj) -> None:
         """The arrays NumPy made for ``obj``'s attributes while its ``__init__`` ran, held by

@@ -357,7 +357,8 @@ def handler_for(fn):
                           ("scipy.fft", scipy_stats.FFT), ("scipy.fftpack", scipy_stats.FFT),
                           ("scipy.linalg.lapack", scipy_stats.LAPACK),
                           ("autograd.scipy.signal", scipy_stats.AUTOGRAD_SIGNAL),
-                          ("autograd.numpy", numpy_composed.AUTOGRAD_NUMPY)):
+                          ("autograd.numpy", numpy_composed.AUTOGRAD_NUMPY),
+                          ("scipy.integrate", numpy_composed.INTEGRATE)):
         loaded = sys.modules.get(module)
         if loaded is not None:
             for name, handler in table.items():
