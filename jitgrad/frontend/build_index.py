@@ -458,6 +458,17 @@ class Indexing:
                     # `(a, b, c)[i]` of numbers, i known at run time: a vector, then a read
                     return symbolic.record("getitem", symbolic.NUMPY[np.stack](list(array)), atoms[0],
                                     index_spec=("i",))
+                if (len(spec) == 1 and spec[0] == "i" and isinstance(atoms[0], Sym) and array
+                        and any(isinstance(a, symbolic.COMPLEX_TYPES) for a in array)
+                        and all(symbolic.ndim_of(a) == 0 and not isinstance(a, bool) and
+                                isinstance(a, (Sym, int, float, *symbolic.COMPLEX_TYPES))
+                                for a in array)):
+                    # a list of complex numbers (a constellation), i known at run time: the
+                    # vectors of their parts, then a read of each
+                    parts = [complex_pairs.lift(a) for a in array]
+                    return complex_pairs.pair(*(symbolic.record(
+                        "getitem", symbolic.NUMPY[np.stack]([getattr(p, k) for p in parts]),
+                        atoms[0], index_spec=("i",)) for k in ("re", "im")))
                 if spec[0] == "i" and any(isinstance(a, Sym) for a in atoms) and all(
                         isinstance(row, (tuple, list)) for row in array):
                     # `table[i]` of a list of lists of numbers (a module's table), i known at

@@ -43,7 +43,7 @@ from jitgrad.frontend.build_ast import (
     is_atom_value,
     subscript_targets,
 )
-from jitgrad.frontend.build_builtins import BUILTINS
+from jitgrad.frontend.build_builtins import BUILTINS, itertools_made
 from jitgrad.frontend.build_carries import Carries
 from jitgrad.frontend.build_loop_headers import LoopHeaders
 from jitgrad.frontend.build_values import is_user_object
@@ -134,8 +134,10 @@ class Loops(LoopHeaders, Carries):
             self.refuse_list_of_others(listed, stmt)
             self.build_for(stmt, "%i", 0, seq.shape[0], 1, (stmt.target.id, seq))
             return
-        if isinstance(seq, (dict, type({}.items()), type({}.keys()), type({}.values()))):
-            seq = tuple(seq)  # a dict known while building: its keys, items or values
+        if isinstance(seq, (dict, type({}.items()), type({}.keys()), type({}.values()))) or \
+                itertools_made(seq):
+            seq = tuple(seq)  # a dict known while building: its keys, items or values; what
+            # itertools made of values known then (`product(levels, repeat=2)`)
         if isinstance(seq, (tuple, list)):  # a Python tuple: unrolled
             self.build_unrolled(stmt, list(seq))
             return

@@ -296,19 +296,22 @@ class _Lists(ListReads):
             made.jitgrad_first = first[0]
         appends, conditional, jumps = [], False, False
         assigned = store_names([loop])
+        reads = []  # `xs[-1]`, `len(xs)` in the loop: of the items appended so far
 
         def visit(node, chain, under_if):
             nonlocal conditional, jumps
             if isinstance(node, (ast.Break, ast.Continue, ast.Return)):
                 conditional = jumps = True
+            if self.growing_read(node, name, len(first)):
+                reads.append(node)
+                return
             if self.is_append(node, name):
                 call = node.value
                 if len(call.args) != 1 or call.keywords:
                     self.refuse("`.append` with other than one argument", node)
                 appends.append((node, list(chain)))
                 conditional = conditional or under_if
-                for child in ast.walk(call.args[0]):
-                    visit(child, chain, under_if)  # (the item must not read the list)
+                visit(call.args[0], chain, under_if)  # (the item reads it as `growing_read`)
                 return
             if isinstance(node, ast.Name) and node.id == name:
                 self.refuse(f"reading the list `{name}` in the loop that appends to it", node)
@@ -339,6 +342,7 @@ class _Lists(ListReads):
         self.check_uses(name, loop, after, made if unrolled is not None else None)
         count, k = self.fresh(f"{name.lstrip('_')}_n"), self.fresh(f"{name.lstrip('_')}_k")
         buffer = self.fresh(f"{name.lstrip('_')}_buf") if conditional else name
+        self.read_growing(loop, reads, buffer, k)
         for node, _ in appends:
             write = ast.Assign([ast.Subscript(_name(buffer), _name(k), ast.Store())],
                                node.value.args[0])
@@ -375,6 +379,35 @@ class _Lists(ListReads):
             for j, stmt in enumerate(start + [loop] + last):
                 stmt.jitgrad_unrolled = (made, unrolled if j == 0 else None)
         return start + [loop] + last
+
+    def growing_read(self, node, name: str, made_with: int) -> bool:
+        """Whether ``node``, in the loop appending to the list ``name`` (made with
+        ``made_with`` items), reads it as the array filled so far can give it: ``len(name)``,
+        or ``name[-j]`` for a constant ``j`` of at most ``made_with`` (so never before the
+        list's start: a trajectory's ``xs[-1]``, its last state)."""
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and \
+                isinstance(node.value, ast.Name) and node.value.id == name:
+            j = int_literal(node.slice)
+            return j is not None and -made_with <= j < 0
+        return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id == "len" and "len" not in self.bound
+                and "len" not in self.globals and len(node.args) == 1 and not node.keywords
+                and isinstance(node.args[0], ast.Name) and node.args[0].id == name)
+
+    def read_growing(self, loop, reads: list, buffer: str, k: str) -> None:
+        """The `growing_read` nodes in ``loop`` as reads of the array ``buffer`` the loop
+        fills, whose first ``k`` entries are the list's items: ``xs[-j]`` is
+        ``buffer[k - j]``, ``len(xs)`` is ``k``."""
+        swaps = {}
+        for node in reads:
+            if isinstance(node, ast.Subscript):
+                node.value = locate_as(_name(buffer), node.value)
+                node.slice = locate_as(ast.BinOp(_name(k), ast.Add(), ast.Constant(
+                    int_literal(node.slice))), node.slice)
+            else:
+                swaps[id(node)] = locate_as(_name(k), node)
+        if swaps:
+            Swap(swaps).visit(loop)
 
     def unrolled_alternative(self, name, loop, made, appends, jumps, first):
         """For a list made empty and appended to, once per iteration, by a loop over

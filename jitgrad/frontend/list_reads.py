@@ -186,6 +186,8 @@ class ListReads:
         refuses the call, `build_calls`)."""
         parent = self.parents.get(id(node))
         if isinstance(parent, ast.Subscript) and parent.value is node:
+            if isinstance(parent.slice, ast.Slice) and self.slice_read_as_array(parent):
+                return None  # np.mean(errs[n // 2:]): the array's slice, read as NumPy would
             if isinstance(parent.slice, (ast.Slice, ast.Tuple)):
                 return "sliced (a slice of a list is a list)"
             return None
@@ -316,6 +318,17 @@ class ListReads:
             self.check_uses(parent.targets[0].id, parent, [])
             return None
         return self.misuse(call)
+
+    def slice_read_as_array(self, sliced: ast.Subscript) -> bool:
+        """Whether the slice ``sliced`` of a list is read only as the same slice of the array
+        of its items gives it: an argument of a function that reads its arguments as arrays
+        (`reads_as_array`: ``np.mean(out[k:])``, ``sum(out[:n])``), or the sequence of a
+        ``for``."""
+        holder = self.parents.get(id(sliced))
+        if isinstance(holder, ast.For) and holder.iter is sliced:
+            return True
+        return isinstance(holder, ast.Call) and any(a is sliced for a in holder.args) and \
+            self.reads_as_array(holder) and not self.is_sorted(holder)
 
     def reads_as_array(self, call: ast.Call) -> bool:
         f = call.func
