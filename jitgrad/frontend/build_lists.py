@@ -15,7 +15,7 @@ import numpy as np
 
 from jitgrad.core.errors import UnsupportedError, instead
 from jitgrad.core.ir import Var
-from jitgrad.frontend.build_ast import UNROLLED, ListOfArrays
+from jitgrad.frontend.build_ast import INTEGERS, UNROLLED, ListOfArrays
 from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import Sym
 
@@ -51,7 +51,10 @@ class ListArrays:
         """The array a list built in a loop becomes (`desugar_lists`): one entry per item, or,
         once a first attempt found its items to be arrays (`ListOfArrays`), one row each."""
         count = self.expr(stmt.value.args[0])
-        dims = self.dims_of_rows(self.seeds.lists.get(self.list_key(made), ()), made)
+        rows = self.seeds.lists.get(self.list_key(made), ())
+        if rows == INTEGERS:  # of integers (`[i for i in range(n) if ...]`): as NumPy's
+            return symbolic.NUMPY[np.empty](count, dtype=np.int64)
+        dims = self.dims_of_rows(rows, made)
         return symbolic.NUMPY[np.empty]((count, *dims)) if dims else \
             symbolic.NUMPY[np.empty](count)
 
@@ -98,6 +101,7 @@ class ListArrays:
             raise ListOfArrays(self.list_key(stmt.jitgrad_list), UNROLLED)
         kind = (value.type.kind if isinstance(value, Sym) and not value.ndim else
                 "f" if isinstance(value, (int, float)) and not isinstance(value, bool) else None)
+        self.note_integer_item(value, stmt)
         if kind not in ("f", "i"):
             what = (f"an array of rank {value.ndim}" if isinstance(value, Sym) and value.ndim
                     else "a bool" if kind == "b" or isinstance(value, bool)
@@ -105,6 +109,19 @@ class ListArrays:
             raise UnsupportedError(f"a list of numbers only: appending {what} to `{name}` (or "
                                    f"making it an item of a list comprehension) is not "
                                    f"supported; {instead('list of arrays')}", self.loc(stmt))
+
+    def note_integer_item(self, value, stmt) -> None:
+        """A list of numbers is an array of integers while every item appended is one (an
+        int, or an integer of the graph: a loop's index), as NumPy's array of the list is:
+        the first such item found starts the build again with an int64 array, and a number
+        of another kind appended to it after that, with a float array (for good)."""
+        integer = (isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+                   or isinstance(value, Sym) and not value.ndim and value.type.kind == "i")
+        key = self.list_key(stmt.jitgrad_list)
+        if integer and key_free(self, stmt):
+            raise ListOfArrays(key, INTEGERS)
+        if not integer and self.seeds.lists.get(key) == INTEGERS:
+            raise ListOfArrays(key, ())
 
     def initial_size(self, token):
         """An axis of an array a loop carries (`GraphBuilder.shape_from`) as its initial

@@ -92,7 +92,7 @@ _NUMPY_READERS = {
     "where", "maximum", "minimum", "clip", "interp", "trapz", "trapezoid", "nansum",
     # (each takes np.asarray of its first argument: a list and the array of its items are one)
     "transpose", "diag", "diagflat", "diagonal", "trace", "squeeze", "reshape", "atleast_1d",
-    "atleast_2d",
+    "atleast_2d", "ix_", "delete", "take",
 }
 # NumPy's module, and the modules that mirror it (``import autograd.numpy as np``)
 _NUMPY_NAMES = ("numpy", *(ours for ours, theirs in autograd_names.MIRRORS if theirs == "numpy"))
@@ -185,6 +185,11 @@ class ListReads:
         (``call.jitgrad_list_args``: the builder checks the callee's own reads of it, or
         refuses the call, `build_calls`)."""
         parent = self.parents.get(id(node))
+        holder = self.parents.get(id(parent))
+        if isinstance(parent, ast.Tuple) and isinstance(holder, ast.Subscript) and \
+                holder.slice is parent or isinstance(parent, ast.Subscript) and \
+                parent.slice is node:
+            return None  # K[keep, 1], x[idx]: an index array, as NumPy reads the list
         if isinstance(parent, ast.Subscript) and parent.value is node:
             if isinstance(parent.slice, ast.Slice) and self.slice_read_as_array(parent):
                 return None  # np.mean(errs[n // 2:]): the array's slice, read as NumPy would

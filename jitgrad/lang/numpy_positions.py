@@ -502,15 +502,18 @@ class OuterIndex(tuple):
 
 
 def np_ix(*args):
-    """``np.ix_`` of two integer vectors (a list, a tuple or an array each): an `OuterIndex`."""
+    """``np.ix_`` of two integer or boolean vectors (a list, a tuple or an array each; a
+    boolean one stands for the positions of its True entries, as NumPy's): an `OuterIndex`."""
     vectors = [as_array(a) for a in args]
     if len(vectors) != 2 or any(ndim_of(v) != 1 for v in vectors):
         raise UnsupportedError("np.ix_ of other than two vectors (the rows and columns of a "
                                "matrix's block are supported)", loc_of(*vectors))
-    for v in vectors:
+    for k, v in enumerate(vectors):
         kind = v.type.kind if records(v) else np.asarray(v).dtype.kind
-        if kind not in "iu":
-            raise UnsupportedError("np.ix_ of a boolean or float vector (integer rows and "
+        if kind == "b":  # K[np.ix_(free, free)]: the free rows and columns
+            vectors[k] = np_nonzero(v)[0]
+        elif kind not in "iu":
+            raise UnsupportedError("np.ix_ of a float vector (integer or boolean rows and "
                                    "columns are supported)", loc_of(*vectors))
     return OuterIndex(*vectors)
 
