@@ -501,6 +501,8 @@ def linalg_eigh(a, b=None, *args, lower=True, eigvals_only=False, overwrite_a=Fa
         _refuse("scipy.linalg.eigh with type, a subset by value, a subset of indices known "
                 "only at run time, or positional options",
                 "jitgrad takes a, b, lower, eigvals_only, subset_by_index and driver", a)
+    if subset != slice(None) and driver in ("ev", "evd", "gv", "gvd"):
+        raise ValueError(f'"{driver}" cannot compute subsets of eigenvalues')  # (SciPy's)
     read = (lambda m: m) if lower else _np(np.transpose)  # the upper triangle: m.T's lower
     a = read(matrix_operand("eigh", a))
     if b is None:
