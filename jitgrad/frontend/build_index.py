@@ -151,9 +151,12 @@ class Indexing:
                               "mask write" if store else "mask read", self.loc(node))
             return ("q", tuple(spec)), [leading] + atoms
         if gathered is not None:
-            if "n" in spec or paired is not None and "i" in spec:
-                raise refused("indexing with an integer array beside None, or with two "
-                              "beside integers", "integer arrays", self.loc(node))
+            if "n" in spec:
+                raise refused("indexing with an integer array beside None", "integer arrays",
+                              self.loc(node))
+            if paired is not None and "i" in spec:
+                raise refused("indexing with two integer arrays beside integers",
+                              "integer arrays", self.loc(node))
             if paired is not None:  # (the rank the ellipsis stands for: `gather_pairs`)
                 return ("xp", gathered[0], tuple(spec)), atoms + [gathered[1], paired]
             if "e" in spec:  # (the rank the ellipsis stands for: `gather_along`)

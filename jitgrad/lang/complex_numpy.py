@@ -269,7 +269,7 @@ def complex_isinstance(z, classinfo):
         return False
     raise UnsupportedError("isinstance of a complex value against a class NumPy's complex128 "
                            "and Python's complex answer differently for (test against "
-                           "complex or np.ndarray)", loc_of(*complex_pairs._parts(lift(z))))
+                           "complex or np.ndarray)", loc_of(lift(z).re, lift(z).im))
 
 
 complex_pairs.SCIPY_SPECIAL.update(erf=erf, erfc=erfc)
