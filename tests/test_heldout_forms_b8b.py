@@ -13,7 +13,8 @@ of our own:
 - ``list(combinations_with_replacement(range(3), 2))`` and ``for a, b in product(...)`` of
   values known while building;
 - a list read in the loop that appends to it (``temps[-1]``, ``len(xs)``, an append under an
-  ``if``), a slice of such a list read by NumPy (``np.mean(errs[n // 2:])``);
+  ``if``), a slice of such a list read by NumPy (``np.mean(errs[n // 2:])``); columns
+  appended in ``for m in range(-n, n + 1)`` inside ``for n in range(0, 5, 2)`` (unrolled);
 - complex values: ``len(z)``, ``isinstance(z[0], complex)``, ``np.convolve``, a list of complex
   constants read at a run-time index (a constellation), pieces joined onto ``np.array([])`` in
   a loop of two iterations;
@@ -129,6 +130,14 @@ def itertools_known(x):
     return s
 
 
+def triangle_of_columns(x):
+    cols = []  # dipy's real_sh_basis: columns for m in -n..n, n over even orders
+    for n in range(0, 5, 2):
+        for m in range(-n, n + 1):
+            cols.append(x * (m + n + 1.0))
+    return np.sum(np.column_stack(cols) ** 2) * 1e-2
+
+
 def growing_lists(x, n=30):
     temps = [x[0]]
     for k in range(n):
@@ -213,6 +222,7 @@ def spline_values(y):
 
 
 FORMS = [made_parts, list_state, trapezoids, ellipsis_gathers, itertools_known, growing_lists,
+         triangle_of_columns,
          complex_forms, integer_lists, eigh_subset, chained_write, splines]
 
 

@@ -328,17 +328,24 @@ class _Lists(ListReads):
         visit(loop, [loop], False)
         hoisted = self.spread_once(loop)
         total = None
+        unknown = None  # an inner loop whose count the outer loop's variables decide
         for node, chain in appends:
             product = None
             for f in chain:
                 trips = self.trip_count(f)
                 if trips is None or (f is not loop and {  # (the loop's own: read once)
                         n.id for n in ast.walk(trips) if isinstance(n, ast.Name)} & assigned):
-                    self.refuse(f"appending to `{name}` in a loop whose number of iterations "
-                                "is not known when the outer loop starts", f)
+                    unknown, trips = f, ast.Constant(0)
                 product = trips if product is None else ast.BinOp(product, ast.Mult(), trips)
             total = product if total is None else ast.BinOp(total, ast.Add(), product)
         unrolled = self.unrolled_alternative(name, loop, made, appends, jumps, first)
+        if unknown is not None and (unrolled is None or isinstance(
+                unrolled[1].iter, ast.Call)):  # (an outer range of bounds known only then)
+            self.refuse(f"appending to `{name}` in a loop whose number of iterations is not "
+                        "known when the outer loop starts", unknown)
+        if unknown is not None:  # (`for n in range(0, 5, 2): for m in range(-n, n + 1)`):
+            made.jitgrad_python_list = "appended in loops whose counts the outer one decides"
+            # the outer loop unrolled while building, the list Python's (`build_lists`)
         self.check_uses(name, loop, after, made if unrolled is not None else None)
         count, k = self.fresh(f"{name.lstrip('_')}_n"), self.fresh(f"{name.lstrip('_')}_k")
         buffer = self.fresh(f"{name.lstrip('_')}_buf") if conditional else name
