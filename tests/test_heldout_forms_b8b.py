@@ -17,7 +17,7 @@ of our own:
   appended in ``for m in range(-n, n + 1)`` inside ``for n in range(0, 5, 2)`` (unrolled);
 - complex values: ``len(z)``, ``isinstance(z[0], complex)``, ``np.convolve``, a list of complex
   constants read at a run-time index (a constellation), pieces joined onto ``np.array([])`` in
-  a loop of two iterations;
+  a loop of two iterations, ``z.compress(mask, axis=1)``; ``np.compress`` of a real array;
 - lists of integers as int64 arrays (free degrees of freedom ``[i for i in range(n) if i not in
   fixed]``), ``K[np.ix_(keep, keep)]``, ``K[keep, 1]``, ``np.ix_`` of a boolean mask,
   ``np.delete`` along axis 1, ``np.block``;
@@ -166,7 +166,9 @@ def complex_forms(x):
     signal = np.array([])
     for i in range(2):
         signal = np.concatenate((signal, y * (i + 1.0)))
-    return energy + np.sum(np.abs(h)) + np.log(llr) + np.sum(np.abs(signal) ** 2)
+    picked = np.outer(y, y).compress(np.array([True, False]), axis=1)  # CommPy's max-log
+    return energy + np.sum(np.abs(h)) + np.log(llr) + np.sum(np.abs(signal) ** 2) + \
+        np.sum(np.abs(picked)) + np.sum(np.compress(x > 0.5, x) ** 2)
 
 
 def integer_lists(x):

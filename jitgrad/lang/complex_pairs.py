@@ -111,6 +111,7 @@ class Complex:
     def var(self, *args, **kw): return FUNCTIONS[np.var](self, *args, **kw)
     def std(self, *args, **kw): return FUNCTIONS[np.std](self, *args, **kw)
     def prod(self, *args, **kw): return FUNCTIONS[np.prod](self, *args, **kw)
+    def compress(self, *args, **kw): return _each(np.ndarray.compress)(self, *args, **kw)
 
     def astype(self, dtype):
         """To complex128 (itself: the parts are float64); to another type refused (NumPy
