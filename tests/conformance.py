@@ -1740,6 +1740,17 @@ block(PY, "Forms from held-out real code (batch 8c: example galleries)", [
       F.py_vmap_of_lambdas_inside, A(V)),
 ])
 
+block(PY, "Forms from held-out real code (batch 8b)", [
+    r("objects an __init__ makes, their attributes set after; a list state rebound in a while",
+      F.py_init_made_parts_and_a_list_state, A(V)),
+    r("xs[-1] and len(xs) in the loop appending to xs; np.mean(xs[k:]) of a list",
+      F.py_list_read_in_the_loop_appending_to_it, A(V)),
+    r("a list of ints is an int array (K[np.ix_(keep, keep)]); CubicSpline of graph values; "
+      "eigh subset_by_index", F.py_int_list_ix_and_cubic_spline, A(V)),
+    r("scipy.integrate.cumulative_trapezoid; np.block; np.delete along axis 1; D[..., idx2d]",
+      F.py_cumulative_trapezoid_block_delete_ellipsis, A(V)),
+])
+
 ROWS: list[Row] = list(_ROWS)
 
 _ids = [row.id for row in ROWS]

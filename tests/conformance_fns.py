@@ -33,6 +33,7 @@ from functools import partial
 import numpy as np
 import scipy._lib.array_api_extra as xpx
 import scipy.integrate
+import scipy.interpolate
 import scipy.linalg
 import scipy.optimize
 import scipy.signal
@@ -5710,3 +5711,55 @@ def py_vmap_of_lambdas_inside(x):
     xs = np.reshape(x, (2, 2))
     cov = jitgrad.vmap(lambda a: jitgrad.vmap(lambda b: np.exp(-np.sum((a - b) ** 2)))(xs))(xs)
     return np.sum(cov * cov)
+
+
+# ---- held-out forms (issue #43, hb8b): parts made by __init__, list states, growing lists -----
+
+
+class _Limits:
+    def __init__(self):
+        self.low = None
+
+
+class _VehicleParams:
+    def __init__(self):
+        self.limits = _Limits()
+
+
+def py_init_made_parts_and_a_list_state(x):
+    p = _VehicleParams()
+    p.limits.low = 0.4
+    u = [x[0], 0.0]
+    t = 0.0
+    while t < 1.0:
+        u = [u[0] + 0.1 * u[1], u[1] - 0.1 * x[1] * u[0]]
+        t += 0.1
+    return np.sum(np.maximum(x, p.limits.low)) + u[0] + u[1]
+
+
+def py_list_read_in_the_loop_appending_to_it(x):
+    temps = [x[0]]
+    for k in range(10):
+        temps.append(temps[-1] + 0.1 * (x[1] - temps[-1] * temps[-1]) * len(temps))
+    return np.mean(temps[len(temps) // 2:]) + temps[-1]
+
+
+_KNOTS6 = np.arange(6.0)
+
+
+def py_int_list_ix_and_cubic_spline(x):
+    K = np.outer(x, x) + np.diag(x + 2.0)
+    keep = [i for i in range(K.shape[0]) if i != 1]
+    y = np.concatenate([x, x[:2] ** 2])
+    spline = scipy.interpolate.CubicSpline(_KNOTS6, y, bc_type="natural")
+    w = scipy.linalg.eigh(K, eigvals_only=True, subset_by_index=[0, 1])
+    return np.sum(K[np.ix_(keep, keep)] ** 2) + np.sum(spline(x * 4.0)) + w[0]
+
+
+def py_cumulative_trapezoid_block_delete_ellipsis(x):
+    c = scipy.integrate.cumulative_trapezoid(x ** 2, np.cumsum(x), initial=0)
+    k = np.outer(x[:2], x[:2])
+    ke = np.block([[k, -k], [-k, 2.0 * k]])
+    D = np.concatenate([x, x[:2]])
+    T = D[..., np.array([[0, 1, 3], [1, 2, 4], [3, 4, 5]])]
+    return np.sum(c * c) + np.sum(np.delete(ke, [0, 2], axis=1) ** 2) + np.sum(T @ T)

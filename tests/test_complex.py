@@ -253,8 +253,8 @@ def test_refused_with_what_to_write():
 
     def carried(x):
         z = 0.0
-        for _ in range(3):
-            z = z * z + complex(x, 1.0)
+        for _ in range(40):  # (a loop of a few constant iterations is unrolled: taken)
+            z = z * z * 0.1 + complex(x, 1.0)
         return abs(z)
 
     def ordered(x):

@@ -362,7 +362,8 @@ def returns_the_list(x):
 
 
 def _helper(values):
-    return values[0] + np.sum(values[1:])  # (a slice of a list given to it: refused)
+    rest = values[1:]  # (a slice of a list given to it, kept as a list: refused)
+    return values[0] + np.sum(rest)
 
 
 def passes_the_list(x):
@@ -372,7 +373,17 @@ def passes_the_list(x):
 
 def slices_the_list(x):
     out = [v * 2.0 for v in x]
-    return np.sum(out[1:])
+    tail = out[1:]  # a list (np.sum(out[1:]) reads the array's slice: `more list forms`)
+    return np.sum(tail)
+
+
+def _reads_a_slice(values):
+    return values[0] + np.sum(values[1:])
+
+
+def reduces_slices(x):
+    out = [v * 2.0 for v in x]
+    return np.sum(out[1:]) + _reads_a_slice(out) + sum(out[:2])
 
 
 def walrus_in_a_while(x):
@@ -469,14 +480,19 @@ def _rows_by_comprehension(a, x):
     return np.max(a @ x)
 
 
+def _reduces_slices(x):
+    return 2.0 * (np.sum(x[1:]) + x[0] + np.sum(x[1:]) + np.sum(x[:2]))
+
+
 TWINS.update({two_lists_one_loop: _two_lists_one_loop, list_of_a_generator: _list_of_a_generator,
               walrus_in_a_comprehension: _walrus_in_a_comprehension,
-              rows_by_comprehension: _rows_by_comprehension})
+              rows_by_comprehension: _rows_by_comprehension, reduces_slices: _reduces_slices})
 
 
 @pytest.mark.parametrize(("fn", "args"), [
     (two_lists_one_loop, (X, W)), (list_of_a_generator, (X,)),
-    (walrus_in_a_comprehension, (X,)), (rows_by_comprehension, (A, X))],
+    (walrus_in_a_comprehension, (X,)), (rows_by_comprehension, (A, X)),
+    (reduces_slices, (X,))],
     ids=lambda c: getattr(c, "__name__", ""))
 def test_more_list_forms(fn, args):
     test_gradient_matches_differences_and_tape(fn, args)

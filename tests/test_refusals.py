@@ -200,7 +200,7 @@ BUILT = [
     Built("returns_complex", (1.0,), r"returns a complex number: a gradient is of a real value "
           r"\(return abs\(z\) \*\* 2, z\.real or z\.imag\)", "returns-complex", "return"),
     Built("fancy_index", (V3, np.array([0, 2])), r"indexing with an integer array beside "
-          r"\.\.\. or None is not supported; one 1-D integer array reads rows \(`x\[idx\]`\), "
+          r"None is not supported; one 1-D integer array reads rows \(`x\[idx\]`\), "
           "two read one entry per pair", "fancy-index", "idx"),
     Built("boolean_index", (V3,), r"indexing with a boolean mask of rank 2 on an array of rank "
           r"1 is not supported; keep the shape with `np.where\(mask, x, 0.0\)`", "bool-index",

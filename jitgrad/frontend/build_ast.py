@@ -101,6 +101,7 @@ class Choice:
 
 
 UNROLLED = "unrolled"  # the rows of a list of arrays whose shapes differ: its loop unrolled
+INTEGERS = "integers"  # the items of a list of integers (indices): an array of int64
 
 
 class ListOfArrays(Exception):

@@ -203,6 +203,13 @@ def _b_pow(b, args, kwargs, node):
 _DICT_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
 
 
+def itertools_made(value) -> bool:
+    """Whether ``value`` is an iterator itertools made while building, of values known then
+    (``combinations_with_replacement(range(3), 4)``: called with no run-time value, it ran as
+    Python)."""
+    return type(value).__module__ == "itertools" and hasattr(value, "__next__")
+
+
 def _b_sum(b, args, kwargs, node):
     if kwargs or not 1 <= len(args) <= 2:
         raise UnsupportedError("sum() takes a sequence and a start", b.loc(node))
@@ -232,9 +239,10 @@ def _b_sequence(which):
             args = (tuple(sorted(args[0])), *args[1:])  # a set known while building
         args = tuple(_rest(b, a, f"{which}()", node) if isinstance(a, Iterator) else
                      _iterator_rest(b, a, f"{which}()", node) if isinstance(a, BuildIterator)
-                     else tuple(a) if isinstance(a, _DICT_VIEWS) else a
+                     else tuple(a) if isinstance(a, _DICT_VIEWS) or itertools_made(a) else a
                      for a in args)  # (a generator's or an iterator's items: the tuple or
-        # array of them; a dict's keys, values or items, read while building: the tuple of them)
+        # array of them; a dict's keys, values or items, or what itertools made of values
+        # known while building, read then: the tuple of them)
         seqs = args if which == "zip" else args[:1]
         if which == "sorted" and args and isinstance(args[0], dict):
             # sorted(d): its keys, known while building, in an order that does not depend on

@@ -168,6 +168,9 @@ class Carries:
             if isinstance(end, Undefined) or end is None:
                 raise UnsupportedError(f"`{base(n)}` may be undefined at the end of the "
                                        "loop body", self.loc(stmt))
+            if isinstance(end, symbolic.COMPLEX_TYPES) and self.loop_key(stmt) in \
+                    self.unrollable:  # `sig = np.array([])`, then joined with complex
+                raise UnrollLoop(self.loop_key(stmt))  # pieces over a few iterations
             if isinstance(end, symbolic.COMPLEX_TYPES):
                 raise UnsupportedError(f"`{base(n)}` becomes a complex number inside the loop: "
                                        f"start it as one before the loop (`{base(n)} = 0j`)",

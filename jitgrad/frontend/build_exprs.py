@@ -326,7 +326,7 @@ class Expressions(Indexing):
         if isinstance(base, complex_pairs.Complex):  # z.real, z.conjugate: of its two parts
             if attr in ("real", "imag", "conjugate", "conj", "shape", "ndim", "size", "T",
                         "reshape", "ravel", "flatten", "copy", "transpose", "sum", "mean",
-                        "cumsum", "dot", "astype", "var", "std", "prod"):
+                        "cumsum", "dot", "astype", "var", "std", "prod", "compress"):
                 return getattr(base, attr)
             raise UnsupportedError(f"the attribute .{attr} of a complex value is not supported "
                                    "(.real, .imag, .conjugate() are)", self.loc(node))
@@ -780,7 +780,7 @@ class _SetFlags(_ArrayMethod):
 _ARRAY_METHODS = {"argmax": np.argmax, "argmin": np.argmin, "argsort": np.argsort,
                   "clip": np.clip, "round": np.round, "conj": np.conj, "conjugate": np.conj,
                   "nonzero": np.nonzero, "cumprod": np.cumprod, "ptp": np.ptp,
-                  "take": np.take}
+                  "take": np.take, "compress": np.ndarray.compress}
 
 
 def _holds_sym(value) -> bool:

@@ -44,6 +44,7 @@ class Indexing:
         items = node.elts if isinstance(node, ast.Tuple) else [node]
         spec, atoms = [], []
         gathered = None  # (axis, array): one integer array among slices (`x[:, idx]`)
+        paired = None  # an integer vector right after that one (`x[..., rows, cols]`)
         leading = None  # a boolean mask first, over the leading axes, beside other items
         for item in items:
             if isinstance(item, ast.Slice):
@@ -67,6 +68,10 @@ class Indexing:
                 rows = np.array([int_literal(e) for e in item.elts], dtype=np.int64)
                 return ("a",), [self.constant_array("rows", rows, item)]
             v = self.expr(item)
+            if isinstance(v, np.ndarray) and v.ndim and v.dtype.kind in "iub":
+                # an item of a global tuple of index arrays (`LT[0]`): a constant array
+                v = self.constant_array("index", v if v.dtype.kind == "b"
+                                        else v.astype(np.int64), item)
             if len(items) > 1 and (_integers(v) or isinstance(v, (tuple, list)) and not v):
                 # x[3, 2:, [1, 3]]: a list or tuple beside other items is an index array in
                 # NumPy (not more items of the index; an empty one selects nothing there)
@@ -130,6 +135,12 @@ class Indexing:
                     gathered = (len(spec), v)  # x[:, idx], x[idx2d], x[:, mask]: a gather
                     spec.append(":")           # along an axis (a mask: at its True entries)
                     continue
+                if paired is None and not store and gathered is not None and \
+                        gathered[0] == len(spec) - 1 and _int_vector(gathered[1]) and \
+                        _int_vector(v):
+                    paired = v  # x[..., rows, cols]: one entry of those two axes per pair
+                    spec.append(":")
+                    continue
                 raise self.array_index_refused(v, len(items), store, item)
             self.check_int(v, item)
             spec.append("i")
@@ -140,16 +151,17 @@ class Indexing:
                               "mask write" if store else "mask read", self.loc(node))
             return ("q", tuple(spec)), [leading] + atoms
         if gathered is not None:
-            if any(s in ("n", "e") for s in spec):
-                raise refused("indexing with an integer array beside ... or None",
+            if "n" in spec:
+                raise refused("indexing with an integer array beside None", "integer arrays",
+                              self.loc(node))
+            if paired is not None and "i" in spec:
+                raise refused("indexing with two integer arrays beside integers",
                               "integer arrays", self.loc(node))
-            at = gathered[0]
-            advanced = [k for k, s in enumerate(spec) if s == "i"] + [at]
-            # NumPy: the index's axes stand where the integers and the array stand when they
-            # are side by side, else first
-            front = max(advanced) - min(advanced) + 1 != len(advanced)
-            axis = sum(1 for s in spec[:at] if s != "i")  # once the integers are read
-            return ("x", axis, tuple(spec), front), atoms + [gathered[1]]
+            if paired is not None:  # (the rank the ellipsis stands for: `gather_pairs`)
+                return ("xp", gathered[0], tuple(spec)), atoms + [gathered[1], paired]
+            if "e" in spec:  # (the rank the ellipsis stands for: `gather_along`)
+                return ("xe", gathered[0], tuple(spec)), atoms + [gathered[1]]
+            return gather_spec(tuple(spec), gathered[0]), atoms + [gathered[1]]
         return tuple(spec), atoms
 
     def index_vector(self, v, node):
@@ -266,6 +278,10 @@ class Indexing:
         that axis's place (or come first, where a slice stands between the integers and the
         array, as NumPy orders them): a gather of rows, positions checked at run time, whose
         adjoint adds up repeats."""
+        if index[0][0] == "xe":  # x[..., idx]: the ellipsis as the full slices it stands for
+            (_, at, spec), atoms = index
+            spec, at = _without_ellipsis(spec, at, array)
+            index = gather_spec(spec, at), atoms
         (_, axis, spec, front), atoms = index
         idx = atoms[-1]
         if not isinstance(array, Sym) or len(spec) > array.ndim:
@@ -283,6 +299,23 @@ class Indexing:
             taken = numpy_api.np_transpose(taken, tuple(range(d, d + axis)) + tuple(range(d))
                                            + tuple(range(d + axis, taken.ndim)))
         return taken
+
+    def gather_pairs(self, array, index, node):
+        """``x[..., rows, cols]``, ``x[:, rows, cols]``: the slices read first, then one entry
+        of the two axes at each (row, col) pair (`advanced_positions`' pairs, checked at run
+        time), the pairs' axis standing where those two axes stood, as NumPy places adjacent
+        index arrays."""
+        (_, at, spec), atoms = index
+        spec, at = _without_ellipsis(spec, at, array)
+        if not isinstance(array, Sym) or len(spec) > array.ndim:
+            raise ShapeError("too many indices for the array", self.loc(node))
+        rows, cols = atoms[-2:]
+        sliced = self.getitem(array, (spec, atoms[:-2]), node)
+        # the cols' axis first, then the rows' before it
+        moved = numpy_shape.np_moveaxis(numpy_shape.np_moveaxis(sliced, at + 1, 0), at + 1, 0)
+        positions = symbolic.record("index_positions", rows, cols, moved, kind="pairs")
+        taken = self.take_at(moved, positions, False)
+        return numpy_shape.np_moveaxis(taken, 0, at) if at else taken
 
     def leading_mask_positions(self, array, mask, node):
         """The positions of ``mask``'s True entries among the entries of ``array``'s first
@@ -405,8 +438,10 @@ class Indexing:
                   for part in (array.re, array.im)))
         if index[0] == ("o",):
             return self.outer_block(array, index, node)
-        if index[0] and index[0][0] == "x":
+        if index[0] and index[0][0] in ("x", "xe"):
             return self.gather_along(array, index, node)
+        if index[0] and index[0][0] == "xp":
+            return self.gather_pairs(array, index, node)
         if index[0] and index[0][0] == "q":
             return self.masked_leading(array, index, node)
         if index[0] in (("a",), ("m",), ("p",)):
@@ -435,6 +470,17 @@ class Indexing:
                     # `(a, b, c)[i]` of numbers, i known at run time: a vector, then a read
                     return symbolic.record("getitem", symbolic.NUMPY[np.stack](list(array)), atoms[0],
                                     index_spec=("i",))
+                if (len(spec) == 1 and spec[0] == "i" and isinstance(atoms[0], Sym) and array
+                        and any(isinstance(a, symbolic.COMPLEX_TYPES) for a in array)
+                        and all(symbolic.ndim_of(a) == 0 and not isinstance(a, bool) and
+                                isinstance(a, (Sym, int, float, *symbolic.COMPLEX_TYPES))
+                                for a in array)):
+                    # a list of complex numbers (a constellation), i known at run time: the
+                    # vectors of their parts, then a read of each
+                    parts = [complex_pairs.lift(a) for a in array]
+                    return complex_pairs.pair(*(symbolic.record(
+                        "getitem", symbolic.NUMPY[np.stack]([getattr(p, k) for p in parts]),
+                        atoms[0], index_spec=("i",)) for k in ("re", "im")))
                 if spec[0] == "i" and any(isinstance(a, Sym) for a in atoms) and all(
                         isinstance(row, (tuple, list)) for row in array):
                     # `table[i]` of a list of lists of numbers (a module's table), i known at
@@ -645,6 +691,30 @@ def expand_ellipsis(index, array):
     left = max(symbolic.ndim_of(array) - sum(s not in ("n", "e") for s in spec), 0)
     k = spec.index("e")
     return spec[:k] + (":",) * left + spec[k + 1:], atoms
+
+
+def gather_spec(spec: tuple, at: int) -> tuple:
+    """The index of a gather along an axis (`Indexing.gather_along`): ``spec`` (no
+    ellipsis) with the integer array at ``at``, the axis it gathers along once the integers
+    are read, and whether its axes come first: NumPy puts the index's axes where the integers
+    and the array stand when they are side by side, else first."""
+    advanced = [k for k, s in enumerate(spec) if s == "i"] + [at]
+    front = max(advanced) - min(advanced) + 1 != len(advanced)
+    axis = sum(1 for s in spec[:at] if s != "i")
+    return ("x", axis, spec, front)
+
+
+def _without_ellipsis(spec: tuple, at: int, array) -> tuple:
+    """``spec`` with its ellipsis as the full slices it stands for in ``array``, and the
+    position ``at`` of an item after it moved with them."""
+    if "e" not in spec:
+        return spec, at
+    expanded, _ = expand_ellipsis((spec, []), array)
+    return expanded, at + (len(expanded) - len(spec) if spec.index("e") < at else 0)
+
+
+def _int_vector(v) -> bool:
+    return isinstance(v, Sym) and v.ndim == 1 and v.type.kind == "i"
 
 
 def _holds_sym(value) -> bool:

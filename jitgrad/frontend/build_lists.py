@@ -15,7 +15,7 @@ import numpy as np
 
 from jitgrad.core.errors import UnsupportedError, instead
 from jitgrad.core.ir import Var
-from jitgrad.frontend.build_ast import UNROLLED, BuildList, ListOfArrays
+from jitgrad.frontend.build_ast import INTEGERS, UNROLLED, BuildList, ListOfArrays
 from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import Sym
 
@@ -57,7 +57,10 @@ class ListArrays:
             x = self.env[rows]
             dims = tuple(symbolic.record("shape_dim", x, axis=a) for a in range(1, x.ndim))
         else:
-            dims = self.dims_of_rows(self.seeds.lists.get(self.list_key(made), ()), made)
+            seeds = self.seeds.lists.get(self.list_key(made), ())
+            if seeds == INTEGERS:  # of integers (`[i for i in range(n) if ...]`): as NumPy's
+                return symbolic.NUMPY[np.empty](count, dtype=np.int64)
+            dims = self.dims_of_rows(seeds, made)
         return symbolic.NUMPY[np.empty]((count, *dims)) if dims else \
             symbolic.NUMPY[np.empty](count)
 
@@ -145,6 +148,7 @@ class ListArrays:
             raise ListOfArrays(self.list_key(stmt.jitgrad_list), UNROLLED)
         kind = (value.type.kind if isinstance(value, Sym) and not value.ndim else
                 "f" if isinstance(value, (int, float)) and not isinstance(value, bool) else None)
+        self.note_integer_item(value, stmt)
         if kind not in ("f", "i"):
             what = (f"an array of rank {value.ndim}" if isinstance(value, Sym) and value.ndim
                     else "a bool" if kind == "b" or isinstance(value, bool)
@@ -163,6 +167,19 @@ class ListArrays:
         if value is None or not self.gb.decide(self.gb.atom(n == int(value), check=False)):
             return n
         return int(value)
+
+    def note_integer_item(self, value, stmt) -> None:
+        """A list of numbers is an array of integers while every item appended is one (an
+        int, or an integer of the graph: a loop's index), as NumPy's array of the list is:
+        the first such item found starts the build again with an int64 array, and a number
+        of another kind appended to it after that, with a float array (for good)."""
+        integer = (isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+                   or isinstance(value, Sym) and not value.ndim and value.type.kind == "i")
+        key = self.list_key(stmt.jitgrad_list)
+        if integer and key_free(self, stmt):
+            raise ListOfArrays(key, INTEGERS)
+        if not integer and self.seeds.lists.get(key) == INTEGERS:
+            raise ListOfArrays(key, ())
 
     def initial_size(self, token):
         """An axis of an array a loop carries (`GraphBuilder.shape_from`) as its initial

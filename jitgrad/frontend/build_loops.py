@@ -44,7 +44,7 @@ from jitgrad.frontend.build_ast import (
     is_atom_value,
     subscript_targets,
 )
-from jitgrad.frontend.build_builtins import BUILTINS
+from jitgrad.frontend.build_builtins import BUILTINS, itertools_made
 from jitgrad.frontend.build_carries import Carries
 from jitgrad.frontend.build_loop_headers import LoopHeaders
 from jitgrad.frontend.build_values import is_user_object
@@ -145,8 +145,9 @@ class Loops(LoopHeaders, ObjectCarries, Carries):
             self.build_for(stmt, "%i", 0, seq.shape[0], 1, (stmt.target.id, seq))
             return
         if isinstance(seq, (dict, type({}.items()), type({}.keys()), type({}.values()))) or \
-                type(seq).__module__ == "itertools":  # (combinations of values known then)
-            seq = tuple(seq)  # a dict known while building: its keys, items or values
+                itertools_made(seq):
+            seq = tuple(seq)  # a dict known while building: its keys, items or values; what
+            # itertools made of values known then (`product(levels, repeat=2)`)
         if isinstance(seq, (tuple, list)):  # a Python tuple: unrolled
             self.build_unrolled(stmt, list(seq))
             return
@@ -285,6 +286,9 @@ class Loops(LoopHeaders, ObjectCarries, Carries):
             if is_user_object(v) and stmt is not None and name not in self.seeds.objects.get(
                     self.loop_key(stmt), ()):
                 raise CarryObject(self.loop_key(stmt), name)  # its attributes carried
+            if _parts_carried(v) and name in rebound:
+                carried += self.carry_parts(name, v)  # `u = [u[0] + dt * k[0], ...]`
+                continue
             if not is_atom_value(v):
                 what = "dict" if isinstance(v, dict) else "set" if isinstance(
                     v, frozenset) else "list or tuple" if isinstance(v, tuple) else None
@@ -299,6 +303,47 @@ class Loops(LoopHeaders, ObjectCarries, Carries):
                                        f"reassigned inside a loop{hint}", self.gb.loc)
             carried.append(name)
         return carried
+
+    def carry_parts(self, name: str, value: tuple) -> list:
+        """A list or tuple of numbers and arrays the loop rebinds to another of the same length
+        (an integrator's state, ``u = [ui + dt * ki for ui, ki in zip(u, k)]``): carried as one
+        variable per item, under internal names (``%u@part0``) the body's list is made of
+        (`build_loop`) and the list is made of again after the loop
+        (`attributes_after_loop`)."""
+        names = []
+        for k, item in enumerate(value):
+            part = f"%{name}@part{k}"
+            self.env[part] = item
+            self.__dict__.setdefault("part_names", {})[part] = (name, k)
+            names.append(part)
+        return names
+
+    def end_parts(self, name: str, names: list, result: dict, stmt) -> None:
+        """The items of the carried list ``name`` at the end of the body (``result``'s), each
+        its part's value there. A list comprehension of numbers there is an array of them
+        (`desugar_lists`): its entries are the items. A body that leaves ``name`` a list of
+        another length, or of other than numbers and arrays, is refused (a loop carries a
+        fixed number of values)."""
+        env_end = result["env_end"]
+        end = env_end.get(name)
+        rows = self.row_shape(end) if isinstance(end, Sym) and end.ndim else None
+        if rows and rows[0] == len(names):
+            saved, self.gb.block = self.gb.block, result["body"]
+            try:
+                end = tuple(symbolic.record("getitem", end, k, index_spec=("i",))
+                            for k in range(len(names)))
+            finally:
+                self.gb.block = saved
+        if not (isinstance(end, tuple) and len(end) == len(names) and _parts_carried(end)):
+            what = f"of {len(end)} items" if isinstance(end, tuple) else \
+                f"a {type(end).__name__}"
+            raise UnsupportedError(
+                f"`{base(name)}`, a list or tuple of {len(names)} numbers or arrays before the "
+                f"loop, is {what} at the end of its body: a loop carries a fixed number of "
+                "values; make it an array before the loop (`u = np.zeros(n)`) and write into "
+                "it (`u[i] = v`), or keep its length", self.src.loc(stmt))
+        for n, item in zip(names, end):
+            env_end[n] = item
 
     def is_library_call(self, func) -> bool:
         """Whether ``func`` (a call's function node) names a NumPy, math or builtin function
@@ -330,6 +375,7 @@ class Loops(LoopHeaders, ObjectCarries, Carries):
         kinds = {n: self.gb.atom(self.env[n], check=False).type for n in carried}
         attributes = {n: self.attribute_names[n] for n in carried
                       if n in getattr(self, "attribute_names", {})}
+        parts = {n: self.part_names[n] for n in carried if n in getattr(self, "part_names", {})}
         before = self.attribute_state()
         set_inside = {}
         made_at = [0]  # where the last attempt at the body began in ``gb.made``
@@ -338,6 +384,8 @@ class Loops(LoopHeaders, ObjectCarries, Carries):
             make_body_env(env)
             for n, (obj, attr) in attributes.items():
                 setattr(obj, attr, env[n])
+            for name, names in _by_list(parts).items():  # a carried list: of its parts
+                env[name] = tuple(env[n] for n in names)
 
         def inside(env):  # and the body's last value of it is the name's
             made_at[0] = len(self.gb.made)
@@ -345,6 +393,8 @@ class Loops(LoopHeaders, ObjectCarries, Carries):
                 result = build_inside(env)
                 for n, (obj, attr) in attributes.items():
                     result["env_end"][n] = getattr(obj, attr)
+                for name, names in _by_list(parts).items():
+                    self.end_parts(name, names, result, stmt)
                 set_inside.update(self.check_attributes_carried(stmt, before, attributes))
             finally:
                 self.restore_attributes(before)
@@ -393,6 +443,7 @@ class Loops(LoopHeaders, ObjectCarries, Carries):
                                     blocks)
         self.share_written_storage(carries)
         result["attributes"] = (attributes, before, set_inside)
+        result["parts"] = parts
         return self.drop_unchanged_carries(carries, carry_vars, blocks), carry_vars, result
 
     def fresh_each_iteration(self, carried, carry_vars, env_end, made_at: int) -> list:
@@ -433,6 +484,10 @@ class Loops(LoopHeaders, ObjectCarries, Carries):
                 "it to an array the loop also names otherwise and writes into in place, which "
                 "jitgrad follows inside the loop only: read it inside the loop, or assign it "
                 "a copy there (`.copy()` of the value)")
+        for name, names in _by_list(result["parts"]).items():  # a carried list: its parts'
+            parts = tuple(self.env.pop(n) for n in names)  # variables after the loop
+            if ran:
+                self.env[name] = parts
         attributes, before, set_inside = result["attributes"]
         if not ran:
             self.restore_attributes(before)
@@ -623,6 +678,21 @@ class Loops(LoopHeaders, ObjectCarries, Carries):
         self.after_loop(stmt, result["env_end"], carried, carry_vars)
         self.attributes_after_loop(result, carry_vars)
         self.fresh_if_ran(result, carry_vars, trips, stmt)
+
+
+def _parts_carried(value) -> bool:
+    """Whether ``value`` is a list or tuple (jitgrad holds both as tuples) of a few numbers and
+    arrays: a loop that rebinds it may carry each item (`Loops.carry_parts`)."""
+    return isinstance(value, tuple) and 0 < len(value) <= 64 and all(
+        is_atom_value(v) and not isinstance(v, symbolic.COMPLEX_TYPES) for v in value)
+
+
+def _by_list(parts: dict) -> dict:
+    """{list name: its parts' internal names in order} of `Loops.carry_parts`' {part: (name, k)}."""
+    out: dict = {}
+    for part, (name, k) in sorted(parts.items(), key=lambda item: item[1]):
+        out.setdefault(name, []).append(part)
+    return out
 
 
 def _numbers_only(value) -> bool:

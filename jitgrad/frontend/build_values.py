@@ -427,9 +427,11 @@ class Values:
             if value.atom in self.gb.view_of:  # a view: as its array holds it now
                 now = self.follow(value.atom, attr, node)
                 return value if now is value.atom else self.gb.sym(now)
-            if self.gb.is_stale(value.atom):
-                raise UnsupportedError(symbolic.stale_message(f"the attribute .{attr}"),
-                                       self.loc(node))
+            if self.gb.is_stale(value.atom):  # written through a view of it since (its
+                now = self.follow(value.atom, f"the attribute .{attr}", node)  # row: `m[1][1]
+                if id(base) in self.made_objects:  # *= f`): its current version, or refused
+                    setattr(base, attr, self.gb.sym(now))
+                return self.gb.sym(now)
         if isinstance(value, (Sym, complex_pairs.Complex)) or inspect.ismethod(value) or \
                 callable(value):
             return value  # (a Complex: a complex argument's attribute, its two parts)

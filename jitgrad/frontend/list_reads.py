@@ -101,7 +101,7 @@ _NUMPY_READERS = {
     "where", "maximum", "minimum", "clip", "interp", "trapz", "trapezoid", "nansum",
     # (each takes np.asarray of its first argument: a list and the array of its items are one)
     "transpose", "diag", "diagflat", "diagonal", "trace", "squeeze", "reshape", "atleast_1d",
-    "atleast_2d",
+    "atleast_2d", "ix_", "delete", "take",
 }
 # NumPy's module, and the modules that mirror it (``import autograd.numpy as np``)
 _NUMPY_NAMES = ("numpy", *(ours for ours, theirs in autograd_names.MIRRORS if theirs == "numpy"))
@@ -218,7 +218,14 @@ class ListReads:
         (``call.jitgrad_list_args``: the builder checks the callee's own reads of it, or
         refuses the call, `build_calls`)."""
         parent = self.parents.get(id(node))
+        holder = self.parents.get(id(parent))
+        if isinstance(parent, ast.Tuple) and isinstance(holder, ast.Subscript) and \
+                holder.slice is parent or isinstance(parent, ast.Subscript) and \
+                parent.slice is node:
+            return None  # K[keep, 1], x[idx]: an index array, as NumPy reads the list
         if isinstance(parent, ast.Subscript) and parent.value is node:
+            if isinstance(parent.slice, ast.Slice) and self.slice_read_as_array(parent):
+                return None  # np.mean(errs[n // 2:]): the array's slice, read as NumPy would
             if isinstance(parent.slice, (ast.Slice, ast.Tuple)):
                 return "sliced (a slice of a list is a list)"
             return None
@@ -394,6 +401,17 @@ class ListReads:
             self.check_uses(parent.targets[0].id, parent, [])
             return None
         return self.misuse(call)
+
+    def slice_read_as_array(self, sliced: ast.Subscript) -> bool:
+        """Whether the slice ``sliced`` of a list is read only as the same slice of the array
+        of its items gives it: an argument of a function that reads its arguments as arrays
+        (`reads_as_array`: ``np.mean(out[k:])``, ``sum(out[:n])``), or the sequence of a
+        ``for``."""
+        holder = self.parents.get(id(sliced))
+        if isinstance(holder, ast.For) and holder.iter is sliced:
+            return True
+        return isinstance(holder, ast.Call) and any(a is sliced for a in holder.args) and \
+            self.reads_as_array(holder) and not self.is_sorted(holder)
 
     def reads_as_array(self, call: ast.Call) -> bool:
         f = call.func

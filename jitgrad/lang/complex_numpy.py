@@ -3,10 +3,11 @@ from real functions of the two parts: the variants of exp and log (``exp2 expm1 
 the tests of complexity (``iscomplex isreal iscomplexobj isrealobj``), ``var`` and ``std``,
 ``max`` and ``min`` (NumPy's order: the real part, then the imaginary part), ``prod`` (a loop
 of products, `numpy_written`), the norms of ``np.linalg.norm`` that depend on the entries'
-moduli only, the bilinear products beyond ``dot``/``@``/``outer`` (``inner kron tensordot``,
-``einsum`` of two operands), scipy.special's ``erf`` and ``erfc`` of a complex argument
-(from the Faddeeva function), and ``zeros_like ones_like empty_like`` of a complex array (a
-new complex array of its shape, both parts allocated, which writes fill part by part).
+moduli only, the bilinear products beyond ``dot``/``@``/``outer`` (``inner kron tensordot
+convolve``, ``einsum`` of two operands), ``isinstance``, scipy.special's ``erf`` and ``erfc`` of
+a complex argument (from the Faddeeva function), and ``zeros_like ones_like empty_like`` of a
+complex array (a new complex array of its shape, both parts allocated, which writes fill part
+by part).
 
 Each fills `complex_pairs.FUNCTIONS` (the table a call with a complex argument goes to); what
 is not here is refused there, by name. The matrix norms that need singular values
@@ -265,6 +266,26 @@ def _like(name):
     return like
 
 
+def complex_isinstance(z, classinfo):
+    """``isinstance(z, cls)`` of a complex value: a number is a complex (NumPy's complex128
+    and Python's both are) and a number, not an int, a float or a container; an array is an
+    ndarray. A class the two kinds of complex number answer differently for (``np.generic``,
+    ``np.complexfloating``) is refused."""
+    import numbers
+    classes = classinfo if isinstance(classinfo, tuple) else (classinfo,)
+    array = lift(z).ndim > 0
+    yes = (np.ndarray,) if array else (complex, numbers.Complex, numbers.Number)
+    no = (complex, numbers.Number, int, float, bool, str, list, tuple, dict) if array else (
+        int, float, bool, str, list, tuple, dict, np.ndarray)
+    if any(c in yes for c in classes):
+        return True
+    if all(c in no for c in classes):
+        return False
+    raise UnsupportedError("isinstance of a complex value against a class NumPy's complex128 "
+                           "and Python's complex answer differently for (test against "
+                           "complex or np.ndarray)", loc_of(lift(z).re, lift(z).im))
+
+
 complex_pairs.SCIPY_SPECIAL.update(erf=erf, erfc=erfc)
 FUNCTIONS.update({
     np.expm1: expm1, np.log1p: log1p, np.exp2: exp2, np.log2: log2,
@@ -277,4 +298,5 @@ FUNCTIONS.update({
     np.kron: _with_operands(np.kron), np.tensordot: _with_operands(np.tensordot),
     np.inner: _with_operands(np.inner), np.einsum: einsum, np.polyval: polyval,
     np.zeros_like: _like("zeros"), np.ones_like: _like("ones"), np.empty_like: _like("empty"),
+    np.convolve: product(np.convolve), isinstance: complex_isinstance,
 })

@@ -94,7 +94,7 @@ class Complex:
     def T(self):
         return _each(np.transpose)(self)
 
-    def __len__(self):
+    def __len__(self):  # (Python's len() takes an int: `length` gives a run-time one)
         return len(full(self.re, self.im))
 
     def reshape(self, *shape):
@@ -111,6 +111,7 @@ class Complex:
     def var(self, *args, **kw): return FUNCTIONS[np.var](self, *args, **kw)
     def std(self, *args, **kw): return FUNCTIONS[np.std](self, *args, **kw)
     def prod(self, *args, **kw): return FUNCTIONS[np.prod](self, *args, **kw)
+    def compress(self, *args, **kw): return _each(np.ndarray.compress)(self, *args, **kw)
 
     def astype(self, dtype):
         """To complex128 (itself: the parts are float64); to another type refused (NumPy
@@ -662,6 +663,15 @@ def complex_of(real=0.0, imag=0.0):
 
 # Every function of a complex value jitgrad writes, by the function users call: `cmath`'s and
 # NumPy's (ufuncs and functions), the `Complex`'s methods aside.
+def length(z):
+    """``len(z)`` of a complex array: its first axis's size (its parts', a run-time value
+    where the graph's is)."""
+    z = lift(z)
+    if not z.ndim:
+        raise TypeError("len() of a complex number")
+    return z.shape[0]
+
+
 FUNCTIONS: dict = {
     cmath.exp: exp, cmath.log: log, cmath.log10: log10, cmath.sqrt: sqrt,
     cmath.sin: sin, cmath.cos: cos, cmath.tan: tan, cmath.sinh: sinh, cmath.cosh: cosh,
@@ -696,7 +706,7 @@ FUNCTIONS: dict = {
     np.matmul: product(np.matmul), np.outer: product(np.outer),
     np.vdot: product(np.vdot, conjugate_first=True), operator.matmul: product(np.matmul),
     np.where: where, np.array: array, np.asarray: array,
-    np.ndim: lambda z: lift(z).ndim, np.shape: lambda z: lift(z).shape, len: len,
+    np.ndim: lambda z: lift(z).ndim, np.shape: lambda z: lift(z).shape, len: length,
     sum: python_sum, tuple: _sequence(tuple), list: _sequence(list),
     abs: absolute, pow: power, complex: complex_of, np.complex128: complex_of,
     operator.add: _binary(operator.add), operator.sub: _binary(operator.sub),

@@ -75,10 +75,13 @@ def numpy_order(name, reduce, dtype: bool):
 
 def constant_tuples(value):
     """A list or tuple (nested) of numbers as nested tuples of Python numbers, as the frontend
-    reads tuples (``[(0, 1), (1, 0)]``); None for anything else."""
+    reads tuples (``[(0, 1), (1, 0)]``, a constellation ``[1 + 1j, -1 + 1j]``); None for
+    anything else."""
     if isinstance(value, (list, tuple)):
         items = [constant_tuples(v) for v in value]
         return None if any(v is None for v in items) else tuple(items)
+    if isinstance(value, (complex, np.complexfloating)):
+        return complex(value)
     if isinstance(value, (bool, int, float, np.number)):
         return python_scalar(value)
     return None

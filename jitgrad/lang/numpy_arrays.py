@@ -1,7 +1,7 @@
 """NumPy's functions that make arrays or move their entries, written with the primitives:
 ``np.eye`` with a column count, a diagonal or a dtype, the windows (``bartlett``, ``blackman``,
 ``hamming``, ``hanning``: their closed forms, ``kaiser``: NumPy's own), ``vander``,
-``trim_zeros``, ``resize``, ``insert``, ``delete`` and ``np.ndarray(shape, dtype)`` as an
+``trim_zeros``, ``resize``, ``insert``, ``delete``, ``block`` and ``np.ndarray(shape, dtype)`` as an
 allocation (``np.empty``).
 
 Windows and identities are made from sizes: no derivative. The others move entries, and their
@@ -214,10 +214,11 @@ def delete(arr, obj, axis=None):
         return record("concatenate", _slice_along(arr, axis, stop=at),
                       _slice_along(arr, axis, start=at + 1), axis=axis)
     obj = as_array(obj)
-    if axis != 0 or ndim_of(obj) != 1 or (records(obj) and obj.dtype.kind != "i") or (
+    if ndim_of(obj) != 1 or (records(obj) and obj.dtype.kind != "i") or (
             not records(obj) and np.asarray(obj).dtype.kind not in "iu"):
-        raise UnsupportedError("np.delete at a vector of integers along the first axis (or, "
-                               "without axis=, of the flattened array)", loc_of(arr, obj))
+        raise UnsupportedError("np.delete at a vector of integers", loc_of(arr, obj))
+    if axis != 0:  # along another axis: that axis first, and back
+        return _np(np.moveaxis)(delete(_np(np.moveaxis)(arr, axis, 0), obj, 0), 0, axis)
     gone = record("index_positions", obj, arr, kind="rows")
     kept = _np(np.logical_not)(_np(np.any)(
         _np(np.expand_dims)(_np(np.arange)(n), 1) == gone, axis=1))
@@ -226,6 +227,41 @@ def delete(arr, obj, axis=None):
         return record("take", arr, rows)
     flat = _np(np.reshape)(arr, (n, arr.size // n))
     return _np(np.reshape)(record("take", flat, rows), (rows.shape[0], *arr.shape[1:]))
+
+
+def block(arrays):
+    """``np.block`` of nested lists of arrays and numbers (a stiffness matrix from its blocks,
+    ``np.block([[k, -k], [-k, k]])``): each item given the result's rank by leading axes of 1,
+    the innermost lists joined along the last axis, the ones around them along the axes
+    before, as NumPy joins them."""
+    def depth(x):
+        if isinstance(x, (list, tuple)):
+            if not x:
+                raise ValueError("np.block: lists cannot be empty")
+            depths = {depth(v) for v in x}
+            if len(depths) != 1:
+                raise ValueError("np.block: list depths are mismatched")
+            return 1 + depths.pop()
+        return 0
+    levels = depth(arrays)
+    if all_known(*_leaves(arrays)):
+        return np.block(arrays)
+    rank = max(levels, *(ndim_of(v) for v in _leaves(arrays)))
+
+    def joined(x, level):
+        if not isinstance(x, (list, tuple)):
+            if not records(x):
+                x = np.asarray(x, dtype=float)
+                return x.reshape((1,) * (rank - x.ndim) + x.shape)
+            return _np(np.reshape)(x, (1,) * (rank - ndim_of(x)) + tuple(x.shape)) \
+                if ndim_of(x) < rank else x
+        return _np(np.concatenate)([joined(v, level + 1) for v in x],
+                                   axis=rank - levels + level)
+    return joined(arrays, 0)
+
+
+def _leaves(x) -> list:
+    return [leaf for v in x for leaf in _leaves(v)] if isinstance(x, (list, tuple)) else [x]
 
 
 def ndarray(shape, dtype=float, buffer=None, offset=0, strides=None, order=None):
@@ -240,5 +276,6 @@ def ndarray(shape, dtype=float, buffer=None, offset=0, strides=None, order=None)
 NUMPY.update({
     np.eye: eye, np.kaiser: kaiser, np.vander: vander, np.trim_zeros: trim_zeros,
     np.resize: resize, np.insert: insert, np.delete: delete, np.ndarray: ndarray,
+    np.block: block,
 })
 NUMPY.update({getattr(np, name): _window(name, formula) for name, formula in _WINDOWS.items()})

@@ -173,6 +173,28 @@ def np_trapezoid(y, x=None, dx=1.0, axis=-1):
     return _np(np.sum)((_from(y, 1) + _from(y, None, -1)) * widths) * 0.5
 
 
+def cumulative_trapezoid(y, x=None, dx=1.0, axis=-1, initial=None):
+    """scipy.integrate.cumulative_trapezoid of a vector: the running sums of the trapezoids
+    (`np_trapezoid`'s terms), with ``initial=0`` a 0 first (SciPy takes no other value)."""
+    if initial is not None and (records(initial) or initial != 0):
+        raise ValueError("`initial` must be `None` or `0`.")
+    if all_known(y, x):
+        import scipy.integrate
+        return scipy.integrate.cumulative_trapezoid(y, x, dx, axis, initial)
+    if ndim_of(y) != 1 or (x is not None and ndim_of(x) != 1):
+        raise UnsupportedError("scipy.integrate.cumulative_trapezoid of a vector",
+                               loc_of(y, x))
+    y = as_array(y)
+    widths = _np(np.diff)(as_array(x)) if x is not None else dx
+    sums = _np(np.cumsum)((_from(y, 1) + _from(y, None, -1)) * widths * 0.5)
+    if initial is None:
+        return sums
+    return _np(np.concatenate)((_np(np.zeros)(1), sums))
+
+
+INTEGRATE = {"trapezoid": np_trapezoid, "cumulative_trapezoid": cumulative_trapezoid}
+
+
 def _cov_weights(name, w, loc):
     """``np.cov``'s ``fweights`` or ``aweights`` as a float vector, or 1.0 when not given: a
     constant checked now as NumPy checks it, an array of the graph checked at run time (no

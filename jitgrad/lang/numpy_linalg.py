@@ -495,10 +495,14 @@ def linalg_eigh(a, b=None, *args, lower=True, eigvals_only=False, overwrite_a=Fa
         return scipy.linalg.eigh(a, b, *args, lower=lower, eigvals_only=eigvals_only,
                                  type=type, subset_by_index=subset_by_index,
                                  subset_by_value=subset_by_value, driver=driver, **old)
-    if args or old or type != 1 or subset_by_index is not None or \
-            subset_by_value is not None or driver is not None:
-        _refuse("scipy.linalg.eigh with type, a subset, a driver or positional options",
-                "jitgrad takes a, b, lower and eigvals_only", a)
+    subset = _index_subset(subset_by_index)
+    if args or old or type != 1 or subset is None or subset_by_value is not None or \
+            driver not in (None, "ev", "evd", "evr", "evx", "gv", "gvd", "gvx"):
+        _refuse("scipy.linalg.eigh with type, a subset by value, a subset of indices known "
+                "only at run time, or positional options",
+                "jitgrad takes a, b, lower, eigvals_only, subset_by_index and driver", a)
+    if subset != slice(None) and driver in ("ev", "evd", "gv", "gvd"):
+        raise ValueError(f'"{driver}" cannot compute subsets of eigenvalues')  # (SciPy's)
     read = (lambda m: m) if lower else _np(np.transpose)  # the upper triangle: m.T's lower
     a = read(matrix_operand("eigh", a))
     if b is None:
@@ -509,7 +513,23 @@ def linalg_eigh(a, b=None, *args, lower=True, eigvals_only=False, overwrite_a=Fa
         half = solve(factor, _np(np.transpose)(_symmetric_from_lower(a)))  # L^-1 A
         w, u = np_eigh(solve(factor, _np(np.transpose)(half)))  # of L^-1 A L^-T
         v = solve(_np(np.transpose)(factor), u) if not eigvals_only else None
+    if subset != slice(None):  # the eigenvalues lo..hi in ascending order, and their vectors
+        spec = ("s", True, True, False)
+        w = record("getitem", w, subset.start, subset.stop, index_spec=(spec,))
+        v = None if v is None else record("getitem", v, subset.start, subset.stop,
+                                          index_spec=(":", spec))
     return w if eigvals_only else (w, v)
+
+
+def _index_subset(subset_by_index):
+    """scipy.linalg.eigh's ``subset_by_index=[lo, hi]`` (integers known while building) as
+    the slice of the ascending eigenvalues it keeps; None if it is known only at run time."""
+    if subset_by_index is None:
+        return slice(None)
+    lo, hi = subset_by_index
+    if not all(isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in (lo, hi)):
+        return None
+    return slice(int(lo), int(hi) + 1)
 
 
 def linalg_eigvalsh(a, b=None, *args, lower=True, **kw):

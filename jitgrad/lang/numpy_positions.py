@@ -502,20 +502,54 @@ class OuterIndex(tuple):
 
 
 def np_ix(*args):
-    """``np.ix_`` of two integer vectors (a list, a tuple or an array each): an `OuterIndex`."""
+    """``np.ix_`` of two integer or boolean vectors (a list, a tuple or an array each; a
+    boolean one stands for the positions of its True entries, as NumPy's): an `OuterIndex`."""
     vectors = [as_array(a) for a in args]
     if len(vectors) != 2 or any(ndim_of(v) != 1 for v in vectors):
         raise UnsupportedError("np.ix_ of other than two vectors (the rows and columns of a "
                                "matrix's block are supported)", loc_of(*vectors))
-    for v in vectors:
+    for k, v in enumerate(vectors):
         kind = v.type.kind if records(v) else np.asarray(v).dtype.kind
-        if kind not in "iu":
-            raise UnsupportedError("np.ix_ of a boolean or float vector (integer rows and "
+        if kind == "b":  # K[np.ix_(free, free)]: the free rows and columns
+            vectors[k] = np_nonzero(v)[0]
+        elif kind not in "iu":
+            raise UnsupportedError("np.ix_ of a float vector (integer or boolean rows and "
                                    "columns are supported)", loc_of(*vectors))
     return OuterIndex(*vectors)
 
 
+def np_compress(condition, a, axis=None):
+    """``np.compress``: the slices of ``a`` along ``axis`` (its flattened entries without one)
+    at the True entries of the vector ``condition`` (a shorter one leaves the rest out, as
+    NumPy's), a gather at their positions."""
+    if all_known(condition, a):
+        return np.compress(condition, a, axis)
+    if ndim_of(condition) != 1:
+        raise UnsupportedError("np.compress with a condition other than a vector",
+                               loc_of(condition, a))
+    a = as_array(a)
+    if axis is None:
+        a, axis = (_np(np.ravel)(a) if ndim_of(a) != 1 else a), 0
+    axis = norm_axis(axis, ndim_of(a), loc_of(a))
+    moved = _np(np.moveaxis)(a, axis, 0) if axis else a
+    at = np_nonzero(condition)[0]
+    positions = record("index_positions", at if records(at) else as_array(at), moved,
+                       kind="rows")  # (checked at run time: one past the axis raises)
+    rest = tuple(moved.shape[1:])
+    flat = _np(np.reshape)(moved, (moved.shape[0], -1)) if len(rest) > 1 else moved
+    taken = record("take", flat, positions)
+    if len(rest) > 1:
+        taken = _np(np.reshape)(taken, (positions.shape[0], *rest))
+    return _np(np.moveaxis)(taken, 0, axis) if axis else taken
+
+
+def compress_method(a, condition, axis=None):
+    """``a.compress(condition, axis)``: `np_compress`."""
+    return np_compress(condition, a, axis)
+
+
 NUMPY.update({
+    np.compress: np_compress, np.ndarray.compress: compress_method,
     np.ix_: np_ix,
     np.diag_indices: np_diag_indices, np.diag_indices_from: np_diag_indices_from,
     np.nonzero: np_nonzero, np.flatnonzero: np_flatnonzero, np.argwhere: np_argwhere,

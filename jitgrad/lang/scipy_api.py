@@ -23,6 +23,7 @@ from jitgrad.lang import (
     numpy_linalg,
     numpy_written,
     scipy_distance,
+    scipy_splines,
     scipy_stats,
 )
 from jitgrad.lang.numpy_api import np_concatenate, np_reduce, np_sum, np_zeros
@@ -373,7 +374,8 @@ def handler_for(fn):
                           ("scipy.fft", scipy_stats.FFT), ("scipy.fftpack", scipy_stats.FFT),
                           ("scipy.linalg.lapack", scipy_stats.LAPACK),
                           ("autograd.scipy.signal", scipy_stats.AUTOGRAD_SIGNAL),
-                          ("autograd.numpy", numpy_composed.AUTOGRAD_NUMPY)):
+                          ("autograd.numpy", numpy_composed.AUTOGRAD_NUMPY),
+                          ("scipy.integrate", numpy_composed.INTEGRATE)):
         loaded = sys.modules.get(module)
         if loaded is not None:
             for name, handler in table.items():
@@ -392,6 +394,12 @@ def handler_for(fn):
     interpolate = sys.modules.get("scipy.interpolate")
     if interpolate is not None and fn is getattr(interpolate, "interp1d", None):
         return interp1d
+    if interpolate is not None and fn is getattr(interpolate, "CubicSpline", None):
+        return scipy_splines.spline_of
+    if isinstance(fn, (scipy_splines.Piecewise, scipy_splines.Derivative)):
+        return fn  # a spline made in the function, called
+    if interpolate is not None and isinstance(fn, getattr(interpolate, "PPoly", ())):
+        return scipy_splines.piecewise_object(fn)
     if interpolate is not None and isinstance(fn, getattr(interpolate, "interp1d", ())):
         return interp1d_object(fn)
     stats = sys.modules.get("scipy.stats")
