@@ -62,7 +62,11 @@ class Flags:
     by a number is filled with the product or quotient), ``sizes_from`` (the position where the
     operands that are the result's sizes begin, one per axis: 0 in ``zeros(n, m)``, 1 in
     ``full(v, n, m)``), ``same_shape_as`` (the position of the input whose shape the result
-    has: 0 for ``copy(x)``, 1 for ``broadcast_like(g, like)``), ``broadcasts`` (the result is
+    has: 0 for ``copy(x)``, 1 for ``broadcast_like(g, like)``), ``square`` (a square matrix of
+    input 0's sides: ``eye(n)`` is n by n, ``inv(a)`` and ``cholesky(a)`` have ``a``'s shape,
+    or fail; unlike ``same_shape_as``, not a result that its operands' shapes alone give: it
+    may fail on their contents), ``counts`` (``arange(start, stop, step)``: ``stop`` entries
+    when ``start`` is 0 and ``step`` 1), ``broadcasts`` (the result is
     input 0 broadcast to the shape of input 1: each entry is an entry of input 0),
     ``outer_of`` (the name of an elementwise primitive: entry ``[i, j]`` of the result is that
     primitive of input 0's entry ``i`` and input 1's entry ``j``, as ``np.outer`` is of
@@ -111,6 +115,8 @@ class Flags:
     scales: bool = False
     sizes_from: int | None = None
     same_shape_as: int | None = None
+    square: bool = False
+    counts: bool = False
     broadcasts: bool = False
     outer_of: str | None = None
     contracts: bool = False

@@ -55,6 +55,17 @@ def result_dims(prim, atoms, params, out_type, at_least=None) -> tuple | None:
         return d[:params["axis"]] + (1,) + d[params["axis"]:]
     if flags.sizes_from is not None:
         return tuple(size_token(a) for a in atoms[flags.sizes_from:])  # (None: a new size)
+    if flags.square:  # eye(n): n by n; inv(a), cholesky(a): a's shape (or they raise)
+        if atoms[0].type.ndim:
+            return d
+        n = size_token(atoms[0])
+        return None if n is None else (n, n)
+    if flags.counts:  # arange(0, n, 1): n entries (a shape's n, or a literal n >= 0)
+        start, stop, step = atoms
+        n = size_token(stop)
+        known = (type(n) is int and n >= 0) if isinstance(stop, Const) else n is not None
+        return ((n,) if known and isinstance(start, Const) and start.value == 0
+                and isinstance(step, Const) and step.value == 1 else None)
     if name == "take_add":
         rows = size_token(atoms[2])
         return None if rows is None else (rows,) + dims_of(atoms[0])[1:]

@@ -44,8 +44,9 @@ ones_like = primitive("ones_like", np.ones_like, lambda ts, p: ts[0].with_kind("
                       buffer=True, shape_only={0}, same_shape_as=0, **FROM_SIZES)
 arange = primitive("arange", lambda start, stop, step: np.arange(start, stop, step),
                    lambda ts, p: Type(promote_kinds("i", *(t.kind for t in ts)), 1),
-                   **FROM_SIZES)
-eye = primitive("eye", lambda n: np.eye(int(n)), lambda ts, p: Type("f", 2), **FROM_SIZES)
+                   counts=True, **FROM_SIZES)
+eye = primitive("eye", lambda n: np.eye(int(n)), lambda ts, p: Type("f", 2), square=True,
+                **FROM_SIZES)
 # The Kaiser window of M points (np.kaiser): NumPy's and Numba's own, ``beta`` a constant.
 kaiser = primitive("kaiser", lambda m, beta: np.kaiser(int(m), beta), lambda ts, p: Type("f", 1),
                    **FROM_SIZES)

@@ -51,10 +51,10 @@ defjvp("outer", lambda t, ans, x, y: outer(t, y), lambda t, ans, x, y: outer(x, 
 
 # Linear algebra Numba compiles (LAPACK through SciPy), on float matrices.
 # inv and det take a stack of matrices too (rank 3), each matrix on its own, as NumPy.
-inv = primitive("inv", np.linalg.inv, lambda ts, p: Type("f", ts[0].ndim))
+inv = primitive("inv", np.linalg.inv, lambda ts, p: Type("f", ts[0].ndim), square=True)
 solve = primitive("solve", np.linalg.solve, lambda ts, p: Type("f", ts[1].ndim))
 det = primitive("det", np.linalg.det, lambda ts, p: Type("f", ts[0].ndim - 2))
-cholesky = primitive("cholesky", np.linalg.cholesky, lambda ts, p: Type("f", 2))
+cholesky = primitive("cholesky", np.linalg.cholesky, lambda ts, p: Type("f", 2), square=True)
 logabsdet = primitive("logabsdet", lambda a: np.linalg.slogdet(a)[1], lambda ts, p: Type("f", 0))
 signdet = primitive("signdet", lambda a: np.linalg.slogdet(a)[0], lambda ts, p: Type("f", 0),
                     differentiable=False, zero_tangent=True)
