@@ -94,6 +94,7 @@ class _Writer(NestWriter):
         for a in kernel.returns + kernel.aux:
             if isinstance(a, Var):
                 self.uses[a] = self.uses.get(a, 0) + 1
+        self.note_positions(kernel.body)
         self.read_trips = {a for a in kernel.returns + kernel.aux if isinstance(a, Var)}
         self.evident = evident_nonnegative(kernel.body)
         self.find_read_trips(kernel.body)
@@ -132,6 +133,7 @@ class _Writer(NestWriter):
                 for e in aliases:
                     self.comment_for(indent, e.loc)
                     self.eqn(e, indent)
+                self.nest_block = b  # (`reused_operands`)
                 self.fused(group, sizes, indent, later)
                 k += taken
                 continue
