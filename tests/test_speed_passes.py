@@ -7,6 +7,8 @@
   checks, no sum back to a shape, nothing recomputed for its shape in the adjoint.
 * A fused nest's result filled into an operand the kernel made, which nothing reads after it
   (`emit_fused.NestWriter.reused_operands`): no second array of fresh pages.
+* The forward pass's last loop nest and the adjoint pass's first written as one where that
+  stores fewer arrays (`emit._Writer.across_passes`): the forward's values read in the element.
 
 Each form's gradients are checked against central differences and, where installed, JAX's, as
 plain Python in a process of its own (``__main__``), and the generated code for what each change
@@ -72,7 +74,20 @@ def diagonal_shift_jax(a):
     return jnp.sum(a * 2.0 + t)
 
 
+def arc(p, q):
+    """One run of elementwise operations: the forward pass's nest and the adjoint pass's
+    first are one, so nothing of the forward is stored for the adjoint."""
+    h = np.sin((q - p) * 0.5) ** 2 + np.cos(p) * np.cos(q) * 0.25
+    return np.sum(np.arctan2(np.sqrt(h), np.sqrt(1.0 + h)))
+
+
+def arc_jax(p, q):
+    h = jnp.sin((q - p) * 0.5) ** 2 + jnp.cos(p) * jnp.cos(q) * 0.25
+    return jnp.sum(jnp.arctan2(jnp.sqrt(h), jnp.sqrt(1.0 + h)))
+
+
 FORMS = {
+    "arc": (arc, arc_jax, (RNG.normal(size=6), RNG.normal(size=6))),
     "padded": (padded, padded_jax, (RNG.normal(size=(7, 8)), RNG.normal(size=(3, 4)))),
     "padded_wider": (padded, padded_jax, (RNG.normal(size=(9, 8)), RNG.normal(size=(3, 4)))),
     "diagonal_shift": (diagonal_shift, diagonal_shift_jax, (RNG.normal(size=(5, 5)),)),
@@ -99,12 +114,17 @@ def test_generated_code():
     src = jitgrad.grad(diagonal_shift).source(*FORMS["diagonal_shift"][2])
     adjoint = src[src.index("# -- adjoint pass"):]
     assert "_rt.empty((a.shape[0], a.shape[1]))" not in adjoint, adjoint
+    for entry in (jitgrad.grad, jitgrad.value_and_grad):
+        src = entry(arc, wrt=(0, 1)).source(*FORMS["arc"][2])
+        assert "first loop nest with the forward's last" in src
+        assert src.count("_rt.empty(") == 2, src  # (the two gradients alone)
 
 
 def test_compiled():
     """As users run them, compiled."""
     _check("padded")
     _check("diagonal_shift")
+    _check("arc")
 
 
 def test_as_plain_python():
