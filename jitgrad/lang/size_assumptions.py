@@ -21,6 +21,7 @@ import numpy as np
 from jitgrad.core import ops
 from jitgrad.core.ir import Const, Eqn, Var, dims_of
 from jitgrad.core.types import Type
+from jitgrad.lang.size_tokens import plus
 from jitgrad.prims.primitives import PRIMITIVES
 
 
@@ -122,24 +123,37 @@ class SizeAssumptions:
         if isinstance(t, tuple) and t and t[0] == "broadcast":
             return ("broadcast",) + tuple(self.canonical(x) for x in t[1:])
         if isinstance(t, tuple) and t and t[0] == "less":  # (a slice's: `_slice_size`)
-            less = ("less", self.canonical(t[1]), t[2])  # (or assumed an axis's size)
+            less = plus(self.canonical(t[1]), -t[2])  # (or assumed an axis's size)
             return self.size_class(less) if less in self.same else less
         return self.size_class(t)
 
-    def assume_at_least(self, token, m: int) -> bool:
-        """Whether an axis of size token ``token`` has at least ``m`` entries: known (a
-        literal), or assumed where it is an argument's axis and the example call's has (a
-        slice ``pos[:, 0:1]`` is then of size 1 while building, so what it meets broadcasts
-        as known; checked first thing, ``size_at_least``, as `assume_same_size`'s are)."""
+    def assume_at_least(self, token, m) -> bool:
+        """Whether an axis of size token ``token`` has at least ``m`` entries (a literal, or a
+        size ``base + c`` of an argument's axis, `size_tokens.plus`): known (a literal), or
+        assumed where it is an argument's axis and the example call's has (a slice ``pos[:,
+        0:1]`` is then of size 1 while building, so what it meets broadcasts as known;
+        ``in_field[1:I + 3]`` is ``I + 2`` long; checked first thing, ``size_at_least``, as
+        `assume_same_size`'s are)."""
         t = self.size_class(token)
-        if isinstance(t, int):
+        if isinstance(t, int) and isinstance(m, int):
             return t >= m
         n = self.example_sizes.get(t)
-        if t not in self.param_axes or n is None or n < m:
+        least = m if isinstance(m, int) else self._example_plus(m)
+        if t not in self.param_axes or n is None or least is None or n < least:
             return False
-        if not any(a == t and b >= m for a, b, _ in self.at_least):
+        if not any(a == t and (b == m or isinstance(b, int) and isinstance(m, int) and b >= m)
+                   for a, b, _ in self.at_least):
             self.at_least.append((t, m, self.loc))
         return True
+
+    def _example_plus(self, m):
+        """The example call's value of the size ``base + c`` (`size_tokens.plus`) of an
+        argument's axis ``base``; None for any other token."""
+        if not (isinstance(m, tuple) and len(m) == 3 and m[0] == "less"):
+            return None
+        base = self.size_class(m[1])
+        n = self.example_sizes.get(base) if base in self.param_axes else None
+        return None if n is None else n - m[2]
 
     def rename_sizes(self) -> None:
         """Every variable's dims in terms of one token per class of same-size axes."""
@@ -310,5 +324,8 @@ class SizeAssumptions:
                 out.append(Eqn("cast", [v], [cast], {"kind": "i"}, loc))
             out.append(Eqn("same_size", [], [v, Const(int(value))], {"test": True}, loc))
         for token, m, loc in self.at_least:
-            out.append(Eqn("size_at_least", [], [size(token, loc), Const(m)], {}, loc))
+            least = Const(m) if isinstance(m, int) else self.new_var(Type("i", 0))
+            if not isinstance(m, int):  # base + c
+                out.append(Eqn("add", [least], [size(m[1], loc), Const(-m[2])], {}, loc))
+            out.append(Eqn("size_at_least", [], [size(token, loc), least], {}, loc))
         return out

@@ -26,6 +26,8 @@ def result_dims(prim, atoms, params, out_type, at_least=None) -> tuple | None:
     have at least ``m`` entries, which makes a slice ``x[a:b]`` of it ``b - a`` long."""
     name, arrays = prim.name, [a for a in atoms if a.type.ndim]
     if prim.elementwise:
+        if not arrays and name == "add":  # ``n + 3`` of a size: a size too (`plus`)
+            return _sum_size(atoms)
         return broadcast_dims(*(dims_of(a) for a in arrays)) if arrays else ()
     d = dims_of(atoms[0]) if atoms else ()
     flags = prim.flags
@@ -96,6 +98,52 @@ def _joined_dims(dims, k) -> tuple:
     return rest[:k] + (size,) + rest[k:]
 
 
+def plus(n, more: int):
+    """The size token of ``n + more`` entries: ``("less", n, -more)`` in the form a slice's
+    size takes (``n`` less ``dropped``), one level deep, so that sizes that are one count
+    away from one axis compare equal however they were made (``a[1:][1:]`` and ``a[2:]``,
+    ``lap[1:]`` of ``lap`` of ``n + 2`` entries and ``x[1:n + 2]``)."""
+    if isinstance(n, tuple) and len(n) == 3 and n[0] == "less":
+        n, more = n[1], more - n[2]
+    if isinstance(n, int):
+        return ("less", n, -more) if more < 0 else n + more
+    return n if more == 0 else ("less", n, -more)
+
+
+def _sum_size(atoms) -> tuple:
+    """The dims of the scalar ``a + b``: ``(token,)`` when one is a size (`size_token`, not a
+    literal) and the other a literal ``c >= 0`` (so the sum is a size too, never negative:
+    ``I + 3``), else ``()``."""
+    for a, b in (atoms, atoms[::-1]):
+        t = size_token(a) if isinstance(a, Var) and a.type.kind == "i" else None
+        if (t is not None and not isinstance(t, int) and isinstance(b, Const)
+                and type(b.value) is int and b.value >= 0):
+            return (plus(t, b.value),)
+    return ()
+
+
+def _offset(token):
+    """``(base, more)`` with ``token`` the size ``base + more`` (`plus`)."""
+    if isinstance(token, tuple) and len(token) == 3 and token[0] == "less":
+        return token[1], -token[2]
+    return token, 0
+
+
+def _symbolic_slice_size(n, start: int, stop, at_least):
+    """The size token of ``x[start:stop]`` along an axis of size token ``n``, ``stop`` a size
+    ``base + c`` (`plus`, ``c >= start >= 0``: so ``stop >= start``, never negative), when the
+    axis is known to have at least ``stop`` entries (``n`` is ``base + c'``, ``c' >= c``) or
+    may be assumed to (``at_least(n, stop)``, checked first thing): ``stop - start`` long
+    (hdiff's ``in_field[1:I + 3]`` of an axis of ``I + 4``). None otherwise."""
+    base, more = _offset(stop)
+    if more < start:
+        return None
+    n_base, n_more = _offset(n)
+    if not (n_base == base and n_more >= more or at_least is not None and at_least(n, stop)):
+        return None
+    return plus(base, more - start)
+
+
 def _slice_size(n, start, stop, step, at_least=None):
     """The size token of ``x[start:stop]`` along an axis of size token ``n``, when the bounds
     are constants that count from the two ends, ``start >= 0`` and ``stop <= 0`` (or absent),
@@ -104,6 +152,11 @@ def _slice_size(n, start, stop, step, at_least=None):
     ``n`` is. A slice between two counts from the start, ``0 <= start < stop``, is ``stop -
     start`` long where ``at_least(n, stop)`` holds (``x[:, 0:1]``). None for any other slice
     (its size is a new one)."""
+    if (isinstance(stop, Var) and isinstance(start, (Const, type(None))) and step is None
+            and (start is None or type(start.value) is int and start.value >= 0)):
+        t = size_token(stop) if stop.type.kind == "i" else None
+        if t is not None and not isinstance(t, int):
+            return _symbolic_slice_size(n, 0 if start is None else start.value, t, at_least)
     values = []
     for part, absent in ((start, 0), (stop, 0), (step, 1)):
         if part is None:
@@ -119,5 +172,4 @@ def _slice_size(n, start, stop, step, at_least=None):
         return last - first
     if stride != 1 or first < 0 or last > 0 or (stop is not None and last == 0):
         return None  # (a[2:0] is empty: not the ends' count)
-    dropped = first - last
-    return n if dropped == 0 else ("less", n, dropped)
+    return plus(n, last - first)

@@ -501,8 +501,8 @@ class _Reverse:
         otherwise a run-time check (``_rt.sum_to``) does it."""
         if not isinstance(c, Sym):
             return c if x.type.ndim == 0 else primitives.sum_to_like(c, self.gb.sym(x))
-        if x.type.ndim == 0:
-            return primitives.sum_to_like(c, self.gb.sym(x)) if c.ndim else c
+        if x.type.ndim == 0:  # (a sum the loop nests accumulate, as any other)
+            return primitives.reduce_sum(c, axis=None, keepdims=False) if c.ndim else c
         cd, xd = dims_of(c.atom), dims_of(x)
         lead = len(cd) - len(xd)
         if lead < 0 or not all(xd[k] == 1 or xd[k] == cd[lead + k] for k in range(len(xd))):

@@ -15,6 +15,7 @@ import os
 
 from jitgrad.backend.numba import emit_parallel, lowering
 from jitgrad.backend.numba.emit_fused import NestWriter
+from jitgrad.backend.numba.emit_nest import nest_operands
 from jitgrad.backend.numba.lowering import atom_source, primitive_source
 from jitgrad.backend.numba.signs import evident_nonnegative, nonnegative_ints
 from jitgrad.backend.numba.split import split_function
@@ -31,6 +32,7 @@ from jitgrad.core.ir import (
     Repeat,
     Var,
     While,
+    defs,
     direct_uses,
     sub_blocks,
     walk,
@@ -77,6 +79,8 @@ class _Writer(NestWriter):
         self.offsets: dict[Var, tuple[str, str]] = {}  # popped vector -> (stack, its offset)
         self.read_trips: set[Var] = set()  # loop counts read (`find_read_trips`)
         self.parallel = False  # a parallel build: chunk loops call functions (`parallel.py`)
+        self.adjoint_at = None  # (the gradient's one block, where its adjoint pass starts)
+        self.value_kept = None  # (the line keeping its value, written there: `adjoint_marker`)
 
     def count_uses(self, kernel: Kernel):
         self.kernel_ir = kernel
@@ -94,6 +98,7 @@ class _Writer(NestWriter):
         for a in kernel.returns + kernel.aux:
             if isinstance(a, Var):
                 self.uses[a] = self.uses.get(a, 0) + 1
+        self.note_positions(kernel.body)
         self.read_trips = {a for a in kernel.returns + kernel.aux if isinstance(a, Var)}
         self.evident = evident_nonnegative(kernel.body)
         self.find_read_trips(kernel.body)
@@ -115,13 +120,46 @@ class _Writer(NestWriter):
 
     # -- statements ----------------------------------------------------------------------
 
+    def adjoint_marker(self, indent: int, note: str = ""):
+        """The line where the adjoint pass starts (`specialisations`, `split` find it), after
+        the value is kept (``_value = ...``) where it is computed by then."""
+        if self.value_kept and not note:
+            self.line(indent, self.value_kept)
+            self.value_kept = None
+        self.line(indent, "# -- adjoint pass: derivatives, from the value back to the arguments"
+                  + note)
+        self.last_loc = None
+
+    def across_passes(self, stmts, k: int, at: int, run: tuple) -> tuple:
+        """A run from ``stmts[k]`` that goes on past the adjoint pass's start ``at``, or the
+        run cut there: the whole run where it stores fewer arrays than its forward part alone
+        (arc_distance: none of the forward's values, read by the adjoint in the same element),
+        not where it stores more (softmax: the adjoint's cotangent of ones, stored for the next
+        nest, which reads the forward's sums, where alone it is a number in that nest)."""
+        cut = self.fusable_run(stmts[:at], k)
+        if not cut[0]:
+            return run
+
+        def stores(r):
+            later = stmts[k + len(r[0]) + len(r[2]):]
+            return len(self.stored_results(r[0], nest_operands(r[0])[1], later))
+        return run if stores(run) < stores(cut) else cut
+
     def block(self, b: Block, indent: int):
         start = len(self.lines)
         stmts = b.stmts
         k = 0
+        at = self.adjoint_at[1] if self.adjoint_at and self.adjoint_at[0] is b else None
         while k < len(stmts):
             s = stmts[k]
+            if k == at:
+                self.adjoint_marker(indent)
             group, sizes, aliases = self.fusable_run(stmts, k)
+            if group and at is not None and k < at < k + len(group) + len(aliases):
+                group, sizes, aliases = self.across_passes(stmts, k, at, (group, sizes, aliases))
+                if k + len(group) + len(aliases) > at:
+                    self.adjoint_marker(indent, " (the first loop nest with the forward's last)")
+                    at = None
             if group and not aliases and len(group) == 1 and one_call(group[0]):
                 group = []  # one operation: a call compiled once, not a nest compiled here
             if group:
@@ -132,6 +170,7 @@ class _Writer(NestWriter):
                 for e in aliases:
                     self.comment_for(indent, e.loc)
                     self.eqn(e, indent)
+                self.nest_block = b  # (`reused_operands`)
                 self.fused(group, sizes, indent, later)
                 k += taken
                 continue
@@ -170,6 +209,8 @@ class _Writer(NestWriter):
                     self.line(indent, "_rt.set_threads(_threads)")
                     self.line(indent, "_rt.set_chunksize(_chunksize)")
                 self.last_loc = None
+        if at is not None and at == len(stmts):  # (an adjoint pass of no statement)
+            self.adjoint_marker(indent)
         if all(line.lstrip().startswith("#") for line in self.lines[start:]):
             self.line(indent, "pass")  # (nothing but the comment of a statement folded away)
 
@@ -560,7 +601,20 @@ class _Writer(NestWriter):
                      'pass."""')
         self.line(1, "# -- forward pass: the value, and what the adjoint pass reads")
         self.last_loc = None
-        if fwd.body.stmts:  # empty when the adjoint reads nothing of it and the value goes
+        rebound = {v.name for s in walk(adj.body) for v in defs(s)}
+        joint = not fwd.aux and not (with_value and isinstance(value, Var)
+                                     and value.name in rebound)
+        if joint:
+            # One block: the forward pass's last loop nest and the adjoint pass's first run
+            # as one where they can (arc_distance: the forward's values read in the element
+            # the adjoint reads them, not stored in arrays and read back)
+            self.adjoint_at = (self.kernel_ir.body, len(fwd.body.stmts))
+            self.value_kept = f"_value = {atom_source(value)}" if with_value else None
+            self.block(self.kernel_ir.body, 1)
+            if self.value_kept:  # (computed in the nest shared with the adjoint pass)
+                self.line(1, self.value_kept)
+            self.adjoint_at = self.value_kept = None
+        elif fwd.body.stmts:  # empty when the adjoint reads nothing of it and the value goes
             self.block(fwd.body, 1)
         # The adjoint pass may assign the names these are held in (a loop's carried values
         # restored from their tape): what is returned of the forward pass is taken here.
@@ -569,15 +623,15 @@ class _Writer(NestWriter):
             kept.append(("_value", [value]))
         if fwd.aux:
             kept.append(("_aux", fwd.aux))
-        for held, atoms in kept:
+        for held, atoms in ([] if joint else kept):
             parts = [atom_source(a) for a in atoms]
             text = parts[0] if held == "_value" else f"({', '.join(parts)}{',' * (len(parts) == 1)})"
             self.line(1, f"{held} = {text}")
-        self.line(1, "# -- adjoint pass: derivatives, from the value back to the arguments")
-        self.last_loc = None
-        if handover:  # saved values the adjoint knows by other names
-            self.block(Block(handover), 1)
-        self.block(adj.body, 1)
+        if not joint:
+            self.adjoint_marker(1)
+            if handover:  # saved values the adjoint knows by other names
+                self.block(Block(handover), 1)
+            self.block(adj.body, 1)
         gs = [atom_source(g) for g in grads]
         result = gs[0] if single else f"({', '.join(gs)}{',' if len(gs) == 1 else ''})"
         if fwd.aux:  # JAX's conventions: grad gives (g, aux), value_and_grad ((value, aux), g)

@@ -21,7 +21,19 @@ from jitgrad.backend.numba.emit_nest import (
 )
 from jitgrad.backend.numba.lowering import allocation, atom_source, primitive_source
 from jitgrad.core import ops
-from jitgrad.core.ir import Block, Eqn, Var, dims_of, direct_uses, walk
+from jitgrad.core.ir import (
+    Block,
+    Eqn,
+    For,
+    Repeat,
+    Var,
+    While,
+    defs,
+    dims_of,
+    direct_uses,
+    sub_blocks,
+    walk,
+)
 from jitgrad.core.types import Type
 from jitgrad.prims import primitives
 from jitgrad.prims.primitives import index_source
@@ -202,7 +214,7 @@ class NestWriter:
         filled, element = self.nest_names(group, stored, read_names)
         self.comment_for(indent, group[0].loc)
         self.current = group[0].loc
-        self.nest_allocations(group, sizes, filled, indent)
+        self.nest_allocations(group, sizes, filled, indent, self.reused_operands(group, filled))
         parts = self.parts_written(group, indent)
         idx = [f"_i{k}" for k in range(len(dims))]
         for k, size in enumerate(sizes):
@@ -279,10 +291,87 @@ class NestWriter:
                    for e in group if e.prim not in REDUCE_INIT}
         return filled, element
 
-    def nest_allocations(self, group: list, sizes: list[str], filled: dict, indent: int):
-        """Before the nest: an empty array for each stored result, and each reduction's
-        accumulator at its starting value (after checking, for a maximum or minimum, that
-        the reduced extent is not empty)."""
+    def note_positions(self, body: Block) -> None:
+        """Where each statement of the kernel is (its place in `walk`'s order), the last place
+        each variable is read, the block each is made in, which blocks a loop repeats, and
+        the arrays made fresh (an allocating primitive's): what `reused_operands` asks."""
+        self.position, self.last_read, self.made_in = {}, {}, {}
+        self.loop_blocks, self.fresh, roots = set(), set(), {}
+
+        def visit(b: Block, in_loop: bool):
+            if in_loop:
+                self.loop_blocks.add(id(b))
+            for s in b.stmts:
+                self.position[id(s)] = len(self.position)
+                for a in direct_uses(s):
+                    if isinstance(a, Var):
+                        self.last_read[a] = self.position[id(s)]
+                for v in defs(s):
+                    self.made_in[v] = id(b)
+                    r = self.may_share.find(v)
+                    roots[r] = roots.get(r, 0) + 1
+                if isinstance(s, Eqn) and s.outs and ops.flags(s.prim).buffer:
+                    self.fresh.add(s.outs[0])
+                for sub in sub_blocks(s):
+                    visit(sub, in_loop or isinstance(s, (For, While, Repeat)))
+                if not isinstance(s, Eqn):  # (a loop's or branch's own reads, after its body)
+                    for a in direct_uses(s):
+                        if isinstance(a, Var):
+                            self.last_read[a] = len(self.position)
+
+        visit(body, False)
+        for a in self.kernel_ir.returns + self.kernel_ir.aux:
+            if isinstance(a, Var):
+                self.last_read[a] = len(self.position) + 1
+        self.fresh = {v for v in self.fresh if roots.get(self.may_share.find(v), 0) == 1}
+
+    def reused_operands(self, group: list, filled: dict) -> dict:
+        """The array each stored result of the nest is filled into instead of a new one: an
+        operand of its type and sizes that the kernel made fresh (`note_positions`), shares
+        memory with no other variable, is read in the nest only at the nest's own position
+        and no later than the result's element is stored, is added into nowhere in the nest,
+        and is read nowhere after it (nor again in a loop around it unless made in the same
+        block). go_fast's adjoint: ``_b_a = 1 + _b_trace * _g_a``, ``_g_a`` an n x n array
+        of zeros with its diagonal set, filled in place instead of a second n x n array (an
+        allocation of fresh pages, which cost more than the nest itself)."""
+        if self.parallel or not group or id(group[-1]) not in self.position:
+            return {}
+        dims = nest_dims(group[0])
+        end = self.position[id(group[-1])]
+        in_loop = id(getattr(self, "nest_block", None)) in self.loop_blocks
+        whole = tuple(range(len(dims)))
+        reads: dict = {}  # operand -> (last place in the group it is read, read only whole)
+        for j, e in enumerate(group):
+            for a, axes in zip(e.ins, nest_reads(e, dims)):
+                if isinstance(a, Var) and a.type.ndim:
+                    ok = reads.get(a, (j, True))[1]
+                    reads[a] = (j, ok and axes == whole)
+        for e in group:
+            if not e.outs and isinstance(e.ins[0], Var):  # (added into: not reusable)
+                reads[e.ins[0]] = (len(group), False)
+        stored = {}  # result -> where its element is stored (after its last update)
+        for j, e in enumerate(group):
+            v = e.outs[0] if e.outs else e.ins[0]
+            if v in filled and e.prim not in REDUCE_INIT and (e.outs or v in stored):
+                stored[v] = j
+        reused, taken = {}, set()
+        for v, j in stored.items():
+            for x, (last, ok) in reads.items():
+                if (ok and last <= j and x not in taken and x not in filled and x in self.fresh
+                        and x.type == v.type and dims_of(x) == dims == dims_of(v)
+                        and self.last_read.get(x, 0) <= end
+                        and (not in_loop or self.made_in.get(x) == id(self.nest_block))):
+                    reused[v] = x
+                    taken.add(x)
+                    break
+        return reused
+
+    def nest_allocations(self, group: list, sizes: list[str], filled: dict, indent: int,
+                         reused: dict):
+        """Before the nest: an empty array for each stored result (or the operand it is
+        filled into, `reused_operands`), and each reduction's accumulator at its starting
+        value (after checking, for a maximum or minimum, that the reduced extent is not
+        empty)."""
         shape = "(" + ", ".join(sizes) + ("," if len(sizes) == 1 else "") + ")"
         allocated = set()
         for e in group:
@@ -290,6 +379,9 @@ class NestWriter:
                 continue
             v = e.outs[0]
             allocated.add(v)
+            if v in reused:
+                self.line(indent, f"{filled[v]} = {reused[v].name}")
+                continue
             if e.prim not in REDUCE_INIT:
                 self.line(indent, f"{filled[v]} = {allocation('empty', shape, v.type.kind)}")
                 continue
