@@ -746,7 +746,7 @@ EXPECTED = {
 
 
 # "not finite": the gradient holds NaN where the true one is finite, from 0 * inf in an adjoint
-# (docs/supported.md, "Infinite values"; JAX gives the same NaN): tmm's ``delta = kz * d``
+# (docs/supported.md, "Infinite values and zero cotangents"; JAX gives the same NaN): tmm's ``delta = kz * d``
 # with d = inf in the outer layers, whose entries of ``delta`` the result never reads, so their
 # cotangent 0 meets d/dkz = inf.
 

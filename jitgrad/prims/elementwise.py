@@ -434,11 +434,34 @@ defvjp("hyp2f1", _refuse_parameter("hyp2f1", "a", _PARAMETER),
        _refuse_parameter("hyp2f1", "c", _PARAMETER),
        lambda g, ans, a, b, c, z: g * (a * b / c * hyp2f1(a + 1.0, b + 1.0, c + 1.0, z)))
 
+
+def unless_unread(g, contribution, at_pole=None):
+    """``contribution`` (``g`` times a partial derivative), but 0 where the cotangent ``g`` is
+    exactly 0, so that a saturated value (``1 / (1 + np.exp(k))`` with ``exp(k)`` overflowed,
+    ``x ** 1.5`` of a negative entry ``np.where`` discards) passes 0, not ``0 * inf = nan``.
+
+    A rule uses it only where an infinite or NaN partial means the operation's value is ±inf or
+    NaN for every nearby value of that input, so the finite result cannot change with it: an
+    overflowed ``exp``, ``sinh`` or ``cosh``, ``x ** y`` of a negative base. (A product with an
+    infinite factor is one too, but a select per product cost loops about 10%: products
+    multiply as IEEE does.) Not at a pole (``at_pole``: ``1 / y`` at ``y == 0``, ``x ** -1`` at
+    ``x == 0``), where the value jumps and a zero cotangent may be the underflow of a
+    derivative that is finite (``1 / (1 / x)`` at 0: 1): there ``0 * inf`` stays NaN.
+    (docs/supported.md, "Infinite values and zero cotangents".) A cotangent known while
+    building (a number or constant array) is multiplied as it is."""
+    if isinstance(g, (int, float, np.ndarray)):
+        return contribution
+    unread = g == 0.0
+    if at_pole is not None:
+        unread = np.logical_and(unread, np.logical_not(at_pole))
+    return np.where(unread, 0.0, contribution)
+
+
 _TWO_OVER_SQRT_PI = 1.1283791670955126  # d erf(x) / dx = 2 / sqrt(pi) exp(-x^2)
 
 defvjp("neg", lambda g, ans, x: -g)
-defvjp("exp", lambda g, ans, x: g * ans)
-defvjp("expm1", lambda g, ans, x: g * (ans + 1.0))
+defvjp("exp", lambda g, ans, x: unless_unread(g, g * ans))
+defvjp("expm1", lambda g, ans, x: unless_unread(g, g * (ans + 1.0)))
 defvjp("log", lambda g, ans, x: g / x)
 defvjp("log1p", lambda g, ans, x: g / (x + 1.0))
 # sqrt'(0) is taken as 0, not inf: a square root at 0 in numerical code is a norm, a distance or
@@ -453,8 +476,8 @@ defvjp("tanh", lambda g, ans, x: g * (1.0 - ans * ans))
 defvjp("arctan", lambda g, ans, x: g / (x * x + 1.0))
 defvjp("arcsin", lambda g, ans, x: g / np.sqrt(1.0 - x * x))
 defvjp("arccos", lambda g, ans, x: -(g / np.sqrt(1.0 - x * x)))
-defvjp("sinh", lambda g, ans, x: g * np.cosh(x))
-defvjp("cosh", lambda g, ans, x: g * np.sinh(x))
+defvjp("sinh", lambda g, ans, x: unless_unread(g, g * np.cosh(x)))
+defvjp("cosh", lambda g, ans, x: unless_unread(g, g * np.sinh(x)))
 defvjp("arcsinh", lambda g, ans, x: g / np.sqrt(x * x + 1.0))
 defvjp("arccosh", lambda g, ans, x: g / np.sqrt(x * x - 1.0))
 defvjp("arctanh", lambda g, ans, x: g / (1.0 - x * x))
@@ -510,11 +533,14 @@ defvjp("nextafter", lambda g, ans, x, y: g, None)
 defvjp("add", lambda g, ans, x, y: g, lambda g, ans, x, y: g)
 defvjp("sub", lambda g, ans, x, y: g, lambda g, ans, x, y: -g)
 defvjp("mul", lambda g, ans, x, y: g * y, lambda g, ans, x, y: g * x)
-# d(x/y)/dy = -(x/y)/y, taken as 0 where the quotient is infinite: x/y is then ±inf for every y
-# near (x infinite, as the inf or DBL_MAX a dynamic program's border starts from, or x/y past
-# overflow), so it does not change with y, not 0 * inf = nan where the inf reaches nothing.
+# d(x/y)/dy = -(x/y)/y, taken as 0 where the quotient is infinite and y is not 0: x/y is then
+# ±inf for every y near (x infinite, as the inf or DBL_MAX a dynamic program's border starts
+# from, or x/y past overflow), so it does not change with y. At y == 0, a pole, it is not: x/y
+# jumps from -inf to inf, and 1 / (1 / x) at x == 0 has derivative 1, not 0 (a zero resistor
+# in 1 / np.sum(1 / r)): there the partial stays infinite, and 0 * inf NaN.
 defvjp("div", lambda g, ans, x, y: g / y,
-       lambda g, ans, x, y: np.where(np.isinf(ans), 0.0, -(g * ans) / y))
+       lambda g, ans, x, y: np.where(np.logical_and(np.isinf(ans), y != 0.0), 0.0,
+                                     -(g * ans) / y))
 
 
 def _pow_slope(x, y):
@@ -540,8 +566,8 @@ def _pow_slope(x, y):
 
 # d(x**y)/dy = x**y log(x), taken as 0 where x == 0 (as JAX and autograd do: 0**y is 0 for
 # every y > 0, so it does not change with y), not 0 * -inf = nan.
-defvjp("pow", lambda g, ans, x, y: g * _pow_slope(x, y),
-       lambda g, ans, x, y: g * (ans * np.log(np.where(x == 0, 1.0, x))))
+defvjp("pow", lambda g, ans, x, y: unless_unread(g, g * _pow_slope(x, y), at_pole=x == 0),
+       lambda g, ans, x, y: unless_unread(g, g * (ans * np.log(np.where(x == 0, 1.0, x)))))
 defvjp("mod", lambda g, ans, x, y: g, lambda g, ans, x, y: -(g * np.floor(x / y)))
 defvjp("arctan2", lambda g, ans, y, x: g * (x / (x * x + y * y)),
        lambda g, ans, y, x: -(g * (y / (x * x + y * y))))
