@@ -267,7 +267,8 @@ def test_compiled():
 
 
 def _slices(values):
-    return values[0] + np.sum(values[1:])
+    rotated = values[1:] + values[:1]  # (joined slices: Python's list only; np.sum(values[1:])
+    return np.sum(np.array(rotated) * np.arange(3.0))  # alone is an array's slice, taken)
 
 
 def _appends(values):

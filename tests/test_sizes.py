@@ -103,7 +103,9 @@ def test_the_seed_loss_is_fused_loops_and_blas_only():
     _check(g, loss, args, (0, 1, 2, 3))
     calls = sorted({line.split("_rt.")[1].split("(")[0] for line in g.source().splitlines()
                     if "_rt." in line and not line.lstrip().startswith("#")})
-    assert calls == ["empty", "full", "matmul", "nonempty", "same_size", "zeros"]
+    # (`ne`: the quotient rule's pole mask, y != 0, at the softmax denominator's own (n, 1)
+    # shape, outside the (n, k) nest)
+    assert calls == ["empty", "full", "matmul", "ne", "nonempty", "same_size", "zeros"]
 
 
 def row_max_loss(x, w):
