@@ -71,6 +71,25 @@ def harmonic(r):
     return 1.0 / np.sum(1.0 / r)
 
 
+def tanh_by_exp(x):
+    return (1.0 - np.exp(-2.0 * x)) / (1.0 + np.exp(-(2.0 * x)))
+
+
+def third_derivative_at_zero():
+    """Derivatives of derivatives through the masked rules, at an entry where a first-order
+    cotangent is exactly 0 (tanh's curvature at 0; autograd's tanh example): the mask is on the
+    partial, so the product's derivative in the cotangent is kept (a mask on the product gave
+    the second derivative -1 at 0 and the third 0)."""
+    d1 = jitgrad.grad(lambda x: np.sum(tanh_by_exp(x)))
+    d2 = jitgrad.grad(lambda x: np.sum(d1(x)))
+    d3 = jitgrad.grad(lambda x: np.sum(d2(x)))
+    x = np.array([-2.0, -1.0, 0.0, 1.0])
+    t = np.tanh(x)
+    np.testing.assert_allclose(d2(x), -2.0 * t * (1.0 - t * t), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(d3(x), (1.0 - t * t) * (6.0 * t * t - 2.0), rtol=1e-9,
+                               atol=1e-12)
+
+
 Y = np.array([2.0, 5.0, 4.0])
 THETA = np.array([-0.7, 0.2, 0.9])
 X = np.array([0.8, -0.4, 1.3, -2.0])
@@ -86,6 +105,7 @@ def _agree(fn, args, wrt, by_hand):
 
 
 def check_forms():
+    third_derivative_at_zero()
     _agree(sentinel_logistic, (1.3, THETA), (0, 1), sentinel_logistic_by_hand(1.3, THETA))
     _agree(power_of_kept, (X,), (0,), (power_of_kept_by_hand(X),))
     with np.errstate(divide="ignore", invalid="ignore"):

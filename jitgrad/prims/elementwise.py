@@ -435,10 +435,14 @@ defvjp("hyp2f1", _refuse_parameter("hyp2f1", "a", _PARAMETER),
        lambda g, ans, a, b, c, z: g * (a * b / c * hyp2f1(a + 1.0, b + 1.0, c + 1.0, z)))
 
 
-def unless_unread(g, contribution, at_pole=None):
-    """``contribution`` (``g`` times a partial derivative), but 0 where the cotangent ``g`` is
-    exactly 0, so that a saturated value (``1 / (1 + np.exp(k))`` with ``exp(k)`` overflowed,
-    ``x ** 1.5`` of a negative entry ``np.where`` discards) passes 0, not ``0 * inf = nan``.
+def unless_unread(g, partial, at_pole=None):
+    """``g * partial`` (a cotangent times a partial derivative), but with the partial taken as
+    0 where it is not finite and the cotangent ``g`` is exactly 0, so that a saturated value
+    (``1 / (1 + np.exp(k))`` with ``exp(k)`` overflowed, ``x ** 1.5`` of a negative entry
+    ``np.where`` discards) passes 0, not ``0 * inf = nan``. The mask sits on the partial, not on
+    the product: a finite partial is multiplied as it is, so the product's own derivative in
+    ``g`` stays the partial (a second or third derivative through this rule, taken where a
+    first-order cotangent is exactly 0, as tanh's at 0, is not lost).
 
     A rule uses it only where an infinite or NaN partial means the operation's value is ±inf or
     NaN for every nearby value of that input, so the finite result cannot change with it: an
@@ -450,18 +454,18 @@ def unless_unread(g, contribution, at_pole=None):
     (docs/supported.md, "Infinite values and zero cotangents".) A cotangent known while
     building (a number or constant array) is multiplied as it is."""
     if isinstance(g, (int, float, np.ndarray)):
-        return contribution
-    unread = g == 0.0
+        return g * partial
+    unread = np.logical_and(g == 0.0, np.logical_not(np.isfinite(partial)))
     if at_pole is not None:
         unread = np.logical_and(unread, np.logical_not(at_pole))
-    return np.where(unread, 0.0, contribution)
+    return g * np.where(unread, 0.0, partial)
 
 
 _TWO_OVER_SQRT_PI = 1.1283791670955126  # d erf(x) / dx = 2 / sqrt(pi) exp(-x^2)
 
 defvjp("neg", lambda g, ans, x: -g)
-defvjp("exp", lambda g, ans, x: unless_unread(g, g * ans))
-defvjp("expm1", lambda g, ans, x: unless_unread(g, g * (ans + 1.0)))
+defvjp("exp", lambda g, ans, x: unless_unread(g, ans))
+defvjp("expm1", lambda g, ans, x: unless_unread(g, ans + 1.0))
 defvjp("log", lambda g, ans, x: g / x)
 defvjp("log1p", lambda g, ans, x: g / (x + 1.0))
 # sqrt'(0) is taken as 0, not inf: a square root at 0 in numerical code is a norm, a distance or
@@ -476,8 +480,8 @@ defvjp("tanh", lambda g, ans, x: g * (1.0 - ans * ans))
 defvjp("arctan", lambda g, ans, x: g / (x * x + 1.0))
 defvjp("arcsin", lambda g, ans, x: g / np.sqrt(1.0 - x * x))
 defvjp("arccos", lambda g, ans, x: -(g / np.sqrt(1.0 - x * x)))
-defvjp("sinh", lambda g, ans, x: unless_unread(g, g * np.cosh(x)))
-defvjp("cosh", lambda g, ans, x: unless_unread(g, g * np.sinh(x)))
+defvjp("sinh", lambda g, ans, x: unless_unread(g, np.cosh(x)))
+defvjp("cosh", lambda g, ans, x: unless_unread(g, np.sinh(x)))
 defvjp("arcsinh", lambda g, ans, x: g / np.sqrt(x * x + 1.0))
 defvjp("arccosh", lambda g, ans, x: g / np.sqrt(x * x - 1.0))
 defvjp("arctanh", lambda g, ans, x: g / (1.0 - x * x))
@@ -566,8 +570,8 @@ def _pow_slope(x, y):
 
 # d(x**y)/dy = x**y log(x), taken as 0 where x == 0 (as JAX and autograd do: 0**y is 0 for
 # every y > 0, so it does not change with y), not 0 * -inf = nan.
-defvjp("pow", lambda g, ans, x, y: unless_unread(g, g * _pow_slope(x, y), at_pole=x == 0),
-       lambda g, ans, x, y: unless_unread(g, g * (ans * np.log(np.where(x == 0, 1.0, x)))))
+defvjp("pow", lambda g, ans, x, y: unless_unread(g, _pow_slope(x, y), at_pole=x == 0),
+       lambda g, ans, x, y: unless_unread(g, ans * np.log(np.where(x == 0, 1.0, x))))
 defvjp("mod", lambda g, ans, x, y: g, lambda g, ans, x, y: -(g * np.floor(x / y)))
 defvjp("arctan2", lambda g, ans, y, x: g * (x / (x * x + y * y)),
        lambda g, ans, y, x: -(g * (y / (x * x + y * y))))
