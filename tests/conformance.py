@@ -1729,7 +1729,7 @@ block(PY, "Forms from held-out real code (lists, hleft7)", [
     r("list(x) of a run-time length joined by + to list displays, and appended to in a loop "
       "that reads the items so far (nodes[k], nodes[-1], len)",
       F.py_list_of_an_array_joined_and_appended, A(V)),
-    r("dict(zip(NAMES, x)); S['S1'][j] = v into a dict's array",
+    r("`dict(zip(NAMES, x))`; `S['S1'][j] = v` into a dict's array",
       F.py_dict_of_zip_and_a_dict_entry_written, A(V)),
 ])
 
