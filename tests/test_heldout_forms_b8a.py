@@ -219,8 +219,20 @@ def keyed_by_format(x):
     return total
 
 
+NAMES = ("per", "tc", "k")
+
+
+def named_from_a_vector(x):
+    """radvel's `for name, value in zip(names, vec)`: the vector's rows beside names known
+    while building (the build holds for the call's length; zip stops at the shorter)."""
+    params = {}
+    for name, value in zip(NAMES, x):
+        params[name] = value
+    return params["k"] * np.sin(2.0 * np.pi * (0.7 - params["tc"]) / params["per"])
+
+
 FORMS = [corner_sum, z_to_s, set_then_read, over_attributes, face_divergence, made_inside,
-         size_branch, keyed_by_format]
+         size_branch, keyed_by_format, named_from_a_vector]
 
 
 def check_forms():

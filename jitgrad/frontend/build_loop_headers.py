@@ -238,7 +238,15 @@ class LoopHeaders:
         # sorted(d) of a dict: its keys (a dict argument's other orders are not the caller's)
         known = (tuple, list, dict, str) if isinstance(node.func, ast.Name) and \
             node.func.id == "sorted" else (tuple, list, str)  # (a string's characters)
+        beside = isinstance(node.func, ast.Name) and node.func.id == "zip" and any(
+            isinstance(a, (ast.Tuple, ast.List)) or isinstance(self.held_attribute(a), known)
+            or isinstance(a, ast.Name) and a.id not in self.env
+            and isinstance(self.src.fn.__globals__.get(a.id), known)
+            for a in seqs)  # zip(NAMES, x): x's rows (`_rows_decided`) beside known names
         for a in seqs:
+            if beside and isinstance(a, ast.Name) and isinstance(self.env.get(a.id), Sym) \
+                    and self.env[a.id].ndim:
+                continue
             if isinstance(a, ast.Call) and isinstance(a.func, ast.Name) and a.func.id in (
                     "zip", "enumerate", "reversed", "list", "tuple", "sorted") and (
                     a.func.id not in self.env):
