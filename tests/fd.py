@@ -100,3 +100,33 @@ def check_against(fn, args, wrt, value, grads, want, rtol=1e-9, atol=1e-11):
     for k, got, ref in zip(wrt, grads, want):
         np.testing.assert_allclose(got, numeric_grad(fn, args, k), rtol=1e-6, atol=1e-7)
         np.testing.assert_allclose(got, np.asarray(ref), rtol=rtol, atol=atol)
+
+
+def check_optional_oracle(fn, args, wrt, value, grads, want):
+    """A value and gradients against plain Python and central differences, and against
+    ``want`` (an oracle's gradients, JAX's) where given (None where JAX is not installed)."""
+    wrt, grads = (wrt, grads) if isinstance(wrt, tuple) else ((wrt,), (grads,))
+    if want is not None:
+        want = want if isinstance(want, tuple) else (want,)
+        check_against(fn, args, wrt, value, grads, want)
+        return
+    np.testing.assert_allclose(value, fn(*_copied(args)), rtol=1e-12)
+    for k, got in zip(wrt, grads):
+        np.testing.assert_allclose(got, numeric_grad(fn, args, k), rtol=1e-6, atol=1e-7)
+
+
+def check_form(fn, args, wrt, jax_form):
+    """jitgrad's value and gradients of ``fn`` against central differences, and against JAX's
+    gradients of ``jax_form(jnp, *args)`` where JAX is installed and a form is given."""
+    import jitgrad
+    value, grads = jitgrad.value_and_grad(fn, wrt=wrt)(*args)
+    want = None
+    try:
+        import jax
+        import jax.numpy as jnp
+        jax.config.update("jax_enable_x64", True)
+    except ImportError:
+        jax = None
+    if jax is not None and jax_form is not None:
+        want = jax.grad(lambda *a: jax_form(jnp, *a), argnums=wrt)(*args)
+    check_optional_oracle(fn, args, wrt, value, grads, want)

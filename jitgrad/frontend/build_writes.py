@@ -58,28 +58,25 @@ class Writes:
         obj = self.expr(holder.value)
         if is_user_object(obj) and isinstance(vars(obj).get(holder.attr), np.ndarray):
             array = self.own_array_attribute(obj, holder.attr, holder)
-        slot = "".join(c if c.isalnum() else "_" for c in ast.unparse(holder))
-        self.env[slot] = array
-        try:
-            self.write(slot, target, array, index, value)
-            written = self.env[slot]
-        finally:
-            del self.env[slot]
-        self.set_attribute(holder, written)
+        self.set_attribute(holder, self.written_in_a_slot(holder, target, array, index, value))
 
     def write_entry_item(self, target, array, index, value) -> None:
         """``d[key][index] = value`` of a dict ``d``: written into the array the entry holds,
         which the entry then holds (stored as ``d[key] = ...`` is, `build_containers`); every
         name for the array sees the write, as for ``y[i]``."""
         holder = target.value
+        self.assign(holder, self.written_in_a_slot(holder, target, array, index, value))
+
+    def written_in_a_slot(self, holder, target, array, index, value):
+        """``array`` with ``target``'s write made, through a name of its own standing for the
+        holder (``obj.attr``, ``d[key]``) while it is written: the new version of it."""
         slot = "".join(c if c.isalnum() else "_" for c in ast.unparse(holder))
         self.env[slot] = array
         try:
             self.write(slot, target, array, index, value)
-            written = self.env[slot]
+            return self.env[slot]
         finally:
             del self.env[slot]
-        self.assign(holder, written)
 
     def write(self, name, node, array, index, value) -> None:
         """``name[index] = value``, in place: a new version of the same storage (through a
