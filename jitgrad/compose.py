@@ -510,19 +510,26 @@ def jacobian_trace(fn, k: int, types: tuple, args) -> Traced:
     argument ``k``, in a loop, and stacks the columns: forward mode over ``fn``'s trace, the
     loop's trip count the argument's size at run time. What lets a differentiated function
     call a Jacobian, and ``jacobian(jacobian(f))`` take one."""
-    key = (fn, k, types[k].ndim == 0)
+    template = _JACOBIAN_OF_FLOAT if types[k].ndim == 0 else _JACOBIAN_SOURCE
+    made = _by_tangents((fn, k, types[k].ndim == 0), template, "jacobian", fn, k, len(types))
+    return trace(made, types, args)
+
+
+def _by_tangents(key, template: str, kind: str, fn, k: int, n_args: int):
+    """The function ``template`` writes (``{kind}_of_{name}``, calling ``fn``'s tangent along
+    argument ``k``), made once per ``key`` and kept in ``_JACOBIANS``; its text is in
+    linecache, so tracebacks and the builder read it."""
     made = _JACOBIANS.get(key)
     if made is None:
-        params = ", ".join(f"a{j}" for j in range(len(types)))
+        params = ", ".join(f"a{j}" for j in range(n_args))
         name = "".join(c if c.isalnum() else "_" for c in getattr(fn, "__name__", "f"))
-        text = (_JACOBIAN_OF_FLOAT if types[k].ndim == 0 else _JACOBIAN_SOURCE).format(
-            name=name, params=params, x=f"a{k}")
-        filename = f"<jitgrad jacobian of {name} wrt {k}: {len(_JACOBIANS)}>"
+        text = template.format(name=name, params=params, x=f"a{k}")
+        filename = f"<jitgrad {kind} of {name} wrt {k}: {len(_JACOBIANS)}>"
         linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
         namespace = {"np": np, "tangent": TangentFunction(fn, k)}
         exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - our own template
-        made = _JACOBIANS[key] = namespace[f"jacobian_of_{name}"]
-    return trace(made, types, args)
+        made = _JACOBIANS[key] = namespace[f"{kind}_of_{name}"]
+    return made
 
 
 _GRADIENT_BY_TANGENTS = """\
@@ -550,17 +557,8 @@ def gradient_by_tangents_trace(nested: NestedGrad, k: int, types: tuple, args) -
         raise SignatureError(f"grad needs a function that returns one float; {fn!r} returns "
                              + (f"{len(t.returns)} values" if len(t.returns) != 1
                                 else f"{t.returns[0].type}"))
-    key = ("gradient", fn, k)
-    made = _JACOBIANS.get(key)
-    if made is None:
-        params = ", ".join(f"a{j}" for j in range(len(types)))
-        name = "".join(c if c.isalnum() else "_" for c in getattr(fn, "__name__", "f"))
-        text = _GRADIENT_BY_TANGENTS.format(name=name, params=params, x=f"a{k}")
-        filename = f"<jitgrad gradient of {name} wrt {k} by tangents: {len(_JACOBIANS)}>"
-        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-        namespace = {"np": np, "tangent": TangentFunction(fn, k)}
-        exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - our own template
-        made = _JACOBIANS[key] = namespace[f"gradient_of_{name}"]
+    made = _by_tangents(("gradient", fn, k), _GRADIENT_BY_TANGENTS, "gradient", fn, k,
+                        len(types))
     return trace(made, types, args)
 
 
