@@ -548,7 +548,7 @@ class Calls:
             value, getattr(value, "__func__", None), unwrap(value) if callable(value) else None,
             getattr(value, "func", None), getattr(value, "then", None),  # (a partial, or one
             getattr(value, "orelse", None)))  # of two functions, `call_choice`)
-        if not direct or not isinstance(node, ast.Call):
+        if not direct or not isinstance(node, (ast.Call, ast.Attribute)):  # (a property's)
             raise UnsupportedError(f"{src.qualname} returns a list built by appending (an array "
                                    "of its items in the gradient), here to a function that "
                                    "calls it for you; call it yourself, or return "
