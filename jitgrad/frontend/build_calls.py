@@ -55,6 +55,7 @@ from jitgrad.lang import (
     numpy_shape,
     numpy_written,
     scipy_api,
+    scipy_signal,
     scipy_sparse,
     symbolic,
 )
@@ -62,7 +63,7 @@ from jitgrad.lang.symbolic import Sym
 
 # their functions call each other: built inline
 WRITTEN_MODULES = (numpy_written.__name__, build_solvers.__name__, build_quad.__name__,
-                   scipy_sparse.__name__)
+                   scipy_sparse.__name__, scipy_signal.__name__)
 
 
 def _own_out(fn) -> bool:
