@@ -138,7 +138,16 @@ def binomial(x):
     return np.sum(P * np.arange(6.0) ** 2) + np.sum(scipy.stats.binom.logpmf(i, 5, x[1]))
 
 
-FORMS = [held_list, ordered_and_property, gradient_of_default, butter_of_defaults,
+def pairs_and_blocks(x, blen=2):
+    observed = [(0, 1), (2, 3), (4, 0)]
+    ll = 0.0
+    for (t0, c0), (t1, c1) in zip(observed[:-1], observed[1:]):  # noqa: RUF007 (the form)
+        ll += x[c0] * x[c1] * (t1 - t0)
+    blocks = [np.sum(t ** 2) for t in np.array_split(x, len(x) // blen)]
+    return ll + sum(b * (k + 1) for k, b in enumerate(blocks))
+
+
+FORMS = [pairs_and_blocks, held_list, ordered_and_property, gradient_of_default, butter_of_defaults,
          grid_of_graph, filters, spectra, spreads, binomial]
 
 
