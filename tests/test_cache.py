@@ -307,3 +307,45 @@ def test_vmap_of_a_gradient_is_cached_on_disk(tmp_path):
     np.testing.assert_allclose(runs[1]["gw"], want, rtol=1e-12)
     assert runs[0]["gw"] == runs[1]["gw"]
     assert glob.glob(os.path.join(cache, "**", "model_grad_vmap_*.py"), recursive=True)
+
+
+HELPERS_SCRIPT = textwrap.dedent("""\
+    import json
+    import numpy as np
+    from numba.core import event
+    from jitgrad.backend.numba import runtime as _rt
+    compiled = []
+    class Compiles(event.Listener):
+        def on_start(self, ev):
+            compiled.append(ev.data["dispatcher"].py_func.__qualname__)
+        def on_end(self, ev):
+            pass
+    event.register("numba:compile", Compiles())
+    a = np.arange(6.0).reshape(2, 3)
+    x = np.array([1.0, -2.0, 0.5])
+    out = {"ab": _rt.matmul(a, np.asfortranarray(a.T)).tolist()}
+    y = x.copy()
+    _rt.add_into(y, x)
+    out["y"] = y.tolist()
+    print(json.dumps({"compiled": compiled, **out}))
+    """)
+
+
+def test_runtime_products_are_found_in_the_disk_cache(tmp_path):
+    """`matmul` and `add_into` compile the body chosen for their operands, not themselves and
+    an overload (a product's closure, made per layout and precision, holding BLAS routines
+    that pickle differently in each process: `compile._enable_stable_caching`); a second
+    process on the same cache compiles none of them and computes the same values."""
+    env = environment(str(tmp_path / "jitgrad"))
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "numba")
+    runs = []
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-c", HELPERS_SCRIPT], env=env,
+                              capture_output=True, text=True, timeout=600, check=False)
+        assert done.returncode == 0, done.stderr[-4000:]
+        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    assert sorted(runs[0]["compiled"]) == ["_add_any", "_matrix_product.<locals>.product"]
+    assert runs[1]["compiled"] == [], runs[1]["compiled"]
+    a = np.arange(6.0).reshape(2, 3)
+    assert runs[1]["ab"] == (a @ a.T).tolist() and runs[1]["y"] == [2.0, -4.0, 1.0]
+    assert runs[0] == runs[1] | {"compiled": runs[0]["compiled"]}

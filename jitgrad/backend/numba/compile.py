@@ -25,8 +25,11 @@ import os
 import re
 import sys
 import tempfile
+import types
 
 import numba
+import numpy as np
+from llvmlite import ir as llvm_ir
 
 from jitgrad.core.errors import MissingDependencyError
 from jitgrad.prims.primitives import CONSTANT_ARRAYS
@@ -117,7 +120,7 @@ def jit(fn=None, *, needs=None, inline=False, any_layout=False, choose=None):
             return compile_now(args)
         if body not in chosen:
             chosen[body] = numba.njit(error_model=ERROR_MODEL, **NO_CFUNC)(body)
-            chosen[body].enable_caching()
+            _enable_stable_caching(chosen[body])
         chosen[body].compile(args)
         made = chosen[body].overloads[args]
         dispatcher.add_overload(made)  # callers type and link it as this helper's
@@ -126,6 +129,52 @@ def jit(fn=None, *, needs=None, inline=False, any_layout=False, choose=None):
     dispatcher.get_call_template = get_call_template
     dispatcher.compile = compile_cached
     return dispatcher
+
+
+def _enable_stable_caching(dispatcher) -> None:
+    """Numba's disk cache for ``dispatcher``, whose function may be a closure made by a
+    factory (`runtime_linalg`'s products, one per layout and precision): Numba keys a
+    closure's entries by a pickle of its cells, and the BLAS routines and intrinsics in them
+    pickle differently in every process, so such an entry was never found again. Here a cell
+    is keyed by what it names (`_stable_cell`); a closure with a cell of another kind keeps
+    Numba's own key."""
+    py_func = dispatcher.py_func
+    described = py_func.__closure__ and _stable_cell(tuple(c.cell_contents
+                                                           for c in py_func.__closure__))
+    if not described:  # not a closure (Numba's key is stable), or cells of another kind
+        dispatcher.enable_caching()
+        return
+
+    class StableCache(numba.core.caching.FunctionCache):
+        def _index_key(self, sig, codegen):
+            code = hashlib.sha256(py_func.__code__.co_code).hexdigest()
+            cells_key = hashlib.sha256(repr(described).encode()).hexdigest()
+            return (sig, codegen.magic_tuple(), (code, cells_key))
+
+    dispatcher._cache = StableCache(py_func)
+
+
+def _stable_cell(value):
+    """A description of a closure cell's value that is the same in every process: numbers,
+    strings and None as themselves, tuples item by item, an external function (a BLAS
+    routine) by its symbol and signature, a Numba or LLVM type by its name, a function or an
+    intrinsic by its module, qualified name and cells; None for anything else."""
+    if value is None or isinstance(value, (bool, int, float, str, np.generic)):
+        return ("value", repr(value))  # (a NumPy scalar's repr names its type)
+    if isinstance(value, tuple):
+        items = tuple(_stable_cell(v) for v in value)
+        return None if any(i is None for i in items) else ("tuple", items)
+    if isinstance(value, numba.core.types.ExternalFunction):
+        return ("external", value.symbol, str(value.sig))
+    if isinstance(value, (numba.core.types.Type, llvm_ir.Type)):
+        return ("type", type(value).__name__, str(value))
+    if isinstance(value, numba.core.extending._Intrinsic):
+        value = value._defn
+    if isinstance(value, types.FunctionType):  # and what its own closure holds
+        cells = _stable_cell(tuple(c.cell_contents for c in value.__closure__ or ()))
+        return None if cells is None else ("function", value.__module__, value.__qualname__,
+                                             cells)
+    return None
 
 
 def _any_layout(t):

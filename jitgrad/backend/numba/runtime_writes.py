@@ -39,13 +39,16 @@ def _copy_any(region, value):
     region[...] = value
 
 
-@jit
+# Where no nest is written (a vector region, other kinds), the helper is compiled as the
+# statement itself (`compile.jit`'s ``choose``): one function per signature, where the helper
+# calling the overload compiled two (logreg's first gradient, 0.14 s of Numba's compile).
+@jit(choose=lambda region, value: _add_any if _nest_for("+=", region, value) is None else None)
 def add_into(region, value):
     """``region += value``, ``region`` a view (or a whole array) written in place."""
     _add_any(region, value)
 
 
-@jit
+@jit(choose=lambda region, value: _copy_any if _nest_for("=", region, value) is None else None)
 def copy_into(region, value):
     """``region[...] = value``, ``region`` a view written in place."""
     _copy_any(region, value)
