@@ -1,0 +1,144 @@
+"""Forms met in the ninth held-out batch, part hb9c (issue #43: Tangent's own test functions and
+JAX's Autodiff Cookbook and custom-derivative notebook), in functions of our own:
+
+- a join (``np.vstack``, ``np.hstack``, ``np.concatenate``, ``np.stack``) of a list whose
+  entries are tuples or lists holding values of the graph (the Cookbook's
+  ``np.vstack([vjp_fun(mi) for mi in M])``, each ``vjp_fun`` result a 1-tuple): each entry the
+  array NumPy makes of it (`numpy_api._entries`); the tuples were once added together, a
+  silently wrong value;
+- ``jitgrad.jvp(f, primals, tangents)`` and ``y, vjp_fn = jitgrad.vjp(f, x)`` called inside a
+  differentiated function (the Cookbook's Hessian-vector products forward-over-reverse and
+  reverse-over-forward, ``vgrad``, ``loop_mjp``/``loop_jmp``): ``f``'s forward-mode trace and
+  the gradient of ``sum(f(x) * ct)`` grafted into the graph (`frontend.transform_calls`,
+  `jitgrad.inside`), of a function defined inside too (lifted with what it reads).
+
+Every form runs as plain Python (a process of its own, `plain_python`), its gradient against
+central finite differences and, where installed, JAX; one compiled gradient per mechanism.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from fd import check_form, numeric_grad
+from plain_python import assert_runs_as_plain_python
+
+import jitgrad
+from jitgrad import grad, jvp, vjp
+
+S = np.arange(1.0, 7.0).reshape(2, 3)
+X3 = np.array([0.3, -0.8, 1.1])
+
+
+def vstack_of_tuples(x):
+    return np.sum(np.vstack([(x * 1.0,), (np.sin(x),)]) * S)
+
+
+def hstack_of_tuples(x):
+    return np.sum(np.hstack([(x[0], x[1]), [x[2] * 2.0]]) * np.array([1.0, -2.0, 3.0]))
+
+
+def concatenate_of_lists(x):
+    return np.sum(np.concatenate([[x[0] * x[1]], (x[2], 4.0)]) ** 2)
+
+
+def stack_of_tuples(x):
+    return np.sum(np.stack([(x[0], x[1]), (x[2], x[0] ** 2)]) * S[:, :2])
+
+
+def check_joins():
+    check_form(vstack_of_tuples, (X3,), 0,
+               lambda jnp, x: jnp.sum(jnp.vstack([jnp.array([x]), jnp.array([jnp.sin(x)])]) * S))
+    check_form(hstack_of_tuples, (X3,), 0, None)
+    check_form(concatenate_of_lists, (X3,), 0, None)
+    check_form(stack_of_tuples, (X3,), 0, None)
+
+
+def predict(w, xs):
+    return np.tanh(xs @ w)
+
+
+XS = np.array([[0.5, -1.0, 0.2], [1.5, 0.3, -0.7], [-0.4, 0.8, 0.9], [0.1, 0.2, 0.3]])
+U4 = np.array([0.3, -1.2, 0.7, 0.5])
+M = np.array([[0.3, -1.2, 0.7, 0.5], [1.0, 0.1, -0.4, 0.2]])
+V = np.array([[0.2, -0.5, 1.0], [0.7, 0.3, -0.1]])
+
+
+def energy(x):
+    return np.sum(np.tanh(x) ** 2 * np.cos(x))
+
+
+def hvp_forward_over_reverse(x):
+    return np.sum(jvp(grad(energy), (x,), (V[0],))[1] * V[1])
+
+
+def hvp_reverse_over_forward(x):
+    return jvp(energy, (x,), (V[0],))[1]
+
+
+def jvp_value_and_tangent(w):
+    y, t = jvp(lambda w: predict(w, XS), (w,), (V[1],))
+    return np.sum(y * t)
+
+
+def vjp_pullback(w):
+    y, back = vjp(predict, w, XS)
+    gw, gx = back(U4)
+    return np.sum(gw * V[0]) + np.sum(gx ** 2) + np.sum(y)
+
+
+def loop_of_pullbacks(w):
+    _y, back = vjp(lambda w: predict(w, XS), w)
+    return np.sum(np.vstack([back(m) for m in M]) * V)
+
+
+def loop_of_tangents(w):
+    return np.sum(np.vstack([jvp(lambda v: predict(v, XS), (w,), (d,))[1] for d in V]) * M)
+
+
+def check_jvp_vjp_inside():
+    for fn in (hvp_forward_over_reverse, hvp_reverse_over_forward):
+        check_form(fn, (X3,), 0, None)
+    for fn in (jvp_value_and_tangent, vjp_pullback, loop_of_pullbacks, loop_of_tangents):
+        check_form(fn, (X3,), 0, None)
+    try:  # JAX's own Hessian-vector product of the same function
+        import jax
+        import jax.numpy as jnp
+        jax.config.update("jax_enable_x64", True)
+    except ImportError:
+        return
+
+    def energy_jax(x):
+        return jnp.sum(jnp.tanh(x) ** 2 * jnp.cos(x))
+    fwd_rev = jax.grad(lambda x: jnp.sum(jax.jvp(jax.grad(energy_jax), (x,), (V[0],))[1] * V[1]))
+    rev_fwd = jax.grad(lambda x: jax.jvp(energy_jax, (x,), (V[0],))[1])
+    np.testing.assert_allclose(jitgrad.grad(hvp_forward_over_reverse)(X3),
+                               np.asarray(fwd_rev(X3)), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(jitgrad.grad(hvp_reverse_over_forward)(X3),
+                               np.asarray(rev_fwd(X3)), rtol=1e-10, atol=1e-12)
+
+
+def test_forms_as_plain_python():
+    """Every form, run as plain Python (a process of its own)."""
+    assert_runs_as_plain_python(__file__)
+
+
+def test_jvp_vjp_inside_compiled():
+    """jvp and vjp inside a differentiated function, and a join of tuples, compiled."""
+    def both(w):
+        return hvp_forward_over_reverse(w) + loop_of_pullbacks(w)
+    value, g = jitgrad.value_and_grad(both)(X3)
+    np.testing.assert_allclose(value, both(X3), rtol=1e-12)
+    np.testing.assert_allclose(g, numeric_grad(both, (X3,), 0), rtol=1e-6, atol=1e-8)
+
+
+if __name__ == "__main__":
+    check_joins()
+    check_jvp_vjp_inside()
+    print("hb9c's forms: gradients agree with central differences (and JAX)")
