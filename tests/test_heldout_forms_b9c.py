@@ -10,7 +10,10 @@ JAX's Autodiff Cookbook and custom-derivative notebook), in functions of our own
   differentiated function (the Cookbook's Hessian-vector products forward-over-reverse and
   reverse-over-forward, ``vgrad``, ``loop_mjp``/``loop_jmp``): ``f``'s forward-mode trace and
   the gradient of ``sum(f(x) * ct)`` grafted into the graph (`frontend.transform_calls`,
-  `jitgrad.inside`), of a function defined inside too (lifted with what it reads).
+  `jitgrad.inside`), of a function defined inside too (lifted with what it reads);
+- a NumPy ufunc handed to an entry point (the Cookbook's ``grad(jnp.tanh)``, then
+  ``grad(grad(...))``): the function ``def tanh(x): return np.tanh(x)`` written for it
+  (`partial_entry.ufunc_function`); a ufunc of two outputs refused as before.
 
 Every form runs as plain Python (a process of its own, `plain_python`), its gradient against
 central finite differences and, where installed, JAX; one compiled gradient per mechanism.
@@ -22,6 +25,7 @@ import os
 import sys
 
 import numpy as np
+import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -124,6 +128,21 @@ def check_jvp_vjp_inside():
                                np.asarray(rev_fwd(X3)), rtol=1e-10, atol=1e-12)
 
 
+def check_ufunc_entry():
+    t = np.tanh(0.7)
+    assert jitgrad.grad(np.tanh)(0.7) == pytest.approx(1 - t ** 2, rel=1e-14)
+    assert jitgrad.grad(jitgrad.grad(np.tanh))(0.7) == pytest.approx(-2 * t * (1 - t ** 2),
+                                                                      rel=1e-12)
+    third = -2 * (1 - t ** 2) * (1 - 3 * t ** 2)
+    assert jitgrad.grad(jitgrad.grad(jitgrad.grad(np.tanh)))(0.7) == pytest.approx(third,
+                                                                                   rel=1e-12)
+    dy, dx = jitgrad.grad(np.arctan2, wrt=(0, 1))(0.3, 0.5)
+    assert (dy, dx) == pytest.approx((0.5 / 0.34, -0.3 / 0.34), rel=1e-14)
+    np.testing.assert_allclose(jitgrad.jacobian(np.sin)(X3), np.diag(np.cos(X3)), rtol=1e-14)
+    with pytest.raises(jitgrad.UnsupportedError, match="not a plain Python function"):
+        jitgrad.grad(np.divmod)(1.0, 2.0)
+
+
 def test_forms_as_plain_python():
     """Every form, run as plain Python (a process of its own)."""
     assert_runs_as_plain_python(__file__)
@@ -141,4 +160,5 @@ def test_jvp_vjp_inside_compiled():
 if __name__ == "__main__":
     check_joins()
     check_jvp_vjp_inside()
+    check_ufunc_entry()
     print("hb9c's forms: gradients agree with central differences (and JAX)")

@@ -139,6 +139,7 @@ def unwrap(fn):
 def signature_of(fn) -> inspect.Signature:
     """``inspect.signature(fn)``, of a decorator's wrapper itself where it is a Python function
     (`unwrap` reads its code, not that of the function it wraps)."""
+    fn = partial_entry.ufunc_function(fn)  # np.tanh: the function written for it
     return inspect.signature(fn, follow_wrapped=not isinstance(fn, pytypes.FunctionType))
 
 
@@ -190,7 +191,7 @@ def check_entry(src: FunctionSource) -> None:
 
 
 def _read(fn) -> FunctionSource:
-    fn = unwrap(fn)
+    fn = partial_entry.ufunc_function(unwrap(fn))  # np.tanh: ``def tanh(x)`` written for it
     if isinstance(fn, functools.partial):  # its remaining parameters, as a function's
         fn = partial_entry.as_function(fn) or fn
     name = getattr(fn, "__qualname__", repr(fn))
