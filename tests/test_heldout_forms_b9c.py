@@ -11,6 +11,10 @@ JAX's Autodiff Cookbook and custom-derivative notebook), in functions of our own
   reverse-over-forward, ``vgrad``, ``loop_mjp``/``loop_jmp``): ``f``'s forward-mode trace and
   the gradient of ``sum(f(x) * ct)`` grafted into the graph (`frontend.transform_calls`,
   `jitgrad.inside`), of a function defined inside too (lifted with what it reads);
+- ``jitgrad.vmap`` of a ``vjp`` function (the Cookbook's ``vmap(vjp_fun)(M)``, ``our_jacrev``),
+  from Python (one call of its compiled adjoint per row) and inside a differentiated
+  function; inside one, ``in_axes`` of an axis other than 0 (``our_jacfwd``'s ``in_axes=1``:
+  moved first) and a function returning a tuple (a tuple of stacked entries, as JAX's);
 - a NumPy ufunc handed to an entry point (the Cookbook's ``grad(jnp.tanh)``, then
   ``grad(grad(...))``): the function ``def tanh(x): return np.tanh(x)`` written for it
   (`partial_entry.ufunc_function`); a ufunc of two outputs refused as before.
@@ -128,6 +132,37 @@ def check_jvp_vjp_inside():
                                np.asarray(rev_fwd(X3)), rtol=1e-10, atol=1e-12)
 
 
+def pair(r, c):
+    return np.sin(r) * c, np.sum(r ** 2)
+
+
+def vmap_of_tuples(x, c):
+    a, b = jitgrad.vmap(pair, in_axes=(0, None))(x, c)
+    return np.sum(a) + np.sum(b * b)
+
+
+def vmap_along_columns(x, c):
+    a, b = jitgrad.vmap(lambda r: (np.cos(r), np.sum(r)), in_axes=1)(x)
+    return np.sum(a * c) + np.sum(b ** 3)
+
+
+def jacobian_by_vmapped_pullbacks(w):
+    y, back = vjp(lambda w: predict(w, XS), w)
+    J, = jitgrad.vmap(back)(np.eye(4))
+    return np.sum(J * M[0][:, None]) + np.sum(y)
+
+
+def check_vmap_forms():
+    x = XS[:2]
+    check_form(vmap_of_tuples, (x, 1.3), (0, 1), None)
+    check_form(vmap_along_columns, (x, 1.3), (0, 1), None)
+    check_form(jacobian_by_vmapped_pullbacks, (X3,), 0, None)
+    _, back = vjp(predict, X3, XS)  # from Python: the rows' pullbacks, stacked per primal
+    jw, jx = jitgrad.vmap(back)(np.eye(4))
+    np.testing.assert_allclose(jw, jitgrad.jacobian(predict)(X3, XS), rtol=1e-12)
+    assert jx.shape == (4,) + XS.shape
+
+
 def check_ufunc_entry():
     t = np.tanh(0.7)
     assert jitgrad.grad(np.tanh)(0.7) == pytest.approx(1 - t ** 2, rel=1e-14)
@@ -161,4 +196,5 @@ if __name__ == "__main__":
     check_joins()
     check_jvp_vjp_inside()
     check_ufunc_entry()
+    check_vmap_forms()
     print("hb9c's forms: gradients agree with central differences (and JAX)")
