@@ -15,6 +15,12 @@ JAX's Autodiff Cookbook and custom-derivative notebook), in functions of our own
   from Python (one call of its compiled adjoint per row) and inside a differentiated
   function; inside one, ``in_axes`` of an axis other than 0 (``our_jacfwd``'s ``in_axes=1``:
   moved first) and a function returning a tuple (a tuple of stacked entries, as JAX's);
+- ``raise E`` in a ``try`` whose handler for ``E`` ends in ``return`` (the Cookbook's
+  ``if x < 3: return 2 * x ** 3 else: raise ValueError`` / ``except ValueError: return
+  jnp.pi * x``): the handler's body in the raise's place (`caught_raises`); a division or
+  power in a try whose handlers catch no ArithmeticError raises through it as outside one
+  (the fence took ``x ** 3`` for a raise the handler might catch); a handler binding ``as e``,
+  or a raise no handler catches, refused as before;
 - a NumPy ufunc handed to an entry point (the Cookbook's ``grad(jnp.tanh)``, then
   ``grad(grad(...))``): the function ``def tanh(x): return np.tanh(x)`` written for it
   (`partial_entry.ufunc_function`); a ufunc of two outputs refused as before.
@@ -163,6 +169,48 @@ def check_vmap_forms():
     assert jx.shape == (4,) + XS.shape
 
 
+def raise_to_handler(x):
+    try:
+        if x < 3:
+            return 2 * x ** 3
+        else:
+            raise ValueError
+    except ValueError:
+        return np.pi * x
+
+
+def raise_after_work(x):
+    total = 0.0
+    try:
+        total = x / 2.0 + x ** 2
+        if total > 2.0:
+            y = total * x
+            if y > 0.0:
+                raise RuntimeError("too big")
+        total = total ** 2
+    except (KeyError, RuntimeError):
+        return -total * x
+    return total
+
+
+def bound_handler(x):
+    try:
+        if x > 1.0:
+            raise ValueError("no")
+        return x * 2.0
+    except ValueError as e:  # noqa: F841
+        return x
+
+
+def check_caught_raises():
+    for x in (2.0, 4.0):
+        check_form(raise_to_handler, (x,), 0, None)
+    for x in (0.5, 1.5):
+        check_form(raise_after_work, (x,), 0, None)
+    with pytest.raises(jitgrad.UnsupportedError, match="a raise statement"):
+        jitgrad.grad(bound_handler)(0.5)
+
+
 def check_ufunc_entry():
     t = np.tanh(0.7)
     assert jitgrad.grad(np.tanh)(0.7) == pytest.approx(1 - t ** 2, rel=1e-14)
@@ -197,4 +245,5 @@ if __name__ == "__main__":
     check_jvp_vjp_inside()
     check_ufunc_entry()
     check_vmap_forms()
+    check_caught_raises()
     print("hb9c's forms: gradients agree with central differences (and JAX)")
