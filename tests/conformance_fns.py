@@ -5763,3 +5763,34 @@ def py_cumulative_trapezoid_block_delete_ellipsis(x):
     D = np.concatenate([x, x[:2]])
     T = D[..., np.array([[0, 1, 3], [1, 2, 4], [3, 4, 5]])]
     return np.sum(c * c) + np.sum(np.delete(ke, [0, 2], axis=1) ** 2) + np.sum(T @ T)
+
+
+# ---- held-out forms (issue #43, hb9c): JAX's Autodiff Cookbook -----------------------------
+
+
+def py_jvp_and_vjp_inside(x):
+    g = jitgrad.jvp(jitgrad.grad(lambda v: np.sum(np.tanh(v) ** 2)), (x,), (x[::-1],))[1]
+    y, back = jitgrad.vjp(np.sin, x)
+    return np.sum(g * x) + np.sum(np.vstack([back(y), (y,)]) ** 2)
+
+
+def py_vmap_of_a_vjp_fn_along_axis_1(x):
+    m = np.reshape(x, (2, 2))
+    _y, back = jitgrad.vjp(lambda v: np.tanh(v @ m), x[:2])
+    J, = jitgrad.vmap(back)(np.eye(2))
+    cols = jitgrad.vmap(lambda c: (np.cos(c), np.sum(c)), in_axes=1)(m)
+    return np.sum(J * m) + np.sum(cols[0]) + np.sum(cols[1] ** 2)
+
+
+def py_raise_to_a_returning_handler(x):
+    s = np.sum(x)
+    try:
+        if s < 3:
+            return 2 * s ** 3
+        else:
+            raise ValueError
+    except ValueError:
+        return np.pi * s
+
+
+py_ufunc_differentiated = np.tanh

@@ -116,7 +116,14 @@ def loop_of_tangents(w):
     return np.sum(np.vstack([jvp(lambda v: predict(v, XS), (w,), (d,))[1] for d in V]) * M)
 
 
+def jvp_of_a_local_gradient(x):
+    c = np.sum(x)
+    inner = lambda v: np.sum(np.tanh(v * c) ** 2)
+    return np.sum(jvp(grad(inner), (x,), (V[0],))[1] * V[1])
+
+
 def check_jvp_vjp_inside():
+    check_form(jvp_of_a_local_gradient, (X3,), 0, None)
     for fn in (hvp_forward_over_reverse, hvp_reverse_over_forward):
         check_form(fn, (X3,), 0, None)
     for fn in (jvp_value_and_tangent, vjp_pullback, loop_of_pullbacks, loop_of_tangents):

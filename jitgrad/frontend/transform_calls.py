@@ -4,8 +4,9 @@ read here, built as transforms the api layer makes (the function's ``jitgrad_ins
 marker: ``("jvp", JvpOf)`` or ``("vjp", pullback)``, `jitgrad.inside`).
 
 Takes: the builder and the call's arguments as it holds them. ``f`` is a function known while
-building: a module-level function or transform, or one defined inside (lifted as
-`local_transforms.lift` lifts it, the values it reads passed as arguments of their own). The
+building: a module-level function or transform, or one defined inside or a transform of one
+(lifted as `local_transforms.lift` lifts it, the values it reads passed as arguments of
+their own). The
 primals and tangents are a tuple or list written in the call.
 
 Guarantees: ``jvp`` gives ``(f(*primals), tangent)`` (a tangent of None or 0 is no tangent);
@@ -44,7 +45,10 @@ def _function(builder, f, node):
     if isinstance(f, LocalFunction):
         lifted, closed = local_transforms.lift(f, node)
         return lifted, list(closed.values())
-    if isinstance(f, (Sym, local_transforms.LocalTransform)) or not callable(f):
+    if isinstance(f, local_transforms.LocalTransform):  # ``jvp(grad(inner), ...)``
+        lifted, closed = local_transforms.lift(f.local, node)
+        return f.made(lifted), list(closed.values())
+    if isinstance(f, Sym) or not callable(f):
         raise UnsupportedError(f"jvp/vjp inside a differentiated function of {fn_name(f)}: "
                                "it takes a function (defined at module level or here)",
                                builder.loc(node))
