@@ -21,6 +21,11 @@ JAX's Autodiff Cookbook and custom-derivative notebook), in functions of our own
   power in a try whose handlers catch no ArithmeticError raises through it as outside one
   (the fence took ``x ** 3`` for a raise the handler might catch); a handler binding ``as e``,
   or a raise no handler catches, refused as before;
+- a ``jitgrad.custom_vjp`` function handed to an entry point uses its rule (before, its body
+  was differentiated and the rule ignored: ``grad(clip_gradient, wrt=2)`` gave 1, not the
+  rule's clipped 0.5), its ``fwd`` may call the function itself (JAX's docs write
+  ``return f(x, y), (cos(x), ...)``: before, an endless recursion refused), and ``bwd`` gets
+  the residuals as ``fwd`` returned them (one array, not a 1-tuple; a namedtuple as itself);
 - a NumPy ufunc handed to an entry point (the Cookbook's ``grad(jnp.tanh)``, then
   ``grad(grad(...))``): the function ``def tanh(x): return np.tanh(x)`` written for it
   (`partial_entry.ufunc_function`); a ufunc of two outputs refused as before.
@@ -218,6 +223,47 @@ def check_caught_raises():
         jitgrad.grad(bound_handler)(0.5)
 
 
+@jitgrad.custom_vjp
+def clip_gradient(lo, hi, x):
+    return x
+
+
+def _clip_fwd(lo, hi, x):
+    return x, (lo, hi)
+
+
+def _clip_bwd(res, g):
+    lo, hi = res
+    return (None, None, np.clip(g, lo, hi))
+
+
+clip_gradient.defvjp(_clip_fwd, _clip_bwd)
+
+
+@jitgrad.custom_vjp
+def sin_times(x, y):
+    return np.sin(x) * y
+
+
+def _sin_times_fwd(x, y):
+    return sin_times(x, y), np.cos(x)
+
+
+def _sin_times_bwd(cos_x, g):
+    return (cos_x * g * 2.0, None)  # twice the derivative in x, none in y: the rule's, not f's
+
+
+sin_times.defvjp(_sin_times_fwd, _sin_times_bwd)
+
+
+def check_custom_rules():
+    assert jitgrad.grad(clip_gradient, wrt=2)(-0.5, 0.5, 3.0) == 0.5  # the rule: clip(1.0)
+    gx, gy = jitgrad.grad(sin_times, wrt=(0, 1))(0.3, 1.7)
+    assert gx == pytest.approx(2.0 * np.cos(0.3) * 1.0, rel=1e-14) and gy == 0.0
+    assert jitgrad.grad(lambda x: sin_times(x, 2.0) * 3.0)(0.3) == pytest.approx(
+        6.0 * np.cos(0.3), rel=1e-14)
+
+
 def check_ufunc_entry():
     t = np.tanh(0.7)
     assert jitgrad.grad(np.tanh)(0.7) == pytest.approx(1 - t ** 2, rel=1e-14)
@@ -253,4 +299,5 @@ if __name__ == "__main__":
     check_ufunc_entry()
     check_vmap_forms()
     check_caught_raises()
+    check_custom_rules()
     print("hb9c's forms: gradients agree with central differences (and JAX)")

@@ -27,7 +27,7 @@ def custom_primitive(n_args: int) -> str:
     arguments at once, the value and the residuals get none."""
     name = f"custom_vjp{n_args}"
     if name not in primitives.PRIMITIVES:
-        primitives.primitive(name, lambda *ins, fn, n_args: ins[n_args],
+        primitives.primitive(name, lambda *ins, fn, n_args, packed=tuple: ins[n_args],
                              lambda ts, p: ts[p["n_args"]], custom_rule=True)
         primitives.defvjp(name, *([_applied_by_the_transform] * n_args + [None] * (1 + MAX_RESIDUALS)))
     return name
@@ -42,6 +42,9 @@ def is_custom_rule(fn) -> bool:
     return getattr(fn, "jitgrad_custom_rule", False) is True
 
 
+_IN_FWD: list = []  # the rules whose ``fwd`` is being built, innermost last
+
+
 def build_call(builder, rule, args, kwargs, node):
     """Build a call of the custom_vjp function ``rule``: ``fwd`` inline, then its equation."""
     if rule.fwd is None:
@@ -53,11 +56,19 @@ def build_call(builder, rule, args, kwargs, node):
         if not isinstance(a, (Sym, int, float, bool)):
             raise UnsupportedError("a custom_vjp function takes numbers and arrays",
                                    builder.loc(node))
-    out = builder.inline(unwrap(rule.fwd), list(args), {}, node)
+    if rule in _IN_FWD:  # ``f_fwd`` calling ``f`` itself (JAX's docs write it so): f's body
+        return builder.inline(unwrap(rule.fn), list(args), {}, node)
+    _IN_FWD.append(rule)
+    try:
+        out = builder.inline(unwrap(rule.fwd), list(args), {}, node)
+    finally:
+        _IN_FWD.pop()
     if not (isinstance(out, tuple) and len(out) == 2):
         raise UnsupportedError(f"{rule.fwd.__qualname__} must return (value, residuals)",
                                builder.loc(node))
     value, residuals = out
+    # how ``bwd`` gets them back: as ``fwd`` returned them (a tuple, a namedtuple, or one value)
+    packed = type(residuals) if isinstance(residuals, tuple) else None
     residuals = residuals if isinstance(residuals, tuple) else (residuals,)
     if isinstance(value, tuple) or value is None:
         raise UnsupportedError("a custom_vjp function returns one number or array",
@@ -72,7 +83,8 @@ def build_call(builder, rule, args, kwargs, node):
         return value  # all known while building: nothing to differentiate
     name = custom_primitive(len(args))
     builder.gb.loc = builder.loc(node)
-    return primitives.PRIMITIVES[name](*args, value, *residuals, fn=rule, n_args=len(args))
+    return primitives.PRIMITIVES[name](*args, value, *residuals, fn=rule, n_args=len(args),
+                                       packed=packed)
 
 
 def is_traceable(fn) -> bool:

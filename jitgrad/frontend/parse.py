@@ -191,6 +191,7 @@ def check_entry(src: FunctionSource) -> None:
 
 
 def _read(fn) -> FunctionSource:
+    fn = partial_entry.rule_function(fn)  # a custom_vjp function: a call of it (its rule)
     fn = partial_entry.ufunc_function(unwrap(fn))  # np.tanh: ``def tanh(x)`` written for it
     if isinstance(fn, functools.partial):  # its remaining parameters, as a function's
         fn = partial_entry.as_function(fn) or fn

@@ -11,7 +11,9 @@ None, and the entry point refuses it as before.
 A NumPy ufunc handed to an entry point (the JAX Cookbook's ``grad(jnp.tanh)``) is read the
 same way (`ufunc_function`): ``def tanh(x): return np.tanh(x)`` written here (``x1, x2`` for
 a ufunc of two inputs), its derivative then jitgrad's rule for the ufunc; a ufunc of several
-outputs is left as it is (refused as not a plain function).
+outputs is left as it is (refused as not a plain function). A `jitgrad.custom_vjp` function
+handed to an entry point is read as ``def f(x, y): return _rule(x, y)`` (`rule_function`), so
+its rule is used, as inside a function (its body alone would ignore the rule).
 """
 
 from __future__ import annotations
@@ -86,4 +88,26 @@ def ufunc_function(u):
         exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - our own template
         made = _UFUNCS[u] = namespace[name]
         made.__qualname__ = f"np.{u.__name__}"
+    return made
+
+
+def rule_function(rule):
+    """The plain function standing for the custom_vjp function ``rule`` at an entry point (a
+    call of it, so the builder applies its rule); ``rule`` itself when it is not one."""
+    if getattr(rule, "jitgrad_custom_rule", False) is not True:
+        return rule
+    hit = _MADE.get(id(rule))
+    if hit is not None and hit[0] is rule:
+        return hit[1]
+    params = list(inspect.signature(rule.fn).parameters)
+    name = "".join(c if c.isalnum() or c == "_" else "_" for c in rule.fn.__name__) or "f"
+    text = (f"def {name}({', '.join(params)}):\n"
+            f"    return _jitgrad_rule({', '.join(params)})\n")
+    filename = f"<jitgrad entry for the custom_vjp function {name}: {len(_MADE)}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    namespace = {"_jitgrad_rule": rule}
+    exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - our own template
+    made = namespace[name]
+    made.__qualname__ = rule.__qualname__
+    _MADE[id(rule)] = (rule, made)
     return made

@@ -1,7 +1,8 @@
 """The reverse rule of a `custom_vjp` equation (a primitive with ``custom_rule=True``).
 
 ``bwd(residuals, g)`` is built inline into the adjoint, on the residuals (forward values,
-saved like any other the adjoint reads) and the result's adjoint; each gradient it returns is
+saved like any other the adjoint reads; a tuple, a namedtuple or one value, as ``fwd``
+returned them) and the result's adjoint; each gradient it returns is
 added into its argument's adjoint. So the function's own body is never differentiated, and
 the generated source shows ``fwd`` and ``bwd`` at their lines.
 """
@@ -24,6 +25,9 @@ def reverse_custom(adjoints: AdjointWriter, e, g) -> None:
     if not any(adjoints.is_active(a) for a in args):
         return
     residuals = tuple(adjoints.value(a) for a in e.ins[n + 1:])
+    packed = e.params.get("packed", tuple)  # as ``fwd`` returned them
+    residuals = residuals[0] if packed is None else residuals if packed is tuple \
+        else packed(*residuals)
     src = FunctionSource.of(rule.bwd)
     builder = Builder(src, adjoints.graph)
     if len(builder.param_names()) != 2:
