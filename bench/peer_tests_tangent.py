@@ -312,6 +312,7 @@ def _err(got, ref):
     ok = np.isfinite(ref) & np.isfinite(got)
     if not np.array_equal(np.isfinite(ref), np.isfinite(got)):
         return np.inf  # a non-finite entry where the other is finite
+    got, ref = np.where(ok, got, 0.0), np.where(ok, ref, 0.0)
     return np.max(np.abs(got - ref)[ok], initial=0.0) / max(1.0, np.max(np.abs(ref[ok]), initial=0.0))
 
 
