@@ -26,6 +26,9 @@ JAX's Autodiff Cookbook and custom-derivative notebook), in functions of our own
   rule's clipped 0.5), its ``fwd`` may call the function itself (JAX's docs write
   ``return f(x, y), (cos(x), ...)``: before, an endless recursion refused), and ``bwd`` gets
   the residuals as ``fwd`` returned them (one array, not a 1-tuple; a namedtuple as itself);
+  its arguments and value may be trees (a namedtuple in, a dict of a number and a tuple out,
+  as the custom-rules notebook's ``f(pt)``): one equation per leaf of the value, ``bwd`` of
+  that leaf's adjoint and zeros for the others, its gradient trees read leaf by leaf;
 - a NumPy ufunc handed to an entry point (the Cookbook's ``grad(jnp.tanh)``, then
   ``grad(grad(...))``): the function ``def tanh(x): return np.tanh(x)`` written for it
   (`partial_entry.ufunc_function`); a ufunc of two outputs refused as before.
@@ -36,6 +39,7 @@ central finite differences and, where installed, JAX; one compiled gradient per 
 
 from __future__ import annotations
 
+import collections
 import os
 import sys
 
@@ -256,7 +260,39 @@ def _sin_times_bwd(cos_x, g):
 sin_times.defvjp(_sin_times_fwd, _sin_times_bwd)
 
 
+Point = collections.namedtuple("Point", ["x", "y"])
+
+
+@jitgrad.custom_vjp
+def polar_parts(pt):
+    return {"a": pt.x ** 2, "b": (np.sin(pt.x), np.cos(pt.y))}
+
+
+def _polar_fwd(pt):
+    return polar_parts(pt), pt
+
+
+def _polar_bwd(pt, g):
+    a_bar, (b0_bar, b1_bar) = g["a"], g["b"]
+    return (Point(2 * pt.x * a_bar + np.cos(pt.x) * b0_bar, -np.sin(pt.y) * b1_bar),)
+
+
+polar_parts.defvjp(_polar_fwd, _polar_bwd)
+
+
+def tree_rule_scalars(a, b):
+    d = polar_parts(Point(a, b * 2.0))
+    return d["a"] * 3.0 + d["b"][0] + d["b"][1] ** 2
+
+
+def tree_rule_arrays(v):
+    d = polar_parts(Point(v, v ** 2))
+    return np.sum(d["a"] + d["b"][0] * d["b"][1])
+
+
 def check_custom_rules():
+    check_form(tree_rule_scalars, (1.0, 0.7), (0, 1), None)
+    check_form(tree_rule_arrays, (X3,), 0, None)
     assert jitgrad.grad(clip_gradient, wrt=2)(-0.5, 0.5, 3.0) == 0.5  # the rule: clip(1.0)
     gx, gy = jitgrad.grad(sin_times, wrt=(0, 1))(0.3, 1.7)
     assert gx == pytest.approx(2.0 * np.cos(0.3) * 1.0, rel=1e-14) and gy == 0.0
