@@ -29,6 +29,9 @@ JAX's Autodiff Cookbook and custom-derivative notebook), in functions of our own
   its arguments and value may be trees (a namedtuple in, a dict of a number and a tuple out,
   as the custom-rules notebook's ``f(pt)``): one equation per leaf of the value, ``bwd`` of
   that leaf's adjoint and zeros for the others, its gradient trees read leaf by leaf;
+- a namedtuple argument (the notebook's ``grad(fun)(Point(1., 2.))``): its class kept in the
+  argument's tree type, so ``pt.x`` reads its field and the gradient is a ``Point`` (it was
+  read as a plain tuple: ``pt.x`` refused);
 - a NumPy ufunc handed to an entry point (the Cookbook's ``grad(jnp.tanh)``, then
   ``grad(grad(...))``): the function ``def tanh(x): return np.tanh(x)`` written for it
   (`partial_entry.ufunc_function`); a ufunc of two outputs refused as before.
@@ -290,8 +293,21 @@ def tree_rule_arrays(v):
     return np.sum(d["a"] + d["b"][0] * d["b"][1])
 
 
+def on_a_point(pt, scale):
+    d = polar_parts(pt)
+    return (d["a"] + d["b"][0] * d["b"][1]) * scale + pt.x * pt.y ** 2
+
+
 def check_custom_rules():
     check_form(tree_rule_scalars, (1.0, 0.7), (0, 1), None)
+    g = jitgrad.grad(on_a_point)(Point(0.4, 1.3), 2.0)
+    assert type(g) is Point
+    h = 1e-6
+    for k in range(2):
+        e = np.eye(2)[k] * h
+        want = (on_a_point(Point(0.4 + e[0], 1.3 + e[1]), 2.0)
+                - on_a_point(Point(0.4 - e[0], 1.3 - e[1]), 2.0)) / (2 * h)
+        assert g[k] == pytest.approx(want, rel=1e-6)
     check_form(tree_rule_arrays, (X3,), 0, None)
     assert jitgrad.grad(clip_gradient, wrt=2)(-0.5, 0.5, 3.0) == 0.5  # the rule: clip(1.0)
     gx, gy = jitgrad.grad(sin_times, wrt=(0, 1))(0.3, 1.7)

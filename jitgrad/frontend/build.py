@@ -271,6 +271,8 @@ def _bound_tree(t: SeqType, syms: list):
             return EmptyArgument()
         if isinstance(v, list):
             return tuple(tuples(u) for u in v)
+        if isinstance(v, tuple) and hasattr(type(v), "_fields"):  # a namedtuple keeps its class
+            return type(v)(*(tuples(u) for u in v))
         if isinstance(v, tuple):
             return tuple(tuples(u) for u in v)
         if isinstance(v, dict):
