@@ -1,5 +1,7 @@
 """``python -m bench.peer_tests PATH``: jitgrad on autograd's own test functions (issue #43).
 
+``--peer tangent``: Tangent's instead (`bench.peer_tests_tangent`).
+
 Usage (from the repository root)::
 
     JITGRAD_DISABLE_JIT=1 python -m bench.peer_tests ~/src/autograd \\
@@ -534,7 +536,13 @@ def main(argv=None):
     p.add_argument("--timeout", type=int, default=120)
     p.add_argument("--markdown")
     p.add_argument("--json")
+    p.add_argument("--peer", choices=("autograd", "tangent"), default="autograd",
+                   help="whose checkout PATH is (tangent: bench/peer_tests_tangent.py)")
+    p.add_argument("--short", action="store_true", help="tangent: one input per parameter")
     a = p.parse_args(argv)
+    if a.peer == "tangent":
+        from bench import peer_tests_tangent
+        return peer_tests_tangent.run(a)
     files = set(filter(None, a.files.split(",")))
     start = time.time()
     cases, tests, body_errors = collect(os.path.abspath(a.path), files, a.only)

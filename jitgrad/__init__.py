@@ -10,6 +10,7 @@ compiled with numba.njit.
     f(3.0)  # 6.0
 """
 
+from jitgrad import inside as _inside
 from jitgrad.api import GradFunction, check_grad, grad, show, value_and_grad
 from jitgrad.core.errors import (
     JitgradError,
@@ -54,6 +55,10 @@ __version__ = "0.1.0"
 for _factory in (grad, value_and_grad, jacobian, hessian, hvp):
     _factory.jitgrad_factory = True
 del _factory
+# jvp(f, primals, tangents) and vjp(f, x) called inside a differentiated function: built as
+# the transforms `inside` makes (`frontend.transform_calls`)
+jvp.jitgrad_inside = ("jvp", _inside.JvpOf)
+vjp.jitgrad_inside = ("vjp", _inside.pullback)
 
 
 def _as_autograds(name, transform):

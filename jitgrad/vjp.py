@@ -202,6 +202,7 @@ def vjp(fn, *primals, has_aux=False):
             out[j] = g
         return tuple(out)
 
+    vjp_fn.jitgrad_rows = True  # `vmap` of it: one call per row (its compiled adjoint)
     return (value, vjp_fn, aux) if has_aux else (value, vjp_fn)
 
 
@@ -239,6 +240,7 @@ def _vjp_of_transform(fn, primals):
             out[j] = compose.like(compose.as_result(g), primals[j])
         return tuple(out)
 
+    vjp_fn.jitgrad_rows = True
     return value, vjp_fn
 
 

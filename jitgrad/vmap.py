@@ -1,6 +1,8 @@
 """`vmap(f, in_axes=0, out_axes=0)`: ``f`` mapped over a batch axis, as JAX's ``vmap``, by a
 compiled loop around ``f``'s compiled code (`backend.numba.batch`), ``numba.prange`` with
-``parallel=True``; never a Python loop.
+``parallel=True``; never a Python loop around the user's code. The one exception is a function
+jitgrad made that runs compiled code itself (``jitgrad_rows``: the ``vjp_fn`` of `jitgrad.vjp`,
+the Cookbook's ``vmap(vjp_fun)(M)``): called once per row, the rows' results stacked.
 
 ``f`` is a plain function (compiled with ``numba.njit``, `pipeline.compile_plain`) or a `jitgrad.grad` /
 `jitgrad.value_and_grad` result (its compiled entry): ``vmap(grad(loss), in_axes=(None, 0,
@@ -19,6 +21,7 @@ change shape, a transform other than grad and value_and_grad.
 from __future__ import annotations
 
 import functools
+import inspect
 import re
 
 import numpy as np
@@ -57,7 +60,9 @@ class VmapFunction:
         self.in_axes = in_axes
         self.out_axes = out_axes
         self.parallel = bool(parallel)
-        self.param_names = compose.param_names(fn)
+        self.rows = getattr(fn, "jitgrad_rows", False) is True  # jitgrad's vjp_fn: per row
+        self.param_names = list(inspect.signature(fn).parameters) if self.rows else \
+            compose.param_names(fn)
         self.__wrapped__ = fn
 
     def _axes(self, args) -> list:
@@ -105,6 +110,8 @@ class VmapFunction:
         n = next(iter(sizes.values()))
         if n == 0:
             raise SignatureError("the mapped axis is empty: vmap needs at least one row")
+        if self.rows:
+            return self._call_per_row(rows, axes, n)
         first = [r[0] if ax is not None else r for r, ax in zip(rows, axes)]
         entry, flat_first, post = self._entry(first)
         # the arguments as the entry takes them: a tree's leaves in its place, float64
@@ -148,6 +155,20 @@ class VmapFunction:
         if self.out_axes:
             value = _tree_map(lambda o: np.moveaxis(o, 0, self.out_axes), value)
         return value
+
+    def _call_per_row(self, rows, axes, n):
+        """``fn`` (compiled code of jitgrad's, `rows`) called for each row: its results, a
+        value or a tuple of them (None entries kept), stacked along ``out_axes``."""
+        results = [self.fn(*(r[i] if ax is not None else r for r, ax in zip(rows, axes)))
+                   for i in range(n)]
+
+        def stacked(values):
+            if all(v is None for v in values):
+                return None
+            return np.moveaxis(np.stack(values), 0, self.out_axes)
+        if isinstance(results[0], tuple):
+            return tuple(stacked([r[j] for r in results]) for j in range(len(results[0])))
+        return stacked(results)
 
     def _entry(self, first):
         """The compiled entry for one row, that row's arguments as it takes them, and what

@@ -1761,6 +1761,17 @@ block(PY, "Forms from held-out real code (batch 9b)", [
       "median_abs_deviation; `np.array_split(x, len(x) // 2)`", F.py_binom_pmf_mad_and_pairs, A(V)),
 ])
 
+block(PY, "Forms from held-out real code (batch 9c: JAX's Autodiff Cookbook)", [
+    r("jitgrad.jvp(grad(f), (x,), (v,)) and y, vjp_fn = jitgrad.vjp(f, x) inside the function; "
+      "np.vstack of a list of tuples", F.py_jvp_and_vjp_inside, A(V)),
+    r("jitgrad.vmap of a vjp_fn inside the function; vmap with in_axes=1 of a function "
+      "returning a tuple", F.py_vmap_of_a_vjp_fn_along_axis_1, A(V)),
+    r("raise ValueError in a try whose except ValueError returns",
+      F.py_raise_to_a_returning_handler, A(V)),
+    r("a NumPy ufunc as the differentiated function (grad(np.tanh))",
+      F.py_ufunc_differentiated, S(0.35), id="py-ufunc-differentiated"),
+])
+
 ROWS: list[Row] = list(_ROWS)
 
 _ids = [row.id for row in ROWS]

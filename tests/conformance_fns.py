@@ -5814,3 +5814,34 @@ def py_binom_pmf_mad_and_pairs(x):
     return np.sum(P * np.arange(4.0)[:, None] ** 2) + ll + \
         scipy.stats.median_abs_deviation(x * np.arange(1.0, 5.0)) + \
         sum(np.sum(t) ** 2 for t in np.array_split(x, len(x) // 2))
+
+
+# ---- held-out forms (issue #43, hb9c): JAX's Autodiff Cookbook -----------------------------
+
+
+def py_jvp_and_vjp_inside(x):
+    g = jitgrad.jvp(jitgrad.grad(lambda v: np.sum(np.tanh(v) ** 2)), (x,), (x[::-1],))[1]
+    y, back = jitgrad.vjp(np.sin, x)
+    return np.sum(g * x) + np.sum(np.vstack([back(y), (y,)]) ** 2)
+
+
+def py_vmap_of_a_vjp_fn_along_axis_1(x):
+    m = np.reshape(x, (2, 2))
+    _y, back = jitgrad.vjp(lambda v: np.tanh(v @ m), x[:2])
+    J, = jitgrad.vmap(back)(np.eye(2))
+    cols = jitgrad.vmap(lambda c: (np.cos(c), np.sum(c)), in_axes=1)(m)
+    return np.sum(J * m) + np.sum(cols[0]) + np.sum(cols[1] ** 2)
+
+
+def py_raise_to_a_returning_handler(x):
+    s = np.sum(x)
+    try:
+        if s < 3:
+            return 2 * s ** 3
+        else:
+            raise ValueError
+    except ValueError:
+        return np.pi * s
+
+
+py_ufunc_differentiated = np.tanh

@@ -146,7 +146,8 @@ def test_dynamic_lambda_has_no_source():
     pytest.param(R.Model(2.0), r"not a plain Python function \(a Model\)", id="callable-object"),
     pytest.param(R.Model(2.0).loss, r"Model.loss is not a plain Python function \(a method\)",
                  id="bound-method"),
-    pytest.param(np.sin, r"not a plain Python function \(a ufunc\)", id="ufunc"),
+    # (a ufunc of one output is read as ``def sin(x): return np.sin(x)``: test_heldout_forms_b9c)
+    pytest.param(np.divmod, r"not a plain Python function \(a ufunc\)", id="ufunc"),
     pytest.param(R.Model, r"not a plain Python function", id="class"),
 ])
 def test_not_a_plain_function(obj, what):

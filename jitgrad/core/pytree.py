@@ -194,8 +194,10 @@ def type_of_tree(value, what: str, complex_parts: bool = False) -> SeqType | Typ
                              for k in keys),
                        "dict", tuple(keys), order=_order(value, keys))
     if isinstance(value, (tuple, list)):
-        return SeqType(tuple(type_of_tree(v, f"item {j} of {what}", complex_parts)
-                             for j, v in enumerate(value)), type(value).__name__)
+        named = type(value) if hasattr(type(value), "_fields") else None  # a namedtuple: its
+        return SeqType(tuple(type_of_tree(v, f"item {j} of {what}", complex_parts)  # class,
+                             for j, v in enumerate(value)), "tuple" if named else  # rebuilt
+                       type(value).__name__, value=named)  # with it (`_unflatten`)
     return type_of_value(value, what)
 
 
@@ -346,6 +348,8 @@ def _unflatten(t, it, strings, pair):
         obj = t.value.__new__(t.value)
         obj.__dict__.update(zip(t.keys, items))
         return obj
+    if t.container == "tuple" and t.value is not None:  # a namedtuple (`type_of_tree`)
+        return t.value(*items)
     return list(items) if t.container == "list" else tuple(items)
 
 

@@ -271,6 +271,8 @@ def _bound_tree(t: SeqType, syms: list):
             return EmptyArgument()
         if isinstance(v, list):
             return tuple(tuples(u) for u in v)
+        if isinstance(v, tuple) and hasattr(type(v), "_fields"):  # a namedtuple keeps its class
+            return type(v)(*(tuples(u) for u in v))
         if isinstance(v, tuple):
             return tuple(tuples(u) for u in v)
         if isinstance(v, dict):
@@ -328,7 +330,8 @@ def _copy_written(value, path: str, copied):
     if isinstance(value, dict):
         return {k: _copy_written(v, f"{path}[{k!r}]", copied) for k, v in value.items()}
     if isinstance(value, tuple) and value:  # (an `EmptyArgument` kept: it is itself)
-        return tuple(_copy_written(v, f"{path}[{j}]", copied) for j, v in enumerate(value))
+        items = tuple(_copy_written(v, f"{path}[{j}]", copied) for j, v in enumerate(value))
+        return type(value)(*items) if hasattr(type(value), "_fields") else items  # (a namedtuple)
     if isinstance(value, Sym) and value.ndim and path in copied:
         return value.copy()
     return value

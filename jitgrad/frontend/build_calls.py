@@ -29,6 +29,7 @@ from jitgrad.frontend import (
     custom_call,
     draws,
     local_transforms,
+    transform_calls,
 )
 from jitgrad.frontend.build_ast import (
     LIBRARIES,
@@ -344,6 +345,8 @@ class Calls:
                     isinstance(a, (Sym, RunTimeText)) for a in (*args, *kwargs.values())):
                 return RunTimeText(ast.unparse(node))  # "{:.3f}".format(loss): a label
             return fn(*args, **kwargs)  # options.get("scale", 1.0): read while building
+        if transform_calls.is_inside_call(fn):  # jitgrad.jvp(f, ...), vjp(f, x), its vjp_fn
+            return transform_calls.build(self, fn, args, kwargs, node)
         if isinstance(fn, local_transforms.LocalTransform):  # ``grad(inner)(y)``, lifted
             return local_transforms.build_call(self, fn, args, kwargs, node)
         if isinstance(fn, LocalFunction) or getattr(fn, "__module__", None) in WRITTEN_MODULES:

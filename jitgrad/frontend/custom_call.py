@@ -27,7 +27,7 @@ def custom_primitive(n_args: int) -> str:
     arguments at once, the value and the residuals get none."""
     name = f"custom_vjp{n_args}"
     if name not in primitives.PRIMITIVES:
-        primitives.primitive(name, lambda *ins, fn, n_args: ins[n_args],
+        primitives.primitive(name, lambda *ins, fn, n_args, packed=tuple, tree=None: ins[n_args],
                              lambda ts, p: ts[p["n_args"]], custom_rule=True)
         primitives.defvjp(name, *([_applied_by_the_transform] * n_args + [None] * (1 + MAX_RESIDUALS)))
     return name
@@ -42,6 +42,9 @@ def is_custom_rule(fn) -> bool:
     return getattr(fn, "jitgrad_custom_rule", False) is True
 
 
+_IN_FWD: list = []  # the rules whose ``fwd`` is being built, innermost last
+
+
 def build_call(builder, rule, args, kwargs, node):
     """Build a call of the custom_vjp function ``rule``: ``fwd`` inline, then its equation."""
     if rule.fwd is None:
@@ -50,14 +53,26 @@ def build_call(builder, rule, args, kwargs, node):
     if kwargs:
         raise UnsupportedError("keyword arguments to a custom_vjp function", builder.loc(node))
     for a in args:
-        if not isinstance(a, (Sym, int, float, bool)):
-            raise UnsupportedError("a custom_vjp function takes numbers and arrays",
+        if not all(isinstance(v, (Sym, int, float, bool)) for v in flatten(a)[0]):
+            raise UnsupportedError("a custom_vjp function takes numbers and arrays, and "
+                                   "tuples, lists, namedtuples and dicts of them",
                                    builder.loc(node))
-    out = builder.inline(unwrap(rule.fwd), list(args), {}, node)
+    if rule in _IN_FWD:  # ``f_fwd`` calling ``f`` itself (JAX's docs write it so): f's body
+        return builder.inline(unwrap(rule.fn), list(args), {}, node)
+    _IN_FWD.append(rule)
+    try:
+        out = builder.inline(unwrap(rule.fwd), list(args), {}, node)
+    finally:
+        _IN_FWD.pop()
     if not (isinstance(out, tuple) and len(out) == 2):
         raise UnsupportedError(f"{rule.fwd.__qualname__} must return (value, residuals)",
                                builder.loc(node))
     value, residuals = out
+    if any(not isinstance(a, (Sym, int, float, bool)) for a in args) or \
+            isinstance(value, (tuple, list, dict)):
+        return _tree_call(builder, rule, args, value, residuals, node)
+    # how ``bwd`` gets them back: as ``fwd`` returned them (a tuple, a namedtuple, or one value)
+    packed = type(residuals) if isinstance(residuals, tuple) else None
     residuals = residuals if isinstance(residuals, tuple) else (residuals,)
     if isinstance(value, tuple) or value is None:
         raise UnsupportedError("a custom_vjp function returns one number or array",
@@ -72,7 +87,69 @@ def build_call(builder, rule, args, kwargs, node):
         return value  # all known while building: nothing to differentiate
     name = custom_primitive(len(args))
     builder.gb.loc = builder.loc(node)
-    return primitives.PRIMITIVES[name](*args, value, *residuals, fn=rule, n_args=len(args))
+    return primitives.PRIMITIVES[name](*args, value, *residuals, fn=rule, n_args=len(args),
+                                       packed=packed)
+
+
+def flatten(tree) -> tuple[list, object]:
+    """(the leaves of a tuple, list, namedtuple or dict tree, in order; its structure, which
+    `unflatten` reads: None for a leaf)."""
+    if isinstance(tree, dict):
+        keys = tuple(tree)
+        parts = [flatten(tree[k]) for k in keys]
+        return [v for p in parts for v in p[0]], ("dict", keys, tuple(p[1] for p in parts))
+    if isinstance(tree, (tuple, list)):
+        parts = [flatten(v) for v in tree]
+        kind = type(tree) if hasattr(type(tree), "_fields") else type(tree).__name__
+        return [v for p in parts for v in p[0]], (kind, None, tuple(p[1] for p in parts))
+    return [tree], None
+
+
+def unflatten(structure, leaves):
+    """The tree of `flatten`'s ``structure`` holding ``leaves`` (an iterator), in order."""
+    if structure is None:
+        return next(leaves)
+    kind, keys, parts = structure
+    items = [unflatten(p, leaves) for p in parts]
+    if kind == "dict":
+        return dict(zip(keys, items))
+    if kind in ("tuple", "list"):
+        return tuple(items) if kind == "tuple" else items
+    return kind(*items)  # a namedtuple
+
+
+def _tree_call(builder, rule, args, value, residuals, node):
+    """A custom_vjp call whose arguments or value are trees: one equation per leaf of the
+    value over the arguments' leaves, each carrying the residuals' and the value's leaves and
+    the structures, so the reverse rule rebuilds the trees ``bwd`` takes and gives
+    (`transforms.custom_rule`: ``bwd`` of the leaf's adjoint, zeros for the other leaves; a
+    VJP is linear in its cotangent, so the sum over the leaves is ``bwd`` of them all)."""
+    flat_args, arg_trees = [], []
+    for a in args:
+        leaves, structure = flatten(a)
+        flat_args += leaves
+        arg_trees.append((structure, len(leaves)))
+    values, value_tree = flatten(value)
+    res, res_tree = flatten(residuals)
+    for v in (*values, *res):
+        if not isinstance(v, (Sym, int, float, bool)):
+            raise UnsupportedError("a custom_vjp function's value and residuals are numbers "
+                                   "and arrays, or tuples, lists, namedtuples and dicts of them",
+                                   builder.loc(node))
+    values = [v if isinstance(v, Sym) else float(v) for v in values]
+    if len(flat_args) + len(values) + len(res) > MAX_RESIDUALS or not any(
+            isinstance(a, Sym) for a in (*flat_args, *values, *res)):
+        if any(isinstance(a, Sym) for a in (*flat_args, *values, *res)):
+            raise UnsupportedError("a custom_vjp function with more than "
+                                   f"{MAX_RESIDUALS} leaves", builder.loc(node))
+        return value  # all known while building: nothing to differentiate
+    name = custom_primitive(len(flat_args))
+    builder.gb.loc = builder.loc(node)
+    tree = (tuple(arg_trees), value_tree, res_tree, len(res))
+    outs = [primitives.PRIMITIVES[name](*flat_args, v, *res, *values, fn=rule,
+                                        n_args=len(flat_args), tree=tree + (j,))
+            for j, v in enumerate(values)]
+    return unflatten(value_tree, iter(outs))
 
 
 def is_traceable(fn) -> bool:

@@ -22,7 +22,7 @@ from typing import ClassVar
 import numpy as np
 
 from jitgrad.core.errors import Loc, SignatureError, UnsupportedError, refused
-from jitgrad.frontend import partial_entry
+from jitgrad.frontend import caught_raises, partial_entry
 from jitgrad.frontend.desugar import REDUCERS, Fresh, desugar
 from jitgrad.frontend.desugar_forms import desugar_forms
 from jitgrad.frontend.desugar_generators import desugar_generators
@@ -140,6 +140,7 @@ def unwrap(fn):
 def signature_of(fn) -> inspect.Signature:
     """``inspect.signature(fn)``, of a decorator's wrapper itself where it is a Python function
     (`unwrap` reads its code, not that of the function it wraps)."""
+    fn = partial_entry.ufunc_function(fn)  # np.tanh: the function written for it
     return inspect.signature(fn, follow_wrapped=not isinstance(fn, pytypes.FunctionType))
 
 
@@ -191,7 +192,8 @@ def check_entry(src: FunctionSource) -> None:
 
 
 def _read(fn) -> FunctionSource:
-    fn = unwrap(fn)
+    fn = partial_entry.rule_function(fn)  # a custom_vjp function: a call of it (its rule)
+    fn = partial_entry.ufunc_function(unwrap(fn))  # np.tanh: ``def tanh(x)`` written for it
     if isinstance(fn, functools.partial):  # its remaining parameters, as a function's
         fn = partial_entry.as_function(fn) or fn
     name = getattr(fn, "__qualname__", repr(fn))
@@ -518,7 +520,8 @@ def _may_raise(src: FunctionSource, node: ast.AST, guarded: bool = False,
             or cholesky_call(src, node)):
         return next((found for child in ast.iter_child_nodes(node)
                      if (found := _may_raise(src, child, guarded))), None)
-    if isinstance(node, (ast.BinOp, ast.AugAssign)) and not isinstance(node.op, _SAFE_TRY_OPS):
+    if isinstance(node, (ast.BinOp, ast.AugAssign)) and not isinstance(node.op, _SAFE_TRY_OPS) \
+            and _ARITHMETIC_CAUGHT[-1]:
         return f"`{ast.unparse(node)}` (a division or power may raise ZeroDivisionError " \
                "or OverflowError in Python)"
     if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute)
@@ -707,7 +710,22 @@ def _in_range(loops: list, index, array) -> bool:
     return False
 
 
+# whether the try being fenced may catch what a division or a power raises (ZeroDivisionError,
+# OverflowError: ArithmeticError); where it cannot, they raise through it as outside a try
+_ARITHMETIC_CAUGHT = [True]
+
+
 def _fence_try(src: FunctionSource, node: ast.Try, root=None) -> None:
+    caught_raises.inline_handlers(src, node)  # ``raise E`` a handler catches: its body
+    _ARITHMETIC_CAUGHT.append(_catches(src, node, ZeroDivisionError)
+                              or _catches(src, node, OverflowError))
+    try:
+        _fence_try_body(src, node, root)
+    finally:
+        _ARITHMETIC_CAUGHT.pop()
+
+
+def _fence_try_body(src: FunctionSource, node: ast.Try, root=None) -> None:
     """A `try` whose body cannot raise runs its body (and ``else``, ``finally``). One whose
     body is assignments and expressions where only divisions and `math`'s domain errors may
     raise is checked at run time (``jitgrad_guarded``: `build_stmts.Statements.stmt_Try`).

@@ -536,10 +536,14 @@ def np_squeeze(x, axis=None):
 
 
 def _entries(arrays, what):
+    """The arrays a join takes, each an array_like as NumPy reads it: an entry that is a list
+    or tuple holding values of the graph is the array it makes (``np.vstack([(v,), (w,)])``
+    stacks the rows ``[v]`` and ``[w]``), one of constants NumPy's array."""
     arrays = list(arrays)
     if not arrays or len(arrays) > MAX_STACK:
         raise UnsupportedError(f"{what} of 1 to {MAX_STACK} arrays", loc_of(*arrays))
-    return arrays
+    return [NUMPY[np.array](a) if records_inside(a) else np.asarray(a)
+            if isinstance(a, (list, tuple)) else a for a in arrays]
 
 
 np_zeros = _alloc("zeros")
