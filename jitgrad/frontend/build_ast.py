@@ -136,6 +136,18 @@ class CarryObject(Exception):
         self.key, self.name = key, name
 
 
+class PeelLoop(Exception):
+    """Internal: a loop over a range of at least two iterations known while building gives a
+    dict keys, or an object attributes, that it did not have before the loop (climlab's
+    ``self.diagnostics["OLR"] = OLR`` into ``{}``); `build.build` starts again with the loop's
+    first iteration built before it (``key``: its file, line and column), so that the loop
+    carries them (`Loops.stmt_For`)."""
+
+    def __init__(self, key: tuple):
+        super().__init__(str(key))
+        self.key = key
+
+
 class UnrollLoop(Exception):
     """Internal: a loop over a range of a few iterations known while building carries an
     array whose shape may change from one iteration to the next (``h = h[1:]``); `build.build`

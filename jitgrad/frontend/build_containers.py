@@ -30,6 +30,7 @@ import numpy as np
 from jitgrad.core.errors import UnsupportedError
 from jitgrad.frontend.build_ast import BuildList, UnrollLoop
 from jitgrad.frontend.desugar import hashable
+from jitgrad.frontend.dict_carries import holding_attributes
 from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import Sym
 
@@ -76,7 +77,8 @@ class Containers:
         what = _kind(old)
         holder = None if isinstance(target, ast.Name) else self.attribute_holder(target, old)
         if holder is not None and not self.in_loop:
-            setattr(*holder, new)  # `self.at_node[k] = v`: the object's attribute, changed
+            for obj, attr in holder:  # `self.at_node[k] = v`: the object's attribute, changed
+                setattr(obj, attr, new)  # (every attribute holding it: climlab's `state`)
             return
         if not isinstance(target, ast.Name):
             raise UnsupportedError(f"changing a {what} in place that is not a name of the "
@@ -111,10 +113,10 @@ class Containers:
             b.env[n] = new  # the caller's name sees the change, as Python's would
 
     def attribute_holder(self, target, old):
-        """(object, attribute) where ``target`` (an AST node) reads ``old`` as an attribute
-        of an object made while building (``self.at_node``, ``getattr(self, "at_" + at)``),
-        the only place that holds it (no name, item or other attribute: a change made to the
-        attribute is then the change Python makes); None otherwise."""
+        """[(object, attribute), ...] where ``target`` (an AST node) reads ``old`` as an
+        attribute of an object made while building (``self.at_node``, ``getattr(self, "at_" +
+        at)``), and only attributes of such objects hold it (no name, item or global: a change
+        made to each of them is then the change Python makes); None otherwise."""
         if isinstance(target, ast.Attribute):
             obj_node, attr = target.value, target.attr
         elif (isinstance(target, ast.Call) and isinstance(target.func, ast.Name)
@@ -134,9 +136,7 @@ class Containers:
         if type(raw) is not type(old) or self.holders(raw) or self.holders(old) or any(
                 v is raw for v in self.src.fn.__globals__.values()):
             return None  # (a global's dict: Python would change the global too)
-        held = sum(1 for o, _ in self.made_objects.values() if hasattr(o, "__dict__")
-                   for v in vars(o).values() if v is raw)
-        return (obj, attr) if held == 1 else None
+        return holding_attributes(self.made_objects, raw) or None
 
     def callers_holding(self, obj):
         """The callers' names that hold ``obj``, a container this function changes in place
