@@ -14,6 +14,9 @@
   (autograd's ``flatten_func``: ``flatten(loss)[0]`` of a scalar loss): that entry;
 - a write through ``np.einsum("ijj->ij", F)[...] = v`` (scikit-rf's ``s2z``): einsum's view of
   a diagonal, written as the loop over it, real or complex;
+- ``scipy.integrate.solve_ivp(fun, t_span, y0, t_eval=...)``, forwards and backwards in time
+  (metpy's moist adiabat from the surface pressure up), ``args=``: odeint's Dormand-Prince
+  integration built in place (events= and a call without t_eval refused);
 - a slice of a list its caller built bound to a name (CommonRoad's ``x_ks = x[0:5]``, then
   passed on and read entry by entry).
 
@@ -30,6 +33,7 @@ import sys
 
 import numpy as np
 import pytest
+from scipy.integrate import solve_ivp
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -145,7 +149,31 @@ def diagonal_view(x):
         np.abs(G @ G + 1.0) ** 2)
 
 
-FORMS = [(diagonal_view, (X,)), (local_dict, (X, 7)), (model_known_count, (X,)), (model_run_time_count, (X, 5)),
+def oscillator(t, y, k):
+    return [y[1], -k * y[0] - 0.1 * y[1]]
+
+
+def ivp_forward(x):
+    sol = solve_ivp(oscillator, (0.0, 2.0), [x[0], 0.0], t_eval=np.array([0.5, 1.0, 2.0]),
+                    args=(x[1],), rtol=1e-10, atol=1e-10)
+    return np.sum(sol.y[0] ** 2) + sol.t[-1] * sol.y[1, -1]
+
+
+def ivp_backward(x):
+    """Integrated from the surface pressure up (metpy's moist adiabat), t_eval decreasing and
+    made of the argument (the direction decided at run time)."""
+    def lapse(p, T):
+        return x[1] * T / p
+
+    p = np.array([925.0, 850.0, 700.0]) * (1.0 + 0.01 * x[2])
+    sol = solve_ivp(lapse, (1000.0, p[-1]), np.array([x[0] * 300.0]), t_eval=p,
+                    method="LSODA", rtol=1e-10, atol=1e-10)
+    if not sol.success:
+        raise ValueError("ODE integration failed")
+    return np.sum(sol.y) / 300.0
+
+
+FORMS = [(diagonal_view, (X,)), (ivp_forward, (X,)), (ivp_backward, (X,)), (local_dict, (X, 7)), (model_known_count, (X,)), (model_run_time_count, (X, 5)),
          (shared_attribute, (X,)), (one_entry, (X,)), (one_by_one, (X,)), (list_slice, (X,))]
 
 
@@ -154,7 +182,8 @@ def check_forms():
         value, g = jitgrad.value_and_grad(fn)(*args)
         primal = fn if fn not in (one_entry, one_by_one) else (
             lambda x, fn=fn: fn(x).ravel()[0])  # (the entry, for central differences)
-        check_two_steps(primal, args, (0,), value, (g,))
+        loose = fn in (ivp_forward, ivp_backward)  # (SciPy's own steps: to its tolerance)
+        check_two_steps(primal, args, (0,), value, (g,), value_rtol=1e-8 if loose else 1e-12)
     g = jitgrad.grad(model_run_time_count)
     check_two_steps(model_run_time_count, (X, 0), (0,), model_run_time_count(X, 0), (g(X, 0),))
 
@@ -174,7 +203,20 @@ def other_holders(x, n):
     return np.sum(e["a"])
 
 
+def apogee(t, y):
+    return y[1]
+
+
+def with_event(x):
+    sol = solve_ivp(oscillator, (0.0, 5.0), [x[0], 1.0], events=apogee, args=(1.0,))
+    return sol.t_events[0][0]
+
+
 def check_refused():
+    with pytest.raises(jitgrad.UnsupportedError, match="solve_ivp with events="):
+        jitgrad.grad(with_event)(X)
+    with pytest.raises(jitgrad.UnsupportedError, match="solve_ivp without t_eval"):
+        jitgrad.grad(lambda x: solve_ivp(oscillator, (0.0, 1.0), x[:2], args=(1.0,)).y[0, -1])(X)
     with pytest.raises(jitgrad.UnsupportedError, match="reassigned inside a loop"):
         jitgrad.grad(grows_at_run_time)(X, 3)  # keys given at run time: refused
     with pytest.raises(jitgrad.UnsupportedError, match="reassigned inside a loop"):

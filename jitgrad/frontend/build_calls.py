@@ -24,6 +24,7 @@ from jitgrad.core.ir import Var, dims_of
 from jitgrad.frontend import (
     autograd_flatten,
     autograd_names,
+    build_ivp,
     build_quad,
     build_solvers,
     custom_call,
@@ -62,7 +63,7 @@ from jitgrad.lang.symbolic import Sym
 
 # their functions call each other: built inline
 WRITTEN_MODULES = (numpy_written.__name__, build_solvers.__name__, build_quad.__name__,
-                   scipy_sparse.__name__)
+                   build_ivp.__name__, scipy_sparse.__name__)
 
 
 def _own_out(fn) -> bool:
@@ -398,6 +399,8 @@ class Calls:
             return build_quad.build_quad(self, args, kwargs, node)
         if build_solvers.odeint_for(fn):  # an adaptive Runge-Kutta integration, written out
             return build_solvers.build_odeint(self, args, kwargs, node)
+        if build_ivp.solve_ivp_for(fn):  # the same, from t_span[0] through t_eval
+            return build_ivp.build_solve_ivp(self, args, kwargs, node)
         scipy_fn = scipy_api.handler_for(fn) or scipy_sparse.handler_for(fn)
         if scipy_fn is not None:
             return self.library_call(scipy_fn, fn, args, kwargs, node)
