@@ -17,6 +17,8 @@
 - ``scipy.integrate.solve_ivp(fun, t_span, y0, t_eval=...)``, forwards and backwards in time
   (metpy's moist adiabat from the surface pressure up), ``args=``: odeint's Dormand-Prince
   integration built in place (events= and a call without t_eval refused);
+- ``scipy.special.sph_harm_y(n, m, theta, phi)`` of orders known while building (dipy's real
+  SH basis): the Legendre recurrence in the degree, its derivatives in theta and phi;
 - a slice of a list its caller built bound to a name (CommonRoad's ``x_ks = x[0:5]``, then
   passed on and read entry by entry).
 
@@ -33,6 +35,7 @@ import sys
 
 import numpy as np
 import pytest
+import scipy.special
 from scipy.integrate import solve_ivp
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -173,7 +176,21 @@ def ivp_backward(x):
     return np.sum(sol.y) / 300.0
 
 
-FORMS = [(diagonal_view, (X,)), (ivp_forward, (X,)), (ivp_backward, (X,)), (local_dict, (X, 7)), (model_known_count, (X,)), (model_run_time_count, (X, 5)),
+def real_sh_basis(x):
+    """dipy's real symmetric basis of even orders from scipy.special.sph_harm_y."""
+    theta, phi = np.array([0.3, 1.1, 2.5]) * x[0], np.array([0.2, -1.3, 2.9]) + x[1]
+    cols = []
+    for n in range(0, 3, 2):
+        for m in range(-n, n + 1):
+            Y = scipy.special.sph_harm_y(n, abs(m), theta, phi)
+            cols.append(np.sqrt(2) * Y.imag if m < 0 else Y.real if m == 0 else
+                        np.sqrt(2) * Y.real)
+    B = np.column_stack(cols)
+    Y3 = scipy.special.sph_harm_y(3, -2, theta, phi)  # a negative order, odd degree
+    return np.sum(B @ np.arange(1.0, 7.0)) + np.sum(np.abs(Y3) ** 2) + np.sum(Y3.imag)
+
+
+FORMS = [(real_sh_basis, (X,)), (diagonal_view, (X,)), (ivp_forward, (X,)), (ivp_backward, (X,)), (local_dict, (X, 7)), (model_known_count, (X,)), (model_run_time_count, (X, 5)),
          (shared_attribute, (X,)), (one_entry, (X,)), (one_by_one, (X,)), (list_slice, (X,))]
 
 

@@ -454,6 +454,11 @@ class Calls:
             value = handler(*args, **kwargs)
         except TypeError as e:
             raise UnsupportedError(f"{fn_name(fn)}: {e}", self.loc(node)) from None
+        except UnsupportedError:  # an integer it needs known (sph_harm_y's order) made of a
+            if any(isinstance(a, Sym) and not a.ndim and a.type.kind in "ib"  # short loop's
+                   for a in (*args, *kwargs.values())):  # index: that loop unrolled
+                self.unroll_for_index(node)
+            raise
         if isinstance(value, symbolic.Written):
             return self.known(value, node)
         return scipy_sparse.built(value, lambda w: self.known(w, node))
