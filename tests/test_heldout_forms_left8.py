@@ -19,6 +19,7 @@
   integration built in place (events= and a call without t_eval refused);
 - ``scipy.special.sph_harm_y(n, m, theta, phi)`` of orders known while building (dipy's real
   SH basis): the Legendre recurrence in the degree, its derivatives in theta and phi;
+- ``f.__code__.co_argcount`` of a function defined in the differentiated one (pysindy);
 - a slice of a list its caller built bound to a name (CommonRoad's ``x_ks = x[0:5]``, then
   passed on and read entry by entry).
 
@@ -190,7 +191,20 @@ def real_sh_basis(x):
     return np.sum(B @ np.arange(1.0, 7.0)) + np.sum(np.abs(Y3) ** 2) + np.sum(Y3.imag)
 
 
-FORMS = [(real_sh_basis, (X,)), (diagonal_view, (X,)), (ivp_forward, (X,)), (ivp_backward, (X,)), (local_dict, (X, 7)), (model_known_count, (X,)), (model_run_time_count, (X, 5)),
+def library_of_lambdas(x):
+    """pysindy's custom library: each function called with as many arguments as its
+    ``__code__.co_argcount`` says."""
+    funcs = [lambda a: a * a, lambda a, b: a * b, lambda a: np.sin(a)]
+    total = 0.0
+    for fn in funcs:
+        if fn.__code__.co_argcount == 1:
+            total = total + np.sum(fn(x))
+        else:
+            total = total + np.sum(fn(x, x[::-1]))
+    return total
+
+
+FORMS = [(library_of_lambdas, (X,)), (real_sh_basis, (X,)), (diagonal_view, (X,)), (ivp_forward, (X,)), (ivp_backward, (X,)), (local_dict, (X, 7)), (model_known_count, (X,)), (model_run_time_count, (X, 5)),
          (shared_attribute, (X,)), (one_entry, (X,)), (one_by_one, (X,)), (list_slice, (X,))]
 
 

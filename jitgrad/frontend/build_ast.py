@@ -10,6 +10,7 @@ return), and the function values it passes around (`LocalFunction`, `Choice`).
 from __future__ import annotations
 
 import ast
+import collections
 import inspect
 import operator
 
@@ -390,6 +391,10 @@ class CalledFromLibrary(TypeError):
         self.name = "a lambda" if name.startswith("_lambda") else f"`{name}`"
 
 
+CodeFacts = collections.namedtuple(
+    "CodeFacts", ["co_argcount", "co_posonlyargcount", "co_kwonlyargcount", "co_name"])
+
+
 class LocalFunction:
     """A function defined inside the one being built: a closure over its names (read when it
     is called, as Python does), built inline where it is called."""
@@ -400,6 +405,14 @@ class LocalFunction:
 
     def __call__(self, *args, **kwargs):  # a function value (`callable`); the builder calls it
         raise CalledFromLibrary(self)
+
+    @property
+    def __code__(self):
+        """What its code object tells of its parameters (pysindy's
+        ``f.__code__.co_argcount`` of a lambda in a library of functions), and its name."""
+        a = self.src.node.args
+        return CodeFacts(len(a.posonlyargs) + len(a.args), len(a.posonlyargs),
+                         len(a.kwonlyargs), getattr(self.src.node, "name", "<lambda>"))
 
     def signature(self) -> inspect.Signature:
         """Python's binding rules for its ``def``: every parameter kind, with the defaults
