@@ -8,8 +8,9 @@
 - a dict (or object) given new keys in a loop of a count known while building (climlab's
   ``self.diagnostics["OLR"] = OLR`` into ``{}``): its first iteration is built before the loop,
   which then carries the keys;
-- ``sub.state = self.state`` then ``self.state[k] = v``: the two attributes name one dict (a
-  wrong value and gradient before: reading a dict attribute gave a copy);
+- ``sub.state = self.state`` then ``self.state[k] = v``, and ``d = obj.params`` then
+  ``d[k] = v``: every holder names one dict (wrong values and gradients before: reading a dict
+  attribute gave a copy, and a change through a name left the attribute as it was);
 - a function returning an array of one entry whose shape is known while building
   (autograd's ``flatten_func``: ``flatten(loss)[0]`` of a scalar loss): that entry;
 - a write through ``np.einsum("ijj->ij", F)[...] = v`` (scikit-rf's ``s2z``): einsum's view of
@@ -119,6 +120,8 @@ def shared_attribute(x):
     a = Owner(x[0])
     a.o.s = a.s
     a.s["a"] = a.s["a"] * 3.0
+    d = a.s  # a name for the attribute's dict: a change through it reaches the attributes
+    d["a"] = d["a"] * x[2]
     return a.o.s["a"] * x[1]
 
 
@@ -243,7 +246,17 @@ def with_event(x):
     return sol.t_events[0][0]
 
 
+def named_and_held(x, n):
+    a = Owner(x[0])
+    d = a.s
+    for _ in range(n):
+        d["a"] = d["a"] * 3.0
+    return a.s["a"]
+
+
 def check_refused():
+    with pytest.raises(jitgrad.UnsupportedError, match="reassigned inside a loop"):
+        jitgrad.grad(named_and_held)(X, 3)  # an attribute holds the dict a name changes
     with pytest.raises(jitgrad.UnsupportedError, match="solve_ivp with events="):
         jitgrad.grad(with_event)(X)
     with pytest.raises(jitgrad.UnsupportedError, match="solve_ivp without t_eval"):

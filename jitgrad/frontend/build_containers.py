@@ -111,6 +111,8 @@ class Containers:
         self.env[name] = new
         for b, n in callers or ():
             b.env[n] = new  # the caller's name sees the change, as Python's would
+        for obj, attr in holding_attributes(self.made_objects, old):
+            setattr(obj, attr, new)  # `d = p.params; d["a"] = v`: p.params sees it too
 
     def attribute_holder(self, target, old):
         """[(object, attribute), ...] where ``target`` (an AST node) reads ``old`` as an

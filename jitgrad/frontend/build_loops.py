@@ -57,6 +57,7 @@ from jitgrad.frontend.dict_carries import (
     attribute_groups,
     carried_dict,
     entry_value,
+    holding_attributes,
 )
 from jitgrad.frontend.object_carries import ObjectCarries
 from jitgrad.lang import numpy_api, symbolic
@@ -304,7 +305,8 @@ class Loops(LoopHeaders, ObjectCarries, Carries):
             if _parts_carried(v) and name in rebound:
                 carried += self.carry_parts(name, v)  # `u = [u[0] + dt * k[0], ...]`
                 continue
-            if carried_dict(v) and self.holders(v) == 1:  # `d["a"] = d["a"] * 0.9`
+            if carried_dict(v) and self.holders(v) == 1 and not holding_attributes(
+                    self.made_objects, v):  # `d["a"] = d["a"] * 0.9`, d its only holder
                 carried += self.carry_parts(name, v)
                 continue
             if isinstance(v, dict) and stmt is not None and self.peels(stmt):

@@ -136,6 +136,12 @@ def attribute_dict_parts(builder, attr, value, name: str, names: dict, seen: dic
     already carried for another holder (``seen``: id -> group) is carried once."""
     if id(value) in seen:
         return
+    if builder.holders(value):
+        raise UnsupportedError(
+            f"the attribute .{attr}, a dict that a name (or an item of a list or dict) holds "
+            "too, is changed by this loop that runs at run time: the loop carries the "
+            "attribute's entries, which the other holder would not see; read the dict "
+            f"through the attribute only (`obj.{attr}[key]`)", builder.loc(node))
     holders = holding_attributes(builder.made_objects, value)
     group = DictGroup(value, holders, {k: f"{name}@key{i}" for i, k in enumerate(value)})
     seen[id(value)] = group
