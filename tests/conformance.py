@@ -1753,7 +1753,7 @@ block(PY, "Forms from held-out real code (batch 8b)", [
 
 block(PY, "Forms from held-out real code (hleft8)", [
     r("a dict two objects' attributes hold, changed by a loop of 20 steps (its first iteration "
-      "apart: new keys); a local dict changed by a run-time loop",
+      "apart: new keys); a local dict changed by a loop (not unrolled)",
       F.py_dict_carried_by_a_loop, A(V)),
     r("scipy.integrate.solve_ivp backwards with t_eval; np.einsum('ijj->ij', F)[...] = v",
       F.py_solve_ivp_and_einsum_diagonal_written, A(V), rtol=1e-6),

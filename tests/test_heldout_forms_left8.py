@@ -237,11 +237,10 @@ def other_holders(x, n):
     return np.sum(e["a"])
 
 
-def apogee(t, y):
-    return y[1]
-
-
 def with_event(x):
+    def apogee(t, y, k):
+        return y[1]
+    apogee.terminal = True  # (RocketPy's: set while building, refused at the call)
     sol = solve_ivp(oscillator, (0.0, 5.0), [x[0], 1.0], events=apogee, args=(1.0,))
     return sol.t_events[0][0]
 

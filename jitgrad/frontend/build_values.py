@@ -33,6 +33,7 @@ from jitgrad.frontend.build_ast import (
     LIBRARIES,
     CalledFromLibrary,
     CarryAttribute,
+    LocalFunction,
     PeelLoop,
     RunTimeRange,
     Undefined,
@@ -256,6 +257,9 @@ class Values:
     def set_attribute_of(self, obj, attr: str, value, node) -> None:
         """``obj.attr = value`` (or ``setattr(obj, attr, value)``) of an object made while
         building this gradient (`set_attribute`)."""
+        if isinstance(obj, LocalFunction):  # `apogee.terminal = True`: an event's flags,
+            setattr(obj, attr, value)  # for the call given it (solve_ivp refuses events=)
+            return
         made = self.made_objects.get(id(obj))
         if made is None or made[0] is not obj:
             what = "a class" if isinstance(obj, type) else f"a {type(obj).__name__}"
