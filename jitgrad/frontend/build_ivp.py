@@ -25,7 +25,7 @@ import inspect
 import numpy as np
 
 from jitgrad.core.errors import UnsupportedError
-from jitgrad.frontend.build_solvers import _bound, dopri_odeint
+from jitgrad.frontend.build_solvers import bound_arguments, dopri_odeint
 from jitgrad.lang.numpy_args import as_array
 from jitgrad.lang.symbolic import NUMPY, Sym, ndim_of
 
@@ -67,7 +67,7 @@ _SOLVE_IVP = inspect.signature(_solve_ivp)
 def build_solve_ivp(builder, args, kwargs, node):
     """``scipy.integrate.solve_ivp(...)``: `dopri_odeint` built in place (see the module)."""
     loc = builder.loc(node)
-    p = _bound(_SOLVE_IVP, "scipy.integrate.solve_ivp", args, kwargs, loc)
+    p = bound_arguments(_SOLVE_IVP, "scipy.integrate.solve_ivp", args, kwargs, loc)
     if p["events"] is not None:
         raise UnsupportedError(
             "scipy.integrate.solve_ivp with events= (the time where a function of the solution "
