@@ -93,17 +93,19 @@ class CallingConvention:
         return self.src.wrt_positions(w)[0]
 
     def bind_arguments(self, args, kwargs) -> tuple:
-        """The call's arguments in parameter order, as Python binds them; an int or bool
-        default the caller left out as a `pytree.Omitted` (a constant of the build, as Numba
-        makes an omitted argument: ``range(n)``, ``leggauss(n)`` of ``n=6`` are known)."""
+        """The call's arguments in parameter order, as Python binds them; an int, bool or
+        float default the caller left out as a `pytree.Omitted` (a constant of the build, as
+        Numba makes an omitted argument: ``range(n)``, ``leggauss(n)`` of ``n=6``,
+        ``np.gradient(x, dt)`` of ``dt=0.01`` are known), but for a float it differentiates."""
         bound = compose.bind_arguments(self.signature, self.param_names, self.src.qualname,
                                        args, kwargs)
         if self.n_params < 0 or len(args) + len(kwargs or ()) >= self.n_params:
             return bound
         given = set(kwargs or ())
         return tuple(
-            pytree.Omitted(a) if k >= len(args) and name not in given and isinstance(
-                a, (int, np.integer, np.bool_)) and not isinstance(a, np.ndarray) else a
+            pytree.Omitted(a) if k >= len(args) and name not in given and (isinstance(
+                a, (int, np.integer, np.bool_)) or isinstance(a, (float, np.floating)) and
+                k not in self.wrt) and not isinstance(a, np.ndarray) else a
             for k, (name, a) in enumerate(zip(self.param_names, bound)))
 
     def types_of(self, args) -> tuple:

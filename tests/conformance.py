@@ -1751,6 +1751,16 @@ block(PY, "Forms from held-out real code (batch 8b)", [
       F.py_cumulative_trapezoid_block_delete_ellipsis, A(V)),
 ])
 
+block(PY, "Forms from held-out real code (batch 9b)", [
+    r("`self.lx = [1.0]` then `self.lx.append(...)` in a loop; an OrderedDict attribute a "
+      "method writes; a @property returning a list comprehension",
+      F.py_held_list_ordered_dict_property, A(V)),
+    r("`np.arange(x[0], 3.0, 0.25)` (a start of the graph); butter of a float default + "
+      "filtfilt; scipy.signal.welch", F.py_arange_of_graph_start_and_filters, A(V)),
+    r("binom.pmf at p = 0 and 1; `zip(obs[:-1], obs[1:])` of known pairs; "
+      "median_abs_deviation; `np.array_split(x, len(x) // 2)`", F.py_binom_pmf_mad_and_pairs, A(V)),
+])
+
 block(PY, "Forms from held-out real code (hleft8)", [
     r("a dict two objects' attributes hold, changed by a loop of 20 steps (its first iteration "
       "apart: new keys); a local dict changed by a loop (not unrolled)",

@@ -5765,6 +5765,57 @@ def py_cumulative_trapezoid_block_delete_ellipsis(x):
     return np.sum(c * c) + np.sum(np.delete(ke, [0, 2], axis=1) ** 2) + np.sum(T @ T)
 
 
+# ---- held-out forms (issue #43, hb9b): held lists, properties, filters, arange of the graph --
+
+
+class _LifeTable:
+    def __init__(self, qx):
+        self.lx = [1.0]
+        for q in qx[:-1]:
+            self.lx.append(self.lx[-1] * (1 - q))
+        self.lx = np.array(self.lx)
+
+
+class _Model:
+    def __init__(self):
+        self._nodes = collections.OrderedDict()
+
+    def add(self, name, value):
+        self._nodes[name] = value
+
+    @property
+    def names(self):
+        return [n for n in self._nodes if n != "r"]
+
+
+def py_held_list_ordered_dict_property(x):
+    m = _Model()
+    m.add("r", 1.0)
+    m.add("a", x[0] ** 2)
+    m.add("b", x[1] * x[2])
+    return np.sum(_LifeTable(x).lx) + sum(m._nodes[n] for n in m.names)
+
+
+def py_arange_of_graph_start_and_filters(x, fs=100.0):
+    grid = np.arange(x[0], 3.0, 0.25)
+    b, a = scipy.signal.butter(2, [4.0, 20.0], btype="bandpass", fs=fs)
+    s = np.sin(np.arange(30) / 2.0) * x[1] + x[2]
+    f, p = scipy.signal.welch(s, fs=4.0, nperseg=8)
+    return np.sum(grid ** 2) + np.sum(scipy.signal.filtfilt(b, a, s) ** 2) + np.sum(p * f)
+
+
+def py_binom_pmf_mad_and_pairs(x):
+    p = np.concatenate([np.zeros(1), x[:2], np.ones(1)])
+    P = scipy.stats.binom.pmf(np.arange(4)[:, None], 3, p)
+    obs = [(0, 1), (2, 3), (3, 0)]
+    ll = 0.0
+    for (t0, c0), (t1, c1) in zip(obs[:-1], obs[1:]):
+        ll += x[c0] * x[c1] * (t1 - t0)
+    return np.sum(P * np.arange(4.0)[:, None] ** 2) + ll + \
+        scipy.stats.median_abs_deviation(x * np.arange(1.0, 5.0)) + \
+        sum(np.sum(t) ** 2 for t in np.array_split(x, len(x) // 2))
+
+
 class _Stepper:
     def __init__(self, x):
         self.state = {"T": x[:2] * 1.0, "S": x[2]}

@@ -52,9 +52,9 @@ FUNCTIONS = (pytypes.FunctionType, pytypes.BuiltinFunctionType, pytypes.MethodTy
 class Omitted:
     """A parameter's default the caller left out (``def f(x, n=6)`` called as ``f(x)``), as
     Numba's ``types.Omitted``: a tree without leaves that keeps its value, so the build knows
-    it (``range(n)``, ``leggauss(n)``, shapes) and the call's key holds it. Only int and bool
-    defaults are wrapped (`CallingConvention.bind_arguments`); a value the caller passes stays
-    a run-time argument."""
+    it (``range(n)``, ``leggauss(n)``, shapes) and the call's key holds it. Only int, bool and
+    float defaults are wrapped, a float one not when it is differentiated
+    (`CallingConvention.bind_arguments`); a value the caller passes stays a run-time argument."""
 
     __slots__ = ("value",)
 

@@ -56,6 +56,7 @@ from jitgrad.lang import (
     numpy_shape,
     numpy_written,
     scipy_api,
+    scipy_signal,
     scipy_sparse,
     symbolic,
 )
@@ -63,7 +64,7 @@ from jitgrad.lang.symbolic import Sym
 
 # their functions call each other: built inline
 WRITTEN_MODULES = (numpy_written.__name__, build_solvers.__name__, build_quad.__name__,
-                   build_ivp.__name__, scipy_sparse.__name__)
+                   build_ivp.__name__, scipy_sparse.__name__, scipy_signal.__name__)
 
 
 def _own_out(fn) -> bool:
@@ -556,7 +557,7 @@ class Calls:
             value, getattr(value, "__func__", None), unwrap(value) if callable(value) else None,
             getattr(value, "func", None), getattr(value, "then", None),  # (a partial, or one
             getattr(value, "orelse", None)))  # of two functions, `call_choice`)
-        if not direct or not isinstance(node, ast.Call):
+        if not direct or not isinstance(node, (ast.Call, ast.Attribute)):  # (a property's)
             raise UnsupportedError(f"{src.qualname} returns a list built by appending (an array "
                                    "of its items in the gradient), here to a function that "
                                    "calls it for you; call it yourself, or return "

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import heapq
+from collections import OrderedDict
 
 import numpy as np
 
@@ -77,6 +78,8 @@ class Containers:
         what = _kind(old)
         holder = None if isinstance(target, ast.Name) else self.attribute_holder(target, old)
         if holder is not None and not self.in_loop:
+            ordered = type(getattr(*holder[0])) is OrderedDict  # (read as a dict: kept one)
+            new = OrderedDict(new) if ordered and type(new) is dict else new
             for obj, attr in holder:  # `self.at_node[k] = v`: the object's attribute, changed
                 setattr(obj, attr, new)  # (every attribute holding it: climlab's `state`)
             return
@@ -135,7 +138,8 @@ class Containers:
         if not isinstance(attr, str) or id(obj) not in self.made_objects:
             return None
         raw = getattr(obj, attr, None)  # (`old` is as the read gave it: a copy of a dict)
-        if type(raw) is not type(old) or self.holders(raw) or self.holders(old) or any(
+        if not (type(raw) is type(old) or type(raw) is OrderedDict and type(old) is dict) or \
+                self.holders(raw) or self.holders(old) or any(
                 v is raw for v in self.src.fn.__globals__.values()):
             return None  # (a global's dict: Python would change the global too)
         return holding_attributes(self.made_objects, raw) or None

@@ -370,7 +370,8 @@ class Expressions(Indexing):
         if is_user_object(base) and attr not in vars(base):
             getter = getattr(type(base), attr, None)  # a property: its getter, built here
             if isinstance(getter, property) and getter.fget is not None:
-                return self.call(getter.fget, (base,), {}, node)
+                self.direct_call = (node, getter.fget)  # (the read is the call: a list it
+                return self.call(getter.fget, (base,), {}, node)  # returns is read here)
         method = getattr(base, attr, None)
         if method is not None and scipy_api.handler_for(method) is not None:
             return method  # scipy.stats.norm.cdf

@@ -159,14 +159,8 @@ class ListArrays:
 
     def size_decided(self, n):
         """The run-time integer ``n`` as the number it is in the example call, where it is
-        made of the arguments' sizes alone (the build then holds for that value only,
-        `SizeAssumptions.decide`: built again for another); else ``n``."""
-        if not (isinstance(n, Sym) and not n.ndim and n.type.kind == "i"):
-            return n
-        value = self.gb.size_value(self.gb.atom(n, check=False))
-        if value is None or not self.gb.decide(self.gb.atom(n == int(value), check=False)):
-            return n
-        return int(value)
+        made of the arguments' sizes alone (`GraphBuilder.decided_size`); else ``n``."""
+        return self.gb.decided_size(n)
 
     def note_integer_item(self, value, stmt) -> None:
         """A list of numbers is an array of integers while every item appended is one (an

@@ -24,6 +24,7 @@ import numpy as np
 from jitgrad.core.errors import UnsupportedError
 from jitgrad.frontend.build_ast import BuildIterator, Undefined, assigned_names, is_prange
 from jitgrad.frontend.build_values import is_user_object
+from jitgrad.frontend.desugar import int_literal
 from jitgrad.lang import complex_pairs, symbolic
 from jitgrad.lang.symbolic import Sym
 
@@ -262,9 +263,19 @@ class LoopHeaders:
                         a.id, self.src.fn.__globals__.get(a.id)), known)) or isinstance(
                     self.held_attribute(a), known) or (
                     isinstance(a, ast.Name) and isinstance(self.env.get(a.id), BuildIterator)
-                    and isinstance(self.env[a.id].seq, tuple))):  # (iter or tee of a tuple)
+                    and isinstance(self.env[a.id].seq, tuple)) or (  # (iter or tee of a tuple)
+                    self.known_slice(a, known))):
                 return False
         return bool(seqs)
+
+    def known_slice(self, node, known) -> bool:
+        """Whether ``node`` is a slice with literal bounds of a tuple or list known while
+        building (``observed[:-1]``, ``zip(obs[:-1], obs[1:])``'s pairs)."""
+        return isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice) and all(
+            p is None or int_literal(p) is not None
+            for p in (node.slice.lower, node.slice.upper, node.slice.step)) and isinstance(
+            self.held_attribute(node.value) if not isinstance(node.value, ast.Name) else
+            self.env.get(node.value.id, self.src.fn.__globals__.get(node.value.id)), known)
 
     def held_attribute(self, node):
         """The value an attribute chain ``obj.a.b`` of the user's objects holds (in their

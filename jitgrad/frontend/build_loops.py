@@ -61,7 +61,6 @@ from jitgrad.frontend.dict_carries import (
 )
 from jitgrad.frontend.object_carries import ObjectCarries
 from jitgrad.lang import numpy_api, symbolic
-from jitgrad.lang.size_tokens import size_token
 from jitgrad.lang.symbolic import Sym
 
 
@@ -171,24 +170,22 @@ class Loops(LoopHeaders, ObjectCarries, Carries):
                                self.loc(it))
 
     def assumed_stop(self, stmt, start, stop, step):
-        """``stop`` of ``range(start, stop, step)``; where it is an argument's axis (``len(x)``,
-        ``x.shape[0]``) of at most 16 entries in the example call, ``start`` and ``step``
-        literals, and the loop is to be unrolled (`unroll_for_name`), that size, assumed (and
-        checked first thing, as `size_assumptions` are). Else ``stop`` itself."""
+        """``stop`` of ``range(start, stop, step)``; where it is made of the arguments' sizes
+        alone (``len(x)``, ``x.shape[0] - 1``), ``start`` and ``step`` literals, the loop runs
+        at most 16 times in the example call and is to be unrolled (`unroll_for_name`), its
+        value in that call, decided as `size_decided` decides (checked first thing, built
+        again for another). Else ``stop`` itself."""
         if not (isinstance(stop, Sym) and not stop.ndim and type(start) is int
                 and type(step) is int and self.gb.assume_sizes):
             return stop
-        token = size_token(self.gb.atom(stop))
-        n = self.gb.example_sizes.get(self.gb.size_class(token)) if token is not None else None
-        if n is None or token not in self.gb.param_axes or len(range(start, n, step)) > \
-                UNROLLED_AT_MOST:
+        n = self.gb.size_value(self.gb.atom(stop, check=False))
+        if n is None or len(range(start, int(n), step)) > UNROLLED_AT_MOST:
             return stop
         key = self.loop_key(stmt)
         if key not in self.seeds.unrolled:
-            self.assumable[key] = n
+            self.assumable[key] = int(n)
             return stop
-        self.gb.assume_same_size(token, n)
-        return n if self.gb.size_class(token) == n else stop
+        return self.size_decided(stop)
 
     def refuse_list_of_others(self, name, stmt) -> None:
         """A loop appending to the list ``name`` tuples, or arrays of shapes known only inside

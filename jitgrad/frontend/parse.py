@@ -27,6 +27,7 @@ from jitgrad.frontend.desugar import REDUCERS, Fresh, desugar
 from jitgrad.frontend.desugar_forms import desugar_forms
 from jitgrad.frontend.desugar_generators import desugar_generators
 from jitgrad.frontend.desugar_grown import desugar_grown
+from jitgrad.frontend.desugar_held import desugar_held
 from jitgrad.frontend.desugar_lists import lower_lists
 from jitgrad.frontend.desugar_nonlocal import desugar_nonlocal
 
@@ -314,6 +315,7 @@ def _prepared(fn, node, filename, first, indent, lines) -> FunctionSource:
         lower_lists(nested, fn, fresh, where, bound=outer)
     desugar_forms(node, fn, fresh)
     desugar(node, rebound, fresh)
+    desugar_held(node, fresh)
     desugar_grown(node, fn, fresh)
     lower_lists(node, fn, fresh, where)
     desugar_forms(node, fn, fresh)  # (a walrus or a lambda in a comprehension, now a loop)

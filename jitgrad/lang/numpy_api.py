@@ -273,7 +273,7 @@ def np_power(x, y):
     return record("pow", x, y)
 
 
-def _record_even_on_numbers(name, *args, **params):
+def record_even_on_numbers(name, *args, **params):
     """Apply a primitive that creates an array even when no argument is symbolic
     (``np.arange(5)``): it is recorded in the current graph, not computed while building."""
     if any(records(a) for a in args) or current_builder() is None:
@@ -372,32 +372,17 @@ def np_stack(arrays, axis=0):
         raise UnsupportedError(f"np.array/np.stack of 1 to {MAX_STACK} entries", loc)
     if len({ndim_of(a) for a in arrays}) != 1:
         raise UnsupportedError("np.array/np.stack of entries of different ranks", loc)
-    out = _record_even_on_numbers("stack", *(a if records(a) or ndim_of(a) or _is_int(a)
+    out = record_even_on_numbers("stack", *(a if records(a) or ndim_of(a) or _is_int(a)
                                              else float(a) for a in arrays))
     if isinstance(out, Sym) and not any(records(a) for a in arrays):
         out.builder.known_values[out.atom] = np.array(arrays)  # np.array([1.0, 2.0])
     return out
 
 
-def np_arange(start, stop=None, step=None, dtype=None):
-    if stop is None:
-        start, stop = 0, start
-    out = _record_even_on_numbers("arange", start, stop, 1 if step is None else step)
-    return out if dtype is None else np_cast(out, dtype)
-
-
-def np_linspace(start, stop, num=50, endpoint=True, **kw):
-    if kw or endpoint is not True:
-        raise UnsupportedError("np.linspace with arguments other than start, stop, num",
-                               loc_of(start, stop, num))
-    gaps = record("maximum", num - 1, 1) if records(num) else max(num - 1, 1)
-    return start + np_arange(num) * ((stop - start) / gaps)
-
-
 def np_eye(n, M=None, k=0, dtype=float):
     if M is not None or k != 0 or np.dtype(dtype).kind != "f":
         raise UnsupportedError("np.eye with arguments other than N", loc_of(n))
-    return _record_even_on_numbers("eye", n)
+    return record_even_on_numbers("eye", n)
 
 
 # -- elementwise functions written with other primitives ------------------------------------
@@ -645,6 +630,7 @@ def split_handler(name, even):
             return tuple(getattr(np, name)(x, sections, axis))
         axis = norm_axis(axis, x.ndim, loc_of(x))
         n = x.shape[axis]
+        sections = x.builder.decided_size(sections)  # (len(x) // k: decided for the call)
         if isinstance(sections, (tuple, list)):
             bounds = [0, *sections, n]
         elif isinstance(sections, (int, np.integer)) and sections > 0 and even:
@@ -730,7 +716,7 @@ NUMPY.update({
     np.empty_like: np_empty_like, np.full_like: np_full_like, np.array: np_array,
     np.asarray: lambda a, dtype=None: a if records(a) and dtype is None else np_array(a, dtype),
     np.asanyarray: lambda a, dtype=None: a if records(a) and dtype is None else np_array(a, dtype),
-    np.stack: np_stack_axis, np.arange: np_arange, np.linspace: np_linspace,
+    np.stack: np_stack_axis,
     np.eye: np_eye, np.isfinite: _unary("isfinite"), np.isinf: _unary("isinf"),
     np.size: np_size, np.any: numpy_order("any", _any_all("any"), dtype=False),
     np.all: numpy_order("all", _any_all("all"), dtype=False),

@@ -25,6 +25,18 @@ def records_inside(x) -> bool:
     return isinstance(x, (list, tuple)) and any(records(v) or records_inside(v) for v in x)
 
 
+def known_array(x):
+    """``x``'s values as a float array if known while building (a number, an array, or a
+    constant of the graph: a global array read, a design such as ``butter(4, 0.1)`` of
+    numbers), else None."""
+    if not records(x):
+        return np.asarray(x, dtype=float)
+    gb = x.builder
+    if x.atom in gb.known_values and not gb.is_stale(x.atom):
+        return np.asarray(gb.known_values[x.atom], dtype=float)
+    return None
+
+
 def as_array(x):
     """``x`` as NumPy takes an array_like: a list or tuple (of numbers, values or arrays) is
     the array it makes (``np.cross([0, 0, 1], h)``); anything else is itself."""

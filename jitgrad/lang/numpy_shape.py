@@ -26,6 +26,7 @@ import math
 import numpy as np
 
 from jitgrad.core.errors import ShapeError, UnsupportedError
+from jitgrad.core.ir import Var
 from jitgrad.lang.numpy_api import (
     apply_alloc,
     matmul,
@@ -43,6 +44,7 @@ from jitgrad.lang.numpy_api import (
     np_sum,
     np_transpose,
     np_where,
+    record_even_on_numbers,
     split_handler,
 )
 from jitgrad.lang.numpy_args import array_like, as_array
@@ -661,7 +663,38 @@ REFUSED = {
                    "as the argument",
 }
 
+def np_arange(start, stop=None, step=None, dtype=None):
+    """np.arange; where the start or the step is a float of the graph, each entry is ``start
+    + k * step`` in the derivative too (the count, set by ``stop``, is piecewise constant):
+    NumPy's values plus ``start - stop_gradient(start)`` and ``k * (step - ...)``, zeros."""
+    if stop is None:
+        start, stop = 0, start
+    step = 1 if step is None else step
+    out = record_even_on_numbers("arange", start, stop, step)
+    if isinstance(out, Sym) and (_float_of_graph(start) or _float_of_graph(step)):
+        k = record_even_on_numbers("arange", 0, out.shape[0], 1)  # np.arange(x[0], 3.0, 0.25)
+        out = record("stop_gradient", out)
+        if _float_of_graph(start):
+            out = out + (start - record("stop_gradient", start))
+        if _float_of_graph(step):
+            out = out + k * (step - record("stop_gradient", step))
+    return out if dtype is None else np_cast(out, dtype)
+
+
+def _float_of_graph(v) -> bool:
+    return isinstance(v, Sym) and isinstance(v.atom, Var) and v.atom.type.kind == "f"
+
+
+def np_linspace(start, stop, num=50, endpoint=True, **kw):
+    if kw or endpoint is not True:
+        raise UnsupportedError("np.linspace with arguments other than start, stop, num",
+                               loc_of(start, stop, num))
+    gaps = record("maximum", num - 1, 1) if records(num) else max(num - 1, 1)
+    return start + np_arange(num) * ((stop - start) / gaps)
+
+
 NUMPY.update({
+    np.arange: np_arange, np.linspace: np_linspace,
     np.swapaxes: np_swapaxes, np.moveaxis: np_moveaxis, np.rollaxis: np_rollaxis,
     np.flipud: np_flipud, np.fliplr: np_fliplr, np.rot90: np_rot90,
     np.atleast_1d: _atleast(1), np.atleast_2d: _atleast(2), np.atleast_3d: _atleast(3),

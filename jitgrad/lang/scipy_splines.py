@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from jitgrad.core.errors import UnsupportedError
-from jitgrad.lang.numpy_args import as_array
+from jitgrad.lang.numpy_args import as_array, known_array
 from jitgrad.lang.symbolic import loc_of, ndim_of, numpy_handler, record, records
 
 _np = numpy_handler
@@ -84,7 +84,7 @@ def spline_of(x, y, axis=0, bc_type="not-a-knot", extrapolate=None):
     knots ``x`` known while building: its coefficients, the map SciPy's give applied to ``y``."""
     import scipy.interpolate
 
-    x = _known(x)
+    x = known_array(x)
     if x is None or x.ndim != 1 or ndim_of(y) != 1 or axis not in (0, -1):
         raise UnsupportedError("scipy.interpolate.CubicSpline of a vector of values at knots "
                                "known while building", loc_of(x, y))
@@ -99,17 +99,6 @@ def spline_of(x, y, axis=0, bc_type="not-a-knot", extrapolate=None):
     flat = _np(np.dot)(columns.reshape(-1, n), as_array(y)) + offset.reshape(-1)
     c = _np(np.reshape)(flat, offset.shape)
     return Piecewise(x, c, True if extrapolate is None else bool(extrapolate))
-
-
-def _known(x):
-    """``x``'s values if known while building (a constant of the graph too: a global array
-    read), else None."""
-    if not records(x):
-        return np.asarray(x, dtype=float)
-    gb = x.builder
-    if x.atom in gb.known_values and not gb.is_stale(x.atom):
-        return np.asarray(gb.known_values[x.atom], dtype=float)
-    return None
 
 
 def piecewise_object(f):

@@ -25,6 +25,7 @@ import numpy as np
 from jitgrad.core.errors import UnsupportedError
 from jitgrad.core.ir import dims_of
 from jitgrad.lang import numpy_written as W
+from jitgrad.lang import scipy_signal
 from jitgrad.lang.numpy_args import as_array
 from jitgrad.lang.symbolic import (
     NUMPY,
@@ -119,6 +120,28 @@ def norm_logsf(x, loc=0.0, scale=1.0):
 def poisson_logpmf(k, mu, loc=0):
     k = k - loc
     return k * record("log", mu) - mu - record("gammaln", k + 1.0)
+
+
+def binom_logpmf(k, n, p, loc=0):
+    """log C(n, k) + k log p + (n - k) log(1 - p), each product 0 where its count is 0 (p = 0
+    or 1 included: p is replaced there by a value whose log is finite, its derivative 0)."""
+    k = k - loc
+    p_k = record("where", record("eq", k, 0.0), 1.0, p)
+    p_rest = record("where", record("eq", n - k, 0.0), 0.0, p)
+    return (record("gammaln", n + 1.0) - record("gammaln", k + 1.0)
+            - record("gammaln", n - k + 1.0) + k * record("log", p_k)
+            + (n - k) * record("log1p", -p_rest))
+
+
+def binom_pmf(k, n, p, loc=0):
+    """C(n, k) p^k (1 - p)^(n - k) (not exp of the log: its derivative is finite at p = 0 and
+    1, where a count's power is replaced by 1 where the count is 0)."""
+    k = k - loc
+    p_k = record("where", record("eq", k, 0.0), 1.0, p)
+    p_rest = record("where", record("eq", n - k, 0.0), 0.0, p)
+    log_c = record("gammaln", n + 1.0) - record("gammaln", k + 1.0) - \
+        record("gammaln", n - k + 1.0)
+    return record("exp", log_c) * p_k ** k * (1.0 - p_rest) ** (n - k)
 
 
 # ---- distribution functions: SciPy's, through the incomplete gamma and beta functions and
@@ -284,7 +307,8 @@ def spearmanr(a, b=None, axis=0, nan_policy="propagate", alternative="two-sided"
     return written(W.spearmanr, as_array(a), as_array(b), alternative)
 
 
-STATS = {"pearsonr": pearsonr, "rankdata": rankdata, "spearmanr": spearmanr}
+STATS = {"pearsonr": pearsonr, "rankdata": rankdata, "spearmanr": spearmanr,
+         **scipy_signal.STATS}
 
 
 def _distribution(logpdf, log_name="logpdf", exp_name="pdf"):
@@ -302,6 +326,7 @@ DISTRIBUTIONS = {
     "logistic": _distribution(logistic_logpdf),
     "lognorm": _distribution(lognorm_logpdf),
     "poisson": {**_distribution(poisson_logpmf, "logpmf", "pmf"), "cdf": poisson_cdf},
+    "binom": {"logpmf": binom_logpmf, "pmf": binom_pmf},
     "multivariate_normal": {**_distribution(multivariate_normal_logpdf),
                             "entropy": multivariate_normal_entropy},
     "dirichlet": _distribution(dirichlet_logpdf),
@@ -650,5 +675,5 @@ def fft_dct(x, type=2, n=None, axis=-1, norm=None, overwrite_x=False, workers=No
 FFT = {"dct": fft_dct}
 
 SIGNAL = {"convolve": signal_convolve, "convolve2d": signal_convolve2d,
-          "lfilter": signal_lfilter, "get_window": signal_get_window}
+          "lfilter": signal_lfilter, "get_window": signal_get_window, **scipy_signal.SIGNAL}
 AUTOGRAD_SIGNAL = {"convolve": autograd_convolve}  # (autograd.scipy.signal)

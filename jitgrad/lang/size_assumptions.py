@@ -254,6 +254,17 @@ class SizeAssumptions:
         self.decided.append((test, bool(value), self.loc))
         return bool(value)
 
+    def decided_size(self, n):
+        """The run-time integer ``n`` (a `Sym`) as the number it is in the example call, where
+        it is made of the arguments' sizes alone (the build then holds for that value only,
+        `decide`: built again for another); else ``n``."""
+        if not (hasattr(n, "atom") and not n.ndim and n.type.kind == "i"):
+            return n
+        value = self.size_value(self.atom(n, check=False))
+        if value is None or not self.decide(self.atom(n == int(value), check=False)):
+            return n
+        return int(value)
+
     def decide_flag(self, test) -> bool | None:
         """The value of the scalar ``test`` in the example call, when it is computed from the
         call's bool arguments (and sizes) alone and reads at least one of them (``if
