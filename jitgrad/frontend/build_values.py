@@ -21,6 +21,7 @@ Part of `build.Builder` (a mixin). Takes the values `build_exprs` evaluated; gua
 from __future__ import annotations
 
 import ast
+import collections
 import inspect
 import sys
 import types as pytypes
@@ -424,6 +425,8 @@ class Values:
         self.state``, then ``self.state[k] = v``). Where reading made new entries (an array
         NumPy made), the attributes holding ``held`` hold ``read`` from here on, unless
         something else (a name, an item, a global) holds it too."""
+        if isinstance(held, collections.OrderedDict):
+            return read  # (read as a dict, its views Python's dict's: `build_containers`)
         if all(read[k] is v for k, v in held.items()):
             return held
         holders = holding_attributes(self.made_objects, held)
