@@ -1772,6 +1772,18 @@ block(PY, "Forms from held-out real code (batch 9c: JAX's Autodiff Cookbook)", [
       F.py_ufunc_differentiated, S(0.35), id="py-ufunc-differentiated"),
 ])
 
+block(PY, "Forms from held-out real code (hleft8)", [
+    r("a dict two objects' attributes hold, changed by a loop of 20 steps (its first iteration "
+      "apart: new keys); a local dict changed by a loop (not unrolled)",
+      F.py_dict_carried_by_a_loop, A(V)),
+    r("scipy.integrate.solve_ivp backwards with t_eval; np.einsum('ijj->ij', F)[...] = v",
+      F.py_solve_ivp_and_einsum_diagonal_written, A(V), rtol=1e-6),
+    r("a slice of a list bound to a name and passed on (x_ks = x[1:4])",
+      F.py_list_slice_passed_on, A(V)),
+    r("scipy.special.sph_harm_y of orders known while building (dipy's real SH basis)",
+      F.py_sph_harm_y_real_basis, A(V)),
+])
+
 ROWS: list[Row] = list(_ROWS)
 
 _ids = [row.id for row in ROWS]

@@ -5845,3 +5845,59 @@ def py_raise_to_a_returning_handler(x):
 
 
 py_ufunc_differentiated = np.tanh
+
+
+class _Stepper:
+    def __init__(self, x):
+        self.state = {"T": x[:2] * 1.0, "S": x[2]}
+        self.sub = _Limits()
+        self.sub.state = self.state  # one dict, two holders
+        self.diagnostics = {}
+
+    def step(self):
+        olr = 0.5 + 0.2 * self.state["T"]
+        self.diagnostics["OLR"] = olr
+        self.state["T"] = self.state["T"] + 0.1 * (self.state["S"] - olr)
+
+
+def py_dict_carried_by_a_loop(x):
+    s = _Stepper(x)
+    for _ in range(20):  # more than unrolled: a loop, its first iteration apart
+        s.step()
+    d = {"a": x[0], "b": x[:2] * 1.0}
+    for _ in range(int(x.shape[0]) * 5):
+        d["b"] = d["b"] * 0.9 + d["a"]
+    return np.sum(s.sub.state["T"] ** 2) + np.sum(s.diagnostics["OLR"]) + np.sum(d["b"])
+
+
+def _osc(t, y, k):
+    return [y[1], -k * y[0]]
+
+
+def py_solve_ivp_and_einsum_diagonal_written(x):
+    sol = scipy.integrate.solve_ivp(_osc, (1.0, 0.0), [x[0], 0.0], t_eval=[0.5, 0.0],
+                                    args=(x[1],), rtol=1e-10, atol=1e-10)
+    F = np.zeros((2, 2, 2))
+    np.einsum("ijj->ij", F)[...] = x[:2]
+    return np.sum(sol.y ** 2) + np.sum(F @ F * np.arange(8.0).reshape(2, 2, 2))
+
+
+def _kinematic(x):
+    return x[0] * x[1] + np.sin(x[2])
+
+
+def py_list_slice_passed_on(x):
+    state = [x[k] * 1.5 for k in range(len(x))] + [0.2]
+    x_ks = state[1:4]
+    return _kinematic(x_ks) + state[0] * state[-1]
+
+
+def py_sph_harm_y_real_basis(x):
+    theta, phi = np.arccos(np.clip(x[:3] - 0.3, -1.0, 1.0)), x[1:] * 2.0
+    cols = []
+    for m in range(-2, 3):
+        Y = scipy.special.sph_harm_y(2, abs(m), theta, phi)
+        cols.append(np.sqrt(2) * Y.imag if m < 0 else Y.real if m == 0 else np.sqrt(2) * Y.real)
+    B = np.column_stack(cols)
+    return np.sum(B @ np.arange(1.0, 6.0)) + np.sum(np.abs(
+        scipy.special.sph_harm_y(3, -1, theta, phi)) ** 2)

@@ -362,7 +362,7 @@ def returns_the_list(x):
 
 
 def _helper(values):
-    rest = values[1:]  # (a slice of a list given to it, kept as a list: refused)
+    rest = values[1:]  # (a slice of a list given to it, bound to a name read as a list's)
     return values[0] + np.sum(rest)
 
 
@@ -373,7 +373,7 @@ def passes_the_list(x):
 
 def slices_the_list(x):
     out = [v * 2.0 for v in x]
-    tail = out[1:]  # a list (np.sum(out[1:]) reads the array's slice: `more list forms`)
+    tail = out[1:]  # a list, read as the array's slice is (`more list forms`)
     return np.sum(tail)
 
 
@@ -403,9 +403,6 @@ REFUSED = [
     (appends_in_a_while, "appending to `out` in a while loop", "preallocate"),
     (reads_while_appending, "reading the list `out` in the loop that appends", "preallocate"),
     (returns_the_list, "returned", "np.array(out)"),
-    (passes_the_list, ("(given to _helper as a list its caller built, an array of its items "
-                       "in the gradient) sliced"), "np.array(out)"),
-    (slices_the_list, "sliced", "np.array(out)"),
     (walrus_in_a_while, "the walrus operator here", "on a line of its own"),
     (sorted_of_an_array, "sorted() of an array", "np.sort"),
 ]
@@ -484,15 +481,24 @@ def _reduces_slices(x):
     return 2.0 * (np.sum(x[1:]) + x[0] + np.sum(x[1:]) + np.sum(x[:2]))
 
 
+def _passes_the_list(x):
+    return 2.0 * (x[0] + np.sum(x[1:]))
+
+
+def _slices_the_list(x):
+    return 2.0 * np.sum(x[1:])
+
+
 TWINS.update({two_lists_one_loop: _two_lists_one_loop, list_of_a_generator: _list_of_a_generator,
               walrus_in_a_comprehension: _walrus_in_a_comprehension,
-              rows_by_comprehension: _rows_by_comprehension, reduces_slices: _reduces_slices})
+              rows_by_comprehension: _rows_by_comprehension, reduces_slices: _reduces_slices,
+              passes_the_list: _passes_the_list, slices_the_list: _slices_the_list})
 
 
 @pytest.mark.parametrize(("fn", "args"), [
     (two_lists_one_loop, (X, W)), (list_of_a_generator, (X,)),
     (walrus_in_a_comprehension, (X,)), (rows_by_comprehension, (A, X)),
-    (reduces_slices, (X,))],
+    (reduces_slices, (X,)), (passes_the_list, (X,)), (slices_the_list, (X,))],
     ids=lambda c: getattr(c, "__name__", ""))
 def test_more_list_forms(fn, args):
     test_gradient_matches_differences_and_tape(fn, args)

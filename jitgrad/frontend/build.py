@@ -32,6 +32,7 @@ from jitgrad.core.ir import (
     Function,
     Namer,
     Var,
+    dims_of,
     verify,
 )
 from jitgrad.core.types import SeqType, Type
@@ -42,6 +43,7 @@ from jitgrad.frontend.build_ast import (
     CarryAttribute,
     CarryObject,
     ListOfArrays,
+    PeelLoop,
     ReadAfterLoop,
     UnrollLoop,
     is_docstring,
@@ -243,6 +245,7 @@ class LoopSeeds(dict):
         self.refused: set = set()
         self.lists: dict = {}  # a list built in a loop (its key) -> its rows' shape
         self.unrolled: set = set()  # loops unrolled: they carry arrays that change shape
+        self.peeled: set = set()  # loops whose first iteration is built before them (`PeelLoop`)
         # a loop (its key) -> the attributes it carries: (class qualname, attribute) pairs
         self.attributes: dict = {}
         # a loop (its key) -> the names of objects it rebinds: it carries their attributes
@@ -396,6 +399,10 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
                 raise AssertionError(f"object {r.name} carried by {r.key} and still "
                                      "rebound") from None
             seeds.objects.setdefault(r.key, set()).add(r.name)
+        except PeelLoop as r:  # a loop gives dicts keys, objects attributes: first built apart
+            if r.key in seeds.peeled:
+                raise AssertionError(f"loop {r.key} peeled and still peeled again") from None
+            seeds.peeled.add(r.key)
         except UnrollLoop as r:  # a few iterations whose arrays change shape: unrolled
             if r.key in seeds.unrolled:
                 raise AssertionError(f"loop {r.key} unrolled and still built as a loop") from None
@@ -423,6 +430,9 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
         raise ShapeError(f"{src.qualname} must return a scalar to be differentiated (it "
                          f"returns {'None' if result is None else 'a tuple'})",
                          src.loc(_last_return(src.node)))
+    if isinstance(result, Sym) and result.ndim and not any_result and not one_entry and all(
+            type(d) is int and d == 1 for d in dims_of(result.atom)):
+        one_entry = True  # an array of one entry known while building: that entry (autograd's)
     if isinstance(result, Sym) and result.ndim and one_entry and not any_result:
         gb.loc = src.loc(_last_return(src.node))
         with symbolic.building(gb):  # (checked at run time to have one entry)
@@ -430,7 +440,9 @@ def build(src: FunctionSource, arg_types: list[Type], assume_sizes: bool = True,
                 builder.inline(numpy_written.one_entry, [result], {}, _last_return(src.node))
     if isinstance(result, Sym) and result.ndim and not any_result:
         raise ShapeError(f"{src.qualname} must return a scalar to be differentiated; it "
-                         f"returns an array of rank {result.ndim} (reduce it, e.g. np.sum)",
+                         f"returns an array of rank {result.ndim} (reduce it, e.g. np.sum; an "
+                         "array of one entry, its shape known while building, is taken as "
+                         "that entry)",
                          src.loc(_last_return(src.node)))
     if isinstance(result, symbolic.COMPLEX_TYPES):
         raise UnsupportedError(f"{src.qualname} returns a complex number: a gradient is of a "

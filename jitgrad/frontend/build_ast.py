@@ -10,6 +10,7 @@ return), and the function values it passes around (`LocalFunction`, `Choice`).
 from __future__ import annotations
 
 import ast
+import collections
 import inspect
 import operator
 
@@ -134,6 +135,18 @@ class CarryObject(Exception):
     def __init__(self, key: tuple, name: str):
         super().__init__(f"{key} {name}")
         self.key, self.name = key, name
+
+
+class PeelLoop(Exception):
+    """Internal: a loop over a range of at least two iterations known while building gives a
+    dict keys, or an object attributes, that it did not have before the loop (climlab's
+    ``self.diagnostics["OLR"] = OLR`` into ``{}``); `build.build` starts again with the loop's
+    first iteration built before it (``key``: its file, line and column), so that the loop
+    carries them (`Loops.stmt_For`)."""
+
+    def __init__(self, key: tuple):
+        super().__init__(str(key))
+        self.key = key
 
 
 class UnrollLoop(Exception):
@@ -378,6 +391,10 @@ class CalledFromLibrary(TypeError):
         self.name = "a lambda" if name.startswith("_lambda") else f"`{name}`"
 
 
+CodeFacts = collections.namedtuple(
+    "CodeFacts", ["co_argcount", "co_posonlyargcount", "co_kwonlyargcount", "co_name"])
+
+
 class LocalFunction:
     """A function defined inside the one being built: a closure over its names (read when it
     is called, as Python does), built inline where it is called."""
@@ -388,6 +405,14 @@ class LocalFunction:
 
     def __call__(self, *args, **kwargs):  # a function value (`callable`); the builder calls it
         raise CalledFromLibrary(self)
+
+    @property
+    def __code__(self):
+        """What its code object tells of its parameters (pysindy's
+        ``f.__code__.co_argcount`` of a lambda in a library of functions), and its name."""
+        a = self.src.node.args
+        return CodeFacts(len(a.posonlyargs) + len(a.args), len(a.posonlyargs),
+                         len(a.kwonlyargs), getattr(self.src.node, "name", "<lambda>"))
 
     def signature(self) -> inspect.Signature:
         """Python's binding rules for its ``def``: every parameter kind, with the defaults

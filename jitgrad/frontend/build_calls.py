@@ -24,6 +24,7 @@ from jitgrad.core.ir import Var, dims_of
 from jitgrad.frontend import (
     autograd_flatten,
     autograd_names,
+    build_ivp,
     build_quad,
     build_solvers,
     custom_call,
@@ -64,7 +65,7 @@ from jitgrad.lang.symbolic import Sym
 
 # their functions call each other: built inline
 WRITTEN_MODULES = (numpy_written.__name__, build_solvers.__name__, build_quad.__name__,
-                   scipy_sparse.__name__, scipy_signal.__name__)
+                   build_ivp.__name__, scipy_sparse.__name__, scipy_signal.__name__)
 
 
 def _own_out(fn) -> bool:
@@ -402,6 +403,8 @@ class Calls:
             return build_quad.build_quad(self, args, kwargs, node)
         if build_solvers.odeint_for(fn):  # an adaptive Runge-Kutta integration, written out
             return build_solvers.build_odeint(self, args, kwargs, node)
+        if build_ivp.solve_ivp_for(fn):  # the same, from t_span[0] through t_eval
+            return build_ivp.build_solve_ivp(self, args, kwargs, node)
         scipy_fn = scipy_api.handler_for(fn) or scipy_sparse.handler_for(fn)
         if scipy_fn is not None:
             return self.library_call(scipy_fn, fn, args, kwargs, node)
@@ -455,6 +458,11 @@ class Calls:
             value = handler(*args, **kwargs)
         except TypeError as e:
             raise UnsupportedError(f"{fn_name(fn)}: {e}", self.loc(node)) from None
+        except UnsupportedError:  # an integer it needs known (sph_harm_y's order) made of a
+            if any(isinstance(a, Sym) and not a.ndim and a.type.kind in "ib"  # short loop's
+                   for a in (*args, *kwargs.values())):  # index: that loop unrolled
+                self.unroll_for_index(node)
+            raise
         if isinstance(value, symbolic.Written):
             return self.known(value, node)
         return scipy_sparse.built(value, lambda w: self.known(w, node))

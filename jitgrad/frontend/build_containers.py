@@ -31,6 +31,7 @@ import numpy as np
 from jitgrad.core.errors import UnsupportedError
 from jitgrad.frontend.build_ast import BuildList, UnrollLoop
 from jitgrad.frontend.desugar import hashable
+from jitgrad.frontend.dict_carries import holding_attributes
 from jitgrad.lang import symbolic
 from jitgrad.lang.symbolic import Sym
 
@@ -77,9 +78,10 @@ class Containers:
         what = _kind(old)
         holder = None if isinstance(target, ast.Name) else self.attribute_holder(target, old)
         if holder is not None and not self.in_loop:
-            obj, attr = holder  # `self.at_node[k] = v`: the object's attribute, changed
-            ordered = type(getattr(obj, attr)) is OrderedDict  # (read as a dict: kept one)
-            setattr(obj, attr, OrderedDict(new) if ordered and type(new) is dict else new)
+            ordered = type(getattr(*holder[0])) is OrderedDict  # (read as a dict: kept one)
+            new = OrderedDict(new) if ordered and type(new) is dict else new
+            for obj, attr in holder:  # `self.at_node[k] = v`: the object's attribute, changed
+                setattr(obj, attr, new)  # (every attribute holding it: climlab's `state`)
             return
         if not isinstance(target, ast.Name):
             raise UnsupportedError(f"changing a {what} in place that is not a name of the "
@@ -112,12 +114,14 @@ class Containers:
         self.env[name] = new
         for b, n in callers or ():
             b.env[n] = new  # the caller's name sees the change, as Python's would
+        for obj, attr in holding_attributes(self.made_objects, old):
+            setattr(obj, attr, new)  # `d = p.params; d["a"] = v`: p.params sees it too
 
     def attribute_holder(self, target, old):
-        """(object, attribute) where ``target`` (an AST node) reads ``old`` as an attribute
-        of an object made while building (``self.at_node``, ``getattr(self, "at_" + at)``),
-        the only place that holds it (no name, item or other attribute: a change made to the
-        attribute is then the change Python makes); None otherwise."""
+        """[(object, attribute), ...] where ``target`` (an AST node) reads ``old`` as an
+        attribute of an object made while building (``self.at_node``, ``getattr(self, "at_" +
+        at)``), and only attributes of such objects hold it (no name, item or global: a change
+        made to each of them is then the change Python makes); None otherwise."""
         if isinstance(target, ast.Attribute):
             obj_node, attr = target.value, target.attr
         elif (isinstance(target, ast.Call) and isinstance(target.func, ast.Name)
@@ -138,9 +142,7 @@ class Containers:
                 self.holders(raw) or self.holders(old) or any(
                 v is raw for v in self.src.fn.__globals__.values()):
             return None  # (a global's dict: Python would change the global too)
-        held = sum(1 for o, _ in self.made_objects.values() if hasattr(o, "__dict__")
-                   for v in vars(o).values() if v is raw)
-        return (obj, attr) if held == 1 else None
+        return holding_attributes(self.made_objects, raw) or None
 
     def callers_holding(self, obj):
         """The callers' names that hold ``obj``, a container this function changes in place

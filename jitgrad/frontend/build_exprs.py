@@ -29,6 +29,7 @@ from jitgrad.frontend.build_ast import (
     CMPOPS,
     LIBRARIES,
     BuildList,
+    LocalFunction,
     ReadAfterLoop,
     RunTimeBytes,
     RunTimeText,
@@ -360,6 +361,8 @@ class Expressions(Indexing):
             return getattr(base, attr)
         if isinstance(base, tuple) and attr in getattr(type(base), "_fields", ()):
             return getattr(base, attr)  # a namedtuple's field (results.root)
+        if isinstance(base, LocalFunction) and attr == "__code__":
+            return base.__code__  # its parameters' counts (`LocalFunction.__code__`)
         if is_container_method(base, attr):  # lst.pop(), d.pop("k"), s.add(3)
             return BuildMethod(self, getattr(node, "value", node), base, attr)
         if isinstance(base, super):  # super().__init__: the parent's, bound to the object

@@ -35,6 +35,7 @@ from jitgrad.frontend.build_ast import (
     RETVAL,
     CarryObject,
     Iterator,
+    PeelLoop,
     RunTimeRange,
     Undefined,
     UnrollLoop,
@@ -50,6 +51,14 @@ from jitgrad.frontend.build_loop_headers import LoopHeaders
 from jitgrad.frontend.build_values import is_user_object
 from jitgrad.frontend.build_views import view_bases
 from jitgrad.frontend.desugar_lists import UNROLLED_AT_MOST
+from jitgrad.frontend.dict_carries import (
+    DictGroup,
+    DictPart,
+    attribute_groups,
+    carried_dict,
+    entry_value,
+    holding_attributes,
+)
 from jitgrad.frontend.object_carries import ObjectCarries
 from jitgrad.lang import numpy_api, symbolic
 from jitgrad.lang.symbolic import Sym
@@ -95,6 +104,13 @@ class Loops(LoopHeaders, ObjectCarries, Carries):
             if isinstance(step, int) and step == 0:
                 raise ShapeError("range() step must not be zero", self.loc(call))
             stop = self.assumed_stop(stmt, start, stop, step)
+            if all(type(b) is int for b in (start, stop, step)) and len(
+                    range(start, stop, step)) >= 2 and peelable(stmt):
+                if self.loop_key(stmt) in self.seeds.peeled:  # (`PeelLoop`): its first
+                    self.build_unrolled(stmt, [start])  # iteration, then the others
+                    start += step
+                else:
+                    self.__dict__.setdefault("peelable", set()).add(self.loop_key(stmt))
             if all(type(b) is int for b in (start, stop, step)) and \
                     len(range(start, stop, step)) <= UNROLLED_AT_MOST:
                 if self.loop_key(stmt) in self.seeds.unrolled:  # its arrays change shape
@@ -286,6 +302,12 @@ class Loops(LoopHeaders, ObjectCarries, Carries):
             if _parts_carried(v) and name in rebound:
                 carried += self.carry_parts(name, v)  # `u = [u[0] + dt * k[0], ...]`
                 continue
+            if carried_dict(v) and self.holders(v) == 1 and not holding_attributes(
+                    self.made_objects, v):  # `d["a"] = d["a"] * 0.9`, d its only holder
+                carried += self.carry_parts(name, v)
+                continue
+            if isinstance(v, dict) and stmt is not None and self.peels(stmt):
+                raise PeelLoop(self.loop_key(stmt))  # `d = {}`, then `d["a"] = v`
             if not is_atom_value(v):
                 what = "dict" if isinstance(v, dict) else "set" if isinstance(
                     v, frozenset) else "list or tuple" if isinstance(v, tuple) else None
@@ -308,12 +330,30 @@ class Loops(LoopHeaders, ObjectCarries, Carries):
         (`build_loop`) and the list is made of again after the loop
         (`attributes_after_loop`)."""
         names = []
-        for k, item in enumerate(value):
+        if isinstance(value, dict):  # a dict's entries (`dict_carries`)
+            self.__dict__.setdefault("part_dicts", {})[name] = DictGroup(value, [], {
+                key: f"%{name}@part{k}" for k, key in enumerate(value)})
+        for k, item in enumerate(value.values() if isinstance(value, dict) else value):
             part = f"%{name}@part{k}"
-            self.env[part] = item
+            self.env[part] = entry_value(self, f"{base(name)}_{k}", item, self.gb.loc) if \
+                isinstance(value, dict) else item
             self.__dict__.setdefault("part_names", {})[part] = (name, k)
             names.append(part)
         return names
+
+    def peels(self, stmt) -> bool:
+        """Whether the loop ``stmt`` may be built again with its first iteration apart
+        (`PeelLoop`): a range of at least two iterations known while building, no exit."""
+        key = self.loop_key(stmt)
+        return key in getattr(self, "peelable", ()) and key not in self.seeds.peeled
+
+    def parts_value(self, name: str, items: list):
+        """The value a carried list or dict ``name`` (`carry_parts`) holds of its parts'
+        ``items``: a tuple, or a dict of the dict's keys and class."""
+        group = getattr(self, "part_dicts", {}).get(name)
+        if group is not None and len(group.names) == len(items):
+            return group.made(self, items)
+        return tuple(items)
 
     def end_parts(self, name: str, names: list, result: dict, stmt) -> None:
         """The items of the carried list ``name`` at the end of the body (``result``'s), each
@@ -323,6 +363,11 @@ class Loops(LoopHeaders, ObjectCarries, Carries):
         fixed number of values)."""
         env_end = result["env_end"]
         end = env_end.get(name)
+        group = getattr(self, "part_dicts", {}).get(name)
+        if group is not None and group.names == dict(zip(group.template, names)):
+            env_end.update(group.end(end, f"`{base(name)}`", self.src.loc(stmt),
+                                     self.loop_key(stmt) if self.peels(stmt) else None))
+            return
         rows = self.row_shape(end) if isinstance(end, Sym) and end.ndim else None
         if rows and rows[0] == len(names):
             saved, self.gb.block = self.gb.block, result["body"]
@@ -379,17 +424,26 @@ class Loops(LoopHeaders, ObjectCarries, Carries):
 
         def body_env(env):  # the carried attributes: the object holds the carried variable
             make_body_env(env)
-            for n, (obj, attr) in attributes.items():
-                setattr(obj, attr, env[n])
+            for n, a in attributes.items():
+                if not isinstance(a, DictPart):
+                    setattr(a[0], a[1], env[n])
+            for group in attribute_groups(attributes):  # a carried dict: of its entries
+                group.hold(self, env)
             for name, names in _by_list(parts).items():  # a carried list: of its parts
-                env[name] = tuple(env[n] for n in names)
+                env[name] = self.parts_value(name, [env[n] for n in names])
 
         def inside(env):  # and the body's last value of it is the name's
             made_at[0] = len(self.gb.made)
             try:
                 result = build_inside(env)
-                for n, (obj, attr) in attributes.items():
-                    result["env_end"][n] = getattr(obj, attr)
+                for n, a in attributes.items():
+                    if not isinstance(a, DictPart):
+                        result["env_end"][n] = getattr(a[0], a[1])
+                for group in attribute_groups(attributes):
+                    holder = group.holders[0]
+                    result["env_end"].update(group.end_of_holders(
+                        f"the attribute .{holder[1]} of a {type(holder[0]).__name__}",
+                        self.src.loc(stmt), self.loop_key(stmt) if self.peels(stmt) else None))
                 for name, names in _by_list(parts).items():
                     self.end_parts(name, names, result, stmt)
                 set_inside.update(self.check_attributes_carried(stmt, before, attributes))
@@ -482,16 +536,18 @@ class Loops(LoopHeaders, ObjectCarries, Carries):
                 "jitgrad follows inside the loop only: read it inside the loop, or assign it "
                 "a copy there (`.copy()` of the value)")
         for name, names in _by_list(result["parts"]).items():  # a carried list: its parts'
-            parts = tuple(self.env.pop(n) for n in names)  # variables after the loop
+            parts = [self.env.pop(n) for n in names]  # variables after the loop
             if ran:
-                self.env[name] = parts
+                self.env[name] = self.parts_value(name, parts)
         attributes, before, set_inside = result["attributes"]
         if not ran:
             self.restore_attributes(before)
-        for n, (obj, attr) in attributes.items():
+        for n, a in attributes.items():
             self.env.pop(n, None)
-            if ran:
-                setattr(obj, attr, self.gb.sym(carry_vars[n]))
+            if ran and not isinstance(a, DictPart):
+                setattr(a[0], a[1], self.gb.sym(carry_vars[n]))
+        for group in attribute_groups(attributes) if ran else ():
+            group.after(self, [self.gb.sym(carry_vars[n]) for n in group.names.values()])
         if ran:
             for (_, attr), obj in set_inside.items():
                 setattr(obj, attr, Undefined(
@@ -675,6 +731,13 @@ class Loops(LoopHeaders, ObjectCarries, Carries):
         self.after_loop(stmt, result["env_end"], carried, carry_vars)
         self.attributes_after_loop(result, carry_vars)
         self.fresh_if_ran(result, carry_vars, trips, stmt)
+
+
+def peelable(stmt) -> bool:
+    """Whether a ``for`` loop's first iteration may be built before it (`PeelLoop`): no
+    ``break``, ``return`` or ``else`` (the iterations after the first always run)."""
+    return not stmt.orelse and not any(isinstance(n, (ast.Break, ast.Return, ast.Yield))
+                                       for s in stmt.body for n in ast.walk(s))
 
 
 def _parts_carried(value) -> bool:

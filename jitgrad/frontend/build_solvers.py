@@ -179,7 +179,7 @@ def _bracketing(f, a, b, args=(), xtol=2e-12, rtol=8.881784197001252e-16, maxite
 _SIGNATURE = inspect.signature(_bracketing)
 
 
-def _bound(signature, what, args, kwargs, loc) -> dict:
+def bound_arguments(signature, what, args, kwargs, loc) -> dict:
     """The call's arguments by name, defaults filled in, as SciPy's function would take them
     (a call it would not take is refused, with Python's reason)."""
     try:
@@ -194,7 +194,7 @@ def build_root(builder, name, args, kwargs, node):
     """``scipy.optimize.<name>(f, a, b, ...)``: the root, differentiated by the implicit
     function theorem."""
     loc = builder.loc(node)
-    p = _bound(_SIGNATURE, f"scipy.optimize.{name}", args, kwargs, loc)
+    p = bound_arguments(_SIGNATURE, f"scipy.optimize.{name}", args, kwargs, loc)
     if p["full_output"] is not False:
         raise UnsupportedError(f"scipy.optimize.{name} with full_output=True (its RootResults "
                                "object): pass full_output=False and use the root", loc)
@@ -256,7 +256,7 @@ def build_newton(builder, args, kwargs, node):
     """``scipy.optimize.newton(func, x0, fprime, ...)``: `newton_root`, differentiated by the
     implicit function theorem."""
     loc = builder.loc(node)
-    p = _bound(_NEWTON, "scipy.optimize.newton", args, kwargs, loc)
+    p = bound_arguments(_NEWTON, "scipy.optimize.newton", args, kwargs, loc)
     if p["full_output"] is not False:
         raise UnsupportedError("scipy.optimize.newton with full_output=True (its RootResults "
                                "object): pass full_output=False and use the root", loc)
@@ -289,7 +289,7 @@ def build_root_scalar(builder, args, kwargs, node):
     ``.root`` is differentiated by the implicit function theorem."""
     loc = builder.loc(node)
     what = "scipy.optimize.root_scalar"
-    p = _bound(_ROOT_SCALAR, what, args, kwargs, loc)
+    p = bound_arguments(_ROOT_SCALAR, what, args, kwargs, loc)
     p.update(p.pop("options") or {})
     _known_numbers(p, ("xtol", "rtol", "maxiter"), what, loc)
     fargs = p["args"] if isinstance(p["args"], tuple) else (p["args"],)
@@ -449,7 +449,7 @@ def build_odeint(builder, args, kwargs, node):
     function): `dopri_odeint` built in place, so the derivative is that of the discrete
     solution at the tolerances given (its steps included)."""
     loc = builder.loc(node)
-    p = _bound(_ODEINT, "scipy.integrate.odeint", args, kwargs, loc)
+    p = bound_arguments(_ODEINT, "scipy.integrate.odeint", args, kwargs, loc)
     if p["full_output"]:
         raise UnsupportedError("scipy.integrate.odeint with full_output (LSODA's report): "
                                "pass full_output=0", loc)

@@ -588,6 +588,8 @@ class Statements(Writes):
             target, array, index = self.flat_target(target)  # x.flat[k] = v
             self.setitem(target, array, index, value)
         elif isinstance(target, ast.Subscript):
+            if self.write_einsum_view(target, value):
+                return  # np.einsum("ijj->ij", F)[...] = v: F's diagonal
             array = self.expr(target.value)
             if isinstance(array, (tuple, dict)):  # a list or dict known while building
                 self.container_setitem(target, array, value)

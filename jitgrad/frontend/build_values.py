@@ -21,6 +21,7 @@ Part of `build.Builder` (a mixin). Takes the values `build_exprs` evaluated; gua
 from __future__ import annotations
 
 import ast
+import collections
 import inspect
 import sys
 import types as pytypes
@@ -33,10 +34,19 @@ from jitgrad.frontend.build_ast import (
     LIBRARIES,
     CalledFromLibrary,
     CarryAttribute,
+    LocalFunction,
+    PeelLoop,
     RunTimeRange,
     Undefined,
     fn_name,
     is_atom_value,
+)
+from jitgrad.frontend.dict_carries import (
+    DictPart,
+    attribute_dict_parts,
+    carried_dict,
+    grown,
+    holding_attributes,
 )
 from jitgrad.lang import (
     complex_pairs,
@@ -248,6 +258,9 @@ class Values:
     def set_attribute_of(self, obj, attr: str, value, node) -> None:
         """``obj.attr = value`` (or ``setattr(obj, attr, value)``) of an object made while
         building this gradient (`set_attribute`)."""
+        if isinstance(obj, LocalFunction):  # `apogee.terminal = True`: an event's flags,
+            setattr(obj, attr, value)  # for the call given it (solve_ivp refuses events=)
+            return
         made = self.made_objects.get(id(obj))
         if made is None or made[0] is not obj:
             what = "a class" if isinstance(obj, type) else f"a {type(obj).__name__}"
@@ -362,11 +375,14 @@ class Values:
         an earlier attempt at the build: `CarryAttribute`), put into the environment under
         their names (`attribute_name`). Returns {name: (object, attribute)}."""
         wanted = self.seeds.attributes.get(self.loop_key(stmt), ())
-        names = {}
+        names, dicts = {}, {}
         for key, (obj, attrs) in self.attribute_state().items():
             for attr in attrs:
                 if (type(obj).__qualname__, attr) in wanted:
                     name = self.attribute_name(key, attr)
+                    if carried_dict(attrs[attr]):  # (its entries: `dict_carries`)
+                        attribute_dict_parts(self, attr, attrs[attr], name, names, dicts, stmt)
+                        continue
                     names[name] = (obj, attr)
                     self.env[name] = self.own_array_attribute(obj, attr, stmt) if isinstance(
                         attrs[attr], np.ndarray) else attrs[attr]
@@ -379,13 +395,20 @@ class Values:
         build again with the loop carrying it (`CarryAttribute`). Returns the attributes the
         object did not have before the loop: undefined after it (set only inside)."""
         new = {}
-        carried_pairs = {(id(obj), attr) for obj, attr in carried.values()}
+        carried_pairs = set()
+        for a in carried.values():
+            holders = a.group.holders if isinstance(a, DictPart) else [a]
+            carried_pairs.update((id(obj), attr) for obj, attr in holders)
         for key, attr in self.changed_attributes(before):
             obj, attrs = before[key]
             if attr not in attrs:
                 new[(key, attr)] = obj
             elif (key, attr) not in carried_pairs:
-                if not (is_atom_value(attrs[attr]) or isinstance(attrs[attr], np.ndarray)):
+                if isinstance(attrs[attr], dict) and grown(attrs[attr], getattr(
+                        obj, attr)) and self.peels(stmt):
+                    raise PeelLoop(self.loop_key(stmt))  # `self.diagnostics["OLR"] = OLR`
+                if not (is_atom_value(attrs[attr]) or isinstance(attrs[attr], np.ndarray)
+                        or carried_dict(attrs[attr])):
                     raise UnsupportedError(
                         f"the attribute .{attr} of a {type(obj).__name__} made before this "
                         f"loop (a {type(attrs[attr]).__name__} there) is set inside the loop, "
@@ -394,6 +417,25 @@ class Values:
                         "the loop", self.loc(stmt))
                 raise CarryAttribute(self.loop_key(stmt), (type(obj).__qualname__, attr))
         return new
+
+    def same_dict(self, held: dict, read: dict) -> dict:
+        """``obj.d`` of an object made while building, a dict ``held`` read as ``read`` (its
+        entries as the graph holds them): the one dict every holder sees, so that a change
+        made through one name for it reaches the others as in Python (``sub.state =
+        self.state``, then ``self.state[k] = v``). Where reading made new entries (an array
+        NumPy made), the attributes holding ``held`` hold ``read`` from here on, unless
+        something else (a name, an item, a global) holds it too."""
+        if isinstance(held, collections.OrderedDict):
+            return read  # (read as a dict, its views Python's dict's: `build_containers`)
+        if all(read[k] is v for k, v in held.items()):
+            return held
+        holders = holding_attributes(self.made_objects, held)
+        if self.holders(held) or any(v is held for v in self.src.fn.__globals__.values()):
+            return read
+        read = self.dict_like(held, read)  # (of its class: radvel's `Parameters(dict)`)
+        for o, a in holders:
+            setattr(o, a, read)
+        return read
 
     def build_instance(self, cls, args, kwargs, node):
         """``cls(...)`` whose ``__init__`` computes with run-time values (``len(endog)``,
@@ -440,6 +482,8 @@ class Values:
                 f"{attr}_{k}", v, node, "attribute") if scipy_api.frozen_distribution(v)
                 is not None else self.known(v, node) for k, v in enumerate(value))
         read = self.global_value(attr, value, node, "attribute")
+        if isinstance(value, dict) and id(base) in self.made_objects:
+            read = self.same_dict(value, read)
         if isinstance(value, np.ndarray) and isinstance(read, Sym):  # (`augment_attribute`)
             self.attribute_reads.setdefault(id(value), []).append(read.atom)
         return read

@@ -49,6 +49,61 @@ class Writes:
             raise UnsupportedError("item assignment must name the array (`y[i] = ...`) or a "
                                    "view of it (`y[1:][i] = ...`)", self.loc(target))
 
+    def write_einsum_view(self, target, value) -> bool:
+        """``np.einsum("ijj->ij", F)[...] = v`` (scikit-rf's ``s2z``): NumPy's einsum of one
+        named array that repeats one label and keeps every label once, in order, is a view of
+        that array's diagonal; the whole view written is the loop ``for k in range(n): F[:, k,
+        k] = w[:, k]`` over the diagonal, ``w = v + np.zeros(shape)``: the value broadcast to
+        the view's shape (real or complex).
+        Returns False for any other target (refused by the caller)."""
+        call = target.value
+        if not (isinstance(call, ast.Call) and len(call.args) == 2 and not call.keywords
+                and isinstance(call.args[0], ast.Constant) and isinstance(
+                    call.args[0].value, str) and isinstance(call.args[1], ast.Name)
+                and self.expr(call.func) is np.einsum):
+            return False
+        spec = call.args[0].value.replace(" ", "")
+        ins, _, out = spec.partition("->")
+        labels = "".join(dict.fromkeys(ins))
+        twice = [c for c in labels if ins.count(c) == 2]
+        whole = (isinstance(target.slice, ast.Constant) and target.slice.value is Ellipsis) or (
+            isinstance(target.slice, ast.Slice) and target.slice.lower is None and
+            target.slice.upper is None and target.slice.step is None)
+        if not (whole and "." not in spec and out == labels and len(twice) == 1 and
+                len(ins) == len(labels) + 1 and ins.isalpha()):
+            return False
+        tag = self.gb.new_tag()
+        k, w, v, zeros = (f"%{n}@{tag}" for n in ("k", "w", "v", "zeros"))
+        self.env[v], self.env[zeros] = value, np.zeros
+
+        def name(n, store=False):
+            return ast.Name(id=n, ctx=ast.Store() if store else ast.Load())
+
+        def at(spec_labels, store, base):
+            elts = [name(k) if c == twice[0] else ast.Slice() for c in spec_labels]
+            return ast.Subscript(value=name(base), slice=ast.Tuple(elts=elts, ctx=ast.Load()),
+                                 ctx=ast.Store() if store else ast.Load())
+
+        array = call.args[1].id
+
+        def size(j):
+            return ast.Subscript(value=ast.Attribute(value=name(array), attr="shape",
+                                                     ctx=ast.Load()),
+                                 slice=ast.Constant(j), ctx=ast.Load())
+
+        shape = ast.Tuple(elts=[size(ins.index(c)) for c in out], ctx=ast.Load())
+        n = size(ins.index(twice[0]))
+        stmts = [ast.Assign(targets=[name(w, True)], value=ast.BinOp(  # (v broadcast)
+                     left=name(v), op=ast.Add(), right=ast.Call(func=name(zeros), args=[shape],
+                                                                keywords=[]))),
+                 ast.For(target=name(k, True), iter=ast.Call(func=name("range"), args=[n],
+                                                             keywords=[]),
+                         body=[ast.Assign(targets=[at(ins, True, array)],
+                                          value=at(out, False, w))], orelse=[])]
+        for s in stmts:
+            self.build_stmt(ast.fix_missing_locations(ast.copy_location(s, target)))
+        return True
+
     def write_attribute_item(self, target, array, index, value) -> None:
         """``obj.attr[index] = value``: written into the array the attribute holds, which
         the attribute then holds (`set_attribute`: an object made inside the function); an

@@ -405,11 +405,15 @@ class ListReads:
     def slice_read_as_array(self, sliced: ast.Subscript) -> bool:
         """Whether the slice ``sliced`` of a list is read only as the same slice of the array
         of its items gives it: an argument of a function that reads its arguments as arrays
-        (`reads_as_array`: ``np.mean(out[k:])``, ``sum(out[:n])``), or the sequence of a
-        ``for``."""
+        (`reads_as_array`: ``np.mean(out[k:])``, ``sum(out[:n])``), the sequence of a
+        ``for``, or bound to a name whose every read is one of a list's (CommonRoad's
+        ``x_ks = x[0:5]``, then ``f(x_ks)``: `alias_misuse`)."""
         holder = self.parents.get(id(sliced))
         if isinstance(holder, ast.For) and holder.iter is sliced:
             return True
+        if isinstance(holder, ast.Assign) and holder.value is sliced and len(
+                holder.targets) == 1 and isinstance(holder.targets[0], ast.Name):
+            return self.alias_misuse(holder.targets[0].id, sliced) is None
         return isinstance(holder, ast.Call) and any(a is sliced for a in holder.args) and \
             self.reads_as_array(holder) and not self.is_sorted(holder)
 

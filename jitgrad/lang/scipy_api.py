@@ -283,6 +283,35 @@ def wofz(x):
     return complex_pairs.wofz(complex_pairs.lift(x))
 
 
+def sph_harm_y(n, m, theta, phi, *, diff_n=0):
+    """scipy.special.sph_harm_y(n, m, theta, phi) (theta polar, phi azimuthal) of integers
+    ``n``, ``m`` known while building: the normalised associated Legendre function of
+    cos(theta) (Condon-Shortley phase, as SciPy's) by its recurrence in the degree from
+    P_|m|^|m| = (-1)^|m| (2|m| - 1)!! sin(theta)^|m|, times exp(i m phi), a pair of its parts;
+    its derivatives in theta and phi those of this arithmetic. 0 where |m| > n, as SciPy."""
+    known = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (n, m))
+    if not known or records(n) or records(m) or diff_n:
+        raise UnsupportedError("scipy.special.sph_harm_y with integer n and m known while "
+                               "building (and diff_n=0)", loc_of(theta, phi))
+    n, a = int(n), abs(int(m))
+    cos, sin = NUMPY[np.cos], NUMPY[np.sin]
+    if a > n or n < 0:
+        zero = 0.0 * theta + 0.0 * phi
+        return complex_pairs.Complex(zero, zero)
+    x, s = cos(theta), sin(theta)
+    p = (-1.0) ** a * float(np.prod(np.arange(2 * a - 1, 0, -2.0))) * s ** a
+    if n > a:
+        below, p = p, x * (2 * a + 1) * p
+        for k in range(a + 2, n + 1):
+            below, p = p, ((2 * k - 1) * x * p - (k + a - 1) * below) / (k - a)
+    norm = math.sqrt((2 * n + 1) / (4.0 * math.pi) * math.factorial(n - a) /
+                     math.factorial(n + a))
+    sign = (-1.0) ** a if m < 0 else 1.0  # Y_n^-m = (-1)^m conj(Y_n^m)
+    re = sign * norm * p * cos(a * phi)
+    im = (-sign if m < 0 else sign) * norm * p * sin(a * phi)
+    return complex_pairs.Complex(re, im)
+
+
 def getmask(a):
     """np.ma.getmask of a run-time array: jitgrad's arrays are plain ndarrays, whose mask is
     np.ma.nomask (False), known while building; of a constant, NumPy's answer."""
@@ -354,6 +383,7 @@ def handler_for(fn):
                               ("factorial", factorial), ("xlogy", xlogy),
                               ("loggamma", loggamma), ("wofz", wofz),
                               ("xlog1py", xlog1py), ("cosm1", cosm1), ("poch", poch),
+                              ("sph_harm_y", sph_harm_y),
                               ("i0e", lambda x: record("ive", 0.0, x)),  # exp(-|x|) i0(x)
                               ("i1e", lambda x: record("ive", 1.0, x))):
             if fn is getattr(special, name, None):
