@@ -55,17 +55,21 @@ def hold_accumulators(source: str, name: str) -> tuple[str, list[int]]:
                 None)
     if fdef is None:
         return source, list(range(len(lines) + 1))
-    fn = _Function(fdef)
-    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    fn = None  # (made on the first loop with a candidate: most functions have none)
+    used = None
     edits = []  # (loop, [(name, index source, [(node, kind)])])
     taken = 0
 
     def visit(node, enclosing):
+        nonlocal fn
         for child in ast.iter_child_nodes(node):
             if _counter(child) is not None:
                 inner = enclosing + [child]
                 if not any(isinstance(n, (ast.For, ast.While)) for b in child.body
                            for n in ast.walk(b)):
+                    if not _candidate(child):
+                        continue
+                    fn = fn or _Function(fdef)
                     held = _held(child, enclosing, fn, lines)
                     if held:
                         edits.append((child, held))
@@ -76,6 +80,7 @@ def hold_accumulators(source: str, name: str) -> tuple[str, list[int]]:
     visit(fdef, [])
     if not edits:
         return source, list(range(len(lines) + 1))
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     reads: dict[int, list] = {}  # line -> [(start, end, local)]
     writes: dict[int, tuple] = {}  # line -> (statement, kind, array, local)
     before, after = {}, {}
@@ -134,6 +139,19 @@ def hold_accumulators(source: str, name: str) -> tuple[str, list[int]]:
 
 
 OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
+
+
+def _candidate(loop) -> bool:
+    """Whether ``loop`` writes an entry whose index does not name its counter (cheap)."""
+    counter = loop.target.id
+    for n in ast.walk(loop):
+        targets = n.targets if isinstance(n, ast.Assign) else (
+            [n.target] if isinstance(n, ast.AugAssign) else ())
+        for t in targets:
+            if isinstance(t, ast.Subscript) and not any(
+                    isinstance(m, ast.Name) and m.id == counter for m in ast.walk(t.slice)):
+                return True
+    return False
 
 
 def _held(loop, enclosing, fn: _Function, lines) -> list:
@@ -238,6 +256,7 @@ class _Function:
         for a in fdef.args.args:
             binds[a.arg] = binds.get(a.arg, 0) + 1
         self.bound = set(binds)
+        self.shared = None  # (`may_share`)
         self.shapes = {}
         for s in fdef.body:
             made = _allocation(s)
@@ -262,22 +281,25 @@ class _Function:
 
     def may_share(self, name: str) -> bool:
         """Whether a name other than ``name`` may hold its memory: bound from an expression
-        that mentions it other than by its shape or one entry (see `_entry_of`)."""
-        for node in ast.walk(self.fdef):
-            if isinstance(node, ast.For) and _mentions_whole(node.iter, name, self):
-                return True
-            if not isinstance(node, ast.Assign):
-                continue
-            v = node.value
-            if (isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute)
-                    and isinstance(v.func.value, ast.Name) and v.func.value.id == "_rt"
-                    and v.func.attr in FRESH_RESULTS and not v.keywords):
-                if any(_mentions_whole(a, name, self) for a in v.args
-                       if not (isinstance(a, ast.Name) and a.id == name)):
-                    return True
-            elif _mentions_whole(v, name, self):
-                return True
-        return False
+        that mentions it other than by its shape or one entry (see `_entry_of`), or looped
+        over; an array passed whole to a helper of `FRESH_RESULTS` is not."""
+        if self.shared is None:
+            self.shared = set()
+            for node in ast.walk(self.fdef):
+                if isinstance(node, ast.For):
+                    self.shared |= _whole_names(node.iter, self)
+                if not isinstance(node, ast.Assign):
+                    continue
+                v = node.value
+                if (isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute)
+                        and isinstance(v.func.value, ast.Name) and v.func.value.id == "_rt"
+                        and v.func.attr in FRESH_RESULTS and not v.keywords):
+                    for a in v.args:
+                        if not isinstance(a, ast.Name):
+                            self.shared |= _whole_names(a, self)
+                else:
+                    self.shared |= _whole_names(v, self)
+        return name in self.shared
 
 
 def _entry_of(sub, fn: _Function) -> list | None:
@@ -295,14 +317,14 @@ def _entry_of(sub, fn: _Function) -> list | None:
     return idx
 
 
-def _mentions_whole(expr, name: str, fn: _Function) -> bool:
-    """Whether ``expr`` mentions ``name`` other than as ``name.shape`` or one entry."""
+def _whole_names(expr, fn: _Function) -> set[str]:
+    """The names ``expr`` mentions other than as ``name.shape`` or one entry."""
     skip = set()
     for n in ast.walk(expr):
-        if isinstance(n, ast.Attribute) and n.attr == "shape" or isinstance(n, ast.Subscript) and _entry_of(n, fn) is not None:
+        if (isinstance(n, ast.Attribute) and n.attr == "shape"
+                or isinstance(n, ast.Subscript) and _entry_of(n, fn) is not None):
             skip.add(id(n.value))
-    return any(isinstance(n, ast.Name) and n.id == name and id(n) not in skip
-               for n in ast.walk(expr))
+    return {n.id for n in ast.walk(expr) if isinstance(n, ast.Name) and id(n) not in skip}
 
 
 def _parents(node) -> dict:
