@@ -109,6 +109,7 @@ def test_products_reductions_and_a_loop_in_float32():
     g(*args)
     assert g.specialisations.last.float32
     assert "runtime_float32 as _rt" in g.source() and "W: f32[:,:]" in g.source()
+    assert "_rt.entry_of(s, " in g.source()  # the row sum held in a local (`accumulators`)
 
 
 def test_a_float32_build_numba_refuses_falls_back_to_float64():

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 
 from jitgrad.backend.numba import emit_parallel, lowering
+from jitgrad.backend.numba.accumulators import hold_accumulators
 from jitgrad.backend.numba.emit_fused import NestWriter
 from jitgrad.backend.numba.emit_nest import nest_operands
 from jitgrad.backend.numba.lowering import atom_source, primitive_source
@@ -699,12 +700,15 @@ def emit_module(grad: Gradient, signature: str, wrt_names: list[str], *,
 
 
 def _split(w: _Writer, name: str):
-    """The module with a long entry cut into parts (`split.split_function`: compile time),
-    each line with the user's `Loc` of the line it was."""
-    source, parts, origin = split_function("\n".join(w.lines) + "\n", name)
+    """The module with its accumulators held in locals (`accumulators`) and a long entry cut
+    into parts (`split.split_function`: compile time), each line with the user's `Loc` of the
+    line it was."""
+    held, moved = hold_accumulators("\n".join(w.lines) + "\n", name)
+    locs = [w.locs[i - 1] if 0 < i <= len(w.locs) else None for i in moved[1:]]
+    source, parts, origin = split_function(held, name)
     if not parts:
-        return source, w.locs
-    return source, [w.locs[i - 1] if 0 < i <= len(w.locs) else None for i in origin]
+        return source, locs
+    return source, [locs[i - 1] if 0 < i <= len(locs) else None for i in origin]
 
 
 TANGENT_HEADER = '''\

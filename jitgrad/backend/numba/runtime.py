@@ -30,6 +30,7 @@ from jitgrad.backend.numba import runtime_complex_linalg, runtime_linalg
 from jitgrad.backend.numba.runtime_alloc import (  # noqa: F401 - re-exported
     arange,
     empty,
+    entry_of,
     eye,
     full,
     ones,

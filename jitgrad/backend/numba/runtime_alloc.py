@@ -139,6 +139,18 @@ def _float_dtype_impl(x):
     return lambda x: np.float64
 
 
+def entry_of(a, v):
+    """``v`` as an entry of array ``a`` holds it (rounded to a float32 array's precision, say):
+    what ``a[i] = v`` stores, for a value held in a local in its place (`accumulators`)."""
+    return a.dtype.type(v)
+
+
+@overload(entry_of, inline="always")
+def _entry_of_impl(a, v):
+    dtype = a.dtype
+    return lambda a, v: dtype(v)
+
+
 def _allocation(fill, plain, default=types.float64):
     """An intrinsic ``(shape, dtype=default)`` -> a new array, filled with ``fill`` (a number;
     None: left as allocated); ``plain``: NumPy's function, for Python."""
