@@ -1518,18 +1518,31 @@ def main(argv=None):
                                                        row["ratios"].items()
                                                        if not isinstance(v, bool)))
             rows.append(row)
+            if opts.json:  # the kernels done so far survive a killed run (--from-json reads it)
+                _write_doc(opts, command, started, header(
+                    command, opts, started, load_start, runtime_note,
+                    _npbench_commit(opts.path)), rows)
     finally:
         if not opts.keep_temp:
             shutil.rmtree(tmp, ignore_errors=True)
     header_text = header(command, opts, started, load_start, runtime_note,
                          _npbench_commit(opts.path))
-    text, summary = report_text(header_text, rows, opts.timeout, opts.first_call_only)
-    doc = {"command": command, "started": started, "header": header_text,
-           "settings": {k: getattr(opts, k) for k in (
-               "path", "preset", "timeout", "rounds", "target_block", "tol", "fd_budget",
-               "sets", "runtime", "first_call_only")},
-           "threads": THREAD_ENV, "summary": summary, "kernels": rows}
-    write_outputs(opts, text, rows, doc)
+    text, _ = report_text(header_text, rows, opts.timeout, opts.first_call_only)
+    write_outputs(opts, text, rows, _doc(opts, command, started, header_text, rows))
+
+
+def _doc(opts, command, started, header_text, rows):
+    """The ``--json`` document of ``rows``."""
+    return {"command": command, "started": started, "header": header_text,
+            "settings": {k: getattr(opts, k) for k in (
+                "path", "preset", "timeout", "rounds", "target_block", "tol", "fd_budget",
+                "sets", "runtime", "first_call_only")},
+            "threads": THREAD_ENV, "summary": summarise(rows, opts.timeout), "kernels": rows}
+
+
+def _write_doc(opts, command, started, header_text, rows):
+    with open(opts.json, "w") as fh:
+        json.dump(_doc(opts, command, started, header_text, rows), fh, indent=1, default=str)
 
 
 if __name__ == "__main__":
