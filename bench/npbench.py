@@ -1246,7 +1246,7 @@ def notes_text(rows):
                 f"{k} {a} → {b}" for k, (a, b) in r["overrides"].items()))
         for e in ("jax", "numba", "numpy"):
             x = r["engines"].get(e, {})
-            if x.get("status") not in (None, "ok", "absent"):
+            if x.get("status") not in (None, "ok", "absent", "not run"):
                 notes.append(f"{ENGINE_TITLES[e]}: {x['status']}: {x.get('error', '')}")
         fd = r["checks"].get("fd")
         if fd and fd.get("status") == "ok" and not fd.get("noted"):
