@@ -565,10 +565,10 @@ class _Engine:
         loss = importlib.import_module(self.spec["wrapper_module"]).loss
         wrt = tuple(self.plan["wrt"])
         try:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             g = jitgrad.grad(loss, wrt=wrt)
             grads = g(*self.values)
-            first = time.perf_counter() - t0
+            first, cpu = time.perf_counter() - t0, time.process_time() - c0
         except Exception as e:  # noqa: BLE001 -- refused or crashed: a result, reported
             refused = any(type(e).__name__ == r for r in REFUSALS) or isinstance(
                 e, (jitgrad.UnsupportedError, jitgrad.SignatureError,
@@ -576,7 +576,8 @@ class _Engine:
             return _error(e, "refused" if refused else "crashed")
         np.savez(self.spec["grads"], **{n: np.asarray(x) for n, x in zip(wrt, grads)})
         self.fn = lambda: g(*self.values)
-        return {"first_call": first, "grads": self.spec["grads"]}
+        return {"first_call": first, "first_cpu": cpu, "grads": self.spec["grads"],
+                "code": code_size(g)}
 
     def _jax(self):
         import jax
@@ -661,6 +662,27 @@ class _Engine:
                                            rounding=self._rounding())
             out.append({"status": c.status, "detail": c.detail})
         return {"checks": out}
+
+
+def code_size(g):
+    """The size of ``g``'s generated module for its last call: lines, ``for``/``while`` loops
+    and statements (non-blank, non-comment lines) of the whole module and of its forward and
+    adjoint passes (`GradFunction.source`'s parts), and its helper functions (``def`` lines
+    other than the entry's). None when the source is not at hand."""
+    try:
+        whole = g.source()
+        parts = {"module": whole, "forward": g.source("forward"),
+                 "adjoint": g.source("adjoint")}
+    except Exception:  # noqa: BLE001 -- a size is a note, never a failure
+        return None
+    out = {}
+    for name, text in parts.items():
+        lines = text.splitlines()
+        stmts = [ln.strip() for ln in lines if ln.strip() and not ln.strip().startswith("#")]
+        out[name] = {"lines": len(lines), "statements": len(stmts),
+                     "loops": sum(s.startswith(("for ", "while ")) for s in stmts)}
+    out["functions"] = sum(ln.lstrip().startswith("def ") for ln in whole.splitlines())
+    return out
 
 
 def worker(spec):
@@ -858,18 +880,23 @@ def run_kernel(kernel, opts, folder, runtime_cache):
             fh.write(wrapper_source(plan, kernel.module("_numpy"), kernel.func, kernel.name))
         start("jitgrad", plan=plan, wrapper_dir=wrapper_dir, wrapper_module=wrapper_module,
               grads=os.path.join(folder, "grads_jitgrad.npz"))
-        if kernel.has_jax():
+        if "jax" not in opts.engines:
+            row["engines"]["jax"] = {"status": "not run"}
+        elif kernel.has_jax():
             start("jax", plan=plan, grads=os.path.join(folder, "grads_jax.npz"))
         else:
             row["engines"]["jax"] = {"status": "absent"}
         suffix = kernel.numba_suffix()
-        if suffix:
+        if "numba" not in opts.engines:
+            row["engines"]["numba"] = {"status": "not run"}
+        elif suffix:
             start("numba", plan=plan, suffix=suffix)
             row["numba_variant"] = suffix.lstrip("_")
         else:
             row["engines"]["numba"] = {"status": "absent"}
         _check(row, workers, opts, np)
-        _rounds(row, workers, opts)
+        if not opts.first_call_only:
+            _rounds(row, workers, opts)
     finally:
         for engine, w in workers.items():
             out = w.close()
@@ -1066,6 +1093,10 @@ def summarise(rows, timeout):
         return out
 
     jg_first, jax_first = firsts("jitgrad"), firsts("jax")
+    jg_cpu = [r["engines"]["jitgrad"]["first_cpu"] if r["engines"]["jitgrad"]["status"] == "ok"
+              else math.inf for r in rows
+              if "first_cpu" in r["engines"].get("jitgrad", {})
+              or r["engines"].get("jitgrad", {}).get("status") == "timeout"]
     return {
         "counts": counts,
         "jax_over_jitgrad_geomean": _geomean(jax_ratios), "jax_over_jitgrad_n": len(jax_ratios),
@@ -1078,6 +1109,8 @@ def summarise(rows, timeout):
         "jitgrad_first_median": statistics.median(jg_first) if jg_first else None,
         "jitgrad_first_max": max(jg_first) if jg_first else None,
         "jitgrad_first_n": len(jg_first),
+        "jitgrad_first_cpu_median": statistics.median(jg_cpu) if jg_cpu else None,
+        "jitgrad_first_cpu_max": max(jg_cpu) if jg_cpu else None,
         "jax_first_median": statistics.median(jax_first) if jax_first else None,
         "timeout": timeout,
     }
@@ -1144,6 +1177,34 @@ def table(rows):
     return "\n".join(lines)
 
 
+def first_calls_table(rows):
+    """``--first-call-only``'s table: jitgrad's first call (wall and CPU seconds of its
+    process) beside the size of the module it generated, and the checks."""
+    from bench.report import fmt_time
+
+    header = ["kernel", "status", "first call: wall", "first call: CPU", "lines", "functions",
+              "forward: statements / loops", "adjoint: statements / loops", "checks"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for r in rows:
+        e = r["engines"].get("jitgrad", {})
+        status = r["status"] if r["status"] in ("ok", "complex", "integer") else \
+            f"**{r['status']}**"
+        code = e.get("code") or {}
+
+        def part(name, code=code):
+            c = code.get(name)
+            return f"{c['statements']:,} / {c['loops']}" if c else ""
+
+        cpu = e.get("first_cpu")
+        cells = [f"`{r['kernel']}`" + (" *" if r["overrides"] else ""), status,
+                 _first_cell(e), fmt_time(cpu) if cpu is not None else "",
+                 f"{code['module']['lines']:,}" if code else "",
+                 str(code.get("functions", "")), part("forward"), part("adjoint"),
+                 _checks_cell(r)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def summary_text(s):
     from bench.report import fmt_ratio, fmt_time
 
@@ -1169,6 +1230,10 @@ def summary_text(s):
          "count as infinite); targets: median ≤ 2 s, max ≤ 30 s; JAX's first call: median "
          f"{first(s['jax_first_median'])}"),
     ]
+    if s.get("jitgrad_first_cpu_median") is not None:
+        lines.append(f"- jitgrad's first call, CPU seconds of its process: median "
+                     f"{first(s['jitgrad_first_cpu_median'])}, max "
+                     f"{first(s['jitgrad_first_cpu_max'])}")
     return "\n".join(lines)
 
 
@@ -1181,7 +1246,7 @@ def notes_text(rows):
                 f"{k} {a} → {b}" for k, (a, b) in r["overrides"].items()))
         for e in ("jax", "numba", "numpy"):
             x = r["engines"].get(e, {})
-            if x.get("status") not in (None, "ok", "absent"):
+            if x.get("status") not in (None, "ok", "absent", "not run"):
                 notes.append(f"{ENGINE_TITLES[e]}: {x['status']}: {x.get('error', '')}")
         fd = r["checks"].get("fd")
         if fd and fd.get("status") == "ok" and not fd.get("noted"):
@@ -1321,6 +1386,12 @@ def parse_args(argv):
     ap.add_argument("--runtime-from", metavar="DIR",
                     help="with --runtime warm: the NUMBA_CACHE_DIR of a runtime already made "
                          "ready (another run's, kept with --keep-temp) instead of warming again")
+    ap.add_argument("--engines", default=",".join(ENGINES),
+                    help="comma-separated engines among jitgrad, jax, numba (NumPy always "
+                         "runs: its process makes the data and the plan); default all")
+    ap.add_argument("--first-call-only", action="store_true",
+                    help="no timed rounds: first calls, checks, and the table of jitgrad's "
+                         "first calls (CPU time, generated code's size)")
     ap.add_argument("--json", help="write the results as JSON")
     ap.add_argument("--markdown", help="write the report as markdown")
     ap.add_argument("--plot", help="write a PNG of the ratios and first calls")
@@ -1350,6 +1421,10 @@ def parse_args(argv):
         except KeyError as e:
             ap.error(e.args[0])
     args.names = names
+    args.engines = {e.strip() for e in args.engines.split(",") if e.strip()} | {"numpy"}
+    if args.engines - set(ENGINES):
+        ap.error(f"unknown engines {sorted(args.engines - set(ENGINES))}; known: "
+                 f"{', '.join(ENGINES)}")
     return args
 
 
@@ -1359,9 +1434,10 @@ def _npbench_commit(path):
     return f"git {proc.stdout.strip()}" if proc.returncode == 0 else "not a git checkout"
 
 
-def report_text(header_text, rows, timeout):
+def report_text(header_text, rows, timeout, first_only=False):
     summary = summarise(rows, timeout)
-    parts = [header_text, "", table(rows), "", "Summary:", "", summary_text(summary)]
+    parts = [header_text, "", (first_calls_table if first_only else table)(rows), "",
+             "Summary:", "", summary_text(summary)]
     notes = notes_text(rows)
     if notes:
         parts += ["", "Notes:", "", notes]
@@ -1392,7 +1468,8 @@ def main(argv=None):
     if opts.from_json:
         with open(opts.from_json) as fh:
             doc = json.load(fh)
-        text, _ = report_text(doc["header"], doc["kernels"], doc["settings"]["timeout"])
+        text, _ = report_text(doc["header"], doc["kernels"], doc["settings"]["timeout"],
+                              doc["settings"].get("first_call_only", False))
         write_outputs(opts, text, doc["kernels"], None)
         return
     command = "python -m bench.npbench" + "".join(" " + shlex.quote(a) for a in argv)
@@ -1441,18 +1518,31 @@ def main(argv=None):
                                                        row["ratios"].items()
                                                        if not isinstance(v, bool)))
             rows.append(row)
+            if opts.json:  # the kernels done so far survive a killed run (--from-json reads it)
+                _write_doc(opts, command, started, header(
+                    command, opts, started, load_start, runtime_note,
+                    _npbench_commit(opts.path)), rows)
     finally:
         if not opts.keep_temp:
             shutil.rmtree(tmp, ignore_errors=True)
     header_text = header(command, opts, started, load_start, runtime_note,
                          _npbench_commit(opts.path))
-    text, summary = report_text(header_text, rows, opts.timeout)
-    doc = {"command": command, "started": started, "header": header_text,
-           "settings": {k: getattr(opts, k) for k in (
-               "path", "preset", "timeout", "rounds", "target_block", "tol", "fd_budget",
-               "sets", "runtime")},
-           "threads": THREAD_ENV, "summary": summary, "kernels": rows}
-    write_outputs(opts, text, rows, doc)
+    text, _ = report_text(header_text, rows, opts.timeout, opts.first_call_only)
+    write_outputs(opts, text, rows, _doc(opts, command, started, header_text, rows))
+
+
+def _doc(opts, command, started, header_text, rows):
+    """The ``--json`` document of ``rows``."""
+    return {"command": command, "started": started, "header": header_text,
+            "settings": {k: getattr(opts, k) for k in (
+                "path", "preset", "timeout", "rounds", "target_block", "tol", "fd_budget",
+                "sets", "runtime", "first_call_only")},
+            "threads": THREAD_ENV, "summary": summarise(rows, opts.timeout), "kernels": rows}
+
+
+def _write_doc(opts, command, started, header_text, rows):
+    with open(opts.json, "w") as fh:
+        json.dump(_doc(opts, command, started, header_text, rows), fh, indent=1, default=str)
 
 
 if __name__ == "__main__":

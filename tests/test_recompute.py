@@ -259,3 +259,18 @@ def test_an_inner_sum_whose_seed_is_known_before_it_is_fused_too():
     grad = jitgrad.value_and_grad(c.fn, wrt=c.wrt)
     grad(*c.points[0])
     assert "whose adjoint is known before it" not in grad.source()
+
+
+def test_a_stack_grown_keeps_its_items():
+    """`runtime_loops.reserve` and ``grow`` (a flat stack made longer) copy the items held
+    into the longer stack by a loop, not by Numba's slice assignment (whose shape-mismatch
+    message cost seconds to compile), and keep them all."""
+    from jitgrad.backend.numba.runtime_loops import grow, reserve
+
+    tape = np.arange(5.0)
+    same = reserve(tape, 3, 2)
+    assert same is tape
+    longer = reserve(tape, 3, 4)
+    assert longer.shape[0] >= 7 and np.array_equal(longer[:3], tape[:3])
+    grown = grow(tape)
+    assert grown.shape[0] == 16 and np.array_equal(grown[:5], tape)

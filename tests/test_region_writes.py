@@ -74,3 +74,11 @@ def test_compiled_writes_agree_with_numpy():
     np.testing.assert_array_equal(got, want)
     with pytest.raises(ValueError):
         runtime_writes.add_into(m[1:], m[:2])
+    # a vector region from an array: a column from a strided row (a nest, not Numba's own)
+    got = m.copy()
+    runtime_writes.copy_into(got[1:, 2], got[0, ::2][:3])
+    want = m.copy()
+    want[1:, 2] = m[0, ::2][:3]
+    np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError):
+        runtime_writes.copy_into(m[1:, 2], m[0, :2])

@@ -131,7 +131,8 @@ def reserve(tape, n, extra):
     if n + extra <= tape.shape[0]:
         return tape
     bigger = np.empty(max(n + extra, 2 * tape.shape[0]), dtype=tape.dtype)
-    bigger[:n] = tape[:n]
+    for k in range(n):  # not bigger[:n] = tape[:n]: see `grow`
+        bigger[k] = tape[k]
     return bigger
 
 
@@ -139,5 +140,9 @@ def reserve(tape, n, extra):
 def grow(tape):
     """A stack twice as long holding the same items (called when a push finds it full)."""
     bigger = np.empty(max(16, 2 * tape.shape[0]), dtype=tape.dtype)
-    bigger[:tape.shape[0]] = tape
+    # A loop, not Numba's ``bigger[:m] = tape``: that statement compiles Numba's shape-mismatch
+    # message (``raise_with_shape_context``), about 2 s of CPU once per process, for a copy
+    # whose shapes agree by construction.
+    for k in range(tape.shape[0]):
+        bigger[k] = tape[k]
     return bigger

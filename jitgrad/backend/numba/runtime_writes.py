@@ -18,8 +18,8 @@ number. A value whose memory overlaps the region's is copied first, as NumPy doe
 
 Guarantees: the region afterwards holds what NumPy's ``region += value`` (``region[...] =
 value``) leaves; the forms the nests do not cover (a rank-0 region, a value of higher rank than
-the region, an integer region, a value of another kind) and vector regions (`MIN_NEST_RANK`)
-are Numba's own statement, as before.
+the region, an integer region, a value of another kind) and a vector region written from a
+number (`MIN_NEST_RANK`) are Numba's own statement, as before.
 Under ``JITGRAD_DISABLE_JIT=1`` each helper is the NumPy statement.
 """
 
@@ -116,9 +116,13 @@ def _nest_source(op: str, n: int, m: int | None) -> str:
 
 
 _NESTS: dict = {}
-# A vector region stays Numba's own statement: its nest (with the overlap check) cost 0.25-0.3 s
-# more to compile than Numba's for a rank-1 view, the first write of a small gradient with an
-# empty cache (the cold-start programs); from rank 2 the nests cost as much or (rank 4) far less.
+# A vector region written from a number stays Numba's own statement (0.1-0.4 s to compile, no
+# shape to check); from rank 2 the nests cost as much or (rank 4) far less. A vector region
+# written from an array is a nest too: Numba's own statement compiles its shape-mismatch
+# message (``raise_with_shape_context``: ``str`` of shapes, string concatenation), 2.6-3.3 s
+# of CPU for the first such signature in a process, against 0.7-0.9 s for the nest, warm
+# runtime or not (load ~10 on 2 cores); `warming` makes only C-ordered vectors ready, and a
+# column ``p[1:-1, j]`` or a strided view is not one (adi, cavity_flow: 2.7-3.4 s each).
 MIN_NEST_RANK = 2
 
 
@@ -133,12 +137,12 @@ def _nest(op: str, n: int, m: int | None):
 
 def _nest_for(op: str, region, value):
     """The nest for these argument types, or None where Numba's own statement stays."""
-    if not (isinstance(region, types.Array) and region.ndim >= MIN_NEST_RANK
+    if not (isinstance(region, types.Array) and region.ndim >= 1
             and isinstance(region.dtype, (types.Float, types.Complex)) and region.mutable):
         return None
     if isinstance(value, (types.Float, types.Integer, types.Boolean)) or (
             isinstance(value, types.Complex) and isinstance(region.dtype, types.Complex)):
-        return _nest(op, region.ndim, None)
+        return _nest(op, region.ndim, None) if region.ndim >= MIN_NEST_RANK else None
     if (isinstance(value, types.Array) and value.ndim <= region.ndim
             and isinstance(value.dtype, (types.Float, types.Integer, types.Boolean, types.Complex))
             and (isinstance(region.dtype, types.Complex) or not isinstance(value.dtype, types.Complex))):
