@@ -103,7 +103,7 @@ def test_fresh_processes_agree():
     """A process with another hash seed and allocation pattern, and this one, agree (other
     seeds: `test_units.test_source_and_ir_identical_across_processes_and_hash_seeds`). Here no
     garbage is collected between builds: a full collection costs seconds in a test worker whose
-    heap holds a suite's objects (10 of them were most of this test's 24 s in CI), and this
+    heap holds a suite's objects (10 of them, likely most of this test's 24 s in CI), and this
     process's ids differ from the fresh one's without it."""
     here = {s: d.pop() for s, d in outcomes(SEEDS, 1, churn=0, collect=False).items()}
     for hash_seed, churn in (("1", 53),):
