@@ -65,10 +65,10 @@ def digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def outcomes(seeds, builds: int, churn: int) -> dict[int, set[str]]:
+def outcomes(seeds, builds: int, churn: int, collect: bool = True) -> dict[int, set[str]]:
     """Each program built ``builds`` times; between builds, objects of a variable's size are
-    made and some kept (``churn`` sets how many), then garbage is collected, so the ids that
-    the next build's variables get differ from one build to the next."""
+    made and some kept (``churn`` sets how many), then (``collect``) garbage is collected, so
+    the ids that the next build's variables get differ from one build to the next."""
     kept: list = []
     out: dict[int, set[str]] = {}
     for seed in seeds:
@@ -76,7 +76,8 @@ def outcomes(seeds, builds: int, churn: int) -> dict[int, set[str]]:
             out.setdefault(seed, set()).add(digest(outcome(seed)))
             kept.append([Var(f"junk{j}", FLOAT) for j in range((churn * (k + 1)) % 97)])
             del kept[: max(0, len(kept) - 5)]
-            gc.collect()
+            if collect:
+                gc.collect()
     return out
 
 
@@ -100,8 +101,11 @@ def test_builds_in_one_process_agree():
 
 def test_fresh_processes_agree():
     """A process with another hash seed and allocation pattern, and this one, agree (other
-    seeds: `test_units.test_source_and_ir_identical_across_processes_and_hash_seeds`)."""
-    here = {s: d.pop() for s, d in outcomes(SEEDS, 1, churn=0).items()}
+    seeds: `test_units.test_source_and_ir_identical_across_processes_and_hash_seeds`). Here no
+    garbage is collected between builds: a full collection costs seconds in a test worker whose
+    heap holds a suite's objects (10 of them, likely most of this test's 24 s in CI), and this
+    process's ids differ from the fresh one's without it."""
+    here = {s: d.pop() for s, d in outcomes(SEEDS, 1, churn=0, collect=False).items()}
     for hash_seed, churn in (("1", 53),):
         there = digests_in_a_fresh_process(churn, builds=1, hash_seed=hash_seed)
         assert there == here, f"PYTHONHASHSEED={hash_seed}: {there} != {here}"

@@ -2,8 +2,8 @@
 eigvals, svd, qr, pinv, lstsq, cond, matrix_rank and the matrix norms, inv and det of a
 stack, np.roots, and scipy.linalg's sqrtm, solve_sylvester and solve_banded.
 
-Two compiled gradients (one symmetric and rectangular, one general and square) each put many
-of them in one function, on well-conditioned inputs with distinct eigenvalues and singular
+Four compiled gradients (two symmetric and rectangular, two general and square) each put
+several of them in one function, on well-conditioned inputs with distinct eigenvalues and singular
 values; they are checked against central finite differences and against JAX (jax.numpy's
 linalg, and the eigh form of the square root for sqrtm). Functions of eigenvectors and
 singular vectors are ones their sign does not change, as LAPACK picks the sign. What the run
@@ -35,44 +35,59 @@ X33 = np.array([[0.35, -0.72, 0.46], [0.21, 0.63, -0.28], [0.55, 0.32, 0.17]])
 WEIGHTS = np.arange(1.0, 4.0)
 
 
-def spectral(x):
-    """Symmetric and rectangular: eigh, eigvalsh, the thin SVD and its values, the norms and
-    cond of singular values, pinv, lstsq, matrix_rank, qr."""
+# Four functions of several decompositions each: as two (spectral, general) their gradients took
+# 22.9 and 33.9 s of CPU to compile, as four 8.8 + 8.1 and 4.2 + 15.0 s (fresh caches, a process
+# each): LLVM's time grows faster than the function.
+def spectral_eigh_svd(x):
+    """Symmetric and rectangular: eigh, eigvalsh, the thin SVD and its values, the 2-norm."""
     a = x.T @ x + np.eye(x.shape[1])
     w, v = np.linalg.eigh(a)
     s = np.sum(w * WEIGHTS) + np.sum(v[:, 0] ** 4) + np.sum(np.linalg.eigvalsh(a) ** 2)
     u, sv, vt = np.linalg.svd(x, full_matrices=False)
     s += np.sum(sv ** 2 * WEIGHTS) + np.sum(np.outer(u[:, 0], vt[0]) ** 3)
-    s += np.sum(np.linalg.svd(x, compute_uv=False)) + np.linalg.norm(x, 2)
-    s += np.linalg.norm(x, "nuc") + np.linalg.cond(x) + np.sum(np.linalg.pinv(x) ** 2)
+    return s + np.sum(np.linalg.svd(x, compute_uv=False)) + np.linalg.norm(x, 2)
+
+
+def spectral_solves(x):
+    """Rectangular: the nuclear norm and cond of singular values, pinv, lstsq, matrix_rank, qr."""
+    s = np.linalg.norm(x, "nuc") + np.linalg.cond(x) + np.sum(np.linalg.pinv(x) ** 2)
     sol, res, rank, sing = np.linalg.lstsq(x, x[:, 0] * 2.0 + 1.0, rcond=None)
     s += np.sum(sol ** 2) + np.sum(res) * rank + np.sum(sing * WEIGHTS)
     q, r = np.linalg.qr(x)
     return s + np.sum(np.abs(np.diag(r))) + np.sum((q * np.sign(np.diag(r))) ** 3)
 
 
-def general(x):
-    """General and square: eig and eigvals (real eigenvalues), sqrtm, solve_sylvester,
-    solve_banded, matrix norms 1 and inf, inv and det of a stack, roots."""
+def general_eig(x):
+    """General and square: eig and eigvals (real eigenvalues), roots."""
     a = x + np.diag(np.array([1.0, 3.0, 5.0]))
     w, v = np.linalg.eig(a)
     s = np.sum(w.real ** 2 * WEIGHTS) + np.sum(np.linalg.eigvals(a) ** 3)
     s += np.sum(v[:, 0] ** 2 * WEIGHTS)
+    return s + np.sum(np.roots(np.array([1.0, -x[0, 0] - 3.0, 2.0])) ** 2)
+
+
+def general_solves(x):
+    """Square: sqrtm, solve_sylvester, solve_banded, matrix norms 1 and inf, inv and det of a
+    stack."""
+    a = x + np.diag(np.array([1.0, 3.0, 5.0]))
     spd = x @ x.T + np.eye(3)
-    s += np.sum(scipy.linalg.sqrtm(spd) * np.arange(9.0).reshape(3, 3))
+    s = np.sum(scipy.linalg.sqrtm(spd) * np.arange(9.0).reshape(3, 3))
     s += np.sum(scipy.linalg.solve_sylvester(a, spd, x) ** 2)
     ab = np.vstack((x[0] * 0.2, x[1] + 3.0, x[2] * 0.3))
     s += np.sum(scipy.linalg.solve_banded((1, 1), ab, x[:, 0]) ** 2)
     s += np.linalg.norm(a, 1) + np.linalg.norm(a, np.inf)
     stack = np.stack((a, spd))
-    s += np.sum(np.linalg.inv(stack) ** 2) + np.sum(np.linalg.det(stack) * WEIGHTS[:2])
-    return s + np.sum(np.roots(np.array([1.0, -x[0, 0] - 3.0, 2.0])) ** 2)
+    return s + np.sum(np.linalg.inv(stack) ** 2) + np.sum(np.linalg.det(stack) * WEIGHTS[:2])
+
+
+FUNCTIONS = [(spectral_eigh_svd, X43), (spectral_solves, X43), (general_eig, X33),
+             (general_solves, X33)]
 
 
 # ----------------------------------------------------------------------------- compiled
 
 
-@pytest.mark.parametrize(("fn", "x"), [(spectral, X43), (general, X33)])
+@pytest.mark.parametrize(("fn", "x"), FUNCTIONS)
 def test_gradient_matches_finite_differences(fn, x):
     g = jitgrad.value_and_grad(fn)
     for scale in (1.0, 0.9):
@@ -92,7 +107,7 @@ def jax():
     return jax
 
 
-def spectral_jax(x):
+def spectral_eigh_svd_jax(x):
     import jax.numpy as jnp
 
     a = x.T @ x + jnp.eye(x.shape[1])
@@ -100,15 +115,20 @@ def spectral_jax(x):
     s = jnp.sum(w * WEIGHTS) + jnp.sum(v[:, 0] ** 4) + jnp.sum(jnp.linalg.eigvalsh(a) ** 2)
     u, sv, vt = jnp.linalg.svd(x, full_matrices=False)
     s += jnp.sum(sv ** 2 * WEIGHTS) + jnp.sum(jnp.outer(u[:, 0], vt[0]) ** 3)
-    s += jnp.sum(jnp.linalg.svd(x, compute_uv=False)) + jnp.linalg.norm(x, 2)
-    s += jnp.linalg.norm(x, "nuc") + jnp.linalg.cond(x) + jnp.sum(jnp.linalg.pinv(x) ** 2)
+    return s + jnp.sum(jnp.linalg.svd(x, compute_uv=False)) + jnp.linalg.norm(x, 2)
+
+
+def spectral_solves_jax(x):
+    import jax.numpy as jnp
+
+    s = jnp.linalg.norm(x, "nuc") + jnp.linalg.cond(x) + jnp.sum(jnp.linalg.pinv(x) ** 2)
     sol, res, rank, sing = jnp.linalg.lstsq(x, x[:, 0] * 2.0 + 1.0)
     s += jnp.sum(sol ** 2) + jnp.sum(res) * rank + jnp.sum(sing * WEIGHTS)
     q, r = jnp.linalg.qr(x)
     return s + jnp.sum(jnp.abs(jnp.diag(r))) + jnp.sum((q * jnp.sign(jnp.diag(r))) ** 3)
 
 
-def general_jax(x):
+def general_eig_jax(x):
     import jax
     import jax.numpy as jnp
 
@@ -117,9 +137,17 @@ def general_jax(x):
                               enable_eigvec_derivs=True)  # (the eigenvalues are distinct)
     s = jnp.sum(w.real ** 2 * WEIGHTS) + jnp.sum(jnp.linalg.eigvals(a).real ** 3)
     s += jnp.sum(jnp.abs(v[:, 0]) ** 2 * WEIGHTS)
+    return s + jnp.sum(jnp.roots(jnp.array([1.0, -x[0, 0] - 3.0, 2.0]),
+                                 strip_zeros=False).real ** 2)
+
+
+def general_solves_jax(x):
+    import jax.numpy as jnp
+
+    a = x + jnp.diag(jnp.array([1.0, 3.0, 5.0]))
     spd = x @ x.T + jnp.eye(3)
     ws, vs = jnp.linalg.eigh(spd)  # the square root of a symmetric positive definite matrix
-    s += jnp.sum((vs * jnp.sqrt(ws)) @ vs.T * jnp.arange(9.0).reshape(3, 3))
+    s = jnp.sum((vs * jnp.sqrt(ws)) @ vs.T * jnp.arange(9.0).reshape(3, 3))
     # a x + x b = q, vectorised by rows: (kron(a, I) + kron(I, b.T)) vec(x) = vec(q)
     system = jnp.kron(a, jnp.eye(3)) + jnp.kron(jnp.eye(3), spd.T)
     s += jnp.sum(jnp.linalg.solve(system, x.ravel()) ** 2)
@@ -128,13 +156,12 @@ def general_jax(x):
     s += jnp.sum(jnp.linalg.solve(dense, x[:, 0]) ** 2)
     s += jnp.linalg.norm(a, 1) + jnp.linalg.norm(a, jnp.inf)
     stack = jnp.stack((a, spd))
-    s += jnp.sum(jnp.linalg.inv(stack) ** 2) + jnp.sum(jnp.linalg.det(stack) * WEIGHTS[:2])
-    return s + jnp.sum(jnp.roots(jnp.array([1.0, -x[0, 0] - 3.0, 2.0]),
-                                 strip_zeros=False).real ** 2)
+    return s + jnp.sum(jnp.linalg.inv(stack) ** 2) + jnp.sum(jnp.linalg.det(stack) * WEIGHTS[:2])
 
 
-@pytest.mark.parametrize(("fn", "oracle", "x"), [(spectral, spectral_jax, X43),
-                                                 (general, general_jax, X33)])
+@pytest.mark.parametrize(("fn", "oracle", "x"), [
+    (spectral_eigh_svd, spectral_eigh_svd_jax, X43), (spectral_solves, spectral_solves_jax, X43),
+    (general_eig, general_eig_jax, X33), (general_solves, general_solves_jax, X33)])
 def test_against_jax(jax, fn, oracle, x):
     got = jitgrad.value_and_grad(fn)(x)[1]  # the module the test above compiled
     want = np.asarray(jax.jit(jax.grad(oracle))(jax.numpy.array(x)))  # one XLA compile
@@ -158,7 +185,7 @@ def check_plain():
     """As plain Python: the values are NumPy's and SciPy's, the adjoint of eigh reads the
     lower triangle, and the run time refuses what has no derivative or no real value."""
     bad = []
-    for fn, x in ((spectral, X43), (general, X33)):
+    for fn, x in FUNCTIONS:
         if not np.isclose(jitgrad.value_and_grad(fn)(x)[0], fn(x), rtol=1e-12):
             bad.append(f"{fn.__name__}: value")
 

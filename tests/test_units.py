@@ -526,7 +526,7 @@ TESTED_ELSEWHERE = {"round_float32",  # tests/test_numpy_surface.py
                     "ceigvalsh", "ceigh_vectors_re", "ceigh_vectors_im", "ceig_values_re",
                     "ceig_values_im", "ceig_vectors_re", "ceig_vectors_im",
                     "inverse_square_gaps"}
-# The decompositions, which the two gradients of tests/test_linalg_decompositions.py compile
+# The decompositions, which the gradients of tests/test_linalg_decompositions.py compile
 # (checked by `test_decompositions_are_in_their_test`).
 DECOMPOSITIONS = {"companion", "eig_values", "eig_vectors", "eigh_vectors", "eigvalsh", "pinv",
                   "qr_q", "qr_r", "sqrtm", "svd_u", "svd_vt", "svdvals"}
@@ -571,7 +571,7 @@ def test_decompositions_are_in_their_test():
     import test_linalg_decompositions as la
 
     used = set()
-    for fn, x in ((la.spectral, la.X43), (la.general, la.X33)):
+    for fn, x in la.FUNCTIONS:
         body = jbuild.build(jparse.FunctionSource.of(fn), [jtypes.type_of_value(x)]).body
         used |= {s.prim for s in jir.walk(body) if isinstance(s, jir.Eqn)}
     assert DECOMPOSITIONS <= used, DECOMPOSITIONS - used
