@@ -387,10 +387,13 @@ def np_arange(start, stop=None, step=None, dtype=None):
 
 
 def np_linspace(start, stop, num=50, endpoint=True, **kw):
-    if kw or endpoint is not True:
-        raise UnsupportedError("np.linspace with arguments other than start, stop, num",
-                               loc_of(start, stop, num))
-    gaps = record("maximum", num - 1, 1) if records(num) else max(num - 1, 1)
+    """``np.linspace(start, stop, num, endpoint)``: ``num`` points ``(stop - start) / gaps``
+    apart, ``gaps`` being ``num - 1`` with the end point and ``num`` without it (NumPy's)."""
+    if kw or not isinstance(endpoint, (bool, np.bool_)):
+        raise UnsupportedError("np.linspace with arguments other than start, stop, num and an "
+                               "endpoint known while building", loc_of(start, stop, num))
+    last = num - 1 if endpoint else num
+    gaps = record("maximum", last, 1) if records(num) else max(last, 1)
     return start + np_arange(num) * ((stop - start) / gaps)
 
 
@@ -404,8 +407,10 @@ def np_eye(n, M=None, k=0, dtype=float):
 
 
 def _through(np_fn, build):
-    """``np_fn`` on plain values, ``build(x)`` (existing primitives) on recorded ones."""
-    return lambda x: build(x) if records(x) else np_fn(x)
+    """``np_fn`` on plain values, ``build(x)`` (existing primitives) on recorded ones and on
+    lists or tuples that hold some (``np.radians([alpha, beta, gamma])``: their array)."""
+    return lambda x: build(x) if records(x) else \
+        build(NUMPY[np.array](x)) if records_inside(x) else np_fn(x)
 
 
 _LOG2, _LOG10 = math.log(2.0), math.log(10.0)
