@@ -12,6 +12,7 @@ rotors), in functions of our own:
 - ``np.trapezoid(y, x, axis=1)`` of a matrix, ``np.fft.fftfreq`` / ``rfftfreq`` and
   ``np.indices`` of an argument's size, ``np.pad`` by widths made of an argument's size,
   ``zip(image.shape, pad)``, ``scipy.fft.fft`` / ``ifft`` (of complex values too);
+- ``np.zeros_like(x, dtype=complex)`` of a real array;
 - a global dict keyed by pairs of names read at a key made from a list of names indexed by the
   counter of a loop over ``range(len(x))`` (a few rows: unrolled).
 
@@ -114,7 +115,17 @@ def pair_table(x, names=("a", "b", "a", "b")):
     return total
 
 
-FORMS = [airfoil, zernike_radial, two_lists, sizes_at_run_time, pair_table]
+def complex_series(x):
+    """``np.zeros_like(phi, dtype=complex)`` then a series added into it (lenstronomy's EPL)."""
+    omegas = np.zeros_like(x, dtype=complex)
+    term = np.exp(1j * x)
+    for n in range(1, 4):
+        omegas += term
+        term *= (2 * n - 0.5) / (2 * n + 0.5) * -0.3 * np.exp(2j * x)
+    return np.sum(omegas.real * 2.0 + omegas.imag)
+
+
+FORMS = [airfoil, zernike_radial, two_lists, sizes_at_run_time, pair_table, complex_series]
 
 
 def check_forms():

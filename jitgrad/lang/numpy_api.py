@@ -232,6 +232,8 @@ def _like(name):
             if dtype is None:
                 dtype = x.dtype if records(x) else np.asarray(x).dtype
             return NUMPY[np.ones if name == "ones_like" else np.zeros](shape, dtype=dtype)
+        if dtype is not None and np.dtype(dtype).kind == "c" and records(x):  # (a complex
+            return NUMPY[getattr(np, name[:-5])](tuple(x.shape), dtype=complex)  # array)
         if dtype is not None and np.dtype(dtype).kind != "f":  # zeros (ones) of x's shape
             kind = _kind_of(dtype, x)
             if not records(x):
@@ -387,8 +389,7 @@ def np_arange(start, stop=None, step=None, dtype=None):
 
 
 def np_linspace(start, stop, num=50, endpoint=True, **kw):
-    """``np.linspace(start, stop, num, endpoint)``: ``num`` points ``(stop - start) / gaps``
-    apart, ``gaps`` being ``num - 1`` with the end point and ``num`` without it (NumPy's)."""
+    """``num`` points ``(stop - start) / gaps`` apart: ``num - 1`` gaps, ``num`` without end."""
     if kw or not isinstance(endpoint, (bool, np.bool_)):
         raise UnsupportedError("np.linspace with arguments other than start, stop, num and an "
                                "endpoint known while building", loc_of(start, stop, num))
