@@ -181,10 +181,11 @@ def np_trapezoid(y, x=None, dx=1.0, axis=-1):
         x = as_array(x)
         if ndim_of(x) == n and n > 1:
             x = _np(np.moveaxis)(x, axis, 0)
-        widths = _np(np.diff)(x, axis=0)
+        widths = _np(np.diff)(x, axis=0) if ndim_of(x) > 1 else _np(np.diff)(x)
         if ndim_of(x) == 1 and n > 1:  # along axis 0 of the moved y
             widths = _np(np.reshape)(widths, (-1,) + (1,) * (n - 1))
-    return _np(np.sum)((_from(y, 1) + _from(y, None, -1)) * widths, axis=0) * 0.5
+    terms = (_from(y, 1) + _from(y, None, -1)) * widths
+    return (_np(np.sum)(terms, axis=0) if n > 1 else _np(np.sum)(terms)) * 0.5
 
 
 def cumulative_trapezoid(y, x=None, dx=1.0, axis=-1, initial=None):
