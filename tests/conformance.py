@@ -1784,6 +1784,13 @@ block(PY, "Forms from held-out real code (hleft8)", [
       F.py_sph_harm_y_real_basis, A(V)),
 ])
 
+block(PY, "Forms from held-out real code (batch 9a)", [
+    r("a RectBivariateSpline made outside, .ev(x, y) and called on a grid at values of the graph",
+      F.py_rect_bivariate_spline_ev, A(V)),
+    r("np.fft.fftfreq, np.pad, np.trapezoid(axis=1) and math.factorial of an argument's size",
+      F.py_fftfreq_pad_trapezoid_of_runtime_sizes, A(V)),
+])
+
 ROWS: list[Row] = list(_ROWS)
 
 _ids = [row.id for row in ROWS]

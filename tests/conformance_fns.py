@@ -5901,3 +5901,20 @@ def py_sph_harm_y_real_basis(x):
     B = np.column_stack(cols)
     return np.sum(B @ np.arange(1.0, 6.0)) + np.sum(np.abs(
         scipy.special.sph_harm_y(3, -1, theta, phi)) ** 2)
+
+
+_GRID_X, _GRID_Y = np.linspace(0.0, 1.0, 6), np.linspace(0.0, 2.5, 5)
+_POLAR = scipy.interpolate.RectBivariateSpline(
+    _GRID_X, _GRID_Y, np.add.outer(np.sin(3.0 * _GRID_X), np.cos(_GRID_Y)), kx=3, ky=2)
+
+
+def py_rect_bivariate_spline_ev(x):
+    return np.sum(_POLAR.ev(x, 2.0 * x)) + np.sum(_POLAR(x[:2], x[2:] + 1.0) ** 2)
+
+
+def py_fftfreq_pad_trapezoid_of_runtime_sizes(x):
+    n = x.shape[0]
+    padded = np.pad(x, [(n // 2, 1)], mode="constant")
+    m = np.outer(x, x[::-1])
+    return (np.sum(np.fft.fftfreq(n) * x) + np.sum(padded ** 2)
+            + np.sum(np.trapezoid(m, x, axis=1)) + math.factorial(n - 1) * x[0])

@@ -612,6 +612,20 @@ def _b_fsum(b, args, kwargs, node):
     return _b_sum(b, (args[0], 0.0), {}, node)
 
 
+def _b_factorial(b, args, kwargs, node):
+    """``math.factorial(n)`` of an integer known while building: Python's; of one of the graph
+    (a loop's counter): ``rint(gamma(n + 1))``, a float exact to 22! (int64 overflows past 20!)."""
+    if kwargs or len(args) != 1:
+        raise UnsupportedError("math.factorial() takes one integer", b.loc(node))
+    n = args[0]
+    if not isinstance(n, Sym):
+        return math.factorial(n)
+    if n.ndim or n.dtype.kind not in "iub":
+        raise UnsupportedError("math.factorial of a number that is not an integer (use "
+                               "scipy.special.gamma(x + 1))", b.loc(node))
+    return symbolic.record("rint", symbolic.record("gamma", n + 1.0))
+
+
 def _iterator_rest(b, it, what: str, node):
     """The items ``iter(seq)`` (or ``itertools.tee``) has not given yet, as a tuple, for a
     function that reads them all (``zip(a, b)``); the iterator is then used up: a later
@@ -748,7 +762,7 @@ BUILTINS = {abs: _b_abs, sum: _b_sum, min: _b_minmax("min"), max: _b_minmax("max
              str: _b_text(str), repr: _b_text(repr), getattr: _b_getattr, setattr: _b_setattr,
              hasattr: _b_hasattr, dict: _b_dict, set: _b_set, frozenset: _b_set,
              chr: _b_known(chr), ord: _b_known(ord), hash: _b_known(hash), type: _b_type,
-             math.fsum: _b_fsum, iter: _b_iter, next: _b_next, itertools.tee: _b_tee,
+             math.fsum: _b_fsum, math.factorial: _b_factorial, iter: _b_iter, next: _b_next, itertools.tee: _b_tee,
              copy.copy: _b_copy(False), copy.deepcopy: _b_copy(True),
              super: _b_super}
 BUILTINS[functools.partial] = _b_partial

@@ -218,8 +218,10 @@ class Expressions(Indexing):
                                             for v in (value.start, value.stop, value.step)):
             return slice(*(None if v is None else int(v)  # vect[idxs], idxs = slice(a, b)
                            for v in (value.start, value.stop, value.step)))
-        if isinstance(value, dict) and all(isinstance(k, (str, int)) or is_user_object(k)
-                                           for k in value):  # (an object: by its identity)
+        if isinstance(value, dict) and all(  # (an object: by its identity; a pair of names:
+                isinstance(k, (str, int)) or is_user_object(k) or (  # `BV[("Ti", "O")]`)
+                    isinstance(k, tuple) and all(isinstance(e, (str, int)) for e in k))
+                for k in value):
             return {k: self.global_value(f"{name}[{k!r}]", v, node, what)
                     for k, v in value.items()}  # a table of constants, read by its keys
         if isinstance(value, dict):

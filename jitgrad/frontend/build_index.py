@@ -416,9 +416,11 @@ class Indexing:
     def unroll_for_index(self, node) -> None:
         """A tuple, list or string known while building indexed (or sliced) by a run-time
         value inside loops being built: the innermost of them over a range of a few iterations known while
-        building is unrolled (`UnrollLoop`), its index then a number; else nothing."""
+        building, or over ``range(len(x))`` of an argument of a few rows in the example call
+        (`Loops.assumed_stop`), is unrolled (`UnrollLoop`), its index then a number; else
+        nothing."""
         for loop in reversed(getattr(self, "loops_building", [])):
-            if self.loop_key(loop) in self.unrollable:
+            if self.loop_key(loop) in self.unrollable or self.loop_key(loop) in self.assumable:
                 raise UnrollLoop(self.loop_key(loop))
 
     def unroll_for_name(self, node) -> None:

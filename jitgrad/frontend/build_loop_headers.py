@@ -341,6 +341,11 @@ class LoopHeaders:
                 isinstance(v, (int, float)) and not isinstance(v, bool) for v in seq):
             seq = self.known(np.asarray(seq), node)  # numbers known while building, beside
             # a run-time array (`zip(zs, ks)`): the constant array of them
+        elif isinstance(seq, (list, tuple)) and seq and all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) or
+                isinstance(v, Sym) and not v.ndim and v.type.kind in "if" for v in seq):
+            seq = symbolic.NUMPY[np.array](list(seq))  # numbers some known only at run time
+            # (an argument's shape, `zip(image.shape, pad)`): the array of them
         if not (isinstance(seq, Sym) and seq.ndim >= 1):
             raise UnsupportedError("enumerate(), zip() and reversed() in a `for` run over "
                                    "arrays (or reversed(range(...)))", self.loc(node))

@@ -86,7 +86,8 @@ class Statements(Writes):
 
     def build_stmt(self, stmt) -> None:
         unrolled = getattr(stmt, "jitgrad_unrolled", None)  # (`desugar_lists`)
-        if unrolled is not None and self.seeds.lists.get(self.list_key(unrolled[0])) == UNROLLED:
+        if unrolled is not None and any(self.seeds.lists.get(self.list_key(m)) == UNROLLED
+                                        for m in unrolled[0]):
             if unrolled[1] is not None:  # a list of arrays of other shapes: the loop unrolled
                 self.build_stmts(unrolled[1])
             return  # (the statements of the list's array: not built)

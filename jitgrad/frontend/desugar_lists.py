@@ -434,8 +434,15 @@ class _Lists(ListReads):
                 locate(s, loop)
         if unrolled is not None:  # (the builder takes it if the items' shapes differ)
             made.jitgrad_unrollable = True
+            group = getattr(loop, "jitgrad_unroll_group", None)
+            if group is None:  # the first list the loop appends to: its alternative (the loop
+                group = loop.jitgrad_unroll_group = ([made], unrolled)  # as written) stands
+            else:  # for every list the loop appends to, each then made empty before it, and
+                group[0].append(made)  # is taken where any of them is to be Python's list
+                group[1].insert(len(group[1]) - 1, unrolled[0])
             for j, stmt in enumerate(start + [loop] + last):
-                stmt.jitgrad_unrolled = (made, unrolled if j == 0 else None)
+                stmt.jitgrad_unrolled = (group[0], group[1] if j == 0 and group[0][0] is made
+                                         else None)
         return start + [loop] + last
 
     def unrolled_alternative(self, name, loop, made, appends, jumps, first, rows=None):

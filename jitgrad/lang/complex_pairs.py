@@ -747,6 +747,10 @@ def _scipy_special(fn):
             for name, handler in table.items():
                 if fn is getattr(loaded, name, None):
                     return handler
+    fft, name = sys.modules.get("scipy.fft"), getattr(fn, "__name__", "")
+    if fft is not None and fn is getattr(fft, name, None) and getattr(np.fft, name, 0) in FUNCTIONS:
+        return lambda *args, **kw: FUNCTIONS[getattr(np.fft, name)](*args, **{  # scipy.fft.ifft:
+            k: v for k, v in kw.items() if k not in ("overwrite_x", "workers", "plan")})  # NumPy's
     return None
 
 

@@ -232,6 +232,8 @@ def _like(name):
             if dtype is None:
                 dtype = x.dtype if records(x) else np.asarray(x).dtype
             return NUMPY[np.ones if name == "ones_like" else np.zeros](shape, dtype=dtype)
+        if dtype is not None and np.dtype(dtype).kind == "c" and records(x):  # (a complex
+            return NUMPY[getattr(np, name[:-5])](tuple(x.shape), dtype=complex)  # array)
         if dtype is not None and np.dtype(dtype).kind != "f":  # zeros (ones) of x's shape
             kind = _kind_of(dtype, x)
             if not records(x):
@@ -389,8 +391,10 @@ def np_eye(n, M=None, k=0, dtype=float):
 
 
 def _through(np_fn, build):
-    """``np_fn`` on plain values, ``build(x)`` (existing primitives) on recorded ones."""
-    return lambda x: build(x) if records(x) else np_fn(x)
+    """``np_fn`` on plain values, ``build(x)`` (existing primitives) on recorded ones and on
+    lists or tuples that hold some (``np.radians([alpha, beta, gamma])``: their array)."""
+    return lambda x: build(x) if records(x) else \
+        build(NUMPY[np.array](x)) if records_inside(x) else np_fn(x)
 
 
 _LOG2, _LOG10 = math.log(2.0), math.log(10.0)

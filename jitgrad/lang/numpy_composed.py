@@ -164,13 +164,28 @@ def np_interp(x, xp, fp, left=None, right=None, period=None):
 
 
 def np_trapezoid(y, x=None, dx=1.0, axis=-1):
+    """``np.trapezoid(y, x, dx, axis)``: the trapezoids along ``axis`` (moved first), summed;
+    ``x`` a vector along that axis or an array of ``y``'s shape, as NumPy takes it."""
     if all_known(y, x):
         return np.trapezoid(y, x, dx, axis)
-    if ndim_of(y) != 1 or (x is not None and ndim_of(x) != 1):
-        raise UnsupportedError("np.trapezoid of a vector", loc_of(y, x))
     y = as_array(y)
-    widths = _np(np.diff)(as_array(x)) if x is not None else dx
-    return _np(np.sum)((_from(y, 1) + _from(y, None, -1)) * widths) * 0.5
+    n = ndim_of(y)
+    if n == 0 or not isinstance(axis, int) or not -n <= axis < n or (
+            x is not None and ndim_of(x) not in (1, n)):
+        raise UnsupportedError("np.trapezoid of an array along one axis, with x a vector "
+                               "or an array of y's shape", loc_of(y, x))
+    if n > 1:
+        y = _np(np.moveaxis)(y, axis, 0)
+    widths = dx
+    if x is not None:
+        x = as_array(x)
+        if ndim_of(x) == n and n > 1:
+            x = _np(np.moveaxis)(x, axis, 0)
+        widths = _np(np.diff)(x, axis=0) if ndim_of(x) > 1 else _np(np.diff)(x)
+        if ndim_of(x) == 1 and n > 1:  # along axis 0 of the moved y
+            widths = _np(np.reshape)(widths, (-1,) + (1,) * (n - 1))
+    terms = (_from(y, 1) + _from(y, None, -1)) * widths
+    return (_np(np.sum)(terms, axis=0) if n > 1 else _np(np.sum)(terms)) * 0.5
 
 
 def cumulative_trapezoid(y, x=None, dx=1.0, axis=-1, initial=None):
@@ -602,9 +617,20 @@ def np_pad(array, pad_width, mode="constant", **kw):
     n = ndim_of(x)
     widths = np.broadcast_to(np.asarray(pad_width, dtype=object), (n, 2))
     value = kw.get("constant_values", 0.0)
-    if any(records(w) for pair in widths for w in pair) or np.ndim(value):
-        raise UnsupportedError("np.pad with widths and constant_values known while building "
-                               "(numbers)", loc)
+    if np.ndim(value) or records(value):
+        raise UnsupportedError("np.pad with constant_values a number known while building", loc)
+    if any(records(w) for pair in widths for w in pair):
+        if mode != "constant":  # (which entries an edge or mirror repeats: known with the widths)
+            raise UnsupportedError(f"np.pad with mode={mode!r} and widths known only at run "
+                                   "time (mode 'constant' takes them)", loc)
+        for axis in range(n):  # widths of run-time sizes (scikit-image's radon, padded to the
+            parts = [x]  # diagonal): blocks of the constant before and after, concatenated
+            for width, at in zip(widths[axis], (0, 1)):
+                if records(width) or int(width):
+                    shape = tuple(width if k == axis else x.shape[k] for k in range(n))
+                    parts.insert(at * len(parts), _np(np.full)(shape, float(value)))
+            x = _np(np.concatenate)(parts, axis=axis) if len(parts) > 1 else x
+        return x
     steps = tuple((axis, int(widths[axis][0]), int(widths[axis][1])) for axis in range(n)
                   if int(widths[axis][0]) or int(widths[axis][1]))
     if mode in ("reflect", "symmetric") and any(records(x.shape[a]) for a, _, _ in steps):

@@ -262,7 +262,20 @@ def _shift(sign):
     return f
 
 
+def np_fftfreq(n, d=1.0):
+    """``np.fft.fftfreq(n, d)`` of a run-time ``n`` (an argument's size): ``0 .. (n - 1) // 2``
+    then ``-(n // 2) .. -1``, over ``n * d``."""
+    k = NUMPY[np.arange](n)
+    return NUMPY[np.where](k < (n + 1) // 2, k, k - n) / (n * d)
+
+
+def np_rfftfreq(n, d=1.0):
+    """``np.fft.rfftfreq(n, d)`` of a run-time ``n``: ``0 .. n // 2`` over ``n * d``."""
+    return NUMPY[np.arange](n // 2 + 1) / (n * d)
+
+
 _FFT = {
+    np.fft.fftfreq: np_fftfreq, np.fft.rfftfreq: np_rfftfreq,
     np.fft.fft: _transform("fft", -1), np.fft.ifft: _transform("ifft", 1),
     np.fft.fft2: _transform_n("fft2", -1, (-2, -1)),
     np.fft.ifft2: _transform_n("ifft2", 1, (-2, -1)),

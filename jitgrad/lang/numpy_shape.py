@@ -621,6 +621,18 @@ def np_einsum(subscripts, *operands, optimize=False):
     return np_sum(product, axis=summed) if summed else product
 
 
+def np_indices(dimensions, dtype=int, sparse=False):
+    """``np.indices(shape)`` of sizes known only at run time (an argument's shape): the
+    integer grids of ``np.meshgrid(..., indexing="ij")`` of ``arange`` of each, stacked."""
+    if all_known(*dimensions):
+        return np.indices(tuple(dimensions), dtype=dtype, sparse=sparse)
+    if sparse or np.dtype(dtype).kind != "i":
+        raise UnsupportedError("np.indices(shape) with an integer dtype, not sparse",
+                               loc_of(*dimensions))
+    grids = np_meshgrid(*[NUMPY[np.arange](d) for d in dimensions], indexing="ij")
+    return np_stack(list(grids))
+
+
 def np_meshgrid(*xs, indexing="xy", sparse=False, copy=True):
     """Coordinate matrices of 1-D arrays: each array broadcast along the others' axes (with
     ``indexing="xy"`` the first two axes swapped, as NumPy does); ``sparse=True`` keeps the
@@ -686,10 +698,12 @@ def _float_of_graph(v) -> bool:
 
 
 def np_linspace(start, stop, num=50, endpoint=True, **kw):
-    if kw or endpoint is not True:
-        raise UnsupportedError("np.linspace with arguments other than start, stop, num",
-                               loc_of(start, stop, num))
-    gaps = record("maximum", num - 1, 1) if records(num) else max(num - 1, 1)
+    """``num`` points ``(stop - start) / gaps`` apart: ``num - 1`` gaps, ``num`` without end."""
+    if kw or not isinstance(endpoint, (bool, np.bool_)):
+        raise UnsupportedError("np.linspace with arguments other than start, stop, num and an "
+                               "endpoint known while building", loc_of(start, stop, num))
+    last = num - 1 if endpoint else num
+    gaps = record("maximum", last, 1) if records(num) else max(last, 1)
     return start + np_arange(num) * ((stop - start) / gaps)
 
 
@@ -698,7 +712,7 @@ NUMPY.update({
     np.swapaxes: np_swapaxes, np.moveaxis: np_moveaxis, np.rollaxis: np_rollaxis,
     np.flipud: np_flipud, np.fliplr: np_fliplr, np.rot90: np_rot90,
     np.atleast_1d: _atleast(1), np.atleast_2d: _atleast(2), np.atleast_3d: _atleast(3),
-    np.repeat: np_repeat, np.tile: np_tile, np.meshgrid: np_meshgrid,
+    np.repeat: np_repeat, np.tile: np_tile, np.meshgrid: np_meshgrid, np.indices: np_indices,
     np.isscalar: np_isscalar,
     # (array_like: a list or tuple given for an array is the array it makes, as in NumPy)
     np.dot: array_like(np_dot, 0, 1), np.inner: array_like(np_inner, 0, 1),

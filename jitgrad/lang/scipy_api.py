@@ -127,7 +127,12 @@ def _twins():
     return (("scipy.special", "log1p", np.log1p, ()), ("scipy.special", "expm1", np.expm1, ()),
             ("scipy.special", "cbrt", np.cbrt, ()), ("scipy.special", "exp2", np.exp2, ()),
             ("scipy.linalg", "inv", np.linalg.inv, finite),
-            ("scipy.linalg", "det", np.linalg.det, finite))
+            ("scipy.linalg", "det", np.linalg.det, finite),
+            *(("scipy.fft", name, getattr(np.fft, name), ("overwrite_x", "workers", "plan"))
+              for name in ("fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft",
+                           "rfft2", "irfft2", "rfftn", "irfftn")),
+            *(("scipy.fft", name, getattr(np.fft, name), ())
+              for name in ("fftshift", "ifftshift", "fftfreq", "rfftfreq")))
 
 
 def factorial(n, exact=False):
@@ -430,6 +435,12 @@ def handler_for(fn):
         return fn  # a spline made in the function, called
     if interpolate is not None and isinstance(fn, getattr(interpolate, "PPoly", ())):
         return scipy_splines.piecewise_object(fn)
+    if interpolate is not None and isinstance(fn, getattr(interpolate, "BivariateSpline", ())):
+        return scipy_splines.bivariate_object(fn)  # a RectBivariateSpline made outside, called
+    owner = getattr(fn, "__self__", None)
+    if interpolate is not None and isinstance(owner, getattr(interpolate, "BivariateSpline", ())) \
+            and getattr(fn, "__name__", "") in ("ev", "__call__"):
+        return getattr(scipy_splines.bivariate_object(owner), fn.__name__)  # spline.ev(x, y)
     if interpolate is not None and isinstance(fn, getattr(interpolate, "interp1d", ())):
         return interp1d_object(fn)
     stats = sys.modules.get("scipy.stats")
