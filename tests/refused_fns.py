@@ -490,13 +490,6 @@ def matrix_index(x, idx):
     return np.sum(x[idx, idx])  # refused: matrix-index
 
 
-SCALES = {(0, 1): 2.0}  # a global dict keyed by tuples
-
-
-def global_dict(x):
-    return x * SCALES[0, 1]  # refused: global-dict
-
-
 # ----------------------------------------------------------------------------- signatures
 # Supported code; the tests call these with arguments jitgrad must refuse.
 

@@ -307,8 +307,6 @@ BUILT = [
           "call", "raising-helper", "_always_raises"),
     Built("string_against_number", (1.0, "fast"), r"comparing the string 'fast' with a value "
           "that is not a string", "string-vs-number", "mode == x"),
-    Built("global_dict", (1.0,), r"the global `SCALES` is a dict; jitgrad takes dicts with "
-          r"constant keys", "global-dict", "SCALES"),
     Built("reads_a_dict", (1.0,), r"indexing with a string \(\['w'\], a dict's key\) of a "
           r"value that is not a dict argument is not supported", "dict-key", '"w"'),
 ]
