@@ -105,7 +105,10 @@ def test_the_seed_loss_is_fused_loops_and_blas_only():
                     if "_rt." in line and not line.lstrip().startswith("#")})
     # (`ne`: the quotient rule's pole mask, y != 0, at the softmax denominator's own (n, 1)
     # shape, outside the (n, k) nest)
-    assert calls == ["empty", "full", "matmul", "ne", "nonempty", "same_size", "zeros"]
+    # (`entry_of`: a row sum or max held in a local while its nest runs, stored back as the
+    # array stores it: `backend/numba/accumulators`)
+    assert calls == ["empty", "entry_of", "full", "matmul", "ne", "nonempty", "same_size",
+                     "zeros"]
 
 
 def row_max_loss(x, w):

@@ -638,7 +638,9 @@ def split_handler(name, even):
             return tuple(getattr(np, name)(x, sections, axis))
         axis = norm_axis(axis, x.ndim, loc_of(x))
         n = x.shape[axis]
-        sections = x.builder.decided_size(sections)  # (len(x) // k: decided for the call)
+        builder = getattr(x, "builder", None)  # (jitgrad.tape's arrays have none)
+        if builder is not None:
+            sections = builder.decided_size(sections)  # (len(x) // k: decided for the call)
         if isinstance(sections, (tuple, list)):
             bounds = [0, *sections, n]
         elif isinstance(sections, (int, np.integer)) and sections > 0 and even:
