@@ -505,15 +505,20 @@ def _why_na(statuses) -> dict:
     return out
 
 
-def markdown(statuses, cases, header):
-    counts = {}
-    for s, _ in statuses.values():
-        counts[s] = counts.get(s, 0) + 1
-    measured = sum(v for k, v in counts.items() if k in ORDER)
-    ok = counts.get("ok", 0)
-    case_counts = {}
+def tally(statuses, cases):
+    """Counts per status of the functions (``statuses``: each a tuple, its status first) and
+    of the cases; the functions measured (a status of ORDER) and those ok."""
+    counts, case_counts = {}, {}
+    for status, *_ in statuses:
+        counts[status] = counts.get(status, 0) + 1
     for c in cases:
         case_counts[c.status] = case_counts.get(c.status, 0) + 1
+    measured = sum(v for k, v in counts.items() if k in ORDER)
+    return counts, case_counts, measured, counts.get("ok", 0)
+
+
+def markdown(statuses, cases, header):
+    counts, case_counts, measured, ok = tally(statuses.values(), cases)
     lines = [header, "",
              f"Test functions: {len(statuses)}; measured {measured}: "
              + ", ".join(f"{k} {counts.get(k, 0)}" for k in ORDER)

@@ -62,7 +62,7 @@ import types
 
 import numpy as np
 
-from bench.peer_tests import ORDER, Timeout, _alarm, _flat, _leaves, _quiet
+from bench.peer_tests import ORDER, Timeout, _alarm, _flat, _leaves, _quiet, tally
 
 TOL = 1e-6      # against autograd, relative to max(1, max |autograd|)
 FD_TOL = 1e-4   # against central differences, relative to max(1, max |fd|)
@@ -465,14 +465,7 @@ def _short(args):
 
 
 def markdown(result, cases, notes, out_fns, header):
-    counts = {}
-    for s, _, _ in result.values():
-        counts[s] = counts.get(s, 0) + 1
-    measured = sum(v for k, v in counts.items() if k in ORDER)
-    ok = counts.get("ok", 0)
-    case_counts = {}
-    for c in cases:
-        case_counts[c.status] = case_counts.get(c.status, 0) + 1
+    counts, case_counts, measured, ok = tally(result.values(), cases)
     lines = [header, "",
              f"Functions: {len(result) + len(out_fns)}; measured {measured}: "
              + ", ".join(f"{k} {counts.get(k, 0)}" for k in ORDER)

@@ -29,6 +29,13 @@ def _known(src, expr):
     if isinstance(expr, ast.Call) and not expr.keywords and all(
             isinstance(a, ast.Constant) for a in expr.args):
         expr = expr.func
+    obj = named_global(src, expr)
+    return obj if isinstance(obj, type) and issubclass(obj, BaseException) else None
+
+
+def named_global(src, expr):
+    """What the name or attribute chain ``expr`` (``ValueError``, ``mod.Error``) is in the
+    function's globals (or builtins), or None: the classes handlers and raises name."""
     parts = []
     while isinstance(expr, ast.Attribute):
         parts.append(expr.attr)
@@ -38,7 +45,7 @@ def _known(src, expr):
     obj = src.fn.__globals__.get(expr.id, getattr(builtins, expr.id, None))
     for attr in reversed(parts):
         obj = getattr(obj, attr, None)
-    return obj if isinstance(obj, type) and issubclass(obj, BaseException) else None
+    return obj
 
 
 def _handler_for(src, node: ast.Try, error: type):

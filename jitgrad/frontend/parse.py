@@ -596,24 +596,11 @@ def _catches(src: FunctionSource, node: ast.Try, error: type) -> bool:
         if h.type is None:
             return True
         for k in (h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]):
-            t = _handler_type(src, k)
+            t = caught_raises.named_global(src, k)
             if not (isinstance(t, type) and issubclass(t, BaseException)) or issubclass(
                     error, t):
                 return True
     return False
-
-
-def _handler_type(src: FunctionSource, k):
-    parts = []
-    while isinstance(k, ast.Attribute):
-        parts.append(k.attr)
-        k = k.value
-    if not isinstance(k, ast.Name):
-        return None
-    t = src.fn.__globals__.get(k.id, getattr(builtins, k.id, None))
-    for attr in reversed(parts):
-        t = getattr(t, attr, None)
-    return t
 
 
 def _catches_index_error(src: FunctionSource, node: ast.Try) -> bool:
@@ -635,7 +622,7 @@ def _catches_zero_division_only(src: FunctionSource, node: ast.Try) -> bool:
     """Whether every handler of ``node`` names ZeroDivisionError alone, without ``as``."""
     return bool(node.handlers) and all(
         h.type is not None and h.name is None and not isinstance(h.type, ast.Tuple)
-        and _handler_type(src, h.type) is ZeroDivisionError for h in node.handlers)
+        and caught_raises.named_global(src, h.type) is ZeroDivisionError for h in node.handlers)
 
 
 def _catches_type_errors_only(src: FunctionSource, node: ast.Try) -> bool:
